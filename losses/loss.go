@@ -1,0 +1,119 @@
+package losses
+
+import (
+	"errors"
+	"fmt"
+	"math"
+
+	"gorgonia.org/gorgonia"
+)
+
+// Task says which labels a loss accepts.
+type Task int
+
+const (
+	// Binary losses take labels y in {-1, +1}.
+	Binary Task = iota
+	// Regression losses take any finite real label; a loss whose constants
+	// need a label bound says so through Domain.LabelBound.
+	Regression
+	// Multiclass losses take labels y in {0, 1, ..., K-1}, stored as float64.
+	Multiclass
+)
+
+// String returns the name of the task.
+func (t Task) String() string {
+	switch t {
+	case Binary:
+		return "binary"
+	case Regression:
+		return "regression"
+	case Multiclass:
+		return "multiclass"
+	}
+	return fmt.Sprintf("Task(%d)", int(t))
+}
+
+// Domain bounds the quantities that the constants of a loss may depend on.
+// A zero field means "unbounded".
+type Domain struct {
+	// Kappa bounds the rows: ||x|| <= Kappa. The trainer enforces it by clipping.
+	Kappa float64
+	// Radius bounds the weights: ||w|| <= Radius (Frobenius norm for K > 1).
+	// The trainer enforces it by projection. Zero means no projection.
+	Radius float64
+	// LabelBound bounds regression labels: |y| <= LabelBound. Zero means unbounded.
+	LabelBound float64
+}
+
+// Constants are the constants of a loss in margin form, z = <w, x> (z = W x for
+// K > 1 outputs). In the weights, the loss is L = Lz*Kappa Lipschitz and
+// S_z*Kappa^2 smooth (DESIGN.md).
+type Constants struct {
+	// Lz bounds the margin derivative: |l'(z, y)| <= Lz for every z in the
+	// domain (for K > 1, the L2 norm of the margin gradient).
+	Lz float64
+	// Sz bounds the margin curvature: 0 <= l''(z, y) <= Sz (for K > 1, the
+	// largest eigenvalue of the margin Hessian).
+	Sz float64
+	// Convex reports whether l(., y) is convex in z for every label y.
+	Convex bool
+}
+
+// Loss is a per-example loss l(z, y) of the margin vector z = W x in R^K,
+// where W is the K x d weight matrix. Scalar losses have K = 1 and also
+// implement Margin, which the native engine uses on its fast path.
+//
+// Implementations must be safe for concurrent use.
+type Loss interface {
+	// Name returns the loss name used on the command line and in records,
+	// for example "logistic".
+	Name() string
+	// Task returns the labels the loss accepts.
+	Task() Task
+	// Outputs returns K, the number of margins, for a problem with the given
+	// number of classes (1 for scalar losses).
+	Outputs(classes int) int
+	// CheckLabel returns a non-nil error wrapping ErrLabel if y is not a valid
+	// label for a problem with the given number of classes.
+	CheckLabel(y float64, classes int) error
+	// Value returns l(z, y). It panics if len(z) != K.
+	Value(z []float64, y float64) float64
+	// Grad writes the gradient dl/dz into dst and returns l(z, y).
+	// It panics if len(dst) != len(z).
+	Grad(dst, z []float64, y float64) float64
+	// Hess writes the K x K margin Hessian, row-major, into dst.
+	// It panics if len(dst) != K*K.
+	Hess(dst, z []float64, y float64)
+	// Constants returns the constants of the loss on the domain, or an error
+	// wrapping ErrDomain when they do not exist there (for example, squared
+	// loss without a weight radius and a label bound).
+	Constants(dom Domain) (Constants, error)
+	// Expr builds the loss as a Gorgonia expression of the margin node z
+	// (a vector of length K) and the label node y (a scalar). The graph engine
+	// differentiates it, so both engines share one definition.
+	Expr(z, y *gorgonia.Node) (*gorgonia.Node, error)
+}
+
+// Margin is the scalar view of a loss with K = 1: l(z, y) and its first and
+// second derivatives in z.
+type Margin interface {
+	Value1(z, y float64) float64
+	Deriv(z, y float64) float64
+	Deriv2(z, y float64) float64
+}
+
+var (
+	// ErrLabel is returned for a label a loss cannot use.
+	ErrLabel = errors.New("losses: invalid label")
+	// ErrDomain is returned when a loss has no finite constants on a domain.
+	ErrDomain = errors.New("losses: loss constants need a bounded domain")
+)
+
+// checkFinite returns an error wrapping ErrLabel if y is NaN or infinite.
+func checkFinite(y float64) error {
+	if math.IsNaN(y) || math.IsInf(y, 0) {
+		return fmt.Errorf("%w: %v is not finite", ErrLabel, y)
+	}
+	return nil
+}

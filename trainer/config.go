@@ -1,0 +1,211 @@
+package trainer
+
+import (
+	"errors"
+	"fmt"
+	"math"
+
+	"github.com/sirupsen/logrus"
+
+	"github.com/stabpriv/stabpriv/losses"
+	"github.com/stabpriv/stabpriv/regularizers"
+)
+
+// ErrConfig is wrapped by every error about an invalid Config.
+var ErrConfig = errors.New("trainer: invalid config")
+
+// ErrData is wrapped by every error about invalid training data.
+var ErrData = errors.New("trainer: invalid data")
+
+// Schedule selects how the step size eta_t of step t = 1, 2, ... is chosen.
+type Schedule int
+
+const (
+	// Constant uses eta_t = Config.Eta.
+	Constant Schedule = iota
+	// InverseT uses eta_t = 1/(mu t); it needs mu > 0.
+	InverseT
+	// BoundedInverseT uses eta_t = min(1/beta, 1/(mu t)), beta the smoothness
+	// of the per-example objective; it needs mu > 0 (Wu et al. 2017).
+	BoundedInverseT
+	// Custom uses eta_t = Config.StepFunc(t).
+	Custom
+)
+
+// String returns the schedule name used in records and on the command line.
+func (s Schedule) String() string {
+	switch s {
+	case Constant:
+		return "constant"
+	case InverseT:
+		return "inverse-t"
+	case BoundedInverseT:
+		return "bounded-inverse-t"
+	case Custom:
+		return "custom"
+	}
+	return fmt.Sprintf("Schedule(%d)", int(s))
+}
+
+// Engine selects how gradients are computed.
+type Engine int
+
+const (
+	// Native computes gradients of the built-in losses with a fused,
+	// allocation-free kernel.
+	Native Engine = iota
+	// Graph computes gradients with a Gorgonia ExprGraph and TapeMachine,
+	// from the loss's Expr or from a user-supplied GraphModel.
+	Graph
+)
+
+// String returns the engine name used in records and on the command line.
+func (e Engine) String() string {
+	switch e {
+	case Native:
+		return "native"
+	case Graph:
+		return "graph"
+	}
+	return fmt.Sprintf("Engine(%d)", int(e))
+}
+
+// Config sets up a Trainer. Every zero value is documented and valid where
+// stated; New validates the rest.
+//
+// One step of SGD on the minibatch B_t (DESIGN.md) is
+//
+//	v     = w - eta_t * ( (1/b) sum_{i in B_t} clip_G( grad l(<w, M_t,i x_i>, y_i) ) + mu*w )
+//	w_t+1 = proj_R( prox_{eta_t * lambda * alpha * ||.||_1}(v) )
+//
+// where M_t,i is the s-dropout mask, clip_G the per-example L2 clipping and
+// proj_R the projection onto ||w|| <= R. The sum is always divided by b, also
+// for a short last minibatch of a pass (n mod b examples), so that every example
+// enters every step with weight at most 1/b.
+type Config struct {
+	// Loss is the per-example loss. Required unless Model is set.
+	Loss losses.Loss
+	// Classes is the number of classes K >= 2 of a multiclass loss; labels
+	// must lie in {0, ..., K-1}. Ignored for binary and regression losses.
+	Classes int
+	// Reg is the elastic-net penalty. The zero value is no regularization.
+	Reg regularizers.ElasticNet
+
+	// Kappa bounds the rows: each row x with ||x|| > Kappa is scaled to norm
+	// Kappa before training (a per-row map, so it costs no privacy); the Run
+	// record counts them. Zero means 1. The caller's matrix is not modified.
+	Kappa float64
+
+	// Schedule selects the step sizes; the zero value is Constant.
+	Schedule Schedule
+	// Eta is the constant step size. Zero means 1/beta, with
+	// beta = S_z*Kappa^2 + mu the smoothness of the per-example objective,
+	// which satisfies the step conditions of the stability routes.
+	Eta float64
+	// StepFunc gives eta_t for the Custom schedule; it must return a finite
+	// positive step for every t >= 1.
+	StepFunc func(t int) float64
+
+	// Passes is the number of passes k over the data, each in a fresh
+	// permutation drawn from Seed. Zero means 10.
+	Passes int
+	// Batch is the minibatch size b, 1 <= b <= n. Zero means 1.
+	Batch int
+	// Clip is the per-example L2 gradient clipping norm G > 0. Zero means
+	// no clipping. For a GLM it clamps l' to [-G/||x||, G/||x||], which keeps
+	// every step a gradient step of a convex (Huberized) loss.
+	Clip float64
+	// Dropout is s in (0, 1] of s-dropout (the paper's Definition 14): for
+	// each example in each step, coordinates of x are dropped at random until
+	// ||M x|| <= s ||x||. Zero means 1 (no dropout).
+	Dropout float64
+	// Radius, when positive, projects the weights onto ||w|| <= Radius after
+	// every step. Zero means no projection.
+	Radius float64
+	// Average returns the average of the iterates of all steps instead of
+	// the last iterate.
+	Average bool
+	// Tolerance, when positive, stops training after the first pass at whose
+	// end the minimum-norm subgradient of the full objective has norm
+	// <= Tolerance; the Run record says whether it was reached. It is fixed in
+	// advance, so it may back the delta_conv = Tolerance/mu bound of Remark 8.
+	// Zero means run all passes.
+	Tolerance float64
+
+	// Seed seeds the permutations and the dropout masks.
+	Seed uint64
+	// Engine selects the gradient engine; the zero value is Native.
+	Engine Engine
+	// Model, when set, is a user-supplied Gorgonia model trained by the
+	// Graph engine in place of Loss. Its runs are outside the certified class.
+	Model *GraphModel
+
+	// Logger receives progress per pass at Info level and details at Debug.
+	// Nil means silent.
+	Logger logrus.FieldLogger
+}
+
+// validate checks the settings that do not depend on the data.
+func (c *Config) validate() error {
+	if c.Loss == nil && c.Model == nil {
+		return fmt.Errorf("%w: no loss and no model", ErrConfig)
+	}
+	if c.Model != nil && c.Engine != Graph {
+		return fmt.Errorf("%w: a user graph model needs the graph engine", ErrConfig)
+	}
+	if err := c.Reg.Validate(); err != nil {
+		return fmt.Errorf("%w: %w", ErrConfig, err)
+	}
+	for _, f := range []struct {
+		name string
+		v    float64
+	}{{"kappa", c.Kappa}, {"eta", c.Eta}, {"clip", c.Clip}, {"dropout", c.Dropout}, {"radius", c.Radius}, {"tolerance", c.Tolerance}} {
+		if math.IsNaN(f.v) || math.IsInf(f.v, 0) || f.v < 0 {
+			return fmt.Errorf("%w: %s = %v, want finite >= 0", ErrConfig, f.name, f.v)
+		}
+	}
+	if c.Dropout > 1 {
+		return fmt.Errorf("%w: dropout s = %v, want in (0, 1]", ErrConfig, c.Dropout)
+	}
+	if c.Passes < 0 || c.Batch < 0 || c.Classes < 0 {
+		return fmt.Errorf("%w: passes = %d, batch = %d, classes = %d, want >= 0", ErrConfig, c.Passes, c.Batch, c.Classes)
+	}
+	if c.Loss != nil && c.Loss.Task() == losses.Multiclass && c.Classes < 2 {
+		return fmt.Errorf("%w: multiclass loss %s needs Classes >= 2, have %d", ErrConfig, c.Loss.Name(), c.Classes)
+	}
+	mu := c.Reg.StrongConvexity()
+	switch c.Schedule {
+	case Constant:
+	case InverseT, BoundedInverseT:
+		if mu <= 0 {
+			return fmt.Errorf("%w: schedule %v needs mu = lambda*(1-l1 ratio) > 0", ErrConfig, c.Schedule)
+		}
+	case Custom:
+		if c.StepFunc == nil {
+			return fmt.Errorf("%w: custom schedule without StepFunc", ErrConfig)
+		}
+	default:
+		return fmt.Errorf("%w: unknown schedule %v", ErrConfig, c.Schedule)
+	}
+	if c.Engine != Native && c.Engine != Graph {
+		return fmt.Errorf("%w: unknown engine %v", ErrConfig, c.Engine)
+	}
+	return nil
+}
+
+// withDefaults returns a copy with the documented zero-value defaults filled in.
+func (c Config) withDefaults() Config {
+	if c.Kappa == 0 {
+		c.Kappa = 1
+	}
+	if c.Passes == 0 {
+		c.Passes = 10
+	}
+	if c.Batch == 0 {
+		c.Batch = 1
+	}
+	if c.Dropout == 0 {
+		c.Dropout = 1
+	}
+	return c
+}

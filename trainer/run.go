@@ -1,0 +1,158 @@
+package trainer
+
+import (
+	"fmt"
+	"time"
+
+	"gonum.org/v1/gonum/mat"
+
+	"github.com/stabpriv/stabpriv/losses"
+)
+
+// Run records every constant of a training run that a stability bound needs,
+// and what happened. It is what the stability package consumes, and it is
+// serialized into a model file and a privacy certificate.
+type Run struct {
+	Loss string `json:"loss"`
+	Task string `json:"task"`
+	// N, D and K are the numbers of examples, features and outputs.
+	N int `json:"n"`
+	D int `json:"d"`
+	K int `json:"k_outputs"`
+
+	// Kappa is the enforced row bound ||x|| <= Kappa; ClippedRows counts the
+	// rows that were scaled down to meet it.
+	Kappa       float64 `json:"kappa"`
+	ClippedRows int     `json:"clipped_rows"`
+
+	// Lz and Sz are the loss constants in the margin; L = Lz*Kappa and
+	// BetaS = Sz*Kappa^2 are the Lipschitz and smoothness constants of the
+	// loss in the weights, before clipping and dropout. Convex reports
+	// whether the loss is convex.
+	Lz     float64 `json:"lz"`
+	Sz     float64 `json:"sz"`
+	L      float64 `json:"lipschitz"`
+	BetaS  float64 `json:"smoothness"`
+	Convex bool    `json:"convex"`
+
+	// Lambda and L1Ratio are the elastic-net settings; Mu = Lambda*(1-L1Ratio)
+	// is the strong convexity of the objective.
+	Lambda  float64 `json:"lambda"`
+	L1Ratio float64 `json:"l1_ratio"`
+	Mu      float64 `json:"mu"`
+
+	// Schedule names the step schedule; Eta is the constant step (Constant
+	// schedule) or the first step. PassMaxStep and PassMinStep hold the
+	// largest and smallest step of each pass done; StepsPerPass = ceil(N/Batch).
+	Schedule     string    `json:"schedule"`
+	Eta          float64   `json:"eta"`
+	PassMaxStep  []float64 `json:"pass_max_step"`
+	PassMinStep  []float64 `json:"pass_min_step"`
+	StepsPerPass int       `json:"steps_per_pass"`
+
+	// Passes is the number of passes asked for (k); PassesDone the number run.
+	Passes     int `json:"passes"`
+	PassesDone int `json:"passes_done"`
+	// Batch is the minibatch size b.
+	Batch int `json:"batch"`
+	// Clip is the per-example clipping norm G (0: none); Dropout is s
+	// (1: none); Radius is the projection radius R (0: none).
+	Clip    float64 `json:"clip"`
+	Dropout float64 `json:"dropout"`
+	Radius  float64 `json:"radius"`
+	// Average reports whether the average of the iterates was returned.
+	Average bool `json:"average"`
+	// Sampling describes how examples are visited.
+	Sampling string `json:"sampling"`
+
+	// Tolerance is the stopping tolerance fixed in advance (0: none);
+	// GradNorm is the norm of the minimum-norm subgradient of the objective
+	// at the returned weights, and Converged reports GradNorm <= Tolerance.
+	Tolerance float64 `json:"tolerance"`
+	GradNorm  float64 `json:"grad_norm"`
+	Converged bool    `json:"converged"`
+
+	Seed   uint64 `json:"seed"`
+	Engine string `json:"engine"`
+	// UserModel reports a user-supplied graph: such runs are outside the
+	// class the stability package certifies.
+	UserModel bool `json:"user_model"`
+
+	// Objective is F_S at the returned weights.
+	Objective float64       `json:"objective"`
+	Duration  time.Duration `json:"duration_ns"`
+}
+
+// Model is a trained linear model: K rows of D weights. For K = 1 the
+// prediction is the margin <w, x> (regression) or its sign (binary); for
+// K > 1 it is the index of the largest margin.
+type Model struct {
+	Loss string      `json:"loss"`
+	Task losses.Task `json:"task"`
+	K    int         `json:"k"`
+	D    int         `json:"d"`
+	// W holds the weights row-major: W[k*D+j] is weight j of output k.
+	W []float64 `json:"w"`
+}
+
+// Margins writes the K margins W x into dst. It panics on a length mismatch.
+func (m *Model) Margins(dst, x []float64) {
+	if len(x) != m.D || len(dst) != m.K {
+		panic(fmt.Sprintf("trainer: margins of %d features into %d outputs, model is %dx%d", len(x), len(dst), m.K, m.D))
+	}
+	for k := range dst {
+		row := m.W[k*m.D : (k+1)*m.D]
+		var s float64
+		for j, v := range row {
+			s += v * x[j]
+		}
+		dst[k] = s
+	}
+}
+
+// Predict returns the prediction for x: a label in {-1, +1} (binary), a class
+// index (multiclass) or a real value (regression).
+func (m *Model) Predict(x []float64) float64 {
+	if m.K == 1 {
+		var z [1]float64
+		m.Margins(z[:], x)
+		if m.Task == losses.Binary {
+			if z[0] >= 0 {
+				return 1
+			}
+			return -1
+		}
+		return z[0]
+	}
+	z := make([]float64, m.K)
+	m.Margins(z, x)
+	best := 0
+	for k, v := range z {
+		if v > z[best] {
+			best = k
+		}
+	}
+	return float64(best)
+}
+
+// Accuracy returns the share of rows of X whose prediction equals y. For
+// regression it is the share of exact matches, which is rarely useful.
+// It panics on a shape mismatch.
+func (m *Model) Accuracy(X mat.Matrix, y []float64) float64 {
+	r, c := X.Dims()
+	if r != len(y) || c != m.D {
+		panic(fmt.Sprintf("trainer: accuracy of %dx%d data with %d labels, model has %d features", r, c, len(y), m.D))
+	}
+	if r == 0 {
+		return 0
+	}
+	x := make([]float64, c)
+	hit := 0
+	for i := 0; i < r; i++ {
+		mat.Row(x, i, X)
+		if m.Predict(x) == y[i] {
+			hit++
+		}
+	}
+	return float64(hit) / float64(r)
+}

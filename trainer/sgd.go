@@ -1,0 +1,171 @@
+package trainer
+
+import (
+	"fmt"
+	"math"
+	"math/rand/v2"
+
+	"github.com/stabpriv/stabpriv/regularizers"
+)
+
+// This file holds the parts of SGD that both engines share, so that a seeded
+// run visits the same examples with the same masks and steps in either.
+
+// step returns eta_t for step t >= 1 and checks it is finite and positive.
+func (p *problem) step(t int) (float64, error) {
+	var eta float64
+	switch p.cfg.Schedule {
+	case Constant:
+		eta = p.cfg.Eta
+		if eta == 0 {
+			if p.beta <= 0 {
+				return 0, fmt.Errorf("%w: no smoothness constant to default the step size; set Eta", ErrConfig)
+			}
+			eta = 1 / p.beta
+		}
+	case InverseT:
+		eta = 1 / (p.mu * float64(t))
+	case BoundedInverseT:
+		eta = 1 / (p.mu * float64(t))
+		if p.beta > 0 {
+			eta = math.Min(eta, 1/p.beta)
+		}
+	case Custom:
+		eta = p.cfg.StepFunc(t)
+	}
+	if math.IsNaN(eta) || math.IsInf(eta, 0) || eta <= 0 {
+		return 0, fmt.Errorf("%w: step size %v at step %d, want finite > 0", ErrConfig, eta, t)
+	}
+	return eta, nil
+}
+
+// sampler draws the example order of each pass and the s-dropout masks from
+// the seed. Each pass gets a fresh uniform permutation from its own stream,
+// so the order of pass j does not depend on anything but (Seed, j).
+type sampler struct {
+	seed  uint64
+	order []int
+	mask  *rand.Rand // dropout stream
+	coord []int      // scratch for dropout
+}
+
+func newSampler(p *problem) *sampler {
+	s := &sampler{seed: p.cfg.Seed, order: make([]int, p.n), coord: make([]int, p.d)}
+	s.mask = rand.New(rand.NewPCG(p.cfg.Seed, 0x5eed_d80f))
+	return s
+}
+
+// pass returns the example order of pass j (0-based). The slice is reused.
+func (s *sampler) pass(j int) []int {
+	for i := range s.order {
+		s.order[i] = i
+	}
+	r := rand.New(rand.NewPCG(s.seed, uint64(j)+1))
+	r.Shuffle(len(s.order), func(a, b int) { s.order[a], s.order[b] = s.order[b], s.order[a] })
+	return s.order
+}
+
+// dropout writes into dst the row x with coordinates dropped at random, in
+// a uniformly random order, until ||dst|| <= frac*||x|| (the paper's
+// Definition 14, guaranteed on every call, not in expectation), and returns
+// ||dst||. norm is ||x||. With frac >= 1 it copies x.
+func (s *sampler) dropout(dst, x []float64, norm, frac float64) float64 {
+	copy(dst, x)
+	if frac >= 1 || norm == 0 {
+		return norm
+	}
+	target := frac * frac * norm * norm
+	rem := norm * norm
+	for i := range s.coord {
+		s.coord[i] = i
+	}
+	for j := 0; j < len(dst) && rem > target; j++ {
+		r := j + s.mask.IntN(len(dst)-j)
+		s.coord[j], s.coord[r] = s.coord[r], s.coord[j]
+		c := s.coord[j]
+		rem -= dst[c] * dst[c]
+		dst[c] = 0
+		if rem <= target {
+			// Recompute exactly, so rounding cannot break the guarantee.
+			rem = sqNorm(dst)
+		}
+	}
+	return math.Sqrt(rem)
+}
+
+// clipScale returns the factor in (0, 1] that scales a per-example gradient
+// of L2 norm gnorm to norm at most clip (clip = 0: no clipping).
+func clipScale(gnorm, clip float64) float64 {
+	if clip > 0 && gnorm > clip {
+		return clip / gnorm
+	}
+	return 1
+}
+
+// project scales w onto the ball ||w|| <= radius (radius = 0: no projection).
+func project(w []float64, radius float64) {
+	if radius <= 0 {
+		return
+	}
+	if n := math.Sqrt(sqNorm(w)); n > radius {
+		s := radius / n
+		for i := range w {
+			w[i] *= s
+		}
+	}
+}
+
+// average folds the iterate w, the t-th (1-based), into the running mean avg.
+func average(avg, w []float64, t int) {
+	f := 1 / float64(t)
+	for i, v := range w {
+		avg[i] += (v - avg[i]) * f
+	}
+}
+
+func sqNorm(v []float64) float64 {
+	var s float64
+	for _, x := range v {
+		s += x * x
+	}
+	return s
+}
+
+// objective returns F_S(w) and the norm of the minimum-norm subgradient of
+// F_S at w, using the built-in loss. grad is scratch of length k*d and z of
+// length k.
+func (p *problem) objective(w, grad, z, gz []float64) (f, gnorm float64) {
+	for i := range grad {
+		grad[i] = 0
+	}
+	for i := 0; i < p.n; i++ {
+		x := p.x[i*p.d : (i+1)*p.d]
+		for k := 0; k < p.k; k++ {
+			var s float64
+			row := w[k*p.d : (k+1)*p.d]
+			for j, v := range row {
+				s += v * x[j]
+			}
+			z[k] = s
+		}
+		f += p.loss.Grad(gz, z, p.y[i])
+		for k := 0; k < p.k; k++ {
+			c := gz[k] / float64(p.n)
+			row := grad[k*p.d : (k+1)*p.d]
+			for j, v := range x {
+				row[j] += c * v
+			}
+		}
+	}
+	f /= float64(p.n)
+	f += p.cfg.Reg.Value(w)
+	gnorm = p.cfg.Reg.MinNormSubgrad(grad, grad, w)
+	return f, gnorm
+}
+
+// proxStep applies the L1 prox of the step and the projection: the part of a
+// step after the gradient move, shared by the engines.
+func proxStep(w []float64, reg regularizers.ElasticNet, eta, radius float64) {
+	reg.Prox(w, eta)
+	project(w, radius)
+}

@@ -1,0 +1,163 @@
+package trainer
+
+import (
+	"context"
+	"fmt"
+	"math"
+	"time"
+
+	"github.com/sirupsen/logrus"
+	"gonum.org/v1/gonum/mat"
+
+	"github.com/stabpriv/stabpriv/losses"
+)
+
+// Trainer trains linear models by private-ready SGD. It is safe to call Train
+// from several goroutines at once.
+type Trainer struct {
+	cfg Config
+}
+
+// New validates cfg and returns a Trainer. Errors wrap ErrConfig.
+func New(cfg Config) (*Trainer, error) {
+	if err := cfg.validate(); err != nil {
+		return nil, err
+	}
+	return &Trainer{cfg: cfg.withDefaults()}, nil
+}
+
+// problem is one validated training problem shared by the engines.
+type problem struct {
+	cfg  Config
+	loss losses.Loss
+	n, d int
+	k    int       // outputs
+	x    []float64 // n x d row-major, rows clipped to Kappa
+	norm []float64 // row norms after clipping
+	y    []float64
+	mu   float64
+	beta float64 // smoothness of the per-example objective, S_z*Kappa^2 + mu
+	run  *Run
+	log  logrus.FieldLogger
+}
+
+// Train runs SGD on the rows of X with labels y and returns the model and the
+// Run record. X is not modified. It returns an error wrapping ErrData for
+// bad data (empty, NaN or Inf, a label the loss cannot use, b > n), and the
+// context's error if ctx is done before training ends.
+func (t *Trainer) Train(ctx context.Context, X mat.Matrix, y []float64) (*Model, *Run, error) {
+	start := time.Now()
+	p, err := t.newProblem(X, y)
+	if err != nil {
+		return nil, nil, err
+	}
+	var w []float64
+	switch {
+	case t.cfg.Engine == Native:
+		w, err = runNative(ctx, p)
+	default:
+		w, err = runGraph(ctx, p)
+	}
+	if err != nil {
+		return nil, nil, err
+	}
+	p.run.Duration = time.Since(start)
+	m := &Model{Loss: p.run.Loss, K: p.k, D: p.d, W: w}
+	if p.loss != nil {
+		m.Task = p.loss.Task()
+	}
+	return m, p.run, nil
+}
+
+// newProblem validates the data, clips the rows and fills the Run constants.
+func (t *Trainer) newProblem(X mat.Matrix, y []float64) (*problem, error) {
+	cfg := t.cfg
+	if X == nil {
+		return nil, fmt.Errorf("%w: nil matrix", ErrData)
+	}
+	n, d := X.Dims()
+	if n == 0 || d == 0 {
+		return nil, fmt.Errorf("%w: empty data (%d x %d)", ErrData, n, d)
+	}
+	if len(y) != n {
+		return nil, fmt.Errorf("%w: %d rows but %d labels", ErrData, n, len(y))
+	}
+	if cfg.Batch > n {
+		return nil, fmt.Errorf("%w: batch size %d exceeds %d examples", ErrData, cfg.Batch, n)
+	}
+	p := &problem{cfg: cfg, loss: cfg.Loss, n: n, d: d, k: 1, y: make([]float64, n), log: cfg.Logger}
+	if p.log == nil {
+		l := logrus.New()
+		l.SetLevel(logrus.PanicLevel)
+		p.log = l
+	}
+	copy(p.y, y)
+	run := &Run{
+		N: n, D: d, K: 1, Kappa: cfg.Kappa,
+		Lambda: cfg.Reg.Lambda, L1Ratio: cfg.Reg.L1Ratio, Mu: cfg.Reg.StrongConvexity(),
+		Schedule: cfg.Schedule.String(), Passes: cfg.Passes, Batch: cfg.Batch,
+		Clip: cfg.Clip, Dropout: cfg.Dropout, Radius: cfg.Radius, Average: cfg.Average,
+		Sampling:  "a fresh seeded permutation each pass; minibatch sums divided by b",
+		Tolerance: cfg.Tolerance, Seed: cfg.Seed, Engine: cfg.Engine.String(),
+		UserModel:    cfg.Model != nil,
+		StepsPerPass: (n + cfg.Batch - 1) / cfg.Batch,
+	}
+	p.run, p.mu = run, run.Mu
+	if cfg.Loss != nil {
+		run.Loss, run.Task = cfg.Loss.Name(), cfg.Loss.Task().String()
+		p.k = cfg.Loss.Outputs(cfg.Classes)
+		run.K = p.k
+		for i, v := range y {
+			if err := cfg.Loss.CheckLabel(v, cfg.Classes); err != nil {
+				return nil, fmt.Errorf("%w: label %d: %w", ErrData, i, err)
+			}
+		}
+		cons, err := cfg.Loss.Constants(losses.Domain{Kappa: cfg.Kappa, Radius: cfg.Radius})
+		if err != nil {
+			return nil, fmt.Errorf("%w: %w", ErrConfig, err)
+		}
+		run.Lz, run.Sz, run.Convex = cons.Lz, cons.Sz, cons.Convex
+		run.L, run.BetaS = cons.Lz*cfg.Kappa, cons.Sz*cfg.Kappa*cfg.Kappa
+	} else {
+		run.Loss, run.Task = "user-graph", "user"
+		for i, v := range y {
+			if math.IsNaN(v) || math.IsInf(v, 0) {
+				return nil, fmt.Errorf("%w: label %d is %v", ErrData, i, v)
+			}
+		}
+	}
+	p.beta = run.BetaS + p.mu
+	p.x = make([]float64, n*d)
+	p.norm = make([]float64, n)
+	kappa2 := cfg.Kappa * cfg.Kappa
+	for i := 0; i < n; i++ {
+		row := p.x[i*d : (i+1)*d]
+		var sq float64
+		for j := range row {
+			v := X.At(i, j)
+			if math.IsNaN(v) || math.IsInf(v, 0) {
+				return nil, fmt.Errorf("%w: X[%d,%d] = %v", ErrData, i, j, v)
+			}
+			row[j] = v
+			sq += v * v
+		}
+		p.norm[i] = math.Sqrt(sq)
+		if sq > kappa2 {
+			s := cfg.Kappa / p.norm[i]
+			for j := range row {
+				row[j] *= s
+			}
+			p.norm[i] = cfg.Kappa
+			run.ClippedRows++
+		}
+	}
+	if run.ClippedRows > 0 {
+		p.log.WithFields(logrus.Fields{"rows": run.ClippedRows, "kappa": cfg.Kappa}).Info("trainer: rows scaled to norm kappa")
+	}
+	eta, err := p.step(1)
+	if err != nil {
+		return nil, err
+	}
+	run.Eta = eta
+	return p, nil
+}
