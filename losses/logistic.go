@@ -1,0 +1,114 @@
+package losses
+
+import (
+	"fmt"
+	"math"
+
+	"gorgonia.org/gorgonia"
+)
+
+// Logistic is the binary logistic loss l(z, y) = log(1 + exp(-y z)) for
+// labels y in {-1, +1}. It is convex with L_z = 1 and S_z = 1/4 everywhere.
+type Logistic struct{}
+
+// Name returns "logistic".
+func (Logistic) Name() string { return "logistic" }
+
+// Task returns Binary.
+func (Logistic) Task() Task { return Binary }
+
+// Outputs returns 1.
+func (Logistic) Outputs(int) int { return 1 }
+
+// CheckLabel accepts -1 and +1.
+func (Logistic) CheckLabel(y float64, _ int) error { return checkSign(y) }
+
+// Value1 returns log(1 + exp(-y z)), computed without overflow.
+func (Logistic) Value1(z, y float64) float64 {
+	m := -y * z
+	if m > 0 {
+		return m + math.Log1p(math.Exp(-m))
+	}
+	return math.Log1p(math.Exp(m))
+}
+
+// Deriv returns dl/dz = -y sigma(-y z).
+func (Logistic) Deriv(z, y float64) float64 { return -y * sigmoid(-y*z) }
+
+// Deriv2 returns d2l/dz2 = sigma(z) sigma(-z) (y^2 = 1).
+func (Logistic) Deriv2(z, _ float64) float64 {
+	s := sigmoid(z)
+	return s * (1 - s)
+}
+
+// Value returns l(z[0], y).
+func (l Logistic) Value(z []float64, y float64) float64 { return l.Value1(z[0], y) }
+
+// Grad writes dl/dz into dst and returns l(z, y).
+func (l Logistic) Grad(dst, z []float64, y float64) float64 { return scalarGrad(l, dst, z, y) }
+
+// Hess writes d2l/dz2 into dst.
+func (l Logistic) Hess(dst, z []float64, y float64) { scalarHess(l, dst, z, y) }
+
+// Constants returns L_z = 1, S_z = 1/4, convex, on any domain.
+func (Logistic) Constants(Domain) (Constants, error) {
+	return Constants{Lz: 1, Sz: 0.25, Convex: true}, nil
+}
+
+// Expr builds softplus(-y z) in the stable form max(m,0) + log1p(exp(-|m|)).
+func (Logistic) Expr(z, y *gorgonia.Node) (*gorgonia.Node, error) {
+	zs, err := scalarNode(z)
+	if err != nil {
+		return nil, err
+	}
+	m, err := gorgonia.HadamardProd(gorgonia.Must(gorgonia.Neg(y)), zs)
+	if err != nil {
+		return nil, err
+	}
+	return softplus(m)
+}
+
+func sigmoid(x float64) float64 {
+	if x >= 0 {
+		return 1 / (1 + math.Exp(-x))
+	}
+	e := math.Exp(x)
+	return e / (1 + e)
+}
+
+// checkSign accepts exactly -1 and +1.
+func checkSign(y float64) error {
+	if y != 1 && y != -1 {
+		return fmt.Errorf("%w: %v, want -1 or +1", ErrLabel, y)
+	}
+	return nil
+}
+
+// scalarGrad and scalarHess implement the vector methods of a K = 1 loss
+// from its Margin methods.
+func scalarGrad(m Margin, dst, z []float64, y float64) float64 {
+	if len(z) != 1 || len(dst) != 1 {
+		panic("losses: scalar loss with K != 1")
+	}
+	dst[0] = m.Deriv(z[0], y)
+	return m.Value1(z[0], y)
+}
+
+func scalarHess(m Margin, dst, z []float64, y float64) {
+	if len(z) != 1 || len(dst) != 1 {
+		panic("losses: scalar loss with K != 1")
+	}
+	dst[0] = m.Deriv2(z[0], y)
+}
+
+// scalarNode reduces a margin node of shape (1) or () to a scalar node.
+func scalarNode(z *gorgonia.Node) (*gorgonia.Node, error) {
+	if z.IsScalar() {
+		return z, nil
+	}
+	return gorgonia.Sum(z)
+}
+
+// softplus returns log(1 + exp(m)) with Gorgonia's stable Softplus op, whose
+// derivative is the sigmoid everywhere (also at m = 0).
+func softplus(m *gorgonia.Node) (*gorgonia.Node, error) { return gorgonia.Softplus(m) }
