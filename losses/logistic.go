@@ -55,7 +55,7 @@ func (Logistic) Constants(Domain) (Constants, error) {
 	return Constants{Lz: 1, Sz: 0.25, Convex: true}, nil
 }
 
-// Expr builds softplus(-y z) in the stable form max(m,0) + log1p(exp(-|m|)).
+// Expr builds softplus(-y z).
 func (Logistic) Expr(z, y *gorgonia.Node) (*gorgonia.Node, error) {
 	zs, err := scalarNode(z)
 	if err != nil {
