@@ -90,8 +90,10 @@ type Loss interface {
 	// loss without a weight radius and a label bound).
 	Constants(dom Domain) (Constants, error)
 	// Expr builds the loss as a Gorgonia expression of the margin node z
-	// (a vector of length K) and the label node y (a scalar). The graph engine
-	// differentiates it, so both engines share one definition.
+	// (a float64 vector of length K) and the label node y: a float64 scalar
+	// for K = 1 losses, the one-hot float64 vector of length K for multiclass
+	// losses. The graph engine differentiates it, so both engines share one
+	// definition.
 	Expr(z, y *gorgonia.Node) (*gorgonia.Node, error)
 }
 

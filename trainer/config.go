@@ -90,6 +90,10 @@ type Config struct {
 	Classes int
 	// Reg is the elastic-net penalty. The zero value is no regularization.
 	Reg regularizers.ElasticNet
+	// LabelBound is B in |y| <= B for regression losses whose constants need
+	// it (squared loss). A label outside it is an error, never clipped.
+	// Zero means unbounded.
+	LabelBound float64
 
 	// Kappa bounds the rows: each row x with ||x|| > Kappa is scaled to norm
 	// Kappa before training (a per-row map, so it costs no privacy); the Run
@@ -159,7 +163,7 @@ func (c *Config) validate() error {
 	for _, f := range []struct {
 		name string
 		v    float64
-	}{{"kappa", c.Kappa}, {"eta", c.Eta}, {"clip", c.Clip}, {"dropout", c.Dropout}, {"radius", c.Radius}, {"tolerance", c.Tolerance}} {
+	}{{"kappa", c.Kappa}, {"eta", c.Eta}, {"clip", c.Clip}, {"dropout", c.Dropout}, {"radius", c.Radius}, {"tolerance", c.Tolerance}, {"label bound", c.LabelBound}} {
 		if math.IsNaN(f.v) || math.IsInf(f.v, 0) || f.v < 0 {
 			return fmt.Errorf("%w: %s = %v, want finite >= 0", ErrConfig, f.name, f.v)
 		}

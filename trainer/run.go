@@ -37,9 +37,10 @@ type Run struct {
 
 	// Lambda and L1Ratio are the elastic-net settings; Mu = Lambda*(1-L1Ratio)
 	// is the strong convexity of the objective.
-	Lambda  float64 `json:"lambda"`
-	L1Ratio float64 `json:"l1_ratio"`
-	Mu      float64 `json:"mu"`
+	Lambda     float64 `json:"lambda"`
+	LabelBound float64 `json:"label_bound"`
+	L1Ratio    float64 `json:"l1_ratio"`
+	Mu         float64 `json:"mu"`
 
 	// Schedule names the step schedule; Eta is the constant step (Constant
 	// schedule) or the first step. PassMaxStep and PassMinStep hold the

@@ -94,7 +94,7 @@ func (t *Trainer) newProblem(X mat.Matrix, y []float64) (*problem, error) {
 	copy(p.y, y)
 	run := &Run{
 		N: n, D: d, K: 1, Kappa: cfg.Kappa,
-		Lambda: cfg.Reg.Lambda, L1Ratio: cfg.Reg.L1Ratio, Mu: cfg.Reg.StrongConvexity(),
+		Lambda: cfg.Reg.Lambda, LabelBound: cfg.LabelBound, L1Ratio: cfg.Reg.L1Ratio, Mu: cfg.Reg.StrongConvexity(),
 		Schedule: cfg.Schedule.String(), Passes: cfg.Passes, Batch: cfg.Batch,
 		Clip: cfg.Clip, Dropout: cfg.Dropout, Radius: cfg.Radius, Average: cfg.Average,
 		Sampling:  "a fresh seeded permutation each pass; minibatch sums divided by b",
@@ -111,8 +111,11 @@ func (t *Trainer) newProblem(X mat.Matrix, y []float64) (*problem, error) {
 			if err := cfg.Loss.CheckLabel(v, cfg.Classes); err != nil {
 				return nil, fmt.Errorf("%w: label %d: %w", ErrData, i, err)
 			}
+			if cfg.LabelBound > 0 && math.Abs(v) > cfg.LabelBound {
+				return nil, fmt.Errorf("%w: label %d = %v exceeds the label bound %v", ErrData, i, v, cfg.LabelBound)
+			}
 		}
-		cons, err := cfg.Loss.Constants(losses.Domain{Kappa: cfg.Kappa, Radius: cfg.Radius})
+		cons, err := cfg.Loss.Constants(losses.Domain{Kappa: cfg.Kappa, Radius: cfg.Radius, LabelBound: cfg.LabelBound})
 		if err != nil {
 			return nil, fmt.Errorf("%w: %w", ErrConfig, err)
 		}
