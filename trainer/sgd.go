@@ -41,17 +41,27 @@ func (p *problem) step(t int) (float64, error) {
 
 // sampler draws the example order of each pass and the s-dropout masks from
 // the seed. Each pass gets a fresh uniform permutation from its own stream,
-// so the order of pass j does not depend on anything but (Seed, j).
+// so the order of pass j depends on nothing but (Seed, j). The mask of the
+// example at position pos of pass j is drawn from a stream keyed by
+// (Seed, j, pos) alone, so two runs on neighbouring data sets with the same
+// seed use the same permutations and the same coordinate orders at every step:
+// the coupling under which the stability bounds hold. (One sequential stream
+// would not do: how many coordinates a mask drops depends on the row, so the
+// differing example would shift every later mask.)
 type sampler struct {
 	seed  uint64
 	order []int
-	mask  *rand.Rand // dropout stream
+	pcg   rand.PCG   // reseeded per pass and per masked example
+	rng   *rand.Rand // draws from pcg
 	coord []int      // scratch for dropout
 }
 
+// maskSalt separates the dropout streams from the permutation streams.
+const maskSalt = 0x6d61736b_64726f70
+
 func newSampler(p *problem) *sampler {
 	s := &sampler{seed: p.cfg.Seed, order: make([]int, p.n), coord: make([]int, p.d)}
-	s.mask = rand.New(rand.NewPCG(p.cfg.Seed, 0x5eed_d80f))
+	s.rng = rand.New(&s.pcg)
 	return s
 }
 
@@ -60,27 +70,29 @@ func (s *sampler) pass(j int) []int {
 	for i := range s.order {
 		s.order[i] = i
 	}
-	r := rand.New(rand.NewPCG(s.seed, uint64(j)+1))
-	r.Shuffle(len(s.order), func(a, b int) { s.order[a], s.order[b] = s.order[b], s.order[a] })
+	s.pcg.Seed(s.seed, uint64(j)+1)
+	s.rng.Shuffle(len(s.order), func(a, b int) { s.order[a], s.order[b] = s.order[b], s.order[a] })
 	return s.order
 }
 
-// dropout writes into dst the row x with coordinates dropped at random, in
-// a uniformly random order, until ||dst|| <= frac*||x|| (the paper's
-// Definition 14, guaranteed on every call, not in expectation), and returns
-// ||dst||. norm is ||x||. With frac >= 1 it copies x.
-func (s *sampler) dropout(dst, x []float64, norm, frac float64) float64 {
+// dropout writes into dst the row x with coordinates dropped in a uniformly
+// random order until ||dst|| <= frac*||x|| (the paper's Definition 14,
+// guaranteed on every call, not in expectation), and returns ||dst||. norm is
+// ||x||; pass and pos locate the example (pass j, position in its order) and
+// key the random order. With frac >= 1 it copies x.
+func (s *sampler) dropout(dst, x []float64, norm, frac float64, pass, pos int) float64 {
 	copy(dst, x)
 	if frac >= 1 || norm == 0 {
 		return norm
 	}
+	s.pcg.Seed(s.seed^maskSalt, uint64(pass)<<32|uint64(pos))
 	target := frac * frac * norm * norm
 	rem := norm * norm
 	for i := range s.coord {
 		s.coord[i] = i
 	}
 	for j := 0; j < len(dst) && rem > target; j++ {
-		r := j + s.mask.IntN(len(dst)-j)
+		r := j + s.rng.IntN(len(dst)-j)
 		s.coord[j], s.coord[r] = s.coord[r], s.coord[j]
 		c := s.coord[j]
 		rem -= dst[c] * dst[c]
