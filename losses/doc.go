@@ -1,0 +1,45 @@
+// Package losses provides the per-example losses of stabpriv and the
+// constants that its stability bounds consume.
+//
+// # Margin form
+//
+// A linear model with K outputs has weights W in R^{K x d}; on a row x its
+// margins are z = W x in R^K (z = <w, x> for K = 1). Every loss is written as
+// l(z, y), a function of the margins and the label, so the gradient in the
+// weights is the outer product (dl/dz) x^T and the Hessian is
+// (d2l/dz2) kron x x^T. Scalar losses (K = 1) also implement Margin, the
+// fast path of the native engine.
+//
+// # Constants
+//
+// Constants are stated in the margin: |dl/dz| <= L_z (the L2 norm of the
+// gradient for K > 1) and 0 <= d2l/dz2 <= S_z (the largest Hessian eigenvalue
+// for K > 1). With rows clipped to ||x|| <= kappa, the loss in the weights is
+// L = L_z*kappa Lipschitz and beta_s = S_z*kappa^2 smooth (DESIGN.md). Each
+// loss's doc comment derives or cites its constants:
+//
+//	loss         task        L_z               S_z     needs
+//	logistic     binary      1                 1/4     -
+//	huber-hinge  binary      1                 1/(2h)  h > 0
+//	softmax      multiclass  sqrt(2)           1/2     K >= 2
+//	huber        regression  delta             1       delta > 0
+//	squared      regression  R*kappa + B       1       ||w|| <= R, |y| <= B
+//
+// The squared loss is not Lipschitz: its Constants returns an error wrapping
+// ErrDomain unless the domain bounds the weights and the labels.
+//
+// # Labels
+//
+// Binary losses take y in {-1, +1}; regression losses any finite y;
+// multiclass losses the class index y in {0, ..., K-1}, stored as float64.
+// CheckLabel reports any other label with an error wrapping ErrLabel; the
+// other methods assume a checked label.
+//
+// # Expressions
+//
+// Every loss builds itself as a Gorgonia expression (Expr), so the graph
+// engine differentiates the same definition as the native engine uses. The
+// piecewise losses are composed from Rectify at points where they are
+// continuously differentiable, so the graph derivative agrees with Grad also
+// at the kinks; the tests check this to 1e-10.
+package losses
