@@ -1,0 +1,239 @@
+package datasets
+
+import (
+	"errors"
+	"fmt"
+	"math"
+	"math/rand/v2"
+
+	"gonum.org/v1/gonum/mat"
+)
+
+// ErrSVD is returned (wrapped) for invalid truncated-SVD arguments or a
+// factorization that fails.
+var ErrSVD = errors.New("datasets: truncated SVD")
+
+// SVDProjection is a fitted truncated SVD: the top k right singular vectors
+// V_k (d x k, orthonormal columns) and the singular values. Transform
+// applies the same projection x -> V_k^T x to any data with d columns, so a
+// projection fitted on a training split can be applied to its test split.
+type SVDProjection struct {
+	// V holds the right singular vectors, one per column, in decreasing order
+	// of singular value. Each column's sign is fixed so that its entry of
+	// largest magnitude is positive.
+	V *mat.Dense
+	// Values holds the k largest singular values (approximations from the
+	// randomized range finder), in decreasing order.
+	Values []float64
+}
+
+// svdOperator is a matrix that can multiply dense blocks faster than the
+// generic mat.Mul through At (a sparse matrix, for instance).
+type svdOperator interface {
+	Dims() (r, c int)
+	// mulTo sets dst (r x l) to the product of the matrix and b (c x l).
+	mulTo(dst, b *mat.Dense)
+	// mulTransTo sets dst (c x l) to the product of the transpose and b (r x l).
+	mulTransTo(dst, b *mat.Dense)
+}
+
+// matOperator adapts a gonum matrix to svdOperator.
+type matOperator struct{ m mat.Matrix }
+
+func (o matOperator) Dims() (int, int)             { return o.m.Dims() }
+func (o matOperator) mulTo(dst, b *mat.Dense)      { dst.Mul(o.m, b) }
+func (o matOperator) mulTransTo(dst, b *mat.Dense) { dst.Mul(o.m.T(), b) }
+
+// asSVDOperator returns the fast operator of X when it has one.
+func asSVDOperator(X mat.Matrix) svdOperator {
+	if op, ok := X.(svdOperator); ok {
+		return op
+	}
+	return matOperator{X}
+}
+
+// FitTruncatedSVD returns the top k right singular vectors of X (n x d) by
+// the randomized range finder of Halko, Martinsson & Tropp (2011,
+// "Finding structure with randomness", Algorithms 4.4 and 5.1): a Gaussian
+// test matrix with k+oversample columns drawn from a PCG source seeded with
+// seed, powerIters subspace (power) iterations with re-orthonormalization,
+// then the exact SVD of the small projected matrix. The result depends only
+// on X and the arguments. Accuracy improves with oversample (5 to 10 is
+// usual) and powerIters (1 to 4 for a slowly decaying spectrum).
+//
+// No centering is done: this is the SVD of X itself (as scikit-learn's
+// TruncatedSVD), not PCA.
+//
+// Protocol note: the stability-privacy paper fits its SVD on all the data
+// before splitting. That leaks nothing into a privacy guarantee only when the
+// projection is treated as public or data-independent; to keep the test
+// split out of every fitted statistic, fit on the training split and use
+// Transform on the test split.
+func FitTruncatedSVD(X mat.Matrix, k, oversample, powerIters int, seed uint64) (*SVDProjection, error) {
+	op := asSVDOperator(X)
+	n, d := op.Dims()
+	switch {
+	case k < 1 || k > min(n, d):
+		return nil, fmt.Errorf("%w: k = %d not in [1, min(n, d) = %d]", ErrSVD, k, min(n, d))
+	case oversample < 0:
+		return nil, fmt.Errorf("%w: oversample = %d < 0", ErrSVD, oversample)
+	case powerIters < 0:
+		return nil, fmt.Errorf("%w: powerIters = %d < 0", ErrSVD, powerIters)
+	}
+	if dense, ok := X.(*mat.Dense); ok && !svdAllFinite(dense) {
+		return nil, fmt.Errorf("%w: X has a NaN or infinite entry", ErrSVD)
+	}
+	l := min(k+oversample, n, d)
+	rng := rand.New(rand.NewPCG(seed, seed^0x9e3779b97f4a7c15))
+	omega := mat.NewDense(d, l, nil)
+	raw := omega.RawMatrix().Data
+	for i := range raw {
+		raw[i] = rng.NormFloat64()
+	}
+	y := mat.NewDense(n, l, nil)
+	z := mat.NewDense(d, l, nil)
+	op.mulTo(y, omega)
+	orthonormalizeColumns(y)
+	for range powerIters {
+		op.mulTransTo(z, y)
+		orthonormalizeColumns(z)
+		op.mulTo(y, z)
+		orthonormalizeColumns(y)
+	}
+	// B = Q^T X is l x d; factor its transpose X^T Q (d x l), whose left
+	// singular vectors are the right singular vectors of B.
+	op.mulTransTo(z, y)
+	var svd mat.SVD
+	if !svd.Factorize(z, mat.SVDThin) {
+		return nil, fmt.Errorf("%w: the SVD of the projected matrix did not converge", ErrSVD)
+	}
+	var u mat.Dense
+	svd.UTo(&u)
+	values := svd.Values(nil)
+	v := mat.DenseCopyOf(u.Slice(0, d, 0, k))
+	fixColumnSigns(v)
+	return &SVDProjection{V: v, Values: values[:k]}, nil
+}
+
+// TruncatedSVD fits a truncated SVD of X (see FitTruncatedSVD) and returns
+// the projected data X V_k (n x k) with the fitted projection.
+func TruncatedSVD(X mat.Matrix, k, oversample, powerIters int, seed uint64) (*mat.Dense, *SVDProjection, error) {
+	p, err := FitTruncatedSVD(X, k, oversample, powerIters, seed)
+	if err != nil {
+		return nil, nil, err
+	}
+	z, err := p.Transform(X)
+	if err != nil {
+		return nil, nil, err
+	}
+	return z, p, nil
+}
+
+// Components returns k, the number of output columns.
+func (p *SVDProjection) Components() int {
+	_, k := p.V.Dims()
+	return k
+}
+
+// Transform returns X V_k (n x k). X must have as many columns as the data
+// the projection was fitted on.
+func (p *SVDProjection) Transform(X mat.Matrix) (*mat.Dense, error) {
+	op := asSVDOperator(X)
+	n, d := op.Dims()
+	vd, k := p.V.Dims()
+	if d != vd {
+		return nil, fmt.Errorf("%w: X has %d columns, the projection was fitted on %d", ErrSVD, d, vd)
+	}
+	out := mat.NewDense(n, k, nil)
+	op.mulTo(out, p.V)
+	return out, nil
+}
+
+// FeatureNames returns names for the output columns: prefix followed by
+// 1..k.
+func (p *SVDProjection) FeatureNames(prefix string) []string {
+	names := make([]string, p.Components())
+	for j := range names {
+		names[j] = fmt.Sprintf("%s%d", prefix, j+1)
+	}
+	return names
+}
+
+// orthonormalizeColumns replaces the columns of a by an orthonormal basis of
+// their span, by modified Gram-Schmidt applied twice ("twice is enough",
+// Giraud et al. 2005). A column that is numerically in the span of the
+// previous ones becomes zero.
+func orthonormalizeColumns(a *mat.Dense) {
+	r, c := a.Dims()
+	// Work on the transpose so that each column is a contiguous row.
+	t := mat.DenseCopyOf(a.T())
+	norms0 := make([]float64, c)
+	for j := range c {
+		norms0[j] = svdNorm(t.RawRowView(j))
+	}
+	for range 2 {
+		for j := range c {
+			cj := t.RawRowView(j)
+			for i := range j {
+				ci := t.RawRowView(i)
+				dot := 0.0
+				for m := range r {
+					dot += ci[m] * cj[m]
+				}
+				for m := range r {
+					cj[m] -= dot * ci[m]
+				}
+			}
+			nrm := svdNorm(cj)
+			if nrm <= 1e-12*norms0[j] || nrm == 0 {
+				for m := range cj {
+					cj[m] = 0
+				}
+				continue
+			}
+			for m := range cj {
+				cj[m] /= nrm
+			}
+		}
+	}
+	a.Copy(t.T())
+}
+
+// fixColumnSigns flips columns so that each one's largest-magnitude entry
+// is positive, making singular vectors unique up to ties.
+func fixColumnSigns(v *mat.Dense) {
+	r, c := v.Dims()
+	for j := range c {
+		best, at := 0.0, 0
+		for i := range r {
+			if a := math.Abs(v.At(i, j)); a > best {
+				best, at = a, i
+			}
+		}
+		if v.At(at, j) < 0 {
+			for i := range r {
+				v.Set(i, j, -v.At(i, j))
+			}
+		}
+	}
+}
+
+func svdNorm(x []float64) float64 {
+	s := 0.0
+	for _, v := range x {
+		s += v * v
+	}
+	return math.Sqrt(s)
+}
+
+func svdAllFinite(m *mat.Dense) bool {
+	r, _ := m.Dims()
+	for i := range r {
+		for _, v := range m.RawRowView(i) {
+			if math.IsNaN(v) || math.IsInf(v, 0) {
+				return false
+			}
+		}
+	}
+	return true
+}
