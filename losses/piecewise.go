@@ -31,7 +31,7 @@ func checkParam(loss, name string, v float64) error {
 //
 //	q(x) = a*c^2 + 2a*hi*(x-hi)_+ + 2a*(-lo)*(lo-x)_+,  c = clamp(x, lo, hi).
 //
-// It is convex, with |q'| <= 2a*max(hi, -lo) and 0 <= q” <= 2a. The Huber
+// It is convex, with |q'| <= 2a*max(hi, -lo) and 0 <= d2q/dx2 <= 2a. The Huber
 // loss (lo = -delta, hi = delta, a = 1/2) and the smoothed hinge of Chapelle
 // (2007) (lo = 0, hi = 2h, a = 1/(4h), in u = 1+h-m) are both of this form, so
 // both share one value, derivative and expression.
@@ -51,8 +51,9 @@ func (q quadLin) deriv(x float64) float64 {
 	return 2 * q.a * math.Max(q.lo, math.Min(x, q.hi))
 }
 
-// deriv2 returns q”(x), taking the curvature 2a on the closed interval
-// [lo, hi] (q” jumps at lo and hi; either one-sided value is a valid bound).
+// deriv2 returns the second derivative of q at x, taking the curvature 2a
+// on the closed interval [lo, hi] (it jumps at lo and hi; either one-sided
+// value is a valid bound).
 func (q quadLin) deriv2(x float64) float64 {
 	if x >= q.lo && x <= q.hi {
 		return 2 * q.a
