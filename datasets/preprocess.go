@@ -1,0 +1,266 @@
+package datasets
+
+import (
+	"fmt"
+	"math"
+	"slices"
+
+	"gonum.org/v1/gonum/mat"
+)
+
+// BiasFeature is the name of the constant feature appended by AddBias and
+// UnitBallWithBias.
+const BiasFeature = "bias"
+
+// Standardizer maps each feature column j to (x_j - Mean[j]) / Scale[j].
+//
+// Fit it on the training split only (FitStandardizer on the training rows),
+// then apply it to the training and test splits: statistics fitted on the
+// test rows would leak them into the model. Even so, the statistics are a
+// function of the training data that is released with the model and is not
+// covered by the privacy guarantee of the weights; Transform records this in
+// the Notes of the data set so that a certificate can list it.
+type Standardizer struct {
+	// Mean holds the column means of the fitted rows.
+	Mean []float64 `json:"mean"`
+	// Scale holds the column standard deviations (divided by n, as in
+	// scikit-learn), or 1 for a constant column.
+	Scale []float64 `json:"scale"`
+	// N is the number of rows the statistics were fitted on.
+	N int `json:"n"`
+}
+
+// FitStandardizer returns the column means and scales of X. A column is
+// constant when its standard deviation is at most 10 machine epsilons times
+// its largest absolute value (rounding noise of a constant column); its
+// scale is then 1, so it maps to (about) 0 instead of dividing by zero or
+// blowing rounding noise up to unit size. Errors wrap ErrInvalid: no rows,
+// or a NaN or infinite entry.
+func FitStandardizer(X mat.Matrix) (*Standardizer, error) {
+	if X == nil {
+		return nil, fmt.Errorf("%w: nil matrix", ErrInvalid)
+	}
+	n, d := X.Dims()
+	if n == 0 {
+		return nil, fmt.Errorf("%w: no rows to fit a standardizer on", ErrInvalid)
+	}
+	s := &Standardizer{Mean: make([]float64, d), Scale: make([]float64, d), N: n}
+	for j := 0; j < d; j++ {
+		var sum, maxAbs float64
+		for i := 0; i < n; i++ {
+			v := X.At(i, j)
+			if math.IsNaN(v) || math.IsInf(v, 0) {
+				return nil, fmt.Errorf("%w: X[%d,%d] = %v", ErrInvalid, i, j, v)
+			}
+			sum += v
+			maxAbs = math.Max(maxAbs, math.Abs(v))
+		}
+		mean := sum / float64(n)
+		var ss float64
+		for i := 0; i < n; i++ {
+			r := X.At(i, j) - mean
+			ss += r * r
+		}
+		sd := math.Sqrt(ss / float64(n))
+		if sd <= 10*eps*maxAbs || math.IsInf(sd, 0) {
+			sd = 1
+		}
+		s.Mean[j], s.Scale[j] = mean, sd
+	}
+	return s, nil
+}
+
+// eps is the machine epsilon of float64.
+const eps = 0x1p-52
+
+// Apply returns a new matrix holding X standardized. Errors wrap ErrInvalid:
+// a column count different from the fitted one, or a non-finite result.
+func (s *Standardizer) Apply(X mat.Matrix) (*mat.Dense, error) {
+	if X == nil {
+		return nil, fmt.Errorf("%w: nil matrix", ErrInvalid)
+	}
+	n, d := X.Dims()
+	if d != len(s.Mean) || d != len(s.Scale) {
+		return nil, fmt.Errorf("%w: standardizer fitted on %d columns applied to %d", ErrInvalid, len(s.Mean), d)
+	}
+	if n == 0 {
+		return &mat.Dense{}, nil
+	}
+	out := mat.NewDense(n, d, nil)
+	for i := 0; i < n; i++ {
+		for j := 0; j < d; j++ {
+			v := (X.At(i, j) - s.Mean[j]) / s.Scale[j]
+			if math.IsNaN(v) || math.IsInf(v, 0) {
+				return nil, fmt.Errorf("%w: standardized X[%d,%d] = %v", ErrInvalid, i, j, v)
+			}
+			out.Set(i, j, v)
+		}
+	}
+	return out, nil
+}
+
+// Transform returns a copy of ds with its features standardized and a note
+// saying that the statistics were fitted on s.N training rows without
+// privacy protection.
+func (s *Standardizer) Transform(ds *Dataset) (*Dataset, error) {
+	if err := checkDataset(ds); err != nil {
+		return nil, err
+	}
+	x, err := s.Apply(ds.X)
+	if err != nil {
+		return nil, err
+	}
+	out := cloneMeta(ds)
+	out.X, out.Y = x, slices.Clone(ds.Y)
+	out.Notes = append(out.Notes, fmt.Sprintf("features standardized with means and scales fitted on the training split (%d rows); "+
+		"these statistics are not privatized and the privacy guarantee does not cover them", s.N))
+	return out, nil
+}
+
+// AddBias returns a copy of ds with a constant feature named "bias" and
+// equal to value appended to every row. A bias is an ordinary feature: it
+// counts in the row bound kappa (DESIGN.md). Errors wrap ErrInvalid: a
+// non-finite value, or a data set that already has a "bias" feature.
+func AddBias(ds *Dataset, value float64) (*Dataset, error) {
+	if err := checkDataset(ds); err != nil {
+		return nil, err
+	}
+	if math.IsNaN(value) || math.IsInf(value, 0) {
+		return nil, fmt.Errorf("%w: bias value %v, want finite", ErrInvalid, value)
+	}
+	if slices.Contains(ds.Features, BiasFeature) {
+		return nil, fmt.Errorf("%w: the data set already has a %q feature", ErrInvalid, BiasFeature)
+	}
+	out := withBias(ds, value)
+	out.Notes = append(out.Notes, fmt.Sprintf("constant feature %q = %v appended; it counts in the row bound kappa", BiasFeature, value))
+	return out, nil
+}
+
+// withBias returns a copy of ds with the constant column value appended.
+func withBias(ds *Dataset, value float64) *Dataset {
+	n, d := ds.X.Dims()
+	x := mat.NewDense(n, d+1, nil)
+	for i := 0; i < n; i++ {
+		row := x.RawRowView(i)
+		copy(row, ds.X.RawRowView(i))
+		row[d] = value
+	}
+	out := cloneMeta(ds)
+	out.X, out.Y = x, slices.Clone(ds.Y)
+	if ds.Features != nil {
+		out.Features = append(out.Features, BiasFeature)
+	}
+	return out
+}
+
+// ScaleRows scales, in place, every row of X with L2 norm above kappa to
+// norm kappa and returns how many rows it scaled. The result is guaranteed
+// in floating point: the sum of squares of every row is at most kappa^2.
+// It is a per-row map, so it costs no privacy; the trainer applies the same
+// map to enforce kappa, and this function is for preprocessing pipelines.
+// Errors wrap ErrInvalid: kappa not finite and positive, or a row with a NaN
+// or infinite entry (X is then unchanged up to that row).
+func ScaleRows(X *mat.Dense, kappa float64) (int, error) {
+	if k2 := kappa * kappa; math.IsNaN(kappa) || kappa <= 0 || k2 < 0x1p-1000 || math.IsInf(k2, 0) {
+		return 0, fmt.Errorf("%w: kappa = %v, want finite > 0 with a finite normal square", ErrInvalid, kappa)
+	}
+	if X == nil || X.IsEmpty() {
+		return 0, nil
+	}
+	n, _ := X.Dims()
+	clipped := 0
+	for i := 0; i < n; i++ {
+		row := X.RawRowView(i)
+		for j, v := range row {
+			if math.IsNaN(v) || math.IsInf(v, 0) {
+				return clipped, fmt.Errorf("%w: X[%d,%d] = %v", ErrInvalid, i, j, v)
+			}
+		}
+		if clipRow(row, kappa) {
+			clipped++
+		}
+	}
+	return clipped, nil
+}
+
+// clipRow scales row to L2 norm at most kappa, checked on the computed sum
+// of squares, and reports whether it changed the row. The entries must be
+// finite and kappa^2 a normal float64; a few extra shrinks by 1-4eps absorb
+// the rounding of the first scaling.
+func clipRow(row []float64, kappa float64) bool {
+	k2 := kappa * kappa
+	sq := sumSq(row)
+	if sq <= k2 {
+		return false
+	}
+	if math.IsInf(sq, 0) {
+		// Overflow in the squares: scale down by the largest entry first.
+		var m float64
+		for _, v := range row {
+			m = math.Max(m, math.Abs(v))
+		}
+		for j := range row {
+			row[j] /= m
+		}
+		sq = sumSq(row)
+	}
+	f := kappa / math.Sqrt(sq)
+	for it := 0; sq > k2 && it < 64; it++ {
+		for j := range row {
+			row[j] *= f
+		}
+		sq = sumSq(row)
+		f = 1 - 4*eps // rounding left the norm a hair above kappa
+	}
+	return true
+}
+
+func sumSq(v []float64) float64 {
+	var s float64
+	for _, x := range v {
+		s += x * x
+	}
+	return s
+}
+
+// UnitBallWithBias returns a copy of ds with the map of the paper's
+// experiments applied to every row,
+//
+//	x' = [clip_1(x), 1] / sqrt(2),
+//
+// where clip_1 scales a row of norm above 1 to norm 1 (ScaleRows with kappa
+// = 1). The constant feature is named "bias". Every row then has
+// ||x'|| <= 1 (checked in floating point), so kappa = 1 holds with the bias
+// counted in it. The map acts on each row alone, never on a statistic of
+// the data set (a data-dependent scale such as dividing by the largest row
+// norm would not be private), so it costs no privacy. Errors wrap
+// ErrInvalid: ds already has a "bias" feature, or a NaN or infinite entry.
+func UnitBallWithBias(ds *Dataset) (*Dataset, error) {
+	if err := checkDataset(ds); err != nil {
+		return nil, err
+	}
+	if slices.Contains(ds.Features, BiasFeature) {
+		return nil, fmt.Errorf("%w: the data set already has a %q feature", ErrInvalid, BiasFeature)
+	}
+	out := withBias(ds, 1)
+	n, d := ds.X.Dims()
+	clipped := 0
+	for i := 0; i < n; i++ {
+		row := out.X.RawRowView(i)
+		for j, v := range row {
+			if math.IsNaN(v) || math.IsInf(v, 0) {
+				return nil, fmt.Errorf("%w: X[%d,%d] = %v", ErrInvalid, i, j, v)
+			}
+		}
+		if clipRow(row[:d], 1) {
+			clipped++
+		}
+		for j := range row {
+			row[j] /= math.Sqrt2
+		}
+		clipRow(row, 1)
+	}
+	out.Notes = append(out.Notes, fmt.Sprintf("rows mapped to x' = [x, 1]/sqrt(2) after scaling %d of %d rows into the unit ball (a per-row map); "+
+		"||x'|| <= 1, so kappa = 1 holds with the constant %q feature counted in it", clipped, n, BiasFeature))
+	return out, nil
+}

@@ -1,0 +1,151 @@
+package datasets
+
+import (
+	"fmt"
+	"math"
+	"math/rand/v2"
+	"sort"
+
+	"gonum.org/v1/gonum/mat"
+)
+
+// splitStream is the PCG stream of Split, so that a seed shared with other
+// seeded steps (training, noise) does not give correlated draws.
+const splitStream = 0x5b11_75eed
+
+// Split divides ds at random into a training and a test set, with about
+// testFrac of the rows in the test set. The rows are drawn from a PCG
+// generator seeded with seed, so a seed gives the same split on every
+// platform; within each side the rows keep their original order.
+//
+// With stratified, the split is done within each class, so both sides keep
+// the class proportions: round(testFrac*n) test rows in all, shared among the
+// classes in proportion to their sizes (largest remainders). Stratification
+// needs class labels (ds.Classes non-nil). Without it, round(testFrac*n)
+// rows drawn uniformly go to the test set.
+//
+// Errors wrap ErrInvalid: testFrac outside (0, 1), stratification of a
+// regression data set, or a split that leaves one side empty. ds is not
+// modified; the results share nothing with it.
+func Split(ds *Dataset, testFrac float64, seed uint64, stratified bool) (train, test *Dataset, err error) {
+	if err := checkDataset(ds); err != nil {
+		return nil, nil, err
+	}
+	if math.IsNaN(testFrac) || testFrac <= 0 || testFrac >= 1 {
+		return nil, nil, fmt.Errorf("%w: test fraction %v, want in (0, 1)", ErrInvalid, testFrac)
+	}
+	if stratified && ds.Classes == nil {
+		return nil, nil, fmt.Errorf("%w: stratified split of a data set without classes (regression)", ErrInvalid)
+	}
+	n, _ := ds.X.Dims()
+	rng := rand.New(rand.NewPCG(seed, splitStream))
+
+	// Groups of row indices: one per class, or one for all rows.
+	var groups [][]int
+	if stratified {
+		byLabel := make(map[float64][]int)
+		for i, v := range ds.Y {
+			byLabel[v] = append(byLabel[v], i)
+		}
+		keys := make([]float64, 0, len(byLabel))
+		for k := range byLabel {
+			keys = append(keys, k)
+		}
+		sort.Float64s(keys) // map order is random; the split must not be
+		for _, k := range keys {
+			groups = append(groups, byLabel[k])
+		}
+	} else {
+		all := make([]int, n)
+		for i := range all {
+			all[i] = i
+		}
+		groups = [][]int{all}
+	}
+	quota := testQuotas(groups, testFrac, n)
+
+	var trainIdx, testIdx []int
+	for k, g := range groups {
+		rng.Shuffle(len(g), func(a, b int) { g[a], g[b] = g[b], g[a] })
+		m := quota[k]
+		testIdx = append(testIdx, g[:m]...)
+		trainIdx = append(trainIdx, g[m:]...)
+	}
+	if len(trainIdx) == 0 || len(testIdx) == 0 {
+		return nil, nil, fmt.Errorf("%w: test fraction %v of %d rows leaves %d training and %d test rows", ErrInvalid, testFrac, n, len(trainIdx), len(testIdx))
+	}
+	sort.Ints(trainIdx)
+	sort.Ints(testIdx)
+	return subset(ds, trainIdx), subset(ds, testIdx), nil
+}
+
+// testQuotas returns how many rows of each group go to the test set: the
+// total is round(testFrac*n), and each group gets floor(testFrac*n_g) plus one
+// for the groups with the largest remainders (ties to the earlier group), so
+// the class proportions are kept as closely as integers allow.
+func testQuotas(groups [][]int, testFrac float64, n int) []int {
+	quota := make([]int, len(groups))
+	rem := make([]float64, len(groups))
+	left := int(math.Round(testFrac * float64(n)))
+	for k, g := range groups {
+		exact := testFrac * float64(len(g))
+		quota[k] = int(math.Floor(exact))
+		rem[k] = exact - float64(quota[k])
+		left -= quota[k]
+	}
+	order := make([]int, len(groups))
+	for k := range order {
+		order[k] = k
+	}
+	sort.SliceStable(order, func(a, b int) bool { return rem[order[a]] > rem[order[b]] })
+	for _, k := range order {
+		if left <= 0 {
+			break
+		}
+		if quota[k] < len(groups[k]) {
+			quota[k]++
+			left--
+		}
+	}
+	return quota
+}
+
+// subset returns a deep copy of the rows idx of ds.
+func subset(ds *Dataset, idx []int) *Dataset {
+	_, d := ds.X.Dims()
+	x := mat.NewDense(len(idx), d, nil)
+	y := make([]float64, len(idx))
+	for r, i := range idx {
+		x.SetRow(r, ds.X.RawRowView(i))
+		y[r] = ds.Y[i]
+	}
+	out := cloneMeta(ds)
+	out.X, out.Y = x, y
+	return out
+}
+
+// cloneMeta returns a Dataset with copies of the names and notes of ds and
+// no data.
+func cloneMeta(ds *Dataset) *Dataset {
+	return &Dataset{
+		Features: append([]string(nil), ds.Features...),
+		Classes:  append([]string(nil), ds.Classes...),
+		Notes:    append([]string(nil), ds.Notes...),
+	}
+}
+
+// checkDataset returns an error wrapping ErrInvalid if ds has no rows or its
+// parts disagree in size.
+func checkDataset(ds *Dataset) error {
+	if ds == nil || ds.X == nil {
+		return fmt.Errorf("%w: nil data set", ErrInvalid)
+	}
+	n, d := ds.X.Dims()
+	if len(ds.Y) != n {
+		return fmt.Errorf("%w: %d rows but %d labels", ErrInvalid, n, len(ds.Y))
+	}
+	if ds.Features != nil && len(ds.Features) != d {
+		return fmt.Errorf("%w: %d columns but %d feature names", ErrInvalid, d, len(ds.Features))
+	}
+	return nil
+}
