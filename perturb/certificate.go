@@ -1,0 +1,162 @@
+package perturb
+
+import (
+	"fmt"
+	"strings"
+
+	"github.com/stabpriv/stabpriv/trainer"
+)
+
+// CertificateVersion is the format version written into every Certificate.
+const CertificateVersion = "stabpriv-certificate/1"
+
+// Composition describes a release that is one part of a composed release
+// (one-vs-rest): its (Epsilon, Delta) in the certificate is its share, and
+// the parts together satisfy (TotalEpsilon, TotalDelta).
+type Composition struct {
+	Rule         string  `json:"rule"`
+	Parts        int     `json:"parts"`
+	Index        int     `json:"index"`
+	TotalEpsilon float64 `json:"total_epsilon"`
+	TotalDelta   float64 `json:"total_delta"`
+}
+
+// Certificate states what a release guarantees and under which assumptions.
+// It serializes to JSON; the Run record is nested under "run" and its fields
+// are promoted (c.N, c.Kappa, ...).
+type Certificate struct {
+	Version string `json:"version"`
+	// Mechanism, Epsilon and Delta are the claim: the released weights are
+	// (Epsilon, Delta)-DP with respect to Neighbouring.
+	Mechanism Mechanism `json:"mechanism"`
+	Epsilon   float64   `json:"epsilon"`
+	Delta     float64   `json:"delta"`
+	// Dim is the number of released numbers, K*D.
+	Dim int `json:"dim"`
+	// L2Sensitivity is the L2 sensitivity the noise is calibrated to (for
+	// Laplace, L1Sensitivity is), from SensitivityRoute.
+	L2Sensitivity    float64 `json:"l2_sensitivity"`
+	L1Sensitivity    float64 `json:"l1_sensitivity"`
+	SensitivityRoute string  `json:"sensitivity_route"`
+	// Beta is the uniform stability reported with the sensitivity.
+	Beta float64 `json:"beta"`
+	// NoiseScale is the calibrated noise scale, named by NoiseScaleName:
+	// b (Laplace scale per coordinate), theta (Gamma scale of the noise
+	// norm) or sigma (Gaussian standard deviation per coordinate).
+	NoiseScale     float64 `json:"noise_scale"`
+	NoiseScaleName string  `json:"noise_scale_name"`
+	Neighbouring   string  `json:"neighbouring"`
+	// Source is SourceSecure, SourceSeeded or "custom: ..." for a
+	// caller-supplied source.
+	Source string `json:"source"`
+	// Composition is set for a part of a one-vs-rest release.
+	Composition *Composition `json:"composition,omitempty"`
+	// Assumptions lists what the claim does not cover, including the
+	// caller's notes.
+	Assumptions []string `json:"assumptions"`
+	Citation    string   `json:"citation"`
+	// Run is a copy of the training run record: every constant used.
+	*trainer.Run `json:"run"`
+}
+
+func newCertificate(cal Calibration, sens Sensitivity, run *trainer.Run, src Source, notes []string, comp *Composition) *Certificate {
+	r := *run
+	r.PassMaxStep = append([]float64(nil), run.PassMaxStep...)
+	r.PassMinStep = append([]float64(nil), run.PassMinStep...)
+	kind := src.Kind()
+	switch src.(type) {
+	case secureSource, *seededSource:
+	default:
+		kind = "custom: " + kind
+	}
+	route := sens.Route
+	if route == "" {
+		route = "unspecified"
+	}
+	c := &Certificate{
+		Version:          CertificateVersion,
+		Mechanism:        cal.Mechanism,
+		Epsilon:          cal.Epsilon,
+		Delta:            cal.Delta,
+		Dim:              cal.Dim,
+		L2Sensitivity:    cal.L2,
+		L1Sensitivity:    cal.L1,
+		SensitivityRoute: route,
+		Beta:             sens.Beta,
+		NoiseScale:       cal.Scale,
+		NoiseScaleName:   cal.Mechanism.ScaleName(),
+		Neighbouring:     replaceOneText,
+		Source:           kind,
+		Composition:      comp,
+		Citation:         cal.Mechanism.Citation(),
+		Run:              &r,
+	}
+	c.Assumptions = []string{
+		"the sensitivity bound (route: " + route + ") is taken as given; the conditions of its route are checked by the stability analysis, not here",
+		"data-dependent preprocessing or hyperparameter selection on the training data (e.g. standardization statistics fitted on it) is not covered unless stated otherwise",
+		"the run constants in this certificate (including n) are published in the clear",
+		"only one release of these trained weights is covered; the registry refuses a second release of the same in-memory model, but copies of the weights are not tracked",
+	}
+	switch {
+	case kind == SourceSeeded:
+		c.Assumptions = append(c.Assumptions, "the noise was drawn from a seeded generator and can be recomputed from the seed: not for release")
+	case kind != SourceSecure:
+		c.Assumptions = append(c.Assumptions, "the noise came from a caller-supplied source whose quality is not verified")
+	case cal.Mechanism == Gamma:
+		c.Assumptions = append(c.Assumptions, "the gamma-norm noise is drawn from crypto/rand uniforms in float64 arithmetic: resistance to floating-point attacks covers only the Laplace and Gaussian samplers of google/differential-privacy")
+	}
+	if cal.Mechanism == Laplace && cal.L1 < cal.L2*sqrtInt(cal.Dim) {
+		c.Assumptions = append(c.Assumptions, "the L1 sensitivity is a bound supplied with the sensitivity statement, tighter than sqrt(dim) times the L2 sensitivity")
+	}
+	c.Assumptions = append(c.Assumptions, notes...)
+	return c
+}
+
+// String explains the certificate in words.
+func (c *Certificate) String() string {
+	if c == nil {
+		return "<nil certificate>"
+	}
+	var b strings.Builder
+	fmt.Fprintf(&b, "Privacy certificate (%s)\n", c.Version)
+	if c.Delta == 0 {
+		fmt.Fprintf(&b, "Claim: the released weights (%d numbers) are %g-differentially private (pure DP).\n", c.Dim, c.Epsilon)
+	} else {
+		fmt.Fprintf(&b, "Claim: the released weights (%d numbers) are (%g, %g)-differentially private.\n", c.Dim, c.Epsilon, c.Delta)
+	}
+	fmt.Fprintf(&b, "Neighbouring data sets: %s.\n", c.Neighbouring)
+	if c.Composition != nil {
+		fmt.Fprintf(&b, "Composition: part %d of %d; all parts together are (%g, %g)-DP by %s.\n",
+			c.Composition.Index+1, c.Composition.Parts, c.Composition.TotalEpsilon, c.Composition.TotalDelta, c.Composition.Rule)
+	}
+	fmt.Fprintf(&b, "Mechanism: %s. %s\n", c.Mechanism, mechanismWords(c.Mechanism, c.NoiseScale, c.Dim))
+	fmt.Fprintf(&b, "Sensitivity: L2 = %g (L1 = %g), route: %s; uniform stability beta = %g.\n", c.L2Sensitivity, c.L1Sensitivity, c.SensitivityRoute, c.Beta)
+	fmt.Fprintf(&b, "Noise source: %s.\n", c.Source)
+	if r := c.Run; r != nil {
+		fmt.Fprintf(&b, "Training run: loss %s (%s), n = %d, d = %d, K = %d, kappa = %g, L = %g, smoothness = %g, lambda = %g, l1 ratio = %g, mu = %g,\n",
+			r.Loss, r.Task, r.N, r.D, r.K, r.Kappa, r.L, r.BetaS, r.Lambda, r.L1Ratio, r.Mu)
+		fmt.Fprintf(&b, "  schedule %s, eta = %g, passes %d of %d, batch %d, clip G = %g, dropout s = %g, radius R = %g, averaging %v, sampling %s,\n",
+			r.Schedule, r.Eta, r.PassesDone, r.Passes, r.Batch, r.Clip, r.Dropout, r.Radius, r.Average, r.Sampling)
+		fmt.Fprintf(&b, "  tolerance %g, gradient norm %g, converged %v, engine %s, seed %d.\n", r.Tolerance, r.GradNorm, r.Converged, r.Engine, r.Seed)
+	}
+	fmt.Fprintf(&b, "Reference: %s.\n", c.Citation)
+	b.WriteString("Not covered:\n")
+	for _, a := range c.Assumptions {
+		fmt.Fprintf(&b, "  - %s\n", a)
+	}
+	return b.String()
+}
+
+func mechanismWords(m Mechanism, scale float64, dim int) string {
+	switch m {
+	case Laplace:
+		return fmt.Sprintf("Independent Laplace noise of scale b = %g (= L1 sensitivity / eps) was added to each of the %d weights.", scale, dim)
+	case Gamma:
+		return fmt.Sprintf("A noise vector with density proportional to exp(-||v|| / %g) was added: its norm is Gamma(%d, %g) and its direction uniform.", scale, dim, scale)
+	case Gaussian:
+		return fmt.Sprintf("Independent Gaussian noise with standard deviation sigma = %g (classical calibration, eps < 1) was added to each of the %d weights.", scale, dim)
+	case AnalyticGaussian:
+		return fmt.Sprintf("Independent Gaussian noise with standard deviation sigma = %g (analytic calibration) was added to each of the %d weights.", scale, dim)
+	}
+	return ""
+}

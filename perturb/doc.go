@@ -1,0 +1,41 @@
+// Package perturb releases trained linear models by output perturbation and
+// writes the privacy certificate of each release.
+//
+// A release adds noise to the trained weights w, calibrated to a privacy
+// target (eps, delta) and to the sensitivity of w (how far w can move when
+// one training example is replaced), which the stability package derives
+// from the training run (Watson, Rozemberczki & Sarkar, "Stability Enhanced
+// Privacy and Applications in Private SGD").
+//
+// Neighbouring relation: every guarantee here is for replace-one
+// neighbours: data sets S and S' of equal size that differ in one example.
+//
+// Mechanisms (with D2, D1 the L2 and L1 sensitivities and d the number of
+// released weights):
+//
+//	laplace            Lap(D1/eps) per coordinate, D1 <= sqrt(d) D2       eps-DP          Dwork et al. 2006
+//	gamma              density ~ exp(-eps ||b||/D2): ||b|| ~ Gamma(d, D2/eps),
+//	                   uniform direction                                   eps-DP          Chaudhuri et al. 2011
+//	gaussian           N(0, sigma^2), sigma = D2 sqrt(2 ln(1.25/delta))/eps  (eps, delta)-DP, eps < 1 only
+//	                                                                       Dwork & Roth 2014, Thm A.1
+//	gaussian-analytic  N(0, sigma^2), sigma exact from Balle & Wang's condition
+//	                                                                       (eps, delta)-DP  Balle & Wang 2018, Thm 8
+//
+// The paper adds Lap(D2/eps) to each coordinate with the L2 sensitivity D2.
+// For d > 1 that is not eps-DP (the privacy loss of Laplace noise is
+// governed by the L1 norm of the shift, which can be sqrt(d) D2); this
+// package never certifies it and uses D1 = sqrt(d) D2, or a tighter L1 bound
+// supplied with the sensitivity, for Laplace noise.
+//
+// A multiclass (softmax) model is released as one K x d matrix with one
+// certificate; ReleaseOneVsRest splits the budget across K binary models.
+//
+// Randomness is injected through a Source: Secure for releases (Laplace and
+// Gaussian noise delegated to github.com/google/differential-privacy/go/v3,
+// which resists floating-point attacks) and Seeded for reproducible
+// experiments, whose certificates say "seeded: not for release".
+//
+// EpsilonForScale inverts the calibration: the eps a given noise scale buys
+// for a given sensitivity, so that the privacy gain of a smaller stability
+// bound at fixed noise can be reported.
+package perturb

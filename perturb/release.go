@@ -1,0 +1,311 @@
+package perturb
+
+import (
+	"fmt"
+	"math"
+	"runtime"
+	"sync"
+	"weak"
+
+	"github.com/stabpriv/stabpriv/trainer"
+)
+
+// ReplaceOne is the neighbouring relation of every guarantee in this package.
+const ReplaceOne = "replace-one"
+
+// replaceOneText is the neighbouring relation spelled out in a certificate.
+const replaceOneText = "replace-one: S and S' of equal size differ in one example"
+
+// Sensitivity states how much the trained weights can move between
+// neighbouring data sets. The stability package produces it; this package
+// takes it as given and does not re-check the conditions of its route.
+type Sensitivity struct {
+	// L2 > 0 bounds ||w_S - w_S'||_2 over all replace-one neighbours S, S'
+	// (for a K x d model: the Frobenius norm of the whole matrix). Required.
+	L2 float64 `json:"l2"`
+	// L1 bounds ||w_S - w_S'||_1. Zero means sqrt(dim)*L2 (Cauchy-Schwarz);
+	// a positive value must be >= L2, and the smaller of L1 and sqrt(dim)*L2
+	// is used.
+	L1 float64 `json:"l1,omitempty"`
+	// Beta is the uniform stability of the training algorithm, recorded for
+	// the user (it is what the knobs tune); it does not enter the noise.
+	// Zero means not reported.
+	Beta float64 `json:"beta"`
+	// Route names the bound that gave L2 (e.g. the stability route).
+	Route string `json:"route"`
+	// Neighbouring is the relation the bounds hold for. The empty string
+	// means ReplaceOne, the only relation accepted.
+	Neighbouring string `json:"neighbouring"`
+}
+
+// Validate returns an error wrapping ErrSensitivity if the statement cannot
+// back a certificate.
+func (s Sensitivity) Validate() error {
+	if err := checkPositive(ErrSensitivity, "L2 sensitivity", s.L2); err != nil {
+		return err
+	}
+	if math.IsNaN(s.L1) || math.IsInf(s.L1, 0) || s.L1 < 0 {
+		return fmt.Errorf("%w: L1 sensitivity = %v, want finite >= 0", ErrSensitivity, s.L1)
+	}
+	if s.L1 > 0 && s.L1 < s.L2 {
+		return fmt.Errorf("%w: L1 sensitivity %v below L2 sensitivity %v is impossible", ErrSensitivity, s.L1, s.L2)
+	}
+	if math.IsNaN(s.Beta) || math.IsInf(s.Beta, 0) || s.Beta < 0 {
+		return fmt.Errorf("%w: beta = %v, want finite >= 0", ErrSensitivity, s.Beta)
+	}
+	if s.Neighbouring != "" && s.Neighbouring != ReplaceOne {
+		return fmt.Errorf("%w: neighbouring relation %q, want %q", ErrSensitivity, s.Neighbouring, ReplaceOne)
+	}
+	return nil
+}
+
+// l1 returns the L1 sensitivity used in dimension dim.
+func (s Sensitivity) l1(dim int) float64 {
+	cs := math.Sqrt(float64(dim)) * s.L2
+	if s.L1 > 0 && s.L1 < cs {
+		return s.L1
+	}
+	return cs
+}
+
+// ReleaseConfig sets up a release.
+type ReleaseConfig struct {
+	// Mechanism is one of Laplace, Gamma, Gaussian, AnalyticGaussian.
+	// The zero value is invalid.
+	Mechanism Mechanism
+	// Epsilon > 0 is the privacy parameter. The zero value is invalid.
+	Epsilon float64
+	// Delta in [0, 1) is the privacy parameter: 0 for the pure mechanisms,
+	// positive for the Gaussian ones.
+	Delta float64
+	// Source supplies the noise. Nil means Secure().
+	Source Source
+	// Notes are extra assumptions not covered by the certificate, added to
+	// its list (e.g. "preprocessing statistics fitted on the training data
+	// are not privatized"). Nil means none.
+	Notes []string
+}
+
+// registry remembers the trained models that have been released. It holds
+// weak pointers, so it does not keep models alive; an entry is removed when
+// its model is garbage collected. It is safe for concurrent use.
+type registry struct {
+	mu   sync.Mutex
+	seen map[weak.Pointer[trainer.Model]]struct{}
+}
+
+var released = &registry{seen: make(map[weak.Pointer[trainer.Model]]struct{})}
+
+// reserve marks all models as released, or none if one of them already is
+// (or appears twice).
+func (r *registry) reserve(ms ...*trainer.Model) error {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	keys := make(map[weak.Pointer[trainer.Model]]struct{}, len(ms))
+	for i, m := range ms {
+		k := weak.Make(m)
+		if _, ok := r.seen[k]; ok {
+			return fmt.Errorf("%w: model %d of %d was released before; a second release of the same trained weights needs its own privacy budget and is refused", ErrAlreadyReleased, i+1, len(ms))
+		}
+		if _, ok := keys[k]; ok {
+			return fmt.Errorf("%w: model %d of %d is passed twice", ErrAlreadyReleased, i+1, len(ms))
+		}
+		keys[k] = struct{}{}
+	}
+	for _, m := range ms {
+		k := weak.Make(m)
+		r.seen[k] = struct{}{}
+		runtime.AddCleanup(m, r.forget, k)
+	}
+	return nil
+}
+
+func (r *registry) forget(k weak.Pointer[trainer.Model]) {
+	r.mu.Lock()
+	delete(r.seen, k)
+	r.mu.Unlock()
+}
+
+func (r *registry) release(ms ...*trainer.Model) {
+	for _, m := range ms {
+		r.forget(weak.Make(m))
+	}
+}
+
+// Released reports whether the trained model m (this pointer) has been
+// released by Release or ReleaseOneVsRest in this process.
+func Released(m *trainer.Model) bool {
+	if m == nil {
+		return false
+	}
+	released.mu.Lock()
+	defer released.mu.Unlock()
+	_, ok := released.seen[weak.Make(m)]
+	return ok
+}
+
+// checkModel validates a model and its run.
+func checkModel(m *trainer.Model, run *trainer.Run) error {
+	if m == nil || run == nil {
+		return fmt.Errorf("%w: nil model or run", ErrModel)
+	}
+	if run.UserModel {
+		return fmt.Errorf("%w: the run trained a user-supplied graph model, whose sensitivity is not certified", ErrNotCertified)
+	}
+	if !run.Convex {
+		return fmt.Errorf("%w: loss %q is not convex, and every sensitivity route needs convexity", ErrNotCertified, run.Loss)
+	}
+	if m.K < 1 || m.D < 1 || len(m.W) != m.K*m.D {
+		return fmt.Errorf("%w: model is %dx%d with %d weights", ErrModel, m.K, m.D, len(m.W))
+	}
+	if run.D != m.D || (run.K != 0 && run.K != m.K) {
+		return fmt.Errorf("%w: model is %dx%d but the run records %dx%d", ErrModel, m.K, m.D, run.K, run.D)
+	}
+	for i, v := range m.W {
+		if math.IsNaN(v) || math.IsInf(v, 0) {
+			return fmt.Errorf("%w: weight %d is %v", ErrModel, i, v)
+		}
+	}
+	return nil
+}
+
+// Release returns a differentially private copy of the trained model m and
+// its certificate. m itself is not modified.
+//
+// Mechanism: output perturbation, w~ = w + noise, with the noise of
+// cfg.Mechanism calibrated by Calibrate to (cfg.Epsilon, cfg.Delta) and the
+// sensitivity sens, in dimension K*D: a multiclass (softmax) model is one
+// release of the whole K x D matrix, with sens.L2 bounding the Frobenius
+// norm of the change of the matrix, and one certificate.
+//
+// Neighbouring relation: replace-one (S and S' of equal size differ in one
+// example). Sensitivity assumption: ||w_S - w_S'||_2 <= sens.L2 (and
+// ||.||_1 <= the L1 bound for Laplace) for the training run described by run,
+// as established by the stability package; it is taken as given.
+//
+// Claim: the released weights are (cfg.Epsilon, cfg.Delta)-DP, by the
+// theorem the certificate cites, provided the sensitivity bound holds and
+// the trained weights are released only once. To enforce the latter within a
+// process, Release records m (the pointer) in a concurrency-safe registry of
+// weak references and refuses a second release of it with
+// ErrAlreadyReleased; copies of the weights are not tracked.
+//
+// Runs of a user-supplied graph model or a non-convex loss are refused with
+// ErrNotCertified. A nil cfg.Source means Secure().
+func Release(m *trainer.Model, run *trainer.Run, sens Sensitivity, cfg ReleaseConfig) (*trainer.Model, *Certificate, error) {
+	if err := checkModel(m, run); err != nil {
+		return nil, nil, err
+	}
+	cal, err := Calibrate(cfg.Mechanism, cfg.Epsilon, cfg.Delta, sens, m.K*m.D)
+	if err != nil {
+		return nil, nil, err
+	}
+	src := cfg.Source
+	if src == nil {
+		src = Secure()
+	}
+	if err := released.reserve(m); err != nil {
+		return nil, nil, err
+	}
+	out, err := perturb(m, cal, src)
+	if err != nil {
+		released.release(m)
+		return nil, nil, err
+	}
+	return out, newCertificate(cal, sens, run, src, cfg.Notes, nil), nil
+}
+
+// perturb returns a copy of m with the calibrated noise added.
+func perturb(m *trainer.Model, cal Calibration, src Source) (*trainer.Model, error) {
+	out := &trainer.Model{Loss: m.Loss, Task: m.Task, K: m.K, D: m.D, W: append([]float64(nil), m.W...)}
+	if err := addNoise(out.W, cal, src); err != nil {
+		return nil, err
+	}
+	for i, v := range out.W {
+		if math.IsNaN(v) || math.IsInf(v, 0) {
+			return nil, fmt.Errorf("%w: released weight %d is %v", ErrSource, i, v)
+		}
+	}
+	return out, nil
+}
+
+// addNoise adds the calibrated noise to w in place.
+func addNoise(w []float64, cal Calibration, src Source) error {
+	switch cal.Mechanism {
+	case Laplace:
+		return src.AddLaplace(w, cal.L1, cal.Epsilon)
+	case Gamma:
+		r := SampleGamma(src, float64(len(w)), cal.Scale)
+		if math.IsNaN(r) || math.IsInf(r, 0) {
+			return fmt.Errorf("%w: gamma draw %v", ErrSource, r)
+		}
+		u := make([]float64, len(w))
+		SampleUnitVector(src, u)
+		for i := range w {
+			w[i] += r * u[i]
+		}
+		return nil
+	case Gaussian, AnalyticGaussian:
+		return src.AddGaussian(w, cal.Scale)
+	}
+	return cal.Mechanism.validate()
+}
+
+// ReleaseOneVsRest releases K >= 2 one-vs-rest binary models, trained on the
+// same data set, with a total budget of (cfg.Epsilon, cfg.Delta): each model
+// is released by Release's mechanism with (cfg.Epsilon/K, cfg.Delta/K), and
+// by basic composition (Dwork & Roth 2014, Theorem 3.16) the K releases
+// together are (cfg.Epsilon, cfg.Delta)-DP for replace-one neighbours. Each
+// certificate states its share and the total. A softmax model released by
+// Release needs no split and is usually preferable.
+//
+// models[k], runs[k] and sens[k] describe the k-th binary model. All models
+// are checked and reserved before any noise is drawn: either all are
+// released or none is.
+func ReleaseOneVsRest(models []*trainer.Model, runs []*trainer.Run, sens []Sensitivity, cfg ReleaseConfig) ([]*trainer.Model, []*Certificate, error) {
+	k := len(models)
+	if k < 2 || len(runs) != k || len(sens) != k {
+		return nil, nil, fmt.Errorf("%w: one-vs-rest needs K >= 2 models with as many runs and sensitivities, have %d, %d, %d", ErrModel, k, len(runs), len(sens))
+	}
+	if err := checkPrivacy(cfg.Mechanism, cfg.Epsilon, cfg.Delta); err != nil {
+		return nil, nil, err
+	}
+	share := ReleaseConfig{Mechanism: cfg.Mechanism, Epsilon: cfg.Epsilon / float64(k), Delta: cfg.Delta / float64(k)}
+	cals := make([]Calibration, k)
+	for i := range models {
+		if err := checkModel(models[i], runs[i]); err != nil {
+			return nil, nil, fmt.Errorf("model %d: %w", i, err)
+		}
+		c, err := Calibrate(share.Mechanism, share.Epsilon, share.Delta, sens[i], models[i].K*models[i].D)
+		if err != nil {
+			return nil, nil, fmt.Errorf("model %d: %w", i, err)
+		}
+		cals[i] = c
+	}
+	src := cfg.Source
+	if src == nil {
+		src = Secure()
+	}
+	if err := released.reserve(models...); err != nil {
+		return nil, nil, err
+	}
+	outs := make([]*trainer.Model, k)
+	certs := make([]*Certificate, k)
+	for i, m := range models {
+		out, err := perturb(m, cals[i], src)
+		if err != nil {
+			released.release(models...)
+			return nil, nil, fmt.Errorf("model %d: %w", i, err)
+		}
+		outs[i] = out
+		comp := &Composition{
+			Rule:         "basic composition (Dwork & Roth 2014, Theorem 3.16): eps and delta split evenly across the one-vs-rest releases",
+			Parts:        k,
+			Index:        i,
+			TotalEpsilon: cfg.Epsilon,
+			TotalDelta:   cfg.Delta,
+		}
+		certs[i] = newCertificate(cals[i], sens[i], runs[i], src, cfg.Notes, comp)
+	}
+	return outs, certs, nil
+}

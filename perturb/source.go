@@ -1,0 +1,273 @@
+package perturb
+
+import (
+	crand "crypto/rand"
+	"encoding/binary"
+	"fmt"
+	"math"
+	"math/rand/v2"
+
+	"github.com/google/differential-privacy/go/v3/noise"
+)
+
+// Source kinds recorded in a Certificate.
+const (
+	// SourceSecure is the kind of the source returned by Secure.
+	SourceSecure = "secure"
+	// SourceSeeded is the kind of the source returned by Seeded.
+	SourceSeeded = "seeded: not for release"
+)
+
+// Source supplies the randomness of a release. It is injected through
+// ReleaseConfig, never taken from a global.
+//
+// Uniform and Normal are the base draws from which the gamma-norm mechanism
+// is built (SampleGamma, SampleUnitVector). AddLaplace and AddGaussian add
+// noise to a vector in place; they are separate methods so that the secure
+// source can delegate them to a sampler that resists floating-point attacks.
+type Source interface {
+	// Uniform returns a draw from the uniform distribution on (0, 1).
+	Uniform() float64
+	// Normal returns a draw from the standard normal distribution.
+	Normal() float64
+	// AddLaplace adds to every w[i] an independent draw of Laplace noise of
+	// scale l1/eps, where l1 > 0 is the L1 sensitivity and eps > 0.
+	AddLaplace(w []float64, l1, eps float64) error
+	// AddGaussian adds to every w[i] an independent draw of N(0, sigma^2),
+	// sigma > 0.
+	AddGaussian(w []float64, sigma float64) error
+	// Kind describes the source for a certificate: SourceSecure,
+	// SourceSeeded, or a description of a caller-supplied source.
+	Kind() string
+}
+
+// cryptoBits is a math/rand/v2 Source reading crypto/rand. It is stateless,
+// hence safe for concurrent use.
+type cryptoBits struct{}
+
+func (cryptoBits) Uint64() uint64 {
+	var b [8]byte
+	// crypto/rand.Read does not return an error since Go 1.24: on failure
+	// of the operating system's generator the program is terminated.
+	_, _ = crand.Read(b[:])
+	return binary.LittleEndian.Uint64(b[:])
+}
+
+// secureSource is the Source returned by Secure.
+type secureSource struct {
+	r *rand.Rand
+}
+
+// Secure returns a cryptographically secure Source, safe for concurrent use.
+//
+// What is delegated to github.com/google/differential-privacy/go/v3/noise:
+//
+//   - AddLaplace calls noise.Laplace().AddNoiseFloat64(x, 1, l1, eps, 0),
+//     that is l0 sensitivity 1 and lInf sensitivity l1, so its scale is
+//     l1/eps. The library's geometric sampler on a power-of-two grid (with the
+//     input rounded to the grid and the sensitivity enlarged by the grid step)
+//     resists floating-point attacks on the Laplace mechanism.
+//   - AddGaussian draws with noise.Gaussian(), whose binomial sampler on a
+//     power-of-two grid resists floating-point attacks. That API takes
+//     (l0, lInf, eps, delta), not sigma: it derives sigma itself with
+//     noise.SigmaForGaussian, a bisection on the analytic Gaussian condition
+//     with 1e-3 relative accuracy, using l2 = sqrt(l0)*lInf. The calibration
+//     of sigma stays in this package (to 1e-12 relative, see
+//     AnalyticGaussianSigma); only sampling is delegated. To sample at a
+//     given sigma the call uses fixed reference parameters (l0 = 1,
+//     eps = 1, delta = 1e-5) and lInf = sigma/SigmaForGaussian(1, 1, 1, 1e-5)
+//     (SigmaForGaussian is homogeneous in the sensitivity); the sigma the
+//     library will use is recomputed with the exported noise.SigmaForGaussian
+//     and lInf is raised until it is >= the requested sigma, so the noise is
+//     never smaller than calibrated (it may exceed it by at most the 1e-3
+//     bisection accuracy, which only strengthens the guarantee).
+//
+// What is not delegated: Uniform and Normal, used by the gamma-norm
+// mechanism, come from math/rand/v2 driven by crypto/rand bits. They are
+// cryptographically unpredictable, but the gamma-norm sampler computes in
+// float64 arithmetic, and the resistance to floating-point attacks (Mironov
+// 2012) covers only the Laplace and Gaussian mechanisms.
+func Secure() Source { return secureSource{r: rand.New(cryptoBits{})} }
+
+func (s secureSource) Uniform() float64 { return openUniform(s.r) }
+func (s secureSource) Normal() float64  { return s.r.NormFloat64() }
+func (secureSource) Kind() string       { return SourceSecure }
+
+func (secureSource) AddLaplace(w []float64, l1, eps float64) error {
+	if err := checkScaleArgs(l1, eps); err != nil {
+		return err
+	}
+	lap := noise.Laplace()
+	for i, x := range w {
+		y, err := lap.AddNoiseFloat64(x, 1, l1, eps, 0)
+		if err != nil {
+			return fmt.Errorf("%w: %w", ErrSource, err)
+		}
+		w[i] = y
+	}
+	return nil
+}
+
+// Reference parameters through which a target sigma is passed to
+// noise.Gaussian(); see Secure.
+const (
+	refEpsilon = 1.0
+	refDelta   = 1e-5
+)
+
+// googleLInf returns the lInf sensitivity with which noise.Gaussian() at the
+// reference parameters draws with a standard deviation of at least sigma,
+// and that standard deviation.
+func googleLInf(sigma float64) (lInf, used float64, err error) {
+	ref := noise.SigmaForGaussian(1, 1, refEpsilon, refDelta)
+	lInf = sigma / ref
+	for i := 0; i < 16; i++ {
+		if math.IsNaN(lInf) || math.IsInf(lInf, 0) || lInf <= 0 {
+			break
+		}
+		used = noise.SigmaForGaussian(1, lInf, refEpsilon, refDelta)
+		if used >= sigma {
+			return lInf, used, nil
+		}
+		lInf *= sigma / used * (1 + 1e-12)
+	}
+	return 0, 0, fmt.Errorf("%w: cannot map sigma = %v onto the secure Gaussian sampler", ErrSource, sigma)
+}
+
+func (secureSource) AddGaussian(w []float64, sigma float64) error {
+	if math.IsNaN(sigma) || math.IsInf(sigma, 0) || sigma <= 0 {
+		return fmt.Errorf("%w: sigma = %v, want finite > 0", ErrScale, sigma)
+	}
+	lInf, _, err := googleLInf(sigma)
+	if err != nil {
+		return err
+	}
+	g := noise.Gaussian()
+	for i, x := range w {
+		y, err := g.AddNoiseFloat64(x, 1, lInf, refEpsilon, refDelta)
+		if err != nil {
+			return fmt.Errorf("%w: %w", ErrSource, err)
+		}
+		w[i] = y
+	}
+	return nil
+}
+
+// seededSource is the Source returned by Seeded.
+type seededSource struct {
+	r *rand.Rand
+}
+
+// Seeded returns a reproducible Source driven by a math/rand/v2 PCG generator
+// seeded with seed. It is for experiments and tests: its noise can be
+// recomputed by anyone who knows the seed, so a certificate of a release
+// made with it says "seeded: not for release". It is not safe for
+// concurrent use.
+func Seeded(seed uint64) Source {
+	return &seededSource{r: rand.New(rand.NewPCG(seed, 0x9e3779b97f4a7c15))}
+}
+
+func (s *seededSource) Uniform() float64 { return openUniform(s.r) }
+func (s *seededSource) Normal() float64  { return s.r.NormFloat64() }
+func (*seededSource) Kind() string       { return SourceSeeded }
+
+func (s *seededSource) AddLaplace(w []float64, l1, eps float64) error {
+	if err := checkScaleArgs(l1, eps); err != nil {
+		return err
+	}
+	b := l1 / eps
+	for i := range w {
+		w[i] += b * laplaceDraw(s)
+	}
+	return nil
+}
+
+func (s *seededSource) AddGaussian(w []float64, sigma float64) error {
+	if math.IsNaN(sigma) || math.IsInf(sigma, 0) || sigma <= 0 {
+		return fmt.Errorf("%w: sigma = %v, want finite > 0", ErrScale, sigma)
+	}
+	for i := range w {
+		w[i] += sigma * s.r.NormFloat64()
+	}
+	return nil
+}
+
+// laplaceDraw returns a standard Laplace draw (scale 1) from two uniforms:
+// an exponential magnitude and a random sign.
+func laplaceDraw(src Source) float64 {
+	e := -math.Log(src.Uniform())
+	if src.Uniform() < 0.5 {
+		return -e
+	}
+	return e
+}
+
+func checkScaleArgs(l1, eps float64) error {
+	if math.IsNaN(l1) || math.IsInf(l1, 0) || l1 <= 0 {
+		return fmt.Errorf("%w: L1 sensitivity = %v, want finite > 0", ErrSensitivity, l1)
+	}
+	if math.IsNaN(eps) || math.IsInf(eps, 0) || eps <= 0 {
+		return fmt.Errorf("%w: eps = %v, want finite > 0", ErrEpsilon, eps)
+	}
+	return nil
+}
+
+// openUniform returns a uniform draw from (0, 1).
+func openUniform(r *rand.Rand) float64 {
+	for {
+		if u := r.Float64(); u > 0 {
+			return u
+		}
+	}
+}
+
+// SampleGamma returns a draw from the Gamma distribution with the given
+// shape > 0 and scale > 0 (mean shape*scale), by the method of Marsaglia and
+// Tsang (2000), with the boost Gamma(a) = Gamma(a+1) * U^(1/a) for a < 1.
+// It returns NaN for a shape or scale that is not finite and > 0.
+func SampleGamma(src Source, shape, scale float64) float64 {
+	if !(shape > 0) || !(scale > 0) || math.IsInf(shape, 0) || math.IsInf(scale, 0) {
+		return math.NaN()
+	}
+	if shape < 1 {
+		return SampleGamma(src, shape+1, scale) * math.Pow(src.Uniform(), 1/shape)
+	}
+	d := shape - 1.0/3
+	c := 1 / math.Sqrt(9*d)
+	for {
+		x := src.Normal()
+		v := 1 + c*x
+		if v <= 0 {
+			continue
+		}
+		v = v * v * v
+		u := src.Uniform()
+		if math.Log(u) < 0.5*x*x+d-d*v+d*math.Log(v) {
+			return d * v * scale
+		}
+	}
+}
+
+// SampleUnitVector fills dst with a draw from the uniform distribution on
+// the unit sphere of R^len(dst): independent standard normals, normalized.
+// It does nothing for an empty dst.
+func SampleUnitVector(src Source, dst []float64) {
+	if len(dst) == 0 {
+		return
+	}
+	for {
+		var sq float64
+		for i := range dst {
+			z := src.Normal()
+			dst[i] = z
+			sq += z * z
+		}
+		if sq > 0 && !math.IsInf(sq, 0) {
+			n := math.Sqrt(sq)
+			for i := range dst {
+				dst[i] /= n
+			}
+			return
+		}
+	}
+}
