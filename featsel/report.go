@@ -26,6 +26,11 @@ type Report struct {
 // both row-major as in trainer.Model.W, at the threshold of spec under the
 // noise model, and compares the selections. Errors wrap ErrShape or
 // ErrInvalid.
+//
+// The reference is thresholded at the same T, so that the metrics and
+// ExpectedFlips measure the same event (the noise changing a decision). To
+// compare instead with the support of the non-private elastic net, use
+// Select(reference, k, d, 0) and Compare.
 func NewReport(noisy, reference []float64, k, d int, spec ThresholdSpec, noise NoiseModel) (Report, error) {
 	if err := checkWeights(noisy, k, d); err != nil {
 		return Report{}, fmt.Errorf("noisy weights: %w", err)
