@@ -92,6 +92,7 @@ func (r ElasticNet) Prox(w []float64, step float64) {
 }
 
 // SoftThreshold sets w_i <- sign(w_i) * max(|w_i| - t, 0) for t >= 0.
+// A NaN w_i stays NaN, so that a diverged iterate is not hidden.
 func SoftThreshold(w []float64, t float64) {
 	if t <= 0 {
 		return
@@ -102,7 +103,7 @@ func SoftThreshold(w []float64, t float64) {
 			w[i] = v - t
 		case v < -t:
 			w[i] = v + t
-		default:
+		case v <= t && v >= -t:
 			w[i] = 0
 		}
 	}
@@ -111,7 +112,8 @@ func SoftThreshold(w []float64, t float64) {
 // MinNormSubgrad writes into dst the minimum-norm element of the
 // subdifferential of g + R at w, where g is the gradient of the smooth
 // data term at w, and returns its L2 norm. It is the stopping statistic for
-// a convergence tolerance fixed in advance (DESIGN.md, Remark 8).
+// a convergence tolerance fixed in advance (DESIGN.md, Remark 8). A NaN in
+// g or w gives a NaN norm, never a norm that passes a tolerance.
 func (r ElasticNet) MinNormSubgrad(dst, g, w []float64) float64 {
 	if len(dst) != len(w) || len(g) != len(w) {
 		panic("regularizers: length mismatch")
@@ -132,7 +134,7 @@ func (r ElasticNet) MinNormSubgrad(dst, g, w []float64) float64 {
 				s -= a
 			case s < -a:
 				s += a
-			default:
+			case s <= a && s >= -a:
 				s = 0
 			}
 		}
