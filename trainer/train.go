@@ -39,6 +39,7 @@ type problem struct {
 	beta float64 // smoothness of the per-example objective, S_z*Kappa^2 + mu
 	run  *Run
 	log  logrus.FieldLogger
+	obs  *observer // test-only per-step hook; nil in production
 }
 
 // Train runs SGD on the rows of X with labels y and returns the model and the

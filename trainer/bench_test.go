@@ -1,0 +1,152 @@
+package trainer
+
+import (
+	"context"
+	"math"
+	"math/rand/v2"
+	"testing"
+
+	"gonum.org/v1/gonum/blas/blas64"
+	"gonum.org/v1/gonum/mat"
+
+	"github.com/stabpriv/stabpriv/losses"
+	"github.com/stabpriv/stabpriv/regularizers"
+)
+
+// synthData returns n dense rows of d features, each drawn uniformly in
+// direction with norm uniform in [0, 1] (so rows lie in the unit ball, as
+// after the Adult preprocessing), and labels from a planted linear model with
+// label noise: y in {-1, +1} for classes = 0 (binary), y in {0, ..., classes-1}
+// otherwise.
+func synthData(n, d, classes int, seed uint64) (*mat.Dense, []float64) {
+	r := rand.New(rand.NewPCG(seed, 77))
+	k := max(classes, 1)
+	planted := make([]float64, k*d)
+	for i := range planted {
+		planted[i] = 3 * r.NormFloat64()
+	}
+	X := mat.NewDense(n, d, nil)
+	y := make([]float64, n)
+	z := make([]float64, k)
+	for i := 0; i < n; i++ {
+		row := X.RawRowView(i)
+		for j := range row {
+			row[j] = r.NormFloat64()
+		}
+		s := r.Float64() / math.Sqrt(sqNorm(row))
+		for j := range row {
+			row[j] *= s
+		}
+		for c := range z {
+			z[c] = dot(planted[c*d:(c+1)*d], row) + 0.5*r.NormFloat64()
+		}
+		if classes == 0 {
+			y[i] = 1
+			if z[0] < 0 {
+				y[i] = -1
+			}
+			continue
+		}
+		best := 0
+		for c, v := range z {
+			if v > z[best] {
+				best = c
+			}
+		}
+		y[i] = float64(best)
+	}
+	return X, y
+}
+
+// benchNative times one pass of the native engine over synthetic data of
+// n x d, and reports ns/step.
+func benchNative(b *testing.B, n, d int, cfg Config) {
+	classes := 0
+	if cfg.Loss.Task() == losses.Multiclass {
+		classes = cfg.Classes
+	}
+	X, y := synthData(n, d, classes, 1)
+	cfg.Passes = 1
+	tr, err := New(cfg)
+	if err != nil {
+		b.Fatal(err)
+	}
+	p, err := tr.newProblem(X, y)
+	if err != nil {
+		b.Fatal(err)
+	}
+	e, err := newNative(p)
+	if err != nil {
+		b.Fatal(err)
+	}
+	ctx := context.Background()
+	b.ReportAllocs()
+	b.ResetTimer()
+	for j := 0; j < b.N; j++ {
+		if _, _, err := e.pass(ctx, j); err != nil {
+			b.Fatal(err)
+		}
+	}
+	b.StopTimer()
+	steps := float64(b.N) * float64((n+p.cfg.Batch-1)/p.cfg.Batch)
+	b.ReportMetric(float64(b.Elapsed().Nanoseconds())/steps, "ns/step")
+}
+
+// adultConfig is the configuration of the paper's Adult runs: logistic loss,
+// elastic net with lambda 1e-4 and l1 ratio 0.15.
+func adultConfig() Config {
+	return Config{Loss: losses.Logistic{}, Reg: regularizers.ElasticNet{Lambda: 1e-4, L1Ratio: 0.15}, Eta: 0.5}
+}
+
+func BenchmarkNativePass36000x33(b *testing.B) { benchNative(b, 36000, 33, adultConfig()) }
+
+func BenchmarkNativePass36000x33Batch32(b *testing.B) {
+	cfg := adultConfig()
+	cfg.Batch = 32
+	benchNative(b, 36000, 33, cfg)
+}
+
+func BenchmarkNativePass36000x33Dropout(b *testing.B) {
+	cfg := adultConfig()
+	cfg.Dropout = 0.8
+	cfg.Clip = 0.5
+	benchNative(b, 36000, 33, cfg)
+}
+
+func BenchmarkNativePass36000x33AverageRadius(b *testing.B) {
+	cfg := adultConfig()
+	cfg.Average = true
+	cfg.Radius = 10
+	benchNative(b, 36000, 33, cfg)
+}
+
+func BenchmarkNativePass7624x64Softmax18(b *testing.B) {
+	benchNative(b, 7624, 64, Config{Loss: testSoftmax{}, Classes: 18, Reg: regularizers.L2(1e-4), Eta: 0.5})
+}
+
+// benchDot compares the dot product of the hot loop with gonum's BLAS on
+// rows of length d.
+func benchDot(b *testing.B, d int, f func(a, c []float64) float64) {
+	x, w := make([]float64, d), make([]float64, d)
+	for i := range x {
+		x[i], w[i] = float64(i), 1/float64(i+1)
+	}
+	var s float64
+	for i := 0; i < b.N; i++ {
+		s += f(w, x)
+	}
+	if math.IsNaN(s) {
+		b.Fatal("NaN")
+	}
+}
+
+func blasDot(a, c []float64) float64 {
+	return blas64.Dot(blas64.Vector{N: len(a), Inc: 1, Data: a}, blas64.Vector{N: len(c), Inc: 1, Data: c})
+}
+
+func BenchmarkDot33(b *testing.B)      { benchDot(b, 33, dot) }
+func BenchmarkDot33Blas(b *testing.B)  { benchDot(b, 33, blasDot) }
+func BenchmarkDot256(b *testing.B)     { benchDot(b, 256, dot) }
+func BenchmarkDot256Blas(b *testing.B) { benchDot(b, 256, blasDot) }
+
+func BenchmarkNativePass3600x33(b *testing.B) { benchNative(b, 3600, 33, adultConfig()) }
