@@ -1,0 +1,132 @@
+// Command stabpriv trains differentially private linear classifiers by
+// stable SGD and accounts for their stability.
+//
+// Usage:
+//
+//	stabpriv <command> [flags]
+//
+// The commands are:
+//
+//	train   train a linear model on a CSV file or the embedded breast-cancer data
+//	help    list the commands, or show the flags of one: stabpriv help train
+//
+// Exit codes: 0 on success, 2 for a usage error (unknown command or flag,
+// a bad flag value), 1 for a runtime error (unreadable data, a failed run).
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"os/signal"
+	"strings"
+	"text/tabwriter"
+)
+
+// command is one subcommand. run parses its own flags from args.
+type command struct {
+	name    string
+	summary string
+	run     func(ctx context.Context, args []string, stdout, stderr io.Writer) error
+}
+
+// commands returns the command table, in the order help lists it.
+func commands() []command {
+	return []command{
+		{"train", "train a linear model on a CSV file or the embedded breast-cancer data", runTrain},
+	}
+}
+
+// usageError marks an error in the command line: main exits with code 2.
+type usageError struct{ err error }
+
+func (e *usageError) Error() string { return e.err.Error() }
+func (e *usageError) Unwrap() error { return e.err }
+
+// usagef returns a usageError with a formatted message.
+func usagef(format string, args ...any) error {
+	return &usageError{fmt.Errorf(format, args...)}
+}
+
+// exitCode maps the error of run to the exit status of the process.
+func exitCode(err error) int {
+	var ue *usageError
+	switch {
+	case err == nil:
+		return 0
+	case errors.As(err, &ue):
+		return 2
+	}
+	return 1
+}
+
+func main() {
+	err := run(os.Args[1:], os.Stdout, os.Stderr)
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "stabpriv:", err)
+	}
+	os.Exit(exitCode(err))
+}
+
+// run executes the command line args (without the program name), writing
+// results to stdout and usage, logs and diagnostics to stderr. It returns a
+// *usageError for a bad command line.
+func run(args []string, stdout, stderr io.Writer) error {
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt)
+	defer stop()
+	if len(args) == 0 {
+		printUsage(stderr)
+		return usagef("no command")
+	}
+	name, rest := args[0], args[1:]
+	switch name {
+	case "help", "-h", "-help", "--help":
+		if len(rest) == 0 {
+			printUsage(stdout)
+			return nil
+		}
+		if c, ok := lookup(rest[0]); ok {
+			return c.run(ctx, []string{"-h"}, stdout, stdout)
+		}
+		return usagef("help: unknown command %q; run 'stabpriv help' for the list", rest[0])
+	}
+	c, ok := lookup(name)
+	if !ok {
+		printUsage(stderr)
+		return usagef("unknown command %q", name)
+	}
+	if err := c.run(ctx, rest, stdout, stderr); err != nil {
+		return fmt.Errorf("%s: %w", c.name, err)
+	}
+	return nil
+}
+
+func lookup(name string) (command, bool) {
+	for _, c := range commands() {
+		if c.name == name {
+			return c, true
+		}
+	}
+	return command{}, false
+}
+
+func printUsage(w io.Writer) {
+	fmt.Fprint(w, "stabpriv trains differentially private linear models by stable SGD.\n\nUsage:\n\n\tstabpriv <command> [flags]\n\nCommands:\n\n")
+	tw := tabwriter.NewWriter(w, 0, 8, 2, ' ', 0)
+	for _, c := range commands() {
+		fmt.Fprintf(tw, "\t%s\t%s\n", c.name, c.summary)
+	}
+	fmt.Fprintf(tw, "\t%s\t%s\n", "help", "list the commands, or show the flags of one")
+	tw.Flush()
+	fmt.Fprintf(w, "\nRun 'stabpriv help <command>' for the flags of a command (%s).\n", strings.Join(commandNames(), ", "))
+}
+
+func commandNames() []string {
+	var names []string
+	for _, c := range commands() {
+		names = append(names, c.name)
+	}
+	return names
+}
