@@ -1,0 +1,251 @@
+package datasets
+
+import (
+	"errors"
+	"os"
+	"path/filepath"
+	"reflect"
+	"strings"
+	"testing"
+)
+
+// realDatasetDir returns the directory of one of the shared real data sets:
+// $STABPRIV_DATA/sub when STABPRIV_DATA is set, else ../../shared/datasets/sub
+// (the shared folder beside the repository). It skips the test when the
+// directory is absent.
+func realDatasetDir(t testing.TB, sub string) string {
+	t.Helper()
+	root := os.Getenv("STABPRIV_DATA")
+	if root == "" {
+		root = filepath.Join("..", "..", "shared", "datasets")
+	}
+	dir := filepath.Join(root, sub)
+	if _, err := os.Stat(dir); err != nil {
+		t.Skipf("real data set %s not available (set STABPRIV_DATA to the folder holding it): %v", sub, err)
+	}
+	return dir
+}
+
+// writeTestFiles writes name -> content files into a temporary directory.
+func writeTestFiles(t *testing.T, files map[string]string) string {
+	t.Helper()
+	dir := t.TempDir()
+	for name, content := range files {
+		if err := os.WriteFile(filepath.Join(dir, name), []byte(content), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	return dir
+}
+
+const (
+	adultLineTrain = "39, State-gov, 77516, Bachelors, 13, Never-married, Adm-clerical, Not-in-family, White, Male, 2174, 0, 40, United-States, <=50K"
+	adultLineTest  = "38, Private, 89814, HS-grad, 9, Married-civ-spouse, Farming-fishing, Husband, White, Male, 0, 0, 50, United-States, >50K."
+	adultLineMiss  = "18, ?, 103497, Some-college, 10, Never-married, ?, Own-child, White, Female, 0, 0, 30, ?, <=50K."
+)
+
+func TestParseAdultLine(t *testing.T) {
+	tests := []struct {
+		name     string
+		line     string
+		wantErr  bool
+		positive bool
+		missing  bool
+		num0     float64
+		cat0     string
+	}{
+		{name: "train", line: adultLineTrain, num0: 39, cat0: "State-gov"},
+		{name: "test label with dot", line: adultLineTest, positive: true, num0: 38, cat0: "Private"},
+		{name: "missing", line: adultLineMiss, missing: true, num0: 18, cat0: "?"},
+		{name: "too few fields", line: "39, State-gov, 77516", wantErr: true},
+		{name: "too many fields", line: adultLineTrain + ", extra", wantErr: true},
+		{name: "bad number", line: strings.Replace(adultLineTrain, "77516", "7x", 1), wantErr: true},
+		{name: "NaN number", line: strings.Replace(adultLineTrain, "77516", "NaN", 1), wantErr: true},
+		{name: "bad label", line: strings.Replace(adultLineTrain, "<=50K", "50K", 1), wantErr: true},
+		{name: "empty category", line: strings.Replace(adultLineTrain, "State-gov", " ", 1), wantErr: true},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			r, err := parseAdultLine(tc.line)
+			if tc.wantErr {
+				if !errors.Is(err, ErrAdultFormat) {
+					t.Fatalf("err = %v, want ErrAdultFormat", err)
+				}
+				return
+			}
+			if err != nil {
+				t.Fatal(err)
+			}
+			if r.positive != tc.positive || r.missing != tc.missing || r.num[0] != tc.num0 || r.cat[0] != tc.cat0 {
+				t.Errorf("got %+v", r)
+			}
+		})
+	}
+}
+
+func TestLoadAdultSmall(t *testing.T) {
+	data := adultLineTrain + "\n" +
+		"50, Self-emp-not-inc, 83311, Bachelors, 13, Married-civ-spouse, Exec-managerial, Husband, White, Male, 0, 0, 13, United-States, >50K\n" +
+		"25, ?, 1000, HS-grad, 9, Never-married, ?, Own-child, Black, Female, 0, 0, 20, ?, <=50K\n\n"
+	test := "|1x3 Cross validator\n" + adultLineTest + "\n"
+	dir := writeTestFiles(t, map[string]string{AdultTrainFile: data, AdultTestFile: test})
+
+	ds, err := LoadAdult(dir, AdultOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	n, d := ds.X.Dims()
+	// Categories after dropping the '?' row: workclass 3, education 2,
+	// marital 2, occupation 3, relationship 2, race 1, sex 1, country 1.
+	if n != 3 || d != adultNumericCols+15 {
+		t.Fatalf("dims %d x %d, want 3 x %d", n, d, adultNumericCols+15)
+	}
+	if want := []float64{-1, 1, 1}; !reflect.DeepEqual(ds.Y, want) {
+		t.Errorf("Y = %v, want %v", ds.Y, want)
+	}
+	if want := []string{"<=50K", ">50K"}; !reflect.DeepEqual(ds.Classes, want) {
+		t.Errorf("Classes = %v", ds.Classes)
+	}
+	wantHead := []string{"age", "fnlwgt", "education-num", "capital-gain", "capital-loss", "hours-per-week",
+		"workclass=Private", "workclass=Self-emp-not-inc", "workclass=State-gov"}
+	if !reflect.DeepEqual(ds.Features[:len(wantHead)], wantHead) {
+		t.Errorf("Features start %v, want %v", ds.Features[:len(wantHead)], wantHead)
+	}
+	// Row 0 is State-gov: numeric values first, then its indicator.
+	row := ds.X.RawRowView(0)
+	if row[0] != 39 || row[1] != 77516 || row[6] != 0 || row[8] != 1 {
+		t.Errorf("row 0 = %v", row[:9])
+	}
+	for i := range n {
+		sum := 0.0
+		for _, v := range ds.X.RawRowView(i)[adultNumericCols:] {
+			sum += v
+		}
+		if sum != adultCatCols {
+			t.Errorf("row %d has %v indicators set, want %d", i, sum, adultCatCols)
+		}
+	}
+	if !strings.Contains(strings.Join(ds.Notes, "\n"), "2 of 3 records kept, 1 with a missing value") {
+		t.Errorf("Notes %q lack the dropped count", ds.Notes)
+	}
+
+	keep, err := LoadAdult(dir, AdultOptions{KeepMissing: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if n, _ := keep.X.Dims(); n != 4 {
+		t.Errorf("KeepMissing: %d rows, want 4", n)
+	}
+	if !contains(keep.Features, "workclass=?") {
+		t.Errorf("KeepMissing: no '?' category in %v", keep.Features)
+	}
+
+	train, testDS, err := LoadAdultSplit(dir, AdultOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !reflect.DeepEqual(train.Features, testDS.Features) || !reflect.DeepEqual(train.Features, ds.Features) {
+		t.Error("split parts do not share the concatenated data's columns")
+	}
+	if nt, _ := train.X.Dims(); nt != 2 {
+		t.Errorf("train rows %d, want 2", nt)
+	}
+	if ne, _ := testDS.X.Dims(); ne != 1 || testDS.Y[0] != 1 {
+		t.Errorf("test rows %d, Y %v", ne, testDS.Y)
+	}
+}
+
+func TestLoadAdultErrors(t *testing.T) {
+	numMissing := strings.Replace(adultLineTrain, "77516", "?", 1)
+	tests := []struct {
+		name  string
+		files map[string]string
+		opts  AdultOptions
+		want  error
+	}{
+		{name: "no test file", files: map[string]string{AdultTrainFile: adultLineTrain + "\n"}, want: os.ErrNotExist},
+		{name: "bad line", files: map[string]string{AdultTrainFile: "1, 2\n", AdultTestFile: adultLineTest + "\n"}, want: ErrAdultFormat},
+		{name: "empty", files: map[string]string{AdultTrainFile: "", AdultTestFile: "|junk\n"}, want: ErrAdultFormat},
+		{name: "kept numeric missing", files: map[string]string{AdultTrainFile: numMissing + "\n", AdultTestFile: adultLineTest + "\n"},
+			opts: AdultOptions{KeepMissing: true}, want: ErrAdultFormat},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			_, err := LoadAdult(writeTestFiles(t, tc.files), tc.opts)
+			if !errors.Is(err, tc.want) {
+				t.Fatalf("err = %v, want %v", err, tc.want)
+			}
+		})
+	}
+}
+
+func TestOneHotEncoder(t *testing.T) {
+	enc, err := FitOneHot([]string{"color", "size"}, [][]string{{"red", "L"}, {"blue", "S"}, {"red", "M"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := []string{"color=blue", "color=red", "size=L", "size=M", "size=S"}
+	if got := enc.FeatureNames(); !reflect.DeepEqual(got, want) {
+		t.Fatalf("FeatureNames = %v, want %v", got, want)
+	}
+	dst := make([]float64, enc.Width())
+	if err := enc.Encode(dst, []string{"red", "S"}); err != nil {
+		t.Fatal(err)
+	}
+	if want := []float64{0, 1, 0, 0, 1}; !reflect.DeepEqual(dst, want) {
+		t.Errorf("Encode = %v, want %v", dst, want)
+	}
+	if err := enc.Encode(dst, []string{"green", "S"}); !errors.Is(err, ErrUnknownCategory) {
+		t.Errorf("unknown category: err = %v", err)
+	}
+	if err := enc.Encode(dst, []string{"red"}); err == nil {
+		t.Error("short row: no error")
+	}
+	if _, err := FitOneHot([]string{"a"}, [][]string{{"x", "y"}}); err == nil {
+		t.Error("ragged fit rows: no error")
+	}
+}
+
+func TestLoadAdultReal(t *testing.T) {
+	dir := realDatasetDir(t, "adult")
+	ds, err := LoadAdult(dir, AdultOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	n, d := ds.X.Dims()
+	// 6 numeric columns + 98 indicators (workclass 7, education 16,
+	// marital-status 7, occupation 14, relationship 6, race 5, sex 2,
+	// native-country 41).
+	if n != 45222 || d != 104 || len(ds.Features) != d || len(ds.Y) != n {
+		t.Fatalf("dims %d x %d (%d names, %d labels), want 45222 x 104", n, d, len(ds.Features), len(ds.Y))
+	}
+	pos := 0
+	for _, v := range ds.Y {
+		if v == 1 {
+			pos++
+		}
+	}
+	if frac := float64(pos) / float64(n); frac < 0.245 || frac > 0.251 {
+		t.Errorf("positive fraction %.4f, want about 0.248", frac)
+	}
+	t.Logf("Adult: %d rows x %d features, %d positive (%.4f)", n, d, pos, float64(pos)/float64(n))
+
+	train, test, err := LoadAdultSplit(dir, AdultOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	nt, dt := train.X.Dims()
+	ne, de := test.X.Dims()
+	if nt != 30162 || ne != 15060 || dt != d || de != d {
+		t.Errorf("split %d x %d and %d x %d, want 30162 and 15060 rows of %d", nt, dt, ne, de, d)
+	}
+}
+
+func contains(list []string, s string) bool {
+	for _, v := range list {
+		if v == s {
+			return true
+		}
+	}
+	return false
+}
