@@ -28,6 +28,15 @@
 // The squared loss is not Lipschitz: its Constants returns an error wrapping
 // ErrDomain unless the domain bounds the weights and the labels.
 //
+// # Parameters
+//
+// HuberHinge (width h) and Huber (threshold delta) have one parameter each,
+// which must be finite and > 0. NewHuberHinge and NewHuber validate it; a
+// struct literal is validated by Constants (and Expr), which the trainer
+// calls before training, so an invalid parameter is an error wrapping
+// ErrParam and never a run. ByName uses DefaultHuberHingeH and
+// DefaultHuberDelta.
+//
 // # Labels
 //
 // Binary losses take y in {-1, +1}; regression losses any finite y;
@@ -41,5 +50,8 @@
 // engine differentiates the same definition as the native engine uses. The
 // piecewise losses are composed from Rectify at points where they are
 // continuously differentiable, so the graph derivative agrees with Grad also
-// at the kinks; the tests check this to 1e-10.
+// at the kinks; the tests check this to 1e-10. Gorgonia's Softplus and
+// LogSumExp ops are not used (in v0.9.18 the first truncates, the second
+// adds the maximum inside the logarithm). Expr never panics: shape errors
+// and invalid parameters are errors wrapping ErrExpr.
 package losses

@@ -9,10 +9,9 @@ const DefaultHuberHingeH = 0.5
 
 // HuberHinge is the smoothed (Huberized) hinge loss of width h > 0 for labels
 // y in {-1, +1} (Chapelle 2007, "Training a support vector machine in the
-// primal", Neural Computation 19(5), eq. 18; the loss of Wu et al. 2017,
-// "Bolt-on Differential Privacy for Scalable Stochastic Gradient
-// Descent-based Analytics", Section 3 and their Huber SVM experiments). In
-// the margin m = y z,
+// primal", Neural Computation 19(5); the loss of the Huber SVM of Wu et al.
+// 2017, "Bolt-on Differential Privacy for Scalable Stochastic Gradient
+// Descent-based Analytics", SIGMOD). In the margin m = y z,
 //
 //	l = 0                   if m > 1+h,
 //	l = (1+h-m)^2 / (4h)    if |1-m| <= h,

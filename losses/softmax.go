@@ -24,8 +24,8 @@ import (
 //     PSD (the loss is convex); by Gershgorin each eigenvalue is at most
 //     max_k [p_k(1-p_k) + p_k sum_{j != k} p_j] = max_k 2 p_k(1-p_k) <= 1/2,
 //     attained for K = 2 and p = (1/2, 1/2). Bohning (1992), "Multinomial
-//     logistic risk and bounds", Ann. Inst. Statist. Math. 44(1), gives the
-//     sharper matrix bound (1/2)(I - 11^T/K).
+//     logistic regression algorithm", Ann. Inst. Statist. Math. 44(1),
+//     gives the sharper matrix bound (1/2)(I - 11^T/K).
 //
 // In W (Frobenius norm), the gradient is (p - e_y) x^T and the Hessian
 // (diag(p) - p p^T) kron x x^T, so L = sqrt(2) kappa and beta_s = kappa^2/2.

@@ -14,9 +14,8 @@ import (
 // weights projected onto ||w|| <= R (Domain.Radius, set by the trainer's
 // Radius) and the labels bounded by |y| <= B (Domain.LabelBound, set by the
 // trainer's LabelBound). With rows ||x|| <= kappa, Cauchy-Schwarz gives
-// |z| = |<w, x>| <= R kappa, so |dl/dz| <= R kappa + B = L_z (DESIGN.md;
-// Wu et al. 2017, Bolt-on DP, treat it the same way). Huber is the Lipschitz
-// alternative that needs neither bound.
+// |z| = |<w, x>| <= R kappa, so |dl/dz| <= |z| + |y| <= R kappa + B = L_z
+// (DESIGN.md). Huber is the Lipschitz alternative that needs neither bound.
 //
 // The zero value is ready to use.
 type Squared struct{}
