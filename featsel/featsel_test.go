@@ -125,8 +125,10 @@ func TestDynamicThresholdMonotone(t *testing.T) {
 	}
 }
 
-// The exact gamma-norm marginal against closed forms: Dim 1 is Laplace(theta),
-// Dim 3 has tail (1 + x/(2 theta)) exp(-x/theta).
+// The exact gamma-norm marginal against closed forms: Dim 1 is Laplace(theta);
+// for odd Dim = 2n+1 the density |x|^{n+1/2} K_{n+1/2}(|x|/theta) is
+// elementary, and with u = x/theta the tail P(|N_j| > x) is
+// (1 + u/2) exp(-u) for Dim 3 and (1 + 5u/8 + u^2/8) exp(-u) for Dim 5.
 func TestGammaNormTailClosedForms(t *testing.T) {
 	const theta = 0.7
 	for _, x := range []float64{0.01, 0.3, 1, 4, 15, 25} {
@@ -143,6 +145,14 @@ func TestGammaNormTailClosedForms(t *testing.T) {
 		}
 		if want := (1 + x/(2*theta)) * math.Exp(-x/theta); !near(g3, want, 1e-11) {
 			t.Errorf("Dim 3, x=%v: tail %v, want %v", x, g3, want)
+		}
+		g5, err := NoiseModel{Kind: GammaNorm, Scale: theta, Dim: 5}.TailProb(x)
+		if err != nil {
+			t.Fatal(err)
+		}
+		u := x / theta
+		if want := (1 + 5*u/8 + u*u/8) * math.Exp(-u); !near(g5, want, 1e-11) {
+			t.Errorf("Dim 5, x=%v: tail %v, want %v", x, g5, want)
 		}
 	}
 }

@@ -95,8 +95,10 @@ func (m NoiseModel) Validate() error {
 // coordinate is therefore a symmetric variance-gamma (Bessel K) variable with
 // density proportional to |x|^{Dim/2} K_{Dim/2}(|x|/theta); for Dim = 1 it is
 // Laplace(theta), for Dim = 3 its tail is (1 + x/(2 theta)) exp(-x/theta).
-// The expectation over V is computed by quadrature with absolute error far
-// below 1e-12 (see mixture).
+// The expectation over V is computed by quadrature (see mixture): against
+// the closed forms for Dim = 1, 3, 5 the relative error is about 1e-14 for
+// probabilities down to 1e-12 and grows only below about 1e-30 (1% at 1e-45);
+// the absolute error is below 1e-15.
 //
 // It returns 1 for t <= 0 and an error wrapping ErrInvalid for a NaN t or an
 // invalid model.
