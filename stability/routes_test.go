@@ -1,0 +1,362 @@
+package stability
+
+import (
+	"encoding/json"
+	"errors"
+	"math"
+	"testing"
+
+	"github.com/stabpriv/stabpriv/trainer"
+)
+
+func TestClosedForms(t *testing.T) {
+	inf := math.Inf(1)
+	tests := []struct {
+		name string
+		f    func() (float64, error)
+		want float64
+		err  error
+	}{
+		{"erm", func() (float64, error) { return ERMDelta(1, 0.1, 100) }, 0.2, nil},
+		{"erm L=2", func() (float64, error) { return ERMDelta(2, 0.5, 40) }, 0.2, nil},
+		{"erm mu=0", func() (float64, error) { return ERMDelta(1, 0, 100) }, 0, ErrNotApplicable},
+		{"erm n=0", func() (float64, error) { return ERMDelta(1, 0.1, 0) }, 0, ErrInvalid},
+		{"erm L<0", func() (float64, error) { return ERMDelta(-1, 0.1, 10) }, 0, ErrInvalid},
+		{"erm NaN", func() (float64, error) { return ERMDelta(math.NaN(), 0.1, 10) }, 0, ErrInvalid},
+		{"remark8", func() (float64, error) { return Remark8Delta(0.2, 0.01, 0.1) }, 0.4, nil},
+		{"remark8 mu=0", func() (float64, error) { return Remark8Delta(0.2, 0.01, 0) }, 0, ErrNotApplicable},
+		{"remark8 Inf", func() (float64, error) { return Remark8Delta(inf, 0.01, 1) }, 0, ErrInvalid},
+		{"theorem7", func() (float64, error) { return Theorem7Delta(0.02, 0.01) }, 2, nil},
+		{"theorem7 mu=0", func() (float64, error) { return Theorem7Delta(0.02, 0) }, 0, ErrNotApplicable},
+		{"convex 2kL eta/b", func() (float64, error) { return ConvexSGDDelta(1, 0.25, 0, 4, []float64{0.5, 0.5, 0.5}) }, 0.75, nil},
+		{"convex decreasing", func() (float64, error) { return ConvexSGDDelta(2, 1, 0, 1, []float64{1, 0.5, 0.25}) }, 7, nil},
+		{"convex limit with mu", func() (float64, error) { return ConvexSGDDelta(1, 1, 1, 1, []float64{1}) }, 2, nil},
+		{"convex step too large", func() (float64, error) { return ConvexSGDDelta(1, 1, 1, 1, []float64{1.01}) }, 0, ErrNotApplicable},
+		{"convex b=0", func() (float64, error) { return ConvexSGDDelta(1, 1, 0, 0, []float64{1}) }, 0, ErrInvalid},
+		{"convex no passes", func() (float64, error) { return ConvexSGDDelta(1, 1, 0, 1, nil) }, 0, ErrInvalid},
+		// eta mu = 1/2, m = 1: 2*1*1*(1 + 1/2 + 1/4).
+		{"strongly convex", func() (float64, error) { return StronglyConvexSGDDelta(1, 0, 0.5, 1, 1, 1, 3) }, 3.5, nil},
+		// m = ceil(5/2) = 3: (2*0.5/2)*(1 + 0.9^3).
+		{"strongly convex b=2", func() (float64, error) { return StronglyConvexSGDDelta(1, 1, 0.2, 0.5, 5, 2, 2) }, 0.5 * (1 + 0.729), nil},
+		{"strongly convex mu=0", func() (float64, error) { return StronglyConvexSGDDelta(1, 1, 0, 0.5, 5, 2, 2) }, 0, ErrNotApplicable},
+		{"strongly convex step", func() (float64, error) { return StronglyConvexSGDDelta(1, 1, 0.5, 1.01, 5, 2, 2) }, 0, ErrNotApplicable},
+		{"strongly convex b>n", func() (float64, error) { return StronglyConvexSGDDelta(1, 1, 0.5, 0.1, 5, 6, 2) }, 0, ErrInvalid},
+		{"decreasing", func() (float64, error) { return DecreasingStepDelta(1, 0.25, 0.1, 0.35, 100, 1) }, 0.2, nil},
+		{"decreasing b divides n", func() (float64, error) { return DecreasingStepDelta(1, 0.25, 0.1, 0.35, 100, 4) }, 0.2, nil},
+		{"decreasing short batch", func() (float64, error) { return DecreasingStepDelta(1, 0.25, 0.1, 0.35, 10, 3) }, 2 / (0.1 * 12), nil},
+		{"decreasing cap small", func() (float64, error) { return DecreasingStepDelta(1, 1, 0.1, 0.5, 100, 1) }, 0, ErrNotApplicable},
+		{"enhanced", func() (float64, error) { return EnhancedEpsilon(1, 0.4, 0.1) }, 0.25, nil},
+		{"enhanced base 0", func() (float64, error) { return EnhancedEpsilon(1, 0, 0.1) }, 0, ErrInvalid},
+		{"enhanced eps Inf", func() (float64, error) { return EnhancedEpsilon(inf, 1, 0.1) }, 0, ErrInvalid},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			got, err := tc.f()
+			if tc.err != nil {
+				if !errors.Is(err, tc.err) {
+					t.Fatalf("err = %v, want %v", err, tc.err)
+				}
+				return
+			}
+			if err != nil {
+				t.Fatal(err)
+			}
+			if !relClose(got, tc.want, 1e-12) {
+				t.Errorf("got %v, want %v", got, tc.want)
+			}
+		})
+	}
+}
+
+// Theorem 7 fed with the exact minimizer's stability is looser than route 1.
+func TestTheorem7LooserThanERM(t *testing.T) {
+	for _, n := range []int{1, 2, 10, 1000, 1e6} {
+		erm, _ := ERMDelta(1, 0.1, n)
+		t7, err := Theorem7Delta(1*erm, 0.1) // beta of l alone: smaller than that of l + R
+		if err != nil {
+			t.Fatal(err)
+		}
+		if t7 < erm || n > 1 && t7 <= erm {
+			t.Errorf("n = %d: theorem 7 gives %v <= route 1's %v", n, t7, erm)
+		}
+		if want := 2 / (0.1 * math.Sqrt(float64(n))); !relClose(t7, want, 1e-12) {
+			t.Errorf("n = %d: theorem 7 gives %v, want 2L/(mu sqrt n) = %v", n, t7, want)
+		}
+	}
+}
+
+// The recursion of Analyze reproduces the closed forms on hand-built runs.
+func TestAnalyzeMatchesClosedForms(t *testing.T) {
+	t.Run("convex constant", func(t *testing.T) {
+		r := handRun()
+		r.Batch = 4
+		fillSteps(r)
+		rep := mustAnalyze(t, r)
+		want := 2 * 5 * 1 * 0.5 / 4.0
+		if e, _ := rep.Lookup(RouteConvexSGD); !e.Applies || !relClose(e.Delta, want, 1e-12) {
+			t.Errorf("route 3 = %+v, want %v", e, want)
+		}
+		if rep.Chosen != RouteConvexSGD {
+			t.Errorf("chosen %v, want route 3", rep.Chosen)
+		}
+	})
+	t.Run("convex averaged", func(t *testing.T) {
+		r := handRun()
+		r.Average = true
+		rep := mustAnalyze(t, r)
+		want := 2 * 0.5 * (5 + 1) / 2.0 // mean over passes of (p+1) eta
+		if e, _ := rep.Lookup(RouteConvexSGD); !relClose(e.Delta, want, 1e-12) {
+			t.Errorf("route 3 averaged = %v, want %v", e.Delta, want)
+		}
+	})
+	t.Run("strongly convex constant", func(t *testing.T) {
+		r := handRun()
+		r.Lambda, r.Batch, r.Eta = 0.2, 3, 1
+		fillSteps(r)
+		rep := mustAnalyze(t, r)
+		want, err := StronglyConvexSGDDelta(1, 0.25, 0.2, 1, 100, 3, 5)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if e, _ := rep.Lookup(RouteStronglyConvexSGD); !e.Applies || !relClose(e.Delta, want, 1e-9) {
+			t.Errorf("route 4 = %+v, want %v", e, want)
+		}
+		if rep.Chosen != RouteStronglyConvexSGD {
+			t.Errorf("chosen %v, want route 4", rep.Chosen)
+		}
+	})
+	t.Run("bounded inverse t", func(t *testing.T) {
+		for _, b := range []int{1, 3, 10} {
+			r := handRun()
+			r.Lambda, r.Batch, r.Schedule, r.PassesDone, r.Passes = 0.05, b, trainer.BoundedInverseT.String(), 8, 8
+			fillSteps(r)
+			rep := mustAnalyze(t, r)
+			closed, err := DecreasingStepDelta(1, 0.25, 0.05, 0.3, 100, b)
+			if err != nil {
+				t.Fatal(err)
+			}
+			e, _ := rep.Lookup(RouteStronglyConvexSGD)
+			if !e.Applies || e.Delta > closed*(1+1e-9) || e.Delta < 0.9*closed {
+				t.Errorf("b = %d: route 4 = %v, want in [0.9, 1] x %v", b, e.Delta, closed)
+			}
+		}
+	})
+	t.Run("custom pass level", func(t *testing.T) {
+		r := handRun()
+		r.Schedule = trainer.Custom.String()
+		r.PassMaxStep = []float64{1, 0.5, 0.5, 0.25, 0.25}
+		r.PassMinStep = r.PassMaxStep
+		rep := mustAnalyze(t, r)
+		if e, _ := rep.Lookup(RouteConvexSGD); !relClose(e.Delta, 2*2.5, 1e-12) {
+			t.Errorf("route 3 = %v, want %v", e.Delta, 5.0)
+		}
+	})
+	t.Run("erm", func(t *testing.T) {
+		r := handRun()
+		r.Lambda, r.Tolerance, r.GradNorm, r.Converged = 0.1, 1e-3, 5e-4, true
+		fillSteps(r)
+		rep := mustAnalyze(t, r)
+		want := 2/(100*0.1) + 2*1e-3/0.1
+		if rep.Chosen != RouteERM || !relClose(rep.Delta, want, 1e-12) || !relClose(rep.Beta, want, 1e-12) {
+			t.Errorf("chosen %v with %v (beta %v), want route 1 with %v", rep.Chosen, rep.Delta, rep.Beta, want)
+		}
+		e, _ := rep.Lookup(RouteTheorem7)
+		if !e.Applies || e.Delta <= want {
+			t.Errorf("theorem 7 = %+v, want applicable and looser than %v", e, want)
+		}
+		for _, id := range []RouteID{RouteConvexSGD, RouteStronglyConvexSGD} {
+			if e, _ := rep.Lookup(id); e.Applies || !errors.Is(e.Err, ErrNotApplicable) {
+				t.Errorf("route %v applies to a run with a tolerance: %+v", id, e)
+			}
+		}
+	})
+}
+
+func mustAnalyze(t *testing.T, r *trainer.Run) *Report {
+	t.Helper()
+	rep, err := Analyze(r)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(rep.Routes) != len(Routes) {
+		t.Fatalf("%d routes listed, want %d", len(rep.Routes), len(Routes))
+	}
+	return rep
+}
+
+func TestAnalyzeNotApplicable(t *testing.T) {
+	all := []RouteID{RouteERM, RouteTheorem7, RouteConvexSGD, RouteStronglyConvexSGD}
+	tests := []struct {
+		name string
+		mod  func(r *trainer.Run)
+		na   []RouteID // routes that must not apply
+		ok   []RouteID // routes that must apply
+	}{
+		{"user model", func(r *trainer.Run) { r.UserModel = true }, all, nil},
+		{"non-convex", func(r *trainer.Run) { r.Convex = false }, all, nil},
+		{"mu = 0", func(r *trainer.Run) {}, []RouteID{RouteERM, RouteTheorem7, RouteStronglyConvexSGD}, []RouteID{RouteConvexSGD}},
+		{"step too large", func(r *trainer.Run) { r.Eta = 9; fillSteps(r) }, all, nil},
+		{"step between limits", func(r *trainer.Run) {
+			r.Lambda, r.BetaS, r.Eta = 1, 1, 0.9 // 2/(1+2) < 0.9 <= 2/(1+1)
+			fillSteps(r)
+		}, []RouteID{RouteERM, RouteTheorem7, RouteStronglyConvexSGD}, []RouteID{RouteConvexSGD}},
+		{"inverse t", func(r *trainer.Run) { r.Lambda, r.Schedule = 0.1, trainer.InverseT.String(); fillSteps(r) }, all, nil},
+		{"not converged", func(r *trainer.Run) {
+			r.Lambda, r.Tolerance, r.GradNorm = 0.1, 1e-3, 2e-3
+			fillSteps(r)
+		}, all, nil},
+		{"converged", func(r *trainer.Run) {
+			r.Lambda, r.Tolerance, r.GradNorm, r.Converged = 0.1, 1e-3, 1e-4, true
+			fillSteps(r)
+		}, []RouteID{RouteConvexSGD, RouteStronglyConvexSGD}, []RouteID{RouteERM, RouteTheorem7}},
+		{"converged small radius", func(r *trainer.Run) {
+			r.Lambda, r.Tolerance, r.GradNorm, r.Converged, r.Radius = 0.1, 1e-3, 1e-4, true, 5
+			fillSteps(r)
+		}, all, nil},
+		{"softmax clipping active", func(r *trainer.Run) { r.K, r.Clip, r.Lambda = 3, 0.5, 0.1; fillSteps(r) },
+			[]RouteID{RouteConvexSGD, RouteStronglyConvexSGD}, nil},
+		{"softmax clipping inactive", func(r *trainer.Run) { r.K, r.Clip, r.Lambda = 3, 1, 0.1; fillSteps(r) },
+			nil, []RouteID{RouteConvexSGD, RouteStronglyConvexSGD}},
+		{"softmax clipping inactive under dropout", func(r *trainer.Run) { r.K, r.Clip, r.Dropout = 3, 0.5, 0.5 },
+			nil, []RouteID{RouteConvexSGD}},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			r := handRun()
+			tc.mod(r)
+			rep := mustAnalyze(t, r)
+			for _, id := range tc.na {
+				e, _ := rep.Lookup(id)
+				var na *NotApplicableError
+				if e.Applies || !errors.As(e.Err, &na) || na.Route != id || e.Reason == "" || !math.IsInf(e.Delta, 1) {
+					t.Errorf("route %v: %+v, want a *NotApplicableError", id, e)
+				}
+				if !errors.Is(e.Err, ErrNotApplicable) {
+					t.Errorf("route %v: %v does not wrap ErrNotApplicable", id, e.Err)
+				}
+			}
+			for _, id := range tc.ok {
+				if e, _ := rep.Lookup(id); !e.Applies || e.Err != nil || math.IsInf(e.Delta, 0) {
+					t.Errorf("route %v: %+v, want it to apply", id, e)
+				}
+			}
+			if len(tc.ok) == 0 && len(tc.na) == len(all) {
+				if _, err := rep.Best(); !errors.Is(err, ErrNoRoute) || !errors.Is(err, ErrNotApplicable) {
+					t.Errorf("Best: %v, want ErrNoRoute joined with the reasons", err)
+				}
+				if rep.Chosen != 0 || !math.IsInf(rep.Delta, 1) {
+					t.Errorf("chosen %v with %v, want none", rep.Chosen, rep.Delta)
+				}
+			}
+		})
+	}
+}
+
+func TestAnalyzeInvalid(t *testing.T) {
+	tests := []struct {
+		name string
+		mod  func(r *trainer.Run)
+	}{
+		{"batch 0", func(r *trainer.Run) { r.Batch = 0 }},
+		{"batch > n", func(r *trainer.Run) { r.Batch = 101 }},
+		{"mu mismatch", func(r *trainer.Run) { r.Mu = 1 }},
+		{"NaN L", func(r *trainer.Run) { r.L = math.NaN() }},
+		{"negative tolerance", func(r *trainer.Run) { r.Tolerance = -1 }},
+		{"steps per pass", func(r *trainer.Run) { r.StepsPerPass = 7 }},
+		{"pass record", func(r *trainer.Run) { r.PassMaxStep = r.PassMaxStep[:2] }},
+		{"zero step", func(r *trainer.Run) { r.PassMinStep[0] = 0 }},
+		{"dropout > 1", func(r *trainer.Run) { r.Dropout = 2 }},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			r := handRun()
+			tc.mod(r)
+			if _, err := Analyze(r); !errors.Is(err, ErrInvalid) {
+				t.Errorf("err = %v, want ErrInvalid", err)
+			}
+		})
+	}
+	if _, err := Analyze(nil); !errors.Is(err, ErrInvalid) {
+		t.Errorf("nil run: err = %v, want ErrInvalid", err)
+	}
+}
+
+// TestKnobDirections checks the directions of Table 1 (doc.go): each knob is
+// moved alone from a base run and the chosen beta must move as stated.
+func TestKnobDirections(t *testing.T) {
+	base := func() *trainer.Run {
+		r := handRun()
+		r.Lambda, r.Eta, r.Batch = 0.05, 0.5, 2
+		return fillSteps(r)
+	}
+	tests := []struct {
+		name string
+		mod  func(r *trainer.Run)
+		up   bool
+	}{
+		{"more passes", func(r *trainer.Run) { r.Passes, r.PassesDone = 8, 8 }, true},
+		{"larger step", func(r *trainer.Run) { r.Eta = 1 }, true},
+		{"larger batch", func(r *trainer.Run) { r.Batch = 8 }, false},
+		{"clipping", func(r *trainer.Run) { r.Clip = 0.5 }, false},
+		{"dropout", func(r *trainer.Run) { r.Dropout = 0.6 }, false},
+		{"larger lambda", func(r *trainer.Run) { r.Lambda = 0.2 }, false},
+		{"averaging", func(r *trainer.Run) { r.Average = true }, false},
+		{"more passes, mu = 0", func(r *trainer.Run) { r.Lambda, r.Passes, r.PassesDone = 0, 8, 8 }, true},
+	}
+	b0 := mustAnalyze(t, base()).Beta
+	if math.IsInf(b0, 0) {
+		t.Fatal("no route for the base run")
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			r := base()
+			if tc.name == "more passes, mu = 0" {
+				r.Lambda = 0
+				fillSteps(r)
+				b0 := mustAnalyze(t, r).Beta
+				r.Passes, r.PassesDone = 8, 8
+				fillSteps(r)
+				if b := mustAnalyze(t, r).Beta; !(b > b0) {
+					t.Errorf("beta %v -> %v, want up", b0, b)
+				}
+				return
+			}
+			tc.mod(r)
+			fillSteps(r)
+			b := mustAnalyze(t, r).Beta
+			if tc.up && !(b > b0) || !tc.up && !(b < b0) {
+				t.Errorf("beta %v -> %v, want up = %v", b0, b, tc.up)
+			}
+		})
+	}
+	// Elastic net: at a fixed l1 ratio, a larger lambda lowers beta on route 1.
+	erm := func(lambda float64) float64 {
+		r := handRun()
+		r.Lambda, r.L1Ratio, r.Tolerance, r.Converged = lambda, 0.5, 1e-4, true
+		return mustAnalyze(t, fillSteps(r)).Beta
+	}
+	if a, b := erm(0.1), erm(0.4); !(b < a) {
+		t.Errorf("elastic net: beta %v at lambda 0.1, %v at 0.4, want down", a, b)
+	}
+}
+
+func TestRouteIDText(t *testing.T) {
+	for _, id := range Routes {
+		b, err := json.Marshal(id)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var back RouteID
+		if err := json.Unmarshal(b, &back); err != nil || back != id {
+			t.Errorf("%v -> %s -> %v (%v)", id, b, back, err)
+		}
+	}
+	var r RouteID
+	if err := r.UnmarshalText([]byte("nope")); !errors.Is(err, ErrInvalid) {
+		t.Errorf("unknown name: %v", err)
+	}
+	rep := mustAnalyze(t, handRun())
+	if _, err := json.Marshal(rep); err == nil {
+		t.Log("report with +Inf marshals") // +Inf is not valid JSON: see below
+	}
+}
