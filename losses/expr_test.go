@@ -166,6 +166,7 @@ func TestExprErrors(t *testing.T) {
 	vec := gorgonia.NewVector(g, tensor.Float64, gorgonia.WithShape(3), gorgonia.WithName("z"))
 	sc := gorgonia.NewScalar(g, tensor.Float64, gorgonia.WithName("y"))
 	z1 := gorgonia.NewVector(g, tensor.Float64, gorgonia.WithShape(1), gorgonia.WithName("z1"))
+	y2 := gorgonia.NewVector(g, tensor.Float64, gorgonia.WithShape(2), gorgonia.WithName("y2"))
 	cases := []struct {
 		name string
 		loss Loss
@@ -177,6 +178,8 @@ func TestExprErrors(t *testing.T) {
 		{"softmax scalar label", Softmax{}, vec, sc, ErrExpr},
 		{"softmax scalar margin", Softmax{}, sc, vec, ErrExpr},
 		{"huber vector label", Huber{Delta: 1}, z1, vec, ErrExpr},
+		{"logistic 3 margins", Logistic{}, vec, sc, ErrExpr},
+		{"softmax label of the wrong length", Softmax{}, vec, y2, ErrExpr}, // a Gorgonia panic, recovered
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {

@@ -92,6 +92,10 @@ func constant(v float64) *gorgonia.Node { return gorgonia.NewConstant(v) }
 func buildExpr(name string, f func() (*gorgonia.Node, error)) (n *gorgonia.Node, err error) {
 	defer func() {
 		if r := recover(); r != nil {
+			if e, ok := r.(error); ok {
+				n, err = nil, fmt.Errorf("%w: %s: %w", ErrExpr, name, e)
+				return
+			}
 			n, err = nil, fmt.Errorf("%w: %s: %v", ErrExpr, name, r)
 		}
 	}()
