@@ -14,7 +14,8 @@ import (
 var ErrInvalid = errors.New("featsel: invalid argument")
 
 // ErrShape is wrapped by every error about a weight slice whose length is not
-// K*D, or a non-positive number of rows K.
+// K*D, a number of rows K < 1 or of features D < 0, or a gamma-norm noise
+// vector of dimension smaller than the weights it is said to cover.
 var ErrShape = errors.New("featsel: shape mismatch")
 
 // NoiseKind names the output-perturbation mechanism that produced the

@@ -10,16 +10,20 @@ import "fmt"
 // weights: they are for evaluation and must not be released as private.
 type Report struct {
 	// Threshold is the T of the rule |w_kj| > T for some row k.
-	Threshold float64
+	Threshold float64 `json:"threshold"`
 	// Selected are the features selected from the noisy weights and
 	// Reference those selected from the non-private weights at the same T.
-	Selected, Reference []int
+	Selected  []int `json:"selected"`
+	Reference []int `json:"reference"`
 	// Precision, Recall, F1 and Jaccard compare Selected with Reference
 	// (see Metrics for the conventions on empty sets).
-	Precision, Recall, F1, Jaccard float64
+	Precision float64 `json:"precision"`
+	Recall    float64 `json:"recall"`
+	F1        float64 `json:"f1"`
+	Jaccard   float64 `json:"jaccard"`
 	// ExpectedFlips is the expected number of features whose decision
 	// differs from the reference in a fresh release (see ExpectedFlips).
-	ExpectedFlips float64
+	ExpectedFlips float64 `json:"expected_flips"`
 }
 
 // NewReport thresholds the noisy (released) and the non-private K x D weights,
@@ -33,10 +37,10 @@ type Report struct {
 // Select(reference, k, d, 0) and Compare.
 func NewReport(noisy, reference []float64, k, d int, spec ThresholdSpec, noise NoiseModel) (Report, error) {
 	if err := checkWeights(noisy, k, d); err != nil {
-		return Report{}, fmt.Errorf("noisy weights: %w", err)
+		return Report{}, fmt.Errorf("%w (noisy weights)", err)
 	}
 	if err := checkWeights(reference, k, d); err != nil {
-		return Report{}, fmt.Errorf("reference weights: %w", err)
+		return Report{}, fmt.Errorf("%w (reference weights)", err)
 	}
 	if err := noise.Validate(); err != nil {
 		return Report{}, err
