@@ -33,7 +33,9 @@ func epsLowerBound(draw func(w float64) float64, shift, delta float64, n int) fl
 		sort.Float64s(x)
 		return x
 	}
-	above := func(x []float64, t float64) int { return len(x) - sort.SearchFloat64s(x, math.Nextafter(t, math.Inf(1))) }
+	above := func(x []float64, t float64) int {
+		return len(x) - sort.SearchFloat64s(x, math.Nextafter(t, math.Inf(1)))
+	}
 	bound := func(x0, x1 []float64, t float64) float64 {
 		_, p0hi := clopperPearson(above(x0, t), n, auditAlpha)
 		p1lo, _ := clopperPearson(above(x1, t), n, auditAlpha)
