@@ -44,8 +44,21 @@ func (Logistic) Deriv2(z, _ float64) float64 {
 // Value returns l(z[0], y). It panics if len(z) != 1.
 func (l Logistic) Value(z []float64, y float64) float64 { return scalarValue(l, z, y) }
 
-// Grad writes dl/dz into dst and returns l(z, y).
-func (l Logistic) Grad(dst, z []float64, y float64) float64 { return scalarGrad(l, dst, z, y) }
+// Grad writes dl/dz into dst and returns l(z, y), the same values as Deriv
+// and Value1 from one exponential.
+func (Logistic) Grad(dst, z []float64, y float64) float64 {
+	if len(z) != 1 || len(dst) != 1 {
+		panic("losses: scalar loss with K != 1")
+	}
+	m := -y * z[0]
+	e := math.Exp(-math.Abs(m))
+	if m >= 0 {
+		dst[0] = -y / (1 + e)
+		return m + math.Log1p(e)
+	}
+	dst[0] = -y * e / (1 + e)
+	return math.Log1p(e)
+}
 
 // Hess writes d2l/dz2 into dst.
 func (l Logistic) Hess(dst, z []float64, y float64) { scalarHess(l, dst, z, y) }
@@ -80,15 +93,17 @@ func checkSign(y float64) error {
 }
 
 // scalarValue, scalarGrad and scalarHess implement the vector methods of a
-// K = 1 loss from its Margin methods.
-func scalarValue(m Margin, z []float64, y float64) float64 {
+// K = 1 loss from its Margin methods. They are generic, not taking a Margin
+// interface, so that a loss with parameters is not boxed (allocated) on
+// every call.
+func scalarValue[M Margin](m M, z []float64, y float64) float64 {
 	if len(z) != 1 {
 		panic("losses: scalar loss with K != 1")
 	}
 	return m.Value1(z[0], y)
 }
 
-func scalarGrad(m Margin, dst, z []float64, y float64) float64 {
+func scalarGrad[M Margin](m M, dst, z []float64, y float64) float64 {
 	if len(z) != 1 || len(dst) != 1 {
 		panic("losses: scalar loss with K != 1")
 	}
@@ -96,7 +111,7 @@ func scalarGrad(m Margin, dst, z []float64, y float64) float64 {
 	return m.Value1(z[0], y)
 }
 
-func scalarHess(m Margin, dst, z []float64, y float64) {
+func scalarHess[M Margin](m M, dst, z []float64, y float64) {
 	if len(z) != 1 || len(dst) != 1 {
 		panic("losses: scalar loss with K != 1")
 	}

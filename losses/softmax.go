@@ -68,16 +68,22 @@ func classIndex(y float64, k int) int {
 	return int(y)
 }
 
-// logSumExp returns max(z) and s = sum_k exp(z_k - max(z)), so that
-// log(sum_k exp(z_k)) = max(z) + log(s) with 1 <= s <= K.
-func logSumExp(z []float64) (zmax, s float64) {
+// maxOf returns the largest element of z. It panics if z is empty.
+func maxOf(z []float64) float64 {
 	if len(z) == 0 {
 		panic("losses: softmax of an empty margin vector")
 	}
-	zmax = z[0]
+	m := z[0]
 	for _, v := range z[1:] {
-		zmax = math.Max(zmax, v)
+		m = math.Max(m, v)
 	}
+	return m
+}
+
+// logSumExp returns max(z) and s = sum_k exp(z_k - max(z)), so that
+// log(sum_k exp(z_k)) = max(z) + log(s) with 1 <= s <= K.
+func logSumExp(z []float64) (zmax, s float64) {
+	zmax = maxOf(z)
 	for _, v := range z {
 		s += math.Exp(v - zmax)
 	}
@@ -99,9 +105,14 @@ func (Softmax) Grad(dst, z []float64, y float64) float64 {
 		panic("losses: softmax gradient length mismatch")
 	}
 	c := classIndex(y, len(z))
-	zmax, s := logSumExp(z)
+	zmax := maxOf(z)
+	var s float64
 	for k, v := range z {
-		dst[k] = math.Exp(v-zmax) / s
+		dst[k] = math.Exp(v - zmax)
+		s += dst[k]
+	}
+	for k := range dst {
+		dst[k] /= s
 	}
 	dst[c] -= 1
 	return math.Log(s) - (z[c] - zmax)
