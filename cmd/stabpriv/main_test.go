@@ -179,6 +179,8 @@ func TestUsageErrors(t *testing.T) {
 		{"extra argument", []string{"train", "extra"}, `unexpected argument "extra"`},
 		{"data without label", []string{"train", "--data", good}, "--data needs --label"},
 		{"label without data", []string{"train", "--label", "class"}, "without --data"},
+		{"positive for multiclass", []string{"train", "--loss", "softmax", "--positive", "malignant"}, "binary losses"},
+		{"positive not in default data", []string{"train", "--positive", "benign"}, "encodes malignant as +1"},
 		{"regression on default data", []string{"train", "--loss", "squared"}, "embedded data set is binary"},
 	}
 	for _, tt := range tests {
@@ -272,4 +274,23 @@ func TestTrainDeterministic(t *testing.T) {
 	if bytes.Equal(a, c) {
 		t.Error("seeds 5 and 6 give the same weights")
 	}
+}
+
+func Example_help() {
+	if err := run([]string{"help"}, os.Stdout, os.Stderr); err != nil {
+		fmt.Println(err)
+	}
+	// Output:
+	// stabpriv trains differentially private linear models by stable SGD.
+	//
+	// Usage:
+	//
+	//	stabpriv <command> [flags]
+	//
+	// Commands:
+	//
+	//   train  train a linear model on a CSV file or the embedded breast-cancer data
+	//   help   list the commands, or show the flags of one
+	//
+	// Run 'stabpriv help <command>' for the flags of a command (train).
 }

@@ -107,6 +107,9 @@ func parseTrain(args []string, stderr io.Writer) (*settings, error) {
 	if s.lossFn, err = losses.ByName(f.loss); err != nil {
 		return nil, usagef("--loss: %w", err)
 	}
+	if f.positive != "" && s.lossFn.Task() != losses.Binary {
+		return nil, usagef("--positive applies to binary losses, not %s (%v)", f.loss, s.lossFn.Task())
+	}
 	switch f.schedule {
 	case "constant":
 		s.schedule = trainer.Constant
