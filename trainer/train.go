@@ -63,7 +63,9 @@ func (t *Trainer) Train(ctx context.Context, X mat.Matrix, y []float64) (*Model,
 		return nil, nil, err
 	}
 	p.run.Duration = time.Since(start)
-	m := &Model{Loss: p.run.Loss, K: p.k, D: p.d, W: w}
+	// D = len(w)/K is d for the built-in losses, and the number of
+	// parameters of a user graph model (K = 1; see GraphModel).
+	m := &Model{Loss: p.run.Loss, K: p.k, D: len(w) / p.k, W: w}
 	if p.loss != nil {
 		m.Task = p.loss.Task()
 	}

@@ -1,0 +1,385 @@
+package trainer
+
+import (
+	"context"
+	"errors"
+	"math"
+	"math/rand/v2"
+	"testing"
+
+	"gonum.org/v1/gonum/mat"
+	"gorgonia.org/gorgonia"
+	"gorgonia.org/tensor"
+
+	"github.com/stabpriv/stabpriv/losses"
+	"github.com/stabpriv/stabpriv/regularizers"
+)
+
+// graphLosses lists the built-in losses the graph engine is checked on, with
+// the settings their constants need. A name that losses.ByName does not know
+// fails the test.
+var graphLosses = []struct {
+	name    string
+	classes int
+}{
+	{"logistic", 0},
+	{"softmax", 3},
+	{"huber-hinge", 0},
+	{"huber", 0},
+	{"squared", 0},
+}
+
+// graphLossConfig returns a Config for the named loss with a radius, and a
+// label bound for regression losses (squared loss needs both).
+func graphLossConfig(t testing.TB, name string, classes int) Config {
+	t.Helper()
+	l, err := losses.ByName(name)
+	if err != nil {
+		t.Fatal(err)
+	}
+	cfg := Config{Loss: l, Classes: classes, Radius: 5, Engine: Graph}
+	if l.Task() == losses.Regression {
+		cfg.LabelBound = 1
+	}
+	return cfg
+}
+
+func TestGraphExampleGradient(t *testing.T) {
+	for _, tc := range graphLosses {
+		t.Run(tc.name, func(t *testing.T) {
+			cfg := graphLossConfig(t, tc.name, tc.classes)
+			X, y := synthData(20, 7, classesOf(cfg), 3)
+			p := newTestProblem(t, cfg, X, y)
+			e, err := newGraphEngine(p)
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer e.close()
+			if e.dim != p.k*p.d {
+				t.Fatalf("graph has %d parameters, want %d", e.dim, p.k*p.d)
+			}
+			r := rand.New(rand.NewPCG(9, 9))
+			w := make([]float64, e.dim)
+			for i := range w {
+				w[i] = r.NormFloat64()
+			}
+			scatter(e.vals, w)
+			got, want := make([]float64, e.dim), make([]float64, e.dim)
+			z, gz := make([]float64, p.k), make([]float64, p.k)
+			for i := 0; i < p.n; i++ {
+				x := p.x[i*p.d : (i+1)*p.d]
+				lv, err := e.exampleGrad(got, x, p.y[i])
+				if err != nil {
+					t.Fatal(err)
+				}
+				for k := range z {
+					z[k] = dot(w[k*p.d:(k+1)*p.d], x)
+				}
+				wantLoss := p.loss.Grad(gz, z, p.y[i])
+				for k := range gz {
+					for j, v := range x {
+						want[k*p.d+j] = gz[k] * v
+					}
+				}
+				if math.Abs(lv-wantLoss) > 1e-10 {
+					t.Errorf("example %d: loss %v, want %v", i, lv, wantLoss)
+				}
+				for j := range want {
+					if math.Abs(got[j]-want[j]) > 1e-10 {
+						t.Fatalf("example %d: gradient[%d] = %v, want %v", i, j, got[j], want[j])
+					}
+				}
+			}
+		})
+	}
+}
+
+// trainBoth trains cfg with the native and the graph engine on the same data.
+func trainBoth(t *testing.T, cfg Config, X mat.Matrix, y []float64) (native, graph *Model, rn, rg *Run) {
+	t.Helper()
+	ctx := context.Background()
+	var err error
+	cfg.Engine = Native
+	tr, err := New(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if native, rn, err = tr.Train(ctx, X, y); err != nil {
+		t.Fatalf("native: %v", err)
+	}
+	cfg.Engine = Graph
+	if tr, err = New(cfg); err != nil {
+		t.Fatal(err)
+	}
+	if graph, rg, err = tr.Train(ctx, X, y); err != nil {
+		t.Fatalf("graph: %v", err)
+	}
+	return native, graph, rn, rg
+}
+
+func TestGraphMatchesNative(t *testing.T) {
+	const tol = 1e-10
+	en := regularizers.ElasticNet{Lambda: 0.05, L1Ratio: 0.3}
+	logistic := Config{Loss: losses.Logistic{}, Passes: 3, Seed: 11}
+	with := func(c Config, f func(*Config)) Config { f(&c); return c }
+	cases := []struct {
+		name string
+		cfg  Config
+	}{
+		{"plain", logistic},
+		{"batch", with(logistic, func(c *Config) { c.Batch = 4 })},
+		{"clip", with(logistic, func(c *Config) { c.Clip = 0.05; c.Eta = 2 })},
+		{"dropout", with(logistic, func(c *Config) { c.Dropout = 0.5; c.Batch = 3 })},
+		{"elastic-net", with(logistic, func(c *Config) { c.Reg = en; c.Eta = 1 })},
+		{"average-radius", with(logistic, func(c *Config) { c.Average = true; c.Radius = 0.3; c.Eta = 3 })},
+		{"inverse-t", with(logistic, func(c *Config) { c.Reg = regularizers.L2(0.1); c.Schedule = BoundedInverseT })},
+		{"tolerance", with(logistic, func(c *Config) { c.Reg = regularizers.L2(0.5); c.Tolerance = 0.2; c.Passes = 50 })},
+		{"all-knobs", with(logistic, func(c *Config) {
+			c.Batch, c.Clip, c.Dropout, c.Reg, c.Average, c.Radius = 5, 0.2, 0.7, en, true, 1
+		})},
+		{"softmax", with(logistic, func(c *Config) {
+			c.Loss, c.Classes = losses.Softmax{}, 3
+			c.Batch, c.Clip, c.Dropout, c.Reg, c.Average, c.Radius = 4, 0.3, 0.8, en, true, 2
+		})},
+		{"huber-hinge", with(logistic, func(c *Config) {
+			c.Loss = losses.HuberHinge{H: losses.DefaultHuberHingeH}
+			c.Clip, c.Dropout = 0.5, 0.6
+		})},
+		{"squared", with(logistic, func(c *Config) {
+			c.Loss, c.Radius, c.LabelBound, c.Batch, c.Reg = losses.Squared{}, 2, 1, 2, en
+		})},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			X, y := synthData(50, 6, classesOf(tc.cfg), 5)
+			mn, mg, rn, rg := trainBoth(t, tc.cfg, X, y)
+			if mn.K != mg.K || mn.D != mg.D || len(mn.W) != len(mg.W) {
+				t.Fatalf("graph model %dx%d (%d), native %dx%d (%d)", mg.K, mg.D, len(mg.W), mn.K, mn.D, len(mn.W))
+			}
+			for j := range mn.W {
+				if math.Abs(mn.W[j]-mg.W[j]) > tol {
+					t.Fatalf("w[%d]: graph %v, native %v", j, mg.W[j], mn.W[j])
+				}
+			}
+			if tc.cfg.Tolerance > 0 && (!rg.Converged || rg.PassesDone == tc.cfg.Passes) {
+				t.Errorf("tolerance %v not reached early: %d passes, grad norm %v", tc.cfg.Tolerance, rg.PassesDone, rg.GradNorm)
+			}
+			if rg.PassesDone != rn.PassesDone || rg.Converged != rn.Converged {
+				t.Errorf("graph ran %d passes (converged %v), native %d (%v)", rg.PassesDone, rg.Converged, rn.PassesDone, rn.Converged)
+			}
+			for j := range rn.PassMaxStep {
+				if rg.PassMaxStep[j] != rn.PassMaxStep[j] || rg.PassMinStep[j] != rn.PassMinStep[j] {
+					t.Errorf("pass %d steps: graph [%v, %v], native [%v, %v]", j, rg.PassMinStep[j], rg.PassMaxStep[j], rn.PassMinStep[j], rn.PassMaxStep[j])
+				}
+			}
+			if math.Abs(rg.Objective-rn.Objective) > tol || math.Abs(rg.GradNorm-rn.GradNorm) > tol {
+				t.Errorf("objective %v, grad norm %v; native %v, %v", rg.Objective, rg.GradNorm, rn.Objective, rn.GradNorm)
+			}
+			if rg.Engine != "graph" || rg.UserModel {
+				t.Errorf("run engine %q, user model %v", rg.Engine, rg.UserModel)
+			}
+		})
+	}
+}
+
+// userLogistic builds by hand the logistic model l = softplus(-y <w, x>)
+// with d weights initialized to init, as a user of the plugin path would.
+func userLogistic(d int, init float64) *GraphModel {
+	g := gorgonia.NewGraph()
+	w := gorgonia.NewVector(g, tensor.Float64, gorgonia.WithShape(d), gorgonia.WithName("w"), gorgonia.WithInit(gorgonia.ValuesOf(init)))
+	x := gorgonia.NewVector(g, tensor.Float64, gorgonia.WithShape(d), gorgonia.WithName("x"))
+	y := gorgonia.NewScalar(g, tensor.Float64, gorgonia.WithName("y"))
+	m := gorgonia.Must
+	loss := m(gorgonia.Softplus(m(gorgonia.Mul(m(gorgonia.Neg(y)), m(gorgonia.Mul(w, x))))))
+	return &GraphModel{Graph: g, Params: []*gorgonia.Node{w}, Input: x, Label: y, Loss: loss}
+}
+
+// userAffine builds a logistic model with a weight vector and a scalar bias,
+// z = <w, x> + c, initialized to zero.
+func userAffine(d int) *GraphModel {
+	g := gorgonia.NewGraph()
+	w := gorgonia.NewVector(g, tensor.Float64, gorgonia.WithShape(d), gorgonia.WithName("w"), gorgonia.WithInit(gorgonia.Zeroes()))
+	c := gorgonia.NewScalar(g, tensor.Float64, gorgonia.WithName("c"), gorgonia.WithValue(0.0))
+	x := gorgonia.NewVector(g, tensor.Float64, gorgonia.WithShape(d), gorgonia.WithName("x"))
+	y := gorgonia.NewScalar(g, tensor.Float64, gorgonia.WithName("y"))
+	m := gorgonia.Must
+	z := m(gorgonia.Add(m(gorgonia.Mul(w, x)), c))
+	loss := m(gorgonia.Softplus(m(gorgonia.Mul(m(gorgonia.Neg(y)), z))))
+	return &GraphModel{Graph: g, Params: []*gorgonia.Node{w, c}, Input: x, Label: y, Loss: loss}
+}
+
+func TestGraphUserModel(t *testing.T) {
+	const d = 5
+	X, y := synthData(80, d, 0, 7)
+	ctx := context.Background()
+	base := Config{Passes: 4, Batch: 2, Clip: 0.5, Dropout: 0.8, Reg: regularizers.ElasticNet{Lambda: 0.01, L1Ratio: 0.2}, Eta: 1, Average: true, Seed: 3}
+
+	// The same loop on a hand-written logistic model gives the weights of
+	// the built-in logistic loss.
+	ref := base
+	ref.Loss, ref.Engine = losses.Logistic{}, Graph
+	tr, err := New(ref)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want, _, err := tr.Train(ctx, X, y)
+	if err != nil {
+		t.Fatal(err)
+	}
+	um := userLogistic(d, 0)
+	cfg := base
+	cfg.Model, cfg.Engine = um, Graph
+	if tr, err = New(cfg); err != nil {
+		t.Fatal(err)
+	}
+	for trial := 0; trial < 2; trial++ { // a second run reuses the gradient nodes
+		clear(um.Params[0].Value().Data().([]float64))
+		m, run, err := tr.Train(ctx, X, y)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !run.UserModel || run.Loss != "user-graph" || m.K != 1 || m.D != d || len(m.W) != d {
+			t.Fatalf("user run: user model %v, loss %q, model %dx%d with %d weights", run.UserModel, run.Loss, m.K, m.D, len(m.W))
+		}
+		for j := range want.W {
+			if math.Abs(m.W[j]-want.W[j]) > 1e-10 {
+				t.Fatalf("trial %d: w[%d] = %v, built-in loss gives %v", trial, j, m.W[j], want.W[j])
+			}
+		}
+		left := um.Params[0].Value().Data().([]float64)
+		for j := range left {
+			if left[j] != m.W[j] {
+				t.Fatalf("param value[%d] = %v, model has %v", j, left[j], m.W[j])
+			}
+		}
+		if math.IsNaN(run.Objective) || math.IsNaN(run.GradNorm) || run.GradNorm <= 0 {
+			t.Errorf("objective %v, grad norm %v", run.Objective, run.GradNorm)
+		}
+	}
+
+	// A model with a bias learns the data.
+	am := userAffine(d)
+	cfg = Config{Model: am, Engine: Graph, Eta: 1, Passes: 20, Seed: 1}
+	if tr, err = New(cfg); err != nil {
+		t.Fatal(err)
+	}
+	m, run, err := tr.Train(ctx, X, y)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(m.W) != d+1 || m.D != d+1 {
+		t.Fatalf("model has %d weights, D = %d, want %d", len(m.W), m.D, d+1)
+	}
+	if bias := float64(*am.Params[1].Value().(*gorgonia.F64)); bias != m.W[d] {
+		t.Errorf("bias param %v, model %v", bias, m.W[d])
+	}
+	hit := 0
+	for i := range y {
+		z := dot(m.W[:d], X.RawRowView(i)) + m.W[d]
+		if (z >= 0) == (y[i] > 0) {
+			hit++
+		}
+	}
+	if acc := float64(hit) / float64(len(y)); acc < 0.85 || run.Objective > 0.5 {
+		t.Errorf("accuracy %v, objective %v; want >= 0.85 and <= 0.5", acc, run.Objective)
+	}
+}
+
+func TestGraphBadModel(t *testing.T) {
+	const d = 4
+	X, y := synthData(10, d, 0, 1)
+	other := userLogistic(d, 0)
+	cases := []struct {
+		name string
+		edit func(m *GraphModel)
+	}{
+		{"nil graph", func(m *GraphModel) { m.Graph = nil }},
+		{"no params", func(m *GraphModel) { m.Params = nil }},
+		{"nil param", func(m *GraphModel) { m.Params = []*gorgonia.Node{nil} }},
+		{"nil input", func(m *GraphModel) { m.Input = nil }},
+		{"nil label", func(m *GraphModel) { m.Label = nil }},
+		{"nil loss", func(m *GraphModel) { m.Loss = nil }},
+		{"foreign param", func(m *GraphModel) { m.Params = other.Params }},
+		{"input size", func(m *GraphModel) {
+			m.Input = gorgonia.NewVector(m.Graph, tensor.Float64, gorgonia.WithShape(d+1), gorgonia.WithName("x2"))
+		}},
+		{"scalar input", func(m *GraphModel) { m.Input = gorgonia.NewScalar(m.Graph, tensor.Float64, gorgonia.WithName("s")) }},
+		{"vector label", func(m *GraphModel) {
+			m.Label = gorgonia.NewVector(m.Graph, tensor.Float64, gorgonia.WithShape(2), gorgonia.WithName("y2"))
+		}},
+		{"vector loss", func(m *GraphModel) { m.Loss = gorgonia.Must(gorgonia.HadamardProd(m.Params[0], m.Input)) }},
+		{"input is param", func(m *GraphModel) { m.Params = []*gorgonia.Node{m.Input} }},
+		{"param without value", func(m *GraphModel) {
+			m.Params = []*gorgonia.Node{gorgonia.NewVector(m.Graph, tensor.Float64, gorgonia.WithShape(d), gorgonia.WithName("v"))}
+		}},
+		{"float32 param", func(m *GraphModel) {
+			m.Params = []*gorgonia.Node{gorgonia.NewVector(m.Graph, tensor.Float32, gorgonia.WithShape(d), gorgonia.WithName("f"), gorgonia.WithInit(gorgonia.Zeroes()))}
+		}},
+		{"param is an op", func(m *GraphModel) { m.Params = []*gorgonia.Node{m.Loss} }},
+		{"loss without the param", func(m *GraphModel) {
+			m.Params = []*gorgonia.Node{gorgonia.NewVector(m.Graph, tensor.Float64, gorgonia.WithShape(d), gorgonia.WithName("u"), gorgonia.WithInit(gorgonia.Zeroes()))}
+		}},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			m := userLogistic(d, 0)
+			tc.edit(m)
+			tr, err := New(Config{Model: m, Engine: Graph, Eta: 0.1, Passes: 1})
+			if err != nil {
+				t.Fatal(err)
+			}
+			_, _, err = tr.Train(context.Background(), X, y)
+			if !errors.Is(err, ErrConfig) {
+				t.Fatalf("got %v, want an error wrapping ErrConfig", err)
+			}
+		})
+	}
+	if _, err := New(Config{Model: userLogistic(d, 0), Eta: 0.1}); !errors.Is(err, ErrConfig) {
+		t.Errorf("user model on the native engine: got %v, want ErrConfig", err)
+	}
+}
+
+func TestGraphContext(t *testing.T) {
+	X, y := synthData(40, 3, 0, 2)
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	tr, err := New(Config{Loss: losses.Logistic{}, Engine: Graph})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, _, err := tr.Train(ctx, X, y); !errors.Is(err, context.Canceled) {
+		t.Fatalf("cancelled before training: got %v, want context.Canceled", err)
+	}
+
+	// Cancel during the run, from the step schedule at step 5.
+	ctx, cancel = context.WithCancel(context.Background())
+	defer cancel()
+	last := 0
+	tr, err = New(Config{Loss: losses.Logistic{}, Engine: Graph, Schedule: Custom, Passes: 5, StepFunc: func(t int) float64 {
+		last = t
+		if t == 5 {
+			cancel()
+		}
+		return 0.1
+	}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, _, err := tr.Train(ctx, X, y); !errors.Is(err, context.Canceled) {
+		t.Fatalf("cancelled at step 5: got %v, want context.Canceled", err)
+	}
+	if last != 5 {
+		t.Errorf("training went on to step %d after cancellation at step 5", last)
+	}
+}
+
+func TestGraphDiverges(t *testing.T) {
+	X, y := synthData(40, 3, 0, 2)
+	tr, err := New(Config{Loss: losses.Logistic{}, Engine: Graph, Eta: 1e308, Passes: 3})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, _, err := tr.Train(context.Background(), X, y); err == nil {
+		t.Fatal("a step size of 1e308 trained without error")
+	}
+}
