@@ -64,7 +64,6 @@ func ReadCSV(r io.Reader, opts CSVOptions) (*Dataset, error) {
 	cr := csv.NewReader(r)
 	cr.FieldsPerRecord = -1 // checked below, with a clearer message
 	cr.TrimLeadingSpace = true
-	cr.ReuseRecord = false
 
 	header, err := cr.Read()
 	if err == io.EOF {

@@ -225,3 +225,21 @@ func TestUnitBallWithBias(t *testing.T) {
 		t.Errorf("second bias: error %v", err)
 	}
 }
+
+// TestEmptyDataset checks that every step rejects a data set without rows
+// instead of panicking in gonum.
+func TestEmptyDataset(t *testing.T) {
+	empty := &Dataset{X: &mat.Dense{}}
+	steps := map[string]func() error{
+		"Split":            func() error { _, _, err := Split(empty, 0.5, 1, false); return err },
+		"AddBias":          func() error { _, err := AddBias(empty, 1); return err },
+		"UnitBallWithBias": func() error { _, err := UnitBallWithBias(empty); return err },
+		"Transform":        func() error { _, err := (&Standardizer{}).Transform(empty); return err },
+		"FitStandardizer":  func() error { _, err := FitStandardizer(&mat.Dense{}); return err },
+	}
+	for name, step := range steps {
+		if err := step(); !errors.Is(err, ErrInvalid) {
+			t.Errorf("%s: error %v, want ErrInvalid", name, err)
+		}
+	}
+}

@@ -134,11 +134,14 @@ func cloneMeta(ds *Dataset) *Dataset {
 	}
 }
 
-// checkDataset returns an error wrapping ErrInvalid if ds has no rows or its
-// parts disagree in size.
+// checkDataset returns an error wrapping ErrInvalid if ds is nil or empty,
+// or its parts disagree in size.
 func checkDataset(ds *Dataset) error {
 	if ds == nil || ds.X == nil {
 		return fmt.Errorf("%w: nil data set", ErrInvalid)
+	}
+	if ds.X.IsEmpty() {
+		return fmt.Errorf("%w: empty data set", ErrInvalid)
 	}
 	n, d := ds.X.Dims()
 	if len(ds.Y) != n {
