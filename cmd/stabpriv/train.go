@@ -183,13 +183,11 @@ func runTrain(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	if err != nil {
 		return err
 	}
-	for _, ds := range []**datasets.Dataset{&train, &test} {
-		if *ds, err = std.Transform(*ds); err != nil {
-			return err
-		}
-		if *ds, err = datasets.UnitBallWithBias(*ds); err != nil {
-			return err
-		}
+	if train, err = preprocess(std, train); err != nil {
+		return err
+	}
+	if test, err = preprocess(std, test); err != nil {
+		return err
 	}
 
 	log := logrus.New()
@@ -240,6 +238,16 @@ func runTrain(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 		fmt.Fprintf(stdout, "\nmodel written to %s\n", s.out)
 	}
 	return nil
+}
+
+// preprocess standardizes ds with std and maps its rows to
+// x' = [x, 1]/sqrt(2) in the unit ball.
+func preprocess(std *datasets.Standardizer, ds *datasets.Dataset) (*datasets.Dataset, error) {
+	z, err := std.Transform(ds)
+	if err != nil {
+		return nil, err
+	}
+	return datasets.UnitBallWithBias(z)
 }
 
 // loadData reads --data, or the embedded data set, with labels encoded for
