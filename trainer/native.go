@@ -321,14 +321,17 @@ func (e *native) move(dir []float64, c, eta float64) {
 	a := 1 - eta*e.p.mu
 	if thr := eta * e.l1; thr > 0 {
 		for j, v := range dir {
-			// Soft thresholding as in regularizers.SoftThreshold.
+			// Soft thresholding as in regularizers.SoftThreshold, which
+			// keeps a NaN visible.
 			switch u := a*w[j] - c*v; {
 			case u > thr:
 				w[j] = u - thr
 			case u < -thr:
 				w[j] = u + thr
-			default:
+			case u <= thr && u >= -thr:
 				w[j] = 0
+			default:
+				w[j] = u
 			}
 		}
 	} else {
