@@ -1,0 +1,355 @@
+package perturb
+
+import (
+	"encoding/json"
+	"errors"
+	"math"
+	"reflect"
+	"runtime"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/stabpriv/stabpriv/losses"
+	"github.com/stabpriv/stabpriv/trainer"
+)
+
+// testModel returns a trained-looking K x d model and its run record.
+func testModel(k, d int) (*trainer.Model, *trainer.Run) {
+	m := &trainer.Model{Loss: "logistic", Task: losses.Binary, K: k, D: d, W: make([]float64, k*d)}
+	if k > 1 {
+		m.Loss, m.Task = "softmax", losses.Multiclass
+	}
+	for i := range m.W {
+		m.W[i] = 0.1 * float64(i+1)
+	}
+	run := &trainer.Run{
+		Loss: m.Loss, Task: m.Task.String(), N: 500, D: d, K: k,
+		Kappa: 1, Lz: 1, Sz: 0.25, L: 1, BetaS: 0.25, Convex: true,
+		Lambda: 0.01, Mu: 0.01, Schedule: "constant", Eta: 0.5,
+		PassMaxStep: []float64{0.5, 0.5}, PassMinStep: []float64{0.5, 0.5}, StepsPerPass: 500,
+		Passes: 2, PassesDone: 2, Batch: 1, Dropout: 1, Sampling: "permutation",
+		Seed: 7, Engine: "native", Objective: 0.4, Duration: time.Millisecond,
+	}
+	return m, run
+}
+
+var testSens = Sensitivity{L2: 0.004, Beta: 0.004, Route: "permutation SGD, convex (Wu et al. 2017)"}
+
+func TestReleaseSeededDeterministic(t *testing.T) {
+	for _, mech := range Mechanisms {
+		t.Run(string(mech), func(t *testing.T) {
+			cfg := ReleaseConfig{Mechanism: mech, Epsilon: 0.5}
+			if !mech.Pure() {
+				cfg.Delta = 1e-5
+			}
+			var outs [2]*trainer.Model
+			for i := range outs {
+				m, run := testModel(1, 6)
+				orig := append([]float64(nil), m.W...)
+				cfg.Source = Seeded(42)
+				out, cert, err := Release(m, run, testSens, cfg)
+				if err != nil {
+					t.Fatal(err)
+				}
+				if out == m || !reflect.DeepEqual(m.W, orig) {
+					t.Fatal("Release modified or returned the trained model")
+				}
+				if reflect.DeepEqual(out.W, orig) {
+					t.Fatal("no noise added")
+				}
+				if cert.Source != SourceSeeded || cert.Mechanism != mech || cert.Epsilon != 0.5 {
+					t.Errorf("certificate %+v", cert)
+				}
+				outs[i] = out
+			}
+			if !reflect.DeepEqual(outs[0], outs[1]) {
+				t.Errorf("same seed, different releases: %v vs %v", outs[0].W, outs[1].W)
+			}
+		})
+	}
+}
+
+func TestReleaseTwiceRefused(t *testing.T) {
+	m, run := testModel(1, 3)
+	cfg := ReleaseConfig{Mechanism: AnalyticGaussian, Epsilon: 1, Delta: 1e-6, Source: Seeded(1)}
+	// A failed release does not use up the model.
+	bad := cfg
+	bad.Epsilon = -1
+	if _, _, err := Release(m, run, testSens, bad); !errors.Is(err, ErrEpsilon) {
+		t.Fatalf("err = %v, want ErrEpsilon", err)
+	}
+	if Released(m) {
+		t.Fatal("a failed release marked the model as released")
+	}
+	out, _, err := Release(m, run, testSens, cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !Released(m) || Released(out) {
+		t.Errorf("Released(trained) = %v, Released(output) = %v", Released(m), Released(out))
+	}
+	if _, _, err := Release(m, run, testSens, cfg); !errors.Is(err, ErrAlreadyReleased) {
+		t.Errorf("second release: err = %v, want ErrAlreadyReleased", err)
+	}
+	cfg.Mechanism, cfg.Delta = Laplace, 0
+	if _, _, err := Release(m, run, testSens, cfg); !errors.Is(err, ErrAlreadyReleased) {
+		t.Errorf("second release with another mechanism: err = %v, want ErrAlreadyReleased", err)
+	}
+}
+
+func TestReleaseConcurrentOnce(t *testing.T) {
+	m, run := testModel(1, 3)
+	const g = 8
+	var wg sync.WaitGroup
+	var mu sync.Mutex
+	ok, refused := 0, 0
+	for i := 0; i < g; i++ {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			_, _, err := Release(m, run, testSens, ReleaseConfig{Mechanism: Gamma, Epsilon: 1})
+			mu.Lock()
+			defer mu.Unlock()
+			switch {
+			case err == nil:
+				ok++
+			case errors.Is(err, ErrAlreadyReleased):
+				refused++
+			default:
+				t.Error(err)
+			}
+		}()
+	}
+	wg.Wait()
+	if ok != 1 || refused != g-1 {
+		t.Errorf("%d releases succeeded and %d were refused, want 1 and %d", ok, refused, g-1)
+	}
+}
+
+func TestRegistryForgetsCollectedModels(t *testing.T) {
+	size := func() int {
+		released.mu.Lock()
+		defer released.mu.Unlock()
+		return len(released.seen)
+	}
+	before := size()
+	for i := 0; i < 50; i++ {
+		m, run := testModel(1, 2)
+		if _, _, err := Release(m, run, testSens, ReleaseConfig{Mechanism: Gamma, Epsilon: 1, Source: Seeded(1)}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for i := 0; i < 100 && size() > before; i++ {
+		runtime.GC()
+		time.Sleep(5 * time.Millisecond)
+	}
+	if s := size(); s > before {
+		t.Errorf("registry holds %d entries after the models were collected, had %d before", s, before)
+	}
+}
+
+func TestReleaseErrors(t *testing.T) {
+	good := ReleaseConfig{Mechanism: Laplace, Epsilon: 1, Source: Seeded(1)}
+	cases := []struct {
+		name   string
+		modify func(m *trainer.Model, r *trainer.Run, s *Sensitivity, c *ReleaseConfig) (*trainer.Model, *trainer.Run)
+		want   error
+	}{
+		{"nil model", func(m *trainer.Model, r *trainer.Run, _ *Sensitivity, _ *ReleaseConfig) (*trainer.Model, *trainer.Run) {
+			return nil, r
+		}, ErrModel},
+		{"nil run", func(m *trainer.Model, r *trainer.Run, _ *Sensitivity, _ *ReleaseConfig) (*trainer.Model, *trainer.Run) {
+			return m, nil
+		}, ErrModel},
+		{"user model", func(m *trainer.Model, r *trainer.Run, _ *Sensitivity, _ *ReleaseConfig) (*trainer.Model, *trainer.Run) {
+			r.UserModel = true
+			return m, r
+		}, ErrNotCertified},
+		{"non-convex loss", func(m *trainer.Model, r *trainer.Run, _ *Sensitivity, _ *ReleaseConfig) (*trainer.Model, *trainer.Run) {
+			r.Convex = false
+			return m, r
+		}, ErrNotCertified},
+		{"weights shape", func(m *trainer.Model, r *trainer.Run, _ *Sensitivity, _ *ReleaseConfig) (*trainer.Model, *trainer.Run) {
+			m.W = m.W[:2]
+			return m, r
+		}, ErrModel},
+		{"run shape", func(m *trainer.Model, r *trainer.Run, _ *Sensitivity, _ *ReleaseConfig) (*trainer.Model, *trainer.Run) {
+			r.D++
+			return m, r
+		}, ErrModel},
+		{"NaN weight", func(m *trainer.Model, r *trainer.Run, _ *Sensitivity, _ *ReleaseConfig) (*trainer.Model, *trainer.Run) {
+			m.W[1] = math.NaN()
+			return m, r
+		}, ErrModel},
+		{"no mechanism", func(m *trainer.Model, r *trainer.Run, _ *Sensitivity, c *ReleaseConfig) (*trainer.Model, *trainer.Run) {
+			c.Mechanism = ""
+			return m, r
+		}, ErrMechanism},
+		{"eps Inf", func(m *trainer.Model, r *trainer.Run, _ *Sensitivity, c *ReleaseConfig) (*trainer.Model, *trainer.Run) {
+			c.Epsilon = math.Inf(1)
+			return m, r
+		}, ErrEpsilon},
+		{"delta with laplace", func(m *trainer.Model, r *trainer.Run, _ *Sensitivity, c *ReleaseConfig) (*trainer.Model, *trainer.Run) {
+			c.Delta = 1e-6
+			return m, r
+		}, ErrDelta},
+		{"classical eps >= 1", func(m *trainer.Model, r *trainer.Run, _ *Sensitivity, c *ReleaseConfig) (*trainer.Model, *trainer.Run) {
+			c.Mechanism, c.Delta = Gaussian, 1e-6
+			return m, r
+		}, ErrClassicalRange},
+		{"zero sensitivity", func(m *trainer.Model, r *trainer.Run, s *Sensitivity, _ *ReleaseConfig) (*trainer.Model, *trainer.Run) {
+			s.L2 = 0
+			return m, r
+		}, ErrSensitivity},
+		{"add-remove neighbours", func(m *trainer.Model, r *trainer.Run, s *Sensitivity, _ *ReleaseConfig) (*trainer.Model, *trainer.Run) {
+			s.Neighbouring = "add-remove"
+			return m, r
+		}, ErrSensitivity},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			m, run := testModel(1, 4)
+			s, c := testSens, good
+			mm, rr := tc.modify(m, run, &s, &c)
+			out, cert, err := Release(mm, rr, s, c)
+			if !errors.Is(err, tc.want) || out != nil || cert != nil {
+				t.Fatalf("err = %v, want %v", err, tc.want)
+			}
+			if !strings.HasPrefix(err.Error(), "perturb:") {
+				t.Errorf("error %q lacks the perturb: prefix", err)
+			}
+			if Released(m) {
+				t.Error("a refused release marked the model as released")
+			}
+		})
+	}
+}
+
+func TestReleaseMulticlassOneCertificate(t *testing.T) {
+	m, run := testModel(3, 4)
+	out, cert, err := Release(m, run, testSens, ReleaseConfig{Mechanism: Laplace, Epsilon: 2, Source: Seeded(5)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if out.K != 3 || out.D != 4 || len(out.W) != 12 {
+		t.Fatalf("released model is %dx%d with %d weights", out.K, out.D, len(out.W))
+	}
+	if cert.Dim != 12 || cert.Composition != nil {
+		t.Errorf("certificate dim %d, composition %v; want 12, none", cert.Dim, cert.Composition)
+	}
+	if want := math.Sqrt(12) * testSens.L2; math.Abs(cert.L1Sensitivity-want) > 1e-15 || math.Abs(cert.NoiseScale-want/2) > 1e-15 {
+		t.Errorf("L1 %v and b %v, want %v and %v", cert.L1Sensitivity, cert.NoiseScale, want, want/2)
+	}
+}
+
+func TestReleaseOneVsRest(t *testing.T) {
+	const k = 3
+	models := make([]*trainer.Model, k)
+	runs := make([]*trainer.Run, k)
+	sens := make([]Sensitivity, k)
+	for i := range models {
+		models[i], runs[i] = testModel(1, 4)
+		sens[i] = testSens
+	}
+	cfg := ReleaseConfig{Mechanism: AnalyticGaussian, Epsilon: 1.5, Delta: 3e-6, Source: Seeded(9)}
+
+	// A repeated model refuses all, and releases none.
+	dup := []*trainer.Model{models[0], models[1], models[0]}
+	if _, _, err := ReleaseOneVsRest(dup, runs, sens, cfg); !errors.Is(err, ErrAlreadyReleased) {
+		t.Fatalf("duplicate: err = %v", err)
+	}
+	for i, m := range models {
+		if Released(m) {
+			t.Fatalf("model %d released by a refused call", i)
+		}
+	}
+
+	outs, certs, err := ReleaseOneVsRest(models, runs, sens, cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i, c := range certs {
+		if outs[i] == nil || c.Epsilon != 0.5 || c.Delta != 1e-6 || c.Composition == nil ||
+			c.Composition.Parts != k || c.Composition.Index != i || c.Composition.TotalEpsilon != 1.5 || c.Composition.TotalDelta != 3e-6 {
+			t.Errorf("certificate %d: eps %v delta %v composition %+v", i, c.Epsilon, c.Delta, c.Composition)
+		}
+		if !strings.Contains(c.String(), "part") {
+			t.Errorf("certificate %d text does not explain the split", i)
+		}
+	}
+	if _, _, err := ReleaseOneVsRest(models, runs, sens, cfg); !errors.Is(err, ErrAlreadyReleased) {
+		t.Errorf("second one-vs-rest release: err = %v", err)
+	}
+	if _, _, err := ReleaseOneVsRest(models[:1], runs[:1], sens[:1], cfg); !errors.Is(err, ErrModel) {
+		t.Errorf("K = 1: err = %v", err)
+	}
+}
+
+type constSource struct{ Source }
+
+func (constSource) Kind() string { return "my source" }
+
+func TestCertificateSources(t *testing.T) {
+	m, run := testModel(1, 4)
+	_, cert, err := Release(m, run, testSens, ReleaseConfig{Mechanism: Gamma, Epsilon: 1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if cert.Source != SourceSecure || !strings.Contains(strings.Join(cert.Assumptions, "\n"), "floating-point") {
+		t.Errorf("default source: %q, assumptions %q", cert.Source, cert.Assumptions)
+	}
+	m, run = testModel(1, 4)
+	_, cert, err = Release(m, run, testSens, ReleaseConfig{Mechanism: Gamma, Epsilon: 1, Source: constSource{Seeded(1)}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if cert.Source != "custom: my source" {
+		t.Errorf("custom source recorded as %q", cert.Source)
+	}
+}
+
+func TestCertificateJSONRoundTrip(t *testing.T) {
+	m, run := testModel(2, 3)
+	note := "preprocessing statistics fitted on the training data are not privatized"
+	_, cert, err := Release(m, run, testSens, ReleaseConfig{Mechanism: AnalyticGaussian, Epsilon: 0.8, Delta: 1e-5, Source: Seeded(3), Notes: []string{note}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, err := json.MarshalIndent(cert, "", "  ")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var back Certificate
+	if err := json.Unmarshal(b, &back); err != nil {
+		t.Fatal(err)
+	}
+	if !reflect.DeepEqual(&back, cert) {
+		t.Errorf("round trip changed the certificate:\n%+v\n%+v", back, *cert)
+	}
+	js := string(b)
+	for _, want := range []string{
+		`"version": "stabpriv-certificate/1"`, `"mechanism": "gaussian-analytic"`, `"epsilon": 0.8`, `"delta": 0.00001`,
+		`"l2_sensitivity": 0.004`, `"sensitivity_route": "permutation SGD`, `"beta": 0.004`, `"noise_scale_name": "sigma"`,
+		`"neighbouring": "replace-one: S and S' of equal size differ in one example"`, `"source": "seeded: not for release"`,
+		`"run": {`, `"n": 500`, `"kappa": 1`, `"lipschitz": 1`, `"smoothness": 0.25`, `"mu": 0.01`, `"eta": 0.5`,
+		`"passes": 2`, `"batch": 1`, `"clip": 0`, `"dropout": 1`, note, `"citation": "Balle \u0026 Wang (2018)`,
+	} {
+		if !strings.Contains(js, want) {
+			t.Errorf("certificate JSON lacks %s:\n%s", want, js)
+		}
+	}
+	// The certificate holds a copy of the run.
+	run.N = 1
+	run.PassMaxStep[0] = 99
+	if cert.N != 500 || cert.PassMaxStep[0] != 0.5 {
+		t.Error("the certificate shares the caller's run record")
+	}
+	s := cert.String()
+	for _, want := range []string{"(0.8, 1e-05)-differentially private", "replace-one", "sigma =", "L2 = 0.004", "n = 500", "kappa = 1", "Not covered", note, "seeded: not for release", "Balle & Wang"} {
+		if !strings.Contains(s, want) {
+			t.Errorf("certificate text lacks %q:\n%s", want, s)
+		}
+	}
+}
