@@ -70,7 +70,7 @@ func dataset(seed uint64, n, d, classes int, loss losses.Loss, kappa float64) (*
 			}
 			y[i] = float64(best)
 		default:
-			y[i] = score(0)
+			y[i] = math.Max(-1, math.Min(1, score(0))) // within a label bound of 1
 		}
 	}
 	return X, y
@@ -137,7 +137,7 @@ func neighbours(seed uint64, X *mat.Dense, y []float64, w *trainer.Model, loss l
 		case losses.Multiclass:
 			return float64(r.IntN(classes))
 		}
-		return 2 * r.NormFloat64()
+		return 2*r.Float64() - 1
 	}
 	var out []neighbour
 	idx := []int{hi, 0, 1 + r.IntN(n-1), 1 + r.IntN(n-1), 1 + r.IntN(n-1), 1 + r.IntN(n-1)}
@@ -360,6 +360,8 @@ func testNeighboursSGD(t *testing.T) {
 			cfg: trainer.Config{Loss: logistic, Reg: l2(0.05), Eta: 2, Passes: 12, Seed: 16}},
 		{name: "huber regression", n: 80, d: 4, routes: sgd34,
 			cfg: trainer.Config{Loss: losses.Huber{Delta: 0.5}, Reg: l2(0.05), Eta: 0.5, Batch: 2, Passes: 4, Seed: 17}},
+		{name: "squared, projected R 1", n: 80, d: 4, routes: sgd34,
+			cfg: trainer.Config{Loss: losses.Squared{}, LabelBound: 1, Radius: 1, Reg: l2(0.05), Eta: 0.5, Batch: 2, Passes: 4, Seed: 20}},
 		{name: "softmax K=3", n: 90, d: 4, routes: sgd34,
 			cfg: trainer.Config{Loss: losses.Softmax{}, Classes: 3, Reg: l2(0.05), Eta: 1, Passes: 3, Seed: 18}},
 		{name: "softmax K=3, inactive clip, dropout", n: 90, d: 5, routes: sgd3,
@@ -386,6 +388,10 @@ func testNeighboursERM(t *testing.T) {
 		// Minibatch SGD with decreasing steps, to a looser tolerance.
 		{name: "erm sgd decreasing steps", n: 60, d: 3, routes: erm,
 			cfg: trainer.Config{Loss: losses.Logistic{}, Reg: regularizers.L2(0.5), Schedule: trainer.BoundedInverseT, Batch: 30, Passes: 3000, Tolerance: 2e-3, Seed: 24}},
+		// Squared loss: its constants hold on ||w|| <= R, and R >= L/mu = (R+B)/mu
+		// keeps every minimizer inside the ball.
+		{name: "erm squared", n: 80, d: 4, routes: erm,
+			cfg: trainer.Config{Loss: losses.Squared{}, LabelBound: 1, Radius: 1, Reg: regularizers.L2(2.5), Batch: 80, Eta: 0.25, Passes: 4000, Tolerance: 1e-7, Seed: 26}},
 		{name: "erm softmax", n: 90, d: 4, routes: erm,
 			cfg: trainer.Config{Loss: losses.Softmax{}, Classes: 3, Reg: regularizers.L2(0.2), Batch: 90, Passes: 4000, Tolerance: 1e-7, Seed: 25}},
 	}

@@ -355,8 +355,34 @@ func TestRouteIDText(t *testing.T) {
 	if err := r.UnmarshalText([]byte("nope")); !errors.Is(err, ErrInvalid) {
 		t.Errorf("unknown name: %v", err)
 	}
-	rep := mustAnalyze(t, handRun())
-	if _, err := json.Marshal(rep); err == nil {
-		t.Log("report with +Inf marshals") // +Inf is not valid JSON: see below
+}
+
+// A report with routes that do not apply (Delta = +Inf) round-trips
+// through JSON, with null for the non-finite values.
+func TestReportJSON(t *testing.T) {
+	r := handRun()
+	r.Lambda = 0.1
+	rep := mustAnalyze(t, fillSteps(r))
+	b, err := json.Marshal(rep)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var back Report
+	if err := json.Unmarshal(b, &back); err != nil {
+		t.Fatal(err)
+	}
+	if back.Chosen != rep.Chosen || back.Delta != rep.Delta || len(back.Routes) != len(rep.Routes) {
+		t.Fatalf("round trip: %+v, want %+v", back, rep)
+	}
+	for i, e := range rep.Routes {
+		g := back.Routes[i]
+		if g.Route != e.Route || g.Applies != e.Applies || g.Reason != e.Reason ||
+			!(g.Delta == e.Delta) || math.IsNaN(e.Nominal) != math.IsNaN(g.Nominal) ||
+			!math.IsNaN(e.Nominal) && g.Nominal != e.Nominal {
+			t.Errorf("route %d: %+v, want %+v", i, g, e)
+		}
+		if !e.Applies && !errors.Is(g.Err, ErrNotApplicable) {
+			t.Errorf("route %v: Err %v after the round trip", e.Route, g.Err)
+		}
 	}
 }
