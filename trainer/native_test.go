@@ -2,6 +2,7 @@ package trainer
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"math"
 	"testing"
@@ -368,5 +369,65 @@ func TestNativeReachesMinimizer(t *testing.T) {
 				t.Errorf("min-norm subgradient %g at the full-batch solution, want <= 1e-8", p.run.GradNorm)
 			}
 		})
+	}
+}
+
+// TestNativeAllocs checks that a step, and a whole pass (with its
+// permutation), allocate nothing, for every knob.
+func TestNativeAllocs(t *testing.T) {
+	for _, tc := range knobConfigs() {
+		t.Run(tc.name, func(t *testing.T) {
+			X, y := synthData(300, 8, classesOf(tc.cfg), 9)
+			p := newTestProblem(t, tc.cfg, X, y)
+			e, err := newNative(p)
+			if err != nil {
+				t.Fatal(err)
+			}
+			ctx := context.Background()
+			if _, _, err := e.pass(ctx, 0); err != nil {
+				t.Fatal(err)
+			}
+			order := e.smp.pass(1)
+			b := p.cfg.Batch
+			if e.cx != nil {
+				e.gather(order[:gatherChunk], 0)
+			}
+			if a := testing.AllocsPerRun(100, func() { e.step(order[:b], 0, 0.01) }); a != 0 {
+				t.Errorf("%v allocations per step", a)
+			}
+			j := 1
+			if a := testing.AllocsPerRun(5, func() {
+				j++
+				if _, _, err := e.pass(ctx, j); err != nil {
+					t.Fatal(err)
+				}
+			}); a != 0 {
+				t.Errorf("%v allocations per pass", a)
+			}
+		})
+	}
+}
+
+// TestNativeCancelMidRun cancels the context from inside a step and checks
+// that training stops at the next check: the start of the next pass here,
+// since a pass of 1000 steps is shorter than ctxEvery.
+func TestNativeCancelMidRun(t *testing.T) {
+	X, y := synthData(1000, 4, 0, 10)
+	p := newTestProblem(t, Config{Loss: losses.Logistic{}, Passes: 50}, X, y)
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	last := 0
+	p.obs = &observer{step: func(step int, _ float64, _ []float64) {
+		last = step
+		if step == 1500 {
+			cancel()
+		}
+	}}
+	w, err := runNative(ctx, p)
+	if !errors.Is(err, context.Canceled) || w != nil {
+		t.Fatalf("weights %v, error %v; want nil and context.Canceled", w, err)
+	}
+	if last != 2000 {
+		t.Errorf("stopped after step %d, want 2000 (the end of the pass)", last)
 	}
 }
