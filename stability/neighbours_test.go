@@ -2,6 +2,7 @@ package stability
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"math"
 	"math/rand/v2"
@@ -362,6 +363,12 @@ func testNeighboursSGD(t *testing.T) {
 			cfg: trainer.Config{Loss: losses.Huber{Delta: 0.5}, Reg: l2(0.05), Eta: 0.5, Batch: 2, Passes: 4, Seed: 17}},
 		{name: "squared, projected R 1", n: 80, d: 4, routes: sgd34,
 			cfg: trainer.Config{Loss: losses.Squared{}, LabelBound: 1, Radius: 1, Reg: l2(0.05), Eta: 0.5, Batch: 2, Passes: 4, Seed: 20}},
+		// The Gorgonia graph engine shares the sampler and the step, so the
+		// same bounds hold for its runs.
+		{name: "graph engine, clipping, b 2", n: 60, d: 3, routes: sgd34,
+			cfg: trainer.Config{Loss: logistic, Engine: trainer.Graph, Reg: l2(0.05), Eta: 1, Clip: 0.3, Batch: 2, Passes: 2, Seed: 27}},
+		{name: "graph engine, softmax, dropout", n: 60, d: 4, routes: sgd34,
+			cfg: trainer.Config{Loss: losses.Softmax{}, Classes: 3, Engine: trainer.Graph, Reg: l2(0.05), Eta: 1, Dropout: 0.7, Passes: 2, Seed: 28}},
 		{name: "softmax K=3", n: 90, d: 4, routes: sgd34,
 			cfg: trainer.Config{Loss: losses.Softmax{}, Classes: 3, Reg: l2(0.05), Eta: 1, Passes: 3, Seed: 18}},
 		{name: "softmax K=3, inactive clip, dropout", n: 90, d: 5, routes: sgd3,
@@ -496,6 +503,45 @@ func TestNeighboursHaveTeeth(t *testing.T) {
 			}
 			t.Logf("b = %d: max realized %.5g; 2L/(mu n) = %.5g (ratio %.3f); 2L/(mu n b) = %.5g (ratio %.2f)",
 				b, worst, right, worst/right, wrong, worst/wrong)
+		})
+	}
+}
+
+// Records of real runs outside a route are reported as such, with the reason.
+func TestTrainedRunsNotApplicable(t *testing.T) {
+	tests := []struct {
+		name   string
+		cfg    trainer.Config
+		na     []RouteID
+		reason string
+	}{
+		{"softmax with active clipping", trainer.Config{Loss: losses.Softmax{}, Classes: 3, Reg: regularizers.L2(0.1), Eta: 1, Clip: 0.5, Passes: 2},
+			[]RouteID{RouteConvexSGD, RouteStronglyConvexSGD}, "clipping"},
+		{"inverse-t steps", trainer.Config{Loss: losses.Logistic{}, Reg: regularizers.L2(0.1), Schedule: trainer.InverseT, Passes: 2},
+			[]RouteID{RouteConvexSGD, RouteStronglyConvexSGD}, "exceeds"},
+		{"step too large", trainer.Config{Loss: losses.Logistic{}, Eta: 10, Passes: 2},
+			[]RouteID{RouteConvexSGD, RouteStronglyConvexSGD, RouteERM}, ""},
+		{"tolerance not reached", trainer.Config{Loss: losses.Logistic{}, Reg: regularizers.L2(0.1), Eta: 1, Passes: 2, Tolerance: 1e-12},
+			Routes, ""},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			X, y := dataset(5, 60, 3, tc.cfg.Classes, tc.cfg.Loss, 1)
+			tr, err := trainer.New(tc.cfg)
+			if err != nil {
+				t.Fatal(err)
+			}
+			_, run, err := tr.Train(context.Background(), X, y)
+			if err != nil {
+				t.Fatal(err)
+			}
+			rep := mustAnalyze(t, run)
+			for _, id := range tc.na {
+				e, _ := rep.Lookup(id)
+				if e.Applies || !errors.Is(e.Err, ErrNotApplicable) || !strings.Contains(e.Reason, tc.reason) {
+					t.Errorf("route %v: applies = %v, reason %q, want not applicable because of %q", id, e.Applies, e.Reason, tc.reason)
+				}
+			}
 		})
 	}
 }
