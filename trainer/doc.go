@@ -1,0 +1,92 @@
+// Package trainer trains linear models by stochastic gradient descent with
+// the knobs that make SGD uniformly stable, and records every constant a
+// stability bound needs.
+//
+// # Training
+//
+// New validates a Config and returns a Trainer; Trainer.Train fits the rows
+// of a matrix X (n x d) with labels y and returns a Model (K rows of d
+// weights: K = 1 for binary and regression losses, K = Classes for
+// multiclass ones) and a Run record. The objective is
+//
+//	F_S(w) = (1/n) sum_i l(<w, x_i>, y_i) + lambda*((1-alpha)/2 ||w||^2 + alpha ||w||_1)
+//
+// (the glmnet convention, alpha = Reg.L1Ratio), with strong convexity
+// mu = lambda*(1-alpha). Before training, each row with ||x|| > Kappa is
+// scaled to norm Kappa, on a copy: the bound is enforced, never estimated.
+//
+// # The step
+//
+// Each pass visits the examples in a fresh permutation drawn from the seed,
+// in minibatches of b. Step t = 1, 2, ... (counted over the whole run) on
+// minibatch B_t is
+//
+//	v       = w - eta_t * ( (1/b) sum_{i in B_t} clip_G( grad l(<w, M_t,i x_i>, y_i) ) + mu*w )
+//	w_{t+1} = proj_R( prox_{eta_t*lambda*alpha*||.||_1}(v) )
+//
+// in this order, for every engine:
+//
+//   - for each example of the minibatch, in order, the s-dropout mask M is
+//     drawn (coordinates of x are zeroed in a random order until
+//     ||M x|| <= s ||x||; the mask is keyed by seed, pass and position, so
+//     two runs on neighbouring data sets share it);
+//   - the per-example gradient g (M x)^T (g = dl/dz in R^K) is clipped to
+//     Frobenius norm G, which is ||g|| ||M x||;
+//   - the clipped gradients are summed and divided by b, also for a short
+//     last minibatch of n mod b examples;
+//   - the L2 part enters the gradient, the L1 part by soft thresholding (its
+//     proximal map), then the weights are projected onto ||w|| <= R;
+//   - with Average, the running mean of the iterates is updated after every
+//     step, and returned.
+//
+// Each of these maps is non-expansive for a convex GLM loss, which is what
+// the stability routes of the stability package need.
+//
+// # Knobs
+//
+// Schedule and Eta (or StepFunc) give eta_t: a constant (zero means 1/beta,
+// beta = S_z Kappa^2 + mu), 1/(mu t), min(1/beta, 1/(mu t)), or a custom
+// function. Passes (k), Batch (b), Clip (G), Dropout (s), Radius (R), Average
+// and Tolerance are documented on Config with their zero values. A positive
+// Tolerance stops training after the first pass whose end point has a
+// minimum-norm subgradient of F_S of norm <= Tolerance; being fixed in
+// advance it may back a delta_conv bound.
+//
+// # Engines
+//
+// The Native engine (the default) computes the gradients of the built-in
+// losses with a fused kernel that allocates nothing per step. For K = 1 it
+// uses the scalar derivative of losses.Margin (without an interface call for
+// the logistic loss) and, for b = 1, fuses the weight update, the soft
+// thresholding and the decay (1 - eta mu) into one loop over the row. For
+// K > 1 it forms the K margins, the loss's Grad and the rank-one update row by
+// row. Dot products use four partial sums in plain Go: on rows of a few tens
+// of features this is as fast as gonum's assembly blas64.Dot, whose call
+// overhead dominates there (BenchmarkDot33 against BenchmarkDot33Blas; BLAS
+// wins from a few hundred features on, where a step is no longer
+// latency-bound anyway). For b = 1 the rows of the next 64 examples of a pass
+// are first copied into a small buffer, so that fetching rows from random
+// places in memory overlaps instead of stalling the chain of dependent
+// operations a step is.
+//
+// The Graph engine computes the same gradients with a Gorgonia expression
+// graph built from the loss's Expr, or trains a user-supplied GraphModel. Both
+// engines use the shared sampler, schedule, clipping, prox, projection and
+// averaging, and give the same weights for the same seed up to rounding.
+//
+// # The Run record
+//
+// Run holds every constant of the run (n, d, K, Kappa and the rows clipped,
+// the loss constants L_z, S_z and L = L_z Kappa, beta_s = S_z Kappa^2,
+// lambda, alpha, mu, the schedule with the largest and smallest step of each
+// pass, k, b, G, s, R, averaging, the seed and the engine) and its outcome
+// (passes done, the objective and the minimum-norm subgradient norm at the
+// returned weights, whether the tolerance was met). The stability package
+// computes the uniform stability and the sensitivity of the weights from it.
+//
+// Train returns errors wrapping ErrConfig for invalid settings and ErrData
+// for invalid data (NaN or Inf, empty, ragged, a label the loss cannot use,
+// b > n); it never panics on user data. It returns the context's error,
+// wrapped, when the context is done: the native engine checks it before every
+// pass and every 4096 steps.
+package trainer
