@@ -139,11 +139,13 @@ func Remark8Delta(delta, tol, mu float64) (float64, error) {
 // lambda = lambda_p*(2 gamma + eta) and alpha = eta/(2 gamma + eta).
 //
 // The beta consumed is that of l + R, not of l alone. Fed the stability of
-// the exact minimizer, beta = (L + L_R) * 2L/(n mu) >= 2L^2/(n mu) (L_R the
-// Lipschitz constant of R where the minimizers lie), it gives at least
-// 2L/(mu sqrt(n)), which is looser than ERMDelta's 2L/(n mu) by a factor
-// sqrt(n) or more for every n >= 1: the route earns its place only with a
-// beta obtained by other means. An iterate within delta_conv of the minimizer
+// the exact minimizer, beta = (L + L_R) * 2L/(n mu), where L_R >= L is the
+// Lipschitz constant of R on the ball ||w|| <= L/mu that holds every
+// minimizer, it gives at least sqrt(8/n) L/mu, looser than ERMDelta's
+// 2L/(n mu) by a factor sqrt(2n) > 1 for every n >= 1 (with the smaller beta
+// 2L^2/(n mu) of l alone, which the paper's proof does not cover, it would
+// give 2L/(mu sqrt(n)), still looser by sqrt(n)): the route earns its place
+// only with a beta obtained by other means. An iterate within delta_conv of the minimizer
 // adds 2*delta_conv (Remark8Delta). Errors wrap ErrInvalid or
 // ErrNotApplicable (mu = 0).
 func Theorem7Delta(beta, mu float64) (float64, error) {
