@@ -121,7 +121,7 @@ func BenchmarkNativePass36000x33AverageRadius(b *testing.B) {
 }
 
 func BenchmarkNativePass7624x64Softmax18(b *testing.B) {
-	benchNative(b, 7624, 64, Config{Loss: testSoftmax{}, Classes: 18, Reg: regularizers.L2(1e-4), Eta: 0.5})
+	benchNative(b, 7624, 64, Config{Loss: losses.Softmax{}, Classes: 18, Reg: regularizers.L2(1e-4), Eta: 0.5})
 }
 
 // benchDot compares the dot product of the hot loop with gonum's BLAS on

@@ -186,6 +186,12 @@ func knobConfigs() []struct {
 		{"softmax/all", Config{Loss: testSoftmax{}, Classes: 4, Reg: enet, Batch: 5, Dropout: 0.5, Clip: 0.1,
 			Radius: 0.8, Average: true, Passes: 3}},
 		{"softmax/b1/dropout", Config{Loss: testSoftmax{}, Classes: 3, Reg: enet, Dropout: 0.8, Clip: 0.2, Radius: 2, Passes: 3}},
+		{"huber-hinge/all", Config{Loss: losses.HuberHinge{H: 0.5}, Reg: enet, Batch: 3, Dropout: 0.8, Clip: 0.3,
+			Radius: 1, Average: true, Passes: 3}},
+		{"huber/dropout", Config{Loss: losses.Huber{Delta: 0.5}, Reg: enet, Dropout: 0.7, Passes: 3}},
+		{"squared/radius", Config{Loss: losses.Squared{}, LabelBound: 1, Radius: 2, Reg: regularizers.L2(0.1), Passes: 3}},
+		{"losses.Softmax/all", Config{Loss: losses.Softmax{}, Classes: 5, Reg: enet, Dropout: 0.9, Clip: 0.5,
+			Radius: 3, Average: true, Passes: 3}},
 	}
 }
 
