@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"math"
+	"sync"
 	"time"
 
 	"github.com/sirupsen/logrus"
@@ -38,7 +39,15 @@ import (
 //
 // Training adds the gradient nodes of Loss to Graph on first use (they are
 // reused by later runs) and changes the Params' values, so a GraphModel must
-// not be trained by two goroutines at once.
+// not be trained by two goroutines at once. Gorgonia shares some constant
+// nodes between all graphs without synchronization: the trainer builds its
+// graphs under a lock, but a caller building another graph at the same time
+// as a Train call is racing inside Gorgonia.
+//
+// Gorgonia panics on the calling goroutine (building, differentiating,
+// compiling) are returned as errors wrapping ErrGraph. A panic inside an
+// operation while the tape runs cannot be recovered: Gorgonia's
+// TapeMachine.RunAll executes the tape on a goroutine of its own.
 type GraphModel struct {
 	// Graph is the expression graph that holds every node below.
 	Graph *gorgonia.ExprGraph
@@ -68,16 +77,34 @@ type GraphModel struct {
 // dropout, the elastic net, projection and averaging are applied in Go by a
 // Solver on the float64 elements, exactly as in the native engine. (Gorgonia's
 // own WithClip would clamp the elements of a summed gradient, which is not
-// per-example L2 clipping.) Gorgonia panics are returned as errors wrapping
-// ErrGraph.
+// per-example L2 clipping.) Gorgonia panics on this goroutine are returned
+// as errors wrapping ErrGraph (see GraphModel for the one kind that cannot be).
+//
+// One TapeMachine serves the whole run and is closed at its end. Each example
+// costs one RunAll, whose goroutine hand-off dominates the step time: the
+// graph engine is for checking the native one and for user models, not for
+// speed (see BenchmarkGraphStep3600x33).
 func runGraph(ctx context.Context, p *problem) (w []float64, err error) {
 	defer recoverGraph(&err)
-	e, err := newGraphEngine(p)
+	e, err := buildGraphEngine(p)
 	if err != nil {
 		return nil, err
 	}
 	defer e.close()
 	return e.train(ctx)
+}
+
+// graphBuild serializes the building of graphs. Gorgonia shares some
+// constant nodes between all graphs and caches their hash lazily, without
+// synchronization, so two graphs must not be built (or differentiated) at
+// once; running compiled machines concurrently is fine.
+var graphBuild sync.Mutex
+
+// buildGraphEngine is newGraphEngine under graphBuild.
+func buildGraphEngine(p *problem) (*graphEngine, error) {
+	graphBuild.Lock()
+	defer graphBuild.Unlock()
+	return newGraphEngine(p)
 }
 
 // graphEngine holds one compiled graph and its TapeMachine, reused for every

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"math"
 	"math/rand/v2"
+	"sync"
 	"testing"
 
 	"gonum.org/v1/gonum/mat"
@@ -381,5 +382,40 @@ func TestGraphDiverges(t *testing.T) {
 	}
 	if _, _, err := tr.Train(context.Background(), X, y); err == nil {
 		t.Fatal("a step size of 1e308 trained without error")
+	}
+}
+
+// TestGraphConcurrent trains from several goroutines at once, as Trainer
+// allows; run with -race it checks the graph building is serialized.
+func TestGraphConcurrent(t *testing.T) {
+	X, y := synthData(30, 4, 0, 1)
+	tr, err := New(Config{Loss: losses.Logistic{}, Engine: Graph, Passes: 2, Dropout: 0.7})
+	if err != nil {
+		t.Fatal(err)
+	}
+	want, _, err := tr.Train(context.Background(), X, y)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var wg sync.WaitGroup
+	got := make([]*Model, 3)
+	errs := make([]error, 3)
+	for g := range got {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			got[g], _, errs[g] = tr.Train(context.Background(), X, y)
+		}()
+	}
+	wg.Wait()
+	for g, m := range got {
+		if errs[g] != nil {
+			t.Fatal(errs[g])
+		}
+		for j := range want.W {
+			if m.W[j] != want.W[j] {
+				t.Fatalf("goroutine %d: w[%d] = %v, want %v", g, j, m.W[j], want.W[j])
+			}
+		}
 	}
 }
