@@ -2,6 +2,7 @@ package trainer
 
 import (
 	"errors"
+	"fmt"
 	"math"
 	"testing"
 
@@ -322,4 +323,52 @@ func TestSolverTrainsUserLoop(t *testing.T) {
 	if acc := float64(hit) / float64(n); acc < 0.85 || mean > 0.45 {
 		t.Errorf("accuracy %v, mean loss %v; want >= 0.85 and <= 0.45", acc, mean)
 	}
+}
+
+// ExampleSolver trains y = 2 x1 - x2 by least squares in a user-written
+// TapeMachine loop: one RunAll per example, then Step, which clips the
+// example's gradient and updates the weights every Batch examples.
+func ExampleSolver() {
+	g := gorgonia.NewGraph()
+	w := gorgonia.NewVector(g, tensor.Float64, gorgonia.WithShape(2), gorgonia.WithName("w"), gorgonia.WithInit(gorgonia.Zeroes()))
+	x := gorgonia.NewVector(g, tensor.Float64, gorgonia.WithShape(2), gorgonia.WithName("x"))
+	y := gorgonia.NewScalar(g, tensor.Float64, gorgonia.WithName("y"))
+	r := gorgonia.Must(gorgonia.Sub(gorgonia.Must(gorgonia.Mul(w, x)), y))
+	loss := gorgonia.Must(gorgonia.Mul(gorgonia.Must(gorgonia.Square(r)), gorgonia.NewConstant(0.5)))
+	if _, err := gorgonia.Grad(loss, w); err != nil {
+		fmt.Println(err)
+		return
+	}
+	vm := gorgonia.NewTapeMachine(g, gorgonia.BindDualValues(w))
+	defer vm.Close()
+
+	s, err := NewSolver(SolverConfig{Eta: 0.5, Batch: 2, Clip: 5})
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	data := [][3]float64{{1, 0, 2}, {0, 1, -1}, {1, 1, 1}, {1, -1, 3}}
+	for pass := 0; pass < 200; pass++ {
+		for _, e := range data {
+			if err := gorgonia.Let(x, tensor.New(tensor.WithBacking([]float64{e[0], e[1]}))); err != nil {
+				fmt.Println(err)
+				return
+			}
+			if err := gorgonia.Let(y, e[2]); err != nil {
+				fmt.Println(err)
+				return
+			}
+			if err := vm.RunAll(); err != nil {
+				fmt.Println(err)
+				return
+			}
+			if err := s.Step([]gorgonia.ValueGrad{w}); err != nil {
+				fmt.Println(err)
+				return
+			}
+			vm.Reset()
+		}
+	}
+	fmt.Printf("w = %.3f after %d steps\n", w.Value().Data(), s.Steps())
+	// Output: w = [2.000 -1.000] after 400 steps
 }
