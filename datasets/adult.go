@@ -2,7 +2,6 @@ package datasets
 
 import (
 	"bufio"
-	"errors"
 	"fmt"
 	"io"
 	"math"
@@ -15,8 +14,8 @@ import (
 )
 
 // ErrAdultFormat is returned (wrapped, with the file and line) for a
-// malformed record of the UCI Adult files.
-var ErrAdultFormat = errors.New("datasets: malformed Adult record")
+// malformed record of the UCI Adult files. It wraps ErrFormat.
+var ErrAdultFormat = fmt.Errorf("%w: Adult record", ErrFormat)
 
 // Names of the UCI Adult files LoadAdult reads from its directory.
 const (

@@ -24,13 +24,15 @@ var (
 	// SHA-256; no file is left behind.
 	ErrChecksum = errors.New("datasets: SHA-256 mismatch")
 	// ErrNoChecksum is returned when a fetch has no expected SHA-256: every
-	// download is verified, so the caller must supply one.
-	ErrNoChecksum = errors.New("datasets: no SHA-256 to verify the download against")
+	// download is verified, so the caller must supply one. It wraps
+	// ErrInvalid.
+	ErrNoChecksum = fmt.Errorf("%w: no SHA-256 to verify the download against", ErrInvalid)
 	// ErrUnsafePath is returned for an archive member whose name would be
-	// written outside the destination directory.
-	ErrUnsafePath = errors.New("datasets: unsafe path in archive")
-	// ErrFetchConfig is returned for an invalid FetchConfig.
-	ErrFetchConfig = errors.New("datasets: invalid fetch configuration")
+	// written outside the destination directory. It wraps ErrFormat.
+	ErrUnsafePath = fmt.Errorf("%w: unsafe path in archive", ErrFormat)
+	// ErrFetchConfig is returned for an invalid FetchConfig. It wraps
+	// ErrInvalid.
+	ErrFetchConfig = fmt.Errorf("%w: fetch configuration", ErrInvalid)
 )
 
 // HTTPStatusError reports a download answered with a status other than 200.

@@ -3,7 +3,6 @@ package datasets
 import (
 	"encoding/csv"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"io"
 	"os"
@@ -16,8 +15,8 @@ import (
 )
 
 // ErrLastFMFormat is returned (wrapped, with details) for malformed LastFM
-// Asia files.
-var ErrLastFMFormat = errors.New("datasets: malformed LastFM Asia input")
+// Asia files. It wraps ErrFormat.
+var ErrLastFMFormat = fmt.Errorf("%w: LastFM Asia", ErrFormat)
 
 // Names of the SNAP LastFM Asia files LoadLastFM reads from its directory.
 const (

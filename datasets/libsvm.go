@@ -2,7 +2,6 @@ package datasets
 
 import (
 	"bufio"
-	"errors"
 	"fmt"
 	"io"
 	"math"
@@ -13,8 +12,8 @@ import (
 )
 
 // ErrLibSVMFormat is returned (wrapped, with the line) for malformed LibSVM
-// input.
-var ErrLibSVMFormat = errors.New("datasets: malformed LibSVM input")
+// input. It wraps ErrFormat.
+var ErrLibSVMFormat = fmt.Errorf("%w: LibSVM", ErrFormat)
 
 // DefaultLibSVMMaxDimension is the largest feature index ReadLibSVM accepts
 // when LibSVMOptions.MaxDimension is zero.

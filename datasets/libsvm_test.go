@@ -147,3 +147,25 @@ func TestEncodeClassNames(t *testing.T) {
 		})
 	}
 }
+
+func TestSentinelsWrapPackageErrors(t *testing.T) {
+	tests := []struct {
+		name      string
+		err, wrap error
+	}{
+		{"Adult", ErrAdultFormat, ErrFormat},
+		{"LibSVM", ErrLibSVMFormat, ErrFormat},
+		{"TCGA", ErrTCGAFormat, ErrFormat},
+		{"LastFM", ErrLastFMFormat, ErrFormat},
+		{"unsafe path", ErrUnsafePath, ErrFormat},
+		{"SVD", ErrSVD, ErrInvalid},
+		{"synthetic", ErrSyntheticConfig, ErrInvalid},
+		{"fetch config", ErrFetchConfig, ErrInvalid},
+		{"no checksum", ErrNoChecksum, ErrInvalid},
+	}
+	for _, tc := range tests {
+		if !errors.Is(tc.err, tc.wrap) || !strings.HasPrefix(tc.err.Error(), "datasets: ") {
+			t.Errorf("%s: %q does not wrap %q", tc.name, tc.err, tc.wrap)
+		}
+	}
+}

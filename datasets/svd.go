@@ -1,7 +1,6 @@
 package datasets
 
 import (
-	"errors"
 	"fmt"
 	"math"
 	"math/rand/v2"
@@ -10,8 +9,8 @@ import (
 )
 
 // ErrSVD is returned (wrapped) for invalid truncated-SVD arguments or a
-// factorization that fails.
-var ErrSVD = errors.New("datasets: truncated SVD")
+// factorization that fails. It wraps ErrInvalid.
+var ErrSVD = fmt.Errorf("%w: truncated SVD", ErrInvalid)
 
 // SVDProjection is a fitted truncated SVD: the top k right singular vectors
 // V_k (d x k, orthonormal columns) and the singular values. Transform

@@ -1,7 +1,6 @@
 package datasets
 
 import (
-	"errors"
 	"fmt"
 	"math"
 	"math/rand/v2"
@@ -10,8 +9,8 @@ import (
 )
 
 // ErrSyntheticConfig is returned (wrapped) for invalid arguments of the
-// synthetic generators.
-var ErrSyntheticConfig = errors.New("datasets: invalid synthetic data configuration")
+// synthetic generators. It wraps ErrInvalid.
+var ErrSyntheticConfig = fmt.Errorf("%w: synthetic data configuration", ErrInvalid)
 
 // LogisticOptions configures LogisticData. The zero value plants a
 // parameter of norm 2*sqrt(d).

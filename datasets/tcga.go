@@ -17,8 +17,8 @@ import (
 
 // ErrTCGAFormat is returned (wrapped, with details) for malformed input in
 // the TCGA layout, including a sample without a label and a duplicate sample
-// id.
-var ErrTCGAFormat = errors.New("datasets: malformed TCGA-layout input")
+// id. It wraps ErrFormat.
+var ErrTCGAFormat = fmt.Errorf("%w: TCGA layout", ErrFormat)
 
 // Names of the files of the TCGA layout. LoadTCGA reads TCGADataFile, or
 // TCGADataFile+".gz" when the plain file is absent.
