@@ -7,6 +7,9 @@ import (
 	"reflect"
 	"strings"
 	"testing"
+	"time"
+
+	"gonum.org/v1/gonum/floats"
 )
 
 // realDatasetDir returns the directory of one of the shared real data sets:
@@ -248,4 +251,51 @@ func contains(list []string, s string) bool {
 		}
 	}
 	return false
+}
+
+// TestAdultPaperPipelineReal runs the preprocessing of the stability-privacy
+// paper's Adult experiments: one-hot, truncated SVD to 32, an 80/20 split,
+// standardization fitted on the training split, rows into the unit ball with
+// a constant feature.
+func TestAdultPaperPipelineReal(t *testing.T) {
+	ds, err := LoadAdult(realDatasetDir(t, "adult"), AdultOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	start := time.Now()
+	reduced, _, err := ReduceSVD(ds, nil, 32, 10, 4, 1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Logf("truncated SVD of %d x %d to 32: %v", ds.X.RawMatrix().Rows, ds.X.RawMatrix().Cols, time.Since(start))
+	train, test, err := Split(reduced, 0.2, 1, false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	std, err := FitStandardizer(train.X)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, part := range []*Dataset{train, test} {
+		s, err := std.Transform(part)
+		if err != nil {
+			t.Fatal(err)
+		}
+		u, err := UnitBallWithBias(s)
+		if err != nil {
+			t.Fatal(err)
+		}
+		n, d := u.X.Dims()
+		if d != 33 {
+			t.Fatalf("%d columns, want 32 + bias", d)
+		}
+		for i := range n {
+			if norm := floats.Norm(u.X.RawRowView(i), 2); norm > 1+1e-12 {
+				t.Fatalf("row %d has norm %v > 1", i, norm)
+			}
+		}
+	}
+	if nt, _ := train.X.Dims(); nt != 36178 {
+		t.Errorf("%d training rows, want 36178 (80%% of 45222)", nt)
+	}
 }

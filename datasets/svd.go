@@ -5,6 +5,7 @@ import (
 	"math"
 	"math/rand/v2"
 
+	"gonum.org/v1/gonum/floats"
 	"gonum.org/v1/gonum/mat"
 )
 
@@ -128,6 +129,53 @@ func TruncatedSVD(X mat.Matrix, k, oversample, powerIters int, seed uint64) (*ma
 	return z, p, nil
 }
 
+// ReduceSVD fits a truncated SVD with k components on train.X (see
+// FitTruncatedSVD) and returns train and test (which may be nil) with their
+// features replaced by the projections X V_k, named "svd1".."svdk", and a
+// Note saying what was fitted on what. Fitting on the training split keeps
+// the test split out of the projection; the stability-privacy paper's
+// protocol instead reduces the whole data set before splitting, which is
+// ReduceSVD(all, nil, ...). Either way the projection is a statistic of the
+// data that is not privatized, and the Note says so. The inputs are not
+// modified.
+func ReduceSVD(train, test *Dataset, k, oversample, powerIters int, seed uint64) (trainOut, testOut *Dataset, err error) {
+	if train == nil || train.X == nil || (test != nil && test.X == nil) {
+		return nil, nil, fmt.Errorf("%w: nil data set", ErrSVD)
+	}
+	p, err := FitTruncatedSVD(train.X, k, oversample, powerIters, seed)
+	if err != nil {
+		return nil, nil, err
+	}
+	n, d := train.X.Dims()
+	note := fmt.Sprintf("features projected on the top %d right singular vectors of the %d x %d matrix it was fitted on "+
+		"(randomized truncated SVD, seed %d); the projection is not privatized and the privacy guarantee does not cover it", k, n, d, seed)
+	project := func(ds *Dataset) (*Dataset, error) {
+		x, err := p.Transform(ds.X)
+		if err != nil {
+			return nil, err
+		}
+		out := *ds
+		out.X = x
+		out.Y = append([]float64(nil), ds.Y...)
+		out.Features = p.FeatureNames("svd")
+		out.Classes = append([]string(nil), ds.Classes...)
+		if ds.Classes == nil {
+			out.Classes = nil
+		}
+		out.Notes = append(append([]string(nil), ds.Notes...), note)
+		return &out, nil
+	}
+	if trainOut, err = project(train); err != nil {
+		return nil, nil, err
+	}
+	if test != nil {
+		if testOut, err = project(test); err != nil {
+			return nil, nil, err
+		}
+	}
+	return trainOut, testOut, nil
+}
+
 // Components returns k, the number of output columns.
 func (p *SVDProjection) Components() int {
 	_, k := p.V.Dims()
@@ -163,7 +211,7 @@ func (p *SVDProjection) FeatureNames(prefix string) []string {
 // Giraud et al. 2005). A column that is numerically in the span of the
 // previous ones becomes zero.
 func orthonormalizeColumns(a *mat.Dense) {
-	r, c := a.Dims()
+	_, c := a.Dims()
 	// Work on the transpose so that each column is a contiguous row.
 	t := mat.DenseCopyOf(a.T())
 	norms0 := make([]float64, c)
@@ -175,13 +223,7 @@ func orthonormalizeColumns(a *mat.Dense) {
 			cj := t.RawRowView(j)
 			for i := range j {
 				ci := t.RawRowView(i)
-				dot := 0.0
-				for m := range r {
-					dot += ci[m] * cj[m]
-				}
-				for m := range r {
-					cj[m] -= dot * ci[m]
-				}
+				floats.AddScaled(cj, -floats.Dot(ci, cj), ci)
 			}
 			nrm := svdNorm(cj)
 			if nrm <= 1e-12*norms0[j] || nrm == 0 {
@@ -190,9 +232,7 @@ func orthonormalizeColumns(a *mat.Dense) {
 				}
 				continue
 			}
-			for m := range cj {
-				cj[m] /= nrm
-			}
+			floats.Scale(1/nrm, cj)
 		}
 	}
 	a.Copy(t.T())

@@ -4,6 +4,7 @@ import (
 	"errors"
 	"math"
 	"math/rand/v2"
+	"strings"
 	"testing"
 
 	"gonum.org/v1/gonum/mat"
@@ -204,5 +205,53 @@ func TestTruncatedSVDErrors(t *testing.T) {
 				t.Fatalf("err = %v, want ErrSVD", err)
 			}
 		})
+	}
+}
+
+func TestReduceSVD(t *testing.T) {
+	x := spectrumMatrix(13, 30, 8, geometricValues(8, 3, 0.5))
+	y := make([]float64, 30)
+	for i := range y {
+		y[i] = float64(i%2*2 - 1)
+	}
+	ds := &Dataset{X: x, Y: y, Features: make([]string, 8), Classes: []string{"a", "b"}, Notes: []string{"loaded"}}
+	train := &Dataset{X: mat.DenseCopyOf(x.Slice(0, 20, 0, 8)), Y: y[:20], Classes: ds.Classes}
+	test := &Dataset{X: mat.DenseCopyOf(x.Slice(20, 30, 0, 8)), Y: y[20:], Classes: ds.Classes}
+
+	tr, te, err := ReduceSVD(train, test, 3, 4, 2, 5)
+	if err != nil {
+		t.Fatal(err)
+	}
+	p, err := FitTruncatedSVD(train.X, 3, 4, 2, 5)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var want mat.Dense
+	want.Mul(test.X, p.V)
+	if !mat.Equal(te.X, &want) {
+		t.Error("test split not projected with the projection fitted on train")
+	}
+	if c := tr.Features; len(c) != 3 || c[0] != "svd1" || len(te.Features) != 3 {
+		t.Errorf("Features = %v", c)
+	}
+	if len(tr.Notes) != 1 || !strings.Contains(tr.Notes[0], "not privatized") {
+		t.Errorf("Notes = %q", tr.Notes)
+	}
+
+	all, none, err := ReduceSVD(ds, nil, 2, 4, 2, 5)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if none != nil || len(all.Notes) != 2 || len(ds.Notes) != 1 {
+		t.Errorf("test %v, notes %q (input notes %q)", none, all.Notes, ds.Notes)
+	}
+	if _, c := ds.X.Dims(); c != 8 {
+		t.Error("input modified")
+	}
+	if _, _, err := ReduceSVD(nil, nil, 1, 0, 0, 0); !errors.Is(err, ErrSVD) {
+		t.Errorf("nil train: err = %v", err)
+	}
+	if _, _, err := ReduceSVD(train, &Dataset{X: mat.NewDense(2, 3, nil)}, 1, 0, 0, 0); !errors.Is(err, ErrSVD) {
+		t.Errorf("test with other columns: err = %v", err)
 	}
 }
