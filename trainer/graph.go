@@ -63,8 +63,9 @@ type GraphModel struct {
 	// Loss is the per-example loss: a float64 scalar node.
 	Loss *gorgonia.Node
 
-	// gradLoss and grads cache the gradient nodes of Loss with respect to
-	// Params, so repeated runs do not grow the graph.
+	// grads caches the gradient nodes of gradLoss with respect to
+	// gradParams (Loss and Params when they were built), so repeated runs
+	// do not grow the graph.
 	gradLoss   *gorgonia.Node
 	gradParams []*gorgonia.Node
 	grads      []*gorgonia.Node
@@ -75,7 +76,9 @@ type GraphModel struct {
 // or a K x d matrix, and the one-hot label for multiclass losses. Gorgonia
 // computes the gradient of one example per run of the tape; clipping,
 // dropout, the elastic net, projection and averaging are applied in Go by a
-// Solver on the float64 elements, exactly as in the native engine. (Gorgonia's
+// Solver on the float64 elements, in the step order of Config, with the
+// shared sampler and schedule, so a seeded run gives the native engine's
+// weights up to rounding (1e-10 in the tests). (Gorgonia's
 // own WithClip would clamp the elements of a summed gradient, which is not
 // per-example L2 clipping.) Gorgonia panics on this goroutine are returned
 // as errors wrapping ErrGraph (see GraphModel for the one kind that cannot be).
