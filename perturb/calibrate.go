@@ -206,24 +206,52 @@ func logPhi(x float64) float64 {
 	return -x2/2 - math.Log(-x) - 0.5*math.Log(2*math.Pi) + math.Log(1-1/x2+3/(x2*x2)-15/(x2*x2*x2))
 }
 
-// gaussianDelta returns the exact delta of the Gaussian mechanism with
-// standard deviation sigma at eps for L2 sensitivity l2 (Balle & Wang 2018,
-// Theorem 8):
+// gaussianTerms returns the two terms of the exact delta of the Gaussian
+// mechanism with standard deviation sigma at eps for L2 sensitivity l2
+// (Balle & Wang 2018, Theorem 8),
 //
-//	delta = Phi(l2/(2 sigma) - eps sigma/l2) - e^eps Phi(-l2/(2 sigma) - eps sigma/l2).
-func gaussianDelta(sigma, eps, l2 float64) float64 {
+//	delta = Phi(l2/(2 sigma) - eps sigma/l2) - e^eps Phi(-l2/(2 sigma) - eps sigma/l2) = t1 - t2,
+//
+// and an allowance for the rounding error of t1 - t2.
+func gaussianTerms(sigma, eps, l2 float64) (t1, t2, tol float64) {
 	a := l2 / (2 * sigma)
 	b := eps * sigma / l2
-	t1 := 0.5 * math.Erfc((b-a)/math.Sqrt2)
-	var t2 float64
+	t1 = 0.5 * math.Erfc((b-a)/math.Sqrt2)
 	if e2 := 0.5 * math.Erfc((a+b)/math.Sqrt2); eps < 700 && e2 > 1e-300 {
 		t2 = math.Exp(eps) * e2
 	} else {
 		t2 = math.Exp(eps + logPhi(-a-b))
 	}
-	d := t1 - t2
-	if d < 0 {
-		return 0
+	// Each term has a relative error of a few ulp from Erfc, Exp and the
+	// products, plus about ulp * x * (a+b) in a tail Phi(-x), x <= a+b, from
+	// the rounding of its argument (d log Phi(-x)/dx ~ -x). The allowance is
+	// 4 ulp * (4 + (a+b)^2) of each term, 4 times that estimate; it matters
+	// only where t1 and t2 nearly cancel.
+	const ulp = 0x1p-52
+	tol = 4 * ulp * (4 + (a+b)*(a+b)) * (t1 + t2)
+	if math.IsNaN(tol) {
+		tol = 0
+	}
+	return t1, t2, tol
+}
+
+// gaussianDelta returns the computed delta of the Gaussian mechanism (see
+// gaussianTerms), clamped at 0.
+func gaussianDelta(sigma, eps, l2 float64) float64 {
+	t1, t2, _ := gaussianTerms(sigma, eps, l2)
+	return math.Max(t1-t2, 0)
+}
+
+// gaussianDeltaUpper returns an upper bound on the exact delta: the computed
+// value plus its rounding allowance. Calibration uses it, so that rounding
+// can never make the noise too small; where t1 and t2 cancel beyond what
+// float64 resolves (delta far below 1e-16 times t1), no sigma passes and
+// calibration fails instead of returning too little noise.
+func gaussianDeltaUpper(sigma, eps, l2 float64) float64 {
+	t1, t2, tol := gaussianTerms(sigma, eps, l2)
+	d := math.Max(t1-t2, 0) + tol
+	if !(d <= 1) {
+		return 1
 	}
 	return d
 }
@@ -238,8 +266,13 @@ const relTol = 1e-13
 //
 //	Phi(l2/(2 sigma) - eps sigma/l2) - e^eps Phi(-l2/(2 sigma) - eps sigma/l2) <= delta,
 //
-// with Phi evaluated through math.Erfc for stable tails. The returned sigma
-// is the upper end of the final bracket, so the condition holds at it.
+// with Phi evaluated through math.Erfc for stable tails, and the left side
+// raised by an allowance for its rounding error (4 ulp times 4 + (a+b)^2
+// of each term, a and b the two arguments above) so that rounding never lowers sigma. The returned sigma is the
+// upper end of the final bracket, so the condition holds at it. Where the
+// two terms cancel beyond float64 resolution (delta below about 1e-15 times
+// the terms, e.g. eps < 1e-10 with delta < 1e-20) it returns an error
+// wrapping ErrScale rather than an unverified sigma.
 // It needs eps > 0 finite, delta in (0, 1) and l2 > 0 finite.
 func AnalyticGaussianSigma(eps, delta, l2 float64) (float64, error) {
 	if err := checkPrivacy(AnalyticGaussian, eps, delta); err != nil {
@@ -249,15 +282,15 @@ func AnalyticGaussianSigma(eps, delta, l2 float64) (float64, error) {
 		return 0, err
 	}
 	hi := l2
-	for i := 0; gaussianDelta(hi, eps, l2) > delta; i++ {
-		if i > 2000 || math.IsInf(hi, 0) {
-			return 0, fmt.Errorf("%w: no sigma found for eps = %v, delta = %v", ErrScale, eps, delta)
-		}
+	for gaussianDeltaUpper(hi, eps, l2) > delta {
 		hi *= 2
+		if math.IsInf(hi, 0) {
+			return 0, fmt.Errorf("%w: no finite sigma found for eps = %v, delta = %v (beyond float64 resolution)", ErrScale, eps, delta)
+		}
 	}
 	lo := hi / 2
-	for i := 0; gaussianDelta(lo, eps, l2) <= delta; i++ {
-		if i > 2000 || lo == 0 {
+	for gaussianDeltaUpper(lo, eps, l2) <= delta {
+		if lo == 0 {
 			return 0, fmt.Errorf("%w: no sigma found for eps = %v, delta = %v", ErrScale, eps, delta)
 		}
 		hi = lo
@@ -265,7 +298,7 @@ func AnalyticGaussianSigma(eps, delta, l2 float64) (float64, error) {
 	}
 	for i := 0; i < 200 && hi-lo > relTol*hi; i++ {
 		mid := lo + (hi-lo)/2
-		if gaussianDelta(mid, eps, l2) > delta {
+		if gaussianDeltaUpper(mid, eps, l2) > delta {
 			lo = mid
 		} else {
 			hi = mid
@@ -276,7 +309,9 @@ func AnalyticGaussianSigma(eps, delta, l2 float64) (float64, error) {
 
 // AnalyticGaussianDelta returns the smallest delta for which the Gaussian
 // mechanism with standard deviation sigma and L2 sensitivity l2 is
-// (eps, delta)-DP for replace-one neighbours (Balle & Wang 2018, Theorem 8).
+// (eps, delta)-DP for replace-one neighbours (Balle & Wang 2018, Theorem 8),
+// raised by the rounding allowance of AnalyticGaussianSigma (so it is an
+// upper bound; at most 1 when the terms cancel beyond float64 resolution).
 func AnalyticGaussianDelta(sigma, eps, l2 float64) (float64, error) {
 	if err := checkPositive(ErrScale, "sigma", sigma); err != nil {
 		return 0, err
@@ -287,13 +322,14 @@ func AnalyticGaussianDelta(sigma, eps, l2 float64) (float64, error) {
 	if err := checkPositive(ErrSensitivity, "L2 sensitivity", l2); err != nil {
 		return 0, err
 	}
-	return gaussianDelta(sigma, eps, l2), nil
+	return gaussianDeltaUpper(sigma, eps, l2), nil
 }
 
 // AnalyticGaussianEpsilon returns the smallest eps (to 1e-12 relative, and
 // never below it) for which the Gaussian mechanism with standard deviation
 // sigma and L2 sensitivity l2 is (eps, delta)-DP for replace-one neighbours
-// (Balle & Wang 2018, Theorem 8), by bisection. It returns 0 when the
+// (Balle & Wang 2018, Theorem 8), by bisection on the condition with the
+// rounding allowance of AnalyticGaussianSigma. It returns 0 when the
 // mechanism is (0, delta)-DP already. It needs delta in (0, 1).
 func AnalyticGaussianEpsilon(sigma, delta, l2 float64) (float64, error) {
 	if err := checkPositive(ErrScale, "sigma", sigma); err != nil {
@@ -308,11 +344,11 @@ func AnalyticGaussianEpsilon(sigma, delta, l2 float64) (float64, error) {
 	if err := checkPositive(ErrSensitivity, "L2 sensitivity", l2); err != nil {
 		return 0, err
 	}
-	if gaussianDelta(sigma, 0, l2) <= delta {
+	if gaussianDeltaUpper(sigma, 0, l2) <= delta {
 		return 0, nil
 	}
 	lo, hi := 0.0, 1.0
-	for i := 0; gaussianDelta(sigma, hi, l2) > delta; i++ {
+	for i := 0; gaussianDeltaUpper(sigma, hi, l2) > delta; i++ {
 		if i > 64 {
 			return 0, fmt.Errorf("%w: no eps found for sigma = %v, delta = %v", ErrScale, sigma, delta)
 		}
@@ -321,7 +357,7 @@ func AnalyticGaussianEpsilon(sigma, delta, l2 float64) (float64, error) {
 	}
 	for i := 0; i < 200 && hi-lo > relTol*hi; i++ {
 		mid := lo + (hi-lo)/2
-		if gaussianDelta(sigma, mid, l2) > delta {
+		if gaussianDeltaUpper(sigma, mid, l2) > delta {
 			lo = mid
 		} else {
 			hi = mid

@@ -26,9 +26,15 @@ func TestAnalyticGaussianSigmaSolvesCondition(t *testing.T) {
 				if got := gaussianDelta(s, eps, l2); got > delta {
 					t.Errorf("l2 %v eps %v delta %v: delta(sigma) = %v > delta", l2, eps, delta, got)
 				}
-				// ... and fails 1e-12 below it: sigma is the smallest to 1e-12.
-				if got := gaussianDelta(s*(1-1e-12), eps, l2); got <= delta {
-					t.Errorf("l2 %v eps %v delta %v: condition holds at sigma(1-1e-12) with delta %v", l2, eps, delta, got)
+				// ... and the bisection criterion (the computed delta plus its
+				// rounding allowance) fails 1e-12 below it: sigma is the
+				// smallest to 1e-12 relative.
+				if got := gaussianDeltaUpper(s*(1-1e-12), eps, l2); got <= delta {
+					t.Errorf("l2 %v eps %v delta %v: criterion holds at sigma(1-1e-12) with delta %v", l2, eps, delta, got)
+				}
+				// The rounding allowance is small: it moves delta by < 1e-8 relative.
+				if up, ex := gaussianDeltaUpper(s, eps, l2), gaussianDelta(s, eps, l2); up-ex > 1e-8*delta {
+					t.Errorf("l2 %v eps %v delta %v: rounding allowance %v", l2, eps, delta, up-ex)
 				}
 				if got := gaussianDelta(s, eps, l2); math.Abs(got-delta) > 1e-9*delta {
 					t.Errorf("l2 %v eps %v delta %v: |delta(sigma) - delta| = %v", l2, eps, delta, math.Abs(got-delta))
@@ -277,5 +283,20 @@ func TestEpsilonForScaleErrors(t *testing.T) {
 	}
 	if _, err := ParseMechanism("lap"); !errors.Is(err, ErrMechanism) {
 		t.Errorf("ParseMechanism(lap) err = %v", err)
+	}
+}
+
+// TestAnalyticGaussianCancellation checks the regime where the two terms of
+// the condition cancel beyond float64 resolution. For eps = 1e-300 and
+// a = l2/(2 sigma) <= 0.1, delta(sigma) >= (2 Phi(a) - 1) - (e^eps - 1)/2
+// >= 0.79 a - 5e-301, so (eps, delta)-DP needs sigma >= 0.395 l2/(delta + 5e-301)
+// (2.6e299 for delta = 1e-300); the naive evaluation of the condition gives
+// about 7e15. An error is also acceptable.
+func TestAnalyticGaussianCancellation(t *testing.T) {
+	for _, delta := range []float64{1e-300, 1e-100, 1e-20} {
+		s, err := AnalyticGaussianSigma(1e-300, delta, 1)
+		if need := 0.395 / (delta + 5e-301); err == nil && s < need {
+			t.Errorf("delta %v: sigma %v is below the necessary %v", delta, s, need)
+		}
 	}
 }
