@@ -45,7 +45,7 @@ type native struct {
 
 	w   []float64 // K x d weights, row-major
 	avg []float64 // running mean of the iterates (Average only)
-	acc []float64 // K x d sum of the clipped per-example gradients of a minibatch
+	acc []float64 // K x d sum of the clipped per-example gradients (b > 1)
 	xm  []float64 // masked row (Dropout < 1)
 	z   []float64 // K margins
 	gz  []float64 // K margin gradients
@@ -90,7 +90,7 @@ func newNative(p *problem) (*native, error) {
 			e.logistic = true
 		}
 	}
-	if p.k > 1 || p.cfg.Batch > 1 {
+	if p.cfg.Batch > 1 {
 		e.acc = make([]float64, p.k*p.d)
 	}
 	if p.cfg.Average {
@@ -227,27 +227,61 @@ func (e *native) gather(idx []int, pos int) {
 // then folds w into the average. b is Config.Batch, also for a short last
 // minibatch. It allocates nothing.
 func (e *native) step(batch []int, pos int, eta float64) {
+	a, thr, d := 1-eta*e.p.mu, eta*e.l1, e.d
 	if e.acc == nil {
-		// K = 1, b = 1: fused.
-		i := batch[0]
-		x, xn, y := e.row(i, pos)
-		g := e.deriv(dot(e.w, x), y)
-		g *= clipScale(math.Abs(g)*xn, e.clip)
-		if e.obs != nil && e.obs.example != nil {
-			e.gz[0] = g
-			e.obs.example(e.t, i, x, e.gz)
+		// b = 1: the update of each row of W is fused with the decay and
+		// the soft thresholding, w_k = prox(a w_k - eta g_k x).
+		x := e.exampleGrad(batch[0], pos)
+		for k, g := range e.gz {
+			shrink(e.w[k*d:(k+1)*d], x, a, eta*g, thr)
 		}
-		e.move(x, eta*g, eta)
-		return
+	} else {
+		acc := e.acc
+		for q := range acc {
+			acc[q] = 0
+		}
+		for q, i := range batch {
+			x := e.exampleGrad(i, pos+q)
+			for k, g := range e.gz {
+				axpy(g, x, acc[k*d:(k+1)*d])
+			}
+		}
+		shrink(e.w, acc, a, eta/float64(e.p.cfg.Batch), thr)
 	}
-	acc := e.acc
-	for i := range acc {
-		acc[i] = 0
+	project(e.w, e.radius)
+	if e.avg != nil {
+		average(e.avg, e.w, e.t)
 	}
-	for q, i := range batch {
-		e.accumulate(i, pos+q)
+	if e.obs != nil && e.obs.step != nil {
+		e.obs.step(e.t, eta, e.w)
 	}
-	e.move(acc, eta/float64(e.p.cfg.Batch), eta)
+}
+
+// exampleGrad computes the clipped margin gradient of example i, at position
+// pos of the pass order, into e.gz and returns the (masked) row x: the
+// clipped per-example gradient is gz x^T, and it is clipped by its Frobenius
+// norm ||gz|| ||x||.
+func (e *native) exampleGrad(i, pos int) []float64 {
+	x, xn, y := e.row(i, pos)
+	if e.k == 1 {
+		g := e.deriv(dot(e.w, x), y)
+		e.gz[0] = g * clipScale(math.Abs(g)*xn, e.clip)
+	} else {
+		d := e.d
+		for k := range e.z {
+			e.z[k] = dot(e.w[k*d:(k+1)*d], x)
+		}
+		e.p.loss.Grad(e.gz, e.z, y)
+		if c := clipScale(math.Sqrt(sqNorm(e.gz))*xn, e.clip); c != 1 {
+			for k := range e.gz {
+				e.gz[k] *= c
+			}
+		}
+	}
+	if e.obs != nil && e.obs.example != nil {
+		e.obs.example(e.t, i, x, e.gz)
+	}
+	return x
 }
 
 // row returns the row of example i, at position pos of the pass order, after
@@ -276,75 +310,30 @@ func (e *native) deriv(z, y float64) float64 {
 	return e.margin.Deriv(z, y)
 }
 
-// accumulate adds the clipped gradient of example i (at position pos of the
-// pass order), in the margin times the
-// masked row, to e.acc. The per-example gradient g x^T has Frobenius norm
-// ||g|| ||x||, the norm the clipping uses.
-func (e *native) accumulate(i, pos int) {
-	x, xn, y := e.row(i, pos)
-	if e.k == 1 {
-		g := e.deriv(dot(e.w, x), y)
-		g *= clipScale(math.Abs(g)*xn, e.clip)
-		if e.obs != nil && e.obs.example != nil {
-			e.gz[0] = g
-			e.obs.example(e.t, i, x, e.gz)
-		}
-		axpy(g, x, e.acc)
-		return
-	}
-	d := e.d
-	for k := range e.z {
-		e.z[k] = dot(e.w[k*d:(k+1)*d], x)
-	}
-	e.p.loss.Grad(e.gz, e.z, y)
-	c := clipScale(math.Sqrt(sqNorm(e.gz))*xn, e.clip)
-	for k := range e.gz {
-		e.gz[k] *= c
-	}
-	if e.obs != nil && e.obs.example != nil {
-		e.obs.example(e.t, i, x, e.gz)
-	}
-	for k, g := range e.gz {
-		axpy(g, x, e.acc[k*d:(k+1)*d])
-	}
-}
-
-// move finishes a step from the direction dir (the row for b = 1, or the
-// minibatch gradient sum) scaled by c:
-//
-//	w = proj_R(prox_{eta*lambda*alpha*||.||_1}((1-eta*mu) w - c*dir)),
-//
-// with the soft thresholding fused into the update loop, then folds w into
-// the average and calls the observer. len(dir) == len(w).
-func (e *native) move(dir []float64, c, eta float64) {
-	w := e.w[:len(dir)]
-	a := 1 - eta*e.p.mu
-	if thr := eta * e.l1; thr > 0 {
-		for j, v := range dir {
-			// Soft thresholding as in regularizers.SoftThreshold, which
-			// keeps a NaN visible.
-			switch u := a*w[j] - c*v; {
-			case u > thr:
-				w[j] = u - thr
-			case u < -thr:
-				w[j] = u + thr
-			case u <= thr && u >= -thr:
-				w[j] = 0
-			default:
-				w[j] = u
-			}
-		}
-	} else {
+// shrink sets w = prox_{thr*||.||_1}(a*w - c*dir), the gradient move with the
+// decay a = 1 - eta*mu followed by soft thresholding at thr = eta*lambda*alpha,
+// in one loop. len(w) == len(dir).
+func shrink(w, dir []float64, a, c, thr float64) {
+	w = w[:len(dir)]
+	if thr <= 0 {
 		for j, v := range dir {
 			w[j] = a*w[j] - c*v
 		}
+		return
 	}
-	project(e.w, e.radius)
-	if e.avg != nil {
-		average(e.avg, e.w, e.t)
-	}
-	if e.obs != nil && e.obs.step != nil {
-		e.obs.step(e.t, eta, e.w)
+	for j, v := range dir {
+		// Soft thresholding as in regularizers.SoftThreshold, which keeps a
+		// NaN visible.
+		switch u := a*w[j] - c*v; {
+		case u > thr:
+			w[j] = u - thr
+		case u < -thr:
+			w[j] = u + thr
+		case u <= thr && u >= -thr:
+			w[j] = 0
+		default:
+			w[j] = u
+		}
 	}
 }
 
