@@ -2,6 +2,7 @@ package datasets
 
 import (
 	"errors"
+	"fmt"
 	"reflect"
 	"strings"
 	"testing"
@@ -168,4 +169,19 @@ func TestSentinelsWrapPackageErrors(t *testing.T) {
 			t.Errorf("%s: %q does not wrap %q", tc.name, tc.err, tc.wrap)
 		}
 	}
+}
+
+func ExampleReadLibSVM() {
+	in := "+1 1:0.5 3:2\n-1 2:1\n"
+	ds, err := ReadLibSVM(strings.NewReader(in), LibSVMOptions{})
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	fmt.Println(mat.Formatted(ds.X))
+	fmt.Println(ds.Y, ds.Classes)
+	// Output:
+	// ⎡0.5    0    2⎤
+	// ⎣  0    1    0⎦
+	// [1 -1] [-1 1]
 }

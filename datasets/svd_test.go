@@ -2,6 +2,7 @@ package datasets
 
 import (
 	"errors"
+	"fmt"
 	"math"
 	"math/rand/v2"
 	"strings"
@@ -254,4 +255,25 @@ func TestReduceSVD(t *testing.T) {
 	if _, _, err := ReduceSVD(train, &Dataset{X: mat.NewDense(2, 3, nil)}, 1, 0, 0, 0); !errors.Is(err, ErrSVD) {
 		t.Errorf("test with other columns: err = %v", err)
 	}
+}
+
+func ExampleFitTruncatedSVD() {
+	// Rank 2: the third singular value is zero.
+	x := mat.NewDense(4, 3, []float64{
+		3, 0, 0,
+		0, 2, 0,
+		3, 0, 0,
+		0, 2, 0,
+	})
+	p, err := FitTruncatedSVD(x, 2, 1, 2, 1)
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	fmt.Printf("singular values %.4f\n", p.Values)
+	z, _ := p.Transform(mat.NewDense(1, 3, []float64{1, 1, 1}))
+	fmt.Printf("projection of (1, 1, 1): %.4f\n", z.RawRowView(0))
+	// Output:
+	// singular values [4.2426 2.8284]
+	// projection of (1, 1, 1): [1.0000 1.0000]
 }

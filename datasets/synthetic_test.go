@@ -2,6 +2,7 @@ package datasets
 
 import (
 	"errors"
+	"fmt"
 	"math"
 	"testing"
 
@@ -146,4 +147,18 @@ func TestSyntheticErrors(t *testing.T) {
 			}
 		})
 	}
+}
+
+func ExampleLogisticData() {
+	ds, theta, err := LogisticData(1000, 3, 42, LogisticOptions{ThetaNorm: 4})
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	n, d := ds.X.Dims()
+	fmt.Println(n, d, ds.Classes)
+	fmt.Printf("||theta|| = %.1f\n", floats.Norm(theta, 2))
+	// Output:
+	// 1000 3 [-1 +1]
+	// ||theta|| = 4.0
 }
