@@ -123,3 +123,28 @@ func TestPrivacyAudit(t *testing.T) {
 		})
 	}
 }
+
+// TestPrivacyAuditSecure runs the audit on the secure source for the
+// mechanisms it delegates to google/differential-privacy, with fewer draws.
+// With any outcome of the secure source a correct mechanism fails it with
+// probability at most auditAlpha = 1e-6.
+func TestPrivacyAuditSecure(t *testing.T) {
+	const shift, n = 1.0, 40000
+	for _, tc := range []struct {
+		m          Mechanism
+		eps, delta float64
+	}{
+		{Laplace, 1, 0},
+		{AnalyticGaussian, 1, 1e-3},
+	} {
+		cal, err := Calibrate(tc.m, tc.eps, tc.delta, Sensitivity{L2: shift}, 1)
+		if err != nil {
+			t.Fatal(err)
+		}
+		lb := epsLowerBound(drawer(t, cal, Secure()), shift, tc.delta, n)
+		t.Logf("%s (secure): claimed eps %v, empirical lower bound %.3f", tc.m, tc.eps, lb)
+		if lb > tc.eps {
+			t.Errorf("%s (secure): empirical eps lower bound %v exceeds the claimed eps %v", tc.m, lb, tc.eps)
+		}
+	}
+}

@@ -10,16 +10,17 @@
 // Neighbouring relation: every guarantee here is for replace-one
 // neighbours: data sets S and S' of equal size that differ in one example.
 //
-// Mechanisms (with D2, D1 the L2 and L1 sensitivities and d the number of
-// released weights):
+// Mechanisms, with D2 and D1 the L2 and L1 sensitivities and d the number
+// of released weights:
 //
-//	laplace            Lap(D1/eps) per coordinate, D1 <= sqrt(d) D2       eps-DP          Dwork et al. 2006
-//	gamma              density ~ exp(-eps ||b||/D2): ||b|| ~ Gamma(d, D2/eps),
-//	                   uniform direction                                   eps-DP          Chaudhuri et al. 2011
-//	gaussian           N(0, sigma^2), sigma = D2 sqrt(2 ln(1.25/delta))/eps  (eps, delta)-DP, eps < 1 only
-//	                                                                       Dwork & Roth 2014, Thm A.1
-//	gaussian-analytic  N(0, sigma^2), sigma exact from Balle & Wang's condition
-//	                                                                       (eps, delta)-DP  Balle & Wang 2018, Thm 8
+//	laplace            Lap(D1/eps) per coordinate, D1 = sqrt(d) D2 or a tighter L1 bound
+//	                   pure eps-DP (Dwork, McSherry, Nissim & Smith 2006)
+//	gamma              noise b with density ~ exp(-eps ||b|| / D2): ||b|| ~ Gamma(d, D2/eps),
+//	                   uniform direction; pure eps-DP (Chaudhuri, Monteleoni & Sarwate 2011)
+//	gaussian           N(0, sigma^2) per coordinate, sigma = D2 sqrt(2 ln(1.25/delta)) / eps;
+//	                   (eps, delta)-DP for eps < 1 only (Dwork & Roth 2014, Theorem A.1)
+//	gaussian-analytic  N(0, sigma^2) per coordinate, smallest sigma of the exact condition;
+//	                   (eps, delta)-DP for every eps > 0 (Balle & Wang 2018, Theorem 8)
 //
 // The paper adds Lap(D2/eps) to each coordinate with the L2 sensitivity D2.
 // For d > 1 that is not eps-DP (the privacy loss of Laplace noise is
@@ -29,6 +30,19 @@
 //
 // A multiclass (softmax) model is released as one K x d matrix with one
 // certificate; ReleaseOneVsRest splits the budget across K binary models.
+//
+// A guarantee covers one release of the trained weights. Release keeps a
+// concurrency-safe registry (of weak references, so it keeps nothing alive)
+// of the trained models it has released and refuses a second release of the
+// same model with ErrAlreadyReleased; copies of the weights are not tracked.
+// Runs of user-supplied graph models and of non-convex losses are outside the
+// certified class and refused with ErrNotCertified.
+//
+// Every release comes with a Certificate: a JSON record of the mechanism,
+// (eps, delta), the sensitivity and its route, the stability beta, the noise
+// scale, the neighbouring relation, the noise source, every constant of the
+// training run, what is not covered, and the citation; its String method
+// explains it in words.
 //
 // Randomness is injected through a Source: Secure for releases (Laplace and
 // Gaussian noise delegated to github.com/google/differential-privacy/go/v3,
