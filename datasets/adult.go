@@ -146,7 +146,7 @@ func readAdult(r io.Reader, name string, keepMissing bool) (adultPart, error) {
 		p.records = append(p.records, rec)
 	}
 	if err := sc.Err(); err != nil {
-		return p, fmt.Errorf("datasets: reading %s: %w", name, err)
+		return p, fmt.Errorf("%w: reading %s: %w", ErrAdultFormat, name, err)
 	}
 	return p, nil
 }

@@ -73,7 +73,8 @@ type FetchConfig struct {
 // returned without a request. Otherwise the file is downloaded (the request
 // honours ctx) into a temporary file in CacheDir, its SHA-256 is checked,
 // and it is renamed into place atomically, replacing a cached copy with the
-// wrong content. On any error (HTTP status other than 200, wrapped in
+// wrong content (which is left untouched when the download fails: Fetch
+// never returns the path of unverified bytes). On any error (HTTP status other than 200, wrapped in
 // *HTTPStatusError; a checksum mismatch, ErrChecksum; a cancelled context)
 // no new file is left behind.
 func Fetch(ctx context.Context, cfg FetchConfig) (string, error) {

@@ -1,6 +1,7 @@
 package datasets
 
 import (
+	"errors"
 	"math"
 	"strings"
 	"testing"
@@ -96,5 +97,12 @@ func checkFuzzLabels(t *testing.T, ds *Dataset) {
 		if !ok {
 			t.Fatalf("label %v invalid with %d classes", y, k)
 		}
+	}
+}
+
+func TestReadAdultLongLine(t *testing.T) {
+	_, err := readAdult(strings.NewReader(strings.Repeat("x", 2<<20)), "long", false)
+	if !errors.Is(err, ErrAdultFormat) {
+		t.Fatalf("err = %v, want ErrAdultFormat", err)
 	}
 }
