@@ -93,10 +93,15 @@ func newCertificate(cal Calibration, sens Sensitivity, run *trainer.Run, src Sou
 	}
 	c.Assumptions = []string{
 		"the sensitivity bound (route: " + route + ") is taken as given; the conditions of its route are checked by the stability analysis, not here",
+	}
+	if sens.Neighbouring != "" && sens.Neighbouring != ReplaceOne {
+		c.Assumptions = append(c.Assumptions, "the sensitivity bound holds for the neighbouring relation: "+sens.Neighbouring)
+	}
+	c.Assumptions = append(c.Assumptions,
 		"data-dependent preprocessing or hyperparameter selection on the training data (e.g. standardization statistics fitted on it) is not covered unless stated otherwise",
 		"the run constants in this certificate (including n) are published in the clear",
 		"only one release of these trained weights is covered; the registry refuses a second release of the same in-memory model, but copies of the weights are not tracked",
-	}
+	)
 	switch {
 	case kind == SourceSeeded:
 		c.Assumptions = append(c.Assumptions, "the noise was drawn from a seeded generator and can be recomputed from the seed: not for release")

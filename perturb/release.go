@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"math"
 	"runtime"
+	"strings"
 	"sync"
 	"weak"
 
@@ -19,6 +20,11 @@ const replaceOneText = "replace-one: S and S' of equal size differ in one exampl
 // Sensitivity states how much the trained weights can move between
 // neighbouring data sets. The stability package produces it; this package
 // takes it as given and does not re-check the conditions of its route.
+// From a stability report rep, it is
+//
+//	Sensitivity{L2: rep.Delta, Beta: rep.Beta, Route: rep.Chosen.String(), Neighbouring: rep.Neighbours}
+//
+// with rep.Assumptions passed on as ReleaseConfig.Notes.
 type Sensitivity struct {
 	// L2 > 0 bounds ||w_S - w_S'||_2 over all replace-one neighbours S, S'
 	// (for a K x d model: the Frobenius norm of the whole matrix). Required.
@@ -34,7 +40,9 @@ type Sensitivity struct {
 	// Route names the bound that gave L2 (e.g. the stability route).
 	Route string `json:"route"`
 	// Neighbouring is the relation the bounds hold for. The empty string
-	// means ReplaceOne, the only relation accepted.
+	// means ReplaceOne; otherwise it must start with ReplaceOne (further
+	// wording, e.g. that both runs share the seed, is recorded in the
+	// certificate). Other relations are refused.
 	Neighbouring string `json:"neighbouring"`
 }
 
@@ -53,7 +61,7 @@ func (s Sensitivity) Validate() error {
 	if math.IsNaN(s.Beta) || math.IsInf(s.Beta, 0) || s.Beta < 0 {
 		return fmt.Errorf("%w: beta = %v, want finite >= 0", ErrSensitivity, s.Beta)
 	}
-	if s.Neighbouring != "" && s.Neighbouring != ReplaceOne {
+	if s.Neighbouring != "" && !strings.HasPrefix(s.Neighbouring, ReplaceOne) {
 		return fmt.Errorf("%w: neighbouring relation %q, want %q", ErrSensitivity, s.Neighbouring, ReplaceOne)
 	}
 	return nil

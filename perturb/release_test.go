@@ -203,6 +203,10 @@ func TestReleaseErrors(t *testing.T) {
 			s.L2 = 0
 			return m, r
 		}, ErrSensitivity},
+		{"replace-one in other words", func(m *trainer.Model, r *trainer.Run, s *Sensitivity, _ *ReleaseConfig) (*trainer.Model, *trainer.Run) {
+			s.Neighbouring = "replace one"
+			return m, r
+		}, ErrSensitivity},
 		{"add-remove neighbours", func(m *trainer.Model, r *trainer.Run, s *Sensitivity, _ *ReleaseConfig) (*trainer.Model, *trainer.Run) {
 			s.Neighbouring = "add-remove"
 			return m, r
@@ -307,6 +311,19 @@ func TestCertificateSources(t *testing.T) {
 	}
 	if cert.Source != "custom: my source" {
 		t.Errorf("custom source recorded as %q", cert.Source)
+	}
+}
+
+func TestCertificateNeighbouringDetail(t *testing.T) {
+	m, run := testModel(1, 3)
+	sens := testSens
+	sens.Neighbouring = "replace-one (same n); both runs share the seed"
+	_, cert, err := Release(m, run, sens, ReleaseConfig{Mechanism: Gamma, Epsilon: 1, Source: Seeded(1)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(strings.Join(cert.Assumptions, "\n"), "both runs share the seed") {
+		t.Errorf("the relation's detail is not in the certificate: %q", cert.Assumptions)
 	}
 }
 
