@@ -231,6 +231,18 @@ func TestReleaseErrors(t *testing.T) {
 	}
 }
 
+func TestReleaseSecureSourceRefusal(t *testing.T) {
+	// The secure Laplace sampler refuses eps < 2^-50: the release fails
+	// cleanly and the model stays unreleased.
+	m, run := testModel(1, 3)
+	if _, _, err := Release(m, run, testSens, ReleaseConfig{Mechanism: Laplace, Epsilon: 1e-20}); !errors.Is(err, ErrSource) {
+		t.Fatalf("err = %v, want ErrSource", err)
+	}
+	if Released(m) {
+		t.Error("a failed release marked the model as released")
+	}
+}
+
 func TestReleaseMulticlassOneCertificate(t *testing.T) {
 	m, run := testModel(3, 4)
 	out, cert, err := Release(m, run, testSens, ReleaseConfig{Mechanism: Laplace, Epsilon: 2, Source: Seeded(5)})

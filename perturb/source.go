@@ -66,7 +66,8 @@ type secureSource struct {
 //     that is l0 sensitivity 1 and lInf sensitivity l1, so its scale is
 //     l1/eps. The library's geometric sampler on a power-of-two grid (with the
 //     input rounded to the grid and the sensitivity enlarged by the grid step)
-//     resists floating-point attacks on the Laplace mechanism.
+//     resists floating-point attacks on the Laplace mechanism. That library
+//     refuses eps < 2^-50; AddLaplace then returns an error wrapping ErrSource.
 //   - AddGaussian draws with noise.Gaussian(), whose binomial sampler on a
 //     power-of-two grid resists floating-point attacks. That API takes
 //     (l0, lInf, eps, delta), not sigma: it derives sigma itself with
