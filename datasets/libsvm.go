@@ -46,7 +46,8 @@ type LibSVMOptions struct {
 // ReadLibSVM reads the LibSVM / SVMlight sparse format: one example per
 // line, "label index:value index:value ...", with 1-based indices in
 // strictly increasing order; absent indices are zero. Blank lines are
-// skipped and '#' starts a comment. Labels are numbers: with two distinct
+// skipped and '#' starts a comment; SVMlight's "qid:" tokens are not
+// supported (an error). Labels are numbers: with two distinct
 // labels they map to -1/+1 (the smaller to -1 unless Positive says
 // otherwise), with more to class indices 0..K-1 in increasing label order;
 // Classes holds the labels as written by strconv.FormatFloat. Feature j is
