@@ -21,8 +21,8 @@ import (
 // Errors of the download path.
 var (
 	// ErrChecksum is returned when downloaded bytes do not have the expected
-	// SHA-256; no file is left behind.
-	ErrChecksum = errors.New("datasets: SHA-256 mismatch")
+	// SHA-256; no file is left behind. It wraps ErrFormat.
+	ErrChecksum = fmt.Errorf("%w: SHA-256 mismatch", ErrFormat)
 	// ErrNoChecksum is returned when a fetch has no expected SHA-256: every
 	// download is verified, so the caller must supply one. It wraps
 	// ErrInvalid.

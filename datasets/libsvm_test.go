@@ -159,6 +159,8 @@ func TestSentinelsWrapPackageErrors(t *testing.T) {
 		{"TCGA", ErrTCGAFormat, ErrFormat},
 		{"LastFM", ErrLastFMFormat, ErrFormat},
 		{"unsafe path", ErrUnsafePath, ErrFormat},
+		{"checksum", ErrChecksum, ErrFormat},
+		{"unknown category", ErrUnknownCategory, ErrFormat},
 		{"SVD", ErrSVD, ErrInvalid},
 		{"synthetic", ErrSyntheticConfig, ErrInvalid},
 		{"fetch config", ErrFetchConfig, ErrInvalid},

@@ -1,15 +1,14 @@
 package datasets
 
 import (
-	"errors"
 	"fmt"
 	"sort"
 	"strconv"
 )
 
 // ErrUnknownCategory is returned when a value to encode was not seen when the
-// encoder was fitted.
-var ErrUnknownCategory = errors.New("datasets: unknown category")
+// encoder was fitted. It wraps ErrFormat.
+var ErrUnknownCategory = fmt.Errorf("%w: unknown category", ErrFormat)
 
 // OneHotEncoder maps categorical columns to indicator columns. The category
 // order is deterministic: the distinct values of each column, sorted
