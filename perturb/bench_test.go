@@ -1,0 +1,55 @@
+package perturb
+
+import (
+	"testing"
+
+	"github.com/stabpriv/stabpriv/losses"
+	"github.com/stabpriv/stabpriv/trainer"
+)
+
+// benchmarkRelease releases a fresh 1 x d model per iteration.
+func benchmarkRelease(b *testing.B, mech Mechanism, delta float64, src func() Source, d int) {
+	run := &trainer.Run{Loss: "logistic", Task: "binary", N: 1000, D: d, K: 1, Kappa: 1, L: 1, Convex: true}
+	sens := Sensitivity{L2: 0.01}
+	w := make([]float64, d)
+	b.ReportAllocs()
+	for b.Loop() {
+		m := &trainer.Model{Loss: "logistic", Task: losses.Binary, K: 1, D: d, W: w}
+		if _, _, err := Release(m, run, sens, ReleaseConfig{Mechanism: mech, Epsilon: 1, Delta: delta, Source: src()}); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
+
+func secure() Source { return Secure() }
+func seeded() Source { return Seeded(1) }
+
+func BenchmarkReleaseLaplaceSecure_D100(b *testing.B) {
+	benchmarkRelease(b, Laplace, 0, secure, 100)
+}
+func BenchmarkReleaseLaplaceSecure_D10000(b *testing.B) {
+	benchmarkRelease(b, Laplace, 0, secure, 10000)
+}
+func BenchmarkReleaseGammaSecure_D100(b *testing.B) {
+	benchmarkRelease(b, Gamma, 0, secure, 100)
+}
+func BenchmarkReleaseGammaSecure_D10000(b *testing.B) {
+	benchmarkRelease(b, Gamma, 0, secure, 10000)
+}
+func BenchmarkReleaseAnalyticGaussianSecure_D100(b *testing.B) {
+	benchmarkRelease(b, AnalyticGaussian, 1e-5, secure, 100)
+}
+func BenchmarkReleaseAnalyticGaussianSecure_D10000(b *testing.B) {
+	benchmarkRelease(b, AnalyticGaussian, 1e-5, secure, 10000)
+}
+func BenchmarkReleaseAnalyticGaussianSeeded_D10000(b *testing.B) {
+	benchmarkRelease(b, AnalyticGaussian, 1e-5, seeded, 10000)
+}
+
+func BenchmarkAnalyticGaussianSigma(b *testing.B) {
+	for b.Loop() {
+		if _, err := AnalyticGaussianSigma(0.7, 1e-6, 1); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
