@@ -157,6 +157,12 @@ func (c *Config) validate() error {
 	if c.Model != nil && c.Engine != Graph {
 		return fmt.Errorf("%w: a user graph model needs the graph engine", ErrConfig)
 	}
+	if c.Model != nil && c.Loss != nil {
+		return fmt.Errorf("%w: set Loss or Model, not both (a user graph carries its own loss)", ErrConfig)
+	}
+	if c.Model != nil && c.Schedule == Constant && c.Eta == 0 {
+		return fmt.Errorf("%w: a user graph model has no known smoothness to default the step size from; set Eta", ErrConfig)
+	}
 	if err := c.Reg.Validate(); err != nil {
 		return fmt.Errorf("%w: %w", ErrConfig, err)
 	}

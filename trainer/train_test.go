@@ -286,3 +286,24 @@ func TestTrainLogging(t *testing.T) {
 		})
 	}
 }
+
+// TestNewRejectsAmbiguousUserModel checks the settings New itself refuses for
+// a user graph, before any graph is looked at: a Loss beside the Model (the
+// Run record would carry constants of a loss that is not trained) and a
+// default step size (a user graph has no known smoothness).
+func TestNewRejectsAmbiguousUserModel(t *testing.T) {
+	for _, c := range []struct {
+		name string
+		cfg  Config
+	}{
+		{"model and loss", Config{Model: &GraphModel{}, Loss: losses.Logistic{}, Engine: Graph, Eta: 0.1}},
+		{"model without eta", Config{Model: &GraphModel{}, Engine: Graph}},
+	} {
+		if _, err := New(c.cfg); !errors.Is(err, ErrConfig) {
+			t.Errorf("%s: New error = %v, want ErrConfig", c.name, err)
+		}
+	}
+	if _, err := New(Config{Model: &GraphModel{}, Engine: Graph, Eta: 0.1}); err != nil {
+		t.Errorf("model with eta: New error = %v, want nil", err)
+	}
+}
