@@ -437,3 +437,22 @@ func TestNativeCancelMidRun(t *testing.T) {
 		t.Errorf("stopped after step %d, want 2000 (the end of the pass)", last)
 	}
 }
+
+// TestNativeWideRows covers b = 1 on rows too long to gather (d >
+// gatherMaxD), which are read in place.
+func TestNativeWideRows(t *testing.T) {
+	cfg := Config{Loss: losses.Logistic{}, Reg: regularizers.ElasticNet{Lambda: 0.05, L1Ratio: 0.3}, Dropout: 0.7, Clip: 0.3, Passes: 2}
+	X, y := synthData(40, gatherMaxD+1, 0, 13)
+	p := newTestProblem(t, cfg, X, y)
+	if e, err := newNative(p); err != nil || e.cx != nil {
+		t.Fatalf("rows of %d features gathered (err %v)", p.d, err)
+	}
+	got, err := runNative(context.Background(), p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := referenceSGD(t, newTestProblem(t, cfg, X, y))
+	if diff := maxAbsDiff(got, want); diff > 1e-12 {
+		t.Errorf("max |native - reference| = %g, want <= 1e-12", diff)
+	}
+}
