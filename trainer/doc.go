@@ -56,8 +56,7 @@
 //
 // The Native engine (the default) computes the gradients of the built-in
 // losses with a fused kernel that allocates nothing per step. For K = 1 it
-// uses the scalar derivative of losses.Margin (without an interface call for
-// the logistic loss). For b = 1 it updates each row of W in place in one loop
+// uses the scalar derivative of losses.Margin. For b = 1 it updates each row of W in place in one loop
 // that applies the decay (1 - eta mu), the gradient move and the soft
 // thresholding; for b > 1 it sums the clipped per-example gradients in a
 // buffer first. For K > 1 it forms the K margins, the loss's Grad and the
