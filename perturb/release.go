@@ -134,7 +134,7 @@ func (r *registry) forget(k weak.Pointer[trainer.Model]) {
 	r.mu.Unlock()
 }
 
-func (r *registry) release(ms ...*trainer.Model) {
+func (r *registry) unreserve(ms ...*trainer.Model) {
 	for _, m := range ms {
 		r.forget(weak.Make(m))
 	}
@@ -217,7 +217,7 @@ func Release(m *trainer.Model, run *trainer.Run, sens Sensitivity, cfg ReleaseCo
 	}
 	out, err := perturb(m, cal, src)
 	if err != nil {
-		released.release(m)
+		released.unreserve(m)
 		return nil, nil, err
 	}
 	return out, newCertificate(cal, sens, run, src, cfg.Notes, nil), nil
@@ -302,7 +302,7 @@ func ReleaseOneVsRest(models []*trainer.Model, runs []*trainer.Run, sens []Sensi
 	for i, m := range models {
 		out, err := perturb(m, cals[i], src)
 		if err != nil {
-			released.release(models...)
+			released.unreserve(models...)
 			return nil, nil, fmt.Errorf("model %d: %w", i, err)
 		}
 		outs[i] = out
