@@ -71,7 +71,7 @@ type native struct {
 // copying a chunk of rows in pass order first lets the processor overlap
 // those fetches, which on 36000 x 33 data (9.5 MB) makes a b = 1 pass about
 // 1.7 times as fast. (Copying instead one row per step, a fixed distance
-// ahead into a ring buffer, measured slower than not copying at all: a load
+// ahead into a ring buffer, measured as slow as not copying at all: a load
 // that misses inside the step holds up the step's own chain, while 64 rows
 // copied at once have their misses overlap.) 64 rows of a few tens of
 // features stay in L1. Long rows
