@@ -8,6 +8,7 @@
 // The commands are:
 //
 //	train   train a linear model on a CSV file or the embedded breast-cancer data
+//	certify print the privacy certificate of a model file written by train
 //	help    list the commands, or show the flags of one: stabpriv help train
 //
 // Exit codes: 0 on success, 2 for a usage error (unknown command or flag,
@@ -36,6 +37,7 @@ type command struct {
 func commands() []command {
 	return []command{
 		{"train", "train a linear model on a CSV file or the embedded breast-cancer data", runTrain},
+		{"certify", "print the privacy certificate of a model file written by train", runCertify},
 	}
 }
 

@@ -289,8 +289,9 @@ func Example_help() {
 	//
 	// Commands:
 	//
-	//   train  train a linear model on a CSV file or the embedded breast-cancer data
-	//   help   list the commands, or show the flags of one
+	//   train    train a linear model on a CSV file or the embedded breast-cancer data
+	//   certify  print the privacy certificate of a model file written by train
+	//   help     list the commands, or show the flags of one
 	//
-	// Run 'stabpriv help <command>' for the flags of a command (train).
+	// Run 'stabpriv help <command>' for the flags of a command (train, certify).
 }

@@ -9,7 +9,11 @@ import (
 	"strconv"
 	"text/tabwriter"
 
+	"gonum.org/v1/gonum/floats"
+
 	"github.com/stabpriv/stabpriv/datasets"
+	"github.com/stabpriv/stabpriv/perturb"
+	"github.com/stabpriv/stabpriv/stability"
 	"github.com/stabpriv/stabpriv/trainer"
 )
 
@@ -27,15 +31,29 @@ type result struct {
 	train, test             *datasets.Dataset
 	trainMetric, testMetric metricValue
 	testFrac                float64
+	// report is the stability analysis of run.
+	report *stability.Report
+	// private, cert and the metrics of private are set by a release.
+	private             *trainer.Model
+	cert                *perturb.Certificate
+	privTrain, privTest metricValue
 }
 
-// modelFile is the JSON document written by train --out.
+// modelFile is the JSON document written by train --out. A private model
+// file holds the released weights and their certificate, never the trained
+// weights; its run record omits the statistics of the trained weights.
 type modelFile struct {
-	Format        string         `json:"format"`
-	Model         *trainer.Model `json:"model"`
-	Run           *trainer.Run   `json:"run"`
-	Preprocessing preprocessing  `json:"preprocessing"`
-	Metrics       metrics        `json:"metrics"`
+	Format string `json:"format"`
+	// Private reports whether Model holds released weights backed by
+	// Certificate; false for --mechanism none.
+	Private     bool                 `json:"private"`
+	Model       *trainer.Model       `json:"model"`
+	Certificate *perturb.Certificate `json:"certificate,omitempty"`
+	// Stability is the analysis of the run: every route and the chosen one.
+	Stability     *stability.Report `json:"stability,omitempty"`
+	Run           *trainer.Run      `json:"run"`
+	Preprocessing preprocessing     `json:"preprocessing"`
+	Metrics       metrics           `json:"metrics"`
 	// Notes are the assumptions a certificate must list.
 	Notes []string `json:"notes"`
 }
@@ -111,12 +129,79 @@ func (r *result) print(w io.Writer) error {
 	return nil
 }
 
-// write writes the model file to path, creating its parent directories.
+// printStability writes beta, Delta, the chosen route and every route with
+// its bound or the reason it does not apply.
+func (r *result) printStability(w io.Writer) error {
+	rep := r.report
+	fmt.Fprintf(w, "\nstability (neighbours: %s):\n", rep.Neighbours)
+	if rep.Chosen == 0 {
+		fmt.Fprintln(w, "  no route applies: the trained weights have no sensitivity bound and cannot be released privately")
+	} else {
+		fmt.Fprintf(w, "  beta  = %.6g  uniform stability in the loss (beta = L*Delta)\n", rep.Beta)
+		fmt.Fprintf(w, "  Delta = %.6g  L2 sensitivity of the weights, route %v\n", rep.Delta, rep.Chosen)
+	}
+	tw := tabwriter.NewWriter(w, 0, 8, 2, ' ', 0)
+	fmt.Fprintln(tw, "  route\tDelta\tbeta\tbound, or why the route does not apply")
+	for _, e := range rep.Routes {
+		if !e.Applies {
+			fmt.Fprintf(tw, "  %v\t-\t-\tnot applicable: %s\n", e.Route, e.Reason)
+			continue
+		}
+		mark := ""
+		if e.Route == rep.Chosen {
+			mark = " (chosen)"
+		}
+		fmt.Fprintf(tw, "  %v%s\t%.6g\t%.6g\t%s\n", e.Route, mark, e.Delta, e.Beta, e.Formula)
+	}
+	return tw.Flush()
+}
+
+// printRelease writes the privacy claim of the release and the quality of
+// the private model beside the trained one.
+func (r *result) printRelease(w io.Writer, s *settings) error {
+	c := r.cert
+	claim := fmt.Sprintf("%g-DP (pure)", c.Epsilon)
+	if c.Delta > 0 {
+		claim = fmt.Sprintf("(%g, %g)-DP", c.Epsilon, c.Delta)
+	}
+	source := c.Source
+	if s.noise == "seeded" {
+		source = fmt.Sprintf("%s (seed %d)", c.Source, s.seed)
+	}
+	fmt.Fprintf(w, "\nprivate release (%s, replace-one neighbours):\n", claim)
+	tw := tabwriter.NewWriter(w, 0, 8, 2, ' ', 0)
+	row := func(name, value string) { fmt.Fprintf(tw, "  %s\t%s\n", name, value) }
+	row("mechanism", string(c.Mechanism))
+	row("epsilon", strconv.FormatFloat(c.Epsilon, 'g', -1, 64))
+	row("delta", strconv.FormatFloat(c.Delta, 'g', -1, 64))
+	row("sensitivity", fmt.Sprintf("L2 = %.6g (L1 = %.6g), route %s", c.L2Sensitivity, c.L1Sensitivity, c.SensitivityRoute))
+	row("noise scale", fmt.Sprintf("%s = %.6g", c.NoiseScaleName, c.NoiseScale))
+	row("noise source", source)
+	row("noise norm", fmt.Sprintf("%.4g drawn, beside ||w|| = %.4g of the trained weights", distance(r.private.W, r.model.W), norm(r.model.W)))
+	if err := tw.Flush(); err != nil {
+		return err
+	}
+	name := r.testMetric.Name
+	fmt.Fprintf(w, "test %s of the private model: %.4f (non-private: %.4f)\n", name, r.privTest.Value, r.testMetric.Value)
+	fmt.Fprintf(w, "train %s of the private model: %.4f (non-private: %.4f)\n", name, r.privTrain.Value, r.trainMetric.Value)
+	return nil
+}
+
+// norm returns ||v||_2.
+func norm(v []float64) float64 { return floats.Norm(v, 2) }
+
+// distance returns ||a - b||_2.
+func distance(a, b []float64) float64 { return floats.Distance(a, b, 2) }
+
+// write writes the model file to path, creating its parent directories:
+// the private model and its certificate after a release, else the trained
+// model, marked as not private.
 func (r *result) write(path string) error {
 	doc := modelFile{
-		Format: "stabpriv-model/1",
-		Model:  r.model,
-		Run:    r.run,
+		Format:    "stabpriv-model/1",
+		Model:     r.model,
+		Stability: r.report,
+		Run:       r.run,
 		Preprocessing: preprocessing{
 			Data: r.source, Label: r.label,
 			Features: r.train.Features, Classes: r.train.Classes,
@@ -124,7 +209,16 @@ func (r *result) write(path string) error {
 			TestFrac: r.testFrac, SplitSeed: r.run.Seed, Stratified: r.train.Classes != nil,
 		},
 		Metrics: metrics{Train: r.trainMetric, Test: r.testMetric},
-		Notes:   r.train.Notes,
+		Notes:   append([]string(nil), r.train.Notes...),
+	}
+	if r.cert != nil {
+		doc.Private, doc.Model, doc.Certificate, doc.Run = true, r.private, r.cert, r.cert.Run
+		doc.Metrics = metrics{Train: r.privTrain, Test: r.privTest}
+		doc.Notes = append(doc.Notes,
+			"model holds the released weights; the trained weights are not written",
+			"the metrics of the released model are computed in the clear on the training and test splits and are not covered by the certificate")
+	} else {
+		doc.Notes = append(doc.Notes, "not private: trained with --mechanism none; the weights are released as trained, without a privacy guarantee")
 	}
 	data, err := json.MarshalIndent(doc, "", "  ")
 	if err != nil {

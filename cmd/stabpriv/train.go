@@ -15,7 +15,9 @@ import (
 
 	"github.com/stabpriv/stabpriv/datasets"
 	"github.com/stabpriv/stabpriv/losses"
+	"github.com/stabpriv/stabpriv/perturb"
 	"github.com/stabpriv/stabpriv/regularizers"
+	"github.com/stabpriv/stabpriv/stability"
 	"github.com/stabpriv/stabpriv/trainer"
 )
 
@@ -35,6 +37,11 @@ type trainFlags struct {
 	out                   string
 	logLevel              string
 	labelBound            float64
+	tolerance             float64
+	// Privacy: the mechanism ("none" for a non-private model), its
+	// (epsilon, delta) and the noise source.
+	mechanism, noise string
+	epsilon, delta   float64
 }
 
 func newTrainFlagSet(f *trainFlags, stderr io.Writer) *flag.FlagSet {
@@ -60,6 +67,11 @@ func newTrainFlagSet(f *trainFlags, stderr io.Writer) *flag.FlagSet {
 	fs.StringVar(&f.out, "out", "", "write the model, the run record and the preprocessing as JSON to this `file` (parent directories are created)")
 	fs.StringVar(&f.logLevel, "log-level", "info", "log level on stderr: panic, error, warn, info, debug")
 	fs.Float64Var(&f.labelBound, "label-bound", 0, "regression: the bound `B` in |y| <= B (squared loss needs it; 0: none)")
+	fs.Float64Var(&f.tolerance, "tolerance", 0, "stop after the first pass whose gradient norm is <= `tol`, fixed in advance (0: run every pass); enables the erm route")
+	fs.StringVar(&f.mechanism, "mechanism", "none", "release mechanism: none (a non-private model), laplace, gamma, gaussian, gaussian-analytic")
+	fs.Float64Var(&f.epsilon, "epsilon", 1, "privacy parameter `eps` > 0 of the release")
+	fs.Float64Var(&f.delta, "delta", 0, "privacy parameter `delta` in [0, 1): 0 for laplace and gamma (pure eps-DP), > 0 for the Gaussian mechanisms")
+	fs.StringVar(&f.noise, "noise", "secure", "noise source of the release: secure, or seeded from --seed (reproducible, not for release)")
 	fs.SetOutput(io.Discard) // parse errors are returned, not printed
 	fs.Usage = func() {}     // the flag package calls it on every error
 	return fs
@@ -72,7 +84,11 @@ func printTrainUsage(fs *flag.FlagSet, w io.Writer) {
 		"features with statistics fitted on the training split, maps every row to\n"+
 		"x' = [x, 1]/sqrt(2) with x clipped into the unit ball (so ||x'|| <= 1 and kappa = 1\n"+
 		"holds, the bias included), trains, and reports the test metric and every constant\n"+
-		"of the run.\n\nFlags:\n")
+		"of the run, the uniform stability beta and the L2 sensitivity Delta of the weights\n"+
+		"by every route. With --mechanism, it releases the weights with noise calibrated to\n"+
+		"Delta and (--epsilon, --delta), and writes only the private weights and their\n"+
+		"certificate; unless --schedule or --step is given, the step schedule is then\n"+
+		"bounded-inverse-t when mu > 0 (route strongly-convex-sgd, Delta <= 2L/(mu n)).\n\nFlags:\n")
 	fs.SetOutput(w)
 	fs.PrintDefaults()
 	fs.SetOutput(io.Discard)
@@ -86,6 +102,10 @@ type settings struct {
 	engine   trainer.Engine
 	eta      float64
 	level    logrus.Level
+	// mech is the release mechanism, "" for none; autoSchedule reports that
+	// the schedule was chosen for the release, not by the user.
+	mech         perturb.Mechanism
+	autoSchedule bool
 }
 
 // parseTrain parses and checks the flags; every error is a usage error.
@@ -158,7 +178,55 @@ func parseTrain(args []string, stderr io.Writer) (*settings, error) {
 	if s.level, err = logrus.ParseLevel(f.logLevel); err != nil {
 		return nil, usagef("--log-level: %w", err)
 	}
+	set := make(map[string]bool)
+	fs.Visit(func(fl *flag.Flag) { set[fl.Name] = true })
+	if err := s.parsePrivacy(set); err != nil {
+		return nil, err
+	}
 	return s, nil
+}
+
+// parsePrivacy checks the privacy flags, given the names of the flags set on
+// the command line, and chooses the step schedule of a private run.
+func (s *settings) parsePrivacy(set map[string]bool) error {
+	if s.noise != "secure" && s.noise != "seeded" {
+		return usagef("--noise %q, want secure or seeded", s.noise)
+	}
+	if s.mechanism == "none" {
+		for _, name := range []string{"epsilon", "delta", "noise"} {
+			if set[name] {
+				return usagef("--%s applies to a private release; choose --mechanism laplace, gamma, gaussian or gaussian-analytic", name)
+			}
+		}
+		return nil
+	}
+	m, err := perturb.ParseMechanism(s.mechanism)
+	if err != nil {
+		return usagef("--mechanism %q, want none, laplace, gamma, gaussian or gaussian-analytic", s.mechanism)
+	}
+	// The release calibrates with the same checks; a unit sensitivity
+	// stands in for the one the stability analysis will give.
+	if _, err := perturb.Calibrate(m, s.epsilon, s.delta, perturb.Sensitivity{L2: 1}, 1); err != nil {
+		return usagef("--mechanism %s --epsilon %v --delta %v: %w%s", m, s.epsilon, s.delta, err, privacyHint(m, err))
+	}
+	s.mech = m
+	if !set["schedule"] && !set["step"] && s.lambda*(1-s.l1Ratio) > 0 {
+		s.schedule, s.autoSchedule = trainer.BoundedInverseT, true
+	}
+	return nil
+}
+
+// privacyHint says how to fix the privacy flags that gave err.
+func privacyHint(m perturb.Mechanism, err error) string {
+	switch {
+	case errors.Is(err, perturb.ErrClassicalRange):
+		return " (pass --epsilon below 1, or --mechanism gaussian-analytic)"
+	case errors.Is(err, perturb.ErrDelta) && m.Pure():
+		return " (laplace and gamma are pure eps-DP: leave --delta at 0, or choose a Gaussian mechanism)"
+	case errors.Is(err, perturb.ErrDelta):
+		return " (the Gaussian mechanisms need --delta in (0, 1), e.g. --delta 1e-5)"
+	}
+	return ""
 }
 
 // runTrain is the train command.
@@ -207,6 +275,7 @@ func runTrain(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 		Dropout:    s.dropout,
 		Radius:     s.radius,
 		Average:    s.average,
+		Tolerance:  s.tolerance,
 		Seed:       s.seed,
 		Engine:     s.engine,
 		Logger:     log,
@@ -228,8 +297,28 @@ func runTrain(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 		trainMetric: metric(model, train), testMetric: metric(model, test),
 		testFrac: s.testFrac,
 	}
+	if s.autoSchedule {
+		fmt.Fprintf(stdout, "schedule: bounded-inverse-t, chosen for --mechanism %s since mu = %g > 0: route %v then bounds Delta by 2L/(mu n) without convergence (--schedule or --step overrides it)\n",
+			s.mech, rec.Mu, stability.RouteStronglyConvexSGD)
+	}
 	if err := res.print(stdout); err != nil {
 		return err
+	}
+	if res.report, err = stability.Analyze(rec); err != nil {
+		return err
+	}
+	if err := res.printStability(stdout); err != nil {
+		return err
+	}
+	if s.mech != "" {
+		if err := res.release(s); err != nil {
+			return err
+		}
+		if err := res.printRelease(stdout, s); err != nil {
+			return err
+		}
+	} else {
+		fmt.Fprintln(stdout, "\nnot private: --mechanism none releases the trained weights as they are")
 	}
 	if s.out != "" {
 		if err := res.write(s.out); err != nil {
@@ -238,6 +327,45 @@ func runTrain(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 		fmt.Fprintf(stdout, "\nmodel written to %s\n", s.out)
 	}
 	return nil
+}
+
+// release adds the noise of s.mech to the trained model, calibrated to the
+// sensitivity of the chosen stability route, and records the private model,
+// its certificate and its metrics in r. It fails, releasing nothing, when no
+// route applies.
+func (r *result) release(s *settings) error {
+	sens, notes, err := perturb.FromReport(r.report)
+	if err != nil {
+		return err
+	}
+	src := perturb.Secure()
+	if s.noise == "seeded" {
+		src = perturb.Seeded(s.seed)
+	}
+	cfg := perturb.ReleaseConfig{
+		Mechanism: s.mech, Epsilon: s.epsilon, Delta: s.delta, Source: src,
+		Notes: append(append(notes, publicRunNote), r.train.Notes...),
+	}
+	priv, cert, err := perturb.Release(r.model, publicRun(r.run), sens, cfg)
+	if err != nil {
+		return err
+	}
+	r.private, r.cert = priv, cert
+	r.privTrain, r.privTest = metric(priv, r.train), metric(priv, r.test)
+	return nil
+}
+
+// publicRunNote tells a certificate what publicRun withholds.
+const publicRunNote = "the run record withholds the objective, the gradient norm and the count of rows clipped by the trainer (written as 0): they are statistics of the trained weights and the data, which the certificate does not cover"
+
+// publicRun returns a copy of the run record without the statistics of the
+// non-private weights on the training data (objective, gradient norm) and
+// the count of rows clipped by the trainer, which the certificate does not
+// cover; the constants of the run are kept.
+func publicRun(run *trainer.Run) *trainer.Run {
+	r := *run
+	r.Objective, r.GradNorm, r.ClippedRows = 0, 0, 0
+	return &r
 }
 
 // preprocess standardizes ds with std and maps its rows to
