@@ -77,9 +77,9 @@
 // time is a latency, not a throughput: on the reference machine (AMD EPYC,
 // 2.6 GHz, shared) the exponential of the logistic derivative alone takes
 // about 40 ns as part of a chain, and a step of the logistic loss with an
-// elastic net on 33 features about 100 ns with the rows in cache
-// (BenchmarkNativePass3600x33) and 160 ns with rows fetched from memory, or
-// about 6 ms per pass over 36000 rows (BenchmarkNativePass36000x33).
+// elastic net on 33 features about 110 ns with the rows in cache
+// (BenchmarkNativePass3600x33) and 130 ns with rows fetched from memory, or
+// about 5 ms per pass over 36000 rows (BenchmarkNativePass36000x33).
 //
 // The Graph engine computes the same gradients with a Gorgonia expression
 // graph built from the loss's Expr, or trains a user-supplied GraphModel. Both
