@@ -279,7 +279,9 @@ func (e *native) step(batch []int, pos int, eta float64) {
 		}
 		shrink(e.w, acc, a, eta/float64(e.p.cfg.Batch), thr)
 	}
-	project(e.w, e.radius)
+	if e.radius > 0 {
+		project(e.w, e.radius)
+	}
 	if e.avg != nil {
 		average(e.avg, e.w, e.t)
 	}
