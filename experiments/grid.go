@@ -1,0 +1,303 @@
+package experiments
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"math"
+	"runtime"
+	"slices"
+	"sync"
+	"time"
+
+	"github.com/sirupsen/logrus"
+
+	"github.com/stabpriv/stabpriv/datasets"
+	"github.com/stabpriv/stabpriv/perturb"
+	"github.com/stabpriv/stabpriv/regularizers"
+	"github.com/stabpriv/stabpriv/stability"
+	"github.com/stabpriv/stabpriv/trainer"
+)
+
+// ErrConfig is wrapped by every error about an invalid configuration.
+var ErrConfig = errors.New("experiments: invalid config")
+
+// ErrNoData is wrapped by the errors about a missing data directory or data
+// set files.
+var ErrNoData = errors.New("experiments: data not found")
+
+// Defaults of the sweeps.
+var (
+	// DefaultLambdas is the regularization grid: 7 values log-spaced from
+	// 1e-4 to 1e-2 (a third of a decade apart).
+	DefaultLambdas = []float64{1e-4, 2.1544e-4, 4.6416e-4, 1e-3, 2.1544e-3, 4.6416e-3, 1e-2}
+	// DefaultEpsilons are the privacy levels of the paper's figures.
+	DefaultEpsilons = []float64{0.1, 0.5, 1, 2, 5}
+)
+
+const (
+	// DefaultSplits is the number of seeded 80/20 splits.
+	DefaultSplits = 10
+	// DefaultL1Ratio is the elastic net's L1 share of the paper.
+	DefaultL1Ratio = 0.15
+	// DefaultPasses is the number of SGD passes.
+	DefaultPasses = 10
+	// DefaultDelta is the delta of the Gaussian mechanisms.
+	DefaultDelta = 1e-5
+)
+
+// grid is what Sweep and FeatSel share: the data, the (split, lambda) grid
+// and the training settings.
+type grid struct {
+	proto   *Protocol
+	splits  int
+	lambdas []float64
+	l1Ratio float64
+	passes  int
+	seed    uint64
+	log     logrus.FieldLogger
+}
+
+// gridConfig holds the user's settings of the grid, before defaults.
+type gridConfig struct {
+	Protocol ProtocolConfig
+	Splits   int
+	Lambdas  []float64
+	L1Ratio  float64
+	Passes   int
+	Seed     uint64
+	Logger   logrus.FieldLogger
+}
+
+// newGrid validates the settings, fills the defaults and loads the data.
+func newGrid(c gridConfig) (*grid, error) {
+	g := &grid{splits: c.Splits, lambdas: slices.Clone(c.Lambdas), l1Ratio: c.L1Ratio, passes: c.Passes, seed: c.Seed, log: c.Logger}
+	if g.splits == 0 {
+		g.splits = DefaultSplits
+	}
+	if len(g.lambdas) == 0 {
+		g.lambdas = slices.Clone(DefaultLambdas)
+	}
+	if g.l1Ratio == 0 {
+		g.l1Ratio = DefaultL1Ratio
+	}
+	if g.passes == 0 {
+		g.passes = DefaultPasses
+	}
+	if g.log == nil {
+		l := logrus.New()
+		l.SetOutput(discard{})
+		g.log = l
+	}
+	if g.splits < 1 || g.passes < 1 {
+		return nil, fmt.Errorf("%w: splits = %d, passes = %d, want >= 1", ErrConfig, g.splits, g.passes)
+	}
+	if !(g.l1Ratio > 0 && g.l1Ratio < 1) {
+		return nil, fmt.Errorf("%w: l1 ratio %v, want in (0, 1) (the stability route needs mu = lambda(1 - l1 ratio) > 0)", ErrConfig, g.l1Ratio)
+	}
+	for _, l := range g.lambdas {
+		if math.IsNaN(l) || math.IsInf(l, 0) || l <= 0 {
+			return nil, fmt.Errorf("%w: lambda %v, want finite > 0", ErrConfig, l)
+		}
+	}
+	slices.Sort(g.lambdas)
+	if len(slices.Compact(slices.Clone(g.lambdas))) != len(g.lambdas) {
+		return nil, fmt.Errorf("%w: repeated lambda in %v", ErrConfig, g.lambdas)
+	}
+	var err error
+	start := time.Now()
+	if g.proto, err = NewProtocol(c.Protocol); err != nil {
+		return nil, err
+	}
+	g.log.WithFields(logrus.Fields{"dataset": g.proto.Name(), "rows": g.proto.Rows(), "classes": g.proto.Classes(), "loss": g.proto.Loss().Name(),
+		"load": time.Since(start).Round(time.Millisecond)}).Info("data loaded")
+	return g, nil
+}
+
+// discard is an io.Writer that drops everything (a silent logger).
+type discard struct{}
+
+func (discard) Write(p []byte) (int, error) { return len(p), nil }
+
+// fit is one trained model of the grid: split s, lambda index li.
+type fit struct {
+	split, li int
+	lambda    float64
+	model     *trainer.Model
+	run       *trainer.Run
+	report    *stability.Report
+	sens      perturb.Sensitivity
+	test      *datasets.Dataset
+	notes     []string
+	// accNonPrivate is the test accuracy of the trained (noise-free) model.
+	accNonPrivate float64
+}
+
+// sensitivity fills the perturb.Sensitivity of a stability report, as the
+// perturb package documents it (the chosen route's Delta and beta).
+func sensitivity(rep *stability.Report) (perturb.Sensitivity, []string, error) {
+	if _, err := rep.Best(); err != nil {
+		return perturb.Sensitivity{}, nil, err
+	}
+	s := perturb.Sensitivity{L2: rep.Delta, Beta: rep.Beta, Route: rep.Chosen.String(), Neighbouring: rep.Neighbours}
+	return s, slices.Clone(rep.Assumptions), nil
+}
+
+// splitData holds the preprocessed data of one split, computed by the first
+// job that needs it and dropped after the last.
+type splitData struct {
+	once        sync.Once
+	train, test *datasets.Dataset
+	err         error
+	mu          sync.Mutex
+	left        int
+}
+
+// each trains every (split, lambda) of the grid on a pool of
+// runtime.GOMAXPROCS(0) workers and calls do on each fit, from the worker
+// that trained it. The results of do are returned in (split, lambda) order,
+// whatever the order the jobs finished in, so a seeded run is reproducible.
+// The first error stops the remaining jobs.
+func each[R any](ctx context.Context, g *grid, do func(f *fit) ([]R, error)) ([]R, error) {
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	nl := len(g.lambdas)
+	data := make([]*splitData, g.splits)
+	for s := range data {
+		data[s] = &splitData{left: nl}
+	}
+	out := make([][]R, g.splits*nl)
+	jobs := make(chan int)
+	var (
+		wg       sync.WaitGroup
+		errOnce  sync.Once
+		firstErr error
+	)
+	fail := func(err error) {
+		errOnce.Do(func() { firstErr = err; cancel() })
+	}
+	workers := min(runtime.GOMAXPROCS(0), len(out))
+	for range workers {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for j := range jobs {
+				s, li := j/nl, j%nl
+				f, err := g.train(ctx, data[s], s, li)
+				var r []R
+				if err == nil {
+					r, err = do(f)
+				}
+				if err != nil {
+					fail(fmt.Errorf("split %d, lambda %g: %w", s, g.lambdas[li], err))
+					continue
+				}
+				out[j] = r
+			}
+		}()
+	}
+feed:
+	for j := range out {
+		select {
+		case jobs <- j:
+		case <-ctx.Done():
+			break feed
+		}
+	}
+	close(jobs)
+	wg.Wait()
+	if firstErr != nil {
+		return nil, firstErr
+	}
+	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
+	var all []R
+	for _, r := range out {
+		all = append(all, r...)
+	}
+	return all, nil
+}
+
+// train prepares split s if needed (the first job of the split does it) and
+// trains lambda li on it.
+func (g *grid) train(ctx context.Context, sd *splitData, s, li int) (*fit, error) {
+	seed := g.seed + uint64(s)
+	sd.once.Do(func() {
+		start := time.Now()
+		sd.train, sd.test, sd.err = g.proto.Split(seed)
+		if sd.err == nil {
+			n, d := sd.train.X.Dims()
+			g.log.WithFields(logrus.Fields{"split": s, "train": n, "test": len(sd.test.Y), "d": d,
+				"time": time.Since(start).Round(time.Millisecond)}).Debug("split prepared")
+		}
+	})
+	if sd.err != nil {
+		return nil, sd.err
+	}
+	train, test := sd.train, sd.test
+	defer func() {
+		sd.mu.Lock()
+		if sd.left--; sd.left == 0 {
+			sd.train = nil // the test set lives on in the fits that use it
+		}
+		sd.mu.Unlock()
+	}()
+	tr, err := trainer.New(trainer.Config{
+		Loss:     g.proto.Loss(),
+		Classes:  g.proto.Classes(),
+		Reg:      regularizers.ElasticNet{Lambda: g.lambdas[li], L1Ratio: g.l1Ratio},
+		Kappa:    1,
+		Schedule: trainer.BoundedInverseT,
+		Passes:   g.passes,
+		Seed:     seed,
+	})
+	if err != nil {
+		return nil, err
+	}
+	m, run, err := tr.Train(ctx, train.X, train.Y)
+	if err != nil {
+		return nil, err
+	}
+	rep, err := stability.Analyze(run)
+	if err != nil {
+		return nil, err
+	}
+	sens, assumptions, err := sensitivity(rep)
+	if err != nil {
+		return nil, err
+	}
+	f := &fit{split: s, li: li, lambda: g.lambdas[li], model: m, run: run, report: rep, sens: sens, test: test,
+		notes: append(slices.Clone(train.Notes), assumptions...), accNonPrivate: m.Accuracy(test.X, test.Y)}
+	g.log.WithFields(logrus.Fields{"split": s, "lambda": f.lambda, "route": sens.Route, "Delta": sens.L2,
+		"acc": fmt.Sprintf("%.4f", f.accNonPrivate), "time": run.Duration.Round(time.Millisecond)}).Info("trained")
+	return f, nil
+}
+
+// noiseSeed derives the seed of the noise of one release from the sweep's
+// seed and the release's coordinates (splitmix64 finalizer), so that every
+// release draws independent, reproducible noise whatever the job order.
+func noiseSeed(seed uint64, parts ...int) uint64 {
+	h := seed ^ 0x6a09e667f3bcc909
+	for _, p := range parts {
+		h += 0x9e3779b97f4a7c15 + uint64(p)
+		h = (h ^ (h >> 30)) * 0xbf58476d1ce4e5b9
+		h = (h ^ (h >> 27)) * 0x94d049bb133111eb
+		h ^= h >> 31
+	}
+	return h
+}
+
+// release releases a copy of f's model at (eps, delta) with seeded noise.
+// Each call is a separate release of the trained weights with its own
+// certificate: the sweep reports one accuracy per eps, never a composition
+// of the releases (each stands alone, as if it were the only one). Release
+// refuses a second release of the same *trainer.Model, so each eps gets a
+// copy.
+func release(f *fit, mech perturb.Mechanism, eps, delta float64, seed uint64) (*trainer.Model, *perturb.Certificate, error) {
+	cp := *f.model
+	cp.W = slices.Clone(f.model.W)
+	return perturb.Release(&cp, f.run, f.sens, perturb.ReleaseConfig{
+		Mechanism: mech, Epsilon: eps, Delta: delta, Source: perturb.Seeded(seed), Notes: f.notes,
+	})
+}

@@ -1,0 +1,186 @@
+package experiments
+
+import (
+	"fmt"
+	"io"
+	"math"
+	"os"
+
+	"gonum.org/v1/plot"
+	"gonum.org/v1/plot/plotter"
+	"gonum.org/v1/plot/plotutil"
+	"gonum.org/v1/plot/vg"
+	"gonum.org/v1/plot/vg/draw"
+	"gonum.org/v1/plot/vg/vgimg"
+)
+
+// Size of one figure panel.
+const (
+	panelWidth  = 6 * vg.Inch
+	panelHeight = 4 * vg.Inch
+)
+
+// series is one curve of a figure: a mean per x with a std error bar.
+type series struct {
+	name string
+	x    []float64
+	y    []Stat
+}
+
+// errorXYs adapts a series to the plotter interfaces (XYer, YErrorer).
+type errorXYs series
+
+func (s errorXYs) Len() int                        { return len(s.x) }
+func (s errorXYs) XY(i int) (float64, float64)     { return s.x[i], s.y[i].Mean }
+func (s errorXYs) YError(i int) (float64, float64) { return s.y[i].Std, s.y[i].Std }
+
+// panel is one plot: a title, axis labels, log scales and the curves.
+type panel struct {
+	title, xlabel, ylabel string
+	logY                  bool
+	// legendTop and legendLeft place the legend in a corner of the panel.
+	legendTop, legendLeft bool
+	curves                []series
+}
+
+// build draws the panel into a new plot.Plot; the x axis is logarithmic.
+// gonum/plot panics on some degenerate inputs (e.g. a non-positive value on
+// a log axis); the panic is turned into an error.
+func (pn panel) build() (p *plot.Plot, err error) {
+	defer func() {
+		if r := recover(); r != nil {
+			p, err = nil, fmt.Errorf("experiments: plot %q: %v", pn.title, r)
+		}
+	}()
+	p = plot.New()
+	p.Title.Text = pn.title
+	p.X.Label.Text = pn.xlabel
+	p.Y.Label.Text = pn.ylabel
+	p.X.Scale = plot.LogScale{}
+	p.X.Tick.Marker = plot.LogTicks{Prec: -1}
+	if pn.logY {
+		p.Y.Scale = plot.LogScale{}
+		p.Y.Tick.Marker = plot.LogTicks{Prec: -1}
+	}
+	p.Legend.Top = pn.legendTop
+	p.Legend.Left = pn.legendLeft
+	p.Add(plotter.NewGrid())
+	for i, c := range pn.curves {
+		if len(c.x) == 0 {
+			continue
+		}
+		for j := range c.x {
+			if !(c.x[j] > 0) || math.IsNaN(c.y[j].Mean) || (pn.logY && !(c.y[j].Mean > 0)) {
+				return nil, fmt.Errorf("experiments: plot %q: curve %q has the point (%v, %v)", pn.title, c.name, c.x[j], c.y[j].Mean)
+			}
+		}
+		line, points, err := plotter.NewLinePoints(errorXYs(c))
+		if err != nil {
+			return nil, fmt.Errorf("experiments: plot %q: %w", pn.title, err)
+		}
+		line.Color = plotutil.Color(i)
+		line.Dashes = plotutil.Dashes(i)
+		points.Color = plotutil.Color(i)
+		points.Shape = plotutil.Shape(i)
+		p.Add(line, points)
+		if !pn.logY {
+			bars, err := plotter.NewYErrorBars(errorXYs(c))
+			if err != nil {
+				return nil, fmt.Errorf("experiments: plot %q: %w", pn.title, err)
+			}
+			bars.Color = plotutil.Color(i)
+			p.Add(bars)
+		}
+		p.Legend.Add(c.name, line, points)
+	}
+	// Pad the log axis so that the end points are not on the frame and
+	// the ticks of both end decades are drawn.
+	p.X.Min /= 1.5
+	p.X.Max *= 1.5
+	return p, nil
+}
+
+// writePNG draws the panels side by side and writes them as one PNG image.
+func writePNG(w io.Writer, panels ...panel) (err error) {
+	plots := make([]*plot.Plot, len(panels))
+	for i, pn := range panels {
+		if plots[i], err = pn.build(); err != nil {
+			return err
+		}
+	}
+	defer func() {
+		if r := recover(); r != nil {
+			err = fmt.Errorf("experiments: drawing %q: %v", panels[0].title, r)
+		}
+	}()
+	img := vgimg.New(vg.Length(len(panels))*panelWidth, panelHeight)
+	dc := draw.New(img)
+	tiles := draw.Tiles{Rows: 1, Cols: len(panels), PadX: vg.Millimeter, PadY: vg.Millimeter,
+		PadTop: vg.Millimeter, PadBottom: vg.Millimeter, PadLeft: vg.Millimeter, PadRight: vg.Millimeter}
+	canvases := plot.Align([][]*plot.Plot{plots}, tiles, dc)
+	for i, p := range plots {
+		p.Draw(canvases[0][i])
+	}
+	_, err = vgimg.PngCanvas{Canvas: img}.WriteTo(w)
+	return err
+}
+
+// savePNG writes the panels to the file path.
+func savePNG(path string, panels ...panel) error {
+	f, err := os.Create(path)
+	if err != nil {
+		return fmt.Errorf("experiments: %w", err)
+	}
+	if err := writePNG(f, panels...); err != nil {
+		f.Close()
+		return err
+	}
+	return f.Close()
+}
+
+// fromCurve turns a curve into a named series.
+func fromCurve(name string, c curve) series { return series{name: name, x: c.lambdas, y: c.stats} }
+
+// Figure1 writes fig1.png: the test accuracy against lambda (log scale), one
+// curve per eps and one for the non-private models, mean +- std over the
+// splits.
+func Figure1(w io.Writer, rows []Result) error {
+	s := Summarize(rows)
+	pn := panel{
+		title:  fmt.Sprintf("%s: %s noise, calibrated to the stability sensitivity", s.Dataset, s.Mechanism),
+		xlabel: "lambda", ylabel: fmt.Sprintf("test accuracy (mean +- std, %d splits)", s.Splits),
+	}
+	for _, eps := range s.Epsilons {
+		pn.curves = append(pn.curves, fromCurve(fmt.Sprintf("eps = %g", eps), epsilonCurve(rows, eps)))
+	}
+	pn.curves = append(pn.curves, fromCurve("non-private", nonPrivateCurve(rows)))
+	return writePNG(w, pn)
+}
+
+// Figure2 writes fig2.png from the fixed-scale rows: on the left the test
+// accuracy against lambda at the fixed noise scale (and non-private), on
+// the right the eps that the fixed scale buys at each lambda (the paper's
+// Corollary 13: a more stable run, larger lambda, is more private at the
+// same noise). It returns an error when rows has no fixed-scale row.
+func Figure2(w io.Writer, rows []Result) error {
+	s := Summarize(rows)
+	if len(s.FixedPoints) == 0 {
+		return fmt.Errorf("%w: no fixed-scale rows for Figure 2", ErrConfig)
+	}
+	fixed := func(r Result) bool { return r.Mode == FixedScale }
+	acc := panel{
+		title:  fmt.Sprintf("%s: %s noise of fixed scale %.3g", s.Dataset, s.Mechanism, s.FixedScale),
+		xlabel: "lambda", ylabel: fmt.Sprintf("test accuracy (mean +- std, %d splits)", s.Splits),
+		legendTop: true,
+		curves: []series{
+			fromCurve("private, fixed scale", collect(rows, fixed, func(r Result) float64 { return r.AccPrivate })),
+			fromCurve("non-private", nonPrivateCurve(rows)),
+		},
+	}
+	eps := panel{
+		title:  "privacy bought by the fixed noise (Corollary 13)",
+		xlabel: "lambda", ylabel: "eps", logY: true, legendTop: true,
+		curves: []series{fromCurve("eps bought at the fixed scale", collect(rows, fixed, func(r Result) float64 { return r.Epsilon }))},
+	}
+	return writePNG(w, acc, eps)
+}

@@ -1,0 +1,243 @@
+package experiments
+
+import (
+	"context"
+	"fmt"
+	"math"
+	"slices"
+	"time"
+
+	"github.com/sirupsen/logrus"
+
+	"github.com/stabpriv/stabpriv/perturb"
+)
+
+// Modes of a Result.
+const (
+	// Calibrated rows release at a target eps, with the noise calibrated to
+	// the sensitivity of the run (Figure 1).
+	Calibrated = "calibrated"
+	// FixedScale rows release with a fixed noise scale and report the eps
+	// that the run's sensitivity buys at it (Figure 2, the paper's
+	// Corollary 13).
+	FixedScale = "fixed-scale"
+)
+
+// SweepConfig sets up Sweep. Every zero value is documented.
+type SweepConfig struct {
+	// Protocol selects the data set and the preprocessing. Required.
+	Protocol ProtocolConfig
+	// Splits is the number of seeded 80/20 splits; split s uses seed
+	// Seed+s for the split, the SVD and the SGD permutations. Zero means 10.
+	Splits int
+	// Lambdas is the elastic-net strength grid. Nil means DefaultLambdas.
+	Lambdas []float64
+	// Epsilons are the privacy levels of the calibrated releases. Nil means
+	// DefaultEpsilons.
+	Epsilons []float64
+	// Mechanism is the output-perturbation mechanism. The zero value means
+	// perturb.Gamma (pure eps-DP with the L2 sensitivity).
+	Mechanism perturb.Mechanism
+	// Delta is the delta of the Gaussian mechanisms, in (0, 1). Zero means
+	// DefaultDelta. The pure mechanisms ignore it (delta = 0).
+	Delta float64
+	// L1Ratio is the elastic net's L1 share alpha, in (0, 1). Zero means
+	// 0.15.
+	L1Ratio float64
+	// Passes is the number of SGD passes. Zero means 10.
+	Passes int
+	// Seed is the base seed of the splits, the training and the noise.
+	Seed uint64
+	// FixedScale is the noise scale b of the Figure 2 releases (the scale
+	// named by Mechanism.ScaleName: b, theta or sigma). Zero means the
+	// scale that eps = 1 calibrates at the middle lambda of the grid (on
+	// split 0; the sensitivity depends on n and lambda, not on the data
+	// values); a negative value skips Figure 2.
+	FixedScale float64
+	// Logger receives progress at Info level. Nil means silent.
+	Logger logrus.FieldLogger
+}
+
+// Result is one release of a sweep: one row of results.csv.
+type Result struct {
+	Dataset string `json:"dataset"`
+	// Mode is Calibrated or FixedScale.
+	Mode   string  `json:"mode"`
+	Split  int     `json:"split"`
+	Lambda float64 `json:"lambda"`
+	// Epsilon and PrivacyDelta are the certified (eps, delta) of the
+	// release: the target for Calibrated rows, the eps bought by the fixed
+	// scale for FixedScale rows.
+	Epsilon      float64 `json:"epsilon"`
+	PrivacyDelta float64 `json:"privacy_delta"`
+	Mechanism    string  `json:"mechanism"`
+	// Route is the stability route that gave Sensitivity (the L2
+	// sensitivity Delta of the weights); Beta is the uniform stability.
+	Route       string  `json:"route"`
+	Sensitivity float64 `json:"sensitivity"`
+	Beta        float64 `json:"beta"`
+	// NoiseScale is the mechanism's scale, named by NoiseScaleName.
+	NoiseScaleName string  `json:"noise_scale_name"`
+	NoiseScale     float64 `json:"noise_scale"`
+	// AccPrivate and AccNonPrivate are the test accuracies of the released
+	// and of the trained (noise-free) weights.
+	AccPrivate    float64 `json:"acc_private"`
+	AccNonPrivate float64 `json:"acc_nonprivate"`
+	// TrainTime is the time of the training run (shared by the releases of
+	// one (split, lambda)).
+	TrainTime time.Duration `json:"train_time_ns"`
+	// NoiseSource is the certificate's noise source: seeded, not for release.
+	NoiseSource string `json:"noise_source"`
+}
+
+// sweepSettings are the checked settings of a sweep.
+type sweepSettings struct {
+	epsilons []float64
+	mech     perturb.Mechanism
+	delta    float64
+	scale    float64
+}
+
+func checkSweep(cfg SweepConfig) (sweepSettings, error) {
+	s := sweepSettings{epsilons: slices.Clone(cfg.Epsilons), mech: cfg.Mechanism, delta: cfg.Delta, scale: cfg.FixedScale}
+	if len(s.epsilons) == 0 {
+		s.epsilons = slices.Clone(DefaultEpsilons)
+	}
+	if s.mech == "" {
+		s.mech = perturb.Gamma
+	}
+	if _, err := perturb.ParseMechanism(string(s.mech)); err != nil {
+		return s, fmt.Errorf("%w: %w", ErrConfig, err)
+	}
+	if s.mech.Pure() {
+		s.delta = 0
+	} else if s.delta == 0 {
+		s.delta = DefaultDelta
+	}
+	if math.IsNaN(s.scale) || math.IsInf(s.scale, 0) {
+		return s, fmt.Errorf("%w: fixed scale %v, want finite", ErrConfig, s.scale)
+	}
+	for _, e := range s.epsilons {
+		// Calibrate checks (eps, delta) for the mechanism, with a dummy
+		// sensitivity, so that a bad setting fails before any training.
+		if _, err := perturb.Calibrate(s.mech, e, s.delta, perturb.Sensitivity{L2: 1}, 1); err != nil {
+			return s, fmt.Errorf("%w: %w", ErrConfig, err)
+		}
+	}
+	return s, nil
+}
+
+// Sweep runs the paper's Figure 1 and Figure 2 experiments: for every split
+// and lambda it trains once (permutation SGD with the bounded 1/(mu t)
+// schedule, min(1/beta, 1/(mu t)), so that the strongly convex SGD route
+// gives Delta <= 2L/(mu n) without a convergence condition), computes the
+// sensitivity with stability.Analyze, and releases the weights once per eps
+// with noise calibrated to it (Calibrated rows), then once at the fixed
+// noise scale (FixedScale rows, unless disabled). Every release is a
+// separate release of the same trained weights with its own certificate;
+// the accuracies are those of alternative releases, not of a composition.
+//
+// The noise is seeded (perturb.Seeded, one seed per release derived from
+// cfg.Seed): the rows are reproducible and not for release. Training runs
+// on runtime.GOMAXPROCS(0) workers; the rows come in (split, lambda, eps)
+// order whatever the scheduling. Errors wrap ErrConfig, ErrNoData, or the
+// error of a loader, the trainer, the stability analysis or a release.
+func Sweep(ctx context.Context, cfg SweepConfig) ([]Result, error) {
+	set, err := checkSweep(cfg)
+	if err != nil {
+		return nil, err
+	}
+	g, err := newGrid(gridConfig{Protocol: cfg.Protocol, Splits: cfg.Splits, Lambdas: cfg.Lambdas, L1Ratio: cfg.L1Ratio,
+		Passes: cfg.Passes, Seed: cfg.Seed, Logger: cfg.Logger})
+	if err != nil {
+		return nil, err
+	}
+	start := time.Now()
+	type kept struct {
+		f    *fit
+		rows []Result
+	}
+	fits, err := each(ctx, g, func(f *fit) ([]kept, error) {
+		rows := make([]Result, 0, len(set.epsilons))
+		for ei, eps := range set.epsilons {
+			r, err := g.releaseRow(f, set.mech, eps, set.delta, noiseSeed(g.seed, f.split, f.li, ei))
+			if err != nil {
+				return nil, err
+			}
+			rows = append(rows, r)
+		}
+		return []kept{{f, rows}}, nil
+	})
+	if err != nil {
+		return nil, err
+	}
+	var out []Result
+	for _, k := range fits {
+		out = append(out, k.rows...)
+	}
+	if set.scale >= 0 {
+		b := set.scale
+		if b == 0 {
+			// The fits of split 0 come first, in increasing lambda.
+			if b, err = calibratedScale(fits[len(g.lambdas)/2].f, set.mech, set.delta); err != nil {
+				return nil, err
+			}
+		}
+		for _, k := range fits {
+			r, err := g.fixedRow(k.f, set.mech, b, set.delta)
+			if err != nil {
+				return nil, err
+			}
+			out = append(out, r)
+		}
+		g.log.WithFields(logrus.Fields{"scale": b, "name": set.mech.ScaleName()}).Info("fixed-scale releases done")
+	}
+	g.log.WithFields(logrus.Fields{"rows": len(out), "time": time.Since(start).Round(time.Millisecond)}).Info("sweep done")
+	return out, nil
+}
+
+// calibratedScale returns the noise scale that eps = 1 calibrates for f.
+func calibratedScale(f *fit, mech perturb.Mechanism, delta float64) (float64, error) {
+	cal, err := perturb.Calibrate(mech, 1, delta, f.sens, f.model.K*f.model.D)
+	if err != nil {
+		return 0, err
+	}
+	return cal.Scale, nil
+}
+
+// releaseRow releases f at (eps, delta) and measures the test accuracy.
+func (g *grid) releaseRow(f *fit, mech perturb.Mechanism, eps, delta float64, seed uint64) (Result, error) {
+	m, cert, err := release(f, mech, eps, delta, seed)
+	if err != nil {
+		return Result{}, err
+	}
+	return Result{
+		Dataset: g.proto.Name(), Mode: Calibrated, Split: f.split, Lambda: f.lambda,
+		Epsilon: cert.Epsilon, PrivacyDelta: cert.Delta, Mechanism: string(cert.Mechanism),
+		Route: f.sens.Route, Sensitivity: f.sens.L2, Beta: f.sens.Beta,
+		NoiseScaleName: cert.NoiseScaleName, NoiseScale: cert.NoiseScale,
+		AccPrivate: m.Accuracy(f.test.X, f.test.Y), AccNonPrivate: f.accNonPrivate,
+		TrainTime: f.run.Duration, NoiseSource: cert.Source,
+	}, nil
+}
+
+// fixedRow releases f with the noise scale b: it computes the eps that b
+// buys for f's sensitivity (perturb.EpsilonForScale; for Laplace the L1
+// sensitivity) and releases at that eps, whose calibration gives back b.
+func (g *grid) fixedRow(f *fit, mech perturb.Mechanism, b, delta float64) (Result, error) {
+	cal, err := perturb.Calibrate(mech, 1, delta, f.sens, f.model.K*f.model.D)
+	if err != nil {
+		return Result{}, err
+	}
+	sens := cal.L2
+	if mech == perturb.Laplace {
+		sens = cal.L1
+	}
+	eps, err := perturb.EpsilonForScale(mech, b, sens, delta)
+	if err != nil {
+		return Result{}, err
+	}
+	r, err := g.releaseRow(f, mech, eps, delta, noiseSeed(g.seed, f.split, f.li, -1))
+	r.Mode = FixedScale
+	return r, err
+}
