@@ -129,6 +129,9 @@ func TestTrainPrivateSchedule(t *testing.T) {
 			if auto := strings.Contains(stdout, "chosen for --mechanism"); auto != (tt.schedule == "bounded-inverse-t") {
 				t.Errorf("schedule message shown: %v:\n%s", auto, stdout)
 			}
+			if hint := strings.Contains(stdout, "mu = 0, so no schedule contracts"); hint != (tt.route == "convex-sgd") {
+				t.Errorf("mu = 0 message shown: %v:\n%s", hint, stdout)
+			}
 			c := doc.Certificate
 			if c == nil || c.Run.Schedule != tt.schedule || c.SensitivityRoute != tt.route {
 				t.Fatalf("certificate %+v", c)

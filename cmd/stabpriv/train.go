@@ -300,6 +300,9 @@ func runTrain(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	if s.autoSchedule {
 		fmt.Fprintf(stdout, "schedule: bounded-inverse-t, chosen for --mechanism %s since mu = %g > 0: route %v then bounds Delta by 2L/(mu n) without convergence (--schedule or --step overrides it)\n",
 			s.mech, rec.Mu, stability.RouteStronglyConvexSGD)
+	} else if s.mech != "" && rec.Mu == 0 {
+		fmt.Fprintf(stdout, "schedule: %s; mu = 0, so no schedule contracts: the sensitivity grows with the passes (route %v); --lambda > 0 with --l1-ratio < 1 gives route %v\n",
+			rec.Schedule, stability.RouteConvexSGD, stability.RouteStronglyConvexSGD)
 	}
 	if err := res.print(stdout); err != nil {
 		return err
