@@ -85,13 +85,16 @@ type curve struct {
 	stats   []Stat
 }
 
-// collect groups the values of the rows that keep accepts by lambda, in
+// lambdaOf gives the lambda of a row.
+type lambdaOf[T any] func(T) float64
+
+// collectBy groups the values of the rows that keep accepts by lambda, in
 // increasing lambda order.
-func collect(rows []Result, keep func(Result) bool, value func(Result) float64) curve {
+func collectBy[T any](rows []T, lambda lambdaOf[T], keep func(T) bool, value func(T) float64) curve {
 	by := map[float64][]float64{}
 	for _, r := range rows {
 		if keep(r) {
-			by[r.Lambda] = append(by[r.Lambda], value(r))
+			by[lambda(r)] = append(by[lambda(r)], value(r))
 		}
 	}
 	var c curve
@@ -103,6 +106,11 @@ func collect(rows []Result, keep func(Result) bool, value func(Result) float64) 
 		c.stats = append(c.stats, newStat(by[l]))
 	}
 	return c
+}
+
+// collect is collectBy for sweep rows.
+func collect(rows []Result, keep func(Result) bool, value func(Result) float64) curve {
+	return collectBy(rows, func(r Result) float64 { return r.Lambda }, keep, value)
 }
 
 // best returns the point of c with the largest mean.
