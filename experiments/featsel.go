@@ -214,7 +214,7 @@ func FeatSel(ctx context.Context, cfg FeatSelConfig) ([]FeatSelResult, error) {
 	if err != nil {
 		return nil, err
 	}
-	g.log.WithFields(logrus.Fields{"rows": len(rows), "time": time.Since(start).Round(time.Millisecond)}).Info("feature selection done")
+	g.log.WithFields(logrus.Fields{"rows": len(rows), "took": time.Since(start).Round(time.Millisecond)}).Info("feature selection done")
 	return rows, nil
 }
 

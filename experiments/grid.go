@@ -110,7 +110,7 @@ func newGrid(c gridConfig) (*grid, error) {
 		return nil, err
 	}
 	g.log.WithFields(logrus.Fields{"dataset": g.proto.Name(), "rows": g.proto.Rows(), "classes": g.proto.Classes(), "loss": g.proto.Loss().Name(),
-		"load": time.Since(start).Round(time.Millisecond)}).Info("data loaded")
+		"took": time.Since(start).Round(time.Millisecond)}).Info("data loaded")
 	return g, nil
 }
 
@@ -196,8 +196,18 @@ func each[R any](ctx context.Context, g *grid, do func(f *fit) ([]R, error)) ([]
 			}
 		}()
 	}
+	// Feed the jobs of `workers` splits interleaved, so that the workers
+	// prepare different splits at the same time instead of waiting for one.
+	order := make([]int, 0, len(out))
+	for s0 := 0; s0 < g.splits; s0 += workers {
+		for li := range nl {
+			for s := s0; s < min(s0+workers, g.splits); s++ {
+				order = append(order, s*nl+li)
+			}
+		}
+	}
 feed:
-	for j := range out {
+	for _, j := range order {
 		select {
 		case jobs <- j:
 		case <-ctx.Done():
@@ -229,7 +239,7 @@ func (g *grid) train(ctx context.Context, sd *splitData, s, li int) (*fit, error
 		if sd.err == nil {
 			n, d := sd.train.X.Dims()
 			g.log.WithFields(logrus.Fields{"split": s, "train": n, "test": len(sd.test.Y), "d": d,
-				"time": time.Since(start).Round(time.Millisecond)}).Debug("split prepared")
+				"took": time.Since(start).Round(time.Millisecond)}).Debug("split prepared")
 		}
 	})
 	if sd.err != nil {
@@ -270,7 +280,7 @@ func (g *grid) train(ctx context.Context, sd *splitData, s, li int) (*fit, error
 	f := &fit{split: s, li: li, lambda: g.lambdas[li], model: m, run: run, report: rep, sens: sens, test: test,
 		notes: append(slices.Clone(train.Notes), assumptions...), accNonPrivate: m.Accuracy(test.X, test.Y)}
 	g.log.WithFields(logrus.Fields{"split": s, "lambda": f.lambda, "route": sens.Route, "Delta": sens.L2,
-		"acc": fmt.Sprintf("%.4f", f.accNonPrivate), "time": run.Duration.Round(time.Millisecond)}).Info("trained")
+		"acc": fmt.Sprintf("%.4f", f.accNonPrivate), "took": run.Duration.Round(time.Millisecond)}).Info("trained")
 	return f, nil
 }
 

@@ -267,3 +267,40 @@ func (p *Protocol) finish(std *datasets.Standardizer, ds *datasets.Dataset) (*da
 	}
 	return datasets.UnitBallWithBias(z)
 }
+
+// Notes describes the protocol for the outputs of an experiment: what was
+// fitted on what, which map put the rows into the unit ball, and what the
+// privacy guarantee does not cover.
+func (c ProtocolConfig) Notes() []string {
+	k := c.Components
+	if k == 0 {
+		k = DefaultComponents
+	}
+	frac := c.TestFrac
+	if frac == 0 {
+		frac = DefaultTestFrac
+	}
+	notes := []string{
+		fmt.Sprintf("split s: stratified %g/%g split with seed Seed+s", 1-frac, frac),
+	}
+	switch {
+	case c.Dataset == LastFM:
+		notes = append(notes, "LastFM features: truncated SVD to 32 by the loader, fitted on all nodes (transductive, as in the paper); "+
+			"without the artist-likes file (the offline copy) they are derived from the graph's adjacency rows")
+	case k > 0:
+		notes = append(notes, fmt.Sprintf("truncated SVD to %d components fitted on each training split (skipped when there are at most %d features); not privatized", k, k))
+	}
+	notes = append(notes,
+		"standardization fitted on each training split; not privatized",
+		fmt.Sprintf("row map %q, then x' = [clip_1(x), 1]/sqrt(2): ||x'|| <= 1, kappa = 1 with the bias counted", c.RowScale),
+	)
+	return notes
+}
+
+// ExperimentNotes are the notes shared by every sweep's outputs.
+var ExperimentNotes = []string{
+	"noise drawn from seeded sources (perturb.Seeded): reproducible, not for release",
+	"each eps is a separate release of the same trained weights with its own certificate; the rows compare alternative releases, not a composition",
+	"the best lambda per eps is chosen on the test accuracy, as in the paper's tables: optimistic, and the choice itself is not private",
+	"training: permutation SGD, step min(1/beta, 1/(mu t)), sensitivity by the strongly convex SGD route, Delta <= 2L/(mu n)",
+}

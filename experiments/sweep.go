@@ -192,7 +192,7 @@ func Sweep(ctx context.Context, cfg SweepConfig) ([]Result, error) {
 		}
 		g.log.WithFields(logrus.Fields{"scale": b, "name": set.mech.ScaleName()}).Info("fixed-scale releases done")
 	}
-	g.log.WithFields(logrus.Fields{"rows": len(out), "time": time.Since(start).Round(time.Millisecond)}).Info("sweep done")
+	g.log.WithFields(logrus.Fields{"rows": len(out), "took": time.Since(start).Round(time.Millisecond)}).Info("sweep done")
 	return out, nil
 }
 

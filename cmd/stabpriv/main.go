@@ -9,6 +9,8 @@
 //
 //	train   train a linear model on a CSV file or the embedded breast-cancer data
 //	certify print the privacy certificate of a model file written by train
+//	sweep   run the paper's accuracy experiments (Figures 1 and 2) on a data set
+//	featsel run the paper's private feature-selection experiments (Figures 3 and 5)
 //	help    list the commands, or show the flags of one: stabpriv help train
 //
 // Exit codes: 0 on success, 2 for a usage error (unknown command or flag,
@@ -38,6 +40,8 @@ func commands() []command {
 	return []command{
 		{"train", "train a linear model on a CSV file or the embedded breast-cancer data", runTrain},
 		{"certify", "print the privacy certificate of a model file written by train", runCertify},
+		{"sweep", "run the paper's accuracy experiments (Figures 1 and 2) on a data set", runSweep},
+		{"featsel", "run the paper's private feature-selection experiments (Figures 3 and 5)", runFeatSel},
 	}
 }
 
