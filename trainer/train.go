@@ -138,13 +138,12 @@ func (t *Trainer) newProblem(X mat.Matrix, y []float64) (*problem, error) {
 	kappa2 := cfg.Kappa * cfg.Kappa
 	for i := 0; i < n; i++ {
 		row := p.x[i*d : (i+1)*d]
+		mat.Row(row, i, X) // a copy for *mat.Dense, At calls otherwise
 		var sq float64
-		for j := range row {
-			v := X.At(i, j)
+		for j, v := range row {
 			if math.IsNaN(v) || math.IsInf(v, 0) {
 				return nil, fmt.Errorf("%w: X[%d,%d] = %v", ErrData, i, j, v)
 			}
-			row[j] = v
 			sq += v * v
 		}
 		p.norm[i] = math.Sqrt(sq)
