@@ -42,7 +42,7 @@ type FeatSelConfig struct {
 	// Protocol selects the data set and the preprocessing. Required.
 	Protocol ProtocolConfig
 	// Splits, Lambdas, Epsilons, Mechanism, Delta, Passes, Seed and Logger
-	// are as in SweepConfig (zero: 10 splits, DefaultLambdas,
+	// are as in SweepConfig (zero: 10 splits, DefaultLambdasFor(dataset),
 	// DefaultEpsilons, gamma, 1e-5, 10 passes).
 	Splits    int
 	Lambdas   []float64

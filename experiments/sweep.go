@@ -30,7 +30,8 @@ type SweepConfig struct {
 	// Splits is the number of seeded 80/20 splits; split s uses seed
 	// Seed+s for the split, the SVD and the SGD permutations. Zero means 10.
 	Splits int
-	// Lambdas is the elastic-net strength grid. Nil means DefaultLambdas.
+	// Lambdas is the elastic-net strength grid. Nil means
+	// DefaultLambdasFor(Protocol.Dataset).
 	Lambdas []float64
 	// Epsilons are the privacy levels of the calibrated releases. Nil means
 	// DefaultEpsilons.

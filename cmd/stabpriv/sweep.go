@@ -49,7 +49,7 @@ func newPaperFlagSet(name string, f *paperFlags) *flag.FlagSet {
 	fs.StringVar(&f.data, "data", "", "csv data set: the CSV `file` (header row, numeric features, a binary label)")
 	fs.StringVar(&f.label, "label", "", "csv data set: the label `column`")
 	fs.IntVar(&f.splits, "splits", experiments.DefaultSplits, "number of seeded 80/20 splits (split s uses seed+s)")
-	fs.StringVar(&f.lambdas, "lambdas", "", "comma-separated elastic-net strengths (default: 7 values log-spaced from 1e-4 to 1e-2)")
+	fs.StringVar(&f.lambdas, "lambdas", "", "comma-separated elastic-net strengths (default: 7 log-spaced values, from 1e-4 to 1e-2 for adult and csv, 1e-4 to 1e-1 for lastfm, 1e-3 to 1 for gene_all)")
 	fs.StringVar(&f.epsilons, "epsilons", "0.1,0.5,1,2,5", "comma-separated privacy levels eps")
 	fs.StringVar(&f.mechanism, "mechanism", string(perturb.Gamma), "noise: gamma, laplace, gaussian-analytic or gaussian")
 	fs.Float64Var(&f.delta, "delta", experiments.DefaultDelta, "delta of the Gaussian mechanisms (ignored by gamma and laplace)")

@@ -1,0 +1,113 @@
+package main
+
+import (
+	"bytes"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+func TestPaperCommandUsageErrors(t *testing.T) {
+	t.Setenv(dataEnv, "")
+	out := filepath.Join(t.TempDir(), "out")
+	csv := writeCSV(t, clusters(2, 20))
+	for _, tc := range []struct {
+		name string
+		args []string
+	}{
+		{"no dataset", []string{"sweep", "--out", out}},
+		{"unknown dataset", []string{"sweep", "--dataset", "mnist", "--data-dir", ".", "--out", out}},
+		{"no out", []string{"sweep", "--dataset", "adult", "--data-dir", "."}},
+		{"no data dir", []string{"sweep", "--dataset", "adult", "--out", out}},
+		{"csv without label", []string{"sweep", "--dataset", "csv", "--data", csv, "--out", out}},
+		{"data with adult", []string{"sweep", "--dataset", "adult", "--data-dir", ".", "--data", csv, "--out", out}},
+		{"bad lambdas", []string{"sweep", "--dataset", "adult", "--data-dir", ".", "--lambdas", "1e-3,x", "--out", out}},
+		{"bad epsilons", []string{"sweep", "--dataset", "adult", "--data-dir", ".", "--epsilons", "NaN", "--out", out}},
+		{"bad mechanism", []string{"sweep", "--dataset", "adult", "--data-dir", ".", "--mechanism", "paper-laplace", "--out", out}},
+		{"bad row scale", []string{"sweep", "--dataset", "adult", "--data-dir", ".", "--row-scale", "none", "--out", out}},
+		{"zero splits", []string{"sweep", "--dataset", "adult", "--data-dir", ".", "--splits", "0", "--out", out}},
+		{"unknown flag", []string{"sweep", "--dataset", "adult", "--bogus", "--out", out}},
+		{"extra argument", []string{"sweep", "--dataset", "adult", "--data-dir", ".", "--out", out, "extra"}},
+		{"classical gaussian at eps >= 1", []string{"sweep", "--dataset", "csv", "--data", csv, "--label", "class",
+			"--mechanism", "gaussian", "--epsilons", "1", "--out", out}},
+		{"negative lambda", []string{"sweep", "--dataset", "csv", "--data", csv, "--label", "class", "--lambdas", "-1", "--out", out}},
+		{"featsel bad rate", []string{"featsel", "--dataset", "adult", "--data-dir", ".", "--rate", "1", "--out", out}},
+		{"featsel bad thresholds", []string{"featsel", "--dataset", "adult", "--data-dir", ".", "--thresholds", "a", "--out", out}},
+		{"featsel negative threshold", []string{"featsel", "--dataset", "csv", "--data", csv, "--label", "class",
+			"--thresholds", "-1", "--out", out}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			_, _, err := call(t, tc.args...)
+			if code := exitCode(err); code != 2 {
+				t.Fatalf("exit code %d (%v), want 2", code, err)
+			}
+		})
+	}
+	if _, err := os.Stat(out); !os.IsNotExist(err) {
+		t.Errorf("a failed command created %s", out)
+	}
+}
+
+func TestPaperCommandMissingData(t *testing.T) {
+	empty := t.TempDir()
+	t.Setenv(dataEnv, filepath.Join(empty, "absent"))
+	for _, cmd := range []string{"sweep", "featsel"} {
+		_, _, err := call(t, cmd, "--dataset", "gene_all", "--out", filepath.Join(empty, "out"))
+		if code := exitCode(err); code != 1 || err == nil || !strings.Contains(err.Error(), "absent") {
+			t.Errorf("%s: exit code %d, error %v; want 1 and the directory from $%s named", cmd, code, err, dataEnv)
+		}
+	}
+}
+
+func TestSweepCommandCSV(t *testing.T) {
+	csv := writeCSV(t, clusters(2, 150))
+	out := filepath.Join(t.TempDir(), "sweep")
+	stdout, _, err := call(t, "sweep", "--dataset", "csv", "--data", csv, "--label", "class", "--splits", "2",
+		"--lambdas", "1e-3,1e-2", "--epsilons", "1,5", "--passes", "3", "--log-level", "warn", "--out", out)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, want := range []string{"best mean test accuracy per eps", "non-private", "fixed noise scale", "results.csv"} {
+		if !strings.Contains(stdout, want) {
+			t.Errorf("output lacks %q:\n%s", want, stdout)
+		}
+	}
+	for _, name := range []string{"results.csv", "summary.json", "fig1.png", "fig2.png"} {
+		b, err := os.ReadFile(filepath.Join(out, name))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if strings.HasSuffix(name, ".png") && !bytes.HasPrefix(b, []byte("\x89PNG")) {
+			t.Errorf("%s is not a PNG image", name)
+		}
+	}
+	sum, _ := os.ReadFile(filepath.Join(out, "summary.json"))
+	if !strings.Contains(string(sum), `"command": "stabpriv sweep --dataset csv`) || !strings.Contains(string(sum), "seeded") {
+		t.Errorf("summary.json lacks the command or the seeded-noise note:\n%s", sum)
+	}
+
+	out = filepath.Join(t.TempDir(), "featsel")
+	stdout, _, err = call(t, "featsel", "--dataset", "csv", "--data", csv, "--label", "class", "--splits", "1",
+		"--lambdas", "1e-2", "--epsilons", "1", "--passes", "2", "--log-level", "warn", "--out", out)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, name := range []string{"featsel.csv", "fig3.png", "fig5.png"} {
+		if _, err := os.Stat(filepath.Join(out, name)); err != nil {
+			t.Error(err)
+		}
+	}
+	if !strings.Contains(stdout, "eps=1") {
+		t.Errorf("featsel output:\n%s", stdout)
+	}
+}
+
+func TestPaperCommandHelp(t *testing.T) {
+	for _, cmd := range []string{"sweep", "featsel"} {
+		stdout, _, err := call(t, "help", cmd)
+		if err != nil || !strings.Contains(stdout, "--dataset") || !strings.Contains(stdout, "Usage: stabpriv "+cmd) {
+			t.Errorf("help %s (%v):\n%s", cmd, err, stdout)
+		}
+	}
+}

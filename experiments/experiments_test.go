@@ -1,0 +1,398 @@
+package experiments
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"math"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync"
+	"testing"
+
+	"gonum.org/v1/gonum/floats"
+
+	"github.com/stabpriv/stabpriv/datasets"
+	"github.com/stabpriv/stabpriv/perturb"
+)
+
+// pngHeader is the signature every PNG file starts with.
+var pngHeader = []byte("\x89PNG\r\n\x1a\n")
+
+var synthOnce = sync.OnceValues(func() (*datasets.Dataset, error) {
+	ds, _, err := datasets.LogisticData(3000, 8, 11, datasets.LogisticOptions{ThetaNorm: 12})
+	return ds, err
+})
+
+// synthetic returns a planted logistic data set (3000 x 8) for fast sweeps.
+func synthetic(t *testing.T) ProtocolConfig {
+	t.Helper()
+	ds, err := synthOnce()
+	if err != nil {
+		t.Fatal(err)
+	}
+	return ProtocolConfig{Dataset: "synthetic", Data: ds}
+}
+
+// smallSweep is the sweep of the synthetic tests.
+func smallSweep(t *testing.T) SweepConfig {
+	return SweepConfig{
+		Protocol: synthetic(t),
+		Splits:   3,
+		Lambdas:  []float64{1e-3, 1e-2},
+		Epsilons: []float64{0.1, 1, 10},
+		Passes:   3,
+		Seed:     5,
+	}
+}
+
+func TestSweepSynthetic(t *testing.T) {
+	cfg := smallSweep(t)
+	rows, err := Sweep(context.Background(), cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	nCal := cfg.Splits * len(cfg.Lambdas) * len(cfg.Epsilons)
+	nFix := cfg.Splits * len(cfg.Lambdas)
+	if len(rows) != nCal+nFix {
+		t.Fatalf("%d rows, want %d calibrated + %d fixed-scale", len(rows), nCal, nFix)
+	}
+	byEps := map[float64][]float64{}
+	for i, r := range rows {
+		wantMode := Calibrated
+		if i >= nCal {
+			wantMode = FixedScale
+		}
+		if r.Mode != wantMode || r.Dataset != "synthetic" || r.Mechanism != string(perturb.Gamma) || r.NoiseSource != perturb.SourceSeeded {
+			t.Fatalf("row %d: %+v", i, r)
+		}
+		if r.Route != "strongly-convex-sgd" {
+			t.Errorf("row %d: route %q, want the strongly convex SGD route", i, r.Route)
+		}
+		// n = 2400 training rows, L = 1, mu = 0.85 lambda: Delta <= 2/(mu n).
+		if bound := 2 / (0.85 * r.Lambda * 2400); r.Sensitivity > bound*(1+1e-9) {
+			t.Errorf("row %d: Delta = %v above 2L/(mu n) = %v", i, r.Sensitivity, bound)
+		}
+		if r.AccNonPrivate < 0.8 {
+			t.Errorf("row %d: non-private accuracy %v, want >= 0.8 on a planted model with ||theta|| = 12", i, r.AccNonPrivate)
+		}
+		if r.Mode == Calibrated {
+			byEps[r.Epsilon] = append(byEps[r.Epsilon], r.AccPrivate)
+			if want := r.Sensitivity / r.Epsilon; math.Abs(r.NoiseScale-want) > 1e-12*want {
+				t.Errorf("row %d: gamma scale %v, want Delta/eps = %v", i, r.NoiseScale, want)
+			}
+		}
+	}
+	lo, hi := floats.Sum(byEps[0.1])/float64(len(byEps[0.1])), floats.Sum(byEps[10])/float64(len(byEps[10]))
+	if !(hi > lo+0.05) {
+		t.Errorf("mean private accuracy %.3f at eps = 10, %.3f at eps = 0.1: want it to grow with eps", hi, lo)
+	}
+	// Fixed-scale rows: the scale is that of eps = 1 at the middle lambda,
+	// and the eps bought is Delta/scale.
+	scale := rows[nCal].NoiseScale
+	for _, r := range rows[nCal:] {
+		if math.Abs(r.NoiseScale-scale) > 1e-9*scale || math.Abs(r.Epsilon-r.Sensitivity/scale) > 1e-9*r.Epsilon {
+			t.Errorf("fixed row %+v: want scale %v and eps = Delta/scale", r, scale)
+		}
+	}
+}
+
+func TestSweepDeterministic(t *testing.T) {
+	cfg := smallSweep(t)
+	cfg.Splits, cfg.FixedScale = 2, -1
+	a, err := Sweep(context.Background(), cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, err := Sweep(context.Background(), cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(a) != len(b) || len(a) != 12 {
+		t.Fatalf("%d and %d rows, want 12", len(a), len(b))
+	}
+	for i := range a {
+		a[i].TrainTime, b[i].TrainTime = 0, 0
+		if a[i] != b[i] {
+			t.Fatalf("row %d differs between two runs with the same seed:\n%+v\n%+v", i, a[i], b[i])
+		}
+	}
+	cfg.Seed++
+	c, err := Sweep(context.Background(), cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	same := 0
+	for i := range a {
+		if a[i].AccPrivate == c[i].AccPrivate {
+			same++
+		}
+	}
+	if same == len(a) {
+		t.Error("another seed gave the same private accuracies")
+	}
+}
+
+func TestSweepAnalyticGaussian(t *testing.T) {
+	cfg := smallSweep(t)
+	cfg.Splits, cfg.Lambdas, cfg.FixedScale = 1, []float64{1e-2}, -1
+	cfg.Mechanism = perturb.AnalyticGaussian
+	rows, err := Sweep(context.Background(), cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, r := range rows {
+		if r.PrivacyDelta != DefaultDelta || r.NoiseScaleName != "sigma" {
+			t.Errorf("row %+v: want delta %v and a sigma", r, DefaultDelta)
+		}
+		want, err := perturb.AnalyticGaussianSigma(r.Epsilon, r.PrivacyDelta, r.Sensitivity)
+		if err != nil || math.Abs(want-r.NoiseScale) > 1e-9*want {
+			t.Errorf("sigma %v, want %v (%v)", r.NoiseScale, want, err)
+		}
+	}
+}
+
+func TestSweepErrors(t *testing.T) {
+	dir := t.TempDir()
+	for _, tc := range []struct {
+		name string
+		edit func(*SweepConfig)
+		want error
+	}{
+		{"unknown mechanism", func(c *SweepConfig) { c.Mechanism = "paper-laplace" }, ErrConfig},
+		{"classical gaussian at eps >= 1", func(c *SweepConfig) { c.Mechanism = perturb.Gaussian }, ErrConfig},
+		{"negative eps", func(c *SweepConfig) { c.Epsilons = []float64{-1} }, ErrConfig},
+		{"zero lambda", func(c *SweepConfig) { c.Lambdas = []float64{0, 1} }, ErrConfig},
+		{"NaN lambda", func(c *SweepConfig) { c.Lambdas = []float64{math.NaN()} }, ErrConfig},
+		{"repeated lambda", func(c *SweepConfig) { c.Lambdas = []float64{1e-3, 1e-3} }, ErrConfig},
+		{"pure L1", func(c *SweepConfig) { c.L1Ratio = 1 }, ErrConfig},
+		{"negative splits", func(c *SweepConfig) { c.Splits = -1 }, ErrConfig},
+		{"infinite fixed scale", func(c *SweepConfig) { c.FixedScale = math.Inf(1) }, ErrConfig},
+		{"bad test fraction", func(c *SweepConfig) { c.Protocol.TestFrac = 1 }, ErrConfig},
+		{"unknown data set", func(c *SweepConfig) { c.Protocol = ProtocolConfig{Dataset: "mnist", DataDir: dir} }, ErrConfig},
+		{"no data set", func(c *SweepConfig) { c.Protocol = ProtocolConfig{} }, ErrConfig},
+		{"csv without label", func(c *SweepConfig) { c.Protocol = ProtocolConfig{Dataset: CSV, CSVFile: "x.csv"} }, ErrConfig},
+		{"no data directory", func(c *SweepConfig) { c.Protocol = ProtocolConfig{Dataset: Adult} }, ErrNoData},
+		{"missing data directory", func(c *SweepConfig) { c.Protocol = ProtocolConfig{Dataset: Adult, DataDir: filepath.Join(dir, "none")} }, ErrNoData},
+		{"data set not in directory", func(c *SweepConfig) { c.Protocol = ProtocolConfig{Dataset: GeneAll, DataDir: dir} }, ErrNoData},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			cfg := smallSweep(t)
+			tc.edit(&cfg)
+			_, err := Sweep(context.Background(), cfg)
+			if !errors.Is(err, tc.want) {
+				t.Fatalf("error %v, want %v", err, tc.want)
+			}
+		})
+	}
+}
+
+func TestSweepCancelled(t *testing.T) {
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	if _, err := Sweep(ctx, smallSweep(t)); !errors.Is(err, context.Canceled) {
+		t.Fatalf("error %v, want context.Canceled", err)
+	}
+}
+
+func TestWriteSweep(t *testing.T) {
+	cfg := smallSweep(t)
+	cfg.Splits = 2
+	rows, err := Sweep(context.Background(), cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	sum := Summarize(rows, "a note")
+	if sum.Splits != 2 || len(sum.Best) != 3 || len(sum.FixedPoints) != 2 || sum.Notes[0] != "a note" {
+		t.Fatalf("summary %+v", sum)
+	}
+	for _, b := range sum.Best {
+		if b.N != 2 || !(b.Mean > 0 && b.Mean <= 1) {
+			t.Errorf("best %+v", b)
+		}
+	}
+	dir := filepath.Join(t.TempDir(), "out")
+	paths, err := WriteSweep(dir, rows, sum)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(paths) != 4 {
+		t.Fatalf("wrote %v, want results.csv, summary.json, fig1.png, fig2.png", paths)
+	}
+	csv, err := os.ReadFile(filepath.Join(dir, "results.csv"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	lines := strings.Split(strings.TrimSpace(string(csv)), "\n")
+	if len(lines) != len(rows)+1 || !strings.HasPrefix(lines[0], "dataset,mode,split,lambda,epsilon") {
+		t.Errorf("results.csv has %d lines (want %d), header %q", len(lines), len(rows)+1, lines[0])
+	}
+	for _, name := range []string{"fig1.png", "fig2.png"} {
+		b, err := os.ReadFile(filepath.Join(dir, name))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !bytes.HasPrefix(b, pngHeader) || len(b) < 1000 {
+			t.Errorf("%s is not a PNG image (%d bytes)", name, len(b))
+		}
+	}
+	var table bytes.Buffer
+	if err := sum.WriteTable(&table); err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(table.String(), "non-private") || !strings.Contains(table.String(), "fixed noise scale") {
+		t.Errorf("table:\n%s", table.String())
+	}
+}
+
+func TestSummaryBest(t *testing.T) {
+	rows := []Result{
+		{Mode: Calibrated, Split: 0, Lambda: 1, Epsilon: 1, AccPrivate: 0.6, AccNonPrivate: 0.9},
+		{Mode: Calibrated, Split: 1, Lambda: 1, Epsilon: 1, AccPrivate: 0.8, AccNonPrivate: 0.7},
+		{Mode: Calibrated, Split: 0, Lambda: 2, Epsilon: 1, AccPrivate: 0.75, AccNonPrivate: 0.8},
+		{Mode: Calibrated, Split: 1, Lambda: 2, Epsilon: 1, AccPrivate: 0.75, AccNonPrivate: 0.8},
+	}
+	s := Summarize(rows)
+	if len(s.Best) != 1 || s.Best[0].Lambda != 2 || s.Best[0].Mean != 0.75 || s.Best[0].Std != 0 {
+		t.Errorf("best %+v, want lambda 2, mean 0.75, std 0", s.Best)
+	}
+	if s.NonPrivate.Lambda != 1 || math.Abs(s.NonPrivate.Mean-0.8) > 1e-15 || math.Abs(s.NonPrivate.Std-math.Sqrt(0.02)) > 1e-12 {
+		t.Errorf("non-private %+v, want lambda 1, mean 0.8, std sqrt(0.02)", s.NonPrivate)
+	}
+}
+
+func TestFeatSelSynthetic(t *testing.T) {
+	cfg := FeatSelConfig{
+		Protocol:   synthetic(t),
+		Splits:     2,
+		Lambdas:    []float64{1e-3, 1e-2},
+		Epsilons:   []float64{1, 10},
+		Thresholds: []float64{0.1, 1},
+		Passes:     3,
+		Seed:       2,
+	}
+	rows, err := FeatSel(context.Background(), cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want := 2 * 2 * 2 * 3; len(rows) != want {
+		t.Fatalf("%d rows, want %d (splits x lambdas x eps x (1 dynamic + 2 static))", len(rows), want)
+	}
+	for _, r := range rows {
+		if r.Features != 8 {
+			t.Errorf("%d candidate features, want 8 (the bias excluded)", r.Features)
+		}
+		if r.Rule == RuleDynamic && (r.Rate != DefaultRate || !(r.Threshold > 0)) {
+			t.Errorf("dynamic row %+v", r)
+		}
+		if r.Rule == RuleStatic && r.Threshold != 0.1 && r.Threshold != 1 {
+			t.Errorf("static row %+v", r)
+		}
+		if !(r.F1 >= 0 && r.F1 <= 1) || r.Selected > r.Features || r.Reference > r.Features {
+			t.Errorf("row %+v", r)
+		}
+	}
+	dir := t.TempDir()
+	if _, err := WriteFeatSel(dir, rows); err != nil {
+		t.Fatal(err)
+	}
+	for _, name := range []string{"fig3.png", "fig5.png"} {
+		b, err := os.ReadFile(filepath.Join(dir, name))
+		if err != nil || !bytes.HasPrefix(b, pngHeader) {
+			t.Errorf("%s: not a PNG image (%v)", name, err)
+		}
+	}
+	var table bytes.Buffer
+	if err := WriteFeatSelTable(&table, rows); err != nil || !strings.Contains(table.String(), "eps=10") {
+		t.Errorf("table (%v):\n%s", err, table.String())
+	}
+}
+
+func TestProtocolRowsInUnitBall(t *testing.T) {
+	ds, _, err := datasets.LogisticData(500, 40, 3, datasets.LogisticOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, rs := range []RowScale{ScaleClipOnly, ScaleSqrtD} {
+		p, err := NewProtocol(ProtocolConfig{Data: ds, RowScale: rs})
+		if err != nil {
+			t.Fatal(err)
+		}
+		train, test, err := p.Split(7)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, part := range []*datasets.Dataset{train, test} {
+			n, d := part.X.Dims()
+			if d != DefaultComponents+1 {
+				t.Fatalf("%v: %d columns, want 32 SVD components + bias", rs, d)
+			}
+			onSphere := 0
+			for i := range n {
+				norm := floats.Norm(part.X.RawRowView(i), 2)
+				if norm > 1+1e-12 {
+					t.Fatalf("%v: row %d has norm %v > 1", rs, i, norm)
+				}
+				if norm > 1-1e-9 {
+					onSphere++
+				}
+			}
+			// Clipping alone puts (nearly) every standardized row on the
+			// sphere; dividing by sqrt(d) first leaves many inside.
+			if frac := float64(onSphere) / float64(n); (rs == ScaleClipOnly) != (frac > 0.9) {
+				t.Errorf("%v: %.2f of the rows on the unit sphere", rs, frac)
+			}
+		}
+		if ntr, nte := len(train.Y), len(test.Y); ntr != 400 || nte != 100 {
+			t.Errorf("split %d/%d, want 400/100", ntr, nte)
+		}
+	}
+}
+
+func TestParseRowScale(t *testing.T) {
+	for _, rs := range []RowScale{ScaleClipOnly, ScaleSqrtD} {
+		got, err := ParseRowScale(rs.String())
+		if err != nil || got != rs {
+			t.Errorf("ParseRowScale(%q) = %v, %v", rs.String(), got, err)
+		}
+	}
+	if _, err := ParseRowScale("none"); !errors.Is(err, ErrConfig) {
+		t.Errorf("error %v, want ErrConfig", err)
+	}
+}
+
+// realDir returns the shared data directory, or skips the test.
+func realDir(t *testing.T, name string) string {
+	t.Helper()
+	dir := filepath.Join("..", "..", "shared", "datasets")
+	if _, err := os.Stat(filepath.Join(dir, subdirs[name], marker[name])); err != nil {
+		t.Skipf("real data set %s not available in %s: %v", name, dir, err)
+	}
+	return dir
+}
+
+// TestSweepAdultSmoke runs a small Adult sweep (1 split, 2 lambdas): the
+// non-private accuracy is near the reference 0.8457 and eps = 5 keeps most
+// of it.
+func TestSweepAdultSmoke(t *testing.T) {
+	dir := realDir(t, Adult)
+	rows, err := Sweep(context.Background(), SweepConfig{
+		Protocol: ProtocolConfig{Dataset: Adult, DataDir: dir},
+		Splits:   1, Lambdas: []float64{1e-4, 1e-3}, Epsilons: []float64{1, 5}, FixedScale: -1,
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(rows) != 4 {
+		t.Fatalf("%d rows, want 4", len(rows))
+	}
+	for _, r := range rows {
+		if r.AccNonPrivate < 0.82 || r.AccNonPrivate > 0.87 {
+			t.Errorf("lambda %g: non-private accuracy %.4f, want near 0.845", r.Lambda, r.AccNonPrivate)
+		}
+		if r.Lambda == 1e-3 && r.Epsilon == 5 && r.AccPrivate < 0.8 {
+			t.Errorf("lambda 1e-3, eps 5: private accuracy %.4f, want >= 0.8", r.AccPrivate)
+		}
+	}
+}
