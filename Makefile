@@ -24,3 +24,23 @@ build:
 bench:
 	$(GO) test -run '^$$' -bench . -benchmem -count 6 ./trainer/ | tee $(OUT)/bench.txt
 	bash bench/compare.sh
+
+# The paper's experiments on the shared data sets (DATA): for adult, lastfm
+# and gene_all, the accuracy sweep (Figures 1 and 2, gamma-norm noise) and the
+# feature selection (Figures 3 and 5) into $(OUT)/paper/<dataset>/, and for
+# adult also the analytic Gaussian sweep at delta = 1e-5 into
+# $(OUT)/paper/adult/gaussian-analytic/. Progress is logged to stderr; each
+# sweep prints its table of the best mean accuracy per eps.
+PAPER_SETS ?= adult lastfm gene_all
+paper:
+	@mkdir -p $(OUT)/paper
+	$(GO) build -o $(OUT)/paper/stabpriv ./cmd/stabpriv
+	@for ds in $(PAPER_SETS); do \
+		echo "== $$ds: sweep (Figures 1 and 2)"; \
+		$(OUT)/paper/stabpriv sweep --dataset $$ds --data-dir $(DATA) --out $(OUT)/paper/$$ds || exit 1; \
+		echo "== $$ds: feature selection (Figures 3 and 5)"; \
+		$(OUT)/paper/stabpriv featsel --dataset $$ds --data-dir $(DATA) --out $(OUT)/paper/$$ds || exit 1; \
+	done
+	@echo "== adult: sweep with the analytic Gaussian mechanism, delta = 1e-5"
+	$(OUT)/paper/stabpriv sweep --dataset adult --data-dir $(DATA) --mechanism gaussian-analytic --delta 1e-5 \
+		--out $(OUT)/paper/adult/gaussian-analytic
