@@ -38,9 +38,46 @@ func (s errorXYs) YError(i int) (float64, float64) { return s.y[i].Std, s.y[i].S
 type panel struct {
 	title, xlabel, ylabel string
 	logY                  bool
-	// legendTop and legendLeft place the legend in a corner of the panel.
-	legendTop, legendLeft bool
 	curves                []series
+}
+
+// legendCorner returns the corner of the panel (top, left) whose quarter
+// (a third of the width and half the height) holds the fewest points and
+// error bars of the curves, so that the legend hides as little as possible.
+func (pn panel) legendCorner() (top, left bool) {
+	x := func(v float64) float64 { return math.Log(v) }
+	y := func(v float64) float64 {
+		if pn.logY {
+			return math.Log(v)
+		}
+		return v
+	}
+	xmin, xmax, ymin, ymax := math.Inf(1), math.Inf(-1), math.Inf(1), math.Inf(-1)
+	for _, c := range pn.curves {
+		for i := range c.x {
+			xmin, xmax = math.Min(xmin, x(c.x[i])), math.Max(xmax, x(c.x[i]))
+			ymin, ymax = math.Min(ymin, y(c.y[i].Mean)), math.Max(ymax, y(c.y[i].Mean))
+		}
+	}
+	best := math.MaxInt
+	for _, corner := range [4][2]bool{{false, false}, {true, false}, {false, true}, {true, true}} {
+		n := 0
+		for _, c := range pn.curves {
+			for i := range c.x {
+				u := (x(c.x[i]) - xmin) / (xmax - xmin)
+				for _, v := range []float64{c.y[i].Mean - c.y[i].Std, c.y[i].Mean, c.y[i].Mean + c.y[i].Std} {
+					w := (y(v) - ymin) / (ymax - ymin)
+					if (corner[1] && u < 0.4 || !corner[1] && u > 0.6) && (corner[0] && w > 0.5 || !corner[0] && w < 0.5) {
+						n++
+					}
+				}
+			}
+		}
+		if n < best {
+			best, top, left = n, corner[0], corner[1]
+		}
+	}
+	return top, left
 }
 
 // build draws the panel into a new plot.Plot; the x axis is logarithmic.
@@ -62,8 +99,7 @@ func (pn panel) build() (p *plot.Plot, err error) {
 		p.Y.Scale = plot.LogScale{}
 		p.Y.Tick.Marker = plot.LogTicks{Prec: -1}
 	}
-	p.Legend.Top = pn.legendTop
-	p.Legend.Left = pn.legendLeft
+	p.Legend.Top, p.Legend.Left = pn.legendCorner()
 	p.Add(plotter.NewGrid())
 	for i, c := range pn.curves {
 		if len(c.x) == 0 {
@@ -171,7 +207,6 @@ func Figure2(w io.Writer, rows []Result) error {
 	acc := panel{
 		title:  fmt.Sprintf("%s: %s noise of fixed scale %.3g", s.Dataset, s.Mechanism, s.FixedScale),
 		xlabel: "lambda", ylabel: fmt.Sprintf("test accuracy (mean +- std, %d splits)", s.Splits),
-		legendTop: true,
 		curves: []series{
 			fromCurve("private, fixed scale", collect(rows, fixed, func(r Result) float64 { return r.AccPrivate })),
 			fromCurve("non-private", nonPrivateCurve(rows)),
@@ -179,7 +214,7 @@ func Figure2(w io.Writer, rows []Result) error {
 	}
 	eps := panel{
 		title:  "privacy bought by the fixed noise (Corollary 13)",
-		xlabel: "lambda", ylabel: "eps", logY: true, legendTop: true,
+		xlabel: "lambda", ylabel: "eps", logY: true,
 		curves: []series{fromCurve("eps bought at the fixed scale", collect(rows, fixed, func(r Result) float64 { return r.Epsilon }))},
 	}
 	return writePNG(w, acc, eps)
