@@ -55,14 +55,34 @@ type Certificate struct {
 	// caller's notes.
 	Assumptions []string `json:"assumptions"`
 	Citation    string   `json:"citation"`
-	// Run is a copy of the training run record: every constant used.
+	// Run is a copy of the training run record: every constant used, with
+	// the statistics of the data withheld (see the Assumptions).
 	*trainer.Run `json:"run"`
 }
 
-func newCertificate(cal Calibration, sens Sensitivity, run *trainer.Run, src Source, notes []string, comp *Composition) *Certificate {
+// publicRun returns the copy of run that a certificate publishes: every
+// constant of the run, without the statistics of the non-private weights and
+// the data that the claim does not cover, and a note saying what was withheld.
+// Withheld: the objective and the gradient norm at the non-private weights,
+// the count of rows the trainer clipped, and the training time (always); and
+// when a tolerance chose the number of passes, the passes done and their step
+// records, since the stopping pass depends on the data.
+func publicRun(run *trainer.Run) (*trainer.Run, string) {
 	r := *run
+	r.Objective, r.GradNorm, r.ClippedRows, r.Duration = 0, 0, 0, 0
+	note := "the run record withholds the objective and gradient norm of the non-private weights, the count of rows the trainer clipped and the training time (written as 0): they are statistics of the data that the claim does not cover"
+	if run.Tolerance > 0 {
+		r.PassesDone, r.PassMaxStep, r.PassMinStep = 0, nil, nil
+		note += "; the number of passes done and their step sizes are withheld too, because a tolerance chose when to stop"
+		return &r, note
+	}
 	r.PassMaxStep = append([]float64(nil), run.PassMaxStep...)
 	r.PassMinStep = append([]float64(nil), run.PassMinStep...)
+	return &r, note
+}
+
+func newCertificate(cal Calibration, sens Sensitivity, run *trainer.Run, src Source, notes []string, comp *Composition) *Certificate {
+	r, withheld := publicRun(run)
 	kind := src.Kind()
 	switch src.(type) {
 	case secureSource, *seededSource:
@@ -89,7 +109,7 @@ func newCertificate(cal Calibration, sens Sensitivity, run *trainer.Run, src Sou
 		Source:           kind,
 		Composition:      comp,
 		Citation:         cal.Mechanism.Citation(),
-		Run:              &r,
+		Run:              r,
 	}
 	c.Assumptions = []string{
 		"the sensitivity bound (route: " + route + ") is taken as given; the conditions of its route are checked by the stability analysis, not here",
@@ -100,6 +120,7 @@ func newCertificate(cal Calibration, sens Sensitivity, run *trainer.Run, src Sou
 	c.Assumptions = append(c.Assumptions,
 		"data-dependent preprocessing or hyperparameter selection on the training data (e.g. standardization statistics fitted on it) is not covered unless stated otherwise",
 		"the run constants in this certificate (including n) are published in the clear",
+		withheld,
 		"only one release of these trained weights is covered; the registry refuses a second release of the same in-memory model, but copies of the weights are not tracked",
 	)
 	switch {

@@ -6,6 +6,7 @@ import (
 	"math"
 	"reflect"
 	"runtime"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -379,6 +380,46 @@ func TestCertificateJSONRoundTrip(t *testing.T) {
 	for _, want := range []string{"(0.8, 1e-05)-differentially private", "replace-one", "sigma =", "L2 = 0.004", "n = 500", "kappa = 1", "Not covered", note, "seeded: not for release", "Balle & Wang"} {
 		if !strings.Contains(s, want) {
 			t.Errorf("certificate text lacks %q:\n%s", want, s)
+		}
+	}
+}
+
+// TestCertificateWithholdsDataStatistics checks that a certificate publishes
+// the constants of the run but not the statistics of the non-private weights
+// and the data (objective, gradient norm, clipped rows, time), nor, when a
+// tolerance chose the stopping pass, the passes done and their steps.
+func TestCertificateWithholdsDataStatistics(t *testing.T) {
+	for _, tol := range []float64{0, 1e-3} {
+		m := &trainer.Model{Loss: "logistic", K: 1, D: 2, W: []float64{0.5, -0.25}}
+		run := &trainer.Run{
+			Loss: "logistic", Task: "binary", N: 100, D: 2, K: 1, Kappa: 1, Lz: 1, Sz: 0.25, L: 1, BetaS: 0.25,
+			Convex: true, Lambda: 0.1, Mu: 0.1, Schedule: "constant", Eta: 1, Passes: 3, PassesDone: 3,
+			PassMaxStep: []float64{1, 1, 1}, PassMinStep: []float64{1, 1, 1}, StepsPerPass: 100, Batch: 1, Dropout: 1,
+			Tolerance: tol, Objective: 0.42, GradNorm: 1e-4, Converged: tol > 0, ClippedRows: 7, Duration: time.Second,
+		}
+		_, cert, err := Release(m, run, Sensitivity{L2: 0.2, Route: "test"}, ReleaseConfig{Mechanism: Gamma, Epsilon: 1, Source: Seeded(1)})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if cert.Objective != 0 || cert.GradNorm != 0 || cert.ClippedRows != 0 || cert.Duration != 0 {
+			t.Errorf("tol %v: certificate publishes objective %v, grad norm %v, clipped rows %d, duration %v",
+				tol, cert.Objective, cert.GradNorm, cert.ClippedRows, cert.Duration)
+		}
+		if cert.N != 100 || cert.Lambda != 0.1 || cert.Eta != 1 || cert.Passes != 3 {
+			t.Errorf("tol %v: certificate lost constants: %+v", tol, cert.Run)
+		}
+		wantDone := 3
+		if tol > 0 {
+			wantDone = 0
+		}
+		if cert.PassesDone != wantDone || (len(cert.PassMaxStep) == 0) != (tol > 0) {
+			t.Errorf("tol %v: passes done %d, step records %v", tol, cert.PassesDone, cert.PassMaxStep)
+		}
+		if run.Objective != 0.42 || run.ClippedRows != 7 {
+			t.Errorf("tol %v: Release modified the caller's run record", tol)
+		}
+		if !slices.ContainsFunc(cert.Assumptions, func(a string) bool { return strings.Contains(a, "withholds") }) {
+			t.Errorf("tol %v: no assumption says what is withheld: %q", tol, cert.Assumptions)
 		}
 	}
 }

@@ -347,28 +347,15 @@ func (r *result) release(s *settings) error {
 	}
 	cfg := perturb.ReleaseConfig{
 		Mechanism: s.mech, Epsilon: s.epsilon, Delta: s.delta, Source: src,
-		Notes: append(append(notes, publicRunNote), r.train.Notes...),
+		Notes: append(notes, r.train.Notes...),
 	}
-	priv, cert, err := perturb.Release(r.model, publicRun(r.run), sens, cfg)
+	priv, cert, err := perturb.Release(r.model, r.run, sens, cfg)
 	if err != nil {
 		return err
 	}
 	r.private, r.cert = priv, cert
 	r.privTrain, r.privTest = metric(priv, r.train), metric(priv, r.test)
 	return nil
-}
-
-// publicRunNote tells a certificate what publicRun withholds.
-const publicRunNote = "the run record withholds the objective, the gradient norm and the count of rows clipped by the trainer (written as 0): they are statistics of the trained weights and the data, which the certificate does not cover"
-
-// publicRun returns a copy of the run record without the statistics of the
-// non-private weights on the training data (objective, gradient norm) and
-// the count of rows clipped by the trainer, which the certificate does not
-// cover; the constants of the run are kept.
-func publicRun(run *trainer.Run) *trainer.Run {
-	r := *run
-	r.Objective, r.GradNorm, r.ClippedRows = 0, 0, 0
-	return &r
 }
 
 // preprocess standardizes ds with std and maps its rows to
