@@ -150,16 +150,6 @@ type fit struct {
 	accNonPrivate float64
 }
 
-// sensitivity fills the perturb.Sensitivity of a stability report, as the
-// perturb package documents it (the chosen route's Delta and beta).
-func sensitivity(rep *stability.Report) (perturb.Sensitivity, []string, error) {
-	if _, err := rep.Best(); err != nil {
-		return perturb.Sensitivity{}, nil, err
-	}
-	s := perturb.Sensitivity{L2: rep.Delta, Beta: rep.Beta, Route: rep.Chosen.String(), Neighbouring: rep.Neighbours}
-	return s, slices.Clone(rep.Assumptions), nil
-}
-
 // splitData holds the preprocessed data of one split, computed by the first
 // job that needs it and dropped after the last.
 type splitData struct {
@@ -290,7 +280,7 @@ func (g *grid) train(ctx context.Context, sd *splitData, s, li int) (*fit, error
 	if err != nil {
 		return nil, err
 	}
-	sens, assumptions, err := sensitivity(rep)
+	sens, assumptions, err := perturb.FromReport(rep)
 	if err != nil {
 		return nil, err
 	}
