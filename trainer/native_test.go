@@ -282,9 +282,9 @@ func TestNativeInvariants(t *testing.T) {
 // referenceProxGrad minimizes F_S of p with the accelerated proximal
 // gradient method (FISTA, plain gradient steps when L1Ratio = 0) until the
 // minimum-norm subgradient is below 1e-12. F_S is mu-strongly convex, so the
-// result is within 1e-12/mu of the minimizer, whatever the path to it. (The
-// smooth case could use gonum/optimize's LBFGS, but that package pulls in
-// golang.org/x/tools, which the module does not require.)
+// result is within 1e-12/mu of the minimizer, whatever the path to it.
+// TestReferenceMatchesOptimize checks it against gonum/optimize's LBFGS on
+// the smooth objectives.
 func referenceProxGrad(t *testing.T, p *problem) []float64 {
 	t.Helper()
 	kd := p.k * p.d
