@@ -1,0 +1,14 @@
+package trainer
+
+// prefetchRange asks the processor to bring the n float64s at p into cache.
+// It is a hint: it never faults and changes no state.
+//
+//go:noescape
+func prefetchRange(p *float64, n int)
+
+// prefetch hints that row will be read soon.
+func prefetch(row []float64) {
+	if len(row) > 0 {
+		prefetchRange(&row[0], len(row))
+	}
+}
