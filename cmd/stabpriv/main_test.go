@@ -291,7 +291,9 @@ func Example_help() {
 	//
 	//   train    train a linear model on a CSV file or the embedded breast-cancer data
 	//   certify  print the privacy certificate of a model file written by train
+	//   sweep    run the paper's accuracy experiments (Figures 1 and 2) on a data set
+	//   featsel  run the paper's private feature-selection experiments (Figures 3 and 5)
 	//   help     list the commands, or show the flags of one
 	//
-	// Run 'stabpriv help <command>' for the flags of a command (train, certify).
+	// Run 'stabpriv help <command>' for the flags of a command (train, certify, sweep, featsel).
 }
