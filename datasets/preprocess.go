@@ -264,3 +264,51 @@ func UnitBallWithBias(ds *Dataset) (*Dataset, error) {
 		"||x'|| <= 1, so kappa = 1 holds with the constant %q feature counted in it", clipped, n, BiasFeature))
 	return out, nil
 }
+
+// UnitBallOptions tunes PrepareUnitBall.
+type UnitBallOptions struct {
+	// RowScale multiplies every standardized row before the unit-ball map,
+	// a fixed data-independent map (for example 1/sqrt(d), so that a typical
+	// standardized row is not clipped). Zero means 1.
+	RowScale float64
+}
+
+// PrepareUnitBall is the preprocessing of the paper's experiments: it fits a
+// Standardizer on train, standardizes train and test with it, multiplies
+// the rows by opts.RowScale and maps them with UnitBallWithBias, so that
+// every row has norm at most 1 with the bias counted (kappa = 1). The
+// statistics come from train only; they are not privatized, and the Notes
+// of the results say so. test may be nil (testOut is then nil). The fitted
+// standardizer is returned for new data.
+func PrepareUnitBall(train, test *Dataset, opts UnitBallOptions) (trainOut, testOut *Dataset, std *Standardizer, err error) {
+	scale := opts.RowScale
+	if math.IsNaN(scale) || math.IsInf(scale, 0) || scale < 0 {
+		return nil, nil, nil, fmt.Errorf("%w: row scale %v, want finite >= 0", ErrInvalid, scale)
+	}
+	if err := checkDataset(train); err != nil {
+		return nil, nil, nil, err
+	}
+	std, err = FitStandardizer(train.X)
+	if err != nil {
+		return nil, nil, nil, err
+	}
+	prepare := func(ds *Dataset) (*Dataset, error) {
+		z, err := std.Transform(ds)
+		if err != nil {
+			return nil, err
+		}
+		if scale != 0 && scale != 1 {
+			z.X.Scale(scale, z.X)
+		}
+		return UnitBallWithBias(z)
+	}
+	if trainOut, err = prepare(train); err != nil {
+		return nil, nil, nil, err
+	}
+	if test != nil {
+		if testOut, err = prepare(test); err != nil {
+			return nil, nil, nil, err
+		}
+	}
+	return trainOut, testOut, std, nil
+}

@@ -243,3 +243,72 @@ func TestEmptyDataset(t *testing.T) {
 		}
 	}
 }
+
+// TestPrepareUnitBall checks the composed preprocessing: rows end in the unit
+// ball, the statistics come from train alone (moving the test rows changes
+// nothing on the training side), the row scale acts before the clipping,
+// a nil test set is allowed, and a bad scale is refused.
+func TestPrepareUnitBall(t *testing.T) {
+	r := rand.New(rand.NewPCG(3, 4))
+	mk := func(n int, shift float64) *Dataset {
+		X := mat.NewDense(n, 4, nil)
+		for i := 0; i < n; i++ {
+			for j := 0; j < 4; j++ {
+				X.Set(i, j, 10*r.NormFloat64()+shift)
+			}
+		}
+		return &Dataset{X: X, Y: make([]float64, n), Features: []string{"a", "b", "c", "d"}}
+	}
+	train, test := mk(50, 0), mk(20, 0)
+	moved := mat.DenseCopyOf(test.X)
+	moved.Apply(func(_, _ int, v float64) float64 { return v + 100 }, moved)
+
+	tr1, te1, std, err := PrepareUnitBall(train, test, UnitBallOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	tr2, _, _, err := PrepareUnitBall(train, &Dataset{X: moved, Y: test.Y, Features: test.Features}, UnitBallOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !mat.Equal(tr1.X, tr2.X) {
+		t.Error("the training rows depend on the test rows")
+	}
+	for _, ds := range []*Dataset{tr1, te1} {
+		n, _ := ds.X.Dims()
+		for i := 0; i < n; i++ {
+			if nrm := mat.Norm(ds.X.RowView(i), 2); nrm > 1 {
+				t.Fatalf("row %d has norm %v > 1", i, nrm)
+			}
+		}
+	}
+	if len(std.Mean) != 4 {
+		t.Errorf("standardizer has %d means, want 4", len(std.Mean))
+	}
+
+	// A tiny row scale keeps rows inside the ball: the unit-ball map then
+	// only appends the bias and divides by sqrt 2, so row i is
+	// [scale*z_i, 1]/sqrt 2 with z_i the standardized row.
+	const scale = 1e-3
+	small, none, _, err := PrepareUnitBall(train, nil, UnitBallOptions{RowScale: scale})
+	if err != nil || none != nil {
+		t.Fatalf("nil test: got %v, %v", none, err)
+	}
+	z, err := std.Transform(train)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i := 0; i < 50; i++ {
+		for j := 0; j < 4; j++ {
+			if got, want := small.X.At(i, j), scale*z.X.At(i, j)/math.Sqrt2; math.Abs(got-want) > 1e-15 {
+				t.Fatalf("X[%d,%d] = %v, want %v", i, j, got, want)
+			}
+		}
+	}
+
+	for _, bad := range []float64{-1, math.NaN(), math.Inf(1)} {
+		if _, _, _, err := PrepareUnitBall(train, test, UnitBallOptions{RowScale: bad}); !errors.Is(err, ErrInvalid) {
+			t.Errorf("row scale %v: error %v, want ErrInvalid", bad, err)
+		}
+	}
+}

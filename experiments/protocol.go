@@ -240,32 +240,20 @@ func (p *Protocol) Split(seed uint64) (train, test *datasets.Dataset, err error)
 			return nil, nil, err
 		}
 	}
-	std, err := datasets.FitStandardizer(train.X)
-	if err != nil {
+	var opts datasets.UnitBallOptions
+	if p.cfg.RowScale == ScaleSqrtD {
+		_, d := train.X.Dims()
+		opts.RowScale = 1 / math.Sqrt(float64(d))
+	}
+	if train, test, _, err = datasets.PrepareUnitBall(train, test, opts); err != nil {
 		return nil, nil, err
 	}
-	if train, err = p.finish(std, train); err != nil {
-		return nil, nil, err
-	}
-	if test, err = p.finish(std, test); err != nil {
-		return nil, nil, err
+	if opts.RowScale != 0 {
+		note := fmt.Sprintf("standardized rows multiplied by 1/sqrt(d) = %.4g, a fixed data-independent map, before clipping", opts.RowScale)
+		train.Notes = append(train.Notes, note)
+		test.Notes = append(test.Notes, note)
 	}
 	return train, test, nil
-}
-
-// finish standardizes ds, applies the row scale and maps rows into the unit
-// ball with a bias.
-func (p *Protocol) finish(std *datasets.Standardizer, ds *datasets.Dataset) (*datasets.Dataset, error) {
-	z, err := std.Transform(ds)
-	if err != nil {
-		return nil, err
-	}
-	if p.cfg.RowScale == ScaleSqrtD {
-		_, d := z.X.Dims()
-		z.X.Scale(1/math.Sqrt(float64(d)), z.X)
-		z.Notes = append(z.Notes, fmt.Sprintf("standardized rows divided by sqrt(d) = sqrt(%d), a fixed data-independent map, before clipping", d))
-	}
-	return datasets.UnitBallWithBias(z)
 }
 
 // Notes describes the protocol for the outputs of an experiment: what was

@@ -247,14 +247,8 @@ func runTrain(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	if err != nil {
 		return err
 	}
-	std, err := datasets.FitStandardizer(train.X)
+	train, test, std, err := datasets.PrepareUnitBall(train, test, datasets.UnitBallOptions{})
 	if err != nil {
-		return err
-	}
-	if train, err = preprocess(std, train); err != nil {
-		return err
-	}
-	if test, err = preprocess(std, test); err != nil {
 		return err
 	}
 
@@ -356,16 +350,6 @@ func (r *result) release(s *settings) error {
 	r.private, r.cert = priv, cert
 	r.privTrain, r.privTest = metric(priv, r.train), metric(priv, r.test)
 	return nil
-}
-
-// preprocess standardizes ds with std and maps its rows to
-// x' = [x, 1]/sqrt(2) in the unit ball.
-func preprocess(std *datasets.Standardizer, ds *datasets.Dataset) (*datasets.Dataset, error) {
-	z, err := std.Transform(ds)
-	if err != nil {
-		return nil, err
-	}
-	return datasets.UnitBallWithBias(z)
 }
 
 // loadData reads --data, or the embedded data set, with labels encoded for

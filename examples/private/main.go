@@ -46,21 +46,7 @@ func run(w io.Writer, noise perturb.Source) error {
 	// Standardize with statistics of the training split (not privatized: the
 	// data set's Notes say so and go into the certificate), then map every
 	// row to x' = [x, 1]/sqrt(2) in the unit ball, so kappa = 1 holds.
-	std, err := datasets.FitStandardizer(train.X)
-	if err != nil {
-		return err
-	}
-	prepare := func(d *datasets.Dataset) (*datasets.Dataset, error) {
-		z, err := std.Transform(d)
-		if err != nil {
-			return nil, err
-		}
-		return datasets.UnitBallWithBias(z)
-	}
-	if train, err = prepare(train); err != nil {
-		return err
-	}
-	if test, err = prepare(test); err != nil {
+	if train, test, _, err = datasets.PrepareUnitBall(train, test, datasets.UnitBallOptions{}); err != nil {
 		return err
 	}
 

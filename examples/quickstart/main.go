@@ -40,21 +40,7 @@ func run(w io.Writer) error {
 	// Standardize with statistics of the training split only, then map each
 	// row to x' = [x, 1]/sqrt(2) inside the unit ball, so kappa = 1 holds
 	// with the bias feature counted in it.
-	std, err := datasets.FitStandardizer(train.X)
-	if err != nil {
-		return err
-	}
-	prepare := func(d *datasets.Dataset) (*datasets.Dataset, error) {
-		z, err := std.Transform(d)
-		if err != nil {
-			return nil, err
-		}
-		return datasets.UnitBallWithBias(z)
-	}
-	if train, err = prepare(train); err != nil {
-		return err
-	}
-	if test, err = prepare(test); err != nil {
+	if train, test, _, err = datasets.PrepareUnitBall(train, test, datasets.UnitBallOptions{}); err != nil {
 		return err
 	}
 
