@@ -12,3 +12,9 @@ func prefetch(row []float64) {
 		prefetchRange(&row[0], len(row))
 	}
 }
+
+// prefetchExample hints that the n float64s at x (a row), *norm and *y will
+// be read soon, in one call.
+//
+//go:noescape
+func prefetchExample(x *float64, n int, norm, y *float64)
