@@ -1,32 +1,36 @@
 #include "textflag.h"
 
-// func shrinkDotSSE2(w, dir, next *float64, n int, a, c, thr float64) float64
+// The kernels below do, for j < n (n a multiple of 4):
 //
-// For j < n: u = a*w[j] - c*dir[j]; w[j] = max(u - thr, 0) + min(u + thr, 0)
-// (the soft threshold, without branches; a NaN u stays NaN); returns
-// sum_j w[j]*next[j] with four partial sums s0..s3 over j mod 4, the tail
-// added to s0, and (s0 + s1) + (s2 + s3): shrinkDotGeneric, bit for bit,
-// two elements per instruction. SSE2 only, which every amd64 processor has.
-TEXT ·shrinkDotSSE2(SB), NOSPLIT, $0-64
-	MOVQ  w+0(FP), DI
-	MOVQ  dir+8(FP), SI
-	MOVQ  next+16(FP), DX
-	MOVQ  n+24(FP), CX
-	MOVSD a+32(FP), X14
-	UNPCKLPD X14, X14
-	MOVSD c+40(FP), X13
-	UNPCKLPD X13, X13
-	MOVSD thr+48(FP), X12
-	UNPCKLPD X12, X12
-	XORPD X8, X8 // s0, s1
-	XORPD X9, X9 // s2, s3
-	XORQ  AX, AX
-	MOVQ  CX, BX
-	ANDQ  $-4, BX
+//	u = a*w[j] - c*dir[j]
+//	w[j] = max(u - thr, 0) + min(u + thr, 0)
+//	s[j mod 4] += w[j]*next[j]
+//
+// The soft threshold takes no branches: it gives u - thr, 0 or u + thr as
+// softThreshold does, and a NaN u stays NaN (MAXPD and MINPD return their
+// second operand, u -/+ thr, when it is NaN). With the same partial sums,
+// shrinkDot's results are shrinkDotGeneric's bit for bit.
 
-loop4:
-	CMPQ AX, BX
-	JGE  tail
+// func shrinkDot4SSE2(w, dir, next *float64, n int, a, c, thr float64, s *[4]float64)
+// Two elements per instruction; SSE2, which every amd64 processor has.
+TEXT ·shrinkDot4SSE2(SB), NOSPLIT, $0-64
+	MOVQ     w+0(FP), DI
+	MOVQ     dir+8(FP), SI
+	MOVQ     next+16(FP), DX
+	MOVQ     n+24(FP), CX
+	MOVSD    a+32(FP), X14
+	UNPCKLPD X14, X14
+	MOVSD    c+40(FP), X13
+	UNPCKLPD X13, X13
+	MOVSD    thr+48(FP), X12
+	UNPCKLPD X12, X12
+	XORPD    X8, X8 // s0, s1
+	XORPD    X9, X9 // s2, s3
+	XORQ     AX, AX
+
+sseloop:
+	CMPQ   AX, CX
+	JGE    ssedone
 	MOVUPD (DI)(AX*8), X0
 	MOVUPD 16(DI)(AX*8), X1
 	MULPD  X14, X0
@@ -47,9 +51,9 @@ loop4:
 	XORPD  X5, X5
 	XORPD  X6, X6
 	XORPD  X7, X7
-	MAXPD  X0, X4 // 0 > u-thr ? 0 : u-thr (NaN: u-thr)
+	MAXPD  X0, X4 // 0 > u-thr ? 0 : u-thr
 	MAXPD  X1, X5
-	MINPD  X2, X6 // 0 < u+thr ? 0 : u+thr (NaN: u+thr)
+	MINPD  X2, X6 // 0 < u+thr ? 0 : u+thr
 	MINPD  X3, X7
 	ADDPD  X6, X4
 	ADDPD  X7, X5
@@ -62,38 +66,73 @@ loop4:
 	ADDPD  X4, X8
 	ADDPD  X5, X9
 	ADDQ   $4, AX
-	JMP    loop4
+	JMP    sseloop
 
-tail:
-	CMPQ  AX, CX
-	JGE   done
-	MOVSD (DI)(AX*8), X0
-	MULSD X14, X0
-	MOVSD (SI)(AX*8), X2
-	MULSD X13, X2
-	SUBSD X2, X0
-	MOVSD X0, X2
-	SUBSD X12, X0
-	ADDSD X12, X2
-	XORPD X4, X4
-	XORPD X6, X6
-	MAXSD X0, X4
-	MINSD X2, X6
-	ADDSD X6, X4
-	MOVSD X4, (DI)(AX*8)
-	MOVSD (DX)(AX*8), X0
-	MULSD X0, X4
-	ADDSD X4, X8 // s0; s1 in the high lane is kept
-	INCQ  AX
-	JMP   tail
+ssedone:
+	MOVQ   s+56(FP), DI
+	MOVUPD X8, (DI)
+	MOVUPD X9, 16(DI)
+	RET
 
-done:
-	MOVAPD   X8, X0
-	UNPCKHPD X0, X0
-	ADDSD    X0, X8 // s0 + s1
-	MOVAPD   X9, X1
-	UNPCKHPD X1, X1
-	ADDSD    X1, X9 // s2 + s3
-	ADDSD    X9, X8
-	MOVSD    X8, ret+56(FP)
+// func shrinkDot4AVX(w, dir, next *float64, n int, a, c, thr float64, s *[4]float64)
+// Four elements per instruction: one YMM register holds s0..s3. AVX, no FMA
+// (a fused multiply-add would round differently).
+TEXT ·shrinkDot4AVX(SB), NOSPLIT, $0-64
+	MOVQ         w+0(FP), DI
+	MOVQ         dir+8(FP), SI
+	MOVQ         next+16(FP), DX
+	MOVQ         n+24(FP), CX
+	VBROADCASTSD a+32(FP), Y14
+	VBROADCASTSD c+40(FP), Y13
+	VBROADCASTSD thr+48(FP), Y12
+	VXORPD       Y11, Y11, Y11 // 0
+	VXORPD       Y8, Y8, Y8    // s0..s3
+	XORQ         AX, AX
+
+avxloop:
+	CMPQ    AX, CX
+	JGE     avxdone
+	VMOVUPD (DI)(AX*8), Y0
+	VMULPD  Y14, Y0, Y0
+	VMOVUPD (SI)(AX*8), Y1
+	VMULPD  Y13, Y1, Y1
+	VSUBPD  Y1, Y0, Y0  // u
+	VSUBPD  Y12, Y0, Y2 // u - thr
+	VADDPD  Y12, Y0, Y3 // u + thr
+	VMAXPD  Y2, Y11, Y4 // 0 > u-thr ? 0 : u-thr
+	VMINPD  Y3, Y11, Y5 // 0 < u+thr ? 0 : u+thr
+	VADDPD  Y5, Y4, Y4
+	VMOVUPD Y4, (DI)(AX*8)
+	VMOVUPD (DX)(AX*8), Y0
+	VMULPD  Y0, Y4, Y4
+	VADDPD  Y4, Y8, Y8
+	ADDQ    $4, AX
+	JMP     avxloop
+
+avxdone:
+	MOVQ       s+56(FP), DI
+	VMOVUPD    Y8, (DI)
+	VZEROUPPER
+	RET
+
+// func cpuHasAVX() bool
+// Reports whether the processor has AVX and the operating system saves the
+// YMM registers (CPUID.1:ECX OSXSAVE and AVX, XCR0 bits 1 and 2).
+TEXT ·cpuHasAVX(SB), NOSPLIT, $0-1
+	MOVL   $1, AX
+	XORL   CX, CX
+	CPUID
+	ANDL   $0x18000000, CX
+	CMPL   CX, $0x18000000
+	JNE    noavx
+	XORL   CX, CX
+	XGETBV
+	ANDL   $6, AX
+	CMPL   AX, $6
+	JNE    noavx
+	MOVB   $1, ret+0(FP)
+	RET
+
+noavx:
+	MOVB $0, ret+0(FP)
 	RET

@@ -10,7 +10,10 @@ import (
 // amd64) gives shrinkDotGeneric's weights and margin bit for bit, on every
 // length up to 70, with thresholds that zero some weights, no threshold,
 // and NaN weights.
-func TestShrinkDotMatchesGeneric(t *testing.T) {
+func TestShrinkDotMatchesGeneric(t *testing.T) { checkShrinkDot(t) }
+
+func checkShrinkDot(t *testing.T) {
+	t.Helper()
 	r := rand.New(rand.NewPCG(3, 4))
 	for n := 0; n <= 70; n++ {
 		for _, thr := range []float64{0, 1e-3, 0.3} {
