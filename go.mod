@@ -5,6 +5,7 @@ go 1.26.8
 require (
 	github.com/google/differential-privacy/go/v3 v3.0.0
 	github.com/sirupsen/logrus v1.9.3
+	golang.org/x/sys v0.17.0
 	gonum.org/v1/gonum v0.14.0
 	gonum.org/v1/plot v0.14.0
 	gorgonia.org/gorgonia v0.9.18
@@ -35,7 +36,6 @@ require (
 	go4.org/unsafe/assume-no-moving-gc v0.0.0-20231121144256-b99613f794b6 // indirect
 	golang.org/x/exp v0.0.0-20240222234643-814bf88cf225 // indirect
 	golang.org/x/image v0.11.0 // indirect
-	golang.org/x/sys v0.17.0 // indirect
 	golang.org/x/text v0.12.0 // indirect
 	golang.org/x/tools v0.18.0 // indirect
 	golang.org/x/xerrors v0.0.0-20200804184101-5ec99f83aff1 // indirect

@@ -1,5 +1,7 @@
 package trainer
 
+import "golang.org/x/sys/cpu"
+
 // shrinkDot does what shrink does and returns <w, next> for the updated w;
 // see shrinkDotGeneric, whose results it gives bit for bit. On amd64 an
 // assembly kernel does the elements in groups of four (shrinkDot4AVX, or
@@ -29,13 +31,12 @@ func shrinkDot(w, dir []float64, a, c, thr float64, next []float64) float64 {
 	return (s[0] + s[1]) + (s[2] + s[3])
 }
 
-// hasAVX selects shrinkDot4AVX.
-var hasAVX = cpuHasAVX()
+// hasAVX selects shrinkDot4AVX: the processor has AVX and the operating
+// system saves the YMM registers.
+var hasAVX = cpu.X86.HasAVX
 
 //go:noescape
 func shrinkDot4SSE2(w, dir, next *float64, n int, a, c, thr float64, s *[4]float64)
 
 //go:noescape
 func shrinkDot4AVX(w, dir, next *float64, n int, a, c, thr float64, s *[4]float64)
-
-func cpuHasAVX() bool

@@ -114,25 +114,3 @@ avxdone:
 	VMOVUPD    Y8, (DI)
 	VZEROUPPER
 	RET
-
-// func cpuHasAVX() bool
-// Reports whether the processor has AVX and the operating system saves the
-// YMM registers (CPUID.1:ECX OSXSAVE and AVX, XCR0 bits 1 and 2).
-TEXT ·cpuHasAVX(SB), NOSPLIT, $0-1
-	MOVL   $1, AX
-	XORL   CX, CX
-	CPUID
-	ANDL   $0x18000000, CX
-	CMPL   CX, $0x18000000
-	JNE    noavx
-	XORL   CX, CX
-	XGETBV
-	ANDL   $6, AX
-	CMPL   AX, $6
-	JNE    noavx
-	MOVB   $1, ret+0(FP)
-	RET
-
-noavx:
-	MOVB $0, ret+0(FP)
-	RET
