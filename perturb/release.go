@@ -20,11 +20,9 @@ const replaceOneText = "replace-one: S and S' of equal size differ in one exampl
 // Sensitivity states how much the trained weights can move between
 // neighbouring data sets. The stability package produces it; this package
 // takes it as given and does not re-check the conditions of its route.
-// From a stability report rep, it is
-//
-//	Sensitivity{L2: rep.Delta, Beta: rep.Beta, Route: rep.Chosen.String(), Neighbouring: rep.Neighbours}
-//
-// with rep.Assumptions passed on as ReleaseConfig.Notes.
+// FromReport builds it from a stability report, with the report's
+// assumptions as notes for ReleaseConfig.Notes, and refuses a report in
+// which no route applies.
 type Sensitivity struct {
 	// L2 > 0 bounds ||w_S - w_S'||_2 over all replace-one neighbours S, S'
 	// (for a K x d model: the Frobenius norm of the whole matrix). Required.
