@@ -15,6 +15,23 @@ const ksAlpha = 1e-4
 
 func zeros(n int) []float64 { return make([]float64, n) }
 
+// checkFit fails t unless the samples x pass a Kolmogorov-Smirnov test at
+// level ksAlpha against cdf. With a non-nil wrong (a law off by a little), it
+// also fails t if the samples pass against it: the test must have the power
+// to tell the two apart.
+func checkFit(t *testing.T, what string, x []float64, cdf, wrong func(float64) float64) {
+	t.Helper()
+	crit := ksCritical(len(x), ksAlpha)
+	if d := ksStatistic(x, cdf); d > crit {
+		t.Errorf("%s: KS D = %v > critical %v", what, d, crit)
+	}
+	if wrong != nil {
+		if d := ksStatistic(x, wrong); d <= crit {
+			t.Errorf("%s: KS D = %v <= critical %v against a wrong law: the test has no power", what, d, crit)
+		}
+	}
+}
+
 func TestLaplaceGoodnessOfFit(t *testing.T) {
 	const l1, eps = 2.0, 0.5
 	b := l1 / eps
@@ -31,18 +48,14 @@ func TestLaplaceGoodnessOfFit(t *testing.T) {
 			if err := tc.src.AddLaplace(x, l1, eps); err != nil {
 				t.Fatal(err)
 			}
-			crit := ksCritical(tc.n, ksAlpha)
-			if d := ksStatistic(x, distuv.Laplace{Scale: b}.CDF); d > crit {
-				t.Errorf("KS D = %v > critical %v for Laplace(%v)", d, crit, b)
-			}
-			// Negative control: the same samples against a scale off by 10%
-			// must be rejected (power check: the CDFs differ by up to ~0.017,
-			// well above the critical value ~0.010 at n = 50000).
+			// Negative control on the seeded samples: a scale off by 10% must
+			// be rejected (the CDFs differ by up to ~0.017, well above the
+			// critical value ~0.010 at n = 50000).
+			var wrong func(float64) float64
 			if tc.name == "seeded" {
-				if d := ksStatistic(x, distuv.Laplace{Scale: 1.1 * b}.CDF); d <= crit {
-					t.Errorf("KS D = %v <= critical %v against a 10%% wrong scale: the test has no power", d, crit)
-				}
+				wrong = distuv.Laplace{Scale: 1.1 * b}.CDF
 			}
+			checkFit(t, "Laplace", x, distuv.Laplace{Scale: b}.CDF, wrong)
 		})
 	}
 }
@@ -62,15 +75,11 @@ func TestGaussianGoodnessOfFit(t *testing.T) {
 			if err := tc.src.AddGaussian(x, sigma); err != nil {
 				t.Fatal(err)
 			}
-			crit := ksCritical(tc.n, ksAlpha)
-			if d := ksStatistic(x, distuv.Normal{Sigma: sigma}.CDF); d > crit {
-				t.Errorf("KS D = %v > critical %v for N(0, %v^2)", d, crit, sigma)
-			}
+			var wrong func(float64) float64
 			if tc.name == "seeded" {
-				if d := ksStatistic(x, distuv.Normal{Sigma: 1.1 * sigma}.CDF); d <= crit {
-					t.Errorf("KS D = %v <= critical %v against a 10%% wrong sigma: the test has no power", d, crit)
-				}
+				wrong = distuv.Normal{Sigma: 1.1 * sigma}.CDF
 			}
+			checkFit(t, "Gaussian", x, distuv.Normal{Sigma: sigma}.CDF, wrong)
 		})
 	}
 }
@@ -131,29 +140,19 @@ func TestGammaNormGoodnessOfFit(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			norms, first, proj := gammaNoise(t, tc.src, tc.n, d, theta)
-			crit := ksCritical(tc.n, ksAlpha)
 			// ||b|| ~ Gamma(d, theta); gonum's Beta field is the rate 1/theta.
-			if D := ksStatistic(norms, distuv.Gamma{Alpha: d, Beta: 1 / theta}.CDF); D > crit {
-				t.Errorf("norm: KS D = %v > critical %v for Gamma(%d, %v)", D, crit, d, theta)
-			}
 			// For u uniform on the sphere of R^d, u_1^2 and <u, v/||v||>^2
-			// are Beta(1/2, (d-1)/2).
-			beta := distuv.Beta{Alpha: 0.5, Beta: float64(d-1) / 2}
-			if D := ksStatistic(first, beta.CDF); D > crit {
-				t.Errorf("direction, first coordinate: KS D = %v > critical %v", D, crit)
-			}
-			if D := ksStatistic(proj, beta.CDF); D > crit {
-				t.Errorf("direction, projection: KS D = %v > critical %v", D, crit)
-			}
+			// are Beta(1/2, (d-1)/2). Negative controls on the seeded
+			// samples: a scale off by 10%, and the law in dimension d+1.
+			var wrongNorm, wrongDir func(float64) float64
 			if tc.name == "seeded" {
-				if D := ksStatistic(norms, distuv.Gamma{Alpha: d, Beta: 1 / (1.1 * theta)}.CDF); D <= crit {
-					t.Errorf("norm: KS D = %v <= critical %v against a 10%% wrong scale: no power", D, crit)
-				}
-				wrong := distuv.Beta{Alpha: 0.5, Beta: float64(d) / 2}
-				if D := ksStatistic(first, wrong.CDF); D <= crit {
-					t.Errorf("direction: KS D = %v <= critical %v against the law in dimension d+1: no power", D, crit)
-				}
+				wrongNorm = distuv.Gamma{Alpha: d, Beta: 1 / (1.1 * theta)}.CDF
+				wrongDir = distuv.Beta{Alpha: 0.5, Beta: float64(d) / 2}.CDF
 			}
+			beta := distuv.Beta{Alpha: 0.5, Beta: float64(d-1) / 2}
+			checkFit(t, "norm", norms, distuv.Gamma{Alpha: d, Beta: 1 / theta}.CDF, wrongNorm)
+			checkFit(t, "direction, first coordinate", first, beta.CDF, wrongDir)
+			checkFit(t, "direction, projection", proj, beta.CDF, nil)
 		})
 	}
 }
@@ -166,9 +165,7 @@ func TestSampleGammaSmallShape(t *testing.T) {
 	for i := range x {
 		x[i] = SampleGamma(src, shape, scale)
 	}
-	if d, crit := ksStatistic(x, distuv.Gamma{Alpha: shape, Beta: 1 / scale}.CDF), ksCritical(n, ksAlpha); d > crit {
-		t.Errorf("KS D = %v > critical %v", d, crit)
-	}
+	checkFit(t, "Gamma(0.4, 2)", x, distuv.Gamma{Alpha: shape, Beta: 1 / scale}.CDF, nil)
 	if v := SampleGamma(src, -1, 1); !math.IsNaN(v) {
 		t.Errorf("SampleGamma(shape -1) = %v, want NaN", v)
 	}
