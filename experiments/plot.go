@@ -4,7 +4,6 @@ import (
 	"fmt"
 	"io"
 	"math"
-	"os"
 
 	"gonum.org/v1/plot"
 	"gonum.org/v1/plot/plotter"
@@ -159,19 +158,6 @@ func writePNG(w io.Writer, panels ...panel) (err error) {
 	}
 	_, err = vgimg.PngCanvas{Canvas: img}.WriteTo(w)
 	return err
-}
-
-// savePNG writes the panels to the file path.
-func savePNG(path string, panels ...panel) error {
-	f, err := os.Create(path)
-	if err != nil {
-		return fmt.Errorf("experiments: %w", err)
-	}
-	if err := writePNG(f, panels...); err != nil {
-		f.Close()
-		return err
-	}
-	return f.Close()
 }
 
 // fromCurve turns a curve into a named series.
