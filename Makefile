@@ -3,7 +3,7 @@ GO      ?= go
 DATA    ?= ../shared/datasets
 OUT     ?= out
 
-.PHONY: run test vet bench bench-compare paper build
+.PHONY: run test vet lint bench paper build
 
 # Train on the embedded default data set (Wisconsin breast cancer).
 run:
@@ -16,12 +16,17 @@ test: vet
 vet:
 	$(GO) vet ./...
 
+# staticcheck, pinned (the module proxy serves tagged versions only).
+lint: vet
+	GOFLAGS= $(GO) run honnef.co/go/tools/cmd/staticcheck@v0.6.1 ./...
+
 build:
 	$(GO) build ./...
 
 # Go benchmarks of the hot paths, and the side-by-side comparison with
 # scikit-learn (skipped when python3-sklearn is missing).
 bench:
+	@mkdir -p $(OUT)
 	$(GO) test -run '^$$' -bench . -benchmem -count 6 ./trainer/ | tee $(OUT)/bench.txt
 	bash bench/compare.sh
 
