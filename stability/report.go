@@ -251,7 +251,9 @@ func (c *checked) ermConditions(id RouteID) error {
 		return notApplicable(id, "no convergence tolerance fixed in advance: an SGD iterate is not the exact minimizer (Remark 8 needs one)")
 	}
 	if !r.Converged {
-		return notApplicable(id, "not converged: grad norm %.3g > tolerance %.3g", r.GradNorm, r.Tolerance)
+		// The gradient norm reached is a statistic of the data: the
+		// reason names only the settings.
+		return notApplicable(id, "not converged: the gradient norm did not reach the tolerance %.3g within %d passes", r.Tolerance, r.Passes)
 	}
 	if r.Radius > 0 && r.Radius < r.L/r.Mu {
 		return notApplicable(id, "projection radius %.4g < L/mu = %.4g: the unconstrained minimizer of a neighbour may lie outside the ball where the loss constants hold", r.Radius, r.L/r.Mu)
@@ -421,7 +423,10 @@ func (c *checked) recursion(strong bool) (last, mean float64) {
 func (c *checked) sgd(e *Route, strong bool, limit float64, cond string) Route {
 	r := c.run
 	unit := 2 * c.eff.L / float64(r.Batch)
-	if r.PassesDone >= 1 && len(r.PassMaxStep) == r.PassesDone {
+	// With a tolerance the pass records are statistics of the data (it
+	// chose when to stop) and the route does not apply: no nominal value
+	// is computed from them, so that a report does not publish them.
+	if r.Tolerance == 0 && r.PassesDone >= 1 && len(r.PassMaxStep) == r.PassesDone {
 		last, mean := c.recursion(strong)
 		if r.Average {
 			e.Nominal = unit * mean
