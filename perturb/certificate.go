@@ -146,10 +146,14 @@ func (c *Certificate) String() string {
 	var b strings.Builder
 	fmt.Fprintf(&b, "Privacy certificate (%s)\n", c.Version)
 	if c.Delta == 0 {
-		fmt.Fprintf(&b, "Claim: the released weights (%d numbers) are %g-differentially private (pure DP).\n", c.Dim, c.Epsilon)
+		fmt.Fprintf(&b, "Claim: the released weights (%d numbers) are %g-differentially private (pure DP)", c.Dim, c.Epsilon)
 	} else {
-		fmt.Fprintf(&b, "Claim: the released weights (%d numbers) are (%g, %g)-differentially private.\n", c.Dim, c.Epsilon, c.Delta)
+		fmt.Fprintf(&b, "Claim: the released weights (%d numbers) are (%g, %g)-differentially private", c.Dim, c.Epsilon, c.Delta)
 	}
+	// The claim is about the rows the trainer received: preprocessing
+	// fitted on the data (standardization, an SVD) changes every row when
+	// one example changes, and is covered only if the assumptions say so.
+	b.WriteString(" with respect to the training rows as the trainer received them; preprocessing fitted on the data is not covered (see the assumptions).\n")
 	fmt.Fprintf(&b, "Neighbouring data sets: %s.\n", c.Neighbouring)
 	if c.Composition != nil {
 		fmt.Fprintf(&b, "Composition: part %d of %d; all parts together are (%g, %g)-DP by %s.\n",

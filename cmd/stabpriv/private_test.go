@@ -62,9 +62,17 @@ func TestTrainPrivate(t *testing.T) {
 				"seeded: not for release (seed 1)",
 				"test accuracy of the private model: ",
 				"noise scale   " + tt.scale + " = ",
+				"do not publish",
 			} {
 				if !strings.Contains(stdout, want) {
 					t.Errorf("output lacks %q:\n%s", want, stdout)
+				}
+			}
+			// The norm of the noise drawn would place the trained weights on
+			// a known sphere around the released ones.
+			for _, leak := range []string{"noise norm", "||w|| ="} {
+				if strings.Contains(stdout, leak) {
+					t.Errorf("output shows %q:\n%s", leak, stdout)
 				}
 			}
 			c := doc.Certificate
@@ -248,5 +256,29 @@ func TestTrainPrivateSecure(t *testing.T) {
 	}
 	if strings.Contains(stdout, "not for release") {
 		t.Errorf("secure release says not for release:\n%s", stdout)
+	}
+}
+
+// TestTrainStandardizeNone checks --standardize none: no statistic of the
+// data is fitted or written (the model file has no standardizer and no note
+// about standardization), rows are still mapped into the unit ball, and the
+// release still follows the stability route; a bad value is a usage error.
+func TestTrainStandardizeNone(t *testing.T) {
+	stdout, doc := trainFile(t, "--standardize", "none", "--lambda", "0.03", "--mechanism", "gamma", "--noise", "seeded")
+	if doc.Preprocessing.Standardizer != nil {
+		t.Errorf("standardizer written: %+v", doc.Preprocessing.Standardizer)
+	}
+	text := strings.Join(doc.Certificate.Assumptions, "\n")
+	if strings.Contains(text, "standardized") || !strings.Contains(text, "kappa = 1 holds") {
+		t.Errorf("certificate assumptions:\n%s", text)
+	}
+	if strings.Contains(stdout, "the standardization fitted on the training split is not private") {
+		t.Errorf("output warns of a standardization that did not happen:\n%s", stdout)
+	}
+	if doc.Certificate.SensitivityRoute != "strongly-convex-sgd" {
+		t.Errorf("route %q", doc.Certificate.SensitivityRoute)
+	}
+	if _, _, err := call(t, "train", "--standardize", "robust"); exitCode(err) != 2 {
+		t.Errorf("--standardize robust: exit %d (%v), want 2", exitCode(err), err)
 	}
 }

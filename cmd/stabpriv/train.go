@@ -42,6 +42,9 @@ type trainFlags struct {
 	// (epsilon, delta) and the noise source.
 	mechanism, noise string
 	epsilon, delta   float64
+	// standardize is "train" (statistics fitted on the training split) or
+	// "none" (rows only clipped into the unit ball: no statistic of the data).
+	standardize string
 }
 
 func newTrainFlagSet(f *trainFlags, stderr io.Writer) *flag.FlagSet {
@@ -72,6 +75,7 @@ func newTrainFlagSet(f *trainFlags, stderr io.Writer) *flag.FlagSet {
 	fs.Float64Var(&f.epsilon, "epsilon", 1, "privacy parameter `eps` > 0 of the release")
 	fs.Float64Var(&f.delta, "delta", 0, "privacy parameter `delta` in [0, 1): 0 for laplace and gamma (pure eps-DP), > 0 for the Gaussian mechanisms")
 	fs.StringVar(&f.noise, "noise", "secure", "noise source of the release: secure, or seeded from --seed (reproducible, not for release)")
+	fs.StringVar(&f.standardize, "standardize", "train", "feature standardization: train (means and scales fitted on the training split: not private, outside the guarantee) or none (features used as they are, for data already on a common, public scale)")
 	fs.SetOutput(io.Discard) // parse errors are returned, not printed
 	fs.Usage = func() {}     // the flag package calls it on every error
 	return fs
@@ -81,7 +85,8 @@ func newTrainFlagSet(f *trainFlags, stderr io.Writer) *flag.FlagSet {
 func printTrainUsage(fs *flag.FlagSet, w io.Writer) {
 	fmt.Fprint(w, "Usage: stabpriv train [flags]\n\n"+
 		"Loads the data, splits it (stratified for classification, seeded), standardizes the\n"+
-		"features with statistics fitted on the training split, maps every row to\n"+
+		"features with statistics fitted on the training split (--standardize none skips it),\n"+
+		"maps every row to\n"+
 		"x' = [x, 1]/sqrt(2) with x clipped into the unit ball (so ||x'|| <= 1 and kappa = 1\n"+
 		"holds, the bias included), trains, and reports the test metric and every constant\n"+
 		"of the run, the uniform stability beta and the L2 sensitivity Delta of the weights\n"+
@@ -192,6 +197,9 @@ func (s *settings) parsePrivacy(set map[string]bool) error {
 	if s.noise != "secure" && s.noise != "seeded" {
 		return usagef("--noise %q, want secure or seeded", s.noise)
 	}
+	if s.standardize != "train" && s.standardize != "none" {
+		return usagef("--standardize %q, want train or none", s.standardize)
+	}
 	if s.mechanism == "none" {
 		for _, name := range []string{"epsilon", "delta", "noise"} {
 			if set[name] {
@@ -247,7 +255,12 @@ func runTrain(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	if err != nil {
 		return err
 	}
-	train, test, std, err := datasets.PrepareUnitBall(train, test, datasets.UnitBallOptions{})
+	var std *datasets.Standardizer
+	if s.standardize == "train" {
+		train, test, std, err = datasets.PrepareUnitBall(train, test, datasets.UnitBallOptions{})
+	} else if train, err = datasets.UnitBallWithBias(train); err == nil {
+		test, err = datasets.UnitBallWithBias(test)
+	}
 	if err != nil {
 		return err
 	}
@@ -292,7 +305,7 @@ func runTrain(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 		testFrac: s.testFrac,
 	}
 	if s.autoSchedule {
-		fmt.Fprintf(stdout, "schedule: bounded-inverse-t, chosen for --mechanism %s since mu = %g > 0: route %v then bounds Delta by 2L/(mu n) without convergence (--schedule or --step overrides it)\n",
+		fmt.Fprintf(stdout, "schedule: bounded-inverse-t, chosen for --mechanism %s since mu = %g > 0: with it route %v bounds Delta by 2L/(mu n) after any number of passes, without convergence (more with --average; the stability table below gives the bound used) (--schedule or --step overrides it)\n",
 			s.mech, rec.Mu, stability.RouteStronglyConvexSGD)
 	} else if s.mech != "" && rec.Mu == 0 {
 		fmt.Fprintf(stdout, "schedule: %s; mu = 0, so no schedule contracts: the sensitivity grows with the passes (route %v); --lambda > 0 with --l1-ratio < 1 gives route %v\n",
