@@ -107,7 +107,9 @@ type Config struct {
 	// which satisfies the step conditions of the stability routes.
 	Eta float64
 	// StepFunc gives eta_t for the Custom schedule; it must return a finite
-	// positive step for every t >= 1.
+	// positive step for every t >= 1. For a privacy certificate it must be
+	// fixed in advance, independent of the training data: the stability
+	// routes take the recorded steps as given.
 	StepFunc func(t int) float64
 
 	// Passes is the number of passes k over the data, each in a fresh
