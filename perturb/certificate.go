@@ -130,6 +130,8 @@ func newCertificate(cal Calibration, sens Sensitivity, run *trainer.Run, src Sou
 		c.Assumptions = append(c.Assumptions, "the noise came from a caller-supplied source whose quality is not verified")
 	case cal.Mechanism == Gamma:
 		c.Assumptions = append(c.Assumptions, "the gamma-norm noise is drawn from crypto/rand uniforms in float64 arithmetic: resistance to floating-point attacks covers only the Laplace and Gaussian samplers of google/differential-privacy")
+	default:
+		c.Assumptions = append(c.Assumptions, "the secure Laplace and Gaussian samplers of google/differential-privacy round each coordinate to a grid and account for that rounding once per call; over the released coordinates the claim holds up to that rounding (a relative excess of order dim * 2^-40 in epsilon for Laplace), and the Gaussian noise is their discretized approximation of the calibrated sigma")
 	}
 	if cal.Mechanism == Laplace && cal.L1 < cal.L2*sqrtInt(cal.Dim) {
 		c.Assumptions = append(c.Assumptions, "the L1 sensitivity is a bound supplied with the sensitivity statement, tighter than sqrt(dim) times the L2 sensitivity")
