@@ -242,9 +242,15 @@ func StronglyConvexSGDDelta(L, betaS, mu, eta float64, n, b, passes int) (float6
 	}
 	m := (n + b - 1) / b
 	rho := math.Pow(1-eta*mu, float64(m))
+	// sum_{j<k} rho^j; the loop stops once the terms no longer change the
+	// sum, so a huge pass count costs no more than a few hundred terms.
 	var sum, f float64 = 0, 1
 	for j := 0; j < passes; j++ {
-		sum += f
+		next := sum + f
+		if next == sum {
+			break
+		}
+		sum = next
 		f *= rho
 	}
 	return 2 * eta * L / float64(b) * sum, nil

@@ -386,3 +386,17 @@ func TestReportJSON(t *testing.T) {
 		}
 	}
 }
+
+// TestStronglyConvexSGDDeltaManyPasses checks that a huge pass count returns
+// at once with the limit of the geometric sum, 2 eta L/b / (1 - rho).
+func TestStronglyConvexSGDDeltaManyPasses(t *testing.T) {
+	const L, betaS, mu, eta, n, b = 1.0, 0.25, 0.1, 0.5, 100, 1
+	got, err := StronglyConvexSGDDelta(L, betaS, mu, eta, n, b, math.MaxInt)
+	if err != nil {
+		t.Fatal(err)
+	}
+	rho := math.Pow(1-eta*mu, n)
+	if want := 2 * eta * L / b / (1 - rho); math.Abs(got-want) > 1e-12*want {
+		t.Errorf("Delta = %v, want %v", got, want)
+	}
+}

@@ -14,6 +14,10 @@ import (
 // ErrConfig is wrapped by every error about an invalid Config.
 var ErrConfig = errors.New("trainer: invalid config")
 
+// MaxPasses bounds Config.Passes: the Run record keeps two step sizes per
+// pass, and a run of more passes than this is almost surely a mistake.
+const MaxPasses = 1_000_000
+
 // ErrData is wrapped by every error about invalid training data.
 var ErrData = errors.New("trainer: invalid data")
 
@@ -179,11 +183,26 @@ func (c *Config) validate() error {
 	if c.Dropout > 1 {
 		return fmt.Errorf("%w: dropout s = %v, want in (0, 1]", ErrConfig, c.Dropout)
 	}
+	if c.Passes > MaxPasses {
+		return fmt.Errorf("%w: passes = %d, want at most %d", ErrConfig, c.Passes, MaxPasses)
+	}
 	if c.Passes < 0 || c.Batch < 0 || c.Classes < 0 {
 		return fmt.Errorf("%w: passes = %d, batch = %d, classes = %d, want >= 0", ErrConfig, c.Passes, c.Batch, c.Classes)
 	}
 	if c.Loss != nil && c.Loss.Task() == losses.Multiclass && c.Classes < 2 {
 		return fmt.Errorf("%w: multiclass loss %s needs Classes >= 2, have %d", ErrConfig, c.Loss.Name(), c.Classes)
+	}
+	if c.Loss != nil {
+		// The loss's own settings and the domain its constants need (the
+		// squared loss's radius and label bound) are checked here, not
+		// only when Train computes the constants.
+		kappa := c.Kappa
+		if kappa == 0 {
+			kappa = 1
+		}
+		if _, err := c.Loss.Constants(losses.Domain{Kappa: kappa, Radius: c.Radius, LabelBound: c.LabelBound}); err != nil {
+			return fmt.Errorf("%w: %w", ErrConfig, err)
+		}
 	}
 	mu := c.Reg.StrongConvexity()
 	switch c.Schedule {

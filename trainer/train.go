@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/sirupsen/logrus"
+	gfloats "gonum.org/v1/gonum/floats"
 	"gonum.org/v1/gonum/mat"
 
 	"github.com/stabpriv/stabpriv/losses"
@@ -135,19 +136,18 @@ func (t *Trainer) newProblem(X mat.Matrix, y []float64) (*problem, error) {
 	p.beta = run.BetaS + p.mu
 	p.x = make([]float64, n*d)
 	p.norm = make([]float64, n)
-	kappa2 := cfg.Kappa * cfg.Kappa
 	for i := 0; i < n; i++ {
 		row := p.x[i*d : (i+1)*d]
 		mat.Row(row, i, X) // a copy for *mat.Dense, At calls otherwise
-		var sq float64
 		for j, v := range row {
 			if math.IsNaN(v) || math.IsInf(v, 0) {
 				return nil, fmt.Errorf("%w: X[%d,%d] = %v", ErrData, i, j, v)
 			}
-			sq += v * v
 		}
-		p.norm[i] = math.Sqrt(sq)
-		if sq > kappa2 {
+		// A scaled norm: squaring entries above about 1e154 would overflow
+		// and zero the row instead of scaling it.
+		p.norm[i] = gfloats.Norm(row, 2)
+		if p.norm[i] > cfg.Kappa {
 			s := cfg.Kappa / p.norm[i]
 			for j := range row {
 				row[j] *= s

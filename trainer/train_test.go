@@ -232,7 +232,7 @@ func TestTrainTolerance(t *testing.T) {
 
 func TestTrainContext(t *testing.T) {
 	X, y := synthData(500, 4, 0, 7)
-	cfg := Config{Loss: losses.Logistic{}, Passes: 1 << 30}
+	cfg := Config{Loss: losses.Logistic{}, Passes: MaxPasses}
 	tr, err := New(cfg)
 	if err != nil {
 		t.Fatal(err)
@@ -305,5 +305,51 @@ func TestNewRejectsAmbiguousUserModel(t *testing.T) {
 	}
 	if _, err := New(Config{Model: &GraphModel{}, Engine: Graph, Eta: 0.1}); err != nil {
 		t.Errorf("model with eta: New error = %v, want nil", err)
+	}
+}
+
+// TestNewChecksLimitsAndLoss checks what New refuses before any data is
+// seen: more than MaxPasses passes, and a loss whose own settings or domain
+// are invalid (a zero Huber width, a squared loss without radius and label
+// bound).
+func TestNewChecksLimitsAndLoss(t *testing.T) {
+	for _, c := range []struct {
+		name string
+		cfg  Config
+	}{
+		{"too many passes", Config{Loss: losses.Logistic{}, Passes: MaxPasses + 1}},
+		{"huber without delta", Config{Loss: losses.Huber{}}},
+		{"huber hinge without width", Config{Loss: losses.HuberHinge{}}},
+		{"squared without domain", Config{Loss: losses.Squared{}}},
+	} {
+		if _, err := New(c.cfg); !errors.Is(err, ErrConfig) {
+			t.Errorf("%s: New error = %v, want ErrConfig", c.name, err)
+		}
+	}
+	if _, err := New(Config{Loss: losses.Squared{}, Radius: 1, LabelBound: 1}); err != nil {
+		t.Errorf("squared with its domain: %v", err)
+	}
+}
+
+// TestHugeRowsScaled checks that rows whose squared norm overflows float64
+// are still scaled to norm kappa, not zeroed.
+func TestHugeRowsScaled(t *testing.T) {
+	X := mat.NewDense(2, 2, []float64{1e160, 1e160, -1e160, 1e160})
+	tr, err := New(Config{Loss: losses.Logistic{}, Passes: 1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	p, err := tr.newProblem(X, []float64{1, -1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i := 0; i < 2; i++ {
+		row := p.x[i*2 : i*2+2]
+		if n := math.Hypot(row[0], row[1]); math.Abs(n-1) > 1e-12 || p.norm[i] != 1 {
+			t.Errorf("row %d = %v (norm %v, recorded %v), want norm 1", i, row, n, p.norm[i])
+		}
+	}
+	if p.run.ClippedRows != 2 {
+		t.Errorf("clipped rows %d, want 2", p.run.ClippedRows)
 	}
 }
