@@ -55,6 +55,9 @@ func DefaultLambdasFor(dataset string) []float64 {
 const (
 	// DefaultSplits is the number of seeded 80/20 splits.
 	DefaultSplits = 10
+	// MaxSplits bounds the number of splits: results are held per split
+	// and lambda.
+	MaxSplits = 10_000
 	// DefaultL1Ratio is the elastic net's L1 share of the paper.
 	DefaultL1Ratio = 0.15
 	// DefaultPasses is the number of SGD passes.
@@ -106,8 +109,11 @@ func newGrid(c gridConfig) (*grid, error) {
 		l.SetOutput(discard{})
 		g.log = l
 	}
-	if g.splits < 1 || g.passes < 1 {
-		return nil, fmt.Errorf("%w: splits = %d, passes = %d, want >= 1", ErrConfig, g.splits, g.passes)
+	if g.splits < 1 || g.splits > MaxSplits {
+		return nil, fmt.Errorf("%w: splits = %d, want 1 to %d", ErrConfig, g.splits, MaxSplits)
+	}
+	if g.passes < 1 || g.passes > trainer.MaxPasses {
+		return nil, fmt.Errorf("%w: passes = %d, want 1 to %d", ErrConfig, g.passes, trainer.MaxPasses)
 	}
 	if !(g.l1Ratio > 0 && g.l1Ratio < 1) {
 		return nil, fmt.Errorf("%w: l1 ratio %v, want in (0, 1) (the stability route needs mu = lambda(1 - l1 ratio) > 0)", ErrConfig, g.l1Ratio)

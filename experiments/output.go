@@ -16,6 +16,7 @@ func writeFile(path string, write func(io.Writer) error) error {
 	}
 	if err := write(f); err != nil {
 		f.Close()
+		os.Remove(path) // no empty or partial file is left behind
 		return fmt.Errorf("experiments: %s: %w", path, err)
 	}
 	if err := f.Close(); err != nil {

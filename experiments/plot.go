@@ -132,6 +132,12 @@ func (pn panel) build() (p *plot.Plot, err error) {
 	// the ticks of both end decades are drawn.
 	p.X.Min /= 1.5
 	p.X.Max *= 1.5
+	// A log axis with one value (a sweep over one lambda) would be padded
+	// by gonum/plot to [v-1, v+1], which may reach 0: pad it by factors.
+	if pn.logY && p.Y.Min == p.Y.Max {
+		p.Y.Min /= 2
+		p.Y.Max *= 2
+	}
 	return p, nil
 }
 

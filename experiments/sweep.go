@@ -118,6 +118,9 @@ func checkSweep(cfg SweepConfig) (sweepSettings, error) {
 	if math.IsNaN(s.scale) || math.IsInf(s.scale, 0) {
 		return s, fmt.Errorf("%w: fixed scale %v, want finite", ErrConfig, s.scale)
 	}
+	if len(slices.Compact(slices.Sorted(slices.Values(s.epsilons)))) != len(s.epsilons) {
+		return s, fmt.Errorf("%w: repeated epsilon in %v (the summary would pool its releases)", ErrConfig, s.epsilons)
+	}
 	for _, e := range s.epsilons {
 		// Calibrate checks (eps, delta) for the mechanism, with a dummy
 		// sensitivity, so that a bad setting fails before any training.

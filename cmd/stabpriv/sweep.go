@@ -116,8 +116,25 @@ func parsePaper(fs *flag.FlagSet, f *paperFlags, args []string, stderr io.Writer
 	if _, err := perturb.ParseMechanism(f.mechanism); err != nil {
 		return usagef("--mechanism: %w", err)
 	}
-	if f.splits < 1 || f.passes < 1 {
-		return usagef("--splits %d, --passes %d, want >= 1", f.splits, f.passes)
+	if f.splits < 1 {
+		return usagef("--splits %d, want >= 1", f.splits)
+	}
+	if f.passes < 1 {
+		return usagef("--passes %d, want >= 1", f.passes)
+	}
+	// The experiments package reads zero values as its defaults; on the
+	// command line a zero is what the user typed, so it is checked here.
+	if !(f.l1Ratio > 0 && f.l1Ratio < 1) {
+		return usagef("--l1-ratio %v, want in (0, 1): the stability route needs mu = lambda(1 - l1 ratio) > 0", f.l1Ratio)
+	}
+	mech, _ := perturb.ParseMechanism(f.mechanism)
+	set := map[string]bool{}
+	fs.Visit(func(fl *flag.Flag) { set[fl.Name] = true })
+	switch {
+	case mech.Pure() && set["delta"] && f.delta != 0:
+		return usagef("--delta %v with --mechanism %s: a pure mechanism takes no delta", f.delta, mech)
+	case !mech.Pure() && !(f.delta > 0 && f.delta < 1):
+		return usagef("--delta %v with --mechanism %s, want in (0, 1)", f.delta, mech)
 	}
 	if f.out == "" {
 		return usagef("--out is required: the directory for the results")

@@ -32,6 +32,11 @@ func TestPaperCommandUsageErrors(t *testing.T) {
 		{"classical gaussian at eps >= 1", []string{"sweep", "--dataset", "csv", "--data", csv, "--label", "class",
 			"--mechanism", "gaussian", "--epsilons", "1", "--out", out}},
 		{"negative lambda", []string{"sweep", "--dataset", "csv", "--data", csv, "--label", "class", "--lambdas", "-1", "--out", out}},
+		{"zero l1 ratio", []string{"sweep", "--dataset", "adult", "--data-dir", ".", "--l1-ratio", "0", "--out", out}},
+		{"delta with gamma", []string{"sweep", "--dataset", "adult", "--data-dir", ".", "--delta", "0.5", "--out", out}},
+		{"analytic gaussian without delta", []string{"sweep", "--dataset", "adult", "--data-dir", ".",
+			"--mechanism", "gaussian-analytic", "--delta", "0", "--out", out}},
+		{"repeated epsilon", []string{"sweep", "--dataset", "csv", "--data", csv, "--label", "class", "--epsilons", "1,1", "--out", out}},
 		{"featsel bad rate", []string{"featsel", "--dataset", "adult", "--data-dir", ".", "--rate", "1", "--out", out}},
 		{"featsel bad thresholds", []string{"featsel", "--dataset", "adult", "--data-dir", ".", "--thresholds", "a", "--out", out}},
 		{"featsel negative threshold", []string{"featsel", "--dataset", "csv", "--data", csv, "--label", "class",
@@ -85,6 +90,17 @@ func TestSweepCommandCSV(t *testing.T) {
 	sum, _ := os.ReadFile(filepath.Join(out, "summary.json"))
 	if !strings.Contains(string(sum), `"command": "stabpriv sweep --dataset csv`) || !strings.Contains(string(sum), "seeded") {
 		t.Errorf("summary.json lacks the command or the seeded-noise note:\n%s", sum)
+	}
+
+	// One lambda: the eps panel of Figure 2 has a single value on its log
+	// axis, which must still draw.
+	out = filepath.Join(t.TempDir(), "one")
+	if _, _, err := call(t, "sweep", "--dataset", "csv", "--data", csv, "--label", "class", "--splits", "1",
+		"--lambdas", "1e-2", "--epsilons", "1", "--passes", "2", "--log-level", "warn", "--out", out); err != nil {
+		t.Fatalf("one lambda: %v", err)
+	}
+	if b, err := os.ReadFile(filepath.Join(out, "fig2.png")); err != nil || !bytes.HasPrefix(b, []byte("\x89PNG")) {
+		t.Errorf("one lambda: fig2.png: %v", err)
 	}
 
 	out = filepath.Join(t.TempDir(), "featsel")
