@@ -59,6 +59,10 @@ func readModelFile(path string) (*modelFile, error) {
 	}
 	c := doc.Certificate
 	switch {
+	case doc.Format != modelFormat:
+		return nil, fmt.Errorf("%s: not a stabpriv model file (format %q, want %q)", path, doc.Format, modelFormat)
+	case c == nil && doc.Private:
+		return nil, fmt.Errorf("%s: malformed model file: marked private but holds no certificate", path)
 	case c == nil:
 		return nil, fmt.Errorf("%s: %w", path, errNotPrivate)
 	case c.Version != perturb.CertificateVersion:

@@ -81,6 +81,8 @@ func TestCertifyErrors(t *testing.T) {
 		{"not private", []string{writeModel(t)}, 1, errNotPrivate, "this model is not private: it was trained with --mechanism none"},
 		{"malformed JSON", []string{write("bad.json", `{"format": "stabpriv-model/1", "model": `)}, 1, nil, "malformed model file"},
 		{"not an object", []string{write("list.json", `[1, 2]`)}, 1, nil, "malformed model file"},
+		{"not a model file", []string{write("empty.json", `{}`)}, 1, nil, "not a stabpriv model file"},
+		{"private without certificate", []string{write("nocert.json", `{"format": "stabpriv-model/1", "private": true}`)}, 1, nil, "marked private but holds no certificate"},
 		{"weights not covered", []string{write("short.json", string(short))}, 1, nil, "covers 31 weights, but the model has 30"},
 	}
 	for _, tt := range tests {

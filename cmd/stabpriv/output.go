@@ -38,6 +38,9 @@ type result struct {
 	privTrain, privTest metricValue
 }
 
+// modelFormat names the format of the model files train writes.
+const modelFormat = "stabpriv-model/1"
+
 // modelFile is the JSON document written by train --out. A private model
 // file holds the released weights and their certificate, never the trained
 // weights; its run record omits the statistics of the trained weights.
@@ -194,7 +197,7 @@ func (r *result) printRelease(w io.Writer, s *settings) error {
 // model, marked as not private.
 func (r *result) write(path string) error {
 	doc := modelFile{
-		Format:    "stabpriv-model/1",
+		Format:    modelFormat,
 		Model:     r.model,
 		Stability: r.report,
 		Run:       r.run,

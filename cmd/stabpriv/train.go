@@ -304,7 +304,7 @@ func runTrain(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 		trainMetric: metric(model, train), testMetric: metric(model, test),
 		testFrac: s.testFrac,
 	}
-	if s.autoSchedule {
+	if s.autoSchedule && s.tolerance == 0 {
 		fmt.Fprintf(stdout, "schedule: bounded-inverse-t, chosen for --mechanism %s since mu = %g > 0: with it route %v bounds Delta by 2L/(mu n) after any number of passes, without convergence (more with --average; the stability table below gives the bound used) (--schedule or --step overrides it)\n",
 			s.mech, rec.Mu, stability.RouteStronglyConvexSGD)
 	} else if s.mech != "" && rec.Mu == 0 {
