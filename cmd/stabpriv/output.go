@@ -9,7 +9,6 @@ import (
 	"strconv"
 	"text/tabwriter"
 
-
 	"github.com/stabpriv/stabpriv/datasets"
 	"github.com/stabpriv/stabpriv/perturb"
 	"github.com/stabpriv/stabpriv/stability"
