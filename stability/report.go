@@ -132,7 +132,7 @@ func Analyze(run *trainer.Run) (*Report, error) {
 	switch rep.Chosen {
 	case RouteERM, RouteTheorem7:
 		rep.Assumptions = append(rep.Assumptions,
-			"Remark 8: the tolerance was fixed before seeing the data and is met on every neighbour; a run that does not reach it must not be released")
+			"Remark 8: the tolerance was fixed before seeing the data, and the bound assumes it is met on every neighbour; a run that does not reach it is not released, and that refusal depends on the data: whether a release happens at all is not covered by the claim (the SGD routes, whose bound does not need convergence, avoid this)")
 	case RouteConvexSGD, RouteStronglyConvexSGD:
 		rep.Assumptions = append(rep.Assumptions,
 			"the number of steps is fixed in advance and neighbouring runs share the permutations and dropout masks (same seed)")

@@ -114,6 +114,9 @@ func ERMDelta(L, mu float64, n int) (float64, error) {
 // chosen from the realized gradient norm is not differentially private. The
 // bound also needs the rule to hold on every neighbour, so a release must be
 // refused (or training continued) whenever the tolerance was not reached.
+// That refusal is itself an output that depends on the data, outside the
+// claim, unless the number of passes guarantees convergence for every data
+// set (not provided here); the SGD routes have no such condition.
 // Errors wrap ErrInvalid or ErrNotApplicable (mu = 0).
 func Remark8Delta(delta, tol, mu float64) (float64, error) {
 	if err := checkNonNeg([]string{"delta", "tolerance", "mu"}, delta, tol, mu); err != nil {
