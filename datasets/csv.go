@@ -136,6 +136,10 @@ func ReadCSVFile(path string, opts CSVOptions) (*Dataset, error) {
 	if err != nil {
 		return nil, fmt.Errorf("datasets: %w", err)
 	}
+	if st, err := f.Stat(); err == nil && st.IsDir() {
+		f.Close()
+		return nil, fmt.Errorf("datasets: %s is a directory, not a CSV file", path)
+	}
 	defer f.Close()
 	ds, err := ReadCSV(f, opts)
 	if err != nil {

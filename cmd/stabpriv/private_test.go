@@ -284,3 +284,25 @@ func TestTrainStandardizeNone(t *testing.T) {
 		t.Errorf("--standardize robust: exit %d (%v), want 2", exitCode(err), err)
 	}
 }
+
+// TestTrainInputChecks checks refusals that come before any training: a
+// label bound with a loss that has no use for it (usage error), a directory
+// given as the data file or as the model file (runtime errors that say so).
+func TestTrainInputChecks(t *testing.T) {
+	dir := t.TempDir()
+	for _, c := range []struct {
+		name string
+		args []string
+		code int
+		msg  string
+	}{
+		{"label bound with logistic", []string{"train", "--label-bound", "1"}, 2, "--label-bound applies to regression losses"},
+		{"data is a directory", []string{"train", "--data", dir, "--label", "y"}, 1, "is a directory, not a CSV file"},
+		{"out is a directory", []string{"train", "--out", dir}, 1, "is a directory; give a file name"},
+	} {
+		_, _, err := call(t, c.args...)
+		if code := exitCode(err); code != c.code || err == nil || !strings.Contains(err.Error(), c.msg) {
+			t.Errorf("%s: exit %d, error %v; want exit %d and %q", c.name, code, err, c.code, c.msg)
+		}
+	}
+}

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"io"
 	"math"
+	"os"
 	"strconv"
 	"strings"
 
@@ -135,6 +136,9 @@ func parseTrain(args []string, stderr io.Writer) (*settings, error) {
 	if f.positive != "" && s.lossFn.Task() != losses.Binary {
 		return nil, usagef("--positive applies to binary losses, not %s (%v)", f.loss, s.lossFn.Task())
 	}
+	if f.labelBound != 0 && s.lossFn.Task() != losses.Regression {
+		return nil, usagef("--label-bound applies to regression losses, not %s (%v)", f.loss, s.lossFn.Task())
+	}
 	switch f.schedule {
 	case "constant":
 		s.schedule = trainer.Constant
@@ -245,6 +249,10 @@ func runTrain(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	}
 	if err != nil {
 		return err
+	}
+	// A model file that cannot be written is found out before the run.
+	if st, err := os.Stat(s.out); s.out != "" && err == nil && st.IsDir() {
+		return fmt.Errorf("--out %s is a directory; give a file name", s.out)
 	}
 	task := s.lossFn.Task()
 	full, source, err := loadData(s, task)
