@@ -34,9 +34,11 @@ type CSVOptions struct {
 	Label string
 	// Task says how to encode the labels. The zero value is losses.Binary:
 	//   - losses.Binary: exactly two distinct class names, encoded -1 and +1.
-	//     Without Positive, the names are sorted and the first is -1, so the
+	//     Without Positive, the names are sorted (numerically when all are
+	//     numbers) and the first is -1, so the
 	//     mapping does not depend on the order of the rows.
-	//   - losses.Multiclass: K >= 2 class names, sorted, encoded 0..K-1.
+	//   - losses.Multiclass: K >= 2 class names, sorted (numerically when
+	//     all are numbers), encoded 0..K-1.
 	//   - losses.Regression: the label is parsed as a finite float64.
 	Task losses.Task
 	// Positive, for binary tasks, names the class encoded +1; the other
@@ -212,7 +214,7 @@ func encodeLabels(cells []string, lines []int, opts CSVOptions) ([]float64, []st
 		for i, c := range cells {
 			y[i] = float64(index[c])
 		}
-		return y, classes, fmt.Sprintf("label %q encoded as class indices 0..%d in sorted name order: %s", opts.Label, len(classes)-1, strings.Join(classes, ", ")), nil
+		return y, classes, fmt.Sprintf("label %q encoded as class indices 0..%d in sorted order: %s", opts.Label, len(classes)-1, strings.Join(classes, ", ")), nil
 	}
 	if len(classes) != 2 {
 		return nil, nil, "", fmt.Errorf("%w: binary label column %q has %d classes (%s), want 2", ErrFormat, opts.Label, len(classes), strings.Join(classes, ", "))
@@ -235,15 +237,30 @@ func encodeLabels(cells []string, lines []int, opts CSVOptions) ([]float64, []st
 	return y, classes, fmt.Sprintf("label %q encoded %s = -1, %s = +1", opts.Label, classes[0], classes[1]), nil
 }
 
-// distinctSorted returns the distinct values of s in increasing order.
+// distinctSorted returns the distinct values of s in increasing order:
+// numeric order when every value is a number (so that "9" comes before
+// "10", as LibSVM labels do), text order otherwise.
 func distinctSorted(s []string) []string {
 	set := make(map[string]struct{})
 	for _, v := range s {
 		set[v] = struct{}{}
 	}
 	out := make([]string, 0, len(set))
+	num := make(map[string]float64, len(set))
 	for v := range set {
 		out = append(out, v)
+		if x, err := strconv.ParseFloat(strings.TrimSpace(v), 64); err == nil && !math.IsNaN(x) {
+			num[v] = x
+		}
+	}
+	if len(num) == len(out) {
+		sort.Slice(out, func(i, j int) bool {
+			if num[out[i]] != num[out[j]] {
+				return num[out[i]] < num[out[j]]
+			}
+			return out[i] < out[j]
+		})
+		return out
 	}
 	sort.Strings(out)
 	return out

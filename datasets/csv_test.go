@@ -212,3 +212,24 @@ func FuzzReadCSV(f *testing.F) {
 		}
 	})
 }
+
+// TestReadCSVNumericClassOrder checks that numeric class names sort as
+// numbers: 9 before 10 for both binary and multiclass encodings.
+func TestReadCSVNumericClassOrder(t *testing.T) {
+	data := "x,y\n1,10\n2,9\n3,10\n4,9\n"
+	ds, err := ReadCSV(strings.NewReader(data), CSVOptions{Label: "y"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !slices.Equal(ds.Classes, []string{"9", "10"}) || !slices.Equal(ds.Y, []float64{1, -1, 1, -1}) {
+		t.Errorf("binary: classes %v, labels %v; want [9 10], 10 = +1", ds.Classes, ds.Y)
+	}
+	data = "x,y\n1,10\n2,9\n3,1\n"
+	ds, err = ReadCSV(strings.NewReader(data), CSVOptions{Label: "y", Task: losses.Multiclass})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !slices.Equal(ds.Classes, []string{"1", "9", "10"}) || !slices.Equal(ds.Y, []float64{2, 1, 0}) {
+		t.Errorf("multiclass: classes %v, labels %v", ds.Classes, ds.Y)
+	}
+}
