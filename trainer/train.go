@@ -139,14 +139,19 @@ func (t *Trainer) newProblem(X mat.Matrix, y []float64) (*problem, error) {
 	for i := 0; i < n; i++ {
 		row := p.x[i*d : (i+1)*d]
 		mat.Row(row, i, X) // a copy for *mat.Dense, At calls otherwise
+		var sq float64
 		for j, v := range row {
 			if math.IsNaN(v) || math.IsInf(v, 0) {
 				return nil, fmt.Errorf("%w: X[%d,%d] = %v", ErrData, i, j, v)
 			}
+			sq += v * v
 		}
-		// A scaled norm: squaring entries above about 1e154 would overflow
-		// and zero the row instead of scaling it.
-		p.norm[i] = gfloats.Norm(row, 2)
+		p.norm[i] = math.Sqrt(sq)
+		if math.IsInf(sq, 0) {
+			// Entries above about 1e154 overflow the sum of squares; the
+			// scaled (slower) norm keeps the row from being zeroed.
+			p.norm[i] = gfloats.Norm(row, 2)
+		}
 		if p.norm[i] > cfg.Kappa {
 			s := cfg.Kappa / p.norm[i]
 			for j := range row {
