@@ -293,7 +293,7 @@ func (g *grid) train(ctx context.Context, sd *splitData, s, li int) (*fit, error
 	f := &fit{split: s, li: li, lambda: g.lambdas[li], model: m, run: run, report: rep, sens: sens, test: test,
 		notes: append(slices.Clone(train.Notes), assumptions...), accNonPrivate: m.Accuracy(test.X, test.Y)}
 	g.log.WithFields(logrus.Fields{"split": s, "lambda": f.lambda, "route": sens.Route, "Delta": sens.L2,
-		"acc": fmt.Sprintf("%.4f", f.accNonPrivate), "took": run.Duration.Round(time.Millisecond)}).Info("trained")
+		"acc": fmt.Sprintf("%.4f", f.accNonPrivate), "took": run.Stats.Duration.Round(time.Millisecond)}).Info("trained")
 	return f, nil
 }
 

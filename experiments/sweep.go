@@ -221,7 +221,7 @@ func (g *grid) releaseRow(f *fit, mech perturb.Mechanism, eps, delta float64, se
 		Route: f.sens.Route, Sensitivity: f.sens.L2, Beta: f.sens.Beta,
 		NoiseScaleName: cert.NoiseScaleName, NoiseScale: cert.NoiseScale,
 		AccPrivate: m.Accuracy(f.test.X, f.test.Y), AccNonPrivate: f.accNonPrivate,
-		TrainTime: f.run.Duration, NoiseSource: cert.Source,
+		TrainTime: f.run.Stats.Duration, NoiseSource: cert.Source,
 	}, nil
 }
 

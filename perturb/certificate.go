@@ -69,10 +69,10 @@ type Certificate struct {
 // records, since the stopping pass depends on the data.
 func publicRun(run *trainer.Run) (*trainer.Run, string) {
 	r := *run
-	r.Objective, r.GradNorm, r.ClippedRows, r.Duration = 0, 0, 0, 0
-	note := "the run record withholds the objective and gradient norm of the non-private weights, the count of rows the trainer clipped and the training time (written as 0): they are statistics of the data that the claim does not cover"
+	r.Stats = trainer.Stats{}
+	note := "the run record withholds the objective and gradient norm of the non-private weights, the count of rows the trainer clipped, the passes done and the training time: they are statistics of the data that the claim does not cover"
 	if run.Tolerance > 0 {
-		r.PassesDone, r.PassMaxStep, r.PassMinStep = 0, nil, nil
+		r.PassMaxStep, r.PassMinStep = nil, nil
 		note += "; the number of passes done and their step sizes are withheld too, because a tolerance chose when to stop"
 		return &r, note
 	}
@@ -167,9 +167,9 @@ func (c *Certificate) String() string {
 	if r := c.Run; r != nil {
 		fmt.Fprintf(&b, "Training run: loss %s (%s), n = %d, d = %d, K = %d, kappa = %g, L = %g, smoothness = %g, lambda = %g, l1 ratio = %g, mu = %g,\n",
 			r.Loss, r.Task, r.N, r.D, r.K, r.Kappa, r.L, r.BetaS, r.Lambda, r.L1Ratio, r.Mu)
-		fmt.Fprintf(&b, "  schedule %s, eta = %g, passes %d of %d, batch %d, clip G = %g, dropout s = %g, radius R = %g, averaging %v, sampling %s,\n",
-			r.Schedule, r.Eta, r.PassesDone, r.Passes, r.Batch, r.Clip, r.Dropout, r.Radius, r.Average, r.Sampling)
-		fmt.Fprintf(&b, "  tolerance %g, gradient norm %g, converged %v, engine %s, seed %d.\n", r.Tolerance, r.GradNorm, r.Converged, r.Engine, r.Seed)
+		fmt.Fprintf(&b, "  schedule %s, eta = %g, passes %d, batch %d, clip G = %g, dropout s = %g, radius R = %g, averaging %v, sampling %s,\n",
+			r.Schedule, r.Eta, r.Passes, r.Batch, r.Clip, r.Dropout, r.Radius, r.Average, r.Sampling)
+		fmt.Fprintf(&b, "  tolerance %g, engine %s, seed %d.\n", r.Tolerance, r.Engine, r.Seed)
 	}
 	fmt.Fprintf(&b, "Reference: %s.\n", c.Citation)
 	b.WriteString("Not covered:\n")

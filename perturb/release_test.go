@@ -30,8 +30,8 @@ func testModel(k, d int) (*trainer.Model, *trainer.Run) {
 		Kappa: 1, Lz: 1, Sz: 0.25, L: 1, BetaS: 0.25, Convex: true,
 		Lambda: 0.01, Mu: 0.01, Schedule: "constant", Eta: 0.5,
 		PassMaxStep: []float64{0.5, 0.5}, PassMinStep: []float64{0.5, 0.5}, StepsPerPass: 500,
-		Passes: 2, PassesDone: 2, Batch: 1, Dropout: 1, Sampling: "permutation",
-		Seed: 7, Engine: "native", Objective: 0.4, Duration: time.Millisecond,
+		Passes: 2, Batch: 1, Dropout: 1, Sampling: "permutation",
+		Seed: 7, Engine: "native", Stats: trainer.Stats{PassesDone: 2, Objective: 0.4, Duration: time.Millisecond},
 	}
 	return m, run
 }
@@ -393,29 +393,34 @@ func TestCertificateWithholdsDataStatistics(t *testing.T) {
 		m := &trainer.Model{Loss: "logistic", K: 1, D: 2, W: []float64{0.5, -0.25}}
 		run := &trainer.Run{
 			Loss: "logistic", Task: "binary", N: 100, D: 2, K: 1, Kappa: 1, Lz: 1, Sz: 0.25, L: 1, BetaS: 0.25,
-			Convex: true, Lambda: 0.1, Mu: 0.1, Schedule: "constant", Eta: 1, Passes: 3, PassesDone: 3,
+			Convex: true, Lambda: 0.1, Mu: 0.1, Schedule: "constant", Eta: 1, Passes: 3,
 			PassMaxStep: []float64{1, 1, 1}, PassMinStep: []float64{1, 1, 1}, StepsPerPass: 100, Batch: 1, Dropout: 1,
-			Tolerance: tol, Objective: 0.42, GradNorm: 1e-4, Converged: tol > 0, ClippedRows: 7, Duration: time.Second,
+			Tolerance: tol,
+			Stats:     trainer.Stats{PassesDone: 3, Objective: 0.42, GradNorm: 1e-4, Converged: tol > 0, ClippedRows: 7, Duration: time.Second},
 		}
 		_, cert, err := Release(m, run, Sensitivity{L2: 0.2, Route: "test"}, ReleaseConfig{Mechanism: Gamma, Epsilon: 1, Source: Seeded(1)})
 		if err != nil {
 			t.Fatal(err)
 		}
-		if cert.Objective != 0 || cert.GradNorm != 0 || cert.ClippedRows != 0 || cert.Duration != 0 {
-			t.Errorf("tol %v: certificate publishes objective %v, grad norm %v, clipped rows %d, duration %v",
-				tol, cert.Objective, cert.GradNorm, cert.ClippedRows, cert.Duration)
+		if cert.Stats != (trainer.Stats{}) {
+			t.Errorf("tol %v: certificate holds the statistics %+v", tol, cert.Stats)
+		}
+		js, err := json.Marshal(cert.Run)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, key := range []string{"objective", "grad_norm", "converged", "clipped", "passes_done", "duration"} {
+			if strings.Contains(strings.ToLower(string(js)), key) {
+				t.Errorf("tol %v: run record of the certificate names %q: %s", tol, key, js)
+			}
 		}
 		if cert.N != 100 || cert.Lambda != 0.1 || cert.Eta != 1 || cert.Passes != 3 {
 			t.Errorf("tol %v: certificate lost constants: %+v", tol, cert.Run)
 		}
-		wantDone := 3
-		if tol > 0 {
-			wantDone = 0
+		if (len(cert.PassMaxStep) == 0) != (tol > 0) {
+			t.Errorf("tol %v: step records %v", tol, cert.PassMaxStep)
 		}
-		if cert.PassesDone != wantDone || (len(cert.PassMaxStep) == 0) != (tol > 0) {
-			t.Errorf("tol %v: passes done %d, step records %v", tol, cert.PassesDone, cert.PassMaxStep)
-		}
-		if run.Objective != 0.42 || run.ClippedRows != 7 {
+		if run.Stats.Objective != 0.42 || run.Stats.ClippedRows != 7 {
 			t.Errorf("tol %v: Release modified the caller's run record", tol)
 		}
 		if !slices.ContainsFunc(cert.Assumptions, func(a string) bool { return strings.Contains(a, "withholds") }) {

@@ -18,7 +18,7 @@ func Example() {
 		Loss: "logistic", N: n, D: 10, K: 1, Kappa: 1,
 		Lz: 1, Sz: 0.25, L: 1, BetaS: 0.25, Convex: true,
 		Lambda: mu, Mu: mu, Schedule: trainer.BoundedInverseT.String(),
-		Passes: passes, PassesDone: passes, Batch: b, StepsPerPass: n / b, Dropout: 1,
+		Passes: passes, Stats: trainer.Stats{PassesDone: passes}, Batch: b, StepsPerPass: n / b, Dropout: 1,
 	}
 	// The step of minibatch step t, as the trainer computes it.
 	eta := func(t int) float64 { return math.Min(1/(0.25+mu), 1/(mu*float64(t))) }

@@ -15,7 +15,7 @@ func handRun() *trainer.Run {
 		Loss: "logistic", Task: "binary", N: 100, D: 4, K: 1,
 		Kappa: 1, Lz: 1, Sz: 0.25, L: 1, BetaS: 0.25, Convex: true,
 		Schedule: trainer.Constant.String(), Eta: 0.5,
-		Passes: 5, PassesDone: 5, Batch: 1, Dropout: 1,
+		Passes: 5, Batch: 1, Stats: trainer.Stats{PassesDone: 5}, Dropout: 1,
 	}
 	return fillSteps(r)
 }
@@ -35,8 +35,8 @@ func fillSteps(r *trainer.Run) *trainer.Run {
 		return r.Eta
 	}
 	r.Eta = eta(1)
-	r.PassMaxStep = make([]float64, r.PassesDone)
-	r.PassMinStep = make([]float64, r.PassesDone)
+	r.PassMaxStep = make([]float64, r.Stats.PassesDone)
+	r.PassMinStep = make([]float64, r.Stats.PassesDone)
 	for j := range r.PassMaxStep {
 		r.PassMaxStep[j] = eta(j*r.StepsPerPass + 1)
 		r.PassMinStep[j] = eta((j + 1) * r.StepsPerPass)

@@ -245,8 +245,8 @@ func runScenario(t *testing.T, sc scenario) outcome {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if cfg.Tolerance > 0 && !run.Converged {
-		t.Fatalf("S did not converge: grad norm %v > %v after %d passes", run.GradNorm, cfg.Tolerance, run.PassesDone)
+	if cfg.Tolerance > 0 && !run.Stats.Converged {
+		t.Fatalf("S did not converge: grad norm %v > %v after %d passes", run.Stats.GradNorm, cfg.Tolerance, run.Stats.PassesDone)
 	}
 	rep, err := Analyze(run)
 	if err != nil {
@@ -269,7 +269,7 @@ func runScenario(t *testing.T, sc scenario) outcome {
 		if err != nil {
 			t.Fatalf("neighbour %s of %d: %v", nb.kind, nb.i, err)
 		}
-		if cfg.Tolerance > 0 && !run2.Converged {
+		if cfg.Tolerance > 0 && !run2.Stats.Converged {
 			skipped++
 			continue
 		}

@@ -15,8 +15,8 @@ import (
 func TestReportPublishesNoDataStatistics(t *testing.T) {
 	run := func(done int, grad float64, converged bool) []byte {
 		r := handRun()
-		r.Lambda, r.Passes, r.PassesDone, r.Tolerance = 0.1, 8, done, 1e-3
-		r.GradNorm, r.Converged = grad, converged
+		r.Lambda, r.Passes, r.Stats.PassesDone, r.Tolerance = 0.1, 8, done, 1e-3
+		r.Stats.GradNorm, r.Stats.Converged = grad, converged
 		fillSteps(r)
 		rep, err := Analyze(r)
 		if err != nil {

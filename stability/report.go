@@ -154,8 +154,8 @@ func checkRun(run *trainer.Run) (*checked, error) {
 	if run == nil {
 		return nil, invalid("nil run")
 	}
-	if err := checkNonNeg([]string{"kappa", "L", "smoothness", "lambda", "l1 ratio", "mu", "clip", "dropout", "radius", "tolerance", "grad norm", "eta"},
-		run.Kappa, run.L, run.BetaS, run.Lambda, run.L1Ratio, run.Mu, run.Clip, run.Dropout, run.Radius, run.Tolerance, run.GradNorm, run.Eta); err != nil {
+	if err := checkNonNeg([]string{"kappa", "L", "smoothness", "lambda", "l1 ratio", "mu", "clip", "dropout", "radius", "tolerance", "eta"},
+		run.Kappa, run.L, run.BetaS, run.Lambda, run.L1Ratio, run.Mu, run.Clip, run.Dropout, run.Radius, run.Tolerance, run.Eta); err != nil {
 		return nil, err
 	}
 	if run.N < 1 || run.D < 1 || run.K < 1 {
@@ -174,11 +174,10 @@ func checkRun(run *trainer.Run) (*checked, error) {
 	if run.StepsPerPass != 0 && run.StepsPerPass != m {
 		return nil, invalid("steps per pass = %d, but ceil(n/b) = %d", run.StepsPerPass, m)
 	}
-	if run.PassesDone < 0 || run.PassesDone > run.Passes && run.Passes > 0 {
-		return nil, invalid("passes done = %d of %d", run.PassesDone, run.Passes)
-	}
-	if len(run.PassMaxStep) != run.PassesDone || run.PassMinStep != nil && len(run.PassMinStep) != run.PassesDone {
-		return nil, invalid("%d passes done, but %d max and %d min steps recorded", run.PassesDone, len(run.PassMaxStep), len(run.PassMinStep))
+	// The step records are constants of the run (the schedule fixes them);
+	// the analysis never reads the statistics in run.Stats.
+	if done := len(run.PassMaxStep); done > run.Passes && run.Passes > 0 || run.PassMinStep != nil && len(run.PassMinStep) != done {
+		return nil, invalid("%d passes asked for, but %d max and %d min steps recorded", run.Passes, done, len(run.PassMaxStep))
 	}
 	for j := range run.PassMaxStep {
 		hi := run.PassMaxStep[j]
@@ -250,7 +249,7 @@ func (c *checked) ermConditions(id RouteID) error {
 	if r.Tolerance == 0 {
 		return notApplicable(id, "no convergence tolerance fixed in advance: an SGD iterate is not the exact minimizer (Remark 8 needs one)")
 	}
-	if !r.Converged {
+	if !r.Stats.Converged {
 		// The gradient norm reached is a statistic of the data: the
 		// reason names only the settings.
 		return notApplicable(id, "not converged: the gradient norm did not reach the tolerance %.3g within %d passes", r.Tolerance, r.Passes)
@@ -321,7 +320,7 @@ func (c *checked) sgdConditions(id RouteID) error {
 	if r.Tolerance > 0 {
 		return notApplicable(id, "training stops at a data-dependent pass (tolerance %.3g): the growth recursion couples runs of the same length only", r.Tolerance)
 	}
-	if r.PassesDone < 1 {
+	if len(r.PassMaxStep) < 1 {
 		return notApplicable(id, "no pass was run")
 	}
 	return nil
@@ -360,7 +359,7 @@ func (c *checked) schedule() func(t int) (hi, lo float64) {
 		return passLevel
 	}
 	// The recomputed steps must match the record (same max and min per pass).
-	for j := 0; j < r.PassesDone; j++ {
+	for j := 0; j < len(r.PassMaxStep); j++ {
 		hi, lo := f(j*c.m+1), f((j+1)*c.m)
 		if !near(hi, r.PassMaxStep[j]) || r.PassMinStep != nil && !near(lo, r.PassMinStep[j]) {
 			return passLevel
@@ -393,7 +392,7 @@ func near(a, b float64) bool { return math.Abs(a-b) <= 1e-9*math.Max(math.Abs(a)
 func (c *checked) recursion(strong bool) (last, mean float64) {
 	r := c.run
 	eta := c.schedule()
-	T := r.PassesDone * c.m
+	T := len(r.PassMaxStep) * c.m
 	P, G := 1.0, 1.0
 	var bestP, bestG float64
 	for u := T; u >= 1; u-- {
@@ -426,7 +425,7 @@ func (c *checked) sgd(e *Route, strong bool, limit float64, cond string) Route {
 	// With a tolerance the pass records are statistics of the data (it
 	// chose when to stop) and the route does not apply: no nominal value
 	// is computed from them, so that a report does not publish them.
-	if r.Tolerance == 0 && r.PassesDone >= 1 && len(r.PassMaxStep) == r.PassesDone {
+	if r.Tolerance == 0 && len(r.PassMaxStep) >= 1 && len(r.PassMaxStep) == len(r.PassMaxStep) {
 		last, mean := c.recursion(strong)
 		if r.Average {
 			e.Nominal = unit * mean

@@ -128,7 +128,7 @@ func TestAnalyzeMatchesClosedForms(t *testing.T) {
 	t.Run("bounded inverse t", func(t *testing.T) {
 		for _, b := range []int{1, 3, 10} {
 			r := handRun()
-			r.Lambda, r.Batch, r.Schedule, r.PassesDone, r.Passes = 0.05, b, trainer.BoundedInverseT.String(), 8, 8
+			r.Lambda, r.Batch, r.Schedule, r.Stats.PassesDone, r.Passes = 0.05, b, trainer.BoundedInverseT.String(), 8, 8
 			fillSteps(r)
 			rep := mustAnalyze(t, r)
 			closed, err := DecreasingStepDelta(1, 0.25, 0.05, 0.3, 100, b)
@@ -153,7 +153,7 @@ func TestAnalyzeMatchesClosedForms(t *testing.T) {
 	})
 	t.Run("erm", func(t *testing.T) {
 		r := handRun()
-		r.Lambda, r.Tolerance, r.GradNorm, r.Converged = 0.1, 1e-3, 5e-4, true
+		r.Lambda, r.Tolerance, r.Stats.GradNorm, r.Stats.Converged = 0.1, 1e-3, 5e-4, true
 		fillSteps(r)
 		rep := mustAnalyze(t, r)
 		want := 2/(100*0.1) + 2*1e-3/0.1
@@ -202,15 +202,15 @@ func TestAnalyzeNotApplicable(t *testing.T) {
 		}, []RouteID{RouteERM, RouteTheorem7, RouteStronglyConvexSGD}, []RouteID{RouteConvexSGD}},
 		{"inverse t", func(r *trainer.Run) { r.Lambda, r.Schedule = 0.1, trainer.InverseT.String(); fillSteps(r) }, all, nil},
 		{"not converged", func(r *trainer.Run) {
-			r.Lambda, r.Tolerance, r.GradNorm = 0.1, 1e-3, 2e-3
+			r.Lambda, r.Tolerance, r.Stats.GradNorm = 0.1, 1e-3, 2e-3
 			fillSteps(r)
 		}, all, nil},
 		{"converged", func(r *trainer.Run) {
-			r.Lambda, r.Tolerance, r.GradNorm, r.Converged = 0.1, 1e-3, 1e-4, true
+			r.Lambda, r.Tolerance, r.Stats.GradNorm, r.Stats.Converged = 0.1, 1e-3, 1e-4, true
 			fillSteps(r)
 		}, []RouteID{RouteConvexSGD, RouteStronglyConvexSGD}, []RouteID{RouteERM, RouteTheorem7}},
 		{"converged small radius", func(r *trainer.Run) {
-			r.Lambda, r.Tolerance, r.GradNorm, r.Converged, r.Radius = 0.1, 1e-3, 1e-4, true, 5
+			r.Lambda, r.Tolerance, r.Stats.GradNorm, r.Stats.Converged, r.Radius = 0.1, 1e-3, 1e-4, true, 5
 			fillSteps(r)
 		}, all, nil},
 		{"softmax clipping active", func(r *trainer.Run) { r.K, r.Clip, r.Lambda = 3, 0.5, 0.1; fillSteps(r) },
@@ -294,14 +294,14 @@ func TestKnobDirections(t *testing.T) {
 		mod  func(r *trainer.Run)
 		up   bool
 	}{
-		{"more passes", func(r *trainer.Run) { r.Passes, r.PassesDone = 8, 8 }, true},
+		{"more passes", func(r *trainer.Run) { r.Passes, r.Stats.PassesDone = 8, 8 }, true},
 		{"larger step", func(r *trainer.Run) { r.Eta = 1 }, true},
 		{"larger batch", func(r *trainer.Run) { r.Batch = 8 }, false},
 		{"clipping", func(r *trainer.Run) { r.Clip = 0.5 }, false},
 		{"dropout", func(r *trainer.Run) { r.Dropout = 0.6 }, false},
 		{"larger lambda", func(r *trainer.Run) { r.Lambda = 0.2 }, false},
 		{"averaging", func(r *trainer.Run) { r.Average = true }, false},
-		{"more passes, mu = 0", func(r *trainer.Run) { r.Lambda, r.Passes, r.PassesDone = 0, 8, 8 }, true},
+		{"more passes, mu = 0", func(r *trainer.Run) { r.Lambda, r.Passes, r.Stats.PassesDone = 0, 8, 8 }, true},
 	}
 	b0 := mustAnalyze(t, base()).Beta
 	if math.IsInf(b0, 0) {
@@ -314,7 +314,7 @@ func TestKnobDirections(t *testing.T) {
 				r.Lambda = 0
 				fillSteps(r)
 				b0 := mustAnalyze(t, r).Beta
-				r.Passes, r.PassesDone = 8, 8
+				r.Passes, r.Stats.PassesDone = 8, 8
 				fillSteps(r)
 				if b := mustAnalyze(t, r).Beta; !(b > b0) {
 					t.Errorf("beta %v -> %v, want up", b0, b)
@@ -332,7 +332,7 @@ func TestKnobDirections(t *testing.T) {
 	// Elastic net: at a fixed l1 ratio, a larger lambda lowers beta on route 1.
 	erm := func(lambda float64) float64 {
 		r := handRun()
-		r.Lambda, r.L1Ratio, r.Tolerance, r.Converged = lambda, 0.5, 1e-4, true
+		r.Lambda, r.L1Ratio, r.Tolerance, r.Stats.Converged = lambda, 0.5, 1e-4, true
 		return mustAnalyze(t, fillSteps(r)).Beta
 	}
 	if a, b := erm(0.1), erm(0.4); !(b < a) {

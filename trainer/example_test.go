@@ -49,7 +49,7 @@ func Example() {
 	if err != nil {
 		log.Fatal(err)
 	}
-	fmt.Printf("passes: %d of %d steps, rows clipped: %d\n", run.PassesDone, run.StepsPerPass, run.ClippedRows)
+	fmt.Printf("passes: %d of %d steps, rows clipped: %d\n", run.Stats.PassesDone, run.StepsPerPass, run.Stats.ClippedRows)
 	fmt.Printf("training accuracy: %.2f\n", model.Accuracy(X, y))
 	// Output:
 	// passes: 20 of 200 steps, rows clipped: 0

@@ -383,7 +383,7 @@ func (e *graphEngine) train(ctx context.Context) ([]float64, error) {
 		}
 		run.PassMaxStep = append(run.PassMaxStep, hi)
 		run.PassMinStep = append(run.PassMinStep, lo)
-		run.PassesDone = j + 1
+		run.Stats.PassesDone = j + 1
 		if info {
 			p.log.WithFields(logrus.Fields{
 				"pass": j + 1, "steps": sol.Steps(), "eta_max": hi, "eta_min": lo, "elapsed": time.Since(start),
@@ -409,8 +409,8 @@ func (e *graphEngine) train(ctx context.Context) ([]float64, error) {
 			return nil, err
 		}
 	}
-	run.Objective, run.GradNorm = f, gradNorm
-	run.Converged = p.cfg.Tolerance > 0 && gradNorm <= p.cfg.Tolerance
+	run.Stats.Objective, run.Stats.GradNorm = f, gradNorm
+	run.Stats.Converged = p.cfg.Tolerance > 0 && gradNorm <= p.cfg.Tolerance
 	if math.IsNaN(f) || math.IsInf(f, 0) {
 		return nil, fmt.Errorf("%w: the objective diverged to %v; lower the step size", ErrConfig, f)
 	}

@@ -162,19 +162,19 @@ func TestGraphMatchesNative(t *testing.T) {
 					t.Fatalf("w[%d]: graph %v, native %v", j, mg.W[j], mn.W[j])
 				}
 			}
-			if tc.cfg.Tolerance > 0 && (!rg.Converged || rg.PassesDone == tc.cfg.Passes) {
-				t.Errorf("tolerance %v not reached early: %d passes, grad norm %v", tc.cfg.Tolerance, rg.PassesDone, rg.GradNorm)
+			if tc.cfg.Tolerance > 0 && (!rg.Stats.Converged || rg.Stats.PassesDone == tc.cfg.Passes) {
+				t.Errorf("tolerance %v not reached early: %d passes, grad norm %v", tc.cfg.Tolerance, rg.Stats.PassesDone, rg.Stats.GradNorm)
 			}
-			if rg.PassesDone != rn.PassesDone || rg.Converged != rn.Converged {
-				t.Errorf("graph ran %d passes (converged %v), native %d (%v)", rg.PassesDone, rg.Converged, rn.PassesDone, rn.Converged)
+			if rg.Stats.PassesDone != rn.Stats.PassesDone || rg.Stats.Converged != rn.Stats.Converged {
+				t.Errorf("graph ran %d passes (converged %v), native %d (%v)", rg.Stats.PassesDone, rg.Stats.Converged, rn.Stats.PassesDone, rn.Stats.Converged)
 			}
 			for j := range rn.PassMaxStep {
 				if rg.PassMaxStep[j] != rn.PassMaxStep[j] || rg.PassMinStep[j] != rn.PassMinStep[j] {
 					t.Errorf("pass %d steps: graph [%v, %v], native [%v, %v]", j, rg.PassMinStep[j], rg.PassMaxStep[j], rn.PassMinStep[j], rn.PassMaxStep[j])
 				}
 			}
-			if math.Abs(rg.Objective-rn.Objective) > tol || math.Abs(rg.GradNorm-rn.GradNorm) > tol {
-				t.Errorf("objective %v, grad norm %v; native %v, %v", rg.Objective, rg.GradNorm, rn.Objective, rn.GradNorm)
+			if math.Abs(rg.Stats.Objective-rn.Stats.Objective) > tol || math.Abs(rg.Stats.GradNorm-rn.Stats.GradNorm) > tol {
+				t.Errorf("objective %v, grad norm %v; native %v, %v", rg.Stats.Objective, rg.Stats.GradNorm, rn.Stats.Objective, rn.Stats.GradNorm)
 			}
 			if rg.Engine != "graph" || rg.UserModel {
 				t.Errorf("run engine %q, user model %v", rg.Engine, rg.UserModel)
@@ -253,8 +253,8 @@ func TestGraphUserModel(t *testing.T) {
 				t.Fatalf("param value[%d] = %v, model has %v", j, left[j], m.W[j])
 			}
 		}
-		if math.IsNaN(run.Objective) || math.IsNaN(run.GradNorm) || run.GradNorm <= 0 {
-			t.Errorf("objective %v, grad norm %v", run.Objective, run.GradNorm)
+		if math.IsNaN(run.Stats.Objective) || math.IsNaN(run.Stats.GradNorm) || run.Stats.GradNorm <= 0 {
+			t.Errorf("objective %v, grad norm %v", run.Stats.Objective, run.Stats.GradNorm)
 		}
 	}
 
@@ -281,8 +281,8 @@ func TestGraphUserModel(t *testing.T) {
 			hit++
 		}
 	}
-	if acc := float64(hit) / float64(len(y)); acc < 0.85 || run.Objective > 0.5 {
-		t.Errorf("accuracy %v, objective %v; want >= 0.85 and <= 0.5", acc, run.Objective)
+	if acc := float64(hit) / float64(len(y)); acc < 0.85 || run.Stats.Objective > 0.5 {
+		t.Errorf("accuracy %v, objective %v; want >= 0.85 and <= 0.5", acc, run.Stats.Objective)
 	}
 }
 

@@ -155,7 +155,7 @@ func runNative(ctx context.Context, p *problem) ([]float64, error) {
 		}
 		run.PassMaxStep = append(run.PassMaxStep, hi)
 		run.PassMinStep = append(run.PassMinStep, lo)
-		run.PassesDone = j + 1
+		run.Stats.PassesDone = j + 1
 		if info {
 			p.log.WithFields(logrus.Fields{
 				"pass": j + 1, "steps": e.t, "eta_max": hi, "eta_min": lo, "elapsed": time.Since(start),
@@ -166,7 +166,7 @@ func runNative(ctx context.Context, p *problem) ([]float64, error) {
 			done = true
 			p.log.WithFields(logrus.Fields{"pass": j + 1, "objective": f, "grad_norm": gradNorm}).Debug("trainer: objective")
 			if p.cfg.Tolerance > 0 && gradNorm <= p.cfg.Tolerance {
-				run.Converged = true
+				run.Stats.Converged = true
 				break
 			}
 		} else {
@@ -177,9 +177,9 @@ func runNative(ctx context.Context, p *problem) ([]float64, error) {
 	if !done {
 		f, gradNorm = p.objective(w, grad, e.z, e.gz)
 	}
-	run.Objective, run.GradNorm = f, gradNorm
+	run.Stats.Objective, run.Stats.GradNorm = f, gradNorm
 	if p.cfg.Tolerance > 0 && gradNorm <= p.cfg.Tolerance {
-		run.Converged = true
+		run.Stats.Converged = true
 	}
 	if math.IsNaN(f) || math.IsInf(f, 0) {
 		return nil, fmt.Errorf("%w: the objective diverged to %v; lower the step size", ErrConfig, f)

@@ -367,12 +367,12 @@ func TestNativeReachesMinimizer(t *testing.T) {
 				t.Fatal(err)
 			}
 			dist := gfloats.Distance(got, want, 2)
-			t.Logf("||w - w*|| = %.3g, ||w*|| = %.3g, grad norm %.3g", dist, gfloats.Norm(want, 2), p.run.GradNorm)
+			t.Logf("||w - w*|| = %.3g, ||w*|| = %.3g, grad norm %.3g", dist, gfloats.Norm(want, 2), p.run.Stats.GradNorm)
 			if dist > tc.tol {
 				t.Errorf("||w - w*|| = %g, want <= %g", dist, tc.tol)
 			}
-			if tc.tol < 1e-6 && p.run.GradNorm > 1e-8 {
-				t.Errorf("min-norm subgradient %g at the full-batch solution, want <= 1e-8", p.run.GradNorm)
+			if tc.tol < 1e-6 && p.run.Stats.GradNorm > 1e-8 {
+				t.Errorf("min-norm subgradient %g at the full-batch solution, want <= 1e-8", p.run.Stats.GradNorm)
 			}
 		})
 	}

@@ -9,9 +9,13 @@ import (
 	"github.com/stabpriv/stabpriv/losses"
 )
 
-// Run records every constant of a training run that a stability bound needs,
-// and what happened. It is what the stability package consumes, and it is
-// serialized into a model file and a privacy certificate.
+// Run is the record of a training run, split along the privacy boundary.
+// Its own fields are the constants of the run: the settings and the public
+// sizes (n, d, K) that a stability bound reads and a certificate publishes;
+// none of them depends on the values of the training rows. Stats holds what
+// the run measured on the data (objective, gradient norm, clipped rows,
+// passes done, time): statistics of the data that no certificate or model
+// file may carry. Stats is never serialized (json:"-").
 type Run struct {
 	Loss string `json:"loss"`
 	Task string `json:"task"`
@@ -20,10 +24,8 @@ type Run struct {
 	D int `json:"d"`
 	K int `json:"k_outputs"`
 
-	// Kappa is the enforced row bound ||x|| <= Kappa; ClippedRows counts the
-	// rows that were scaled down to meet it.
-	Kappa       float64 `json:"kappa"`
-	ClippedRows int     `json:"clipped_rows"`
+	// Kappa is the enforced row bound ||x|| <= Kappa.
+	Kappa float64 `json:"kappa"`
 
 	// Lz and Sz are the loss constants in the margin; L = Lz*Kappa and
 	// BetaS = Sz*Kappa^2 are the Lipschitz and smoothness constants of the
@@ -45,15 +47,17 @@ type Run struct {
 	// Schedule names the step schedule; Eta is the constant step (Constant
 	// schedule) or the first step. PassMaxStep and PassMinStep hold the
 	// largest and smallest step of each pass done; StepsPerPass = ceil(N/Batch).
+	// The steps follow from the schedule and the constants alone; only
+	// their count depends on the data, when a Tolerance stops the run early.
 	Schedule     string    `json:"schedule"`
 	Eta          float64   `json:"eta"`
 	PassMaxStep  []float64 `json:"pass_max_step"`
 	PassMinStep  []float64 `json:"pass_min_step"`
 	StepsPerPass int       `json:"steps_per_pass"`
 
-	// Passes is the number of passes asked for (k); PassesDone the number run.
-	Passes     int `json:"passes"`
-	PassesDone int `json:"passes_done"`
+	// Passes is the number of passes asked for (k); Stats.PassesDone the
+	// number run.
+	Passes int `json:"passes"`
 	// Batch is the minibatch size b.
 	Batch int `json:"batch"`
 	// Clip is the per-example clipping norm G (0: none); Dropout is s
@@ -66,12 +70,8 @@ type Run struct {
 	// Sampling describes how examples are visited.
 	Sampling string `json:"sampling"`
 
-	// Tolerance is the stopping tolerance fixed in advance (0: none);
-	// GradNorm is the norm of the minimum-norm subgradient of the objective
-	// at the returned weights, and Converged reports GradNorm <= Tolerance.
+	// Tolerance is the stopping tolerance fixed in advance (0: none).
 	Tolerance float64 `json:"tolerance"`
-	GradNorm  float64 `json:"grad_norm"`
-	Converged bool    `json:"converged"`
 
 	Seed   uint64 `json:"seed"`
 	Engine string `json:"engine"`
@@ -79,9 +79,29 @@ type Run struct {
 	// class the stability package certifies.
 	UserModel bool `json:"user_model"`
 
+	// Stats are the statistics of the data measured by the run. They are
+	// not constants of the run and never leave the process in a model file
+	// or a certificate.
+	Stats Stats `json:"-"`
+}
+
+// Stats are what a run measured on its training data. Each is a statistic
+// of the data, outside every privacy claim: for diagnostics only.
+type Stats struct {
+	// ClippedRows counts the rows that were scaled down to norm Kappa.
+	ClippedRows int
+	// PassesDone is the number of passes run: Passes, or fewer when a
+	// Tolerance stopped the run.
+	PassesDone int
+	// GradNorm is the norm of the minimum-norm subgradient of the objective
+	// at the returned weights, and Converged reports GradNorm <= Tolerance
+	// for a positive Tolerance.
+	GradNorm  float64
+	Converged bool
 	// Objective is F_S at the returned weights.
-	Objective float64       `json:"objective"`
-	Duration  time.Duration `json:"duration_ns"`
+	Objective float64
+	// Duration is the wall time of the run.
+	Duration time.Duration
 }
 
 // Model is a trained linear model: K rows of D weights. For K = 1 the

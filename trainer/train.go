@@ -63,7 +63,7 @@ func (t *Trainer) Train(ctx context.Context, X mat.Matrix, y []float64) (*Model,
 	if err != nil {
 		return nil, nil, err
 	}
-	p.run.Duration = time.Since(start)
+	p.run.Stats.Duration = time.Since(start)
 	// D = len(w)/K is d for the built-in losses, and the number of
 	// parameters of a user graph model (K = 1; see GraphModel).
 	m := &Model{Loss: p.run.Loss, K: p.k, D: len(w) / p.k, W: w}
@@ -158,11 +158,11 @@ func (t *Trainer) newProblem(X mat.Matrix, y []float64) (*problem, error) {
 				row[j] *= s
 			}
 			p.norm[i] = cfg.Kappa
-			run.ClippedRows++
+			run.Stats.ClippedRows++
 		}
 	}
-	if run.ClippedRows > 0 {
-		p.log.WithFields(logrus.Fields{"rows": run.ClippedRows, "kappa": cfg.Kappa}).Info("trainer: rows scaled to norm kappa")
+	if run.Stats.ClippedRows > 0 {
+		p.log.WithFields(logrus.Fields{"rows": run.Stats.ClippedRows, "kappa": cfg.Kappa}).Info("trainer: rows scaled to norm kappa")
 	}
 	eta, err := p.step(1)
 	if err != nil {

@@ -165,8 +165,8 @@ func TestTrainClipsRows(t *testing.T) {
 	if !mat.Equal(X, before) {
 		t.Error("Train modified the caller's matrix")
 	}
-	if run.ClippedRows != wantClipped || wantClipped < len(long) {
-		t.Errorf("ClippedRows = %d, want %d (>= %d)", run.ClippedRows, wantClipped, len(long))
+	if run.Stats.ClippedRows != wantClipped || wantClipped < len(long) {
+		t.Errorf("ClippedRows = %d, want %d (>= %d)", run.Stats.ClippedRows, wantClipped, len(long))
 	}
 	ms, _ := train(t, cfg, scaled, y)
 	if d := maxAbsDiff(m.W, ms.W); d > 1e-12 {
@@ -180,8 +180,8 @@ func TestTrainRunRecord(t *testing.T) {
 	cfg := Config{Loss: losses.Logistic{}, Reg: regularizers.L2(mu), Schedule: InverseT, Batch: b, Passes: passes}
 	m, run := train(t, cfg, X, y)
 	spp := (25 + b - 1) / b
-	if run.StepsPerPass != spp || run.PassesDone != passes || len(run.PassMaxStep) != passes || len(run.PassMinStep) != passes {
-		t.Fatalf("steps per pass %d, passes done %d, %d max and %d min steps; want %d, %d", run.StepsPerPass, run.PassesDone, len(run.PassMaxStep), len(run.PassMinStep), spp, passes)
+	if run.StepsPerPass != spp || run.Stats.PassesDone != passes || len(run.PassMaxStep) != passes || len(run.PassMinStep) != passes {
+		t.Fatalf("steps per pass %d, passes done %d, %d max and %d min steps; want %d, %d", run.StepsPerPass, run.Stats.PassesDone, len(run.PassMaxStep), len(run.PassMinStep), spp, passes)
 	}
 	for j := 0; j < passes; j++ {
 		hi, lo := 1/(mu*float64(j*spp+1)), 1/(mu*float64((j+1)*spp))
@@ -193,8 +193,8 @@ func TestTrainRunRecord(t *testing.T) {
 		t.Errorf("record %+v", run)
 	}
 	f, _ := newTestProblem(t, cfg, X, y).objective(m.W, make([]float64, 3), make([]float64, 1), make([]float64, 1))
-	if math.Abs(run.Objective-f) > 1e-15 || run.GradNorm <= 0 {
-		t.Errorf("objective %v, grad norm %v; want %v and > 0", run.Objective, run.GradNorm, f)
+	if math.Abs(run.Stats.Objective-f) > 1e-15 || run.Stats.GradNorm <= 0 {
+		t.Errorf("objective %v, grad norm %v; want %v and > 0", run.Stats.Objective, run.Stats.GradNorm, f)
 	}
 	// The default step is 1/beta, beta = S_z kappa^2 + mu.
 	_, run = train(t, Config{Loss: losses.Logistic{}, Reg: regularizers.L2(mu), Kappa: 2, Passes: 1}, X, y)
@@ -217,14 +217,14 @@ func TestTrainTolerance(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			cfg := Config{Loss: losses.Logistic{}, Reg: regularizers.ElasticNet{Lambda: 0.2, L1Ratio: 0.3}, Batch: tc.batch, Passes: 500, Tolerance: tc.tol}
 			_, run := train(t, cfg, X, y)
-			if run.Converged != tc.converge {
-				t.Fatalf("converged = %v after %d passes (grad norm %v), want %v", run.Converged, run.PassesDone, run.GradNorm, tc.converge)
+			if run.Stats.Converged != tc.converge {
+				t.Fatalf("converged = %v after %d passes (grad norm %v), want %v", run.Stats.Converged, run.Stats.PassesDone, run.Stats.GradNorm, tc.converge)
 			}
-			if tc.converge && (run.GradNorm > tc.tol || run.PassesDone >= cfg.Passes) {
-				t.Errorf("grad norm %v after %d passes, want <= %v before %d", run.GradNorm, run.PassesDone, tc.tol, cfg.Passes)
+			if tc.converge && (run.Stats.GradNorm > tc.tol || run.Stats.PassesDone >= cfg.Passes) {
+				t.Errorf("grad norm %v after %d passes, want <= %v before %d", run.Stats.GradNorm, run.Stats.PassesDone, tc.tol, cfg.Passes)
 			}
-			if !tc.converge && run.PassesDone != cfg.Passes {
-				t.Errorf("%d passes done, want %d", run.PassesDone, cfg.Passes)
+			if !tc.converge && run.Stats.PassesDone != cfg.Passes {
+				t.Errorf("%d passes done, want %d", run.Stats.PassesDone, cfg.Passes)
 			}
 		})
 	}
@@ -349,7 +349,7 @@ func TestHugeRowsScaled(t *testing.T) {
 			t.Errorf("row %d = %v (norm %v, recorded %v), want norm 1", i, row, n, p.norm[i])
 		}
 	}
-	if p.run.ClippedRows != 2 {
-		t.Errorf("clipped rows %d, want 2", p.run.ClippedRows)
+	if p.run.Stats.ClippedRows != 2 {
+		t.Errorf("clipped rows %d, want 2", p.run.Stats.ClippedRows)
 	}
 }

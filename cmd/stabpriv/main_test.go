@@ -102,7 +102,7 @@ func TestTrainDefault(t *testing.T) {
 	if m.Loss != "logistic" || m.D != 31 || m.K != 1 || len(m.W) != 31 {
 		t.Errorf("model %+v, want logistic 1 x 31", m)
 	}
-	if doc.Run.N != 455 || doc.Run.Kappa != 1 || doc.Run.Lambda != 1e-3 || doc.Run.PassesDone != 10 {
+	if doc.Run.N != 455 || doc.Run.Kappa != 1 || doc.Run.Lambda != 1e-3 || doc.Run.Passes != 10 {
 		t.Errorf("run %+v", doc.Run)
 	}
 	if len(p.Features) != 31 || p.Features[30] != "bias" || len(p.Classes) != 2 || p.Classes[1] != "malignant" {

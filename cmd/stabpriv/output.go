@@ -101,7 +101,7 @@ func (r *result) print(w io.Writer) error {
 	row("n", strconv.Itoa(run.N), "training examples")
 	row("d", strconv.Itoa(run.D), "features, the bias included")
 	row("K", strconv.Itoa(run.K), "outputs")
-	row("kappa", g(run.Kappa), fmt.Sprintf("row bound ||x|| <= kappa, enforced (%d rows clipped by the trainer)", run.ClippedRows))
+	row("kappa", g(run.Kappa), fmt.Sprintf("row bound ||x|| <= kappa, enforced (%d rows clipped by the trainer)", run.Stats.ClippedRows))
 	row("L", g(run.L), fmt.Sprintf("Lipschitz constant of the loss in w (L_z = %s times kappa)", g(run.Lz)))
 	row("beta_s", g(run.BetaS), fmt.Sprintf("smoothness of the loss in w (S_z = %s times kappa^2)", g(run.Sz)))
 	row("mu", g(run.Mu), "strong convexity lambda*(1 - l1_ratio)")
@@ -116,10 +116,10 @@ func (r *result) print(w io.Writer) error {
 	row("averaging", strconv.FormatBool(run.Average), "average of the iterates returned")
 	row("seed", strconv.FormatUint(run.Seed, 10), "split, permutations and dropout masks")
 	row("engine", run.Engine, "gradient engine")
-	row("passes done", strconv.Itoa(run.PassesDone), "")
-	row("objective", g(run.Objective), "F_S(w) on the training split")
-	row("grad norm", g(run.GradNorm), "minimum-norm subgradient of F_S at w")
-	row("time", run.Duration.String(), "")
+	row("passes done", strconv.Itoa(run.Stats.PassesDone), "")
+	row("objective", g(run.Stats.Objective), "F_S(w) on the training split")
+	row("grad norm", g(run.Stats.GradNorm), "minimum-norm subgradient of F_S at w")
+	row("time", run.Stats.Duration.String(), "")
 	if err := tw.Flush(); err != nil {
 		return err
 	}
