@@ -83,7 +83,7 @@ func TestTrainDefault(t *testing.T) {
 			N          int     `json:"n"`
 			Kappa      float64 `json:"kappa"`
 			Lambda     float64 `json:"lambda"`
-			PassesDone int     `json:"passes_done"`
+			Passes     int     `json:"passes"`
 		} `json:"run"`
 		Preprocessing struct {
 			Features     []string               `json:"features"`
