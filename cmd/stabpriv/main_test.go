@@ -80,10 +80,10 @@ func TestTrainDefault(t *testing.T) {
 			W    []float64 `json:"w"`
 		} `json:"model"`
 		Run struct {
-			N          int     `json:"n"`
-			Kappa      float64 `json:"kappa"`
-			Lambda     float64 `json:"lambda"`
-			Passes     int     `json:"passes"`
+			N      int     `json:"n"`
+			Kappa  float64 `json:"kappa"`
+			Lambda float64 `json:"lambda"`
+			Passes int     `json:"passes"`
 		} `json:"run"`
 		Preprocessing struct {
 			Features     []string               `json:"features"`
