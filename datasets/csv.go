@@ -7,7 +7,6 @@ import (
 	"io"
 	"math"
 	"os"
-	"sort"
 	"strconv"
 	"strings"
 
@@ -237,31 +236,17 @@ func encodeLabels(cells []string, lines []int, opts CSVOptions) ([]float64, []st
 	return y, classes, fmt.Sprintf("label %q encoded %s = -1, %s = +1", opts.Label, classes[0], classes[1]), nil
 }
 
-// distinctSorted returns the distinct values of s in increasing order:
-// numeric order when every value is a number (so that "9" comes before
-// "10", as LibSVM labels do), text order otherwise.
+// distinctSorted returns the distinct values of s in the order of
+// SortClassNames.
 func distinctSorted(s []string) []string {
 	set := make(map[string]struct{})
 	for _, v := range s {
 		set[v] = struct{}{}
 	}
 	out := make([]string, 0, len(set))
-	num := make(map[string]float64, len(set))
 	for v := range set {
 		out = append(out, v)
-		if x, err := strconv.ParseFloat(strings.TrimSpace(v), 64); err == nil && !math.IsNaN(x) {
-			num[v] = x
-		}
 	}
-	if len(num) == len(out) {
-		sort.Slice(out, func(i, j int) bool {
-			if num[out[i]] != num[out[j]] {
-				return num[out[i]] < num[out[j]]
-			}
-			return out[i] < out[j]
-		})
-		return out
-	}
-	sort.Strings(out)
+	SortClassNames(out)
 	return out
 }

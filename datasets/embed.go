@@ -27,3 +27,7 @@ func Default() (*Dataset, error) {
 	}, ds.Notes...)
 	return ds, nil
 }
+
+// DefaultCSV returns a copy of the embedded default data set as CSV text,
+// header included.
+func DefaultCSV() []byte { return bytes.Clone(wdbcCSV) }

@@ -120,7 +120,7 @@ func encodeClassNames(names []string, positive string) (y []float64, classes []s
 	for n := range set {
 		classes = append(classes, n)
 	}
-	sortClassNames(classes)
+	SortClassNames(classes)
 	switch {
 	case len(classes) < 2:
 		return nil, nil, fmt.Errorf("datasets: need at least two classes, found %d", len(classes))
@@ -158,9 +158,10 @@ func encodeClassNames(names []string, positive string) (y []float64, classes []s
 	}
 }
 
-// sortClassNames sorts numerically when every name is a number, else
-// byte-wise.
-func sortClassNames(classes []string) {
+// SortClassNames sorts class names in place: numerically when every name is
+// a number (so that "9" comes before "10"), byte-wise otherwise. It is the
+// order in which the loaders number classes.
+func SortClassNames(classes []string) {
 	numeric := true
 	for _, c := range classes {
 		if v, err := strconv.ParseFloat(c, 64); err != nil || v != v {

@@ -46,22 +46,33 @@ func FitStandardizer(X mat.Matrix) (*Standardizer, error) {
 	}
 	s := &Standardizer{Mean: make([]float64, d), Scale: make([]float64, d), N: n}
 	for j := 0; j < d; j++ {
-		var sum, maxAbs float64
+		var maxAbs float64
 		for i := 0; i < n; i++ {
 			v := X.At(i, j)
 			if math.IsNaN(v) || math.IsInf(v, 0) {
 				return nil, fmt.Errorf("%w: X[%d,%d] = %v", ErrInvalid, i, j, v)
 			}
-			sum += v
 			maxAbs = math.Max(maxAbs, math.Abs(v))
+		}
+		// The sums run on the column divided by its largest magnitude, so
+		// that entries near the float64 range (above about 1e154 their
+		// squares overflow) give a finite mean and scale.
+		m := maxAbs
+		if m == 0 {
+			m = 1
+		}
+		var sum float64
+		for i := 0; i < n; i++ {
+			sum += X.At(i, j) / m
 		}
 		mean := sum / float64(n)
 		var ss float64
 		for i := 0; i < n; i++ {
-			r := X.At(i, j) - mean
+			r := X.At(i, j)/m - mean
 			ss += r * r
 		}
-		sd := math.Sqrt(ss / float64(n))
+		sd := math.Sqrt(ss/float64(n)) * m
+		mean *= m
 		if sd <= 10*eps*maxAbs || math.IsInf(sd, 0) {
 			sd = 1
 		}
@@ -224,7 +235,7 @@ func sumSq(v []float64) float64 {
 }
 
 // UnitBallWithBias returns a copy of ds with the map of the paper's
-// experiments applied to every row,
+// experiments applied to every row (UnitBallRow),
 //
 //	x' = [clip_1(x), 1] / sqrt(2),
 //
@@ -243,25 +254,43 @@ func UnitBallWithBias(ds *Dataset) (*Dataset, error) {
 		return nil, fmt.Errorf("%w: the data set already has a %q feature", ErrInvalid, BiasFeature)
 	}
 	out := withBias(ds, 1)
-	n, d := ds.X.Dims()
+	n, _ := ds.X.Dims()
 	for i := 0; i < n; i++ {
 		row := out.X.RawRowView(i)
-		for j, v := range row {
-			if math.IsNaN(v) || math.IsInf(v, 0) {
-				return nil, fmt.Errorf("%w: X[%d,%d] = %v", ErrInvalid, i, j, v)
-			}
+		if err := UnitBallRow(row, ds.X.RawRowView(i)); err != nil {
+			return nil, fmt.Errorf("row %d: %w", i, err)
 		}
-		clipRow(row[:d], 1)
-		for j := range row {
-			row[j] /= math.Sqrt2
-		}
-		clipRow(row, 1)
 	}
 	// The note names the map, not how many rows it clipped: that count is a
 	// statistic of the data, and notes travel into certificates.
 	out.Notes = append(out.Notes, fmt.Sprintf("rows mapped to x' = [x, 1]/sqrt(2) after scaling rows of norm above 1 into the unit ball (a per-row map); "+
 		"||x'|| <= 1, so kappa = 1 holds with the constant %q feature counted in it", BiasFeature))
 	return out, nil
+}
+
+// UnitBallRow writes x' = [clip_1(x), 1] / sqrt(2) into dst, which must have
+// len(x)+1 entries (it panics otherwise); dst and x may share their first
+// len(x) entries. clip_1 scales x to norm 1 when its norm is above 1, also
+// when the sum of squares overflows. The result has ||x'|| <= 1 in floating
+// point. Errors wrap ErrInvalid: a NaN or infinite entry of x.
+func UnitBallRow(dst, x []float64) error {
+	if len(dst) != len(x)+1 {
+		panic(fmt.Sprintf("datasets: unit-ball row of %d entries into %d", len(x), len(dst)))
+	}
+	for j, v := range x {
+		if math.IsNaN(v) || math.IsInf(v, 0) {
+			return fmt.Errorf("%w: entry %d is %v", ErrInvalid, j, v)
+		}
+	}
+	d := len(x)
+	copy(dst, x)
+	dst[d] = 1
+	clipRow(dst[:d], 1)
+	for j := range dst {
+		dst[j] /= math.Sqrt2
+	}
+	clipRow(dst, 1)
+	return nil
 }
 
 // UnitBallOptions tunes PrepareUnitBall.

@@ -312,3 +312,28 @@ func TestPrepareUnitBall(t *testing.T) {
 		}
 	}
 }
+
+// TestStandardizerHugeEntries checks that entries whose squares overflow
+// give a finite scale: one cell of 1e200 used to make the column's scale 1
+// and every standardized value of the others 0.
+func TestStandardizerHugeEntries(t *testing.T) {
+	X := mat.NewDense(4, 2, []float64{1e200, 1, -1e200, 2, 3e200, 3, 1e200, 4})
+	s, err := FitStandardizer(X)
+	if err != nil {
+		t.Fatal(err)
+	}
+	// Column 0: mean 1e200, deviations 0, -2e200, 2e200, 0: sd = sqrt(2)*1e200.
+	if want := math.Sqrt2 * 1e200; math.Abs(s.Scale[0]-want) > 1e-12*want || math.Abs(s.Mean[0]-1e200) > 1e-12*1e200 {
+		t.Errorf("column 0: mean %v scale %v, want 1e200 and %v", s.Mean[0], s.Scale[0], want)
+	}
+	if want := math.Sqrt(1.25); math.Abs(s.Scale[1]-want) > 1e-12 || s.Mean[1] != 2.5 {
+		t.Errorf("column 1: mean %v scale %v, want 2.5 and %v", s.Mean[1], s.Scale[1], want)
+	}
+	z, err := s.Apply(X)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if v := z.At(2, 0); math.Abs(v-math.Sqrt2) > 1e-12 {
+		t.Errorf("standardized X[2,0] = %v, want sqrt(2)", v)
+	}
+}

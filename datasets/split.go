@@ -79,6 +79,43 @@ func Split(ds *Dataset, testFrac float64, seed uint64, stratified bool) (train, 
 	return subset(ds, trainIdx), subset(ds, testIdx), nil
 }
 
+// SplitIndex divides the row positions 0..n-1 at random into training and
+// test positions: round(testFrac*n) positions drawn uniformly go to the test
+// side, the rest to training, each side in increasing order. The draw
+// depends on (n, testFrac, seed) alone, never on the rows: replacing one
+// row of a file replaces at most one training row, so a replace-one
+// guarantee for the training rows holds for the file. It is the split of
+// Split without stratification, from the same PCG stream.
+//
+// testFrac = 0 puts every position on the training side (test is empty).
+// Errors wrap ErrInvalid: n < 1, testFrac outside [0, 1), or a split that
+// leaves the training side empty or, for testFrac > 0, the test side.
+func SplitIndex(n int, testFrac float64, seed uint64) (train, test []int, err error) {
+	if n < 1 {
+		return nil, nil, fmt.Errorf("%w: %d rows to split", ErrInvalid, n)
+	}
+	if math.IsNaN(testFrac) || testFrac < 0 || testFrac >= 1 {
+		return nil, nil, fmt.Errorf("%w: test fraction %v, want in [0, 1)", ErrInvalid, testFrac)
+	}
+	all := make([]int, n)
+	for i := range all {
+		all[i] = i
+	}
+	if testFrac == 0 {
+		return all, []int{}, nil
+	}
+	rng := rand.New(rand.NewPCG(seed, splitStream))
+	rng.Shuffle(n, func(a, b int) { all[a], all[b] = all[b], all[a] })
+	m := int(math.Round(testFrac * float64(n)))
+	if m == 0 || m == n {
+		return nil, nil, fmt.Errorf("%w: test fraction %v of %d rows leaves %d training and %d test rows", ErrInvalid, testFrac, n, n-m, m)
+	}
+	test, train = all[:m], all[m:]
+	sort.Ints(train)
+	sort.Ints(test)
+	return train, test, nil
+}
+
 // testQuotas returns how many rows of each group go to the test set: the
 // total is round(testFrac*n), and each group gets floor(testFrac*n_g) plus one
 // for the groups with the largest remainders (ties to the earlier group), so

@@ -138,3 +138,46 @@ func TestSplitErrors(t *testing.T) {
 		}
 	}
 }
+
+// TestSplitIndexIsSplitWithoutStrata checks that SplitIndex gives the
+// positions of Split without stratification, that it never reads the rows
+// (the same positions for any labels), and its testFrac = 0 case.
+func TestSplitIndexIsSplitWithoutStrata(t *testing.T) {
+	for _, n := range []int{2, 7, 100, 569} {
+		ds := &Dataset{X: mat.NewDense(n, 1, nil), Y: make([]float64, n)}
+		for i := range ds.Y {
+			ds.X.Set(i, 0, float64(i))
+			ds.Y[i] = float64(i % 3)
+		}
+		train, test, err := Split(ds, 0.3, 9, false)
+		if err != nil {
+			t.Fatal(err)
+		}
+		tr, te, err := SplitIndex(n, 0.3, 9)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for r, i := range tr {
+			if train.X.At(r, 0) != float64(i) {
+				t.Fatalf("n %d: training row %d is position %v, SplitIndex says %d", n, r, train.X.At(r, 0), i)
+			}
+		}
+		for r, i := range te {
+			if test.X.At(r, 0) != float64(i) {
+				t.Fatalf("n %d: test row %d is position %v, SplitIndex says %d", n, r, test.X.At(r, 0), i)
+			}
+		}
+	}
+	tr, te, err := SplitIndex(5, 0, 1)
+	if err != nil || len(tr) != 5 || len(te) != 0 {
+		t.Errorf("testFrac 0: %v %v %v", tr, te, err)
+	}
+	for _, bad := range []float64{-0.1, 1, math.NaN()} {
+		if _, _, err := SplitIndex(10, bad, 1); !errors.Is(err, ErrInvalid) {
+			t.Errorf("testFrac %v: err %v", bad, err)
+		}
+	}
+	if _, _, err := SplitIndex(1, 0.5, 1); !errors.Is(err, ErrInvalid) {
+		t.Errorf("one row split in half: err %v", err)
+	}
+}
