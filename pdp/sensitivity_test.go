@@ -1,0 +1,225 @@
+package pdp
+
+import (
+	"errors"
+	"math"
+	"testing"
+
+	"gonum.org/v1/gonum/mat"
+
+	"github.com/stabpriv/stabpriv/losses"
+)
+
+// TestExactMatchesRetraining checks that the exact sensitivity (Newton
+// refinement and Lemma 13's identity) equals retraining from scratch on the
+// neighbour to 1e-8, for removal and for an added target, for each smooth
+// loss, and that the one-step estimate is exact for ridge regression.
+func TestExactMatchesRetraining(t *testing.T) {
+	hub, _ := losses.NewHuber(0.5)
+	cases := []struct {
+		name    string
+		loss    losses.Loss
+		classes int
+		lambda  float64
+	}{
+		{"logistic", losses.Logistic{}, 0, 1e-2},
+		{"logistic-small-lambda", losses.Logistic{}, 0, 1e-4},
+		{"huber", hub, 0, 1e-2},
+		{"huber-hinge", losses.HuberHinge{H: 0.5}, 0, 1e-2},
+		{"squared", losses.Squared{}, 0, 1e-3},
+		{"softmax", losses.Softmax{}, 3, 1e-2},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			const n, d = 300, 5
+			x, y := synth(n, d, tc.loss, tc.classes, 11)
+			cfg := Config{Loss: tc.loss, Classes: tc.classes, Lambda: tc.lambda}
+			a := mustAnalysis(t, x, y, cfg)
+			if gn := a.Solution().GradNorm; gn > DefaultTolerance {
+				t.Fatalf("grad norm %g", gn)
+			}
+			all, err := a.RemoveAll()
+			if err != nil {
+				t.Fatal(err)
+			}
+			for _, i := range []int{0, 17, 123, n - 1} {
+				ex, err := a.RemoveExact(i)
+				if err != nil {
+					t.Fatal(err)
+				}
+				xo, yo := without(x, y, i)
+				ref, err := Solve(xo, yo, Config{Loss: tc.loss, Classes: tc.classes, Lambda: tc.lambda, N: n})
+				if err != nil {
+					t.Fatal(err)
+				}
+				want := make([]float64, len(ref.W))
+				for k := range want {
+					want[k] = ref.W[k] - a.Solution().W[k]
+				}
+				if e := dist(ex.V, want); e > 1e-8 {
+					t.Errorf("row %d: exact difference off retraining by %g (Delta %g)", i, e, ex.L2)
+				}
+				if ex.IdentityGap > 1e-8 {
+					t.Errorf("row %d: Lemma 13 identity gap %g", i, ex.IdentityGap)
+				}
+				one := all[i]
+				if tc.name == "squared" {
+					if e := dist(one.V, want); e > 1e-10*(1+ex.L2) {
+						t.Errorf("row %d: ridge one-step off by %g, want exact", i, e)
+					}
+				}
+				if ex.L2 == 0 && one.L2 == 0 {
+					continue // a row with zero loss gradient (huber-hinge beyond its band)
+				}
+				if r := one.L2 / ex.L2; !(r > 0.5 && r < 2) {
+					t.Errorf("row %d: one-step %g vs exact %g", i, one.L2, ex.L2)
+				}
+			}
+			// A target outside the data set.
+			tx := append([]float64(nil), x.RawRowView(3)...)
+			tx[0] += 0.1
+			ty := y[4]
+			ex, err := a.AddExact(tx, ty)
+			if err != nil {
+				t.Fatal(err)
+			}
+			xa, ya := with(x, y, tx, ty)
+			ref, err := Solve(xa, ya, Config{Loss: tc.loss, Classes: tc.classes, Lambda: tc.lambda, N: n})
+			if err != nil {
+				t.Fatal(err)
+			}
+			want := make([]float64, len(ref.W))
+			for k := range want {
+				want[k] = ref.W[k] - a.Solution().W[k]
+			}
+			if e := dist(ex.V, want); e > 1e-8 {
+				t.Errorf("add: exact difference off retraining by %g", e)
+			}
+			if ex.IdentityGap > 1e-8 {
+				t.Errorf("add: identity gap %g", ex.IdentityGap)
+			}
+		})
+	}
+}
+
+// TestOneStepSecondOrder checks the one-step estimate for the logistic loss
+// against its error bound: one Newton step from w_hat on the leave-one-out
+// objective misses its minimizer by at most L_H Delta^2 / (2 mu), with
+// mu = n lambda and L_H = max|l'''| sum_j ||x_j||^3 the Lipschitz constant
+// of the Hessian (max|l'''| = 1/(6 sqrt 3) for the logistic loss).
+func TestOneStepSecondOrder(t *testing.T) {
+	const n, d, lambda = 400, 6, 1e-2
+	x, y := synth(n, d, losses.Logistic{}, 0, 5)
+	a := mustAnalysis(t, x, y, Config{Loss: losses.Logistic{}, Lambda: lambda})
+	all, err := a.RemoveAll()
+	if err != nil {
+		t.Fatal(err)
+	}
+	var cube float64
+	for i := 0; i < n; i++ {
+		r := norm2(x.RawRowView(i))
+		cube += r * r * r
+	}
+	lh := cube / (6 * math.Sqrt(3))
+	mu := float64(n) * lambda
+	worst := 0.0
+	for i := 0; i < n; i += 7 {
+		ex, err := a.RemoveExact(i)
+		if err != nil {
+			t.Fatal(err)
+		}
+		bound := lh / (2 * mu) * ex.L2 * ex.L2
+		e := dist(all[i].V, ex.V)
+		if e > bound*(1+1e-6)+1e-13 {
+			t.Errorf("row %d: one-step error %g above its second-order bound %g (Delta %g)", i, e, bound, ex.L2)
+		}
+		worst = max(worst, e/bound)
+	}
+	t.Logf("largest error / bound: %.3g", worst)
+}
+
+// TestRemoveAllMatchesRemove checks the batched one-step path against the
+// single-row one (chunking and goroutines), for K = 1 and K = 3.
+func TestRemoveAllMatchesRemove(t *testing.T) {
+	for _, tc := range []struct {
+		loss    losses.Loss
+		classes int
+	}{{losses.Logistic{}, 0}, {losses.Softmax{}, 3}} {
+		x, y := synth(2*chunkRows+17, 4, tc.loss, tc.classes, 3)
+		a := mustAnalysis(t, x, y, Config{Loss: tc.loss, Classes: tc.classes, Lambda: 1e-3})
+		all, err := a.RemoveAll()
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, i := range []int{0, chunkRows - 1, chunkRows, 2*chunkRows + 16} {
+			one, err := a.Remove(i)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if e := dist(one.V, all[i].V); e > 1e-14 {
+				t.Errorf("%s row %d: batched and single differ by %g", tc.loss.Name(), i, e)
+			}
+		}
+	}
+}
+
+// TestBadInput checks that the hypotheses of Lemma 13 and the data are
+// checked with clear errors.
+func TestBadInput(t *testing.T) {
+	x, y := synth(50, 3, losses.Logistic{}, 0, 1)
+	nan := mat.DenseCopyOf(x)
+	nan.Set(4, 1, math.NaN())
+	// Rank-deficient rows: the second column is twice the first.
+	rd := mat.DenseCopyOf(x)
+	for i := 0; i < 50; i++ {
+		rd.Set(i, 1, 2*rd.At(i, 0))
+	}
+	ry := make([]float64, 50)
+	for i := range ry {
+		ry[i] = x.At(i, 0)
+	}
+	// Separable classes: the label is the sign of the first feature.
+	sep := make([]float64, 50)
+	for i := range sep {
+		sep[i] = 1
+		if x.At(i, 0) < 0 {
+			sep[i] = -1
+		}
+	}
+	cases := []struct {
+		name string
+		x    *mat.Dense
+		y    []float64
+		cfg  Config
+		want error
+	}{
+		{"l1", x, y, Config{Loss: losses.Logistic{}, Lambda: 1e-2, L1Ratio: 0.15}, ErrNotSmooth},
+		{"unverified loss", x, y, Config{Loss: hingeLike{losses.Logistic{}}, Lambda: 1e-2}, ErrNotSmooth},
+		{"nan feature", nan, y, Config{Loss: losses.Logistic{}, Lambda: 1e-2}, ErrInput},
+		{"nan label", x, append(append([]float64(nil), y[:49]...), math.NaN()), Config{Loss: losses.Squared{}, Lambda: 1e-2}, ErrInput},
+		{"bad label", x, ry, Config{Loss: losses.Logistic{}, Lambda: 1e-2}, ErrInput},
+		{"negative lambda", x, y, Config{Loss: losses.Logistic{}, Lambda: -1}, ErrInput},
+		{"rank deficient", rd, ry, Config{Loss: losses.Squared{}, Lambda: 0}, ErrSingular},
+		{"separable", x, sep, Config{Loss: losses.Logistic{}, Lambda: 0}, nil},
+		{"shape", x, y[:10], Config{Loss: losses.Logistic{}, Lambda: 1e-2}, ErrInput},
+		{"no loss", x, y, Config{Lambda: 1e-2}, ErrInput},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			_, err := New(tc.x, tc.y, tc.cfg)
+			if err == nil {
+				t.Fatal("no error")
+			}
+			if tc.want != nil && !errors.Is(err, tc.want) {
+				t.Fatalf("error %v, want %v", err, tc.want)
+			}
+			if tc.want == nil && !errors.Is(err, ErrSingular) && !errors.Is(err, ErrNoConvergence) {
+				t.Fatalf("error %v, want singular or no convergence", err)
+			}
+			t.Log(err)
+		})
+	}
+}
+
+// hingeLike is a loss of a type this package has not verified.
+type hingeLike struct{ losses.Logistic }
