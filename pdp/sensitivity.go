@@ -330,7 +330,7 @@ func (a *Analysis) AddExact(x []float64, y float64) (Diff, error) {
 // agrees with it. Only the norm enters the pDP, which the sign does not
 // change.) The integral is taken
 // row by row on the margin curvature: for a scalar loss in closed form,
-// int_0^1 l''(z0 + t(z1-z0)) dt = (l'(z1) - l'(z0))/(z1 - z0) (l' is
+// int_0^1 l”(z0 + t(z1-z0)) dt = (l'(z1) - l'(z0))/(z1 - z0) (l' is
 // absolutely continuous, assumption A.2), and otherwise (softmax, or
 // |z1 - z0| too small for that quotient) by 5-point Gauss-Lobatto
 // quadrature, whose nodes include both endpoints t = 0 and t = 1.
