@@ -51,7 +51,7 @@ type Diff struct {
 	// L2 = ||V||_2 is the per-instance sensitivity Delta(Z, z); L1 = ||V||_1
 	// is what the Laplace mechanism's pDP depends on.
 	L2, L1 float64
-	// Leverage is the generalized leverage l''(z) x^T H^{-1} x of the row at
+	// Leverage is the generalized leverage D2l(z) x^T H^{-1} x of the row at
 	// w_hat (H the Hessian of J on Z). For the squared loss it is the ridge
 	// leverage score x^T (X^T X + n lambda I)^{-1} x (Wang, eq. 4 and
 	// Theorem 14: in-sample for a row of Z, out-of-sample for a target).
@@ -123,7 +123,7 @@ func (a *Analysis) oneStep(x []float64, y, sign float64, b *mat.Dense, col0 int)
 	if k == 1 {
 		den := 1 + sign*s[0]*m[0]
 		if !(den > 1e-12) {
-			return Diff{}, fmt.Errorf("%w: removing the row leaves a singular Hessian (1 - l'' x^T H^{-1} x = %.3g); with lambda = 0 no other row spans its direction", ErrSingular, den)
+			return Diff{}, fmt.Errorf("%w: removing the row leaves a singular Hessian (1 - D2l x^T H^{-1} x = %.3g); with lambda = 0 no other row spans its direction", ErrSingular, den)
 		}
 		coef[0] = g[0] / den
 	} else {
@@ -330,7 +330,7 @@ func (a *Analysis) AddExact(x []float64, y float64) (Diff, error) {
 // agrees with it. Only the norm enters the pDP, which the sign does not
 // change.) The integral is taken
 // row by row on the margin curvature: for a scalar loss in closed form,
-// int_0^1 l”(z0 + t(z1-z0)) dt = (l'(z1) - l'(z0))/(z1 - z0) (l' is
+// int_0^1 D2l(z0 + t(z1-z0)) dt = (Dl(z1) - Dl(z0))/(z1 - z0) (Dl, the first derivative, is
 // absolutely continuous, assumption A.2), and otherwise (softmax, or
 // |z1 - z0| too small for that quotient) by 5-point Gauss-Lobatto
 // quadrature, whose nodes include both endpoints t = 0 and t = 1.

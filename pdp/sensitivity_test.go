@@ -105,8 +105,8 @@ func TestExactMatchesRetraining(t *testing.T) {
 // TestOneStepSecondOrder checks the one-step estimate for the logistic loss
 // against its error bound: one Newton step from w_hat on the leave-one-out
 // objective misses its minimizer by at most L_H Delta^2 / (2 mu), with
-// mu = n lambda and L_H = max|l”'| sum_j ||x_j||^3 the Lipschitz constant
-// of the Hessian (max|l”'| = 1/(6 sqrt 3) for the logistic loss).
+// mu = n lambda and L_H = max|D3l| sum_j ||x_j||^3 the Lipschitz constant
+// of the Hessian (max|D3l| = 1/(6 sqrt 3) for the logistic loss).
 func TestOneStepSecondOrder(t *testing.T) {
 	const n, d, lambda = 400, 6, 1e-2
 	x, y := synth(n, d, losses.Logistic{}, 0, 5)
