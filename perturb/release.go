@@ -218,7 +218,9 @@ func Release(m *trainer.Model, run *trainer.Run, sens Sensitivity, cfg ReleaseCo
 		released.unreserve(m)
 		return nil, nil, err
 	}
-	return out, newCertificate(cal, sens, run, src, cfg.Notes, nil), nil
+	c := newCertificate(cal, sens, run, src, cfg.Notes, nil)
+	c.WeightsSHA256 = WeightsSHA256(out.W)
+	return out, c, nil
 }
 
 // perturb returns a copy of m with the calibrated noise added.
@@ -241,16 +243,13 @@ func addNoise(w []float64, cal Calibration, src Source) error {
 	case Laplace:
 		return src.AddLaplace(w, cal.L1, cal.Epsilon)
 	case Gamma:
-		r := SampleGamma(src, float64(len(w)), cal.Scale)
-		if math.IsNaN(r) || math.IsInf(r, 0) {
-			return fmt.Errorf("%w: gamma draw %v", ErrSource, r)
+		// Calibrate sets Scale = L2/Epsilon; a calibration built by hand
+		// with another theta gets the eps that theta buys.
+		eps := cal.Epsilon
+		if cal.Scale != cal.L2/cal.Epsilon {
+			eps = cal.L2 / cal.Scale
 		}
-		u := make([]float64, len(w))
-		SampleUnitVector(src, u)
-		for i := range w {
-			w[i] += r * u[i]
-		}
-		return nil
+		return src.AddGammaNorm(w, cal.L2, eps)
 	case Gaussian, AnalyticGaussian:
 		return src.AddGaussian(w, cal.Scale)
 	}
@@ -312,6 +311,7 @@ func ReleaseOneVsRest(models []*trainer.Model, runs []*trainer.Run, sens []Sensi
 			TotalDelta:   cfg.Delta,
 		}
 		certs[i] = newCertificate(cals[i], sens[i], runs[i], src, cfg.Notes, comp)
+		certs[i].WeightsSHA256 = WeightsSHA256(out.W)
 	}
 	return outs, certs, nil
 }
