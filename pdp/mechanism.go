@@ -1,0 +1,233 @@
+package pdp
+
+import (
+	"fmt"
+	"math"
+	"runtime"
+	"sync"
+
+	"gonum.org/v1/gonum/mat"
+
+	"github.com/stabpriv/stabpriv/perturb"
+)
+
+// Mechanism is an output-perturbation mechanism at a fixed noise scale,
+// w~ = w_hat + noise. Its per-instance epsilon at a neighbour is the
+// epsilon of the two output distributions it gives on Z and on that
+// neighbour (Wang, Per-instance DP, Definition 2, both directions): the
+// mechanism's privacy loss at the per-instance difference instead of at the
+// worst-case sensitivity.
+type Mechanism struct {
+	// Kind is perturb.Laplace (independent Laplace noise of scale b per
+	// coordinate), perturb.Gamma (density proportional to
+	// exp(-||b||_2/theta)), or perturb.Gaussian or perturb.AnalyticGaussian
+	// (N(0, sigma^2) per coordinate; the two differ only in how sigma was
+	// calibrated, not in their pDP).
+	Kind perturb.Mechanism
+	// Scale is b, theta or sigma (Kind.ScaleName()), finite > 0.
+	Scale float64
+	// Delta is the delta of a Gaussian mechanism's (eps, delta)-pDP, in
+	// (0, 1); it must be 0 for Laplace and gamma (pure pDP).
+	Delta float64
+}
+
+// NewMechanism checks and returns the mechanism.
+func NewMechanism(kind perturb.Mechanism, scale, delta float64) (Mechanism, error) {
+	m := Mechanism{Kind: kind, Scale: scale, Delta: delta}
+	if _, err := perturb.ParseMechanism(string(kind)); err != nil {
+		return Mechanism{}, fmt.Errorf("%w: %w", ErrInput, err)
+	}
+	if math.IsNaN(scale) || math.IsInf(scale, 0) || scale <= 0 {
+		return Mechanism{}, fmt.Errorf("%w: noise scale %s = %v, want finite > 0", ErrInput, kind.ScaleName(), scale)
+	}
+	if kind.Pure() && delta != 0 {
+		return Mechanism{}, fmt.Errorf("%w: delta = %v with the pure mechanism %s, want 0", ErrInput, delta, kind)
+	}
+	if !kind.Pure() && !(delta > 0 && delta < 1) {
+		return Mechanism{}, fmt.Errorf("%w: delta = %v with the Gaussian mechanism, want in (0, 1)", ErrInput, delta)
+	}
+	return m, nil
+}
+
+// Calibrate returns the mechanism that perturb.Calibrate gives for
+// (eps, delta)-DP at the worst-case L2 sensitivity sens in dimension dim:
+// the noise of a DP release, whose pDP this package then evaluates. The
+// sensitivity is for replace-one neighbours (DESIGN.md: DP certificates are
+// replace-one); see WorstCaseSensitivity.
+func Calibrate(kind perturb.Mechanism, eps, delta, sens float64, dim int) (Mechanism, error) {
+	c, err := perturb.Calibrate(kind, eps, delta, perturb.Sensitivity{L2: sens}, dim)
+	if err != nil {
+		return Mechanism{}, fmt.Errorf("%w: %w", ErrInput, err)
+	}
+	return Mechanism{Kind: kind, Scale: c.Scale, Delta: delta}, nil
+}
+
+// Epsilon returns the per-instance epsilon of the mechanism at the
+// difference d (at delta = m.Delta for the Gaussian mechanisms):
+//
+//	laplace:  ||V||_1 / b. The log density ratio of the two outputs is
+//	          sum_k (|u_k - a_k| - |u_k - b_k|)/b <= ||a - b||_1/b,
+//	          attained where every coordinate lies beyond both means: exact.
+//	gamma:    ||V||_2 / theta, by the triangle inequality, attained along V:
+//	          exact.
+//	Gaussian: the smallest eps with (eps, delta) on the exact privacy curve of
+//	          two Gaussians N(a, sigma^2 I), N(b, sigma^2 I), which depends on
+//	          ||a - b||_2/sigma only (Balle & Wang 2018, Theorem 8;
+//	          perturb.AnalyticGaussianEpsilon): exact up to its 1e-12
+//	          bisection, never below.
+//
+// A zero difference has epsilon 0.
+func (m Mechanism) Epsilon(d Diff) (float64, error) {
+	switch m.Kind {
+	case perturb.Laplace:
+		return d.L1 / m.Scale, nil
+	case perturb.Gamma:
+		return d.L2 / m.Scale, nil
+	case perturb.Gaussian, perturb.AnalyticGaussian:
+		if d.L2 == 0 {
+			return 0, nil
+		}
+		e, err := perturb.AnalyticGaussianEpsilon(m.Scale, m.Delta, d.L2)
+		if err != nil {
+			return 0, fmt.Errorf("%w: %w", ErrInput, err)
+		}
+		return e, nil
+	}
+	return 0, fmt.Errorf("%w: mechanism %q", ErrInput, m.Kind)
+}
+
+// EpsilonAt returns Epsilon for a difference of L2 norm l2 and L1 norm l1.
+func (m Mechanism) EpsilonAt(l2, l1 float64) (float64, error) {
+	return m.Epsilon(Diff{L2: l2, L1: l1})
+}
+
+// Epsilons returns Epsilon for every difference, on GOMAXPROCS goroutines.
+func (m Mechanism) Epsilons(diffs []Diff) ([]float64, error) {
+	out := make([]float64, len(diffs))
+	workers := runtime.GOMAXPROCS(0)
+	errs := make([]error, workers)
+	var wg sync.WaitGroup
+	for w := 0; w < workers; w++ {
+		wg.Add(1)
+		go func(w int) {
+			defer wg.Done()
+			for i := w; i < len(diffs); i += workers {
+				e, err := m.Epsilon(diffs[i])
+				if err != nil {
+					errs[w] = err
+					return
+				}
+				out[i] = e
+			}
+		}(w)
+	}
+	wg.Wait()
+	for _, err := range errs {
+		if err != nil {
+			return nil, err
+		}
+	}
+	return out, nil
+}
+
+// GaussianCov is Gaussian output perturbation with a general covariance,
+// w~ ~ N(w_hat, A^{-1}/Gamma) (Wang, Per-instance DP, Section 3, eq. 2).
+type GaussianCov struct {
+	// A is positive definite, K*d x K*d.
+	A *mat.SymDense
+	// Gamma > 0 scales the precision.
+	Gamma float64
+	// Delta in (0, 1) is the delta of the (eps, delta)-pDP.
+	Delta float64
+}
+
+// NormA returns the A-norm of the difference, Delta_A = sqrt(V^T A V)
+// (Wang, Definition 3). With V the one-step difference of Lemma 13, H^{-1}
+// times the gradient of the removed loss, it is the quantity under the
+// square root of Wang's eq. 3.
+func (g GaussianCov) NormA(d Diff) (float64, error) {
+	if g.A == nil || g.A.SymmetricDim() != len(d.V) {
+		return 0, fmt.Errorf("%w: covariance of dimension %v for a difference of %d", ErrInput, g.A, len(d.V))
+	}
+	v := mat.NewVecDense(len(d.V), d.V)
+	q := mat.Inner(v, g.A, v)
+	if q < 0 {
+		return 0, fmt.Errorf("%w: A is not positive semi-definite (V^T A V = %v)", ErrInput, q)
+	}
+	return math.Sqrt(q), nil
+}
+
+// Epsilon returns the per-instance epsilon of the release at the difference
+// d: the privacy loss of N(a, S) against N(b, S), S = A^{-1}/Gamma, is that
+// of a unit Gaussian at the whitened distance sqrt(Gamma) Delta_A, so eps is
+// perturb.AnalyticGaussianEpsilon(1, delta, sqrt(Gamma) Delta_A) (Balle &
+// Wang 2018, Theorem 8), exact. Wang's eq. 3 (and Lemma 4) state the
+// classical tail-bound form instead, eps = sqrt(Delta_A^2 log(1.25/delta))
+// up to the scaling by Gamma, which is looser; the exact curve is used here.
+func (g GaussianCov) Epsilon(d Diff) (float64, error) {
+	if !(g.Gamma > 0) || math.IsInf(g.Gamma, 0) || !(g.Delta > 0 && g.Delta < 1) {
+		return 0, fmt.Errorf("%w: gamma = %v, delta = %v", ErrInput, g.Gamma, g.Delta)
+	}
+	na, err := g.NormA(d)
+	if err != nil {
+		return 0, err
+	}
+	if na == 0 {
+		return 0, nil
+	}
+	e, err := perturb.AnalyticGaussianEpsilon(1, g.Delta, math.Sqrt(g.Gamma)*na)
+	if err != nil {
+		return 0, fmt.Errorf("%w: %w", ErrInput, err)
+	}
+	return e, nil
+}
+
+// OnAverageKL returns the mean over diffs of the KL divergence between the
+// Gaussian releases N(w_hat, sigma^2 I) on Z and on each neighbour,
+// ||V||^2 / (2 sigma^2): the empirical on-average KL-privacy of the release
+// over the data set (Wang, Lei & Fienberg, On-Average KL-Privacy,
+// Definition 2; the definition takes the expectation over Z and a fresh z
+// replacing a row, and this mean over the rows of one data set with the
+// remove-one neighbours of this package is its plug-in estimate). It is
+// not an (eps, delta) guarantee.
+func OnAverageKL(diffs []Diff, sigma float64) (float64, error) {
+	if !(sigma > 0) || math.IsInf(sigma, 0) {
+		return 0, fmt.Errorf("%w: sigma = %v", ErrInput, sigma)
+	}
+	if len(diffs) == 0 {
+		return 0, fmt.Errorf("%w: no differences", ErrInput)
+	}
+	var s float64
+	for _, d := range diffs {
+		s += d.L2 * d.L2
+	}
+	return s / float64(len(diffs)) / (2 * sigma * sigma), nil
+}
+
+// WorstCaseSensitivity returns the data-independent bounds on the
+// sensitivity of the exact minimizer of J (Config) when the loss is lz
+// Lipschitz in the margin (|dl/dz| <= lz, the Euclidean norm for K > 1) on
+// the region holding the minimizers, every row has ||x|| <= kappa, and
+// lambda > 0:
+//
+//	replace-one (DP certificates): 2 lz kappa / (n lambda)
+//	remove-one or add-one (pDP):   lz kappa / (n lambda)
+//
+// J is n lambda strongly convex and the gradient of one loss term is at most
+// lz kappa; with neighbours differing in one term, strong convexity gives
+// n lambda ||w - w'|| <= ||grad of the differing terms|| (Chaudhuri,
+// Monteleoni & Sarwate 2011; Bousquet & Elisseeff 2002). The remove-one
+// bound is the largest pDP sensitivity any target can have, the "pDP for
+// all" of Wang's Figure 1 at this data-independent level.
+func WorstCaseSensitivity(lz, kappa, lambda float64, n int) (replace, remove float64, err error) {
+	for _, v := range []float64{lz, kappa, lambda} {
+		if !(v > 0) || math.IsInf(v, 0) {
+			return 0, 0, fmt.Errorf("%w: L_z = %v, kappa = %v, lambda = %v: the worst-case sensitivity needs all finite > 0", ErrInput, lz, kappa, lambda)
+		}
+	}
+	if n < 1 {
+		return 0, 0, fmt.Errorf("%w: n = %d", ErrInput, n)
+	}
+	remove = lz * kappa / (float64(n) * lambda)
+	return 2 * remove, remove, nil
+}
