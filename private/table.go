@@ -1,0 +1,215 @@
+package private
+
+import (
+	"bytes"
+	"encoding/csv"
+	"fmt"
+	"io"
+	"math"
+	"os"
+	"slices"
+	"strconv"
+	"strings"
+
+	"github.com/stabpriv/stabpriv/datasets"
+	"github.com/stabpriv/stabpriv/losses"
+)
+
+// Table is a data file as the user hands it over: a header of column names
+// and the data rows as text cells. The pipeline's guarantee is about the
+// rows of a Table: two tables are neighbours when they have the same header
+// and the same number of rows and differ in one row.
+type Table struct {
+	// Columns holds the header, one unique name per column.
+	Columns []string
+	// Rows holds the data rows; every row has len(Columns) cells.
+	Rows [][]string
+	// Source describes where the table came from (a file name), for
+	// messages and the model file.
+	Source string
+}
+
+// ReadCSV reads a table from CSV: a header row with unique, non-empty
+// column names, then the data rows, each with as many cells as the header.
+// Cells are trimmed of surrounding spaces; a UTF-8 byte order mark is
+// ignored. Only the shape is checked here: the cells are parsed by Fit
+// against the Schema. Errors wrap ErrData and give the line.
+func ReadCSV(r io.Reader, source string) (*Table, error) {
+	cr := csv.NewReader(r)
+	cr.FieldsPerRecord = -1
+	cr.TrimLeadingSpace = true
+	cr.ReuseRecord = false
+	header, err := cr.Read()
+	if err == io.EOF {
+		return nil, fmt.Errorf("%w: %s: empty file, want a header row", ErrData, source)
+	}
+	if err != nil {
+		return nil, fmt.Errorf("%w: %s: header: %w", ErrData, source, err)
+	}
+	seen := make(map[string]int, len(header))
+	for j := range header {
+		name := strings.TrimSpace(header[j])
+		if j == 0 {
+			name = strings.TrimPrefix(name, "\ufeff")
+		}
+		if name == "" {
+			return nil, fmt.Errorf("%w: %s: header: column %d has no name", ErrData, source, j+1)
+		}
+		if k, dup := seen[name]; dup {
+			return nil, fmt.Errorf("%w: %s: header: columns %d and %d are both named %q", ErrData, source, k+1, j+1, name)
+		}
+		seen[name] = j
+		header[j] = name
+	}
+	t := &Table{Columns: header, Source: source}
+	for {
+		rec, err := cr.Read()
+		if err == io.EOF {
+			break
+		}
+		if err != nil {
+			return nil, fmt.Errorf("%w: %s: %w", ErrData, source, err)
+		}
+		if len(rec) != len(header) {
+			line, _ := cr.FieldPos(0)
+			return nil, fmt.Errorf("%w: %s: line %d has %d fields, the header has %d", ErrData, source, line, len(rec), len(header))
+		}
+		for j := range rec {
+			rec[j] = strings.TrimSpace(rec[j])
+		}
+		t.Rows = append(t.Rows, rec)
+	}
+	if len(t.Rows) == 0 {
+		return nil, fmt.Errorf("%w: %s: no data rows after the header", ErrData, source)
+	}
+	return t, nil
+}
+
+// ReadCSVFile reads the CSV file at path with ReadCSV.
+func ReadCSVFile(path string) (*Table, error) {
+	if st, err := os.Stat(path); err == nil && st.IsDir() {
+		return nil, fmt.Errorf("%w: %s is a directory, not a CSV file", ErrData, path)
+	}
+	data, err := os.ReadFile(path)
+	if err != nil {
+		return nil, fmt.Errorf("private: %w", err)
+	}
+	return ReadCSV(bytes.NewReader(data), path)
+}
+
+// DefaultTable returns the embedded Wisconsin diagnostic breast cancer data
+// (569 rows, 30 features, label "diagnosis") as a Table, and its schema:
+// classes benign and malignant (+1), and the shipped public feature bounds
+// (DefaultBounds).
+func DefaultTable() (*Table, Schema, error) {
+	t, err := ReadCSV(bytes.NewReader(datasets.DefaultCSV()), "embedded Wisconsin diagnostic breast cancer data")
+	if err != nil {
+		return nil, Schema{}, err
+	}
+	return t, Schema{Label: datasets.DefaultLabel, Classes: []string{"benign", "malignant"}, Bounds: DefaultBounds()}, nil
+}
+
+// encoded is a table parsed against a schema: raw feature values, encoded
+// labels and which rows are null rows.
+type encoded struct {
+	features []string  // feature column names, in table order
+	x        []float64 // n x d raw features, row-major
+	y        []float64
+	null     []bool // rows whose label is not declared (or not a number)
+	n, d     int
+}
+
+// encode parses the table against the schema. Feature cells must be finite
+// numbers (the domain of the guarantee is well-formed files: a malformed
+// cell is an error that names its line). A label outside the declared
+// classes (classification) or not a finite number (regression) makes the
+// row a null row; a regression label is clamped to the label bound.
+func encode(t *Table, s Schema, task losses.Task) (*encoded, error) {
+	if t == nil || len(t.Columns) == 0 {
+		return nil, fmt.Errorf("%w: no table", ErrData)
+	}
+	label := slices.Index(t.Columns, s.Label)
+	if label < 0 {
+		return nil, fmt.Errorf("%w: no label column %q; the columns are %s", ErrSchema, s.Label, strings.Join(t.Columns, ", "))
+	}
+	if len(t.Columns) < 2 {
+		return nil, fmt.Errorf("%w: no feature column besides the label %q", ErrSchema, s.Label)
+	}
+	e := &encoded{n: len(t.Rows), d: len(t.Columns) - 1}
+	for j, c := range t.Columns {
+		if j != label {
+			e.features = append(e.features, c)
+		}
+	}
+	if len(t.Rows) == 0 {
+		return nil, fmt.Errorf("%w: %s: no data rows", ErrData, t.Source)
+	}
+	index := make(map[string]float64, len(s.Classes))
+	for k, c := range s.Classes {
+		switch {
+		case task == losses.Multiclass:
+			index[c] = float64(k)
+		case k == 0:
+			index[c] = -1
+		default:
+			index[c] = 1
+		}
+	}
+	e.x = make([]float64, 0, e.n*e.d)
+	e.y = make([]float64, e.n)
+	e.null = make([]bool, e.n)
+	for i, row := range t.Rows {
+		if len(row) != len(t.Columns) {
+			return nil, fmt.Errorf("%w: %s: data row %d has %d cells, the header has %d", ErrData, t.Source, i+1, len(row), len(t.Columns))
+		}
+		for j, cell := range row {
+			if j == label {
+				continue
+			}
+			v, err := strconv.ParseFloat(cell, 64)
+			if err != nil || math.IsNaN(v) || math.IsInf(v, 0) {
+				return nil, fmt.Errorf("%w: %s: data row %d, column %q: %q is not a finite number", ErrData, t.Source, i+1, t.Columns[j], cell)
+			}
+			e.x = append(e.x, v)
+		}
+		cell := row[label]
+		if task == losses.Regression {
+			v, err := strconv.ParseFloat(cell, 64)
+			if err != nil || math.IsNaN(v) || math.IsInf(v, 0) {
+				e.null[i] = true
+				continue
+			}
+			if b := s.LabelBound; b > 0 {
+				v = math.Max(-b, math.Min(b, v))
+			}
+			e.y[i] = v
+			continue
+		}
+		v, ok := index[cell]
+		if !ok {
+			e.null[i] = true
+			if task == losses.Binary {
+				v = -1
+			}
+		}
+		e.y[i] = v
+	}
+	return e, nil
+}
+
+// observedClasses returns the distinct labels of the rows, sorted as
+// datasets sorts class names. It reads the data: only a non-private run may
+// call it.
+func observedClasses(t *Table, label string) []string {
+	j := slices.Index(t.Columns, label)
+	set := make(map[string]bool)
+	for _, r := range t.Rows {
+		set[r[j]] = true
+	}
+	out := make([]string, 0, len(set))
+	for c := range set {
+		out = append(out, c)
+	}
+	datasets.SortClassNames(out)
+	return out
+}
