@@ -139,17 +139,19 @@ func secureGammaNote(dim int, l2, eps float64) string {
 // every random bit read from r (crypto/rand for the secure source). See the
 // comment at the top of this file for the mechanism and the proof.
 func addGammaNormSecure(w []float64, l2, eps float64, r io.Reader) error {
-	return addGammaNormExact(w, l2, eps, r, 64)
+	return addGammaNormExact(w, l2, eps, r, 64, gammaLatticeBits)
 }
 
 // addGammaNormExact is addGammaNormSecure with the first pass at p0 >= 1
-// bits of every fraction (tests use a small p0 to exercise the
+// bits of every fraction and the lattice step 2^-latticeBits times that of
+// gammaLattice (tests use a small p0 or a fine lattice to exercise the
 // refinement).
-func addGammaNormExact(w []float64, l2, eps float64, r io.Reader, p0 int) (err error) {
+func addGammaNormExact(w []float64, l2, eps float64, r io.Reader, p0, latticeBits int) (err error) {
 	le, err := gammaLattice(l2, eps)
 	if err != nil {
 		return err
 	}
+	le -= latticeBits - gammaLatticeBits
 	for i, v := range w {
 		if math.IsNaN(v) || math.IsInf(v, 0) {
 			return fmt.Errorf("%w: weight %d is %v", ErrModel, i, v)
