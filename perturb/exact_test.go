@@ -72,7 +72,7 @@ func checkChiSquare(t *testing.T, what string, counts []int, p, wrong []float64)
 // wrong lies in it.
 func checkRate(t *testing.T, what string, k, n int, p, wrong float64) {
 	t.Helper()
-	lo, hi := clopperPearson(k, n, exactAlpha)
+	lo, hi := bisectCP(k, n, exactAlpha)
 	if p < lo || p > hi {
 		t.Errorf("%s: %d of %d, interval [%v, %v] excludes %v", what, k, n, lo, hi, p)
 	}
