@@ -15,13 +15,14 @@ func handRun() *trainer.Run {
 		Loss: "logistic", Task: "binary", N: 100, D: 4, K: 1,
 		Kappa: 1, Lz: 1, Sz: 0.25, L: 1, BetaS: 0.25, Convex: true,
 		Schedule: trainer.Constant.String(), Eta: 0.5,
-		Passes: 5, Batch: 1, Stats: trainer.Stats{PassesDone: 5}, Dropout: 1,
+		Passes: 5, Batch: 1, Dropout: 1,
 	}
 	return fillSteps(r)
 }
 
-// fillSteps recomputes StepsPerPass, PassMaxStep and PassMinStep from the
-// schedule, as the trainer does (t counts minibatch steps from 1).
+// fillSteps recomputes StepsPerPass, PassMaxStep and PassMinStep for the
+// Passes asked for from the schedule, as the trainer does (t counts
+// minibatch steps from 1).
 func fillSteps(r *trainer.Run) *trainer.Run {
 	r.Mu = r.Lambda * (1 - r.L1Ratio)
 	r.StepsPerPass = (r.N + r.Batch - 1) / r.Batch
@@ -35,8 +36,8 @@ func fillSteps(r *trainer.Run) *trainer.Run {
 		return r.Eta
 	}
 	r.Eta = eta(1)
-	r.PassMaxStep = make([]float64, r.Stats.PassesDone)
-	r.PassMinStep = make([]float64, r.Stats.PassesDone)
+	r.PassMaxStep = make([]float64, r.Passes)
+	r.PassMinStep = make([]float64, r.Passes)
 	for j := range r.PassMaxStep {
 		r.PassMaxStep[j] = eta(j*r.StepsPerPass + 1)
 		r.PassMinStep[j] = eta((j + 1) * r.StepsPerPass)
@@ -46,4 +47,13 @@ func fillSteps(r *trainer.Run) *trainer.Run {
 
 func relClose(a, b, tol float64) bool {
 	return math.Abs(a-b) <= tol*math.Max(math.Abs(a), math.Abs(b))
+}
+
+// fullBatch turns r into a full-batch (b = n) run of passes passes with the
+// constant default step 1/(beta_s + mu), the setting of RouteERM.
+func fullBatch(r *trainer.Run, passes int) *trainer.Run {
+	r.Batch, r.Passes, r.Schedule = r.N, passes, trainer.Constant.String()
+	r.Mu = r.Lambda * (1 - r.L1Ratio)
+	r.Eta = 1 / (r.BetaS + r.Mu)
+	return fillSteps(r)
 }

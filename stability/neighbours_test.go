@@ -100,10 +100,11 @@ func otherLabel(loss losses.Loss, y float64, classes int) float64 {
 }
 
 // neighbours returns at least 50 neighbours of (X, y): for several indices i
-// (the highest-loss example under w among them) a flipped label, -x_i, a
-// max-norm point along the weight direction with either label, a copy of the
-// highest-loss example, the point -x_j of another example with either label,
-// and random points of random norm and label.
+// (the highest-loss example under w, the first and the last among them) a
+// flipped label, -x_i, a max-norm point along the weight direction with
+// either label, the all-zero row, a copy of the highest-loss example, the
+// point -x_j of another example with either label, and random points of
+// random norm and label.
 func neighbours(seed uint64, X *mat.Dense, y []float64, w *trainer.Model, loss losses.Loss, classes int, kappa float64) []neighbour {
 	n, d := X.Dims()
 	r := rand.New(rand.NewPCG(seed, 11))
@@ -141,7 +142,7 @@ func neighbours(seed uint64, X *mat.Dense, y []float64, w *trainer.Model, loss l
 		return 2*r.Float64() - 1
 	}
 	var out []neighbour
-	idx := []int{hi, 0, 1 + r.IntN(n-1), 1 + r.IntN(n-1), 1 + r.IntN(n-1), 1 + r.IntN(n-1)}
+	idx := []int{hi, 0, n - 1, 1 + r.IntN(n-1), 1 + r.IntN(n-1), 1 + r.IntN(n-1)}
 	for _, i := range idx {
 		xi := append([]float64(nil), X.RawRowView(i)...)
 		j := (i + 1 + r.IntN(n-1)) % n
@@ -154,6 +155,7 @@ func neighbours(seed uint64, X *mat.Dense, y []float64, w *trainer.Model, loss l
 			neighbour{"-along w", i, neg(dirW), y[i]},
 			neighbour{"-x of another", i, neg(xj), y[j]},
 			neighbour{"-x of another, other label", i, neg(xj), otherLabel(loss, y[j], classes)},
+			neighbour{"zero row", i, make([]float64, d), randLabel()},
 		)
 		if i != hi {
 			out = append(out, neighbour{"copy of highest loss", i, append([]float64(nil), X.RawRowView(hi)...), y[hi]})
@@ -219,9 +221,10 @@ type outcome struct {
 	ratio    map[RouteID]float64
 }
 
-// runScenario trains on S and on its neighbours and returns the outcome.
-// Neighbours whose run did not converge, for a scenario with a tolerance,
-// are not releasable and are left out (and counted).
+// runScenario trains on S and on its neighbours and returns the outcome. A
+// realized distance above a route's Delta, by any amount, is an error: the
+// routes that need an allowance for rounding carry it in their Delta
+// (RoundingSlack).
 func runScenario(t *testing.T, sc scenario) outcome {
 	t.Helper()
 	ctx := context.Background()
@@ -245,9 +248,6 @@ func runScenario(t *testing.T, sc scenario) outcome {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if cfg.Tolerance > 0 && !run.Stats.Converged {
-		t.Fatalf("S did not converge: grad norm %v > %v after %d passes", run.Stats.GradNorm, cfg.Tolerance, run.Stats.PassesDone)
-	}
 	rep, err := Analyze(run)
 	if err != nil {
 		t.Fatal(err)
@@ -262,16 +262,11 @@ func runScenario(t *testing.T, sc scenario) outcome {
 	if len(nbs) < 50 {
 		t.Fatalf("only %d neighbours", len(nbs))
 	}
-	skipped := 0
 	for _, nb := range nbs {
 		X2, y2 := replaced(X, y, nb)
-		m2, run2, err := tr.Train(ctx, X2, y2)
+		m2, _, err := tr.Train(ctx, X2, y2)
 		if err != nil {
 			t.Fatalf("neighbour %s of %d: %v", nb.kind, nb.i, err)
-		}
-		if cfg.Tolerance > 0 && !run2.Stats.Converged {
-			skipped++
-			continue
 		}
 		dd := dist(m.W, m2.W)
 		out.realized = append(out.realized, dd)
@@ -283,14 +278,11 @@ func runScenario(t *testing.T, sc scenario) outcome {
 			if r := dd / e.Delta; r > out.ratio[e.Route] {
 				out.ratio[e.Route] = r
 			}
-			if dd > e.Delta*(1+1e-9) {
-				t.Errorf("%s: neighbour %s of example %d: ||w_S - w_S'|| = %.6g exceeds route %v's Delta = %.6g",
-					sc.name, nb.kind, nb.i, dd, e.Route, e.Delta)
+			if dd > e.Delta {
+				t.Errorf("%s: neighbour %s of example %d: ||w_S - w_S'|| = %.17g exceeds route %v's Delta = %.17g (relative excess %.3g)",
+					sc.name, nb.kind, nb.i, dd, e.Route, e.Delta, dd/e.Delta-1)
 			}
 		}
-	}
-	if skipped > len(nbs)/10 {
-		t.Errorf("%d of %d neighbours did not converge", skipped, len(nbs))
 	}
 	return out
 }
@@ -309,7 +301,7 @@ func record(name string, o outcome) {
 		}
 	}
 	ratios.Lock()
-	ratios.lines = append(ratios.lines, fmt.Sprintf("%-34s %s", name, strings.Join(parts, ", ")))
+	ratios.lines = append(ratios.lines, fmt.Sprintf("%-44s %s", name, strings.Join(parts, ", ")))
 	ratios.Unlock()
 }
 
@@ -382,40 +374,6 @@ func testNeighboursSGD(t *testing.T) {
 	}
 }
 
-func testNeighboursERM(t *testing.T) {
-	erm := []RouteID{RouteERM, RouteTheorem7}
-	scenarios := []scenario{
-		// Full-batch steps (b = n) converge linearly to the tolerance.
-		{name: "erm logistic", n: 100, d: 4, routes: erm,
-			cfg: trainer.Config{Loss: losses.Logistic{}, Reg: regularizers.L2(0.1), Batch: 100, Passes: 4000, Tolerance: 1e-7, Seed: 21}},
-		{name: "erm elastic net", n: 80, d: 4, routes: erm,
-			cfg: trainer.Config{Loss: losses.Logistic{}, Reg: regularizers.ElasticNet{Lambda: 0.2, L1Ratio: 0.3}, Batch: 80, Passes: 4000, Tolerance: 1e-7, Seed: 22}},
-		{name: "erm huber-hinge", n: 100, d: 4, routes: erm,
-			cfg: trainer.Config{Loss: huberHinge(0.5), Reg: regularizers.L2(0.2), Batch: 100, Passes: 4000, Tolerance: 1e-7, Seed: 23}},
-		// Minibatch SGD with decreasing steps, to a looser tolerance.
-		{name: "erm sgd decreasing steps", n: 60, d: 3, routes: erm,
-			cfg: trainer.Config{Loss: losses.Logistic{}, Reg: regularizers.L2(0.5), Schedule: trainer.BoundedInverseT, Batch: 30, Passes: 3000, Tolerance: 2e-3, Seed: 24}},
-		// Squared loss: its constants hold on ||w|| <= R, and R >= L/mu = (R+B)/mu
-		// keeps every minimizer inside the ball.
-		{name: "erm squared", n: 80, d: 4, routes: erm,
-			cfg: trainer.Config{Loss: losses.Squared{}, LabelBound: 1, Radius: 1, Reg: regularizers.L2(2.5), Batch: 80, Eta: 0.25, Passes: 4000, Tolerance: 1e-7, Seed: 26}},
-		{name: "erm softmax", n: 90, d: 4, routes: erm,
-			cfg: trainer.Config{Loss: losses.Softmax{}, Classes: 3, Reg: regularizers.L2(0.2), Batch: 90, Passes: 4000, Tolerance: 1e-7, Seed: 25}},
-	}
-	for _, sc := range scenarios {
-		t.Run(sc.name, func(t *testing.T) {
-			t.Parallel()
-			o := runScenario(t, sc)
-			for _, id := range []RouteID{RouteConvexSGD, RouteStronglyConvexSGD} {
-				if e, _ := o.rep.Lookup(id); e.Applies {
-					t.Errorf("route %v applies to a run with a data-dependent stop", id)
-				}
-			}
-			record(sc.name, o)
-		})
-	}
-}
-
 // TestNeighbours runs every scenario and logs the largest realized/claimed
 // ratio per route (go test -v -run Neighbours shows it).
 func TestNeighbours(t *testing.T) {
@@ -446,7 +404,8 @@ func randomLabels(seed uint64, n, d int) func() (*mat.Dense, []float64) {
 
 // TestNeighboursHaveTeeth shows that the neighbour tests can fail: on
 // settings where the bounds are nearly attained, some neighbour exceeds half
-// of each route's Delta, and, for the decreasing steps eta_t = min(1/beta,
+// of each route's Delta (route 1 and, for b = n, route 4: 0.99 of it, so a
+// route 1 that dropped the factor 2 of 2L/(mu n) fails), and, for the decreasing steps eta_t = min(1/beta,
 // 1/(mu t)), the variant 2L/(mu n b) is exceeded by a factor of almost b
 // while 2L/(mu n) holds (DecreasingStepDelta).
 func TestNeighboursHaveTeeth(t *testing.T) {
@@ -465,7 +424,9 @@ func TestNeighboursHaveTeeth(t *testing.T) {
 		{scenario{name: "teeth strongly convex", n: 100, d: 4, dataSet: randomLabels(34, 100, 4),
 			cfg: trainer.Config{Loss: hh, Reg: regularizers.L2(0.1), Eta: 0.01, Passes: 3, Seed: 34}}, RouteStronglyConvexSGD, 0.6},
 		{scenario{name: "teeth erm", n: 100, d: 4, dataSet: randomLabels(35, 100, 4),
-			cfg: trainer.Config{Loss: hh, Reg: regularizers.L2(1), Batch: 100, Passes: 2000, Tolerance: 1e-8, Seed: 35}}, RouteERM, 0.9},
+			cfg: fullBatchConfig(trainer.Config{Loss: hh, Reg: regularizers.L2(1), Seed: 35}, 100, 1e-6)}, RouteERM, 0.99},
+		{scenario{name: "teeth erm, route 4", n: 100, d: 4, dataSet: randomLabels(35, 100, 4),
+			cfg: fullBatchConfig(trainer.Config{Loss: hh, Reg: regularizers.L2(1), Seed: 35}, 100, 1e-6)}, RouteStronglyConvexSGD, 0.99},
 	}
 	for _, tc := range tests {
 		t.Run(tc.sc.name, func(t *testing.T) {

@@ -4,47 +4,70 @@ import (
 	"encoding/json"
 	"reflect"
 	"testing"
+	"time"
+
+	"github.com/stabpriv/stabpriv/trainer"
 )
 
-// TestReportPublishesNoDataStatistics checks that a report on a run whose
-// tolerance chose the stopping pass does not depend on what the data
-// decided: two runs that stopped after different numbers of passes, with
-// different gradient norms, give the same report. (A report is written
-// into private model files; the certificate withholds these statistics, and
-// the report must not publish them either.)
+// TestReportPublishesNoDataStatistics checks that a report depends on the
+// constants of a run only: records that differ only in their Stats (passes
+// done, gradient norm, convergence, objective, clipped rows, time) give the
+// same report, for a tolerance run (which every route refuses, whether it
+// converged or not) and for a full-batch run of route 1 (which no longer
+// asks whether the run converged). A report is written into private model
+// files; the certificate withholds these statistics, and the report must
+// not publish them, nor let them decide whether a release happens.
 func TestReportPublishesNoDataStatistics(t *testing.T) {
-	run := func(done int, grad float64, converged bool) []byte {
-		r := handRun()
-		r.Lambda, r.Passes, r.Stats.PassesDone, r.Tolerance = 0.1, 8, done, 1e-3
-		r.Stats.GradNorm, r.Stats.Converged = grad, converged
-		fillSteps(r)
-		rep, err := Analyze(r)
-		if err != nil {
-			t.Fatal(err)
-		}
-		b, err := json.Marshal(rep)
-		if err != nil {
-			t.Fatal(err)
-		}
-		return b
+	stats := []trainer.Stats{
+		{PassesDone: 3, GradNorm: 4e-4, Converged: true, Objective: 0.3, ClippedRows: 2, Duration: time.Second},
+		{PassesDone: 8, GradNorm: 7.07e-3, Converged: false, Objective: 0.5},
+		{PassesDone: 6, GradNorm: 9e-4, Converged: true, Objective: 0.1, ClippedRows: 40},
+		{},
 	}
 	for _, c := range []struct {
-		name      string
-		converged bool
-	}{{"converged", true}, {"not converged", false}} {
-		a, b := run(3, 4e-4, c.converged), run(8, 7.07e-3, c.converged)
-		if c.converged {
-			b = run(6, 9e-4, true)
-		}
-		var ra, rb any
-		if err := json.Unmarshal(a, &ra); err != nil {
-			t.Fatal(err)
-		}
-		if err := json.Unmarshal(b, &rb); err != nil {
-			t.Fatal(err)
-		}
-		if !reflect.DeepEqual(ra, rb) {
-			t.Errorf("%s: the report depends on the passes done or the gradient norm:\n%s\n%s", c.name, a, b)
+		name string
+		run  func() *trainer.Run
+	}{
+		{"tolerance", func() *trainer.Run {
+			r := handRun()
+			r.Lambda, r.Tolerance = 0.1, 1e-3
+			return fullBatch(r, 8)
+		}},
+		{"full batch", func() *trainer.Run {
+			r := handRun()
+			r.Lambda = 0.1
+			return fullBatch(r, 8)
+		}},
+	} {
+		var first any
+		for i, st := range stats {
+			r := c.run()
+			r.Stats = st
+			rep, err := Analyze(r)
+			if err != nil {
+				t.Fatal(err)
+			}
+			b, err := json.Marshal(rep)
+			if err != nil {
+				t.Fatal(err)
+			}
+			var v any
+			if err := json.Unmarshal(b, &v); err != nil {
+				t.Fatal(err)
+			}
+			if i == 0 {
+				first = v
+				if c.name == "tolerance" && rep.Chosen != 0 {
+					t.Errorf("tolerance run: route %v chosen, want none", rep.Chosen)
+				}
+				if e, _ := rep.Lookup(RouteERM); c.name == "full batch" && !e.Applies {
+					t.Errorf("full-batch run: route 1 does not apply: %s", e.Reason)
+				}
+				continue
+			}
+			if !reflect.DeepEqual(first, v) {
+				t.Errorf("%s: the report depends on the statistics %+v:\n%s", c.name, st, b)
+			}
 		}
 	}
 }

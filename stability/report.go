@@ -2,6 +2,7 @@ package stability
 
 import (
 	"errors"
+	"fmt"
 	"math"
 
 	"github.com/stabpriv/stabpriv/trainer"
@@ -132,10 +133,12 @@ func Analyze(run *trainer.Run) (*Report, error) {
 	switch rep.Chosen {
 	case RouteERM, RouteTheorem7:
 		rep.Assumptions = append(rep.Assumptions,
-			"Remark 8: the tolerance was fixed before seeing the data, and the bound assumes it is met on every neighbour; a run that does not reach it is not released, and that refusal depends on the data: whether a release happens at all is not covered by the claim (the SGD routes, whose bound does not need convergence, avoid this)")
+			"Remark 8: the weights are the last iterate of a number of full-batch proximal gradient passes fixed in advance, whose distance to the minimizer is bounded from the settings alone ((1 - eta mu)^k L/mu); the release does not depend on whether the run converged",
+			fmt.Sprintf("the bound is the exact-arithmetic value times (1 + %g), an allowance for float64 rounding", RoundingSlack))
 	case RouteConvexSGD, RouteStronglyConvexSGD:
 		rep.Assumptions = append(rep.Assumptions,
-			"the number of steps is fixed in advance and neighbouring runs share the permutations and dropout masks (same seed)")
+			"the number of steps is fixed in advance and neighbouring runs share the permutations and dropout masks (same seed)",
+			fmt.Sprintf("the bound is the exact-arithmetic value times (1 + %g), an allowance for float64 rounding", RoundingSlack))
 	}
 	return rep, nil
 }
@@ -175,7 +178,7 @@ func checkRun(run *trainer.Run) (*checked, error) {
 		return nil, invalid("steps per pass = %d, but ceil(n/b) = %d", run.StepsPerPass, m)
 	}
 	// The step records are constants of the run (the schedule fixes them);
-	// the analysis never reads the statistics in run.Stats.
+	// the analysis never reads the statistics of the data (Run.Stats).
 	if done := len(run.PassMaxStep); done > run.Passes && run.Passes > 0 || run.PassMinStep != nil && len(run.PassMinStep) != done {
 		return nil, invalid("%d passes asked for, but %d max and %d min steps recorded", run.Passes, done, len(run.PassMaxStep))
 	}
@@ -236,8 +239,11 @@ func (c *checked) ok(e *Route, delta float64) Route {
 	return *e
 }
 
-// ermConditions checks what routes 1 and 2 share: an objective with a
-// unique minimizer, reached within a tolerance fixed in advance.
+// ermConditions checks what routes 1 and 2 share: the run is full-batch
+// proximal gradient descent with a constant step, a fixed number of passes
+// and the last iterate returned, so that ProxGDConvergence bounds its
+// distance to the minimizer of the (clipped) objective on every data set.
+// Every reason names settings only.
 func (c *checked) ermConditions(id RouteID) error {
 	r := c.run
 	if why := c.outside(); why != "" {
@@ -246,13 +252,35 @@ func (c *checked) ermConditions(id RouteID) error {
 	if r.Mu == 0 {
 		return notApplicable(id, "mu = lambda*(1-l1 ratio) = 0: the objective is not strongly convex")
 	}
-	if r.Tolerance == 0 {
-		return notApplicable(id, "no convergence tolerance fixed in advance: an SGD iterate is not the exact minimizer (Remark 8 needs one)")
+	if r.Tolerance > 0 {
+		return notApplicable(id, "a tolerance (%.3g) stops training at a data-dependent pass: no route certifies such a run; fix the passes in advance (ProxGDPasses) and set no tolerance", r.Tolerance)
 	}
-	if !r.Stats.Converged {
-		// The gradient norm reached is a statistic of the data: the
-		// reason names only the settings.
-		return notApplicable(id, "not converged: the gradient norm did not reach the tolerance %.3g within %d passes", r.Tolerance, r.Passes)
+	if r.Batch != r.N {
+		return notApplicable(id, "minibatch %d < n = %d: the distance to the minimizer is bounded for full-batch passes (b = n) only", r.Batch, r.N)
+	}
+	if r.Schedule != trainer.Constant.String() {
+		return notApplicable(id, "schedule %s: the convergence bound needs a constant step", r.Schedule)
+	}
+	if r.Average {
+		return notApplicable(id, "iterate averaging: the convergence bound covers the last iterate only")
+	}
+	if c.s < 1 {
+		return notApplicable(id, "s-dropout (s = %g) draws new masks every pass: the passes do not iterate one map with a fixed minimizer", c.s)
+	}
+	if c.clipErr != "" {
+		return notApplicable(id, "%s", c.clipErr)
+	}
+	if r.Passes < 1 || len(r.PassMaxStep) != r.Passes {
+		return notApplicable(id, "%d passes asked for, %d recorded: the run must do a fixed number of passes", r.Passes, len(r.PassMaxStep))
+	}
+	limit := 1 / (c.eff.BetaS + r.Mu)
+	for j, hi := range r.PassMaxStep {
+		if !near(hi, r.Eta) {
+			return notApplicable(id, "step %.6g in pass %d differs from the constant step %.6g", hi, j, r.Eta)
+		}
+	}
+	if r.Eta <= 0 || r.Eta > limit*(1+1e-12) {
+		return notApplicable(id, "step %.6g exceeds 1/(beta_s + mu) = %.6g: the contraction bound needs a smaller step", r.Eta, limit)
 	}
 	if r.Radius > 0 && r.Radius < r.L/r.Mu {
 		return notApplicable(id, "projection radius %.4g < L/mu = %.4g: the unconstrained minimizer of a neighbour may lie outside the ball where the loss constants hold", r.Radius, r.L/r.Mu)
@@ -266,16 +294,35 @@ const (
 	citeSGD = "Wu et al. 2017, Bolt-on Differential Privacy; Hardt, Recht & Singer 2016, growth recursion"
 )
 
-// erm is route 1 with the Remark 8 slack. It uses the L of the unclipped,
-// unmasked loss: the tolerance is checked on F_S itself, so the returned
-// weights are near the minimizer of F_S, whatever the knobs did on the way.
+// deltaConv returns delta_conv(k) = (1 - eta mu)^k L_eff/mu for the run's
+// settings, and whether it can be evaluated (mu > 0, a constant step with
+// 0 <= 1 - eta mu < 1, k >= 1). L_eff = min(G, L) with clipping (K = 1):
+// the full-batch passes minimize the clipped objective.
+func (c *checked) deltaConv() (float64, bool) {
+	r := c.run
+	if r.Mu <= 0 || r.Schedule != trainer.Constant.String() || r.Passes < 1 {
+		return 0, false
+	}
+	if q := 1 - r.Eta*r.Mu; r.Eta <= 0 || q < 0 || q >= 1 {
+		return 0, false
+	}
+	return proxGDConv(c.eff.L, r.Mu, r.Eta, r.Passes), true
+}
+
+// erm is route 1 with the Remark 8 term of full-batch proximal gradient
+// descent: (1 + RoundingSlack) (2 L_eff/(n mu) + 2 delta_conv(k)). L_eff =
+// min(G, L) is the Lipschitz constant of the (clipped) loss whose objective
+// the passes minimize. Only settings enter: the report is the same for every
+// data set, and so is the decision to release.
 func (c *checked) erm() Route {
 	e := entry(RouteERM, citeERM)
 	r := c.run
-	e.Formula = "2L/(n mu) + 2 tol/mu"
-	if d, err := ERMDelta(r.L, r.Mu, r.N); err == nil {
-		if d2, err := Remark8Delta(d, r.Tolerance, r.Mu); err == nil {
-			e.Nominal = d2
+	e.Formula = "(1 + slack) (2L/(n mu) + 2 delta_conv(k)), delta_conv(k) = (1 - eta mu)^k L/mu, L = min(G, L); full-batch prox-GD, k fixed passes"
+	if dc, ok := c.deltaConv(); ok {
+		if d, err := ERMDelta(c.eff.L, r.Mu, r.N); err == nil {
+			if d2, err := Remark8Delta(d, dc); err == nil {
+				e.Nominal = (1 + RoundingSlack) * d2
+			}
 		}
 	}
 	nominal := e.Nominal
@@ -288,16 +335,22 @@ func (c *checked) erm() Route {
 // theorem7 is route 2 fed with the stability of the exact minimizer in the
 // regularized loss l + R: beta = (L + L_R) * 2L/(n mu), where L_R = L +
 // lambda*alpha*sqrt(K d) is the Lipschitz constant of R on the ball
-// ||w|| <= L/mu that holds every minimizer.
+// ||w|| <= L/mu that holds every minimizer (L = L_eff, the loss whose
+// objective the passes minimize), plus the Remark 8 term of route 1. It is
+// always looser than route 1 (Theorem7Delta), so it is listed, never chosen
+// over it.
 func (c *checked) theorem7() Route {
 	e := entry(RouteTheorem7, citeT7)
 	r := c.run
-	e.Formula = "sqrt(2 beta_{l+R}/mu) + 2 tol/mu, beta_{l+R} = (2L + lambda alpha sqrt(Kd)) 2L/(n mu)"
-	if d, err := ERMDelta(r.L, r.Mu, r.N); err == nil {
-		lr := r.L + r.Lambda*r.L1Ratio*math.Sqrt(float64(r.K*r.D))
-		if t, err := Theorem7Delta((r.L+lr)*d, r.Mu); err == nil {
-			if t2, err := Remark8Delta(t, r.Tolerance, r.Mu); err == nil {
-				e.Nominal = t2
+	e.Formula = "(1 + slack) (sqrt(2 beta_{l+R}/mu) + 2 delta_conv(k)), beta_{l+R} = (2L + lambda alpha sqrt(Kd)) 2L/(n mu), L = min(G, L)"
+	if dc, ok := c.deltaConv(); ok {
+		L := c.eff.L
+		if d, err := ERMDelta(L, r.Mu, r.N); err == nil {
+			lr := L + r.Lambda*r.L1Ratio*math.Sqrt(float64(r.K*r.D))
+			if t, err := Theorem7Delta((L+lr)*d, r.Mu); err == nil {
+				if t2, err := Remark8Delta(t, dc); err == nil {
+					e.Nominal = (1 + RoundingSlack) * t2
+				}
 			}
 		}
 	}
@@ -318,7 +371,7 @@ func (c *checked) sgdConditions(id RouteID) error {
 		return notApplicable(id, "%s", c.clipErr)
 	}
 	if r.Tolerance > 0 {
-		return notApplicable(id, "training stops at a data-dependent pass (tolerance %.3g): the growth recursion couples runs of the same length only", r.Tolerance)
+		return notApplicable(id, "a tolerance (%.3g) stops training at a data-dependent pass: the growth recursion couples runs of the same length only", r.Tolerance)
 	}
 	if len(r.PassMaxStep) < 1 {
 		return notApplicable(id, "no pass was run")
@@ -418,7 +471,7 @@ func (c *checked) recursion(strong bool) (last, mean float64) {
 }
 
 // sgd evaluates route 3 or 4 from the recursion, after the shared checks
-// and the step-size condition limit.
+// and the step-size condition limit, times 1 + RoundingSlack.
 func (c *checked) sgd(e *Route, strong bool, limit float64, cond string) Route {
 	r := c.run
 	unit := 2 * c.eff.L / float64(r.Batch)
@@ -428,9 +481,9 @@ func (c *checked) sgd(e *Route, strong bool, limit float64, cond string) Route {
 	if r.Tolerance == 0 && len(r.PassMaxStep) >= 1 && len(r.PassMaxStep) == len(r.PassMaxStep) {
 		last, mean := c.recursion(strong)
 		if r.Average {
-			e.Nominal = unit * mean
+			e.Nominal = (1 + RoundingSlack) * unit * mean
 		} else {
-			e.Nominal = unit * last
+			e.Nominal = (1 + RoundingSlack) * unit * last
 		}
 	}
 	nominal := e.Nominal
