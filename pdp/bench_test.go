@@ -1,0 +1,75 @@
+package pdp
+
+import (
+	"testing"
+
+	"github.com/stabpriv/stabpriv/losses"
+	"github.com/stabpriv/stabpriv/perturb"
+)
+
+// benchAnalysis returns the analysis of a logistic problem of n rows and d
+// features (synthetic, rows in the unit ball, the last feature a bias).
+func benchAnalysis(b *testing.B, n, d int) *Analysis {
+	b.Helper()
+	x, y := synth(n, d, losses.Logistic{}, 0, 1)
+	a, err := New(x, y, Config{Loss: losses.Logistic{}, Lambda: 1e-4})
+	if err != nil {
+		b.Fatal(err)
+	}
+	return a
+}
+
+// benchOneStep times the one-step pDP of every row: sensitivities and the
+// analytic Gaussian epsilon of each.
+func benchOneStep(b *testing.B, n, d int) {
+	a := benchAnalysis(b, n, d)
+	m, err := NewMechanism(perturb.AnalyticGaussian, 0.05, 1e-6)
+	if err != nil {
+		b.Fatal(err)
+	}
+	b.ResetTimer()
+	for i := 0; i < b.N; i++ {
+		diffs, err := a.RemoveAll()
+		if err != nil {
+			b.Fatal(err)
+		}
+		if _, err := m.Epsilons(diffs); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
+
+// benchExact times the exact refinement of the k most exposed rows.
+func benchExact(b *testing.B, n, d, k int) {
+	a := benchAnalysis(b, n, d)
+	diffs, err := a.RemoveAll()
+	if err != nil {
+		b.Fatal(err)
+	}
+	b.ResetTimer()
+	for i := 0; i < b.N; i++ {
+		cp := append([]Diff(nil), diffs...)
+		if _, err := a.RefineTop(cp, k); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
+
+// benchSolve times the exact ERM solve and the factorization.
+func benchSolve(b *testing.B, n, d int) {
+	x, y := synth(n, d, losses.Logistic{}, 0, 1)
+	b.ResetTimer()
+	for i := 0; i < b.N; i++ {
+		if _, err := New(x, y, Config{Loss: losses.Logistic{}, Lambda: 1e-4}); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
+
+// Adult-sized: 36,178 training rows (80% of 45,222), d = 33.
+const adultN, adultD = 36178, 33
+
+func BenchmarkOneStepAdult(b *testing.B)     { benchOneStep(b, adultN, adultD) }
+func BenchmarkExactTop100Adult(b *testing.B) { benchExact(b, adultN, adultD, 100) }
+func BenchmarkSolveAdult(b *testing.B)       { benchSolve(b, adultN, adultD) }
+func BenchmarkOneStep5k(b *testing.B)        { benchOneStep(b, 5000, adultD) }
