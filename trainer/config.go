@@ -137,9 +137,12 @@ type Config struct {
 	Average bool
 	// Tolerance, when positive, stops training after the first pass at whose
 	// end the minimum-norm subgradient of the full objective has norm
-	// <= Tolerance; the Run record says whether it was reached. It is fixed in
-	// advance, so it may back the delta_conv = Tolerance/mu bound of Remark 8.
-	// Zero means run all passes.
+	// <= Tolerance; Run.Stats says whether it was reached. It is for
+	// non-private use: the pass at which it stops, and whether it stops at
+	// all, depend on the data, so no route of the stability package
+	// certifies a run with a tolerance. For the exact-minimizer route (Remark
+	// 8) fix the number of full-batch passes in advance instead, Batch = n
+	// and Passes = stability.ProxGDPasses(...). Zero means run all passes.
 	Tolerance float64
 
 	// Seed seeds the permutations and the dropout masks.

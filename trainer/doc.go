@@ -49,8 +49,12 @@
 // function. Passes (k), Batch (b), Clip (G), Dropout (s), Radius (R), Average
 // and Tolerance are documented on Config with their zero values. A positive
 // Tolerance stops training after the first pass whose end point has a
-// minimum-norm subgradient of F_S of norm <= Tolerance; being fixed in
-// advance it may back a delta_conv bound.
+// minimum-norm subgradient of F_S of norm <= Tolerance. That stop depends on
+// the data, so a tolerance run is for non-private use only: no stability
+// route certifies it. Full-batch passes (Batch = n, constant step) are
+// proximal gradient descent, whose distance to the minimizer after k passes
+// is bounded from the settings alone; the stability package's exact-minimizer
+// route uses that, with k fixed in advance (stability.ProxGDPasses).
 //
 // # Engines
 //
