@@ -20,7 +20,7 @@ import (
 // gamma.
 //
 // A continuous deviate is returned as an integer part and a lazily drawn
-// fraction (a "u-rand" in Karney's Section 2): the words of its binary
+// fraction (a "u-rand" in Karney's terms): the words of its binary
 // expansion that the algorithm needed, the rest not drawn yet. The stated
 // law holds for the whole real number, and the undrawn words are, given the
 // drawn ones and the fact that the draw was accepted, independent fair bits:
@@ -162,8 +162,9 @@ func newExactSampler(s *wordSource) *exactSampler { return &exactSampler{s: s} }
 // expHalf returns true with probability exp(-1/2), by von Neumann's
 // method: draw u1, u2, ... while 1/2 > u1 > u2 > ...; the length n of the
 // run satisfies P(n >= j) = (1/2)^j / j!, so P(n even) = sum_j (-1/2)^j/j! =
-// exp(-1/2). (Karney's Algorithm H; Canonne, Kamath & Steinke 2020,
-// Section 5.1, with gamma = 1/2.)
+// exp(-1/2). (The Bernoulli trial of steps N1 and N2 of Karney's
+// Algorithm N; Canonne, Kamath & Steinke 2020, Section 5.1, with
+// gamma = 1/2.)
 func (e *exactSampler) expHalf() bool {
 	z := &e.scratch[0]
 	z.reset()

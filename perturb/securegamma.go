@@ -81,10 +81,11 @@ import (
 // p is doubled by drawing more words, which by the property of the lazy
 // fractions leaves the law unchanged. This is the interval refining of
 // Haney et al. (2022), "Precision-based attacks and interval refining",
-// applied to a d-dimensional law. With p = 64 to start, the first pass
-// settles a coordinate except with probability about 2^-30, so the cost is
-// that of the d + m + 1 exact deviates and a few big-integer products per
-// coordinate.
+// applied to a d-dimensional law. With p = 64 to start, the interval of
+// (w_i + N_i)/lambda is about 2^-42 sqrt(d) wide, so the first pass settles
+// a coordinate except with probability of that order, and the cost is that
+// of the d + m + 1 exact deviates and a few big-integer products per
+// coordinate: about 2 microseconds per weight (BenchmarkSecureGammaNorm).
 //
 // Not covered: the running time varies (rejection loops, rare refinements),
 // and a timing side channel is outside the claim, as it is for the
