@@ -26,7 +26,7 @@ import (
 // Mechanism. Let lambda = 2^e be the lattice step of gammaLattice (about
 // 2^-20 theta). The release is
 //
-//	M(w) = lambda * round((w + N) / lambda),   coordinate by coordinate,
+//	M(w) = R(w + N),   R(x)_i = lambda * round(x_i / lambda),
 //
 // with N exactly of density c exp(-||n|| / theta) on R^d and round to the
 // nearest integer (ties, of probability 0, to the larger). Each lattice
@@ -36,7 +36,7 @@ import (
 // Claim: M is eps-DP for replace-one neighbours whenever
 // ||w_S - w_S'||_2 <= D2, with eps = D2/theta exactly as given (no
 // allowance for rounding). Proof: for any set B of outputs, let
-// A = R^{-1}(B) be the reals that the fixed rounding map R sends into B.
+// A = R^{-1}(B) be the points of R^d that the fixed map R sends into B.
 // Then P(M(w) in B) = P(w + N in A) = int_A c exp(-||x - w||/theta) dx, and
 // exp(-||x - w||/theta) <= exp(||w - w'||/theta) exp(-||x - w'||/theta) by
 // the triangle inequality, so P(M(w) in B) <= exp(eps) P(M(w') in B)
@@ -93,7 +93,8 @@ import (
 
 // gammaLatticeBits is how far below the noise scale theta the lattice step
 // lies: lambda = 2^(e - gammaLatticeBits - 1) for theta in [2^(e-1), 2^e),
-// so that 2^-21 theta < lambda <= 2^-20 theta. The step moves each
+// so that 2^-21 theta < lambda <= 2^-20 theta (theta as rounded to float64;
+// lambda plays no part in the privacy claim). The step moves each
 // coordinate by at most lambda/2, against a noise standard deviation of
 // theta sqrt(d+1) per coordinate.
 const gammaLatticeBits = 20
