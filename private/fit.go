@@ -85,6 +85,9 @@ type Released struct {
 	Schema Schema `json:"schema"`
 	// Preprocessing maps raw rows to model inputs.
 	Preprocessing *Preprocessing `json:"preprocessing"`
+	// Run holds the constants of a non-private run (a release publishes
+	// them in its certificate); nil for a release.
+	Run *trainer.Run `json:"run,omitempty"`
 	// Stability is the analysis of the run, from its constants alone.
 	Stability *stability.Report `json:"stability,omitempty"`
 	// Split records how rows were split.
@@ -163,6 +166,11 @@ func Fit(ctx context.Context, t *Table, schema Schema, budget Budget, opts Optio
 		log = l
 	}
 	private := opts.Mechanism != ""
+	if !private && schema.Classes == nil && opts.Trainer.Loss == nil && t != nil && slices.Contains(t.Columns, schema.Label) {
+		// A non-private fit may take its classes, hence its default loss,
+		// from the rows.
+		schema.Classes = observedClasses(t, schema.Label)
+	}
 	loss, task, err := resolveLoss(opts.Trainer.Loss, schema)
 	if err != nil {
 		return nil, err
@@ -293,6 +301,9 @@ func Fit(ctx context.Context, t *Table, schema Schema, budget Budget, opts Optio
 		if out.Model, err = tr.nonPrivate(); err != nil {
 			return nil, err
 		}
+		run := tr.Run()
+		run.Stats = trainer.Stats{}
+		out.Run = &run
 		out.Notes = append(notes, "not private: the weights are released as trained, without a privacy guarantee")
 		return out, nil
 	}

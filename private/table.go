@@ -213,3 +213,32 @@ func observedClasses(t *Table, label string) []string {
 	datasets.SortClassNames(out)
 	return out
 }
+
+// ObservedClasses returns the classes of the label column as the rows show
+// them, sorted (datasets.SortClassNames), for a non-private fit that has
+// not declared its classes: with positive (binary only) that class is put
+// last, where it is encoded +1. It reads the data, so a private fit must
+// not use it: its classes would then leak which labels occur. loss nil
+// means logistic for two classes and softmax for more.
+func ObservedClasses(t *Table, label, positive string, loss losses.Loss) ([]string, error) {
+	if slices.Index(t.Columns, label) < 0 {
+		return nil, fmt.Errorf("%w: no label column %q; the columns are %s", ErrSchema, label, strings.Join(t.Columns, ", "))
+	}
+	c := observedClasses(t, label)
+	binary := loss != nil && loss.Task() == losses.Binary || loss == nil && len(c) == 2
+	switch {
+	case len(c) < 2:
+		return nil, fmt.Errorf("%w: label column %q has a single class %q", ErrSchema, label, c[0])
+	case binary && len(c) != 2:
+		return nil, fmt.Errorf("%w: binary label column %q has %d classes (%s), want 2", ErrSchema, label, len(c), strings.Join(c, ", "))
+	case positive != "" && !binary:
+		return nil, fmt.Errorf("%w: a positive class applies to binary tasks", ErrSchema)
+	case positive != "":
+		i := slices.Index(c, positive)
+		if i < 0 {
+			return nil, fmt.Errorf("%w: positive class %q is not in label column %q (classes %s)", ErrSchema, positive, label, strings.Join(c, ", "))
+		}
+		c[0], c[1] = c[1-i], positive
+	}
+	return c, nil
+}
