@@ -92,8 +92,8 @@ func checkNonNeg(names []string, vals ...float64) error {
 // minimizer over the ball (the normal cone of the ball is monotone), with L
 // bounding the gradients on the ball. It applies to an exact minimizer only;
 // for the iterate of a fixed number of full-batch passes add
-// 2*ProxGDConvergence (Remark8Delta). Errors wrap ErrInvalid (L < 0, n < 1, NaN or Inf) or
-// ErrNotApplicable (mu = 0).
+// 2*ProxGDConvergence (Remark8Delta). Errors wrap ErrInvalid (L < 0,
+// n < 1, NaN or Inf) or ErrNotApplicable (mu = 0).
 func ERMDelta(L, mu float64, n int) (float64, error) {
 	if err := checkNonNeg([]string{"L", "mu"}, L, mu); err != nil {
 		return 0, err
@@ -136,7 +136,8 @@ func Remark8Delta(delta, deltaConv float64) (float64, error) {
 // hinge in its linear part with the differing example at the row bound, for
 // the SGD routes and for the exact minimizer alike) the realized distance
 // exceeded the exact-arithmetic value by up to about 1e-15 relative on the
-// SGD routes and 1e-14 on route 1 in the neighbour tests. 1e-9 covers that
+// SGD routes in the neighbour tests (and by 1e-14 on route 1 under the
+// former tolerance rule). 1e-9 covers that
 // with a wide margin at the sizes those tests measure (n up to a few hundred,
 // up to a few hundred steps); it is an allowance for float64 rounding, not a
 // worst-case floating-point bound, which, like the rounding of the noise
