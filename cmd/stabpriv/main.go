@@ -8,13 +8,17 @@
 // The commands are:
 //
 //	train   train a linear model on a CSV file or the embedded breast-cancer data
-//	certify print the privacy certificate of a model file written by train
+//	certify verify a model file written by train and print its certificate
+//	predict apply a model file to the rows of a CSV file
 //	sweep   run the paper's accuracy experiments (Figures 1 and 2) on a data set
 //	featsel run the paper's private feature-selection experiments (Figures 3 and 5)
+//	pdp     per-instance DP of an output-perturbation release over the training rows (confidential)
 //	help    list the commands, or show the flags of one: stabpriv help train
 //
 // Exit codes: 0 on success, 2 for a usage error (unknown command or flag,
-// a bad flag value), 1 for a runtime error (unreadable data, a failed run).
+// a bad flag value, inputs that cannot make a run), 1 for a runtime error
+// (unreadable data, a failed run, a model file that does not verify), 3
+// from certify for a valid model file that is not a private release.
 package main
 
 import (
@@ -39,9 +43,11 @@ type command struct {
 func commands() []command {
 	return []command{
 		{"train", "train a linear model on a CSV file or the embedded breast-cancer data", runTrain},
-		{"certify", "print the privacy certificate of a model file written by train", runCertify},
+		{"certify", "verify a model file written by train and print its privacy certificate", runCertify},
+		{"predict", "apply a model file to the rows of a CSV file", runPredict},
 		{"sweep", "run the paper's accuracy experiments (Figures 1 and 2) on a data set", runSweep},
 		{"featsel", "run the paper's private feature-selection experiments (Figures 3 and 5)", runFeatSel},
+		{"pdp", "per-instance DP of an output-perturbation release over the training rows (confidential)", runPDP},
 	}
 }
 
@@ -58,12 +64,17 @@ func usagef(format string, args ...any) error {
 
 // exitCode maps the error of run to the exit status of the process.
 func exitCode(err error) int {
-	var ue *usageError
+	var (
+		ue *usageError
+		np *notPrivateError
+	)
 	switch {
 	case err == nil:
 		return 0
 	case errors.As(err, &ue):
 		return 2
+	case errors.As(err, &np):
+		return 3
 	}
 	return 1
 }

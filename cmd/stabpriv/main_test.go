@@ -2,7 +2,6 @@ package main
 
 import (
 	"bytes"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"math"
@@ -12,7 +11,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/stabpriv/stabpriv/datasets"
+	"github.com/stabpriv/stabpriv/private"
 )
 
 // call runs the command line and returns stdout, stderr and the error.
@@ -23,15 +22,18 @@ func call(t *testing.T, args ...string) (string, string, error) {
 	return out.String(), errw.String(), err
 }
 
-// writeCSV writes a CSV file into a temporary directory and returns its path.
-func writeCSV(t *testing.T, content string) string {
+// writeFile writes content into a new temporary directory and returns the
+// path.
+func writeFile(t *testing.T, name, content string) string {
 	t.Helper()
-	path := filepath.Join(t.TempDir(), "data.csv")
+	path := filepath.Join(t.TempDir(), name)
 	if err := os.WriteFile(path, []byte(content), 0o644); err != nil {
 		t.Fatal(err)
 	}
 	return path
 }
+
+func writeCSV(t *testing.T, content string) string { return writeFile(t, "data.csv", content) }
 
 // clusters returns a CSV of k well-separated Gaussian clusters in 2-D, label
 // column "class" with names c0, c1, ..., or a regression target y = x1 - x2
@@ -41,112 +43,66 @@ func clusters(k, perClass int) string {
 	var b strings.Builder
 	if k == 0 {
 		b.WriteString("x1,x2,y\n")
-		for i := 0; i < perClass; i++ {
+		for range perClass {
 			x1, x2 := rng.NormFloat64(), rng.NormFloat64()
 			fmt.Fprintf(&b, "%g,%g,%g\n", x1, x2, 0.5*(x1-x2)+0.01*rng.NormFloat64())
 		}
 		return b.String()
 	}
 	b.WriteString("x1,x2,class\n")
-	for c := 0; c < k; c++ {
+	for i := range k * perClass {
+		c := i % k // classes interleaved, so that any row range holds all
 		cx, cy := 5*math.Cos(2*math.Pi*float64(c)/float64(k)), 5*math.Sin(2*math.Pi*float64(c)/float64(k))
-		for i := 0; i < perClass; i++ {
-			fmt.Fprintf(&b, "%g,%g,c%d\n", cx+rng.NormFloat64()*0.5, cy+rng.NormFloat64()*0.5, c)
-		}
+		fmt.Fprintf(&b, "%g,%g,c%d\n", cx+rng.NormFloat64()*0.5, cy+rng.NormFloat64()*0.5, c)
 	}
 	return b.String()
 }
 
+// TestTrainDefault is `make run`: the embedded data, non-private, no log
+// lines on stderr.
 func TestTrainDefault(t *testing.T) {
-	out := filepath.Join(t.TempDir(), "nested", "dir", "model.json")
-	stdout, _, err := call(t, "train", "--out", out, "--log-level", "error")
+	path := filepath.Join(t.TempDir(), "out", "model.json")
+	stdout, stderr, err := call(t, "train", "--out", path)
 	if err != nil {
 		t.Fatal(err)
 	}
-	for _, want := range []string{"test accuracy:", "kappa = 1 holds", "beta_s", "l1_ratio", "passes done", "fitted on the training split"} {
+	if stderr != "" {
+		t.Errorf("stderr is not empty:\n%s", stderr)
+	}
+	for _, want := range []string{"NOT PRIVATE", "test accuracy:", "passes done", "strongly-convex-sgd", "model written to"} {
 		if !strings.Contains(stdout, want) {
 			t.Errorf("output lacks %q:\n%s", want, stdout)
 		}
 	}
-	data, err := os.ReadFile(out)
+	r, err := private.ReadModelFile(path)
 	if err != nil {
 		t.Fatal(err)
 	}
-	var doc struct {
-		Model struct {
-			Loss string    `json:"loss"`
-			D    int       `json:"d"`
-			K    int       `json:"k"`
-			W    []float64 `json:"w"`
-		} `json:"model"`
-		Run struct {
-			N      int     `json:"n"`
-			Kappa  float64 `json:"kappa"`
-			Lambda float64 `json:"lambda"`
-			Passes int     `json:"passes"`
-		} `json:"run"`
-		Preprocessing struct {
-			Features     []string               `json:"features"`
-			Classes      []string               `json:"classes"`
-			Standardizer *datasets.Standardizer `json:"standardizer"`
-		} `json:"preprocessing"`
-		Metrics struct {
-			Test metricValue `json:"test"`
-		} `json:"metrics"`
-		Notes []string `json:"notes"`
-	}
-	if err := json.Unmarshal(data, &doc); err != nil {
-		t.Fatalf("model file is not valid JSON: %v", err)
-	}
-	m, p := doc.Model, doc.Preprocessing
-	if m.Loss != "logistic" || m.D != 31 || m.K != 1 || len(m.W) != 31 {
-		t.Errorf("model %+v, want logistic 1 x 31", m)
-	}
-	if doc.Run.N != 455 || doc.Run.Kappa != 1 || doc.Run.Lambda != 1e-3 || doc.Run.Passes != 10 {
-		t.Errorf("run %+v", doc.Run)
-	}
-	if len(p.Features) != 31 || p.Features[30] != "bias" || len(p.Classes) != 2 || p.Classes[1] != "malignant" {
-		t.Errorf("features %q, classes %q", p.Features, p.Classes)
-	}
-	if p.Standardizer == nil || len(p.Standardizer.Mean) != 30 || len(p.Standardizer.Scale) != 30 || p.Standardizer.N != 455 {
-		t.Errorf("standardizer %+v", p.Standardizer)
-	}
-	if acc := doc.Metrics.Test; acc.Name != "accuracy" || acc.Value < 0.9 || acc.Rows != 114 {
-		t.Errorf("test metric %+v, want accuracy >= 0.9 on 114 rows", acc)
-	}
-	if len(doc.Notes) < 3 {
-		t.Errorf("notes %q", doc.Notes)
+	if r.Private || r.Certificate != nil || r.Run.N != 455 || r.Model.D != 31 || r.Schema.Classes[1] != "malignant" || r.Preprocessing.Mode != private.Bounds {
+		t.Errorf("model file: private %v, n %d, d %d, classes %v, mode %s", r.Private, r.Run.N, r.Model.D, r.Schema.Classes, r.Preprocessing.Mode)
 	}
 }
 
-// TestTrainLosses trains every task on data it fits, through --data.
 func TestTrainLosses(t *testing.T) {
 	tests := []struct {
-		name   string
-		csv    string
-		args   []string
-		metric string
-		ok     func(v float64) bool
+		name  string
+		data  string
+		args  []string
+		check string
 	}{
-		{"softmax 3 classes", clusters(3, 60), []string{"--label", "class", "--loss", "softmax"}, "test accuracy:", func(v float64) bool { return v >= 0.9 }},
-		{"huber-hinge", clusters(2, 60), []string{"--label", "class", "--loss", "huber-hinge", "--positive", "c0"}, "test accuracy:", func(v float64) bool { return v >= 0.9 }},
-		{"squared", clusters(0, 200), []string{"--label", "y", "--loss", "squared", "--radius", "10", "--label-bound", "5", "--lambda", "1e-4"}, "test rmse:", func(v float64) bool { return v < 0.3 }},
-		{"huber graph engine", clusters(0, 200), []string{"--label", "y", "--loss", "huber", "--engine", "graph", "--passes", "3"}, "test rmse:", func(v float64) bool { return v < 0.5 }},
+		{"binary csv", clusters(2, 40), []string{"--label", "class"}, "test accuracy:  1.0000"},
+		{"softmax csv", clusters(3, 40), []string{"--label", "class"}, "3 classes"},
+		{"huber regression", clusters(0, 200), []string{"--label", "y", "--loss", "huber"}, "test rmse:"},
+		{"graph engine", clusters(2, 40), []string{"--label", "class", "--engine", "graph", "--passes", "2"}, "test accuracy:"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			args := append([]string{"train", "--data", writeCSV(t, tt.csv), "--log-level", "error"}, tt.args...)
-			stdout, _, err := call(t, args...)
+			stdout, _, err := call(t, append([]string{"train", "--data", writeCSV(t, tt.data)}, tt.args...)...)
 			if err != nil {
 				t.Fatal(err)
 			}
-			i := strings.Index(stdout, tt.metric)
-			if i < 0 {
-				t.Fatalf("no %q in output:\n%s", tt.metric, stdout)
-			}
-			var v float64
-			if _, err := fmt.Sscan(stdout[i+len(tt.metric):], &v); err != nil || !tt.ok(v) {
-				t.Errorf("%s %v (%v):\n%s", tt.metric, v, err, stdout)
+			if !strings.Contains(stdout, tt.check) {
+				t.Errorf("output lacks %q:\n%s", tt.check, stdout)
 			}
 		})
 	}
@@ -154,6 +110,7 @@ func TestTrainLosses(t *testing.T) {
 
 func TestUsageErrors(t *testing.T) {
 	good := writeCSV(t, clusters(2, 20))
+	bounds := writeFile(t, "b.csv", "x1,-9,9\nx2,-9,9\n")
 	tests := []struct {
 		name string
 		args []string
@@ -171,7 +128,6 @@ func TestUsageErrors(t *testing.T) {
 		{"step with schedule", []string{"train", "--step", "0.1", "--schedule", "inverse-t"}, "constant schedule"},
 		{"test fraction", []string{"train", "--test-frac", "1"}, "--test-frac"},
 		{"dropout", []string{"train", "--dropout", "0"}, "--dropout"},
-		{"kappa", []string{"train", "--kappa", "-1"}, "--kappa"},
 		{"passes", []string{"train", "--passes", "0"}, "--passes"},
 		{"log level", []string{"train", "--log-level", "loud"}, "--log-level"},
 		{"negative lambda", []string{"train", "--lambda", "-1"}, "lambda"},
@@ -179,13 +135,36 @@ func TestUsageErrors(t *testing.T) {
 		{"extra argument", []string{"train", "extra"}, `unexpected argument "extra"`},
 		{"data without label", []string{"train", "--data", good}, "--data needs --label"},
 		{"label without data", []string{"train", "--label", "class"}, "without --data"},
-		{"positive for multiclass", []string{"train", "--loss", "softmax", "--positive", "malignant"}, "binary losses"},
-		{"positive not in default data", []string{"train", "--positive", "benign"}, "encodes malignant as +1"},
-		{"regression on default data", []string{"train", "--loss", "squared"}, "embedded data set is binary"},
+		{"classes without data", []string{"train", "--classes", "a,b"}, "apply to --data"},
+		{"positive for multiclass", []string{"train", "--data", good, "--label", "class", "--loss", "softmax", "--positive", "c1"}, "binary losses"},
+		{"regression on default data", []string{"train", "--loss", "squared", "--radius", "1"}, "no classes"},
+		{"missing label column", []string{"train", "--data", good, "--label", "species"}, "the columns are x1, x2, class"},
+		{"private without classes", []string{"train", "--data", good, "--label", "class", "--mechanism", "gamma", "--bounds", bounds}, "--classes"},
+		{"private without bounds", []string{"train", "--data", good, "--label", "class", "--mechanism", "gamma", "--classes", "c0,c1"}, "--bounds"},
+		{"bounds missing a column", []string{"train", "--data", good, "--label", "class", "--mechanism", "gamma", "--classes", "c0,c1",
+			"--bounds", writeFile(t, "b1.csv", "x1,-9,9\n")}, `"x2"`},
+		{"bounds reversed", []string{"train", "--data", good, "--label", "class", "--bounds", writeFile(t, "b2.csv", "x1,9,-9\nx2,-9,9\n")}, "lo < hi"},
+		{"bounds and standardize", []string{"train", "--data", good, "--label", "class", "--bounds", bounds, "--standardize", "train"}, "exclude"},
+		{"binary with three classes", []string{"train", "--data", good, "--label", "class", "--mechanism", "gamma", "--classes", "c0,c1,c2", "--bounds", bounds, "--loss", "logistic"}, "2 classes"},
+		{"epsilon zero", []string{"train", "--mechanism", "gamma", "--epsilon", "0"}, "eps"},
+		{"delta with gamma", []string{"train", "--mechanism", "gamma", "--delta", "1e-5"}, "pure"},
+		{"delta out of range", []string{"train", "--mechanism", "gaussian-analytic", "--delta", "1"}, "delta"},
+		{"classical gaussian eps 1", []string{"train", "--mechanism", "gaussian", "--delta", "1e-5"}, "gaussian-analytic"},
+		{"unknown mechanism", []string{"train", "--mechanism", "bogus"}, "--mechanism"},
+		{"epsilon without mechanism", []string{"train", "--epsilon", "2"}, "private release"},
+		{"seeded without a noise seed", []string{"train", "--mechanism", "gamma", "--noise", "seeded"}, "--noise-seed"},
+		{"noise seed with secure noise", []string{"train", "--mechanism", "gamma", "--noise-seed", "3"}, "--noise seeded"},
+		{"clip with auto lambda", []string{"train", "--mechanism", "gamma", "--clip", "0.1"}, "--lambda"},
+		{"tolerance with a release", []string{"train", "--mechanism", "gamma", "--tolerance", "1e-3"}, "data-dependent"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			_, _, err := call(t, tt.args...)
+			out := filepath.Join(t.TempDir(), "m.json")
+			args := tt.args
+			if len(args) > 0 && args[0] == "train" {
+				args = append(args, "--out", out)
+			}
+			_, _, err := call(t, args...)
 			if err == nil {
 				t.Fatal("no error")
 			}
@@ -194,6 +173,9 @@ func TestUsageErrors(t *testing.T) {
 			}
 			if !strings.Contains(err.Error(), tt.msg) {
 				t.Errorf("error %q does not say %q", err, tt.msg)
+			}
+			if _, err := os.Stat(out); !errors.Is(err, os.ErrNotExist) {
+				t.Errorf("a model file was written: %v", err)
 			}
 		})
 	}
@@ -207,10 +189,11 @@ func TestRuntimeErrors(t *testing.T) {
 		want error
 		msg  string
 	}{
-		{"missing label column", []string{"train", "--data", writeCSV(t, clusters(2, 10)), "--label", "species"}, datasets.ErrFormat, "the columns are x1, x2, class"},
 		{"missing file", []string{"train", "--data", filepath.Join(dir, "none.csv"), "--label", "y"}, os.ErrNotExist, "none.csv"},
-		{"bad cell", []string{"train", "--data", writeCSV(t, "a,y\n1,p\nx,q\n"), "--label", "y"}, datasets.ErrFormat, "line 3, column 1"},
-		{"batch above n", []string{"train", "--batch", "100000", "--log-level", "error"}, nil, "batch size"},
+		{"bad cell", []string{"train", "--data", writeCSV(t, "a,y\n1,p\nx,q\n"), "--label", "y"}, private.ErrData, `data row 2, column "a"`},
+		{"ragged row", []string{"train", "--data", writeCSV(t, "a,y\n1,p\n2\n"), "--label", "y"}, private.ErrData, "line 3"},
+		{"empty file", []string{"train", "--data", writeCSV(t, ""), "--label", "y"}, private.ErrData, "empty"},
+		{"batch above n", []string{"train", "--batch", "100000"}, nil, "batch size"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -233,67 +216,40 @@ func TestRuntimeErrors(t *testing.T) {
 
 func TestHelp(t *testing.T) {
 	stdout, _, err := call(t, "help")
-	if err != nil || !strings.Contains(stdout, "train") || !strings.Contains(stdout, "help") {
+	if err != nil || !strings.Contains(stdout, "train") || !strings.Contains(stdout, "predict") {
 		t.Errorf("help: %v\n%s", err, stdout)
 	}
-	stdout, _, err = call(t, "help", "train")
-	if err != nil || !strings.Contains(stdout, "-label-bound") || !strings.Contains(stdout, "kappa = 1") {
-		t.Errorf("help train: %v\n%s", err, stdout)
-	}
-	_, stderr, err := call(t, "train", "-h")
-	if err != nil || !strings.Contains(stderr, "Usage: stabpriv train") {
-		t.Errorf("train -h: %v\n%s", err, stderr)
+	for _, cmd := range []string{"train", "certify", "predict"} {
+		stdout, _, err = call(t, "help", cmd)
+		if err != nil || !strings.Contains(stdout, "Usage: stabpriv "+cmd) {
+			t.Errorf("help %s: %v\n%s", cmd, err, stdout)
+		}
 	}
 	if exitCode(nil) != 0 {
 		t.Error("exit code of success is not 0")
 	}
 }
 
-// TestTrainDeterministic checks that a seed fixes the whole run.
+// TestTrainDeterministic checks that the seeds fix the whole run, noise
+// included.
 func TestTrainDeterministic(t *testing.T) {
 	dir := t.TempDir()
 	read := func(name, seed string) []byte {
 		path := filepath.Join(dir, name)
-		if _, _, err := call(t, "train", "--out", path, "--seed", seed, "--passes", "2", "--log-level", "error"); err != nil {
+		if _, _, err := call(t, "train", "--out", path, "--seed", seed, "--mechanism", "gamma", "--noise", "seeded", "--noise-seed", "3"); err != nil {
 			t.Fatal(err)
 		}
-		var doc struct {
-			Model struct{ W []float64 } `json:"model"`
-		}
-		data, _ := os.ReadFile(path)
-		if err := json.Unmarshal(data, &doc); err != nil {
+		b, err := os.ReadFile(path)
+		if err != nil {
 			t.Fatal(err)
 		}
-		w, _ := json.Marshal(doc.Model.W)
-		return w
+		return b
 	}
 	a, b, c := read("a.json", "5"), read("b.json", "5"), read("c.json", "6")
 	if !bytes.Equal(a, b) {
-		t.Error("same seed, different weights")
+		t.Error("two runs with the same seeds wrote different model files")
 	}
 	if bytes.Equal(a, c) {
-		t.Error("seeds 5 and 6 give the same weights")
+		t.Error("runs with different seeds wrote the same model file")
 	}
-}
-
-func Example_help() {
-	if err := run([]string{"help"}, os.Stdout, os.Stderr); err != nil {
-		fmt.Println(err)
-	}
-	// Output:
-	// stabpriv trains differentially private linear models by stable SGD.
-	//
-	// Usage:
-	//
-	//	stabpriv <command> [flags]
-	//
-	// Commands:
-	//
-	//   train    train a linear model on a CSV file or the embedded breast-cancer data
-	//   certify  print the privacy certificate of a model file written by train
-	//   sweep    run the paper's accuracy experiments (Figures 1 and 2) on a data set
-	//   featsel  run the paper's private feature-selection experiments (Figures 3 and 5)
-	//   help     list the commands, or show the flags of one
-	//
-	// Run 'stabpriv help <command>' for the flags of a command (train, certify, sweep, featsel).
 }

@@ -1,309 +1,252 @@
 package main
 
 import (
+	"encoding/csv"
 	"encoding/json"
-	"errors"
-	"github.com/stabpriv/stabpriv/trainer"
-	"math"
+	"fmt"
 	"os"
 	"path/filepath"
-	"slices"
 	"strings"
 	"testing"
 
-	"github.com/stabpriv/stabpriv/perturb"
-	"github.com/stabpriv/stabpriv/stability"
+	"gonum.org/v1/gonum/floats"
+
+	"github.com/stabpriv/stabpriv/private"
 )
 
-// trainFile runs train with args and --out into a temporary file, and
-// returns stdout and the decoded model file.
-func trainFile(t *testing.T, args ...string) (string, *modelFile) {
-	t.Helper()
-	path := filepath.Join(t.TempDir(), "model.json")
-	stdout, _, err := call(t, append([]string{"train", "--log-level", "error", "--out", path}, args...)...)
-	if err != nil {
-		t.Fatal(err)
-	}
-	data, err := os.ReadFile(path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	var doc modelFile
-	if err := json.Unmarshal(data, &doc); err != nil {
-		t.Fatalf("model file: %v", err)
-	}
-	return stdout, &doc
+// neighbourEdits replace one data row of a CSV (row 0 is the first data
+// row): random and adversarial replacements at the first, a middle and the
+// last row.
+var neighbourEdits = []struct {
+	name string
+	row  func(n int) int
+	edit func(rec []string, classes []string) []string
+}{
+	{"label flip, first row", func(int) int { return 0 }, func(r, c []string) []string { return flipLabel(r, c) }},
+	{"label flip, middle row", func(n int) int { return n / 2 }, func(r, c []string) []string { return flipLabel(r, c) }},
+	{"features replaced, last row", func(n int) int { return n - 1 }, func(r, c []string) []string {
+		return append([]string{"1e300", "-7.5"}, r[2:]...)
+	}},
+	{"features and label replaced, middle row", func(n int) int { return n/3 + 1 }, func(r, c []string) []string {
+		return flipLabel(append([]string{"-40", "40"}, r[2:]...), c)
+	}},
+	{"undeclared label, last row", func(n int) int { return n - 1 }, func(r, c []string) []string {
+		return append(r[:len(r)-1:len(r)-1], "zzz")
+	}},
 }
 
-// The embedded data: n = 455 training rows; the default lambda = 1e-3 and
-// l1 ratio = 0.15 give mu = 8.5e-4.
-const defaultN, defaultMu = 455, 1e-3 * 0.85
-
-func TestTrainPrivate(t *testing.T) {
-	// The trained weights of the schedule a private run picks by default.
-	_, plain := trainFile(t, "--schedule", "bounded-inverse-t")
-	tests := []struct {
-		mech  string
-		args  []string
-		delta float64
-		scale string
-	}{
-		{"laplace", nil, 0, "b"},
-		{"gamma", nil, 0, "theta"},
-		{"gaussian", []string{"--epsilon", "0.5", "--delta", "1e-5"}, 1e-5, "sigma"},
-		{"gaussian-analytic", []string{"--delta", "1e-6"}, 1e-6, "sigma"},
-	}
-	for _, tt := range tests {
-		t.Run(tt.mech, func(t *testing.T) {
-			stdout, doc := trainFile(t, append([]string{"--mechanism", tt.mech, "--noise", "seeded"}, tt.args...)...)
-			for _, want := range []string{
-				"schedule: bounded-inverse-t, chosen for --mechanism " + tt.mech,
-				"route strongly-convex-sgd",
-				"private release",
-				"seeded: not for release (seed 1)",
-				"test accuracy of the private model: ",
-				"noise scale   " + tt.scale + " = ",
-				"do not publish",
-			} {
-				if !strings.Contains(stdout, want) {
-					t.Errorf("output lacks %q:\n%s", want, stdout)
-				}
-			}
-			// The norm of the noise drawn would place the trained weights on
-			// a known sphere around the released ones.
-			for _, leak := range []string{"noise norm", "||w|| ="} {
-				if strings.Contains(stdout, leak) {
-					t.Errorf("output shows %q:\n%s", leak, stdout)
-				}
-			}
-			c := doc.Certificate
-			if !doc.Private || c == nil {
-				t.Fatalf("private %v, certificate %v", doc.Private, c)
-			}
-			eps := 1.0
-			if tt.mech == "gaussian" {
-				eps = 0.5
-			}
-			if string(c.Mechanism) != tt.mech || c.Epsilon != eps || c.Delta != tt.delta || c.Source != perturb.SourceSeeded || c.NoiseScaleName != tt.scale {
-				t.Errorf("certificate %s eps %v delta %v source %q scale %s", c.Mechanism, c.Epsilon, c.Delta, c.Source, c.NoiseScaleName)
-			}
-			// Route 4 with the bounded inverse-t steps: 2L/(mu b ceil(n/b)).
-			if want := 2 / (defaultMu * defaultN); math.Abs(c.L2Sensitivity-want) > 1e-9*want || c.SensitivityRoute != "strongly-convex-sgd" {
-				t.Errorf("L2 %v by %q, want %v by strongly-convex-sgd", c.L2Sensitivity, c.SensitivityRoute, want)
-			}
-			if c.Run == nil || c.Run.N != defaultN || c.Run.Schedule != "bounded-inverse-t" || c.Run.Stats != (trainer.Stats{}) {
-				t.Errorf("certificate run %+v", c.Run)
-			}
-			if doc.Run == nil || doc.Run.Stats != (trainer.Stats{}) {
-				t.Errorf("the model file's run record shows statistics of the trained weights: %+v", doc.Run)
-			}
-			text := strings.Join(c.Assumptions, "\n")
-			for _, want := range []string{"fitted on the training split", "kappa = 1 holds", "neighbouring runs share the permutations", "withholds the objective"} {
-				if !strings.Contains(text, want) {
-					t.Errorf("certificate assumptions lack %q:\n%s", want, text)
-				}
-			}
-			if doc.Stability == nil || doc.Stability.Chosen != stability.RouteStronglyConvexSGD {
-				t.Errorf("stability report %+v", doc.Stability)
-			}
-			if len(doc.Model.W) != len(plain.Model.W) || slices.Equal(doc.Model.W, plain.Model.W) {
-				t.Fatalf("model file weights %v, trained weights %v: want a noisy copy", doc.Model.W, plain.Model.W)
-			}
-			for i, v := range doc.Model.W {
-				if v == plain.Model.W[i] {
-					t.Errorf("weight %d = %v is the trained weight", i, v)
-				}
-			}
-		})
-	}
-}
-
-// TestTrainPrivateSchedule checks that the user's --schedule or --step
-// is kept, and that the release follows the route they give.
-func TestTrainPrivateSchedule(t *testing.T) {
-	tests := []struct {
-		name     string
-		args     []string
-		schedule string
-		route    string
-	}{
-		{"constant schedule", []string{"--schedule", "constant"}, "constant", "strongly-convex-sgd"},
-		{"constant step", []string{"--step", "1"}, "constant", "strongly-convex-sgd"},
-		{"mu = 0 keeps the constant step", []string{"--l1-ratio", "1"}, "constant", "convex-sgd"},
-		{"tolerance, full batches", []string{"--lambda", "0.1", "--tolerance", "0.01", "--batch", "455", "--passes", "100"}, "bounded-inverse-t", "erm"},
-	}
-	for _, tt := range tests {
-		t.Run(tt.name, func(t *testing.T) {
-			stdout, doc := trainFile(t, append([]string{"--mechanism", "gamma", "--noise", "seeded"}, tt.args...)...)
-			// The message promises the strongly convex route: it is not
-			// shown when a tolerance makes the erm route the one used.
-			if auto := strings.Contains(stdout, "chosen for --mechanism"); auto != (tt.schedule == "bounded-inverse-t" && tt.route == "strongly-convex-sgd") {
-				t.Errorf("schedule message shown: %v:\n%s", auto, stdout)
-			}
-			if hint := strings.Contains(stdout, "mu = 0, so no schedule contracts"); hint != (tt.route == "convex-sgd") {
-				t.Errorf("mu = 0 message shown: %v:\n%s", hint, stdout)
-			}
-			c := doc.Certificate
-			if c == nil || c.Run.Schedule != tt.schedule || c.SensitivityRoute != tt.route {
-				t.Fatalf("certificate %+v", c)
-			}
-		})
-	}
-}
-
-func TestTrainNotPrivate(t *testing.T) {
-	stdout, doc := trainFile(t)
-	if !strings.Contains(stdout, "not private: --mechanism none") || strings.Contains(stdout, "private release") {
-		t.Errorf("output:\n%s", stdout)
-	}
-	if doc.Private || doc.Certificate != nil || doc.Run.Schedule != "constant" {
-		t.Errorf("private %v, certificate %v, run %+v", doc.Private, doc.Certificate, doc.Run)
-	}
-	if !slices.ContainsFunc(doc.Notes, func(n string) bool { return strings.HasPrefix(n, "not private") }) {
-		t.Errorf("notes do not say the model is not private: %q", doc.Notes)
-	}
-	// The stability analysis is reported also without a release.
-	if doc.Stability == nil || len(doc.Stability.Routes) != len(stability.Routes) {
-		t.Errorf("stability report %+v", doc.Stability)
-	}
-}
-
-func TestTrainNoRoute(t *testing.T) {
-	tests := []struct {
-		name    string
-		args    []string
-		reasons []string
-	}{
-		{"mu = 0, step above 2/beta_s", []string{"--lambda", "0", "--step", "10"},
-			[]string{"erm not applicable: mu", "theorem7 not applicable: mu", "convex-sgd not applicable: step 10", "strongly-convex-sgd not applicable: mu"}},
-		{"inverse-t starts at 1/mu", []string{"--schedule", "inverse-t"},
-			[]string{"erm not applicable: no convergence tolerance", "theorem7 not applicable: no convergence tolerance", "convex-sgd not applicable: step", "strongly-convex-sgd not applicable: step"}},
-	}
-	for _, tt := range tests {
-		t.Run(tt.name, func(t *testing.T) {
-			path := filepath.Join(t.TempDir(), "model.json")
-			args := append([]string{"train", "--log-level", "error", "--mechanism", "laplace", "--noise", "seeded", "--out", path}, tt.args...)
-			stdout, _, err := call(t, args...)
-			if err == nil {
-				t.Fatal("no error")
-			}
-			if code := exitCode(err); code != 1 {
-				t.Errorf("exit code %d, want 1: %v", code, err)
-			}
-			if !errors.Is(err, perturb.ErrSensitivity) || !errors.Is(err, stability.ErrNoRoute) {
-				t.Errorf("error %v does not wrap ErrSensitivity and ErrNoRoute", err)
-			}
-			for _, want := range tt.reasons {
-				if !strings.Contains(err.Error(), want) {
-					t.Errorf("error does not say %q:\n%v", want, err)
-				}
-			}
-			if !strings.Contains(stdout, "no route applies") || strings.Contains(stdout, "private release") {
-				t.Errorf("output:\n%s", stdout)
-			}
-			if _, err := os.Stat(path); !errors.Is(err, os.ErrNotExist) {
-				t.Errorf("a model file was written: %v", err)
-			}
-		})
-	}
-}
-
-func TestPrivacyUsageErrors(t *testing.T) {
-	tests := []struct {
-		name string
-		args []string
-		msg  string
-	}{
-		{"unknown mechanism", []string{"--mechanism", "exponential"}, `--mechanism "exponential"`},
-		{"zero eps", []string{"--mechanism", "gamma", "--epsilon", "0"}, "invalid epsilon"},
-		{"negative eps", []string{"--mechanism", "gamma", "--epsilon", "-1"}, "invalid epsilon"},
-		{"NaN eps", []string{"--mechanism", "laplace", "--epsilon", "NaN"}, "invalid epsilon"},
-		{"infinite eps", []string{"--mechanism", "laplace", "--epsilon", "Inf"}, "invalid epsilon"},
-		{"negative delta", []string{"--mechanism", "gaussian-analytic", "--delta", "-0.1"}, "want in [0, 1)"},
-		{"delta 1", []string{"--mechanism", "gaussian-analytic", "--delta", "1"}, "want in [0, 1)"},
-		{"delta with laplace", []string{"--mechanism", "laplace", "--delta", "1e-5"}, "leave --delta at 0"},
-		{"delta with gamma", []string{"--mechanism", "gamma", "--delta", "1e-5"}, "leave --delta at 0"},
-		{"gaussian without delta", []string{"--mechanism", "gaussian", "--epsilon", "0.5"}, "need --delta in (0, 1)"},
-		{"analytic without delta", []string{"--mechanism", "gaussian-analytic"}, "need --delta in (0, 1)"},
-		{"classical gaussian eps 1", []string{"--mechanism", "gaussian", "--delta", "1e-5"}, "gaussian-analytic"},
-		{"unknown noise", []string{"--mechanism", "gamma", "--noise", "urandom"}, `--noise "urandom"`},
-		{"eps without mechanism", []string{"--epsilon", "2"}, "--epsilon applies to a private release"},
-		{"seeded noise without mechanism", []string{"--noise", "seeded"}, "--noise applies to a private release"},
-		{"negative tolerance", []string{"--tolerance", "-1"}, "tolerance"},
-	}
-	for _, tt := range tests {
-		t.Run(tt.name, func(t *testing.T) {
-			path := filepath.Join(t.TempDir(), "model.json")
-			_, _, err := call(t, append([]string{"train", "--log-level", "error", "--out", path}, tt.args...)...)
-			if err == nil {
-				t.Fatal("no error")
-			}
-			if code := exitCode(err); code != 2 {
-				t.Errorf("exit code %d, want 2 (usage): %v", code, err)
-			}
-			if !strings.Contains(err.Error(), tt.msg) {
-				t.Errorf("error %q does not say %q", err, tt.msg)
-			}
-			if _, err := os.Stat(path); !errors.Is(err, os.ErrNotExist) {
-				t.Errorf("a model file was written: %v", err)
-			}
-		})
-	}
-}
-
-// TestTrainPrivateSecure releases with the default secure source.
-func TestTrainPrivateSecure(t *testing.T) {
-	stdout, doc := trainFile(t, "--mechanism", "gaussian-analytic", "--delta", "1e-5")
-	if c := doc.Certificate; c == nil || c.Source != perturb.SourceSecure {
-		t.Fatalf("certificate %+v", c)
-	}
-	if strings.Contains(stdout, "not for release") {
-		t.Errorf("secure release says not for release:\n%s", stdout)
-	}
-}
-
-// TestTrainStandardizeNone checks --standardize none: no statistic of the
-// data is fitted or written (the model file has no standardizer and no note
-// about standardization), rows are still mapped into the unit ball, and the
-// release still follows the stability route; a bad value is a usage error.
-func TestTrainStandardizeNone(t *testing.T) {
-	stdout, doc := trainFile(t, "--standardize", "none", "--lambda", "0.03", "--mechanism", "gamma", "--noise", "seeded")
-	if doc.Preprocessing.Standardizer != nil {
-		t.Errorf("standardizer written: %+v", doc.Preprocessing.Standardizer)
-	}
-	text := strings.Join(doc.Certificate.Assumptions, "\n")
-	if strings.Contains(text, "standardized") || !strings.Contains(text, "kappa = 1 holds") {
-		t.Errorf("certificate assumptions:\n%s", text)
-	}
-	if strings.Contains(stdout, "the standardization fitted on the training split is not private") {
-		t.Errorf("output warns of a standardization that did not happen:\n%s", stdout)
-	}
-	if doc.Certificate.SensitivityRoute != "strongly-convex-sgd" {
-		t.Errorf("route %q", doc.Certificate.SensitivityRoute)
-	}
-	if _, _, err := call(t, "train", "--standardize", "robust"); exitCode(err) != 2 {
-		t.Errorf("--standardize robust: exit %d (%v), want 2", exitCode(err), err)
-	}
-}
-
-// TestTrainInputChecks checks refusals that come before any training: a
-// label bound with a loss that has no use for it (usage error), a directory
-// given as the data file or as the model file (runtime errors that say so).
-func TestTrainInputChecks(t *testing.T) {
-	dir := t.TempDir()
-	for _, c := range []struct {
-		name string
-		args []string
-		code int
-		msg  string
-	}{
-		{"label bound with logistic", []string{"train", "--label-bound", "1"}, 2, "--label-bound applies to regression losses"},
-		{"data is a directory", []string{"train", "--data", dir, "--label", "y"}, 1, "is a directory, not a CSV file"},
-		{"out is a directory", []string{"train", "--out", dir}, 1, "is a directory; give a file name"},
-	} {
-		_, _, err := call(t, c.args...)
-		if code := exitCode(err); code != c.code || err == nil || !strings.Contains(err.Error(), c.msg) {
-			t.Errorf("%s: exit %d, error %v; want exit %d and %q", c.name, code, err, c.code, c.msg)
+func flipLabel(rec, classes []string) []string {
+	out := append([]string(nil), rec...)
+	for i, c := range classes {
+		if c == out[len(out)-1] {
+			out[len(out)-1] = classes[(i+1)%len(classes)]
+			return out
 		}
+	}
+	return out
+}
+
+// editCSV returns the CSV text with data row i replaced by edit.
+func editCSV(t *testing.T, text string, i int, edit func([]string) []string) string {
+	t.Helper()
+	recs, err := csv.NewReader(strings.NewReader(text)).ReadAll()
+	if err != nil {
+		t.Fatal(err)
+	}
+	recs[i+1] = edit(recs[i+1])
+	var b strings.Builder
+	w := csv.NewWriter(&b)
+	if err := w.WriteAll(recs); err != nil {
+		t.Fatal(err)
+	}
+	return b.String()
+}
+
+// TestCLINeighbourFiles is the guarantee where users stand: two CSV files
+// that differ in one row, the same seeds and the same published noise seed,
+// through the command line. The released weights must differ by at most
+// the certified Delta (same noise, so the difference is that of the
+// trained weights), and every other public part of the model file must be
+// the same.
+func TestCLINeighbourFiles(t *testing.T) {
+	setups := []struct {
+		name    string
+		k       int
+		classes string
+		flags   []string
+	}{
+		{"binary, bounds, auto", 2, "c0,c1", []string{"--bounds", "BOUNDS", "--mechanism", "gamma"}},
+		{"binary, none, minibatch clip", 2, "c0,c1", []string{"--standardize", "none", "--mechanism", "laplace", "--lambda", "0.05", "--clip", "0.5", "--batch", "3"}},
+		{"softmax, bounds", 3, "c0,c1,c2", []string{"--bounds", "BOUNDS", "--mechanism", "gaussian-analytic", "--delta", "1e-6", "--lambda", "0.02"}},
+		{"softmax, none, auto", 3, "c0,c1,c2", []string{"--standardize", "none", "--mechanism", "gamma", "--epsilon", "2"}},
+	}
+	bounds := writeFile(t, "bounds.csv", "column,lo,hi\nx1,-6,6\nx2,-6,6\n")
+	worst := 0.0
+	for _, s := range setups {
+		base := clusters(s.k, 15)
+		classes := strings.Split(s.classes, ",")
+		n := 15 * s.k
+		dir := t.TempDir()
+		fit := func(name, text string) *private.Released {
+			t.Helper()
+			data := filepath.Join(dir, name+".csv")
+			if err := os.WriteFile(data, []byte(text), 0o644); err != nil {
+				t.Fatal(err)
+			}
+			out := filepath.Join(dir, name+".json")
+			args := []string{"train", "--data", data, "--label", "class", "--classes", s.classes, "--seed", "3",
+				"--noise", "seeded", "--noise-seed", "17", "--test-frac", "0.2", "--out", out}
+			for _, f := range s.flags {
+				if f == "BOUNDS" {
+					f = bounds
+				}
+				args = append(args, f)
+			}
+			if _, stderr, err := call(t, args...); err != nil {
+				t.Fatalf("%s: %v\n%s", s.name, err, stderr)
+			}
+			r, err := private.ReadModelFile(out)
+			if err != nil {
+				t.Fatal(err)
+			}
+			return r
+		}
+		r0 := fit("base", base)
+		for i, e := range neighbourEdits {
+			r1 := fit(fmt.Sprint("n", i), editCSV(t, base, e.row(n), func(rec []string) []string { return e.edit(rec, classes) }))
+			c0, c1 := r0.Certificate, r1.Certificate
+			dist := floats.Distance(r0.Model.W, r1.Model.W, 2)
+			worst = max(worst, dist/c0.L2Sensitivity)
+			if dist > c0.L2Sensitivity {
+				t.Errorf("%s, %s: ||w - w'|| = %.6g > Delta = %.6g", s.name, e.name, dist, c0.L2Sensitivity)
+			}
+			// Everything but the weights and their hash is public and must
+			// not depend on the row that changed.
+			c1.WeightsSHA256, r1.Model.W = c0.WeightsSHA256, r0.Model.W
+			j0, _ := json.Marshal(r0)
+			j1, _ := json.Marshal(r1)
+			if string(j0) != string(j1) {
+				t.Errorf("%s, %s: the model files differ beyond the weights:\n%s\n%s", s.name, e.name, j0, j1)
+			}
+		}
+	}
+	t.Logf("largest realized/certified distance through the CLI: %.4f", worst)
+}
+
+// TestCLIPrivateRelease checks a secure release of the embedded data: the
+// release first, no diagnostics unless asked, certify exit 0, predict.
+func TestCLIPrivateRelease(t *testing.T) {
+	dir := t.TempDir()
+	out := filepath.Join(dir, "m.json")
+	stdout, stderr, err := call(t, "train", "--mechanism", "gamma", "--epsilon", "1", "--out", out)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.HasPrefix(stdout, "PRIVATE RELEASE: gamma, 1-DP (pure)") || stderr != "" {
+		t.Errorf("output does not start with the release, or stderr not empty:\n%s\n%s", stdout, stderr)
+	}
+	// The rows of the diagnostics table (statistics of the data).
+	for _, leak := range []string{"accuracy", "F_S at the trained weights", "minimum-norm subgradient", "rows clipped by the trainer", "null rows", "passes done   "} {
+		if strings.Contains(stdout, leak) {
+			t.Errorf("a private run prints %q without --diagnostics:\n%s", leak, stdout)
+		}
+	}
+	stdout, _, err = call(t, "train", "--mechanism", "gamma", "--diagnostics")
+	if err != nil || !strings.Contains(stdout, "DIAGNOSTICS") || !strings.Contains(stdout, "Do not publish") || !strings.Contains(stdout, "released, test accuracy") {
+		t.Errorf("--diagnostics: %v\n%s", err, stdout)
+	}
+	if i, j := strings.Index(stdout, "PRIVATE RELEASE"), strings.Index(stdout, "DIAGNOSTICS"); i != 0 || j < i {
+		t.Errorf("diagnostics before the release:\n%s", stdout)
+	}
+
+	stdout, _, err = call(t, "certify", out)
+	if err != nil || exitCode(err) != 0 || !strings.Contains(stdout, "verified") {
+		t.Errorf("certify: %v\n%s", err, stdout)
+	}
+	preds := filepath.Join(dir, "p.csv")
+	_, stderr, err = call(t, "predict", "--model", out, "--data", filepath.Join("..", "..", "datasets", "data", "wdbc.csv"), "--out", preds)
+	if err != nil || !strings.Contains(stderr, "accuracy on the 569 rows") {
+		t.Fatalf("predict: %v\n%s", err, stderr)
+	}
+	b, _ := os.ReadFile(preds)
+	lines := strings.Split(strings.TrimSpace(string(b)), "\n")
+	if len(lines) != 570 || lines[0] != "row,prediction,p_benign,p_malignant" {
+		t.Errorf("predictions: %d lines, header %q", len(lines), lines[0])
+	}
+}
+
+// TestCLICertifyExitCodes checks certify's verdicts: 3 for a valid file
+// without a claim (none, seeded), 1 for tampered or foreign files.
+func TestCLICertifyExitCodes(t *testing.T) {
+	dir := t.TempDir()
+	write := func(name string, args ...string) string {
+		path := filepath.Join(dir, name)
+		if _, _, err := call(t, append([]string{"train", "--out", path}, args...)...); err != nil {
+			t.Fatal(err)
+		}
+		return path
+	}
+	none := write("none.json")
+	seeded := write("seeded.json", "--mechanism", "laplace", "--noise", "seeded", "--noise-seed", "4")
+	secure := write("secure.json", "--mechanism", "gaussian-analytic", "--delta", "1e-5")
+	for _, tt := range []struct {
+		path, msg string
+		code      int
+	}{
+		{none, "no mechanism", 3},
+		{seeded, "seed (4) is published", 3},
+		{secure, "", 0},
+	} {
+		stdout, _, err := call(t, "certify", tt.path)
+		if code := exitCode(err); code != tt.code || err != nil && !strings.Contains(err.Error(), tt.msg) {
+			t.Errorf("%s: exit %d (%v), want %d naming %q", filepath.Base(tt.path), code, err, tt.code, tt.msg)
+		}
+		if tt.path == seeded && !strings.Contains(stdout, "NOT PRIVATE") {
+			t.Errorf("certify of a seeded release does not say NOT PRIVATE:\n%s", stdout)
+		}
+	}
+	orig, err := os.ReadFile(secure)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, tt := range []struct{ name, from, to, msg string }{
+		{"epsilon", `"epsilon": 1,`, `"epsilon": -5,`, "invalid"},
+		{"mechanism", `"mechanism": "gaussian-analytic"`, `"mechanism": "bogus"`, "mechanism"},
+		{"noise scale", `"noise_scale": `, `"noise_scale": 1e-9, "x": `, "unknown field"},
+		{"format", `"format": "stabpriv-model/2"`, `"format": "other"`, "format"},
+	} {
+		bad := strings.Replace(string(orig), tt.from, tt.to, 1)
+		if bad == string(orig) {
+			t.Fatalf("%s: pattern %q not in the file", tt.name, tt.from)
+		}
+		path := writeFile(t, "bad.json", bad)
+		_, _, err := call(t, "certify", path)
+		if code := exitCode(err); code != 1 || err == nil || !strings.Contains(err.Error(), tt.msg) {
+			t.Errorf("tampered %s: exit %d, %v (want 1 naming %q)", tt.name, code, err, tt.msg)
+		}
+	}
+	if _, _, err := call(t, "certify", writeFile(t, "x.json", "{}")); exitCode(err) != 1 {
+		t.Errorf("foreign file: %v", err)
+	}
+}
+
+// TestCLIStandardizeWarns checks the outside-the-guarantee mode: a warning
+// on stderr and in the certificate.
+func TestCLIStandardizeWarns(t *testing.T) {
+	data := writeCSV(t, clusters(2, 20))
+	out := filepath.Join(t.TempDir(), "m.json")
+	_, stderr, err := call(t, "train", "--data", data, "--label", "class", "--classes", "c0,c1", "--mechanism", "gamma", "--standardize", "train", "--out", out)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(stderr, "not private") {
+		t.Errorf("no warning on stderr: %q", stderr)
+	}
+	r, err := private.ReadModelFile(out)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(strings.Join(r.Certificate.Assumptions, "\n"), "WARNING") || r.Preprocessing.Mean == nil {
+		t.Errorf("certificate does not warn about the standardization: %q", r.Certificate.Assumptions)
 	}
 }

@@ -12,25 +12,23 @@ import (
 	"strings"
 
 	"github.com/sirupsen/logrus"
-	"gonum.org/v1/gonum/mat"
 
-	"github.com/stabpriv/stabpriv/datasets"
 	"github.com/stabpriv/stabpriv/losses"
 	"github.com/stabpriv/stabpriv/perturb"
+	"github.com/stabpriv/stabpriv/private"
 	"github.com/stabpriv/stabpriv/regularizers"
-	"github.com/stabpriv/stabpriv/stability"
 	"github.com/stabpriv/stabpriv/trainer"
 )
 
 // trainFlags holds the flags of the train command.
 type trainFlags struct {
 	data, label, positive string
+	classes, bounds       string
 	loss                  string
-	lambda, l1Ratio       float64
-	kappa                 float64
+	lambda, l1Ratio, clip string
 	passes, batch         int
 	step, schedule        string
-	clip, dropout, radius float64
+	dropout, radius       float64
 	average               bool
 	engine                string
 	seed                  uint64
@@ -39,44 +37,45 @@ type trainFlags struct {
 	logLevel              string
 	labelBound            float64
 	tolerance             float64
-	// Privacy: the mechanism ("none" for a non-private model), its
-	// (epsilon, delta) and the noise source.
-	mechanism, noise string
-	epsilon, delta   float64
-	// standardize is "train" (statistics fitted on the training split) or
-	// "none" (rows only clipped into the unit ball: no statistic of the data).
-	standardize string
+	mechanism, noise      string
+	noiseSeed             uint64
+	epsilon, delta        float64
+	standardize           string
+	diagnostics           bool
 }
 
-func newTrainFlagSet(f *trainFlags, stderr io.Writer) *flag.FlagSet {
+func newTrainFlagSet(f *trainFlags) *flag.FlagSet {
 	fs := flag.NewFlagSet("train", flag.ContinueOnError)
 	fs.StringVar(&f.data, "data", "", "CSV `file` with a header row and numeric features (default: the embedded breast-cancer data)")
-	fs.StringVar(&f.label, "label", "", "label `column` of --data (default with the embedded data: "+datasets.DefaultLabel+")")
-	fs.StringVar(&f.positive, "positive", "", "binary tasks: the `class` encoded +1 (default: the larger class name; malignant for the embedded data)")
-	fs.StringVar(&f.loss, "loss", "logistic", "loss: "+strings.Join(losses.Names(), ", ")+"; it sets the task (softmax: multiclass, huber and squared: regression)")
-	fs.Float64Var(&f.lambda, "lambda", 1e-3, "elastic-net strength lambda >= 0")
-	fs.Float64Var(&f.l1Ratio, "l1-ratio", 0.15, "elastic-net L1 share alpha in [0, 1]; mu = lambda*(1-alpha)")
-	fs.Float64Var(&f.kappa, "kappa", 1, "row bound ||x|| <= kappa enforced by the trainer; the preprocessing already maps rows into the unit ball")
+	fs.StringVar(&f.label, "label", "", "label `column` of --data (default with the embedded data: diagnosis)")
+	fs.StringVar(&f.classes, "classes", "", "the classes, declared: `a,b,...` (binary: the second is +1); required with --mechanism on --data; rows with another label are kept as null rows")
+	fs.StringVar(&f.positive, "positive", "", "binary tasks without --classes (non-private): the `class` encoded +1 (default: the larger class name)")
+	fs.StringVar(&f.bounds, "bounds", "", "CSV `file` of public feature bounds, one line column,lo,hi per feature: values are clamped and scaled into [-1, 1] inside the guarantee")
+	fs.StringVar(&f.standardize, "standardize", "auto", "feature map: auto (bounds with --bounds or the embedded data; train for a non-private run on --data), none (features as they are), train (standardization fitted on the training split: outside the guarantee)")
+	fs.StringVar(&f.loss, "loss", "", "loss: "+strings.Join(losses.Names(), ", ")+" (default: logistic for 2 classes, softmax for more); it sets the task")
+	fs.StringVar(&f.lambda, "lambda", "auto", "elastic-net strength lambda >= 0, or auto: with --mechanism, chosen with --clip from (n, d, K, eps) alone; 1e-3 without")
+	fs.StringVar(&f.l1Ratio, "l1-ratio", "auto", "elastic-net L1 share alpha in [0, 1] (auto: 0 with --mechanism, 0.15 without); mu = lambda*(1-alpha)")
+	fs.StringVar(&f.clip, "clip", "auto", "per-example gradient clipping norm `G` (0: none; auto: with --lambda auto, the rule's G; 0 otherwise)")
 	fs.IntVar(&f.passes, "passes", 10, "passes k over the training data")
 	fs.IntVar(&f.batch, "batch", 1, "minibatch size b")
 	fs.StringVar(&f.step, "step", "auto", "constant step size eta, or auto for 1/beta (beta the smoothness of the per-example objective)")
-	fs.StringVar(&f.schedule, "schedule", "constant", "step schedule: constant, inverse-t, bounded-inverse-t")
-	fs.Float64Var(&f.clip, "clip", 0, "per-example gradient clipping norm `G` (0: none)")
+	fs.StringVar(&f.schedule, "schedule", "auto", "step schedule: constant, inverse-t, bounded-inverse-t (auto: bounded-inverse-t for a release with mu > 0, else constant)")
 	fs.Float64Var(&f.dropout, "dropout", 1, "s-dropout fraction `s` in (0, 1] (1: none)")
 	fs.Float64Var(&f.radius, "radius", 0, "project the weights onto ||w|| <= `R` (0: none; squared loss needs it)")
 	fs.BoolVar(&f.average, "average", false, "return the average of the iterates")
 	fs.StringVar(&f.engine, "engine", "native", "gradient engine: native or graph (Gorgonia)")
-	fs.Uint64Var(&f.seed, "seed", 1, "seed of the split, the permutations and the dropout masks")
-	fs.Float64Var(&f.testFrac, "test-frac", 0.2, "share of the rows held out for testing, in (0, 1)")
-	fs.StringVar(&f.out, "out", "", "write the model, the run record and the preprocessing as JSON to this `file` (parent directories are created)")
-	fs.StringVar(&f.logLevel, "log-level", "info", "log level on stderr: panic, error, warn, info, debug")
-	fs.Float64Var(&f.labelBound, "label-bound", 0, "regression: the bound `B` in |y| <= B (squared loss needs it; 0: none)")
-	fs.Float64Var(&f.tolerance, "tolerance", 0, "stop after the first pass whose gradient norm is <= `tol`, fixed in advance (0: run every pass); enables the erm route")
+	fs.Uint64Var(&f.seed, "seed", 1, "seed of the split, the permutations and the dropout masks (published in the certificate)")
+	fs.Float64Var(&f.testFrac, "test-frac", 0.2, "share of the rows held out for testing, in [0, 1) (0: every row trains)")
+	fs.StringVar(&f.out, "out", "", "write the model file ("+private.ModelFormat+") to this `file` (parent directories are created)")
+	fs.StringVar(&f.logLevel, "log-level", "warn", "log level on stderr: panic, error, warn, info, debug")
+	fs.Float64Var(&f.labelBound, "label-bound", 0, "regression: the bound `B` in |y| <= B (squared loss needs it; 0: none); a release clamps labels to it")
+	fs.Float64Var(&f.tolerance, "tolerance", 0, "non-private runs: stop after the first pass whose gradient norm is <= `tol` (a data-dependent stop: no release certifies it)")
 	fs.StringVar(&f.mechanism, "mechanism", "none", "release mechanism: none (a non-private model), laplace, gamma, gaussian, gaussian-analytic")
-	fs.Float64Var(&f.epsilon, "epsilon", 1, "privacy parameter `eps` > 0 of the release")
-	fs.Float64Var(&f.delta, "delta", 0, "privacy parameter `delta` in [0, 1): 0 for laplace and gamma (pure eps-DP), > 0 for the Gaussian mechanisms")
-	fs.StringVar(&f.noise, "noise", "secure", "noise source of the release: secure, or seeded from --seed (reproducible, not for release)")
-	fs.StringVar(&f.standardize, "standardize", "train", "feature standardization: train (means and scales fitted on the training split: not private, outside the guarantee) or none (features used as they are, for data already on a common, public scale)")
+	fs.Float64Var(&f.epsilon, "epsilon", 1, "privacy budget `eps` > 0 of the fit")
+	fs.Float64Var(&f.delta, "delta", 0, "privacy budget `delta` in [0, 1): 0 for laplace and gamma (pure eps-DP), > 0 for the Gaussian mechanisms")
+	fs.StringVar(&f.noise, "noise", "secure", "noise source: secure (a private release), or seeded from --noise-seed (reproducible; its certificate says NOT private, since the seed is published)")
+	fs.Uint64Var(&f.noiseSeed, "noise-seed", 0, "seed of --noise seeded (required with it; published in the model file)")
+	fs.BoolVar(&f.diagnostics, "diagnostics", false, "also print non-private statistics of the run (metrics of the trained and released weights, objective, passes done): for your eyes only, do not publish")
 	fs.SetOutput(io.Discard) // parse errors are returned, not printed
 	fs.Usage = func() {}     // the flag package calls it on every error
 	return fs
@@ -85,16 +84,17 @@ func newTrainFlagSet(f *trainFlags, stderr io.Writer) *flag.FlagSet {
 // printTrainUsage writes the help of the train command.
 func printTrainUsage(fs *flag.FlagSet, w io.Writer) {
 	fmt.Fprint(w, "Usage: stabpriv train [flags]\n\n"+
-		"Loads the data, splits it (stratified for classification, seeded), standardizes the\n"+
-		"features with statistics fitted on the training split (--standardize none skips it),\n"+
-		"maps every row to\n"+
-		"x' = [x, 1]/sqrt(2) with x clipped into the unit ball (so ||x'|| <= 1 and kappa = 1\n"+
-		"holds, the bias included), trains, and reports the test metric and every constant\n"+
-		"of the run, the uniform stability beta and the L2 sensitivity Delta of the weights\n"+
-		"by every route. With --mechanism, it releases the weights with noise calibrated to\n"+
-		"Delta and (--epsilon, --delta), and writes only the private weights and their\n"+
-		"certificate; unless --schedule or --step is given, the step schedule is then\n"+
-		"bounded-inverse-t when mu > 0 (route strongly-convex-sgd, Delta <= 2L/(mu n)).\n\nFlags:\n")
+		"Reads the table (--data, or the embedded breast-cancer data), splits its rows by\n"+
+		"position (seeded), maps every row x to x' = [clip_1(z), 1]/sqrt(2) with z the feature\n"+
+		"map of --standardize, trains, and reports the uniform stability beta and the L2\n"+
+		"sensitivity Delta of the weights by every route. With --mechanism it releases the\n"+
+		"weights with noise calibrated to Delta and the budget (--epsilon, --delta), and\n"+
+		"writes only the released weights and their certificate. The guarantee is about the\n"+
+		"rows of the table: with --bounds (or the embedded data) or --standardize none every\n"+
+		"step is inside it; --standardize train is outside it, with a warning.\n\n"+
+		"A private run on --data needs --classes (binary: the second class is +1) and\n"+
+		"--bounds FILE or --standardize none|train. Without --lambda, the release chooses\n"+
+		"lambda and the clipping norm from (n, d, K, eps) alone.\n\nFlags:\n")
 	fs.SetOutput(w)
 	fs.PrintDefaults()
 	fs.SetOutput(io.Discard)
@@ -103,21 +103,19 @@ func printTrainUsage(fs *flag.FlagSet, w io.Writer) {
 // settings are the checked values of the train flags.
 type settings struct {
 	trainFlags
-	lossFn   losses.Loss
-	schedule trainer.Schedule
-	engine   trainer.Engine
-	eta      float64
-	level    logrus.Level
-	// mech is the release mechanism, "" for none; autoSchedule reports that
-	// the schedule was chosen for the release, not by the user.
-	mech         perturb.Mechanism
-	autoSchedule bool
+	set    map[string]bool
+	schema private.Schema
+	budget private.Budget
+	opts   private.Options
+	level  logrus.Level
+	table  *private.Table
 }
 
-// parseTrain parses and checks the flags; every error is a usage error.
+// parseTrain parses and checks the flags and reads the inputs; every error
+// is returned before any training.
 func parseTrain(args []string, stderr io.Writer) (*settings, error) {
 	var f trainFlags
-	fs := newTrainFlagSet(&f, stderr)
+	fs := newTrainFlagSet(&f)
 	if err := fs.Parse(args); err != nil {
 		if errors.Is(err, flag.ErrHelp) {
 			printTrainUsage(fs, stderr)
@@ -128,85 +126,29 @@ func parseTrain(args []string, stderr io.Writer) (*settings, error) {
 	if fs.NArg() > 0 {
 		return nil, usagef("unexpected argument %q", fs.Arg(0))
 	}
-	s := &settings{trainFlags: f}
+	s := &settings{trainFlags: f, set: make(map[string]bool)}
+	fs.Visit(func(fl *flag.Flag) { s.set[fl.Name] = true })
 	var err error
-	if s.lossFn, err = losses.ByName(f.loss); err != nil {
-		return nil, usagef("--loss: %w", err)
-	}
-	if f.positive != "" && s.lossFn.Task() != losses.Binary {
-		return nil, usagef("--positive applies to binary losses, not %s (%v)", f.loss, s.lossFn.Task())
-	}
-	if f.labelBound != 0 && s.lossFn.Task() != losses.Regression {
-		return nil, usagef("--label-bound applies to regression losses, not %s (%v)", f.loss, s.lossFn.Task())
-	}
-	switch f.schedule {
-	case "constant":
-		s.schedule = trainer.Constant
-	case "inverse-t":
-		s.schedule = trainer.InverseT
-	case "bounded-inverse-t":
-		s.schedule = trainer.BoundedInverseT
-	default:
-		return nil, usagef("--schedule %q, want constant, inverse-t or bounded-inverse-t", f.schedule)
-	}
-	switch f.engine {
-	case "native":
-		s.engine = trainer.Native
-	case "graph":
-		s.engine = trainer.Graph
-	default:
-		return nil, usagef("--engine %q, want native or graph", f.engine)
-	}
-	if f.step != "auto" {
-		s.eta, err = strconv.ParseFloat(f.step, 64)
-		if err != nil || math.IsNaN(s.eta) || math.IsInf(s.eta, 0) || s.eta <= 0 {
-			return nil, usagef("--step %q, want auto or a finite number > 0", f.step)
-		}
-		if s.schedule != trainer.Constant {
-			return nil, usagef("--step %s applies to the constant schedule, not %s", f.step, f.schedule)
-		}
-	}
-	if math.IsNaN(f.testFrac) || f.testFrac <= 0 || f.testFrac >= 1 {
-		return nil, usagef("--test-frac %v, want in (0, 1)", f.testFrac)
-	}
-	if f.kappa <= 0 || math.IsNaN(f.kappa) || math.IsInf(f.kappa, 0) {
-		return nil, usagef("--kappa %v, want finite > 0", f.kappa)
-	}
-	if f.dropout <= 0 || f.dropout > 1 || math.IsNaN(f.dropout) {
-		return nil, usagef("--dropout %v, want in (0, 1]", f.dropout)
-	}
-	if f.passes <= 0 || f.batch <= 0 {
-		return nil, usagef("--passes %d, --batch %d, want >= 1", f.passes, f.batch)
-	}
-	if f.data == "" && f.label != "" && f.label != datasets.DefaultLabel {
-		return nil, usagef("--label %q without --data: the embedded data set's label is %q", f.label, datasets.DefaultLabel)
-	}
-	if f.data != "" && f.label == "" {
-		return nil, usagef("--data needs --label, the name of the label column")
-	}
 	if s.level, err = logrus.ParseLevel(f.logLevel); err != nil {
 		return nil, usagef("--log-level: %w", err)
 	}
-	set := make(map[string]bool)
-	fs.Visit(func(fl *flag.Flag) { set[fl.Name] = true })
-	if err := s.parsePrivacy(set); err != nil {
+	if err := s.parsePrivacy(); err != nil {
+		return nil, err
+	}
+	if err := s.parseKnobs(); err != nil {
+		return nil, err
+	}
+	if err := s.parseData(); err != nil {
 		return nil, err
 	}
 	return s, nil
 }
 
-// parsePrivacy checks the privacy flags, given the names of the flags set on
-// the command line, and chooses the step schedule of a private run.
-func (s *settings) parsePrivacy(set map[string]bool) error {
-	if s.noise != "secure" && s.noise != "seeded" {
-		return usagef("--noise %q, want secure or seeded", s.noise)
-	}
-	if s.standardize != "train" && s.standardize != "none" {
-		return usagef("--standardize %q, want train or none", s.standardize)
-	}
+// parsePrivacy checks the mechanism, the budget and the noise source.
+func (s *settings) parsePrivacy() error {
 	if s.mechanism == "none" {
-		for _, name := range []string{"epsilon", "delta", "noise"} {
-			if set[name] {
+		for _, name := range []string{"epsilon", "delta", "noise", "noise-seed"} {
+			if s.set[name] {
 				return usagef("--%s applies to a private release; choose --mechanism laplace, gamma, gaussian or gaussian-analytic", name)
 			}
 		}
@@ -216,14 +158,25 @@ func (s *settings) parsePrivacy(set map[string]bool) error {
 	if err != nil {
 		return usagef("--mechanism %q, want none, laplace, gamma, gaussian or gaussian-analytic", s.mechanism)
 	}
-	// The release calibrates with the same checks; a unit sensitivity
-	// stands in for the one the stability analysis will give.
 	if _, err := perturb.Calibrate(m, s.epsilon, s.delta, perturb.Sensitivity{L2: 1}, 1); err != nil {
 		return usagef("--mechanism %s --epsilon %v --delta %v: %w%s", m, s.epsilon, s.delta, err, privacyHint(m, err))
 	}
-	s.mech = m
-	if !set["schedule"] && !set["step"] && s.lambda*(1-s.l1Ratio) > 0 {
-		s.schedule, s.autoSchedule = trainer.BoundedInverseT, true
+	s.opts.Mechanism, s.budget = m, private.Budget{Epsilon: s.epsilon, Delta: s.delta}
+	switch s.noise {
+	case "secure":
+		if s.set["noise-seed"] {
+			return usagef("--noise-seed applies to --noise seeded")
+		}
+	case "seeded":
+		if !s.set["noise-seed"] {
+			return usagef("--noise seeded needs --noise-seed N (separate from --seed; it is published, so the release is not private)")
+		}
+		s.opts.Noise, s.opts.NoiseSeed = perturb.Seeded(s.noiseSeed), s.noiseSeed
+	default:
+		return usagef("--noise %q, want secure or seeded", s.noise)
+	}
+	if s.tolerance != 0 {
+		return usagef("--tolerance stops a run at a data-dependent pass, which no release certifies; drop it for a private run")
 	}
 	return nil
 }
@@ -241,6 +194,195 @@ func privacyHint(m perturb.Mechanism, err error) string {
 	return ""
 }
 
+// parseFloatFlag parses a numeric flag value that may be "auto".
+func parseFloatFlag(name, v string, lo, hi float64) (float64, bool, error) {
+	if v == "auto" {
+		return 0, true, nil
+	}
+	x, err := strconv.ParseFloat(v, 64)
+	if err != nil || math.IsNaN(x) || x < lo || x > hi {
+		return 0, false, usagef("--%s %q, want auto or a number in [%g, %g]", name, v, lo, hi)
+	}
+	return x, false, nil
+}
+
+// parseKnobs checks the training knobs and fills s.opts.Trainer.
+func (s *settings) parseKnobs() error {
+	priv := s.opts.Mechanism != ""
+	cfg := &s.opts.Trainer
+	if s.loss != "" {
+		l, err := losses.ByName(s.loss)
+		if err != nil {
+			return usagef("--loss: %w", err)
+		}
+		cfg.Loss = l
+	}
+	lambda, autoLambda, err := parseFloatFlag("lambda", s.lambda, 0, math.MaxFloat64)
+	if err != nil {
+		return err
+	}
+	alpha, autoAlpha, err := parseFloatFlag("l1-ratio", s.l1Ratio, 0, 1)
+	if err != nil {
+		return err
+	}
+	clip, autoClip, err := parseFloatFlag("clip", s.clip, 0, math.MaxFloat64)
+	if err != nil {
+		return err
+	}
+	if autoLambda && !priv {
+		lambda = 1e-3
+	}
+	if autoAlpha && !priv {
+		alpha = 0.15
+	}
+	s.opts.Auto = priv && autoLambda
+	if s.opts.Auto {
+		for _, name := range []string{"clip", "l1-ratio", "schedule", "step"} {
+			if s.set[name] {
+				return usagef("--%s: with --lambda auto the release chooses lambda, --clip, --l1-ratio 0 and the schedule itself; give --lambda to set them", name)
+			}
+		}
+	} else if autoClip {
+		clip = 0
+	}
+	cfg.Reg = regularizers.ElasticNet{Lambda: lambda, L1Ratio: alpha}
+	cfg.Clip, cfg.Dropout, cfg.Radius, cfg.Average = clip, s.dropout, s.radius, s.average
+	cfg.Passes, cfg.Batch, cfg.Tolerance, cfg.LabelBound = s.passes, s.batch, s.tolerance, s.labelBound
+	if s.passes <= 0 || s.batch <= 0 {
+		return usagef("--passes %d, --batch %d, want >= 1", s.passes, s.batch)
+	}
+	if s.dropout <= 0 || s.dropout > 1 || math.IsNaN(s.dropout) {
+		return usagef("--dropout %v, want in (0, 1]", s.dropout)
+	}
+	switch s.engine {
+	case "native":
+		cfg.Engine = trainer.Native
+	case "graph":
+		cfg.Engine = trainer.Graph
+	default:
+		return usagef("--engine %q, want native or graph", s.engine)
+	}
+	switch s.schedule {
+	case "auto":
+		cfg.Schedule = trainer.Constant
+		if priv && s.step == "auto" && lambda*(1-alpha) > 0 {
+			cfg.Schedule = trainer.BoundedInverseT
+		}
+	case "constant":
+		cfg.Schedule = trainer.Constant
+	case "inverse-t":
+		cfg.Schedule = trainer.InverseT
+	case "bounded-inverse-t":
+		cfg.Schedule = trainer.BoundedInverseT
+	default:
+		return usagef("--schedule %q, want auto, constant, inverse-t or bounded-inverse-t", s.schedule)
+	}
+	if s.step != "auto" {
+		eta, err := strconv.ParseFloat(s.step, 64)
+		if err != nil || math.IsNaN(eta) || math.IsInf(eta, 0) || eta <= 0 {
+			return usagef("--step %q, want auto or a finite number > 0", s.step)
+		}
+		if cfg.Schedule != trainer.Constant {
+			return usagef("--step %s applies to the constant schedule, not %s", s.step, s.schedule)
+		}
+		cfg.Eta = eta
+	}
+	if math.IsNaN(s.testFrac) || s.testFrac < 0 || s.testFrac >= 1 {
+		return usagef("--test-frac %v, want in [0, 1)", s.testFrac)
+	}
+	s.opts.TestFrac, s.opts.Seed = s.testFrac, s.seed
+	// A run without a claim shows its metrics; a release only on request.
+	s.opts.Diagnostics = s.diagnostics || s.opts.Mechanism == ""
+	if cfg.Loss != nil {
+		task := cfg.Loss.Task()
+		if s.positive != "" && task != losses.Binary {
+			return usagef("--positive applies to binary losses, not %s (%v)", s.loss, task)
+		}
+		if s.labelBound != 0 && task != losses.Regression {
+			return usagef("--label-bound applies to regression losses, not %s (%v)", s.loss, task)
+		}
+	}
+	return nil
+}
+
+// parseData reads the table, the bounds and the schema.
+func (s *settings) parseData() error {
+	priv := s.opts.Mechanism != ""
+	var err error
+	if s.data == "" {
+		if s.label != "" && s.label != "diagnosis" {
+			return usagef("--label %q without --data: the embedded data set's label is diagnosis", s.label)
+		}
+		if s.classes != "" || s.positive != "" {
+			return usagef("--classes and --positive apply to --data; the embedded data declares benign and malignant (+1)")
+		}
+		if s.table, s.schema, err = private.DefaultTable(); err != nil {
+			return err
+		}
+		s.label = s.schema.Label
+	} else {
+		if s.label == "" {
+			return usagef("--data needs --label, the name of the label column")
+		}
+		if st, err := os.Stat(s.data); err == nil && st.IsDir() {
+			return usagef("--data %s is a directory; give a CSV file", s.data)
+		}
+		s.schema = private.Schema{Label: s.label, LabelBound: s.labelBound}
+		if s.classes != "" {
+			s.schema.Classes = strings.Split(s.classes, ",")
+			for i := range s.schema.Classes {
+				s.schema.Classes[i] = strings.TrimSpace(s.schema.Classes[i])
+			}
+			if s.positive != "" {
+				return usagef("--positive: with --classes the second declared class is +1")
+			}
+		}
+	}
+	if s.bounds != "" {
+		b, err := private.ReadBoundsFile(s.bounds)
+		if err != nil {
+			return usagef("--bounds: %w", err)
+		}
+		s.schema.Bounds = b
+	}
+	switch s.standardize {
+	case "auto":
+		if s.schema.Bounds == nil && priv {
+			return usagef("a private run on --data needs --bounds FILE (public feature bounds, inside the guarantee) or --standardize none|train (train is outside the guarantee)")
+		}
+	case "none":
+		s.opts.Preprocess = private.None
+	case "train":
+		s.opts.Preprocess = private.Standardize
+	default:
+		return usagef("--standardize %q, want auto, none or train", s.standardize)
+	}
+	if s.opts.Preprocess != "" && s.bounds != "" {
+		return usagef("--bounds and --standardize %s exclude each other", s.standardize)
+	}
+	if s.data != "" {
+		if s.table, err = private.ReadCSVFile(s.data); err != nil {
+			return err
+		}
+	}
+	if priv {
+		if s.schema.Classes == nil && (s.opts.Trainer.Loss == nil || s.opts.Trainer.Loss.Task() != losses.Regression) {
+			return usagef("a private run needs --classes a,b,... declared in advance (classes read from the rows would leak them)")
+		}
+		return nil
+	}
+	// A non-private run may read its classes from the rows, and keeps the
+	// stratified split of classification.
+	s.opts.Stratify = s.testFrac > 0 && (s.opts.Trainer.Loss == nil || s.opts.Trainer.Loss.Task() != losses.Regression)
+	if s.schema.Classes == nil && s.data != "" && (s.opts.Trainer.Loss == nil || s.opts.Trainer.Loss.Task() != losses.Regression) {
+		s.schema.Classes, err = private.ObservedClasses(s.table, s.label, s.positive, s.opts.Trainer.Loss)
+		if err != nil {
+			return usagef("%w", err)
+		}
+	}
+	return nil
+}
+
 // runTrain is the train command.
 func runTrain(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	s, err := parseTrain(args, stderr)
@@ -250,178 +392,31 @@ func runTrain(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	if err != nil {
 		return err
 	}
-	// A model file that cannot be written is found out before the run.
 	if st, err := os.Stat(s.out); s.out != "" && err == nil && st.IsDir() {
-		return fmt.Errorf("--out %s is a directory; give a file name", s.out)
+		return usagef("--out %s is a directory; give a file name", s.out)
 	}
-	task := s.lossFn.Task()
-	full, source, err := loadData(s, task)
-	if err != nil {
-		return err
-	}
-	train, test, err := datasets.Split(full, s.testFrac, s.seed, task != losses.Regression)
-	if err != nil {
-		return err
-	}
-	var std *datasets.Standardizer
-	if s.standardize == "train" {
-		train, test, std, err = datasets.PrepareUnitBall(train, test, datasets.UnitBallOptions{})
-	} else if train, err = datasets.UnitBallWithBias(train); err == nil {
-		test, err = datasets.UnitBallWithBias(test)
-	}
-	if err != nil {
-		return err
-	}
-
 	log := logrus.New()
 	log.SetOutput(stderr)
 	log.SetLevel(s.level)
-	cfg := trainer.Config{
-		Loss:       s.lossFn,
-		Classes:    len(train.Classes),
-		Reg:        regularizers.ElasticNet{Lambda: s.lambda, L1Ratio: s.l1Ratio},
-		LabelBound: s.labelBound,
-		Kappa:      s.kappa,
-		Schedule:   s.schedule,
-		Eta:        s.eta,
-		Passes:     s.passes,
-		Batch:      s.batch,
-		Clip:       s.clip,
-		Dropout:    s.dropout,
-		Radius:     s.radius,
-		Average:    s.average,
-		Tolerance:  s.tolerance,
-		Seed:       s.seed,
-		Engine:     s.engine,
-		Logger:     log,
+	s.opts.Logger = log
+	if s.opts.Preprocess == private.Standardize && s.opts.Mechanism != "" {
+		log.Warn("--standardize train: the standardization statistics are fitted on the training split and are not private; the certificate does not cover the table, only the standardized rows")
 	}
-	tr, err := trainer.New(cfg)
+	rel, err := private.Fit(ctx, s.table, s.schema, s.budget, s.opts)
 	if err != nil {
-		return &usageError{err}
-	}
-	model, rec, err := tr.Train(ctx, train.X, train.Y)
-	if err != nil {
-		if errors.Is(err, trainer.ErrConfig) {
+		if errors.Is(err, private.ErrSchema) || errors.Is(err, private.ErrOptions) || errors.Is(err, private.ErrBudget) || errors.Is(err, trainer.ErrConfig) {
 			return &usageError{err}
 		}
 		return err
 	}
-	res := &result{
-		source: source, label: s.label, model: model, run: rec, std: std,
-		train: train, test: test,
-		trainMetric: metric(model, train), testMetric: metric(model, test),
-		testFrac: s.testFrac,
-	}
-	if s.autoSchedule && s.tolerance == 0 {
-		fmt.Fprintf(stdout, "schedule: bounded-inverse-t, chosen for --mechanism %s since mu = %g > 0: with it route %v bounds Delta by 2L/(mu n) after any number of passes, without convergence (more with --average; the stability table below gives the bound used) (--schedule or --step overrides it)\n",
-			s.mech, rec.Mu, stability.RouteStronglyConvexSGD)
-	} else if s.mech != "" && rec.Mu == 0 {
-		fmt.Fprintf(stdout, "schedule: %s; mu = 0, so no schedule contracts: the sensitivity grows with the passes (route %v); --lambda > 0 with --l1-ratio < 1 gives route %v\n",
-			rec.Schedule, stability.RouteConvexSGD, stability.RouteStronglyConvexSGD)
-	}
-	if err := res.print(stdout); err != nil {
+	if err := printFit(stdout, s, rel); err != nil {
 		return err
-	}
-	if res.report, err = stability.Analyze(rec); err != nil {
-		return err
-	}
-	if err := res.printStability(stdout); err != nil {
-		return err
-	}
-	if s.mech != "" {
-		if err := res.release(s); err != nil {
-			return err
-		}
-		if err := res.printRelease(stdout, s); err != nil {
-			return err
-		}
-	} else {
-		fmt.Fprintln(stdout, "\nnot private: --mechanism none releases the trained weights as they are")
 	}
 	if s.out != "" {
-		if err := res.write(s.out); err != nil {
+		if err := rel.WriteModelFile(s.out); err != nil {
 			return err
 		}
 		fmt.Fprintf(stdout, "\nmodel written to %s\n", s.out)
 	}
 	return nil
-}
-
-// release adds the noise of s.mech to the trained model, calibrated to the
-// sensitivity of the chosen stability route, and records the private model,
-// its certificate and its metrics in r. It fails, releasing nothing, when no
-// route applies.
-func (r *result) release(s *settings) error {
-	sens, notes, err := perturb.FromReport(r.report)
-	if err != nil {
-		return err
-	}
-	src := perturb.Secure()
-	if s.noise == "seeded" {
-		src = perturb.Seeded(s.seed)
-	}
-	cfg := perturb.ReleaseConfig{
-		Mechanism: s.mech, Epsilon: s.epsilon, Delta: s.delta, Source: src,
-		Notes: append(notes, r.train.Notes...),
-	}
-	priv, cert, err := perturb.Release(r.model, r.run, sens, cfg)
-	if err != nil {
-		return err
-	}
-	r.private, r.cert = priv, cert
-	r.privTrain, r.privTest = metric(priv, r.train), metric(priv, r.test)
-	return nil
-}
-
-// loadData reads --data, or the embedded data set, with labels encoded for
-// the task. It returns the data set and a description of its source.
-func loadData(s *settings, task losses.Task) (*datasets.Dataset, string, error) {
-	if s.data != "" {
-		ds, err := datasets.ReadCSVFile(s.data, datasets.CSVOptions{Label: s.label, Task: task, Positive: s.positive})
-		return ds, s.data, err
-	}
-	s.label = datasets.DefaultLabel
-	const source = "embedded Wisconsin diagnostic breast cancer data"
-	ds, err := datasets.Default()
-	if err != nil {
-		return nil, "", err
-	}
-	switch task {
-	case losses.Binary:
-		if s.positive != "" && s.positive != ds.Classes[1] {
-			return nil, "", usagef("--positive %q: the embedded data set encodes %s as +1", s.positive, ds.Classes[1])
-		}
-	case losses.Multiclass:
-		// Two classes as indices 0 and 1, in the same order.
-		for i, v := range ds.Y {
-			ds.Y[i] = (v + 1) / 2
-		}
-		ds.Notes = append(ds.Notes, fmt.Sprintf("labels re-encoded as class indices: %s = 0, %s = 1", ds.Classes[0], ds.Classes[1]))
-	default:
-		return nil, "", usagef("--loss %s is a %v loss; the embedded data set is binary, give --data and --label", s.lossFn.Name(), task)
-	}
-	return ds, source, nil
-}
-
-// metric is the reported quality of a model on a data set: accuracy for
-// classification, root mean squared error for regression.
-type metricValue struct {
-	Name  string  `json:"name"`
-	Value float64 `json:"value"`
-	Rows  int     `json:"rows"`
-}
-
-func metric(m *trainer.Model, ds *datasets.Dataset) metricValue {
-	n, d := ds.X.Dims()
-	if m.Task != losses.Regression {
-		return metricValue{"accuracy", m.Accuracy(ds.X, ds.Y), n}
-	}
-	x := make([]float64, d)
-	var ss float64
-	for i := 0; i < n; i++ {
-		mat.Row(x, i, ds.X)
-		r := m.Predict(x) - ds.Y[i]
-		ss += r * r
-	}
-	return metricValue{"rmse", math.Sqrt(ss / float64(n)), n}
 }
