@@ -146,10 +146,10 @@ func newCertificate(cal Calibration, sens Sensitivity, run *trainer.Run, src Sou
 		c.Assumptions = append(c.Assumptions, "the sensitivity bound holds for the neighbouring relation: "+sens.Neighbouring)
 	}
 	c.Assumptions = append(c.Assumptions,
-		"data-dependent preprocessing or hyperparameter selection on the training data (e.g. standardization statistics fitted on it) is not covered unless stated otherwise",
+		"the claim is about the rows the trainer received: what happened to them before (preprocessing, selection of the settings) is covered only as this list states",
 		"the run constants in this certificate (including n) are published in the clear",
 		withheld,
-		"only one release of these trained weights is covered; the registry refuses a second release of the same in-memory model, but copies of the weights are not tracked",
+		"only one release of these trained weights is covered; a second release of the same weights needs its own budget",
 	)
 	switch {
 	case kind == SourceSeeded:
@@ -157,7 +157,7 @@ func newCertificate(cal Calibration, sens Sensitivity, run *trainer.Run, src Sou
 	case kind != SourceSecure:
 		c.Assumptions = append(c.Assumptions, "the noise came from a caller-supplied source whose quality is not verified")
 	case cal.Mechanism == Gamma:
-		c.Assumptions = append(c.Assumptions, "the gamma-norm noise is drawn from crypto/rand uniforms in float64 arithmetic: resistance to floating-point attacks covers only the Laplace and Gaussian samplers of google/differential-privacy")
+		c.Assumptions = append(c.Assumptions, secureGammaNote(cal.Dim, cal.L2, cal.Epsilon))
 	default:
 		c.Assumptions = append(c.Assumptions, "the secure Laplace and Gaussian samplers of google/differential-privacy round each coordinate to a grid and account for that rounding once per call; over the released coordinates the claim holds up to that rounding (a relative excess of order dim * 2^-40 in epsilon for Laplace), and the Gaussian noise is their discretized approximation of the calibrated sigma")
 	}
@@ -212,7 +212,7 @@ func (c *Certificate) String() string {
 		fmt.Fprintf(&b, "  tolerance %g, engine %s, seed %d.\n", r.Tolerance, r.Engine, r.Seed)
 	}
 	fmt.Fprintf(&b, "Reference: %s.\n", c.Citation)
-	b.WriteString("Not covered:\n")
+	b.WriteString("Assumptions, and what the claim does not cover:\n")
 	for _, a := range c.Assumptions {
 		fmt.Fprintf(&b, "  - %s\n", a)
 	}

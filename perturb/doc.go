@@ -31,10 +31,10 @@
 // A multiclass (softmax) model is released as one K x d matrix with one
 // certificate; ReleaseOneVsRest splits the budget across K binary models.
 //
-// A guarantee covers one release of the trained weights. Release keeps a
-// concurrency-safe registry (of weak references, so it keeps nothing alive)
-// of the trained models it has released and refuses a second release of the
-// same model with ErrAlreadyReleased; copies of the weights are not tracked.
+// A guarantee covers one release of the trained weights. Release is a
+// primitive that cannot see other releases of the same numbers, so keeping
+// to one release is its caller's duty; the certified pipeline (package
+// private) keeps it by wiping the trained weights when it releases them.
 // Runs of user-supplied graph models and of non-convex losses are outside the
 // certified class and refused with ErrNotCertified.
 //

@@ -25,8 +25,6 @@ var (
 	// ErrNotCertified reports a run outside the class whose sensitivity this
 	// library certifies (a user-supplied graph model or a non-convex loss).
 	ErrNotCertified = errors.New("perturb: run outside the certified class")
-	// ErrAlreadyReleased reports a second release of the same trained model.
-	ErrAlreadyReleased = errors.New("perturb: model already released")
 	// ErrSource reports a failure of the noise source.
 	ErrSource = errors.New("perturb: noise source failed")
 	// ErrScale reports a noise scale that is not finite and > 0.

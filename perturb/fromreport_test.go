@@ -74,11 +74,6 @@ func TestFromReportRoute(t *testing.T) {
 			route: stability.RouteConvexSGD,
 			want:  2 * 2 * 1 * 2, // 2 k L eta / b
 		},
-		{
-			name:  "tolerance, exact minimizer",
-			cfg:   trainer.Config{Reg: regularizers.ElasticNet{Lambda: mu}, Schedule: trainer.BoundedInverseT, Tolerance: 1e-3, Passes: 200},
-			route: stability.RouteERM,
-		},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -97,7 +92,8 @@ func TestFromReportRoute(t *testing.T) {
 			if sens.L2 != rep.Delta || sens.Beta != rep.Beta || sens.Route != tt.route.String() || sens.Neighbouring != rep.Neighbours {
 				t.Errorf("sensitivity %+v, report Delta %v beta %v neighbours %q", sens, rep.Delta, rep.Beta, rep.Neighbours)
 			}
-			if tt.want != 0 && math.Abs(sens.L2-tt.want) > 1e-9*tt.want {
+			// The report multiplies every bound by 1 + RoundingSlack.
+			if tt.want != 0 && math.Abs(sens.L2-tt.want*(1+stability.RoundingSlack)) > 1e-12*tt.want {
 				t.Errorf("L2 = %v, want %v", sens.L2, tt.want)
 			}
 			if err := sens.Validate(); err != nil {
@@ -135,11 +131,11 @@ func TestFromReportNoRoute(t *testing.T) {
 			},
 		},
 		{
-			name: "mu > 0, step above both limits, no tolerance",
+			name: "mu > 0, step above every limit, minibatches",
 			cfg:  trainer.Config{Reg: regularizers.ElasticNet{Lambda: 0.01}, Eta: 9},
 			reasons: []string{
-				"no convergence tolerance",
-				"no convergence tolerance",
+				"full-batch",
+				"full-batch",
 				"exceeds 2/(beta_s + mu)",
 				"exceeds 2/(beta_s + 2 mu)",
 			},
@@ -164,13 +160,10 @@ func TestFromReportNoRoute(t *testing.T) {
 					t.Errorf("error does not give route %v's reason %q:\n%v", r, tt.reasons[i], msg)
 				}
 			}
-			// The glue stops before the release: the model stays unreleased.
+			// The glue stops before the release.
 			out, cert, err := releaseFromReport(m, run, ReleaseConfig{Mechanism: Gamma, Epsilon: 1, Source: Seeded(1)})
 			if err == nil || out != nil || cert != nil {
 				t.Fatalf("released %v with %v (error %v)", out, cert, err)
-			}
-			if Released(m) {
-				t.Error("the model is marked released after a refused release")
 			}
 		})
 	}
@@ -222,7 +215,7 @@ func TestTrainAnalyzeRelease(t *testing.T) {
 		Route       string   `json:"sensitivity_route"`
 		Beta        float64  `json:"beta"`
 		Source      string   `json:"source"`
-		Assumptions []string `json:"assumptions"`
+		Assumptions []string `json:"not_covered"`
 		Run         map[string]any
 	}
 	if err := json.Unmarshal(data, &doc); err != nil {
@@ -247,10 +240,5 @@ func TestTrainAnalyzeRelease(t *testing.T) {
 		if !strings.Contains(text, want) {
 			t.Errorf("assumptions lack %q:\n%s", want, text)
 		}
-	}
-
-	// One trained model, one release.
-	if _, _, err := releaseFromReport(m, run, cfg); !errors.Is(err, ErrAlreadyReleased) {
-		t.Errorf("second release: %v, want ErrAlreadyReleased", err)
 	}
 }

@@ -3,10 +3,7 @@ package perturb
 import (
 	"fmt"
 	"math"
-	"runtime"
 	"strings"
-	"sync"
-	"weak"
 
 	"github.com/stabpriv/stabpriv/trainer"
 )
@@ -92,64 +89,6 @@ type ReleaseConfig struct {
 	Notes []string
 }
 
-// registry remembers the trained models that have been released. It holds
-// weak pointers, so it does not keep models alive; an entry is removed when
-// its model is garbage collected. It is safe for concurrent use.
-type registry struct {
-	mu   sync.Mutex
-	seen map[weak.Pointer[trainer.Model]]struct{}
-}
-
-var released = &registry{seen: make(map[weak.Pointer[trainer.Model]]struct{})}
-
-// reserve marks all models as released, or none if one of them already is
-// (or appears twice).
-func (r *registry) reserve(ms ...*trainer.Model) error {
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	keys := make(map[weak.Pointer[trainer.Model]]struct{}, len(ms))
-	for i, m := range ms {
-		k := weak.Make(m)
-		if _, ok := r.seen[k]; ok {
-			return fmt.Errorf("%w: model %d of %d was released before; a second release of the same trained weights needs its own privacy budget and is refused", ErrAlreadyReleased, i+1, len(ms))
-		}
-		if _, ok := keys[k]; ok {
-			return fmt.Errorf("%w: model %d of %d is passed twice", ErrAlreadyReleased, i+1, len(ms))
-		}
-		keys[k] = struct{}{}
-	}
-	for _, m := range ms {
-		k := weak.Make(m)
-		r.seen[k] = struct{}{}
-		runtime.AddCleanup(m, r.forget, k)
-	}
-	return nil
-}
-
-func (r *registry) forget(k weak.Pointer[trainer.Model]) {
-	r.mu.Lock()
-	delete(r.seen, k)
-	r.mu.Unlock()
-}
-
-func (r *registry) unreserve(ms ...*trainer.Model) {
-	for _, m := range ms {
-		r.forget(weak.Make(m))
-	}
-}
-
-// Released reports whether the trained model m (this pointer) has been
-// released by Release or ReleaseOneVsRest in this process.
-func Released(m *trainer.Model) bool {
-	if m == nil {
-		return false
-	}
-	released.mu.Lock()
-	defer released.mu.Unlock()
-	_, ok := released.seen[weak.Make(m)]
-	return ok
-}
-
 // checkModel validates a model and its run.
 func checkModel(m *trainer.Model, run *trainer.Run) error {
 	if m == nil || run == nil {
@@ -191,10 +130,9 @@ func checkModel(m *trainer.Model, run *trainer.Run) error {
 //
 // Claim: the released weights are (cfg.Epsilon, cfg.Delta)-DP, by the
 // theorem the certificate cites, provided the sensitivity bound holds and
-// the trained weights are released only once. To enforce the latter within a
-// process, Release records m (the pointer) in a concurrency-safe registry of
-// weak references and refuses a second release of it with
-// ErrAlreadyReleased; copies of the weights are not tracked.
+// the trained weights are released only once. Release is the primitive and
+// cannot know about other releases of the same numbers: once-only is the
+// caller's to keep (private.Trained keeps it, wiping the weights).
 //
 // Runs of a user-supplied graph model or a non-convex loss are refused with
 // ErrNotCertified. A nil cfg.Source means Secure().
@@ -210,12 +148,8 @@ func Release(m *trainer.Model, run *trainer.Run, sens Sensitivity, cfg ReleaseCo
 	if src == nil {
 		src = Secure()
 	}
-	if err := released.reserve(m); err != nil {
-		return nil, nil, err
-	}
 	out, err := perturb(m, cal, src)
 	if err != nil {
-		released.unreserve(m)
 		return nil, nil, err
 	}
 	c := newCertificate(cal, sens, run, src, cfg.Notes, nil)
@@ -265,8 +199,7 @@ func addNoise(w []float64, cal Calibration, src Source) error {
 // Release needs no split and is usually preferable.
 //
 // models[k], runs[k] and sens[k] describe the k-th binary model. All models
-// are checked and reserved before any noise is drawn: either all are
-// released or none is.
+// are checked before any noise is drawn: either all are released or none is.
 func ReleaseOneVsRest(models []*trainer.Model, runs []*trainer.Run, sens []Sensitivity, cfg ReleaseConfig) ([]*trainer.Model, []*Certificate, error) {
 	k := len(models)
 	if k < 2 || len(runs) != k || len(sens) != k {
@@ -291,15 +224,11 @@ func ReleaseOneVsRest(models []*trainer.Model, runs []*trainer.Run, sens []Sensi
 	if src == nil {
 		src = Secure()
 	}
-	if err := released.reserve(models...); err != nil {
-		return nil, nil, err
-	}
 	outs := make([]*trainer.Model, k)
 	certs := make([]*Certificate, k)
 	for i, m := range models {
 		out, err := perturb(m, cals[i], src)
 		if err != nil {
-			released.unreserve(models...)
 			return nil, nil, fmt.Errorf("model %d: %w", i, err)
 		}
 		outs[i] = out
