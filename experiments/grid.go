@@ -14,8 +14,8 @@ import (
 
 	"github.com/stabpriv/stabpriv/datasets"
 	"github.com/stabpriv/stabpriv/perturb"
+	"github.com/stabpriv/stabpriv/private"
 	"github.com/stabpriv/stabpriv/regularizers"
-	"github.com/stabpriv/stabpriv/stability"
 	"github.com/stabpriv/stabpriv/trainer"
 )
 
@@ -146,12 +146,14 @@ func (discard) Write(p []byte) (int, error) { return len(p), nil }
 type fit struct {
 	split, li int
 	lambda    float64
-	model     *trainer.Model
-	run       *trainer.Run
-	report    *stability.Report
-	sens      perturb.Sensitivity
-	test      *datasets.Dataset
-	notes     []string
+	// trained holds the weights behind the privacy boundary; its releases
+	// are seeded simulations. model is their revealed copy, the
+	// non-private baseline of the experiments.
+	trained *private.Trained
+	model   *trainer.Model
+	run     trainer.Run
+	sens    perturb.Sensitivity
+	test    *datasets.Dataset
 	// accNonPrivate is the test accuracy of the trained (noise-free) model.
 	accNonPrivate float64
 }
@@ -266,7 +268,7 @@ func (g *grid) train(ctx context.Context, sd *splitData, s, li int) (*fit, error
 		}
 		sd.mu.Unlock()
 	}()
-	tr, err := trainer.New(trainer.Config{
+	trained, err := private.TrainRows(ctx, train.X, train.Y, trainer.Config{
 		Loss:     g.proto.Loss(),
 		Classes:  g.proto.Classes(),
 		Reg:      regularizers.ElasticNet{Lambda: g.lambdas[li], L1Ratio: g.l1Ratio},
@@ -274,24 +276,21 @@ func (g *grid) train(ctx context.Context, sd *splitData, s, li int) (*fit, error
 		Schedule: trainer.BoundedInverseT,
 		Passes:   g.passes,
 		Seed:     seed,
-	})
+	}, train.Notes)
 	if err != nil {
 		return nil, err
 	}
-	m, run, err := tr.Train(ctx, train.X, train.Y)
+	sens, err := trained.Sensitivity()
 	if err != nil {
 		return nil, err
 	}
-	rep, err := stability.Analyze(run)
+	m, err := trained.Reveal()
 	if err != nil {
 		return nil, err
 	}
-	sens, assumptions, err := perturb.FromReport(rep)
-	if err != nil {
-		return nil, err
-	}
-	f := &fit{split: s, li: li, lambda: g.lambdas[li], model: m, run: run, report: rep, sens: sens, test: test,
-		notes: append(slices.Clone(train.Notes), assumptions...), accNonPrivate: m.Accuracy(test.X, test.Y)}
+	run := trained.Run()
+	f := &fit{split: s, li: li, lambda: g.lambdas[li], trained: trained, model: m, run: run, sens: sens, test: test,
+		accNonPrivate: m.Accuracy(test.X, test.Y)}
 	g.log.WithFields(logrus.Fields{"split": s, "lambda": f.lambda, "route": sens.Route, "Delta": sens.L2,
 		"acc": fmt.Sprintf("%.4f", f.accNonPrivate), "took": run.Stats.Duration.Round(time.Millisecond)}).Info("trained")
 	return f, nil
@@ -311,16 +310,11 @@ func noiseSeed(seed uint64, parts ...int) uint64 {
 	return h
 }
 
-// release releases a copy of f's model at (eps, delta) with seeded noise.
-// Each call is a separate release of the trained weights with its own
-// certificate: the sweep reports one accuracy per eps, never a composition
-// of the releases (each stands alone, as if it were the only one). Release
-// refuses a second release of the same *trainer.Model, so each eps gets a
-// copy.
+// release releases f's weights at (eps, delta) with seeded noise
+// (private.Trained.Simulate). Each call is a separate release with its own
+// certificate, which says it is not private: the sweep reports one accuracy
+// per eps, never a composition of the releases (each stands alone, as if it
+// were the only one).
 func release(f *fit, mech perturb.Mechanism, eps, delta float64, seed uint64) (*trainer.Model, *perturb.Certificate, error) {
-	cp := *f.model
-	cp.W = slices.Clone(f.model.W)
-	return perturb.Release(&cp, f.run, f.sens, perturb.ReleaseConfig{
-		Mechanism: mech, Epsilon: eps, Delta: delta, Source: perturb.Seeded(seed), Notes: f.notes,
-	})
+	return f.trained.Simulate(mech, eps, delta, seed)
 }

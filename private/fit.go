@@ -298,7 +298,7 @@ func Fit(ctx context.Context, t *Table, schema Schema, budget Budget, opts Optio
 		out.Diagnostics = diag
 	}
 	if !private {
-		if out.Model, err = tr.nonPrivate(); err != nil {
+		if out.Model, err = tr.Reveal(); err != nil {
 			return nil, err
 		}
 		run := tr.Run()

@@ -398,6 +398,23 @@ func TestTrainedReleaseOnce(t *testing.T) {
 	if _, _, err := tr.Simulate(perturb.Gamma, 1, 0, 5); !errors.Is(err, ErrReleased) {
 		t.Errorf("simulation after the release: %v", err)
 	}
+	if _, err := tr.Reveal(); !errors.Is(err, ErrReleased) {
+		t.Errorf("reveal after the release: %v", err)
+	}
+	// Revealed weights are no longer secret: no release of them.
+	tr2, err := TrainRows(context.Background(), X, y, trainer.Config{Loss: losses.Logistic{}, Reg: regularizers.ElasticNet{Lambda: 0.1}, Schedule: trainer.BoundedInverseT}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if m, err := tr2.Reveal(); err != nil || len(m.W) != 3 {
+		t.Fatalf("Reveal: %v", err)
+	}
+	if _, _, err := tr2.Release(perturb.Gamma, 1, 0, nil); !errors.Is(err, ErrReleased) {
+		t.Errorf("release after Reveal: %v", err)
+	}
+	if _, _, err := tr2.Simulate(perturb.Gamma, 1, 0, 1); err != nil {
+		t.Errorf("simulation after Reveal: %v", err)
+	}
 }
 
 // TestFitNonPrivate checks the non-private fit: classes from the rows,

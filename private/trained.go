@@ -22,8 +22,9 @@ type Trained struct {
 }
 
 type trainedState struct {
-	mu     sync.Mutex
-	model  *trainer.Model // nil once released
+	mu       sync.Mutex
+	model    *trainer.Model // nil once released
+	revealed bool           // the weights were handed out in the clear
 	run    *trainer.Run
 	report *stability.Report
 	sens   perturb.Sensitivity
@@ -94,6 +95,9 @@ func (t *Trained) Release(mech perturb.Mechanism, eps, delta float64, src pertur
 	if s.model == nil {
 		return nil, nil, fmt.Errorf("%w: a second release of the same weights needs its own budget and is refused", ErrReleased)
 	}
+	if s.revealed {
+		return nil, nil, fmt.Errorf("%w: the weights were revealed in the clear (Reveal); a release of them would protect nothing", ErrReleased)
+	}
 	out, cert, err := s.release(s.model, mech, eps, delta, src, extraNotes)
 	if err != nil {
 		return nil, nil, err
@@ -135,18 +139,21 @@ func (s *trainedState) release(m *trainer.Model, mech perturb.Mechanism, eps, de
 	return perturb.Release(m, s.run, s.sens, perturb.ReleaseConfig{Mechanism: mech, Epsilon: eps, Delta: delta, Source: src, Notes: notes})
 }
 
-// nonPrivate returns the trained model itself, for a run with no
-// mechanism, and wipes it from t.
-func (t *Trained) nonPrivate() (*trainer.Model, error) {
+// Reveal returns a copy of the trained weights in the clear, for a
+// non-private fit or a non-private baseline in an experiment. From then on
+// Release is refused (the weights are no longer secret); Simulate still
+// works.
+func (t *Trained) Reveal() (*trainer.Model, error) {
 	s := t.s
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if s.model == nil {
-		return nil, fmt.Errorf("%w: the weights were released", ErrReleased)
+		return nil, fmt.Errorf("%w: the weights were released and wiped", ErrReleased)
 	}
-	m := s.model
-	s.model = nil
-	return m, nil
+	s.revealed = true
+	cp := *s.model
+	cp.W = slices.Clone(s.model.W)
+	return &cp, nil
 }
 
 // metric evaluates the trained (non-private) weights with f, for

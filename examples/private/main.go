@@ -1,10 +1,11 @@
-// Private trains an elastic-net logistic regression on the embedded
-// Wisconsin breast-cancer data, derives the L2 sensitivity of its weights
-// from the stability of the SGD run, and releases the weights with gamma-norm
-// noise at eps = 1 (pure DP, replace-one neighbours). It prints the
-// sensitivity route, Delta, the test accuracy of the private model and the
-// privacy certificate in words. It is the library version of
-// `stabpriv train --lambda 0.03 --mechanism gamma`.
+// Private releases a logistic regression trained on the embedded Wisconsin
+// breast-cancer data with pure eps = 1 differential privacy, through the
+// certified pipeline private.Fit: the declared classes and the shipped
+// public feature bounds, a split by row position, the automatic knobs
+// (lambda and the clipping norm from n, d and eps alone), the stability
+// analysis and a gamma-norm release. It prints the route, Delta, a
+// prediction and the certificate in words, and writes nothing else about
+// the data. It is the library version of `stabpriv train --mechanism gamma`.
 //
 //	go run ./examples/private
 package main
@@ -16,81 +17,48 @@ import (
 	"log"
 	"os"
 
-	"github.com/stabpriv/stabpriv/datasets"
-	"github.com/stabpriv/stabpriv/losses"
 	"github.com/stabpriv/stabpriv/perturb"
-	"github.com/stabpriv/stabpriv/regularizers"
-	"github.com/stabpriv/stabpriv/stability"
-	"github.com/stabpriv/stabpriv/trainer"
+	"github.com/stabpriv/stabpriv/private"
 )
 
 func main() {
-	// A release draws its noise from the secure source; perturb.Seeded is
-	// for reproducible experiments only.
-	if err := run(os.Stdout, perturb.Secure()); err != nil {
+	// A release draws its noise from the secure source (nil); perturb.Seeded
+	// gives reproducible releases that are not private.
+	if err := run(os.Stdout, nil, 0); err != nil {
 		log.Fatal(err)
 	}
 }
 
-func run(w io.Writer, noise perturb.Source) error {
-	// 569 examples, 30 features, labels benign = -1 and malignant = +1; 20%
-	// held out for testing, stratified, seed 1.
-	ds, err := datasets.Default()
+func run(w io.Writer, noise perturb.Source, noiseSeed uint64) error {
+	// The table as a user hands it over, with its schema: the label column,
+	// the classes benign and malignant (+1), and public bounds per feature.
+	table, schema, err := private.DefaultTable()
 	if err != nil {
 		return err
 	}
-	train, test, err := datasets.Split(ds, 0.2, 1, true)
-	if err != nil {
-		return err
-	}
-	// Standardize with statistics of the training split (not privatized: the
-	// data set's Notes say so and go into the certificate), then map every
-	// row to x' = [x, 1]/sqrt(2) in the unit ball, so kappa = 1 holds.
-	if train, test, _, err = datasets.PrepareUnitBall(train, test, datasets.UnitBallOptions{}); err != nil {
-		return err
-	}
-
-	// mu = lambda*(1 - alpha) = 0.0255 > 0 and the steps
-	// eta_t = min(1/beta, 1/(mu t)): the strongly convex SGD route bounds
-	// the sensitivity by 2L/(mu n) after any number of passes.
-	tr, err := trainer.New(trainer.Config{
-		Loss:     losses.Logistic{},
-		Reg:      regularizers.ElasticNet{Lambda: 0.03, L1Ratio: 0.15},
-		Kappa:    1,
-		Schedule: trainer.BoundedInverseT,
-		Passes:   10,
-		Seed:     1,
-	})
-	if err != nil {
-		return err
-	}
-	model, rec, err := tr.Train(context.Background(), train.X, train.Y)
-	if err != nil {
-		return err
-	}
-
-	// Every route with its bound or the reason it does not apply; the
-	// tightest that applies is chosen.
-	rep, err := stability.Analyze(rec)
-	if err != nil {
-		return err
-	}
-	sens, notes, err := perturb.FromReport(rep)
-	if err != nil {
-		return err // no route applies: nothing may be released
-	}
-	fmt.Fprintf(w, "route %v: Delta = %.4f, beta = %.4f (2L/(mu n) = %.4f)\n", rep.Chosen, rep.Delta, rep.Beta, 2*rec.L/(rec.Mu*float64(rec.N)))
-
-	priv, cert, err := perturb.Release(model, rec, sens, perturb.ReleaseConfig{
+	r, err := private.Fit(context.Background(), table, schema, private.Budget{Epsilon: 1}, private.Options{
 		Mechanism: perturb.Gamma,
-		Epsilon:   1,
-		Source:    noise,
-		Notes:     append(notes, train.Notes...),
+		Noise:     noise,
+		NoiseSeed: noiseSeed,
+		TestFrac:  0.2,
+		Seed:      1,
+		Auto:      true,
 	})
+	if err != nil {
+		return err // nothing was released
+	}
+	c := r.Certificate
+	fmt.Fprintf(w, "route %s: Delta = %.4f, lambda = %.4g, clip G = %g\n", c.SensitivityRoute, c.L2Sensitivity, c.Lambda, c.Clip)
+	// A prediction on a raw row (the first row of the data file).
+	x := make([]float64, len(r.Features()))
+	for j := range x {
+		fmt.Sscan(table.Rows[0][j], &x[j])
+	}
+	label, err := r.Predict(x)
 	if err != nil {
 		return err
 	}
-	fmt.Fprintf(w, "test accuracy: %.3f private (non-private %.3f)\n\n", priv.Accuracy(test.X, test.Y), model.Accuracy(test.X, test.Y))
-	fmt.Fprint(w, cert)
+	fmt.Fprintf(w, "prediction for the first row: %s\n\n", label)
+	fmt.Fprint(w, c)
 	return nil
 }
