@@ -25,11 +25,11 @@ type trainedState struct {
 	mu       sync.Mutex
 	model    *trainer.Model // nil once released
 	revealed bool           // the weights were handed out in the clear
-	run    *trainer.Run
-	report *stability.Report
-	sens   perturb.Sensitivity
-	notes  []string
-	err    error // why no route applies, nil when sens is set
+	run      *trainer.Run
+	report   *stability.Report
+	sens     perturb.Sensitivity
+	notes    []string
+	err      error // why no route applies, nil when sens is set
 }
 
 // TrainRows trains with cfg on rows X (each of norm at most cfg.Kappa after
