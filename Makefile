@@ -5,9 +5,10 @@ OUT     ?= out
 
 .PHONY: run test vet lint bench paper build
 
-# Train on the embedded default data set (Wisconsin breast cancer).
+# A private release (gamma noise, eps = 1) of a classifier of the embedded
+# default data set (Wisconsin breast cancer), with its certificate.
 run:
-	$(GO) run ./cmd/stabpriv train --out $(OUT)/model.json
+	$(GO) run ./cmd/stabpriv train --mechanism gamma --epsilon 1 --out $(OUT)/model.json
 
 # The whole test suite (under 10 minutes on 2 cores).
 test: vet

@@ -176,7 +176,7 @@ func (c *Certificate) String() string {
 	var b strings.Builder
 	fmt.Fprintf(&b, "Privacy certificate (%s)\n", c.Version)
 	if !c.Private {
-		fmt.Fprintf(&b, "Claim: none. NOT PRIVATE: the noise (%s) came from a %s source and can be recomputed", c.Mechanism, c.Source)
+		fmt.Fprintf(&b, "Claim: none. NOT PRIVATE: the noise (%s) came from the source %q and can be recomputed", c.Mechanism, c.Source)
 		if c.NoiseSeed != nil {
 			fmt.Fprintf(&b, " from the published noise seed %d", *c.NoiseSeed)
 		}

@@ -44,10 +44,13 @@
 // training run, what is not covered, and the citation; its String method
 // explains it in words.
 //
-// Randomness is injected through a Source: Secure for releases (Laplace and
-// Gaussian noise delegated to github.com/google/differential-privacy/go/v3,
-// which resists floating-point attacks) and Seeded for reproducible
-// experiments, whose certificates say "seeded: not for release".
+// Randomness is injected through a Source: Secure for releases, and Seeded
+// for reproducible experiments, whose certificates make no claim (Private
+// false: the seed can be published). Every secure mechanism resists
+// floating-point attacks: Laplace and Gaussian noise are delegated to
+// github.com/google/differential-privacy/go/v3, and the gamma-norm noise is
+// sampled exactly, with integer arithmetic on crypto/rand bits, and snapped
+// to a lattice fixed in advance (see the Source method AddGammaNorm).
 //
 // EpsilonForScale inverts the calibration: the eps a given noise scale buys
 // for a given sensitivity, so that the privacy gain of a smaller stability
