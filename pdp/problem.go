@@ -47,6 +47,19 @@ type Config struct {
 	// caller holding an elastic-net configuration gets that error instead of
 	// a silently wrong analysis.
 	L1Ratio float64
+	// Clip is the per-example gradient clipping norm G of a trainer that
+	// clips (0: none). For a scalar margin loss (K = 1), clipping the
+	// per-example gradient l'(z) x to norm G is exactly a gradient step of
+	// the loss whose margin derivative is l' clamped to [-G/||x||, G/||x||]
+	// (a Huberized loss, linear where the clamp is active): convex, since
+	// the clamped derivative is still non-decreasing, with an absolutely
+	// continuous derivative, so Lemma 13 applies to it (its second
+	// derivative is l'' where |l'| < G/||x|| and 0 beyond). The analysis then
+	// runs on that loss, the objective the clipped trainer minimizes. For
+	// K > 1 (softmax) clipping by the norm of the margin gradient does not
+	// give the gradient field of any loss, and a positive Clip is refused
+	// with ErrNotSmooth. The zero value means no clipping.
+	Clip float64
 	// N is the n of the penalty weight N lambda. Zero means the number of
 	// rows. Set it to keep the weight of a larger data set, as the pDP
 	// neighbour convention does for Z without one row.
@@ -80,6 +93,7 @@ type problem struct {
 	margin  losses.Margin // non-nil for scalar losses with a Margin view
 	n, d, k int
 	reg     float64 // N lambda
+	clip    float64 // G, 0: none (K = 1 only)
 	tol     float64
 	maxIter int
 	classes int
@@ -116,6 +130,9 @@ func newProblem(x *mat.Dense, y []float64, cfg Config) (*problem, error) {
 			return nil, fmt.Errorf("%w: row %d: %w", ErrInput, i, err)
 		}
 	}
+	if math.IsNaN(cfg.Clip) || math.IsInf(cfg.Clip, 0) || cfg.Clip < 0 {
+		return nil, fmt.Errorf("%w: clipping norm G = %v, want finite >= 0 (0: none)", ErrInput, cfg.Clip)
+	}
 	if cfg.N < 0 || math.IsNaN(cfg.Tolerance) || cfg.Tolerance < 0 || cfg.MaxIter < 0 {
 		return nil, fmt.Errorf("%w: N = %d, tolerance = %v, max iterations = %d", ErrInput, cfg.N, cfg.Tolerance, cfg.MaxIter)
 	}
@@ -125,6 +142,12 @@ func newProblem(x *mat.Dense, y []float64, cfg Config) (*problem, error) {
 	}
 	if m, ok := cfg.Loss.(losses.Margin); ok && p.k == 1 {
 		p.margin = m
+	}
+	if cfg.Clip > 0 {
+		if p.margin == nil {
+			return nil, fmt.Errorf("%w: per-example clipping (G = %v) of the %d-output loss %s: scaling the margin gradient by min(1, G/(||l'(z)|| ||x||)) is not the gradient of any loss, so there is no objective for Lemma 13 (analyse an unclipped run, or one whose G is at least L_z kappa, where clipping never acts)", ErrNotSmooth, cfg.Clip, p.k, cfg.Loss.Name())
+		}
+		p.clip = cfg.Clip
 	}
 	nn := cfg.N
 	if nn == 0 {
@@ -157,20 +180,106 @@ func (p *problem) marginOf(z, w, x []float64) {
 	}
 }
 
-// rowGrad writes the margin gradient of l at row (x, y) into g (length K)
-// and returns the loss.
-func (p *problem) rowGrad(g, z []float64, y float64) float64 {
+// capOf returns the bound G/||x|| that clipping the per-example gradient
+// l'(z) x to norm G puts on |l'(z)| for the row x: +Inf without clipping
+// or for x = 0 (a zero row has a zero gradient whatever its loss).
+func (p *problem) capOf(x []float64) float64 {
+	if p.clip == 0 {
+		return math.Inf(1)
+	}
+	nx := norm2(x)
+	if nx == 0 {
+		return math.Inf(1)
+	}
+	return p.clip / nx
+}
+
+// deriv returns the margin derivative of the (clipped) scalar loss: l'
+// clamped to [-c, c].
+func (p *problem) deriv(z, y, c float64) float64 {
+	return math.Max(-c, math.Min(c, p.margin.Deriv(z, y)))
+}
+
+// deriv2 returns the second margin derivative of the clipped scalar loss:
+// l” where |l'| <= c, 0 where the clamp is active.
+func (p *problem) deriv2(z, y, c float64) float64 {
+	if math.Abs(p.margin.Deriv(z, y)) > c {
+		return 0
+	}
+	return p.margin.Deriv2(z, y)
+}
+
+// value1 returns the clipped scalar loss: l(z) where |l'(z)| <= c, and
+// beyond the point b where the clamp starts (|l'(b)| = c, found by
+// bisection on the monotone l'), its linear extension l(b) + l'_c (z - b).
+// It is NaN when no such b exists within 2^64 of z, which the verified
+// losses never give: their derivative takes every value strictly between
+// its infimum and supremum, and 0 lies between them.
+func (p *problem) value1(z, y, c float64) float64 {
+	g := p.margin.Deriv(z, y)
+	if math.Abs(g) <= c {
+		return p.margin.Value1(z, y)
+	}
+	level := math.Copysign(c, g)
+	// b lies on the side of z where l' moves towards the level: below z
+	// for g > c (l' non-decreasing), above for g < -c.
+	dir := -1.0
+	if g < 0 {
+		dir = 1
+	}
+	inside := func(t float64) bool { return math.Abs(p.margin.Deriv(t, y)) <= c }
+	near, far := z, z
+	found := false
+	for s := 1.0; s < 0x1p64; s *= 2 {
+		far = z + dir*s
+		if inside(far) {
+			found = true
+			break
+		}
+		near = far
+	}
+	if !found {
+		return math.NaN()
+	}
+	// Bisect between near (clamped) and far (inside) to the last float.
+	for {
+		mid := near + (far-near)/2
+		if mid == near || mid == far {
+			break
+		}
+		if inside(mid) {
+			far = mid
+		} else {
+			near = mid
+		}
+	}
+	return p.margin.Value1(far, y) + level*(z-far)
+}
+
+// rowGrad writes the margin gradient of l (clipped, see Config.Clip) at
+// the row (x, y) with margins z into g (length K) and returns the loss.
+func (p *problem) rowGrad(g, z, x []float64, y float64) float64 {
 	if p.margin != nil {
-		g[0] = p.margin.Deriv(z[0], y)
-		return p.margin.Value1(z[0], y)
+		c := p.capOf(x)
+		g[0] = p.deriv(z[0], y, c)
+		return p.value1(z[0], y, c)
 	}
 	return p.loss.Grad(g, z, y)
 }
 
-// rowHess writes the K x K margin Hessian into h.
-func (p *problem) rowHess(h, z []float64, y float64) {
+// rowValue returns the loss (clipped, see Config.Clip) at the row (x, y)
+// with margins z.
+func (p *problem) rowValue(z, x []float64, y float64) float64 {
 	if p.margin != nil {
-		h[0] = p.margin.Deriv2(z[0], y)
+		return p.value1(z[0], y, p.capOf(x))
+	}
+	return p.loss.Value(z, y)
+}
+
+// rowHess writes the K x K margin Hessian of the row (x, y) into h.
+func (p *problem) rowHess(h, z, x []float64, y float64) {
+	if p.margin != nil {
+		h[0] = p.deriv2(z[0], y, p.capOf(x))
 		return
 	}
 	p.loss.Hess(h, z, y)
@@ -224,7 +333,7 @@ func (v view) grad(g, w []float64) float64 {
 	var val float64
 	v.rows(func(_ int, x []float64, y float64) {
 		p.marginOf(z, w, x)
-		val += p.rowGrad(gz, z, y)
+		val += p.rowGrad(gz, z, x, y)
 		for c, gc := range gz {
 			if gc == 0 {
 				continue
@@ -250,7 +359,7 @@ func (v view) value(w []float64) float64 {
 	var val float64
 	v.rows(func(_ int, x []float64, y float64) {
 		p.marginOf(z, w, x)
-		val += p.loss.Value(z, y)
+		val += p.rowValue(z, x, y)
 	})
 	var ww float64
 	for _, wi := range w {
@@ -320,7 +429,7 @@ func (v view) hessianAt(w []float64) *mat.SymDense {
 	z := make([]float64, p.k)
 	return v.hessian(func(_ int, x []float64, y float64, s []float64) {
 		p.marginOf(z, w, x)
-		p.rowHess(s, z, y)
+		p.rowHess(s, z, x, y)
 	})
 }
 

@@ -106,8 +106,8 @@ func (a *Analysis) oneStep(x []float64, y, sign float64, b *mat.Dense, col0 int)
 	g := make([]float64, k)
 	s := make([]float64, k*k)
 	p.marginOf(z, a.sol.W, x)
-	p.rowGrad(g, z, y)
-	p.rowHess(s, z, y)
+	p.rowGrad(g, z, x, y)
+	p.rowHess(s, z, x, y)
 	// M[c][c'] = x . B[block c, column c'].
 	m := make([]float64, k*k)
 	for c := 0; c < k; c++ {
@@ -413,7 +413,7 @@ func (a *Analysis) frozenSolve(x []float64, y, sign float64, b *mat.Dense) (func
 	z := make([]float64, k)
 	s := make([]float64, k*k)
 	p.marginOf(z, a.sol.W, x)
-	p.rowHess(s, z, y)
+	p.rowHess(s, z, x, y)
 	sm := mat.NewDense(k, k, s)
 	var m mat.Dense
 	u := mat.NewDense(p.dim(), k, nil)
@@ -478,7 +478,8 @@ func (a *Analysis) identity(small view, px []float64, py float64, ws, wb []float
 		if p.margin != nil {
 			dz := z1[0] - z0[0]
 			if math.Abs(dz) > 1e-6*(1+math.Abs(z0[0])) {
-				s[0] = (p.margin.Deriv(z1[0], y) - p.margin.Deriv(z0[0], y)) / dz
+				c := p.capOf(x)
+				s[0] = (p.deriv(z1[0], y, c) - p.deriv(z0[0], y, c)) / dz
 				return
 			}
 		}
@@ -489,7 +490,7 @@ func (a *Analysis) identity(small view, px []float64, py float64, ws, wb []float
 			for c := range zt {
 				zt[c] = z0[c] + t*(z1[c]-z0[c])
 			}
-			p.rowHess(ht, zt, y)
+			p.rowHess(ht, zt, x, y)
 			for e := range s {
 				s[e] += lobattoWeights[q] * ht[e]
 			}
@@ -503,7 +504,7 @@ func (a *Analysis) identity(small view, px []float64, py float64, ws, wb []float
 	dim := p.dim()
 	gz := make([]float64, k)
 	p.marginOf(z0, wb, px)
-	p.rowGrad(gz, z0, py)
+	p.rowGrad(gz, z0, px, py)
 	gp := make([]float64, dim)
 	for c := 0; c < k; c++ {
 		for j, v := range px {
