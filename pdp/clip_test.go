@@ -15,7 +15,7 @@ import (
 
 // TestClippedLoss checks the clipped scalar loss of Config.Clip against its
 // definition: its derivative (central differences of the value) is l'
-// clamped to [-c, c], its second derivative is l” inside and 0 where the
+// clamped to [-c, c], its second derivative is that of l inside and 0 where the
 // clamp acts, and the value is continuous where the clamp starts.
 func TestClippedLoss(t *testing.T) {
 	hub, _ := losses.NewHuber(0.5)

@@ -201,7 +201,7 @@ func (p *problem) deriv(z, y, c float64) float64 {
 }
 
 // deriv2 returns the second margin derivative of the clipped scalar loss:
-// l” where |l'| <= c, 0 where the clamp is active.
+// that of l where |l'| <= c, 0 where the clamp is active.
 func (p *problem) deriv2(z, y, c float64) float64 {
 	if math.Abs(p.margin.Deriv(z, y)) > c {
 		return 0
