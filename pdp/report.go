@@ -168,6 +168,9 @@ type Report struct {
 	// Targets summarizes the epsilon of targets outside the data set
 	// (held-out rows, added one at a time), when there are any.
 	Targets *Stats `json:"targets,omitempty"`
+	// Release describes the release of a model file and compares the rows
+	// with its certificate; nil for a release simulated from flags.
+	Release *ReleaseAnalysis `json:"release,omitempty"`
 	// Notes lists what a reader must know (preprocessing, approximations).
 	Notes []string `json:"notes,omitempty"`
 }

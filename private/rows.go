@@ -35,6 +35,9 @@ func (r *Released) TrainingRows(t *Table) (X *mat.Dense, y []float64, ids []int,
 	if err != nil {
 		return nil, nil, nil, err
 	}
+	if t != nil && !slices.Contains(t.Columns, r.Schema.Label) {
+		return nil, nil, nil, fmt.Errorf("%w: %s has no column %q, the model's label: not the table of this model", ErrSchema, t.Source, r.Schema.Label)
+	}
 	enc, err := encode(t, r.Schema, task)
 	if err != nil {
 		return nil, nil, nil, err

@@ -13,12 +13,14 @@ import (
 	"path/filepath"
 	"strconv"
 
+	"gonum.org/v1/gonum/floats"
 	"gonum.org/v1/gonum/mat"
 
 	"github.com/stabpriv/stabpriv/datasets"
 	"github.com/stabpriv/stabpriv/losses"
 	"github.com/stabpriv/stabpriv/pdp"
 	"github.com/stabpriv/stabpriv/perturb"
+	"github.com/stabpriv/stabpriv/private"
 )
 
 // pdpFlags holds the flags of the pdp command.
@@ -34,10 +36,12 @@ type pdpFlags struct {
 	seed                        uint64
 	labelBound, kappa           float64
 	out                         string
+	model                       string
 }
 
 func newPDPFlagSet(f *pdpFlags) *flag.FlagSet {
 	fs := flag.NewFlagSet("pdp", flag.ContinueOnError)
+	fs.StringVar(&f.model, "model", "", "model `file` written by train: analyse that release (its certificate gives the loss, lambda, clipping and noise; --data is the CSV it was trained on); only --data, --exact-top, --top and --out apply")
 	fs.StringVar(&f.data, "data", "", "CSV `file` with a header row and numeric features (default: the embedded breast-cancer data)")
 	fs.StringVar(&f.label, "label", "", "label `column` of --data (default with the embedded data: "+datasets.DefaultLabel+")")
 	fs.StringVar(&f.positive, "positive", "", "binary tasks: the `class` encoded +1 (default: the larger class name)")
@@ -63,13 +67,18 @@ func newPDPFlagSet(f *pdpFlags) *flag.FlagSet {
 }
 
 func printPDPUsage(fs *flag.FlagSet, w io.Writer) {
-	fmt.Fprint(w, "Usage: stabpriv pdp [flags] --out DIR\n\n"+
+	fmt.Fprint(w, "Usage: stabpriv pdp [flags] --out DIR\n       stabpriv pdp --model FILE.json [--data FILE.csv] [--exact-top N] [--top N] --out DIR\n\n"+
 		"Per-instance differential privacy (Wang) of an output-perturbation release of the exact\n"+
 		"ridge-regularized ERM solution: for every training row, the sensitivity of the solution to\n"+
 		"removing that row and the per-instance epsilon of the release, against the worst-case DP\n"+
 		"epsilon of the same release. Writes pdp.csv (one row per training row: id = index of the\n"+
 		"row among the CSV's data rows, from 0), summary.json and pdp.png. The values are\n"+
 		"CONFIDENTIAL: they are computed from the data and must not be published.\n\n"+
+		"With --model, the release is the one of a model file written by train: the training rows are\n"+
+		"rebuilt from the same CSV (the file's schema, split and preprocessing), the objective and the\n"+
+		"noise come from its certificate, and each row's per-instance epsilon is compared with the\n"+
+		"certified epsilon. The analysis is of the exact minimizer of the objective the SGD run\n"+
+		"optimized, not of the SGD iterate.\n\n"+
 		pdp.Neighbours+".\n\nFlags:\n")
 	fs.SetOutput(w)
 	fs.PrintDefaults()
@@ -100,6 +109,9 @@ func parsePDP(args []string, stderr io.Writer) (*pdpSettings, error) {
 	set := make(map[string]bool)
 	fs.Visit(func(fl *flag.Flag) { set[fl.Name] = true })
 	s := &pdpSettings{pdpFlags: f}
+	if set["model"] {
+		return s, checkModelFlags(s, set)
+	}
 	switch f.loss {
 	case "logistic", "huber", "squared", "huber-hinge", "softmax":
 	default:
@@ -188,6 +200,9 @@ func runPDP(_ context.Context, args []string, stdout, stderr io.Writer) error {
 	}
 	if err != nil {
 		return err
+	}
+	if s.model != "" {
+		return runPDPModel(s, stdout)
 	}
 	ds, source, err := loadPDPData(s)
 	if err != nil {
@@ -496,13 +511,18 @@ func printPDP(w io.Writer, r *pdp.Report, s *pdpSettings) {
 		fmt.Fprintf(w, ", delta = %g", r.Delta)
 	}
 	fmt.Fprintln(w)
-	if r.DPEpsilon != nil {
+	if r.Release != nil {
+		printPDPRelease(w, r)
+	} else if r.DPEpsilon != nil {
 		fmt.Fprintf(w, "worst-case DP eps of the release: %.6g (replace-one, sensitivity %.6g); worst-case pDP eps of any target: %.6g\n", *r.DPEpsilon, *r.DPSensitivity, *r.WorstCaseEpsilon)
 	} else {
 		fmt.Fprintln(w, "worst-case DP eps of the release: none (see notes)")
 	}
 	e := r.Epsilon
 	fmt.Fprintf(w, "\nper-instance eps over the training rows: mean %.4g, median %.4g, p90 %.4g, p99 %.4g, max %.4g\n", e.Mean, e.Median, e.P90, e.P99, e.Max)
+	if r.Release != nil {
+		printCertified(w, r)
+	}
 	fmt.Fprintf(w, "moments (Definition 7): E eps = %.4g, E eps^2 = %.4g, E eps^3 = %.4g, E eps^4 = %.4g\n", r.Moments[0], r.Moments[1], r.Moments[2], r.Moments[3])
 	fmt.Fprintf(w, "sensitivity: median %.4g, max %.4g; %d rows exact (one-step error at most %.2g relative)\n", r.Sensitivity.Median, r.Sensitivity.Max, r.Exact, r.MaxRelOneStepError)
 	if r.OnAverageKL != nil {
@@ -526,4 +546,239 @@ func printPDP(w io.Writer, r *pdp.Report, s *pdpSettings) {
 		fmt.Fprintf(w, "  - %s\n", n)
 	}
 	fmt.Fprintf(w, "\nwritten to %s: pdp.csv, summary.json, pdp.png (confidential)\n", s.out)
+}
+
+// modelFlags are the flags that apply with --model: everything else comes
+// from the model file.
+var modelFlags = map[string]bool{"model": true, "data": true, "exact-top": true, "top": true, "out": true}
+
+// checkModelFlags validates the flags of pdp --model.
+func checkModelFlags(s *pdpSettings, set map[string]bool) error {
+	for name := range set {
+		if !modelFlags[name] {
+			return usagef("--%s with --model: the model file fixes the loss, lambda, clipping, preprocessing, split and noise; only --data, --exact-top, --top and --out apply", name)
+		}
+	}
+	if s.out == "" {
+		return usagef("--out DIR is required")
+	}
+	if st, err := os.Stat(s.out); err == nil && !st.IsDir() {
+		return usagef("--out %s is a file; give a directory", s.out)
+	}
+	if s.exactTop < 0 || s.top < 0 {
+		return usagef("--exact-top %d, --top %d, want >= 0", s.exactTop, s.top)
+	}
+	return nil
+}
+
+// modelObjective returns the pdp configuration of the objective the run of
+// a certificate optimized, or why it has none that the Hessian identity
+// covers.
+func modelObjective(r *private.Released) (pdp.Config, float64, []string, error) {
+	run := r.Certificate.Run
+	if run == nil {
+		return pdp.Config{}, 0, nil, errors.New("the certificate has no run record: the objective is unknown")
+	}
+	switch {
+	case run.UserModel:
+		return pdp.Config{}, 0, nil, errors.New("the run trained a user-supplied graph model: its loss is not one whose smoothness is verified")
+	case run.L1Ratio > 0:
+		return pdp.Config{}, 0, nil, fmt.Errorf("l1_ratio = %g: %w; the per-instance analysis needs a smooth objective (Wang's Lemma 13), so it covers ridge releases (l1_ratio 0) only", run.L1Ratio, pdp.ErrNotSmooth)
+	case run.Dropout < 1:
+		return pdp.Config{}, 0, nil, fmt.Errorf("s-dropout (s = %g): each step used a randomly masked row, so the run minimizes no fixed empirical objective whose exact minimizer could stand for it", run.Dropout)
+	}
+	loss, err := losses.ByName(run.Loss)
+	if err != nil {
+		return pdp.Config{}, 0, nil, err
+	}
+	// The run records the loss by name; a loss with a parameter (huber's
+	// delta, huber-hinge's width) must be the default one, which its
+	// constants confirm.
+	cons, err := loss.Constants(losses.Domain{Kappa: run.Kappa, Radius: run.Radius, LabelBound: run.LabelBound})
+	if err != nil || cons.Lz != run.Lz || cons.Sz != run.Sz {
+		return pdp.Config{}, 0, nil, fmt.Errorf("the run's loss constants (L_z = %g, S_z = %g) are not those of the %s loss of the default parameter: the loss cannot be rebuilt from the certificate", run.Lz, run.Sz, run.Loss)
+	}
+	var notes []string
+	cfg := pdp.Config{Loss: loss, Classes: len(r.Schema.Classes), Lambda: run.Lambda}
+	lip := run.L
+	if run.Clip > 0 {
+		switch {
+		case run.Clip >= run.L:
+			notes = append(notes, fmt.Sprintf("per-example clipping G = %g is at least the loss's Lipschitz constant L = %g: it never acts, and the objective is the unclipped one", run.Clip, run.L))
+		case run.K > 1:
+			return pdp.Config{}, 0, nil, fmt.Errorf("per-example clipping (G = %g < L = %g) of the %s loss: %w; scaling a multiclass gradient by its norm is not the gradient of any loss, so the run has no objective for Wang's Lemma 13", run.Clip, run.L, run.Loss, pdp.ErrNotSmooth)
+		default:
+			cfg.Clip, lip = run.Clip, run.Clip
+			notes = append(notes, fmt.Sprintf("per-example clipping G = %g: the objective is the Huberized %s loss the clipped trainer minimizes, its margin derivative clamped to [-G/||x||, G/||x||] (convex, with a Lipschitz derivative, so Lemma 13 applies)", run.Clip, run.Loss))
+		}
+	}
+	return cfg, lip, notes, nil
+}
+
+// runPDPModel is pdp --model: the per-instance DP of the training rows of
+// a model file's release, against its certificate.
+func runPDPModel(s *pdpSettings, stdout io.Writer) error {
+	r, err := private.ReadModelFile(s.model)
+	if err != nil {
+		return err
+	}
+	c := r.Certificate
+	if c == nil {
+		return fmt.Errorf("--model %s has no certificate: it was trained without a mechanism (its weights are published as trained), so there is no noise whose per-instance privacy could be analysed; train with --mechanism", s.model)
+	}
+	verdict, why, err := private.Verify(r)
+	if err != nil {
+		return fmt.Errorf("--model %s: the analysis takes the objective and the noise from the certificate, which must verify: %w", s.model, err)
+	}
+	claim := fmt.Sprintf("private release: (%g, %g)-DP for replace-one neighbours of the table (certificate verified)", c.Epsilon, c.Delta)
+	if verdict == private.NotPrivate {
+		claim = "NO privacy claim: " + why + "; the calibration of its noise is analysed as if the noise were secret"
+	}
+	cfg, lip, notes, err := modelObjective(r)
+	if err != nil {
+		return fmt.Errorf("--model %s: %w", s.model, err)
+	}
+
+	var tab *private.Table
+	source := s.data
+	if s.data != "" {
+		tab, err = private.ReadCSVFile(s.data)
+	} else {
+		tab, _, err = private.DefaultTable()
+		source = "the embedded Wisconsin diagnostic breast cancer data (no --data)"
+	}
+	if err != nil {
+		return err
+	}
+	X, y, ids, err := r.TrainingRows(tab)
+	if err != nil {
+		return fmt.Errorf("--data: rebuilding the training rows of %s: %w", s.model, err)
+	}
+	n, d := X.Dims()
+	run := c.Run
+	if n != run.N || d != run.D {
+		return fmt.Errorf("--data: the rebuilt training rows are %d x %d, the certificate's run trained on %d x %d", n, d, run.N, run.D)
+	}
+	nulls := 0
+	for i := 0; i < n; i++ {
+		if mat.Norm(X.RowView(i), 2) == 0 {
+			nulls++
+		}
+	}
+
+	a, err := pdp.New(X, y, cfg)
+	if err != nil {
+		return fmt.Errorf("the exact minimizer of the run's objective: %w", err)
+	}
+	sol := a.Solution()
+	m, err := pdp.NewMechanism(c.Mechanism, c.NoiseScale, c.Delta)
+	if err != nil {
+		return err
+	}
+	diffs, err := a.RemoveAll()
+	if err != nil {
+		return err
+	}
+	one := make([]float64, len(diffs))
+	for i, v := range diffs {
+		one[i] = v.L2
+	}
+	refined, err := a.RefineTop(diffs, s.exactTop)
+	if err != nil {
+		return err
+	}
+	if run.Radius > 0 {
+		// The trainer projected onto ||w|| <= R. The unconstrained minimizers
+		// of Z and of its neighbours are the constrained ones when they lie
+		// inside the ball.
+		var maxV float64
+		for _, v := range diffs {
+			maxV = math.Max(maxV, v.L2)
+		}
+		wn := floats.Norm(sol.W, 2)
+		if !(wn+maxV < run.Radius) {
+			return fmt.Errorf("--model %s: the run projected onto ||w|| <= R = %g and the exact minimizer (norm %.4g) or a neighbour's (up to %.4g further) reaches the boundary: the constrained problem is not smooth there", s.model, run.Radius, wn, maxV)
+		}
+		notes = append(notes, fmt.Sprintf("the run projected onto ||w|| <= %g; the exact minimizer (norm %.4g) and its neighbours (at most %.4g away) lie inside, where the projection does not act", run.Radius, wn, maxV))
+	}
+	eps, err := m.Epsilons(diffs)
+	if err != nil {
+		return err
+	}
+	rep, err := pdp.NewReport(a, m, run.Lambda, ids, diffs, eps, s.top)
+	if err != nil {
+		return err
+	}
+	for _, i := range refined {
+		if diffs[i].L2 > 0 {
+			rep.MaxRelOneStepError = math.Max(rep.MaxRelOneStepError, math.Abs(one[i]-diffs[i].L2)/diffs[i].L2)
+		}
+	}
+	certEps, certSens := c.Epsilon, c.L2Sensitivity
+	rep.DPEpsilon, rep.DPSensitivity, rep.DPNeighbours = &certEps, &certSens, c.Neighbouring
+	cmp, err := pdp.CompareCertified(ids, diffs, eps, c.Epsilon, c.Delta)
+	if err != nil {
+		return err
+	}
+	rel := &pdp.ReleaseAnalysis{
+		ModelFile: s.model, Claim: claim, Route: c.SensitivityRoute, Sensitivity: c.L2Sensitivity,
+		Certified: cmp, Weights: pdp.AnalysedMinimizer,
+		ReleasedToExact: floats.Distance(r.Model.W, sol.W, 2), ExactNorm: floats.Norm(sol.W, 2),
+		NoiseRMSNorm: m.NoiseRMSNorm(len(sol.W)), Neighbours: pdp.NeighboursVersusCertificate, NullRows: nulls,
+	}
+	if run.Lambda > 0 {
+		// J_{-i} is n lambda strongly convex and its gradient at w_hat is
+		// minus the gradient of the removed loss, of norm at most L.
+		rel.RemoveOneBound = lip / (float64(n) * run.Lambda)
+		if rel.RemoveOneEpsilon, err = m.EpsilonAt(rel.RemoveOneBound, math.Sqrt(float64(len(sol.W)))*rel.RemoveOneBound); err != nil {
+			return err
+		}
+		worst := rel.RemoveOneEpsilon
+		rep.WorstCaseEpsilon = &worst
+	} else {
+		notes = append(notes, "lambda = 0: no data-independent bound on the per-instance sensitivity")
+	}
+	rep.Release = rel
+	rep.Notes = append([]string{
+		"data: " + source,
+		fmt.Sprintf("training rows rebuilt from the model file: %d of the table's %d data rows (split: test fraction %g, seed %d%s), %d null rows (undeclared label: the zero vector, eps 0); ids are data-row indices from 0",
+			n, r.Split.Rows, r.Split.TestFrac, r.Split.Seed, map[bool]string{true: ", stratified", false: ""}[r.Split.Stratified], nulls),
+		"preprocessing (the model file's): " + r.Preprocessing.Map,
+	}, notes...)
+	if r.Preprocessing.Mode == private.Standardize {
+		rep.Notes = append(rep.Notes, "the standardization statistics were fitted on the training rows: removing a row would change them too, which this analysis (like the certificate) does not cover")
+	}
+	rep.Notes = append(rep.Notes,
+		fmt.Sprintf("sensitivities: one-step estimates (Lemma 13 with the Hessian at the solution, Sherman-Morrison/Woodbury), the %d most exposed rows refined to the exact leave-one-out solution", len(refined)),
+		"mechanism and noise scale from the certificate; Gaussian per-instance epsilons on the exact (Balle & Wang) curve at the certificate's delta, Laplace and gamma exact")
+	if err := writePDP(s.out, rep, ids, diffs, eps); err != nil {
+		return err
+	}
+	printPDP(stdout, rep, s)
+	return nil
+}
+
+// printPDPRelease writes the model-file part of a report.
+func printPDPRelease(w io.Writer, r *pdp.Report) {
+	rel := r.Release
+	c := rel.Certified
+	fmt.Fprintf(w, "\nmodel file: %s\n  claim: %s\n", rel.ModelFile, rel.Claim)
+	fmt.Fprintf(w, "  certified: eps = %g", c.Epsilon)
+	if c.Delta > 0 {
+		fmt.Fprintf(w, ", delta = %g", c.Delta)
+	}
+	fmt.Fprintf(w, " (replace-one), Delta = %.6g by route %s\n", rel.Sensitivity, rel.Route)
+	fmt.Fprintf(w, "  weights: %s.\n  ||released - w_hat|| = %.4g (||w_hat|| = %.4g; root mean square norm of the noise %.4g)\n", rel.Weights, rel.ReleasedToExact, rel.ExactNorm, rel.NoiseRMSNorm)
+	fmt.Fprintf(w, "  neighbours: %s.\n", rel.Neighbours)
+}
+
+// printCertified writes the comparison with the certified epsilon.
+func printCertified(w io.Writer, r *pdp.Report) {
+	rel := r.Release
+	c := rel.Certified
+	fmt.Fprintf(w, "against the certified eps %g: %d of %d rows (%.2f%%) below it; worst row id %d: eps %.4g (%.3g of the certified eps), sensitivity %.4g\n",
+		c.Epsilon, c.Below, r.Rows, 100*c.ShareBelow, c.Worst.ID, c.Worst.Epsilon, c.WorstRatio, c.Worst.Sensitivity)
+	if rel.RemoveOneBound > 0 {
+		fmt.Fprintf(w, "every row's sensitivity is at most L/(n lambda) = %.4g (eps %.4g), half the replace-one bound 2L/(n lambda) of the exact minimizer\n", rel.RemoveOneBound, rel.RemoveOneEpsilon)
+	}
 }

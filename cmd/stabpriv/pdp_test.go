@@ -17,7 +17,9 @@ import (
 	"gonum.org/v1/gonum/mat"
 
 	"github.com/stabpriv/stabpriv/datasets"
+	"github.com/stabpriv/stabpriv/losses"
 	"github.com/stabpriv/stabpriv/pdp"
+	"github.com/stabpriv/stabpriv/private"
 )
 
 // pdpRun runs the command line and returns stdout and the error.
@@ -270,5 +272,287 @@ func TestPDPHelp(t *testing.T) {
 	}
 	if !strings.Contains(out, "CONFIDENTIAL") || !strings.Contains(out, "-exact-top") {
 		t.Errorf("help:\n%s", out)
+	}
+}
+
+// modelCSV writes a binary CSV (features x1..x3, label class in a, b, with
+// a few undeclared labels that become null rows) of n rows and returns its
+// path.
+func modelCSV(t *testing.T, n int, seed uint64) string {
+	t.Helper()
+	rng := rand.New(rand.NewPCG(seed, 5))
+	var b strings.Builder
+	b.WriteString("x1,x2,x3,class\n")
+	for i := 0; i < n; i++ {
+		x := []float64{rng.NormFloat64() * 0.5, rng.NormFloat64() * 0.5, rng.NormFloat64() * 0.3}
+		label := "a"
+		if rng.Float64() < 1/(1+math.Exp(-3*(x[0]-x[1]))) {
+			label = "b"
+		}
+		if i%37 == 5 {
+			label = "unknown"
+		}
+		fmt.Fprintf(&b, "%.4f,%.4f,%.4f,%s\n", x[0], x[1], x[2], label)
+	}
+	return writeFile(t, "data.csv", b.String())
+}
+
+// trainModel runs stabpriv train on data with the flags and returns the
+// model file's path.
+func trainModel(t *testing.T, data string, flags ...string) string {
+	t.Helper()
+	out := filepath.Join(t.TempDir(), "m.json")
+	args := append([]string{"train", "--data", data, "--label", "class", "--classes", "a,b", "--out", out}, flags...)
+	if _, stderr, err := call(t, args...); err != nil {
+		t.Fatalf("train: %v\n%s", err, stderr)
+	}
+	return out
+}
+
+// readSummary reads summary.json of dir.
+func readSummary(t *testing.T, dir string) pdp.Report {
+	t.Helper()
+	data, err := os.ReadFile(filepath.Join(dir, "summary.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var rep pdp.Report
+	if err := json.Unmarshal(data, &rep); err != nil {
+		t.Fatal(err)
+	}
+	return rep
+}
+
+// TestPDPModel is the pDP of an actual release: a seeded Gaussian release
+// of train, analysed from its model file and the same CSV. The training
+// rows are rebuilt (ids are the split's data-row positions, and an
+// independent analysis of rows built by hand gives the same sensitivities),
+// and no row's per-instance epsilon exceeds the certified epsilon: on the
+// strongly convex route the certificate's Delta is 2L/(mu n), the
+// replace-one bound of the exact minimizer, while the pDP neighbour
+// removes one row with the regularization weight n lambda kept, which moves
+// the minimizer by at most ||grad l_i||/(n lambda) <= L/(n lambda) =
+// Delta/2.
+func TestPDPModel(t *testing.T) {
+	const n = 300
+	data := modelCSV(t, n, 1)
+	model := trainModel(t, data, "--standardize", "none", "--mechanism", "gaussian-analytic", "--delta", "1e-5",
+		"--lambda", "0.1", "--l1-ratio", "0", "--noise", "seeded", "--noise-seed", "1")
+	dir := filepath.Join(t.TempDir(), "out")
+	stdout, err := pdpRun(t, "pdp", "--model", model, "--data", data, "--exact-top", "20", "--out", dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, want := range []string{"CONFIDENTIAL", "must not be published", "NO privacy claim", "seeded", "trained by SGD",
+		"exact minimizer", "||released - w_hat||", "add/remove-one", "replace-one", "below it", "worst row id"} {
+		if !strings.Contains(stdout, want) {
+			t.Errorf("output lacks %q:\n%s", want, stdout)
+		}
+	}
+	t.Logf("\n%s", stdout)
+
+	r, err := private.ReadModelFile(model)
+	if err != nil {
+		t.Fatal(err)
+	}
+	c := r.Certificate
+	if c.SensitivityRoute != "strongly-convex-sgd" && c.SensitivityRoute != "erm" {
+		t.Fatalf("route %s: the bound below is for the strongly convex routes", c.SensitivityRoute)
+	}
+	m, err := pdp.NewMechanism(c.Mechanism, c.NoiseScale, c.Delta)
+	if err != nil {
+		t.Fatal(err)
+	}
+	half := c.L2Sensitivity / 2
+	epsHalf, err := m.EpsilonAt(half, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !(epsHalf < c.Epsilon) {
+		t.Fatalf("eps at Delta/2 = %g, certified %g", epsHalf, c.Epsilon)
+	}
+
+	// The rows, rebuilt by hand: the split's positions, x' = [clip_1(x), 1]/sqrt(2).
+	train, _, err := datasets.SplitIndex(n, 0.2, 1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	tab, err := private.ReadCSVFile(data)
+	if err != nil {
+		t.Fatal(err)
+	}
+	x := mat.NewDense(len(train), 4, nil)
+	y := make([]float64, len(train))
+	for k, i := range train {
+		rec := tab.Rows[i]
+		switch rec[3] {
+		case "a":
+			y[k] = -1
+		case "b":
+			y[k] = 1
+		default:
+			y[k] = -1
+			continue // null row: zero
+		}
+		raw := []float64{num(t, rec[0]), num(t, rec[1]), num(t, rec[2])}
+		if err := datasets.UnitBallRow(x.RawRowView(k), raw); err != nil {
+			t.Fatal(err)
+		}
+	}
+	a, err := pdp.New(x, y, pdp.Config{Loss: losses.Logistic{}, Lambda: 0.1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ref, err := a.RemoveAll()
+	if err != nil {
+		t.Fatal(err)
+	}
+
+	rows := readPDPCSV(t, dir)
+	if len(rows) != len(train) || c.N != len(train) {
+		t.Fatalf("%d rows in pdp.csv, the certificate's n is %d, the split gives %d", len(rows), c.N, len(train))
+	}
+	nulls := 0
+	for k, row := range rows {
+		if id := int(num(t, row["id"])); id != train[k] {
+			t.Fatalf("row %d: id %d, want data row %d", k, id, train[k])
+		}
+		sens, e := num(t, row["sensitivity"]), num(t, row["eps"])
+		if row["exact"] == "false" && math.Abs(sens-ref[k].L2) > 1e-9*math.Max(ref[k].L2, 1e-12) {
+			t.Errorf("id %d: sensitivity %g, the rows built by hand give %g", train[k], sens, ref[k].L2)
+		}
+		if tab.Rows[train[k]][3] == "unknown" {
+			nulls++
+			if sens != 0 || e != 0 {
+				t.Errorf("null row id %d: sensitivity %g, eps %g, want 0", train[k], sens, e)
+			}
+		}
+		if sens > half*(1+1e-9) {
+			t.Errorf("id %d: pDP sensitivity %g above Delta/2 = %g", train[k], sens, half)
+		}
+		if e > epsHalf*(1+1e-9) || e >= c.Epsilon {
+			t.Errorf("id %d: pDP eps %g above eps(Delta/2) = %g or the certified %g: a bug", train[k], e, epsHalf, c.Epsilon)
+		}
+	}
+
+	rep := readSummary(t, dir)
+	rel := rep.Release
+	if rel == nil {
+		t.Fatal("summary.json has no release")
+	}
+	if rel.Certified.Epsilon != c.Epsilon || rel.Certified.Below != len(train) || rel.Certified.ShareBelow != 1 || rel.Certified.WorstRatio >= 1 {
+		t.Errorf("comparison %+v", rel.Certified)
+	}
+	if rel.NullRows != nulls || nulls == 0 {
+		t.Errorf("%d null rows reported, %d in the split", rel.NullRows, nulls)
+	}
+	if rel.Weights != pdp.AnalysedMinimizer || rel.Neighbours != pdp.NeighboursVersusCertificate || !strings.Contains(rep.Confidential, "must not be published") {
+		t.Error("summary.json lacks a statement")
+	}
+	if !(rel.ReleasedToExact > 0) || !strings.Contains(rel.Claim, "NO privacy claim") {
+		t.Errorf("released to exact %g, claim %q", rel.ReleasedToExact, rel.Claim)
+	}
+	if rep.DPEpsilon == nil || *rep.DPEpsilon != c.Epsilon || *rep.DPSensitivity != c.L2Sensitivity || rep.Lambda != 0.1 {
+		t.Errorf("summary %+v", rep)
+	}
+	// The certificate's Delta carries a relative rounding slack of the
+	// stability analysis above 2L/(mu n).
+	if rel.RemoveOneBound > half || math.Abs(rel.RemoveOneBound-half) > 1e-8*half || rep.Epsilon.Max > rel.RemoveOneEpsilon {
+		t.Errorf("remove-one bound %g (eps %g), want Delta/2 = %g; max eps %g", rel.RemoveOneBound, rel.RemoveOneEpsilon, half, rep.Epsilon.Max)
+	}
+}
+
+// TestPDPModelClipped analyses a release with the automatic knobs, whose
+// per-example clipping acts: the objective is the Huberized loss, and every
+// row's sensitivity is at most G/(n lambda).
+func TestPDPModelClipped(t *testing.T) {
+	data := modelCSV(t, 200, 2)
+	model := trainModel(t, data, "--standardize", "none", "--mechanism", "laplace", "--epsilon", "2", "--noise", "seeded", "--noise-seed", "3")
+	r, err := private.ReadModelFile(model)
+	if err != nil {
+		t.Fatal(err)
+	}
+	run := r.Certificate.Run
+	if !(run.Clip > 0 && run.Clip < run.L) {
+		t.Fatalf("clip %g, L %g: the test needs clipping that acts", run.Clip, run.L)
+	}
+	dir := filepath.Join(t.TempDir(), "out")
+	stdout, err := pdpRun(t, "pdp", "--model", model, "--data", data, "--out", dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(stdout, "Huberized") {
+		t.Errorf("output does not state the clipped objective:\n%s", stdout)
+	}
+	bound := run.Clip / (float64(run.N) * run.Lambda)
+	for _, row := range readPDPCSV(t, dir) {
+		if s := num(t, row["sensitivity"]); s > bound*(1+1e-9) {
+			t.Errorf("id %s: sensitivity %g above G/(n lambda) = %g", row["id"], s, bound)
+		}
+		if e := num(t, row["eps"]); e >= r.Certificate.Epsilon {
+			t.Errorf("id %s: eps %g not below the certified %g", row["id"], e, r.Certificate.Epsilon)
+		}
+	}
+	if rep := readSummary(t, dir); rep.Release == nil || math.Abs(rep.Release.RemoveOneBound-bound) > 1e-12*bound {
+		t.Errorf("remove-one bound %+v, want %g", rep.Release, bound)
+	}
+}
+
+// TestPDPModelErrors checks the refusals of pdp --model: a CSV other than
+// the model's, a model without a certificate, an elastic-net release, and
+// flags the model file fixes.
+func TestPDPModelErrors(t *testing.T) {
+	data := modelCSV(t, 120, 3)
+	release := trainModel(t, data, "--standardize", "none", "--mechanism", "gamma", "--lambda", "0.1", "--noise", "seeded", "--noise-seed", "2")
+	plain := trainModel(t, data, "--standardize", "none")
+	elastic := trainModel(t, data, "--standardize", "none", "--mechanism", "gamma", "--lambda", "0.1", "--l1-ratio", "0.5", "--noise", "seeded", "--noise-seed", "2")
+	other := modelCSV(t, 119, 3)
+	dir := filepath.Join(t.TempDir(), "out")
+	cases := []struct {
+		name  string
+		args  []string
+		want  string
+		usage bool
+	}{
+		{"wrong CSV (a row fewer)", []string{"--model", release, "--data", other}, "not the table of this model", false},
+		{"embedded data for a model of another table", []string{"--model", release}, "not the table of this model", false},
+		{"no certificate", []string{"--model", plain, "--data", data}, "has no certificate", false},
+		{"elastic net", []string{"--model", elastic, "--data", data}, "l1_ratio = 0.5", false},
+		{"a flag the model fixes", []string{"--model", release, "--data", data, "--lambda", "1"}, "--lambda with --model", true},
+		{"missing model file", []string{"--model", filepath.Join(dir, "none.json"), "--data", data}, "no such file", false},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			_, err := pdpRun(t, append(append([]string{"pdp"}, tc.args...), "--out", dir)...)
+			if err == nil || !strings.Contains(err.Error(), tc.want) {
+				t.Fatalf("error %v, want one containing %q", err, tc.want)
+			}
+			var ue *usageError
+			if errors.As(err, &ue) != tc.usage {
+				t.Errorf("usage error %v, want %v: %v", !tc.usage, tc.usage, err)
+			}
+			t.Log(err)
+		})
+	}
+	if _, err := os.Stat(dir); err == nil {
+		t.Error("a refused analysis wrote its output directory")
+	}
+}
+
+// TestPDPModelEmbedded analyses a release of the embedded data without
+// --data (the table of private.DefaultTable).
+func TestPDPModelEmbedded(t *testing.T) {
+	model := filepath.Join(t.TempDir(), "m.json")
+	if _, stderr, err := call(t, "train", "--mechanism", "gaussian-analytic", "--delta", "1e-6", "--noise", "seeded", "--noise-seed", "4", "--out", model); err != nil {
+		t.Fatalf("train: %v\n%s", err, stderr)
+	}
+	dir := filepath.Join(t.TempDir(), "out")
+	stdout, err := pdpRun(t, "pdp", "--model", model, "--exact-top", "10", "--out", dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	rep := readSummary(t, dir)
+	if rep.Rows != 455 || rep.Release == nil || rep.Release.Certified.ShareBelow != 1 || rep.Exact != 10 {
+		t.Errorf("rows %d, release %+v, exact %d\n%s", rep.Rows, rep.Release, rep.Exact, stdout)
 	}
 }
