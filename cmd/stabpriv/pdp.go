@@ -309,7 +309,7 @@ func runPDP(_ context.Context, args []string, stdout, stderr io.Writer) error {
 	}
 	notes = append(notes,
 		fmt.Sprintf("sensitivities: one-step estimates (Lemma 13 with the Hessian at the solution, Sherman-Morrison/Woodbury), the %d most exposed rows refined to the exact leave-one-out solution", len(refined)),
-		"the pDP of a model file written by train is not analysed: the analysis runs on the exact regularized minimizer computed here")
+		"the release analysed is simulated from the flags, on the exact regularized minimizer computed here; for the release of a model file written by train, use --model")
 	rep.Notes = notes
 	if err := writePDP(s.out, rep, trainIdx, diffs, eps); err != nil {
 		return err
