@@ -45,12 +45,37 @@
 //     over the rows, the moments of Wang's Definition 7, the most exposed
 //     rows, against the worst-case DP epsilon of the same release, and a
 //     figure in the style of Wang's Figures 1 and 2 (WritePNG).
+//   - The pDP of an actual release, a model file written by stabpriv train
+//     (the command's --model; ReleaseAnalysis, CompareCertified): the
+//     training rows are rebuilt from the same table
+//     (private.Released.TrainingRows), the objective (loss, lambda,
+//     clipping) and the noise (mechanism, scale, delta) are read from the
+//     certificate, and each row's eps is compared with the certified eps:
+//     the share of rows below it and the worst row. Three statements go
+//     with every such report: the release's weights came from SGD and the
+//     analysis is of the exact minimizer of the same objective
+//     (AnalysedMinimizer; the distance of the published weights to it is
+//     given as context), the pDP neighbour is add/remove-one while the
+//     certificate is replace-one (NeighboursVersusCertificate), and the
+//     values are confidential (Confidential).
+//
+// Per-example clipping (Config.Clip): a trainer that clips the gradient
+// l'(z) x of a scalar GLM to norm G takes gradient steps of the loss whose
+// margin derivative is l' clamped to [-G/||x||, G/||x||], a Huberized loss
+// that is convex with a Lipschitz derivative, so Lemma 13 holds for it and
+// the analysis runs on it, exactly. Its Lipschitz constant is min(G, L_z
+// kappa), which bounds every row's remove-one sensitivity by
+// min(G, L_z kappa)/(n lambda): half the replace-one bound 2L/(mu n) of
+// the exact minimizer (DESIGN.md route 1, which route 4 with bounded
+// inverse-t steps certifies too). Clipping a
+// softmax gradient by its norm is not the gradient of any loss and is
+// refused.
 //
 // Hypotheses: Lemma 13 needs a loss and a regularizer that are
 // differentiable with absolutely continuous derivatives (Wang's A.1, A.2):
 // logistic, softmax, huber, huber-hinge and squared losses with the ridge
 // term. An L1 term, or a loss whose smoothness this package cannot verify,
-// is refused with ErrNotSmooth; lambda = 0 with rank-deficient rows or
+// is refused with ErrNotSmooth (so is a release with l1_ratio > 0); lambda = 0 with rank-deficient rows or
 // separable classes gives ErrSingular.
 //
 // Confidentiality: pDP values are functions of the data set (they single
@@ -65,6 +90,5 @@
 // routes (data-independent bounds) neither compute nor should depend on,
 // and its outputs have a different status: confidential diagnostics rather
 // than certificates. Keeping it apart keeps perturb's certificates free of
-// data-dependent numbers. The pDP of a release made by the train command
-// from its model file is not covered yet.
+// data-dependent numbers.
 package pdp

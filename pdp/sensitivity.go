@@ -58,7 +58,8 @@ type Diff struct {
 	// NaN for K > 1.
 	Leverage float64
 	// Residual is the pseudo-residual -l'(z) at w_hat (y - <w, x> for the
-	// squared loss); for K > 1, the norm of the margin gradient.
+	// squared loss), clamped to [-G/||x||, G/||x||] under Config.Clip; for
+	// K > 1, the norm of the margin gradient.
 	Residual float64
 	// Exact reports a leave-one-out (or add-one) solution refined to the
 	// solver's tolerance; otherwise V is the one-step estimate.
