@@ -108,14 +108,27 @@ func publicRun(run *trainer.Run) (*trainer.Run, string) {
 	return &r, note
 }
 
-func newCertificate(cal Calibration, sens Sensitivity, run *trainer.Run, src Source, notes []string, comp *Composition) *Certificate {
-	r, withheld := publicRun(run)
-	kind := src.Kind()
+// sourceKind returns the Source field of a certificate for src.
+func sourceKind(src Source) string {
 	switch src.(type) {
 	case secureSource, *seededSource:
-	default:
-		kind = "custom: " + kind
+		return src.Kind()
 	}
+	return "custom: " + src.Kind()
+}
+
+// NewCertificate returns the certificate that Release writes for a release
+// with calibration cal, sensitivity sens, run record run, noise source kind
+// sourceKind (a certificate's Source: SourceSecure, SourceSeeded, ...) and
+// the caller's notes, with WeightsSHA256 empty. It reads no weights: a
+// verifier rebuilds a certificate from the constants it publishes and
+// compares.
+func NewCertificate(cal Calibration, sens Sensitivity, run *trainer.Run, sourceKind string, notes []string) *Certificate {
+	return newCertificate(cal, sens, run, sourceKind, notes, nil)
+}
+
+func newCertificate(cal Calibration, sens Sensitivity, run *trainer.Run, kind string, notes []string, comp *Composition) *Certificate {
+	r, withheld := publicRun(run)
 	route := sens.Route
 	if route == "" {
 		route = "unspecified"

@@ -74,7 +74,8 @@ type Options struct {
 // privatized (or, for Standardize, named in the certificate as not
 // covered) and is written into the model file.
 type Released struct {
-	// Private reports a private release: a mechanism, the secure source.
+	// Private reports a private release of the table: a mechanism, the
+	// secure source, and a preprocessing inside the guarantee.
 	Private bool `json:"private"`
 	// Model holds the released weights (the trained weights when the fit
 	// is not private).
@@ -131,7 +132,7 @@ type Metric struct {
 
 // tableNeighbours is the neighbouring relation of a Fit certificate.
 const tableNeighbours = "replace-one on the rows of the input table: two tables with the same header and the same number of rows that differ in one row " +
-	"(its features, its label or both), each row well-formed (every feature cell a finite number); both fits use the same Seed"
+	"(its features, its label or both), each well-formed (valid CSV, every feature cell a finite number); both fits use the same settings and Seed"
 
 // Fit runs the certified pipeline on the raw table: it parses the rows
 // against the schema, splits them by position, maps them with the public
@@ -252,6 +253,11 @@ func Fit(ctx context.Context, t *Table, schema Schema, budget Budget, opts Optio
 
 	cfg := opts.Trainer
 	cfg.Loss, cfg.Kappa, cfg.Seed, cfg.Logger = loss, 1, opts.Seed, opts.Logger
+	if private && !opts.Diagnostics {
+		// The trainer's progress (objective, gradient norm, clipped rows,
+		// time per pass) is a statistic of the data.
+		cfg.Logger = nil
+	}
 	cfg.Classes = len(schema.Classes)
 	n := len(trainIdx)
 	if opts.Auto {
@@ -268,7 +274,7 @@ func Fit(ctx context.Context, t *Table, schema Schema, budget Budget, opts Optio
 		return nil, err
 	}
 	out := &Released{
-		Private:       private && isSecure(opts.Noise),
+		Private:       private && isSecure(opts.Noise) && mode.inside(),
 		Schema:        publicSchema(schema),
 		Preprocessing: prep,
 		Stability:     tr.Report(),
@@ -316,12 +322,18 @@ func Fit(ctx context.Context, t *Table, schema Schema, budget Budget, opts Optio
 		return nil, err
 	}
 	cert.Neighbouring = tableNeighbours
-	cert.Ledger = []perturb.Charge{{Step: "release of the weights (output perturbation)", Mechanism: opts.Mechanism, Epsilon: budget.Epsilon, Delta: budget.Delta}}
+	cert.Ledger = []perturb.Charge{releaseCharge(opts.Mechanism, budget)}
 	if !cert.Private {
 		cert.NoiseSeed = seedOf(src, opts.NoiseSeed)
 	}
 	out.Model, out.Certificate = m, cert
 	return out, nil
+}
+
+// releaseCharge is the ledger entry of the release, the one private step of
+// a Fit: it spends the whole budget.
+func releaseCharge(m perturb.Mechanism, b Budget) perturb.Charge {
+	return perturb.Charge{Step: "release of the weights (output perturbation)", Mechanism: m, Epsilon: b.Epsilon, Delta: b.Delta}
 }
 
 // resolveLoss returns the loss (the default for the schema when nil) and
@@ -408,7 +420,7 @@ func apply(p *Preprocessing, enc *encoded, idx []int) (*mat.Dense, []float64, []
 func fitNotes(mode Preprocess, p *Preprocessing, task losses.Task) []string {
 	notes := []string{
 		"public, and so not protected: the header (column names), the number of rows, the declared schema (label, classes, bounds) and every setting of the run",
-		"a table with a malformed row (a feature cell that is not a finite number, a ragged row) is refused before training: the claim is about well-formed tables",
+		"a table that is not well-formed (a CSV syntax error, a ragged row, a feature cell that is not a finite number) is refused before training: the claim is about well-formed tables",
 		"the split depends only on the number of rows, the test fraction and the seed; the held-out rows are not used by the release",
 		"preprocessing: " + p.Map,
 	}

@@ -3,7 +3,6 @@ package private
 import (
 	"bytes"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"io"
 	"math"
@@ -11,8 +10,6 @@ import (
 	"path/filepath"
 
 	"github.com/stabpriv/stabpriv/losses"
-	"github.com/stabpriv/stabpriv/perturb"
-	"github.com/stabpriv/stabpriv/stability"
 )
 
 // ModelFormat names the format of the model files this package writes.
@@ -84,7 +81,7 @@ func ReadModel(rd io.Reader) (*Released, error) {
 		Released
 	}
 	if err := dec.Decode(&doc); err != nil {
-		return nil, fmt.Errorf("%w: not JSON: %w", ErrModelFile, err)
+		return nil, fmt.Errorf("%w: not a stabpriv model file (%w)", ErrModelFile, err)
 	}
 	if doc.Format != ModelFormat {
 		return nil, fmt.Errorf("%w: format %q, want %q (a file of another program or version)", ErrModelFile, doc.Format, ModelFormat)
@@ -157,125 +154,4 @@ func (r *Released) checkShape() error {
 		return fmt.Errorf("%w: %v model with %d outputs and %d classes", ErrModelFile, task, m.K, k)
 	}
 	return nil
-}
-
-// Verdict is the outcome of Verify for a model file that is consistent.
-type Verdict int
-
-const (
-	// PrivateRelease: a valid private release, its claim verified.
-	PrivateRelease Verdict = iota
-	// NotPrivate: a valid file that makes no privacy claim (no mechanism,
-	// or seeded noise whose seed is published).
-	NotPrivate
-)
-
-// ErrVerify is wrapped by every inconsistency Verify finds.
-var ErrVerify = fmt.Errorf("%w: certificate does not verify", ErrModelFile)
-
-// relTol is the relative tolerance of Verify's recomputations: the numbers
-// are recomputed by the same code from the same inputs, so they agree to
-// rounding.
-const relTol = 1e-12
-
-// Verify checks a model file's claim from its published contents: the
-// weights against the certificate's SHA-256, the sensitivity against the
-// stability route recomputed from the published run constants, the noise
-// scale against the calibration recomputed from (mechanism, eps, delta,
-// Delta), the ranges of every parameter, the ledger against the claim, and
-// the private flags against the noise source. It returns PrivateRelease
-// for a valid private release, NotPrivate (with the reason) for a valid
-// file without a claim, and an error wrapping ErrVerify that names every
-// inconsistency found otherwise.
-func Verify(r *Released) (Verdict, string, error) {
-	if err := r.checkShape(); err != nil {
-		return 0, "", err
-	}
-	c := r.Certificate
-	if c == nil {
-		if r.Private {
-			return 0, "", fmt.Errorf("%w: marked private but holds no certificate", ErrVerify)
-		}
-		return NotPrivate, "no mechanism: the weights are released as trained, without a privacy guarantee", nil
-	}
-	var errs []error
-	bad := func(format string, args ...any) { errs = append(errs, fmt.Errorf(format, args...)) }
-	if c.Version != perturb.CertificateVersion {
-		bad("certificate version %q, want %q", c.Version, perturb.CertificateVersion)
-	}
-	if c.Dim != len(r.Model.W) {
-		bad("the certificate covers %d weights, the model has %d", c.Dim, len(r.Model.W))
-	}
-	if h := perturb.WeightsSHA256(r.Model.W); h != c.WeightsSHA256 {
-		bad("the weights' SHA-256 is %s, the certificate binds %s: the weights were altered", h, c.WeightsSHA256)
-	}
-	secure := c.Source == perturb.SourceSecure
-	if c.Private != secure || r.Private != secure {
-		bad("private flags (file %v, certificate %v) disagree with the noise source %q", r.Private, c.Private, c.Source)
-	}
-	if c.Run == nil {
-		bad("the certificate has no run record")
-	} else {
-		run := c.Run
-		if run.D != r.Model.D || run.K != r.Model.K || run.Loss != r.Model.Loss {
-			bad("the run record (%s, %d x %d) does not describe the model (%s, %d x %d)", run.Loss, run.K, run.D, r.Model.Loss, r.Model.K, r.Model.D)
-		}
-		rep, err := stability.Analyze(run)
-		switch {
-		case err != nil:
-			bad("the run record does not analyze: %v", err)
-		case rep.Chosen == 0:
-			bad("no sensitivity route applies to the published run constants")
-		default:
-			if rep.Chosen.String() != c.SensitivityRoute {
-				bad("the published constants give route %v, the certificate names %q", rep.Chosen, c.SensitivityRoute)
-			}
-			if !near(rep.Delta, c.L2Sensitivity) {
-				bad("the published constants give Delta = %.17g, the certificate claims %.17g", rep.Delta, c.L2Sensitivity)
-			}
-		}
-	}
-	cal, err := perturb.Calibrate(c.Mechanism, c.Epsilon, c.Delta, perturb.Sensitivity{L2: c.L2Sensitivity}, c.Dim)
-	if err != nil {
-		bad("the privacy parameters are invalid: %v", err)
-	} else {
-		if !near(cal.Scale, c.NoiseScale) {
-			bad("%s at eps = %g, delta = %g, Delta = %g needs noise scale %.17g, the certificate states %.17g", c.Mechanism, c.Epsilon, c.Delta, c.L2Sensitivity, cal.Scale, c.NoiseScale)
-		}
-		if !near(cal.L1, c.L1Sensitivity) {
-			bad("L1 sensitivity %.17g, want %.17g", c.L1Sensitivity, cal.L1)
-		}
-		if c.NoiseScaleName != c.Mechanism.ScaleName() {
-			bad("noise scale named %q, want %q", c.NoiseScaleName, c.Mechanism.ScaleName())
-		}
-	}
-	var eps, delta float64
-	for _, l := range c.Ledger {
-		if !(l.Epsilon > 0) || !(l.Delta >= 0) {
-			bad("ledger entry %q spends eps = %v, delta = %v", l.Step, l.Epsilon, l.Delta)
-		}
-		eps += l.Epsilon
-		delta += l.Delta
-	}
-	if len(c.Ledger) == 0 {
-		bad("the certificate has no ledger")
-	} else if !near(eps, c.Epsilon) || !near(delta, c.Delta) && delta != c.Delta {
-		bad("the ledger spends eps = %g, delta = %g, the claim is (%g, %g)", eps, delta, c.Epsilon, c.Delta)
-	}
-	if len(errs) > 0 {
-		return 0, "", fmt.Errorf("%w: %w", ErrVerify, errors.Join(errs...))
-	}
-	if !secure {
-		why := fmt.Sprintf("the noise came from the %q source", c.Source)
-		if c.NoiseSeed != nil {
-			why = fmt.Sprintf("the noise was drawn from a seeded generator whose seed (%d) is published: anyone can subtract it", *c.NoiseSeed)
-		}
-		return NotPrivate, why, nil
-	}
-	return PrivateRelease, "", nil
-}
-
-// near reports whether a and b agree to relTol.
-func near(a, b float64) bool {
-	return a == b || math.Abs(a-b) <= relTol*math.Max(math.Abs(a), math.Abs(b))
 }

@@ -134,19 +134,44 @@ func TestVerifyTampered(t *testing.T) {
 			w := d["model"].(map[string]any)["w"].([]any)
 			w[3] = w[3].(float64) + 1e-9
 		}, "weights were altered"},
-		{"epsilon raised", func(d map[string]any) { cert(d)["epsilon"] = 5.0 }, "needs noise scale"},
+		{"epsilon raised", func(d map[string]any) { cert(d)["epsilon"] = 5.0 }, "noise_scale"},
 		{"epsilon negative", func(d map[string]any) { cert(d)["epsilon"] = -5.0 }, "invalid"},
 		{"mechanism bogus", func(d map[string]any) { cert(d)["mechanism"] = "bogus" }, "invalid"},
-		{"noise scale tiny", func(d map[string]any) { cert(d)["noise_scale"] = 1e-9 }, "needs noise scale"},
-		{"sensitivity lowered", func(d map[string]any) { cert(d)["l2_sensitivity"] = 0.001 }, "certificate claims"},
+		{"noise scale tiny", func(d map[string]any) { cert(d)["noise_scale"] = 1e-9 }, "noise_scale"},
+		{"sensitivity lowered", func(d map[string]any) { cert(d)["l2_sensitivity"] = 0.001 }, "l2_sensitivity"},
 		{"lambda raised", func(d map[string]any) { cert(d)["run"].(map[string]any)["lambda"] = 10.0 }, ""},
-		{"n raised", func(d map[string]any) { cert(d)["run"].(map[string]any)["n"] = 1e6 }, "run record"},
-		{"route renamed", func(d map[string]any) { cert(d)["sensitivity_route"] = "erm" }, "names"},
+		{"n raised", func(d map[string]any) { cert(d)["run"].(map[string]any)["n"] = 1e6 }, "n = 1000000"},
+		{"route renamed", func(d map[string]any) { cert(d)["sensitivity_route"] = "erm" }, "sensitivity_route"},
 		{"ledger overspent", func(d map[string]any) {
 			cert(d)["ledger"] = []any{map[string]any{"step": "x", "mechanism": "gamma", "epsilon": 0.5, "delta": 0.0}}
 		}, "ledger"},
-		{"private flag on a file flipped off", func(d map[string]any) { d["private"] = false }, "private flags"},
-		{"source claimed seeded", func(d map[string]any) { cert(d)["source"] = perturb.SourceSeeded }, "private flags"},
+		{"private flag on a file flipped off", func(d map[string]any) { d["private"] = false }, "private is false"},
+		{"source claimed seeded", func(d map[string]any) { cert(d)["source"] = perturb.SourceSeeded }, "noise seed"},
+		// Forgeries that keep every recomputed number consistent with a
+		// false claim: each must still be found.
+		{"eps 100 relabelled 1 by scaling L_z", func(d map[string]any) {
+			run := cert(d)["run"].(map[string]any)
+			run["lz"], run["lipschitz"] = 0.01, 0.01
+		}, "loss constants"},
+		{"kappa zero", func(d map[string]any) { cert(d)["run"].(map[string]any)["kappa"] = 0.0 }, "kappa"},
+		{"unknown schedule", func(d map[string]any) { cert(d)["run"].(map[string]any)["schedule"] = "weird" }, "schedule"},
+		{"step records shrunk", func(d map[string]any) {
+			run := cert(d)["run"].(map[string]any)
+			run["pass_max_step"].([]any)[0] = 1e-9
+		}, "pass 1 steps"},
+		{"stability block altered", func(d map[string]any) { d["stability"].(map[string]any)["delta"] = 1e-9 }, "stability"},
+		{"beta altered", func(d map[string]any) { cert(d)["beta"] = 1e-9 }, "certificate.beta"},
+		{"split train rows", func(d map[string]any) { d["split"].(map[string]any)["train_rows"] = 7.0 }, "training rows"},
+		{"notes on a private file", func(d map[string]any) { d["notes"] = []any{"row 17 has radius 14.2"} }, "notes"},
+		{"not-covered text replaced", func(d map[string]any) { cert(d)["not_covered"] = []any{"mean radius of row 17 = 14.2"} }, "not_covered"},
+		{"sampling text", func(d map[string]any) { cert(d)["run"].(map[string]any)["sampling"] = "row 17: 14.2" }, "sampling"},
+		{"map text", func(d map[string]any) { d["preprocessing"].(map[string]any)["map"] = "row 17: 14.2" }, "preprocessing"},
+		{"standardize without the warning", func(d map[string]any) {
+			p := d["preprocessing"].(map[string]any)
+			p["mode"], p["mean"], p["scale"] = "standardize", p["lo"], p["hi"]
+			delete(p, "lo")
+			delete(p, "hi")
+		}, "not_covered"},
 		{"version", func(d map[string]any) { cert(d)["version"] = "stabpriv-certificate/1" }, "version"},
 	}
 	for _, tt := range tests {

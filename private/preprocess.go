@@ -66,8 +66,7 @@ type Preprocessing struct {
 // newPreprocessing builds the map of mode for the features; trainRows (n x
 // d raw values) is read only by Standardize.
 func newPreprocessing(mode Preprocess, features []string, s Schema, trainRows *mat.Dense) (*Preprocessing, error) {
-	p := &Preprocessing{Mode: mode, Features: append([]string(nil), features...)}
-	const rowMap = "x' = [clip_1(z), 1] / sqrt(2), clip_1 scaling a row of norm above 1 to norm 1, so ||x'|| <= 1; a row whose label is not declared maps to 0"
+	p := &Preprocessing{Mode: mode, Features: append([]string(nil), features...), Map: preprocessingMap(mode)}
 	switch mode {
 	case Bounds:
 		var missing []string
@@ -87,20 +86,29 @@ func newPreprocessing(mode Preprocess, features []string, s Schema, trainRows *m
 				return nil, fmt.Errorf("%w: a bound names column %q, which is not a feature column", ErrSchema, b.Column)
 			}
 		}
-		p.Map = "z_j = (2 clamp(x_j, lo_j, hi_j) - lo_j - hi_j) / (hi_j - lo_j) with the declared bounds; " + rowMap
 	case None:
-		p.Map = "z = x; " + rowMap
 	case Standardize:
 		std, err := datasets.FitStandardizer(trainRows)
 		if err != nil {
 			return nil, err
 		}
 		p.Mean, p.Scale = std.Mean, std.Scale
-		p.Map = "z_j = (x_j - mean_j) / scale_j with statistics fitted on the training split (not private); " + rowMap
 	default:
 		return nil, mode.validate()
 	}
 	return p, nil
+}
+
+// preprocessingMap states the map of mode in words.
+func preprocessingMap(mode Preprocess) string {
+	const rowMap = "x' = [clip_1(z), 1] / sqrt(2), clip_1 scaling a row of norm above 1 to norm 1, so ||x'|| <= 1; a row whose label is not declared maps to 0"
+	switch mode {
+	case Bounds:
+		return "z_j = (2 clamp(x_j, lo_j, hi_j) - lo_j - hi_j) / (hi_j - lo_j) with the declared bounds; " + rowMap
+	case Standardize:
+		return "z_j = (x_j - mean_j) / scale_j with statistics fitted on the training split (not private); " + rowMap
+	}
+	return "z = x; " + rowMap
 }
 
 func contains(s []string, v string) bool {

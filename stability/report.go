@@ -235,6 +235,12 @@ func (c *checked) fail(e *Route, err error) Route {
 }
 
 func (c *checked) ok(e *Route, delta float64) Route {
+	// Near the bottom of the float64 range rounding is absolute, not
+	// relative (subnormal numbers), and the relative slack no longer covers
+	// it: a bound or an effective Lipschitz constant that small is refused.
+	if delta < MinScale || c.eff.L < MinScale {
+		return c.fail(e, notApplicable(e.Route, "Delta = %.3g or the effective Lipschitz constant %.3g is below %.3g, where float64 rounding exceeds the relative rounding slack; raise the clipping norm or lambda's ratio to it", delta, c.eff.L, MinScale))
+	}
 	e.Applies, e.Delta, e.Beta, e.Nominal = true, delta, c.eff.LossL*delta, delta
 	return *e
 }

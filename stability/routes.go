@@ -128,6 +128,12 @@ func Remark8Delta(delta, deltaConv float64) (float64, error) {
 	return delta + 2*deltaConv, nil
 }
 
+// MinScale is the smallest sensitivity bound, and the smallest effective
+// Lipschitz constant (the clipping norm), that Analyze accepts: 2^-800,
+// far above the subnormal range (below 2^-1022), where float64 rounding is
+// absolute and RoundingSlack does not cover it.
+const MinScale = 0x1p-800
+
 // RoundingSlack is the relative slack by which Analyze multiplies the
 // exact-arithmetic bound of every route: a route's Delta is
 // (1 + RoundingSlack) times the value of its formula (the closed-form

@@ -9,6 +9,10 @@ import (
 	"github.com/stabpriv/stabpriv/losses"
 )
 
+// SamplingPermutation is the Run.Sampling of every run: how examples are
+// visited.
+const SamplingPermutation = "a fresh seeded permutation each pass; minibatch sums divided by b"
+
 // Run is the record of a training run, split along the privacy boundary.
 // Its own fields are the constants of the run: the settings and the public
 // sizes (n, d, K) that a stability bound reads and a certificate publishes;

@@ -101,7 +101,7 @@ func (t *Trainer) newProblem(X mat.Matrix, y []float64) (*problem, error) {
 		Lambda: cfg.Reg.Lambda, LabelBound: cfg.LabelBound, L1Ratio: cfg.Reg.L1Ratio, Mu: cfg.Reg.StrongConvexity(),
 		Schedule: cfg.Schedule.String(), Passes: cfg.Passes, Batch: cfg.Batch,
 		Clip: cfg.Clip, Dropout: cfg.Dropout, Radius: cfg.Radius, Average: cfg.Average,
-		Sampling:  "a fresh seeded permutation each pass; minibatch sums divided by b",
+		Sampling:  SamplingPermutation,
 		Tolerance: cfg.Tolerance, Seed: cfg.Seed, Engine: cfg.Engine.String(),
 		UserModel:    cfg.Model != nil,
 		StepsPerPass: (n + cfg.Batch - 1) / cfg.Batch,

@@ -28,12 +28,17 @@ func runCertify(_ context.Context, args []string, stdout, stderr io.Writer) erro
 		if errors.Is(err, flag.ErrHelp) {
 			fmt.Fprint(stderr, "Usage: stabpriv certify model.json\n\n"+
 				"Verifies a model file written by 'stabpriv train --out model.json' from what it\n"+
-				"publishes: the weights against the certificate's SHA-256, the sensitivity\n"+
-				"against the stability route recomputed from the run constants, the noise scale\n"+
-				"against the calibration of (mechanism, eps, delta, Delta), every range and the\n"+
-				"ledger. Then it prints the certificate in words.\n\n"+
+				"publishes: it rebuilds everything beside the weights from the published inputs\n"+
+				"(the run constants that follow from the loss, the step of every pass, the\n"+
+				"stability route and Delta, the noise calibration, the not-covered list, the\n"+
+				"ledger, the split, the weights' SHA-256) and requires the file to equal it, so no\n"+
+				"field can carry anything else. Then it prints the certificate in words.\n"+
+				"It checks the file's consistency, not its provenance: a file has no signature,\n"+
+				"so weights replaced together with their hash, or a seeded release relabelled\n"+
+				"secure, are consistent forgeries it cannot tell.\n\n"+
 				"Exit status: 0 for a valid private release, 3 for a valid file that is not a\n"+
-				"private release (no mechanism, or seeded noise), 1 for an invalid or\n"+
+				"private release (no mechanism, seeded noise, or standardization statistics\n"+
+				"in the file), 1 for an invalid or\n"+
 				"inconsistent file (each problem is named), 2 for a usage error.\n")
 			return nil
 		}

@@ -29,7 +29,7 @@ func runPredict(_ context.Context, args []string, stdout, stderr io.Writer) erro
 		if errors.Is(err, flag.ErrHelp) {
 			fmt.Fprint(stderr, "Usage: stabpriv predict --model model.json --data rows.csv [--out predictions.csv]\n\n"+
 				"Applies the model's bundled preprocessing and weights to every row and writes\n"+
-				"one line per row: row (0-based data row), prediction and, for the logistic and\n"+
+				"one line per row: row (the 0-based index of the data row, as in errors), prediction and, for the logistic and\n"+
 				"softmax losses, the probability of each class. When the file has the model's\n"+
 				"label column, the accuracy (or RMSE) is printed on standard error.\n\nFlags:\n")
 			fs.SetOutput(stderr)
@@ -84,13 +84,13 @@ func runPredict(_ context.Context, args []string, stdout, stderr io.Writer) erro
 		for j, c := range cols {
 			v, err := strconv.ParseFloat(row[c], 64)
 			if err != nil {
-				return fmt.Errorf("%s: data row %d, column %q: %q is not a number", data, i+1, t.Columns[c], row[c])
+				return fmt.Errorf("%s: row %d, column %q: %q is not a number", data, i, t.Columns[c], row[c])
 			}
 			x[j] = v
 		}
 		pred, err := r.Predict(x)
 		if err != nil {
-			return fmt.Errorf("%s: data row %d: %w", data, i+1, err)
+			return fmt.Errorf("%s: row %d: %w", data, i, err)
 		}
 		rec := []string{strconv.Itoa(i), pred}
 		if probaErr == nil {

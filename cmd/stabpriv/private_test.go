@@ -249,4 +249,52 @@ func TestCLIStandardizeWarns(t *testing.T) {
 	if !strings.Contains(strings.Join(r.Certificate.Assumptions, "\n"), "WARNING") || r.Preprocessing.Mean == nil {
 		t.Errorf("certificate does not warn about the standardization: %q", r.Certificate.Assumptions)
 	}
+	if r.Private {
+		t.Error("a release with standardization statistics in the file says it is private")
+	}
+	if _, _, err := call(t, "certify", out); exitCode(err) != 3 || !strings.Contains(err.Error(), "standardized") {
+		t.Errorf("certify of a standardized release: %v, want exit 3", err)
+	}
+}
+
+// TestCLIPrivateRunQuietLogs checks that a private run without
+// --diagnostics logs no statistic of the data, at any log level.
+func TestCLIPrivateRunQuietLogs(t *testing.T) {
+	_, stderr, err := call(t, "train", "--mechanism", "gamma", "--log-level", "debug")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, leak := range []string{"objective", "grad", "clipped", "took", "pass="} {
+		if strings.Contains(stderr, leak) {
+			t.Errorf("debug log of a private run shows %q:\n%s", leak, stderr)
+		}
+	}
+}
+
+// TestCLIRefusesBeforeTraining checks refusals that depend on settings
+// alone and come before anything is released: an --out that cannot be
+// written, and a clipping norm so small that float64 rounding is absolute.
+func TestCLIRefusesBeforeTraining(t *testing.T) {
+	dir := t.TempDir()
+	ro := filepath.Join(dir, "ro")
+	if err := os.Mkdir(ro, 0o500); err != nil {
+		t.Fatal(err)
+	}
+	if os.Geteuid() != 0 { // root writes anywhere
+		stdout, _, err := call(t, "train", "--mechanism", "gamma", "--out", filepath.Join(ro, "m.json"))
+		if err == nil || strings.Contains(stdout, "RELEASE") {
+			t.Errorf("unwritable --out: %v\n%s", err, stdout)
+		}
+	}
+	if _, _, err := call(t, "train", "--out", "/proc/nope/m.json", "--mechanism", "gamma"); err == nil {
+		t.Error("--out under /proc accepted")
+	}
+	out := filepath.Join(dir, "tiny.json")
+	_, _, err := call(t, "train", "--mechanism", "gamma", "--lambda", "0.5", "--clip", "3e-323", "--out", out)
+	if err == nil || !strings.Contains(err.Error(), "float64 rounding") {
+		t.Errorf("clip 3e-323: %v", err)
+	}
+	if _, err := os.Stat(out); err == nil {
+		t.Error("a model file was written")
+	}
 }

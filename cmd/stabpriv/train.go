@@ -8,6 +8,7 @@ import (
 	"io"
 	"math"
 	"os"
+	"path/filepath"
 	"strconv"
 	"strings"
 
@@ -392,8 +393,8 @@ func runTrain(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	if err != nil {
 		return err
 	}
-	if st, err := os.Stat(s.out); s.out != "" && err == nil && st.IsDir() {
-		return usagef("--out %s is a directory; give a file name", s.out)
+	if err := checkOut(s.out); err != nil {
+		return err
 	}
 	log := logrus.New()
 	log.SetOutput(stderr)
@@ -419,4 +420,26 @@ func runTrain(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 		fmt.Fprintf(stdout, "\nmodel written to %s\n", s.out)
 	}
 	return nil
+}
+
+// checkOut makes sure, before any training, that the model file can be
+// written: a release whose file cannot be written would spend the budget
+// for nothing. It creates the parent directories.
+func checkOut(path string) error {
+	if path == "" {
+		return nil
+	}
+	if st, err := os.Stat(path); err == nil && st.IsDir() {
+		return usagef("--out %s is a directory; give a file name", path)
+	}
+	dir := filepath.Dir(path)
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return fmt.Errorf("--out: %w", err)
+	}
+	f, err := os.CreateTemp(dir, ".stabpriv-check-*")
+	if err != nil {
+		return fmt.Errorf("--out: cannot write in %s: %w", dir, err)
+	}
+	f.Close()
+	return os.Remove(f.Name())
 }
