@@ -296,6 +296,11 @@ type PartitionResult struct {
 func (pl *PartitionPlan) config(p, n int) (trainer.Config, error) {
 	cfg := pl.opts.Trainer
 	cfg.Loss, cfg.Kappa, cfg.Seed, cfg.Logger = pl.loss, 1, partitionSeed(pl.opts.Seed, p), pl.opts.Logger
+	if pl.opts.Mechanism != "" {
+		// The trainer's progress (objective, gradient norm, clipped rows)
+		// is a statistic of the data.
+		cfg.Logger = nil
+	}
 	cfg.Classes = len(pl.schema.Classes)
 	if pl.opts.Auto {
 		k, err := AutoKnobs(n, pl.prep.Dim(), pl.loss.Outputs(cfg.Classes), pl.opts.Mechanism, pl.budget)

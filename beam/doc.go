@@ -1,0 +1,36 @@
+// Package stabbeam is the partitioned certified pipeline of stabpriv on
+// Apache Beam's Go SDK: from CSV shards to one released model, on the
+// embedded runner (direct, the default; prism) and unchanged on Flink,
+// Spark or Dataflow.
+//
+// The algorithm is private.FitPartitioned's, and every step calls the same
+// code of package private, so both give the same weights from the same
+// shards and seeds:
+//
+//	read      per shard (a DoFn per file, streamed): parse the rows against the
+//	          schema, apply the public preprocessing (bounds or none), and
+//	          give each row the partition PartitionOf(seed, shard name, row
+//	          number) and the held-out flag HeldOut(...): hashes of the
+//	          position, never of the content
+//	group     by partition
+//	train     per partition: its rows sorted by position, the stabpriv
+//	          trainer with the seed derived from (seed, p), the automatic
+//	          knobs from n (a side input of the row counts)
+//	combine   all partitions' results into one value
+//	release   once, on one worker: sum_p (n_p/n) w_p in partition order,
+//	          noise calibrated to the sensitivity of the average, the model
+//	          file (stabpriv-model/2) written whole or not at all
+//
+// The proof that a replaced row moves the average by at most
+// max_p (n_p/n) Delta_p = 2L/(mu n) on the strongly convex route is in the
+// documentation of private.FitPartitioned.
+//
+// A pipeline that fails (a shard missing or unreadable, a malformed or
+// ragged row, more partitions than training rows) fails before the release
+// step: nothing is released and no model file is written. The weights of
+// the partitions travel between workers in the clear: the job's workers
+// are trusted with the rows, and only the released model leaves the job.
+// A distributed runner may retry a failed bundle; a retry of the release
+// step after the model file was written draws new noise and overwrites the
+// file, so keep the output location private to the job until it ends.
+package stabbeam

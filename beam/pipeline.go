@@ -1,0 +1,401 @@
+package stabbeam
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"encoding/csv"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"reflect"
+	"sort"
+	"strings"
+
+	"github.com/apache/beam/sdks/v2/go/pkg/beam"
+	"github.com/apache/beam/sdks/v2/go/pkg/beam/io/filesystem"
+	_ "github.com/apache/beam/sdks/v2/go/pkg/beam/io/filesystem/gcs"   // gs:// shards and model files
+	_ "github.com/apache/beam/sdks/v2/go/pkg/beam/io/filesystem/local" // local shards and model files
+	"github.com/apache/beam/sdks/v2/go/pkg/beam/register"
+
+	"github.com/stabpriv/stabpriv/private"
+)
+
+func init() {
+	beam.RegisterType(reflect.TypeOf((*Row)(nil)).Elem())
+	beam.RegisterType(reflect.TypeOf((*Count)(nil)).Elem())
+	beam.RegisterType(reflect.TypeOf((*results)(nil)).Elem())
+	register.DoFn4x1[context.Context, string, func(int, Row), func(Count), error](&readShardFn{})
+	register.Emitter2[int, Row]()
+	register.Emitter1[Count]()
+	register.DoFn5x1[context.Context, int, func(*Row) bool, Count, func([]byte), error](&trainFn{})
+	register.Iter1[Row]()
+	register.Emitter1[[]byte]()
+	register.Combiner3[results, []byte, results](&combineFn{})
+	register.Function2x1(addCounts)
+	register.DoFn3x1[context.Context, results, Count, error](&releaseFn{})
+}
+
+// Row is a training row on its way to its partition: its position (shard
+// name, 1-based data row number) and its model input (the public
+// preprocessing applied).
+type Row struct {
+	Shard string
+	Row   int
+	X     []float64
+	Y     float64
+}
+
+// Count counts the data rows read and the training rows among them.
+type Count struct {
+	Rows, Train int
+}
+
+func addCounts(a, b Count) Count { return Count{Rows: a.Rows + b.Rows, Train: a.Train + b.Train} }
+
+// results collects the partitions' results (private.PartitionResult as
+// JSON) in the one combine.
+type results struct {
+	Items [][]byte
+}
+
+// chunkRows is the number of rows a reader parses at a time.
+const chunkRows = 4096
+
+// ErrInput is wrapped by the errors about the shards: none matched, a shard
+// that cannot be read, a header that differs from the first shard's.
+var ErrInput = errors.New("stabbeam: bad input")
+
+// Shards expands the glob (a local pattern or a URL such as
+// gs://bucket/dir/*.csv) to the shard files, sorted by name, and checks
+// that their names (private.ShardName) are distinct.
+func Shards(ctx context.Context, glob string) ([]string, error) {
+	fs, err := filesystem.New(ctx, glob)
+	if err != nil {
+		return nil, fmt.Errorf("%w: --input %s: %w", ErrInput, glob, err)
+	}
+	defer fs.Close()
+	files, err := fs.List(ctx, glob)
+	if err != nil {
+		return nil, fmt.Errorf("%w: --input %s: %w", ErrInput, glob, err)
+	}
+	if len(files) == 0 {
+		return nil, fmt.Errorf("%w: --input %s matches no shard", ErrInput, glob)
+	}
+	sort.Strings(files)
+	seen := make(map[string]string, len(files))
+	for _, f := range files {
+		name := private.ShardName(f)
+		if g, dup := seen[name]; dup {
+			return nil, fmt.Errorf("%w: shards %s and %s have the same name %q; a row's position is its shard's name and its row number", ErrInput, g, f, name)
+		}
+		seen[name] = f
+	}
+	return files, nil
+}
+
+// openShard opens a shard through Beam's file systems and reads its header
+// as private.ReadCSV does (trimmed names, a byte order mark ignored, unique
+// and non-empty names).
+func openShard(ctx context.Context, file string) (io.ReadCloser, *csv.Reader, []string, error) {
+	fs, err := filesystem.New(ctx, file)
+	if err != nil {
+		return nil, nil, nil, fmt.Errorf("%w: shard %s: %w", ErrInput, file, err)
+	}
+	rc, err := fs.OpenRead(ctx, file)
+	fs.Close()
+	if err != nil {
+		return nil, nil, nil, fmt.Errorf("%w: shard %s: %w", ErrInput, file, err)
+	}
+	cr := csv.NewReader(bufio.NewReaderSize(rc, 1<<20))
+	cr.FieldsPerRecord = -1
+	cr.TrimLeadingSpace = true
+	header, err := cr.Read()
+	if err == io.EOF {
+		err = errors.New("empty file, want a header row")
+	}
+	if err != nil {
+		rc.Close()
+		return nil, nil, nil, fmt.Errorf("%w: shard %s: header: %w", ErrInput, file, err)
+	}
+	seen := make(map[string]bool, len(header))
+	for j := range header {
+		name := strings.TrimSpace(header[j])
+		if j == 0 {
+			name = strings.TrimPrefix(name, "\ufeff")
+		}
+		if name == "" || seen[name] {
+			rc.Close()
+			return nil, nil, nil, fmt.Errorf("%w: shard %s: header: column %d is empty or repeated", ErrInput, file, j+1)
+		}
+		seen[name] = true
+		header[j] = name
+	}
+	return rc, cr, header, nil
+}
+
+// ReadHeader returns the header of a shard.
+func ReadHeader(ctx context.Context, file string) ([]string, error) {
+	rc, _, header, err := openShard(ctx, file)
+	if err != nil {
+		return nil, err
+	}
+	rc.Close()
+	return header, nil
+}
+
+// readShardFn reads one shard: it parses its rows in chunks against the
+// schema, maps them with the public preprocessing (private.PartitionPlan.
+// Rows) and emits each training row keyed by its partition, and the shard's
+// counts.
+type readShardFn struct {
+	Cfg    Config   `json:"cfg"`
+	Header []string `json:"header"`
+	plan   *private.PartitionPlan
+}
+
+func (f *readShardFn) Setup() error {
+	var err error
+	f.plan, err = f.Cfg.Plan(f.Header)
+	return err
+}
+
+func (f *readShardFn) ProcessElement(ctx context.Context, file string, emit func(int, Row), count func(Count)) error {
+	rc, cr, header, err := openShard(ctx, file)
+	if err != nil {
+		return err
+	}
+	defer rc.Close()
+	name := private.ShardName(file)
+	if !equal(header, f.Header) {
+		return fmt.Errorf("%w: shard %s: header %q differs from the first shard's %q", ErrInput, file, strings.Join(header, ","), strings.Join(f.Header, ","))
+	}
+	var c Count
+	chunk := make([][]string, 0, chunkRows)
+	flush := func() error {
+		if len(chunk) == 0 {
+			return nil
+		}
+		first := c.Rows + 1
+		rows, held, err := f.plan.Rows(&private.Table{Columns: header, Rows: chunk, Source: name}, name, first)
+		if err != nil {
+			return err
+		}
+		for _, r := range rows {
+			emit(r.Partition, Row{Shard: r.Shard, Row: r.Row, X: r.X, Y: r.Y})
+		}
+		c.Rows += len(chunk)
+		c.Train += len(chunk) - held
+		chunk = make([][]string, 0, chunkRows)
+		return nil
+	}
+	for {
+		rec, err := cr.Read()
+		if err == io.EOF {
+			break
+		}
+		if err != nil {
+			return fmt.Errorf("%w: shard %s: %w", ErrInput, file, err)
+		}
+		if len(rec) != len(header) {
+			line, _ := cr.FieldPos(0)
+			return fmt.Errorf("%w: shard %s: line %d has %d fields, the header has %d", ErrInput, file, line, len(rec), len(header))
+		}
+		for j := range rec {
+			rec[j] = strings.TrimSpace(rec[j])
+		}
+		chunk = append(chunk, rec)
+		if len(chunk) == chunkRows {
+			if err := flush(); err != nil {
+				return err
+			}
+		}
+	}
+	if err := flush(); err != nil {
+		return err
+	}
+	if c.Rows == 0 {
+		return fmt.Errorf("%w: shard %s: no data rows after the header", ErrInput, file)
+	}
+	count(c)
+	return nil
+}
+
+func equal(a, b []string) bool {
+	if len(a) != len(b) {
+		return false
+	}
+	for i := range a {
+		if a[i] != b[i] {
+			return false
+		}
+	}
+	return true
+}
+
+// trainFn trains one partition on its rows (private.PartitionPlan.
+// TrainPartition sorts them by position) and emits its result.
+type trainFn struct {
+	Cfg    Config   `json:"cfg"`
+	Header []string `json:"header"`
+	plan   *private.PartitionPlan
+}
+
+func (f *trainFn) Setup() error {
+	var err error
+	f.plan, err = f.Cfg.Plan(f.Header)
+	return err
+}
+
+func (f *trainFn) ProcessElement(ctx context.Context, p int, rows func(*Row) bool, total Count, emit func([]byte)) error {
+	if total.Train < f.Cfg.Partitions {
+		return fmt.Errorf("%w: %d partitions for %d training rows; use at most as many partitions as rows", private.ErrOptions, f.Cfg.Partitions, total.Train)
+	}
+	var in []private.PartitionRow
+	var r Row
+	for rows(&r) {
+		in = append(in, private.PartitionRow{Shard: r.Shard, Row: r.Row, Partition: p, X: r.X, Y: r.Y})
+		r = Row{}
+	}
+	res, err := f.plan.TrainPartition(ctx, p, total.Train, in)
+	if err != nil {
+		return err
+	}
+	b, err := json.Marshal(res)
+	if err != nil {
+		return err
+	}
+	emit(b)
+	return nil
+}
+
+// combineFn collects the partitions' results into one value: the one
+// combine of the pipeline, whose output the release averages in partition
+// order (so the sum does not depend on the order results arrive in).
+type combineFn struct{}
+
+func (combineFn) CreateAccumulator() results { return results{} }
+func (combineFn) AddInput(a results, b []byte) results {
+	a.Items = append(a.Items, b)
+	return a
+}
+func (combineFn) MergeAccumulators(a, b results) results {
+	a.Items = append(a.Items, b.Items...)
+	return a
+}
+func (combineFn) ExtractOutput(a results) results { return a }
+
+// releaseFn averages the partitions' weights, adds the noise once
+// (private.PartitionPlan.Release) and writes the model file: it runs once,
+// on one worker.
+type releaseFn struct {
+	Cfg    Config   `json:"cfg"`
+	Header []string `json:"header"`
+	Out    string   `json:"out"`
+}
+
+func (f *releaseFn) ProcessElement(ctx context.Context, rs results, total Count) error {
+	plan, err := f.Cfg.Plan(f.Header)
+	if err != nil {
+		return err
+	}
+	parts := make([]private.PartitionResult, len(rs.Items))
+	for i, b := range rs.Items {
+		if err := json.Unmarshal(b, &parts[i]); err != nil {
+			return fmt.Errorf("stabbeam: result of a partition: %w", err)
+		}
+	}
+	rel, err := plan.Release(parts, total.Rows, total.Train)
+	if err != nil {
+		return err
+	}
+	return writeModel(ctx, rel, f.Out)
+}
+
+// writeModel writes the model file: a local file appears whole or not at
+// all (private.Released.WriteModelFile); on other file systems the object is
+// written through Beam's file system and closed.
+func writeModel(ctx context.Context, rel *private.Released, out string) error {
+	if !strings.Contains(out, "://") {
+		return rel.WriteModelFile(out)
+	}
+	var buf bytes.Buffer
+	if err := rel.WriteModel(&buf); err != nil {
+		return err
+	}
+	fs, err := filesystem.New(ctx, out)
+	if err != nil {
+		return err
+	}
+	defer fs.Close()
+	w, err := fs.OpenWrite(ctx, out)
+	if err != nil {
+		return err
+	}
+	if _, err := w.Write(buf.Bytes()); err != nil {
+		w.Close()
+		return err
+	}
+	return w.Close()
+}
+
+// Build adds the partitioned fit of the shards (files, all with the given
+// header) to the pipeline under s, writing the model file to out:
+//
+//	shards -> read (per shard: parse, preprocess, partition by position)
+//	       -> group by partition -> train (per partition, rows in position order)
+//	       -> combine (all results into one) -> release (noise once, model file)
+//
+// with the row counts as a side input of the training (n for the automatic
+// knobs and the check P <= n) and of the release.
+func Build(s beam.Scope, cfg Config, header, files []string, out string) {
+	s = s.Scope("stabpriv.partitioned")
+	shards := beam.Create(s, anySlice(files)...)
+	rows, counts := beam.ParDo2(s, &readShardFn{Cfg: cfg, Header: header}, shards)
+	total := beam.Combine(s, addCounts, counts)
+	grouped := beam.GroupByKey(s, rows)
+	trained := beam.ParDo(s, &trainFn{Cfg: cfg, Header: header}, grouped, beam.SideInput{Input: total})
+	all := beam.Combine(s, &combineFn{}, trained)
+	beam.ParDo0(s, &releaseFn{Cfg: cfg, Header: header, Out: out}, all, beam.SideInput{Input: total})
+}
+
+func anySlice(v []string) []any {
+	out := make([]any, len(v))
+	for i := range v {
+		out[i] = v[i]
+	}
+	return out
+}
+
+// Run runs the partitioned fit of the shards matching input on the named
+// runner ("direct", the embedded runner, when empty) and writes the model
+// file to out. The settings and the first shard's header are checked
+// before the pipeline starts; any error of the pipeline (a shard missing or
+// unreadable, a malformed row, more partitions than rows) fails it before
+// the release step, so no model file is written.
+func Run(ctx context.Context, runner string, cfg Config, input, out string) error {
+	if out == "" {
+		return fmt.Errorf("stabbeam: no model file to write (--out)")
+	}
+	files, err := Shards(ctx, input)
+	if err != nil {
+		return err
+	}
+	header, err := ReadHeader(ctx, files[0])
+	if err != nil {
+		return err
+	}
+	if _, err := cfg.Plan(header); err != nil {
+		return err
+	}
+	if runner == "" {
+		runner = "direct"
+	}
+	p, s := beam.NewPipelineWithRoot()
+	Build(s, cfg, header, files, out)
+	if _, err := beam.Run(ctx, runner, p); err != nil {
+		return fmt.Errorf("stabbeam: the pipeline failed, nothing was released: %w", err)
+	}
+	return nil
+}
