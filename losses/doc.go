@@ -32,7 +32,7 @@
 //
 // HuberHinge (width h) and Huber (threshold delta) have one parameter each,
 // which must be finite and > 0. NewHuberHinge and NewHuber validate it; a
-// struct literal is validated by Constants (and Expr), which the trainer
+// struct literal is validated by Constants, which the trainer
 // calls before training, so an invalid parameter is an error wrapping
 // ErrParam and never a run. ByName uses DefaultHuberHingeH and
 // DefaultHuberDelta.
@@ -46,12 +46,11 @@
 //
 // # Expressions
 //
-// Every loss builds itself as a Gorgonia expression (Expr), so the graph
-// engine differentiates the same definition as the native engine uses. The
-// piecewise losses are composed from Rectify at points where they are
+// This package imports no Gorgonia. The Gorgonia expression of every
+// built-in loss, which the graph engine differentiates, is in package graph
+// (graph.Expr), keyed by the loss type; a user loss may implement the
+// optional graph.Expresser interface to be trained by that engine. The
+// piecewise losses are composed there from Rectify at points where they are
 // continuously differentiable, so the graph derivative agrees with Grad also
-// at the kinks; the tests check this to 1e-10. Gorgonia's Softplus and
-// LogSumExp ops are not used (in v0.9.18 the first truncates, the second
-// adds the maximum inside the logarithm). Expr never panics: shape errors
-// and invalid parameters are errors wrapping ErrExpr.
+// at the kinks; the tests check this to 1e-10.
 package losses

@@ -1,9 +1,5 @@
 package losses
 
-import (
-	"gorgonia.org/gorgonia"
-)
-
 // DefaultHuberDelta is the threshold delta that ByName uses for "huber".
 const DefaultHuberDelta = 1.0
 
@@ -75,17 +71,4 @@ func (l Huber) Constants(Domain) (Constants, error) {
 		return Constants{}, err
 	}
 	return Constants{Lz: l.Delta, Sz: 1, Convex: true}, nil
-}
-
-// Expr builds the Huber function of z - y from Rectify, without Abs (whose
-// derivative at 0 would be a choice); see quadLin.expr for the kinks
-// r = +-delta.
-func (l Huber) Expr(z, y *gorgonia.Node) (*gorgonia.Node, error) {
-	return buildExpr(l.Name(), func() (*gorgonia.Node, error) {
-		if err := checkParam("huber", "delta", l.Delta); err != nil {
-			return nil, err
-		}
-		g := gorgonia.Must
-		return l.q().expr(g(gorgonia.Sub(g(scalarInputs(z, y)), y))), nil
-	})
 }

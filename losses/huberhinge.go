@@ -1,9 +1,5 @@
 package losses
 
-import (
-	"gorgonia.org/gorgonia"
-)
-
 // DefaultHuberHingeH is the width h that ByName uses for "huber-hinge".
 const DefaultHuberHingeH = 0.5
 
@@ -81,18 +77,4 @@ func (l HuberHinge) Constants(Domain) (Constants, error) {
 		return Constants{}, err
 	}
 	return Constants{Lz: 1, Sz: 1 / (2 * l.H), Convex: true}, nil
-}
-
-// Expr builds q(1 + h - y z), with q the parabola-and-line of the type doc
-// built from Rectify (see quadLin.expr for its derivative at the kinks
-// m = 1-h and m = 1+h).
-func (l HuberHinge) Expr(z, y *gorgonia.Node) (*gorgonia.Node, error) {
-	return buildExpr(l.Name(), func() (*gorgonia.Node, error) {
-		if err := checkParam("huber-hinge", "h", l.H); err != nil {
-			return nil, err
-		}
-		g := gorgonia.Must
-		m := g(gorgonia.HadamardProd(y, g(scalarInputs(z, y))))
-		return l.q().expr(g(gorgonia.Sub(constant(1+l.H), m))), nil
-	})
 }

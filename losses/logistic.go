@@ -3,8 +3,6 @@ package losses
 import (
 	"fmt"
 	"math"
-
-	"gorgonia.org/gorgonia"
 )
 
 // Logistic is the binary logistic loss l(z, y) = log(1 + exp(-y z)) for
@@ -68,14 +66,6 @@ func (Logistic) Constants(Domain) (Constants, error) {
 	return Constants{Lz: 1, Sz: 0.25, Convex: true}, nil
 }
 
-// Expr builds softplus(-y z) (see softplus for why not Gorgonia's op).
-func (l Logistic) Expr(z, y *gorgonia.Node) (*gorgonia.Node, error) {
-	return buildExpr(l.Name(), func() (*gorgonia.Node, error) {
-		g := gorgonia.Must
-		return softplus(g(gorgonia.HadamardProd(g(gorgonia.Neg(y)), g(scalarInputs(z, y)))))
-	})
-}
-
 func sigmoid(x float64) float64 {
 	if x >= 0 {
 		return 1 / (1 + math.Exp(-x))
@@ -116,33 +106,4 @@ func scalarHess[M Margin](m M, dst, z []float64, y float64) {
 		panic("losses: scalar loss with K != 1")
 	}
 	dst[0] = m.Deriv2(z[0], y)
-}
-
-// scalarInputs checks the nodes of a K = 1 loss, a margin of shape (1) or ()
-// and a scalar label, and returns the margin as a scalar node.
-func scalarInputs(z, y *gorgonia.Node) (*gorgonia.Node, error) {
-	if !y.IsScalar() {
-		return nil, fmt.Errorf("label node of shape %v, want a scalar", y.Shape())
-	}
-	if z.IsScalar() {
-		return z, nil
-	}
-	if z.Dims() != 1 || z.Shape()[0] != 1 {
-		return nil, fmt.Errorf("margin node of shape %v, want (1)", z.Shape())
-	}
-	return gorgonia.Sum(z)
-}
-
-// softplus returns log(1 + exp(m)) as R + log1p(exp(m - 2R)), R = (m)_+.
-// Gorgonia's Softplus op is not used: in v0.9.18 it returns m for m > 16 and
-// its derivative (the Sigmoid op) returns 1 for m > 19, errors up to 1e-7
-// and 6e-9. Here the exponent m - 2R = -|m| is never positive, so value and
-// derivative are accurate, and the derivative is sigma(m) also at m = 0
-// whichever one-sided derivative Rectify takes there: it is
-// R' + sigma(-|m|)(1 - 2R'), which is 1/2 for R' = 0 and for R' = 1.
-func softplus(m *gorgonia.Node) (*gorgonia.Node, error) {
-	g := gorgonia.Must
-	r := g(gorgonia.Rectify(m))
-	u := g(gorgonia.Sub(m, g(gorgonia.Mul(r, constant(2)))))
-	return gorgonia.Add(r, g(gorgonia.Log1p(g(gorgonia.Exp(u)))))
 }

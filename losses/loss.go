@@ -4,8 +4,6 @@ import (
 	"errors"
 	"fmt"
 	"math"
-
-	"gorgonia.org/gorgonia"
 )
 
 // Task says which labels a loss accepts.
@@ -64,6 +62,10 @@ type Constants struct {
 // where W is the K x d weight matrix. Scalar losses have K = 1 and also
 // implement Margin, which the native engine uses on its fast path.
 //
+// The graph engine (package graph) differentiates a Gorgonia expression of
+// the loss: it has one for each built-in loss, and uses the optional
+// graph.Expresser interface of any other loss.
+//
 // Implementations must be safe for concurrent use.
 type Loss interface {
 	// Name returns the loss name used on the command line and in records,
@@ -89,12 +91,6 @@ type Loss interface {
 	// wrapping ErrDomain when they do not exist there (for example, squared
 	// loss without a weight radius and a label bound).
 	Constants(dom Domain) (Constants, error)
-	// Expr builds the loss as a Gorgonia expression of the margin node z
-	// (a float64 vector of length K) and the label node y: a float64 scalar
-	// for K = 1 losses, the one-hot float64 vector of length K for multiclass
-	// losses. The graph engine differentiates it, so both engines share one
-	// definition.
-	Expr(z, y *gorgonia.Node) (*gorgonia.Node, error)
 }
 
 // Margin is the scalar view of a loss with K = 1: l(z, y) and its first and

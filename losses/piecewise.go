@@ -4,17 +4,12 @@ import (
 	"errors"
 	"fmt"
 	"math"
-
-	"gorgonia.org/gorgonia"
 )
 
 var (
 	// ErrParam is returned for a loss whose parameter (a width or a
 	// threshold) is not finite and positive.
 	ErrParam = errors.New("losses: invalid loss parameter")
-	// ErrExpr is returned when a loss expression cannot be built, for
-	// example for a margin or label node of the wrong shape.
-	ErrExpr = errors.New("losses: cannot build expression")
 )
 
 // checkParam returns an error wrapping ErrParam unless v is finite and > 0.
@@ -34,7 +29,7 @@ func checkParam(loss, name string, v float64) error {
 // It is convex, with |q'| <= 2a*max(hi, -lo) and 0 <= d2q/dx2 <= 2a. The Huber
 // loss (lo = -delta, hi = delta, a = 1/2) and the smoothed hinge of Chapelle
 // (2007) (lo = 0, hi = 2h, a = 1/(4h), in u = 1+h-m) are both of this form, so
-// both share one value, derivative and expression.
+// both share one value and derivative (and, in package graph, one expression).
 type quadLin struct{ lo, hi, a float64 }
 
 func (q quadLin) value(x float64) float64 {
@@ -59,49 +54,4 @@ func (q quadLin) deriv2(x float64) float64 {
 		return 2 * q.a
 	}
 	return 0
-}
-
-// expr builds q(x) from Rectify, which Gorgonia differentiates as the
-// indicator of x >= 0. Every kink of q is a point where q is C^1, so the
-// derivative of the expression equals q' there whichever one-sided
-// derivative Rectify takes: at x = hi, the term a*c^2 contributes 2a*hi*c'
-// and the ramp 2a*hi*r', with c' + r' = 1. It must run inside buildExpr,
-// which turns the panics of gorgonia.Must into errors.
-func (q quadLin) expr(x *gorgonia.Node) *gorgonia.Node {
-	g := gorgonia.Must
-	right := g(gorgonia.Rectify(g(gorgonia.Sub(x, constant(q.hi))))) // (x-hi)_+
-	c := g(gorgonia.Sub(x, right))                                   // min(x, hi)
-	lin := g(gorgonia.Mul(right, constant(2*q.a*q.hi)))
-	if q.lo < 0 {
-		left := g(gorgonia.Rectify(g(gorgonia.Sub(constant(q.lo), x)))) // (lo-x)_+
-		c = g(gorgonia.Add(c, left))
-		lin = g(gorgonia.Add(lin, g(gorgonia.Mul(left, constant(-2*q.a*q.lo)))))
-	} else {
-		c = g(gorgonia.Rectify(c)) // clamp(x, 0, hi)
-	}
-	quad := g(gorgonia.Mul(g(gorgonia.Square(c)), constant(q.a)))
-	return g(gorgonia.Add(quad, lin))
-}
-
-// constant returns a float64 scalar constant node.
-func constant(v float64) *gorgonia.Node { return gorgonia.NewConstant(v) }
-
-// buildExpr runs a builder of a loss expression and turns an error or a
-// Gorgonia panic (Gorgonia panics on some shape errors) into an error
-// wrapping ErrExpr, so that no panic crosses the package boundary.
-func buildExpr(name string, f func() (*gorgonia.Node, error)) (n *gorgonia.Node, err error) {
-	defer func() {
-		if r := recover(); r != nil {
-			if e, ok := r.(error); ok {
-				n, err = nil, fmt.Errorf("%w: %s: %w", ErrExpr, name, e)
-				return
-			}
-			n, err = nil, fmt.Errorf("%w: %s: %v", ErrExpr, name, r)
-		}
-	}()
-	n, err = f()
-	if err != nil {
-		return nil, fmt.Errorf("%w: %s: %w", ErrExpr, name, err)
-	}
-	return n, nil
 }

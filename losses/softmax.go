@@ -3,8 +3,6 @@ package losses
 import (
 	"fmt"
 	"math"
-
-	"gorgonia.org/gorgonia"
 )
 
 // Softmax is the multinomial logistic (softmax cross-entropy) loss over K >= 2
@@ -148,22 +146,4 @@ func (Softmax) Hess(dst, z []float64, _ float64) {
 // type doc for the derivations).
 func (Softmax) Constants(Domain) (Constants, error) {
 	return Constants{Lz: math.Sqrt2, Sz: 0.5, Convex: true}, nil
-}
-
-// Expr builds max(z) + log(sum_k exp(z_k - max(z))) - <z, y> for the one-hot
-// label vector y. Gorgonia's LogSumExp is not used: in v0.9.18 it adds the
-// maximum inside the logarithm. The derivative of max (an indicator of the
-// largest margins) cancels between the two terms, up to rounding, so the
-// gradient is p - y.
-func (l Softmax) Expr(z, y *gorgonia.Node) (*gorgonia.Node, error) {
-	return buildExpr(l.Name(), func() (*gorgonia.Node, error) {
-		if z.Dims() != 1 || y.Dims() != 1 {
-			return nil, fmt.Errorf("softmax needs vector margin and one-hot label nodes, have shapes %v and %v", z.Shape(), y.Shape())
-		}
-		g := gorgonia.Must
-		zmax := g(gorgonia.Max(z))
-		lse := g(gorgonia.Add(zmax, g(gorgonia.Log(g(gorgonia.Sum(g(gorgonia.Exp(g(gorgonia.Sub(z, zmax))))))))))
-		zy := g(gorgonia.Sum(g(gorgonia.HadamardProd(z, y))))
-		return gorgonia.Sub(lse, zy)
-	})
 }

@@ -3,8 +3,6 @@ package losses
 import (
 	"fmt"
 	"math"
-
-	"gorgonia.org/gorgonia"
 )
 
 // Squared is the squared loss l(z, y) = (z - y)^2 / 2 for real labels.
@@ -67,13 +65,4 @@ func (Squared) Constants(dom Domain) (Constants, error) {
 		return Constants{}, fmt.Errorf("%w: squared loss needs finite R, B and kappa (have R = %v, B = %v, kappa = %v)", ErrDomain, dom.Radius, dom.LabelBound, dom.Kappa)
 	}
 	return Constants{Lz: lz, Sz: 1, Convex: true}, nil
-}
-
-// Expr builds (z - y)^2 / 2.
-func (l Squared) Expr(z, y *gorgonia.Node) (*gorgonia.Node, error) {
-	return buildExpr(l.Name(), func() (*gorgonia.Node, error) {
-		g := gorgonia.Must
-		r := g(gorgonia.Sub(g(scalarInputs(z, y)), y))
-		return gorgonia.Mul(g(gorgonia.Square(r)), constant(0.5))
-	})
 }

@@ -12,6 +12,7 @@ import (
 	"gorgonia.org/gorgonia"
 	"gorgonia.org/tensor"
 
+	"github.com/stabpriv/stabpriv/graph"
 	"github.com/stabpriv/stabpriv/losses"
 )
 
@@ -220,7 +221,7 @@ func builtinModel(p *problem) (*GraphModel, error) {
 	if err != nil {
 		return nil, fmt.Errorf("%w: margin W x: %w", ErrGraph, err)
 	}
-	loss, err := p.loss.Expr(z, y)
+	loss, err := graph.Expr(p.loss, z, y)
 	if err != nil {
 		return nil, fmt.Errorf("%w: %s expression: %w", ErrGraph, p.loss.Name(), err)
 	}

@@ -9,7 +9,6 @@ import (
 
 	gfloats "gonum.org/v1/gonum/floats"
 	"gonum.org/v1/gonum/mat"
-	"gorgonia.org/gorgonia"
 
 	"github.com/stabpriv/stabpriv/losses"
 	"github.com/stabpriv/stabpriv/regularizers"
@@ -24,9 +23,6 @@ func (testSoftmax) Name() string                   { return "test-softmax" }
 func (testSoftmax) Task() losses.Task              { return losses.Multiclass }
 func (testSoftmax) Outputs(classes int) int        { return classes }
 func (testSoftmax) Hess(_, _ []float64, _ float64) { panic("testSoftmax: no Hessian") }
-func (testSoftmax) Expr(_, _ *gorgonia.Node) (*gorgonia.Node, error) {
-	return nil, fmt.Errorf("testSoftmax: no expression")
-}
 
 func (testSoftmax) CheckLabel(y float64, classes int) error {
 	if y != math.Trunc(y) || y < 0 || y >= float64(classes) {

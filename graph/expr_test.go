@@ -1,4 +1,4 @@
-package losses
+package graph
 
 import (
 	"errors"
@@ -9,12 +9,14 @@ import (
 
 	"gorgonia.org/gorgonia"
 	"gorgonia.org/tensor"
+
+	"github.com/stabpriv/stabpriv/losses"
 )
 
 // exprEval evaluates a loss's Gorgonia expression and its gradient in the
 // margins, on one graph and tape machine reused for every point.
 type exprEval struct {
-	loss       Loss
+	loss       losses.Loss
 	k          int
 	z, y, out  *gorgonia.Node
 	grad       *gorgonia.Node
@@ -22,17 +24,17 @@ type exprEval struct {
 	gradBuffer []float64
 }
 
-func newExprEval(t *testing.T, l Loss, k int) *exprEval {
+func newExprEval(t *testing.T, l losses.Loss, k int) *exprEval {
 	t.Helper()
 	g := gorgonia.NewGraph()
 	z := gorgonia.NewVector(g, tensor.Float64, gorgonia.WithShape(k), gorgonia.WithName("z"))
 	var y *gorgonia.Node
-	if l.Task() == Multiclass {
+	if l.Task() == losses.Multiclass {
 		y = gorgonia.NewVector(g, tensor.Float64, gorgonia.WithShape(k), gorgonia.WithName("y"))
 	} else {
 		y = gorgonia.NewScalar(g, tensor.Float64, gorgonia.WithName("y"))
 	}
-	out, err := l.Expr(z, y)
+	out, err := Expr(l, z, y)
 	if err != nil {
 		t.Fatalf("%s: Expr: %v", l.Name(), err)
 	}
@@ -54,7 +56,7 @@ func (e *exprEval) eval(t *testing.T, z []float64, y float64) (float64, []float6
 	if err := gorgonia.Let(e.z, tensor.New(tensor.WithShape(e.k), tensor.WithBacking(zz))); err != nil {
 		t.Fatal(err)
 	}
-	if e.loss.Task() == Multiclass {
+	if e.loss.Task() == losses.Multiclass {
 		oh := make([]float64, e.k)
 		oh[int(y)] = 1
 		if err := gorgonia.Let(e.y, tensor.New(tensor.WithShape(e.k), tensor.WithBacking(oh))); err != nil {
@@ -85,10 +87,10 @@ func (e *exprEval) eval(t *testing.T, z []float64, y float64) (float64, []float6
 // exprPoints returns (z, y) points for a loss: random ones and the kinks
 // and extremes where a composed expression could take a wrong one-sided
 // derivative (z = 0, m = 1 -+ h, r = -+delta, tied softmax margins).
-func exprPoints(l Loss, k int) [][]float64 {
+func exprPoints(l losses.Loss, k int) [][]float64 {
 	var pts [][]float64 // z..., y
 	switch l.Task() {
-	case Multiclass:
+	case losses.Multiclass:
 		r := rand.New(rand.NewPCG(4, 0xe4))
 		pts = append(pts, append(make([]float64, k), 0), append(make([]float64, k), float64(k-1)))
 		big := make([]float64, k+1)
@@ -104,12 +106,18 @@ func exprPoints(l Loss, k int) [][]float64 {
 			pts = append(pts, p)
 		}
 	default:
-		for _, c := range scalarCases() {
-			if c.loss == l {
-				for _, p := range c.points(5, 200) {
-					pts = append(pts, []float64{p[0], p[1]})
-				}
+		pts = append(pts, scalarSpecial(l)...)
+		r := rand.New(rand.NewPCG(5, 0x1055))
+		for i := 0; i < 200; i++ {
+			y := float64(2*r.IntN(2) - 1)
+			if l.Task() == losses.Regression {
+				y = 3 * r.NormFloat64()
 			}
+			z := []float64{1e-3, 1, 3, 30, 1e3}[r.IntN(5)] * r.NormFloat64()
+			if _, ok := l.(losses.Squared); ok {
+				z, y = 3*(2*r.Float64()-1), 4*(2*r.Float64()-1)
+			}
+			pts = append(pts, []float64{z, y})
 		}
 		for _, y := range []float64{-1, 1} {
 			pts = append(pts, []float64{0, y})
@@ -122,10 +130,9 @@ func exprPoints(l Loss, k int) [][]float64 {
 // has the value of Value and the gradient of Grad, to 1e-10, at random
 // points and at the kinks.
 func TestExprMatchesGrad(t *testing.T) {
-	losses := []Loss{Logistic{}, Softmax{}, HuberHinge{H: 0.5}, HuberHinge{H: 0.05}, Huber{Delta: 1}, Huber{Delta: 0.3}, Squared{}}
-	for _, l := range losses {
+	for _, l := range []losses.Loss{losses.Logistic{}, losses.Softmax{}, losses.HuberHinge{H: 0.5}, losses.HuberHinge{H: 0.05}, losses.Huber{Delta: 1}, losses.Huber{Delta: 0.3}, losses.Squared{}} {
 		for _, k := range []int{2, 3, 7} {
-			if l.Task() != Multiclass && k > 2 {
+			if l.Task() != losses.Multiclass && k > 2 {
 				continue
 			}
 			k := l.Outputs(k)
@@ -135,7 +142,7 @@ func TestExprMatchesGrad(t *testing.T) {
 				n := 0
 				for _, p := range exprPoints(l, k) {
 					z, y := p[:k], p[k]
-					if l.Task() == Multiclass && l.CheckLabel(y, k) != nil {
+					if l.Task() == losses.Multiclass && l.CheckLabel(y, k) != nil {
 						continue
 					}
 					v, g := e.eval(t, z, y)
@@ -169,24 +176,79 @@ func TestExprErrors(t *testing.T) {
 	y2 := gorgonia.NewVector(g, tensor.Float64, gorgonia.WithShape(2), gorgonia.WithName("y2"))
 	cases := []struct {
 		name string
-		loss Loss
+		loss losses.Loss
 		z, y *gorgonia.Node
 		want error
 	}{
-		{"huber-hinge zero h", HuberHinge{}, z1, sc, ErrParam},
-		{"huber NaN delta", Huber{Delta: math.NaN()}, z1, sc, ErrParam},
-		{"softmax scalar label", Softmax{}, vec, sc, ErrExpr},
-		{"softmax scalar margin", Softmax{}, sc, vec, ErrExpr},
-		{"huber vector label", Huber{Delta: 1}, z1, vec, ErrExpr},
-		{"logistic 3 margins", Logistic{}, vec, sc, ErrExpr},
-		{"softmax label of the wrong length", Softmax{}, vec, y2, ErrExpr}, // a Gorgonia panic, recovered
+		{"huber-hinge zero h", losses.HuberHinge{}, z1, sc, losses.ErrParam},
+		{"huber NaN delta", losses.Huber{Delta: math.NaN()}, z1, sc, losses.ErrParam},
+		{"softmax scalar label", losses.Softmax{}, vec, sc, ErrExpr},
+		{"softmax scalar margin", losses.Softmax{}, sc, vec, ErrExpr},
+		{"huber vector label", losses.Huber{Delta: 1}, z1, vec, ErrExpr},
+		{"logistic 3 margins", losses.Logistic{}, vec, sc, ErrExpr},
+		{"softmax label of the wrong length", losses.Softmax{}, vec, y2, ErrExpr}, // a Gorgonia panic, recovered
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
-			n, err := c.loss.Expr(c.z, c.y)
+			n, err := Expr(c.loss, c.z, c.y)
 			if !errors.Is(err, c.want) || !errors.Is(err, ErrExpr) || n != nil {
 				t.Errorf("Expr = %v, %v; want an error wrapping %v and ErrExpr", n, err, c.want)
 			}
 		})
+	}
+}
+
+// scalarSpecial returns the kinks and extremes of a K = 1 loss as (z, y)
+// points: m = y z at 1 -+ h for the smoothed hinge, residuals at -+delta for
+// Huber, large margins for the logistic loss.
+func scalarSpecial(l losses.Loss) [][]float64 {
+	var pts [][]float64
+	switch l := l.(type) {
+	case losses.Logistic:
+		for _, p := range [][2]float64{{0, 1}, {0, -1}, {-40, 1}, {40, -1}, {1e3, 1}, {-1e3, 1}, {40, 1}} {
+			pts = append(pts, []float64{p[0], p[1]})
+		}
+	case losses.HuberHinge:
+		h := l.H
+		for _, y := range []float64{-1, 1} {
+			for _, m := range []float64{1 - h, 1 + h, 1, 0, 1 - h/2, -1e3, 1e3, -40} {
+				pts = append(pts, []float64{m * y, y})
+			}
+		}
+	case losses.Huber:
+		for _, y := range []float64{0, 1.5, -7} {
+			for _, r := range []float64{l.Delta, -l.Delta, 0, 1e3, -1e3, l.Delta / 2} {
+				pts = append(pts, []float64{y + r, y})
+			}
+		}
+	case losses.Squared:
+		pts = append(pts, []float64{3, -4}, []float64{-3, 4}, []float64{0, 0}, []float64{1, 1})
+	}
+	return pts
+}
+
+func near(got, want, tol float64) bool { return math.Abs(got-want) <= tol*(1+math.Abs(want)) }
+
+// userLoss is a user loss with an expression: the logistic loss under
+// another type, so Expr takes it through Expresser.
+type userLoss struct{ losses.Logistic }
+
+func (userLoss) Expr(z, y *gorgonia.Node) (*gorgonia.Node, error) { return logisticExpr(z, y) }
+
+// bareLoss is a user loss without an expression.
+type bareLoss struct{ losses.Logistic }
+
+func TestExprOptionalInterface(t *testing.T) {
+	g := gorgonia.NewGraph()
+	z := gorgonia.NewVector(g, tensor.Float64, gorgonia.WithShape(1), gorgonia.WithName("z"))
+	y := gorgonia.NewScalar(g, tensor.Float64, gorgonia.WithName("y"))
+	if n, err := Expr(userLoss{}, z, y); err != nil || n == nil {
+		t.Errorf("a loss implementing Expresser: %v, %v", n, err)
+	}
+	if n, err := Expr(bareLoss{}, z, y); !errors.Is(err, ErrExpr) || n != nil {
+		t.Errorf("a loss without an expression: %v, %v; want an error wrapping ErrExpr", n, err)
+	}
+	if _, err := Expr(nil, z, y); !errors.Is(err, ErrExpr) {
+		t.Errorf("nil loss: %v", err)
 	}
 }
