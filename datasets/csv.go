@@ -2,7 +2,6 @@ package datasets
 
 import (
 	"encoding/csv"
-	"errors"
 	"fmt"
 	"io"
 	"math"
@@ -12,6 +11,7 @@ import (
 
 	"gonum.org/v1/gonum/mat"
 
+	"github.com/stabpriv/stabpriv/datasets/internal/dataerr"
 	"github.com/stabpriv/stabpriv/losses"
 )
 
@@ -19,11 +19,11 @@ var (
 	// ErrFormat is wrapped by every error about the content of a data file:
 	// an empty file, ragged rows, a non-numeric or non-finite feature, a
 	// missing or unusable label column, duplicate column names.
-	ErrFormat = errors.New("datasets: bad data format")
+	ErrFormat = dataerr.ErrFormat
 	// ErrInvalid is wrapped by every error about an invalid argument to a
 	// function of this package (a split fraction out of range, a non-finite
 	// scale, mismatched shapes).
-	ErrInvalid = errors.New("datasets: invalid argument")
+	ErrInvalid = dataerr.ErrInvalid
 )
 
 // CSVOptions says how to read a CSV file with ReadCSV.

@@ -149,30 +149,6 @@ func TestEncodeClassNames(t *testing.T) {
 	}
 }
 
-func TestSentinelsWrapPackageErrors(t *testing.T) {
-	tests := []struct {
-		name      string
-		err, wrap error
-	}{
-		{"Adult", ErrAdultFormat, ErrFormat},
-		{"LibSVM", ErrLibSVMFormat, ErrFormat},
-		{"TCGA", ErrTCGAFormat, ErrFormat},
-		{"LastFM", ErrLastFMFormat, ErrFormat},
-		{"unsafe path", ErrUnsafePath, ErrFormat},
-		{"checksum", ErrChecksum, ErrFormat},
-		{"unknown category", ErrUnknownCategory, ErrFormat},
-		{"SVD", ErrSVD, ErrInvalid},
-		{"synthetic", ErrSyntheticConfig, ErrInvalid},
-		{"fetch config", ErrFetchConfig, ErrInvalid},
-		{"no checksum", ErrNoChecksum, ErrInvalid},
-	}
-	for _, tc := range tests {
-		if !errors.Is(tc.err, tc.wrap) || !strings.HasPrefix(tc.err.Error(), "datasets: ") {
-			t.Errorf("%s: %q does not wrap %q", tc.name, tc.err, tc.wrap)
-		}
-	}
-}
-
 func ExampleReadLibSVM() {
 	in := "+1 1:0.5 3:2\n-1 2:1\n"
 	ds, err := ReadLibSVM(strings.NewReader(in), LibSVMOptions{})

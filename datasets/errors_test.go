@@ -1,0 +1,34 @@
+package datasets_test
+
+import (
+	"errors"
+	"strings"
+	"testing"
+
+	"github.com/stabpriv/stabpriv/datasets"
+	"github.com/stabpriv/stabpriv/datasets/fetch"
+)
+
+func TestSentinelsWrapPackageErrors(t *testing.T) {
+	tests := []struct {
+		name      string
+		err, wrap error
+	}{
+		{"Adult", datasets.ErrAdultFormat, datasets.ErrFormat},
+		{"LibSVM", datasets.ErrLibSVMFormat, datasets.ErrFormat},
+		{"TCGA", datasets.ErrTCGAFormat, datasets.ErrFormat},
+		{"LastFM", datasets.ErrLastFMFormat, datasets.ErrFormat},
+		{"unsafe path", fetch.ErrUnsafePath, datasets.ErrFormat},
+		{"checksum", fetch.ErrChecksum, datasets.ErrFormat},
+		{"unknown category", datasets.ErrUnknownCategory, datasets.ErrFormat},
+		{"SVD", datasets.ErrSVD, datasets.ErrInvalid},
+		{"synthetic", datasets.ErrSyntheticConfig, datasets.ErrInvalid},
+		{"fetch config", fetch.ErrConfig, datasets.ErrInvalid},
+		{"no checksum", fetch.ErrNoChecksum, datasets.ErrInvalid},
+	}
+	for _, tc := range tests {
+		if !errors.Is(tc.err, tc.wrap) || (!strings.HasPrefix(tc.err.Error(), "datasets: ") && !strings.HasPrefix(tc.err.Error(), "fetch: ")) {
+			t.Errorf("%s: %q does not wrap %q", tc.name, tc.err, tc.wrap)
+		}
+	}
+}
