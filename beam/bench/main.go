@@ -1,0 +1,248 @@
+// Command bench measures the partitioned pipeline (make beam-bench; not part
+// of the test run):
+//
+//   - scale: it writes -shards CSV shards of -rows rows x -features features
+//     (synthetic, seeded) to a temporary directory, runs the pipeline on the
+//     embedded runner (-runner, default direct) with -partitions partitions
+//     and a gamma release at eps = 1, and prints the wall time, the rows per
+//     second and the peak resident memory of the process (VmHWM);
+//   - adult: on Adult (-adult DIR, skipped when missing) it compares the test
+//     accuracy of the centralized fit (private.Fit) with the partitioned fit
+//     (private.FitPartitioned, the pipeline's algorithm in process; the
+//     pipeline gives the same weights to 1e-12) at P = 1, 4, 8, 16: trained
+//     weights, and gamma releases at eps = 1 (seeded noise, the mean over
+//     -noise-seeds draws), all with the automatic knobs of a release.
+package main
+
+import (
+	"bufio"
+	"context"
+	"flag"
+	"fmt"
+	"math/rand/v2"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"time"
+
+	_ "github.com/apache/beam/sdks/v2/go/pkg/beam/runners/direct"
+	_ "github.com/apache/beam/sdks/v2/go/pkg/beam/runners/prism"
+
+	stabbeam "github.com/stabpriv/stabpriv/beam"
+	"github.com/stabpriv/stabpriv/datasets"
+	"github.com/stabpriv/stabpriv/perturb"
+	"github.com/stabpriv/stabpriv/private"
+	"github.com/stabpriv/stabpriv/regularizers"
+	"github.com/stabpriv/stabpriv/trainer"
+)
+
+var (
+	rows       = flag.Int("rows", 2_000_000, "rows of the scale run")
+	features   = flag.Int("features", 20, "features of the scale run")
+	shards     = flag.Int("shards", 16, "shards of the scale run")
+	partitions = flag.Int("partitions", 8, "partitions of the scale run")
+	runner     = flag.String("runner", "direct", "Beam runner of the scale run")
+	adult      = flag.String("adult", "../../shared/datasets/adult", "directory of adult.data and adult.test")
+	noiseSeeds = flag.Int("noise-seeds", 10, "noise draws per release in the Adult comparison")
+	lambda     = flag.Float64("lambda", 1e-5, "lambda of the trained (non-private) comparison")
+	skipScale  = flag.Bool("skip-scale", false, "skip the scale run")
+)
+
+func main() {
+	flag.Parse()
+	if !*skipScale {
+		if err := scale(); err != nil {
+			fmt.Fprintln(os.Stderr, "bench: scale:", err)
+			os.Exit(1)
+		}
+	}
+	if err := adultAccuracy(); err != nil {
+		fmt.Fprintln(os.Stderr, "bench: adult:", err)
+		os.Exit(1)
+	}
+}
+
+func scale() error {
+	dir, err := os.MkdirTemp("", "stabpriv-beam-bench-")
+	if err != nil {
+		return err
+	}
+	defer os.RemoveAll(dir)
+	t0 := time.Now()
+	cfg := stabbeam.Config{Label: "y", Classes: []string{"neg", "pos"}, Seed: 1, Partitions: *partitions,
+		Mechanism: "gamma", Epsilon: 1, Auto: true}
+	rng := rand.New(rand.NewPCG(1, 1))
+	w := make([]float64, *features)
+	for j := range w {
+		w[j] = rng.NormFloat64()
+		cfg.Bounds = append(cfg.Bounds, private.Bound{Column: fmt.Sprintf("f%d", j), Lo: -4, Hi: 4})
+	}
+	for s := range *shards {
+		f, err := os.Create(filepath.Join(dir, fmt.Sprintf("part-%05d.csv", s)))
+		if err != nil {
+			return err
+		}
+		bw := bufio.NewWriterSize(f, 1<<20)
+		for j := range *features {
+			fmt.Fprintf(bw, "f%d,", j)
+		}
+		bw.WriteString("y\n")
+		buf := make([]byte, 0, 32)
+		for range *rows / *shards {
+			var z float64
+			for j := range *features {
+				x := rng.NormFloat64()
+				z += w[j] * x
+				buf = strconv.AppendFloat(buf[:0], x, 'f', 4, 64)
+				bw.Write(buf)
+				bw.WriteByte(',')
+			}
+			if z+rng.NormFloat64() > 0 {
+				bw.WriteString("pos\n")
+			} else {
+				bw.WriteString("neg\n")
+			}
+		}
+		if err := bw.Flush(); err != nil {
+			return err
+		}
+		f.Close()
+	}
+	n := *rows / *shards * *shards
+	fmt.Printf("scale: wrote %d shards, %d rows x %d features in %v\n", *shards, n, *features, time.Since(t0).Round(time.Millisecond))
+	out := filepath.Join(dir, "model.json")
+	t1 := time.Now()
+	if err := stabbeam.Run(context.Background(), *runner, cfg, filepath.Join(dir, "part-*.csv"), out); err != nil {
+		return err
+	}
+	el := time.Since(t1)
+	r, err := private.ReadModelFile(out)
+	if err != nil {
+		return err
+	}
+	fmt.Printf("scale: runner %s, P = %d: %v, %.0f rows/s, peak resident memory %s; Delta = %.4g (%s), n = %d\n",
+		*runner, *partitions, el.Round(time.Millisecond), float64(n)/el.Seconds(), peakRSS(), r.Certificate.L2Sensitivity, r.Certificate.SensitivityRoute, r.Split.TrainRows)
+	return nil
+}
+
+// peakRSS returns VmHWM of /proc/self/status.
+func peakRSS() string {
+	b, err := os.ReadFile("/proc/self/status")
+	if err != nil {
+		return "unknown"
+	}
+	for _, l := range strings.Split(string(b), "\n") {
+		if strings.HasPrefix(l, "VmHWM:") {
+			return strings.TrimSpace(strings.TrimPrefix(l, "VmHWM:"))
+		}
+	}
+	return "unknown"
+}
+
+// adultBounds are the public ranges of Adult's numeric attributes (the UCI
+// documentation's); the one-hot columns lie in [0, 1].
+var adultBounds = map[string][2]float64{
+	"age": {17, 90}, "fnlwgt": {0, 1.5e6}, "education-num": {1, 16},
+	"capital-gain": {0, 99999}, "capital-loss": {0, 4356}, "hours-per-week": {1, 99},
+}
+
+// tableOf writes a data set as a Table (features, then the label).
+func tableOf(ds *datasets.Dataset, source string, lo, hi int) *private.Table {
+	t := &private.Table{Columns: append(append([]string(nil), ds.Features...), "label"), Source: source}
+	_, d := ds.X.Dims()
+	for i := lo; i < hi; i++ {
+		row := make([]string, d+1)
+		for j := range d {
+			v := ds.X.At(i, j)
+			if b, ok := adultBounds[ds.Features[j]]; ok {
+				v = (min(max(v, b[0]), b[1]) - b[0]) / (b[1] - b[0])
+			}
+			row[j] = strconv.FormatFloat(v, 'g', -1, 64)
+		}
+		row[d] = ds.Classes[0]
+		if ds.Y[i] > 0 {
+			row[d] = ds.Classes[1]
+		}
+		t.Rows = append(t.Rows, row)
+	}
+	return t
+}
+
+func adultAccuracy() error {
+	train, test, err := datasets.LoadAdultSplit(*adult, datasets.AdultOptions{})
+	if err != nil {
+		fmt.Printf("adult: skipped (%v)\n", err)
+		return nil
+	}
+	n, _ := train.X.Dims()
+	nt, _ := test.X.Dims()
+	// The numeric attributes are scaled to [0, 1] by their public ranges
+	// when the shards are written, and the one-hot columns kept as 0/1: the
+	// preprocessing none then maps each row into the unit ball.
+	schema := private.Schema{Label: "label", Classes: train.Classes}
+	whole := tableOf(train, "adult.data", 0, n)
+	var shardTabs []*private.Table
+	for s := range 8 {
+		shardTabs = append(shardTabs, tableOf(train, fmt.Sprintf("adult-%d.csv", s), s*n/8, (s+1)*n/8))
+	}
+	testTab := tableOf(test, "adult.test", 0, nt)
+	accuracy := func(r *private.Released) float64 {
+		hit := 0
+		for _, row := range testTab.Rows {
+			x := make([]float64, len(row)-1)
+			for j := range x {
+				x[j], _ = strconv.ParseFloat(row[j], 64)
+			}
+			if c, err := r.Predict(x); err == nil && c == row[len(row)-1] {
+				hit++
+			}
+		}
+		return float64(hit) / float64(len(testTab.Rows))
+	}
+	budget := private.Budget{Epsilon: 1}
+	knobs, err := private.AutoKnobs(n, len(train.Features)+1, 1, perturb.Gamma, budget)
+	if err != nil {
+		return err
+	}
+	trained := private.Options{Seed: 1, Preprocess: private.None, Trainer: trainer.Config{Reg: regularizers.ElasticNet{Lambda: *lambda}, Schedule: trainer.BoundedInverseT}}
+	ctx := context.Background()
+	fit := func(p int, opts private.Options) (*private.Released, error) {
+		if p == 0 {
+			return private.Fit(ctx, whole, schema, budget0(opts, budget), opts)
+		}
+		return private.FitPartitioned(ctx, shardTabs, schema, budget0(opts, budget), opts, p)
+	}
+	fmt.Printf("adult: %d training rows, %d test rows, %d features; automatic knobs of a gamma release at eps = 1: lambda = %.3g, G = %g\n", n, nt, len(train.Features), knobs.Lambda, knobs.Clip)
+	fmt.Printf("%-12s %-18s %-22s\n", "fit", "trained accuracy", "released (eps = 1)")
+	var base [2]float64
+	for _, p := range []int{0, 1, 4, 8, 16} {
+		r, err := fit(p, trained)
+		if err != nil {
+			return err
+		}
+		acc := accuracy(r)
+		var sum float64
+		for s := range *noiseSeeds {
+			rel, err := fit(p, private.Options{Mechanism: perturb.Gamma, Auto: true, Seed: 1, Preprocess: private.None, Noise: perturb.Seeded(uint64(s)), NoiseSeed: uint64(s)})
+			if err != nil {
+				return err
+			}
+			sum += accuracy(rel)
+		}
+		relAcc := sum / float64(*noiseSeeds)
+		name := fmt.Sprintf("P = %d", p)
+		if p == 0 {
+			name, base = "centralized", [2]float64{acc, relAcc}
+		}
+		fmt.Printf("%-12s %.4f (%+.4f)    %.4f (%+.4f)\n", name, acc, acc-base[0], relAcc, relAcc-base[1])
+	}
+	return nil
+}
+
+func budget0(o private.Options, b private.Budget) private.Budget {
+	if o.Mechanism == "" {
+		return private.Budget{}
+	}
+	return b
+}
