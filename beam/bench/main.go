@@ -10,8 +10,9 @@
 //     accuracy of the centralized fit (private.Fit) with the partitioned fit
 //     (private.FitPartitioned, the pipeline's algorithm in process; the
 //     pipeline gives the same weights to 1e-12) at P = 1, 4, 8, 16: trained
-//     weights, and gamma releases at eps = 1 (seeded noise, the mean over
-//     -noise-seeds draws), all with the automatic knobs of a release.
+//     weights (-lambda, bounded inverse-t steps), and gamma releases at
+//     eps = 1 with the automatic knobs (seeded noise, the mean over
+//     -noise-seeds draws).
 package main
 
 import (
