@@ -93,6 +93,8 @@ type Released struct {
 	Stability *stability.Report `json:"stability,omitempty"`
 	// Split records how rows were split.
 	Split SplitInfo `json:"split"`
+	// Partitions describes a partitioned fit (FitPartitioned); nil for Fit.
+	Partitions *PartitionInfo `json:"partitions,omitempty"`
 	// Notes says, for a fit without a certificate, how it was made.
 	Notes []string `json:"notes,omitempty"`
 	// Diagnostics is set with Options.Diagnostics: statistics of the data,

@@ -468,59 +468,40 @@ func (pl *PartitionPlan) Release(results []PartitionResult, rows, trainRows int)
 	if err != nil {
 		return nil, err
 	}
-	// The partitioned sensitivity max_p (n_p/n) Delta_p, and the partition
-	// whose term is largest.
-	var partDelta float64
-	worst, routed := -1, true
+	// Every partition's record is the reference run on its own rows and
+	// seed: Verify recomputes the partitioned sensitivity from it.
 	for _, r := range results {
-		rep, err := stability.Analyze(&r.Run)
+		want, err := referenceRun(first, r.N, partitionSeed(pl.opts.Seed, r.Partition))
 		if err != nil {
 			return nil, err
 		}
-		if rep.Chosen == 0 {
-			routed = false
-			continue
+		if got := r.Run; !reflect.DeepEqual(stripStats(got), want) {
+			return nil, fmt.Errorf("%w: partition %d's run record is not the settings' run on its %d rows", ErrData, r.Partition, r.N)
 		}
-		if d := float64(r.N) / float64(n) * rep.Delta; d > partDelta || worst < 0 {
-			partDelta, worst = d, r.Partition
-		}
+	}
+	info := PartitionInfo{Count: pl.partitions, Sizes: sizes}
+	terms, err := partitionTerms(ref, info, pl.opts.Seed)
+	if err != nil {
+		return nil, err
 	}
 	private := pl.opts.Mechanism != ""
-	notes := fitNotes(pl.mode, pl.prep, pl.task)
-	for i, s := range notes {
-		if strings.HasPrefix(s, "the split depends only on") {
-			notes[i] = fmt.Sprintf("the split holds a row out for testing when a seeded hash of its position (shard name, data row number) falls below the test fraction %g; it depends on positions, the fraction and the seed only, and the held-out rows are not used by the release", pl.opts.TestFrac)
-		}
-	}
-	partNote := fmt.Sprintf("partitioned training: %d partitions; a row's partition is a seeded hash (seed %d) of its position (shard name, data row number), never of its content, so the partition sizes are public: n = %d, n_p = %v. "+
-		"Each partition was trained with the run constants below on its n_p rows in position order (ceil(n_p/b) steps per pass, trainer seed = seed + p * 0x9e3779b97f4a7c15 mod 2^64), "+
-		"and the released weights are sum_p (n_p/n) w_p plus the noise, added once",
-		pl.partitions, pl.opts.Seed, n, sizes)
-	refNote := fmt.Sprintf("the run record below is the reference run: the same settings on all n = %d rows; a replaced row changes one partition p, so the average moves by at most max_p (n_p/n) Delta_p = %.17g (partition %d, each Delta_p the route of that partition's run); "+
-		"the noise is calibrated to the reference run's Delta = %.17g (route %v), which is at least that (private.FitPartitioned)", n, partDelta, worst, repRef.Delta, repRef.Chosen)
+	notes := partitionFitNotes(pl.mode, pl.prep, pl.task, pl.opts.TestFrac)
 	out := &Released{
 		Private:       private && isSecure(pl.opts.Noise),
 		Schema:        publicSchema(pl.schema),
 		Preprocessing: pl.prep,
 		Stability:     repRef,
 		Split:         SplitInfo{TestFrac: pl.opts.TestFrac, Seed: pl.opts.Seed, Rows: rows, TrainRows: n},
+		Partitions:    &info,
 	}
 	if !private {
 		out.Model = model
 		out.Run = &ref
-		out.Notes = append(notes, partNote, "not private: the weights are released as trained, without a privacy guarantee")
+		out.Notes = append(notes, terms.partNote, "not private: the weights are released as trained, without a privacy guarantee")
 		return out, nil
 	}
-	if !routed {
-		return nil, fmt.Errorf("%w: no sensitivity route applies to the run of every partition, nothing may be released", perturb.ErrSensitivity)
-	}
-	if repRef.Chosen == 0 {
-		return nil, fmt.Errorf("%w: no sensitivity route applies to the settings on all %d rows, which the certificate publishes", perturb.ErrSensitivity, n)
-	}
-	if partDelta > repRef.Delta*(1+partitionTolerance) {
-		return nil, fmt.Errorf("%w: the partitioned sensitivity max_p (n_p/n) Delta_p = %.6g (partition %d) exceeds the %v route's %.6g for the settings on all %d rows, which a model file can state; "+
-			"with batch 1 and the bounded inverse-t schedule (the default of a release) they agree, else choose a batch size that divides every partition's size",
-			ErrOptions, partDelta, worst, repRef.Chosen, repRef.Delta, n)
+	if err := terms.check(repRef, n); err != nil {
+		return nil, err
 	}
 	sens, assumptions, err := perturb.FromReport(repRef)
 	if err != nil {
@@ -531,18 +512,125 @@ func (pl *PartitionPlan) Release(results []PartitionResult, rows, trainRows int)
 	if src == nil {
 		src = perturb.Secure()
 	}
-	m, cert, err := tr.Release(pl.opts.Mechanism, pl.budget.Epsilon, pl.budget.Delta, src, partNote, refNote,
-		"the weights of each partition are not private: they exist only inside the training job, whose workers are trusted with the rows")
+	m, cert, err := tr.Release(pl.opts.Mechanism, pl.budget.Epsilon, pl.budget.Delta, src, terms.notes(repRef)...)
 	if err != nil {
 		return nil, err
 	}
 	cert.Neighbouring = partitionNeighbours
-	cert.Ledger = []perturb.Charge{{Step: "release of the averaged weights of the partitions (output perturbation, once)", Mechanism: pl.opts.Mechanism, Epsilon: pl.budget.Epsilon, Delta: pl.budget.Delta}}
+	cert.Ledger = []perturb.Charge{partitionCharge(pl.opts.Mechanism, pl.budget)}
 	if !cert.Private {
 		cert.NoiseSeed = seedOf(src, pl.opts.NoiseSeed)
 	}
 	out.Model, out.Certificate = m, cert
 	return out, nil
+}
+
+// PartitionInfo is the public description of a partitioned fit, written
+// into its model file: the number of partitions and the number of training
+// rows of each (functions of the rows' positions and the seed only).
+type PartitionInfo struct {
+	Count int   `json:"count"`
+	Sizes []int `json:"sizes"`
+}
+
+// stripStats returns run without its statistics.
+func stripStats(r trainer.Run) trainer.Run {
+	r.Stats = trainer.Stats{}
+	return r
+}
+
+// partitionTermsOf are the quantities of the partitioned bound.
+type partitionTermsOf struct {
+	// delta is max_p (n_p/n) Delta_p and worst the partition attaining it;
+	// routed is false when some partition's run has no route.
+	delta    float64
+	worst    int
+	routed   bool
+	n        int
+	partNote string
+}
+
+// partitionTerms recomputes each non-empty partition's run from the
+// reference run ref (the settings on all n rows) and its size and seed,
+// and returns the partitioned sensitivity max_p (n_p/n) Delta_p.
+func partitionTerms(ref trainer.Run, info PartitionInfo, seed uint64) (partitionTermsOf, error) {
+	n := 0
+	for _, np := range info.Sizes {
+		if np < 0 {
+			return partitionTermsOf{}, fmt.Errorf("%w: partition sizes %v", ErrData, info.Sizes)
+		}
+		n += np
+	}
+	if info.Count < 1 || len(info.Sizes) != info.Count || n != ref.N {
+		return partitionTermsOf{}, fmt.Errorf("%w: %d partitions with sizes %v for n = %d", ErrData, info.Count, info.Sizes, ref.N)
+	}
+	t := partitionTermsOf{worst: -1, routed: true, n: n}
+	for p, np := range info.Sizes {
+		if np == 0 {
+			continue
+		}
+		run, err := referenceRun(ref, np, partitionSeed(seed, p))
+		if err != nil {
+			return partitionTermsOf{}, err
+		}
+		rep, err := stability.Analyze(&run)
+		if err != nil {
+			return partitionTermsOf{}, err
+		}
+		if rep.Chosen == 0 {
+			t.routed = false
+			continue
+		}
+		if d := float64(np) / float64(n) * rep.Delta; d > t.delta || t.worst < 0 {
+			t.delta, t.worst = d, p
+		}
+	}
+	t.partNote = fmt.Sprintf("partitioned training: %d partitions; a row's partition is a seeded hash (seed %d) of its position (shard name, data row number), never of its content, so the partition sizes are public: n = %d, n_p = %v. "+
+		"Each partition was trained with the run constants below on its n_p rows in position order (ceil(n_p/b) steps per pass, trainer seed = seed + p * 0x9e3779b97f4a7c15 mod 2^64), "+
+		"and the released weights are sum_p (n_p/n) w_p plus the noise, added once",
+		info.Count, seed, n, info.Sizes)
+	return t, nil
+}
+
+// check refuses a release whose partitioned sensitivity the reference run's
+// route does not cover.
+func (t partitionTermsOf) check(repRef *stability.Report, n int) error {
+	if !t.routed {
+		return fmt.Errorf("%w: no sensitivity route applies to the run of every partition, nothing may be released", perturb.ErrSensitivity)
+	}
+	if repRef.Chosen == 0 {
+		return fmt.Errorf("%w: no sensitivity route applies to the settings on all %d rows, which the certificate publishes", perturb.ErrSensitivity, n)
+	}
+	if t.delta > repRef.Delta*(1+partitionTolerance) {
+		return fmt.Errorf("%w: the partitioned sensitivity max_p (n_p/n) Delta_p = %.6g (partition %d) exceeds the %v route's %.6g for the settings on all %d rows, which a model file can state; "+
+			"with batch 1 and the bounded inverse-t schedule (the default of a release) they agree, else choose a batch size that divides every partition's size",
+			ErrOptions, t.delta, t.worst, repRef.Chosen, repRef.Delta, n)
+	}
+	return nil
+}
+
+// notes are the certificate notes a partitioned release adds.
+func (t partitionTermsOf) notes(repRef *stability.Report) []string {
+	refNote := fmt.Sprintf("the run record below is the reference run: the same settings on all n = %d rows; a replaced row changes one partition p, so the average moves by at most max_p (n_p/n) Delta_p = %.17g (partition %d, each Delta_p the route of that partition's run); "+
+		"the noise is calibrated to the reference run's Delta = %.17g (route %v), which is at least that (private.FitPartitioned)", t.n, t.delta, t.worst, repRef.Delta, repRef.Chosen)
+	return []string{t.partNote, refNote, "the weights of each partition are not private: they exist only inside the training job, whose workers are trusted with the rows"}
+}
+
+// partitionFitNotes are Fit's notes with the split note of a partitioned
+// fit.
+func partitionFitNotes(mode Preprocess, p *Preprocessing, task losses.Task, testFrac float64) []string {
+	notes := fitNotes(mode, p, task)
+	for i, s := range notes {
+		if strings.HasPrefix(s, "the split depends only on") {
+			notes[i] = fmt.Sprintf("the split holds a row out for testing when a seeded hash of its position (shard name, data row number) falls below the test fraction %g; it depends on positions, the fraction and the seed only, and the held-out rows are not used by the release", testFrac)
+		}
+	}
+	return notes
+}
+
+// partitionCharge is the ledger entry of a partitioned release.
+func partitionCharge(m perturb.Mechanism, b Budget) perturb.Charge {
+	return perturb.Charge{Step: "release of the averaged weights of the partitions (output perturbation, once)", Mechanism: m, Epsilon: b.Epsilon, Delta: b.Delta}
 }
 
 // FitPartitioned is the partitioned form of Fit, the algorithm of the Beam

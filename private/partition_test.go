@@ -268,32 +268,55 @@ func TestFitPartitionedErrors(t *testing.T) {
 	}
 }
 
-// checkPartitioned recomputes the claim of a partitioned release from what
-// its model file publishes: the route and Delta of the published (reference)
-// run, the noise calibration, the weights' hash, n and the ledger. (Verify
-// rebuilds Fit's not-covered text, neighbouring relation and split rule
-// exactly, and a partitioned file states its own; see FitPartitioned.)
+// checkPartitioned writes a partitioned release's model file, reads it
+// back and verifies it as certify does.
 func checkPartitioned(t *testing.T, name string, r *Released) {
 	t.Helper()
 	var buf bytes.Buffer
 	if err := r.WriteModel(&buf); err != nil {
 		t.Fatal(err)
 	}
-	r, err := ReadModel(&buf)
+	back, err := ReadModel(&buf)
 	if err != nil {
 		t.Fatalf("%s: %v", name, err)
 	}
-	c := r.Certificate
-	rep, err := stability.Analyze(c.Run)
-	if err != nil || rep.Chosen.String() != c.SensitivityRoute || rep.Delta != c.L2Sensitivity {
-		t.Errorf("%s: the published run gives %v, Delta %v (%v); the certificate says %s, %v", name, rep.Chosen, rep.Delta, err, c.SensitivityRoute, c.L2Sensitivity)
-		return
+	want := PrivateRelease
+	if !r.Private {
+		want = NotPrivate
 	}
-	cal, err := perturb.Calibrate(c.Mechanism, c.Epsilon, c.Delta, perturb.Sensitivity{L2: c.L2Sensitivity}, len(r.Model.W))
-	if err != nil || cal.Scale != c.NoiseScale {
-		t.Errorf("%s: noise scale %v, recomputed %v (%v)", name, c.NoiseScale, cal.Scale, err)
+	if v, why, err := Verify(back); err != nil || v != want {
+		t.Errorf("%s: Verify: %v %q %v, want %v", name, v, why, err, want)
 	}
-	if perturb.WeightsSHA256(r.Model.W) != c.WeightsSHA256 || c.N != r.Split.TrainRows || len(c.Ledger) != 1 || c.Ledger[0].Epsilon != c.Epsilon {
-		t.Errorf("%s: hash, n = %d (split %d) or ledger %v inconsistent", name, c.N, r.Split.TrainRows, c.Ledger)
+}
+
+// TestVerifyPartitionedTampered checks that Verify recomputes the
+// partitioned bound from the published sizes: a changed size or count is
+// found.
+func TestVerifyPartitionedTampered(t *testing.T) {
+	tab := blobs(120, 3, []string{"a", "b"}, 2)
+	tab.Source = "s0.csv"
+	schema := Schema{Label: "y", Classes: []string{"a", "b"}, Bounds: boundsFor(tab, -3, 4)}
+	r, err := FitPartitioned(context.Background(), []*Table{tab}, schema, Budget{Epsilon: 1}, Options{Mechanism: perturb.Gamma, Auto: true, Seed: 3}, 4)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if v, _, err := Verify(r); err != nil || v != PrivateRelease {
+		t.Fatalf("untouched: %v %v", v, err)
+	}
+	sizes := r.Partitions.Sizes
+	for name, edit := range map[string]func(){
+		"size moved":     func() { sizes[0]++; sizes[1]-- },
+		"count":          func() { r.Partitions.Count++ },
+		"no partitions":  func() { r.Partitions = nil },
+		"one size grown": func() { sizes[2] += 5 },
+	} {
+		saved, savedSizes := r.Partitions, slices.Clone(sizes)
+		edit()
+		if _, _, err := Verify(r); !errors.Is(err, ErrVerify) {
+			t.Errorf("%s: Verify %v, want ErrVerify", name, err)
+		}
+		r.Partitions = saved
+		copy(sizes, savedSizes)
+		r.Partitions.Count = len(sizes)
 	}
 }

@@ -133,7 +133,17 @@ func checkRun(run *trainer.Run, r *Released) []error {
 	if run.N != r.Split.TrainRows || run.N < 1 {
 		bad("the run has n = %d training rows, the split %d", run.N, r.Split.TrainRows)
 	}
-	if tr, err := trainRows(r.Split); err != nil || tr != r.Split.TrainRows {
+	if r.Partitions != nil {
+		// A partitioned fit holds rows out by a hash of their positions:
+		// the count is public but not round(test fraction * rows).
+		sum := 0
+		for _, np := range r.Partitions.Sizes {
+			sum += np
+		}
+		if sum != r.Split.TrainRows || r.Split.TrainRows > r.Split.Rows || r.Split.TestFrac == 0 && r.Split.TrainRows != r.Split.Rows {
+			bad("partition sizes %v (%d rows) for %d training rows of %d at test fraction %v", r.Partitions.Sizes, sum, r.Split.TrainRows, r.Split.Rows, r.Split.TestFrac)
+		}
+	} else if tr, err := trainRows(r.Split); err != nil || tr != r.Split.TrainRows {
 		bad("split of %d rows at test fraction %v has %d training rows, the file says %d (%v)", r.Split.Rows, r.Split.TestFrac, tr, r.Split.TrainRows, err)
 	}
 	if r.Split.Seed != run.Seed || r.Split.Stratified {
@@ -216,9 +226,25 @@ func rebuild(r *Released, run *trainer.Run) (*Released, error) {
 	}
 	p := *r.Preprocessing
 	p.Map = preprocessingMap(p.Mode)
-	cert := perturb.NewCertificate(cal, sens, run, c.Source, append(fitNotes(p.Mode, &p, task), notes...))
-	cert.Neighbouring = tableNeighbours
-	cert.Ledger = []perturb.Charge{releaseCharge(c.Mechanism, Budget{Epsilon: c.Epsilon, Delta: c.Delta})}
+	budget := Budget{Epsilon: c.Epsilon, Delta: c.Delta}
+	var cert *perturb.Certificate
+	if info := r.Partitions; info != nil {
+		terms, err := partitionTerms(*run, *info, run.Seed)
+		if err != nil {
+			return nil, err
+		}
+		if err := terms.check(rep, run.N); err != nil {
+			return nil, err
+		}
+		all := append(partitionFitNotes(p.Mode, &p, task, r.Split.TestFrac), notes...)
+		cert = perturb.NewCertificate(cal, sens, run, c.Source, append(all, terms.notes(rep)...))
+		cert.Neighbouring = partitionNeighbours
+		cert.Ledger = []perturb.Charge{partitionCharge(c.Mechanism, budget)}
+	} else {
+		cert = perturb.NewCertificate(cal, sens, run, c.Source, append(fitNotes(p.Mode, &p, task), notes...))
+		cert.Neighbouring = tableNeighbours
+		cert.Ledger = []perturb.Charge{releaseCharge(c.Mechanism, budget)}
+	}
 	cert.WeightsSHA256 = perturb.WeightsSHA256(r.Model.W)
 	if c.Source == perturb.SourceSeeded {
 		if c.NoiseSeed == nil {
@@ -235,6 +261,7 @@ func rebuild(r *Released, run *trainer.Run) (*Released, error) {
 		Preprocessing: &p,
 		Stability:     rep,
 		Split:         r.Split,
+		Partitions:    r.Partitions,
 	}, nil
 }
 

@@ -298,3 +298,69 @@ func TestCLIRefusesBeforeTraining(t *testing.T) {
 		t.Error("a model file was written")
 	}
 }
+
+// TestCLIPartitioned trains on CSV shards with --partitions, through the
+// CLI: neighbouring shard sets give releases within the certified Delta,
+// the model file verifies, and one partition is the plain fit.
+func TestCLIPartitioned(t *testing.T) {
+	dir := t.TempDir()
+	base := clusters(2, 30)
+	lines := strings.SplitAfter(base, "\n")
+	header, rows := lines[0], lines[1:len(lines)-1]
+	write := func(sub string, edit func(i int, row string) string) string {
+		d := filepath.Join(dir, sub)
+		if err := os.MkdirAll(d, 0o755); err != nil {
+			t.Fatal(err)
+		}
+		for s := range 3 {
+			var b strings.Builder
+			b.WriteString(header)
+			for i := s * 20; i < (s+1)*20; i++ {
+				b.WriteString(edit(i, rows[i]))
+			}
+			if err := os.WriteFile(filepath.Join(d, fmt.Sprintf("shard%d.csv", s)), []byte(b.String()), 0o644); err != nil {
+				t.Fatal(err)
+			}
+		}
+		return filepath.Join(d, "shard*.csv")
+	}
+	bounds := writeFile(t, "bounds.csv", "x1,-6,6\nx2,-6,6\n")
+	fit := func(glob, out string, extra ...string) *private.Released {
+		args := append([]string{"train", "--data", glob, "--label", "class", "--classes", "c0,c1", "--bounds", bounds,
+			"--partitions", "4", "--mechanism", "gamma", "--seed", "2", "--out", out}, extra...)
+		if _, stderr, err := call(t, args...); err != nil {
+			t.Fatalf("%v\n%s", err, stderr)
+		}
+		r, err := private.ReadModelFile(out)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return r
+	}
+	seeded := []string{"--noise", "seeded", "--noise-seed", "9"}
+	same := func(i int, row string) string { return row }
+	r0 := fit(write("a", same), filepath.Join(dir, "a.json"), seeded...)
+	r1 := fit(write("b", func(i int, row string) string {
+		if i == 25 {
+			return "1e300,-1e300,c1\n"
+		}
+		return row
+	}), filepath.Join(dir, "b.json"), seeded...)
+	if r0.Partitions == nil || r0.Partitions.Count != 4 {
+		t.Fatalf("partitions %+v", r0.Partitions)
+	}
+	if d := floats.Distance(r0.Model.W, r1.Model.W, 2); d > r0.Certificate.L2Sensitivity {
+		t.Errorf("neighbouring shards: ||w - w'|| = %v > Delta = %v", d, r0.Certificate.L2Sensitivity)
+	}
+	secure := filepath.Join(dir, "s.json")
+	fit(write("c", same), secure)
+	if stdout, _, err := call(t, "certify", secure); err != nil || !strings.Contains(stdout, "verified") {
+		t.Errorf("certify of a partitioned release: %v\n%s", err, stdout)
+	}
+	if _, _, err := call(t, "train", "--data", filepath.Join(dir, "a", "*.csv"), "--label", "class", "--partitions", "4", "--mechanism", "gamma", "--bounds", bounds); exitCode(err) != 2 {
+		t.Errorf("partitions without classes: %v", err)
+	}
+	if _, _, err := call(t, "train", "--partitions", "0"); exitCode(err) != 2 {
+		t.Errorf("--partitions 0: %v", err)
+	}
+}

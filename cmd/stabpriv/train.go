@@ -43,6 +43,7 @@ type trainFlags struct {
 	epsilon, delta        float64
 	standardize           string
 	diagnostics           bool
+	partitions            int
 }
 
 func newTrainFlagSet(f *trainFlags) *flag.FlagSet {
@@ -76,6 +77,7 @@ func newTrainFlagSet(f *trainFlags) *flag.FlagSet {
 	fs.Float64Var(&f.delta, "delta", 0, "privacy budget `delta` in [0, 1): 0 for laplace and gamma (pure eps-DP), > 0 for the Gaussian mechanisms")
 	fs.StringVar(&f.noise, "noise", "secure", "noise source: secure (a private release), or seeded from --noise-seed (reproducible; its certificate says NOT private, since the seed is published)")
 	fs.Uint64Var(&f.noiseSeed, "noise-seed", 0, "seed of --noise seeded (required with it; published in the model file)")
+	fs.IntVar(&f.partitions, "partitions", 1, "train `P` partitions, a row's partition a seeded hash of its position (file name, row number), and release the weighted average once (private.FitPartitioned, the Beam pipeline's algorithm); with P > 1, --data may be a glob of CSV shards")
 	fs.BoolVar(&f.diagnostics, "diagnostics", false, "also print non-private statistics of the run (metrics of the trained and released weights, objective, passes done): for your eyes only, do not publish")
 	fs.SetOutput(io.Discard) // parse errors are returned, not printed
 	fs.Usage = func() {}     // the flag package calls it on every error
@@ -110,6 +112,8 @@ type settings struct {
 	opts   private.Options
 	level  logrus.Level
 	table  *private.Table
+	// shards are the tables of a partitioned run (table is the first).
+	shards []*private.Table
 }
 
 // parseTrain parses and checks the flags and reads the inputs; every error
@@ -309,6 +313,9 @@ func (s *settings) parseKnobs() error {
 // parseData reads the table, the bounds and the schema.
 func (s *settings) parseData() error {
 	priv := s.opts.Mechanism != ""
+	if s.partitions < 1 || s.partitions > private.MaxPartitions {
+		return usagef("--partitions %d, want 1 to %d", s.partitions, private.MaxPartitions)
+	}
 	var err error
 	if s.data == "" {
 		if s.label != "" && s.label != "diagnosis" {
@@ -327,6 +334,9 @@ func (s *settings) parseData() error {
 		}
 		if st, err := os.Stat(s.data); err == nil && st.IsDir() {
 			return usagef("--data %s is a directory; give a CSV file", s.data)
+		}
+		if s.partitions > 1 && s.classes == "" && (s.opts.Trainer.Loss == nil || s.opts.Trainer.Loss.Task() != losses.Regression) {
+			return usagef("--partitions needs --classes declared: the partitions must agree on them")
 		}
 		s.schema = private.Schema{Label: s.label, LabelBound: s.labelBound}
 		if s.classes != "" {
@@ -362,9 +372,21 @@ func (s *settings) parseData() error {
 		return usagef("--bounds and --standardize %s exclude each other", s.standardize)
 	}
 	if s.data != "" {
-		if s.table, err = private.ReadCSVFile(s.data); err != nil {
+		if err := s.readShards(); err != nil {
 			return err
 		}
+	}
+	if s.partitions > 1 {
+		if s.opts.Preprocess == private.Standardize {
+			return usagef("--partitions: a standardization fitted on the rows is refused; give --bounds or --standardize none")
+		}
+		if s.tolerance != 0 {
+			return usagef("--partitions: --tolerance stops at a data-dependent pass")
+		}
+		// Partitioned fits split by a hash of positions and compute no
+		// diagnostics.
+		s.opts.Stratify, s.opts.Diagnostics = false, false
+		return nil
 	}
 	if priv {
 		if s.schema.Classes == nil && (s.opts.Trainer.Loss == nil || s.opts.Trainer.Loss.Task() != losses.Regression) {
@@ -381,6 +403,31 @@ func (s *settings) parseData() error {
 			return usagef("%w", err)
 		}
 	}
+	return nil
+}
+
+// readShards reads --data: one CSV file, or with --partitions > 1 every
+// file the glob matches (in name order), each a shard.
+func (s *settings) readShards() error {
+	paths := []string{s.data}
+	if s.partitions > 1 {
+		m, err := filepath.Glob(s.data)
+		if err != nil {
+			return usagef("--data %q: %w", s.data, err)
+		}
+		if len(m) == 0 {
+			return fmt.Errorf("--data %q matches no file", s.data)
+		}
+		paths = m
+	}
+	for _, p := range paths {
+		t, err := private.ReadCSVFile(p)
+		if err != nil {
+			return err
+		}
+		s.shards = append(s.shards, t)
+	}
+	s.table = s.shards[0]
 	return nil
 }
 
@@ -403,7 +450,15 @@ func runTrain(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	if s.opts.Preprocess == private.Standardize && s.opts.Mechanism != "" {
 		log.Warn("--standardize train: the standardization statistics are fitted on the training split and are not private; the certificate does not cover the table, only the standardized rows")
 	}
-	rel, err := private.Fit(ctx, s.table, s.schema, s.budget, s.opts)
+	var rel *private.Released
+	if s.partitions > 1 {
+		if s.data == "" {
+			s.shards = []*private.Table{s.table}
+		}
+		rel, err = private.FitPartitioned(ctx, s.shards, s.schema, s.budget, s.opts, s.partitions)
+	} else {
+		rel, err = private.Fit(ctx, s.table, s.schema, s.budget, s.opts)
+	}
 	if err != nil {
 		if errors.Is(err, private.ErrSchema) || errors.Is(err, private.ErrOptions) || errors.Is(err, private.ErrBudget) || errors.Is(err, trainer.ErrConfig) {
 			return &usageError{err}
