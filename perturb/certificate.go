@@ -128,6 +128,13 @@ func NewCertificate(cal Calibration, sens Sensitivity, run *trainer.Run, sourceK
 }
 
 func newCertificate(cal Calibration, sens Sensitivity, run *trainer.Run, kind string, notes []string, comp *Composition) *Certificate {
+	noise, lookupErr := Lookup(cal.Mechanism)
+	if lookupErr != nil {
+		// A calibration from Calibrate always names a registered
+		// mechanism; a hand-built one that does not gets a certificate
+		// that claims nothing.
+		noise = unknownNoise{}
+	}
 	r, withheld := publicRun(run)
 	route := sens.Route
 	if route == "" {
@@ -135,7 +142,7 @@ func newCertificate(cal Calibration, sens Sensitivity, run *trainer.Run, kind st
 	}
 	c := &Certificate{
 		Version:          CertificateVersion,
-		Private:          kind == SourceSecure,
+		Private:          kind == SourceSecure && lookupErr == nil,
 		Mechanism:        cal.Mechanism,
 		Epsilon:          cal.Epsilon,
 		Delta:            cal.Delta,
@@ -145,11 +152,11 @@ func newCertificate(cal Calibration, sens Sensitivity, run *trainer.Run, kind st
 		SensitivityRoute: route,
 		Beta:             sens.Beta,
 		NoiseScale:       cal.Scale,
-		NoiseScaleName:   cal.Mechanism.ScaleName(),
+		NoiseScaleName:   noise.ScaleName(),
 		Neighbouring:     replaceOneText,
 		Source:           kind,
 		Composition:      comp,
-		Citation:         cal.Mechanism.Citation(),
+		Citation:         noise.Citation(),
 		Run:              r,
 	}
 	c.Assumptions = []string{
@@ -165,18 +172,16 @@ func newCertificate(cal Calibration, sens Sensitivity, run *trainer.Run, kind st
 		"only one release of these trained weights is covered; a second release of the same weights needs its own budget",
 	)
 	switch {
+	case lookupErr != nil:
+		c.Assumptions = append(c.Assumptions, "no claim is made: "+lookupErr.Error())
 	case kind == SourceSeeded:
 		c.Assumptions = append(c.Assumptions, "the noise was drawn from a seeded generator and can be recomputed from the seed: not for release")
 	case kind != SourceSecure:
 		c.Assumptions = append(c.Assumptions, "the noise came from a caller-supplied source whose quality is not verified")
-	case cal.Mechanism == Gamma:
-		c.Assumptions = append(c.Assumptions, secureGammaNote(cal.Dim, cal.L2, cal.Epsilon))
 	default:
-		c.Assumptions = append(c.Assumptions, "the secure Laplace and Gaussian samplers of google/differential-privacy round each coordinate to a grid and account for that rounding once per call; over the released coordinates the claim holds up to that rounding (a relative excess of order dim * 2^-40 in epsilon for Laplace), and the Gaussian noise is their discretized approximation of the calibrated sigma")
+		c.Assumptions = append(c.Assumptions, noise.SamplerNote(cal))
 	}
-	if cal.Mechanism == Laplace && cal.L1 < cal.L2*sqrtInt(cal.Dim) {
-		c.Assumptions = append(c.Assumptions, "the L1 sensitivity is a bound supplied with the sensitivity statement, tighter than sqrt(dim) times the L2 sensitivity")
-	}
+	c.Assumptions = append(c.Assumptions, noise.Notes(cal)...)
 	c.Assumptions = append(c.Assumptions, notes...)
 	return c
 }
@@ -232,18 +237,21 @@ func (c *Certificate) String() string {
 	return b.String()
 }
 
+// unknownNoise stands for a mechanism that is not registered in a
+// certificate, which then makes no claim; it is never in the registry.
+type unknownNoise struct{ Noise }
+
+func (unknownNoise) ScaleName() string          { return "" }
+func (unknownNoise) Citation() string           { return "" }
+func (unknownNoise) Notes(Calibration) []string { return nil }
+
+// mechanismWords describes the noise of the certificate's mechanism.
 func mechanismWords(m Mechanism, scale float64, dim int) string {
-	switch m {
-	case Laplace:
-		return fmt.Sprintf("Independent Laplace noise of scale b = %g (= L1 sensitivity / eps) was added to each of the %d weights.", scale, dim)
-	case Gamma:
-		return fmt.Sprintf("A noise vector with density proportional to exp(-||v|| / %g) was added: its norm is Gamma(%d, %g) and its direction uniform.", scale, dim, scale)
-	case Gaussian:
-		return fmt.Sprintf("Independent Gaussian noise with standard deviation sigma = %g (classical calibration, eps < 1) was added to each of the %d weights.", scale, dim)
-	case AnalyticGaussian:
-		return fmt.Sprintf("Independent Gaussian noise with standard deviation sigma = %g (analytic calibration) was added to each of the %d weights.", scale, dim)
+	n, err := Lookup(m)
+	if err != nil {
+		return "It is not a registered mechanism: " + err.Error() + "."
 	}
-	return ""
+	return n.Describe(scale, dim)
 }
 
 // WeightsSHA256 returns the hex SHA-256 of the weights: the IEEE 754 bits of

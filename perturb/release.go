@@ -73,8 +73,8 @@ func (s Sensitivity) l1(dim int) float64 {
 
 // ReleaseConfig sets up a release.
 type ReleaseConfig struct {
-	// Mechanism is one of Laplace, Gamma, Gaussian, AnalyticGaussian.
-	// The zero value is invalid.
+	// Mechanism is a registered mechanism (Mechanisms: Laplace, Gamma,
+	// Gaussian, AnalyticGaussian). The zero value is invalid.
 	Mechanism Mechanism
 	// Epsilon > 0 is the privacy parameter. The zero value is invalid.
 	Epsilon float64
@@ -171,23 +171,13 @@ func perturb(m *trainer.Model, cal Calibration, src Source) (*trainer.Model, err
 	return out, nil
 }
 
-// addNoise adds the calibrated noise to w in place.
+// addNoise adds the calibrated noise of cal's mechanism to w in place.
 func addNoise(w []float64, cal Calibration, src Source) error {
-	switch cal.Mechanism {
-	case Laplace:
-		return src.AddLaplace(w, cal.L1, cal.Epsilon)
-	case Gamma:
-		// Calibrate sets Scale = L2/Epsilon; a calibration built by hand
-		// with another theta gets the eps that theta buys.
-		eps := cal.Epsilon
-		if cal.Scale != cal.L2/cal.Epsilon {
-			eps = cal.L2 / cal.Scale
-		}
-		return src.AddGammaNorm(w, cal.L2, eps)
-	case Gaussian, AnalyticGaussian:
-		return src.AddGaussian(w, cal.Scale)
+	n, err := Lookup(cal.Mechanism)
+	if err != nil {
+		return err
 	}
-	return cal.Mechanism.validate()
+	return n.Add(w, cal, src)
 }
 
 // ReleaseOneVsRest releases K >= 2 one-vs-rest binary models, trained on the

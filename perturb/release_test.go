@@ -37,7 +37,7 @@ func testModel(k, d int) (*trainer.Model, *trainer.Run) {
 var testSens = Sensitivity{L2: 0.004, Beta: 0.004, Route: "permutation SGD, convex (Wu et al. 2017)"}
 
 func TestReleaseSeededDeterministic(t *testing.T) {
-	for _, mech := range Mechanisms {
+	for _, mech := range Mechanisms() {
 		t.Run(string(mech), func(t *testing.T) {
 			cfg := ReleaseConfig{Mechanism: mech, Epsilon: 0.5}
 			if !mech.Pure() {

@@ -1,0 +1,242 @@
+package perturb
+
+import (
+	"fmt"
+	"math"
+	"strings"
+
+	"github.com/stabpriv/stabpriv/perturb/marginal"
+)
+
+// Noise is an output-perturbation mechanism as a value: everything the
+// package, the certificate, private feature selection and the automatic
+// knobs need to know about one mechanism. Each mechanism is one file
+// (laplace.go, gamma.go, gaussian.go, analytic_gaussian.go) and one line of
+// the registry (registry.go); nothing else names a mechanism. Lookup returns
+// the Noise of a Mechanism name and refuses an unknown one.
+//
+// Every method is for replace-one neighbours. Methods taking a Calibration
+// expect one made by the same mechanism's Calibrate (or a copy of it with
+// another Scale: Add then adds the noise of that scale).
+type Noise interface {
+	// Name is the mechanism's name, used on the command line, in
+	// certificates and in model files.
+	Name() Mechanism
+	// Pure reports whether the mechanism is pure eps-DP (delta must be 0);
+	// otherwise it is (eps, delta)-DP with delta in (0, 1).
+	Pure() bool
+	// Citation is the reference for the mechanism's guarantee, written into
+	// certificates.
+	Citation() string
+	// ScaleName names Calibration.Scale: "b", "theta", "sigma", ...
+	ScaleName() string
+	// CheckBudget returns an error wrapping ErrEpsilon, ErrDelta or a
+	// mechanism-specific sentinel (ErrClassicalRange) if (eps, delta) is not
+	// a budget the mechanism can certify.
+	CheckBudget(eps, delta float64) error
+	// Calibrate returns the noise for (eps, delta)-DP at the sensitivity
+	// sens in dimension dim >= 1 (see the package function Calibrate).
+	Calibrate(eps, delta float64, sens Sensitivity, dim int) (Calibration, error)
+	// EpsilonForScale inverts Calibrate: the eps that the noise scale buys
+	// at the sensitivity returned by ScaleSensitivity, and delta.
+	EpsilonForScale(scale, sensitivity, delta float64) (float64, error)
+	// ScaleSensitivity returns the sensitivity the scale of cal is
+	// calibrated to: cal.L1 for Laplace, cal.L2 otherwise.
+	ScaleSensitivity(cal Calibration) float64
+	// Add adds the noise of cal to w in place, drawn from src.
+	Add(w []float64, cal Calibration, src Source) error
+	// Describe says in words what noise of this scale in dimension dim is
+	// (one sentence of Certificate.String).
+	Describe(scale float64, dim int) string
+	// SamplerNote is the certificate's statement about the secure sampler
+	// of this mechanism (rounding, floating-point attacks).
+	SamplerNote(cal Calibration) string
+	// Notes are further assumptions of the calibration cal that the
+	// certificate must list (nil if none).
+	Notes(cal Calibration) []string
+	// Marginal returns the law of the noise on the released coordinates,
+	// for private feature selection (package featsel), or an error if the
+	// mechanism has none in closed form.
+	Marginal(cal Calibration) (marginal.Law, error)
+	// ExpectedNorm returns E||b||_2 of the noise b of cal where it has a
+	// closed form, and otherwise its upper bound sqrt(E||b||_2^2)
+	// (Jensen), as stated by each mechanism.
+	ExpectedNorm(cal Calibration) float64
+	// RMSNorm returns sqrt(E||b||_2^2) of the noise b of cal.
+	RMSNorm(cal Calibration) float64
+}
+
+// Lookup returns the registered mechanism named m, or an error wrapping
+// ErrMechanism: an unknown name is always an error.
+func Lookup(m Mechanism) (Noise, error) { return lookupIn(registry, m) }
+
+func lookupIn(reg []Noise, m Mechanism) (Noise, error) {
+	for _, n := range reg {
+		if n.Name() == m {
+			return n, nil
+		}
+	}
+	return nil, fmt.Errorf("%w: %q, want one of %s", ErrMechanism, string(m), listNames(reg))
+}
+
+// Mechanisms returns the names of the registered mechanisms in the order
+// shown to users.
+func Mechanisms() []Mechanism {
+	out := make([]Mechanism, len(registry))
+	for i, n := range registry {
+		out[i] = n.Name()
+	}
+	return out
+}
+
+// MechanismList returns the registered names joined by ", " (for help
+// texts and messages).
+func MechanismList() string { return listNames(registry) }
+
+func listNames(reg []Noise) string {
+	names := make([]string, len(reg))
+	for i, n := range reg {
+		names[i] = string(n.Name())
+	}
+	return strings.Join(names, ", ")
+}
+
+// ParseMechanism returns the mechanism with the given name, or an error
+// wrapping ErrMechanism.
+func ParseMechanism(name string) (Mechanism, error) {
+	n, err := Lookup(Mechanism(name))
+	if err != nil {
+		return "", err
+	}
+	return n.Name(), nil
+}
+
+func (m Mechanism) validate() error {
+	_, err := Lookup(m)
+	return err
+}
+
+// Pure reports whether the mechanism is pure eps-DP (delta must be 0); false
+// for an unknown mechanism.
+func (m Mechanism) Pure() bool {
+	n, err := Lookup(m)
+	return err == nil && n.Pure()
+}
+
+// Citation returns the reference for the mechanism's guarantee ("" for an
+// unknown mechanism).
+func (m Mechanism) Citation() string {
+	if n, err := Lookup(m); err == nil {
+		return n.Citation()
+	}
+	return ""
+}
+
+// ScaleName names the noise scale of the mechanism: "b" (Laplace scale per
+// coordinate), "theta" (Gamma scale of the noise norm) or "sigma" (Gaussian
+// standard deviation per coordinate); "" for an unknown mechanism.
+func (m Mechanism) ScaleName() string {
+	if n, err := Lookup(m); err == nil {
+		return n.ScaleName()
+	}
+	return ""
+}
+
+// Helpers shared by the mechanisms.
+
+func checkEpsilon(eps float64) error {
+	if math.IsNaN(eps) || math.IsInf(eps, 0) || eps <= 0 {
+		return fmt.Errorf("%w: eps = %v, want finite > 0", ErrEpsilon, eps)
+	}
+	return nil
+}
+
+func checkDelta(delta float64) error {
+	if !(delta >= 0 && delta < 1) {
+		return fmt.Errorf("%w: delta = %v, want in [0, 1)", ErrDelta, delta)
+	}
+	return nil
+}
+
+func checkPositive(err error, name string, v float64) error {
+	if math.IsNaN(v) || math.IsInf(v, 0) || v <= 0 {
+		return fmt.Errorf("%w: %s = %v, want finite > 0", err, name, v)
+	}
+	return nil
+}
+
+// checkBudget is the part of Noise.CheckBudget that every mechanism
+// shares: eps finite > 0, delta in [0, 1), delta = 0 exactly for a pure
+// mechanism.
+func checkBudget(n Noise, eps, delta float64) error {
+	if err := checkEpsilon(eps); err != nil {
+		return err
+	}
+	if err := checkDelta(delta); err != nil {
+		return err
+	}
+	if n.Pure() && delta != 0 {
+		return fmt.Errorf("%w: delta = %v with the pure mechanism %s, want 0", ErrDelta, delta, n.Name())
+	}
+	if !n.Pure() && delta == 0 {
+		return fmt.Errorf("%w: delta = 0 with the (eps, delta) mechanism %s, want in (0, 1)", ErrDelta, n.Name())
+	}
+	return nil
+}
+
+// checkPrivacy validates (eps, delta) for the mechanism named m.
+func checkPrivacy(m Mechanism, eps, delta float64) error {
+	n, err := Lookup(m)
+	if err != nil {
+		return err
+	}
+	return n.CheckBudget(eps, delta)
+}
+
+// newCalibration checks the inputs of n.Calibrate and returns the
+// calibration without its Scale.
+func newCalibration(n Noise, eps, delta float64, sens Sensitivity, dim int) (Calibration, error) {
+	if err := n.CheckBudget(eps, delta); err != nil {
+		return Calibration{}, err
+	}
+	if err := sens.Validate(); err != nil {
+		return Calibration{}, err
+	}
+	if dim < 1 {
+		return Calibration{}, fmt.Errorf("%w: dimension %d, want >= 1", ErrModel, dim)
+	}
+	return Calibration{Mechanism: n.Name(), Epsilon: eps, Delta: delta, Dim: dim, L2: sens.L2, L1: sens.l1(dim)}, nil
+}
+
+// withScale sets the scale of c, refusing one that is not finite and > 0.
+func withScale(n Noise, c Calibration, scale float64, err error) (Calibration, error) {
+	if err != nil {
+		return Calibration{}, err
+	}
+	c.Scale = scale
+	if math.IsInf(c.Scale, 0) || math.IsNaN(c.Scale) || c.Scale <= 0 {
+		return Calibration{}, fmt.Errorf("%w: %s = %v for eps = %v, delta = %v", ErrScale, n.ScaleName(), c.Scale, c.Epsilon, c.Delta)
+	}
+	return c, nil
+}
+
+// checkInverse checks the inputs of n.EpsilonForScale.
+func checkInverse(n Noise, scale, sensitivity, delta float64) error {
+	if err := checkPositive(ErrScale, n.ScaleName(), scale); err != nil {
+		return err
+	}
+	if err := checkPositive(ErrSensitivity, "sensitivity", sensitivity); err != nil {
+		return err
+	}
+	if err := checkDelta(delta); err != nil {
+		return err
+	}
+	if n.Pure() != (delta == 0) {
+		return fmt.Errorf("%w: delta = %v with mechanism %s", ErrDelta, delta, n.Name())
+	}
+	return nil
+}
+
+// secureSamplerNote is the certificate's note on the secure samplers that
+// google/differential-privacy provides (Laplace and Gaussian).
+const secureSamplerNote = "the secure Laplace and Gaussian samplers of google/differential-privacy round each coordinate to a grid and account for that rounding once per call; over the released coordinates the claim holds up to that rounding (a relative excess of order dim * 2^-40 in epsilon for Laplace), and the Gaussian noise is their discretized approximation of the calibrated sigma"
