@@ -101,17 +101,22 @@ type FeatSelResult struct {
 	ExpectedFlips float64 `json:"expected_flips"`
 }
 
-// noiseModel describes the noise of a release for featsel.
+// noiseModel returns the law of the noise of a release for featsel: the
+// marginal law that the certificate's mechanism gives for its noise scale
+// and dimension.
 func noiseModel(cert *perturb.Certificate) (featsel.NoiseModel, error) {
-	switch cert.Mechanism {
-	case perturb.Laplace:
-		return featsel.NoiseModel{Kind: featsel.Laplace, Scale: cert.NoiseScale}, nil
-	case perturb.Gamma:
-		return featsel.NoiseModel{Kind: featsel.GammaNorm, Scale: cert.NoiseScale, Dim: cert.Dim}, nil
-	case perturb.Gaussian, perturb.AnalyticGaussian:
-		return featsel.NoiseModel{Kind: featsel.Gaussian, Scale: cert.NoiseScale}, nil
+	n, err := perturb.Lookup(cert.Mechanism)
+	if err != nil {
+		return featsel.NoiseModel{}, fmt.Errorf("%w: %w", ErrConfig, err)
 	}
-	return featsel.NoiseModel{}, fmt.Errorf("%w: mechanism %q", ErrConfig, cert.Mechanism)
+	law, err := n.Marginal(perturb.Calibration{
+		Mechanism: cert.Mechanism, Epsilon: cert.Epsilon, Delta: cert.Delta, Dim: cert.Dim,
+		L2: cert.L2Sensitivity, L1: cert.L1Sensitivity, Scale: cert.NoiseScale,
+	})
+	if err != nil {
+		return featsel.NoiseModel{}, fmt.Errorf("%w: %w", ErrConfig, err)
+	}
+	return law, nil
 }
 
 // dropBias returns the K x D' weights without the bias column (when the

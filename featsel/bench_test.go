@@ -5,7 +5,7 @@ import (
 	"testing"
 )
 
-func benchmarkExpectedFlips(b *testing.B, kind NoiseKind, k, d int) {
+func benchmarkExpectedFlips(b *testing.B, kind noiseKind, k, d int) {
 	rng := rand.New(rand.NewPCG(1, 1))
 	w := make([]float64, k*d)
 	for i := range w {
@@ -13,7 +13,7 @@ func benchmarkExpectedFlips(b *testing.B, kind NoiseKind, k, d int) {
 			w[i] = rng.NormFloat64()
 		}
 	}
-	noise := NoiseModel{Kind: kind, Scale: 0.1, Dim: k * d}
+	noise := noiseSpec{Kind: kind, Scale: 0.1, Dim: k * d}.law()
 	b.ResetTimer()
 	for i := 0; i < b.N; i++ {
 		if _, err := ExpectedFlips(w, k, d, 0.5, noise); err != nil {
@@ -34,7 +34,7 @@ func BenchmarkExpectedFlipsGammaNorm10x1000(b *testing.B) {
 }
 
 func BenchmarkDynamicThresholdGammaNorm(b *testing.B) {
-	noise := NoiseModel{Kind: GammaNorm, Scale: 0.1, Dim: 10000}
+	noise := noiseSpec{Kind: GammaNorm, Scale: 0.1, Dim: 10000}.law()
 	for i := 0; i < b.N; i++ {
 		if _, err := DynamicThreshold(1e-3).Resolve(noise, 1); err != nil {
 			b.Fatal(err)

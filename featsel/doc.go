@@ -23,22 +23,25 @@
 // makes the selection post-processing of the private release: it costs no
 // privacy beyond the release's (eps, delta) certificate.
 //
-// The noise is described, not drawn, by a NoiseModel (Laplace per coordinate,
-// Gaussian per coordinate, or gamma-norm "vector" noise), matching the
-// mechanisms of the perturb package. The per-coordinate marginal of
-// gamma-norm noise, with density proportional to exp(-||z||/theta) in R^Dim, is
-// derived exactly: the vector is a Gaussian scale mixture sqrt(V) N(0, I) with
-// V ~ Gamma((Dim+1)/2, scale 2 theta^2) (NoiseModel.TailProb).
+// The noise is described, not drawn, by a NoiseModel: the marginal law that
+// the mechanism of the release provides (perturb.Noise.Marginal, a
+// perturb/marginal.Law), so featsel never names a mechanism and a new
+// mechanism needs no change here. Every law is a scale mixture with a shared
+// scale: Laplace or Gaussian noise per coordinate has one scale, and
+// gamma-norm "vector" noise, with density proportional to exp(-||z||/theta)
+// in R^Dim, is the Gaussian scale mixture sqrt(V) N(0, I) with
+// V ~ Gamma((Dim+1)/2, scale 2 theta^2), derived exactly in perturb and
+// discretized by quadrature (TailProb).
 //
 // FlipProbability and FeatureFlipProbability give the probability that the
 // noisy decision differs from the noise-free one (the paper's Lemma 16, in
 // closed form for Laplace and Gaussian noise, by quadrature over V for
-// gamma-norm noise); ExpectedFlips sums it over features. Compare measures a
+// gamma-norm noise, in general averaged over the law's shared scale); ExpectedFlips sums it over features. Compare measures a
 // private selection against the non-private one (precision, recall, F1,
 // Jaccard) and NewReport does all of it at once. The functions are
 // deterministic; featsel never draws noise.
 //
 // Errors wrap ErrInvalid (NaN or infinite weights, negative T, a rate outside
-// (0, 1), an invalid noise model) or ErrShape (a weight slice that is not
+// (0, 1), an invalid noise law) or ErrShape (a weight slice that is not
 // K x D); no function panics on user data.
 package featsel

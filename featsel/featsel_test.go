@@ -6,13 +6,62 @@ import (
 	"math/rand/v2"
 	"reflect"
 	"testing"
+
+	"gonum.org/v1/gonum/mathext"
+
+	"github.com/stabpriv/stabpriv/perturb"
+	"github.com/stabpriv/stabpriv/perturb/marginal"
 )
 
 func near(a, b, rel float64) bool {
 	return math.Abs(a-b) <= rel*math.Max(math.Abs(a), math.Abs(b))
 }
 
-var noiseKinds = []NoiseModel{
+// noiseKind names the noise of a test case.
+type noiseKind int
+
+const (
+	Laplace noiseKind = iota + 1
+	Gaussian
+	GammaNorm
+)
+
+// noiseSpec is a test case's noise: Laplace scale b, Gaussian sigma, or
+// gamma-norm theta in dimension Dim.
+type noiseSpec struct {
+	Kind  noiseKind
+	Scale float64
+	Dim   int
+}
+
+// law returns the marginal law of the noise: the law that the perturb
+// mechanism gives (gamma-norm noise through perturb's gamma mechanism).
+func (s noiseSpec) law() NoiseModel {
+	switch s.Kind {
+	case Laplace:
+		return marginal.Independent(marginal.Laplace, s.Scale)
+	case Gaussian:
+		return marginal.Independent(marginal.Normal, s.Scale)
+	}
+	n, err := perturb.Lookup(perturb.Gamma)
+	if err != nil {
+		panic(err)
+	}
+	l, err := n.Marginal(perturb.Calibration{Mechanism: perturb.Gamma, Scale: s.Scale, Dim: s.Dim})
+	if err != nil {
+		panic(err)
+	}
+	return l
+}
+
+// normTailBound returns theta * Q^{-1}(dim, q), Q the regularized upper
+// incomplete gamma function: the t at which P(||N|| > t) = q for gamma-norm
+// noise, an upper bound on the per-coordinate threshold (|N_j| <= ||N||).
+func normTailBound(dim int, theta, q float64) float64 {
+	return theta * mathext.GammaIncRegCompInv(float64(dim), q)
+}
+
+var noiseKinds = []noiseSpec{
 	{Kind: Laplace, Scale: 0.5},
 	{Kind: Gaussian, Scale: 0.5},
 	{Kind: GammaNorm, Scale: 0.5, Dim: 1},
@@ -23,19 +72,19 @@ var noiseKinds = []NoiseModel{
 
 func TestDynamicThresholdClosedForms(t *testing.T) {
 	tests := []struct {
-		noise NoiseModel
+		noise noiseSpec
 		q     float64
 		want  float64
 	}{
-		{NoiseModel{Kind: Laplace, Scale: 2}, 0.05, 2 * math.Log(20)},
-		{NoiseModel{Kind: Laplace, Scale: 1}, 1 / math.E, 1},
-		{NoiseModel{Kind: Gaussian, Scale: 1}, 0.05, 1.959963984540054},
-		{NoiseModel{Kind: Gaussian, Scale: 3}, 0.3173105078629141, 3},
+		{noiseSpec{Kind: Laplace, Scale: 2}, 0.05, 2 * math.Log(20)},
+		{noiseSpec{Kind: Laplace, Scale: 1}, 1 / math.E, 1},
+		{noiseSpec{Kind: Gaussian, Scale: 1}, 0.05, 1.959963984540054},
+		{noiseSpec{Kind: Gaussian, Scale: 3}, 0.3173105078629141, 3},
 		// Dim 1 gamma-norm noise is Laplace(theta).
-		{NoiseModel{Kind: GammaNorm, Scale: 2, Dim: 1}, 0.05, 2 * math.Log(20)},
+		{noiseSpec{Kind: GammaNorm, Scale: 2, Dim: 1}, 0.05, 2 * math.Log(20)},
 	}
 	for _, tc := range tests {
-		got, err := DynamicThreshold(tc.q).Resolve(tc.noise, 1)
+		got, err := DynamicThreshold(tc.q).Resolve(tc.noise.law(), 1)
 		if err != nil {
 			t.Fatalf("%v q=%v: %v", tc.noise, tc.q, err)
 		}
@@ -48,13 +97,14 @@ func TestDynamicThresholdClosedForms(t *testing.T) {
 // The dynamic threshold selects a true-zero weight (or a feature of K zero
 // weights, PerFeature) with probability exactly q.
 func TestDynamicThresholdRate(t *testing.T) {
-	for _, noise := range noiseKinds {
+	for _, spec := range noiseKinds {
+		noise := spec.law()
 		for _, q := range []float64{0.5, 0.05, 1e-4, 1e-9} {
 			T, err := DynamicThreshold(q).Resolve(noise, 4)
 			if err != nil {
 				t.Fatal(err)
 			}
-			g, err := noise.TailProb(T)
+			g, err := TailProb(noise, T)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -62,15 +112,15 @@ func TestDynamicThresholdRate(t *testing.T) {
 				t.Errorf("%v q=%v: P(|N| > T=%v) = %v", noise, q, T, g)
 			}
 			// The norm tail bounds the gamma-norm threshold from above.
-			if noise.Kind == GammaNorm {
-				if b := normTailBound(noise.Dim, noise.Scale, q); T > b*(1+1e-12) {
+			if spec.Kind == GammaNorm {
+				if b := normTailBound(spec.Dim, spec.Scale, q); T > b*(1+1e-12) {
 					t.Errorf("%v q=%v: T = %v above the norm bound %v", noise, q, T, b)
 				}
 			}
-			spec := ThresholdSpec{Kind: Dynamic, Rate: q, PerFeature: true}
+			perFeature := ThresholdSpec{Kind: Dynamic, Rate: q, PerFeature: true}
 			const k = 4
-			Tf, err := spec.Resolve(noise, k)
-			if noise.Kind == GammaNorm && noise.Dim < k {
+			Tf, err := perFeature.Resolve(noise, k)
+			if spec.Kind == GammaNorm && spec.Dim < k {
 				if !errors.Is(err, ErrShape) {
 					t.Errorf("%v: %d rows per feature, error %v, want ErrShape", noise, k, err)
 				}
@@ -89,8 +139,8 @@ func TestDynamicThresholdRate(t *testing.T) {
 			if !(Tf > T) {
 				t.Errorf("%v q=%v: per-feature T %v not above per-coordinate T %v", noise, q, Tf, T)
 			}
-			if noise.Kind == GammaNorm {
-				if b := normTailBound(noise.Dim, noise.Scale, q); Tf > b*(1+1e-12) {
+			if spec.Kind == GammaNorm {
+				if b := normTailBound(spec.Dim, spec.Scale, q); Tf > b*(1+1e-12) {
 					t.Errorf("%v q=%v per feature: T = %v above the norm bound %v", noise, q, Tf, b)
 				}
 			}
@@ -100,7 +150,8 @@ func TestDynamicThresholdRate(t *testing.T) {
 
 func TestDynamicThresholdMonotone(t *testing.T) {
 	qs := []float64{0.9, 0.5, 0.1, 1e-2, 1e-4, 1e-8}
-	for _, noise := range noiseKinds {
+	for _, spec := range noiseKinds {
+		noise := spec.law()
 		prev := -1.0
 		for _, q := range qs {
 			T, err := DynamicThreshold(q).Resolve(noise, 1)
@@ -112,9 +163,9 @@ func TestDynamicThresholdMonotone(t *testing.T) {
 			}
 			prev = T
 			// Scale family: doubling the scale doubles T.
-			big := noise
+			big := spec
 			big.Scale *= 2
-			T2, err := DynamicThreshold(q).Resolve(big, 1)
+			T2, err := DynamicThreshold(q).Resolve(big.law(), 1)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -132,21 +183,21 @@ func TestDynamicThresholdMonotone(t *testing.T) {
 func TestGammaNormTailClosedForms(t *testing.T) {
 	const theta = 0.7
 	for _, x := range []float64{0.01, 0.3, 1, 4, 15, 25} {
-		g1, err := NoiseModel{Kind: GammaNorm, Scale: theta, Dim: 1}.TailProb(x)
+		g1, err := TailProb(noiseSpec{Kind: GammaNorm, Scale: theta, Dim: 1}.law(), x)
 		if err != nil {
 			t.Fatal(err)
 		}
 		if want := math.Exp(-x / theta); !near(g1, want, 1e-11) {
 			t.Errorf("Dim 1, x=%v: tail %v, want %v", x, g1, want)
 		}
-		g3, err := NoiseModel{Kind: GammaNorm, Scale: theta, Dim: 3}.TailProb(x)
+		g3, err := TailProb(noiseSpec{Kind: GammaNorm, Scale: theta, Dim: 3}.law(), x)
 		if err != nil {
 			t.Fatal(err)
 		}
 		if want := (1 + x/(2*theta)) * math.Exp(-x/theta); !near(g3, want, 1e-11) {
 			t.Errorf("Dim 3, x=%v: tail %v, want %v", x, g3, want)
 		}
-		g5, err := NoiseModel{Kind: GammaNorm, Scale: theta, Dim: 5}.TailProb(x)
+		g5, err := TailProb(noiseSpec{Kind: GammaNorm, Scale: theta, Dim: 5}.law(), x)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -172,21 +223,21 @@ func TestFlipProbabilityClosedForms(t *testing.T) {
 			wantLap = math.Exp(-tc.T/b) * math.Cosh(a/b)
 			wantGauss = 1 - (phi((tc.T-a)/sigma) - phi((-tc.T-a)/sigma))
 		}
-		got, err := FlipProbability(tc.w, tc.T, NoiseModel{Kind: Laplace, Scale: b})
+		got, err := FlipProbability(tc.w, tc.T, noiseSpec{Kind: Laplace, Scale: b}.law())
 		if err != nil {
 			t.Fatal(err)
 		}
 		if !near(got, wantLap, 1e-12) {
 			t.Errorf("Laplace w=%v T=%v: %v, want %v", tc.w, tc.T, got, wantLap)
 		}
-		got1, err := FlipProbability(tc.w, tc.T, NoiseModel{Kind: GammaNorm, Scale: b, Dim: 1})
+		got1, err := FlipProbability(tc.w, tc.T, noiseSpec{Kind: GammaNorm, Scale: b, Dim: 1}.law())
 		if err != nil {
 			t.Fatal(err)
 		}
 		if math.Abs(got1-wantLap) > 1e-12 {
 			t.Errorf("gamma-norm Dim 1 w=%v T=%v: %v, want Laplace %v", tc.w, tc.T, got1, wantLap)
 		}
-		got, err = FlipProbability(tc.w, tc.T, NoiseModel{Kind: Gaussian, Scale: sigma})
+		got, err = FlipProbability(tc.w, tc.T, noiseSpec{Kind: Gaussian, Scale: sigma}.law())
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -199,7 +250,7 @@ func TestFlipProbabilityClosedForms(t *testing.T) {
 // sampleNoise fills z with one draw of the noise, drawn the way the perturb
 // package describes it (gamma-norm: Gamma(Dim, theta) norm times a uniform
 // direction, not the scale-mixture form used by featsel).
-func sampleNoise(rng *rand.Rand, noise NoiseModel, z []float64) {
+func sampleNoise(rng *rand.Rand, noise noiseSpec, z []float64) {
 	switch noise.Kind {
 	case Laplace:
 		for i := range z {
@@ -242,7 +293,7 @@ func TestFlipProbabilityMonteCarlo(t *testing.T) {
 		return math.Abs(ph-p) <= z*math.Sqrt(p*(1-p)/n)+1.0/n
 	}
 	const k, d = 3, 2
-	models := []NoiseModel{
+	models := []noiseSpec{
 		{Kind: Laplace, Scale: 0.5},
 		{Kind: Gaussian, Scale: 0.5},
 		{Kind: GammaNorm, Scale: 0.5, Dim: k * d},
@@ -257,7 +308,8 @@ func TestFlipProbabilityMonteCarlo(t *testing.T) {
 		}
 	}
 	buf := make([]float64, k*d)
-	for _, noise := range models {
+	for _, spec := range models {
+		noise := spec.law()
 		for _, T := range []float64{0.2, 0.8, 1.5} {
 			pCoord := make([]float64, k*d)
 			for i, v := range w {
@@ -279,7 +331,7 @@ func TestFlipProbabilityMonteCarlo(t *testing.T) {
 			featHits := make([]int, d)
 			_, refMask, _ := Select(w, k, d, T)
 			for it := 0; it < n; it++ {
-				sampleNoise(rng, noise, buf)
+				sampleNoise(rng, spec, buf)
 				for i := range buf {
 					buf[i] += w[i]
 					if (math.Abs(buf[i]) > T) != (math.Abs(w[i]) > T) {
@@ -304,8 +356,8 @@ func TestFlipProbabilityMonteCarlo(t *testing.T) {
 					t.Errorf("%v T=%v feature %v: flip rate %v, formula %v", noise, T, cols[j], float64(featHits[j])/n, pFeat[j])
 				}
 			}
-			if noise.Kind == GammaNorm {
-				naive, _ := FlipProbability(w[5], T, NoiseModel{Kind: Laplace, Scale: noise.Scale})
+			if spec.Kind == GammaNorm {
+				naive, _ := FlipProbability(w[5], T, noiseSpec{Kind: Laplace, Scale: spec.Scale}.law())
 				if accept(coordHits[5], naive) {
 					t.Errorf("T=%v: Monte Carlo cannot tell the gamma-norm marginal from Laplace(theta) (%v vs %v)", T, pCoord[5], naive)
 				}
@@ -320,8 +372,9 @@ func TestExpectedFlips(t *testing.T) {
 		0, 0.4, -1, 2, 0,
 		0, 0, 0.9, -0.1, 0,
 	}
-	for _, noise := range noiseKinds[:5] {
-		if noise.Kind == GammaNorm && noise.Dim < k*d {
+	for _, spec := range noiseKinds[:5] {
+		noise := spec.law()
+		if spec.Kind == GammaNorm && spec.Dim < k*d {
 			if _, err := ExpectedFlips(w, k, d, 0.7, noise); !errors.Is(err, ErrShape) {
 				t.Errorf("%v: %d x %d model, error %v, want ErrShape", noise, k, d, err)
 			}
@@ -422,7 +475,7 @@ func TestCompare(t *testing.T) {
 }
 
 func TestValidation(t *testing.T) {
-	lap := NoiseModel{Kind: Laplace, Scale: 1}
+	lap := noiseSpec{Kind: Laplace, Scale: 1}.law()
 	ok := []float64{1, 2, 3, 4}
 	tests := []struct {
 		name string
@@ -441,10 +494,10 @@ func TestValidation(t *testing.T) {
 		{"static negative", errOf(StaticThreshold(-0.1).Resolve(lap, 1)), ErrInvalid},
 		{"zero spec", errOf(ThresholdSpec{}.Resolve(lap, 1)), ErrInvalid},
 		{"zero noise", errOf(DynamicThreshold(0.1).Resolve(NoiseModel{}, 1)), ErrInvalid},
-		{"negative scale", errOf(FlipProbability(0, 1, NoiseModel{Kind: Gaussian, Scale: -1})), ErrInvalid},
-		{"NaN scale", errOf(FlipProbability(0, 1, NoiseModel{Kind: Laplace, Scale: math.NaN()})), ErrInvalid},
-		{"gamma-norm Dim 0", errOf(NoiseModel{Kind: GammaNorm, Scale: 1}.TailProb(1)), ErrInvalid},
-		{"NaN tail point", errOf(lap.TailProb(math.NaN())), ErrInvalid},
+		{"negative scale", errOf(FlipProbability(0, 1, noiseSpec{Kind: Gaussian, Scale: -1}.law())), ErrInvalid},
+		{"NaN scale", errOf(FlipProbability(0, 1, noiseSpec{Kind: Laplace, Scale: math.NaN()}.law())), ErrInvalid},
+		{"gamma-norm Dim 0", errOf(TailProb(noiseSpec{Kind: GammaNorm, Scale: 1}.law(), 1)), ErrInvalid},
+		{"NaN tail point", errOf(TailProb(lap, math.NaN())), ErrInvalid},
 		{"flip NaN weight", errOf(FlipProbability(math.NaN(), 1, lap)), ErrInvalid},
 		{"flip negative T", errOf(FlipProbability(0, -1, lap)), ErrInvalid},
 		{"feature empty", errOf(FeatureFlipProbability(nil, 1, lap)), ErrShape},
@@ -467,7 +520,7 @@ func errOf[A any](_ A, err error) error          { return err }
 func TestNewReport(t *testing.T) {
 	ref := []float64{0, 1.5, 0, -2, 0.2, 0}
 	noisy := []float64{0.4, 1.1, -0.1, -2.3, 1.2, 0.05}
-	noise := NoiseModel{Kind: Laplace, Scale: 0.25}
+	noise := noiseSpec{Kind: Laplace, Scale: 0.25}.law()
 	r, err := NewReport(noisy, ref, 1, 6, StaticThreshold(1), noise)
 	if err != nil {
 		t.Fatal(err)

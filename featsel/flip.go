@@ -19,9 +19,12 @@ import (
 //	Laplace(b), a <= t:  exp(-t/b) cosh(a/b)
 //	Gaussian(sigma), a > t:   [erfc((a-t)/(sigma√2)) - erfc((a+t)/(sigma√2))]/2
 //	Gaussian(sigma), a <= t:  [erfc((t-a)/(sigma√2)) + erfc((t+a)/(sigma√2))]/2
-//	GammaNorm: the Gaussian lines with sigma = sqrt(V), averaged over
+//	gamma-norm: the Gaussian lines with sigma = sqrt(V), averaged over
 //	           V ~ Gamma((Dim+1)/2, scale 2 theta^2) (exact marginal, see
-//	           NoiseModel.TailProb; computed by quadrature).
+//	           TailProb; computed by quadrature).
+//
+// In general: the lines of the law's coordinate family at scale S, averaged
+// over the law's shared scale S (NoiseModel).
 //
 // In particular a zero weight flips with probability P(|N| > t), the rate q
 // of a Dynamic threshold, and the Laplace lines are bounded by
@@ -34,7 +37,7 @@ import (
 // L1Ratio = eta/(2gamma+eta), only shapes w.
 //
 // Errors wrap ErrInvalid (a non-finite w, a negative or non-finite t, an
-// invalid noise model).
+// invalid noise law).
 func FlipProbability(w, t float64, noise NoiseModel) (float64, error) {
 	if err := checkWeights([]float64{w}, 1, 1); err != nil {
 		return 0, err
@@ -48,13 +51,15 @@ func FlipProbability(w, t float64, noise NoiseModel) (float64, error) {
 // the result is P(all K within t) if the true feature is selected and
 // P(some row outside t) otherwise.
 //
-// It is exact for all three kinds: Laplace and Gaussian coordinates are
-// independent, and gamma-norm coordinates are independent given the mixing
-// variance V of its scale-mixture form (see NoiseModel.TailProb), so
+// It is exact for every law: the coordinates are independent given the
+// law's shared scale S (Laplace and Gaussian coordinates are independent;
+// gamma-norm coordinates are independent given the mixing variance V of its
+// scale-mixture form, see NoiseModel), so
 //
-//	P(all within) = E_V[ prod_k P(|col[k] + sqrt(V) G_k| <= t) ].
+//	P(all within) = E_S[ prod_k P(|col[k] + S X_k| <= t) ].
 //
-// For gamma-norm noise len(col) must not exceed Dim (ErrShape).
+// For a law with several scales (gamma-norm noise) len(col) must not exceed
+// Dim (ErrShape).
 func FeatureFlipProbability(col []float64, t float64, noise NoiseModel) (float64, error) {
 	if len(col) == 0 {
 		return 0, fmt.Errorf("%w: feature with no weights", ErrShape)
@@ -69,22 +74,19 @@ func featureFlip(col []float64, t float64, noise NoiseModel) (float64, error) {
 	if err := checkThreshold(t); err != nil {
 		return 0, err
 	}
-	if err := noise.Validate(); err != nil {
+	if err := checkNoise(noise); err != nil {
 		return 0, err
 	}
-	var mx mixture
-	if noise.Kind == GammaNorm {
-		if len(col) > noise.Dim {
-			return 0, fmt.Errorf("%w: %d weights in a gamma-norm vector of dimension %d", ErrShape, len(col), noise.Dim)
-		}
-		mx = newMixture(noise.Dim, noise.Scale)
+	if err := checkGroup(noise, len(col), fmt.Sprintf("%d weights", len(col))); err != nil {
+		return 0, err
 	}
-	return flipWith(col, t, noise, mx), nil
+	return flipWith(col, t, noise), nil
 }
 
-// flipWith computes the flip probability of one feature; mx must be built
-// for gamma-norm noise.
-func flipWith(col []float64, t float64, noise NoiseModel, mx mixture) float64 {
+// flipWith computes the flip probability of one feature: the probability
+// given the shared scale S, where the coordinates are independent, averaged
+// over S.
+func flipWith(col []float64, t float64, noise NoiseModel) float64 {
 	selected := false
 	for _, v := range col {
 		if math.Abs(v) > t {
@@ -92,13 +94,11 @@ func flipWith(col []float64, t float64, noise NoiseModel, mx mixture) float64 {
 			break
 		}
 	}
-	// given returns the flip probability for independent coordinates of
-	// scale sd (Laplace scale or Gaussian standard deviation).
-	given := func(sd float64, lap bool) float64 {
+	given := func(sd float64) float64 {
 		if selected {
 			p := 1.0
 			for _, v := range col {
-				in, _ := coordProbs(math.Abs(v), t, sd, lap)
+				in, _ := coordProbs(math.Abs(v), t, sd, noise.Coord)
 				p *= in
 			}
 			return p
@@ -106,19 +106,12 @@ func flipWith(col []float64, t float64, noise NoiseModel, mx mixture) float64 {
 		// 1 - prod(1 - outside_k), without cancellation for small outsides.
 		var l float64
 		for _, v := range col {
-			_, out := coordProbs(math.Abs(v), t, sd, lap)
+			_, out := coordProbs(math.Abs(v), t, sd, noise.Coord)
 			l += math.Log1p(-out)
 		}
 		return -math.Expm1(l)
 	}
-	switch noise.Kind {
-	case Laplace:
-		return given(noise.Scale, true)
-	case Gaussian:
-		return given(noise.Scale, false)
-	default:
-		return mx.expect(func(sd float64) float64 { return given(sd, false) })
-	}
+	return noise.Expect(given)
 }
 
 // ExpectedFlips returns the expected number of features of the K x D model w
@@ -128,10 +121,11 @@ func flipWith(col []float64, t float64, noise NoiseModel, mx mixture) float64 {
 // exact whatever the dependence between features (gamma-norm noise couples
 // all coordinates).
 //
-// It costs O(K*D) for Laplace and Gaussian noise and O(K*D*513) for
-// gamma-norm noise (quadrature nodes). Errors are those of Select and of
-// NoiseModel.Validate, and ErrShape if gamma-norm noise has Dim < K*D (the
-// noise vector must cover the whole model).
+// It costs O(K*D) times the number of scales of the law: one for Laplace
+// and Gaussian noise, 513 quadrature nodes for gamma-norm noise. Errors are
+// those of Select, ErrInvalid for an invalid law, and ErrShape if a law with
+// several scales has Dim < K*D (the noise vector must cover the whole
+// model).
 func ExpectedFlips(w []float64, k, d int, t float64, noise NoiseModel) (float64, error) {
 	if err := checkWeights(w, k, d); err != nil {
 		return 0, err
@@ -139,15 +133,11 @@ func ExpectedFlips(w []float64, k, d int, t float64, noise NoiseModel) (float64,
 	if err := checkThreshold(t); err != nil {
 		return 0, err
 	}
-	if err := noise.Validate(); err != nil {
+	if err := checkNoise(noise); err != nil {
 		return 0, err
 	}
-	var mx mixture
-	if noise.Kind == GammaNorm {
-		if k*d > noise.Dim {
-			return 0, fmt.Errorf("%w: %d x %d model in a gamma-norm vector of dimension %d", ErrShape, k, d, noise.Dim)
-		}
-		mx = newMixture(noise.Dim, noise.Scale)
+	if err := checkGroup(noise, k*d, fmt.Sprintf("%d x %d model", k, d)); err != nil {
+		return 0, err
 	}
 	col := make([]float64, k)
 	var sum float64
@@ -155,7 +145,7 @@ func ExpectedFlips(w []float64, k, d int, t float64, noise NoiseModel) (float64,
 		for r := 0; r < k; r++ {
 			col[r] = w[r*d+j]
 		}
-		sum += flipWith(col, t, noise, mx)
+		sum += flipWith(col, t, noise)
 	}
 	return sum, nil
 }

@@ -42,7 +42,7 @@ func NewReport(noisy, reference []float64, k, d int, spec ThresholdSpec, noise N
 	if err := checkWeights(reference, k, d); err != nil {
 		return Report{}, fmt.Errorf("%w (reference weights)", err)
 	}
-	if err := noise.Validate(); err != nil {
+	if err := checkNoise(noise); err != nil {
 		return Report{}, err
 	}
 	t, err := spec.Resolve(noise, k)

@@ -31,10 +31,12 @@ const (
 //
 //	Laplace(b):      P(|N| > T) = exp(-T/b)           =>  T = b ln(1/q)
 //	Gaussian(sigma): P(|N| > T) = erfc(T/(sigma√2))   =>  T = sigma Phi^{-1}(1 - q/2)
-//	GammaNorm:       P(|N_j| > T) = q solved by bisection on the exact
-//	                 marginal tail (NoiseModel.TailProb), bracketed by the
-//	                 norm bound T <= theta Q^{-1}(Dim, q), Q the regularized
-//	                 upper incomplete gamma function (|N_j| <= ||N||).
+//	gamma-norm:      P(|N_j| > T) = q solved by bisection on the exact
+//	                 marginal tail (TailProb), bracketed above by the
+//	                 per-coordinate quantile at the largest scale of the law.
+//
+// In general T is the law's quantile (Coord.Quantile) when the coordinates
+// are independent, and the root of the mixture's tail otherwise.
 //
 // With PerFeature set, q is the probability that a feature whose K true
 // weights are all zero survives the "any class" rule: for independent
@@ -100,7 +102,7 @@ func dynamicThreshold(q float64, k int, noise NoiseModel) (float64, error) {
 	if math.IsNaN(q) || q <= 0 || q >= 1 {
 		return 0, fmt.Errorf("%w: rate %v, want in (0, 1)", ErrInvalid, q)
 	}
-	if err := noise.Validate(); err != nil {
+	if err := checkNoise(noise); err != nil {
 		return 0, err
 	}
 	// Per-coordinate rate for independent coordinates: 1-(1-q1)^k = q.
@@ -108,24 +110,23 @@ func dynamicThreshold(q float64, k int, noise NoiseModel) (float64, error) {
 	if k > 1 {
 		q1 = -math.Expm1(math.Log1p(-q) / float64(k))
 	}
-	switch noise.Kind {
-	case Laplace:
-		return noise.Scale * -math.Log(q1), nil
-	case Gaussian:
-		return noise.Scale * math.Sqrt2 * erfcInv(q1), nil
+	if noise.Independent() {
+		return noise.Coord.Quantile(q1, noise.Scales[0]), nil
 	}
-	if k > noise.Dim {
-		return 0, fmt.Errorf("%w: %d rows per feature in a gamma-norm vector of dimension %d", ErrShape, k, noise.Dim)
+	if err := checkGroup(noise, k, fmt.Sprintf("%d rows per feature", k)); err != nil {
+		return 0, err
 	}
-	mx := newMixture(noise.Dim, noise.Scale)
+	// Given the shared scale S the k coordinates are independent.
 	rate := func(t float64) float64 {
-		return mx.expect(func(sd float64) float64 {
-			return -math.Expm1(float64(k) * math.Log1p(-math.Erfc(t/(sd*math.Sqrt2))))
+		return noise.Expect(func(sd float64) float64 {
+			return -math.Expm1(float64(k) * math.Log1p(-noise.Coord.Tail(t, sd)))
 		})
 	}
-	lo, hi := 0.0, normTailBound(noise.Dim, noise.Scale, q)
+	// At the per-coordinate quantile of the largest scale every scale's
+	// rate is at most q: an upper end of the bracket.
+	lo, hi := 0.0, noise.Coord.Quantile(q1, noise.MaxScale())
 	if !(hi > 0) || math.IsInf(hi, 0) {
-		hi = noise.Scale
+		hi = noise.MaxScale()
 	}
 	for i := 0; rate(hi) > q && i < 200; i++ {
 		lo, hi = hi, 2*hi
@@ -139,18 +140,4 @@ func dynamicThreshold(q float64, k int, noise NoiseModel) (float64, error) {
 		}
 	}
 	return hi, nil
-}
-
-// erfcInv is math.Erfcinv refined by two Newton steps on erfc, which brings
-// its relative error for small arguments (about 1e-8 at 1e-9) to rounding.
-func erfcInv(q float64) float64 {
-	x := math.Erfcinv(q)
-	for i := 0; i < 2; i++ {
-		d := -2 / math.SqrtPi * math.Exp(-x*x) // derivative of erfc
-		if d == 0 || math.IsInf(x, 0) {
-			break
-		}
-		x -= (math.Erfc(x) - q) / d
-	}
-	return x
 }
