@@ -38,9 +38,11 @@ const (
 // inverse-t steps) the sensitivity is Delta = 2G/(mu n) = 2/(rho n) (Wu et
 // al. 2017; DESIGN.md route 4). Output perturbation adds noise of expected
 // norm nu*Delta, where nu depends only on the mechanism, the dimension
-// p = K*dim and (eps, delta): p/eps for the gamma-norm mechanism, sqrt(2)
-// p/eps for Laplace (L1 = sqrt(p) L2), and sigma sqrt(p) per unit
-// sensitivity for the Gaussian mechanisms. Since h is 1-Lipschitz, the
+// p = K*dim and (eps, delta): the mechanism's ExpectedNorm at unit
+// sensitivity (perturb.Noise), which is p/eps for the gamma-norm mechanism,
+// sqrt(2) p/eps for Laplace (L1 = sqrt(p) L2), and sigma sqrt(p) for the
+// Gaussian mechanisms (the last two are sqrt(E||b||^2), an upper bound on
+// E||b||). Since h is 1-Lipschitz, the
 // noise costs at most nu*Delta = 2 nu/(rho n) in the risk of h, while the
 // ridge term biases a comparator of norm R by rho R^2/2 (the excess-risk
 // argument of output perturbation, Chaudhuri, Monteleoni & Sarwate 2011,
@@ -61,15 +63,11 @@ func AutoKnobs(n, dim, k int, mech perturb.Mechanism, b Budget) (Knobs, error) {
 	if err != nil {
 		return Knobs{}, fmt.Errorf("%w: %w", ErrBudget, err)
 	}
-	var nu float64
-	switch mech {
-	case perturb.Gamma:
-		nu = float64(p) * cal.Scale
-	case perturb.Laplace:
-		nu = math.Sqrt(2*float64(p)) * cal.Scale
-	default:
-		nu = math.Sqrt(float64(p)) * cal.Scale
+	noise, err := perturb.Lookup(mech)
+	if err != nil {
+		return Knobs{}, fmt.Errorf("%w: %w", ErrBudget, err)
 	}
+	nu := noise.ExpectedNorm(cal)
 	clip, g := autoClip, autoClip
 	if k > 1 {
 		clip, g = 0, 1
