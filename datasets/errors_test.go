@@ -7,6 +7,8 @@ import (
 
 	"github.com/stabpriv/stabpriv/datasets"
 	"github.com/stabpriv/stabpriv/datasets/fetch"
+	"github.com/stabpriv/stabpriv/datasets/paper"
+	"github.com/stabpriv/stabpriv/datasets/preprocess"
 )
 
 func TestSentinelsWrapPackageErrors(t *testing.T) {
@@ -14,20 +16,20 @@ func TestSentinelsWrapPackageErrors(t *testing.T) {
 		name      string
 		err, wrap error
 	}{
-		{"Adult", datasets.ErrAdultFormat, datasets.ErrFormat},
+		{"Adult", paper.ErrAdultFormat, datasets.ErrFormat},
 		{"LibSVM", datasets.ErrLibSVMFormat, datasets.ErrFormat},
-		{"TCGA", datasets.ErrTCGAFormat, datasets.ErrFormat},
-		{"LastFM", datasets.ErrLastFMFormat, datasets.ErrFormat},
+		{"TCGA", paper.ErrTCGAFormat, datasets.ErrFormat},
+		{"LastFM", paper.ErrLastFMFormat, datasets.ErrFormat},
 		{"unsafe path", fetch.ErrUnsafePath, datasets.ErrFormat},
 		{"checksum", fetch.ErrChecksum, datasets.ErrFormat},
 		{"unknown category", datasets.ErrUnknownCategory, datasets.ErrFormat},
-		{"SVD", datasets.ErrSVD, datasets.ErrInvalid},
+		{"SVD", preprocess.ErrSVD, datasets.ErrInvalid},
 		{"synthetic", datasets.ErrSyntheticConfig, datasets.ErrInvalid},
 		{"fetch config", fetch.ErrConfig, datasets.ErrInvalid},
 		{"no checksum", fetch.ErrNoChecksum, datasets.ErrInvalid},
 	}
 	for _, tc := range tests {
-		if !errors.Is(tc.err, tc.wrap) || (!strings.HasPrefix(tc.err.Error(), "datasets: ") && !strings.HasPrefix(tc.err.Error(), "fetch: ")) {
+		if !errors.Is(tc.err, tc.wrap) || !strings.HasPrefix(tc.err.Error(), "datasets: ") {
 			t.Errorf("%s: %q does not wrap %q", tc.name, tc.err, tc.wrap)
 		}
 	}

@@ -9,8 +9,8 @@ import (
 	"github.com/stabpriv/stabpriv/losses"
 )
 
-// The default pipeline: load, split, standardize on the training split, then
-// map every row into the unit ball with a bias feature.
+// The embedded default data set, split into seeded, stratified training and
+// test sets.
 func Example() {
 	ds, err := datasets.Default()
 	if err != nil {
@@ -20,25 +20,13 @@ func Example() {
 	if err != nil {
 		log.Fatal(err)
 	}
-	std, err := datasets.FitStandardizer(train.X)
-	if err != nil {
-		log.Fatal(err)
-	}
-	if train, err = std.Transform(train); err != nil {
-		log.Fatal(err)
-	}
-	if train, err = datasets.UnitBallWithBias(train); err != nil {
-		log.Fatal(err)
-	}
 	n, d := train.X.Dims()
 	m, _ := test.X.Dims()
 	fmt.Println("classes:", train.Classes)
 	fmt.Println("train:", n, "x", d, "test rows:", m)
-	fmt.Println("last feature:", train.Features[d-1])
 	// Output:
 	// classes: [benign malignant]
-	// train: 455 x 31 test rows: 114
-	// last feature: bias
+	// train: 455 x 30 test rows: 114
 }
 
 func ExampleReadCSV() {

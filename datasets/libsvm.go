@@ -157,7 +157,7 @@ func ReadLibSVM(r io.Reader, opts LibSVMOptions) (*Dataset, error) {
 		}
 		positive = formatLibSVMLabel(v)
 	}
-	y, classes, err := encodeClassNames(names, positive)
+	y, classes, err := EncodeClasses(names, positive)
 	if err != nil {
 		return nil, fmt.Errorf("%w: %w", ErrLibSVMFormat, err)
 	}

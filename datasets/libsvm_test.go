@@ -132,7 +132,7 @@ func TestEncodeClassNames(t *testing.T) {
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
-			y, classes, err := encodeClassNames(tc.in, tc.positive)
+			y, classes, err := EncodeClasses(tc.in, tc.positive)
 			if tc.wantErr {
 				if err == nil {
 					t.Fatal("no error")

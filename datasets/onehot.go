@@ -105,13 +105,13 @@ func (e *OneHotEncoder) Encode(dst []float64, row []string) error {
 	return nil
 }
 
-// encodeClassNames maps class names to labels for a classification task.
+// EncodeClasses maps class names to labels for a classification task.
 // Classes are the distinct names sorted (numerically when every name parses
 // as a number, else byte-wise). With two classes the labels are -1/+1 and
 // positive (if not empty) names the +1 class, by default the second sorted
 // class; with more classes the labels are the class indices 0..K-1 and
 // positive must be empty. A single class is an error.
-func encodeClassNames(names []string, positive string) (y []float64, classes []string, err error) {
+func EncodeClasses(names []string, positive string) (y []float64, classes []string, err error) {
 	set := make(map[string]struct{})
 	for _, n := range names {
 		set[n] = struct{}{}

@@ -28,7 +28,7 @@ const splitStream = 0x5b11_75eed
 // regression data set, or a split that leaves one side empty. ds is not
 // modified; the results share nothing with it.
 func Split(ds *Dataset, testFrac float64, seed uint64, stratified bool) (train, test *Dataset, err error) {
-	if err := checkDataset(ds); err != nil {
+	if err := ds.Validate(); err != nil {
 		return nil, nil, err
 	}
 	if math.IsNaN(testFrac) || testFrac <= 0 || testFrac >= 1 {
@@ -156,36 +156,5 @@ func subset(ds *Dataset, idx []int) *Dataset {
 		x.SetRow(r, ds.X.RawRowView(i))
 		y[r] = ds.Y[i]
 	}
-	out := cloneMeta(ds)
-	out.X, out.Y = x, y
-	return out
-}
-
-// cloneMeta returns a Dataset with copies of the names and notes of ds and
-// no data.
-func cloneMeta(ds *Dataset) *Dataset {
-	return &Dataset{
-		Features: append([]string(nil), ds.Features...),
-		Classes:  append([]string(nil), ds.Classes...),
-		Notes:    append([]string(nil), ds.Notes...),
-	}
-}
-
-// checkDataset returns an error wrapping ErrInvalid if ds is nil or empty,
-// or its parts disagree in size.
-func checkDataset(ds *Dataset) error {
-	if ds == nil || ds.X == nil {
-		return fmt.Errorf("%w: nil data set", ErrInvalid)
-	}
-	if ds.X.IsEmpty() {
-		return fmt.Errorf("%w: empty data set", ErrInvalid)
-	}
-	n, d := ds.X.Dims()
-	if len(ds.Y) != n {
-		return fmt.Errorf("%w: %d rows but %d labels", ErrInvalid, n, len(ds.Y))
-	}
-	if ds.Features != nil && len(ds.Features) != d {
-		return fmt.Errorf("%w: %d columns but %d feature names", ErrInvalid, d, len(ds.Features))
-	}
-	return nil
+	return ds.WithData(x, y)
 }

@@ -15,7 +15,7 @@
 //     reduced like Adult's one-hot columns);
 //  3. column standardization fitted on the training rows;
 //  4. every row clipped to the unit ball and a constant feature appended,
-//     x' = [x, 1]/sqrt(2) (datasets.UnitBallWithBias), so kappa = 1 holds
+//     x' = [x, 1]/sqrt(2) (preprocess.UnitBallWithBias), so kappa = 1 holds
 //     with the bias counted.
 //
 // The SVD and standardization statistics are not privatized: the notes of

@@ -7,6 +7,7 @@ import (
 	"math"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -14,6 +15,7 @@ import (
 	"gonum.org/v1/gonum/floats"
 
 	"github.com/stabpriv/stabpriv/datasets"
+	"github.com/stabpriv/stabpriv/datasets/paper"
 	"github.com/stabpriv/stabpriv/perturb"
 )
 
@@ -366,7 +368,8 @@ func TestParseRowScale(t *testing.T) {
 func realDir(t *testing.T, name string) string {
 	t.Helper()
 	dir := filepath.Join("..", "..", "shared", "datasets")
-	if _, err := os.Stat(filepath.Join(dir, subdirs[name], marker[name])); err != nil {
+	entry, _ := paper.Lookup(name)
+	if _, err := os.Stat(filepath.Join(dir, entry.Dir, entry.Marker)); err != nil {
 		t.Skipf("real data set %s not available in %s: %v", name, dir, err)
 	}
 	return dir
@@ -394,5 +397,32 @@ func TestSweepAdultSmoke(t *testing.T) {
 		if r.Lambda == 1e-3 && r.Epsilon == 5 && r.AccPrivate < 0.8 {
 			t.Errorf("lambda 1e-3, eps 5: private accuracy %.4f, want >= 0.8", r.AccPrivate)
 		}
+	}
+}
+
+// TestRegistryNames checks that the names of the paper's data sets are the
+// registry's, and that Adult's grid is DefaultLambdas.
+func TestRegistryNames(t *testing.T) {
+	if want := []string{Adult, LastFM, GeneAll, CSV}; !slices.Equal(DataSets, want) {
+		t.Errorf("DataSets = %v, want %v", DataSets, want)
+	}
+	for _, name := range []string{Adult, LastFM, GeneAll} {
+		if _, ok := paper.Lookup(name); !ok {
+			t.Errorf("%s is not in the registry", name)
+		}
+	}
+	if got := DefaultLambdasFor(Adult); !slices.Equal(got, DefaultLambdas) {
+		t.Errorf("Adult's grid %v, want DefaultLambdas %v", got, DefaultLambdas)
+	}
+	if got := DefaultLambdasFor(CSV); !slices.Equal(got, DefaultLambdas) {
+		t.Errorf("csv grid %v", got)
+	}
+	if got := DefaultLambdasFor(GeneAll); got[0] != 1e-3 || got[len(got)-1] != 1 {
+		t.Errorf("gene_all grid %v", got)
+	}
+	// The grid is a copy.
+	DefaultLambdasFor(LastFM)[0] = -1
+	if DefaultLambdasFor(LastFM)[0] != 1e-4 {
+		t.Error("DefaultLambdasFor returned the registry's slice")
 	}
 }

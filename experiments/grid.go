@@ -13,6 +13,7 @@ import (
 	"github.com/sirupsen/logrus"
 
 	"github.com/stabpriv/stabpriv/datasets"
+	"github.com/stabpriv/stabpriv/datasets/paper"
 	"github.com/stabpriv/stabpriv/perturb"
 	"github.com/stabpriv/stabpriv/private"
 	"github.com/stabpriv/stabpriv/regularizers"
@@ -28,26 +29,23 @@ var ErrNoData = errors.New("experiments: data not found")
 
 // Defaults of the sweeps.
 var (
-	// DefaultLambdas is the regularization grid of Adult (and of csv and
-	// in-memory data): 7 values log-spaced from 1e-4 to 1e-2, a third of a
-	// decade apart, which brackets the best lambda of every eps in 0.1..5
-	// on Adult.
+	// DefaultLambdas is the regularization grid of csv and in-memory data,
+	// and Adult's (its registry entry has the same grid): 7 values
+	// log-spaced from 1e-4 to 1e-2, a third of a decade apart, which
+	// brackets the best lambda of every eps in 0.1..5 on Adult.
 	DefaultLambdas = []float64{1e-4, 2.1544e-4, 4.6416e-4, 1e-3, 2.1544e-3, 4.6416e-3, 1e-2}
 	// DefaultEpsilons are the privacy levels of the paper's figures.
 	DefaultEpsilons = []float64{0.1, 0.5, 1, 2, 5}
 )
 
-// DefaultLambdasFor returns the default lambda grid of a data set. The
-// sensitivity 2L/(mu n) grows as n shrinks, so the smaller data sets need
-// larger lambdas: LastFM (6,099 training rows, an 18 x 33 softmax model)
-// uses 7 values half a decade apart from 1e-4 to 1e-1, gene_all (102
-// training rows) from 1e-3 to 1; the others DefaultLambdas.
+// DefaultLambdasFor returns the default lambda grid of a data set: the
+// grid of its entry in the registry of the paper's data sets
+// (datasets/paper), or DefaultLambdas for csv and in-memory data. The
+// sensitivity 2L/(mu n) grows as n shrinks, so the smaller data sets have
+// larger lambdas: LastFM from 1e-4 to 1e-1, gene_all from 1e-3 to 1.
 func DefaultLambdasFor(dataset string) []float64 {
-	switch dataset {
-	case LastFM:
-		return []float64{1e-4, 3.1623e-4, 1e-3, 3.1623e-3, 1e-2, 3.1623e-2, 1e-1}
-	case GeneAll:
-		return []float64{1e-3, 3.1623e-3, 1e-2, 3.1623e-2, 1e-1, 3.1623e-1, 1}
+	if entry, ok := paper.Lookup(dataset); ok && len(entry.Lambdas) > 0 {
+		return entry.Lambdas
 	}
 	return slices.Clone(DefaultLambdas)
 }

@@ -8,10 +8,14 @@ import (
 	"path/filepath"
 
 	"github.com/stabpriv/stabpriv/datasets"
+	"github.com/stabpriv/stabpriv/datasets/paper"
+	"github.com/stabpriv/stabpriv/datasets/preprocess"
 	"github.com/stabpriv/stabpriv/losses"
 )
 
-// Names of the data sets a Protocol knows.
+// Names of the data sets a Protocol knows: the paper's data sets of the
+// registry (datasets/paper) and CSV, a binary CSV file given by the user.
+// A data set added to the registry needs no constant here.
 const (
 	Adult   = "adult"
 	LastFM  = "lastfm"
@@ -20,14 +24,8 @@ const (
 )
 
 // DataSets lists the data set names accepted by ProtocolConfig.Dataset, in
-// the order shown to users.
-var DataSets = []string{Adult, LastFM, GeneAll, CSV}
-
-// subdirs maps a data set to its folder under the data directory.
-var subdirs = map[string]string{Adult: "adult", LastFM: "lastfm_asia", GeneAll: "gene_all"}
-
-// marker is a file whose presence identifies a data set's folder.
-var marker = map[string]string{Adult: datasets.AdultTrainFile, LastFM: datasets.LastFMTargetFile, GeneAll: datasets.TCGALabelsFile}
+// the order shown to users: the registry's, then CSV.
+var DataSets = append(paper.Names(), CSV)
 
 // RowScale selects the fixed map applied to the standardized rows before
 // they are clipped into the unit ball.
@@ -167,43 +165,38 @@ func load(cfg ProtocolConfig) (*datasets.Dataset, error) {
 			return nil, fmt.Errorf("%w: the csv data set needs a file and a label column", ErrConfig)
 		}
 		return datasets.ReadCSVFile(cfg.CSVFile, datasets.CSVOptions{Label: cfg.Label, Task: losses.Binary})
-	case Adult, LastFM, GeneAll:
 	case "":
 		return nil, fmt.Errorf("%w: no data set; want one of %v", ErrConfig, DataSets)
-	default:
+	}
+	entry, ok := paper.Lookup(cfg.Dataset)
+	if !ok {
 		return nil, fmt.Errorf("%w: unknown data set %q; want one of %v", ErrConfig, cfg.Dataset, DataSets)
 	}
-	dir, err := dataDir(cfg.DataDir, cfg.Dataset)
+	dir, err := dataDir(cfg.DataDir, entry)
 	if err != nil {
 		return nil, err
 	}
-	switch cfg.Dataset {
-	case Adult:
-		return datasets.LoadAdult(dir, datasets.AdultOptions{})
-	case LastFM:
-		return datasets.LoadLastFM(dir, datasets.LastFMOptions{})
-	default:
-		return datasets.LoadTCGA(dir, datasets.TCGAOptions{})
-	}
+	return entry.Load(dir)
 }
 
-// dataDir returns the folder of the data set: root/<subdir>, or root itself
-// when it holds the data set's files.
-func dataDir(root, name string) (string, error) {
+// dataDir returns the folder of the data set: root/<entry.Dir>, or root
+// itself when it holds the data set's marker file.
+func dataDir(root string, entry paper.DataSet) (string, error) {
+	name := entry.Name
 	if root == "" {
 		return "", fmt.Errorf("%w: no data directory given for %s", ErrNoData, name)
 	}
 	if fi, err := os.Stat(root); err != nil || !fi.IsDir() {
 		return "", fmt.Errorf("%w: data directory %q does not exist or is not a directory", ErrNoData, root)
 	}
-	for _, dir := range []string{filepath.Join(root, subdirs[name]), root} {
-		if _, err := os.Stat(filepath.Join(dir, marker[name])); err == nil {
+	for _, dir := range []string{filepath.Join(root, entry.Dir), root} {
+		if _, err := os.Stat(filepath.Join(dir, entry.Marker)); err == nil {
 			return dir, nil
 		} else if !errors.Is(err, os.ErrNotExist) {
 			return "", fmt.Errorf("%w: %w", ErrNoData, err)
 		}
 	}
-	return "", fmt.Errorf("%w: %s not found: no %s in %q or %q", ErrNoData, name, marker[name], filepath.Join(root, subdirs[name]), root)
+	return "", fmt.Errorf("%w: %s not found: no %s in %q or %q", ErrNoData, name, entry.Marker, filepath.Join(root, entry.Dir), root)
 }
 
 // Name returns the data set's name.
@@ -226,7 +219,7 @@ func (p *Protocol) Rows() int {
 // a stratified split with TestFrac of the rows held out, a truncated SVD
 // fitted on the training rows (see ProtocolConfig.Components), column
 // standardization fitted on the training rows, the RowScale map, and
-// x' = [clip_1(x), 1]/sqrt(2) (datasets.UnitBallWithBias), so that every row
+// x' = [clip_1(x), 1]/sqrt(2) (preprocess.UnitBallWithBias), so that every row
 // has norm at most 1 with the bias counted. The SVD and the standardization
 // statistics are not privatized; the Notes of the results say so.
 func (p *Protocol) Split(seed uint64) (train, test *datasets.Dataset, err error) {
@@ -235,17 +228,17 @@ func (p *Protocol) Split(seed uint64) (train, test *datasets.Dataset, err error)
 		return nil, nil, err
 	}
 	_, d := train.X.Dims()
-	if p.name != LastFM && p.cfg.Components > 0 && d > p.cfg.Components {
-		if train, test, err = datasets.ReduceSVD(train, test, p.cfg.Components, svdOversample, svdPowerIters, seed); err != nil {
+	if entry, ok := paper.Lookup(p.name); (!ok || !entry.Reduced) && p.cfg.Components > 0 && d > p.cfg.Components {
+		if train, test, err = preprocess.ReduceSVD(train, test, p.cfg.Components, svdOversample, svdPowerIters, seed); err != nil {
 			return nil, nil, err
 		}
 	}
-	var opts datasets.UnitBallOptions
+	var opts preprocess.UnitBallOptions
 	if p.cfg.RowScale == ScaleSqrtD {
 		_, d := train.X.Dims()
 		opts.RowScale = 1 / math.Sqrt(float64(d))
 	}
-	if train, test, _, err = datasets.PrepareUnitBall(train, test, opts); err != nil {
+	if train, test, _, err = preprocess.PrepareUnitBall(train, test, opts); err != nil {
 		return nil, nil, err
 	}
 	if opts.RowScale != 0 {
@@ -271,10 +264,10 @@ func (c ProtocolConfig) Notes() []string {
 	notes := []string{
 		fmt.Sprintf("split s: stratified %g/%g split with seed Seed+s", 1-frac, frac),
 	}
+	entry, _ := paper.Lookup(c.Dataset)
+	notes = append(notes, entry.Notes...)
 	switch {
-	case c.Dataset == LastFM:
-		notes = append(notes, "LastFM features: truncated SVD to 32 by the loader, fitted on all nodes (transductive, as in the paper); "+
-			"without the artist-likes file (the offline copy) they are derived from the graph's adjacency rows")
+	case entry.Reduced:
 	case k > 0:
 		notes = append(notes, fmt.Sprintf("truncated SVD to %d components fitted on each training split (skipped when there are at most %d features); not privatized", k, k))
 	}

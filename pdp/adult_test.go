@@ -7,6 +7,8 @@ import (
 	"time"
 
 	"github.com/stabpriv/stabpriv/datasets"
+	"github.com/stabpriv/stabpriv/datasets/paper"
+	"github.com/stabpriv/stabpriv/datasets/preprocess"
 	"github.com/stabpriv/stabpriv/losses"
 	"github.com/stabpriv/stabpriv/perturb"
 )
@@ -19,13 +21,13 @@ import (
 // It skips when ../shared/datasets/adult is missing.
 func TestAdult(t *testing.T) {
 	dir := filepath.Join("..", "..", "shared", "datasets", "adult")
-	if _, err := os.Stat(filepath.Join(dir, datasets.AdultTrainFile)); err != nil {
+	if _, err := os.Stat(filepath.Join(dir, paper.AdultTrainFile)); err != nil {
 		t.Skipf("Adult data not found in %s (the shared data sets are beside the repository): %v", dir, err)
 	}
 	if testing.Short() {
 		t.Skip("-short: skipping the Adult run")
 	}
-	full, err := datasets.LoadAdult(dir, datasets.AdultOptions{})
+	full, err := paper.LoadAdult(dir, paper.AdultOptions{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -33,10 +35,10 @@ func TestAdult(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if train, test, err = datasets.ReduceSVD(train, test, 32, 10, 2, 1); err != nil {
+	if train, test, err = preprocess.ReduceSVD(train, test, 32, 10, 2, 1); err != nil {
 		t.Fatal(err)
 	}
-	if train, _, _, err = datasets.PrepareUnitBall(train, test, datasets.UnitBallOptions{}); err != nil {
+	if train, _, _, err = preprocess.PrepareUnitBall(train, test, preprocess.UnitBallOptions{}); err != nil {
 		t.Fatal(err)
 	}
 	n, d := train.X.Dims()

@@ -6,7 +6,7 @@ import (
 
 	"gonum.org/v1/gonum/mat"
 
-	"github.com/stabpriv/stabpriv/datasets"
+	"github.com/stabpriv/stabpriv/datasets/preprocess"
 )
 
 // Preprocess selects how raw feature values become model inputs.
@@ -88,7 +88,7 @@ func newPreprocessing(mode Preprocess, features []string, s Schema, trainRows *m
 		}
 	case None:
 	case Standardize:
-		std, err := datasets.FitStandardizer(trainRows)
+		std, err := preprocess.FitStandardizer(trainRows)
 		if err != nil {
 			return nil, err
 		}
@@ -149,7 +149,7 @@ func (p *Preprocessing) Apply(dst, x []float64) error {
 			z[j] = v
 		}
 	}
-	return datasets.UnitBallRow(dst, z)
+	return preprocess.UnitBallRow(dst, z)
 }
 
 // check validates a map read from a model file.

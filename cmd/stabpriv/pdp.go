@@ -17,6 +17,7 @@ import (
 	"gonum.org/v1/gonum/mat"
 
 	"github.com/stabpriv/stabpriv/datasets"
+	"github.com/stabpriv/stabpriv/datasets/preprocess"
 	"github.com/stabpriv/stabpriv/losses"
 	"github.com/stabpriv/stabpriv/pdp"
 	"github.com/stabpriv/stabpriv/perturb"
@@ -370,7 +371,7 @@ func preparePDP(s *pdpSettings, ds *datasets.Dataset, trainIdx, testIdx []int) (
 		sets = append(sets, test)
 	}
 	if s.standardize == "train" {
-		std, err := datasets.FitStandardizer(train.X)
+		std, err := preprocess.FitStandardizer(train.X)
 		if err != nil {
 			return nil, nil, 0, nil, err
 		}
@@ -388,7 +389,7 @@ func preparePDP(s *pdpSettings, ds *datasets.Dataset, trainIdx, testIdx []int) (
 			n, _ := ds.X.Dims()
 			x := mat.NewDense(n, d+1, nil)
 			for i := 0; i < n; i++ {
-				if err := datasets.UnitBallRow(x.RawRowView(i), ds.X.RawRowView(i)); err != nil {
+				if err := preprocess.UnitBallRow(x.RawRowView(i), ds.X.RawRowView(i)); err != nil {
 					return nil, nil, 0, nil, err
 				}
 			}
@@ -397,7 +398,7 @@ func preparePDP(s *pdpSettings, ds *datasets.Dataset, trainIdx, testIdx []int) (
 		notes = append(notes, "rows mapped to x' = [clip_1(x), 1]/sqrt(2): ||x'|| <= 1 with the bias")
 	case s.standardize == "train":
 		for _, ds := range sets {
-			if _, err := datasets.ScaleRows(ds.X, 1); err != nil {
+			if _, err := preprocess.ScaleRows(ds.X, 1); err != nil {
 				return nil, nil, 0, nil, err
 			}
 		}

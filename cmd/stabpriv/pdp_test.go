@@ -17,6 +17,7 @@ import (
 	"gonum.org/v1/gonum/mat"
 
 	"github.com/stabpriv/stabpriv/datasets"
+	"github.com/stabpriv/stabpriv/datasets/preprocess"
 	"github.com/stabpriv/stabpriv/losses"
 	"github.com/stabpriv/stabpriv/pdp"
 	"github.com/stabpriv/stabpriv/private"
@@ -395,7 +396,7 @@ func TestPDPModel(t *testing.T) {
 			continue // null row: zero
 		}
 		raw := []float64{num(t, rec[0]), num(t, rec[1]), num(t, rec[2])}
-		if err := datasets.UnitBallRow(x.RawRowView(k), raw); err != nil {
+		if err := preprocess.UnitBallRow(x.RawRowView(k), raw); err != nil {
 			t.Fatal(err)
 		}
 	}

@@ -8,6 +8,7 @@ import (
 	"io"
 	"math"
 	"os"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -146,7 +147,10 @@ func parsePaper(fs *flag.FlagSet, f *paperFlags, args []string, stderr io.Writer
 		if f.data == "" || f.label == "" {
 			return usagef("--dataset csv needs --data FILE and --label COLUMN")
 		}
-	case experiments.Adult, experiments.LastFM, experiments.GeneAll:
+	default:
+		if !slices.Contains(experiments.DataSets, f.dataset) {
+			return usagef("--dataset %q, want one of %s", f.dataset, strings.Join(experiments.DataSets, ", "))
+		}
 		if f.data != "" || f.label != "" {
 			return usagef("--data and --label apply to --dataset csv only")
 		}
@@ -156,8 +160,6 @@ func parsePaper(fs *flag.FlagSet, f *paperFlags, args []string, stderr io.Writer
 		if f.dataDir == "" {
 			return usagef("no data directory: give --data-dir DIR (e.g. ../shared/datasets) or set $%s", dataEnv)
 		}
-	default:
-		return usagef("--dataset %q, want one of %s", f.dataset, strings.Join(experiments.DataSets, ", "))
 	}
 	f.protocol = experiments.ProtocolConfig{Dataset: f.dataset, DataDir: f.dataDir, CSVFile: f.data, Label: f.label, RowScale: rs}
 	return nil

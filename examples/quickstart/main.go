@@ -13,6 +13,7 @@ import (
 	"os"
 
 	"github.com/stabpriv/stabpriv/datasets"
+	"github.com/stabpriv/stabpriv/datasets/preprocess"
 	"github.com/stabpriv/stabpriv/losses"
 	"github.com/stabpriv/stabpriv/regularizers"
 	"github.com/stabpriv/stabpriv/trainer"
@@ -40,7 +41,7 @@ func run(w io.Writer) error {
 	// Standardize with statistics of the training split only, then map each
 	// row to x' = [x, 1]/sqrt(2) inside the unit ball, so kappa = 1 holds
 	// with the bias feature counted in it.
-	if train, test, _, err = datasets.PrepareUnitBall(train, test, datasets.UnitBallOptions{}); err != nil {
+	if train, test, _, err = preprocess.PrepareUnitBall(train, test, preprocess.UnitBallOptions{}); err != nil {
 		return err
 	}
 

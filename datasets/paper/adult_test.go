@@ -1,4 +1,4 @@
-package datasets
+package paper
 
 import (
 	"errors"
@@ -9,18 +9,20 @@ import (
 	"testing"
 	"time"
 
+	"github.com/stabpriv/stabpriv/datasets"
+	"github.com/stabpriv/stabpriv/datasets/preprocess"
 	"gonum.org/v1/gonum/floats"
 )
 
 // realDatasetDir returns the directory of one of the shared real data sets:
-// $STABPRIV_DATA/sub when STABPRIV_DATA is set, else ../../shared/datasets/sub
+// $STABPRIV_DATA/sub when STABPRIV_DATA is set, else ../../../shared/datasets/sub
 // (the shared folder beside the repository). It skips the test when the
 // directory is absent.
 func realDatasetDir(t testing.TB, sub string) string {
 	t.Helper()
 	root := os.Getenv("STABPRIV_DATA")
 	if root == "" {
-		root = filepath.Join("..", "..", "shared", "datasets")
+		root = filepath.Join("..", "..", "..", "shared", "datasets")
 	}
 	dir := filepath.Join(root, sub)
 	if _, err := os.Stat(dir); err != nil {
@@ -182,33 +184,6 @@ func TestLoadAdultErrors(t *testing.T) {
 	}
 }
 
-func TestOneHotEncoder(t *testing.T) {
-	enc, err := FitOneHot([]string{"color", "size"}, [][]string{{"red", "L"}, {"blue", "S"}, {"red", "M"}})
-	if err != nil {
-		t.Fatal(err)
-	}
-	want := []string{"color=blue", "color=red", "size=L", "size=M", "size=S"}
-	if got := enc.FeatureNames(); !reflect.DeepEqual(got, want) {
-		t.Fatalf("FeatureNames = %v, want %v", got, want)
-	}
-	dst := make([]float64, enc.Width())
-	if err := enc.Encode(dst, []string{"red", "S"}); err != nil {
-		t.Fatal(err)
-	}
-	if want := []float64{0, 1, 0, 0, 1}; !reflect.DeepEqual(dst, want) {
-		t.Errorf("Encode = %v, want %v", dst, want)
-	}
-	if err := enc.Encode(dst, []string{"green", "S"}); !errors.Is(err, ErrUnknownCategory) {
-		t.Errorf("unknown category: err = %v", err)
-	}
-	if err := enc.Encode(dst, []string{"red"}); err == nil {
-		t.Error("short row: no error")
-	}
-	if _, err := FitOneHot([]string{"a"}, [][]string{{"x", "y"}}); err == nil {
-		t.Error("ragged fit rows: no error")
-	}
-}
-
 func TestLoadAdultReal(t *testing.T) {
 	dir := realDatasetDir(t, "adult")
 	ds, err := LoadAdult(dir, AdultOptions{})
@@ -263,25 +238,25 @@ func TestAdultPaperPipelineReal(t *testing.T) {
 		t.Fatal(err)
 	}
 	start := time.Now()
-	reduced, _, err := ReduceSVD(ds, nil, 32, 10, 4, 1)
+	reduced, _, err := preprocess.ReduceSVD(ds, nil, 32, 10, 4, 1)
 	if err != nil {
 		t.Fatal(err)
 	}
 	t.Logf("truncated SVD of %d x %d to 32: %v", ds.X.RawMatrix().Rows, ds.X.RawMatrix().Cols, time.Since(start))
-	train, test, err := Split(reduced, 0.2, 1, false)
+	train, test, err := datasets.Split(reduced, 0.2, 1, false)
 	if err != nil {
 		t.Fatal(err)
 	}
-	std, err := FitStandardizer(train.X)
+	std, err := preprocess.FitStandardizer(train.X)
 	if err != nil {
 		t.Fatal(err)
 	}
-	for _, part := range []*Dataset{train, test} {
+	for _, part := range []*datasets.Dataset{train, test} {
 		s, err := std.Transform(part)
 		if err != nil {
 			t.Fatal(err)
 		}
-		u, err := UnitBallWithBias(s)
+		u, err := preprocess.UnitBallWithBias(s)
 		if err != nil {
 			t.Fatal(err)
 		}

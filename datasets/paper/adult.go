@@ -1,21 +1,25 @@
-package datasets
+package paper
 
 import (
 	"bufio"
+	"context"
 	"fmt"
 	"io"
 	"math"
+	"net/http"
 	"os"
 	"path/filepath"
 	"strconv"
 	"strings"
 
+	"github.com/stabpriv/stabpriv/datasets"
+	"github.com/stabpriv/stabpriv/datasets/fetch"
 	"gonum.org/v1/gonum/mat"
 )
 
 // ErrAdultFormat is returned (wrapped, with the file and line) for a
-// malformed record of the UCI Adult files. It wraps ErrFormat.
-var ErrAdultFormat = fmt.Errorf("%w: Adult record", ErrFormat)
+// malformed record of the UCI Adult files. It wraps datasets.ErrFormat.
+var ErrAdultFormat = fmt.Errorf("%w: Adult record", datasets.ErrFormat)
 
 // Names of the UCI Adult files LoadAdult reads from its directory.
 const (
@@ -155,7 +159,7 @@ func readAdult(r io.Reader, name string, keepMissing bool) (adultPart, error) {
 // concatenated (adult.data's rows first), the layout of the stability-privacy
 // paper's protocol, which then draws its own 80/20 splits. See LoadAdultSplit
 // for the encoding.
-func LoadAdult(dir string, opts AdultOptions) (*Dataset, error) {
+func LoadAdult(dir string, opts AdultOptions) (*datasets.Dataset, error) {
 	parts, err := loadAdultParts(dir, opts)
 	if err != nil {
 		return nil, err
@@ -169,11 +173,11 @@ func LoadAdult(dir string, opts AdultOptions) (*Dataset, error) {
 // The encoding: the six numeric attributes (age, fnlwgt, education-num,
 // capital-gain, capital-loss, hours-per-week) are kept as they are, first, in
 // that order; the eight categorical attributes follow one-hot encoded
-// (OneHotEncoder: sorted categories, fitted on both files together, all
+// (datasets.OneHotEncoder: sorted categories, fitted on both files together, all
 // categories kept). Labels: >50K is +1, <=50K is -1, Classes is
 // {"<=50K", ">50K"}. No scaling is done: standardize and clip rows to the
 // unit ball downstream.
-func LoadAdultSplit(dir string, opts AdultOptions) (train, test *Dataset, err error) {
+func LoadAdultSplit(dir string, opts AdultOptions) (train, test *datasets.Dataset, err error) {
 	parts, err := loadAdultParts(dir, opts)
 	if err != nil {
 		return nil, nil, err
@@ -194,7 +198,7 @@ func loadAdultParts(dir string, opts AdultOptions) ([]adultPart, error) {
 	for _, name := range []string{AdultTrainFile, AdultTestFile} {
 		f, err := os.Open(filepath.Join(dir, name))
 		if err != nil {
-			return nil, fmt.Errorf("datasets: Adult: %w", err)
+			return nil, fmt.Errorf("paper: Adult: %w", err)
 		}
 		p, err := readAdult(f, name, opts.KeepMissing)
 		f.Close()
@@ -208,7 +212,7 @@ func loadAdultParts(dir string, opts AdultOptions) ([]adultPart, error) {
 
 // buildAdult encodes the records of parts into one data set. The one-hot
 // encoder is fitted on fitParts (all of parts when none is given).
-func buildAdult(parts []adultPart, opts AdultOptions, fitParts ...adultPart) (*Dataset, error) {
+func buildAdult(parts []adultPart, opts AdultOptions, fitParts ...adultPart) (*datasets.Dataset, error) {
 	if len(fitParts) == 0 {
 		fitParts = parts
 	}
@@ -227,7 +231,7 @@ func buildAdult(parts []adultPart, opts AdultOptions, fitParts ...adultPart) (*D
 			catRows = append(catRows, p.records[i].cat[:])
 		}
 	}
-	enc, err := FitOneHot(catNames, catRows)
+	enc, err := datasets.FitOneHot(catNames, catRows)
 	if err != nil {
 		return nil, err
 	}
@@ -266,11 +270,54 @@ func buildAdult(parts []adultPart, opts AdultOptions, fitParts ...adultPart) (*D
 	}
 	notes = append(notes, fmt.Sprintf("adult: %d numeric columns as-is, %d categorical columns one-hot (sorted categories fitted on %s and %s together): %d features",
 		adultNumericCols, adultCatCols, AdultTrainFile, AdultTestFile, d))
-	return &Dataset{
+	return &datasets.Dataset{
 		X:        x,
 		Y:        y,
 		Features: append(numNames, enc.FeatureNames()...),
 		Classes:  []string{AdultNegative, AdultPositive},
 		Notes:    notes,
 	}, nil
+}
+
+// The canonical sources of the UCI Adult files.
+var (
+	// AdultDataSource is UCI Adult's training file (32,561 records).
+	AdultDataSource = fetch.Source{
+		Name:   "adult.data",
+		URL:    "https://archive.ics.uci.edu/ml/machine-learning-databases/adult/adult.data",
+		SHA256: "5b00264637dbfec36bdeaab5676b0b309ff9eb788d63554ca0a249491c86603d",
+	}
+	// AdultTestSource is UCI Adult's test file (16,281 records).
+	AdultTestSource = fetch.Source{
+		Name:   "adult.test",
+		URL:    "https://archive.ics.uci.edu/ml/machine-learning-databases/adult/adult.test",
+		SHA256: "a2a9044bc167a35b2361efbabec64e89d69ce82d9790d2980119aac5fd7e9c05",
+	}
+)
+
+// FetchAdult downloads adult.data and adult.test (verified against their
+// recorded SHA-256) into dir, ready for LoadAdult(dir, ...).
+func FetchAdult(ctx context.Context, dir string, client *http.Client) error {
+	for _, s := range []fetch.Source{AdultDataSource, AdultTestSource} {
+		if _, err := s.Fetch(ctx, dir, "", client); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// adult is UCI Adult in the registry.
+var adult = DataSet{
+	Name:   "adult",
+	Title:  "UCI Adult (income > 50K): 45,222 rows without missing values, 6 numeric and 8 one-hot categorical attributes",
+	Dir:    "adult",
+	Marker: AdultTrainFile,
+	Load:   func(dir string) (*datasets.Dataset, error) { return LoadAdult(dir, AdultOptions{}) },
+	Fetch: func(ctx context.Context, dir string, client *http.Client) (string, error) {
+		return dir, FetchAdult(ctx, dir, client)
+	},
+	Sources: []fetch.Source{AdultDataSource, AdultTestSource},
+	// 7 values log-spaced from 1e-4 to 1e-2, a third of a decade apart,
+	// which brackets the best lambda of every eps in 0.1..5.
+	Lambdas: []float64{1e-4, 2.1544e-4, 4.6416e-4, 1e-3, 2.1544e-3, 4.6416e-3, 1e-2},
 }

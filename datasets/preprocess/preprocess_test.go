@@ -1,4 +1,4 @@
-package datasets
+package preprocess
 
 import (
 	"errors"
@@ -8,6 +8,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/stabpriv/stabpriv/datasets"
 	"gonum.org/v1/gonum/mat"
 )
 
@@ -38,11 +39,11 @@ func TestStandardizer(t *testing.T) {
 	if x.At(0, 0) != 1 {
 		t.Error("Apply modified its input")
 	}
-	if _, err := s.Apply(mat.NewDense(1, 2, nil)); !errors.Is(err, ErrInvalid) {
+	if _, err := s.Apply(mat.NewDense(1, 2, nil)); !errors.Is(err, datasets.ErrInvalid) {
 		t.Errorf("column mismatch: error %v", err)
 	}
 	for _, bad := range []mat.Matrix{nil, mat.NewDense(1, 1, []float64{math.NaN()}), mat.NewDense(1, 1, []float64{math.Inf(-1)})} {
-		if _, err := FitStandardizer(bad); !errors.Is(err, ErrInvalid) {
+		if _, err := FitStandardizer(bad); !errors.Is(err, datasets.ErrInvalid) {
 			t.Errorf("FitStandardizer(%v): error %v", bad, err)
 		}
 	}
@@ -52,15 +53,15 @@ func TestStandardizer(t *testing.T) {
 // rows only: changing the test rows changes neither the statistics nor the
 // transformed training rows, and the transformed test rows are not centred.
 func TestStandardizerNoLeak(t *testing.T) {
-	ds, err := Default()
+	ds, err := datasets.Default()
 	if err != nil {
 		t.Fatal(err)
 	}
-	train, test, err := Split(ds, 0.2, 1, true)
+	train, test, err := datasets.Split(ds, 0.2, 1, true)
 	if err != nil {
 		t.Fatal(err)
 	}
-	fit := func(train, test *Dataset) (*Standardizer, *Dataset, *Dataset) {
+	fit := func(train, test *datasets.Dataset) (*Standardizer, *datasets.Dataset, *datasets.Dataset) {
 		s, err := FitStandardizer(train.X)
 		if err != nil {
 			t.Fatal(err)
@@ -77,7 +78,7 @@ func TestStandardizerNoLeak(t *testing.T) {
 	}
 	s1, tr1, te1 := fit(train, test)
 	// Shift every test column by 100 training standard deviations.
-	shifted := cloneMeta(test)
+	shifted := test.WithData(nil, nil)
 	shifted.X, shifted.Y = mat.DenseCopyOf(test.X), test.Y
 	m, d := shifted.X.Dims()
 	for i := 0; i < m; i++ {
@@ -134,10 +135,10 @@ func TestAddBias(t *testing.T) {
 	if !strings.Contains(b.Notes[len(b.Notes)-1], "kappa") {
 		t.Errorf("note %q", b.Notes)
 	}
-	if _, err := AddBias(b, 1); !errors.Is(err, ErrInvalid) {
+	if _, err := AddBias(b, 1); !errors.Is(err, datasets.ErrInvalid) {
 		t.Errorf("second bias: error %v", err)
 	}
-	if _, err := AddBias(ds, math.NaN()); !errors.Is(err, ErrInvalid) {
+	if _, err := AddBias(ds, math.NaN()); !errors.Is(err, datasets.ErrInvalid) {
 		t.Errorf("NaN bias: error %v", err)
 	}
 }
@@ -172,11 +173,11 @@ func TestScaleRows(t *testing.T) {
 		}
 	}
 	for _, k := range []float64{0, -1, math.NaN(), math.Inf(1), 1e-300} {
-		if _, err := ScaleRows(mat.NewDense(1, 1, []float64{1}), k); !errors.Is(err, ErrInvalid) {
+		if _, err := ScaleRows(mat.NewDense(1, 1, []float64{1}), k); !errors.Is(err, datasets.ErrInvalid) {
 			t.Errorf("kappa %v: error %v", k, err)
 		}
 	}
-	if _, err := ScaleRows(mat.NewDense(1, 2, []float64{1, math.NaN()}), 1); !errors.Is(err, ErrInvalid) {
+	if _, err := ScaleRows(mat.NewDense(1, 2, []float64{1, math.NaN()}), 1); !errors.Is(err, datasets.ErrInvalid) {
 		t.Errorf("NaN row: error %v", err)
 	}
 }
@@ -194,12 +195,12 @@ func TestUnitBallWithBias(t *testing.T) {
 		}
 	}
 	x.SetRow(0, []float64{0.1, 0.2, 0, 0, 0, 0, 0}) // inside: mapped exactly
-	ds := &Dataset{X: x, Y: make([]float64, n), Features: []string{"a", "b", "c", "d", "e", "f", "g"}}
+	ds := &datasets.Dataset{X: x, Y: make([]float64, n), Features: []string{"a", "b", "c", "d", "e", "f", "g"}}
 	out, err := UnitBallWithBias(ds)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, dd := out.X.Dims(); dd != d+1 || out.Features[d] != BiasFeature {
+	if _, dd := out.X.Dims(); dd != d+1 || out.Features[d] != datasets.BiasFeature {
 		t.Fatalf("got %d columns, names %q", dd, out.Features)
 	}
 	for i := 0; i < n; i++ {
@@ -221,7 +222,7 @@ func TestUnitBallWithBias(t *testing.T) {
 	if x.At(0, 0) != 0.1 {
 		t.Error("UnitBallWithBias modified its input")
 	}
-	if _, err := UnitBallWithBias(out); !errors.Is(err, ErrInvalid) {
+	if _, err := UnitBallWithBias(out); !errors.Is(err, datasets.ErrInvalid) {
 		t.Errorf("second bias: error %v", err)
 	}
 }
@@ -229,17 +230,17 @@ func TestUnitBallWithBias(t *testing.T) {
 // TestEmptyDataset checks that every step rejects a data set without rows
 // instead of panicking in gonum.
 func TestEmptyDataset(t *testing.T) {
-	empty := &Dataset{X: &mat.Dense{}}
+	empty := &datasets.Dataset{X: &mat.Dense{}}
 	steps := map[string]func() error{
-		"Split":            func() error { _, _, err := Split(empty, 0.5, 1, false); return err },
+		"Split":            func() error { _, _, err := datasets.Split(empty, 0.5, 1, false); return err },
 		"AddBias":          func() error { _, err := AddBias(empty, 1); return err },
 		"UnitBallWithBias": func() error { _, err := UnitBallWithBias(empty); return err },
 		"Transform":        func() error { _, err := (&Standardizer{}).Transform(empty); return err },
 		"FitStandardizer":  func() error { _, err := FitStandardizer(&mat.Dense{}); return err },
 	}
 	for name, step := range steps {
-		if err := step(); !errors.Is(err, ErrInvalid) {
-			t.Errorf("%s: error %v, want ErrInvalid", name, err)
+		if err := step(); !errors.Is(err, datasets.ErrInvalid) {
+			t.Errorf("%s: error %v, want datasets.ErrInvalid", name, err)
 		}
 	}
 }
@@ -250,14 +251,14 @@ func TestEmptyDataset(t *testing.T) {
 // a nil test set is allowed, and a bad scale is refused.
 func TestPrepareUnitBall(t *testing.T) {
 	r := rand.New(rand.NewPCG(3, 4))
-	mk := func(n int, shift float64) *Dataset {
+	mk := func(n int, shift float64) *datasets.Dataset {
 		X := mat.NewDense(n, 4, nil)
 		for i := 0; i < n; i++ {
 			for j := 0; j < 4; j++ {
 				X.Set(i, j, 10*r.NormFloat64()+shift)
 			}
 		}
-		return &Dataset{X: X, Y: make([]float64, n), Features: []string{"a", "b", "c", "d"}}
+		return &datasets.Dataset{X: X, Y: make([]float64, n), Features: []string{"a", "b", "c", "d"}}
 	}
 	train, test := mk(50, 0), mk(20, 0)
 	moved := mat.DenseCopyOf(test.X)
@@ -267,14 +268,14 @@ func TestPrepareUnitBall(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	tr2, _, _, err := PrepareUnitBall(train, &Dataset{X: moved, Y: test.Y, Features: test.Features}, UnitBallOptions{})
+	tr2, _, _, err := PrepareUnitBall(train, &datasets.Dataset{X: moved, Y: test.Y, Features: test.Features}, UnitBallOptions{})
 	if err != nil {
 		t.Fatal(err)
 	}
 	if !mat.Equal(tr1.X, tr2.X) {
 		t.Error("the training rows depend on the test rows")
 	}
-	for _, ds := range []*Dataset{tr1, te1} {
+	for _, ds := range []*datasets.Dataset{tr1, te1} {
 		n, _ := ds.X.Dims()
 		for i := 0; i < n; i++ {
 			if nrm := mat.Norm(ds.X.RowView(i), 2); nrm > 1 {
@@ -307,8 +308,8 @@ func TestPrepareUnitBall(t *testing.T) {
 	}
 
 	for _, bad := range []float64{-1, math.NaN(), math.Inf(1)} {
-		if _, _, _, err := PrepareUnitBall(train, test, UnitBallOptions{RowScale: bad}); !errors.Is(err, ErrInvalid) {
-			t.Errorf("row scale %v: error %v, want ErrInvalid", bad, err)
+		if _, _, _, err := PrepareUnitBall(train, test, UnitBallOptions{RowScale: bad}); !errors.Is(err, datasets.ErrInvalid) {
+			t.Errorf("row scale %v: error %v, want datasets.ErrInvalid", bad, err)
 		}
 	}
 }
@@ -336,4 +337,18 @@ func TestStandardizerHugeEntries(t *testing.T) {
 	if v := z.At(2, 0); math.Abs(v-math.Sqrt2) > 1e-12 {
 		t.Errorf("standardized X[2,0] = %v, want sqrt(2)", v)
 	}
+}
+
+// toy returns n rows x_i = i with the first nPos labelled +1.
+func toy(n, nPos int) *datasets.Dataset {
+	x := mat.NewDense(n, 1, nil)
+	y := make([]float64, n)
+	for i := range y {
+		x.Set(i, 0, float64(i))
+		y[i] = -1
+		if i < nPos {
+			y[i] = 1
+		}
+	}
+	return &datasets.Dataset{X: x, Y: y, Features: []string{"id"}, Classes: []string{"neg", "pos"}}
 }

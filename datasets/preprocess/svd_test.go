@@ -1,4 +1,4 @@
-package datasets
+package preprocess
 
 import (
 	"errors"
@@ -8,6 +8,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/stabpriv/stabpriv/datasets"
 	"gonum.org/v1/gonum/mat"
 )
 
@@ -215,9 +216,9 @@ func TestReduceSVD(t *testing.T) {
 	for i := range y {
 		y[i] = float64(i%2*2 - 1)
 	}
-	ds := &Dataset{X: x, Y: y, Features: make([]string, 8), Classes: []string{"a", "b"}, Notes: []string{"loaded"}}
-	train := &Dataset{X: mat.DenseCopyOf(x.Slice(0, 20, 0, 8)), Y: y[:20], Classes: ds.Classes}
-	test := &Dataset{X: mat.DenseCopyOf(x.Slice(20, 30, 0, 8)), Y: y[20:], Classes: ds.Classes}
+	ds := &datasets.Dataset{X: x, Y: y, Features: make([]string, 8), Classes: []string{"a", "b"}, Notes: []string{"loaded"}}
+	train := &datasets.Dataset{X: mat.DenseCopyOf(x.Slice(0, 20, 0, 8)), Y: y[:20], Classes: ds.Classes}
+	test := &datasets.Dataset{X: mat.DenseCopyOf(x.Slice(20, 30, 0, 8)), Y: y[20:], Classes: ds.Classes}
 
 	tr, te, err := ReduceSVD(train, test, 3, 4, 2, 5)
 	if err != nil {
@@ -252,7 +253,7 @@ func TestReduceSVD(t *testing.T) {
 	if _, _, err := ReduceSVD(nil, nil, 1, 0, 0, 0); !errors.Is(err, ErrSVD) {
 		t.Errorf("nil train: err = %v", err)
 	}
-	if _, _, err := ReduceSVD(train, &Dataset{X: mat.NewDense(2, 3, nil)}, 1, 0, 0, 0); !errors.Is(err, ErrSVD) {
+	if _, _, err := ReduceSVD(train, &datasets.Dataset{X: mat.NewDense(2, 3, nil)}, 1, 0, 0, 0); !errors.Is(err, ErrSVD) {
 		t.Errorf("test with other columns: err = %v", err)
 	}
 }

@@ -1,4 +1,4 @@
-package datasets
+package paper
 
 import (
 	"errors"
@@ -8,6 +8,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/stabpriv/stabpriv/datasets/preprocess"
 	"gonum.org/v1/gonum/mat"
 )
 
@@ -61,7 +62,7 @@ func TestLoadLastFMGraphFeatures(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	want, _, err := TruncatedSVD(adj, 2, lastfmOversample, lastfmPowerIters, 4)
+	want, _, err := preprocess.TruncatedSVD(adj, 2, lastfmOversample, lastfmPowerIters, 4)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -129,7 +130,7 @@ func TestLoadLastFMErrors(t *testing.T) {
 		{name: "no artists", files: map[string]string{LastFMEdgesFile: lastfmSmallEdges, LastFMTargetFile: lastfmSmallTarget, LastFMFeaturesFile: "{}"}, want: ErrLastFMFormat},
 		{name: "no edges file", files: map[string]string{LastFMTargetFile: lastfmSmallTarget}, want: os.ErrNotExist},
 		{name: "no target file", files: map[string]string{LastFMEdgesFile: lastfmSmallEdges}, want: os.ErrNotExist},
-		{name: "too many components", files: map[string]string{LastFMEdgesFile: lastfmSmallEdges, LastFMTargetFile: lastfmSmallTarget}, want: ErrSVD},
+		{name: "too many components", files: map[string]string{LastFMEdgesFile: lastfmSmallEdges, LastFMTargetFile: lastfmSmallTarget}, want: preprocess.ErrSVD},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
@@ -170,18 +171,18 @@ func TestSparseRowMatrix(t *testing.T) {
 		}
 	}
 	got := mat.NewDense(r, l, nil)
-	s.mulTo(got, b)
+	s.MulTo(got, b)
 	var want mat.Dense
 	want.Mul(dense, b)
 	if !mat.EqualApprox(got, &want, 1e-12) {
-		t.Error("mulTo differs from the dense product")
+		t.Error("MulTo differs from the dense product")
 	}
 	gotT := mat.NewDense(c, l, nil)
-	s.mulTransTo(gotT, bt)
+	s.MulTransTo(gotT, bt)
 	var wantT mat.Dense
 	wantT.Mul(dense.T(), bt)
 	if !mat.EqualApprox(gotT, &wantT, 1e-12) {
-		t.Error("mulTransTo differs from the dense product")
+		t.Error("MulTransTo differs from the dense product")
 	}
 	var sq mat.Dense
 	sq.Mul(dense, dense.T())

@@ -1,22 +1,26 @@
-package datasets
+package paper
 
 import (
+	"context"
 	"encoding/csv"
 	"encoding/json"
 	"fmt"
 	"io"
+	"net/http"
 	"os"
 	"path/filepath"
 	"sort"
 	"strconv"
 	"strings"
 
-	"gonum.org/v1/gonum/mat"
+	"github.com/stabpriv/stabpriv/datasets"
+	"github.com/stabpriv/stabpriv/datasets/fetch"
+	"github.com/stabpriv/stabpriv/datasets/preprocess"
 )
 
 // ErrLastFMFormat is returned (wrapped, with details) for malformed LastFM
-// Asia files. It wraps ErrFormat.
-var ErrLastFMFormat = fmt.Errorf("%w: LastFM Asia", ErrFormat)
+// Asia files. It wraps datasets.ErrFormat.
+var ErrLastFMFormat = fmt.Errorf("%w: LastFM Asia", datasets.ErrFormat)
 
 // Names of the SNAP LastFM Asia files LoadLastFM reads from its directory.
 const (
@@ -65,10 +69,10 @@ type LastFMOptions struct {
 // artist id); otherwise, as in the offline copy, features derived from the
 // graph: each node's adjacency row (and, with TwoHop, its row of A^2),
 // and a Note says so. Either way the sparse rows are reduced by a randomized
-// truncated SVD (FitTruncatedSVD, oversampling 10, 4 power iterations) to
+// truncated SVD (preprocess.FitTruncatedSVD, oversampling 10, 4 power iterations) to
 // Components columns, fitted on all nodes (transductive, as in the paper's
 // protocol).
-func LoadLastFM(dir string, opts LastFMOptions) (*Dataset, error) {
+func LoadLastFM(dir string, opts LastFMOptions) (*datasets.Dataset, error) {
 	k := opts.Components
 	if k == 0 {
 		k = DefaultLastFMComponents
@@ -86,11 +90,11 @@ func LoadLastFM(dir string, opts LastFMOptions) (*Dataset, error) {
 	for i, t := range targets {
 		names[i] = strconv.Itoa(t)
 	}
-	y, classes, err := encodeClassNames(names, "")
+	y, classes, err := datasets.EncodeClasses(names, "")
 	if err != nil {
 		return nil, fmt.Errorf("%w: %s: %w", ErrLastFMFormat, LastFMTargetFile, err)
 	}
-	ds := &Dataset{Y: y, Classes: classes}
+	ds := &datasets.Dataset{Y: y, Classes: classes}
 
 	var (
 		feats  *sparseRowMatrix
@@ -103,7 +107,7 @@ func LoadLastFM(dir string, opts LastFMOptions) (*Dataset, error) {
 	if useArtists {
 		f, err := os.Open(artistsPath)
 		if err != nil {
-			return nil, fmt.Errorf("datasets: LastFM: %w", err)
+			return nil, fmt.Errorf("paper: LastFM: %w", err)
 		}
 		feats, fnames, err = readLastFMArtists(f, index)
 		f.Close()
@@ -147,9 +151,9 @@ func LoadLastFM(dir string, opts LastFMOptions) (*Dataset, error) {
 		ds.Notes = append(ds.Notes, fmt.Sprintf("lastfm: %d raw %s columns, no SVD", len(fnames), what))
 		return ds, nil
 	}
-	x, proj, err := TruncatedSVD(feats, k, lastfmOversample, lastfmPowerIters, opts.Seed)
+	x, proj, err := preprocess.TruncatedSVD(feats, k, lastfmOversample, lastfmPowerIters, opts.Seed)
 	if err != nil {
-		return nil, fmt.Errorf("datasets: LastFM: %w", err)
+		return nil, fmt.Errorf("paper: LastFM: %w", err)
 	}
 	ds.X = x
 	ds.Features = proj.FeatureNames("svd")
@@ -163,7 +167,7 @@ func readLastFMFile[T any](path string, parse func(io.Reader) (T, error)) (T, er
 	var zero T
 	f, err := os.Open(path)
 	if err != nil {
-		return zero, fmt.Errorf("datasets: LastFM: %w", err)
+		return zero, fmt.Errorf("paper: LastFM: %w", err)
 	}
 	defer f.Close()
 	v, err := parse(f)
@@ -288,144 +292,56 @@ func readLastFMArtists(r io.Reader, index map[int]int) (*sparseRowMatrix, []stri
 	return newSparseIndicator(len(artists), rows), names, nil
 }
 
-// sparseRowMatrix is a compressed-sparse-row matrix. It implements
-// mat.Matrix (At is a binary search) and the fast products of svdOperator.
-type sparseRowMatrix struct {
-	rows, cols int
-	indptr     []int // row i holds entries indptr[i]:indptr[i+1]
-	indices    []int // column of each entry, increasing within a row
-	data       []float64
+// The canonical source of the SNAP LastFM Asia files.
+var (
+	// LastFMSource is SNAP's LastFM Asia archive (edges, target and the
+	// artist-likes JSON). No SHA-256 of the archive is recorded here: pass
+	// one to FetchLastFM (the sums of the extracted edges and target files
+	// are LastFMEdgesSHA256 and LastFMTargetSHA256).
+	LastFMSource = fetch.Source{
+		Name: "lastfm_asia.zip",
+		URL:  "https://snap.stanford.edu/data/lastfm_asia.zip",
+	}
+)
+
+// SHA-256 sums of the extracted LastFM Asia files.
+const (
+	LastFMEdgesSHA256  = "548eacff61bff564ab5007831fa4a7a30e1a3956075ffd24e43310ed33555842"
+	LastFMTargetSHA256 = "91f19215f6eca8321feec038bd32900cf13fd4f7e041a9976cf202807c72ac16"
+)
+
+// FetchLastFM downloads the SNAP LastFM Asia archive into cacheDir, verified
+// against zipSHA256 (required: no sum of the archive is recorded), extracts
+// its edges, target and artist-likes files, and returns the directory that
+// holds them, ready for LoadLastFM.
+func FetchLastFM(ctx context.Context, cacheDir, zipSHA256 string, client *http.Client) (string, error) {
+	if zipSHA256 == "" {
+		return "", fmt.Errorf("%w: FetchLastFM needs the archive's SHA-256", fetch.ErrNoChecksum)
+	}
+	archive, err := LastFMSource.Fetch(ctx, cacheDir, zipSHA256, client)
+	if err != nil {
+		return "", err
+	}
+	written, err := fetch.ExtractZip(archive, cacheDir, LastFMEdgesFile, LastFMTargetFile, LastFMFeaturesFile)
+	if err != nil {
+		return "", err
+	}
+	return fetch.MemberDir(written, LastFMEdgesFile, LastFMTargetFile)
 }
 
-// newSparseIndicator returns the 0/1 matrix whose row i has ones in the
-// columns listed in rows[i] (duplicates count once).
-func newSparseIndicator(cols int, rows [][]int) *sparseRowMatrix {
-	m := &sparseRowMatrix{rows: len(rows), cols: cols, indptr: make([]int, 1, len(rows)+1)}
-	for _, r := range rows {
-		sort.Ints(r)
-		for k, c := range r {
-			if k > 0 && c == r[k-1] {
-				continue
-			}
-			m.indices = append(m.indices, c)
-			m.data = append(m.data, 1)
-		}
-		m.indptr = append(m.indptr, len(m.indices))
-	}
-	return m
-}
-
-// newAdjacency returns the symmetric 0/1 adjacency matrix of an undirected
-// graph on n nodes (repeated edges count once; a self-loop sets the
-// diagonal).
-func newAdjacency(n int, edges [][2]int) *sparseRowMatrix {
-	rows := make([][]int, n)
-	for _, e := range edges {
-		rows[e[0]] = append(rows[e[0]], e[1])
-		if e[0] != e[1] {
-			rows[e[1]] = append(rows[e[1]], e[0])
-		}
-	}
-	return newSparseIndicator(n, rows)
-}
-
-func (m *sparseRowMatrix) Dims() (int, int) { return m.rows, m.cols }
-
-func (m *sparseRowMatrix) At(i, j int) float64 {
-	if i < 0 || i >= m.rows || j < 0 || j >= m.cols {
-		panic(mat.ErrIndexOutOfRange)
-	}
-	row := m.indices[m.indptr[i]:m.indptr[i+1]]
-	k := sort.SearchInts(row, j)
-	if k < len(row) && row[k] == j {
-		return m.data[m.indptr[i]+k]
-	}
-	return 0
-}
-
-func (m *sparseRowMatrix) T() mat.Matrix { return mat.Transpose{Matrix: m} }
-
-func (m *sparseRowMatrix) mulTo(dst, b *mat.Dense) {
-	dst.Zero()
-	for i := range m.rows {
-		out := dst.RawRowView(i)
-		for k := m.indptr[i]; k < m.indptr[i+1]; k++ {
-			v, in := m.data[k], b.RawRowView(m.indices[k])
-			for c := range out {
-				out[c] += v * in[c]
-			}
-		}
-	}
-}
-
-func (m *sparseRowMatrix) mulTransTo(dst, b *mat.Dense) {
-	dst.Zero()
-	for i := range m.rows {
-		in := b.RawRowView(i)
-		for k := m.indptr[i]; k < m.indptr[i+1]; k++ {
-			v, out := m.data[k], dst.RawRowView(m.indices[k])
-			for c := range out {
-				out[c] += v * in[c]
-			}
-		}
-	}
-}
-
-// mulSparse returns the sparse product m o (m.cols == o.rows).
-func (m *sparseRowMatrix) mulSparse(o *sparseRowMatrix) *sparseRowMatrix {
-	p := &sparseRowMatrix{rows: m.rows, cols: o.cols, indptr: make([]int, 1, m.rows+1)}
-	acc := make([]float64, o.cols)
-	var touched []int
-	for i := range m.rows {
-		touched = touched[:0]
-		for k := m.indptr[i]; k < m.indptr[i+1]; k++ {
-			j, v := m.indices[k], m.data[k]
-			for kk := o.indptr[j]; kk < o.indptr[j+1]; kk++ {
-				c := o.indices[kk]
-				if acc[c] == 0 {
-					touched = append(touched, c)
-				}
-				acc[c] += v * o.data[kk]
-			}
-		}
-		sort.Ints(touched)
-		for _, c := range touched {
-			if acc[c] != 0 {
-				p.indices = append(p.indices, c)
-				p.data = append(p.data, acc[c])
-			}
-			acc[c] = 0
-		}
-		p.indptr = append(p.indptr, len(p.indices))
-	}
-	return p
-}
-
-// hstackSparse returns [a | b] (a.rows == b.rows).
-func hstackSparse(a, b *sparseRowMatrix) *sparseRowMatrix {
-	h := &sparseRowMatrix{rows: a.rows, cols: a.cols + b.cols, indptr: make([]int, 1, a.rows+1)}
-	for i := range a.rows {
-		for k := a.indptr[i]; k < a.indptr[i+1]; k++ {
-			h.indices = append(h.indices, a.indices[k])
-			h.data = append(h.data, a.data[k])
-		}
-		for k := b.indptr[i]; k < b.indptr[i+1]; k++ {
-			h.indices = append(h.indices, a.cols+b.indices[k])
-			h.data = append(h.data, b.data[k])
-		}
-		h.indptr = append(h.indptr, len(h.indices))
-	}
-	return h
-}
-
-// toDense returns m as a dense matrix.
-func (m *sparseRowMatrix) toDense() *mat.Dense {
-	d := mat.NewDense(m.rows, m.cols, nil)
-	for i := range m.rows {
-		row := d.RawRowView(i)
-		for k := m.indptr[i]; k < m.indptr[i+1]; k++ {
-			row[m.indices[k]] = m.data[k]
-		}
-	}
-	return d
+// lastFM is SNAP's LastFM Asia in the registry.
+var lastFM = DataSet{
+	Name:   "lastfm",
+	Title:  "SNAP LastFM Asia: 7,624 users, 18 country classes, features reduced to 32 SVD components by the loader",
+	Dir:    "lastfm_asia",
+	Marker: LastFMTargetFile,
+	Load:   func(dir string) (*datasets.Dataset, error) { return LoadLastFM(dir, LastFMOptions{}) },
+	// No SHA-256 of the archive is recorded: FetchLastFM takes one.
+	Sources: []fetch.Source{LastFMSource},
+	// 6,099 training rows and an 18 x 33 softmax model: 7 values half a
+	// decade apart from 1e-4 to 1e-1.
+	Lambdas: []float64{1e-4, 3.1623e-4, 1e-3, 3.1623e-3, 1e-2, 3.1623e-2, 1e-1},
+	Reduced: true,
+	Notes: []string{"LastFM features: truncated SVD to 32 by the loader, fitted on all nodes (transductive, as in the paper); " +
+		"without the artist-likes file (the offline copy) they are derived from the graph's adjacency rows"},
 }

@@ -1,17 +1,18 @@
-package datasets
+package preprocess
 
 import (
 	"fmt"
 	"math"
 	"math/rand/v2"
 
+	"github.com/stabpriv/stabpriv/datasets"
 	"gonum.org/v1/gonum/floats"
 	"gonum.org/v1/gonum/mat"
 )
 
 // ErrSVD is returned (wrapped) for invalid truncated-SVD arguments or a
-// factorization that fails. It wraps ErrInvalid.
-var ErrSVD = fmt.Errorf("%w: truncated SVD", ErrInvalid)
+// factorization that fails. It wraps datasets.ErrInvalid.
+var ErrSVD = fmt.Errorf("%w: truncated SVD", datasets.ErrInvalid)
 
 // SVDProjection is a fitted truncated SVD: the top k right singular vectors
 // V_k (d x k, orthonormal columns) and the singular values. Transform
@@ -27,26 +28,28 @@ type SVDProjection struct {
 	Values []float64
 }
 
-// svdOperator is a matrix that can multiply dense blocks faster than the
+// Operator is a matrix that can multiply dense blocks faster than the
 // generic mat.Mul through At (a sparse matrix, for instance).
-type svdOperator interface {
+// FitTruncatedSVD and SVDProjection.Transform use these products when their
+// argument implements Operator; any other mat.Matrix goes through mat.Mul.
+type Operator interface {
 	Dims() (r, c int)
-	// mulTo sets dst (r x l) to the product of the matrix and b (c x l).
-	mulTo(dst, b *mat.Dense)
-	// mulTransTo sets dst (c x l) to the product of the transpose and b (r x l).
-	mulTransTo(dst, b *mat.Dense)
+	// MulTo sets dst (r x l) to the product of the matrix and b (c x l).
+	MulTo(dst, b *mat.Dense)
+	// MulTransTo sets dst (c x l) to the product of the transpose and b (r x l).
+	MulTransTo(dst, b *mat.Dense)
 }
 
-// matOperator adapts a gonum matrix to svdOperator.
+// matOperator adapts a gonum matrix to Operator.
 type matOperator struct{ m mat.Matrix }
 
 func (o matOperator) Dims() (int, int)             { return o.m.Dims() }
-func (o matOperator) mulTo(dst, b *mat.Dense)      { dst.Mul(o.m, b) }
-func (o matOperator) mulTransTo(dst, b *mat.Dense) { dst.Mul(o.m.T(), b) }
+func (o matOperator) MulTo(dst, b *mat.Dense)      { dst.Mul(o.m, b) }
+func (o matOperator) MulTransTo(dst, b *mat.Dense) { dst.Mul(o.m.T(), b) }
 
 // asSVDOperator returns the fast operator of X when it has one.
-func asSVDOperator(X mat.Matrix) svdOperator {
-	if op, ok := X.(svdOperator); ok {
+func asSVDOperator(X mat.Matrix) Operator {
+	if op, ok := X.(Operator); ok {
 		return op
 	}
 	return matOperator{X}
@@ -92,17 +95,17 @@ func FitTruncatedSVD(X mat.Matrix, k, oversample, powerIters int, seed uint64) (
 	}
 	y := mat.NewDense(n, l, nil)
 	z := mat.NewDense(d, l, nil)
-	op.mulTo(y, omega)
+	op.MulTo(y, omega)
 	orthonormalizeColumns(y)
 	for range powerIters {
-		op.mulTransTo(z, y)
+		op.MulTransTo(z, y)
 		orthonormalizeColumns(z)
-		op.mulTo(y, z)
+		op.MulTo(y, z)
 		orthonormalizeColumns(y)
 	}
 	// B = Q^T X is l x d; factor its transpose X^T Q (d x l), whose left
 	// singular vectors are the right singular vectors of B.
-	op.mulTransTo(z, y)
+	op.MulTransTo(z, y)
 	var svd mat.SVD
 	if !svd.Factorize(z, mat.SVDThin) {
 		return nil, fmt.Errorf("%w: the SVD of the projected matrix did not converge", ErrSVD)
@@ -138,7 +141,7 @@ func TruncatedSVD(X mat.Matrix, k, oversample, powerIters int, seed uint64) (*ma
 // ReduceSVD(all, nil, ...). Either way the projection is a statistic of the
 // data that is not privatized, and the Note says so. The inputs are not
 // modified.
-func ReduceSVD(train, test *Dataset, k, oversample, powerIters int, seed uint64) (trainOut, testOut *Dataset, err error) {
+func ReduceSVD(train, test *datasets.Dataset, k, oversample, powerIters int, seed uint64) (trainOut, testOut *datasets.Dataset, err error) {
 	if train == nil || train.X == nil || (test != nil && test.X == nil) {
 		return nil, nil, fmt.Errorf("%w: nil data set", ErrSVD)
 	}
@@ -149,7 +152,7 @@ func ReduceSVD(train, test *Dataset, k, oversample, powerIters int, seed uint64)
 	n, d := train.X.Dims()
 	note := fmt.Sprintf("features projected on the top %d right singular vectors of the %d x %d matrix it was fitted on "+
 		"(randomized truncated SVD, seed %d); the projection is not privatized and the privacy guarantee does not cover it", k, n, d, seed)
-	project := func(ds *Dataset) (*Dataset, error) {
+	project := func(ds *datasets.Dataset) (*datasets.Dataset, error) {
 		x, err := p.Transform(ds.X)
 		if err != nil {
 			return nil, err
@@ -192,7 +195,7 @@ func (p *SVDProjection) Transform(X mat.Matrix) (*mat.Dense, error) {
 		return nil, fmt.Errorf("%w: X has %d columns, the projection was fitted on %d", ErrSVD, d, vd)
 	}
 	out := mat.NewDense(n, k, nil)
-	op.mulTo(out, p.V)
+	op.MulTo(out, p.V)
 	return out, nil
 }
 

@@ -1,24 +1,28 @@
-package datasets
+package paper
 
 import (
 	"compress/gzip"
+	"context"
 	"encoding/csv"
 	"errors"
 	"fmt"
 	"io"
 	"math"
+	"net/http"
 	"os"
 	"path/filepath"
 	"strconv"
 	"strings"
 
+	"github.com/stabpriv/stabpriv/datasets"
+	"github.com/stabpriv/stabpriv/datasets/fetch"
 	"gonum.org/v1/gonum/mat"
 )
 
 // ErrTCGAFormat is returned (wrapped, with details) for malformed input in
 // the TCGA layout, including a sample without a label and a duplicate sample
-// id. It wraps ErrFormat.
-var ErrTCGAFormat = fmt.Errorf("%w: TCGA layout", ErrFormat)
+// id. It wraps datasets.ErrFormat.
+var ErrTCGAFormat = fmt.Errorf("%w: TCGA layout", datasets.ErrFormat)
 
 // Names of the files of the TCGA layout. LoadTCGA reads TCGADataFile, or
 // TCGADataFile+".gz" when the plain file is absent.
@@ -47,10 +51,10 @@ type TCGAOptions struct {
 // LoadTCGA reads a data set in the layout of the UCI "gene expression cancer
 // RNA-Seq" (TCGA PANCAN) files from dir: data.csv or data.csv.gz and
 // labels.csv. See ReadTCGA for the format and the label encoding.
-func LoadTCGA(dir string, opts TCGAOptions) (*Dataset, error) {
+func LoadTCGA(dir string, opts TCGAOptions) (*datasets.Dataset, error) {
 	lf, err := os.Open(filepath.Join(dir, TCGALabelsFile))
 	if err != nil {
-		return nil, fmt.Errorf("datasets: TCGA: %w", err)
+		return nil, fmt.Errorf("paper: TCGA: %w", err)
 	}
 	defer lf.Close()
 	df, err := os.Open(filepath.Join(dir, TCGADataFile))
@@ -58,7 +62,7 @@ func LoadTCGA(dir string, opts TCGAOptions) (*Dataset, error) {
 	if errors.Is(err, os.ErrNotExist) {
 		df, err = os.Open(filepath.Join(dir, TCGADataFile+".gz"))
 		if err != nil {
-			return nil, fmt.Errorf("datasets: TCGA: %w", err)
+			return nil, fmt.Errorf("paper: TCGA: %w", err)
 		}
 		gz, gerr := gzip.NewReader(df)
 		if gerr != nil {
@@ -68,7 +72,7 @@ func LoadTCGA(dir string, opts TCGAOptions) (*Dataset, error) {
 		defer gz.Close()
 		data = gz
 	} else if err != nil {
-		return nil, fmt.Errorf("datasets: TCGA: %w", err)
+		return nil, fmt.Errorf("paper: TCGA: %w", err)
 	}
 	defer df.Close()
 	return ReadTCGA(data, lf, opts)
@@ -85,7 +89,7 @@ func LoadTCGA(dir string, opts TCGAOptions) (*Dataset, error) {
 // them). With two classes the labels are -1/+1 (Classes sorted, the second
 // +1 unless Positive says otherwise); with more, class indices 0..K-1 in
 // sorted class order.
-func ReadTCGA(data, labels io.Reader, opts TCGAOptions) (*Dataset, error) {
+func ReadTCGA(data, labels io.Reader, opts TCGAOptions) (*datasets.Dataset, error) {
 	col := opts.LabelColumn
 	if col == "" {
 		col = DefaultTCGALabelColumn
@@ -106,11 +110,11 @@ func ReadTCGA(data, labels io.Reader, opts TCGAOptions) (*Dataset, error) {
 		}
 		names[i] = lab
 	}
-	y, classes, err := encodeClassNames(names, opts.Positive)
+	y, classes, err := datasets.EncodeClasses(names, opts.Positive)
 	if err != nil {
 		return nil, fmt.Errorf("%w: %w", ErrTCGAFormat, err)
 	}
-	ds := &Dataset{
+	ds := &datasets.Dataset{
 		X:        mat.NewDense(len(ids), len(genes), values),
 		Y:        y,
 		Features: genes,
@@ -219,4 +223,46 @@ func readTCGAData(r io.Reader) (ids, genes []string, values []float64, err error
 		return nil, nil, nil, fmt.Errorf("%w: %s has no samples", ErrTCGAFormat, TCGADataFile)
 	}
 	return ids, genes, values, nil
+}
+
+// TCGASource is UCI's "gene expression cancer RNA-Seq" archive (TCGA
+// PANCAN, 801 x 20,531, data.csv and labels.csv).
+var TCGASource = fetch.Source{
+	Name:   "TCGA-PANCAN-HiSeq-801x20531.tar.gz",
+	URL:    "https://archive.ics.uci.edu/ml/machine-learning-databases/00401/TCGA-PANCAN-HiSeq-801x20531.tar.gz",
+	SHA256: "e6ea3628f9656efa2d7cf382bf5a403e2cc214df3d90312b1928f5650b43a559",
+}
+
+// FetchTCGA downloads UCI's TCGA PANCAN archive into cacheDir (verified
+// against its recorded SHA-256), extracts data.csv and labels.csv, and
+// returns the directory that holds them, ready for LoadTCGA.
+func FetchTCGA(ctx context.Context, cacheDir string, client *http.Client) (string, error) {
+	archive, err := TCGASource.Fetch(ctx, cacheDir, "", client)
+	if err != nil {
+		return "", err
+	}
+	written, err := fetch.ExtractTarGz(archive, cacheDir, TCGADataFile, TCGALabelsFile)
+	if err != nil {
+		return "", err
+	}
+	return fetch.MemberDir(written, TCGADataFile, TCGALabelsFile)
+}
+
+// geneAll is the gene expression data set in the TCGA layout in the
+// registry: the offline stand-in for the paper's TCGA PANCAN (Bioconductor
+// ALL, 128 patients, B or T cell lineage), and TCGA PANCAN itself when the
+// folder holds it. Fetch downloads TCGA PANCAN (801 x 20,531, five tumour
+// types), the only one of the two with a canonical online source.
+var geneAll = DataSet{
+	Name:   "gene_all",
+	Title:  "gene expression in the UCI TCGA layout (data.csv or data.csv.gz, labels.csv)",
+	Dir:    "gene_all",
+	Marker: TCGALabelsFile,
+	Load:   func(dir string) (*datasets.Dataset, error) { return LoadTCGA(dir, TCGAOptions{}) },
+	Fetch: func(ctx context.Context, cacheDir string, client *http.Client) (string, error) {
+		return FetchTCGA(ctx, cacheDir, client)
+	},
+	Sources: []fetch.Source{TCGASource},
+	// About 100 training rows: 7 values half a decade apart from 1e-3 to 1.
+	Lambdas: []float64{1e-3, 3.1623e-3, 1e-2, 3.1623e-2, 1e-1, 3.1623e-1, 1},
 }

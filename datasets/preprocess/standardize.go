@@ -1,0 +1,125 @@
+package preprocess
+
+import (
+	"fmt"
+	"math"
+	"slices"
+
+	"github.com/stabpriv/stabpriv/datasets"
+	"gonum.org/v1/gonum/mat"
+)
+
+// Standardizer maps each feature column j to (x_j - Mean[j]) / Scale[j].
+//
+// Fit it on the training split only (FitStandardizer on the training rows),
+// then apply it to the training and test splits: statistics fitted on the
+// test rows would leak them into the model. Even so, the statistics are a
+// function of the training data that is released with the model and is not
+// covered by the privacy guarantee of the weights; Transform records this in
+// the Notes of the data set so that a certificate can list it.
+type Standardizer struct {
+	// Mean holds the column means of the fitted rows.
+	Mean []float64 `json:"mean"`
+	// Scale holds the column standard deviations (divided by n, as in
+	// scikit-learn), or 1 for a constant column.
+	Scale []float64 `json:"scale"`
+	// N is the number of rows the statistics were fitted on.
+	N int `json:"n"`
+}
+
+// FitStandardizer returns the column means and scales of X. A column is
+// constant when its standard deviation is at most 10 machine epsilons times
+// its largest absolute value (rounding noise of a constant column); its
+// scale is then 1, so it maps to (about) 0 instead of dividing by zero or
+// blowing rounding noise up to unit size. Errors wrap datasets.ErrInvalid: no rows,
+// or a NaN or infinite entry.
+func FitStandardizer(X mat.Matrix) (*Standardizer, error) {
+	if X == nil {
+		return nil, fmt.Errorf("%w: nil matrix", datasets.ErrInvalid)
+	}
+	n, d := X.Dims()
+	if n == 0 {
+		return nil, fmt.Errorf("%w: no rows to fit a standardizer on", datasets.ErrInvalid)
+	}
+	s := &Standardizer{Mean: make([]float64, d), Scale: make([]float64, d), N: n}
+	for j := 0; j < d; j++ {
+		var maxAbs float64
+		for i := 0; i < n; i++ {
+			v := X.At(i, j)
+			if math.IsNaN(v) || math.IsInf(v, 0) {
+				return nil, fmt.Errorf("%w: X[%d,%d] = %v", datasets.ErrInvalid, i, j, v)
+			}
+			maxAbs = math.Max(maxAbs, math.Abs(v))
+		}
+		// The sums run on the column divided by its largest magnitude, so
+		// that entries near the float64 range (above about 1e154 their
+		// squares overflow) give a finite mean and scale.
+		m := maxAbs
+		if m == 0 {
+			m = 1
+		}
+		var sum float64
+		for i := 0; i < n; i++ {
+			sum += X.At(i, j) / m
+		}
+		mean := sum / float64(n)
+		var ss float64
+		for i := 0; i < n; i++ {
+			r := X.At(i, j)/m - mean
+			ss += r * r
+		}
+		sd := math.Sqrt(ss/float64(n)) * m
+		mean *= m
+		if sd <= 10*eps*maxAbs || math.IsInf(sd, 0) {
+			sd = 1
+		}
+		s.Mean[j], s.Scale[j] = mean, sd
+	}
+	return s, nil
+}
+
+// eps is the machine epsilon of float64.
+const eps = 0x1p-52
+
+// Apply returns a new matrix holding X standardized. Errors wrap datasets.ErrInvalid:
+// a column count different from the fitted one, or a non-finite result.
+func (s *Standardizer) Apply(X mat.Matrix) (*mat.Dense, error) {
+	if X == nil {
+		return nil, fmt.Errorf("%w: nil matrix", datasets.ErrInvalid)
+	}
+	n, d := X.Dims()
+	if d != len(s.Mean) || d != len(s.Scale) {
+		return nil, fmt.Errorf("%w: standardizer fitted on %d columns applied to %d", datasets.ErrInvalid, len(s.Mean), d)
+	}
+	if n == 0 {
+		return &mat.Dense{}, nil
+	}
+	out := mat.NewDense(n, d, nil)
+	for i := 0; i < n; i++ {
+		for j := 0; j < d; j++ {
+			v := (X.At(i, j) - s.Mean[j]) / s.Scale[j]
+			if math.IsNaN(v) || math.IsInf(v, 0) {
+				return nil, fmt.Errorf("%w: standardized X[%d,%d] = %v", datasets.ErrInvalid, i, j, v)
+			}
+			out.Set(i, j, v)
+		}
+	}
+	return out, nil
+}
+
+// Transform returns a copy of ds with its features standardized and a note
+// saying that the statistics were fitted on s.N training rows without
+// privacy protection.
+func (s *Standardizer) Transform(ds *datasets.Dataset) (*datasets.Dataset, error) {
+	if err := ds.Validate(); err != nil {
+		return nil, err
+	}
+	x, err := s.Apply(ds.X)
+	if err != nil {
+		return nil, err
+	}
+	out := ds.WithData(x, slices.Clone(ds.Y))
+	out.Notes = append(out.Notes, fmt.Sprintf("features standardized with means and scales fitted on the training split (%d rows); "+
+		"these statistics are not privatized and the privacy guarantee does not cover them", s.N))
+	return out, nil
+}
