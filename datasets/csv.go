@@ -4,14 +4,13 @@ import (
 	"encoding/csv"
 	"fmt"
 	"io"
-	"math"
 	"os"
-	"strconv"
 	"strings"
 
 	"gonum.org/v1/gonum/mat"
 
 	"github.com/stabpriv/stabpriv/datasets/internal/dataerr"
+	"github.com/stabpriv/stabpriv/internal/check"
 	"github.com/stabpriv/stabpriv/losses"
 )
 
@@ -107,8 +106,8 @@ func ReadCSV(r io.Reader, opts CSVOptions) (*Dataset, error) {
 				lines = append(lines, line)
 				continue
 			}
-			v, err := strconv.ParseFloat(cell, 64)
-			if err != nil || math.IsNaN(v) || math.IsInf(v, 0) {
+			v, ok := check.ParseFinite(cell)
+			if !ok {
 				return nil, fmt.Errorf("%w: line %d, column %d (%q): %q is not a finite number", ErrFormat, line, j+1, header[j], cell)
 			}
 			feats = append(feats, v)
@@ -193,8 +192,8 @@ func encodeLabels(cells []string, lines []int, opts CSVOptions) ([]float64, []st
 	y := make([]float64, len(cells))
 	if opts.Task == losses.Regression {
 		for i, c := range cells {
-			v, err := strconv.ParseFloat(c, 64)
-			if err != nil || math.IsNaN(v) || math.IsInf(v, 0) {
+			v, ok := check.ParseFinite(c)
+			if !ok {
 				return nil, nil, "", fmt.Errorf("%w: line %d: label %q in column %q is not a finite number", ErrFormat, lines[i], c, opts.Label)
 			}
 			y[i] = v

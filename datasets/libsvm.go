@@ -4,11 +4,12 @@ import (
 	"bufio"
 	"fmt"
 	"io"
-	"math"
 	"strconv"
 	"strings"
 
 	"gonum.org/v1/gonum/mat"
+
+	"github.com/stabpriv/stabpriv/internal/check"
 )
 
 // ErrLibSVMFormat is returned (wrapped, with the line) for malformed LibSVM
@@ -83,8 +84,8 @@ func ReadLibSVM(r io.Reader, opts LibSVMOptions) (*Dataset, error) {
 		if len(toks) == 0 {
 			continue
 		}
-		label, err := strconv.ParseFloat(toks[0], 64)
-		if err != nil || math.IsNaN(label) || math.IsInf(label, 0) {
+		label, ok := check.ParseFinite(toks[0])
+		if !ok {
 			return nil, fmt.Errorf("%w: line %d: label %q is not a finite number", ErrLibSVMFormat, line, toks[0])
 		}
 		row := make([]entry, 0, len(toks)-1)
@@ -104,8 +105,8 @@ func ReadLibSVM(r io.Reader, opts LibSVMOptions) (*Dataset, error) {
 			if idx > maxDim || (opts.Dimension > 0 && idx > opts.Dimension) {
 				return nil, fmt.Errorf("%w: line %d: index %d above the dimension", ErrLibSVMFormat, line, idx)
 			}
-			v, err := strconv.ParseFloat(vs, 64)
-			if err != nil || math.IsNaN(v) || math.IsInf(v, 0) {
+			v, ok := check.ParseFinite(vs)
+			if !ok {
 				return nil, fmt.Errorf("%w: line %d: value %q is not a finite number", ErrLibSVMFormat, line, vs)
 			}
 			prev = idx

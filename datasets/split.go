@@ -7,6 +7,8 @@ import (
 	"sort"
 
 	"gonum.org/v1/gonum/mat"
+
+	"github.com/stabpriv/stabpriv/internal/check"
 )
 
 // splitStream is the PCG stream of Split, so that a seed shared with other
@@ -31,7 +33,7 @@ func Split(ds *Dataset, testFrac float64, seed uint64, stratified bool) (train, 
 	if err := ds.Validate(); err != nil {
 		return nil, nil, err
 	}
-	if math.IsNaN(testFrac) || testFrac <= 0 || testFrac >= 1 {
+	if !check.OpenUnit(testFrac) {
 		return nil, nil, fmt.Errorf("%w: test fraction %v, want in (0, 1)", ErrInvalid, testFrac)
 	}
 	if stratified && ds.Classes == nil {

@@ -6,6 +6,8 @@ import (
 	"math/rand/v2"
 
 	"gonum.org/v1/gonum/mat"
+
+	"github.com/stabpriv/stabpriv/internal/check"
 )
 
 // ErrSyntheticConfig is returned (wrapped) for invalid arguments of the
@@ -33,7 +35,7 @@ func LogisticData(n, d int, seed uint64, opts LogisticOptions) (*Dataset, []floa
 		return nil, nil, err
 	}
 	norm := opts.ThetaNorm
-	if math.IsNaN(norm) || math.IsInf(norm, 0) || norm < 0 {
+	if !check.NonNegative(norm) {
 		return nil, nil, fmt.Errorf("%w: ThetaNorm = %v", ErrSyntheticConfig, norm)
 	}
 	if norm == 0 {
@@ -73,7 +75,7 @@ func LinearGaussian(n, d int, sigma float64, seed uint64) (*Dataset, []float64, 
 	if err := checkSyntheticShape(n, d); err != nil {
 		return nil, nil, err
 	}
-	if math.IsNaN(sigma) || math.IsInf(sigma, 0) || sigma < 0 {
+	if !check.NonNegative(sigma) {
 		return nil, nil, fmt.Errorf("%w: sigma = %v", ErrSyntheticConfig, sigma)
 	}
 	rng := rand.New(rand.NewPCG(seed, seed^0x2545f4914f6cdd1d))

@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"math"
 	"runtime"
 	"slices"
 	"sync"
@@ -14,6 +13,7 @@ import (
 
 	"github.com/stabpriv/stabpriv/datasets"
 	"github.com/stabpriv/stabpriv/datasets/paper"
+	"github.com/stabpriv/stabpriv/internal/check"
 	"github.com/stabpriv/stabpriv/perturb"
 	"github.com/stabpriv/stabpriv/private"
 	"github.com/stabpriv/stabpriv/regularizers"
@@ -117,7 +117,7 @@ func newGrid(c gridConfig) (*grid, error) {
 		return nil, fmt.Errorf("%w: l1 ratio %v, want in (0, 1) (the stability route needs mu = lambda(1 - l1 ratio) > 0)", ErrConfig, g.l1Ratio)
 	}
 	for _, l := range g.lambdas {
-		if math.IsNaN(l) || math.IsInf(l, 0) || l <= 0 {
+		if !check.Positive(l) {
 			return nil, fmt.Errorf("%w: lambda %v, want finite > 0", ErrConfig, l)
 		}
 	}

@@ -10,6 +10,7 @@ import (
 	"github.com/stabpriv/stabpriv/datasets"
 	"github.com/stabpriv/stabpriv/datasets/paper"
 	"github.com/stabpriv/stabpriv/datasets/preprocess"
+	"github.com/stabpriv/stabpriv/internal/check"
 	"github.com/stabpriv/stabpriv/losses"
 )
 
@@ -124,7 +125,7 @@ func NewProtocol(cfg ProtocolConfig) (*Protocol, error) {
 	if cfg.TestFrac == 0 {
 		cfg.TestFrac = DefaultTestFrac
 	}
-	if math.IsNaN(cfg.TestFrac) || cfg.TestFrac <= 0 || cfg.TestFrac >= 1 {
+	if !check.OpenUnit(cfg.TestFrac) {
 		return nil, fmt.Errorf("%w: test fraction %v, want in (0, 1)", ErrConfig, cfg.TestFrac)
 	}
 	if cfg.Components == 0 {

@@ -3,12 +3,12 @@ package experiments
 import (
 	"context"
 	"fmt"
-	"math"
 	"slices"
 	"time"
 
 	"github.com/sirupsen/logrus"
 
+	"github.com/stabpriv/stabpriv/internal/check"
 	"github.com/stabpriv/stabpriv/perturb"
 )
 
@@ -115,7 +115,7 @@ func checkSweep(cfg SweepConfig) (sweepSettings, error) {
 	} else if s.delta == 0 {
 		s.delta = DefaultDelta
 	}
-	if math.IsNaN(s.scale) || math.IsInf(s.scale, 0) {
+	if !check.Finite(s.scale) {
 		return s, fmt.Errorf("%w: fixed scale %v, want finite", ErrConfig, s.scale)
 	}
 	if len(slices.Compact(slices.Sorted(slices.Values(s.epsilons)))) != len(s.epsilons) {

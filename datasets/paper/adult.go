@@ -5,16 +5,16 @@ import (
 	"context"
 	"fmt"
 	"io"
-	"math"
 	"net/http"
 	"os"
 	"path/filepath"
-	"strconv"
 	"strings"
+
+	"gonum.org/v1/gonum/mat"
 
 	"github.com/stabpriv/stabpriv/datasets"
 	"github.com/stabpriv/stabpriv/datasets/fetch"
-	"gonum.org/v1/gonum/mat"
+	"github.com/stabpriv/stabpriv/internal/check"
 )
 
 // ErrAdultFormat is returned (wrapped, with the file and line) for a
@@ -86,8 +86,8 @@ func parseAdultLine(line string) (adultRecord, error) {
 		}
 		if adultNumeric[j] {
 			if f != adultMissing {
-				v, err := strconv.ParseFloat(f, 64)
-				if err != nil || math.IsNaN(v) || math.IsInf(v, 0) {
+				v, ok := check.ParseFinite(f)
+				if !ok {
 					return r, fmt.Errorf("%w: %s is %q, not a finite number", ErrAdultFormat, adultColumns[j], f)
 				}
 				r.num[ni] = v

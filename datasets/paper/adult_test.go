@@ -9,9 +9,10 @@ import (
 	"testing"
 	"time"
 
+	"gonum.org/v1/gonum/floats"
+
 	"github.com/stabpriv/stabpriv/datasets"
 	"github.com/stabpriv/stabpriv/datasets/preprocess"
-	"gonum.org/v1/gonum/floats"
 )
 
 // realDatasetDir returns the directory of one of the shared real data sets:

@@ -8,8 +8,9 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/stabpriv/stabpriv/datasets/preprocess"
 	"gonum.org/v1/gonum/mat"
+
+	"github.com/stabpriv/stabpriv/datasets/preprocess"
 )
 
 // A 5-node graph with node ids out of order, a repeated edge and a

@@ -7,16 +7,16 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"math"
 	"net/http"
 	"os"
 	"path/filepath"
-	"strconv"
 	"strings"
+
+	"gonum.org/v1/gonum/mat"
 
 	"github.com/stabpriv/stabpriv/datasets"
 	"github.com/stabpriv/stabpriv/datasets/fetch"
-	"gonum.org/v1/gonum/mat"
+	"github.com/stabpriv/stabpriv/internal/check"
 )
 
 // ErrTCGAFormat is returned (wrapped, with details) for malformed input in
@@ -210,8 +210,8 @@ func readTCGAData(r io.Reader) (ids, genes []string, values []float64, err error
 		}
 		seen[id] = struct{}{}
 		for j, s := range rec[1:] {
-			v, perr := strconv.ParseFloat(strings.TrimSpace(s), 64)
-			if perr != nil || math.IsNaN(v) || math.IsInf(v, 0) {
+			v, ok := check.ParseFinite(strings.TrimSpace(s))
+			if !ok {
 				return nil, nil, nil, fmt.Errorf("%w: %s: sample %q, %s is %q, not a finite number",
 					ErrTCGAFormat, TCGADataFile, id, genes[j], s)
 			}

@@ -5,8 +5,10 @@ import (
 	"math"
 	"slices"
 
-	"github.com/stabpriv/stabpriv/datasets"
 	"gonum.org/v1/gonum/mat"
+
+	"github.com/stabpriv/stabpriv/datasets"
+	"github.com/stabpriv/stabpriv/internal/check"
 )
 
 // Standardizer maps each feature column j to (x_j - Mean[j]) / Scale[j].
@@ -46,7 +48,7 @@ func FitStandardizer(X mat.Matrix) (*Standardizer, error) {
 		var maxAbs float64
 		for i := 0; i < n; i++ {
 			v := X.At(i, j)
-			if math.IsNaN(v) || math.IsInf(v, 0) {
+			if !check.Finite(v) {
 				return nil, fmt.Errorf("%w: X[%d,%d] = %v", datasets.ErrInvalid, i, j, v)
 			}
 			maxAbs = math.Max(maxAbs, math.Abs(v))
@@ -98,7 +100,7 @@ func (s *Standardizer) Apply(X mat.Matrix) (*mat.Dense, error) {
 	for i := 0; i < n; i++ {
 		for j := 0; j < d; j++ {
 			v := (X.At(i, j) - s.Mean[j]) / s.Scale[j]
-			if math.IsNaN(v) || math.IsInf(v, 0) {
+			if !check.Finite(v) {
 				return nil, fmt.Errorf("%w: standardized X[%d,%d] = %v", datasets.ErrInvalid, i, j, v)
 			}
 			out.Set(i, j, v)

@@ -5,9 +5,11 @@ import (
 	"math"
 	"math/rand/v2"
 
-	"github.com/stabpriv/stabpriv/datasets"
 	"gonum.org/v1/gonum/floats"
 	"gonum.org/v1/gonum/mat"
+
+	"github.com/stabpriv/stabpriv/datasets"
+	"github.com/stabpriv/stabpriv/internal/check"
 )
 
 // ErrSVD is returned (wrapped) for invalid truncated-SVD arguments or a
@@ -271,10 +273,8 @@ func svdNorm(x []float64) float64 {
 func svdAllFinite(m *mat.Dense) bool {
 	r, _ := m.Dims()
 	for i := range r {
-		for _, v := range m.RawRowView(i) {
-			if math.IsNaN(v) || math.IsInf(v, 0) {
-				return false
-			}
+		if check.FirstNonFinite(m.RawRowView(i)) >= 0 {
+			return false
 		}
 	}
 	return true

@@ -8,8 +8,9 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/stabpriv/stabpriv/datasets"
 	"gonum.org/v1/gonum/mat"
+
+	"github.com/stabpriv/stabpriv/datasets"
 )
 
 // randomOrthonormal returns an n x r matrix with orthonormal columns.

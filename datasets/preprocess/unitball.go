@@ -5,8 +5,10 @@ import (
 	"math"
 	"slices"
 
-	"github.com/stabpriv/stabpriv/datasets"
 	"gonum.org/v1/gonum/mat"
+
+	"github.com/stabpriv/stabpriv/datasets"
+	"github.com/stabpriv/stabpriv/internal/check"
 )
 
 // AddBias returns a copy of ds with a constant feature named "bias" and
@@ -17,7 +19,7 @@ func AddBias(ds *datasets.Dataset, value float64) (*datasets.Dataset, error) {
 	if err := ds.Validate(); err != nil {
 		return nil, err
 	}
-	if math.IsNaN(value) || math.IsInf(value, 0) {
+	if !check.Finite(value) {
 		return nil, fmt.Errorf("%w: bias value %v, want finite", datasets.ErrInvalid, value)
 	}
 	if slices.Contains(ds.Features, datasets.BiasFeature) {
@@ -62,10 +64,8 @@ func ScaleRows(X *mat.Dense, kappa float64) (int, error) {
 	clipped := 0
 	for i := 0; i < n; i++ {
 		row := X.RawRowView(i)
-		for j, v := range row {
-			if math.IsNaN(v) || math.IsInf(v, 0) {
-				return clipped, fmt.Errorf("%w: X[%d,%d] = %v", datasets.ErrInvalid, i, j, v)
-			}
+		if j := check.FirstNonFinite(row); j >= 0 {
+			return clipped, fmt.Errorf("%w: X[%d,%d] = %v", datasets.ErrInvalid, i, j, row[j])
 		}
 		if clipRow(row, kappa) {
 			clipped++
@@ -157,10 +157,8 @@ func UnitBallRow(dst, x []float64) error {
 	if len(dst) != len(x)+1 {
 		panic(fmt.Sprintf("preprocess: unit-ball row of %d entries into %d", len(x), len(dst)))
 	}
-	for j, v := range x {
-		if math.IsNaN(v) || math.IsInf(v, 0) {
-			return fmt.Errorf("%w: entry %d is %v", datasets.ErrInvalid, j, v)
-		}
+	if j := check.FirstNonFinite(x); j >= 0 {
+		return fmt.Errorf("%w: entry %d is %v", datasets.ErrInvalid, j, x[j])
 	}
 	d := len(x)
 	copy(dst, x)
@@ -190,7 +188,7 @@ type UnitBallOptions struct {
 // standardizer is returned for new data.
 func PrepareUnitBall(train, test *datasets.Dataset, opts UnitBallOptions) (trainOut, testOut *datasets.Dataset, std *Standardizer, err error) {
 	scale := opts.RowScale
-	if math.IsNaN(scale) || math.IsInf(scale, 0) || scale < 0 {
+	if !check.NonNegative(scale) {
 		return nil, nil, nil, fmt.Errorf("%w: row scale %v, want finite >= 0", datasets.ErrInvalid, scale)
 	}
 	if err := train.Validate(); err != nil {
