@@ -22,6 +22,32 @@
 //	gaussian-analytic  N(0, sigma^2) per coordinate, smallest sigma of the exact condition;
 //	                   (eps, delta)-DP for every eps > 0 (Balle & Wang 2018, Theorem 8)
 //
+// Mechanisms are values. Mechanism stays the name type: it is what
+// certificates, model files and the command line carry, so their formats do
+// not change. The mechanism itself is a Noise value, one file each
+// (laplace.go, gamma.go, gaussian.go, analytic_gaussian.go), listed in the
+// registry (registry.go); Lookup maps a name to its Noise and refuses an
+// unknown name with ErrMechanism, so no code path falls through to a
+// default mechanism. Everything that used to switch on the name asks the
+// value instead: the budget check, the calibration and its inverse, the
+// sampler (Add), the certificate's words, notes and citation, the noise
+// norms (for the automatic knobs of package private) and the marginal law
+// of the released coordinates (package perturb/marginal, which private
+// feature selection consumes, so featsel keeps no list of mechanisms). An
+// interface rather than a table of functions, because a mechanism's
+// methods share state (the classical Gaussian's eps < 1, the gamma sampler's
+// lattice) and a test can wrap one to break it.
+//
+// Adding a mechanism: write one file with a type implementing Noise (the
+// shared helpers newCalibration, withScale, checkBudget and checkInverse do
+// the common validation), add one line to the registry, and run the
+// conformance kit (conformance_test.go here, and featsel's for the marginal
+// law), which runs on every registered mechanism: registry, refusal of
+// invalid budgets, calibration round trip, the released noise against its
+// law and norms, a neighbour audit with a negative control, and the
+// certificate. A mechanism that draws from a sampler the Source interface
+// lacks also extends Source.
+//
 // The paper adds Lap(D2/eps) to each coordinate with the L2 sensitivity D2.
 // For d > 1 that is not eps-DP (the privacy loss of Laplace noise is
 // governed by the L1 norm of the shift, which can be sqrt(d) D2); this

@@ -52,7 +52,7 @@ func newPaperFlagSet(name string, f *paperFlags) *flag.FlagSet {
 	fs.IntVar(&f.splits, "splits", experiments.DefaultSplits, "number of seeded 80/20 splits (split s uses seed+s)")
 	fs.StringVar(&f.lambdas, "lambdas", "", "comma-separated elastic-net strengths (default: 7 log-spaced values, from 1e-4 to 1e-2 for adult and csv, 1e-4 to 1e-1 for lastfm, 1e-3 to 1 for gene_all)")
 	fs.StringVar(&f.epsilons, "epsilons", "0.1,0.5,1,2,5", "comma-separated privacy levels eps")
-	fs.StringVar(&f.mechanism, "mechanism", string(perturb.Gamma), "noise: gamma, laplace, gaussian-analytic or gaussian")
+	fs.StringVar(&f.mechanism, "mechanism", string(perturb.Gamma), "noise: one of "+perturb.MechanismList())
 	fs.Float64Var(&f.delta, "delta", experiments.DefaultDelta, "delta of the Gaussian mechanisms (ignored by gamma and laplace)")
 	fs.Float64Var(&f.l1Ratio, "l1-ratio", experiments.DefaultL1Ratio, "elastic-net L1 share alpha in (0, 1); mu = lambda*(1-alpha)")
 	fs.IntVar(&f.passes, "passes", experiments.DefaultPasses, "SGD passes")
