@@ -72,8 +72,13 @@ func hasExpr(l losses.Loss) bool {
 
 // logisticExpr builds softplus(-y z) (see softplus for why not Gorgonia's op).
 func logisticExpr(z, y *gorgonia.Node) (*gorgonia.Node, error) {
+	return logisticOf(gorgonia.Must(scalarInputs(z, y)), y)
+}
+
+// logisticOf builds softplus(-y z) elementwise, for nodes of one shape.
+func logisticOf(z, y *gorgonia.Node) (*gorgonia.Node, error) {
 	g := gorgonia.Must
-	return softplus(g(gorgonia.HadamardProd(g(gorgonia.Neg(y)), g(scalarInputs(z, y)))))
+	return softplus(g(gorgonia.HadamardProd(g(gorgonia.Neg(y)), z)))
 }
 
 // huberHingeExpr builds q(1 + h - y z), with q the parabola-and-line of
@@ -83,10 +88,16 @@ func huberHingeExpr(l losses.HuberHinge, z, y *gorgonia.Node) (*gorgonia.Node, e
 	if _, err := l.Constants(losses.Domain{}); err != nil {
 		return nil, err
 	}
+	return huberHingeOf(l, gorgonia.Must(scalarInputs(z, y)), y), nil
+}
+
+// huberHingeOf builds the smoothed hinge elementwise, for nodes of one
+// shape and a checked width.
+func huberHingeOf(l losses.HuberHinge, z, y *gorgonia.Node) *gorgonia.Node {
 	g := gorgonia.Must
-	m := g(gorgonia.HadamardProd(y, g(scalarInputs(z, y))))
+	m := g(gorgonia.HadamardProd(y, z))
 	q := quadLin{lo: 0, hi: 2 * l.H, a: 1 / (4 * l.H)}
-	return q.expr(g(gorgonia.Sub(constant(1+l.H), m))), nil
+	return q.expr(g(gorgonia.Sub(constant(1+l.H), m)))
 }
 
 // huberExpr builds the Huber function of z - y from Rectify, without Abs
@@ -96,16 +107,83 @@ func huberExpr(l losses.Huber, z, y *gorgonia.Node) (*gorgonia.Node, error) {
 	if _, err := l.Constants(losses.Domain{}); err != nil {
 		return nil, err
 	}
-	g := gorgonia.Must
+	return huberOf(l, gorgonia.Must(scalarInputs(z, y)), y), nil
+}
+
+// huberOf builds the Huber loss elementwise, for nodes of one shape and a
+// checked threshold.
+func huberOf(l losses.Huber, z, y *gorgonia.Node) *gorgonia.Node {
 	q := quadLin{lo: -l.Delta, hi: l.Delta, a: 0.5}
-	return q.expr(g(gorgonia.Sub(g(scalarInputs(z, y)), y))), nil
+	return q.expr(gorgonia.Must(gorgonia.Sub(z, y)))
 }
 
 // squaredExpr builds (z - y)^2 / 2.
 func squaredExpr(z, y *gorgonia.Node) (*gorgonia.Node, error) {
+	return squaredOf(gorgonia.Must(scalarInputs(z, y)), y)
+}
+
+// squaredOf builds (z - y)^2 / 2 elementwise, for nodes of one shape.
+func squaredOf(z, y *gorgonia.Node) (*gorgonia.Node, error) {
 	g := gorgonia.Must
-	r := g(gorgonia.Sub(g(scalarInputs(z, y)), y))
-	return gorgonia.Mul(g(gorgonia.Square(r)), constant(0.5))
+	return gorgonia.Mul(g(gorgonia.Square(g(gorgonia.Sub(z, y)))), constant(0.5))
+}
+
+// batchExpr builds the sum over the rows of a minibatch of the losses of
+// l: Z holds the margins (a vector of b margins for K = 1, a b x K matrix
+// for K > 1) and Y the labels (a vector of b labels, or b one-hot rows).
+// The loss of row i depends on row i of Z alone, so row i of the gradient
+// of the sum in Z is the margin gradient of example i. The built-in losses
+// are built as whole-batch operations (elementwise for K = 1, row
+// reductions for softmax), a graph whose size does not grow with b; a user
+// loss is built once per row from its Expresser.Expr on row slices, a graph
+// b times the size of one example's.
+func batchExpr(l losses.Loss, Z, Y *gorgonia.Node) (*gorgonia.Node, error) {
+	return buildExpr(l.Name(), func() (*gorgonia.Node, error) {
+		g := gorgonia.Must
+		var v *gorgonia.Node
+		switch l := l.(type) {
+		case losses.Logistic:
+			v = g(logisticOf(Z, Y))
+		case losses.HuberHinge:
+			if _, err := l.Constants(losses.Domain{}); err != nil {
+				return nil, err
+			}
+			v = huberHingeOf(l, Z, Y)
+		case losses.Huber:
+			if _, err := l.Constants(losses.Domain{}); err != nil {
+				return nil, err
+			}
+			v = huberOf(l, Z, Y)
+		case losses.Squared:
+			v = g(squaredOf(Z, Y))
+		case losses.Softmax:
+			// Row maxima, the shifted exponentials summed per row, and
+			// the margin of the label of each row.
+			zmax := g(gorgonia.Max(Z, 1))
+			sh := g(gorgonia.BroadcastSub(Z, zmax, nil, []byte{1}))
+			lse := g(gorgonia.Add(zmax, g(gorgonia.Log(g(gorgonia.Sum(g(gorgonia.Exp(sh)), 1))))))
+			zy := g(gorgonia.Sum(g(gorgonia.HadamardProd(Z, Y)), 1))
+			v = g(gorgonia.Sub(lse, zy))
+		case Expresser:
+			rows := Z.Shape()[0]
+			var sum *gorgonia.Node
+			for i := 0; i < rows; i++ {
+				li, err := l.Expr(g(gorgonia.Slice(Z, gorgonia.S(i))), g(gorgonia.Slice(Y, gorgonia.S(i))))
+				if err != nil {
+					return nil, err
+				}
+				if sum == nil {
+					sum = li
+				} else {
+					sum = g(gorgonia.Add(sum, li))
+				}
+			}
+			return sum, nil
+		default:
+			return nil, fmt.Errorf("loss %T implements neither a built-in loss nor graph.Expresser", l)
+		}
+		return gorgonia.Sum(v)
+	})
 }
 
 // softmaxExpr builds max(z) + log(sum_k exp(z_k - max(z))) - <z, y> for the

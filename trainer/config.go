@@ -58,8 +58,10 @@ const (
 	// Native computes gradients of the built-in losses with a fused,
 	// allocation-free kernel.
 	Native Engine = iota
-	// Graph computes gradients with a Gorgonia ExprGraph and TapeMachine,
-	// from the loss's Expr or from a user-supplied GraphModel.
+	// Graph computes gradients with a Gorgonia expression graph: the
+	// engine of package graph, which registers itself when imported (see
+	// RegisterEngine), for a loss with an expression, and the engine of a
+	// UserModel such as graph.Model.
 	Graph
 )
 
@@ -147,11 +149,14 @@ type Config struct {
 
 	// Seed seeds the permutations and the dropout masks.
 	Seed uint64
-	// Engine selects the gradient engine; the zero value is Native.
+	// Engine selects the gradient engine; the zero value is Native. Any
+	// engine other than Native must be registered (RegisterEngine): Graph
+	// is, by importing package graph.
 	Engine Engine
-	// Model, when set, is a user-supplied Gorgonia model trained by the
-	// Graph engine in place of Loss. Its runs are outside the certified class.
-	Model *GraphModel
+	// Model, when set, is a user-supplied model (such as a graph.Model)
+	// trained by the Graph engine in place of Loss. Its runs are outside
+	// the certified class.
+	Model UserModel
 
 	// Logger receives progress per pass at Info level and details at Debug.
 	// Nil means silent.
@@ -223,6 +228,11 @@ func (c *Config) validate() error {
 	}
 	if c.Engine != Native && c.Engine != Graph {
 		return fmt.Errorf("%w: unknown engine %v", ErrConfig, c.Engine)
+	}
+	if c.Engine != Native && c.Model == nil {
+		if _, err := engineKernel(c.Engine); err != nil {
+			return err
+		}
 	}
 	return nil
 }

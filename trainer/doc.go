@@ -85,10 +85,26 @@
 // (BenchmarkNativePass3600x33) and 130 ns with rows fetched from memory, or
 // about 5 ms per pass over 36000 rows (BenchmarkNativePass36000x33).
 //
-// The Graph engine computes the same gradients with a Gorgonia expression
-// graph built from the loss's Expr, or trains a user-supplied GraphModel. Both
-// engines use the shared sampler, schedule, clipping, prox, projection and
-// averaging, and give the same weights for the same seed up to rounding.
+// One pass driver serves every engine: it draws the permutations and the
+// s-dropout masks, takes the step sizes, clips each example's gradient, sums
+// the minibatch, divides by b and applies the decay, the prox, the
+// projection and the averaging. An engine only computes per-example
+// gradients. The native kernel is inline in the driver (the fused b = 1 loop
+// above, and the minibatch step); any other engine is a kernel behind an
+// interface of this package: a MarginKernel gives the margin gradients
+// g_i = dl/dz of a whole minibatch in one call (the per-example gradient of
+// a linear model is g_i x_i^T, clipped by ||g_i|| ||x_i||), and the
+// ExampleKernel of a UserModel gives one example's whole gradient, for
+// models whose per-example gradients cannot be taken from a batch. So every
+// engine makes the same update, and a seeded run gives the same weights
+// with every engine up to rounding.
+//
+// The Graph engine is the Gorgonia engine of package graph, which registers
+// itself (RegisterEngine) when a program imports it; this package imports no
+// Gorgonia. It computes the margin gradients of a minibatch with one run of
+// a batched graph, and also trains graph.Model, a user's Gorgonia model. A
+// Config with Engine Graph in a program that does not link package graph is
+// an error of New. A kernel engine checks the context at every step.
 //
 // # The Run record
 //
@@ -104,5 +120,5 @@
 // for invalid data (NaN or Inf, empty, ragged, a label the loss cannot use,
 // b > n); it never panics on user data. It returns the context's error,
 // wrapped, when the context is done: the native engine checks it before every
-// pass and every 4096 steps.
+// pass and every 4096 steps, a kernel engine at every step.
 package trainer

@@ -26,12 +26,35 @@ type observer struct {
 	step func(t int, eta float64, w []float64)
 }
 
-// native is the state of one run of the native engine: the weights and every
-// scratch buffer, allocated once so that a step allocates nothing.
+// native is the pass driver of every engine: the state of one run, the
+// weights and every scratch buffer, allocated once so that a native step
+// allocates nothing. It runs the passes, draws the minibatches and the
+// s-dropout masks, clips each example's gradient, sums the minibatch and
+// applies the decay, the prox, the projection and the averaging (the step of
+// Config), whatever computes the gradients: the native kernel, inline here
+// (passFused and step), or the kernel of another engine (kernelStep), so
+// that every engine makes the same update.
 type native struct {
 	p   *problem
 	smp *sampler
 	obs *observer
+
+	// mk and ek are the kernel of a non-native engine, nil for the native
+	// one: margin gradients of a minibatch of a linear model (mk), or the
+	// whole gradient of one example of a user model (ek).
+	mk MarginKernel
+	ek ExampleKernel
+	// dim is the number of parameters: K*d, or the user model's Dim.
+	dim int
+	// The rows after dropout, norms and labels of a minibatch, the margin
+	// gradients of its examples (mk) and the gradient of one example (ek).
+	xb, nb, yb []float64
+	gzb        []float64
+	g          []float64
+	// ctxEvery is the number of steps between two checks of the context
+	// inside a pass: ctxSteps for the native kernel, 1 for a kernel engine,
+	// whose step costs far more than the check.
+	ctxEvery int
 
 	// margin is the scalar view of a K = 1 loss (nil for K > 1). A type
 	// switch calling losses.Logistic's Deriv without the interface made no
@@ -90,19 +113,59 @@ const (
 	gatherMaxRows = 1024
 )
 
+// newNative returns the driver of a run with the kernel of the engine of
+// p.cfg (a user model's kernel if p.cfg.Model is set). Its kernel must be
+// released with close.
 func newNative(p *problem) (*native, error) {
-	if p.loss == nil {
+	var (
+		mk  MarginKernel
+		ek  ExampleKernel
+		dim = p.k * p.d
+		err error
+	)
+	switch {
+	case p.cfg.Model != nil:
+		if ek, err = p.cfg.Model.Kernel(p.d); err != nil {
+			return nil, err
+		}
+		if dim = ek.Dim(); dim <= 0 {
+			ek.Close()
+			return nil, fmt.Errorf("%w: user model with %d parameters", ErrConfig, dim)
+		}
+	case p.cfg.Engine != Native:
+		newKernel, err := engineKernel(p.cfg.Engine)
+		if err != nil {
+			return nil, err
+		}
+		if mk, err = newKernel(p.kernelProblem()); err != nil {
+			return nil, err
+		}
+	case p.loss == nil:
 		return nil, fmt.Errorf("%w: the native engine needs a built-in loss", ErrConfig)
 	}
 	e := &native{
 		p: p, smp: newSampler(p), obs: p.obs,
+		mk: mk, ek: ek, dim: dim, ctxEvery: ctxSteps,
 		k: p.k, d: p.d,
 		clip: p.cfg.Clip, drop: p.cfg.Dropout, l1: p.cfg.Reg.L1Weight(), radius: p.cfg.Radius,
-		w:  make([]float64, p.k*p.d),
+		w:  make([]float64, dim),
 		xm: make([]float64, p.d),
 		z:  make([]float64, p.k), gz: make([]float64, p.k),
 	}
-	if p.k == 1 {
+	if mk != nil || ek != nil {
+		b := p.cfg.Batch
+		e.ctxEvery = 1
+		e.xb, e.nb, e.yb = make([]float64, b*p.d), make([]float64, b), make([]float64, b)
+		if mk != nil {
+			e.gzb = make([]float64, b*p.k)
+		} else {
+			e.g = make([]float64, dim)
+			if err := ek.Init(e.w); err != nil {
+				ek.Close()
+				return nil, err
+			}
+		}
+	} else if p.k == 1 {
 		m, ok := p.loss.(losses.Margin)
 		if !ok {
 			return nil, fmt.Errorf("%w: scalar loss %s does not implement losses.Margin", ErrConfig, p.loss.Name())
@@ -110,10 +173,10 @@ func newNative(p *problem) (*native, error) {
 		e.margin = m
 	}
 	if p.cfg.Batch > 1 {
-		e.acc = make([]float64, p.k*p.d)
+		e.acc = make([]float64, dim)
 	}
 	if p.cfg.Average {
-		e.avg = make([]float64, p.k*p.d)
+		e.avg = make([]float64, dim)
 	}
 	b := p.cfg.Batch
 	if chunk := b * ((gatherChunk + b - 1) / b); p.d <= gatherMaxD && chunk <= gatherMaxRows {
@@ -121,24 +184,36 @@ func newNative(p *problem) (*native, error) {
 		e.cx = make([]float64, chunk*p.d)
 		e.cn, e.cy = make([]float64, chunk), make([]float64, chunk)
 	}
-	e.fuse = e.k == 1 && b == 1 && e.drop >= 1 && e.radius == 0 && p.d <= gatherMaxD
+	e.fuse = mk == nil && ek == nil && e.k == 1 && b == 1 && e.drop >= 1 && e.radius == 0 && p.d <= gatherMaxD
 	return e, nil
 }
 
-// runNative trains with the native engine and returns the K x d weights,
-// row-major, filling the pass records, the objective and the gradient norm of
-// p.run.
-func runNative(ctx context.Context, p *problem) ([]float64, error) {
+// close releases the kernel of the engine.
+func (e *native) close() {
+	if e.mk != nil {
+		e.mk.Close()
+	}
+	if e.ek != nil {
+		e.ek.Close()
+	}
+}
+
+// runPasses is the pass driver of every engine: it trains with the engine of
+// p.cfg and returns the weights (K x d, row-major, or the parameters of a
+// user model), filling the pass records, the objective and the gradient norm
+// of p.run.
+func runPasses(ctx context.Context, p *problem) (_ []float64, err error) {
 	e, err := newNative(p)
 	if err != nil {
 		return nil, err
 	}
+	defer e.close()
 	run := p.run
 	var (
 		start       = time.Now()
 		info        = levelEnabled(p.log, logrus.InfoLevel)
 		debug       = levelEnabled(p.log, logrus.DebugLevel)
-		grad        = make([]float64, p.k*p.d)
+		grad        = make([]float64, e.dim)
 		done        bool
 		f, gradNorm float64
 	)
@@ -162,7 +237,9 @@ func runNative(ctx context.Context, p *problem) ([]float64, error) {
 			}).Info("trainer: pass done")
 		}
 		if p.cfg.Tolerance > 0 || debug {
-			f, gradNorm = p.objective(e.weights(), grad, e.z, e.gz)
+			if f, gradNorm, err = e.objective(e.weights(), grad); err != nil {
+				return nil, err
+			}
 			done = true
 			p.log.WithFields(logrus.Fields{"pass": j + 1, "objective": f, "grad_norm": gradNorm}).Debug("trainer: objective")
 			if p.cfg.Tolerance > 0 && gradNorm <= p.cfg.Tolerance {
@@ -175,7 +252,9 @@ func runNative(ctx context.Context, p *problem) ([]float64, error) {
 	}
 	w := e.weights()
 	if !done {
-		f, gradNorm = p.objective(w, grad, e.z, e.gz)
+		if f, gradNorm, err = e.objective(w, grad); err != nil {
+			return nil, err
+		}
 	}
 	run.Stats.Objective, run.Stats.GradNorm = f, gradNorm
 	if p.cfg.Tolerance > 0 && gradNorm <= p.cfg.Tolerance {
@@ -184,7 +263,43 @@ func runNative(ctx context.Context, p *problem) ([]float64, error) {
 	if math.IsNaN(f) || math.IsInf(f, 0) {
 		return nil, fmt.Errorf("%w: the objective diverged to %v; lower the step size", ErrConfig, f)
 	}
+	if e.ek != nil {
+		if err := e.ek.Finish(w); err != nil {
+			return nil, err
+		}
+	}
 	return w, nil
+}
+
+// objective returns F_S(w) and the norm of the minimum-norm subgradient of
+// F_S at w: with the loss (problem.objective), or for a user model with its
+// kernel, the mean loss over the rows (without dropout) plus R(w). grad is
+// scratch of length dim.
+func (e *native) objective(w, grad []float64) (f, gnorm float64, err error) {
+	p := e.p
+	if e.ek == nil {
+		f, gnorm = p.objective(w, grad, e.z, e.gz)
+		return f, gnorm, nil
+	}
+	clear(grad)
+	for i := 0; i < p.n; i++ {
+		l, err := e.ek.ExampleGrad(e.g, w, p.x[i*p.d:(i+1)*p.d], p.y[i])
+		if err != nil {
+			return 0, 0, err
+		}
+		f += l
+		for j, v := range e.g {
+			grad[j] += v
+		}
+	}
+	inv := 1 / float64(p.n)
+	f *= inv
+	for j := range grad {
+		grad[j] *= inv
+	}
+	f += p.cfg.Reg.Value(w)
+	gnorm = p.cfg.Reg.MinNormSubgrad(grad, grad, w)
+	return f, gnorm, nil
 }
 
 // weights returns the weights the run returns: the average of the iterates or
@@ -196,9 +311,9 @@ func (e *native) weights() []float64 {
 	return e.w
 }
 
-// ctxEvery is the number of steps between two checks of the context inside
-// a pass.
-const ctxEvery = 4096
+// ctxSteps is the number of steps between two checks of the context inside
+// a pass of the native kernel.
+const ctxSteps = 4096
 
 // pass runs pass j (0-based) in the order of the sampler and returns the
 // smallest and largest step size used.
@@ -231,12 +346,14 @@ func (e *native) pass(ctx context.Context, j int) (lo, hi float64, err error) {
 		if eta > hi {
 			hi = eta
 		}
-		if e.t%ctxEvery == 0 {
+		if e.t%e.ctxEvery == 0 {
 			if err := ctx.Err(); err != nil {
 				return 0, 0, fmt.Errorf("trainer: stopped at step %d: %w", e.t, err)
 			}
 		}
-		e.step(order[s:min(s+b, len(order))], s, eta)
+		if err := e.step(order[s:min(s+b, len(order))], s, eta); err != nil {
+			return 0, 0, err
+		}
 	}
 	return lo, hi, nil
 }
@@ -288,7 +405,7 @@ func (e *native) passFused(ctx context.Context, order []int) (lo, hi float64, er
 			}
 			lo, hi = min(lo, eta), max(hi, eta)
 		}
-		if e.t%ctxEvery == 0 {
+		if e.t%ctxSteps == 0 {
 			if err := ctx.Err(); err != nil {
 				return 0, 0, fmt.Errorf("trainer: stopped at step %d: %w", e.t, err)
 			}
@@ -339,8 +456,11 @@ func (e *native) gather(idx []int, pos int) {
 //	w = proj_R(prox(w - eta*((1/b) sum_i clip_G(grad_i) + mu*w)))
 //
 // then folds w into the average. b is Config.Batch, also for a short last
-// minibatch. It allocates nothing.
-func (e *native) step(batch []int, pos int, eta float64) {
+// minibatch. With the native kernel it allocates nothing and never fails.
+func (e *native) step(batch []int, pos int, eta float64) error {
+	if e.mk != nil || e.ek != nil {
+		return e.kernelStep(batch, pos, eta)
+	}
 	a, thr, d := 1-eta*e.p.mu, eta*e.l1, e.d
 	if e.acc == nil {
 		// b = 1: the update of each row of W is fused with the decay and
@@ -362,6 +482,12 @@ func (e *native) step(batch []int, pos int, eta float64) {
 		}
 		shrink(e.w, acc, a, eta/float64(e.p.cfg.Batch), thr)
 	}
+	e.endStep(eta)
+	return nil
+}
+
+// endStep is the end of every step: the projection and the average.
+func (e *native) endStep(eta float64) {
 	if e.radius > 0 {
 		project(e.w, e.radius)
 	}
@@ -371,6 +497,68 @@ func (e *native) step(batch []int, pos int, eta float64) {
 	if e.obs != nil && e.obs.step != nil {
 		e.obs.step(e.t, eta, e.w)
 	}
+}
+
+// kernelStep is step with the gradients of the engine's kernel: the rows of
+// the minibatch after dropout go to the kernel at once (mk) or one by one
+// (ek), and each example's gradient is clipped, summed and applied exactly
+// as step does with the native kernel's.
+func (e *native) kernelStep(batch []int, pos int, eta float64) error {
+	a, thr, d, k := 1-eta*e.p.mu, eta*e.l1, e.d, e.k
+	m := len(batch)
+	for q, i := range batch {
+		x, xn, y := e.row(i, pos+q)
+		copy(e.xb[q*d:(q+1)*d], x)
+		e.nb[q], e.yb[q] = xn, y
+	}
+	if e.acc != nil {
+		clear(e.acc)
+	}
+	if e.ek != nil {
+		for q := 0; q < m; q++ {
+			x := e.xb[q*d : (q+1)*d]
+			if _, err := e.ek.ExampleGrad(e.g, e.w, x, e.yb[q]); err != nil {
+				return err
+			}
+			c := clipScale(math.Sqrt(sqNorm(e.g)), e.clip)
+			if e.obs != nil && e.obs.example != nil {
+				e.obs.example(e.t, batch[q], x, e.g)
+			}
+			if e.acc == nil {
+				shrink(e.w, e.g, a, eta*c, thr)
+			} else {
+				axpy(c, e.g, e.acc)
+			}
+		}
+	} else {
+		gzb := e.gzb[:m*k]
+		if err := e.mk.MarginGrads(gzb, e.w, e.xb[:m*d], e.yb[:m]); err != nil {
+			return err
+		}
+		for q := 0; q < m; q++ {
+			x, gz := e.xb[q*d:(q+1)*d], gzb[q*k:(q+1)*k]
+			if c := clipScale(math.Sqrt(sqNorm(gz))*e.nb[q], e.clip); c != 1 {
+				for j := range gz {
+					gz[j] *= c
+				}
+			}
+			if e.obs != nil && e.obs.example != nil {
+				e.obs.example(e.t, batch[q], x, gz)
+			}
+			for j, g := range gz {
+				if e.acc == nil {
+					shrink(e.w[j*d:(j+1)*d], x, a, eta*g, thr)
+				} else {
+					axpy(g, x, e.acc[j*d:(j+1)*d])
+				}
+			}
+		}
+	}
+	if e.acc != nil {
+		shrink(e.w, e.acc, a, eta/float64(e.p.cfg.Batch), thr)
+	}
+	e.endStep(eta)
+	return nil
 }
 
 // exampleGrad computes the clipped margin gradient of example i, at position

@@ -199,7 +199,7 @@ func TestNativeMatchesReference(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			X, y := synthData(103, 6, classesOf(tc.cfg), 3)
 			p := newTestProblem(t, tc.cfg, X, y)
-			got, err := runNative(context.Background(), p)
+			got, err := runPasses(context.Background(), p)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -256,7 +256,7 @@ func TestNativeInvariants(t *testing.T) {
 					}
 				},
 			}
-			if _, err := runNative(context.Background(), p); err != nil {
+			if _, err := runPasses(context.Background(), p); err != nil {
 				t.Fatal(err)
 			}
 			passes := p.cfg.Passes
@@ -358,7 +358,7 @@ func TestNativeReachesMinimizer(t *testing.T) {
 			X, y := synthData(n, d, classesOf(tc.cfg), 5)
 			p := newTestProblem(t, tc.cfg, X, y)
 			want := referenceProxGrad(t, p)
-			got, err := runNative(context.Background(), p)
+			got, err := runPasses(context.Background(), p)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -425,7 +425,7 @@ func TestNativeCancelMidRun(t *testing.T) {
 			cancel()
 		}
 	}}
-	w, err := runNative(ctx, p)
+	w, err := runPasses(ctx, p)
 	if !errors.Is(err, context.Canceled) || w != nil {
 		t.Fatalf("weights %v, error %v; want nil and context.Canceled", w, err)
 	}
@@ -443,7 +443,7 @@ func TestNativeWideRows(t *testing.T) {
 	if e, err := newNative(p); err != nil || e.cx != nil {
 		t.Fatalf("rows of %d features gathered (err %v)", p.d, err)
 	}
-	got, err := runNative(context.Background(), p)
+	got, err := runPasses(context.Background(), p)
 	if err != nil {
 		t.Fatal(err)
 	}

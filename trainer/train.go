@@ -53,19 +53,13 @@ func (t *Trainer) Train(ctx context.Context, X mat.Matrix, y []float64) (*Model,
 	if err != nil {
 		return nil, nil, err
 	}
-	var w []float64
-	switch {
-	case t.cfg.Engine == Native:
-		w, err = runNative(ctx, p)
-	default:
-		w, err = runGraph(ctx, p)
-	}
+	w, err := runPasses(ctx, p)
 	if err != nil {
 		return nil, nil, err
 	}
 	p.run.Stats.Duration = time.Since(start)
 	// D = len(w)/K is d for the built-in losses, and the number of
-	// parameters of a user graph model (K = 1; see GraphModel).
+	// parameters of a user model (K = 1; see UserModel).
 	m := &Model{Loss: p.run.Loss, K: p.k, D: len(w) / p.k, W: w}
 	if p.loss != nil {
 		m.Task = p.loss.Task()

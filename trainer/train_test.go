@@ -3,6 +3,7 @@ package trainer
 import (
 	"context"
 	"errors"
+	"fmt"
 	"math"
 	"testing"
 	"time"
@@ -43,7 +44,7 @@ func TestTrainBadInput(t *testing.T) {
 		want error
 	}{
 		{"nil loss", Config{}, X, y, ErrConfig},
-		{"model with native engine", Config{Model: &GraphModel{}}, X, y, ErrConfig},
+		{"model with native engine", Config{Model: fakeModel{}}, X, y, ErrConfig},
 		{"NaN in X", logit(Config{}), withX(X, 3, 1, nan), y, ErrData},
 		{"Inf in X", logit(Config{}), withX(X, 0, 2, -inf), y, ErrData},
 		{"NaN label", logit(Config{}), X, withY(y, 5, nan), ErrData},
@@ -296,14 +297,14 @@ func TestNewRejectsAmbiguousUserModel(t *testing.T) {
 		name string
 		cfg  Config
 	}{
-		{"model and loss", Config{Model: &GraphModel{}, Loss: losses.Logistic{}, Engine: Graph, Eta: 0.1}},
-		{"model without eta", Config{Model: &GraphModel{}, Engine: Graph}},
+		{"model and loss", Config{Model: fakeModel{}, Loss: losses.Logistic{}, Engine: Graph, Eta: 0.1}},
+		{"model without eta", Config{Model: fakeModel{}, Engine: Graph}},
 	} {
 		if _, err := New(c.cfg); !errors.Is(err, ErrConfig) {
 			t.Errorf("%s: New error = %v, want ErrConfig", c.name, err)
 		}
 	}
-	if _, err := New(Config{Model: &GraphModel{}, Engine: Graph, Eta: 0.1}); err != nil {
+	if _, err := New(Config{Model: fakeModel{}, Engine: Graph, Eta: 0.1}); err != nil {
 		t.Errorf("model with eta: New error = %v, want nil", err)
 	}
 }
@@ -352,4 +353,12 @@ func TestHugeRowsScaled(t *testing.T) {
 	if p.run.Stats.ClippedRows != 2 {
 		t.Errorf("clipped rows %d, want 2", p.run.Stats.ClippedRows)
 	}
+}
+
+// fakeModel is a UserModel New accepts and no run can train: New looks only
+// at whether a model is set.
+type fakeModel struct{}
+
+func (fakeModel) Kernel(int) (ExampleKernel, error) {
+	return nil, fmt.Errorf("%w: fakeModel cannot be trained", ErrConfig)
 }

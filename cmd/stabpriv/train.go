@@ -14,6 +14,8 @@ import (
 
 	"github.com/sirupsen/logrus"
 
+	// The graph engine of --engine graph registers itself with the trainer.
+	_ "github.com/stabpriv/stabpriv/graph"
 	"github.com/stabpriv/stabpriv/losses"
 	"github.com/stabpriv/stabpriv/perturb"
 	"github.com/stabpriv/stabpriv/private"

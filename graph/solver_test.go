@@ -1,4 +1,4 @@
-package trainer
+package graph
 
 import (
 	"errors"
@@ -10,6 +10,7 @@ import (
 	"gorgonia.org/tensor"
 
 	"github.com/stabpriv/stabpriv/regularizers"
+	"github.com/stabpriv/stabpriv/trainer"
 )
 
 func TestSolverConfig(t *testing.T) {
@@ -41,8 +42,8 @@ func TestSolverConfig(t *testing.T) {
 				}
 				return
 			}
-			if !errors.Is(err, ErrConfig) {
-				t.Fatalf("got %v, want an error wrapping ErrConfig", err)
+			if !errors.Is(err, trainer.ErrConfig) {
+				t.Fatalf("got %v, want an error wrapping trainer.ErrConfig", err)
 			}
 		})
 	}
@@ -175,7 +176,7 @@ func TestSolverUpdate(t *testing.T) {
 	// v = w - 0.5*(g/5/2 + 0.2 w): (1 - 0.15 - 0.1, -1 + 0.1, 0 - 0.2)
 	v := []float64{0.75, -0.9, -0.2}
 	regularizers.SoftThreshold(v, 0.05)
-	project(v, 0.3)
+	proxStep(v, regularizers.ElasticNet{}, 1, 0.3)
 	got := append(append([]float64(nil), w.Data().([]float64)...), float64(*c))
 	closeTo(t, "update", got, v, 1e-12)
 	closeTo(t, "average of one iterate", s.Averaged(), v, 1e-12)
@@ -248,8 +249,8 @@ func TestSolverStepErrors(t *testing.T) {
 		t.Fatal(err)
 	}
 	p := fakeParam{vec(1, 2), vec(1, 1)}
-	if err := s.Step([]gorgonia.ValueGrad{p}); !errors.Is(err, ErrConfig) {
-		t.Fatalf("NaN step: got %v, want ErrConfig", err)
+	if err := s.Step([]gorgonia.ValueGrad{p}); !errors.Is(err, trainer.ErrConfig) {
+		t.Fatalf("NaN step: got %v, want trainer.ErrConfig", err)
 	}
 	if s.Pending() != 0 || s.Steps() != 0 || p.v.Data().([]float64)[0] != 1 {
 		t.Errorf("NaN step changed the solver or the values")

@@ -1,4 +1,4 @@
-package trainer
+package graph
 
 import (
 	"context"
@@ -14,6 +14,7 @@ import (
 
 	"github.com/stabpriv/stabpriv/losses"
 	"github.com/stabpriv/stabpriv/regularizers"
+	"github.com/stabpriv/stabpriv/trainer"
 )
 
 // graphLosses lists the built-in losses the graph engine is checked on, with
@@ -32,84 +33,34 @@ var graphLosses = []struct {
 
 // graphLossConfig returns a Config for the named loss with a radius, and a
 // label bound for regression losses (squared loss needs both).
-func graphLossConfig(t testing.TB, name string, classes int) Config {
+func graphLossConfig(t testing.TB, name string, classes int) trainer.Config {
 	t.Helper()
 	l, err := losses.ByName(name)
 	if err != nil {
 		t.Fatal(err)
 	}
-	cfg := Config{Loss: l, Classes: classes, Radius: 5, Engine: Graph}
+	cfg := trainer.Config{Loss: l, Classes: classes, Radius: 5, Engine: trainer.Graph}
 	if l.Task() == losses.Regression {
 		cfg.LabelBound = 1
 	}
 	return cfg
 }
 
-func TestGraphExampleGradient(t *testing.T) {
-	for _, tc := range graphLosses {
-		t.Run(tc.name, func(t *testing.T) {
-			cfg := graphLossConfig(t, tc.name, tc.classes)
-			X, y := synthData(20, 7, classesOf(cfg), 3)
-			p := newTestProblem(t, cfg, X, y)
-			e, err := newGraphEngine(p)
-			if err != nil {
-				t.Fatal(err)
-			}
-			defer e.close()
-			if e.dim != p.k*p.d {
-				t.Fatalf("graph has %d parameters, want %d", e.dim, p.k*p.d)
-			}
-			r := rand.New(rand.NewPCG(9, 9))
-			w := make([]float64, e.dim)
-			for i := range w {
-				w[i] = r.NormFloat64()
-			}
-			scatter(e.vals, w)
-			got, want := make([]float64, e.dim), make([]float64, e.dim)
-			z, gz := make([]float64, p.k), make([]float64, p.k)
-			for i := 0; i < p.n; i++ {
-				x := p.x[i*p.d : (i+1)*p.d]
-				lv, err := e.exampleGrad(got, x, p.y[i])
-				if err != nil {
-					t.Fatal(err)
-				}
-				for k := range z {
-					z[k] = dot(w[k*p.d:(k+1)*p.d], x)
-				}
-				wantLoss := p.loss.Grad(gz, z, p.y[i])
-				for k := range gz {
-					for j, v := range x {
-						want[k*p.d+j] = gz[k] * v
-					}
-				}
-				if math.Abs(lv-wantLoss) > 1e-10 {
-					t.Errorf("example %d: loss %v, want %v", i, lv, wantLoss)
-				}
-				for j := range want {
-					if math.Abs(got[j]-want[j]) > 1e-10 {
-						t.Fatalf("example %d: gradient[%d] = %v, want %v", i, j, got[j], want[j])
-					}
-				}
-			}
-		})
-	}
-}
-
 // trainBoth trains cfg with the native and the graph engine on the same data.
-func trainBoth(t *testing.T, cfg Config, X mat.Matrix, y []float64) (native, graph *Model, rn, rg *Run) {
+func trainBoth(t *testing.T, cfg trainer.Config, X mat.Matrix, y []float64) (native, graph *trainer.Model, rn, rg *trainer.Run) {
 	t.Helper()
 	ctx := context.Background()
 	var err error
-	cfg.Engine = Native
-	tr, err := New(cfg)
+	cfg.Engine = trainer.Native
+	tr, err := trainer.New(cfg)
 	if err != nil {
 		t.Fatal(err)
 	}
 	if native, rn, err = tr.Train(ctx, X, y); err != nil {
 		t.Fatalf("native: %v", err)
 	}
-	cfg.Engine = Graph
-	if tr, err = New(cfg); err != nil {
+	cfg.Engine = trainer.Graph
+	if tr, err = trainer.New(cfg); err != nil {
 		t.Fatal(err)
 	}
 	if graph, rg, err = tr.Train(ctx, X, y); err != nil {
@@ -121,32 +72,32 @@ func trainBoth(t *testing.T, cfg Config, X mat.Matrix, y []float64) (native, gra
 func TestGraphMatchesNative(t *testing.T) {
 	const tol = 1e-10
 	en := regularizers.ElasticNet{Lambda: 0.05, L1Ratio: 0.3}
-	logistic := Config{Loss: losses.Logistic{}, Passes: 3, Seed: 11}
-	with := func(c Config, f func(*Config)) Config { f(&c); return c }
+	logistic := trainer.Config{Loss: losses.Logistic{}, Passes: 3, Seed: 11}
+	with := func(c trainer.Config, f func(*trainer.Config)) trainer.Config { f(&c); return c }
 	cases := []struct {
 		name string
-		cfg  Config
+		cfg  trainer.Config
 	}{
 		{"plain", logistic},
-		{"batch", with(logistic, func(c *Config) { c.Batch = 4 })},
-		{"clip", with(logistic, func(c *Config) { c.Clip = 0.05; c.Eta = 2 })},
-		{"dropout", with(logistic, func(c *Config) { c.Dropout = 0.5; c.Batch = 3 })},
-		{"elastic-net", with(logistic, func(c *Config) { c.Reg = en; c.Eta = 1 })},
-		{"average-radius", with(logistic, func(c *Config) { c.Average = true; c.Radius = 0.3; c.Eta = 3 })},
-		{"inverse-t", with(logistic, func(c *Config) { c.Reg = regularizers.L2(0.1); c.Schedule = BoundedInverseT })},
-		{"tolerance", with(logistic, func(c *Config) { c.Reg = regularizers.L2(0.5); c.Tolerance = 0.2; c.Passes = 50 })},
-		{"all-knobs", with(logistic, func(c *Config) {
+		{"batch", with(logistic, func(c *trainer.Config) { c.Batch = 4 })},
+		{"clip", with(logistic, func(c *trainer.Config) { c.Clip = 0.05; c.Eta = 2 })},
+		{"dropout", with(logistic, func(c *trainer.Config) { c.Dropout = 0.5; c.Batch = 3 })},
+		{"elastic-net", with(logistic, func(c *trainer.Config) { c.Reg = en; c.Eta = 1 })},
+		{"average-radius", with(logistic, func(c *trainer.Config) { c.Average = true; c.Radius = 0.3; c.Eta = 3 })},
+		{"inverse-t", with(logistic, func(c *trainer.Config) { c.Reg = regularizers.L2(0.1); c.Schedule = trainer.BoundedInverseT })},
+		{"tolerance", with(logistic, func(c *trainer.Config) { c.Reg = regularizers.L2(0.5); c.Tolerance = 0.2; c.Passes = 50 })},
+		{"all-knobs", with(logistic, func(c *trainer.Config) {
 			c.Batch, c.Clip, c.Dropout, c.Reg, c.Average, c.Radius = 5, 0.2, 0.7, en, true, 1
 		})},
-		{"softmax", with(logistic, func(c *Config) {
+		{"softmax", with(logistic, func(c *trainer.Config) {
 			c.Loss, c.Classes = losses.Softmax{}, 3
 			c.Batch, c.Clip, c.Dropout, c.Reg, c.Average, c.Radius = 4, 0.3, 0.8, en, true, 2
 		})},
-		{"huber-hinge", with(logistic, func(c *Config) {
+		{"huber-hinge", with(logistic, func(c *trainer.Config) {
 			c.Loss = losses.HuberHinge{H: losses.DefaultHuberHingeH}
 			c.Clip, c.Dropout = 0.5, 0.6
 		})},
-		{"squared", with(logistic, func(c *Config) {
+		{"squared", with(logistic, func(c *trainer.Config) {
 			c.Loss, c.Radius, c.LabelBound, c.Batch, c.Reg = losses.Squared{}, 2, 1, 2, en
 		})},
 	}
@@ -185,19 +136,19 @@ func TestGraphMatchesNative(t *testing.T) {
 
 // userLogistic builds by hand the logistic model l = softplus(-y <w, x>)
 // with d weights initialized to init, as a user of the plugin path would.
-func userLogistic(d int, init float64) *GraphModel {
+func userLogistic(d int, init float64) *Model {
 	g := gorgonia.NewGraph()
 	w := gorgonia.NewVector(g, tensor.Float64, gorgonia.WithShape(d), gorgonia.WithName("w"), gorgonia.WithInit(gorgonia.ValuesOf(init)))
 	x := gorgonia.NewVector(g, tensor.Float64, gorgonia.WithShape(d), gorgonia.WithName("x"))
 	y := gorgonia.NewScalar(g, tensor.Float64, gorgonia.WithName("y"))
 	m := gorgonia.Must
 	loss := m(gorgonia.Softplus(m(gorgonia.Mul(m(gorgonia.Neg(y)), m(gorgonia.Mul(w, x))))))
-	return &GraphModel{Graph: g, Params: []*gorgonia.Node{w}, Input: x, Label: y, Loss: loss}
+	return &Model{Graph: g, Params: []*gorgonia.Node{w}, Input: x, Label: y, Loss: loss}
 }
 
 // userAffine builds a logistic model with a weight vector and a scalar bias,
 // z = <w, x> + c, initialized to zero.
-func userAffine(d int) *GraphModel {
+func userAffine(d int) *Model {
 	g := gorgonia.NewGraph()
 	w := gorgonia.NewVector(g, tensor.Float64, gorgonia.WithShape(d), gorgonia.WithName("w"), gorgonia.WithInit(gorgonia.Zeroes()))
 	c := gorgonia.NewScalar(g, tensor.Float64, gorgonia.WithName("c"), gorgonia.WithValue(0.0))
@@ -206,20 +157,20 @@ func userAffine(d int) *GraphModel {
 	m := gorgonia.Must
 	z := m(gorgonia.Add(m(gorgonia.Mul(w, x)), c))
 	loss := m(gorgonia.Softplus(m(gorgonia.Mul(m(gorgonia.Neg(y)), z))))
-	return &GraphModel{Graph: g, Params: []*gorgonia.Node{w, c}, Input: x, Label: y, Loss: loss}
+	return &Model{Graph: g, Params: []*gorgonia.Node{w, c}, Input: x, Label: y, Loss: loss}
 }
 
 func TestGraphUserModel(t *testing.T) {
 	const d = 5
 	X, y := synthData(80, d, 0, 7)
 	ctx := context.Background()
-	base := Config{Passes: 4, Batch: 2, Clip: 0.5, Dropout: 0.8, Reg: regularizers.ElasticNet{Lambda: 0.01, L1Ratio: 0.2}, Eta: 1, Average: true, Seed: 3}
+	base := trainer.Config{Passes: 4, Batch: 2, Clip: 0.5, Dropout: 0.8, Reg: regularizers.ElasticNet{Lambda: 0.01, L1Ratio: 0.2}, Eta: 1, Average: true, Seed: 3}
 
 	// The same loop on a hand-written logistic model gives the weights of
 	// the built-in logistic loss.
 	ref := base
-	ref.Loss, ref.Engine = losses.Logistic{}, Graph
-	tr, err := New(ref)
+	ref.Loss, ref.Engine = losses.Logistic{}, trainer.Graph
+	tr, err := trainer.New(ref)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -229,8 +180,8 @@ func TestGraphUserModel(t *testing.T) {
 	}
 	um := userLogistic(d, 0)
 	cfg := base
-	cfg.Model, cfg.Engine = um, Graph
-	if tr, err = New(cfg); err != nil {
+	cfg.Model, cfg.Engine = um, trainer.Graph
+	if tr, err = trainer.New(cfg); err != nil {
 		t.Fatal(err)
 	}
 	for trial := 0; trial < 2; trial++ { // a second run reuses the gradient nodes
@@ -260,8 +211,8 @@ func TestGraphUserModel(t *testing.T) {
 
 	// A model with a bias learns the data.
 	am := userAffine(d)
-	cfg = Config{Model: am, Engine: Graph, Eta: 1, Passes: 20, Seed: 1}
-	if tr, err = New(cfg); err != nil {
+	cfg = trainer.Config{Model: am, Engine: trainer.Graph, Eta: 1, Passes: 20, Seed: 1}
+	if tr, err = trainer.New(cfg); err != nil {
 		t.Fatal(err)
 	}
 	m, run, err := tr.Train(ctx, X, y)
@@ -292,32 +243,32 @@ func TestGraphBadModel(t *testing.T) {
 	other := userLogistic(d, 0)
 	cases := []struct {
 		name string
-		edit func(m *GraphModel)
+		edit func(m *Model)
 	}{
-		{"nil graph", func(m *GraphModel) { m.Graph = nil }},
-		{"no params", func(m *GraphModel) { m.Params = nil }},
-		{"nil param", func(m *GraphModel) { m.Params = []*gorgonia.Node{nil} }},
-		{"nil input", func(m *GraphModel) { m.Input = nil }},
-		{"nil label", func(m *GraphModel) { m.Label = nil }},
-		{"nil loss", func(m *GraphModel) { m.Loss = nil }},
-		{"foreign param", func(m *GraphModel) { m.Params = other.Params }},
-		{"input size", func(m *GraphModel) {
+		{"nil graph", func(m *Model) { m.Graph = nil }},
+		{"no params", func(m *Model) { m.Params = nil }},
+		{"nil param", func(m *Model) { m.Params = []*gorgonia.Node{nil} }},
+		{"nil input", func(m *Model) { m.Input = nil }},
+		{"nil label", func(m *Model) { m.Label = nil }},
+		{"nil loss", func(m *Model) { m.Loss = nil }},
+		{"foreign param", func(m *Model) { m.Params = other.Params }},
+		{"input size", func(m *Model) {
 			m.Input = gorgonia.NewVector(m.Graph, tensor.Float64, gorgonia.WithShape(d+1), gorgonia.WithName("x2"))
 		}},
-		{"scalar input", func(m *GraphModel) { m.Input = gorgonia.NewScalar(m.Graph, tensor.Float64, gorgonia.WithName("s")) }},
-		{"vector label", func(m *GraphModel) {
+		{"scalar input", func(m *Model) { m.Input = gorgonia.NewScalar(m.Graph, tensor.Float64, gorgonia.WithName("s")) }},
+		{"vector label", func(m *Model) {
 			m.Label = gorgonia.NewVector(m.Graph, tensor.Float64, gorgonia.WithShape(2), gorgonia.WithName("y2"))
 		}},
-		{"vector loss", func(m *GraphModel) { m.Loss = gorgonia.Must(gorgonia.HadamardProd(m.Params[0], m.Input)) }},
-		{"input is param", func(m *GraphModel) { m.Params = []*gorgonia.Node{m.Input} }},
-		{"param without value", func(m *GraphModel) {
+		{"vector loss", func(m *Model) { m.Loss = gorgonia.Must(gorgonia.HadamardProd(m.Params[0], m.Input)) }},
+		{"input is param", func(m *Model) { m.Params = []*gorgonia.Node{m.Input} }},
+		{"param without value", func(m *Model) {
 			m.Params = []*gorgonia.Node{gorgonia.NewVector(m.Graph, tensor.Float64, gorgonia.WithShape(d), gorgonia.WithName("v"))}
 		}},
-		{"float32 param", func(m *GraphModel) {
+		{"float32 param", func(m *Model) {
 			m.Params = []*gorgonia.Node{gorgonia.NewVector(m.Graph, tensor.Float32, gorgonia.WithShape(d), gorgonia.WithName("f"), gorgonia.WithInit(gorgonia.Zeroes()))}
 		}},
-		{"param is an op", func(m *GraphModel) { m.Params = []*gorgonia.Node{m.Loss} }},
-		{"loss without the param", func(m *GraphModel) {
+		{"param is an op", func(m *Model) { m.Params = []*gorgonia.Node{m.Loss} }},
+		{"loss without the param", func(m *Model) {
 			m.Params = []*gorgonia.Node{gorgonia.NewVector(m.Graph, tensor.Float64, gorgonia.WithShape(d), gorgonia.WithName("u"), gorgonia.WithInit(gorgonia.Zeroes()))}
 		}},
 	}
@@ -325,17 +276,17 @@ func TestGraphBadModel(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			m := userLogistic(d, 0)
 			tc.edit(m)
-			tr, err := New(Config{Model: m, Engine: Graph, Eta: 0.1, Passes: 1})
+			tr, err := trainer.New(trainer.Config{Model: m, Engine: trainer.Graph, Eta: 0.1, Passes: 1})
 			if err != nil {
 				t.Fatal(err)
 			}
 			_, _, err = tr.Train(context.Background(), X, y)
-			if !errors.Is(err, ErrConfig) {
+			if !errors.Is(err, trainer.ErrConfig) {
 				t.Fatalf("got %v, want an error wrapping ErrConfig", err)
 			}
 		})
 	}
-	if _, err := New(Config{Model: userLogistic(d, 0), Eta: 0.1}); !errors.Is(err, ErrConfig) {
+	if _, err := trainer.New(trainer.Config{Model: userLogistic(d, 0), Eta: 0.1}); !errors.Is(err, trainer.ErrConfig) {
 		t.Errorf("user model on the native engine: got %v, want ErrConfig", err)
 	}
 }
@@ -344,7 +295,7 @@ func TestGraphContext(t *testing.T) {
 	X, y := synthData(40, 3, 0, 2)
 	ctx, cancel := context.WithCancel(context.Background())
 	cancel()
-	tr, err := New(Config{Loss: losses.Logistic{}, Engine: Graph})
+	tr, err := trainer.New(trainer.Config{Loss: losses.Logistic{}, Engine: trainer.Graph})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -356,7 +307,7 @@ func TestGraphContext(t *testing.T) {
 	ctx, cancel = context.WithCancel(context.Background())
 	defer cancel()
 	last := 0
-	tr, err = New(Config{Loss: losses.Logistic{}, Engine: Graph, Schedule: Custom, Passes: 5, StepFunc: func(t int) float64 {
+	tr, err = trainer.New(trainer.Config{Loss: losses.Logistic{}, Engine: trainer.Graph, Schedule: trainer.Custom, Passes: 5, StepFunc: func(t int) float64 {
 		last = t
 		if t == 5 {
 			cancel()
@@ -376,12 +327,12 @@ func TestGraphContext(t *testing.T) {
 
 func TestGraphDiverges(t *testing.T) {
 	X, y := synthData(40, 3, 0, 2)
-	tr, err := New(Config{Loss: losses.Logistic{}, Engine: Graph, Eta: 1e308, Passes: 3})
+	tr, err := trainer.New(trainer.Config{Loss: losses.Logistic{}, Engine: trainer.Graph, Eta: 1e308, Passes: 3})
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, _, err := tr.Train(context.Background(), X, y); !errors.Is(err, ErrConfig) {
-		t.Fatalf("a step size of 1e308: got %v, want an error wrapping ErrConfig as the native engine gives", err)
+	if _, _, err := tr.Train(context.Background(), X, y); !errors.Is(err, trainer.ErrConfig) {
+		t.Fatalf("a step size of 1e308: got %v, want an error wrapping trainer.ErrConfig as the native engine gives", err)
 	}
 }
 
@@ -389,7 +340,7 @@ func TestGraphDiverges(t *testing.T) {
 // allows; run with -race it checks the graph building is serialized.
 func TestGraphConcurrent(t *testing.T) {
 	X, y := synthData(30, 4, 0, 1)
-	tr, err := New(Config{Loss: losses.Logistic{}, Engine: Graph, Passes: 2, Dropout: 0.7})
+	tr, err := trainer.New(trainer.Config{Loss: losses.Logistic{}, Engine: trainer.Graph, Passes: 2, Dropout: 0.7})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -398,7 +349,7 @@ func TestGraphConcurrent(t *testing.T) {
 		t.Fatal(err)
 	}
 	var wg sync.WaitGroup
-	got := make([]*Model, 3)
+	got := make([]*trainer.Model, 3)
 	errs := make([]error, 3)
 	for g := range got {
 		wg.Add(1)
@@ -417,5 +368,50 @@ func TestGraphConcurrent(t *testing.T) {
 				t.Fatalf("goroutine %d: w[%d] = %v, want %v", g, j, m.W[j], want.W[j])
 			}
 		}
+	}
+}
+
+// TestMarginKernel checks the batched kernel of every built-in loss against
+// the loss's Grad at the margins W x, for full and short minibatches, to
+// 1e-10.
+func TestMarginKernel(t *testing.T) {
+	for _, tc := range graphLosses {
+		t.Run(tc.name, func(t *testing.T) {
+			cfg := graphLossConfig(t, tc.name, tc.classes)
+			const n, d, b = 20, 7, 6
+			X, y := synthData(n, d, classesOf(cfg), 3)
+			k := cfg.Loss.Outputs(tc.classes)
+			mk, err := newMarginKernel(trainer.Problem{Loss: cfg.Loss, Classes: tc.classes, N: n, D: d, K: k, Batch: b})
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer mk.Close()
+			r := rand.New(rand.NewPCG(9, 9))
+			w := make([]float64, k*d)
+			for i := range w {
+				w[i] = r.NormFloat64()
+			}
+			z, want := make([]float64, k), make([]float64, k)
+			for _, m := range []int{b, 1, b - 2} {
+				for s := 0; s+m <= n; s += m {
+					x := X.RawMatrix().Data[s*d : (s+m)*d]
+					gz := make([]float64, m*k)
+					if err := mk.MarginGrads(gz, w, x, y[s:s+m]); err != nil {
+						t.Fatal(err)
+					}
+					for q := 0; q < m; q++ {
+						for c := range z {
+							z[c] = dot(w[c*d:(c+1)*d], x[q*d:(q+1)*d])
+						}
+						cfg.Loss.Grad(want, z, y[s+q])
+						for c := range want {
+							if math.Abs(gz[q*k+c]-want[c]) > 1e-10 {
+								t.Fatalf("batch of %d at %d, example %d: margin gradient %v, want %v", m, s, q, gz[q*k:(q+1)*k], want)
+							}
+						}
+					}
+				}
+			}
+		})
 	}
 }

@@ -1,4 +1,4 @@
-package trainer
+package graph
 
 import (
 	"errors"
@@ -10,13 +10,8 @@ import (
 	"gorgonia.org/tensor"
 
 	"github.com/stabpriv/stabpriv/regularizers"
+	"github.com/stabpriv/stabpriv/trainer"
 )
-
-// ErrGraph is wrapped by every error of the Gorgonia side of the trainer: a
-// graph that cannot be compiled or run, a value or gradient that is not a
-// float64 tensor or scalar, a non-finite gradient, and a Gorgonia panic
-// recovered at the API boundary.
-var ErrGraph = errors.New("trainer: graph engine")
 
 // errNonFinite is wrapped, with ErrGraph, by the error of a non-finite
 // gradient.
@@ -30,7 +25,7 @@ type SolverConfig struct {
 	Eta float64
 	// StepFunc, when set, gives eta_t for update t = 1, 2, ... in place of
 	// Eta. A step that is not finite and positive makes the update fail with
-	// an error wrapping ErrConfig.
+	// an error wrapping trainer.ErrConfig.
 	StepFunc func(t int) float64
 	// Batch is the minibatch size b: an update is applied at every b-th
 	// call of Step. Zero means 1.
@@ -49,8 +44,8 @@ type SolverConfig struct {
 	Average bool
 }
 
-// Solver is a gorgonia.Solver that applies the update of Config (the step
-// order documented there) to the parameters of a user-run TapeMachine loop:
+// Solver is a gorgonia.Solver that applies the update of trainer.Config
+// (the step order documented there) to the parameters of a user-run TapeMachine loop:
 //
 //	v = w - eta_t * ( (1/b) sum_{i in batch} clip_G(g_i) + mu*w )
 //	w = proj_R( prox_{eta_t * lambda * alpha * ||.||_1}(v) )
@@ -71,6 +66,9 @@ type SolverConfig struct {
 // do, so a machine created with BindDualValues (which adds each run's
 // gradient into the dual value) starts every example from zero.
 //
+// The trainer does not use a Solver: its pass driver makes the same update
+// for every engine. A Solver is for a user's own TapeMachine loop.
+//
 // A Solver is not safe for concurrent use.
 type Solver struct {
 	cfg   SolverConfig
@@ -88,24 +86,24 @@ type Solver struct {
 	steps   int // updates applied
 }
 
-// NewSolver validates cfg and returns a Solver. Errors wrap ErrConfig.
+// NewSolver validates cfg and returns a Solver. Errors wrap trainer.ErrConfig.
 func NewSolver(cfg SolverConfig) (*Solver, error) {
 	if err := cfg.Reg.Validate(); err != nil {
-		return nil, fmt.Errorf("%w: %w", ErrConfig, err)
+		return nil, fmt.Errorf("%w: %w", trainer.ErrConfig, err)
 	}
 	for _, f := range []struct {
 		name string
 		v    float64
 	}{{"eta", cfg.Eta}, {"clip", cfg.Clip}, {"radius", cfg.Radius}} {
 		if math.IsNaN(f.v) || math.IsInf(f.v, 0) || f.v < 0 {
-			return nil, fmt.Errorf("%w: solver %s = %v, want finite >= 0", ErrConfig, f.name, f.v)
+			return nil, fmt.Errorf("%w: solver %s = %v, want finite >= 0", trainer.ErrConfig, f.name, f.v)
 		}
 	}
 	if cfg.Eta == 0 && cfg.StepFunc == nil {
-		return nil, fmt.Errorf("%w: solver needs Eta > 0 or a StepFunc", ErrConfig)
+		return nil, fmt.Errorf("%w: solver needs Eta > 0 or a StepFunc", trainer.ErrConfig)
 	}
 	if cfg.Batch < 0 {
-		return nil, fmt.Errorf("%w: solver batch = %d, want >= 0", ErrConfig, cfg.Batch)
+		return nil, fmt.Errorf("%w: solver batch = %d, want >= 0", trainer.ErrConfig, cfg.Batch)
 	}
 	if cfg.Batch == 0 {
 		cfg.Batch = 1
@@ -117,7 +115,7 @@ func NewSolver(cfg SolverConfig) (*Solver, error) {
 			eta = cfg.StepFunc(t)
 		}
 		if math.IsNaN(eta) || math.IsInf(eta, 0) || eta <= 0 {
-			return 0, fmt.Errorf("%w: step size %v at step %d, want finite > 0", ErrConfig, eta, t)
+			return 0, fmt.Errorf("%w: step size %v at step %d, want finite > 0", trainer.ErrConfig, eta, t)
 		}
 		return eta, nil
 	}
@@ -130,7 +128,7 @@ func NewSolver(cfg SolverConfig) (*Solver, error) {
 // values of model in place. Every call must pass the same parameters in the
 // same order. Errors wrap ErrGraph (a value or gradient that is not a
 // float64 tensor or scalar, a changed parameter list, a non-finite
-// gradient, a Gorgonia panic) or ErrConfig (a bad step size); after an error
+// gradient, a Gorgonia panic) or trainer.ErrConfig (a bad step size); after an error
 // the Solver is unchanged.
 func (s *Solver) Step(model []gorgonia.ValueGrad) (err error) {
 	defer recoverGraph(&err)
@@ -320,10 +318,47 @@ func floats(v gorgonia.Value) ([]float64, error) {
 	return nil, fmt.Errorf("value of type %T, want a float64 *tensor.Dense or *gorgonia.F64", v)
 }
 
-// recoverGraph turns a panic into an error wrapping ErrGraph. It must be
-// deferred directly.
-func recoverGraph(err *error) {
-	if r := recover(); r != nil {
-		*err = fmt.Errorf("%w: recovered panic: %v", ErrGraph, r)
+// Solver is a gorgonia.Solver.
+var _ gorgonia.Solver = (*Solver)(nil)
+
+// clipScale returns the factor in (0, 1] that scales a gradient of L2 norm
+// gnorm to norm at most clip (clip = 0: no clipping), as the trainer does.
+func clipScale(gnorm, clip float64) float64 {
+	if clip > 0 && gnorm > clip {
+		return clip / gnorm
+	}
+	return 1
+}
+
+// sqNorm returns ||v||^2.
+func sqNorm(v []float64) float64 {
+	var s float64
+	for _, x := range v {
+		s += x * x
+	}
+	return s
+}
+
+// proxStep applies the L1 prox of the step and the projection onto
+// ||w|| <= radius (radius = 0: none), the part of a step after the gradient
+// move.
+func proxStep(w []float64, reg regularizers.ElasticNet, eta, radius float64) {
+	reg.Prox(w, eta)
+	if radius <= 0 {
+		return
+	}
+	if n := math.Sqrt(sqNorm(w)); n > radius {
+		s := radius / n
+		for i := range w {
+			w[i] *= s
+		}
+	}
+}
+
+// average folds the iterate w, the t-th (1-based), into the running mean avg.
+func average(avg, w []float64, t int) {
+	f := 1 / float64(t)
+	for i, v := range w {
+		avg[i] += (v - avg[i]) * f
 	}
 }
