@@ -66,7 +66,7 @@
 // the analysis runs on it, exactly. Its Lipschitz constant is min(G, L_z
 // kappa), which bounds every row's remove-one sensitivity by
 // min(G, L_z kappa)/(n lambda): half the replace-one bound 2L/(mu n) of
-// the exact minimizer (DESIGN.md route 1, which route 4 with bounded
+// the exact minimizer (docs/DESIGN.md, section 3, route 1, which route 4 with bounded
 // inverse-t steps certifies too). Clipping a
 // softmax gradient by its norm is not the gradient of any loss and is
 // refused.

@@ -52,7 +52,7 @@ func NewMechanism(kind perturb.Mechanism, scale, delta float64) (Mechanism, erro
 // Calibrate returns the mechanism that perturb.Calibrate gives for
 // (eps, delta)-DP at the worst-case L2 sensitivity sens in dimension dim:
 // the noise of a DP release, whose pDP this package then evaluates. The
-// sensitivity is for replace-one neighbours (DESIGN.md: DP certificates are
+// sensitivity is for replace-one neighbours (docs/DESIGN.md, section 1: DP certificates are
 // replace-one); see WorstCaseSensitivity.
 func Calibrate(kind perturb.Mechanism, eps, delta, sens float64, dim int) (Mechanism, error) {
 	c, err := perturb.Calibrate(kind, eps, delta, perturb.Sensitivity{L2: sens}, dim)

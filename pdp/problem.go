@@ -27,7 +27,7 @@ const Neighbours = "pDP neighbours (Wang, Per-instance DP): Z and Z without one 
 //	J(w) = sum_i l(W x_i, y_i) + (N lambda / 2) ||w||^2,
 //
 // W the K x d weight matrix (w its row-major flattening). This is n times
-// the objective F of DESIGN.md, F(w) = (1/n) sum_i l + (lambda/2)||w||^2,
+// the objective F of docs/DESIGN.md (section 1), F(w) = (1/n) sum_i l + (lambda/2)||w||^2,
 // with l1_ratio = 0.
 type Config struct {
 	// Loss is the per-example loss. It must be smooth in Lemma 13's sense

@@ -45,7 +45,7 @@ func (p Preprocess) validate() error {
 //
 // clip_1 scales a row of norm above 1 to norm 1, so ||x'|| <= 1 and the
 // row bound kappa = 1 holds with the constant bias feature counted in it
-// (DESIGN.md). A null row (a label outside the declared classes) maps to
+// (docs/DESIGN.md, section 2). A null row (a label outside the declared classes) maps to
 // the zero vector, bias included: its loss gradient is zero at every w.
 type Preprocessing struct {
 	Mode Preprocess `json:"mode"`

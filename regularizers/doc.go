@@ -1,5 +1,5 @@
 // Package regularizers provides the elastic-net penalty of stabpriv in the
-// convention of DESIGN.md,
+// convention of docs/DESIGN.md (section 1),
 //
 //	R(w) = lambda * ((1-alpha)/2 * ||w||^2 + alpha * ||w||_1),  alpha = l1 ratio,
 //

@@ -13,7 +13,7 @@ var ErrInvalid = errors.New("regularizers: invalid setting")
 //
 //	R(w) = Lambda * ((1-L1Ratio)/2 * ||w||_2^2 + L1Ratio * ||w||_1),
 //
-// the glmnet and scikit-learn convention of DESIGN.md. The paper writes
+// the glmnet and scikit-learn convention of docs/DESIGN.md, section 1. The paper writes
 // lambda*(gamma*||w||^2 + eta*||w||_1); it maps to Lambda = lambda*(2*gamma + eta)
 // and L1Ratio = eta/(2*gamma + eta).
 //
@@ -86,7 +86,7 @@ func (r ElasticNet) AddSmoothGrad(dst, w []float64) {
 //	w_i <- sign(w_i) * max(|w_i| - step*L1Weight(), 0).
 //
 // A proximal operator of a convex function is non-expansive, so it keeps an
-// SGD step non-expansive (DESIGN.md). The L2 part is handled in the gradient.
+// SGD step non-expansive (docs/DESIGN.md, section 4). The L2 part is handled in the gradient.
 func (r ElasticNet) Prox(w []float64, step float64) {
 	SoftThreshold(w, step*r.L1Weight())
 }
@@ -112,7 +112,7 @@ func SoftThreshold(w []float64, t float64) {
 // MinNormSubgrad writes into dst the minimum-norm element of the
 // subdifferential of g + R at w, where g is the gradient of the smooth
 // data term at w, and returns its L2 norm. It is the stopping statistic for
-// a convergence tolerance fixed in advance (DESIGN.md, Remark 8). A NaN in
+// a convergence tolerance fixed in advance (docs/DESIGN.md, section 3, route 1 and Remark 8). A NaN in
 // g or w gives a NaN norm, never a norm that passes a tolerance.
 func (r ElasticNet) MinNormSubgrad(dst, g, w []float64) float64 {
 	if len(dst) != len(w) || len(g) != len(w) {

@@ -1,6 +1,7 @@
 // Package stability computes, from the Run record of a training run, the
 // uniform stability beta of the training algorithm and the L2 sensitivity
-// Delta of the weights it returned, by every route of DESIGN.md, and chooses
+// Delta of the weights it returned, by every route of docs/DESIGN.md
+// (section 3, "Sensitivity routes", with the derivations), and chooses
 // the tightest route whose conditions hold (Watson, Rozemberczki & Sarkar,
 // "Stability Enhanced Privacy and Applications in Private SGD").
 //

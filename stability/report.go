@@ -100,7 +100,7 @@ func (r *Report) Lookup(id RouteID) (Route, bool) {
 
 // Analyze computes, from the Run record of a training run, the L2
 // sensitivity Delta of the returned weights and the uniform stability beta by
-// every route of DESIGN.md, and chooses the tightest route that applies. A
+// every route of docs/DESIGN.md (section 3), and chooses the tightest route that applies. A
 // route that does not apply is listed with its reason (a *NotApplicableError)
 // and Delta = +Inf. The neighbouring relation is replace-one with a shared
 // seed (see Neighbours).

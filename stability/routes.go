@@ -7,7 +7,7 @@ import (
 	"github.com/stabpriv/stabpriv/trainer"
 )
 
-// RouteID names a sensitivity route of DESIGN.md.
+// RouteID names a sensitivity route of docs/DESIGN.md, section 3.
 type RouteID int
 
 const (
@@ -29,7 +29,7 @@ const (
 	RouteStronglyConvexSGD
 )
 
-// Routes lists every route in the order of DESIGN.md.
+// Routes lists every route in the order of docs/DESIGN.md, section 3.
 var Routes = []RouteID{RouteERM, RouteTheorem7, RouteConvexSGD, RouteStronglyConvexSGD}
 
 // String returns the route name used in reports and certificates.

@@ -286,7 +286,7 @@ func runPDP(_ context.Context, args []string, stdout, stderr io.Writer) error {
 			return err
 		}
 		rep.DPEpsilon, rep.DPSensitivity, rep.WorstCaseEpsilon = &dpEps, &replace, &worst
-		rep.DPNeighbours = "replace-one (DESIGN.md: DP certificates); the worst-case pDP epsilon uses the remove-one bound"
+		rep.DPNeighbours = "replace-one (docs/DESIGN.md, section 1: DP certificates); the worst-case pDP epsilon uses the remove-one bound"
 	} else {
 		notes = append(notes, "no worst-case DP epsilon: "+dpErr.Error())
 	}

@@ -13,7 +13,7 @@ import (
 
 // AddBias returns a copy of ds with a constant feature named "bias" and
 // equal to value appended to every row. A bias is an ordinary feature: it
-// counts in the row bound kappa (DESIGN.md). Errors wrap datasets.ErrInvalid: a
+// counts in the row bound kappa (docs/DESIGN.md, section 1). Errors wrap datasets.ErrInvalid: a
 // non-finite value, or a data set that already has a "bias" feature.
 func AddBias(ds *datasets.Dataset, value float64) (*datasets.Dataset, error) {
 	if err := ds.Validate(); err != nil {
