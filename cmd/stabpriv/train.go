@@ -74,7 +74,7 @@ func newTrainFlagSet(f *trainFlags) *flag.FlagSet {
 	fs.StringVar(&f.logLevel, "log-level", "warn", "log level on stderr: panic, error, warn, info, debug")
 	fs.Float64Var(&f.labelBound, "label-bound", 0, "regression: the bound `B` in |y| <= B (squared loss needs it; 0: none); a release clamps labels to it")
 	fs.Float64Var(&f.tolerance, "tolerance", 0, "non-private runs: stop after the first pass whose gradient norm is <= `tol` (a data-dependent stop: no release certifies it)")
-	fs.StringVar(&f.mechanism, "mechanism", "none", "release mechanism: none (a non-private model), laplace, gamma, gaussian, gaussian-analytic")
+	fs.StringVar(&f.mechanism, "mechanism", "none", "release mechanism: none (a non-private model), "+perturb.MechanismList())
 	fs.Float64Var(&f.epsilon, "epsilon", 1, "privacy budget `eps` > 0 of the fit")
 	fs.Float64Var(&f.delta, "delta", 0, "privacy budget `delta` in [0, 1): 0 for laplace and gamma (pure eps-DP), > 0 for the Gaussian mechanisms")
 	fs.StringVar(&f.noise, "noise", "secure", "noise source: secure (a private release), or seeded from --noise-seed (reproducible; its certificate says NOT private, since the seed is published)")
@@ -156,14 +156,14 @@ func (s *settings) parsePrivacy() error {
 	if s.mechanism == "none" {
 		for _, name := range []string{"epsilon", "delta", "noise", "noise-seed"} {
 			if s.set[name] {
-				return usagef("--%s applies to a private release; choose --mechanism laplace, gamma, gaussian or gaussian-analytic", name)
+				return usagef("--%s applies to a private release; choose --mechanism %s", name, perturb.MechanismList())
 			}
 		}
 		return nil
 	}
 	m, err := perturb.ParseMechanism(s.mechanism)
 	if err != nil {
-		return usagef("--mechanism %q, want none, laplace, gamma, gaussian or gaussian-analytic", s.mechanism)
+		return usagef("--mechanism %q, want none, %s", s.mechanism, perturb.MechanismList())
 	}
 	if _, err := perturb.Calibrate(m, s.epsilon, s.delta, perturb.Sensitivity{L2: 1}, 1); err != nil {
 		return usagef("--mechanism %s --epsilon %v --delta %v: %w%s", m, s.epsilon, s.delta, err, privacyHint(m, err))
