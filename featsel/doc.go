@@ -4,7 +4,8 @@
 // and Applications in Private SGD" (its Section on feature selection and its
 // Lemma 16 on flip probabilities).
 //
-// The model is trained with the elastic-net penalty of DESIGN.md,
+// The model is trained with the elastic-net penalty of docs/DESIGN.md
+// (section 1),
 //
 //	R(w) = lambda * ((1-alpha)/2 ||w||^2 + alpha ||w||_1),  alpha = l1 ratio,
 //

@@ -36,7 +36,7 @@ const (
 // rho = mu/G the objective is G (mean h + (rho/2)||w||^2), whose minimizer
 // depends on rho alone. On the strongly convex SGD route (bounded
 // inverse-t steps) the sensitivity is Delta = 2G/(mu n) = 2/(rho n) (Wu et
-// al. 2017; DESIGN.md route 4). Output perturbation adds noise of expected
+// al. 2017; docs/DESIGN.md, section 3, route 4). Output perturbation adds noise of expected
 // norm nu*Delta, where nu depends only on the mechanism, the dimension
 // p = K*dim and (eps, delta): the mechanism's ExpectedNorm at unit
 // sensitivity (perturb.Noise), which is p/eps for the gamma-norm mechanism,
