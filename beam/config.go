@@ -4,6 +4,8 @@ import (
 	"fmt"
 	"math"
 
+	// The Gorgonia engine registers itself with the trainer (--engine graph).
+	_ "github.com/stabpriv/stabpriv/graph"
 	"github.com/stabpriv/stabpriv/losses"
 	"github.com/stabpriv/stabpriv/perturb"
 	"github.com/stabpriv/stabpriv/private"

@@ -32,6 +32,7 @@ import (
 
 	stabbeam "github.com/stabpriv/stabpriv/beam"
 	"github.com/stabpriv/stabpriv/datasets"
+	"github.com/stabpriv/stabpriv/datasets/paper"
 	"github.com/stabpriv/stabpriv/perturb"
 	"github.com/stabpriv/stabpriv/private"
 	"github.com/stabpriv/stabpriv/regularizers"
@@ -171,7 +172,7 @@ func tableOf(ds *datasets.Dataset, source string, lo, hi int) *private.Table {
 }
 
 func adultAccuracy() error {
-	train, test, err := datasets.LoadAdultSplit(*adult, datasets.AdultOptions{})
+	train, test, err := paper.LoadAdultSplit(*adult, paper.AdultOptions{})
 	if err != nil {
 		fmt.Printf("adult: skipped (%v)\n", err)
 		return nil
