@@ -47,12 +47,17 @@ type Row struct {
 	Y     float64
 }
 
-// Count counts the data rows read and the training rows among them.
+// Count counts the data rows read and the training rows among them, and
+// lists each shard read with its number of rows (the positions the model
+// file publishes, see private.PartitionInfo).
 type Count struct {
 	Rows, Train int
+	Shards      []private.ShardInfo
 }
 
-func addCounts(a, b Count) Count { return Count{Rows: a.Rows + b.Rows, Train: a.Train + b.Train} }
+func addCounts(a, b Count) Count {
+	return Count{Rows: a.Rows + b.Rows, Train: a.Train + b.Train, Shards: append(append([]private.ShardInfo(nil), a.Shards...), b.Shards...)}
+}
 
 // results collects the partitions' results (private.PartitionResult as
 // JSON) in the one combine.
@@ -218,6 +223,7 @@ func (f *readShardFn) ProcessElement(ctx context.Context, file string, emit func
 	if c.Rows == 0 {
 		return fmt.Errorf("%w: shard %s: no data rows after the header", ErrInput, file)
 	}
+	c.Shards = []private.ShardInfo{{Name: name, Rows: c.Rows}}
 	count(c)
 	return nil
 }
@@ -306,7 +312,7 @@ func (f *releaseFn) ProcessElement(ctx context.Context, rs results, total Count)
 			return fmt.Errorf("stabbeam: result of a partition: %w", err)
 		}
 	}
-	rel, err := plan.Release(parts, total.Rows, total.Train)
+	rel, err := plan.Release(parts, total.Shards)
 	if err != nil {
 		return err
 	}

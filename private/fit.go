@@ -93,6 +93,10 @@ type Released struct {
 	Stability *stability.Report `json:"stability,omitempty"`
 	// Split records how rows were split.
 	Split SplitInfo `json:"split"`
+	// AutoKnobs reports that lambda, the clipping norm, the l1 ratio and the
+	// schedule were chosen by AutoKnobs (Options.Auto): Verify then
+	// recomputes them from (n, dim, K, mechanism, budget).
+	AutoKnobs bool `json:"auto_knobs,omitempty"`
 	// Partitions describes a partitioned fit (FitPartitioned); nil for Fit.
 	Partitions *PartitionInfo `json:"partitions,omitempty"`
 	// Notes says, for a fit without a certificate, how it was made.
@@ -281,6 +285,7 @@ func Fit(ctx context.Context, t *Table, schema Schema, budget Budget, opts Optio
 		Preprocessing: prep,
 		Stability:     tr.Report(),
 		Split:         SplitInfo{TestFrac: opts.TestFrac, Seed: opts.Seed, Stratified: opts.Stratify, Rows: enc.n, TrainRows: n},
+		AutoKnobs:     opts.Auto,
 	}
 	if diag != nil {
 		run := tr.Run()
@@ -421,7 +426,7 @@ func apply(p *Preprocessing, enc *encoded, idx []int) (*mat.Dense, []float64, []
 // fitNotes are the not-covered notes of a Fit certificate.
 func fitNotes(mode Preprocess, p *Preprocessing, task losses.Task) []string {
 	notes := []string{
-		"public, and so not protected: the header (column names), the number of rows, the declared schema (label, classes, bounds) and every setting of the run",
+		"public, and so not protected: the header (column names), the number of rows, the declared schema (label, classes, bounds) and every setting of the run; the classes and bounds must be declared without looking at the rows (bounds computed from the rows, say their minimum and maximum, are statistics of the data and void the claim)",
 		"a table that is not well-formed (a CSV syntax error, a ragged row, a feature cell that is not a finite number) is refused before training: the claim is about well-formed tables",
 		"the split depends only on the number of rows, the test fraction and the seed; the held-out rows are not used by the release",
 		"preprocessing: " + p.Map,

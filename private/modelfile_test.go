@@ -134,7 +134,8 @@ func TestVerifyTampered(t *testing.T) {
 			w := d["model"].(map[string]any)["w"].([]any)
 			w[3] = w[3].(float64) + 1e-9
 		}, "weights were altered"},
-		{"epsilon raised", func(d map[string]any) { cert(d)["epsilon"] = 5.0 }, "noise_scale"},
+		{"epsilon raised", func(d map[string]any) { cert(d)["epsilon"] = 5.0 }, "automatic knobs"},
+		{"automatic lambda raised", func(d map[string]any) { cert(d)["run"].(map[string]any)["lambda"] = 0.1 }, "automatic knobs"},
 		{"epsilon negative", func(d map[string]any) { cert(d)["epsilon"] = -5.0 }, "invalid"},
 		{"mechanism bogus", func(d map[string]any) { cert(d)["mechanism"] = "bogus" }, "invalid"},
 		{"noise scale tiny", func(d map[string]any) { cert(d)["noise_scale"] = 1e-9 }, "noise_scale"},

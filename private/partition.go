@@ -420,7 +420,13 @@ const partitionTolerance = stability.RoundingSlack
 // FitPartitioned for the proof. Errors: ErrData for inconsistent results,
 // the stability analysis' or perturb's errors, all before anything is
 // released.
-func (pl *PartitionPlan) Release(results []PartitionResult, rows, trainRows int) (*Released, error) {
+func (pl *PartitionPlan) Release(results []PartitionResult, shards []ShardInfo) (*Released, error) {
+	shards = slices.Clone(shards)
+	slices.SortFunc(shards, func(a, b ShardInfo) int { return cmp.Compare(a.Name, b.Name) })
+	rows, trainRows, wantSizes, err := partitionLayout(shards, pl.opts.Seed, pl.opts.TestFrac, pl.partitions)
+	if err != nil {
+		return nil, err
+	}
 	results = slices.Clone(results)
 	slices.SortFunc(results, func(a, b PartitionResult) int { return cmp.Compare(a.Partition, b.Partition) })
 	if len(results) == 0 {
@@ -448,8 +454,8 @@ func (pl *PartitionPlan) Release(results []PartitionResult, rows, trainRows int)
 		n += r.N
 		sizes[r.Partition] = r.N
 	}
-	if n != trainRows {
-		return nil, fmt.Errorf("%w: the partitions hold %d rows, %d were read for training", ErrData, n, trainRows)
+	if n != trainRows || !slices.Equal(sizes, wantSizes) {
+		return nil, fmt.Errorf("%w: the partitions hold %d rows (sizes %v), the shards' positions give %d (sizes %v)", ErrData, n, sizes, trainRows, wantSizes)
 	}
 	// The weighted average, in partition order.
 	w := make([]float64, len(results[0].W))
@@ -479,7 +485,7 @@ func (pl *PartitionPlan) Release(results []PartitionResult, rows, trainRows int)
 			return nil, fmt.Errorf("%w: partition %d's run record is not the settings' run on its %d rows", ErrData, r.Partition, r.N)
 		}
 	}
-	info := PartitionInfo{Count: pl.partitions, Sizes: sizes}
+	info := PartitionInfo{Count: pl.partitions, Sizes: sizes, Shards: shards}
 	terms, err := partitionTerms(ref, info, pl.opts.Seed)
 	if err != nil {
 		return nil, err
@@ -492,6 +498,7 @@ func (pl *PartitionPlan) Release(results []PartitionResult, rows, trainRows int)
 		Preprocessing: pl.prep,
 		Stability:     repRef,
 		Split:         SplitInfo{TestFrac: pl.opts.TestFrac, Seed: pl.opts.Seed, Rows: rows, TrainRows: n},
+		AutoKnobs:     pl.opts.Auto,
 		Partitions:    &info,
 	}
 	if !private {
@@ -531,6 +538,41 @@ func (pl *PartitionPlan) Release(results []PartitionResult, rows, trainRows int)
 type PartitionInfo struct {
 	Count int   `json:"count"`
 	Sizes []int `json:"sizes"`
+	// Shards are the shards' names and row counts, in name order: public
+	// (neighbours share them), and all that the sizes, the held-out rows
+	// and n depend on, so Verify recomputes the sizes from them.
+	Shards []ShardInfo `json:"shards"`
+}
+
+// ShardInfo is a shard's name (ShardName) and its number of data rows.
+type ShardInfo struct {
+	Name string `json:"name"`
+	Rows int    `json:"rows"`
+}
+
+// partitionLayout recomputes, from the public shard names and row counts,
+// the number of rows read, the number of training rows and every
+// partition's size: the functions HeldOut and PartitionOf of the positions
+// and the seed.
+func partitionLayout(shards []ShardInfo, seed uint64, testFrac float64, partitions int) (rows, train int, sizes []int, err error) {
+	if partitions < 1 || partitions > MaxPartitions || len(shards) == 0 {
+		return 0, 0, nil, fmt.Errorf("%w: %d partitions of %d shards", ErrData, partitions, len(shards))
+	}
+	sizes = make([]int, partitions)
+	for i, sh := range shards {
+		if sh.Rows < 1 || sh.Name == "" || i > 0 && shards[i-1].Name >= sh.Name {
+			return 0, 0, nil, fmt.Errorf("%w: shard %q with %d rows: shards need distinct names in order and rows", ErrData, sh.Name, sh.Rows)
+		}
+		rows += sh.Rows
+		for row := 1; row <= sh.Rows; row++ {
+			if HeldOut(seed, sh.Name, row, testFrac) {
+				continue
+			}
+			sizes[PartitionOf(seed, sh.Name, row, partitions)]++
+			train++
+		}
+	}
+	return rows, train, sizes, nil
 }
 
 // stripStats returns run without its statistics.
@@ -714,7 +756,7 @@ func FitPartitioned(ctx context.Context, tables []*Table, schema Schema, budget 
 	}
 	seen := make(map[string]int, len(tables))
 	byPart := make([][]PartitionRow, partitions)
-	rows := 0
+	var shards []ShardInfo
 	for i, t := range tables {
 		if t == nil {
 			return nil, fmt.Errorf("%w: shard %d is nil", ErrData, i+1)
@@ -731,7 +773,7 @@ func FitPartitioned(ctx context.Context, tables []*Table, schema Schema, budget 
 		if err != nil {
 			return nil, err
 		}
-		rows += len(t.Rows)
+		shards = append(shards, ShardInfo{Name: name, Rows: len(t.Rows)})
 		for _, r := range train {
 			byPart[r.Partition] = append(byPart[r.Partition], r)
 		}
@@ -754,5 +796,5 @@ func FitPartitioned(ctx context.Context, tables []*Table, schema Schema, budget 
 		}
 		results = append(results, r)
 	}
-	return pl.Release(results, rows, n)
+	return pl.Release(results, shards)
 }

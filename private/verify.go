@@ -133,15 +133,18 @@ func checkRun(run *trainer.Run, r *Released) []error {
 	if run.N != r.Split.TrainRows || run.N < 1 {
 		bad("the run has n = %d training rows, the split %d", run.N, r.Split.TrainRows)
 	}
-	if r.Partitions != nil {
-		// A partitioned fit holds rows out by a hash of their positions:
-		// the count is public but not round(test fraction * rows).
-		sum := 0
-		for _, np := range r.Partitions.Sizes {
-			sum += np
-		}
-		if sum != r.Split.TrainRows || r.Split.TrainRows > r.Split.Rows || r.Split.TestFrac == 0 && r.Split.TrainRows != r.Split.Rows {
-			bad("partition sizes %v (%d rows) for %d training rows of %d at test fraction %v", r.Partitions.Sizes, sum, r.Split.TrainRows, r.Split.Rows, r.Split.TestFrac)
+	if info := r.Partitions; info != nil {
+		// A partitioned fit holds rows out, and assigns them to partitions,
+		// by a hash of their positions: recomputed from the published shard
+		// names and row counts.
+		rows, train, sizes, err := partitionLayout(info.Shards, r.Split.Seed, r.Split.TestFrac, info.Count)
+		switch {
+		case err != nil:
+			bad("partitions: %v", err)
+		case rows != r.Split.Rows || train != r.Split.TrainRows || !slices.Equal(sizes, info.Sizes):
+			bad("the shards %v give %d rows, %d for training, partition sizes %v; the file says %d, %d, %v", info.Shards, rows, train, sizes, r.Split.Rows, r.Split.TrainRows, info.Sizes)
+		case train < info.Count:
+			bad("%d partitions for %d training rows", info.Count, train)
 		}
 	} else if tr, err := trainRows(r.Split); err != nil || tr != r.Split.TrainRows {
 		bad("split of %d rows at test fraction %v has %d training rows, the file says %d (%v)", r.Split.Rows, r.Split.TestFrac, tr, r.Split.TrainRows, err)
@@ -152,6 +155,17 @@ func checkRun(run *trainer.Run, r *Released) []error {
 	if run.Sampling != trainer.SamplingPermutation || run.UserModel || run.Tolerance != 0 ||
 		run.Engine != trainer.Native.String() && run.Engine != trainer.Graph.String() {
 		bad("sampling %q, engine %q, user model %v, tolerance %v: not a run the trainer certifies", run.Sampling, run.Engine, run.UserModel, run.Tolerance)
+	}
+	if r.AutoKnobs {
+		if c := r.Certificate; c != nil {
+			k, err := AutoKnobs(run.N, run.D, run.K, c.Mechanism, Budget{Epsilon: c.Epsilon, Delta: c.Delta})
+			if err != nil {
+				bad("automatic knobs: %v", err)
+			} else if run.Lambda != k.Lambda || run.Clip != k.Clip || run.L1Ratio != 0 || run.Schedule != trainer.BoundedInverseT.String() {
+				bad("the automatic knobs for n = %d, dim = %d, K = %d, %s at (%g, %g) are lambda = %v, clip %v, l1 ratio 0, bounded-inverse-t; the run has lambda = %v, clip %v, l1 ratio %v, %s",
+					run.N, run.D, run.K, c.Mechanism, c.Epsilon, c.Delta, k.Lambda, k.Clip, run.Lambda, run.Clip, run.L1Ratio, run.Schedule)
+			}
+		}
 	}
 	if run.Batch < 1 || run.Batch > run.N || run.StepsPerPass != (run.N+run.Batch-1)/run.Batch || run.Passes < 1 || run.Passes > trainer.MaxPasses {
 		bad("batch %d, %d steps per pass, %d passes for n = %d", run.Batch, run.StepsPerPass, run.Passes, run.N)
@@ -261,6 +275,7 @@ func rebuild(r *Released, run *trainer.Run) (*Released, error) {
 		Preprocessing: &p,
 		Stability:     rep,
 		Split:         r.Split,
+		AutoKnobs:     r.AutoKnobs,
 		Partitions:    r.Partitions,
 	}, nil
 }

@@ -56,13 +56,18 @@ func runCertify(_ context.Context, args []string, stdout, stderr io.Writer) erro
 	if err != nil {
 		return fmt.Errorf("%s: %w", path, err)
 	}
+	if verdict == private.NotPrivate {
+		fmt.Fprintf(stdout, "NOT A PRIVATE RELEASE: %s\n\n", why)
+	} else {
+		fmt.Fprintln(stdout, "VERIFIED PRIVATE RELEASE: the file equals the release its published inputs give (its provenance cannot be checked)")
+		fmt.Fprintln(stdout)
+	}
 	if err := printCertificate(stdout, path, r); err != nil {
 		return err
 	}
 	if verdict == private.NotPrivate {
 		return &notPrivateError{why}
 	}
-	fmt.Fprintln(stdout, "\nverified: the weights, the sensitivity, the noise scale and the ledger agree with the published constants")
 	return nil
 }
 
@@ -78,7 +83,7 @@ func printCertificate(w io.Writer, path string, r *private.Released) error {
 	tw := tabwriter.NewWriter(w, 0, 8, 2, ' ', 0)
 	row := func(name, value string) { fmt.Fprintf(tw, "%s\t%s\n", name, value) }
 	row("file", path)
-	row("private", strconv.FormatBool(c.Private))
+	row("private release", strconv.FormatBool(r.Private))
 	row("mechanism", string(c.Mechanism))
 	row("epsilon", g(c.Epsilon))
 	row("delta", g(c.Delta))

@@ -46,11 +46,15 @@ func printRelease(w io.Writer, s *settings, r *private.Released) error {
 	if c.Delta > 0 {
 		claim = fmt.Sprintf("(%g, %g)-DP", c.Epsilon, c.Delta)
 	}
+	source := s.table.Source
+	if len(s.shards) > 1 {
+		source = fmt.Sprintf("the %d shards %s", len(s.shards), s.data)
+	}
 	switch {
 	case r.Private:
-		fmt.Fprintf(w, "PRIVATE RELEASE: %s, %s with respect to the rows of %s (replace-one)\n", c.Mechanism, claim, s.table.Source)
+		fmt.Fprintf(w, "PRIVATE RELEASE: %s, %s with respect to the rows of %s (replace-one)\n", c.Mechanism, claim, source)
 	case c.Private:
-		fmt.Fprintf(w, "NOT PRIVATE FOR THE TABLE: %s, %s for the standardized rows only; the standardization statistics fitted on %s are in the model file and are not private\n", c.Mechanism, claim, s.table.Source)
+		fmt.Fprintf(w, "NOT PRIVATE FOR THE TABLE: %s, %s for the standardized rows only; the standardization statistics fitted on %s are in the model file and are not private\n", c.Mechanism, claim, source)
 	default:
 		fmt.Fprintf(w, "NOT PRIVATE: %s noise from the seeded source, seed %d (published): anyone can subtract the noise; the calibration is that of %s\n", c.Mechanism, s.noiseSeed, claim)
 	}

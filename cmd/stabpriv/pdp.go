@@ -454,7 +454,9 @@ func writePDP(dir string, rep *pdp.Report, ids []int, diffs []pdp.Diff, eps []fl
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return err
 	}
-	f, err := os.Create(filepath.Join(dir, "pdp.csv"))
+	// pDP values are confidential statistics of the data: the files are
+	// readable by their owner only.
+	f, err := os.OpenFile(filepath.Join(dir, "pdp.csv"), os.O_WRONLY|os.O_CREATE|os.O_TRUNC, 0o600)
 	if err != nil {
 		return err
 	}
@@ -479,7 +481,7 @@ func writePDP(dir string, rep *pdp.Report, ids []int, diffs []pdp.Diff, eps []fl
 	if err != nil {
 		return err
 	}
-	if err := os.WriteFile(filepath.Join(dir, "summary.json"), append(js, '\n'), 0o644); err != nil {
+	if err := os.WriteFile(filepath.Join(dir, "summary.json"), append(js, '\n'), 0o600); err != nil {
 		return err
 	}
 	refs := []pdp.Reference{}
@@ -489,7 +491,7 @@ func writePDP(dir string, rep *pdp.Report, ids []int, diffs []pdp.Diff, eps []fl
 	if rep.WorstCaseEpsilon != nil {
 		refs = append(refs, pdp.Reference{Name: "worst-case pDP eps (remove-one)", Value: *rep.WorstCaseEpsilon})
 	}
-	pf, err := os.Create(filepath.Join(dir, "pdp.png"))
+	pf, err := os.OpenFile(filepath.Join(dir, "pdp.png"), os.O_WRONLY|os.O_CREATE|os.O_TRUNC, 0o600)
 	if err != nil {
 		return err
 	}
@@ -525,7 +527,7 @@ func printPDP(w io.Writer, r *pdp.Report, s *pdpSettings) {
 		printCertified(w, r)
 	}
 	fmt.Fprintf(w, "moments (Definition 7): E eps = %.4g, E eps^2 = %.4g, E eps^3 = %.4g, E eps^4 = %.4g\n", r.Moments[0], r.Moments[1], r.Moments[2], r.Moments[3])
-	fmt.Fprintf(w, "sensitivity: median %.4g, max %.4g; %d rows exact (one-step error at most %.2g relative)\n", r.Sensitivity.Median, r.Sensitivity.Max, r.Exact, r.MaxRelOneStepError)
+	fmt.Fprintf(w, "sensitivity: median %.4g, max %.4g; %d rows exact (largest relative one-step error among them %.2g; the other rows' one-step values carry no such bound)\n", r.Sensitivity.Median, r.Sensitivity.Max, r.Exact, r.MaxRelOneStepError)
 	if r.OnAverageKL != nil {
 		fmt.Fprintf(w, "on-average KL-privacy of the Gaussian release: %.4g\n", *r.OnAverageKL)
 	}

@@ -160,7 +160,7 @@ func TestCLIPrivateRelease(t *testing.T) {
 	}
 
 	stdout, _, err = call(t, "certify", out)
-	if err != nil || exitCode(err) != 0 || !strings.Contains(stdout, "verified") {
+	if err != nil || exitCode(err) != 0 || !strings.HasPrefix(stdout, "VERIFIED PRIVATE RELEASE") {
 		t.Errorf("certify: %v\n%s", err, stdout)
 	}
 	preds := filepath.Join(dir, "p.csv")
@@ -200,6 +200,9 @@ func TestCLICertifyExitCodes(t *testing.T) {
 		stdout, _, err := call(t, "certify", tt.path)
 		if code := exitCode(err); code != tt.code || err != nil && !strings.Contains(err.Error(), tt.msg) {
 			t.Errorf("%s: exit %d (%v), want %d naming %q", filepath.Base(tt.path), code, err, tt.code, tt.msg)
+		}
+		if tt.code == 3 && !strings.HasPrefix(stdout, "NOT A PRIVATE RELEASE") {
+			t.Errorf("certify of %s does not open with its verdict:\n%s", filepath.Base(tt.path), stdout)
 		}
 		if tt.path == seeded && !strings.Contains(stdout, "NOT PRIVATE") {
 			t.Errorf("certify of a seeded release does not say NOT PRIVATE:\n%s", stdout)
@@ -354,7 +357,7 @@ func TestCLIPartitioned(t *testing.T) {
 	}
 	secure := filepath.Join(dir, "s.json")
 	fit(write("c", same), secure)
-	if stdout, _, err := call(t, "certify", secure); err != nil || !strings.Contains(stdout, "verified") {
+	if stdout, _, err := call(t, "certify", secure); err != nil || !strings.HasPrefix(stdout, "VERIFIED PRIVATE RELEASE") {
 		t.Errorf("certify of a partitioned release: %v\n%s", err, stdout)
 	}
 	if _, _, err := call(t, "train", "--data", filepath.Join(dir, "a", "*.csv"), "--label", "class", "--partitions", "4", "--mechanism", "gamma", "--bounds", bounds); exitCode(err) != 2 {

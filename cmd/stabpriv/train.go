@@ -52,7 +52,7 @@ func newTrainFlagSet(f *trainFlags) *flag.FlagSet {
 	fs := flag.NewFlagSet("train", flag.ContinueOnError)
 	fs.StringVar(&f.data, "data", "", "CSV `file` with a header row and numeric features (default: the embedded breast-cancer data)")
 	fs.StringVar(&f.label, "label", "", "label `column` of --data (default with the embedded data: diagnosis)")
-	fs.StringVar(&f.classes, "classes", "", "the classes, declared: `a,b,...` (binary: the second is +1); required with --mechanism on --data; rows with another label are kept as null rows")
+	fs.StringVar(&f.classes, "classes", "", "the classes, declared: `a,b,...` (binary: the second is +1); required with --mechanism on --data; matched exactly (case and spaces count): rows with another label are kept as null rows that train nothing, so check a new file once with --diagnostics (null rows)")
 	fs.StringVar(&f.positive, "positive", "", "binary tasks without --classes (non-private): the `class` encoded +1 (default: the larger class name)")
 	fs.StringVar(&f.bounds, "bounds", "", "CSV `file` of public feature bounds, one line column,lo,hi per feature: values are clamped and scaled into [-1, 1] inside the guarantee")
 	fs.StringVar(&f.standardize, "standardize", "auto", "feature map: auto (bounds with --bounds or the embedded data; train for a non-private run on --data), none (features as they are), train (standardization fitted on the training split: outside the guarantee)")
@@ -412,6 +412,11 @@ func (s *settings) parseData() error {
 // file the glob matches (in name order), each a shard.
 func (s *settings) readShards() error {
 	paths := []string{s.data}
+	if s.partitions == 1 && strings.ContainsAny(s.data, "*?[") {
+		if _, err := os.Stat(s.data); err != nil {
+			return usagef("--data %q looks like a glob: shards are read with --partitions P > 1", s.data)
+		}
+	}
 	if s.partitions > 1 {
 		m, err := filepath.Glob(s.data)
 		if err != nil {
