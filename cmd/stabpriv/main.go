@@ -24,6 +24,7 @@ package main
 import (
 	"context"
 	"errors"
+	"flag"
 	"fmt"
 	"io"
 	"os"
@@ -118,6 +119,28 @@ func run(args []string, stdout, stderr io.Writer) error {
 		return fmt.Errorf("%s: %w", c.name, err)
 	}
 	return nil
+}
+
+// parseFlags parses a command's args into fs. On -h it writes help and the
+// flags to stderr and returns flag.ErrHelp; a parse error or an extra
+// argument is a usage error. It returns the names of the flags set.
+func parseFlags(fs *flag.FlagSet, args []string, stderr io.Writer, help string) (map[string]bool, error) {
+	if err := fs.Parse(args); err != nil {
+		if errors.Is(err, flag.ErrHelp) {
+			fmt.Fprint(stderr, help, "\nFlags:\n")
+			fs.SetOutput(stderr)
+			fs.PrintDefaults()
+			fs.SetOutput(io.Discard)
+			return nil, err
+		}
+		return nil, usagef("%w (run 'stabpriv help %s' for the flags)", err, fs.Name())
+	}
+	if fs.NArg() > 0 {
+		return nil, usagef("unexpected argument %q", fs.Arg(0))
+	}
+	set := make(map[string]bool)
+	fs.Visit(func(fl *flag.Flag) { set[fl.Name] = true })
+	return set, nil
 }
 
 func lookup(name string) (command, bool) {

@@ -67,24 +67,20 @@ func newPDPFlagSet(f *pdpFlags) *flag.FlagSet {
 	return fs
 }
 
-func printPDPUsage(fs *flag.FlagSet, w io.Writer) {
-	fmt.Fprint(w, "Usage: stabpriv pdp [flags] --out DIR\n       stabpriv pdp --model FILE.json [--data FILE.csv] [--exact-top N] [--top N] --out DIR\n\n"+
-		"Per-instance differential privacy (Wang) of an output-perturbation release of the exact\n"+
-		"ridge-regularized ERM solution: for every training row, the sensitivity of the solution to\n"+
-		"removing that row and the per-instance epsilon of the release, against the worst-case DP\n"+
-		"epsilon of the same release. Writes pdp.csv (one row per training row: id = index of the\n"+
-		"row among the CSV's data rows, from 0), summary.json and pdp.png. The values are\n"+
-		"CONFIDENTIAL: they are computed from the data and must not be published.\n\n"+
-		"With --model, the release is the one of a model file written by train: the training rows are\n"+
-		"rebuilt from the same CSV (the file's schema, split and preprocessing), the objective and the\n"+
-		"noise come from its certificate, and each row's per-instance epsilon is compared with the\n"+
-		"certified epsilon. The analysis is of the exact minimizer of the objective the SGD run\n"+
-		"optimized, not of the SGD iterate.\n\n"+
-		pdp.Neighbours+".\n\nFlags:\n")
-	fs.SetOutput(w)
-	fs.PrintDefaults()
-	fs.SetOutput(io.Discard)
-}
+// pdpHelp is the help of the pdp command, before its flags.
+var pdpHelp = "Usage: stabpriv pdp [flags] --out DIR\n       stabpriv pdp --model FILE.json [--data FILE.csv] [--exact-top N] [--top N] --out DIR\n\n" +
+	"Per-instance differential privacy (Wang) of an output-perturbation release of the exact\n" +
+	"ridge-regularized ERM solution: for every training row, the sensitivity of the solution to\n" +
+	"removing that row and the per-instance epsilon of the release, against the worst-case DP\n" +
+	"epsilon of the same release. Writes pdp.csv (one row per training row: id = index of the\n" +
+	"row among the CSV's data rows, from 0), summary.json and pdp.png. The values are\n" +
+	"CONFIDENTIAL: they are computed from the data and must not be published.\n\n" +
+	"With --model, the release is the one of a model file written by train: the training rows are\n" +
+	"rebuilt from the same CSV (the file's schema, split and preprocessing), the objective and the\n" +
+	"noise come from its certificate, and each row's per-instance epsilon is compared with the\n" +
+	"certified epsilon. The analysis is of the exact minimizer of the objective the SGD run\n" +
+	"optimized, not of the SGD iterate.\n\n" +
+	pdp.Neighbours + "."
 
 // pdpSettings are the checked flags.
 type pdpSettings struct {
@@ -96,19 +92,10 @@ type pdpSettings struct {
 
 func parsePDP(args []string, stderr io.Writer) (*pdpSettings, error) {
 	var f pdpFlags
-	fs := newPDPFlagSet(&f)
-	if err := fs.Parse(args); err != nil {
-		if errors.Is(err, flag.ErrHelp) {
-			printPDPUsage(fs, stderr)
-			return nil, err
-		}
-		return nil, usagef("%w (run 'stabpriv help pdp' for the flags)", err)
+	set, err := parseFlags(newPDPFlagSet(&f), args, stderr, pdpHelp)
+	if err != nil {
+		return nil, err
 	}
-	if fs.NArg() > 0 {
-		return nil, usagef("unexpected argument %q", fs.Arg(0))
-	}
-	set := make(map[string]bool)
-	fs.Visit(func(fl *flag.Flag) { set[fl.Name] = true })
 	s := &pdpSettings{pdpFlags: f}
 	if set["model"] {
 		return s, checkModelFlags(s, set)
@@ -118,7 +105,6 @@ func parsePDP(args []string, stderr io.Writer) (*pdpSettings, error) {
 	default:
 		return nil, usagef("--loss %q: the per-instance analysis needs a smooth loss (Wang's Lemma 13: differentiable with an absolutely continuous derivative); want logistic, huber, squared, huber-hinge or softmax", f.loss)
 	}
-	var err error
 	if s.lossFn, err = losses.ByName(f.loss); err != nil {
 		return nil, usagef("--loss: %w", err)
 	}

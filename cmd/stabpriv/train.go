@@ -86,24 +86,19 @@ func newTrainFlagSet(f *trainFlags) *flag.FlagSet {
 	return fs
 }
 
-// printTrainUsage writes the help of the train command.
-func printTrainUsage(fs *flag.FlagSet, w io.Writer) {
-	fmt.Fprint(w, "Usage: stabpriv train [flags]\n\n"+
-		"Reads the table (--data, or the embedded breast-cancer data), splits its rows by\n"+
-		"position (seeded), maps every row x to x' = [clip_1(z), 1]/sqrt(2) with z the feature\n"+
-		"map of --standardize, trains, and reports the uniform stability beta and the L2\n"+
-		"sensitivity Delta of the weights by every route. With --mechanism it releases the\n"+
-		"weights with noise calibrated to Delta and the budget (--epsilon, --delta), and\n"+
-		"writes only the released weights and their certificate. The guarantee is about the\n"+
-		"rows of the table: with --bounds (or the embedded data) or --standardize none every\n"+
-		"step is inside it; --standardize train is outside it, with a warning.\n\n"+
-		"A private run on --data needs --classes (binary: the second class is +1) and\n"+
-		"--bounds FILE or --standardize none|train. Without --lambda, the release chooses\n"+
-		"lambda and the clipping norm from (n, d, K, eps) alone.\n\nFlags:\n")
-	fs.SetOutput(w)
-	fs.PrintDefaults()
-	fs.SetOutput(io.Discard)
-}
+// trainHelp is the help of the train command, before its flags.
+const trainHelp = "Usage: stabpriv train [flags]\n\n" +
+	"Reads the table (--data, or the embedded breast-cancer data), splits its rows by\n" +
+	"position (seeded), maps every row x to x' = [clip_1(z), 1]/sqrt(2) with z the feature\n" +
+	"map of --standardize, trains, and reports the uniform stability beta and the L2\n" +
+	"sensitivity Delta of the weights by every route. With --mechanism it releases the\n" +
+	"weights with noise calibrated to Delta and the budget (--epsilon, --delta), and\n" +
+	"writes only the released weights and their certificate. The guarantee is about the\n" +
+	"rows of the table: with --bounds (or the embedded data) or --standardize none every\n" +
+	"step is inside it; --standardize train is outside it, with a warning.\n\n" +
+	"A private run on --data needs --classes (binary: the second class is +1) and\n" +
+	"--bounds FILE or --standardize none|train. Without --lambda, the release chooses\n" +
+	"lambda and the clipping norm from (n, d, K, eps) alone."
 
 // settings are the checked values of the train flags.
 type settings struct {
@@ -122,20 +117,11 @@ type settings struct {
 // is returned before any training.
 func parseTrain(args []string, stderr io.Writer) (*settings, error) {
 	var f trainFlags
-	fs := newTrainFlagSet(&f)
-	if err := fs.Parse(args); err != nil {
-		if errors.Is(err, flag.ErrHelp) {
-			printTrainUsage(fs, stderr)
-			return nil, err
-		}
-		return nil, usagef("%w (run 'stabpriv help train' for the flags)", err)
+	set, err := parseFlags(newTrainFlagSet(&f), args, stderr, trainHelp)
+	if err != nil {
+		return nil, err
 	}
-	if fs.NArg() > 0 {
-		return nil, usagef("unexpected argument %q", fs.Arg(0))
-	}
-	s := &settings{trainFlags: f, set: make(map[string]bool)}
-	fs.Visit(func(fl *flag.Flag) { s.set[fl.Name] = true })
-	var err error
+	s := &settings{trainFlags: f, set: set}
 	if s.level, err = logrus.ParseLevel(f.logLevel); err != nil {
 		return nil, usagef("--log-level: %w", err)
 	}
