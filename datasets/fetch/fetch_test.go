@@ -1,23 +1,21 @@
 package fetch
 
 import (
-	"archive/tar"
-	"archive/zip"
 	"bytes"
-	"compress/gzip"
 	"context"
 	"crypto/sha256"
 	"encoding/hex"
 	"errors"
 	"net/http"
 	"net/http/httptest"
-	"net/url"
 	"os"
 	"path/filepath"
 	"sort"
 	"sync/atomic"
 	"testing"
 	"time"
+
+	"github.com/stabpriv/stabpriv/datasets/internal/fetchtest"
 )
 
 func sha256Hex(b []byte) string {
@@ -188,79 +186,6 @@ func TestFetchConfigErrors(t *testing.T) {
 	}
 }
 
-// redirectTransport sends every request to a local test server, keeping the
-// path, so the canonical URLs can be exercised offline.
-type redirectTransport struct {
-	to   *url.URL
-	next http.RoundTripper
-}
-
-func (rt redirectTransport) RoundTrip(r *http.Request) (*http.Response, error) {
-	r2 := r.Clone(r.Context())
-	r2.URL.Scheme, r2.URL.Host, r2.Host = rt.to.Scheme, rt.to.Host, rt.to.Host
-	return rt.next.RoundTrip(r2)
-}
-
-func redirectClient(t *testing.T, srv *httptest.Server) *http.Client {
-	t.Helper()
-	u, err := url.Parse(srv.URL)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return &http.Client{Transport: redirectTransport{to: u, next: srv.Client().Transport}}
-}
-
-func urlPath(t *testing.T, raw string) string {
-	t.Helper()
-	u, err := url.Parse(raw)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return u.Path
-}
-
-// buildZip returns a zip archive of name -> content.
-func buildZip(t *testing.T, members [][2]string) []byte {
-	t.Helper()
-	var buf bytes.Buffer
-	zw := zip.NewWriter(&buf)
-	for _, m := range members {
-		w, err := zw.Create(m[0])
-		if err != nil {
-			t.Fatal(err)
-		}
-		w.Write([]byte(m[1]))
-	}
-	if err := zw.Close(); err != nil {
-		t.Fatal(err)
-	}
-	return buf.Bytes()
-}
-
-// buildTarGz returns a tar.gz archive of regular files name -> content and
-// of symlinks given as {name, "->target"}.
-func buildTarGz(t *testing.T, members [][2]string) []byte {
-	t.Helper()
-	var buf bytes.Buffer
-	gz := gzip.NewWriter(&buf)
-	tw := tar.NewWriter(gz)
-	for _, m := range members {
-		hdr := &tar.Header{Name: m[0], Mode: 0o644, Size: int64(len(m[1])), Typeflag: tar.TypeReg}
-		if len(m[1]) > 2 && m[1][:2] == "->" {
-			hdr = &tar.Header{Name: m[0], Linkname: m[1][2:], Typeflag: tar.TypeSymlink}
-		}
-		if err := tw.WriteHeader(hdr); err != nil {
-			t.Fatal(err)
-		}
-		if hdr.Typeflag == tar.TypeReg {
-			tw.Write([]byte(m[1]))
-		}
-	}
-	tw.Close()
-	gz.Close()
-	return buf.Bytes()
-}
-
 func TestExtractArchives(t *testing.T) {
 	type extractor func(archive, dest string, names ...string) ([]string, error)
 	formats := []struct {
@@ -268,8 +193,8 @@ func TestExtractArchives(t *testing.T) {
 		build func(*testing.T, [][2]string) []byte
 		fn    extractor
 	}{
-		{"zip", buildZip, ExtractZip},
-		{"tar.gz", buildTarGz, ExtractTarGz},
+		{"zip", fetchtest.Zip, ExtractZip},
+		{"tar.gz", fetchtest.TarGz, ExtractTarGz},
 	}
 	tests := []struct {
 		name    string
@@ -334,7 +259,7 @@ func TestExtractArchives(t *testing.T) {
 func TestExtractTarGzSkipsSymlinks(t *testing.T) {
 	root := t.TempDir()
 	archive := filepath.Join(root, "a.tar.gz")
-	b := buildTarGz(t, [][2]string{{"data.csv", "->/etc/passwd"}, {"labels.csv", "l"}})
+	b := fetchtest.TarGz(t, [][2]string{{"data.csv", "->/etc/passwd"}, {"labels.csv", "l"}})
 	if err := os.WriteFile(archive, b, 0o644); err != nil {
 		t.Fatal(err)
 	}

@@ -1,15 +1,12 @@
 package paper
 
 import (
-	"archive/zip"
-	"bytes"
 	"context"
 	"crypto/sha256"
 	"encoding/hex"
 	"errors"
 	"net/http"
 	"net/http/httptest"
-	"net/url"
 	"os"
 	"path/filepath"
 	"sort"
@@ -17,6 +14,7 @@ import (
 	"testing"
 
 	"github.com/stabpriv/stabpriv/datasets/fetch"
+	"github.com/stabpriv/stabpriv/datasets/internal/fetchtest"
 )
 
 func TestFetchAdultFromLocalServer(t *testing.T) {
@@ -27,11 +25,11 @@ func TestFetchAdultFromLocalServer(t *testing.T) {
 		if err != nil {
 			t.Skipf("Adult file not available: %v", err)
 		}
-		files[urlPath(t, s.URL)] = b
+		files[fetchtest.URLPath(t, s.URL)] = b
 	}
 	srv, _ := fileServer(t, files)
 	dir := t.TempDir()
-	if err := FetchAdult(context.Background(), dir, redirectClient(t, srv)); err != nil {
+	if err := FetchAdult(context.Background(), dir, fetchtest.RedirectClient(t, srv)); err != nil {
 		t.Fatal(err)
 	}
 	ds, err := LoadAdult(dir, AdultOptions{})
@@ -44,15 +42,15 @@ func TestFetchAdultFromLocalServer(t *testing.T) {
 }
 
 func TestFetchLastFMFromLocalServer(t *testing.T) {
-	archive := buildZip(t, [][2]string{
+	archive := fetchtest.Zip(t, [][2]string{
 		{"lastfm_asia/", ""},
 		{"lastfm_asia/" + LastFMEdgesFile, lastfmSmallEdges},
 		{"lastfm_asia/" + LastFMTargetFile, lastfmSmallTarget},
 		{"lastfm_asia/README.txt", "not extracted"},
 	})
-	srv, _ := fileServer(t, map[string][]byte{urlPath(t, LastFMSource.URL): archive})
+	srv, _ := fileServer(t, map[string][]byte{fetchtest.URLPath(t, LastFMSource.URL): archive})
 	cache := t.TempDir()
-	client := redirectClient(t, srv)
+	client := fetchtest.RedirectClient(t, srv)
 	if _, err := FetchLastFM(context.Background(), cache, "", client); !errors.Is(err, fetch.ErrNoChecksum) {
 		t.Fatalf("no archive sum: err = %v, want fetch.ErrNoChecksum", err)
 	}
@@ -139,53 +137,4 @@ func dirNames(t *testing.T, dir string) []string {
 	}
 	sort.Strings(names)
 	return names
-}
-
-// redirectTransport sends every request to a local test server, keeping the
-// path, so the canonical URLs can be exercised offline.
-type redirectTransport struct {
-	to   *url.URL
-	next http.RoundTripper
-}
-
-func (rt redirectTransport) RoundTrip(r *http.Request) (*http.Response, error) {
-	r2 := r.Clone(r.Context())
-	r2.URL.Scheme, r2.URL.Host, r2.Host = rt.to.Scheme, rt.to.Host, rt.to.Host
-	return rt.next.RoundTrip(r2)
-}
-
-func redirectClient(t *testing.T, srv *httptest.Server) *http.Client {
-	t.Helper()
-	u, err := url.Parse(srv.URL)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return &http.Client{Transport: redirectTransport{to: u, next: srv.Client().Transport}}
-}
-
-func urlPath(t *testing.T, raw string) string {
-	t.Helper()
-	u, err := url.Parse(raw)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return u.Path
-}
-
-// buildZip returns a zip archive of name -> content.
-func buildZip(t *testing.T, members [][2]string) []byte {
-	t.Helper()
-	var buf bytes.Buffer
-	zw := zip.NewWriter(&buf)
-	for _, m := range members {
-		w, err := zw.Create(m[0])
-		if err != nil {
-			t.Fatal(err)
-		}
-		w.Write([]byte(m[1]))
-	}
-	if err := zw.Close(); err != nil {
-		t.Fatal(err)
-	}
-	return buf.Bytes()
 }

@@ -1,0 +1,99 @@
+// Package fetchtest holds the helpers of the download tests of the datasets
+// packages: a client that sends every request to a local test server, and
+// in-memory zip and tar.gz archives. It is for tests only.
+package fetchtest
+
+import (
+	"archive/tar"
+	"archive/zip"
+	"bytes"
+	"compress/gzip"
+	"net/http"
+	"net/http/httptest"
+	"net/url"
+	"testing"
+)
+
+// redirectTransport sends every request to a local test server, keeping the
+// path, so the canonical URLs can be exercised offline.
+type redirectTransport struct {
+	to   *url.URL
+	next http.RoundTripper
+}
+
+func (rt redirectTransport) RoundTrip(r *http.Request) (*http.Response, error) {
+	r2 := r.Clone(r.Context())
+	r2.URL.Scheme, r2.URL.Host, r2.Host = rt.to.Scheme, rt.to.Host, rt.to.Host
+	return rt.next.RoundTrip(r2)
+}
+
+// RedirectClient returns a client whose requests, whatever their host, go
+// to srv with their path kept.
+func RedirectClient(t *testing.T, srv *httptest.Server) *http.Client {
+	t.Helper()
+	u, err := url.Parse(srv.URL)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return &http.Client{Transport: redirectTransport{to: u, next: srv.Client().Transport}}
+}
+
+// URLPath returns the path of the URL raw.
+func URLPath(t *testing.T, raw string) string {
+	t.Helper()
+	u, err := url.Parse(raw)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return u.Path
+}
+
+// Zip returns a zip archive of the members {name, content}.
+func Zip(t *testing.T, members [][2]string) []byte {
+	t.Helper()
+	var buf bytes.Buffer
+	zw := zip.NewWriter(&buf)
+	for _, m := range members {
+		w, err := zw.Create(m[0])
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, err := w.Write([]byte(m[1])); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := zw.Close(); err != nil {
+		t.Fatal(err)
+	}
+	return buf.Bytes()
+}
+
+// TarGz returns a tar.gz archive of regular files {name, content} and of
+// symlinks given as {name, "->target"}.
+func TarGz(t *testing.T, members [][2]string) []byte {
+	t.Helper()
+	var buf bytes.Buffer
+	gz := gzip.NewWriter(&buf)
+	tw := tar.NewWriter(gz)
+	for _, m := range members {
+		hdr := &tar.Header{Name: m[0], Mode: 0o644, Size: int64(len(m[1])), Typeflag: tar.TypeReg}
+		if len(m[1]) > 2 && m[1][:2] == "->" {
+			hdr = &tar.Header{Name: m[0], Linkname: m[1][2:], Typeflag: tar.TypeSymlink}
+		}
+		if err := tw.WriteHeader(hdr); err != nil {
+			t.Fatal(err)
+		}
+		if hdr.Typeflag == tar.TypeReg {
+			if _, err := tw.Write([]byte(m[1])); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+	if err := tw.Close(); err != nil {
+		t.Fatal(err)
+	}
+	if err := gz.Close(); err != nil {
+		t.Fatal(err)
+	}
+	return buf.Bytes()
+}
