@@ -4,14 +4,17 @@ import (
 	"cmp"
 	"context"
 	"encoding/binary"
+	"errors"
 	"fmt"
 	"math"
 	"math/bits"
 	"path"
 	"path/filepath"
 	"reflect"
+	"runtime"
 	"slices"
 	"strings"
+	"sync"
 
 	"github.com/sirupsen/logrus"
 	"gonum.org/v1/gonum/mat"
@@ -785,16 +788,37 @@ func FitPartitioned(ctx context.Context, tables []*Table, schema Schema, budget 
 	if n < partitions {
 		return nil, fmt.Errorf("%w: %d partitions for %d training rows; use at most as many partitions as rows", ErrOptions, partitions, n)
 	}
-	var results []PartitionResult
-	for p, b := range byPart {
-		if len(b) == 0 {
-			continue
-		}
-		r, err := pl.TrainPartition(ctx, p, n, b)
-		if err != nil {
-			return nil, err
-		}
-		results = append(results, r)
+	// The partitions train concurrently, one goroutine per core; each is
+	// a deterministic function of its rows and seed, so the order they
+	// finish in does not matter (Release sorts the results).
+	results := make([]PartitionResult, partitions)
+	errs := make([]error, partitions)
+	jobs := make(chan int)
+	var wg sync.WaitGroup
+	for range min(runtime.GOMAXPROCS(0), partitions) {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for p := range jobs {
+				results[p], errs[p] = pl.TrainPartition(ctx, p, n, byPart[p])
+			}
+		}()
 	}
-	return pl.Release(results, shards)
+	for p, b := range byPart {
+		if len(b) > 0 {
+			jobs <- p
+		}
+	}
+	close(jobs)
+	wg.Wait()
+	if err := errors.Join(errs...); err != nil {
+		return nil, err
+	}
+	var done []PartitionResult
+	for p, b := range byPart {
+		if len(b) > 0 {
+			done = append(done, results[p])
+		}
+	}
+	return pl.Release(done, shards)
 }
