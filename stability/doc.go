@@ -44,6 +44,15 @@
 // (1 - (1 - eta mu)^k) 2L/(mu n), below route 1 for every k, so route 1 is
 // chosen only where route 4 does not apply.
 //
+// Each route is one file, route_<name>.go, holding its RouteID constant, its
+// closed-form bounds, its conditions and its evaluation on a run, and one
+// entry of the route table that Analyze iterates. A new route is a new file
+// (a constant with the next RouteID, the closed form with its derivation, an
+// evaluation method returning c.ok or c.fail, and a table entry with its
+// name, citation, formula and assumptions) plus its line in routeTable; the
+// report, the JSON and RouteID's text form follow from the table. A derivation
+// goes into docs/DESIGN.md, section 3.
+//
 // Every Delta in a Report is the exact-arithmetic value of its formula times
 // 1 + RoundingSlack (1e-9), an allowance for the float64 rounding by which
 // neighbouring runs exceeded attained bounds (about 1e-15 relative) in the
