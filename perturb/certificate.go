@@ -247,6 +247,9 @@ func (unknownNoise) Notes(Calibration) []string { return nil }
 
 // mechanismWords describes the noise of the certificate's mechanism.
 func mechanismWords(m Mechanism, scale float64, dim int) string {
+	if t, ok := LookupTraining(m); ok {
+		return t.Words
+	}
 	n, err := Lookup(m)
 	if err != nil {
 		return "It is not a registered mechanism: " + err.Error() + "."

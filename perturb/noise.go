@@ -68,7 +68,12 @@ type Noise interface {
 
 // Lookup returns the registered mechanism named m, or an error wrapping
 // ErrMechanism: an unknown name is always an error.
-func Lookup(m Mechanism) (Noise, error) { return lookupIn(registry, m) }
+func Lookup(m Mechanism) (Noise, error) {
+	if _, ok := LookupTraining(m); ok {
+		return nil, trainingLookupError(m)
+	}
+	return lookupIn(registry, m)
+}
 
 func lookupIn(reg []Noise, m Mechanism) (Noise, error) {
 	for _, n := range reg {
@@ -101,9 +106,13 @@ func listNames(reg []Noise) string {
 	return strings.Join(names, ", ")
 }
 
-// ParseMechanism returns the mechanism with the given name, or an error
-// wrapping ErrMechanism.
+// ParseMechanism returns the mechanism with the given name, an
+// output-perturbation mechanism or a training-time one (training.go), or an
+// error wrapping ErrMechanism.
 func ParseMechanism(name string) (Mechanism, error) {
+	if t, ok := LookupTraining(Mechanism(name)); ok {
+		return t.Name, nil
+	}
 	n, err := Lookup(Mechanism(name))
 	if err != nil {
 		return "", err
@@ -119,6 +128,9 @@ func (m Mechanism) validate() error {
 // Pure reports whether the mechanism is pure eps-DP (delta must be 0); false
 // for an unknown mechanism.
 func (m Mechanism) Pure() bool {
+	if t, ok := LookupTraining(m); ok {
+		return t.Pure
+	}
 	n, err := Lookup(m)
 	return err == nil && n.Pure()
 }

@@ -11,6 +11,7 @@ import (
 
 	"github.com/stabpriv/stabpriv/datasets"
 	"github.com/stabpriv/stabpriv/losses"
+	"github.com/stabpriv/stabpriv/objpert"
 	"github.com/stabpriv/stabpriv/perturb"
 	"github.com/stabpriv/stabpriv/stability"
 	"github.com/stabpriv/stabpriv/trainer"
@@ -166,6 +167,11 @@ const tableNeighbours = "replace-one on the rows of the input table: two tables 
 // trainer, the stability analysis (no route applies) or perturb, all before
 // anything is released.
 func Fit(ctx context.Context, t *Table, schema Schema, budget Budget, opts Options) (*Released, error) {
+	if objpert.Handles(opts.Mechanism) {
+		// Objective perturbation and AMP minimize a perturbed objective
+		// instead of releasing an SGD run (objective.go).
+		return fitObjective(ctx, t, schema, budget, opts)
+	}
 	log := opts.Logger
 	if log == nil {
 		l := logrus.New()

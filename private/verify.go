@@ -8,6 +8,7 @@ import (
 	"slices"
 
 	"github.com/stabpriv/stabpriv/losses"
+	"github.com/stabpriv/stabpriv/objpert"
 	"github.com/stabpriv/stabpriv/perturb"
 	"github.com/stabpriv/stabpriv/stability"
 	"github.com/stabpriv/stabpriv/trainer"
@@ -61,6 +62,9 @@ func Verify(r *Released) (Verdict, string, error) {
 			return 0, "", fmt.Errorf("%w: marked private but holds no certificate", ErrVerify)
 		}
 		return NotPrivate, "no mechanism: the weights are released as trained, without a privacy guarantee", nil
+	}
+	if objpert.Handles(c.Mechanism) {
+		return verifyObjective(r) // objective.go
 	}
 	var errs []error
 	bad := func(format string, args ...any) { errs = append(errs, fmt.Errorf(format, args...)) }

@@ -30,8 +30,10 @@ func printFit(w io.Writer, s *settings, r *private.Released) error {
 			return err
 		}
 	}
-	if err := printStability(w, r.Stability); err != nil {
-		return err
+	if r.Stability != nil { // nil for objective perturbation, which has no stability route
+		if err := printStability(w, r.Stability); err != nil {
+			return err
+		}
 	}
 	if r.Certificate != nil && r.Diagnostics != nil {
 		return printDiagnostics(w, r)

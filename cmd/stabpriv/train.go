@@ -17,6 +17,7 @@ import (
 	// The graph engine of --engine graph registers itself with the trainer.
 	_ "github.com/stabpriv/stabpriv/graph"
 	"github.com/stabpriv/stabpriv/losses"
+	"github.com/stabpriv/stabpriv/objpert"
 	"github.com/stabpriv/stabpriv/perturb"
 	"github.com/stabpriv/stabpriv/private"
 	"github.com/stabpriv/stabpriv/regularizers"
@@ -74,7 +75,7 @@ func newTrainFlagSet(f *trainFlags) *flag.FlagSet {
 	fs.StringVar(&f.logLevel, "log-level", "warn", "log level on stderr: panic, error, warn, info, debug")
 	fs.Float64Var(&f.labelBound, "label-bound", 0, "regression: the bound `B` in |y| <= B (squared loss needs it; 0: none); a release clamps labels to it")
 	fs.Float64Var(&f.tolerance, "tolerance", 0, "non-private runs: stop after the first pass whose gradient norm is <= `tol` (a data-dependent stop: no release certifies it)")
-	fs.StringVar(&f.mechanism, "mechanism", "none", "release mechanism: none (a non-private model), "+perturb.MechanismList())
+	fs.StringVar(&f.mechanism, "mechanism", "none", "release mechanism: none (a non-private model), "+perturb.ReleaseMechanismList()+" (objective and amp perturb the training objective: lambda auto or at least its floor, no SGD knobs)")
 	fs.Float64Var(&f.epsilon, "epsilon", 1, "privacy budget `eps` > 0 of the fit")
 	fs.Float64Var(&f.delta, "delta", 0, "privacy budget `delta` in [0, 1): 0 for laplace and gamma (pure eps-DP), > 0 for the Gaussian mechanisms")
 	fs.StringVar(&f.noise, "noise", "secure", "noise source: secure (a private release), or seeded from --noise-seed (reproducible; its certificate says NOT private, since the seed is published)")
@@ -149,9 +150,19 @@ func (s *settings) parsePrivacy() error {
 	}
 	m, err := perturb.ParseMechanism(s.mechanism)
 	if err != nil {
-		return usagef("--mechanism %q, want none, %s", s.mechanism, perturb.MechanismList())
+		return usagef("--mechanism %q, want none, %s", s.mechanism, perturb.ReleaseMechanismList())
 	}
-	if _, err := perturb.Calibrate(m, s.epsilon, s.delta, perturb.Sensitivity{L2: 1}, 1); err != nil {
+	if objpert.Handles(m) {
+		// Objective perturbation and AMP: a training-time mechanism.
+		if err := objpert.CheckBudget(m, s.epsilon, s.delta); err != nil {
+			return usagef("--mechanism %s --epsilon %v --delta %v: %w", m, s.epsilon, s.delta, err)
+		}
+		for _, name := range []string{"passes", "batch", "step", "schedule", "engine", "clip", "dropout", "radius", "average", "partitions", "l1-ratio"} {
+			if s.set[name] {
+				return usagef("--%s does not apply to --mechanism %s, which minimizes the ridge-regularized objective exactly (no SGD knobs, no clipping, dropout, projection or L1 term, one partition)", name, m)
+			}
+		}
+	} else if _, err := perturb.Calibrate(m, s.epsilon, s.delta, perturb.Sensitivity{L2: 1}, 1); err != nil {
 		return usagef("--mechanism %s --epsilon %v --delta %v: %w%s", m, s.epsilon, s.delta, err, privacyHint(m, err))
 	}
 	s.opts.Mechanism, s.budget = m, private.Budget{Epsilon: s.epsilon, Delta: s.delta}

@@ -1,0 +1,380 @@
+package objpert
+
+import (
+	"errors"
+	"fmt"
+	"math"
+
+	"github.com/stabpriv/stabpriv/losses"
+	"github.com/stabpriv/stabpriv/perturb"
+)
+
+// Sentinel errors.
+var (
+	// ErrCondition reports a condition of a mechanism that fails: the loss
+	// is not twice continuously differentiable with a bounded second
+	// derivative, lambda is below the floor, a knob changes the objective.
+	// Nothing is released.
+	ErrCondition = errors.New("objpert: a condition of the mechanism fails")
+	// ErrBudget reports an invalid (eps, delta) for the mechanism.
+	ErrBudget = errors.New("objpert: invalid budget")
+	// ErrMechanism reports a name that is not a training-time mechanism.
+	ErrMechanism = errors.New("objpert: not an objective-perturbation mechanism")
+)
+
+// Handles reports whether m is a mechanism of this package (objective or
+// amp).
+func Handles(m perturb.Mechanism) bool { return m == perturb.Objective || m == perturb.AMP }
+
+// Constants of the calibration, fixed for every data set.
+const (
+	// GradTol is gamma, the gradient-norm threshold of the normalized
+	// perturbed objective F (a constant of the mechanism, not a statistic:
+	// the solver drives ||grad F|| below it and AMP's output part covers
+	// every iterate within it).
+	GradTol = 1e-9
+	// AMPOutputEpsShare is the share of eps that AMP spends on its output
+	// part; the objective part gets the rest.
+	AMPOutputEpsShare = 0.01
+	// AMPOutputDeltaShare is the share of delta of AMP's output part, and
+	// AMPFailDeltaShare the share charged for the runs whose noise norm
+	// exceeds the bound B under which the iteration budget provably reaches
+	// GradTol; the objective part gets the rest (0.8 delta).
+	AMPOutputDeltaShare = 0.1
+	AMPFailDeltaShare   = 0.1
+	// pureTailProb sets the noise-norm bound B of the pure variant's
+	// iteration budget (a cap on the fallback; the pure claim assumes the
+	// exact minimizer and makes no use of it).
+	pureTailProb = 1e-12
+	// MaxNewtonDim is the largest number of weights K*d solved by Newton's
+	// method (a dense (Kd) x (Kd) Hessian); above it, gradient descent alone.
+	MaxNewtonDim = 4096
+)
+
+// Problem holds the public constants of a training problem: the loss, n
+// rows of norm at most Kappa, D inputs, K outputs, and the ridge strength
+// Lambda of the objective
+//
+//	F(w) = (1/n) sum_i l(<w, x_i>, y_i) + (Lambda/2) ||w||^2 + <b, w>/n.
+type Problem struct {
+	Loss   losses.Loss
+	N      int
+	D      int
+	K      int
+	Kappa  float64
+	Lambda float64
+}
+
+// Calibration holds every constant of a release by objective perturbation
+// or AMP; it follows from (mechanism, eps, delta, Problem) alone. Doc
+// comment of Calibrate and docs/DESIGN.md, section 11, derive each field.
+type Calibration struct {
+	Mechanism perturb.Mechanism
+	Epsilon   float64
+	Delta     float64
+	N, P      int // rows and released weights (K*D)
+	// L = L_z kappa bounds the per-example gradient (Frobenius for K > 1);
+	// Beta = S_z kappa^2 is the smoothness of the loss in w.
+	L, Beta float64
+	Lambda  float64
+	// Jacobian part: the per-example Hessian has rank at most Rank and
+	// each of its eigenvalues counts at most Curv in the bound
+	// EpsJacobian = Rank * log(1 + Curv/(n Lambda)). LambdaFloor is the
+	// lambda at which EpsJacobian is half the objective part's eps.
+	Rank        int
+	Curv        float64
+	EpsJacobian float64
+	LambdaFloor float64
+	// The objective part spends (EpsObjective, DeltaObjective): EpsNoise =
+	// EpsObjective - EpsJacobian goes to the noise b.
+	EpsObjective, DeltaObjective float64
+	EpsNoise                     float64
+	// Pure: ||b|| ~ Gamma(P, Theta), Theta = 2L/EpsNoise, uniform direction.
+	Theta float64
+	// AMP: b_1 ~ N(0, Sigma1^2 I); the gradient difference of a neighbour
+	// pair lies in a subspace of dimension SubspaceDim, and Tail is the
+	// chi tail point with P(chi_SubspaceDim > Tail) <= DeltaObjective.
+	Sigma1      float64
+	SubspaceDim int
+	Tail        float64
+	// AMP output part: iterates within GradTol of stationarity lie within
+	// GradTol/Lambda of the minimizer, so the query has L2 sensitivity
+	// OutSensitivity = 2 GradTol/Lambda; b_2 ~ N(0, Sigma2^2 I) is the
+	// analytic Gaussian calibration for (EpsOutput, DeltaOutput).
+	GradTol        float64
+	OutSensitivity float64
+	EpsOutput      float64
+	DeltaOutput    float64
+	Sigma2         float64
+	// Iteration budget: if ||b|| <= NormBound, FallbackSteps gradient steps
+	// of size Step from any point at least as good as w = 0 reach GradTol
+	// (in exact arithmetic). AMP: P(||b_1|| > NormBound) <= DeltaFail, and
+	// the ledger charges DeltaFailCharge = (1 + e^eps) DeltaFail.
+	NormBound       float64
+	FallbackSteps   int
+	Step            float64
+	DeltaFail       float64
+	DeltaFailCharge float64
+}
+
+// CheckLoss returns an error wrapping ErrCondition unless the loss meets
+// the smoothness condition of both mechanisms: twice continuously
+// differentiable in the weights with a bounded second derivative, convex,
+// Lipschitz on the whole space (no projection). Logistic and softmax meet
+// it; the Huber losses are only once continuously differentiable (their
+// second derivative jumps), so the change of variables behind the density
+// of the minimizer does not hold; the squared loss is Lipschitz only on a
+// bounded domain, and a projection is a constraint the analysis does not
+// cover.
+func CheckLoss(l losses.Loss) error {
+	if l == nil {
+		return fmt.Errorf("%w: no loss", ErrCondition)
+	}
+	switch l.Name() {
+	case "logistic", "softmax":
+		return nil
+	case "squared":
+		return fmt.Errorf("%w: smoothness: the squared loss is Lipschitz only on a bounded weight domain, and objective perturbation with a projection is not covered; use logistic or softmax", ErrCondition)
+	}
+	return fmt.Errorf("%w: smoothness: the %s loss is not twice continuously differentiable (its second derivative jumps), and objective perturbation needs a C^2 loss with a bounded second derivative (the Jacobian of the map from the noise to the minimizer); use logistic or softmax", ErrCondition, l.Name())
+}
+
+// CheckBudget returns an error wrapping ErrBudget or ErrMechanism if (eps,
+// delta) is not a budget mechanism m can spend: eps finite > 0, delta = 0
+// for objective, delta in (0, 1) for amp.
+func CheckBudget(m perturb.Mechanism, eps, delta float64) error {
+	if !Handles(m) {
+		return fmt.Errorf("%w: %q", ErrMechanism, string(m))
+	}
+	if math.IsNaN(eps) || math.IsInf(eps, 0) || eps <= 0 {
+		return fmt.Errorf("%w: eps = %v, want finite > 0", ErrBudget, eps)
+	}
+	if m == perturb.Objective && delta != 0 {
+		return fmt.Errorf("%w: delta = %v with the pure mechanism objective, want 0 (amp is the (eps, delta) variant)", ErrBudget, delta)
+	}
+	if m == perturb.AMP && !(delta > 0 && delta < 1) {
+		return fmt.Errorf("%w: delta = %v with amp, want in (0, 1)", ErrBudget, delta)
+	}
+	return nil
+}
+
+// curvature returns the rank r of the per-example Hessian in w and the
+// per-eigenvalue bound a used in the Jacobian factor r log(1 + a/(n Lambda)).
+//
+// Scalar GLM (K = 1): the Hessian is l”(z) x x^T, rank one, eigenvalue
+// l”(z) ||x||^2 <= S_z kappa^2. Softmax (K classes): the Hessian is
+// (diag(p) - p p^T) kron x x^T, of rank at most K - 1 (diag(p) - p p^T
+// annihilates the all-ones vector) and trace (1 - ||p||^2) ||x||^2 <=
+// (1 - 1/K) kappa^2; the sum of log(1 + a_j/(n Lambda)) over at most K - 1
+// eigenvalues a_j with that sum is largest when they are equal (concavity),
+// a_j = kappa^2/K, which is below the eigenvalue bound S_z kappa^2 =
+// kappa^2/2.
+func curvature(pr Problem, cons losses.Constants) (int, float64, error) {
+	switch pr.Loss.Name() {
+	case "logistic":
+		return 1, cons.Sz * pr.Kappa * pr.Kappa, nil
+	case "softmax":
+		if pr.K < 2 {
+			return 0, 0, fmt.Errorf("%w: softmax with K = %d outputs", ErrCondition, pr.K)
+		}
+		return pr.K - 1, pr.Kappa * pr.Kappa / float64(pr.K), nil
+	}
+	return 0, 0, CheckLoss(pr.Loss)
+}
+
+// jacobianEps returns r log(1 + a/(n lambda)).
+func jacobianEps(r int, a float64, n int, lambda float64) float64 {
+	return float64(r) * math.Log1p(a/(float64(n)*lambda))
+}
+
+// lambdaFloor returns the lambda at which r log(1 + a/(n lambda)) = eps/2.
+func lambdaFloor(r int, a float64, n int, eps float64) float64 {
+	return a / (float64(n) * math.Expm1(eps/(2*float64(r))))
+}
+
+// chiTail returns t with P(||g|| > t) <= delta for g ~ N(0, I_k): exactly
+// sqrt(2 ln(1/delta)) for k = 2 (||g||^2 is exponential with mean 2), and
+// sqrt(k) + sqrt(2 ln(1/delta)) otherwise (Gaussian concentration of the
+// 1-Lipschitz norm around its mean, which is at most sqrt(k)).
+func chiTail(k int, delta float64) float64 {
+	s := math.Sqrt(2 * math.Log(1/delta))
+	if k == 2 {
+		return s
+	}
+	return math.Sqrt(float64(k)) + s
+}
+
+// Calibrate returns the constants of a release of pr by mechanism m with
+// budget (eps, delta), or an error wrapping ErrCondition or ErrBudget.
+//
+// Setting (docs/DESIGN.md, section 11): the released weights minimize
+// F(w) = (1/n) sum_i l(<w, x_i>, y_i) + (Lambda/2)||w||^2 + <b, w>/n, with
+// ||x_i|| <= kappa, |l'| <= L_z, 0 <= l” <= S_z, l twice continuously
+// differentiable and convex. F is Lambda-strongly convex, so for fixed data
+// the map b -> w* is a C^1 bijection with inverse
+// b(w; S) = -(sum_i grad l_i(w) + n Lambda w). For replace-one neighbours
+// S, S' (row n replaced) the density of w* under S at w is
+// nu(b(w; S)) |det grad_w b(w; S)|, and:
+//
+//   - Noise part: ||b(w; S) - b(w; S')|| = ||grad l_n(w) - grad l'_n(w)||
+//     <= 2L, L = L_z kappa.
+//   - Jacobian part: grad_w b(w; S) = -(A + H_n(w)) with A = sum_{i<n} H_i
+//   - n Lambda I >= n Lambda I, H the per-example Hessians (PSD). Since
+//     det(A + H'_n) >= det(A), the ratio of the determinants for S and S'
+//     is at most det(I + A^{-1/2} H_n A^{-1/2}) <= prod_j (1 + a_j/(n
+//     Lambda)) over the eigenvalues a_j of H_n, i.e. at most
+//     exp(EpsJacobian) with EpsJacobian = Rank log(1 + Curv/(n Lambda))
+//     (see curvature). This is the argument of Chaudhuri, Monteleoni &
+//     Sarwate (2011), Theorem 9, with the determinant ratio bounded
+//     one-sidedly (as Kifer, Smith & Thakurta 2012, Theorem 2, do for
+//     rank-one Hessians), which gives the factor once where Chaudhuri et al.
+//     square it.
+//
+// objective (pure eps): EpsObjective = eps, EpsNoise = eps - EpsJacobian,
+// and b has density proportional to exp(-EpsNoise ||b|| / (2L)): ||b|| ~
+// Gamma(P, Theta = 2L/EpsNoise), uniform direction. The noise ratio is at
+// most exp(EpsNoise) by the triangle inequality, so the release is
+// eps-DP. The floor: Lambda >= LambdaFloor = Curv / (n (e^{eps/(2 Rank)} -
+// 1)), where EpsJacobian = eps/2, so the noise gets at least half the
+// budget. Chaudhuri et al.'s Algorithm 2 instead adds the extra ridge
+// Delta = LambdaFloor - Lambda when Lambda is below its floor (their floor
+// puts the squared factor at eps/2, Curv = c); this package refuses such a
+// lambda with an error naming the floor, so the objective minimized is the
+// one the caller set, and --lambda auto never falls below it.
+//
+// amp ((eps, delta)): Iyengar et al. (2019), Algorithm 1. The budget is
+// split into the objective part (EpsObjective = (1 - 0.01) eps,
+// DeltaObjective = 0.8 delta), the output part (EpsOutput = 0.01 eps,
+// DeltaOutput = 0.1 delta) and the iteration budget (0.1 delta).
+//
+//   - Objective part, b_1 ~ N(0, Sigma1^2 I): at output w the privacy loss
+//     is (||b + v||^2 - ||b||^2)/(2 Sigma1^2) + (Jacobian term), with
+//     v = b(w; S') - b(w; S), ||v|| <= 2L. v lies in the span of
+//     {x_n, x'_n} (kron R^K for softmax, gradients summing to 0): a
+//     subspace of dimension SubspaceDim = 2 (K = 1) or 2(K - 1) fixed by the
+//     pair, so <b, v> <= ||P b|| 2L with ||P b||/Sigma1 ~ chi_SubspaceDim.
+//     With probability at least 1 - DeltaObjective, ||P b|| <= Tail Sigma1
+//     (chiTail), and then the noise term is at most 2L Tail/Sigma1 +
+//     2L^2/Sigma1^2. Setting it to EpsNoise = EpsObjective - EpsJacobian
+//     gives Sigma1 = 2L/a with a = 2 EpsNoise/(Tail + sqrt(Tail^2 + 2
+//     EpsNoise)). A privacy loss bounded by EpsObjective except with
+//     probability DeltaObjective gives (EpsObjective, DeltaObjective)-DP.
+//     Floor as for objective, at EpsObjective.
+//   - Output part: the minimizer w* is a function of (S, b_1) and b_1 one of
+//     (S, w*): b_1 = -(sum_i grad l_i(w*) + n Lambda w*). The solver is
+//     deterministic, so its iterate w~ is a function q(S, w*), and every
+//     iterate with ||grad F(w~)|| <= GradTol lies within GradTol/Lambda of
+//     w* (strong convexity). For fixed w*, ||q(S, w*) - q(S', w*)|| <=
+//     2 GradTol/Lambda = OutSensitivity, and w~ + b_2 with b_2 ~ N(0,
+//     Sigma2^2 I), Sigma2 the analytic Gaussian calibration (Balle & Wang
+//     2018, Theorem 8) for (EpsOutput, DeltaOutput), is (EpsOutput,
+//     DeltaOutput)-DP given w*. Adaptive composition of the release of w*
+//     and of q + b_2, then dropping w* (post-processing), gives (EpsObjective
+//   - EpsOutput, DeltaObjective + DeltaOutput).
+//   - Iteration budget (no data-dependent refusal): the solver runs Newton
+//     steps, which never increase F, then at most FallbackSteps gradient
+//     steps of size Step = 1/(Beta + Lambda), stopping at the first iterate
+//     within GradTol. From any w0 with F(w0) <= F(0), ||w0 - w*|| <=
+//     ||grad F(0)||/Lambda <= (L + ||b_1||/n)/Lambda, each step contracts
+//     the distance by 1 - Lambda/(Beta + Lambda), and ||grad F|| <= (Beta +
+//     Lambda) ||w - w*||; so if ||b_1|| <= NormBound the budget reaches
+//     GradTol. NormBound = Sigma1 (sqrt(P) + sqrt(2 ln(1/DeltaFail))), so
+//     P(||b_1|| > NormBound) <= DeltaFail for every data set. A run that
+//     ends above GradTol is released as it is: the mechanism differs from
+//     one that always meets the threshold only on that event, whose
+//     probability is at most DeltaFail under both neighbours, which adds
+//     (1 + e^eps) DeltaFail = 0.1 delta to delta.
+//
+// The pure variant uses the same solver; its claim is for the exact
+// minimizer, and the distance of the iterate from it (at most
+// GradTol/Lambda where the threshold is met) is listed as not covered.
+func Calibrate(m perturb.Mechanism, eps, delta float64, pr Problem) (Calibration, error) {
+	if err := CheckBudget(m, eps, delta); err != nil {
+		return Calibration{}, err
+	}
+	if err := CheckLoss(pr.Loss); err != nil {
+		return Calibration{}, err
+	}
+	if pr.N < 1 || pr.D < 1 || pr.K < 1 || !(pr.Kappa > 0) || math.IsInf(pr.Kappa, 0) {
+		return Calibration{}, fmt.Errorf("%w: problem with n = %d, d = %d, K = %d, kappa = %v", ErrCondition, pr.N, pr.D, pr.K, pr.Kappa)
+	}
+	if math.IsNaN(pr.Lambda) || math.IsInf(pr.Lambda, 0) || pr.Lambda <= 0 {
+		return Calibration{}, fmt.Errorf("%w: lambda = %v: objective perturbation needs a strongly convex objective, lambda > 0 (and at least its floor)", ErrCondition, pr.Lambda)
+	}
+	cons, err := pr.Loss.Constants(losses.Domain{Kappa: pr.Kappa})
+	if err != nil {
+		return Calibration{}, fmt.Errorf("%w: %w", ErrCondition, err)
+	}
+	if !cons.Convex {
+		return Calibration{}, fmt.Errorf("%w: convexity: the %s loss is not convex", ErrCondition, pr.Loss.Name())
+	}
+	r, a, err := curvature(pr, cons)
+	if err != nil {
+		return Calibration{}, err
+	}
+	c := Calibration{
+		Mechanism: m, Epsilon: eps, Delta: delta, N: pr.N, P: pr.K * pr.D,
+		L: cons.Lz * pr.Kappa, Beta: cons.Sz * pr.Kappa * pr.Kappa, Lambda: pr.Lambda,
+		Rank: r, Curv: a, GradTol: GradTol,
+	}
+	c.Step = 1 / (c.Beta + c.Lambda)
+	c.EpsObjective, c.DeltaObjective = eps, 0
+	if m == perturb.AMP {
+		c.EpsOutput = AMPOutputEpsShare * eps
+		c.EpsObjective = eps - c.EpsOutput
+		c.DeltaOutput = AMPOutputDeltaShare * delta
+		c.DeltaFailCharge = AMPFailDeltaShare * delta
+		c.DeltaFail = c.DeltaFailCharge / (1 + math.Exp(eps))
+		c.DeltaObjective = delta - c.DeltaOutput - c.DeltaFailCharge
+	}
+	c.EpsJacobian = jacobianEps(r, a, pr.N, pr.Lambda)
+	c.LambdaFloor = lambdaFloor(r, a, pr.N, c.EpsObjective)
+	if pr.Lambda < c.LambdaFloor {
+		return Calibration{}, fmt.Errorf("%w: lambda floor: lambda = %g is below the floor %.6g of %s at eps = %g with n = %d "+
+			"(the Jacobian factor %d log(1 + %g/(n lambda)) must be at most half of eps = %g; Chaudhuri et al.'s Algorithm 2 would add the ridge %.6g): set lambda >= %.6g, or lambda auto",
+			ErrCondition, pr.Lambda, c.LambdaFloor, m, eps, pr.N, r, a, c.EpsObjective, c.LambdaFloor-pr.Lambda, c.LambdaFloor)
+	}
+	c.EpsNoise = c.EpsObjective - c.EpsJacobian
+	if !(c.EpsNoise > 0) {
+		return Calibration{}, fmt.Errorf("%w: nothing of eps is left for the noise (Jacobian part %v of %v)", ErrCondition, c.EpsJacobian, c.EpsObjective)
+	}
+	p := float64(c.P)
+	n := float64(pr.N)
+	switch m {
+	case perturb.Objective:
+		c.Theta = 2 * c.L / c.EpsNoise
+		// Gamma(P, 1) exceeds 2 P ln 2 + 2 ln(1/q) with probability at
+		// most q (Chernoff bound at 1/2).
+		c.NormBound = c.Theta * (2*p*math.Ln2 + 2*math.Log(1/pureTailProb))
+	case perturb.AMP:
+		c.SubspaceDim = 2
+		if pr.K > 1 {
+			c.SubspaceDim = 2 * (pr.K - 1)
+		}
+		c.Tail = chiTail(c.SubspaceDim, c.DeltaObjective)
+		an := 2 * c.EpsNoise / (c.Tail + math.Sqrt(c.Tail*c.Tail+2*c.EpsNoise))
+		c.Sigma1 = 2 * c.L / an
+		c.OutSensitivity = 2 * c.GradTol / c.Lambda
+		if c.Sigma2, err = perturb.AnalyticGaussianSigma(c.EpsOutput, c.DeltaOutput, c.OutSensitivity); err != nil {
+			return Calibration{}, fmt.Errorf("%w: the output part: %w", ErrBudget, err)
+		}
+		c.NormBound = c.Sigma1 * (math.Sqrt(p) + math.Sqrt(2*math.Log(1/c.DeltaFail)))
+	}
+	for _, v := range []float64{c.Theta, c.Sigma1, c.Sigma2, c.NormBound} {
+		if math.IsNaN(v) || math.IsInf(v, 0) {
+			return Calibration{}, fmt.Errorf("%w: a noise scale is not finite at eps = %v, delta = %v", ErrBudget, eps, delta)
+		}
+	}
+	// Steps k with (1 - Lambda/M)^k M (L + B/n)/Lambda <= GradTol, M = Beta + Lambda.
+	M := c.Beta + c.Lambda
+	ratio := M * (c.L + c.NormBound/n) / (c.Lambda * c.GradTol)
+	k := 0.0
+	if ratio > 1 {
+		k = math.Ceil(math.Log(ratio) / -math.Log1p(-c.Lambda/M))
+	}
+	if k > 1e12 || math.IsNaN(k) {
+		return Calibration{}, fmt.Errorf("%w: the iteration budget (%g gradient steps) is out of range: lambda = %g is too small against the smoothness %g", ErrCondition, k, c.Lambda, c.Beta)
+	}
+	c.FallbackSteps = int(k)
+	return c, nil
+}

@@ -1,0 +1,225 @@
+package objpert
+
+import (
+	"context"
+	"fmt"
+	"math"
+
+	"gonum.org/v1/gonum/mat"
+
+	"github.com/stabpriv/stabpriv/losses"
+	"github.com/stabpriv/stabpriv/perturb"
+	"github.com/stabpriv/stabpriv/trainer"
+)
+
+// checkRows checks that the rows and labels fit the problem: n x D rows of
+// norm at most Kappa (the bound the calibration assumes), valid labels.
+func checkRows(X *mat.Dense, y []float64, pr Problem) error {
+	n, d := X.Dims()
+	if n != pr.N || d != pr.D || len(y) != n {
+		return fmt.Errorf("%w: %d x %d rows with %d labels for a problem with n = %d, d = %d", ErrCondition, n, d, len(y), pr.N, pr.D)
+	}
+	classes := pr.K
+	if pr.K == 1 {
+		classes = 2
+	}
+	for i := range n {
+		row := X.RawRowView(i)
+		var sq float64
+		for _, v := range row {
+			if math.IsNaN(v) || math.IsInf(v, 0) {
+				return fmt.Errorf("%w: row %d is not finite", ErrCondition, i)
+			}
+			sq += v * v
+		}
+		if sq > pr.Kappa*pr.Kappa {
+			return fmt.Errorf("%w: row %d has norm %g above kappa = %g", ErrCondition, i, math.Sqrt(sq), pr.Kappa)
+		}
+		if err := pr.Loss.CheckLabel(y[i], classes); err != nil {
+			return fmt.Errorf("%w: row %d: %w", ErrCondition, i, err)
+		}
+	}
+	return nil
+}
+
+// Minimize returns the minimizer of the objective without noise (b = 0):
+// the non-private weights, for diagnostics and baselines only.
+func Minimize(ctx context.Context, X *mat.Dense, y []float64, pr Problem, cal Calibration) ([]float64, SolveStats, error) {
+	if err := checkRows(X, y, pr); err != nil {
+		return nil, SolveStats{}, err
+	}
+	w := make([]float64, pr.K*pr.D)
+	o := newObjective(X, y, pr.Loss, pr.K, pr.Lambda, nil)
+	st, err := o.minimize(ctx, w, cal.GradTol, maxNewton, cal.FallbackSteps, cal.Step)
+	return w, st, err
+}
+
+// Release draws the noise of cal from src, minimizes the perturbed
+// objective of pr on the rows X (each of norm at most pr.Kappa) and labels
+// y, adds AMP's output noise, and returns the released model. cal must come
+// from Calibrate for pr. The noise b and the unperturbed iterate are wiped
+// before return. The statistics are not private.
+//
+// Noise: objective draws b by src.AddGammaNorm with L2 sensitivity 2L and
+// eps EpsNoise (density proportional to exp(-EpsNoise ||b|| / (2L))); amp
+// draws b_1 and b_2 by src.AddGaussian with Sigma1 and Sigma2.
+func Release(ctx context.Context, X *mat.Dense, y []float64, pr Problem, cal Calibration, src perturb.Source) (*trainer.Model, SolveStats, error) {
+	if err := checkRows(X, y, pr); err != nil {
+		return nil, SolveStats{}, err
+	}
+	if cal.P != pr.K*pr.D || cal.N != pr.N || cal.Lambda != pr.Lambda || !Handles(cal.Mechanism) {
+		return nil, SolveStats{}, fmt.Errorf("%w: the calibration is for another problem", ErrCondition)
+	}
+	if src == nil {
+		src = perturb.Secure()
+	}
+	p := cal.P
+	b := make([]float64, p)
+	defer clear(b)
+	var err error
+	switch cal.Mechanism {
+	case perturb.Objective:
+		err = src.AddGammaNorm(b, 2*cal.L, cal.EpsNoise)
+	case perturb.AMP:
+		err = src.AddGaussian(b, cal.Sigma1)
+	}
+	if err != nil {
+		return nil, SolveStats{}, err
+	}
+	w := make([]float64, p)
+	o := newObjective(X, y, pr.Loss, pr.K, pr.Lambda, b)
+	st, err := o.minimize(ctx, w, cal.GradTol, maxNewton, cal.FallbackSteps, cal.Step)
+	if err != nil {
+		clear(w)
+		return nil, SolveStats{}, err
+	}
+	if cal.Mechanism == perturb.AMP {
+		if err := src.AddGaussian(w, cal.Sigma2); err != nil {
+			clear(w)
+			return nil, SolveStats{}, err
+		}
+	}
+	for i, v := range w {
+		if math.IsNaN(v) || math.IsInf(v, 0) {
+			return nil, SolveStats{}, fmt.Errorf("objpert: released weight %d is %v", i, v)
+		}
+	}
+	return &trainer.Model{Loss: pr.Loss.Name(), Task: pr.Loss.Task(), K: pr.K, D: pr.D, W: w}, st, nil
+}
+
+// Citation returns the references of mechanism m's guarantee.
+func Citation(m perturb.Mechanism) string {
+	if m == perturb.AMP {
+		return "Iyengar, Near, Song, Thakkar, Thakurta & Wang (2019), Towards Practical Differentially Private Convex Optimization, IEEE S&P, Algorithm 1 (Approximate Minima Perturbation); objective part with Gaussian noise as in Kifer, Smith & Thakurta (2012), COLT, Theorem 2, calibrated by the derivation of docs/DESIGN.md, section 11; output part: Balle & Wang (2018), Theorem 8"
+	}
+	return "Chaudhuri, Monteleoni & Sarwate (2011), Differentially private empirical risk minimization, JMLR 12, Section 3.2, Algorithm 2 and Theorem 9 (objective perturbation), with the Jacobian ratio bounded one-sidedly as in Kifer, Smith & Thakurta (2012), COLT, Theorem 2; derivation in docs/DESIGN.md, section 11"
+}
+
+// Route returns the certificate's SensitivityRoute: the mechanism's own
+// analysis with its constants.
+func (c Calibration) Route() string {
+	s := fmt.Sprintf("objective perturbation (no stability route): the noise hides the summed gradient, ||b(w;S) - b(w;S')|| <= 2L = %g; "+
+		"Jacobian factor %d log(1 + %g/(n lambda)) = %.6g with n = %d, lambda = %g (floor %.6g); noise eps %.6g of the objective part's %.6g",
+		2*c.L, c.Rank, c.Curv, c.EpsJacobian, c.N, c.Lambda, c.LambdaFloor, c.EpsNoise, c.EpsObjective)
+	if c.Mechanism == perturb.AMP {
+		s += fmt.Sprintf("; Gaussian b_1 with sigma_1 = %.6g (chi tail %.6g in dimension %d at delta %.6g); "+
+			"output part: gradient threshold gamma = %g, sensitivity 2 gamma/lambda = %.6g, sigma_2 = %.6g for eps %.6g, delta %.6g; "+
+			"iteration budget: %d gradient steps of %.6g reach gamma when ||b_1|| <= %.6g, which fails with probability at most %.6g",
+			c.Sigma1, c.Tail, c.SubspaceDim, c.DeltaObjective, c.GradTol, c.OutSensitivity, c.Sigma2, c.EpsOutput, c.DeltaOutput,
+			c.FallbackSteps, c.Step, c.NormBound, c.DeltaFail)
+	}
+	return s
+}
+
+// Ledger returns the parts of the budget the mechanism spends.
+func (c Calibration) Ledger() []perturb.Charge {
+	if c.Mechanism == perturb.Objective {
+		return []perturb.Charge{{Step: "release of the minimizer of the perturbed objective (objective perturbation)", Mechanism: c.Mechanism, Epsilon: c.Epsilon}}
+	}
+	return []perturb.Charge{
+		{Step: "objective part: the minimizer of the objective with Gaussian noise b_1", Mechanism: c.Mechanism, Epsilon: c.EpsObjective, Delta: c.DeltaObjective},
+		{Step: "output part: Gaussian noise b_2 on the solver's iterate (gradient norm at most gamma)", Mechanism: c.Mechanism, Epsilon: c.EpsOutput, Delta: c.DeltaOutput},
+		{Step: "iteration budget: the event ||b_1|| > B, the only one on which the fixed budget may miss gamma, charged (1 + e^eps) P(||b_1|| > B)", Mechanism: c.Mechanism, Delta: c.DeltaFailCharge},
+	}
+}
+
+// Notes returns what the claim of a release with cal does not cover, for
+// the noise source kind sourceKind.
+func (c Calibration) Notes(sourceKind string) []string {
+	notes := []string{
+		"the weights are computed in float64 (margins, gradients, Hessians, Cholesky factors): the change-of-variables argument is for exact arithmetic, and the rounding of the solver is not covered",
+	}
+	if c.Mechanism == perturb.Objective {
+		notes = append(notes, fmt.Sprintf("the claim is for the exact minimizer of the perturbed objective; the released weights are the solver's iterate, within gamma/lambda = %.3g of it when the solver reaches the gradient threshold gamma = %g (%d Newton steps at most, then at most %d gradient steps): that distance, and a run that stops above gamma, are not covered",
+			c.GradTol/c.Lambda, c.GradTol, maxNewton, c.FallbackSteps))
+	} else {
+		notes = append(notes, fmt.Sprintf("the iteration budget reaches gamma whenever ||b_1|| <= %.6g in exact arithmetic; in float64 it is assumed that gradient steps keep reducing the gradient norm down to gamma = %g, far above the rounding of the gradient", c.NormBound, c.GradTol))
+	}
+	switch {
+	case sourceKind != perturb.SourceSecure:
+	case c.Mechanism == perturb.Objective:
+		notes = append(notes, "the noise b is drawn by perturb's exact gamma-norm sampler from crypto/rand bits and rounded to its lattice (step about 2^-20 of theta) before the minimization: the proof needs the continuous law, and the lattice rounding, which moves the minimizer by at most sqrt(dim) 2^-21 theta/(n lambda), is not covered (a rounding before a data-dependent map is not post-processing)")
+	default:
+		notes = append(notes, "b_1 and b_2 come from the secure Gaussian sampler of google/differential-privacy, a discretized approximation of N(0, sigma^2): the objective part's proof is for the exact Gaussian law, and the discretization of b_1 is not covered")
+	}
+	return notes
+}
+
+// NewCertificate returns the certificate of a release with calibration cal,
+// the public run record run (the constants of the objective), the noise
+// source kind and the caller's notes, with WeightsSHA256 and Ledger empty.
+// It reads no weights, so a verifier rebuilds it from the published inputs.
+func NewCertificate(cal Calibration, run *trainer.Run, sourceKind string, notes []string) *perturb.Certificate {
+	r := *run
+	r.Stats = trainer.Stats{}
+	scaleName, scale := "theta (||b|| ~ Gamma(dim, theta))", cal.Theta
+	if cal.Mechanism == perturb.AMP {
+		scaleName, scale = "sigma_1 (b_1 ~ N(0, sigma_1^2 I))", cal.Sigma1
+	}
+	c := &perturb.Certificate{
+		Version:          perturb.CertificateVersion,
+		Private:          sourceKind == perturb.SourceSecure,
+		Mechanism:        cal.Mechanism,
+		Epsilon:          cal.Epsilon,
+		Delta:            cal.Delta,
+		Dim:              cal.P,
+		L2Sensitivity:    2 * cal.L,
+		SensitivityRoute: cal.Route(),
+		NoiseScale:       scale,
+		NoiseScaleName:   scaleName,
+		Neighbouring:     "replace-one: data sets of the same size that differ in one example",
+		Source:           sourceKind,
+		Citation:         Citation(cal.Mechanism),
+		Run:              &r,
+	}
+	c.Assumptions = []string{
+		"the conditions of the mechanism are checked from the published constants: a convex loss, twice continuously differentiable, with |l'| <= L_z and 0 <= l'' <= S_z in the margin, rows of norm at most kappa, the ridge lambda at or above its floor, no L1 term, clipping, dropout or projection",
+		"the claim is about the rows the solver received: what happened to them before (preprocessing, selection of the settings) is covered only as this list states",
+		"the run constants in this certificate (including n) are published in the clear; the solver's statistics (steps taken, final gradient norm) are withheld",
+		"only one release of this training run is covered",
+	}
+	switch sourceKind {
+	case perturb.SourceSecure:
+	case perturb.SourceSeeded:
+		c.Assumptions = append(c.Assumptions, "the noise was drawn from a seeded generator and can be recomputed from the seed: not for release")
+	default:
+		c.Assumptions = append(c.Assumptions, "the noise came from a caller-supplied source whose quality is not verified")
+	}
+	c.Assumptions = append(c.Assumptions, cal.Notes(sourceKind)...)
+	c.Assumptions = append(c.Assumptions, notes...)
+	return c
+}
+
+// Run returns the public run record of a release with cal: the constants
+// of the objective and of the solver (schedule "newton", the first and
+// fallback step Eta = 1/(beta_s + lambda), the gradient threshold as
+// Tolerance), with the SGD fields empty.
+func Run(cal Calibration, pr Problem, cons losses.Constants, labelBound float64, seed uint64) *trainer.Run {
+	return &trainer.Run{
+		Loss: pr.Loss.Name(), Task: pr.Loss.Task().String(), N: pr.N, D: pr.D, K: pr.K,
+		Kappa: pr.Kappa, Lz: cons.Lz, Sz: cons.Sz, L: cal.L, BetaS: cal.Beta, Convex: cons.Convex,
+		Lambda: pr.Lambda, LabelBound: labelBound, Mu: pr.Lambda,
+		Schedule: "newton", Eta: cal.Step, Tolerance: cal.GradTol,
+		Dropout: 1, Sampling: "full batch (exact minimization)", Seed: seed, Engine: "objpert",
+	}
+}

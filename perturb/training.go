@@ -1,0 +1,86 @@
+package perturb
+
+import "fmt"
+
+// Training-time mechanisms: the objective-perturbation family.
+//
+// Objective perturbation and Approximate Minima Perturbation do not add noise
+// to trained weights: they add a random linear term to the objective before
+// it is minimized (and AMP then perturbs the minimizer's residual), so the
+// noise is drawn before training and its law is tied to the training problem
+// (loss constants, n, lambda). Noise.Add, which adds noise of a calibrated
+// scale to a vector of weights, has no meaning for them, and every Noise
+// method that reads a Calibration (the budget check against a sensitivity,
+// the marginal law of the released coordinates, the expected noise norm in
+// the weights) would be false for them. They are therefore kept out of the
+// Noise registry, so that Lookup, Calibrate, private feature selection,
+// the conformance kit and the automatic knobs of output perturbation never
+// see them, and listed here instead: names, purity and words only. Their
+// calibration, solver and certificates live in package objpert, and the
+// certified pipeline (package private) routes them there.
+//
+// ParseMechanism accepts both kinds of names, so that the command line reads
+// one --mechanism flag; Lookup refuses a training-time name with a message
+// saying where it is implemented.
+const (
+	// Objective is objective perturbation with noise of density
+	// proportional to exp(-eps' ||b|| / (2L)) (pure eps-DP; Chaudhuri,
+	// Monteleoni & Sarwate 2011, Section 3.2, Algorithm 2).
+	Objective Mechanism = "objective"
+	// AMP is Approximate Minima Perturbation ((eps, delta)-DP; Iyengar et
+	// al. 2019, Algorithm 1): objective perturbation with Gaussian noise,
+	// an approximate minimizer, and Gaussian noise on the result.
+	AMP Mechanism = "amp"
+)
+
+// TrainingMechanism describes a mechanism that perturbs the training
+// objective instead of the trained weights (package objpert implements it).
+type TrainingMechanism struct {
+	Name Mechanism
+	// Pure reports whether the mechanism is pure eps-DP (delta = 0).
+	Pure bool
+	// Words describe the mechanism in a certificate.
+	Words string
+}
+
+// trainingRegistry lists the training-time mechanisms in the order shown to
+// users.
+var trainingRegistry = []TrainingMechanism{
+	{Name: Objective, Pure: true, Words: "Objective perturbation: the released weights minimize the regularized objective plus a random linear term <b, w>/n, b with density proportional to exp(-||b||/theta) (norm Gamma(dim, theta), uniform direction)."},
+	{Name: AMP, Pure: false, Words: "Approximate Minima Perturbation: an approximate minimizer (gradient norm at most gamma) of the regularized objective plus a random linear term <b_1, w>/n with b_1 ~ N(0, sigma_1^2 I), plus Gaussian noise b_2 on the result."},
+}
+
+// LookupTraining returns the training-time mechanism named m.
+func LookupTraining(m Mechanism) (TrainingMechanism, bool) {
+	for _, t := range trainingRegistry {
+		if t.Name == m {
+			return t, true
+		}
+	}
+	return TrainingMechanism{}, false
+}
+
+// TrainingMechanisms returns the names of the training-time mechanisms.
+func TrainingMechanisms() []Mechanism {
+	out := make([]Mechanism, len(trainingRegistry))
+	for i, t := range trainingRegistry {
+		out[i] = t.Name
+	}
+	return out
+}
+
+// ReleaseMechanismList returns every name a certified fit accepts, the
+// output-perturbation mechanisms and then the training-time ones, joined by
+// ", " (for help texts).
+func ReleaseMechanismList() string {
+	s := MechanismList()
+	for _, t := range trainingRegistry {
+		s += ", " + string(t.Name)
+	}
+	return s
+}
+
+// trainingLookupError is Lookup's error for a training-time name.
+func trainingLookupError(m Mechanism) error {
+	return fmt.Errorf("%w: %q perturbs the training objective, not trained weights: it has no output-perturbation noise (package objpert implements it; private.Fit routes it there)", ErrMechanism, string(m))
+}
