@@ -1,0 +1,365 @@
+package private
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"math"
+	"slices"
+
+	"gonum.org/v1/gonum/mat"
+
+	"github.com/stabpriv/stabpriv/datasets"
+	"github.com/stabpriv/stabpriv/internal/check"
+	"github.com/stabpriv/stabpriv/perturb"
+	"github.com/stabpriv/stabpriv/trainer"
+)
+
+// ErrSelect is wrapped by every error about the settings of a private
+// selection.
+var ErrSelect = errors.New("private: invalid selection")
+
+// Candidate is one choice of a private selection: weights trained, on the
+// training part of the rows only, with one setting of the knobs (lambda,
+// clipping norm G, ...), and the mechanism that would release them.
+type Candidate struct {
+	// Name describes the setting (for the certificate and the caller).
+	Name string
+	// Trained holds the weights, trained on the training part of a
+	// ValidationSplit; it must not have seen the validation rows.
+	Trained *Trained
+	// Mechanism is a pure mechanism (Pure(): the selection's accounting is
+	// for pure eps-DP runs).
+	Mechanism perturb.Mechanism
+}
+
+// SelectOptions configures Select. Every zero value is documented.
+type SelectOptions struct {
+	// Eta in [0, 1] is the shape of the law of the number of runs K, the
+	// truncated negative binomial TNB(eta, gamma) of Papernot & Steinke:
+	// the selection costs (2 + eta) times one run. Zero (the default) is
+	// the logarithmic law, P[K = k] proportional to (1 - gamma)^k / k, for
+	// a total of twice the budget of one run; 1 is the geometric law of
+	// Liu & Talwar's random stopping (three times one run), whose lighter
+	// tail tries more candidates for the same mean.
+	Eta float64
+	// MeanRuns is E[K] > 1; gamma is solved from it. Zero means 10 times
+	// the number of candidates.
+	MeanRuns float64
+	// Noise is the source of every random draw (K, the candidates, the
+	// release noise and the score noise). Nil means perturb.Secure(), the
+	// only source whose selection is private. A seeded source
+	// (perturb.Seeded) makes a reproducible simulation for experiments: its
+	// certificate says it is not private, and the candidates' weights are
+	// not used up.
+	Noise perturb.Source
+	// NoiseSeed is recorded in the certificate of a seeded selection.
+	NoiseSeed uint64
+}
+
+// Selection is the outcome of Select: the released weights of the best run,
+// which candidate produced them, and its noisy validation score. Nothing
+// else of the runs (their number, the other candidates tried, their scores)
+// is part of the output.
+type Selection struct {
+	// Index and Name identify the chosen candidate.
+	Index int
+	Name  string
+	// Model holds the released weights of the chosen run.
+	Model *trainer.Model
+	// Score is the run's validation accuracy plus its Laplace noise.
+	Score float64
+	// Certificate is the chosen run's certificate, with Epsilon the whole
+	// budget of the selection and a Ledger of its two parts:
+	// eps_select = (1 + eta) eps_run and eps_release = eps_run.
+	Certificate *perturb.Certificate
+}
+
+// ValidationSplit splits n training rows by position into a training part
+// and a validation part of about frac*n rows (datasets.SplitIndex): a
+// function of (n, frac, seed) alone, so a replaced row is in at most one
+// part, and the sizes of both parts are public.
+func ValidationSplit(n int, frac float64, seed uint64) (train, val []int, err error) {
+	if !check.OpenUnit(frac) {
+		return nil, nil, fmt.Errorf("%w: validation fraction %v, want in (0, 1)", ErrSelect, frac)
+	}
+	train, val, err = datasets.SplitIndex(n, frac, seed^0x5e1ec7)
+	if err == nil && (len(train) == 0 || len(val) == 0) {
+		err = fmt.Errorf("%w: %d rows cannot be split into non-empty training and validation parts at fraction %v", ErrSelect, n, frac)
+	}
+	return train, val, err
+}
+
+// SelectStep names the first entry of a selection's ledger.
+const SelectStep = "private selection: the best of K runs by noisy validation accuracy, K ~ TNB(eta, gamma), each run a uniformly drawn candidate (Papernot & Steinke 2022, Theorem 2)"
+
+// Select chooses a candidate and releases its weights inside the budget
+// (eps, 0): it draws K from TNB(eta, gamma), runs K times the algorithm Q
+// below, and returns the run with the highest score. One run Q:
+//
+//  1. draws a candidate c uniformly (a public choice),
+//  2. releases c's weights with c's mechanism at eps_run = eps/(2 + eta),
+//     calibrated to c's sensitivity (fresh noise each run),
+//  3. scores the release by its accuracy on the validation rows (Xval,
+//     yval) plus Laplace noise of scale 1/(n_val eps_run).
+//
+// # Privacy
+//
+// Neighbours are replace-one on the rows before the ValidationSplit, with
+// the same settings and seeds. Q is eps_run-DP: the split is by position,
+// so the differing row is in the training part or in the validation part,
+// never both (parallel composition). In the training part, step 2 is
+// eps_run-DP for each candidate (its stability route bounds the change of
+// its weights) and step 3 is post-processing of the release with fixed
+// validation rows. In the validation part, the weights are unchanged and
+// the accuracy moves by at most 1/n_val, so step 3 is the Laplace
+// mechanism at eps_run (Dwork & Roth 2014, Theorem 3.6).
+//
+// The best of K runs is then (2 + eta) eps_run = eps-DP (Papernot & Steinke
+// 2022, "Hyperparameter Tuning with Renyi Differential Privacy", Theorem 2
+// in its pure-DP case; for eta = 1 it is Liu & Talwar 2019, "Private
+// Selection from Private Candidates", random stopping, 3 eps). The proof,
+// for outputs totally ordered by (score, candidate, weights): with
+// F(y) = P[Q(D) <= y] and f the probability generating function of K,
+// P[best <= y] = f(F(y)), so the law of the best has the density (or mass)
+// f'(t) dF(y) at t = F(y) (integrated over the atom of y at an atom). For
+// TNB(eta, gamma), f'(t) is proportional to (gamma + (1 - gamma)(1 - t))^-(1+eta).
+// Against a neighbour D', dF <= e^eps_run dF' (Q is eps_run-DP), and
+// 1 - F(y) = P[Q(D) > y] >= e^-eps_run (1 - F'(y)), so
+// f'(F(y)) <= e^((1+eta) eps_run) f'(F'(y)): the ratio of the laws is at
+// most e^((2+eta) eps_run). The ledger lists it as eps_select =
+// (1 + eta) eps_run for the repetition and selection, plus eps_release =
+// eps_run for the run that is output; they add up to eps.
+//
+// The candidates' choice and the law of K are public; K, the other runs and
+// their scores are not output. The floating-point sampling of K and of the
+// candidate index lies outside the exact claim, like the rounding of the
+// training (docs/DESIGN.md, section 3).
+//
+// Only pure mechanisms are accepted (ErrSelect otherwise). With the secure
+// source every candidate's weights are used up (wiped), whatever was
+// chosen; a seeded source simulates and leaves them.
+func Select(ctx context.Context, cands []Candidate, Xval mat.Matrix, yval []float64, budget Budget, opts SelectOptions) (*Selection, error) {
+	if len(cands) == 0 {
+		return nil, fmt.Errorf("%w: no candidates", ErrSelect)
+	}
+	if !check.Positive(budget.Epsilon) || budget.Delta != 0 {
+		return nil, fmt.Errorf("%w: budget (%v, %v), want eps > 0 finite and delta = 0 (the selection's accounting is for pure runs)", ErrSelect, budget.Epsilon, budget.Delta)
+	}
+	eta := opts.Eta
+	if !(eta >= 0 && eta <= 1) {
+		return nil, fmt.Errorf("%w: eta = %v, want in [0, 1]", ErrSelect, eta)
+	}
+	mean := opts.MeanRuns
+	if mean == 0 {
+		mean = 10 * float64(len(cands))
+	}
+	if !(mean > 1) || math.IsInf(mean, 0) || mean > 1e7 {
+		return nil, fmt.Errorf("%w: mean number of runs %v, want in (1, 1e7]", ErrSelect, mean)
+	}
+	nval := len(yval)
+	if Xval == nil || nval == 0 {
+		return nil, fmt.Errorf("%w: no validation rows", ErrSelect)
+	}
+	r, d := Xval.Dims()
+	if r != nval {
+		return nil, fmt.Errorf("%w: %d validation rows, %d labels", ErrSelect, r, nval)
+	}
+	for i, c := range cands {
+		if c.Trained == nil {
+			return nil, fmt.Errorf("%w: candidate %d has no trained weights", ErrSelect, i)
+		}
+		if !c.Mechanism.Pure() {
+			return nil, fmt.Errorf("%w: candidate %d (%s): mechanism %q is not pure eps-DP", ErrSelect, i, c.Name, c.Mechanism)
+		}
+		if run := c.Trained.s.run; run == nil || c.Trained.s.report == nil {
+			return nil, fmt.Errorf("%w: candidate %d (%s) has no run record", ErrSelect, i, c.Name)
+		}
+		if dim := c.Trained.s.run.D; dim != d {
+			return nil, fmt.Errorf("%w: candidate %d (%s) has %d features, the validation rows %d", ErrSelect, i, c.Name, dim, d)
+		}
+		if _, err := c.Trained.Sensitivity(); err != nil {
+			return nil, fmt.Errorf("%w: candidate %d (%s): %w", ErrSelect, i, c.Name, err)
+		}
+	}
+	gamma, err := tnbGamma(eta, mean)
+	if err != nil {
+		return nil, err
+	}
+	src := opts.Noise
+	if src == nil {
+		src = perturb.Secure()
+	}
+	secure := src.Kind() == perturb.SourceSecure
+	epsRun := budget.Epsilon / (2 + eta)
+	dense := mat.DenseCopyOf(Xval)
+
+	// Lock every candidate for the whole selection: a release elsewhere
+	// between two runs would reuse the weights outside this budget.
+	states := make([]*trainedState, 0, len(cands))
+	for _, c := range cands {
+		if !slices.Contains(states, c.Trained.s) {
+			states = append(states, c.Trained.s)
+		}
+	}
+	for _, s := range states {
+		s.mu.Lock()
+	}
+	defer func() {
+		for _, s := range states {
+			s.mu.Unlock()
+		}
+	}()
+	for i, c := range cands {
+		if c.Trained.s.model == nil {
+			return nil, fmt.Errorf("%w: candidate %d (%s): the weights were released and wiped", ErrReleased, i, c.Name)
+		}
+		if secure && c.Trained.s.revealed {
+			return nil, fmt.Errorf("%w: candidate %d (%s): the weights were revealed in the clear", ErrReleased, i, c.Name)
+		}
+	}
+
+	k := sampleTNB(eta, gamma, src.Uniform)
+	var best *Selection
+	var bestKey selectKey
+	for run := 0; run < k; run++ {
+		if run%64 == 0 {
+			if err := ctx.Err(); err != nil {
+				return nil, err
+			}
+		}
+		ci := min(int(src.Uniform()*float64(len(cands))), len(cands)-1)
+		c := cands[ci]
+		s := c.Trained.s
+		cp := *s.model
+		cp.W = slices.Clone(s.model.W)
+		m, cert, err := s.release(&cp, c.Mechanism, epsRun, 0, src, nil)
+		if err != nil {
+			return nil, err
+		}
+		score := []float64{m.Accuracy(dense, yval)}
+		if err := src.AddLaplace(score, 1/float64(nval), epsRun); err != nil {
+			return nil, err
+		}
+		key := selectKey{score: score[0], index: ci, w: m.W}
+		if best == nil || bestKey.less(key) {
+			best = &Selection{Index: ci, Name: c.Name, Model: m, Score: score[0], Certificate: cert}
+			bestKey = key
+		}
+	}
+	if secure {
+		for _, s := range states {
+			for i := range s.model.W {
+				s.model.W[i] = 0
+			}
+			s.model = nil
+		}
+	}
+	cert := best.Certificate
+	selectEps := (1 + eta) * epsRun
+	cert.Epsilon = budget.Epsilon
+	cert.Ledger = []perturb.Charge{
+		{Step: SelectStep, Mechanism: perturb.Laplace, Epsilon: selectEps},
+		{Step: "release of the selected run's weights (output perturbation) and of its validation score (Laplace, sensitivity 1/n_val, on the disjoint validation rows)", Mechanism: cert.Mechanism, Epsilon: epsRun},
+	}
+	cert.Assumptions = append(cert.Assumptions,
+		fmt.Sprintf("private selection among %d candidates (eta = %g, gamma = %.6g, E[K] = %.4g): composition rule of Papernot & Steinke 2022, Theorem 2, pure case: "+
+			"the best of K runs of an eps_run-DP run is (2 + eta) eps_run-DP, eps_select + eps_release = %.6g + %.6g = %.6g; the noise scale is calibrated to eps_run",
+			len(cands), eta, gamma, mean, selectEps, epsRun, budget.Epsilon),
+		fmt.Sprintf("validation: %d rows held out of the training part by position (ValidationSplit); the candidates were trained on the training part only", nval),
+		"the floating-point sampling of the number of runs K and of the candidate index lies outside the exact claim")
+	if !secure {
+		seed := opts.NoiseSeed
+		cert.NoiseSeed = &seed
+	}
+	return best, nil
+}
+
+// selectKey is the total order on the outputs of a run: the score, then the
+// candidate index, then the weights lexicographically.
+type selectKey struct {
+	score float64
+	index int
+	w     []float64
+}
+
+func (a selectKey) less(b selectKey) bool {
+	if a.score != b.score {
+		return a.score < b.score
+	}
+	if a.index != b.index {
+		return a.index < b.index
+	}
+	for i := range a.w {
+		if a.w[i] != b.w[i] {
+			return a.w[i] < b.w[i]
+		}
+	}
+	return false
+}
+
+// tnbMean returns E[K] of TNB(eta, gamma): for eta = 0 the logarithmic law,
+// (1/gamma - 1)/ln(1/gamma); otherwise eta (1 - gamma)/(gamma (1 - gamma^eta)).
+func tnbMean(eta, gamma float64) float64 {
+	if eta == 0 {
+		return (1/gamma - 1) / math.Log(1/gamma)
+	}
+	return eta * (1 - gamma) / (gamma * (1 - math.Pow(gamma, eta)))
+}
+
+// tnbGamma solves E[K] = mean for gamma in (0, 1) by bisection on log gamma
+// (E[K] decreases in gamma, from infinity to 1).
+func tnbGamma(eta, mean float64) (float64, error) {
+	lo, hi := -60.0, -1e-9 // log gamma
+	if tnbMean(eta, math.Exp(lo)) < mean {
+		return 0, fmt.Errorf("%w: mean number of runs %v too large for eta = %v", ErrSelect, mean, eta)
+	}
+	for range 200 {
+		mid := (lo + hi) / 2
+		if tnbMean(eta, math.Exp(mid)) > mean {
+			lo = mid
+		} else {
+			hi = mid
+		}
+	}
+	return math.Exp((lo + hi) / 2), nil
+}
+
+// tnbPMF returns P[K = k] for k = 1..len(p) of TNB(eta, gamma):
+// proportional to (1 - gamma)^k prod_{l=0}^{k-1} (l + eta)/(l + 1) for
+// eta != 0, and to (1 - gamma)^k / k for eta = 0.
+func tnbPMF(eta, gamma float64, p []float64) {
+	var p1 float64
+	if eta == 0 {
+		p1 = (1 - gamma) / math.Log(1/gamma)
+	} else {
+		p1 = eta * (1 - gamma) / (math.Pow(gamma, -eta) - 1)
+	}
+	for i := range p {
+		if i == 0 {
+			p[0] = p1
+			continue
+		}
+		p[i] = p[i-1] * (1 - gamma) * (float64(i) + eta) / float64(i+1)
+	}
+}
+
+// sampleTNB draws K from TNB(eta, gamma) by inversion with one uniform:
+// P[K = k+1]/P[K = k] = (1 - gamma)(k + eta)/(k + 1).
+func sampleTNB(eta, gamma float64, uniform func() float64) int {
+	u := uniform()
+	var p float64
+	if eta == 0 {
+		p = (1 - gamma) / math.Log(1/gamma)
+	} else {
+		p = eta * (1 - gamma) / (math.Pow(gamma, -eta) - 1)
+	}
+	cum := p
+	k := 1
+	for cum < u && p > 0 && k < 1<<30 {
+		p *= (1 - gamma) * (float64(k) + eta) / float64(k+1)
+		cum += p
+		k++
+	}
+	return k
+}
