@@ -219,8 +219,8 @@ func TestWriteSweep(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if len(paths) != 4 {
-		t.Fatalf("wrote %v, want results.csv, summary.json, fig1.png, fig2.png", paths)
+	if len(paths) != 5 {
+		t.Fatalf("wrote %v, want results.csv, summary.json, fig1.png, frontier.png, fig2.png", paths)
 	}
 	csv, err := os.ReadFile(filepath.Join(dir, "results.csv"))
 	if err != nil {
@@ -230,7 +230,7 @@ func TestWriteSweep(t *testing.T) {
 	if len(lines) != len(rows)+1 || !strings.HasPrefix(lines[0], "dataset,mode,split,lambda,epsilon") {
 		t.Errorf("results.csv has %d lines (want %d), header %q", len(lines), len(rows)+1, lines[0])
 	}
-	for _, name := range []string{"fig1.png", "fig2.png"} {
+	for _, name := range []string{"fig1.png", "fig2.png", "frontier.png"} {
 		b, err := os.ReadFile(filepath.Join(dir, name))
 		if err != nil {
 			t.Fatal(err)
@@ -424,5 +424,126 @@ func TestRegistryNames(t *testing.T) {
 	DefaultLambdasFor(LastFM)[0] = -1
 	if DefaultLambdasFor(LastFM)[0] != 1e-4 {
 		t.Error("DefaultLambdasFor returned the registry's slice")
+	}
+}
+
+// TestKnobSweep runs a small knob grid with two mechanisms and the private
+// selection: the rows, the CSV columns, the families of the frontier and
+// their order (tuning more knobs never loses on the test accuracy), the
+// selection's ledger, and the frontier figure.
+func TestKnobSweep(t *testing.T) {
+	cfg := smallSweep(t)
+	cfg.Splits = 2
+	cfg.Epsilons = []float64{1, 10}
+	cfg.Mechanisms = []perturb.Mechanism{perturb.Gamma, perturb.AnalyticGaussian}
+	cfg.Knobs = Knobs{L1Ratios: []float64{0.15, 0}, Clips: []float64{0, 0.1}}
+	cfg.Select = SelectConfig{ValFrac: 0.2, Eta: 1, MeanRuns: 30}
+	cfg.FixedScale = -1
+	rows, err := Sweep(context.Background(), cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	settings := len(cfg.Lambdas) * 2 * 2
+	nCal := cfg.Splits * settings * len(cfg.Epsilons) * 2
+	nSel := cfg.Splits * len(cfg.Epsilons)
+	if len(rows) != nCal+nSel {
+		t.Fatalf("%d rows, want %d calibrated and %d selected", len(rows), nCal, nSel)
+	}
+	sum := Summarize(rows)
+	if want := []string{FamilyLambda, KnobL1Ratio, KnobClip, FamilyAll}; !slices.Equal(sum.Families, want) {
+		t.Errorf("families %v, want %v", sum.Families, want)
+	}
+	if len(sum.Best) != 4 || len(sum.Frontier) != 16 || len(sum.Selected) != 2 {
+		t.Fatalf("best %d, frontier %d, selected %d", len(sum.Best), len(sum.Frontier), len(sum.Selected))
+	}
+	get := func(m, fam string, eps float64) FrontierPoint {
+		for _, p := range sum.Frontier {
+			if p.Mechanism == m && p.Family == fam && p.Epsilon == eps {
+				return p
+			}
+		}
+		t.Fatalf("no frontier point %s %s %g", m, fam, eps)
+		return FrontierPoint{}
+	}
+	for _, p := range sum.Frontier {
+		if !p.Setting.InFamily(p.Family) {
+			t.Errorf("%s wins family %s it is not in", p.Setting, p.Family)
+		}
+		lam, all := get(p.Mechanism, FamilyLambda, p.Epsilon), get(p.Mechanism, FamilyAll, p.Epsilon)
+		if p.Mean < lam.Mean || p.Mean > all.Mean {
+			t.Errorf("%s %s eps %g: %v outside [lambda %v, all %v]", p.Mechanism, p.Family, p.Epsilon, p.Mean, lam.Mean, all.Mean)
+		}
+	}
+	for _, p := range sum.Selected {
+		if math.Abs(p.EpsSelect+p.EpsRelease-p.Epsilon) > 1e-12 || p.EpsRelease != p.Epsilon/3 || p.N != 2 {
+			t.Errorf("selected %+v: want eps_select + eps_release = eps, eps_release = eps/3 (eta 1), 2 splits", p)
+		}
+	}
+	for _, r := range rows {
+		if r.Mode == Selected && (r.Mechanism != string(perturb.Gamma) || r.NoiseSource != perturb.SourceSeeded) {
+			t.Errorf("selected row %+v: want a seeded gamma release (the only pure mechanism)", r)
+		}
+	}
+	var buf bytes.Buffer
+	if err := sum.WriteTable(&buf); err != nil {
+		t.Fatal(err)
+	}
+	for _, want := range []string{"privately selected", "gaussian-analytic (delta 1e-05)", "frontier, gamma", "eps_select + eps_release"} {
+		if !strings.Contains(buf.String(), want) {
+			t.Errorf("table lacks %q:\n%s", want, buf.String())
+		}
+	}
+	dir := t.TempDir()
+	if _, err := WriteSweep(dir, rows, sum); err != nil {
+		t.Fatal(err)
+	}
+	csv, err := os.ReadFile(filepath.Join(dir, "results.csv"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	header := strings.SplitN(string(csv), "\n", 2)[0]
+	if !strings.HasSuffix(header, ",l1_ratio,clip,dropout,batch,passes,average,varied,eps_select,eps_release") {
+		t.Errorf("results.csv header %q", header)
+	}
+	if b, err := os.ReadFile(filepath.Join(dir, "frontier.png")); err != nil || !bytes.HasPrefix(b, pngHeader) {
+		t.Errorf("frontier.png: %v", err)
+	}
+}
+
+func TestKnobErrors(t *testing.T) {
+	for name, k := range map[string]Knobs{
+		"empty clips":       {Clips: []float64{}},
+		"negative clip":     {Clips: []float64{0, -1}},
+		"repeated clip":     {Clips: []float64{0.1, 0.1}},
+		"infinite clip":     {Clips: []float64{math.Inf(1)}},
+		"dropout 0":         {Dropouts: []float64{0}},
+		"dropout above 1":   {Dropouts: []float64{1.5}},
+		"batch 0":           {Batches: []int{0}},
+		"repeated batch":    {Batches: []int{4, 4}},
+		"passes 0":          {Passes: []int{0}},
+		"l1 ratio 1":        {L1Ratios: []float64{1}},
+		"l1 ratio NaN":      {L1Ratios: []float64{math.NaN()}},
+		"repeated l1":       {L1Ratios: []float64{0, 0}},
+		"repeated average":  {Averages: []bool{true, true}},
+		"empty average":     {Averages: []bool{}},
+		"empty dropouts":    {Dropouts: []float64{}},
+		"repeated dropouts": {Dropouts: []float64{0.5, 0.5}},
+	} {
+		cfg := smallSweep(t)
+		cfg.Knobs = k
+		if _, err := Sweep(context.Background(), cfg); !errors.Is(err, ErrConfig) {
+			t.Errorf("%s: %v, want ErrConfig", name, err)
+		}
+	}
+	cfg := smallSweep(t)
+	cfg.Mechanisms = []perturb.Mechanism{perturb.Gamma, perturb.Gamma}
+	if _, err := Sweep(context.Background(), cfg); !errors.Is(err, ErrConfig) {
+		t.Errorf("repeated mechanism: %v", err)
+	}
+	cfg = smallSweep(t)
+	cfg.Mechanisms = []perturb.Mechanism{perturb.AnalyticGaussian}
+	cfg.Select.ValFrac = 0.2
+	if _, err := Sweep(context.Background(), cfg); !errors.Is(err, ErrConfig) {
+		t.Errorf("selection without a pure mechanism: %v", err)
 	}
 }

@@ -16,7 +16,6 @@ import (
 	"github.com/stabpriv/stabpriv/internal/check"
 	"github.com/stabpriv/stabpriv/perturb"
 	"github.com/stabpriv/stabpriv/private"
-	"github.com/stabpriv/stabpriv/regularizers"
 	"github.com/stabpriv/stabpriv/trainer"
 )
 
@@ -64,14 +63,20 @@ const (
 	DefaultDelta = 1e-5
 )
 
-// grid is what Sweep and FeatSel share: the data, the (split, lambda) grid
-// and the training settings.
+// grid is what Sweep and FeatSel share: the data, the (split, setting)
+// grid and the training settings.
 type grid struct {
-	proto   *Protocol
-	splits  int
-	lambdas []float64
-	l1Ratio float64
-	passes  int
+	proto    *Protocol
+	splits   int
+	lambdas  []float64
+	l1Ratio  float64
+	passes   int
+	knobs    Knobs
+	settings []Setting
+	// valFrac > 0 also trains every setting on the training part of a
+	// private.ValidationSplit of each split's training rows, for the
+	// private selection.
+	valFrac float64
 	seed    uint64
 	log     logrus.FieldLogger
 }
@@ -83,13 +88,15 @@ type gridConfig struct {
 	Lambdas  []float64
 	L1Ratio  float64
 	Passes   int
+	Knobs    Knobs
+	ValFrac  float64
 	Seed     uint64
 	Logger   logrus.FieldLogger
 }
 
 // newGrid validates the settings, fills the defaults and loads the data.
 func newGrid(c gridConfig) (*grid, error) {
-	g := &grid{splits: c.Splits, lambdas: slices.Clone(c.Lambdas), l1Ratio: c.L1Ratio, passes: c.Passes, seed: c.Seed, log: c.Logger}
+	g := &grid{splits: c.Splits, lambdas: slices.Clone(c.Lambdas), l1Ratio: c.L1Ratio, passes: c.Passes, valFrac: c.ValFrac, seed: c.Seed, log: c.Logger}
 	if g.splits == 0 {
 		g.splits = DefaultSplits
 	}
@@ -113,8 +120,8 @@ func newGrid(c gridConfig) (*grid, error) {
 	if g.passes < 1 || g.passes > trainer.MaxPasses {
 		return nil, fmt.Errorf("%w: passes = %d, want 1 to %d", ErrConfig, g.passes, trainer.MaxPasses)
 	}
-	if !(g.l1Ratio > 0 && g.l1Ratio < 1) {
-		return nil, fmt.Errorf("%w: l1 ratio %v, want in (0, 1) (the stability route needs mu = lambda(1 - l1 ratio) > 0)", ErrConfig, g.l1Ratio)
+	if !(g.l1Ratio >= 0 && g.l1Ratio < 1) {
+		return nil, fmt.Errorf("%w: l1 ratio %v, want in [0, 1) (the stability route needs mu = lambda(1 - l1 ratio) > 0)", ErrConfig, g.l1Ratio)
 	}
 	for _, l := range g.lambdas {
 		if !check.Positive(l) {
@@ -126,6 +133,16 @@ func newGrid(c gridConfig) (*grid, error) {
 		return nil, fmt.Errorf("%w: repeated lambda in %v", ErrConfig, g.lambdas)
 	}
 	var err error
+	if g.knobs, err = c.Knobs.withDefaults(g.l1Ratio, g.passes); err != nil {
+		return nil, err
+	}
+	g.settings = g.knobs.settings(g.lambdas)
+	if len(g.settings) > MaxSettings {
+		return nil, fmt.Errorf("%w: %d knob settings, want at most %d", ErrConfig, len(g.settings), MaxSettings)
+	}
+	if g.valFrac != 0 && !check.OpenUnit(g.valFrac) {
+		return nil, fmt.Errorf("%w: validation fraction %v, want in (0, 1)", ErrConfig, g.valFrac)
+	}
 	start := time.Now()
 	if g.proto, err = NewProtocol(c.Protocol); err != nil {
 		return nil, err
@@ -140,10 +157,16 @@ type discard struct{}
 
 func (discard) Write(p []byte) (int, error) { return len(p), nil }
 
-// fit is one trained model of the grid: split s, lambda index li.
+// fit is one trained model of the grid: split s, setting index li.
 type fit struct {
 	split, li int
 	lambda    float64
+	setting   Setting
+	// candidate holds the weights of the same setting trained on the
+	// training part of the validation split (nil without a selection);
+	// val is the validation part.
+	candidate *private.Trained
+	val       *datasets.Dataset
 	// trained holds the weights behind the privacy boundary; its releases
 	// are seeded simulations. model is their revealed copy, the
 	// non-private baseline of the experiments.
@@ -161,20 +184,22 @@ type fit struct {
 type splitData struct {
 	once        sync.Once
 	train, test *datasets.Dataset
-	err         error
-	mu          sync.Mutex
-	left        int
+	// fit and val are the parts of train for the private selection.
+	fit, val *datasets.Dataset
+	err      error
+	mu       sync.Mutex
+	left     int
 }
 
-// each trains every (split, lambda) of the grid on a pool of
+// each trains every (split, setting) of the grid on a pool of
 // runtime.GOMAXPROCS(0) workers and calls do on each fit, from the worker
-// that trained it. The results of do are returned in (split, lambda) order,
+// that trained it. The results of do are returned in (split, setting) order,
 // whatever the order the jobs finished in, so a seeded run is reproducible.
 // The first error stops the remaining jobs.
 func each[R any](ctx context.Context, g *grid, do func(f *fit) ([]R, error)) ([]R, error) {
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
-	nl := len(g.lambdas)
+	nl := len(g.settings)
 	data := make([]*splitData, g.splits)
 	for s := range data {
 		data[s] = &splitData{left: nl}
@@ -202,7 +227,7 @@ func each[R any](ctx context.Context, g *grid, do func(f *fit) ([]R, error)) ([]
 					r, err = do(f)
 				}
 				if err != nil {
-					fail(fmt.Errorf("split %d, lambda %g: %w", s, g.lambdas[li], err))
+					fail(fmt.Errorf("split %d, %s: %w", s, g.settings[li], err))
 					continue
 				}
 				out[j] = r
@@ -243,12 +268,15 @@ feed:
 }
 
 // train prepares split s if needed (the first job of the split does it) and
-// trains lambda li on it.
+// trains setting li on it.
 func (g *grid) train(ctx context.Context, sd *splitData, s, li int) (*fit, error) {
 	seed := g.seed + uint64(s)
 	sd.once.Do(func() {
 		start := time.Now()
 		sd.train, sd.test, sd.err = g.proto.Split(seed)
+		if sd.err == nil && g.valFrac > 0 {
+			sd.fit, sd.val, sd.err = validationParts(sd.train, g.valFrac, seed)
+		}
 		if sd.err == nil {
 			n, d := sd.train.X.Dims()
 			g.log.WithFields(logrus.Fields{"split": s, "train": n, "test": len(sd.test.Y), "d": d,
@@ -258,25 +286,25 @@ func (g *grid) train(ctx context.Context, sd *splitData, s, li int) (*fit, error
 	if sd.err != nil {
 		return nil, sd.err
 	}
-	train, test := sd.train, sd.test
+	train, test, part, val := sd.train, sd.test, sd.fit, sd.val
 	defer func() {
 		sd.mu.Lock()
 		if sd.left--; sd.left == 0 {
-			sd.train = nil // the test set lives on in the fits that use it
+			sd.train, sd.fit = nil, nil // the test and validation sets live on in the fits that use them
 		}
 		sd.mu.Unlock()
 	}()
-	trained, err := private.TrainRows(ctx, train.X, train.Y, trainer.Config{
-		Loss:     g.proto.Loss(),
-		Classes:  g.proto.Classes(),
-		Reg:      regularizers.ElasticNet{Lambda: g.lambdas[li], L1Ratio: g.l1Ratio},
-		Kappa:    1,
-		Schedule: trainer.BoundedInverseT,
-		Passes:   g.passes,
-		Seed:     seed,
-	}, train.Notes)
+	set := g.settings[li]
+	cfg := set.config(g.proto, seed)
+	trained, err := private.TrainRows(ctx, train.X, train.Y, cfg, train.Notes)
 	if err != nil {
 		return nil, err
+	}
+	var candidate *private.Trained
+	if part != nil {
+		if candidate, err = private.TrainRows(ctx, part.X, part.Y, cfg, part.Notes); err != nil {
+			return nil, err
+		}
 	}
 	sens, err := trained.Sensitivity()
 	if err != nil {
@@ -287,10 +315,10 @@ func (g *grid) train(ctx context.Context, sd *splitData, s, li int) (*fit, error
 		return nil, err
 	}
 	run := trained.Run()
-	f := &fit{split: s, li: li, lambda: g.lambdas[li], trained: trained, model: m, run: run, sens: sens, test: test,
-		accNonPrivate: m.Accuracy(test.X, test.Y)}
-	g.log.WithFields(logrus.Fields{"split": s, "lambda": f.lambda, "route": sens.Route, "Delta": sens.L2,
-		"acc": fmt.Sprintf("%.4f", f.accNonPrivate), "took": run.Stats.Duration.Round(time.Millisecond)}).Info("trained")
+	f := &fit{split: s, li: li, lambda: set.Lambda, setting: set, trained: trained, model: m, run: run, sens: sens, test: test,
+		candidate: candidate, val: val, accNonPrivate: m.Accuracy(test.X, test.Y)}
+	g.log.WithFields(logrus.Fields{"split": s, "setting": set.String(), "route": sens.Route, "Delta": sens.L2,
+		"acc": fmt.Sprintf("%.4f", f.accNonPrivate), "took": run.Stats.Duration.Round(time.Millisecond)}).Debug("trained")
 	return f, nil
 }
 

@@ -35,7 +35,8 @@ func writeJSON(v any) func(io.Writer) error {
 }
 
 // WriteSweep writes the outputs of a sweep into dir (created if needed):
-// results.csv (every row), summary.json (sum), fig1.png (Figure1) and,
+// results.csv (every row), summary.json (sum), fig1.png (Figure1),
+// frontier.png (Frontier) and,
 // when rows has fixed-scale rows, fig2.png (Figure2). It returns the paths
 // written.
 func WriteSweep(dir string, rows []Result, sum Summary) ([]string, error) {
@@ -49,6 +50,7 @@ func WriteSweep(dir string, rows []Result, sum Summary) ([]string, error) {
 		{"results.csv", func(w io.Writer) error { return WriteResultsCSV(w, rows) }},
 		{"summary.json", writeJSON(sum)},
 		{"fig1.png", func(w io.Writer) error { return Figure1(w, rows) }},
+		{"frontier.png", func(w io.Writer) error { return Frontier(w, rows) }},
 	}
 	if len(sum.FixedPoints) > 0 {
 		files = append(files, struct {

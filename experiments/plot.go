@@ -179,7 +179,7 @@ func Figure1(w io.Writer, rows []Result) error {
 		xlabel: "lambda", ylabel: fmt.Sprintf("test accuracy (mean +- std, %d splits)", s.Splits),
 	}
 	for _, eps := range s.Epsilons {
-		pn.curves = append(pn.curves, fromCurve(fmt.Sprintf("eps = %g", eps), epsilonCurve(rows, eps)))
+		pn.curves = append(pn.curves, fromCurve(fmt.Sprintf("eps = %g", eps), epsilonCurve(rows, s.Mechanism, eps)))
 	}
 	pn.curves = append(pn.curves, fromCurve("non-private", nonPrivateCurve(rows)))
 	return writePNG(w, pn)
@@ -210,4 +210,41 @@ func Figure2(w io.Writer, rows []Result) error {
 		curves: []series{fromCurve("eps bought at the fixed scale", collect(rows, fixed, func(r Result) float64 { return r.Epsilon }))},
 	}
 	return writePNG(w, acc, eps)
+}
+
+// Frontier writes frontier.png, the privacy-utility frontier: one panel per
+// mechanism, the best mean test accuracy against eps (log scale) of every
+// knob family (lambda alone, lambda with one knob, all knobs), and on the
+// first panel the privately selected releases. The winning settings are in
+// the summary.
+func Frontier(w io.Writer, rows []Result) error {
+	s := Summarize(rows)
+	if len(s.Frontier) == 0 {
+		return fmt.Errorf("%w: no calibrated rows for the frontier", ErrConfig)
+	}
+	var panels []panel
+	for i, m := range s.Mechanisms {
+		pn := panel{
+			title:  fmt.Sprintf("%s: %s, best setting per eps (test-selected)", s.Dataset, s.mechLabel(m)),
+			xlabel: "eps", ylabel: fmt.Sprintf("best mean test accuracy (%d splits)", s.Splits),
+		}
+		for _, fam := range s.Families {
+			c := series{name: "tuned: " + fam}
+			for _, p := range s.Frontier {
+				if p.Mechanism == m && p.Family == fam {
+					c.x, c.y = append(c.x, p.Epsilon), append(c.y, p.Stat)
+				}
+			}
+			pn.curves = append(pn.curves, c)
+		}
+		if i == 0 && len(s.Selected) > 0 {
+			c := series{name: "privately selected (all pure)"}
+			for _, p := range s.Selected {
+				c.x, c.y = append(c.x, p.Epsilon), append(c.y, p.Stat)
+			}
+			pn.curves = append(pn.curves, c)
+		}
+		panels = append(panels, pn)
+	}
+	return writePNG(w, panels...)
 }

@@ -7,7 +7,10 @@ import (
 	"math"
 	"slices"
 	"strconv"
+	"strings"
 	"text/tabwriter"
+
+	"github.com/stabpriv/stabpriv/perturb"
 )
 
 // Stat is a mean and a sample standard deviation over N splits (Std is 0
@@ -38,11 +41,37 @@ func newStat(xs []float64) Stat {
 	return s
 }
 
-// Best is the lambda with the best mean test accuracy at one eps.
+// Best is the setting with the best mean test accuracy at one eps.
 type Best struct {
+	// Mechanism is empty for the non-private row.
+	Mechanism string `json:"mechanism,omitempty"`
 	// Epsilon is 0 for the non-private row.
 	Epsilon float64 `json:"epsilon,omitempty"`
 	Lambda  float64 `json:"lambda"`
+	// Setting is the winning setting (lambda and every knob).
+	Setting Setting `json:"setting"`
+	Stat
+}
+
+// FrontierPoint is the best mean test accuracy at one eps among the
+// settings of one knob family, for one mechanism, and the setting that
+// wins.
+type FrontierPoint struct {
+	Mechanism string  `json:"mechanism"`
+	Family    string  `json:"family"`
+	Epsilon   float64 `json:"epsilon"`
+	Setting   Setting `json:"setting"`
+	Stat
+}
+
+// SelectedPoint is the mean test accuracy of the privately selected
+// releases at one eps (one per split), and how often each mechanism and
+// knob family was chosen.
+type SelectedPoint struct {
+	Epsilon    float64        `json:"epsilon"`
+	EpsSelect  float64        `json:"eps_select"`
+	EpsRelease float64        `json:"eps_release"`
+	Chosen     map[string]int `json:"chosen"`
 	Stat
 }
 
@@ -63,9 +92,19 @@ type Summary struct {
 	Lambdas      []float64 `json:"lambdas"`
 	Epsilons     []float64 `json:"epsilons"`
 	Rows         int       `json:"rows"`
-	// Best holds, per eps, the lambda of the best mean private test
-	// accuracy over the splits, with its mean and std.
+	// Mechanisms lists the mechanisms of the calibrated rows, in order.
+	Mechanisms []string `json:"mechanisms"`
+	// Families lists the knob families of the frontier (Knobs.Families).
+	Families []string `json:"families"`
+	// Best holds, per mechanism and eps, the setting of the best mean
+	// private test accuracy over the splits, with its mean and std: chosen
+	// on the test accuracy, optimistic and not private.
 	Best []Best `json:"best"`
+	// Frontier holds the best per mechanism, family and eps.
+	Frontier []FrontierPoint `json:"frontier"`
+	// Selected holds the privately selected releases per eps (empty
+	// without a selection).
+	Selected []SelectedPoint `json:"selected,omitempty"`
 	// NonPrivate is the best mean test accuracy of the noise-free models.
 	NonPrivate Best `json:"nonprivate"`
 	// FixedScale and FixedPoints describe the Figure 2 releases (empty
@@ -127,24 +166,78 @@ func (c curve) best() (float64, Stat) {
 	return c.lambdas[bi], c.stats[bi]
 }
 
-// epsilonCurve returns the private accuracy per lambda at eps.
-func epsilonCurve(rows []Result, eps float64) curve {
-	return collect(rows, func(r Result) bool { return r.Mode == Calibrated && r.Epsilon == eps },
-		func(r Result) float64 { return r.AccPrivate })
+// epsilonCurve returns the private accuracy per lambda at eps of the
+// mechanism's releases of the lambda family (every knob at its baseline).
+func epsilonCurve(rows []Result, mech string, eps float64) curve {
+	return collect(rows, func(r Result) bool {
+		return r.Mode == Calibrated && r.Epsilon == eps && r.Mechanism == mech && r.Setting.InFamily(FamilyLambda)
+	}, func(r Result) float64 { return r.AccPrivate })
 }
 
-// nonPrivateCurve returns the noise-free accuracy per lambda (one value per
-// split and lambda).
+// nonPrivateCurve returns the noise-free accuracy per lambda of the lambda
+// family (one value per split and lambda).
 func nonPrivateCurve(rows []Result) curve {
 	first := map[[2]float64]bool{}
 	return collect(rows, func(r Result) bool {
 		k := [2]float64{float64(r.Split), r.Lambda}
-		if r.Mode != Calibrated || first[k] {
+		if r.Mode != Calibrated || first[k] || !r.Setting.InFamily(FamilyLambda) {
 			return false
 		}
 		first[k] = true
 		return true
 	}, func(r Result) float64 { return r.AccNonPrivate })
+}
+
+// bestSetting returns the setting with the best mean value among the rows
+// that keep accepts, grouped by setting (ties: the first in row order).
+func bestSetting(rows []Result, keep func(Result) bool, value func(Result) float64) (Setting, Stat) {
+	by := map[Setting][]float64{}
+	var order []Setting
+	for _, r := range rows {
+		if !keep(r) {
+			continue
+		}
+		set := settingOf(r)
+		if _, ok := by[set]; !ok {
+			order = append(order, set)
+		}
+		by[set] = append(by[set], value(r))
+	}
+	best, bs := Setting{}, Stat{Mean: math.NaN(), Std: math.NaN()}
+	for i, set := range order {
+		if st := newStat(by[set]); i == 0 || st.Mean > bs.Mean {
+			best, bs = set, st
+		}
+	}
+	return best, bs
+}
+
+// settingOf returns the setting of a row, with its Lambda (rows built by
+// hand may set Lambda only).
+func settingOf(r Result) Setting {
+	s := r.Setting
+	s.Lambda = r.Lambda
+	return s
+}
+
+// families returns the knob families present in the rows.
+func families(rows []Result) []string {
+	seen := map[string]bool{}
+	for _, r := range rows {
+		if r.Setting.Varied != "" && !strings.Contains(r.Setting.Varied, "+") {
+			seen[r.Setting.Varied] = true
+		}
+	}
+	out := []string{FamilyLambda}
+	for _, k := range knobNames {
+		if seen[k] {
+			out = append(out, k)
+		}
+	}
+	if len(out) > 2 {
+		out = append(out, FamilyAll)
+	}
+	return out
 }
 
 // Summarize condenses the rows of a sweep; notes are copied into it.
@@ -162,6 +255,12 @@ func Summarize(rows []Result, notes ...string) Summary {
 		if r.Mode == Calibrated && !slices.Contains(s.Epsilons, r.Epsilon) {
 			s.Epsilons = append(s.Epsilons, r.Epsilon)
 		}
+		if r.Mode == Calibrated && !slices.Contains(s.Mechanisms, r.Mechanism) {
+			s.Mechanisms = append(s.Mechanisms, r.Mechanism)
+		}
+		if r.Mode == Calibrated && r.PrivacyDelta > 0 {
+			s.PrivacyDelta = r.PrivacyDelta
+		}
 		if r.Mode == FixedScale {
 			s.FixedScale = r.NoiseScale
 		}
@@ -169,33 +268,130 @@ func Summarize(rows []Result, notes ...string) Summary {
 	s.Splits = len(splits)
 	slices.Sort(s.Lambdas)
 	slices.Sort(s.Epsilons)
-	for _, eps := range s.Epsilons {
-		l, st := epsilonCurve(rows, eps).best()
-		s.Best = append(s.Best, Best{Epsilon: eps, Lambda: l, Stat: st})
+	s.Families = families(rows)
+	acc := func(r Result) float64 { return r.AccPrivate }
+	for _, mech := range s.Mechanisms {
+		for _, eps := range s.Epsilons {
+			at := func(r Result) bool { return r.Mode == Calibrated && r.Mechanism == mech && r.Epsilon == eps }
+			set, st := bestSetting(rows, at, acc)
+			if st.N == 0 {
+				continue
+			}
+			s.Best = append(s.Best, Best{Mechanism: mech, Epsilon: eps, Lambda: set.Lambda, Setting: set, Stat: st})
+			for _, fam := range s.Families {
+				set, st := bestSetting(rows, func(r Result) bool { return at(r) && r.Setting.InFamily(fam) }, acc)
+				s.Frontier = append(s.Frontier, FrontierPoint{Mechanism: mech, Family: fam, Epsilon: eps, Setting: set, Stat: st})
+			}
+		}
 	}
-	l, st := nonPrivateCurve(rows).best()
-	s.NonPrivate = Best{Lambda: l, Stat: st}
+	for _, eps := range s.Epsilons {
+		var accs []float64
+		p := SelectedPoint{Epsilon: eps, Chosen: map[string]int{}}
+		for _, r := range rows {
+			if r.Mode == Selected && r.Epsilon == eps {
+				accs = append(accs, r.AccPrivate)
+				p.EpsSelect, p.EpsRelease = r.EpsSelect, r.EpsRelease
+				fam := r.Setting.Varied
+				if fam == "" {
+					fam = FamilyLambda
+				}
+				p.Chosen[r.Mechanism+" "+fam]++
+			}
+		}
+		if len(accs) > 0 {
+			p.Stat = newStat(accs)
+			s.Selected = append(s.Selected, p)
+		}
+	}
+	// One noise-free accuracy per split and setting.
+	seen := map[struct {
+		split int
+		set   Setting
+	}]bool{}
+	set, st := bestSetting(rows, func(r Result) bool {
+		k := struct {
+			split int
+			set   Setting
+		}{r.Split, settingOf(r)}
+		if r.Mode != Calibrated || seen[k] {
+			return false
+		}
+		seen[k] = true
+		return true
+	}, func(r Result) float64 { return r.AccNonPrivate })
+	s.NonPrivate = Best{Lambda: set.Lambda, Setting: set, Stat: st}
 	fixed := func(r Result) bool { return r.Mode == FixedScale }
-	acc := collect(rows, fixed, func(r Result) float64 { return r.AccPrivate })
+	fixedAcc := collect(rows, fixed, func(r Result) float64 { return r.AccPrivate })
 	eps := collect(rows, fixed, func(r Result) float64 { return r.Epsilon })
-	for i, l := range acc.lambdas {
-		s.FixedPoints = append(s.FixedPoints, FixedPoint{Lambda: l, Epsilon: eps.stats[i].Mean, Acc: acc.stats[i]})
+	for i, l := range fixedAcc.lambdas {
+		s.FixedPoints = append(s.FixedPoints, FixedPoint{Lambda: l, Epsilon: eps.stats[i].Mean, Acc: fixedAcc.stats[i]})
 	}
 	return s
 }
 
-// WriteTable writes the best mean test accuracy per eps (best lambda) with
-// its std over the splits, the non-private row, and the fixed-scale points.
+// WriteTable writes the best mean test accuracy per eps (best setting)
+// with its std over the splits for every mechanism side by side, the
+// privately selected column, the non-private row, the winning settings, the
+// frontier by knob family, and the fixed-scale points.
 func (s Summary) WriteTable(w io.Writer) error {
-	fmt.Fprintf(w, "%s, %s noise, %d splits: best mean test accuracy per eps (best lambda), std over the splits\n", s.Dataset, s.Mechanism, s.Splits)
+	fmt.Fprintf(w, "%s, %d splits: best mean test accuracy per eps (best setting, chosen on the test accuracy: optimistic, as in the paper's tables), std over the splits\n", s.Dataset, s.Splits)
 	tw := tabwriter.NewWriter(w, 0, 8, 2, ' ', tabwriter.AlignRight)
-	fmt.Fprintf(tw, "eps\tdelta\tlambda\tmean\tstd\t\n")
-	for _, b := range s.Best {
-		fmt.Fprintf(tw, "%g\t%g\t%.4g\t%.4f\t%.4f\t\n", b.Epsilon, s.PrivacyDelta, b.Lambda, b.Mean, b.Std)
+	fmt.Fprint(tw, "eps\t")
+	for _, m := range s.Mechanisms {
+		fmt.Fprintf(tw, "%s\t", s.mechLabel(m))
 	}
-	fmt.Fprintf(tw, "non-private\t\t%.4g\t%.4f\t%.4f\t\n", s.NonPrivate.Lambda, s.NonPrivate.Mean, s.NonPrivate.Std)
-	if err := tw.Flush(); err != nil || len(s.FixedPoints) == 0 {
+	if len(s.Selected) > 0 {
+		fmt.Fprint(tw, "privately selected\t")
+	}
+	fmt.Fprint(tw, "\n")
+	for _, eps := range s.Epsilons {
+		fmt.Fprintf(tw, "%g\t", eps)
+		for _, m := range s.Mechanisms {
+			fmt.Fprintf(tw, "%s\t", cell(s.best(m, eps)))
+		}
+		if len(s.Selected) > 0 {
+			fmt.Fprintf(tw, "%s\t", cell(s.selected(eps)))
+		}
+		fmt.Fprint(tw, "\n")
+	}
+	fmt.Fprintf(tw, "non-private\t%s\t\n", cell(s.NonPrivate.Stat))
+	if err := tw.Flush(); err != nil {
 		return err
+	}
+	fmt.Fprintf(w, "\nwinning settings (test-selected):\n")
+	tw = tabwriter.NewWriter(w, 0, 8, 2, ' ', 0)
+	for _, b := range s.Best {
+		fmt.Fprintf(tw, "  %s\teps %g\t%.4f\t%s\n", b.Mechanism, b.Epsilon, b.Mean, b.Setting)
+	}
+	fmt.Fprintf(tw, "  non-private\t\t%.4f\t%s\n", s.NonPrivate.Mean, s.NonPrivate.Setting)
+	if err := tw.Flush(); err != nil {
+		return err
+	}
+	if len(s.Selected) > 0 {
+		fmt.Fprintf(w, "\nprivately selected (private.Select: setting and mechanism chosen inside the budget, eps = eps_select + eps_release, validation split of the training rows):\n")
+		for _, p := range s.Selected {
+			fmt.Fprintf(w, "  eps %g = %.4g + %.4g: %s; chosen %v\n", p.Epsilon, p.EpsSelect, p.EpsRelease, cell(p.Stat), p.Chosen)
+		}
+	}
+	if len(s.Families) > 1 {
+		for _, m := range s.Mechanisms {
+			fmt.Fprintf(w, "\nfrontier, %s: best mean test accuracy per eps by knob family (lambda tuned in each)\n", s.mechLabel(m))
+			tw = tabwriter.NewWriter(w, 0, 8, 2, ' ', tabwriter.AlignRight)
+			fmt.Fprintf(tw, "eps\t%s\t\n", strings.Join(s.Families, "\t"))
+			for _, eps := range s.Epsilons {
+				fmt.Fprintf(tw, "%g\t", eps)
+				for _, fam := range s.Families {
+					fmt.Fprintf(tw, "%s\t", s.frontier(m, fam, eps))
+				}
+				fmt.Fprint(tw, "\n")
+			}
+			if err := tw.Flush(); err != nil {
+				return err
+			}
+		}
+	}
+	if len(s.FixedPoints) == 0 {
+		return nil
 	}
 	fmt.Fprintf(w, "\nfixed noise scale %.4g: the eps it buys at each lambda (Corollary 13) and the test accuracy\n", s.FixedScale)
 	tw = tabwriter.NewWriter(w, 0, 8, 2, ' ', tabwriter.AlignRight)
@@ -206,9 +402,53 @@ func (s Summary) WriteTable(w io.Writer) error {
 	return tw.Flush()
 }
 
+// mechLabel names a mechanism with its delta when it has one.
+func (s Summary) mechLabel(m string) string {
+	if perturb.Mechanism(m).Pure() || s.PrivacyDelta == 0 {
+		return m
+	}
+	return fmt.Sprintf("%s (delta %g)", m, s.PrivacyDelta)
+}
+
+func (s Summary) best(m string, eps float64) Stat {
+	for _, b := range s.Best {
+		if b.Mechanism == m && b.Epsilon == eps {
+			return b.Stat
+		}
+	}
+	return Stat{Mean: math.NaN()}
+}
+
+func (s Summary) selected(eps float64) Stat {
+	for _, p := range s.Selected {
+		if p.Epsilon == eps {
+			return p.Stat
+		}
+	}
+	return Stat{Mean: math.NaN()}
+}
+
+func (s Summary) frontier(m, fam string, eps float64) string {
+	for _, p := range s.Frontier {
+		if p.Mechanism == m && p.Family == fam && p.Epsilon == eps {
+			return fmt.Sprintf("%.4f", p.Mean)
+		}
+	}
+	return "-"
+}
+
+// cell formats a mean and its std.
+func cell(st Stat) string {
+	if math.IsNaN(st.Mean) {
+		return "-"
+	}
+	return fmt.Sprintf("%.4f +- %.4f", st.Mean, st.Std)
+}
+
 // resultHeader is the header of results.csv.
 var resultHeader = []string{"dataset", "mode", "split", "lambda", "epsilon", "privacy_delta", "mechanism", "route",
-	"sensitivity", "beta", "noise_scale_name", "noise_scale", "acc_private", "acc_nonprivate", "train_ms", "noise_source"}
+	"sensitivity", "beta", "noise_scale_name", "noise_scale", "acc_private", "acc_nonprivate", "train_ms", "noise_source",
+	"l1_ratio", "clip", "dropout", "batch", "passes", "average", "varied", "eps_select", "eps_release"}
 
 // WriteResultsCSV writes the rows as CSV with a header (results.csv).
 func WriteResultsCSV(w io.Writer, rows []Result) error {
@@ -219,7 +459,9 @@ func WriteResultsCSV(w io.Writer, rows []Result) error {
 	for _, r := range rows {
 		rec := []string{r.Dataset, r.Mode, strconv.Itoa(r.Split), fmtG(r.Lambda), fmtG(r.Epsilon), fmtG(r.PrivacyDelta),
 			r.Mechanism, r.Route, fmtG(r.Sensitivity), fmtG(r.Beta), r.NoiseScaleName, fmtG(r.NoiseScale),
-			fmtG(r.AccPrivate), fmtG(r.AccNonPrivate), strconv.FormatFloat(r.TrainTime.Seconds()*1e3, 'f', 3, 64), r.NoiseSource}
+			fmtG(r.AccPrivate), fmtG(r.AccNonPrivate), strconv.FormatFloat(r.TrainTime.Seconds()*1e3, 'f', 3, 64), r.NoiseSource,
+			fmtG(r.Setting.L1Ratio), fmtG(r.Setting.Clip), fmtG(r.Setting.Dropout), strconv.Itoa(r.Setting.Batch),
+			strconv.Itoa(r.Setting.Passes), strconv.FormatBool(r.Setting.Average), r.Setting.Varied, fmtG(r.EpsSelect), fmtG(r.EpsRelease)}
 		if err := cw.Write(rec); err != nil {
 			return err
 		}

@@ -39,6 +39,16 @@ type SweepConfig struct {
 	// Mechanism is the output-perturbation mechanism. The zero value means
 	// perturb.Gamma (pure eps-DP with the L2 sensitivity).
 	Mechanism perturb.Mechanism
+	// Mechanisms, when set, replaces Mechanism by a list: every trained
+	// model is released with each (pure and (eps, delta) mechanisms side
+	// by side, on the same training runs). Repeated names are an error.
+	Mechanisms []perturb.Mechanism
+	// Knobs are the stability knobs tuned besides lambda (nil lists: one
+	// value each). The grid is every lambda with every combination.
+	Knobs Knobs
+	// Select sets up the private selection (SelectConfig); the zero value
+	// skips it.
+	Select SelectConfig
 	// Delta is the delta of the Gaussian mechanisms, in (0, 1). Zero means
 	// DefaultDelta. The pure mechanisms ignore it (delta = 0).
 	Delta float64
@@ -59,13 +69,40 @@ type SweepConfig struct {
 	Logger logrus.FieldLogger
 }
 
+// SelectConfig sets up the private selection of a sweep
+// (private.Select): for every split and eps, the candidates are every knob
+// setting with every pure mechanism of the sweep, trained on the training
+// part of a validation split of the split's training rows, and the
+// selection spends the whole eps (its ledger: eps_select + eps_release).
+type SelectConfig struct {
+	// ValFrac in (0, 1) is the share of each split's training rows held
+	// out for validation, by position. Zero skips the selection.
+	ValFrac float64
+	// Eta in [0, 1] and MeanRuns are private.SelectOptions'.
+	Eta      float64
+	MeanRuns float64
+}
+
+// Modes of a Result besides Calibrated and FixedScale.
+const (
+	// Selected rows are the privately selected releases: one per split and
+	// eps, its setting and mechanism chosen by private.Select.
+	Selected = "selected"
+)
+
 // Result is one release of a sweep: one row of results.csv.
 type Result struct {
 	Dataset string `json:"dataset"`
-	// Mode is Calibrated or FixedScale.
+	// Mode is Calibrated, FixedScale or Selected.
 	Mode   string  `json:"mode"`
 	Split  int     `json:"split"`
 	Lambda float64 `json:"lambda"`
+	// Setting holds lambda and every knob of the run (Lambda repeats it).
+	Setting Setting `json:"setting"`
+	// EpsSelect and EpsRelease are the two parts of a Selected row's
+	// ledger (zero for the other modes).
+	EpsSelect  float64 `json:"eps_select,omitempty"`
+	EpsRelease float64 `json:"eps_release,omitempty"`
 	// Epsilon and PrivacyDelta are the certified (eps, delta) of the
 	// release: the target for Calibrated rows, the eps bought by the fixed
 	// scale for FixedScale rows.
@@ -95,25 +132,53 @@ type Result struct {
 type sweepSettings struct {
 	epsilons []float64
 	mech     perturb.Mechanism
+	mechs    []perturb.Mechanism
 	delta    float64
 	scale    float64
 }
 
+// deltaOf returns the delta of mechanism m: 0 for a pure one.
+func (s sweepSettings) deltaOf(m perturb.Mechanism) float64 {
+	if m.Pure() {
+		return 0
+	}
+	return s.delta
+}
+
 func checkSweep(cfg SweepConfig) (sweepSettings, error) {
-	s := sweepSettings{epsilons: slices.Clone(cfg.Epsilons), mech: cfg.Mechanism, delta: cfg.Delta, scale: cfg.FixedScale}
+	s := sweepSettings{epsilons: slices.Clone(cfg.Epsilons), mech: cfg.Mechanism, mechs: slices.Clone(cfg.Mechanisms), delta: cfg.Delta, scale: cfg.FixedScale}
 	if len(s.epsilons) == 0 {
 		s.epsilons = slices.Clone(DefaultEpsilons)
 	}
-	if s.mech == "" {
-		s.mech = perturb.Gamma
+	if len(s.mechs) == 0 {
+		if s.mech == "" {
+			s.mech = perturb.Gamma
+		}
+		s.mechs = []perturb.Mechanism{s.mech}
 	}
-	if _, err := perturb.ParseMechanism(string(s.mech)); err != nil {
-		return s, fmt.Errorf("%w: %w", ErrConfig, err)
+	s.mech = s.mechs[0]
+	if err := distinct("mechanism", s.mechs); err != nil {
+		return s, err
 	}
-	if s.mech.Pure() {
+	pure := true
+	for _, m := range s.mechs {
+		if _, err := perturb.ParseMechanism(string(m)); err != nil {
+			return s, fmt.Errorf("%w: %w", ErrConfig, err)
+		}
+		pure = pure && m.Pure()
+	}
+	if pure {
 		s.delta = 0
 	} else if s.delta == 0 {
 		s.delta = DefaultDelta
+	}
+	if sc := cfg.Select; sc.ValFrac != 0 {
+		if !slices.ContainsFunc(s.mechs, perturb.Mechanism.Pure) {
+			return s, fmt.Errorf("%w: the private selection needs a pure mechanism among %v", ErrConfig, s.mechs)
+		}
+		if !(sc.Eta >= 0 && sc.Eta <= 1) || !(sc.MeanRuns == 0 || sc.MeanRuns > 1 && sc.MeanRuns <= 1e7) {
+			return s, fmt.Errorf("%w: selection eta %v (want [0, 1]) or mean runs %v (want 0 or (1, 1e7])", ErrConfig, sc.Eta, sc.MeanRuns)
+		}
 	}
 	if !check.Finite(s.scale) {
 		return s, fmt.Errorf("%w: fixed scale %v, want finite", ErrConfig, s.scale)
@@ -124,8 +189,10 @@ func checkSweep(cfg SweepConfig) (sweepSettings, error) {
 	for _, e := range s.epsilons {
 		// Calibrate checks (eps, delta) for the mechanism, with a dummy
 		// sensitivity, so that a bad setting fails before any training.
-		if _, err := perturb.Calibrate(s.mech, e, s.delta, perturb.Sensitivity{L2: 1}, 1); err != nil {
-			return s, fmt.Errorf("%w: %w", ErrConfig, err)
+		for _, m := range s.mechs {
+			if _, err := perturb.Calibrate(m, e, s.deltaOf(m), perturb.Sensitivity{L2: 1}, 1); err != nil {
+				return s, fmt.Errorf("%w: %w", ErrConfig, err)
+			}
 		}
 	}
 	return s, nil
@@ -152,7 +219,7 @@ func Sweep(ctx context.Context, cfg SweepConfig) ([]Result, error) {
 		return nil, err
 	}
 	g, err := newGrid(gridConfig{Protocol: cfg.Protocol, Splits: cfg.Splits, Lambdas: cfg.Lambdas, L1Ratio: cfg.L1Ratio,
-		Passes: cfg.Passes, Seed: cfg.Seed, Logger: cfg.Logger})
+		Passes: cfg.Passes, Knobs: cfg.Knobs, ValFrac: cfg.Select.ValFrac, Seed: cfg.Seed, Logger: cfg.Logger})
 	if err != nil {
 		return nil, err
 	}
@@ -162,13 +229,20 @@ func Sweep(ctx context.Context, cfg SweepConfig) ([]Result, error) {
 		rows []Result
 	}
 	fits, err := each(ctx, g, func(f *fit) ([]kept, error) {
-		rows := make([]Result, 0, len(set.epsilons))
-		for ei, eps := range set.epsilons {
-			r, err := g.releaseRow(f, set.mech, eps, set.delta, noiseSeed(g.seed, f.split, f.li, ei))
-			if err != nil {
-				return nil, err
+		rows := make([]Result, 0, len(set.epsilons)*len(set.mechs))
+		for mi, mech := range set.mechs {
+			for ei, eps := range set.epsilons {
+				// The first mechanism keeps the seeds of a sweep with one.
+				seed := noiseSeed(g.seed, f.split, f.li, ei)
+				if mi > 0 {
+					seed = noiseSeed(g.seed, f.split, f.li, ei, mi)
+				}
+				r, err := g.releaseRow(f, mech, eps, set.deltaOf(mech), seed)
+				if err != nil {
+					return nil, err
+				}
+				rows = append(rows, r)
 			}
-			rows = append(rows, r)
 		}
 		return []kept{{f, rows}}, nil
 	})
@@ -179,16 +253,31 @@ func Sweep(ctx context.Context, cfg SweepConfig) ([]Result, error) {
 	for _, k := range fits {
 		out = append(out, k.rows...)
 	}
+	if g.valFrac > 0 {
+		fs := make([]*fit, len(fits))
+		for i, k := range fits {
+			fs[i] = k.f
+		}
+		sel, err := g.selectRows(ctx, fs, set, cfg.Select)
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, sel...)
+	}
 	if set.scale >= 0 {
 		b := set.scale
 		if b == 0 {
-			// The fits of split 0 come first, in increasing lambda.
-			if b, err = calibratedScale(fits[len(g.lambdas)/2].f, set.mech, set.delta); err != nil {
+			// The fits of split 0 come first, in increasing lambda, the
+			// baseline knobs first.
+			if b, err = calibratedScale(fits[len(g.lambdas)/2].f, set.mech, set.deltaOf(set.mech)); err != nil {
 				return nil, err
 			}
 		}
 		for _, k := range fits {
-			r, err := g.fixedRow(k.f, set.mech, b, set.delta)
+			if !k.f.setting.InFamily(FamilyLambda) {
+				continue
+			}
+			r, err := g.fixedRow(k.f, set.mech, b, set.deltaOf(set.mech))
 			if err != nil {
 				return nil, err
 			}
@@ -216,7 +305,7 @@ func (g *grid) releaseRow(f *fit, mech perturb.Mechanism, eps, delta float64, se
 		return Result{}, err
 	}
 	return Result{
-		Dataset: g.proto.Name(), Mode: Calibrated, Split: f.split, Lambda: f.lambda,
+		Dataset: g.proto.Name(), Mode: Calibrated, Split: f.split, Lambda: f.lambda, Setting: f.setting,
 		Epsilon: cert.Epsilon, PrivacyDelta: cert.Delta, Mechanism: string(cert.Mechanism),
 		Route: f.sens.Route, Sensitivity: f.sens.L2, Beta: f.sens.Beta,
 		NoiseScaleName: cert.NoiseScaleName, NoiseScale: cert.NoiseScale,

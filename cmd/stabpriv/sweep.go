@@ -27,6 +27,8 @@ type paperFlags struct {
 	dataset, dataDir   string
 	data, label        string
 	splits, passes     int
+	passesList         string
+	passList           []int
 	lambdas, epsilons  string
 	mechanism          string
 	delta, l1Ratio     float64
@@ -37,6 +39,7 @@ type paperFlags struct {
 	rate               float64 // featsel
 	thresholds         string  // featsel
 	lambdaList, epList []float64
+	mechs              []perturb.Mechanism
 	thresholdList      []float64
 	level              logrus.Level
 	protocol           experiments.ProtocolConfig
@@ -52,10 +55,10 @@ func newPaperFlagSet(name string, f *paperFlags) *flag.FlagSet {
 	fs.IntVar(&f.splits, "splits", experiments.DefaultSplits, "number of seeded 80/20 splits (split s uses seed+s)")
 	fs.StringVar(&f.lambdas, "lambdas", "", "comma-separated elastic-net strengths (default: 7 log-spaced values, from 1e-4 to 1e-2 for adult and csv, 1e-4 to 1e-1 for lastfm, 1e-3 to 1 for gene_all)")
 	fs.StringVar(&f.epsilons, "epsilons", "0.1,0.5,1,2,5", "comma-separated privacy levels eps")
-	fs.StringVar(&f.mechanism, "mechanism", string(perturb.Gamma), "noise: one of "+perturb.MechanismList())
+	fs.StringVar(&f.mechanism, "mechanism", string(perturb.Gamma), "noise: one of "+perturb.MechanismList()+" (sweep: a comma-separated list, released side by side)")
 	fs.Float64Var(&f.delta, "delta", experiments.DefaultDelta, "delta of the Gaussian mechanisms (ignored by gamma and laplace)")
-	fs.Float64Var(&f.l1Ratio, "l1-ratio", experiments.DefaultL1Ratio, "elastic-net L1 share alpha in (0, 1); mu = lambda*(1-alpha)")
-	fs.IntVar(&f.passes, "passes", experiments.DefaultPasses, "SGD passes")
+	fs.Float64Var(&f.l1Ratio, "l1-ratio", experiments.DefaultL1Ratio, "elastic-net L1 share alpha in [0, 1); mu = lambda*(1-alpha)")
+	fs.StringVar(&f.passesList, "passes", strconv.Itoa(experiments.DefaultPasses), "SGD passes (sweep: a comma-separated list)")
 	fs.StringVar(&f.rowScale, "row-scale", experiments.ScaleClipOnly.String(), "map before clipping rows into the unit ball: clip or sqrt-d")
 	fs.Uint64Var(&f.seed, "seed", 1, "base seed of the splits, the training and the (seeded) noise")
 	fs.StringVar(&f.out, "out", "", "output `directory` (created; required)")
@@ -75,6 +78,47 @@ func parseFloats(name, s string) ([]float64, error) {
 		v, err := strconv.ParseFloat(strings.TrimSpace(part), 64)
 		if err != nil || math.IsNaN(v) || math.IsInf(v, 0) {
 			return nil, usagef("--%s: %q is not a finite number", name, part)
+		}
+		out = append(out, v)
+	}
+	return out, nil
+}
+
+// parseInts parses a comma-separated list of integers.
+func parseInts(name, s string) ([]int, error) {
+	if strings.TrimSpace(s) == "" {
+		return nil, nil
+	}
+	var out []int
+	for _, part := range strings.Split(s, ",") {
+		v, err := strconv.Atoi(strings.TrimSpace(part))
+		if err != nil {
+			return nil, usagef("--%s: %q is not an integer", name, part)
+		}
+		out = append(out, v)
+	}
+	return out, nil
+}
+
+// parseList parses the value of a list flag that was given: an empty value
+// is an error (the flag's absence means its default).
+func parseList[T any](name, s string, given bool, parse func(string, string) ([]T, error)) ([]T, error) {
+	if !given {
+		return nil, nil
+	}
+	if strings.TrimSpace(s) == "" {
+		return nil, usagef("--%s: empty list", name)
+	}
+	return parse(name, s)
+}
+
+// parseBools parses a comma-separated list of true/false.
+func parseBools(name, s string) ([]bool, error) {
+	var out []bool
+	for _, part := range strings.Split(s, ",") {
+		v, err := strconv.ParseBool(strings.TrimSpace(part))
+		if err != nil {
+			return nil, usagef("--%s: %q is not true or false", name, part)
 		}
 		out = append(out, v)
 	}
@@ -107,6 +151,13 @@ func parsePaper(fs *flag.FlagSet, f *paperFlags, args []string, stderr io.Writer
 	if f.thresholdList, err = parseFloats("thresholds", f.thresholds); err != nil {
 		return err
 	}
+	if f.passList, err = parseInts("passes", f.passesList); err != nil {
+		return err
+	}
+	if len(f.passList) == 0 {
+		return usagef("--passes: empty list")
+	}
+	f.passes = f.passList[0]
 	if f.level, err = logrus.ParseLevel(f.logLevel); err != nil {
 		return usagef("--log-level: %w", err)
 	}
@@ -114,28 +165,39 @@ func parsePaper(fs *flag.FlagSet, f *paperFlags, args []string, stderr io.Writer
 	if err != nil {
 		return usagef("--row-scale: %w", err)
 	}
-	if _, err := perturb.ParseMechanism(f.mechanism); err != nil {
-		return usagef("--mechanism: %w", err)
-	}
 	if f.splits < 1 {
 		return usagef("--splits %d, want >= 1", f.splits)
 	}
-	if f.passes < 1 {
-		return usagef("--passes %d, want >= 1", f.passes)
+	for _, p := range f.passList {
+		if p < 1 {
+			return usagef("--passes %d, want >= 1", p)
+		}
 	}
-	// The experiments package reads zero values as its defaults; on the
-	// command line a zero is what the user typed, so it is checked here.
-	if !(f.l1Ratio > 0 && f.l1Ratio < 1) {
-		return usagef("--l1-ratio %v, want in (0, 1): the stability route needs mu = lambda(1 - l1 ratio) > 0", f.l1Ratio)
+	if !(f.l1Ratio >= 0 && f.l1Ratio < 1) {
+		return usagef("--l1-ratio %v, want in [0, 1): the stability route needs mu = lambda(1 - l1 ratio) > 0", f.l1Ratio)
 	}
-	mech, _ := perturb.ParseMechanism(f.mechanism)
 	set := map[string]bool{}
 	fs.Visit(func(fl *flag.Flag) { set[fl.Name] = true })
+	pure := true
+	for _, name := range strings.Split(f.mechanism, ",") {
+		mech, err := perturb.ParseMechanism(strings.TrimSpace(name))
+		if err != nil {
+			return usagef("--mechanism: %w", err)
+		}
+		if slices.Contains(f.mechs, mech) {
+			return usagef("--mechanism: %s repeated", mech)
+		}
+		f.mechs = append(f.mechs, mech)
+		pure = pure && mech.Pure()
+	}
+	if fs.Name() != "sweep" && (len(f.mechs) > 1 || len(f.passList) > 1 || f.l1Ratio == 0) {
+		return usagef("%s takes one --mechanism, one --passes and an --l1-ratio in (0, 1)", fs.Name())
+	}
 	switch {
-	case mech.Pure() && set["delta"] && f.delta != 0:
-		return usagef("--delta %v with --mechanism %s: a pure mechanism takes no delta", f.delta, mech)
-	case !mech.Pure() && !(f.delta > 0 && f.delta < 1):
-		return usagef("--delta %v with --mechanism %s, want in (0, 1)", f.delta, mech)
+	case pure && set["delta"] && f.delta != 0:
+		return usagef("--delta %v with --mechanism %s: a pure mechanism takes no delta", f.delta, f.mechanism)
+	case !pure && !(f.delta > 0 && f.delta < 1):
+		return usagef("--delta %v with --mechanism %s, want in (0, 1)", f.delta, f.mechanism)
 	}
 	if f.out == "" {
 		return usagef("--out is required: the directory for the results")
@@ -184,15 +246,22 @@ func asUsage(err error) error {
 
 const sweepHelp = `Usage: stabpriv sweep --dataset adult|lastfm|gene_all|csv --out DIR [flags]
 
-Runs the paper's Figure 1 and 2 experiments: for each split and lambda, trains once by
-permutation SGD (step min(1/beta, 1/(mu t)), sensitivity 2L/(mu n) by the strongly convex
-SGD route), releases the weights once per eps with noise calibrated to that sensitivity
-(each a separate release), and once at a fixed noise scale reporting the eps it buys.
-The noise is seeded: the results are reproducible and not for release.
+Runs the paper's Figure 1 and 2 experiments and the knob sweep: for each split and knob
+setting (every lambda with every combination of --l1-ratios, --clips, --dropouts, --batches,
+--passes and --average), trains once by permutation SGD (step min(1/beta, 1/(mu t)),
+sensitivity by the strongly convex SGD route with the setting's constants), releases the
+weights once per eps and mechanism (--mechanism, a list: pure and (eps, delta) mechanisms
+side by side) with noise calibrated to that sensitivity (each a separate release), and once
+at a fixed noise scale reporting the eps it buys. With --select-val F, it also selects the
+setting and the pure mechanism privately (private.Select on a validation split of F of the
+training rows, inside each eps). The noise is seeded: the results are reproducible and not
+for release.
 
-Writes DIR/results.csv (one row per split, lambda and eps), DIR/summary.json, DIR/fig1.png
-(accuracy vs lambda per eps) and DIR/fig2.png (fixed scale), and prints the best mean test
-accuracy per eps (best lambda) with its std over the splits.
+Writes DIR/results.csv (one row per split, setting, mechanism and eps, plus the selected
+releases), DIR/summary.json, DIR/fig1.png (accuracy vs lambda per eps, baseline knobs),
+DIR/fig2.png (fixed scale) and DIR/frontier.png (best accuracy vs eps per knob family), and
+prints the best mean test accuracy per eps (best setting, chosen on the test accuracy: an
+optimistic figure) with its std over the splits, beside the privately selected one.
 `
 
 // runSweep is the sweep command.
@@ -200,16 +269,56 @@ func runSweep(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	var f paperFlags
 	fs := newPaperFlagSet("sweep", &f)
 	fs.Float64Var(&f.fixedScale, "fixed-scale", 0, "noise scale `b` of the Figure 2 releases (0: the scale eps = 1 gives at the middle lambda; < 0: skip)")
+	var l1s, clips, dropouts, batches, averages string
+	var sel experiments.SelectConfig
+	fs.StringVar(&l1s, "l1-ratios", "", "comma-separated elastic-net L1 shares in [0, 1) (default: --l1-ratio); the first is the baseline")
+	fs.StringVar(&clips, "clips", "", "comma-separated per-example clipping norms G >= 0, 0 = none (default: 0)")
+	fs.StringVar(&dropouts, "dropouts", "", "comma-separated s-dropout levels s in (0, 1], 1 = none (default: 1)")
+	fs.StringVar(&batches, "batches", "", "comma-separated minibatch sizes >= 1 (default: 1)")
+	fs.StringVar(&averages, "average", "", "comma-separated iterate averaging, false and/or true (default: false)")
+	fs.Float64Var(&sel.ValFrac, "select-val", 0, "private selection: share of each split's training rows held out for validation, in (0, 1) (0: no selection)")
+	fs.Float64Var(&sel.Eta, "select-eta", 1, "private selection: eta in [0, 1] of the law of the number of runs (cost (2+eta) eps_run; 1 is Liu & Talwar's geometric law)")
+	fs.Float64Var(&sel.MeanRuns, "select-runs", 0, "private selection: mean number of runs E[K] (0: 10 per candidate)")
 	if err := parsePaper(fs, &f, args, stderr, sweepHelp); err != nil {
 		if errors.Is(err, flag.ErrHelp) {
 			return nil
 		}
 		return err
 	}
+	given := map[string]bool{}
+	fs.Visit(func(fl *flag.Flag) { given[fl.Name] = true })
+	var knobs experiments.Knobs
+	var err error
+	if knobs.L1Ratios, err = parseList("l1-ratios", l1s, given["l1-ratios"], parseFloats); err != nil {
+		return err
+	}
+	if knobs.Clips, err = parseList("clips", clips, given["clips"], parseFloats); err != nil {
+		return err
+	}
+	if knobs.Dropouts, err = parseList("dropouts", dropouts, given["dropouts"], parseFloats); err != nil {
+		return err
+	}
+	if knobs.Batches, err = parseList("batches", batches, given["batches"], parseInts); err != nil {
+		return err
+	}
+	if knobs.Averages, err = parseList("average", averages, given["average"], parseBools); err != nil {
+		return err
+	}
+	if len(f.passList) > 1 {
+		knobs.Passes = f.passList
+	}
+	if knobs.L1Ratios == nil {
+		// A zero on the command line is what the user typed, not the
+		// experiments package's default.
+		knobs.L1Ratios = []float64{f.l1Ratio}
+	}
+	if given["select-val"] && !(sel.ValFrac > 0 && sel.ValFrac < 1) {
+		return usagef("--select-val %v, want in (0, 1)", sel.ValFrac)
+	}
 	start := time.Now()
 	rows, err := experiments.Sweep(ctx, experiments.SweepConfig{
 		Protocol: f.protocol, Splits: f.splits, Lambdas: f.lambdaList, Epsilons: f.epList,
-		Mechanism: perturb.Mechanism(f.mechanism), Delta: f.delta, L1Ratio: f.l1Ratio, Passes: f.passes,
+		Mechanisms: f.mechs, Delta: f.delta, L1Ratio: f.l1Ratio, Passes: f.passes, Knobs: knobs, Select: sel,
 		Seed: f.seed, FixedScale: f.fixedScale, Logger: f.logger(stderr),
 	})
 	if err != nil {

@@ -32,7 +32,20 @@ func TestPaperCommandUsageErrors(t *testing.T) {
 		{"classical gaussian at eps >= 1", []string{"sweep", "--dataset", "csv", "--data", csv, "--label", "class",
 			"--mechanism", "gaussian", "--epsilons", "1", "--out", out}},
 		{"negative lambda", []string{"sweep", "--dataset", "csv", "--data", csv, "--label", "class", "--lambdas", "-1", "--out", out}},
-		{"zero l1 ratio", []string{"sweep", "--dataset", "adult", "--data-dir", ".", "--l1-ratio", "0", "--out", out}},
+		{"l1 ratio 1", []string{"sweep", "--dataset", "adult", "--data-dir", ".", "--l1-ratio", "1", "--out", out}},
+		{"featsel zero l1 ratio", []string{"featsel", "--dataset", "adult", "--data-dir", ".", "--l1-ratio", "0", "--out", out}},
+		{"empty clips", []string{"sweep", "--dataset", "adult", "--data-dir", ".", "--clips", "", "--out", out}},
+		{"negative clip", []string{"sweep", "--dataset", "csv", "--data", csv, "--label", "class", "--clips", "0,-1", "--out", out}},
+		{"repeated clip", []string{"sweep", "--dataset", "csv", "--data", csv, "--label", "class", "--clips", "0.1,0.1", "--out", out}},
+		{"dropout above 1", []string{"sweep", "--dataset", "csv", "--data", csv, "--label", "class", "--dropouts", "1.5", "--out", out}},
+		{"zero batch", []string{"sweep", "--dataset", "csv", "--data", csv, "--label", "class", "--batches", "0", "--out", out}},
+		{"bad batch", []string{"sweep", "--dataset", "csv", "--data", csv, "--label", "class", "--batches", "1.5", "--out", out}},
+		{"repeated passes", []string{"sweep", "--dataset", "csv", "--data", csv, "--label", "class", "--passes", "5,5", "--out", out}},
+		{"bad average", []string{"sweep", "--dataset", "csv", "--data", csv, "--label", "class", "--average", "maybe", "--out", out}},
+		{"l1 ratios out of range", []string{"sweep", "--dataset", "csv", "--data", csv, "--label", "class", "--l1-ratios", "0,1", "--out", out}},
+		{"repeated mechanism", []string{"sweep", "--dataset", "csv", "--data", csv, "--label", "class", "--mechanism", "gamma,gamma", "--out", out}},
+		{"select val 1", []string{"sweep", "--dataset", "csv", "--data", csv, "--label", "class", "--select-val", "1", "--out", out}},
+		{"select eta 2", []string{"sweep", "--dataset", "csv", "--data", csv, "--label", "class", "--select-val", "0.2", "--select-eta", "2", "--out", out}},
 		{"delta with gamma", []string{"sweep", "--dataset", "adult", "--data-dir", ".", "--delta", "0.5", "--out", out}},
 		{"analytic gaussian without delta", []string{"sweep", "--dataset", "adult", "--data-dir", ".",
 			"--mechanism", "gaussian-analytic", "--delta", "0", "--out", out}},
@@ -125,5 +138,30 @@ func TestPaperCommandHelp(t *testing.T) {
 		if err != nil || !strings.Contains(stdout, "--dataset") || !strings.Contains(stdout, "Usage: stabpriv "+cmd) {
 			t.Errorf("help %s (%v):\n%s", cmd, err, stdout)
 		}
+	}
+}
+
+func TestSweepCommandKnobs(t *testing.T) {
+	csv := writeCSV(t, clusters(2, 150))
+	out := filepath.Join(t.TempDir(), "knobs")
+	stdout, _, err := call(t, "sweep", "--dataset", "csv", "--data", csv, "--label", "class", "--splits", "2",
+		"--lambdas", "1e-3,1e-2", "--epsilons", "1,5", "--passes", "3,6", "--clips", "0,0.1", "--l1-ratios", "0.15,0",
+		"--mechanism", "gamma,gaussian-analytic", "--select-val", "0.2", "--select-runs", "20", "--fixed-scale", "-1",
+		"--log-level", "warn", "--out", out)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, want := range []string{"privately selected", "frontier, gamma", "gaussian-analytic (delta 1e-05)"} {
+		if !strings.Contains(stdout, want) {
+			t.Errorf("output lacks %q:\n%s", want, stdout)
+		}
+	}
+	b, err := os.ReadFile(filepath.Join(out, "frontier.png"))
+	if err != nil || !bytes.HasPrefix(b, []byte("\x89PNG")) {
+		t.Errorf("frontier.png: %v", err)
+	}
+	res, _ := os.ReadFile(filepath.Join(out, "results.csv"))
+	if n := strings.Count(string(res), "\n"); n != 1+2*2*2*2*2*2*2+2*2 {
+		t.Errorf("results.csv has %d lines", n)
 	}
 }
