@@ -1,0 +1,326 @@
+package objpert
+
+import (
+	"context"
+	"errors"
+	"math"
+	"math/rand/v2"
+	"strings"
+	"testing"
+
+	"gonum.org/v1/gonum/floats"
+	"gonum.org/v1/gonum/mat"
+
+	"github.com/stabpriv/stabpriv/losses"
+	"github.com/stabpriv/stabpriv/perturb"
+)
+
+// rows returns n random rows of norm at most 1 (the last coordinate a bias
+// 1/sqrt(2)) and labels for k outputs (k = 1: -1/+1).
+func rows(n, d, k int, seed uint64) (*mat.Dense, []float64) {
+	r := rand.New(rand.NewPCG(seed, 1))
+	X := mat.NewDense(n, d, nil)
+	y := make([]float64, n)
+	for i := range n {
+		row := X.RawRowView(i)
+		for j := range d - 1 {
+			row[j] = r.NormFloat64()
+		}
+		nr := floats.Norm(row[:d-1], 2)
+		floats.Scale(1/(math.Sqrt2*math.Max(nr, 1)), row[:d-1])
+		row[d-1] = 1 / math.Sqrt2
+		if k == 1 {
+			y[i] = 1
+			if row[0]+0.3*r.NormFloat64() < 0 {
+				y[i] = -1
+			}
+		} else {
+			y[i] = float64(r.IntN(k))
+		}
+	}
+	return X, y
+}
+
+func problem(loss losses.Loss, X *mat.Dense, k int, lambda float64) Problem {
+	n, d := X.Dims()
+	return Problem{Loss: loss, N: n, D: d, K: k, Kappa: 1, Lambda: lambda}
+}
+
+func TestRefusals(t *testing.T) {
+	hinge, err := losses.NewHuberHinge(0.5)
+	if err != nil {
+		t.Fatal(err)
+	}
+	pr := Problem{Loss: losses.Logistic{}, N: 100, D: 5, K: 1, Kappa: 1, Lambda: 0.1}
+	for _, tt := range []struct {
+		name  string
+		m     perturb.Mechanism
+		eps   float64
+		delta float64
+		edit  func(*Problem)
+		want  error
+		msg   string
+	}{
+		{"huber hinge", perturb.Objective, 1, 0, func(p *Problem) { p.Loss = hinge }, ErrCondition, "smoothness"},
+		{"squared", perturb.AMP, 1, 1e-5, func(p *Problem) { p.Loss = losses.Squared{} }, ErrCondition, "smoothness"},
+		{"below floor", perturb.Objective, 1, 0, func(p *Problem) { p.Lambda = 1e-4 }, ErrCondition, "lambda floor"},
+		{"amp below floor", perturb.AMP, 0.1, 1e-5, func(p *Problem) { p.Lambda = 0.01 }, ErrCondition, "lambda floor"},
+		{"lambda 0", perturb.Objective, 1, 0, func(p *Problem) { p.Lambda = 0 }, ErrCondition, "lambda > 0"},
+		{"pure with delta", perturb.Objective, 1, 1e-5, nil, ErrBudget, "delta"},
+		{"amp without delta", perturb.AMP, 1, 0, nil, ErrBudget, "delta"},
+		{"eps 0", perturb.AMP, 0, 1e-5, nil, ErrBudget, "eps"},
+		{"output mechanism", perturb.Gamma, 1, 0, nil, ErrMechanism, "gamma"},
+	} {
+		p := pr
+		if tt.edit != nil {
+			tt.edit(&p)
+		}
+		_, err := Calibrate(tt.m, tt.eps, tt.delta, p)
+		if !errors.Is(err, tt.want) || !strings.Contains(err.Error(), tt.msg) {
+			t.Errorf("%s: %v, want %v naming %q", tt.name, err, tt.want, tt.msg)
+		}
+	}
+	// At the floor the Jacobian part is half of eps; just above it passes.
+	c, err := Calibrate(perturb.Objective, 1, 0, pr)
+	if err != nil {
+		t.Fatal(err)
+	}
+	p := pr
+	p.Lambda = c.LambdaFloor * (1 + 1e-12)
+	at, err := Calibrate(perturb.Objective, 1, 0, p)
+	if err != nil || math.Abs(at.EpsJacobian-0.5) > 1e-9 || math.Abs(at.EpsNoise-0.5) > 1e-9 {
+		t.Errorf("at the floor: eps_J = %v, eps_noise = %v, %v; want 1/2 each", at.EpsJacobian, at.EpsNoise, err)
+	}
+}
+
+// TestAMPBudget checks that the parts of AMP's ledger add up to the budget
+// and that the objective part's noise meets its privacy-loss bound.
+func TestAMPBudget(t *testing.T) {
+	for _, k := range []int{1, 4} {
+		loss := losses.Loss(losses.Logistic{})
+		if k > 1 {
+			loss = losses.Softmax{}
+		}
+		c, err := Calibrate(perturb.AMP, 0.7, 1e-6, Problem{Loss: loss, N: 1000, D: 8, K: k, Kappa: 1, Lambda: 0.05})
+		if err != nil {
+			t.Fatal(err)
+		}
+		var e, d float64
+		for _, ch := range c.Ledger() {
+			e += ch.Epsilon
+			d += ch.Delta
+		}
+		if math.Abs(e-0.7) > 1e-12 || math.Abs(d-1e-6) > 1e-18 {
+			t.Errorf("K = %d: ledger sums to (%v, %v), want (0.7, 1e-6)", k, e, d)
+		}
+		loss2 := 2*c.L*c.Tail/c.Sigma1 + 2*c.L*c.L/(c.Sigma1*c.Sigma1)
+		if math.Abs(loss2-c.EpsNoise) > 1e-12 {
+			t.Errorf("K = %d: noise privacy loss %v, want eps_noise %v", k, loss2, c.EpsNoise)
+		}
+		if math.Abs((1+math.Exp(0.7))*c.DeltaFail-c.DeltaFailCharge) > 1e-20 {
+			t.Errorf("fail charge %v for P = %v", c.DeltaFailCharge, c.DeltaFail)
+		}
+		// Tail: P(chi_k > Tail) <= DeltaObjective, by simulation for the
+		// bound's slack direction (a too-small Tail would show up here).
+		r := rand.New(rand.NewPCG(3, uint64(k)))
+		over := 0
+		const trials = 200000
+		for range trials {
+			var s float64
+			for range c.SubspaceDim {
+				g := r.NormFloat64()
+				s += g * g
+			}
+			if math.Sqrt(s) > c.Tail {
+				over++
+			}
+		}
+		if over > 5 {
+			t.Errorf("K = %d: %d of %d chi draws above the tail point %v (delta %v)", k, over, trials, c.Tail, c.DeltaObjective)
+		}
+	}
+}
+
+// TestGradientAndHessian checks the objective's gradient and Hessian against
+// finite differences, for logistic and softmax with a noise term.
+func TestGradientAndHessian(t *testing.T) {
+	for _, k := range []int{1, 3} {
+		loss := losses.Loss(losses.Logistic{})
+		if k > 1 {
+			loss = losses.Softmax{}
+		}
+		X, y := rows(40, 4, k, 7)
+		p := k * 4
+		b := make([]float64, p)
+		w := make([]float64, p)
+		r := rand.New(rand.NewPCG(1, 2))
+		for i := range b {
+			b[i], w[i] = r.NormFloat64(), r.NormFloat64()
+		}
+		o := newObjective(X, y, loss, k, 0.3, b)
+		g := make([]float64, p)
+		o.eval(w, g)
+		H := o.hessian(w)
+		h := 1e-6
+		for i := range p {
+			wp, wm := append([]float64(nil), w...), append([]float64(nil), w...)
+			wp[i] += h
+			wm[i] -= h
+			fd := (o.eval(wp, nil) - o.eval(wm, nil)) / (2 * h)
+			if math.Abs(fd-g[i]) > 1e-6 {
+				t.Errorf("K = %d: gradient %d = %v, finite difference %v", k, i, g[i], fd)
+			}
+			gp, gm := make([]float64, p), make([]float64, p)
+			o.eval(wp, gp)
+			o.eval(wm, gm)
+			for j := range p {
+				if fd := (gp[j] - gm[j]) / (2 * h); math.Abs(fd-H.At(i, j)) > 1e-6 {
+					t.Errorf("K = %d: Hessian (%d, %d) = %v, finite difference %v", k, i, j, H.At(i, j), fd)
+				}
+			}
+		}
+	}
+}
+
+// inverseNoise returns b(w; S) = -(sum_i grad l_i(w) + n lambda w), the
+// noise for which w minimizes F on S.
+func inverseNoise(X *mat.Dense, y []float64, loss losses.Loss, k int, lambda float64, w []float64) []float64 {
+	o := newObjective(X, y, loss, k, lambda, nil)
+	g := make([]float64, len(w))
+	o.eval(w, g)
+	floats.Scale(-float64(o.n), g)
+	return g
+}
+
+// logDetJacobian returns log det of the Hessian of n F at w on S.
+func logDetJacobian(X *mat.Dense, y []float64, loss losses.Loss, k int, lambda float64, w []float64) float64 {
+	o := newObjective(X, y, loss, k, lambda, nil)
+	H := o.hessian(w)
+	var chol mat.Cholesky
+	if !chol.Factorize(H) {
+		panic("not positive definite")
+	}
+	return chol.LogDet() + float64(len(w))*math.Log(float64(o.n))
+}
+
+// TestChangeOfVariables checks, for a fixed noise b, the structure the proof
+// uses: the minimizer w* of F on S maps back to b (the inverse map), and at
+// the same w* the neighbour S' (one row replaced adversarially) gives a noise
+// within 2L of b and a Jacobian determinant within the factor
+// exp(EpsJacobian). It also checks that the Jacobian bound is nearly
+// attained by the adversarial row (the rank-one term of a row with l” at
+// its maximum, orthogonal to the other rows), so a bound half as large
+// would fail: the test can fail.
+func TestChangeOfVariables(t *testing.T) {
+	for _, k := range []int{1, 3} {
+		loss := losses.Loss(losses.Logistic{})
+		if k > 1 {
+			loss = losses.Softmax{}
+		}
+		n, d := 60, 5
+		X, y := rows(n, d, k, 11)
+		// Rows live in the first d-2 coordinates and the bias; the
+		// replacement is a unit row along coordinate d-2, which no other
+		// row touches: the worst case for the determinant.
+		for i := range n {
+			X.Set(i, d-2, 0)
+		}
+		lambda := 0.02
+		pr := problem(loss, X, k, lambda)
+		c, err := Calibrate(perturb.Objective, 3, 0, pr)
+		if err != nil {
+			t.Fatal(err)
+		}
+		b := make([]float64, k*d)
+		if err := perturb.Seeded(5).AddGammaNorm(b, 2*c.L, c.EpsNoise); err != nil {
+			t.Fatal(err)
+		}
+		o := newObjective(X, y, loss, k, lambda, b)
+		w := make([]float64, k*d)
+		st, err := o.minimize(context.Background(), w, GradTol, maxNewton, c.FallbackSteps, c.Step)
+		if err != nil || !st.Reached {
+			t.Fatalf("K = %d: solver %+v, %v", k, st, err)
+		}
+		back := inverseNoise(X, y, loss, k, lambda, w)
+		if dist := floats.Distance(back, b, 2); dist > 1e-6*(1+floats.Norm(b, 2)) {
+			t.Errorf("K = %d: the inverse map gives b within %v", k, dist)
+		}
+		// Adversarial replacement of row 0: a unit row along the unused
+		// coordinate, label chosen so its margin is 0 at w (l'' maximal).
+		X2 := mat.DenseCopyOf(X)
+		y2 := append([]float64(nil), y...)
+		row := make([]float64, d)
+		row[d-2] = 1
+		X2.SetRow(0, row)
+		y2[0] = y[0]
+		b2 := inverseNoise(X2, y2, loss, k, lambda, w)
+		if dist := floats.Distance(b, b2, 2); dist > 2*c.L*(1+1e-12) {
+			t.Errorf("K = %d: ||b(w;S) - b(w;S')|| = %v > 2L = %v", k, dist, 2*c.L)
+		}
+		ratio := logDetJacobian(X2, y2, loss, k, lambda, w) - logDetJacobian(X, y, loss, k, lambda, w)
+		if math.Abs(ratio) > c.EpsJacobian*(1+1e-9) {
+			t.Errorf("K = %d: log det ratio %v above the bound %v", k, ratio, c.EpsJacobian)
+		}
+		if ratio < c.EpsJacobian/2 {
+			t.Errorf("K = %d: log det ratio %v: the adversarial row does not approach the bound %v (the test would not catch a bound half as large)", k, ratio, c.EpsJacobian)
+		}
+	}
+}
+
+// TestReleaseNoiseLaw checks the norm of the pure variant's noise against
+// Gamma(P, theta) (mean P theta, sd sqrt(P) theta) through the minimizer:
+// with the data term removed (a null data set: every row zero), w* = -b/(n
+// lambda) exactly, so ||w*|| n lambda is ||b||.
+func TestReleaseNoiseLaw(t *testing.T) {
+	n, d := 50, 6
+	X := mat.NewDense(n, d, nil)
+	y := make([]float64, n)
+	for i := range y {
+		y[i] = 1
+	}
+	pr := problem(losses.Logistic{}, X, 1, 0.5)
+	c, err := Calibrate(perturb.Objective, 1, 0, pr)
+	if err != nil {
+		t.Fatal(err)
+	}
+	src := perturb.Seeded(9)
+	const trials = 2000
+	var sum, sq float64
+	for range trials {
+		m, _, err := Release(context.Background(), X, y, pr, c, src)
+		if err != nil {
+			t.Fatal(err)
+		}
+		nb := floats.Norm(m.W, 2) * float64(n) * pr.Lambda
+		sum += nb
+		sq += nb * nb
+	}
+	mean := sum / trials
+	want := float64(c.P) * c.Theta
+	se := math.Sqrt(float64(c.P)) * c.Theta / math.Sqrt(trials)
+	if math.Abs(mean-want) > 5*se {
+		t.Errorf("mean ||b|| = %v, want %v +- %v (5 standard errors)", mean, want, 5*se)
+	}
+	// AMP: the output noise is tiny next to b_1.
+	pr.Lambda = 0.5
+	ca, err := Calibrate(perturb.AMP, 1, 1e-5, pr)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if ca.Sigma2 > 1e-3*ca.Sigma1/(float64(n)*pr.Lambda) {
+		t.Errorf("sigma_2 = %v is not negligible against sigma_1/(n lambda) = %v", ca.Sigma2, ca.Sigma1/(float64(n)*pr.Lambda))
+	}
+}
+
+func TestRowsChecked(t *testing.T) {
+	X, y := rows(10, 3, 1, 1)
+	X.Set(0, 0, 2)
+	pr := problem(losses.Logistic{}, X, 1, 1)
+	c, err := Calibrate(perturb.Objective, 1, 0, pr)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, _, err := Release(context.Background(), X, y, pr, c, perturb.Seeded(1)); !errors.Is(err, ErrCondition) || !strings.Contains(err.Error(), "kappa") {
+		t.Errorf("a row above kappa: %v", err)
+	}
+}
