@@ -7,8 +7,9 @@ import (
 	"github.com/stabpriv/stabpriv/perturb"
 )
 
-// AutoComparator is R in the rule of AutoLambda, fixed once on public data
-// (the embedded breast cancer data) and the same for every data set.
+// AutoComparator is R in the rule of AutoLambda, the comparator norm of
+// private.AutoKnobs, checked once on public data (the embedded breast
+// cancer data) and the same for every data set.
 const AutoComparator = 15.0
 
 // AutoLambda returns the ridge strength for a release of pr (its Lambda is
@@ -24,8 +25,10 @@ const AutoComparator = 15.0
 // at the smallest noise budget the floor allows (EpsNoise = EpsObjective/2):
 // P theta with theta = 2L/EpsNoise for objective, and the upper bound
 // sqrt(P) sigma_1 for amp. The result is raised to twice the floor when it
-// falls below it (where the Jacobian part would spend more than a quarter
-// of the objective part's eps... at most half).
+// falls below it, so the Jacobian part never spends more than about a
+// quarter of the objective part's eps. R = 15, as in private.AutoKnobs; on
+// the embedded data the mean test accuracy at eps = 1 is flat within 0.01
+// for lambda between 0.02 and 0.1, and the rule gives about 0.05.
 func AutoLambda(m perturb.Mechanism, eps, delta float64, pr Problem) (float64, string, error) {
 	probe := pr
 	probe.Lambda = math.MaxFloat64 / 4 // above every floor: only the constants are read

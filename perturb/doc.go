@@ -48,6 +48,20 @@
 // certificate. A mechanism that draws from a sampler the Source interface
 // lacks also extends Source.
 //
+// Training-time mechanisms (training.go): objective perturbation
+// ("objective") and Approximate Minima Perturbation ("amp") draw their
+// noise before training and put it into the objective, so they cannot
+// implement Noise: Add, the calibration to a sensitivity of the weights,
+// the marginal law of the released coordinates and the expected noise norm
+// would all be false for them. They are listed in a separate registry
+// (LookupTraining, TrainingMechanisms) with their names, purity and words;
+// ParseMechanism accepts them so one --mechanism flag covers both kinds,
+// Lookup refuses them with a message naming package objpert, which
+// implements them, and the certified pipeline (package private) routes
+// them there. Keeping them out of the Noise registry keeps every consumer
+// of Noise (featsel, the automatic knobs, the conformance kit) correct
+// without a special case.
+//
 // The paper adds Lap(D2/eps) to each coordinate with the L2 sensitivity D2.
 // For d > 1 that is not eps-DP (the privacy loss of Laplace noise is
 // governed by the L1 norm of the shift, which can be sqrt(d) D2); this
