@@ -9,6 +9,7 @@ import (
 	"github.com/sirupsen/logrus"
 	gonumblas "gonum.org/v1/gonum/blas/gonum"
 
+	"github.com/stabpriv/stabpriv/internal/kernel"
 	"github.com/stabpriv/stabpriv/losses"
 )
 
@@ -96,7 +97,7 @@ type native struct {
 // is long enough that the processor does not look ahead to the next one, so
 // a row fetched from a random place in memory inside a step stalls it.
 // Instead, every step issues prefetch hints for the rows one chunk ahead in
-// the pass order (prefetch: PREFETCHT0 on amd64, nothing elsewhere), which
+// the pass order (kernel.Prefetch: PREFETCHT0 on amd64, nothing elsewhere), which
 // the memory system serves while the steps compute, and at a chunk boundary
 // those rows are copied, from cache, into a contiguous buffer. On 36000 x 33
 // data (9.5 MB) copying chunks made a b = 1 pass about 1.7 times as fast as
@@ -332,7 +333,7 @@ func (e *native) pass(ctx context.Context, j int) (lo, hi float64, err error) {
 		}
 		if q := s + e.chunk; e.chunk > 0 && q < len(order) {
 			for _, i := range order[q:min(q+b, len(order))] {
-				prefetch(p.x[i*e.d : (i+1)*e.d])
+				kernel.Prefetch(p.x[i*e.d : (i+1)*e.d])
 			}
 		}
 		e.t++
@@ -363,12 +364,12 @@ func (e *native) pass(ctx context.Context, j int) (lo, hi float64, err error) {
 // loop that keeps the margin and the step size in locals instead of going
 // through e's fields and methods on every step. Per step it
 //   - hints the row, norm and label of the example fusedAhead positions on
-//     (prefetchExample, one call): norms and labels are random reads too,
+//     (kernel.PrefetchExample, one call): norms and labels are random reads too,
 //     and unhinted they missed the cache as often as the rows did;
-//   - takes the margin z, which the previous step's shrinkDot computed (dot
+//   - takes the margin z, which the previous step's kernel.ShrinkDot computed (dot
 //     only on the first row), and its clipped derivative g;
 //   - updates w = prox(a w - eta g x) and computes the next row's margin in
-//     the same loop (shrinkDot), so a step reads the weights once.
+//     the same loop (kernel.ShrinkDot), so a step reads the weights once.
 //
 // Rows are read in place: with every read of an example hinted ahead, the
 // copy into chunk buffers (gather) only added work (36000 x 33, best of 6
@@ -390,13 +391,13 @@ func (e *native) passFused(ctx context.Context, order []int) (lo, hi float64, er
 		lo, hi = eta, eta
 	}
 	for _, i := range order[:min(fusedAhead, n)] {
-		prefetchExample(&p.x[i*d], d, &p.norm[i], &p.y[i])
+		kernel.PrefetchExample(&p.x[i*d], d, &p.norm[i], &p.y[i])
 	}
 	z := dot(w, p.x[order[0]*d:(order[0]+1)*d])
 	for s, i := range order {
 		if s+fusedAhead < n {
 			i := order[s+fusedAhead]
-			prefetchExample(&p.x[i*d], d, &p.norm[i], &p.y[i])
+			kernel.PrefetchExample(&p.x[i*d], d, &p.norm[i], &p.y[i])
 		}
 		e.t++
 		if !constant {
@@ -420,9 +421,9 @@ func (e *native) passFused(ctx context.Context, order []int) (lo, hi float64, er
 		a, thr := 1-eta*p.mu, eta*e.l1
 		if s+1 < n {
 			j := order[s+1]
-			z = shrinkDot(w, x, a, eta*g, thr, p.x[j*d:(j+1)*d])
+			z = kernel.ShrinkDot(w, x, a, eta*g, thr, p.x[j*d:(j+1)*d])
 		} else {
-			shrink(w, x, a, eta*g, thr)
+			kernel.Shrink(w, x, a, eta*g, thr)
 		}
 		if e.avg != nil {
 			average(e.avg, e.w, e.t)
@@ -467,7 +468,7 @@ func (e *native) step(batch []int, pos int, eta float64) error {
 		// the soft thresholding, w_k = prox(a w_k - eta g_k x).
 		x := e.exampleGrad(batch[0], pos)
 		for k, g := range e.gz {
-			shrink(e.w[k*d:(k+1)*d], x, a, eta*g, thr)
+			kernel.Shrink(e.w[k*d:(k+1)*d], x, a, eta*g, thr)
 		}
 	} else {
 		acc := e.acc
@@ -480,7 +481,7 @@ func (e *native) step(batch []int, pos int, eta float64) error {
 				axpy(g, x, acc[k*d:(k+1)*d])
 			}
 		}
-		shrink(e.w, acc, a, eta/float64(e.p.cfg.Batch), thr)
+		kernel.Shrink(e.w, acc, a, eta/float64(e.p.cfg.Batch), thr)
 	}
 	e.endStep(eta)
 	return nil
@@ -525,7 +526,7 @@ func (e *native) kernelStep(batch []int, pos int, eta float64) error {
 				e.obs.example(e.t, batch[q], x, e.g)
 			}
 			if e.acc == nil {
-				shrink(e.w, e.g, a, eta*c, thr)
+				kernel.Shrink(e.w, e.g, a, eta*c, thr)
 			} else {
 				axpy(c, e.g, e.acc)
 			}
@@ -547,7 +548,7 @@ func (e *native) kernelStep(batch []int, pos int, eta float64) error {
 			}
 			for j, g := range gz {
 				if e.acc == nil {
-					shrink(e.w[j*d:(j+1)*d], x, a, eta*g, thr)
+					kernel.Shrink(e.w[j*d:(j+1)*d], x, a, eta*g, thr)
 				} else {
 					axpy(g, x, e.acc[j*d:(j+1)*d])
 				}
@@ -555,7 +556,7 @@ func (e *native) kernelStep(batch []int, pos int, eta float64) error {
 		}
 	}
 	if e.acc != nil {
-		shrink(e.w, e.acc, a, eta/float64(e.p.cfg.Batch), thr)
+		kernel.Shrink(e.w, e.acc, a, eta/float64(e.p.cfg.Batch), thr)
 	}
 	e.endStep(eta)
 	return nil
@@ -603,68 +604,6 @@ func (e *native) row(i, pos int) (x []float64, norm, y float64) {
 	}
 	norm = e.smp.dropout(e.xm, x, norm, e.drop, e.j, pos)
 	return e.xm, norm, y
-}
-
-// shrink sets w = prox_{thr*||.||_1}(a*w - c*dir), the gradient move with the
-// decay a = 1 - eta*mu followed by soft thresholding at thr = eta*lambda*alpha,
-// in one loop. len(w) == len(dir).
-func shrink(w, dir []float64, a, c, thr float64) {
-	w = w[:len(dir)]
-	for j, v := range dir {
-		w[j] = softThreshold(a*w[j]-c*v, thr)
-	}
-}
-
-// shrinkDotGeneric does what shrink does and returns <w, next> for the
-// updated w, in the same loop: the next step's margin costs no second read
-// of w. len(w) == len(dir) == len(next). Four partial sums keep the
-// additions from forming one long chain of dependent operations (eight made
-// no measurable difference on 33 features). The loop body works on
-// subslices of exactly four elements, so that it has no bounds checks, and
-// -thr is computed once (softThreshold2). shrinkDot runs
-// it, or an assembly kernel with the same results.
-func shrinkDotGeneric(w, dir []float64, a, c, thr float64, next []float64) float64 {
-	n := len(dir)
-	w, next = w[:n], next[:n]
-	nthr := -thr
-	var s0, s1, s2, s3 float64
-	j := 0
-	for ; j+4 <= n; j += 4 {
-		ww, dd, xx := w[j:j+4:j+4], dir[j:j+4:j+4], next[j:j+4:j+4]
-		u0 := softThreshold2(a*ww[0]-c*dd[0], thr, nthr)
-		u1 := softThreshold2(a*ww[1]-c*dd[1], thr, nthr)
-		u2 := softThreshold2(a*ww[2]-c*dd[2], thr, nthr)
-		u3 := softThreshold2(a*ww[3]-c*dd[3], thr, nthr)
-		ww[0], ww[1], ww[2], ww[3] = u0, u1, u2, u3
-		s0 += u0 * xx[0]
-		s1 += u1 * xx[1]
-		s2 += u2 * xx[2]
-		s3 += u3 * xx[3]
-	}
-	for ; j < n; j++ {
-		u := softThreshold2(a*w[j]-c*dir[j], thr, nthr)
-		w[j] = u
-		s0 += u * next[j]
-	}
-	return (s0 + s1) + (s2 + s3)
-}
-
-// softThreshold returns sign(u) max(|u| - thr, 0) for thr >= 0, and keeps a
-// NaN visible as regularizers.SoftThreshold does.
-func softThreshold(u, thr float64) float64 { return softThreshold2(u, thr, -thr) }
-
-// softThreshold2 is softThreshold with nthr = -thr given, for loops that
-// compute it once.
-func softThreshold2(u, thr, nthr float64) float64 {
-	switch {
-	case u > thr:
-		return u - thr
-	case u < nthr:
-		return u - nthr
-	case u <= thr && u >= nthr:
-		return 0
-	}
-	return u
 }
 
 // dot returns <a, b> for len(b) >= len(a). It calls gonum's native BLAS

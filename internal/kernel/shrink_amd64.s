@@ -1,3 +1,5 @@
+//go:build amd64 && !purego
+
 #include "textflag.h"
 
 // The kernels below do, for j < n (n a multiple of 4):
@@ -9,7 +11,7 @@
 // The soft threshold takes no branches: it gives u - thr, 0 or u + thr as
 // softThreshold does, and a NaN u stays NaN (MAXPD and MINPD return their
 // second operand, u -/+ thr, when it is NaN). With the same partial sums,
-// shrinkDot's results are shrinkDotGeneric's bit for bit.
+// ShrinkDot's results are shrinkDotGeneric's bit for bit.
 
 // func shrinkDot4SSE2(w, dir, next *float64, n int, a, c, thr float64, s *[4]float64)
 // Two elements per instruction; SSE2, which every amd64 processor has.

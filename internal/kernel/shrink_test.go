@@ -1,4 +1,4 @@
-package trainer
+package kernel
 
 import (
 	"math"
@@ -6,7 +6,7 @@ import (
 	"testing"
 )
 
-// TestShrinkDotMatchesGeneric checks that shrinkDot (an assembly kernel on
+// TestShrinkDotMatchesGeneric checks that ShrinkDot (an assembly kernel on
 // amd64) gives shrinkDotGeneric's weights and margin bit for bit, on every
 // length up to 70, with thresholds that zero some weights, no threshold,
 // and NaN weights.
@@ -29,7 +29,7 @@ func checkShrinkDot(t *testing.T) {
 			}
 			w2 := append([]float64(nil), w...)
 			a, c := 0.999, 0.1*r.NormFloat64()
-			got := shrinkDot(w, dir, a, c, thr, next)
+			got := ShrinkDot(w, dir, a, c, thr, next)
 			want := shrinkDotGeneric(w2, dir, a, c, thr, next)
 			if math.Float64bits(got) != math.Float64bits(want) && !(math.IsNaN(got) && math.IsNaN(want)) {
 				t.Fatalf("n=%d thr=%v: margin %v, want %v", n, thr, got, want)

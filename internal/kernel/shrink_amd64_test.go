@@ -1,4 +1,6 @@
-package trainer
+//go:build amd64 && !purego
+
+package kernel
 
 import "testing"
 

@@ -1,16 +1,15 @@
-package trainer
+//go:build amd64 && !purego
+
+package kernel
 
 import "golang.org/x/sys/cpu"
 
-// shrinkDot does what shrink does and returns <w, next> for the updated w;
+// ShrinkDot does what Shrink does and returns <w, next> for the updated w;
 // see shrinkDotGeneric, whose results it gives bit for bit. On amd64 an
 // assembly kernel does the elements in groups of four (shrinkDot4AVX, or
 // shrinkDot4SSE2 without AVX), two or four per instruction, thresholding
 // with MAXPD and MINPD instead of branches, and this function the rest.
-// On 33 features the SSE2 kernel made a b = 1 step about 15 ns faster than
-// the Go loop, and the AVX kernel another 10 (BenchmarkNativePass3600x33,
-// best of 6 interleaved runs: 100, 83 (86 in a second set), 75 ns).
-func shrinkDot(w, dir []float64, a, c, thr float64, next []float64) float64 {
+func ShrinkDot(w, dir []float64, a, c, thr float64, next []float64) float64 {
 	n := len(dir)
 	w, next = w[:n], next[:n]
 	var s [4]float64

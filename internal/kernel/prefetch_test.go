@@ -1,0 +1,23 @@
+package kernel
+
+import "testing"
+
+// TestPrefetchChangesNothing runs the hints on rows of every length up to
+// 40, the empty row included, and checks that the data is unchanged.
+func TestPrefetchChangesNothing(t *testing.T) {
+	for n := 0; n <= 40; n++ {
+		row := make([]float64, n+2)
+		for j := range row {
+			row[j] = float64(j) + 0.5
+		}
+		Prefetch(row[:n])
+		if n > 0 {
+			PrefetchExample(&row[0], n, &row[n], &row[n+1])
+		}
+		for j := range row {
+			if row[j] != float64(j)+0.5 {
+				t.Fatalf("n=%d: row[%d] = %v after the hints", n, j, row[j])
+			}
+		}
+	}
+}
