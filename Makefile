@@ -39,6 +39,12 @@ bench:
 # $(OUT)/paper/adult/gaussian-analytic/. Progress is logged to stderr; each
 # sweep prints its table of the best mean accuracy per eps.
 PAPER_SETS ?= adult lastfm gene_all
+# The knob sweep of the README's Privacy-utility table: every lambda with
+# every clipping norm, l1 ratio and averaging choice, three mechanisms side
+# by side, and the private selection on 10% of the training rows.
+KNOB_FLAGS ?= --mechanism gamma,laplace,gaussian-analytic --delta 1e-5 \
+	--lambdas 1e-5,2.1544e-5,4.6416e-5,1e-4,2.1544e-4,4.6416e-4,1e-3,2.1544e-3,4.6416e-3,1e-2 \
+	--clips 0,0.5,0.2,0.1,0.05 --l1-ratios 0.15,0 --average false,true --select-val 0.1 --fixed-scale -1
 paper:
 	@mkdir -p $(OUT)/paper
 	$(GO) build -o $(OUT)/paper/stabpriv ./cmd/stabpriv
@@ -51,6 +57,11 @@ paper:
 	@echo "== adult: sweep with the analytic Gaussian mechanism, delta = 1e-5"
 	$(OUT)/paper/stabpriv sweep --dataset adult --data-dir $(DATA) --mechanism gaussian-analytic --delta 1e-5 \
 		--out $(OUT)/paper/adult/gaussian-analytic
+	@echo "== adult: knob sweep (privacy-utility frontier, pure and (eps, delta) mechanisms, private selection)"
+	$(OUT)/paper/stabpriv sweep --dataset adult --data-dir $(DATA) $(KNOB_FLAGS) --out $(OUT)/paper/adult/knobs
+	@echo "== breast cancer (embedded): knob sweep"
+	$(OUT)/paper/stabpriv sweep --dataset csv --data datasets/data/wdbc.csv --label diagnosis $(KNOB_FLAGS) \
+		--lambdas 1e-3,3e-3,1e-2,3e-2,1e-1,3e-1,1 --out $(OUT)/paper/breast_cancer/knobs
 
 # The nested module beam/ (Apache Beam pipeline, its own go.mod): build the
 # stabpriv-beam command, run its tests (Beam's ptest on the direct runner),
