@@ -242,26 +242,12 @@ func Fit(ctx context.Context, t *Table, schema Schema, budget Budget, opts Optio
 			}
 		}
 	}
-	enc, err := encode(t, schema, task)
+	rows, err := prepareRows(t, schema, task, mode, opts)
 	if err != nil {
 		return nil, err
 	}
-	trainIdx, testIdx, err := split(enc, opts)
-	if err != nil {
-		return nil, err
-	}
-	rawTrain := mat.NewDense(len(trainIdx), enc.d, nil)
-	for r, i := range trainIdx {
-		rawTrain.SetRow(r, enc.x[i*enc.d:(i+1)*enc.d])
-	}
-	prep, err := newPreprocessing(mode, enc.features, schema, rawTrain)
-	if err != nil {
-		return nil, err
-	}
-	Xtr, ytr, nullTr, err := apply(prep, enc, trainIdx)
-	if err != nil {
-		return nil, err
-	}
+	enc, trainIdx, testIdx, prep := rows.enc, rows.trainIdx, rows.testIdx, rows.prep
+	Xtr, ytr, nullTr := rows.X, rows.y, rows.null
 
 	cfg := opts.Trainer
 	cfg.Loss, cfg.Kappa, cfg.Seed, cfg.Logger = loss, 1, opts.Seed, opts.Logger
@@ -347,6 +333,46 @@ func Fit(ctx context.Context, t *Table, schema Schema, budget Budget, opts Optio
 // a Fit: it spends the whole budget.
 func releaseCharge(m perturb.Mechanism, b Budget) perturb.Charge {
 	return perturb.Charge{Step: "release of the weights (output perturbation)", Mechanism: m, Epsilon: b.Epsilon, Delta: b.Delta}
+}
+
+// preparedRows are the training rows of a table as a fit receives them.
+type preparedRows struct {
+	enc               *encoded
+	trainIdx, testIdx []int
+	prep              *Preprocessing
+	// X, y and null are the training rows mapped by prep, their labels and
+	// which of them are null rows.
+	X    *mat.Dense
+	y    []float64
+	null []bool
+}
+
+// prepareRows parses the table against the schema, splits its rows
+// (opts.TestFrac, opts.Seed, opts.Stratify), builds the preprocessing of
+// mode (a standardizer is fitted on the training rows) and maps the
+// training rows with it.
+func prepareRows(t *Table, schema Schema, task losses.Task, mode Preprocess, opts Options) (*preparedRows, error) {
+	enc, err := encode(t, schema, task)
+	if err != nil {
+		return nil, err
+	}
+	trainIdx, testIdx, err := split(enc, opts)
+	if err != nil {
+		return nil, err
+	}
+	rawTrain := mat.NewDense(len(trainIdx), enc.d, nil)
+	for r, i := range trainIdx {
+		rawTrain.SetRow(r, enc.x[i*enc.d:(i+1)*enc.d])
+	}
+	prep, err := newPreprocessing(mode, enc.features, schema, rawTrain)
+	if err != nil {
+		return nil, err
+	}
+	X, y, null, err := apply(prep, enc, trainIdx)
+	if err != nil {
+		return nil, err
+	}
+	return &preparedRows{enc: enc, trainIdx: trainIdx, testIdx: testIdx, prep: prep, X: X, y: y, null: null}, nil
 }
 
 // resolveLoss returns the loss (the default for the schema when nil) and

@@ -7,7 +7,6 @@ import (
 	"math"
 
 	"github.com/sirupsen/logrus"
-	"gonum.org/v1/gonum/mat"
 
 	"github.com/stabpriv/stabpriv/losses"
 	"github.com/stabpriv/stabpriv/objpert"
@@ -130,26 +129,12 @@ func fitObjective(ctx context.Context, t *Table, schema Schema, budget Budget, o
 	if schema.Classes == nil {
 		return nil, fmt.Errorf("%w: a private fit needs the classes declared in advance (reading them from the rows would leak them)", ErrSchema)
 	}
-	enc, err := encode(t, schema, task)
+	rows, err := prepareRows(t, schema, task, mode, opts)
 	if err != nil {
 		return nil, err
 	}
-	trainIdx, testIdx, err := split(enc, opts)
-	if err != nil {
-		return nil, err
-	}
-	rawTrain := mat.NewDense(len(trainIdx), enc.d, nil)
-	for r, i := range trainIdx {
-		rawTrain.SetRow(r, enc.x[i*enc.d:(i+1)*enc.d])
-	}
-	prep, err := newPreprocessing(mode, enc.features, schema, rawTrain)
-	if err != nil {
-		return nil, err
-	}
-	Xtr, ytr, nullTr, err := apply(prep, enc, trainIdx)
-	if err != nil {
-		return nil, err
-	}
+	enc, trainIdx, testIdx, prep := rows.enc, rows.trainIdx, rows.testIdx, rows.prep
+	Xtr, ytr, nullTr := rows.X, rows.y, rows.null
 	n := len(trainIdx)
 	pr := objectiveProblem(loss, n, prep.Dim(), len(schema.Classes), opts.Trainer.Reg.Lambda)
 	if opts.Auto {
