@@ -19,6 +19,14 @@ var registry = []Loss{
 	Squared{},
 }
 
+// All returns one value of every built-in loss, with the default parameters
+// ByName uses, in the order of Names. Softmax, the multiclass loss, takes its
+// number of classes K from the problem (Outputs, CheckLabel), not from the
+// value. Tests that must cover every loss range over All (the conformance
+// kit, internal/losstest, does); a new built-in loss is a file and a line in
+// the registry.
+func All() []Loss { return append([]Loss(nil), registry...) }
+
 // Names returns the names ByName accepts, in a fixed order.
 func Names() []string {
 	names := make([]string, len(registry))

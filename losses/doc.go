@@ -44,6 +44,18 @@
 // CheckLabel reports any other label with an error wrapping ErrLabel; the
 // other methods assume a checked label.
 //
+// # Registry and conformance
+//
+// All returns one value of every built-in loss (the registry behind Names
+// and ByName). The conformance kit, internal/losstest, checks every loss of
+// All: Grad and Hess against finite differences, the constants on a grid of
+// margins and labels (the bounds L_z and S_z on the first and second
+// derivatives, convexity), CheckLabel, Outputs, and the Margin fast path
+// against Value, Grad and Hess for K = 1.
+// A new built-in loss is a file, a line in the registry (byname.go), and its
+// Gorgonia expression in package graph; the kit and every test that ranges
+// over All then cover it.
+//
 // # Expressions
 //
 // This package imports no Gorgonia. The Gorgonia expression of every

@@ -1,0 +1,425 @@
+// Package losstest is the conformance kit of the losses: the checks that
+// every losses.Loss must pass, run by the tests on every built-in loss
+// (losses.All) and usable on any other.
+//
+// Check runs, on a grid of margins and labels in the loss's domain plus
+// seeded random points (deterministic: the same points on every run):
+//
+//   - grad: Grad against central differences of Value, and Grad's return
+//     value equal to Value;
+//   - hess: Hess against central differences of Grad, and symmetric;
+//   - constants: Constants on the domain exists and is finite, every sampled
+//     gradient norm is at most L_z, every sampled curvature v^T H v (unit v:
+//     the axes, their differences and random directions) is at most S_z, and
+//     at least 0 when the loss says it is convex;
+//   - labels: CheckLabel accepts the labels of the task and rejects, with an
+//     error wrapping losses.ErrLabel, NaN, infinities and the labels just
+//     outside the task (0 and 2 for a binary loss, -1, K and 1/2 for a
+//     multiclass one, any label with fewer than 2 classes);
+//   - outputs: Outputs is 1 for a scalar loss and K for a multiclass one;
+//   - margin: for K = 1, the Margin fast path (Value1, Deriv, Deriv2) equals
+//     Value, Grad and Hess bit for bit.
+//
+// Finite differences skip a coordinate where the Hessian jumps between the
+// two difference points (a kink of a piecewise loss). Every failure is an
+// error whose text starts with the name of its check.
+package losstest
+
+import (
+	"errors"
+	"fmt"
+	"math"
+	"math/rand/v2"
+	"testing"
+
+	"github.com/stabpriv/stabpriv/losses"
+)
+
+// Case is a loss with the number of classes and the domain it is checked on.
+type Case struct {
+	// Name names the case in test output.
+	Name string
+	Loss losses.Loss
+	// Classes is passed to Outputs and CheckLabel: K for a multiclass loss,
+	// ignored by scalar losses.
+	Classes int
+	// Domain is the domain of Constants; the margins and the labels are drawn
+	// inside it (|z| <= Radius*Kappa and |y| <= LabelBound when set).
+	Domain losses.Domain
+}
+
+// Cases returns a Case for every built-in loss (losses.All): a multiclass
+// loss with K = 2, 3 and 5, a scalar loss once. The domain has Kappa = 1;
+// a loss without constants there (the squared loss) gets a bounded domain,
+// Kappa = 1.5, Radius = 2 and LabelBound = 4.
+func Cases() []Case {
+	var cs []Case
+	for _, l := range losses.All() {
+		cs = append(cs, CasesOf(l)...)
+	}
+	return cs
+}
+
+// CasesOf returns the cases of one loss, as Cases builds them.
+func CasesOf(l losses.Loss) []Case {
+	dom := losses.Domain{Kappa: 1}
+	if _, err := l.Constants(dom); errors.Is(err, losses.ErrDomain) {
+		dom = losses.Domain{Kappa: 1.5, Radius: 2, LabelBound: 4}
+	}
+	name := fmt.Sprintf("%s(%+v)", l.Name(), l)
+	if l.Task() != losses.Multiclass {
+		return []Case{{Name: name, Loss: l, Domain: dom}}
+	}
+	var cs []Case
+	for _, k := range []int{2, 3, 5} {
+		cs = append(cs, Case{Name: fmt.Sprintf("%s/K=%d", name, k), Loss: l, Classes: k, Domain: dom})
+	}
+	return cs
+}
+
+// Run runs Check on c as a subtest and reports every failure.
+func Run(t *testing.T, c Case) {
+	t.Helper()
+	t.Run(c.Name, func(t *testing.T) {
+		if err := Check(c); err != nil {
+			t.Error(err)
+		}
+	})
+}
+
+// Check runs every check of the kit on c and returns the failures joined,
+// or nil when the loss conforms.
+func Check(c Case) error {
+	k := c.Loss.Outputs(c.Classes)
+	var errs []error
+	if k < 1 {
+		return fmt.Errorf("outputs: Outputs(%d) = %d, want >= 1", c.Classes, k)
+	}
+	pts := points(c, k)
+	for _, check := range []func(Case, int, []point) []error{checkGrad, checkHess, checkConstants, checkLabels, checkOutputs, checkMargin} {
+		e := check(c, k, pts)
+		if len(e) > maxErrs {
+			e = append(e[:maxErrs], fmt.Errorf("... and %d more", len(e)-maxErrs))
+		}
+		errs = append(errs, e...)
+	}
+	return errors.Join(errs...)
+}
+
+// maxErrs is the number of failures reported per check.
+const maxErrs = 5
+
+type point struct {
+	z []float64
+	y float64
+}
+
+// labels returns the labels of the task inside the domain.
+func labels(c Case, k int) []float64 {
+	switch c.Loss.Task() {
+	case losses.Binary:
+		return []float64{-1, 1}
+	case losses.Multiclass:
+		ys := make([]float64, k)
+		for i := range ys {
+			ys[i] = float64(i)
+		}
+		return ys
+	}
+	ys := []float64{0, 0.3, 1.5, -7, 40}
+	if b := c.Domain.LabelBound; b > 0 {
+		ys = []float64{0, 0.3, b / 2, -b, b}
+	}
+	return ys
+}
+
+// points returns the fixed grid and 2000 seeded random points.
+func points(c Case, k int) []point {
+	bound := math.Inf(1)
+	if c.Domain.Radius > 0 && c.Domain.Kappa > 0 {
+		bound = c.Domain.Radius * c.Domain.Kappa
+	}
+	clamp := func(z []float64) []float64 {
+		var s float64
+		for _, v := range z {
+			s += v * v
+		}
+		if n := math.Sqrt(s); n > bound {
+			for i := range z {
+				z[i] *= bound / n
+			}
+		}
+		return z
+	}
+	ys := labels(c, k)
+	var pts []point
+	grid := []float64{0, 1e-3, 0.3, 0.5, 1, 1.05, 2, 3, 30, 1e3}
+	for _, y := range ys {
+		for _, v := range grid {
+			for _, s := range []float64{-1, 1} {
+				z := make([]float64, k)
+				z[0] = s * v
+				if k == 1 && c.Loss.Task() == losses.Regression {
+					z[0] += y // residuals z - y on the grid
+				}
+				pts = append(pts, point{clamp(z), y})
+			}
+		}
+		if k > 1 { // equal margins, and one other class far ahead
+			eq, far := make([]float64, k), make([]float64, k)
+			for i := range eq {
+				eq[i] = 3
+			}
+			far[(int(y)+1)%k] = 50
+			pts = append(pts, point{clamp(eq), y}, point{clamp(far), y})
+		}
+	}
+	r := rand.New(rand.NewPCG(0x1055, uint64(k)))
+	scales := []float64{1e-3, 0.3, 1, 3, 30, 1e3}
+	for i := 0; i < 2000; i++ {
+		z := make([]float64, k)
+		s := scales[r.IntN(len(scales))]
+		for j := range z {
+			z[j] = s * r.NormFloat64()
+		}
+		pts = append(pts, point{clamp(z), ys[r.IntN(len(ys))]})
+	}
+	return pts
+}
+
+func near(got, want, tol float64) bool { return math.Abs(got-want) <= tol*(1+math.Abs(want)) }
+
+// kink reports whether the Hessian jumps between z - h e_j and z + h e_j.
+func kink(l losses.Loss, z []float64, y float64, j int, h float64) bool {
+	k := len(z)
+	hp, hm := make([]float64, k*k), make([]float64, k*k)
+	zj := z[j]
+	z[j] = zj + h
+	l.Hess(hp, z, y)
+	z[j] = zj - h
+	l.Hess(hm, z, y)
+	z[j] = zj
+	for i := range hp {
+		if math.Abs(hp[i]-hm[i]) > 1e-3*(1+math.Abs(hp[i])) {
+			return true
+		}
+	}
+	return false
+}
+
+// step is the finite-difference step at z: relative to z, but at most 1e-4,
+// since a large margin may sit next to another as large (softmax), where the
+// curvature changes on the scale of their difference.
+func step(z float64) float64 { return 1e-5 * math.Min(1+math.Abs(z), 10) }
+
+func checkGrad(c Case, k int, pts []point) []error {
+	l := c.Loss
+	var errs []error
+	g := make([]float64, k)
+	checked := 0
+	for _, p := range pts {
+		z := append([]float64(nil), p.z...)
+		if v := l.Grad(g, z, p.y); v != l.Value(z, p.y) {
+			errs = append(errs, fmt.Errorf("grad: Grad returns %v, Value %v at z = %v, y = %v", v, l.Value(z, p.y), z, p.y))
+		}
+		for j := range z {
+			h := step(z[j])
+			if kink(l, z, p.y, j, h) {
+				continue
+			}
+			checked++
+			zj := z[j]
+			z[j] = zj + h
+			vp := l.Value(z, p.y)
+			z[j] = zj - h
+			vm := l.Value(z, p.y)
+			z[j] = zj
+			if fd := (vp - vm) / (2 * h); !near(g[j], fd, 1e-6) {
+				errs = append(errs, fmt.Errorf("grad: dl/dz_%d = %v, finite difference %v at z = %v, y = %v", j, g[j], fd, z, p.y))
+			}
+		}
+	}
+	if checked < len(pts)/2 {
+		errs = append(errs, fmt.Errorf("grad: only %d coordinates away from kinks, of %d points", checked, len(pts)))
+	}
+	return errs
+}
+
+func checkHess(c Case, k int, pts []point) []error {
+	l := c.Loss
+	var errs []error
+	hs := make([]float64, k*k)
+	gp, gm := make([]float64, k), make([]float64, k)
+	for _, p := range pts {
+		z := append([]float64(nil), p.z...)
+		l.Hess(hs, z, p.y)
+		for i := 0; i < k; i++ {
+			for j := 0; j < i; j++ {
+				if !near(hs[i*k+j], hs[j*k+i], 1e-12) {
+					errs = append(errs, fmt.Errorf("hess: H[%d,%d] = %v, H[%d,%d] = %v at z = %v: not symmetric", i, j, hs[i*k+j], j, i, hs[j*k+i], z))
+				}
+			}
+		}
+		for j := range z {
+			h := step(z[j])
+			if kink(l, z, p.y, j, h) {
+				continue
+			}
+			zj := z[j]
+			z[j] = zj + h
+			l.Grad(gp, z, p.y)
+			z[j] = zj - h
+			l.Grad(gm, z, p.y)
+			z[j] = zj
+			for i := 0; i < k; i++ {
+				if fd := (gp[i] - gm[i]) / (2 * h); !near(hs[i*k+j], fd, 1e-6) {
+					errs = append(errs, fmt.Errorf("hess: H[%d,%d] = %v, finite difference %v at z = %v, y = %v", i, j, hs[i*k+j], fd, z, p.y))
+				}
+			}
+		}
+	}
+	return errs
+}
+
+// directions returns unit vectors of length k: the axes, the normalized
+// differences of two axes and 8 seeded random directions.
+func directions(k int) [][]float64 {
+	var vs [][]float64
+	for i := 0; i < k; i++ {
+		v := make([]float64, k)
+		v[i] = 1
+		vs = append(vs, v)
+		for j := 0; j < i; j++ {
+			v := make([]float64, k)
+			v[i], v[j] = math.Sqrt2/2, -math.Sqrt2/2
+			vs = append(vs, v)
+		}
+	}
+	r := rand.New(rand.NewPCG(7, uint64(k)))
+	for n := 0; n < 8 && k > 1; n++ {
+		v := make([]float64, k)
+		var s float64
+		for i := range v {
+			v[i] = r.NormFloat64()
+			s += v[i] * v[i]
+		}
+		for i := range v {
+			v[i] /= math.Sqrt(s)
+		}
+		vs = append(vs, v)
+	}
+	return vs
+}
+
+func checkConstants(c Case, k int, pts []point) []error {
+	l := c.Loss
+	cons, err := l.Constants(c.Domain)
+	if err != nil {
+		return []error{fmt.Errorf("constants: Constants(%+v): %w", c.Domain, err)}
+	}
+	for _, v := range []float64{cons.Lz, cons.Sz} {
+		if math.IsNaN(v) || math.IsInf(v, 0) || v < 0 {
+			return []error{fmt.Errorf("constants: L_z = %v, S_z = %v, want finite >= 0", cons.Lz, cons.Sz)}
+		}
+	}
+	const tol = 1e-12
+	var errs []error
+	g, hs := make([]float64, k), make([]float64, k*k)
+	dirs := directions(k)
+	for _, p := range pts {
+		l.Grad(g, p.z, p.y)
+		var s float64
+		for _, v := range g {
+			s += v * v
+		}
+		if n := math.Sqrt(s); n > cons.Lz*(1+tol) {
+			errs = append(errs, fmt.Errorf("constants: |dl/dz| = %v > L_z = %v at z = %v, y = %v", n, cons.Lz, p.z, p.y))
+		}
+		l.Hess(hs, p.z, p.y)
+		for _, v := range dirs {
+			var q float64
+			for i := 0; i < k; i++ {
+				for j := 0; j < k; j++ {
+					q += v[i] * hs[i*k+j] * v[j]
+				}
+			}
+			if q > cons.Sz*(1+tol)+tol {
+				errs = append(errs, fmt.Errorf("constants: curvature %v > S_z = %v at z = %v, y = %v", q, cons.Sz, p.z, p.y))
+			}
+			if cons.Convex && q < -tol*(1+cons.Sz) {
+				errs = append(errs, fmt.Errorf("constants: curvature %v < 0 for a convex loss at z = %v, y = %v", q, p.z, p.y))
+			}
+		}
+	}
+	return errs
+}
+
+func checkLabels(c Case, k int, _ []point) []error {
+	l := c.Loss
+	var errs []error
+	for _, y := range labels(c, k) {
+		if err := l.CheckLabel(y, c.Classes); err != nil {
+			errs = append(errs, fmt.Errorf("labels: CheckLabel(%v, %d) = %v, want nil", y, c.Classes, err))
+		}
+	}
+	type bad struct {
+		y       float64
+		classes int
+	}
+	bads := []bad{{math.NaN(), c.Classes}, {math.Inf(1), c.Classes}, {math.Inf(-1), c.Classes}}
+	switch l.Task() {
+	case losses.Binary:
+		bads = append(bads, bad{0, c.Classes}, bad{2, c.Classes}, bad{-0.5, c.Classes})
+	case losses.Multiclass:
+		bads = append(bads, bad{-1, c.Classes}, bad{float64(c.Classes), c.Classes}, bad{0.5, c.Classes}, bad{0, 1}, bad{0, 0})
+	}
+	for _, b := range bads {
+		if err := l.CheckLabel(b.y, b.classes); !errors.Is(err, losses.ErrLabel) {
+			errs = append(errs, fmt.Errorf("labels: CheckLabel(%v, %d) = %v, want an error wrapping losses.ErrLabel", b.y, b.classes, err))
+		}
+	}
+	return errs
+}
+
+func checkOutputs(c Case, k int, _ []point) []error {
+	l := c.Loss
+	if l.Task() == losses.Multiclass {
+		if k != c.Classes {
+			return []error{fmt.Errorf("outputs: Outputs(%d) = %d for a multiclass loss", c.Classes, k)}
+		}
+		return nil
+	}
+	for _, classes := range []int{0, 1, 2, 5} {
+		if got := l.Outputs(classes); got != 1 {
+			return []error{fmt.Errorf("outputs: Outputs(%d) = %d for a scalar loss, want 1", classes, got)}
+		}
+	}
+	return nil
+}
+
+func checkMargin(c Case, k int, pts []point) []error {
+	if k != 1 {
+		return nil
+	}
+	m, ok := c.Loss.(losses.Margin)
+	if !ok {
+		return []error{errors.New("margin: a K = 1 loss does not implement losses.Margin")}
+	}
+	var errs []error
+	var g, hs [1]float64
+	for _, p := range pts {
+		z, y := p.z[0], p.y
+		v := c.Loss.Grad(g[:], p.z, y)
+		c.Loss.Hess(hs[:], p.z, y)
+		if v1 := m.Value1(z, y); v1 != v || v1 != c.Loss.Value(p.z, y) {
+			errs = append(errs, fmt.Errorf("margin: Value1 = %v, Grad returns %v, Value %v at z = %v, y = %v", v1, v, c.Loss.Value(p.z, y), z, y))
+		}
+		if d := m.Deriv(z, y); d != g[0] {
+			errs = append(errs, fmt.Errorf("margin: Deriv = %v, Grad %v at z = %v, y = %v", d, g[0], z, y))
+		}
+		if d2 := m.Deriv2(z, y); d2 != hs[0] {
+			errs = append(errs, fmt.Errorf("margin: Deriv2 = %v, Hess %v at z = %v, y = %v", d2, hs[0], z, y))
+		}
+	}
+	return errs
+}

@@ -1,0 +1,127 @@
+package losstest
+
+import (
+	"math"
+	"strings"
+	"testing"
+
+	"github.com/stabpriv/stabpriv/losses"
+)
+
+// TestBuiltinLossesConform runs the kit on every built-in loss.
+func TestBuiltinLossesConform(t *testing.T) {
+	cs := Cases()
+	if len(cs) < len(losses.All()) {
+		t.Fatalf("%d cases for %d losses", len(cs), len(losses.All()))
+	}
+	for _, c := range cs {
+		Run(t, c)
+	}
+}
+
+// The broken losses below are the logistic loss with one defect each; the
+// kit must find every defect, in the check named.
+
+// gradOff scales the derivative by 1.01, in Grad and Deriv alike.
+type gradOff struct{ losses.Logistic }
+
+func (l gradOff) Deriv(z, y float64) float64 { return 1.01 * l.Logistic.Deriv(z, y) }
+func (l gradOff) Grad(dst, z []float64, y float64) float64 {
+	v := l.Logistic.Grad(dst, z, y)
+	dst[0] *= 1.01
+	return v
+}
+
+// hessOff doubles the second derivative, in Hess and Deriv2 alike.
+type hessOff struct{ losses.Logistic }
+
+func (l hessOff) Deriv2(z, y float64) float64 { return 2 * l.Logistic.Deriv2(z, y) }
+func (l hessOff) Hess(dst, z []float64, y float64) {
+	l.Logistic.Hess(dst, z, y)
+	dst[0] *= 2
+}
+
+// lzLow states L_z = 0.9 < 1.
+type lzLow struct{ losses.Logistic }
+
+func (l lzLow) Constants(d losses.Domain) (losses.Constants, error) {
+	c, err := l.Logistic.Constants(d)
+	c.Lz = 0.9
+	return c, err
+}
+
+// szLow states S_z = 0.2 < 1/4.
+type szLow struct{ losses.Logistic }
+
+func (l szLow) Constants(d losses.Domain) (losses.Constants, error) {
+	c, err := l.Logistic.Constants(d)
+	c.Sz = 0.2
+	return c, err
+}
+
+// concave is logistic - z^2/10, consistent in every method, claimed convex
+// (with constants that would hold otherwise).
+type concave struct{ losses.Logistic }
+
+func (l concave) Value1(z, y float64) float64 { return l.Logistic.Value1(z, y) - z*z/10 }
+func (l concave) Deriv(z, y float64) float64  { return l.Logistic.Deriv(z, y) - z/5 }
+func (l concave) Deriv2(z, y float64) float64 { return l.Logistic.Deriv2(z, y) - 0.2 }
+func (l concave) Value(z []float64, y float64) float64 {
+	return l.Value1(z[0], y)
+}
+func (l concave) Grad(dst, z []float64, y float64) float64 {
+	dst[0] = l.Deriv(z[0], y)
+	return l.Value1(z[0], y)
+}
+func (l concave) Hess(dst, z []float64, y float64) { dst[0] = l.Deriv2(z[0], y) }
+func (l concave) Constants(d losses.Domain) (losses.Constants, error) {
+	return losses.Constants{Lz: math.Inf(1), Sz: 0.25, Convex: true}, nil
+}
+
+// anyLabel accepts every label.
+type anyLabel struct{ losses.Logistic }
+
+func (anyLabel) CheckLabel(float64, int) error { return nil }
+
+// marginOff returns from Value1 a value one ulp above Value's.
+type marginOff struct{ losses.Logistic }
+
+func (l marginOff) Value1(z, y float64) float64 {
+	return math.Nextafter(l.Logistic.Value1(z, y), math.Inf(1))
+}
+
+// noMargin hides the Margin methods of a K = 1 loss.
+type noMargin struct{ l losses.Loss }
+
+func (n noMargin) Name() string                                        { return n.l.Name() }
+func (n noMargin) Task() losses.Task                                   { return n.l.Task() }
+func (n noMargin) Outputs(c int) int                                   { return n.l.Outputs(c) }
+func (n noMargin) CheckLabel(y float64, c int) error                   { return n.l.CheckLabel(y, c) }
+func (n noMargin) Value(z []float64, y float64) float64                { return n.l.Value(z, y) }
+func (n noMargin) Grad(dst, z []float64, y float64) float64            { return n.l.Grad(dst, z, y) }
+func (n noMargin) Hess(dst, z []float64, y float64)                    { n.l.Hess(dst, z, y) }
+func (n noMargin) Constants(d losses.Domain) (losses.Constants, error) { return n.l.Constants(d) }
+
+// TestBrokenLossesFail is the kit's negative control: every defect fails
+// the check that looks for it.
+func TestBrokenLossesFail(t *testing.T) {
+	cases := []struct {
+		loss  losses.Loss
+		check string
+	}{
+		{gradOff{}, "grad:"},
+		{hessOff{}, "hess:"},
+		{lzLow{}, "constants:"},
+		{szLow{}, "constants:"},
+		{concave{}, "constants:"},
+		{anyLabel{}, "labels:"},
+		{marginOff{}, "margin:"},
+		{noMargin{losses.Logistic{}}, "margin:"},
+	}
+	for _, c := range cases {
+		err := Check(Case{Name: "broken", Loss: c.loss, Domain: losses.Domain{Kappa: 1}})
+		if err == nil || !strings.Contains(err.Error(), c.check) {
+			t.Errorf("%T: Check = %v, want a failure of %s", c.loss, err, strings.TrimSuffix(c.check, ":"))
+		}
+	}
+}
