@@ -1,0 +1,127 @@
+package kernel
+
+// The kernels of this file work on four rows at once. Each gives, for every
+// row, the bits of a loop over that row alone, in an order stated per
+// kernel, so that a caller may switch between them and the one-row loops
+// without changing a result. Four independent sums interleaved keep the
+// processor busy where one sum would wait on each addition.
+
+// SeqDots4 returns the four sums s_r = sum_j w[j]*x_r[j], each accumulated
+// from 0 in the order j = 0, 1, ..., len(w)-1, as the loop
+//
+//	for j, v := range w { s += v * x[j] }
+//
+// does. Every x_r has at least len(w) elements.
+func SeqDots4(w, x0, x1, x2, x3 []float64) [4]float64 {
+	n := len(w)
+	x0, x1, x2, x3 = x0[:n], x1[:n], x2[:n], x3[:n]
+	var s [4]float64
+	m := 0
+	if hasRowKernels && n >= 4 {
+		m = n &^ 3
+		seqDots4AVX(&w[0], &x0[0], &x1[0], &x2[0], &x3[0], m, &s)
+	}
+	seqDots4Tail(&s, w, x0, x1, x2, x3, m)
+	return s
+}
+
+func seqDots4Tail(s *[4]float64, w, x0, x1, x2, x3 []float64, m int) {
+	for j := m; j < len(w); j++ {
+		v := w[j]
+		s[0] += v * x0[j]
+		s[1] += v * x1[j]
+		s[2] += v * x2[j]
+		s[3] += v * x3[j]
+	}
+}
+
+// SeqSquares4 returns the four sums of squares s_r = sum_j x_r[j]^2, each
+// accumulated from 0 in the order j = 0, 1, ..., as the loop
+//
+//	for _, v := range x { s += v * v }
+//
+// does. The rows have the same length.
+func SeqSquares4(x0, x1, x2, x3 []float64) [4]float64 {
+	n := len(x0)
+	x1, x2, x3 = x1[:n], x2[:n], x3[:n]
+	var s [4]float64
+	m := 0
+	if hasRowKernels && n >= 4 {
+		m = n &^ 3
+		seqSquares4AVX(&x0[0], &x1[0], &x2[0], &x3[0], m, &s)
+	}
+	for j := m; j < n; j++ {
+		v0, v1, v2, v3 := x0[j], x1[j], x2[j], x3[j]
+		s[0] += v0 * v0
+		s[1] += v1 * v1
+		s[2] += v2 * v2
+		s[3] += v3 * v3
+	}
+	return s
+}
+
+// Ddots4 returns the four dot products <w, x_r> with the bits of gonum's
+// native BLAS Ddot (unit strides) on each row: four partial sums s_k of the
+// products w[j]*x_r[j] with j mod 4 = k over the first len(w) &^ 3
+// elements, the remaining ones added to s_0 in order, and the result
+// (s_0 + s_2) + (s_1 + s_3). Every x_r has at least len(w) elements.
+func Ddots4(w, x0, x1, x2, x3 []float64) [4]float64 {
+	n := len(w)
+	x0, x1, x2, x3 = x0[:n], x1[:n], x2[:n], x3[:n]
+	var p [16]float64 // p[4r+k] is s_k of row r
+	m := n &^ 3
+	if m > 0 {
+		if hasRowKernels {
+			ddots4AVX(&w[0], &x0[0], &x1[0], &x2[0], &x3[0], m, &p)
+		} else {
+			ddots4Generic(&p, w[:m], x0, x1, x2, x3)
+		}
+	}
+	var s [4]float64
+	for r, x := range [4][]float64{x0, x1, x2, x3} {
+		q := p[4*r : 4*r+4 : 4*r+4]
+		for j := m; j < n; j++ {
+			q[0] += w[j] * x[j]
+		}
+		s[r] = (q[0] + q[2]) + (q[1] + q[3])
+	}
+	return s
+}
+
+// ddots4Generic is the loop of Ddots4 over len(w) elements, a multiple of 4.
+func ddots4Generic(p *[16]float64, w, x0, x1, x2, x3 []float64) {
+	for r, x := range [4][]float64{x0, x1, x2, x3} {
+		q := p[4*r : 4*r+4 : 4*r+4]
+		for j := 0; j+4 <= len(w); j += 4 {
+			ww, xx := w[j:j+4:j+4], x[j:j+4:j+4]
+			q[0] += ww[0] * xx[0]
+			q[1] += ww[1] * xx[1]
+			q[2] += ww[2] * xx[2]
+			q[3] += ww[3] * xx[3]
+		}
+	}
+}
+
+// AddRows4 sets acc[j] += c[0]*x0[j], then += c[1]*x1[j], += c[2]*x2[j]
+// and += c[3]*x3[j], for every j < len(acc): the bits of four calls of
+//
+//	for j, v := range x { acc[j] += c * v }
+//
+// in the order of the rows. Every x_r has at least len(acc) elements.
+func AddRows4(acc []float64, c [4]float64, x0, x1, x2, x3 []float64) {
+	n := len(acc)
+	x0, x1, x2, x3 = x0[:n], x1[:n], x2[:n], x3[:n]
+	m := 0
+	if hasRowKernels && n >= 4 {
+		m = n &^ 3
+		addRows4AVX(&acc[0], &x0[0], &x1[0], &x2[0], &x3[0], m, &c)
+	}
+	for j := m; j < n; j++ {
+		a := acc[j]
+		a += c[0] * x0[j]
+		a += c[1] * x1[j]
+		a += c[2] * x2[j]
+		a += c[3] * x3[j]
+		acc[j] = a
+	}
+}

@@ -1,0 +1,5 @@
+//go:build !amd64 || purego
+
+package kernel
+
+func setRowKernels(bool) bool { return false }
