@@ -378,3 +378,42 @@ func Calibrate(m perturb.Mechanism, eps, delta float64, pr Problem) (Calibration
 	c.FallbackSteps = int(k)
 	return c, nil
 }
+
+// LambdaFloor returns the smallest ridge strength mechanism m accepts for
+// pr (its Lambda is ignored) with budget (eps, delta): the lambda at which
+// the Jacobian part Rank log(1 + Curv/(n lambda)) is half of the objective
+// part's eps. It reads only public constants.
+func LambdaFloor(m perturb.Mechanism, eps, delta float64, pr Problem) (float64, error) {
+	probe := pr
+	probe.Lambda = math.MaxFloat64 / 4 // above every floor: only the constants are read
+	c, err := Calibrate(m, eps, delta, probe)
+	if err != nil {
+		return 0, err
+	}
+	return c.LambdaFloor, nil
+}
+
+// RaiseToFloor is the extra-ridge step of Chaudhuri, Monteleoni & Sarwate's
+// Algorithm 2 in the form of this package: it returns pr with Lambda
+// replaced by max(Lambda, LambdaFloor) and the ridge Delta it added (0 when
+// Lambda is at or above the floor). The objective minimized is then
+// (1/n) sum_i l_i + ((Lambda + Delta)/2) ||w||^2 + <b, w>/n, and the
+// calibration of the returned problem is the one at the floor: EpsJacobian
+// = eps_obj/2 and EpsNoise = eps_obj/2, which is Algorithm 2's split once
+// its two-sided factor is replaced by the one-sided one (docs/DESIGN.md,
+// section 11). Delta is a function of (n, eps, delta, the loss constants,
+// Lambda) only, so raising costs no privacy; the returned Lambda is what
+// the certificate's run record publishes. Calibrate itself never raises:
+// a lambda below the floor given to it (and so to private.Fit) is refused.
+func RaiseToFloor(m perturb.Mechanism, eps, delta float64, pr Problem) (Problem, float64, error) {
+	floor, err := LambdaFloor(m, eps, delta, pr)
+	if err != nil {
+		return pr, 0, err
+	}
+	if !(pr.Lambda < floor) {
+		return pr, 0, nil
+	}
+	extra := floor - pr.Lambda
+	pr.Lambda = floor
+	return pr, extra, nil
+}

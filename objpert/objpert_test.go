@@ -324,3 +324,99 @@ func TestRowsChecked(t *testing.T) {
 		t.Errorf("a row above kappa: %v", err)
 	}
 }
+
+// TestRaiseToFloor checks the extra-ridge step: a lambda below the floor is
+// raised to it with the ridge Delta = floor - lambda, the raised problem
+// calibrates with the Jacobian part at exactly half of the objective
+// part's eps, a lambda just below the floor is still refused by
+// Calibrate, and a lambda above it is left alone. At the floor, an
+// adversarial neighbour (the construction of TestChangeOfVariables) gives
+// a log-determinant ratio within EpsJacobian and above half of it, so a
+// floor that let the Jacobian part exceed eps/2 by a factor of two would
+// fail.
+func TestRaiseToFloor(t *testing.T) {
+	n, d := 60, 5
+	X, y := rows(n, d, 1, 11)
+	for i := range n {
+		X.Set(i, d-2, 0)
+	}
+	for _, m := range []perturb.Mechanism{perturb.Objective, perturb.AMP} {
+		eps, delta := 3.0, 0.0
+		if m == perturb.AMP {
+			delta = 1e-5
+		}
+		pr := problem(losses.Logistic{}, X, 1, 1e-6)
+		floor, err := LambdaFloor(m, eps, delta, pr)
+		if err != nil {
+			t.Fatal(err)
+		}
+		raised, extra, err := RaiseToFloor(m, eps, delta, pr)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if raised.Lambda != floor || math.Abs(extra-(floor-1e-6)) > 1e-15 {
+			t.Fatalf("%s: raised to %v with Delta %v, want the floor %v and Delta %v", m, raised.Lambda, extra, floor, floor-1e-6)
+		}
+		c, err := Calibrate(m, eps, delta, raised)
+		if err != nil {
+			t.Fatalf("%s: the raised problem does not calibrate: %v", m, err)
+		}
+		if math.Abs(c.EpsJacobian-c.EpsObjective/2) > 1e-12 || math.Abs(c.EpsNoise-c.EpsObjective/2) > 1e-12 {
+			t.Errorf("%s at the floor: eps_J = %v, eps_noise = %v, want both %v", m, c.EpsJacobian, c.EpsNoise, c.EpsObjective/2)
+		}
+		below := raised
+		below.Lambda = floor * (1 - 1e-9)
+		if _, err := Calibrate(m, eps, delta, below); !errors.Is(err, ErrCondition) || !strings.Contains(err.Error(), "floor") {
+			t.Errorf("%s: lambda just below the floor: %v, want a refusal naming the floor", m, err)
+		}
+		above := pr
+		above.Lambda = 2 * floor
+		if got, extra, err := RaiseToFloor(m, eps, delta, above); err != nil || got != above || extra != 0 {
+			t.Errorf("%s: lambda above the floor changed to %v (Delta %v, %v)", m, got.Lambda, extra, err)
+		}
+
+		// Adversarial neighbour at the floor: row 0 replaced by a unit row
+		// along the unused coordinate, at a w where its margin is 0.
+		w := make([]float64, d)
+		w[0] = 0.5
+		X2 := mat.DenseCopyOf(X)
+		row := make([]float64, d)
+		row[d-2] = 1
+		X2.SetRow(0, row)
+		ratio := logDetJacobian(X2, y, losses.Logistic{}, 1, floor, w) - logDetJacobian(X, y, losses.Logistic{}, 1, floor, w)
+		if ratio > c.EpsJacobian*(1+1e-9) {
+			t.Errorf("%s: log det ratio %v above eps_J = %v at the floor", m, ratio, c.EpsJacobian)
+		}
+		if ratio < c.EpsJacobian/2 {
+			t.Errorf("%s: log det ratio %v far below eps_J = %v: the test would not catch a floor half as large", m, ratio, c.EpsJacobian)
+		}
+	}
+}
+
+// TestMinimizeExact checks the noise-free solve against Minimize above the
+// floor and that it needs no floor.
+func TestMinimizeExact(t *testing.T) {
+	X, y := rows(200, 4, 1, 3)
+	X.Scale(0.999, X) // norms of exactly 1 may round above it
+	pr := problem(losses.Logistic{}, X, 1, 0.05)
+	c, err := Calibrate(perturb.Objective, 1, 0, pr)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want, _, err := Minimize(context.Background(), X, y, pr, c)
+	if err != nil {
+		t.Fatal(err)
+	}
+	got, st, err := MinimizeExact(context.Background(), X, y, pr)
+	if err != nil || !st.Reached || floats.Distance(got, want, 2) > 1e-9 {
+		t.Errorf("MinimizeExact %v (%+v, %v), Minimize %v", got, st, err, want)
+	}
+	pr.Lambda = 1e-7 // far below every floor
+	if _, st, err := MinimizeExact(context.Background(), X, y, pr); err != nil || st.GradNorm > 1e-6 {
+		t.Errorf("lambda 1e-7: %+v, %v", st, err)
+	}
+	pr.Lambda = 0
+	if _, _, err := MinimizeExact(context.Background(), X, y, pr); !errors.Is(err, ErrCondition) {
+		t.Errorf("lambda 0: %v, want ErrCondition", err)
+	}
+}

@@ -223,3 +223,34 @@ func Run(cal Calibration, pr Problem, cons losses.Constants, labelBound float64,
 		Dropout: 1, Sampling: "full batch (exact minimization)", Seed: seed, Engine: "objpert",
 	}
 }
+
+// MinimizeExact returns the minimizer of the objective of pr without noise
+// (b = 0) and without the floor's condition, for non-private baselines
+// (the experiments' noise-free accuracy at every lambda): Newton steps,
+// then at most the gradient steps that reach GradTol from w = 0 in exact
+// arithmetic. The weights are not private.
+func MinimizeExact(ctx context.Context, X *mat.Dense, y []float64, pr Problem) ([]float64, SolveStats, error) {
+	if err := CheckLoss(pr.Loss); err != nil {
+		return nil, SolveStats{}, err
+	}
+	if math.IsNaN(pr.Lambda) || math.IsInf(pr.Lambda, 0) || pr.Lambda <= 0 {
+		return nil, SolveStats{}, fmt.Errorf("%w: lambda = %v, want finite > 0", ErrCondition, pr.Lambda)
+	}
+	if err := checkRows(X, y, pr); err != nil {
+		return nil, SolveStats{}, err
+	}
+	cons, err := pr.Loss.Constants(losses.Domain{Kappa: pr.Kappa})
+	if err != nil {
+		return nil, SolveStats{}, fmt.Errorf("%w: %w", ErrCondition, err)
+	}
+	beta, L := cons.Sz*pr.Kappa*pr.Kappa, cons.Lz*pr.Kappa
+	M := beta + pr.Lambda
+	steps := 0.0
+	if ratio := M * L / (pr.Lambda * GradTol); ratio > 1 {
+		steps = math.Min(math.Ceil(math.Log(ratio)/-math.Log1p(-pr.Lambda/M)), 1e9)
+	}
+	w := make([]float64, pr.K*pr.D)
+	o := newObjective(X, y, pr.Loss, pr.K, pr.Lambda, nil)
+	st, err := o.minimize(ctx, w, GradTol, maxNewton, int(steps), 1/M)
+	return w, st, err
+}

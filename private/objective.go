@@ -7,6 +7,7 @@ import (
 	"math"
 
 	"github.com/sirupsen/logrus"
+	"gonum.org/v1/gonum/mat"
 
 	"github.com/stabpriv/stabpriv/losses"
 	"github.com/stabpriv/stabpriv/objpert"
@@ -300,4 +301,79 @@ func verifyObjective(r *Released) (Verdict, string, error) {
 		return NotPrivate, "the features were standardized with means and scales fitted on the training split, written in the file and not private: the claim covers the standardized rows, not the table", nil
 	}
 	return PrivateRelease, "", nil
+}
+
+// SimulateObjective trains and releases in one step by the training-time
+// mechanism mech (objective or amp) on rows X, each of norm at most
+// cfg.Kappa (1 when zero), with labels y and the ridge cfg.Reg.Lambda,
+// drawing the noise from a seeded generator: the experiments' stand-in for
+// a release by objective perturbation, as Trained.Simulate is for output
+// perturbation. The certificate (source seeded, Private false, the seed in
+// NoiseSeed) says it is not private. The conditions are Fit's: a smooth
+// loss, no L1 term, clipping, dropout, projection, averaging or tolerance,
+// lambda at or above the floor (objpert.RaiseToFloor gives the lambda of
+// Chaudhuri et al.'s extra-ridge step). notes are added to the
+// certificate's assumptions.
+func SimulateObjective(ctx context.Context, X *mat.Dense, y []float64, cfg trainer.Config, mech perturb.Mechanism, eps, delta float64, noiseSeed uint64, notes []string) (*trainer.Model, *perturb.Certificate, error) {
+	pr, cons, err := simulatedProblem(X, cfg, mech)
+	if err != nil {
+		return nil, nil, err
+	}
+	if err := objpert.CheckBudget(mech, eps, delta); err != nil {
+		return nil, nil, fmt.Errorf("%w: %w", ErrBudget, err)
+	}
+	cal, err := objpert.Calibrate(mech, eps, delta, pr)
+	if err != nil {
+		return nil, nil, fmt.Errorf("%w: %w", ErrOptions, err)
+	}
+	model, _, err := objpert.Release(ctx, X, y, pr, cal, perturb.Seeded(noiseSeed))
+	if err != nil {
+		return nil, nil, err
+	}
+	cert := objectiveCertificate(cal, objpert.Run(cal, pr, cons, 0, cfg.Seed), perturb.SourceSeeded, notes, &noiseSeed)
+	cert.WeightsSHA256 = perturb.WeightsSHA256(model.W)
+	return model, cert, nil
+}
+
+// MinimizeObjective returns the noise-free minimizer of the objective that
+// SimulateObjective perturbs (no floor applies): the non-private baseline
+// of an experiment.
+func MinimizeObjective(ctx context.Context, X *mat.Dense, y []float64, cfg trainer.Config, mech perturb.Mechanism) (*trainer.Model, error) {
+	pr, _, err := simulatedProblem(X, cfg, mech)
+	if err != nil {
+		return nil, err
+	}
+	w, _, err := objpert.MinimizeExact(ctx, X, y, pr)
+	if err != nil {
+		return nil, err
+	}
+	return &trainer.Model{Loss: pr.Loss.Name(), Task: pr.Loss.Task(), K: pr.K, D: pr.D, W: w}, nil
+}
+
+// simulatedProblem checks the settings of SimulateObjective and returns
+// the problem and the loss constants.
+func simulatedProblem(X *mat.Dense, cfg trainer.Config, mech perturb.Mechanism) (objpert.Problem, losses.Constants, error) {
+	if X == nil {
+		return objpert.Problem{}, losses.Constants{}, fmt.Errorf("%w: no rows", ErrOptions)
+	}
+	if !objpert.Handles(mech) {
+		return objpert.Problem{}, losses.Constants{}, fmt.Errorf("%w: %w: %q", ErrOptions, objpert.ErrMechanism, string(mech))
+	}
+	if err := objpert.CheckLoss(cfg.Loss); err != nil {
+		return objpert.Problem{}, losses.Constants{}, fmt.Errorf("%w: %w", ErrOptions, err)
+	}
+	if err := objectiveKnobs(cfg, mech); err != nil {
+		return objpert.Problem{}, losses.Constants{}, err
+	}
+	kappa := cfg.Kappa
+	if kappa == 0 {
+		kappa = 1
+	}
+	n, d := X.Dims()
+	pr := objpert.Problem{Loss: cfg.Loss, N: n, D: d, K: cfg.Loss.Outputs(cfg.Classes), Kappa: kappa, Lambda: cfg.Reg.Lambda}
+	cons, err := cfg.Loss.Constants(losses.Domain{Kappa: kappa})
+	if err != nil {
+		return objpert.Problem{}, losses.Constants{}, fmt.Errorf("%w: %w", ErrOptions, err)
+	}
+	return pr, cons, nil
 }

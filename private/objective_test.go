@@ -316,3 +316,69 @@ func boundOf(bs []Bound, c string, upper bool) float64 {
 	}
 	return 1
 }
+
+// TestSimulateObjective checks the experiments' seeded release: it is
+// objpert.Release with a seeded source, reproducible, marked not private,
+// and refuses what Fit refuses.
+func TestSimulateObjective(t *testing.T) {
+	n, d := 300, 4
+	X := mat.NewDense(n, d, nil)
+	y := make([]float64, n)
+	for i := range n {
+		row := X.RawRowView(i)
+		for j := range d - 1 {
+			row[j] = math.Sin(float64(3*i+7*j)) / 2
+		}
+		row[d-1] = 0.5
+		y[i] = 1
+		if row[0]+0.2*math.Cos(float64(i)) < 0 {
+			y[i] = -1
+		}
+	}
+	cfg := trainer.Config{Loss: losses.Logistic{}, Classes: 2, Reg: regularizers.ElasticNet{Lambda: 0.05}, Kappa: 1}
+	ctx := context.Background()
+	for _, m := range []perturb.Mechanism{perturb.Objective, perturb.AMP} {
+		b := objectiveBudget(m)
+		model, cert, err := SimulateObjective(ctx, X, y, cfg, m, b.Epsilon, b.Delta, 42, []string{"a note"})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if cert.Private || cert.Source != perturb.SourceSeeded || cert.NoiseSeed == nil || *cert.NoiseSeed != 42 || cert.Mechanism != m ||
+			cert.WeightsSHA256 != perturb.WeightsSHA256(model.W) || !strings.Contains(strings.Join(cert.Assumptions, "\n"), "a note") {
+			t.Errorf("%s: certificate %+v", m, cert)
+		}
+		pr := objpert.Problem{Loss: losses.Logistic{}, N: n, D: d, K: 1, Kappa: 1, Lambda: 0.05}
+		cal, err := objpert.Calibrate(m, b.Epsilon, b.Delta, pr)
+		if err != nil {
+			t.Fatal(err)
+		}
+		want, _, err := objpert.Release(ctx, X, y, pr, cal, perturb.Seeded(42))
+		if err != nil || !floats.Equal(want.W, model.W) {
+			t.Errorf("%s: weights %v, objpert.Release with the same seed %v (%v)", m, model.W, want.W, err)
+		}
+		other, _, err := SimulateObjective(ctx, X, y, cfg, m, b.Epsilon, b.Delta, 43, nil)
+		if err != nil || floats.Equal(other.W, model.W) {
+			t.Errorf("%s: another seed gave the same weights (%v)", m, err)
+		}
+	}
+	bad := func(edit func(*trainer.Config)) trainer.Config { c := cfg; edit(&c); return c }
+	for name, c := range map[string]trainer.Config{
+		"l1":    bad(func(c *trainer.Config) { c.Reg.L1Ratio = 0.15 }),
+		"clip":  bad(func(c *trainer.Config) { c.Clip = 0.1 }),
+		"floor": bad(func(c *trainer.Config) { c.Reg.Lambda = 1e-6 }),
+	} {
+		if _, _, err := SimulateObjective(ctx, X, y, c, perturb.Objective, 1, 0, 1, nil); !errors.Is(err, ErrOptions) || !errors.Is(err, objpert.ErrCondition) {
+			t.Errorf("%s: %v, want ErrOptions and objpert.ErrCondition", name, err)
+		}
+	}
+	if _, _, err := SimulateObjective(ctx, X, y, cfg, perturb.Gamma, 1, 0, 1, nil); !errors.Is(err, ErrOptions) {
+		t.Errorf("gamma: %v, want ErrOptions", err)
+	}
+	if _, _, err := SimulateObjective(ctx, X, y, cfg, perturb.Objective, 1, 1e-5, 1, nil); !errors.Is(err, ErrBudget) {
+		t.Errorf("objective with delta: %v, want ErrBudget", err)
+	}
+	exact, err := MinimizeObjective(ctx, X, y, bad(func(c *trainer.Config) { c.Reg.Lambda = 1e-6 }), perturb.Objective)
+	if err != nil || exact.Accuracy(X, y) < 0.9 {
+		t.Errorf("noise-free minimizer below the floor: %v", err)
+	}
+}
