@@ -41,6 +41,13 @@
 // test accuracy, as the paper's tables do; that choice is optimistic and
 // not itself private.
 //
+// The training-time mechanisms objective and amp (package objpert) put
+// their noise in the objective, so the job of a (split, lambda) trains them
+// once per eps with seeded noise (private.SimulateObjective, not private),
+// on the ridge objective minimized exactly; a lambda below a mechanism's
+// floor runs once at the floor (objpert.RaiseToFloor). Their rows sit in
+// the same results, summary and figures as the output-perturbation ones.
+//
 // FeatSel (Figures 3 and 5) thresholds the released weights with featsel's
 // dynamic threshold (set from the noise scale) and with static thresholds,
 // and compares the private selection with the non-private one.

@@ -16,6 +16,8 @@ import (
 
 	"github.com/stabpriv/stabpriv/datasets"
 	"github.com/stabpriv/stabpriv/datasets/paper"
+	"github.com/stabpriv/stabpriv/losses"
+	"github.com/stabpriv/stabpriv/objpert"
 	"github.com/stabpriv/stabpriv/perturb"
 )
 
@@ -545,5 +547,102 @@ func TestKnobErrors(t *testing.T) {
 	cfg.Select.ValFrac = 0.2
 	if _, err := Sweep(context.Background(), cfg); !errors.Is(err, ErrConfig) {
 		t.Errorf("selection without a pure mechanism: %v", err)
+	}
+}
+
+// TestSweepObjective runs the training-time mechanisms beside gamma: their
+// rows are ridge settings minimized exactly, one per (split, effective
+// lambda, eps), a lambda below the floor raised to the floor once, seeded,
+// and reported in the same summary.
+func TestSweepObjective(t *testing.T) {
+	cfg := smallSweep(t)
+	cfg.Splits, cfg.FixedScale = 2, -1
+	// At n = 2400 the floor of objective is about 2e-3 at eps = 0.1, 1.6e-4
+	// at eps = 1 and 7e-7 at eps = 10: at eps = 0.1, 1e-6 and 1e-3 are both
+	// below it and give one row, at the floor.
+	cfg.Lambdas = []float64{1e-6, 1e-3, 1e-2}
+	cfg.Mechanisms = []perturb.Mechanism{perturb.Gamma, perturb.Objective, perturb.AMP}
+	cfg.Knobs = Knobs{Clips: []float64{0, 0.5}}
+	rows, err := Sweep(context.Background(), cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	type key struct {
+		mech   string
+		split  int
+		eps    float64
+		lambda float64
+	}
+	seen := map[key]bool{}
+	count := map[string]int{}
+	for _, r := range rows {
+		count[r.Mechanism]++
+		if r.Mechanism == string(perturb.Gamma) {
+			continue
+		}
+		k := key{r.Mechanism, r.Split, r.Epsilon, r.Lambda}
+		if seen[k] {
+			t.Errorf("row %+v repeats an effective lambda", r)
+		}
+		seen[k] = true
+		if r.Setting != objectiveSetting(r.Lambda) || r.NoiseSource != perturb.SourceSeeded || r.Mode != Calibrated {
+			t.Errorf("row %+v: want the ridge setting, seeded, calibrated", r)
+		}
+		delta := 0.0
+		if r.Mechanism == string(perturb.AMP) {
+			delta = DefaultDelta
+		}
+		if r.PrivacyDelta != delta {
+			t.Errorf("row %+v: delta %v, want %v", r, r.PrivacyDelta, delta)
+		}
+		floor, err := objpert.LambdaFloor(perturb.Mechanism(r.Mechanism), r.Epsilon, delta,
+			objpert.Problem{Loss: losses.Logistic{}, N: 2400, D: 9, K: 1, Kappa: 1})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if r.Lambda < floor || (r.Lambda != floor && !slices.Contains(cfg.Lambdas, r.Lambda)) {
+			t.Errorf("row %+v: lambda %v, want a grid lambda at or above the floor %v, or the floor", r, r.Lambda, floor)
+		}
+		if r.AccNonPrivate < 0.8 {
+			t.Errorf("row %+v: non-private accuracy", r)
+		}
+	}
+	// gamma: every split, setting (3 lambdas x 2 clips) and eps.
+	if count["gamma"] != 2*6*3 || count["objective"] == 0 || count["amp"] == 0 || count["objective"] > 2*3*3 {
+		t.Errorf("rows per mechanism %v", count)
+	}
+	sum := Summarize(rows)
+	if !slices.Equal(sum.Mechanisms, []string{"gamma", "objective", "amp"}) {
+		t.Errorf("summary mechanisms %v", sum.Mechanisms)
+	}
+	var buf bytes.Buffer
+	if err := sum.WriteTable(&buf); err != nil || !strings.Contains(buf.String(), "objective") || !strings.Contains(buf.String(), "exact") {
+		t.Errorf("table (%v):\n%s", err, buf.String())
+	}
+	if best := sum.best("objective", 10); !(best.Mean > 0.85) {
+		t.Errorf("objective at eps = 10: %v", best)
+	}
+
+	// Training-time mechanisms only: no SGD runs, the lambda family only,
+	// no fixed-scale rows; a private selection needs an output mechanism.
+	cfg.Mechanisms = []perturb.Mechanism{perturb.Objective}
+	cfg.FixedScale = 0
+	only, err := Sweep(context.Background(), cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(only) != count["objective"] {
+		t.Errorf("objective alone: %d rows, beside gamma %d", len(only), count["objective"])
+	}
+	cfg.Select = SelectConfig{ValFrac: 0.2}
+	if _, err := Sweep(context.Background(), cfg); !errors.Is(err, ErrConfig) {
+		t.Errorf("selection with objective only: %v, want ErrConfig", err)
+	}
+	cfg.Select = SelectConfig{}
+	cfg.Mechanisms = nil
+	cfg.Mechanism = perturb.AMP
+	cfg.Delta = 2
+	if _, err := Sweep(context.Background(), cfg); !errors.Is(err, ErrConfig) {
+		t.Errorf("amp with delta 2: %v, want ErrConfig", err)
 	}
 }

@@ -77,8 +77,14 @@ type grid struct {
 	// private.ValidationSplit of each split's training rows, for the
 	// private selection.
 	valFrac float64
-	seed    uint64
-	log     logrus.FieldLogger
+	// sgd is false when no mechanism of the sweep perturbs trained
+	// weights: the jobs then train nothing by SGD, and the settings are
+	// the lambda family only. keepTrain keeps each split's training rows
+	// in its fits, for the training-time mechanisms.
+	sgd       bool
+	keepTrain bool
+	seed      uint64
+	log       logrus.FieldLogger
 }
 
 // gridConfig holds the user's settings of the grid, before defaults.
@@ -90,13 +96,16 @@ type gridConfig struct {
 	Passes   int
 	Knobs    Knobs
 	ValFrac  float64
-	Seed     uint64
-	Logger   logrus.FieldLogger
+	// NoSGD skips the SGD runs (every mechanism is a training-time one);
+	// KeepTrain keeps the training rows in the fits.
+	NoSGD, KeepTrain bool
+	Seed             uint64
+	Logger           logrus.FieldLogger
 }
 
 // newGrid validates the settings, fills the defaults and loads the data.
 func newGrid(c gridConfig) (*grid, error) {
-	g := &grid{splits: c.Splits, lambdas: slices.Clone(c.Lambdas), l1Ratio: c.L1Ratio, passes: c.Passes, valFrac: c.ValFrac, seed: c.Seed, log: c.Logger}
+	g := &grid{splits: c.Splits, lambdas: slices.Clone(c.Lambdas), l1Ratio: c.L1Ratio, passes: c.Passes, valFrac: c.ValFrac, sgd: !c.NoSGD, keepTrain: c.KeepTrain, seed: c.Seed, log: c.Logger}
 	if g.splits == 0 {
 		g.splits = DefaultSplits
 	}
@@ -137,6 +146,9 @@ func newGrid(c gridConfig) (*grid, error) {
 		return nil, err
 	}
 	g.settings = g.knobs.settings(g.lambdas)
+	if !g.sgd {
+		g.settings = slices.DeleteFunc(g.settings, func(s Setting) bool { return !s.InFamily(FamilyLambda) })
+	}
 	if len(g.settings) > MaxSettings {
 		return nil, fmt.Errorf("%w: %d knob settings, want at most %d", ErrConfig, len(g.settings), MaxSettings)
 	}
@@ -175,6 +187,9 @@ type fit struct {
 	run     trainer.Run
 	sens    perturb.Sensitivity
 	test    *datasets.Dataset
+	// train holds the split's training rows when the grid keeps them (for
+	// the training-time mechanisms); the caller drops it after use.
+	train *datasets.Dataset
 	// accNonPrivate is the test accuracy of the trained (noise-free) model.
 	accNonPrivate float64
 }
@@ -295,6 +310,13 @@ func (g *grid) train(ctx context.Context, sd *splitData, s, li int) (*fit, error
 		sd.mu.Unlock()
 	}()
 	set := g.settings[li]
+	if !g.sgd {
+		f := &fit{split: s, li: li, lambda: set.Lambda, setting: set, test: test, val: val}
+		if g.keepTrain {
+			f.train = train
+		}
+		return f, nil
+	}
 	cfg := set.config(g.proto, seed)
 	trained, err := private.TrainRows(ctx, train.X, train.Y, cfg, train.Notes)
 	if err != nil {
@@ -317,6 +339,9 @@ func (g *grid) train(ctx context.Context, sd *splitData, s, li int) (*fit, error
 	run := trained.Run()
 	f := &fit{split: s, li: li, lambda: set.Lambda, setting: set, trained: trained, model: m, run: run, sens: sens, test: test,
 		candidate: candidate, val: val, accNonPrivate: m.Accuracy(test.X, test.Y)}
+	if g.keepTrain {
+		f.train = train
+	}
 	g.log.WithFields(logrus.Fields{"split": s, "setting": set.String(), "route": sens.Route, "Delta": sens.L2,
 		"acc": fmt.Sprintf("%.4f", f.accNonPrivate), "took": run.Stats.Duration.Round(time.Millisecond)}).Debug("trained")
 	return f, nil

@@ -181,10 +181,14 @@ func (s Setting) String() string {
 	if s.Dropout != 1 {
 		parts = append(parts, "s="+fmtG(s.Dropout))
 	}
-	if s.Batch != 1 {
+	if s.Batch > 1 {
 		parts = append(parts, "b="+strconv.Itoa(s.Batch))
 	}
-	parts = append(parts, "k="+strconv.Itoa(s.Passes))
+	if s.Passes == 0 {
+		parts = append(parts, "exact") // a training-time mechanism: minimized exactly
+	} else {
+		parts = append(parts, "k="+strconv.Itoa(s.Passes))
+	}
 	if s.Average {
 		parts = append(parts, "avg")
 	}

@@ -23,7 +23,7 @@ func (g *grid) selectRows(ctx context.Context, fits []*fit, set sweepSettings, s
 	}
 	var pure []perturb.Mechanism
 	for _, m := range set.mechs {
-		if m.Pure() {
+		if selectable(m) {
 			pure = append(pure, m)
 		}
 	}
@@ -49,6 +49,11 @@ func (g *grid) selectRows(ctx context.Context, fits []*fit, set sweepSettings, s
 	}
 	return rows, nil
 }
+
+// selectable reports whether m is a candidate mechanism of the private
+// selection: a pure output-perturbation mechanism (private.Select releases
+// trained models; the training-time mechanisms are not candidates).
+func selectable(m perturb.Mechanism) bool { return m.Pure() && !trainingTime(m) }
 
 func (g *grid) selectSplit(ctx context.Context, fs []*fit, mechs []perturb.Mechanism, epsilons []float64, sc SelectConfig) ([]Result, error) {
 	var cands []private.Candidate

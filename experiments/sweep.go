@@ -9,6 +9,7 @@ import (
 	"github.com/sirupsen/logrus"
 
 	"github.com/stabpriv/stabpriv/internal/check"
+	"github.com/stabpriv/stabpriv/objpert"
 	"github.com/stabpriv/stabpriv/perturb"
 )
 
@@ -135,7 +136,20 @@ type sweepSettings struct {
 	mechs    []perturb.Mechanism
 	delta    float64
 	scale    float64
+	// fixedMech is the first output-perturbation mechanism of mechs, the
+	// one of the fixed-scale releases ("" when every mechanism is a
+	// training-time one: no fixed-scale releases).
+	fixedMech perturb.Mechanism
 }
+
+// trainingTime reports whether m is a training-time mechanism (objective
+// or amp, package objpert): its noise enters the objective, so it trains
+// per (split, lambda, eps) instead of releasing a trained model.
+func trainingTime(m perturb.Mechanism) bool { return objpert.Handles(m) }
+
+// outputs reports whether some mechanism of the sweep perturbs trained
+// weights (and so needs the SGD runs of the grid).
+func (s sweepSettings) outputs() bool { return s.fixedMech != "" }
 
 // deltaOf returns the delta of mechanism m: 0 for a pure one.
 func (s sweepSettings) deltaOf(m perturb.Mechanism) float64 {
@@ -166,6 +180,9 @@ func checkSweep(cfg SweepConfig) (sweepSettings, error) {
 			return s, fmt.Errorf("%w: %w", ErrConfig, err)
 		}
 		pure = pure && m.Pure()
+		if s.fixedMech == "" && !trainingTime(m) {
+			s.fixedMech = m
+		}
 	}
 	if pure {
 		s.delta = 0
@@ -173,8 +190,8 @@ func checkSweep(cfg SweepConfig) (sweepSettings, error) {
 		s.delta = DefaultDelta
 	}
 	if sc := cfg.Select; sc.ValFrac != 0 {
-		if !slices.ContainsFunc(s.mechs, perturb.Mechanism.Pure) {
-			return s, fmt.Errorf("%w: the private selection needs a pure mechanism among %v", ErrConfig, s.mechs)
+		if !slices.ContainsFunc(s.mechs, selectable) {
+			return s, fmt.Errorf("%w: the private selection needs a pure output-perturbation mechanism among %v (objective and amp are not candidates of private.Select)", ErrConfig, s.mechs)
 		}
 		if !(sc.Eta >= 0 && sc.Eta <= 1) || !(sc.MeanRuns == 0 || sc.MeanRuns > 1 && sc.MeanRuns <= 1e7) {
 			return s, fmt.Errorf("%w: selection eta %v (want [0, 1]) or mean runs %v (want 0 or (1, 1e7])", ErrConfig, sc.Eta, sc.MeanRuns)
@@ -190,7 +207,13 @@ func checkSweep(cfg SweepConfig) (sweepSettings, error) {
 		// Calibrate checks (eps, delta) for the mechanism, with a dummy
 		// sensitivity, so that a bad setting fails before any training.
 		for _, m := range s.mechs {
-			if _, err := perturb.Calibrate(m, e, s.deltaOf(m), perturb.Sensitivity{L2: 1}, 1); err != nil {
+			var err error
+			if trainingTime(m) {
+				err = objpert.CheckBudget(m, e, s.deltaOf(m))
+			} else {
+				_, err = perturb.Calibrate(m, e, s.deltaOf(m), perturb.Sensitivity{L2: 1}, 1)
+			}
+			if err != nil {
 				return s, fmt.Errorf("%w: %w", ErrConfig, err)
 			}
 		}
@@ -219,7 +242,8 @@ func Sweep(ctx context.Context, cfg SweepConfig) ([]Result, error) {
 		return nil, err
 	}
 	g, err := newGrid(gridConfig{Protocol: cfg.Protocol, Splits: cfg.Splits, Lambdas: cfg.Lambdas, L1Ratio: cfg.L1Ratio,
-		Passes: cfg.Passes, Knobs: cfg.Knobs, ValFrac: cfg.Select.ValFrac, Seed: cfg.Seed, Logger: cfg.Logger})
+		Passes: cfg.Passes, Knobs: cfg.Knobs, ValFrac: cfg.Select.ValFrac, NoSGD: !set.outputs(),
+		KeepTrain: slices.ContainsFunc(set.mechs, trainingTime), Seed: cfg.Seed, Logger: cfg.Logger})
 	if err != nil {
 		return nil, err
 	}
@@ -229,13 +253,28 @@ func Sweep(ctx context.Context, cfg SweepConfig) ([]Result, error) {
 		rows []Result
 	}
 	fits, err := each(ctx, g, func(f *fit) ([]kept, error) {
+		defer func() { f.train = nil }()
 		rows := make([]Result, 0, len(set.epsilons)*len(set.mechs))
+		nonPrivate := map[float64]float64{}
 		for mi, mech := range set.mechs {
+			if trainingTime(mech) && !f.setting.InFamily(FamilyLambda) {
+				continue // the knobs do not apply: once per (split, lambda)
+			}
 			for ei, eps := range set.epsilons {
 				// The first mechanism keeps the seeds of a sweep with one.
 				seed := noiseSeed(g.seed, f.split, f.li, ei)
 				if mi > 0 {
 					seed = noiseSeed(g.seed, f.split, f.li, ei, mi)
+				}
+				if trainingTime(mech) {
+					r, ok, err := g.objectiveRow(ctx, f, mech, eps, set.deltaOf(mech), seed, nonPrivate)
+					if err != nil {
+						return nil, err
+					}
+					if ok {
+						rows = append(rows, r)
+					}
+					continue
 				}
 				r, err := g.releaseRow(f, mech, eps, set.deltaOf(mech), seed)
 				if err != nil {
@@ -264,12 +303,12 @@ func Sweep(ctx context.Context, cfg SweepConfig) ([]Result, error) {
 		}
 		out = append(out, sel...)
 	}
-	if set.scale >= 0 {
+	if set.scale >= 0 && set.outputs() {
 		b := set.scale
 		if b == 0 {
 			// The fits of split 0 come first, in increasing lambda, the
 			// baseline knobs first.
-			if b, err = calibratedScale(fits[len(g.lambdas)/2].f, set.mech, set.deltaOf(set.mech)); err != nil {
+			if b, err = calibratedScale(fits[len(g.lambdas)/2].f, set.fixedMech, set.deltaOf(set.fixedMech)); err != nil {
 				return nil, err
 			}
 		}
@@ -277,13 +316,13 @@ func Sweep(ctx context.Context, cfg SweepConfig) ([]Result, error) {
 			if !k.f.setting.InFamily(FamilyLambda) {
 				continue
 			}
-			r, err := g.fixedRow(k.f, set.mech, b, set.deltaOf(set.mech))
+			r, err := g.fixedRow(k.f, set.fixedMech, b, set.deltaOf(set.fixedMech))
 			if err != nil {
 				return nil, err
 			}
 			out = append(out, r)
 		}
-		g.log.WithFields(logrus.Fields{"scale": b, "name": set.mech.ScaleName()}).Info("fixed-scale releases done")
+		g.log.WithFields(logrus.Fields{"scale": b, "name": set.fixedMech.ScaleName()}).Info("fixed-scale releases done")
 	}
 	g.log.WithFields(logrus.Fields{"rows": len(out), "took": time.Since(start).Round(time.Millisecond)}).Info("sweep done")
 	return out, nil

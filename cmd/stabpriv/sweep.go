@@ -16,6 +16,7 @@ import (
 	"github.com/sirupsen/logrus"
 
 	"github.com/stabpriv/stabpriv/experiments"
+	"github.com/stabpriv/stabpriv/objpert"
 	"github.com/stabpriv/stabpriv/perturb"
 )
 
@@ -55,7 +56,7 @@ func newPaperFlagSet(name string, f *paperFlags) *flag.FlagSet {
 	fs.IntVar(&f.splits, "splits", experiments.DefaultSplits, "number of seeded 80/20 splits (split s uses seed+s)")
 	fs.StringVar(&f.lambdas, "lambdas", "", "comma-separated elastic-net strengths (default: 7 log-spaced values, from 1e-4 to 1e-2 for adult and csv, 1e-4 to 1e-1 for lastfm, 1e-3 to 1 for gene_all)")
 	fs.StringVar(&f.epsilons, "epsilons", "0.1,0.5,1,2,5", "comma-separated privacy levels eps")
-	fs.StringVar(&f.mechanism, "mechanism", string(perturb.Gamma), "noise: one of "+perturb.MechanismList()+" (sweep: a comma-separated list, released side by side)")
+	fs.StringVar(&f.mechanism, "mechanism", string(perturb.Gamma), "noise: one of "+perturb.MechanismList()+" (sweep: a comma-separated list, released side by side, which may also name the training-time mechanisms objective and amp)")
 	fs.Float64Var(&f.delta, "delta", experiments.DefaultDelta, "delta of the Gaussian mechanisms (ignored by gamma and laplace)")
 	fs.Float64Var(&f.l1Ratio, "l1-ratio", experiments.DefaultL1Ratio, "elastic-net L1 share alpha in [0, 1); mu = lambda*(1-alpha)")
 	fs.StringVar(&f.passesList, "passes", strconv.Itoa(experiments.DefaultPasses), "SGD passes (sweep: a comma-separated list)")
@@ -187,6 +188,9 @@ func parsePaper(fs *flag.FlagSet, f *paperFlags, args []string, stderr io.Writer
 		if slices.Contains(f.mechs, mech) {
 			return usagef("--mechanism: %s repeated", mech)
 		}
+		if fs.Name() != "sweep" && objpert.Handles(mech) {
+			return usagef("--mechanism %s: %s releases trained weights by output perturbation; the training-time mechanisms run in sweep", mech, fs.Name())
+		}
 		f.mechs = append(f.mechs, mech)
 		pure = pure && mech.Pure()
 	}
@@ -252,7 +256,11 @@ setting (every lambda with every combination of --l1-ratios, --clips, --dropouts
 sensitivity by the strongly convex SGD route with the setting's constants), releases the
 weights once per eps and mechanism (--mechanism, a list: pure and (eps, delta) mechanisms
 side by side) with noise calibrated to that sensitivity (each a separate release), and once
-at a fixed noise scale reporting the eps it buys. With --select-val F, it also selects the
+at a fixed noise scale reporting the eps it buys. The training-time mechanisms objective
+(pure eps) and amp ((eps, delta)) put the noise in the objective, so they train once per
+split, lambda and eps (ridge objective minimized exactly; the knobs do not apply; a lambda
+below the mechanism's floor runs at the floor, Chaudhuri et al.'s extra ridge) and are
+reported beside the others. With --select-val F, it also selects the
 setting and the pure mechanism privately (private.Select on a validation split of F of the
 training rows, inside each eps). The noise is seeded: the results are reproducible and not
 for release.

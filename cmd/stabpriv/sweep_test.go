@@ -165,3 +165,32 @@ func TestSweepCommandKnobs(t *testing.T) {
 		t.Errorf("results.csv has %d lines", n)
 	}
 }
+
+func TestSweepCommandObjective(t *testing.T) {
+	csv := writeCSV(t, clusters(2, 150))
+	out := filepath.Join(t.TempDir(), "objective")
+	stdout, _, err := call(t, "sweep", "--dataset", "csv", "--data", csv, "--label", "class", "--splits", "2",
+		"--lambdas", "1e-3,1e-2", "--epsilons", "1,5", "--passes", "3", "--mechanism", "gamma,objective,amp",
+		"--log-level", "warn", "--out", out)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, want := range []string{"objective", "amp (delta 1e-05)", "exact", "fixed noise scale"} {
+		if !strings.Contains(stdout, want) {
+			t.Errorf("output lacks %q:\n%s", want, stdout)
+		}
+	}
+	res, _ := os.ReadFile(filepath.Join(out, "results.csv"))
+	if !strings.Contains(string(res), ",objective,objective perturbation") {
+		t.Errorf("results.csv lacks objective rows:\n%s", res)
+	}
+	out = filepath.Join(t.TempDir(), "alone")
+	if _, _, err := call(t, "sweep", "--dataset", "csv", "--data", csv, "--label", "class", "--splits", "1",
+		"--lambdas", "1e-2", "--epsilons", "1", "--mechanism", "objective", "--log-level", "warn", "--out", out); err != nil {
+		t.Fatalf("objective alone: %v", err)
+	}
+	if _, _, err := call(t, "featsel", "--dataset", "csv", "--data", csv, "--label", "class", "--mechanism", "objective",
+		"--out", filepath.Join(t.TempDir(), "f")); err == nil || !strings.Contains(err.Error(), "training-time") {
+		t.Errorf("featsel with objective: %v, want a usage error", err)
+	}
+}
