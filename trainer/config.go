@@ -147,6 +147,17 @@ type Config struct {
 	// and Passes = stability.ProxGDPasses(...). Zero means run all passes.
 	Tolerance float64
 
+	// SkipObjective skips the pass over the data that Train makes after
+	// the last SGD pass to compute Run.Stats.Objective and GradNorm,
+	// statistics for diagnostics only (no stability route or certificate
+	// reads them); the weights are the same either way. Stats.Evaluated
+	// reports whether they were computed: they still are when a Tolerance
+	// or a Logger at Debug level asks for them after every pass. The zero
+	// value computes them, as the command line's non-private output and
+	// --diagnostics print them; set it where only the weights matter (a
+	// private release, a benchmark).
+	SkipObjective bool
+
 	// Seed seeds the permutations and the dropout masks.
 	Seed uint64
 	// Engine selects the gradient engine; the zero value is Native. Any

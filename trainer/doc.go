@@ -15,6 +15,14 @@
 // mu = lambda*(1-alpha). Before training, each row with ||x|| > Kappa is
 // scaled to norm Kappa, on a copy: the bound is enforced, never estimated.
 //
+// The caller's matrix is never modified. Train reads it in place, without a
+// copy, when it is a *mat.Dense with contiguous rows (Stride = d), every row
+// has ||x|| <= Kappa (checked) and no user model is trained: no engine
+// writes the rows, so the matrix must only not change while Train runs.
+// Otherwise the rows are copied. At the end Train computes the objective
+// and the gradient norm of Run.Stats, one more pass over the data, unless
+// Config.SkipObjective says they are not needed.
+//
 // # The step
 //
 // Each pass visits the examples in a fresh permutation drawn from the seed,

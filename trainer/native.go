@@ -214,7 +214,7 @@ func runPasses(ctx context.Context, p *problem) (_ []float64, err error) {
 		start       = time.Now()
 		info        = levelEnabled(p.log, logrus.InfoLevel)
 		debug       = levelEnabled(p.log, logrus.DebugLevel)
-		grad        = make([]float64, e.dim)
+		grad        []float64
 		done        bool
 		f, gradNorm float64
 	)
@@ -238,6 +238,9 @@ func runPasses(ctx context.Context, p *problem) (_ []float64, err error) {
 			}).Info("trainer: pass done")
 		}
 		if p.cfg.Tolerance > 0 || debug {
+			if grad == nil {
+				grad = make([]float64, e.dim)
+			}
 			if f, gradNorm, err = e.objective(e.weights(), grad); err != nil {
 				return nil, err
 			}
@@ -252,12 +255,16 @@ func runPasses(ctx context.Context, p *problem) (_ []float64, err error) {
 		}
 	}
 	w := e.weights()
-	if !done {
+	if !done && !p.cfg.SkipObjective {
+		if grad == nil {
+			grad = make([]float64, e.dim)
+		}
 		if f, gradNorm, err = e.objective(w, grad); err != nil {
 			return nil, err
 		}
+		done = true
 	}
-	run.Stats.Objective, run.Stats.GradNorm = f, gradNorm
+	run.Stats.Objective, run.Stats.GradNorm, run.Stats.Evaluated = f, gradNorm, done
 	if p.cfg.Tolerance > 0 && gradNorm <= p.cfg.Tolerance {
 		run.Stats.Converged = true
 	}

@@ -104,6 +104,10 @@ type Stats struct {
 	Converged bool
 	// Objective is F_S at the returned weights.
 	Objective float64
+	// Evaluated reports whether Objective and GradNorm were computed:
+	// false when Config.SkipObjective skipped the objective pass, and then
+	// both are zero.
+	Evaluated bool
 	// Duration is the wall time of the run.
 	Duration time.Duration
 }

@@ -7,6 +7,7 @@ import (
 
 	gonumblas "gonum.org/v1/gonum/blas/gonum"
 
+	"github.com/stabpriv/stabpriv/internal/kernel"
 	"github.com/stabpriv/stabpriv/regularizers"
 )
 
@@ -147,30 +148,54 @@ func sqNorm(v []float64) float64 {
 // objective returns F_S(w) and the norm of the minimum-norm subgradient of
 // F_S at w, using the built-in loss. grad is scratch of length k*d and z of
 // length k.
+//
+// The margins, the loss and the gradient sum take the rows in order, four
+// at a time through the kernels of internal/kernel, with the bits of the
+// one-row loops: each margin is summed in column order from 0, and grad
+// gets gz_k(x_i)/n times row i for i = 0, 1, ... in turn.
 func (p *problem) objective(w, grad, z, gz []float64) (f, gnorm float64) {
-	for i := range grad {
-		grad[i] = 0
+	clear(grad)
+	n, d, k := p.n, p.d, p.k
+	zb := make([]float64, 4*k)  // the K margins of each of four rows
+	cb := make([][4]float64, k) // cb[c][q]: output c's coefficient of row q
+	i := 0
+	for ; i+4 <= n; i += 4 {
+		x0, x1, x2, x3 := p.x[i*d:(i+1)*d], p.x[(i+1)*d:(i+2)*d], p.x[(i+2)*d:(i+3)*d], p.x[(i+3)*d:(i+4)*d]
+		for c := 0; c < k; c++ {
+			s := kernel.SeqDots4(w[c*d:(c+1)*d], x0, x1, x2, x3)
+			for q, v := range s {
+				zb[q*k+c] = v
+			}
+		}
+		for q := 0; q < 4; q++ {
+			f += p.loss.Grad(gz, zb[q*k:(q+1)*k], p.y[i+q])
+			for c := 0; c < k; c++ {
+				cb[c][q] = gz[c] / float64(n)
+			}
+		}
+		for c := 0; c < k; c++ {
+			kernel.AddRows4(grad[c*d:(c+1)*d], cb[c], x0, x1, x2, x3)
+		}
 	}
-	for i := 0; i < p.n; i++ {
-		x := p.x[i*p.d : (i+1)*p.d]
-		for k := 0; k < p.k; k++ {
+	for ; i < n; i++ {
+		x := p.x[i*d : (i+1)*d]
+		for c := 0; c < k; c++ {
 			var s float64
-			row := w[k*p.d : (k+1)*p.d]
-			for j, v := range row {
+			for j, v := range w[c*d : (c+1)*d] {
 				s += v * x[j]
 			}
-			z[k] = s
+			z[c] = s
 		}
 		f += p.loss.Grad(gz, z, p.y[i])
-		for k := 0; k < p.k; k++ {
-			c := gz[k] / float64(p.n)
-			row := grad[k*p.d : (k+1)*p.d]
+		for c := 0; c < k; c++ {
+			g := gz[c] / float64(n)
+			row := grad[c*d : (c+1)*d]
 			for j, v := range x {
-				row[j] += c * v
+				row[j] += g * v
 			}
 		}
 	}
-	f /= float64(p.n)
+	f /= float64(n)
 	f += p.cfg.Reg.Value(w)
 	gnorm = p.cfg.Reg.MinNormSubgrad(grad, grad, w)
 	return f, gnorm

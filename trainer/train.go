@@ -10,6 +10,7 @@ import (
 	gfloats "gonum.org/v1/gonum/floats"
 	"gonum.org/v1/gonum/mat"
 
+	"github.com/stabpriv/stabpriv/internal/kernel"
 	"github.com/stabpriv/stabpriv/losses"
 )
 
@@ -33,7 +34,7 @@ type problem struct {
 	loss losses.Loss
 	n, d int
 	k    int       // outputs
-	x    []float64 // n x d row-major, rows clipped to Kappa
+	x    []float64 // n x d row-major, rows clipped to Kappa; read only (see setRows)
 	norm []float64 // row norms after clipping
 	y    []float64
 	mu   float64
@@ -44,7 +45,11 @@ type problem struct {
 }
 
 // Train runs SGD on the rows of X with labels y and returns the model and the
-// Run record. X is not modified. It returns an error wrapping ErrData for
+// Run record. X is not modified, and must not be modified until Train
+// returns: when X is a *mat.Dense (any mat.RawMatrixer) with contiguous rows
+// (Stride = d), all of them within Kappa, and Config.Model is nil, Train
+// reads the rows in place instead of copying them (no engine writes them).
+// It returns an error wrapping ErrData for
 // bad data (empty, NaN or Inf, a label the loss cannot use, b > n), and the
 // context's error if ctx is done before training ends.
 func (t *Trainer) Train(ctx context.Context, X mat.Matrix, y []float64) (*Model, *Run, error) {
@@ -128,35 +133,8 @@ func (t *Trainer) newProblem(X mat.Matrix, y []float64) (*problem, error) {
 		}
 	}
 	p.beta = run.BetaS + p.mu
-	p.x = make([]float64, n*d)
-	p.norm = make([]float64, n)
-	for i := 0; i < n; i++ {
-		row := p.x[i*d : (i+1)*d]
-		mat.Row(row, i, X) // a copy for *mat.Dense, At calls otherwise
-		var sq float64
-		for j, v := range row {
-			if math.IsNaN(v) || math.IsInf(v, 0) {
-				return nil, fmt.Errorf("%w: X[%d,%d] = %v", ErrData, i, j, v)
-			}
-			sq += v * v
-		}
-		p.norm[i] = math.Sqrt(sq)
-		if math.IsInf(sq, 0) {
-			// Entries above about 1e154 overflow the sum of squares; the
-			// scaled (slower) norm keeps the row from being zeroed.
-			p.norm[i] = gfloats.Norm(row, 2)
-		}
-		if p.norm[i] > cfg.Kappa {
-			s := cfg.Kappa / p.norm[i]
-			for j := range row {
-				row[j] *= s
-			}
-			p.norm[i] = cfg.Kappa
-			run.Stats.ClippedRows++
-		}
-	}
-	if run.Stats.ClippedRows > 0 {
-		p.log.WithFields(logrus.Fields{"rows": run.Stats.ClippedRows, "kappa": cfg.Kappa}).Info("trainer: rows scaled to norm kappa")
+	if err := p.setRows(X); err != nil {
+		return nil, err
 	}
 	eta, err := p.step(1)
 	if err != nil {
@@ -164,4 +142,81 @@ func (t *Trainer) newProblem(X mat.Matrix, y []float64) (*problem, error) {
 	}
 	run.Eta = eta
 	return p, nil
+}
+
+// setRows sets p.x to the rows of X clipped to norm Kappa, and p.norm to
+// their norms. It checks every entry for NaN and Inf. The rows are X's own
+// storage, read in place, when X has contiguous rows (a mat.RawMatrixer with
+// Stride = d), none of them longer than Kappa, and no user model's kernel
+// will see them (an ExampleKernel may write its row): no engine writes p.x,
+// so the caller's matrix is left as it was. Otherwise p.x is a copy, clipped.
+//
+// A row's norm is the square root of its sum of squares accumulated in
+// column order (kernel.SeqSquares4 gives those bits four rows at a time);
+// when the sum overflows, the scaled norm of gonum's floats.Norm.
+func (p *problem) setRows(X mat.Matrix) error {
+	n, d, kappa := p.n, p.d, p.cfg.Kappa
+	owned := true
+	if rm, ok := X.(mat.RawMatrixer); ok && rm.RawMatrix().Stride == d && p.cfg.Model == nil {
+		p.x, owned = rm.RawMatrix().Data[:n*d], false
+	} else {
+		p.x = make([]float64, n*d)
+		for i := 0; i < n; i++ {
+			mat.Row(p.x[i*d:(i+1)*d], i, X) // a copy for *mat.Dense, At calls otherwise
+		}
+	}
+	p.norm = make([]float64, n)
+	squaredNorms(p.norm, p.x, d)
+	for i, sq := range p.norm {
+		row := p.x[i*d : (i+1)*d]
+		if math.IsNaN(sq) || math.IsInf(sq, 0) {
+			for j, v := range row {
+				if math.IsNaN(v) || math.IsInf(v, 0) {
+					return fmt.Errorf("%w: X[%d,%d] = %v", ErrData, i, j, v)
+				}
+			}
+		}
+		nrm := math.Sqrt(sq)
+		if math.IsInf(sq, 0) {
+			// Entries above about 1e154 overflow the sum of squares; the
+			// scaled (slower) norm keeps the row from being zeroed.
+			nrm = gfloats.Norm(row, 2)
+		}
+		p.norm[i] = nrm
+		if nrm <= kappa {
+			continue
+		}
+		if !owned {
+			p.x, owned = append([]float64(nil), p.x...), true
+			row = p.x[i*d : (i+1)*d]
+		}
+		s := kappa / nrm
+		for j := range row {
+			row[j] *= s
+		}
+		p.norm[i] = kappa
+		p.run.Stats.ClippedRows++
+	}
+	if p.run.Stats.ClippedRows > 0 {
+		p.log.WithFields(logrus.Fields{"rows": p.run.Stats.ClippedRows, "kappa": kappa}).Info("trainer: rows scaled to norm kappa")
+	}
+	return nil
+}
+
+// squaredNorms sets dst[i] to the sum of squares of row i of the n x d
+// row-major x (n = len(dst)), accumulated in column order.
+func squaredNorms(dst, x []float64, d int) {
+	n := len(dst)
+	i := 0
+	for ; i+4 <= n; i += 4 {
+		s := kernel.SeqSquares4(x[i*d:(i+1)*d], x[(i+1)*d:(i+2)*d], x[(i+2)*d:(i+3)*d], x[(i+3)*d:(i+4)*d])
+		copy(dst[i:i+4], s[:])
+	}
+	for ; i < n; i++ {
+		var sq float64
+		for _, v := range x[i*d : (i+1)*d] {
+			sq += v * v
+		}
+		dst[i] = sq
+	}
 }

@@ -1,0 +1,147 @@
+package trainer
+
+import (
+	"math"
+	"testing"
+
+	"gonum.org/v1/gonum/mat"
+
+	"github.com/stabpriv/stabpriv/losses"
+	"github.com/stabpriv/stabpriv/regularizers"
+)
+
+// sameBits reports whether a and b hold the same float64s bit for bit.
+func sameBits(a, b []float64) bool {
+	if len(a) != len(b) {
+		return false
+	}
+	for i := range a {
+		if math.Float64bits(a[i]) != math.Float64bits(b[i]) {
+			return false
+		}
+	}
+	return true
+}
+
+// objectiveByRow is problem.objective one row at a time, the loops the
+// four-row kernels stand for.
+func objectiveByRow(p *problem, w []float64) (f, gnorm float64) {
+	grad, z, gz := make([]float64, p.k*p.d), make([]float64, p.k), make([]float64, p.k)
+	for i := 0; i < p.n; i++ {
+		x := p.x[i*p.d : (i+1)*p.d]
+		for k := 0; k < p.k; k++ {
+			var s float64
+			for j, v := range w[k*p.d : (k+1)*p.d] {
+				s += v * x[j]
+			}
+			z[k] = s
+		}
+		f += p.loss.Grad(gz, z, p.y[i])
+		for k := 0; k < p.k; k++ {
+			c := gz[k] / float64(p.n)
+			row := grad[k*p.d : (k+1)*p.d]
+			for j, v := range x {
+				row[j] += c * v
+			}
+		}
+	}
+	f /= float64(p.n)
+	f += p.cfg.Reg.Value(w)
+	return f, p.cfg.Reg.MinNormSubgrad(grad, grad, w)
+}
+
+// TestObjectiveBitIdentical checks the objective against objectiveByRow bit
+// for bit, for K = 1 and K = 3, on row counts around multiples of 4.
+func TestObjectiveBitIdentical(t *testing.T) {
+	for _, cfg := range []Config{
+		{Loss: losses.Logistic{}, Reg: regularizers.ElasticNet{Lambda: 0.05, L1Ratio: 0.3}},
+		{Loss: testSoftmax{}, Classes: 3, Reg: regularizers.L2(0.01)},
+	} {
+		for _, n := range []int{1, 3, 4, 5, 8, 11, 103} {
+			for _, d := range []int{1, 4, 7, 33} {
+				X, y := synthData(n, d, classesOf(cfg), uint64(n*d))
+				p := newTestProblem(t, cfg, X, y)
+				k := p.k
+				w := make([]float64, k*d)
+				for j := range w {
+					w[j] = math.Sin(float64(3*j + 1))
+				}
+				f, g := p.objective(w, make([]float64, k*d), make([]float64, k), make([]float64, k))
+				wf, wg := objectiveByRow(p, w)
+				if math.Float64bits(f) != math.Float64bits(wf) || math.Float64bits(g) != math.Float64bits(wg) {
+					t.Errorf("%s %dx%d: objective (%v, %v), row by row (%v, %v)", cfg.Loss.Name(), n, d, f, g, wf, wg)
+				}
+			}
+		}
+	}
+}
+
+// TestTrainRowsInPlace checks when Train reads the caller's rows in place:
+// a *mat.Dense with contiguous rows all within Kappa is read in place; a
+// clipped row, a strided view, another mat.Matrix or a user model gets a
+// copy; the weights are the same bit for bit either way and X is never
+// modified.
+func TestTrainRowsInPlace(t *testing.T) {
+	X, y := synthData(57, 5, 0, 8) // rows in the unit ball
+	cfg := Config{Loss: losses.Logistic{}, Reg: regularizers.L2(0.01), Passes: 2, Seed: 3}
+	aliases := func(p *problem, m *mat.Dense) bool { return &p.x[0] == &m.RawMatrix().Data[0] }
+	p := newTestProblem(t, cfg, X, y)
+	if !aliases(p, X) {
+		t.Error("rows within kappa were copied")
+	}
+	want, _ := train(t, cfg, X, y)
+
+	wide := mat.NewDense(57, 7, nil)
+	view := wide.Slice(0, 57, 1, 6).(*mat.Dense)
+	view.Copy(X)
+	if p := newTestProblem(t, cfg, view, y); aliases(p, view) {
+		t.Error("a strided view read in place")
+	}
+	if got, _ := train(t, cfg, view, y); !sameBits(got.W, want.W) {
+		t.Errorf("strided view: w = %v, want %v", got.W, want.W)
+	}
+	if got, _ := train(t, cfg, X.T().T(), y); !sameBits(got.W, want.W) {
+		t.Errorf("through mat.Matrix: w = %v, want %v", got.W, want.W)
+	}
+	if p := newTestProblem(t, Config{Model: fakeModel{}, Engine: Graph, Eta: 1}, X, y); aliases(p, X) {
+		t.Error("rows read in place for a user model")
+	}
+
+	long := mat.DenseCopyOf(X)
+	row := long.RawRowView(9)
+	for j := range row {
+		row[j] *= 3 / math.Sqrt(sqNorm(row))
+	}
+	before := mat.DenseCopyOf(long)
+	p = newTestProblem(t, cfg, long, y)
+	if aliases(p, long) || p.run.Stats.ClippedRows != 1 {
+		t.Errorf("a row longer than kappa: read in place %v, %d clipped", aliases(p, long), p.run.Stats.ClippedRows)
+	}
+	train(t, cfg, long, y)
+	if !mat.Equal(long, before) {
+		t.Error("Train modified the caller's matrix")
+	}
+}
+
+// TestSkipObjective checks that SkipObjective leaves the weights as they
+// are, skips the statistics only when nothing else needs them, and says so.
+func TestSkipObjective(t *testing.T) {
+	X, y := synthData(90, 4, 0, 6)
+	cfg := Config{Loss: losses.Logistic{}, Reg: regularizers.L2(0.01), Passes: 3, Seed: 2}
+	m, run := train(t, cfg, X, y)
+	if !run.Stats.Evaluated || run.Stats.Objective <= 0 || run.Stats.GradNorm <= 0 {
+		t.Errorf("default: evaluated %v, objective %v, grad norm %v", run.Stats.Evaluated, run.Stats.Objective, run.Stats.GradNorm)
+	}
+	cfg.SkipObjective = true
+	ms, rs := train(t, cfg, X, y)
+	if !sameBits(ms.W, m.W) {
+		t.Errorf("SkipObjective changed the weights: %v, want %v", ms.W, m.W)
+	}
+	if rs.Stats.Evaluated || rs.Stats.Objective != 0 || rs.Stats.GradNorm != 0 {
+		t.Errorf("skipped: evaluated %v, objective %v, grad norm %v", rs.Stats.Evaluated, rs.Stats.Objective, rs.Stats.GradNorm)
+	}
+	cfg.Tolerance = 1e-12
+	if _, rt := train(t, cfg, X, y); !rt.Stats.Evaluated || rt.Stats.GradNorm != run.Stats.GradNorm {
+		t.Errorf("with a tolerance: evaluated %v, grad norm %v, want %v", rt.Stats.Evaluated, rt.Stats.GradNorm, run.Stats.GradNorm)
+	}
+}
