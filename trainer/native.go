@@ -79,8 +79,12 @@ type native struct {
 	j   int       // current pass, 0-based
 
 	// fuse selects passFused, for K = 1 and b = 1 without dropout and
-	// projection.
-	fuse bool
+	// projection; fuseBatch selects batchStep, for K = 1 and b > 1 without
+	// dropout.
+	fuse, fuseBatch bool
+	// The rows and margin gradients of a minibatch (fuseBatch).
+	rows [][]float64
+	gb   []float64
 
 	// The rows, norms and labels of the next chunk examples of the pass are
 	// copied into cx, cn and cy, starting at position c0 (chunk = 0: rows
@@ -92,22 +96,21 @@ type native struct {
 }
 
 // gatherChunk is the least number of examples gathered at once; a chunk
-// holds whole minibatches. A b = 1 step is one chain of dependent operations
-// (the margin needs the previous step's weights), and a minibatch example
-// is long enough that the processor does not look ahead to the next one, so
-// a row fetched from a random place in memory inside a step stalls it.
-// Instead, every step issues prefetch hints for the rows one chunk ahead in
-// the pass order (kernel.Prefetch: PREFETCHT0 on amd64, nothing elsewhere), which
-// the memory system serves while the steps compute, and at a chunk boundary
-// those rows are copied, from cache, into a contiguous buffer. On 36000 x 33
-// data (9.5 MB) copying chunks made a b = 1 pass about 1.7 times as fast as
-// reading rows in place, and prefetching the next chunk instead of touching
-// its rows at the boundary another 8% (BenchmarkNativePass36000x33, best of
-// 18 runs: 100 to 92 ns per step). 64 rows of a few tens of features stay in
-// L1. (The b = 1 path of passFused has since gone back to reading rows in
-// place, as it hints every read of a step ahead, norms and labels included.) Long rows (more than gatherMaxD features) and chunks of more than
-// gatherMaxRows rows (large minibatches) are read in place: the hardware
-// prefetcher streams long rows, and copying would only add work.
+// holds whole minibatches. A step of the unfused paths (dropout, K > 1, the
+// kernel engines) is long enough that the processor does not look ahead to
+// the next example, so a row fetched from a random place in memory inside a
+// step stalls it. Instead, every step issues prefetch hints for the rows one
+// chunk ahead in the pass order (kernel.Prefetch: PREFETCHT0 on amd64,
+// nothing elsewhere), which the memory system serves while the steps
+// compute, and at a chunk boundary those rows are copied, from cache, into a
+// contiguous buffer; 64 rows of a few tens of features stay in L1. Long rows
+// (more than gatherMaxD features) and chunks of more than gatherMaxRows rows
+// (large minibatches) are read in place: the hardware prefetcher streams
+// long rows, and copying would only add work. The fused paths read rows in
+// place too: passFused (b = 1) hints every read of a step fusedAhead
+// examples ahead, and batchStep (b > 1, K = 1) hints the rows, norms and
+// labels of the next minibatch, whose margins it then computes
+// independently of each other.
 const (
 	gatherChunk   = 64
 	gatherMaxD    = 256
@@ -180,12 +183,17 @@ func newNative(p *problem) (*native, error) {
 		e.avg = make([]float64, dim)
 	}
 	b := p.cfg.Batch
-	if chunk := b * ((gatherChunk + b - 1) / b); p.d <= gatherMaxD && chunk <= gatherMaxRows {
+	e.fuseBatch = mk == nil && ek == nil && e.k == 1 && b > 1 && e.drop >= 1
+	if chunk := b * ((gatherChunk + b - 1) / b); !e.fuseBatch && p.d <= gatherMaxD && chunk <= gatherMaxRows {
 		e.chunk = chunk
 		e.cx = make([]float64, chunk*p.d)
 		e.cn, e.cy = make([]float64, chunk), make([]float64, chunk)
 	}
 	e.fuse = mk == nil && ek == nil && e.k == 1 && b == 1 && e.drop >= 1 && e.radius == 0 && p.d <= gatherMaxD
+	if e.fuseBatch {
+		e.rows, e.gb = make([][]float64, b), make([]float64, b)
+		e.nb, e.yb = make([]float64, b), make([]float64, b)
+	}
 	return e, nil
 }
 
@@ -342,6 +350,10 @@ func (e *native) pass(ctx context.Context, j int) (lo, hi float64, err error) {
 			for _, i := range order[q:min(q+b, len(order))] {
 				kernel.Prefetch(p.x[i*e.d : (i+1)*e.d])
 			}
+		} else if q := s + b; e.fuseBatch && q < len(order) {
+			for _, i := range order[q:min(q+b, len(order))] {
+				kernel.PrefetchExample(&p.x[i*e.d], e.d, &p.norm[i], &p.y[i])
+			}
 		}
 		e.t++
 		eta, err := p.step(e.t)
@@ -469,6 +481,10 @@ func (e *native) step(batch []int, pos int, eta float64) error {
 	if e.mk != nil || e.ek != nil {
 		return e.kernelStep(batch, pos, eta)
 	}
+	if e.fuseBatch {
+		e.batchStep(batch, pos, eta)
+		return nil
+	}
 	a, thr, d := 1-eta*e.p.mu, eta*e.l1, e.d
 	if e.acc == nil {
 		// b = 1: the update of each row of W is fused with the decay and
@@ -492,6 +508,50 @@ func (e *native) step(batch []int, pos int, eta float64) error {
 	}
 	e.endStep(eta)
 	return nil
+}
+
+// batchStep is step for K = 1 and b > 1 without dropout (e.fuseBatch): the
+// same operations in the same order on each weight, grouped by kind over the
+// minibatch instead of example by example. The margins of a minibatch all
+// use the weights of the start of the step, so they do not wait on each
+// other: kernel.Ddots4 takes four at a time with the bits of dot, then come
+// the clipped derivatives, and kernel.AddRows4 adds four clipped gradients
+// at a time to the sum with the bits of axpy, the examples in their order.
+func (e *native) batchStep(batch []int, pos int, eta float64) {
+	a, thr, d := 1-eta*e.p.mu, eta*e.l1, e.d
+	m := len(batch)
+	rows, g, nb, yb := e.rows[:m], e.gb[:m], e.nb[:m], e.yb[:m]
+	for q, i := range batch {
+		rows[q], nb[q], yb[q] = e.row(i, pos+q)
+	}
+	w := e.w[:d]
+	q := 0
+	for ; q+4 <= m; q += 4 {
+		z := kernel.Ddots4(w, rows[q], rows[q+1], rows[q+2], rows[q+3])
+		copy(g[q:q+4], z[:])
+	}
+	for ; q < m; q++ {
+		g[q] = dot(w, rows[q])
+	}
+	for q, z := range g {
+		gq := e.margin.Deriv(z, yb[q])
+		g[q] = gq * clipScale(math.Abs(gq)*nb[q], e.clip)
+		if e.obs != nil && e.obs.example != nil {
+			e.gz[0] = g[q]
+			e.obs.example(e.t, batch[q], rows[q], e.gz)
+		}
+	}
+	acc := e.acc
+	clear(acc)
+	q = 0
+	for ; q+4 <= m; q += 4 {
+		kernel.AddRows4(acc, [4]float64{g[q], g[q+1], g[q+2], g[q+3]}, rows[q], rows[q+1], rows[q+2], rows[q+3])
+	}
+	for ; q < m; q++ {
+		axpy(g[q], rows[q], acc)
+	}
+	kernel.Shrink(e.w, acc, a, eta/float64(e.p.cfg.Batch), thr)
+	e.endStep(eta)
 }
 
 // endStep is the end of every step: the projection and the average.
