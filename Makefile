@@ -25,12 +25,16 @@ lint: vet
 build:
 	$(GO) build ./...
 
-# Go benchmarks of the hot paths, and the side-by-side comparison with
-# scikit-learn (skipped when python3-sklearn is missing).
+# Go benchmarks of the hot paths (-count 6, for benchstat), and the
+# side-by-side table with scikit-learn and pandas (bench/compare.sh: whole
+# one-epoch fits, Train's fixed cost, peak memory, epochs at b = 1, 32, 256,
+# ReadCSV, the truncated SVD, a private fit on Adult from $(DATA)/adult;
+# min and median of alternating rounds) into $(OUT)/sidebyside.md. The
+# table is skipped when python3-sklearn or python3-pandas is missing.
 bench:
 	@mkdir -p $(OUT)
 	$(GO) test -run '^$$' -bench . -benchmem -count 6 ./trainer/ | tee $(OUT)/bench.txt
-	bash bench/compare.sh
+	OUT=$(OUT) ADULT=$(DATA)/adult bash bench/compare.sh
 
 # The paper's experiments on the shared data sets (DATA): for adult, lastfm
 # and gene_all, the accuracy sweep (Figures 1 and 2, gamma-norm noise) and the

@@ -1,37 +1,80 @@
 #!/usr/bin/env bash
-# Side-by-side: one pass of per-example SGD (logistic, elastic net, b = 1) on the
-# same dense 36,000 x 33 data in scikit-learn's SGDClassifier and in stabpriv's
-# native engine, in one run on one machine. Skips when scikit-learn is missing
-# (Debian: apt-get install python3-sklearn).
+# Side-by-side with scikit-learn and pandas, on the same rows in one run on
+# one machine (bench/sklearn_side.py and bench/sidebyside):
+#   fit    whole one-epoch fits (logistic, elastic net, b = 1) at SHAPES;
+#          Train's fixed cost over a pass, peak memory over the data
+#   pass   the marginal time of an epoch at b = 1, 32, 256 (PASS_SHAPE)
+#   csv    ReadCSVFile against pandas.read_csv (CSV_SHAPE, label included)
+#   svd    FitTruncatedSVD against TruncatedSVD (SVD_SHAPE, k = 32)
+#   adult  a private fit on Adult (train, analyze, release, certificate)
+#          against scikit-learn's LogisticRegression, the lbfgs solver of
+#          diffprivlib's LogisticRegression (diffprivlib is not packaged for
+#          Debian), and against stabpriv's plain fit; skipped without ADULT
+# ROUNDS rounds, the two sides alternating which goes first, REPS timings a
+# side per round; the table gives the min and the median of each and the
+# ratios to the reference (scikit-learn or pandas). Skips when scikit-learn
+# is missing (Debian: apt-get install python3-sklearn python3-pandas).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 py=""
 for c in /usr/bin/python3 python3; do
-  if command -v "$c" >/dev/null && "$c" -c 'import sklearn' 2>/dev/null; then py=$c; break; fi
+  if command -v "$c" >/dev/null && "$c" -c 'import sklearn, pandas' 2>/dev/null; then py=$c; break; fi
 done
 if [ -z "$py" ]; then
-  echo "bench/compare.sh: scikit-learn not found, skipping (apt-get install python3-sklearn)"
+  echo "bench/compare.sh: scikit-learn or pandas not found, skipping (apt-get install python3-sklearn python3-pandas)"
   exit 0
 fi
+ROUNDS=${ROUNDS:-3}
+REPS=${REPS:-3}
+SHAPES=${SHAPES:-"100000x100 1000000x100"}
+PASS_SHAPE=${PASS_SHAPE:-100000x100}
+SVD_SHAPE=${SVD_SHAPE:-100000x100}
+CSV_SHAPE=${CSV_SHAPE:-1000000x20}
+ADULT=${ADULT:-../shared/datasets/adult}
+OUT=${OUT:-out}
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
 go build -o "$tmp/sidebyside" ./bench/sidebyside
-# Three rounds, the two sides alternating, so that neither always runs on a
-# machine the other has just warmed or loaded; the best round of each counts.
-for round in 1 2 3; do
-  "$py" bench/sklearn_pass.py --csv "$tmp/adultshape.csv" | tee -a "$tmp/results.jsonl"
-  "$tmp/sidebyside" --csv "$tmp/adultshape.csv" | tee -a "$tmp/results.jsonl"
+for s in $SHAPES $PASS_SHAPE $SVD_SHAPE; do
+  [ -e "$tmp/d$s.x" ] || "$py" bench/sklearn_side.py --task gen --data "$tmp/d$s" --n "${s%x*}" --d "${s#*x}"
 done
-"$py" - "$tmp/results.jsonl" <<'PY'
-import json, sys
-best = {}
-for line in open(sys.argv[1]):
-    r = json.loads(line)
-    if r["impl"] not in best or r["seconds_per_pass"] < best[r["impl"]]["seconds_per_pass"]:
-        best[r["impl"]] = r
-rows = list(best.values())
-base = rows[0]["seconds_per_pass"]
-print(f"{'implementation':32s} {'ms/pass':>8s} {'speed-up':>8s} {'fit ms':>8s} {'train acc':>9s}")
-for r in rows:
-    print(f"{r['impl']:32s} {1e3*r['seconds_per_pass']:8.2f} {base/r['seconds_per_pass']:7.1f}x {1e3*r['seconds_fit']:8.1f} {r['train_accuracy']:9.4f}")
-PY
+"$py" bench/sklearn_side.py --task gen --data "$tmp/csv" --n "${CSV_SHAPE%x*}" --d "$((${CSV_SHAPE#*x} - 1))" --csv "$tmp/data.csv"
+# The Adult rows, preprocessed by the Go side, for the Python side.
+if [ -e "$ADULT/adult.data" ]; then
+  "$tmp/sidebyside" -task adult -adult "$ADULT" -data "$tmp/adult" -reps 0
+fi
+res="$tmp/results.jsonl"
+# side <py|go> <task> <shape> [args]: one side of one task.
+side() {
+  local who=$1 task=$2 s=$3
+  shift 3
+  if [ "$who" = py ]; then
+    "$py" bench/sklearn_side.py --task "$task" --n "${s%x*}" --d "${s#*x}" --reps "$REPS" "$@" | tee -a "$res"
+  else
+    "$tmp/sidebyside" -task "$task" -n "${s%x*}" -d "${s#*x}" -reps "$REPS" "$@" | tee -a "$res"
+  fi
+}
+for round in $(seq "$ROUNDS"); do
+  order="py go"
+  [ $((round % 2)) -eq 0 ] && order="go py"
+  for who in $order; do
+    for s in $SHAPES; do
+      if [ "$who" = py ]; then side py fit "$s" --data "$tmp/d$s"; else side go fit "$s" -data "$tmp/d$s"; fi
+    done
+    if [ "$who" = py ]; then
+      side py pass "$PASS_SHAPE" --data "$tmp/d$PASS_SHAPE"
+      side py svd "$SVD_SHAPE" --data "$tmp/d$SVD_SHAPE"
+      side py csv "$CSV_SHAPE" --data "$tmp/csv" --csv "$tmp/data.csv"
+    else
+      side go pass "$PASS_SHAPE" -data "$tmp/d$PASS_SHAPE"
+      side go svd "$SVD_SHAPE" -data "$tmp/d$SVD_SHAPE"
+      side go csv "$CSV_SHAPE" -csv "$tmp/data.csv"
+    fi
+    if [ -e "$ADULT/adult.data" ]; then
+      if [ "$who" = py ]; then side py adult 0x0 --data "$tmp/adult"; else side go adult 0x0 -adult "$ADULT"; fi
+    fi
+  done
+done
+mkdir -p "$OUT"
+cp "$res" "$OUT/sidebyside.jsonl"
+"$py" bench/summarize.py "$res" | tee "$OUT/sidebyside.md"

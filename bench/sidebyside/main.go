@@ -1,88 +1,289 @@
-// Command sidebyside times stabpriv's native engine on the CSV that
-// bench/sklearn_pass.py wrote, with the same objective and knobs, and prints
-// one JSON line per engine setting. bench/compare.sh runs both sides.
+// Command sidebyside is stabpriv's half of the side-by-side comparison with
+// scikit-learn that bench/compare.sh runs (bench/sklearn_side.py is the
+// other half). Each task times one operation on the files the Python side
+// wrote, a few repetitions, and prints one JSON line per timing:
+//
+//	fit   whole one-pass Train calls (logistic, elastic net, b = 1), with the
+//	      objective pass and without (Config.SkipObjective); Train's fixed
+//	      cost (a one-pass fit less the marginal pass of fits of 1 and 4
+//	      passes); peak memory over the data (the data and everything Train
+//	      allocates)
+//	pass  the marginal time of a pass at b = 1, 32 and 256
+//	csv   datasets.ReadCSVFile
+//	svd   preprocess.FitTruncatedSVD (k components, 10 oversamples, 5 power
+//	      iterations: scikit-learn's TruncatedSVD defaults)
+//	adult a private fit on Adult (train, stability analysis, gamma release at
+//	      eps = 1, certificate; private.TrainRows and Release) and the plain
+//	      fit with the same settings (trainer.Train); it writes the rows for
+//	      the Python side's logistic regression
 package main
 
 import (
 	"context"
+	"encoding/binary"
 	"encoding/json"
 	"flag"
 	"fmt"
+	"math"
 	"os"
+	"path/filepath"
+	"runtime"
 	"time"
 
+	"gonum.org/v1/gonum/mat"
+
 	"github.com/stabpriv/stabpriv/datasets"
+	"github.com/stabpriv/stabpriv/datasets/paper"
+	"github.com/stabpriv/stabpriv/datasets/preprocess"
 	"github.com/stabpriv/stabpriv/losses"
+	"github.com/stabpriv/stabpriv/perturb"
+	"github.com/stabpriv/stabpriv/private"
 	"github.com/stabpriv/stabpriv/regularizers"
 	"github.com/stabpriv/stabpriv/trainer"
 )
 
+type flags struct {
+	task, data, csv, adult string
+	n, d, k, reps          int
+}
+
 func main() {
-	path := flag.String("csv", "", "CSV written by bench/sklearn_pass.py (label column \"label\")")
-	passes := flag.Int("passes", 10, "passes per fit")
-	lambda := flag.Float64("lambda", 1e-4, "elastic-net strength")
-	repeats := flag.Int("repeats", 5, "fits timed; the best is reported")
+	var f flags
+	flag.StringVar(&f.task, "task", "fit", "fit, pass, csv, svd or adult")
+	flag.StringVar(&f.data, "data", "", "prefix of the raw little-endian float64 files <prefix>.x (n x d) and <prefix>.y (labels)")
+	flag.StringVar(&f.csv, "csv", "", "CSV file (task csv; label column \"label\")")
+	flag.StringVar(&f.adult, "adult", "", "directory of adult.data and adult.test (task adult); the rows are written to <data>.x and <data>.y")
+	flag.IntVar(&f.n, "n", 0, "rows of the data files")
+	flag.IntVar(&f.d, "d", 0, "columns of the data files")
+	flag.IntVar(&f.k, "k", 32, "components (task svd)")
+	flag.IntVar(&f.reps, "reps", 3, "repetitions")
 	flag.Parse()
-	if err := run(*path, *passes, *lambda, *repeats); err != nil {
+	if err := run(f); err != nil {
 		fmt.Fprintln(os.Stderr, "sidebyside:", err)
 		os.Exit(1)
 	}
 }
 
-func run(path string, passes int, lambda float64, repeats int) error {
-	ds, err := datasets.ReadCSVFile(path, datasets.CSVOptions{Label: "label", Positive: "1"})
-	if err != nil {
-		return err
+// emit prints one timing as a JSON line.
+func emit(task, shape, impl string, seconds float64, extra map[string]any) {
+	r := map[string]any{"task": task, "shape": shape, "impl": impl, "seconds": seconds}
+	for k, v := range extra {
+		r[k] = v
 	}
-	n, d := ds.X.Dims()
-	for _, b := range []int{1, 32} {
-		// The marginal cost of a pass: fits of 1 and 1+passes passes,
-		// differenced, as bench/sklearn_pass.py does.
-		t1, _, err := fit(ds, b, 1, lambda, repeats)
+	b, err := json.Marshal(r)
+	if err != nil {
+		panic(err)
+	}
+	fmt.Println(string(b))
+}
+
+func run(f flags) error {
+	shape := fmt.Sprintf("%dx%d", f.n, f.d)
+	switch f.task {
+	case "fit", "pass", "svd":
+		X, y, err := load(f.data, f.n, f.d)
 		if err != nil {
 			return err
 		}
-		tk, m, err := fit(ds, b, 1+passes, lambda, repeats)
-		if err != nil {
-			return err
+		switch f.task {
+		case "fit":
+			return fitTask(X, y, shape, f.reps)
+		case "pass":
+			return passTask(X, y, shape, f.reps)
 		}
-		out, err := json.Marshal(map[string]any{
-			"impl": fmt.Sprintf("stabpriv native b=%d", b), "n": n, "d": d, "passes": passes,
-			"seconds_per_pass": (tk - t1).Seconds() / float64(passes),
-			"seconds_fit":      tk.Seconds(),
-			"train_accuracy":   m.Accuracy(ds.X, ds.Y),
-		})
-		if err != nil {
-			return err
+		for r := 0; r < f.reps; r++ {
+			start := time.Now()
+			if _, err := preprocess.FitTruncatedSVD(X, f.k, 10, 5, uint64(r+1)); err != nil {
+				return err
+			}
+			emit("svd", fmt.Sprintf("%s k=%d", shape, f.k), "stabpriv FitTruncatedSVD", time.Since(start).Seconds(), nil)
 		}
-		fmt.Println(string(out))
+		return nil
+	case "csv":
+		for r := 0; r < f.reps; r++ {
+			start := time.Now()
+			ds, err := datasets.ReadCSVFile(f.csv, datasets.CSVOptions{Label: "label", Positive: "1"})
+			if err != nil {
+				return err
+			}
+			n, d := ds.X.Dims()
+			emit("csv", fmt.Sprintf("%dx%d", n, d+1), "stabpriv ReadCSVFile", time.Since(start).Seconds(), nil)
+		}
+		return nil
+	case "adult":
+		return adultTask(f)
+	}
+	return fmt.Errorf("unknown task %q", f.task)
+}
+
+// load reads the raw float64 files written by bench/sklearn_side.py.
+func load(prefix string, n, d int) (*mat.Dense, []float64, error) {
+	x, err := readFloats(prefix+".x", n*d)
+	if err != nil {
+		return nil, nil, err
+	}
+	y, err := readFloats(prefix+".y", n)
+	if err != nil {
+		return nil, nil, err
+	}
+	return mat.NewDense(n, d, x), y, nil
+}
+
+func readFloats(path string, count int) ([]float64, error) {
+	b, err := os.ReadFile(path)
+	if err != nil {
+		return nil, err
+	}
+	if len(b) != 8*count {
+		return nil, fmt.Errorf("%s: %d bytes, want %d", path, len(b), 8*count)
+	}
+	v := make([]float64, count)
+	for i := range v {
+		v[i] = math.Float64frombits(binary.LittleEndian.Uint64(b[8*i:]))
+	}
+	return v, nil
+}
+
+func writeFloats(path string, v []float64) error {
+	b := make([]byte, 8*len(v))
+	for i, x := range v {
+		binary.LittleEndian.PutUint64(b[8*i:], math.Float64bits(x))
+	}
+	return os.WriteFile(path, b, 0o644)
+}
+
+// sgdConfig is the configuration bench/sklearn_side.py gives SGDClassifier:
+// logistic loss, elastic net (lambda 1e-4, l1 ratio 0.15), constant step 0.5.
+func sgdConfig(batch, passes int, skip bool) trainer.Config {
+	return trainer.Config{
+		Loss: losses.Logistic{}, Reg: regularizers.ElasticNet{Lambda: 1e-4, L1Ratio: 0.15},
+		Eta: 0.5, Passes: passes, Batch: batch, Seed: 1, SkipObjective: skip,
+	}
+}
+
+// timeTrain returns the wall time of one Train call and the bytes it
+// allocated.
+func timeTrain(cfg trainer.Config, X *mat.Dense, y []float64) (float64, uint64, error) {
+	tr, err := trainer.New(cfg)
+	if err != nil {
+		return 0, 0, err
+	}
+	runtime.GC()
+	var before, after runtime.MemStats
+	runtime.ReadMemStats(&before)
+	start := time.Now()
+	if _, _, err := tr.Train(context.Background(), X, y); err != nil {
+		return 0, 0, err
+	}
+	sec := time.Since(start).Seconds()
+	runtime.ReadMemStats(&after)
+	return sec, after.TotalAlloc - before.TotalAlloc, nil
+}
+
+func fitTask(X *mat.Dense, y []float64, shape string, reps int) error {
+	n, d := X.Dims()
+	data := float64(8 * n * d)
+	for r := 0; r < reps; r++ {
+		for _, skip := range []bool{false, true} {
+			t1, alloc, err := timeTrain(sgdConfig(1, 1, skip), X, y)
+			if err != nil {
+				return err
+			}
+			impl := "stabpriv Train"
+			if skip {
+				impl = "stabpriv Train, SkipObjective"
+			}
+			extra := map[string]any{"peak_over_data": (data + float64(alloc)) / data}
+			if skip {
+				t4, _, err := timeTrain(sgdConfig(1, 4, true), X, y)
+				if err != nil {
+					return err
+				}
+				pass := (t4 - t1) / 3
+				extra["pass_seconds"], extra["fixed_over_pass"] = pass, (t1-pass)/pass
+			}
+			emit("fit", shape, impl, t1, extra)
+		}
 	}
 	return nil
 }
 
-// fit returns the best wall time of repeated fits with the given settings and
-// the last model.
-func fit(ds *datasets.Dataset, batch, passes int, lambda float64, repeats int) (time.Duration, *trainer.Model, error) {
-	tr, err := trainer.New(trainer.Config{
-		Loss:   losses.Logistic{},
-		Reg:    regularizers.ElasticNet{Lambda: lambda, L1Ratio: 0.15},
-		Eta:    0.5,
-		Passes: passes,
-		Batch:  batch,
-		Seed:   1,
-	})
-	if err != nil {
-		return 0, nil, err
-	}
-	best := time.Duration(1<<63 - 1)
-	var m *trainer.Model
-	for r := 0; r < repeats; r++ {
-		start := time.Now()
-		m, _, err = tr.Train(context.Background(), ds.X, ds.Y)
-		if err != nil {
-			return 0, nil, err
+func passTask(X *mat.Dense, y []float64, shape string, reps int) error {
+	for r := 0; r < reps; r++ {
+		for _, b := range []int{1, 32, 256} {
+			t1, _, err := timeTrain(sgdConfig(b, 1, true), X, y)
+			if err != nil {
+				return err
+			}
+			t4, _, err := timeTrain(sgdConfig(b, 4, true), X, y)
+			if err != nil {
+				return err
+			}
+			emit("pass", shape, fmt.Sprintf("stabpriv pass b=%d", b), (t4-t1)/3, nil)
 		}
-		best = min(best, time.Since(start))
 	}
-	return best, m, nil
+	return nil
+}
+
+// adultConfig is the setting of the paper's Adult runs: logistic loss,
+// lambda 1e-4, bounded inverse-t steps, 10 passes of b = 1.
+func adultConfig() trainer.Config {
+	return trainer.Config{
+		Loss: losses.Logistic{}, Reg: regularizers.L2(1e-4), Kappa: 1,
+		Schedule: trainer.BoundedInverseT, Passes: 10, Seed: 1,
+	}
+}
+
+func adultTask(f flags) error {
+	train, _, err := paper.LoadAdultSplit(f.adult, paper.AdultOptions{})
+	if err != nil {
+		return err
+	}
+	ds, _, _, err := preprocess.PrepareUnitBall(train, nil, preprocess.UnitBallOptions{})
+	if err != nil {
+		return err
+	}
+	X := mat.DenseCopyOf(ds.X)
+	n, d := X.Dims()
+	shape := fmt.Sprintf("%dx%d", n, d)
+	if f.data != "" {
+		if err := os.MkdirAll(filepath.Dir(f.data), 0o755); err != nil {
+			return err
+		}
+		if err := writeFloats(f.data+".x", X.RawMatrix().Data); err != nil {
+			return err
+		}
+		if err := writeFloats(f.data+".y", ds.Y); err != nil {
+			return err
+		}
+		if err := os.WriteFile(f.data+".shape", []byte(fmt.Sprintf("%d %d\n", n, d)), 0o644); err != nil {
+			return err
+		}
+	}
+	ctx := context.Background()
+	for r := 0; r < f.reps; r++ {
+		for _, skip := range []bool{false, true} {
+			cfg := adultConfig()
+			cfg.SkipObjective = skip
+			start := time.Now()
+			t, err := private.TrainRows(ctx, X, ds.Y, cfg, ds.Notes)
+			if err != nil {
+				return err
+			}
+			if _, _, err := t.Release(perturb.Gamma, 1, 0, nil); err != nil {
+				return err
+			}
+			impl := "stabpriv private fit"
+			if skip {
+				impl += ", SkipObjective"
+			}
+			emit("adult", shape, impl, time.Since(start).Seconds(), nil)
+		}
+		sec, _, err := timeTrain(adultConfig(), X, ds.Y)
+		if err != nil {
+			return err
+		}
+		emit("adult", shape, "stabpriv plain fit (Train)", sec, nil)
+	}
+	return nil
 }
