@@ -44,9 +44,9 @@ bench:
 # sweep prints its table of the best mean accuracy per eps.
 PAPER_SETS ?= adult lastfm gene_all
 # The knob sweep of the README's Privacy-utility table: every lambda with
-# every clipping norm, l1 ratio and averaging choice, three mechanisms side
+# every clipping norm, l1 ratio and averaging choice, five mechanisms side
 # by side, and the private selection on 10% of the training rows.
-KNOB_FLAGS ?= --mechanism gamma,laplace,gaussian-analytic --delta 1e-5 \
+KNOB_FLAGS ?= --mechanism gamma,laplace,gaussian-analytic,objective,amp --delta 1e-5 \
 	--lambdas 1e-5,2.1544e-5,4.6416e-5,1e-4,2.1544e-4,4.6416e-4,1e-3,2.1544e-3,4.6416e-3,1e-2 \
 	--clips 0,0.5,0.2,0.1,0.05 --l1-ratios 0.15,0 --average false,true --select-val 0.1 --fixed-scale -1
 paper:
