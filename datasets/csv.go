@@ -1,11 +1,17 @@
 package datasets
 
 import (
+	"bufio"
+	"bytes"
 	"encoding/csv"
+	"errors"
 	"fmt"
 	"io"
 	"os"
+	"slices"
+	"strconv"
 	"strings"
+	"unsafe"
 
 	"gonum.org/v1/gonum/mat"
 
@@ -61,59 +67,25 @@ func ReadCSV(r io.Reader, opts CSVOptions) (*Dataset, error) {
 	default:
 		return nil, fmt.Errorf("%w: unknown task %v", ErrInvalid, opts.Task)
 	}
-	cr := csv.NewReader(r)
-	cr.FieldsPerRecord = -1 // checked below, with a clearer message
-	cr.TrimLeadingSpace = true
+	return readCSV(r, opts, false)
+}
 
-	header, err := cr.Read()
-	if err == io.EOF {
-		return nil, fmt.Errorf("%w: empty file, want a header row", ErrFormat)
+// readCSV is ReadCSV; with allQuoted every line goes through encoding/csv
+// (the reference the tests compare the in-place parsing with).
+func readCSV(r io.Reader, opts CSVOptions, allQuoted bool) (*Dataset, error) {
+	c := &csvRows{label: opts.Label}
+	read := c.read
+	if allQuoted {
+		read = func(r io.Reader) error { return c.readQuoted(r, 0) }
 	}
-	if err != nil {
-		return nil, fmt.Errorf("%w: header: %w", ErrFormat, err)
-	}
-	labelCol, names, err := parseHeader(header, opts.Label)
-	if err != nil {
+	if err := read(r); err != nil {
 		return nil, err
 	}
-	ncol := len(header)
-	d := ncol - 1
-
-	var (
-		feats  []float64
-		labels []string
-		lines  []int // line of each row, for error messages
-	)
-	for {
-		rec, err := cr.Read()
-		if err == io.EOF {
-			break
-		}
-		if err != nil {
-			return nil, fmt.Errorf("%w: %w", ErrFormat, err)
-		}
-		line, _ := cr.FieldPos(0)
-		if len(rec) != ncol {
-			return nil, fmt.Errorf("%w: line %d has %d fields, the header has %d", ErrFormat, line, len(rec), ncol)
-		}
-		for j, cell := range rec {
-			cell = strings.TrimSpace(cell)
-			if j == labelCol {
-				if cell == "" {
-					return nil, fmt.Errorf("%w: line %d: empty label in column %q", ErrFormat, line, opts.Label)
-				}
-				labels = append(labels, cell)
-				lines = append(lines, line)
-				continue
-			}
-			v, ok := check.ParseFinite(cell)
-			if !ok {
-				return nil, fmt.Errorf("%w: line %d, column %d (%q): %q is not a finite number", ErrFormat, line, j+1, header[j], cell)
-			}
-			feats = append(feats, v)
-		}
-	}
+	feats, labels, lines, names, d := c.feats, c.labels, c.lines, c.names, c.ncol-1
 	n := len(labels)
+	if c.header == nil {
+		return nil, fmt.Errorf("%w: empty file, want a header row", ErrFormat)
+	}
 	if n == 0 {
 		return nil, fmt.Errorf("%w: no data rows after the header", ErrFormat)
 	}
@@ -248,4 +220,228 @@ func distinctSorted(s []string) []string {
 	}
 	SortClassNames(out)
 	return out
+}
+
+// csvRows accumulates the header and the rows of a CSV file as ReadCSV reads
+// them.
+type csvRows struct {
+	label    string
+	header   []string // nil until the header is read
+	names    []string
+	labelCol int
+	ncol     int
+	feats    []float64
+	labels   []string
+	lines    []int             // line of each row, for error messages
+	intern   map[string]string // the distinct label cells seen, up to maxIntern
+}
+
+// maxIntern bounds the label cells csvRows keeps one copy of; a regression
+// label column has a new value on every row.
+const maxIntern = 1024
+
+// read reads the header and the rows of r. Lines without a double quote,
+// the common case, are split and parsed in place (line); from the first
+// line with a quote on, the rest of the input goes through encoding/csv
+// (readQuoted). Both give the records encoding/csv gives with
+// TrimLeadingSpace: lines end at \n, a \r before it and a \r at the end
+// of the input are dropped, empty lines are skipped, and the cells are
+// trimmed of surrounding white space.
+func (c *csvRows) read(r io.Reader) error {
+	br := bufio.NewReaderSize(r, 1<<16)
+	size := sizeOf(r)
+	var (
+		long           []byte
+		read, dataFrom int64 // bytes read, and where the rows start
+		rows           int
+	)
+	for num := 1; ; num++ {
+		line, err := br.ReadSlice('\n')
+		if err == bufio.ErrBufferFull {
+			long = append(long[:0], line...)
+			for err == bufio.ErrBufferFull {
+				line, err = br.ReadSlice('\n')
+				long = append(long, line...)
+			}
+			line = long
+		}
+		if err != nil && err != io.EOF {
+			return fmt.Errorf("%w: %w", ErrFormat, err)
+		}
+		if len(line) == 0 && err == io.EOF {
+			return nil
+		}
+		if bytes.IndexByte(line, '"') >= 0 {
+			rest := io.MultiReader(bytes.NewReader(bytes.Clone(line)), br)
+			return c.readQuoted(rest, num-1)
+		}
+		eof := err == io.EOF
+		read += int64(len(line))
+		switch n := len(line); {
+		case n > 0 && line[n-1] == '\n':
+			line = line[:n-1]
+			if n >= 2 && line[n-2] == '\r' {
+				line = line[:n-2]
+			}
+		case eof && n > 0 && line[n-1] == '\r':
+			line = line[:n-1]
+		}
+		if len(line) > 0 {
+			if err := c.line(line, num); err != nil {
+				return err
+			}
+			if rows++; rows == 1 {
+				dataFrom = read
+			} else if rows == sizeSample+1 && size > read {
+				c.reserve(size-read, float64(read-dataFrom)/sizeSample)
+			}
+		}
+		if eof {
+			return nil
+		}
+	}
+}
+
+// sizeSample is the number of rows whose mean length, with the size of the
+// input, estimates the number of rows to reserve room for.
+const sizeSample = 16
+
+// sizeOf returns the number of bytes left in r when it can tell (a
+// strings.Reader, a bytes.Reader, a regular file), and 0 otherwise.
+func sizeOf(r io.Reader) int64 {
+	switch v := r.(type) {
+	case interface{ Len() int }:
+		return int64(v.Len())
+	case *os.File:
+		st, err := v.Stat()
+		if err != nil || !st.Mode().IsRegular() {
+			return 0
+		}
+		off, err := v.Seek(0, io.SeekCurrent)
+		if err != nil {
+			return 0
+		}
+		return st.Size() - off
+	}
+	return 0
+}
+
+// reserve makes room for the rows of the rest bytes left, lines of about
+// perRow bytes, so that the slices grow once instead of by doubling. The
+// estimate is capped by the fewest bytes a row can have (a one-byte cell and
+// a separator per column).
+func (c *csvRows) reserve(rest int64, perRow float64) {
+	more := int64(float64(rest)/perRow*1.05) + 16
+	more = min(more, rest/int64(2*c.ncol)+1)
+	c.feats = slices.Grow(c.feats, int(more)*(c.ncol-1))
+	c.labels = slices.Grow(c.labels, int(more))
+	c.lines = slices.Grow(c.lines, int(more))
+}
+
+// line adds the record of one line without quotes (its \n and \r\n
+// removed), file line num.
+func (c *csvRows) line(line []byte, num int) error {
+	if c.header == nil {
+		var rec []string
+		for _, cell := range bytes.Split(line, []byte{','}) {
+			rec = append(rec, string(cell))
+		}
+		return c.setHeader(rec)
+	}
+	if f := bytes.Count(line, []byte{','}) + 1; f != c.ncol {
+		return fmt.Errorf("%w: line %d has %d fields, the header has %d", ErrFormat, num, f, c.ncol)
+	}
+	for j := 0; j < c.ncol; j++ {
+		cell := line
+		if i := bytes.IndexByte(line, ','); i >= 0 {
+			cell, line = line[:i], line[i+1:]
+		}
+		// The string shares cell's bytes: it does not outlive this
+		// iteration (cell and addLabel copy what they keep).
+		if err := c.cell(unsafe.String(unsafe.SliceData(cell), len(cell)), j, num); err != nil {
+			return err
+		}
+	}
+	c.lines = append(c.lines, num)
+	return nil
+}
+
+// cell adds cell j of the row at file line num: a feature value or the
+// label. cell is copied if kept.
+func (c *csvRows) cell(cell string, j, num int) error {
+	cell = strings.TrimSpace(cell)
+	if j == c.labelCol {
+		if cell == "" {
+			return fmt.Errorf("%w: line %d: empty label in column %q", ErrFormat, num, c.label)
+		}
+		s, ok := c.intern[cell]
+		if !ok {
+			s = strings.Clone(cell)
+			if len(c.intern) < maxIntern {
+				c.intern[s] = s
+			}
+		}
+		c.labels = append(c.labels, s)
+		return nil
+	}
+	v, err := strconv.ParseFloat(cell, 64)
+	if err != nil || !check.Finite(v) {
+		return fmt.Errorf("%w: line %d, column %d (%q): %q is not a finite number", ErrFormat, num, j+1, c.header[j], cell)
+	}
+	c.feats = append(c.feats, v)
+	return nil
+}
+
+// setHeader checks the header record and sets up the rows.
+func (c *csvRows) setHeader(rec []string) error {
+	labelCol, names, err := parseHeader(rec, c.label)
+	if err != nil {
+		return err
+	}
+	c.header, c.names, c.labelCol, c.ncol = rec, names, labelCol, len(rec)
+	c.intern = make(map[string]string)
+	return nil
+}
+
+// readQuoted reads the rest of the records with encoding/csv; its line 1
+// is file line offset+1.
+func (c *csvRows) readQuoted(r io.Reader, offset int) error {
+	cr := csv.NewReader(r)
+	cr.FieldsPerRecord = -1 // checked below, with a clearer message
+	cr.TrimLeadingSpace = true
+	cr.ReuseRecord = true
+	for {
+		rec, err := cr.Read()
+		if err == io.EOF {
+			return nil
+		}
+		if err != nil {
+			var pe *csv.ParseError
+			if errors.As(err, &pe) {
+				pe.StartLine += offset
+				pe.Line += offset
+			}
+			if c.header == nil {
+				return fmt.Errorf("%w: header: %w", ErrFormat, err)
+			}
+			return fmt.Errorf("%w: %w", ErrFormat, err)
+		}
+		line, _ := cr.FieldPos(0)
+		line += offset
+		if c.header == nil {
+			if err := c.setHeader(append([]string(nil), rec...)); err != nil {
+				return err
+			}
+			continue
+		}
+		if len(rec) != c.ncol {
+			return fmt.Errorf("%w: line %d has %d fields, the header has %d", ErrFormat, line, len(rec), c.ncol)
+		}
+		for j, cell := range rec {
+			if err := c.cell(cell, j, line); err != nil {
+				return err
+			}
+		}
+		c.lines = append(c.lines, line)
+	}
 }
