@@ -282,7 +282,7 @@ func (c ProtocolConfig) Notes() []string {
 // ExperimentNotes are the notes shared by every sweep's outputs.
 var ExperimentNotes = []string{
 	"noise drawn from seeded sources (perturb.Seeded): reproducible, not for release",
-	"each eps is a separate release of the same trained weights with its own certificate; the rows compare alternative releases, not a composition",
+	"each eps is a separate release with its own certificate (of the same trained weights for output perturbation); the rows compare alternative releases, not a composition",
 	"the best lambda per eps is chosen on the test accuracy, as in the paper's tables: optimistic, and the choice itself is not private",
-	"training: permutation SGD, step min(1/beta, 1/(mu t)), sensitivity by the strongly convex SGD route, Delta <= 2L/(mu n)",
+	"output-perturbation rows: permutation SGD, step min(1/beta, 1/(mu t)), sensitivity by the strongly convex SGD route, Delta <= 2L/(mu n); objective and amp rows: the ridge objective with its linear noise minimized exactly (objpert), no SGD and no stability route",
 }
