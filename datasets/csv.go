@@ -9,7 +9,6 @@ import (
 	"io"
 	"os"
 	"slices"
-	"strconv"
 	"strings"
 	"unsafe"
 
@@ -384,8 +383,8 @@ func (c *csvRows) cell(cell string, j, num int) error {
 		c.labels = append(c.labels, s)
 		return nil
 	}
-	v, err := strconv.ParseFloat(cell, 64)
-	if err != nil || !check.Finite(v) {
+	v, ok := parseFinite(cell)
+	if !ok {
 		return fmt.Errorf("%w: line %d, column %d (%q): %q is not a finite number", ErrFormat, num, j+1, c.header[j], cell)
 	}
 	c.feats = append(c.feats, v)
@@ -445,3 +444,84 @@ func (c *csvRows) readQuoted(r io.Reader, offset int) error {
 		c.lines = append(c.lines, line)
 	}
 }
+
+// parseFinite returns check.ParseFinite(s): the float64 strconv.ParseFloat
+// gives, if it is finite. A plain decimal [+-]digits[.digits][e[+-]digits]
+// with at most 19 significant digits whose value is m * 10^e with m < 2^53
+// and |e| <= 22 is converted as m * 10^e or m / 10^-e, both operands exact,
+// so one rounding gives the correctly rounded result that ParseFloat gives
+// (Clinger's fast path, which ParseFloat also takes); anything else goes to
+// ParseFloat.
+func parseFinite(s string) (float64, bool) {
+	i, neg := 0, false
+	if i < len(s) && (s[i] == '+' || s[i] == '-') {
+		neg = s[i] == '-'
+		i++
+	}
+	var mant uint64
+	digits, exp := 0, 0
+	start := i
+	for ; i < len(s) && s[i] >= '0' && s[i] <= '9'; i++ {
+		if mant == 0 && s[i] == '0' {
+			continue // a leading zero is no significant digit
+		}
+		mant = mant*10 + uint64(s[i]-'0')
+		digits++
+	}
+	intDigits := i - start
+	fracDigits := 0
+	if i < len(s) && s[i] == '.' {
+		i++
+		f := i
+		for ; i < len(s) && s[i] >= '0' && s[i] <= '9'; i++ {
+			if mant == 0 && s[i] == '0' {
+				exp--
+				continue
+			}
+			mant = mant*10 + uint64(s[i]-'0')
+			digits++
+			exp--
+		}
+		fracDigits = i - f
+	}
+	if intDigits+fracDigits == 0 || digits > 19 {
+		return check.ParseFinite(s)
+	}
+	if i < len(s) && (s[i] == 'e' || s[i] == 'E') {
+		i++
+		eneg := false
+		if i < len(s) && (s[i] == '+' || s[i] == '-') {
+			eneg = s[i] == '-'
+			i++
+		}
+		e, ed := 0, 0
+		for ; i < len(s) && s[i] >= '0' && s[i] <= '9' && ed < 4; i++ {
+			e = e*10 + int(s[i]-'0')
+			ed++
+		}
+		if ed == 0 || ed == 4 {
+			return check.ParseFinite(s)
+		}
+		if eneg {
+			e = -e
+		}
+		exp += e
+	}
+	if i != len(s) || mant >= 1<<53 || exp < -22 || exp > 22 {
+		return check.ParseFinite(s)
+	}
+	v := float64(mant)
+	if exp >= 0 {
+		v *= pow10[exp]
+	} else {
+		v /= pow10[-exp]
+	}
+	if neg {
+		v = -v
+	}
+	return v, true
+}
+
+// pow10 holds the powers of ten that float64 represents exactly.
+var pow10 = [...]float64{1e0, 1e1, 1e2, 1e3, 1e4, 1e5, 1e6, 1e7, 1e8, 1e9, 1e10,
+	1e11, 1e12, 1e13, 1e14, 1e15, 1e16, 1e17, 1e18, 1e19, 1e20, 1e21, 1e22}

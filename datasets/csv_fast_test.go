@@ -2,11 +2,14 @@ package datasets
 
 import (
 	"bytes"
+	"math"
 	"math/rand/v2"
 	"reflect"
 	"strconv"
 	"strings"
 	"testing"
+
+	"github.com/stabpriv/stabpriv/internal/check"
 )
 
 // sameRead checks that ReadCSV gives on input what encoding/csv on every
@@ -107,4 +110,59 @@ func FuzzReadCSVInPlace(f *testing.F) {
 	f.Fuzz(func(t *testing.T, input string) {
 		sameRead(t, input, CSVOptions{Label: "label"})
 	})
+}
+
+// checkParse compares parseFinite with check.ParseFinite bit for bit.
+func checkParse(t *testing.T, s string) {
+	t.Helper()
+	got, gok := parseFinite(s)
+	want, wok := check.ParseFinite(s)
+	if gok != wok || (gok && math.Float64bits(got) != math.Float64bits(want)) {
+		t.Fatalf("parseFinite(%q) = %v, %v; ParseFinite gives %v, %v", s, got, gok, want, wok)
+	}
+}
+
+// TestParseFinite checks parseFinite against check.ParseFinite on edge cases
+// and on random decimals of 1 to 21 digits with exponents from -30 to 30,
+// written as strconv writes them and in plain and exponent forms.
+func TestParseFinite(t *testing.T) {
+	for _, s := range []string{"", "+", "-", ".", "-.", "0", "-0", "+0", "00", "0.", ".0", "-0.0", "007", "1.50",
+		"0.05", "1e5", "1E+05", "1e-5", "1e", "1e+", "1e0022", "1e22", "1e23", "1e-22", "1e-23", "5e-324", "1e308",
+		"1e309", "-1e309", "inf", "Inf", "-Infinity", "NaN", "nan", "0x1p-2", "1_000", "1,5", "1.5.5", "--1",
+		"9007199254740991", "9007199254740992", "9007199254740993", "4503599627370497", "12345678901234567890",
+		"0.1000000000000000000000", "1234567890123456789e-22", "0.0000000000000000000000001", "1e-0", "3.", "-.5e1"} {
+		checkParse(t, s)
+	}
+	r := rand.New(rand.NewPCG(3, 4))
+	for it := 0; it < 200000; it++ {
+		digits := 1 + r.IntN(21)
+		var b strings.Builder
+		if r.IntN(3) == 0 {
+			b.WriteByte("+-"[r.IntN(2)])
+		}
+		dot := r.IntN(digits + 2)
+		for k := 0; k < digits; k++ {
+			if k == dot {
+				b.WriteByte('.')
+			}
+			b.WriteByte(byte('0' + r.IntN(10)))
+		}
+		if r.IntN(2) == 0 {
+			b.WriteString("e" + strconv.Itoa(r.IntN(61)-30))
+		}
+		checkParse(t, b.String())
+		v := r.NormFloat64() * math.Pow(10, float64(r.IntN(40)-20))
+		checkParse(t, strconv.FormatFloat(v, 'g', 1+r.IntN(17), 64))
+		checkParse(t, strconv.FormatFloat(v, 'f', r.IntN(20), 64))
+		checkParse(t, strconv.FormatFloat(v, 'e', r.IntN(18), 64))
+	}
+}
+
+// FuzzParseFinite compares parseFinite with check.ParseFinite on arbitrary
+// strings.
+func FuzzParseFinite(f *testing.F) {
+	for _, s := range []string{"1.5", "-0.001e-3", "9007199254740993", "1e22"} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, s string) { checkParse(t, s) })
 }
