@@ -31,8 +31,8 @@ const AutoComparator = 15.0
 // for lambda between 0.02 and 0.1, and the rule gives about 0.05.
 func AutoLambda(m perturb.Mechanism, eps, delta float64, pr Problem) (float64, string, error) {
 	probe := pr
-	probe.Lambda = math.MaxFloat64 / 4 // above every floor: only the constants are read
-	c, err := Calibrate(m, eps, delta, probe)
+	probe.Lambda = 1 // ignored: only the constants are read
+	c, err := constants(m, eps, delta, probe)
 	if err != nil {
 		return 0, "", err
 	}

@@ -42,10 +42,15 @@ const (
 	// GradTol; the objective part gets the rest (0.8 delta).
 	AMPOutputDeltaShare = 0.1
 	AMPFailDeltaShare   = 0.1
-	// pureTailProb sets the noise-norm bound B of the pure variant's
-	// iteration budget (a cap on the fallback; the pure claim assumes the
-	// exact minimizer and makes no use of it).
-	pureTailProb = 1e-12
+	// PureOutputEpsShare is the share of eps that objective spends on its
+	// output part (the gamma-norm noise xi on the solver's iterate); the
+	// objective part gets the rest.
+	PureOutputEpsShare = 0.01
+	// bLatticeBits bounds the lattice step of b by 2^-bLatticeBits theta:
+	// perturb's exact gamma-norm sampler (secure source) returns the
+	// lattice point nearest to the exact draw, on a power-of-two lattice
+	// of step at most 2^-20 theta (perturb/securegamma.go, gammaLattice).
+	bLatticeBits = 20
 	// MaxNewtonDim is the largest number of weights K*d solved by Newton's
 	// method (a dense (Kd) x (Kd) Hessian); above it, gradient descent alone.
 	MaxNewtonDim = 4096
@@ -97,24 +102,37 @@ type Calibration struct {
 	Sigma1      float64
 	SubspaceDim int
 	Tail        float64
-	// AMP output part: iterates within GradTol of stationarity lie within
-	// GradTol/Lambda of the minimizer, so the query has L2 sensitivity
-	// OutSensitivity = 2 GradTol/Lambda; b_2 ~ N(0, Sigma2^2 I) is the
+	// Output part. AMP: iterates within GradTol of stationarity lie within
+	// Radius = GradTol/Lambda of the minimizer, so the query has L2
+	// sensitivity OutSensitivity = 2 Radius; b_2 ~ N(0, Sigma2^2 I) is the
 	// analytic Gaussian calibration for (EpsOutput, DeltaOutput).
+	// objective: b is the exact draw rounded to a lattice of step at most
+	// BStep = 2^-20 Theta, and the iterate lies within Radius = GradTol/Lambda
+	// + sqrt(P) BStep/(2 n Lambda) of the minimizer for the exact draw; xi
+	// has density proportional to exp(-||xi||/Theta2), Theta2 =
+	// OutSensitivity/EpsOutput, OutSensitivity = 2 Radius.
 	GradTol        float64
+	BStep          float64
+	Radius         float64
 	OutSensitivity float64
 	EpsOutput      float64
 	DeltaOutput    float64
 	Sigma2         float64
-	// Iteration budget: if ||b|| <= NormBound, FallbackSteps gradient steps
-	// of size Step from any point at least as good as w = 0 reach GradTol
-	// (in exact arithmetic). AMP: P(||b_1|| > NormBound) <= DeltaFail, and
-	// the ledger charges DeltaFailCharge = (1 + e^eps) DeltaFail.
+	Theta2         float64
+	// Iteration budget (AMP): if ||b_1|| <= NormBound, FallbackSteps
+	// gradient steps of size Step from any point at least as good as w = 0
+	// reach GradTol (in exact arithmetic); P(||b_1|| > NormBound) <=
+	// DeltaFail, and the ledger charges DeltaFailCharge = (1 + e^eps)
+	// DeltaFail. objective: FallbackSteps = -1, the gradient steps run
+	// until GradTol is reached.
 	NormBound       float64
 	FallbackSteps   int
 	Step            float64
 	DeltaFail       float64
 	DeltaFailCharge float64
+	// noOutputNoise drops objective's output noise xi (tests only: the
+	// construction without it is the one the lattice of b exposes).
+	noOutputNoise bool
 }
 
 // CheckLoss returns an error wrapping ErrCondition unless the loss meets
@@ -230,11 +248,34 @@ func chiTail(k int, delta float64) float64 {
 //     rank-one Hessians), which gives the factor once where Chaudhuri et al.
 //     square it.
 //
-// objective (pure eps): EpsObjective = eps, EpsNoise = eps - EpsJacobian,
-// and b has density proportional to exp(-EpsNoise ||b|| / (2L)): ||b|| ~
-// Gamma(P, Theta = 2L/EpsNoise), uniform direction. The noise ratio is at
-// most exp(EpsNoise) by the triangle inequality, so the release is
-// eps-DP. The floor: Lambda >= LambdaFloor = Curv / (n (e^{eps/(2 Rank)} -
+// objective (pure eps): the budget is split into the objective part
+// (EpsObjective = (1 - 0.01) eps) and the output part (EpsOutput = 0.01
+// eps).
+//
+//   - Objective part: EpsNoise = EpsObjective - EpsJacobian, and the exact
+//     draw b^c has density proportional to exp(-EpsNoise ||b|| / (2L)):
+//     ||b^c|| ~ Gamma(P, Theta = 2L/EpsNoise), uniform direction. The noise
+//     ratio is at most exp(EpsNoise) by the triangle inequality, so the
+//     minimizer w* of F with b^c is EpsObjective-DP.
+//   - Output part: the solver is given b, the exact draw rounded to the
+//     secure sampler's lattice (step at most BStep = 2^-20 Theta, so ||b -
+//     b^c|| <= sqrt(P) BStep/2; the seeded source does not round and the
+//     same bound holds), and runs until ||grad F|| <= GradTol, with no cap
+//     on the steps. Its iterate w~ is within GradTol/Lambda of the
+//     minimizer w_b of F with b (strong convexity), and ||w_b - w*|| <=
+//     ||b - b^c||/(n Lambda), since grad F_{b^c}(w_b) = (b^c - b)/n. So
+//     ||w~ - w*|| <= Radius = GradTol/Lambda + sqrt(P) BStep/(2 n Lambda).
+//     b^c = -(sum_i grad l_i(w*) + n Lambda w*) is a function of (S, w*),
+//     and the rounding and the solver are deterministic, so w~ = q(S, w*)
+//     and ||q(S, w*) - q(S', w*)|| <= 2 Radius = OutSensitivity for each
+//     w*. The release w~ + xi, xi of density proportional to exp(-EpsOutput
+//     ||xi|| / OutSensitivity) (exact gamma-norm sampler), is EpsOutput-DP
+//     given w*; adaptive composition and dropping w* give eps-DP. Without
+//     xi the release is not private: b(w~; S) lies on the lattice up to the
+//     solver's residual and b(w~; S') does not. The running time depends
+//     on the data and the noise (timing is not covered).
+//
+// The floor: Lambda >= LambdaFloor = Curv / (n (e^{eps/(2 Rank)} -
 // 1)), where EpsJacobian = eps/2, so the noise gets at least half the
 // budget. Chaudhuri et al.'s Algorithm 2 instead adds the extra ridge
 // Delta = LambdaFloor - Lambda when Lambda is below its floor (their floor
@@ -284,11 +325,73 @@ func chiTail(k int, delta float64) float64 {
 //     one that always meets the threshold only on that event, whose
 //     probability is at most DeltaFail under both neighbours, which adds
 //     (1 + e^eps) DeltaFail = 0.1 delta to delta.
-//
-// The pure variant uses the same solver; its claim is for the exact
-// minimizer, and the distance of the iterate from it (at most
-// GradTol/Lambda where the threshold is met) is listed as not covered.
 func Calibrate(m perturb.Mechanism, eps, delta float64, pr Problem) (Calibration, error) {
+	c, err := constants(m, eps, delta, pr)
+	if err != nil {
+		return Calibration{}, err
+	}
+	r, a := c.Rank, c.Curv
+	if pr.Lambda < c.LambdaFloor {
+		return Calibration{}, fmt.Errorf("%w: lambda floor: lambda = %g is below the floor %.6g of %s at eps = %g with n = %d "+
+			"(the Jacobian factor %d log(1 + %g/(n lambda)) must be at most half of eps = %g; Chaudhuri et al.'s Algorithm 2 would add the ridge %.6g): set lambda >= %.6g, or lambda auto",
+			ErrCondition, pr.Lambda, c.LambdaFloor, m, eps, pr.N, r, a, c.EpsObjective, c.LambdaFloor-pr.Lambda, c.LambdaFloor)
+	}
+	c.EpsNoise = c.EpsObjective - c.EpsJacobian
+	if !(c.EpsNoise > 0) {
+		return Calibration{}, fmt.Errorf("%w: nothing of eps is left for the noise (Jacobian part %v of %v)", ErrCondition, c.EpsJacobian, c.EpsObjective)
+	}
+	p := float64(c.P)
+	n := float64(pr.N)
+	switch m {
+	case perturb.Objective:
+		c.Theta = 2 * c.L / c.EpsNoise
+		c.BStep = math.Ldexp(c.Theta, -bLatticeBits)
+		c.Radius = c.GradTol/c.Lambda + math.Sqrt(p)*c.BStep/(2*n*c.Lambda)
+		c.OutSensitivity = 2 * c.Radius
+		c.Theta2 = c.OutSensitivity / c.EpsOutput
+		c.FallbackSteps = -1
+	case perturb.AMP:
+		an := 2 * c.EpsNoise / (c.Tail + math.Sqrt(c.Tail*c.Tail+2*c.EpsNoise))
+		c.Sigma1 = 2 * c.L / an
+		c.Radius = c.GradTol / c.Lambda
+		c.OutSensitivity = 2 * c.Radius
+		if c.Sigma2, err = perturb.AnalyticGaussianSigma(c.EpsOutput, c.DeltaOutput, c.OutSensitivity); err != nil {
+			return Calibration{}, fmt.Errorf("%w: the output part: %w", ErrBudget, err)
+		}
+		c.NormBound = c.Sigma1 * (math.Sqrt(p) + math.Sqrt(2*math.Log(1/c.DeltaFail)))
+	}
+	for _, v := range []float64{c.Theta, c.Theta2, c.Sigma1, c.Sigma2, c.NormBound, c.OutSensitivity} {
+		if math.IsNaN(v) || math.IsInf(v, 0) {
+			return Calibration{}, fmt.Errorf("%w: a noise scale is not finite at eps = %v, delta = %v", ErrBudget, eps, delta)
+		}
+	}
+	if m == perturb.Objective {
+		if !(c.Theta2 > 0) {
+			return Calibration{}, fmt.Errorf("%w: the output noise scale is %v at eps = %v", ErrBudget, c.Theta2, eps)
+		}
+		return c, nil
+	}
+	// Steps k with (1 - Lambda/M)^k M (L + B/n)/Lambda <= GradTol, M = Beta
+	// + Lambda, in logarithms (the product overflows for a huge lambda).
+	M := c.Beta + c.Lambda
+	logRatio := math.Log(M) + math.Log(c.L+c.NormBound/n) - math.Log(c.Lambda) - math.Log(c.GradTol)
+	k := 0.0
+	if logRatio > 0 {
+		k = math.Ceil(logRatio / -math.Log1p(-c.Lambda/M))
+	}
+	if k > 1e12 || math.IsNaN(k) {
+		return Calibration{}, fmt.Errorf("%w: the iteration budget (%g gradient steps) is out of range: lambda = %g is too small against the smoothness %g", ErrCondition, k, c.Lambda, c.Beta)
+	}
+	c.FallbackSteps = int(k)
+	return c, nil
+}
+
+// constants checks (m, eps, delta, pr) and returns the part of the
+// calibration that does not depend on the noise: the problem's constants,
+// the split of the budget, the Jacobian part at pr.Lambda, the floor and
+// (AMP) the chi tail. pr.Lambda must be finite and > 0, and may be below
+// the floor.
+func constants(m perturb.Mechanism, eps, delta float64, pr Problem) (Calibration, error) {
 	if err := CheckBudget(m, eps, delta); err != nil {
 		return Calibration{}, err
 	}
@@ -318,64 +421,28 @@ func Calibrate(m perturb.Mechanism, eps, delta float64, pr Problem) (Calibration
 		Rank: r, Curv: a, GradTol: GradTol,
 	}
 	c.Step = 1 / (c.Beta + c.Lambda)
-	c.EpsObjective, c.DeltaObjective = eps, 0
-	if m == perturb.AMP {
+	switch m {
+	case perturb.Objective:
+		c.EpsOutput = PureOutputEpsShare * eps
+		c.EpsObjective = eps - c.EpsOutput
+	case perturb.AMP:
 		c.EpsOutput = AMPOutputEpsShare * eps
 		c.EpsObjective = eps - c.EpsOutput
 		c.DeltaOutput = AMPOutputDeltaShare * delta
 		c.DeltaFailCharge = AMPFailDeltaShare * delta
 		c.DeltaFail = c.DeltaFailCharge / (1 + math.Exp(eps))
 		c.DeltaObjective = delta - c.DeltaOutput - c.DeltaFailCharge
-	}
-	c.EpsJacobian = jacobianEps(r, a, pr.N, pr.Lambda)
-	c.LambdaFloor = lambdaFloor(r, a, pr.N, c.EpsObjective)
-	if pr.Lambda < c.LambdaFloor {
-		return Calibration{}, fmt.Errorf("%w: lambda floor: lambda = %g is below the floor %.6g of %s at eps = %g with n = %d "+
-			"(the Jacobian factor %d log(1 + %g/(n lambda)) must be at most half of eps = %g; Chaudhuri et al.'s Algorithm 2 would add the ridge %.6g): set lambda >= %.6g, or lambda auto",
-			ErrCondition, pr.Lambda, c.LambdaFloor, m, eps, pr.N, r, a, c.EpsObjective, c.LambdaFloor-pr.Lambda, c.LambdaFloor)
-	}
-	c.EpsNoise = c.EpsObjective - c.EpsJacobian
-	if !(c.EpsNoise > 0) {
-		return Calibration{}, fmt.Errorf("%w: nothing of eps is left for the noise (Jacobian part %v of %v)", ErrCondition, c.EpsJacobian, c.EpsObjective)
-	}
-	p := float64(c.P)
-	n := float64(pr.N)
-	switch m {
-	case perturb.Objective:
-		c.Theta = 2 * c.L / c.EpsNoise
-		// Gamma(P, 1) exceeds 2 P ln 2 + 2 ln(1/q) with probability at
-		// most q (Chernoff bound at 1/2).
-		c.NormBound = c.Theta * (2*p*math.Ln2 + 2*math.Log(1/pureTailProb))
-	case perturb.AMP:
 		c.SubspaceDim = 2
 		if pr.K > 1 {
 			c.SubspaceDim = 2 * (pr.K - 1)
 		}
 		c.Tail = chiTail(c.SubspaceDim, c.DeltaObjective)
-		an := 2 * c.EpsNoise / (c.Tail + math.Sqrt(c.Tail*c.Tail+2*c.EpsNoise))
-		c.Sigma1 = 2 * c.L / an
-		c.OutSensitivity = 2 * c.GradTol / c.Lambda
-		if c.Sigma2, err = perturb.AnalyticGaussianSigma(c.EpsOutput, c.DeltaOutput, c.OutSensitivity); err != nil {
-			return Calibration{}, fmt.Errorf("%w: the output part: %w", ErrBudget, err)
-		}
-		c.NormBound = c.Sigma1 * (math.Sqrt(p) + math.Sqrt(2*math.Log(1/c.DeltaFail)))
 	}
-	for _, v := range []float64{c.Theta, c.Sigma1, c.Sigma2, c.NormBound} {
-		if math.IsNaN(v) || math.IsInf(v, 0) {
-			return Calibration{}, fmt.Errorf("%w: a noise scale is not finite at eps = %v, delta = %v", ErrBudget, eps, delta)
-		}
+	c.EpsJacobian = jacobianEps(r, a, pr.N, pr.Lambda)
+	c.LambdaFloor = lambdaFloor(r, a, pr.N, c.EpsObjective)
+	if math.IsNaN(c.LambdaFloor) || math.IsInf(c.LambdaFloor, 0) || !(c.LambdaFloor > 0) {
+		return Calibration{}, fmt.Errorf("%w: the lambda floor is %v at eps = %v with n = %d", ErrBudget, c.LambdaFloor, eps, pr.N)
 	}
-	// Steps k with (1 - Lambda/M)^k M (L + B/n)/Lambda <= GradTol, M = Beta + Lambda.
-	M := c.Beta + c.Lambda
-	ratio := M * (c.L + c.NormBound/n) / (c.Lambda * c.GradTol)
-	k := 0.0
-	if ratio > 1 {
-		k = math.Ceil(math.Log(ratio) / -math.Log1p(-c.Lambda/M))
-	}
-	if k > 1e12 || math.IsNaN(k) {
-		return Calibration{}, fmt.Errorf("%w: the iteration budget (%g gradient steps) is out of range: lambda = %g is too small against the smoothness %g", ErrCondition, k, c.Lambda, c.Beta)
-	}
-	c.FallbackSteps = int(k)
 	return c, nil
 }
 
@@ -385,8 +452,8 @@ func Calibrate(m perturb.Mechanism, eps, delta float64, pr Problem) (Calibration
 // part's eps. It reads only public constants.
 func LambdaFloor(m perturb.Mechanism, eps, delta float64, pr Problem) (float64, error) {
 	probe := pr
-	probe.Lambda = math.MaxFloat64 / 4 // above every floor: only the constants are read
-	c, err := Calibrate(m, eps, delta, probe)
+	probe.Lambda = 1 // ignored: the floor is a function of the constants
+	c, err := constants(m, eps, delta, probe)
 	if err != nil {
 		return 0, err
 	}

@@ -61,8 +61,11 @@ func Minimize(ctx context.Context, X *mat.Dense, y []float64, pr Problem, cal Ca
 // before return. The statistics are not private.
 //
 // Noise: objective draws b by src.AddGammaNorm with L2 sensitivity 2L and
-// eps EpsNoise (density proportional to exp(-EpsNoise ||b|| / (2L))); amp
-// draws b_1 and b_2 by src.AddGaussian with Sigma1 and Sigma2.
+// eps EpsNoise (density proportional to exp(-EpsNoise ||b|| / (2L))), runs
+// the solver until ||grad F|| <= GradTol (no cap: the running time depends
+// on the data and the noise) and adds xi by src.AddGammaNorm with L2
+// sensitivity OutSensitivity and eps EpsOutput; amp draws b_1 and b_2 by
+// src.AddGaussian with Sigma1 and Sigma2.
 func Release(ctx context.Context, X *mat.Dense, y []float64, pr Problem, cal Calibration, src perturb.Source) (*trainer.Model, SolveStats, error) {
 	if err := checkRows(X, y, pr); err != nil {
 		return nil, SolveStats{}, err
@@ -93,11 +96,21 @@ func Release(ctx context.Context, X *mat.Dense, y []float64, pr Problem, cal Cal
 		clear(w)
 		return nil, SolveStats{}, err
 	}
-	if cal.Mechanism == perturb.AMP {
-		if err := src.AddGaussian(w, cal.Sigma2); err != nil {
+	switch cal.Mechanism {
+	case perturb.AMP:
+		err = src.AddGaussian(w, cal.Sigma2)
+	case perturb.Objective:
+		if !st.Reached {
 			clear(w)
-			return nil, SolveStats{}, err
+			return nil, SolveStats{}, fmt.Errorf("objpert: the solver stopped at gradient norm %g above gamma = %g", st.GradNorm, cal.GradTol)
 		}
+		if !cal.noOutputNoise {
+			err = src.AddGammaNorm(w, cal.OutSensitivity, cal.EpsOutput)
+		}
+	}
+	if err != nil {
+		clear(w)
+		return nil, SolveStats{}, err
 	}
 	for i, v := range w {
 		if math.IsNaN(v) || math.IsInf(v, 0) {
@@ -121,6 +134,12 @@ func (c Calibration) Route() string {
 	s := fmt.Sprintf("objective perturbation (no stability route): the noise hides the summed gradient, ||b(w;S) - b(w;S')|| <= 2L = %g; "+
 		"Jacobian factor %d log(1 + %g/(n lambda)) = %.6g with n = %d, lambda = %g (floor %.6g); noise eps %.6g of the objective part's %.6g",
 		2*c.L, c.Rank, c.Curv, c.EpsJacobian, c.N, c.Lambda, c.LambdaFloor, c.EpsNoise, c.EpsObjective)
+	if c.Mechanism == perturb.Objective {
+		s += fmt.Sprintf("; gamma-norm b with theta = %.6g, rounded to a lattice of step at most %.6g (the secure sampler's rounding of the exact draw); "+
+			"output part: the solver runs until the gradient threshold gamma = %g is reached, so the iterate lies within r = gamma/lambda + sqrt(p) step/(2 n lambda) = %.6g "+
+			"of the minimizer for the exact draw, and gamma-norm noise xi of L2 sensitivity 2r = %.6g with eps %.6g (theta_2 = %.6g) is added to it",
+			c.Theta, c.BStep, c.GradTol, c.Radius, c.OutSensitivity, c.EpsOutput, c.Theta2)
+	}
 	if c.Mechanism == perturb.AMP {
 		s += fmt.Sprintf("; Gaussian b_1 with sigma_1 = %.6g (chi tail %.6g in dimension %d at delta %.6g); "+
 			"output part: gradient threshold gamma = %g, sensitivity 2 gamma/lambda = %.6g, sigma_2 = %.6g for eps %.6g, delta %.6g; "+
@@ -134,7 +153,10 @@ func (c Calibration) Route() string {
 // Ledger returns the parts of the budget the mechanism spends.
 func (c Calibration) Ledger() []perturb.Charge {
 	if c.Mechanism == perturb.Objective {
-		return []perturb.Charge{{Step: "release of the minimizer of the perturbed objective (objective perturbation)", Mechanism: c.Mechanism, Epsilon: c.Epsilon}}
+		return []perturb.Charge{
+			{Step: "objective part: the minimizer of the objective with gamma-norm noise b (exact draw)", Mechanism: c.Mechanism, Epsilon: c.EpsObjective},
+			{Step: "output part: gamma-norm noise xi on the solver's iterate (gradient norm at most gamma, b rounded to its lattice), L2 sensitivity 2r", Mechanism: c.Mechanism, Epsilon: c.EpsOutput},
+		}
 	}
 	return []perturb.Charge{
 		{Step: "objective part: the minimizer of the objective with Gaussian noise b_1", Mechanism: c.Mechanism, Epsilon: c.EpsObjective, Delta: c.DeltaObjective},
@@ -150,15 +172,15 @@ func (c Calibration) Notes(sourceKind string) []string {
 		"the weights are computed in float64 (margins, gradients, Hessians, Cholesky factors): the change-of-variables argument is for exact arithmetic, and the rounding of the solver is not covered",
 	}
 	if c.Mechanism == perturb.Objective {
-		notes = append(notes, fmt.Sprintf("the claim is for the exact minimizer of the perturbed objective; the released weights are the solver's iterate, within gamma/lambda = %.3g of it when the solver reaches the gradient threshold gamma = %g (%d Newton steps at most, then at most %d gradient steps): that distance, and a run that stops above gamma, are not covered",
-			c.GradTol/c.Lambda, c.GradTol, maxNewton, c.FallbackSteps))
+		notes = append(notes, fmt.Sprintf("the solver runs (at most %d Newton steps, then gradient steps of %.6g) until the gradient norm is at most gamma = %g, with no cap on the steps: the running time depends on the data and the noise, and timing is not covered; in float64 it is assumed that the gradient steps reach gamma, far above the rounding of the gradient",
+			maxNewton, c.Step, c.GradTol))
 	} else {
 		notes = append(notes, fmt.Sprintf("the iteration budget reaches gamma whenever ||b_1|| <= %.6g in exact arithmetic; in float64 it is assumed that gradient steps keep reducing the gradient norm down to gamma = %g, far above the rounding of the gradient", c.NormBound, c.GradTol))
 	}
 	switch {
 	case sourceKind != perturb.SourceSecure:
 	case c.Mechanism == perturb.Objective:
-		notes = append(notes, "the noise b is drawn by perturb's exact gamma-norm sampler from crypto/rand bits and rounded to its lattice (step about 2^-20 of theta) before the minimization: the proof needs the continuous law, and the lattice rounding, which moves the minimizer by at most sqrt(dim) 2^-21 theta/(n lambda), is not covered (a rounding before a data-dependent map is not post-processing)")
+		notes = append(notes, fmt.Sprintf("b and xi are drawn by perturb's exact gamma-norm sampler from crypto/rand bits; b is the exact draw rounded to its lattice (step at most %.3g) before the minimization, and the claim covers that rounding: the objective part is for the minimizer w* of the objective with the exact draw, the iterate is a function of (data, w*) within r = %.3g of w*, and xi (L2 sensitivity 2r) hides where in that ball it lies", c.BStep, c.Radius))
 	default:
 		notes = append(notes, "b_1 and b_2 come from the secure Gaussian sampler of google/differential-privacy, a discretized approximation of N(0, sigma^2): the objective part's proof is for the exact Gaussian law, and the discretization of b_1 is not covered")
 	}

@@ -123,10 +123,12 @@ func (o *objective) hessian(w []float64) *mat.SymDense {
 
 // minimize runs Newton's method with Armijo backtracking from w (in place)
 // for at most maxNewton steps, then at most fallback gradient steps of
-// size step, stopping at the first iterate with ||grad F|| <= tol. Every
-// Newton step decreases F, so the gradient steps start from a point with
-// F <= F(w0). The number of steps is fixed in advance; reaching tol or not
-// is reported in the statistics.
+// size step (fallback < 0: as many as it takes), stopping at the first
+// iterate with ||grad F|| <= tol. Every Newton step decreases F, so the
+// gradient steps start from a point with F <= F(w0). With fallback >= 0
+// the number of steps is fixed in advance and reaching tol or not is
+// reported in the statistics; with fallback < 0 the loop ends only at tol
+// or when ctx is done (an error).
 func (o *objective) minimize(ctx context.Context, w []float64, tol float64, maxNewton, fallback int, step float64) (SolveStats, error) {
 	p := len(w)
 	g := make([]float64, p)
@@ -170,7 +172,7 @@ func (o *objective) minimize(ctx context.Context, w []float64, tol float64, maxN
 		gn = floats.Norm(g, 2)
 		st.NewtonSteps++
 	}
-	for s := 0; s < fallback && gn > tol; s++ {
+	for s := 0; (fallback < 0 || s < fallback) && gn > tol; s++ {
 		if s%64 == 0 {
 			if err := ctx.Err(); err != nil {
 				return st, err

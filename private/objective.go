@@ -25,9 +25,12 @@ import (
 // certificate's SensitivityRoute states the mechanism's own analysis and
 // its constants, the Stability field is empty, and the run record holds the
 // constants of the objective (loss, n, d, K, L, beta_s, lambda) and of the
-// solver. Verify rebuilds the certificate from (n, d, K, loss constants,
-// lambda, eps, delta) exactly as for output perturbation
-// (docs/DESIGN.md, section 11).
+// solver. objective adds the gamma-norm noise xi of its output part to the
+// solver's iterate (the ledger lists the objective part and the output
+// part). Verify rebuilds the certificate (route, ledger, assumptions) from
+// (n, d, K, loss constants, lambda, eps, delta) exactly as for output
+// perturbation, so a file whose text or numbers differ from the rebuild is
+// rejected (docs/DESIGN.md, section 11).
 
 // objectiveKnobs refuses the trainer settings that change the objective
 // (the mechanism minimizes F exactly, so the SGD knobs do not apply).

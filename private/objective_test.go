@@ -65,6 +65,20 @@ func TestObjectiveFitVerify(t *testing.T) {
 			if m == perturb.AMP && len(r.Certificate.Ledger) != 3 {
 				t.Errorf("amp ledger %+v, want the objective part, the output part and the iteration budget", r.Certificate.Ledger)
 			}
+			if m == perturb.Objective {
+				l := r.Certificate.Ledger
+				if len(l) != 2 || math.Abs(l[0].Epsilon-0.99) > 1e-12 || math.Abs(l[1].Epsilon-0.01) > 1e-12 {
+					t.Errorf("objective ledger %+v, want the objective part (0.99) and the output part (0.01)", l)
+				}
+				if !strings.Contains(r.Certificate.SensitivityRoute, "gamma-norm noise xi of L2 sensitivity 2r") {
+					t.Errorf("objective route %q does not state the output part", r.Certificate.SensitivityRoute)
+				}
+				for _, a := range r.Certificate.Assumptions {
+					if strings.Contains(a, "is not covered (a rounding before") {
+						t.Errorf("objective: the lattice note of the construction without xi is still listed: %q", a)
+					}
+				}
+			}
 			if seeded {
 				continue
 			}
@@ -79,6 +93,8 @@ func TestObjectiveFitVerify(t *testing.T) {
 				{"epsilon", func(r *Released) { r.Certificate.Epsilon = 2 }, "want"},
 				{"noise scale", func(r *Released) { r.Certificate.NoiseScale *= 0.5 }, "noise_scale"},
 				{"ledger", func(r *Released) { r.Certificate.Ledger[0].Epsilon = 0.1 }, "ledger"},
+				{"ledger part dropped", func(r *Released) { r.Certificate.Ledger = r.Certificate.Ledger[:1] }, "ledger"},
+				{"route", func(r *Released) { r.Certificate.SensitivityRoute += " " }, "route"},
 				{"not covered", func(r *Released) { r.Certificate.Assumptions = r.Certificate.Assumptions[1:] }, "not_covered"},
 				{"n", func(r *Released) { r.Certificate.N-- }, "training rows"},
 				{"loss constants", func(r *Released) { r.Certificate.Sz = 0.01 }, "sz"},
@@ -192,10 +208,11 @@ func summedGradient(X *mat.Dense, y []float64, lambda float64, w []float64) []fl
 // adversarial rows: extreme features at the bounds, flipped label, an
 // undeclared label) with the same seeded noise b, and checks through Fit the
 // quantities the proof bounds: the released weights of each table map back
-// to the same b on its own rows (so they are the minimizers for that b),
-// and at the released weights of the original table the two tables' noises
-// differ by at most 2L = 2. It also checks that the replacement moves the
-// weights (a test that could not fail would pass with a constant release).
+// to the same b on its own rows (so they are the minimizers for that b,
+// once the output noise xi is subtracted), and at the iterate of the
+// original table the two tables' noises differ by at most 2L = 2. It also
+// checks that the replacement moves the weights (a test that could not
+// fail would pass with a constant release).
 func TestObjectiveNeighbours(t *testing.T) {
 	tab, schema, err := DefaultTable()
 	if err != nil {
@@ -237,19 +254,45 @@ func TestObjectiveNeighbours(t *testing.T) {
 		},
 		"undeclared label": func(r []string) []string { r[label] = "unknown"; return r },
 	}
+	// iterate returns the solver's iterate of a release: the released
+	// weights minus the output noise xi, redrawn from the seed after b.
+	iterate := func(r *Released) []float64 {
+		run := r.Certificate.Run
+		loss, err := losses.ByName(run.Loss)
+		if err != nil {
+			t.Fatal(err)
+		}
+		cal, err := objpert.Calibrate(perturb.Objective, 1, 0, objectiveProblem(loss, run.N, run.D, len(schema.Classes), run.Lambda))
+		if err != nil {
+			t.Fatal(err)
+		}
+		src := perturb.Seeded(42)
+		xi := make([]float64, cal.P)
+		if err := src.AddGammaNorm(xi, 2*cal.L, cal.EpsNoise); err != nil {
+			t.Fatal(err)
+		}
+		clear(xi)
+		if err := src.AddGammaNorm(xi, cal.OutSensitivity, cal.EpsOutput); err != nil {
+			t.Fatal(err)
+		}
+		w := append([]float64(nil), r.Model.W...)
+		floats.Sub(w, xi)
+		return w
+	}
 	base := fit(tab)
 	X, y := trainRowsOf(t, tab, schema, opts)
-	b := summedGradient(X, y, 0.01, base.Model.W)
+	baseW := iterate(base)
+	b := summedGradient(X, y, 0.01, baseW)
 	for name, edit := range replace {
 		t2 := cloneTable(tab)
 		t2.Rows[row] = edit(append([]string(nil), t2.Rows[row]...))
 		nb := fit(t2)
 		X2, y2 := trainRowsOf(t, t2, schema, opts)
-		b2 := summedGradient(X2, y2, 0.01, nb.Model.W)
+		b2 := summedGradient(X2, y2, 0.01, iterate(nb))
 		if d := floats.Distance(b, b2, 2); d > 1e-6*floats.Norm(b, 2) {
 			t.Errorf("%s: the two releases map back to noises %v apart: not the minimizers for one b", name, d)
 		}
-		at := summedGradient(X2, y2, 0.01, base.Model.W)
+		at := summedGradient(X2, y2, 0.01, baseW)
 		if d := floats.Distance(b, at, 2); d > 2*(1+1e-9) {
 			t.Errorf("%s: ||b(w;S) - b(w;S')|| = %v > 2L = 2", name, d)
 		}
