@@ -256,6 +256,11 @@ func Fit(ctx context.Context, t *Table, schema Schema, budget Budget, opts Optio
 		// time per pass) is a statistic of the data.
 		cfg.Logger = nil
 	}
+	if !opts.Diagnostics {
+		// Nothing reads the objective and gradient norm of the trained
+		// weights: skip the pass over the data that computes them.
+		cfg.SkipObjective = true
+	}
 	cfg.Classes = len(schema.Classes)
 	n := len(trainIdx)
 	if opts.Auto {
