@@ -3,63 +3,22 @@ package fetch
 import (
 	"bytes"
 	"context"
-	"crypto/sha256"
-	"encoding/hex"
 	"errors"
 	"net/http"
 	"net/http/httptest"
 	"os"
 	"path/filepath"
 	"sort"
-	"sync/atomic"
 	"testing"
 	"time"
 
 	"github.com/stabpriv/stabpriv/datasets/internal/fetchtest"
 )
 
-func sha256Hex(b []byte) string {
-	s := sha256.Sum256(b)
-	return hex.EncodeToString(s[:])
-}
-
-// fileServer serves name -> content over a local httptest server and counts
-// the requests.
-func fileServer(t *testing.T, files map[string][]byte) (*httptest.Server, *atomic.Int64) {
-	t.Helper()
-	var hits atomic.Int64
-	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		hits.Add(1)
-		b, ok := files[r.URL.Path]
-		if !ok {
-			http.NotFound(w, r)
-			return
-		}
-		w.Write(b)
-	}))
-	t.Cleanup(srv.Close)
-	return srv, &hits
-}
-
-// dirNames lists the entries of dir, sorted.
-func dirNames(t *testing.T, dir string) []string {
-	t.Helper()
-	entries, err := os.ReadDir(dir)
-	if err != nil && !errors.Is(err, os.ErrNotExist) {
-		t.Fatal(err)
-	}
-	var names []string
-	for _, e := range entries {
-		names = append(names, e.Name())
-	}
-	sort.Strings(names)
-	return names
-}
-
 func TestFetch(t *testing.T) {
 	content := []byte("1 1:0.5\n0 2:1\n")
-	sum := sha256Hex(content)
-	srv, hits := fileServer(t, map[string][]byte{"/data/file.txt": content})
+	sum := fetchtest.SHA256Hex(content)
+	srv, hits := fetchtest.FileServer(t, map[string][]byte{"/data/file.txt": content})
 	ctx := context.Background()
 	cache := filepath.Join(t.TempDir(), "cache")
 	cfg := Config{URL: srv.URL + "/data/file.txt", SHA256: sum, CacheDir: cache, Client: srv.Client()}
@@ -93,14 +52,14 @@ func TestFetch(t *testing.T) {
 	if got, _ := os.ReadFile(path); !bytes.Equal(got, content) || hits.Load() != 2 {
 		t.Errorf("corrupt cache not replaced: %q after %d requests", got, hits.Load())
 	}
-	if names := dirNames(t, cache); len(names) != 1 {
+	if names := fetchtest.DirNames(t, cache); len(names) != 1 {
 		t.Errorf("cache holds %v, want only file.txt", names)
 	}
 }
 
 func TestFetchFailuresLeaveNoFile(t *testing.T) {
 	content := []byte("payload")
-	srv, _ := fileServer(t, map[string][]byte{"/f": content})
+	srv, _ := fetchtest.FileServer(t, map[string][]byte{"/f": content})
 	block := make(chan struct{})
 	slow := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		w.Write([]byte("partial"))
@@ -120,16 +79,16 @@ func TestFetchFailuresLeaveNoFile(t *testing.T) {
 		timeout time.Duration
 		check   func(error) bool
 	}{
-		{name: "hash mismatch", url: srv.URL + "/f", sum: sha256Hex([]byte("other")),
+		{name: "hash mismatch", url: srv.URL + "/f", sum: fetchtest.SHA256Hex([]byte("other")),
 			check: func(err error) bool { return errors.Is(err, ErrChecksum) }},
-		{name: "HTTP 404", url: srv.URL + "/missing", sum: sha256Hex(content),
+		{name: "HTTP 404", url: srv.URL + "/missing", sum: fetchtest.SHA256Hex(content),
 			check: func(err error) bool {
 				var he *HTTPStatusError
 				return errors.As(err, &he) && he.StatusCode == http.StatusNotFound
 			}},
-		{name: "too large", url: srv.URL + "/f", sum: sha256Hex(content), max: 3,
+		{name: "too large", url: srv.URL + "/f", sum: fetchtest.SHA256Hex(content), max: 3,
 			check: func(err error) bool { return err != nil }},
-		{name: "context cancelled mid-body", url: slow.URL + "/f", sum: sha256Hex(content), timeout: 100 * time.Millisecond,
+		{name: "context cancelled mid-body", url: slow.URL + "/f", sum: fetchtest.SHA256Hex(content), timeout: 100 * time.Millisecond,
 			check: func(err error) bool { return errors.Is(err, context.DeadlineExceeded) }},
 	}
 	for _, tc := range tests {
@@ -145,7 +104,7 @@ func TestFetchFailuresLeaveNoFile(t *testing.T) {
 			if !tc.check(err) {
 				t.Fatalf("unexpected error %v", err)
 			}
-			if names := dirNames(t, cache); len(names) != 0 {
+			if names := fetchtest.DirNames(t, cache); len(names) != 0 {
 				t.Errorf("files left behind: %v", names)
 			}
 		})
@@ -153,17 +112,17 @@ func TestFetchFailuresLeaveNoFile(t *testing.T) {
 }
 
 func TestFetchCancelledBeforeRequest(t *testing.T) {
-	srv, hits := fileServer(t, map[string][]byte{"/f": []byte("x")})
+	srv, hits := fetchtest.FileServer(t, map[string][]byte{"/f": []byte("x")})
 	ctx, cancel := context.WithCancel(context.Background())
 	cancel()
-	_, err := File(ctx, Config{URL: srv.URL + "/f", SHA256: sha256Hex([]byte("x")), CacheDir: t.TempDir()})
+	_, err := File(ctx, Config{URL: srv.URL + "/f", SHA256: fetchtest.SHA256Hex([]byte("x")), CacheDir: t.TempDir()})
 	if !errors.Is(err, context.Canceled) || hits.Load() != 0 {
 		t.Fatalf("err = %v after %d requests, want context.Canceled and none", err, hits.Load())
 	}
 }
 
 func TestFetchConfigErrors(t *testing.T) {
-	sum := sha256Hex([]byte("x"))
+	sum := fetchtest.SHA256Hex([]byte("x"))
 	tests := []struct {
 		name string
 		cfg  Config

@@ -2,15 +2,9 @@ package paper
 
 import (
 	"context"
-	"crypto/sha256"
-	"encoding/hex"
 	"errors"
-	"net/http"
-	"net/http/httptest"
 	"os"
 	"path/filepath"
-	"sort"
-	"sync/atomic"
 	"testing"
 
 	"github.com/stabpriv/stabpriv/datasets/fetch"
@@ -27,7 +21,7 @@ func TestFetchAdultFromLocalServer(t *testing.T) {
 		}
 		files[fetchtest.URLPath(t, s.URL)] = b
 	}
-	srv, _ := fileServer(t, files)
+	srv, _ := fetchtest.FileServer(t, files)
 	dir := t.TempDir()
 	if err := FetchAdult(context.Background(), dir, fetchtest.RedirectClient(t, srv)); err != nil {
 		t.Fatal(err)
@@ -48,20 +42,20 @@ func TestFetchLastFMFromLocalServer(t *testing.T) {
 		{"lastfm_asia/" + LastFMTargetFile, lastfmSmallTarget},
 		{"lastfm_asia/README.txt", "not extracted"},
 	})
-	srv, _ := fileServer(t, map[string][]byte{fetchtest.URLPath(t, LastFMSource.URL): archive})
+	srv, _ := fetchtest.FileServer(t, map[string][]byte{fetchtest.URLPath(t, LastFMSource.URL): archive})
 	cache := t.TempDir()
 	client := fetchtest.RedirectClient(t, srv)
 	if _, err := FetchLastFM(context.Background(), cache, "", client); !errors.Is(err, fetch.ErrNoChecksum) {
 		t.Fatalf("no archive sum: err = %v, want fetch.ErrNoChecksum", err)
 	}
-	dir, err := FetchLastFM(context.Background(), cache, sha256Hex(archive), client)
+	dir, err := FetchLastFM(context.Background(), cache, fetchtest.SHA256Hex(archive), client)
 	if err != nil {
 		t.Fatal(err)
 	}
 	if dir != filepath.Join(cache, "lastfm_asia") {
 		t.Errorf("dir = %s", dir)
 	}
-	if names := dirNames(t, dir); len(names) != 2 {
+	if names := fetchtest.DirNames(t, dir); len(names) != 2 {
 		t.Errorf("extracted %v, want the edges and target files", names)
 	}
 	ds, err := LoadLastFM(dir, LastFMOptions{Components: -1})
@@ -101,40 +95,3 @@ func TestSharedFilesSHA256(t *testing.T) {
 	}
 }
 
-func sha256Hex(b []byte) string {
-	s := sha256.Sum256(b)
-	return hex.EncodeToString(s[:])
-}
-
-// fileServer serves name -> content over a local httptest server and counts
-// the requests.
-func fileServer(t *testing.T, files map[string][]byte) (*httptest.Server, *atomic.Int64) {
-	t.Helper()
-	var hits atomic.Int64
-	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		hits.Add(1)
-		b, ok := files[r.URL.Path]
-		if !ok {
-			http.NotFound(w, r)
-			return
-		}
-		w.Write(b)
-	}))
-	t.Cleanup(srv.Close)
-	return srv, &hits
-}
-
-// dirNames lists the entries of dir, sorted.
-func dirNames(t *testing.T, dir string) []string {
-	t.Helper()
-	entries, err := os.ReadDir(dir)
-	if err != nil && !errors.Is(err, os.ErrNotExist) {
-		t.Fatal(err)
-	}
-	var names []string
-	for _, e := range entries {
-		names = append(names, e.Name())
-	}
-	sort.Strings(names)
-	return names
-}

@@ -8,9 +8,15 @@ import (
 	"archive/zip"
 	"bytes"
 	"compress/gzip"
+	"crypto/sha256"
+	"encoding/hex"
+	"errors"
 	"net/http"
 	"net/http/httptest"
 	"net/url"
+	"os"
+	"sort"
+	"sync/atomic"
 	"testing"
 )
 
@@ -96,4 +102,43 @@ func TarGz(t *testing.T, members [][2]string) []byte {
 		t.Fatal(err)
 	}
 	return buf.Bytes()
+}
+
+// SHA256Hex returns the hex SHA-256 of b.
+func SHA256Hex(b []byte) string {
+	s := sha256.Sum256(b)
+	return hex.EncodeToString(s[:])
+}
+
+// FileServer serves path -> content over a local test server, closed at the
+// end of the test, and counts the requests.
+func FileServer(t *testing.T, files map[string][]byte) (*httptest.Server, *atomic.Int64) {
+	t.Helper()
+	var hits atomic.Int64
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		hits.Add(1)
+		b, ok := files[r.URL.Path]
+		if !ok {
+			http.NotFound(w, r)
+			return
+		}
+		w.Write(b)
+	}))
+	t.Cleanup(srv.Close)
+	return srv, &hits
+}
+
+// DirNames lists the entries of dir, sorted; a missing dir has none.
+func DirNames(t *testing.T, dir string) []string {
+	t.Helper()
+	entries, err := os.ReadDir(dir)
+	if err != nil && !errors.Is(err, os.ErrNotExist) {
+		t.Fatal(err)
+	}
+	var names []string
+	for _, e := range entries {
+		names = append(names, e.Name())
+	}
+	sort.Strings(names)
+	return names
 }
