@@ -94,4 +94,3 @@ func TestSharedFilesSHA256(t *testing.T) {
 		})
 	}
 }
-
