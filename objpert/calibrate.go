@@ -369,6 +369,14 @@ func Calibrate(m perturb.Mechanism, eps, delta float64, pr Problem) (Calibration
 		if !(c.Theta2 > 0) {
 			return Calibration{}, fmt.Errorf("%w: the output noise scale is %v at eps = %v", ErrBudget, c.Theta2, eps)
 		}
+		// The solver runs until the gradient norm is at most GradTol, so
+		// float64 must resolve GradTol at the scale of the gradient's
+		// terms, about L + ||b||/n with ||b|| ~ Gamma(P, Theta): a
+		// data-independent check at ten times the mean norm, with a
+		// margin of 10 on the rounding of sqrt(P) sums of 8 terms.
+		if scale := c.L + 10*p*c.Theta/n; 8*math.Sqrt(p)*scale*0x1p-52 > GradTol/10 {
+			return Calibration{}, fmt.Errorf("%w: eps = %v is too small for the solver: the noise term's scale %.3g leaves float64 no room to reach the gradient threshold %g; raise eps", ErrBudget, eps, scale, GradTol)
+		}
 		return c, nil
 	}
 	// Steps k with (1 - Lambda/M)^k M (L + B/n)/Lambda <= GradTol, M = Beta

@@ -2,8 +2,10 @@ package objpert
 
 import (
 	"context"
+	"errors"
 	"math"
 	"math/rand/v2"
+	"strings"
 	"testing"
 
 	"gonum.org/v1/gonum/mat"
@@ -179,6 +181,32 @@ func TestFloorSmallNEps(t *testing.T) {
 			if err != nil || !(lam >= 2*floor) || math.IsInf(lam, 0) {
 				t.Errorf("%s n = %d, eps = %v: auto lambda %v, %v", m, tc.n, tc.eps, lam, err)
 			}
+		}
+	}
+}
+
+// TestTinyEpsRefused checks the data-independent refusal of an eps so small
+// that float64 cannot resolve the solver's gradient threshold at the noise
+// term's scale (the solver, which runs until the threshold, could then run
+// on), and that ordinary eps pass it.
+func TestTinyEpsRefused(t *testing.T) {
+	pr := Problem{Loss: losses.Logistic{}, N: 455, D: 31, K: 1, Kappa: 1}
+	for _, eps := range []float64{1e-4, 1e-6} {
+		raised, _, err := RaiseToFloor(perturb.Objective, eps, 0, pr)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, err := Calibrate(perturb.Objective, eps, 0, raised); !errors.Is(err, ErrBudget) || !strings.Contains(err.Error(), "too small for the solver") {
+			t.Errorf("eps = %v: %v, want the precision refusal", eps, err)
+		}
+	}
+	for _, eps := range []float64{0.01, 1, 10} {
+		raised, _, err := RaiseToFloor(perturb.Objective, eps, 0, pr)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, err := Calibrate(perturb.Objective, eps, 0, raised); err != nil {
+			t.Errorf("eps = %v refused: %v", eps, err)
 		}
 	}
 }
