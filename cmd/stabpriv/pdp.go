@@ -234,15 +234,7 @@ func runPDP(_ context.Context, args []string, stdout, stderr io.Writer) error {
 		return err
 	}
 
-	diffs, err := a.RemoveAll()
-	if err != nil {
-		return err
-	}
-	one := make([]float64, len(diffs))
-	for i, d := range diffs {
-		one[i] = d.L2
-	}
-	refined, err := a.RefineTop(diffs, s.exactTop)
+	diffs, one, refined, err := sensitivities(a, s.exactTop)
 	if err != nil {
 		return err
 	}
@@ -664,15 +656,7 @@ func runPDPModel(s *pdpSettings, stdout io.Writer) error {
 	if err != nil {
 		return err
 	}
-	diffs, err := a.RemoveAll()
-	if err != nil {
-		return err
-	}
-	one := make([]float64, len(diffs))
-	for i, v := range diffs {
-		one[i] = v.L2
-	}
-	refined, err := a.RefineTop(diffs, s.exactTop)
+	diffs, one, refined, err := sensitivities(a, s.exactTop)
 	if err != nil {
 		return err
 	}
@@ -770,4 +754,19 @@ func printCertified(w io.Writer, r *pdp.Report) {
 	if rel.RemoveOneBound > 0 {
 		fmt.Fprintf(w, "every row's sensitivity is at most L/(n lambda) = %.4g (eps %.4g), half the replace-one bound 2L/(n lambda) of the exact minimizer\n", rel.RemoveOneBound, rel.RemoveOneEpsilon)
 	}
+}
+
+// sensitivities returns every training row's leave-one-out difference (the
+// exact ones for the top rows after refinement), the one-step L2 norms
+// before refinement, and the indices of the refined rows.
+func sensitivities(a *pdp.Analysis, top int) (diffs []pdp.Diff, one []float64, refined []int, err error) {
+	if diffs, err = a.RemoveAll(); err != nil {
+		return nil, nil, refined, err
+	}
+	one = make([]float64, len(diffs))
+	for i, d := range diffs {
+		one[i] = d.L2
+	}
+	refined, err = a.RefineTop(diffs, top)
+	return diffs, one, refined, err
 }
