@@ -1,9 +1,10 @@
 package datasets
 
 import (
-	"math"
 	"strings"
 	"testing"
+
+	"github.com/stabpriv/stabpriv/datasets/internal/datatest"
 )
 
 func FuzzReadLibSVM(f *testing.F) {
@@ -28,25 +29,5 @@ func FuzzReadLibSVM(f *testing.F) {
 // checkFuzzLabels checks the label encoding and that X is finite.
 func checkFuzzLabels(t *testing.T, ds *Dataset) {
 	t.Helper()
-	n, _ := ds.X.Dims()
-	for i := range n {
-		for _, v := range ds.X.RawRowView(i) {
-			if math.IsNaN(v) || math.IsInf(v, 0) {
-				t.Fatalf("non-finite feature %v", v)
-			}
-		}
-	}
-	if ds.Classes == nil {
-		return
-	}
-	k := len(ds.Classes)
-	for _, y := range ds.Y {
-		ok := y == float64(int(y)) && y >= 0 && int(y) < k
-		if k == 2 {
-			ok = y == -1 || y == 1
-		}
-		if !ok {
-			t.Fatalf("label %v invalid with %d classes", y, k)
-		}
-	}
+	datatest.CheckEncoding(t, ds.X, ds.Y, ds.Classes)
 }
