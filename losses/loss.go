@@ -3,7 +3,8 @@ package losses
 import (
 	"errors"
 	"fmt"
-	"math"
+
+	"github.com/stabpriv/stabpriv/internal/check"
 )
 
 // Task says which labels a loss accepts.
@@ -110,7 +111,7 @@ var (
 
 // checkFinite returns an error wrapping ErrLabel if y is NaN or infinite.
 func checkFinite(y float64) error {
-	if math.IsNaN(y) || math.IsInf(y, 0) {
+	if !check.Finite(y) {
 		return fmt.Errorf("%w: %v is not finite", ErrLabel, y)
 	}
 	return nil

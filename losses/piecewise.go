@@ -4,6 +4,8 @@ import (
 	"errors"
 	"fmt"
 	"math"
+
+	"github.com/stabpriv/stabpriv/internal/check"
 )
 
 var (
@@ -14,7 +16,7 @@ var (
 
 // checkParam returns an error wrapping ErrParam unless v is finite and > 0.
 func checkParam(loss, name string, v float64) error {
-	if math.IsNaN(v) || math.IsInf(v, 0) || v <= 0 {
+	if !check.Positive(v) {
 		return fmt.Errorf("%w: %s %s = %v, want finite > 0", ErrParam, loss, name, v)
 	}
 	return nil
