@@ -4,6 +4,8 @@ import (
 	"errors"
 	"fmt"
 	"math"
+
+	"github.com/stabpriv/stabpriv/internal/check"
 )
 
 // ErrInvalid is returned for a regularizer whose settings are out of range.
@@ -35,7 +37,7 @@ func L1(lambda float64) ElasticNet { return ElasticNet{Lambda: lambda, L1Ratio: 
 // Validate returns an error wrapping ErrInvalid if Lambda is negative or not
 // finite, or L1Ratio is outside [0, 1].
 func (r ElasticNet) Validate() error {
-	if math.IsNaN(r.Lambda) || math.IsInf(r.Lambda, 0) || r.Lambda < 0 {
+	if !check.NonNegative(r.Lambda) {
 		return fmt.Errorf("%w: lambda = %v, want finite >= 0", ErrInvalid, r.Lambda)
 	}
 	if math.IsNaN(r.L1Ratio) || r.L1Ratio < 0 || r.L1Ratio > 1 {
