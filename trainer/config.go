@@ -3,10 +3,10 @@ package trainer
 import (
 	"errors"
 	"fmt"
-	"math"
 
 	"github.com/sirupsen/logrus"
 
+	"github.com/stabpriv/stabpriv/internal/check"
 	"github.com/stabpriv/stabpriv/losses"
 	"github.com/stabpriv/stabpriv/regularizers"
 )
@@ -195,7 +195,7 @@ func (c *Config) validate() error {
 		name string
 		v    float64
 	}{{"kappa", c.Kappa}, {"eta", c.Eta}, {"clip", c.Clip}, {"dropout", c.Dropout}, {"radius", c.Radius}, {"tolerance", c.Tolerance}, {"label bound", c.LabelBound}} {
-		if math.IsNaN(f.v) || math.IsInf(f.v, 0) || f.v < 0 {
+		if !check.NonNegative(f.v) {
 			return fmt.Errorf("%w: %s = %v, want finite >= 0", ErrConfig, f.name, f.v)
 		}
 	}

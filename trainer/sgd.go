@@ -7,6 +7,7 @@ import (
 
 	gonumblas "gonum.org/v1/gonum/blas/gonum"
 
+	"github.com/stabpriv/stabpriv/internal/check"
 	"github.com/stabpriv/stabpriv/internal/kernel"
 	"github.com/stabpriv/stabpriv/regularizers"
 )
@@ -36,7 +37,7 @@ func (p *problem) step(t int) (float64, error) {
 	case Custom:
 		eta = p.cfg.StepFunc(t)
 	}
-	if math.IsNaN(eta) || math.IsInf(eta, 0) || eta <= 0 {
+	if !check.Positive(eta) {
 		return 0, fmt.Errorf("%w: step size %v at step %d, want finite > 0", ErrConfig, eta, t)
 	}
 	return eta, nil

@@ -10,6 +10,7 @@ import (
 	gfloats "gonum.org/v1/gonum/floats"
 	"gonum.org/v1/gonum/mat"
 
+	"github.com/stabpriv/stabpriv/internal/check"
 	"github.com/stabpriv/stabpriv/internal/kernel"
 	"github.com/stabpriv/stabpriv/losses"
 )
@@ -126,10 +127,8 @@ func (t *Trainer) newProblem(X mat.Matrix, y []float64) (*problem, error) {
 		run.L, run.BetaS = cons.Lz*cfg.Kappa, cons.Sz*cfg.Kappa*cfg.Kappa
 	} else {
 		run.Loss, run.Task = "user-graph", "user"
-		for i, v := range y {
-			if math.IsNaN(v) || math.IsInf(v, 0) {
-				return nil, fmt.Errorf("%w: label %d is %v", ErrData, i, v)
-			}
+		if i := check.FirstNonFinite(y); i >= 0 {
+			return nil, fmt.Errorf("%w: label %d is %v", ErrData, i, y[i])
 		}
 	}
 	p.beta = run.BetaS + p.mu
@@ -169,11 +168,9 @@ func (p *problem) setRows(X mat.Matrix) error {
 	squaredNorms(p.norm, p.x, d)
 	for i, sq := range p.norm {
 		row := p.x[i*d : (i+1)*d]
-		if math.IsNaN(sq) || math.IsInf(sq, 0) {
-			for j, v := range row {
-				if math.IsNaN(v) || math.IsInf(v, 0) {
-					return fmt.Errorf("%w: X[%d,%d] = %v", ErrData, i, j, v)
-				}
+		if !check.Finite(sq) {
+			if j := check.FirstNonFinite(row); j >= 0 {
+				return fmt.Errorf("%w: X[%d,%d] = %v", ErrData, i, j, row[j])
 			}
 		}
 		nrm := math.Sqrt(sq)
