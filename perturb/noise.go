@@ -2,9 +2,9 @@ package perturb
 
 import (
 	"fmt"
-	"math"
 	"strings"
 
+	"github.com/stabpriv/stabpriv/internal/check"
 	"github.com/stabpriv/stabpriv/perturb/marginal"
 )
 
@@ -157,7 +157,7 @@ func (m Mechanism) ScaleName() string {
 // Helpers shared by the mechanisms.
 
 func checkEpsilon(eps float64) error {
-	if math.IsNaN(eps) || math.IsInf(eps, 0) || eps <= 0 {
+	if !check.Positive(eps) {
 		return fmt.Errorf("%w: eps = %v, want finite > 0", ErrEpsilon, eps)
 	}
 	return nil
@@ -171,7 +171,7 @@ func checkDelta(delta float64) error {
 }
 
 func checkPositive(err error, name string, v float64) error {
-	if math.IsNaN(v) || math.IsInf(v, 0) || v <= 0 {
+	if !check.Positive(v) {
 		return fmt.Errorf("%w: %s = %v, want finite > 0", err, name, v)
 	}
 	return nil
@@ -226,7 +226,7 @@ func withScale(n Noise, c Calibration, scale float64, err error) (Calibration, e
 		return Calibration{}, err
 	}
 	c.Scale = scale
-	if math.IsInf(c.Scale, 0) || math.IsNaN(c.Scale) || c.Scale <= 0 {
+	if !check.Positive(c.Scale) {
 		return Calibration{}, fmt.Errorf("%w: %s = %v for eps = %v, delta = %v", ErrScale, n.ScaleName(), c.Scale, c.Epsilon, c.Delta)
 	}
 	return c, nil

@@ -5,6 +5,7 @@ import (
 	"math"
 	"strings"
 
+	"github.com/stabpriv/stabpriv/internal/check"
 	"github.com/stabpriv/stabpriv/trainer"
 )
 
@@ -47,13 +48,13 @@ func (s Sensitivity) Validate() error {
 	if err := checkPositive(ErrSensitivity, "L2 sensitivity", s.L2); err != nil {
 		return err
 	}
-	if math.IsNaN(s.L1) || math.IsInf(s.L1, 0) || s.L1 < 0 {
+	if !check.NonNegative(s.L1) {
 		return fmt.Errorf("%w: L1 sensitivity = %v, want finite >= 0", ErrSensitivity, s.L1)
 	}
 	if s.L1 > 0 && s.L1 < s.L2 {
 		return fmt.Errorf("%w: L1 sensitivity %v below L2 sensitivity %v is impossible", ErrSensitivity, s.L1, s.L2)
 	}
-	if math.IsNaN(s.Beta) || math.IsInf(s.Beta, 0) || s.Beta < 0 {
+	if !check.NonNegative(s.Beta) {
 		return fmt.Errorf("%w: beta = %v, want finite >= 0", ErrSensitivity, s.Beta)
 	}
 	if s.Neighbouring != "" && !strings.HasPrefix(s.Neighbouring, ReplaceOne) {
@@ -106,10 +107,8 @@ func checkModel(m *trainer.Model, run *trainer.Run) error {
 	if run.D != m.D || (run.K != 0 && run.K != m.K) {
 		return fmt.Errorf("%w: model is %dx%d but the run records %dx%d", ErrModel, m.K, m.D, run.K, run.D)
 	}
-	for i, v := range m.W {
-		if math.IsNaN(v) || math.IsInf(v, 0) {
-			return fmt.Errorf("%w: weight %d is %v", ErrModel, i, v)
-		}
+	if i := check.FirstNonFinite(m.W); i >= 0 {
+		return fmt.Errorf("%w: weight %d is %v", ErrModel, i, m.W[i])
 	}
 	return nil
 }
@@ -163,10 +162,8 @@ func perturb(m *trainer.Model, cal Calibration, src Source) (*trainer.Model, err
 	if err := addNoise(out.W, cal, src); err != nil {
 		return nil, err
 	}
-	for i, v := range out.W {
-		if math.IsNaN(v) || math.IsInf(v, 0) {
-			return nil, fmt.Errorf("%w: released weight %d is %v", ErrSource, i, v)
-		}
+	if i := check.FirstNonFinite(out.W); i >= 0 {
+		return nil, fmt.Errorf("%w: released weight %d is %v", ErrSource, i, out.W[i])
 	}
 	return out, nil
 }

@@ -5,6 +5,8 @@ import (
 	"io"
 	"math"
 	"math/big"
+
+	"github.com/stabpriv/stabpriv/internal/check"
 )
 
 // Secure gamma-norm release.
@@ -111,7 +113,7 @@ func gammaLattice(l2, eps float64) (int, error) {
 		return 0, err
 	}
 	theta := l2 / eps
-	if math.IsInf(theta, 0) || theta <= 0 {
+	if !check.Positive(theta) {
 		return 0, fmt.Errorf("%w: theta = l2/eps = %v/%v is not a finite positive float64", ErrScale, l2, eps)
 	}
 	_, e := math.Frexp(theta) // theta in [2^(e-1), 2^e)
@@ -154,10 +156,8 @@ func addGammaNormExact(w []float64, l2, eps float64, r io.Reader, p0, latticeBit
 		return err
 	}
 	le -= latticeBits - gammaLatticeBits
-	for i, v := range w {
-		if math.IsNaN(v) || math.IsInf(v, 0) {
-			return fmt.Errorf("%w: weight %d is %v", ErrModel, i, v)
-		}
+	if i := check.FirstNonFinite(w); i >= 0 {
+		return fmt.Errorf("%w: weight %d is %v", ErrModel, i, w[i])
 	}
 	d := len(w)
 	if d == 0 {
@@ -327,7 +327,7 @@ func addGammaNormFloat(src Source, w []float64, l2, eps float64) error {
 		return nil
 	}
 	r := SampleGamma(src, float64(len(w)), l2/eps)
-	if math.IsNaN(r) || math.IsInf(r, 0) {
+	if !check.Finite(r) {
 		return fmt.Errorf("%w: gamma draw %v", ErrSource, r)
 	}
 	u := make([]float64, len(w))

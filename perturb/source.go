@@ -8,6 +8,8 @@ import (
 	"math/rand/v2"
 
 	"github.com/google/differential-privacy/go/v3/noise"
+
+	"github.com/stabpriv/stabpriv/internal/check"
 )
 
 // Source kinds recorded in a Certificate.
@@ -150,7 +152,7 @@ func googleLInf(sigma float64) (lInf, used float64, err error) {
 }
 
 func (secureSource) AddGaussian(w []float64, sigma float64) error {
-	if math.IsNaN(sigma) || math.IsInf(sigma, 0) || sigma <= 0 {
+	if !check.Positive(sigma) {
 		return fmt.Errorf("%w: sigma = %v, want finite > 0", ErrScale, sigma)
 	}
 	lInf, _, err := googleLInf(sigma)
@@ -204,7 +206,7 @@ func (s *seededSource) AddLaplace(w []float64, l1, eps float64) error {
 }
 
 func (s *seededSource) AddGaussian(w []float64, sigma float64) error {
-	if math.IsNaN(sigma) || math.IsInf(sigma, 0) || sigma <= 0 {
+	if !check.Positive(sigma) {
 		return fmt.Errorf("%w: sigma = %v, want finite > 0", ErrScale, sigma)
 	}
 	for i := range w {
@@ -231,10 +233,10 @@ func laplaceDraw(src Source) float64 {
 }
 
 func checkScaleArgs(l1, eps float64) error {
-	if math.IsNaN(l1) || math.IsInf(l1, 0) || l1 <= 0 {
+	if !check.Positive(l1) {
 		return fmt.Errorf("%w: L1 sensitivity = %v, want finite > 0", ErrSensitivity, l1)
 	}
-	if math.IsNaN(eps) || math.IsInf(eps, 0) || eps <= 0 {
+	if !check.Positive(eps) {
 		return fmt.Errorf("%w: eps = %v, want finite > 0", ErrEpsilon, eps)
 	}
 	return nil
@@ -254,7 +256,7 @@ func openUniform(r *rand.Rand) float64 {
 // Tsang (2000), with the boost Gamma(a) = Gamma(a+1) * U^(1/a) for a < 1.
 // It returns NaN for a shape or scale that is not finite and > 0.
 func SampleGamma(src Source, shape, scale float64) float64 {
-	if !(shape > 0) || !(scale > 0) || math.IsInf(shape, 0) || math.IsInf(scale, 0) {
+	if !check.Positive(shape) || !check.Positive(scale) {
 		return math.NaN()
 	}
 	if shape < 1 {

@@ -23,6 +23,8 @@ import (
 	"errors"
 	"fmt"
 	"math"
+
+	"github.com/stabpriv/stabpriv/internal/check"
 )
 
 // ErrInvalid is wrapped by the error of Validate.
@@ -116,11 +118,11 @@ func (l Law) Validate() error {
 	}
 	var sum float64
 	for i, s := range l.Scales {
-		if math.IsNaN(s) || math.IsInf(s, 0) || s <= 0 {
+		if !check.Positive(s) {
 			return fmt.Errorf("%w: %s: noise scale %v, want finite > 0", ErrInvalid, l.Desc, s)
 		}
 		w := l.Weights[i]
-		if math.IsNaN(w) || math.IsInf(w, 0) || w < 0 {
+		if !check.NonNegative(w) {
 			return fmt.Errorf("%w: %s: weight %v, want finite >= 0", ErrInvalid, l.Desc, w)
 		}
 		sum += w
@@ -184,9 +186,9 @@ func NormalGammaVariance(shape, scale float64, dim int) Law {
 	switch {
 	case dim < 1:
 		return bad("dimension", dim)
-	case math.IsNaN(shape) || math.IsInf(shape, 0) || shape <= 0:
+	case !check.Positive(shape):
 		return bad("shape", shape)
-	case math.IsNaN(scale) || math.IsInf(scale, 0) || scale <= 0:
+	case !check.Positive(scale):
 		return bad("noise scale", scale)
 	}
 	lg, _ := math.Lgamma(shape)
