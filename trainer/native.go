@@ -9,6 +9,7 @@ import (
 	"github.com/sirupsen/logrus"
 	gonumblas "gonum.org/v1/gonum/blas/gonum"
 
+	"github.com/stabpriv/stabpriv/internal/check"
 	"github.com/stabpriv/stabpriv/internal/kernel"
 	"github.com/stabpriv/stabpriv/losses"
 )
@@ -234,7 +235,7 @@ func runPasses(ctx context.Context, p *problem) (_ []float64, err error) {
 		if err != nil {
 			return nil, err
 		}
-		if v := sqNorm(e.w); math.IsNaN(v) || math.IsInf(v, 0) {
+		if !check.Finite(sqNorm(e.w)) {
 			return nil, fmt.Errorf("%w: the iterates diverged in pass %d; lower the step size", ErrConfig, j+1)
 		}
 		run.PassMaxStep = append(run.PassMaxStep, hi)
@@ -276,7 +277,7 @@ func runPasses(ctx context.Context, p *problem) (_ []float64, err error) {
 	if p.cfg.Tolerance > 0 && gradNorm <= p.cfg.Tolerance {
 		run.Stats.Converged = true
 	}
-	if math.IsNaN(f) || math.IsInf(f, 0) {
+	if !check.Finite(f) {
 		return nil, fmt.Errorf("%w: the objective diverged to %v; lower the step size", ErrConfig, f)
 	}
 	if e.ek != nil {
