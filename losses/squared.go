@@ -2,7 +2,8 @@ package losses
 
 import (
 	"fmt"
-	"math"
+
+	"github.com/stabpriv/stabpriv/internal/check"
 )
 
 // Squared is the squared loss l(z, y) = (z - y)^2 / 2 for real labels.
@@ -61,7 +62,7 @@ func (Squared) Constants(dom Domain) (Constants, error) {
 			ErrDomain, dom.Radius, dom.LabelBound, dom.Kappa)
 	}
 	lz := dom.Radius*dom.Kappa + dom.LabelBound
-	if math.IsInf(lz, 0) {
+	if !check.Finite(lz) {
 		return Constants{}, fmt.Errorf("%w: squared loss needs finite R, B and kappa (have R = %v, B = %v, kappa = %v)", ErrDomain, dom.Radius, dom.LabelBound, dom.Kappa)
 	}
 	return Constants{Lz: lz, Sz: 1, Convex: true}, nil
