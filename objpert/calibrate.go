@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"math"
 
+	"github.com/stabpriv/stabpriv/internal/check"
 	"github.com/stabpriv/stabpriv/losses"
 	"github.com/stabpriv/stabpriv/perturb"
 )
@@ -164,7 +165,7 @@ func CheckBudget(m perturb.Mechanism, eps, delta float64) error {
 	if !Handles(m) {
 		return fmt.Errorf("%w: %q", ErrMechanism, string(m))
 	}
-	if math.IsNaN(eps) || math.IsInf(eps, 0) || eps <= 0 {
+	if !check.Positive(eps) {
 		return fmt.Errorf("%w: eps = %v, want finite > 0", ErrBudget, eps)
 	}
 	if m == perturb.Objective && delta != 0 {
@@ -360,10 +361,8 @@ func Calibrate(m perturb.Mechanism, eps, delta float64, pr Problem) (Calibration
 		}
 		c.NormBound = c.Sigma1 * (math.Sqrt(p) + math.Sqrt(2*math.Log(1/c.DeltaFail)))
 	}
-	for _, v := range []float64{c.Theta, c.Theta2, c.Sigma1, c.Sigma2, c.NormBound, c.OutSensitivity} {
-		if math.IsNaN(v) || math.IsInf(v, 0) {
-			return Calibration{}, fmt.Errorf("%w: a noise scale is not finite at eps = %v, delta = %v", ErrBudget, eps, delta)
-		}
+	if check.FirstNonFinite([]float64{c.Theta, c.Theta2, c.Sigma1, c.Sigma2, c.NormBound, c.OutSensitivity}) >= 0 {
+		return Calibration{}, fmt.Errorf("%w: a noise scale is not finite at eps = %v, delta = %v", ErrBudget, eps, delta)
 	}
 	if m == perturb.Objective {
 		if !(c.Theta2 > 0) {
@@ -406,10 +405,10 @@ func constants(m perturb.Mechanism, eps, delta float64, pr Problem) (Calibration
 	if err := CheckLoss(pr.Loss); err != nil {
 		return Calibration{}, err
 	}
-	if pr.N < 1 || pr.D < 1 || pr.K < 1 || !(pr.Kappa > 0) || math.IsInf(pr.Kappa, 0) {
+	if pr.N < 1 || pr.D < 1 || pr.K < 1 || !check.Positive(pr.Kappa) {
 		return Calibration{}, fmt.Errorf("%w: problem with n = %d, d = %d, K = %d, kappa = %v", ErrCondition, pr.N, pr.D, pr.K, pr.Kappa)
 	}
-	if math.IsNaN(pr.Lambda) || math.IsInf(pr.Lambda, 0) || pr.Lambda <= 0 {
+	if !check.Positive(pr.Lambda) {
 		return Calibration{}, fmt.Errorf("%w: lambda = %v: objective perturbation needs a strongly convex objective, lambda > 0 (and at least its floor)", ErrCondition, pr.Lambda)
 	}
 	cons, err := pr.Loss.Constants(losses.Domain{Kappa: pr.Kappa})
@@ -448,7 +447,7 @@ func constants(m perturb.Mechanism, eps, delta float64, pr Problem) (Calibration
 	}
 	c.EpsJacobian = jacobianEps(r, a, pr.N, pr.Lambda)
 	c.LambdaFloor = lambdaFloor(r, a, pr.N, c.EpsObjective)
-	if math.IsNaN(c.LambdaFloor) || math.IsInf(c.LambdaFloor, 0) || !(c.LambdaFloor > 0) {
+	if !check.Positive(c.LambdaFloor) {
 		return Calibration{}, fmt.Errorf("%w: the lambda floor is %v at eps = %v with n = %d", ErrBudget, c.LambdaFloor, eps, pr.N)
 	}
 	return c, nil

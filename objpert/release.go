@@ -7,6 +7,7 @@ import (
 
 	"gonum.org/v1/gonum/mat"
 
+	"github.com/stabpriv/stabpriv/internal/check"
 	"github.com/stabpriv/stabpriv/losses"
 	"github.com/stabpriv/stabpriv/perturb"
 	"github.com/stabpriv/stabpriv/trainer"
@@ -27,7 +28,7 @@ func checkRows(X *mat.Dense, y []float64, pr Problem) error {
 		row := X.RawRowView(i)
 		var sq float64
 		for _, v := range row {
-			if math.IsNaN(v) || math.IsInf(v, 0) {
+			if !check.Finite(v) {
 				return fmt.Errorf("%w: row %d is not finite", ErrCondition, i)
 			}
 			sq += v * v
@@ -112,10 +113,8 @@ func Release(ctx context.Context, X *mat.Dense, y []float64, pr Problem, cal Cal
 		clear(w)
 		return nil, SolveStats{}, err
 	}
-	for i, v := range w {
-		if math.IsNaN(v) || math.IsInf(v, 0) {
-			return nil, SolveStats{}, fmt.Errorf("objpert: released weight %d is %v", i, v)
-		}
+	if i := check.FirstNonFinite(w); i >= 0 {
+		return nil, SolveStats{}, fmt.Errorf("objpert: released weight %d is %v", i, w[i])
 	}
 	return &trainer.Model{Loss: pr.Loss.Name(), Task: pr.Loss.Task(), K: pr.K, D: pr.D, W: w}, st, nil
 }
@@ -255,7 +254,7 @@ func MinimizeExact(ctx context.Context, X *mat.Dense, y []float64, pr Problem) (
 	if err := CheckLoss(pr.Loss); err != nil {
 		return nil, SolveStats{}, err
 	}
-	if math.IsNaN(pr.Lambda) || math.IsInf(pr.Lambda, 0) || pr.Lambda <= 0 {
+	if !check.Positive(pr.Lambda) {
 		return nil, SolveStats{}, fmt.Errorf("%w: lambda = %v, want finite > 0", ErrCondition, pr.Lambda)
 	}
 	if err := checkRows(X, y, pr); err != nil {
