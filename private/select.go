@@ -7,10 +7,12 @@ import (
 	"math"
 	"slices"
 
+	"gonum.org/v1/gonum/floats"
 	"gonum.org/v1/gonum/mat"
 
 	"github.com/stabpriv/stabpriv/datasets"
 	"github.com/stabpriv/stabpriv/internal/check"
+	"github.com/stabpriv/stabpriv/objpert"
 	"github.com/stabpriv/stabpriv/perturb"
 	"github.com/stabpriv/stabpriv/trainer"
 )
@@ -21,16 +23,39 @@ var ErrSelect = errors.New("private: invalid selection")
 
 // Candidate is one choice of a private selection: weights trained, on the
 // training part of the rows only, with one setting of the knobs (lambda,
-// clipping norm G, ...), and the mechanism that would release them.
+// clipping norm G, ...), and the mechanism that would release them; or,
+// for a training-time mechanism (objective perturbation), the rows and the
+// settings it trains on at each run.
 type Candidate struct {
 	// Name describes the setting (for the certificate and the caller).
 	Name string
 	// Trained holds the weights, trained on the training part of a
-	// ValidationSplit; it must not have seen the validation rows.
+	// ValidationSplit; it must not have seen the validation rows. Nil for
+	// a training-time candidate.
 	Trained *Trained
+	// Rows is set, and Trained nil, for a training-time mechanism: each
+	// run draws the mechanism's noise afresh and minimizes the perturbed
+	// objective on these rows.
+	Rows *TrainingRows
 	// Mechanism is a pure mechanism (Pure(): the selection's accounting is
-	// for pure eps-DP runs).
+	// for pure eps-DP runs): an output-perturbation mechanism for Trained,
+	// perturb.Objective for Rows.
 	Mechanism perturb.Mechanism
+}
+
+// TrainingRows are the rows and settings of a training-time candidate of
+// Select: the training part of a ValidationSplit, each row of norm at most
+// Config.Kappa (1 when zero), and the settings of SimulateObjective (a
+// smooth loss, the ridge Config.Reg.Lambda, no SGD knobs). At each run
+// the mechanism is calibrated to eps_run, so Config.Reg.Lambda must be at
+// least the mechanism's floor at eps_run (objpert.LambdaFloor); Select
+// refuses the candidate otherwise. Notes are added to the certificate's
+// assumptions.
+type TrainingRows struct {
+	X      *mat.Dense
+	Y      []float64
+	Config trainer.Config
+	Notes  []string
 }
 
 // SelectOptions configures Select. Every zero value is documented.
@@ -99,7 +124,9 @@ const SelectStep = "private selection: the best of K runs by noisy validation ac
 //
 //  1. draws a candidate c uniformly (a public choice),
 //  2. releases c's weights with c's mechanism at eps_run = eps/(2 + eta),
-//     calibrated to c's sensitivity (fresh noise each run),
+//     calibrated to c's sensitivity (fresh noise each run); for a
+//     training-time candidate (Rows), minimizes its objective perturbed by
+//     fresh noise calibrated to eps_run, on its rows,
 //  3. scores the release by its accuracy on the validation rows (Xval,
 //     yval) plus Laplace noise of scale 1/(n_val eps_run).
 //
@@ -110,7 +137,9 @@ const SelectStep = "private selection: the best of K runs by noisy validation ac
 // so the differing row is in the training part or in the validation part,
 // never both (parallel composition). In the training part, step 2 is
 // eps_run-DP for each candidate (its stability route bounds the change of
-// its weights) and step 3 is post-processing of the release with fixed
+// its weights; for a training-time candidate, the guarantee of objective
+// perturbation at eps_run, docs/DESIGN.md section 11, with lambda at or
+// above the floor at eps_run) and step 3 is post-processing of the release with fixed
 // validation rows. In the validation part, the weights are unchanged and
 // the accuracy moves by at most 1/n_val, so step 3 is the Laplace
 // mechanism at eps_run (Dwork & Roth 2014, Theorem 3.6).
@@ -165,20 +194,31 @@ func Select(ctx context.Context, cands []Candidate, Xval mat.Matrix, yval []floa
 	if r != nval {
 		return nil, fmt.Errorf("%w: %d validation rows, %d labels", ErrSelect, r, nval)
 	}
+	epsRun := budget.Epsilon / (2 + eta)
+	runs := make([]selectRun, len(cands))
+	var states []*trainedState
 	for i, c := range cands {
-		if c.Trained == nil {
-			return nil, fmt.Errorf("%w: candidate %d has no trained weights", ErrSelect, i)
-		}
 		if !c.Mechanism.Pure() {
 			return nil, fmt.Errorf("%w: candidate %d (%s): mechanism %q is not pure eps-DP", ErrSelect, i, c.Name, c.Mechanism)
 		}
-		if run := c.Trained.s.run; run == nil || c.Trained.s.report == nil {
-			return nil, fmt.Errorf("%w: candidate %d (%s) has no run record", ErrSelect, i, c.Name)
+		var err error
+		switch {
+		case c.Trained != nil && c.Rows != nil:
+			err = fmt.Errorf("%w: candidate %d (%s) has both trained weights and training rows", ErrSelect, i, c.Name)
+		case c.Rows != nil:
+			runs[i], err = objectiveRun(c, epsRun, d)
+		case c.Trained != nil:
+			runs[i], err = outputRun(c, epsRun, d)
+			if !slices.Contains(states, c.Trained.s) {
+				states = append(states, c.Trained.s)
+			}
+		default:
+			err = fmt.Errorf("%w: candidate %d (%s) has no trained weights and no training rows", ErrSelect, i, c.Name)
 		}
-		if dim := c.Trained.s.run.D; dim != d {
-			return nil, fmt.Errorf("%w: candidate %d (%s) has %d features, the validation rows %d", ErrSelect, i, c.Name, dim, d)
-		}
-		if _, err := c.Trained.Sensitivity(); err != nil {
+		if err != nil {
+			if errors.Is(err, ErrSelect) {
+				return nil, err
+			}
 			return nil, fmt.Errorf("%w: candidate %d (%s): %w", ErrSelect, i, c.Name, err)
 		}
 	}
@@ -191,17 +231,11 @@ func Select(ctx context.Context, cands []Candidate, Xval mat.Matrix, yval []floa
 		src = perturb.Secure()
 	}
 	secure := src.Kind() == perturb.SourceSecure
-	epsRun := budget.Epsilon / (2 + eta)
 	dense := mat.DenseCopyOf(Xval)
 
-	// Lock every candidate for the whole selection: a release elsewhere
-	// between two runs would reuse the weights outside this budget.
-	states := make([]*trainedState, 0, len(cands))
-	for _, c := range cands {
-		if !slices.Contains(states, c.Trained.s) {
-			states = append(states, c.Trained.s)
-		}
-	}
+	// Lock every trained candidate for the whole selection: a release
+	// elsewhere between two runs would reuse the weights outside this
+	// budget.
 	for _, s := range states {
 		s.mu.Lock()
 	}
@@ -211,6 +245,9 @@ func Select(ctx context.Context, cands []Candidate, Xval mat.Matrix, yval []floa
 		}
 	}()
 	for i, c := range cands {
+		if c.Trained == nil {
+			continue
+		}
 		if c.Trained.s.model == nil {
 			return nil, fmt.Errorf("%w: candidate %d (%s): the weights were released and wiped", ErrReleased, i, c.Name)
 		}
@@ -229,11 +266,7 @@ func Select(ctx context.Context, cands []Candidate, Xval mat.Matrix, yval []floa
 			}
 		}
 		ci := min(int(src.Uniform()*float64(len(cands))), len(cands)-1)
-		c := cands[ci]
-		s := c.Trained.s
-		cp := *s.model
-		cp.W = slices.Clone(s.model.W)
-		m, cert, err := s.release(&cp, c.Mechanism, epsRun, 0, src, nil)
+		m, cert, err := runs[ci](ctx, src)
 		if err != nil {
 			return nil, err
 		}
@@ -243,7 +276,7 @@ func Select(ctx context.Context, cands []Candidate, Xval mat.Matrix, yval []floa
 		}
 		key := selectKey{score: score[0], index: ci, w: m.W}
 		if best == nil || bestKey.less(key) {
-			best = &Selection{Index: ci, Name: c.Name, Model: m, Score: score[0], Certificate: cert}
+			best = &Selection{Index: ci, Name: cands[ci].Name, Model: m, Score: score[0], Certificate: cert}
 			bestKey = key
 		}
 	}
@@ -260,7 +293,7 @@ func Select(ctx context.Context, cands []Candidate, Xval mat.Matrix, yval []floa
 	cert.Epsilon = budget.Epsilon
 	cert.Ledger = []perturb.Charge{
 		{Step: SelectStep, Mechanism: perturb.Laplace, Epsilon: selectEps},
-		{Step: "release of the selected run's weights (output perturbation) and of its validation score (Laplace, sensitivity 1/n_val, on the disjoint validation rows)", Mechanism: cert.Mechanism, Epsilon: epsRun},
+		{Step: "release of the selected run's weights (" + selectedKind(cands[best.Index]) + ") and of its validation score (Laplace, sensitivity 1/n_val, on the disjoint validation rows)", Mechanism: cert.Mechanism, Epsilon: epsRun},
 	}
 	cert.Assumptions = append(cert.Assumptions,
 		fmt.Sprintf("private selection among %d candidates (eta = %g, gamma = %.6g, E[K] = %.4g): composition rule of Papernot & Steinke 2022, Theorem 2, pure case: "+
@@ -273,6 +306,95 @@ func Select(ctx context.Context, cands []Candidate, Xval mat.Matrix, yval []floa
 		cert.NoiseSeed = &seed
 	}
 	return best, nil
+}
+
+// selectRun is one run of a candidate: its release at eps_run with noise
+// from src, and the release's certificate.
+type selectRun func(ctx context.Context, src perturb.Source) (*trainer.Model, *perturb.Certificate, error)
+
+// outputRun checks a trained candidate and returns its run: a release of a
+// copy of its weights by output perturbation. It must run while the
+// candidate's state is locked.
+func outputRun(c Candidate, epsRun float64, d int) (selectRun, error) {
+	s := c.Trained.s
+	if s.run == nil || s.report == nil {
+		return nil, errors.New("no run record")
+	}
+	if s.run.D != d {
+		return nil, fmt.Errorf("%d features, the validation rows %d", s.run.D, d)
+	}
+	if objpert.Handles(c.Mechanism) {
+		return nil, fmt.Errorf("the training-time mechanism %q needs training rows, not trained weights", c.Mechanism)
+	}
+	if _, err := c.Trained.Sensitivity(); err != nil {
+		return nil, err
+	}
+	return func(_ context.Context, src perturb.Source) (*trainer.Model, *perturb.Certificate, error) {
+		cp := *s.model
+		cp.W = slices.Clone(s.model.W)
+		return s.release(&cp, c.Mechanism, epsRun, 0, src, nil)
+	}, nil
+}
+
+// objectiveRun checks a training-time candidate and returns its run: the
+// perturbed objective minimized afresh on the candidate's rows, with the
+// mechanism calibrated to eps_run (SimulateObjective's settings and
+// conditions, the lambda floor at eps_run included).
+func objectiveRun(c Candidate, epsRun float64, d int) (selectRun, error) {
+	rows := c.Rows
+	if !objpert.Handles(c.Mechanism) {
+		return nil, fmt.Errorf("mechanism %q is not a training-time mechanism; training rows need one (trained weights go in Trained)", c.Mechanism)
+	}
+	pr, cons, err := simulatedProblem(rows.X, rows.Config, c.Mechanism)
+	if err != nil {
+		return nil, err
+	}
+	if pr.D != d {
+		return nil, fmt.Errorf("%d features, the validation rows %d", pr.D, d)
+	}
+	if len(rows.Y) != pr.N {
+		return nil, fmt.Errorf("%d training rows, %d labels", pr.N, len(rows.Y))
+	}
+	if err := rowsWithin(rows.X, rows.Y, pr); err != nil {
+		return nil, err
+	}
+	cal, err := objpert.Calibrate(c.Mechanism, epsRun, 0, pr)
+	if err != nil {
+		return nil, fmt.Errorf("at eps_run = %g: %w", epsRun, err)
+	}
+	run := objpert.Run(cal, pr, cons, 0, rows.Config.Seed)
+	return func(ctx context.Context, src perturb.Source) (*trainer.Model, *perturb.Certificate, error) {
+		m, _, err := objpert.Release(ctx, rows.X, rows.Y, pr, cal, src)
+		if err != nil {
+			return nil, nil, err
+		}
+		cert := objectiveCertificate(cal, run, src.Kind(), rows.Notes, nil)
+		cert.WeightsSHA256 = perturb.WeightsSHA256(m.W)
+		return m, cert, nil
+	}, nil
+}
+
+// rowsWithin checks, before any run, what objpert.Release checks at each
+// run: rows of norm at most pr.Kappa and labels the loss can use.
+func rowsWithin(X *mat.Dense, y []float64, pr objpert.Problem) error {
+	classes := max(pr.K, 2)
+	for i := range pr.N {
+		if sq := floats.Dot(X.RawRowView(i), X.RawRowView(i)); !(sq <= pr.Kappa*pr.Kappa) {
+			return fmt.Errorf("training row %d has norm %g, not finite or above kappa = %g", i, math.Sqrt(sq), pr.Kappa)
+		}
+		if err := pr.Loss.CheckLabel(y[i], classes); err != nil {
+			return fmt.Errorf("training row %d: %w", i, err)
+		}
+	}
+	return nil
+}
+
+// selectedKind names how the selected candidate's weights were released.
+func selectedKind(c Candidate) string {
+	if c.Rows != nil {
+		return "the perturbed objective minimized on the training part"
+	}
+	return "output perturbation"
 }
 
 // selectKey is the total order on the outputs of a run: the score, then the

@@ -9,6 +9,7 @@ import (
 	"strings"
 	"testing"
 
+	"gonum.org/v1/gonum/floats"
 	"gonum.org/v1/gonum/mat"
 
 	"github.com/stabpriv/stabpriv/losses"
@@ -302,4 +303,133 @@ func TestSelectNeighbourValidation(t *testing.T) {
 		}
 	}
 	t.Logf("P[candidate 0] = %.3f vs %.3f", p, p2)
+}
+
+// intoBall scales the rows of X above norm 1 down to norm 0.999 (inside
+// the ball after rounding).
+func intoBall(X *mat.Dense) {
+	n, _ := X.Dims()
+	for i := range n {
+		row := X.RawRowView(i)
+		if nr := math.Sqrt(floats.Dot(row, row)); nr > 1 {
+			floats.Scale(0.999/nr, row)
+		}
+	}
+}
+
+// objectiveCandidate returns a training-time candidate on the rows (X, y)
+// at lambda; negate trains on the negated labels (a mostly wrong one).
+func objectiveCandidate(X *mat.Dense, y []float64, lambda float64, negate bool) Candidate {
+	labels := y
+	if negate {
+		labels = make([]float64, len(y))
+		for i := range y {
+			labels[i] = -y[i]
+		}
+	}
+	return Candidate{Name: "objective lambda " + strconv.FormatFloat(lambda, 'g', -1, 64), Mechanism: perturb.Objective,
+		Rows: &TrainingRows{X: X, Y: labels, Config: trainer.Config{Loss: losses.Logistic{}, Reg: regularizers.ElasticNet{Lambda: lambda}, Kappa: 1}}}
+}
+
+// TestSelectObjectiveCandidates selects among training-time candidates
+// (objective perturbation, fresh noise at eps_run each run) beside trained
+// ones: the ledger adds up, the certificate is the objective release's at
+// eps_run, the good candidate wins, and a seeded selection is reproducible.
+func TestSelectObjectiveCandidates(t *testing.T) {
+	X, y := selectData(1000, 11)
+	intoBall(X)
+	tr, val, err := ValidationSplit(1000, 0.2, 3)
+	if err != nil {
+		t.Fatal(err)
+	}
+	Xtr, ytr := rowsOf(X, y, tr)
+	Xv, yv := rowsOf(X, y, val)
+	cands := []Candidate{objectiveCandidate(Xtr, ytr, 0.05, true), objectiveCandidate(Xtr, ytr, 0.05, false)}
+	cands = append(cands, selectCandidates(t, Xtr, ytr, -1e-2)...)
+	const eps = 6.0
+	chosen := 0
+	for s := range 5 {
+		sel, err := Select(context.Background(), cands, Xv, yv, Budget{Epsilon: eps},
+			SelectOptions{Eta: 1, MeanRuns: 100, Noise: perturb.Seeded(uint64(s)), NoiseSeed: uint64(s)})
+		if err != nil {
+			t.Fatal(err)
+		}
+		c := sel.Certificate
+		if len(c.Ledger) != 2 || math.Abs(c.Ledger[0].Epsilon+c.Ledger[1].Epsilon-eps) > 1e-12 || c.Epsilon != eps ||
+			math.Abs(c.Ledger[1].Epsilon-eps/3) > 1e-12 || c.Private || c.NoiseSeed == nil {
+			t.Fatalf("certificate: eps %v, ledger %+v, private %v", c.Epsilon, c.Ledger, c.Private)
+		}
+		if sel.Index != 1 {
+			continue
+		}
+		chosen++
+		if c.Mechanism != perturb.Objective || !strings.Contains(c.Ledger[1].Step, "perturbed objective") {
+			t.Errorf("the objective candidate's certificate: mechanism %q, ledger %+v", c.Mechanism, c.Ledger)
+		}
+		// The run's noise is calibrated to eps_run, not to eps.
+		_, ref, err := SimulateObjective(context.Background(), Xtr, ytr, cands[1].Rows.Config, perturb.Objective, eps/3, 0, 1, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if c.NoiseScale != ref.NoiseScale || c.L2Sensitivity != ref.L2Sensitivity {
+			t.Errorf("noise scale %v, sensitivity %v; the release at eps_run = %v has %v, %v", c.NoiseScale, c.L2Sensitivity, eps/3, ref.NoiseScale, ref.L2Sensitivity)
+		}
+		if c.WeightsSHA256 != perturb.WeightsSHA256(sel.Model.W) {
+			t.Error("the certificate's hash is not the released weights'")
+		}
+	}
+	// With E[K] = 100 (geometric), the good candidate is never drawn with
+	// probability about 2/100; the seeds are fixed.
+	if chosen < 5 {
+		t.Errorf("the good objective candidate was chosen %d times of 5", chosen)
+	}
+	a, _ := Select(context.Background(), cands, Xv, yv, Budget{Epsilon: 1}, SelectOptions{MeanRuns: 5, Noise: perturb.Seeded(4)})
+	b, _ := Select(context.Background(), cands, Xv, yv, Budget{Epsilon: 1}, SelectOptions{MeanRuns: 5, Noise: perturb.Seeded(4)})
+	if a.Index != b.Index || a.Score != b.Score || a.Model.W[0] != b.Model.W[0] {
+		t.Error("a seeded selection with objective candidates is not reproducible")
+	}
+}
+
+// TestSelectObjectiveErrors: a training-time candidate is refused when its
+// mechanism is not objective perturbation, when it also has weights, when
+// its lambda is below the floor at eps_run (though above it at eps), and
+// when its rows do not match the validation rows.
+func TestSelectObjectiveErrors(t *testing.T) {
+	X, y := selectData(300, 12)
+	intoBall(X)
+	ctx := context.Background()
+	trained := selectCandidates(t, X, y, 1e-2)[0]
+	good := objectiveCandidate(X, y, 0.05, false)
+	withMech := func(c Candidate, m perturb.Mechanism) Candidate { c.Mechanism = m; return c }
+	both := good
+	both.Trained = trained.Trained
+	// The floor at n = 300 is about 0.25/(n (e^(eps/2) - 1)): lambda 2e-3
+	// clears it at eps = 2 but not at eps_run = eps/3 (eta = 1).
+	low := objectiveCandidate(X, y, 2e-3, false)
+	if _, _, err := SimulateObjective(ctx, X, y, low.Rows.Config, perturb.Objective, 2, 0, 1, nil); err != nil {
+		t.Fatalf("lambda 2e-3 at eps = 2 should clear the floor: %v", err)
+	}
+	ragged := objectiveCandidate(X, y[:10], 0.05, false)
+	outside := objectiveCandidate(mat.DenseCopyOf(X), y, 0.05, false)
+	outside.Rows.X.Set(7, 1, 2)
+	for name, c := range map[string]Candidate{
+		"gamma on rows":        withMech(good, perturb.Gamma),
+		"amp (not pure)":       withMech(good, perturb.AMP),
+		"objective on weights": withMech(trained, perturb.Objective),
+		"both":                 both,
+		"neither":              {Name: "empty", Mechanism: perturb.Gamma},
+		"floor at eps_run":     low,
+		"labels":               ragged,
+		"row outside the ball": outside,
+	} {
+		_, err := Select(ctx, []Candidate{c}, X, y, Budget{Epsilon: 2}, SelectOptions{Eta: 1, Noise: perturb.Seeded(1)})
+		if !errors.Is(err, ErrSelect) {
+			t.Errorf("%s: %v, want ErrSelect", name, err)
+		} else if name == "floor at eps_run" && !strings.Contains(err.Error(), "eps_run") {
+			t.Errorf("%s: %v does not name eps_run", name, err)
+		}
+	}
+	if _, err := Select(ctx, []Candidate{good}, mat.NewDense(1, 2, nil), []float64{1}, Budget{Epsilon: 1}, SelectOptions{}); !errors.Is(err, ErrSelect) {
+		t.Errorf("validation rows of another width: %v", err)
+	}
 }
