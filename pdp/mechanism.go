@@ -8,6 +8,7 @@ import (
 
 	"gonum.org/v1/gonum/mat"
 
+	"github.com/stabpriv/stabpriv/internal/check"
 	"github.com/stabpriv/stabpriv/perturb"
 )
 
@@ -37,7 +38,7 @@ func NewMechanism(kind perturb.Mechanism, scale, delta float64) (Mechanism, erro
 	if _, err := perturb.ParseMechanism(string(kind)); err != nil {
 		return Mechanism{}, fmt.Errorf("%w: %w", ErrInput, err)
 	}
-	if math.IsNaN(scale) || math.IsInf(scale, 0) || scale <= 0 {
+	if !check.Positive(scale) {
 		return Mechanism{}, fmt.Errorf("%w: noise scale %s = %v, want finite > 0", ErrInput, kind.ScaleName(), scale)
 	}
 	if kind.Pure() && delta != 0 {
@@ -165,7 +166,7 @@ func (g GaussianCov) NormA(d Diff) (float64, error) {
 // classical tail-bound form instead, eps = sqrt(Delta_A^2 log(1.25/delta))
 // up to the scaling by Gamma, which is looser; the exact curve is used here.
 func (g GaussianCov) Epsilon(d Diff) (float64, error) {
-	if !(g.Gamma > 0) || math.IsInf(g.Gamma, 0) || !(g.Delta > 0 && g.Delta < 1) {
+	if !check.Positive(g.Gamma) || !check.OpenUnit(g.Delta) {
 		return 0, fmt.Errorf("%w: gamma = %v, delta = %v", ErrInput, g.Gamma, g.Delta)
 	}
 	na, err := g.NormA(d)
@@ -191,7 +192,7 @@ func (g GaussianCov) Epsilon(d Diff) (float64, error) {
 // remove-one neighbours of this package is its plug-in estimate). It is
 // not an (eps, delta) guarantee.
 func OnAverageKL(diffs []Diff, sigma float64) (float64, error) {
-	if !(sigma > 0) || math.IsInf(sigma, 0) {
+	if !check.Positive(sigma) {
 		return 0, fmt.Errorf("%w: sigma = %v", ErrInput, sigma)
 	}
 	if len(diffs) == 0 {
@@ -220,10 +221,8 @@ func OnAverageKL(diffs []Diff, sigma float64) (float64, error) {
 // bound is the largest pDP sensitivity any target can have, the "pDP for
 // all" of Wang's Figure 1 at this data-independent level.
 func WorstCaseSensitivity(lz, kappa, lambda float64, n int) (replace, remove float64, err error) {
-	for _, v := range []float64{lz, kappa, lambda} {
-		if !(v > 0) || math.IsInf(v, 0) {
-			return 0, 0, fmt.Errorf("%w: L_z = %v, kappa = %v, lambda = %v: the worst-case sensitivity needs all finite > 0", ErrInput, lz, kappa, lambda)
-		}
+	if !check.Positive(lz) || !check.Positive(kappa) || !check.Positive(lambda) {
+		return 0, 0, fmt.Errorf("%w: L_z = %v, kappa = %v, lambda = %v: the worst-case sensitivity needs all finite > 0", ErrInput, lz, kappa, lambda)
 	}
 	if n < 1 {
 		return 0, 0, fmt.Errorf("%w: n = %d", ErrInput, n)

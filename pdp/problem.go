@@ -6,6 +6,7 @@ import (
 
 	"gonum.org/v1/gonum/mat"
 
+	"github.com/stabpriv/stabpriv/internal/check"
 	"github.com/stabpriv/stabpriv/losses"
 )
 
@@ -110,7 +111,7 @@ func newProblem(x *mat.Dense, y []float64, cfg Config) (*problem, error) {
 	if cfg.L1Ratio != 0 {
 		return nil, fmt.Errorf("%w: l1_ratio = %v; the L1 term |w| has no derivative at 0, so Lemma 13 fails (compute the pDP of an elastic net on its active set, with the result marked approximate, or set l1_ratio = 0)", ErrNotSmooth, cfg.L1Ratio)
 	}
-	if math.IsNaN(cfg.Lambda) || math.IsInf(cfg.Lambda, 0) || cfg.Lambda < 0 {
+	if !check.NonNegative(cfg.Lambda) {
 		return nil, fmt.Errorf("%w: lambda = %v, want finite >= 0", ErrInput, cfg.Lambda)
 	}
 	if x == nil || x.IsEmpty() {
@@ -121,16 +122,14 @@ func newProblem(x *mat.Dense, y []float64, cfg Config) (*problem, error) {
 		return nil, fmt.Errorf("%w: %d rows but %d labels", ErrInput, n, len(y))
 	}
 	for i := 0; i < n; i++ {
-		for j, v := range x.RawRowView(i) {
-			if math.IsNaN(v) || math.IsInf(v, 0) {
-				return nil, fmt.Errorf("%w: X[%d,%d] = %v", ErrInput, i, j, v)
-			}
+		if j := check.FirstNonFinite(x.RawRowView(i)); j >= 0 {
+			return nil, fmt.Errorf("%w: X[%d,%d] = %v", ErrInput, i, j, x.At(i, j))
 		}
 		if err := cfg.Loss.CheckLabel(y[i], cfg.Classes); err != nil {
 			return nil, fmt.Errorf("%w: row %d: %w", ErrInput, i, err)
 		}
 	}
-	if math.IsNaN(cfg.Clip) || math.IsInf(cfg.Clip, 0) || cfg.Clip < 0 {
+	if !check.NonNegative(cfg.Clip) {
 		return nil, fmt.Errorf("%w: clipping norm G = %v, want finite >= 0 (0: none)", ErrInput, cfg.Clip)
 	}
 	if cfg.N < 0 || math.IsNaN(cfg.Tolerance) || cfg.Tolerance < 0 || cfg.MaxIter < 0 {

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"math"
 
+	"github.com/stabpriv/stabpriv/internal/check"
 	"github.com/stabpriv/stabpriv/perturb"
 )
 
@@ -44,7 +45,7 @@ func CompareCertified(ids []int, diffs []Diff, eps []float64, certEps, certDelta
 	if len(ids) != len(diffs) || len(eps) != len(diffs) || len(eps) == 0 {
 		return Certified{}, fmt.Errorf("%w: %d ids, %d differences, %d epsilons", ErrInput, len(ids), len(diffs), len(eps))
 	}
-	if !(certEps > 0) || math.IsInf(certEps, 0) {
+	if !check.Positive(certEps) {
 		return Certified{}, fmt.Errorf("%w: certified epsilon %v", ErrInput, certEps)
 	}
 	c := Certified{Epsilon: certEps, Delta: certDelta}

@@ -7,6 +7,7 @@ import (
 	"gonum.org/v1/gonum/mat"
 	"gonum.org/v1/gonum/stat/distuv"
 
+	"github.com/stabpriv/stabpriv/internal/check"
 	"github.com/stabpriv/stabpriv/perturb"
 )
 
@@ -45,7 +46,7 @@ type Ridge struct {
 // (n lambda / 2)||w||^2, n the number of rows (lambda >= 0; lambda = 0 is
 // least squares, which needs rows spanning R^d).
 func FitRidge(x *mat.Dense, y []float64, lambda float64) (*Ridge, error) {
-	if math.IsNaN(lambda) || math.IsInf(lambda, 0) || lambda < 0 {
+	if !check.NonNegative(lambda) {
 		return nil, fmt.Errorf("%w: lambda = %v, want finite >= 0", ErrInput, lambda)
 	}
 	if x == nil || x.IsEmpty() {
@@ -62,12 +63,10 @@ func fitRidge(x *mat.Dense, y []float64, reg float64) (*Ridge, error) {
 		return nil, fmt.Errorf("%w: %d rows but %d labels", ErrInput, n, len(y))
 	}
 	for i := 0; i < n; i++ {
-		for j, v := range x.RawRowView(i) {
-			if math.IsNaN(v) || math.IsInf(v, 0) {
-				return nil, fmt.Errorf("%w: X[%d,%d] = %v", ErrInput, i, j, v)
-			}
+		if j := check.FirstNonFinite(x.RawRowView(i)); j >= 0 {
+			return nil, fmt.Errorf("%w: X[%d,%d] = %v", ErrInput, i, j, x.At(i, j))
 		}
-		if math.IsNaN(y[i]) || math.IsInf(y[i], 0) {
+		if !check.Finite(y[i]) {
 			return nil, fmt.Errorf("%w: y[%d] = %v", ErrInput, i, y[i])
 		}
 	}
@@ -143,7 +142,7 @@ func (r *Ridge) Target(x []float64, y float64) (mu, residual, sens float64, err 
 // checkOPS validates gamma and delta for Theorem 14 (its tail bound needs
 // delta < 2/e).
 func checkOPS(gamma, delta float64) error {
-	if !(gamma > 0) || math.IsInf(gamma, 0) {
+	if !check.Positive(gamma) {
 		return fmt.Errorf("%w: gamma = %v, want finite > 0", ErrInput, gamma)
 	}
 	if !(delta > 0 && delta < 2/math.E) {
@@ -218,7 +217,7 @@ func (r *Ridge) OPSEpsilonTarget(x []float64, y, gamma, delta float64) (float64,
 // Theorem 14): w~ = w + U^{-1} xi / sqrt(gamma), H = U^T U, xi standard
 // normal from src, so that w~ ~ N(w, H^{-1}/gamma).
 func (r *Ridge) SampleOPS(gamma float64, src perturb.Source) ([]float64, error) {
-	if !(gamma > 0) || math.IsInf(gamma, 0) {
+	if !check.Positive(gamma) {
 		return nil, fmt.Errorf("%w: gamma = %v, want finite > 0", ErrInput, gamma)
 	}
 	if src == nil {
@@ -306,7 +305,7 @@ type AdaOPSResult struct {
 // treated as public (as in the paper).
 func AdaOPS(x *mat.Dense, y []float64, cfg AdaOPSConfig) (*AdaOPSResult, error) {
 	eps, delta, kappa := cfg.Epsilon, cfg.Delta, cfg.Cond
-	if !(eps > 0) || math.IsInf(eps, 0) || !(delta > 0 && delta < 2/math.E) {
+	if !check.Positive(eps) || !(delta > 0 && delta < 2/math.E) {
 		return nil, fmt.Errorf("%w: eps = %v, delta = %v, want eps > 0 and delta in (0, 2/e)", ErrInput, eps, delta)
 	}
 	if cfg.Source == nil {

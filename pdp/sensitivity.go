@@ -8,6 +8,8 @@ import (
 	"sync"
 
 	"gonum.org/v1/gonum/mat"
+
+	"github.com/stabpriv/stabpriv/internal/check"
 )
 
 // Analysis is the per-instance sensitivity analysis of the exact ERM
@@ -212,10 +214,8 @@ func (a *Analysis) checkTarget(x []float64, y float64) error {
 	if len(x) != a.p.d {
 		return fmt.Errorf("%w: target of %d features, want %d", ErrInput, len(x), a.p.d)
 	}
-	for j, v := range x {
-		if math.IsNaN(v) || math.IsInf(v, 0) {
-			return fmt.Errorf("%w: target feature %d = %v", ErrInput, j, v)
-		}
+	if j := check.FirstNonFinite(x); j >= 0 {
+		return fmt.Errorf("%w: target feature %d = %v", ErrInput, j, x[j])
 	}
 	if err := a.p.loss.CheckLabel(y, a.p.classes); err != nil {
 		return fmt.Errorf("%w: target: %w", ErrInput, err)

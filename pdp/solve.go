@@ -5,6 +5,8 @@ import (
 	"math"
 
 	"gonum.org/v1/gonum/mat"
+
+	"github.com/stabpriv/stabpriv/internal/check"
 )
 
 // Solution is the exact minimizer of J found by Solve.
@@ -50,7 +52,7 @@ func (p *problem) solve(v view, w []float64) (*Solution, error) {
 	step := mat.NewVecDense(dim, nil)
 	f := v.grad(g, w)
 	for it := 0; ; it++ {
-		if math.IsNaN(f) || math.IsInf(f, 0) {
+		if !check.Finite(f) {
 			return nil, fmt.Errorf("%w: objective %v at iteration %d", ErrNoConvergence, f, it)
 		}
 		gn := norm2(g) / n
