@@ -1,6 +1,6 @@
 package stability
 
-import "math"
+import "github.com/stabpriv/stabpriv/internal/check"
 
 // EnhancedEpsilon returns eps * delta/baseDelta: Corollary 13 of Watson,
 // Rozemberczki & Sarkar (privacy enhancement by stability). A pure
@@ -16,10 +16,10 @@ import "math"
 // mechanism instead. Errors wrap ErrInvalid (eps or baseDelta not finite and
 // positive, delta negative).
 func EnhancedEpsilon(eps, baseDelta, delta float64) (float64, error) {
-	if math.IsNaN(eps) || math.IsInf(eps, 0) || eps <= 0 {
+	if !check.Positive(eps) {
 		return 0, invalid("eps = %v, want finite > 0", eps)
 	}
-	if math.IsNaN(baseDelta) || math.IsInf(baseDelta, 0) || baseDelta <= 0 {
+	if !check.Positive(baseDelta) {
 		return 0, invalid("baseline sensitivity = %v, want finite > 0", baseDelta)
 	}
 	if err := checkNonNeg([]string{"sensitivity"}, delta); err != nil {

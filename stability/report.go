@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"math"
 
+	"github.com/stabpriv/stabpriv/internal/check"
 	"github.com/stabpriv/stabpriv/trainer"
 )
 
@@ -185,7 +186,7 @@ func checkRun(run *trainer.Run) (*checked, error) {
 		if run.PassMinStep != nil {
 			lo = run.PassMinStep[j]
 		}
-		if math.IsNaN(hi) || math.IsInf(hi, 0) || math.IsNaN(lo) || lo <= 0 || lo > hi {
+		if !check.Finite(hi) || !check.Positive(lo) || lo > hi {
 			return nil, invalid("pass %d steps in [%v, %v], want 0 < min <= max finite", j, lo, hi)
 		}
 	}

@@ -3,6 +3,8 @@ package stability
 import (
 	"fmt"
 	"math"
+
+	"github.com/stabpriv/stabpriv/internal/check"
 )
 
 // RouteID names a sensitivity route of docs/DESIGN.md, section 3. Every route
@@ -91,7 +93,7 @@ func (d *route) evaluate(c *checked) Route {
 // finite and >= 0.
 func checkNonNeg(names []string, vals ...float64) error {
 	for i, v := range vals {
-		if math.IsNaN(v) || math.IsInf(v, 0) || v < 0 {
+		if !check.NonNegative(v) {
 			return invalid("%s = %v, want finite >= 0", names[i], v)
 		}
 	}

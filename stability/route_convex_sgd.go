@@ -1,6 +1,6 @@
 package stability
 
-import "math"
+import "github.com/stabpriv/stabpriv/internal/check"
 
 // RouteConvexSGD is route 3: permutation SGD on a convex smooth loss,
 // (2L/b) times the sum over passes of the step at which the differing
@@ -50,7 +50,7 @@ func ConvexSGDDelta(L, betaS, mu float64, b int, steps []float64) (float64, erro
 	limit := 2 / (betaS + mu)
 	var sum float64
 	for j, eta := range steps {
-		if math.IsNaN(eta) || math.IsInf(eta, 0) || eta <= 0 {
+		if !check.Positive(eta) {
 			return 0, invalid("step %v in pass %d, want finite > 0", eta, j)
 		}
 		if eta > limit {

@@ -3,6 +3,7 @@ package stability
 import (
 	"math"
 
+	"github.com/stabpriv/stabpriv/internal/check"
 	"github.com/stabpriv/stabpriv/trainer"
 )
 
@@ -188,7 +189,7 @@ func ProxGDPasses(betaS, mu float64, n int, rel float64) (int, error) {
 	if err := checkNonNeg([]string{"smoothness", "mu"}, betaS, mu); err != nil {
 		return 0, err
 	}
-	if math.IsNaN(rel) || math.IsInf(rel, 0) || rel <= 0 {
+	if !check.Positive(rel) {
 		return 0, invalid("rel = %v, want finite > 0", rel)
 	}
 	if n < 1 {
