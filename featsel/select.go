@@ -3,6 +3,8 @@ package featsel
 import (
 	"fmt"
 	"math"
+
+	"github.com/stabpriv/stabpriv/internal/check"
 )
 
 // checkWeights validates a K x D row-major weight slice (trainer.Model.W).
@@ -13,10 +15,8 @@ func checkWeights(w []float64, k, d int) error {
 	if len(w) != k*d {
 		return fmt.Errorf("%w: %d weights for a %d x %d model", ErrShape, len(w), k, d)
 	}
-	for i, v := range w {
-		if math.IsNaN(v) || math.IsInf(v, 0) {
-			return fmt.Errorf("%w: weight %d (row %d, feature %d) is %v", ErrInvalid, i, i/d, i%d, v)
-		}
+	if i := check.FirstNonFinite(w); i >= 0 {
+		return fmt.Errorf("%w: weight %d (row %d, feature %d) is %v", ErrInvalid, i, i/d, i%d, w[i])
 	}
 	return nil
 }

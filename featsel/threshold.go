@@ -3,6 +3,8 @@ package featsel
 import (
 	"fmt"
 	"math"
+
+	"github.com/stabpriv/stabpriv/internal/check"
 )
 
 // ThresholdKind says how the selection threshold T is chosen.
@@ -90,7 +92,7 @@ func (s ThresholdSpec) Resolve(noise NoiseModel, k int) (float64, error) {
 }
 
 func checkThreshold(t float64) error {
-	if math.IsNaN(t) || math.IsInf(t, 0) || t < 0 {
+	if !check.NonNegative(t) {
 		return fmt.Errorf("%w: threshold %v, want finite >= 0", ErrInvalid, t)
 	}
 	return nil
@@ -99,7 +101,7 @@ func checkThreshold(t float64) error {
 // dynamicThreshold returns the T at which a feature of k all-zero weights is
 // selected with probability q.
 func dynamicThreshold(q float64, k int, noise NoiseModel) (float64, error) {
-	if math.IsNaN(q) || q <= 0 || q >= 1 {
+	if !check.OpenUnit(q) {
 		return 0, fmt.Errorf("%w: rate %v, want in (0, 1)", ErrInvalid, q)
 	}
 	if err := checkNoise(noise); err != nil {
