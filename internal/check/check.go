@@ -17,6 +17,11 @@ func NonNegative(x float64) bool { return x >= 0 && !math.IsInf(x, 1) }
 // OpenUnit reports whether x lies in the open interval (0, 1). NaN does not.
 func OpenUnit(x float64) bool { return x > 0 && x < 1 }
 
+// HalfOpenUnit reports whether x lies in the half-open interval [0, 1), the
+// range of a test fraction (0: no test rows) and of a privacy delta (0: pure
+// DP). NaN does not.
+func HalfOpenUnit(x float64) bool { return x >= 0 && x < 1 }
+
 // FirstNonFinite returns the index of the first NaN or infinite entry of
 // xs, or -1 when every entry is finite.
 func FirstNonFinite(xs []float64) int {

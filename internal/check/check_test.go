@@ -8,18 +8,20 @@ import (
 func TestPredicates(t *testing.T) {
 	nan, inf := math.NaN(), math.Inf(1)
 	tests := []struct {
-		x                                  float64
-		finite, positive, nonNeg, openUnit bool
+		x                                            float64
+		finite, positive, nonNeg, openUnit, halfOpen bool
 	}{
-		{0, true, false, true, false},
-		{0.5, true, true, true, true},
-		{1, true, true, true, false},
-		{-1, true, false, false, false},
-		{math.MaxFloat64, true, true, true, false},
-		{math.SmallestNonzeroFloat64, true, true, true, true},
-		{nan, false, false, false, false},
-		{inf, false, false, false, false},
-		{-inf, false, false, false, false},
+		{0, true, false, true, false, true},
+		{0.5, true, true, true, true, true},
+		{1, true, true, true, false, false},
+		{math.Nextafter(1, 0), true, true, true, true, true},
+		{-1, true, false, false, false, false},
+		{math.Copysign(0, -1), true, false, true, false, true},
+		{math.MaxFloat64, true, true, true, false, false},
+		{math.SmallestNonzeroFloat64, true, true, true, true, true},
+		{nan, false, false, false, false, false},
+		{inf, false, false, false, false, false},
+		{-inf, false, false, false, false, false},
 	}
 	for _, tc := range tests {
 		if got := Finite(tc.x); got != tc.finite {
@@ -33,6 +35,9 @@ func TestPredicates(t *testing.T) {
 		}
 		if got := OpenUnit(tc.x); got != tc.openUnit {
 			t.Errorf("OpenUnit(%v) = %v", tc.x, got)
+		}
+		if got := HalfOpenUnit(tc.x); got != tc.halfOpen {
+			t.Errorf("HalfOpenUnit(%v) = %v", tc.x, got)
 		}
 	}
 }
