@@ -634,9 +634,54 @@ func TestSweepObjective(t *testing.T) {
 	if len(only) != count["objective"] {
 		t.Errorf("objective alone: %d rows, beside gamma %d", len(only), count["objective"])
 	}
-	cfg.Select = SelectConfig{ValFrac: 0.2}
+	// A private selection among objective candidates alone: one row per
+	// split and eps, a grid lambda or the floor at eps_run, its ledger
+	// adding up to eps.
+	cfg.Select = SelectConfig{ValFrac: 0.2, Eta: 1, MeanRuns: 20}
+	sel, err := Sweep(context.Background(), cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	nsel := 0
+	for _, r := range sel {
+		if r.Mode != Selected {
+			continue
+		}
+		nsel++
+		floor, err := objpert.LambdaFloor(perturb.Objective, r.Epsilon/3, 0, objpert.Problem{Loss: losses.Logistic{}, N: 1920, D: 9, K: 1, Kappa: 1})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if r.Mechanism != string(perturb.Objective) || r.Setting != objectiveSetting(r.Lambda) || r.Lambda < floor ||
+			math.Abs(r.EpsSelect+r.EpsRelease-r.Epsilon) > 1e-12 || math.Abs(r.EpsRelease-r.Epsilon/3) > 1e-12 {
+			t.Errorf("selected row %+v (floor at eps_run %v)", r, floor)
+		}
+		if r.Epsilon == 10 && !(r.AccPrivate > 0.8) {
+			t.Errorf("selected objective release at eps = 10: accuracy %v", r.AccPrivate)
+		}
+	}
+	if nsel != 2*3 {
+		t.Errorf("%d selected rows, want one per split and eps (6)", nsel)
+	}
+	// Mixed with trained candidates: every selected row is a gamma or an
+	// objective release.
+	cfg.Mechanisms = []perturb.Mechanism{perturb.Gamma, perturb.Objective, perturb.AMP}
+	mixed, err := Sweep(context.Background(), cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	chosen := map[string]int{}
+	for _, r := range mixed {
+		if r.Mode == Selected {
+			chosen[r.Mechanism]++
+		}
+	}
+	if chosen["gamma"]+chosen["objective"] != 6 || len(chosen) > 2 {
+		t.Errorf("mechanisms of the selected rows %v, want 6 gamma or objective", chosen)
+	}
+	cfg.Mechanisms = []perturb.Mechanism{perturb.AMP}
 	if _, err := Sweep(context.Background(), cfg); !errors.Is(err, ErrConfig) {
-		t.Errorf("selection with objective only: %v, want ErrConfig", err)
+		t.Errorf("selection with amp only: %v, want ErrConfig", err)
 	}
 	cfg.Select = SelectConfig{}
 	cfg.Mechanisms = nil

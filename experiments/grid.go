@@ -83,8 +83,12 @@ type grid struct {
 	// in its fits, for the training-time mechanisms.
 	sgd       bool
 	keepTrain bool
-	seed      uint64
-	log       logrus.FieldLogger
+	// keepPart keeps the training part of the validation split in the
+	// lambda family's fits, for the training-time candidates of the
+	// private selection.
+	keepPart bool
+	seed     uint64
+	log      logrus.FieldLogger
 }
 
 // gridConfig holds the user's settings of the grid, before defaults.
@@ -97,15 +101,16 @@ type gridConfig struct {
 	Knobs    Knobs
 	ValFrac  float64
 	// NoSGD skips the SGD runs (every mechanism is a training-time one);
-	// KeepTrain keeps the training rows in the fits.
-	NoSGD, KeepTrain bool
-	Seed             uint64
-	Logger           logrus.FieldLogger
+	// KeepTrain keeps the training rows in the fits, KeepPart the
+	// training part of the validation split in the lambda family's fits.
+	NoSGD, KeepTrain, KeepPart bool
+	Seed                       uint64
+	Logger                     logrus.FieldLogger
 }
 
 // newGrid validates the settings, fills the defaults and loads the data.
 func newGrid(c gridConfig) (*grid, error) {
-	g := &grid{splits: c.Splits, lambdas: slices.Clone(c.Lambdas), l1Ratio: c.L1Ratio, passes: c.Passes, valFrac: c.ValFrac, sgd: !c.NoSGD, keepTrain: c.KeepTrain, seed: c.Seed, log: c.Logger}
+	g := &grid{splits: c.Splits, lambdas: slices.Clone(c.Lambdas), l1Ratio: c.L1Ratio, passes: c.Passes, valFrac: c.ValFrac, sgd: !c.NoSGD, keepTrain: c.KeepTrain, keepPart: c.KeepPart, seed: c.Seed, log: c.Logger}
 	if g.splits == 0 {
 		g.splits = DefaultSplits
 	}
@@ -179,6 +184,10 @@ type fit struct {
 	// val is the validation part.
 	candidate *private.Trained
 	val       *datasets.Dataset
+	// part is the training part of the validation split, kept in the
+	// lambda family's fits for the training-time candidates (nil
+	// otherwise).
+	part *datasets.Dataset
 	// trained holds the weights behind the privacy boundary; its releases
 	// are seeded simulations. model is their revealed copy, the
 	// non-private baseline of the experiments.
@@ -310,8 +319,12 @@ func (g *grid) train(ctx context.Context, sd *splitData, s, li int) (*fit, error
 		sd.mu.Unlock()
 	}()
 	set := g.settings[li]
+	var keptPart *datasets.Dataset
+	if g.keepPart && set.InFamily(FamilyLambda) {
+		keptPart = part
+	}
 	if !g.sgd {
-		f := &fit{split: s, li: li, lambda: set.Lambda, setting: set, test: test, val: val}
+		f := &fit{split: s, li: li, lambda: set.Lambda, setting: set, test: test, val: val, part: keptPart}
 		if g.keepTrain {
 			f.train = train
 		}
@@ -338,7 +351,7 @@ func (g *grid) train(ctx context.Context, sd *splitData, s, li int) (*fit, error
 	}
 	run := trained.Run()
 	f := &fit{split: s, li: li, lambda: set.Lambda, setting: set, trained: trained, model: m, run: run, sens: sens, test: test,
-		candidate: candidate, val: val, accNonPrivate: m.Accuracy(test.X, test.Y)}
+		candidate: candidate, val: val, part: keptPart, accNonPrivate: m.Accuracy(test.X, test.Y)}
 	if g.keepTrain {
 		f.train = train
 	}

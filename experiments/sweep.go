@@ -72,8 +72,11 @@ type SweepConfig struct {
 
 // SelectConfig sets up the private selection of a sweep
 // (private.Select): for every split and eps, the candidates are every knob
-// setting with every pure mechanism of the sweep, trained on the training
-// part of a validation split of the split's training rows, and the
+// setting with every pure output-perturbation mechanism of the sweep,
+// trained on the training part of a validation split of the split's
+// training rows, and, when objective is among the mechanisms, objective
+// perturbation at every lambda of the grid on the same training part (a
+// lambda below the floor at eps_run runs at the floor, once); the
 // selection spends the whole eps (its ledger: eps_select + eps_release).
 type SelectConfig struct {
 	// ValFrac in (0, 1) is the share of each split's training rows held
@@ -191,7 +194,7 @@ func checkSweep(cfg SweepConfig) (sweepSettings, error) {
 	}
 	if sc := cfg.Select; sc.ValFrac != 0 {
 		if !slices.ContainsFunc(s.mechs, selectable) {
-			return s, fmt.Errorf("%w: the private selection needs a pure output-perturbation mechanism among %v (objective and amp are not candidates of private.Select)", ErrConfig, s.mechs)
+			return s, fmt.Errorf("%w: the private selection needs a pure mechanism (gamma, laplace or objective) among %v (private.Select accounts for pure runs; amp and the Gaussian mechanisms are not candidates)", ErrConfig, s.mechs)
 		}
 		if !(sc.Eta >= 0 && sc.Eta <= 1) || !(sc.MeanRuns == 0 || sc.MeanRuns > 1 && sc.MeanRuns <= 1e7) {
 			return s, fmt.Errorf("%w: selection eta %v (want [0, 1]) or mean runs %v (want 0 or (1, 1e7])", ErrConfig, sc.Eta, sc.MeanRuns)
@@ -243,7 +246,8 @@ func Sweep(ctx context.Context, cfg SweepConfig) ([]Result, error) {
 	}
 	g, err := newGrid(gridConfig{Protocol: cfg.Protocol, Splits: cfg.Splits, Lambdas: cfg.Lambdas, L1Ratio: cfg.L1Ratio,
 		Passes: cfg.Passes, Knobs: cfg.Knobs, ValFrac: cfg.Select.ValFrac, NoSGD: !set.outputs(),
-		KeepTrain: slices.ContainsFunc(set.mechs, trainingTime), Seed: cfg.Seed, Logger: cfg.Logger})
+		KeepTrain: slices.ContainsFunc(set.mechs, trainingTime), KeepPart: slices.Contains(set.mechs, perturb.Objective),
+		Seed: cfg.Seed, Logger: cfg.Logger})
 	if err != nil {
 		return nil, err
 	}

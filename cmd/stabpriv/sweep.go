@@ -262,7 +262,9 @@ split, lambda and eps (ridge objective minimized exactly; the knobs do not apply
 below the mechanism's floor runs at the floor, Chaudhuri et al.'s extra ridge) and are
 reported beside the others. With --select-val F, it also selects the
 setting and the pure mechanism privately (private.Select on a validation split of F of the
-training rows, inside each eps). The noise is seeded: the results are reproducible and not
+training rows, inside each eps): the candidates are every setting with gamma or laplace,
+and objective perturbation at every lambda when objective is listed (trained afresh at
+each run of the selection). The noise is seeded: the results are reproducible and not
 for release.
 
 Writes DIR/results.csv (one row per split, setting, mechanism and eps, plus the selected
