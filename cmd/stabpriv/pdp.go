@@ -18,6 +18,7 @@ import (
 
 	"github.com/stabpriv/stabpriv/datasets"
 	"github.com/stabpriv/stabpriv/datasets/preprocess"
+	"github.com/stabpriv/stabpriv/internal/check"
 	"github.com/stabpriv/stabpriv/losses"
 	"github.com/stabpriv/stabpriv/pdp"
 	"github.com/stabpriv/stabpriv/perturb"
@@ -114,13 +115,13 @@ func parsePDP(args []string, stderr io.Writer) (*pdpSettings, error) {
 	if st, err := os.Stat(f.out); err == nil && !st.IsDir() {
 		return nil, usagef("--out %s is a file; give a directory", f.out)
 	}
-	if math.IsNaN(f.lambda) || math.IsInf(f.lambda, 0) || f.lambda < 0 {
+	if !check.NonNegative(f.lambda) {
 		return nil, usagef("--lambda %v, want finite >= 0", f.lambda)
 	}
 	if f.l1Ratio != 0 {
 		return nil, usagef("--l1-ratio %v: %v; the per-instance analysis covers ridge (l1-ratio 0) only", f.l1Ratio, pdp.ErrNotSmooth)
 	}
-	if math.IsNaN(f.testFrac) || f.testFrac < 0 || f.testFrac >= 1 {
+	if !check.HalfOpenUnit(f.testFrac) {
 		return nil, usagef("--test-frac %v, want in [0, 1)", f.testFrac)
 	}
 	if f.standardize != "train" && f.standardize != "none" {
@@ -134,10 +135,10 @@ func parsePDP(args []string, stderr io.Writer) (*pdpSettings, error) {
 	if f.exactTop < 0 || f.top < 0 {
 		return nil, usagef("--exact-top %d, --top %d, want >= 0", f.exactTop, f.top)
 	}
-	if !(f.kappa > 0) || math.IsInf(f.kappa, 0) {
+	if !check.Positive(f.kappa) {
 		return nil, usagef("--kappa %v, want finite > 0", f.kappa)
 	}
-	if math.IsNaN(f.labelBound) || math.IsInf(f.labelBound, 0) || f.labelBound < 0 {
+	if !check.NonNegative(f.labelBound) {
 		return nil, usagef("--label-bound %v, want finite >= 0", f.labelBound)
 	}
 	if f.labelBound != 0 && s.lossFn.Task() != losses.Regression {
@@ -156,7 +157,7 @@ func parsePDP(args []string, stderr io.Writer) (*pdpSettings, error) {
 		if set["epsilon"] || (set["mechanism"] && f.mechanism != string(perturb.AnalyticGaussian) && f.mechanism != string(perturb.Gaussian)) {
 			return nil, usagef("--sigma fixes Gaussian noise; it excludes --epsilon and --mechanism %s", f.mechanism)
 		}
-		if !(f.sigma > 0) || math.IsInf(f.sigma, 0) {
+		if !check.Positive(f.sigma) {
 			return nil, usagef("--sigma %v, want finite > 0", f.sigma)
 		}
 		s.fixed, s.mech = true, perturb.AnalyticGaussian

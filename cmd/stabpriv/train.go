@@ -16,6 +16,7 @@ import (
 
 	// The graph engine of --engine graph registers itself with the trainer.
 	_ "github.com/stabpriv/stabpriv/graph"
+	"github.com/stabpriv/stabpriv/internal/check"
 	"github.com/stabpriv/stabpriv/losses"
 	"github.com/stabpriv/stabpriv/objpert"
 	"github.com/stabpriv/stabpriv/perturb"
@@ -283,7 +284,7 @@ func (s *settings) parseKnobs() error {
 	}
 	if s.step != "auto" {
 		eta, err := strconv.ParseFloat(s.step, 64)
-		if err != nil || math.IsNaN(eta) || math.IsInf(eta, 0) || eta <= 0 {
+		if err != nil || !check.Positive(eta) {
 			return usagef("--step %q, want auto or a finite number > 0", s.step)
 		}
 		if cfg.Schedule != trainer.Constant {
@@ -291,7 +292,7 @@ func (s *settings) parseKnobs() error {
 		}
 		cfg.Eta = eta
 	}
-	if math.IsNaN(s.testFrac) || s.testFrac < 0 || s.testFrac >= 1 {
+	if !check.HalfOpenUnit(s.testFrac) {
 		return usagef("--test-frac %v, want in [0, 1)", s.testFrac)
 	}
 	s.opts.TestFrac, s.opts.Seed = s.testFrac, s.seed
