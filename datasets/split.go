@@ -96,7 +96,7 @@ func SplitIndex(n int, testFrac float64, seed uint64) (train, test []int, err er
 	if n < 1 {
 		return nil, nil, fmt.Errorf("%w: %d rows to split", ErrInvalid, n)
 	}
-	if math.IsNaN(testFrac) || testFrac < 0 || testFrac >= 1 {
+	if !check.HalfOpenUnit(testFrac) {
 		return nil, nil, fmt.Errorf("%w: test fraction %v, want in [0, 1)", ErrInvalid, testFrac)
 	}
 	all := make([]int, n)

@@ -54,7 +54,7 @@ func withBias(ds *datasets.Dataset, value float64) *datasets.Dataset {
 // Errors wrap datasets.ErrInvalid: kappa not finite and positive, or a row with a NaN
 // or infinite entry (X is then unchanged up to that row).
 func ScaleRows(X *mat.Dense, kappa float64) (int, error) {
-	if k2 := kappa * kappa; math.IsNaN(kappa) || kappa <= 0 || k2 < 0x1p-1000 || math.IsInf(k2, 0) {
+	if k2 := kappa * kappa; !check.Positive(kappa) || !check.Finite(k2) || k2 < 0x1p-1000 {
 		return 0, fmt.Errorf("%w: kappa = %v, want finite > 0 with a finite normal square", datasets.ErrInvalid, kappa)
 	}
 	if X == nil || X.IsEmpty() {
