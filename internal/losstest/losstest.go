@@ -32,6 +32,7 @@ import (
 	"math/rand/v2"
 	"testing"
 
+	"github.com/stabpriv/stabpriv/internal/check"
 	"github.com/stabpriv/stabpriv/losses"
 )
 
@@ -317,10 +318,8 @@ func checkConstants(c Case, k int, pts []point) []error {
 	if err != nil {
 		return []error{fmt.Errorf("constants: Constants(%+v): %w", c.Domain, err)}
 	}
-	for _, v := range []float64{cons.Lz, cons.Sz} {
-		if math.IsNaN(v) || math.IsInf(v, 0) || v < 0 {
-			return []error{fmt.Errorf("constants: L_z = %v, S_z = %v, want finite >= 0", cons.Lz, cons.Sz)}
-		}
+	if !check.NonNegative(cons.Lz) || !check.NonNegative(cons.Sz) {
+		return []error{fmt.Errorf("constants: L_z = %v, S_z = %v, want finite >= 0", cons.Lz, cons.Sz)}
 	}
 	const tol = 1e-12
 	var errs []error
