@@ -164,7 +164,7 @@ func checkEpsilon(eps float64) error {
 }
 
 func checkDelta(delta float64) error {
-	if !(delta >= 0 && delta < 1) {
+	if !check.HalfOpenUnit(delta) {
 		return fmt.Errorf("%w: delta = %v, want in [0, 1)", ErrDelta, delta)
 	}
 	return nil
