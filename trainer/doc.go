@@ -90,12 +90,11 @@
 //
 // A b = 1 step is such a chain (the margin needs the previous step's
 // weights, the update needs the loss derivative of that margin), so its
-// time is a latency, not a throughput: on the reference machine (AMD EPYC,
-// 2.6 GHz, shared) the exponential of the logistic derivative alone takes
-// about 40 ns as part of a chain, and a step of the logistic loss with an
-// elastic net on 33 features about 110 ns with the rows in cache
-// (BenchmarkNativePass3600x33) and 130 ns with rows fetched from memory, or
-// about 5 ms per pass over 36000 rows (BenchmarkNativePass36000x33).
+// time is a latency, not a throughput, and the exponential of the logistic
+// derivative is a large part of it. BenchmarkNativePass3600x33 (rows in
+// cache) and BenchmarkNativePass36000x33 (rows fetched from memory) time a
+// pass of the logistic loss with an elastic net on 33 features; the README's
+// Performance section holds their current figures.
 //
 // One pass driver serves every engine: it draws the permutations and the
 // s-dropout masks, takes the step sizes, clips each example's gradient, sums

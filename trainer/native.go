@@ -60,8 +60,8 @@ type native struct {
 
 	// margin is the scalar view of a K = 1 loss (nil for K > 1). A type
 	// switch calling losses.Logistic's Deriv without the interface made no
-	// measurable difference (BenchmarkNativePass3600x33: 96-101 ns/step
-	// either way): the exponential dominates the derivative.
+	// measurable difference in BenchmarkNativePass3600x33: the exponential
+	// dominates the derivative.
 	margin losses.Margin
 
 	k, d   int
@@ -392,9 +392,9 @@ func (e *native) pass(ctx context.Context, j int) (lo, hi float64, err error) {
 //     the same loop (kernel.ShrinkDot), so a step reads the weights once.
 //
 // Rows are read in place: with every read of an example hinted ahead, the
-// copy into chunk buffers (gather) only added work (36000 x 33, best of 6
-// interleaved runs: 86 ns per step with chunks, 76 in place). A Constant
-// schedule's step size is computed once per pass.
+// copy into chunk buffers (gather) only added work (measured slower with
+// chunks than in place in BenchmarkNativePass36000x33, rows fetched from
+// memory). A Constant schedule's step size is computed once per pass.
 func (e *native) passFused(ctx context.Context, order []int) (lo, hi float64, err error) {
 	p, d, n := e.p, e.d, len(order)
 	w := e.w[:d]
@@ -456,8 +456,8 @@ func (e *native) passFused(ctx context.Context, order []int) (lo, hi float64, er
 }
 
 // fusedAhead is how many examples ahead of the current one passFused hints
-// the processor to fetch: about 1.3 us at 80 ns per step, several memory
-// latencies. 8 to 24 timed the same on 36000 x 33 (BenchmarkNativePass36000x33).
+// the processor to fetch: enough steps to cover several memory latencies.
+// Distances from 8 to 24 timed the same in BenchmarkNativePass36000x33.
 const fusedAhead = 16
 
 // gather copies the rows, norms and labels of the examples idx, which start
