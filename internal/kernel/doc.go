@@ -16,12 +16,12 @@
 // # Benchmark note
 //
 // BenchmarkNativePass3600x33 in package trainer (logistic loss, elastic net,
-// b = 1, 33 features, rows in cache) measured a step at 100 ns with the Go
-// loop, 83 to 86 ns with the SSE2 kernel and 75 ns with the AVX kernel (best
-// of 6 interleaved runs). Hinting the rows of the next chunk instead of
-// touching them at a chunk boundary took a b = 1 step over 36000 x 33 rows
-// (9.5 MB, fetched from memory) from 100 to 92 ns (BenchmarkNativePass36000x33,
-// best of 18 runs). Wall-clock figures depend on the
+// b = 1, 33 features, rows in cache) measured a step faster with the SSE2
+// kernel than with the Go loop, and faster again with the AVX kernel.
+// Hinting the rows of the next chunk instead of touching them at a chunk
+// boundary made a b = 1 step faster when the rows are fetched from memory
+// (BenchmarkNativePass36000x33). The README's Performance section holds the
+// current figures of these benchmarks. Wall-clock figures depend on the
 // machine and its load; to compare two builds, count instructions instead
 // (valgrind --tool=callgrind on the trainer test binary with GOMAXPROCS=1).
 package kernel
