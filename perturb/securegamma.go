@@ -87,7 +87,7 @@ import (
 // (w_i + N_i)/lambda is about 2^-42 sqrt(d) wide, so the first pass settles
 // a coordinate except with probability of that order, and the cost is that
 // of the d + m + 1 exact deviates and a few big-integer products per
-// coordinate: about 2 microseconds per weight (BenchmarkSecureGammaNorm).
+// coordinate (BenchmarkSecureGammaNorm_D* measures it per weight).
 //
 // Not covered: the running time varies (rejection loops, rare refinements),
 // and a timing side channel is outside the claim, as it is for the

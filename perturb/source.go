@@ -90,9 +90,11 @@ type secureSource struct {
 //     never smaller than calibrated (it may exceed it by at most the 1e-3
 //     bisection accuracy, which only strengthens the guarantee).
 //
-// The delegated samplers draw from crypto/rand for every coordinate: about
-// 10 microseconds per weight (see the benchmarks), against about 10 ns for
-// Seeded.
+// The delegated samplers draw from crypto/rand for every coordinate, which
+// makes them far slower per weight than Seeded
+// (BenchmarkReleaseLaplaceSecure_D10000 and
+// BenchmarkReleaseAnalyticGaussianSecure_D10000 against
+// BenchmarkReleaseAnalyticGaussianSeeded_D10000).
 //
 // What is not delegated: AddGammaNorm samples the gamma-norm noise exactly
 // from crypto/rand bits, with integer arithmetic only, and snaps each
@@ -100,8 +102,8 @@ type secureSource struct {
 // scale l2/eps); the result is exactly eps-DP, with no allowance for
 // floating-point rounding, and floating-point attacks (Mironov 2012) do not
 // apply. See the comment at the top of securegamma.go for the mechanism and
-// the proof. It costs a few microseconds per weight (see
-// BenchmarkSecureGammaNorm).
+// the proof. BenchmarkSecureGammaNorm_D* measures its cost per weight,
+// BenchmarkSeededGammaNorm_D330 that of the float64 sampler.
 // Uniform and Normal come from math/rand/v2 driven by crypto/rand bits; they
 // are used by SampleGamma and SampleUnitVector, not by the releases.
 func Secure() Source { return secureSource{r: rand.New(cryptoBits{})} }
