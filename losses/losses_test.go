@@ -60,6 +60,11 @@ func huberSpecial(delta float64) [][2]float64 {
 // squaredDom is a bounded domain for the squared loss: |z| <= 2*1.5, |y| <= 4.
 var squaredDom = Domain{Kappa: 1.5, Radius: 2, LabelBound: 4}
 
+// scalarCases lists the scalar losses by hand, not by ranging over All: the
+// tightness checks need each loss's kinks and extreme points, and a second
+// width or threshold of the parametrized ones. The conformance kit
+// (internal/losstest, TestConformance) covers every loss of All without
+// them, and TestScalarCasesCoverAll fails for a loss missing here.
 func scalarCases() []scalarCase {
 	return []scalarCase{
 		{
@@ -78,6 +83,21 @@ func scalarCases() []scalarCase {
 			},
 			special: [][2]float64{{3, -4}, {-3, 4}, {0, 0}, {1, 1}},
 		},
+	}
+}
+
+// TestScalarCasesCoverAll checks that every built-in loss has a
+// hand-written case: scalarCases for a scalar loss, the softmax case of
+// TestConstantsHoldAndAreTight for the multiclass one.
+func TestScalarCasesCoverAll(t *testing.T) {
+	have := map[string]bool{Softmax{}.Name(): true}
+	for _, c := range scalarCases() {
+		have[c.loss.Name()] = true
+	}
+	for _, l := range All() {
+		if !have[l.Name()] {
+			t.Errorf("loss %q has no case in scalarCases: add its kinks and extreme points", l.Name())
+		}
 	}
 }
 
