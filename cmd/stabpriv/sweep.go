@@ -37,6 +37,7 @@ type paperFlags struct {
 	seed               uint64
 	out, logLevel      string
 	fixedScale         float64 // sweep
+	components         int
 	rate               float64 // featsel
 	thresholds         string  // featsel
 	lambdaList, epList []float64
@@ -60,6 +61,7 @@ func newPaperFlagSet(name string, f *paperFlags) *flag.FlagSet {
 	fs.Float64Var(&f.delta, "delta", experiments.DefaultDelta, "delta of the Gaussian mechanisms (ignored by gamma and laplace)")
 	fs.Float64Var(&f.l1Ratio, "l1-ratio", experiments.DefaultL1Ratio, "elastic-net L1 share alpha in [0, 1); mu = lambda*(1-alpha)")
 	fs.StringVar(&f.passesList, "passes", strconv.Itoa(experiments.DefaultPasses), "SGD passes (sweep: a comma-separated list)")
+	fs.IntVar(&f.components, "components", experiments.DefaultComponents, "truncated-SVD components fitted on each training split (the paper's protocol: 32; -1 keeps every feature; lastfm is reduced by its loader)")
 	fs.StringVar(&f.rowScale, "row-scale", experiments.ScaleClipOnly.String(), "map before clipping rows into the unit ball: clip or sqrt-d")
 	fs.Uint64Var(&f.seed, "seed", 1, "base seed of the splits, the training and the (seeded) noise")
 	fs.StringVar(&f.out, "out", "", "output `directory` (created; required)")
@@ -166,6 +168,9 @@ func parsePaper(fs *flag.FlagSet, f *paperFlags, args []string, stderr io.Writer
 	if err != nil {
 		return usagef("--row-scale: %w", err)
 	}
+	if f.components == 0 || f.components < -1 {
+		return usagef("--components %d, want >= 1, or -1 for no SVD", f.components)
+	}
 	if f.splits < 1 {
 		return usagef("--splits %d, want >= 1", f.splits)
 	}
@@ -227,7 +232,7 @@ func parsePaper(fs *flag.FlagSet, f *paperFlags, args []string, stderr io.Writer
 			return usagef("no data directory: give --data-dir DIR (e.g. ../shared/datasets) or set $%s", dataEnv)
 		}
 	}
-	f.protocol = experiments.ProtocolConfig{Dataset: f.dataset, DataDir: f.dataDir, CSVFile: f.data, Label: f.label, RowScale: rs}
+	f.protocol = experiments.ProtocolConfig{Dataset: f.dataset, DataDir: f.dataDir, CSVFile: f.data, Label: f.label, RowScale: rs, Components: f.components}
 	return nil
 }
 
