@@ -13,13 +13,16 @@ import (
 // gives the weights of every step, and the clipped margin gradient of every
 // example, of the example-by-example step bit for bit: minibatches of 2 to
 // 257 (a multiple of 4 or not, short last ones), rows gathered or read in
-// place, with every knob batchStep handles.
+// place, with every knob batchStep handles, and every scalar loss of
+// losses.All (the shapes and knobs are listed by hand with the loss whose
+// path they exercise).
 func TestBatchStepBitIdentical(t *testing.T) {
 	enet := regularizers.ElasticNet{Lambda: 0.05, L1Ratio: 0.3}
-	for _, tc := range []struct {
+	type batchCase struct {
 		n, d, b int
 		cfg     Config
-	}{
+	}
+	cases := []batchCase{
 		{103, 6, 2, Config{Loss: losses.Logistic{}, Reg: enet}},
 		{103, 6, 7, Config{Loss: losses.Logistic{}, Reg: enet, Clip: 0.2}},
 		{200, 33, 32, Config{Loss: losses.Logistic{}, Reg: enet, Eta: 0.5}},
@@ -30,8 +33,19 @@ func TestBatchStepBitIdentical(t *testing.T) {
 		{80, gatherMaxD + 3, 8, Config{Loss: losses.Logistic{}, Reg: enet, Clip: 0.3}},
 		{2100, 4, 1030, Config{Loss: losses.Logistic{}, Reg: enet}},
 		{50, 1, 50, Config{Loss: losses.Logistic{}, Reg: enet}},
-	} {
-		t.Run(fmt.Sprintf("%dx%d/b=%d", tc.n, tc.d, tc.b), func(t *testing.T) {
+	}
+	for _, l := range losses.All() {
+		if l.Task() == losses.Multiclass {
+			continue // batchStep is for K = 1
+		}
+		cfg := Config{Loss: l, Reg: enet, Clip: 0.3, Radius: 1, Average: true}
+		if boundedOnly(l) {
+			cfg.LabelBound = 1
+		}
+		cases = append(cases, batchCase{150, 9, 13, cfg})
+	}
+	for _, tc := range cases {
+		t.Run(fmt.Sprintf("%dx%d/b=%d/%s", tc.n, tc.d, tc.b, tc.cfg.Loss.Name()), func(t *testing.T) {
 			cfg := tc.cfg
 			cfg.Batch, cfg.Passes, cfg.Seed = tc.b, 3, 7
 			X, y := synthData(tc.n, tc.d, 0, 21)

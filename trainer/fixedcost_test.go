@@ -51,12 +51,21 @@ func objectiveByRow(p *problem, w []float64) (f, gnorm float64) {
 }
 
 // TestObjectiveBitIdentical checks the objective against objectiveByRow bit
-// for bit, for K = 1 and K = 3, on row counts around multiples of 4.
+// for bit, for every loss of losses.All (K = 3 for a multiclass one) and
+// the test-only softmax, on row counts around multiples of 4.
 func TestObjectiveBitIdentical(t *testing.T) {
-	for _, cfg := range []Config{
-		{Loss: losses.Logistic{}, Reg: regularizers.ElasticNet{Lambda: 0.05, L1Ratio: 0.3}},
-		{Loss: testSoftmax{}, Classes: 3, Reg: regularizers.L2(0.01)},
-	} {
+	cfgs := []Config{{Loss: testSoftmax{}, Classes: 3, Reg: regularizers.L2(0.01)}}
+	for _, l := range losses.All() {
+		cfg := Config{Loss: l, Reg: regularizers.ElasticNet{Lambda: 0.05, L1Ratio: 0.3}}
+		if l.Task() == losses.Multiclass {
+			cfg.Classes = 3
+		}
+		if boundedOnly(l) {
+			cfg.LabelBound, cfg.Radius = 1, 1
+		}
+		cfgs = append(cfgs, cfg)
+	}
+	for _, cfg := range cfgs {
 		for _, n := range []int{1, 3, 4, 5, 8, 11, 103} {
 			for _, d := range []int{1, 4, 7, 33} {
 				X, y := synthData(n, d, classesOf(cfg), uint64(n*d))

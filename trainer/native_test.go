@@ -160,16 +160,13 @@ func maxAbsDiff(a, b []float64) float64 {
 }
 
 // knobConfigs covers every knob of a step, alone and together, for K = 1
-// and K > 1.
-func knobConfigs() []struct {
-	name string
-	cfg  Config
-} {
+// and K > 1, then every built-in loss (losses.All) with every knob. The
+// knob cases name their losses by hand: each pairs a loss with the knobs
+// whose path it exercises (the scalar margin for K = 1, the K x d update and
+// a test-only softmax for K > 1).
+func knobConfigs() []knobConfig {
 	enet := regularizers.ElasticNet{Lambda: 0.05, L1Ratio: 0.3}
-	return []struct {
-		name string
-		cfg  Config
-	}{
+	cs := []knobConfig{
 		{"logistic", Config{Loss: losses.Logistic{}, Reg: regularizers.L2(0.01), Passes: 3}},
 		{"logistic/enet/clip", Config{Loss: losses.Logistic{}, Reg: enet, Clip: 0.2, Passes: 3}},
 		{"logistic/batch7", Config{Loss: losses.Logistic{}, Reg: enet, Batch: 7, Passes: 3}},
@@ -182,13 +179,35 @@ func knobConfigs() []struct {
 		{"softmax/all", Config{Loss: testSoftmax{}, Classes: 4, Reg: enet, Batch: 5, Dropout: 0.5, Clip: 0.1,
 			Radius: 0.8, Average: true, Passes: 3}},
 		{"softmax/b1/dropout", Config{Loss: testSoftmax{}, Classes: 3, Reg: enet, Dropout: 0.8, Clip: 0.2, Radius: 2, Passes: 3}},
-		{"huber-hinge/all", Config{Loss: losses.HuberHinge{H: 0.5}, Reg: enet, Batch: 3, Dropout: 0.8, Clip: 0.3,
-			Radius: 1, Average: true, Passes: 3}},
 		{"huber/dropout", Config{Loss: losses.Huber{Delta: 0.5}, Reg: enet, Dropout: 0.7, Passes: 3}},
 		{"squared/radius", Config{Loss: losses.Squared{}, LabelBound: 1, Radius: 2, Reg: regularizers.L2(0.1), Passes: 3}},
 		{"losses.Softmax/all", Config{Loss: losses.Softmax{}, Classes: 5, Reg: enet, Dropout: 0.9, Clip: 0.5,
 			Radius: 3, Average: true, Passes: 3}},
 	}
+	for _, l := range losses.All() {
+		cfg := Config{Loss: l, Reg: enet, Batch: 3, Dropout: 0.8, Clip: 0.3, Radius: 1, Average: true, Passes: 3}
+		if l.Task() == losses.Multiclass {
+			cfg.Classes = 4
+		}
+		if boundedOnly(l) {
+			cfg.LabelBound = 1
+		}
+		cs = append(cs, knobConfig{"every-loss/" + l.Name(), cfg})
+	}
+	return cs
+}
+
+// boundedOnly reports whether l has constants on a bounded domain only (the
+// squared loss): a run needs a label bound and a radius.
+func boundedOnly(l losses.Loss) bool {
+	_, err := l.Constants(losses.Domain{Kappa: 1})
+	return errors.Is(err, losses.ErrDomain)
+}
+
+// knobConfig is a named configuration of knobConfigs.
+type knobConfig struct {
+	name string
+	cfg  Config
 }
 
 // TestNativeMatchesReference checks the order of operations of a step (the
