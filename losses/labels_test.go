@@ -152,6 +152,8 @@ func TestPiecewiseValues(t *testing.T) {
 	}
 }
 
+// TestByName pins the documented names and default parameters by hand, so a
+// change of the registry (All) shows here; TestAll checks All against ByName.
 func TestByName(t *testing.T) {
 	want := map[string]Loss{
 		"logistic":    Logistic{},
