@@ -12,6 +12,7 @@ import (
 	"gorgonia.org/gorgonia"
 	"gorgonia.org/tensor"
 
+	"github.com/stabpriv/stabpriv/internal/benchdata"
 	"github.com/stabpriv/stabpriv/losses"
 	"github.com/stabpriv/stabpriv/regularizers"
 	"github.com/stabpriv/stabpriv/trainer"
@@ -103,7 +104,7 @@ func TestGraphMatchesNative(t *testing.T) {
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
-			X, y := synthData(50, 6, classesOf(tc.cfg), 5)
+			X, y := benchdata.Synth(50, 6, classesOf(tc.cfg), 5)
 			mn, mg, rn, rg := trainBoth(t, tc.cfg, X, y)
 			if mn.K != mg.K || mn.D != mg.D || len(mn.W) != len(mg.W) {
 				t.Fatalf("graph model %dx%d (%d), native %dx%d (%d)", mg.K, mg.D, len(mg.W), mn.K, mn.D, len(mn.W))
@@ -162,7 +163,7 @@ func userAffine(d int) *Model {
 
 func TestGraphUserModel(t *testing.T) {
 	const d = 5
-	X, y := synthData(80, d, 0, 7)
+	X, y := benchdata.Synth(80, d, 0, 7)
 	ctx := context.Background()
 	base := trainer.Config{Passes: 4, Batch: 2, Clip: 0.5, Dropout: 0.8, Reg: regularizers.ElasticNet{Lambda: 0.01, L1Ratio: 0.2}, Eta: 1, Average: true, Seed: 3}
 
@@ -239,7 +240,7 @@ func TestGraphUserModel(t *testing.T) {
 
 func TestGraphBadModel(t *testing.T) {
 	const d = 4
-	X, y := synthData(10, d, 0, 1)
+	X, y := benchdata.Synth(10, d, 0, 1)
 	other := userLogistic(d, 0)
 	cases := []struct {
 		name string
@@ -292,7 +293,7 @@ func TestGraphBadModel(t *testing.T) {
 }
 
 func TestGraphContext(t *testing.T) {
-	X, y := synthData(40, 3, 0, 2)
+	X, y := benchdata.Synth(40, 3, 0, 2)
 	ctx, cancel := context.WithCancel(context.Background())
 	cancel()
 	tr, err := trainer.New(trainer.Config{Loss: losses.Logistic{}, Engine: trainer.Graph})
@@ -326,7 +327,7 @@ func TestGraphContext(t *testing.T) {
 }
 
 func TestGraphDiverges(t *testing.T) {
-	X, y := synthData(40, 3, 0, 2)
+	X, y := benchdata.Synth(40, 3, 0, 2)
 	tr, err := trainer.New(trainer.Config{Loss: losses.Logistic{}, Engine: trainer.Graph, Eta: 1e308, Passes: 3})
 	if err != nil {
 		t.Fatal(err)
@@ -339,7 +340,7 @@ func TestGraphDiverges(t *testing.T) {
 // TestGraphConcurrent trains from several goroutines at once, as Trainer
 // allows; run with -race it checks the graph building is serialized.
 func TestGraphConcurrent(t *testing.T) {
-	X, y := synthData(30, 4, 0, 1)
+	X, y := benchdata.Synth(30, 4, 0, 1)
 	tr, err := trainer.New(trainer.Config{Loss: losses.Logistic{}, Engine: trainer.Graph, Passes: 2, Dropout: 0.7})
 	if err != nil {
 		t.Fatal(err)
@@ -379,7 +380,7 @@ func TestMarginKernel(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			cfg := graphLossConfig(t, tc.name, tc.classes)
 			const n, d, b = 20, 7, 6
-			X, y := synthData(n, d, classesOf(cfg), 3)
+			X, y := benchdata.Synth(n, d, classesOf(cfg), 3)
 			k := cfg.Loss.Outputs(tc.classes)
 			mk, err := newMarginKernel(trainer.Problem{Loss: cfg.Loss, Classes: tc.classes, N: n, D: d, K: k, Batch: b})
 			if err != nil {

@@ -9,6 +9,7 @@ import (
 	"gorgonia.org/gorgonia"
 	"gorgonia.org/tensor"
 
+	"github.com/stabpriv/stabpriv/internal/benchdata"
 	"github.com/stabpriv/stabpriv/regularizers"
 	"github.com/stabpriv/stabpriv/trainer"
 )
@@ -268,7 +269,7 @@ func (panicParam) Grad() (gorgonia.Value, error) { return nil, nil }
 // Reset.
 func TestSolverTrainsUserLoop(t *testing.T) {
 	const d = 4
-	X, y := synthData(100, d, 0, 8)
+	X, y := benchdata.Synth(100, d, 0, 8)
 	g := gorgonia.NewGraph()
 	w := gorgonia.NewVector(g, tensor.Float64, gorgonia.WithShape(d), gorgonia.WithName("w"), gorgonia.WithInit(gorgonia.Zeroes()))
 	c := gorgonia.NewScalar(g, tensor.Float64, gorgonia.WithName("c"), gorgonia.WithValue(0.0))

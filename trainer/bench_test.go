@@ -3,59 +3,21 @@ package trainer
 import (
 	"context"
 	"math"
-	"math/rand/v2"
 	"testing"
 
 	"gonum.org/v1/gonum/blas/blas64"
 	"gonum.org/v1/gonum/mat"
 
+	"github.com/stabpriv/stabpriv/internal/benchdata"
 	"github.com/stabpriv/stabpriv/losses"
 	"github.com/stabpriv/stabpriv/regularizers"
 )
 
-// synthData returns n dense rows of d features, each drawn uniformly in
-// direction with norm uniform in [0, 1] (so rows lie in the unit ball, as
-// after the Adult preprocessing), and labels from a planted linear model with
-// label noise: y in {-1, +1} for classes = 0 (binary), y in {0, ..., classes-1}
-// otherwise.
+// synthData returns the tests' synthetic data: n rows of d features in the
+// unit ball with binary (classes = 0) or multiclass labels from a planted
+// model (benchdata.Synth, shared with the graph engine's tests).
 func synthData(n, d, classes int, seed uint64) (*mat.Dense, []float64) {
-	r := rand.New(rand.NewPCG(seed, 77))
-	k := max(classes, 1)
-	planted := make([]float64, k*d)
-	for i := range planted {
-		planted[i] = 3 * r.NormFloat64()
-	}
-	X := mat.NewDense(n, d, nil)
-	y := make([]float64, n)
-	z := make([]float64, k)
-	for i := 0; i < n; i++ {
-		row := X.RawRowView(i)
-		for j := range row {
-			row[j] = r.NormFloat64()
-		}
-		s := r.Float64() / math.Sqrt(sqNorm(row))
-		for j := range row {
-			row[j] *= s
-		}
-		for c := range z {
-			z[c] = dot(planted[c*d:(c+1)*d], row) + 0.5*r.NormFloat64()
-		}
-		if classes == 0 {
-			y[i] = 1
-			if z[0] < 0 {
-				y[i] = -1
-			}
-			continue
-		}
-		best := 0
-		for c, v := range z {
-			if v > z[best] {
-				best = c
-			}
-		}
-		y[i] = float64(best)
-	}
-	return X, y
+	return benchdata.Synth(n, d, classes, seed)
 }
 
 // benchNative times one pass of the native engine over synthetic data of

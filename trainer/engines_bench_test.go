@@ -3,54 +3,21 @@ package trainer_test
 import (
 	"context"
 	"fmt"
-	"math"
-	"math/rand/v2"
 	"testing"
 
-	"gonum.org/v1/gonum/mat"
-
 	_ "github.com/stabpriv/stabpriv/graph" // registers trainer.Graph
+	"github.com/stabpriv/stabpriv/internal/benchdata"
 	"github.com/stabpriv/stabpriv/losses"
 	"github.com/stabpriv/stabpriv/regularizers"
 	"github.com/stabpriv/stabpriv/trainer"
 )
-
-// epochData returns n rows of d features in the unit ball with logistic
-// labels from a planted model.
-func epochData(n, d int) (*mat.Dense, []float64) {
-	r := rand.New(rand.NewPCG(1, 77))
-	w := make([]float64, d)
-	for j := range w {
-		w[j] = 3 * r.NormFloat64()
-	}
-	X := mat.NewDense(n, d, nil)
-	y := make([]float64, n)
-	for i := 0; i < n; i++ {
-		row := X.RawRowView(i)
-		var sq, z float64
-		for j := range row {
-			row[j] = r.NormFloat64()
-			sq += row[j] * row[j]
-		}
-		s := r.Float64() / math.Sqrt(sq)
-		for j := range row {
-			row[j] *= s
-			z += w[j] * row[j]
-		}
-		y[i] = 1
-		if z+0.5*r.NormFloat64() < 0 {
-			y[i] = -1
-		}
-	}
-	return X, y
-}
 
 // benchEpoch times whole Train calls of passes passes of the paper's Adult
 // configuration (logistic loss, elastic net) on n x d data with engine e and
 // minibatch b, and reports ns/epoch: the passes with Train's fixed cost (the
 // copy and check of X, the objective at the end) spread over them.
 func benchEpoch(b *testing.B, e trainer.Engine, n, d, batch, passes int) {
-	X, y := epochData(n, d)
+	X, y := benchdata.Synth(n, d, 0, 1)
 	tr, err := trainer.New(trainer.Config{
 		Loss: losses.Logistic{}, Reg: regularizers.ElasticNet{Lambda: 1e-4, L1Ratio: 0.15}, Eta: 0.5,
 		Batch: batch, Passes: passes, Engine: e, Seed: 1,
