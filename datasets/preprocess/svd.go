@@ -219,19 +219,18 @@ func orthonormalizeColumns(a *mat.Dense) {
 	_, c := a.Dims()
 	// Work on the transpose so that each column is a contiguous row.
 	t := mat.DenseCopyOf(a.T())
-	norms0 := make([]float64, c)
-	for j := range c {
-		norms0[j] = svdNorm(t.RawRowView(j))
-	}
 	for range 2 {
 		for j := range c {
 			cj := t.RawRowView(j)
+			// The column's norm before this pass's projections: the
+			// reference of the test below (1 in the second pass).
+			before := svdNorm(cj)
 			for i := range j {
 				ci := t.RawRowView(i)
 				floats.AddScaled(cj, -floats.Dot(ci, cj), ci)
 			}
 			nrm := svdNorm(cj)
-			if nrm <= 1e-12*norms0[j] || nrm == 0 {
+			if nrm <= 1e-12*before || nrm == 0 {
 				for m := range cj {
 					cj[m] = 0
 				}
@@ -262,10 +261,16 @@ func fixColumnSigns(v *mat.Dense) {
 	}
 }
 
+// svdNorm returns the Euclidean norm of x: the square root of the sum of
+// squares, or, when that overflows or underflows, the scaled computation of
+// floats.Norm.
 func svdNorm(x []float64) float64 {
 	s := 0.0
 	for _, v := range x {
 		s += v * v
+	}
+	if math.IsInf(s, 0) || s < 0x1p-969 {
+		return floats.Norm(x, 2)
 	}
 	return math.Sqrt(s)
 }

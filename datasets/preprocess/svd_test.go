@@ -132,6 +132,33 @@ func TestTruncatedSVDDeterministic(t *testing.T) {
 	}
 }
 
+// TestTruncatedSVDScale checks that the result scales with X: a column of
+// norm above 1e12 is not taken for a dependent one, and a product whose sum
+// of squares overflows is normalized.
+func TestTruncatedSVDScale(t *testing.T) {
+	x := spectrumMatrix(29, 30, 10, geometricValues(10, 1, 0.5))
+	_, p1, err := TruncatedSVD(x, 2, 3, 2, 1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, scale := range []float64{1e20, 1e160} {
+		y := mat.DenseCopyOf(x)
+		y.Scale(scale, y)
+		_, p2, err := TruncatedSVD(y, 2, 3, 2, 1)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for i := range 2 {
+			if rel := math.Abs(p2.Values[i]/scale-p1.Values[i]) / p1.Values[i]; rel > 1e-12 {
+				t.Errorf("singular value %d = %v of %g X, %v of X", i, p2.Values[i], scale, p1.Values[i])
+			}
+		}
+		if !mat.EqualApprox(p1.V, p2.V, 1e-12) {
+			t.Errorf("the singular vectors of %g X differ from those of X", scale)
+		}
+	}
+}
+
 func TestTruncatedSVDRankDeficient(t *testing.T) {
 	x := spectrumMatrix(9, 30, 20, []float64{5, 3, 1})
 	_, p, err := TruncatedSVD(x, 6, 4, 2, 1)
