@@ -25,9 +25,11 @@ type SVDProjection struct {
 	// of singular value. Each column's sign is fixed so that its entry of
 	// largest magnitude is positive.
 	V *mat.Dense
-	// Values holds the k largest singular values (approximations from the
-	// randomized range finder), in decreasing order.
+	// Values holds the k largest singular values, in decreasing order
+	// (approximations when the randomized method was used).
 	Values []float64
+
+	method string // "exact" or "randomized", for ReduceSVD's Note
 }
 
 // Operator is a matrix that can multiply dense blocks faster than the
@@ -57,17 +59,41 @@ func asSVDOperator(X mat.Matrix) Operator {
 	return matOperator{X}
 }
 
-// FitTruncatedSVD returns the top k right singular vectors of X (n x d) by
-// the randomized range finder of Halko, Martinsson & Tropp (2011,
-// "Finding structure with randomness", Algorithms 4.4 and 5.1): a Gaussian
-// test matrix with k+oversample columns drawn from a PCG source seeded with
-// seed, powerIters subspace (power) iterations with re-orthonormalization,
-// then the exact SVD of the small projected matrix. The result depends only
-// on X and the arguments. Accuracy improves with oversample (5 to 10 is
-// usual) and powerIters (1 to 4 for a slowly decaying spectrum).
+// FitTruncatedSVD returns the top k right singular vectors of X (n x d) and
+// the k largest singular values. No centering is done: this is the SVD of X
+// itself (as scikit-learn's TruncatedSVD), not PCA.
 //
-// No centering is done: this is the SVD of X itself (as scikit-learn's
-// TruncatedSVD), not PCA.
+// Two methods compute it; which one is used depends only on n, d, k and the
+// arguments, and on the data only through the check below, never on the
+// machine or the number of threads:
+//
+//   - The exact method, when d <= n, d <= 512 and d < 4 (powerIters+1)
+//     (k+oversample), that is when it costs no more than the randomized
+//     method would: the Gram matrix G = X^T X (d x d) is accumulated in one
+//     pass over X (blocks of rows, transposed in cache so that each feature
+//     is contiguous, split into a fixed number of parts summed in a fixed
+//     order, so that the bits do not depend on GOMAXPROCS), and its
+//     symmetric eigen-decomposition (mat.EigenSym) gives V_k and the
+//     singular values sqrt(lambda_i). Forming G squares the condition
+//     number: the eigenvalues are computed with an absolute error of a few
+//     eps lambda_1, so sigma_i has a relative error of about
+//     eps (sigma_1/sigma_i)^2 and the vectors an error of about
+//     eps lambda_1 over the eigenvalue gap. The method is kept only when
+//     lambda_k > 1e-8 lambda_1 (sigma_k > 1e-4 sigma_1), where this error is
+//     below 1e-7 relative; otherwise (a numerically rank-deficient top k)
+//     the randomized method is run instead, whose orthonormal bases are
+//     computed from X itself. The seed, oversample and powerIters do not
+//     change the result of the exact method.
+//   - Otherwise, the randomized range finder of Halko, Martinsson & Tropp
+//     (2011, "Finding structure with randomness", Algorithms 4.4 and 5.1): a
+//     Gaussian test matrix with k+oversample columns drawn from a PCG source
+//     seeded with seed, powerIters subspace (power) iterations with
+//     re-orthonormalization, then the exact SVD of the small projected
+//     matrix. Accuracy improves with oversample (5 to 10 is usual) and
+//     powerIters (1 to 4 for a slowly decaying spectrum).
+//
+// The result depends only on X and the arguments. Each column of V is signed
+// so that its entry of largest magnitude is positive.
 //
 // Protocol note: the stability-privacy paper fits its SVD on all the data
 // before splitting. That leaks nothing into a privacy guarantee only when the
@@ -85,9 +111,44 @@ func FitTruncatedSVD(X mat.Matrix, k, oversample, powerIters int, seed uint64) (
 	case powerIters < 0:
 		return nil, fmt.Errorf("%w: powerIters = %d < 0", ErrSVD, powerIters)
 	}
-	if dense, ok := X.(*mat.Dense); ok && !svdAllFinite(dense) {
+	dense, isDense := X.(*mat.Dense)
+	checked := false
+	if useGram(n, d, k, oversample, powerIters) {
+		var g []float64
+		if isDense {
+			g = gramDense(dense)
+			// A NaN or infinite entry of X makes a diagonal entry of G
+			// non-finite (as does an overflow of a finite X): only then
+			// is X scanned.
+			for i := range d {
+				if math.IsNaN(g[i*d+i]) || math.IsInf(g[i*d+i], 0) {
+					if !svdAllFinite(dense) {
+						return nil, fmt.Errorf("%w: X has a NaN or infinite entry", ErrSVD)
+					}
+					g = nil
+					break
+				}
+			}
+			checked = true
+		} else {
+			g = gramOperator(op)
+		}
+		if g != nil {
+			if p := fitGram(g, d, k); p != nil {
+				return p, nil
+			}
+		}
+	}
+	if isDense && !checked && !svdAllFinite(dense) {
 		return nil, fmt.Errorf("%w: X has a NaN or infinite entry", ErrSVD)
 	}
+	return fitRandomized(op, k, oversample, powerIters, seed)
+}
+
+// fitRandomized is the randomized method of FitTruncatedSVD; the arguments
+// are valid.
+func fitRandomized(op Operator, k, oversample, powerIters int, seed uint64) (*SVDProjection, error) {
+	n, d := op.Dims()
 	l := min(k+oversample, n, d)
 	rng := rand.New(rand.NewPCG(seed, seed^0x9e3779b97f4a7c15))
 	omega := mat.NewDense(d, l, nil)
@@ -117,7 +178,7 @@ func FitTruncatedSVD(X mat.Matrix, k, oversample, powerIters int, seed uint64) (
 	values := svd.Values(nil)
 	v := mat.DenseCopyOf(u.Slice(0, d, 0, k))
 	fixColumnSigns(v)
-	return &SVDProjection{V: v, Values: values[:k]}, nil
+	return &SVDProjection{V: v, Values: values[:k], method: "randomized"}, nil
 }
 
 // TruncatedSVD fits a truncated SVD of X (see FitTruncatedSVD) and returns
@@ -153,7 +214,7 @@ func ReduceSVD(train, test *datasets.Dataset, k, oversample, powerIters int, see
 	}
 	n, d := train.X.Dims()
 	note := fmt.Sprintf("features projected on the top %d right singular vectors of the %d x %d matrix it was fitted on "+
-		"(randomized truncated SVD, seed %d); the projection is not privatized and the privacy guarantee does not cover it", k, n, d, seed)
+		"(%s); the projection is not privatized and the privacy guarantee does not cover it", k, n, d, p.describe(seed))
 	project := func(ds *datasets.Dataset) (*datasets.Dataset, error) {
 		x, err := p.Transform(ds.X)
 		if err != nil {

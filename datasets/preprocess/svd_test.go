@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"math"
 	"math/rand/v2"
+	"runtime"
 	"strings"
 	"testing"
 
@@ -49,52 +50,115 @@ func geometricValues(r int, top, ratio float64) []float64 {
 	return s
 }
 
+// exactTopK returns the k largest singular values and right singular vectors
+// of x from gonum's dense SVD, signed as FitTruncatedSVD signs them.
+func exactTopK(t *testing.T, x mat.Matrix, k int) ([]float64, *mat.Dense) {
+	t.Helper()
+	var exact mat.SVD
+	if !exact.Factorize(x, mat.SVDThin) {
+		t.Fatal("exact SVD failed")
+	}
+	var v mat.Dense
+	exact.VTo(&v)
+	d, _ := v.Dims()
+	vk := mat.DenseCopyOf(v.Slice(0, d, 0, k))
+	fixColumnSigns(vk)
+	return exact.Values(nil)[:k], vk
+}
+
+// subspaceDistance returns max |(A A^T - B B^T)_ij|, zero when the columns
+// of A and B (orthonormal) span the same subspace.
+func subspaceDistance(a, b *mat.Dense) float64 {
+	var pa, pb mat.Dense
+	pa.Mul(a, a.T())
+	pb.Mul(b, b.T())
+	pa.Sub(&pa, &pb)
+	return mat.Norm(&pa, math.Inf(1))
+}
+
+// orthonormalityError returns max |(V^T V - I)_ij|.
+func orthonormalityError(v *mat.Dense) float64 {
+	_, k := v.Dims()
+	var vtv mat.Dense
+	vtv.Mul(v.T(), v)
+	vtv.Sub(&vtv, eye(k))
+	return mat.Norm(&vtv, math.Inf(1))
+}
+
+// checkAgainstExact compares p with the exact top k of x: singular values to
+// a relative tolerance tol, the subspace and (the spectrum being separated)
+// each vector to sqrt(tol), and orthonormality.
+func checkAgainstExact(t *testing.T, x mat.Matrix, p *SVDProjection, tol float64) {
+	t.Helper()
+	k := p.Components()
+	want, vk := exactTopK(t, x, k)
+	for i, v := range p.Values {
+		if rel := math.Abs(v-want[i]) / want[i]; rel > tol {
+			t.Errorf("singular value %d = %v, exact %v (relative error %.2g > %.2g)", i, v, want[i], rel, tol)
+		}
+	}
+	if e := orthonormalityError(p.V); e > 1e-12 {
+		t.Errorf("V^T V differs from I by %.2g", e)
+	}
+	if dist := subspaceDistance(p.V, vk); dist > math.Sqrt(tol) {
+		t.Errorf("subspace differs from the exact one by %.2g", dist)
+	}
+	for j := range k {
+		if diff := maxAbsDiff(p.V.ColView(j), vk.ColView(j)); diff > math.Sqrt(tol) {
+			t.Errorf("singular vector %d differs from the exact one by %.2g", j, diff)
+		}
+	}
+}
+
 func TestTruncatedSVDMatchesExact(t *testing.T) {
 	const n, d, k = 80, 50, 5
 	tests := []struct {
 		name                   string
 		ratio                  float64
 		oversample, powerIters int
-		tol                    float64
+		tol                    float64 // of the randomized method
 	}{
 		{name: "fast decay, no power iterations", ratio: 0.5, oversample: 10, powerIters: 0, tol: 1e-3},
 		{name: "fast decay, 2 power iterations", ratio: 0.5, oversample: 10, powerIters: 2, tol: 1e-9},
 		{name: "slow decay, 4 power iterations", ratio: 0.9, oversample: 10, powerIters: 4, tol: 1e-2},
 	}
 	for _, tc := range tests {
-		t.Run(tc.name, func(t *testing.T) {
-			x := spectrumMatrix(3, n, d, geometricValues(d, 10, tc.ratio))
-			var exact mat.SVD
-			if !exact.Factorize(x, mat.SVDThin) {
-				t.Fatal("exact SVD failed")
-			}
-			want := exact.Values(nil)
-			var vExact mat.Dense
-			exact.VTo(&vExact)
-			vk := mat.DenseCopyOf(vExact.Slice(0, d, 0, k))
-			fixColumnSigns(vk)
-
-			z, p, err := TruncatedSVD(x, k, tc.oversample, tc.powerIters, 42)
+		x := spectrumMatrix(3, n, d, geometricValues(d, 10, tc.ratio))
+		t.Run(tc.name+", randomized", func(t *testing.T) {
+			p, err := fitRandomized(asSVDOperator(x), k, tc.oversample, tc.powerIters, 42)
 			if err != nil {
 				t.Fatal(err)
 			}
+			// The randomized vectors match only where the range is captured:
+			// check the first one and the values.
+			want, vk := exactTopK(t, x, k)
 			for i, v := range p.Values {
 				if rel := math.Abs(v-want[i]) / want[i]; rel > tc.tol {
 					t.Errorf("singular value %d = %v, exact %v (relative error %.2g > %.2g)", i, v, want[i], rel, tc.tol)
 				}
 			}
-			// The leading singular vectors are well separated (gap >= 10%):
-			// they must match the exact ones.
 			if diff := maxAbsDiff(p.V.ColView(0), vk.ColView(0)); diff > math.Sqrt(tc.tol) {
 				t.Errorf("first singular vector differs from the exact one by %.2g", diff)
 			}
-			// Projected data = X V_k, with column norms close to the
-			// singular values (exact only when the range is captured).
+			if e := orthonormalityError(p.V); e > 1e-12 {
+				t.Errorf("V^T V differs from I by %.2g", e)
+			}
+		})
+		t.Run(tc.name+", FitTruncatedSVD", func(t *testing.T) {
+			z, p, err := TruncatedSVD(x, k, tc.oversample, tc.powerIters, 42)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if p.method != "exact" {
+				t.Fatalf("method %q, want exact for d = %d", p.method, d)
+			}
+			checkAgainstExact(t, x, p, 1e-12)
+			// Projected data = X V_k, with column norms the singular values.
 			if r, c := z.Dims(); r != n || c != k {
 				t.Fatalf("projected dims %d x %d", r, c)
 			}
 			for j := range k {
-				if norm := mat.Norm(z.ColView(j), 2); math.Abs(norm-p.Values[j]) > tc.tol*want[0] {
+				if norm := mat.Norm(z.ColView(j), 2); math.Abs(norm-p.Values[j]) > 1e-12*p.Values[0] {
 					t.Errorf("||X v_%d|| = %v, singular value %v", j, norm, p.Values[j])
 				}
 			}
@@ -110,52 +174,179 @@ func maxAbsDiff(a, b mat.Vector) float64 {
 	return m
 }
 
-func TestTruncatedSVDDeterministic(t *testing.T) {
-	x := spectrumMatrix(5, 40, 30, geometricValues(30, 1, 0.8))
-	z1, p1, err := TruncatedSVD(x, 4, 5, 1, 7)
-	if err != nil {
-		t.Fatal(err)
+// TestTruncatedSVDGramConditioning checks the exact method near its limit
+// (sigma_k / sigma_1 just above 1e-4) against gonum's SVD, to the relative
+// error its documentation states, and that below the limit the randomized
+// method is used.
+func TestTruncatedSVDGramConditioning(t *testing.T) {
+	const n, d, k = 300, 40, 8
+	tests := []struct {
+		name   string
+		last   float64 // sigma_k / sigma_1
+		method string
+	}{
+		{name: "well conditioned", last: 0.1, method: "exact"},
+		{name: "near the limit", last: 2e-4, method: "exact"},
+		{name: "below the limit", last: 5e-5, method: "randomized"},
 	}
-	z2, p2, err := TruncatedSVD(x, 4, 5, 1, 7)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if !mat.Equal(z1, z2) || !mat.Equal(p1.V, p2.V) {
-		t.Error("same seed gave different results")
-	}
-	_, p3, err := TruncatedSVD(x, 4, 5, 1, 8)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if mat.Equal(p1.V, p3.V) {
-		t.Error("another seed gave bit-identical vectors: the seed is not used")
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			// Singular values from 1e3 down to last*1e3 at the k-th, then a
+			// gap of 2 and a slow decay.
+			values := make([]float64, d)
+			for i := range values {
+				if i < k {
+					values[i] = 1e3 * math.Pow(tc.last, float64(i)/float64(k-1))
+				} else {
+					values[i] = values[k-1] / 2 * math.Pow(0.9, float64(i-k))
+				}
+			}
+			x := spectrumMatrix(17, n, d, values)
+			p, err := FitTruncatedSVD(x, k, 10, 5, 3)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if p.method != tc.method {
+				t.Fatalf("method %q, want %q", p.method, tc.method)
+			}
+			want, _ := exactTopK(t, x, k)
+			for i, v := range p.Values {
+				rel := math.Abs(v-want[i]) / want[i]
+				// The documented accuracy of the exact method.
+				tol := 1e-7
+				if tc.method == "randomized" {
+					tol = 1e-6
+				}
+				if rel > tol {
+					t.Errorf("singular value %d = %v, exact %v (relative error %.2g > %.2g)", i, v, want[i], rel, tol)
+				}
+			}
+			if e := orthonormalityError(p.V); e > 1e-12 {
+				t.Errorf("V^T V differs from I by %.2g", e)
+			}
+			// The gap after sigma_k is a factor 2: the subspace is determined
+			// to about eps lambda_1 / lambda_k.
+			if _, vk := exactTopK(t, x, k); subspaceDistance(p.V, vk) > 1e-6 {
+				t.Errorf("subspace differs from the exact one by %.2g", subspaceDistance(p.V, vk))
+			}
+		})
 	}
 }
 
-// TestTruncatedSVDScale checks that the result scales with X: a column of
-// norm above 1e12 is not taken for a dependent one, and a product whose sum
-// of squares overflows is normalized.
-func TestTruncatedSVDScale(t *testing.T) {
-	x := spectrumMatrix(29, 30, 10, geometricValues(10, 1, 0.5))
-	_, p1, err := TruncatedSVD(x, 2, 3, 2, 1)
-	if err != nil {
-		t.Fatal(err)
-	}
-	for _, scale := range []float64{1e20, 1e160} {
-		y := mat.DenseCopyOf(x)
-		y.Scale(scale, y)
-		_, p2, err := TruncatedSVD(y, 2, 3, 2, 1)
-		if err != nil {
-			t.Fatal(err)
+// TestGramDense checks the blocked, parallel Gram matrix against gonum's
+// product on a strided view with several parts and a partial last panel,
+// and that its bits do not depend on GOMAXPROCS.
+func TestGramDense(t *testing.T) {
+	rng := rand.New(rand.NewPCG(21, 1))
+	const n, d = 9*gramRows + 37, 13
+	big := mat.NewDense(n+3, d+4, nil)
+	for i := range n + 3 {
+		for j := range d + 4 {
+			big.Set(i, j, rng.NormFloat64())
 		}
-		for i := range 2 {
-			if rel := math.Abs(p2.Values[i]/scale-p1.Values[i]) / p1.Values[i]; rel > 1e-12 {
-				t.Errorf("singular value %d = %v of %g X, %v of X", i, p2.Values[i], scale, p1.Values[i])
+	}
+	x := big.Slice(2, 2+n, 1, 1+d).(*mat.Dense)
+	var want mat.Dense
+	want.Mul(x.T(), x)
+	procs := runtime.GOMAXPROCS(1)
+	g1 := gramDense(x)
+	runtime.GOMAXPROCS(4)
+	g4 := gramDense(x)
+	runtime.GOMAXPROCS(procs)
+	for i := range d {
+		for j := range d {
+			got := g1[i*d+j]
+			if j < i {
+				if got != 0 {
+					t.Fatalf("lower triangle (%d, %d) = %v", i, j, got)
+				}
+				continue
+			}
+			if math.Abs(got-want.At(i, j)) > 1e-12*n {
+				t.Errorf("G(%d, %d) = %v, want %v", i, j, got, want.At(i, j))
+			}
+			if g4[i*d+j] != got {
+				t.Errorf("G(%d, %d) = %v with 4 threads, %v with 1", i, j, g4[i*d+j], got)
 			}
 		}
-		if !mat.EqualApprox(p1.V, p2.V, 1e-12) {
-			t.Errorf("the singular vectors of %g X differ from those of X", scale)
-		}
+	}
+}
+
+// denseOperator is a dense matrix seen only through Operator.
+type denseOperator struct{ m *mat.Dense }
+
+func (o denseOperator) Dims() (int, int)             { return o.m.Dims() }
+func (o denseOperator) At(i, j int) float64          { return o.m.At(i, j) }
+func (o denseOperator) T() mat.Matrix                { return mat.Transpose{Matrix: o} }
+func (o denseOperator) MulTo(dst, b *mat.Dense)      { dst.Mul(o.m, b) }
+func (o denseOperator) MulTransTo(dst, b *mat.Dense) { dst.Mul(o.m.T(), b) }
+
+func TestTruncatedSVDOperator(t *testing.T) {
+	x := spectrumMatrix(19, 200, 150, geometricValues(150, 5, 0.8))
+	for _, tc := range []struct {
+		name           string
+		k, over, power int
+		method         string
+	}{
+		{name: "exact", k: 4, over: 10, power: 2, method: "exact"},
+		{name: "randomized", k: 4, over: 2, power: 1, method: "randomized"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			pd, err := FitTruncatedSVD(x, tc.k, tc.over, tc.power, 5)
+			if err != nil {
+				t.Fatal(err)
+			}
+			po, err := FitTruncatedSVD(denseOperator{x}, tc.k, tc.over, tc.power, 5)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if pd.method != tc.method || po.method != tc.method {
+				t.Fatalf("methods %q (dense), %q (operator), want %q", pd.method, po.method, tc.method)
+			}
+			if !mat.EqualApprox(pd.V, po.V, 1e-12) {
+				t.Errorf("operator V differs from dense V")
+			}
+			if tc.method == "exact" {
+				checkAgainstExact(t, x, pd, 1e-12)
+			}
+		})
+	}
+}
+
+func TestTruncatedSVDDeterministic(t *testing.T) {
+	x := spectrumMatrix(5, 40, 30, geometricValues(30, 1, 0.8))
+	for _, tc := range []struct {
+		name           string
+		k, over, power int
+		method         string
+	}{
+		{name: "exact", k: 4, over: 5, power: 1, method: "exact"},
+		{name: "randomized", k: 2, over: 1, power: 0, method: "randomized"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			z1, p1, err := TruncatedSVD(x, tc.k, tc.over, tc.power, 7)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if p1.method != tc.method {
+				t.Fatalf("method %q, want %q", p1.method, tc.method)
+			}
+			z2, p2, err := TruncatedSVD(x, tc.k, tc.over, tc.power, 7)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if !mat.Equal(z1, z2) || !mat.Equal(p1.V, p2.V) {
+				t.Error("same seed gave different results")
+			}
+			_, p3, err := TruncatedSVD(x, tc.k, tc.over, tc.power, 8)
+			if err != nil {
+				t.Fatal(err)
+			}
+			// The exact method does not use the seed; the randomized one does.
+			if same := mat.Equal(p1.V, p3.V); same != (tc.method == "exact") {
+				t.Errorf("another seed gave bit-identical vectors: %v", same)
+			}
+		})
 	}
 }
 
@@ -164,6 +355,10 @@ func TestTruncatedSVDRankDeficient(t *testing.T) {
 	_, p, err := TruncatedSVD(x, 6, 4, 2, 1)
 	if err != nil {
 		t.Fatal(err)
+	}
+	// lambda_6 = 0: the exact method's result is refused.
+	if p.method != "randomized" {
+		t.Errorf("method %q, want randomized", p.method)
 	}
 	for i, v := range p.Values {
 		want := 0.0
@@ -218,6 +413,11 @@ func TestTruncatedSVDErrors(t *testing.T) {
 	x := mat.NewDense(4, 3, []float64{1, 2, 3, 4, 5, 6, 7, 8, 9, 1, 2, 3})
 	nan := mat.DenseCopyOf(x)
 	nan.Set(1, 1, math.NaN())
+	inf := mat.DenseCopyOf(x)
+	inf.Set(3, 2, math.Inf(-1))
+	// 10 x 8 with l = 1: the randomized method, which checks X first.
+	wide := mat.NewDense(10, 8, nil)
+	wide.Set(9, 7, math.NaN())
 	tests := []struct {
 		name           string
 		x              mat.Matrix
@@ -228,6 +428,8 @@ func TestTruncatedSVDErrors(t *testing.T) {
 		{name: "negative oversample", x: x, k: 1, over: -1},
 		{name: "negative power iterations", x: x, k: 1, power: -1},
 		{name: "NaN entry", x: nan, k: 1},
+		{name: "infinite entry", x: inf, k: 1},
+		{name: "NaN entry, randomized", x: wide, k: 1},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
@@ -235,6 +437,52 @@ func TestTruncatedSVDErrors(t *testing.T) {
 				t.Fatalf("err = %v, want ErrSVD", err)
 			}
 		})
+	}
+}
+
+// TestTruncatedSVDScale checks that the randomized method's result scales
+// with X: a column of norm above 1e12 is not taken for a dependent one, and
+// a product whose sum of squares overflows is normalized.
+func TestTruncatedSVDScale(t *testing.T) {
+	x := spectrumMatrix(29, 30, 10, geometricValues(10, 1, 0.5))
+	p1, err := fitRandomized(asSVDOperator(x), 2, 3, 2, 1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, scale := range []float64{1e20, 1e160} {
+		y := mat.DenseCopyOf(x)
+		y.Scale(scale, y)
+		p2, err := fitRandomized(asSVDOperator(y), 2, 3, 2, 1)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for i := range 2 {
+			if rel := math.Abs(p2.Values[i]/scale-p1.Values[i]) / p1.Values[i]; rel > 1e-12 {
+				t.Errorf("singular value %d = %v of %g X, %v of X", i, p2.Values[i], scale, p1.Values[i])
+			}
+		}
+		if !mat.EqualApprox(p1.V, p2.V, 1e-12) {
+			t.Errorf("the singular vectors of %g X differ from those of X", scale)
+		}
+	}
+}
+
+// TestTruncatedSVDOverflow checks that a finite X whose Gram matrix
+// overflows is factored by the randomized method.
+func TestTruncatedSVDOverflow(t *testing.T) {
+	x := spectrumMatrix(23, 30, 10, geometricValues(10, 1, 0.5))
+	x.Scale(1e160, x)
+	p, err := FitTruncatedSVD(x, 2, 8, 4, 1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if p.method != "randomized" {
+		t.Fatalf("method %q, want randomized", p.method)
+	}
+	for i, want := range []float64{1e160, 0.5e160} {
+		if rel := math.Abs(p.Values[i]-want) / want; rel > 1e-9 {
+			t.Errorf("singular value %d = %v, want %v", i, p.Values[i], want)
+		}
 	}
 }
 
