@@ -10,6 +10,7 @@ import (
 	"gonum.org/v1/gonum/mat"
 
 	"github.com/stabpriv/stabpriv/datasets"
+	"github.com/stabpriv/stabpriv/internal/check"
 	"github.com/stabpriv/stabpriv/losses"
 	"github.com/stabpriv/stabpriv/objpert"
 	"github.com/stabpriv/stabpriv/perturb"
@@ -208,8 +209,8 @@ func Fit(ctx context.Context, t *Table, schema Schema, budget Budget, opts Optio
 	if err := mode.validate(); err != nil {
 		return nil, err
 	}
-	if math.IsNaN(opts.TestFrac) || opts.TestFrac < 0 || opts.TestFrac >= 1 {
-		return nil, fmt.Errorf("%w: test fraction %v, want in [0, 1)", ErrOptions, opts.TestFrac)
+	if err := checkTestFrac(opts.TestFrac); err != nil {
+		return nil, err
 	}
 	if private && opts.Stratify {
 		return nil, fmt.Errorf("%w: a stratified split depends on the labels and is refused for a private fit", ErrOptions)
@@ -537,4 +538,12 @@ func evaluate(model *trainer.Model, task losses.Task, X *mat.Dense, y []float64,
 		return Metric{Name: "rmse", Value: math.Sqrt(ss / float64(rows)), Rows: rows}
 	}
 	return Metric{Name: "accuracy", Value: hit / float64(rows), Rows: rows}
+}
+
+// checkTestFrac refuses a test fraction outside [0, 1).
+func checkTestFrac(f float64) error {
+	if !check.HalfOpenUnit(f) {
+		return fmt.Errorf("%w: test fraction %v, want in [0, 1)", ErrOptions, f)
+	}
+	return nil
 }

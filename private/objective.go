@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"math"
 
 	"github.com/sirupsen/logrus"
 	"gonum.org/v1/gonum/mat"
@@ -124,8 +123,8 @@ func fitObjective(ctx context.Context, t *Table, schema Schema, budget Budget, o
 	if err := mode.validate(); err != nil {
 		return nil, err
 	}
-	if math.IsNaN(opts.TestFrac) || opts.TestFrac < 0 || opts.TestFrac >= 1 {
-		return nil, fmt.Errorf("%w: test fraction %v, want in [0, 1)", ErrOptions, opts.TestFrac)
+	if err := checkTestFrac(opts.TestFrac); err != nil {
+		return nil, err
 	}
 	if opts.Stratify {
 		return nil, fmt.Errorf("%w: a stratified split depends on the labels and is refused for a private fit", ErrOptions)

@@ -19,6 +19,7 @@ import (
 	"github.com/sirupsen/logrus"
 	"gonum.org/v1/gonum/mat"
 
+	"github.com/stabpriv/stabpriv/internal/check"
 	"github.com/stabpriv/stabpriv/losses"
 	"github.com/stabpriv/stabpriv/perturb"
 	"github.com/stabpriv/stabpriv/stability"
@@ -166,8 +167,8 @@ func NewPartitionPlan(header []string, schema Schema, budget Budget, opts Option
 		return nil, fmt.Errorf("%w: preprocessing %s fits statistics on the rows of every partition; a partitioned fit takes public bounds or none (standardize the shards in a separate step, outside the guarantee, if needed)", ErrOptions, mode)
 	}
 	switch {
-	case math.IsNaN(opts.TestFrac) || opts.TestFrac < 0 || opts.TestFrac >= 1:
-		return nil, fmt.Errorf("%w: test fraction %v, want in [0, 1)", ErrOptions, opts.TestFrac)
+	case !check.HalfOpenUnit(opts.TestFrac):
+		return nil, checkTestFrac(opts.TestFrac)
 	case opts.Stratify:
 		return nil, fmt.Errorf("%w: a partitioned fit holds rows out by a hash of their position; a stratified split is not available", ErrOptions)
 	case opts.Auto && !private:

@@ -7,6 +7,7 @@ import (
 	"math"
 	"slices"
 
+	"github.com/stabpriv/stabpriv/internal/check"
 	"github.com/stabpriv/stabpriv/losses"
 	"github.com/stabpriv/stabpriv/objpert"
 	"github.com/stabpriv/stabpriv/perturb"
@@ -181,7 +182,7 @@ func checkRun(run *trainer.Run, r *Released) []error {
 
 // trainRows returns the number of training rows of a split.
 func trainRows(s SplitInfo) (int, error) {
-	if s.Rows < 1 || math.IsNaN(s.TestFrac) || s.TestFrac < 0 || s.TestFrac >= 1 {
+	if s.Rows < 1 || !check.HalfOpenUnit(s.TestFrac) {
 		return 0, fmt.Errorf("%d rows, test fraction %v", s.Rows, s.TestFrac)
 	}
 	return s.Rows - int(math.Round(s.TestFrac*float64(s.Rows))), nil

@@ -83,10 +83,12 @@
 // on rows of 33 features and is faster from 64 on (BenchmarkDot*), and
 // calling it directly, not through blas64, keeps a program that swaps in a
 // cgo BLAS from paying a cgo call per step. The row updates are plain loops,
-// because the soft thresholding is fused into them. For b = 1 the rows of
-// the next 64 examples of a pass are first copied into a small buffer, so
-// that fetching rows from random places in memory overlaps instead of
-// stalling the chain of dependent operations a step is.
+// because the soft thresholding is fused into them. For b = 1 the fused step
+// reads the rows in place and hints the rows of the examples ahead in the
+// pass order to the cache (kernel.PrefetchExample), so that fetching rows
+// from random places in memory overlaps instead of stalling the chain of
+// dependent operations a step is; the unfused paths copy the rows of the
+// next examples into a small buffer.
 //
 // A b = 1 step is such a chain (the margin needs the previous step's
 // weights, the update needs the loss derivative of that margin), so its
