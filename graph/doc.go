@@ -24,21 +24,35 @@
 // # The batched engine
 //
 // For a loss with an expression, one graph per run computes the margins
-// Z = X W^T of a whole minibatch (its b rows after s-dropout) and the sum of
-// the losses of its rows, and one TapeMachine.RunAll per minibatch gives
-// dL/dZ. Row i of dL/dZ is the margin gradient g_i = dl/dz(z_i, y_i) of
-// example i alone, since no other row's loss depends on z_i, and example i's
-// gradient in W is g_i x_i^T: the trainer clips it by its norm
-// ||g_i|| ||x_i||, so per-example clipping costs no per-example run. (Gorgonia
-// differentiates with respect to input nodes only, so the margins enter the
-// loss as Z + E, E an input node of zeros.) A short last minibatch is padded
-// with zero rows whose gradients are dropped. The built-in losses are built as
-// whole-minibatch operations, a graph whose size does not depend on b.
+// Z = X W^T of a whole minibatch (its b rows after s-dropout, one MatMul, a
+// MatVec for K = 1) and the losses of its rows, and one TapeMachine.RunAll
+// per minibatch gives dL/dZ for L the sum of those losses. Row i of dL/dZ is
+// the margin gradient g_i = dl/dz(z_i, y_i) of example i alone, since no
+// other row's loss depends on z_i, and example i's gradient in W is
+// g_i x_i^T: the trainer clips it by its norm ||g_i|| ||x_i||, so
+// per-example clipping costs no per-example run. A short last minibatch is
+// padded with zero rows whose gradients are dropped. The built-in losses are
+// built as whole-minibatch operations, a graph whose size does not depend on
+// b.
 //
-// The cost of a run of the tape is mostly fixed (Gorgonia runs the tape on a
-// goroutine of its own and allocates on every run), so the engine is slow
-// per example at b = 1 and close to the native kernel at large b; the
-// per-epoch benchmarks of package trainer (BenchmarkEpoch*) compare the two.
+// Gorgonia's symbolic differentiation (Backpropagate) takes dL/dZ from the
+// vector of the rows' losses with a seed of ones, straight to the margins,
+// and the tape is compiled from the subgraph that dL/dZ needs alone: the
+// product, the forward values the derivatives read and the backward nodes,
+// without the losses' values, their sum, the gradients in X and W, or a
+// zero input added to Z to make the margins an input node (as Grad, which
+// differentiates with respect to input nodes only, would need). Inputs are
+// bound once to tensors whose backing arrays the kernel fills before each
+// run, and the machine skips the search of its watch lists at every
+// instruction.
+//
+// A run of the tape has a fixed cost that a smaller graph does not remove:
+// RunAll locks the calling goroutine to its thread and runs the tape on a new
+// goroutine, whose stack grows as it goes, and every instruction allocates
+// its result and log arguments. So the engine is slow per example at b = 1
+// and its cost per example falls with b; the per-epoch benchmarks of package
+// trainer (BenchmarkEpoch*) compare it with the native kernel, and
+// BenchmarkTapeRunAll of this package measures a run of an empty tape.
 //
 // # Where per-example gradients cannot be taken from a batch
 //

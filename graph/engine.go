@@ -29,11 +29,11 @@ func init() {
 var graphBuild sync.Mutex
 
 // marginKernel is the batched engine of a loss with an expression: one
-// graph computes the margins Z = X W^T of a whole minibatch and the sum of
-// the losses of its rows, and one run of the tape gives dL/dZ, whose row i
-// is the margin gradient dl/dz(z_i, y_i) of example i alone (the losses of
-// the other rows do not depend on z_i). The trainer clips and sums those per-example
-// gradients, so the update is the native engine's.
+// graph computes the margins Z = X W^T of a whole minibatch and the losses of
+// its rows, and one run of the tape gives dL/dZ, L their sum, whose row i is
+// the margin gradient dl/dz(z_i, y_i) of example i alone (the losses of the
+// other rows do not depend on z_i). The trainer clips and sums those
+// per-example gradients, so the update is the native engine's.
 type marginKernel struct {
 	k, d, b    int
 	multiclass bool
@@ -86,21 +86,35 @@ func newMarginKernel(p trainer.Problem) (_ trainer.MarginKernel, err error) {
 	if err != nil {
 		return nil, fmt.Errorf("%w: margins X W^T: %w", ErrGraph, err)
 	}
-	// Gorgonia differentiates with respect to input nodes only: the
-	// margins enter the loss as Z + E, E an input node of zeros, so that
-	// dL/dE = dL/dZ.
-	E := gorgonia.NewTensor(g, tensor.Float64, Z.Dims(), gorgonia.WithShape(Z.Shape().Clone()...), gorgonia.WithName("E"),
-		gorgonia.WithValue(tensor.New(tensor.WithShape(Z.Shape().Clone()...), tensor.WithBacking(make([]float64, p.Batch*p.K)))))
-	loss, err := batchExpr(p.Loss, gorgonia.Must(gorgonia.Add(Z, E)), Y)
+	loss, err := batchLosses(p.Loss, Z, Y)
 	if err != nil {
 		return nil, fmt.Errorf("%w: %w", ErrGraph, err)
 	}
-	grads, err := gorgonia.Grad(loss, E)
+	// The gradient of the sum of the elements of loss is backpropagated
+	// from a seed of ones of its shape, straight to the margins Z: no sum
+	// node and its gradient (a repeat of 1) in the tape, and no zero input
+	// added to Z to make the margins an input node as Grad requires.
+	seed := gorgonia.NewScalar(g, tensor.Float64, gorgonia.WithName("dL"), gorgonia.WithValue(1.0))
+	if !loss.IsScalar() {
+		ones := make([]float64, loss.Shape().TotalSize())
+		for i := range ones {
+			ones[i] = 1
+		}
+		seed = gorgonia.NewTensor(g, tensor.Float64, loss.Dims(), gorgonia.WithShape(loss.Shape().Clone()...), gorgonia.WithName("dL"),
+			gorgonia.WithValue(tensor.New(tensor.WithShape(loss.Shape().Clone()...), tensor.WithBacking(ones))))
+	}
+	grads, err := gorgonia.Backpropagate(gorgonia.Nodes{loss}, gorgonia.Nodes{seed}, gorgonia.Nodes{Z})
 	if err != nil {
 		return nil, fmt.Errorf("%w: gradient of the %s loss in the margins: %w", ErrGraph, p.Loss.Name(), err)
 	}
 	m.dz = grads[0]
-	m.vm = gorgonia.NewTapeMachine(g)
+	// The tape holds only what dL/dZ needs: the forward values the
+	// derivatives read, not the losses themselves, nor the gradients in X
+	// and W that differentiating Z's product adds to the graph.
+	// WithWatchlist() with no nodes watches all of them, which, with no
+	// logger, makes the tape skip the search of its (empty) watch lists at
+	// every instruction.
+	m.vm = gorgonia.NewTapeMachine(g.ExactSubgraphRoots(m.dz), gorgonia.WithWatchlist())
 	return m, nil
 }
 

@@ -128,34 +128,34 @@ func squaredOf(z, y *gorgonia.Node) (*gorgonia.Node, error) {
 	return gorgonia.Mul(g(gorgonia.Square(g(gorgonia.Sub(z, y)))), constant(0.5))
 }
 
-// batchExpr builds the sum over the rows of a minibatch of the losses of
-// l: Z holds the margins (a vector of b margins for K = 1, a b x K matrix
-// for K > 1) and Y the labels (a vector of b labels, or b one-hot rows).
-// The loss of row i depends on row i of Z alone, so row i of the gradient
-// of the sum in Z is the margin gradient of example i. The built-in losses
-// are built as whole-batch operations (elementwise for K = 1, row
-// reductions for softmax), a graph whose size does not grow with b; a user
-// loss is built once per row from its Expresser.Expr on row slices, a graph
-// b times the size of one example's.
-func batchExpr(l losses.Loss, Z, Y *gorgonia.Node) (*gorgonia.Node, error) {
+// batchLosses builds the losses of l on the rows of a minibatch: Z holds
+// the margins (a vector of b margins for K = 1, a b x K matrix for K > 1)
+// and Y the labels (a vector of b labels, or b one-hot rows). It returns a
+// node whose elements sum to the minibatch's loss: for the built-in losses
+// the vector of the b per-row losses, built as whole-batch operations
+// (elementwise for K = 1, row reductions for softmax), a graph whose size
+// does not grow with b; for a user loss the scalar sum of its
+// Expresser.Expr on row slices, a graph b times the size of one example's.
+// The loss of row i depends on row i of Z alone, so row i of the gradient of
+// the sum in Z is the margin gradient of example i.
+func batchLosses(l losses.Loss, Z, Y *gorgonia.Node) (*gorgonia.Node, error) {
 	return buildExpr(l.Name(), func() (*gorgonia.Node, error) {
 		g := gorgonia.Must
-		var v *gorgonia.Node
 		switch l := l.(type) {
 		case losses.Logistic:
-			v = g(logisticOf(Z, Y))
+			return logisticOf(Z, Y)
 		case losses.HuberHinge:
 			if _, err := l.Constants(losses.Domain{}); err != nil {
 				return nil, err
 			}
-			v = huberHingeOf(l, Z, Y)
+			return huberHingeOf(l, Z, Y), nil
 		case losses.Huber:
 			if _, err := l.Constants(losses.Domain{}); err != nil {
 				return nil, err
 			}
-			v = huberOf(l, Z, Y)
+			return huberOf(l, Z, Y), nil
 		case losses.Squared:
-			v = g(squaredOf(Z, Y))
+			return squaredOf(Z, Y)
 		case losses.Softmax:
 			// Row maxima, the shifted exponentials summed per row, and
 			// the margin of the label of each row.
@@ -163,7 +163,7 @@ func batchExpr(l losses.Loss, Z, Y *gorgonia.Node) (*gorgonia.Node, error) {
 			sh := g(gorgonia.BroadcastSub(Z, zmax, nil, []byte{1}))
 			lse := g(gorgonia.Add(zmax, g(gorgonia.Log(g(gorgonia.Sum(g(gorgonia.Exp(sh)), 1))))))
 			zy := g(gorgonia.Sum(g(gorgonia.HadamardProd(Z, Y)), 1))
-			v = g(gorgonia.Sub(lse, zy))
+			return gorgonia.Sub(lse, zy)
 		case Expresser:
 			rows := Z.Shape()[0]
 			var sum *gorgonia.Node
@@ -179,10 +179,8 @@ func batchExpr(l losses.Loss, Z, Y *gorgonia.Node) (*gorgonia.Node, error) {
 				}
 			}
 			return sum, nil
-		default:
-			return nil, fmt.Errorf("loss %T implements neither a built-in loss nor graph.Expresser", l)
 		}
-		return gorgonia.Sum(v)
+		return nil, fmt.Errorf("loss %T implements neither a built-in loss nor graph.Expresser", l)
 	})
 }
 
