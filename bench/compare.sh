@@ -10,9 +10,20 @@
 #          against scikit-learn's LogisticRegression, the lbfgs solver of
 #          diffprivlib's LogisticRegression (diffprivlib is not packaged for
 #          Debian), and against stabpriv's plain fit; skipped without ADULT
+#   adult-diffprivlib  private fits on the Adult rows of the paper's protocol
+#          (split 0: 36,178 x 33; bench/sidebyside -task paperrows) against
+#          IBM diffprivlib's LogisticRegression (bench/diffprivlib_side.py,
+#          objective perturbation, lbfgs) at eps DPL_EPS: stabpriv's output
+#          perturbation (gamma, SGD 10 passes b = 1, lambda GAMMA_LAMBDA) and
+#          objective perturbation (lambda OBJ_LAMBDA), diffprivlib at
+#          lambda = 1/(n C) = DPL_LAMBDA; each side at its best lambda for
+#          eps = 1 on Adult. Only when DIFFPRIVLIB names a diffprivlib source
+#          checkout (not packaged for Debian; the script patches its loss to
+#          scikit-learn >= 1.4's mean at run time and checks the result,
+#          see bench/diffprivlib_side.py) and ADULT exists
 # ROUNDS rounds, the two sides alternating which goes first, REPS timings a
 # side per round; the table gives the min and the median of each and the
-# ratios to the reference (scikit-learn or pandas). Skips when scikit-learn
+# ratios to the reference (scikit-learn, pandas or diffprivlib). Skips when scikit-learn
 # is missing (Debian: apt-get install python3-sklearn python3-pandas).
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -32,6 +43,11 @@ SVD_SHAPE=${SVD_SHAPE:-100000x100}
 CSV_SHAPE=${CSV_SHAPE:-1000000x20}
 ADULT=${ADULT:-../shared/datasets/adult}
 OUT=${OUT:-out}
+DIFFPRIVLIB=${DIFFPRIVLIB:-}
+DPL_EPS=${DPL_EPS:-1}
+DPL_LAMBDA=${DPL_LAMBDA:-4.6416e-5}
+GAMMA_LAMBDA=${GAMMA_LAMBDA:-1e-3}
+OBJ_LAMBDA=${OBJ_LAMBDA:-4.6416e-5}
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
 go build -o "$tmp/sidebyside" ./bench/sidebyside
@@ -42,6 +58,24 @@ done
 # The Adult rows, preprocessed by the Go side, for the Python side.
 if [ -e "$ADULT/adult.data" ]; then
   "$tmp/sidebyside" -task adult -adult "$ADULT" -data "$tmp/adult" -reps 0
+fi
+# diffprivlib: used when DIFFPRIVLIB is set, it imports and the check of its
+# objective passes (a failed check stops the run: its times would be of
+# another objective).
+dpl=""
+if [ -n "$DIFFPRIVLIB" ] && [ -e "$ADULT/adult.data" ]; then
+  if ! check=$(DIFFPRIVLIB="$DIFFPRIVLIB" "$py" bench/diffprivlib_side.py verify); then
+    echo "$check"
+    echo "bench/compare.sh: diffprivlib's objective is not Chaudhuri et al.'s, stopping" >&2
+    exit 1
+  fi
+  if [ -n "$check" ]; then
+    echo "$check"
+    "$tmp/sidebyside" -task paperrows -datadir "$ADULT" -rows "$tmp/adultpaper" -splits 1
+    dpl=1
+  fi
+elif [ -z "$DIFFPRIVLIB" ]; then
+  echo "bench/compare.sh: DIFFPRIVLIB not set, skipping the diffprivlib row"
 fi
 res="$tmp/results.jsonl"
 # side <py|go> <task> <shape> [args]: one side of one task.
@@ -72,6 +106,13 @@ for round in $(seq "$ROUNDS"); do
     fi
     if [ -e "$ADULT/adult.data" ]; then
       if [ "$who" = py ]; then side py adult 0x0 --data "$tmp/adult"; else side go adult 0x0 -adult "$ADULT"; fi
+    fi
+    if [ -n "$dpl" ]; then
+      if [ "$who" = py ]; then
+        DIFFPRIVLIB="$DIFFPRIVLIB" "$py" bench/diffprivlib_side.py time --rows "$tmp/adultpaper" --eps "$DPL_EPS" --lambda "$DPL_LAMBDA" --reps "$REPS" | tee -a "$res"
+      else
+        "$tmp/sidebyside" -task paperfit -rows "$tmp/adultpaper" -eps "$DPL_EPS" -lambda "$GAMMA_LAMBDA" -lambda-objective "$OBJ_LAMBDA" -reps "$REPS" | tee -a "$res"
+      fi
     fi
   done
 done

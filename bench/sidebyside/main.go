@@ -16,6 +16,8 @@
 //	      eps = 1, certificate; private.TrainRows and Release) and the plain
 //	      fit with the same settings (trainer.Train); it writes the rows for
 //	      the Python side's logistic regression
+//	paperrows, paperfit  the Adult rows of the paper's protocol and private
+//	      fits on them, against diffprivlib (paper.go)
 package main
 
 import (
@@ -45,11 +47,17 @@ import (
 type flags struct {
 	task, data, csv, adult string
 	n, d, k, reps          int
+	// paperrows and paperfit (paper.go)
+	rows, dataDir string
+	splits, split int
+	seed          uint64
+	eps, lambda   float64
+	lambdaObj     float64
 }
 
 func main() {
 	var f flags
-	flag.StringVar(&f.task, "task", "fit", "fit, pass, csv, svd or adult")
+	flag.StringVar(&f.task, "task", "fit", "fit, pass, csv, svd, adult, paperrows or paperfit")
 	flag.StringVar(&f.data, "data", "", "prefix of the raw little-endian float64 files <prefix>.x (n x d) and <prefix>.y (labels)")
 	flag.StringVar(&f.csv, "csv", "", "CSV file (task csv; label column \"label\")")
 	flag.StringVar(&f.adult, "adult", "", "directory of adult.data and adult.test (task adult); the rows are written to <data>.x and <data>.y")
@@ -57,6 +65,14 @@ func main() {
 	flag.IntVar(&f.d, "d", 0, "columns of the data files")
 	flag.IntVar(&f.k, "k", 32, "components (task svd)")
 	flag.IntVar(&f.reps, "reps", 3, "repetitions")
+	flag.StringVar(&f.rows, "rows", "", "directory of the paper-protocol Adult splits (tasks paperrows, paperfit)")
+	flag.StringVar(&f.dataDir, "datadir", "../shared/datasets", "directory holding adult/ (task paperrows)")
+	flag.IntVar(&f.splits, "splits", 10, "splits to write (task paperrows)")
+	flag.Uint64Var(&f.seed, "seed", 1, "seed of split 0, as stabpriv sweep's --seed (task paperrows)")
+	flag.IntVar(&f.split, "split", 0, "split to fit (task paperfit)")
+	flag.Float64Var(&f.eps, "eps", 1, "epsilon of the private fits (task paperfit)")
+	flag.Float64Var(&f.lambda, "lambda", 1e-3, "lambda of the output-perturbation fit (task paperfit)")
+	flag.Float64Var(&f.lambdaObj, "lambda-objective", 1e-4, "lambda of the objective-perturbation fit (task paperfit)")
 	flag.Parse()
 	if err := run(f); err != nil {
 		fmt.Fprintln(os.Stderr, "sidebyside:", err)
@@ -112,6 +128,10 @@ func run(f flags) error {
 		return nil
 	case "adult":
 		return adultTask(f)
+	case "paperrows":
+		return paperRowsTask(f)
+	case "paperfit":
+		return paperFitTask(f)
 	}
 	return fmt.Errorf("unknown task %q", f.task)
 }
