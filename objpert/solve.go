@@ -5,6 +5,8 @@ import (
 	"fmt"
 	"math"
 
+	"gonum.org/v1/gonum/blas"
+	"gonum.org/v1/gonum/blas/blas64"
 	"gonum.org/v1/gonum/floats"
 	"gonum.org/v1/gonum/mat"
 
@@ -34,8 +36,15 @@ type objective struct {
 	b      []float64 // nil: no linear term
 	// scratch
 	z, g *mat.Dense
-	zi   []float64
-	gi   []float64
+	// curvature: the margin Hessians of the rows (n k^2, row-major) and
+	// hessVec's n x k products
+	hz []float64
+	u  *mat.Dense
+	// X^T X, computed at the first Hessian whose rows share one margin
+	// Hessian
+	xtx *mat.Dense
+	zi  []float64
+	gi  []float64
 }
 
 func newObjective(X *mat.Dense, y []float64, loss losses.Loss, k int, lambda float64, b []float64) *objective {
@@ -81,84 +90,272 @@ func (o *objective) eval(w, grad []float64) float64 {
 }
 
 // hessian returns the Hessian of F at w: (1/n) sum_i H_i kron x_i x_i^T +
-// lambda I, the (k d) x (k d) matrix in the row-major layout of w.
+// lambda I, the (k d) x (k d) matrix in the row-major layout of w. It
+// leaves the margin Hessians H_i at w for hessVec (as curvature does).
+//
+// Block (a, c) of the data part is X^T diag(h_ac) X / n, with h_ac the n
+// entries (a, c) of the H_i. When every H_i is the same matrix H_1 (at w =
+// 0 every margin is 0 and the losses here do not look at the label there)
+// the data part is H_1 kron X^T X / n, from X^T X computed once. Otherwise,
+// for k = 1 it is one product of X^T with the rows scaled by h_i / n, and
+// for k > 1 entry (j, m) of block (a, c) is sum_i h_i[a, c] x_ij x_im, an
+// entry of the product Hq^T Q of the n x k(k+1)/2 matrix Hq of the upper
+// triangles of the H_i and the n x d(d+1)/2 matrix Q of the upper
+// triangles of the x_i x_i^T: one matrix product, symmetric in both the
+// classes and the inputs (k(k+1)/2 d(d+1)/2 n multiply-adds where one
+// product per pair of classes takes k(k+1)/2 d^2 n), computed over blocks
+// of rows so that Q is never held whole.
 func (o *objective) hessian(w []float64) *mat.SymDense {
-	o.margins(w)
+	o.curvature(w)
 	k, d, n := o.k, o.d, o.n
-	hz := make([][]float64, n) // K x K margin Hessian of each row
-	hi := make([]float64, k*k)
-	for i := range n {
-		copy(o.zi, o.z.RawRowView(i))
-		o.loss.Hess(hi, o.zi, o.y[i])
-		hz[i] = append([]float64(nil), hi...)
-	}
+	kk := k * k
 	p := k * d
 	H := mat.NewSymDense(p, nil)
-	scaled := mat.NewDense(n, d, nil)
-	var blk mat.Dense
-	for a := range k {
-		for c := a; c < k; c++ {
-			for i := range n {
-				row := scaled.RawRowView(i)
-				copy(row, o.X.RawRowView(i))
-				floats.Scale(hz[i][a*k+c]/float64(n), row)
+	hs := H.RawSymmetric()
+	nf := float64(n)
+	same := true
+	for i := 1; i < n && same; i++ {
+		same = floats.Equal(o.hz[i*kk:(i+1)*kk], o.hz[:kk])
+	}
+	switch {
+	case same:
+		if o.xtx == nil {
+			o.xtx = mat.NewDense(d, d, nil)
+			o.xtx.Mul(o.X.T(), o.X)
+		}
+		for a := range k {
+			for c := a; c < k; c++ {
+				h := o.hz[a*k+c] / nf
+				for j := range d {
+					row := hs.Data[(a*d+j)*hs.Stride+c*d : (a*d+j)*hs.Stride+c*d+d]
+					floats.ScaleTo(row, h, o.xtx.RawRowView(j))
+				}
 			}
-			blk.Reset()
-			blk.Mul(o.X.T(), scaled)
-			for j := range d {
-				for m := range d {
-					r, s := a*d+j, c*d+m
-					if r <= s {
-						H.SetSym(r, s, blk.At(j, m))
+		}
+	case k == 1:
+		scaled := mat.NewDense(n, d, nil)
+		for i := range n {
+			floats.ScaleTo(scaled.RawRowView(i), o.hz[i]/nf, o.X.RawRowView(i))
+		}
+		blas64.Gemm(blas.Trans, blas.NoTrans, 1, o.X.RawMatrix(), scaled.RawMatrix(), 0, blas64.General{Rows: d, Cols: d, Stride: hs.Stride, Data: hs.Data})
+	default:
+		kp, q := k*(k+1)/2, d*(d+1)/2
+		rowsPer := min(n, hessianRows)
+		hq := blas64.General{Rows: rowsPer, Cols: kp, Stride: kp, Data: make([]float64, rowsPer*kp)}
+		xq := blas64.General{Rows: rowsPer, Cols: q, Stride: q, Data: make([]float64, rowsPer*q)}
+		c := blas64.General{Rows: kp, Cols: q, Stride: q, Data: make([]float64, kp*q)}
+		for lo := 0; lo < n; lo += rowsPer {
+			m := min(rowsPer, n-lo)
+			for r := range m {
+				i := lo + r
+				hi := o.hz[i*kk : (i+1)*kk]
+				hrow := hq.Data[r*kp : (r+1)*kp]
+				t := 0
+				for a := range k {
+					t += copy(hrow[t:], hi[a*k+a:(a+1)*k])
+				}
+				x := o.X.RawRowView(i)
+				xrow := xq.Data[r*q : (r+1)*q]
+				t = 0
+				for j, xj := range x {
+					floats.ScaleTo(xrow[t:t+d-j], xj, x[j:])
+					t += d - j
+				}
+			}
+			hm, xm := hq, xq
+			hm.Rows, xm.Rows = m, m
+			blas64.Gemm(blas.Trans, blas.NoTrans, 1/nf, hm, xm, 1, c)
+		}
+		// Scatter: block (a, c) is symmetric, so entry t = (j, m), j <= m,
+		// of its row of c fills (a d + j, c d + m) and (a d + m, c d + j);
+		// the upper triangle of H needs both for a < c and one for a = c.
+		t := 0
+		for a := range k {
+			for b := a; b < k; b++ {
+				row := c.Data[t*q : (t+1)*q]
+				t++
+				u := 0
+				for j := range d {
+					for m := j; m < d; m++ {
+						v := row[u]
+						u++
+						hs.Data[(a*d+j)*hs.Stride+b*d+m] = v
+						if a < b {
+							hs.Data[(a*d+m)*hs.Stride+b*d+j] = v
+						}
 					}
 				}
 			}
 		}
 	}
 	for i := range p {
-		H.SetSym(i, i, H.At(i, i)+o.lambda)
+		hs.Data[i*hs.Stride+i] += o.lambda
 	}
 	return H
 }
 
-// minimize runs Newton's method with Armijo backtracking from w (in place)
-// for at most maxNewton steps, then at most fallback gradient steps of
-// size step (fallback < 0: as many as it takes), stopping at the first
-// iterate with ||grad F|| <= tol. Every Newton step decreases F, so the
-// gradient steps start from a point with F <= F(w0). With fallback >= 0
-// the number of steps is fixed in advance and reaching tol or not is
-// reported in the statistics; with fallback < 0 the loop ends only at tol
-// or when ctx is done (an error).
+// hessianRows is the number of rows per block of hessian's product.
+const hessianRows = 256
+
+// curvature stores the margin Hessians of the rows at w (o.hz) for
+// hessVec.
+func (o *objective) curvature(w []float64) {
+	o.margins(w)
+	kk := o.k * o.k
+	if len(o.hz) != o.n*kk {
+		o.hz = make([]float64, o.n*kk)
+		o.u = mat.NewDense(o.n, o.k, nil)
+	}
+	for i := range o.n {
+		o.loss.Hess(o.hz[i*kk:(i+1)*kk], o.z.RawRowView(i), o.y[i])
+	}
+}
+
+// hessVec writes the product of the Hessian of F at the point of the last
+// curvature call with v into dst: with V the k x d matrix of v, the rows
+// of X V^T times their margin Hessians, then (1/n) of their product with
+// X, plus lambda v. It costs two products of n x d and d x k matrices.
+func (o *objective) hessVec(dst, v []float64) {
+	k := o.k
+	o.u.Mul(o.X, mat.NewDense(k, o.d, v).T())
+	kk := k * k
+	for i := range o.n {
+		u := o.u.RawRowView(i)
+		copy(o.zi, u)
+		h := o.hz[i*kk : (i+1)*kk]
+		for a := range k {
+			u[a] = floats.Dot(h[a*k:(a+1)*k], o.zi)
+		}
+	}
+	D := mat.NewDense(k, o.d, dst)
+	D.Mul(o.u.T(), o.X)
+	floats.Scale(1/float64(o.n), dst)
+	floats.AddScaled(dst, o.lambda, v)
+}
+
+// newtonDirection solves H(w) dir = g for the Newton direction at w.
+// fresh reports that chol factors H(w); otherwise chol factors the Hessian
+// at an earlier iterate and serves as the preconditioner of conjugate
+// gradients on H(w) (products by hessVec, after curvature at w), stopped
+// when the residual is at most eta ||g||. It returns the number of
+// conjugate-gradient iterations and whether they met eta within maxCG.
+func (o *objective) newtonDirection(dir, g []float64, chol *mat.Cholesky, fresh bool, eta float64, s *cgScratch) (int, bool) {
+	p := len(g)
+	dv := mat.NewVecDense(p, dir)
+	if fresh {
+		if err := chol.SolveVecTo(dv, mat.NewVecDense(p, g)); err != nil {
+			return 0, false
+		}
+		return 0, true
+	}
+	clear(dir)
+	copy(s.r, g)
+	zv := mat.NewVecDense(p, s.z)
+	if err := chol.SolveVecTo(zv, mat.NewVecDense(p, s.r)); err != nil {
+		return 0, false
+	}
+	copy(s.d, s.z)
+	rz := floats.Dot(s.r, s.z)
+	target := eta * floats.Norm(g, 2)
+	for it := 1; it <= maxCG; it++ {
+		o.hessVec(s.q, s.d)
+		dq := floats.Dot(s.d, s.q)
+		if !(dq > 0) || !(rz > 0) {
+			return it, false
+		}
+		alpha := rz / dq
+		floats.AddScaled(dir, alpha, s.d)
+		floats.AddScaled(s.r, -alpha, s.q)
+		if floats.Norm(s.r, 2) <= target {
+			return it, true
+		}
+		if err := chol.SolveVecTo(zv, mat.NewVecDense(p, s.r)); err != nil {
+			return it, false
+		}
+		rzNew := floats.Dot(s.r, s.z)
+		beta := rzNew / rz
+		rz = rzNew
+		floats.AddScaledTo(s.d, s.z, beta, s.d)
+	}
+	return maxCG, false
+}
+
+// cgScratch holds the vectors of newtonDirection's conjugate gradients.
+type cgScratch struct{ r, z, d, q []float64 }
+
+// minimize runs Newton's method with a line search from w (in place) for
+// at most maxNewton steps, then at most fallback gradient steps of size
+// step (fallback < 0: as many as it takes), stopping at the first iterate
+// with ||grad F|| <= tol. With fallback >= 0 the number of steps is fixed
+// in advance and reaching tol or not is reported in the statistics; with
+// fallback < 0 the loop ends only at tol or when ctx is done (an error).
+//
+// Every Newton iterate w satisfies F(w) <= F(w0) (w0 the starting point),
+// so the gradient steps start from a point with F <= F(w0), within
+// ||grad F(w0)||/lambda of the minimizer. A Newton step along dir is
+// accepted at the first t in 1, 1/2, 1/4, ... at which either F decreases
+// by at least 1e-4 t <dir, grad F> (Armijo), or ||grad F|| decreases by the
+// factor 1 - 1e-4 t while F stays at most F(w0): the Newton direction is a
+// descent direction of both F and ||grad F||^2, and near the minimizer the
+// decrease of F falls below the rounding of F while the gradient norm is
+// still resolved.
+//
+// The direction solves H dir = grad F, H the Hessian at w. For K = 1 (and
+// for K > 1 when needed) H is built and factored at every step; for K > 1
+// a factored Hessian of an earlier iterate preconditions conjugate
+// gradients with exact Hessian-vector products at w, run to a relative
+// residual of min(0.1, sqrt(||grad F||)), and H is built afresh when they
+// need more than refreshCG iterations or fail. The path is deterministic:
+// it depends only on the rows, the labels and b.
 func (o *objective) minimize(ctx context.Context, w []float64, tol float64, maxNewton, fallback int, step float64) (SolveStats, error) {
 	p := len(w)
 	g := make([]float64, p)
+	gt := make([]float64, p)
 	trial := make([]float64, p)
+	dir := make([]float64, p)
 	var st SolveStats
 	f := o.eval(w, g)
+	f0 := f
 	gn := floats.Norm(g, 2)
 	newton := p <= MaxNewtonDim
-	dir := mat.NewVecDense(p, nil)
+	reuse := o.k > 1
+	var chol mat.Cholesky
+	factored := false // chol holds the Hessian at some earlier iterate
+	refresh := true   // build the Hessian at the next step
+	var s cgScratch
+	if reuse {
+		s = cgScratch{r: make([]float64, p), z: make([]float64, p), d: make([]float64, p), q: make([]float64, p)}
+	}
 	for it := 0; newton && it < maxNewton && gn > tol; it++ {
 		if err := ctx.Err(); err != nil {
 			return st, err
 		}
-		var chol mat.Cholesky
-		if !chol.Factorize(o.hessian(w)) {
-			break // not positive definite in floating point: gradient steps
+		ok := false
+		if reuse && factored && !refresh {
+			o.curvature(w)
+			var iters int
+			iters, ok = o.newtonDirection(dir, g, &chol, false, math.Min(0.1, math.Sqrt(gn)), &s)
+			refresh = iters > refreshCG
 		}
-		if err := chol.SolveVecTo(dir, mat.NewVecDense(p, g)); err != nil {
-			break
+		if !ok {
+			if !chol.Factorize(o.hessian(w)) {
+				break // not positive definite in floating point: gradient steps
+			}
+			factored, refresh = true, false
+			if _, ok = o.newtonDirection(dir, g, &chol, true, 0, &s); !ok {
+				break
+			}
 		}
-		slope := floats.Dot(dir.RawVector().Data, g)
+		slope := floats.Dot(dir, g)
 		if !(slope > 0) {
 			break
 		}
-		t := 1.0
 		accepted := false
-		for ; t > 1e-12; t /= 2 {
+		for t := 1.0; t > 1e-12; t /= 2 {
 			copy(trial, w)
-			floats.AddScaled(trial, -t, dir.RawVector().Data)
-			if ft := o.eval(trial, nil); ft <= f-1e-4*t*slope {
+			floats.AddScaled(trial, -t, dir)
+			ft := o.eval(trial, gt)
+			if ft <= f-1e-4*t*slope || (ft <= f0 && floats.Norm(gt, 2) <= (1-1e-4*t)*gn) {
 				f = ft
 				accepted = true
 				break
@@ -168,7 +365,7 @@ func (o *objective) minimize(ctx context.Context, w []float64, tol float64, maxN
 			break
 		}
 		copy(w, trial)
-		f = o.eval(w, g)
+		copy(g, gt)
 		gn = floats.Norm(g, 2)
 		st.NewtonSteps++
 	}
@@ -189,6 +386,15 @@ func (o *objective) minimize(ctx context.Context, w []float64, tol float64, maxN
 	}
 	return st, nil
 }
+
+// maxCG bounds the conjugate-gradient iterations of one Newton direction
+// with an earlier Hessian as the preconditioner, and refreshCG is the
+// count above which the next step builds the Hessian afresh (for softmax
+// one build costs about as much as 50 Hessian-vector products).
+const (
+	maxCG     = 50
+	refreshCG = 25
+)
 
 // maxNewton is the number of Newton steps before the gradient steps take
 // over (a constant: Newton reaches GradTol in a few dozen steps on every

@@ -1,0 +1,213 @@
+package objpert
+
+import (
+	"context"
+	"fmt"
+	"math"
+	"math/rand/v2"
+	"testing"
+
+	"gonum.org/v1/gonum/floats"
+	"gonum.org/v1/gonum/mat"
+
+	"github.com/stabpriv/stabpriv/losses"
+	"github.com/stabpriv/stabpriv/perturb"
+)
+
+// hessianReference is the direct construction of the Hessian of F at w:
+// block (a, c) of the data part is X^T diag(h_ac / n) X, one product per
+// pair of classes, plus lambda I.
+func hessianReference(o *objective, w []float64) *mat.SymDense {
+	o.margins(w)
+	k, d, n := o.k, o.d, o.n
+	hz := make([][]float64, n)
+	for i := range n {
+		hz[i] = make([]float64, k*k)
+		o.loss.Hess(hz[i], o.z.RawRowView(i), o.y[i])
+	}
+	p := k * d
+	H := mat.NewSymDense(p, nil)
+	scaled := mat.NewDense(n, d, nil)
+	var blk mat.Dense
+	for a := range k {
+		for c := a; c < k; c++ {
+			for i := range n {
+				floats.ScaleTo(scaled.RawRowView(i), hz[i][a*k+c]/float64(n), o.X.RawRowView(i))
+			}
+			blk.Reset()
+			blk.Mul(o.X.T(), scaled)
+			for j := range d {
+				for m := range d {
+					if r, s := a*d+j, c*d+m; r <= s {
+						H.SetSym(r, s, blk.At(j, m))
+					}
+				}
+			}
+		}
+	}
+	for i := range p {
+		H.SetSym(i, i, H.At(i, i)+o.lambda)
+	}
+	return H
+}
+
+// TestHessianStructure checks the Hessian against the direct construction
+// on random problems (logistic and softmax, row counts below, at and above
+// one block of rows, weights of several sizes), entry by entry relative to
+// the largest entry.
+func TestHessianStructure(t *testing.T) {
+	r := rand.New(rand.NewPCG(3, 4))
+	for _, tt := range []struct{ n, d, k int }{
+		{50, 4, 1}, {300, 7, 1}, {37, 5, 3}, {hessianRows, 6, 4}, {hessianRows + 1, 3, 2}, {700, 9, 7}, {1000, 33, 18},
+	} {
+		loss := losses.Loss(losses.Logistic{})
+		if tt.k > 1 {
+			loss = losses.Softmax{}
+		}
+		X, y := rows(tt.n, tt.d, tt.k, uint64(tt.n))
+		p := tt.k * tt.d
+		for _, scale := range []float64{0, 0.3, 3, 30} {
+			w := make([]float64, p)
+			for i := range w {
+				w[i] = scale * r.NormFloat64()
+			}
+			lambda := 1e-3 * (1 + r.Float64())
+			o := newObjective(X, y, loss, tt.k, lambda, nil)
+			got, want := o.hessian(w), hessianReference(o, w)
+			var top float64
+			for i := range p {
+				for j := i; j < p; j++ {
+					top = math.Max(top, math.Abs(want.At(i, j)))
+				}
+			}
+			var worst float64
+			for i := range p {
+				for j := i; j < p; j++ {
+					worst = math.Max(worst, math.Abs(got.At(i, j)-want.At(i, j)))
+				}
+			}
+			if worst > 1e-12*top {
+				t.Errorf("n = %d, d = %d, K = %d, |w| scale %v: largest difference %v, relative %v", tt.n, tt.d, tt.k, scale, worst, worst/top)
+			}
+		}
+	}
+}
+
+// TestHessVec checks the Hessian-vector products against the Hessian.
+func TestHessVec(t *testing.T) {
+	r := rand.New(rand.NewPCG(5, 6))
+	for _, tt := range []struct{ n, d, k int }{{80, 5, 1}, {90, 6, 4}, {300, 11, 9}} {
+		loss := losses.Loss(losses.Logistic{})
+		if tt.k > 1 {
+			loss = losses.Softmax{}
+		}
+		X, y := rows(tt.n, tt.d, tt.k, 9)
+		p := tt.k * tt.d
+		w, v, got := make([]float64, p), make([]float64, p), make([]float64, p)
+		for i := range w {
+			w[i], v[i] = 2*r.NormFloat64(), r.NormFloat64()
+		}
+		o := newObjective(X, y, loss, tt.k, 0.01, nil)
+		H := o.hessian(w)
+		o.curvature(w)
+		o.hessVec(got, v)
+		want := mat.NewVecDense(p, nil)
+		want.MulVec(H, mat.NewVecDense(p, v))
+		if d := floats.Distance(got, want.RawVector().Data, math.Inf(1)); d > 1e-12*floats.Norm(want.RawVector().Data, math.Inf(1)) {
+			t.Errorf("n = %d, d = %d, K = %d: H v differs by %v", tt.n, tt.d, tt.k, d)
+		}
+	}
+}
+
+// TestMinimizeReachesThreshold checks that the solver reaches GradTol by
+// Newton steps alone (no gradient steps) on softmax and logistic problems
+// with the noise of objective and amp, at lambda at the floor and above,
+// that the gradient norm it reports is the one at the returned weights,
+// and that every Newton iterate is at least as good as the start
+// (F(w) <= F(0)), the premise of amp's iteration budget.
+func TestMinimizeReachesThreshold(t *testing.T) {
+	ctx := context.Background()
+	for _, tt := range []struct {
+		n, d, k int
+		m       perturb.Mechanism
+		eps     float64
+		above   float64 // lambda = above * floor
+	}{
+		{400, 6, 1, perturb.Objective, 1, 1},
+		{400, 6, 1, perturb.AMP, 1, 3},
+		{1500, 12, 6, perturb.Objective, 1, 1},
+		{1500, 12, 6, perturb.Objective, 5, 30},
+		{1500, 12, 6, perturb.AMP, 2, 1},
+		{800, 9, 12, perturb.Objective, 0.5, 10},
+	} {
+		var X *mat.Dense
+		var y []float64
+		loss := losses.Loss(losses.Logistic{})
+		if tt.k > 1 {
+			loss = losses.Softmax{}
+			X, y = plantedSoftmax(tt.n, tt.d, tt.k, uint64(tt.n))
+		} else {
+			X, y = rows(tt.n, tt.d, 1, 4)
+			X.Scale(0.999, X)
+		}
+		delta := 0.0
+		if tt.m == perturb.AMP {
+			delta = 1e-5
+		}
+		pr := problem(loss, X, tt.k, 1)
+		c0, err := Calibrate(tt.m, tt.eps, delta, pr)
+		if err != nil {
+			t.Fatal(err)
+		}
+		pr.Lambda = tt.above * c0.LambdaFloor * (1 + 1e-9)
+		c, err := Calibrate(tt.m, tt.eps, delta, pr)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for seed := range uint64(3) {
+			b := make([]float64, c.P)
+			if tt.m == perturb.AMP {
+				err = perturb.Seeded(seed).AddGaussian(b, c.Sigma1)
+			} else {
+				err = perturb.Seeded(seed).AddGammaNorm(b, 2*c.L, c.EpsNoise)
+			}
+			if err != nil {
+				t.Fatal(err)
+			}
+			o := newObjective(X, y, loss, tt.k, pr.Lambda, b)
+			w := make([]float64, c.P)
+			f0 := o.eval(w, nil)
+			st, err := o.minimize(ctx, w, c.GradTol, maxNewton, 0, c.Step)
+			name := fmt.Sprintf("%s n = %d, d = %d, K = %d, eps = %v, lambda = %.3g, seed %d", tt.m, tt.n, tt.d, tt.k, tt.eps, pr.Lambda, seed)
+			if err != nil || !st.Reached || st.GradientSteps != 0 || st.NewtonSteps > 30 {
+				t.Errorf("%s: %+v, %v", name, st, err)
+				continue
+			}
+			g := make([]float64, c.P)
+			f := o.eval(w, g)
+			if gn := floats.Norm(g, 2); gn != st.GradNorm || gn > GradTol {
+				t.Errorf("%s: gradient norm %v at the weights, reported %v", name, gn, st.GradNorm)
+			}
+			if f > f0 {
+				t.Errorf("%s: F = %v above F(0) = %v", name, f, f0)
+			}
+		}
+	}
+}
+
+// TestMinimizeLastFMSized is the LastFM-sized softmax problem (n = 6100, d
+// = 33, K = 18) with objective's noise at eps = 1 just above the floor,
+// where the minimizer is dominated by the noise (||w|| in the hundreds):
+// the decrease of F of the last Newton steps is below the rounding of F,
+// and the solver must still reach GradTol by Newton steps.
+func TestMinimizeLastFMSized(t *testing.T) {
+	if testing.Short() {
+		t.Skip("a LastFM-sized solve")
+	}
+	o, c := lastfmSized(t, 1, 3.1623e-4, 1)
+	w := make([]float64, o.k*o.d)
+	st, err := o.minimize(context.Background(), w, c.GradTol, maxNewton, 0, c.Step)
+	if err != nil || !st.Reached || st.GradientSteps != 0 || st.NewtonSteps > 20 {
+		t.Errorf("%+v, %v (||w|| = %.3g)", st, err, floats.Norm(w, 2))
+	}
+}
