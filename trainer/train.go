@@ -167,6 +167,12 @@ func (p *problem) setRows(X mat.Matrix) error {
 	p.norm = make([]float64, n)
 	squaredNorms(p.norm, p.x, d)
 	for i, sq := range p.norm {
+		// The common case first: a finite row within kappa (NaN and +Inf
+		// fail the comparison and take the checks below).
+		if nrm := math.Sqrt(sq); nrm <= kappa {
+			p.norm[i] = nrm
+			continue
+		}
 		row := p.x[i*d : (i+1)*d]
 		if !check.Finite(sq) {
 			if j := check.FirstNonFinite(row); j >= 0 {
