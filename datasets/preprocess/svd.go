@@ -5,6 +5,8 @@ import (
 	"math"
 	"math/rand/v2"
 
+	"gonum.org/v1/gonum/blas"
+	"gonum.org/v1/gonum/blas/blas64"
 	"gonum.org/v1/gonum/floats"
 	"gonum.org/v1/gonum/mat"
 
@@ -87,10 +89,14 @@ func asSVDOperator(X mat.Matrix) Operator {
 //   - Otherwise, the randomized range finder of Halko, Martinsson & Tropp
 //     (2011, "Finding structure with randomness", Algorithms 4.4 and 5.1): a
 //     Gaussian test matrix with k+oversample columns drawn from a PCG source
-//     seeded with seed, powerIters subspace (power) iterations with
-//     re-orthonormalization, then the exact SVD of the small projected
-//     matrix. Accuracy improves with oversample (5 to 10 is usual) and
-//     powerIters (1 to 4 for a slowly decaying spectrum).
+//     seeded with seed, powerIters subspace (power) iterations, each basis
+//     re-orthonormalized by classical Gram-Schmidt twice (CGS2), then the
+//     exact SVD of the small projected matrix. The bases are kept
+//     transposed, so that each basis vector of length n is contiguous; a
+//     dense X's products are Dgemv kernels on blocks of rows, in parallel,
+//     with the same fixed parts as the Gram matrix. Accuracy improves with
+//     oversample (5 to 10 is usual) and powerIters (1 to 4 for a slowly
+//     decaying spectrum).
 //
 // The result depends only on X and the arguments. Each column of V is signed
 // so that its entry of largest magnitude is positive.
@@ -151,26 +157,29 @@ func fitRandomized(op Operator, k, oversample, powerIters int, seed uint64) (*SV
 	n, d := op.Dims()
 	l := min(k+oversample, n, d)
 	rng := rand.New(rand.NewPCG(seed, seed^0x9e3779b97f4a7c15))
+	// The bases are kept transposed (yT = Y^T, l x n; zT = Z^T, l x d) so
+	// that each basis vector is a contiguous row.
 	omega := mat.NewDense(d, l, nil)
 	raw := omega.RawMatrix().Data
 	for i := range raw {
 		raw[i] = rng.NormFloat64()
 	}
-	y := mat.NewDense(n, l, nil)
-	z := mat.NewDense(d, l, nil)
-	op.MulTo(y, omega)
-	orthonormalizeColumns(y)
+	zT := mat.DenseCopyOf(omega.T())
+	yT := mat.NewDense(l, n, nil)
+	prod := svdProductsOf(op)
+	prod.xzT(yT, zT)
+	orthonormalizeRows(yT)
 	for range powerIters {
-		op.MulTransTo(z, y)
-		orthonormalizeColumns(z)
-		op.MulTo(y, z)
-		orthonormalizeColumns(y)
+		prod.xtyT(zT, yT)
+		orthonormalizeRows(zT)
+		prod.xzT(yT, zT)
+		orthonormalizeRows(yT)
 	}
 	// B = Q^T X is l x d; factor its transpose X^T Q (d x l), whose left
 	// singular vectors are the right singular vectors of B.
-	op.MulTransTo(z, y)
+	prod.xtyT(zT, yT)
 	var svd mat.SVD
-	if !svd.Factorize(z, mat.SVDThin) {
+	if !svd.Factorize(zT.T(), mat.SVDThin) {
 		return nil, fmt.Errorf("%w: the SVD of the projected matrix did not converge", ErrSVD)
 	}
 	var u mat.Dense
@@ -272,35 +281,39 @@ func (p *SVDProjection) FeatureNames(prefix string) []string {
 	return names
 }
 
-// orthonormalizeColumns replaces the columns of a by an orthonormal basis of
-// their span, by modified Gram-Schmidt applied twice ("twice is enough",
-// Giraud et al. 2005). A column that is numerically in the span of the
-// previous ones becomes zero.
-func orthonormalizeColumns(a *mat.Dense) {
-	_, c := a.Dims()
-	// Work on the transpose so that each column is a contiguous row.
-	t := mat.DenseCopyOf(a.T())
-	for range 2 {
-		for j := range c {
-			cj := t.RawRowView(j)
-			// The column's norm before this pass's projections: the
-			// reference of the test below (1 in the second pass).
-			before := svdNorm(cj)
-			for i := range j {
-				ci := t.RawRowView(i)
-				floats.AddScaled(cj, -floats.Dot(ci, cj), ci)
+// orthonormalizeRows replaces the rows of t by an orthonormal basis of
+// their span, by classical Gram-Schmidt applied twice to each row (CGS2,
+// "twice is enough", Giraud, Langou, Rozloznik & van den Eshof 2005): the
+// row's coefficients on the previous ones are computed at once (a Dgemv)
+// and subtracted (a Dgemv on the transpose), twice, then it is normalized.
+// A row whose norm falls below 1e-12 of its norm before a pass is
+// numerically in the span of the previous ones and becomes zero.
+func orthonormalizeRows(t *mat.Dense) {
+	c, r := t.Dims()
+	raw := t.RawMatrix()
+	impl := blas64.Implementation()
+	h := make([]float64, c)
+	for j := range c {
+		cj := raw.Data[j*raw.Stride : j*raw.Stride+r]
+		before := svdNorm(cj)
+		for pass := range 2 {
+			if j > 0 {
+				impl.Dgemv(blas.NoTrans, j, r, 1, raw.Data, raw.Stride, cj, 1, 0, h, 1)
+				impl.Dgemv(blas.Trans, j, r, -1, raw.Data, raw.Stride, h, 1, 1, cj, 1)
 			}
 			nrm := svdNorm(cj)
 			if nrm <= 1e-12*before || nrm == 0 {
 				for m := range cj {
 					cj[m] = 0
 				}
-				continue
+				break
 			}
 			floats.Scale(1/nrm, cj)
+			if pass == 0 {
+				before = 1
+			}
 		}
 	}
-	a.Copy(t.T())
 }
 
 // fixColumnSigns flips columns so that each one's largest-magnitude entry

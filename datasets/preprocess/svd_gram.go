@@ -3,8 +3,6 @@ package preprocess
 import (
 	"fmt"
 	"math"
-	"runtime"
-	"sync"
 
 	"gonum.org/v1/gonum/blas"
 	"gonum.org/v1/gonum/blas/blas64"
@@ -76,7 +74,7 @@ func gramDense(X *mat.Dense) []float64 {
 	panels := (n + gramRows - 1) / gramRows
 	parts := min(gramParts, panels)
 	gs := make([][]float64, parts)
-	work := func(q int) {
+	parallelParts(parts, func(q, parts int) {
 		g := make([]float64, d*d)
 		p := make([]float64, d*gramRows)
 		impl := blas64.Implementation()
@@ -95,28 +93,7 @@ func gramDense(X *mat.Dense) []float64 {
 			}
 		}
 		gs[q] = g
-	}
-	workers := min(parts, runtime.GOMAXPROCS(0))
-	if workers <= 1 {
-		for q := range parts {
-			work(q)
-		}
-	} else {
-		next := make(chan int, parts)
-		for q := range parts {
-			next <- q
-		}
-		close(next)
-		var wg sync.WaitGroup
-		for range workers {
-			wg.Go(func() {
-				for q := range next {
-					work(q)
-				}
-			})
-		}
-		wg.Wait()
-	}
+	})
 	for _, g := range gs[1:] {
 		floats.Add(gs[0], g)
 	}

@@ -272,6 +272,54 @@ func TestGramDense(t *testing.T) {
 	}
 }
 
+// TestDenseProducts checks the randomized method's dense kernels against
+// gonum's products on a strided view with several parts and a partial last
+// block, and that their bits do not depend on GOMAXPROCS.
+func TestDenseProducts(t *testing.T) {
+	rng := rand.New(rand.NewPCG(27, 1))
+	const n, d, l = 9*gramRows + 37, 13, 5
+	big := mat.NewDense(n+3, d+4, nil)
+	for i := range n + 3 {
+		for j := range d + 4 {
+			big.Set(i, j, rng.NormFloat64())
+		}
+	}
+	x := big.Slice(2, 2+n, 1, 1+d).(*mat.Dense)
+	zT := mat.NewDense(l, d, nil)
+	yT := mat.NewDense(l, n, nil)
+	for _, m := range []*mat.Dense{zT, yT} {
+		raw := m.RawMatrix().Data
+		for i := range raw {
+			raw[i] = rng.NormFloat64()
+		}
+	}
+	prod := svdProductsOf(asSVDOperator(x))
+	if _, ok := prod.(denseProducts); !ok {
+		t.Fatalf("products %T, want denseProducts", prod)
+	}
+	var wantY, wantZ mat.Dense
+	wantY.Mul(zT, x.T())
+	wantZ.Mul(yT, x)
+	procs := runtime.GOMAXPROCS(0)
+	defer runtime.GOMAXPROCS(procs)
+	var got [2][2]*mat.Dense
+	for i, p := range []int{1, 4} {
+		runtime.GOMAXPROCS(p)
+		got[i][0], got[i][1] = mat.NewDense(l, n, nil), mat.NewDense(l, d, nil)
+		prod.xzT(got[i][0], zT)
+		prod.xtyT(got[i][1], yT)
+	}
+	if !mat.EqualApprox(got[0][0], &wantY, 1e-12) {
+		t.Error("(X Z)^T differs from gonum's product")
+	}
+	if !mat.EqualApprox(got[0][1], &wantZ, 1e-11) {
+		t.Error("Y^T X differs from gonum's product")
+	}
+	if !mat.Equal(got[0][0], got[1][0]) || !mat.Equal(got[0][1], got[1][1]) {
+		t.Error("the products differ between GOMAXPROCS 1 and 4")
+	}
+}
+
 // denseOperator is a dense matrix seen only through Operator.
 type denseOperator struct{ m *mat.Dense }
 
