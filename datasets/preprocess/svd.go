@@ -137,7 +137,7 @@ func FitTruncatedSVD(X mat.Matrix, k, oversample, powerIters int, seed uint64) (
 			}
 			checked = true
 		} else {
-			g = gramOperator(op)
+			g = gramOperator(op, min(k+oversample, n, d))
 		}
 		if g != nil {
 			if p := fitGram(g, d, k); p != nil {

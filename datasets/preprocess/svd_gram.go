@@ -101,13 +101,14 @@ func gramDense(X *mat.Dense) []float64 {
 }
 
 // gramOperator returns X^T X (d x d, row-major) from the operator's products,
-// gramRows columns at a time: X^T (X E) with E a block of columns of the
-// identity.
-func gramOperator(op Operator) []float64 {
+// width columns at a time: X^T (X E) with E a block of columns of the
+// identity. With width = l, the n x width block takes no more memory than
+// the randomized method's basis.
+func gramOperator(op Operator, width int) []float64 {
 	n, d := op.Dims()
 	g := mat.NewDense(d, d, nil)
-	for c0 := 0; c0 < d; c0 += gramRows {
-		c := min(gramRows, d-c0)
+	for c0 := 0; c0 < d; c0 += width {
+		c := min(width, d-c0)
 		e := mat.NewDense(d, c, nil)
 		for j := range c {
 			e.Set(c0+j, j, 1)
