@@ -66,8 +66,8 @@ func asSVDOperator(X mat.Matrix) Operator {
 // itself (as scikit-learn's TruncatedSVD), not PCA.
 //
 // Two methods compute it; which one is used depends only on n, d, k and the
-// arguments, and on the data only through the check below, never on the
-// machine or the number of threads:
+// arguments, and on the data only through the checks below, never on the
+// number of threads:
 //
 //   - The exact method, when d <= n, d <= 512 and d < 4 (powerIters+1)
 //     (k+oversample), that is when it costs no more than the randomized
@@ -84,8 +84,9 @@ func asSVDOperator(X mat.Matrix) Operator {
 //     lambda_k > 1e-8 lambda_1 (sigma_k > 1e-4 sigma_1), where this error is
 //     below 1e-7 relative; otherwise (a numerically rank-deficient top k)
 //     the randomized method is run instead, whose orthonormal bases are
-//     computed from X itself. The seed, oversample and powerIters do not
-//     change the result of the exact method.
+//     computed from X itself. It is also run when a finite X's Gram matrix
+//     overflows. The seed, oversample and powerIters do not change the
+//     result of the exact method.
 //   - Otherwise, the randomized range finder of Halko, Martinsson & Tropp
 //     (2011, "Finding structure with randomness", Algorithms 4.4 and 5.1): a
 //     Gaussian test matrix with k+oversample columns drawn from a PCG source
