@@ -13,9 +13,9 @@ import (
 	"github.com/stabpriv/stabpriv/trainer"
 )
 
-// checkRows checks that the rows and labels fit the problem: n x D rows of
+// CheckRows checks that the rows and labels fit the problem: n x D rows of
 // norm at most Kappa (the bound the calibration assumes), valid labels.
-func checkRows(X *mat.Dense, y []float64, pr Problem) error {
+func CheckRows(X *mat.Dense, y []float64, pr Problem) error {
 	n, d := X.Dims()
 	if n != pr.N || d != pr.D || len(y) != n {
 		return fmt.Errorf("%w: %d x %d rows with %d labels for a problem with n = %d, d = %d", ErrCondition, n, d, len(y), pr.N, pr.D)
@@ -46,7 +46,7 @@ func checkRows(X *mat.Dense, y []float64, pr Problem) error {
 // Minimize returns the minimizer of the objective without noise (b = 0):
 // the non-private weights, for diagnostics and baselines only.
 func Minimize(ctx context.Context, X *mat.Dense, y []float64, pr Problem, cal Calibration) ([]float64, SolveStats, error) {
-	if err := checkRows(X, y, pr); err != nil {
+	if err := CheckRows(X, y, pr); err != nil {
 		return nil, SolveStats{}, err
 	}
 	w := make([]float64, pr.K*pr.D)
@@ -68,7 +68,7 @@ func Minimize(ctx context.Context, X *mat.Dense, y []float64, pr Problem, cal Ca
 // sensitivity OutSensitivity and eps EpsOutput; amp draws b_1 and b_2 by
 // src.AddGaussian with Sigma1 and Sigma2.
 func Release(ctx context.Context, X *mat.Dense, y []float64, pr Problem, cal Calibration, src perturb.Source) (*trainer.Model, SolveStats, error) {
-	if err := checkRows(X, y, pr); err != nil {
+	if err := CheckRows(X, y, pr); err != nil {
 		return nil, SolveStats{}, err
 	}
 	if cal.P != pr.K*pr.D || cal.N != pr.N || cal.Lambda != pr.Lambda || !Handles(cal.Mechanism) {
@@ -257,7 +257,7 @@ func MinimizeExact(ctx context.Context, X *mat.Dense, y []float64, pr Problem) (
 	if !check.Positive(pr.Lambda) {
 		return nil, SolveStats{}, fmt.Errorf("%w: lambda = %v, want finite > 0", ErrCondition, pr.Lambda)
 	}
-	if err := checkRows(X, y, pr); err != nil {
+	if err := CheckRows(X, y, pr); err != nil {
 		return nil, SolveStats{}, err
 	}
 	cons, err := pr.Loss.Constants(losses.Domain{Kappa: pr.Kappa})

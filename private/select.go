@@ -7,7 +7,6 @@ import (
 	"math"
 	"slices"
 
-	"gonum.org/v1/gonum/floats"
 	"gonum.org/v1/gonum/mat"
 
 	"github.com/stabpriv/stabpriv/datasets"
@@ -355,8 +354,8 @@ func objectiveRun(c Candidate, epsRun float64, d int) (selectRun, error) {
 	if len(rows.Y) != pr.N {
 		return nil, fmt.Errorf("%d training rows, %d labels", pr.N, len(rows.Y))
 	}
-	if err := rowsWithin(rows.X, rows.Y, pr); err != nil {
-		return nil, err
+	if err := objpert.CheckRows(rows.X, rows.Y, pr); err != nil {
+		return nil, err // the check objpert.Release repeats at every run
 	}
 	cal, err := objpert.Calibrate(c.Mechanism, epsRun, 0, pr)
 	if err != nil {
@@ -372,21 +371,6 @@ func objectiveRun(c Candidate, epsRun float64, d int) (selectRun, error) {
 		cert.WeightsSHA256 = perturb.WeightsSHA256(m.W)
 		return m, cert, nil
 	}, nil
-}
-
-// rowsWithin checks, before any run, what objpert.Release checks at each
-// run: rows of norm at most pr.Kappa and labels the loss can use.
-func rowsWithin(X *mat.Dense, y []float64, pr objpert.Problem) error {
-	classes := max(pr.K, 2)
-	for i := range pr.N {
-		if sq := floats.Dot(X.RawRowView(i), X.RawRowView(i)); !(sq <= pr.Kappa*pr.Kappa) {
-			return fmt.Errorf("training row %d has norm %g, not finite or above kappa = %g", i, math.Sqrt(sq), pr.Kappa)
-		}
-		if err := pr.Loss.CheckLabel(y[i], classes); err != nil {
-			return fmt.Errorf("training row %d: %w", i, err)
-		}
-	}
-	return nil
 }
 
 // selectedKind names how the selected candidate's weights were released.
