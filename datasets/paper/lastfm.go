@@ -68,8 +68,9 @@ type LastFMOptions struct {
 // ids) is present, each user's artist indicators (columns in increasing
 // artist id); otherwise, as in the offline copy, features derived from the
 // graph: each node's adjacency row (and, with TwoHop, its row of A^2),
-// and a Note says so. Either way the sparse rows are reduced by a randomized
-// truncated SVD (preprocess.FitTruncatedSVD, oversampling 10, 4 power iterations) to
+// and a Note says so. Either way the sparse rows are reduced by a truncated
+// SVD (preprocess.FitTruncatedSVD: exact from X^T X when the columns are
+// few, else randomized with oversampling 10 and 4 power iterations) to
 // Components columns, fitted on all nodes (transductive, as in the paper's
 // protocol).
 func LoadLastFM(dir string, opts LastFMOptions) (*datasets.Dataset, error) {
@@ -157,7 +158,7 @@ func LoadLastFM(dir string, opts LastFMOptions) (*datasets.Dataset, error) {
 	}
 	ds.X = x
 	ds.Features = proj.FeatureNames("svd")
-	ds.Notes = append(ds.Notes, fmt.Sprintf("lastfm: %d x %d %s reduced to %d components by randomized truncated SVD (seed %d), fitted on all nodes",
+	ds.Notes = append(ds.Notes, fmt.Sprintf("lastfm: %d x %d %s reduced to %d components by truncated SVD (seed %d), fitted on all nodes",
 		len(ids), len(fnames), what, k, opts.Seed))
 	return ds, nil
 }

@@ -8,8 +8,8 @@
 //   - Fitted statistics are functions of the training rows that are not
 //     privatized. FitStandardizer fits column means and scales on the
 //     training split only and Standardizer.Transform applies them to the
-//     training and test splits; FitTruncatedSVD fits a randomized truncated
-//     SVD (no centering), SVDProjection.Transform projects rows on it, and
+//     training and test splits; FitTruncatedSVD fits a truncated SVD (no
+//     centering; exact from X^T X when d is small, randomized otherwise), SVDProjection.Transform projects rows on it, and
 //     ReduceSVD fits on a training split and projects both splits. Each adds
 //     a Note, which certificates list among the assumptions not covered.
 //   - Per-row maps act on each row alone and cost no privacy: ScaleRows
