@@ -518,7 +518,7 @@ func (pl *PartitionPlan) Release(results []PartitionResult, shards []ShardInfo) 
 	if err != nil {
 		return nil, err
 	}
-	tr := &Trained{s: &trainedState{model: model, run: &ref, report: repRef, sens: sens, notes: append(notes, assumptions...)}}
+	tr := &Trained{s: &trainedState{id: stateIDs.Add(1), model: model, run: &ref, report: repRef, sens: sens, notes: append(notes, assumptions...)}}
 	src := pl.opts.Noise
 	if src == nil {
 		src = perturb.Secure()

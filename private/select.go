@@ -1,6 +1,7 @@
 package private
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -114,6 +115,10 @@ func ValidationSplit(n int, frac float64, seed uint64) (train, val []int, err er
 	return train, val, err
 }
 
+// SelectNeighbours is the neighbouring relation of a selection's
+// certificate.
+const SelectNeighbours = "replace-one on the rows before the ValidationSplit (the candidates' training part and the validation rows together, same size), with the same candidates, settings and seeds"
+
 // SelectStep names the first entry of a selection's ledger.
 const SelectStep = "private selection: the best of K runs by noisy validation accuracy, K ~ TNB(eta, gamma), each run a uniformly drawn candidate (Papernot & Steinke 2022, Theorem 2)"
 
@@ -164,9 +169,14 @@ const SelectStep = "private selection: the best of K runs by noisy validation ac
 // candidate index lies outside the exact claim, like the rounding of the
 // training (docs/DESIGN.md, section 3).
 //
-// Only pure mechanisms are accepted (ErrSelect otherwise). With the secure
-// source every candidate's weights are used up (wiped), whatever was
-// chosen; a seeded source simulates and leaves them.
+// Only pure mechanisms are accepted (ErrSelect otherwise). With any source
+// but a seeded one (the secure source, or a caller's) every trained
+// candidate's weights are used up (wiped), whatever was chosen; a seeded
+// source simulates and leaves them. Trained candidates are locked in a
+// fixed order, so concurrent selections over shared candidates do not
+// deadlock. The validation rows must be disjoint from every candidate's
+// training rows (the parts of a ValidationSplit are); Select cannot check
+// it, and the certificate states it as an assumption.
 func Select(ctx context.Context, cands []Candidate, Xval mat.Matrix, yval []float64, budget Budget, opts SelectOptions) (*Selection, error) {
 	if len(cands) == 0 {
 		return nil, fmt.Errorf("%w: no candidates", ErrSelect)
@@ -186,7 +196,7 @@ func Select(ctx context.Context, cands []Candidate, Xval mat.Matrix, yval []floa
 		return nil, fmt.Errorf("%w: mean number of runs %v, want in (1, 1e7]", ErrSelect, mean)
 	}
 	nval := len(yval)
-	if Xval == nil || nval == 0 {
+	if Xval == nil || isNilDense(Xval) || nval == 0 {
 		return nil, fmt.Errorf("%w: no validation rows", ErrSelect)
 	}
 	r, d := Xval.Dims()
@@ -206,6 +216,8 @@ func Select(ctx context.Context, cands []Candidate, Xval mat.Matrix, yval []floa
 			err = fmt.Errorf("%w: candidate %d (%s) has both trained weights and training rows", ErrSelect, i, c.Name)
 		case c.Rows != nil:
 			runs[i], err = objectiveRun(c, epsRun, d)
+		case c.Trained != nil && c.Trained.s == nil:
+			err = fmt.Errorf("%w: candidate %d (%s): a zero Trained value (use TrainRows)", ErrSelect, i, c.Name)
 		case c.Trained != nil:
 			runs[i], err = outputRun(c, epsRun, d)
 			if !slices.Contains(states, c.Trained.s) {
@@ -230,11 +242,14 @@ func Select(ctx context.Context, cands []Candidate, Xval mat.Matrix, yval []floa
 		src = perturb.Secure()
 	}
 	secure := src.Kind() == perturb.SourceSecure
+	seeded := src.Kind() == perturb.SourceSeeded
 	dense := mat.DenseCopyOf(Xval)
 
 	// Lock every trained candidate for the whole selection: a release
 	// elsewhere between two runs would reuse the weights outside this
-	// budget.
+	// budget. The locks are taken in increasing id, so that selections
+	// over the same candidates in another order cannot deadlock.
+	slices.SortFunc(states, func(a, b *trainedState) int { return cmp.Compare(a.id, b.id) })
 	for _, s := range states {
 		s.mu.Lock()
 	}
@@ -279,7 +294,7 @@ func Select(ctx context.Context, cands []Candidate, Xval mat.Matrix, yval []floa
 			bestKey = key
 		}
 	}
-	if secure {
+	if !seeded { // only a seeded simulation leaves the weights
 		for _, s := range states {
 			for i := range s.model.W {
 				s.model.W[i] = 0
@@ -288,7 +303,7 @@ func Select(ctx context.Context, cands []Candidate, Xval mat.Matrix, yval []floa
 		}
 	}
 	cert := best.Certificate
-	selectEps := (1 + eta) * epsRun
+	selectEps := budget.Epsilon - epsRun // (1 + eta) eps_run, so that the parts add up to eps
 	cert.Epsilon = budget.Epsilon
 	cert.Ledger = []perturb.Charge{
 		{Step: SelectStep, Mechanism: perturb.Laplace, Epsilon: selectEps},
@@ -298,9 +313,11 @@ func Select(ctx context.Context, cands []Candidate, Xval mat.Matrix, yval []floa
 		fmt.Sprintf("private selection among %d candidates (eta = %g, gamma = %.6g, E[K] = %.4g): composition rule of Papernot & Steinke 2022, Theorem 2, pure case: "+
 			"the best of K runs of an eps_run-DP run is (2 + eta) eps_run-DP, eps_select + eps_release = %.6g + %.6g = %.6g; the noise scale is calibrated to eps_run",
 			len(cands), eta, gamma, mean, selectEps, epsRun, budget.Epsilon),
-		fmt.Sprintf("validation: %d rows held out of the training part by position (ValidationSplit); the candidates were trained on the training part only", nval),
+		fmt.Sprintf("validation: %d rows, assumed disjoint from every candidate's training rows (as the parts of a ValidationSplit by position are; Select cannot check it: a validation row that a candidate also trained on makes each run 2 eps_run-DP, not eps_run)", nval),
 		"the floating-point sampling of the number of runs K and of the candidate index lies outside the exact claim")
-	if !secure {
+	cert.Neighbouring = SelectNeighbours
+	cert.NoiseSeed = nil
+	if seeded {
 		seed := opts.NoiseSeed
 		cert.NoiseSeed = &seed
 	}
@@ -379,6 +396,12 @@ func selectedKind(c Candidate) string {
 		return "the perturbed objective minimized on the training part"
 	}
 	return "output perturbation"
+}
+
+// isNilDense reports whether m is a nil *mat.Dense in a non-nil interface.
+func isNilDense(m mat.Matrix) bool {
+	d, ok := m.(*mat.Dense)
+	return ok && d == nil
 }
 
 // selectKey is the total order on the outputs of a run: the score, then the

@@ -8,6 +8,7 @@ import (
 	"strconv"
 	"strings"
 	"testing"
+	"time"
 
 	"gonum.org/v1/gonum/floats"
 	"gonum.org/v1/gonum/mat"
@@ -431,5 +432,84 @@ func TestSelectObjectiveErrors(t *testing.T) {
 	}
 	if _, err := Select(ctx, []Candidate{good}, mat.NewDense(1, 2, nil), []float64{1}, Budget{Epsilon: 1}, SelectOptions{}); !errors.Is(err, ErrSelect) {
 		t.Errorf("validation rows of another width: %v", err)
+	}
+}
+
+// namedSource is a caller's noise source: seeded draws under another Kind.
+type namedSource struct{ perturb.Source }
+
+func (namedSource) Kind() string { return "caller's hardware source" }
+
+// TestSelectRobustness: concurrent selections over shared candidates in
+// opposite orders finish (the locks are ordered); a caller's source uses
+// the weights up and records no seed; the ledger adds up to eps exactly;
+// the certificate states the selection's neighbours and the validation
+// assumption; a zero Trained value and a typed nil matrix are errors.
+func TestSelectRobustness(t *testing.T) {
+	X, y := selectData(400, 21)
+	cands := selectCandidates(t, X, y, 1e-2, 3e-2)
+	rev := []Candidate{cands[1], cands[0]}
+	ctx := context.Background()
+	done := make(chan error, 2)
+	for i, cs := range [][]Candidate{cands, rev} {
+		go func() {
+			for s := range 100 {
+				_, err := Select(ctx, cs, X, y, Budget{Epsilon: 1}, SelectOptions{MeanRuns: 4, Noise: perturb.Seeded(uint64(2*s + i))})
+				if err != nil {
+					done <- err
+					return
+				}
+			}
+			done <- nil
+		}()
+	}
+	timeout := time.After(60 * time.Second)
+	for range 2 {
+		select {
+		case err := <-done:
+			if err != nil {
+				t.Fatal(err)
+			}
+		case <-timeout:
+			t.Fatal("selections over the same candidates in opposite orders did not finish: deadlock")
+		}
+	}
+
+	for _, eps := range []float64{0.03, 0.1, 0.7, 1, 3.3} {
+		for _, eta := range []float64{0, 0.3, 1} {
+			sel, err := Select(ctx, cands, X, y, Budget{Epsilon: eps}, SelectOptions{Eta: eta, MeanRuns: 3, Noise: perturb.Seeded(1)})
+			if err != nil {
+				t.Fatal(err)
+			}
+			c := sel.Certificate
+			if c.Ledger[0].Epsilon+c.Ledger[1].Epsilon != eps {
+				t.Errorf("eps %v, eta %v: ledger %v + %v != eps", eps, eta, c.Ledger[0].Epsilon, c.Ledger[1].Epsilon)
+			}
+			if c.Neighbouring != SelectNeighbours || !strings.Contains(strings.Join(c.Assumptions, "\n"), "assumed disjoint") {
+				t.Errorf("neighbours %q, assumptions %v", c.Neighbouring, c.Assumptions)
+			}
+		}
+	}
+
+	sel, err := Select(ctx, cands, X, y, Budget{Epsilon: 1}, SelectOptions{MeanRuns: 3, Noise: namedSource{perturb.Seeded(3)}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if sel.Certificate.NoiseSeed != nil {
+		t.Errorf("a caller's source recorded the seed %v", *sel.Certificate.NoiseSeed)
+	}
+	if _, _, err := cands[0].Trained.Release(perturb.Gamma, 1, 0, nil); !errors.Is(err, ErrReleased) {
+		t.Errorf("a release after a selection with a caller's source: %v, want ErrReleased", err)
+	}
+
+	var nilDense *mat.Dense
+	fresh := selectCandidates(t, X, y, 1e-2)
+	for name, err := range map[string]error{
+		"zero Trained":   second(Select(ctx, []Candidate{{Name: "z", Trained: &Trained{}, Mechanism: perturb.Gamma}}, X, y, Budget{Epsilon: 1}, SelectOptions{})),
+		"typed nil Xval": second(Select(ctx, fresh, nilDense, y, Budget{Epsilon: 1}, SelectOptions{})),
+	} {
+		if !errors.Is(err, ErrSelect) {
+			t.Errorf("%s: %v, want ErrSelect", name, err)
+		}
 	}
 }

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"slices"
 	"sync"
+	"sync/atomic"
 
 	"gonum.org/v1/gonum/mat"
 
@@ -22,6 +23,10 @@ type Trained struct {
 }
 
 type trainedState struct {
+	// id orders the states for locking several at once (Select): every
+	// caller takes their locks in increasing id, so two selections over
+	// the same candidates never wait on each other in a cycle.
+	id       uint64
 	mu       sync.Mutex
 	model    *trainer.Model // nil once released
 	revealed bool           // the weights were handed out in the clear
@@ -31,6 +36,9 @@ type trainedState struct {
 	notes    []string
 	err      error // why no route applies, nil when sens is set
 }
+
+// stateIDs numbers the trained states (trainedState.id).
+var stateIDs atomic.Uint64
 
 // TrainRows trains with cfg on rows X (each of norm at most cfg.Kappa after
 // the trainer's clipping) and labels y, and analyzes the run's stability.
@@ -52,7 +60,7 @@ func TrainRows(ctx context.Context, X mat.Matrix, y []float64, cfg trainer.Confi
 	if err != nil {
 		return nil, err
 	}
-	st := &trainedState{model: m, run: run, report: rep}
+	st := &trainedState{id: stateIDs.Add(1), model: m, run: run, report: rep}
 	sens, assumptions, err := perturb.FromReport(rep)
 	if err != nil {
 		st.err = err
