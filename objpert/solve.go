@@ -295,10 +295,10 @@ type cgScratch struct{ r, z, d, q []float64 }
 // ||grad F(w0)||/lambda of the minimizer. A Newton step along dir is
 // accepted at the first t in 1, 1/2, 1/4, ... at which either F decreases
 // by at least 1e-4 t <dir, grad F> (Armijo), or ||grad F|| decreases by the
-// factor 1 - 1e-4 t while F stays at most F(w0): the Newton direction is a
-// descent direction of both F and ||grad F||^2, and near the minimizer the
-// decrease of F falls below the rounding of F while the gradient norm is
-// still resolved.
+// factor 1 - 1e-4 t while F rises by no more than its rounding and stays at
+// most F(w0): the Newton direction is a descent direction of both F and
+// ||grad F||^2, and near the minimizer the decrease of F falls below the
+// rounding of F while the gradient norm is still resolved.
 //
 // The direction solves H dir = grad F, H the Hessian at w. For K = 1 (and
 // for K > 1 when needed) H is built and factored at every step; for K > 1
@@ -350,12 +350,18 @@ func (o *objective) minimize(ctx context.Context, w []float64, tol float64, maxN
 		if !(slope > 0) {
 			break
 		}
+		// F's rounding is relative to the size of its terms, which cancel
+		// (the ridge and the linear term at a noise-dominated minimizer).
+		roundF := 1e-10 * (1 + math.Abs(f) + o.lambda/2*floats.Dot(w, w))
+		if o.b != nil {
+			roundF += 1e-10 * math.Abs(floats.Dot(o.b, w)) / float64(o.n)
+		}
 		accepted := false
 		for t := 1.0; t > 1e-12; t /= 2 {
 			copy(trial, w)
 			floats.AddScaled(trial, -t, dir)
 			ft := o.eval(trial, gt)
-			if ft <= f-1e-4*t*slope || (ft <= f0 && floats.Norm(gt, 2) <= (1-1e-4*t)*gn) {
+			if ft <= f-1e-4*t*slope || (ft <= f+roundF && ft <= f0 && floats.Norm(gt, 2) <= (1-1e-4*t)*gn) {
 				f = ft
 				accepted = true
 				break
