@@ -271,6 +271,8 @@ func (c ProtocolConfig) Notes() []string {
 	case entry.Reduced:
 	case k > 0:
 		notes = append(notes, fmt.Sprintf("truncated SVD to %d components fitted on each training split (skipped when there are at most %d features); not privatized", k, k))
+	default:
+		notes = append(notes, "no SVD: every feature kept")
 	}
 	notes = append(notes,
 		"standardization fitted on each training split; not privatized",

@@ -108,6 +108,16 @@ func (g *grid) selectSplit(ctx context.Context, fs []*fit, mechs []perturb.Mecha
 		if c.Rows != nil {
 			lambda := c.Rows.Config.Reg.Lambda
 			r.Lambda, r.Setting, r.Route, r.TrainTime = lambda, objectiveSetting(lambda), "objective perturbation", 0
+			if lambda != f.lambda {
+				r.Route += " (lambda raised to the floor)"
+			}
+			// The noise-free counterpart of the release: the minimizer of
+			// the same objective on the same rows.
+			exact, err := private.MinimizeObjective(ctx, c.Rows.X, c.Rows.Y, c.Rows.Config, c.Mechanism)
+			if err != nil {
+				return nil, err
+			}
+			r.AccNonPrivate = exact.Accuracy(f.test.X, f.test.Y)
 		}
 		if len(cert.Ledger) == 2 {
 			r.EpsSelect, r.EpsRelease = cert.Ledger[0].Epsilon, cert.Ledger[1].Epsilon

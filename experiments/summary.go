@@ -1,9 +1,11 @@
 package experiments
 
 import (
+	"cmp"
 	"encoding/csv"
 	"fmt"
 	"io"
+	"maps"
 	"math"
 	"slices"
 	"strconv"
@@ -370,7 +372,7 @@ func (s Summary) WriteTable(w io.Writer) error {
 	if len(s.Selected) > 0 {
 		fmt.Fprintf(w, "\nprivately selected (private.Select: setting and mechanism chosen inside the budget, eps = eps_select + eps_release, validation split of the training rows):\n")
 		for _, p := range s.Selected {
-			fmt.Fprintf(w, "  eps %g = %.4g + %.4g: %s; chosen %v\n", p.Epsilon, p.EpsSelect, p.EpsRelease, cell(p.Stat), p.Chosen)
+			fmt.Fprintf(w, "  eps %g = %.4g + %.4g: %s; chosen %s\n", p.Epsilon, p.EpsSelect, p.EpsRelease, cell(p.Stat), chosenList(p.Chosen))
 		}
 	}
 	if len(s.Families) > 1 {
@@ -471,3 +473,20 @@ func WriteResultsCSV(w io.Writer, rows []Result) error {
 }
 
 func fmtG(v float64) string { return strconv.FormatFloat(v, 'g', -1, 64) }
+
+// chosenList formats the counts of the chosen families, most chosen first
+// ("gamma clip x4, objective lambda x3").
+func chosenList(chosen map[string]int) string {
+	names := slices.Collect(maps.Keys(chosen))
+	slices.SortFunc(names, func(a, b string) int {
+		if c := cmp.Compare(chosen[b], chosen[a]); c != 0 {
+			return c
+		}
+		return cmp.Compare(a, b)
+	})
+	parts := make([]string, len(names))
+	for i, n := range names {
+		parts[i] = fmt.Sprintf("%s x%d", n, chosen[n])
+	}
+	return strings.Join(parts, ", ")
+}

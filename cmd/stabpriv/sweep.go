@@ -171,6 +171,9 @@ func parsePaper(fs *flag.FlagSet, f *paperFlags, args []string, stderr io.Writer
 	if f.components == 0 || f.components < -1 {
 		return usagef("--components %d, want >= 1, or -1 for no SVD", f.components)
 	}
+	if f.components != experiments.DefaultComponents && f.dataset == "lastfm" {
+		return usagef("--components: lastfm is reduced by its loader (32 components, fitted on all nodes), not by the protocol")
+	}
 	if f.splits < 1 {
 		return usagef("--splits %d, want >= 1", f.splits)
 	}
@@ -268,8 +271,9 @@ below the mechanism's floor runs at the floor, Chaudhuri et al.'s extra ridge) a
 reported beside the others. With --select-val F, it also selects the
 setting and the pure mechanism privately (private.Select on a validation split of F of the
 training rows, inside each eps): the candidates are every setting with gamma or laplace,
-and objective perturbation at every lambda when objective is listed (trained afresh at
-each run of the selection). The noise is seeded: the results are reproducible and not
+and, when objective is listed, objective perturbation at every lambda at or above its
+floor at eps_run = eps/(2+eta), the lower ones at that floor once (trained afresh at each
+run of the selection). The noise is seeded: the results are reproducible and not
 for release.
 
 Writes DIR/results.csv (one row per split, setting, mechanism and eps, plus the selected

@@ -27,6 +27,7 @@ func TestPaperCommandUsageErrors(t *testing.T) {
 		{"bad mechanism", []string{"sweep", "--dataset", "adult", "--data-dir", ".", "--mechanism", "paper-laplace", "--out", out}},
 		{"bad row scale", []string{"sweep", "--dataset", "adult", "--data-dir", ".", "--row-scale", "none", "--out", out}},
 		{"zero components", []string{"sweep", "--dataset", "adult", "--data-dir", ".", "--components", "0", "--out", out}},
+		{"components on lastfm", []string{"sweep", "--dataset", "lastfm", "--data-dir", ".", "--components", "4", "--out", out}},
 		{"zero splits", []string{"sweep", "--dataset", "adult", "--data-dir", ".", "--splits", "0", "--out", out}},
 		{"unknown flag", []string{"sweep", "--dataset", "adult", "--bogus", "--out", out}},
 		{"extra argument", []string{"sweep", "--dataset", "adult", "--data-dir", ".", "--out", out, "extra"}},
