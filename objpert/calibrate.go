@@ -314,7 +314,8 @@ func chiTail(k int, delta float64) float64 {
 //     and of q + b_2, then dropping w* (post-processing), gives (EpsObjective
 //   - EpsOutput, DeltaObjective + DeltaOutput).
 //   - Iteration budget (no data-dependent refusal): the solver runs Newton
-//     steps, which never increase F, then at most FallbackSteps gradient
+//     steps, every iterate of which keeps F <= F(0) (the premise below),
+//     then at most FallbackSteps gradient
 //     steps of size Step = 1/(Beta + Lambda), stopping at the first iterate
 //     within GradTol. From any w0 with F(w0) <= F(0), ||w0 - w*|| <=
 //     ||grad F(0)||/Lambda <= (L + ||b_1||/n)/Lambda, each step contracts
