@@ -60,13 +60,16 @@ type TrainingRows struct {
 
 // SelectOptions configures Select. Every zero value is documented.
 type SelectOptions struct {
-	// Eta in [0, 1] is the shape of the law of the number of runs K, the
+	// Eta in (-1, 1] is the shape of the law of the number of runs K, the
 	// truncated negative binomial TNB(eta, gamma) of Papernot & Steinke:
 	// the selection costs (2 + eta) times one run. Zero (the default) is
 	// the logarithmic law, P[K = k] proportional to (1 - gamma)^k / k, for
 	// a total of twice the budget of one run; 1 is the geometric law of
 	// Liu & Talwar's random stopping (three times one run), whose lighter
-	// tail tries more candidates for the same mean.
+	// tail tries more candidates for the same mean. A negative eta costs
+	// less than twice one run, for a law of K with more mass at K = 1 and a
+	// heavier tail (up to about 1/gamma runs): fewer candidates tried for
+	// the same mean, and a running time that varies more.
 	Eta float64
 	// MeanRuns is E[K] > 1; gamma is solved from it. Zero means 10 times
 	// the number of candidates.
@@ -185,8 +188,8 @@ func Select(ctx context.Context, cands []Candidate, Xval mat.Matrix, yval []floa
 		return nil, fmt.Errorf("%w: budget (%v, %v), want eps > 0 finite and delta = 0 (the selection's accounting is for pure runs)", ErrSelect, budget.Epsilon, budget.Delta)
 	}
 	eta := opts.Eta
-	if !(eta >= 0 && eta <= 1) {
-		return nil, fmt.Errorf("%w: eta = %v, want in [0, 1]", ErrSelect, eta)
+	if !(eta > -1 && eta <= 1) {
+		return nil, fmt.Errorf("%w: eta = %v, want in (-1, 1]", ErrSelect, eta)
 	}
 	mean := opts.MeanRuns
 	if mean == 0 {
