@@ -10,6 +10,7 @@ import (
 	"gonum.org/v1/gonum/floats"
 	"gonum.org/v1/gonum/mat"
 
+	"github.com/stabpriv/stabpriv/internal/kernel"
 	"github.com/stabpriv/stabpriv/losses"
 )
 
@@ -43,8 +44,12 @@ type objective struct {
 	// X^T X, computed at the first Hessian whose rows share one margin
 	// Hessian
 	xtx *mat.Dense
-	zi  []float64
-	gi  []float64
+	// xt is X^T (d x n) and st its columns scaled by the rows' curvature,
+	// for the K = 1 Hessian X^T diag(h) X as d(d+1)/2 dot products of
+	// length n (made at the first such Hessian)
+	xt, st []float64
+	zi     []float64
+	gi     []float64
 }
 
 func newObjective(X *mat.Dense, y []float64, loss losses.Loss, k int, lambda float64, b []float64) *objective {
@@ -121,7 +126,14 @@ func (o *objective) hessian(w []float64) *mat.SymDense {
 	case same:
 		if o.xtx == nil {
 			o.xtx = mat.NewDense(d, d, nil)
-			o.xtx.Mul(o.X.T(), o.X)
+			o.transpose()
+			xtx := o.xtx.RawMatrix()
+			o.upperGram(xtx.Data, xtx.Stride, o.xt, 1)
+			for j := range d {
+				for m := range j {
+					xtx.Data[j*xtx.Stride+m] = xtx.Data[m*xtx.Stride+j]
+				}
+			}
 		}
 		for a := range k {
 			for c := a; c < k; c++ {
@@ -133,11 +145,14 @@ func (o *objective) hessian(w []float64) *mat.SymDense {
 			}
 		}
 	case k == 1:
-		scaled := mat.NewDense(n, d, nil)
-		for i := range n {
-			floats.ScaleTo(scaled.RawRowView(i), o.hz[i]/nf, o.X.RawRowView(i))
+		// With the features contiguous (X^T), each entry is one dot
+		// product of length n (gonum's Dgemm on X^T times X runs an axpy of
+		// length d per row instead).
+		o.transpose()
+		for j := range d {
+			floats.MulTo(o.st[j*n:(j+1)*n], o.hz[:n], o.xt[j*n:(j+1)*n])
 		}
-		blas64.Gemm(blas.Trans, blas.NoTrans, 1, o.X.RawMatrix(), scaled.RawMatrix(), 0, blas64.General{Rows: d, Cols: d, Stride: hs.Stride, Data: hs.Data})
+		o.upperGram(hs.Data, hs.Stride, o.st, 1/nf)
 	default:
 		kp, q := k*(k+1)/2, d*(d+1)/2
 		rowsPer := min(n, hessianRows)
@@ -282,6 +297,41 @@ func (o *objective) newtonDirection(dir, g []float64, chol *mat.Cholesky, fresh 
 
 // cgScratch holds the vectors of newtonDirection's conjugate gradients.
 type cgScratch struct{ r, z, d, q []float64 }
+
+// transpose makes o.xt = X^T (d x n) and the scratch o.st, once.
+func (o *objective) transpose() {
+	if o.xt != nil {
+		return
+	}
+	n, d := o.n, o.d
+	o.xt, o.st = make([]float64, d*n), make([]float64, d*n)
+	for i := range n {
+		blas64.Copy(blas64.Vector{N: d, Inc: 1, Data: o.X.RawRowView(i)}, blas64.Vector{N: d, Inc: n, Data: o.xt[i:]})
+	}
+}
+
+// upperGram sets the upper triangle of the d x d matrix in dst (row
+// stride stride) to scale S X: entry (j, m), m >= j, is scale <s_j, x_m>,
+// with s_j and x_m the rows j and m of the d x n matrices s and o.xt. Four
+// entries of a row at a time: the four-row dot kernel reads s_j once for
+// four columns of X.
+func (o *objective) upperGram(dst []float64, stride int, s []float64, scale float64) {
+	n, d := o.n, o.d
+	col := func(m int) []float64 { return o.xt[m*n : (m+1)*n] }
+	for j := range d {
+		sj, row := s[j*n:(j+1)*n], dst[j*stride:j*stride+d]
+		m := j
+		for ; m+4 <= d; m += 4 {
+			v := kernel.Ddots4(sj, col(m), col(m+1), col(m+2), col(m+3))
+			for r := range 4 {
+				row[m+r] = scale * v[r]
+			}
+		}
+		for ; m < d; m++ {
+			row[m] = scale * floats.Dot(sj, col(m))
+		}
+	}
+}
 
 // minimize runs Newton's method with a line search from w (in place) for
 // at most maxNewton steps, then at most fallback gradient steps of size
