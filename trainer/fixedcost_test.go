@@ -2,6 +2,7 @@ package trainer
 
 import (
 	"math"
+	"runtime"
 	"testing"
 
 	"gonum.org/v1/gonum/mat"
@@ -152,5 +153,36 @@ func TestSkipObjective(t *testing.T) {
 	cfg.Tolerance = 1e-12
 	if _, rt := train(t, cfg, X, y); !rt.Stats.Evaluated || rt.Stats.GradNorm != run.Stats.GradNorm {
 		t.Errorf("with a tolerance: evaluated %v, grad norm %v, want %v", rt.Stats.Evaluated, rt.Stats.GradNorm, run.Stats.GradNorm)
+	}
+}
+
+// TestObjectiveParts checks the objective pass on enough rows to run in
+// parallel parts: within rounding of the one-row loops, and the same bits
+// whatever GOMAXPROCS.
+func TestObjectiveParts(t *testing.T) {
+	for _, cfg := range []Config{
+		{Loss: losses.Logistic{}, Reg: regularizers.ElasticNet{Lambda: 0.05, L1Ratio: 0.3}},
+		{Loss: testSoftmax{}, Classes: 3, Reg: regularizers.L2(0.01)},
+	} {
+		n, d := objectiveSplitRows+7, 5
+		X, y := synthData(n, d, classesOf(cfg), 3)
+		p := newTestProblem(t, cfg, X, y)
+		w := make([]float64, p.k*d)
+		for j := range w {
+			w[j] = math.Sin(float64(3*j + 1))
+		}
+		run := func(procs int) (float64, float64) {
+			defer runtime.GOMAXPROCS(runtime.GOMAXPROCS(procs))
+			return p.objective(w, make([]float64, p.k*d), make([]float64, p.k), make([]float64, p.k))
+		}
+		f1, g1 := run(1)
+		f4, g4 := run(4)
+		if math.Float64bits(f1) != math.Float64bits(f4) || math.Float64bits(g1) != math.Float64bits(g4) {
+			t.Errorf("%s: GOMAXPROCS 1 gives (%v, %v), 4 gives (%v, %v)", cfg.Loss.Name(), f1, g1, f4, g4)
+		}
+		wf, wg := objectiveByRow(p, w)
+		if math.Abs(f1-wf) > 1e-12*math.Abs(wf) || math.Abs(g1-wg) > 1e-10*math.Abs(wg) {
+			t.Errorf("%s: objective (%v, %v), one row at a time (%v, %v)", cfg.Loss.Name(), f1, g1, wf, wg)
+		}
 	}
 }

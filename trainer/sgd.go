@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"math"
 	"math/rand/v2"
+	"sync"
 
 	gonumblas "gonum.org/v1/gonum/blas/gonum"
 
@@ -153,14 +154,68 @@ func sqNorm(v []float64) float64 {
 // The margins, the loss and the gradient sum take the rows in order, four
 // at a time through the kernels of internal/kernel, with the bits of the
 // one-row loops: each margin is summed in column order from 0, and grad
-// gets gz_k(x_i)/n times row i for i = 0, 1, ... in turn.
+// gets gz_k(x_i)/n times row i for i = 0, 1, ... in turn. From
+// objectiveSplitRows rows on, the rows are cut into objectiveParts fixed
+// parts (at multiples of 4) summed concurrently, each in that order, and
+// the parts' sums are added in part order: the result depends on n alone,
+// not on GOMAXPROCS or the scheduling.
 func (p *problem) objective(w, grad, z, gz []float64) (f, gnorm float64) {
+	n := p.n
+	if n < objectiveSplitRows {
+		f = p.objectiveRows(0, n, w, grad, z, gz)
+	} else {
+		fs := make([]float64, objectiveParts)
+		grads := make([][]float64, objectiveParts)
+		grads[0] = grad
+		var wg sync.WaitGroup
+		for j := 1; j < objectiveParts; j++ {
+			grads[j] = make([]float64, len(grad))
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				fs[j] = p.objectiveRows(objectivePart(n, j), objectivePart(n, j+1), w, grads[j], make([]float64, len(z)), make([]float64, len(gz)))
+			}()
+		}
+		fs[0] = p.objectiveRows(0, objectivePart(n, 1), w, grad, z, gz)
+		wg.Wait()
+		f = fs[0]
+		for j := 1; j < objectiveParts; j++ {
+			f += fs[j]
+			for c, v := range grads[j] {
+				grad[c] += v
+			}
+		}
+	}
+	f /= float64(n)
+	f += p.cfg.Reg.Value(w)
+	gnorm = p.cfg.Reg.MinNormSubgrad(grad, grad, w)
+	return f, gnorm
+}
+
+// The objective pass over many rows runs in objectiveParts parts.
+const (
+	objectiveSplitRows = 1 << 16
+	objectiveParts     = 2
+)
+
+// objectivePart returns the first row of part j of n rows (n for j =
+// objectiveParts), a multiple of 4 below it.
+func objectivePart(n, j int) int {
+	if j >= objectiveParts {
+		return n
+	}
+	return (n * j / objectiveParts) &^ 3
+}
+
+// objectiveRows sets grad to the sum over rows lo..hi-1 of gz_k(x_i)/n times
+// row i, in order, and returns the sum of their losses (objective's loop).
+func (p *problem) objectiveRows(lo, hi int, w, grad, z, gz []float64) (f float64) {
 	clear(grad)
 	n, d, k := p.n, p.d, p.k
 	zb := make([]float64, 4*k)  // the K margins of each of four rows
 	cb := make([][4]float64, k) // cb[c][q]: output c's coefficient of row q
-	i := 0
-	for ; i+4 <= n; i += 4 {
+	i := lo
+	for ; i+4 <= hi; i += 4 {
 		x0, x1, x2, x3 := p.x[i*d:(i+1)*d], p.x[(i+1)*d:(i+2)*d], p.x[(i+2)*d:(i+3)*d], p.x[(i+3)*d:(i+4)*d]
 		for c := 0; c < k; c++ {
 			s := kernel.SeqDots4(w[c*d:(c+1)*d], x0, x1, x2, x3)
@@ -178,7 +233,7 @@ func (p *problem) objective(w, grad, z, gz []float64) (f, gnorm float64) {
 			kernel.AddRows4(grad[c*d:(c+1)*d], cb[c], x0, x1, x2, x3)
 		}
 	}
-	for ; i < n; i++ {
+	for ; i < hi; i++ {
 		x := p.x[i*d : (i+1)*d]
 		for c := 0; c < k; c++ {
 			var s float64
@@ -196,10 +251,7 @@ func (p *problem) objective(w, grad, z, gz []float64) (f, gnorm float64) {
 			}
 		}
 	}
-	f /= float64(n)
-	f += p.cfg.Reg.Value(w)
-	gnorm = p.cfg.Reg.MinNormSubgrad(grad, grad, w)
-	return f, gnorm
+	return f
 }
 
 // proxStep applies the L1 prox of the step and the projection: the part of a
