@@ -82,7 +82,7 @@ type SelectConfig struct {
 	// ValFrac in (0, 1) is the share of each split's training rows held
 	// out for validation, by position. Zero skips the selection.
 	ValFrac float64
-	// Eta in (-1, 1] and MeanRuns are private.SelectOptions'.
+	// Eta in [0, 1] and MeanRuns are private.SelectOptions'.
 	Eta      float64
 	MeanRuns float64
 }
@@ -196,8 +196,8 @@ func checkSweep(cfg SweepConfig) (sweepSettings, error) {
 		if !slices.ContainsFunc(s.mechs, selectable) {
 			return s, fmt.Errorf("%w: the private selection needs a pure mechanism (gamma, laplace or objective) among %v (private.Select accounts for pure runs; amp and the Gaussian mechanisms are not candidates)", ErrConfig, s.mechs)
 		}
-		if !(sc.Eta > -1 && sc.Eta <= 1) || !(sc.MeanRuns == 0 || sc.MeanRuns > 1 && sc.MeanRuns <= 1e7) {
-			return s, fmt.Errorf("%w: selection eta %v (want (-1, 1]) or mean runs %v (want 0 or (1, 1e7])", ErrConfig, sc.Eta, sc.MeanRuns)
+		if !(sc.Eta >= 0 && sc.Eta <= 1) || !(sc.MeanRuns == 0 || sc.MeanRuns > 1 && sc.MeanRuns <= 1e6) {
+			return s, fmt.Errorf("%w: selection eta %v (want [0, 1]) or mean runs %v (want 0 or (1, 1e6])", ErrConfig, sc.Eta, sc.MeanRuns)
 		}
 	}
 	if !check.Finite(s.scale) {

@@ -108,8 +108,10 @@ func publicRun(run *trainer.Run) (*trainer.Run, string) {
 	return &r, note
 }
 
-// sourceKind returns the Source field of a certificate for src.
-func sourceKind(src Source) string {
+// SourceName returns the Source field of a certificate for src:
+// SourceSecure and SourceSeeded for this package's sources (by their type,
+// not by what Kind says), "custom: " and the Kind of any other.
+func SourceName(src Source) string {
 	switch src.(type) {
 	case secureSource, *seededSource:
 		return src.Kind()

@@ -151,7 +151,7 @@ func Release(m *trainer.Model, run *trainer.Run, sens Sensitivity, cfg ReleaseCo
 	if err != nil {
 		return nil, nil, err
 	}
-	c := newCertificate(cal, sens, run, sourceKind(src), cfg.Notes, nil)
+	c := newCertificate(cal, sens, run, SourceName(src), cfg.Notes, nil)
 	c.WeightsSHA256 = WeightsSHA256(out.W)
 	return out, c, nil
 }
@@ -226,7 +226,7 @@ func ReleaseOneVsRest(models []*trainer.Model, runs []*trainer.Run, sens []Sensi
 			TotalEpsilon: cfg.Epsilon,
 			TotalDelta:   cfg.Delta,
 		}
-		certs[i] = newCertificate(cals[i], sens[i], runs[i], sourceKind(src), cfg.Notes, comp)
+		certs[i] = newCertificate(cals[i], sens[i], runs[i], SourceName(src), cfg.Notes, comp)
 		certs[i].WeightsSHA256 = WeightsSHA256(out.W)
 	}
 	return outs, certs, nil

@@ -410,12 +410,12 @@ func checkBudget(m perturb.Mechanism, b Budget) error {
 }
 
 func isSecure(src perturb.Source) bool {
-	return src == nil || src.Kind() == perturb.SourceSecure
+	return src == nil || perturb.SourceName(src) == perturb.SourceSecure
 }
 
 // seedOf returns the seed to publish for a non-secure source.
 func seedOf(src perturb.Source, seed uint64) *uint64 {
-	if src.Kind() == perturb.SourceSeeded {
+	if perturb.SourceName(src) == perturb.SourceSeeded {
 		return &seed
 	}
 	return nil

@@ -168,16 +168,13 @@ func fitObjective(ctx context.Context, t *Table, schema Schema, budget Budget, o
 		return nil, err
 	}
 	var seed *uint64
-	if src.Kind() == perturb.SourceSeeded {
+	if perturb.SourceName(src) == perturb.SourceSeeded {
 		s := opts.NoiseSeed
 		seed = &s
 	}
 	kind := perturb.SourceSecure
-	if !isSecure(src) {
-		kind = src.Kind()
-		if kind != perturb.SourceSeeded {
-			kind = "custom: " + kind
-		}
+	if src != nil {
+		kind = perturb.SourceName(src)
 	}
 	run := objpert.Run(cal, pr, cons, schema.LabelBound, opts.Seed)
 	cert := objectiveCertificate(cal, run, kind, fitNotes(mode, prep, task), seed)

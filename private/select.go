@@ -60,16 +60,17 @@ type TrainingRows struct {
 
 // SelectOptions configures Select. Every zero value is documented.
 type SelectOptions struct {
-	// Eta in (-1, 1] is the shape of the law of the number of runs K, the
+	// Eta in [0, 1] is the shape of the law of the number of runs K, the
 	// truncated negative binomial TNB(eta, gamma) of Papernot & Steinke:
 	// the selection costs (2 + eta) times one run. Zero (the default) is
 	// the logarithmic law, P[K = k] proportional to (1 - gamma)^k / k, for
 	// a total of twice the budget of one run; 1 is the geometric law of
 	// Liu & Talwar's random stopping (three times one run), whose lighter
-	// tail tries more candidates for the same mean. A negative eta costs
-	// less than twice one run, for a law of K with more mass at K = 1 and a
-	// heavier tail (up to about 1/gamma runs): fewer candidates tried for
-	// the same mean, and a running time that varies more.
+	// tail tries more candidates for the same mean. (Papernot & Steinke's
+	// bound also holds for eta in (-1, 0), at a cost below twice one run,
+	// but that law draws K = 1 in about half the selections and its heavy
+	// tail puts mass at K beyond any feasible run count; measured on Adult
+	// it was worse, and it is not offered.)
 	Eta float64
 	// MeanRuns is E[K] > 1; gamma is solved from it. Zero means 10 times
 	// the number of candidates.
@@ -188,15 +189,15 @@ func Select(ctx context.Context, cands []Candidate, Xval mat.Matrix, yval []floa
 		return nil, fmt.Errorf("%w: budget (%v, %v), want eps > 0 finite and delta = 0 (the selection's accounting is for pure runs)", ErrSelect, budget.Epsilon, budget.Delta)
 	}
 	eta := opts.Eta
-	if !(eta > -1 && eta <= 1) {
-		return nil, fmt.Errorf("%w: eta = %v, want in (-1, 1]", ErrSelect, eta)
+	if !(eta >= 0 && eta <= 1) {
+		return nil, fmt.Errorf("%w: eta = %v, want in [0, 1]", ErrSelect, eta)
 	}
 	mean := opts.MeanRuns
 	if mean == 0 {
 		mean = 10 * float64(len(cands))
 	}
-	if !(mean > 1) || math.IsInf(mean, 0) || mean > 1e7 {
-		return nil, fmt.Errorf("%w: mean number of runs %v, want in (1, 1e7]", ErrSelect, mean)
+	if !(mean > 1) || math.IsInf(mean, 0) || mean > 1e6 {
+		return nil, fmt.Errorf("%w: mean number of runs %v, want in (1, 1e6]", ErrSelect, mean)
 	}
 	nval := len(yval)
 	if Xval == nil || isNilDense(Xval) || nval == 0 {
@@ -206,7 +207,7 @@ func Select(ctx context.Context, cands []Candidate, Xval mat.Matrix, yval []floa
 	if r != nval {
 		return nil, fmt.Errorf("%w: %d validation rows, %d labels", ErrSelect, r, nval)
 	}
-	epsRun := budget.Epsilon / (2 + eta)
+	epsRun := runBudget(budget.Epsilon, eta)
 	runs := make([]selectRun, len(cands))
 	var states []*trainedState
 	for i, c := range cands {
@@ -244,8 +245,7 @@ func Select(ctx context.Context, cands []Candidate, Xval mat.Matrix, yval []floa
 	if src == nil {
 		src = perturb.Secure()
 	}
-	secure := src.Kind() == perturb.SourceSecure
-	seeded := src.Kind() == perturb.SourceSeeded
+	seeded := perturb.SourceName(src) == perturb.SourceSeeded
 	dense := mat.DenseCopyOf(Xval)
 
 	// Lock every trained candidate for the whole selection: a release
@@ -268,19 +268,30 @@ func Select(ctx context.Context, cands []Candidate, Xval mat.Matrix, yval []floa
 		if c.Trained.s.model == nil {
 			return nil, fmt.Errorf("%w: candidate %d (%s): the weights were released and wiped", ErrReleased, i, c.Name)
 		}
-		if secure && c.Trained.s.revealed {
+		if !seeded && c.Trained.s.revealed {
 			return nil, fmt.Errorf("%w: candidate %d (%s): the weights were revealed in the clear", ErrReleased, i, c.Name)
 		}
 	}
 
+	// From the first run on, the weights are used up, whatever happens
+	// next (an error or a cancelled ctx included); only a seeded
+	// simulation leaves them.
+	if !seeded {
+		defer func() {
+			for _, s := range states {
+				if s.model != nil {
+					clear(s.model.W)
+					s.model = nil
+				}
+			}
+		}()
+	}
 	k := sampleTNB(eta, gamma, src.Uniform)
 	var best *Selection
 	var bestKey selectKey
 	for run := 0; run < k; run++ {
-		if run%64 == 0 {
-			if err := ctx.Err(); err != nil {
-				return nil, err
-			}
+		if err := ctx.Err(); err != nil {
+			return nil, err
 		}
 		ci := min(int(src.Uniform()*float64(len(cands))), len(cands)-1)
 		m, cert, err := runs[ci](ctx, src)
@@ -297,16 +308,8 @@ func Select(ctx context.Context, cands []Candidate, Xval mat.Matrix, yval []floa
 			bestKey = key
 		}
 	}
-	if !seeded { // only a seeded simulation leaves the weights
-		for _, s := range states {
-			for i := range s.model.W {
-				s.model.W[i] = 0
-			}
-			s.model = nil
-		}
-	}
 	cert := best.Certificate
-	selectEps := budget.Epsilon - epsRun // (1 + eta) eps_run, so that the parts add up to eps
+	selectEps := budget.Epsilon - epsRun // at least (1 + eta) eps_run; the parts add up to eps (runBudget)
 	cert.Epsilon = budget.Epsilon
 	cert.Ledger = []perturb.Charge{
 		{Step: SelectStep, Mechanism: perturb.Laplace, Epsilon: selectEps},
@@ -387,7 +390,7 @@ func objectiveRun(c Candidate, epsRun float64, d int) (selectRun, error) {
 		if err != nil {
 			return nil, nil, err
 		}
-		cert := objectiveCertificate(cal, run, src.Kind(), rows.Notes, nil)
+		cert := objectiveCertificate(cal, run, perturb.SourceName(src), rows.Notes, nil)
 		cert.WeightsSHA256 = perturb.WeightsSHA256(m.W)
 		return m, cert, nil
 	}, nil
@@ -430,21 +433,50 @@ func (a selectKey) less(b selectKey) bool {
 	return false
 }
 
+// runBudget returns eps_run = eps/(2 + eta), lowered by at most a few ulps
+// so that (eps - eps_run) + eps_run == eps in float64: the ledger's two
+// parts then add up to eps exactly, and (2 + eta) eps_run stays at most eps.
+func runBudget(eps, eta float64) float64 {
+	r := eps / (2 + eta)
+	for range 16 {
+		if (eps-r)+r == eps {
+			break
+		}
+		r = math.Nextafter(r, 0)
+	}
+	return r
+}
+
 // tnbMean returns E[K] of TNB(eta, gamma): for eta = 0 the logarithmic law,
 // (1/gamma - 1)/ln(1/gamma); otherwise eta (1 - gamma)/(gamma (1 - gamma^eta)).
 func tnbMean(eta, gamma float64) float64 {
 	if eta == 0 {
 		return (1/gamma - 1) / math.Log(1/gamma)
 	}
-	return eta * (1 - gamma) / (gamma * (1 - math.Pow(gamma, eta)))
+	return eta * (1 - gamma) / (gamma * -math.Expm1(eta*math.Log(gamma)))
 }
+
+// tnbFirst returns P[K = 1] of TNB(eta, gamma): (1 - gamma)/ln(1/gamma) for
+// eta = 0, eta (1 - gamma)/(gamma^-eta - 1) otherwise (by expm1, without
+// cancellation for a small eta).
+func tnbFirst(eta, gamma float64) float64 {
+	if eta == 0 {
+		return (1 - gamma) / math.Log(1/gamma)
+	}
+	return eta * (1 - gamma) / math.Expm1(-eta*math.Log(gamma))
+}
+
+// minGamma is the smallest gamma of a selection: the law of K then falls
+// by a factor 1 - gamma <= 1 - 1e-6 per step, so its tail is finite in
+// float64 (sampleTNB).
+const minGamma = 1e-6
 
 // tnbGamma solves E[K] = mean for gamma in (0, 1) by bisection on log gamma
 // (E[K] decreases in gamma, from infinity to 1).
 func tnbGamma(eta, mean float64) (float64, error) {
-	lo, hi := -60.0, -1e-9 // log gamma
-	if tnbMean(eta, math.Exp(lo)) < mean {
-		return 0, fmt.Errorf("%w: mean number of runs %v too large for eta = %v", ErrSelect, mean, eta)
+	lo, hi := math.Log(minGamma), -1e-9 // log gamma
+	if tnbMean(eta, minGamma) < mean {
+		return 0, fmt.Errorf("%w: mean number of runs %v too large for eta = %v (at most %.6g, gamma >= %g)", ErrSelect, mean, eta, tnbMean(eta, minGamma), minGamma)
 	}
 	for range 200 {
 		mid := (lo + hi) / 2
@@ -461,12 +493,7 @@ func tnbGamma(eta, mean float64) (float64, error) {
 // proportional to (1 - gamma)^k prod_{l=0}^{k-1} (l + eta)/(l + 1) for
 // eta != 0, and to (1 - gamma)^k / k for eta = 0.
 func tnbPMF(eta, gamma float64, p []float64) {
-	var p1 float64
-	if eta == 0 {
-		p1 = (1 - gamma) / math.Log(1/gamma)
-	} else {
-		p1 = eta * (1 - gamma) / (math.Pow(gamma, -eta) - 1)
-	}
+	p1 := tnbFirst(eta, gamma)
 	for i := range p {
 		if i == 0 {
 			p[0] = p1
@@ -476,19 +503,19 @@ func tnbPMF(eta, gamma float64, p []float64) {
 	}
 }
 
-// sampleTNB draws K from TNB(eta, gamma) by inversion with one uniform:
+// sampleTNB draws K from TNB(eta, gamma), eta in [0, 1] and gamma >= 1e-6,
+// by inversion with one uniform:
 // P[K = k+1]/P[K = k] = (1 - gamma)(k + eta)/(k + 1).
 func sampleTNB(eta, gamma float64, uniform func() float64) int {
 	u := uniform()
-	var p float64
-	if eta == 0 {
-		p = (1 - gamma) / math.Log(1/gamma)
-	} else {
-		p = eta * (1 - gamma) / (math.Pow(gamma, -eta) - 1)
-	}
+	p := tnbFirst(eta, gamma)
 	cum := p
 	k := 1
-	for cum < u && p > 0 && k < 1<<30 {
+	// No cap on k: P[K = k] falls geometrically, by 1 - gamma >= 1 - 1e-6
+	// per step (tnbGamma), so p underflows to 0 within about 7.5e8 steps;
+	// the mass left then (below the smallest float64) and the rounding of
+	// cum are the floating-point sampling the claim leaves out.
+	for cum < u && p > 0 {
 		p *= (1 - gamma) * (float64(k) + eta) / float64(k+1)
 		cum += p
 		k++

@@ -68,7 +68,7 @@ func neighbourRuns(eps, pHigh float64) (q, q2 []float64) {
 // number of runs equal to E[K], exceeds (2 + eta) eps.
 func TestSelectionLawExact(t *testing.T) {
 	const eps = 0.3
-	for _, eta := range []float64{-0.5, 0, 0.5, 1} {
+	for _, eta := range []float64{0, 1e-15, 0.5, 1} {
 		gamma, err := tnbGamma(eta, 40)
 		if err != nil {
 			t.Fatal(err)
@@ -111,14 +111,14 @@ func TestSelectionLawExact(t *testing.T) {
 
 // TestSampleTNB checks the sampler of K against its pmf.
 func TestSampleTNB(t *testing.T) {
-	for _, eta := range []float64{-0.5, 0, 1} {
+	for _, eta := range []float64{0, 1e-15, 1} {
 		gamma, err := tnbGamma(eta, 8)
 		if err != nil {
 			t.Fatal(err)
 		}
 		pk := make([]float64, 10)
 		tnbPMF(eta, gamma, pk)
-		rng := rand.New(rand.NewPCG(1, uint64(10*(eta+1))))
+		rng := rand.New(rand.NewPCG(1, uint64(10*eta)))
 		const n = 200_000
 		counts := make([]float64, len(pk))
 		var sum float64
@@ -250,7 +250,8 @@ func TestSelectErrors(t *testing.T) {
 		"zero eps":        second(Select(ctx, cands, X, y, Budget{}, SelectOptions{})),
 		"gaussian":        second(Select(ctx, gauss, X, y, Budget{Epsilon: 1}, SelectOptions{})),
 		"eta":             second(Select(ctx, cands, X, y, Budget{Epsilon: 1}, SelectOptions{Eta: 2})),
-		"eta -1":          second(Select(ctx, cands, X, y, Budget{Epsilon: 1}, SelectOptions{Eta: -1})),
+		"negative eta":    second(Select(ctx, cands, X, y, Budget{Epsilon: 1}, SelectOptions{Eta: -0.5})),
+		"mean too large":  second(Select(ctx, cands, X, y, Budget{Epsilon: 1}, SelectOptions{MeanRuns: 1e5})),
 		"mean runs":       second(Select(ctx, cands, X, y, Budget{Epsilon: 1}, SelectOptions{MeanRuns: 0.5})),
 		"no validation":   second(Select(ctx, cands, nil, nil, Budget{Epsilon: 1}, SelectOptions{})),
 		"labels mismatch": second(Select(ctx, cands, X, y[:10], Budget{Epsilon: 1}, SelectOptions{})),
@@ -476,8 +477,16 @@ func TestSelectRobustness(t *testing.T) {
 		}
 	}
 
-	for _, eps := range []float64{0.03, 0.1, 0.7, 1, 3.3} {
-		for _, eta := range []float64{0, 0.3, 1} {
+	rng := rand.New(rand.NewPCG(5, 6))
+	for range 3000 {
+		eps, eta := math.Exp(8*rng.Float64()-6), rng.Float64()
+		r := runBudget(eps, eta)
+		if (eps-r)+r != eps || (2+eta)*r > eps*(1+1e-15) {
+			t.Fatalf("eps %v, eta %v: eps_run %v: parts %v + %v", eps, eta, r, eps-r, r)
+		}
+	}
+	for _, eps := range []float64{0.03, 0.1, 0.7, 0.9675053857934467, 3.3} {
+		for _, eta := range []float64{0, 0.2290654765699549, 0.3, 1} {
 			sel, err := Select(ctx, cands, X, y, Budget{Epsilon: eps}, SelectOptions{Eta: eta, MeanRuns: 3, Noise: perturb.Seeded(1)})
 			if err != nil {
 				t.Fatal(err)
@@ -512,5 +521,38 @@ func TestSelectRobustness(t *testing.T) {
 		if !errors.Is(err, ErrSelect) {
 			t.Errorf("%s: %v, want ErrSelect", name, err)
 		}
+	}
+}
+
+// cancelOnRun cancels its context at its third uniform draw: after K and
+// the first two candidate indices, so during the second run.
+type cancelOnRun struct {
+	perturb.Source
+	draws  int
+	cancel context.CancelFunc
+}
+
+func (c *cancelOnRun) Uniform() float64 {
+	if c.draws++; c.draws == 3 {
+		c.cancel()
+	}
+	return c.Source.Uniform()
+}
+
+func (*cancelOnRun) Kind() string { return "caller's source" }
+
+// TestSelectUsedUpOnError: a selection stopped after its first run (here by
+// a cancelled context) still uses the weights up, unless it is seeded.
+func TestSelectUsedUpOnError(t *testing.T) {
+	X, y := selectData(300, 31)
+	cands := selectCandidates(t, X, y, 1e-2)
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	src := &cancelOnRun{Source: perturb.Seeded(1), cancel: cancel}
+	if _, err := Select(ctx, cands, X, y, Budget{Epsilon: 1}, SelectOptions{Eta: 1, MeanRuns: 1000, Noise: src}); !errors.Is(err, context.Canceled) {
+		t.Fatalf("cancelled selection: %v", err)
+	}
+	if _, _, err := cands[0].Trained.Release(perturb.Gamma, 1, 0, nil); !errors.Is(err, ErrReleased) {
+		t.Errorf("a release after a stopped selection: %v, want ErrReleased", err)
 	}
 }

@@ -296,7 +296,7 @@ func runSweep(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	fs.StringVar(&batches, "batches", "", "comma-separated minibatch sizes >= 1 (default: 1)")
 	fs.StringVar(&averages, "average", "", "comma-separated iterate averaging, false and/or true (default: false)")
 	fs.Float64Var(&sel.ValFrac, "select-val", 0, "private selection: share of each split's training rows held out for validation, in (0, 1) (0: no selection)")
-	fs.Float64Var(&sel.Eta, "select-eta", 1, "private selection: eta in (-1, 1] of the law of the number of runs (cost (2+eta) eps_run; 1 is Liu & Talwar's geometric law, 0 the logarithmic law, below 0 a heavier-tailed law that costs less)")
+	fs.Float64Var(&sel.Eta, "select-eta", 1, "private selection: eta in [0, 1] of the law of the number of runs (cost (2+eta) eps_run; 1 is Liu & Talwar's geometric law, 0 the logarithmic law)")
 	fs.Float64Var(&sel.MeanRuns, "select-runs", 0, "private selection: mean number of runs E[K] (0: 10 per candidate)")
 	if err := parsePaper(fs, &f, args, stderr, sweepHelp); err != nil {
 		if errors.Is(err, flag.ErrHelp) {
