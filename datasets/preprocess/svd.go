@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"math"
 	"math/rand/v2"
+	"reflect"
 
 	"gonum.org/v1/gonum/blas"
 	"gonum.org/v1/gonum/blas/blas64"
@@ -85,7 +86,8 @@ func asSVDOperator(X mat.Matrix) Operator {
 //     below 1e-7 relative; otherwise (a numerically rank-deficient top k)
 //     the randomized method is run instead, whose orthonormal bases are
 //     computed from X itself. It is also run when a finite X's Gram matrix
-//     overflows. The seed, oversample and powerIters do not change the
+//     overflows, or is so small (largest diagonal entry below 2^-900) that
+//     its rounding is no longer relative. The seed, oversample and powerIters do not change the
 //     result of the exact method.
 //   - Otherwise, the randomized range finder of Halko, Martinsson & Tropp
 //     (2011, "Finding structure with randomness", Algorithms 4.4 and 5.1): a
@@ -108,6 +110,9 @@ func asSVDOperator(X mat.Matrix) Operator {
 // split out of every fitted statistic, fit on the training split and use
 // Transform on the test split.
 func FitTruncatedSVD(X mat.Matrix, k, oversample, powerIters int, seed uint64) (*SVDProjection, error) {
+	if X == nil || isNilPointer(X) {
+		return nil, fmt.Errorf("%w: nil matrix", ErrSVD)
+	}
 	op := asSVDOperator(X)
 	n, d := op.Dims()
 	switch {
@@ -358,4 +363,10 @@ func svdAllFinite(m *mat.Dense) bool {
 		}
 	}
 	return true
+}
+
+// isNilPointer reports whether m is a nil pointer in a non-nil interface.
+func isNilPointer(m any) bool {
+	v := reflect.ValueOf(m)
+	return v.Kind() == reflect.Pointer && v.IsNil()
 }

@@ -35,10 +35,26 @@ func useGram(n, d, k, oversample, powerIters int) bool {
 	return d <= n && d <= gramMaxD && d < 4*(powerIters+1)*l
 }
 
+// gramMinScale is the smallest largest diagonal entry of X^T X that the
+// exact method takes: every entry of G above it has relative rounding (it
+// is 2^-900, far above the subnormal range 2^-1022, with room for d terms).
+const gramMinScale = 0x1p-900
+
 // fitGram returns the exact truncated SVD from the Gram matrix g (d x d,
 // row-major, upper triangle used), or nil when lambda_k <= gramMinRatio
 // lambda_1 or the eigen-decomposition fails.
 func fitGram(g []float64, d, k int) *SVDProjection {
+	// Entries of X near 1e-154 and below make products of X^T X subnormal,
+	// where rounding is no longer relative: the guard on the eigenvalues'
+	// ratio does not see that, so such a Gram matrix is left to the
+	// randomized method, which works on X itself.
+	var top float64
+	for i := range d {
+		top = max(top, g[i*d+i])
+	}
+	if !(top >= gramMinScale) {
+		return nil
+	}
 	var eig mat.EigenSym
 	if !eig.Factorize(mat.NewSymDense(d, g), true) {
 		return nil

@@ -602,3 +602,38 @@ func ExampleFitTruncatedSVD() {
 	// singular values [4.2426 2.8284]
 	// projection of (1, 1, 1): [1.0000 1.0000]
 }
+
+// TestTruncatedSVDTiny checks that an X small enough for X^T X to be
+// subnormal (where the exact method's rounding is not relative) is
+// factored as accurately as X itself, and that a nil matrix is an error.
+func TestTruncatedSVDTiny(t *testing.T) {
+	x := spectrumMatrix(300, 20, 10, geometricValues(10, 1, 0.7))
+	ref, err := FitTruncatedSVD(x, 5, 10, 4, 1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, scale := range []float64{1e-158, 1e-160, 1e-162} {
+		y := mat.DenseCopyOf(x)
+		y.Scale(scale, y)
+		p, err := FitTruncatedSVD(y, 5, 10, 4, 1)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for i := range 5 {
+			if rel := math.Abs(p.Values[i]/scale-ref.Values[i]) / ref.Values[i]; rel > 1e-7 {
+				t.Errorf("scale %g: singular value %d = %v, want %v (relative error %.2g)", scale, i, p.Values[i]/scale, ref.Values[i], rel)
+			}
+		}
+		var prod mat.Dense
+		prod.Mul(ref.V.T(), p.V) // |cosines| of the angles between the subspaces
+		for i := range 5 {
+			if math.Abs(math.Abs(prod.At(i, i))-1) > 1e-6 {
+				t.Errorf("scale %g: singular vector %d differs (|cos| %v)", scale, i, math.Abs(prod.At(i, i)))
+			}
+		}
+	}
+	var nilDense *mat.Dense
+	if _, err := FitTruncatedSVD(nilDense, 1, 1, 1, 1); !errors.Is(err, ErrSVD) {
+		t.Errorf("nil matrix: %v, want ErrSVD", err)
+	}
+}
