@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"math"
+	"reflect"
 	"slices"
 
 	"gonum.org/v1/gonum/mat"
@@ -200,7 +201,7 @@ func Select(ctx context.Context, cands []Candidate, Xval mat.Matrix, yval []floa
 		return nil, fmt.Errorf("%w: mean number of runs %v, want in (1, 1e6]", ErrSelect, mean)
 	}
 	nval := len(yval)
-	if Xval == nil || isNilDense(Xval) || nval == 0 {
+	if Xval == nil || isNilMatrix(Xval) || nval == 0 {
 		return nil, fmt.Errorf("%w: no validation rows", ErrSelect)
 	}
 	r, d := Xval.Dims()
@@ -335,8 +336,9 @@ func Select(ctx context.Context, cands []Candidate, Xval mat.Matrix, yval []floa
 type selectRun func(ctx context.Context, src perturb.Source) (*trainer.Model, *perturb.Certificate, error)
 
 // outputRun checks a trained candidate and returns its run: a release of a
-// copy of its weights by output perturbation. It must run while the
-// candidate's state is locked.
+// copy of its weights by output perturbation. The checks read only fields
+// fixed at construction; the run itself reads the weights and must run
+// while the candidate's state is locked.
 func outputRun(c Candidate, epsRun float64, d int) (selectRun, error) {
 	s := c.Trained.s
 	if s.run == nil || s.report == nil {
@@ -404,10 +406,16 @@ func selectedKind(c Candidate) string {
 	return "output perturbation"
 }
 
-// isNilDense reports whether m is a nil *mat.Dense in a non-nil interface.
-func isNilDense(m mat.Matrix) bool {
-	d, ok := m.(*mat.Dense)
-	return ok && d == nil
+// isNilMatrix reports whether m is a nil pointer in a non-nil interface,
+// or a transpose of one.
+func isNilMatrix(m mat.Matrix) bool {
+	if u, ok := m.(mat.Untransposer); ok {
+		if inner := u.Untranspose(); inner == nil || isNilMatrix(inner) {
+			return true
+		}
+	}
+	v := reflect.ValueOf(m)
+	return v.Kind() == reflect.Pointer && v.IsNil()
 }
 
 // selectKey is the total order on the outputs of a run: the score, then the

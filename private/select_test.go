@@ -517,6 +517,8 @@ func TestSelectRobustness(t *testing.T) {
 	for name, err := range map[string]error{
 		"zero Trained":   second(Select(ctx, []Candidate{{Name: "z", Trained: &Trained{}, Mechanism: perturb.Gamma}}, X, y, Budget{Epsilon: 1}, SelectOptions{})),
 		"typed nil Xval": second(Select(ctx, fresh, nilDense, y, Budget{Epsilon: 1}, SelectOptions{})),
+		"nil SymDense":   second(Select(ctx, fresh, (*mat.SymDense)(nil), y, Budget{Epsilon: 1}, SelectOptions{})),
+		"nil transpose":  second(Select(ctx, fresh, mat.Transpose{Matrix: nilDense}, y, Budget{Epsilon: 1}, SelectOptions{})),
 	} {
 		if !errors.Is(err, ErrSelect) {
 			t.Errorf("%s: %v, want ErrSelect", name, err)

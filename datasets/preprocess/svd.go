@@ -101,7 +101,9 @@ func asSVDOperator(X mat.Matrix) Operator {
 //     oversample (5 to 10 is usual) and powerIters (1 to 4 for a slowly
 //     decaying spectrum).
 //
-// The result depends only on X and the arguments. Each column of V is signed
+// The result depends only on X (its values and how it is given: a *mat.Dense
+// and another view of the same values may differ in the last bits) and the
+// arguments. Each column of V is signed
 // so that its entry of largest magnitude is positive.
 //
 // Protocol note: the stability-privacy paper fits its SVD on all the data
