@@ -558,3 +558,57 @@ func TestSelectUsedUpOnError(t *testing.T) {
 		t.Errorf("a release after a stopped selection: %v, want ErrReleased", err)
 	}
 }
+
+// TestSelectNeighbourObjective runs Select over training-time candidates
+// on two training parts of two rows that differ in one row (a flipped
+// label) and compares the laws of the chosen candidate: each ratio stays
+// within e^eps, up to four standard errors (a false rejection probability
+// below 1e-4 per comparison under the claim). The negative control runs
+// the same selection at eps = 40 and checks that the comparison against
+// e^1 then fails: the neighbours do move the choice.
+func TestSelectNeighbourObjective(t *testing.T) {
+	// The first row decides the sign of the first weight; the neighbour
+	// flips its label, which flips which candidate scores well.
+	X := mat.NewDense(2, 2, []float64{0.9, 0.3, 0, 0.3})
+	y := []float64{1, 1}
+	y2 := []float64{-1, 1}
+	Xv, yv := selectData(40, 42)
+	Xv = mat.DenseCopyOf(Xv.Slice(0, 40, 0, 2))
+	intoBall(Xv)
+	const n = 1000
+	freq := func(labels []float64, eps, lambda float64, seed uint64) float64 {
+		cands := []Candidate{objectiveCandidate(X, labels, lambda, false), objectiveCandidate(X, labels, lambda, true)}
+		var c float64
+		for s := range n {
+			sel, err := Select(context.Background(), cands, Xv, yv, Budget{Epsilon: eps},
+				SelectOptions{Eta: 1, MeanRuns: 20, Noise: perturb.Seeded(seed + uint64(s))})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if sel.Index == 0 {
+				c++
+			}
+		}
+		return c / n
+	}
+	within := func(p, p2, eps float64) bool {
+		for _, pr := range [][2]float64{{p, p2}, {1 - p, 1 - p2}} {
+			se := math.Sqrt(pr[0]*(1-pr[0])/n) + math.Sqrt(pr[1]*(1-pr[1])/n)
+			if pr[0] > math.Exp(eps)*(pr[1]+4*se) || pr[1] > math.Exp(eps)*(pr[0]+4*se) {
+				return false
+			}
+		}
+		return true
+	}
+	// lambda 1 clears the floor at eps_run = 1/3 with n = 2; the control
+	// runs a smaller lambda, which clears it at eps_run = 40/3.
+	p, p2 := freq(y, 1, 1, 0), freq(y2, 1, 1, 1<<32)
+	if !within(p, p2, 1) {
+		t.Errorf("eps = 1: P[candidate 0] %v vs %v on neighbours: ratio above e^1", p, p2)
+	}
+	q, q2 := freq(y, 40, 0.01, 0), freq(y2, 40, 0.01, 1<<32)
+	if within(q, q2, 1) {
+		t.Errorf("negative control, eps = 40: P[candidate 0] %v vs %v passes the e^1 test: it has no teeth", q, q2)
+	}
+	t.Logf("P[candidate 0]: eps 1: %.3f vs %.3f; eps 40: %.3f vs %.3f", p, p2, q, q2)
+}
