@@ -130,7 +130,7 @@ func (c *checked) sgd(e *Route, strong bool, limit float64, cond string) Route {
 	// With a tolerance the pass records are statistics of the data (it
 	// chose when to stop) and the route does not apply: no nominal value
 	// is computed from them, so that a report does not publish them.
-	if r.Tolerance == 0 && len(r.PassMaxStep) >= 1 && len(r.PassMaxStep) == len(r.PassMaxStep) {
+	if r.Tolerance == 0 && len(r.PassMaxStep) >= 1 && (r.PassMinStep == nil || len(r.PassMinStep) == len(r.PassMaxStep)) {
 		last, mean := c.recursion(strong)
 		if r.Average {
 			e.Nominal = (1 + RoundingSlack) * unit * mean
