@@ -154,20 +154,6 @@ func collect(rows []Result, keep func(Result) bool, value func(Result) float64) 
 	return collectBy(rows, func(r Result) float64 { return r.Lambda }, keep, value)
 }
 
-// best returns the point of c with the largest mean.
-func (c curve) best() (float64, Stat) {
-	bi := -1
-	for i, s := range c.stats {
-		if bi < 0 || s.Mean > c.stats[bi].Mean {
-			bi = i
-		}
-	}
-	if bi < 0 {
-		return math.NaN(), Stat{Mean: math.NaN(), Std: math.NaN()}
-	}
-	return c.lambdas[bi], c.stats[bi]
-}
-
 // epsilonCurve returns the private accuracy per lambda at eps of the
 // mechanism's releases of the lambda family (every knob at its baseline).
 func epsilonCurve(rows []Result, mech string, eps float64) curve {

@@ -351,22 +351,6 @@ func (v view) grad(g, w []float64) float64 {
 	return val + p.reg/2*ww
 }
 
-// value returns J(w).
-func (v view) value(w []float64) float64 {
-	p := v.p
-	z := make([]float64, p.k)
-	var val float64
-	v.rows(func(_ int, x []float64, y float64) {
-		p.marginOf(z, w, x)
-		val += p.rowValue(z, x, y)
-	})
-	var ww float64
-	for _, wi := range w {
-		ww += wi * wi
-	}
-	return val + p.reg/2*ww
-}
-
 // hessian returns sum over the rows of S_i kron x_i x_i^T plus reg I, where
 // S_i (K x K, row-major) is given by weight(i, x, y, S_i) for each row.
 func (v view) hessian(weight func(i int, x []float64, y float64, s []float64)) *mat.SymDense {

@@ -120,11 +120,6 @@ func ParseMechanism(name string) (Mechanism, error) {
 	return n.Name(), nil
 }
 
-func (m Mechanism) validate() error {
-	_, err := Lookup(m)
-	return err
-}
-
 // Pure reports whether the mechanism is pure eps-DP (delta must be 0); false
 // for an unknown mechanism.
 func (m Mechanism) Pure() bool {

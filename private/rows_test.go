@@ -48,7 +48,7 @@ func TestTrainingRowsReproduceFit(t *testing.T) {
 			opts.Trainer.Reg = regularizers.ElasticNet{Lambda: 0.05}
 			opts.Trainer.Passes = 4
 			opts.Trainer.Clip = 0
-			if c.schema.Classes != nil && len(c.schema.Classes) == 2 {
+			if len(c.schema.Classes) == 2 {
 				opts.Trainer.Clip = 0.3
 			}
 			r, err := Fit(context.Background(), c.tab, c.schema, c.budget, opts)

@@ -30,10 +30,6 @@ const (
 // ErrVerify is wrapped by every inconsistency Verify finds.
 var ErrVerify = fmt.Errorf("%w: certificate does not verify", ErrModelFile)
 
-// relTol is the relative tolerance of Verify's numeric comparisons that
-// come with a message of their own; the final comparison is exact.
-const relTol = 1e-12
-
 // Verify checks a model file's claim from what it publishes, the way a
 // third party would. From the published inputs of the release (the run
 // constants, the mechanism, eps and delta, the noise source, the schema and
@@ -348,9 +344,4 @@ func abbreviate(s string) string {
 		return s[:117] + "..."
 	}
 	return s
-}
-
-// near reports whether a and b agree to relTol.
-func near(a, b float64) bool {
-	return a == b || math.Abs(a-b) <= relTol*math.Max(math.Abs(a), math.Abs(b))
 }

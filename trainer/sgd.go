@@ -10,7 +10,6 @@ import (
 
 	"github.com/stabpriv/stabpriv/internal/check"
 	"github.com/stabpriv/stabpriv/internal/kernel"
-	"github.com/stabpriv/stabpriv/regularizers"
 )
 
 // This file holds the parts of SGD that both engines share, so that a seeded
@@ -252,11 +251,4 @@ func (p *problem) objectiveRows(lo, hi int, w, grad, z, gz []float64) (f float64
 		}
 	}
 	return f
-}
-
-// proxStep applies the L1 prox of the step and the projection: the part of a
-// step after the gradient move, shared by the engines.
-func proxStep(w []float64, reg regularizers.ElasticNet, eta, radius float64) {
-	reg.Prox(w, eta)
-	project(w, radius)
 }
