@@ -149,6 +149,9 @@ func (o *objective) hessian(w []float64) *mat.SymDense {
 		// product of length n (gonum's Dgemm on X^T times X runs an axpy of
 		// length d per row instead).
 		o.transpose()
+		if o.st == nil {
+			o.st = make([]float64, d*n)
+		}
 		for j := range d {
 			floats.MulTo(o.st[j*n:(j+1)*n], o.hz[:n], o.xt[j*n:(j+1)*n])
 		}
@@ -298,13 +301,13 @@ func (o *objective) newtonDirection(dir, g []float64, chol *mat.Cholesky, fresh 
 // cgScratch holds the vectors of newtonDirection's conjugate gradients.
 type cgScratch struct{ r, z, d, q []float64 }
 
-// transpose makes o.xt = X^T (d x n) and the scratch o.st, once.
+// transpose makes o.xt = X^T (d x n), once.
 func (o *objective) transpose() {
 	if o.xt != nil {
 		return
 	}
 	n, d := o.n, o.d
-	o.xt, o.st = make([]float64, d*n), make([]float64, d*n)
+	o.xt = make([]float64, d*n)
 	for i := range n {
 		blas64.Copy(blas64.Vector{N: d, Inc: 1, Data: o.X.RawRowView(i)}, blas64.Vector{N: d, Inc: n, Data: o.xt[i:]})
 	}

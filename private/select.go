@@ -190,8 +190,8 @@ func Select(ctx context.Context, cands []Candidate, Xval mat.Matrix, yval []floa
 		return nil, fmt.Errorf("%w: budget (%v, %v), want eps > 0 finite and delta = 0 (the selection's accounting is for pure runs)", ErrSelect, budget.Epsilon, budget.Delta)
 	}
 	eta := opts.Eta
-	if !(eta >= 0 && eta <= 1) {
-		return nil, fmt.Errorf("%w: eta = %v, want in [0, 1]", ErrSelect, eta)
+	if !(eta == 0 || eta >= minEta && eta <= 1) {
+		return nil, fmt.Errorf("%w: eta = %v, want 0 or in [%g, 1] (a smaller eta is the law of eta = 0 up to rounding, and below about 1e-300 its constants lose their precision)", ErrSelect, eta, minEta)
 	}
 	mean := opts.MeanRuns
 	if mean == 0 {
@@ -274,25 +274,25 @@ func Select(ctx context.Context, cands []Candidate, Xval mat.Matrix, yval []floa
 		}
 	}
 
-	// From the first run on, the weights are used up, whatever happens
-	// next (an error or a cancelled ctx included); only a seeded
-	// simulation leaves them.
-	if !seeded {
-		defer func() {
-			for _, s := range states {
-				if s.model != nil {
-					clear(s.model.W)
-					s.model = nil
-				}
-			}
-		}()
-	}
 	k := sampleTNB(eta, gamma, src.Uniform)
 	var best *Selection
 	var bestKey selectKey
 	for run := 0; run < k; run++ {
 		if err := ctx.Err(); err != nil {
 			return nil, err
+		}
+		if run == 0 && !seeded {
+			// From the first run on, the weights are used up, whatever
+			// happens next (an error or a cancelled ctx included); only a
+			// seeded simulation leaves them.
+			defer func() {
+				for _, s := range states {
+					if s.model != nil {
+						clear(s.model.W)
+						s.model = nil
+					}
+				}
+			}()
 		}
 		ci := min(int(src.Uniform()*float64(len(cands))), len(cands)-1)
 		m, cert, err := runs[ci](ctx, src)
@@ -310,7 +310,7 @@ func Select(ctx context.Context, cands []Candidate, Xval mat.Matrix, yval []floa
 		}
 	}
 	cert := best.Certificate
-	selectEps := budget.Epsilon - epsRun // at least (1 + eta) eps_run; the parts add up to eps (runBudget)
+	selectEps := budget.Epsilon - epsRun // (1 + eta) eps_run up to an ulp; the parts add up to eps (runBudget)
 	cert.Epsilon = budget.Epsilon
 	cert.Ledger = []perturb.Charge{
 		{Step: SelectStep, Mechanism: perturb.Laplace, Epsilon: selectEps},
@@ -350,8 +350,12 @@ func outputRun(c Candidate, epsRun float64, d int) (selectRun, error) {
 	if objpert.Handles(c.Mechanism) {
 		return nil, fmt.Errorf("the training-time mechanism %q needs training rows, not trained weights", c.Mechanism)
 	}
-	if _, err := c.Trained.Sensitivity(); err != nil {
+	sens, err := c.Trained.Sensitivity()
+	if err != nil {
 		return nil, err
+	}
+	if _, err := perturb.Calibrate(c.Mechanism, epsRun, 0, sens, s.run.K*s.run.D); err != nil {
+		return nil, fmt.Errorf("at eps_run = %g: %w", epsRun, err)
 	}
 	return func(_ context.Context, src perturb.Source) (*trainer.Model, *perturb.Certificate, error) {
 		cp := *s.model
@@ -443,7 +447,8 @@ func (a selectKey) less(b selectKey) bool {
 
 // runBudget returns eps_run = eps/(2 + eta), lowered by at most a few ulps
 // so that (eps - eps_run) + eps_run == eps in float64: the ledger's two
-// parts then add up to eps exactly, and (2 + eta) eps_run stays at most eps.
+// parts then add up to eps exactly, and (2 + eta) eps_run exceeds eps by at
+// most the rounding of the division (about one ulp).
 func runBudget(eps, eta float64) float64 {
 	r := eps / (2 + eta)
 	for range 16 {
@@ -459,7 +464,7 @@ func runBudget(eps, eta float64) float64 {
 // (1/gamma - 1)/ln(1/gamma); otherwise eta (1 - gamma)/(gamma (1 - gamma^eta)).
 func tnbMean(eta, gamma float64) float64 {
 	if eta == 0 {
-		return (1/gamma - 1) / math.Log(1/gamma)
+		return (1/gamma - 1) / -math.Log(gamma)
 	}
 	return eta * (1 - gamma) / (gamma * -math.Expm1(eta*math.Log(gamma)))
 }
@@ -469,10 +474,13 @@ func tnbMean(eta, gamma float64) float64 {
 // cancellation for a small eta).
 func tnbFirst(eta, gamma float64) float64 {
 	if eta == 0 {
-		return (1 - gamma) / math.Log(1/gamma)
+		return (1 - gamma) / -math.Log(gamma)
 	}
 	return eta * (1 - gamma) / math.Expm1(-eta*math.Log(gamma))
 }
+
+// minEta is the smallest positive eta of a selection.
+const minEta = 1e-9
 
 // minGamma is the smallest gamma of a selection: the law of K then falls
 // by a factor 1 - gamma <= 1 - 1e-6 per step, so its tail is finite in
@@ -515,18 +523,24 @@ func tnbPMF(eta, gamma float64, p []float64) {
 // by inversion with one uniform:
 // P[K = k+1]/P[K = k] = (1 - gamma)(k + eta)/(k + 1).
 func sampleTNB(eta, gamma float64, uniform func() float64) int {
-	u := uniform()
-	p := tnbFirst(eta, gamma)
-	cum := p
-	k := 1
-	// No cap on k: P[K = k] falls geometrically, by 1 - gamma >= 1 - 1e-6
-	// per step (tnbGamma), so p underflows to 0 within about 7.5e8 steps;
-	// the mass left then (below the smallest float64) and the rounding of
-	// cum are the floating-point sampling the claim leaves out.
-	for cum < u && p > 0 {
-		p *= (1 - gamma) * (float64(k) + eta) / float64(k+1)
-		cum += p
-		k++
+	p1 := tnbFirst(eta, gamma)
+	for {
+		u := uniform()
+		p, cum, k := p1, p1, 1
+		// P[K = k] falls geometrically, by at least 1 - gamma <= 1 - 1e-6
+		// per step (tnbGamma), so within about 37/gamma steps p is below
+		// the rounding of cum and cum stops growing. A u above that final
+		// sum (a probability of at most about 1e-10) is drawn again: the
+		// law sampled is TNB(eta, gamma) without the tail that float64
+		// cannot accumulate, the floating-point sampling the claim leaves
+		// out. Nothing is put on a cap.
+		for cum < u && cum+p != cum {
+			p *= (1 - gamma) * (float64(k) + eta) / float64(k+1)
+			cum += p
+			k++
+		}
+		if cum >= u {
+			return k
+		}
 	}
-	return k
 }

@@ -68,7 +68,7 @@ func neighbourRuns(eps, pHigh float64) (q, q2 []float64) {
 // number of runs equal to E[K], exceeds (2 + eta) eps.
 func TestSelectionLawExact(t *testing.T) {
 	const eps = 0.3
-	for _, eta := range []float64{0, 1e-15, 0.5, 1} {
+	for _, eta := range []float64{0, 1e-9, 0.5, 1} {
 		gamma, err := tnbGamma(eta, 40)
 		if err != nil {
 			t.Fatal(err)
@@ -111,7 +111,7 @@ func TestSelectionLawExact(t *testing.T) {
 
 // TestSampleTNB checks the sampler of K against its pmf.
 func TestSampleTNB(t *testing.T) {
-	for _, eta := range []float64{0, 1e-15, 1} {
+	for _, eta := range []float64{0, 1e-9, 1} {
 		gamma, err := tnbGamma(eta, 8)
 		if err != nil {
 			t.Fatal(err)
@@ -611,4 +611,52 @@ func TestSelectNeighbourObjective(t *testing.T) {
 		t.Errorf("negative control, eps = 40: P[candidate 0] %v vs %v passes the e^1 test: it has no teeth", q, q2)
 	}
 	t.Logf("P[candidate 0]: eps 1: %.3f vs %.3f; eps 40: %.3f vs %.3f", p, p2, q, q2)
+}
+
+// TestSampleTNBSaturated draws K with the largest uniform float64 returns
+// first: the inversion's sum saturates below it, the draw is repeated, and
+// the sampler returns (it looped forever when it waited for p to reach 0).
+func TestSampleTNBSaturated(t *testing.T) {
+	for _, c := range []struct{ eta, mean float64 }{{0, 100}, {1, 100}, {1, 1e6}, {0.3, 1000}, {0, 2}} {
+		gamma, err := tnbGamma(c.eta, c.mean)
+		if err != nil {
+			t.Fatal(err)
+		}
+		draws := []float64{1 - 0x1p-53, 0.5}
+		i := 0
+		uniform := func() float64 { u := draws[min(i, len(draws)-1)]; i++; return u }
+		done := make(chan int, 1)
+		go func() { done <- sampleTNB(c.eta, gamma, uniform) }()
+		select {
+		case k := <-done:
+			if k < 1 {
+				t.Errorf("eta %v, mean %v: K = %d", c.eta, c.mean, k)
+			}
+		case <-time.After(20 * time.Second):
+			t.Fatalf("eta %v, mean %v: the sampler did not return", c.eta, c.mean)
+		}
+	}
+}
+
+// TestSelectKeepsWeightsWithoutRun: a selection refused before its first
+// run (a cancelled ctx, an eps the mechanism cannot calibrate) leaves the
+// weights, which a later release may still use; a positive eta below
+// minEta is refused.
+func TestSelectKeepsWeightsWithoutRun(t *testing.T) {
+	X, y := selectData(200, 51)
+	cands := selectCandidates(t, X, y, 1e-2)
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	if _, err := Select(ctx, cands, X, y, Budget{Epsilon: 1}, SelectOptions{}); !errors.Is(err, context.Canceled) {
+		t.Fatalf("cancelled before the first run: %v", err)
+	}
+	if _, err := Select(context.Background(), cands, X, y, Budget{Epsilon: 1e-310}, SelectOptions{}); !errors.Is(err, ErrSelect) {
+		t.Errorf("eps 1e-310: %v, want ErrSelect before any run", err)
+	}
+	if _, err := Select(context.Background(), cands, X, y, Budget{Epsilon: 1}, SelectOptions{Eta: 1e-320}); !errors.Is(err, ErrSelect) {
+		t.Errorf("eta 1e-320: %v, want ErrSelect", err)
+	}
+	if _, _, err := cands[0].Trained.Release(perturb.Gamma, 1, 0, nil); err != nil {
+		t.Errorf("the weights were used up by selections that never ran: %v", err)
+	}
 }

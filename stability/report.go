@@ -178,7 +178,7 @@ func checkRun(run *trainer.Run) (*checked, error) {
 	// The step records are constants of the run (the schedule fixes them);
 	// the analysis never reads the statistics of the data (Run.Stats).
 	if done := len(run.PassMaxStep); done > run.Passes && run.Passes > 0 || run.PassMinStep != nil && len(run.PassMinStep) != done {
-		return nil, invalid("%d passes asked for, but %d max and %d min steps recorded", run.Passes, done, len(run.PassMaxStep))
+		return nil, invalid("%d passes asked for, but %d max and %d min steps recorded", run.Passes, done, len(run.PassMinStep))
 	}
 	for j := range run.PassMaxStep {
 		hi := run.PassMaxStep[j]
