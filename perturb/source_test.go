@@ -149,3 +149,26 @@ func TestSampleGammaSmallShape(t *testing.T) {
 		t.Errorf("SampleGamma(shape -1) = %v, want NaN", v)
 	}
 }
+
+// claimsSecure is a caller's source whose Kind says it is the secure one.
+type claimsSecure struct{ Source }
+
+func (claimsSecure) Kind() string { return SourceSecure }
+
+// TestSourceName: certificates name this package's sources by their type,
+// and any other source as custom, whatever its Kind says (a caller's source
+// cannot make a release private by naming itself secure).
+func TestSourceName(t *testing.T) {
+	for _, c := range []struct {
+		src  Source
+		want string
+	}{
+		{Secure(), SourceSecure},
+		{Seeded(1), SourceSeeded},
+		{claimsSecure{Seeded(1)}, "custom: " + SourceSecure},
+	} {
+		if got := SourceName(c.src); got != c.want {
+			t.Errorf("SourceName(%T) = %q, want %q", c.src, got, c.want)
+		}
+	}
+}
