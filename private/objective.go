@@ -216,15 +216,7 @@ func verifyObjective(r *Released) (Verdict, string, error) {
 	c := r.Certificate
 	var errs []error
 	bad := func(format string, args ...any) { errs = append(errs, fmt.Errorf(format, args...)) }
-	if c.Version != perturb.CertificateVersion {
-		bad("certificate version %q, want %q", c.Version, perturb.CertificateVersion)
-	}
-	if h := perturb.WeightsSHA256(r.Model.W); h != c.WeightsSHA256 {
-		bad("the weights' SHA-256 is %s, the certificate binds %s: the weights were altered", h, c.WeightsSHA256)
-	}
-	if c.Source != perturb.SourceSecure && c.Source != perturb.SourceSeeded {
-		bad("noise source %q, want %q or %q", c.Source, perturb.SourceSecure, perturb.SourceSeeded)
-	}
+	checkHeader(r, bad)
 	if r.Partitions != nil {
 		bad("a partitioned fit with %s: partitioned training releases by output perturbation only", c.Mechanism)
 	}

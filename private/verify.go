@@ -65,15 +65,7 @@ func Verify(r *Released) (Verdict, string, error) {
 	}
 	var errs []error
 	bad := func(format string, args ...any) { errs = append(errs, fmt.Errorf(format, args...)) }
-	if c.Version != perturb.CertificateVersion {
-		bad("certificate version %q, want %q", c.Version, perturb.CertificateVersion)
-	}
-	if h := perturb.WeightsSHA256(r.Model.W); h != c.WeightsSHA256 {
-		bad("the weights' SHA-256 is %s, the certificate binds %s: the weights were altered", h, c.WeightsSHA256)
-	}
-	if c.Source != perturb.SourceSecure && c.Source != perturb.SourceSeeded {
-		bad("noise source %q, want %q or %q", c.Source, perturb.SourceSecure, perturb.SourceSeeded)
-	}
+	checkHeader(r, bad)
 	if c.Run == nil {
 		bad("the certificate has no run record")
 		return 0, "", fmt.Errorf("%w: %w", ErrVerify, errors.Join(errs...))
@@ -344,4 +336,20 @@ func abbreviate(s string) string {
 		return s[:117] + "..."
 	}
 	return s
+}
+
+// checkHeader checks what every certificate shares, whatever its
+// mechanism: the format version, the weights' hash and a known noise
+// source; bad collects the inconsistencies.
+func checkHeader(r *Released, bad func(format string, args ...any)) {
+	c := r.Certificate
+	if c.Version != perturb.CertificateVersion {
+		bad("certificate version %q, want %q", c.Version, perturb.CertificateVersion)
+	}
+	if h := perturb.WeightsSHA256(r.Model.W); h != c.WeightsSHA256 {
+		bad("the weights' SHA-256 is %s, the certificate binds %s: the weights were altered", h, c.WeightsSHA256)
+	}
+	if c.Source != perturb.SourceSecure && c.Source != perturb.SourceSeeded {
+		bad("noise source %q, want %q or %q", c.Source, perturb.SourceSecure, perturb.SourceSeeded)
+	}
 }
