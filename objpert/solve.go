@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"math"
+	"sync"
 
 	"gonum.org/v1/gonum/blas"
 	"gonum.org/v1/gonum/blas/blas64"
@@ -50,6 +51,11 @@ type objective struct {
 	xt, st []float64
 	zi     []float64
 	gi     []float64
+	// marginsAt is the w of the margins in z (K = 1: eval1 and curvature
+	// share them)
+	marginsAt []float64
+	// partAcc holds rowPass's per-part sums
+	partAcc []float64
 }
 
 func newObjective(X *mat.Dense, y []float64, loss losses.Loss, k int, lambda float64, b []float64) *objective {
@@ -58,14 +64,28 @@ func newObjective(X *mat.Dense, y []float64, loss losses.Loss, k int, lambda flo
 		z: mat.NewDense(n, k, nil), g: mat.NewDense(n, k, nil), zi: make([]float64, k), gi: make([]float64, k)}
 }
 
-// margins sets o.z = X W^T.
+// margins sets o.z = X W^T (for K = 1, the matrix-vector product X w),
+// and records w in o.marginsAt.
 func (o *objective) margins(w []float64) {
+	o.marginsAt = append(o.marginsAt[:0], w...)
+	if o.k == 1 {
+		blas64.Gemv(blas.NoTrans, 1, o.X.RawMatrix(), blas64.Vector{N: o.d, Inc: 1, Data: w}, 0, o.zv())
+		return
+	}
 	W := mat.NewDense(o.k, o.d, w)
 	o.z.Mul(o.X, W.T())
 }
 
+// zv returns o.z as a vector (K = 1: n x 1, contiguous).
+func (o *objective) zv() blas64.Vector {
+	return blas64.Vector{N: o.n, Inc: 1, Data: o.z.RawMatrix().Data}
+}
+
 // eval returns F(w) and, if grad is not nil, writes grad F(w) into it.
 func (o *objective) eval(w, grad []float64) float64 {
+	if o.k == 1 {
+		return o.eval1(w, grad)
+	}
 	o.margins(w)
 	var sum float64
 	for i := range o.n {
@@ -77,14 +97,139 @@ func (o *objective) eval(w, grad []float64) float64 {
 			sum += o.loss.Value(o.zi, o.y[i])
 		}
 	}
+	if grad != nil {
+		G := mat.NewDense(o.k, o.d, grad)
+		G.Mul(o.g.T(), o.X)
+	}
+	return o.finish(w, grad, sum)
+}
+
+// eval1 is eval for K = 1, in one pass over the rows: the margin, the
+// loss and its derivative per row, and the gradient's data part sum_i
+// l'(z_i) x_i (rowPass). Without grad, the margins and the losses only.
+func (o *objective) eval1(w, grad []float64) float64 {
+	z := o.z.RawMatrix().Data
+	if grad == nil {
+		o.margins(w)
+		zi := o.zi[:1]
+		var sum float64
+		for i, y := range o.y {
+			zi[0] = z[i]
+			sum += o.loss.Value(zi, y)
+		}
+		return o.finish(w, nil, sum)
+	}
+	// Each part's scratch on its own cache line.
+	var zs, gs [rowParts][8]float64
+	sum := o.rowPass(grad, w, func(part, i int, s float64) (float64, float64) {
+		z[i] = s
+		zi, gi := zs[part][:1], gs[part][:1]
+		zi[0] = s
+		v := o.loss.Grad(gi, zi, o.y[i])
+		return gi[0], v
+	})
+	o.marginsAt = append(o.marginsAt[:0], w...)
+	return o.finish(w, grad, sum)
+}
+
+// rowParts is the number of row parts of rowPass, and minPartRows the
+// number of rows from which it runs them on goroutines.
+const (
+	rowParts    = 2
+	minPartRows = 16384
+)
+
+// rowPass sets acc to sum_i c_i x_i over the rows x_i of X and returns
+// sum_i v_i, with (c_i, v_i) = f(part, i, <v, x_i>): one pass over X,
+// where a product X v and then X^T c read it twice. From minPartRows rows
+// on, the rows are cut into rowParts fixed parts of consecutive rows
+// (boundaries a function of n alone), each on its own goroutine; f is
+// called for the rows of a part in order, with the part's index, and must
+// be safe for concurrent calls on different parts. Within a part the rows
+// go four at a time (each dot product and each addition in the order of a
+// loop over one row), and the parts' sums are added in part order: the
+// bits depend on the rows and n, not on the scheduling or GOMAXPROCS.
+func (o *objective) rowPass(acc, v []float64, f func(part, i int, s float64) (float64, float64)) float64 {
+	parts := 1
+	if o.n >= minPartRows {
+		parts = rowParts
+	}
+	stride := partStride(o.d)
+	if len(o.partAcc) < parts*stride {
+		o.partAcc = make([]float64, rowParts*stride)
+	}
+	var sums [rowParts]float64
+	var wg sync.WaitGroup
+	for p := range parts {
+		lo, hi := p*o.n/parts&^3, (p+1)*o.n/parts&^3
+		if p == parts-1 {
+			hi = o.n
+		}
+		pa := o.partAcc[p*stride : p*stride+o.d]
+		if p == parts-1 {
+			sums[p] = o.rowRange(pa, v, p, lo, hi, f)
+			continue
+		}
+		wg.Go(func() { sums[p] = o.rowRange(pa, v, p, lo, hi, f) })
+	}
+	wg.Wait()
+	copy(acc, o.partAcc[:o.d])
+	sum := sums[0]
+	for p := 1; p < parts; p++ {
+		floats.Add(acc, o.partAcc[p*stride:p*stride+o.d])
+		sum += sums[p]
+	}
+	return sum
+}
+
+// partStride is the distance between two parts' sums of length d in
+// rowPass's scratch, whole cache lines apart so that the goroutines do not
+// write to a shared line.
+func partStride(d int) int { return (d + 15) &^ 7 }
+
+// rowRange is rowPass over the rows lo..hi-1 into acc.
+func (o *objective) rowRange(acc, v []float64, part, lo, hi int, f func(part, i int, s float64) (float64, float64)) float64 {
+	clear(acc)
+	x := o.X.RawMatrix()
+	d := o.d
+	row := func(i int) []float64 { return x.Data[i*x.Stride : i*x.Stride+d] }
+	var sum float64
+	i := lo
+	for ; i+4 <= hi; i += 4 {
+		r0, r1, r2, r3 := row(i), row(i+1), row(i+2), row(i+3)
+		s := kernel.SeqDots4(v, r0, r1, r2, r3)
+		var c [4]float64
+		for r := range 4 {
+			var val float64
+			c[r], val = f(part, i+r, s[r])
+			sum += val
+		}
+		kernel.AddRows4(acc, c, r0, r1, r2, r3)
+	}
+	for ; i < hi; i++ {
+		r := row(i)
+		var s float64
+		for j, vj := range v {
+			s += vj * r[j]
+		}
+		c, val := f(part, i, s)
+		sum += val
+		for j, xj := range r {
+			acc[j] += c * xj
+		}
+	}
+	return sum
+}
+
+// finish returns F(w) from the sum of the losses, and completes grad (the
+// data part's sum already in it): the mean, the ridge and the linear term.
+func (o *objective) finish(w, grad []float64, sum float64) float64 {
 	nf := float64(o.n)
 	f := sum/nf + o.lambda/2*floats.Dot(w, w)
 	if o.b != nil {
 		f += floats.Dot(o.b, w) / nf
 	}
 	if grad != nil {
-		G := mat.NewDense(o.k, o.d, grad)
-		G.Mul(o.g.T(), o.X)
 		floats.Scale(1/nf, grad)
 		floats.AddScaled(grad, o.lambda, w)
 		if o.b != nil {
@@ -218,7 +363,9 @@ const hessianRows = 256
 // curvature stores the margin Hessians of the rows at w (o.hz) for
 // hessVec.
 func (o *objective) curvature(w []float64) {
-	o.margins(w)
+	if !floats.Same(o.marginsAt, w) {
+		o.margins(w)
+	}
 	kk := o.k * o.k
 	if len(o.hz) != o.n*kk {
 		o.hz = make([]float64, o.n*kk)
@@ -235,6 +382,13 @@ func (o *objective) curvature(w []float64) {
 // X, plus lambda v. It costs two products of n x d and d x k matrices.
 func (o *objective) hessVec(dst, v []float64) {
 	k := o.k
+	if k == 1 {
+		h := o.hz[:o.n]
+		o.rowPass(dst, v, func(_, i int, s float64) (float64, float64) { return h[i] * s, 0 })
+		floats.Scale(1/float64(o.n), dst)
+		floats.AddScaled(dst, o.lambda, v)
+		return
+	}
 	o.u.Mul(o.X, mat.NewDense(k, o.d, v).T())
 	kk := k * k
 	for i := range o.n {
@@ -301,39 +455,63 @@ func (o *objective) newtonDirection(dir, g []float64, chol *mat.Cholesky, fresh 
 // cgScratch holds the vectors of newtonDirection's conjugate gradients.
 type cgScratch struct{ r, z, d, q []float64 }
 
-// transpose makes o.xt = X^T (d x n), once.
+// transpose makes o.xt = X^T (d x n), once: from minPartRows rows on, the
+// rows in two halves on two goroutines (a copy: the bits do not depend on
+// the split).
 func (o *objective) transpose() {
 	if o.xt != nil {
 		return
 	}
 	n, d := o.n, o.d
 	o.xt = make([]float64, d*n)
-	for i := range n {
-		blas64.Copy(blas64.Vector{N: d, Inc: 1, Data: o.X.RawRowView(i)}, blas64.Vector{N: d, Inc: n, Data: o.xt[i:]})
+	copyRows := func(lo, hi int) {
+		for i := lo; i < hi; i++ {
+			blas64.Copy(blas64.Vector{N: d, Inc: 1, Data: o.X.RawRowView(i)}, blas64.Vector{N: d, Inc: n, Data: o.xt[i:]})
+		}
 	}
+	o.split(n, func(part, parts int) { copyRows(part*n/parts, (part+1)*n/parts) })
+}
+
+// split runs f(part, parts) for part = 0..parts-1, on goroutines when rows
+// >= minPartRows (parts = rowParts) and inline otherwise (parts = 1).
+func (o *objective) split(rows int, f func(part, parts int)) {
+	if rows < minPartRows {
+		f(0, 1)
+		return
+	}
+	var wg sync.WaitGroup
+	for p := 1; p < rowParts; p++ {
+		wg.Go(func() { f(p, rowParts) })
+	}
+	f(0, rowParts)
+	wg.Wait()
 }
 
 // upperGram sets the upper triangle of the d x d matrix in dst (row
 // stride stride) to scale S X: entry (j, m), m >= j, is scale <s_j, x_m>,
 // with s_j and x_m the rows j and m of the d x n matrices s and o.xt. Four
 // entries of a row at a time: the four-row dot kernel reads s_j once for
-// four columns of X.
+// four columns of X. From minPartRows rows on, the rows j are shared out
+// among rowParts goroutines (j = part, part + parts, ...); each entry is
+// the same computation wherever it runs.
 func (o *objective) upperGram(dst []float64, stride int, s []float64, scale float64) {
 	n, d := o.n, o.d
 	col := func(m int) []float64 { return o.xt[m*n : (m+1)*n] }
-	for j := range d {
-		sj, row := s[j*n:(j+1)*n], dst[j*stride:j*stride+d]
-		m := j
-		for ; m+4 <= d; m += 4 {
-			v := kernel.Ddots4(sj, col(m), col(m+1), col(m+2), col(m+3))
-			for r := range 4 {
-				row[m+r] = scale * v[r]
+	o.split(n, func(part, parts int) {
+		for j := part; j < d; j += parts {
+			sj, row := s[j*n:(j+1)*n], dst[j*stride:j*stride+d]
+			m := j
+			for ; m+4 <= d; m += 4 {
+				v := kernel.Ddots4(sj, col(m), col(m+1), col(m+2), col(m+3))
+				for r := range 4 {
+					row[m+r] = scale * v[r]
+				}
+			}
+			for ; m < d; m++ {
+				row[m] = scale * floats.Dot(sj, col(m))
 			}
 		}
-		for ; m < d; m++ {
-			row[m] = scale * floats.Dot(sj, col(m))
-		}
-	}
+	})
 }
 
 // minimize runs Newton's method with a line search from w (in place) for
@@ -353,13 +531,13 @@ func (o *objective) upperGram(dst []float64, stride int, s []float64, scale floa
 // ||grad F||^2, and near the minimizer the decrease of F falls below the
 // rounding of F while the gradient norm is still resolved.
 //
-// The direction solves H dir = grad F, H the Hessian at w. For K = 1 (and
-// for K > 1 when needed) H is built and factored at every step; for K > 1
-// a factored Hessian of an earlier iterate preconditions conjugate
-// gradients with exact Hessian-vector products at w, run to a relative
-// residual of min(0.1, sqrt(||grad F||)), and H is built afresh when they
-// need more than refreshCG iterations or fail. The path is deterministic:
-// it depends only on the rows, the labels and b.
+// The direction solves H dir = grad F, H the Hessian at w. H is built and
+// factored at the first step; then the factored Hessian of an earlier
+// iterate preconditions conjugate gradients with exact Hessian-vector
+// products at w, run to a relative residual of min(0.1, sqrt(||grad F||)),
+// and H is built afresh when they need more than refreshCG iterations
+// (refreshCG1 for K = 1) or fail. The path is deterministic: it depends
+// only on the rows, the labels and b.
 func (o *objective) minimize(ctx context.Context, w []float64, tol float64, maxNewton, fallback int, step float64) (SolveStats, error) {
 	p := len(w)
 	g := make([]float64, p)
@@ -371,24 +549,24 @@ func (o *objective) minimize(ctx context.Context, w []float64, tol float64, maxN
 	f0 := f
 	gn := floats.Norm(g, 2)
 	newton := p <= MaxNewtonDim
-	reuse := o.k > 1
+	refreshAt := refreshCG
+	if o.k == 1 {
+		refreshAt = refreshCG1
+	}
 	var chol mat.Cholesky
 	factored := false // chol holds the Hessian at some earlier iterate
 	refresh := true   // build the Hessian at the next step
-	var s cgScratch
-	if reuse {
-		s = cgScratch{r: make([]float64, p), z: make([]float64, p), d: make([]float64, p), q: make([]float64, p)}
-	}
+	s := cgScratch{r: make([]float64, p), z: make([]float64, p), d: make([]float64, p), q: make([]float64, p)}
 	for it := 0; newton && it < maxNewton && gn > tol; it++ {
 		if err := ctx.Err(); err != nil {
 			return st, err
 		}
 		ok := false
-		if reuse && factored && !refresh {
+		if factored && !refresh {
 			o.curvature(w)
 			var iters int
 			iters, ok = o.newtonDirection(dir, g, &chol, false, math.Min(0.1, math.Sqrt(gn)), &s)
-			refresh = iters > refreshCG
+			refresh = iters > refreshAt
 		}
 		if !ok {
 			if !chol.Factorize(o.hessian(w)) {
@@ -453,6 +631,9 @@ func (o *objective) minimize(ctx context.Context, w []float64, tol float64, maxN
 const (
 	maxCG     = 50
 	refreshCG = 25
+	// refreshCG1 is refreshCG for K = 1, where a build costs about 10
+	// products at Adult's d = 33 and the earlier Hessian soon needs more.
+	refreshCG1 = 3
 )
 
 // maxNewton is the number of Newton steps before the gradient steps take

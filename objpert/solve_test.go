@@ -5,6 +5,8 @@ import (
 	"fmt"
 	"math"
 	"math/rand/v2"
+	"runtime"
+	"slices"
 	"testing"
 
 	"gonum.org/v1/gonum/floats"
@@ -59,6 +61,7 @@ func TestHessianStructure(t *testing.T) {
 	r := rand.New(rand.NewPCG(3, 4))
 	for _, tt := range []struct{ n, d, k int }{
 		{50, 4, 1}, {300, 7, 1}, {37, 5, 3}, {hessianRows, 6, 4}, {hessianRows + 1, 3, 2}, {700, 9, 7}, {1000, 33, 18},
+		{minPartRows + 3, 9, 1}, // the parts on goroutines
 	} {
 		loss := losses.Loss(losses.Logistic{})
 		if tt.k > 1 {
@@ -96,7 +99,7 @@ func TestHessianStructure(t *testing.T) {
 // TestHessVec checks the Hessian-vector products against the Hessian.
 func TestHessVec(t *testing.T) {
 	r := rand.New(rand.NewPCG(5, 6))
-	for _, tt := range []struct{ n, d, k int }{{80, 5, 1}, {90, 6, 4}, {300, 11, 9}} {
+	for _, tt := range []struct{ n, d, k int }{{80, 5, 1}, {90, 6, 4}, {300, 11, 9}, {minPartRows + 3, 7, 1}} {
 		loss := losses.Loss(losses.Logistic{})
 		if tt.k > 1 {
 			loss = losses.Softmax{}
@@ -134,6 +137,7 @@ func TestMinimizeReachesThreshold(t *testing.T) {
 		above   float64 // lambda = above * floor
 	}{
 		{400, 6, 1, perturb.Objective, 1, 1},
+		{minPartRows + 1000, 8, 1, perturb.Objective, 0.5, 2}, // row parts on goroutines, the K = 1 refresh
 		{400, 6, 1, perturb.AMP, 1, 3},
 		{1500, 12, 6, perturb.Objective, 1, 1},
 		{1500, 12, 6, perturb.Objective, 5, 30},
@@ -209,5 +213,63 @@ func TestMinimizeLastFMSized(t *testing.T) {
 	st, err := o.minimize(context.Background(), w, c.GradTol, maxNewton, 0, c.Step)
 	if err != nil || !st.Reached || st.GradientSteps != 0 || st.NewtonSteps > 20 {
 		t.Errorf("%+v, %v (||w|| = %.3g)", st, err, floats.Norm(w, 2))
+	}
+}
+
+// TestRowPassParts checks the K = 1 pass over the rows (eval1, hessVec) on
+// both sides of minPartRows against plain loops over the rows, and that
+// its bits do not depend on GOMAXPROCS or on the run.
+func TestRowPassParts(t *testing.T) {
+	r := rand.New(rand.NewPCG(7, 8))
+	for _, n := range []int{minPartRows - 1, minPartRows, minPartRows + 7} {
+		X, y := rows(n, 6, 1, uint64(n))
+		b := make([]float64, 6)
+		w, v := make([]float64, 6), make([]float64, 6)
+		for i := range w {
+			b[i], w[i], v[i] = 10*r.NormFloat64(), 3*r.NormFloat64(), r.NormFloat64()
+		}
+		o := newObjective(X, y, losses.Logistic{}, 1, 0.01, b)
+		// The plain loops: F(w), grad F(w) and H(w) v.
+		var sum float64
+		grad, hv := make([]float64, 6), make([]float64, 6)
+		for i := range n {
+			x := X.RawRowView(i)
+			z := floats.Dot(w, x)
+			sum += losses.Logistic{}.Value1(z, y[i])
+			floats.AddScaled(grad, losses.Logistic{}.Deriv(z, y[i]), x)
+			floats.AddScaled(hv, losses.Logistic{}.Deriv2(z, y[i])*floats.Dot(v, x), x)
+		}
+		nf := float64(n)
+		wantF := sum/nf + 0.005*floats.Dot(w, w) + floats.Dot(b, w)/nf
+		floats.Scale(1/nf, grad)
+		floats.AddScaled(grad, 0.01, w)
+		floats.AddScaled(grad, 1/nf, b)
+		floats.Scale(1/nf, hv)
+		floats.AddScaled(hv, 0.01, v)
+
+		var first []float64
+		for _, procs := range []int{1, 2, 2} {
+			prev := runtime.GOMAXPROCS(procs)
+			g, h := make([]float64, 6), make([]float64, 6)
+			f := o.eval(w, g)
+			o.curvature(w)
+			o.hessVec(h, v)
+			runtime.GOMAXPROCS(prev)
+			if math.Abs(f-wantF) > 1e-12*math.Abs(wantF) {
+				t.Errorf("n = %d: F = %v, plain loop %v", n, f, wantF)
+			}
+			if d := floats.Distance(g, grad, math.Inf(1)); d > 1e-12*floats.Norm(grad, math.Inf(1)) {
+				t.Errorf("n = %d: gradient differs by %v", n, d)
+			}
+			if d := floats.Distance(h, hv, math.Inf(1)); d > 1e-12*floats.Norm(hv, math.Inf(1)) {
+				t.Errorf("n = %d: H v differs by %v", n, d)
+			}
+			got := append(append([]float64{f}, g...), h...)
+			if first == nil {
+				first = got
+			} else if !slices.Equal(got, first) {
+				t.Errorf("n = %d, GOMAXPROCS %d: the bits changed: %v, first %v", n, procs, got, first)
+			}
+		}
 	}
 }
