@@ -149,6 +149,8 @@ type checked struct {
 	m   int     // steps per pass
 	// clipErr is non-nil when clipping may be active on a K > 1 loss.
 	clipErr string
+	// rec caches the growth recursions of routes 3 and 4 (recursion).
+	rec *[2][2]float64
 }
 
 func checkRun(run *trainer.Run) (*checked, error) {

@@ -94,32 +94,54 @@ func (c *checked) schedule() func(t int) (hi, lo float64) {
 //
 // again with the worst position per pass. Both are computed backwards from
 // P(T) = G(T) = 1, P(u) = rho_{u+1} P(u+1), G(u) = 1 + rho_{u+1} G(u+1).
+// One loop computes both routes, once per analysis, with one evaluation of
+// the schedule per step.
 func (c *checked) recursion(strong bool) (last, mean float64) {
+	if c.rec == nil {
+		c.rec = c.recursions()
+	}
+	if strong {
+		return c.rec[1][0], c.rec[1][1]
+	}
+	return c.rec[0][0], c.rec[0][1]
+}
+
+// recursions returns (last, mean) of route 3 (index 0, rho = 1) and of
+// route 4 (index 1).
+func (c *checked) recursions() *[2][2]float64 {
 	r := c.run
 	eta := c.schedule()
 	T := len(r.PassMaxStep) * c.m
-	P, G := 1.0, 1.0
-	var bestP, bestG float64
+	var rec [2][2]float64
+	P, G := [2]float64{1, 1}, [2]float64{1, 1}
+	var bestP, bestG [2]float64
+	var loNext float64 // the smallest eta of step u+1
 	for u := T; u >= 1; u-- {
 		if u < T {
-			_, lo := eta(u + 1)
-			rho := 1.0
-			if strong {
-				rho = 1 - lo*r.Mu
+			rho := [2]float64{1, 1 - loNext*r.Mu}
+			for k := range 2 {
+				P[k] *= rho[k]
+				G[k] = 1 + rho[k]*G[k]
 			}
-			P *= rho
-			G = 1 + rho*G
 		}
-		hi, _ := eta(u)
-		bestP = math.Max(bestP, hi*P)
-		bestG = math.Max(bestG, hi*G)
+		hi, lo := eta(u)
+		loNext = lo
+		for k := range 2 {
+			bestP[k] = max(bestP[k], hi*P[k])
+			bestG[k] = max(bestG[k], hi*G[k])
+		}
 		if (u-1)%c.m == 0 { // first step of a pass: close it
-			last += bestP
-			mean += bestG
-			bestP, bestG = 0, 0
+			for k := range 2 {
+				rec[k][0] += bestP[k]
+				rec[k][1] += bestG[k]
+				bestP[k], bestG[k] = 0, 0
+			}
 		}
 	}
-	return last, mean / float64(T)
+	for k := range 2 {
+		rec[k][1] /= float64(T)
+	}
+	return &rec
 }
 
 // sgd evaluates route 3 or 4 from the recursion, after the shared checks
