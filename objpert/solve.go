@@ -45,12 +45,8 @@ type objective struct {
 	// X^T X, computed at the first Hessian whose rows share one margin
 	// Hessian
 	xtx *mat.Dense
-	// xt is X^T (d x n) and st its columns scaled by the rows' curvature,
-	// for the K = 1 Hessian X^T diag(h) X as d(d+1)/2 dot products of
-	// length n (made at the first such Hessian)
-	xt, st []float64
-	zi     []float64
-	gi     []float64
+	zi  []float64
+	gi  []float64
 	// marginsAt is the w of the margins in z (K = 1: eval1 and curvature
 	// share them)
 	marginsAt []float64
@@ -247,7 +243,7 @@ func (o *objective) finish(w, grad []float64, sum float64) float64 {
 // entries (a, c) of the H_i. When every H_i is the same matrix H_1 (at w =
 // 0 every margin is 0 and the losses here do not look at the label there)
 // the data part is H_1 kron X^T X / n, from X^T X computed once. Otherwise,
-// for k = 1 it is one product of X^T with the rows scaled by h_i / n, and
+// for k = 1 it is the weighted Gram matrix sum_i (h_i / n) x_i x_i^T (gram), and
 // for k > 1 entry (j, m) of block (a, c) is sum_i h_i[a, c] x_ij x_im, an
 // entry of the product Hq^T Q of the n x k(k+1)/2 matrix Hq of the upper
 // triangles of the H_i and the n x d(d+1)/2 matrix Q of the upper
@@ -271,9 +267,8 @@ func (o *objective) hessian(w []float64) *mat.SymDense {
 	case same:
 		if o.xtx == nil {
 			o.xtx = mat.NewDense(d, d, nil)
-			o.transpose()
 			xtx := o.xtx.RawMatrix()
-			o.upperGram(xtx.Data, xtx.Stride, o.xt, 1)
+			o.gram(xtx.Data, xtx.Stride, nil, 1)
 			for j := range d {
 				for m := range j {
 					xtx.Data[j*xtx.Stride+m] = xtx.Data[m*xtx.Stride+j]
@@ -290,17 +285,9 @@ func (o *objective) hessian(w []float64) *mat.SymDense {
 			}
 		}
 	case k == 1:
-		// With the features contiguous (X^T), each entry is one dot
-		// product of length n (gonum's Dgemm on X^T times X runs an axpy of
-		// length d per row instead).
-		o.transpose()
-		if o.st == nil {
-			o.st = make([]float64, d*n)
-		}
-		for j := range d {
-			floats.MulTo(o.st[j*n:(j+1)*n], o.hz[:n], o.xt[j*n:(j+1)*n])
-		}
-		o.upperGram(hs.Data, hs.Stride, o.st, 1/nf)
+		// Blocks of rows transposed in cache, entries as dot products
+		// (gonum's Dgemm on X^T times X runs an axpy of length d per row).
+		o.gram(hs.Data, hs.Stride, o.hz[:n], 1/nf)
 	default:
 		kp, q := k*(k+1)/2, d*(d+1)/2
 		rowsPer := min(n, hessianRows)
@@ -455,23 +442,6 @@ func (o *objective) newtonDirection(dir, g []float64, chol *mat.Cholesky, fresh 
 // cgScratch holds the vectors of newtonDirection's conjugate gradients.
 type cgScratch struct{ r, z, d, q []float64 }
 
-// transpose makes o.xt = X^T (d x n), once: from minPartRows rows on, the
-// rows in two halves on two goroutines (a copy: the bits do not depend on
-// the split).
-func (o *objective) transpose() {
-	if o.xt != nil {
-		return
-	}
-	n, d := o.n, o.d
-	o.xt = make([]float64, d*n)
-	copyRows := func(lo, hi int) {
-		for i := lo; i < hi; i++ {
-			blas64.Copy(blas64.Vector{N: d, Inc: 1, Data: o.X.RawRowView(i)}, blas64.Vector{N: d, Inc: n, Data: o.xt[i:]})
-		}
-	}
-	o.split(n, func(part, parts int) { copyRows(part*n/parts, (part+1)*n/parts) })
-}
-
 // split runs f(part, parts) for part = 0..parts-1, on goroutines when rows
 // >= minPartRows (parts = rowParts) and inline otherwise (parts = 1).
 func (o *objective) split(rows int, f func(part, parts int)) {
@@ -487,31 +457,76 @@ func (o *objective) split(rows int, f func(part, parts int)) {
 	wg.Wait()
 }
 
-// upperGram sets the upper triangle of the d x d matrix in dst (row
-// stride stride) to scale S X: entry (j, m), m >= j, is scale <s_j, x_m>,
-// with s_j and x_m the rows j and m of the d x n matrices s and o.xt. Four
-// entries of a row at a time: the four-row dot kernel reads s_j once for
-// four columns of X. From minPartRows rows on, the rows j are shared out
-// among rowParts goroutines (j = part, part + parts, ...); each entry is
-// the same computation wherever it runs.
-func (o *objective) upperGram(dst []float64, stride int, s []float64, scale float64) {
+// gramRows is the number of rows per block of gram.
+const gramRows = 128
+
+// gram sets the upper triangle of the d x d matrix in dst (row stride
+// stride) to scale sum_i h_i x_i x_i^T (h nil: every h_i = 1). The rows go
+// in blocks of gramRows, each copied transposed (and scaled by h) into
+// buffers that stay in cache, where entry (j, m) of the block is one dot
+// product of length gramRows (four entries of a row at a time); the blocks'
+// sums are added in row order. From minPartRows rows on, the rows are cut
+// into rowParts fixed parts of consecutive rows (as in rowPass), summed on
+// their own goroutines and then added in part order: the bits depend on
+// the rows and n, not on the scheduling.
+func (o *objective) gram(dst []float64, stride int, h []float64, scale float64) {
 	n, d := o.n, o.d
-	col := func(m int) []float64 { return o.xt[m*n : (m+1)*n] }
+	x := o.X.RawMatrix()
+	parts := 1
+	if n >= minPartRows {
+		parts = rowParts
+	}
+	size := d*d + 8 // a part's sums, apart from the next part's cache lines
+	acc := make([]float64, parts*size)
 	o.split(n, func(part, parts int) {
-		for j := part; j < d; j += parts {
-			sj, row := s[j*n:(j+1)*n], dst[j*stride:j*stride+d]
-			m := j
-			for ; m+4 <= d; m += 4 {
-				v := kernel.Ddots4(sj, col(m), col(m+1), col(m+2), col(m+3))
-				for r := range 4 {
-					row[m+r] = scale * v[r]
+		lo, hi := part*n/parts&^3, (part+1)*n/parts&^3
+		if part == parts-1 {
+			hi = n
+		}
+		a := acc[part*size : part*size+d*d]
+		xb := make([]float64, d*gramRows)
+		sb := xb
+		if h != nil {
+			sb = make([]float64, d*gramRows)
+		}
+		for b0 := lo; b0 < hi; b0 += gramRows {
+			m := min(gramRows, hi-b0)
+			for r := range m {
+				row := x.Data[(b0+r)*x.Stride : (b0+r)*x.Stride+d]
+				for j, v := range row {
+					xb[j*gramRows+r] = v
+				}
+				if h != nil {
+					hr := h[b0+r]
+					for j, v := range row {
+						sb[j*gramRows+r] = hr * v
+					}
 				}
 			}
-			for ; m < d; m++ {
-				row[m] = scale * floats.Dot(sj, col(m))
+			col := func(buf []float64, j int) []float64 { return buf[j*gramRows : j*gramRows+m] }
+			for j := range d {
+				sj, arow := col(sb, j), a[j*d:(j+1)*d]
+				c := j
+				for ; c+4 <= d; c += 4 {
+					v := kernel.Ddots4(sj, col(xb, c), col(xb, c+1), col(xb, c+2), col(xb, c+3))
+					for r := range 4 {
+						arow[c+r] += v[r]
+					}
+				}
+				for ; c < d; c++ {
+					arow[c] += floats.Dot(sj, col(xb, c))
+				}
 			}
 		}
 	})
+	for j := range d {
+		row := dst[j*stride+j : j*stride+d]
+		copy(row, acc[j*d+j:(j+1)*d])
+		for p := 1; p < parts; p++ {
+			floats.Add(row, acc[p*size+j*d+j:p*size+(j+1)*d])
+		}
+		floats.Scale(scale, row)
+	}
 }
 
 // minimize runs Newton's method with a line search from w (in place) for

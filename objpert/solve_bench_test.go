@@ -128,3 +128,21 @@ func BenchmarkMinimizeLogistic(b *testing.B) {
 	b.ReportMetric(float64(st.NewtonSteps), "newton-steps")
 	b.ReportMetric(float64(st.GradientSteps), "gradient-steps")
 }
+
+// BenchmarkReleaseLogistic is a whole binary release on the problem of
+// BenchmarkMinimizeLogistic: calibration, the noise (seeded) and the solve
+// from a fresh objective, the Gram matrices included.
+func BenchmarkReleaseLogistic(b *testing.B) {
+	X, y := rows(36177, 33, 1, 5)
+	X.Scale(0.999, X)
+	pr := problem(losses.Logistic{}, X, 1, 1e-4)
+	for b.Loop() {
+		c, err := Calibrate(perturb.Objective, 1, 0, pr)
+		if err != nil {
+			b.Fatal(err)
+		}
+		if _, _, err := Release(context.Background(), X, y, pr, c, perturb.Seeded(2)); err != nil {
+			b.Fatal(err)
+		}
+	}
+}

@@ -218,7 +218,8 @@ func TestMinimizeLastFMSized(t *testing.T) {
 
 // TestRowPassParts checks the K = 1 pass over the rows (eval1, hessVec) on
 // both sides of minPartRows against plain loops over the rows, and that
-// its bits do not depend on GOMAXPROCS or on the run.
+// its bits, and those of the Hessian (gram, TestHessianStructure checks
+// its values), do not depend on GOMAXPROCS or on the run.
 func TestRowPassParts(t *testing.T) {
 	r := rand.New(rand.NewPCG(7, 8))
 	for _, n := range []int{minPartRows - 1, minPartRows, minPartRows + 7} {
@@ -254,6 +255,9 @@ func TestRowPassParts(t *testing.T) {
 			f := o.eval(w, g)
 			o.curvature(w)
 			o.hessVec(h, v)
+			H := o.hessian(w).RawSymmetric().Data
+			o.xtx = nil
+			H0 := o.hessian(make([]float64, 6)).RawSymmetric().Data // X^T X, the rows' curvature all equal
 			runtime.GOMAXPROCS(prev)
 			if math.Abs(f-wantF) > 1e-12*math.Abs(wantF) {
 				t.Errorf("n = %d: F = %v, plain loop %v", n, f, wantF)
@@ -264,7 +268,7 @@ func TestRowPassParts(t *testing.T) {
 			if d := floats.Distance(h, hv, math.Inf(1)); d > 1e-12*floats.Norm(hv, math.Inf(1)) {
 				t.Errorf("n = %d: H v differs by %v", n, d)
 			}
-			got := append(append([]float64{f}, g...), h...)
+			got := slices.Concat([]float64{f}, g, h, H, H0)
 			if first == nil {
 				first = got
 			} else if !slices.Equal(got, first) {
