@@ -47,9 +47,9 @@ type objective struct {
 	xtx *mat.Dense
 	zi  []float64
 	gi  []float64
-	// marginsAt is the w of the margins in z (K = 1: eval1 and curvature
-	// share them)
-	marginsAt []float64
+	// marginsAt is the w of the margins in z and hzAt that of the margin
+	// Hessians in hz (eval and curvature share them)
+	marginsAt, hzAt []float64
 	// partAcc holds rowPass's per-part sums
 	partAcc []float64
 }
@@ -115,15 +115,31 @@ func (o *objective) eval1(w, grad []float64) float64 {
 		}
 		return o.finish(w, nil, sum)
 	}
-	// Each part's scratch on its own cache line.
-	var zs, gs [rowParts][8]float64
-	sum := o.rowPass(grad, w, func(part, i int, s float64) (float64, float64) {
-		z[i] = s
-		zi, gi := zs[part][:1], gs[part][:1]
-		zi[0] = s
-		v := o.loss.Grad(gi, zi, o.y[i])
-		return gi[0], v
-	})
+	var sum float64
+	if l, ok := o.loss.(losses.Logistic); ok {
+		// The built-in logistic loss gives the curvature from the same
+		// exponential: hz at w comes with the gradient (curvature then
+		// skips its pass).
+		o.allocCurvature()
+		hz := o.hz
+		sum = o.rowPass(grad, w, func(_, i int, s float64) (float64, float64) {
+			z[i] = s
+			v, d1, d2 := l.All1(s, o.y[i])
+			hz[i] = d2
+			return d1, v
+		})
+		o.hzAt = append(o.hzAt[:0], w...)
+	} else {
+		// Each part's scratch on its own cache line.
+		var zs, gs [rowParts][8]float64
+		sum = o.rowPass(grad, w, func(part, i int, s float64) (float64, float64) {
+			z[i] = s
+			zi, gi := zs[part][:1], gs[part][:1]
+			zi[0] = s
+			v := o.loss.Grad(gi, zi, o.y[i])
+			return gi[0], v
+		})
+	}
 	o.marginsAt = append(o.marginsAt[:0], w...)
 	return o.finish(w, grad, sum)
 }
@@ -350,16 +366,25 @@ const hessianRows = 256
 // curvature stores the margin Hessians of the rows at w (o.hz) for
 // hessVec.
 func (o *objective) curvature(w []float64) {
+	if floats.Same(o.hzAt, w) {
+		return
+	}
 	if !floats.Same(o.marginsAt, w) {
 		o.margins(w)
 	}
+	o.allocCurvature()
 	kk := o.k * o.k
-	if len(o.hz) != o.n*kk {
-		o.hz = make([]float64, o.n*kk)
-		o.u = mat.NewDense(o.n, o.k, nil)
-	}
 	for i := range o.n {
 		o.loss.Hess(o.hz[i*kk:(i+1)*kk], o.z.RawRowView(i), o.y[i])
+	}
+	o.hzAt = append(o.hzAt[:0], w...)
+}
+
+// allocCurvature makes o.hz and o.u, once.
+func (o *objective) allocCurvature() {
+	if kk := o.k * o.k; len(o.hz) != o.n*kk {
+		o.hz = make([]float64, o.n*kk)
+		o.u = mat.NewDense(o.n, o.k, nil)
 	}
 }
 

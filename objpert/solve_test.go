@@ -253,6 +253,16 @@ func TestRowPassParts(t *testing.T) {
 			prev := runtime.GOMAXPROCS(procs)
 			g, h := make([]float64, 6), make([]float64, 6)
 			f := o.eval(w, g)
+			// eval left the margins and their Hessians at w (one
+			// exponential per row for logistic): the bits of Hess at each
+			// margin.
+			for i := range n {
+				var hs [1]float64
+				losses.Logistic{}.Hess(hs[:], o.z.RawRowView(i), y[i])
+				if !floats.Same(o.hzAt, w) || o.hz[i] != hs[0] {
+					t.Fatalf("n = %d: row %d: margin Hessian %v after eval, Hess %v", n, i, o.hz[i], hs[0])
+				}
+			}
 			o.curvature(w)
 			o.hessVec(h, v)
 			H := o.hessian(w).RawSymmetric().Data

@@ -17,8 +17,9 @@
 //     outside the task (0 and 2 for a binary loss, -1, K and 1/2 for a
 //     multiclass one, any label with fewer than 2 classes);
 //   - outputs: Outputs is 1 for a scalar loss and K for a multiclass one;
-//   - margin: for K = 1, the Margin fast path (Value1, Deriv, Deriv2) equals
-//     Value, Grad and Hess bit for bit.
+//   - margin: for K = 1, the Margin fast path (Value1, Deriv, Deriv2), and
+//     All1 where the loss has it (losses.Logistic, and any type that embeds
+//     it), equal Value, Grad and Hess bit for bit.
 //
 // Finite differences skip a coordinate where the Hessian jumps between the
 // two difference points (a kink of a piecewise loss). Every failure is an
@@ -419,6 +420,17 @@ func checkMargin(c Case, k int, pts []point) []error {
 		if d2 := m.Deriv2(z, y); d2 != hs[0] {
 			errs = append(errs, fmt.Errorf("margin: Deriv2 = %v, Hess %v at z = %v, y = %v", d2, hs[0], z, y))
 		}
+		if a, ok := c.Loss.(interface {
+			All1(z, y float64) (float64, float64, float64)
+		}); ok {
+			if av, ad, ad2 := a.All1(z, y); !sameBits(av, v) || !sameBits(ad, g[0]) || !sameBits(ad2, hs[0]) {
+				errs = append(errs, fmt.Errorf("margin: All1 = (%v, %v, %v), Grad and Hess (%v, %v, %v) at z = %v, y = %v", av, ad, ad2, v, g[0], hs[0], z, y))
+			}
+		}
 	}
 	return errs
 }
+
+// sameBits reports whether a and b are the same float64, signed zeros
+// apart.
+func sameBits(a, b float64) bool { return math.Float64bits(a) == math.Float64bits(b) }
