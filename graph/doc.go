@@ -25,34 +25,40 @@
 //
 // For a loss with an expression, one graph per run computes the margins
 // Z = X W^T of a whole minibatch (its b rows after s-dropout, one MatMul, a
-// MatVec for K = 1) and the losses of its rows, and one TapeMachine.RunAll
-// per minibatch gives dL/dZ for L the sum of those losses. Row i of dL/dZ is
-// the margin gradient g_i = dl/dz(z_i, y_i) of example i alone, since no
-// other row's loss depends on z_i, and example i's gradient in W is
-// g_i x_i^T: the trainer clips it by its norm ||g_i|| ||x_i||, so
+// MatVec for K = 1) and the losses of its rows, and one run of its
+// operations per minibatch gives dL/dZ for L the sum of those losses. Row i
+// of dL/dZ is the margin gradient g_i = dl/dz(z_i, y_i) of example i alone,
+// since no other row's loss depends on z_i, and example i's gradient in W
+// is g_i x_i^T: the trainer clips it by its norm ||g_i|| ||x_i||, so
 // per-example clipping costs no per-example run. A short last minibatch is
-// padded with zero rows whose gradients are dropped. The built-in losses are
-// built as whole-minibatch operations, a graph whose size does not depend on
-// b.
+// padded with zero rows whose gradients are dropped. The built-in losses
+// are built as whole-minibatch operations, a graph whose size does not
+// depend on b.
 //
 // Gorgonia's symbolic differentiation (Backpropagate) takes dL/dZ from the
 // vector of the rows' losses with a seed of ones, straight to the margins,
-// and the tape is compiled from the subgraph that dL/dZ needs alone: the
-// product, the forward values the derivatives read and the backward nodes,
-// without the losses' values, their sum, the gradients in X and W, or a
-// zero input added to Z to make the margins an input node (as Grad, which
-// differentiates with respect to input nodes only, would need). Inputs are
-// bound once to tensors whose backing arrays the kernel fills before each
-// run, and the machine skips the search of its watch lists at every
-// instruction.
+// and only the subgraph that dL/dZ needs is run: the product, the forward
+// values the derivatives read and the backward nodes, without the losses'
+// values, their sum, the gradients in X and W, or a zero input added to Z
+// to make the margins an input node (as Grad, which differentiates with
+// respect to input nodes only, would need). Inputs are bound once to
+// tensors whose backing arrays the kernel fills before each run. The
+// logistic loss is one operation of this package (softplus, whose
+// derivative is a sigmoid operation, both with the formulas of
+// losses.Logistic), so that its margin gradient takes 6 operations, not 15.
 //
-// A run of the tape has a fixed cost that a smaller graph does not remove:
-// RunAll locks the calling goroutine to its thread and runs the tape on a new
-// goroutine, whose stack grows as it goes, and every instruction allocates
-// its result and log arguments. So the engine is slow per example at b = 1
-// and its cost per example falls with b; the per-epoch benchmarks of package
-// trainer (BenchmarkEpoch*) compare it with the native kernel, and
-// BenchmarkTapeRunAll of this package measures a run of an empty tape.
+// The operations run in topological order on the calling goroutine, each
+// by Gorgonia's own Do (a runner in this package), not by a TapeMachine,
+// whose RunAll locks the calling goroutine to its thread, runs the tape on
+// a new goroutine, and whose Reset drops every result so that each
+// instruction allocates a new one at every run. From the second run on, an
+// operation writes into its result of the run before (UsePreallocDo, or a
+// unary in-place operation on a copy of its input) unless that result
+// shares memory with another value of the graph; TestRunnerMatchesTape
+// requires the TapeMachine's bits for every built-in loss. The per-epoch
+// benchmarks of package trainer (BenchmarkEpoch*) compare the engine with
+// the native kernel, and BenchmarkTapeRunAll of this package measures a run
+// of an empty TapeMachine, the cost the runner avoids.
 //
 // # Where per-example gradients cannot be taken from a batch
 //
@@ -67,12 +73,13 @@
 //
 // # Gorgonia behind the API
 //
-// Gorgonia panics on the calling goroutine (building, differentiating,
-// compiling) are returned as errors wrapping ErrGraph (ErrExpr for an
-// expression); graphs are built under a lock, because Gorgonia shares some
-// constant nodes between graphs without synchronization. Gorgonia's Softplus
-// and LogSumExp ops are not used (in v0.9.18 the first truncates, the second
-// adds the maximum inside the logarithm), and its solvers' WithClip, which
+// Gorgonia panics (building, differentiating, compiling, and running, since
+// the operations run on the calling goroutine) are returned as errors
+// wrapping ErrGraph (ErrExpr for an expression); graphs are built under a
+// lock, because Gorgonia shares some constant nodes between graphs without
+// synchronization. Gorgonia's Softplus and LogSumExp ops are not used (in
+// v0.9.18 the first truncates, the second adds the maximum inside the
+// logarithm), and its solvers' WithClip, which
 // clamps the elements of a summed gradient, is not per-example L2 clipping:
 // Solver clips each example's gradient in L2.
 package graph

@@ -30,7 +30,7 @@ var graphBuild sync.Mutex
 
 // marginKernel is the batched engine of a loss with an expression: one
 // graph computes the margins Z = X W^T of a whole minibatch and the losses of
-// its rows, and one run of the tape gives dL/dZ, L their sum, whose row i is
+// its rows, and one run of its operations gives dL/dZ, L their sum, whose row i is
 // the margin gradient dl/dz(z_i, y_i) of example i alone (the losses of the
 // other rows do not depend on z_i). The trainer clips and sums those
 // per-example gradients, so the update is the native engine's.
@@ -38,7 +38,7 @@ type marginKernel struct {
 	k, d, b    int
 	multiclass bool
 	pad        float64 // label of the padding rows of a short minibatch
-	vm         gorgonia.VM
+	run        *runner
 	wbuf       []float64 // K = 1: w; K > 1: W^T (d x K)
 	xbuf       []float64 // b x d rows
 	ybuf       []float64 // b labels, or b x K one-hot rows
@@ -92,7 +92,7 @@ func newMarginKernel(p trainer.Problem) (_ trainer.MarginKernel, err error) {
 	}
 	// The gradient of the sum of the elements of loss is backpropagated
 	// from a seed of ones of its shape, straight to the margins Z: no sum
-	// node and its gradient (a repeat of 1) in the tape, and no zero input
+	// node and its gradient (a repeat of 1) in the run, and no zero input
 	// added to Z to make the margins an input node as Grad requires.
 	seed := gorgonia.NewScalar(g, tensor.Float64, gorgonia.WithName("dL"), gorgonia.WithValue(1.0))
 	if !loss.IsScalar() {
@@ -108,13 +108,12 @@ func newMarginKernel(p trainer.Problem) (_ trainer.MarginKernel, err error) {
 		return nil, fmt.Errorf("%w: gradient of the %s loss in the margins: %w", ErrGraph, p.Loss.Name(), err)
 	}
 	m.dz = grads[0]
-	// The tape holds only what dL/dZ needs: the forward values the
+	// The runner executes only what dL/dZ needs: the forward values the
 	// derivatives read, not the losses themselves, nor the gradients in X
 	// and W that differentiating Z's product adds to the graph.
-	// WithWatchlist() with no nodes watches all of them, which, with no
-	// logger, makes the tape skip the search of its (empty) watch lists at
-	// every instruction.
-	m.vm = gorgonia.NewTapeMachine(g.ExactSubgraphRoots(m.dz), gorgonia.WithWatchlist())
+	if m.run, err = newRunner(m.dz); err != nil {
+		return nil, err
+	}
 	return m, nil
 }
 
@@ -151,11 +150,10 @@ func (m *marginKernel) MarginGrads(gz, w, x, y []float64) (err error) {
 			m.ybuf[q] = m.pad
 		}
 	}
-	defer m.vm.Reset()
-	if err := m.vm.RunAll(); err != nil {
-		return fmt.Errorf("%w: %w", ErrGraph, err)
+	if err := m.run.run(); err != nil {
+		return err
 	}
-	v, err := floats(m.dz.Value())
+	v, err := floats(m.run.value(m.dz))
 	if err != nil || len(v) != m.b*k {
 		return fmt.Errorf("%w: margin gradients: %v", ErrGraph, err)
 	}
@@ -165,10 +163,7 @@ func (m *marginKernel) MarginGrads(gz, w, x, y []float64) (err error) {
 
 // Close implements trainer.MarginKernel.
 func (m *marginKernel) Close() error {
-	if m.vm != nil {
-		m.vm.Close()
-		m.vm = nil
-	}
+	m.run = nil
 	return nil
 }
 

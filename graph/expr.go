@@ -70,7 +70,7 @@ func hasExpr(l losses.Loss) bool {
 	return false
 }
 
-// logisticExpr builds softplus(-y z) (see softplus for why not Gorgonia's op).
+// logisticExpr builds softplus(-y z) (see logisticOp for why not Gorgonia's op).
 func logisticExpr(z, y *gorgonia.Node) (*gorgonia.Node, error) {
 	return logisticOf(gorgonia.Must(scalarInputs(z, y)), y)
 }
@@ -78,7 +78,7 @@ func logisticExpr(z, y *gorgonia.Node) (*gorgonia.Node, error) {
 // logisticOf builds softplus(-y z) elementwise, for nodes of one shape.
 func logisticOf(z, y *gorgonia.Node) (*gorgonia.Node, error) {
 	g := gorgonia.Must
-	return softplus(g(gorgonia.HadamardProd(g(gorgonia.Neg(y)), z)))
+	return gorgonia.ApplyOp(softplusOp, g(gorgonia.HadamardProd(g(gorgonia.Neg(y)), z)))
 }
 
 // huberHingeExpr builds q(1 + h - y z), with q the parabola-and-line of
@@ -213,20 +213,6 @@ func scalarInputs(z, y *gorgonia.Node) (*gorgonia.Node, error) {
 		return nil, fmt.Errorf("margin node of shape %v, want (1)", z.Shape())
 	}
 	return gorgonia.Sum(z)
-}
-
-// softplus returns log(1 + exp(m)) as R + log1p(exp(m - 2R)), R = (m)_+.
-// Gorgonia's Softplus op is not used: in v0.9.18 it returns m for m > 16 and
-// its derivative (the Sigmoid op) returns 1 for m > 19, errors up to 1e-7
-// and 6e-9. Here the exponent m - 2R = -|m| is never positive, so value and
-// derivative are accurate, and the derivative is sigma(m) also at m = 0
-// whichever one-sided derivative Rectify takes there: it is
-// R' + sigma(-|m|)(1 - 2R'), which is 1/2 for R' = 0 and for R' = 1.
-func softplus(m *gorgonia.Node) (*gorgonia.Node, error) {
-	g := gorgonia.Must
-	r := g(gorgonia.Rectify(m))
-	u := g(gorgonia.Sub(m, g(gorgonia.Mul(r, constant(2)))))
-	return gorgonia.Add(r, g(gorgonia.Log1p(g(gorgonia.Exp(u)))))
 }
 
 // quadLin is the C^1 function of one variable that is the parabola a*x^2 on

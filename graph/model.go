@@ -23,7 +23,8 @@ import (
 // Per-example gradients: the parameters of a Model need not enter the loss
 // through margins z = W x, so the gradient of a minibatch's summed loss
 // cannot be split into the per-example gradients the clipping needs. A Model
-// is therefore run once per example (one TapeMachine.RunAll each), not
+// is therefore run once per example (one run of the operations that the
+// loss and its gradients need, on the calling goroutine), not
 // batched. A linear model with a loss of its own is batched: give the loss
 // an Expr (Expresser) and train it as trainer.Config.Loss instead.
 //
@@ -46,10 +47,8 @@ import (
 // graphs under a lock, but a caller building another graph at the same time
 // as a Train call is racing inside Gorgonia.
 //
-// Gorgonia panics on the calling goroutine (building, differentiating,
-// compiling) are returned as errors wrapping ErrGraph. A panic inside an
-// operation while the tape runs cannot be recovered: Gorgonia's
-// TapeMachine.RunAll executes the tape on a goroutine of its own.
+// Gorgonia panics (building, differentiating, compiling, and inside an
+// operation while it runs) are returned as errors wrapping ErrGraph.
 type Model struct {
 	// Graph is the expression graph that holds every node below.
 	Graph *gorgonia.ExprGraph
@@ -111,13 +110,15 @@ func (m *Model) Kernel(d int) (_ trainer.ExampleKernel, err error) {
 	if err := gorgonia.Let(m.Label, e.y); err != nil {
 		return nil, fmt.Errorf("%w: label node: %w", trainer.ErrConfig, err)
 	}
-	e.vm = gorgonia.NewTapeMachine(m.Graph)
+	if e.run, err = newRunner(append([]*gorgonia.Node{m.Loss}, e.grads...)...); err != nil {
+		return nil, fmt.Errorf("%w: %w", trainer.ErrConfig, err)
+	}
 	return e, nil
 }
 
 // exampleKernel runs a Model once per example.
 type exampleKernel struct {
-	vm    gorgonia.VM
+	run   *runner
 	loss  *gorgonia.Node
 	grads []*gorgonia.Node // the gradient nodes of the params
 	vals  [][]float64      // live elements of the param values
@@ -141,19 +142,18 @@ func (e *exampleKernel) ExampleGrad(g, w, x []float64, y float64) (_ float64, er
 	scatter(e.vals, w)
 	copy(e.xbuf, x)
 	*e.y = gorgonia.F64(y)
-	defer e.vm.Reset()
-	if err := e.vm.RunAll(); err != nil {
-		return 0, fmt.Errorf("%w: %w", ErrGraph, err)
+	if err := e.run.run(); err != nil {
+		return 0, err
 	}
 	off := 0
 	for i, n := range e.grads {
-		gi, err := floats(n.Value())
+		gi, err := floats(e.run.value(n))
 		if err != nil || len(gi) != len(e.vals[i]) {
 			return 0, fmt.Errorf("%w: gradient of param %d: %v", ErrGraph, i, err)
 		}
 		off += copy(g[off:], gi)
 	}
-	lv, err := floats(e.loss.Value())
+	lv, err := floats(e.run.value(e.loss))
 	if err != nil || len(lv) != 1 {
 		return 0, fmt.Errorf("%w: loss value: %v", ErrGraph, err)
 	}
@@ -168,10 +168,7 @@ func (e *exampleKernel) Finish(w []float64) error {
 
 // Close implements trainer.ExampleKernel.
 func (e *exampleKernel) Close() error {
-	if e.vm != nil {
-		e.vm.Close()
-		e.vm = nil
-	}
+	e.run = nil
 	return nil
 }
 
