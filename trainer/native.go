@@ -614,13 +614,14 @@ func (e *native) kernelStep(batch []int, pos int, eta float64) error {
 			if e.obs != nil && e.obs.example != nil {
 				e.obs.example(e.t, batch[q], x, gz)
 			}
-			for j, g := range gz {
-				if e.acc == nil {
+			if e.acc == nil {
+				for j, g := range gz {
 					kernel.Shrink(e.w[j*d:(j+1)*d], x, a, eta*g, thr)
-				} else {
-					axpy(g, x, e.acc[j*d:(j+1)*d])
 				}
 			}
+		}
+		if e.acc != nil {
+			e.addRows(gzb, m)
 		}
 	}
 	if e.acc != nil {
@@ -628,6 +629,25 @@ func (e *native) kernelStep(batch []int, pos int, eta float64) error {
 	}
 	e.endStep(eta)
 	return nil
+}
+
+// addRows adds the clipped gradients of the m rows of e.xb to e.acc: row
+// j of the sum gets gz[q*K+j] x_q for q = 0, 1, ..., m-1 in order, four rows
+// at a time by kernel.AddRows4 (the bits of one axpy per row and class).
+func (e *native) addRows(gz []float64, m int) {
+	d, k := e.d, e.k
+	x := func(q int) []float64 { return e.xb[q*d : (q+1)*d] }
+	for j := range k {
+		acc := e.acc[j*d : (j+1)*d]
+		q := 0
+		for ; q+4 <= m; q += 4 {
+			c := [4]float64{gz[q*k+j], gz[(q+1)*k+j], gz[(q+2)*k+j], gz[(q+3)*k+j]}
+			kernel.AddRows4(acc, c, x(q), x(q+1), x(q+2), x(q+3))
+		}
+		for ; q < m; q++ {
+			axpy(gz[q*k+j], x(q), acc)
+		}
+	}
 }
 
 // exampleGrad computes the clipped margin gradient of example i, at position
