@@ -84,18 +84,7 @@ func BenchmarkMinimizeSoftmaxLastFM(b *testing.B) {
 	for _, lambda := range []float64{3.1623e-4, 1e-2} {
 		b.Run("lambda="+strconv.FormatFloat(lambda, 'g', -1, 64), func(b *testing.B) {
 			o, c := lastfmSized(b, 1, lambda, 1)
-			w := make([]float64, o.k*o.d)
-			var st SolveStats
-			for b.Loop() {
-				clear(w)
-				var err error
-				st, err = o.minimize(context.Background(), w, c.GradTol, maxNewton, c.FallbackSteps, c.Step)
-				if err != nil || !st.Reached {
-					b.Fatalf("%+v, %v", st, err)
-				}
-			}
-			b.ReportMetric(float64(st.NewtonSteps), "newton-steps")
-			b.ReportMetric(float64(st.GradientSteps), "gradient-steps")
+			benchMinimize(b, o, c)
 		})
 	}
 }
@@ -114,8 +103,13 @@ func BenchmarkMinimizeLogistic(b *testing.B) {
 	if err := perturb.Seeded(2).AddGammaNorm(noise, 2*c.L, c.EpsNoise); err != nil {
 		b.Fatal(err)
 	}
-	o := newObjective(X, y, pr.Loss, 1, pr.Lambda, noise)
-	w := make([]float64, 33)
+	benchMinimize(b, newObjective(X, y, pr.Loss, 1, pr.Lambda, noise), c)
+}
+
+// benchMinimize times minimize from w = 0 to GradTol on o, with the
+// fallback of c, and reports the steps of the last run.
+func benchMinimize(b *testing.B, o *objective, c Calibration) {
+	w := make([]float64, o.k*o.d)
 	var st SolveStats
 	for b.Loop() {
 		clear(w)
