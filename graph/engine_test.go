@@ -101,6 +101,10 @@ func TestGraphMatchesNative(t *testing.T) {
 		{"squared", with(logistic, func(c *trainer.Config) {
 			c.Loss, c.Radius, c.LabelBound, c.Batch, c.Reg = losses.Squared{}, 2, 1, 2, en
 		})},
+		// A loss with an expression of its own (built per row from slices
+		// of the minibatch's margins), over many runs of one graph.
+		{"expresser", with(logistic, func(c *trainer.Config) { c.Loss = userLoss{} })},
+		{"expresser-batch", with(logistic, func(c *trainer.Config) { c.Loss, c.Batch, c.Clip = userLoss{}, 4, 0.3 })},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {

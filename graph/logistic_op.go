@@ -21,6 +21,12 @@ import (
 // exact but its derivative takes 13 operations. As one operation each, the
 // margin gradient of the logistic loss takes 6 operations in all, and its
 // bits are those of losses.Logistic.Deriv at the same margin.
+//
+// It runs on float64 scalars and tensors (any other dtype is an error when
+// it runs) and is differentiated symbolically (gorgonia.Grad,
+// Backpropagate; the TapeMachine and this package's runner execute it); it
+// has no DoDiff, so a LispMachine's automatic differentiation does not see
+// through it.
 type logisticOp struct{ deriv bool }
 
 var (
@@ -62,10 +68,15 @@ func (op logisticOp) Do(inputs ...gorgonia.Value) (gorgonia.Value, error) {
 	case *gorgonia.F64:
 		return gorgonia.NewF64(op.apply(float64(*v))), nil
 	case *tensor.Dense:
-		out := tensor.New(tensor.Of(tensor.Float64), tensor.WithShape(v.Shape().Clone()...))
-		return op.UsePreallocDo(out, v)
+		if v.Dtype() == tensor.Float64 {
+			if v.IsView() {
+				v = v.Materialize().(*tensor.Dense)
+			}
+			out := tensor.New(tensor.Of(tensor.Float64), tensor.WithShape(v.Shape().Clone()...))
+			return op.UsePreallocDo(out, v)
+		}
 	}
-	return nil, fmt.Errorf("%v: input of type %T, want float64", op, inputs[0])
+	return nil, fmt.Errorf("%v: input of type %T (%v), want float64", op, inputs[0], inputs[0].Dtype())
 }
 
 // UsePreallocDo writes the result into prealloc, a float64 tensor of the
@@ -74,10 +85,11 @@ func (op logisticOp) UsePreallocDo(prealloc gorgonia.Value, inputs ...gorgonia.V
 	if len(inputs) != 1 {
 		return nil, fmt.Errorf("%v: %d inputs, want 1", op, len(inputs))
 	}
-	in, ok1 := inputs[0].(float64s)
-	out, ok2 := prealloc.(float64s)
-	if !ok1 || !ok2 || len(in.Float64s()) != len(out.Float64s()) {
-		return nil, fmt.Errorf("%v: input %T and result %T, want float64 tensors of one size", op, inputs[0], prealloc)
+	in, ok1 := inputs[0].(*tensor.Dense)
+	out, ok2 := prealloc.(*tensor.Dense)
+	if !ok1 || !ok2 || in.Dtype() != tensor.Float64 || out.Dtype() != tensor.Float64 ||
+		in.RequiresIterator() || out.RequiresIterator() || len(in.Float64s()) != in.Size() || len(out.Float64s()) != in.Size() {
+		return nil, fmt.Errorf("%v: input %T and result %T, want contiguous float64 tensors of one size", op, inputs[0], prealloc)
 	}
 	dst := out.Float64s()
 	for i, m := range in.Float64s() {

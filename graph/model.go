@@ -40,6 +40,11 @@ import (
 // loss over the rows plus R(w), and the minimum-norm subgradient of that
 // objective, so Config.Tolerance works as for the built-in losses.
 //
+// Each example runs only the operations that Loss and its gradients need:
+// other nodes of Graph (a gorgonia.Read statement, a value a caller
+// watches) are not computed during training, and the values of the nodes
+// that are computed stay with the engine (read the trained Params).
+//
 // Training adds the gradient nodes of Loss to Graph on first use (they are
 // reused by later runs) and changes the Params' values, so a Model must not
 // be trained by two goroutines at once. Gorgonia shares some constant nodes

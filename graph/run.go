@@ -4,6 +4,7 @@ import (
 	"fmt"
 
 	"gorgonia.org/gorgonia"
+	"gorgonia.org/tensor"
 )
 
 // runner executes the operations a node needs, in topological order, on
@@ -15,8 +16,10 @@ import (
 // on, an operation writes into its result of the run before when it can
 // do so without touching another value of the graph:
 //
-//   - an operation with UsePreallocDo writes into that result (if it
-//     refuses, as some do for a scalar result, it runs by Do from then on);
+//   - an operation with UsePreallocDo writes into that result, cleared
+//     to zeros first as a fresh result is (the gradient of Slice adds into
+//     it); if it refuses, as some do for a scalar result, it runs by Do
+//     from then on;
 //   - a unary operation that overwrites its input (UnsafeDo, Gorgonia's
 //     in-place form) runs on a copy of its input made into that result.
 //
@@ -116,6 +119,7 @@ func (r *runner) run() error {
 func (s *runStep) exec(last gorgonia.Value) (gorgonia.Value, error) {
 	switch {
 	case s.mode == prealloc:
+		zero(last)
 		v, err := s.op.(gorgonia.UsePreallocDoer).UsePreallocDo(last, s.args...)
 		if err == nil {
 			return v, nil
@@ -141,7 +145,7 @@ func (r *runner) chooseModes() {
 		if out == nil || out.MemSize() == 0 || r.shared(s.out) {
 			continue
 		}
-		if _, ok := s.op.(gorgonia.UsePreallocDoer); ok {
+		if _, ok := s.op.(gorgonia.UsePreallocDoer); ok && zeroable(out) {
 			s.mode = prealloc
 			continue
 		}
@@ -154,6 +158,27 @@ func (r *runner) chooseModes() {
 				s.mode = inPlace
 			}
 		}
+	}
+}
+
+// zeroable reports whether zero can clear v.
+func zeroable(v gorgonia.Value) bool {
+	switch v.(type) {
+	case *tensor.Dense, *gorgonia.F64:
+		return true
+	}
+	return false
+}
+
+// zero sets the elements of a zeroable value to 0: the state of a fresh
+// result, which some operations' UsePreallocDo add into (the gradient of
+// Slice increments its result).
+func zero(v gorgonia.Value) {
+	switch t := v.(type) {
+	case *tensor.Dense:
+		t.Zero()
+	case *gorgonia.F64:
+		*t = 0
 	}
 }
 

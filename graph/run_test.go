@@ -24,9 +24,24 @@ import (
 // results, and that no step writes into a result that shares memory with
 // another value (softmax's graph has reshapes, which return views).
 func TestRunnerMatchesTape(t *testing.T) {
-	for _, tc := range graphLosses {
+	cases := append([]struct {
+		name    string
+		classes int
+	}{}, graphLosses...)
+	// A loss with an expression of its own is built per row from slices
+	// of Z and Y: the gradient of Slice adds into its result.
+	cases = append(cases, struct {
+		name    string
+		classes int
+	}{"expresser", 0})
+	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
-			cfg := graphLossConfig(t, tc.name, tc.classes)
+			var cfg trainer.Config
+			if tc.name == "expresser" {
+				cfg = trainer.Config{Loss: userLoss{}}
+			} else {
+				cfg = graphLossConfig(t, tc.name, tc.classes)
+			}
 			const n, d, b = 24, 5, 6
 			X, y := benchdata.Synth(n, d, classesOf(cfg), 4)
 			k := cfg.Loss.Outputs(tc.classes)
@@ -79,6 +94,65 @@ func TestRunnerMatchesTape(t *testing.T) {
 				t.Errorf("no step of %d reuses its result", len(m.run.steps))
 			}
 		})
+	}
+}
+
+// TestRunnerSliceGradient runs, over several rounds of new values, the
+// gradients of a model that reads its parameters through Slice (Gorgonia's
+// gradient of Slice increments a result that must start at zero) with the
+// runner and with a TapeMachine, and requires the same bits.
+func TestRunnerSliceGradient(t *testing.T) {
+	graphBuild.Lock()
+	g := gorgonia.NewGraph()
+	wb, xb := make([]float64, 6), make([]float64, 3)
+	w := gorgonia.NewVector(g, tensor.Float64, gorgonia.WithShape(6), gorgonia.WithName("w"),
+		gorgonia.WithValue(tensor.New(tensor.WithShape(6), tensor.WithBacking(wb))))
+	x := gorgonia.NewVector(g, tensor.Float64, gorgonia.WithShape(3), gorgonia.WithName("x"),
+		gorgonia.WithValue(tensor.New(tensor.WithShape(3), tensor.WithBacking(xb))))
+	lo := gorgonia.Must(gorgonia.Slice(w, gorgonia.S(0, 3)))
+	hi := gorgonia.Must(gorgonia.Slice(w, gorgonia.S(3, 6)))
+	loss := gorgonia.Must(gorgonia.Sum(gorgonia.Must(gorgonia.HadamardProd(gorgonia.Must(gorgonia.Tanh(gorgonia.Must(gorgonia.HadamardProd(lo, x)))), hi))))
+	grads, err := gorgonia.Grad(loss, w)
+	if err != nil {
+		graphBuild.Unlock()
+		t.Fatal(err)
+	}
+	vm := gorgonia.NewTapeMachine(g)
+	graphBuild.Unlock()
+	defer vm.Close()
+	r, err := newRunner(loss, grads[0])
+	if err != nil {
+		t.Fatal(err)
+	}
+	rnd := rand.New(rand.NewPCG(4, 4))
+	for round := range 4 {
+		for i := range wb {
+			wb[i] = rnd.NormFloat64()
+		}
+		for i := range xb {
+			xb[i] = rnd.NormFloat64()
+		}
+		if err := r.run(); err != nil {
+			t.Fatal(err)
+		}
+		got, err := floats(r.value(grads[0]))
+		if err != nil {
+			t.Fatal(err)
+		}
+		got = append([]float64(nil), got...)
+		if err := vm.RunAll(); err != nil {
+			t.Fatal(err)
+		}
+		want, err := floats(grads[0].Value())
+		if err != nil {
+			t.Fatal(err)
+		}
+		vm.Reset()
+		for i := range want {
+			if math.Float64bits(got[i]) != math.Float64bits(want[i]) {
+				t.Fatalf("round %d: gradient %v, TapeMachine %v", round, got, want)
+			}
+		}
 	}
 }
 
@@ -159,6 +233,29 @@ func TestLogisticOp(t *testing.T) {
 		}
 		if _, err := op.Do(in, in); err == nil {
 			t.Errorf("%v: two inputs accepted", op)
+		}
+		for _, bad := range []gorgonia.Value{
+			tensor.New(tensor.WithShape(2), tensor.WithBacking([]int64{1, 2})),
+			tensor.New(tensor.WithShape(2), tensor.WithBacking([]float32{1, 2})),
+		} {
+			if _, err := op.Do(bad); err == nil {
+				t.Errorf("%v: a %v input accepted", op, bad.Dtype())
+			}
+		}
+		// A view (a column of a matrix) is read as its own elements.
+		mat := tensor.New(tensor.WithShape(3, 2), tensor.WithBacking([]float64{1, -1, 2, -2, 3, -3}))
+		col, err := mat.Slice(nil, gorgonia.S(1))
+		if err != nil {
+			t.Fatal(err)
+		}
+		cv, err := op.Do(col.(*tensor.Dense))
+		if err != nil {
+			t.Fatal(err)
+		}
+		for i, m := range []float64{-1, -2, -3} {
+			if got := cv.(float64s).Float64s()[i]; got != op.apply(m) {
+				t.Errorf("%v of a column view: element %d = %v, want %v", op, i, got, op.apply(m))
+			}
 		}
 	}
 
