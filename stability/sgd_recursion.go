@@ -95,7 +95,9 @@ func (c *checked) schedule() func(t int) (hi, lo float64) {
 // again with the worst position per pass. Both are computed backwards from
 // P(T) = G(T) = 1, P(u) = rho_{u+1} P(u+1), G(u) = 1 + rho_{u+1} G(u+1).
 // One loop computes both routes, once per analysis, with one evaluation of
-// the schedule per step.
+// the schedule per step. The products are rounded before they are added
+// (an explicit conversion), so a build that fuses multiply-adds
+// (GOAMD64=v3) gives the same bits.
 func (c *checked) recursion(strong bool) (last, mean float64) {
 	if c.rec == nil {
 		c.rec = c.recursions()
@@ -121,14 +123,14 @@ func (c *checked) recursions() *[2][2]float64 {
 			rho := [2]float64{1, 1 - loNext*r.Mu}
 			for k := range 2 {
 				P[k] *= rho[k]
-				G[k] = 1 + rho[k]*G[k]
+				G[k] = 1 + float64(rho[k]*G[k])
 			}
 		}
 		hi, lo := eta(u)
 		loNext = lo
 		for k := range 2 {
-			bestP[k] = max(bestP[k], hi*P[k])
-			bestG[k] = max(bestG[k], hi*G[k])
+			bestP[k] = maxOf(bestP[k], hi*P[k])
+			bestG[k] = maxOf(bestG[k], hi*G[k])
 		}
 		if (u-1)%c.m == 0 { // first step of a pass: close it
 			for k := range 2 {
@@ -142,6 +144,18 @@ func (c *checked) recursions() *[2][2]float64 {
 		rec[k][1] /= float64(T)
 	}
 	return &rec
+}
+
+// maxOf is math.Max, special cases included (a NaN, +Inf, signed zeros),
+// with the common case of two ordered values inline.
+func maxOf(x, y float64) float64 {
+	switch {
+	case x > y:
+		return x
+	case y > x:
+		return y
+	}
+	return math.Max(x, y)
 }
 
 // sgd evaluates route 3 or 4 from the recursion, after the shared checks
