@@ -58,7 +58,8 @@ func (Logistic) Grad(dst, z []float64, y float64) float64 {
 	return math.Log1p(e)
 }
 
-// All1 returns Value1, Deriv and Deriv2 at (z, y), the same bits, from one
+// All1 returns Value1, Deriv and Deriv2 at (z, y), the same bits for the
+// labels the loss accepts (y = -1 or +1; it reads |z| as |y z|), from one
 // exponential (objpert's solver takes all three in one pass over the rows).
 func (Logistic) All1(z, y float64) (v, d1, d2 float64) {
 	m := -y * z

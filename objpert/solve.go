@@ -65,16 +65,21 @@ func newObjective(X *mat.Dense, y []float64, loss losses.Loss, k int, lambda flo
 func (o *objective) margins(w []float64) {
 	o.marginsAt = append(o.marginsAt[:0], w...)
 	if o.k == 1 {
-		blas64.Gemv(blas.NoTrans, 1, o.X.RawMatrix(), blas64.Vector{N: o.d, Inc: 1, Data: w}, 0, o.zv())
+		// The dot products of rowPass, with its bits.
+		x, z, d := o.X.RawMatrix(), o.z.RawMatrix().Data, o.d
+		row := func(i int) []float64 { return x.Data[i*x.Stride : i*x.Stride+d] }
+		i := 0
+		for ; i+4 <= o.n; i += 4 {
+			s := kernel.SeqDots4(w, row(i), row(i+1), row(i+2), row(i+3))
+			copy(z[i:i+4], s[:])
+		}
+		for ; i < o.n; i++ {
+			z[i] = rowDot(w, row(i))
+		}
 		return
 	}
 	W := mat.NewDense(o.k, o.d, w)
 	o.z.Mul(o.X, W.T())
-}
-
-// zv returns o.z as a vector (K = 1: n x 1, contiguous).
-func (o *objective) zv() blas64.Vector {
-	return blas64.Vector{N: o.n, Inc: 1, Data: o.z.RawMatrix().Data}
 }
 
 // eval returns F(w) and, if grad is not nil, writes grad F(w) into it.
@@ -159,8 +164,9 @@ const (
 // called for the rows of a part in order, with the part's index, and must
 // be safe for concurrent calls on different parts. Within a part the rows
 // go four at a time (each dot product and each addition in the order of a
-// loop over one row), and the parts' sums are added in part order: the
-// bits depend on the rows and n, not on the scheduling or GOMAXPROCS.
+// loop over one row), and the parts' sums are added in part order: for a
+// given build, the bits depend on the rows and n, not on the scheduling or
+// GOMAXPROCS.
 func (o *objective) rowPass(acc, v []float64, f func(part, i int, s float64) (float64, float64)) float64 {
 	parts := 1
 	if o.n >= minPartRows {
@@ -194,6 +200,16 @@ func (o *objective) rowPass(acc, v []float64, f func(part, i int, s float64) (fl
 	return sum
 }
 
+// rowDot returns <v, r> summed in the order of j with each product rounded
+// (the bits of one row of kernel.SeqDots4, in any build).
+func rowDot(v, r []float64) float64 {
+	var s float64
+	for j, vj := range v {
+		s += float64(vj * r[j])
+	}
+	return s
+}
+
 // partStride is the distance between two parts' sums of length d in
 // rowPass's scratch, whole cache lines apart so that the goroutines do not
 // write to a shared line.
@@ -220,14 +236,10 @@ func (o *objective) rowRange(acc, v []float64, part, lo, hi int, f func(part, i 
 	}
 	for ; i < hi; i++ {
 		r := row(i)
-		var s float64
-		for j, vj := range v {
-			s += vj * r[j]
-		}
-		c, val := f(part, i, s)
+		c, val := f(part, i, rowDot(v, r))
 		sum += val
 		for j, xj := range r {
-			acc[j] += c * xj
+			acc[j] += float64(c * xj)
 		}
 	}
 	return sum
@@ -492,8 +504,8 @@ const gramRows = 128
 // product of length gramRows (four entries of a row at a time); the blocks'
 // sums are added in row order. From minPartRows rows on, the rows are cut
 // into rowParts fixed parts of consecutive rows (as in rowPass), summed on
-// their own goroutines and then added in part order: the bits depend on
-// the rows and n, not on the scheduling.
+// their own goroutines and then added in part order: for a given build,
+// the bits depend on the rows and n, not on the scheduling.
 func (o *objective) gram(dst []float64, stride int, h []float64, scale float64) {
 	n, d := o.n, o.d
 	x := o.X.RawMatrix()

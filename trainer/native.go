@@ -708,7 +708,7 @@ func dot(a, b []float64) float64 {
 func axpy(alpha float64, x, y []float64) {
 	y = y[:len(x)]
 	for j, v := range x {
-		y[j] += alpha * v
+		y[j] += float64(alpha * v)
 	}
 }
 

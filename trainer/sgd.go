@@ -237,7 +237,7 @@ func (p *problem) objectiveRows(lo, hi int, w, grad, z, gz []float64) (f float64
 		for c := 0; c < k; c++ {
 			var s float64
 			for j, v := range w[c*d : (c+1)*d] {
-				s += v * x[j]
+				s += float64(v * x[j])
 			}
 			z[c] = s
 		}
@@ -246,7 +246,7 @@ func (p *problem) objectiveRows(lo, hi int, w, grad, z, gz []float64) (f float64
 			g := gz[c] / float64(n)
 			row := grad[c*d : (c+1)*d]
 			for j, v := range x {
-				row[j] += g * v
+				row[j] += float64(g * v)
 			}
 		}
 	}

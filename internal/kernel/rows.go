@@ -28,10 +28,10 @@ func SeqDots4(w, x0, x1, x2, x3 []float64) [4]float64 {
 func seqDots4Tail(s *[4]float64, w, x0, x1, x2, x3 []float64, m int) {
 	for j := m; j < len(w); j++ {
 		v := w[j]
-		s[0] += v * x0[j]
-		s[1] += v * x1[j]
-		s[2] += v * x2[j]
-		s[3] += v * x3[j]
+		s[0] += float64(v * x0[j])
+		s[1] += float64(v * x1[j])
+		s[2] += float64(v * x2[j])
+		s[3] += float64(v * x3[j])
 	}
 }
 
@@ -52,10 +52,10 @@ func SeqSquares4(x0, x1, x2, x3 []float64) [4]float64 {
 	}
 	for j := m; j < n; j++ {
 		v0, v1, v2, v3 := x0[j], x1[j], x2[j], x3[j]
-		s[0] += v0 * v0
-		s[1] += v1 * v1
-		s[2] += v2 * v2
-		s[3] += v3 * v3
+		s[0] += float64(v0 * v0)
+		s[1] += float64(v1 * v1)
+		s[2] += float64(v2 * v2)
+		s[3] += float64(v3 * v3)
 	}
 	return s
 }
@@ -81,7 +81,7 @@ func Ddots4(w, x0, x1, x2, x3 []float64) [4]float64 {
 	for r, x := range [4][]float64{x0, x1, x2, x3} {
 		q := p[4*r : 4*r+4 : 4*r+4]
 		for j := m; j < n; j++ {
-			q[0] += w[j] * x[j]
+			q[0] += float64(w[j] * x[j])
 		}
 		s[r] = (q[0] + q[2]) + (q[1] + q[3])
 	}
@@ -94,10 +94,10 @@ func ddots4Generic(p *[16]float64, w, x0, x1, x2, x3 []float64) {
 		q := p[4*r : 4*r+4 : 4*r+4]
 		for j := 0; j+4 <= len(w); j += 4 {
 			ww, xx := w[j:j+4:j+4], x[j:j+4:j+4]
-			q[0] += ww[0] * xx[0]
-			q[1] += ww[1] * xx[1]
-			q[2] += ww[2] * xx[2]
-			q[3] += ww[3] * xx[3]
+			q[0] += float64(ww[0] * xx[0])
+			q[1] += float64(ww[1] * xx[1])
+			q[2] += float64(ww[2] * xx[2])
+			q[3] += float64(ww[3] * xx[3])
 		}
 	}
 }
@@ -118,10 +118,10 @@ func AddRows4(acc []float64, c [4]float64, x0, x1, x2, x3 []float64) {
 	}
 	for j := m; j < n; j++ {
 		a := acc[j]
-		a += c[0] * x0[j]
-		a += c[1] * x1[j]
-		a += c[2] * x2[j]
-		a += c[3] * x3[j]
+		a += float64(c[0] * x0[j])
+		a += float64(c[1] * x1[j])
+		a += float64(c[2] * x2[j])
+		a += float64(c[3] * x3[j])
 		acc[j] = a
 	}
 }

@@ -62,10 +62,10 @@ func checkRowKernels(t *testing.T, asm bool) {
 			for q := range x {
 				var want, wantSq float64
 				for j, v := range w {
-					want += v * x[q][j]
+					want += float64(v * x[q][j])
 				}
 				for _, v := range x[q][:n] {
-					wantSq += v * v
+					wantSq += float64(v * v)
 				}
 				if !sameBits(dots[q], want) {
 					t.Fatalf("n=%d row %d: SeqDots4 %v, loop %v", n, q, dots[q], want)
@@ -85,7 +85,7 @@ func checkRowKernels(t *testing.T, asm bool) {
 			c := [4]float64{r.NormFloat64(), 0, -r.NormFloat64(), r.NormFloat64()}
 			for q := range x {
 				for j, v := range x[q][:n] {
-					want[j] += c[q] * v
+					want[j] += float64(c[q] * v)
 				}
 			}
 			AddRows4(acc, c, x[0], x[1], x[2], x[3])
@@ -105,13 +105,13 @@ func ddotRef(w, x []float64) float64 {
 	n := len(w)
 	j := 0
 	for ; j+4 <= n; j += 4 {
-		s[0] += w[j] * x[j]
-		s[1] += w[j+1] * x[j+1]
-		s[2] += w[j+2] * x[j+2]
-		s[3] += w[j+3] * x[j+3]
+		s[0] += float64(w[j] * x[j])
+		s[1] += float64(w[j+1] * x[j+1])
+		s[2] += float64(w[j+2] * x[j+2])
+		s[3] += float64(w[j+3] * x[j+3])
 	}
 	for ; j < n; j++ {
-		s[0] += w[j] * x[j]
+		s[0] += float64(w[j] * x[j])
 	}
 	return (s[1] + s[3]) + (s[0] + s[2])
 }

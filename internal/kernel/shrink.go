@@ -6,7 +6,7 @@ package kernel
 func Shrink(w, dir []float64, a, c, thr float64) {
 	w = w[:len(dir)]
 	for j, v := range dir {
-		w[j] = SoftThreshold(a*w[j]-c*v, thr)
+		w[j] = SoftThreshold(float64(a*w[j])-float64(c*v), thr)
 	}
 }
 
@@ -25,20 +25,20 @@ func shrinkDotGeneric(w, dir []float64, a, c, thr float64, next []float64) float
 	j := 0
 	for ; j+4 <= n; j += 4 {
 		ww, dd, xx := w[j:j+4:j+4], dir[j:j+4:j+4], next[j:j+4:j+4]
-		u0 := softThreshold2(a*ww[0]-c*dd[0], thr, nthr)
-		u1 := softThreshold2(a*ww[1]-c*dd[1], thr, nthr)
-		u2 := softThreshold2(a*ww[2]-c*dd[2], thr, nthr)
-		u3 := softThreshold2(a*ww[3]-c*dd[3], thr, nthr)
+		u0 := softThreshold2(float64(a*ww[0])-float64(c*dd[0]), thr, nthr)
+		u1 := softThreshold2(float64(a*ww[1])-float64(c*dd[1]), thr, nthr)
+		u2 := softThreshold2(float64(a*ww[2])-float64(c*dd[2]), thr, nthr)
+		u3 := softThreshold2(float64(a*ww[3])-float64(c*dd[3]), thr, nthr)
 		ww[0], ww[1], ww[2], ww[3] = u0, u1, u2, u3
-		s0 += u0 * xx[0]
-		s1 += u1 * xx[1]
-		s2 += u2 * xx[2]
-		s3 += u3 * xx[3]
+		s0 += float64(u0 * xx[0])
+		s1 += float64(u1 * xx[1])
+		s2 += float64(u2 * xx[2])
+		s3 += float64(u3 * xx[3])
 	}
 	for ; j < n; j++ {
-		u := softThreshold2(a*w[j]-c*dir[j], thr, nthr)
+		u := softThreshold2(float64(a*w[j])-float64(c*dir[j]), thr, nthr)
 		w[j] = u
-		s0 += u * next[j]
+		s0 += float64(u * next[j])
 	}
 	return (s0 + s1) + (s2 + s3)
 }

@@ -23,9 +23,9 @@ func ShrinkDot(w, dir []float64, a, c, thr float64, next []float64) float64 {
 	}
 	nthr := -thr
 	for j := m; j < n; j++ {
-		u := softThreshold2(a*w[j]-c*dir[j], thr, nthr)
+		u := softThreshold2(float64(a*w[j])-float64(c*dir[j]), thr, nthr)
 		w[j] = u
-		s[0] += u * next[j]
+		s[0] += float64(u * next[j])
 	}
 	return (s[0] + s[1]) + (s[2] + s[3])
 }
