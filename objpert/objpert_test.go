@@ -3,6 +3,7 @@ package objpert
 import (
 	"context"
 	"errors"
+	"fmt"
 	"math"
 	"math/rand/v2"
 	"strings"
@@ -419,5 +420,39 @@ func TestMinimizeExact(t *testing.T) {
 	pr.Lambda = 0
 	if _, _, err := MinimizeExact(context.Background(), X, y, pr); !errors.Is(err, ErrCondition) {
 		t.Errorf("lambda 0: %v, want ErrCondition", err)
+	}
+}
+
+// TestCheckRowsFirstFailure puts one bad row (above kappa, a NaN, an
+// infinity, a bad label, a norm whose square overflows) at every position
+// of 11 rows (the four-row path and the tail) and requires the error to
+// name that row and its fault; with two bad rows, the first is named.
+func TestCheckRowsFirstFailure(t *testing.T) {
+	faults := []struct {
+		name, want string
+		set        func(X *mat.Dense, y []float64, i int)
+	}{
+		{"above kappa", "above kappa", func(X *mat.Dense, _ []float64, i int) { X.Set(i, 1, 2) }},
+		{"NaN", "not finite", func(X *mat.Dense, _ []float64, i int) { X.Set(i, 2, math.NaN()) }},
+		{"Inf", "not finite", func(X *mat.Dense, _ []float64, i int) { X.Set(i, 0, math.Inf(-1)) }},
+		{"label", "label", func(_ *mat.Dense, y []float64, i int) { y[i] = 0 }},
+		{"square overflows", "above kappa", func(X *mat.Dense, _ []float64, i int) { X.Set(i, 0, 1e200) }},
+	}
+	for _, f := range faults {
+		for i := range 11 {
+			X, y := rows(11, 3, 1, 1)
+			pr := problem(losses.Logistic{}, X, 1, 1)
+			if err := CheckRows(X, y, pr); err != nil {
+				t.Fatalf("clean rows: %v", err)
+			}
+			f.set(X, y, i)
+			if i+3 < 11 { // a second fault later must not be the one named
+				faults[0].set(X, y, i+3)
+			}
+			err := CheckRows(X, y, pr)
+			if !errors.Is(err, ErrCondition) || !strings.Contains(err.Error(), fmt.Sprintf("row %d ", i)) && !strings.Contains(err.Error(), fmt.Sprintf("row %d:", i)) || !strings.Contains(err.Error(), f.want) {
+				t.Errorf("%s at row %d: %v", f.name, i, err)
+			}
+		}
 	}
 }

@@ -528,16 +528,16 @@ func (o *objective) gram(dst []float64, stride int, h []float64, scale float64) 
 		}
 		for b0 := lo; b0 < hi; b0 += gramRows {
 			m := min(gramRows, hi-b0)
-			for r := range m {
-				row := x.Data[(b0+r)*x.Stride : (b0+r)*x.Stride+d]
-				for j, v := range row {
-					xb[j*gramRows+r] = v
+			blk := x.Data[b0*x.Stride : (b0+m-1)*x.Stride+d]
+			for j := range d {
+				// Feature j of the block's rows, read down the column
+				// (the block is in cache) and written in order.
+				xj := xb[j*gramRows : j*gramRows+m]
+				for r := range xj {
+					xj[r] = blk[r*x.Stride+j]
 				}
 				if h != nil {
-					hr := h[b0+r]
-					for j, v := range row {
-						sb[j*gramRows+r] = hr * v
-					}
+					floats.MulTo(sb[j*gramRows:j*gramRows+m], h[b0:b0+m], xj)
 				}
 			}
 			col := func(buf []float64, j int) []float64 { return buf[j*gramRows : j*gramRows+m] }
