@@ -683,9 +683,9 @@ func (o *objective) minimize(ctx context.Context, w []float64, tol float64, maxN
 const (
 	maxCG     = 50
 	refreshCG = 25
-	// refreshCG1 is refreshCG for K = 1, where a build costs about 10
+	// refreshCG1 is refreshCG for K = 1, where a build costs about 5
 	// products at Adult's d = 33 and the earlier Hessian soon needs more.
-	refreshCG1 = 3
+	refreshCG1 = 2
 )
 
 // maxNewton is the number of Newton steps before the gradient steps take
