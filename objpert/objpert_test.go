@@ -456,3 +456,61 @@ func TestCheckRowsFirstFailure(t *testing.T) {
 		}
 	}
 }
+
+// TestCheckRowsExtremeKappa checks rows against a kappa whose square
+// overflows or underflows float64: an infinity is not finite, a row above
+// kappa is refused, a row below it is accepted (the rows are compared as
+// x/kappa with the unit ball).
+func TestCheckRowsExtremeKappa(t *testing.T) {
+	for _, tc := range []struct {
+		kappa, v float64
+		want     string // "" accepted
+	}{
+		{1e155, math.Inf(1), "not finite"},
+		{1e155, 1e200, "above kappa"},
+		{1e155, 0.5e155, ""},
+		{1e-170, 2e-170, "above kappa"},
+		{1e-170, 0.5e-170, ""},
+		{1e-170, math.NaN(), "not finite"},
+	} {
+		for _, n := range []int{4, 5} { // the four-row path and the tail
+			X := mat.NewDense(n, 2, nil)
+			y := make([]float64, n)
+			for i := range y {
+				y[i] = 1
+			}
+			X.Set(n-1, 0, tc.v)
+			pr := Problem{Loss: losses.Logistic{}, N: n, D: 2, K: 1, Kappa: tc.kappa, Lambda: 1}
+			err := CheckRows(X, y, pr)
+			if tc.want == "" && err != nil || tc.want != "" && (err == nil || !strings.Contains(err.Error(), tc.want)) {
+				t.Errorf("kappa %g, value %g, n = %d: %v, want %q", tc.kappa, tc.v, n, err, tc.want)
+			}
+		}
+	}
+}
+
+// TestReleaseRefusesOtherCalibration checks that Release refuses a
+// calibration made for another problem: another kappa (whose L the noise
+// scale follows), another loss, another eps.
+func TestReleaseRefusesOtherCalibration(t *testing.T) {
+	X, y := rows(20, 3, 1, 2)
+	X.Scale(0.999, X)
+	pr := problem(losses.Logistic{}, X, 1, 1)
+	cal, err := Calibrate(perturb.Objective, 1, 0, pr)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, _, err := Release(context.Background(), X, y, pr, cal, perturb.Seeded(1)); err != nil {
+		t.Fatalf("its own calibration: %v", err)
+	}
+	big := pr
+	big.Kappa = 1e6
+	if _, _, err := Release(context.Background(), X, y, big, cal, perturb.Seeded(1)); !errors.Is(err, ErrCondition) {
+		t.Errorf("a calibration for kappa = 1 used at kappa = 1e6: %v", err)
+	}
+	other := cal
+	other.Theta /= 2 // half the noise
+	if _, _, err := Release(context.Background(), X, y, pr, other, perturb.Seeded(1)); !errors.Is(err, ErrCondition) {
+		t.Errorf("a calibration with another noise scale: %v", err)
+	}
+}

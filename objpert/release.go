@@ -25,42 +25,63 @@ func CheckRows(X *mat.Dense, y []float64, pr Problem) error {
 	if pr.K == 1 {
 		classes = 2
 	}
+	// Near the ends of float64 kappa's square overflows or underflows:
+	// then each row is compared as x/kappa with the unit ball.
 	k2 := pr.Kappa * pr.Kappa
-	checkRow := func(i int, sq float64) error {
-		if !(sq <= k2) { // a NaN or an infinity makes sq NaN or +Inf
-			row := X.RawRowView(i)
-			sq = 0
-			for _, v := range row {
-				if !check.Finite(v) {
-					return fmt.Errorf("%w: row %d is not finite", ErrCondition, i)
-				}
-				sq += float64(v * v)
+	scaled := !(k2 >= 0x1p-1000 && k2 <= 0x1p1000)
+	exact := func(i int) error {
+		var sq float64
+		for _, v := range X.RawRowView(i) {
+			if !check.Finite(v) {
+				return fmt.Errorf("%w: row %d is not finite", ErrCondition, i)
 			}
-			return fmt.Errorf("%w: row %d has norm %g above kappa = %g", ErrCondition, i, math.Sqrt(sq), pr.Kappa)
+			if scaled {
+				v /= pr.Kappa
+			}
+			sq += float64(v * v)
 		}
+		lim := k2
+		if scaled {
+			lim = 1
+		}
+		if !(sq <= lim) {
+			norm := math.Sqrt(sq)
+			if scaled {
+				norm *= pr.Kappa
+			}
+			return fmt.Errorf("%w: row %d has norm %g above kappa = %g", ErrCondition, i, norm, pr.Kappa)
+		}
+		return nil
+	}
+	label := func(i int) error {
 		if err := pr.Loss.CheckLabel(y[i], classes); err != nil {
 			return fmt.Errorf("%w: row %d: %w", ErrCondition, i, err)
 		}
 		return nil
 	}
-	// Four rows' squared norms at a time, with the bits of the one-row
-	// sum; the rows are checked in order, so the first failing row is
+	// Four rows' squared norms at a time, with the bits of exact's sum: a
+	// sum at most kappa^2 (finite) has finite terms, and any other row is
+	// checked exactly. The rows go in order, so the first failing row is
 	// the one reported.
 	i := 0
-	for ; i+4 <= n; i += 4 {
+	for ; !scaled && i+4 <= n; i += 4 {
 		sq := kernel.SeqSquares4(X.RawRowView(i), X.RawRowView(i+1), X.RawRowView(i+2), X.RawRowView(i+3))
 		for r, v := range sq {
-			if err := checkRow(i+r, v); err != nil {
+			if !(v <= k2) {
+				if err := exact(i + r); err != nil {
+					return err
+				}
+			}
+			if err := label(i + r); err != nil {
 				return err
 			}
 		}
 	}
 	for ; i < n; i++ {
-		var sq float64
-		for _, v := range X.RawRowView(i) {
-			sq += float64(v * v)
+		if err := exact(i); err != nil {
+			return err
 		}
-		if err := checkRow(i, sq); err != nil {
+		if err := label(i); err != nil {
 			return err
 		}
 	}
@@ -95,8 +116,14 @@ func Release(ctx context.Context, X *mat.Dense, y []float64, pr Problem, cal Cal
 	if err := CheckRows(X, y, pr); err != nil {
 		return nil, SolveStats{}, err
 	}
-	if cal.P != pr.K*pr.D || cal.N != pr.N || cal.Lambda != pr.Lambda || !Handles(cal.Mechanism) {
+	if !Handles(cal.Mechanism) {
 		return nil, SolveStats{}, fmt.Errorf("%w: the calibration is for another problem", ErrCondition)
+	}
+	// The noise must be the one Calibrate gives for this problem (its
+	// kappa and loss constants included), not one made for another.
+	want, err := Calibrate(cal.Mechanism, cal.Epsilon, cal.Delta, pr)
+	if want.noOutputNoise = cal.noOutputNoise; err != nil || want != cal {
+		return nil, SolveStats{}, fmt.Errorf("%w: the calibration is for another problem (%v)", ErrCondition, err)
 	}
 	if src == nil {
 		src = perturb.Secure()
@@ -104,7 +131,6 @@ func Release(ctx context.Context, X *mat.Dense, y []float64, pr Problem, cal Cal
 	p := cal.P
 	b := make([]float64, p)
 	defer clear(b)
-	var err error
 	switch cal.Mechanism {
 	case perturb.Objective:
 		err = src.AddGammaNorm(b, 2*cal.L, cal.EpsNoise)

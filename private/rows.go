@@ -70,7 +70,7 @@ func (r *Released) TrainingRows(t *Table) (X *mat.Dense, y []float64, ids []int,
 		row := X.RawRowView(i)
 		var sq float64
 		for _, v := range row[:d] {
-			sq += v * v
+			sq += float64(v * v)
 		}
 		if nrm := math.Sqrt(sq); nrm > 1 {
 			s := 1 / nrm

@@ -218,7 +218,7 @@ func squaredNorms(dst, x []float64, d int) {
 	for ; i < n; i++ {
 		var sq float64
 		for _, v := range x[i*d : (i+1)*d] {
-			sq += v * v
+			sq += float64(v * v)
 		}
 		dst[i] = sq
 	}
