@@ -384,12 +384,7 @@ func TestMarginKernel(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			cfg := graphLossConfig(t, tc.name, tc.classes)
 			const n, d, b = 20, 7, 6
-			X, y := benchdata.Synth(n, d, classesOf(cfg), 3)
-			k := cfg.Loss.Outputs(tc.classes)
-			mk, err := newMarginKernel(trainer.Problem{Loss: cfg.Loss, Classes: tc.classes, N: n, D: d, K: k, Batch: b})
-			if err != nil {
-				t.Fatal(err)
-			}
+			mk, X, y, k := testKernel(t, cfg.Loss, tc.classes, n, d, b, 3)
 			defer mk.Close()
 			r := rand.New(rand.NewPCG(9, 9))
 			w := make([]float64, k*d)
@@ -419,4 +414,21 @@ func TestMarginKernel(t *testing.T) {
 			}
 		})
 	}
+}
+
+// testKernel returns the batched kernel of loss for minibatches of b rows
+// of d features, n rows of synthetic data (seed) for it, and K.
+func testKernel(t *testing.T, loss losses.Loss, classes, n, d, b int, seed uint64) (*marginKernel, *mat.Dense, []float64, int) {
+	t.Helper()
+	cls := 0
+	if loss.Task() == losses.Multiclass {
+		cls = classes
+	}
+	X, y := benchdata.Synth(n, d, cls, seed)
+	k := loss.Outputs(classes)
+	mk, err := newMarginKernel(trainer.Problem{Loss: loss, Classes: classes, N: n, D: d, K: k, Batch: b})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return mk.(*marginKernel), X, y, k
 }

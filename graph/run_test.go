@@ -43,13 +43,7 @@ func TestRunnerMatchesTape(t *testing.T) {
 				cfg = graphLossConfig(t, tc.name, tc.classes)
 			}
 			const n, d, b = 24, 5, 6
-			X, y := benchdata.Synth(n, d, classesOf(cfg), 4)
-			k := cfg.Loss.Outputs(tc.classes)
-			mk, err := newMarginKernel(trainer.Problem{Loss: cfg.Loss, Classes: tc.classes, N: n, D: d, K: k, Batch: b})
-			if err != nil {
-				t.Fatal(err)
-			}
-			m := mk.(*marginKernel)
+			m, X, y, k := testKernel(t, cfg.Loss, tc.classes, n, d, b, 4)
 			graphBuild.Lock()
 			vm := gorgonia.NewTapeMachine(m.dz.Graph().ExactSubgraphRoots(m.dz), gorgonia.WithWatchlist())
 			graphBuild.Unlock()
