@@ -54,8 +54,10 @@
 // instruction allocates a new one at every run. From the second run on, an
 // operation writes into its result of the run before (UsePreallocDo, or a
 // unary in-place operation on a copy of its input) unless that result
-// shares memory with another value of the graph; TestRunnerMatchesTape
-// requires the TapeMachine's bits for every built-in loss. The per-epoch
+// shares memory with another value of the graph (a reused result is
+// cleared first, as the gradient of Slice adds into it);
+// TestRunnerMatchesTape requires the TapeMachine's bits for every built-in
+// loss and for a loss with an expression of its own. The per-epoch
 // benchmarks of package trainer (BenchmarkEpoch*) compare the engine with
 // the native kernel, and BenchmarkTapeRunAll of this package measures a run
 // of an empty TapeMachine, the cost the runner avoids.
