@@ -58,12 +58,15 @@ func (Logistic) Grad(dst, z []float64, y float64) float64 {
 	return math.Log1p(e)
 }
 
-// All1 returns Value1, Deriv and Deriv2 at (z, y), the same bits for the
-// labels the loss accepts (y = -1 or +1; it reads |z| as |y z|), from one
-// exponential (objpert's solver takes all three in one pass over the rows).
-func (Logistic) All1(z, y float64) (v, d1, d2 float64) {
+// Parts1 returns, from one exponential, the two parts of Value1 at (z, y)
+// (Value1 = plus + log1p(e), with m = -y z, plus = max(m, 0) and e =
+// exp(-|m|), added in that order), and Deriv and Deriv2, with their bits,
+// for the labels the loss accepts (y = -1 or +1; it reads |z| as |y z|).
+// objpert's solver takes them in one pass over the rows and sums the
+// logarithms of many rows at once.
+func (Logistic) Parts1(z, y float64) (plus, e, d1, d2 float64) {
 	m := -y * z
-	e := math.Exp(-math.Abs(m)) // exp(-|z|)
+	e = math.Exp(-math.Abs(m)) // exp(-|z|)
 	// sigmoid(z) as sigmoid computes it, from the same exponential
 	s := 1 / (1 + e)
 	if z < 0 {
@@ -71,9 +74,9 @@ func (Logistic) All1(z, y float64) (v, d1, d2 float64) {
 	}
 	d2 = s * (1 - s)
 	if m >= 0 {
-		return m + math.Log1p(e), -y / (1 + e), d2
+		return m, e, -y / (1 + e), d2
 	}
-	return math.Log1p(e), -y * e / (1 + e), d2
+	return 0, e, -y * e / (1 + e), d2
 }
 
 // Hess writes d2l/dz2 into dst.

@@ -124,15 +124,21 @@ func (o *objective) eval1(w, grad []float64) float64 {
 	if l, ok := o.loss.(losses.Logistic); ok {
 		// The built-in logistic loss gives the curvature from the same
 		// exponential: hz at w comes with the gradient (curvature then
-		// skips its pass).
+		// skips its pass). Its values max(m, 0) + log1p(e) are summed as
+		// sum max(m, 0) + sum log(prod (1 + e)) (logProducts).
 		o.allocCurvature()
 		hz := o.hz
-		sum = o.rowPass(grad, w, func(_, i int, s float64) (float64, float64) {
+		var logs [rowParts]logProduct
+		sum = o.rowPass(grad, w, func(part, i int, s float64) (float64, float64) {
 			z[i] = s
-			v, d1, d2 := l.All1(s, o.y[i])
+			plus, e, d1, d2 := l.Parts1(s, o.y[i])
 			hz[i] = d2
-			return d1, v
+			logs[part].add(1 + e)
+			return d1, plus
 		})
+		for p := range logs {
+			sum += logs[p].sum()
+		}
 		o.hzAt = append(o.hzAt[:0], w...)
 	} else {
 		// Each part's scratch on its own cache line.
@@ -147,6 +153,42 @@ func (o *objective) eval1(w, grad []float64) float64 {
 	}
 	o.marginsAt = append(o.marginsAt[:0], w...)
 	return o.finish(w, grad, sum)
+}
+
+// logProduct sums the logarithms of factors in (1, 2] as the logarithm of
+// their products over runs of logRun factors (at most 2^logRun, finite):
+// one logarithm per run instead of one per factor. Each product carries a
+// relative rounding error of at most logRun ulps, so the sum is within
+// about n 2^-53 (absolute) of the sum of the logarithms; the solver uses
+// the objective's value only in its line search, whose tolerance is 1e-10
+// relative. A logProduct fills a cache line, so that the parts of rowPass
+// do not share one.
+type logProduct struct {
+	prod, logs float64
+	n          int
+	_          [5]float64
+}
+
+// logRun is the number of factors of logProduct's products.
+const logRun = 512
+
+func (l *logProduct) add(f float64) {
+	if l.n == 0 {
+		l.prod = 1
+	}
+	l.prod *= f
+	if l.n++; l.n == logRun {
+		l.logs += math.Log(l.prod)
+		l.n = 0
+	}
+}
+
+// sum returns the sum of the logarithms of the factors added.
+func (l *logProduct) sum() float64 {
+	if l.n > 0 {
+		return l.logs + math.Log(l.prod)
+	}
+	return l.logs
 }
 
 // rowParts is the number of row parts of rowPass, and minPartRows the

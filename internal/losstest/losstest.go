@@ -18,8 +18,9 @@
 //     multiclass one, any label with fewer than 2 classes);
 //   - outputs: Outputs is 1 for a scalar loss and K for a multiclass one;
 //   - margin: for K = 1, the Margin fast path (Value1, Deriv, Deriv2), and
-//     All1 where the loss has it (losses.Logistic, and any type that embeds
-//     it), equal Value, Grad and Hess bit for bit.
+//     Parts1 where the loss has it (losses.Logistic, and any type that
+//     embeds it: plus + log1p(e), Deriv, Deriv2), equal Value, Grad and
+//     Hess bit for bit.
 //
 // Finite differences skip a coordinate where the Hessian jumps between the
 // two difference points (a kink of a piecewise loss). Every failure is an
@@ -421,10 +422,11 @@ func checkMargin(c Case, k int, pts []point) []error {
 			errs = append(errs, fmt.Errorf("margin: Deriv2 = %v, Hess %v at z = %v, y = %v", d2, hs[0], z, y))
 		}
 		if a, ok := c.Loss.(interface {
-			All1(z, y float64) (float64, float64, float64)
+			Parts1(z, y float64) (float64, float64, float64, float64)
 		}); ok {
-			if av, ad, ad2 := a.All1(z, y); !sameBits(av, v) || !sameBits(ad, g[0]) || !sameBits(ad2, hs[0]) {
-				errs = append(errs, fmt.Errorf("margin: All1 = (%v, %v, %v), Grad and Hess (%v, %v, %v) at z = %v, y = %v", av, ad, ad2, v, g[0], hs[0], z, y))
+			plus, e, ad, ad2 := a.Parts1(z, y)
+			if av := plus + math.Log1p(e); !sameBits(av, v) || !sameBits(ad, g[0]) || !sameBits(ad2, hs[0]) {
+				errs = append(errs, fmt.Errorf("margin: Parts1 = (%v + log1p(%v), %v, %v), Grad and Hess (%v, %v, %v) at z = %v, y = %v", plus, e, ad, ad2, v, g[0], hs[0], z, y))
 			}
 		}
 	}

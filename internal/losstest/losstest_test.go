@@ -90,12 +90,12 @@ func (l marginOff) Value1(z, y float64) float64 {
 	return math.Nextafter(l.Logistic.Value1(z, y), math.Inf(1))
 }
 
-// allOff returns from All1 a second derivative one ulp above Deriv2's.
+// allOff returns from Parts1 a second derivative one ulp above Deriv2's.
 type allOff struct{ losses.Logistic }
 
-func (l allOff) All1(z, y float64) (float64, float64, float64) {
-	v, d1, d2 := l.Logistic.All1(z, y)
-	return v, d1, math.Nextafter(d2, math.Inf(1))
+func (l allOff) Parts1(z, y float64) (float64, float64, float64, float64) {
+	plus, e, d1, d2 := l.Logistic.Parts1(z, y)
+	return plus, e, d1, math.Nextafter(d2, math.Inf(1))
 }
 
 // noMargin hides the Margin methods of a K = 1 loss.
