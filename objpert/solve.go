@@ -537,17 +537,21 @@ func (o *objective) split(rows int, f func(part, parts int)) {
 }
 
 // gramRows is the number of rows per block of gram.
-const gramRows = 128
+const gramRows = 64
 
 // gram sets the upper triangle of the d x d matrix in dst (row stride
-// stride) to scale sum_i h_i x_i x_i^T (h nil: every h_i = 1). The rows go
-// in blocks of gramRows, each copied transposed (and scaled by h) into
-// buffers that stay in cache, where entry (j, m) of the block is one dot
-// product of length gramRows (four entries of a row at a time); the blocks'
-// sums are added in row order. From minPartRows rows on, the rows are cut
-// into rowParts fixed parts of consecutive rows (as in rowPass), summed on
-// their own goroutines and then added in part order: for a given build,
-// the bits depend on the rows and n, not on the scheduling.
+// stride) to scale sum_i h_i x_i x_i^T (h nil: every h_i = 1), from the
+// 4 x 8 tiles of kernel.GramTile: entry (j, m) is one fused multiply-add
+// per row, in row order. With d8 = d rounded down to a multiple of 8, the
+// tiles that meet the upper triangle of the first d8 columns read the rows
+// in place (kernel.GramTileScaled multiplies by h); the last d - d8
+// columns are copied into a buffer 8 wide padded with zeros, whose tiles
+// give their entries against every column. The rows go in blocks of
+// gramRows, which stay in cache while the tiles run over them, and the
+// next block is prefetched meanwhile. From minPartRows rows on,
+// the rows are cut into rowParts fixed parts of consecutive rows (as in
+// rowPass), summed on their own goroutines and then added in part order:
+// the bits depend on the rows and n, not on the scheduling or the build.
 func (o *objective) gram(dst []float64, stride int, h []float64, scale float64) {
 	n, d := o.n, o.d
 	x := o.X.RawMatrix()
@@ -555,56 +559,83 @@ func (o *objective) gram(dst []float64, stride int, h []float64, scale float64) 
 	if n >= minPartRows {
 		parts = rowParts
 	}
-	size := d*d + 8 // a part's sums, apart from the next part's cache lines
-	acc := make([]float64, parts*size)
+	d8 := d &^ 7
+	// A tile's s columns j..j+3 (of the rows, or of the remainder buffer if
+	// rem) against x columns m..m+7 (of the rows, or of the remainder
+	// buffer if rem and m >= d8).
+	type tile struct {
+		j, m int
+		rem  bool
+	}
+	var tiles []tile
+	for j := 0; j < d8; j += 4 {
+		for m := j &^ 7; m < d8; m += 8 {
+			tiles = append(tiles, tile{j, m, false})
+		}
+	}
+	for j := d8; j < d; j += 4 {
+		for m := 0; m < d; m += 8 {
+			tiles = append(tiles, tile{j - d8, m, true})
+		}
+	}
+	acc := make([][32]float64, parts*len(tiles))
 	o.split(n, func(part, parts int) {
 		lo, hi := part*n/parts&^3, (part+1)*n/parts&^3
 		if part == parts-1 {
 			hi = n
 		}
-		a := acc[part*size : part*size+d*d]
-		xb := make([]float64, d*gramRows)
-		sb := xb
-		if h != nil {
-			sb = make([]float64, d*gramRows)
-		}
+		a := acc[part*len(tiles) : (part+1)*len(tiles)]
+		// the last d - d8 columns of the block, padded to 8
+		rb := make([]float64, 8*gramRows)
 		for b0 := lo; b0 < hi; b0 += gramRows {
 			m := min(gramRows, hi-b0)
-			blk := x.Data[b0*x.Stride : (b0+m-1)*x.Stride+d]
-			for j := range d {
-				// Feature j of the block's rows, read down the column
-				// (the block is in cache) and written in order.
-				xj := xb[j*gramRows : j*gramRows+m]
-				for r := range xj {
-					xj[r] = blk[r*x.Stride+j]
-				}
-				if h != nil {
-					floats.MulTo(sb[j*gramRows:j*gramRows+m], h[b0:b0+m], xj)
+			blk := x.Data[b0*x.Stride:]
+			if d8 < d {
+				for r := range m {
+					copy(rb[8*r:8*r+d-d8], blk[r*x.Stride+d8:r*x.Stride+d])
 				}
 			}
-			col := func(buf []float64, j int) []float64 { return buf[j*gramRows : j*gramRows+m] }
-			for j := range d {
-				sj, arow := col(sb, j), a[j*d:(j+1)*d]
-				c := j
-				for ; c+4 <= d; c += 4 {
-					v := kernel.Ddots4(sj, col(xb, c), col(xb, c+1), col(xb, c+2), col(xb, c+3))
-					for r := range 4 {
-						arow[c+r] += v[r]
+			// the next block's rows, a slice of them after each tile
+			next := x.Data[min((b0+m)*x.Stride, len(x.Data)):min(min(b0+2*m, hi)*x.Stride, len(x.Data))]
+			chunk := (len(next)/len(tiles) + 8) &^ 7
+			for t, tl := range tiles {
+				if len(next) > 0 {
+					c := min(chunk, len(next))
+					kernel.Prefetch(next[:c])
+					next = next[c:]
+				}
+				s, ss, xt, xs := blk[tl.j:], x.Stride, blk[tl.m:], x.Stride
+				if tl.rem {
+					s, ss = rb[tl.j:], 8
+					if tl.m >= d8 {
+						xt, xs = rb, 8
 					}
 				}
-				for ; c < d; c++ {
-					arow[c] += floats.Dot(sj, col(xb, c))
+				if h == nil {
+					kernel.GramTile(&a[t], s, ss, xt, xs, m)
+				} else {
+					kernel.GramTileScaled(&a[t], h[b0:b0+m], s, ss, xt, xs, m)
 				}
 			}
 		}
 	})
-	for j := range d {
-		row := dst[j*stride+j : j*stride+d]
-		copy(row, acc[j*d+j:(j+1)*d])
+	for t, tl := range tiles {
 		for p := 1; p < parts; p++ {
-			floats.Add(row, acc[p*size+j*d+j:p*size+(j+1)*d])
+			floats.Add(acc[t][:], acc[p*len(tiles)+t][:])
 		}
-		floats.Scale(scale, row)
+		for r := range 4 {
+			for c := range 8 {
+				// entry (j, m) of the tile's block; a remainder tile's
+				// (j, m) is below the diagonal, its transpose above
+				j, m := tl.j+r, tl.m+c
+				if tl.rem {
+					j, m = m, d8+tl.j+r
+				}
+				if j <= m && m < d {
+					dst[j*stride+m] = scale * acc[t][8*r+c]
+				}
+			}
+		}
 	}
 }
 

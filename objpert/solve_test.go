@@ -62,6 +62,9 @@ func TestHessianStructure(t *testing.T) {
 	for _, tt := range []struct{ n, d, k int }{
 		{50, 4, 1}, {300, 7, 1}, {37, 5, 3}, {hessianRows, 6, 4}, {hessianRows + 1, 3, 2}, {700, 9, 7}, {1000, 33, 18},
 		{minPartRows + 3, 9, 1}, // the parts on goroutines
+		// gram's tiles: no remainder columns, remainders of 1, 4 and 5
+		// (one and two remainder tiles), d below 8, blocks of rows
+		{500, 8, 1}, {gramRows + 1, 16, 1}, {3*gramRows + 5, 33, 1}, {70, 12, 1}, {90, 13, 1}, {40, 2, 1},
 	} {
 		loss := losses.Loss(losses.Logistic{})
 		if tt.k > 1 {
