@@ -66,16 +66,8 @@ func (o *objective) margins(w []float64) {
 	o.marginsAt = append(o.marginsAt[:0], w...)
 	if o.k == 1 {
 		// The dot products of rowPass, with its bits.
-		x, z, d := o.X.RawMatrix(), o.z.RawMatrix().Data, o.d
-		row := func(i int) []float64 { return x.Data[i*x.Stride : i*x.Stride+d] }
-		i := 0
-		for ; i+4 <= o.n; i += 4 {
-			s := kernel.SeqDots4(w, row(i), row(i+1), row(i+2), row(i+3))
-			copy(z[i:i+4], s[:])
-		}
-		for ; i < o.n; i++ {
-			z[i] = rowDot(w, row(i))
-		}
+		x := o.X.RawMatrix()
+		kernel.FusedDots(o.z.RawMatrix().Data, w, x.Data, x.Stride)
 		return
 	}
 	W := mat.NewDense(o.k, o.d, w)
@@ -129,12 +121,18 @@ func (o *objective) eval1(w, grad []float64) float64 {
 		o.allocCurvature()
 		hz := o.hz
 		var logs [rowParts]logProduct
-		sum = o.rowPass(grad, w, func(part, i int, s float64) (float64, float64) {
-			z[i] = s
-			plus, e, d1, d2 := l.Parts1(s, o.y[i])
-			hz[i] = d2
-			logs[part].add(1 + e)
-			return d1, plus
+		sum = o.rowPass(grad, w, func(part, lo int, s, c []float64) float64 {
+			copy(z[lo:], s)
+			y, hz, lp := o.y[lo:lo+len(s)], hz[lo:lo+len(s)], &logs[part]
+			var plusSum float64
+			for r, sr := range s {
+				plus, e, d1, d2 := l.Parts1(sr, y[r])
+				hz[r] = d2
+				lp.add(1 + e)
+				c[r] = d1
+				plusSum += plus
+			}
+			return plusSum
 		})
 		for p := range logs {
 			sum += logs[p].sum()
@@ -143,12 +141,16 @@ func (o *objective) eval1(w, grad []float64) float64 {
 	} else {
 		// Each part's scratch on its own cache line.
 		var zs, gs [rowParts][8]float64
-		sum = o.rowPass(grad, w, func(part, i int, s float64) (float64, float64) {
-			z[i] = s
+		sum = o.rowPass(grad, w, func(part, lo int, s, c []float64) float64 {
+			copy(z[lo:], s)
 			zi, gi := zs[part][:1], gs[part][:1]
-			zi[0] = s
-			v := o.loss.Grad(gi, zi, o.y[i])
-			return gi[0], v
+			var v float64
+			for r, sr := range s {
+				zi[0] = sr
+				v += o.loss.Grad(gi, zi, o.y[lo+r])
+				c[r] = gi[0]
+			}
+			return v
 		})
 	}
 	o.marginsAt = append(o.marginsAt[:0], w...)
@@ -199,17 +201,19 @@ const (
 )
 
 // rowPass sets acc to sum_i c_i x_i over the rows x_i of X and returns
-// sum_i v_i, with (c_i, v_i) = f(part, i, <v, x_i>): one pass over X,
-// where a product X v and then X^T c read it twice. From minPartRows rows
-// on, the rows are cut into rowParts fixed parts of consecutive rows
-// (boundaries a function of n alone), each on its own goroutine; f is
-// called for the rows of a part in order, with the part's index, and must
-// be safe for concurrent calls on different parts. Within a part the rows
-// go four at a time (each dot product and each addition in the order of a
-// loop over one row), and the parts' sums are added in part order: for a
-// given build, the bits depend on the rows and n, not on the scheduling or
-// GOMAXPROCS.
-func (o *objective) rowPass(acc, v []float64, f func(part, i int, s float64) (float64, float64)) float64 {
+// the sum of the values f returns, in one pass over X (where a product X v
+// and then X^T c read it twice): f(part, lo, s, c) gets the dot products
+// s[r] = <v, x_{lo+r}> of a block of consecutive rows (kernel.FusedDots),
+// writes their coefficients into c and returns the sum of their values,
+// and the block is added into the sum while it is in cache
+// (kernel.FusedAddRows). From minPartRows rows on, the rows are cut into
+// rowParts fixed parts of consecutive rows (boundaries a function of n
+// alone), each on its own goroutine; f is called for the blocks of a part
+// in order, with the part's index, and must be safe for concurrent calls
+// on different parts. The blocks have passRows rows, and the parts' sums
+// are added in part order: the bits depend on the rows and n, not on the
+// scheduling, GOMAXPROCS or the build.
+func (o *objective) rowPass(acc, v []float64, f func(part, lo int, s, c []float64) float64) float64 {
 	parts := 1
 	if o.n >= minPartRows {
 		parts = rowParts
@@ -242,15 +246,9 @@ func (o *objective) rowPass(acc, v []float64, f func(part, i int, s float64) (fl
 	return sum
 }
 
-// rowDot returns <v, r> summed in the order of j with each product rounded
-// (the bits of one row of kernel.SeqDots4, in any build).
-func rowDot(v, r []float64) float64 {
-	var s float64
-	for j, vj := range v {
-		s += float64(vj * r[j])
-	}
-	return s
-}
+// passRows is the number of rows of a block of rowPass: the block stays
+// in cache between its dot products and its sum.
+const passRows = 64
 
 // partStride is the distance between two parts' sums of length d in
 // rowPass's scratch, whole cache lines apart so that the goroutines do not
@@ -258,31 +256,18 @@ func rowDot(v, r []float64) float64 {
 func partStride(d int) int { return (d + 15) &^ 7 }
 
 // rowRange is rowPass over the rows lo..hi-1 into acc.
-func (o *objective) rowRange(acc, v []float64, part, lo, hi int, f func(part, i int, s float64) (float64, float64)) float64 {
+func (o *objective) rowRange(acc, v []float64, part, lo, hi int, f func(part, lo int, s, c []float64) float64) float64 {
 	clear(acc)
 	x := o.X.RawMatrix()
-	d := o.d
-	row := func(i int) []float64 { return x.Data[i*x.Stride : i*x.Stride+d] }
+	var sc [2 * passRows]float64
 	var sum float64
-	i := lo
-	for ; i+4 <= hi; i += 4 {
-		r0, r1, r2, r3 := row(i), row(i+1), row(i+2), row(i+3)
-		s := kernel.SeqDots4(v, r0, r1, r2, r3)
-		var c [4]float64
-		for r := range 4 {
-			var val float64
-			c[r], val = f(part, i+r, s[r])
-			sum += val
-		}
-		kernel.AddRows4(acc, c, r0, r1, r2, r3)
-	}
-	for ; i < hi; i++ {
-		r := row(i)
-		c, val := f(part, i, rowDot(v, r))
-		sum += val
-		for j, xj := range r {
-			acc[j] += float64(c * xj)
-		}
+	for b0 := lo; b0 < hi; b0 += passRows {
+		m := min(passRows, hi-b0)
+		blk := x.Data[b0*x.Stride:]
+		s, c := sc[:m], sc[passRows:passRows+m]
+		kernel.FusedDots(s, v, blk, x.Stride)
+		sum += f(part, b0, s, c)
+		kernel.FusedAddRows(acc, c, blk, x.Stride)
 	}
 	return sum
 }
@@ -450,7 +435,13 @@ func (o *objective) hessVec(dst, v []float64) {
 	k := o.k
 	if k == 1 {
 		h := o.hz[:o.n]
-		o.rowPass(dst, v, func(_, i int, s float64) (float64, float64) { return h[i] * s, 0 })
+		o.rowPass(dst, v, func(_, lo int, s, c []float64) float64 {
+			h := h[lo : lo+len(s)]
+			for r, sr := range s {
+				c[r] = h[r] * sr
+			}
+			return 0
+		})
 		floats.Scale(1/float64(o.n), dst)
 		floats.AddScaled(dst, o.lambda, v)
 		return

@@ -2,9 +2,10 @@
 // proximal gradient move w = soft(a*w - c*dir, thr) (Shrink), the same move
 // fused with the next step's margin <w, next> (ShrinkDot), and cache hints
 // for the rows a pass will read (Prefetch, PrefetchExample). It also holds
-// the loops over four rows at a time (SeqDots4, Ddots4, AddRows4) and the
-// 4 x 8 tiles of a Gram matrix (GramTile, GramTileScaled) that package
-// objpert's solver runs.
+// the loops over four rows at a time (SeqDots4, Ddots4, AddRows4), and the
+// loops over blocks of rows (FusedDots, FusedAddRows) and the 4 x 8 tiles
+// of a Gram matrix (GramTile, GramTileScaled) that package objpert's
+// solver runs.
 //
 // On amd64 ShrinkDot runs an assembly kernel (AVX where the processor and
 // the operating system support it, SSE2 otherwise) and the prefetch hints
@@ -14,11 +15,12 @@
 // for bit on every build: the kernels do the Go loop's operations in the
 // same order with the same four partial sums, without fused multiply-adds,
 // and the hints change no state. The tests check the assembly against the
-// Go loop on every length up to 70, with and without AVX. The Gram tiles are
-// the exception to "without fused multiply-adds": every product is fused
-// into its sum (VFMADD231PD, on processors with AVX2 and FMA), and their Go
-// loops call math.FMA, which has the same bits on every processor, so they
-// too give the same results on every build.
+// Go loop on every length up to 70, with and without AVX. The block loops
+// and the Gram tiles are the exception to "without fused multiply-adds":
+// every product is fused into its sum (VFMADD231PD, on processors with FMA
+// and AVX, AVX2 for the tiles), and their Go loops call math.FMA, which has
+// the same bits on every processor, so they too give the same results on
+// every build.
 //
 // # Benchmark note
 //
