@@ -140,4 +140,3 @@ func BenchmarkFusedAddRows(b *testing.B) {
 		FusedAddRows(acc, c, x, n)
 	}
 }
-
