@@ -50,8 +50,9 @@ type objective struct {
 	// marginsAt is the w of the margins in z and hzAt that of the margin
 	// Hessians in hz (eval and curvature share them)
 	marginsAt, hzAt []float64
-	// partAcc holds rowPass's per-part sums
-	partAcc []float64
+	// partAcc holds rowPass's per-part sums, and parts1 the logistic
+	// loss's parts of a block of each part (partsStride apart)
+	partAcc, parts1 []float64
 }
 
 func newObjective(X *mat.Dense, y []float64, loss losses.Loss, k int, lambda float64, b []float64) *objective {
@@ -121,16 +122,23 @@ func (o *objective) eval1(w, grad []float64) float64 {
 		o.allocCurvature()
 		hz := o.hz
 		var logs [rowParts]logProduct
+		if o.parts1 == nil {
+			o.parts1 = make([]float64, rowParts*partsStride)
+		}
 		sum = o.rowPass(grad, w, func(part, lo int, s, c []float64) float64 {
 			copy(z[lo:], s)
 			y, hz, lp := o.y[lo:lo+len(s)], hz[lo:lo+len(s)], &logs[part]
+			buf := o.parts1[part*partsStride:]
+			plus, e := buf[:len(s)], buf[passRows:passRows+len(s)]
+			// Parts1's bits, four rows at a time where the kernel runs
+			done := kernel.LogisticParts(s, y, plus, e, c, hz)
 			var plusSum float64
 			for r, sr := range s {
-				plus, e, d1, d2 := l.Parts1(sr, y[r])
-				hz[r] = d2
-				lp.add(1 + e)
-				c[r] = d1
-				plusSum += plus
+				if r >= done || !(math.Abs(sr) < kernel.LogisticFastRange) {
+					plus[r], e[r], c[r], hz[r] = l.Parts1(sr, y[r])
+				}
+				lp.add(1 + e[r])
+				plusSum += plus[r]
 			}
 			return plusSum
 		})
@@ -247,8 +255,13 @@ func (o *objective) rowPass(acc, v []float64, f func(part, lo int, s, c []float6
 }
 
 // passRows is the number of rows of a block of rowPass: the block stays
-// in cache between its dot products and its sum.
-const passRows = 64
+// in cache between its dot products and its sum. partsStride is the
+// length of a part's scratch for the logistic loss's parts (two blocks'
+// worth and a cache line).
+const (
+	passRows    = 64
+	partsStride = 2*passRows + 8
+)
 
 // partStride is the distance between two parts' sums of length d in
 // rowPass's scratch, whole cache lines apart so that the goroutines do not

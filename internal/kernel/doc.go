@@ -3,9 +3,9 @@
 // fused with the next step's margin <w, next> (ShrinkDot), and cache hints
 // for the rows a pass will read (Prefetch, PrefetchExample). It also holds
 // the loops over four rows at a time (SeqDots4, Ddots4, AddRows4), and the
-// loops over blocks of rows (FusedDots, FusedAddRows) and the 4 x 8 tiles
-// of a Gram matrix (GramTile, GramTileScaled) that package objpert's
-// solver runs.
+// loops over blocks of rows (FusedDots, FusedAddRows), the 4 x 8 tiles of
+// a Gram matrix (GramTile, GramTileScaled) and the logistic loss's parts
+// four rows at a time (LogisticParts) that package objpert's solver runs.
 //
 // On amd64 ShrinkDot runs an assembly kernel (AVX where the processor and
 // the operating system support it, SSE2 otherwise) and the prefetch hints
@@ -20,7 +20,11 @@
 // every product is fused into its sum (VFMADD231PD, on processors with FMA
 // and AVX, AVX2 for the tiles), and their Go loops call math.FMA, which has
 // the same bits on every processor, so they too give the same results on
-// every build.
+// every build. LogisticParts repeats math.Exp's own steps (the fused
+// multiply-add path of its amd64 assembly, taken on every processor where
+// the kernel runs) four lanes at a time, and TestLogisticPartsExp holds it
+// to math.Exp's bits; elsewhere it does nothing and the caller computes
+// the rows.
 //
 // # Benchmark note
 //
