@@ -1,0 +1,129 @@
+package kernel
+
+import "math"
+
+// The kernels of this file work on the rows of a minibatch where they lie:
+// row q is x[idx[q]*stride:][:n], the row of example idx[q] of a row-major
+// matrix x with stride elements per row. They read the rows in place,
+// without gathering them, and give the bits of the one-row loops stated
+// per kernel, so that a caller may switch between them and those loops
+// without changing a result. An index whose row does not lie inside x
+// makes them panic.
+
+// DotsAt sets z[q] = <w, x_q> for every q < len(z), where x_q is the row of
+// example idx[q] (len(w) elements), with the bits of gonum's native BLAS
+// Ddot (unit strides) on each row, written out as batchDot: four partial
+// sums s_k of the products w[j]*x_q[j] with j mod 4 = k over the first
+// len(w) &^ 3 elements, the remaining ones added to s_0 in order, and the
+// result (s_0 + s_2) + (s_1 + s_3). The margins of rows that lie far apart
+// in memory do not wait on each other: the kernel takes four rows at a time.
+//
+// While it reads row q, DotsAt also hints the row of example ahead[q] (len(w)
+// elements at the same stride) to the cache, so that a caller hints the rows
+// it will read next, spread over the work, for q < min(len(ahead), len(z)).
+// The hints change no state; they are dropped without the assembly kernels.
+// len(idx) >= len(z).
+func DotsAt(z, w, x []float64, stride int, idx, ahead []int) {
+	m, n := len(z), len(w)
+	idx = idx[:m]
+	ahead = ahead[:min(len(ahead), m)]
+	checkRowsAt(x, stride, n, idx)
+	checkRowsAt(x, stride, n, ahead)
+	q := 0
+	if hasBatchKernels && m >= 4 && n > 0 {
+		q = m &^ 3
+		var ap *int
+		if len(ahead) > 0 {
+			ap = &ahead[0]
+		}
+		dotsAt4AVX(&z[0], &w[0], &x[0], stride, q, n, &idx[0], ap, min(len(ahead), q))
+	}
+	for ; q < m; q++ {
+		if q < len(ahead) {
+			Prefetch(x[ahead[q]*stride:][:n])
+		}
+		z[q] = batchDot(w, x[idx[q]*stride:][:n])
+	}
+}
+
+// batchDot is the loop of DotsAt on one row: the order of gonum's DotUnitary.
+// len(x) >= len(w).
+func batchDot(w, x []float64) float64 {
+	n := len(w)
+	x = x[:n]
+	var s0, s1, s2, s3 float64
+	j := 0
+	for ; j+4 <= n; j += 4 {
+		ww, xx := w[j:j+4:j+4], x[j:j+4:j+4]
+		s0 += float64(ww[0] * xx[0])
+		s1 += float64(ww[1] * xx[1])
+		s2 += float64(ww[2] * xx[2])
+		s3 += float64(ww[3] * xx[3])
+	}
+	for ; j < n; j++ {
+		s0 += float64(w[j] * x[j])
+	}
+	return (s0 + s2) + (s1 + s3)
+}
+
+// AddRowsAt sets acc[j] += c[q]*x_q[j] for q = 0, 1, ..., len(c)-1 in
+// this order, for every j < len(acc), where x_q is the row of example idx[q]
+// (len(acc) elements): the bits of one loop per row,
+//
+//	for j, v := range x_q { acc[j] += c[q] * v }
+//
+// in the order of the rows. The assembly kernel adds eight rows to each
+// four elements of acc at a time, which keeps acc in registers across them.
+// len(idx) >= len(c).
+func AddRowsAt(acc, c, x []float64, stride int, idx []int) {
+	m, n := len(c), len(acc)
+	idx = idx[:m]
+	checkRowsAt(x, stride, n, idx)
+	q := 0
+	if hasBatchKernels && m >= 8 && n > 0 {
+		q = m &^ 7
+		addRowsAt8AVX(&acc[0], &x[0], stride, q, n, &idx[0], &c[0])
+	}
+	for ; q < m; q++ {
+		batchAxpy(acc, c[q], x[idx[q]*stride:][:n])
+	}
+}
+
+// HintAt hints the elements v[i] for every i in idx to the cache: the norms
+// or labels of the examples a caller will read next, which lie as far
+// apart in memory as their rows. Hints change no state and never fault, for
+// any index; they are dropped without the assembly kernels.
+func HintAt(v []float64, idx []int) {
+	if hasBatchKernels && len(v) > 0 && len(idx) > 0 {
+		hintAt(&v[0], &idx[0], len(idx))
+	}
+}
+
+// batchAxpy is the loop of AddRowsAt on one row. len(x) >= len(acc).
+func batchAxpy(acc []float64, c float64, x []float64) {
+	x = x[:len(acc)]
+	for j, v := range x {
+		acc[j] += float64(c * v)
+	}
+}
+
+// checkRowsAt panics unless the row of n elements of every index in idx lies
+// inside x, at the given stride (>= 0).
+func checkRowsAt(x []float64, stride, n int, idx []int) {
+	if len(idx) == 0 {
+		return
+	}
+	last := len(x) - n // the last start of a row of n elements
+	if stride < 0 || last < 0 {
+		panic("kernel: rows outside x")
+	}
+	maxRow := math.MaxInt // stride 0: every row starts at 0
+	if stride > 0 {
+		maxRow = last / stride
+	}
+	for _, i := range idx {
+		if uint(i) > uint(maxRow) {
+			panic("kernel: row index outside x")
+		}
+	}
+}
