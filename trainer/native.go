@@ -83,9 +83,8 @@ type native struct {
 	// projection; fuseBatch selects batchStep, for K = 1 and b > 1 without
 	// dropout.
 	fuse, fuseBatch bool
-	// The rows and margin gradients of a minibatch (fuseBatch).
-	rows [][]float64
-	gb   []float64
+	// The margin gradients of a part of a minibatch (fuseBatch).
+	gb []float64
 
 	// The rows, norms and labels of the next chunk examples of the pass are
 	// copied into cx, cn and cy, starting at position c0 (chunk = 0: rows
@@ -110,8 +109,7 @@ type native struct {
 // long rows, and copying would only add work. The fused paths read rows in
 // place too: passFused (b = 1) hints every read of a step fusedAhead
 // examples ahead, and batchStep (b > 1, K = 1) hints the rows, norms and
-// labels of the next minibatch, whose margins it then computes
-// independently of each other.
+// labels batchAhead examples ahead, spread over all the work of a step.
 const (
 	gatherChunk   = 64
 	gatherMaxD    = 256
@@ -192,8 +190,7 @@ func newNative(p *problem) (*native, error) {
 	}
 	e.fuse = mk == nil && ek == nil && e.k == 1 && b == 1 && e.drop >= 1 && e.radius == 0 && p.d <= gatherMaxD
 	if e.fuseBatch {
-		e.rows, e.gb = make([][]float64, b), make([]float64, b)
-		e.nb, e.yb = make([]float64, b), make([]float64, b)
+		e.gb = make([]float64, batchChunk)
 	}
 	return e, nil
 }
@@ -343,6 +340,11 @@ func (e *native) pass(ctx context.Context, j int) (lo, hi float64, err error) {
 	}
 	b := p.cfg.Batch
 	lo = math.Inf(1)
+	if e.fuseBatch {
+		for _, i := range order[:min(batchAhead, len(order))] {
+			kernel.PrefetchExample(&p.x[i*e.d], e.d, &p.norm[i], &p.y[i])
+		}
+	}
 	for s := 0; s < len(order); s += b {
 		if e.chunk > 0 && s%e.chunk == 0 {
 			e.gather(order[s:min(s+e.chunk, len(order))], s)
@@ -350,10 +352,6 @@ func (e *native) pass(ctx context.Context, j int) (lo, hi float64, err error) {
 		if q := s + e.chunk; e.chunk > 0 && q < len(order) {
 			for _, i := range order[q:min(q+b, len(order))] {
 				kernel.Prefetch(p.x[i*e.d : (i+1)*e.d])
-			}
-		} else if q := s + b; e.fuseBatch && q < len(order) {
-			for _, i := range order[q:min(q+b, len(order))] {
-				kernel.PrefetchExample(&p.x[i*e.d], e.d, &p.norm[i], &p.y[i])
 			}
 		}
 		e.t++
@@ -483,7 +481,7 @@ func (e *native) step(batch []int, pos int, eta float64) error {
 		return e.kernelStep(batch, pos, eta)
 	}
 	if e.fuseBatch {
-		e.batchStep(batch, pos, eta)
+		e.batchStep(e.smp.order, pos, eta)
 		return nil
 	}
 	a, thr, d := 1-eta*e.p.mu, eta*e.l1, e.d
@@ -511,49 +509,57 @@ func (e *native) step(batch []int, pos int, eta float64) error {
 	return nil
 }
 
-// batchStep is step for K = 1 and b > 1 without dropout (e.fuseBatch): the
-// same operations in the same order on each weight, grouped by kind over the
-// minibatch instead of example by example. The margins of a minibatch all
-// use the weights of the start of the step, so they do not wait on each
-// other: kernel.Ddots4 takes four at a time with the bits of dot, then come
-// the clipped derivatives, and kernel.AddRows4 adds four clipped gradients
-// at a time to the sum with the bits of axpy, the examples in their order.
-func (e *native) batchStep(batch []int, pos int, eta float64) {
-	a, thr, d := 1-eta*e.p.mu, eta*e.l1, e.d
-	m := len(batch)
-	rows, g, nb, yb := e.rows[:m], e.gb[:m], e.nb[:m], e.yb[:m]
-	for q, i := range batch {
-		rows[q], nb[q], yb[q] = e.row(i, pos+q)
-	}
-	w := e.w[:d]
-	q := 0
-	for ; q+4 <= m; q += 4 {
-		z := kernel.Ddots4(w, rows[q], rows[q+1], rows[q+2], rows[q+3])
-		copy(g[q:q+4], z[:])
-	}
-	for ; q < m; q++ {
-		g[q] = dot(w, rows[q])
-	}
-	for q, z := range g {
-		gq := e.margin.Deriv(z, yb[q])
-		g[q] = gq * clipScale(math.Abs(gq)*nb[q], e.clip)
-		if e.obs != nil && e.obs.example != nil {
-			e.gz[0] = g[q]
-			e.obs.example(e.t, batch[q], rows[q], e.gz)
-		}
-	}
+// batchStep is step for K = 1 and b > 1 without dropout (e.fuseBatch) on
+// the minibatch at positions pos to pos+b of the pass order: the same
+// operations in the same order on each weight, grouped by kind over parts
+// of batchChunk examples instead of example by example, on the rows where
+// they lie. The margins all use the weights of the start of the step, so
+// they do not wait on each other: kernel.DotsAt takes four at a time with
+// the bits of dot. Then come the clipped derivatives, and kernel.AddRowsAt
+// adds the clipped gradients to the sum with the bits of axpy, the
+// examples in their order. Each part hints the rows, norms and labels of as
+// many examples batchAhead positions on in the pass order to the cache, so
+// that fetching them from memory overlaps every kind of work of the step.
+// The sum is applied by kernel.ShrinkDot, whose update is Shrink's (the
+// product it also returns is not used).
+func (e *native) batchStep(order []int, pos int, eta float64) {
+	p := e.p
+	d, n := e.d, len(order)
+	end := min(pos+p.cfg.Batch, n)
+	w, x, norm, y := e.w[:d], p.x, p.norm, p.y
 	acc := e.acc
 	clear(acc)
-	q = 0
-	for ; q+4 <= m; q += 4 {
-		kernel.AddRows4(acc, [4]float64{g[q], g[q+1], g[q+2], g[q+3]}, rows[q], rows[q+1], rows[q+2], rows[q+3])
+	for c0 := pos; c0 < end; c0 += batchChunk {
+		c1 := min(c0+batchChunk, end)
+		rows := order[c0:c1]
+		ahead := order[min(c0+batchAhead, n):min(c1+batchAhead, n)]
+		g := e.gb[:len(rows)]
+		kernel.DotsAt(g, w, x, d, rows, ahead)
+		kernel.HintAt(norm, ahead)
+		kernel.HintAt(y, ahead)
+		for q, i := range rows {
+			gq := e.margin.Deriv(g[q], y[i])
+			g[q] = gq * clipScale(math.Abs(gq)*norm[i], e.clip)
+		}
+		if e.obs != nil && e.obs.example != nil {
+			for q, i := range rows {
+				e.gz[0] = g[q]
+				e.obs.example(e.t, i, x[i*d:(i+1)*d], e.gz)
+			}
+		}
+		kernel.AddRowsAt(acc, g, x, d, rows)
 	}
-	for ; q < m; q++ {
-		axpy(g[q], rows[q], acc)
-	}
-	kernel.Shrink(e.w, acc, a, eta/float64(e.p.cfg.Batch), thr)
+	kernel.ShrinkDot(e.w, acc, 1-eta*p.mu, eta/float64(p.cfg.Batch), eta*e.l1, acc)
 	e.endStep(eta)
 }
+
+// batchChunk is the number of examples batchStep takes through the margins,
+// the derivatives and the sum at once, and batchAhead how many positions
+// of the pass order ahead of them it hints examples to the cache.
+const (
+	batchChunk = 16
+	batchAhead = 16
+)
 
 // endStep is the end of every step: the projection and the average.
 func (e *native) endStep(eta float64) {
