@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"math"
+	"slices"
 	"sync"
 
 	"gonum.org/v1/gonum/blas"
@@ -50,6 +51,9 @@ type objective struct {
 	// marginsAt is the w of the margins in z and hzAt that of the margin
 	// Hessians in hz (eval and curvature share them)
 	marginsAt, hzAt []float64
+	// blockHook, if not nil, is called by rowPass with each block of rows
+	// it has done (eval1 sums X^T X there)
+	blockHook func(part, b0, m, hi int)
 	// partAcc holds rowPass's per-part sums, and parts1 the logistic
 	// loss's parts of a block of each part (partsStride apart)
 	partAcc, parts1 []float64
@@ -113,6 +117,14 @@ func (o *objective) eval1(w, grad []float64) float64 {
 		}
 		return o.finish(w, nil, sum)
 	}
+	// At w = 0, where the solver starts and hessian will want X^T X, the
+	// pass sums X^T X too, each block while it is in cache.
+	var xtx *gramSum
+	if o.xtx == nil && !slices.ContainsFunc(w, func(v float64) bool { return v != 0 }) {
+		xtx = o.newGramSum(o.parts())
+		o.blockHook = func(part, b0, m, hi int) { xtx.block(part, b0, m, hi, nil) }
+		defer func() { o.blockHook = nil }()
+	}
 	var sum float64
 	if l, ok := o.loss.(losses.Logistic); ok {
 		// The built-in logistic loss gives the curvature from the same
@@ -162,6 +174,9 @@ func (o *objective) eval1(w, grad []float64) float64 {
 		})
 	}
 	o.marginsAt = append(o.marginsAt[:0], w...)
+	if xtx != nil {
+		o.setXTX(func(dst []float64, stride int) { xtx.finish(dst, stride, 1) })
+	}
 	return o.finish(w, grad, sum)
 }
 
@@ -222,10 +237,7 @@ const (
 // are added in part order: the bits depend on the rows and n, not on the
 // scheduling, GOMAXPROCS or the build.
 func (o *objective) rowPass(acc, v []float64, f func(part, lo int, s, c []float64) float64) float64 {
-	parts := 1
-	if o.n >= minPartRows {
-		parts = rowParts
-	}
+	parts := o.parts()
 	stride := partStride(o.d)
 	if len(o.partAcc) < parts*stride {
 		o.partAcc = make([]float64, rowParts*stride)
@@ -252,6 +264,14 @@ func (o *objective) rowPass(acc, v []float64, f func(part, lo int, s, c []float6
 		sum += sums[p]
 	}
 	return sum
+}
+
+// parts returns the number of row parts of rowPass and gram.
+func (o *objective) parts() int {
+	if o.n >= minPartRows {
+		return rowParts
+	}
+	return 1
 }
 
 // passRows is the number of rows of a block of rowPass: the block stays
@@ -281,6 +301,9 @@ func (o *objective) rowRange(acc, v []float64, part, lo, hi int, f func(part, lo
 		kernel.FusedDots(s, v, blk, x.Stride)
 		sum += f(part, b0, s, c)
 		kernel.FusedAddRows(acc, c, blk, x.Stride)
+		if o.blockHook != nil {
+			o.blockHook(part, b0, m, hi)
+		}
 	}
 	return sum
 }
@@ -334,14 +357,7 @@ func (o *objective) hessian(w []float64) *mat.SymDense {
 	switch {
 	case same:
 		if o.xtx == nil {
-			o.xtx = mat.NewDense(d, d, nil)
-			xtx := o.xtx.RawMatrix()
-			o.gram(xtx.Data, xtx.Stride, nil, 1)
-			for j := range d {
-				for m := range j {
-					xtx.Data[j*xtx.Stride+m] = xtx.Data[m*xtx.Stride+j]
-				}
-			}
+			o.setXTX(func(dst []float64, stride int) { o.gram(dst, stride, nil, 1) })
 		}
 		for a := range k {
 			for c := a; c < k; c++ {
@@ -410,6 +426,19 @@ func (o *objective) hessian(w []float64) *mat.SymDense {
 		hs.Data[i*hs.Stride+i] += o.lambda
 	}
 	return H
+}
+
+// setXTX sets o.xtx to X^T X, whose upper triangle upper writes.
+func (o *objective) setXTX(upper func(dst []float64, stride int)) {
+	d := o.d
+	o.xtx = mat.NewDense(d, d, nil)
+	xtx := o.xtx.RawMatrix()
+	upper(xtx.Data, xtx.Stride)
+	for j := range d {
+		for m := range j {
+			xtx.Data[j*xtx.Stride+m] = xtx.Data[m*xtx.Stride+j]
+		}
+	}
 }
 
 // hessianRows is the number of rows per block of hessian's product.
@@ -540,92 +569,118 @@ func (o *objective) split(rows int, f func(part, parts int)) {
 	wg.Wait()
 }
 
-// gramRows is the number of rows per block of gram.
-const gramRows = 64
-
 // gram sets the upper triangle of the d x d matrix in dst (row stride
-// stride) to scale sum_i h_i x_i x_i^T (h nil: every h_i = 1), from the
-// 4 x 8 tiles of kernel.GramTile: entry (j, m) is one fused multiply-add
-// per row, in row order. With d8 = d rounded down to a multiple of 8, the
-// tiles that meet the upper triangle of the first d8 columns read the rows
-// in place (kernel.GramTileScaled multiplies by h); the last d - d8
-// columns are copied into a buffer 8 wide padded with zeros, whose tiles
-// give their entries against every column. The rows go in blocks of
-// gramRows, which stay in cache while the tiles run over them, and the
-// next block is prefetched meanwhile. From minPartRows rows on,
+// stride) to scale sum_i h_i x_i x_i^T (h nil: every h_i = 1), in one pass
+// over the rows in blocks of passRows (gramSum). From minPartRows rows on,
 // the rows are cut into rowParts fixed parts of consecutive rows (as in
 // rowPass), summed on their own goroutines and then added in part order:
-// the bits depend on the rows and n, not on the scheduling or the build.
+// the bits depend on the rows and n, not on the scheduling or the build,
+// and are the same as those of the sum that eval1 takes along with its
+// pass at w = 0.
 func (o *objective) gram(dst []float64, stride int, h []float64, scale float64) {
-	n, d := o.n, o.d
-	x := o.X.RawMatrix()
-	parts := 1
-	if n >= minPartRows {
-		parts = rowParts
-	}
-	d8 := d &^ 7
-	// A tile's s columns j..j+3 (of the rows, or of the remainder buffer if
-	// rem) against x columns m..m+7 (of the rows, or of the remainder
-	// buffer if rem and m >= d8).
-	type tile struct {
-		j, m int
-		rem  bool
-	}
-	var tiles []tile
-	for j := 0; j < d8; j += 4 {
-		for m := j &^ 7; m < d8; m += 8 {
-			tiles = append(tiles, tile{j, m, false})
-		}
-	}
-	for j := d8; j < d; j += 4 {
-		for m := 0; m < d; m += 8 {
-			tiles = append(tiles, tile{j - d8, m, true})
-		}
-	}
-	acc := make([][32]float64, parts*len(tiles))
+	n, parts := o.n, o.parts()
+	g := o.newGramSum(parts)
 	o.split(n, func(part, parts int) {
 		lo, hi := part*n/parts&^3, (part+1)*n/parts&^3
 		if part == parts-1 {
 			hi = n
 		}
-		a := acc[part*len(tiles) : (part+1)*len(tiles)]
-		// the last d - d8 columns of the block, padded to 8
-		rb := make([]float64, 8*gramRows)
-		for b0 := lo; b0 < hi; b0 += gramRows {
-			m := min(gramRows, hi-b0)
-			blk := x.Data[b0*x.Stride:]
-			if d8 < d {
-				for r := range m {
-					copy(rb[8*r:8*r+d-d8], blk[r*x.Stride+d8:r*x.Stride+d])
-				}
-			}
-			// the next block's rows, a slice of them after each tile
-			next := x.Data[min((b0+m)*x.Stride, len(x.Data)):min(min(b0+2*m, hi)*x.Stride, len(x.Data))]
-			chunk := (len(next)/len(tiles) + 8) &^ 7
-			for t, tl := range tiles {
-				if len(next) > 0 {
-					c := min(chunk, len(next))
-					kernel.Prefetch(next[:c])
-					next = next[c:]
-				}
-				s, ss, xt, xs := blk[tl.j:], x.Stride, blk[tl.m:], x.Stride
-				if tl.rem {
-					s, ss = rb[tl.j:], 8
-					if tl.m >= d8 {
-						xt, xs = rb, 8
-					}
-				}
-				if h == nil {
-					kernel.GramTile(&a[t], s, ss, xt, xs, m)
-				} else {
-					kernel.GramTileScaled(&a[t], h[b0:b0+m], s, ss, xt, xs, m)
-				}
-			}
+		for b0 := lo; b0 < hi; b0 += passRows {
+			g.block(part, b0, min(passRows, hi-b0), hi, h)
 		}
 	})
-	for t, tl := range tiles {
-		for p := 1; p < parts; p++ {
-			floats.Add(acc[t][:], acc[p*len(tiles)+t][:])
+	g.finish(dst, stride, scale)
+}
+
+// gramSum is a Gram matrix sum_i h_i x_i x_i^T being summed over blocks of
+// rows, from the 4 x 8 tiles of kernel.GramTile: entry (j, m) is one fused
+// multiply-add per row, in row order. With d8 = d rounded down to a
+// multiple of 8, the tiles that meet the upper triangle of the first d8
+// columns read the rows in place (kernel.GramTileScaled multiplies by h);
+// the last d - d8 columns are copied into a buffer 8 wide padded with
+// zeros, whose tiles give their entries against every column. The tiles
+// run over a block while it is in cache, and prefetch the next one.
+type gramSum struct {
+	o     *objective
+	d8    int
+	tiles []gramTile
+	acc   [][32]float64 // the tiles of each part
+	rb    [][]float64   // each part's buffer of the last d - d8 columns
+}
+
+// gramTile is a tile of gramSum: the s columns j..j+3 (of the rows, or of
+// the buffer if rem) against the x columns m..m+7 (of the rows, or of the
+// buffer if rem and m >= d8).
+type gramTile struct {
+	j, m int
+	rem  bool
+}
+
+func (o *objective) newGramSum(parts int) *gramSum {
+	d := o.d
+	g := &gramSum{o: o, d8: d &^ 7}
+	for j := 0; j < g.d8; j += 4 {
+		for m := j &^ 7; m < g.d8; m += 8 {
+			g.tiles = append(g.tiles, gramTile{j, m, false})
+		}
+	}
+	for j := g.d8; j < d; j += 4 {
+		for m := 0; m < d; m += 8 {
+			g.tiles = append(g.tiles, gramTile{j - g.d8, m, true})
+		}
+	}
+	g.acc = make([][32]float64, parts*len(g.tiles))
+	g.rb = make([][]float64, parts)
+	for p := range g.rb {
+		g.rb[p] = make([]float64, 8*passRows)
+	}
+	return g
+}
+
+// block adds the m <= passRows rows from b0 on (weights h[b0:], or 1 if h
+// is nil) into part's sums; hi is the end of the part, up to which the
+// next block is prefetched.
+func (g *gramSum) block(part, b0, m, hi int, h []float64) {
+	x, d, d8 := g.o.X.RawMatrix(), g.o.d, g.d8
+	a := g.acc[part*len(g.tiles) : (part+1)*len(g.tiles)]
+	rb := g.rb[part]
+	blk := x.Data[b0*x.Stride:]
+	if d8 < d {
+		for r := range m {
+			copy(rb[8*r:8*r+d-d8], blk[r*x.Stride+d8:r*x.Stride+d])
+		}
+	}
+	// the next block's rows, a slice of them after each tile
+	next := x.Data[min((b0+m)*x.Stride, len(x.Data)):min(min(b0+2*m, hi)*x.Stride, len(x.Data))]
+	chunk := (len(next)/len(g.tiles) + 8) &^ 7
+	for t, tl := range g.tiles {
+		if len(next) > 0 {
+			c := min(chunk, len(next))
+			kernel.Prefetch(next[:c])
+			next = next[c:]
+		}
+		s, ss, xt, xs := blk[tl.j:], x.Stride, blk[tl.m:], x.Stride
+		if tl.rem {
+			s, ss = rb[tl.j:], 8
+			if tl.m >= d8 {
+				xt, xs = rb, 8
+			}
+		}
+		if h == nil {
+			kernel.GramTile(&a[t], s, ss, xt, xs, m)
+		} else {
+			kernel.GramTileScaled(&a[t], h[b0:b0+m], s, ss, xt, xs, m)
+		}
+	}
+}
+
+// finish adds the parts' sums in part order and writes scale times the
+// upper triangle into dst (row stride stride).
+func (g *gramSum) finish(dst []float64, stride int, scale float64) {
+	d, nt := g.o.d, len(g.tiles)
+	for t, tl := range g.tiles {
+		for p := 1; p < len(g.acc)/nt; p++ {
+			floats.Add(g.acc[t][:], g.acc[p*nt+t][:])
 		}
 		for r := range 4 {
 			for c := range 8 {
@@ -633,10 +688,10 @@ func (o *objective) gram(dst []float64, stride int, h []float64, scale float64) 
 				// (j, m) is below the diagonal, its transpose above
 				j, m := tl.j+r, tl.m+c
 				if tl.rem {
-					j, m = m, d8+tl.j+r
+					j, m = m, g.d8+tl.j+r
 				}
 				if j <= m && m < d {
-					dst[j*stride+m] = scale * acc[t][8*r+c]
+					dst[j*stride+m] = scale * g.acc[t][8*r+c]
 				}
 			}
 		}

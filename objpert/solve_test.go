@@ -65,7 +65,7 @@ func TestHessianStructure(t *testing.T) {
 		{minPartRows + 3, 9, 1}, // the parts on goroutines
 		// gram's tiles: no remainder columns, remainders of 1, 4 and 5
 		// (one and two remainder tiles), d below 8, blocks of rows
-		{500, 8, 1}, {gramRows + 1, 16, 1}, {3*gramRows + 5, 33, 1}, {70, 12, 1}, {90, 13, 1}, {40, 2, 1},
+		{500, 8, 1}, {passRows + 1, 16, 1}, {3*passRows + 5, 33, 1}, {70, 12, 1}, {90, 13, 1}, {40, 2, 1},
 	} {
 		loss := losses.Loss(losses.Logistic{})
 		if tt.k > 1 {
@@ -352,6 +352,47 @@ func TestLogisticPartsKernel(t *testing.T) {
 			if math.Float64bits(got[i]) != math.Float64bits(first[i]) {
 				t.Fatalf("eval: value %d is %v without the kernel, %v with it", i, got[i], first[i])
 			}
+		}
+	}
+}
+
+// TestEvalSumsXTX checks that the gradient pass at w = 0 leaves X^T X with
+// the bits of gram's own pass (K = 1, on both sides of minPartRows), and
+// that a pass elsewhere leaves none.
+func TestEvalSumsXTX(t *testing.T) {
+	for _, tt := range []struct{ n, d int }{{100, 5}, {minPartRows + 7, 33}, {3*passRows + 1, 8}} {
+		X, y := rows(tt.n, tt.d, 1, uint64(tt.n))
+		g := make([]float64, tt.d)
+		o := newObjective(X, y, losses.Logistic{}, 1, 0.01, nil)
+		w := make([]float64, tt.d)
+		w[0] = 1
+		o.eval(w, g)
+		if o.xtx != nil {
+			t.Fatalf("n = %d: X^T X summed at w != 0", tt.n)
+		}
+		o.eval(make([]float64, tt.d), g)
+		if o.xtx == nil {
+			t.Fatalf("n = %d: no X^T X after the pass at w = 0", tt.n)
+		}
+		ref := newObjective(X, y, losses.Logistic{}, 1, 0.01, nil)
+		ref.setXTX(func(dst []float64, stride int) { ref.gram(dst, stride, nil, 1) })
+		got, want := o.xtx.RawMatrix().Data, ref.xtx.RawMatrix().Data
+		if !slices.Equal(got, want) {
+			t.Errorf("n = %d, d = %d: X^T X from the pass differs from gram's", tt.n, tt.d)
+		}
+		var top, worst float64
+		for i := range tt.d {
+			for j := range tt.d {
+				var s float64
+				for r := range tt.n {
+					s += X.At(r, i) * X.At(r, j)
+				}
+				top = math.Max(top, math.Abs(s))
+				worst = math.Max(worst, math.Abs(s-o.xtx.At(i, j)))
+			}
+		}
+		if worst > 1e-12*top {
+			t.Errorf("n = %d, d = %d: X^T X off by %v", tt.n, tt.d, worst)
 		}
 	}
 }
