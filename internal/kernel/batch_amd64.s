@@ -34,8 +34,9 @@ dgroup:
 	CMPQ R12, m+32(FP)
 	JGE  ddone
 
-	// Hint the rows ahead[q+r] for r < min(4, na-q), every cache line of
-	// each, from the line of its first element to that of its last.
+	// Hint the rows ahead[q+r] for r < min(4, na-q) to the L2 cache, every
+	// cache line of each, from the line of its first element to that of its
+	// last, four lines per iteration.
 	MOVQ na+64(FP), R9
 	SUBQ R12, R9
 	JLE  dload
@@ -54,15 +55,35 @@ dhrow:
 	MOVQ  n+40(FP), R8
 	LEAQ  -8(AX)(R8*8), R8  // last element
 	ANDQ  $-64, AX
+	ANDQ  $-64, R8
+	SUBQ  AX, R8            // 64 (lines - 1)
 
-dhline:
-	PREFETCHT0 (AX)
-	ADDQ       $64, AX
-	CMPQ       AX, R8
-	JLS        dhline
-	ADDQ       $8, R13
-	DECQ       R9
-	JNZ        dhrow
+dh4:
+	CMPQ       R8, $192
+	JLT        dh1
+	PREFETCHT1 (AX)
+	PREFETCHT1 64(AX)
+	PREFETCHT1 128(AX)
+	PREFETCHT1 192(AX)
+	ADDQ       $256, AX
+	SUBQ       $256, R8
+	JMP        dh4
+
+dh1:
+	CMPQ       R8, $0
+	JLT        dhnext
+	PREFETCHT1 (AX)
+	CMPQ       R8, $64
+	JLT        dhnext
+	PREFETCHT1 64(AX)
+	CMPQ       R8, $128
+	JLT        dhnext
+	PREFETCHT1 128(AX)
+
+dhnext:
+	ADDQ $8, R13
+	DECQ R9
+	JNZ  dhrow
 
 dload:
 	MOVQ   idx+48(FP), BX
