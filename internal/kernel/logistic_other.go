@@ -10,3 +10,5 @@ func logisticParts4(z, y, plus, e, d1, d2 *float64, groups int) { panic("unreach
 
 // SetLogisticKernel reports false: there is no kernel to select.
 func SetLogisticKernel(bool) bool { return false }
+
+func setLogisticKernel(bool) bool { return false }
