@@ -70,11 +70,13 @@
 // losses with a fused kernel that allocates nothing per step. For K = 1 it
 // uses the scalar derivative of losses.Margin. For b = 1 it updates each row of W in place in one loop
 // that applies the decay (1 - eta mu), the gradient move and the soft
-// thresholding; for b > 1 it takes the margins of the whole minibatch
-// (they all use the weights of the start of the step, so they do not wait
-// on each other), then the clipped derivatives, then sums the clipped
-// per-example gradients in a buffer, four rows at a time, and applies the
-// sum in one loop with the decay and the soft thresholding. Both give the
+// thresholding; for b > 1 it takes, in parts of 16 examples read where
+// they lie, the margins (they all use the weights of the start of the
+// step, so they do not wait on each other; four rows at a time), then the
+// clipped derivatives, then adds the clipped per-example gradients to a
+// buffer, eight rows at a time, and applies the sum in one loop with the
+// decay and the soft thresholding; each part hints the rows, norms and
+// labels of the examples 16 positions ahead to the cache. Both give the
 // bits of the example-by-example step. For K > 1 it forms the K margins,
 // the loss's Grad and the rank-one update row by row.
 //
