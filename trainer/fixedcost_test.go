@@ -3,8 +3,10 @@ package trainer
 import (
 	"math"
 	"runtime"
+	"slices"
 	"testing"
 
+	"gonum.org/v1/gonum/floats"
 	"gonum.org/v1/gonum/mat"
 
 	"github.com/stabpriv/stabpriv/losses"
@@ -25,15 +27,30 @@ func sameBits(a, b []float64) bool {
 }
 
 // objectiveByRow is problem.objective one row at a time, the loops the
-// four-row kernels stand for.
+// kernels stand for: for K > 1 sums in column and row order with each
+// product rounded (the four-row kernels); for K = 1 each margin from four
+// partial sums in gonum Ddot's order and each addition into the gradient
+// with its product fused (the block kernels); the losses in row order.
 func objectiveByRow(p *problem, w []float64) (f, gnorm float64) {
 	grad, z, gz := make([]float64, p.k*p.d), make([]float64, p.k), make([]float64, p.k)
 	for i := 0; i < p.n; i++ {
 		x := p.x[i*p.d : (i+1)*p.d]
 		for k := 0; k < p.k; k++ {
 			var s float64
-			for j, v := range w[k*p.d : (k+1)*p.d] {
-				s += v * x[j]
+			if p.k == 1 {
+				var q [4]float64
+				m := p.d &^ 3
+				for j := range m {
+					q[j%4] = math.FMA(w[j], x[j], q[j%4])
+				}
+				for j := m; j < p.d; j++ {
+					q[0] = math.FMA(w[j], x[j], q[0])
+				}
+				s = (q[0] + q[2]) + (q[1] + q[3])
+			} else {
+				for j, v := range w[k*p.d : (k+1)*p.d] {
+					s += float64(v * x[j])
+				}
 			}
 			z[k] = s
 		}
@@ -42,7 +59,11 @@ func objectiveByRow(p *problem, w []float64) (f, gnorm float64) {
 			c := gz[k] / float64(p.n)
 			row := grad[k*p.d : (k+1)*p.d]
 			for j, v := range x {
-				row[j] += c * v
+				if p.k == 1 {
+					row[j] = math.FMA(c, v, row[j])
+				} else {
+					row[j] += float64(c * v)
+				}
 			}
 		}
 	}
@@ -76,10 +97,16 @@ func TestObjectiveBitIdentical(t *testing.T) {
 				for j := range w {
 					w[j] = math.Sin(float64(3*j + 1))
 				}
-				f, g := p.objective(w, make([]float64, k*d), make([]float64, k), make([]float64, k))
-				wf, wg := objectiveByRow(p, w)
-				if math.Float64bits(f) != math.Float64bits(wf) || math.Float64bits(g) != math.Float64bits(wg) {
-					t.Errorf("%s %dx%d: objective (%v, %v), row by row (%v, %v)", cfg.Loss.Name(), n, d, f, g, wf, wg)
+				// large weights put margins past the logistic kernel's
+				// range (the rows Grad computes)
+				for _, scale := range []float64{1, 2000} {
+					ws := slices.Clone(w)
+					floats.Scale(scale, ws)
+					f, g := p.objective(ws, make([]float64, k*d), make([]float64, k), make([]float64, k))
+					wf, wg := objectiveByRow(p, ws)
+					if math.Float64bits(f) != math.Float64bits(wf) || math.Float64bits(g) != math.Float64bits(wg) {
+						t.Errorf("%s %dx%d, w x %v: objective (%v, %v), row by row (%v, %v)", cfg.Loss.Name(), n, d, scale, f, g, wf, wg)
+					}
 				}
 			}
 		}

@@ -10,6 +10,7 @@ import (
 
 	"github.com/stabpriv/stabpriv/internal/check"
 	"github.com/stabpriv/stabpriv/internal/kernel"
+	"github.com/stabpriv/stabpriv/losses"
 )
 
 // This file holds the parts of SGD that both engines share, so that a seeded
@@ -150,10 +151,13 @@ func sqNorm(v []float64) float64 {
 // F_S at w, using the built-in loss. grad is scratch of length k*d and z of
 // length k.
 //
-// The margins, the loss and the gradient sum take the rows in order, four
-// at a time through the kernels of internal/kernel, with the bits of the
-// one-row loops: each margin is summed in column order from 0, and grad
-// gets gz_k(x_i)/n times row i for i = 0, 1, ... in turn. From
+// The margins, the loss and the gradient sum take the rows in order
+// through the kernels of internal/kernel: for K > 1 four at a time with
+// the bits of the one-row loops (each margin summed in column order from
+// 0, each product rounded); for K = 1 in blocks (objectiveRows1: each
+// margin from four partial sums in gonum Ddot's order, each product fused
+// into its sum). grad gets gz_k(x_i)/n times row i for i = 0, 1, ... in
+// turn, and the losses are summed in row order. From
 // objectiveSplitRows rows on, the rows are cut into objectiveParts fixed
 // parts (at multiples of 4) summed concurrently, each in that order, and
 // the parts' sums are added in part order: the result depends on n alone,
@@ -210,6 +214,9 @@ func objectivePart(n, j int) int {
 // row i, in order, and returns the sum of their losses (objective's loop).
 func (p *problem) objectiveRows(lo, hi int, w, grad, z, gz []float64) (f float64) {
 	clear(grad)
+	if p.k == 1 {
+		return p.objectiveRows1(lo, hi, w, grad, gz)
+	}
 	n, d, k := p.n, p.d, p.k
 	zb := make([]float64, 4*k)  // the K margins of each of four rows
 	cb := make([][4]float64, k) // cb[c][q]: output c's coefficient of row q
@@ -249,6 +256,48 @@ func (p *problem) objectiveRows(lo, hi int, w, grad, z, gz []float64) (f float64
 				row[j] += float64(g * v)
 			}
 		}
+	}
+	return f
+}
+
+// objectiveBlock is the number of rows of a block of objectiveRows1.
+const objectiveBlock = 64
+
+// objectiveRows1 is objectiveRows for K = 1 in blocks of objectiveBlock
+// rows, each read once while it is in cache: the margins by
+// kernel.FusedDots (gonum Ddot's order, each product fused into its sum),
+// the losses and derivatives row by row (for the logistic loss from
+// kernel.LogisticParts, with the bits of Logistic.Grad), and the block
+// added into grad by kernel.FusedAddRows (the rows in order, fused).
+func (p *problem) objectiveRows1(lo, hi int, w, grad, gz []float64) (f float64) {
+	var buf [5 * objectiveBlock]float64
+	z, c := buf[:objectiveBlock], buf[objectiveBlock:2*objectiveBlock]
+	plus, e := buf[2*objectiveBlock:3*objectiveBlock], buf[3*objectiveBlock:4*objectiveBlock]
+	d2 := buf[4*objectiveBlock:] // unused
+	d, nf := p.d, float64(p.n)
+	_, logistic := p.loss.(losses.Logistic)
+	var zs [1]float64
+	zi := zs[:]
+	for b0 := lo; b0 < hi; b0 += objectiveBlock {
+		m := min(objectiveBlock, hi-b0)
+		blk, y := p.x[b0*d:], p.y[b0:b0+m]
+		kernel.FusedDots(z[:m], w, blk, d)
+		done := 0
+		if logistic {
+			done = kernel.LogisticParts(z[:m], y, plus, e, c, d2)
+		}
+		for r := range m {
+			if r < done && math.Abs(z[r]) < kernel.LogisticFastRange {
+				// Logistic.Grad: the value plus + log1p(e)
+				f += plus[r] + math.Log1p(e[r])
+				c[r] /= nf
+				continue
+			}
+			zi[0] = z[r]
+			f += p.loss.Grad(gz, zi, y[r])
+			c[r] = gz[0] / nf
+		}
+		kernel.FusedAddRows(grad, c[:m], blk, d)
 	}
 	return f
 }
