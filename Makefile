@@ -10,10 +10,17 @@ OUT     ?= out
 run:
 	$(GO) run ./cmd/stabpriv train --mechanism gamma --epsilon 1 --out $(OUT)/model.json
 
-# The whole test suite (under 10 minutes on 2 cores).
+# The whole test suite (under 10 minutes on 2 cores), then the packages
+# with assembly kernels on the other builds whose bits they promise: the Go
+# loops (purego), GOAMD64=v3 (where the compiler may fuse products) and a
+# processor reported without AVX (math.Exp's other path).
+KERNEL_PKGS = ./internal/kernel/ ./objpert/ ./trainer/
 test: vet
 	$(GO) test -count=1 -timeout 9m ./...
 	cd beam && $(GO) test -count=1 ./...
+	$(GO) test -count=1 -tags purego $(KERNEL_PKGS)
+	GOAMD64=v3 $(GO) test -count=1 $(KERNEL_PKGS)
+	GODEBUG=cpu.avx=off $(GO) test -count=1 $(KERNEL_PKGS)
 
 vet:
 	$(GO) vet ./...

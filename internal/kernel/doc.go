@@ -20,7 +20,8 @@
 // every product is fused into its sum (VFMADD231PD, on processors with FMA
 // and AVX, AVX2 for the tiles), and their Go loops call math.FMA, which has
 // the same bits on every processor, so they too give the same results on
-// every build. LogisticParts repeats math.Exp's own steps (the fused
+// every build, NaN payloads apart (a NaN stays a NaN). Their wrappers
+// refuse negative strides and rows whose end overflows with a panic. LogisticParts repeats math.Exp's own steps (the fused
 // multiply-add path of its amd64 assembly, taken on every processor where
 // the kernel runs) four lanes at a time, and TestLogisticPartsExp holds it
 // to math.Exp's bits; elsewhere it does nothing and the caller computes

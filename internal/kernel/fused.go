@@ -5,7 +5,19 @@ import "math"
 // The kernels of this file run over blocks of rows of a matrix stored row
 // by row (row r of x is x[r*stride:], the first len(w) or len(acc)
 // elements), with every product fused into its sum as math.FMA does, so
-// that the results are the same on every build (see GramTile).
+// that the results are the same on every build (see GramTile), NaN
+// payloads apart.
+
+// rowsEnd returns (rows-1)*stride + width, the length of x that rows rows
+// of width elements stride apart need (rows > 0). It panics if stride is
+// negative or the length overflows, where the assembly would read outside
+// x.
+func rowsEnd(rows, stride, width int) int {
+	if stride < 0 || width < 0 || (stride > 0 && rows-1 > (math.MaxInt-width)/stride) {
+		panic("kernel: rows outside x")
+	}
+	return (rows-1)*stride + width
+}
 
 // FusedDots sets z[r] to the dot product of w with row r of x for r <
 // len(z): four partial sums p_k of the products w[j]*x_r[j] with j mod 4
@@ -18,7 +30,7 @@ func FusedDots(z, w, x []float64, stride int) {
 		return
 	}
 	n := len(w)
-	x = x[:(len(z)-1)*stride+n]
+	x = x[:rowsEnd(len(z), stride, n)]
 	r := 0
 	if hasFusedKernels && n >= 4 && len(z) >= 4 {
 		r = len(z) &^ 3
@@ -58,7 +70,7 @@ func FusedAddRows(acc, c, x []float64, stride int) {
 		return
 	}
 	n := len(acc)
-	x = x[:(len(c)-1)*stride+n]
+	x = x[:rowsEnd(len(c), stride, n)]
 	if hasFusedKernels && n > 0 {
 		fusedAddRowsFMA(&acc[0], n, &c[0], len(c), &x[0], stride)
 		return

@@ -140,3 +140,30 @@ func BenchmarkFusedAddRows(b *testing.B) {
 		FusedAddRows(acc, c, x, n)
 	}
 }
+
+// TestFusedStrides checks that the block kernels refuse a negative stride
+// and one whose rows' end overflows (the assembly would read outside x)
+// with a panic, on every build.
+func TestFusedStrides(t *testing.T) {
+	buf := []float64{100, 200, 300, 1, 1, 1, 1, 1, 1, 1, 1, 1}
+	x := buf[3:]
+	huge := math.MaxInt/3 + 1
+	var tile [32]float64
+	for name, f := range map[string]func(){
+		"FusedDots, negative":      func() { FusedDots(make([]float64, 4), []float64{1, 0, 0, 0}, x, -1) },
+		"FusedAddRows, negative":   func() { FusedAddRows(make([]float64, 4), []float64{1, 1, 1, 1}, x, -1) },
+		"FusedDots, overflow":      func() { FusedDots(make([]float64, 4), []float64{1, 0, 0, 0}, x, huge) },
+		"GramTile, negative":       func() { GramTile(&tile, x, -1, x, 0, 2) },
+		"GramTile, overflow":       func() { GramTile(&tile, x, huge*2, x, 0, 4) },
+		"GramTileScaled, overflow": func() { GramTileScaled(&tile, make([]float64, 4), x, 0, x, huge*2, 4) },
+	} {
+		func() {
+			defer func() {
+				if recover() == nil {
+					t.Errorf("%s: no panic", name)
+				}
+			}()
+			f()
+		}()
+	}
+}

@@ -11,13 +11,14 @@ import "math"
 // With s the rows of a matrix S from column j on and x those of X from
 // column m on, it is the block (j..j+3, m..m+7) of S^T X, the kernel of a
 // Gram matrix. A fused multiply-add rounds once and math.FMA gives its
-// bits on every processor, so the result does not depend on the build. If
-// rows > 0, s needs at least (rows-1)*ss+4 elements and x (rows-1)*xs+8.
+// bits on every processor, so the result does not depend on the build (NaN
+// payloads apart). If rows > 0, s needs at least (rows-1)*ss+4 elements
+// and x (rows-1)*xs+8, and the strides may not be negative.
 func GramTile(t *[32]float64, s []float64, ss int, x []float64, xs, rows int) {
 	if rows <= 0 {
 		return
 	}
-	s, x = s[:(rows-1)*ss+4], x[:(rows-1)*xs+8]
+	s, x = s[:rowsEnd(rows, ss, 4)], x[:rowsEnd(rows, xs, 8)]
 	if hasGramKernel {
 		gramTileFMA(t, &s[0], ss, &x[0], xs, rows)
 		return
@@ -46,7 +47,7 @@ func GramTileScaled(t *[32]float64, h, s []float64, ss int, x []float64, xs, row
 	if rows <= 0 {
 		return
 	}
-	h, s, x = h[:rows], s[:(rows-1)*ss+4], x[:(rows-1)*xs+8]
+	h, s, x = h[:rows], s[:rowsEnd(rows, ss, 4)], x[:rowsEnd(rows, xs, 8)]
 	if hasGramKernel {
 		gramTileScaledFMA(t, &h[0], &s[0], ss, &x[0], xs, rows)
 		return

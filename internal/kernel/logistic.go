@@ -1,16 +1,18 @@
 package kernel
 
-// LogisticParts computes, for the rows i < done of margins z and labels y,
-// the parts of the logistic loss that objpert's solver reads, as
-// losses.Logistic's Parts1 defines them: with m = (-y)*z and e =
-// math.Exp(-|m|) (math.Exp's bits), q = 1 + e, plus = m if m >= 0 and 0
-// otherwise, d1 = (-y)*(1/q) if m >= 0 and (-y)*(e/q) otherwise, s = e/q
-// if z < 0 and 1/q otherwise, and d2 = s*(1 - s). It returns done, a
-// multiple of 4 (0 where the kernel is not available: without AVX2 and
-// FMA, or with the purego tag). Rows i < done with |z[i]| >= 708 or NaN
-// are computed only in part (math.Exp's range reduction leaves the
-// normal numbers there) and must be computed again by the caller, as must
-// the rows from done on. The outputs need len(z) elements, y as many.
+// LogisticParts computes, for the rows i < done of margins z and labels y
+// = -1 or +1, the parts of the logistic loss that objpert's solver reads,
+// as losses.Logistic's Parts1 defines them (with its bits for those
+// labels): with m = (-y)*z and e = math.Exp(-|m|) (math.Exp's bits), q =
+// 1 + e, plus = m if m >= 0 and 0 otherwise, d1 = (-y)*(1/q) if m >= 0
+// and (-y)*(e/q) otherwise, s = e/q if z < 0 and 1/q otherwise, and d2 =
+// s*(1 - s). It returns done, a multiple of 4 (0 where the kernel is not
+// available: without AVX, AVX2 and FMA, or with the purego tag). Rows i <
+// done with |z[i]| >= 708 or NaN are computed only in part (math.Exp's
+// range reduction leaves the normal numbers there) and must be computed
+// again by the caller, as must the rows from done on; with other labels
+// the rows to compute again are those with |m| >= 708. The outputs need
+// len(z) elements, y as many.
 func LogisticParts(z, y, plus, e, d1, d2 []float64) (done int) {
 	n := len(z) &^ 3
 	if !hasLogisticKernel || n == 0 {

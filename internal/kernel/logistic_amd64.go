@@ -4,10 +4,11 @@ package kernel
 
 import "golang.org/x/sys/cpu"
 
-// hasLogisticKernel selects logisticParts4: the processor has AVX2 and FMA
-// (where math.Exp runs its fused multiply-add path, whose operations the
-// kernel repeats four lanes at a time).
-var hasLogisticKernel = cpu.X86.HasAVX2 && cpu.X86.HasFMA
+// hasLogisticKernel selects logisticParts4: the processor has AVX, AVX2
+// and FMA. math.Exp runs its fused multiply-add path, whose operations the
+// kernel repeats four lanes at a time, where AVX and FMA are on; both
+// flags follow GODEBUG's cpu.avx=off and cpu.fma=off as the runtime's do.
+var hasLogisticKernel = cpu.X86.HasAVX && cpu.X86.HasAVX2 && cpu.X86.HasFMA
 
 // logisticParts4 does LogisticParts for groups > 0 groups of four rows.
 //
@@ -18,7 +19,7 @@ func logisticParts4(z, y, plus, e, d1, d2 *float64, groups int)
 // the previous choice.
 func setLogisticKernel(on bool) bool {
 	old := hasLogisticKernel
-	hasLogisticKernel = on && cpu.X86.HasAVX2 && cpu.X86.HasFMA
+	hasLogisticKernel = on && cpu.X86.HasAVX && cpu.X86.HasAVX2 && cpu.X86.HasFMA
 	return old
 }
 
