@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"math"
+	"sync"
 	"time"
 
 	"github.com/sirupsen/logrus"
@@ -207,19 +208,24 @@ func (p *problem) setRows(X mat.Matrix) error {
 }
 
 // squaredNorms sets dst[i] to the sum of squares of row i of the n x d
-// row-major x (n = len(dst)), accumulated in column order.
+// row-major x (n = len(dst)), accumulated in column order
+// (kernel.SquaredNorms, eight rows at a time). From
+// normSplitElems elements on, the two halves of the rows are summed on two
+// goroutines: each row's sum is its own, so the bits do not change.
 func squaredNorms(dst, x []float64, d int) {
 	n := len(dst)
-	i := 0
-	for ; i+4 <= n; i += 4 {
-		s := kernel.SeqSquares4(x[i*d:(i+1)*d], x[(i+1)*d:(i+2)*d], x[(i+2)*d:(i+3)*d], x[(i+3)*d:(i+4)*d])
-		copy(dst[i:i+4], s[:])
+	if n >= 8 && n*d >= normSplitElems {
+		h := n / 2 &^ 3
+		var wg sync.WaitGroup
+		wg.Go(func() { kernel.SquaredNorms(dst[h:], x[h*d:], d) })
+		kernel.SquaredNorms(dst[:h], x, d)
+		wg.Wait()
+		return
 	}
-	for ; i < n; i++ {
-		var sq float64
-		for _, v := range x[i*d : (i+1)*d] {
-			sq += float64(v * v)
-		}
-		dst[i] = sq
-	}
+	kernel.SquaredNorms(dst, x, d)
 }
+
+// normSplitElems is the size of X from which squaredNorms runs in two
+// parts.
+const normSplitElems = 1 << 20
+

@@ -60,6 +60,42 @@ func SeqSquares4(x0, x1, x2, x3 []float64) [4]float64 {
 	return s
 }
 
+// SquaredNorms sets dst[r] to the sum of squares of row r of x (the d
+// elements from x[r*d]) for r < len(dst), each accumulated from 0 in
+// column order as SeqSquares4 does, eight rows at a time where the
+// assembly kernel runs. x needs len(dst)*d elements.
+func SquaredNorms(dst, x []float64, d int) {
+	n := len(dst)
+	x = x[:n*d]
+	r := 0
+	if hasRowKernels && d >= 4 {
+		m := d &^ 3
+		var s [8]float64
+		for ; r+8 <= n; r += 8 {
+			seqSquares8AVX(&x[r*d], d, m, &s)
+			for q := range 8 {
+				row := x[(r+q)*d : (r+q+1)*d]
+				v := s[q]
+				for _, e := range row[m:] {
+					v += float64(e * e)
+				}
+				dst[r+q] = v
+			}
+		}
+	}
+	for ; r+4 <= n; r += 4 {
+		s := SeqSquares4(x[r*d:(r+1)*d], x[(r+1)*d:(r+2)*d], x[(r+2)*d:(r+3)*d], x[(r+3)*d:(r+4)*d])
+		copy(dst[r:r+4], s[:])
+	}
+	for ; r < n; r++ {
+		var v float64
+		for _, e := range x[r*d : (r+1)*d] {
+			v += float64(e * e)
+		}
+		dst[r] = v
+	}
+}
+
 // Ddots4 returns the four dot products <w, x_r> with the bits of gonum's
 // native BLAS Ddot (unit strides) on each row: four partial sums s_k of the
 // products w[j]*x_r[j] with j mod 4 = k over the first len(w) &^ 3

@@ -17,6 +17,12 @@ func seqDots4AVX(w, x0, x1, x2, x3 *float64, n int, s *[4]float64)
 //go:noescape
 func seqSquares4AVX(x0, x1, x2, x3 *float64, n int, s *[4]float64)
 
+// seqSquares8AVX is seqSquares4AVX for eight rows stride elements apart
+// from x, in two independent chains.
+//
+//go:noescape
+func seqSquares8AVX(x *float64, stride, n int, s *[8]float64)
+
 // ddots4AVX writes the four partial sums of gonum's DotUnitary of each row
 // over n elements (a multiple of 4) into p[4r:4r+4].
 //

@@ -161,3 +161,75 @@ arloop:
 ardone:
 	VZEROUPPER
 	RET
+
+// TRANSPOSE4T is TRANSPOSE4 on the rows R0..R3 with the temporaries
+// Y10..Y13.
+#define TRANSPOSE4T(R0, R1, R2, R3) \
+	VUNPCKLPD  R1, R0, Y10 \
+	VUNPCKHPD  R1, R0, Y11 \
+	VUNPCKLPD  R3, R2, Y12 \
+	VUNPCKHPD  R3, R2, Y13 \
+	VPERM2F128 $0x20, Y12, Y10, R0 \
+	VPERM2F128 $0x20, Y13, Y11, R1 \
+	VPERM2F128 $0x31, Y12, Y10, R2 \
+	VPERM2F128 $0x31, Y13, Y11, R3
+
+// ADDCOLST adds the columns R0..R3 to the row sums ACC, in column order.
+#define ADDCOLST(R0, R1, R2, R3, ACC) \
+	VADDPD R0, ACC, ACC \
+	VADDPD R1, ACC, ACC \
+	VADDPD R2, ACC, ACC \
+	VADDPD R3, ACC, ACC
+
+// func seqSquares8AVX(x *float64, stride, n int, s *[8]float64)
+// The first n (a multiple of 4) elements of eight rows stride elements
+// apart: rows 0..3 summed in Y8 and rows 4..7 in Y9, two independent
+// chains of additions in column order.
+TEXT ·seqSquares8AVX(SB), NOSPLIT, $0-32
+	MOVQ   x+0(FP), R8
+	MOVQ   stride+8(FP), BX
+	SHLQ   $3, BX
+	MOVQ   n+16(FP), CX
+	LEAQ   (R8)(BX*1), R9
+	LEAQ   (R9)(BX*1), R10
+	LEAQ   (R10)(BX*1), R11
+	LEAQ   (R11)(BX*1), R12
+	LEAQ   (R12)(BX*1), R13
+	LEAQ   (R13)(BX*1), DX
+	LEAQ   (DX)(BX*1), SI
+	VXORPD Y8, Y8, Y8
+	VXORPD Y9, Y9, Y9
+	XORQ   AX, AX
+
+s8loop:
+	CMPQ    AX, CX
+	JGE     s8done
+	VMOVUPD (R8)(AX*8), Y0
+	VMOVUPD (R9)(AX*8), Y1
+	VMOVUPD (R10)(AX*8), Y2
+	VMOVUPD (R11)(AX*8), Y3
+	VMOVUPD (R12)(AX*8), Y4
+	VMOVUPD (R13)(AX*8), Y5
+	VMOVUPD (DX)(AX*8), Y6
+	VMOVUPD (SI)(AX*8), Y7
+	VMULPD  Y0, Y0, Y0
+	VMULPD  Y1, Y1, Y1
+	VMULPD  Y2, Y2, Y2
+	VMULPD  Y3, Y3, Y3
+	VMULPD  Y4, Y4, Y4
+	VMULPD  Y5, Y5, Y5
+	VMULPD  Y6, Y6, Y6
+	VMULPD  Y7, Y7, Y7
+	TRANSPOSE4T(Y0, Y1, Y2, Y3)
+	ADDCOLST(Y0, Y1, Y2, Y3, Y8)
+	TRANSPOSE4T(Y4, Y5, Y6, Y7)
+	ADDCOLST(Y4, Y5, Y6, Y7, Y9)
+	ADDQ    $4, AX
+	JMP     s8loop
+
+s8done:
+	MOVQ    s+24(FP), DI
+	VMOVUPD Y8, (DI)
+	VMOVUPD Y9, 32(DI)
+	VZEROUPPER
+	RET
