@@ -228,4 +228,3 @@ func squaredNorms(dst, x []float64, d int) {
 // normSplitElems is the size of X from which squaredNorms runs in two
 // parts.
 const normSplitElems = 1 << 20
-
