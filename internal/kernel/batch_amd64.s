@@ -1,6 +1,7 @@
 //go:build amd64 && !purego
 
 #include "textflag.h"
+#include "ddots4_amd64.h"
 
 // AVX, no FMA: a fused multiply-add would round differently from the Go
 // loops whose bits these kernels give (batchDot, batchAxpy).
@@ -101,15 +102,7 @@ dload:
 dloop:
 	CMPQ    AX, CX
 	JGE     dtail
-	VMOVUPD (DI)(AX*8), Y4
-	VMULPD  (R8)(AX*8), Y4, Y0
-	VMULPD  (R9)(AX*8), Y4, Y1
-	VMULPD  (R10)(AX*8), Y4, Y2
-	VMULPD  (R11)(AX*8), Y4, Y3
-	VADDPD  Y0, Y8, Y8
-	VADDPD  Y1, Y9, Y9
-	VADDPD  Y2, Y10, Y10
-	VADDPD  Y3, Y11, Y11
+	DDOTS4STEP
 	ADDQ    $4, AX
 	JMP     dloop
 

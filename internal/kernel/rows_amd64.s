@@ -1,30 +1,31 @@
 //go:build amd64 && !purego
 
 #include "textflag.h"
+#include "ddots4_amd64.h"
 
 // AVX, no FMA: a fused multiply-add would round differently from the Go
 // loops whose bits these kernels give.
 
-// TRANSPOSE4 turns the rows Y0..Y3 (four elements a, b, c, d of four rows)
-// into their columns, in place, using Y5, Y6, Y7 and Y9: the unpacks give
+// TRANSPOSE4 turns the rows R0..R3 (four elements a, b, c, d of four rows)
+// into their columns, in place, using Y10..Y13: the unpacks give
 // [a0 b0 a2 b2], [a1 b1 a3 b3], [c0 d0 c2 d2] and [c1 d1 c3 d3], the
 // permutes [a0 b0 c0 d0], [a1 b1 c1 d1], [a2 b2 c2 d2] and [a3 b3 c3 d3].
-#define TRANSPOSE4 \
-	VUNPCKLPD  Y1, Y0, Y5 \
-	VUNPCKHPD  Y1, Y0, Y6 \
-	VUNPCKLPD  Y3, Y2, Y7 \
-	VUNPCKHPD  Y3, Y2, Y9 \
-	VPERM2F128 $0x20, Y7, Y5, Y0 \
-	VPERM2F128 $0x20, Y9, Y6, Y1 \
-	VPERM2F128 $0x31, Y7, Y5, Y2 \
-	VPERM2F128 $0x31, Y9, Y6, Y3
+#define TRANSPOSE4(R0, R1, R2, R3) \
+	VUNPCKLPD  R1, R0, Y10 \
+	VUNPCKHPD  R1, R0, Y11 \
+	VUNPCKLPD  R3, R2, Y12 \
+	VUNPCKHPD  R3, R2, Y13 \
+	VPERM2F128 $0x20, Y12, Y10, R0 \
+	VPERM2F128 $0x20, Y13, Y11, R1 \
+	VPERM2F128 $0x31, Y12, Y10, R2 \
+	VPERM2F128 $0x31, Y13, Y11, R3
 
-// ADDCOLS adds the columns Y0..Y3 to the row sums Y8, in column order.
-#define ADDCOLS \
-	VADDPD Y0, Y8, Y8 \
-	VADDPD Y1, Y8, Y8 \
-	VADDPD Y2, Y8, Y8 \
-	VADDPD Y3, Y8, Y8
+// ADDCOLS adds the columns R0..R3 to the row sums ACC, in column order.
+#define ADDCOLS(R0, R1, R2, R3, ACC) \
+	VADDPD R0, ACC, ACC \
+	VADDPD R1, ACC, ACC \
+	VADDPD R2, ACC, ACC \
+	VADDPD R3, ACC, ACC
 
 // func seqDots4AVX(w, x0, x1, x2, x3 *float64, n int, s *[4]float64)
 TEXT ·seqDots4AVX(SB), NOSPLIT, $0-56
@@ -45,8 +46,8 @@ sdloop:
 	VMULPD  (R9)(AX*8), Y4, Y1
 	VMULPD  (R10)(AX*8), Y4, Y2
 	VMULPD  (R11)(AX*8), Y4, Y3
-	TRANSPOSE4
-	ADDCOLS
+	TRANSPOSE4(Y0, Y1, Y2, Y3)
+	ADDCOLS(Y0, Y1, Y2, Y3, Y8)
 	ADDQ    $4, AX
 	JMP     sdloop
 
@@ -77,8 +78,8 @@ ssloop:
 	VMULPD  Y1, Y1, Y1
 	VMULPD  Y2, Y2, Y2
 	VMULPD  Y3, Y3, Y3
-	TRANSPOSE4
-	ADDCOLS
+	TRANSPOSE4(Y0, Y1, Y2, Y3)
+	ADDCOLS(Y0, Y1, Y2, Y3, Y8)
 	ADDQ    $4, AX
 	JMP     ssloop
 
@@ -106,15 +107,7 @@ TEXT ·ddots4AVX(SB), NOSPLIT, $0-56
 ddloop:
 	CMPQ    AX, CX
 	JGE     dddone
-	VMOVUPD (DI)(AX*8), Y4
-	VMULPD  (R8)(AX*8), Y4, Y0
-	VMULPD  (R9)(AX*8), Y4, Y1
-	VMULPD  (R10)(AX*8), Y4, Y2
-	VMULPD  (R11)(AX*8), Y4, Y3
-	VADDPD  Y0, Y8, Y8
-	VADDPD  Y1, Y9, Y9
-	VADDPD  Y2, Y10, Y10
-	VADDPD  Y3, Y11, Y11
+	DDOTS4STEP
 	ADDQ    $4, AX
 	JMP     ddloop
 
@@ -162,25 +155,6 @@ ardone:
 	VZEROUPPER
 	RET
 
-// TRANSPOSE4T is TRANSPOSE4 on the rows R0..R3 with the temporaries
-// Y10..Y13.
-#define TRANSPOSE4T(R0, R1, R2, R3) \
-	VUNPCKLPD  R1, R0, Y10 \
-	VUNPCKHPD  R1, R0, Y11 \
-	VUNPCKLPD  R3, R2, Y12 \
-	VUNPCKHPD  R3, R2, Y13 \
-	VPERM2F128 $0x20, Y12, Y10, R0 \
-	VPERM2F128 $0x20, Y13, Y11, R1 \
-	VPERM2F128 $0x31, Y12, Y10, R2 \
-	VPERM2F128 $0x31, Y13, Y11, R3
-
-// ADDCOLST adds the columns R0..R3 to the row sums ACC, in column order.
-#define ADDCOLST(R0, R1, R2, R3, ACC) \
-	VADDPD R0, ACC, ACC \
-	VADDPD R1, ACC, ACC \
-	VADDPD R2, ACC, ACC \
-	VADDPD R3, ACC, ACC
-
 // func seqSquares8AVX(x *float64, stride, n int, s *[8]float64)
 // The first n (a multiple of 4) elements of eight rows stride elements
 // apart: rows 0..3 summed in Y8 and rows 4..7 in Y9, two independent
@@ -220,10 +194,10 @@ s8loop:
 	VMULPD  Y5, Y5, Y5
 	VMULPD  Y6, Y6, Y6
 	VMULPD  Y7, Y7, Y7
-	TRANSPOSE4T(Y0, Y1, Y2, Y3)
-	ADDCOLST(Y0, Y1, Y2, Y3, Y8)
-	TRANSPOSE4T(Y4, Y5, Y6, Y7)
-	ADDCOLST(Y4, Y5, Y6, Y7, Y9)
+	TRANSPOSE4(Y0, Y1, Y2, Y3)
+	ADDCOLS(Y0, Y1, Y2, Y3, Y8)
+	TRANSPOSE4(Y4, Y5, Y6, Y7)
+	ADDCOLS(Y4, Y5, Y6, Y7, Y9)
 	ADDQ    $4, AX
 	JMP     s8loop
 
