@@ -145,6 +145,10 @@ type Config struct {
 	// certifies a run with a tolerance. For the exact-minimizer route (Remark
 	// 8) fix the number of full-batch passes in advance instead, Batch = n
 	// and Passes = stability.ProxGDPasses(...). Zero means run all passes.
+	// The norm is computed in floating point by the objective pass, whose
+	// last bits may differ between versions of this package (its kernels'
+	// summation order), so a run whose norm lies at the tolerance itself
+	// may stop one pass apart from one version to the next.
 	Tolerance float64
 
 	// SkipObjective skips the pass over the data that Train makes after

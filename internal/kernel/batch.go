@@ -28,8 +28,8 @@ import "math"
 // len(idx) >= len(z).
 func DotsAt(z, w, x []float64, stride int, idx, ahead []int) {
 	m, n := len(z), len(w)
-	idx = idx[:m]
-	ahead = ahead[:min(len(ahead), m)]
+	idx = prefix(idx, m)
+	ahead = prefix(ahead, min(len(ahead), m))
 	checkRowsAt(x, stride, n, idx)
 	checkRowsAt(x, stride, n, ahead)
 	q := 0
@@ -43,9 +43,9 @@ func DotsAt(z, w, x []float64, stride int, idx, ahead []int) {
 	}
 	for ; q < m; q++ {
 		if q < len(ahead) {
-			Prefetch(x[ahead[q]*stride:][:n])
+			Prefetch(prefix(x[ahead[q]*stride:], n))
 		}
-		z[q] = batchDot(w, x[idx[q]*stride:][:n])
+		z[q] = batchDot(w, prefix(x[idx[q]*stride:], n))
 	}
 }
 
@@ -53,7 +53,7 @@ func DotsAt(z, w, x []float64, stride int, idx, ahead []int) {
 // len(x) >= len(w).
 func batchDot(w, x []float64) float64 {
 	n := len(w)
-	x = x[:n]
+	x = prefix(x, n)
 	var s0, s1, s2, s3 float64
 	j := 0
 	for ; j+4 <= n; j += 4 {
@@ -80,7 +80,7 @@ func batchDot(w, x []float64) float64 {
 // len(idx) >= len(c).
 func AddRowsAt(acc, c, x []float64, stride int, idx []int) {
 	m, n := len(c), len(acc)
-	idx = idx[:m]
+	idx = prefix(idx, m)
 	checkRowsAt(x, stride, n, idx)
 	q := 0
 	if hasBatchKernels && m >= 8 && n > 0 {
@@ -88,7 +88,7 @@ func AddRowsAt(acc, c, x []float64, stride int, idx []int) {
 		addRowsAt8AVX(&acc[0], &x[0], stride, q, n, &idx[0], &c[0])
 	}
 	for ; q < m; q++ {
-		batchAxpy(acc, c[q], x[idx[q]*stride:][:n])
+		batchAxpy(acc, c[q], prefix(x[idx[q]*stride:], n))
 	}
 }
 
@@ -104,7 +104,7 @@ func HintAt(v []float64, idx []int) {
 
 // batchAxpy is the loop of AddRowsAt on one row. len(x) >= len(acc).
 func batchAxpy(acc []float64, c float64, x []float64) {
-	x = x[:len(acc)]
+	x = prefix(x, len(acc))
 	for j, v := range x {
 		acc[j] += float64(c * v)
 	}

@@ -8,6 +8,11 @@ import "math"
 // that the results are the same on every build (see GramTile), NaN
 // payloads apart.
 
+// prefix returns the first n elements of x, and panics if x has fewer:
+// x[:n] alone would accept any n up to the capacity, and the assembly
+// would read the elements past the length.
+func prefix[T any](x []T, n int) []T { return x[:len(x):len(x)][:n] }
+
 // rowsEnd returns (rows-1)*stride + width, the length of x that rows rows
 // of width elements stride apart need (rows > 0). It panics if stride is
 // negative or the length overflows, where the assembly would read outside
@@ -30,7 +35,7 @@ func FusedDots(z, w, x []float64, stride int) {
 		return
 	}
 	n := len(w)
-	x = x[:rowsEnd(len(z), stride, n)]
+	x = prefix(x, rowsEnd(len(z), stride, n))
 	r := 0
 	if hasFusedKernels && n >= 4 && len(z) >= 4 {
 		r = len(z) &^ 3
@@ -43,7 +48,7 @@ func FusedDots(z, w, x []float64, stride int) {
 
 // fusedDot is FusedDots for one row.
 func fusedDot(w, x []float64) float64 {
-	x = x[:len(w)]
+	x = prefix(x, len(w))
 	var p [4]float64
 	m := len(w) &^ 3
 	for j := 0; j < m; j += 4 {
@@ -70,7 +75,7 @@ func FusedAddRows(acc, c, x []float64, stride int) {
 		return
 	}
 	n := len(acc)
-	x = x[:rowsEnd(len(c), stride, n)]
+	x = prefix(x, rowsEnd(len(c), stride, n))
 	if hasFusedKernels && n > 0 {
 		fusedAddRowsFMA(&acc[0], n, &c[0], len(c), &x[0], stride)
 		return

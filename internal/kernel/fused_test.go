@@ -167,3 +167,34 @@ func TestFusedStrides(t *testing.T) {
 		}()
 	}
 }
+
+// TestKernelsRefuseShortSlices checks that the kernels' wrappers read no
+// element past a slice's length, even where its capacity holds more: each
+// call gets one input one element short (with spare capacity) and must
+// panic, on every build.
+func TestKernelsRefuseShortSlices(t *testing.T) {
+	short := func(n int) []float64 { return make([]float64, n+8)[:n-1] }
+	full := func(n int) []float64 { return make([]float64, n) }
+	var tile [32]float64
+	for name, f := range map[string]func(){
+		"FusedDots x":      func() { FusedDots(full(4), full(5), short(3*6+5), 6) },
+		"FusedAddRows x":   func() { FusedAddRows(full(5), full(4), short(3*6+5), 6) },
+		"GramTile x":       func() { GramTile(&tile, full(4), 0, short(8), 0, 1) },
+		"GramTileScaled h": func() { GramTileScaled(&tile, short(2), full(12), 8, full(16), 8, 2) },
+		"LogisticParts y":  func() { LogisticParts(full(8), short(8), full(8), full(8), full(8), full(8)) },
+		"SquaredNorms x":   func() { SquaredNorms(full(8), short(8*5), 5) },
+		"SquaredNorms d":   func() { SquaredNorms(full(8), full(16), 1<<61+1) },
+		"SeqDots4 x3":      func() { SeqDots4(full(6), full(6), full(6), full(6), short(6)) },
+		"ShrinkDot next":   func() { ShrinkDot(full(6), full(6), 1, 1, 0, short(6)) },
+		"DotsAt idx":       func() { DotsAt(full(4), full(3), full(12), 3, []int{0, 1, 2, 3, 0}[:3], nil) },
+	} {
+		func() {
+			defer func() {
+				if recover() == nil {
+					t.Errorf("%s: no panic", name)
+				}
+			}()
+			f()
+		}()
+	}
+}

@@ -18,7 +18,7 @@ func GramTile(t *[32]float64, s []float64, ss int, x []float64, xs, rows int) {
 	if rows <= 0 {
 		return
 	}
-	s, x = s[:rowsEnd(rows, ss, 4)], x[:rowsEnd(rows, xs, 8)]
+	s, x = prefix(s, rowsEnd(rows, ss, 4)), prefix(x, rowsEnd(rows, xs, 8))
 	if hasGramKernel {
 		gramTileFMA(t, &s[0], ss, &x[0], xs, rows)
 		return
@@ -47,7 +47,7 @@ func GramTileScaled(t *[32]float64, h, s []float64, ss int, x []float64, xs, row
 	if rows <= 0 {
 		return
 	}
-	h, s, x = h[:rows], s[:rowsEnd(rows, ss, 4)], x[:rowsEnd(rows, xs, 8)]
+	h, s, x = prefix(h, rows), prefix(s, rowsEnd(rows, ss, 4)), prefix(x, rowsEnd(rows, xs, 8))
 	if hasGramKernel {
 		gramTileScaledFMA(t, &h[0], &s[0], ss, &x[0], xs, rows)
 		return

@@ -12,13 +12,14 @@ package kernel
 // range reduction leaves the normal numbers there) and must be computed
 // again by the caller, as must the rows from done on; with other labels
 // the rows to compute again are those with |m| >= 708. The outputs need
-// len(z) elements, y as many.
+// len(z) elements, y as many, on every build (it panics otherwise).
 func LogisticParts(z, y, plus, e, d1, d2 []float64) (done int) {
-	n := len(z) &^ 3
+	m := len(z)
+	y, plus, e, d1, d2 = prefix(y, m), prefix(plus, m), prefix(e, m), prefix(d1, m), prefix(d2, m)
+	n := m &^ 3
 	if !hasLogisticKernel || n == 0 {
 		return 0
 	}
-	y, plus, e, d1, d2 = y[:n], plus[:n], e[:n], d1[:n], d2[:n]
 	logisticParts4(&z[0], &y[0], &plus[0], &e[0], &d1[0], &d2[0], n/4)
 	return n
 }

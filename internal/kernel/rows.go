@@ -14,7 +14,7 @@ package kernel
 // does. Every x_r has at least len(w) elements.
 func SeqDots4(w, x0, x1, x2, x3 []float64) [4]float64 {
 	n := len(w)
-	x0, x1, x2, x3 = x0[:n], x1[:n], x2[:n], x3[:n]
+	x0, x1, x2, x3 = prefix(x0, n), prefix(x1, n), prefix(x2, n), prefix(x3, n)
 	var s [4]float64
 	m := 0
 	if hasRowKernels && n >= 4 {
@@ -43,7 +43,7 @@ func seqDots4Tail(s *[4]float64, w, x0, x1, x2, x3 []float64, m int) {
 // does. The rows have the same length.
 func SeqSquares4(x0, x1, x2, x3 []float64) [4]float64 {
 	n := len(x0)
-	x1, x2, x3 = x1[:n], x2[:n], x3[:n]
+	x1, x2, x3 = prefix(x1, n), prefix(x2, n), prefix(x3, n)
 	var s [4]float64
 	m := 0
 	if hasRowKernels && n >= 4 {
@@ -63,10 +63,14 @@ func SeqSquares4(x0, x1, x2, x3 []float64) [4]float64 {
 // SquaredNorms sets dst[r] to the sum of squares of row r of x (the d
 // elements from x[r*d]) for r < len(dst), each accumulated from 0 in
 // column order as SeqSquares4 does, eight rows at a time where the
-// assembly kernel runs. x needs len(dst)*d elements.
+// assembly kernel runs. x needs len(dst)*d elements; a negative d, or one
+// whose rows' end overflows, panics.
 func SquaredNorms(dst, x []float64, d int) {
 	n := len(dst)
-	x = x[:n*d]
+	if n == 0 {
+		return
+	}
+	x = prefix(x, rowsEnd(n, d, d))
 	r := 0
 	if hasRowKernels && d >= 4 {
 		m := d &^ 3
@@ -103,14 +107,14 @@ func SquaredNorms(dst, x []float64, d int) {
 // (s_0 + s_2) + (s_1 + s_3). Every x_r has at least len(w) elements.
 func Ddots4(w, x0, x1, x2, x3 []float64) [4]float64 {
 	n := len(w)
-	x0, x1, x2, x3 = x0[:n], x1[:n], x2[:n], x3[:n]
+	x0, x1, x2, x3 = prefix(x0, n), prefix(x1, n), prefix(x2, n), prefix(x3, n)
 	var p [16]float64 // p[4r+k] is s_k of row r
 	m := n &^ 3
 	if m > 0 {
 		if hasRowKernels {
 			ddots4AVX(&w[0], &x0[0], &x1[0], &x2[0], &x3[0], m, &p)
 		} else {
-			ddots4Generic(&p, w[:m], x0, x1, x2, x3)
+			ddots4Generic(&p, prefix(w, m), x0, x1, x2, x3)
 		}
 	}
 	var s [4]float64
@@ -146,7 +150,7 @@ func ddots4Generic(p *[16]float64, w, x0, x1, x2, x3 []float64) {
 // in the order of the rows. Every x_r has at least len(acc) elements.
 func AddRows4(acc []float64, c [4]float64, x0, x1, x2, x3 []float64) {
 	n := len(acc)
-	x0, x1, x2, x3 = x0[:n], x1[:n], x2[:n], x3[:n]
+	x0, x1, x2, x3 = prefix(x0, n), prefix(x1, n), prefix(x2, n), prefix(x3, n)
 	m := 0
 	if hasRowKernels && n >= 4 {
 		m = n &^ 3

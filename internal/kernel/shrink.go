@@ -19,7 +19,7 @@ func Shrink(w, dir []float64, a, c, thr float64) {
 // an assembly kernel with the same results.
 func shrinkDotGeneric(w, dir []float64, a, c, thr float64, next []float64) float64 {
 	n := len(dir)
-	w, next = w[:n], next[:n]
+	w, next = prefix(w, n), prefix(next, n)
 	nthr := -thr
 	var s0, s1, s2, s3 float64
 	j := 0

@@ -11,7 +11,7 @@ import "golang.org/x/sys/cpu"
 // with MAXPD and MINPD instead of branches, and this function the rest.
 func ShrinkDot(w, dir []float64, a, c, thr float64, next []float64) float64 {
 	n := len(dir)
-	w, next = w[:n], next[:n]
+	w, next = prefix(w, n), prefix(next, n)
 	var s [4]float64
 	m := n &^ 3
 	if m > 0 {
