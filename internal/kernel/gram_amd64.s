@@ -2,6 +2,28 @@
 
 #include "textflag.h"
 
+// LOADTILE and STORETILE move the 4 x 8 tile at DI to and from Y0..Y7,
+// row a in Y(2a) (columns 0..3) and Y(2a+1) (columns 4..7).
+#define LOADTILE \
+	VMOVUPD (DI), Y0 \
+	VMOVUPD 32(DI), Y1 \
+	VMOVUPD 64(DI), Y2 \
+	VMOVUPD 96(DI), Y3 \
+	VMOVUPD 128(DI), Y4 \
+	VMOVUPD 160(DI), Y5 \
+	VMOVUPD 192(DI), Y6 \
+	VMOVUPD 224(DI), Y7
+
+#define STORETILE \
+	VMOVUPD Y0, (DI) \
+	VMOVUPD Y1, 32(DI) \
+	VMOVUPD Y2, 64(DI) \
+	VMOVUPD Y3, 96(DI) \
+	VMOVUPD Y4, 128(DI) \
+	VMOVUPD Y5, 160(DI) \
+	VMOVUPD Y6, 192(DI) \
+	VMOVUPD Y7, 224(DI)
+
 // func gramTileFMA(t *[32]float64, s *float64, ss int, x *float64, xs, rows int)
 // Y0..Y7 hold the tile, row a in Y(2a) (columns 0..3) and Y(2a+1)
 // (columns 4..7); VFMADD231PD B, A, D sets D = A*B + D with one rounding.
@@ -14,14 +36,7 @@ TEXT ·gramTileFMA(SB), NOSPLIT, $0-48
 	MOVQ    xs+32(FP), R8
 	SHLQ    $3, R8
 	MOVQ    rows+40(FP), CX
-	VMOVUPD (DI), Y0
-	VMOVUPD 32(DI), Y1
-	VMOVUPD 64(DI), Y2
-	VMOVUPD 96(DI), Y3
-	VMOVUPD 128(DI), Y4
-	VMOVUPD 160(DI), Y5
-	VMOVUPD 192(DI), Y6
-	VMOVUPD 224(DI), Y7
+	LOADTILE
 
 gtloop:
 	VMOVUPD      (DX), Y8
@@ -43,14 +58,7 @@ gtloop:
 	DECQ         CX
 	JNZ          gtloop
 
-	VMOVUPD Y0, (DI)
-	VMOVUPD Y1, 32(DI)
-	VMOVUPD Y2, 64(DI)
-	VMOVUPD Y3, 96(DI)
-	VMOVUPD Y4, 128(DI)
-	VMOVUPD Y5, 160(DI)
-	VMOVUPD Y6, 192(DI)
-	VMOVUPD Y7, 224(DI)
+	STORETILE
 	VZEROUPPER
 	RET
 
@@ -67,14 +75,7 @@ TEXT ·gramTileScaledFMA(SB), NOSPLIT, $0-56
 	MOVQ    xs+40(FP), R8
 	SHLQ    $3, R8
 	MOVQ    rows+48(FP), CX
-	VMOVUPD (DI), Y0
-	VMOVUPD 32(DI), Y1
-	VMOVUPD 64(DI), Y2
-	VMOVUPD 96(DI), Y3
-	VMOVUPD 128(DI), Y4
-	VMOVUPD 160(DI), Y5
-	VMOVUPD 192(DI), Y6
-	VMOVUPD 224(DI), Y7
+	LOADTILE
 
 gsloop:
 	VBROADCASTSD (AX), Y15
@@ -99,13 +100,6 @@ gsloop:
 	DECQ         CX
 	JNZ          gsloop
 
-	VMOVUPD Y0, (DI)
-	VMOVUPD Y1, 32(DI)
-	VMOVUPD Y2, 64(DI)
-	VMOVUPD Y3, 96(DI)
-	VMOVUPD Y4, 128(DI)
-	VMOVUPD Y5, 160(DI)
-	VMOVUPD Y6, 192(DI)
-	VMOVUPD Y7, 224(DI)
+	STORETILE
 	VZEROUPPER
 	RET
