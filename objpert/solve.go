@@ -235,7 +235,8 @@ const (
 // in order, with the part's index, and must be safe for concurrent calls
 // on different parts. The blocks have passRows rows, and the parts' sums
 // are added in part order: the bits depend on the rows and n, not on the
-// scheduling, GOMAXPROCS or the build.
+// scheduling or GOMAXPROCS. The kernels' bits do not depend on the build;
+// f's may (math.Exp on amd64 takes another path without FMA).
 func (o *objective) rowPass(acc, v []float64, f func(part, lo int, s, c []float64) float64) float64 {
 	parts := o.parts()
 	stride := partStride(o.d)
