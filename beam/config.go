@@ -5,8 +5,12 @@ import (
 	"math"
 
 	// The Gorgonia engine registers itself with the trainer (--engine graph).
+	"github.com/stabpriv/stabpriv/datasets"
+	"github.com/stabpriv/stabpriv/datasets/preprocess"
+	"github.com/stabpriv/stabpriv/dp"
 	_ "github.com/stabpriv/stabpriv/graph"
 	"github.com/stabpriv/stabpriv/losses"
+	"github.com/stabpriv/stabpriv/partition"
 	"github.com/stabpriv/stabpriv/perturb"
 	"github.com/stabpriv/stabpriv/private"
 	"github.com/stabpriv/stabpriv/regularizers"
@@ -25,13 +29,13 @@ type Config struct {
 	// Bounds are the public feature bounds; Preprocess is "" (bounds when
 	// declared), "bounds" or "none". A data-fitted standardization is not
 	// available.
-	Bounds     []private.Bound `json:"bounds,omitempty"`
-	Preprocess string          `json:"preprocess,omitempty"`
+	Bounds     []datasets.Bound `json:"bounds,omitempty"`
+	Preprocess string           `json:"preprocess,omitempty"`
 
 	// Loss names the loss ("" means logistic for 2 classes, softmax for more).
 	Loss string `json:"loss,omitempty"`
 	// Auto chooses lambda, the clipping norm, l1 ratio 0 and the schedule
-	// from (n, d, K, mechanism, budget) alone (private.AutoKnobs); it needs a
+	// from (n, d, K, mechanism, budget) alone (release.AutoKnobs); it needs a
 	// mechanism. Otherwise Lambda, L1Ratio, Clip, Schedule and Eta apply.
 	Auto     bool    `json:"auto,omitempty"`
 	Lambda   float64 `json:"lambda,omitempty"`
@@ -65,20 +69,20 @@ type Config struct {
 
 // Options returns the schema, the budget and the options of package private
 // for c. Errors name the setting.
-func (c Config) Options() (private.Schema, private.Budget, private.Options, error) {
-	schema := private.Schema{Label: c.Label, Classes: c.Classes, LabelBound: c.LabelBound, Bounds: c.Bounds}
-	var budget private.Budget
+func (c Config) Options() (datasets.Schema, dp.Budget, private.Options, error) {
+	schema := datasets.Schema{Label: c.Label, Classes: c.Classes, LabelBound: c.LabelBound, Bounds: c.Bounds}
+	var budget dp.Budget
 	var opts private.Options
 	if c.Mechanism != "" && c.Mechanism != "none" {
 		m, err := perturb.ParseMechanism(c.Mechanism)
 		if err != nil {
 			return schema, budget, opts, fmt.Errorf("stabbeam: mechanism %q, want none, laplace, gamma, gaussian or gaussian-analytic", c.Mechanism)
 		}
-		opts.Mechanism, budget = m, private.Budget{Epsilon: c.Epsilon, Delta: c.Delta}
+		opts.Mechanism, budget = m, dp.Budget{Epsilon: c.Epsilon, Delta: c.Delta}
 		switch c.Noise {
 		case "", "secure":
 		case "seeded":
-			opts.Noise, opts.NoiseSeed = perturb.Seeded(c.NoiseSeed), c.NoiseSeed
+			opts.Noise = perturb.Seeded(c.NoiseSeed)
 		default:
 			return schema, budget, opts, fmt.Errorf("stabbeam: noise %q, want secure or seeded", c.Noise)
 		}
@@ -86,9 +90,9 @@ func (c Config) Options() (private.Schema, private.Budget, private.Options, erro
 	switch c.Preprocess {
 	case "":
 	case "bounds":
-		opts.Preprocess = private.Bounds
+		opts.Preprocess = preprocess.Bounds
 	case "none":
-		opts.Preprocess = private.None
+		opts.Preprocess = preprocess.None
 	default:
 		return schema, budget, opts, fmt.Errorf("stabbeam: preprocessing %q, want bounds or none (a data-fitted standardization is refused: standardize the shards in a separate step, outside the guarantee)", c.Preprocess)
 	}
@@ -132,10 +136,10 @@ func (c Config) Options() (private.Schema, private.Budget, private.Options, erro
 
 // Plan checks c for tables with the given header and returns the plan of
 // package private that every worker runs.
-func (c Config) Plan(header []string) (*private.PartitionPlan, error) {
+func (c Config) Plan(header []string) (*partition.Plan, error) {
 	schema, budget, opts, err := c.Options()
 	if err != nil {
 		return nil, err
 	}
-	return private.NewPartitionPlan(header, schema, budget, opts, c.Partitions)
+	return partition.NewPlan(header, schema, budget, opts, c.Partitions)
 }

@@ -3,7 +3,7 @@
 // embedded runner (direct, the default; prism) and unchanged on Flink,
 // Spark or Dataflow.
 //
-// The algorithm is private.FitPartitioned's, and every step calls the same
+// The algorithm is partition.Fit's, and every step calls the same
 // code of package private, so both give the same weights from the same
 // shards and seeds:
 //
@@ -23,7 +23,7 @@
 //
 // The proof that a replaced row moves the average by at most
 // max_p (n_p/n) Delta_p = 2L/(mu n) on the strongly convex route is in the
-// documentation of private.FitPartitioned.
+// documentation of partition.Fit.
 //
 // A pipeline that fails (a shard missing or unreadable, a malformed or
 // ragged row, more partitions than training rows) fails before the release

@@ -19,6 +19,9 @@ import (
 	_ "github.com/apache/beam/sdks/v2/go/pkg/beam/io/filesystem/local" // local shards and model files
 	"github.com/apache/beam/sdks/v2/go/pkg/beam/register"
 
+	"github.com/stabpriv/stabpriv/datasets"
+	"github.com/stabpriv/stabpriv/modelfile"
+	"github.com/stabpriv/stabpriv/partition"
 	"github.com/stabpriv/stabpriv/private"
 )
 
@@ -49,17 +52,17 @@ type Row struct {
 
 // Count counts the data rows read and the training rows among them, and
 // lists each shard read with its number of rows (the positions the model
-// file publishes, see private.PartitionInfo).
+// file publishes, see modelfile.PartitionInfo).
 type Count struct {
 	Rows, Train int
-	Shards      []private.ShardInfo
+	Shards      []datasets.Shard
 }
 
 func addCounts(a, b Count) Count {
-	return Count{Rows: a.Rows + b.Rows, Train: a.Train + b.Train, Shards: append(append([]private.ShardInfo(nil), a.Shards...), b.Shards...)}
+	return Count{Rows: a.Rows + b.Rows, Train: a.Train + b.Train, Shards: append(append([]datasets.Shard(nil), a.Shards...), b.Shards...)}
 }
 
-// results collects the partitions' results (private.PartitionResult as
+// results collects the partitions' results (partition.Result as
 // JSON) in the one combine.
 type results struct {
 	Items [][]byte
@@ -74,7 +77,7 @@ var ErrInput = errors.New("stabbeam: bad input")
 
 // Shards expands the glob (a local pattern or a URL such as
 // gs://bucket/dir/*.csv) to the shard files, sorted by name, and checks
-// that their names (private.ShardName) are distinct.
+// that their names (datasets.ShardName) are distinct.
 func Shards(ctx context.Context, glob string) ([]string, error) {
 	fs, err := filesystem.New(ctx, glob)
 	if err != nil {
@@ -91,7 +94,7 @@ func Shards(ctx context.Context, glob string) ([]string, error) {
 	sort.Strings(files)
 	seen := make(map[string]string, len(files))
 	for _, f := range files {
-		name := private.ShardName(f)
+		name := datasets.ShardName(f)
 		if g, dup := seen[name]; dup {
 			return nil, fmt.Errorf("%w: shards %s and %s have the same name %q; a row's position is its shard's name and its row number", ErrInput, g, f, name)
 		}
@@ -101,7 +104,7 @@ func Shards(ctx context.Context, glob string) ([]string, error) {
 }
 
 // openShard opens a shard through Beam's file systems and reads its header
-// as private.ReadCSV does (trimmed names, a byte order mark ignored, unique
+// as datasets.ReadTable does (trimmed names, a byte order mark ignored, unique
 // and non-empty names).
 func openShard(ctx context.Context, file string) (io.ReadCloser, *csv.Reader, []string, error) {
 	fs, err := filesystem.New(ctx, file)
@@ -151,13 +154,13 @@ func ReadHeader(ctx context.Context, file string) ([]string, error) {
 }
 
 // readShardFn reads one shard: it parses its rows in chunks against the
-// schema, maps them with the public preprocessing (private.PartitionPlan.
+// schema, maps them with the public preprocessing (partition.Plan.
 // Rows) and emits each training row keyed by its partition, and the shard's
 // counts.
 type readShardFn struct {
 	Cfg    Config   `json:"cfg"`
 	Header []string `json:"header"`
-	plan   *private.PartitionPlan
+	plan   *partition.Plan
 }
 
 func (f *readShardFn) Setup() error {
@@ -172,7 +175,7 @@ func (f *readShardFn) ProcessElement(ctx context.Context, file string, emit func
 		return err
 	}
 	defer rc.Close()
-	name := private.ShardName(file)
+	name := datasets.ShardName(file)
 	if !equal(header, f.Header) {
 		return fmt.Errorf("%w: shard %s: header %q differs from the first shard's %q", ErrInput, file, strings.Join(header, ","), strings.Join(f.Header, ","))
 	}
@@ -183,7 +186,7 @@ func (f *readShardFn) ProcessElement(ctx context.Context, file string, emit func
 			return nil
 		}
 		first := c.Rows + 1
-		rows, held, err := f.plan.Rows(&private.Table{Columns: header, Rows: chunk, Source: name}, name, first)
+		rows, held, err := f.plan.Rows(&datasets.Table{Columns: header, Rows: chunk, Source: name}, name, first)
 		if err != nil {
 			return err
 		}
@@ -223,7 +226,7 @@ func (f *readShardFn) ProcessElement(ctx context.Context, file string, emit func
 	if c.Rows == 0 {
 		return fmt.Errorf("%w: shard %s: no data rows after the header", ErrInput, file)
 	}
-	c.Shards = []private.ShardInfo{{Name: name, Rows: c.Rows}}
+	c.Shards = []datasets.Shard{{Name: name, Rows: c.Rows}}
 	count(c)
 	return nil
 }
@@ -240,12 +243,12 @@ func equal(a, b []string) bool {
 	return true
 }
 
-// trainFn trains one partition on its rows (private.PartitionPlan.
+// trainFn trains one partition on its rows (partition.Plan.
 // TrainPartition sorts them by position) and emits its result.
 type trainFn struct {
 	Cfg    Config   `json:"cfg"`
 	Header []string `json:"header"`
-	plan   *private.PartitionPlan
+	plan   *partition.Plan
 }
 
 func (f *trainFn) Setup() error {
@@ -258,10 +261,10 @@ func (f *trainFn) ProcessElement(ctx context.Context, p int, rows func(*Row) boo
 	if total.Train < f.Cfg.Partitions {
 		return fmt.Errorf("%w: %d partitions for %d training rows; use at most as many partitions as rows", private.ErrOptions, f.Cfg.Partitions, total.Train)
 	}
-	var in []private.PartitionRow
+	var in []partition.Row
 	var r Row
 	for rows(&r) {
-		in = append(in, private.PartitionRow{Shard: r.Shard, Row: r.Row, Partition: p, X: r.X, Y: r.Y})
+		in = append(in, partition.Row{Shard: r.Shard, Row: r.Row, Partition: p, X: r.X, Y: r.Y})
 		r = Row{}
 	}
 	res, err := f.plan.TrainPartition(ctx, p, total.Train, in)
@@ -293,7 +296,7 @@ func (combineFn) MergeAccumulators(a, b results) results {
 func (combineFn) ExtractOutput(a results) results { return a }
 
 // releaseFn averages the partitions' weights, adds the noise once
-// (private.PartitionPlan.Release) and writes the model file: it runs once,
+// (partition.Plan.Release) and writes the model file: it runs once,
 // on one worker.
 type releaseFn struct {
 	Cfg    Config   `json:"cfg"`
@@ -306,13 +309,13 @@ func (f *releaseFn) ProcessElement(ctx context.Context, rs results, total Count)
 	if err != nil {
 		return err
 	}
-	parts := make([]private.PartitionResult, len(rs.Items))
+	parts := make([]partition.Result, len(rs.Items))
 	for i, b := range rs.Items {
 		if err := json.Unmarshal(b, &parts[i]); err != nil {
 			return fmt.Errorf("stabbeam: result of a partition: %w", err)
 		}
 	}
-	rel, err := plan.Release(parts, total.Shards)
+	rel, err := plan.Release(ctx, parts, total.Shards)
 	if err != nil {
 		return err
 	}
@@ -320,14 +323,14 @@ func (f *releaseFn) ProcessElement(ctx context.Context, rs results, total Count)
 }
 
 // writeModel writes the model file: a local file appears whole or not at
-// all (private.Released.WriteModelFile); on other file systems the object is
+// all (modelfile.Released.WriteModelFile); on other file systems the object is
 // written through Beam's file system and closed.
-func writeModel(ctx context.Context, rel *private.Released, out string) error {
+func writeModel(ctx context.Context, rel *modelfile.Released, out string) error {
 	if !strings.Contains(out, "://") {
-		return rel.WriteModelFile(out)
+		return rel.WriteFile(out)
 	}
 	var buf bytes.Buffer
-	if err := rel.WriteModel(&buf); err != nil {
+	if err := rel.Write(&buf); err != nil {
 		return err
 	}
 	fs, err := filesystem.New(ctx, out)

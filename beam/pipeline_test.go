@@ -16,8 +16,9 @@ import (
 	_ "github.com/apache/beam/sdks/v2/go/pkg/beam/runners/direct"
 	_ "github.com/apache/beam/sdks/v2/go/pkg/beam/runners/prism"
 	"github.com/apache/beam/sdks/v2/go/pkg/beam/testing/ptest"
-
-	"github.com/stabpriv/stabpriv/private"
+	"github.com/stabpriv/stabpriv/datasets"
+	"github.com/stabpriv/stabpriv/modelfile"
+	"github.com/stabpriv/stabpriv/partition"
 )
 
 func TestMain(m *testing.M) {
@@ -57,7 +58,7 @@ func testConfig(d, parts int) Config {
 	c := Config{Label: "y", Classes: []string{"neg", "pos"}, Seed: 3, Partitions: parts,
 		Mechanism: "gamma", Epsilon: 1, Auto: true, Noise: "seeded", NoiseSeed: 9, TestFrac: 0.2}
 	for j := range d {
-		c.Bounds = append(c.Bounds, private.Bound{Column: fmt.Sprintf("f%d", j), Lo: -3, Hi: 5})
+		c.Bounds = append(c.Bounds, datasets.Bound{Column: fmt.Sprintf("f%d", j), Lo: -3, Hi: 5})
 	}
 	return c
 }
@@ -83,16 +84,16 @@ func runPipeline(t *testing.T, cfg Config, glob, out string) error {
 	return ptest.Run(p)
 }
 
-// fitInProcess runs private.FitPartitioned on the same shards.
-func fitInProcess(t *testing.T, cfg Config, glob string) *private.Released {
+// fitInProcess runs partition.Fit on the same shards.
+func fitInProcess(t *testing.T, cfg Config, glob string) *modelfile.Released {
 	t.Helper()
 	files, err := filepath.Glob(glob)
 	if err != nil {
 		t.Fatal(err)
 	}
-	var tables []*private.Table
+	var tables []*datasets.Table
 	for _, f := range files {
-		tab, err := private.ReadCSVFile(f)
+		tab, err := datasets.ReadTableFile(f)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -102,7 +103,7 @@ func fitInProcess(t *testing.T, cfg Config, glob string) *private.Released {
 	if err != nil {
 		t.Fatal(err)
 	}
-	r, err := private.FitPartitioned(context.Background(), tables, schema, budget, opts, cfg.Partitions)
+	r, err := partition.Fit(context.Background(), tables, schema, budget, opts, cfg.Partitions)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -133,7 +134,7 @@ func TestPipelineMatchesFitPartitioned(t *testing.T) {
 		if err := runPipeline(t, cfg, glob, out); err != nil {
 			t.Fatalf("%s: %v", c.name, err)
 		}
-		got, err := private.ReadModelFile(out)
+		got, err := modelfile.ReadFile(out)
 		if err != nil {
 			t.Fatalf("%s: %v", c.name, err)
 		}
@@ -164,7 +165,7 @@ func TestPipelineSecureRelease(t *testing.T) {
 	if err := runPipeline(t, cfg, glob, out); err != nil {
 		t.Fatal(err)
 	}
-	r, err := private.ReadModelFile(out)
+	r, err := modelfile.ReadFile(out)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -244,13 +245,13 @@ func TestPipelineBadInput(t *testing.T) {
 
 // checkClaim verifies a model file as stabpriv certify does: the verdict
 // is a private release for a secure release, not private otherwise.
-func checkClaim(t *testing.T, name string, r *private.Released) {
+func checkClaim(t *testing.T, name string, r *modelfile.Released) {
 	t.Helper()
-	want := private.NotPrivate
+	want := modelfile.NotPrivate
 	if r.Private {
-		want = private.PrivateRelease
+		want = modelfile.PrivateRelease
 	}
-	if v, why, err := private.Verify(r); err != nil || v != want {
+	if v, why, err := modelfile.Verify(r); err != nil || v != want {
 		t.Errorf("%s: Verify: %v %q %v, want %v", name, v, why, err, want)
 	}
 }

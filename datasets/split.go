@@ -160,3 +160,29 @@ func subset(ds *Dataset, idx []int) *Dataset {
 	}
 	return ds.WithData(x, y)
 }
+
+// Split returns the training and test row positions of the rows: by
+// position only (SplitIndex), or with stratified within each class of the
+// encoded labels (Split's stratified split). A stratified split depends on
+// the labels: a private fit never asks for one.
+func (e *Encoded) Split(testFrac float64, seed uint64, stratified bool) (train, test []int, err error) {
+	if !stratified || testFrac == 0 {
+		return SplitIndex(e.N, testFrac, seed)
+	}
+	ds := &Dataset{X: mat.NewDense(e.N, 1, nil), Y: e.Y, Classes: []string{}}
+	for i := range e.N {
+		ds.X.Set(i, 0, float64(i))
+	}
+	tr, te, err := Split(ds, testFrac, seed, true)
+	if err != nil {
+		return nil, nil, err
+	}
+	pos := func(d *Dataset) []int {
+		out := make([]int, len(d.Y))
+		for r := range out {
+			out[r] = int(d.X.At(r, 0))
+		}
+		return out
+	}
+	return pos(tr), pos(te), nil
+}

@@ -16,6 +16,7 @@ import (
 	"github.com/sirupsen/logrus"
 
 	"github.com/stabpriv/stabpriv/datasets"
+	"github.com/stabpriv/stabpriv/dp"
 	"github.com/stabpriv/stabpriv/featsel"
 	"github.com/stabpriv/stabpriv/perturb"
 )
@@ -104,7 +105,7 @@ type FeatSelResult struct {
 // noiseModel returns the law of the noise of a release for featsel: the
 // marginal law that the certificate's mechanism gives for its noise scale
 // and dimension.
-func noiseModel(cert *perturb.Certificate) (featsel.NoiseModel, error) {
+func noiseModel(cert *dp.Certificate) (featsel.NoiseModel, error) {
 	n, err := perturb.Lookup(cert.Mechanism)
 	if err != nil {
 		return featsel.NoiseModel{}, fmt.Errorf("%w: %w", ErrConfig, err)
@@ -182,7 +183,7 @@ func FeatSel(ctx context.Context, cfg FeatSelConfig) ([]FeatSelResult, error) {
 		}
 		var out []FeatSelResult
 		for ei, eps := range set.epsilons {
-			m, cert, err := release(f, set.mech, eps, set.delta, noiseSeed(g.seed, f.split, f.li, ei))
+			m, cert, err := releaseFit(f, set.mech, eps, set.delta, noiseSeed(g.seed, f.split, f.li, ei))
 			if err != nil {
 				return nil, err
 			}

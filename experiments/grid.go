@@ -13,9 +13,10 @@ import (
 
 	"github.com/stabpriv/stabpriv/datasets"
 	"github.com/stabpriv/stabpriv/datasets/paper"
+	"github.com/stabpriv/stabpriv/dp"
 	"github.com/stabpriv/stabpriv/internal/check"
 	"github.com/stabpriv/stabpriv/perturb"
-	"github.com/stabpriv/stabpriv/private"
+	"github.com/stabpriv/stabpriv/release"
 	"github.com/stabpriv/stabpriv/trainer"
 )
 
@@ -74,7 +75,7 @@ type grid struct {
 	knobs    Knobs
 	settings []Setting
 	// valFrac > 0 also trains every setting on the training part of a
-	// private.ValidationSplit of each split's training rows, for the
+	// selection.ValidationSplit of each split's training rows, for the
 	// private selection.
 	valFrac float64
 	// sgd is false when no mechanism of the sweep perturbs trained
@@ -182,7 +183,7 @@ type fit struct {
 	// candidate holds the weights of the same setting trained on the
 	// training part of the validation split (nil without a selection);
 	// val is the validation part.
-	candidate *private.Trained
+	candidate *release.Trained
 	val       *datasets.Dataset
 	// part is the training part of the validation split, kept in the
 	// lambda family's fits for the training-time candidates (nil
@@ -191,7 +192,7 @@ type fit struct {
 	// trained holds the weights behind the privacy boundary; its releases
 	// are seeded simulations. model is their revealed copy, the
 	// non-private baseline of the experiments.
-	trained *private.Trained
+	trained *release.Trained
 	model   *trainer.Model
 	run     trainer.Run
 	sens    perturb.Sensitivity
@@ -331,13 +332,13 @@ func (g *grid) train(ctx context.Context, sd *splitData, s, li int) (*fit, error
 		return f, nil
 	}
 	cfg := set.config(g.proto, seed)
-	trained, err := private.TrainRows(ctx, train.X, train.Y, cfg, train.Notes)
+	trained, err := release.TrainRows(ctx, train.X, train.Y, cfg, train.Notes)
 	if err != nil {
 		return nil, err
 	}
-	var candidate *private.Trained
+	var candidate *release.Trained
 	if part != nil {
-		if candidate, err = private.TrainRows(ctx, part.X, part.Y, cfg, part.Notes); err != nil {
+		if candidate, err = release.TrainRows(ctx, part.X, part.Y, cfg, part.Notes); err != nil {
 			return nil, err
 		}
 	}
@@ -375,10 +376,10 @@ func noiseSeed(seed uint64, parts ...int) uint64 {
 }
 
 // release releases f's weights at (eps, delta) with seeded noise
-// (private.Trained.Simulate). Each call is a separate release with its own
+// (release.Trained.Simulate). Each call is a separate release with its own
 // certificate, which says it is not private: the sweep reports one accuracy
 // per eps, never a composition of the releases (each stands alone, as if it
 // were the only one).
-func release(f *fit, mech perturb.Mechanism, eps, delta float64, seed uint64) (*trainer.Model, *perturb.Certificate, error) {
+func releaseFit(f *fit, mech perturb.Mechanism, eps, delta float64, seed uint64) (*trainer.Model, *dp.Certificate, error) {
 	return f.trained.Simulate(mech, eps, delta, seed)
 }

@@ -10,8 +10,8 @@ import (
 
 	"github.com/stabpriv/stabpriv/datasets"
 	"github.com/stabpriv/stabpriv/internal/check"
-	"github.com/stabpriv/stabpriv/private"
 	"github.com/stabpriv/stabpriv/regularizers"
+	"github.com/stabpriv/stabpriv/selection"
 	"github.com/stabpriv/stabpriv/trainer"
 )
 
@@ -256,11 +256,11 @@ func (s Setting) config(p *Protocol, seed uint64) trainer.Config {
 }
 
 // validationParts splits the training rows of a split by position
-// (private.ValidationSplit) into the part the candidates of the private
+// (selection.ValidationSplit) into the part the candidates of the private
 // selection are trained on and the validation part that scores them.
 func validationParts(train *datasets.Dataset, frac float64, seed uint64) (fit, val *datasets.Dataset, err error) {
 	n, _ := train.X.Dims()
-	fi, vi, err := private.ValidationSplit(n, frac, seed)
+	fi, vi, err := selection.ValidationSplit(n, frac, seed)
 	if err != nil {
 		return nil, nil, err
 	}

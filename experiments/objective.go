@@ -5,11 +5,13 @@ import (
 	"slices"
 	"time"
 
+	"github.com/stabpriv/stabpriv/dp"
 	"github.com/stabpriv/stabpriv/objpert"
 	"github.com/stabpriv/stabpriv/perturb"
-	"github.com/stabpriv/stabpriv/private"
 	"github.com/stabpriv/stabpriv/regularizers"
+	"github.com/stabpriv/stabpriv/release"
 	"github.com/stabpriv/stabpriv/trainer"
+	"gonum.org/v1/gonum/mat"
 )
 
 // The training-time mechanisms in a sweep.
@@ -17,7 +19,7 @@ import (
 // Objective perturbation and AMP (package objpert) draw their noise before
 // training, so a sweep cannot train once and release per eps: the job of a
 // (split, lambda) of the lambda family trains once per eps and mechanism,
-// by private.SimulateObjective with seeded noise (a reproducible release
+// by the release method of the mechanism with seeded noise (a reproducible release
 // whose certificate says it is not private), on the split's training rows.
 // The knobs (clipping, dropout, L1 share, batches, passes, averaging) do not
 // apply: the objective is ridge-regularized and minimized exactly, and the
@@ -55,14 +57,15 @@ func (g *grid) objectiveRow(ctx context.Context, f *fit, mech perturb.Mechanism,
 	}
 	cfg := trainer.Config{Loss: loss, Classes: g.proto.Classes(), Reg: regularizers.ElasticNet{Lambda: raised.Lambda}, Kappa: 1, Seed: g.seed + uint64(f.split)}
 	start := time.Now()
-	m, cert, err := private.SimulateObjective(ctx, f.train.X, f.train.Y, cfg, mech, eps, delta, seed, f.train.Notes)
+	rel, err := simulate(ctx, mech, release.Rows{X: f.train.X, Y: f.train.Y, Config: cfg, Notes: f.train.Notes}, dp.Budget{Epsilon: eps, Delta: delta}, seed)
 	if err != nil {
 		return Result{}, false, err
 	}
+	m, cert := rel.Model, rel.Certificate
 	took := time.Since(start)
 	acc, ok := nonPrivate[raised.Lambda]
 	if !ok {
-		exact, err := private.MinimizeObjective(ctx, f.train.X, f.train.Y, cfg, mech)
+		exact, err := minimizeExact(ctx, f.train.X, f.train.Y, raised)
 		if err != nil {
 			return Result{}, false, err
 		}
@@ -81,4 +84,30 @@ func (g *grid) objectiveRow(ctx context.Context, f *fit, mech perturb.Mechanism,
 		AccPrivate: m.Accuracy(f.test.X, f.test.Y), AccNonPrivate: acc,
 		TrainTime: took, NoiseSource: cert.Source,
 	}, true, nil
+}
+
+// simulate releases rows by the method of mech at budget b with noise
+// seeded by seed: a reproducible release whose certificate says it is not
+// private.
+func simulate(ctx context.Context, mech perturb.Mechanism, rows release.Rows, b dp.Budget, seed uint64) (*release.Outcome, error) {
+	m, err := release.Lookup(mech)
+	if err != nil {
+		return nil, err
+	}
+	p, err := m.Prepare(ctx, rows, b)
+	if err != nil {
+		return nil, err
+	}
+	return p.Release(ctx, perturb.Seeded(seed))
+}
+
+// minimizeExact returns the noise-free minimizer of the objective of pr on
+// the rows (no floor applies): the non-private baseline of a training-time
+// release.
+func minimizeExact(ctx context.Context, X *mat.Dense, y []float64, pr objpert.Problem) (*trainer.Model, error) {
+	w, _, err := objpert.MinimizeExact(ctx, X, y, pr)
+	if err != nil {
+		return nil, err
+	}
+	return &trainer.Model{Loss: pr.Loss.Name(), Task: pr.Loss.Task(), K: pr.K, D: pr.D, W: w}, nil
 }

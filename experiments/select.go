@@ -8,15 +8,17 @@ import (
 	"slices"
 	"sync"
 
+	"github.com/stabpriv/stabpriv/dp"
 	"github.com/stabpriv/stabpriv/objpert"
 	"github.com/stabpriv/stabpriv/perturb"
-	"github.com/stabpriv/stabpriv/private"
 	"github.com/stabpriv/stabpriv/regularizers"
+	"github.com/stabpriv/stabpriv/release"
+	"github.com/stabpriv/stabpriv/selection"
 	"github.com/stabpriv/stabpriv/trainer"
 )
 
 // selectRows runs the private selection of every split and eps
-// (private.Select, seeded): the candidates are the split's fits trained on
+// (selection.Select, seeded): the candidates are the split's fits trained on
 // the training part of its validation split, one per knob setting and pure
 // mechanism. Each selection spends the whole eps; its row reports the
 // chosen setting and mechanism and the test accuracy of its release. The
@@ -56,47 +58,47 @@ func (g *grid) selectRows(ctx context.Context, fits []*fit, set sweepSettings, s
 }
 
 // selectable reports whether m is a candidate mechanism of the private
-// selection: a pure mechanism (private.Select accounts for pure runs): an
+// selection: a pure mechanism (selection.Select accounts for pure runs): an
 // output-perturbation one, whose candidates are the trained settings, or
 // objective perturbation, whose candidates train at each run.
 func selectable(m perturb.Mechanism) bool { return m.Pure() }
 
 func (g *grid) selectSplit(ctx context.Context, fs []*fit, mechs []perturb.Mechanism, epsilons []float64, sc SelectConfig) ([]Result, error) {
-	var trained []private.Candidate
-	var of []*fit
-	objective := false
-	for _, m := range mechs {
-		if trainingTime(m) {
-			objective = true
-			continue
-		}
-		for _, f := range fs {
-			if f.candidate == nil {
-				continue
-			}
-			trained = append(trained, private.Candidate{Name: f.setting.String() + " " + string(m), Trained: f.candidate, Mechanism: m})
-			of = append(of, f)
-		}
-	}
 	val := fs[0].val
 	var rows []Result
 	for ei, eps := range epsilons {
-		cands, cof := trained, of
+		var cands []selection.Candidate
+		var cof []*fit
+		var objRows []*release.Rows // the objective candidates' rows, nil for trained ones
+		objective := false
+		for _, m := range mechs {
+			if trainingTime(m) {
+				objective = true
+				continue
+			}
+			for _, f := range fs {
+				if f.candidate == nil {
+					continue
+				}
+				cands = append(cands, selection.FromTrained(f.setting.String()+" "+string(m), f.candidate, m))
+				cof, objRows = append(cof, f), append(objRows, nil)
+			}
+		}
 		if objective {
-			oc, ofs, err := g.objectiveCandidates(fs, eps/(2+sc.Eta))
+			// The objective candidates come after the trained ones.
+			oc, ofs, rs, err := g.objectiveCandidates(fs, eps/(2+sc.Eta))
 			if err != nil {
 				return nil, err
 			}
-			cands = append(slices.Clone(trained), oc...)
-			cof = append(slices.Clone(of), ofs...)
+			cands, cof, objRows = append(cands, oc...), append(cof, ofs...), append(objRows, rs...)
 		}
 		seed := noiseSeed(g.seed, fs[0].split, -2, ei)
-		sel, err := private.Select(ctx, cands, val.X, val.Y, private.Budget{Epsilon: eps},
-			private.SelectOptions{Eta: sc.Eta, MeanRuns: sc.MeanRuns, Noise: perturb.Seeded(seed), NoiseSeed: seed})
+		sel, err := selection.Select(ctx, cands, val.X, val.Y, dp.Budget{Epsilon: eps},
+			selection.SelectOptions{Eta: sc.Eta, MeanRuns: sc.MeanRuns, Noise: perturb.Seeded(seed)})
 		if err != nil {
 			return nil, err
 		}
-		f, cert, c := cof[sel.Index], sel.Certificate, cands[sel.Index]
+		f, cert, rows0 := cof[sel.Index], sel.Certificate, objRows[sel.Index]
 		r := Result{
 			Dataset: g.proto.Name(), Mode: Selected, Split: f.split, Lambda: f.lambda, Setting: f.setting,
 			Epsilon: cert.Epsilon, PrivacyDelta: cert.Delta, Mechanism: string(cert.Mechanism),
@@ -105,15 +107,17 @@ func (g *grid) selectSplit(ctx context.Context, fs []*fit, mechs []perturb.Mecha
 			AccPrivate: sel.Model.Accuracy(f.test.X, f.test.Y), AccNonPrivate: f.accNonPrivate,
 			TrainTime: f.run.Stats.Duration, NoiseSource: cert.Source,
 		}
-		if c.Rows != nil {
-			lambda := c.Rows.Config.Reg.Lambda
+		if rows0 != nil {
+			lambda := rows0.Config.Reg.Lambda
 			r.Lambda, r.Setting, r.Route, r.TrainTime = lambda, objectiveSetting(lambda), "objective perturbation", 0
 			if lambda != f.lambda {
 				r.Route += " (lambda raised to the floor)"
 			}
 			// The noise-free counterpart of the release: the minimizer of
 			// the same objective on the same rows.
-			exact, err := private.MinimizeObjective(ctx, c.Rows.X, c.Rows.Y, c.Rows.Config, c.Mechanism)
+			n, d := rows0.X.Dims()
+			pr := objpert.Problem{Loss: rows0.Config.Loss, N: n, D: d, K: rows0.Config.Loss.Outputs(rows0.Config.Classes), Kappa: 1, Lambda: lambda}
+			exact, err := minimizeExact(ctx, rows0.X, rows0.Y, pr)
 			if err != nil {
 				return nil, err
 			}
@@ -134,8 +138,8 @@ func (g *grid) selectSplit(ctx context.Context, fs []*fit, mechs []perturb.Mecha
 // eps_run raised to it (Chaudhuri et al.'s extra-ridge step) and, as in
 // the sweep's objective rows, only the largest such lambda kept, so that
 // no setting is a candidate twice. It also returns the fit of each
-// candidate (the lambda family's fit of its grid lambda).
-func (g *grid) objectiveCandidates(fs []*fit, epsRun float64) ([]private.Candidate, []*fit, error) {
+// candidate (the lambda family's fit of its grid lambda) and its rows.
+func (g *grid) objectiveCandidates(fs []*fit, epsRun float64) ([]selection.Candidate, []*fit, []*release.Rows, error) {
 	var family []*fit
 	for _, f := range fs {
 		if f.part != nil {
@@ -143,8 +147,9 @@ func (g *grid) objectiveCandidates(fs []*fit, epsRun float64) ([]private.Candida
 		}
 	}
 	slices.SortFunc(family, func(a, b *fit) int { return cmp.Compare(b.lambda, a.lambda) }) // decreasing
-	var cands []private.Candidate
+	var cands []selection.Candidate
 	var of []*fit
+	var rows []*release.Rows
 	raisedOnce := false
 	for _, f := range family {
 		n, d := f.part.X.Dims()
@@ -152,7 +157,7 @@ func (g *grid) objectiveCandidates(fs []*fit, epsRun float64) ([]private.Candida
 		pr := objpert.Problem{Loss: loss, N: n, D: d, K: loss.Outputs(g.proto.Classes()), Kappa: 1, Lambda: f.lambda}
 		raised, extra, err := objpert.RaiseToFloor(perturb.Objective, epsRun, 0, pr)
 		if err != nil {
-			return nil, nil, err
+			return nil, nil, nil, err
 		}
 		if extra > 0 {
 			if raisedOnce {
@@ -161,9 +166,9 @@ func (g *grid) objectiveCandidates(fs []*fit, epsRun float64) ([]private.Candida
 			raisedOnce = true
 		}
 		cfg := trainer.Config{Loss: loss, Classes: g.proto.Classes(), Reg: regularizers.ElasticNet{Lambda: raised.Lambda}, Kappa: 1, Seed: g.seed + uint64(f.split)}
-		cands = append(cands, private.Candidate{Name: fmt.Sprintf("%s %s", objectiveSetting(raised.Lambda), perturb.Objective), Mechanism: perturb.Objective,
-			Rows: &private.TrainingRows{X: f.part.X, Y: f.part.Y, Config: cfg, Notes: f.part.Notes}})
-		of = append(of, f)
+		r := &release.Rows{X: f.part.X, Y: f.part.Y, Config: cfg, Notes: f.part.Notes}
+		cands = append(cands, selection.FromRows(fmt.Sprintf("%s %s", objectiveSetting(raised.Lambda), perturb.Objective), perturb.Objective, *r))
+		of, rows = append(of, f), append(rows, r)
 	}
-	return cands, of, nil
+	return cands, of, rows, nil
 }

@@ -356,7 +356,7 @@ func (s Summary) WriteTable(w io.Writer) error {
 		return err
 	}
 	if len(s.Selected) > 0 {
-		fmt.Fprintf(w, "\nprivately selected (private.Select: setting and mechanism chosen inside the budget, eps = eps_select + eps_release, validation split of the training rows):\n")
+		fmt.Fprintf(w, "\nprivately selected (selection.Select: setting and mechanism chosen inside the budget, eps = eps_select + eps_release, validation split of the training rows):\n")
 		for _, p := range s.Selected {
 			fmt.Fprintf(w, "  eps %g = %.4g + %.4g: %s; chosen %s\n", p.Epsilon, p.EpsSelect, p.EpsRelease, cell(p.Stat), chosenList(p.Chosen))
 		}

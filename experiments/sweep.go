@@ -71,7 +71,7 @@ type SweepConfig struct {
 }
 
 // SelectConfig sets up the private selection of a sweep
-// (private.Select): for every split and eps, the candidates are every knob
+// (selection.Select): for every split and eps, the candidates are every knob
 // setting with every pure output-perturbation mechanism of the sweep,
 // trained on the training part of a validation split of the split's
 // training rows, and, when objective is among the mechanisms, objective
@@ -82,7 +82,7 @@ type SelectConfig struct {
 	// ValFrac in (0, 1) is the share of each split's training rows held
 	// out for validation, by position. Zero skips the selection.
 	ValFrac float64
-	// Eta in [0, 1] and MeanRuns are private.SelectOptions'.
+	// Eta in [0, 1] and MeanRuns are selection.SelectOptions'.
 	Eta      float64
 	MeanRuns float64
 }
@@ -90,7 +90,7 @@ type SelectConfig struct {
 // Modes of a Result besides Calibrated and FixedScale.
 const (
 	// Selected rows are the privately selected releases: one per split and
-	// eps, its setting and mechanism chosen by private.Select.
+	// eps, its setting and mechanism chosen by selection.Select.
 	Selected = "selected"
 )
 
@@ -194,7 +194,7 @@ func checkSweep(cfg SweepConfig) (sweepSettings, error) {
 	}
 	if sc := cfg.Select; sc.ValFrac != 0 {
 		if !slices.ContainsFunc(s.mechs, selectable) {
-			return s, fmt.Errorf("%w: the private selection needs a pure mechanism (gamma, laplace or objective) among %v (private.Select accounts for pure runs; amp and the Gaussian mechanisms are not candidates)", ErrConfig, s.mechs)
+			return s, fmt.Errorf("%w: the private selection needs a pure mechanism (gamma, laplace or objective) among %v (selection.Select accounts for pure runs; amp and the Gaussian mechanisms are not candidates)", ErrConfig, s.mechs)
 		}
 		if !(sc.Eta >= 0 && sc.Eta <= 1) || !(sc.MeanRuns == 0 || sc.MeanRuns > 1 && sc.MeanRuns <= 1e6) {
 			return s, fmt.Errorf("%w: selection eta %v (want [0, 1]) or mean runs %v (want 0 or (1, 1e6])", ErrConfig, sc.Eta, sc.MeanRuns)
@@ -343,7 +343,7 @@ func calibratedScale(f *fit, mech perturb.Mechanism, delta float64) (float64, er
 
 // releaseRow releases f at (eps, delta) and measures the test accuracy.
 func (g *grid) releaseRow(f *fit, mech perturb.Mechanism, eps, delta float64, seed uint64) (Result, error) {
-	m, cert, err := release(f, mech, eps, delta, seed)
+	m, cert, err := releaseFit(f, mech, eps, delta, seed)
 	if err != nil {
 		return Result{}, err
 	}

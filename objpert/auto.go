@@ -8,7 +8,7 @@ import (
 )
 
 // AutoComparator is R in the rule of AutoLambda, the comparator norm of
-// private.AutoKnobs, checked once on public data (the embedded breast
+// release.AutoKnobs, checked once on public data (the embedded breast
 // cancer data) and the same for every data set.
 const AutoComparator = 15.0
 
@@ -20,13 +20,13 @@ const AutoComparator = 15.0
 // Rule. The noise moves the minimizer by H^{-1} b/n, at most ||b||/(n
 // lambda), and that costs at most L ||b||/(n lambda) in the risk of the
 // L-Lipschitz loss, while the ridge biases a comparator of norm R by
-// lambda R^2/2: the form of private.AutoKnobs (docs/DESIGN.md, section 6).
+// lambda R^2/2: the form of release.AutoKnobs (docs/DESIGN.md, section 6).
 // The sum is smallest at lambda = sqrt(2 L E||b|| / n)/R. E||b|| is taken
 // at the smallest noise budget the floor allows (EpsNoise = EpsObjective/2):
 // P theta with theta = 2L/EpsNoise for objective, and the upper bound
 // sqrt(P) sigma_1 for amp. The result is raised to twice the floor when it
 // falls below it, so the Jacobian part never spends more than about a
-// quarter of the objective part's eps. R = 15, as in private.AutoKnobs; on
+// quarter of the objective part's eps. R = 15, as in release.AutoKnobs; on
 // the embedded data the mean test accuracy at eps = 1 is flat within 0.01
 // for lambda between 0.02 and 0.1, and the rule gives about 0.05.
 func AutoLambda(m perturb.Mechanism, eps, delta float64, pr Problem) (float64, string, error) {

@@ -37,5 +37,5 @@
 // perturb.AMP). They are training-time mechanisms, listed by
 // perturb.TrainingMechanisms and not in perturb's Noise registry, since
 // Noise.Add has no meaning for them; private.Fit routes them here and
-// private.Verify rebuilds their certificates from the published constants.
+// modelfile.Verify rebuilds their certificates from the published constants.
 package objpert

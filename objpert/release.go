@@ -7,6 +7,7 @@ import (
 
 	"gonum.org/v1/gonum/mat"
 
+	"github.com/stabpriv/stabpriv/dp"
 	"github.com/stabpriv/stabpriv/internal/check"
 	"github.com/stabpriv/stabpriv/internal/kernel"
 	"github.com/stabpriv/stabpriv/losses"
@@ -200,14 +201,14 @@ func (c Calibration) Route() string {
 }
 
 // Ledger returns the parts of the budget the mechanism spends.
-func (c Calibration) Ledger() []perturb.Charge {
+func (c Calibration) Ledger() []dp.Charge {
 	if c.Mechanism == perturb.Objective {
-		return []perturb.Charge{
+		return []dp.Charge{
 			{Step: "objective part: the minimizer of the objective with gamma-norm noise b (exact draw)", Mechanism: c.Mechanism, Epsilon: c.EpsObjective},
 			{Step: "output part: gamma-norm noise xi on the solver's iterate (gradient norm at most gamma, b rounded to its lattice), L2 sensitivity 2r", Mechanism: c.Mechanism, Epsilon: c.EpsOutput},
 		}
 	}
-	return []perturb.Charge{
+	return []dp.Charge{
 		{Step: "objective part: the minimizer of the objective with Gaussian noise b_1", Mechanism: c.Mechanism, Epsilon: c.EpsObjective, Delta: c.DeltaObjective},
 		{Step: "output part: Gaussian noise b_2 on the solver's iterate (gradient norm at most gamma)", Mechanism: c.Mechanism, Epsilon: c.EpsOutput, Delta: c.DeltaOutput},
 		{Step: "iteration budget: the event ||b_1|| > B, the only one on which the fixed budget may miss gamma, charged (1 + e^eps) P(||b_1|| > B)", Mechanism: c.Mechanism, Delta: c.DeltaFailCharge},
@@ -240,15 +241,15 @@ func (c Calibration) Notes(sourceKind string) []string {
 // the public run record run (the constants of the objective), the noise
 // source kind and the caller's notes, with WeightsSHA256 and Ledger empty.
 // It reads no weights, so a verifier rebuilds it from the published inputs.
-func NewCertificate(cal Calibration, run *trainer.Run, sourceKind string, notes []string) *perturb.Certificate {
+func NewCertificate(cal Calibration, run *trainer.Run, sourceKind string, notes []string) *dp.Certificate {
 	r := *run
 	r.Stats = trainer.Stats{}
 	scaleName, scale := "theta (||b|| ~ Gamma(dim, theta))", cal.Theta
 	if cal.Mechanism == perturb.AMP {
 		scaleName, scale = "sigma_1 (b_1 ~ N(0, sigma_1^2 I))", cal.Sigma1
 	}
-	c := &perturb.Certificate{
-		Version:          perturb.CertificateVersion,
+	c := &dp.Certificate{
+		Version:          dp.CertificateVersion,
 		Private:          sourceKind == perturb.SourceSecure,
 		Mechanism:        cal.Mechanism,
 		Epsilon:          cal.Epsilon,

@@ -48,7 +48,7 @@
 //   - The pDP of an actual release, a model file written by stabpriv train
 //     (the command's --model; ReleaseAnalysis, CompareCertified): the
 //     training rows are rebuilt from the same table
-//     (private.Released.TrainingRows), the objective (loss, lambda,
+//     (modelfile.Released.TrainingRows), the objective (loss, lambda,
 //     clipping) and the noise (mechanism, scale, delta) are read from the
 //     certificate, and each row's eps is compared with the certified eps:
 //     the share of rows below it and the worst row. Three statements go

@@ -7,15 +7,19 @@ import (
 	"github.com/stabpriv/stabpriv/trainer"
 )
 
-// benchmarkRelease releases a fresh 1 x d model per iteration.
+// benchmarkRelease calibrates the noise and adds it to a copy of a fresh
+// 1 x d model per iteration.
 func benchmarkRelease(b *testing.B, mech Mechanism, delta float64, src func() Source, d int) {
-	run := &trainer.Run{Loss: "logistic", Task: "binary", N: 1000, D: d, K: 1, Kappa: 1, L: 1, Convex: true}
 	sens := Sensitivity{L2: 0.01}
 	w := make([]float64, d)
 	b.ReportAllocs()
 	for b.Loop() {
 		m := &trainer.Model{Loss: "logistic", Task: losses.Binary, K: 1, D: d, W: w}
-		if _, _, err := Release(m, run, sens, ReleaseConfig{Mechanism: mech, Epsilon: 1, Delta: delta, Source: src()}); err != nil {
+		cal, err := Calibrate(mech, 1, delta, sens, d)
+		if err != nil {
+			b.Fatal(err)
+		}
+		if _, err := Add(m, cal, src()); err != nil {
 			b.Fatal(err)
 		}
 	}

@@ -180,7 +180,8 @@ func (secureSource) AddGammaNorm(w []float64, l2, eps float64) error {
 
 // seededSource is the Source returned by Seeded.
 type seededSource struct {
-	r *rand.Rand
+	r    *rand.Rand
+	seed uint64
 }
 
 // Seeded returns a reproducible Source driven by a math/rand/v2 PCG generator
@@ -189,7 +190,7 @@ type seededSource struct {
 // made with it says "seeded: not for release". It is not safe for
 // concurrent use.
 func Seeded(seed uint64) Source {
-	return &seededSource{r: rand.New(rand.NewPCG(seed, 0x9e3779b97f4a7c15))}
+	return &seededSource{r: rand.New(rand.NewPCG(seed, 0x9e3779b97f4a7c15)), seed: seed}
 }
 
 func (s *seededSource) Uniform() float64 { return openUniform(s.r) }
@@ -302,4 +303,25 @@ func SampleUnitVector(src Source, dst []float64) {
 			return
 		}
 	}
+}
+
+// SourceName returns the Source field of a certificate for src:
+// SourceSecure and SourceSeeded for this package's sources (by their type,
+// not by what Kind says), "custom: " and the Kind of any other.
+func SourceName(src Source) string {
+	switch src.(type) {
+	case secureSource, *seededSource:
+		return src.Kind()
+	}
+	return "custom: " + src.Kind()
+}
+
+// NoiseSeed returns the seed of a source made by Seeded, which a
+// certificate of its release publishes, and nil for every other source.
+func NoiseSeed(src Source) *uint64 {
+	if s, ok := src.(*seededSource); ok {
+		seed := s.seed
+		return &seed
+	}
+	return nil
 }

@@ -84,3 +84,18 @@ func ReleaseMechanismList() string {
 func trainingLookupError(m Mechanism) error {
 	return fmt.Errorf("%w: %q perturbs the training objective, not trained weights: it has no output-perturbation noise (package objpert implements it; private.Fit routes it there)", ErrMechanism, string(m))
 }
+
+// Describe says in words what the noise of mechanism m of the given
+// scale in dimension dim is: the Noise's Describe for an
+// output-perturbation mechanism, the registered words of a training-time
+// one, and a sentence saying so for an unknown name.
+func Describe(m Mechanism, scale float64, dim int) string {
+	if t, ok := LookupTraining(m); ok {
+		return t.Words
+	}
+	n, err := Lookup(m)
+	if err != nil {
+		return "It is not a registered mechanism: " + err.Error() + "."
+	}
+	return n.Describe(scale, dim)
+}

@@ -2,6 +2,7 @@ package private
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"math"
 	"slices"
@@ -10,39 +11,35 @@ import (
 	"gonum.org/v1/gonum/mat"
 
 	"github.com/stabpriv/stabpriv/datasets"
+	"github.com/stabpriv/stabpriv/datasets/preprocess"
+	"github.com/stabpriv/stabpriv/dp"
 	"github.com/stabpriv/stabpriv/internal/check"
 	"github.com/stabpriv/stabpriv/losses"
-	"github.com/stabpriv/stabpriv/objpert"
+	"github.com/stabpriv/stabpriv/modelfile"
 	"github.com/stabpriv/stabpriv/perturb"
-	"github.com/stabpriv/stabpriv/stability"
+	"github.com/stabpriv/stabpriv/release"
 	"github.com/stabpriv/stabpriv/trainer"
 )
 
-// Budget is the total privacy budget of one Fit: every private step draws
-// from it, and the certificate's ledger lists the draws.
-type Budget struct {
-	// Epsilon > 0 and Delta in [0, 1): delta is 0 for the pure mechanisms.
-	Epsilon float64 `json:"epsilon"`
-	Delta   float64 `json:"delta"`
-}
+// ErrOptions reports options a fit cannot use.
+var ErrOptions = errors.New("private: invalid options")
 
 // Options configures Fit. Every zero value is documented.
 type Options struct {
-	// Mechanism releases the weights by output perturbation. The empty
-	// string means a non-private fit: the trained weights are returned as
-	// they are, with no certificate.
+	// Mechanism names the release method (release.Lookup): an
+	// output-perturbation mechanism of package perturb, or objective or
+	// amp. The empty string means a non-private fit: the trained weights
+	// are returned as they are, with no certificate.
 	Mechanism perturb.Mechanism
 	// Noise is the noise source of the release. Nil means perturb.Secure(),
 	// the only source whose release is private; perturb.Seeded gives a
-	// reproducible release whose certificate says it is not private.
+	// reproducible release whose certificate says it is not private and
+	// publishes the seed.
 	Noise perturb.Source
-	// NoiseSeed is recorded in the certificate of a seeded release (the
-	// seed given to perturb.Seeded). Ignored for other sources.
-	NoiseSeed uint64
 	// Preprocess maps raw features to model inputs. The empty value means
 	// Bounds when the schema declares bounds, else an error for a private
 	// fit and Standardize for a non-private one.
-	Preprocess Preprocess
+	Preprocess preprocess.Mode
 	// TestFrac in [0, 1) is the share of rows held out for testing; 0 trains
 	// on every row.
 	TestFrac float64
@@ -59,8 +56,10 @@ type Options struct {
 	// Seed and Logger. A nil Loss means logistic for two classes and
 	// softmax for more.
 	Trainer trainer.Config
-	// Auto chooses lambda, the clipping norm G, the schedule and l1 ratio 0
-	// by the data-independent rule of AutoKnobs, overriding the values in
+	// Auto chooses the knobs by the release method's rule from public
+	// values alone (release.Method.Auto: for output perturbation lambda, the
+	// clipping norm, the schedule and l1 ratio 0 by AutoKnobs; for
+	// objective perturbation and AMP lambda), overriding the values in
 	// Trainer. It needs a Mechanism.
 	Auto bool
 	// Diagnostics computes non-private statistics of the run (Released.
@@ -71,88 +70,122 @@ type Options struct {
 	Logger logrus.FieldLogger
 }
 
-// Released is the outcome of Fit: the released model with everything needed
-// to apply and to verify it. Every field but Diagnostics is public or
-// privatized (or, for Standardize, named in the certificate as not
-// covered) and is written into the model file.
-type Released struct {
-	// Private reports a private release of the table: a mechanism, the
-	// secure source, and a preprocessing inside the guarantee.
-	Private bool `json:"private"`
-	// Model holds the released weights (the trained weights when the fit
-	// is not private).
-	Model *trainer.Model `json:"model"`
-	// Certificate states the claim; nil for a fit without a mechanism.
-	Certificate *perturb.Certificate `json:"certificate,omitempty"`
-	// Schema is the declared schema (the classes used, and the label).
-	Schema Schema `json:"schema"`
-	// Preprocessing maps raw rows to model inputs.
-	Preprocessing *Preprocessing `json:"preprocessing"`
-	// Run holds the constants of a non-private run (a release publishes
-	// them in its certificate); nil for a release.
-	Run *trainer.Run `json:"run,omitempty"`
-	// Stability is the analysis of the run, from its constants alone.
-	Stability *stability.Report `json:"stability,omitempty"`
-	// Split records how rows were split.
-	Split SplitInfo `json:"split"`
-	// AutoKnobs reports that lambda, the clipping norm, the l1 ratio and the
-	// schedule were chosen by AutoKnobs (Options.Auto): Verify then
-	// recomputes them from (n, dim, K, mechanism, budget).
-	AutoKnobs bool `json:"auto_knobs,omitempty"`
-	// Partitions describes a partitioned fit (FitPartitioned); nil for Fit.
-	Partitions *PartitionInfo `json:"partitions,omitempty"`
-	// Notes says, for a fit without a certificate, how it was made.
-	Notes []string `json:"notes,omitempty"`
-	// Diagnostics is set with Options.Diagnostics: statistics of the data,
-	// never written to a model file.
-	Diagnostics *Diagnostics `json:"-"`
+// Plan is a fit's settings, checked before any row is read: what Fit and a
+// partitioned fit (package partition) derive from the schema, the budget
+// and the options.
+type Plan struct {
+	Schema  datasets.Schema
+	Budget  dp.Budget
+	Options Options
+	// Loss is the loss (Options.Trainer.Loss, or the default for the
+	// classes) and Task its task.
+	Loss losses.Loss
+	Task losses.Task
+	// Mode is the preprocessing.
+	Mode preprocess.Mode
+	// Method releases the weights; nil for a non-private fit.
+	Method release.Method
 }
 
-// SplitInfo is how Fit split the rows of the table.
-type SplitInfo struct {
-	TestFrac   float64 `json:"test_frac"`
-	Seed       uint64  `json:"seed"`
-	Stratified bool    `json:"stratified"`
-	Rows       int     `json:"rows"`
-	TrainRows  int     `json:"train_rows"`
+// NewPlan checks the settings of a fit. Errors wrap datasets.ErrSchema,
+// dp.ErrBudget, release.ErrConfig or ErrOptions.
+func NewPlan(schema datasets.Schema, budget dp.Budget, opts Options) (*Plan, error) {
+	pl := &Plan{Schema: schema, Budget: budget, Options: opts, Loss: opts.Trainer.Loss}
+	if pl.Loss == nil {
+		pl.Loss = losses.Logistic{}
+		if len(schema.Classes) > 2 {
+			pl.Loss = losses.Softmax{}
+		}
+	}
+	pl.Task = pl.Loss.Task()
+	private := opts.Mechanism != ""
+	if private {
+		m, err := release.Lookup(opts.Mechanism)
+		if err != nil {
+			return nil, fmt.Errorf("%w: %w", ErrOptions, err)
+		}
+		if err := m.CheckBudget(budget); err != nil {
+			return nil, err
+		}
+		cfg := opts.Trainer
+		cfg.Loss = pl.Loss
+		if err := m.CheckConfig(cfg); err != nil {
+			return nil, err
+		}
+		pl.Method = m
+	} else if budget != (dp.Budget{}) {
+		return nil, fmt.Errorf("%w: a budget without a mechanism", dp.ErrBudget)
+	}
+	if err := schema.Validate(pl.Task); err != nil {
+		return nil, err
+	}
+	pl.Mode = opts.Preprocess
+	if pl.Mode == "" {
+		switch {
+		case schema.Bounds != nil:
+			pl.Mode = preprocess.Bounds
+		case private:
+			return nil, fmt.Errorf("%w: a private fit needs declared feature bounds (preprocessing bounds) or the preprocessing none; standardize is available outside the guarantee", ErrOptions)
+		default:
+			pl.Mode = preprocess.Standardize
+		}
+	}
+	if err := pl.Mode.Validate(); err != nil {
+		return nil, fmt.Errorf("%w: %w", ErrOptions, err)
+	}
+	switch {
+	case !check.HalfOpenUnit(opts.TestFrac):
+		return nil, fmt.Errorf("%w: test fraction %v, want in [0, 1)", ErrOptions, opts.TestFrac)
+	case private && opts.Stratify:
+		return nil, fmt.Errorf("%w: a stratified split depends on the labels and is refused for a private fit", ErrOptions)
+	case opts.Auto && !private:
+		return nil, fmt.Errorf("%w: the automatic knobs are calibrated for a release; give a mechanism", ErrOptions)
+	case private && pl.Task != losses.Regression && schema.Classes == nil:
+		return nil, fmt.Errorf("%w: a private fit needs the classes declared in advance (reading them from the rows would leak them)", datasets.ErrSchema)
+	}
+	return pl, nil
 }
 
-// Diagnostics are statistics of the data computed in the clear: for the
-// user's eyes only, not covered by any privacy claim, never published.
-type Diagnostics struct {
-	Stats trainer.Stats
-	// Trained and Released are metrics of the trained and released weights
-	// on the training and test rows (rows with a declared label only).
-	TrainedTrain, TrainedTest, ReleasedTrain, ReleasedTest Metric
-	// NullRows counts the training rows whose label was not declared.
-	NullRows int
-	// Classes lists the labels seen in the table (a non-private run only).
-	Classes []string
+// Config returns the trainer settings of a run on n training rows of dim
+// model inputs with the trainer seed seed: the options' knobs with the loss,
+// the classes, kappa = 1 (the preprocessing ends in the unit ball), and the
+// method's automatic knobs with Options.Auto. A private run's progress log
+// (objective, gradient norm, clipped rows) is a statistic of the data: it
+// is kept only with Options.Diagnostics.
+func (pl *Plan) Config(n, dim int, seed uint64) (trainer.Config, error) {
+	cfg := pl.Options.Trainer
+	cfg.Loss, cfg.Kappa, cfg.Seed, cfg.Logger = pl.Loss, 1, seed, pl.Options.Logger
+	cfg.Classes = len(pl.Schema.Classes)
+	if pl.Method != nil && !pl.Options.Diagnostics {
+		cfg.Logger = nil
+	}
+	if !pl.Options.Diagnostics {
+		// Nothing reads the objective and gradient norm of the trained
+		// weights: skip the pass over the data that computes them.
+		cfg.SkipObjective = true
+	}
+	if pl.Options.Auto {
+		var err error
+		if cfg, _, err = pl.Method.Auto(cfg, n, dim, pl.Budget); err != nil {
+			return cfg, err
+		}
+	}
+	return cfg, nil
 }
-
-// Metric is a quality figure of a model on some rows: accuracy for
-// classification, root mean squared error for regression.
-type Metric struct {
-	Name  string
-	Value float64
-	Rows  int
-}
-
-// tableNeighbours is the neighbouring relation of a Fit certificate.
-const tableNeighbours = "replace-one on the rows of the input table: two tables with the same header and the same number of rows that differ in one row " +
-	"(its features, its label or both), each well-formed (valid CSV, every feature cell a finite number); both fits use the same settings and Seed"
 
 // Fit runs the certified pipeline on the raw table: it parses the rows
 // against the schema, splits them by position, maps them with the public
-// preprocessing, trains, analyzes the stability of the run and releases
-// the weights with the mechanism of opts, calibrated to the budget.
+// preprocessing, and hands them to the release method of opts.Mechanism,
+// which trains (or minimizes) and releases within the budget; without a
+// mechanism the trained weights are returned as they are.
 //
 // The guarantee is about the table: for two tables that differ in one row
-// (tableNeighbours), the released weights and everything else in Released
-// but Diagnostics satisfy the budget's (eps, delta)-DP, with the not-covered
-// list of the certificate naming what is outside (Standardize's statistics,
-// with a warning). The steps between the file and the release are inside
-// the proof because each is a per-row map or depends only on public values:
+// (modelfile.TableNeighbours), the released weights and everything else in
+// the Released but Diagnostics satisfy the budget's (eps, delta)-DP, with
+// the not-covered list of the certificate naming what is outside
+// (Standardize's statistics, with a warning). The steps between the file
+// and the release are inside the proof because each is a per-row map or
+// depends only on public values:
 //   - the split depends only on (n, TestFrac, Seed), so replacing one row
 //     of the table replaces at most one training row (datasets.SplitIndex);
 //   - the classes, hence K and the release dimension, come from the schema;
@@ -164,188 +197,132 @@ const tableNeighbours = "replace-one on the rows of the input table: two tables 
 //   - the number of passes and every step size are fixed before training,
 //     and the Auto knobs depend only on (n, d, K, eps, delta, mechanism).
 //
-// Errors: ErrSchema, ErrData, ErrBudget, ErrOptions, or the error of the
-// trainer, the stability analysis (no route applies) or perturb, all before
+// Errors: those of NewPlan, datasets.ErrFormat for a table outside the
+// domain of the guarantee, or the error of the release method, all before
 // anything is released.
-func Fit(ctx context.Context, t *Table, schema Schema, budget Budget, opts Options) (*Released, error) {
-	if objpert.Handles(opts.Mechanism) {
-		// Objective perturbation and AMP minimize a perturbed objective
-		// instead of releasing an SGD run (objective.go).
-		return fitObjective(ctx, t, schema, budget, opts)
-	}
-	log := opts.Logger
-	if log == nil {
-		l := logrus.New()
-		l.SetLevel(logrus.PanicLevel)
-		log = l
-	}
-	private := opts.Mechanism != ""
-	if !private && schema.Classes == nil && opts.Trainer.Loss == nil && t != nil && slices.Contains(t.Columns, schema.Label) {
+func Fit(ctx context.Context, t *datasets.Table, schema datasets.Schema, budget dp.Budget, opts Options) (*modelfile.Released, error) {
+	var observed []string
+	if opts.Mechanism == "" && t != nil && slices.Contains(t.Columns, schema.Label) && (opts.Trainer.Loss == nil || opts.Trainer.Loss.Task() != losses.Regression) {
 		// A non-private fit may take its classes, hence its default loss,
 		// from the rows.
-		schema.Classes = observedClasses(t, schema.Label)
-	}
-	loss, task, err := resolveLoss(opts.Trainer.Loss, schema)
-	if err != nil {
-		return nil, err
-	}
-	if err := checkBudget(opts.Mechanism, budget); err != nil {
-		return nil, err
-	}
-	if err := schema.validate(task); err != nil {
-		return nil, err
-	}
-	mode := opts.Preprocess
-	if mode == "" {
-		switch {
-		case schema.Bounds != nil:
-			mode = Bounds
-		case private:
-			return nil, fmt.Errorf("%w: a private fit needs declared feature bounds (preprocessing bounds) or the preprocessing none; standardize is available outside the guarantee", ErrOptions)
-		default:
-			mode = Standardize
-		}
-	}
-	if err := mode.validate(); err != nil {
-		return nil, err
-	}
-	if err := checkTestFrac(opts.TestFrac); err != nil {
-		return nil, err
-	}
-	if private && opts.Stratify {
-		return nil, fmt.Errorf("%w: a stratified split depends on the labels and is refused for a private fit", ErrOptions)
-	}
-	if opts.Auto && !private {
-		return nil, fmt.Errorf("%w: the automatic knobs are calibrated for a release; give a mechanism", ErrOptions)
-	}
-	if private && opts.Trainer.Model != nil {
-		return nil, fmt.Errorf("%w: a user graph model has no certified sensitivity", ErrOptions)
-	}
-	if private && task != losses.Regression && schema.Classes == nil {
-		return nil, fmt.Errorf("%w: a private fit needs the classes declared in advance (reading them from the rows would leak them)", ErrSchema)
-	}
-
-	var diag *Diagnostics
-	if opts.Diagnostics {
-		diag = &Diagnostics{}
-	}
-	if !private && task != losses.Regression {
-		if j := slices.Index(t.Columns, schema.Label); j >= 0 && diag != nil {
-			diag.Classes = observedClasses(t, schema.Label)
-		}
+		observed = t.LabelValues(schema.Label)
 		if schema.Classes == nil {
-			schema.Classes = observedClasses(t, schema.Label)
-			if task == losses.Binary && len(schema.Classes) != 2 {
-				return nil, fmt.Errorf("%w: binary label column %q has %d classes (%v), want 2", ErrSchema, schema.Label, len(schema.Classes), schema.Classes)
+			schema.Classes = observed
+			if opts.Trainer.Loss != nil && opts.Trainer.Loss.Task() == losses.Binary && len(observed) != 2 {
+				return nil, fmt.Errorf("%w: binary label column %q has %d classes (%v), want 2", datasets.ErrSchema, schema.Label, len(observed), observed)
 			}
-			if len(schema.Classes) < 2 {
-				return nil, fmt.Errorf("%w: label column %q has a single class", ErrSchema, schema.Label)
+			if len(observed) < 2 {
+				return nil, fmt.Errorf("%w: label column %q has a single class", datasets.ErrSchema, schema.Label)
 			}
 		}
 	}
-	rows, err := prepareRows(t, schema, task, mode, opts)
+	pl, err := NewPlan(schema, budget, opts)
 	if err != nil {
 		return nil, err
 	}
-	enc, trainIdx, testIdx, prep := rows.enc, rows.trainIdx, rows.testIdx, rows.prep
-	Xtr, ytr, nullTr := rows.X, rows.y, rows.null
-
-	cfg := opts.Trainer
-	cfg.Loss, cfg.Kappa, cfg.Seed, cfg.Logger = loss, 1, opts.Seed, opts.Logger
-	if private && !opts.Diagnostics {
-		// The trainer's progress (objective, gradient norm, clipped rows,
-		// time per pass) is a statistic of the data.
-		cfg.Logger = nil
+	rows, err := pl.prepare(t)
+	if err != nil {
+		return nil, err
 	}
-	if !opts.Diagnostics {
-		// Nothing reads the objective and gradient norm of the trained
-		// weights: skip the pass over the data that computes them.
-		cfg.SkipObjective = true
+	n, dim := rows.X.Dims()
+	out := &modelfile.Released{
+		Schema:        modelfile.PublicSchema(pl.Schema),
+		Preprocessing: rows.prep,
+		Split:         modelfile.SplitInfo{TestFrac: opts.TestFrac, Seed: opts.Seed, Stratified: opts.Stratify, Rows: rows.enc.N, TrainRows: n},
+		AutoKnobs:     opts.Auto,
 	}
-	cfg.Classes = len(schema.Classes)
-	n := len(trainIdx)
-	if opts.Auto {
-		k, err := AutoKnobs(n, prep.Dim(), loss.Outputs(cfg.Classes), opts.Mechanism, budget)
+	cfg, err := pl.Config(n, dim, opts.Seed)
+	if err != nil {
+		return nil, err
+	}
+	notes := out.PipelineNotes(pl.Task)
+	pl.log().WithFields(logrus.Fields{"rows": rows.enc.N, "train": n, "d": dim, "preprocess": pl.Mode, "mechanism": opts.Mechanism}).Debug("private: rows prepared")
+	var diag *modelfile.Diagnostics
+	if opts.Diagnostics {
+		diag = &modelfile.Diagnostics{NullRows: countTrue(rows.null)}
+		if opts.Mechanism == "" {
+			diag.Classes = observed
+		}
+		out.Diagnostics = diag
+	}
+	if pl.Method == nil {
+		return fitClear(ctx, pl, rows, cfg, notes, out)
+	}
+	p, err := pl.Method.Prepare(ctx, release.Rows{X: rows.X, Y: rows.y, Config: cfg, Notes: notes}, budget)
+	if err != nil {
+		return nil, err
+	}
+	var test *evalRows
+	if diag != nil {
+		if test, err = rows.test(); err != nil {
+			return nil, err
+		}
+		err := p.Trained(ctx, func(m *trainer.Model, _ trainer.Stats) {
+			diag.TrainedTrain = evaluate(m, pl.Task, rows.X, rows.y, rows.null)
+			diag.TrainedTest = test.evaluate(m, pl.Task)
+		})
 		if err != nil {
 			return nil, err
 		}
-		k.apply(&cfg)
 	}
-	notes := fitNotes(mode, prep, task)
-	log.WithFields(logrus.Fields{"rows": enc.n, "train": n, "d": prep.Dim(), "preprocess": mode}).Debug("private: rows prepared")
-	tr, err := TrainRows(ctx, Xtr, ytr, cfg, notes)
+	rel, err := p.Release(ctx, opts.Noise)
 	if err != nil {
 		return nil, err
 	}
-	out := &Released{
-		Private:       private && isSecure(opts.Noise) && mode.inside(),
-		Schema:        publicSchema(schema),
-		Preprocessing: prep,
-		Stability:     tr.Report(),
-		Split:         SplitInfo{TestFrac: opts.TestFrac, Seed: opts.Seed, Stratified: opts.Stratify, Rows: enc.n, TrainRows: n},
-		AutoKnobs:     opts.Auto,
-	}
+	rel.Certificate.Neighbouring = out.Neighbours()
+	out.Private = rel.Certificate.Private && pl.Mode.Inside()
+	out.Model, out.Certificate, out.Stability = rel.Model, rel.Certificate, p.Stability()
 	if diag != nil {
-		run := tr.Run()
-		diag.Stats, diag.NullRows = run.Stats, countTrue(nullTr)
-		diag.TrainedTrain, _ = metricOf(tr, task, Xtr, ytr, nullTr)
-		if len(testIdx) > 0 {
-			Xte, yte, nullTe, err := apply(prep, enc, testIdx)
-			if err != nil {
-				return nil, err
-			}
-			diag.TrainedTest, _ = metricOf(tr, task, Xte, yte, nullTe)
-			defer func() {
-				if out.Model != nil {
-					diag.ReleasedTest = evaluate(out.Model, task, Xte, yte, nullTe)
-				}
-			}()
-		}
-		defer func() {
-			if out.Model != nil {
-				diag.ReleasedTrain = evaluate(out.Model, task, Xtr, ytr, nullTr)
-			}
-		}()
-		out.Diagnostics = diag
+		diag.Stats = rel.Stats
+		diag.ReleasedTrain = evaluate(out.Model, pl.Task, rows.X, rows.y, rows.null)
+		diag.ReleasedTest = test.evaluate(out.Model, pl.Task)
 	}
-	if !private {
-		if out.Model, err = tr.Reveal(); err != nil {
-			return nil, err
-		}
-		run := tr.Run()
-		run.Stats = trainer.Stats{}
-		out.Run = &run
-		out.Notes = append(notes, "not private: the weights are released as trained, without a privacy guarantee")
-		return out, nil
-	}
-	src := opts.Noise
-	if src == nil {
-		src = perturb.Secure()
-	}
-	m, cert, err := tr.Release(opts.Mechanism, budget.Epsilon, budget.Delta, src)
-	if err != nil {
-		return nil, err
-	}
-	cert.Neighbouring = tableNeighbours
-	cert.Ledger = []perturb.Charge{releaseCharge(opts.Mechanism, budget)}
-	if !cert.Private {
-		cert.NoiseSeed = seedOf(src, opts.NoiseSeed)
-	}
-	out.Model, out.Certificate = m, cert
 	return out, nil
 }
 
-// releaseCharge is the ledger entry of the release, the one private step of
-// a Fit: it spends the whole budget.
-func releaseCharge(m perturb.Mechanism, b Budget) perturb.Charge {
-	return perturb.Charge{Step: "release of the weights (output perturbation)", Mechanism: m, Epsilon: b.Epsilon, Delta: b.Delta}
+// fitClear is Fit without a mechanism: the trainer and the schema, the
+// weights returned as trained.
+func fitClear(ctx context.Context, pl *Plan, rows *preparedRows, cfg trainer.Config, notes []string, out *modelfile.Released) (*modelfile.Released, error) {
+	tr, err := release.TrainRows(ctx, rows.X, rows.y, cfg, notes)
+	if err != nil {
+		return nil, err
+	}
+	if out.Model, err = tr.Reveal(); err != nil {
+		return nil, err
+	}
+	run := tr.Run()
+	out.Stability = tr.Report()
+	if diag := out.Diagnostics; diag != nil {
+		test, err := rows.test()
+		if err != nil {
+			return nil, err
+		}
+		diag.Stats = run.Stats
+		diag.TrainedTrain = evaluate(out.Model, pl.Task, rows.X, rows.y, rows.null)
+		diag.TrainedTest = test.evaluate(out.Model, pl.Task)
+		diag.ReleasedTrain, diag.ReleasedTest = diag.TrainedTrain, diag.TrainedTest
+	}
+	run.Stats = trainer.Stats{}
+	out.Run = &run
+	out.Notes = append(notes, "not private: the weights are released as trained, without a privacy guarantee")
+	return out, nil
+}
+
+// log returns the options' logger, or a silent one.
+func (pl *Plan) log() logrus.FieldLogger {
+	if pl.Options.Logger != nil {
+		return pl.Options.Logger
+	}
+	l := logrus.New()
+	l.SetLevel(logrus.PanicLevel)
+	return l
 }
 
 // preparedRows are the training rows of a table as a fit receives them.
 type preparedRows struct {
-	enc               *encoded
+	enc               *datasets.Encoded
 	trainIdx, testIdx []int
-	prep              *Preprocessing
+	prep              *preprocess.RowMap
 	// X, y and null are the training rows mapped by prep, their labels and
 	// which of them are null rows.
 	X    *mat.Dense
@@ -353,140 +330,61 @@ type preparedRows struct {
 	null []bool
 }
 
-// prepareRows parses the table against the schema, splits its rows
-// (opts.TestFrac, opts.Seed, opts.Stratify), builds the preprocessing of
-// mode (a standardizer is fitted on the training rows) and maps the
-// training rows with it.
-func prepareRows(t *Table, schema Schema, task losses.Task, mode Preprocess, opts Options) (*preparedRows, error) {
-	enc, err := encode(t, schema, task)
+// prepare parses the table against the schema, splits its rows by
+// position (or stratified, for a non-private fit that asks for it), builds
+// the preprocessing (a standardizer is fitted on the training rows) and
+// maps the training rows with it.
+func (pl *Plan) prepare(t *datasets.Table) (*preparedRows, error) {
+	enc, err := t.Encode(pl.Schema, pl.Task)
 	if err != nil {
 		return nil, err
 	}
-	trainIdx, testIdx, err := split(enc, opts)
+	opts := pl.Options
+	trainIdx, testIdx, err := enc.Split(opts.TestFrac, opts.Seed, opts.Stratify)
 	if err != nil {
 		return nil, err
 	}
-	rawTrain := mat.NewDense(len(trainIdx), enc.d, nil)
+	rawTrain := mat.NewDense(len(trainIdx), enc.D, nil)
 	for r, i := range trainIdx {
-		rawTrain.SetRow(r, enc.x[i*enc.d:(i+1)*enc.d])
+		rawTrain.SetRow(r, enc.Row(i))
 	}
-	prep, err := newPreprocessing(mode, enc.features, schema, rawTrain)
+	prep, err := preprocess.NewRowMap(pl.Mode, enc.Features, pl.Schema, rawTrain)
 	if err != nil {
 		return nil, err
 	}
-	X, y, null, err := apply(prep, enc, trainIdx)
+	X, y, null, err := prep.Rows(enc, trainIdx)
 	if err != nil {
 		return nil, err
 	}
 	return &preparedRows{enc: enc, trainIdx: trainIdx, testIdx: testIdx, prep: prep, X: X, y: y, null: null}, nil
 }
 
-// resolveLoss returns the loss (the default for the schema when nil) and
-// its task.
-func resolveLoss(l losses.Loss, s Schema) (losses.Loss, losses.Task, error) {
-	if l == nil {
-		if len(s.Classes) > 2 {
-			l = losses.Softmax{}
-		} else {
-			l = losses.Logistic{}
-		}
-	}
-	return l, l.Task(), nil
+// evalRows are held-out rows for diagnostics; nil when none are held out.
+type evalRows struct {
+	X    *mat.Dense
+	y    []float64
+	null []bool
 }
 
-// checkBudget validates the budget for the mechanism: the release is the
-// one private step, so it spends the whole budget.
-func checkBudget(m perturb.Mechanism, b Budget) error {
-	if m == "" {
-		if b != (Budget{}) {
-			return fmt.Errorf("%w: a budget without a mechanism", ErrBudget)
-		}
-		return nil
+// test maps the held-out rows.
+func (r *preparedRows) test() (*evalRows, error) {
+	if len(r.testIdx) == 0 {
+		return nil, nil
 	}
-	if _, err := perturb.Calibrate(m, b.Epsilon, b.Delta, perturb.Sensitivity{L2: 1}, 1); err != nil {
-		return fmt.Errorf("%w: %w", ErrBudget, err)
-	}
-	return nil
-}
-
-func isSecure(src perturb.Source) bool {
-	return src == nil || perturb.SourceName(src) == perturb.SourceSecure
-}
-
-// seedOf returns the seed to publish for a non-secure source.
-func seedOf(src perturb.Source, seed uint64) *uint64 {
-	if perturb.SourceName(src) == perturb.SourceSeeded {
-		return &seed
-	}
-	return nil
-}
-
-// split returns the training and test row positions.
-func split(enc *encoded, opts Options) (train, test []int, err error) {
-	if !opts.Stratify || opts.TestFrac == 0 {
-		return datasets.SplitIndex(enc.n, opts.TestFrac, opts.Seed)
-	}
-	ds := &datasets.Dataset{X: mat.NewDense(enc.n, 1, nil), Y: enc.y, Classes: []string{}}
-	for i := range enc.n {
-		ds.X.Set(i, 0, float64(i))
-	}
-	tr, te, err := datasets.Split(ds, opts.TestFrac, opts.Seed, true)
+	X, y, null, err := r.prep.Rows(r.enc, r.testIdx)
 	if err != nil {
-		return nil, nil, err
+		return nil, err
 	}
-	pos := func(d *datasets.Dataset) []int {
-		out := make([]int, len(d.Y))
-		for r := range out {
-			out[r] = int(d.X.At(r, 0))
-		}
-		return out
-	}
-	return pos(tr), pos(te), nil
+	return &evalRows{X, y, null}, nil
 }
 
-// apply maps the rows idx with the preprocessing; null rows become zero.
-func apply(p *Preprocessing, enc *encoded, idx []int) (*mat.Dense, []float64, []bool, error) {
-	X := mat.NewDense(len(idx), p.Dim(), nil)
-	y := make([]float64, len(idx))
-	null := make([]bool, len(idx))
-	for r, i := range idx {
-		y[r], null[r] = enc.y[i], enc.null[i]
-		if null[r] {
-			continue
-		}
-		if err := p.Apply(X.RawRowView(r), enc.x[i*enc.d:(i+1)*enc.d]); err != nil {
-			return nil, nil, nil, fmt.Errorf("data row %d: %w", i+1, err)
-		}
+// evaluate computes the metric of model on the held-out rows (the zero
+// Metric when there are none).
+func (e *evalRows) evaluate(model *trainer.Model, task losses.Task) modelfile.Metric {
+	if e == nil {
+		return modelfile.Metric{}
 	}
-	return X, y, null, nil
-}
-
-// fitNotes are the not-covered notes of a Fit certificate.
-func fitNotes(mode Preprocess, p *Preprocessing, task losses.Task) []string {
-	notes := []string{
-		"public, and so not protected: the header (column names), the number of rows, the declared schema (label, classes, bounds) and every setting of the run; the classes and bounds must be declared without looking at the rows (bounds computed from the rows, say their minimum and maximum, are statistics of the data and void the claim)",
-		"a table that is not well-formed (a CSV syntax error, a ragged row, a feature cell that is not a finite number) is refused before training: the claim is about well-formed tables",
-		"the split depends only on the number of rows, the test fraction and the seed; the held-out rows are not used by the release",
-		"preprocessing: " + p.Map,
-	}
-	switch task {
-	case losses.Regression:
-		notes = append(notes, "a row whose label is not a finite number is a null row (features and bias 0); labels are clamped to the declared label bound")
-	default:
-		notes = append(notes, "a row whose label is not one of the declared classes is a null row (features and bias 0, zero gradient); the number of such rows is not published")
-	}
-	if !mode.inside() {
-		notes = append(notes, "WARNING: not covered: the standardization means and scales are fitted on the training split, written beside the weights and not private; "+
-			"one row changes every standardized row, so the claim holds for the standardized rows only, not for the table (use declared bounds, or the preprocessing none, to be covered)")
-	}
-	return notes
-}
-
-// publicSchema returns the schema as written in a model file.
-func publicSchema(s Schema) Schema {
-	s.Classes = slices.Clone(s.Classes)
-	s.Bounds = nil // in the preprocessing, in model-input order
-	return s
+	return evaluate(model, task, e.X, e.y, e.null)
 }
 
 func countTrue(b []bool) int {
@@ -499,18 +397,8 @@ func countTrue(b []bool) int {
 	return n
 }
 
-// metricOf evaluates the trained weights of tr.
-func metricOf(tr *Trained, task losses.Task, X *mat.Dense, y []float64, null []bool) (Metric, bool) {
-	var m Metric
-	_, ok := tr.metric(func(model *trainer.Model) float64 {
-		m = evaluate(model, task, X, y, null)
-		return m.Value
-	})
-	return m, ok
-}
-
 // evaluate computes the metric of model on the rows that are not null.
-func evaluate(model *trainer.Model, task losses.Task, X *mat.Dense, y []float64, null []bool) Metric {
+func evaluate(model *trainer.Model, task losses.Task, X *mat.Dense, y []float64, null []bool) modelfile.Metric {
 	_, d := X.Dims()
 	z := make([]float64, model.K)
 	var hit, ss float64
@@ -532,18 +420,10 @@ func evaluate(model *trainer.Model, task losses.Task, X *mat.Dense, y []float64,
 		}
 	}
 	if rows == 0 {
-		return Metric{Name: "none", Rows: 0}
+		return modelfile.Metric{Name: "none", Rows: 0}
 	}
 	if task == losses.Regression {
-		return Metric{Name: "rmse", Value: math.Sqrt(ss / float64(rows)), Rows: rows}
+		return modelfile.Metric{Name: "rmse", Value: math.Sqrt(ss / float64(rows)), Rows: rows}
 	}
-	return Metric{Name: "accuracy", Value: hit / float64(rows), Rows: rows}
-}
-
-// checkTestFrac refuses a test fraction outside [0, 1).
-func checkTestFrac(f float64) error {
-	if !check.HalfOpenUnit(f) {
-		return fmt.Errorf("%w: test fraction %v, want in [0, 1)", ErrOptions, f)
-	}
-	return nil
+	return modelfile.Metric{Name: "accuracy", Value: hit / float64(rows), Rows: rows}
 }

@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"math"
-	"math/rand/v2"
 	"slices"
 	"strconv"
 	"strings"
@@ -13,60 +12,25 @@ import (
 
 	"gonum.org/v1/gonum/floats"
 
+	"github.com/stabpriv/stabpriv/datasets"
+	"github.com/stabpriv/stabpriv/datasets/preprocess"
+	"github.com/stabpriv/stabpriv/dp"
+	"github.com/stabpriv/stabpriv/internal/fittest"
 	"github.com/stabpriv/stabpriv/losses"
+	"github.com/stabpriv/stabpriv/modelfile"
 	"github.com/stabpriv/stabpriv/perturb"
 	"github.com/stabpriv/stabpriv/regularizers"
+	"github.com/stabpriv/stabpriv/release"
 	"github.com/stabpriv/stabpriv/stability"
 	"github.com/stabpriv/stabpriv/trainer"
 )
 
-// blobs returns a table of n rows with d features around one center per
-// class (class c at +2 in feature c mod d), seeded.
-func blobs(n, d int, classes []string, seed uint64) *Table {
-	rng := rand.New(rand.NewPCG(seed, 1))
-	t := &Table{Source: "blobs"}
-	for j := range d {
-		t.Columns = append(t.Columns, "f"+strconv.Itoa(j))
-	}
-	t.Columns = append(t.Columns, "y")
-	for i := range n {
-		c := i % len(classes)
-		row := make([]string, 0, d+1)
-		for j := range d {
-			v := rng.NormFloat64()
-			if j == c%d {
-				v += 2
-			}
-			row = append(row, strconv.FormatFloat(v, 'g', -1, 64))
-		}
-		t.Rows = append(t.Rows, append(row, classes[c]))
-	}
-	return t
-}
-
-func boundsFor(t *Table, lo, hi float64) []Bound {
-	var b []Bound
-	for _, c := range t.Columns[:len(t.Columns)-1] {
-		b = append(b, Bound{Column: c, Lo: lo, Hi: hi})
-	}
-	return b
-}
-
-// cloneTable returns a deep copy of t.
-func cloneTable(t *Table) *Table {
-	out := &Table{Columns: slices.Clone(t.Columns), Source: t.Source}
-	for _, r := range t.Rows {
-		out.Rows = append(out.Rows, slices.Clone(r))
-	}
-	return out
-}
-
 func TestFitPrivateDefault(t *testing.T) {
-	tab, schema, err := DefaultTable()
+	tab, schema, err := datasets.DefaultTable()
 	if err != nil {
 		t.Fatal(err)
 	}
-	r, err := Fit(context.Background(), tab, schema, Budget{Epsilon: 1}, Options{Mechanism: perturb.Gamma, TestFrac: 0.2, Seed: 1, Auto: true})
+	r, err := Fit(context.Background(), tab, schema, dp.Budget{Epsilon: 1}, Options{Mechanism: perturb.Gamma, TestFrac: 0.2, Seed: 1, Auto: true})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -77,16 +41,16 @@ func TestFitPrivateDefault(t *testing.T) {
 	if r.Diagnostics != nil {
 		t.Error("diagnostics without asking for them")
 	}
-	if r.Model.D != 31 || r.Model.K != 1 || c.Dim != 31 || c.N != 455 || c.Lambda <= 0 || c.L1Ratio != 0 || c.Clip != autoClip {
+	if r.Model.D != 31 || r.Model.K != 1 || c.Dim != 31 || c.N != 455 || c.Lambda <= 0 || c.L1Ratio != 0 || c.Clip != 0.1 {
 		t.Errorf("model %dx%d, certificate dim %d n %d lambda %v l1 %v clip %v", r.Model.K, r.Model.D, c.Dim, c.N, c.Lambda, c.L1Ratio, c.Clip)
 	}
-	if want := 2 * autoClip / (c.Lambda * 455); math.Abs(c.L2Sensitivity-want) > 1e-8*want || c.SensitivityRoute != stability.RouteStronglyConvexSGD.String() {
+	if want := 2 * 0.1 / (c.Lambda * 455); math.Abs(c.L2Sensitivity-want) > 1e-8*want || c.SensitivityRoute != stability.RouteStronglyConvexSGD.String() {
 		t.Errorf("Delta %v by %s, want 2G/(mu n) = %v", c.L2Sensitivity, c.SensitivityRoute, want)
 	}
-	if len(c.Ledger) != 1 || c.Ledger[0].Epsilon != 1 || c.Neighbouring != tableNeighbours {
+	if len(c.Ledger) != 1 || c.Ledger[0].Epsilon != 1 || c.Neighbouring != modelfile.TableNeighbours {
 		t.Errorf("ledger %+v, neighbouring %q", c.Ledger, c.Neighbouring)
 	}
-	if v, _, err := Verify(r); err != nil || v != PrivateRelease {
+	if v, _, err := modelfile.Verify(r); err != nil || v != modelfile.PrivateRelease {
 		t.Errorf("Verify: %v, %v", v, err)
 	}
 	text := strings.Join(c.Assumptions, "\n")
@@ -104,7 +68,7 @@ func TestFitPrivateDefault(t *testing.T) {
 // embedded data: gamma noise at eps = 1, mean private test accuracy >= 0.90
 // over seeds 1-5 (four noise draws each), none below 0.80.
 func TestFitAutoAccuracy(t *testing.T) {
-	tab, schema, err := DefaultTable()
+	tab, schema, err := datasets.DefaultTable()
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -112,9 +76,9 @@ func TestFitAutoAccuracy(t *testing.T) {
 	runs := 0
 	for seed := uint64(1); seed <= 5; seed++ {
 		for ns := range uint64(4) {
-			r, err := Fit(context.Background(), tab, schema, Budget{Epsilon: 1}, Options{
+			r, err := Fit(context.Background(), tab, schema, dp.Budget{Epsilon: 1}, Options{
 				Mechanism: perturb.Gamma, TestFrac: 0.2, Seed: seed, Auto: true, Diagnostics: true,
-				Noise: perturb.Seeded(100*seed + ns), NoiseSeed: 100*seed + ns,
+				Noise: perturb.Seeded(100*seed + ns),
 			})
 			if err != nil {
 				t.Fatal(err)
@@ -132,41 +96,6 @@ func TestFitAutoAccuracy(t *testing.T) {
 	}
 }
 
-// neighbourCase replaces one row of a table.
-type neighbourCase struct {
-	name string
-	edit func(t *Table, d int)
-}
-
-// neighbourCases are replace-one edits, random and adversarial: a label
-// flip, extreme features (far outside the bounds), a label outside the
-// declared classes, at the first, a middle and the last row.
-func neighbourCases(classes []string) []neighbourCase {
-	flip := func(row []string) {
-		i := slices.Index(classes, row[len(row)-1])
-		row[len(row)-1] = classes[(i+1)%len(classes)]
-	}
-	extreme := func(row []string, s float64) {
-		for j := range len(row) - 1 {
-			row[j] = strconv.FormatFloat(s*1e6*float64(1-2*(j%2)), 'g', -1, 64)
-		}
-	}
-	return []neighbourCase{
-		{"label flip, first row", func(t *Table, d int) { flip(t.Rows[0]) }},
-		{"label flip, middle row", func(t *Table, d int) { flip(t.Rows[len(t.Rows)/2]) }},
-		{"label flip, last row", func(t *Table, d int) { flip(t.Rows[len(t.Rows)-1]) }},
-		{"extreme features, first row", func(t *Table, d int) { extreme(t.Rows[0], 1) }},
-		{"extreme features and flip, middle row", func(t *Table, d int) { extreme(t.Rows[len(t.Rows)/2], -1); flip(t.Rows[len(t.Rows)/2]) }},
-		{"undeclared label, last row", func(t *Table, d int) { t.Rows[len(t.Rows)-1][d] = "zzz" }},
-		{"zero row, middle row", func(t *Table, d int) {
-			r := t.Rows[len(t.Rows)/3]
-			for j := range d {
-				r[j] = "0"
-			}
-		}},
-	}
-}
-
 // TestFitNeighbours trains on tables that differ in one row, with the same
 // seeds and the same seeded noise, and checks that the released weights
 // differ by at most the certified sensitivity (with the same noise the
@@ -176,35 +105,35 @@ func TestFitNeighbours(t *testing.T) {
 	type setup struct {
 		name    string
 		classes []string
-		mode    Preprocess
+		mode    preprocess.Mode
 		cfg     trainer.Config
 		auto    bool
 		mech    perturb.Mechanism
 	}
 	setups := []setup{
-		{name: "binary, bounds, auto", classes: []string{"a", "b"}, mode: Bounds, auto: true, mech: perturb.Gamma},
-		{name: "binary, none, clip", classes: []string{"a", "b"}, mode: None, mech: perturb.Laplace,
+		{name: "binary, bounds, auto", classes: []string{"a", "b"}, mode: preprocess.Bounds, auto: true, mech: perturb.Gamma},
+		{name: "binary, none, clip", classes: []string{"a", "b"}, mode: preprocess.None, mech: perturb.Laplace,
 			cfg: trainer.Config{Reg: regularizers.ElasticNet{Lambda: 0.05, L1Ratio: 0.2}, Clip: 0.3, Schedule: trainer.BoundedInverseT, Batch: 4}},
-		{name: "softmax, bounds", classes: []string{"x", "y", "z"}, mode: Bounds, mech: perturb.AnalyticGaussian,
+		{name: "softmax, bounds", classes: []string{"x", "y", "z"}, mode: preprocess.Bounds, mech: perturb.AnalyticGaussian,
 			cfg: trainer.Config{Reg: regularizers.ElasticNet{Lambda: 0.02}, Schedule: trainer.BoundedInverseT, Passes: 3}},
-		{name: "softmax, none, auto", classes: []string{"x", "y", "z"}, mode: None, auto: true, mech: perturb.Gamma},
+		{name: "softmax, none, auto", classes: []string{"x", "y", "z"}, mode: preprocess.None, auto: true, mech: perturb.Gamma},
 	}
 	worst := 0.0
 	for _, s := range setups {
-		base := blobs(90, 4, s.classes, 3)
-		schema := Schema{Label: "y", Classes: s.classes}
-		if s.mode == Bounds {
-			schema.Bounds = boundsFor(base, -3, 4)
+		base := fittest.Blobs(90, 4, s.classes, 3)
+		schema := datasets.Schema{Label: "y", Classes: s.classes}
+		if s.mode == preprocess.Bounds {
+			schema.Bounds = fittest.BoundsFor(base, -3, 4)
 		}
-		budget := Budget{Epsilon: 1}
+		budget := dp.Budget{Epsilon: 1}
 		if !s.mech.Pure() {
 			budget.Delta = 1e-5
 		}
-		fit := func(tab *Table) *Released {
+		fit := func(tab *datasets.Table) *modelfile.Released {
 			t.Helper()
 			r, err := Fit(context.Background(), tab, schema, budget, Options{
 				Mechanism: s.mech, Preprocess: s.mode, TestFrac: 0.25, Seed: 7, Trainer: s.cfg, Auto: s.auto,
-				Noise: perturb.Seeded(11), NoiseSeed: 11,
+				Noise: perturb.Seeded(11),
 			})
 			if err != nil {
 				t.Fatalf("%s: %v", s.name, err)
@@ -212,19 +141,19 @@ func TestFitNeighbours(t *testing.T) {
 			return r
 		}
 		r0 := fit(base)
-		for _, nc := range neighbourCases(s.classes) {
-			other := cloneTable(base)
-			nc.edit(other, 4)
+		for _, nc := range fittest.NeighbourCases(s.classes) {
+			other := fittest.Clone(base)
+			nc.Edit(other, 4)
 			r1 := fit(other)
 			delta := r0.Certificate.L2Sensitivity
 			if r1.Certificate.L2Sensitivity != delta || r1.Model.K != r0.Model.K || r1.Model.D != r0.Model.D ||
 				!slices.Equal(r1.Schema.Classes, r0.Schema.Classes) || r1.Certificate.Lambda != r0.Certificate.Lambda {
-				t.Errorf("%s, %s: the release's public parts differ between neighbours", s.name, nc.name)
+				t.Errorf("%s, %s: the release's public parts differ between neighbours", s.name, nc.Name)
 			}
 			dist := floats.Distance(r0.Model.W, r1.Model.W, 2)
 			worst = math.Max(worst, dist/delta)
 			if dist > delta {
-				t.Errorf("%s, %s: ||w_S - w_S'|| = %.6g > Delta = %.6g", s.name, nc.name, dist, delta)
+				t.Errorf("%s, %s: ||w_S - w_S'|| = %.6g > Delta = %.6g", s.name, nc.Name, dist, delta)
 			}
 		}
 	}
@@ -236,12 +165,12 @@ func TestFitNeighbours(t *testing.T) {
 // neighbour of a small data set with constant full-strength gradients, so
 // a bound half as large would be exceeded.
 func TestFitNeighboursHaveTeeth(t *testing.T) {
-	base := blobs(40, 2, []string{"a", "b"}, 5)
-	schema := Schema{Label: "y", Classes: []string{"a", "b"}}
+	base := fittest.Blobs(40, 2, []string{"a", "b"}, 5)
+	schema := datasets.Schema{Label: "y", Classes: []string{"a", "b"}}
 	cfg := trainer.Config{Reg: regularizers.ElasticNet{Lambda: 1}, Clip: 0.05, Schedule: trainer.BoundedInverseT, Passes: 1}
-	fit := func(tab *Table) *Released {
-		r, err := Fit(context.Background(), tab, schema, Budget{Epsilon: 1}, Options{
-			Mechanism: perturb.Gamma, Preprocess: None, Seed: 3, Trainer: cfg, Noise: perturb.Seeded(1), NoiseSeed: 1,
+	fit := func(tab *datasets.Table) *modelfile.Released {
+		r, err := Fit(context.Background(), tab, schema, dp.Budget{Epsilon: 1}, Options{
+			Mechanism: perturb.Gamma, Preprocess: preprocess.None, Seed: 3, Trainer: cfg, Noise: perturb.Seeded(1),
 		})
 		if err != nil {
 			t.Fatal(err)
@@ -251,10 +180,10 @@ func TestFitNeighboursHaveTeeth(t *testing.T) {
 	r0 := fit(base)
 	best := 0.0
 	for i := range base.Rows {
-		other := cloneTable(base)
+		other := fittest.Clone(base)
 		row := other.Rows[i]
 		for j := range 2 {
-			row[j] = strconv.FormatFloat(-1e3*mustFloat(row[j]), 'g', -1, 64)
+			row[j] = strconv.FormatFloat(-1e3*fittest.MustFloat(row[j]), 'g', -1, 64)
 		}
 		row[2] = map[string]string{"a": "b", "b": "a"}[row[2]]
 		r1 := fit(other)
@@ -269,22 +198,14 @@ func TestFitNeighboursHaveTeeth(t *testing.T) {
 	}
 }
 
-func mustFloat(s string) float64 {
-	v, err := strconv.ParseFloat(s, 64)
-	if err != nil {
-		panic(err)
-	}
-	return v
-}
-
 // TestFitClassesAreDeclared checks that a label outside the declared
 // classes neither adds a class nor changes the release's shape, and that a
 // private fit without declared classes is refused.
 func TestFitClassesAreDeclared(t *testing.T) {
-	tab := blobs(60, 3, []string{"a", "b", "c"}, 1)
+	tab := fittest.Blobs(60, 3, []string{"a", "b", "c"}, 1)
 	tab.Rows[5][3] = "zzz"
-	schema := Schema{Label: "y", Classes: []string{"a", "b", "c"}, Bounds: boundsFor(tab, -3, 4)}
-	r, err := Fit(context.Background(), tab, schema, Budget{Epsilon: 1}, Options{Mechanism: perturb.Gamma, Auto: true, Seed: 1, Diagnostics: true})
+	schema := datasets.Schema{Label: "y", Classes: []string{"a", "b", "c"}, Bounds: fittest.BoundsFor(tab, -3, 4)}
+	r, err := Fit(context.Background(), tab, schema, dp.Budget{Epsilon: 1}, Options{Mechanism: perturb.Gamma, Auto: true, Seed: 1, Diagnostics: true})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -295,47 +216,47 @@ func TestFitClassesAreDeclared(t *testing.T) {
 		t.Errorf("null rows %d, classes seen %v (a private fit must not read them)", r.Diagnostics.NullRows, r.Diagnostics.Classes)
 	}
 	schema.Classes = nil
-	if _, err := Fit(context.Background(), tab, schema, Budget{Epsilon: 1}, Options{Mechanism: perturb.Gamma, Auto: true}); !errors.Is(err, ErrSchema) {
+	if _, err := Fit(context.Background(), tab, schema, dp.Budget{Epsilon: 1}, Options{Mechanism: perturb.Gamma, Auto: true}); !errors.Is(err, datasets.ErrSchema) {
 		t.Errorf("private fit without classes: %v", err)
 	}
 }
 
 func TestFitErrors(t *testing.T) {
-	tab := blobs(30, 2, []string{"a", "b"}, 1)
-	good := Schema{Label: "y", Classes: []string{"a", "b"}, Bounds: boundsFor(tab, -3, 3)}
+	tab := fittest.Blobs(30, 2, []string{"a", "b"}, 1)
+	good := datasets.Schema{Label: "y", Classes: []string{"a", "b"}, Bounds: fittest.BoundsFor(tab, -3, 3)}
 	priv := Options{Mechanism: perturb.Gamma, Auto: true}
-	nan := cloneTable(tab)
+	nan := fittest.Clone(tab)
 	nan.Rows[3][0] = "NaN"
-	word := cloneTable(tab)
+	word := fittest.Clone(tab)
 	word.Rows[4][1] = "x"
 	tests := []struct {
 		name   string
-		tab    *Table
-		schema Schema
-		budget Budget
+		tab    *datasets.Table
+		schema datasets.Schema
+		budget dp.Budget
 		opts   Options
 		want   error
 	}{
-		{"no label column", tab, Schema{Label: "nope", Classes: good.Classes, Bounds: good.Bounds}, Budget{Epsilon: 1}, priv, ErrSchema},
-		{"bound missing", tab, Schema{Label: "y", Classes: good.Classes, Bounds: good.Bounds[:1]}, Budget{Epsilon: 1}, priv, ErrSchema},
-		{"bound of no column", tab, Schema{Label: "y", Classes: good.Classes, Bounds: append(slices.Clone(good.Bounds), Bound{"q", 0, 1})}, Budget{Epsilon: 1}, priv, ErrSchema},
-		{"bound lo >= hi", tab, Schema{Label: "y", Classes: good.Classes, Bounds: []Bound{{"f0", 1, 1}, {"f1", 0, 1}}}, Budget{Epsilon: 1}, priv, ErrSchema},
-		{"three classes, binary loss", tab, Schema{Label: "y", Classes: []string{"a", "b", "c"}, Bounds: good.Bounds}, Budget{Epsilon: 1},
-			Options{Mechanism: perturb.Gamma, Auto: true, Trainer: trainer.Config{Loss: losses.Logistic{}}}, ErrSchema},
-		{"repeated class", tab, Schema{Label: "y", Classes: []string{"a", "a"}, Bounds: good.Bounds}, Budget{Epsilon: 1}, priv, ErrSchema},
-		{"no bounds, private", tab, Schema{Label: "y", Classes: good.Classes}, Budget{Epsilon: 1}, priv, ErrOptions},
-		{"eps 0", tab, good, Budget{}, priv, ErrBudget},
-		{"eps negative", tab, good, Budget{Epsilon: -5}, priv, ErrBudget},
-		{"eps NaN", tab, good, Budget{Epsilon: math.NaN()}, priv, ErrBudget},
-		{"delta with a pure mechanism", tab, good, Budget{Epsilon: 1, Delta: 1e-5}, priv, ErrBudget},
-		{"delta 1", tab, good, Budget{Epsilon: 1, Delta: 1}, Options{Mechanism: perturb.AnalyticGaussian, Auto: true}, ErrBudget},
-		{"budget without mechanism", tab, good, Budget{Epsilon: 1}, Options{}, ErrBudget},
-		{"stratified private", tab, good, Budget{Epsilon: 1}, Options{Mechanism: perturb.Gamma, Auto: true, Stratify: true, TestFrac: 0.2}, ErrOptions},
-		{"auto without mechanism", tab, good, Budget{}, Options{Auto: true}, ErrOptions},
-		{"test fraction 1", tab, good, Budget{Epsilon: 1}, Options{Mechanism: perturb.Gamma, Auto: true, TestFrac: 1}, ErrOptions},
-		{"NaN cell", nan, good, Budget{Epsilon: 1}, priv, ErrData},
-		{"word cell", word, good, Budget{Epsilon: 1}, priv, ErrData},
-		{"unknown preprocessing", tab, good, Budget{Epsilon: 1}, Options{Mechanism: perturb.Gamma, Auto: true, Preprocess: "log"}, ErrOptions},
+		{"no label column", tab, datasets.Schema{Label: "nope", Classes: good.Classes, Bounds: good.Bounds}, dp.Budget{Epsilon: 1}, priv, datasets.ErrSchema},
+		{"bound missing", tab, datasets.Schema{Label: "y", Classes: good.Classes, Bounds: good.Bounds[:1]}, dp.Budget{Epsilon: 1}, priv, datasets.ErrSchema},
+		{"bound of no column", tab, datasets.Schema{Label: "y", Classes: good.Classes, Bounds: append(slices.Clone(good.Bounds), datasets.Bound{Column: "q", Lo: 0, Hi: 1})}, dp.Budget{Epsilon: 1}, priv, datasets.ErrSchema},
+		{"bound lo >= hi", tab, datasets.Schema{Label: "y", Classes: good.Classes, Bounds: []datasets.Bound{{Column: "f0", Lo: 1, Hi: 1}, {Column: "f1", Lo: 0, Hi: 1}}}, dp.Budget{Epsilon: 1}, priv, datasets.ErrSchema},
+		{"three classes, binary loss", tab, datasets.Schema{Label: "y", Classes: []string{"a", "b", "c"}, Bounds: good.Bounds}, dp.Budget{Epsilon: 1},
+			Options{Mechanism: perturb.Gamma, Auto: true, Trainer: trainer.Config{Loss: losses.Logistic{}}}, datasets.ErrSchema},
+		{"repeated class", tab, datasets.Schema{Label: "y", Classes: []string{"a", "a"}, Bounds: good.Bounds}, dp.Budget{Epsilon: 1}, priv, datasets.ErrSchema},
+		{"no bounds, private", tab, datasets.Schema{Label: "y", Classes: good.Classes}, dp.Budget{Epsilon: 1}, priv, ErrOptions},
+		{"eps 0", tab, good, dp.Budget{}, priv, dp.ErrBudget},
+		{"eps negative", tab, good, dp.Budget{Epsilon: -5}, priv, dp.ErrBudget},
+		{"eps NaN", tab, good, dp.Budget{Epsilon: math.NaN()}, priv, dp.ErrBudget},
+		{"delta with a pure mechanism", tab, good, dp.Budget{Epsilon: 1, Delta: 1e-5}, priv, dp.ErrBudget},
+		{"delta 1", tab, good, dp.Budget{Epsilon: 1, Delta: 1}, Options{Mechanism: perturb.AnalyticGaussian, Auto: true}, dp.ErrBudget},
+		{"budget without mechanism", tab, good, dp.Budget{Epsilon: 1}, Options{}, dp.ErrBudget},
+		{"stratified private", tab, good, dp.Budget{Epsilon: 1}, Options{Mechanism: perturb.Gamma, Auto: true, Stratify: true, TestFrac: 0.2}, ErrOptions},
+		{"auto without mechanism", tab, good, dp.Budget{}, Options{Auto: true}, ErrOptions},
+		{"test fraction 1", tab, good, dp.Budget{Epsilon: 1}, Options{Mechanism: perturb.Gamma, Auto: true, TestFrac: 1}, ErrOptions},
+		{"NaN cell", nan, good, dp.Budget{Epsilon: 1}, priv, datasets.ErrFormat},
+		{"word cell", word, good, dp.Budget{Epsilon: 1}, priv, datasets.ErrFormat},
+		{"unknown preprocessing", tab, good, dp.Budget{Epsilon: 1}, Options{Mechanism: perturb.Gamma, Auto: true, Preprocess: "log"}, ErrOptions},
 	}
 	for _, tt := range tests {
 		r, err := Fit(context.Background(), tt.tab, tt.schema, tt.budget, tt.opts)
@@ -345,106 +266,39 @@ func TestFitErrors(t *testing.T) {
 	}
 	// A tolerance stop is data-dependent: no route certifies it.
 	cfg := trainer.Config{Reg: regularizers.ElasticNet{Lambda: 0.1}, Tolerance: 1e-3}
-	if _, err := Fit(context.Background(), tab, good, Budget{Epsilon: 1}, Options{Mechanism: perturb.Gamma, Trainer: cfg}); !errors.Is(err, perturb.ErrSensitivity) {
+	if _, err := Fit(context.Background(), tab, good, dp.Budget{Epsilon: 1}, Options{Mechanism: perturb.Gamma, Trainer: cfg}); !errors.Is(err, release.ErrConfig) {
 		t.Errorf("tolerance run released: %v", err)
-	}
-}
-
-// TestTrainedReleaseOnce checks that the trained weights are released once,
-// whoever holds a copy of the handle, and wiped.
-func TestTrainedReleaseOnce(t *testing.T) {
-	tab := blobs(40, 2, []string{"a", "b"}, 1)
-	enc, err := encode(tab, Schema{Label: "y", Classes: []string{"a", "b"}}, losses.Binary)
-	if err != nil {
-		t.Fatal(err)
-	}
-	p, err := newPreprocessing(None, enc.features, Schema{}, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	idx := make([]int, enc.n)
-	for i := range idx {
-		idx[i] = i
-	}
-	X, y, _, err := apply(p, enc, idx)
-	if err != nil {
-		t.Fatal(err)
-	}
-	tr, err := TrainRows(context.Background(), X, y, trainer.Config{Loss: losses.Logistic{}, Reg: regularizers.ElasticNet{Lambda: 0.1}, Schedule: trainer.BoundedInverseT}, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	w := tr.s.model.W
-	sim, simCert, err := tr.Simulate(perturb.Gamma, 1, 0, 5)
-	if err != nil || simCert.Private || simCert.NoiseSeed == nil || *simCert.NoiseSeed != 5 {
-		t.Fatalf("Simulate: %v, %+v", err, simCert)
-	}
-	sim2, _, _ := tr.Simulate(perturb.Gamma, 1, 0, 5)
-	if !slices.Equal(sim.W, sim2.W) {
-		t.Error("two simulations with one noise seed differ")
-	}
-	cp := *tr
-	if _, _, err := tr.Release(perturb.Gamma, 1, 0, nil); err != nil {
-		t.Fatal(err)
-	}
-	for _, v := range w {
-		if v != 0 {
-			t.Fatal("the trained weights were not wiped")
-		}
-	}
-	if _, _, err := cp.Release(perturb.Gamma, 1, 0, nil); !errors.Is(err, ErrReleased) {
-		t.Errorf("second release through a copy: %v", err)
-	}
-	if _, _, err := tr.Simulate(perturb.Gamma, 1, 0, 5); !errors.Is(err, ErrReleased) {
-		t.Errorf("simulation after the release: %v", err)
-	}
-	if _, err := tr.Reveal(); !errors.Is(err, ErrReleased) {
-		t.Errorf("reveal after the release: %v", err)
-	}
-	// Revealed weights are no longer secret: no release of them.
-	tr2, err := TrainRows(context.Background(), X, y, trainer.Config{Loss: losses.Logistic{}, Reg: regularizers.ElasticNet{Lambda: 0.1}, Schedule: trainer.BoundedInverseT}, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if m, err := tr2.Reveal(); err != nil || len(m.W) != 3 {
-		t.Fatalf("Reveal: %v", err)
-	}
-	if _, _, err := tr2.Release(perturb.Gamma, 1, 0, nil); !errors.Is(err, ErrReleased) {
-		t.Errorf("release after Reveal: %v", err)
-	}
-	if _, _, err := tr2.Simulate(perturb.Gamma, 1, 0, 1); err != nil {
-		t.Errorf("simulation after Reveal: %v", err)
 	}
 }
 
 // TestFitNonPrivate checks the non-private fit: classes from the rows,
 // stratified split allowed, trained weights returned with their run.
 func TestFitNonPrivate(t *testing.T) {
-	tab := blobs(60, 3, []string{"2", "10", "1"}, 4)
-	r, err := Fit(context.Background(), tab, Schema{Label: "y"}, Budget{}, Options{TestFrac: 0.25, Stratify: true, Seed: 2, Diagnostics: true})
+	tab := fittest.Blobs(60, 3, []string{"2", "10", "1"}, 4)
+	r, err := Fit(context.Background(), tab, datasets.Schema{Label: "y"}, dp.Budget{}, Options{TestFrac: 0.25, Stratify: true, Seed: 2, Diagnostics: true})
 	if err != nil {
 		t.Fatal(err)
 	}
-	if r.Private || r.Certificate != nil || r.Run == nil || r.Preprocessing.Mode != Standardize || !slices.Equal(r.Schema.Classes, []string{"1", "2", "10"}) {
+	if r.Private || r.Certificate != nil || r.Run == nil || r.Preprocessing.Mode != preprocess.Standardize || !slices.Equal(r.Schema.Classes, []string{"1", "2", "10"}) {
 		t.Errorf("private %v, cert %v, run %v, mode %s, classes %v", r.Private, r.Certificate, r.Run, r.Preprocessing.Mode, r.Schema.Classes)
 	}
 	if d := r.Diagnostics; d.TrainedTest.Rows != 15 || d.TrainedTest.Value < 0.7 {
 		t.Errorf("test metric %+v", d.TrainedTest)
 	}
-	if v, why, err := Verify(r); err != nil || v != NotPrivate || why == "" {
+	if v, why, err := modelfile.Verify(r); err != nil || v != modelfile.NotPrivate || why == "" {
 		t.Errorf("Verify: %v %q %v", v, why, err)
 	}
 }
 
 func ExampleFit() {
-	tab, schema, err := DefaultTable() // the embedded breast cancer data, its classes and bounds
+	tab, schema, err := datasets.DefaultTable() // the embedded breast cancer data, its classes and bounds
 	if err != nil {
 		fmt.Println(err)
 		return
 	}
-	r, err := Fit(context.Background(), tab, schema, Budget{Epsilon: 1}, Options{
+	r, err := Fit(context.Background(), tab, schema, dp.Budget{Epsilon: 1}, Options{
 		Mechanism: perturb.Gamma, TestFrac: 0.2, Seed: 1, Auto: true,
-		Noise: perturb.Seeded(42), NoiseSeed: 42, // reproducible here; the default secure source is the private one
+		Noise: perturb.Seeded(42), // reproducible here; the default secure source is the private one
 	})
 	if err != nil {
 		fmt.Println(err)

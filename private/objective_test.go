@@ -11,25 +11,30 @@ import (
 	"gonum.org/v1/gonum/floats"
 	"gonum.org/v1/gonum/mat"
 
+	"github.com/stabpriv/stabpriv/datasets"
+	"github.com/stabpriv/stabpriv/datasets/preprocess"
+	"github.com/stabpriv/stabpriv/dp"
+	"github.com/stabpriv/stabpriv/internal/fittest"
 	"github.com/stabpriv/stabpriv/losses"
+	"github.com/stabpriv/stabpriv/modelfile"
 	"github.com/stabpriv/stabpriv/objpert"
 	"github.com/stabpriv/stabpriv/perturb"
 	"github.com/stabpriv/stabpriv/regularizers"
 	"github.com/stabpriv/stabpriv/trainer"
 )
 
-func objectiveBudget(m perturb.Mechanism) Budget {
+func objectiveBudget(m perturb.Mechanism) dp.Budget {
 	if m == perturb.AMP {
-		return Budget{Epsilon: 1, Delta: 1e-5}
+		return dp.Budget{Epsilon: 1, Delta: 1e-5}
 	}
-	return Budget{Epsilon: 1}
+	return dp.Budget{Epsilon: 1}
 }
 
 // TestObjectiveFitVerify fits the embedded data with both mechanisms,
 // secure and seeded, verifies the files (after a write and read), and
 // checks that tampered files fail.
 func TestObjectiveFitVerify(t *testing.T) {
-	tab, schema, err := DefaultTable()
+	tab, schema, err := datasets.DefaultTable()
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -37,24 +42,24 @@ func TestObjectiveFitVerify(t *testing.T) {
 		for _, seeded := range []bool{false, true} {
 			opts := Options{Mechanism: m, Auto: true, TestFrac: 0.2, Seed: 3}
 			if seeded {
-				opts.Noise, opts.NoiseSeed = perturb.Seeded(8), 8
+				opts.Noise = perturb.Seeded(8)
 			}
 			r, err := Fit(context.Background(), tab, schema, objectiveBudget(m), opts)
 			if err != nil {
 				t.Fatalf("%s: %v", m, err)
 			}
 			var buf strings.Builder
-			if err := r.WriteModel(&buf); err != nil {
+			if err := r.Write(&buf); err != nil {
 				t.Fatal(err)
 			}
-			back, err := ReadModel(strings.NewReader(buf.String()))
+			back, err := modelfile.Read(strings.NewReader(buf.String()))
 			if err != nil {
 				t.Fatal(err)
 			}
-			v, why, err := Verify(back)
-			want := PrivateRelease
+			v, why, err := modelfile.Verify(back)
+			want := modelfile.PrivateRelease
 			if seeded {
-				want = NotPrivate
+				want = modelfile.NotPrivate
 			}
 			if err != nil || v != want {
 				t.Fatalf("%s seeded %v: verdict %v (%s), %v", m, seeded, v, why, err)
@@ -84,29 +89,29 @@ func TestObjectiveFitVerify(t *testing.T) {
 			}
 			for _, tt := range []struct {
 				name string
-				edit func(*Released)
+				edit func(*modelfile.Released)
 				msg  string
 			}{
-				{"weight", func(r *Released) { r.Model.W[0] += 1e-9 }, "altered"},
-				{"lambda", func(r *Released) { r.Certificate.Lambda *= 0.5 }, "want"},
-				{"lambda below floor", func(r *Released) { r.Certificate.Lambda = 1e-6 }, "lambda floor"},
-				{"epsilon", func(r *Released) { r.Certificate.Epsilon = 2 }, "want"},
-				{"noise scale", func(r *Released) { r.Certificate.NoiseScale *= 0.5 }, "noise_scale"},
-				{"ledger", func(r *Released) { r.Certificate.Ledger[0].Epsilon = 0.1 }, "ledger"},
-				{"ledger part dropped", func(r *Released) { r.Certificate.Ledger = r.Certificate.Ledger[:1] }, "ledger"},
-				{"route", func(r *Released) { r.Certificate.SensitivityRoute += " " }, "route"},
-				{"not covered", func(r *Released) { r.Certificate.Assumptions = r.Certificate.Assumptions[1:] }, "not_covered"},
-				{"n", func(r *Released) { r.Certificate.N-- }, "training rows"},
-				{"loss constants", func(r *Released) { r.Certificate.Sz = 0.01 }, "sz"},
-				{"stability", func(r *Released) { r.Stability = back2(t, tab, schema).Stability }, "stability"},
+				{"weight", func(r *modelfile.Released) { r.Model.W[0] += 1e-9 }, "altered"},
+				{"lambda", func(r *modelfile.Released) { r.Certificate.Lambda *= 0.5 }, "want"},
+				{"lambda below floor", func(r *modelfile.Released) { r.Certificate.Lambda = 1e-6 }, "lambda floor"},
+				{"epsilon", func(r *modelfile.Released) { r.Certificate.Epsilon = 2 }, "want"},
+				{"noise scale", func(r *modelfile.Released) { r.Certificate.NoiseScale *= 0.5 }, "noise_scale"},
+				{"ledger", func(r *modelfile.Released) { r.Certificate.Ledger[0].Epsilon = 0.1 }, "ledger"},
+				{"ledger part dropped", func(r *modelfile.Released) { r.Certificate.Ledger = r.Certificate.Ledger[:1] }, "ledger"},
+				{"route", func(r *modelfile.Released) { r.Certificate.SensitivityRoute += " " }, "route"},
+				{"not covered", func(r *modelfile.Released) { r.Certificate.Assumptions = r.Certificate.Assumptions[1:] }, "not_covered"},
+				{"n", func(r *modelfile.Released) { r.Certificate.N-- }, "training rows"},
+				{"loss constants", func(r *modelfile.Released) { r.Certificate.Sz = 0.01 }, "sz"},
+				{"stability", func(r *modelfile.Released) { r.Stability = back2(t, tab, schema).Stability }, "stability"},
 			} {
-				bad, err := ReadModel(strings.NewReader(buf.String()))
+				bad, err := modelfile.Read(strings.NewReader(buf.String()))
 				if err != nil {
 					t.Fatal(err)
 				}
 				tt.edit(bad)
-				if _, _, err := Verify(bad); !errors.Is(err, ErrVerify) || !strings.Contains(err.Error(), tt.msg) {
-					t.Errorf("%s, tampered %s: %v (want ErrVerify naming %q)", m, tt.name, err, tt.msg)
+				if _, _, err := modelfile.Verify(bad); !errors.Is(err, modelfile.ErrVerify) || !strings.Contains(err.Error(), tt.msg) {
+					t.Errorf("%s, tampered %s: %v (want modelfile.ErrVerify naming %q)", m, tt.name, err, tt.msg)
 				}
 			}
 		}
@@ -115,8 +120,8 @@ func TestObjectiveFitVerify(t *testing.T) {
 
 // back2 returns a gamma release, whose stability analysis a tampered
 // objective file borrows.
-func back2(t *testing.T, tab *Table, schema Schema) *Released {
-	r, err := Fit(context.Background(), tab, schema, Budget{Epsilon: 1}, Options{Mechanism: perturb.Gamma, Auto: true, Noise: perturb.Seeded(1)})
+func back2(t *testing.T, tab *datasets.Table, schema datasets.Schema) *modelfile.Released {
+	r, err := Fit(context.Background(), tab, schema, dp.Budget{Epsilon: 1}, Options{Mechanism: perturb.Gamma, Auto: true, Noise: perturb.Seeded(1)})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -126,7 +131,7 @@ func back2(t *testing.T, tab *Table, schema Schema) *Released {
 // TestObjectiveRefusals checks the conditions through Fit: each failing
 // condition is named and nothing is released.
 func TestObjectiveRefusals(t *testing.T) {
-	tab, schema, err := DefaultTable()
+	tab, schema, err := datasets.DefaultTable()
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -139,21 +144,21 @@ func TestObjectiveRefusals(t *testing.T) {
 	}
 	for _, tt := range []struct {
 		name   string
-		edit   func(*Options, *Budget)
+		edit   func(*Options, *dp.Budget)
 		target error
 		msg    string
 	}{
-		{"smoothed hinge", func(o *Options, _ *Budget) { o.Trainer.Loss = hinge }, objpert.ErrCondition, "smoothness"},
-		{"clip", func(o *Options, _ *Budget) { o.Trainer.Clip = 0.1 }, objpert.ErrCondition, "clipping"},
-		{"dropout", func(o *Options, _ *Budget) { o.Trainer.Dropout = 0.5 }, objpert.ErrCondition, "dropout"},
-		{"l1", func(o *Options, _ *Budget) { o.Trainer.Reg.L1Ratio = 0.15 }, objpert.ErrCondition, "L1 ratio"},
-		{"radius", func(o *Options, _ *Budget) { o.Trainer.Radius = 3 }, objpert.ErrCondition, "projection"},
-		{"below floor", func(o *Options, _ *Budget) { o.Trainer.Reg.Lambda = 1e-4 }, objpert.ErrCondition, "lambda floor"},
-		{"delta", func(_ *Options, b *Budget) { b.Delta = 1e-5 }, ErrBudget, "delta"},
-		{"amp without delta", func(o *Options, _ *Budget) { o.Mechanism = perturb.AMP }, ErrBudget, "delta"},
-		{"stratified", func(o *Options, _ *Budget) { o.Stratify = true }, ErrOptions, "stratified"},
+		{"smoothed hinge", func(o *Options, _ *dp.Budget) { o.Trainer.Loss = hinge }, objpert.ErrCondition, "smoothness"},
+		{"clip", func(o *Options, _ *dp.Budget) { o.Trainer.Clip = 0.1 }, objpert.ErrCondition, "clipping"},
+		{"dropout", func(o *Options, _ *dp.Budget) { o.Trainer.Dropout = 0.5 }, objpert.ErrCondition, "dropout"},
+		{"l1", func(o *Options, _ *dp.Budget) { o.Trainer.Reg.L1Ratio = 0.15 }, objpert.ErrCondition, "L1 ratio"},
+		{"radius", func(o *Options, _ *dp.Budget) { o.Trainer.Radius = 3 }, objpert.ErrCondition, "projection"},
+		{"below floor", func(o *Options, _ *dp.Budget) { o.Trainer.Reg.Lambda = 1e-4 }, objpert.ErrCondition, "lambda floor"},
+		{"delta", func(_ *Options, b *dp.Budget) { b.Delta = 1e-5 }, dp.ErrBudget, "delta"},
+		{"amp without delta", func(o *Options, _ *dp.Budget) { o.Mechanism = perturb.AMP }, dp.ErrBudget, "delta"},
+		{"stratified", func(o *Options, _ *dp.Budget) { o.Stratify = true }, ErrOptions, "stratified"},
 	} {
-		opts, b := base(), Budget{Epsilon: 1}
+		opts, b := base(), dp.Budget{Epsilon: 1}
 		tt.edit(&opts, &b)
 		r, err := Fit(context.Background(), tab, schema, b, opts)
 		if r != nil || !errors.Is(err, tt.target) || !strings.Contains(err.Error(), tt.msg) {
@@ -164,25 +169,25 @@ func TestObjectiveRefusals(t *testing.T) {
 
 // trainRowsOf returns the preprocessed training rows of a fit of tab, as
 // Fit computes them.
-func trainRowsOf(t *testing.T, tab *Table, schema Schema, opts Options) (*mat.Dense, []float64) {
+func trainRowsOf(t *testing.T, tab *datasets.Table, schema datasets.Schema, opts Options) (*mat.Dense, []float64) {
 	t.Helper()
-	enc, err := encode(tab, schema, losses.Binary)
+	enc, err := tab.Encode(schema, losses.Binary)
 	if err != nil {
 		t.Fatal(err)
 	}
-	tr, _, err := split(enc, opts)
+	tr, _, err := enc.Split(opts.TestFrac, opts.Seed, opts.Stratify)
 	if err != nil {
 		t.Fatal(err)
 	}
-	raw := mat.NewDense(len(tr), enc.d, nil)
+	raw := mat.NewDense(len(tr), enc.D, nil)
 	for r, i := range tr {
-		raw.SetRow(r, enc.x[i*enc.d:(i+1)*enc.d])
+		raw.SetRow(r, enc.Row(i))
 	}
-	prep, err := newPreprocessing(Bounds, enc.features, schema, raw)
+	prep, err := preprocess.NewRowMap(preprocess.Bounds, enc.Features, schema, raw)
 	if err != nil {
 		t.Fatal(err)
 	}
-	X, y, _, err := apply(prep, enc, tr)
+	X, y, _, err := prep.Rows(enc, tr)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -214,27 +219,27 @@ func summedGradient(X *mat.Dense, y []float64, lambda float64, w []float64) []fl
 // checks that the replacement moves the weights (a test that could not
 // fail would pass with a constant release).
 func TestObjectiveNeighbours(t *testing.T) {
-	tab, schema, err := DefaultTable()
+	tab, schema, err := datasets.DefaultTable()
 	if err != nil {
 		t.Fatal(err)
 	}
 	opts := Options{Mechanism: perturb.Objective, TestFrac: 0.2, Seed: 2, Trainer: trainer.Config{Reg: regularizers.ElasticNet{Lambda: 0.01}}}
-	fit := func(tb *Table) *Released {
+	fit := func(tb *datasets.Table) *modelfile.Released {
 		o := opts
 		o.Noise = perturb.Seeded(42)
-		r, err := Fit(context.Background(), tb, schema, Budget{Epsilon: 1}, o)
+		r, err := Fit(context.Background(), tb, schema, dp.Budget{Epsilon: 1}, o)
 		if err != nil {
 			t.Fatal(err)
 		}
 		return r
 	}
-	tr, _, err := split(&encoded{n: len(tab.Rows)}, opts)
+	tr, _, err := (&datasets.Encoded{N: len(tab.Rows)}).Split(opts.TestFrac, opts.Seed, opts.Stratify)
 	if err != nil {
 		t.Fatal(err)
 	}
 	row := tr[0] // a training row
 	label := indexOf(tab.Columns, schema.Label)
-	bounds := DefaultBounds()
+	bounds := datasets.DefaultBounds()
 	replace := map[string]func([]string) []string{
 		"flipped label": func(r []string) []string {
 			if r[label] == "benign" {
@@ -256,13 +261,13 @@ func TestObjectiveNeighbours(t *testing.T) {
 	}
 	// iterate returns the solver's iterate of a release: the released
 	// weights minus the output noise xi, redrawn from the seed after b.
-	iterate := func(r *Released) []float64 {
+	iterate := func(r *modelfile.Released) []float64 {
 		run := r.Certificate.Run
 		loss, err := losses.ByName(run.Loss)
 		if err != nil {
 			t.Fatal(err)
 		}
-		cal, err := objpert.Calibrate(perturb.Objective, 1, 0, objectiveProblem(loss, run.N, run.D, len(schema.Classes), run.Lambda))
+		cal, err := objpert.Calibrate(perturb.Objective, 1, 0, objpert.Problem{Loss: loss, N: run.N, D: run.D, K: loss.Outputs(len(schema.Classes)), Kappa: 1, Lambda: run.Lambda})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -284,7 +289,7 @@ func TestObjectiveNeighbours(t *testing.T) {
 	baseW := iterate(base)
 	b := summedGradient(X, y, 0.01, baseW)
 	for name, edit := range replace {
-		t2 := cloneTable(tab)
+		t2 := fittest.Clone(tab)
 		t2.Rows[row] = edit(append([]string(nil), t2.Rows[row]...))
 		nb := fit(t2)
 		X2, y2 := trainRowsOf(t, t2, schema, opts)
@@ -299,7 +304,7 @@ func TestObjectiveNeighbours(t *testing.T) {
 		if floats.Distance(base.Model.W, nb.Model.W, 2) == 0 {
 			t.Errorf("%s: the replacement does not move the release", name)
 		}
-		if _, _, err := Verify(nb); err != nil {
+		if _, _, err := modelfile.Verify(nb); err != nil {
 			t.Errorf("%s: %v", name, err)
 		}
 	}
@@ -313,7 +318,7 @@ func TestObjectiveAccuracy(t *testing.T) {
 	if testing.Short() {
 		t.Skip("accuracy over seeds")
 	}
-	tab, schema, err := DefaultTable()
+	tab, schema, err := datasets.DefaultTable()
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -348,7 +353,7 @@ func indexOf(s []string, v string) int {
 func formatFloat(v float64) string { return strconv.FormatFloat(v, 'g', -1, 64) }
 
 // boundOf returns the declared upper (or lower) bound of column c.
-func boundOf(bs []Bound, c string, upper bool) float64 {
+func boundOf(bs []datasets.Bound, c string, upper bool) float64 {
 	for _, b := range bs {
 		if b.Column == c {
 			if upper {
@@ -358,70 +363,4 @@ func boundOf(bs []Bound, c string, upper bool) float64 {
 		}
 	}
 	return 1
-}
-
-// TestSimulateObjective checks the experiments' seeded release: it is
-// objpert.Release with a seeded source, reproducible, marked not private,
-// and refuses what Fit refuses.
-func TestSimulateObjective(t *testing.T) {
-	n, d := 300, 4
-	X := mat.NewDense(n, d, nil)
-	y := make([]float64, n)
-	for i := range n {
-		row := X.RawRowView(i)
-		for j := range d - 1 {
-			row[j] = math.Sin(float64(3*i+7*j)) / 2
-		}
-		row[d-1] = 0.5
-		y[i] = 1
-		if row[0]+0.2*math.Cos(float64(i)) < 0 {
-			y[i] = -1
-		}
-	}
-	cfg := trainer.Config{Loss: losses.Logistic{}, Classes: 2, Reg: regularizers.ElasticNet{Lambda: 0.05}, Kappa: 1}
-	ctx := context.Background()
-	for _, m := range []perturb.Mechanism{perturb.Objective, perturb.AMP} {
-		b := objectiveBudget(m)
-		model, cert, err := SimulateObjective(ctx, X, y, cfg, m, b.Epsilon, b.Delta, 42, []string{"a note"})
-		if err != nil {
-			t.Fatal(err)
-		}
-		if cert.Private || cert.Source != perturb.SourceSeeded || cert.NoiseSeed == nil || *cert.NoiseSeed != 42 || cert.Mechanism != m ||
-			cert.WeightsSHA256 != perturb.WeightsSHA256(model.W) || !strings.Contains(strings.Join(cert.Assumptions, "\n"), "a note") {
-			t.Errorf("%s: certificate %+v", m, cert)
-		}
-		pr := objpert.Problem{Loss: losses.Logistic{}, N: n, D: d, K: 1, Kappa: 1, Lambda: 0.05}
-		cal, err := objpert.Calibrate(m, b.Epsilon, b.Delta, pr)
-		if err != nil {
-			t.Fatal(err)
-		}
-		want, _, err := objpert.Release(ctx, X, y, pr, cal, perturb.Seeded(42))
-		if err != nil || !floats.Equal(want.W, model.W) {
-			t.Errorf("%s: weights %v, objpert.Release with the same seed %v (%v)", m, model.W, want.W, err)
-		}
-		other, _, err := SimulateObjective(ctx, X, y, cfg, m, b.Epsilon, b.Delta, 43, nil)
-		if err != nil || floats.Equal(other.W, model.W) {
-			t.Errorf("%s: another seed gave the same weights (%v)", m, err)
-		}
-	}
-	bad := func(edit func(*trainer.Config)) trainer.Config { c := cfg; edit(&c); return c }
-	for name, c := range map[string]trainer.Config{
-		"l1":    bad(func(c *trainer.Config) { c.Reg.L1Ratio = 0.15 }),
-		"clip":  bad(func(c *trainer.Config) { c.Clip = 0.1 }),
-		"floor": bad(func(c *trainer.Config) { c.Reg.Lambda = 1e-6 }),
-	} {
-		if _, _, err := SimulateObjective(ctx, X, y, c, perturb.Objective, 1, 0, 1, nil); !errors.Is(err, ErrOptions) || !errors.Is(err, objpert.ErrCondition) {
-			t.Errorf("%s: %v, want ErrOptions and objpert.ErrCondition", name, err)
-		}
-	}
-	if _, _, err := SimulateObjective(ctx, X, y, cfg, perturb.Gamma, 1, 0, 1, nil); !errors.Is(err, ErrOptions) {
-		t.Errorf("gamma: %v, want ErrOptions", err)
-	}
-	if _, _, err := SimulateObjective(ctx, X, y, cfg, perturb.Objective, 1, 1e-5, 1, nil); !errors.Is(err, ErrBudget) {
-		t.Errorf("objective with delta: %v, want ErrBudget", err)
-	}
-	exact, err := MinimizeObjective(ctx, X, y, bad(func(c *trainer.Config) { c.Reg.Lambda = 1e-6 }), perturb.Objective)
-	if err != nil || exact.Accuracy(X, y) < 0.9 {
-		t.Errorf("noise-free minimizer below the floor: %v", err)
-	}
 }

@@ -2,6 +2,7 @@ package trainer
 
 import (
 	"fmt"
+	"math"
 	"time"
 
 	"gonum.org/v1/gonum/mat"
@@ -184,4 +185,44 @@ func (m *Model) Accuracy(X mat.Matrix, y []float64) float64 {
 		}
 	}
 	return float64(hit) / float64(r)
+}
+
+// OnRows returns the record of a run with r's settings on n rows with the
+// trainer seed seed: the step records recomputed for ceil(n/b) steps per
+// pass by the schedule, and no statistics. A partitioned fit publishes the
+// record of its settings on all its rows, and its verification recomputes
+// every part's record, with it. Only the constant, inverse-t and bounded
+// inverse-t schedules can be recomputed.
+func (r Run) OnRows(n int, seed uint64) (Run, error) {
+	r.Stats = Stats{}
+	r.N, r.Seed = n, seed
+	m := (n + r.Batch - 1) / r.Batch
+	r.StepsPerPass = m
+	step := func(t int) float64 {
+		switch r.Schedule {
+		case InverseT.String():
+			return 1 / (r.Mu * float64(t))
+		case BoundedInverseT.String():
+			eta := 1 / (r.Mu * float64(t))
+			if beta := r.BetaS + r.Mu; beta > 0 {
+				eta = math.Min(eta, 1/beta)
+			}
+			return eta
+		}
+		return r.Eta
+	}
+	switch r.Schedule {
+	case Constant.String(), InverseT.String(), BoundedInverseT.String():
+	default:
+		return r, fmt.Errorf("%w: schedule %s: the run record on %d rows cannot be recomputed", ErrConfig, r.Schedule, n)
+	}
+	if n < 1 || r.Batch < 1 || r.Passes < 0 {
+		return r, fmt.Errorf("%w: a run of %d rows in batches of %d, %d passes", ErrConfig, n, r.Batch, r.Passes)
+	}
+	r.PassMaxStep, r.PassMinStep = make([]float64, r.Passes), make([]float64, r.Passes)
+	for j := range r.Passes {
+		// The schedules are non-increasing in t.
+		r.PassMaxStep[j], r.PassMinStep[j] = step(j*m+1), step((j+1)*m)
+	}
+	return r, nil
 }

@@ -8,7 +8,7 @@
 //     second and the peak resident memory of the process (VmHWM);
 //   - adult: on Adult (-adult DIR, skipped when missing) it compares the test
 //     accuracy of the centralized fit (private.Fit) with the partitioned fit
-//     (private.FitPartitioned, the pipeline's algorithm in process; the
+//     (partition.Fit, the pipeline's algorithm in process; the
 //     pipeline gives the same weights to 1e-12) at P = 1, 4, 8, 16: trained
 //     weights (-lambda, bounded inverse-t steps), and gamma releases at
 //     eps = 1 with the automatic knobs (seeded noise, the mean over
@@ -33,9 +33,14 @@ import (
 	stabbeam "github.com/stabpriv/stabpriv/beam"
 	"github.com/stabpriv/stabpriv/datasets"
 	"github.com/stabpriv/stabpriv/datasets/paper"
+	"github.com/stabpriv/stabpriv/datasets/preprocess"
+	"github.com/stabpriv/stabpriv/dp"
+	"github.com/stabpriv/stabpriv/modelfile"
+	"github.com/stabpriv/stabpriv/partition"
 	"github.com/stabpriv/stabpriv/perturb"
 	"github.com/stabpriv/stabpriv/private"
 	"github.com/stabpriv/stabpriv/regularizers"
+	"github.com/stabpriv/stabpriv/release"
 	"github.com/stabpriv/stabpriv/trainer"
 )
 
@@ -78,7 +83,7 @@ func scale() error {
 	w := make([]float64, *features)
 	for j := range w {
 		w[j] = rng.NormFloat64()
-		cfg.Bounds = append(cfg.Bounds, private.Bound{Column: fmt.Sprintf("f%d", j), Lo: -4, Hi: 4})
+		cfg.Bounds = append(cfg.Bounds, datasets.Bound{Column: fmt.Sprintf("f%d", j), Lo: -4, Hi: 4})
 	}
 	for s := range *shards {
 		f, err := os.Create(filepath.Join(dir, fmt.Sprintf("part-%05d.csv", s)))
@@ -119,7 +124,7 @@ func scale() error {
 		return err
 	}
 	el := time.Since(t1)
-	r, err := private.ReadModelFile(out)
+	r, err := modelfile.ReadFile(out)
 	if err != nil {
 		return err
 	}
@@ -150,8 +155,8 @@ var adultBounds = map[string][2]float64{
 }
 
 // tableOf writes a data set as a Table (features, then the label).
-func tableOf(ds *datasets.Dataset, source string, lo, hi int) *private.Table {
-	t := &private.Table{Columns: append(append([]string(nil), ds.Features...), "label"), Source: source}
+func tableOf(ds *datasets.Dataset, source string, lo, hi int) *datasets.Table {
+	t := &datasets.Table{Columns: append(append([]string(nil), ds.Features...), "label"), Source: source}
 	_, d := ds.X.Dims()
 	for i := lo; i < hi; i++ {
 		row := make([]string, d+1)
@@ -182,14 +187,14 @@ func adultAccuracy() error {
 	// The numeric attributes are scaled to [0, 1] by their public ranges
 	// when the shards are written, and the one-hot columns kept as 0/1: the
 	// preprocessing none then maps each row into the unit ball.
-	schema := private.Schema{Label: "label", Classes: train.Classes}
+	schema := datasets.Schema{Label: "label", Classes: train.Classes}
 	whole := tableOf(train, "adult.data", 0, n)
-	var shardTabs []*private.Table
+	var shardTabs []*datasets.Table
 	for s := range 8 {
 		shardTabs = append(shardTabs, tableOf(train, fmt.Sprintf("adult-%d.csv", s), s*n/8, (s+1)*n/8))
 	}
 	testTab := tableOf(test, "adult.test", 0, nt)
-	accuracy := func(r *private.Released) float64 {
+	accuracy := func(r *modelfile.Released) float64 {
 		hit := 0
 		for _, row := range testTab.Rows {
 			x := make([]float64, len(row)-1)
@@ -202,18 +207,18 @@ func adultAccuracy() error {
 		}
 		return float64(hit) / float64(len(testTab.Rows))
 	}
-	budget := private.Budget{Epsilon: 1}
-	knobs, err := private.AutoKnobs(n, len(train.Features)+1, 1, perturb.Gamma, budget)
+	budget := dp.Budget{Epsilon: 1}
+	knobs, err := release.AutoKnobs(n, len(train.Features)+1, 1, perturb.Gamma, budget)
 	if err != nil {
 		return err
 	}
-	trained := private.Options{Seed: 1, Preprocess: private.None, Trainer: trainer.Config{Reg: regularizers.ElasticNet{Lambda: *lambda}, Schedule: trainer.BoundedInverseT}}
+	trained := private.Options{Seed: 1, Preprocess: preprocess.None, Trainer: trainer.Config{Reg: regularizers.ElasticNet{Lambda: *lambda}, Schedule: trainer.BoundedInverseT}}
 	ctx := context.Background()
-	fit := func(p int, opts private.Options) (*private.Released, error) {
+	fit := func(p int, opts private.Options) (*modelfile.Released, error) {
 		if p == 0 {
 			return private.Fit(ctx, whole, schema, budget0(opts, budget), opts)
 		}
-		return private.FitPartitioned(ctx, shardTabs, schema, budget0(opts, budget), opts, p)
+		return partition.Fit(ctx, shardTabs, schema, budget0(opts, budget), opts, p)
 	}
 	fmt.Printf("adult: %d training rows, %d test rows, %d features; automatic knobs of a gamma release at eps = 1: lambda = %.3g, G = %g\n", n, nt, len(train.Features), knobs.Lambda, knobs.Clip)
 	fmt.Printf("%-12s %-18s %-22s\n", "fit", "trained accuracy", "released (eps = 1)")
@@ -226,7 +231,7 @@ func adultAccuracy() error {
 		acc := accuracy(r)
 		var sum float64
 		for s := range *noiseSeeds {
-			rel, err := fit(p, private.Options{Mechanism: perturb.Gamma, Auto: true, Seed: 1, Preprocess: private.None, Noise: perturb.Seeded(uint64(s)), NoiseSeed: uint64(s)})
+			rel, err := fit(p, private.Options{Mechanism: perturb.Gamma, Auto: true, Seed: 1, Preprocess: preprocess.None, Noise: perturb.Seeded(uint64(s))})
 			if err != nil {
 				return err
 			}
@@ -242,9 +247,9 @@ func adultAccuracy() error {
 	return nil
 }
 
-func budget0(o private.Options, b private.Budget) private.Budget {
+func budget0(o private.Options, b dp.Budget) dp.Budget {
 	if o.Mechanism == "" {
-		return private.Budget{}
+		return dp.Budget{}
 	}
 	return b
 }

@@ -13,7 +13,7 @@
 //	svd   preprocess.FitTruncatedSVD (k components, 10 oversamples, 5 power
 //	      iterations: scikit-learn's TruncatedSVD defaults)
 //	adult a private fit on Adult (train, stability analysis, gamma release at
-//	      eps = 1, certificate; private.TrainRows and Release) and the plain
+//	      eps = 1, certificate; release.TrainRows and Release) and the plain
 //	      fit with the same settings (trainer.Train); it writes the rows for
 //	      the Python side's logistic regression
 //	paperrows, paperfit  the Adult rows of the paper's protocol and private
@@ -39,8 +39,8 @@ import (
 	"github.com/stabpriv/stabpriv/datasets/preprocess"
 	"github.com/stabpriv/stabpriv/losses"
 	"github.com/stabpriv/stabpriv/perturb"
-	"github.com/stabpriv/stabpriv/private"
 	"github.com/stabpriv/stabpriv/regularizers"
+	"github.com/stabpriv/stabpriv/release"
 	"github.com/stabpriv/stabpriv/trainer"
 )
 
@@ -286,7 +286,7 @@ func adultTask(f flags) error {
 			cfg := adultConfig()
 			cfg.SkipObjective = skip
 			start := time.Now()
-			t, err := private.TrainRows(ctx, X, ds.Y, cfg, ds.Notes)
+			t, err := release.TrainRows(ctx, X, ds.Y, cfg, ds.Notes)
 			if err != nil {
 				return err
 			}

@@ -8,7 +8,7 @@ package main
 //	           float64 rows (n x 33, norms <= 1 with the bias counted),
 //	           labels -1/+1, and "n d"
 //	paperfit   times private fits on <rows>/split<split>.train: output
-//	           perturbation (private.TrainRows and a gamma release, the
+//	           perturbation (release.TrainRows and a gamma release, the
 //	           sweep's SGD: 10 passes of b = 1, bounded inverse-t steps,
 //	           elastic net l1 ratio 0.15, lambda -lambda) and objective
 //	           perturbation (objpert.Calibrate, objpert.Release with secure
@@ -30,12 +30,13 @@ import (
 	"gonum.org/v1/gonum/mat"
 
 	"github.com/stabpriv/stabpriv/datasets"
+	"github.com/stabpriv/stabpriv/dp"
 	"github.com/stabpriv/stabpriv/experiments"
 	"github.com/stabpriv/stabpriv/losses"
 	"github.com/stabpriv/stabpriv/objpert"
 	"github.com/stabpriv/stabpriv/perturb"
-	"github.com/stabpriv/stabpriv/private"
 	"github.com/stabpriv/stabpriv/regularizers"
+	"github.com/stabpriv/stabpriv/release"
 	"github.com/stabpriv/stabpriv/trainer"
 )
 
@@ -124,7 +125,7 @@ func paperFitTask(f flags) error {
 	}
 	for r := 0; r < f.reps; r++ {
 		start, cpu := time.Now(), cpuSeconds()
-		t, err := private.TrainRows(ctx, X, y, gamma, nil)
+		t, err := release.TrainRows(ctx, X, y, gamma, nil)
 		if err != nil {
 			return err
 		}
@@ -138,7 +139,7 @@ func paperFitTask(f flags) error {
 		skip := gamma
 		skip.SkipObjective = true
 		start, cpu = time.Now(), cpuSeconds()
-		if t, err = private.TrainRows(ctx, X, y, skip, nil); err != nil {
+		if t, err = release.TrainRows(ctx, X, y, skip, nil); err != nil {
 			return err
 		}
 		if _, _, err := t.Release(perturb.Gamma, f.eps, 0, nil); err != nil {
@@ -163,7 +164,7 @@ func paperFitTask(f flags) error {
 			return err
 		}
 		cert := objpert.NewCertificate(cal, objpert.Run(cal, pr, cons, 0, 1), perturb.SourceSecure, nil)
-		cert.WeightsSHA256 = perturb.WeightsSHA256(m.W)
+		cert.WeightsSHA256 = dp.WeightsSHA256(m.W)
 		sec = time.Since(start).Seconds()
 		extra = map[string]any{"gomaxprocs": runtime.GOMAXPROCS(0), "cpu_seconds": cpuSeconds() - cpu,
 			"newton_steps": st.NewtonSteps, "gradient_steps": st.GradientSteps}

@@ -9,7 +9,7 @@ import (
 	"strconv"
 	"text/tabwriter"
 
-	"github.com/stabpriv/stabpriv/private"
+	"github.com/stabpriv/stabpriv/modelfile"
 )
 
 // notPrivateError is returned by certify for a valid model file that makes
@@ -48,15 +48,15 @@ func runCertify(_ context.Context, args []string, stdout, stderr io.Writer) erro
 		return usagef("want one model file, have %d arguments", fs.NArg())
 	}
 	path := fs.Arg(0)
-	r, err := private.ReadModelFile(path)
+	r, err := modelfile.ReadFile(path)
 	if err != nil {
 		return err
 	}
-	verdict, why, err := private.Verify(r)
+	verdict, why, err := modelfile.Verify(r)
 	if err != nil {
 		return fmt.Errorf("%s: %w", path, err)
 	}
-	if verdict == private.NotPrivate {
+	if verdict == modelfile.NotPrivate {
 		fmt.Fprintf(stdout, "NOT A PRIVATE RELEASE: %s\n\n", why)
 	} else {
 		fmt.Fprintln(stdout, "VERIFIED PRIVATE RELEASE: the file equals the release its published inputs give (its provenance cannot be checked)")
@@ -65,7 +65,7 @@ func runCertify(_ context.Context, args []string, stdout, stderr io.Writer) erro
 	if err := printCertificate(stdout, path, r); err != nil {
 		return err
 	}
-	if verdict == private.NotPrivate {
+	if verdict == modelfile.NotPrivate {
 		return &notPrivateError{why}
 	}
 	return nil
@@ -73,7 +73,7 @@ func runCertify(_ context.Context, args []string, stdout, stderr io.Writer) erro
 
 // printCertificate writes the key numbers of the certificate, then the
 // certificate in words.
-func printCertificate(w io.Writer, path string, r *private.Released) error {
+func printCertificate(w io.Writer, path string, r *modelfile.Released) error {
 	c := r.Certificate
 	if c == nil {
 		fmt.Fprintf(w, "file\t%s\nno certificate: trained with --mechanism none\n", path)

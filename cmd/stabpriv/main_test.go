@@ -11,7 +11,9 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/stabpriv/stabpriv/private"
+	"github.com/stabpriv/stabpriv/datasets"
+	"github.com/stabpriv/stabpriv/datasets/preprocess"
+	"github.com/stabpriv/stabpriv/modelfile"
 )
 
 // call runs the command line and returns stdout, stderr and the error.
@@ -74,11 +76,11 @@ func TestTrainDefault(t *testing.T) {
 			t.Errorf("output lacks %q:\n%s", want, stdout)
 		}
 	}
-	r, err := private.ReadModelFile(path)
+	r, err := modelfile.ReadFile(path)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if r.Private || r.Certificate != nil || r.Run.N != 455 || r.Model.D != 31 || r.Schema.Classes[1] != "malignant" || r.Preprocessing.Mode != private.Bounds {
+	if r.Private || r.Certificate != nil || r.Run.N != 455 || r.Model.D != 31 || r.Schema.Classes[1] != "malignant" || r.Preprocessing.Mode != preprocess.Bounds {
 		t.Errorf("model file: private %v, n %d, d %d, classes %v, mode %s", r.Private, r.Run.N, r.Model.D, r.Schema.Classes, r.Preprocessing.Mode)
 	}
 }
@@ -190,9 +192,9 @@ func TestRuntimeErrors(t *testing.T) {
 		msg  string
 	}{
 		{"missing file", []string{"train", "--data", filepath.Join(dir, "none.csv"), "--label", "y"}, os.ErrNotExist, "none.csv"},
-		{"bad cell", []string{"train", "--data", writeCSV(t, "a,y\n1,p\nx,q\n"), "--label", "y"}, private.ErrData, `data row 2, column "a"`},
-		{"ragged row", []string{"train", "--data", writeCSV(t, "a,y\n1,p\n2\n"), "--label", "y"}, private.ErrData, "line 3"},
-		{"empty file", []string{"train", "--data", writeCSV(t, ""), "--label", "y"}, private.ErrData, "empty"},
+		{"bad cell", []string{"train", "--data", writeCSV(t, "a,y\n1,p\nx,q\n"), "--label", "y"}, datasets.ErrFormat, `data row 2, column "a"`},
+		{"ragged row", []string{"train", "--data", writeCSV(t, "a,y\n1,p\n2\n"), "--label", "y"}, datasets.ErrFormat, "line 3"},
+		{"empty file", []string{"train", "--data", writeCSV(t, ""), "--label", "y"}, datasets.ErrFormat, "empty"},
 		{"batch above n", []string{"train", "--batch", "100000"}, nil, "batch size"},
 	}
 	for _, tt := range tests {

@@ -7,7 +7,8 @@ import (
 	"strings"
 	"text/tabwriter"
 
-	"github.com/stabpriv/stabpriv/private"
+	"github.com/stabpriv/stabpriv/modelfile"
+	"github.com/stabpriv/stabpriv/release"
 	"github.com/stabpriv/stabpriv/stability"
 	"github.com/stabpriv/stabpriv/trainer"
 )
@@ -18,7 +19,7 @@ func g6(v float64) string { return strconv.FormatFloat(v, 'g', 6, 64) }
 // certificate first, then the public stability analysis, and the
 // non-private statistics only with --diagnostics; for a non-private fit the
 // metrics, the constants and the analysis.
-func printFit(w io.Writer, s *settings, r *private.Released) error {
+func printFit(w io.Writer, s *settings, r *modelfile.Released) error {
 	if r.Certificate != nil {
 		if err := printRelease(w, s, r); err != nil {
 			return err
@@ -42,7 +43,7 @@ func printFit(w io.Writer, s *settings, r *private.Released) error {
 }
 
 // printRelease writes the key numbers of the release and its certificate.
-func printRelease(w io.Writer, s *settings, r *private.Released) error {
+func printRelease(w io.Writer, s *settings, r *modelfile.Released) error {
 	c := r.Certificate
 	claim := fmt.Sprintf("%g-DP (pure)", c.Epsilon)
 	if c.Delta > 0 {
@@ -67,12 +68,12 @@ func printRelease(w io.Writer, s *settings, r *private.Released) error {
 	row("noise scale", fmt.Sprintf("%s = %s", c.NoiseScaleName, g6(c.NoiseScale)))
 	row("knobs", fmt.Sprintf("lambda = %s, l1 ratio = %s, clip G = %s, schedule %s, %d passes, batch %d", g6(c.Lambda), g6(c.L1Ratio), g6(c.Clip), c.Schedule, c.Passes, c.Batch))
 	if s.opts.Auto {
-		k, err := private.AutoKnobs(r.Split.TrainRows, r.Model.D, r.Model.K, c.Mechanism, s.budget)
+		k, err := release.AutoKnobs(r.Split.TrainRows, r.Model.D, r.Model.K, c.Mechanism, s.budget)
 		if err == nil {
 			row("knob rule", k.Rule)
 		}
 	}
-	row("preprocessing", r.Preprocessing.Map)
+	row("preprocessing", r.Preprocessing.Words)
 	if err := tw.Flush(); err != nil {
 		return err
 	}
@@ -82,7 +83,7 @@ func printRelease(w io.Writer, s *settings, r *private.Released) error {
 }
 
 // printData writes the data and the metrics of a non-private fit.
-func printData(w io.Writer, s *settings, r *private.Released) {
+func printData(w io.Writer, s *settings, r *modelfile.Released) {
 	fmt.Fprintf(w, "data:   %s (label %q, %d rows, %d for training)\n", s.table.Source, r.Schema.Label, r.Split.Rows, r.Split.TrainRows)
 	fmt.Fprintf(w, "model:  %s loss, %s task", r.Model.Loss, r.Model.Task)
 	if c := r.Schema.Classes; len(c) == 2 && r.Model.K == 1 {
@@ -97,12 +98,12 @@ func printData(w io.Writer, s *settings, r *private.Released) {
 			fmt.Fprintf(w, "test %s:  %.4f (%d rows)\n", d.TrainedTest.Name, d.TrainedTest.Value, d.TrainedTest.Rows)
 		}
 	}
-	fmt.Fprintf(w, "preprocessing: %s\n", r.Preprocessing.Map)
+	fmt.Fprintf(w, "preprocessing: %s\n", r.Preprocessing.Words)
 }
 
 // printConstants writes the constants of a non-private run and the
 // statistics of its data.
-func printConstants(w io.Writer, run *trainer.Run, d *private.Diagnostics) error {
+func printConstants(w io.Writer, run *trainer.Run, d *modelfile.Diagnostics) error {
 	fmt.Fprintln(w, "\nconstants of the run:")
 	tw := tabwriter.NewWriter(w, 0, 8, 2, ' ', 0)
 	row := func(name, value string) { fmt.Fprintf(tw, "  %s\t%s\n", name, value) }
@@ -147,12 +148,12 @@ func printStability(w io.Writer, rep *stability.Report) error {
 }
 
 // printDiagnostics writes the non-private statistics of a release.
-func printDiagnostics(w io.Writer, r *private.Released) error {
+func printDiagnostics(w io.Writer, r *modelfile.Released) error {
 	d := r.Diagnostics
 	fmt.Fprintln(w, "\nDIAGNOSTICS: statistics of the data computed in the clear, not covered by the certificate. Do not publish.")
 	tw := tabwriter.NewWriter(w, 0, 8, 2, ' ', 0)
 	row := func(name, value string) { fmt.Fprintf(tw, "  %s\t%s\n", name, value) }
-	metric := func(m private.Metric) string {
+	metric := func(m modelfile.Metric) string {
 		if m.Rows == 0 {
 			return "-"
 		}
@@ -168,7 +169,7 @@ func printDiagnostics(w io.Writer, r *private.Released) error {
 }
 
 // statsRows writes the statistics of the run.
-func statsRows(row func(name, value string), d *private.Diagnostics) {
+func statsRows(row func(name, value string), d *modelfile.Diagnostics) {
 	st := d.Stats
 	row("passes done", strconv.Itoa(st.PassesDone))
 	row("objective", g6(st.Objective)+" (F_S at the trained weights)")

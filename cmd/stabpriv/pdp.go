@@ -20,9 +20,9 @@ import (
 	"github.com/stabpriv/stabpriv/datasets/preprocess"
 	"github.com/stabpriv/stabpriv/internal/check"
 	"github.com/stabpriv/stabpriv/losses"
+	"github.com/stabpriv/stabpriv/modelfile"
 	"github.com/stabpriv/stabpriv/pdp"
 	"github.com/stabpriv/stabpriv/perturb"
-	"github.com/stabpriv/stabpriv/private"
 )
 
 // pdpFlags holds the flags of the pdp command.
@@ -556,7 +556,7 @@ func checkModelFlags(s *pdpSettings, set map[string]bool) error {
 // modelObjective returns the pdp configuration of the objective the run of
 // a certificate optimized, or why it has none that the Hessian identity
 // covers.
-func modelObjective(r *private.Released) (pdp.Config, float64, []string, error) {
+func modelObjective(r *modelfile.Released) (pdp.Config, float64, []string, error) {
 	run := r.Certificate.Run
 	if run == nil {
 		return pdp.Config{}, 0, nil, errors.New("the certificate has no run record: the objective is unknown")
@@ -600,7 +600,7 @@ func modelObjective(r *private.Released) (pdp.Config, float64, []string, error) 
 // runPDPModel is pdp --model: the per-instance DP of the training rows of
 // a model file's release, against its certificate.
 func runPDPModel(s *pdpSettings, stdout io.Writer) error {
-	r, err := private.ReadModelFile(s.model)
+	r, err := modelfile.ReadFile(s.model)
 	if err != nil {
 		return err
 	}
@@ -608,12 +608,12 @@ func runPDPModel(s *pdpSettings, stdout io.Writer) error {
 	if c == nil {
 		return fmt.Errorf("--model %s has no certificate: it was trained without a mechanism (its weights are published as trained), so there is no noise whose per-instance privacy could be analysed; train with --mechanism", s.model)
 	}
-	verdict, why, err := private.Verify(r)
+	verdict, why, err := modelfile.Verify(r)
 	if err != nil {
 		return fmt.Errorf("--model %s: the analysis takes the objective and the noise from the certificate, which must verify: %w", s.model, err)
 	}
 	claim := fmt.Sprintf("private release: (%g, %g)-DP for replace-one neighbours of the table (certificate verified)", c.Epsilon, c.Delta)
-	if verdict == private.NotPrivate {
+	if verdict == modelfile.NotPrivate {
 		claim = "NO privacy claim: " + why + "; the calibration of its noise is analysed as if the noise were secret"
 	}
 	cfg, lip, notes, err := modelObjective(r)
@@ -621,12 +621,12 @@ func runPDPModel(s *pdpSettings, stdout io.Writer) error {
 		return fmt.Errorf("--model %s: %w", s.model, err)
 	}
 
-	var tab *private.Table
+	var tab *datasets.Table
 	source := s.data
 	if s.data != "" {
-		tab, err = private.ReadCSVFile(s.data)
+		tab, err = datasets.ReadTableFile(s.data)
 	} else {
-		tab, _, err = private.DefaultTable()
+		tab, _, err = datasets.DefaultTable()
 		source = "the embedded Wisconsin diagnostic breast cancer data (no --data)"
 	}
 	if err != nil {
@@ -717,9 +717,9 @@ func runPDPModel(s *pdpSettings, stdout io.Writer) error {
 		"data: " + source,
 		fmt.Sprintf("training rows rebuilt from the model file: %d of the table's %d data rows (split: test fraction %g, seed %d%s), %d null rows (undeclared label: the zero vector, eps 0); ids are data-row indices from 0",
 			n, r.Split.Rows, r.Split.TestFrac, r.Split.Seed, map[bool]string{true: ", stratified", false: ""}[r.Split.Stratified], nulls),
-		"preprocessing (the model file's): " + r.Preprocessing.Map,
+		"preprocessing (the model file's): " + r.Preprocessing.Words,
 	}, notes...)
-	if r.Preprocessing.Mode == private.Standardize {
+	if r.Preprocessing.Mode == preprocess.Standardize {
 		rep.Notes = append(rep.Notes, "the standardization statistics were fitted on the training rows: removing a row would change them too, which this analysis (like the certificate) does not cover")
 	}
 	rep.Notes = append(rep.Notes,

@@ -19,8 +19,8 @@ import (
 	"github.com/stabpriv/stabpriv/datasets"
 	"github.com/stabpriv/stabpriv/datasets/preprocess"
 	"github.com/stabpriv/stabpriv/losses"
+	"github.com/stabpriv/stabpriv/modelfile"
 	"github.com/stabpriv/stabpriv/pdp"
-	"github.com/stabpriv/stabpriv/private"
 )
 
 // pdpRun runs the command line and returns stdout and the error.
@@ -352,7 +352,7 @@ func TestPDPModel(t *testing.T) {
 	}
 	t.Logf("\n%s", stdout)
 
-	r, err := private.ReadModelFile(model)
+	r, err := modelfile.ReadFile(model)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -378,7 +378,7 @@ func TestPDPModel(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	tab, err := private.ReadCSVFile(data)
+	tab, err := datasets.ReadTableFile(data)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -469,7 +469,7 @@ func TestPDPModel(t *testing.T) {
 func TestPDPModelClipped(t *testing.T) {
 	data := modelCSV(t, 200, 2)
 	model := trainModel(t, data, "--standardize", "none", "--mechanism", "laplace", "--epsilon", "2", "--noise", "seeded", "--noise-seed", "3")
-	r, err := private.ReadModelFile(model)
+	r, err := modelfile.ReadFile(model)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -541,7 +541,7 @@ func TestPDPModelErrors(t *testing.T) {
 }
 
 // TestPDPModelEmbedded analyses a release of the embedded data without
-// --data (the table of private.DefaultTable).
+// --data (the table of datasets.DefaultTable).
 func TestPDPModelEmbedded(t *testing.T) {
 	model := filepath.Join(t.TempDir(), "m.json")
 	if _, stderr, err := call(t, "train", "--mechanism", "gaussian-analytic", "--delta", "1e-6", "--noise", "seeded", "--noise-seed", "4", "--out", model); err != nil {

@@ -12,7 +12,8 @@ import (
 	"slices"
 	"strconv"
 
-	"github.com/stabpriv/stabpriv/private"
+	"github.com/stabpriv/stabpriv/datasets"
+	"github.com/stabpriv/stabpriv/modelfile"
 )
 
 // runPredict is the predict command: it applies a model file to the rows
@@ -41,11 +42,11 @@ func runPredict(_ context.Context, args []string, stdout, stderr io.Writer) erro
 	if model == "" || data == "" || fs.NArg() > 0 {
 		return usagef("predict needs --model FILE and --data FILE.csv")
 	}
-	r, err := private.ReadModelFile(model)
+	r, err := modelfile.ReadFile(model)
 	if err != nil {
 		return err
 	}
-	t, err := private.ReadCSVFile(data)
+	t, err := datasets.ReadTableFile(data)
 	if err != nil {
 		return err
 	}

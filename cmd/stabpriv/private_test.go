@@ -9,9 +9,8 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/stabpriv/stabpriv/modelfile"
 	"gonum.org/v1/gonum/floats"
-
-	"github.com/stabpriv/stabpriv/private"
 )
 
 // neighbourEdits replace one data row of a CSV (row 0 is the first data
@@ -87,7 +86,7 @@ func TestCLINeighbourFiles(t *testing.T) {
 		classes := strings.Split(s.classes, ",")
 		n := 15 * s.k
 		dir := t.TempDir()
-		fit := func(name, text string) *private.Released {
+		fit := func(name, text string) *modelfile.Released {
 			t.Helper()
 			data := filepath.Join(dir, name+".csv")
 			if err := os.WriteFile(data, []byte(text), 0o644); err != nil {
@@ -105,7 +104,7 @@ func TestCLINeighbourFiles(t *testing.T) {
 			if _, stderr, err := call(t, args...); err != nil {
 				t.Fatalf("%s: %v\n%s", s.name, err, stderr)
 			}
-			r, err := private.ReadModelFile(out)
+			r, err := modelfile.ReadFile(out)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -245,7 +244,7 @@ func TestCLIStandardizeWarns(t *testing.T) {
 	if !strings.Contains(stderr, "not private") {
 		t.Errorf("no warning on stderr: %q", stderr)
 	}
-	r, err := private.ReadModelFile(out)
+	r, err := modelfile.ReadFile(out)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -328,13 +327,13 @@ func TestCLIPartitioned(t *testing.T) {
 		return filepath.Join(d, "shard*.csv")
 	}
 	bounds := writeFile(t, "bounds.csv", "x1,-6,6\nx2,-6,6\n")
-	fit := func(glob, out string, extra ...string) *private.Released {
+	fit := func(glob, out string, extra ...string) *modelfile.Released {
 		args := append([]string{"train", "--data", glob, "--label", "class", "--classes", "c0,c1", "--bounds", bounds,
 			"--partitions", "4", "--mechanism", "gamma", "--seed", "2", "--out", out}, extra...)
 		if _, stderr, err := call(t, args...); err != nil {
 			t.Fatalf("%v\n%s", err, stderr)
 		}
-		r, err := private.ReadModelFile(out)
+		r, err := modelfile.ReadFile(out)
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -269,7 +269,7 @@ at a fixed noise scale reporting the eps it buys. The training-time mechanisms o
 split, lambda and eps (ridge objective minimized exactly; the knobs do not apply; a lambda
 below the mechanism's floor runs at the floor, Chaudhuri et al.'s extra ridge) and are
 reported beside the others. With --select-val F, it also selects the
-setting and the pure mechanism privately (private.Select on a validation split of F of the
+setting and the pure mechanism privately (selection.Select on a validation split of F of the
 training rows, inside each eps): the candidates are every setting with gamma or laplace,
 and, when objective is listed, objective perturbation at every lambda at or above its
 floor at eps_run = eps/(2+eta), the lower ones at that floor once (trained afresh at each

@@ -15,13 +15,19 @@ import (
 	"github.com/sirupsen/logrus"
 
 	// The graph engine of --engine graph registers itself with the trainer.
+	"github.com/stabpriv/stabpriv/datasets"
+	"github.com/stabpriv/stabpriv/datasets/preprocess"
+	"github.com/stabpriv/stabpriv/dp"
 	_ "github.com/stabpriv/stabpriv/graph"
 	"github.com/stabpriv/stabpriv/internal/check"
 	"github.com/stabpriv/stabpriv/losses"
+	"github.com/stabpriv/stabpriv/modelfile"
 	"github.com/stabpriv/stabpriv/objpert"
+	"github.com/stabpriv/stabpriv/partition"
 	"github.com/stabpriv/stabpriv/perturb"
 	"github.com/stabpriv/stabpriv/private"
 	"github.com/stabpriv/stabpriv/regularizers"
+	"github.com/stabpriv/stabpriv/release"
 	"github.com/stabpriv/stabpriv/trainer"
 )
 
@@ -72,7 +78,7 @@ func newTrainFlagSet(f *trainFlags) *flag.FlagSet {
 	fs.StringVar(&f.engine, "engine", "native", "gradient engine: native or graph (Gorgonia)")
 	fs.Uint64Var(&f.seed, "seed", 1, "seed of the split, the permutations and the dropout masks (published in the certificate)")
 	fs.Float64Var(&f.testFrac, "test-frac", 0.2, "share of the rows held out for testing, in [0, 1) (0: every row trains)")
-	fs.StringVar(&f.out, "out", "", "write the model file ("+private.ModelFormat+") to this `file` (parent directories are created)")
+	fs.StringVar(&f.out, "out", "", "write the model file ("+modelfile.Format+") to this `file` (parent directories are created)")
 	fs.StringVar(&f.logLevel, "log-level", "warn", "log level on stderr: panic, error, warn, info, debug")
 	fs.Float64Var(&f.labelBound, "label-bound", 0, "regression: the bound `B` in |y| <= B (squared loss needs it; 0: none); a release clamps labels to it")
 	fs.Float64Var(&f.tolerance, "tolerance", 0, "non-private runs: stop after the first pass whose gradient norm is <= `tol` (a data-dependent stop: no release certifies it)")
@@ -81,7 +87,7 @@ func newTrainFlagSet(f *trainFlags) *flag.FlagSet {
 	fs.Float64Var(&f.delta, "delta", 0, "privacy budget `delta` in [0, 1): 0 for laplace and gamma (pure eps-DP), > 0 for the Gaussian mechanisms")
 	fs.StringVar(&f.noise, "noise", "secure", "noise source: secure (a private release), or seeded from --noise-seed (reproducible; its certificate says NOT private, since the seed is published)")
 	fs.Uint64Var(&f.noiseSeed, "noise-seed", 0, "seed of --noise seeded (required with it; published in the model file)")
-	fs.IntVar(&f.partitions, "partitions", 1, "train `P` partitions, a row's partition a seeded hash of its position (file name, row number), and release the weighted average once (private.FitPartitioned, the Beam pipeline's algorithm); with P > 1, --data may be a glob of CSV shards")
+	fs.IntVar(&f.partitions, "partitions", 1, "train `P` partitions, a row's partition a seeded hash of its position (file name, row number), and release the weighted average once (partition.Fit, the Beam pipeline's algorithm); with P > 1, --data may be a glob of CSV shards")
 	fs.BoolVar(&f.diagnostics, "diagnostics", false, "also print non-private statistics of the run (metrics of the trained and released weights, objective, passes done): for your eyes only, do not publish")
 	fs.SetOutput(io.Discard) // parse errors are returned, not printed
 	fs.Usage = func() {}     // the flag package calls it on every error
@@ -106,13 +112,13 @@ const trainHelp = "Usage: stabpriv train [flags]\n\n" +
 type settings struct {
 	trainFlags
 	set    map[string]bool
-	schema private.Schema
-	budget private.Budget
+	schema datasets.Schema
+	budget dp.Budget
 	opts   private.Options
 	level  logrus.Level
-	table  *private.Table
+	table  *datasets.Table
 	// shards are the tables of a partitioned run (table is the first).
-	shards []*private.Table
+	shards []*datasets.Table
 }
 
 // parseTrain parses and checks the flags and reads the inputs; every error
@@ -166,7 +172,7 @@ func (s *settings) parsePrivacy() error {
 	} else if _, err := perturb.Calibrate(m, s.epsilon, s.delta, perturb.Sensitivity{L2: 1}, 1); err != nil {
 		return usagef("--mechanism %s --epsilon %v --delta %v: %w%s", m, s.epsilon, s.delta, err, privacyHint(m, err))
 	}
-	s.opts.Mechanism, s.budget = m, private.Budget{Epsilon: s.epsilon, Delta: s.delta}
+	s.opts.Mechanism, s.budget = m, dp.Budget{Epsilon: s.epsilon, Delta: s.delta}
 	switch s.noise {
 	case "secure":
 		if s.set["noise-seed"] {
@@ -176,7 +182,7 @@ func (s *settings) parsePrivacy() error {
 		if !s.set["noise-seed"] {
 			return usagef("--noise seeded needs --noise-seed N (separate from --seed; it is published, so the release is not private)")
 		}
-		s.opts.Noise, s.opts.NoiseSeed = perturb.Seeded(s.noiseSeed), s.noiseSeed
+		s.opts.Noise = perturb.Seeded(s.noiseSeed)
 	default:
 		return usagef("--noise %q, want secure or seeded", s.noise)
 	}
@@ -313,8 +319,8 @@ func (s *settings) parseKnobs() error {
 // parseData reads the table, the bounds and the schema.
 func (s *settings) parseData() error {
 	priv := s.opts.Mechanism != ""
-	if s.partitions < 1 || s.partitions > private.MaxPartitions {
-		return usagef("--partitions %d, want 1 to %d", s.partitions, private.MaxPartitions)
+	if s.partitions < 1 || s.partitions > datasets.MaxPartitions {
+		return usagef("--partitions %d, want 1 to %d", s.partitions, datasets.MaxPartitions)
 	}
 	var err error
 	if s.data == "" {
@@ -324,7 +330,7 @@ func (s *settings) parseData() error {
 		if s.classes != "" || s.positive != "" {
 			return usagef("--classes and --positive apply to --data; the embedded data declares benign and malignant (+1)")
 		}
-		if s.table, s.schema, err = private.DefaultTable(); err != nil {
+		if s.table, s.schema, err = datasets.DefaultTable(); err != nil {
 			return err
 		}
 		s.label = s.schema.Label
@@ -338,7 +344,7 @@ func (s *settings) parseData() error {
 		if s.partitions > 1 && s.classes == "" && (s.opts.Trainer.Loss == nil || s.opts.Trainer.Loss.Task() != losses.Regression) {
 			return usagef("--partitions needs --classes declared: the partitions must agree on them")
 		}
-		s.schema = private.Schema{Label: s.label, LabelBound: s.labelBound}
+		s.schema = datasets.Schema{Label: s.label, LabelBound: s.labelBound}
 		if s.classes != "" {
 			s.schema.Classes = strings.Split(s.classes, ",")
 			for i := range s.schema.Classes {
@@ -350,7 +356,7 @@ func (s *settings) parseData() error {
 		}
 	}
 	if s.bounds != "" {
-		b, err := private.ReadBoundsFile(s.bounds)
+		b, err := datasets.ReadBoundsFile(s.bounds)
 		if err != nil {
 			return usagef("--bounds: %w", err)
 		}
@@ -362,9 +368,9 @@ func (s *settings) parseData() error {
 			return usagef("a private run on --data needs --bounds FILE (public feature bounds, inside the guarantee) or --standardize none|train (train is outside the guarantee)")
 		}
 	case "none":
-		s.opts.Preprocess = private.None
+		s.opts.Preprocess = preprocess.None
 	case "train":
-		s.opts.Preprocess = private.Standardize
+		s.opts.Preprocess = preprocess.Standardize
 	default:
 		return usagef("--standardize %q, want auto, none or train", s.standardize)
 	}
@@ -377,7 +383,7 @@ func (s *settings) parseData() error {
 		}
 	}
 	if s.partitions > 1 {
-		if s.opts.Preprocess == private.Standardize {
+		if s.opts.Preprocess == preprocess.Standardize {
 			return usagef("--partitions: a standardization fitted on the rows is refused; give --bounds or --standardize none")
 		}
 		if s.tolerance != 0 {
@@ -398,7 +404,7 @@ func (s *settings) parseData() error {
 	// stratified split of classification.
 	s.opts.Stratify = s.testFrac > 0 && (s.opts.Trainer.Loss == nil || s.opts.Trainer.Loss.Task() != losses.Regression)
 	if s.schema.Classes == nil && s.data != "" && (s.opts.Trainer.Loss == nil || s.opts.Trainer.Loss.Task() != losses.Regression) {
-		s.schema.Classes, err = private.ObservedClasses(s.table, s.label, s.positive, s.opts.Trainer.Loss)
+		s.schema.Classes, err = datasets.ObservedClasses(s.table, s.label, s.positive, s.opts.Trainer.Loss)
 		if err != nil {
 			return usagef("%w", err)
 		}
@@ -426,7 +432,7 @@ func (s *settings) readShards() error {
 		paths = m
 	}
 	for _, p := range paths {
-		t, err := private.ReadCSVFile(p)
+		t, err := datasets.ReadTableFile(p)
 		if err != nil {
 			return err
 		}
@@ -452,20 +458,20 @@ func runTrain(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	log.SetOutput(stderr)
 	log.SetLevel(s.level)
 	s.opts.Logger = log
-	if s.opts.Preprocess == private.Standardize && s.opts.Mechanism != "" {
+	if s.opts.Preprocess == preprocess.Standardize && s.opts.Mechanism != "" {
 		log.Warn("--standardize train: the standardization statistics are fitted on the training split and are not private; the certificate does not cover the table, only the standardized rows")
 	}
-	var rel *private.Released
+	var rel *modelfile.Released
 	if s.partitions > 1 {
 		if s.data == "" {
-			s.shards = []*private.Table{s.table}
+			s.shards = []*datasets.Table{s.table}
 		}
-		rel, err = private.FitPartitioned(ctx, s.shards, s.schema, s.budget, s.opts, s.partitions)
+		rel, err = partition.Fit(ctx, s.shards, s.schema, s.budget, s.opts, s.partitions)
 	} else {
 		rel, err = private.Fit(ctx, s.table, s.schema, s.budget, s.opts)
 	}
 	if err != nil {
-		if errors.Is(err, private.ErrSchema) || errors.Is(err, private.ErrOptions) || errors.Is(err, private.ErrBudget) || errors.Is(err, trainer.ErrConfig) {
+		if errors.Is(err, datasets.ErrSchema) || errors.Is(err, private.ErrOptions) || errors.Is(err, dp.ErrBudget) || errors.Is(err, trainer.ErrConfig) || errors.Is(err, release.ErrConfig) {
 			return &usageError{err}
 		}
 		return err
@@ -474,7 +480,7 @@ func runTrain(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 		return err
 	}
 	if s.out != "" {
-		if err := rel.WriteModelFile(s.out); err != nil {
+		if err := rel.WriteFile(s.out); err != nil {
 			return err
 		}
 		fmt.Fprintf(stdout, "\nmodel written to %s\n", s.out)

@@ -17,6 +17,8 @@ import (
 	"log"
 	"os"
 
+	"github.com/stabpriv/stabpriv/datasets"
+	"github.com/stabpriv/stabpriv/dp"
 	"github.com/stabpriv/stabpriv/perturb"
 	"github.com/stabpriv/stabpriv/private"
 )
@@ -32,14 +34,13 @@ func main() {
 func run(w io.Writer, noise perturb.Source, noiseSeed uint64) error {
 	// The table as a user hands it over, with its schema: the label column,
 	// the classes benign and malignant (+1), and public bounds per feature.
-	table, schema, err := private.DefaultTable()
+	table, schema, err := datasets.DefaultTable()
 	if err != nil {
 		return err
 	}
-	r, err := private.Fit(context.Background(), table, schema, private.Budget{Epsilon: 1}, private.Options{
+	r, err := private.Fit(context.Background(), table, schema, dp.Budget{Epsilon: 1}, private.Options{
 		Mechanism: perturb.Gamma,
 		Noise:     noise,
-		NoiseSeed: noiseSeed,
 		TestFrac:  0.2,
 		Seed:      1,
 		Auto:      true,

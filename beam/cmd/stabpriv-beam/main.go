@@ -31,15 +31,16 @@ import (
 	_ "github.com/apache/beam/sdks/v2/go/pkg/beam/x/beamx" // registers every runner
 
 	stabbeam "github.com/stabpriv/stabpriv/beam"
+	"github.com/stabpriv/stabpriv/datasets"
 	"github.com/stabpriv/stabpriv/losses"
+	"github.com/stabpriv/stabpriv/modelfile"
 	"github.com/stabpriv/stabpriv/perturb"
-	"github.com/stabpriv/stabpriv/private"
 )
 
 var (
 	input      = flag.String("input", "", "`glob` of the CSV shards (a local pattern or a URL such as gs://bucket/dir/*.csv), each with the same header")
 	partitions = flag.Int("partitions", 1, "number of partitions `P` (1 <= P <= training rows)")
-	out        = flag.String("out", "", "write the model file ("+private.ModelFormat+") to this `file` (a local path or a URL); required")
+	out        = flag.String("out", "", "write the model file ("+modelfile.Format+") to this `file` (a local path or a URL); required")
 	label      = flag.String("label", "", "label `column`; required")
 	classes    = flag.String("classes", "", "the classes, declared: `a,b,...` (binary: the second is +1); required for classification")
 	bounds     = flag.String("bounds", "", "CSV `file` of public feature bounds, one line column,lo,hi per feature")
@@ -99,12 +100,12 @@ func main() {
 		fmt.Printf("wrote %s (runner %s, %d partitions)\n", *out, runner, cfg.Partitions)
 		return
 	}
-	r, err := private.ReadModelFile(*out)
+	r, err := modelfile.ReadFile(*out)
 	if err != nil {
 		fmt.Fprintf(os.Stderr, "stabpriv-beam: reading back %s: %v\n", *out, err)
 		os.Exit(1)
 	}
-	v, why, err := private.Verify(r)
+	v, why, err := modelfile.Verify(r)
 	if err != nil {
 		fmt.Fprintf(os.Stderr, "stabpriv-beam: %s does not verify: %v\n", *out, err)
 		os.Exit(1)
@@ -113,7 +114,7 @@ func main() {
 	switch {
 	case r.Certificate == nil:
 		fmt.Println("not private: " + why)
-	case v == private.PrivateRelease:
+	case v == modelfile.PrivateRelease:
 		c := r.Certificate
 		fmt.Printf("private release: %s, eps = %g, delta = %g, L2 sensitivity %.6g (route %s), noise %s = %.6g\n",
 			c.Mechanism, c.Epsilon, c.Delta, c.L2Sensitivity, c.SensitivityRoute, c.NoiseScaleName, c.NoiseScale)
@@ -175,7 +176,7 @@ func config(set map[string]bool) (stabbeam.Config, error) {
 		}
 	}
 	if *bounds != "" {
-		b, err := private.ReadBoundsFile(*bounds)
+		b, err := datasets.ReadBoundsFile(*bounds)
 		if err != nil {
 			return c, fmt.Errorf("--bounds: %w", err)
 		}

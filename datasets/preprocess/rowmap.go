@@ -1,0 +1,232 @@
+package preprocess
+
+import (
+	"fmt"
+	"math"
+
+	"gonum.org/v1/gonum/mat"
+
+	"github.com/stabpriv/stabpriv/datasets"
+)
+
+// Mode selects how raw feature values become model inputs (RowMap).
+type Mode string
+
+const (
+	// Bounds clamps every feature to its declared bound [lo, hi] and maps
+	// it affinely onto [-1, 1]: z = (2 clamp(x) - lo - hi) / (hi - lo). A
+	// per-row map with public constants: inside the guarantee.
+	Bounds Mode = "bounds"
+	// None uses the features as they are, for data already on a common,
+	// public scale: inside the guarantee.
+	None Mode = "none"
+	// Standardize maps z = (x - mean) / scale with the means and scales
+	// fitted on the training split. The statistics move every row when one
+	// row changes: outside the guarantee, which the certificate states.
+	Standardize Mode = "standardize"
+)
+
+// Inside reports whether the map is a per-row map with public constants,
+// inside the guarantee of a release (Bounds and None).
+func (m Mode) Inside() bool { return m == Bounds || m == None }
+
+// Validate returns an error wrapping datasets.ErrInvalid for a mode other
+// than Bounds, None and Standardize.
+func (m Mode) Validate() error {
+	switch m {
+	case Bounds, None, Standardize:
+		return nil
+	}
+	return fmt.Errorf("%w: preprocessing %q, want bounds, none or standardize", datasets.ErrInvalid, string(m))
+}
+
+// MarshalText returns the mode's name.
+func (m Mode) MarshalText() ([]byte, error) { return []byte(m), nil }
+
+// UnmarshalText sets the mode named by text, refusing an unknown name.
+func (m *Mode) UnmarshalText(text []byte) error {
+	v := Mode(text)
+	if err := v.Validate(); err != nil {
+		return err
+	}
+	*m = v
+	return nil
+}
+
+// RowMap is the public map from a raw row (the feature columns in
+// Features order) to a model input, written into the model file:
+//
+//	z  = the mode's per-feature map (Bounds, None, Standardize)
+//	x' = [clip_1(z), 1] / sqrt(2)
+//
+// clip_1 scales a row of norm above 1 to norm 1, so ||x'|| <= 1 and the
+// row bound kappa = 1 holds with the constant bias feature counted in it
+// (docs/DESIGN.md, section 2). A null row (a label outside the declared classes) maps to
+// the zero vector, bias included: its loss gradient is zero at every w.
+type RowMap struct {
+	Mode Mode `json:"mode"`
+	// Features names the raw feature columns, in model-input order; the
+	// model's last input is the bias.
+	Features []string `json:"features"`
+	// Lo and Hi are the declared bounds (Bounds mode).
+	Lo []float64 `json:"lo,omitempty"`
+	Hi []float64 `json:"hi,omitempty"`
+	// Mean and Scale are the fitted statistics (Standardize mode): not
+	// private.
+	Mean  []float64 `json:"mean,omitempty"`
+	Scale []float64 `json:"scale,omitempty"`
+	// Words state the map in words.
+	Words string `json:"map"`
+}
+
+// NewRowMap builds the map of mode for the feature columns, with the bounds
+// the schema declares (Bounds mode: every feature needs one, and every bound
+// must name a feature; errors wrap datasets.ErrSchema); trainRows (n x d raw
+// values) is read only by Standardize, which fits its statistics on them.
+func NewRowMap(mode Mode, features []string, s datasets.Schema, trainRows *mat.Dense) (*RowMap, error) {
+	p := &RowMap{Mode: mode, Features: append([]string(nil), features...), Words: MapWords(mode)}
+	switch mode {
+	case Bounds:
+		var missing []string
+		for _, f := range features {
+			b, ok := s.Bound(f)
+			if !ok {
+				missing = append(missing, f)
+				continue
+			}
+			p.Lo, p.Hi = append(p.Lo, b.Lo), append(p.Hi, b.Hi)
+		}
+		if len(missing) > 0 {
+			return nil, fmt.Errorf("%w: no bound declared for feature column(s) %q: every feature needs column,lo,hi", datasets.ErrSchema, missing)
+		}
+		for _, b := range s.Bounds {
+			if !contains(features, b.Column) {
+				return nil, fmt.Errorf("%w: a bound names column %q, which is not a feature column", datasets.ErrSchema, b.Column)
+			}
+		}
+	case None:
+	case Standardize:
+		std, err := FitStandardizer(trainRows)
+		if err != nil {
+			return nil, err
+		}
+		p.Mean, p.Scale = std.Mean, std.Scale
+	default:
+		return nil, mode.Validate()
+	}
+	return p, nil
+}
+
+// MapWords states the map of mode in words (RowMap.Words).
+func MapWords(mode Mode) string {
+	const rowMap = "x' = [clip_1(z), 1] / sqrt(2), clip_1 scaling a row of norm above 1 to norm 1, so ||x'|| <= 1; a row whose label is not declared maps to 0"
+	switch mode {
+	case Bounds:
+		return "z_j = (2 clamp(x_j, lo_j, hi_j) - lo_j - hi_j) / (hi_j - lo_j) with the declared bounds; " + rowMap
+	case Standardize:
+		return "z_j = (x_j - mean_j) / scale_j with statistics fitted on the training split (not private); " + rowMap
+	}
+	return "z = x; " + rowMap
+}
+
+func contains(s []string, v string) bool {
+	for _, x := range s {
+		if x == v {
+			return true
+		}
+	}
+	return false
+}
+
+// Dim returns the number of model inputs: the features and the bias.
+func (p *RowMap) Dim() int { return len(p.Features) + 1 }
+
+// Apply writes the model input of the raw row x (len(p.Features) values)
+// into dst (p.Dim() values). Errors wrap datasets.ErrFormat: a length mismatch or a
+// value that is not finite.
+func (p *RowMap) Apply(dst, x []float64) error {
+	d := len(p.Features)
+	if len(x) != d || len(dst) != d+1 {
+		return fmt.Errorf("%w: a row of %d values into %d inputs, the model has %d features and a bias", datasets.ErrFormat, len(x), len(dst), d)
+	}
+	z := dst[:d]
+	for j, v := range x {
+		if math.IsNaN(v) || math.IsInf(v, 0) {
+			return fmt.Errorf("%w: feature %q is %v", datasets.ErrFormat, p.Features[j], v)
+		}
+		switch p.Mode {
+		case Bounds:
+			lo, hi := p.Lo[j], p.Hi[j]
+			v = math.Max(lo, math.Min(hi, v))
+			// lo/2 and hi/2 keep the sum finite near the float64 range.
+			v = (v - (lo/2 + hi/2)) / (hi/2 - lo/2)
+			z[j] = math.Max(-1, math.Min(1, v))
+		case Standardize:
+			z[j] = (v - p.Mean[j]) / p.Scale[j]
+		default:
+			z[j] = v
+		}
+	}
+	return UnitBallRow(dst, z)
+}
+
+// Check returns an error unless the map is well-formed: a known mode, at
+// least one feature, and finite constants of the right lengths (lo < hi,
+// positive scales). A model file's reader calls it.
+func (p *RowMap) Check() error {
+	if err := p.Mode.Validate(); err != nil {
+		return err
+	}
+	d := len(p.Features)
+	if d == 0 {
+		return fmt.Errorf("%w: preprocessing without features", datasets.ErrInvalid)
+	}
+	finite := func(vs []float64) bool {
+		for _, v := range vs {
+			if math.IsNaN(v) || math.IsInf(v, 0) {
+				return false
+			}
+		}
+		return true
+	}
+	switch p.Mode {
+	case Bounds:
+		if len(p.Lo) != d || len(p.Hi) != d || !finite(p.Lo) || !finite(p.Hi) {
+			return fmt.Errorf("%w: bounds of %d and %d values for %d features", datasets.ErrInvalid, len(p.Lo), len(p.Hi), d)
+		}
+		for j := range p.Lo {
+			if !(p.Lo[j] < p.Hi[j]) {
+				return fmt.Errorf("%w: feature %q bounds [%v, %v]", datasets.ErrInvalid, p.Features[j], p.Lo[j], p.Hi[j])
+			}
+		}
+	case Standardize:
+		if len(p.Mean) != d || len(p.Scale) != d || !finite(p.Mean) || !finite(p.Scale) {
+			return fmt.Errorf("%w: standardizer of %d and %d values for %d features", datasets.ErrInvalid, len(p.Mean), len(p.Scale), d)
+		}
+		for j, s := range p.Scale {
+			if !(s > 0) {
+				return fmt.Errorf("%w: feature %q scale %v", datasets.ErrInvalid, p.Features[j], s)
+			}
+		}
+	}
+	return nil
+}
+
+// Rows maps the rows idx of enc (raw feature values parsed against a
+// schema) to model inputs, and returns them with their labels and which of
+// them are null rows (mapped to zero, bias included).
+func (p *RowMap) Rows(enc *datasets.Encoded, idx []int) (*mat.Dense, []float64, []bool, error) {
+	X := mat.NewDense(len(idx), p.Dim(), nil)
+	y := make([]float64, len(idx))
+	null := make([]bool, len(idx))
+	for r, i := range idx {
+		y[r], null[r] = enc.Y[i], enc.Null[i]
+		if null[r] {
+			continue
+		}
+		if err := p.Apply(X.RawRowView(r), enc.Row(i)); err != nil {
+			return nil, nil, nil, fmt.Errorf("data row %d: %w", i+1, err)
+		}
+	}
+	return X, y, null, nil
+}

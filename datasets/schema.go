@@ -1,0 +1,170 @@
+package datasets
+
+import (
+	"encoding/csv"
+	"errors"
+	"fmt"
+	"io"
+	"math"
+	"os"
+	"slices"
+	"strconv"
+	"strings"
+
+	"github.com/stabpriv/stabpriv/losses"
+)
+
+// ErrSchema is wrapped by every error about a schema that cannot be used:
+// no label column, classes missing or repeated, bounds that are malformed
+// or do not cover a feature column.
+var ErrSchema = errors.New("datasets: invalid schema")
+
+// Schema is what the user declares about the data before seeing it: the
+// label column, the classes and the feature bounds. Everything in it is
+// public: it is written into the model file and may shape the release
+// (the number of classes sets the dimension of a softmax model) without
+// costing privacy, because it does not depend on the rows.
+type Schema struct {
+	// Label is the name of the label column. Required.
+	Label string `json:"label"`
+	// Classes names the classes of a classification task, declared in
+	// advance. For a binary task there are exactly two, and Classes[1] is
+	// the class encoded +1; for a multiclass task Classes[k] is class index
+	// k. A row whose label is not declared is kept as a null row (see
+	// Fit); the classes are never read from the rows in a private run.
+	// Nil for regression.
+	Classes []string `json:"classes,omitempty"`
+	// LabelBound is B in |y| <= B for regression: a private run clamps
+	// every label to [-B, B] (a per-row map). Zero means unbounded (losses
+	// whose constants do not need it only).
+	LabelBound float64 `json:"label_bound,omitempty"`
+	// Bounds declares, for feature columns, the interval [Lo, Hi] the
+	// values are clamped to before scaling (Preprocess Bounds). Nil means
+	// none declared.
+	Bounds []Bound `json:"bounds,omitempty"`
+}
+
+// Bound is the declared range of one feature column.
+type Bound struct {
+	Column string  `json:"column"`
+	Lo     float64 `json:"lo"`
+	Hi     float64 `json:"hi"`
+}
+
+// Validate returns an error wrapping ErrSchema unless the schema can be
+// used with a loss of the given task: a label column, the classes the task
+// needs (or none declared), distinct class names without surrounding
+// spaces, a finite label bound, and finite bounds lo < hi of distinct
+// columns.
+func (s Schema) Validate(task losses.Task) error {
+	if strings.TrimSpace(s.Label) == "" {
+		return fmt.Errorf("%w: no label column", ErrSchema)
+	}
+	switch task {
+	case losses.Binary:
+		if len(s.Classes) != 2 && s.Classes != nil {
+			return fmt.Errorf("%w: a binary task declares 2 classes, have %d (%s)", ErrSchema, len(s.Classes), strings.Join(s.Classes, ", "))
+		}
+	case losses.Multiclass:
+		if len(s.Classes) < 2 && s.Classes != nil {
+			return fmt.Errorf("%w: a multiclass task declares at least 2 classes, have %d", ErrSchema, len(s.Classes))
+		}
+	case losses.Regression:
+		if s.Classes != nil {
+			return fmt.Errorf("%w: a regression task has no classes, have %s", ErrSchema, strings.Join(s.Classes, ", "))
+		}
+	default:
+		return fmt.Errorf("%w: unknown task %v", ErrSchema, task)
+	}
+	seen := make(map[string]bool, len(s.Classes))
+	for _, c := range s.Classes {
+		if strings.TrimSpace(c) != c || c == "" {
+			return fmt.Errorf("%w: class name %q is empty or has surrounding spaces", ErrSchema, c)
+		}
+		if seen[c] {
+			return fmt.Errorf("%w: class %q declared twice", ErrSchema, c)
+		}
+		seen[c] = true
+	}
+	if math.IsNaN(s.LabelBound) || math.IsInf(s.LabelBound, 0) || s.LabelBound < 0 {
+		return fmt.Errorf("%w: label bound %v, want finite >= 0", ErrSchema, s.LabelBound)
+	}
+	cols := make(map[string]bool, len(s.Bounds))
+	for _, b := range s.Bounds {
+		if b.Column == "" {
+			return fmt.Errorf("%w: a bound without a column name", ErrSchema)
+		}
+		if cols[b.Column] {
+			return fmt.Errorf("%w: column %q bounded twice", ErrSchema, b.Column)
+		}
+		cols[b.Column] = true
+		if math.IsNaN(b.Lo) || math.IsNaN(b.Hi) || math.IsInf(b.Lo, 0) || math.IsInf(b.Hi, 0) || !(b.Lo < b.Hi) || math.IsInf(b.Hi-b.Lo, 0) {
+			return fmt.Errorf("%w: column %q bounds [%v, %v], want finite lo < hi", ErrSchema, b.Column, b.Lo, b.Hi)
+		}
+	}
+	return nil
+}
+
+// Bound returns the declared bound of column name.
+func (s Schema) Bound(name string) (Bound, bool) {
+	i := slices.IndexFunc(s.Bounds, func(b Bound) bool { return b.Column == name })
+	if i < 0 {
+		return Bound{}, false
+	}
+	return s.Bounds[i], true
+}
+
+// ReadBounds reads feature bounds from CSV: one line per column,
+// "column,lo,hi", with an optional header line "column,lo,hi". Errors wrap
+// ErrSchema and name the line.
+func ReadBounds(r io.Reader) ([]Bound, error) {
+	cr := csv.NewReader(r)
+	cr.FieldsPerRecord = -1
+	cr.TrimLeadingSpace = true
+	cr.Comment = '#'
+	var out []Bound
+	for line := 1; ; line++ {
+		rec, err := cr.Read()
+		if err == io.EOF {
+			break
+		}
+		if err != nil {
+			return nil, fmt.Errorf("%w: bounds: %w", ErrSchema, err)
+		}
+		line, _ = cr.FieldPos(0)
+		if len(rec) != 3 {
+			return nil, fmt.Errorf("%w: bounds line %d has %d fields, want column,lo,hi", ErrSchema, line, len(rec))
+		}
+		name := strings.TrimSpace(rec[0])
+		if len(out) == 0 && strings.EqualFold(name, "column") {
+			continue // header
+		}
+		lo, err1 := strconv.ParseFloat(strings.TrimSpace(rec[1]), 64)
+		hi, err2 := strconv.ParseFloat(strings.TrimSpace(rec[2]), 64)
+		if err1 != nil || err2 != nil {
+			return nil, fmt.Errorf("%w: bounds line %d: %q, %q are not numbers", ErrSchema, line, rec[1], rec[2])
+		}
+		out = append(out, Bound{Column: name, Lo: lo, Hi: hi})
+	}
+	if len(out) == 0 {
+		return nil, fmt.Errorf("%w: no bounds in the file", ErrSchema)
+	}
+	if err := (Schema{Label: "-", Bounds: out}).Validate(losses.Regression); err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
+// ReadBoundsFile reads the bounds file at path with ReadBounds.
+func ReadBoundsFile(path string) ([]Bound, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	b, err := ReadBounds(f)
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", path, err)
+	}
+	return b, nil
+}

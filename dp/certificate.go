@@ -1,0 +1,154 @@
+package dp
+
+import (
+	"crypto/sha256"
+	"encoding/binary"
+	"encoding/hex"
+	"fmt"
+	"math"
+	"strings"
+
+	"github.com/stabpriv/stabpriv/perturb"
+	"github.com/stabpriv/stabpriv/trainer"
+)
+
+// CertificateVersion is the format version written into every Certificate.
+const CertificateVersion = "stabpriv-certificate/2"
+
+// Composition describes a release that is one part of a composed release
+// (one-vs-rest): its (Epsilon, Delta) in the certificate is its share, and
+// the parts together satisfy (TotalEpsilon, TotalDelta).
+type Composition struct {
+	Rule         string  `json:"rule"`
+	Parts        int     `json:"parts"`
+	Index        int     `json:"index"`
+	TotalEpsilon float64 `json:"total_epsilon"`
+	TotalDelta   float64 `json:"total_delta"`
+}
+
+// Charge is one entry of a privacy ledger: a private step and the part of
+// the budget it spent.
+type Charge struct {
+	Step      string            `json:"step"`
+	Mechanism perturb.Mechanism `json:"mechanism"`
+	Epsilon   float64           `json:"epsilon"`
+	Delta     float64           `json:"delta"`
+}
+
+// Certificate states what a release guarantees and under which assumptions.
+// It serializes to JSON; the Run record is nested under "run" and its fields
+// are promoted (c.N, c.Kappa, ...).
+type Certificate struct {
+	Version string `json:"version"`
+	// Private reports whether the release is a private release: true only
+	// for noise from the secure source. A seeded release can be recomputed
+	// by anyone who knows its seed and makes no privacy claim, whatever
+	// Epsilon says.
+	Private bool `json:"private"`
+	// Mechanism, Epsilon and Delta are the claim: the released weights are
+	// (Epsilon, Delta)-DP with respect to Neighbouring.
+	Mechanism perturb.Mechanism `json:"mechanism"`
+	Epsilon   float64           `json:"epsilon"`
+	Delta     float64           `json:"delta"`
+	// Dim is the number of released numbers, K*D.
+	Dim int `json:"dim"`
+	// L2Sensitivity is the L2 sensitivity the noise is calibrated to (for
+	// Laplace, L1Sensitivity is), from SensitivityRoute.
+	L2Sensitivity    float64 `json:"l2_sensitivity"`
+	L1Sensitivity    float64 `json:"l1_sensitivity"`
+	SensitivityRoute string  `json:"sensitivity_route"`
+	// Beta is the uniform stability reported with the sensitivity.
+	Beta float64 `json:"beta"`
+	// NoiseScale is the calibrated noise scale, named by NoiseScaleName:
+	// b (Laplace scale per coordinate), theta (Gamma scale of the noise
+	// norm) or sigma (Gaussian standard deviation per coordinate).
+	NoiseScale     float64 `json:"noise_scale"`
+	NoiseScaleName string  `json:"noise_scale_name"`
+	Neighbouring   string  `json:"neighbouring"`
+	// Source is SourceSecure, SourceSeeded or "custom: ..." for a
+	// caller-supplied source.
+	Source string `json:"source"`
+	// NoiseSeed is the seed of a seeded source, published with the
+	// release (nil for the secure source).
+	NoiseSeed *uint64 `json:"noise_seed,omitempty"`
+	// WeightsSHA256 binds the certificate to the released weights: the
+	// SHA-256 of the weights (WeightsSHA256).
+	WeightsSHA256 string `json:"weights_sha256"`
+	// Ledger lists every private step of the pipeline that produced the
+	// release and the budget it spent; empty for a bare Release.
+	Ledger []Charge `json:"ledger,omitempty"`
+	// Composition is set for a part of a one-vs-rest release.
+	Composition *Composition `json:"composition,omitempty"`
+	// Assumptions lists what the claim does not cover, including the
+	// caller's notes.
+	Assumptions []string `json:"not_covered"`
+	Citation    string   `json:"citation"`
+	// Run is a copy of the training run record: every constant used, with
+	// the statistics of the data withheld (see the Assumptions).
+	*trainer.Run `json:"run"`
+}
+
+// String explains the certificate in words.
+func (c *Certificate) String() string {
+	if c == nil {
+		return "<nil certificate>"
+	}
+	var b strings.Builder
+	fmt.Fprintf(&b, "Privacy certificate (%s)\n", c.Version)
+	if !c.Private {
+		fmt.Fprintf(&b, "Claim: none. NOT PRIVATE: the noise (%s) came from the source %q and can be recomputed", c.Mechanism, c.Source)
+		if c.NoiseSeed != nil {
+			fmt.Fprintf(&b, " from the published noise seed %d", *c.NoiseSeed)
+		}
+		fmt.Fprintf(&b, "; the calibration below (eps = %g, delta = %g) is what a secure release would have used.\n", c.Epsilon, c.Delta)
+	} else if c.Delta == 0 {
+		fmt.Fprintf(&b, "Claim: the released weights (%d numbers) are %g-differentially private (pure DP)", c.Dim, c.Epsilon)
+	} else {
+		fmt.Fprintf(&b, "Claim: the released weights (%d numbers) are (%g, %g)-differentially private", c.Dim, c.Epsilon, c.Delta)
+	}
+	if c.Private {
+		// The claim is about the neighbouring relation below; whatever
+		// happened to the rows before it is covered only as the
+		// not-covered list says.
+		b.WriteString(" with respect to the neighbouring relation below; see what is not covered.\n")
+	}
+	fmt.Fprintf(&b, "Neighbouring data sets: %s.\n", c.Neighbouring)
+	if c.Composition != nil {
+		fmt.Fprintf(&b, "Composition: part %d of %d; all parts together are (%g, %g)-DP by %s.\n",
+			c.Composition.Index+1, c.Composition.Parts, c.Composition.TotalEpsilon, c.Composition.TotalDelta, c.Composition.Rule)
+	}
+	fmt.Fprintf(&b, "Mechanism: %s. %s\n", c.Mechanism, perturb.Describe(c.Mechanism, c.NoiseScale, c.Dim))
+	fmt.Fprintf(&b, "Sensitivity: L2 = %g (L1 = %g), route: %s; uniform stability beta = %g.\n", c.L2Sensitivity, c.L1Sensitivity, c.SensitivityRoute, c.Beta)
+	fmt.Fprintf(&b, "Noise source: %s.\n", c.Source)
+	fmt.Fprintf(&b, "Weights: SHA-256 %s.\n", c.WeightsSHA256)
+	for _, l := range c.Ledger {
+		fmt.Fprintf(&b, "Budget spent by %s: eps = %g, delta = %g (%s).\n", l.Step, l.Epsilon, l.Delta, l.Mechanism)
+	}
+	if r := c.Run; r != nil {
+		fmt.Fprintf(&b, "Training run: loss %s (%s), n = %d, d = %d, K = %d, kappa = %g, L = %g, smoothness = %g, lambda = %g, l1 ratio = %g, mu = %g,\n",
+			r.Loss, r.Task, r.N, r.D, r.K, r.Kappa, r.L, r.BetaS, r.Lambda, r.L1Ratio, r.Mu)
+		fmt.Fprintf(&b, "  schedule %s, eta = %g, passes %d, batch %d, clip G = %g, dropout s = %g, radius R = %g, averaging %v, sampling %s,\n",
+			r.Schedule, r.Eta, r.Passes, r.Batch, r.Clip, r.Dropout, r.Radius, r.Average, r.Sampling)
+		fmt.Fprintf(&b, "  tolerance %g, engine %s, seed %d.\n", r.Tolerance, r.Engine, r.Seed)
+	}
+	fmt.Fprintf(&b, "Reference: %s.\n", c.Citation)
+	b.WriteString("Assumptions, and what the claim does not cover:\n")
+	for _, a := range c.Assumptions {
+		fmt.Fprintf(&b, "  - %s\n", a)
+	}
+	return b.String()
+}
+
+// WeightsSHA256 returns the hex SHA-256 of the weights: the IEEE 754 bits of
+// each weight, big-endian, in order. JSON keeps every float64 exactly, so
+// the hash of weights read back from a model file equals the hash of the
+// weights written.
+func WeightsSHA256(w []float64) string {
+	h := sha256.New()
+	var b [8]byte
+	for _, v := range w {
+		binary.BigEndian.PutUint64(b[:], math.Float64bits(v))
+		h.Write(b[:])
+	}
+	return hex.EncodeToString(h.Sum(nil))
+}

@@ -1,0 +1,162 @@
+package modelfile
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"math"
+	"os"
+	"path/filepath"
+
+	"github.com/stabpriv/stabpriv/losses"
+)
+
+// Format names the format of the model files this package writes.
+const Format = "stabpriv-model/2"
+
+// ErrFile reports a model file that is malformed, or whose certificate
+// does not verify (ErrVerify).
+var ErrFile = errors.New("modelfile: invalid model file")
+
+// modelFile is the JSON document of a model file: the format and the
+// fields of Released.
+type modelFile struct {
+	Format string `json:"format"`
+	*Released
+}
+
+// Write writes r as a model file (JSON, Format). Diagnostics are never
+// written.
+func (r *Released) Write(w io.Writer) error {
+	data, err := json.MarshalIndent(modelFile{Format: Format, Released: r}, "", "  ")
+	if err != nil {
+		return fmt.Errorf("modelfile: encoding the model: %w", err)
+	}
+	_, err = w.Write(append(data, '\n'))
+	return err
+}
+
+// WriteFile writes r to path with Write, creating the parent
+// directories. The file appears whole or not at all: it is written to a
+// temporary file in the same directory and renamed.
+func (r *Released) WriteFile(path string) (err error) {
+	var buf bytes.Buffer
+	if err := r.Write(&buf); err != nil {
+		return err
+	}
+	dir := filepath.Dir(path)
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return err
+	}
+	f, err := os.CreateTemp(dir, ".stabpriv-model-*")
+	if err != nil {
+		return err
+	}
+	defer func() {
+		if err != nil {
+			os.Remove(f.Name())
+		}
+	}()
+	if _, err := f.Write(buf.Bytes()); err != nil {
+		f.Close()
+		return err
+	}
+	if err := f.Close(); err != nil {
+		return err
+	}
+	if err := os.Chmod(f.Name(), 0o644); err != nil {
+		return err
+	}
+	return os.Rename(f.Name(), path)
+}
+
+// Read reads a model file and checks its structure: the format, a
+// model whose shape matches the preprocessing and the classes, finite
+// weights, and no field beyond those this package writes. It does not verify the certificate (Verify does). Errors wrap
+// ErrFile.
+func Read(rd io.Reader) (*Released, error) {
+	dec := json.NewDecoder(rd)
+	// A field this package does not write could carry anything, a
+	// statistic of the data included: such a file is refused.
+	dec.DisallowUnknownFields()
+	var doc struct {
+		Format string `json:"format"`
+		Released
+	}
+	if err := dec.Decode(&doc); err != nil {
+		return nil, fmt.Errorf("%w: not a stabpriv model file (%w)", ErrFile, err)
+	}
+	if doc.Format != Format {
+		return nil, fmt.Errorf("%w: format %q, want %q (a file of another program or version)", ErrFile, doc.Format, Format)
+	}
+	r := &doc.Released
+	if err := r.checkShape(); err != nil {
+		return nil, err
+	}
+	return r, nil
+}
+
+// ReadFile reads the model file at path with Read.
+func ReadFile(path string) (*Released, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, fmt.Errorf("modelfile: %w", err)
+	}
+	defer f.Close()
+	r, err := Read(f)
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", path, err)
+	}
+	return r, nil
+}
+
+// task returns the task of the model's loss.
+func (r *Released) task() (losses.Task, error) {
+	l, err := losses.ByName(r.Model.Loss)
+	if err != nil {
+		return 0, fmt.Errorf("%w: %w", ErrFile, err)
+	}
+	return l.Task(), nil
+}
+
+// checkShape checks that the parts of r fit together.
+func (r *Released) checkShape() error {
+	m := r.Model
+	if m == nil {
+		return fmt.Errorf("%w: no model", ErrFile)
+	}
+	if m.K < 1 || m.D < 1 || len(m.W) != m.K*m.D {
+		return fmt.Errorf("%w: model is %d x %d with %d weights", ErrFile, m.K, m.D, len(m.W))
+	}
+	for i, v := range m.W {
+		if math.IsNaN(v) || math.IsInf(v, 0) {
+			return fmt.Errorf("%w: weight %d is %v", ErrFile, i, v)
+		}
+	}
+	if r.Preprocessing == nil {
+		return fmt.Errorf("%w: no preprocessing", ErrFile)
+	}
+	if err := r.Preprocessing.Check(); err != nil {
+		return fmt.Errorf("%w: %w", ErrFile, err)
+	}
+	if d := r.Preprocessing.Dim(); d != m.D {
+		return fmt.Errorf("%w: the preprocessing gives %d inputs, the model has %d", ErrFile, d, m.D)
+	}
+	task, err := r.task()
+	if err != nil {
+		return err
+	}
+	if task.String() != m.Task.String() {
+		return fmt.Errorf("%w: loss %s is %v but the model says %v", ErrFile, m.Loss, task, m.Task)
+	}
+	k := len(r.Schema.Classes)
+	switch {
+	case task == losses.Binary && (k != 2 || m.K != 1),
+		task == losses.Multiclass && (k < 2 || m.K != k),
+		task == losses.Regression && (k != 0 || m.K != 1):
+		return fmt.Errorf("%w: %v model with %d outputs and %d classes", ErrFile, task, m.K, k)
+	}
+	return nil
+}

@@ -1,0 +1,237 @@
+package modelfile_test
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"flag"
+	"math"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/stabpriv/stabpriv/datasets"
+	"github.com/stabpriv/stabpriv/dp"
+	"github.com/stabpriv/stabpriv/internal/fittest"
+	"github.com/stabpriv/stabpriv/modelfile"
+	"github.com/stabpriv/stabpriv/perturb"
+	"github.com/stabpriv/stabpriv/private"
+	"github.com/stabpriv/stabpriv/regularizers"
+	"github.com/stabpriv/stabpriv/trainer"
+)
+
+var update = flag.Bool("update", false, "rewrite the golden files in testdata")
+
+// goldenFit is a reproducible release: seeded noise, a small table.
+func goldenFit(t *testing.T, mech perturb.Mechanism) *modelfile.Released {
+	t.Helper()
+	tab := fittest.Blobs(24, 2, []string{"neg", "pos"}, 9)
+	schema := datasets.Schema{Label: "y", Classes: []string{"neg", "pos"}, Bounds: fittest.BoundsFor(tab, -2, 3)}
+	r, err := private.Fit(context.Background(), tab, schema, dp.Budget{Epsilon: 2}, private.Options{
+		Mechanism: mech, TestFrac: 0.25, Seed: 4, Noise: perturb.Seeded(8),
+		Trainer: trainer.Config{Reg: regularizers.ElasticNet{Lambda: 0.1}, Schedule: trainer.BoundedInverseT, Passes: 2},
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return r
+}
+
+func encodeModel(t *testing.T, r *modelfile.Released) []byte {
+	t.Helper()
+	var b bytes.Buffer
+	if err := r.Write(&b); err != nil {
+		t.Fatal(err)
+	}
+	return b.Bytes()
+}
+
+// TestModelGolden pins the model file format (and with it the certificate
+// format): a change of either shows here. Run with -update to accept one.
+func TestModelGolden(t *testing.T) {
+	got := encodeModel(t, goldenFit(t, perturb.Laplace))
+	path := filepath.Join("testdata", "model.golden.json")
+	if *update {
+		if err := os.WriteFile(path, got, 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	want, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !bytes.Equal(got, want) {
+		t.Errorf("model file differs from %s (run go test -run TestModelGolden -update after a deliberate format change):\n%s", path, got)
+	}
+	r, err := modelfile.Read(bytes.NewReader(want))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if v, why, err := modelfile.Verify(r); err != nil || v != modelfile.NotPrivate || !strings.Contains(why, "seed (8) is published") {
+		t.Errorf("golden file: %v %q %v", v, why, err)
+	}
+}
+
+// TestModelRoundTrip writes and reads a model file: the same release.
+func TestModelRoundTrip(t *testing.T) {
+	r := goldenFit(t, perturb.Gamma)
+	data := encodeModel(t, r)
+	back, err := modelfile.Read(bytes.NewReader(data))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if again := encodeModel(t, back); !bytes.Equal(again, data) {
+		t.Errorf("round trip changed the file:\n%s\n%s", data, again)
+	}
+	dir := t.TempDir()
+	path := filepath.Join(dir, "sub", "m.json")
+	if err := r.WriteFile(path); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := modelfile.ReadFile(path); err != nil {
+		t.Fatal(err)
+	}
+	if entries, _ := os.ReadDir(filepath.Join(dir, "sub")); len(entries) != 1 {
+		t.Errorf("temporary files left: %v", entries)
+	}
+}
+
+// tamper returns the model file of r with edit applied to its JSON.
+func tamper(t *testing.T, data []byte, edit func(doc map[string]any)) []byte {
+	t.Helper()
+	var doc map[string]any
+	if err := json.Unmarshal(data, &doc); err != nil {
+		t.Fatal(err)
+	}
+	edit(doc)
+	out, err := json.Marshal(doc)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return out
+}
+
+func cert(doc map[string]any) map[string]any { return doc["certificate"].(map[string]any) }
+
+// TestVerifyTampered checks that Verify names every kind of tampering with
+// a private release.
+func TestVerifyTampered(t *testing.T) {
+	tab, schema, err := datasets.DefaultTable()
+	if err != nil {
+		t.Fatal(err)
+	}
+	r, err := private.Fit(context.Background(), tab, schema, dp.Budget{Epsilon: 1}, private.Options{Mechanism: perturb.Gamma, Auto: true, TestFrac: 0.2, Seed: 1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	data := encodeModel(t, r)
+	if v, _, err := modelfile.Verify(r); err != nil || v != modelfile.PrivateRelease {
+		t.Fatalf("untouched: %v %v", v, err)
+	}
+	tests := []struct {
+		name string
+		edit func(doc map[string]any)
+		want string
+	}{
+		{"weight altered", func(d map[string]any) {
+			w := d["model"].(map[string]any)["w"].([]any)
+			w[3] = w[3].(float64) + 1e-9
+		}, "weights were altered"},
+		{"epsilon raised", func(d map[string]any) { cert(d)["epsilon"] = 5.0 }, "automatic knobs"},
+		{"automatic lambda raised", func(d map[string]any) { cert(d)["run"].(map[string]any)["lambda"] = 0.1 }, "automatic knobs"},
+		{"epsilon negative", func(d map[string]any) { cert(d)["epsilon"] = -5.0 }, "invalid"},
+		{"mechanism bogus", func(d map[string]any) { cert(d)["mechanism"] = "bogus" }, "invalid"},
+		{"noise scale tiny", func(d map[string]any) { cert(d)["noise_scale"] = 1e-9 }, "noise_scale"},
+		{"sensitivity lowered", func(d map[string]any) { cert(d)["l2_sensitivity"] = 0.001 }, "l2_sensitivity"},
+		{"lambda raised", func(d map[string]any) { cert(d)["run"].(map[string]any)["lambda"] = 10.0 }, ""},
+		{"n raised", func(d map[string]any) { cert(d)["run"].(map[string]any)["n"] = 1e6 }, "n = 1000000"},
+		{"route renamed", func(d map[string]any) { cert(d)["sensitivity_route"] = "erm" }, "sensitivity_route"},
+		{"ledger overspent", func(d map[string]any) {
+			cert(d)["ledger"] = []any{map[string]any{"step": "x", "mechanism": "gamma", "epsilon": 0.5, "delta": 0.0}}
+		}, "ledger"},
+		{"private flag on a file flipped off", func(d map[string]any) { d["private"] = false }, "private is false"},
+		{"source claimed seeded", func(d map[string]any) { cert(d)["source"] = perturb.SourceSeeded }, "noise seed"},
+		// Forgeries that keep every recomputed number consistent with a
+		// false claim: each must still be found.
+		{"eps 100 relabelled 1 by scaling L_z", func(d map[string]any) {
+			run := cert(d)["run"].(map[string]any)
+			run["lz"], run["lipschitz"] = 0.01, 0.01
+		}, "loss constants"},
+		{"kappa zero", func(d map[string]any) { cert(d)["run"].(map[string]any)["kappa"] = 0.0 }, "kappa"},
+		{"unknown schedule", func(d map[string]any) { cert(d)["run"].(map[string]any)["schedule"] = "weird" }, "schedule"},
+		{"step records shrunk", func(d map[string]any) {
+			run := cert(d)["run"].(map[string]any)
+			run["pass_max_step"].([]any)[0] = 1e-9
+		}, "pass 1 steps"},
+		{"stability block altered", func(d map[string]any) { d["stability"].(map[string]any)["delta"] = 1e-9 }, "stability"},
+		{"beta altered", func(d map[string]any) { cert(d)["beta"] = 1e-9 }, "certificate.beta"},
+		{"split train rows", func(d map[string]any) { d["split"].(map[string]any)["train_rows"] = 7.0 }, "training rows"},
+		{"notes on a private file", func(d map[string]any) { d["notes"] = []any{"row 17 has radius 14.2"} }, "notes"},
+		{"not-covered text replaced", func(d map[string]any) { cert(d)["not_covered"] = []any{"mean radius of row 17 = 14.2"} }, "not_covered"},
+		{"sampling text", func(d map[string]any) { cert(d)["run"].(map[string]any)["sampling"] = "row 17: 14.2" }, "sampling"},
+		{"map text", func(d map[string]any) { d["preprocessing"].(map[string]any)["map"] = "row 17: 14.2" }, "preprocessing"},
+		{"standardize without the warning", func(d map[string]any) {
+			p := d["preprocessing"].(map[string]any)
+			p["mode"], p["mean"], p["scale"] = "standardize", p["lo"], p["hi"]
+			delete(p, "lo")
+			delete(p, "hi")
+		}, "not_covered"},
+		{"version", func(d map[string]any) { cert(d)["version"] = "stabpriv-certificate/1" }, "version"},
+	}
+	for _, tt := range tests {
+		bad := tamper(t, data, tt.edit)
+		rr, err := modelfile.Read(bytes.NewReader(bad))
+		if err == nil {
+			_, _, err = modelfile.Verify(rr)
+		}
+		if err == nil || !errors.Is(err, modelfile.ErrFile) || !strings.Contains(err.Error(), tt.want) {
+			t.Errorf("%s: err %v, want one wrapping modelfile.ErrFile and naming %q", tt.name, err, tt.want)
+		}
+	}
+	// Structural damage is found by ReadModel.
+	for name, edit := range map[string]func(map[string]any){
+		"unknown field":      func(d map[string]any) { d["train_accuracy"] = 0.98 },
+		"format":             func(d map[string]any) { d["format"] = "stabpriv-model/1" },
+		"weights missing":    func(d map[string]any) { d["model"].(map[string]any)["w"] = []any{1.0} },
+		"classes of another": func(d map[string]any) { d["schema"].(map[string]any)["classes"] = []any{"a", "b", "c"} },
+		"bounds reversed": func(d map[string]any) {
+			p := d["preprocessing"].(map[string]any)
+			p["lo"], p["hi"] = p["hi"], p["lo"]
+		},
+	} {
+		if _, err := modelfile.Read(bytes.NewReader(tamper(t, data, edit))); !errors.Is(err, modelfile.ErrFile) {
+			t.Errorf("%s: err %v, want modelfile.ErrFile", name, err)
+		}
+	}
+}
+
+// TestPredict checks predictions on raw rows against the model applied to
+// the preprocessed row, probabilities, and errors instead of panics.
+func TestPredict(t *testing.T) {
+	r := goldenFit(t, perturb.Gamma)
+	x := []float64{0.3, -1.2}
+	in := make([]float64, 3)
+	if err := r.Preprocessing.Apply(in, x); err != nil {
+		t.Fatal(err)
+	}
+	z := in[0]*r.Model.W[0] + in[1]*r.Model.W[1] + in[2]*r.Model.W[2]
+	want := "neg"
+	if z >= 0 {
+		want = "pos"
+	}
+	got, err := r.Predict(x)
+	if err != nil || got != want {
+		t.Errorf("Predict = %q, %v, want %q", got, err, want)
+	}
+	p, err := r.PredictProba(x)
+	if err != nil || len(p) != 2 || math.Abs(p[0]+p[1]-1) > 1e-15 || math.Abs(p[1]-1/(1+math.Exp(-z))) > 1e-15 {
+		t.Errorf("PredictProba = %v, %v", p, err)
+	}
+	for _, bad := range [][]float64{{1}, {1, 2, 3}, {math.NaN(), 0}, {math.Inf(1), 0}} {
+		if _, err := r.Predict(bad); !errors.Is(err, datasets.ErrFormat) {
+			t.Errorf("Predict(%v): %v, want datasets.ErrFormat", bad, err)
+		}
+	}
+}

@@ -1,0 +1,181 @@
+package modelfile
+
+import (
+	"fmt"
+	"slices"
+	"strings"
+
+	"github.com/stabpriv/stabpriv/datasets"
+	"github.com/stabpriv/stabpriv/datasets/preprocess"
+	"github.com/stabpriv/stabpriv/dp"
+	"github.com/stabpriv/stabpriv/losses"
+	"github.com/stabpriv/stabpriv/perturb"
+	"github.com/stabpriv/stabpriv/stability"
+	"github.com/stabpriv/stabpriv/trainer"
+)
+
+// Released is a model file: the released model with everything needed
+// to apply and to verify it. Every field but Diagnostics is public or
+// privatized (or, for Standardize, named in the certificate as not
+// covered) and is written into the model file.
+type Released struct {
+	// Private reports a private release of the table: a mechanism, the
+	// secure source, and a preprocessing inside the guarantee.
+	Private bool `json:"private"`
+	// Model holds the released weights (the trained weights when the fit
+	// is not private).
+	Model *trainer.Model `json:"model"`
+	// Certificate states the claim; nil for a fit without a mechanism.
+	Certificate *dp.Certificate `json:"certificate,omitempty"`
+	// Schema is the declared schema (the classes used, and the label).
+	Schema datasets.Schema `json:"schema"`
+	// Preprocessing maps raw rows to model inputs.
+	Preprocessing *preprocess.RowMap `json:"preprocessing"`
+	// Run holds the constants of a non-private run (a release publishes
+	// them in its certificate); nil for a release.
+	Run *trainer.Run `json:"run,omitempty"`
+	// Stability is the analysis of the run, from its constants alone.
+	Stability *stability.Report `json:"stability,omitempty"`
+	// Split records how rows were split.
+	Split SplitInfo `json:"split"`
+	// AutoKnobs reports that the knobs were chosen by the release method's
+	// Auto from public values alone (private.Options.Auto): Verify then
+	// recomputes them from (n, dim, K, mechanism, budget).
+	AutoKnobs bool `json:"auto_knobs,omitempty"`
+	// Partitions describes a partitioned fit (package partition); nil
+	// otherwise.
+	Partitions *PartitionInfo `json:"partitions,omitempty"`
+	// Notes says, for a fit without a certificate, how it was made.
+	Notes []string `json:"notes,omitempty"`
+	// Diagnostics is set with private.Options.Diagnostics: statistics of the data,
+	// never written to a model file.
+	Diagnostics *Diagnostics `json:"-"`
+}
+
+// SplitInfo is how a fit split the rows of the table.
+type SplitInfo struct {
+	TestFrac   float64 `json:"test_frac"`
+	Seed       uint64  `json:"seed"`
+	Stratified bool    `json:"stratified"`
+	Rows       int     `json:"rows"`
+	TrainRows  int     `json:"train_rows"`
+}
+
+// PartitionInfo is the public description of a partitioned fit, written
+// into its model file: the number of partitions and the number of training
+// rows of each (functions of the rows' positions and the seed only).
+type PartitionInfo struct {
+	Count int   `json:"count"`
+	Sizes []int `json:"sizes"`
+	// Shards are the shards' names and row counts, in name order: public
+	// (neighbours share them), and all that the sizes, the held-out rows
+	// and n depend on, so Verify recomputes the sizes from them.
+	Shards []datasets.Shard `json:"shards"`
+}
+
+// Diagnostics are statistics of the data computed in the clear: for the
+// user's eyes only, not covered by any privacy claim, never published.
+type Diagnostics struct {
+	Stats trainer.Stats
+	// Trained and Released are metrics of the trained and released weights
+	// on the training and test rows (rows with a declared label only).
+	TrainedTrain, TrainedTest, ReleasedTrain, ReleasedTest Metric
+	// NullRows counts the training rows whose label was not declared.
+	NullRows int
+	// Classes lists the labels seen in the table (a non-private run only).
+	Classes []string
+}
+
+// Metric is a quality figure of a model on some rows: accuracy for
+// classification, root mean squared error for regression.
+type Metric struct {
+	Name  string
+	Value float64
+	Rows  int
+}
+
+// TableNeighbours is the neighbouring relation of a fit's certificate.
+const TableNeighbours = "replace-one on the rows of the input table: two tables with the same header and the same number of rows that differ in one row " +
+	"(its features, its label or both), each well-formed (valid CSV, every feature cell a finite number); both fits use the same settings and Seed"
+
+// PartitionNeighbours is the neighbouring relation of a partitioned
+// release.
+const PartitionNeighbours = "replace-one on the rows of the shards: two lists of shards with the same names, the same header and the same number of data rows in each shard, " +
+	"that differ in one row (its features, its label or both), each row well-formed (every feature cell a finite number); both fits use the same Seed and number of partitions"
+
+// Neighbours returns the neighbouring relation of r's certificate:
+// PartitionNeighbours for a partitioned fit, TableNeighbours otherwise.
+func (r *Released) Neighbours() string {
+	if r.Partitions != nil {
+		return PartitionNeighbours
+	}
+	return TableNeighbours
+}
+
+// PipelineNotes returns the not-covered notes of the pipeline that made r,
+// for a loss of the given task, from r's public fields: what is public
+// (header, row count, schema, settings), the refusal of malformed tables,
+// the split (by position, or for a partitioned fit by a hash of
+// positions), the preprocessing (with a WARNING for a map outside the
+// guarantee) and the null rows. r.Preprocessing and r.Split must be set.
+func (r *Released) PipelineNotes(task losses.Task) []string {
+	notes := fitNotes(r.Preprocessing, task)
+	if r.Partitions == nil {
+		return notes
+	}
+	for i, s := range notes {
+		if strings.HasPrefix(s, "the split depends only on") {
+			notes[i] = fmt.Sprintf("the split holds a row out for testing when a seeded hash of its position (shard name, data row number) falls below the test fraction %g; it depends on positions, the fraction and the seed only, and the held-out rows are not used by the release", r.Split.TestFrac)
+		}
+	}
+	return notes
+}
+
+// fitNotes are the not-covered notes of a fit's certificate.
+func fitNotes(p *preprocess.RowMap, task losses.Task) []string {
+	notes := []string{
+		"public, and so not protected: the header (column names), the number of rows, the declared schema (label, classes, bounds) and every setting of the run; the classes and bounds must be declared without looking at the rows (bounds computed from the rows, say their minimum and maximum, are statistics of the data and void the claim)",
+		"a table that is not well-formed (a CSV syntax error, a ragged row, a feature cell that is not a finite number) is refused before training: the claim is about well-formed tables",
+		"the split depends only on the number of rows, the test fraction and the seed; the held-out rows are not used by the release",
+		"preprocessing: " + p.Words,
+	}
+	switch task {
+	case losses.Regression:
+		notes = append(notes, "a row whose label is not a finite number is a null row (features and bias 0); labels are clamped to the declared label bound")
+	default:
+		notes = append(notes, "a row whose label is not one of the declared classes is a null row (features and bias 0, zero gradient); the number of such rows is not published")
+	}
+	if !p.Mode.Inside() {
+		notes = append(notes, "WARNING: not covered: the standardization means and scales are fitted on the training split, written beside the weights and not private; "+
+			"one row changes every standardized row, so the claim holds for the standardized rows only, not for the table (use declared bounds, or the preprocessing none, to be covered)")
+	}
+	return notes
+}
+
+// PartitionCharge is the ledger entry of a partitioned release.
+func PartitionCharge(m perturb.Mechanism, b dp.Budget) dp.Charge {
+	return dp.Charge{Step: "release of the averaged weights of the partitions (output perturbation, once)", Mechanism: m, Epsilon: b.Epsilon, Delta: b.Delta}
+}
+
+// PublicSchema returns the schema as a model file holds it: the label, the
+// classes and the label bound (the bounds are in the preprocessing, in
+// model-input order).
+func PublicSchema(s datasets.Schema) datasets.Schema {
+	s.Classes = slices.Clone(s.Classes)
+	s.Bounds = nil // in the preprocessing, in model-input order
+	return s
+}
+
+// PartitionNotes are the notes a partitioned release adds to its
+// certificate: how rows were assigned and trained, the partitioned
+// sensitivity part against the reference run's analysis ref, and that the
+// partitions' weights are not private.
+func PartitionNotes(part stability.Partitioned, info *PartitionInfo, seed uint64, ref *stability.Report) []string {
+	partNote := fmt.Sprintf("partitioned training: %d partitions; a row's partition is a seeded hash (seed %d) of its position (shard name, data row number), never of its content, so the partition sizes are public: n = %d, n_p = %v. "+
+		"Each partition was trained with the run constants below on its n_p rows in position order (ceil(n_p/b) steps per pass, trainer seed = seed + p * 0x9e3779b97f4a7c15 mod 2^64), "+
+		"and the released weights are sum_p (n_p/n) w_p plus the noise, added once",
+		info.Count, seed, part.N, info.Sizes)
+	refNote := fmt.Sprintf("the run record below is the reference run: the same settings on all n = %d rows; a replaced row changes one partition p, so the average moves by at most max_p (n_p/n) Delta_p = %.17g (partition %d, each Delta_p the route of that partition's run); "+
+		"the noise is calibrated to the reference run's Delta = %.17g (route %v), which is at least that (private.FitPartitioned)", part.N, part.Delta, part.Worst, ref.Delta, ref.Chosen)
+	return []string{partNote, refNote, "the weights of each partition are not private: they exist only inside the training job, whose workers are trusted with the rows"}
+}

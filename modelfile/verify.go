@@ -1,0 +1,297 @@
+package modelfile
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"math"
+	"slices"
+
+	"github.com/stabpriv/stabpriv/datasets"
+	"github.com/stabpriv/stabpriv/datasets/preprocess"
+	"github.com/stabpriv/stabpriv/dp"
+	"github.com/stabpriv/stabpriv/internal/check"
+	"github.com/stabpriv/stabpriv/perturb"
+	"github.com/stabpriv/stabpriv/release"
+	"github.com/stabpriv/stabpriv/stability"
+)
+
+// Verdict is the outcome of Verify for a model file that is consistent.
+type Verdict int
+
+const (
+	// PrivateRelease: a valid private release, its claim verified.
+	PrivateRelease Verdict = iota
+	// NotPrivate: a valid file that makes no privacy claim about the table
+	// (no mechanism; seeded noise whose seed is published; or features
+	// standardized with statistics of the data, written in the file).
+	NotPrivate
+)
+
+// ErrVerify is wrapped by every inconsistency Verify finds.
+var ErrVerify = fmt.Errorf("%w: certificate does not verify", ErrFile)
+
+// Verify checks a model file's claim from what it publishes, the way a
+// third party would. From the published inputs of the release (the run
+// constants, the mechanism, eps and delta, the noise source, the schema and
+// the preprocessing's public constants) it rebuilds everything the fit
+// would have written beside the weights: the release method rebuilds the
+// certificate and the stability analysis (release.Method.Rebuild: for
+// output perturbation the loss constants, the step of every pass, the
+// route and Delta and the noise calibration; for objective perturbation and
+// AMP the calibration of the published problem), and Verify adds the
+// pipeline's not-covered notes, the neighbouring relation, the split, the
+// partition layout of a partitioned fit, and the weights' SHA-256. The file
+// must equal the rebuilt one exactly, so no field (free text included) can
+// carry anything else.
+//
+// It returns PrivateRelease for a valid private release, NotPrivate with
+// the reason for a valid file that makes no claim about the table, and an
+// error wrapping ErrVerify that names the inconsistencies otherwise.
+//
+// What a file cannot show is where it came from: weights replaced together
+// with their hash, a seeded release relabelled secure, or settings other
+// than those of the run are consistent forgeries. Verify checks a file's
+// internal consistency, not its provenance.
+func Verify(r *Released) (Verdict, string, error) {
+	if err := r.checkShape(); err != nil {
+		return 0, "", err
+	}
+	c := r.Certificate
+	if c == nil {
+		if r.Private {
+			return 0, "", fmt.Errorf("%w: marked private but holds no certificate", ErrVerify)
+		}
+		return NotPrivate, "no mechanism: the weights are released as trained, without a privacy guarantee", nil
+	}
+	var errs []error
+	bad := func(format string, args ...any) { errs = append(errs, fmt.Errorf(format, args...)) }
+	checkHeader(r, bad)
+	m, err := release.Lookup(c.Mechanism)
+	if err != nil {
+		bad("%v", err)
+	}
+	if c.Run == nil {
+		bad("the certificate has no run record")
+	} else {
+		checkPipeline(r, bad)
+	}
+	var part *partitioned
+	if len(errs) == 0 && r.Partitions != nil {
+		part = checkPartitions(r, bad)
+	}
+	if len(errs) > 0 {
+		// The rebuilt file would differ too; the specific reasons say more.
+		return 0, "", fmt.Errorf("%w: %w", ErrVerify, errors.Join(errs...))
+	}
+	want, err := rebuild(r, m, part)
+	if err != nil {
+		return 0, "", fmt.Errorf("%w: %w", ErrVerify, err)
+	}
+	if diffs := diffJSON(want, r); len(diffs) > 0 {
+		return 0, "", fmt.Errorf("%w: the file differs from the release its published constants give: %s", ErrVerify, diffs)
+	}
+	switch {
+	case c.Source == perturb.SourceSeeded:
+		return NotPrivate, fmt.Sprintf("the noise was drawn from a seeded generator whose seed (%d) is published: anyone can subtract it", *c.NoiseSeed), nil
+	case !r.Preprocessing.Mode.Inside():
+		return NotPrivate, "the features were standardized with means and scales fitted on the training split, written in the file and not private: the claim covers the standardized rows, not the table", nil
+	}
+	return PrivateRelease, "", nil
+}
+
+// checkHeader checks what every certificate shares, whatever its
+// mechanism: the format version, the weights' hash and a known noise
+// source; bad collects the inconsistencies.
+func checkHeader(r *Released, bad func(format string, args ...any)) {
+	c := r.Certificate
+	if c.Version != dp.CertificateVersion {
+		bad("certificate version %q, want %q", c.Version, dp.CertificateVersion)
+	}
+	if h := dp.WeightsSHA256(r.Model.W); h != c.WeightsSHA256 {
+		bad("the weights' SHA-256 is %s, the certificate binds %s: the weights were altered", h, c.WeightsSHA256)
+	}
+	if c.Source != perturb.SourceSecure && c.Source != perturb.SourceSeeded {
+		bad("noise source %q, want %q or %q", c.Source, perturb.SourceSecure, perturb.SourceSeeded)
+	}
+}
+
+// checkPipeline checks the run constants that the model, the schema, the
+// preprocessing and the split fix, whatever the method: the loss and the
+// shape of the model, kappa = 1 (every row map ends in the unit ball), the
+// label bound, n and the seed of the split.
+func checkPipeline(r *Released, bad func(format string, args ...any)) {
+	run := r.Certificate.Run
+	if run.Loss != r.Model.Loss || run.K != r.Model.K || run.D != r.Model.D {
+		bad("the run (%s, %d x %d) is not the model (%s, %d x %d)", run.Loss, run.K, run.D, r.Model.Loss, r.Model.K, r.Model.D)
+	}
+	if run.Kappa != 1 {
+		bad("kappa = %v, but the preprocessing maps every row into the unit ball: kappa = 1", run.Kappa)
+	}
+	if run.LabelBound != r.Schema.LabelBound {
+		bad("label bound %v in the run, %v in the schema", run.LabelBound, r.Schema.LabelBound)
+	}
+	if run.N != r.Split.TrainRows || run.N < 1 {
+		bad("the run has n = %d training rows, the split %d", run.N, r.Split.TrainRows)
+	}
+	if r.Partitions == nil {
+		if tr, err := trainRows(r.Split); err != nil || tr != r.Split.TrainRows {
+			bad("split of %d rows at test fraction %v has %d training rows, the file says %d (%v)", r.Split.Rows, r.Split.TestFrac, tr, r.Split.TrainRows, err)
+		}
+	}
+	if r.Split.Seed != run.Seed || r.Split.Stratified {
+		bad("split seed %d (stratified %v), run seed %d: a release splits by position with the run's seed", r.Split.Seed, r.Split.Stratified, run.Seed)
+	}
+}
+
+// partitioned is the analysis of a partitioned fit: the partitioned
+// sensitivity and the analysis of the reference run.
+type partitioned struct {
+	stability.Partitioned
+	ref *stability.Report
+}
+
+// checkPartitions checks a partitioned fit: the partition sizes, held-out
+// rows and n recomputed from the published shard names and row counts,
+// and the partitioned sensitivity, which the reference run's route must
+// cover.
+func checkPartitions(r *Released, bad func(format string, args ...any)) *partitioned {
+	info := r.Partitions
+	rows, train, sizes, err := datasets.PartitionLayout(info.Shards, r.Split.Seed, r.Split.TestFrac, info.Count)
+	switch {
+	case err != nil:
+		bad("partitions: %v", err)
+		return nil
+	case rows != r.Split.Rows || train != r.Split.TrainRows || !slices.Equal(sizes, info.Sizes):
+		bad("the shards %v give %d rows, %d for training, partition sizes %v; the file says %d, %d, %v", info.Shards, rows, train, sizes, r.Split.Rows, r.Split.TrainRows, info.Sizes)
+		return nil
+	case train < info.Count:
+		bad("%d partitions for %d training rows", info.Count, train)
+		return nil
+	}
+	run := *r.Certificate.Run
+	part, err := stability.AnalyzePartitioned(run, info.Sizes, func(p int) uint64 { return datasets.PartitionSeed(r.Split.Seed, p) })
+	if err != nil {
+		bad("partitions: %v", err)
+		return nil
+	}
+	ref, err := stability.Analyze(&run)
+	if err == nil {
+		err = part.Check(ref)
+	}
+	if err != nil {
+		bad("partitions: %v", err)
+		return nil
+	}
+	return &partitioned{part, ref}
+}
+
+// trainRows returns the number of training rows of a split.
+func trainRows(s SplitInfo) (int, error) {
+	if s.Rows < 1 || !check.HalfOpenUnit(s.TestFrac) {
+		return 0, fmt.Errorf("%d rows, test fraction %v", s.Rows, s.TestFrac)
+	}
+	return s.Rows - int(math.Round(s.TestFrac*float64(s.Rows))), nil
+}
+
+// rebuild returns the model file that a fit writes for the published
+// inputs of r and its weights.
+func rebuild(r *Released, m release.Method, part *partitioned) (*Released, error) {
+	c := r.Certificate
+	task, err := r.task()
+	if err != nil {
+		return nil, err
+	}
+	p := *r.Preprocessing
+	p.Words = preprocess.MapWords(p.Mode)
+	skeleton := &Released{Preprocessing: &p, Split: r.Split, Partitions: r.Partitions}
+	pub := release.Public{Classes: len(r.Schema.Classes), K: r.Model.K, D: r.Model.D, Notes: skeleton.PipelineNotes(task), Auto: r.AutoKnobs}
+	if part != nil {
+		pub.Extra = PartitionNotes(part.Partitioned, r.Partitions, r.Split.Seed, part.ref)
+	}
+	cert, rep, err := m.Rebuild(c, pub)
+	if err != nil {
+		return nil, err
+	}
+	cert.Neighbouring = skeleton.Neighbours()
+	if part != nil {
+		cert.Ledger = []dp.Charge{PartitionCharge(c.Mechanism, dp.Budget{Epsilon: c.Epsilon, Delta: c.Delta})}
+	}
+	cert.WeightsSHA256 = dp.WeightsSHA256(r.Model.W)
+	return &Released{
+		Private:       cert.Private && p.Mode.Inside(),
+		Model:         r.Model,
+		Certificate:   cert,
+		Schema:        PublicSchema(r.Schema),
+		Preprocessing: &p,
+		Stability:     rep,
+		Split:         r.Split,
+		AutoKnobs:     r.AutoKnobs,
+		Partitions:    r.Partitions,
+	}, nil
+}
+
+// diffJSON compares the model files of want and got and names the fields
+// (top level and in the certificate and its run) that differ.
+func diffJSON(want, got *Released) string {
+	flat := func(r *Released) map[string]string {
+		out := make(map[string]string)
+		var top map[string]json.RawMessage
+		b, _ := json.Marshal(modelFile{Format: Format, Released: r})
+		_ = json.Unmarshal(b, &top)
+		for k, v := range top {
+			if k != "certificate" {
+				out[k] = string(v)
+				continue
+			}
+			var cert map[string]json.RawMessage
+			_ = json.Unmarshal(v, &cert)
+			for ck, cv := range cert {
+				if ck != "run" {
+					out["certificate."+ck] = string(cv)
+					continue
+				}
+				var run map[string]json.RawMessage
+				_ = json.Unmarshal(cv, &run)
+				for rk, rv := range run {
+					out["certificate.run."+rk] = string(rv)
+				}
+			}
+		}
+		return out
+	}
+	w, g := flat(want), flat(got)
+	var keys []string
+	for k, v := range w {
+		if g[k] != v {
+			keys = append(keys, k)
+		}
+	}
+	for k := range g {
+		if _, ok := w[k]; !ok {
+			keys = append(keys, k)
+		}
+	}
+	slices.Sort(keys)
+	if len(keys) == 0 {
+		return ""
+	}
+	s := ""
+	for i, k := range keys {
+		if i > 0 {
+			s += "; "
+		}
+		s += fmt.Sprintf("%s is %s, want %s", k, abbreviate(g[k]), abbreviate(w[k]))
+	}
+	return s
+}
+
+func abbreviate(s string) string {
+	if s == "" {
+		return "absent"
+	}
+	if len(s) > 120 {
+		return s[:117] + "..."
+	}
+	return s
+}

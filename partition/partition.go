@@ -1,0 +1,533 @@
+package partition
+
+import (
+	"cmp"
+	"context"
+	"errors"
+	"fmt"
+	"reflect"
+	"runtime"
+	"slices"
+	"strings"
+	"sync"
+
+	"github.com/sirupsen/logrus"
+	"github.com/stabpriv/stabpriv/datasets"
+	"github.com/stabpriv/stabpriv/datasets/preprocess"
+	"github.com/stabpriv/stabpriv/dp"
+	"github.com/stabpriv/stabpriv/losses"
+	"github.com/stabpriv/stabpriv/modelfile"
+	"github.com/stabpriv/stabpriv/perturb"
+	"github.com/stabpriv/stabpriv/private"
+	"github.com/stabpriv/stabpriv/release"
+	"github.com/stabpriv/stabpriv/stability"
+	"github.com/stabpriv/stabpriv/trainer"
+	"gonum.org/v1/gonum/mat"
+)
+
+// Partitioned training: the algorithm of Fit, in steps that a distributed
+// runner (the Beam pipeline of the nested module
+// github.com/stabpriv/stabpriv/beam) calls on its workers, so that the
+// pipeline and Fit compute the same release from the same shards.
+//
+//	NewPlan             settings, checked before any row is read
+//	Plan.Rows           a chunk of one shard's rows -> model inputs with their
+//	                    positions and partitions (a per-row map)
+//	Plan.TrainPartition one partition's rows -> its weights and run
+//	Plan.Release        all partitions -> one weighted average, noise once,
+//	                    the certificate
+
+// Plan holds the checked settings of a partitioned fit: everything that is
+// fixed before a row is read.
+type Plan struct {
+	plan       *private.Plan
+	partitions int
+	header     []string
+	prep       *preprocess.RowMap
+	log        logrus.FieldLogger
+}
+
+// NewPlan checks the settings of a partitioned fit of tables with the given
+// header. It refuses what the partitioned guarantee does not cover: a
+// data-fitted standardization, a stratified split, a tolerance, a custom
+// step schedule, classes read from the rows (declare them), a user graph
+// model, a release method other than output perturbation; and partitions
+// outside [1, datasets.MaxPartitions]. Errors wrap private.ErrOptions,
+// datasets.ErrSchema, dp.ErrBudget or release.ErrConfig.
+func NewPlan(header []string, schema datasets.Schema, budget dp.Budget, opts private.Options, partitions int) (*Plan, error) {
+	if partitions < 1 || partitions > datasets.MaxPartitions {
+		return nil, fmt.Errorf("%w: %d partitions, want 1 to %d", private.ErrOptions, partitions, datasets.MaxPartitions)
+	}
+	if opts.Preprocess == "" && schema.Bounds == nil {
+		return nil, fmt.Errorf("%w: a partitioned fit needs declared feature bounds (preprocessing bounds) or the preprocessing none", private.ErrOptions)
+	}
+	pl, err := private.NewPlan(schema, budget, opts)
+	if err != nil {
+		return nil, err
+	}
+	switch {
+	case pl.Task != losses.Regression && schema.Classes == nil:
+		return nil, fmt.Errorf("%w: a partitioned fit needs the classes declared in advance (no worker sees every row)", datasets.ErrSchema)
+	case !pl.Mode.Inside():
+		return nil, fmt.Errorf("%w: preprocessing %s fits statistics on the rows of every partition; a partitioned fit takes public bounds or none (standardize the shards in a separate step, outside the guarantee, if needed)", private.ErrOptions, pl.Mode)
+	case opts.Stratify:
+		return nil, fmt.Errorf("%w: a partitioned fit holds rows out by a hash of their position; a stratified split is not available", private.ErrOptions)
+	case opts.Trainer.Model != nil:
+		return nil, fmt.Errorf("%w: a user graph model is not supported by a partitioned fit", private.ErrOptions)
+	case opts.Trainer.Tolerance != 0:
+		return nil, fmt.Errorf("%w: a tolerance stops each partition at a data-dependent pass; a partitioned fit runs the fixed passes", private.ErrOptions)
+	case opts.Trainer.Schedule == trainer.Custom:
+		return nil, fmt.Errorf("%w: a custom step schedule is not supported by a partitioned fit (its run record on all rows cannot be recomputed)", private.ErrOptions)
+	}
+	if pl.Method != nil {
+		if _, err := perturb.Lookup(pl.Method.Name()); err != nil {
+			return nil, fmt.Errorf("%w: %s: a partitioned fit releases the average of the partitions' weights by output perturbation (%s)", private.ErrOptions, pl.Method.Name(), perturb.MechanismList())
+		}
+	}
+	label := slices.Index(header, schema.Label)
+	if label < 0 {
+		return nil, fmt.Errorf("%w: no label column %q; the columns are %s", datasets.ErrSchema, schema.Label, strings.Join(header, ", "))
+	}
+	var features []string
+	for j, c := range header {
+		if j != label {
+			features = append(features, c)
+		}
+	}
+	if len(features) == 0 {
+		return nil, fmt.Errorf("%w: no feature column besides the label %q", datasets.ErrSchema, schema.Label)
+	}
+	prep, err := preprocess.NewRowMap(pl.Mode, features, schema, nil)
+	if err != nil {
+		return nil, err
+	}
+	log := opts.Logger
+	if log == nil {
+		l := logrus.New()
+		l.SetLevel(logrus.PanicLevel)
+		log = l
+	}
+	return &Plan{plan: pl, partitions: partitions, header: slices.Clone(header), prep: prep, log: log}, nil
+}
+
+// Dim returns the number of model inputs (the features and the bias).
+func (pl *Plan) Dim() int { return pl.prep.Dim() }
+
+// Partitions returns the number of partitions.
+func (pl *Plan) Partitions() int { return pl.partitions }
+
+// Header returns the header every shard must have.
+func (pl *Plan) Header() []string { return slices.Clone(pl.header) }
+
+// Row is one training row of a partitioned fit: its position (shard
+// name, 1-based data row number in the shard), its partition and its model
+// input (the public preprocessing applied, Dim values; a null row is zero).
+type Row struct {
+	Shard     string
+	Row       int
+	Partition int
+	X         []float64
+	Y         float64
+}
+
+// comparePosition orders rows by shard name, then row number.
+func comparePosition(a, b Row) int {
+	if c := strings.Compare(a.Shard, b.Shard); c != 0 {
+		return c
+	}
+	return cmp.Compare(a.Row, b.Row)
+}
+
+// Rows parses a chunk t of the rows of the shard named shard, whose first
+// row is data row firstRow (1-based) of the shard, against the schema, and
+// returns its training rows (the rows not held out) as model inputs with
+// their positions and partitions, and the number of rows held out. Every
+// step is a per-row map with public constants. t's header must equal the
+// plan's. Errors wrap datasets.ErrFormat or ErrSchema and name the shard and row.
+func (pl *Plan) Rows(t *datasets.Table, shard string, firstRow int) ([]Row, int, error) {
+	if t == nil {
+		return nil, 0, fmt.Errorf("%w: %s: no table", datasets.ErrFormat, shard)
+	}
+	if !slices.Equal(t.Columns, pl.header) {
+		return nil, 0, fmt.Errorf("%w: %s: header %q differs from the first shard's %q", datasets.ErrFormat, shard, strings.Join(t.Columns, ","), strings.Join(pl.header, ","))
+	}
+	if firstRow < 1 {
+		return nil, 0, fmt.Errorf("%w: %s: first row %d, want >= 1", datasets.ErrFormat, shard, firstRow)
+	}
+	enc, err := t.Encode(pl.plan.Schema, pl.plan.Task)
+	if err != nil {
+		return nil, 0, pl.rowError(shard, firstRow, err)
+	}
+	idx := make([]int, 0, enc.N)
+	held := 0
+	for i := range enc.N {
+		if datasets.HeldOut(pl.plan.Options.Seed, shard, firstRow+i, pl.plan.Options.TestFrac) {
+			held++
+			continue
+		}
+		idx = append(idx, i)
+	}
+	X, y, _, err := pl.prep.Rows(enc, idx)
+	if err != nil {
+		return nil, 0, pl.rowError(shard, firstRow, err)
+	}
+	out := make([]Row, len(idx))
+	for r, i := range idx {
+		row := firstRow + i
+		out[r] = Row{Shard: shard, Row: row, Partition: datasets.PartitionOf(pl.plan.Options.Seed, shard, row, pl.partitions), X: X.RawRowView(r), Y: y[r]}
+	}
+	return out, held, nil
+}
+
+// rowError names the shard and the first row of the chunk of an error of
+// encode or apply (which count rows from the start of the chunk).
+func (pl *Plan) rowError(shard string, firstRow int, err error) error {
+	if firstRow == 1 {
+		return fmt.Errorf("shard %s: %w", shard, err)
+	}
+	return fmt.Errorf("shard %s, chunk from data row %d (row numbers below count from it): %w", shard, firstRow, err)
+}
+
+// Result is what the training of one partition hands to the
+// release: its weights (not private: they stay inside the training job),
+// its size and its run record (constants only; Stats are zero).
+type Result struct {
+	Partition int
+	N         int
+	W         []float64
+	Run       trainer.Run
+}
+
+// config returns the trainer settings of partition p with n training rows
+// in all: the fit's settings with the trainer seed of p.
+func (pl *Plan) config(p, n int) (trainer.Config, error) {
+	return pl.plan.Config(n, pl.prep.Dim(), datasets.PartitionSeed(pl.plan.Options.Seed, p))
+}
+
+// TrainPartition trains partition p on its rows, sorted by position first
+// (so the run does not depend on the order rows arrive in), with the
+// trainer settings of the options (the automatic knobs from n, the number
+// of training rows of all partitions) and the trainer seed derived from
+// (Seed, p). rows may be in any order; each must belong to p.
+func (pl *Plan) TrainPartition(ctx context.Context, p, n int, rows []Row) (Result, error) {
+	if p < 0 || p >= pl.partitions {
+		return Result{}, fmt.Errorf("%w: partition %d of %d", private.ErrOptions, p, pl.partitions)
+	}
+	if len(rows) == 0 {
+		return Result{}, fmt.Errorf("%w: partition %d has no rows", datasets.ErrFormat, p)
+	}
+	rows = slices.Clone(rows)
+	slices.SortFunc(rows, comparePosition)
+	d := pl.prep.Dim()
+	X := mat.NewDense(len(rows), d, nil)
+	y := make([]float64, len(rows))
+	for r, row := range rows {
+		if row.Partition != p || len(row.X) != d {
+			return Result{}, fmt.Errorf("%w: row %s:%d of partition %d (%d inputs) handed to partition %d (%d inputs)", datasets.ErrFormat, row.Shard, row.Row, row.Partition, len(row.X), p, d)
+		}
+		if r > 0 && comparePosition(rows[r-1], row) == 0 {
+			return Result{}, fmt.Errorf("%w: row %s:%d appears twice", datasets.ErrFormat, row.Shard, row.Row)
+		}
+		X.SetRow(r, row.X)
+		y[r] = row.Y
+	}
+	cfg, err := pl.config(p, n)
+	if err != nil {
+		return Result{}, err
+	}
+	tr, err := trainer.New(cfg)
+	if err != nil {
+		return Result{}, err
+	}
+	m, run, err := tr.Train(ctx, X, y)
+	if err != nil {
+		return Result{}, fmt.Errorf("partition %d (%d rows): %w", p, len(rows), err)
+	}
+	r := *run
+	r.Stats = trainer.Stats{}
+	pl.log.WithFields(logrus.Fields{"partition": p, "rows": len(rows)}).Debug("partition: partition trained")
+	return Result{Partition: p, N: len(rows), W: m.W, Run: r}, nil
+}
+
+// sameSettings reports whether two partition runs used the same settings
+// (everything but the rows: n, the seed and the step records).
+func sameSettings(a, b trainer.Run) bool {
+	norm := func(r trainer.Run) trainer.Run {
+		r.N, r.Seed, r.StepsPerPass, r.PassMaxStep, r.PassMinStep, r.Stats = 0, 0, 0, nil, nil, trainer.Stats{}
+		return r
+	}
+	return reflect.DeepEqual(norm(a), norm(b))
+}
+
+// partitioned sensitivity and the sensitivity of the reference run, which
+// agree in exact arithmetic on the strongly convex route with b = 1 and are
+// computed by recursions over different step counts: it is the rounding
+// allowance stability.RoundingSlack that every route's Delta already carries.
+const partitionTolerance = stability.RoundingSlack
+
+// Release combines the results of every non-empty partition (in any order)
+// into the weighted average sum_p (n_p/n) w_p, summed in partition order,
+// and releases it once with the mechanism of the options (or returns it as
+// it is, without a mechanism). shards are the shards' names and row counts.
+// The certificate publishes the run record of the partitions' settings on
+// all n training rows (the reference run) and the partition sizes; see Fit
+// for the proof. Errors: datasets.ErrFormat for inconsistent results, and
+// the stability analysis' or the release's errors, all before anything is
+// released.
+func (pl *Plan) Release(ctx context.Context, results []Result, shards []datasets.Shard) (*modelfile.Released, error) {
+	opts := pl.plan.Options
+	shards = slices.Clone(shards)
+	slices.SortFunc(shards, func(a, b datasets.Shard) int { return cmp.Compare(a.Name, b.Name) })
+	rows, trainRows, wantSizes, err := datasets.PartitionLayout(shards, opts.Seed, opts.TestFrac, pl.partitions)
+	if err != nil {
+		return nil, err
+	}
+	results = slices.Clone(results)
+	slices.SortFunc(results, func(a, b Result) int { return cmp.Compare(a.Partition, b.Partition) })
+	if len(results) == 0 {
+		return nil, fmt.Errorf("%w: no partition has rows", datasets.ErrFormat)
+	}
+	if trainRows < pl.partitions {
+		return nil, fmt.Errorf("%w: %d partitions for %d training rows; use at most as many partitions as rows", private.ErrOptions, pl.partitions, trainRows)
+	}
+	first := results[0].Run
+	n := 0
+	sizes := make([]int, pl.partitions)
+	for i, r := range results {
+		switch {
+		case r.Partition < 0 || r.Partition >= pl.partitions:
+			return nil, fmt.Errorf("%w: result of partition %d of %d", datasets.ErrFormat, r.Partition, pl.partitions)
+		case i > 0 && results[i-1].Partition == r.Partition:
+			return nil, fmt.Errorf("%w: two results of partition %d", datasets.ErrFormat, r.Partition)
+		case r.N < 1 || r.Run.N != r.N || len(r.W) != r.Run.K*r.Run.D || r.Run.D != pl.prep.Dim():
+			return nil, fmt.Errorf("%w: result of partition %d: %d rows, run of %d rows, %d weights for %d x %d", datasets.ErrFormat, r.Partition, r.N, r.Run.N, len(r.W), r.Run.K, r.Run.D)
+		case !sameSettings(first, r.Run):
+			return nil, fmt.Errorf("%w: partitions %d and %d were trained with different settings", datasets.ErrFormat, results[0].Partition, r.Partition)
+		case r.Run.Seed != datasets.PartitionSeed(opts.Seed, r.Partition):
+			return nil, fmt.Errorf("%w: partition %d was trained with seed %d, want %d", datasets.ErrFormat, r.Partition, r.Run.Seed, datasets.PartitionSeed(opts.Seed, r.Partition))
+		}
+		n += r.N
+		sizes[r.Partition] = r.N
+	}
+	if n != trainRows || !slices.Equal(sizes, wantSizes) {
+		return nil, fmt.Errorf("%w: the partitions hold %d rows (sizes %v), the shards' positions give %d (sizes %v)", datasets.ErrFormat, n, sizes, trainRows, wantSizes)
+	}
+	// The weighted average, in partition order.
+	w := make([]float64, len(results[0].W))
+	for _, r := range results {
+		a := float64(r.N) / float64(n)
+		for i, v := range r.W {
+			w[i] += a * v
+		}
+	}
+	model := &trainer.Model{Loss: first.Loss, K: first.K, D: first.D, W: w, Task: pl.plan.Task}
+	ref, err := first.OnRows(n, opts.Seed)
+	if err != nil {
+		return nil, err
+	}
+	repRef, err := stability.Analyze(&ref)
+	if err != nil {
+		return nil, err
+	}
+	// Every partition's record is the reference run on its own rows and
+	// seed: Verify recomputes the partitioned sensitivity from it.
+	for _, r := range results {
+		want, err := first.OnRows(r.N, datasets.PartitionSeed(opts.Seed, r.Partition))
+		if err != nil {
+			return nil, err
+		}
+		got := r.Run
+		got.Stats = trainer.Stats{}
+		if !reflect.DeepEqual(got, want) {
+			return nil, fmt.Errorf("%w: partition %d's run record is not the settings' run on its %d rows", datasets.ErrFormat, r.Partition, r.N)
+		}
+	}
+	info := modelfile.PartitionInfo{Count: pl.partitions, Sizes: sizes, Shards: shards}
+	part, err := stability.AnalyzePartitioned(ref, sizes, func(p int) uint64 { return datasets.PartitionSeed(opts.Seed, p) })
+	if err != nil {
+		return nil, err
+	}
+	out := &modelfile.Released{
+		Schema:        modelfile.PublicSchema(pl.plan.Schema),
+		Preprocessing: pl.prep,
+		Stability:     repRef,
+		Split:         modelfile.SplitInfo{TestFrac: opts.TestFrac, Seed: opts.Seed, Rows: rows, TrainRows: n},
+		AutoKnobs:     opts.Auto,
+		Partitions:    &info,
+	}
+	notes := out.PipelineNotes(pl.plan.Task)
+	partNotes := modelfile.PartitionNotes(part, &info, opts.Seed, repRef)
+	if pl.plan.Method == nil {
+		out.Model = model
+		out.Run = &ref
+		out.Notes = append(notes, partNotes[0], "not private: the weights are released as trained, without a privacy guarantee")
+		return out, nil
+	}
+	if err := part.Check(repRef); err != nil {
+		return nil, err
+	}
+	tr, err := release.NewTrained(model, &ref, notes)
+	if err != nil {
+		return nil, err
+	}
+	p, err := tr.Prepared(pl.plan.Method.Name(), pl.plan.Budget)
+	if err != nil {
+		return nil, err
+	}
+	rel, err := p.Release(ctx, opts.Noise, partNotes...)
+	if err != nil {
+		return nil, err
+	}
+	cert := rel.Certificate
+	cert.Neighbouring = out.Neighbours()
+	cert.Ledger = []dp.Charge{modelfile.PartitionCharge(cert.Mechanism, pl.plan.Budget)}
+	out.Private = cert.Private
+	out.Model, out.Certificate = rel.Model, cert
+	return out, nil
+}
+
+// Fit is the partitioned form of private.Fit, the algorithm of the Beam
+// pipeline (github.com/stabpriv/stabpriv/beam) run in one process: tables
+// are the shards (each named by datasets.ShardName(Source); the names must be
+// distinct, and the order of the list does not matter), all with the same
+// header; every row goes to the partition datasets.PartitionOf(Seed, shard,
+// row, partitions) and is held out when datasets.HeldOut(Seed, shard, row,
+// TestFrac);
+// each partition is trained on its rows in position order
+// (TrainPartition), and the weighted average of the partitions' weights is
+// released once (Release). Diagnostics are not computed. The preprocessing
+// must be Bounds or None: a data-fitted standardization is refused.
+//
+// # The guarantee
+//
+// Neighbours (modelfile.PartitionNeighbours) are two lists of shards with the same
+// names, header and row counts that differ in one row. The release is
+// (eps, delta)-DP for that relation with the sensitivity the certificate
+// states:
+//
+// Positions are public. The partition of a row, whether it is held out, the
+// partition sizes n_p, the number n = sum_p n_p of training rows and the
+// order of the rows inside a partition (by position) are functions of the
+// positions and the seed only, so they are the same for both neighbours;
+// the automatic knobs depend on (n, d, K, mechanism, budget) only, and each
+// partition's trainer seed on (Seed, p) only.
+//
+// One partition changes. Let the neighbours differ in the row at position
+// q. If q is held out, every partition's rows are equal and so are the
+// releases. Otherwise q lies in partition p* = PartitionOf(q): the rows of
+// every other partition are equal, so w_p = w'_p for p != p* (training is
+// a deterministic function of the rows and the seed), and the rows of p*
+// are replace-one neighbours of size n_p* in the same order. Hence
+//
+//	||wbar - wbar'|| = (n_p*/n) ||w_p* - w'_p*|| <= (n_p*/n) Delta_p* <= max_p (n_p/n) Delta_p =: Delta_part,
+//
+// where Delta_p is the sensitivity of partition p's run by its chosen
+// stability route (stability.Analyze of its run record: each route bounds
+// replace-one neighbours of the run's rows with a shared seed, wherever the
+// differing row sits). The per-row maps (encoding, null rows, bounds, the
+// unit-ball map) act on each row alone, as in Fit.
+//
+// The routes. Route 4 (strongly convex SGD) with the bounded inverse-t
+// steps: Delta_p = 2L/(mu b ceil(n_p/b)) <= 2L/(mu n_p), so
+// Delta_part <= max_p (n_p/n) 2L/(mu n_p) = 2L/(mu n), the sensitivity of
+// one run on all n rows: averaging P partitions costs nothing in noise, with
+// equality for b = 1. Route 4 with a constant step, and route 3 (convex SGD,
+// where Delta_p = (2L/b) sum of the steps does not depend on n_p, so
+// Delta_part is (max_p n_p/n) times the single-run bound, about 1/P of it):
+// Delta_part as defined. Routes 1 and 2 (full-batch gradient descent to the
+// minimizer) need b = n_p in every partition, which one batch size does not
+// express: they do not apply, and a run that reaches no route is refused.
+//
+// What the certificate publishes. A model file (modelfile.Format) states one run
+// record, and Verify recomputes Delta from it. Release publishes the
+// reference run, the partitions' settings on all n rows (ceil(n/b) steps
+// per pass, the step records of the schedule for those steps, Seed), and
+// calibrates the noise to its Delta = Delta_ref, after checking
+// Delta_part <= Delta_ref (up to the rounding allowance
+// stability.RoundingSlack): the release is then DP with room to spare.
+// With b = 1 and the bounded inverse-t schedule (a release's default) both
+// are 2L/(mu n) times the same slack. Where Delta_part > Delta_ref (b > 1
+// with sizes that b does not divide; a constant-step route 4 run), the fit
+// is refused rather than certified with a Delta that Verify cannot
+// recompute. The partition count, the seed, n and the sizes n_p are
+// written into the certificate's not-covered notes (public, as the proof
+// needs them), as is the fact that the per-partition weights are not
+// private inside the job.
+//
+// Errors: those of NewPlan, datasets.ErrFormat (shards with different headers
+// or duplicate names, malformed rows, no training rows), private.ErrOptions (more
+// partitions than training rows), and those of training, the stability
+// analysis and perturb, all before anything is released.
+func Fit(ctx context.Context, tables []*datasets.Table, schema datasets.Schema, budget dp.Budget, opts private.Options, partitions int) (*modelfile.Released, error) {
+	if len(tables) == 0 || tables[0] == nil {
+		return nil, fmt.Errorf("%w: no shards", datasets.ErrFormat)
+	}
+	pl, err := NewPlan(tables[0].Columns, schema, budget, opts, partitions)
+	if err != nil {
+		return nil, err
+	}
+	seen := make(map[string]int, len(tables))
+	byPart := make([][]Row, partitions)
+	var shards []datasets.Shard
+	for i, t := range tables {
+		if t == nil {
+			return nil, fmt.Errorf("%w: shard %d is nil", datasets.ErrFormat, i+1)
+		}
+		name := datasets.ShardName(t.Source)
+		if name == "" || name == "." || name == "/" {
+			return nil, fmt.Errorf("%w: shard %d has no name (Table.Source)", datasets.ErrFormat, i+1)
+		}
+		if j, dup := seen[name]; dup {
+			return nil, fmt.Errorf("%w: shards %d and %d are both named %q; a row's position is its shard's name and its row number", datasets.ErrFormat, j+1, i+1, name)
+		}
+		seen[name] = i
+		train, _, err := pl.Rows(t, name, 1)
+		if err != nil {
+			return nil, err
+		}
+		shards = append(shards, datasets.Shard{Name: name, Rows: len(t.Rows)})
+		for _, r := range train {
+			byPart[r.Partition] = append(byPart[r.Partition], r)
+		}
+	}
+	n := 0
+	for _, b := range byPart {
+		n += len(b)
+	}
+	if n < partitions {
+		return nil, fmt.Errorf("%w: %d partitions for %d training rows; use at most as many partitions as rows", private.ErrOptions, partitions, n)
+	}
+	// The partitions train concurrently, one goroutine per core; each is
+	// a deterministic function of its rows and seed, so the order they
+	// finish in does not matter (Release sorts the results).
+	results := make([]Result, partitions)
+	errs := make([]error, partitions)
+	jobs := make(chan int)
+	var wg sync.WaitGroup
+	for range min(runtime.GOMAXPROCS(0), partitions) {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for p := range jobs {
+				results[p], errs[p] = pl.TrainPartition(ctx, p, n, byPart[p])
+			}
+		}()
+	}
+	for p, b := range byPart {
+		if len(b) > 0 {
+			jobs <- p
+		}
+	}
+	close(jobs)
+	wg.Wait()
+	if err := errors.Join(errs...); err != nil {
+		return nil, err
+	}
+	var done []Result
+	for p, b := range byPart {
+		if len(b) > 0 {
+			done = append(done, results[p])
+		}
+	}
+	return pl.Release(ctx, done, shards)
+}

@@ -1,0 +1,328 @@
+package partition
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"math"
+	"slices"
+	"strconv"
+	"testing"
+
+	"gonum.org/v1/gonum/floats"
+
+	"github.com/stabpriv/stabpriv/datasets"
+	"github.com/stabpriv/stabpriv/datasets/preprocess"
+	"github.com/stabpriv/stabpriv/dp"
+	"github.com/stabpriv/stabpriv/internal/fittest"
+	"github.com/stabpriv/stabpriv/modelfile"
+	"github.com/stabpriv/stabpriv/perturb"
+	"github.com/stabpriv/stabpriv/private"
+	"github.com/stabpriv/stabpriv/regularizers"
+	"github.com/stabpriv/stabpriv/stability"
+	"github.com/stabpriv/stabpriv/trainer"
+)
+
+// shardsOf splits t into k shards of consecutive rows, named
+// shard-<i>.csv.
+func shardsOf(t *datasets.Table, k int) []*datasets.Table {
+	out := make([]*datasets.Table, k)
+	for i := range k {
+		lo, hi := i*len(t.Rows)/k, (i+1)*len(t.Rows)/k
+		s := &datasets.Table{Columns: slices.Clone(t.Columns), Source: fmt.Sprintf("dir/shard-%d.csv", i)}
+		for _, r := range t.Rows[lo:hi] {
+			s.Rows = append(s.Rows, slices.Clone(r))
+		}
+		out[i] = s
+	}
+	return out
+}
+
+func cloneShards(ts []*datasets.Table) []*datasets.Table {
+	out := make([]*datasets.Table, len(ts))
+	for i, t := range ts {
+		out[i] = fittest.Clone(t)
+	}
+	return out
+}
+
+func TestPartitionHashIsPositional(t *testing.T) {
+	counts := make([]int, 8)
+	for row := 1; row <= 80000; row++ {
+		p := datasets.PartitionOf(3, "a.csv", row, 8)
+		if p != datasets.PartitionOf(3, "a.csv", row, 8) || p < 0 || p >= 8 {
+			t.Fatalf("row %d: partition %d", row, p)
+		}
+		counts[p]++
+	}
+	// Each count is Binomial(80000, 1/8): sd 93.5; 6 sd fails with
+	// probability below 1e-8 per count.
+	for p, c := range counts {
+		if math.Abs(float64(c)-10000) > 6*93.5 {
+			t.Errorf("partition %d has %d of 80000 rows", p, c)
+		}
+	}
+	if datasets.PartitionOf(3, "a.csv", 5, 1<<20) == datasets.PartitionOf(4, "a.csv", 5, 1<<20) && datasets.PartitionOf(3, "a.csv", 6, 1<<20) == datasets.PartitionOf(4, "a.csv", 6, 1<<20) {
+		t.Error("the seed does not change the partitions")
+	}
+	held := 0
+	for row := 1; row <= 10000; row++ {
+		if datasets.HeldOut(1, "b.csv", row, 0.2) {
+			held++
+		}
+	}
+	if math.Abs(float64(held)-2000) > 6*40 { // sd sqrt(10000*0.2*0.8) = 40
+		t.Errorf("%d of 10000 rows held out at 0.2", held)
+	}
+	if datasets.ShardName("gs://bucket/dir/part-1.csv") != "part-1.csv" || datasets.ShardName("/tmp/x/part-1.csv") != "part-1.csv" {
+		t.Error("ShardName keeps the directory")
+	}
+}
+
+// TestFitPartitionedOneIsFit checks that one partition of one shard, with
+// every row training, is Fit's run: the same rows in the same order, the
+// same seed.
+func TestFitPartitionedOneIsFit(t *testing.T) {
+	tab := fittest.Blobs(120, 3, []string{"a", "b"}, 2)
+	tab.Source = "one.csv"
+	schema := datasets.Schema{Label: "y", Classes: []string{"a", "b"}, Bounds: fittest.BoundsFor(tab, -3, 4)}
+	opts := private.Options{Seed: 5, Trainer: trainer.Config{Reg: regularizers.ElasticNet{Lambda: 0.01}, Schedule: trainer.BoundedInverseT, Passes: 4}}
+	want, err := private.Fit(context.Background(), tab, schema, dp.Budget{}, opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	got, err := Fit(context.Background(), []*datasets.Table{tab}, schema, dp.Budget{}, opts, 1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !slices.Equal(got.Model.W, want.Model.W) {
+		t.Errorf("one partition: weights %v, Fit's %v", got.Model.W, want.Model.W)
+	}
+}
+
+type partitionSetup struct {
+	name    string
+	classes []string
+	mode    preprocess.Mode
+	cfg     trainer.Config
+	auto    bool
+	mech    perturb.Mechanism
+	parts   int
+}
+
+func partitionSetups() []partitionSetup {
+	return []partitionSetup{
+		{name: "binary, bounds, auto, P=4", classes: []string{"a", "b"}, mode: preprocess.Bounds, auto: true, mech: perturb.Gamma, parts: 4},
+		{name: "binary, none, clip, P=3", classes: []string{"a", "b"}, mode: preprocess.None, mech: perturb.Laplace, parts: 3,
+			cfg: trainer.Config{Reg: regularizers.ElasticNet{Lambda: 0.05, L1Ratio: 0.2}, Clip: 0.3, Schedule: trainer.BoundedInverseT}},
+		{name: "softmax, bounds, P=5", classes: []string{"x", "y", "z"}, mode: preprocess.Bounds, mech: perturb.AnalyticGaussian, parts: 5,
+			cfg: trainer.Config{Reg: regularizers.ElasticNet{Lambda: 0.02}, Schedule: trainer.BoundedInverseT, Passes: 3}},
+		{name: "binary, convex route, constant step, P=4", classes: []string{"a", "b"}, mode: preprocess.Bounds, mech: perturb.Gamma, parts: 4,
+			cfg: trainer.Config{Passes: 2}},
+	}
+}
+
+func (s partitionSetup) fit(t *testing.T, shards []*datasets.Table, testFrac float64, noise perturb.Source) *modelfile.Released {
+	t.Helper()
+	schema := datasets.Schema{Label: "y", Classes: s.classes}
+	if s.mode == preprocess.Bounds {
+		schema.Bounds = fittest.BoundsFor(shards[0], -3, 4)
+	}
+	budget := dp.Budget{Epsilon: 1}
+	if !s.mech.Pure() {
+		budget.Delta = 1e-5
+	}
+	r, err := Fit(context.Background(), shards, schema, budget, private.Options{
+		Mechanism: s.mech, Preprocess: s.mode, TestFrac: testFrac, Seed: 7, Trainer: s.cfg, Auto: s.auto,
+		Noise: noise,
+	}, s.parts)
+	if err != nil {
+		t.Fatalf("%s: %v", s.name, err)
+	}
+	return r
+}
+
+// TestFitPartitionedNeighbours trains on shard lists that differ in one row
+// (in each shard), with the same seeds and the same seeded noise, and checks
+// that the released weights differ by at most the certified sensitivity and
+// that the public parts of the release are the same; and that Verify
+// accepts the model files.
+func TestFitPartitionedNeighbours(t *testing.T) {
+	worst := 0.0
+	for _, s := range partitionSetups() {
+		base := shardsOf(fittest.Blobs(150, 4, s.classes, 3), 3)
+		r0 := s.fit(t, base, 0.2, perturb.Seeded(11))
+		checkPartitioned(t, s.name, r0)
+		delta := r0.Certificate.L2Sensitivity
+		for shard := range base {
+			for _, nc := range fittest.NeighbourCases(s.classes) {
+				other := cloneShards(base)
+				nc.Edit(other[shard], 4)
+				r1 := s.fit(t, other, 0.2, perturb.Seeded(11))
+				if r1.Certificate.L2Sensitivity != delta || r1.Split != r0.Split || !slices.Equal(r1.Certificate.Assumptions, r0.Certificate.Assumptions) {
+					t.Errorf("%s, shard %d, %s: the release's public parts differ between neighbours", s.name, shard, nc.Name)
+				}
+				dist := floats.Distance(r0.Model.W, r1.Model.W, 2)
+				worst = math.Max(worst, dist/delta)
+				if dist > delta {
+					t.Errorf("%s, shard %d, %s: ||w_S - w_S'|| = %.6g > Delta = %.6g", s.name, shard, nc.Name, dist, delta)
+				}
+			}
+		}
+		sec := s.fit(t, base, 0, nil)
+		checkPartitioned(t, s.name+", secure", sec)
+		if !sec.Private || !sec.Certificate.Private {
+			t.Errorf("%s: a secure release is not marked private", s.name)
+		}
+	}
+	t.Logf("largest realized/certified distance over the neighbours: %.4f", worst)
+}
+
+// TestFitPartitionedDelta checks the sensitivity of the average on the
+// strongly convex route with b = 1: 2L/(mu n) with n all training rows,
+// not the 2L/(mu n_p) of a partition.
+func TestFitPartitionedDelta(t *testing.T) {
+	s := partitionSetups()[1]
+	r := s.fit(t, shardsOf(fittest.Blobs(150, 4, s.classes, 3), 3), 0, perturb.Seeded(1))
+	c := r.Certificate
+	want := (1 + stability.RoundingSlack) * 2 * c.Clip / (c.Mu * float64(r.Split.TrainRows))
+	if c.SensitivityRoute != stability.RouteStronglyConvexSGD.String() || math.Abs(c.L2Sensitivity-want) > 1e-9*want || c.N != 150 {
+		t.Errorf("route %s, Delta %.17g, n %d; want strongly-convex-sgd, 2G/(mu n) = %.17g, 150", c.SensitivityRoute, c.L2Sensitivity, c.N, want)
+	}
+}
+
+// TestFitPartitionedNeighboursHaveTeeth checks that the neighbour test could
+// fail: some neighbour nearly attains Delta.
+func TestFitPartitionedNeighboursHaveTeeth(t *testing.T) {
+	base := shardsOf(fittest.Blobs(80, 2, []string{"a", "b"}, 5), 2)
+	schema := datasets.Schema{Label: "y", Classes: []string{"a", "b"}}
+	cfg := trainer.Config{Reg: regularizers.ElasticNet{Lambda: 1}, Clip: 0.05, Schedule: trainer.BoundedInverseT, Passes: 1}
+	fit := func(tabs []*datasets.Table) *modelfile.Released {
+		r, err := Fit(context.Background(), tabs, schema, dp.Budget{Epsilon: 1}, private.Options{
+			Mechanism: perturb.Gamma, Preprocess: preprocess.None, Seed: 3, Trainer: cfg, Noise: perturb.Seeded(1),
+		}, 4)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return r
+	}
+	r0 := fit(base)
+	best := 0.0
+	for sh := range base {
+		for i := range base[sh].Rows {
+			other := cloneShards(base)
+			row := other[sh].Rows[i]
+			for j := range 2 {
+				row[j] = strconv.FormatFloat(-1e3*fittest.MustFloat(row[j]), 'g', -1, 64)
+			}
+			row[2] = map[string]string{"a": "b", "b": "a"}[row[2]]
+			best = math.Max(best, floats.Distance(r0.Model.W, fit(other).Model.W, 2)/r0.Certificate.L2Sensitivity)
+		}
+	}
+	t.Logf("largest realized/certified distance: %.4f", best)
+	if best <= 0.5 || best > 1 {
+		t.Errorf("largest realized/certified distance %.4f, want in (0.5, 1]", best)
+	}
+}
+
+func TestFitPartitionedShardOrder(t *testing.T) {
+	s := partitionSetups()[0]
+	base := shardsOf(fittest.Blobs(150, 4, s.classes, 3), 3)
+	r0 := s.fit(t, base, 0.2, perturb.Seeded(4))
+	rev := []*datasets.Table{base[2], base[0], base[1]}
+	r1 := s.fit(t, rev, 0.2, perturb.Seeded(4))
+	if !slices.Equal(r0.Model.W, r1.Model.W) {
+		t.Error("the order of the shards changes the release")
+	}
+}
+
+func TestFitPartitionedErrors(t *testing.T) {
+	base := shardsOf(fittest.Blobs(60, 3, []string{"a", "b"}, 3), 3)
+	schema := datasets.Schema{Label: "y", Classes: []string{"a", "b"}, Bounds: fittest.BoundsFor(base[0], -3, 4)}
+	opts := private.Options{Mechanism: perturb.Gamma, Auto: true, Seed: 1}
+	budget := dp.Budget{Epsilon: 1}
+	ragged := cloneShards(base)
+	ragged[1].Rows[3] = ragged[1].Rows[3][:2]
+	badCell := cloneShards(base)
+	badCell[2].Rows[5][0] = "abc"
+	dup := cloneShards(base)
+	dup[2].Source = "other/shard-0.csv"
+	header := cloneShards(base)
+	header[1].Columns[0] = "g0"
+	for _, c := range []struct {
+		name   string
+		tables []*datasets.Table
+		opts   private.Options
+		parts  int
+		want   error
+	}{
+		{"more partitions than rows", base, opts, 61, private.ErrOptions},
+		{"zero partitions", base, opts, 0, private.ErrOptions},
+		{"ragged row", ragged, opts, 4, datasets.ErrFormat},
+		{"malformed cell", badCell, opts, 4, datasets.ErrFormat},
+		{"duplicate shard names", dup, opts, 4, datasets.ErrFormat},
+		{"different headers", header, opts, 4, datasets.ErrFormat},
+		{"standardize", base, private.Options{Mechanism: perturb.Gamma, Auto: true, Preprocess: preprocess.Standardize}, 4, private.ErrOptions},
+		{"stratified", base, private.Options{Mechanism: perturb.Gamma, Auto: true, Stratify: true, TestFrac: 0.2}, 4, private.ErrOptions},
+		{"no shards", nil, opts, 4, datasets.ErrFormat},
+	} {
+		r, err := Fit(context.Background(), c.tables, schema, budget, c.opts, c.parts)
+		if !errors.Is(err, c.want) || r != nil {
+			t.Errorf("%s: %v, want %v", c.name, err, c.want)
+		}
+	}
+}
+
+// checkPartitioned writes a partitioned release's model file, reads it
+// back and verifies it as certify does.
+func checkPartitioned(t *testing.T, name string, r *modelfile.Released) {
+	t.Helper()
+	var buf bytes.Buffer
+	if err := r.Write(&buf); err != nil {
+		t.Fatal(err)
+	}
+	back, err := modelfile.Read(&buf)
+	if err != nil {
+		t.Fatalf("%s: %v", name, err)
+	}
+	want := modelfile.PrivateRelease
+	if !r.Private {
+		want = modelfile.NotPrivate
+	}
+	if v, why, err := modelfile.Verify(back); err != nil || v != want {
+		t.Errorf("%s: Verify: %v %q %v, want %v", name, v, why, err, want)
+	}
+}
+
+// TestVerifyPartitionedTampered checks that Verify recomputes the
+// partitioned bound from the published sizes: a changed size or count is
+// found.
+func TestVerifyPartitionedTampered(t *testing.T) {
+	tab := fittest.Blobs(120, 3, []string{"a", "b"}, 2)
+	tab.Source = "s0.csv"
+	schema := datasets.Schema{Label: "y", Classes: []string{"a", "b"}, Bounds: fittest.BoundsFor(tab, -3, 4)}
+	r, err := Fit(context.Background(), []*datasets.Table{tab}, schema, dp.Budget{Epsilon: 1}, private.Options{Mechanism: perturb.Gamma, Auto: true, Seed: 3}, 4)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if v, _, err := modelfile.Verify(r); err != nil || v != modelfile.PrivateRelease {
+		t.Fatalf("untouched: %v %v", v, err)
+	}
+	sizes := r.Partitions.Sizes
+	for name, edit := range map[string]func(){
+		"size moved":     func() { sizes[0]++; sizes[1]-- },
+		"count":          func() { r.Partitions.Count++ },
+		"no partitions":  func() { r.Partitions = nil },
+		"one size grown": func() { sizes[2] += 5 },
+	} {
+		saved, savedSizes := r.Partitions, slices.Clone(sizes)
+		edit()
+		if _, _, err := modelfile.Verify(r); !errors.Is(err, modelfile.ErrVerify) {
+			t.Errorf("%s: Verify %v, want modelfile.ErrVerify", name, err)
+		}
+		r.Partitions = saved
+		copy(sizes, savedSizes)
+		r.Partitions.Count = len(sizes)
+	}
+}

@@ -1,0 +1,87 @@
+package release
+
+import (
+	"fmt"
+	"math"
+
+	"github.com/stabpriv/stabpriv/dp"
+	"github.com/stabpriv/stabpriv/perturb"
+	"github.com/stabpriv/stabpriv/regularizers"
+	"github.com/stabpriv/stabpriv/trainer"
+)
+
+// Knobs are the training settings AutoKnobs chooses.
+type Knobs struct {
+	// Lambda is the ridge strength (l1 ratio 0, so mu = Lambda).
+	Lambda float64 `json:"lambda"`
+	// Clip is the per-example clipping norm G (0: none, for K > 1).
+	Clip float64 `json:"clip"`
+	// Rule states how the values were derived.
+	Rule string `json:"rule"`
+}
+
+// The constants of the rule: the clipping norm G of a scalar loss and the
+// comparator norm R, fixed once on public data (see AutoKnobs).
+const (
+	autoClip       = 0.1
+	autoComparator = 15.0
+)
+
+// AutoKnobs chooses lambda and the clipping norm G for a release from the
+// public quantities alone: n training rows, dim model inputs, K outputs,
+// the mechanism and the budget. It reads no data, so using it costs no
+// privacy.
+//
+// Derivation. Clipping every per-example gradient to G makes the loss l_G
+// of a GLM G-Lipschitz, and h = l_G/G is 1-Lipschitz (kappa = 1). With
+// rho = mu/G the objective is G (mean h + (rho/2)||w||^2), whose minimizer
+// depends on rho alone. On the strongly convex SGD route (bounded
+// inverse-t steps) the sensitivity is Delta = 2G/(mu n) = 2/(rho n) (Wu et
+// al. 2017; docs/DESIGN.md, section 3, route 4). Output perturbation adds noise of expected
+// norm nu*Delta, where nu depends only on the mechanism, the dimension
+// p = K*dim and (eps, delta): the mechanism's ExpectedNorm at unit
+// sensitivity (perturb.Noise), which is p/eps for the gamma-norm mechanism,
+// sqrt(2) p/eps for Laplace (L1 = sqrt(p) L2), and sigma sqrt(p) for the
+// Gaussian mechanisms (the last two are sqrt(E||b||^2), an upper bound on
+// E||b||). Since h is 1-Lipschitz, the
+// noise costs at most nu*Delta = 2 nu/(rho n) in the risk of h, while the
+// ridge term biases a comparator of norm R by rho R^2/2 (the excess-risk
+// argument of output perturbation, Chaudhuri, Monteleoni & Sarwate 2011,
+// Section 4). The sum is smallest at rho* = (2/R) sqrt(nu/n), so
+//
+//	lambda = mu = G (2/R) sqrt(nu/n).
+//
+// The rule uses G = 0.1 for scalar losses (a clipped multiclass step is not
+// certified, so K > 1 runs unclipped, with G = 1 in the formula) and
+// R = 15. Those two constants were fixed once on public data (the embedded
+// breast cancer data) and are the same for every user's data.
+func AutoKnobs(n, dim, k int, mech perturb.Mechanism, b dp.Budget) (Knobs, error) {
+	if n < 1 || dim < 1 || k < 1 {
+		return Knobs{}, fmt.Errorf("%w: automatic knobs for n = %d, dim = %d, K = %d", ErrConfig, n, dim, k)
+	}
+	p := k * dim
+	cal, err := perturb.Calibrate(mech, b.Epsilon, b.Delta, perturb.Sensitivity{L2: 1}, p)
+	if err != nil {
+		return Knobs{}, fmt.Errorf("%w: %w", dp.ErrBudget, err)
+	}
+	noise, err := perturb.Lookup(mech)
+	if err != nil {
+		return Knobs{}, fmt.Errorf("%w: %w", dp.ErrBudget, err)
+	}
+	nu := noise.ExpectedNorm(cal)
+	clip, g := autoClip, autoClip
+	if k > 1 {
+		clip, g = 0, 1
+	}
+	mu := g * 2 / autoComparator * math.Sqrt(nu/float64(n))
+	rule := fmt.Sprintf("lambda = G (2/R) sqrt(nu/n) with G = %g, R = %g, n = %d and nu = %.4g, the expected noise norm per unit sensitivity of %s at eps = %g, delta = %g in dimension %d; l1 ratio 0, bounded inverse-t steps",
+		g, autoComparator, n, nu, mech, b.Epsilon, b.Delta, p)
+	return Knobs{Lambda: mu, Clip: clip, Rule: rule}, nil
+}
+
+// apply sets the knobs, l1 ratio 0 and the bounded inverse-t schedule.
+func (k Knobs) apply(cfg *trainer.Config) {
+	cfg.Reg = regularizers.ElasticNet{Lambda: k.Lambda}
+	cfg.Clip = k.Clip
+	cfg.Schedule, cfg.Eta, cfg.StepFunc = trainer.BoundedInverseT, 0, nil
+}

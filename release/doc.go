@@ -1,0 +1,35 @@
+// Package release makes private releases of linear-model weights: one
+// registry of release methods behind one small interface, Method, which the
+// certified pipeline (package private), partitioned training, private model
+// selection and the verification of model files use without branching on a
+// family of mechanisms.
+//
+// The methods, in the order Methods lists them:
+//
+//	laplace, gamma, gaussian, gaussian-analytic
+//	        output perturbation: SGD with the stability knobs (package
+//	        trainer), its sensitivity by the stability routes (package
+//	        stability), noise of package perturb calibrated to it
+//	objective, amp
+//	        objective perturbation (pure eps) and Approximate Minima
+//	        Perturbation ((eps, delta)): the minimizer of the objective plus
+//	        a random linear term (package objpert)
+//
+// A release has two steps. Method.Prepare does the work on the rows that
+// precedes the noise (training and the stability analysis; or the checks and
+// the calibration), and Prepared.Release draws the noise and returns the
+// released weights with their certificate (package dp). Method.Rebuild
+// recomputes that certificate from the constants it publishes, which is how
+// a model file is verified. Method.Auto chooses the knobs from public values
+// alone.
+//
+// Trained holds the weights of an SGD run behind the privacy boundary:
+// they leave it only through a release, at most once (a second release is
+// refused with ErrReleased, and the weights are wiped). Weights and
+// OneVsRest are the primitives of output perturbation on trained weights,
+// with their certificates. Hold is a private selection's hold on several
+// prepared releases.
+//
+// Neighbouring relation: replace-one (same n) for every certificate;
+// docs/DESIGN.md, sections 5 and 11, hold the proofs.
+package release

@@ -1,0 +1,193 @@
+package release
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strings"
+
+	"gonum.org/v1/gonum/mat"
+
+	"github.com/stabpriv/stabpriv/dp"
+	"github.com/stabpriv/stabpriv/perturb"
+	"github.com/stabpriv/stabpriv/stability"
+	"github.com/stabpriv/stabpriv/trainer"
+)
+
+// ErrConfig is wrapped by every error about settings a method does not
+// certify.
+var ErrConfig = errors.New("release: settings the method does not certify")
+
+// Method is one way to release the weights of a linear model privately,
+// named by its mechanism: output perturbation of an SGD run (one Method per
+// noise of package perturb), objective perturbation and AMP (package
+// objpert). The certified pipeline, partitioned training, model selection
+// and the verification of model files reach every mechanism through this
+// interface and Lookup; none of them branches on a family of mechanisms.
+//
+// A release has two steps: Prepare does the work on the rows that precedes
+// the noise (for output perturbation: training and the stability analysis;
+// for objective perturbation: the checks and the calibration), and the
+// Prepared value's Release draws the noise and returns the released
+// weights with their certificate. Rebuild recomputes that certificate from
+// the constants it publishes, for a verifier.
+type Method interface {
+	// Name is the mechanism's name, as certificates, model files and the
+	// command line carry it.
+	Name() perturb.Mechanism
+	// Pure reports whether the method is pure eps-DP (delta must be 0);
+	// otherwise it is (eps, delta)-DP with delta in (0, 1).
+	Pure() bool
+	// CheckBudget returns an error wrapping dp.ErrBudget if the method
+	// cannot spend b.
+	CheckBudget(b dp.Budget) error
+	// CheckConfig returns an error wrapping ErrConfig for training
+	// settings the method does not certify. It reads no rows, so a fit
+	// refuses such settings before reading any.
+	CheckConfig(cfg trainer.Config) error
+	// Auto returns cfg with the method's automatic knobs for n training
+	// rows of dim model inputs and the budget b, chosen from those public
+	// values (and the loss and number of classes in cfg) alone, and a
+	// sentence stating the rule. It reads no rows and costs no privacy.
+	Auto(cfg trainer.Config, n, dim int, b dp.Budget) (trainer.Config, string, error)
+	// Prepare does the work on the rows that precedes the noise of a
+	// release at budget b. Its result holds non-private state (for output
+	// perturbation, the trained weights) behind the privacy boundary.
+	Prepare(ctx context.Context, rows Rows, b dp.Budget) (Prepared, error)
+	// Rebuild returns the certificate (without the weights' hash) and the
+	// stability analysis (nil for a method without one) that a release
+	// with the published constants of c carries, with pub's notes; a
+	// verifier compares them with a file's. It checks the published run
+	// constants the method derives (loss constants, the steps of every
+	// pass, ...) and returns an error naming what is inconsistent.
+	Rebuild(c *dp.Certificate, pub Public) (*dp.Certificate, *stability.Report, error)
+}
+
+// Rows are the training rows a method receives, with the settings of the
+// run.
+type Rows struct {
+	// X holds the rows, each of norm at most Config.Kappa (1 when zero),
+	// and Y their labels.
+	X *mat.Dense
+	Y []float64
+	// Config holds the loss, the number of classes, kappa, the knobs and
+	// the seed. The trainer's logger in it receives the progress of a run,
+	// which is a statistic of the data.
+	Config trainer.Config
+	// Notes are what the certificate must list as not covered by the claim
+	// about these rows (how they were prepared, for example).
+	Notes []string
+}
+
+// Public are the published inputs of a release that Rebuild needs beside
+// its certificate.
+type Public struct {
+	// Classes is the number of declared classes (0 for regression), K the
+	// number of outputs and D the number of inputs of the released model.
+	Classes, K, D int
+	// Notes are the notes the release was prepared with (Rows.Notes), and
+	// Extra the notes it was released with (Prepared.Release's extra).
+	Notes, Extra []string
+	// Auto reports that the knobs were chosen by the method's Auto: Rebuild
+	// then requires the run's knobs to be Auto's for the published n, d,
+	// K and budget.
+	Auto bool
+}
+
+// Prepared is a release in waiting: the state Prepare made from the rows
+// and a budget. The state is not private; it leaves only through Release.
+type Prepared interface {
+	// Mechanism names the release's method.
+	Mechanism() perturb.Mechanism
+	// Budget is the budget the release was prepared for.
+	Budget() dp.Budget
+	// Shape returns the number of outputs K and of inputs D of the
+	// weights the release makes.
+	Shape() (k, d int)
+	// Describe says in words how the release makes its weights.
+	Describe() string
+	// Release draws the noise from src (nil means perturb.Secure()) and
+	// returns the released weights, their certificate (with the method's
+	// ledger, Neighbouring replace-one on the rows, extra appended to the
+	// not-covered notes, and the noise seed of a seeded source) and the
+	// run's statistics, which are not private. It may be called once: the
+	// trained weights are used up.
+	Release(ctx context.Context, src perturb.Source, extra ...string) (*Outcome, error)
+	// Stability is the stability analysis of the run, computed from its
+	// constants alone, or nil for a method without one.
+	Stability() *stability.Report
+	// Trained calls f with the non-private weights and the statistics of
+	// the run, for diagnostics that are never published; it fails after
+	// Release.
+	Trained(ctx context.Context, f func(*trainer.Model, trainer.Stats)) error
+}
+
+// Outcome is what a release returns.
+type Outcome struct {
+	Model       *trainer.Model
+	Certificate *dp.Certificate
+	// Stats are statistics of the data (of the solver or the trainer):
+	// never published.
+	Stats trainer.Stats
+}
+
+// methods lists the methods in the order shown to users: the
+// output-perturbation mechanisms of package perturb, then the
+// training-time ones.
+var methods = func() []Method {
+	var out []Method
+	for _, n := range perturb.Mechanisms() {
+		noise, err := perturb.Lookup(n)
+		if err != nil {
+			panic(err)
+		}
+		out = append(out, outputMethod{noise})
+	}
+	return append(out, objectiveMethod{perturb.Objective}, objectiveMethod{perturb.AMP})
+}()
+
+// Lookup returns the method named m, or an error wrapping
+// perturb.ErrMechanism that lists the names.
+func Lookup(m perturb.Mechanism) (Method, error) {
+	for _, x := range methods {
+		if x.Name() == m {
+			return x, nil
+		}
+	}
+	return nil, fmt.Errorf("%w: %q, want one of %s", perturb.ErrMechanism, string(m), List())
+}
+
+// Methods returns every method, in the order shown to users.
+func Methods() []Method { return append([]Method(nil), methods...) }
+
+// List returns the methods' names joined by ", " (for help texts and
+// messages).
+func List() string {
+	names := make([]string, len(methods))
+	for i, m := range methods {
+		names[i] = string(m.Name())
+	}
+	return strings.Join(names, ", ")
+}
+
+// checkPurity is the part of CheckBudget every method shares.
+func checkPurity(m Method, b dp.Budget) error {
+	if err := b.Validate(); err != nil {
+		return err
+	}
+	switch {
+	case m.Pure() && b.Delta != 0:
+		return fmt.Errorf("%w: delta = %v with the pure mechanism %s, want 0", dp.ErrBudget, b.Delta, m.Name())
+	case !m.Pure() && b.Delta == 0:
+		return fmt.Errorf("%w: delta = 0 with the (eps, delta) mechanism %s, want in (0, 1)", dp.ErrBudget, m.Name())
+	}
+	return nil
+}
+
+// finish sets what every release's certificate shares: the noise seed of a
+// seeded source and the weights' hash.
+func finish(out *Outcome, src perturb.Source) *Outcome {
+	out.Certificate.NoiseSeed = perturb.NoiseSeed(src)
+	out.Certificate.WeightsSHA256 = dp.WeightsSHA256(out.Model.W)
+	return out
+}

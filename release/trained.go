@@ -1,0 +1,187 @@
+package release
+
+import (
+	"context"
+	"fmt"
+	"slices"
+	"sync"
+	"sync/atomic"
+
+	"gonum.org/v1/gonum/mat"
+
+	"github.com/stabpriv/stabpriv/dp"
+	"github.com/stabpriv/stabpriv/perturb"
+	"github.com/stabpriv/stabpriv/stability"
+	"github.com/stabpriv/stabpriv/trainer"
+)
+
+// Trained holds the non-private weights of a training run behind the
+// privacy boundary: they never leave it except through a release. A
+// Trained value is a handle; copies share one state, so the weights are
+// released at most once whoever holds a copy, and Release wipes them.
+type Trained struct {
+	s *trainedState
+}
+
+type trainedState struct {
+	// id orders the states for locking several at once (Select): every
+	// caller takes their locks in increasing id, so two selections over
+	// the same candidates never wait on each other in a cycle.
+	id       uint64
+	mu       sync.Mutex
+	model    *trainer.Model // nil once released
+	revealed bool           // the weights were handed out in the clear
+	run      *trainer.Run
+	report   *stability.Report
+	sens     perturb.Sensitivity
+	notes    []string
+	err      error // why no route applies, nil when sens is set
+}
+
+// stateIDs numbers the trained states (trainedState.id).
+var stateIDs atomic.Uint64
+
+// TrainRows trains with cfg on rows X (each of norm at most cfg.Kappa after
+// the trainer's clipping) and labels y, and analyzes the run's stability.
+// notes are what the release's certificate must list as not covered by its
+// claim about these rows (for example how the rows were preprocessed). It
+// is the step of Fit after the preprocessing, for callers that prepare the
+// rows themselves (the paper's experiments); the claim of a release is then
+// about the rows X as given.
+func TrainRows(ctx context.Context, X mat.Matrix, y []float64, cfg trainer.Config, notes []string) (*Trained, error) {
+	tr, err := trainer.New(cfg)
+	if err != nil {
+		return nil, err
+	}
+	m, run, err := tr.Train(ctx, X, y)
+	if err != nil {
+		return nil, err
+	}
+	return NewTrained(m, run, notes)
+}
+
+// NewTrained analyzes the stability of the run that made the weights m and
+// returns them behind the privacy boundary, as TrainRows does: for weights
+// made by a procedure whose sensitivity is that of run (the weighted average
+// of a partitioned fit, whose run record is the reference run and whose
+// partitioned sensitivity its caller has checked against it). m is not
+// copied: the handle owns it.
+func NewTrained(m *trainer.Model, run *trainer.Run, notes []string) (*Trained, error) {
+	rep, err := stability.Analyze(run)
+	if err != nil {
+		return nil, err
+	}
+	st := &trainedState{id: stateIDs.Add(1), model: m, run: run, report: rep}
+	sens, assumptions, err := perturb.FromReport(rep)
+	if err != nil {
+		st.err = err
+	} else {
+		st.sens = sens
+		st.notes = append(slices.Clone(notes), assumptions...)
+	}
+	return &Trained{s: st}, nil
+}
+
+// Run returns a copy of the run record: the constants of the run, and in
+// Stats the statistics of the data (not to be published).
+func (t *Trained) Run() trainer.Run {
+	r := *t.s.run
+	r.PassMaxStep, r.PassMinStep = slices.Clone(r.PassMaxStep), slices.Clone(r.PassMinStep)
+	return r
+}
+
+// Report returns the stability analysis of the run. It is computed from the
+// constants of the run alone and may be published.
+func (t *Trained) Report() *stability.Report { return t.s.report }
+
+// Sensitivity returns the L2 sensitivity of the chosen route, or the error
+// saying why no route applies.
+func (t *Trained) Sensitivity() (perturb.Sensitivity, error) { return t.s.sens, t.s.err }
+
+// Release adds the noise of mech, calibrated to (eps, delta) and the
+// sensitivity of the chosen stability route, to the trained weights, and
+// returns the released model and its certificate (Weights). src nil
+// means perturb.Secure(); only a secure release is private.
+//
+// The weights are released once: Release wipes them from every copy of t,
+// and a second call returns an error wrapping ErrReleased. It also fails,
+// releasing nothing and keeping the weights, when no route applies or the
+// privacy parameters are invalid.
+func (t *Trained) Release(mech perturb.Mechanism, eps, delta float64, src perturb.Source, extraNotes ...string) (*trainer.Model, *dp.Certificate, error) {
+	s := t.s
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.model == nil {
+		return nil, nil, fmt.Errorf("%w: a second release of the same weights needs its own budget and is refused", ErrReleased)
+	}
+	if s.revealed {
+		return nil, nil, fmt.Errorf("%w: the weights were revealed in the clear (Reveal); a release of them would protect nothing", ErrReleased)
+	}
+	out, cert, err := s.release(s.model, mech, eps, delta, src, extraNotes)
+	if err != nil {
+		return nil, nil, err
+	}
+	for i := range s.model.W {
+		s.model.W[i] = 0
+	}
+	s.model = nil
+	return out, cert, nil
+}
+
+// Simulate releases a copy of the trained weights with seeded noise: a
+// reproducible stand-in for Release in experiments that measure the
+// accuracy of many releases of one training run. Its certificate says that
+// the release is not private (the seed is published), and it does not use
+// up the weights. It fails after Release.
+func (t *Trained) Simulate(mech perturb.Mechanism, eps, delta float64, noiseSeed uint64, extraNotes ...string) (*trainer.Model, *dp.Certificate, error) {
+	s := t.s
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.model == nil {
+		return nil, nil, fmt.Errorf("%w: the weights were released and wiped", ErrReleased)
+	}
+	cp := *s.model
+	cp.W = slices.Clone(s.model.W)
+	out, cert, err := s.release(&cp, mech, eps, delta, perturb.Seeded(noiseSeed), extraNotes)
+	if err != nil {
+		return nil, nil, err
+	}
+	return out, cert, nil
+}
+
+func (s *trainedState) release(m *trainer.Model, mech perturb.Mechanism, eps, delta float64, src perturb.Source, extra []string) (*trainer.Model, *dp.Certificate, error) {
+	if s.err != nil {
+		return nil, nil, s.err
+	}
+	notes := append(slices.Clone(s.notes), extra...)
+	return Weights(m, s.run, s.sens, Config{Mechanism: mech, Epsilon: eps, Delta: delta, Source: src, Notes: notes})
+}
+
+// Reveal returns a copy of the trained weights in the clear, for a
+// non-private fit or a non-private baseline in an experiment. From then on
+// Release is refused (the weights are no longer secret); Simulate still
+// works.
+func (t *Trained) Reveal() (*trainer.Model, error) {
+	s := t.s
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.model == nil {
+		return nil, fmt.Errorf("%w: the weights were released and wiped", ErrReleased)
+	}
+	s.revealed = true
+	cp := *s.model
+	cp.W = slices.Clone(s.model.W)
+	return &cp, nil
+}
+
+// metric evaluates the trained (non-private) weights with f, for
+// diagnostics; it fails after a release.
+func (t *Trained) metric(f func(*trainer.Model) float64) (float64, bool) {
+	s := t.s
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.model == nil {
+		return 0, false
+	}
+	return f(s.model), true
+}

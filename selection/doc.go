@@ -1,0 +1,16 @@
+// Package selection chooses a model privately, inside the budget of the
+// release: Select runs a randomly stopped number of private runs of
+// randomly drawn candidates (settings and mechanisms), each scored by noisy
+// validation accuracy, and releases the best (Papernot & Steinke 2022,
+// "Hyperparameter Tuning with Renyi Differential Privacy", Theorem 2 in its
+// pure case; Liu & Talwar 2019 for the geometric law). The certificate's
+// ledger lists the selection and the release, which add up to eps.
+//
+// Candidates are release methods of package release prepared at the budget
+// of one run: trained weights released by output perturbation
+// (FromTrained), or rows that a method prepares afresh (FromRows: objective
+// perturbation minimizes with new noise at every run). The validation rows
+// must be disjoint from every candidate's training rows, as the parts of a
+// ValidationSplit by position are. docs/DESIGN.md, section 12, holds the
+// proof.
+package selection
