@@ -1,12 +1,16 @@
 package release_test
 
 import (
+	"context"
 	"fmt"
 
+	"github.com/stabpriv/stabpriv/dp"
 	"github.com/stabpriv/stabpriv/losses"
 	"github.com/stabpriv/stabpriv/perturb"
+	"github.com/stabpriv/stabpriv/regularizers"
 	"github.com/stabpriv/stabpriv/release"
 	"github.com/stabpriv/stabpriv/trainer"
+	"gonum.org/v1/gonum/mat"
 )
 
 func ExampleWeights() {
@@ -34,4 +38,39 @@ func ExampleWeights() {
 	// released weights: 3
 	// mechanism gaussian-analytic, eps 1, delta 1e-05, sigma 0.0746
 	// source: seeded: not for release private: false
+}
+
+func ExampleLookup() {
+	// Rows of norm at most 1 (the last feature a bias) and their labels.
+	X := mat.NewDense(6, 2, []float64{
+		0.6, 0.5, 0.5, 0.5, 0.7, 0.5,
+		-0.6, 0.5, -0.5, 0.5, -0.7, 0.5,
+	})
+	y := []float64{1, 1, 1, -1, -1, -1}
+	cfg := trainer.Config{Loss: losses.Logistic{}, Classes: 2, Kappa: 1, Reg: regularizers.ElasticNet{Lambda: 0.1}, Schedule: trainer.BoundedInverseT, Passes: 5, Seed: 1}
+
+	budget := dp.Budget{Epsilon: 1}
+	for _, name := range []perturb.Mechanism{perturb.Gamma, perturb.Objective} {
+		m, err := release.Lookup(name)
+		if err != nil {
+			fmt.Println(err)
+			return
+		}
+		p, err := m.Prepare(context.Background(), release.Rows{X: X, Y: y, Config: cfg}, budget)
+		if err != nil {
+			fmt.Println(err)
+			return
+		}
+		out, err := p.Release(context.Background(), perturb.Seeded(1)) // nil: the secure source
+		if err != nil {
+			fmt.Println(err)
+			return
+		}
+		c := out.Certificate
+		fmt.Printf("%s: pure %v, %d weights, eps %g, ledger of %d part(s), stability analysis %v\n", c.Mechanism, m.Pure(), len(out.Model.W), c.Epsilon, len(c.Ledger), p.Stability() != nil)
+	}
+
+	// Output:
+	// gamma: pure true, 2 weights, eps 1, ledger of 1 part(s), stability analysis true
+	// objective: pure true, 2 weights, eps 1, ledger of 2 part(s), stability analysis false
 }

@@ -1,0 +1,131 @@
+package release
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"slices"
+	"testing"
+
+	"github.com/stabpriv/stabpriv/dp"
+	"github.com/stabpriv/stabpriv/losses"
+	"github.com/stabpriv/stabpriv/perturb"
+	"github.com/stabpriv/stabpriv/regularizers"
+	"github.com/stabpriv/stabpriv/trainer"
+)
+
+// budgetOf returns a budget the method can spend.
+func budgetOf(m Method) dp.Budget {
+	if m.Pure() {
+		return dp.Budget{Epsilon: 1}
+	}
+	return dp.Budget{Epsilon: 0.8, Delta: 1e-5}
+}
+
+func TestMethodsRegistry(t *testing.T) {
+	var names []perturb.Mechanism
+	for _, m := range Methods() {
+		names = append(names, m.Name())
+		got, err := Lookup(m.Name())
+		if err != nil || got != m {
+			t.Errorf("Lookup(%s) = %v, %v", m.Name(), got, err)
+		}
+		if m.Pure() != m.Name().Pure() {
+			t.Errorf("%s: Pure %v, the name says %v", m.Name(), m.Pure(), m.Name().Pure())
+		}
+		if err := m.CheckBudget(budgetOf(m)); err != nil {
+			t.Errorf("%s: %v", m.Name(), err)
+		}
+		wrong := budgetOf(m)
+		wrong.Delta = 1e-5 - wrong.Delta // delta 0 for a non-pure method and positive for a pure one
+		if err := m.CheckBudget(wrong); !errors.Is(err, dp.ErrBudget) {
+			t.Errorf("%s: budget %+v: %v, want dp.ErrBudget", m.Name(), wrong, err)
+		}
+	}
+	want := append(perturb.Mechanisms(), perturb.TrainingMechanisms()...)
+	if !slices.Equal(names, want) {
+		t.Errorf("methods %v, want %v", names, want)
+	}
+	if _, err := Lookup("nope"); !errors.Is(err, perturb.ErrMechanism) {
+		t.Errorf("unknown name: %v", err)
+	}
+}
+
+// TestMethodsRebuild releases with every method and checks that Rebuild
+// gives the certificate and the stability analysis of the release from
+// the certificate's published constants alone, and that a changed constant
+// gives another certificate.
+func TestMethodsRebuild(t *testing.T) {
+	X, y := objectiveRows()
+	n, d := X.Dims()
+	ctx := context.Background()
+	notes, extra := []string{"a note of the rows"}, []string{"a note of the release"}
+	for _, m := range Methods() {
+		t.Run(string(m.Name()), func(t *testing.T) {
+			cfg := trainer.Config{Loss: losses.Logistic{}, Classes: 2, Kappa: 1, Reg: regularizers.ElasticNet{Lambda: 0.05}, Schedule: trainer.BoundedInverseT, Passes: 2, Seed: 4}
+			if err := m.CheckConfig(cfg); err != nil {
+				t.Fatal(err)
+			}
+			b := budgetOf(m)
+			cfg, rule, err := m.Auto(cfg, n, d, b)
+			if err != nil || rule == "" {
+				t.Fatalf("Auto: %q, %v", rule, err)
+			}
+			p, err := m.Prepare(ctx, Rows{X: X, Y: y, Config: cfg, Notes: notes}, b)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if p.Budget() != b || p.Mechanism() != m.Name() {
+				t.Errorf("prepared for %+v by %s", p.Budget(), p.Mechanism())
+			}
+			if k, dd := p.Shape(); k != 1 || dd != d {
+				t.Errorf("shape %d x %d", k, dd)
+			}
+			out, err := p.Release(ctx, perturb.Seeded(3), extra...)
+			if err != nil {
+				t.Fatal(err)
+			}
+			got := out.Certificate
+			if got.WeightsSHA256 != dp.WeightsSHA256(out.Model.W) || got.NoiseSeed == nil || *got.NoiseSeed != 3 || len(got.Ledger) == 0 {
+				t.Errorf("certificate: hash %s, seed %v, ledger %v", got.WeightsSHA256, got.NoiseSeed, got.Ledger)
+			}
+			var sum dp.Budget
+			for _, c := range got.Ledger {
+				sum.Epsilon += c.Epsilon
+				sum.Delta += c.Delta
+			}
+			if sum.Epsilon > b.Epsilon*(1+1e-12) || sum.Delta > b.Delta*(1+1e-12) {
+				t.Errorf("the ledger spends %+v of %+v", sum, b)
+			}
+			pub := Public{Classes: 2, K: 1, D: d, Notes: notes, Extra: extra, Auto: true}
+			want, rep, err := m.Rebuild(got, pub)
+			if err != nil {
+				t.Fatal(err)
+			}
+			want.WeightsSHA256 = got.WeightsSHA256
+			gj, _ := json.Marshal(got)
+			wj, _ := json.Marshal(want)
+			if string(gj) != string(wj) {
+				t.Errorf("rebuilt certificate differs:\n%s\n%s", wj, gj)
+			}
+			rj, _ := json.Marshal(rep)
+			pj, _ := json.Marshal(p.Stability())
+			if string(rj) != string(pj) {
+				t.Errorf("rebuilt stability analysis differs:\n%s\n%s", rj, pj)
+			}
+			// A published constant changed: another certificate, or an
+			// error naming the inconsistency.
+			forged := *got
+			run := *got.Run
+			run.Lambda *= 2
+			forged.Run = &run
+			if again, _, err := m.Rebuild(&forged, pub); err == nil {
+				aj, _ := json.Marshal(again)
+				fj, _ := json.Marshal(&forged)
+				if string(aj) == string(fj) {
+					t.Error("a doubled lambda rebuilds to the forged certificate")
+				}
+			}
+		})
+	}
+}
