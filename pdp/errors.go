@@ -18,6 +18,10 @@ var (
 	// the minimizer is not unique (lambda = 0 with rank-deficient rows) or
 	// does not exist (lambda = 0 with separable classes).
 	ErrSingular = errors.New("pdp: singular Hessian")
+	// ErrNoBound reports a release to be calibrated to the worst-case
+	// sensitivity of a minimizer that has none (lambda = 0, a loss that is
+	// not Lipschitz on the domain, rows outside the assumed bound).
+	ErrNoBound = errors.New("pdp: no data-independent sensitivity bound")
 	// ErrNoConvergence reports a Newton solve that did not reach its
 	// gradient tolerance.
 	ErrNoConvergence = errors.New("pdp: solver did not converge")

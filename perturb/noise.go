@@ -247,3 +247,19 @@ func checkInverse(n Noise, scale, sensitivity, delta float64) error {
 // secureSamplerNote is the certificate's note on the secure samplers that
 // google/differential-privacy provides (Laplace and Gaussian).
 const secureSamplerNote = "the secure Laplace and Gaussian samplers of google/differential-privacy round each coordinate to a grid and account for that rounding once per call; over the released coordinates the claim holds up to that rounding (a relative excess of order dim * 2^-40 in epsilon for Laplace), and the Gaussian noise is their discretized approximation of the calibrated sigma"
+
+// MarshalText returns the mechanism's name.
+func (m Mechanism) MarshalText() ([]byte, error) { return []byte(m), nil }
+
+// UnmarshalText sets the mechanism named by text (ParseMechanism): an
+// output-perturbation mechanism or a training-time one. An unknown name is
+// an error wrapping ErrMechanism that lists the names, so a flag or a file
+// with a misspelt mechanism is refused where it is read.
+func (m *Mechanism) UnmarshalText(text []byte) error {
+	v, err := ParseMechanism(string(text))
+	if err != nil {
+		return err
+	}
+	*m = v
+	return nil
+}

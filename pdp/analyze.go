@@ -1,0 +1,497 @@
+package pdp
+
+import (
+	"errors"
+	"fmt"
+	"math"
+
+	"gonum.org/v1/gonum/floats"
+	"gonum.org/v1/gonum/mat"
+
+	"github.com/stabpriv/stabpriv/datasets"
+	"github.com/stabpriv/stabpriv/datasets/preprocess"
+	"github.com/stabpriv/stabpriv/internal/check"
+	"github.com/stabpriv/stabpriv/losses"
+	"github.com/stabpriv/stabpriv/modelfile"
+	"github.com/stabpriv/stabpriv/perturb"
+)
+
+// Result is a per-instance analysis of a release over its training rows:
+// the report, and for each training row its id (its index among the data
+// rows of the file), its leave-one-out difference and its per-instance
+// epsilon. Everything in it is CONFIDENTIAL (Confidential): functions of
+// the data.
+type Result struct {
+	Report   *Report
+	IDs      []int
+	Diffs    []Diff
+	Epsilons []float64
+}
+
+// Rows are the settings a per-instance analysis shares: how many rows to
+// refine to their exact leave-one-out solution, and how many of the most
+// exposed rows the report lists.
+type Rows struct {
+	// ExactTop is the number of most exposed rows refined to the exact
+	// value (RefineTop); the others keep their one-step estimates.
+	ExactTop int
+	// Top is the number of most exposed rows the report lists.
+	Top int
+}
+
+func (o Rows) check() error {
+	if o.ExactTop < 0 || o.Top < 0 {
+		return fmt.Errorf("%w: exact top %d, top %d, want >= 0", ErrInput, o.ExactTop, o.Top)
+	}
+	return nil
+}
+
+// Simulation is a release simulated on a data set: the exact ridge ERM
+// solution of a smooth loss plus output-perturbation noise, calibrated to
+// the worst-case DP epsilon of that minimizer or of a fixed Gaussian scale.
+type Simulation struct {
+	Rows
+	// Loss is a smooth loss (Wang's Lemma 13); Lambda >= 0 the ridge.
+	Loss   losses.Loss
+	Lambda float64
+	// Mechanism and (Epsilon, Delta) calibrate the noise to the worst-case
+	// replace-one sensitivity of the minimizer. A positive Sigma instead
+	// fixes Gaussian noise of that standard deviation per coordinate
+	// (Mechanism and Epsilon are then ignored).
+	Mechanism      perturb.Mechanism
+	Epsilon, Delta float64
+	Sigma          float64
+	// TestFrac in [0, 1) of the rows are held out by position (SplitIndex
+	// with Seed) and analysed as targets outside the data set.
+	TestFrac float64
+	Seed     uint64
+	// Standardize maps the features with statistics of the training rows
+	// (not private). Bias maps each row to [clip_1(x), 1]/sqrt(2) (kappa =
+	// 1); without Bias, standardized rows are clipped into the unit ball,
+	// and raw rows are kept as they are, with Kappa > 0 their assumed bound
+	// for the worst-case comparison.
+	Standardize, Bias bool
+	Kappa             float64
+	// LabelBound > 0 clips regression labels into [-B, B].
+	LabelBound float64
+	// Source names the data, for the report's notes.
+	Source string
+}
+
+// Simulate analyses the release sim describes on the data set ds (labels
+// encoded for sim.Loss): it splits the rows by position, prepares them,
+// solves the ridge ERM exactly, and computes every training row's
+// leave-one-out sensitivity and per-instance epsilon against the worst-case
+// DP epsilon of the same release, and the held-out rows' epsilons as added
+// targets. Errors wrap ErrInput, ErrNotSmooth or ErrSingular for settings
+// or data the analysis cannot use.
+func Simulate(ds *datasets.Dataset, sim Simulation) (*Result, error) {
+	if err := sim.check(); err != nil {
+		return nil, err
+	}
+	n, _ := ds.X.Dims()
+	trainIdx, testIdx, err := datasets.SplitIndex(n, sim.TestFrac, sim.Seed)
+	if err != nil {
+		return nil, fmt.Errorf("%w: %w", ErrInput, err)
+	}
+	notes := append([]string{"data: " + sim.Source}, ds.Notes...)
+	train, test, kappa, prepNotes, err := sim.prepare(ds, trainIdx, testIdx)
+	if err != nil {
+		return nil, err
+	}
+	notes = append(notes, prepNotes...)
+	xtr, ytr := train.X, train.Y
+	_, d := xtr.Dims()
+	a, err := New(xtr, ytr, Config{Loss: sim.Loss, Classes: len(ds.Classes), Lambda: sim.Lambda})
+	if err != nil {
+		return nil, err
+	}
+	dim := a.Solution().K * d
+
+	// The release and its worst-case DP epsilon.
+	replace, remove, dpErr := sim.worstCase(kappa, xtr)
+	var m Mechanism
+	if sim.Sigma > 0 {
+		m, err = NewMechanism(perturb.AnalyticGaussian, sim.Sigma, sim.Delta)
+	} else {
+		if dpErr != nil {
+			return nil, fmt.Errorf("%w: eps %v needs a worst-case sensitivity to calibrate the noise: %v", ErrNoBound, sim.Epsilon, dpErr)
+		}
+		m, err = Calibrate(sim.Mechanism, sim.Epsilon, sim.Delta, replace, dim)
+	}
+	if err != nil {
+		return nil, err
+	}
+	res, refined, err := analyse(a, m, sim.Lambda, trainIdx, sim.Rows)
+	if err != nil {
+		return nil, err
+	}
+	rep := res.Report
+	if dpErr == nil {
+		dpEps := sim.Epsilon
+		if sim.Sigma > 0 {
+			if dpEps, err = m.EpsilonAt(replace, 0); err != nil {
+				return nil, err
+			}
+		}
+		worst, err := m.EpsilonAt(remove, math.Sqrt(float64(dim))*remove)
+		if err != nil {
+			return nil, err
+		}
+		rep.DPEpsilon, rep.DPSensitivity, rep.WorstCaseEpsilon = &dpEps, &replace, &worst
+		rep.DPNeighbours = "replace-one (docs/DESIGN.md, section 1: DP certificates); the worst-case pDP epsilon uses the remove-one bound"
+	} else {
+		notes = append(notes, "no worst-case DP epsilon: "+dpErr.Error())
+	}
+	if test != nil {
+		tn, _ := test.X.Dims()
+		teps := make([]float64, 0, tn)
+		for i := range tn {
+			d, err := a.Add(test.X.RawRowView(i), test.Y[i])
+			if err != nil {
+				return nil, err
+			}
+			e, err := m.Epsilon(d)
+			if err != nil {
+				return nil, err
+			}
+			teps = append(teps, e)
+		}
+		if ts, err := Summarize(teps); err == nil {
+			rep.Targets = &ts
+		}
+	}
+	rep.Notes = append(notes,
+		refinedNote(len(refined)),
+		"the release analysed is simulated on the exact regularized minimizer computed here; for the release of a model file, use AnalyzeRelease")
+	return res, nil
+}
+
+// check validates the settings of a simulation.
+func (sim *Simulation) check() error {
+	switch {
+	case sim.Loss == nil:
+		return fmt.Errorf("%w: no loss", ErrInput)
+	case !check.NonNegative(sim.Lambda):
+		return fmt.Errorf("%w: lambda = %v, want finite >= 0", ErrInput, sim.Lambda)
+	case !check.HalfOpenUnit(sim.TestFrac):
+		return fmt.Errorf("%w: test fraction %v, want in [0, 1)", ErrInput, sim.TestFrac)
+	case !check.Positive(sim.Kappa):
+		return fmt.Errorf("%w: kappa = %v, want finite > 0", ErrInput, sim.Kappa)
+	case !check.NonNegative(sim.LabelBound):
+		return fmt.Errorf("%w: label bound %v, want finite >= 0", ErrInput, sim.LabelBound)
+	case sim.LabelBound != 0 && sim.Loss.Task() != losses.Regression:
+		return fmt.Errorf("%w: a label bound applies to regression losses, not %s", ErrInput, sim.Loss.Name())
+	case !check.NonNegative(sim.Sigma):
+		return fmt.Errorf("%w: sigma = %v, want finite > 0 (or 0: calibrated to eps)", ErrInput, sim.Sigma)
+	}
+	return sim.Rows.check()
+}
+
+// prepare builds the training and test rows (positions trainIdx and testIdx
+// of ds) and returns the row bound kappa of the worst-case comparison.
+func (sim *Simulation) prepare(ds *datasets.Dataset, trainIdx, testIdx []int) (train, test *datasets.Dataset, kappa float64, notes []string, err error) {
+	_, d := ds.X.Dims()
+	pick := func(idx []int) *datasets.Dataset {
+		x := mat.NewDense(max(1, len(idx)), d, nil)
+		y := make([]float64, len(idx))
+		for r, i := range idx {
+			x.SetRow(r, ds.X.RawRowView(i))
+			y[r] = ds.Y[i]
+		}
+		return &datasets.Dataset{X: x, Y: y, Classes: ds.Classes}
+	}
+	train = pick(trainIdx)
+	if len(testIdx) > 0 {
+		test = pick(testIdx)
+	}
+	notes = append(notes, fmt.Sprintf("split: %d training rows, %d held out (test fraction %v, seed %d; positions only, labels not used)", len(trainIdx), len(testIdx), sim.TestFrac, sim.Seed))
+	sets := []*datasets.Dataset{train}
+	if test != nil {
+		sets = append(sets, test)
+	}
+	if sim.Standardize {
+		std, err := preprocess.FitStandardizer(train.X)
+		if err != nil {
+			return nil, nil, 0, nil, err
+		}
+		for _, ds := range sets {
+			if ds.X, err = std.Apply(ds.X); err != nil {
+				return nil, nil, 0, nil, err
+			}
+		}
+		notes = append(notes, "features standardized with statistics of the training rows (not private)")
+	}
+	kappa = 1
+	switch {
+	case sim.Bias:
+		for _, ds := range sets {
+			n, _ := ds.X.Dims()
+			x := mat.NewDense(n, d+1, nil)
+			for i := range n {
+				if err := preprocess.UnitBallRow(x.RawRowView(i), ds.X.RawRowView(i)); err != nil {
+					return nil, nil, 0, nil, err
+				}
+			}
+			ds.X = x
+		}
+		notes = append(notes, "rows mapped to x' = [clip_1(x), 1]/sqrt(2): ||x'|| <= 1 with the bias")
+	case sim.Standardize:
+		for _, ds := range sets {
+			if _, err := preprocess.ScaleRows(ds.X, 1); err != nil {
+				return nil, nil, 0, nil, err
+			}
+		}
+		notes = append(notes, "standardized rows clipped into the unit ball (kappa = 1), no bias")
+	default:
+		kappa = sim.Kappa
+		notes = append(notes, fmt.Sprintf("rows are the features as they are (no bias, no clipping); the worst-case comparison assumes ||x|| <= %g", kappa))
+	}
+	if sim.LabelBound > 0 {
+		for _, ds := range sets {
+			for i, v := range ds.Y {
+				ds.Y[i] = math.Max(-sim.LabelBound, math.Min(sim.LabelBound, v))
+			}
+		}
+		notes = append(notes, fmt.Sprintf("labels clipped into [-%g, %g] (a per-row map)", sim.LabelBound, sim.LabelBound))
+	}
+	return train, test, kappa, notes, nil
+}
+
+// worstCase returns the data-independent sensitivity bounds of the exact
+// minimizer (WorstCaseSensitivity), or why there are none.
+func (sim *Simulation) worstCase(kappa float64, x *mat.Dense) (replace, remove float64, err error) {
+	if sim.Lambda == 0 {
+		return 0, 0, errors.New("lambda = 0: the minimizer has no data-independent sensitivity bound")
+	}
+	dom := losses.Domain{Kappa: kappa}
+	if b := sim.LabelBound; b > 0 {
+		// (n lambda/2)||w||^2 <= J(w_hat) <= J(0) <= n B^2/2 for a loss
+		// bounded by its label bound at w = 0 (the squared loss), for Z
+		// and its neighbours: ||w_hat|| <= B/sqrt(lambda).
+		dom.Radius, dom.LabelBound = b/math.Sqrt(sim.Lambda), b
+	}
+	c, err := sim.Loss.Constants(dom)
+	if errors.Is(err, losses.ErrDomain) {
+		return 0, 0, fmt.Errorf("the %s loss is not Lipschitz on an unbounded domain: give a label bound (labels clipped into [-B, B]) for a bound: %w", sim.Loss.Name(), err)
+	}
+	if err != nil {
+		return 0, 0, err
+	}
+	n, _ := x.Dims()
+	if !sim.Bias && !sim.Standardize {
+		// Rows are not clipped: the bound holds only if they are in the ball.
+		for i := range n {
+			if r := mat.Norm(x.RowView(i), 2); r > kappa {
+				return 0, 0, fmt.Errorf("the rows are kept as they are (no standardization, no bias) and some have ||x|| > kappa = %g", kappa)
+			}
+		}
+	}
+	return WorstCaseSensitivity(c.Lz, kappa, sim.Lambda, n)
+}
+
+// Release names a model file for AnalyzeRelease.
+type Release struct {
+	Rows
+	// File names the model file and Source the table, for the report.
+	File, Source string
+}
+
+// AnalyzeRelease analyses the release of a model file r over its training
+// rows: the rows are rebuilt from the table t it was fitted on
+// (modelfile.Released.TrainingRows), the objective (loss, lambda,
+// clipping) and the noise (mechanism, scale, delta) come from its
+// certificate, which must verify, and each row's per-instance epsilon is
+// compared with the certified epsilon. The analysis is of the exact
+// minimizer of the objective the run optimized (AnalysedMinimizer), for
+// add/remove-one neighbours (NeighboursVersusCertificate).
+func AnalyzeRelease(r *modelfile.Released, t *datasets.Table, opts Release) (*Result, error) {
+	if err := opts.check(); err != nil {
+		return nil, err
+	}
+	if r == nil || t == nil {
+		return nil, fmt.Errorf("%w: no model file or no table", ErrInput)
+	}
+	c := r.Certificate
+	if c == nil {
+		return nil, fmt.Errorf("%w: the model file has no certificate: it was trained without a mechanism (its weights are published as trained), so there is no noise whose per-instance privacy could be analysed", ErrInput)
+	}
+	verdict, why, err := modelfile.Verify(r)
+	if err != nil {
+		return nil, fmt.Errorf("the analysis takes the objective and the noise from the certificate, which must verify: %w", err)
+	}
+	claim := fmt.Sprintf("private release: (%g, %g)-DP for replace-one neighbours of the table (certificate verified)", c.Epsilon, c.Delta)
+	if verdict == modelfile.NotPrivate {
+		claim = "NO privacy claim: " + why + "; the calibration of its noise is analysed as if the noise were secret"
+	}
+	cfg, lip, notes, err := releaseObjective(r)
+	if err != nil {
+		return nil, err
+	}
+	X, y, ids, err := r.TrainingRows(t)
+	if err != nil {
+		return nil, fmt.Errorf("rebuilding the training rows: %w", err)
+	}
+	n, d := X.Dims()
+	run := c.Run
+	if n != run.N || d != run.D {
+		return nil, fmt.Errorf("%w: the rebuilt training rows are %d x %d, the certificate's run trained on %d x %d", ErrInput, n, d, run.N, run.D)
+	}
+	nulls := 0
+	for i := range n {
+		if mat.Norm(X.RowView(i), 2) == 0 {
+			nulls++
+		}
+	}
+	a, err := New(X, y, cfg)
+	if err != nil {
+		return nil, fmt.Errorf("the exact minimizer of the run's objective: %w", err)
+	}
+	sol := a.Solution()
+	m, err := NewMechanism(c.Mechanism, c.NoiseScale, c.Delta)
+	if err != nil {
+		return nil, err
+	}
+	res, refined, err := analyse(a, m, run.Lambda, ids, opts.Rows)
+	if err != nil {
+		return nil, err
+	}
+	if run.Radius > 0 {
+		// The trainer projected onto ||w|| <= R. The unconstrained minimizers
+		// of Z and of its neighbours are the constrained ones when they lie
+		// inside the ball.
+		var maxV float64
+		for _, v := range res.Diffs {
+			maxV = math.Max(maxV, v.L2)
+		}
+		wn := floats.Norm(sol.W, 2)
+		if !(wn+maxV < run.Radius) {
+			return nil, fmt.Errorf("%w: the run projected onto ||w|| <= R = %g and the exact minimizer (norm %.4g) or a neighbour's (up to %.4g further) reaches the boundary: the constrained problem is not smooth there", ErrNotSmooth, run.Radius, wn, maxV)
+		}
+		notes = append(notes, fmt.Sprintf("the run projected onto ||w|| <= %g; the exact minimizer (norm %.4g) and its neighbours (at most %.4g away) lie inside, where the projection does not act", run.Radius, wn, maxV))
+	}
+	rep := res.Report
+	certEps, certSens := c.Epsilon, c.L2Sensitivity
+	rep.DPEpsilon, rep.DPSensitivity, rep.DPNeighbours = &certEps, &certSens, c.Neighbouring
+	cmp, err := CompareCertified(ids, res.Diffs, res.Epsilons, c.Epsilon, c.Delta)
+	if err != nil {
+		return nil, err
+	}
+	rel := &ReleaseAnalysis{
+		ModelFile: opts.File, Claim: claim, Route: c.SensitivityRoute, Sensitivity: c.L2Sensitivity,
+		Certified: cmp, Weights: AnalysedMinimizer,
+		ReleasedToExact: floats.Distance(r.Model.W, sol.W, 2), ExactNorm: floats.Norm(sol.W, 2),
+		NoiseRMSNorm: m.NoiseRMSNorm(len(sol.W)), Neighbours: NeighboursVersusCertificate, NullRows: nulls,
+	}
+	if run.Lambda > 0 {
+		// J_{-i} is n lambda strongly convex and its gradient at w_hat is
+		// minus the gradient of the removed loss, of norm at most L.
+		rel.RemoveOneBound = lip / (float64(n) * run.Lambda)
+		if rel.RemoveOneEpsilon, err = m.EpsilonAt(rel.RemoveOneBound, math.Sqrt(float64(len(sol.W)))*rel.RemoveOneBound); err != nil {
+			return nil, err
+		}
+		worst := rel.RemoveOneEpsilon
+		rep.WorstCaseEpsilon = &worst
+	} else {
+		notes = append(notes, "lambda = 0: no data-independent bound on the per-instance sensitivity")
+	}
+	rep.Release = rel
+	stratified := ""
+	if r.Split.Stratified {
+		stratified = ", stratified"
+	}
+	rep.Notes = append([]string{
+		"data: " + opts.Source,
+		fmt.Sprintf("training rows rebuilt from the model file: %d of the table's %d data rows (split: test fraction %g, seed %d%s), %d null rows (undeclared label: the zero vector, eps 0); ids are data-row indices from 0",
+			n, r.Split.Rows, r.Split.TestFrac, r.Split.Seed, stratified, nulls),
+		"preprocessing (the model file's): " + r.Preprocessing.Words,
+	}, notes...)
+	if !r.Preprocessing.Mode.Inside() {
+		rep.Notes = append(rep.Notes, "the standardization statistics were fitted on the training rows: removing a row would change them too, which this analysis (like the certificate) does not cover")
+	}
+	rep.Notes = append(rep.Notes, refinedNote(len(refined)),
+		"mechanism and noise scale from the certificate; Gaussian per-instance epsilons on the exact (Balle & Wang) curve at the certificate's delta, Laplace and gamma exact")
+	return res, nil
+}
+
+// releaseObjective returns the configuration of the objective the run of a
+// model file's certificate optimized and its Lipschitz constant, or why it
+// has none that the Hessian identity covers.
+func releaseObjective(r *modelfile.Released) (Config, float64, []string, error) {
+	run := r.Certificate.Run
+	if run == nil {
+		return Config{}, 0, nil, fmt.Errorf("%w: the certificate has no run record: the objective is unknown", ErrInput)
+	}
+	switch {
+	case run.UserModel:
+		return Config{}, 0, nil, fmt.Errorf("%w: the run trained a user-supplied graph model: its loss is not one whose smoothness is verified", ErrNotSmooth)
+	case run.L1Ratio > 0:
+		return Config{}, 0, nil, fmt.Errorf("l1_ratio = %g: %w; the per-instance analysis needs a smooth objective (Wang's Lemma 13), so it covers ridge releases (l1_ratio 0) only", run.L1Ratio, ErrNotSmooth)
+	case run.Dropout < 1:
+		return Config{}, 0, nil, fmt.Errorf("%w: s-dropout (s = %g): each step used a randomly masked row, so the run minimizes no fixed empirical objective whose exact minimizer could stand for it", ErrNotSmooth, run.Dropout)
+	}
+	loss, err := losses.ByName(run.Loss)
+	if err != nil {
+		return Config{}, 0, nil, fmt.Errorf("%w: %w", ErrInput, err)
+	}
+	// The run records the loss by name; a loss with a parameter (huber's
+	// delta, huber-hinge's width) must be the default one, which its
+	// constants confirm.
+	cons, err := loss.Constants(losses.Domain{Kappa: run.Kappa, Radius: run.Radius, LabelBound: run.LabelBound})
+	if err != nil || cons.Lz != run.Lz || cons.Sz != run.Sz {
+		return Config{}, 0, nil, fmt.Errorf("%w: the run's loss constants (L_z = %g, S_z = %g) are not those of the %s loss of the default parameter: the loss cannot be rebuilt from the certificate", ErrInput, run.Lz, run.Sz, run.Loss)
+	}
+	var notes []string
+	cfg := Config{Loss: loss, Classes: len(r.Schema.Classes), Lambda: run.Lambda}
+	lip := run.L
+	if run.Clip > 0 {
+		switch {
+		case run.Clip >= run.L:
+			notes = append(notes, fmt.Sprintf("per-example clipping G = %g is at least the loss's Lipschitz constant L = %g: it never acts, and the objective is the unclipped one", run.Clip, run.L))
+		case run.K > 1:
+			return Config{}, 0, nil, fmt.Errorf("per-example clipping (G = %g < L = %g) of the %s loss: %w; scaling a multiclass gradient by its norm is not the gradient of any loss, so the run has no objective for Wang's Lemma 13", run.Clip, run.L, run.Loss, ErrNotSmooth)
+		default:
+			cfg.Clip, lip = run.Clip, run.Clip
+			notes = append(notes, fmt.Sprintf("per-example clipping G = %g: the objective is the Huberized %s loss the clipped trainer minimizes, its margin derivative clamped to [-G/||x||, G/||x||] (convex, with a Lipschitz derivative, so Lemma 13 applies)", run.Clip, run.Loss))
+		}
+	}
+	return cfg, lip, notes, nil
+}
+
+// analyse computes every training row's leave-one-out difference (the
+// exact one for the ExactTop most exposed rows), their per-instance
+// epsilons under m, and the report, with the largest relative error of the
+// one-step estimates of the refined rows. It returns the refined rows too.
+func analyse(a *Analysis, m Mechanism, lambda float64, ids []int, opts Rows) (*Result, []int, error) {
+	diffs, err := a.RemoveAll()
+	if err != nil {
+		return nil, nil, err
+	}
+	one := make([]float64, len(diffs))
+	for i, d := range diffs {
+		one[i] = d.L2
+	}
+	refined, err := a.RefineTop(diffs, opts.ExactTop)
+	if err != nil {
+		return nil, nil, err
+	}
+	eps, err := m.Epsilons(diffs)
+	if err != nil {
+		return nil, nil, err
+	}
+	rep, err := NewReport(a, m, lambda, ids, diffs, eps, opts.Top)
+	if err != nil {
+		return nil, nil, err
+	}
+	for _, i := range refined {
+		if diffs[i].L2 > 0 {
+			rep.MaxRelOneStepError = math.Max(rep.MaxRelOneStepError, math.Abs(one[i]-diffs[i].L2)/diffs[i].L2)
+		}
+	}
+	return &Result{Report: rep, IDs: ids, Diffs: diffs, Epsilons: eps}, refined, nil
+}
+
+// refinedNote states how the sensitivities were computed.
+func refinedNote(refined int) string {
+	return fmt.Sprintf("sensitivities: one-step estimates (Lemma 13 with the Hessian at the solution, Sherman-Morrison/Woodbury), the %d most exposed rows refined to the exact leave-one-out solution", refined)
+}
