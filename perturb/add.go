@@ -34,4 +34,3 @@ func addNoise(w []float64, cal Calibration, src Source) error {
 	}
 	return n.Add(w, cal, src)
 }
-

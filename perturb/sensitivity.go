@@ -6,7 +6,7 @@ import (
 	"strings"
 
 	"github.com/stabpriv/stabpriv/internal/check"
-	)
+)
 
 // ReplaceOne is the neighbouring relation of every guarantee in this package.
 const ReplaceOne = "replace-one"
@@ -71,4 +71,3 @@ func (s Sensitivity) l1(dim int) float64 {
 	}
 	return cs
 }
-
