@@ -273,8 +273,9 @@ def timing(dplr, a):
         clf.fit(x, y)
         t, cpu = time.perf_counter() - t, time.process_time() - cpu
         print(json.dumps(dict(task="adult-diffprivlib", shape=f"{n}x{d}",
-                              impl=f"diffprivlib LogisticRegression (lbfgs, lambda {a.lam:g})",
-                              seconds=t, cpu_seconds=cpu, lbfgs_iterations=int(clf.n_iter_[0]), blas_threads=blas)), flush=True)
+                              impl=f"diffprivlib LogisticRegression (L-BFGS to tol 1e-4, lambda {a.lam:g})",
+                              seconds=t, cpu_seconds=cpu, lbfgs_iterations=int(clf.n_iter_[0]), blas_threads=blas,
+                              algo="lbfgs-perturbed")), flush=True)
     return 0
 
 
