@@ -17,37 +17,18 @@
 // Neighbouring inputs are two Tables with the same header and the same
 // number of rows that differ in one row, every row well-formed (every
 // feature cell a finite number), fitted with the same Options. Fit's
-// release is (eps, delta)-DP for that relation, because every step is a
-// per-row map or depends only on public values:
-//
-//   - Split: datasets.SplitIndex, a function of (n, TestFrac, Seed) alone,
-//     so a replaced row of the table is at most one replaced training row.
-//     A stratified split depends on the labels and is refused for a
-//     release.
-//   - Classes: declared in the Schema, never read from the rows, so K, the
-//     release's dimension and the class names in the model file are
-//     public. A row whose label is not declared becomes a null row: the
-//     zero vector, bias included, whose loss gradient is zero at every w.
-//     It keeps n public and is as valid a neighbour as any other row.
-//   - Preprocessing: Bounds (clamp to declared bounds, scale to [-1, 1])
-//     and None are per-row maps with public constants, followed by the
-//     unit-ball map x' = [clip_1(z), 1]/sqrt(2), so kappa = 1 holds for
-//     every row. Standardize fits means and scales on the training split:
-//     it is outside the guarantee, and the certificate says so with a
-//     WARNING.
-//   - Settings: fixed before the data is read. The automatic knobs
-//     (AutoKnobs) depend only on (n, dim, K, mechanism, budget); the
-//     number of passes and every step size are constants of the run; a
-//     tolerance stop is data-dependent and no route certifies it.
-//   - Training and sensitivity: the stability package's routes, with their
-//     neighbour tests; the release: perturb's mechanisms, with the secure
-//     source (the gamma-norm noise sampled exactly on a lattice, Laplace and
-//     Gaussian by google/differential-privacy's samplers).
-//   - Outputs: the model file holds the released weights, the certificate
-//     (which binds the weights by their SHA-256), the schema, the
-//     preprocessing, the public stability analysis and the split settings.
-//     Statistics of the data (metrics, objective, passes done, clipped or
-//     null rows) exist only in Diagnostics, which is never written.
+// release is (eps, delta)-DP for that relation, because every step between
+// the table and the noise is a per-row map or depends only on public
+// values: the split by position (datasets.SplitIndex; a stratified split is
+// refused for a release), the classes declared in the Schema (a row with
+// another label is a null row), the public preprocessing (Bounds and None;
+// Standardize is outside the guarantee and the certificate says so with a
+// WARNING), settings fixed before the data is read (AutoKnobs depends only
+// on (n, dim, K, mechanism, budget)), the stability routes and perturb's
+// mechanisms with the secure source, and outputs that hold only released or
+// public values (statistics of the data exist only in Diagnostics, which
+// is never written). docs/DESIGN.md, section 6, gives the argument step by
+// step.
 //
 // The budget: a Fit has one private step, the release, which spends the
 // whole Budget; the certificate's ledger lists it. A seeded noise source
