@@ -67,7 +67,7 @@ bench:
 # on LastFM and on gene_all at 4 and 8 components. With DIFFPRIVLIB (a
 # diffprivlib source checkout), diffprivlib's accuracy on the same Adult
 # rows. Progress is logged to stderr; each sweep prints its table. About
-# 15 minutes on 2 cores.
+# 20 to 30 minutes on 2 cores, most of it the LastFM softmax sweep.
 PAPER_SETS ?= adult lastfm gene_all
 # The knob sweep of docs/RESULTS.md's privacy-utility table: every lambda with
 # every clipping norm, l1 ratio and averaging choice, five mechanisms side

@@ -289,6 +289,10 @@ func (p *paper) selectedTable(pairs ...string) string {
 		}
 		r := []string{pairs[i+1]}
 		for _, e := range eps {
+			if !slices.Contains(s.Epsilons, e) {
+				r = append(r, "not run")
+				continue
+			}
 			r = append(r, selectedCell(s, e))
 		}
 		rows = append(rows, r)
