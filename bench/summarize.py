@@ -102,6 +102,10 @@ def fmt_times(per_round):
     return f"{min(ts) * 1e3:.1f} / {statistics.median(ts) * 1e3:.1f} ms"
 
 
+def fmt_ratio(r):
+    return f"{r:.2f}" if r >= 0.1 else f"{r:.2g}"
+
+
 def cell(text):
     return str(text).replace("|", "\\|")
 
@@ -121,8 +125,8 @@ def row(key, s, p, impls, meta, extras):
     same = "yes" if meta[key][s].get("algo") == meta[key][p].get("algo") else "no"
     if meta[key][p].get("side") == "stabpriv" or p.startswith("stabpriv"):
         same = "(stabpriv b = 1)"
-    rmin = f"{min(ratios):.2f}" if ratios else ""
-    rmed = f"{statistics.median(ratios):.2f}" if ratios else ""
+    rmin = fmt_ratio(min(ratios)) if ratios else ""
+    rmed = fmt_ratio(statistics.median(ratios)) if ratios else ""
     return (f"| {LABELS.get(key[0], key[0])} | {key[1]} | {cell(s)} | {cell(p)} | {same} | {fmt_times(impls[s])} "
             f"| {fmt_times(impls[p])} | {rmin} | {rmed} | {'; '.join(other)} |")
 
