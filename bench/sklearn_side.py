@@ -7,15 +7,27 @@ bench/compare.sh runs; bench/sidebyside is stabpriv's half.
   fit    whole one-epoch SGDClassifier fits (logistic, elastic net, b = 1)
   pass   the marginal time of an SGDClassifier epoch (fits of 1 and 4 epochs)
   csv    pandas.read_csv
-  svd    TruncatedSVD (randomized, its default 10 oversamples and 5 iterations)
-  adult  LogisticRegression (lbfgs) on the Adult rows bench/sidebyside wrote:
-         the solver diffprivlib's LogisticRegression runs on its perturbed
-         objective, as a stand-in where diffprivlib is not installed
+  svd    TruncatedSVD (randomized, its default 10 oversamples and 5
+         iterations) and the exact truncated SVD by the algorithm of
+         stabpriv's exact method: X^T X by numpy (BLAS), then numpy.linalg.eigh
+         (LAPACK)
+  adult  LogisticRegression on the Adult rows bench/sidebyside wrote: lbfgs
+         (the solver diffprivlib's LogisticRegression runs on its perturbed
+         objective, as a stand-in where diffprivlib is not installed), and
+         newton-cholesky to max |gradient| <= 1e-9 (the algorithm of
+         stabpriv's exact solver: Newton steps with a factored Hessian)
+  env    the versions of Python, numpy, scipy, scikit-learn and pandas, and
+         the BLAS numpy runs: library, version, kernel (the processor
+         architecture OpenBLAS chose), threading layer and thread count, by
+         threadpoolctl when it is installed, else the library file numpy
+         has loaded and the thread variables of the environment
 
-Each timing is one JSON line.
+Each timing is one JSON line. Its "algo" names the algorithm, so that
+bench/summarize.py can say whether both sides run the same one.
 """
 import argparse
 import json
+import os
 import time
 import warnings
 
@@ -26,6 +38,46 @@ warnings.filterwarnings("ignore")
 
 def emit(task, shape, impl, seconds, **extra):
     print(json.dumps(dict(task=task, shape=shape, impl=impl, seconds=seconds, **extra)), flush=True)
+
+
+THREAD_VARS = ("OPENBLAS_NUM_THREADS", "OMP_NUM_THREADS", "MKL_NUM_THREADS", "BLIS_NUM_THREADS")
+
+
+def blas_info():
+    """The BLAS numpy runs, after a product has loaded it."""
+    import numpy as np
+    a = np.ones((64, 64))
+    a @ a
+    try:
+        from threadpoolctl import threadpool_info
+        return [dict(library=i.get("internal_api"), version=i.get("version"), kernel=i.get("architecture"),
+                     threading=i.get("threading_layer"), threads=i.get("num_threads"), file=i.get("filepath"))
+                for i in threadpool_info() if i.get("user_api") == "blas"]
+    except ImportError:
+        pass
+    files = set()
+    try:
+        for line in open("/proc/self/maps"):
+            path = line.split()[-1]
+            if any(k in path for k in ("blas", "mkl", "blis")) and path.startswith("/"):
+                files.add(os.path.realpath(path))
+    except OSError:
+        pass
+    return [dict(library="unknown (threadpoolctl missing)", file=f,
+                 threads=" ".join(f"{v}={os.environ[v]}" for v in THREAD_VARS if v in os.environ) or "not set")
+            for f in sorted(files)]
+
+
+def env():
+    import platform
+    import numpy
+    import pandas
+    import scipy
+    import sklearn
+    e = dict(task="env", python=platform.python_version(), numpy=numpy.__version__, scipy=scipy.__version__,
+             sklearn=sklearn.__version__, pandas=pandas.__version__, blas=blas_info(),
+             thread_vars={v: os.environ[v] for v in THREAD_VARS if v in os.environ})
+    print(json.dumps(e), flush=True)
 
 
 def make_data(n, d, seed):
@@ -61,6 +113,14 @@ def sgd(passes):
                          learning_rate="constant", eta0=0.5, fit_intercept=False, average=False)
 
 
+def exact_svd(x, k):
+    """The top k right singular vectors and singular values of x from the
+    eigen-decomposition of x^T x: stabpriv's exact method."""
+    import numpy as np
+    w, v = np.linalg.eigh(x.T @ x)
+    return np.sqrt(np.maximum(w[::-1][:k], 0)), v[:, ::-1][:, :k]
+
+
 def timed(f):
     t0 = time.perf_counter()
     f()
@@ -78,6 +138,9 @@ def main():
     ap.add_argument("--reps", type=int, default=3)
     a = ap.parse_args()
     shape = f"{a.n}x{a.d}"
+    if a.task == "env":
+        env()
+        return
     if a.task == "gen":
         x, y = make_data(a.n, a.d, 1)
         x.astype("<f8").tofile(a.data + ".x")
@@ -92,7 +155,7 @@ def main():
             t = time.perf_counter()
             df = pd.read_csv(a.csv)
             t = time.perf_counter() - t
-            emit("csv", f"{df.shape[0]}x{df.shape[1]}", "pandas read_csv", t)
+            emit("csv", f"{df.shape[0]}x{df.shape[1]}", "pandas read_csv", t, algo="csv-numeric-frame")
         return
     if a.task == "adult":
         from sklearn.linear_model import LogisticRegression
@@ -101,21 +164,29 @@ def main():
         LogisticRegression().fit(x[:1000], y[:1000])  # untimed warm-up
         for _ in range(a.reps):
             clf = LogisticRegression(C=1 / (n * 1e-4), fit_intercept=False, max_iter=100, tol=1e-4)
-            emit("adult", f"{n}x{d}", "scikit-learn LogisticRegression (lbfgs; diffprivlib's solver)", timed(lambda: clf.fit(x, y)))
+            emit("adult", f"{n}x{d}", "scikit-learn LogisticRegression (lbfgs to tol 1e-4; diffprivlib's solver)",
+                 timed(lambda: clf.fit(x, y)), algo="lbfgs")
+            # The same objective, (1/n) sum loss + (1e-4/2) ||w||^2, by Newton
+            # steps with a Cholesky-factored Hessian to max |gradient| <= 1e-9.
+            clf = LogisticRegression(C=1 / (n * 1e-4), fit_intercept=False, max_iter=100, tol=1e-9, solver="newton-cholesky")
+            emit("adult", f"{n}x{d}", "scikit-learn LogisticRegression (newton-cholesky to max abs gradient <= 1e-9)",
+                 timed(lambda: clf.fit(x, y)), algo="newton-cholesky")
         return
     x, y = load(a.data, a.n, a.d)
     sgd(1).fit(x[:1000], y[:1000])  # imports and first-call costs, untimed
     for _ in range(a.reps):
         if a.task == "fit":
-            emit("fit", shape, "scikit-learn SGDClassifier", timed(lambda: sgd(1).fit(x, y)))
+            emit("fit", shape, "scikit-learn SGDClassifier", timed(lambda: sgd(1).fit(x, y)), algo="sgd-epoch")
         elif a.task == "pass":
             t1 = timed(lambda: sgd(1).fit(x, y))
             t4 = timed(lambda: sgd(4).fit(x, y))
-            emit("pass", shape, "scikit-learn SGDClassifier epoch", (t4 - t1) / 3)
+            emit("pass", shape, "scikit-learn SGDClassifier epoch", (t4 - t1) / 3, algo="sgd-epoch-marginal")
         elif a.task == "svd":
             from sklearn.decomposition import TruncatedSVD
-            emit("svd", f"{shape} k={a.k}", "scikit-learn TruncatedSVD",
-                 timed(lambda: TruncatedSVD(n_components=a.k, random_state=1).fit(x)))
+            emit("svd", f"{shape} k={a.k}", "scikit-learn TruncatedSVD (randomized)",
+                 timed(lambda: TruncatedSVD(n_components=a.k, random_state=1).fit(x)), algo="randomized")
+            emit("svd", f"{shape} k={a.k}", "numpy X^T X, then numpy.linalg.eigh (exact)",
+                 timed(lambda: exact_svd(x, a.k)), algo="gram-eigh")
         else:
             raise SystemExit(f"unknown task {a.task}")
 

@@ -59,17 +59,12 @@
 //     certificate is replace-one (NeighboursVersusCertificate), and the
 //     values are confidential (Confidential).
 //
-// Per-example clipping (Config.Clip): a trainer that clips the gradient
-// l'(z) x of a scalar GLM to norm G takes gradient steps of the loss whose
-// margin derivative is l' clamped to [-G/||x||, G/||x||], a Huberized loss
-// that is convex with a Lipschitz derivative, so Lemma 13 holds for it and
-// the analysis runs on it, exactly. Its Lipschitz constant is min(G, L_z
-// kappa), which bounds every row's remove-one sensitivity by
-// min(G, L_z kappa)/(n lambda): half the replace-one bound 2L/(mu n) of
-// the exact minimizer (docs/DESIGN.md, section 3, route 1, which route 4 with bounded
-// inverse-t steps certifies too). Clipping a
-// softmax gradient by its norm is not the gradient of any loss and is
-// refused.
+// Per-example clipping (Config.Clip) of a scalar GLM is analysed exactly:
+// the clipped trainer takes gradient steps of a Huberized loss to which
+// Lemma 13 applies, and every row's remove-one sensitivity is at most
+// min(G, L_z kappa)/(n lambda), half the replace-one bound of route 1
+// (docs/DESIGN.md, sections 4 and 8). Clipping a softmax gradient by its
+// norm is not the gradient of any loss and is refused.
 //
 // Hypotheses: Lemma 13 needs a loss and a regularizer that are
 // differentiable with absolutely continuous derivatives (Wang's A.1, A.2):

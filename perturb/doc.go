@@ -62,11 +62,9 @@
 // of Noise (featsel, the automatic knobs, the conformance kit) correct
 // without a special case.
 //
-// The paper adds Lap(D2/eps) to each coordinate with the L2 sensitivity D2.
-// For d > 1 that is not eps-DP (the privacy loss of Laplace noise is
-// governed by the L1 norm of the shift, which can be sqrt(d) D2); this
-// package never certifies it and uses D1 = sqrt(d) D2, or a tighter L1 bound
-// supplied with the sensitivity, for Laplace noise.
+// Laplace noise is calibrated to the L1 sensitivity D1 = sqrt(d) D2, or a
+// tighter L1 bound supplied with the sensitivity, never to D2 as in the
+// paper, which is not eps-DP for d > 1 (docs/DESIGN.md, section 5).
 //
 // A multiclass (softmax) model is released as one K x d matrix with one
 // certificate; ReleaseOneVsRest splits the budget across K binary models.

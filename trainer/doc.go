@@ -97,8 +97,8 @@
 // time is a latency, not a throughput, and the exponential of the logistic
 // derivative is a large part of it. BenchmarkNativePass3600x33 (rows in
 // cache) and BenchmarkNativePass36000x33 (rows fetched from memory) time a
-// pass of the logistic loss with an elastic net on 33 features; the README's
-// Performance section holds their current figures.
+// pass of the logistic loss with an elastic net on 33 features;
+// docs/PERFORMANCE.md holds their current figures.
 //
 // One pass driver serves every engine: it draws the permutations and the
 // s-dropout masks, takes the step sizes, clips each example's gradient, sums

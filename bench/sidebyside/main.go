@@ -9,15 +9,27 @@
 //	      passes); peak memory over the data (the data and everything Train
 //	      allocates)
 //	pass  the marginal time of a pass at b = 1, 32 and 256
-//	csv   datasets.ReadCSVFile
+//	csv   the two CSV readers: datasets.ReadTableFile (the reader stabpriv
+//	      train uses: a table of text cells, parsed later by private.Fit)
+//	      and datasets.ReadCSVFile (a numeric Dataset)
 //	svd   preprocess.FitTruncatedSVD (k components, 10 oversamples, 5 power
-//	      iterations: scikit-learn's TruncatedSVD defaults)
+//	      iterations: scikit-learn's TruncatedSVD defaults), labelled with
+//	      the method it takes at this shape (exact from X^T X, or
+//	      randomized)
 //	adult a private fit on Adult (train, stability analysis, gamma release at
-//	      eps = 1, certificate; release.TrainRows and Release) and the plain
-//	      fit with the same settings (trainer.Train); it writes the rows for
-//	      the Python side's logistic regression
+//	      eps = 1, certificate; release.TrainRows and Release), the plain
+//	      fit with the same settings (trainer.Train), and the exact
+//	      minimizer of the ridge-regularized logistic loss at lambda 1e-4
+//	      (objpert.MinimizeExact: Newton steps with a factored Hessian); it
+//	      writes the rows for the Python side's logistic regression
 //	paperrows, paperfit  the Adult rows of the paper's protocol and private
 //	      fits on them, against diffprivlib (paper.go)
+//	env   the Go side's versions and settings, one JSON line
+//
+// Besides task, shape, impl and seconds, every timing names its algorithm
+// ("algo", a short key) and the algorithms of the Python side it is to be
+// compared with ("vs"), so that bench/summarize.py pairs each measure with
+// its peer and says whether both sides run the same algorithm.
 package main
 
 import (
@@ -30,6 +42,7 @@ import (
 	"os"
 	"path/filepath"
 	"runtime"
+	"runtime/debug"
 	"time"
 
 	"gonum.org/v1/gonum/mat"
@@ -38,6 +51,7 @@ import (
 	"github.com/stabpriv/stabpriv/datasets/paper"
 	"github.com/stabpriv/stabpriv/datasets/preprocess"
 	"github.com/stabpriv/stabpriv/losses"
+	"github.com/stabpriv/stabpriv/objpert"
 	"github.com/stabpriv/stabpriv/perturb"
 	"github.com/stabpriv/stabpriv/regularizers"
 	"github.com/stabpriv/stabpriv/release"
@@ -57,7 +71,7 @@ type flags struct {
 
 func main() {
 	var f flags
-	flag.StringVar(&f.task, "task", "fit", "fit, pass, csv, svd, adult, paperrows or paperfit")
+	flag.StringVar(&f.task, "task", "fit", "fit, pass, csv, svd, adult, paperrows, paperfit or env")
 	flag.StringVar(&f.data, "data", "", "prefix of the raw little-endian float64 files <prefix>.x (n x d) and <prefix>.y (labels)")
 	flag.StringVar(&f.csv, "csv", "", "CSV file (task csv; label column \"label\")")
 	flag.StringVar(&f.adult, "adult", "", "directory of adult.data and adult.test (task adult); the rows are written to <data>.x and <data>.y")
@@ -93,6 +107,52 @@ func emit(task, shape, impl string, seconds float64, extra map[string]any) {
 	fmt.Println(string(b))
 }
 
+// pair returns the fields that name a timing's algorithm and the Python
+// side's algorithms it is compared with.
+func pair(algo string, vs ...string) map[string]any {
+	if vs == nil {
+		vs = []string{}
+	}
+	return map[string]any{"algo": algo, "vs": vs}
+}
+
+// with adds the fields of extra to m and returns m.
+func with(m, extra map[string]any) map[string]any {
+	for k, v := range extra {
+		m[k] = v
+	}
+	return m
+}
+
+// envTask prints the Go side's versions and settings.
+func envTask() error {
+	e := map[string]any{"task": "env", "go_version": runtime.Version(), "gomaxprocs": runtime.GOMAXPROCS(0),
+		"numcpu": runtime.NumCPU(), "goos": runtime.GOOS, "goarch": runtime.GOARCH}
+	if bi, ok := debug.ReadBuildInfo(); ok {
+		for _, s := range bi.Settings {
+			if s.Key == "GOAMD64" || s.Key == "-tags" {
+				e[s.Key] = s.Value
+			}
+		}
+	}
+	b, err := json.Marshal(e)
+	if err != nil {
+		return err
+	}
+	fmt.Println(string(b))
+	return nil
+}
+
+// svdMethod names the method FitTruncatedSVD takes for a well-conditioned
+// dense n x d matrix: the rule its documentation states (exact from the
+// Gram matrix when d <= n, d <= 512 and d < 4 (powerIters+1)(k+oversample)).
+func svdMethod(n, d, k, oversample, powerIters int) string {
+	if d <= n && d <= 512 && d < 4*(powerIters+1)*(k+oversample) {
+		return "gram-eigh"
+	}
+	return "randomized"
+}
+
 func run(f flags) error {
 	shape := fmt.Sprintf("%dx%d", f.n, f.d)
 	switch f.task {
@@ -107,25 +167,42 @@ func run(f flags) error {
 		case "pass":
 			return passTask(X, y, shape, f.reps)
 		}
+		method := svdMethod(f.n, f.d, f.k, 10, 5)
+		impl := "stabpriv FitTruncatedSVD (exact: X^T X, then mat.EigenSym)"
+		if method != "gram-eigh" {
+			impl = "stabpriv FitTruncatedSVD (randomized range finder)"
+		}
 		for r := 0; r < f.reps; r++ {
 			start := time.Now()
 			if _, err := preprocess.FitTruncatedSVD(X, f.k, 10, 5, uint64(r+1)); err != nil {
 				return err
 			}
-			emit("svd", fmt.Sprintf("%s k=%d", shape, f.k), "stabpriv FitTruncatedSVD", time.Since(start).Seconds(), nil)
+			emit("svd", fmt.Sprintf("%s k=%d", shape, f.k), impl, time.Since(start).Seconds(), pair(method, "gram-eigh", "randomized"))
 		}
 		return nil
 	case "csv":
+		// Both readers, alternating within the round: the one stabpriv
+		// train uses, and the numeric one.
 		for r := 0; r < f.reps; r++ {
 			start := time.Now()
+			t, err := datasets.ReadTableFile(f.csv)
+			if err != nil {
+				return err
+			}
+			emit("csv", fmt.Sprintf("%dx%d", len(t.Rows), len(t.Columns)), "stabpriv datasets.ReadTableFile (the reader of stabpriv train: text cells)",
+				time.Since(start).Seconds(), pair("csv-text-table", "csv-numeric-frame"))
+			start = time.Now()
 			ds, err := datasets.ReadCSVFile(f.csv, datasets.CSVOptions{Label: "label", Positive: "1"})
 			if err != nil {
 				return err
 			}
 			n, d := ds.X.Dims()
-			emit("csv", fmt.Sprintf("%dx%d", n, d+1), "stabpriv ReadCSVFile", time.Since(start).Seconds(), nil)
+			emit("csv", fmt.Sprintf("%dx%d", n, d+1), "stabpriv datasets.ReadCSVFile (numeric Dataset)",
+				time.Since(start).Seconds(), pair("csv-numeric-frame", "csv-numeric-frame"))
 		}
 		return nil
+	case "env":
+		return envTask()
 	case "adult":
 		return adultTask(f)
 	case "paperrows":
@@ -213,7 +290,7 @@ func fitTask(X *mat.Dense, y []float64, shape string, reps int) error {
 			if skip {
 				impl = "stabpriv Train, SkipObjective"
 			}
-			extra := map[string]any{"peak_over_data": (data + float64(alloc)) / data}
+			extra := with(pair("sgd-epoch", "sgd-epoch"), map[string]any{"peak_over_data": (data + float64(alloc)) / data})
 			if skip {
 				t4, _, err := timeTrain(sgdConfig(1, 4, true), X, y)
 				if err != nil {
@@ -239,7 +316,11 @@ func passTask(X *mat.Dense, y []float64, shape string, reps int) error {
 			if err != nil {
 				return err
 			}
-			emit("pass", shape, fmt.Sprintf("stabpriv pass b=%d", b), (t4-t1)/3, nil)
+			p := pair("sgd-epoch-marginal", "sgd-epoch-marginal")
+			if b != 1 {
+				p = pair(fmt.Sprintf("sgd-epoch-marginal-b%d", b))
+			}
+			emit("pass", shape, fmt.Sprintf("stabpriv pass b=%d", b), (t4-t1)/3, p)
 		}
 	}
 	return nil
@@ -293,17 +374,25 @@ func adultTask(f flags) error {
 			if _, _, err := t.Release(perturb.Gamma, 1, 0, nil); err != nil {
 				return err
 			}
-			impl := "stabpriv private fit"
+			impl := "stabpriv private fit (SGD, 10 passes, b = 1)"
 			if skip {
 				impl += ", SkipObjective"
 			}
-			emit("adult", shape, impl, time.Since(start).Seconds(), nil)
+			emit("adult", shape, impl, time.Since(start).Seconds(), pair("sgd-10-passes", "lbfgs"))
 		}
 		sec, _, err := timeTrain(adultConfig(), X, ds.Y)
 		if err != nil {
 			return err
 		}
-		emit("adult", shape, "stabpriv plain fit (Train)", sec, nil)
+		emit("adult", shape, "stabpriv plain fit (Train: SGD, 10 passes, b = 1)", sec, pair("sgd-10-passes", "lbfgs"))
+		pr := objpert.Problem{Loss: losses.Logistic{}, N: n, D: d, K: 1, Kappa: 1, Lambda: 1e-4}
+		start := time.Now()
+		_, st, err := objpert.MinimizeExact(ctx, X, ds.Y, pr)
+		if err != nil {
+			return err
+		}
+		emit("adult", shape, "stabpriv objpert.MinimizeExact (Newton, Cholesky-factored Hessian, gradient norm <= 1e-9)",
+			time.Since(start).Seconds(), with(pair("newton-cholesky", "newton-cholesky", "lbfgs"), map[string]any{"newton_steps": st.NewtonSteps}))
 	}
 	return nil
 }

@@ -133,7 +133,7 @@ func paperFitTask(f flags) error {
 			return err
 		}
 		sec := time.Since(start).Seconds()
-		extra := map[string]any{"gomaxprocs": runtime.GOMAXPROCS(0), "cpu_seconds": cpuSeconds() - cpu}
+		extra := with(pair("sgd-10-passes", "lbfgs-perturbed"), map[string]any{"gomaxprocs": runtime.GOMAXPROCS(0), "cpu_seconds": cpuSeconds() - cpu})
 		emit("adult-diffprivlib", shape, fmt.Sprintf("stabpriv output perturbation (gamma, SGD 10 passes b=1, lambda %g)", f.lambda), sec, extra)
 
 		skip := gamma
@@ -146,13 +146,13 @@ func paperFitTask(f flags) error {
 			return err
 		}
 		sec = time.Since(start).Seconds()
-		extra = map[string]any{"gomaxprocs": runtime.GOMAXPROCS(0), "cpu_seconds": cpuSeconds() - cpu}
+		extra = with(pair("sgd-10-passes", "lbfgs-perturbed"), map[string]any{"gomaxprocs": runtime.GOMAXPROCS(0), "cpu_seconds": cpuSeconds() - cpu})
 		emit("adult-diffprivlib", shape, "stabpriv output perturbation, SkipObjective", sec, extra)
 
 		if sec, _, err = timeTrain(gamma, X, y); err != nil {
 			return err
 		}
-		emit("adult-diffprivlib", shape, "stabpriv plain fit (Train, the same SGD)", sec, nil)
+		emit("adult-diffprivlib", shape, "stabpriv plain fit (Train, the same SGD)", sec, pair("sgd-10-passes", "lbfgs-perturbed"))
 
 		start, cpu = time.Now(), cpuSeconds()
 		cal, err := objpert.Calibrate(perturb.Objective, f.eps, 0, pr)
@@ -166,9 +166,9 @@ func paperFitTask(f flags) error {
 		cert := objpert.NewCertificate(cal, objpert.Run(cal, pr, cons, 0, 1), perturb.SourceSecure, nil)
 		cert.WeightsSHA256 = dp.WeightsSHA256(m.W)
 		sec = time.Since(start).Seconds()
-		extra = map[string]any{"gomaxprocs": runtime.GOMAXPROCS(0), "cpu_seconds": cpuSeconds() - cpu,
-			"newton_steps": st.NewtonSteps, "gradient_steps": st.GradientSteps}
-		emit("adult-diffprivlib", shape, fmt.Sprintf("stabpriv objective perturbation (exact solve, lambda %g)", f.lambdaObj), sec, extra)
+		extra = with(pair("newton-perturbed", "lbfgs-perturbed"), map[string]any{"gomaxprocs": runtime.GOMAXPROCS(0), "cpu_seconds": cpuSeconds() - cpu,
+			"newton_steps": st.NewtonSteps, "gradient_steps": st.GradientSteps})
+		emit("adult-diffprivlib", shape, fmt.Sprintf("stabpriv objective perturbation (Newton to gradient norm 1e-9, lambda %g)", f.lambdaObj), sec, extra)
 	}
 	return nil
 }

@@ -34,8 +34,8 @@
 // kernel than with the Go loop, and faster again with the AVX kernel.
 // Hinting the rows of the next chunk instead of touching them at a chunk
 // boundary made a b = 1 step faster when the rows are fetched from memory
-// (BenchmarkNativePass36000x33). The README's Performance section holds the
-// current figures of these benchmarks. Wall-clock figures depend on the
+// (BenchmarkNativePass36000x33). docs/PERFORMANCE.md holds the current
+// figures of these benchmarks. Wall-clock figures depend on the
 // machine and its load; to compare two builds, count instructions instead
 // (valgrind --tool=callgrind on the trainer test binary with GOMAXPROCS=1).
 package kernel
