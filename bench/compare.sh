@@ -6,7 +6,7 @@
 #          data
 #   pass   the marginal time of an epoch at b = 1, 32, 256 (PASS_SHAPE)
 #   csv    pandas.read_csv against both of stabpriv's CSV readers (CSV_SHAPE,
-#          label included): private.ReadCSVFile, the one stabpriv train uses
+#          label included): datasets.ReadTableFile, the one stabpriv train uses
 #          (a table of text cells, parsed later by the pipeline), and
 #          datasets.ReadCSVFile (a numeric Dataset)
 #   svd    FitTruncatedSVD (SVD_SHAPE, k = SVD_K, default 32, at most the
