@@ -8,9 +8,10 @@ import (
 
 	"github.com/sirupsen/logrus"
 
+	"github.com/stabpriv/stabpriv/dp"
 	"github.com/stabpriv/stabpriv/internal/check"
-	"github.com/stabpriv/stabpriv/objpert"
 	"github.com/stabpriv/stabpriv/perturb"
+	"github.com/stabpriv/stabpriv/release"
 )
 
 // Modes of a Result.
@@ -145,10 +146,14 @@ type sweepSettings struct {
 	fixedMech perturb.Mechanism
 }
 
-// trainingTime reports whether m is a training-time mechanism (objective
-// or amp, package objpert): its noise enters the objective, so it trains
-// per (split, lambda, eps) instead of releasing a trained model.
-func trainingTime(m perturb.Mechanism) bool { return objpert.Handles(m) }
+// trainingTime reports whether m has no output-perturbation noise (the
+// training-time mechanisms of package objpert): its noise enters the
+// objective, so it trains per (split, lambda, eps) instead of releasing a
+// trained model at every eps.
+func trainingTime(m perturb.Mechanism) bool {
+	_, err := perturb.Lookup(m)
+	return err != nil
+}
 
 // outputs reports whether some mechanism of the sweep perturbs trained
 // weights (and so needs the SGD runs of the grid).
@@ -210,11 +215,9 @@ func checkSweep(cfg SweepConfig) (sweepSettings, error) {
 		// Calibrate checks (eps, delta) for the mechanism, with a dummy
 		// sensitivity, so that a bad setting fails before any training.
 		for _, m := range s.mechs {
-			var err error
-			if trainingTime(m) {
-				err = objpert.CheckBudget(m, e, s.deltaOf(m))
-			} else {
-				_, err = perturb.Calibrate(m, e, s.deltaOf(m), perturb.Sensitivity{L2: 1}, 1)
+			method, err := release.Lookup(m)
+			if err == nil {
+				err = method.CheckBudget(dp.Budget{Epsilon: e, Delta: s.deltaOf(m)})
 			}
 			if err != nil {
 				return s, fmt.Errorf("%w: %w", ErrConfig, err)

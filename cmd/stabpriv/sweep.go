@@ -16,7 +16,6 @@ import (
 	"github.com/sirupsen/logrus"
 
 	"github.com/stabpriv/stabpriv/experiments"
-	"github.com/stabpriv/stabpriv/objpert"
 	"github.com/stabpriv/stabpriv/perturb"
 )
 
@@ -196,7 +195,7 @@ func parsePaper(fs *flag.FlagSet, f *paperFlags, args []string, stderr io.Writer
 		if slices.Contains(f.mechs, mech) {
 			return usagef("--mechanism: %s repeated", mech)
 		}
-		if fs.Name() != "sweep" && objpert.Handles(mech) {
+		if _, err := perturb.Lookup(mech); fs.Name() != "sweep" && err != nil {
 			return usagef("--mechanism %s: %s releases trained weights by output perturbation; the training-time mechanisms run in sweep", mech, fs.Name())
 		}
 		f.mechs = append(f.mechs, mech)

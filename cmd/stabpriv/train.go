@@ -22,7 +22,6 @@ import (
 	"github.com/stabpriv/stabpriv/internal/check"
 	"github.com/stabpriv/stabpriv/losses"
 	"github.com/stabpriv/stabpriv/modelfile"
-	"github.com/stabpriv/stabpriv/objpert"
 	"github.com/stabpriv/stabpriv/partition"
 	"github.com/stabpriv/stabpriv/perturb"
 	"github.com/stabpriv/stabpriv/private"
@@ -155,22 +154,22 @@ func (s *settings) parsePrivacy() error {
 		}
 		return nil
 	}
-	m, err := perturb.ParseMechanism(s.mechanism)
+	method, err := release.Lookup(perturb.Mechanism(s.mechanism))
 	if err != nil {
-		return usagef("--mechanism %q, want none, %s", s.mechanism, perturb.ReleaseMechanismList())
+		return usagef("--mechanism %q, want none, %s", s.mechanism, release.List())
 	}
-	if objpert.Handles(m) {
-		// Objective perturbation and AMP: a training-time mechanism.
-		if err := objpert.CheckBudget(m, s.epsilon, s.delta); err != nil {
-			return usagef("--mechanism %s --epsilon %v --delta %v: %w", m, s.epsilon, s.delta, err)
-		}
+	m := method.Name()
+	if err := method.CheckBudget(dp.Budget{Epsilon: s.epsilon, Delta: s.delta}); err != nil {
+		return usagef("--mechanism %s --epsilon %v --delta %v: %w%s", m, s.epsilon, s.delta, err, privacyHint(m, err))
+	}
+	if _, err := perturb.Lookup(m); err != nil {
+		// The SGD knobs apply to output perturbation, which releases the
+		// weights of an SGD run.
 		for _, name := range []string{"passes", "batch", "step", "schedule", "engine", "clip", "dropout", "radius", "average", "partitions", "l1-ratio"} {
 			if s.set[name] {
 				return usagef("--%s does not apply to --mechanism %s, which minimizes the ridge-regularized objective exactly (no SGD knobs, no clipping, dropout, projection or L1 term, one partition)", name, m)
 			}
 		}
-	} else if _, err := perturb.Calibrate(m, s.epsilon, s.delta, perturb.Sensitivity{L2: 1}, 1); err != nil {
-		return usagef("--mechanism %s --epsilon %v --delta %v: %w%s", m, s.epsilon, s.delta, err, privacyHint(m, err))
 	}
 	s.opts.Mechanism, s.budget = m, dp.Budget{Epsilon: s.epsilon, Delta: s.delta}
 	switch s.noise {
