@@ -102,16 +102,17 @@ func parseInts(name, s string) ([]int, error) {
 	return out, nil
 }
 
-// parseList parses the value of a list flag that was given: an empty value
-// is an error (the flag's absence means its default).
-func parseList[T any](name, s string, given bool, parse func(string, string) ([]T, error)) ([]T, error) {
-	if !given {
-		return nil, nil
-	}
-	if strings.TrimSpace(s) == "" {
-		return nil, usagef("--%s: empty list", name)
-	}
-	return parse(name, s)
+// listVar defines the flag name of a comma-separated list, read by parse:
+// p stays nil unless the flag is given, and an empty list is refused.
+func listVar[T any](fs *flag.FlagSet, p *[]T, name, usage string, parse func(string, string) ([]T, error)) {
+	fs.Func(name, usage, func(s string) error {
+		if strings.TrimSpace(s) == "" {
+			return fmt.Errorf("--%s: empty list", name)
+		}
+		v, err := parse(name, s)
+		*p = v
+		return err
+	})
 }
 
 // parseBools parses a comma-separated list of true/false.
@@ -287,13 +288,13 @@ func runSweep(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	var f paperFlags
 	fs := newPaperFlagSet("sweep", &f)
 	fs.Float64Var(&f.fixedScale, "fixed-scale", 0, "noise scale `b` of the Figure 2 releases (0: the scale eps = 1 gives at the middle lambda; < 0: skip)")
-	var l1s, clips, dropouts, batches, averages string
+	var knobs experiments.Knobs
+	listVar(fs, &knobs.L1Ratios, "l1-ratios", "comma-separated elastic-net L1 shares in [0, 1) (default: --l1-ratio); the first is the baseline", parseFloats)
+	listVar(fs, &knobs.Clips, "clips", "comma-separated per-example clipping norms G >= 0, 0 = none (default: 0)", parseFloats)
+	listVar(fs, &knobs.Dropouts, "dropouts", "comma-separated s-dropout levels s in (0, 1], 1 = none (default: 1)", parseFloats)
+	listVar(fs, &knobs.Batches, "batches", "comma-separated minibatch sizes >= 1 (default: 1)", parseInts)
+	listVar(fs, &knobs.Averages, "average", "comma-separated iterate averaging, false and/or true (default: false)", parseBools)
 	var sel experiments.SelectConfig
-	fs.StringVar(&l1s, "l1-ratios", "", "comma-separated elastic-net L1 shares in [0, 1) (default: --l1-ratio); the first is the baseline")
-	fs.StringVar(&clips, "clips", "", "comma-separated per-example clipping norms G >= 0, 0 = none (default: 0)")
-	fs.StringVar(&dropouts, "dropouts", "", "comma-separated s-dropout levels s in (0, 1], 1 = none (default: 1)")
-	fs.StringVar(&batches, "batches", "", "comma-separated minibatch sizes >= 1 (default: 1)")
-	fs.StringVar(&averages, "average", "", "comma-separated iterate averaging, false and/or true (default: false)")
 	fs.Float64Var(&sel.ValFrac, "select-val", 0, "private selection: share of each split's training rows held out for validation, in (0, 1) (0: no selection)")
 	fs.Float64Var(&sel.Eta, "select-eta", 1, "private selection: eta in [0, 1] of the law of the number of runs (cost (2+eta) eps_run; 1 is Liu & Talwar's geometric law, 0 the logarithmic law)")
 	fs.Float64Var(&sel.MeanRuns, "select-runs", 0, "private selection: mean number of runs E[K] (0: 10 per candidate)")
@@ -301,25 +302,6 @@ func runSweep(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 		if errors.Is(err, flag.ErrHelp) {
 			return nil
 		}
-		return err
-	}
-	given := map[string]bool{}
-	fs.Visit(func(fl *flag.Flag) { given[fl.Name] = true })
-	var knobs experiments.Knobs
-	var err error
-	if knobs.L1Ratios, err = parseList("l1-ratios", l1s, given["l1-ratios"], parseFloats); err != nil {
-		return err
-	}
-	if knobs.Clips, err = parseList("clips", clips, given["clips"], parseFloats); err != nil {
-		return err
-	}
-	if knobs.Dropouts, err = parseList("dropouts", dropouts, given["dropouts"], parseFloats); err != nil {
-		return err
-	}
-	if knobs.Batches, err = parseList("batches", batches, given["batches"], parseInts); err != nil {
-		return err
-	}
-	if knobs.Averages, err = parseList("average", averages, given["average"], parseBools); err != nil {
 		return err
 	}
 	if len(f.passList) > 1 {
@@ -330,7 +312,7 @@ func runSweep(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 		// experiments package's default.
 		knobs.L1Ratios = []float64{f.l1Ratio}
 	}
-	if given["select-val"] && !(sel.ValFrac > 0 && sel.ValFrac < 1) {
+	if sel.ValFrac != 0 && !(sel.ValFrac > 0 && sel.ValFrac < 1) {
 		return usagef("--select-val %v, want in (0, 1)", sel.ValFrac)
 	}
 	start := time.Now()
