@@ -7,7 +7,6 @@ import (
 	"io"
 	"math"
 	"os"
-	"path/filepath"
 	"slices"
 	"strconv"
 	"text/tabwriter"
@@ -338,20 +337,9 @@ func WriteFeatSel(dir string, rows []FeatSelResult) ([]string, error) {
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return nil, fmt.Errorf("experiments: %w", err)
 	}
-	var paths []string
-	for _, f := range []struct {
-		name  string
-		write func(io.Writer) error
-	}{
+	return writeAll(dir, []namedWriter{
 		{"featsel.csv", func(w io.Writer) error { return WriteFeatSelCSV(w, rows) }},
 		{"fig3.png", func(w io.Writer) error { return Figure3(w, rows) }},
 		{"fig5.png", func(w io.Writer) error { return Figure5(w, rows) }},
-	} {
-		p := filepath.Join(dir, f.name)
-		if err := writeFile(p, f.write); err != nil {
-			return paths, err
-		}
-		paths = append(paths, p)
-	}
-	return paths, nil
+	})
 }

@@ -6,24 +6,9 @@ import (
 	"io"
 	"os"
 	"path/filepath"
-)
 
-// writeFile creates path and writes it with write.
-func writeFile(path string, write func(io.Writer) error) error {
-	f, err := os.Create(path)
-	if err != nil {
-		return fmt.Errorf("experiments: %w", err)
-	}
-	if err := write(f); err != nil {
-		f.Close()
-		os.Remove(path) // no empty or partial file is left behind
-		return fmt.Errorf("experiments: %s: %w", path, err)
-	}
-	if err := f.Close(); err != nil {
-		return fmt.Errorf("experiments: %w", err)
-	}
-	return nil
-}
+	"github.com/stabpriv/stabpriv/internal/safefile"
+)
 
 // writeJSON writes v as indented JSON.
 func writeJSON(v any) func(io.Writer) error {
@@ -43,28 +28,36 @@ func WriteSweep(dir string, rows []Result, sum Summary) ([]string, error) {
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return nil, fmt.Errorf("experiments: %w", err)
 	}
-	files := []struct {
-		name  string
-		write func(io.Writer) error
-	}{
+	files := []namedWriter{
 		{"results.csv", func(w io.Writer) error { return WriteResultsCSV(w, rows) }},
 		{"summary.json", writeJSON(sum)},
 		{"fig1.png", func(w io.Writer) error { return Figure1(w, rows) }},
 		{"frontier.png", func(w io.Writer) error { return Frontier(w, rows) }},
 	}
 	if len(sum.FixedPoints) > 0 {
-		files = append(files, struct {
-			name  string
-			write func(io.Writer) error
-		}{"fig2.png", func(w io.Writer) error { return Figure2(w, rows) }})
+		files = append(files, namedWriter{"fig2.png", func(w io.Writer) error { return Figure2(w, rows) }})
 	}
+	return writeAll(dir, files)
+}
+
+// namedWriter is an output file of an experiment: its name and contents.
+type namedWriter struct {
+	name  string
+	write func(io.Writer) error
+}
+
+// writeAll writes the files into dir, all or none (safefile.WriteAll), and
+// returns their paths.
+func writeAll(dir string, files []namedWriter) ([]string, error) {
 	var paths []string
+	var out []safefile.File
 	for _, f := range files {
 		p := filepath.Join(dir, f.name)
-		if err := writeFile(p, f.write); err != nil {
-			return paths, err
-		}
+		out = append(out, safefile.File{Path: p, Perm: 0o644, Write: f.write})
 		paths = append(paths, p)
+	}
+	if err := safefile.WriteAll(out); err != nil {
+		return nil, fmt.Errorf("experiments: %w", err)
 	}
 	return paths, nil
 }

@@ -1,7 +1,6 @@
 package modelfile
 
 import (
-	"bytes"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -10,6 +9,7 @@ import (
 	"os"
 	"path/filepath"
 
+	"github.com/stabpriv/stabpriv/internal/safefile"
 	"github.com/stabpriv/stabpriv/losses"
 )
 
@@ -38,38 +38,17 @@ func (r *Released) Write(w io.Writer) error {
 	return err
 }
 
-// WriteFile writes r to path with Write, creating the parent
-// directories. The file appears whole or not at all: it is written to a
-// temporary file in the same directory and renamed.
-func (r *Released) WriteFile(path string) (err error) {
-	var buf bytes.Buffer
-	if err := r.Write(&buf); err != nil {
+// WriteFile writes r to path with Write, creating the parent directories.
+// The file appears whole or not at all (internal/safefile): it is written
+// to a temporary file in the same directory and renamed, and a path that
+// exists and is not a regular file (a device, a FIFO, a directory, a
+// symbolic link) is refused. Whatever was at path is left as it was on any
+// error.
+func (r *Released) WriteFile(path string) error {
+	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
 		return err
 	}
-	dir := filepath.Dir(path)
-	if err := os.MkdirAll(dir, 0o755); err != nil {
-		return err
-	}
-	f, err := os.CreateTemp(dir, ".stabpriv-model-*")
-	if err != nil {
-		return err
-	}
-	defer func() {
-		if err != nil {
-			os.Remove(f.Name())
-		}
-	}()
-	if _, err := f.Write(buf.Bytes()); err != nil {
-		f.Close()
-		return err
-	}
-	if err := f.Close(); err != nil {
-		return err
-	}
-	if err := os.Chmod(f.Name(), 0o644); err != nil {
-		return err
-	}
-	return os.Rename(f.Name(), path)
+	return safefile.Write(path, 0o644, r.Write)
 }
 
 // Read reads a model file and checks its structure: the format, a

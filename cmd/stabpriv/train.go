@@ -20,6 +20,7 @@ import (
 	"github.com/stabpriv/stabpriv/dp"
 	_ "github.com/stabpriv/stabpriv/graph"
 	"github.com/stabpriv/stabpriv/internal/check"
+	"github.com/stabpriv/stabpriv/internal/safefile"
 	"github.com/stabpriv/stabpriv/losses"
 	"github.com/stabpriv/stabpriv/modelfile"
 	"github.com/stabpriv/stabpriv/partition"
@@ -489,22 +490,21 @@ func runTrain(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 
 // checkOut makes sure, before any training, that the model file can be
 // written: a release whose file cannot be written would spend the budget
-// for nothing. It creates the parent directories.
+// for nothing. It creates the parent directories and refuses a path that
+// exists and is not a regular file.
 func checkOut(path string) error {
 	if path == "" {
 		return nil
 	}
-	if st, err := os.Stat(path); err == nil && st.IsDir() {
-		return usagef("--out %s is a directory; give a file name", path)
-	}
-	dir := filepath.Dir(path)
-	if err := os.MkdirAll(dir, 0o755); err != nil {
+	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
 		return fmt.Errorf("--out: %w", err)
 	}
-	f, err := os.CreateTemp(dir, ".stabpriv-check-*")
-	if err != nil {
-		return fmt.Errorf("--out: cannot write in %s: %w", dir, err)
+	err := safefile.Check(path)
+	if errors.Is(err, safefile.ErrTarget) {
+		return usagef("--out: %w", err)
 	}
-	f.Close()
-	return os.Remove(f.Name())
+	if err != nil {
+		return fmt.Errorf("--out: %w", err)
+	}
+	return nil
 }
