@@ -235,3 +235,17 @@ func TestPredict(t *testing.T) {
 		}
 	}
 }
+
+func TestVerifyNilAndVerdictNames(t *testing.T) {
+	if _, _, err := modelfile.Verify(nil); !errors.Is(err, modelfile.ErrFile) {
+		t.Errorf("Verify(nil): %v, want ErrFile", err)
+	}
+	if _, _, err := modelfile.Verify(&modelfile.Released{}); !errors.Is(err, modelfile.ErrFile) {
+		t.Errorf("Verify of an empty file: %v, want ErrFile", err)
+	}
+	for v, want := range map[modelfile.Verdict]string{modelfile.PrivateRelease: "private release", modelfile.NotPrivate: "not private", 7: "Verdict(7)"} {
+		if got := v.String(); got != want {
+			t.Errorf("%d: %q, want %q", int(v), got, want)
+		}
+	}
+}

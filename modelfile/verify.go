@@ -28,6 +28,17 @@ const (
 	NotPrivate
 )
 
+// String names the verdict.
+func (v Verdict) String() string {
+	switch v {
+	case PrivateRelease:
+		return "private release"
+	case NotPrivate:
+		return "not private"
+	}
+	return fmt.Sprintf("Verdict(%d)", int(v))
+}
+
 // ErrVerify is wrapped by every inconsistency Verify finds.
 var ErrVerify = fmt.Errorf("%w: certificate does not verify", ErrFile)
 
@@ -54,6 +65,9 @@ var ErrVerify = fmt.Errorf("%w: certificate does not verify", ErrFile)
 // than those of the run are consistent forgeries. Verify checks a file's
 // internal consistency, not its provenance.
 func Verify(r *Released) (Verdict, string, error) {
+	if r == nil {
+		return 0, "", fmt.Errorf("%w: no model file", ErrFile)
+	}
 	if err := r.checkShape(); err != nil {
 		return 0, "", err
 	}

@@ -13,12 +13,15 @@
 //	sweep   run the paper's accuracy experiments (Figures 1 and 2) on a data set
 //	featsel run the paper's private feature-selection experiments (Figures 3 and 5)
 //	pdp     per-instance DP of an output-perturbation release over the training rows (confidential)
+//	version print the version of stabpriv and of the Go toolchain that built it
 //	help    list the commands, or show the flags of one: stabpriv help train
 //
 // Exit codes: 0 on success, 2 for a usage error (unknown command or flag,
 // a bad flag value, inputs that cannot make a run), 1 for a runtime error
 // (unreadable data, a failed run, a model file that does not verify), 3
-// from certify for a valid model file that is not a private release.
+// from certify for a valid model file that is not a private release, 130
+// when interrupted (Ctrl-C): every output appears whole or not at all, so
+// nothing partial is left.
 package main
 
 import (
@@ -29,6 +32,8 @@ import (
 	"io"
 	"os"
 	"os/signal"
+	"runtime"
+	"runtime/debug"
 	"strings"
 	"text/tabwriter"
 )
@@ -76,6 +81,8 @@ func exitCode(err error) int {
 		return 2
 	case errors.As(err, &np):
 		return 3
+	case errors.Is(err, context.Canceled):
+		return 130
 	}
 	return 1
 }
@@ -100,9 +107,16 @@ func run(args []string, stdout, stderr io.Writer) error {
 	}
 	name, rest := args[0], args[1:]
 	switch name {
+	case "version", "-version", "--version":
+		printVersion(stdout)
+		return nil
 	case "help", "-h", "-help", "--help":
-		if len(rest) == 0 {
+		if len(rest) == 0 || rest[0] == "help" {
 			printUsage(stdout)
+			return nil
+		}
+		if rest[0] == "version" {
+			fmt.Fprintln(stdout, "Usage: stabpriv version\n\nPrints the version of stabpriv (its module version and commit) and of the Go toolchain.")
 			return nil
 		}
 		if c, ok := lookup(rest[0]); ok {
@@ -115,10 +129,39 @@ func run(args []string, stdout, stderr io.Writer) error {
 		printUsage(stderr)
 		return usagef("unknown command %q", name)
 	}
-	if err := c.run(ctx, rest, stdout, stderr); err != nil {
+	err := c.run(ctx, rest, stdout, stderr)
+	if ctx.Err() != nil {
+		// Interrupted: whatever the command returned, the cause is the
+		// signal (exit 130).
+		return fmt.Errorf("%s: interrupted, nothing written: %w", c.name, ctx.Err())
+	}
+	if err != nil {
 		return fmt.Errorf("%s: %w", c.name, err)
 	}
 	return nil
+}
+
+// printVersion writes the module's version and commit, from the build
+// information, and the Go version.
+func printVersion(w io.Writer) {
+	version, commit, dirty := "(devel)", "unknown", false
+	if bi, ok := debug.ReadBuildInfo(); ok {
+		if bi.Main.Version != "" {
+			version = bi.Main.Version
+		}
+		for _, s := range bi.Settings {
+			switch s.Key {
+			case "vcs.revision":
+				commit = s.Value
+			case "vcs.modified":
+				dirty = s.Value == "true"
+			}
+		}
+	}
+	if dirty {
+		commit += " (modified)"
+	}
+	fmt.Fprintf(w, "stabpriv %s, commit %s, %s %s/%s\n", version, commit, runtime.Version(), runtime.GOOS, runtime.GOARCH)
 }
 
 // parseFlags parses a command's args into fs. On -h it writes help and the
@@ -158,6 +201,7 @@ func printUsage(w io.Writer) {
 	for _, c := range commands() {
 		fmt.Fprintf(tw, "\t%s\t%s\n", c.name, c.summary)
 	}
+	fmt.Fprintf(tw, "\t%s\t%s\n", "version", "print the version of stabpriv and of Go")
 	fmt.Fprintf(tw, "\t%s\t%s\n", "help", "list the commands, or show the flags of one")
 	tw.Flush()
 	fmt.Fprintf(w, "\nRun 'stabpriv help <command>' for the flags of a command (%s).\n", strings.Join(commandNames(), ", "))

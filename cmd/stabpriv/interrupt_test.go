@@ -1,0 +1,79 @@
+package main
+
+import (
+	"bufio"
+	"errors"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+)
+
+// childArgs makes the test binary run the command line in it (separated
+// by newlines) as the stabpriv command.
+const childArgs = "STABPRIV_TEST_MAIN_ARGS"
+
+func TestMain(m *testing.M) {
+	if args := os.Getenv(childArgs); args != "" {
+		os.Args = append([]string{"stabpriv"}, strings.Split(args, "\n")...)
+		main()
+		return
+	}
+	os.Exit(m.Run())
+}
+
+// TestInterrupt interrupts a long training run with SIGINT: the command
+// exits with status 130 and writes nothing.
+func TestInterrupt(t *testing.T) {
+	data := writeCSV(t, clusters(2, 20000))
+	out := filepath.Join(t.TempDir(), "model.json")
+	args := []string{"train", "--data", data, "--label", "class", "--passes", "1000", "--log-level", "debug", "--out", out}
+	cmd := exec.Command(os.Args[0], "-test.run=^$")
+	cmd.Env = append(os.Environ(), childArgs+"="+strings.Join(args, "\n"))
+	pipe, err := cmd.StderrPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	// The first log line comes once the rows are prepared, after the
+	// signal handler is set up: interrupt the training then.
+	lines := bufio.NewScanner(pipe)
+	var stderr strings.Builder
+	if !lines.Scan() {
+		t.Fatal("the child logged nothing")
+	}
+	stderr.WriteString(lines.Text() + "\n")
+	time.Sleep(100 * time.Millisecond)
+	if err := cmd.Process.Signal(syscall.SIGINT); err != nil {
+		t.Fatal(err)
+	}
+	for lines.Scan() {
+		stderr.WriteString(lines.Text() + "\n")
+	}
+	err = cmd.Wait()
+	var ee *exec.ExitError
+	if !errors.As(err, &ee) || ee.ExitCode() != 130 {
+		t.Fatalf("exit %v, want status 130; stderr:\n%s", err, stderr.String())
+	}
+	if !strings.Contains(stderr.String(), "interrupted") {
+		t.Errorf("stderr does not say it was interrupted:\n%s", stderr.String())
+	}
+	if _, err := os.Stat(out); !errors.Is(err, os.ErrNotExist) {
+		t.Errorf("the interrupted run wrote %s (%v)", out, err)
+	}
+}
+
+func TestVersion(t *testing.T) {
+	stdout, _, err := call(t, "version")
+	if err != nil || !strings.HasPrefix(stdout, "stabpriv ") || !strings.Contains(stdout, "go1.") {
+		t.Errorf("version: %q, %v", stdout, err)
+	}
+	if stdout, _, err := call(t, "help", "help"); err != nil || !strings.Contains(stdout, "Commands:") {
+		t.Errorf("help help: %q, %v", stdout, err)
+	}
+}
