@@ -14,6 +14,7 @@ import (
 	"github.com/stabpriv/stabpriv/perturb"
 	"github.com/stabpriv/stabpriv/release"
 	"github.com/stabpriv/stabpriv/stability"
+	"github.com/stabpriv/stabpriv/trainer"
 )
 
 // Verdict is the outcome of Verify for a model file that is consistent.
@@ -89,6 +90,7 @@ func Verify(r *Released) (Verdict, string, error) {
 		bad("the certificate has no run record")
 	} else {
 		checkPipeline(r, bad)
+		checkWork(c.Run, bad)
 	}
 	var part *partitioned
 	if len(errs) == 0 && r.Partitions != nil {
@@ -163,6 +165,29 @@ func checkPipeline(r *Released, bad func(format string, args ...any)) {
 type partitioned struct {
 	stability.Partitioned
 	ref *stability.Report
+}
+
+// MaxVerifySteps bounds the number of SGD steps (passes times steps per
+// pass) of a run whose file Verify checks: the stability analysis, which
+// Verify repeats, evaluates the growth recursion step by step, and a file
+// that claims a longer run is refused rather than analysed for hours.
+const MaxVerifySteps = 1 << 32
+
+// checkWork refuses a run record whose analysis would be longer than a
+// training run of MaxVerifySteps steps: more passes than the trainer runs,
+// a batch outside [1, n], or too many steps.
+func checkWork(run *trainer.Run, bad func(format string, args ...any)) {
+	if run.Batch == 0 && run.Passes == 0 {
+		return // a run without SGD steps (objective perturbation, AMP)
+	}
+	switch {
+	case run.Passes < 1 || run.Passes > trainer.MaxPasses:
+		bad("%d passes, want 1 to %d", run.Passes, trainer.MaxPasses)
+	case run.N < 1 || run.Batch < 1 || run.Batch > run.N:
+		bad("batch %d for n = %d", run.Batch, run.N)
+	case uint64(run.Passes)*uint64((run.N+run.Batch-1)/run.Batch) > MaxVerifySteps:
+		bad("%d passes of %d steps: more than the %d steps a verification analyses", run.Passes, (run.N+run.Batch-1)/run.Batch, uint64(MaxVerifySteps))
+	}
 }
 
 // checkPartitions checks a partitioned fit: the partition sizes, held-out

@@ -196,6 +196,9 @@ func (m *Model) Accuracy(X mat.Matrix, y []float64) float64 {
 func (r Run) OnRows(n int, seed uint64) (Run, error) {
 	r.Stats = Stats{}
 	r.N, r.Seed = n, seed
+	if n < 1 || r.Batch < 1 || r.Batch > n || r.Passes < 1 || r.Passes > MaxPasses {
+		return r, fmt.Errorf("%w: a run of %d rows in batches of %d, %d passes (at most %d)", ErrConfig, n, r.Batch, r.Passes, MaxPasses)
+	}
 	m := (n + r.Batch - 1) / r.Batch
 	r.StepsPerPass = m
 	step := func(t int) float64 {
@@ -215,9 +218,6 @@ func (r Run) OnRows(n int, seed uint64) (Run, error) {
 	case Constant.String(), InverseT.String(), BoundedInverseT.String():
 	default:
 		return r, fmt.Errorf("%w: schedule %s: the run record on %d rows cannot be recomputed", ErrConfig, r.Schedule, n)
-	}
-	if n < 1 || r.Batch < 1 || r.Passes < 0 {
-		return r, fmt.Errorf("%w: a run of %d rows in batches of %d, %d passes", ErrConfig, n, r.Batch, r.Passes)
 	}
 	r.PassMaxStep, r.PassMinStep = make([]float64, r.Passes), make([]float64, r.Passes)
 	for j := range r.Passes {
