@@ -21,6 +21,17 @@ test: vet
 	$(GO) test -count=1 -tags purego $(KERNEL_PKGS)
 	GOAMD64=v3 $(GO) test -count=1 $(KERNEL_PKGS)
 	GODEBUG=cpu.avx=off $(GO) test -count=1 $(KERNEL_PKGS)
+	$(MAKE) fuzz FUZZTIME=3s
+
+# The fuzz targets of the parsers (model files and Verify, bounds files,
+# the command line), each for FUZZTIME; make test runs them briefly.
+FUZZTIME ?= 2m
+FUZZ_TARGETS = ./modelfile/:FuzzReadVerify ./datasets/:FuzzReadBounds ./cmd/stabpriv/:FuzzCommandLine
+.PHONY: fuzz
+fuzz:
+	@for t in $(FUZZ_TARGETS); do \
+		$(GO) test -count=1 -run '^$$' -fuzz "^$${t#*:}$$" -fuzztime $(FUZZTIME) "$${t%%:*}" || exit 1; \
+	done
 
 vet:
 	$(GO) vet ./...
