@@ -20,6 +20,7 @@ import (
 	"github.com/stabpriv/stabpriv/private"
 	"github.com/stabpriv/stabpriv/regularizers"
 	"github.com/stabpriv/stabpriv/trainer"
+	"gonum.org/v1/gonum/floats"
 )
 
 var update = flag.Bool("update", false, "rewrite the golden files in testdata")
@@ -246,6 +247,72 @@ func TestVerifyNilAndVerdictNames(t *testing.T) {
 	for v, want := range map[modelfile.Verdict]string{modelfile.PrivateRelease: "private release", modelfile.NotPrivate: "not private", 7: "Verdict(7)"} {
 		if got := v.String(); got != want {
 			t.Errorf("%d: %q, want %q", int(v), got, want)
+		}
+	}
+}
+
+// forge returns the model file of r with its weights replaced by edit's and
+// the hash recomputed: a consistent forgery but for the weights' support.
+func forge(t *testing.T, r *modelfile.Released, edit func(w []float64)) *modelfile.Released {
+	t.Helper()
+	data := encodeModel(t, r)
+	back, err := modelfile.Read(bytes.NewReader(data))
+	if err != nil {
+		t.Fatal(err)
+	}
+	edit(back.Model.W)
+	back.Certificate.WeightsSHA256 = dp.WeightsSHA256(back.Model.W)
+	return back
+}
+
+// TestVerifySupport: weights that the declared noise cannot produce are
+// refused, even with a recomputed hash: weights a million times larger
+// (every method, secure and seeded), weights off the lattice of the secure
+// sampler (laplace, gamma, objective), and a seeded gamma release's
+// weights pasted into a secure file.
+func TestVerifySupport(t *testing.T) {
+	tab, schema, err := datasets.DefaultTable()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, mech := range []perturb.Mechanism{perturb.Laplace, perturb.Gamma, perturb.AnalyticGaussian, perturb.Objective, perturb.AMP} {
+		budget := dp.Budget{Epsilon: 1}
+		if !mech.Pure() {
+			budget.Delta = 1e-5
+		}
+		fit := func(noise perturb.Source) *modelfile.Released {
+			r, err := private.Fit(context.Background(), tab, schema, budget, private.Options{Mechanism: mech, Auto: true, TestFrac: 0.2, Seed: 1, Noise: noise})
+			if err != nil {
+				t.Fatal(err)
+			}
+			return r
+		}
+		secure, seeded := fit(nil), fit(perturb.Seeded(5))
+		if v, _, err := modelfile.Verify(secure); err != nil || v != modelfile.PrivateRelease {
+			t.Fatalf("%s: a secure release: %v %v", mech, v, err)
+		}
+		for name, r := range map[string]*modelfile.Released{"secure": secure, "seeded": seeded} {
+			huge := forge(t, r, func(w []float64) { floats.Scale(1e6, w) })
+			if _, _, err := modelfile.Verify(huge); !errors.Is(err, modelfile.ErrVerify) || !strings.Contains(err.Error(), "exceeds") {
+				t.Errorf("%s, %s: weights times 1e6: %v", mech, name, err)
+			}
+		}
+		if mech == perturb.AnalyticGaussian || mech == perturb.AMP {
+			continue // the Gaussian sampler's lattice is below the rounding of float64 at these scales
+		}
+		off := forge(t, secure, func(w []float64) {
+			for i := range w {
+				w[i] = math.Nextafter(w[i], math.Inf(1))
+			}
+		})
+		if _, _, err := modelfile.Verify(off); !errors.Is(err, modelfile.ErrVerify) || !strings.Contains(err.Error(), "lattice") {
+			t.Errorf("%s: weights one ulp off the lattice: %v", mech, err)
+		}
+		if mech == perturb.Gamma {
+			pasted := forge(t, secure, func(w []float64) { copy(w, seeded.Model.W) })
+			if _, _, err := modelfile.Verify(pasted); !errors.Is(err, modelfile.ErrVerify) {
+				t.Errorf("a seeded release's weights in a secure file: %v", err)
+			}
 		}
 	}
 }

@@ -107,6 +107,9 @@ func Verify(r *Released) (Verdict, string, error) {
 	if diffs := diffJSON(want, r); len(diffs) > 0 {
 		return 0, "", fmt.Errorf("%w: the file differs from the release its published constants give: %s", ErrVerify, diffs)
 	}
+	if err := m.CheckWeights(c, publicOf(r), r.Model.W); err != nil {
+		return 0, "", fmt.Errorf("%w: %w", ErrVerify, err)
+	}
 	switch {
 	case c.Source == perturb.SourceSeeded:
 		return NotPrivate, fmt.Sprintf("the noise was drawn from a seeded generator whose seed (%d) is published: anyone can subtract it", *c.NoiseSeed), nil
@@ -244,7 +247,8 @@ func rebuild(r *Released, m release.Method, part *partitioned) (*Released, error
 	p := *r.Preprocessing
 	p.Words = preprocess.MapWords(p.Mode)
 	skeleton := &Released{Preprocessing: &p, Split: r.Split, Partitions: r.Partitions}
-	pub := release.Public{Classes: len(r.Schema.Classes), K: r.Model.K, D: r.Model.D, Notes: skeleton.PipelineNotes(task), Auto: r.AutoKnobs}
+	pub := publicOf(r)
+	pub.Notes = skeleton.PipelineNotes(task)
 	if part != nil {
 		pub.Extra = PartitionNotes(part.Partitioned, r.Partitions, r.Split.Seed, part.ref)
 	}
@@ -268,6 +272,12 @@ func rebuild(r *Released, m release.Method, part *partitioned) (*Released, error
 		AutoKnobs:     r.AutoKnobs,
 		Partitions:    r.Partitions,
 	}, nil
+}
+
+// publicOf returns the published inputs of r's release that its method
+// reads beside the certificate (without the notes).
+func publicOf(r *Released) release.Public {
+	return release.Public{Classes: len(r.Schema.Classes), K: r.Model.K, D: r.Model.D, Auto: r.AutoKnobs}
 }
 
 // diffJSON compares the model files of want and got and names the fields

@@ -61,6 +61,13 @@ type Method interface {
 	// constants the method derives (loss constants, the steps of every
 	// pass, ...) and returns an error naming what is inconsistent.
 	Rebuild(c *dp.Certificate, pub Public) (*dp.Certificate, *stability.Report, error)
+	// CheckWeights returns an error when w cannot be the release that a
+	// certificate c, as Rebuild gives it, states: coordinates off the
+	// lattice the secure sampler rounds to (for the secure source), or a
+	// norm above the bound on the trained weights plus a norm the noise
+	// exceeds with probability at most 2^-63 (a genuine release is refused
+	// with at most that probability).
+	CheckWeights(c *dp.Certificate, pub Public, w []float64) error
 }
 
 // Rows are the training rows a method receives, with the settings of the

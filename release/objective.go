@@ -171,22 +171,13 @@ func (m objectiveMethod) Rebuild(c *dp.Certificate, pub Public) (*dp.Certificate
 		return nil, nil, errors.New("the certificate has no run record")
 	}
 	run := c.Run
-	loss, err := losses.ByName(run.Loss)
+	cal, err := m.calibration(c, pub)
 	if err != nil {
 		return nil, nil, err
 	}
+	loss, _ := losses.ByName(run.Loss) // calibration read it
 	cfg := trainer.Config{Loss: loss, Classes: pub.Classes, Kappa: run.Kappa, Reg: regularizers.ElasticNet{Lambda: run.Lambda}}
-	pr, err := objectiveProblem(cfg, run.N, pub.D)
-	if err != nil {
-		return nil, nil, err
-	}
-	if pr.K != pub.K {
-		return nil, nil, fmt.Errorf("%d outputs for %d classes, the model has %d", pr.K, pub.Classes, pub.K)
-	}
-	cal, err := objpert.Calibrate(c.Mechanism, c.Epsilon, c.Delta, pr)
-	if err != nil {
-		return nil, nil, fmt.Errorf("the published constants do not calibrate: %w", err)
-	}
+	pr, _ := objectiveProblem(cfg, run.N, pub.D)
 	if pub.Auto {
 		auto, _, err := m.Auto(cfg, run.N, pub.D, dp.Budget{Epsilon: c.Epsilon, Delta: c.Delta})
 		if err != nil {
@@ -210,6 +201,32 @@ func (m objectiveMethod) Rebuild(c *dp.Certificate, pub Public) (*dp.Certificate
 		cert.NoiseSeed = &seed
 	}
 	return cert, nil, nil
+}
+
+// calibration returns the calibration of the published problem of c (loss,
+// n, d, K, kappa, lambda) and budget.
+func (m objectiveMethod) calibration(c *dp.Certificate, pub Public) (objpert.Calibration, error) {
+	if c == nil || c.Run == nil {
+		return objpert.Calibration{}, errors.New("the certificate has no run record")
+	}
+	run := c.Run
+	loss, err := losses.ByName(run.Loss)
+	if err != nil {
+		return objpert.Calibration{}, err
+	}
+	cfg := trainer.Config{Loss: loss, Classes: pub.Classes, Kappa: run.Kappa, Reg: regularizers.ElasticNet{Lambda: run.Lambda}}
+	pr, err := objectiveProblem(cfg, run.N, pub.D)
+	if err != nil {
+		return objpert.Calibration{}, err
+	}
+	if pr.K != pub.K {
+		return objpert.Calibration{}, fmt.Errorf("%d outputs for %d classes, the model has %d", pr.K, pub.Classes, pub.K)
+	}
+	cal, err := objpert.Calibrate(c.Mechanism, c.Epsilon, c.Delta, pr)
+	if err != nil {
+		return objpert.Calibration{}, fmt.Errorf("the published constants do not calibrate: %w", err)
+	}
+	return cal, nil
 }
 
 // objectiveProblem returns the public problem of n rows of dim inputs with
