@@ -8,7 +8,7 @@ OUT     ?= out
 # A private release (gamma noise, eps = 1) of a classifier of the embedded
 # default data set (Wisconsin breast cancer), with its certificate.
 run:
-	$(GO) run ./cmd/stabpriv train --mechanism gamma --epsilon 1 --out $(OUT)/model.json
+	$(GO) run ./cmd/stabpriv train --mechanism gamma --epsilon 1 --out $(OUT)/model.json --force
 
 # The whole test suite (under 10 minutes on 2 cores), then the packages
 # with assembly kernels on the other builds whose bits they promise: the Go

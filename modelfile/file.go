@@ -8,6 +8,7 @@ import (
 	"math"
 	"os"
 	"path/filepath"
+	"strings"
 
 	"github.com/stabpriv/stabpriv/internal/safefile"
 	"github.com/stabpriv/stabpriv/losses"
@@ -138,4 +139,24 @@ func (r *Released) checkShape() error {
 		return fmt.Errorf("%w: %v model with %d outputs and %d classes", ErrFile, task, m.K, k)
 	}
 	return nil
+}
+
+// IsModelFile reports whether the file at path starts as a model file of
+// this package does (a JSON object whose first field is the format of a
+// stabpriv model file): a command that writes other outputs refuses to
+// replace it.
+func IsModelFile(path string) bool {
+	// Only a regular file is opened: opening a FIFO would block.
+	if st, err := os.Lstat(path); err != nil || !st.Mode().IsRegular() {
+		return false
+	}
+	f, err := os.Open(path)
+	if err != nil {
+		return false
+	}
+	defer f.Close()
+	head := make([]byte, 256)
+	n, _ := io.ReadFull(f, head)
+	s := strings.Join(strings.Fields(string(head[:n])), "")
+	return strings.HasPrefix(s, `{"format":"stabpriv-model/`)
 }

@@ -6,7 +6,6 @@ import (
 	"flag"
 	"fmt"
 	"io"
-	"os"
 	"strconv"
 
 	"github.com/stabpriv/stabpriv/datasets"
@@ -75,6 +74,9 @@ var pdpHelp = "Usage: stabpriv pdp [flags] --out DIR\n       stabpriv pdp --mode
 	"optimized, not of the SGD iterate.\n\n" +
 	pdp.Neighbours + "."
 
+// pdpFiles are the files pdp writes into --out (pdp.Result.WriteDir).
+var pdpFiles = []string{"pdp.csv", "summary.json", "pdp.png"}
+
 // pdpSettings are the checked flags.
 type pdpSettings struct {
 	pdpFlags
@@ -101,11 +103,8 @@ func parsePDP(args []string, stderr io.Writer) (*pdpSettings, error) {
 	if s.lossFn, err = losses.ByName(f.loss); err != nil {
 		return nil, usagef("--loss: %w", err)
 	}
-	if f.out == "" {
-		return nil, usagef("--out DIR is required")
-	}
-	if st, err := os.Stat(f.out); err == nil && !st.IsDir() {
-		return nil, usagef("--out %s is a file; give a directory", f.out)
+	if err := checkOutDir("--out", f.out, pdpFiles...); err != nil {
+		return nil, err
 	}
 	if !check.NonNegative(f.lambda) {
 		return nil, usagef("--lambda %v, want finite >= 0", f.lambda)
@@ -328,11 +327,8 @@ func checkModelFlags(s *pdpSettings, set map[string]bool) error {
 			return usagef("--%s with --model: the model file fixes the loss, lambda, clipping, preprocessing, split and noise; only --data, --exact-top, --top and --out apply", name)
 		}
 	}
-	if s.out == "" {
-		return usagef("--out DIR is required")
-	}
-	if st, err := os.Stat(s.out); err == nil && !st.IsDir() {
-		return usagef("--out %s is a file; give a directory", s.out)
+	if err := checkOutDir("--out", s.out, pdpFiles...); err != nil {
+		return err
 	}
 	if s.exactTop < 0 || s.top < 0 {
 		return usagef("--exact-top %d, --top %d, want >= 0", s.exactTop, s.top)

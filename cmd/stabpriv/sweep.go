@@ -102,6 +102,13 @@ func parseInts(name, s string) ([]int, error) {
 	return out, nil
 }
 
+// outputFiles are the files each paper command writes into --out
+// (experiments.WriteSweep, experiments.WriteFeatSel).
+var outputFiles = map[string][]string{
+	"sweep":   {"results.csv", "summary.json", "fig1.png", "frontier.png", "fig2.png"},
+	"featsel": {"featsel.csv", "fig3.png", "fig5.png"},
+}
+
 // listVar defines the flag name of a comma-separated list, read by parse:
 // p stays nil unless the flag is given, and an empty list is refused.
 func listVar[T any](fs *flag.FlagSet, p *[]T, name, usage string, parse func(string, string) ([]T, error)) {
@@ -211,8 +218,8 @@ func parsePaper(fs *flag.FlagSet, f *paperFlags, args []string, stderr io.Writer
 	case !pure && !(f.delta > 0 && f.delta < 1):
 		return usagef("--delta %v with --mechanism %s, want in (0, 1)", f.delta, f.mechanism)
 	}
-	if f.out == "" {
-		return usagef("--out is required: the directory for the results")
+	if err := checkOutDir("--out", f.out, outputFiles[fs.Name()]...); err != nil {
+		return err
 	}
 	switch f.dataset {
 	case "":

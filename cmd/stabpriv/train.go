@@ -20,7 +20,6 @@ import (
 	"github.com/stabpriv/stabpriv/dp"
 	_ "github.com/stabpriv/stabpriv/graph"
 	"github.com/stabpriv/stabpriv/internal/check"
-	"github.com/stabpriv/stabpriv/internal/safefile"
 	"github.com/stabpriv/stabpriv/losses"
 	"github.com/stabpriv/stabpriv/modelfile"
 	"github.com/stabpriv/stabpriv/partition"
@@ -52,7 +51,7 @@ type trainFlags struct {
 	noiseSeed             uint64
 	epsilon, delta        float64
 	standardize           string
-	diagnostics           bool
+	diagnostics, force    bool
 	partitions            int
 }
 
@@ -78,7 +77,8 @@ func newTrainFlagSet(f *trainFlags) *flag.FlagSet {
 	fs.StringVar(&f.engine, "engine", "native", "gradient engine: native or graph (Gorgonia)")
 	fs.Uint64Var(&f.seed, "seed", 1, "seed of the split, the permutations and the dropout masks (published in the certificate)")
 	fs.Float64Var(&f.testFrac, "test-frac", 0.2, "share of the rows held out for testing, in [0, 1) (0: every row trains)")
-	fs.StringVar(&f.out, "out", "", "write the model file ("+modelfile.Format+") to this `file` (parent directories are created)")
+	fs.StringVar(&f.out, "out", "", "write the model file ("+modelfile.Format+") to this `file` (parent directories are created; an existing model file is replaced only with --force)")
+	fs.BoolVar(&f.force, "force", false, "replace the model file at --out")
 	fs.StringVar(&f.logLevel, "log-level", "warn", "log level on stderr: panic, error, warn, info, debug")
 	fs.Float64Var(&f.labelBound, "label-bound", 0, "regression: the bound `B` in |y| <= B (squared loss needs it; 0: none); a release clamps labels to it")
 	fs.Float64Var(&f.tolerance, "tolerance", 0, "non-private runs: stop after the first pass whose gradient norm is <= `tol` (a data-dependent stop: no release certifies it)")
@@ -451,7 +451,7 @@ func runTrain(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	if err != nil {
 		return err
 	}
-	if err := checkOut(s.out); err != nil {
+	if err := checkOutFile("--out", s.out, s.force); err != nil {
 		return err
 	}
 	log := logrus.New()
@@ -484,27 +484,6 @@ func runTrain(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 			return err
 		}
 		fmt.Fprintf(stdout, "\nmodel written to %s\n", s.out)
-	}
-	return nil
-}
-
-// checkOut makes sure, before any training, that the model file can be
-// written: a release whose file cannot be written would spend the budget
-// for nothing. It creates the parent directories and refuses a path that
-// exists and is not a regular file.
-func checkOut(path string) error {
-	if path == "" {
-		return nil
-	}
-	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
-		return fmt.Errorf("--out: %w", err)
-	}
-	err := safefile.Check(path)
-	if errors.Is(err, safefile.ErrTarget) {
-		return usagef("--out: %w", err)
-	}
-	if err != nil {
-		return fmt.Errorf("--out: %w", err)
 	}
 	return nil
 }
