@@ -87,7 +87,8 @@ func (e Engine) String() string {
 // where M_t,i is the s-dropout mask, clip_G the per-example L2 clipping and
 // proj_R the projection onto ||w|| <= R. The sum is always divided by b, also
 // for a short last minibatch of a pass (n mod b examples), so that every example
-// enters every step with weight at most 1/b.
+// enters every step with weight at most 1/b. Step (NewStep) makes this update
+// for every engine.
 type Config struct {
 	// Loss is the per-example loss. Required unless Model is set.
 	Loss losses.Loss
@@ -192,13 +193,13 @@ func (c *Config) validate() error {
 	if c.Model != nil && c.Schedule == Constant && c.Eta == 0 {
 		return fmt.Errorf("%w: a user graph model has no known smoothness to default the step size from; set Eta", ErrConfig)
 	}
-	if err := c.Reg.Validate(); err != nil {
-		return fmt.Errorf("%w: %w", ErrConfig, err)
+	if err := c.validateStep(); err != nil {
+		return err
 	}
 	for _, f := range []struct {
 		name string
 		v    float64
-	}{{"kappa", c.Kappa}, {"eta", c.Eta}, {"clip", c.Clip}, {"dropout", c.Dropout}, {"radius", c.Radius}, {"tolerance", c.Tolerance}, {"label bound", c.LabelBound}} {
+	}{{"kappa", c.Kappa}, {"dropout", c.Dropout}, {"tolerance", c.Tolerance}, {"label bound", c.LabelBound}} {
 		if !check.NonNegative(f.v) {
 			return fmt.Errorf("%w: %s = %v, want finite >= 0", ErrConfig, f.name, f.v)
 		}
@@ -209,8 +210,8 @@ func (c *Config) validate() error {
 	if c.Passes > MaxPasses {
 		return fmt.Errorf("%w: passes = %d, want at most %d", ErrConfig, c.Passes, MaxPasses)
 	}
-	if c.Passes < 0 || c.Batch < 0 || c.Classes < 0 {
-		return fmt.Errorf("%w: passes = %d, batch = %d, classes = %d, want >= 0", ErrConfig, c.Passes, c.Batch, c.Classes)
+	if c.Passes < 0 || c.Classes < 0 {
+		return fmt.Errorf("%w: passes = %d, classes = %d, want >= 0", ErrConfig, c.Passes, c.Classes)
 	}
 	if c.Loss != nil && c.Loss.Task() == losses.Multiclass && c.Classes < 2 {
 		return fmt.Errorf("%w: multiclass loss %s needs Classes >= 2, have %d", ErrConfig, c.Loss.Name(), c.Classes)
@@ -226,20 +227,6 @@ func (c *Config) validate() error {
 		if _, err := c.Loss.Constants(losses.Domain{Kappa: kappa, Radius: c.Radius, LabelBound: c.LabelBound}); err != nil {
 			return fmt.Errorf("%w: %w", ErrConfig, err)
 		}
-	}
-	mu := c.Reg.StrongConvexity()
-	switch c.Schedule {
-	case Constant:
-	case InverseT, BoundedInverseT:
-		if mu <= 0 {
-			return fmt.Errorf("%w: schedule %v needs mu = lambda*(1-l1 ratio) > 0", ErrConfig, c.Schedule)
-		}
-	case Custom:
-		if c.StepFunc == nil {
-			return fmt.Errorf("%w: custom schedule without StepFunc", ErrConfig)
-		}
-	default:
-		return fmt.Errorf("%w: unknown schedule %v", ErrConfig, c.Schedule)
 	}
 	if c.Engine != Native && c.Engine != Graph {
 		return fmt.Errorf("%w: unknown engine %v", ErrConfig, c.Engine)
