@@ -3,6 +3,8 @@ package trainer
 import (
 	"errors"
 	"fmt"
+	"slices"
+	"strings"
 
 	"github.com/sirupsen/logrus"
 
@@ -51,6 +53,20 @@ func (s Schedule) String() string {
 	return fmt.Sprintf("Schedule(%d)", int(s))
 }
 
+// schedules lists the schedules in the order of their values.
+var schedules = []Schedule{Constant, InverseT, BoundedInverseT, Custom}
+
+// MarshalText implements encoding.TextMarshaler: the schedule's name, as
+// String gives it. A value that is not a schedule is an error wrapping
+// ErrConfig.
+func (s Schedule) MarshalText() ([]byte, error) { return enumText("schedule", s, schedules) }
+
+// UnmarshalText implements encoding.TextUnmarshaler (flag.TextVar,
+// encoding/json): it sets s to the schedule named text, as String and
+// MarshalText give the names. Unknown text is an error wrapping ErrConfig
+// that lists the names, and leaves s as it was.
+func (s *Schedule) UnmarshalText(text []byte) error { return parseEnum(s, "schedule", text, schedules) }
+
 // Engine selects how gradients are computed.
 type Engine int
 
@@ -74,6 +90,47 @@ func (e Engine) String() string {
 		return "graph"
 	}
 	return fmt.Sprintf("Engine(%d)", int(e))
+}
+
+// allEngines lists the engines in the order of their values.
+var allEngines = []Engine{Native, Graph}
+
+// MarshalText implements encoding.TextMarshaler: the engine's name, as
+// String gives it. A value that is not an engine is an error wrapping
+// ErrConfig.
+func (e Engine) MarshalText() ([]byte, error) { return enumText("engine", e, allEngines) }
+
+// UnmarshalText implements encoding.TextUnmarshaler (flag.TextVar,
+// encoding/json): it sets e to the engine named text, as String and
+// MarshalText give the names. Unknown text is an error wrapping ErrConfig
+// that lists the names, and leaves e as it was. An engine other than
+// Native must still be registered to train (RegisterEngine).
+func (e *Engine) UnmarshalText(text []byte) error { return parseEnum(e, "engine", text, allEngines) }
+
+// enum is a typed enumeration of this package with a name for each value.
+type enum interface {
+	comparable
+	String() string
+}
+
+// enumText returns the name of v, one of all, for MarshalText.
+func enumText[T enum](kind string, v T, all []T) ([]byte, error) {
+	if !slices.Contains(all, v) {
+		return nil, fmt.Errorf("%w: %v is not a %s", ErrConfig, v, kind)
+	}
+	return []byte(v.String()), nil
+}
+
+// parseEnum sets *dst to the value of all named text, for UnmarshalText.
+func parseEnum[T enum](dst *T, kind string, text []byte, all []T) error {
+	names := make([]string, len(all))
+	for i, v := range all {
+		if names[i] = v.String(); names[i] == string(text) {
+			*dst = v
+			return nil
+		}
+	}
+	return fmt.Errorf("%w: unknown %s %q, want one of %s", ErrConfig, kind, text, strings.Join(names, ", "))
 }
 
 // Config sets up a Trainer. Every zero value is documented and valid where
@@ -228,7 +285,7 @@ func (c *Config) validate() error {
 			return fmt.Errorf("%w: %w", ErrConfig, err)
 		}
 	}
-	if c.Engine != Native && c.Engine != Graph {
+	if !slices.Contains(allEngines, c.Engine) {
 		return fmt.Errorf("%w: unknown engine %v", ErrConfig, c.Engine)
 	}
 	if c.Engine != Native && c.Model == nil {
