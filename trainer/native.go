@@ -40,7 +40,7 @@ type native struct {
 	p   *problem
 	smp *sampler
 	obs *observer
-	sgd *Step // the update of a step, p.sgd
+	sgd *Step // the update of a step, &p.sgd
 
 	// mk and ek are the kernel of a non-native engine, nil for the native
 	// one: margin gradients of a minibatch of a linear model (mk), or the
@@ -145,7 +145,7 @@ func newNative(p *problem) (*native, error) {
 		return nil, fmt.Errorf("%w: the native engine needs a built-in loss", ErrConfig)
 	}
 	e := &native{
-		p: p, smp: newSampler(p), obs: p.obs, sgd: p.sgd,
+		p: p, smp: newSampler(p), obs: p.obs, sgd: &p.sgd,
 		mk: mk, ek: ek, dim: dim, ctxEvery: ctxSteps,
 		k: p.k, d: p.d, drop: p.cfg.Dropout,
 		w:  make([]float64, dim),

@@ -63,24 +63,34 @@ type Step struct {
 // Config; the other fields are ignored. beta is the smoothness of the
 // per-example objective, S_z*Kappa^2 + mu: the Constant schedule's step is
 // 1/beta when Eta is zero, and BoundedInverseT's steps are at most 1/beta.
-// beta = 0 means unknown (a user model, graph.Solver): a Constant schedule
-// then needs Eta > 0, and BoundedInverseT is InverseT. Errors wrap
-// ErrConfig.
+// beta = 0 means unknown (graph.Solver knows no loss constants): a
+// Constant schedule then needs Eta > 0, and BoundedInverseT is InverseT.
+// Errors wrap ErrConfig.
 func NewStep(cfg Config, beta float64) (*Step, error) {
-	if err := cfg.validateStep(); err != nil {
+	s, err := newStep(cfg, beta)
+	if err != nil {
 		return nil, err
 	}
-	if !check.NonNegative(beta) {
-		return nil, fmt.Errorf("%w: smoothness beta = %v, want finite >= 0", ErrConfig, beta)
+	return &s, nil
+}
+
+// newStep is NewStep returning the Step itself, which a problem holds
+// without an allocation of its own.
+func newStep(cfg Config, beta float64) (Step, error) {
+	if err := cfg.validateStep(); err != nil {
+		return Step{}, err
 	}
-	s := &Step{
+	if !check.NonNegative(beta) {
+		return Step{}, fmt.Errorf("%w: smoothness beta = %v, want finite >= 0", ErrConfig, beta)
+	}
+	s := Step{
 		schedule: cfg.Schedule, eta: cfg.Eta, stepFunc: cfg.StepFunc, beta: beta,
 		batch: max(cfg.Batch, 1), clip: cfg.Clip,
 		mu: cfg.Reg.StrongConvexity(), l1: cfg.Reg.L1Weight(), radius: cfg.Radius,
 	}
 	if s.schedule == Constant && s.eta == 0 {
 		if beta == 0 {
-			return nil, fmt.Errorf("%w: no smoothness constant to default the step size; set Eta", ErrConfig)
+			return Step{}, fmt.Errorf("%w: no smoothness constant to default the step size; set Eta", ErrConfig)
 		}
 		s.eta = 1 / beta
 	}
@@ -209,8 +219,9 @@ func (s *Step) Average(avg, w []float64, t int) {
 // (eta*g_k)*x, the scale folded into the step as UpdateOne folds it.
 func (s *Step) updateOneGLM(w []float64, eta float64, g, x []float64) {
 	d := len(x)
+	a, thr := s.decay(eta)
 	for k, gk := range g {
-		s.move(w[k*d:(k+1)*d], eta, eta*gk, x)
+		kernel.Shrink(w[k*d:(k+1)*d], x, a, eta*gk, thr) // move
 	}
 	s.project(w)
 }
@@ -237,11 +248,16 @@ func (s *Step) move(w []float64, eta, c float64, dir []float64) {
 	kernel.Shrink(w, dir, a, c, thr)
 }
 
-// project scales w onto the ball ||w|| <= R (R = 0: no projection).
+// project scales w onto the ball ||w|| <= R (R = 0: no projection). It
+// inlines to the check of R; the scaling is projectBall's.
 func (s *Step) project(w []float64) {
-	if s.radius <= 0 {
-		return
+	if s.radius > 0 {
+		s.projectBall(w)
 	}
+}
+
+// projectBall is project for R > 0.
+func (s *Step) projectBall(w []float64) {
 	if n := math.Sqrt(sqNorm(w)); n > s.radius {
 		f := s.radius / n
 		for i := range w {

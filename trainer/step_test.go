@@ -12,8 +12,8 @@ import (
 	"github.com/stabpriv/stabpriv/regularizers"
 )
 
-// newStep returns NewStep(cfg, beta) and fails the test on an error.
-func newStep(t *testing.T, cfg Config, beta float64) *Step {
+// mustStep returns NewStep(cfg, beta) and fails the test on an error.
+func mustStep(t *testing.T, cfg Config, beta float64) *Step {
 	t.Helper()
 	s, err := NewStep(cfg, beta)
 	if err != nil {
@@ -72,7 +72,7 @@ func TestStepEta(t *testing.T) {
 		{"custom Inf", Config{Schedule: Custom, StepFunc: func(int) float64 { return math.Inf(1) }}, beta, 1, 0, true},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			got, err := newStep(t, tc.cfg, tc.beta).Eta(tc.t)
+			got, err := mustStep(t, tc.cfg, tc.beta).Eta(tc.t)
 			if (err != nil) != tc.err || (err != nil && !errors.Is(err, ErrConfig)) {
 				t.Fatalf("error %v, want an error wrapping ErrConfig: %v", err, tc.err)
 			}
@@ -92,12 +92,12 @@ func TestStepClip(t *testing.T) {
 		{0, 1, 1},
 		{math.NaN(), 1, 1}, // a NaN is not hidden by a zero scale
 	} {
-		s := newStep(t, Config{Eta: 1, Clip: tc.clip}, 0)
+		s := mustStep(t, Config{Eta: 1, Clip: tc.clip}, 0)
 		if got := s.ClipScale(tc.gnorm); got != tc.want {
 			t.Errorf("ClipScale(%v) with G = %v: %v, want %v", tc.gnorm, tc.clip, got, tc.want)
 		}
 	}
-	scale, norm := newStep(t, Config{Eta: 1, Clip: 2.5}, 0).Clip([]float64{3, 0, -4})
+	scale, norm := mustStep(t, Config{Eta: 1, Clip: 2.5}, 0).Clip([]float64{3, 0, -4})
 	if scale != 0.5 || norm != 5 {
 		t.Errorf("Clip((3, 0, -4)) with G = 2.5: scale %v, norm %v; want 0.5, 5", scale, norm)
 	}
@@ -116,7 +116,7 @@ func TestStepProject(t *testing.T) {
 		{[]float64{0, 0}, 1, []float64{0, 0}},
 	} {
 		w := slices.Clone(tc.w)
-		newStep(t, Config{Eta: 1, Radius: tc.radius}, 0).project(w)
+		mustStep(t, Config{Eta: 1, Radius: tc.radius}, 0).project(w)
 		if maxAbsDiff(w, tc.want) > 1e-15 {
 			t.Errorf("project(%v) onto R = %v: %v, want %v", tc.w, tc.radius, w, tc.want)
 		}
@@ -124,7 +124,7 @@ func TestStepProject(t *testing.T) {
 }
 
 func TestStepAverage(t *testing.T) {
-	s := newStep(t, Config{Eta: 1}, 0)
+	s := mustStep(t, Config{Eta: 1}, 0)
 	iterates := [][]float64{{1, -2}, {3, 0}, {8, 5}}
 	avg := make([]float64, 2)
 	for t1, w := range iterates {
@@ -154,7 +154,7 @@ func TestStepUpdate(t *testing.T) {
 		{"b=3/radius", 3, 1.5, 1},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			s := newStep(t, Config{Eta: 1, Batch: tc.batch, Reg: reg, Radius: tc.radius}, 0)
+			s := mustStep(t, Config{Eta: 1, Batch: tc.batch, Reg: reg, Radius: tc.radius}, 0)
 			want := make([]float64, len(w0))
 			for j, v := range w0 {
 				want[j] = v - eta*(tc.c*g[j]/float64(tc.batch)+0.2*v)
@@ -275,7 +275,7 @@ func TestStepReplaysEveryPath(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			X, y := synthData(103, 6, classesOf(tc.cfg), 3)
 			p := newTestProblem(t, tc.cfg, X, y)
-			s, d := p.sgd, p.d
+			s, d := &p.sgd, p.d
 			var (
 				e           *native
 				w, avg, sum []float64   // the replayed step

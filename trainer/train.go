@@ -41,7 +41,7 @@ type problem struct {
 	y    []float64
 	mu   float64
 	beta float64 // smoothness of the per-example objective, S_z*Kappa^2 + mu
-	sgd  *Step   // the update of a step
+	sgd  Step    // the update of a step
 	run  *Run
 	log  logrus.FieldLogger
 	obs  *observer // test-only per-step hook; nil in production
@@ -138,7 +138,7 @@ func (t *Trainer) newProblem(X mat.Matrix, y []float64) (*problem, error) {
 		return nil, err
 	}
 	var err error
-	if p.sgd, err = NewStep(cfg, p.beta); err != nil {
+	if p.sgd, err = newStep(cfg, p.beta); err != nil {
 		return nil, err
 	}
 	eta, err := p.sgd.Eta(1)
