@@ -66,19 +66,23 @@ type SolverConfig struct {
 // do, so a machine created with BindDualValues (which adds each run's
 // gradient into the dual value) starts every example from zero.
 //
-// The trainer does not use a Solver: its pass driver makes the same update
-// for every engine. A Solver is for a user's own TapeMachine loop.
+// The update is a trainer.Step, the one the trainer's pass driver makes for
+// every engine: given the same per-example gradients in the same order (the
+// rows after s-dropout, passes flushed at their ends), a Solver gives the
+// weights of the trainer's run of a Model bit for bit. The trainer does not
+// use a Solver; a Solver is for a user's own TapeMachine loop.
 //
 // A Solver is not safe for concurrent use.
 type Solver struct {
 	cfg   SolverConfig
-	eta   func(t int) (float64, error)
+	step  *trainer.Step
 	sizes []int       // element counts of the ValueGrads, fixed by the first Step
 	vals  [][]float64 // live elements of the values of the last Step
 	vnext [][]float64 // scratch for the values of the next Step
 	gnext [][]float64 // scratch for the gradients of the next Step
 	g     []float64   // gradient of one example, flattened
-	sum   []float64   // sum of the clipped gradients of the current minibatch
+	scale float64     // its clip scale (Batch = 1)
+	sum   []float64   // sum of the clipped gradients of the current minibatch (Batch > 1)
 	w     []float64   // flattened iterate, scratch
 	avg   []float64   // running average of the iterates
 
@@ -88,38 +92,19 @@ type Solver struct {
 
 // NewSolver validates cfg and returns a Solver. Errors wrap trainer.ErrConfig.
 func NewSolver(cfg SolverConfig) (*Solver, error) {
-	if err := cfg.Reg.Validate(); err != nil {
-		return nil, fmt.Errorf("%w: %w", trainer.ErrConfig, err)
+	// The trainer's Config with the Solver's knobs: a StepFunc is the
+	// Custom schedule, otherwise the step is the Constant Eta, which must
+	// be positive (no smoothness is known to default it from).
+	tc := trainer.Config{Eta: cfg.Eta, Batch: cfg.Batch, Clip: cfg.Clip, Reg: cfg.Reg, Radius: cfg.Radius}
+	if cfg.StepFunc != nil {
+		tc.Schedule, tc.StepFunc = trainer.Custom, cfg.StepFunc
 	}
-	for _, f := range []struct {
-		name string
-		v    float64
-	}{{"eta", cfg.Eta}, {"clip", cfg.Clip}, {"radius", cfg.Radius}} {
-		if math.IsNaN(f.v) || math.IsInf(f.v, 0) || f.v < 0 {
-			return nil, fmt.Errorf("%w: solver %s = %v, want finite >= 0", trainer.ErrConfig, f.name, f.v)
-		}
+	step, err := trainer.NewStep(tc, 0)
+	if err != nil {
+		return nil, fmt.Errorf("graph: solver: %w", err)
 	}
-	if cfg.Eta == 0 && cfg.StepFunc == nil {
-		return nil, fmt.Errorf("%w: solver needs Eta > 0 or a StepFunc", trainer.ErrConfig)
-	}
-	if cfg.Batch < 0 {
-		return nil, fmt.Errorf("%w: solver batch = %d, want >= 0", trainer.ErrConfig, cfg.Batch)
-	}
-	if cfg.Batch == 0 {
-		cfg.Batch = 1
-	}
-	s := &Solver{cfg: cfg}
-	s.eta = func(t int) (float64, error) {
-		eta := cfg.Eta
-		if cfg.StepFunc != nil {
-			eta = cfg.StepFunc(t)
-		}
-		if math.IsNaN(eta) || math.IsInf(eta, 0) || eta <= 0 {
-			return 0, fmt.Errorf("%w: step size %v at step %d, want finite > 0", trainer.ErrConfig, eta, t)
-		}
-		return eta, nil
-	}
-	return s, nil
+	cfg.Batch = max(cfg.Batch, 1)
+	return &Solver{cfg: cfg, step: step}, nil
 }
 
 // Step clips the gradient of one example, jointly over model, to L2 norm at
@@ -170,7 +155,7 @@ func (s *Solver) Step(model []gorgonia.ValueGrad) (err error) {
 	var eta float64
 	full := s.pending+1 == s.cfg.Batch
 	if full {
-		if eta, err = s.eta(s.steps + 1); err != nil {
+		if eta, err = s.step.Eta(s.steps + 1); err != nil {
 			return err
 		}
 	}
@@ -196,23 +181,28 @@ func (s *Solver) init(vals [][]float64) {
 		dim += len(v)
 	}
 	s.g = make([]float64, dim)
-	s.sum = make([]float64, dim)
+	if s.cfg.Batch > 1 {
+		s.sum = make([]float64, dim)
+	}
 	s.w = make([]float64, dim)
 	if s.cfg.Average {
 		s.avg = make([]float64, dim)
 	}
 }
 
-// accumulate clips the gradient of one example and adds it to the sum.
+// accumulate clips the gradient of one example and adds it to the sum; at
+// Batch = 1 it keeps the gradient and its clip scale for the update, as the
+// trainer does (trainer.Step.UpdateOne).
 func (s *Solver) accumulate(grads [][]float64) error {
 	gather(s.g, grads)
-	norm := math.Sqrt(sqNorm(s.g))
+	c, norm := s.step.Clip(s.g)
 	if math.IsNaN(norm) || math.IsInf(norm, 0) {
 		return fmt.Errorf("%w: %w: norm %v", ErrGraph, errNonFinite, norm)
 	}
-	c := clipScale(norm, s.cfg.Clip)
-	for i, v := range s.g {
-		s.sum[i] += c * v
+	if s.sum == nil {
+		s.scale = c
+	} else {
+		s.step.Add(s.sum, c, s.g)
 	}
 	s.pending++
 	return nil
@@ -222,18 +212,17 @@ func (s *Solver) accumulate(grads [][]float64) error {
 func (s *Solver) update(eta float64) {
 	t := s.steps + 1
 	gather(s.w, s.vals)
-	mu := s.cfg.Reg.StrongConvexity()
-	inv := 1 / float64(s.cfg.Batch)
-	for i, v := range s.w {
-		s.w[i] = v - eta*(s.sum[i]*inv+mu*v)
+	if s.sum == nil {
+		s.step.UpdateOne(s.w, eta, s.scale, s.g)
+	} else {
+		s.step.Update(s.w, eta, s.sum)
+		clear(s.sum)
 	}
-	proxStep(s.w, s.cfg.Reg, eta, s.cfg.Radius)
 	scatter(s.vals, s.w)
 	s.steps = t
 	if s.cfg.Average {
-		average(s.avg, s.w, t)
+		s.step.Average(s.avg, s.w, t)
 	}
-	clear(s.sum)
 	s.pending = 0
 }
 
@@ -245,7 +234,7 @@ func (s *Solver) Flush() (err error) {
 	if s.pending == 0 {
 		return nil
 	}
-	eta, err := s.eta(s.steps + 1)
+	eta, err := s.step.Eta(s.steps + 1)
 	if err != nil {
 		return err
 	}
@@ -320,45 +309,3 @@ func floats(v gorgonia.Value) ([]float64, error) {
 
 // Solver is a gorgonia.Solver.
 var _ gorgonia.Solver = (*Solver)(nil)
-
-// clipScale returns the factor in (0, 1] that scales a gradient of L2 norm
-// gnorm to norm at most clip (clip = 0: no clipping), as the trainer does.
-func clipScale(gnorm, clip float64) float64 {
-	if clip > 0 && gnorm > clip {
-		return clip / gnorm
-	}
-	return 1
-}
-
-// sqNorm returns ||v||^2.
-func sqNorm(v []float64) float64 {
-	var s float64
-	for _, x := range v {
-		s += x * x
-	}
-	return s
-}
-
-// proxStep applies the L1 prox of the step and the projection onto
-// ||w|| <= radius (radius = 0: none), the part of a step after the gradient
-// move.
-func proxStep(w []float64, reg regularizers.ElasticNet, eta, radius float64) {
-	reg.Prox(w, eta)
-	if radius <= 0 {
-		return
-	}
-	if n := math.Sqrt(sqNorm(w)); n > radius {
-		s := radius / n
-		for i := range w {
-			w[i] *= s
-		}
-	}
-}
-
-// average folds the iterate w, the t-th (1-based), into the running mean avg.
-func average(avg, w []float64, t int) {
-	f := 1 / float64(t)
-	for i, v := range w {
-		avg[i] += (v - avg[i]) * f
-	}
-}

@@ -1,11 +1,15 @@
 package graph
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"math"
+	"slices"
 	"testing"
 
+	gfloats "gonum.org/v1/gonum/floats"
+	"gonum.org/v1/gonum/mat"
 	"gorgonia.org/gorgonia"
 	"gorgonia.org/tensor"
 
@@ -177,7 +181,7 @@ func TestSolverUpdate(t *testing.T) {
 	// v = w - 0.5*(g/5/2 + 0.2 w): (1 - 0.15 - 0.1, -1 + 0.1, 0 - 0.2)
 	v := []float64{0.75, -0.9, -0.2}
 	regularizers.SoftThreshold(v, 0.05)
-	proxStep(v, regularizers.ElasticNet{}, 1, 0.3)
+	gfloats.Scale(0.3/gfloats.Norm(v, 2), v) // the projection: ||v|| > 0.3
 	got := append(append([]float64(nil), w.Data().([]float64)...), float64(*c))
 	closeTo(t, "update", got, v, 1e-12)
 	closeTo(t, "average of one iterate", s.Averaged(), v, 1e-12)
@@ -373,4 +377,157 @@ func ExampleSolver() {
 	}
 	fmt.Printf("w = %.3f after %d steps\n", w.Value().Data(), s.Steps())
 	// Output: w = [2.000 -1.000] after 400 steps
+}
+
+// recordingModel is a trainer.UserModel that trains its Model and records
+// the row (after s-dropout) and the label of every example its kernel is
+// given, in order.
+type recordingModel struct {
+	m    *Model
+	rows [][]float64
+	ys   []float64
+}
+
+func (r *recordingModel) Kernel(d int) (trainer.ExampleKernel, error) {
+	k, err := r.m.Kernel(d)
+	if err != nil {
+		return nil, err
+	}
+	return recordingKernel{k, r}, nil
+}
+
+type recordingKernel struct {
+	trainer.ExampleKernel
+	r *recordingModel
+}
+
+func (k recordingKernel) ExampleGrad(g, w, x []float64, y float64) (float64, error) {
+	k.r.rows, k.r.ys = append(k.r.rows, slices.Clone(x)), append(k.r.ys, y)
+	return k.ExampleKernel.ExampleGrad(g, w, x, y)
+}
+
+// TestSolverMatchesTrainer trains a logistic model with a bias (userAffine)
+// with the trainer, recording the examples in the order its pass driver
+// gives them, then runs a Solver in a user's TapeMachine loop over the same
+// examples in the same order, flushing at the end of every pass, and
+// requires the trainer's weights bit for bit, for every combination of the
+// knobs the two share: the minibatch (1, one that divides n, one that
+// leaves a short last minibatch), clipping, the penalty (none, L2, elastic
+// net), the projection, averaging and the schedule (a constant or a
+// function of t); with and without s-dropout, which the trainer applies to
+// the rows before its kernel sees them. Both make the update with a
+// trainer.Step, and the TapeMachine gives the bits of the trainer's runner
+// (TestRunnerSliceGradient).
+func TestSolverMatchesTrainer(t *testing.T) {
+	const n, d, passes = 24, 3, 2
+	X, y := benchdata.Synth(n, d, 0, 6)
+	decay := func(t int) float64 { return 1.5 / math.Sqrt(float64(t)) }
+	type stepKnob struct {
+		eta float64
+		f   func(int) float64
+	}
+	regs := []regularizers.ElasticNet{{}, regularizers.L2(0.01), {Lambda: 0.05, L1Ratio: 0.3}}
+	runs := 0
+	for _, b := range []int{1, 4, 5} {
+		for _, clip := range []float64{0, 0.4} {
+			for _, reg := range regs {
+				for _, radius := range []float64{0, 0.5} {
+					for _, avg := range []bool{false, true} {
+						for _, st := range []stepKnob{{eta: 0.8}, {f: decay}} {
+							for _, drop := range []float64{0, 0.7} {
+								name := fmt.Sprintf("b=%d/clip=%v/reg=%v/radius=%v/average=%v/stepfunc=%v/dropout=%v",
+									b, clip, reg, radius, avg, st.f != nil, drop)
+								sc := SolverConfig{Eta: st.eta, StepFunc: st.f, Batch: b, Clip: clip, Reg: reg, Radius: radius, Average: avg}
+								solverMatchesTrainer(t, name, sc, drop, passes, X, y)
+								runs++
+							}
+						}
+					}
+				}
+			}
+		}
+	}
+	if runs != 3*2*3*2*2*2*2 {
+		t.Errorf("%d combinations", runs)
+	}
+}
+
+// solverMatchesTrainer is one case of TestSolverMatchesTrainer: the knobs of
+// sc, s-dropout drop (0: none), passes passes over X, y.
+func solverMatchesTrainer(t *testing.T, name string, sc SolverConfig, drop float64, passes int, X *mat.Dense, y []float64) {
+	t.Helper()
+	n, d := X.Dims()
+	rec := &recordingModel{m: newAffine(t, d)}
+	cfg := trainer.Config{
+		Model: rec, Engine: trainer.Graph, Eta: sc.Eta, Batch: sc.Batch, Clip: sc.Clip, Reg: sc.Reg,
+		Radius: sc.Radius, Average: sc.Average, Dropout: drop, Passes: passes, Seed: 5, SkipObjective: true,
+	}
+	if sc.StepFunc != nil {
+		cfg.Schedule, cfg.StepFunc = trainer.Custom, sc.StepFunc
+	}
+	tr, err := trainer.New(cfg)
+	if err != nil {
+		t.Fatalf("%s: %v", name, err)
+	}
+	want, _, err := tr.Train(context.Background(), X, y)
+	if err != nil {
+		t.Fatalf("%s: %v", name, err)
+	}
+	if len(rec.rows) != passes*n {
+		t.Fatalf("%s: the kernel saw %d examples, want %d", name, len(rec.rows), passes*n)
+	}
+
+	m := newAffine(t, d)
+	vm := gorgonia.NewTapeMachine(m.Graph, gorgonia.BindDualValues(m.Params...))
+	defer vm.Close()
+	s, err := NewSolver(sc)
+	if err != nil {
+		t.Fatalf("%s: %v", name, err)
+	}
+	params := []gorgonia.ValueGrad{m.Params[0], m.Params[1]}
+	for i, x := range rec.rows {
+		if err := gorgonia.Let(m.Input, vec(x...)); err != nil {
+			t.Fatal(err)
+		}
+		if err := gorgonia.Let(m.Label, rec.ys[i]); err != nil {
+			t.Fatal(err)
+		}
+		if err := vm.RunAll(); err != nil {
+			t.Fatal(err)
+		}
+		if err := s.Step(params); err != nil {
+			t.Fatalf("%s: example %d: %v", name, i, err)
+		}
+		vm.Reset()
+		if (i+1)%n == 0 {
+			if err := s.Flush(); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+	got := append(slices.Clone(m.Params[0].Value().Data().([]float64)), float64(*m.Params[1].Value().(*gorgonia.F64)))
+	if sc.Average {
+		got = s.Averaged()
+	}
+	if wantSteps := passes * ((n + sc.Batch - 1) / sc.Batch); s.Steps() != wantSteps {
+		t.Errorf("%s: %d solver steps, want %d", name, s.Steps(), wantSteps)
+	}
+	for j := range want.W {
+		if math.Float64bits(got[j]) != math.Float64bits(want.W[j]) {
+			t.Fatalf("%s: solver %v, trainer %v", name, got, want.W)
+		}
+	}
+}
+
+// newAffine returns userAffine(d) with the gradient nodes of its loss
+// added, built under the lock of this package's graphs.
+func newAffine(t *testing.T, d int) *Model {
+	t.Helper()
+	graphBuild.Lock()
+	defer graphBuild.Unlock()
+	m := userAffine(d)
+	if _, err := m.gradients(); err != nil {
+		t.Fatal(err)
+	}
+	return m
 }

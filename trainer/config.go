@@ -3,6 +3,8 @@ package trainer
 import (
 	"errors"
 	"fmt"
+	"slices"
+	"strings"
 
 	"github.com/sirupsen/logrus"
 
@@ -51,6 +53,20 @@ func (s Schedule) String() string {
 	return fmt.Sprintf("Schedule(%d)", int(s))
 }
 
+// schedules lists the schedules in the order of their values.
+var schedules = []Schedule{Constant, InverseT, BoundedInverseT, Custom}
+
+// MarshalText implements encoding.TextMarshaler: the schedule's name, as
+// String gives it. A value that is not a schedule is an error wrapping
+// ErrConfig.
+func (s Schedule) MarshalText() ([]byte, error) { return enumText("schedule", s, schedules) }
+
+// UnmarshalText implements encoding.TextUnmarshaler (flag.TextVar,
+// encoding/json): it sets s to the schedule named text, as String and
+// MarshalText give the names. Unknown text is an error wrapping ErrConfig
+// that lists the names, and leaves s as it was.
+func (s *Schedule) UnmarshalText(text []byte) error { return parseEnum(s, "schedule", text, schedules) }
+
 // Engine selects how gradients are computed.
 type Engine int
 
@@ -76,6 +92,47 @@ func (e Engine) String() string {
 	return fmt.Sprintf("Engine(%d)", int(e))
 }
 
+// allEngines lists the engines in the order of their values.
+var allEngines = []Engine{Native, Graph}
+
+// MarshalText implements encoding.TextMarshaler: the engine's name, as
+// String gives it. A value that is not an engine is an error wrapping
+// ErrConfig.
+func (e Engine) MarshalText() ([]byte, error) { return enumText("engine", e, allEngines) }
+
+// UnmarshalText implements encoding.TextUnmarshaler (flag.TextVar,
+// encoding/json): it sets e to the engine named text, as String and
+// MarshalText give the names. Unknown text is an error wrapping ErrConfig
+// that lists the names, and leaves e as it was. An engine other than
+// Native must still be registered to train (RegisterEngine).
+func (e *Engine) UnmarshalText(text []byte) error { return parseEnum(e, "engine", text, allEngines) }
+
+// enum is a typed enumeration of this package with a name for each value.
+type enum interface {
+	comparable
+	String() string
+}
+
+// enumText returns the name of v, one of all, for MarshalText.
+func enumText[T enum](kind string, v T, all []T) ([]byte, error) {
+	if !slices.Contains(all, v) {
+		return nil, fmt.Errorf("%w: %v is not a %s", ErrConfig, v, kind)
+	}
+	return []byte(v.String()), nil
+}
+
+// parseEnum sets *dst to the value of all named text, for UnmarshalText.
+func parseEnum[T enum](dst *T, kind string, text []byte, all []T) error {
+	names := make([]string, len(all))
+	for i, v := range all {
+		if names[i] = v.String(); names[i] == string(text) {
+			*dst = v
+			return nil
+		}
+	}
+	return fmt.Errorf("%w: unknown %s %q, want one of %s", ErrConfig, kind, text, strings.Join(names, ", "))
+}
+
 // Config sets up a Trainer. Every zero value is documented and valid where
 // stated; New validates the rest.
 //
@@ -87,7 +144,8 @@ func (e Engine) String() string {
 // where M_t,i is the s-dropout mask, clip_G the per-example L2 clipping and
 // proj_R the projection onto ||w|| <= R. The sum is always divided by b, also
 // for a short last minibatch of a pass (n mod b examples), so that every example
-// enters every step with weight at most 1/b.
+// enters every step with weight at most 1/b. Step (NewStep) makes this update
+// for every engine.
 type Config struct {
 	// Loss is the per-example loss. Required unless Model is set.
 	Loss losses.Loss
@@ -192,13 +250,13 @@ func (c *Config) validate() error {
 	if c.Model != nil && c.Schedule == Constant && c.Eta == 0 {
 		return fmt.Errorf("%w: a user graph model has no known smoothness to default the step size from; set Eta", ErrConfig)
 	}
-	if err := c.Reg.Validate(); err != nil {
-		return fmt.Errorf("%w: %w", ErrConfig, err)
+	if err := c.validateStep(); err != nil {
+		return err
 	}
 	for _, f := range []struct {
 		name string
 		v    float64
-	}{{"kappa", c.Kappa}, {"eta", c.Eta}, {"clip", c.Clip}, {"dropout", c.Dropout}, {"radius", c.Radius}, {"tolerance", c.Tolerance}, {"label bound", c.LabelBound}} {
+	}{{"kappa", c.Kappa}, {"dropout", c.Dropout}, {"tolerance", c.Tolerance}, {"label bound", c.LabelBound}} {
 		if !check.NonNegative(f.v) {
 			return fmt.Errorf("%w: %s = %v, want finite >= 0", ErrConfig, f.name, f.v)
 		}
@@ -209,8 +267,8 @@ func (c *Config) validate() error {
 	if c.Passes > MaxPasses {
 		return fmt.Errorf("%w: passes = %d, want at most %d", ErrConfig, c.Passes, MaxPasses)
 	}
-	if c.Passes < 0 || c.Batch < 0 || c.Classes < 0 {
-		return fmt.Errorf("%w: passes = %d, batch = %d, classes = %d, want >= 0", ErrConfig, c.Passes, c.Batch, c.Classes)
+	if c.Passes < 0 || c.Classes < 0 {
+		return fmt.Errorf("%w: passes = %d, classes = %d, want >= 0", ErrConfig, c.Passes, c.Classes)
 	}
 	if c.Loss != nil && c.Loss.Task() == losses.Multiclass && c.Classes < 2 {
 		return fmt.Errorf("%w: multiclass loss %s needs Classes >= 2, have %d", ErrConfig, c.Loss.Name(), c.Classes)
@@ -227,21 +285,7 @@ func (c *Config) validate() error {
 			return fmt.Errorf("%w: %w", ErrConfig, err)
 		}
 	}
-	mu := c.Reg.StrongConvexity()
-	switch c.Schedule {
-	case Constant:
-	case InverseT, BoundedInverseT:
-		if mu <= 0 {
-			return fmt.Errorf("%w: schedule %v needs mu = lambda*(1-l1 ratio) > 0", ErrConfig, c.Schedule)
-		}
-	case Custom:
-		if c.StepFunc == nil {
-			return fmt.Errorf("%w: custom schedule without StepFunc", ErrConfig)
-		}
-	default:
-		return fmt.Errorf("%w: unknown schedule %v", ErrConfig, c.Schedule)
-	}
-	if c.Engine != Native && c.Engine != Graph {
+	if !slices.Contains(allEngines, c.Engine) {
 		return fmt.Errorf("%w: unknown engine %v", ErrConfig, c.Engine)
 	}
 	if c.Engine != Native && c.Model == nil {

@@ -48,7 +48,9 @@
 //     step, and returned.
 //
 // Each of these maps is non-expansive for a convex GLM loss, which is what
-// the stability routes of the stability package need.
+// the stability routes of the stability package need. Step (NewStep) is
+// this update: every engine makes it, and graph.Solver makes it with the
+// same bits in a user's own Gorgonia loop.
 //
 // # Knobs
 //

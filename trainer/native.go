@@ -31,15 +31,16 @@ type observer struct {
 // native is the pass driver of every engine: the state of one run, the
 // weights and every scratch buffer, allocated once so that a native step
 // allocates nothing. It runs the passes, draws the minibatches and the
-// s-dropout masks, clips each example's gradient, sums the minibatch and
-// applies the decay, the prox, the projection and the averaging (the step of
-// Config), whatever computes the gradients: the native kernel, inline here
-// (passFused and step), or the kernel of another engine (kernelStep), so
-// that every engine makes the same update.
+// s-dropout masks, and makes the update of the run's Step (the clipping, the
+// minibatch sum, the decay, the prox, the projection and the averaging),
+// whatever computes the gradients: the native kernel, inline here
+// (passFused, batchStep and step), or the kernel of another engine
+// (kernelStep), so that every engine makes the same update.
 type native struct {
 	p   *problem
 	smp *sampler
 	obs *observer
+	sgd *Step // the update of a step, &p.sgd
 
 	// mk and ek are the kernel of a non-native engine, nil for the native
 	// one: margin gradients of a minibatch of a linear model (mk), or the
@@ -64,11 +65,8 @@ type native struct {
 	// dominates the derivative.
 	margin losses.Margin
 
-	k, d   int
-	clip   float64 // G, 0: none
-	drop   float64 // s
-	l1     float64 // lambda*alpha
-	radius float64
+	k, d int
+	drop float64 // s
 
 	w   []float64 // K x d weights, row-major
 	avg []float64 // running mean of the iterates (Average only)
@@ -147,10 +145,9 @@ func newNative(p *problem) (*native, error) {
 		return nil, fmt.Errorf("%w: the native engine needs a built-in loss", ErrConfig)
 	}
 	e := &native{
-		p: p, smp: newSampler(p), obs: p.obs,
+		p: p, smp: newSampler(p), obs: p.obs, sgd: &p.sgd,
 		mk: mk, ek: ek, dim: dim, ctxEvery: ctxSteps,
-		k: p.k, d: p.d,
-		clip: p.cfg.Clip, drop: p.cfg.Dropout, l1: p.cfg.Reg.L1Weight(), radius: p.cfg.Radius,
+		k: p.k, d: p.d, drop: p.cfg.Dropout,
 		w:  make([]float64, dim),
 		xm: make([]float64, p.d),
 		z:  make([]float64, p.k), gz: make([]float64, p.k),
@@ -188,7 +185,7 @@ func newNative(p *problem) (*native, error) {
 		e.cx = make([]float64, chunk*p.d)
 		e.cn, e.cy = make([]float64, chunk), make([]float64, chunk)
 	}
-	e.fuse = mk == nil && ek == nil && e.k == 1 && b == 1 && e.drop >= 1 && e.radius == 0 && p.d <= gatherMaxD
+	e.fuse = mk == nil && ek == nil && e.k == 1 && b == 1 && e.drop >= 1 && p.cfg.Radius == 0 && p.d <= gatherMaxD
 	if e.fuseBatch {
 		e.gb = make([]float64, batchChunk)
 	}
@@ -355,7 +352,7 @@ func (e *native) pass(ctx context.Context, j int) (lo, hi float64, err error) {
 			}
 		}
 		e.t++
-		eta, err := p.step(e.t)
+		eta, err := e.sgd.Eta(e.t)
 		if err != nil {
 			return 0, 0, err
 		}
@@ -392,9 +389,12 @@ func (e *native) pass(ctx context.Context, j int) (lo, hi float64, err error) {
 // Rows are read in place: with every read of an example hinted ahead, the
 // copy into chunk buffers (gather) only added work (measured slower with
 // chunks than in place in BenchmarkNativePass36000x33, rows fetched from
-// memory). A Constant schedule's step size is computed once per pass.
+// memory). A Constant schedule's step size is computed once per pass. The
+// update is the Step's: its move (the one updateOneGLM makes, without a
+// projection), fused with the next margin by kernel.ShrinkDot, then
+// Average.
 func (e *native) passFused(ctx context.Context, order []int) (lo, hi float64, err error) {
-	p, d, n := e.p, e.d, len(order)
+	p, d, n, sgd := e.p, e.d, len(order), e.sgd
 	w := e.w[:d]
 	lo = math.Inf(1)
 	if n == 0 {
@@ -403,7 +403,7 @@ func (e *native) passFused(ctx context.Context, order []int) (lo, hi float64, er
 	var eta float64
 	constant := p.cfg.Schedule == Constant
 	if constant {
-		if eta, err = p.step(e.t + 1); err != nil {
+		if eta, err = sgd.Eta(e.t + 1); err != nil {
 			return 0, 0, err
 		}
 		lo, hi = eta, eta
@@ -419,7 +419,7 @@ func (e *native) passFused(ctx context.Context, order []int) (lo, hi float64, er
 		}
 		e.t++
 		if !constant {
-			if eta, err = p.step(e.t); err != nil {
+			if eta, err = sgd.Eta(e.t); err != nil {
 				return 0, 0, err
 			}
 			lo, hi = min(lo, eta), max(hi, eta)
@@ -431,20 +431,20 @@ func (e *native) passFused(ctx context.Context, order []int) (lo, hi float64, er
 		}
 		x := p.x[i*d : (i+1)*d]
 		g := e.margin.Deriv(z, p.y[i])
-		g *= clipScale(math.Abs(g)*p.norm[i], e.clip)
+		g *= sgd.ClipScale(math.Abs(g) * p.norm[i])
 		if e.obs != nil && e.obs.example != nil {
 			e.gz[0] = g
 			e.obs.example(e.t, i, x, e.gz)
 		}
-		a, thr := 1-eta*p.mu, eta*e.l1
+		a, thr := sgd.decay(eta)
 		if s+1 < n {
 			j := order[s+1]
 			z = kernel.ShrinkDot(w, x, a, eta*g, thr, p.x[j*d:(j+1)*d])
 		} else {
-			kernel.Shrink(w, x, a, eta*g, thr)
+			sgd.move(w, eta, eta*g, x)
 		}
 		if e.avg != nil {
-			average(e.avg, e.w, e.t)
+			sgd.Average(e.avg, e.w, e.t)
 		}
 		if e.obs != nil && e.obs.step != nil {
 			e.obs.step(e.t, eta, e.w)
@@ -470,7 +470,7 @@ func (e *native) gather(idx []int, pos int) {
 }
 
 // step does one SGD step on the minibatch of example indices batch, which
-// starts at position pos of the pass order:
+// starts at position pos of the pass order, with the update of the Step:
 //
 //	w = proj_R(prox(w - eta*((1/b) sum_i clip_G(grad_i) + mu*w)))
 //
@@ -484,26 +484,19 @@ func (e *native) step(batch []int, pos int, eta float64) error {
 		e.batchStep(e.smp.order, pos, eta)
 		return nil
 	}
-	a, thr, d := 1-eta*e.p.mu, eta*e.l1, e.d
 	if e.acc == nil {
-		// b = 1: the update of each row of W is fused with the decay and
-		// the soft thresholding, w_k = prox(a w_k - eta g_k x).
 		x := e.exampleGrad(batch[0], pos)
-		for k, g := range e.gz {
-			kernel.Shrink(e.w[k*d:(k+1)*d], x, a, eta*g, thr)
-		}
+		e.sgd.updateOneGLM(e.w, eta, e.gz, x)
 	} else {
-		acc := e.acc
-		for q := range acc {
-			acc[q] = 0
-		}
+		acc, d := e.acc, e.d
+		clear(acc)
 		for q, i := range batch {
 			x := e.exampleGrad(i, pos+q)
 			for k, g := range e.gz {
-				axpy(g, x, acc[k*d:(k+1)*d])
+				e.sgd.Add(acc[k*d:(k+1)*d], g, x)
 			}
 		}
-		kernel.Shrink(e.w, acc, a, eta/float64(e.p.cfg.Batch), thr)
+		e.sgd.Update(e.w, eta, acc)
 	}
 	e.endStep(eta)
 	return nil
@@ -520,8 +513,8 @@ func (e *native) step(batch []int, pos int, eta float64) error {
 // examples in their order. Each part hints the rows, norms and labels of as
 // many examples batchAhead positions on in the pass order to the cache, so
 // that fetching them from memory overlaps every kind of work of the step.
-// The sum is applied by kernel.ShrinkDot, whose update is Shrink's (the
-// product it also returns is not used).
+// The sum is applied as Step.Update does, by kernel.ShrinkDot, whose update
+// is Shrink's (the product it also returns is not used).
 func (e *native) batchStep(order []int, pos int, eta float64) {
 	p := e.p
 	d, n := e.d, len(order)
@@ -539,7 +532,7 @@ func (e *native) batchStep(order []int, pos int, eta float64) {
 		kernel.HintAt(y, ahead)
 		for q, i := range rows {
 			gq := e.margin.Deriv(g[q], y[i])
-			g[q] = gq * clipScale(math.Abs(gq)*norm[i], e.clip)
+			g[q] = gq * e.sgd.ClipScale(math.Abs(gq)*norm[i])
 		}
 		if e.obs != nil && e.obs.example != nil {
 			for q, i := range rows {
@@ -549,7 +542,9 @@ func (e *native) batchStep(order []int, pos int, eta float64) {
 		}
 		kernel.AddRowsAt(acc, g, x, d, rows)
 	}
-	kernel.ShrinkDot(e.w, acc, 1-eta*p.mu, eta/float64(p.cfg.Batch), eta*e.l1, acc)
+	a, thr := e.sgd.decay(eta)
+	kernel.ShrinkDot(e.w, acc, a, e.sgd.sumScale(eta), thr, acc)
+	e.sgd.project(e.w)
 	e.endStep(eta)
 }
 
@@ -561,13 +556,10 @@ const (
 	batchAhead = 16
 )
 
-// endStep is the end of every step: the projection and the average.
+// endStep is the end of every step after the update: the average.
 func (e *native) endStep(eta float64) {
-	if e.radius > 0 {
-		project(e.w, e.radius)
-	}
 	if e.avg != nil {
-		average(e.avg, e.w, e.t)
+		e.sgd.Average(e.avg, e.w, e.t)
 	}
 	if e.obs != nil && e.obs.step != nil {
 		e.obs.step(e.t, eta, e.w)
@@ -576,10 +568,10 @@ func (e *native) endStep(eta float64) {
 
 // kernelStep is step with the gradients of the engine's kernel: the rows of
 // the minibatch after dropout go to the kernel at once (mk) or one by one
-// (ek), and each example's gradient is clipped, summed and applied exactly
-// as step does with the native kernel's.
+// (ek), and each example's gradient is clipped, summed and applied by the
+// Step exactly as step does with the native kernel's.
 func (e *native) kernelStep(batch []int, pos int, eta float64) error {
-	a, thr, d, k := 1-eta*e.p.mu, eta*e.l1, e.d, e.k
+	d, k, sgd := e.d, e.k, e.sgd
 	m := len(batch)
 	for q, i := range batch {
 		x, xn, y := e.row(i, pos+q)
@@ -595,14 +587,14 @@ func (e *native) kernelStep(batch []int, pos int, eta float64) error {
 			if _, err := e.ek.ExampleGrad(e.g, e.w, x, e.yb[q]); err != nil {
 				return err
 			}
-			c := clipScale(math.Sqrt(sqNorm(e.g)), e.clip)
+			c, _ := sgd.Clip(e.g)
 			if e.obs != nil && e.obs.example != nil {
 				e.obs.example(e.t, batch[q], x, e.g)
 			}
 			if e.acc == nil {
-				kernel.Shrink(e.w, e.g, a, eta*c, thr)
+				sgd.UpdateOne(e.w, eta, c, e.g)
 			} else {
-				axpy(c, e.g, e.acc)
+				sgd.Add(e.acc, c, e.g)
 			}
 		}
 	} else {
@@ -612,18 +604,12 @@ func (e *native) kernelStep(batch []int, pos int, eta float64) error {
 		}
 		for q := 0; q < m; q++ {
 			x, gz := e.xb[q*d:(q+1)*d], gzb[q*k:(q+1)*k]
-			if c := clipScale(math.Sqrt(sqNorm(gz))*e.nb[q], e.clip); c != 1 {
-				for j := range gz {
-					gz[j] *= c
-				}
-			}
+			e.clipGLM(gz, e.nb[q])
 			if e.obs != nil && e.obs.example != nil {
 				e.obs.example(e.t, batch[q], x, gz)
 			}
 			if e.acc == nil {
-				for j, g := range gz {
-					kernel.Shrink(e.w[j*d:(j+1)*d], x, a, eta*g, thr)
-				}
+				sgd.updateOneGLM(e.w, eta, gz, x)
 			}
 		}
 		if e.acc != nil {
@@ -631,7 +617,7 @@ func (e *native) kernelStep(batch []int, pos int, eta float64) error {
 		}
 	}
 	if e.acc != nil {
-		kernel.Shrink(e.w, e.acc, a, eta/float64(e.p.cfg.Batch), thr)
+		sgd.Update(e.w, eta, e.acc)
 	}
 	e.endStep(eta)
 	return nil
@@ -651,7 +637,7 @@ func (e *native) addRows(gz []float64, m int) {
 			kernel.AddRows4(acc, c, x(q), x(q+1), x(q+2), x(q+3))
 		}
 		for ; q < m; q++ {
-			axpy(gz[q*k+j], x(q), acc)
+			e.sgd.Add(acc, gz[q*k+j], x(q))
 		}
 	}
 }
@@ -664,23 +650,29 @@ func (e *native) exampleGrad(i, pos int) []float64 {
 	x, xn, y := e.row(i, pos)
 	if e.k == 1 {
 		g := e.margin.Deriv(dot(e.w, x), y)
-		e.gz[0] = g * clipScale(math.Abs(g)*xn, e.clip)
+		e.gz[0] = g * e.sgd.ClipScale(math.Abs(g)*xn)
 	} else {
 		d := e.d
 		for k := range e.z {
 			e.z[k] = dot(e.w[k*d:(k+1)*d], x)
 		}
 		e.p.loss.Grad(e.gz, e.z, y)
-		if c := clipScale(math.Sqrt(sqNorm(e.gz))*xn, e.clip); c != 1 {
-			for k := range e.gz {
-				e.gz[k] *= c
-			}
-		}
+		e.clipGLM(e.gz, xn)
 	}
 	if e.obs != nil && e.obs.example != nil {
 		e.obs.example(e.t, i, x, e.gz)
 	}
 	return x
+}
+
+// clipGLM scales the margin gradient gz of an example whose row has norm
+// xn by the clip scale of its gradient gz x^T, of norm ||gz|| xn.
+func (e *native) clipGLM(gz []float64, xn float64) {
+	if c := e.sgd.ClipScale(math.Sqrt(sqNorm(gz)) * xn); c != 1 {
+		for k := range gz {
+			gz[k] *= c
+		}
+	}
 }
 
 // row returns the row of example i, at position pos of the pass order, after

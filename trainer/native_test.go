@@ -98,7 +98,7 @@ func referenceSGD(t *testing.T, p *problem) []float64 {
 		order := append([]int(nil), smp.pass(j)...)
 		for s := 0; s < n; s += b {
 			step++
-			eta, err := p.step(step)
+			eta, err := p.sgd.Eta(step)
 			if err != nil {
 				t.Fatal(err)
 			}

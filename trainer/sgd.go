@@ -1,48 +1,18 @@
 package trainer
 
 import (
-	"fmt"
 	"math"
 	"math/rand/v2"
 	"sync"
 
 	gonumblas "gonum.org/v1/gonum/blas/gonum"
 
-	"github.com/stabpriv/stabpriv/internal/check"
 	"github.com/stabpriv/stabpriv/internal/kernel"
 	"github.com/stabpriv/stabpriv/losses"
 )
 
 // This file holds the parts of SGD that both engines share, so that a seeded
 // run visits the same examples with the same masks and steps in either.
-
-// step returns eta_t for step t >= 1 and checks it is finite and positive.
-func (p *problem) step(t int) (float64, error) {
-	var eta float64
-	switch p.cfg.Schedule {
-	case Constant:
-		eta = p.cfg.Eta
-		if eta == 0 {
-			if p.beta <= 0 {
-				return 0, fmt.Errorf("%w: no smoothness constant to default the step size; set Eta", ErrConfig)
-			}
-			eta = 1 / p.beta
-		}
-	case InverseT:
-		eta = 1 / (p.mu * float64(t))
-	case BoundedInverseT:
-		eta = 1 / (p.mu * float64(t))
-		if p.beta > 0 {
-			eta = math.Min(eta, 1/p.beta)
-		}
-	case Custom:
-		eta = p.cfg.StepFunc(t)
-	}
-	if !check.Positive(eta) {
-		return 0, fmt.Errorf("%w: step size %v at step %d, want finite > 0", ErrConfig, eta, t)
-	}
-	return eta, nil
-}
 
 // sampler draws the example order of each pass and the s-dropout masks from
 // the seed. Each pass gets a fresh uniform permutation from its own stream,
@@ -108,36 +78,6 @@ func (s *sampler) dropout(dst, x []float64, norm, frac float64, pass, pos int) f
 		}
 	}
 	return math.Sqrt(rem)
-}
-
-// clipScale returns the factor in (0, 1] that scales a per-example gradient
-// of L2 norm gnorm to norm at most clip (clip = 0: no clipping).
-func clipScale(gnorm, clip float64) float64 {
-	if clip > 0 && gnorm > clip {
-		return clip / gnorm
-	}
-	return 1
-}
-
-// project scales w onto the ball ||w|| <= radius (radius = 0: no projection).
-func project(w []float64, radius float64) {
-	if radius <= 0 {
-		return
-	}
-	if n := math.Sqrt(sqNorm(w)); n > radius {
-		s := radius / n
-		for i := range w {
-			w[i] *= s
-		}
-	}
-}
-
-// average folds the iterate w, the t-th (1-based), into the running mean avg.
-func average(avg, w []float64, t int) {
-	f := 1 / float64(t)
-	for i, v := range w {
-		avg[i] += (v - avg[i]) * f
-	}
 }
 
 // sqNorm returns ||v||^2 with gonum's native BLAS dot product, whose

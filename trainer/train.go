@@ -41,6 +41,7 @@ type problem struct {
 	y    []float64
 	mu   float64
 	beta float64 // smoothness of the per-example objective, S_z*Kappa^2 + mu
+	sgd  Step    // the update of a step
 	run  *Run
 	log  logrus.FieldLogger
 	obs  *observer // test-only per-step hook; nil in production
@@ -136,7 +137,11 @@ func (t *Trainer) newProblem(X mat.Matrix, y []float64) (*problem, error) {
 	if err := p.setRows(X); err != nil {
 		return nil, err
 	}
-	eta, err := p.step(1)
+	var err error
+	if p.sgd, err = newStep(cfg, p.beta); err != nil {
+		return nil, err
+	}
+	eta, err := p.sgd.Eta(1)
 	if err != nil {
 		return nil, err
 	}
