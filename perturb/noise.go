@@ -115,7 +115,7 @@ func ParseMechanism(name string) (Mechanism, error) {
 	}
 	n, err := Lookup(Mechanism(name))
 	if err != nil {
-		return "", err
+		return "", fmt.Errorf("%w: %q, want one of %s", ErrMechanism, name, ReleaseMechanismList())
 	}
 	return n.Name(), nil
 }

@@ -38,7 +38,7 @@ func (c *choice[T, P]) UnmarshalText(text []byte) error {
 		v = w
 	default:
 		if err := P(&v).UnmarshalText(text); err != nil {
-			return fmt.Errorf("%q is not %s nor %w", s, c.unset, err)
+			return fmt.Errorf("%w (or %s)", err, c.unset)
 		}
 	}
 	c.v, c.text = v, s

@@ -176,7 +176,7 @@ func parseFlags(fs *flag.FlagSet, args []string, stderr io.Writer, help string) 
 			fs.SetOutput(io.Discard)
 			return nil, err
 		}
-		return nil, usagef("%w (run 'stabpriv help %s' for the flags)", err, fs.Name())
+		return nil, usagef("%w (run 'stabpriv help %s' for the flags)", flagError(err), fs.Name())
 	}
 	if fs.NArg() > 0 {
 		return nil, usagef("unexpected argument %q", fs.Arg(0))
@@ -184,6 +184,23 @@ func parseFlags(fs *flag.FlagSet, args []string, stderr io.Writer, help string) 
 	set := make(map[string]bool)
 	fs.Visit(func(fl *flag.Flag) { set[fl.Name] = true })
 	return set, nil
+}
+
+// flagError rewrites the flag package's "invalid value "x" for flag -name:
+// why" as "--name "x": why", the spelling of the help and the messages.
+func flagError(err error) error {
+	msg := err.Error()
+	const pre, mid = "invalid value ", " for flag -"
+	if !strings.HasPrefix(msg, pre) {
+		return err
+	}
+	i := strings.Index(msg, mid)
+	j := strings.Index(msg[max(i, 0):], ": ")
+	if i < 0 || j < 0 {
+		return err
+	}
+	value, name, why := msg[len(pre):i], msg[i+len(mid):i+j], msg[i+j+2:]
+	return fmt.Errorf("--%s %s: %s", name, value, why)
 }
 
 func lookup(name string) (command, bool) {

@@ -21,7 +21,7 @@ type pdpFlags struct {
 	data, label, positive, loss string
 	lambda, l1Ratio             float64
 	epsilon, delta, sigma       float64
-	mechanism                   string
+	mechanism                   perturb.Mechanism
 	exactTop, top               int
 	standardize, biasFlag       string
 	bias                        bool
@@ -43,7 +43,7 @@ func newPDPFlagSet(f *pdpFlags) *flag.FlagSet {
 	fs.Float64Var(&f.l1Ratio, "l1-ratio", 0, "elastic-net L1 share: must be 0 (the L1 term is not differentiable, so Wang's Lemma 13 does not apply)")
 	fs.Float64Var(&f.epsilon, "epsilon", 1, "the release is calibrated to this worst-case DP `eps` (replace-one neighbours)")
 	fs.Float64Var(&f.delta, "delta", 1e-6, "`delta` of the Gaussian mechanisms (laplace and gamma use 0)")
-	fs.StringVar(&f.mechanism, "mechanism", string(perturb.AnalyticGaussian), "output perturbation: one of "+perturb.MechanismList())
+	fs.TextVar(&f.mechanism, "mechanism", perturb.AnalyticGaussian, "output perturbation: one of "+perturb.MechanismList())
 	fs.Float64Var(&f.sigma, "sigma", 0, "instead of --epsilon: Gaussian noise of this standard deviation `S` per coordinate")
 	fs.IntVar(&f.exactTop, "exact-top", 100, "refine the sensitivity of the `k` most exposed rows to the exact value")
 	fs.IntVar(&f.top, "top", 10, "list the `k` most exposed rows in the summary")
@@ -145,15 +145,17 @@ func parsePDP(args []string, stderr io.Writer) (*pdpSettings, error) {
 		return nil, usagef("--data needs --label, the name of the label column")
 	}
 	if set["sigma"] {
-		if set["epsilon"] || (set["mechanism"] && f.mechanism != string(perturb.AnalyticGaussian) && f.mechanism != string(perturb.Gaussian)) {
+		if set["epsilon"] || (set["mechanism"] && f.mechanism != perturb.AnalyticGaussian && f.mechanism != perturb.Gaussian) {
 			return nil, usagef("--sigma fixes Gaussian noise; it excludes --epsilon and --mechanism %s", f.mechanism)
 		}
 		if !check.Positive(f.sigma) {
 			return nil, usagef("--sigma %v, want finite > 0", f.sigma)
 		}
 		s.fixed, s.mech = true, perturb.AnalyticGaussian
-	} else if s.mech, err = perturb.ParseMechanism(f.mechanism); err != nil {
+	} else if _, err = perturb.Lookup(f.mechanism); err != nil {
 		return nil, usagef("--mechanism %q, want one of %s", f.mechanism, perturb.MechanismList())
+	} else {
+		s.mech = f.mechanism
 	}
 	if s.mech.Pure() {
 		if set["delta"] && f.delta != 0 {

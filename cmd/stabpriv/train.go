@@ -37,20 +37,22 @@ type trainFlags struct {
 	loss                  string
 	lambda, l1Ratio, clip string
 	passes, batch         int
-	step, schedule        string
+	step                  string
+	schedule              *choice[trainer.Schedule, *trainer.Schedule]
 	dropout, radius       float64
 	average               bool
-	engine                string
+	engine                trainer.Engine
 	seed                  uint64
 	testFrac              float64
 	out                   string
 	logLevel              string
 	labelBound            float64
 	tolerance             float64
-	mechanism, noise      string
+	mechanism             *choice[perturb.Mechanism, *perturb.Mechanism]
+	noise                 string
 	noiseSeed             uint64
 	epsilon, delta        float64
-	standardize           string
+	standardize           *choice[preprocess.Mode, *preprocess.Mode]
 	diagnostics, force    bool
 	partitions            int
 }
@@ -62,7 +64,8 @@ func newTrainFlagSet(f *trainFlags) *flag.FlagSet {
 	fs.StringVar(&f.classes, "classes", "", "the classes, declared: `a,b,...` (binary: the second is +1); required with --mechanism on --data; matched exactly (case and spaces count): rows with another label are kept as null rows that train nothing, so check a new file once with --diagnostics (null rows)")
 	fs.StringVar(&f.positive, "positive", "", "binary tasks without --classes (non-private): the `class` encoded +1 (default: the larger class name)")
 	fs.StringVar(&f.bounds, "bounds", "", "CSV `file` of public feature bounds, one line column,lo,hi per feature: values are clamped and scaled into [-1, 1] inside the guarantee")
-	fs.StringVar(&f.standardize, "standardize", "auto", "feature map: auto (bounds with --bounds or the embedded data; train for a non-private run on --data), none (features as they are), train (standardization fitted on the training split: outside the guarantee)")
+	f.standardize = newChoice[preprocess.Mode]("auto", map[string]preprocess.Mode{"train": preprocess.Standardize})
+	fs.TextVar(f.standardize, "standardize", f.standardize, "feature map: auto (bounds with --bounds or the embedded data; train for a non-private run on --data), none (features as they are), train (standardization fitted on the training split: outside the guarantee)")
 	fs.StringVar(&f.loss, "loss", "", "loss: "+strings.Join(losses.Names(), ", ")+" (default: logistic for 2 classes, softmax for more); it sets the task")
 	fs.StringVar(&f.lambda, "lambda", "auto", "elastic-net strength lambda >= 0, or auto: with --mechanism, chosen with --clip from (n, d, K, eps) alone; 1e-3 without")
 	fs.StringVar(&f.l1Ratio, "l1-ratio", "auto", "elastic-net L1 share alpha in [0, 1] (auto: 0 with --mechanism, 0.15 without); mu = lambda*(1-alpha)")
@@ -70,11 +73,12 @@ func newTrainFlagSet(f *trainFlags) *flag.FlagSet {
 	fs.IntVar(&f.passes, "passes", 10, "passes k over the training data")
 	fs.IntVar(&f.batch, "batch", 1, "minibatch size b")
 	fs.StringVar(&f.step, "step", "auto", "constant step size eta, or auto for 1/beta (beta the smoothness of the per-example objective)")
-	fs.StringVar(&f.schedule, "schedule", "auto", "step schedule: constant, inverse-t, bounded-inverse-t (auto: bounded-inverse-t for a release with mu > 0, else constant)")
+	f.schedule = newChoice[trainer.Schedule]("auto", nil)
+	fs.TextVar(f.schedule, "schedule", f.schedule, "step schedule: constant, inverse-t, bounded-inverse-t (auto: bounded-inverse-t for a release with mu > 0, else constant)")
 	fs.Float64Var(&f.dropout, "dropout", 1, "s-dropout fraction `s` in (0, 1] (1: none)")
 	fs.Float64Var(&f.radius, "radius", 0, "project the weights onto ||w|| <= `R` (0: none; squared loss needs it)")
 	fs.BoolVar(&f.average, "average", false, "return the average of the iterates")
-	fs.StringVar(&f.engine, "engine", "native", "gradient engine: native or graph (Gorgonia)")
+	fs.TextVar(&f.engine, "engine", trainer.Native, "gradient engine: native or graph (Gorgonia)")
 	fs.Uint64Var(&f.seed, "seed", 1, "seed of the split, the permutations and the dropout masks (published in the certificate)")
 	fs.Float64Var(&f.testFrac, "test-frac", 0.2, "share of the rows held out for testing, in [0, 1) (0: every row trains)")
 	fs.StringVar(&f.out, "out", "", "write the model file ("+modelfile.Format+") to this `file` (parent directories are created; an existing model file is replaced only with --force)")
@@ -82,7 +86,8 @@ func newTrainFlagSet(f *trainFlags) *flag.FlagSet {
 	fs.StringVar(&f.logLevel, "log-level", "warn", "log level on stderr: panic, error, warn, info, debug")
 	fs.Float64Var(&f.labelBound, "label-bound", 0, "regression: the bound `B` in |y| <= B (squared loss needs it; 0: none); a release clamps labels to it")
 	fs.Float64Var(&f.tolerance, "tolerance", 0, "non-private runs: stop after the first pass whose gradient norm is <= `tol` (a data-dependent stop: no release certifies it)")
-	fs.StringVar(&f.mechanism, "mechanism", "none", "release mechanism: none (a non-private model), "+perturb.ReleaseMechanismList()+" (objective and amp perturb the training objective: lambda auto or at least its floor, no SGD knobs)")
+	f.mechanism = newChoice[perturb.Mechanism]("none", nil)
+	fs.TextVar(f.mechanism, "mechanism", f.mechanism, "release mechanism: none (a non-private model), "+release.List()+" (objective and amp perturb the training objective: lambda auto or at least its floor, no SGD knobs)")
 	fs.Float64Var(&f.epsilon, "epsilon", 1, "privacy budget `eps` > 0 of the fit")
 	fs.Float64Var(&f.delta, "delta", 0, "privacy budget `delta` in [0, 1): 0 for laplace and gamma (pure eps-DP), > 0 for the Gaussian mechanisms")
 	fs.StringVar(&f.noise, "noise", "secure", "noise source: secure (a private release), or seeded from --noise-seed (reproducible; its certificate says NOT private, since the seed is published)")
@@ -147,7 +152,8 @@ func parseTrain(args []string, stderr io.Writer) (*settings, error) {
 
 // parsePrivacy checks the mechanism, the budget and the noise source.
 func (s *settings) parsePrivacy() error {
-	if s.mechanism == "none" {
+	name, private := s.mechanism.value()
+	if !private {
 		for _, name := range []string{"epsilon", "delta", "noise", "noise-seed"} {
 			if s.set[name] {
 				return usagef("--%s applies to a private release; choose --mechanism %s", name, perturb.MechanismList())
@@ -155,9 +161,9 @@ func (s *settings) parsePrivacy() error {
 		}
 		return nil
 	}
-	method, err := release.Lookup(perturb.Mechanism(s.mechanism))
+	method, err := release.Lookup(name)
 	if err != nil {
-		return usagef("--mechanism %q, want none, %s", s.mechanism, release.List())
+		return usagef("--mechanism %q, want none, %s", name, release.List())
 	}
 	m := method.Name()
 	if err := method.CheckBudget(dp.Budget{Epsilon: s.epsilon, Delta: s.delta}); err != nil {
@@ -265,36 +271,22 @@ func (s *settings) parseKnobs() error {
 	if s.dropout <= 0 || s.dropout > 1 || math.IsNaN(s.dropout) {
 		return usagef("--dropout %v, want in (0, 1]", s.dropout)
 	}
-	switch s.engine {
-	case "native":
-		cfg.Engine = trainer.Native
-	case "graph":
-		cfg.Engine = trainer.Graph
-	default:
-		return usagef("--engine %q, want native or graph", s.engine)
+	cfg.Engine = s.engine
+	schedule, given := s.schedule.value()
+	if !given && priv && s.step == "auto" && lambda*(1-alpha) > 0 {
+		schedule = trainer.BoundedInverseT
 	}
-	switch s.schedule {
-	case "auto":
-		cfg.Schedule = trainer.Constant
-		if priv && s.step == "auto" && lambda*(1-alpha) > 0 {
-			cfg.Schedule = trainer.BoundedInverseT
-		}
-	case "constant":
-		cfg.Schedule = trainer.Constant
-	case "inverse-t":
-		cfg.Schedule = trainer.InverseT
-	case "bounded-inverse-t":
-		cfg.Schedule = trainer.BoundedInverseT
-	default:
-		return usagef("--schedule %q, want auto, constant, inverse-t or bounded-inverse-t", s.schedule)
+	if schedule == trainer.Custom {
+		return usagef("--schedule custom needs a step function: use the library")
 	}
+	cfg.Schedule = schedule
 	if s.step != "auto" {
 		eta, err := strconv.ParseFloat(s.step, 64)
 		if err != nil || !check.Positive(eta) {
 			return usagef("--step %q, want auto or a finite number > 0", s.step)
 		}
 		if cfg.Schedule != trainer.Constant {
-			return usagef("--step %s applies to the constant schedule, not %s", s.step, s.schedule)
+			return usagef("--step %s applies to the constant schedule, not %s", s.step, cfg.Schedule)
 		}
 		cfg.Eta = eta
 	}
@@ -362,20 +354,16 @@ func (s *settings) parseData() error {
 		}
 		s.schema.Bounds = b
 	}
-	switch s.standardize {
-	case "auto":
-		if s.schema.Bounds == nil && priv {
-			return usagef("a private run on --data needs --bounds FILE (public feature bounds, inside the guarantee) or --standardize none|train (train is outside the guarantee)")
+	if mode, given := s.standardize.value(); given {
+		if mode == preprocess.Bounds {
+			return usagef("--standardize bounds: give --bounds FILE (--standardize auto uses it)")
 		}
-	case "none":
-		s.opts.Preprocess = preprocess.None
-	case "train":
-		s.opts.Preprocess = preprocess.Standardize
-	default:
-		return usagef("--standardize %q, want auto, none or train", s.standardize)
-	}
-	if s.opts.Preprocess != "" && s.bounds != "" {
-		return usagef("--bounds and --standardize %s exclude each other", s.standardize)
+		if s.bounds != "" {
+			return usagef("--bounds and --standardize %s exclude each other", s.standardize.text)
+		}
+		s.opts.Preprocess = mode
+	} else if s.schema.Bounds == nil && priv {
+		return usagef("a private run on --data needs --bounds FILE (public feature bounds, inside the guarantee) or --standardize none|train (train is outside the guarantee)")
 	}
 	if s.data != "" {
 		if err := s.readShards(); err != nil {
