@@ -29,6 +29,7 @@ import (
 	"github.com/apache/beam/sdks/v2/go/pkg/beam"
 	"github.com/apache/beam/sdks/v2/go/pkg/beam/runners"
 	_ "github.com/apache/beam/sdks/v2/go/pkg/beam/x/beamx" // registers every runner
+	"github.com/sirupsen/logrus"
 
 	stabbeam "github.com/stabpriv/stabpriv/beam"
 	"github.com/stabpriv/stabpriv/datasets"
@@ -36,6 +37,15 @@ import (
 	"github.com/stabpriv/stabpriv/modelfile"
 	"github.com/stabpriv/stabpriv/perturb"
 )
+
+// beamFlags are the flags registered before this command's (Beam's
+// pipeline options): package variables are initialized in declaration
+// order, after the imported packages.
+var beamFlags = func() map[string]bool {
+	m := map[string]bool{}
+	flag.VisitAll(func(f *flag.Flag) { m[f.Name] = true })
+	return m
+}()
 
 var (
 	input      = flag.String("input", "", "`glob` of the CSV shards (a local pattern or a URL such as gs://bucket/dir/*.csv), each with the same header")
@@ -65,33 +75,91 @@ var (
 	delta      = flag.Float64("delta", 0, "privacy budget `delta` in [0, 1)")
 	noise      = flag.String("noise", "secure", "noise source: secure, or seeded from --noise-seed (its certificate says NOT private)")
 	noiseSeed  = flag.Uint64("noise-seed", 0, "seed of --noise seeded")
+	logLevel   = flag.String("log-level", "warn", "log level on stderr: panic, error, warn, info, debug")
+	force      = flag.Bool("force", false, "replace the model file at --out")
 )
+
+var _ = flag.Bool("help-beam", false, "list Beam's pipeline options as well")
+
+// checkOut refuses, before the pipeline runs, a local --out that exists and
+// is not a regular file, or is a model file (without --force): the release
+// at the end of the pipeline must not be lost, nor replace one by surprise.
+func checkOut(out string, force bool) error {
+	if out == "" || strings.Contains(out, "://") {
+		return nil
+	}
+	if !force && modelfile.IsModelFile(out) {
+		return fmt.Errorf("--out %s is a model file; give another path (or --force to replace it)", out)
+	}
+	if st, err := os.Lstat(out); err == nil && !st.Mode().IsRegular() {
+		return fmt.Errorf("--out %s exists and is not a regular file", out)
+	}
+	return nil
+}
+
+// helpAsked reports whether the command line asks for help.
+func helpAsked() bool {
+	for _, a := range os.Args[1:] {
+		switch strings.TrimLeft(a, "-") {
+		case "h", "help":
+			return true
+		}
+	}
+	return false
+}
 
 func main() {
 	flag.Usage = func() {
+		all := len(os.Args) > 1 && strings.TrimLeft(os.Args[1], "-") == "help-beam"
+		if !helpAsked() && !all {
+			// A bad flag: a short message, not hundreds of Beam options.
+			fmt.Fprintln(os.Stderr, "Usage: stabpriv-beam --input GLOB --label COL --out FILE [flags]; run stabpriv-beam -help for the flags")
+			return
+		}
 		fmt.Fprintf(os.Stderr, "Usage: stabpriv-beam --input GLOB --label COL --out FILE [flags]\n\n"+
 			"Partitioned private training on Apache Beam: every row goes to a partition by a seeded\n"+
 			"hash of its position (shard name, row number), each partition is trained on its rows,\n"+
 			"the weights are averaged with weights n_p/n and released once with noise calibrated to\n"+
 			"the sensitivity of the average (2L/(mu n) on the strongly convex route). --runner\n"+
 			"selects the Beam runner (default direct, the embedded runner); Beam's pipeline options\n"+
-			"for other runners are accepted.\n\nFlags:\n")
-		flag.PrintDefaults()
+			"for other runners are accepted (-help-beam lists them).\n\nFlags:\n")
+		flag.VisitAll(func(f *flag.Flag) {
+			if !all && beamFlags[f.Name] {
+				return
+			}
+			name, usage := flag.UnquoteUsage(f)
+			fmt.Fprintf(os.Stderr, "  -%s %s\n    \t%s\n", f.Name, name, usage)
+		})
 	}
 	flag.Parse()
+	if f := flag.Lookup("help-beam"); f != nil && f.Value.String() == "true" {
+		flag.Usage()
+		return
+	}
 	beam.Init() // on a worker of a distributed runner this runs the worker and exits
 	set := make(map[string]bool)
 	flag.Visit(func(f *flag.Flag) { set[f.Name] = true })
 	cfg, err := config(set)
+	if err == nil {
+		err = checkOut(*out, *force)
+	}
+	level, lerr := logrus.ParseLevel(*logLevel)
+	if err == nil && lerr != nil {
+		err = fmt.Errorf("--log-level: %w", lerr)
+	}
 	if err != nil {
 		fmt.Fprintf(os.Stderr, "stabpriv-beam: %v (run stabpriv-beam -help for the flags)\n", err)
 		os.Exit(2)
 	}
+	log := logrus.New()
+	log.SetOutput(os.Stderr)
+	log.SetLevel(level)
 	runner := *runners.Runner
 	if runner == "" {
 		runner = "direct"
 	}
 	ctx := context.Background()
+	log.WithFields(logrus.Fields{"runner": runner, "input": *input, "partitions": cfg.Partitions}).Info("stabpriv-beam: pipeline started")
 	if err := stabbeam.Run(ctx, runner, cfg, *input, *out); err != nil {
 		fmt.Fprintf(os.Stderr, "stabpriv-beam: %v\n", err)
 		os.Exit(1)
