@@ -344,3 +344,22 @@ func abbreviate(s string) string {
 	}
 	return s
 }
+
+// Checked lists what Verify checks of a model file, and Unchecked what it
+// cannot: certify prints both, and the README states them.
+var (
+	Checked = []string{
+		"the format, and that the file has no field beyond it",
+		"the shape: K x D weights, all finite, for the preprocessing's inputs and the declared classes",
+		"the weights' SHA-256 against the certificate",
+		"the certificate, rebuilt by the release method from the published inputs: the run constants that follow from the loss (kappa = 1), the step of every pass, the stability routes and Delta (output perturbation) or the calibration of the published problem (objective perturbation, AMP), the noise scale, the ledger, the not-covered notes and the neighbouring relation",
+		"the split: the training rows from the row count, the test fraction and the seed; for a partitioned fit, the partition sizes from the shards' names and row counts, and the partitioned sensitivity",
+		"the automatic knobs, when the file says they chose the settings",
+		"the support of the noise: a secure release's weights on the lattice its sampler rounds to (laplace, gamma, objective; the Gaussian samplers' lattice is finer than float64 at usual scales), and every release's norm within the bound on the trained weights plus a noise norm exceeded with probability below 2^-63",
+	}
+	Unchecked = []string{
+		"provenance: a file has no signature, so weights replaced together with their hash (and within the support), a seeded Gaussian release relabelled secure, or settings other than the run's are consistent forgeries",
+		"the names: the label, the class names and their order (which class is +1), the feature names and the preprocessing's bounds are as the file says; nothing binds them to the release (an edit changes what the model predicts, not the privacy claim about its weights)",
+		"that the classes, bounds and settings were declared without looking at the rows: the claim assumes it",
+	}
+)

@@ -32,10 +32,9 @@ func runCertify(_ context.Context, args []string, stdout, stderr io.Writer) erro
 				"(the run constants that follow from the loss, the step of every pass, the\n"+
 				"stability route and Delta, the noise calibration, the not-covered list, the\n"+
 				"ledger, the split, the weights' SHA-256) and requires the file to equal it, so no\n"+
-				"field can carry anything else. Then it prints the certificate in words.\n"+
-				"It checks the file's consistency, not its provenance: a file has no signature,\n"+
-				"so weights replaced together with their hash, or a seeded release relabelled\n"+
-				"secure, are consistent forgeries it cannot tell.\n\n"+
+				"field can carry anything else, and checks that the weights lie in the support\n"+
+				"of the noise. Then it prints the certificate in words, and what it verified and\n"+
+				"what no file can show (provenance; the names of the label, classes and features).\n\n"+
 				"Exit status: 0 for a valid private release, 3 for a valid file that is not a\n"+
 				"private release (no mechanism, seeded noise, or standardization statistics\n"+
 				"in the file), 1 for an invalid or\n"+
@@ -64,6 +63,14 @@ func runCertify(_ context.Context, args []string, stdout, stderr io.Writer) erro
 	}
 	if err := printCertificate(stdout, path, r); err != nil {
 		return err
+	}
+	fmt.Fprintln(stdout, "\nVerified in this file:")
+	for _, s := range modelfile.Checked {
+		fmt.Fprintf(stdout, "  - %s\n", s)
+	}
+	fmt.Fprintln(stdout, "Not verified (no file can show it):")
+	for _, s := range modelfile.Unchecked {
+		fmt.Fprintf(stdout, "  - %s\n", s)
 	}
 	if verdict == modelfile.NotPrivate {
 		return &notPrivateError{why}
