@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"math"
 
+	"github.com/stabpriv/stabpriv/glm"
 	"github.com/stabpriv/stabpriv/internal/check"
 	"github.com/stabpriv/stabpriv/losses"
 	"github.com/stabpriv/stabpriv/perturb"
@@ -54,7 +55,7 @@ const (
 	bLatticeBits = 20
 	// MaxNewtonDim is the largest number of weights K*d solved by Newton's
 	// method (a dense (Kd) x (Kd) Hessian); above it, gradient descent alone.
-	MaxNewtonDim = 4096
+	MaxNewtonDim = glm.DefaultNewtonDim
 )
 
 // Problem holds the public constants of a training problem: the loss, n
