@@ -515,3 +515,46 @@ func TestReleaseRefusesOtherCalibration(t *testing.T) {
 		t.Errorf("a calibration with another noise scale: %v", err)
 	}
 }
+
+// renamed is the logistic loss under another name: the conditions are read
+// from its constants, not its name or type.
+type renamed struct{ losses.Logistic }
+
+func (renamed) Name() string { return "my-logistic" }
+
+// notC2 is the logistic loss with constants that do not say C2.
+type notC2 struct{ losses.Logistic }
+
+func (l notC2) Constants(d losses.Domain) (losses.Constants, error) {
+	c, err := l.Logistic.Constants(d)
+	c.C2 = false
+	return c, err
+}
+
+// TestConditionsFromConstants checks that CheckLoss and the calibration
+// read the loss's constants: a renamed logistic loss is accepted with the
+// logistic calibration, the same loss without C2 is refused, and softmax's
+// Jacobian part uses its Hessian's rank K - 1 and RankSz = 1/K.
+func TestConditionsFromConstants(t *testing.T) {
+	pr := Problem{Loss: losses.Logistic{}, N: 1000, D: 5, K: 1, Kappa: 1, Lambda: 0.1}
+	want, err := Calibrate(perturb.Objective, 1, 0, pr)
+	if err != nil {
+		t.Fatal(err)
+	}
+	pr.Loss = renamed{}
+	if got, err := Calibrate(perturb.Objective, 1, 0, pr); err != nil || got != want {
+		t.Errorf("renamed logistic: %+v, %v; want %+v", got, err, want)
+	}
+	if err := CheckLoss(notC2{}); !errors.Is(err, ErrCondition) || !strings.Contains(err.Error(), "smoothness") {
+		t.Errorf("a loss that is not C2: %v, want a smoothness ErrCondition", err)
+	}
+	for _, k := range []int{2, 3, 7} {
+		c, err := Calibrate(perturb.Objective, 1, 0, Problem{Loss: losses.Softmax{}, N: 1000, D: 5, K: k, Kappa: 1, Lambda: 0.1})
+		if err != nil || c.Rank != k-1 || c.Curv != 1/float64(k) {
+			t.Errorf("softmax K = %d: rank %d, curvature %v, %v; want %d, %v", k, c.Rank, c.Curv, err, k-1, 1/float64(k))
+		}
+	}
+	if _, err := Calibrate(perturb.Objective, 1, 0, Problem{Loss: losses.Softmax{}, N: 1000, D: 5, K: 1, Kappa: 1, Lambda: 0.1}); !errors.Is(err, ErrCondition) {
+		t.Errorf("softmax with K = 1: %v, want ErrCondition", err)
+	}
+}
