@@ -232,5 +232,9 @@ func TestBadInput(t *testing.T) {
 	}
 }
 
-// hingeLike is a loss of a type this package has not verified.
+// hingeLike is a loss whose constants do not say it is smooth.
 type hingeLike struct{ losses.Logistic }
+
+func (hingeLike) Constants(losses.Domain) (losses.Constants, error) {
+	return losses.Constants{Lz: 1, Sz: 0.25, Convex: true}, nil
+}
