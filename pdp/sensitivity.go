@@ -397,10 +397,15 @@ func (a *Analysis) refine(v view, px []float64, py, sign float64, start Diff) (D
 	}
 	d.L2, d.L1 = norm2(d.V), norm1(d.V)
 
-	// Lemma 13 at the refined solution.
-	small, ws, wb := a.p.full(), a.sol.W, w
-	if sign < 0 {
-		small, ws, wb = v, w, a.sol.W
+	// Lemma 13 at the refined solution. The smaller data set of an added
+	// target is Z itself, on an objective of its own: the Analysis's is
+	// shared by concurrent calls, and SegmentHess writes its scratch.
+	small, ws, wb := v, w, a.sol.W
+	if sign > 0 {
+		if small, err = a.p.neighbour(-1, nil, 0); err != nil {
+			return Diff{}, err
+		}
+		ws, wb = a.sol.W, w
 	}
 	id, err := a.identity(small, px, py, ws, wb)
 	if err != nil {
