@@ -14,7 +14,7 @@ run:
 # with assembly kernels on the other builds whose bits they promise: the Go
 # loops (purego), GOAMD64=v3 (where the compiler may fuse products) and a
 # processor reported without AVX (math.Exp's other path).
-KERNEL_PKGS = ./internal/kernel/ ./objpert/ ./trainer/
+KERNEL_PKGS = ./internal/kernel/ ./glm/ ./objpert/ ./trainer/
 test: vet
 	$(GO) test -count=1 -timeout 9m ./...
 	cd beam && $(GO) test -count=1 ./...

@@ -28,6 +28,23 @@
 // The squared loss is not Lipschitz: its Constants returns an error wrapping
 // ErrDomain unless the domain bounds the weights and the labels.
 //
+// Constants also says what a loss is, so that no caller switches on its
+// type or name: Smooth (l' is Sz-Lipschitz, what Wang's Lemma 13 needs for
+// per-instance DP), C2 (l” is continuous, what objective perturbation
+// needs), and, for softmax, the rank and trace of its Hessian (Rank,
+// RankSz; they depend on K, passed as Domain.Classes). Sz is the curvature
+// bound sup |l”|:
+//
+//	loss         smooth  C2   rank, RankSz
+//	logistic     yes     yes  1, 1/4
+//	huber-hinge  yes     no   1, 1/(2h)
+//	softmax      yes     yes  K-1, 1/K
+//	huber        yes     no   1, 1
+//	squared      yes     yes  1, 1
+//
+// The fused logistic path is the capability interface LogisticParts, which
+// Logistic implements; callers find it by an interface assertion.
+//
 // # Parameters
 //
 // HuberHinge (width h) and Huber (threshold delta) have one parameter each,
@@ -50,8 +67,10 @@
 // and ByName). The conformance kit, internal/losstest, checks every loss of
 // All: Grad and Hess against finite differences, the constants on a grid of
 // margins and labels (the bounds L_z and S_z on the first and second
-// derivatives, convexity), CheckLabel, Outputs, and the Margin fast path
-// against Value, Grad and Hess for K = 1.
+// derivatives, convexity, Smooth and C2 against differences of the
+// derivatives, Rank and RankSz against the Hessian's eigenvalues),
+// CheckLabel, Outputs, and the Margin fast path (and Parts1) against Value,
+// Grad and Hess for K = 1.
 // A new built-in loss is a file, a line in the registry (byname.go), and its
 // Gorgonia expression in package graph; the kit and every test that ranges
 // over All then cover it.

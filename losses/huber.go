@@ -64,11 +64,13 @@ func (l Huber) Grad(dst, z []float64, y float64) float64 { return scalarGrad(l, 
 // Hess writes d2l/dz2 into dst.
 func (l Huber) Hess(dst, z []float64, y float64) { scalarHess(l, dst, z, y) }
 
-// Constants returns L_z = delta, S_z = 1, convex, on any domain, or an error
-// wrapping ErrParam if Delta is not finite and positive.
+// Constants returns L_z = delta, S_z = 1, convex and smooth (the clamp is
+// 1-Lipschitz) but not C^2 (l” jumps from 1 to 0 at |z - y| = delta), on
+// any domain, or an error wrapping ErrParam if Delta is not finite and
+// positive.
 func (l Huber) Constants(Domain) (Constants, error) {
 	if err := checkParam("huber", "delta", l.Delta); err != nil {
 		return Constants{}, err
 	}
-	return Constants{Lz: l.Delta, Sz: 1, Convex: true}, nil
+	return Constants{Lz: l.Delta, Sz: 1, Convex: true, Smooth: true}, nil
 }

@@ -70,11 +70,13 @@ func (l HuberHinge) Grad(dst, z []float64, y float64) float64 { return scalarGra
 // Hess writes d2l/dz2 into dst.
 func (l HuberHinge) Hess(dst, z []float64, y float64) { scalarHess(l, dst, z, y) }
 
-// Constants returns L_z = 1, S_z = 1/(2h), convex, on any domain, or an
-// error wrapping ErrParam if H is not finite and positive.
+// Constants returns L_z = 1, S_z = 1/(2h), convex and smooth (the
+// derivative is piecewise linear and continuous) but not C^2 (l” jumps at
+// the ends of the band), on any domain, or an error wrapping ErrParam if H
+// is not finite and positive.
 func (l HuberHinge) Constants(Domain) (Constants, error) {
 	if err := checkParam("huber-hinge", "h", l.H); err != nil {
 		return Constants{}, err
 	}
-	return Constants{Lz: 1, Sz: 1 / (2 * l.H), Convex: true}, nil
+	return Constants{Lz: 1, Sz: 1 / (2 * l.H), Convex: true, Smooth: true}, nil
 }

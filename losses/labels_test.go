@@ -83,8 +83,8 @@ func TestSquaredConstants(t *testing.T) {
 			}
 			continue
 		}
-		if err != nil || got != (Constants{Lz: c.wantLz, Sz: 1, Convex: true}) {
-			t.Errorf("Constants(%+v) = %+v, %v; want L_z = %v, S_z = 1, convex", c.dom, got, err, c.wantLz)
+		if err != nil || got != (Constants{Lz: c.wantLz, Sz: 1, Convex: true, Smooth: true, C2: true}) {
+			t.Errorf("Constants(%+v) = %+v, %v; want L_z = %v, S_z = 1, convex, smooth, C2", c.dom, got, err, c.wantLz)
 		}
 	}
 }
@@ -109,15 +109,15 @@ func TestParameters(t *testing.T) {
 	if err != nil || hh.H != 0.25 {
 		t.Fatalf("NewHuberHinge(0.25) = %v, %v", hh, err)
 	}
-	if c, err := hh.Constants(Domain{}); err != nil || c != (Constants{Lz: 1, Sz: 2, Convex: true}) {
-		t.Errorf("HuberHinge{0.25}.Constants = %+v, %v; want L_z = 1, S_z = 2", c, err)
+	if c, err := hh.Constants(Domain{}); err != nil || c != (Constants{Lz: 1, Sz: 2, Convex: true, Smooth: true}) {
+		t.Errorf("HuberHinge{0.25}.Constants = %+v, %v; want L_z = 1, S_z = 2, smooth, not C2", c, err)
 	}
 	hu, err := NewHuber(2.5)
 	if err != nil || hu.Delta != 2.5 {
 		t.Fatalf("NewHuber(2.5) = %v, %v", hu, err)
 	}
-	if c, err := hu.Constants(Domain{}); err != nil || c != (Constants{Lz: 2.5, Sz: 1, Convex: true}) {
-		t.Errorf("Huber{2.5}.Constants = %+v, %v; want L_z = 2.5, S_z = 1", c, err)
+	if c, err := hu.Constants(Domain{}); err != nil || c != (Constants{Lz: 2.5, Sz: 1, Convex: true, Smooth: true}) {
+		t.Errorf("Huber{2.5}.Constants = %+v, %v; want L_z = 2.5, S_z = 1, smooth, not C2", c, err)
 	}
 }
 

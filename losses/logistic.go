@@ -61,9 +61,9 @@ func (Logistic) Grad(dst, z []float64, y float64) float64 {
 // Parts1 returns, from one exponential, the two parts of Value1 at (z, y)
 // (Value1 = plus + log1p(e), with m = -y z, plus = max(m, 0) and e =
 // exp(-|m|), added in that order), and Deriv and Deriv2, with their bits,
-// for the labels the loss accepts (y = -1 or +1; it reads |z| as |y z|).
-// objpert's solver takes them in one pass over the rows and sums the
-// logarithms of many rows at once.
+// for the labels the loss accepts (y = -1 or +1; it reads |z| as |y z|):
+// the LogisticParts capability. Package glm takes them in one pass over
+// the rows and sums the logarithms of many rows at once.
 func (Logistic) Parts1(z, y float64) (plus, e, d1, d2 float64) {
 	m := -y * z
 	e = math.Exp(-math.Abs(m)) // exp(-|z|)
@@ -82,9 +82,10 @@ func (Logistic) Parts1(z, y float64) (plus, e, d1, d2 float64) {
 // Hess writes d2l/dz2 into dst.
 func (l Logistic) Hess(dst, z []float64, y float64) { scalarHess(l, dst, z, y) }
 
-// Constants returns L_z = 1, S_z = 1/4, convex, on any domain.
+// Constants returns L_z = 1, S_z = 1/4, convex, smooth and C^2 (l” =
+// sigma(z) sigma(-z) is continuous), on any domain.
 func (Logistic) Constants(Domain) (Constants, error) {
-	return Constants{Lz: 1, Sz: 0.25, Convex: true}, nil
+	return Constants{Lz: 1, Sz: 0.25, Convex: true, Smooth: true, C2: true}, nil
 }
 
 func sigmoid(x float64) float64 {

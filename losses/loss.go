@@ -43,20 +43,56 @@ type Domain struct {
 	Radius float64
 	// LabelBound bounds regression labels: |y| <= LabelBound. Zero means unbounded.
 	LabelBound float64
+	// Classes is the number of classes K of a multiclass loss, for the
+	// constants that depend on it (softmax's Rank and RankSz). Zero means
+	// not given: those constants are then the ones that hold for every K.
+	// Scalar losses ignore it.
+	Classes int
 }
 
 // Constants are the constants of a loss in margin form, z = <w, x> (z = W x for
 // K > 1 outputs). In the weights, the loss is L = Lz*Kappa Lipschitz and
 // S_z*Kappa^2 smooth (DESIGN.md).
+//
+// Lz and Sz may depend on the domain; the other fields are properties of
+// the loss alone, the same on every domain on which Constants succeeds.
+// Callers read them instead of switching on a loss's type or name.
 type Constants struct {
 	// Lz bounds the margin derivative: |l'(z, y)| <= Lz for every z in the
 	// domain (for K > 1, the L2 norm of the margin gradient).
 	Lz float64
-	// Sz bounds the margin curvature: 0 <= l''(z, y) <= Sz (for K > 1, the
-	// largest eigenvalue of the margin Hessian).
+	// Sz is the curvature bound: |l''(z, y)| <= Sz wherever l'' exists (for
+	// K > 1, the spectral norm of the margin Hessian), that is sup |l''|
+	// in the margin. For a convex loss l'' >= 0, so 0 <= l'' <= Sz. For a
+	// Smooth loss Sz is also a Lipschitz constant of l'.
 	Sz float64
 	// Convex reports whether l(., y) is convex in z for every label y.
 	Convex bool
+	// Smooth reports that l(., y) is differentiable in z for every label y,
+	// with a derivative that is Sz-Lipschitz, hence absolutely continuous:
+	// in the margin, the smoothness that the Hessian identity of Wang,
+	// "Per-instance Differential Privacy", Lemma 13 (its assumptions A.1
+	// and A.2) asks of the loss. Package pdp refuses a loss without it (a
+	// hinge or an absolute loss, whose derivative jumps).
+	Smooth bool
+	// C2 reports that l(., y) is twice continuously differentiable in z for
+	// every label y (its second derivative bounded by Sz): the condition of
+	// objective perturbation (Chaudhuri, Monteleoni & Sarwate 2011,
+	// Theorem 9), whose change of variables needs a continuous Jacobian of
+	// the map from the noise to the minimizer. A C2 loss is Smooth; the
+	// Huber losses are Smooth but not C2 (l'' jumps where the quadratic
+	// piece ends).
+	C2 bool
+	// Rank and RankSz bound the spectrum of the margin Hessian beyond Sz:
+	// at most Rank of its eigenvalues are nonzero, and they sum to at most
+	// Rank*RankSz (RankSz <= Sz). Zero values mean no bound beyond Sz:
+	// Rank = K and RankSz = Sz. Softmax over Domain.Classes = K classes has
+	// Rank = K - 1 (its Hessian annihilates the all-ones vector) and
+	// RankSz = 1/K (trace 1 - ||p||^2 <= 1 - 1/K). Objective perturbation's
+	// Jacobian factor reads them (package objpert, docs/DESIGN.md,
+	// section 11).
+	Rank   int
+	RankSz float64
 }
 
 // Loss is a per-example loss l(z, y) of the margin vector z = W x in R^K,
@@ -100,6 +136,23 @@ type Margin interface {
 	Value1(z, y float64) float64
 	Deriv(z, y float64) float64
 	Deriv2(z, y float64) float64
+}
+
+// LogisticParts is the capability of the fused logistic path: the loss is
+// the binary logistic loss l(z, y) = log(1 + exp(-y z)) (Logistic, or a
+// type that embeds it without changing its values), and Parts1 returns, from
+// one exponential, the parts of its value and its first two derivatives at
+// (z, y) for y = -1 or +1: with m = -y z, plus = max(m, 0) and e =
+// exp(-|m|), Value1 = plus + log1p(e) (added in that order), d1 = Deriv and
+// d2 = Deriv2, each with the bits of the Margin methods. Callers find it by
+// an interface assertion and then compute the same parts four rows at a
+// time (internal/kernel.LogisticParts, with those bits), so a type must
+// not implement it for any other loss; the conformance kit
+// (internal/losstest) checks Parts1 against Value, Grad and Hess bit for
+// bit.
+type LogisticParts interface {
+	Margin
+	Parts1(z, y float64) (plus, e, d1, d2 float64)
 }
 
 var (

@@ -142,8 +142,16 @@ func (Softmax) Hess(dst, z []float64, _ float64) {
 	}
 }
 
-// Constants returns L_z = sqrt(2), S_z = 1/2, convex, on any domain (see the
-// type doc for the derivations).
-func (Softmax) Constants(Domain) (Constants, error) {
-	return Constants{Lz: math.Sqrt2, Sz: 0.5, Convex: true}, nil
+// Constants returns L_z = sqrt(2), S_z = 1/2, convex, smooth and C^2 (p is
+// a smooth function of z), on any domain (see the type doc for the
+// derivations). With dom.Classes = K >= 2 it also bounds the spectrum of
+// the Hessian diag(p) - p p^T: its rows sum to 0, so Rank = K - 1, and its
+// trace 1 - ||p||^2 is at most 1 - 1/K (||p||^2 >= 1/K by Cauchy-Schwarz),
+// so RankSz = 1/K.
+func (Softmax) Constants(dom Domain) (Constants, error) {
+	c := Constants{Lz: math.Sqrt2, Sz: 0.5, Convex: true, Smooth: true, C2: true}
+	if k := dom.Classes; k >= 2 {
+		c.Rank, c.RankSz = k-1, 1/float64(k)
+	}
+	return c, nil
 }

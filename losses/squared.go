@@ -52,10 +52,10 @@ func (l Squared) Grad(dst, z []float64, y float64) float64 { return scalarGrad(l
 // Hess writes d2l/dz2 into dst.
 func (l Squared) Hess(dst, z []float64, y float64) { scalarHess(l, dst, z, y) }
 
-// Constants returns L_z = Radius*Kappa + LabelBound, S_z = 1, convex. It
-// returns an error wrapping ErrDomain unless dom.Radius, dom.LabelBound and
-// dom.Kappa are all positive and finite: without them the loss is not
-// Lipschitz.
+// Constants returns L_z = Radius*Kappa + LabelBound, S_z = 1, convex,
+// smooth and C^2 (l” = 1). It returns an error wrapping ErrDomain unless
+// dom.Radius, dom.LabelBound and dom.Kappa are all positive and finite:
+// without them the loss is not Lipschitz.
 func (Squared) Constants(dom Domain) (Constants, error) {
 	if !(dom.Radius > 0 && dom.LabelBound > 0 && dom.Kappa > 0) {
 		return Constants{}, fmt.Errorf("%w: squared loss needs a weight radius R > 0, a label bound B > 0 and a row bound kappa > 0 (have R = %v, B = %v, kappa = %v); use huber for a Lipschitz loss",
@@ -65,5 +65,5 @@ func (Squared) Constants(dom Domain) (Constants, error) {
 	if !check.Finite(lz) {
 		return Constants{}, fmt.Errorf("%w: squared loss needs finite R, B and kappa (have R = %v, B = %v, kappa = %v)", ErrDomain, dom.Radius, dom.LabelBound, dom.Kappa)
 	}
-	return Constants{Lz: lz, Sz: 1, Convex: true}, nil
+	return Constants{Lz: lz, Sz: 1, Convex: true, Smooth: true, C2: true}, nil
 }

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"math"
 
+	"github.com/stabpriv/stabpriv/glm"
 	"github.com/stabpriv/stabpriv/internal/check"
 	"github.com/stabpriv/stabpriv/losses"
 	"github.com/stabpriv/stabpriv/perturb"
@@ -54,7 +55,7 @@ const (
 	bLatticeBits = 20
 	// MaxNewtonDim is the largest number of weights K*d solved by Newton's
 	// method (a dense (Kd) x (Kd) Hessian); above it, gradient descent alone.
-	MaxNewtonDim = 4096
+	MaxNewtonDim = glm.DefaultNewtonDim
 )
 
 // Problem holds the public constants of a training problem: the loss, n
@@ -137,25 +138,30 @@ type Calibration struct {
 }
 
 // CheckLoss returns an error wrapping ErrCondition unless the loss meets
-// the smoothness condition of both mechanisms: twice continuously
-// differentiable in the weights with a bounded second derivative, convex,
-// Lipschitz on the whole space (no projection). Logistic and softmax meet
-// it; the Huber losses are only once continuously differentiable (their
-// second derivative jumps), so the change of variables behind the density
-// of the minimizer does not hold; the squared loss is Lipschitz only on a
-// bounded domain, and a projection is a constraint the analysis does not
-// cover.
+// the smoothness condition of both mechanisms, as its constants say
+// (losses.Constants): twice continuously differentiable with a bounded
+// second derivative (C2), and Lipschitz on the whole space (constants on
+// a domain without a weight radius). Logistic and softmax meet it; the
+// Huber losses are only once continuously differentiable (their second
+// derivative jumps), so the change of variables behind the density of the
+// minimizer does not hold; the squared loss is Lipschitz only on a bounded
+// domain, and a projection is a constraint the analysis does not cover.
+// Convexity is checked with the problem's constants (Calibrate).
 func CheckLoss(l losses.Loss) error {
 	if l == nil {
 		return fmt.Errorf("%w: no loss", ErrCondition)
 	}
-	switch l.Name() {
-	case "logistic", "softmax":
-		return nil
-	case "squared":
-		return fmt.Errorf("%w: smoothness: the squared loss is Lipschitz only on a bounded weight domain, and objective perturbation with a projection is not covered; use logistic or softmax", ErrCondition)
+	cons, err := l.Constants(losses.Domain{Kappa: 1})
+	if errors.Is(err, losses.ErrDomain) {
+		return fmt.Errorf("%w: smoothness: the %s loss is Lipschitz only on a bounded weight domain, and objective perturbation with a projection is not covered; use a Lipschitz C^2 loss such as logistic or softmax (%w)", ErrCondition, l.Name(), err)
 	}
-	return fmt.Errorf("%w: smoothness: the %s loss is not twice continuously differentiable (its second derivative jumps), and objective perturbation needs a C^2 loss with a bounded second derivative (the Jacobian of the map from the noise to the minimizer); use logistic or softmax", ErrCondition, l.Name())
+	if err != nil {
+		return fmt.Errorf("%w: %w", ErrCondition, err)
+	}
+	if !cons.C2 {
+		return fmt.Errorf("%w: smoothness: the %s loss is not twice continuously differentiable (its second derivative jumps), and objective perturbation needs a C^2 loss with a bounded second derivative (the Jacobian of the map from the noise to the minimizer); use logistic or softmax", ErrCondition, l.Name())
+	}
+	return nil
 }
 
 // CheckBudget returns an error wrapping ErrBudget or ErrMechanism if (eps,
@@ -178,27 +184,31 @@ func CheckBudget(m perturb.Mechanism, eps, delta float64) error {
 }
 
 // curvature returns the rank r of the per-example Hessian in w and the
-// per-eigenvalue bound a used in the Jacobian factor r log(1 + a/(n Lambda)).
+// per-eigenvalue bound a used in the Jacobian factor r log(1 + a/(n Lambda)),
+// from the loss's constants (with Domain.Classes = K).
 //
-// Scalar GLM (K = 1): the Hessian is l”(z) x x^T, rank one, eigenvalue
-// l”(z) ||x||^2 <= S_z kappa^2. Softmax (K classes): the Hessian is
-// (diag(p) - p p^T) kron x x^T, of rank at most K - 1 (diag(p) - p p^T
-// annihilates the all-ones vector) and trace (1 - ||p||^2) ||x||^2 <=
-// (1 - 1/K) kappa^2; the sum of log(1 + a_j/(n Lambda)) over at most K - 1
-// eigenvalues a_j with that sum is largest when they are equal (concavity),
-// a_j = kappa^2/K, which is below the eigenvalue bound S_z kappa^2 =
-// kappa^2/2.
+// The Hessian in w is H_z kron x x^T, H_z the margin Hessian: its nonzero
+// eigenvalues are those of H_z times ||x||^2 <= kappa^2, at most Rank of
+// them, summing to at most Rank RankSz kappa^2 (losses.Constants: Rank = K
+// and RankSz = S_z when the loss states nothing better). The sum of
+// log(1 + a_j/(n Lambda)) over at most r eigenvalues a_j with that sum is
+// largest when they are equal (concavity), a_j = RankSz kappa^2. Scalar
+// GLM: r = 1, a = S_z kappa^2 (l” x x^T). Softmax (K classes): the
+// Hessian diag(p) - p p^T annihilates the all-ones vector (r = K - 1) and
+// has trace 1 - ||p||^2 <= 1 - 1/K, so a = kappa^2/K, below the eigenvalue
+// bound S_z kappa^2 = kappa^2/2.
 func curvature(pr Problem, cons losses.Constants) (int, float64, error) {
-	switch pr.Loss.Name() {
-	case "logistic":
-		return 1, cons.Sz * pr.Kappa * pr.Kappa, nil
-	case "softmax":
-		if pr.K < 2 {
-			return 0, 0, fmt.Errorf("%w: softmax with K = %d outputs", ErrCondition, pr.K)
-		}
-		return pr.K - 1, pr.Kappa * pr.Kappa / float64(pr.K), nil
+	r, a := cons.Rank, cons.RankSz
+	if r == 0 {
+		r = pr.K
 	}
-	return 0, 0, CheckLoss(pr.Loss)
+	if a == 0 {
+		a = cons.Sz
+	}
+	if r < 1 || r > pr.K {
+		return 0, 0, fmt.Errorf("%w: the %s loss with K = %d outputs has a Hessian of rank %d", ErrCondition, pr.Loss.Name(), pr.K, r)
+	}
+	return r, a * pr.Kappa * pr.Kappa, nil
 }
 
 // jacobianEps returns r log(1 + a/(n lambda)).
@@ -412,7 +422,12 @@ func constants(m perturb.Mechanism, eps, delta float64, pr Problem) (Calibration
 	if !check.Positive(pr.Lambda) {
 		return Calibration{}, fmt.Errorf("%w: lambda = %v: objective perturbation needs a strongly convex objective, lambda > 0 (and at least its floor)", ErrCondition, pr.Lambda)
 	}
-	cons, err := pr.Loss.Constants(losses.Domain{Kappa: pr.Kappa})
+	// A multiclass loss has K = classes >= 2 outputs (CheckRows reads K = 1
+	// as two classes).
+	if classes := max(pr.K, 2); pr.Loss.Outputs(classes) != pr.K {
+		return Calibration{}, fmt.Errorf("%w: the %s loss has %d outputs for %d classes, the problem K = %d", ErrCondition, pr.Loss.Name(), pr.Loss.Outputs(classes), classes, pr.K)
+	}
+	cons, err := pr.Loss.Constants(losses.Domain{Kappa: pr.Kappa, Classes: pr.K})
 	if err != nil {
 		return Calibration{}, fmt.Errorf("%w: %w", ErrCondition, err)
 	}

@@ -20,13 +20,14 @@
 // and softmax qualify, the Huber losses and the squared loss do not), an L1
 // term, clipping, dropout or a projection, and lambda below its floor.
 //
-// The solver drives ||grad F|| below GradTol: Newton's method (for K = 1 a
-// dense Hessian factored at every step; for K > 1 conjugate gradients with
-// exact Hessian-vector products, preconditioned by the factored Hessian of
-// an earlier iterate), with backtracking that keeps every iterate at F <=
-// F(0) and accepts, where F cannot tell two points apart in float64, a step
-// that shrinks the gradient norm; then a gradient-descent fallback with an
-// iteration budget fixed from public constants. The number of steps and the
+// The solver (glm.Objective.Minimize) drives ||grad F|| below GradTol:
+// Newton's method (conjugate gradients with exact Hessian-vector products,
+// preconditioned by the factored Hessian of an earlier iterate, the
+// Hessian built afresh when they slow down), with backtracking that keeps
+// every iterate at F <= F(0) and accepts, where F cannot tell two points
+// apart in float64, a step that shrinks the gradient norm; then a
+// gradient-descent fallback with an iteration budget fixed from public
+// constants. The number of steps and the
 // path are never published. AMP's output part adds Gaussian noise that
 // covers every iterate within that threshold, and its ledger charges the
 // event on which the fixed budget may miss it; the pure variant adds

@@ -99,7 +99,7 @@ func latticeAttack(t *testing.T, trials int, noOutput bool) (onS, onS2 int, cal 
 			}
 			// The attacker's test: is b(w; S) on the lattice? Its rate
 			// is compared between releases on S and releases on S'.
-			if onLattice(inverseNoise(XS, yS, loss, 1, pr.Lambda, m.W), step) {
+			if onLattice(inverseNoise(t, XS, yS, loss, 1, pr.Lambda, m.W), step) {
 				c++
 			}
 		}

@@ -12,6 +12,7 @@ import (
 	"gonum.org/v1/gonum/floats"
 	"gonum.org/v1/gonum/mat"
 
+	"github.com/stabpriv/stabpriv/glm"
 	"github.com/stabpriv/stabpriv/losses"
 	"github.com/stabpriv/stabpriv/perturb"
 )
@@ -159,22 +160,22 @@ func TestGradientAndHessian(t *testing.T) {
 		for i := range b {
 			b[i], w[i] = r.NormFloat64(), r.NormFloat64()
 		}
-		o := newObjective(X, y, loss, k, 0.3, b)
+		o := newObjective(t, X, y, loss, k, 0.3, b)
 		g := make([]float64, p)
-		o.eval(w, g)
-		H := o.hessian(w)
+		o.FuncGrad(g, w)
+		H := hessian(o, w)
 		h := 1e-6
 		for i := range p {
 			wp, wm := append([]float64(nil), w...), append([]float64(nil), w...)
 			wp[i] += h
 			wm[i] -= h
-			fd := (o.eval(wp, nil) - o.eval(wm, nil)) / (2 * h)
+			fd := (o.Func(wp) - o.Func(wm)) / (2 * h)
 			if math.Abs(fd-g[i]) > 1e-6 {
 				t.Errorf("K = %d: gradient %d = %v, finite difference %v", k, i, g[i], fd)
 			}
 			gp, gm := make([]float64, p), make([]float64, p)
-			o.eval(wp, gp)
-			o.eval(wm, gm)
+			o.FuncGrad(gp, wp)
+			o.FuncGrad(gm, wm)
 			for j := range p {
 				if fd := (gp[j] - gm[j]) / (2 * h); math.Abs(fd-H.At(i, j)) > 1e-6 {
 					t.Errorf("K = %d: Hessian (%d, %d) = %v, finite difference %v", k, i, j, H.At(i, j), fd)
@@ -186,23 +187,23 @@ func TestGradientAndHessian(t *testing.T) {
 
 // inverseNoise returns b(w; S) = -(sum_i grad l_i(w) + n lambda w), the
 // noise for which w minimizes F on S.
-func inverseNoise(X *mat.Dense, y []float64, loss losses.Loss, k int, lambda float64, w []float64) []float64 {
-	o := newObjective(X, y, loss, k, lambda, nil)
+func inverseNoise(t testing.TB, X *mat.Dense, y []float64, loss losses.Loss, k int, lambda float64, w []float64) []float64 {
+	o := newObjective(t, X, y, loss, k, lambda, nil)
 	g := make([]float64, len(w))
-	o.eval(w, g)
-	floats.Scale(-float64(o.n), g)
+	o.FuncGrad(g, w)
+	floats.Scale(-float64(o.Rows()), g)
 	return g
 }
 
 // logDetJacobian returns log det of the Hessian of n F at w on S.
-func logDetJacobian(X *mat.Dense, y []float64, loss losses.Loss, k int, lambda float64, w []float64) float64 {
-	o := newObjective(X, y, loss, k, lambda, nil)
-	H := o.hessian(w)
+func logDetJacobian(t testing.TB, X *mat.Dense, y []float64, loss losses.Loss, k int, lambda float64, w []float64) float64 {
+	o := newObjective(t, X, y, loss, k, lambda, nil)
+	H := hessian(o, w)
 	var chol mat.Cholesky
 	if !chol.Factorize(H) {
 		panic("not positive definite")
 	}
-	return chol.LogDet() + float64(len(w))*math.Log(float64(o.n))
+	return chol.LogDet() + float64(len(w))*math.Log(float64(o.Rows()))
 }
 
 // TestChangeOfVariables checks, for a fixed noise b, the structure the proof
@@ -237,13 +238,13 @@ func TestChangeOfVariables(t *testing.T) {
 		if err := perturb.Seeded(5).AddGammaNorm(b, 2*c.L, c.EpsNoise); err != nil {
 			t.Fatal(err)
 		}
-		o := newObjective(X, y, loss, k, lambda, b)
+		o := newObjective(t, X, y, loss, k, lambda, b)
 		w := make([]float64, k*d)
-		st, err := o.minimize(context.Background(), w, GradTol, maxNewton, c.FallbackSteps, c.Step)
+		st, err := o.Minimize(context.Background(), w, glm.Settings{GradTol: GradTol, Fallback: c.FallbackSteps, Step: c.Step})
 		if err != nil || !st.Reached {
 			t.Fatalf("K = %d: solver %+v, %v", k, st, err)
 		}
-		back := inverseNoise(X, y, loss, k, lambda, w)
+		back := inverseNoise(t, X, y, loss, k, lambda, w)
 		if dist := floats.Distance(back, b, 2); dist > 1e-6*(1+floats.Norm(b, 2)) {
 			t.Errorf("K = %d: the inverse map gives b within %v", k, dist)
 		}
@@ -255,11 +256,11 @@ func TestChangeOfVariables(t *testing.T) {
 		row[d-2] = 1
 		X2.SetRow(0, row)
 		y2[0] = y[0]
-		b2 := inverseNoise(X2, y2, loss, k, lambda, w)
+		b2 := inverseNoise(t, X2, y2, loss, k, lambda, w)
 		if dist := floats.Distance(b, b2, 2); dist > 2*c.L*(1+1e-12) {
 			t.Errorf("K = %d: ||b(w;S) - b(w;S')|| = %v > 2L = %v", k, dist, 2*c.L)
 		}
-		ratio := logDetJacobian(X2, y2, loss, k, lambda, w) - logDetJacobian(X, y, loss, k, lambda, w)
+		ratio := logDetJacobian(t, X2, y2, loss, k, lambda, w) - logDetJacobian(t, X, y, loss, k, lambda, w)
 		if math.Abs(ratio) > c.EpsJacobian*(1+1e-9) {
 			t.Errorf("K = %d: log det ratio %v above the bound %v", k, ratio, c.EpsJacobian)
 		}
@@ -385,7 +386,7 @@ func TestRaiseToFloor(t *testing.T) {
 		row := make([]float64, d)
 		row[d-2] = 1
 		X2.SetRow(0, row)
-		ratio := logDetJacobian(X2, y, losses.Logistic{}, 1, floor, w) - logDetJacobian(X, y, losses.Logistic{}, 1, floor, w)
+		ratio := logDetJacobian(t, X2, y, losses.Logistic{}, 1, floor, w) - logDetJacobian(t, X, y, losses.Logistic{}, 1, floor, w)
 		if ratio > c.EpsJacobian*(1+1e-9) {
 			t.Errorf("%s: log det ratio %v above eps_J = %v at the floor", m, ratio, c.EpsJacobian)
 		}
@@ -512,5 +513,48 @@ func TestReleaseRefusesOtherCalibration(t *testing.T) {
 	other.Theta /= 2 // half the noise
 	if _, _, err := Release(context.Background(), X, y, pr, other, perturb.Seeded(1)); !errors.Is(err, ErrCondition) {
 		t.Errorf("a calibration with another noise scale: %v", err)
+	}
+}
+
+// renamed is the logistic loss under another name: the conditions are read
+// from its constants, not its name or type.
+type renamed struct{ losses.Logistic }
+
+func (renamed) Name() string { return "my-logistic" }
+
+// notC2 is the logistic loss with constants that do not say C2.
+type notC2 struct{ losses.Logistic }
+
+func (l notC2) Constants(d losses.Domain) (losses.Constants, error) {
+	c, err := l.Logistic.Constants(d)
+	c.C2 = false
+	return c, err
+}
+
+// TestConditionsFromConstants checks that CheckLoss and the calibration
+// read the loss's constants: a renamed logistic loss is accepted with the
+// logistic calibration, the same loss without C2 is refused, and softmax's
+// Jacobian part uses its Hessian's rank K - 1 and RankSz = 1/K.
+func TestConditionsFromConstants(t *testing.T) {
+	pr := Problem{Loss: losses.Logistic{}, N: 1000, D: 5, K: 1, Kappa: 1, Lambda: 0.1}
+	want, err := Calibrate(perturb.Objective, 1, 0, pr)
+	if err != nil {
+		t.Fatal(err)
+	}
+	pr.Loss = renamed{}
+	if got, err := Calibrate(perturb.Objective, 1, 0, pr); err != nil || got != want {
+		t.Errorf("renamed logistic: %+v, %v; want %+v", got, err, want)
+	}
+	if err := CheckLoss(notC2{}); !errors.Is(err, ErrCondition) || !strings.Contains(err.Error(), "smoothness") {
+		t.Errorf("a loss that is not C2: %v, want a smoothness ErrCondition", err)
+	}
+	for _, k := range []int{2, 3, 7} {
+		c, err := Calibrate(perturb.Objective, 1, 0, Problem{Loss: losses.Softmax{}, N: 1000, D: 5, K: k, Kappa: 1, Lambda: 0.1})
+		if err != nil || c.Rank != k-1 || c.Curv != 1/float64(k) {
+			t.Errorf("softmax K = %d: rank %d, curvature %v, %v; want %d, %v", k, c.Rank, c.Curv, err, k-1, 1/float64(k))
+		}
+	}
+	if _, err := Calibrate(perturb.Objective, 1, 0, Problem{Loss: losses.Softmax{}, N: 1000, D: 5, K: 1, Kappa: 1, Lambda: 0.1}); !errors.Is(err, ErrCondition) {
+		t.Errorf("softmax with K = 1: %v, want ErrCondition", err)
 	}
 }

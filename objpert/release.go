@@ -95,10 +95,7 @@ func Minimize(ctx context.Context, X *mat.Dense, y []float64, pr Problem, cal Ca
 	if err := CheckRows(X, y, pr); err != nil {
 		return nil, SolveStats{}, err
 	}
-	w := make([]float64, pr.K*pr.D)
-	o := newObjective(X, y, pr.Loss, pr.K, pr.Lambda, nil)
-	st, err := o.minimize(ctx, w, cal.GradTol, maxNewton, cal.FallbackSteps, cal.Step)
-	return w, st, err
+	return minimize(ctx, X, y, pr, nil, cal.GradTol, cal.FallbackSteps, cal.Step)
 }
 
 // Release draws the noise of cal from src, minimizes the perturbed
@@ -141,11 +138,8 @@ func Release(ctx context.Context, X *mat.Dense, y []float64, pr Problem, cal Cal
 	if err != nil {
 		return nil, SolveStats{}, err
 	}
-	w := make([]float64, p)
-	o := newObjective(X, y, pr.Loss, pr.K, pr.Lambda, b)
-	st, err := o.minimize(ctx, w, cal.GradTol, maxNewton, cal.FallbackSteps, cal.Step)
+	w, st, err := minimize(ctx, X, y, pr, b, cal.GradTol, cal.FallbackSteps, cal.Step)
 	if err != nil {
-		clear(w)
 		return nil, SolveStats{}, err
 	}
 	switch cal.Mechanism {
@@ -321,8 +315,5 @@ func MinimizeExact(ctx context.Context, X *mat.Dense, y []float64, pr Problem) (
 	if ratio := M * L / (pr.Lambda * GradTol); ratio > 1 {
 		steps = math.Min(math.Ceil(math.Log(ratio)/-math.Log1p(-pr.Lambda/M)), 1e9)
 	}
-	w := make([]float64, pr.K*pr.D)
-	o := newObjective(X, y, pr.Loss, pr.K, pr.Lambda, nil)
-	st, err := o.minimize(ctx, w, GradTol, maxNewton, int(steps), 1/M)
-	return w, st, err
+	return minimize(ctx, X, y, pr, nil, GradTol, int(steps), 1/M)
 }

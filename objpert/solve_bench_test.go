@@ -10,6 +10,7 @@ import (
 	"gonum.org/v1/gonum/floats"
 	"gonum.org/v1/gonum/mat"
 
+	"github.com/stabpriv/stabpriv/glm"
 	"github.com/stabpriv/stabpriv/losses"
 	"github.com/stabpriv/stabpriv/perturb"
 )
@@ -62,7 +63,7 @@ func plantedSoftmax(n, d, k int, seed uint64) (*mat.Dense, []float64) {
 // lastfmSized returns the objective of a LastFM-sized softmax problem (n =
 // 6100, d = 33, K = 18) with objective perturbation's noise at eps, and the
 // calibration.
-func lastfmSized(tb testing.TB, eps, lambda float64, seed uint64) (*objective, Calibration) {
+func lastfmSized(tb testing.TB, eps, lambda float64, seed uint64) (*glm.Objective, Calibration) {
 	tb.Helper()
 	const n, d, k = 6100, 33, 18
 	X, y := plantedSoftmax(n, d, k, seed)
@@ -75,7 +76,7 @@ func lastfmSized(tb testing.TB, eps, lambda float64, seed uint64) (*objective, C
 	if err := perturb.Seeded(seed).AddGammaNorm(b, 2*c.L, c.EpsNoise); err != nil {
 		tb.Fatal(err)
 	}
-	return newObjective(X, y, pr.Loss, k, lambda, b), c
+	return newObjective(tb, X, y, pr.Loss, k, lambda, b), c
 }
 
 // BenchmarkMinimizeSoftmaxLastFM is one softmax minimize of objective
@@ -103,18 +104,18 @@ func BenchmarkMinimizeLogistic(b *testing.B) {
 	if err := perturb.Seeded(2).AddGammaNorm(noise, 2*c.L, c.EpsNoise); err != nil {
 		b.Fatal(err)
 	}
-	benchMinimize(b, newObjective(X, y, pr.Loss, 1, pr.Lambda, noise), c)
+	benchMinimize(b, newObjective(b, X, y, pr.Loss, 1, pr.Lambda, noise), c)
 }
 
 // benchMinimize times minimize from w = 0 to GradTol on o, with the
 // fallback of c, and reports the steps of the last run.
-func benchMinimize(b *testing.B, o *objective, c Calibration) {
-	w := make([]float64, o.k*o.d)
+func benchMinimize(b *testing.B, o *glm.Objective, c Calibration) {
+	w := make([]float64, o.Dim())
 	var st SolveStats
 	for b.Loop() {
 		clear(w)
 		var err error
-		st, err = o.minimize(context.Background(), w, c.GradTol, maxNewton, c.FallbackSteps, c.Step)
+		st, err = o.Minimize(context.Background(), w, glm.Settings{GradTol: c.GradTol, Fallback: c.FallbackSteps, Step: c.Step})
 		if err != nil || !st.Reached {
 			b.Fatalf("%+v, %v", st, err)
 		}

@@ -13,48 +13,6 @@ import (
 	"github.com/stabpriv/stabpriv/trainer"
 )
 
-// TestClippedLoss checks the clipped scalar loss of Config.Clip against its
-// definition: its derivative (central differences of the value) is l'
-// clamped to [-c, c], its second derivative is that of l inside and 0 where the
-// clamp acts, and the value is continuous where the clamp starts.
-func TestClippedLoss(t *testing.T) {
-	for _, l := range losses.All() {
-		if l.Task() == losses.Multiclass {
-			continue // clipping is for scalar losses
-		}
-		y := 1.0
-		if l.Task() == losses.Regression {
-			y = 0.7
-		}
-		for _, c := range []float64{0.05, 0.3, 0.9, 3} {
-			p := &problem{loss: l, margin: l.(losses.Margin), k: 1, clip: c}
-			x := []float64{1} // ||x|| = 1: the cap is c itself
-			for z := -8.0; z <= 8; z += 0.37 {
-				g := []float64{0}
-				v := p.rowGrad(g, []float64{z}, x, y)
-				want := math.Max(-c, math.Min(c, l.(losses.Margin).Deriv(z, y)))
-				if g[0] != want {
-					t.Fatalf("%s c=%g z=%g: derivative %g, want %g", l.Name(), c, z, g[0], want)
-				}
-				const h = 1e-5
-				fd := (p.rowValue([]float64{z + h}, x, y) - p.rowValue([]float64{z - h}, x, y)) / (2 * h)
-				if math.Abs(fd-want) > 1e-6 {
-					t.Errorf("%s c=%g z=%g: value slope %g, derivative %g", l.Name(), c, z, fd, want)
-				}
-				if math.Abs(v-p.rowValue([]float64{z}, x, y)) > 1e-15*math.Max(1, math.Abs(v)) {
-					t.Errorf("%s c=%g z=%g: rowGrad value %g, rowValue %g", l.Name(), c, z, v, p.rowValue([]float64{z}, x, y))
-				}
-				hs := []float64{0}
-				p.rowHess(hs, []float64{z}, x, y)
-				d2 := (p.deriv(z+h, y, c) - p.deriv(z-h, y, c)) / (2 * h)
-				if math.Abs(hs[0]-d2) > 1e-4 && math.Abs(math.Abs(l.(losses.Margin).Deriv(z, y))-c) > 1e-3 {
-					t.Errorf("%s c=%g z=%g: second derivative %g, differences %g", l.Name(), c, z, hs[0], d2)
-				}
-			}
-		}
-	}
-}
-
 // TestClippedSolveIsTrainerFixedPoint checks that the objective of
 // Config.Clip is the one a clipping trainer minimizes: full-batch gradient
 // descent with per-example clipping (trainer, native engine) converges to

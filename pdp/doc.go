@@ -15,8 +15,10 @@
 // What it computes:
 //
 //   - The exact ERM solution (Solve, New): Newton's method with a line
-//     search to ||grad F|| <= 1e-10, F = J/n. The analysis runs on it: the
-//     identity below holds at stationary points only.
+//     search to ||grad F|| <= 1e-10, F = J/n, the objective, Hessians and
+//     solver of package glm (its neighbours, glm.Objective.Neighbour, are
+//     this package's). The analysis runs on it: the identity below holds
+//     at stationary points only.
 //   - Per-instance sensitivities Delta(Z, z) = ||w_hat(Z) - w_hat(neighbour)||
 //     from Wang's Lemma 13 (the Hessian identity), for smooth losses:
 //     a one-step estimate for every row (RemoveAll; Add for a target), the
@@ -24,7 +26,8 @@
 //     (rank K, softmax), O(K^2 d^2) per row after one factorization; and
 //     the exact value (RemoveExact, AddExact, RefineTop), the neighbour's
 //     minimizer refined by Newton steps from the one-step estimate and
-//     checked against the lemma's integral form by quadrature.
+//     checked against the lemma's integral form by quadrature
+//     (glm.Objective.SegmentHess).
 //   - The per-instance epsilon of output perturbation at those
 //     sensitivities (Mechanism): Laplace and gamma-norm noise exactly,
 //     Gaussian noise on the exact (Balle & Wang) curve, and Gaussian noise

@@ -75,8 +75,7 @@ func fitRidge(x *mat.Dense, y []float64, reg float64) (*Ridge, error) {
 	for j := 0; j < d; j++ {
 		h.SetSym(j, j, h.At(j, j)+reg)
 	}
-	p := &problem{}
-	chol, err := p.factor(h, "X^T X + lambda I")
+	chol, err := factor(h, "X^T X + lambda I")
 	if err != nil {
 		return nil, err
 	}

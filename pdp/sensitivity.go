@@ -34,7 +34,7 @@ func New(x *mat.Dense, y []float64, cfg Config) (*Analysis, error) {
 	if err != nil {
 		return nil, err
 	}
-	chol, err := p.factor(p.full().hessianAt(sol.W), "the Hessian at the solution")
+	chol, err := factor(hessianJ(p.full(), sol.W), "the Hessian at the solution")
 	if err != nil {
 		return nil, err
 	}
@@ -108,9 +108,9 @@ func (a *Analysis) oneStep(x []float64, y, sign float64, b *mat.Dense, col0 int)
 	z := make([]float64, k)
 	g := make([]float64, k)
 	s := make([]float64, k*k)
-	p.marginOf(z, a.sol.W, x)
-	p.rowGrad(g, z, x, y)
-	p.rowHess(s, z, x, y)
+	p.obj.Margins(z, a.sol.W, x)
+	p.obj.MarginGrad(g, z, x, y)
+	p.obj.MarginHess(s, z, x, y)
 	// M[c][c'] = x . B[block c, column c'].
 	m := make([]float64, k*k)
 	for c := 0; c < k; c++ {
@@ -293,7 +293,10 @@ func (a *Analysis) RemoveExact(i int) (Diff, error) {
 		return Diff{}, err
 	}
 	p := a.p
-	v := view{p: p, skip: i}
+	v, err := p.neighbour(i, nil, 0)
+	if err != nil {
+		return Diff{}, err
+	}
 	d, err := a.refine(v, p.x.RawRowView(i), p.y[i], -1, start)
 	if err != nil {
 		return Diff{}, fmt.Errorf("row %d: %w", i, err)
@@ -307,7 +310,10 @@ func (a *Analysis) AddExact(x []float64, y float64) (Diff, error) {
 	if err != nil {
 		return Diff{}, err
 	}
-	v := view{p: a.p, skip: -1, extraX: x, extraY: y}
+	v, err := a.p.neighbour(-1, x, y)
+	if err != nil {
+		return Diff{}, err
+	}
 	return a.refine(v, x, y, 1, start)
 }
 
@@ -351,22 +357,26 @@ func (a *Analysis) refine(v view, px []float64, py, sign float64, start Diff) (D
 	if err != nil {
 		return Diff{}, err
 	}
-	n := float64(v.count())
+	// grad J = m grad F, m the neighbour's rows
+	m := float64(v.obj.Rows())
 	g := make([]float64, dim)
-	v.grad(g, w)
-	gn := norm2(g) / n
+	v.obj.FuncGrad(g, w)
+	gn := norm2(g)
 	steps := 0
 	for gn > p.tol {
 		if steps >= 20 {
 			break
+		}
+		for i := range g {
+			g[i] *= m
 		}
 		stepv := apply(g)
 		for i := range w {
 			w[i] -= stepv[i]
 		}
 		steps++
-		v.grad(g, w)
-		next := norm2(g) / n
+		v.obj.FuncGrad(g, w)
+		next := norm2(g)
 		if math.IsNaN(next) || next > gn/4 {
 			gn = next
 			break
@@ -387,10 +397,15 @@ func (a *Analysis) refine(v view, px []float64, py, sign float64, start Diff) (D
 	}
 	d.L2, d.L1 = norm2(d.V), norm1(d.V)
 
-	// Lemma 13 at the refined solution.
-	small, ws, wb := a.p.full(), a.sol.W, w
-	if sign < 0 {
-		small, ws, wb = v, w, a.sol.W
+	// Lemma 13 at the refined solution. The smaller data set of an added
+	// target is Z itself, on an objective of its own: the Analysis's is
+	// shared by concurrent calls, and SegmentHess writes its scratch.
+	small, ws, wb := v, w, a.sol.W
+	if sign > 0 {
+		if small, err = a.p.neighbour(-1, nil, 0); err != nil {
+			return Diff{}, err
+		}
+		ws, wb = a.sol.W, w
 	}
 	id, err := a.identity(small, px, py, ws, wb)
 	if err != nil {
@@ -413,8 +428,8 @@ func (a *Analysis) frozenSolve(x []float64, y, sign float64, b *mat.Dense) (func
 	k := p.k
 	z := make([]float64, k)
 	s := make([]float64, k*k)
-	p.marginOf(z, a.sol.W, x)
-	p.rowHess(s, z, x, y)
+	p.obj.Margins(z, a.sol.W, x)
+	p.obj.MarginHess(s, z, x, y)
 	sm := mat.NewDense(k, k, s)
 	var m mat.Dense
 	u := mat.NewDense(p.dim(), k, nil)
@@ -457,55 +472,26 @@ func (a *Analysis) frozenSolve(x []float64, y, sign float64, b *mat.Dense) (func
 	}, nil
 }
 
-// Gauss-Lobatto rule with 5 nodes on [0, 1]: both endpoints are nodes; it
-// integrates polynomials of degree 7 exactly.
-var (
-	lobattoNodes   = [5]float64{0, (1 - 0.6546536707079771) / 2, 0.5, (1 + 0.6546536707079771) / 2, 1}
-	lobattoWeights = [5]float64{1.0 / 20, 49.0 / 180, 16.0 / 45, 49.0 / 180, 1.0 / 20}
-)
-
 // identity returns [int_0^1 H_small(wb + t(ws - wb)) dt]^{-1} grad l_p(wb),
-// which Lemma 13 says equals ws - wb (see refine for the sign).
+// which Lemma 13 says equals ws - wb (see refine for the sign): the mean
+// Hessian of J_small = m F_small along the segment (glm.Objective.
+// SegmentHess, which integrates the margin curvature row by row).
 func (a *Analysis) identity(small view, px []float64, py float64, ws, wb []float64) ([]float64, error) {
 	p := a.p
 	k := p.k
-	z0 := make([]float64, k)
-	z1 := make([]float64, k)
-	zt := make([]float64, k)
-	ht := make([]float64, k*k)
-	h := small.hessian(func(_ int, x []float64, y float64, s []float64) {
-		p.marginOf(z0, wb, x)
-		p.marginOf(z1, ws, x)
-		if p.margin != nil {
-			dz := z1[0] - z0[0]
-			if math.Abs(dz) > 1e-6*(1+math.Abs(z0[0])) {
-				c := p.capOf(x)
-				s[0] = (p.deriv(z1[0], y, c) - p.deriv(z0[0], y, c)) / dz
-				return
-			}
-		}
-		for e := range s {
-			s[e] = 0
-		}
-		for q, t := range lobattoNodes {
-			for c := range zt {
-				zt[c] = z0[c] + t*(z1[c]-z0[c])
-			}
-			p.rowHess(ht, zt, x, y)
-			for e := range s {
-				s[e] += lobattoWeights[q] * ht[e]
-			}
-		}
-	})
-	chol, err := p.factor(h, "the integrated Hessian of Lemma 13")
+	var h mat.SymDense
+	small.obj.SegmentHess(&h, wb, ws)
+	h.ScaleSym(float64(small.obj.Rows()), &h)
+	chol, err := factor(&h, "the integrated Hessian of Lemma 13")
 	if err != nil {
 		return nil, err
 	}
 	// grad l_p(wb) = U g.
 	dim := p.dim()
+	z0 := make([]float64, k)
 	gz := make([]float64, k)
-	p.marginOf(z0, wb, px)
-	p.rowGrad(gz, z0, px, py)
+	p.obj.Margins(z0, wb, px)
+	p.obj.MarginGrad(gz, z0, px, py)
 	gp := make([]float64, dim)
 	for c := 0; c < k; c++ {
 		for j, v := range px {

@@ -232,5 +232,47 @@ func TestBadInput(t *testing.T) {
 	}
 }
 
-// hingeLike is a loss of a type this package has not verified.
+// hingeLike is a loss whose constants do not say it is smooth.
 type hingeLike struct{ losses.Logistic }
+
+func (hingeLike) Constants(losses.Domain) (losses.Constants, error) {
+	return losses.Constants{Lz: 1, Sz: 0.25, Convex: true}, nil
+}
+
+// TestConcurrentExact checks that the exact sensitivities may be computed
+// concurrently on one Analysis (run with -race): the same values as one at
+// a time.
+func TestConcurrentExact(t *testing.T) {
+	x, y := synth(200, 4, losses.Logistic{}, 0, 21)
+	a := mustAnalysis(t, x, y, Config{Loss: losses.Logistic{}, Lambda: 1e-2})
+	target := append([]float64(nil), x.RawRowView(5)...)
+	target[0] += 0.2
+	want := make([]Diff, 4)
+	run := func(j int) (Diff, error) {
+		if j%2 == 0 {
+			return a.AddExact(target, y[j])
+		}
+		return a.RemoveExact(j)
+	}
+	for j := range want {
+		d, err := run(j)
+		if err != nil {
+			t.Fatal(err)
+		}
+		want[j] = d
+	}
+	got := make([]Diff, len(want))
+	errs := make([]error, len(want))
+	done := make(chan int)
+	for j := range want {
+		go func() { got[j], errs[j] = run(j); done <- j }()
+	}
+	for range want {
+		<-done
+	}
+	for j := range want {
+		if errs[j] != nil || dist(got[j].V, want[j].V) != 0 {
+			t.Errorf("call %d: %v, %v off the sequential result", j, errs[j], dist(got[j].V, want[j].V))
+		}
+	}
+}

@@ -191,7 +191,7 @@ func TestObjectiveParts(t *testing.T) {
 		{Loss: losses.Logistic{}, Reg: regularizers.ElasticNet{Lambda: 0.05, L1Ratio: 0.3}},
 		{Loss: testSoftmax{}, Classes: 3, Reg: regularizers.L2(0.01)},
 	} {
-		n, d := objectiveSplitRows+7, 5
+		n, d := 1<<16+7, 5 // past glm's threshold of the row parts (16384)
 		X, y := synthData(n, d, classesOf(cfg), 3)
 		p := newTestProblem(t, cfg, X, y)
 		w := make([]float64, p.k*d)

@@ -11,6 +11,7 @@ import (
 	gfloats "gonum.org/v1/gonum/floats"
 	"gonum.org/v1/gonum/mat"
 
+	"github.com/stabpriv/stabpriv/glm"
 	"github.com/stabpriv/stabpriv/internal/check"
 	"github.com/stabpriv/stabpriv/internal/kernel"
 	"github.com/stabpriv/stabpriv/losses"
@@ -44,7 +45,8 @@ type problem struct {
 	sgd  Step    // the update of a step
 	run  *Run
 	log  logrus.FieldLogger
-	obs  *observer // test-only per-step hook; nil in production
+	obs  *observer      // test-only per-step hook; nil in production
+	obj  *glm.Objective // the objective pass (objective.go), made at its first use
 }
 
 // Train runs SGD on the rows of X with labels y and returns the model and the

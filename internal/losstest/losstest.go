@@ -10,20 +10,29 @@
 //   - hess: Hess against central differences of Grad, and symmetric;
 //   - constants: Constants on the domain exists and is finite, every sampled
 //     gradient norm is at most L_z, every sampled curvature v^T H v (unit v:
-//     the axes, their differences and random directions) is at most S_z, and
-//     at least 0 when the loss says it is convex;
+//     the axes, their differences and random directions) is at most S_z in
+//     absolute value (S_z is sup |l”|), and at least 0 when the loss says
+//     it is convex; Rank and RankSz, when set, bound the number of nonzero
+//     eigenvalues of every sampled Hessian and their sum;
+//   - smooth: for a loss that says it is Smooth, the gradient is S_z
+//     Lipschitz between points from 1e-6 to 1 apart along every axis and
+//     along random directions (a derivative that jumps, at a kink of a
+//     hinge, fails);
+//   - c2: for a loss that says it is C2 (and then Smooth), the Hessian does
+//     not jump between the two points of any finite difference (a Huber
+//     loss claimed C2 fails at the ends of its quadratic piece);
 //   - labels: CheckLabel accepts the labels of the task and rejects, with an
 //     error wrapping losses.ErrLabel, NaN, infinities and the labels just
 //     outside the task (0 and 2 for a binary loss, -1, K and 1/2 for a
 //     multiclass one, any label with fewer than 2 classes);
 //   - outputs: Outputs is 1 for a scalar loss and K for a multiclass one;
 //   - margin: for K = 1, the Margin fast path (Value1, Deriv, Deriv2), and
-//     Parts1 where the loss has it (losses.Logistic, and any type that
-//     embeds it: plus + log1p(e), Deriv, Deriv2), equal Value, Grad and
-//     Hess bit for bit.
+//     Parts1 where the loss has the capability losses.LogisticParts
+//     (losses.Logistic, and any type that embeds it: plus + log1p(e),
+//     Deriv, Deriv2), equal Value, Grad and Hess bit for bit.
 //
 // Finite differences skip a coordinate where the Hessian jumps between the
-// two difference points (a kink of a piecewise loss). Every failure is an
+// two difference points (a kink of a piecewise loss); a C2 loss has none. Every failure is an
 // error whose text starts with the name of its check.
 package losstest
 
@@ -47,7 +56,8 @@ type Case struct {
 	// ignored by scalar losses.
 	Classes int
 	// Domain is the domain of Constants; the margins and the labels are drawn
-	// inside it (|z| <= Radius*Kappa and |y| <= LabelBound when set).
+	// inside it (|z| <= Radius*Kappa and |y| <= LabelBound when set). Cases
+	// sets its Classes to the Classes of a multiclass case.
 	Domain losses.Domain
 }
 
@@ -75,7 +85,9 @@ func CasesOf(l losses.Loss) []Case {
 	}
 	var cs []Case
 	for _, k := range []int{2, 3, 5} {
-		cs = append(cs, Case{Name: fmt.Sprintf("%s/K=%d", name, k), Loss: l, Classes: k, Domain: dom})
+		dk := dom
+		dk.Classes = k
+		cs = append(cs, Case{Name: fmt.Sprintf("%s/K=%d", name, k), Loss: l, Classes: k, Domain: dk})
 	}
 	return cs
 }
@@ -99,7 +111,7 @@ func Check(c Case) error {
 		return fmt.Errorf("outputs: Outputs(%d) = %d, want >= 1", c.Classes, k)
 	}
 	pts := points(c, k)
-	for _, check := range []func(Case, int, []point) []error{checkGrad, checkHess, checkConstants, checkLabels, checkOutputs, checkMargin} {
+	for _, check := range []func(Case, int, []point) []error{checkGrad, checkHess, checkConstants, checkSmooth, checkC2, checkLabels, checkOutputs, checkMargin} {
 		e := check(c, k, pts)
 		if len(e) > maxErrs {
 			e = append(e[:maxErrs], fmt.Errorf("... and %d more", len(e)-maxErrs))
@@ -323,6 +335,16 @@ func checkConstants(c Case, k int, pts []point) []error {
 	if !check.NonNegative(cons.Lz) || !check.NonNegative(cons.Sz) {
 		return []error{fmt.Errorf("constants: L_z = %v, S_z = %v, want finite >= 0", cons.Lz, cons.Sz)}
 	}
+	rank, rankSz := cons.Rank, cons.RankSz
+	if rank == 0 {
+		rank = k
+	}
+	if rankSz == 0 {
+		rankSz = cons.Sz
+	}
+	if rank < 0 || rank > k || !check.NonNegative(rankSz) || rankSz > cons.Sz {
+		return []error{fmt.Errorf("constants: Rank = %d, RankSz = %v, want 0 <= Rank <= K = %d and 0 <= RankSz <= S_z = %v", cons.Rank, cons.RankSz, k, cons.Sz)}
+	}
 	const tol = 1e-12
 	var errs []error
 	g, hs := make([]float64, k), make([]float64, k*k)
@@ -344,11 +366,144 @@ func checkConstants(c Case, k int, pts []point) []error {
 					q += v[i] * hs[i*k+j] * v[j]
 				}
 			}
-			if q > cons.Sz*(1+tol)+tol {
-				errs = append(errs, fmt.Errorf("constants: curvature %v > S_z = %v at z = %v, y = %v", q, cons.Sz, p.z, p.y))
+			if math.Abs(q) > cons.Sz*(1+tol)+tol {
+				errs = append(errs, fmt.Errorf("constants: curvature %v, |curvature| > S_z = %v at z = %v, y = %v", q, cons.Sz, p.z, p.y))
 			}
 			if cons.Convex && q < -tol*(1+cons.Sz) {
 				errs = append(errs, fmt.Errorf("constants: curvature %v < 0 for a convex loss at z = %v, y = %v", q, p.z, p.y))
+			}
+		}
+		if rank == k && rankSz == cons.Sz {
+			continue // nothing beyond S_z, which the directions checked
+		}
+		nonzero, sum := 0, 0.0
+		for _, v := range jacobiEigen(k, hs) {
+			if math.Abs(v) > tol*(1+cons.Sz) {
+				nonzero++
+			}
+			sum += v
+		}
+		if nonzero > rank {
+			errs = append(errs, fmt.Errorf("constants: %d nonzero Hessian eigenvalues > Rank = %d at z = %v, y = %v", nonzero, rank, p.z, p.y))
+		}
+		if sum > float64(rank)*rankSz*(1+tol)+tol {
+			errs = append(errs, fmt.Errorf("constants: Hessian eigenvalues sum to %v > Rank*RankSz = %v at z = %v, y = %v", sum, float64(rank)*rankSz, p.z, p.y))
+		}
+	}
+	return errs
+}
+
+// jacobiEigen returns the eigenvalues of the symmetric k x k matrix h
+// (row-major) by cyclic Jacobi rotations, to about 1e-15 of its largest
+// entry: a few sweeps for the small matrices of a margin Hessian, and no
+// scaling of tiny entries (where LAPACK's eigensolver may fail).
+func jacobiEigen(k int, h []float64) []float64 {
+	a := append([]float64(nil), h...)
+	for sweep := 0; sweep < 50; sweep++ {
+		var off, top float64
+		for i := range k {
+			for j := range k {
+				if i != j {
+					off += a[i*k+j] * a[i*k+j]
+				}
+				top = math.Max(top, math.Abs(a[i*k+j]))
+			}
+		}
+		if off <= 1e-30*top*top {
+			break
+		}
+		for p := 0; p < k; p++ {
+			for q := p + 1; q < k; q++ {
+				apq := a[p*k+q]
+				if apq == 0 {
+					continue
+				}
+				// the rotation that zeroes (p, q) (Golub & Van Loan, 8.5.2)
+				theta := (a[q*k+q] - a[p*k+p]) / (2 * apq)
+				t := math.Copysign(1, theta) / (math.Abs(theta) + math.Sqrt(theta*theta+1))
+				c := 1 / math.Sqrt(t*t+1)
+				sn := t * c
+				for r := range k {
+					arp, arq := a[r*k+p], a[r*k+q]
+					a[r*k+p], a[r*k+q] = c*arp-sn*arq, sn*arp+c*arq
+				}
+				for r := range k {
+					apr, aqr := a[p*k+r], a[q*k+r]
+					a[p*k+r], a[q*k+r] = c*apr-sn*aqr, sn*apr+c*aqr
+				}
+			}
+		}
+	}
+	vals := make([]float64, k)
+	for i := range vals {
+		vals[i] = a[i*k+i]
+	}
+	return vals
+}
+
+// lipschitzSteps are the distances, relative to 1 + |z|, between the two
+// points of checkSmooth's differences.
+var lipschitzSteps = []float64{1e-6, 1e-3, 0.1, 1}
+
+// checkSmooth checks a Smooth loss's gradient for the Lipschitz constant
+// S_z: ||g(z + t v) - g(z - t v)|| <= 2 t S_z along the axes and the
+// directions of checkConstants. A derivative that jumps (a kink that is
+// not smooth) fails at the steps that straddle it.
+func checkSmooth(c Case, k int, pts []point) []error {
+	l := c.Loss
+	cons, err := l.Constants(c.Domain)
+	if err != nil || !cons.Smooth {
+		return nil // no constants: the constants check reports it
+	}
+	var errs []error
+	gp, gm, zp, zm := make([]float64, k), make([]float64, k), make([]float64, k), make([]float64, k)
+	dirs := directions(k)
+	for _, p := range pts {
+		scale := 1.0
+		for _, v := range p.z {
+			scale = math.Max(scale, 1+math.Abs(v))
+		}
+		for _, v := range dirs {
+			for _, s := range lipschitzSteps {
+				t := s * scale
+				for i := range zp {
+					zp[i], zm[i] = p.z[i]+t*v[i], p.z[i]-t*v[i]
+				}
+				l.Grad(gp, zp, p.y)
+				l.Grad(gm, zm, p.y)
+				var d2 float64
+				for i := range gp {
+					d2 += (gp[i] - gm[i]) * (gp[i] - gm[i])
+				}
+				// the rounding of z +- t v moves the points by about
+				// 2^-52 scale, which the bound allows for
+				if bound := cons.Sz * (2*t + 0x1p-48*scale) * (1 + 1e-9); math.Sqrt(d2) > bound+1e-14 {
+					errs = append(errs, fmt.Errorf("smooth: ||g(z+tv) - g(z-tv)|| = %v > 2t S_z = %v at z = %v, t = %v, v = %v, y = %v: the derivative is not S_z-Lipschitz", math.Sqrt(d2), 2*t*cons.Sz, p.z, t, v, p.y))
+				}
+			}
+		}
+	}
+	return errs
+}
+
+// checkC2 checks that a loss that says it is C2 is also Smooth, and that
+// its Hessian does not jump between the two points of any finite
+// difference of checkHess (kink).
+func checkC2(c Case, k int, pts []point) []error {
+	l := c.Loss
+	cons, err := l.Constants(c.Domain)
+	if err != nil || !cons.C2 {
+		return nil
+	}
+	var errs []error
+	if !cons.Smooth {
+		errs = append(errs, errors.New("c2: a C2 loss must be Smooth"))
+	}
+	for _, p := range pts {
+		z := append([]float64(nil), p.z...)
+		for j := range z {
+			if kink(l, z, p.y, j, step(z[j])) {
+				errs = append(errs, fmt.Errorf("c2: the Hessian jumps across z_%d at z = %v, y = %v", j, z, p.y))
 			}
 		}
 	}
@@ -421,9 +576,7 @@ func checkMargin(c Case, k int, pts []point) []error {
 		if d2 := m.Deriv2(z, y); d2 != hs[0] {
 			errs = append(errs, fmt.Errorf("margin: Deriv2 = %v, Hess %v at z = %v, y = %v", d2, hs[0], z, y))
 		}
-		if a, ok := c.Loss.(interface {
-			Parts1(z, y float64) (float64, float64, float64, float64)
-		}); ok {
+		if a, ok := c.Loss.(losses.LogisticParts); ok {
 			plus, e, ad, ad2 := a.Parts1(z, y)
 			if av := plus + math.Log1p(e); !sameBits(av, v) || !sameBits(ad, g[0]) || !sameBits(ad2, hs[0]) {
 				errs = append(errs, fmt.Errorf("margin: Parts1 = (%v + log1p(%v), %v, %v), Grad and Hess (%v, %v, %v) at z = %v, y = %v", plus, e, ad, ad2, v, g[0], hs[0], z, y))

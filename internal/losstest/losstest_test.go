@@ -98,6 +98,59 @@ func (l allOff) Parts1(z, y float64) (float64, float64, float64, float64) {
 	return plus, e, d1, math.Nextafter(d2, math.Inf(1))
 }
 
+// c2Claim is the Huber loss claimed twice continuously differentiable.
+type c2Claim struct{ losses.Huber }
+
+func (l c2Claim) Constants(d losses.Domain) (losses.Constants, error) {
+	c, err := l.Huber.Constants(d)
+	c.C2 = true
+	return c, err
+}
+
+// hingeSmooth is the hinge loss max(0, 1 - y z), consistent in every
+// method (its curvature is 0 off the kink), claimed smooth.
+type hingeSmooth struct{}
+
+func (hingeSmooth) Name() string                           { return "hinge" }
+func (hingeSmooth) Task() losses.Task                      { return losses.Binary }
+func (hingeSmooth) Outputs(int) int                        { return 1 }
+func (hingeSmooth) CheckLabel(y float64, c int) error      { return losses.Logistic{}.CheckLabel(y, c) }
+func (hingeSmooth) Value1(z, y float64) float64            { return math.Max(0, 1-y*z) }
+func (hingeSmooth) Deriv2(float64, float64) float64        { return 0 }
+func (l hingeSmooth) Value(z []float64, y float64) float64 { return l.Value1(z[0], y) }
+func (hingeSmooth) Hess(dst, _ []float64, _ float64)       { dst[0] = 0 }
+func (hingeSmooth) Deriv(z, y float64) float64 {
+	if y*z < 1 {
+		return -y
+	}
+	return 0
+}
+func (l hingeSmooth) Grad(dst, z []float64, y float64) float64 {
+	dst[0] = l.Deriv(z[0], y)
+	return l.Value1(z[0], y)
+}
+func (hingeSmooth) Constants(losses.Domain) (losses.Constants, error) {
+	return losses.Constants{Lz: 1, Sz: 0.25, Convex: true, Smooth: true}, nil
+}
+
+// rankLow is softmax with its Hessian's rank claimed K - 2.
+type rankLow struct{ losses.Softmax }
+
+func (l rankLow) Constants(d losses.Domain) (losses.Constants, error) {
+	c, err := l.Softmax.Constants(d)
+	c.Rank--
+	return c, err
+}
+
+// traceLow is softmax with RankSz claimed 0.9/K.
+type traceLow struct{ losses.Softmax }
+
+func (l traceLow) Constants(d losses.Domain) (losses.Constants, error) {
+	c, err := l.Softmax.Constants(d)
+	c.RankSz *= 0.9
+	return c, err
+}
+
 // noMargin hides the Margin methods of a K = 1 loss.
 type noMargin struct{ l losses.Loss }
 
@@ -114,21 +167,26 @@ func (n noMargin) Constants(d losses.Domain) (losses.Constants, error) { return 
 // the check that looks for it.
 func TestBrokenLossesFail(t *testing.T) {
 	cases := []struct {
-		loss  losses.Loss
-		check string
+		loss    losses.Loss
+		check   string
+		classes int
 	}{
-		{gradOff{}, "grad:"},
-		{hessOff{}, "hess:"},
-		{lzLow{}, "constants:"},
-		{szLow{}, "constants:"},
-		{concave{}, "constants:"},
-		{anyLabel{}, "labels:"},
-		{marginOff{}, "margin:"},
-		{allOff{}, "margin:"},
-		{noMargin{losses.Logistic{}}, "margin:"},
+		{gradOff{}, "grad:", 0},
+		{hessOff{}, "hess:", 0},
+		{lzLow{}, "constants:", 0},
+		{szLow{}, "constants:", 0},
+		{concave{}, "constants:", 0},
+		{anyLabel{}, "labels:", 0},
+		{marginOff{}, "margin:", 0},
+		{allOff{}, "margin:", 0},
+		{noMargin{losses.Logistic{}}, "margin:", 0},
+		{c2Claim{losses.Huber{Delta: 1}}, "c2:", 0},
+		{hingeSmooth{}, "smooth:", 0},
+		{rankLow{}, "constants:", 3},
+		{traceLow{}, "constants:", 3},
 	}
 	for _, c := range cases {
-		err := Check(Case{Name: "broken", Loss: c.loss, Domain: losses.Domain{Kappa: 1}})
+		err := Check(Case{Name: "broken", Loss: c.loss, Classes: c.classes, Domain: losses.Domain{Kappa: 1, Classes: c.classes}})
 		if err == nil || !strings.Contains(err.Error(), c.check) {
 			t.Errorf("%T: Check = %v, want a failure of %s", c.loss, err, strings.TrimSuffix(c.check, ":"))
 		}
