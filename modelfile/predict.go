@@ -2,7 +2,6 @@ package modelfile
 
 import (
 	"fmt"
-	"math"
 	"strconv"
 
 	"github.com/stabpriv/stabpriv/losses"
@@ -50,32 +49,23 @@ func (r *Released) Predict(x []float64) (string, error) {
 }
 
 // PredictProba returns the probability of each class (in Schema.Classes
-// order) for the raw row x, for the logistic and softmax losses, whose
-// margins are log-odds. Other losses give an error wrapping ErrFile.
+// order) for the raw row x, for a loss whose margins are log-odds
+// (losses.Probabilistic: logistic and softmax). Other losses give an error
+// wrapping ErrFile.
 func (r *Released) PredictProba(x []float64) ([]float64, error) {
-	if r.Model.Loss != (losses.Logistic{}).Name() && r.Model.Loss != (losses.Softmax{}).Name() {
+	loss, err := losses.ByName(r.Model.Loss)
+	if err != nil {
+		return nil, fmt.Errorf("%w: %w", ErrFile, err)
+	}
+	pl, ok := loss.(losses.Probabilistic)
+	if !ok {
 		return nil, fmt.Errorf("%w: the %s loss gives no class probabilities", ErrFile, r.Model.Loss)
 	}
 	z, err := r.Margins(x)
 	if err != nil {
 		return nil, err
 	}
-	if len(z) == 1 {
-		p := 1 / (1 + math.Exp(-z[0]))
-		return []float64{1 - p, p}, nil
-	}
-	m := z[0]
-	for _, v := range z {
-		m = math.Max(m, v)
-	}
-	var s float64
-	p := make([]float64, len(z))
-	for k, v := range z {
-		p[k] = math.Exp(v - m)
-		s += p[k]
-	}
-	for k := range p {
-		p[k] /= s
-	}
+	p := make([]float64, max(len(z), 2))
+	pl.Proba(p, z)
 	return p, nil
 }

@@ -95,13 +95,8 @@ func parsePDP(args []string, stderr io.Writer) (*pdpSettings, error) {
 	if set["model"] {
 		return s, checkModelFlags(s, set)
 	}
-	switch f.loss {
-	case "logistic", "huber", "squared", "huber-hinge", "softmax":
-	default:
-		return nil, usagef("--loss %q: the per-instance analysis needs a smooth loss (Wang's Lemma 13: differentiable with an absolutely continuous derivative); want logistic, huber, squared, huber-hinge or softmax", f.loss)
-	}
 	if s.lossFn, err = losses.ByName(f.loss); err != nil {
-		return nil, usagef("--loss: %w", err)
+		return nil, usagef("--loss: %w; the per-instance analysis needs a smooth loss (Wang's Lemma 13: differentiable with an absolutely continuous derivative), and the built-in ones are", err)
 	}
 	if err := checkOutDir("--out", f.out, pdpFiles...); err != nil {
 		return nil, err
