@@ -189,7 +189,7 @@ func run(f flags) error {
 			if err != nil {
 				return err
 			}
-			emit("csv", fmt.Sprintf("%dx%d", len(t.Rows), len(t.Columns)), "stabpriv datasets.ReadTableFile (the reader of stabpriv train: text cells)",
+			emit("csv", fmt.Sprintf("%dx%d", t.Len(), len(t.Columns)), "stabpriv datasets.ReadTableFile (the reader of stabpriv train: a float matrix)",
 				time.Since(start).Seconds(), pair("csv-text-table", "csv-numeric-frame"))
 			start = time.Now()
 			ds, err := datasets.ReadCSVFile(f.csv, datasets.CSVOptions{Label: "label", Positive: "1"})
