@@ -63,11 +63,14 @@ func newCSVReader(r io.Reader) *csv.Reader {
 	return cr
 }
 
-// next returns the cells of the next record, trimmed of surrounding white
-// space, and the file line it starts on; io.EOF after the last. The cells
-// are valid until the next call. Other errors are the reader's or
-// encoding/csv's (a *csv.ParseError with file lines).
-func (rs *records) next() ([]string, int, error) {
+// next returns the next record and the file line it starts on; io.EOF
+// after the last. A line without quotes comes as line (its line end
+// removed, not empty, valid until the next call) for the caller to split
+// at the commas (split, or Table.appendLine), any other record as cells,
+// trimmed of surrounding white space, valid until the next call. Other
+// errors are the reader's or encoding/csv's (a *csv.ParseError with file
+// lines).
+func (rs *records) next() (line []byte, cells []string, num int, err error) {
 	for rs.cr == nil {
 		line, err := rs.br.ReadSlice('\n')
 		if err == bufio.ErrBufferFull {
@@ -79,10 +82,10 @@ func (rs *records) next() ([]string, int, error) {
 			line = rs.long
 		}
 		if err != nil && err != io.EOF {
-			return nil, 0, err
+			return nil, nil, 0, err
 		}
 		if len(line) == 0 && err == io.EOF {
-			return nil, 0, io.EOF
+			return nil, nil, 0, io.EOF
 		}
 		rs.num++
 		if bytes.IndexByte(line, '"') >= 0 {
@@ -101,28 +104,12 @@ func (rs *records) next() ([]string, int, error) {
 		case eof && n > 0 && line[n-1] == '\r':
 			line = line[:n-1]
 		}
-		if len(line) == 0 {
-			if eof {
-				return nil, 0, io.EOF
-			}
-			continue
+		if len(line) > 0 {
+			return line, nil, rs.num, nil
 		}
-		rs.cells = rs.cells[:0]
-		for {
-			i := bytes.IndexByte(line, ',')
-			cell := line
-			if i >= 0 {
-				cell = line[:i]
-			}
-			// The string shares the buffer's bytes: it is valid until
-			// the next read (the callers copy what they keep).
-			rs.cells = append(rs.cells, strings.TrimSpace(unsafe.String(unsafe.SliceData(cell), len(cell))))
-			if i < 0 {
-				break
-			}
-			line = line[i+1:]
+		if eof {
+			return nil, nil, 0, io.EOF
 		}
-		return rs.cells, rs.num, nil
 	}
 	rec, err := rs.cr.Read()
 	if err != nil {
@@ -131,14 +118,36 @@ func (rs *records) next() ([]string, int, error) {
 			pe.StartLine += rs.offset
 			pe.Line += rs.offset
 		}
-		return nil, 0, err
+		return nil, nil, 0, err
 	}
-	line, _ := rs.cr.FieldPos(0)
+	num, _ = rs.cr.FieldPos(0)
 	for j := range rec {
 		rec[j] = strings.TrimSpace(rec[j])
 	}
-	return rec, line + rs.offset, nil
+	return nil, rec, num + rs.offset, nil
 }
+
+// split returns the cells of a line without quotes, trimmed of surrounding
+// white space; they share the line's bytes.
+func (rs *records) split(line []byte) []string {
+	rs.cells = rs.cells[:0]
+	for {
+		i := bytes.IndexByte(line, ',')
+		cell := line
+		if i >= 0 {
+			cell = line[:i]
+		}
+		rs.cells = append(rs.cells, strings.TrimSpace(bytesString(cell)))
+		if i < 0 {
+			return rs.cells
+		}
+		line = line[i+1:]
+	}
+}
+
+// bytesString returns the string that shares b's bytes: it is valid as
+// long as they are not changed.
+func bytesString(b []byte) string { return unsafe.String(unsafe.SliceData(b), len(b)) }
 
 // checkHeader applies the header rule of every reader of this package to
 // the column names in place: each is trimmed of surrounding white space
@@ -199,17 +208,38 @@ const (
 )
 
 // parseCell returns the value of cell s (NaN unless it is a finite number,
-// check.ParseFinite deciding) and its kind. A plain decimal
-// [+-]digits[.digits][e[+-]digits] with at most 19 significant digits
-// whose value is m * 10^e with m < 2^53 and |e| <= 22 is converted as
-// m * 10^e or m / 10^-e, both operands exact, so one rounding gives the
-// correctly rounded result that strconv.ParseFloat gives (Clinger's fast
-// path, which ParseFloat also takes); anything else goes to ParseFloat. A
-// decimal -?(0|[1-9][0-9]*)(.[0-9]*[1-9])? with at most 15 significant
-// digits is the shortest that reads back as its value (two decimals of 15
-// digits read as distinct float64 values), so it is a number without
-// being formatted again.
+// check.ParseFinite deciding) and its kind.
 func parseCell(s string) (float64, cellKind) {
+	v, k, n := scanNumber(s)
+	switch n {
+	case len(s):
+		return v, k
+	case noDigits:
+		// strconv.ParseFloat reads no finite number without a digit
+		// before an exponent or the end ("inf" and "nan" are not finite).
+		return math.NaN(), text
+	}
+	return parseSlow(s)
+}
+
+// The lengths scanNumber returns when it reads no number.
+const (
+	noDigits = -2 // no digit where the number starts: no finite number
+	slowPath = -1 // a number beyond the fast path, or none: ask ParseFloat
+)
+
+// scanNumber reads the number at the start of s: a plain decimal
+// [+-]digits[.digits][e[+-]digits] with at most 19 significant digits
+// whose value is m * 10^e with m < 2^53 and |e| <= 22. It returns its
+// value, its kind and its length in bytes, or a length noDigits or
+// slowPath. The value is m * 10^e or m / 10^-e, both operands exact, so one
+// rounding gives the correctly rounded result that strconv.ParseFloat
+// gives (Clinger's fast path, which ParseFloat also takes). A decimal
+// -?(0|[1-9][0-9]*)(.[0-9]*[1-9])? with at most 15 significant digits is
+// the shortest that reads back as its value (two decimals of 15 digits
+// read as distinct float64 values), so it is a number without being
+// formatted again.
+func scanNumber(s string) (float64, cellKind, int) {
 	i, neg, plain := 0, false, true
 	if i < len(s) && (s[i] == '+' || s[i] == '-') {
 		neg = s[i] == '-'
@@ -249,12 +279,10 @@ func parseCell(s string) (float64, cellKind) {
 		}
 	}
 	if intDigits+fracDigits == 0 {
-		// No digit before an exponent or the end: strconv.ParseFloat
-		// reads no finite number here ("inf" and "nan" are not finite).
-		return math.NaN(), text
+		return 0, text, noDigits
 	}
 	if digits > 19 {
-		return parseSlow(s)
+		return 0, text, slowPath
 	}
 	if i < len(s) && (s[i] == 'e' || s[i] == 'E') {
 		plain = false
@@ -270,15 +298,15 @@ func parseCell(s string) (float64, cellKind) {
 			ed++
 		}
 		if ed == 0 || ed == 4 {
-			return parseSlow(s)
+			return 0, text, slowPath
 		}
 		if eneg {
 			e = -e
 		}
 		exp += e
 	}
-	if i != len(s) || mant >= 1<<53 || exp < -22 || exp > 22 {
-		return parseSlow(s)
+	if mant >= 1<<53 || exp < -22 || exp > 22 {
+		return 0, text, slowPath
 	}
 	v := float64(mant)
 	if exp >= 0 {
@@ -291,11 +319,11 @@ func parseCell(s string) (float64, cellKind) {
 	}
 	switch {
 	case !plain:
-		return v, spelled
+		return v, spelled, i
 	case digits <= 15:
-		return v, number
+		return v, number, i
 	}
-	return v, kindOf(s, v)
+	return v, kindOf(s[:i], v), i
 }
 
 // parseSlow is parseCell by strconv.ParseFloat.

@@ -106,14 +106,56 @@ func (t *Table) appendRow(cells []string, line, capRows int) {
 		v, k := parseCell(s)
 		t.vals = append(t.vals, v)
 		if k != number {
-			c := t.text[j]
-			if c == nil {
-				c = new(columnText)
-				t.text[j] = c
-			}
-			c.add(t.n, s, capRows)
+			t.addText(j, s, capRows)
 		}
 	}
+	t.endRow(line)
+}
+
+// comma separates the cells of a line.
+var comma = []byte{','}
+
+// appendLine adds the row of a line without quotes that has a cell per
+// column: appendRow of its cells, split at the commas and trimmed, in one
+// pass over the bytes of numbers that end at a comma.
+func (t *Table) appendLine(line []byte, num, capRows int) {
+	rest := bytesString(line)
+	for j := range t.ncol {
+		v, k, n := scanNumber(rest)
+		if n < 0 || n < len(rest) && rest[n] != ',' {
+			// Not a plain number up to the comma: the cell, trimmed.
+			n = strings.IndexByte(rest, ',')
+			if n < 0 {
+				n = len(rest)
+			}
+			s := strings.TrimSpace(rest[:n])
+			if v, k = parseCell(s); k != number {
+				t.addText(j, s, capRows)
+			}
+		} else if k != number {
+			t.addText(j, rest[:n], capRows)
+		}
+		t.vals = append(t.vals, v)
+		if n < len(rest) {
+			n++
+		}
+		rest = rest[n:]
+	}
+	t.endRow(num)
+}
+
+// addText keeps text s of the cell of the row being added in column j.
+func (t *Table) addText(j int, s string, capRows int) {
+	c := t.text[j]
+	if c == nil {
+		c = new(columnText)
+		t.text[j] = c
+	}
+	c.add(t.n, s, capRows)
+}
+
+// endRow ends the row being added, which starts on file line line.
+func (t *Table) endRow(line int) {
 	if m := len(t.lines); m == 0 || t.lines[m-1].line+t.n-t.lines[m-1].row != line {
 		t.lines = append(t.lines, lineRun{row: t.n, line: line})
 	}
@@ -273,7 +315,10 @@ func NewTableReader(r io.Reader, source string) (*TableReader, error) {
 
 func newTableReader(r io.Reader, source string, allQuoted bool) (*TableReader, error) {
 	tr := &TableReader{source: source, size: sizeOf(r), rs: newRecords(r, allQuoted)}
-	rec, line, err := tr.rs.next()
+	raw, rec, line, err := tr.rs.next()
+	if raw != nil {
+		rec = tr.rs.split(raw)
+	}
 	switch {
 	case err == io.EOF:
 		return nil, formatErr(source, "empty file, want a header row")
@@ -294,24 +339,24 @@ func newTableReader(r io.Reader, source string, allQuoted bool) (*TableReader, e
 // Columns returns the header.
 func (tr *TableReader) Columns() []string { return slices.Clone(tr.columns) }
 
-// Read reads the next chunk of at most max data rows (all the rest for max
-// <= 0) as a Table whose First is the number of rows read before it. After
-// the last row it returns io.EOF. Errors (a CSV syntax error, a ragged row,
-// a read error) wrap ErrFormat and name the line; the reader then returns
-// the same error.
-func (tr *TableReader) Read(max int) (*Table, error) {
+// Read reads the next chunk of at most limit data rows (all the rest for
+// limit <= 0) as a Table whose First is the number of rows read before
+// it. After the last row it returns io.EOF. Errors (a CSV syntax error, a
+// ragged row, a read error) wrap ErrFormat and name the line; the reader
+// then returns the same error.
+func (tr *TableReader) Read(limit int) (*Table, error) {
 	if tr.err != nil {
 		return nil, tr.err
 	}
 	t := newTable(slices.Clone(tr.columns), tr.source, tr.rows)
 	capRows := 1024
-	if max > 0 {
-		capRows = min(max, capRows)
+	if limit > 0 {
+		capRows = min(limit, capRows)
 	}
 	t.vals = make([]float64, 0, capRows*t.ncol)
 	start := tr.rs.read
-	for max <= 0 || t.n < max {
-		cells, line, err := tr.rs.next()
+	for limit <= 0 || t.n < limit {
+		raw, cells, line, err := tr.rs.next()
 		if err == io.EOF {
 			break
 		}
@@ -319,22 +364,28 @@ func (tr *TableReader) Read(max int) (*Table, error) {
 			tr.err = formatErr(tr.source, "%w", err)
 			return nil, tr.err
 		}
-		if len(cells) != t.ncol {
-			tr.err = formatErr(tr.source, "line %d has %d fields, the header has %d", line, len(cells), t.ncol)
+		fields := len(cells)
+		if raw != nil {
+			fields = bytes.Count(raw, comma) + 1
+		}
+		if fields != t.ncol {
+			tr.err = formatErr(tr.source, "line %d has %d fields, the header has %d", line, fields, t.ncol)
 			return nil, tr.err
 		}
-		if tr.rows+t.n >= math.MaxInt32 {
+		if tr.rows+t.n >= math.MaxInt32-1 {
 			tr.err = formatErr(tr.source, "line %d: more than %d data rows", line, math.MaxInt32-1)
 			return nil, tr.err
 		}
 		if tr.size > 0 && tr.rs.cr == nil && (t.n == sizeSample || t.n > sizeSample && len(t.vals)+t.ncol > cap(t.vals)) {
 			// Room for the rows the rest of the input holds, estimated
-			// from the length of the rows so far with a margin, so that
-			// the matrix is allocated once instead of grown by doubling
-			// (room never written costs address space, not memory).
-			capRows = t.reserve(tr.size-tr.rs.read, float64(tr.rs.read-start)/float64(t.n), max)
+			// from the length of the rows so far.
+			capRows = t.reserve(tr.size-tr.rs.read, float64(tr.rs.read-start)/float64(t.n), limit)
 		}
-		t.appendRow(cells, line, capRows)
+		if raw != nil {
+			t.appendLine(raw, line, capRows)
+		} else {
+			t.appendRow(cells, line, capRows)
+		}
 	}
 	if t.n == 0 {
 		return nil, io.EOF
@@ -347,15 +398,17 @@ func (tr *TableReader) Read(max int) (*Table, error) {
 // input, estimates the number of rows to reserve room for.
 const sizeSample = 16
 
-// reserve makes room for the rows of the rest bytes left, lines of about
-// perRow bytes, at most max more rows if max > 0, and returns the number
-// of rows there is room for. The estimate is capped by the fewest bytes a
+// reserve makes room in t for the rows of the rest bytes left, lines of
+// about perRow bytes, at most limit-Len() if limit > 0, and returns the
+// number of rows there is room for. The estimate has a margin, so that the
+// matrix is allocated once rather than grown by copies (room never written
+// costs address space, not memory), and it is capped by the fewest bytes a
 // row can have (a one-byte cell and a separator per column).
-func (t *Table) reserve(rest int64, perRow float64, max int) int {
+func (t *Table) reserve(rest int64, perRow float64, limit int) int {
 	more := int64(float64(rest)/perRow*1.25) + 16
-	more = min(more, rest/int64(2*t.ncol)+1)
-	if max > 0 {
-		more = min(more, int64(max-t.n))
+	more = max(1, min(more, rest/int64(2*t.ncol)+1))
+	if limit > 0 {
+		more = min(more, int64(limit-t.n))
 	}
 	t.vals = slices.Grow(t.vals, int(more)*t.ncol)
 	return t.n + int(more)
