@@ -246,34 +246,37 @@ func scanNumber(s string) (float64, cellKind, int) {
 		plain = neg
 		i++
 	}
+	// mant collects the digits from the first that is not 0; past 19 of
+	// them it wraps, and the count sends the cell to the slow path.
 	var mant uint64
-	digits, exp := 0, 0
 	start := i
-	for ; i < len(s) && s[i] >= '0' && s[i] <= '9'; i++ {
-		if mant == 0 && s[i] == '0' {
-			continue // a leading zero is no significant digit
-		}
-		mant = mant*10 + uint64(s[i]-'0')
-		digits++
+	for i < len(s) && s[i] == '0' {
+		i++
 	}
-	intDigits := i - start
+	sig := i
+	for ; i < len(s) && s[i]-'0' <= 9; i++ {
+		mant = mant*10 + uint64(s[i]-'0')
+	}
+	digits, intDigits := i-sig, i-start
 	if intDigits == 0 || intDigits > 1 && s[start] == '0' {
 		plain = false
 	}
-	fracDigits := 0
+	exp, fracDigits := 0, 0
 	if i < len(s) && s[i] == '.' {
 		i++
 		f := i
-		for ; i < len(s) && s[i] >= '0' && s[i] <= '9'; i++ {
-			if mant == 0 && s[i] == '0' {
-				exp--
-				continue
+		if mant == 0 {
+			for i < len(s) && s[i] == '0' {
+				i++
 			}
-			mant = mant*10 + uint64(s[i]-'0')
-			digits++
-			exp--
 		}
+		sig := i
+		for ; i < len(s) && s[i]-'0' <= 9; i++ {
+			mant = mant*10 + uint64(s[i]-'0')
+		}
+		digits += i - sig
 		fracDigits = i - f
+		exp = -fracDigits
 		if fracDigits == 0 || s[i-1] == '0' {
 			plain = false
 		}
@@ -293,7 +296,7 @@ func scanNumber(s string) (float64, cellKind, int) {
 			i++
 		}
 		e, ed := 0, 0
-		for ; i < len(s) && s[i] >= '0' && s[i] <= '9' && ed < 4; i++ {
+		for ; i < len(s) && s[i]-'0' <= 9 && ed < 4; i++ {
 			e = e*10 + int(s[i]-'0')
 			ed++
 		}
