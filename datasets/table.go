@@ -183,9 +183,9 @@ func (t *Table) check(i, j int) {
 }
 
 // Cell returns the text of the cell in row i and column j, as the file
-// holds it (trimmed of surrounding white space). A number's text comes
-// back from its value: a cell that reads as v is written as
-// strconv.FormatFloat(v, 'f', -1, 64) writes v only if that is its text.
+// holds it (trimmed of surrounding white space). The text of a number v is
+// kept only when it is not strconv.FormatFloat(v, 'f', -1, 64); otherwise
+// Cell writes it again from v.
 func (t *Table) Cell(i, j int) string {
 	t.check(i, j)
 	if k := t.text[j].at(i); k != 0 {
@@ -313,6 +313,8 @@ func NewTableReader(r io.Reader, source string) (*TableReader, error) {
 	return newTableReader(r, source, false)
 }
 
+// newTableReader is NewTableReader; with allQuoted every line goes through
+// encoding/csv (the reference the tests compare the in-place parsing with).
 func newTableReader(r io.Reader, source string, allQuoted bool) (*TableReader, error) {
 	tr := &TableReader{source: source, size: sizeOf(r), rs: newRecords(r, allQuoted)}
 	raw, rec, line, err := tr.rs.next()
