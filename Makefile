@@ -46,17 +46,17 @@ build:
 # Go benchmarks of the hot paths, BENCH_COUNT runs each (for benchstat:
 # the trainer's passes and fits, the graph engine's margin gradients, the
 # stability analysis of an Adult-sized run, objective perturbation's solver,
-# the CSV reader and the truncated SVD) into $(OUT)/bench.txt; the
-# side-by-side table with scikit-learn and pandas (bench/compare.sh: whole
-# one-epoch fits, Train's fixed cost, peak memory, epochs at b = 1, 32, 256,
-# both CSV readers, the truncated SVD, fits on Adult from $(DATA)/adult;
-# every measure paired by round) into $(OUT)/sidebyside.md, skipped when
-# python3-sklearn or python3-pandas is missing; then docs/PERFORMANCE.md
-# from both (bench/docgen). Run it on an idle machine: the figures are
-# wall times.
+# the CSV reader as ReadTable and as ReadCSV, and the truncated SVD) into
+# $(OUT)/bench.txt; the side-by-side table with scikit-learn and pandas
+# (bench/compare.sh: whole one-epoch fits, Train's fixed cost, peak memory,
+# epochs at b = 1, 32, 256, the CSV reader both ways, the truncated SVD,
+# fits on Adult from $(DATA)/adult; every measure paired by round) into
+# $(OUT)/sidebyside.md, skipped when python3-sklearn or python3-pandas is
+# missing; then docs/PERFORMANCE.md from both (bench/docgen). Run it on an
+# idle machine: the figures are wall times.
 BENCH_COUNT ?= 6
 BENCH_RUNS = ./trainer/:. ./graph/:MarginGrads ./stability/:. ./objpert/:Logistic \
-	./datasets/:ReadCSV ./datasets/preprocess/:SVD
+	./datasets/:Read ./datasets/preprocess/:SVD
 bench:
 	@mkdir -p $(OUT)
 	@rm -f $(OUT)/bench.txt $(OUT)/sidebyside.md $(OUT)/sidebyside.env.jsonl

@@ -4,7 +4,6 @@ import (
 	"bufio"
 	"bytes"
 	"context"
-	"encoding/csv"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -68,8 +67,9 @@ type results struct {
 	Items [][]byte
 }
 
-// chunkRows is the number of rows a reader parses at a time.
-const chunkRows = 4096
+// chunkRows is the number of rows a reader parses at a time (a variable
+// for the tests).
+var chunkRows = 4096
 
 // ErrInput is wrapped by the errors about the shards: none matched, a shard
 // that cannot be read, a header that differs from the first shard's.
@@ -104,53 +104,34 @@ func Shards(ctx context.Context, glob string) ([]string, error) {
 }
 
 // openShard opens a shard through Beam's file systems and reads its header
-// as datasets.ReadTable does (trimmed names, a byte order mark ignored, unique
-// and non-empty names).
-func openShard(ctx context.Context, file string) (io.ReadCloser, *csv.Reader, []string, error) {
+// with a datasets.TableReader (the reader and the header rule of
+// datasets.ReadTable).
+func openShard(ctx context.Context, file string) (io.ReadCloser, *datasets.TableReader, error) {
 	fs, err := filesystem.New(ctx, file)
 	if err != nil {
-		return nil, nil, nil, fmt.Errorf("%w: shard %s: %w", ErrInput, file, err)
+		return nil, nil, fmt.Errorf("%w: shard %s: %w", ErrInput, file, err)
 	}
 	rc, err := fs.OpenRead(ctx, file)
 	fs.Close()
 	if err != nil {
-		return nil, nil, nil, fmt.Errorf("%w: shard %s: %w", ErrInput, file, err)
+		return nil, nil, fmt.Errorf("%w: shard %s: %w", ErrInput, file, err)
 	}
-	cr := csv.NewReader(bufio.NewReaderSize(rc, 1<<20))
-	cr.FieldsPerRecord = -1
-	cr.TrimLeadingSpace = true
-	header, err := cr.Read()
-	if err == io.EOF {
-		err = errors.New("empty file, want a header row")
-	}
+	tr, err := datasets.NewTableReader(bufio.NewReaderSize(rc, 1<<20), file)
 	if err != nil {
 		rc.Close()
-		return nil, nil, nil, fmt.Errorf("%w: shard %s: header: %w", ErrInput, file, err)
+		return nil, nil, fmt.Errorf("%w: %w", ErrInput, err)
 	}
-	seen := make(map[string]bool, len(header))
-	for j := range header {
-		name := strings.TrimSpace(header[j])
-		if j == 0 {
-			name = strings.TrimPrefix(name, "\ufeff")
-		}
-		if name == "" || seen[name] {
-			rc.Close()
-			return nil, nil, nil, fmt.Errorf("%w: shard %s: header: column %d is empty or repeated", ErrInput, file, j+1)
-		}
-		seen[name] = true
-		header[j] = name
-	}
-	return rc, cr, header, nil
+	return rc, tr, nil
 }
 
 // ReadHeader returns the header of a shard.
 func ReadHeader(ctx context.Context, file string) ([]string, error) {
-	rc, _, header, err := openShard(ctx, file)
+	rc, tr, err := openShard(ctx, file)
 	if err != nil {
 		return nil, err
 	}
 	rc.Close()
-	return header, nil
+	return tr.Columns(), nil
 }
 
 // readShardFn reads one shard: it parses its rows in chunks against the
@@ -170,58 +151,33 @@ func (f *readShardFn) Setup() error {
 }
 
 func (f *readShardFn) ProcessElement(ctx context.Context, file string, emit func(int, Row), count func(Count)) error {
-	rc, cr, header, err := openShard(ctx, file)
+	rc, tr, err := openShard(ctx, file)
 	if err != nil {
 		return err
 	}
 	defer rc.Close()
 	name := datasets.ShardName(file)
-	if !equal(header, f.Header) {
+	if header := tr.Columns(); !equal(header, f.Header) {
 		return fmt.Errorf("%w: shard %s: header %q differs from the first shard's %q", ErrInput, file, strings.Join(header, ","), strings.Join(f.Header, ","))
 	}
 	var c Count
-	chunk := make([][]string, 0, chunkRows)
-	flush := func() error {
-		if len(chunk) == 0 {
-			return nil
+	for {
+		chunk, err := tr.Read(chunkRows)
+		if err == io.EOF {
+			break
 		}
-		first := c.Rows + 1
-		rows, held, err := f.plan.Rows(&datasets.Table{Columns: header, Rows: chunk, Source: name}, name, first)
+		if err != nil {
+			return fmt.Errorf("%w: %w", ErrInput, err)
+		}
+		rows, held, err := f.plan.Rows(chunk, name)
 		if err != nil {
 			return err
 		}
 		for _, r := range rows {
 			emit(r.Partition, Row{Shard: r.Shard, Row: r.Row, X: r.X, Y: r.Y})
 		}
-		c.Rows += len(chunk)
-		c.Train += len(chunk) - held
-		chunk = make([][]string, 0, chunkRows)
-		return nil
-	}
-	for {
-		rec, err := cr.Read()
-		if err == io.EOF {
-			break
-		}
-		if err != nil {
-			return fmt.Errorf("%w: shard %s: %w", ErrInput, file, err)
-		}
-		if len(rec) != len(header) {
-			line, _ := cr.FieldPos(0)
-			return fmt.Errorf("%w: shard %s: line %d has %d fields, the header has %d", ErrInput, file, line, len(rec), len(header))
-		}
-		for j := range rec {
-			rec[j] = strings.TrimSpace(rec[j])
-		}
-		chunk = append(chunk, rec)
-		if len(chunk) == chunkRows {
-			if err := flush(); err != nil {
-				return err
-			}
-		}
-	}
-	if err := flush(); err != nil {
-		return err
+		c.Rows += chunk.Len()
+		c.Train += chunk.Len() - held
 	}
 	if c.Rows == 0 {
 		return fmt.Errorf("%w: shard %s: no data rows after the header", ErrInput, file)

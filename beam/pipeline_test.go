@@ -154,6 +154,46 @@ func TestPipelineMatchesFitPartitioned(t *testing.T) {
 	}
 }
 
+// TestPipelineChunks reads the shards in chunks that end inside them: the
+// release is the in-process fit's, and an error in a later chunk names its
+// line and data row in the shard.
+func TestPipelineChunks(t *testing.T) {
+	defer func(n int) { chunkRows = n }(chunkRows)
+	chunkRows = 37
+	dir := t.TempDir()
+	glob := writeShards(t, dir, 3, 100, 2, 4)
+	cfg := testConfig(2, 3)
+	out := filepath.Join(dir, "model.json")
+	if err := runPipeline(t, cfg, glob, out); err != nil {
+		t.Fatal(err)
+	}
+	got, err := modelfile.ReadFile(out)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := fitInProcess(t, cfg, glob)
+	for i := range want.Model.W {
+		if math.Abs(got.Model.W[i]-want.Model.W[i]) > 1e-12 {
+			t.Errorf("weight %d: pipeline %.17g, in process %.17g", i, got.Model.W[i], want.Model.W[i])
+		}
+	}
+	if got.Split != want.Split || got.Certificate.WeightsSHA256 != want.Certificate.WeightsSHA256 {
+		t.Errorf("split %+v, in process %+v", got.Split, want.Split)
+	}
+	f := filepath.Join(dir, "shard-1.csv")
+	b, err := os.ReadFile(f)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(f, append(b, []byte("1,oops,pos\n")...), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	err = runPipeline(t, cfg, glob, filepath.Join(dir, "bad.json"))
+	if want := `line 102, data row 101, column "f1": "oops" is not a finite number`; err == nil || !strings.Contains(err.Error(), want) {
+		t.Errorf("error %v, want one saying %s", err, want)
+	}
+}
+
 // TestPipelineSecureRelease checks that a release with the secure source
 // is verified as private.
 func TestPipelineSecureRelease(t *testing.T) {

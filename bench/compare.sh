@@ -5,9 +5,10 @@
 #          sides by SGD; Train's fixed cost over a pass, peak memory over the
 #          data
 #   pass   the marginal time of an epoch at b = 1, 32, 256 (PASS_SHAPE)
-#   csv    pandas.read_csv against both of stabpriv's CSV readers (CSV_SHAPE,
-#          label included): datasets.ReadTableFile, the one stabpriv train uses
-#          (a table of text cells, parsed later by the pipeline), and
+#   csv    pandas.read_csv against stabpriv's CSV reader (CSV_SHAPE, label
+#          included) as datasets.ReadTableFile, the one stabpriv train uses (a
+#          float matrix and the text of the cells that are not numbers,
+#          parsed against the schema later by the pipeline), and as
 #          datasets.ReadCSVFile (a numeric Dataset)
 #   svd    FitTruncatedSVD (SVD_SHAPE, k = SVD_K, default 32, at most the
 #          number of columns; the method it takes at that

@@ -10,7 +10,11 @@ import (
 
 // benchCSV returns a CSV of n rows of d numeric features (10 significant
 // digits) and a label column of -1/1.
-func benchCSV(n, d int) []byte {
+func benchCSV(n, d int) []byte { return benchLabels(n, d, "-1", "1") }
+
+// benchLabels returns a CSV of n rows of d numeric features (10 significant
+// digits) and a label column of the two classes.
+func benchLabels(n, d int, neg, pos string) []byte {
 	r := rand.New(rand.NewPCG(1, 2))
 	var b bytes.Buffer
 	for j := 0; j < d; j++ {
@@ -23,9 +27,9 @@ func benchCSV(n, d int) []byte {
 			b.WriteByte(',')
 		}
 		if r.IntN(2) == 0 {
-			b.WriteString("-1\n")
+			b.WriteString(neg + "\n")
 		} else {
-			b.WriteString("1\n")
+			b.WriteString(pos + "\n")
 		}
 	}
 	return b.Bytes()
@@ -42,6 +46,24 @@ func BenchmarkReadCSV100kx20(b *testing.B) {
 	b.ResetTimer()
 	for i := 0; i < b.N; i++ {
 		if _, err := ReadCSV(bytes.NewReader(data), CSVOptions{Label: "label", Positive: "1"}); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
+
+// table100kx21 is benchLabels(100_000, 20, "neg", "pos"), made once: the
+// shape of bench/compare.sh's csv measure, a text label.
+var table100kx21 = sync.OnceValue(func() []byte { return benchLabels(100_000, 20, "neg", "pos") })
+
+// BenchmarkReadTable100kx21 reads 100,000 rows of 20 numeric columns and a
+// text label with ReadTable, the reader of stabpriv train.
+func BenchmarkReadTable100kx21(b *testing.B) {
+	data := table100kx21()
+	b.SetBytes(int64(len(data)))
+	b.ReportAllocs()
+	b.ResetTimer()
+	for i := 0; i < b.N; i++ {
+		if _, err := ReadTable(bytes.NewReader(data), "bench"); err != nil {
 			b.Fatal(err)
 		}
 	}

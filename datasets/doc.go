@@ -13,9 +13,12 @@
 // Each package is one concept with its own reasons to change, and a user
 // imports only what the task needs:
 //
-//   - datasets (this package): Dataset, the file formats (ReadCSV and
-//     ReadCSVFile: a header row, numeric features, one label column;
-//     ReadLibSVM: the sparse LibSVM text format), the class and category
+//   - datasets (this package): Dataset, the file formats (Table, read by
+//     ReadTable, ReadTableFile or a TableReader in chunks of rows: a data
+//     file as the user hands it over, before the schema gives its columns a
+//     meaning; ReadCSV and ReadCSVFile, on the same reader: a header row,
+//     numeric features, one label column; ReadLibSVM: the sparse LibSVM
+//     text format), the Schema, the class and category
 //     encodings (EncodeClasses, SortClassNames, OneHotEncoder), Split and
 //     SplitIndex (seeded, optionally stratified), Default (the embedded
 //     Wisconsin diagnostic breast cancer set, 569 x 30) and synthetic data

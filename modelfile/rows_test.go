@@ -27,10 +27,11 @@ import (
 // released weights of a seeded release alike.
 func TestTrainingRowsReproduceFit(t *testing.T) {
 	bin := fittest.Blobs(50, 3, []string{"a", "b"}, 7)
-	bin.Rows[4][3], bin.Rows[31][3] = "zzz", "?" // undeclared labels: null rows
+	bin.SetCell(4, 3, "zzz") // undeclared labels: null rows
+	bin.SetCell(31, 3, "?")
 	multi := fittest.Blobs(45, 2, []string{"p", "q", "r"}, 8)
 	reg := fittest.Blobs(40, 2, []string{"0.5", "-1.25", "3"}, 9)
-	reg.Rows[7][2] = "n/a" // not a number: a null row
+	reg.SetCell(7, 2, "n/a") // not a number: a null row
 	cases := []struct {
 		name   string
 		tab    *datasets.Table
@@ -70,7 +71,7 @@ func TestTrainingRowsReproduceFit(t *testing.T) {
 				t.Fatalf("rows %d x %d, %d labels, %d ids; the file records %d training rows of dimension %d", n, d, len(y), len(ids), r.Split.TrainRows, r.Model.D)
 			}
 			if !c.opts.Stratify {
-				want, _, err := datasets.SplitIndex(len(c.tab.Rows), c.opts.TestFrac, c.opts.Seed)
+				want, _, err := datasets.SplitIndex(c.tab.Len(), c.opts.TestFrac, c.opts.Seed)
 				if err != nil {
 					t.Fatal(err)
 				}
@@ -81,7 +82,10 @@ func TestTrainingRowsReproduceFit(t *testing.T) {
 			// A row of the table maps to its training row.
 			task := r.Model.Task
 			for k, i := range ids {
-				raw := c.tab.Rows[i]
+				raw := make([]string, len(c.tab.Columns))
+				for j := range raw {
+					raw[j] = c.tab.Cell(i, j)
+				}
 				lab := raw[len(raw)-1]
 				null := false
 				switch task {
@@ -161,8 +165,7 @@ func TestTrainingRowsWrongTable(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	shorter := fittest.Clone(tab)
-	shorter.Rows = shorter.Rows[:39]
+	shorter := tab.Slice(0, 39)
 	renamed := fittest.Clone(tab)
 	renamed.Columns[0] = "g0"
 	swapped := fittest.Clone(tab)

@@ -21,10 +21,8 @@ func ExampleFit() {
 	}
 	var shards []*datasets.Table
 	for s := range 3 {
-		shard := &datasets.Table{Columns: table.Columns, Source: fmt.Sprintf("part-%d.csv", s)}
-		for i := s; i < len(table.Rows); i += 3 {
-			shard.Rows = append(shard.Rows, table.Rows[i])
-		}
+		shard := table.Slice(s*table.Len()/3, (s+1)*table.Len()/3)
+		shard.Source, shard.First = fmt.Sprintf("part-%d.csv", s), 0
 		shards = append(shards, shard)
 	}
 	r, err := partition.Fit(context.Background(), shards, schema, dp.Budget{Epsilon: 1}, private.Options{

@@ -138,30 +138,32 @@ func comparePosition(a, b Row) int {
 	return cmp.Compare(a.Row, b.Row)
 }
 
-// Rows parses a chunk t of the rows of the shard named shard, whose first
-// row is data row firstRow (1-based) of the shard, against the schema, and
+// Rows parses a chunk of the rows of the shard named shard (a Table read
+// by a datasets.TableReader, or a whole shard: its rows are data rows
+// chunk.First+1, chunk.First+2, ... of the shard) against the schema, and
 // returns its training rows (the rows not held out) as model inputs with
 // their positions and partitions, and the number of rows held out. Every
-// step is a per-row map with public constants. t's header must equal the
-// plan's. Errors wrap datasets.ErrFormat or ErrSchema and name the shard and row.
-func (pl *Plan) Rows(t *datasets.Table, shard string, firstRow int) ([]Row, int, error) {
-	if t == nil {
+// step is a per-row map with public constants. The chunk's header must
+// equal the plan's. Errors wrap datasets.ErrFormat or ErrSchema and name
+// the shard, the line and the data row.
+func (pl *Plan) Rows(chunk *datasets.Table, shard string) ([]Row, int, error) {
+	if chunk == nil {
 		return nil, 0, fmt.Errorf("%w: %s: no table", datasets.ErrFormat, shard)
 	}
-	if !slices.Equal(t.Columns, pl.header) {
-		return nil, 0, fmt.Errorf("%w: %s: header %q differs from the first shard's %q", datasets.ErrFormat, shard, strings.Join(t.Columns, ","), strings.Join(pl.header, ","))
+	if !slices.Equal(chunk.Columns, pl.header) {
+		return nil, 0, fmt.Errorf("%w: %s: header %q differs from the first shard's %q", datasets.ErrFormat, shard, strings.Join(chunk.Columns, ","), strings.Join(pl.header, ","))
 	}
-	if firstRow < 1 {
-		return nil, 0, fmt.Errorf("%w: %s: first row %d, want >= 1", datasets.ErrFormat, shard, firstRow)
+	if chunk.First < 0 {
+		return nil, 0, fmt.Errorf("%w: %s: chunk at row %d, want >= 0", datasets.ErrFormat, shard, chunk.First)
 	}
-	enc, err := t.Encode(pl.plan.Schema, pl.plan.Task)
+	enc, err := chunk.Encode(pl.plan.Schema, pl.plan.Task)
 	if err != nil {
-		return nil, 0, pl.rowError(shard, firstRow, err)
+		return nil, 0, fmt.Errorf("shard %s: %w", shard, err)
 	}
 	idx := make([]int, 0, enc.N)
 	held := 0
 	for i := range enc.N {
-		if datasets.HeldOut(pl.plan.Options.Seed, shard, firstRow+i, pl.plan.Options.TestFrac) {
+		if datasets.HeldOut(pl.plan.Options.Seed, shard, chunk.First+i+1, pl.plan.Options.TestFrac) {
 			held++
 			continue
 		}
@@ -169,23 +171,17 @@ func (pl *Plan) Rows(t *datasets.Table, shard string, firstRow int) ([]Row, int,
 	}
 	X, y, _, err := pl.prep.Rows(enc, idx)
 	if err != nil {
-		return nil, 0, pl.rowError(shard, firstRow, err)
+		if chunk.First == 0 {
+			return nil, 0, fmt.Errorf("shard %s: %w", shard, err)
+		}
+		return nil, 0, fmt.Errorf("shard %s, chunk from data row %d (row numbers below count from it): %w", shard, chunk.First+1, err)
 	}
 	out := make([]Row, len(idx))
 	for r, i := range idx {
-		row := firstRow + i
+		row := chunk.First + i + 1
 		out[r] = Row{Shard: shard, Row: row, Partition: datasets.PartitionOf(pl.plan.Options.Seed, shard, row, pl.partitions), X: X.RawRowView(r), Y: y[r]}
 	}
 	return out, held, nil
-}
-
-// rowError names the shard and the first row of the chunk of an error of
-// encode or apply (which count rows from the start of the chunk).
-func (pl *Plan) rowError(shard string, firstRow int, err error) error {
-	if firstRow == 1 {
-		return fmt.Errorf("shard %s: %w", shard, err)
-	}
-	return fmt.Errorf("shard %s, chunk from data row %d (row numbers below count from it): %w", shard, firstRow, err)
 }
 
 // Result is what the training of one partition hands to the
@@ -481,11 +477,14 @@ func Fit(ctx context.Context, tables []*datasets.Table, schema datasets.Schema, 
 			return nil, fmt.Errorf("%w: shards %d and %d are both named %q; a row's position is its shard's name and its row number", datasets.ErrFormat, j+1, i+1, name)
 		}
 		seen[name] = i
-		train, _, err := pl.Rows(t, name, 1)
+		if t.First != 0 {
+			return nil, fmt.Errorf("%w: shard %d (%s) is a chunk from data row %d; Fit takes whole shards", datasets.ErrFormat, i+1, name, t.First+1)
+		}
+		train, _, err := pl.Rows(t, name)
 		if err != nil {
 			return nil, err
 		}
-		shards = append(shards, datasets.Shard{Name: name, Rows: len(t.Rows)})
+		shards = append(shards, datasets.Shard{Name: name, Rows: t.Len()})
 		for _, r := range train {
 			byPart[r.Partition] = append(byPart[r.Partition], r)
 		}

@@ -29,11 +29,8 @@ import (
 func shardsOf(t *datasets.Table, k int) []*datasets.Table {
 	out := make([]*datasets.Table, k)
 	for i := range k {
-		lo, hi := i*len(t.Rows)/k, (i+1)*len(t.Rows)/k
-		s := &datasets.Table{Columns: slices.Clone(t.Columns), Source: fmt.Sprintf("dir/shard-%d.csv", i)}
-		for _, r := range t.Rows[lo:hi] {
-			s.Rows = append(s.Rows, slices.Clone(r))
-		}
+		s := t.Slice(i*t.Len()/k, (i+1)*t.Len()/k)
+		s.Source, s.First = fmt.Sprintf("dir/shard-%d.csv", i), 0
 		out[i] = s
 	}
 	return out
@@ -210,13 +207,13 @@ func TestFitPartitionedNeighboursHaveTeeth(t *testing.T) {
 	r0 := fit(base)
 	best := 0.0
 	for sh := range base {
-		for i := range base[sh].Rows {
+		for i := range base[sh].Len() {
 			other := cloneShards(base)
-			row := other[sh].Rows[i]
+			row := other[sh]
 			for j := range 2 {
-				row[j] = strconv.FormatFloat(-1e3*fittest.MustFloat(row[j]), 'g', -1, 64)
+				row.SetCell(i, j, strconv.FormatFloat(-1e3*fittest.MustFloat(row.Cell(i, j)), 'g', -1, 64))
 			}
-			row[2] = map[string]string{"a": "b", "b": "a"}[row[2]]
+			row.SetCell(i, 2, map[string]string{"a": "b", "b": "a"}[row.Cell(i, 2)])
 			best = math.Max(best, floats.Distance(r0.Model.W, fit(other).Model.W, 2)/r0.Certificate.L2Sensitivity)
 		}
 	}
@@ -242,10 +239,10 @@ func TestFitPartitionedErrors(t *testing.T) {
 	schema := datasets.Schema{Label: "y", Classes: []string{"a", "b"}, Bounds: fittest.BoundsFor(base[0], -3, 4)}
 	opts := private.Options{Mechanism: perturb.Gamma, Auto: true, Seed: 1}
 	budget := dp.Budget{Epsilon: 1}
-	ragged := cloneShards(base)
-	ragged[1].Rows[3] = ragged[1].Rows[3][:2]
+	chunk := cloneShards(base)
+	chunk[1].First = 20
 	badCell := cloneShards(base)
-	badCell[2].Rows[5][0] = "abc"
+	badCell[2].SetCell(5, 0, "abc")
 	dup := cloneShards(base)
 	dup[2].Source = "other/shard-0.csv"
 	header := cloneShards(base)
@@ -259,7 +256,7 @@ func TestFitPartitionedErrors(t *testing.T) {
 	}{
 		{"more partitions than rows", base, opts, 61, private.ErrOptions},
 		{"zero partitions", base, opts, 0, private.ErrOptions},
-		{"ragged row", ragged, opts, 4, datasets.ErrFormat},
+		{"a chunk for a shard", chunk, opts, 4, datasets.ErrFormat},
 		{"malformed cell", badCell, opts, 4, datasets.ErrFormat},
 		{"duplicate shard names", dup, opts, 4, datasets.ErrFormat},
 		{"different headers", header, opts, 4, datasets.ErrFormat},

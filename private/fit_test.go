@@ -179,13 +179,12 @@ func TestFitNeighboursHaveTeeth(t *testing.T) {
 	}
 	r0 := fit(base)
 	best := 0.0
-	for i := range base.Rows {
+	for i := range base.Len() {
 		other := fittest.Clone(base)
-		row := other.Rows[i]
 		for j := range 2 {
-			row[j] = strconv.FormatFloat(-1e3*fittest.MustFloat(row[j]), 'g', -1, 64)
+			other.SetCell(i, j, strconv.FormatFloat(-1e3*fittest.MustFloat(other.Cell(i, j)), 'g', -1, 64))
 		}
-		row[2] = map[string]string{"a": "b", "b": "a"}[row[2]]
+		other.SetCell(i, 2, map[string]string{"a": "b", "b": "a"}[other.Cell(i, 2)])
 		r1 := fit(other)
 		best = math.Max(best, floats.Distance(r0.Model.W, r1.Model.W, 2)/r0.Certificate.L2Sensitivity)
 	}
@@ -203,7 +202,7 @@ func TestFitNeighboursHaveTeeth(t *testing.T) {
 // private fit without declared classes is refused.
 func TestFitClassesAreDeclared(t *testing.T) {
 	tab := fittest.Blobs(60, 3, []string{"a", "b", "c"}, 1)
-	tab.Rows[5][3] = "zzz"
+	tab.SetCell(5, 3, "zzz")
 	schema := datasets.Schema{Label: "y", Classes: []string{"a", "b", "c"}, Bounds: fittest.BoundsFor(tab, -3, 4)}
 	r, err := Fit(context.Background(), tab, schema, dp.Budget{Epsilon: 1}, Options{Mechanism: perturb.Gamma, Auto: true, Seed: 1, Diagnostics: true})
 	if err != nil {
@@ -226,9 +225,9 @@ func TestFitErrors(t *testing.T) {
 	good := datasets.Schema{Label: "y", Classes: []string{"a", "b"}, Bounds: fittest.BoundsFor(tab, -3, 3)}
 	priv := Options{Mechanism: perturb.Gamma, Auto: true}
 	nan := fittest.Clone(tab)
-	nan.Rows[3][0] = "NaN"
+	nan.SetCell(3, 0, "NaN")
 	word := fittest.Clone(tab)
-	word.Rows[4][1] = "x"
+	word.SetCell(4, 1, "x")
 	tests := []struct {
 		name   string
 		tab    *datasets.Table

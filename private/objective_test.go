@@ -233,7 +233,7 @@ func TestObjectiveNeighbours(t *testing.T) {
 		}
 		return r
 	}
-	tr, _, err := (&datasets.Encoded{N: len(tab.Rows)}).Split(opts.TestFrac, opts.Seed, opts.Stratify)
+	tr, _, err := (&datasets.Encoded{N: tab.Len()}).Split(opts.TestFrac, opts.Seed, opts.Stratify)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -290,7 +290,13 @@ func TestObjectiveNeighbours(t *testing.T) {
 	b := summedGradient(X, y, 0.01, baseW)
 	for name, edit := range replace {
 		t2 := fittest.Clone(tab)
-		t2.Rows[row] = edit(append([]string(nil), t2.Rows[row]...))
+		cells := make([]string, len(t2.Columns))
+		for j := range cells {
+			cells[j] = t2.Cell(row, j)
+		}
+		for j, c := range edit(cells) {
+			t2.SetCell(row, j, c)
+		}
 		nb := fit(t2)
 		X2, y2 := trainRowsOf(t, t2, schema, opts)
 		b2 := summedGradient(X2, y2, 0.01, iterate(nb))

@@ -23,6 +23,7 @@ import (
 	"math/rand/v2"
 	"os"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -154,10 +155,11 @@ var adultBounds = map[string][2]float64{
 	"capital-gain": {0, 99999}, "capital-loss": {0, 4356}, "hours-per-week": {1, 99},
 }
 
-// tableOf writes a data set as a Table (features, then the label).
+// tableOf writes rows [lo, hi) of a data set as a Table (features, then
+// the label).
 func tableOf(ds *datasets.Dataset, source string, lo, hi int) *datasets.Table {
-	t := &datasets.Table{Columns: append(append([]string(nil), ds.Features...), "label"), Source: source}
 	_, d := ds.X.Dims()
+	rows := make([][]string, 0, hi-lo)
 	for i := lo; i < hi; i++ {
 		row := make([]string, d+1)
 		for j := range d {
@@ -171,7 +173,11 @@ func tableOf(ds *datasets.Dataset, source string, lo, hi int) *datasets.Table {
 		if ds.Y[i] > 0 {
 			row[d] = ds.Classes[1]
 		}
-		t.Rows = append(t.Rows, row)
+		rows = append(rows, row)
+	}
+	t, err := datasets.NewTable(source, append(slices.Clone(ds.Features), "label"), rows)
+	if err != nil {
+		panic(err) // a programmer error: a Dataset has rows and unique feature names
 	}
 	return t
 }
@@ -196,16 +202,17 @@ func adultAccuracy() error {
 	testTab := tableOf(test, "adult.test", 0, nt)
 	accuracy := func(r *modelfile.Released) float64 {
 		hit := 0
-		for _, row := range testTab.Rows {
-			x := make([]float64, len(row)-1)
+		d := len(testTab.Columns) - 1
+		x := make([]float64, d)
+		for i := range testTab.Len() {
 			for j := range x {
-				x[j], _ = strconv.ParseFloat(row[j], 64)
+				x[j], _ = testTab.Value(i, j)
 			}
-			if c, err := r.Predict(x); err == nil && c == row[len(row)-1] {
+			if c, err := r.Predict(x); err == nil && c == testTab.Cell(i, d) {
 				hit++
 			}
 		}
-		return float64(hit) / float64(len(testTab.Rows))
+		return float64(hit) / float64(testTab.Len())
 	}
 	budget := dp.Budget{Epsilon: 1}
 	knobs, err := release.AutoKnobs(n, len(train.Features)+1, 1, perturb.Gamma, budget)

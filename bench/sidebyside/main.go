@@ -9,9 +9,10 @@
 //	      passes); peak memory over the data (the data and everything Train
 //	      allocates)
 //	pass  the marginal time of a pass at b = 1, 32 and 256
-//	csv   the two CSV readers: datasets.ReadTableFile (the reader stabpriv
-//	      train uses: a table of text cells, parsed later by private.Fit)
-//	      and datasets.ReadCSVFile (a numeric Dataset)
+//	csv   the CSV reader as datasets.ReadTableFile (what stabpriv train
+//	      uses: a float matrix and the text of the cells that are not
+//	      numbers, parsed against the schema later by private.Fit) and as
+//	      datasets.ReadCSVFile (a numeric Dataset)
 //	svd   preprocess.FitTruncatedSVD (k components, 10 oversamples, 5 power
 //	      iterations: scikit-learn's TruncatedSVD defaults), labelled with
 //	      the method it takes at this shape (exact from X^T X, or
@@ -181,16 +182,16 @@ func run(f flags) error {
 		}
 		return nil
 	case "csv":
-		// Both readers, alternating within the round: the one stabpriv
-		// train uses, and the numeric one.
+		// Both uses of the reader, alternating within the round: the
+		// one of stabpriv train, and the numeric one.
 		for r := 0; r < f.reps; r++ {
 			start := time.Now()
 			t, err := datasets.ReadTableFile(f.csv)
 			if err != nil {
 				return err
 			}
-			emit("csv", fmt.Sprintf("%dx%d", len(t.Rows), len(t.Columns)), "stabpriv datasets.ReadTableFile (the reader of stabpriv train: text cells)",
-				time.Since(start).Seconds(), pair("csv-text-table", "csv-numeric-frame"))
+			emit("csv", fmt.Sprintf("%dx%d", t.Len(), len(t.Columns)), "stabpriv datasets.ReadTableFile (the reader of stabpriv train: a float matrix)",
+				time.Since(start).Seconds(), pair("csv-table", "csv-numeric-frame"))
 			start = time.Now()
 			ds, err := datasets.ReadCSVFile(f.csv, datasets.CSVOptions{Label: "label", Positive: "1"})
 			if err != nil {

@@ -385,7 +385,7 @@ func TestPDPModel(t *testing.T) {
 	x := mat.NewDense(len(train), 4, nil)
 	y := make([]float64, len(train))
 	for k, i := range train {
-		rec := tab.Rows[i]
+		rec := []string{tab.Cell(i, 0), tab.Cell(i, 1), tab.Cell(i, 2), tab.Cell(i, 3)}
 		switch rec[3] {
 		case "a":
 			y[k] = -1
@@ -422,7 +422,7 @@ func TestPDPModel(t *testing.T) {
 		if row["exact"] == "false" && math.Abs(sens-ref[k].L2) > 1e-9*math.Max(ref[k].L2, 1e-12) {
 			t.Errorf("id %d: sensitivity %g, the rows built by hand give %g", train[k], sens, ref[k].L2)
 		}
-		if tab.Rows[train[k]][3] == "unknown" {
+		if tab.Cell(train[k], 3) == "unknown" {
 			nulls++
 			if sens != 0 || e != 0 {
 				t.Errorf("null row id %d: sensitivity %g, eps %g, want 0", train[k], sens, e)

@@ -81,11 +81,15 @@ func runPredict(_ context.Context, args []string, stdout, stderr io.Writer) erro
 	x := make([]float64, len(cols))
 	var hit, ss float64
 	scored := 0
-	for i, row := range t.Rows {
+	for i := range t.Len() {
 		for j, c := range cols {
-			v, err := strconv.ParseFloat(row[c], 64)
-			if err != nil {
-				return fmt.Errorf("%s: row %d, column %q: %q is not a number", data, i, t.Columns[c], row[c])
+			v, ok := t.Value(i, c)
+			if !ok {
+				// NaN and infinite cells are read as numbers.
+				var err error
+				if v, err = strconv.ParseFloat(t.Cell(i, c), 64); err != nil {
+					return fmt.Errorf("%s: row %d (line %d), column %q: %q is not a number", data, i, t.Line(i), t.Columns[c], t.Cell(i, c))
+				}
 			}
 			x[j] = v
 		}
@@ -107,14 +111,14 @@ func runPredict(_ context.Context, args []string, stdout, stderr io.Writer) erro
 			continue
 		}
 		if r.Schema.Classes == nil {
-			if y, err := strconv.ParseFloat(row[label], 64); err == nil {
+			if y, err := strconv.ParseFloat(t.Cell(i, label), 64); err == nil {
 				v, _ := strconv.ParseFloat(pred, 64)
 				ss += (v - y) * (v - y)
 				scored++
 			}
-		} else if slices.Contains(r.Schema.Classes, row[label]) {
+		} else if y := t.Cell(i, label); slices.Contains(r.Schema.Classes, y) {
 			scored++
-			if row[label] == pred {
+			if y == pred {
 				hit++
 			}
 		}

@@ -16,6 +16,7 @@ import (
 	"io"
 	"log"
 	"os"
+	"slices"
 
 	"github.com/stabpriv/stabpriv/datasets"
 	"github.com/stabpriv/stabpriv/dp"
@@ -52,8 +53,8 @@ func run(w io.Writer, noise perturb.Source, noiseSeed uint64) error {
 	fmt.Fprintf(w, "route %s: Delta = %.4f, lambda = %.4g, clip G = %g\n", c.SensitivityRoute, c.L2Sensitivity, c.Lambda, c.Clip)
 	// A prediction on a raw row (the first row of the data file).
 	x := make([]float64, len(r.Features()))
-	for j := range x {
-		fmt.Sscan(table.Rows[0][j], &x[j])
+	for j, f := range r.Features() {
+		x[j], _ = table.Value(0, slices.Index(table.Columns, f))
 	}
 	label, err := r.Predict(x)
 	if err != nil {

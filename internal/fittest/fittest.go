@@ -15,11 +15,12 @@ import (
 // c mod d), seeded. Row i has class i mod len(classes).
 func Blobs(n, d int, classes []string, seed uint64) *datasets.Table {
 	rng := rand.New(rand.NewPCG(seed, 1))
-	t := &datasets.Table{Source: "blobs"}
+	var cols []string
 	for j := range d {
-		t.Columns = append(t.Columns, "f"+strconv.Itoa(j))
+		cols = append(cols, "f"+strconv.Itoa(j))
 	}
-	t.Columns = append(t.Columns, "y")
+	cols = append(cols, "y")
+	rows := make([][]string, n)
 	for i := range n {
 		c := i % len(classes)
 		row := make([]string, 0, d+1)
@@ -30,7 +31,11 @@ func Blobs(n, d int, classes []string, seed uint64) *datasets.Table {
 			}
 			row = append(row, strconv.FormatFloat(v, 'g', -1, 64))
 		}
-		t.Rows = append(t.Rows, append(row, classes[c]))
+		rows[i] = append(row, classes[c])
+	}
+	t, err := datasets.NewTable("blobs", cols, rows)
+	if err != nil {
+		panic(err)
 	}
 	return t
 }
@@ -46,13 +51,7 @@ func BoundsFor(t *datasets.Table, lo, hi float64) []datasets.Bound {
 }
 
 // Clone returns a deep copy of t.
-func Clone(t *datasets.Table) *datasets.Table {
-	out := &datasets.Table{Columns: slices.Clone(t.Columns), Source: t.Source}
-	for _, r := range t.Rows {
-		out.Rows = append(out.Rows, slices.Clone(r))
-	}
-	return out
-}
+func Clone(t *datasets.Table) *datasets.Table { return t.Clone() }
 
 // NeighbourCase replaces one row of a table.
 type NeighbourCase struct {
@@ -65,26 +64,25 @@ type NeighbourCase struct {
 // flip, extreme features (far outside the bounds), a label outside the
 // declared classes, at the first, a middle and the last row.
 func NeighbourCases(classes []string) []NeighbourCase {
-	flip := func(row []string) {
-		i := slices.Index(classes, row[len(row)-1])
-		row[len(row)-1] = classes[(i+1)%len(classes)]
+	flip := func(t *datasets.Table, i, d int) {
+		k := slices.Index(classes, t.Cell(i, d))
+		t.SetCell(i, d, classes[(k+1)%len(classes)])
 	}
-	extreme := func(row []string, s float64) {
-		for j := range len(row) - 1 {
-			row[j] = strconv.FormatFloat(s*1e6*float64(1-2*(j%2)), 'g', -1, 64)
+	extreme := func(t *datasets.Table, i, d int, s float64) {
+		for j := range d {
+			t.SetCell(i, j, strconv.FormatFloat(s*1e6*float64(1-2*(j%2)), 'g', -1, 64))
 		}
 	}
 	return []NeighbourCase{
-		{"label flip, first row", func(t *datasets.Table, d int) { flip(t.Rows[0]) }},
-		{"label flip, middle row", func(t *datasets.Table, d int) { flip(t.Rows[len(t.Rows)/2]) }},
-		{"label flip, last row", func(t *datasets.Table, d int) { flip(t.Rows[len(t.Rows)-1]) }},
-		{"extreme features, first row", func(t *datasets.Table, d int) { extreme(t.Rows[0], 1) }},
-		{"extreme features and flip, middle row", func(t *datasets.Table, d int) { extreme(t.Rows[len(t.Rows)/2], -1); flip(t.Rows[len(t.Rows)/2]) }},
-		{"undeclared label, last row", func(t *datasets.Table, d int) { t.Rows[len(t.Rows)-1][d] = "zzz" }},
+		{"label flip, first row", func(t *datasets.Table, d int) { flip(t, 0, d) }},
+		{"label flip, middle row", func(t *datasets.Table, d int) { flip(t, t.Len()/2, d) }},
+		{"label flip, last row", func(t *datasets.Table, d int) { flip(t, t.Len()-1, d) }},
+		{"extreme features, first row", func(t *datasets.Table, d int) { extreme(t, 0, d, 1) }},
+		{"extreme features and flip, middle row", func(t *datasets.Table, d int) { extreme(t, t.Len()/2, d, -1); flip(t, t.Len()/2, d) }},
+		{"undeclared label, last row", func(t *datasets.Table, d int) { t.SetCell(t.Len()-1, d, "zzz") }},
 		{"zero row, middle row", func(t *datasets.Table, d int) {
-			r := t.Rows[len(t.Rows)/3]
 			for j := range d {
-				r[j] = "0"
+				t.SetCell(t.Len()/3, j, "0")
 			}
 		}},
 	}
