@@ -63,3 +63,60 @@ func TestOutputsNeverClobber(t *testing.T) {
 		t.Error("--force did not replace the model file")
 	}
 }
+
+// TestPredictSafe: predict refuses to write over a model file, leaves an
+// existing output as it was when a row is bad, and refuses a model file
+// that does not verify unless --unverified (with a warning).
+func TestPredictSafe(t *testing.T) {
+	dir := t.TempDir()
+	model := filepath.Join(dir, "model.json")
+	if _, _, err := call(t, "train", "--out", model); err != nil {
+		t.Fatal(err)
+	}
+	modelBytes, _ := os.ReadFile(model)
+	data := filepath.Join("..", "..", "datasets", "data", "wdbc.csv")
+	out := filepath.Join(dir, "pred.csv")
+	if _, _, err := call(t, "predict", "--model", model, "--data", data, "--out", out); err != nil {
+		t.Fatal(err)
+	}
+	good, _ := os.ReadFile(out)
+	var ue *usageError
+	if _, _, err := call(t, "predict", "--model", model, "--data", data, "--out", model); !errors.As(err, &ue) {
+		t.Errorf("--out the model file: %v, want a usage error", err)
+	}
+	if after, _ := os.ReadFile(model); !bytes.Equal(after, modelBytes) {
+		t.Error("predict wrote over the model file")
+	}
+	// A bad row: the earlier predictions stay as they were.
+	raw, _ := os.ReadFile(data)
+	lines := bytes.SplitN(raw, []byte("\n"), 4)
+	bad := filepath.Join(dir, "bad.csv")
+	broken := append(append(append([]byte{}, lines[0]...), '\n'), lines[1]...)
+	broken = append(broken, []byte("\n"+string(bytes.Replace(lines[2], []byte(","), []byte(",x"), 1))+"\n")...)
+	if err := os.WriteFile(bad, broken, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if _, _, err := call(t, "predict", "--model", model, "--data", bad, "--out", out); err == nil {
+		t.Error("a bad row was accepted")
+	}
+	if after, _ := os.ReadFile(out); !bytes.Equal(after, good) {
+		t.Error("a failed predict changed the earlier output")
+	}
+	// A tampered release.
+	release := filepath.Join(dir, "release.json")
+	if _, _, err := call(t, "train", "--mechanism", "gamma", "--out", release); err != nil {
+		t.Fatal(err)
+	}
+	releaseBytes, _ := os.ReadFile(release)
+	tampered := filepath.Join(dir, "tampered.json")
+	edited := bytes.Replace(releaseBytes, []byte(`"test_frac": 0.2`), []byte(`"test_frac": 0.3`), 1)
+	if err := os.WriteFile(tampered, edited, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if _, _, err := call(t, "predict", "--model", tampered, "--data", data); err == nil {
+		t.Error("a model file that does not verify was used")
+	}
+	if _, stderr, err := call(t, "predict", "--model", tampered, "--data", data, "--unverified"); err != nil || !bytes.Contains([]byte(stderr), []byte("WARNING")) {
+		t.Errorf("--unverified: %v, stderr %q", err, stderr)
+	}
+}
