@@ -6,7 +6,6 @@ import (
 
 	// The Gorgonia engine registers itself with the trainer (--engine graph).
 	"github.com/stabpriv/stabpriv/datasets"
-	"github.com/stabpriv/stabpriv/datasets/preprocess"
 	"github.com/stabpriv/stabpriv/dp"
 	_ "github.com/stabpriv/stabpriv/graph"
 	"github.com/stabpriv/stabpriv/losses"
@@ -14,7 +13,6 @@ import (
 	"github.com/stabpriv/stabpriv/perturb"
 	"github.com/stabpriv/stabpriv/private"
 	"github.com/stabpriv/stabpriv/regularizers"
-	"github.com/stabpriv/stabpriv/trainer"
 )
 
 // Config holds the settings of a partitioned fit in a form that travels to
@@ -74,9 +72,9 @@ func (c Config) Options() (datasets.Schema, dp.Budget, private.Options, error) {
 	var budget dp.Budget
 	var opts private.Options
 	if c.Mechanism != "" && c.Mechanism != "none" {
-		m, err := perturb.ParseMechanism(c.Mechanism)
-		if err != nil {
-			return schema, budget, opts, fmt.Errorf("stabbeam: mechanism %q, want none, laplace, gamma, gaussian or gaussian-analytic", c.Mechanism)
+		var m perturb.Mechanism
+		if err := m.UnmarshalText([]byte(c.Mechanism)); err != nil {
+			return schema, budget, opts, fmt.Errorf("stabbeam: %w", err)
 		}
 		opts.Mechanism, budget = m, dp.Budget{Epsilon: c.Epsilon, Delta: c.Delta}
 		switch c.Noise {
@@ -87,14 +85,10 @@ func (c Config) Options() (datasets.Schema, dp.Budget, private.Options, error) {
 			return schema, budget, opts, fmt.Errorf("stabbeam: noise %q, want secure or seeded", c.Noise)
 		}
 	}
-	switch c.Preprocess {
-	case "":
-	case "bounds":
-		opts.Preprocess = preprocess.Bounds
-	case "none":
-		opts.Preprocess = preprocess.None
-	default:
-		return schema, budget, opts, fmt.Errorf("stabbeam: preprocessing %q, want bounds or none (a data-fitted standardization is refused: standardize the shards in a separate step, outside the guarantee)", c.Preprocess)
+	if c.Preprocess != "" {
+		if err := opts.Preprocess.UnmarshalText([]byte(c.Preprocess)); err != nil {
+			return schema, budget, opts, fmt.Errorf("stabbeam: %w", err)
+		}
 	}
 	cfg := &opts.Trainer
 	if c.Loss != "" {
@@ -112,26 +106,51 @@ func (c Config) Options() (datasets.Schema, dp.Budget, private.Options, error) {
 	cfg.Reg = regularizers.ElasticNet{Lambda: c.Lambda, L1Ratio: c.L1Ratio}
 	cfg.Clip, cfg.Eta, cfg.Passes, cfg.Batch = c.Clip, c.Eta, c.Passes, c.Batch
 	cfg.Dropout, cfg.Radius, cfg.Average, cfg.LabelBound = c.Dropout, c.Radius, c.Average, c.LabelBound
-	switch c.Schedule {
-	case "", "constant":
-		cfg.Schedule = trainer.Constant
-	case "inverse-t":
-		cfg.Schedule = trainer.InverseT
-	case "bounded-inverse-t":
-		cfg.Schedule = trainer.BoundedInverseT
-	default:
-		return schema, budget, opts, fmt.Errorf("stabbeam: schedule %q, want constant, inverse-t or bounded-inverse-t", c.Schedule)
+	if c.Schedule != "" {
+		if err := cfg.Schedule.UnmarshalText([]byte(c.Schedule)); err != nil {
+			return schema, budget, opts, fmt.Errorf("stabbeam: %w", err)
+		}
 	}
-	switch c.Engine {
-	case "", "native":
-		cfg.Engine = trainer.Native
-	case "graph":
-		cfg.Engine = trainer.Graph
-	default:
-		return schema, budget, opts, fmt.Errorf("stabbeam: engine %q, want native or graph", c.Engine)
+	if c.Engine != "" {
+		if err := cfg.Engine.UnmarshalText([]byte(c.Engine)); err != nil {
+			return schema, budget, opts, fmt.Errorf("stabbeam: %w", err)
+		}
 	}
 	opts.Auto, opts.Seed, opts.TestFrac = c.Auto, c.Seed, c.TestFrac
 	return schema, budget, opts, nil
+}
+
+// NewConfig returns the Config of a partitioned fit with the schema, the
+// budget and the options of package private (as the shared flags of
+// stabpriv train give them: internal/runflags) and P partitions. The
+// options' noise source must be perturb.Secure (or nil) or perturb.Seeded;
+// a logger does not travel.
+func NewConfig(schema datasets.Schema, budget dp.Budget, opts private.Options, partitions int) (Config, error) {
+	cfg := opts.Trainer
+	c := Config{
+		Label: schema.Label, Classes: schema.Classes, LabelBound: schema.LabelBound, Bounds: schema.Bounds,
+		Preprocess: string(opts.Preprocess), Auto: opts.Auto,
+		Lambda: cfg.Reg.Lambda, L1Ratio: cfg.Reg.L1Ratio, Clip: cfg.Clip, Schedule: cfg.Schedule.String(), Eta: cfg.Eta,
+		Passes: cfg.Passes, Batch: cfg.Batch, Dropout: cfg.Dropout, Radius: cfg.Radius, Average: cfg.Average, Engine: cfg.Engine.String(),
+		Seed: opts.Seed, TestFrac: opts.TestFrac,
+		Mechanism: string(opts.Mechanism), Epsilon: budget.Epsilon, Delta: budget.Delta,
+		Partitions: partitions,
+	}
+	if cfg.Loss != nil {
+		c.Loss = cfg.Loss.Name()
+	}
+	if cfg.Tolerance != 0 || cfg.Model != nil || cfg.StepFunc != nil || opts.Stratify {
+		return c, fmt.Errorf("stabbeam: a tolerance, a user model, a step function or a stratified split does not travel to the workers (a partitioned fit refuses them)")
+	}
+	switch src := opts.Noise; {
+	case src == nil || perturb.SourceName(src) == perturb.SourceSecure:
+		c.Noise = "secure"
+	case perturb.NoiseSeed(src) != nil:
+		c.Noise, c.NoiseSeed = "seeded", *perturb.NoiseSeed(src)
+	default:
+		return c, fmt.Errorf("stabbeam: noise source %q does not travel to the workers: give perturb.Secure or perturb.Seeded", perturb.SourceName(src))
+	}
+	return c, nil
 }
 
 // Plan checks c for tables with the given header and returns the plan of

@@ -36,6 +36,8 @@ import (
 	"runtime/debug"
 	"strings"
 	"text/tabwriter"
+
+	"github.com/stabpriv/stabpriv/internal/runflags"
 )
 
 // command is one subcommand. run parses its own flags from args.
@@ -58,15 +60,10 @@ func commands() []command {
 }
 
 // usageError marks an error in the command line: main exits with code 2.
-type usageError struct{ err error }
-
-func (e *usageError) Error() string { return e.err.Error() }
-func (e *usageError) Unwrap() error { return e.err }
+type usageError = runflags.UsageError
 
 // usagef returns a usageError with a formatted message.
-func usagef(format string, args ...any) error {
-	return &usageError{fmt.Errorf(format, args...)}
-}
+var usagef = runflags.Usagef
 
 // exitCode maps the error of run to the exit status of the process.
 func exitCode(err error) int {

@@ -59,7 +59,7 @@ func printRelease(w io.Writer, s *settings, r *modelfile.Released) error {
 	case c.Private:
 		fmt.Fprintf(w, "NOT PRIVATE FOR THE TABLE: %s, %s for the standardized rows only; the standardization statistics fitted on %s are in the model file and are not private\n", c.Mechanism, claim, source)
 	default:
-		fmt.Fprintf(w, "NOT PRIVATE: %s noise from the seeded source, seed %d (published): anyone can subtract the noise; the calibration is that of %s\n", c.Mechanism, s.noiseSeed, claim)
+		fmt.Fprintf(w, "NOT PRIVATE: %s noise from the seeded source, seed %d (published): anyone can subtract the noise; the calibration is that of %s\n", c.Mechanism, s.NoiseSeed, claim)
 	}
 	tw := tabwriter.NewWriter(w, 0, 8, 2, ' ', 0)
 	row := func(name, value string) { fmt.Fprintf(tw, "  %s\t%s\n", name, value) }
@@ -67,8 +67,8 @@ func printRelease(w io.Writer, s *settings, r *modelfile.Released) error {
 	row("sensitivity", fmt.Sprintf("Delta = %s (route %s), beta = %s", g6(c.L2Sensitivity), c.SensitivityRoute, g6(c.Beta)))
 	row("noise scale", fmt.Sprintf("%s = %s", c.NoiseScaleName, g6(c.NoiseScale)))
 	row("knobs", fmt.Sprintf("lambda = %s, l1 ratio = %s, clip G = %s, schedule %s, %d passes, batch %d", g6(c.Lambda), g6(c.L1Ratio), g6(c.Clip), c.Schedule, c.Passes, c.Batch))
-	if s.opts.Auto {
-		k, err := release.AutoKnobs(r.Split.TrainRows, r.Model.D, r.Model.K, c.Mechanism, s.budget)
+	if s.Options.Auto {
+		k, err := release.AutoKnobs(r.Split.TrainRows, r.Model.D, r.Model.K, c.Mechanism, s.Budget)
 		if err == nil {
 			row("knob rule", k.Rule)
 		}

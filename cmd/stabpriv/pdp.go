@@ -10,6 +10,7 @@ import (
 
 	"github.com/stabpriv/stabpriv/datasets"
 	"github.com/stabpriv/stabpriv/internal/check"
+	"github.com/stabpriv/stabpriv/internal/runflags"
 	"github.com/stabpriv/stabpriv/losses"
 	"github.com/stabpriv/stabpriv/modelfile"
 	"github.com/stabpriv/stabpriv/pdp"
@@ -162,7 +163,7 @@ func parsePDP(args []string, stderr io.Writer) (*pdpSettings, error) {
 	}
 	if !s.fixed {
 		if _, err := perturb.Calibrate(s.mech, s.epsilon, s.delta, perturb.Sensitivity{L2: 1}, 1); err != nil {
-			return nil, usagef("--mechanism %s --epsilon %v --delta %v: %w%s", s.mech, s.epsilon, s.delta, err, privacyHint(s.mech, err))
+			return nil, usagef("--mechanism %s --epsilon %v --delta %v: %w%s", s.mech, s.epsilon, s.delta, err, runflags.PrivacyHint(s.mech, err))
 		}
 	}
 	return s, nil
@@ -197,7 +198,7 @@ func runPDP(_ context.Context, args []string, stdout, stderr io.Writer) error {
 	case errors.Is(err, pdp.ErrNoBound):
 		return usagef("--epsilon %v: %w; pass --sigma S to analyse Gaussian noise of a fixed scale", s.epsilon, err)
 	case errors.Is(err, pdp.ErrSingular) || errors.Is(err, pdp.ErrNotSmooth):
-		return &usageError{err}
+		return &usageError{Err: err}
 	case err != nil:
 		return err
 	}

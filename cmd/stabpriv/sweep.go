@@ -258,7 +258,7 @@ func (f *paperFlags) logger(w io.Writer) *logrus.Logger {
 // shared checks did not catch) into a usage error.
 func asUsage(err error) error {
 	if errors.Is(err, experiments.ErrConfig) {
-		return &usageError{err}
+		return &usageError{Err: err}
 	}
 	return err
 }

@@ -1,0 +1,349 @@
+// Package runflags holds the command-line flags of a training run that
+// stabpriv train and stabpriv-beam share: the schema (label, classes,
+// bounds, feature map), the knobs, the seed and split, the mechanism, the
+// budget and the noise source, and the log level. Both commands read and
+// check them with the same code, so a flag means the same in both.
+package runflags
+
+import (
+	"errors"
+	"flag"
+	"fmt"
+	"math"
+	"strconv"
+	"strings"
+
+	"github.com/sirupsen/logrus"
+
+	"github.com/stabpriv/stabpriv/datasets"
+	"github.com/stabpriv/stabpriv/datasets/preprocess"
+	"github.com/stabpriv/stabpriv/dp"
+	"github.com/stabpriv/stabpriv/internal/check"
+	"github.com/stabpriv/stabpriv/losses"
+	"github.com/stabpriv/stabpriv/perturb"
+	"github.com/stabpriv/stabpriv/private"
+	"github.com/stabpriv/stabpriv/regularizers"
+	"github.com/stabpriv/stabpriv/release"
+	"github.com/stabpriv/stabpriv/trainer"
+)
+
+// ErrUsage is matched (errors.Is) by every error about the command line:
+// the commands exit with status 2 for it.
+var ErrUsage = errors.New("usage error")
+
+// UsageError is an error in the command line. Its message is the wrapped
+// error's; it matches ErrUsage.
+type UsageError struct{ Err error }
+
+func (e *UsageError) Error() string        { return e.Err.Error() }
+func (e *UsageError) Unwrap() error        { return e.Err }
+func (e *UsageError) Is(target error) bool { return target == ErrUsage }
+
+// Usagef returns a *UsageError with a formatted message.
+func Usagef(format string, args ...any) error {
+	return &UsageError{fmt.Errorf(format, args...)}
+}
+
+// usagef is Usagef.
+var usagef = Usagef
+
+// Flags are the shared flags, as given.
+type Flags struct {
+	Label, Classes, Bounds, Loss string
+	Lambda, L1Ratio, Clip, Step  string
+	Passes, Batch                int
+	Schedule                     *choice[trainer.Schedule, *trainer.Schedule]
+	Dropout, Radius              float64
+	Average                      bool
+	Engine                       trainer.Engine
+	Seed                         uint64
+	TestFrac                     float64
+	LogLevel                     string
+	LabelBound                   float64
+	Mechanism                    *choice[perturb.Mechanism, *perturb.Mechanism]
+	Noise                        string
+	NoiseSeed                    uint64
+	Epsilon, Delta               float64
+	Standardize                  *choice[preprocess.Mode, *preprocess.Mode]
+	Partitions                   int
+}
+
+// Register defines the flags on fs.
+func (f *Flags) Register(fs *flag.FlagSet) {
+	fs.StringVar(&f.Label, "label", "", "label `column` of the data")
+	fs.StringVar(&f.Classes, "classes", "", "the classes, declared: `a,b,...` (binary: the second is +1); required for a private or partitioned classification; matched exactly (case and spaces count): rows with another label are kept as null rows that train nothing")
+	fs.StringVar(&f.Bounds, "bounds", "", "CSV `file` of public feature bounds, one line column,lo,hi per feature: values are clamped and scaled into [-1, 1] inside the guarantee")
+	f.Standardize = newChoice[preprocess.Mode]("auto", map[string]preprocess.Mode{"train": preprocess.Standardize})
+	fs.TextVar(f.Standardize, "standardize", f.Standardize, "feature map: auto (bounds with --bounds or the embedded data; train for a non-private run without bounds), none (features as they are), train (standardization fitted on the training split: outside the guarantee)")
+	fs.StringVar(&f.Loss, "loss", "", "loss: "+strings.Join(losses.Names(), ", ")+" (default: logistic for 2 classes, softmax for more); it sets the task")
+	fs.StringVar(&f.Lambda, "lambda", "auto", "elastic-net strength lambda >= 0, or auto: with --mechanism, chosen with --clip from (n, d, K, eps) alone; 1e-3 without")
+	fs.StringVar(&f.L1Ratio, "l1-ratio", "auto", "elastic-net L1 share alpha in [0, 1] (auto: 0 with --mechanism, 0.15 without); mu = lambda*(1-alpha)")
+	fs.StringVar(&f.Clip, "clip", "auto", "per-example gradient clipping norm `G` (0: none; auto: with --lambda auto, the rule's G; 0 otherwise)")
+	fs.IntVar(&f.Passes, "passes", 10, "passes k over the training data")
+	fs.IntVar(&f.Batch, "batch", 1, "minibatch size b")
+	fs.StringVar(&f.Step, "step", "auto", "constant step size eta, or auto for 1/beta (beta the smoothness of the per-example objective)")
+	f.Schedule = newChoice[trainer.Schedule]("auto", nil)
+	fs.TextVar(f.Schedule, "schedule", f.Schedule, "step schedule: constant, inverse-t, bounded-inverse-t (auto: bounded-inverse-t for a release with mu > 0, else constant)")
+	fs.Float64Var(&f.Dropout, "dropout", 1, "s-dropout fraction `s` in (0, 1] (1: none)")
+	fs.Float64Var(&f.Radius, "radius", 0, "project the weights onto ||w|| <= `R` (0: none; squared loss needs it)")
+	fs.BoolVar(&f.Average, "average", false, "return the average of the iterates")
+	fs.TextVar(&f.Engine, "engine", trainer.Native, "gradient engine: native or graph (Gorgonia)")
+	fs.Uint64Var(&f.Seed, "seed", 1, "seed of the split, the partitions, the permutations and the dropout masks (published in the certificate)")
+	fs.Float64Var(&f.TestFrac, "test-frac", 0.2, "share of the rows held out for testing, in [0, 1) (0: every row trains)")
+	fs.StringVar(&f.LogLevel, "log-level", "warn", "log level on stderr: panic, error, warn, info, debug")
+	fs.Float64Var(&f.LabelBound, "label-bound", 0, "regression: the bound `B` in |y| <= B (squared loss needs it; 0: none); a release clamps labels to it")
+	f.Mechanism = newChoice[perturb.Mechanism]("none", nil)
+	fs.TextVar(f.Mechanism, "mechanism", f.Mechanism, "release mechanism: none (a non-private model), "+release.List()+" (objective and amp perturb the training objective: lambda auto or at least its floor, no SGD knobs)")
+	fs.Float64Var(&f.Epsilon, "epsilon", 1, "privacy budget `eps` > 0 of the fit")
+	fs.Float64Var(&f.Delta, "delta", 0, "privacy budget `delta` in [0, 1): 0 for laplace, gamma and objective (pure eps-DP), > 0 for the Gaussian mechanisms and amp")
+	fs.StringVar(&f.Noise, "noise", "secure", "noise source: secure (a private release), or seeded from --noise-seed (reproducible; its certificate says NOT private, since the seed is published)")
+	fs.Uint64Var(&f.NoiseSeed, "noise-seed", 0, "seed of --noise seeded (required with it; published in the model file)")
+	fs.IntVar(&f.Partitions, "partitions", 1, "train `P` partitions, a row's partition a seeded hash of its position (shard name, row number), and release the weighted average once (partition.Fit)")
+}
+
+// Run is what the flags ask for.
+type Run struct {
+	Schema  datasets.Schema
+	Budget  dp.Budget
+	Options private.Options
+	Level   logrus.Level
+}
+
+// Private reports whether the run releases by a mechanism.
+func (r *Run) Private() bool { return r.Options.Mechanism != "" }
+
+// Check checks the flags (set names those given) and returns the run they
+// ask for: the mechanism and budget, the knobs, and the schema with the
+// classes, the bounds (read from --bounds) and the feature map. defaults,
+// when not nil, is the schema of data the command supplies itself (the
+// embedded data set of stabpriv train): its label, classes and bounds
+// stand unless the flags give others. Every error wraps ErrUsage or names
+// the file it could not read.
+func (f *Flags) Check(set map[string]bool, defaults *datasets.Schema) (*Run, error) {
+	r := &Run{}
+	var err error
+	if r.Level, err = logrus.ParseLevel(f.LogLevel); err != nil {
+		return nil, usagef("--log-level: %w", err)
+	}
+	if err := f.checkPrivacy(set, r); err != nil {
+		return nil, err
+	}
+	if err := f.checkKnobs(set, r); err != nil {
+		return nil, err
+	}
+	if err := f.checkSchema(defaults, r); err != nil {
+		return nil, err
+	}
+	return r, nil
+}
+
+// checkPrivacy checks the mechanism, the budget and the noise source.
+func (f *Flags) checkPrivacy(set map[string]bool, r *Run) error {
+	name, private := f.Mechanism.value()
+	if !private {
+		for _, name := range []string{"epsilon", "delta", "noise", "noise-seed"} {
+			if set[name] {
+				return usagef("--%s applies to a private release; choose --mechanism %s", name, release.List())
+			}
+		}
+		return nil
+	}
+	method, err := release.Lookup(name)
+	if err != nil {
+		return usagef("--mechanism %q, want none, %s", name, release.List())
+	}
+	m := method.Name()
+	r.Budget = dp.Budget{Epsilon: f.Epsilon, Delta: f.Delta}
+	if err := method.CheckBudget(r.Budget); err != nil {
+		return usagef("--mechanism %s --epsilon %v --delta %v: %w%s", m, f.Epsilon, f.Delta, err, PrivacyHint(m, err))
+	}
+	if _, err := perturb.Lookup(m); err != nil {
+		// The SGD knobs apply to output perturbation, which releases the
+		// weights of an SGD run.
+		for _, name := range []string{"passes", "batch", "step", "schedule", "engine", "clip", "dropout", "radius", "average", "partitions", "l1-ratio"} {
+			if set[name] {
+				return usagef("--%s does not apply to --mechanism %s, which minimizes the ridge-regularized objective exactly (no SGD knobs, no clipping, dropout, projection or L1 term, one partition)", name, m)
+			}
+		}
+	}
+	r.Options.Mechanism = m
+	switch f.Noise {
+	case "secure":
+		if set["noise-seed"] {
+			return usagef("--noise-seed applies to --noise seeded")
+		}
+	case "seeded":
+		if !set["noise-seed"] {
+			return usagef("--noise seeded needs --noise-seed N (separate from --seed; it is published, so the release is not private)")
+		}
+		r.Options.Noise = perturb.Seeded(f.NoiseSeed)
+	default:
+		return usagef("--noise %q, want secure or seeded", f.Noise)
+	}
+	return nil
+}
+
+// PrivacyHint says how to fix the privacy flags that gave err.
+func PrivacyHint(m perturb.Mechanism, err error) string {
+	switch {
+	case errors.Is(err, perturb.ErrClassicalRange):
+		return " (pass --epsilon below 1, or --mechanism gaussian-analytic)"
+	case errors.Is(err, perturb.ErrDelta) && m.Pure():
+		return " (laplace and gamma are pure eps-DP: leave --delta at 0, or choose a Gaussian mechanism)"
+	case errors.Is(err, perturb.ErrDelta):
+		return " (the Gaussian mechanisms need --delta in (0, 1), e.g. --delta 1e-5)"
+	}
+	return ""
+}
+
+// floatFlag parses a numeric flag value that may be "auto".
+func floatFlag(name, v string, lo, hi float64) (float64, bool, error) {
+	if v == "auto" {
+		return 0, true, nil
+	}
+	x, err := strconv.ParseFloat(v, 64)
+	if err != nil || math.IsNaN(x) || x < lo || x > hi {
+		return 0, false, usagef("--%s %q, want auto or a number in [%g, %g]", name, v, lo, hi)
+	}
+	return x, false, nil
+}
+
+// checkKnobs checks the training knobs, the seed and the split.
+func (f *Flags) checkKnobs(set map[string]bool, r *Run) error {
+	priv := r.Private()
+	cfg := &r.Options.Trainer
+	if f.Loss != "" {
+		l, err := losses.ByName(f.Loss)
+		if err != nil {
+			return usagef("--loss: %w", err)
+		}
+		cfg.Loss = l
+	}
+	lambda, autoLambda, err := floatFlag("lambda", f.Lambda, 0, math.MaxFloat64)
+	if err != nil {
+		return err
+	}
+	alpha, autoAlpha, err := floatFlag("l1-ratio", f.L1Ratio, 0, 1)
+	if err != nil {
+		return err
+	}
+	clip, autoClip, err := floatFlag("clip", f.Clip, 0, math.MaxFloat64)
+	if err != nil {
+		return err
+	}
+	if autoLambda && !priv {
+		lambda = 1e-3
+	}
+	if autoAlpha && !priv {
+		alpha = 0.15
+	}
+	r.Options.Auto = priv && autoLambda
+	if r.Options.Auto {
+		for _, name := range []string{"clip", "l1-ratio", "schedule", "step"} {
+			if set[name] {
+				return usagef("--%s: with --lambda auto the release chooses lambda, --clip, --l1-ratio 0 and the schedule itself; give --lambda to set them", name)
+			}
+		}
+	} else if autoClip {
+		clip = 0
+	}
+	cfg.Reg = regularizers.ElasticNet{Lambda: lambda, L1Ratio: alpha}
+	cfg.Clip, cfg.Dropout, cfg.Radius, cfg.Average = clip, f.Dropout, f.Radius, f.Average
+	cfg.Passes, cfg.Batch, cfg.LabelBound = f.Passes, f.Batch, f.LabelBound
+	if f.Passes <= 0 || f.Batch <= 0 {
+		return usagef("--passes %d, --batch %d, want >= 1", f.Passes, f.Batch)
+	}
+	if f.Dropout <= 0 || f.Dropout > 1 || math.IsNaN(f.Dropout) {
+		return usagef("--dropout %v, want in (0, 1]", f.Dropout)
+	}
+	if f.Partitions < 1 || f.Partitions > datasets.MaxPartitions {
+		return usagef("--partitions %d, want 1 to %d", f.Partitions, datasets.MaxPartitions)
+	}
+	cfg.Engine = f.Engine
+	schedule, given := f.Schedule.value()
+	if !given && priv && f.Step == "auto" && lambda*(1-alpha) > 0 {
+		schedule = trainer.BoundedInverseT
+	}
+	if schedule == trainer.Custom {
+		return usagef("--schedule custom needs a step function: use the library")
+	}
+	cfg.Schedule = schedule
+	if f.Step != "auto" {
+		eta, err := strconv.ParseFloat(f.Step, 64)
+		if err != nil || !check.Positive(eta) {
+			return usagef("--step %q, want auto or a finite number > 0", f.Step)
+		}
+		if cfg.Schedule != trainer.Constant {
+			return usagef("--step %s applies to the constant schedule, not %s", f.Step, cfg.Schedule)
+		}
+		cfg.Eta = eta
+	}
+	if !check.HalfOpenUnit(f.TestFrac) {
+		return usagef("--test-frac %v, want in [0, 1)", f.TestFrac)
+	}
+	r.Options.TestFrac, r.Options.Seed = f.TestFrac, f.Seed
+	if cfg.Loss != nil && f.LabelBound != 0 && cfg.Loss.Task() != losses.Regression {
+		return usagef("--label-bound applies to regression losses, not %s (%v)", f.Loss, cfg.Loss.Task())
+	}
+	return nil
+}
+
+// regression reports whether the run's loss is a regression loss.
+func (r *Run) regression() bool {
+	l := r.Options.Trainer.Loss
+	return l != nil && l.Task() == losses.Regression
+}
+
+// checkSchema builds the schema: the label, the declared classes, the
+// bounds (read from --bounds) and the feature map.
+func (f *Flags) checkSchema(defaults *datasets.Schema, r *Run) error {
+	if defaults != nil {
+		if f.Label != "" && f.Label != defaults.Label {
+			return usagef("--label %q without --data: the embedded data set's label is %s", f.Label, defaults.Label)
+		}
+		if f.Classes != "" {
+			return usagef("--classes applies to --data; the embedded data declares %s", strings.Join(defaults.Classes, " and "))
+		}
+		r.Schema = *defaults
+	} else {
+		if f.Label == "" {
+			return usagef("--label is required: the name of the label column")
+		}
+		r.Schema = datasets.Schema{Label: f.Label, LabelBound: f.LabelBound}
+		if f.Classes != "" {
+			for _, c := range strings.Split(f.Classes, ",") {
+				r.Schema.Classes = append(r.Schema.Classes, strings.TrimSpace(c))
+			}
+		}
+	}
+	if f.Bounds != "" {
+		b, err := datasets.ReadBoundsFile(f.Bounds)
+		if err != nil {
+			return usagef("--bounds: %w", err)
+		}
+		r.Schema.Bounds = b
+	}
+	if mode, given := f.Standardize.value(); given {
+		if mode == preprocess.Bounds {
+			return usagef("--standardize bounds: give --bounds FILE (--standardize auto uses it)")
+		}
+		if f.Bounds != "" {
+			return usagef("--bounds and --standardize %s exclude each other", f.Standardize.text)
+		}
+		r.Options.Preprocess = mode
+	} else if r.Schema.Bounds == nil && r.Private() {
+		return usagef("a private run on your own data needs --bounds FILE (public feature bounds, inside the guarantee) or --standardize none|train (train is outside the guarantee)")
+	}
+	if f.Partitions > 1 {
+		if r.Options.Preprocess == preprocess.Standardize {
+			return usagef("--partitions: a standardization fitted on the rows is refused; give --bounds or --standardize none")
+		}
+		if r.Schema.Classes == nil && !r.regression() {
+			return usagef("--partitions needs --classes declared: the partitions must agree on them")
+		}
+	}
+	if r.Private() && r.Schema.Classes == nil && !r.regression() {
+		return usagef("a private run needs --classes a,b,... declared in advance (classes read from the rows would leak them)")
+	}
+	return nil
+}
