@@ -81,7 +81,7 @@ func (g *grid) objectiveRow(ctx context.Context, f *fit, mech perturb.Mechanism,
 		Epsilon: cert.Epsilon, PrivacyDelta: cert.Delta, Mechanism: string(cert.Mechanism),
 		Route: route, Sensitivity: cert.L2Sensitivity,
 		NoiseScaleName: cert.NoiseScaleName, NoiseScale: cert.NoiseScale,
-		AccPrivate: m.Accuracy(f.test.X, f.test.Y), AccNonPrivate: acc,
+		AccPrivate: m.Accuracy(f.test.X, f.test.Y), AccNonPrivate: acc, Majority: f.majority,
 		TrainTime: took, NoiseSource: cert.Source,
 	}, true, nil
 }

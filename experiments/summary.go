@@ -109,6 +109,10 @@ type Summary struct {
 	Selected []SelectedPoint `json:"selected,omitempty"`
 	// NonPrivate is the best mean test accuracy of the noise-free models.
 	NonPrivate Best `json:"nonprivate"`
+	// Majority is the accuracy of always predicting the majority class of
+	// the test rows, over the splits (one value per split, Result.Majority);
+	// N is 0 when the rows do not record it.
+	Majority Stat `json:"majority"`
 	// FixedScale and FixedPoints describe the Figure 2 releases (empty
 	// when they were skipped).
 	FixedScale  float64      `json:"fixed_scale,omitempty"`
@@ -308,6 +312,7 @@ func Summarize(rows []Result, notes ...string) Summary {
 		return true
 	}, func(r Result) float64 { return r.AccNonPrivate })
 	s.NonPrivate = Best{Lambda: set.Lambda, Setting: set, Stat: st}
+	s.Majority = majorityStat(rows)
 	fixed := func(r Result) bool { return r.Mode == FixedScale }
 	fixedAcc := collect(rows, fixed, func(r Result) float64 { return r.AccPrivate })
 	eps := collect(rows, fixed, func(r Result) float64 { return r.Epsilon })
@@ -317,9 +322,29 @@ func Summarize(rows []Result, notes ...string) Summary {
 	return s
 }
 
+// majorityStat returns the Stat of the majority shares of the splits: the
+// first recorded Result.Majority of each split (every row of a split has
+// the same test rows), or the zero Stat when no row records one.
+func majorityStat(rows []Result) Stat {
+	seen := map[int]bool{}
+	var shares []float64
+	for _, r := range rows {
+		if r.Majority > 0 && !seen[r.Split] {
+			seen[r.Split] = true
+			shares = append(shares, r.Majority)
+		}
+	}
+	if len(shares) == 0 {
+		return Stat{}
+	}
+	return newStat(shares)
+}
+
 // WriteTable writes the best mean test accuracy per eps (best setting)
 // with its std over the splits for every mechanism side by side, the
-// privately selected column, the non-private row, the winning settings, the
+// privately selected column, the non-private row, the majority-class row
+// (the accuracy of always predicting the test rows' majority class, when the
+// rows record it), the winning settings, the
 // frontier by knob family, and the fixed-scale points.
 func (s Summary) WriteTable(w io.Writer) error {
 	fmt.Fprintf(w, "%s, %d splits: best mean test accuracy per eps (best setting, chosen on the test accuracy: optimistic, as in the paper's tables), std over the splits\n", s.Dataset, s.Splits)
@@ -343,6 +368,9 @@ func (s Summary) WriteTable(w io.Writer) error {
 		fmt.Fprint(tw, "\n")
 	}
 	fmt.Fprintf(tw, "non-private\t%s\t\n", cell(s.NonPrivate.Stat))
+	if s.Majority.N > 0 {
+		fmt.Fprintf(tw, "majority class\t%s\t\n", cell(s.Majority))
+	}
 	if err := tw.Flush(); err != nil {
 		return err
 	}
@@ -436,7 +464,7 @@ func cell(st Stat) string {
 // resultHeader is the header of results.csv.
 var resultHeader = []string{"dataset", "mode", "split", "lambda", "epsilon", "privacy_delta", "mechanism", "route",
 	"sensitivity", "beta", "noise_scale_name", "noise_scale", "acc_private", "acc_nonprivate", "train_ms", "noise_source",
-	"l1_ratio", "clip", "dropout", "batch", "passes", "average", "varied", "eps_select", "eps_release"}
+	"l1_ratio", "clip", "dropout", "batch", "passes", "average", "varied", "eps_select", "eps_release", "majority"}
 
 // WriteResultsCSV writes the rows as CSV with a header (results.csv).
 func WriteResultsCSV(w io.Writer, rows []Result) error {
@@ -449,7 +477,7 @@ func WriteResultsCSV(w io.Writer, rows []Result) error {
 			r.Mechanism, r.Route, fmtG(r.Sensitivity), fmtG(r.Beta), r.NoiseScaleName, fmtG(r.NoiseScale),
 			fmtG(r.AccPrivate), fmtG(r.AccNonPrivate), strconv.FormatFloat(r.TrainTime.Seconds()*1e3, 'f', 3, 64), r.NoiseSource,
 			fmtG(r.Setting.L1Ratio), fmtG(r.Setting.Clip), fmtG(r.Setting.Dropout), strconv.Itoa(r.Setting.Batch),
-			strconv.Itoa(r.Setting.Passes), strconv.FormatBool(r.Setting.Average), r.Setting.Varied, fmtG(r.EpsSelect), fmtG(r.EpsRelease)}
+			strconv.Itoa(r.Setting.Passes), strconv.FormatBool(r.Setting.Average), r.Setting.Varied, fmtG(r.EpsSelect), fmtG(r.EpsRelease), fmtG(r.Majority)}
 		if err := cw.Write(rec); err != nil {
 			return err
 		}

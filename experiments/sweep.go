@@ -126,6 +126,12 @@ type Result struct {
 	// and of the trained (noise-free) weights.
 	AccPrivate    float64 `json:"acc_private"`
 	AccNonPrivate float64 `json:"acc_nonprivate"`
+	// Majority is the accuracy of always predicting the majority class of
+	// the split's test rows (the share of its most frequent label), the
+	// floor a useful classifier must beat. It is a statistic of the test
+	// rows, reported by the experiments on public benchmark data; no
+	// private release publishes it. Zero means not recorded.
+	Majority float64 `json:"majority,omitempty"`
 	// TrainTime is the time of the training run (shared by the releases of
 	// one (split, lambda)).
 	TrainTime time.Duration `json:"train_time_ns"`
@@ -355,7 +361,7 @@ func (g *grid) releaseRow(f *fit, mech perturb.Mechanism, eps, delta float64, se
 		Epsilon: cert.Epsilon, PrivacyDelta: cert.Delta, Mechanism: string(cert.Mechanism),
 		Route: f.sens.Route, Sensitivity: f.sens.L2, Beta: f.sens.Beta,
 		NoiseScaleName: cert.NoiseScaleName, NoiseScale: cert.NoiseScale,
-		AccPrivate: m.Accuracy(f.test.X, f.test.Y), AccNonPrivate: f.accNonPrivate,
+		AccPrivate: m.Accuracy(f.test.X, f.test.Y), AccNonPrivate: f.accNonPrivate, Majority: f.majority,
 		TrainTime: f.run.Stats.Duration, NoiseSource: cert.Source,
 	}, nil
 }
