@@ -536,7 +536,7 @@ func TestKnobSweep(t *testing.T) {
 		t.Fatal(err)
 	}
 	header := strings.SplitN(string(csv), "\n", 2)[0]
-	if !strings.HasSuffix(header, ",l1_ratio,clip,dropout,batch,passes,average,varied,eps_select,eps_release,majority") {
+	if !strings.HasSuffix(header, ",l1_ratio,clip,dropout,batch,passes,average,varied,eps_select,eps_release,majority,data_file") {
 		t.Errorf("results.csv header %q", header)
 	}
 	if b, err := os.ReadFile(filepath.Join(dir, "frontier.png")); err != nil || !bytes.HasPrefix(b, pngHeader) {
@@ -721,5 +721,31 @@ func TestSweepObjective(t *testing.T) {
 	cfg.Delta = 2
 	if _, err := Sweep(context.Background(), cfg); !errors.Is(err, ErrConfig) {
 		t.Errorf("amp with delta 2: %v, want ErrConfig", err)
+	}
+}
+
+func TestDataFile(t *testing.T) {
+	cfg := SweepConfig{
+		Protocol: ProtocolConfig{Dataset: CSV, CSVFile: filepath.Join("..", "datasets", "data", "wdbc.csv"), Label: "diagnosis"},
+		Splits:   1, Lambdas: []float64{1e-2}, Epsilons: []float64{1}, Passes: 1, FixedScale: -1,
+	}
+	rows, err := Sweep(context.Background(), cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, r := range rows {
+		if r.Dataset != CSV || r.DataFile != "wdbc.csv" {
+			t.Errorf("row names its data %q, %q; want csv, wdbc.csv", r.Dataset, r.DataFile)
+		}
+	}
+	if s := Summarize(rows); s.DataFile != "wdbc.csv" {
+		t.Errorf("summary names its data file %q, want wdbc.csv", s.DataFile)
+	}
+	p, err := NewProtocol(synthetic(t))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if f := p.DataFile(); f != "" {
+		t.Errorf("in-memory data names the data file %q, want none", f)
 	}
 }

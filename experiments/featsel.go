@@ -71,7 +71,9 @@ type FeatSelConfig struct {
 
 // FeatSelResult is one selection: one row of featsel.csv.
 type FeatSelResult struct {
-	Dataset      string  `json:"dataset"`
+	Dataset string `json:"dataset"`
+	// DataFile is as in Result.
+	DataFile     string  `json:"data_file,omitempty"`
 	Split        int     `json:"split"`
 	Lambda       float64 `json:"lambda"`
 	L1Ratio      float64 `json:"l1_ratio"`
@@ -201,7 +203,7 @@ func FeatSel(ctx context.Context, cfg FeatSelConfig) ([]FeatSelResult, error) {
 					return nil, err
 				}
 				r := FeatSelResult{
-					Dataset: g.proto.Name(), Split: f.split, Lambda: f.lambda, L1Ratio: g.l1Ratio,
+					Dataset: g.proto.Name(), DataFile: g.proto.DataFile(), Split: f.split, Lambda: f.lambda, L1Ratio: g.l1Ratio,
 					Epsilon: cert.Epsilon, PrivacyDelta: cert.Delta, Mechanism: string(cert.Mechanism), NoiseScale: cert.NoiseScale,
 					Rule: RuleStatic, Threshold: rep.Threshold, Features: d, Support: len(support),
 					Selected: len(rep.Selected), Reference: len(rep.Reference),
@@ -226,7 +228,7 @@ func FeatSel(ctx context.Context, cfg FeatSelConfig) ([]FeatSelResult, error) {
 // featselHeader is the header of featsel.csv.
 var featselHeader = []string{"dataset", "split", "lambda", "l1_ratio", "epsilon", "privacy_delta", "mechanism", "noise_scale",
 	"rule", "rate", "threshold", "features", "support", "selected", "reference",
-	"precision", "recall", "f1", "jaccard", "f1_support", "expected_flips"}
+	"precision", "recall", "f1", "jaccard", "f1_support", "expected_flips", "data_file"}
 
 // WriteFeatSelCSV writes the rows as CSV with a header (featsel.csv).
 func WriteFeatSelCSV(w io.Writer, rows []FeatSelResult) error {
@@ -238,7 +240,7 @@ func WriteFeatSelCSV(w io.Writer, rows []FeatSelResult) error {
 		rec := []string{r.Dataset, strconv.Itoa(r.Split), fmtG(r.Lambda), fmtG(r.L1Ratio), fmtG(r.Epsilon), fmtG(r.PrivacyDelta),
 			r.Mechanism, fmtG(r.NoiseScale), r.Rule, fmtG(r.Rate), fmtG(r.Threshold),
 			strconv.Itoa(r.Features), strconv.Itoa(r.Support), strconv.Itoa(r.Selected), strconv.Itoa(r.Reference),
-			fmtG(r.Precision), fmtG(r.Recall), fmtG(r.F1), fmtG(r.Jaccard), fmtG(r.F1Support), fmtG(r.ExpectedFlips)}
+			fmtG(r.Precision), fmtG(r.Recall), fmtG(r.F1), fmtG(r.Jaccard), fmtG(r.F1Support), fmtG(r.ExpectedFlips), r.DataFile}
 		if err := cw.Write(rec); err != nil {
 			return err
 		}
@@ -252,10 +254,11 @@ func featselCurve(rows []FeatSelResult, keep func(FeatSelResult) bool, value fun
 	return collectBy(rows, func(r FeatSelResult) float64 { return r.Lambda }, keep, value)
 }
 
-// featselAxes returns the distinct eps and static thresholds of the rows.
+// featselAxes returns the distinct eps and static thresholds of the rows,
+// the name of their data (dataName) and their mechanism.
 func featselAxes(rows []FeatSelResult) (eps, static []float64, dataset, mech string) {
 	for _, r := range rows {
-		dataset, mech = r.Dataset, r.Mechanism
+		dataset, mech = dataName(r.Dataset, r.DataFile), r.Mechanism
 		if !slices.Contains(eps, r.Epsilon) {
 			eps = append(eps, r.Epsilon)
 		}

@@ -175,7 +175,7 @@ func fromCurve(name string, c curve) series { return series{name: name, x: c.lam
 func Figure1(w io.Writer, rows []Result) error {
 	s := Summarize(rows)
 	pn := panel{
-		title:  fmt.Sprintf("%s: %s noise, calibrated to the stability sensitivity", s.Dataset, s.Mechanism),
+		title:  fmt.Sprintf("%s: %s noise, calibrated to the stability sensitivity", dataName(s.Dataset, s.DataFile), s.Mechanism),
 		xlabel: "lambda", ylabel: fmt.Sprintf("test accuracy (mean +- std, %d splits)", s.Splits),
 	}
 	for _, eps := range s.Epsilons {
@@ -197,7 +197,7 @@ func Figure2(w io.Writer, rows []Result) error {
 	}
 	fixed := func(r Result) bool { return r.Mode == FixedScale }
 	acc := panel{
-		title:  fmt.Sprintf("%s: %s noise of fixed scale %.3g", s.Dataset, s.Mechanism, s.FixedScale),
+		title:  fmt.Sprintf("%s: %s noise of fixed scale %.3g", dataName(s.Dataset, s.DataFile), s.Mechanism, s.FixedScale),
 		xlabel: "lambda", ylabel: fmt.Sprintf("test accuracy (mean +- std, %d splits)", s.Splits),
 		curves: []series{
 			fromCurve("private, fixed scale", collect(rows, fixed, func(r Result) float64 { return r.AccPrivate })),
@@ -225,7 +225,7 @@ func Frontier(w io.Writer, rows []Result) error {
 	var panels []panel
 	for i, m := range s.Mechanisms {
 		pn := panel{
-			title:  fmt.Sprintf("%s: %s, best setting per eps (test-selected)", s.Dataset, s.mechLabel(m)),
+			title:  fmt.Sprintf("%s: %s, best setting per eps (test-selected)", dataName(s.Dataset, s.DataFile), s.mechLabel(m)),
 			xlabel: "eps", ylabel: fmt.Sprintf("best mean test accuracy (%d splits)", s.Splits),
 		}
 		for _, fam := range s.Families {

@@ -87,7 +87,9 @@ type FixedPoint struct {
 
 // Summary condenses the rows of a sweep.
 type Summary struct {
-	Dataset      string    `json:"dataset"`
+	Dataset string `json:"dataset"`
+	// DataFile is the rows' Result.DataFile.
+	DataFile     string    `json:"data_file,omitempty"`
 	Mechanism    string    `json:"mechanism"`
 	PrivacyDelta float64   `json:"privacy_delta"`
 	Splits       int       `json:"splits"`
@@ -239,7 +241,7 @@ func Summarize(rows []Result, notes ...string) Summary {
 	for _, r := range rows {
 		splits[r.Split] = true
 		if s.Dataset == "" {
-			s.Dataset, s.Mechanism, s.PrivacyDelta = r.Dataset, r.Mechanism, r.PrivacyDelta
+			s.Dataset, s.DataFile, s.Mechanism, s.PrivacyDelta = r.Dataset, r.DataFile, r.Mechanism, r.PrivacyDelta
 		}
 		if !slices.Contains(s.Lambdas, r.Lambda) {
 			s.Lambdas = append(s.Lambdas, r.Lambda)
@@ -347,7 +349,7 @@ func majorityStat(rows []Result) Stat {
 // rows record it), the winning settings, the
 // frontier by knob family, and the fixed-scale points.
 func (s Summary) WriteTable(w io.Writer) error {
-	fmt.Fprintf(w, "%s, %d splits: best mean test accuracy per eps (best setting, chosen on the test accuracy: optimistic, as in the paper's tables), std over the splits\n", s.Dataset, s.Splits)
+	fmt.Fprintf(w, "%s, %d splits: best mean test accuracy per eps (best setting, chosen on the test accuracy: optimistic, as in the paper's tables), std over the splits\n", dataName(s.Dataset, s.DataFile), s.Splits)
 	tw := tabwriter.NewWriter(w, 0, 8, 2, ' ', tabwriter.AlignRight)
 	fmt.Fprint(tw, "eps\t")
 	for _, m := range s.Mechanisms {
@@ -418,6 +420,15 @@ func (s Summary) WriteTable(w io.Writer) error {
 	return tw.Flush()
 }
 
+// dataName names the data of an experiment in titles and tables: the CSV
+// file's base name for the csv data set, the data set's name otherwise.
+func dataName(dataset, file string) string {
+	if file != "" {
+		return file
+	}
+	return dataset
+}
+
 // mechLabel names a mechanism with its delta when it has one.
 func (s Summary) mechLabel(m string) string {
 	if perturb.Mechanism(m).Pure() || s.PrivacyDelta == 0 {
@@ -464,7 +475,7 @@ func cell(st Stat) string {
 // resultHeader is the header of results.csv.
 var resultHeader = []string{"dataset", "mode", "split", "lambda", "epsilon", "privacy_delta", "mechanism", "route",
 	"sensitivity", "beta", "noise_scale_name", "noise_scale", "acc_private", "acc_nonprivate", "train_ms", "noise_source",
-	"l1_ratio", "clip", "dropout", "batch", "passes", "average", "varied", "eps_select", "eps_release", "majority"}
+	"l1_ratio", "clip", "dropout", "batch", "passes", "average", "varied", "eps_select", "eps_release", "majority", "data_file"}
 
 // WriteResultsCSV writes the rows as CSV with a header (results.csv).
 func WriteResultsCSV(w io.Writer, rows []Result) error {
@@ -477,7 +488,7 @@ func WriteResultsCSV(w io.Writer, rows []Result) error {
 			r.Mechanism, r.Route, fmtG(r.Sensitivity), fmtG(r.Beta), r.NoiseScaleName, fmtG(r.NoiseScale),
 			fmtG(r.AccPrivate), fmtG(r.AccNonPrivate), strconv.FormatFloat(r.TrainTime.Seconds()*1e3, 'f', 3, 64), r.NoiseSource,
 			fmtG(r.Setting.L1Ratio), fmtG(r.Setting.Clip), fmtG(r.Setting.Dropout), strconv.Itoa(r.Setting.Batch),
-			strconv.Itoa(r.Setting.Passes), strconv.FormatBool(r.Setting.Average), r.Setting.Varied, fmtG(r.EpsSelect), fmtG(r.EpsRelease), fmtG(r.Majority)}
+			strconv.Itoa(r.Setting.Passes), strconv.FormatBool(r.Setting.Average), r.Setting.Varied, fmtG(r.EpsSelect), fmtG(r.EpsRelease), fmtG(r.Majority), r.DataFile}
 		if err := cw.Write(rec); err != nil {
 			return err
 		}

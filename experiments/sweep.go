@@ -98,6 +98,9 @@ const (
 // Result is one release of a sweep: one row of results.csv.
 type Result struct {
 	Dataset string `json:"dataset"`
+	// DataFile is the base name of the CSV file of the csv data set ("" for
+	// the other data sets); the figures' titles name it.
+	DataFile string `json:"data_file,omitempty"`
 	// Mode is Calibrated, FixedScale or Selected.
 	Mode   string  `json:"mode"`
 	Split  int     `json:"split"`
@@ -357,7 +360,7 @@ func (g *grid) releaseRow(f *fit, mech perturb.Mechanism, eps, delta float64, se
 		return Result{}, err
 	}
 	return Result{
-		Dataset: g.proto.Name(), Mode: Calibrated, Split: f.split, Lambda: f.lambda, Setting: f.setting,
+		Dataset: g.proto.Name(), DataFile: g.proto.DataFile(), Mode: Calibrated, Split: f.split, Lambda: f.lambda, Setting: f.setting,
 		Epsilon: cert.Epsilon, PrivacyDelta: cert.Delta, Mechanism: string(cert.Mechanism),
 		Route: f.sens.Route, Sensitivity: f.sens.L2, Beta: f.sens.Beta,
 		NoiseScaleName: cert.NoiseScaleName, NoiseScale: cert.NoiseScale,
