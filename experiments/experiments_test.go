@@ -749,3 +749,19 @@ func TestDataFile(t *testing.T) {
 		t.Errorf("in-memory data names the data file %q, want none", f)
 	}
 }
+
+// TestNonPrivateCurve checks that the non-private curve of a figure is that
+// of its mechanism: objective rows run at raised lambdas must not add
+// points to the curve of gamma.
+func TestNonPrivateCurve(t *testing.T) {
+	rows := []Result{
+		{Mode: Calibrated, Mechanism: "gamma", Lambda: 1e-3, AccNonPrivate: 0.9},
+		{Mode: Calibrated, Mechanism: "objective", Lambda: 1.3e-3, AccNonPrivate: 0.5},
+		{Mode: Calibrated, Mechanism: "gamma", Lambda: 1e-2, AccNonPrivate: 0.8},
+		{Mode: Calibrated, Mechanism: "objective", Lambda: 1e-2, AccNonPrivate: 0.4, Split: 1},
+	}
+	c := nonPrivateCurve(rows, "gamma")
+	if !slices.Equal(c.lambdas, []float64{1e-3, 1e-2}) || c.stats[0].Mean != 0.9 || c.stats[1].Mean != 0.8 || c.stats[1].N != 1 {
+		t.Errorf("gamma's non-private curve %+v, want lambdas 1e-3 and 1e-2 at 0.9 and 0.8", c)
+	}
+}

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"io"
 	"math"
+	"slices"
 
 	"gonum.org/v1/plot"
 	"gonum.org/v1/plot/plotter"
@@ -181,7 +182,7 @@ func Figure1(w io.Writer, rows []Result) error {
 	for _, eps := range s.Epsilons {
 		pn.curves = append(pn.curves, fromCurve(fmt.Sprintf("eps = %g", eps), epsilonCurve(rows, s.Mechanism, eps)))
 	}
-	pn.curves = append(pn.curves, fromCurve("non-private", nonPrivateCurve(rows)))
+	pn.curves = append(pn.curves, fromCurve("non-private", nonPrivateCurve(rows, s.Mechanism)))
 	return writePNG(w, pn)
 }
 
@@ -196,12 +197,13 @@ func Figure2(w io.Writer, rows []Result) error {
 		return fmt.Errorf("%w: no fixed-scale rows for Figure 2", ErrConfig)
 	}
 	fixed := func(r Result) bool { return r.Mode == FixedScale }
+	mech := rows[slices.IndexFunc(rows, fixed)].Mechanism
 	acc := panel{
 		title:  fmt.Sprintf("%s: %s noise of fixed scale %.3g", dataName(s.Dataset, s.DataFile), s.Mechanism, s.FixedScale),
 		xlabel: "lambda", ylabel: fmt.Sprintf("test accuracy (mean +- std, %d splits)", s.Splits),
 		curves: []series{
 			fromCurve("private, fixed scale", collect(rows, fixed, func(r Result) float64 { return r.AccPrivate })),
-			fromCurve("non-private", nonPrivateCurve(rows)),
+			fromCurve("non-private", nonPrivateCurve(rows, mech)),
 		},
 	}
 	eps := panel{

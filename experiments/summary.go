@@ -169,12 +169,15 @@ func epsilonCurve(rows []Result, mech string, eps float64) curve {
 }
 
 // nonPrivateCurve returns the noise-free accuracy per lambda of the lambda
-// family (one value per split and lambda).
-func nonPrivateCurve(rows []Result) curve {
+// family of mechanism mech's calibrated rows (one value per split and
+// lambda): the noise-free counterpart of its releases (the SGD weights for
+// an output-perturbation mechanism, the exact minimizer at the lambda run
+// for a training-time one).
+func nonPrivateCurve(rows []Result, mech string) curve {
 	first := map[[2]float64]bool{}
 	return collect(rows, func(r Result) bool {
 		k := [2]float64{float64(r.Split), r.Lambda}
-		if r.Mode != Calibrated || first[k] || !r.Setting.InFamily(FamilyLambda) {
+		if r.Mode != Calibrated || r.Mechanism != mech || first[k] || !r.Setting.InFamily(FamilyLambda) {
 			return false
 		}
 		first[k] = true
