@@ -38,10 +38,11 @@ func ExampleSweep() {
 	// Output:
 	// 8 rows; split 0, lambda 0.001, eps 1: route strongly-convex-sgd, Delta = 1.4706, theta = 1.4706
 	// planted, 2 splits: best mean test accuracy per eps (best setting, chosen on the test accuracy: optimistic, as in the paper's tables), std over the splits
-	//           eps             gamma
-	//             1  0.8562 +- 0.0124
-	//            10  0.8675 +- 0.0000
-	//   non-private  0.8675 +- 0.0035
+	//              eps             gamma
+	//                1  0.8562 +- 0.0124
+	//               10  0.8675 +- 0.0000
+	//      non-private  0.8675 +- 0.0035
+	//   majority class  0.5325 +- 0.0000
 	//
 	// winning settings (test-selected):
 	//   gamma        eps 1   0.8562  lambda=0.01 l1=0.15 k=5

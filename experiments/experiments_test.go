@@ -62,8 +62,30 @@ func TestSweepSynthetic(t *testing.T) {
 	if len(rows) != nCal+nFix {
 		t.Fatalf("%d rows, want %d calibrated + %d fixed-scale", len(rows), nCal, nFix)
 	}
+	// The majority share of each split's test rows, recomputed.
+	proto, err := NewProtocol(cfg.Protocol)
+	if err != nil {
+		t.Fatal(err)
+	}
+	majority := make([]float64, cfg.Splits)
+	for s := range majority {
+		_, test, err := proto.Split(cfg.Seed + uint64(s))
+		if err != nil {
+			t.Fatal(err)
+		}
+		pos := 0
+		for _, y := range test.Y {
+			if y > 0 {
+				pos++
+			}
+		}
+		majority[s] = float64(max(pos, len(test.Y)-pos)) / float64(len(test.Y))
+	}
 	byEps := map[float64][]float64{}
 	for i, r := range rows {
+		if r.Majority != majority[r.Split] {
+			t.Errorf("row %d: majority share %v, want %v (split %d's test rows)", i, r.Majority, majority[r.Split], r.Split)
+		}
 		wantMode := Calibrated
 		if i >= nCal {
 			wantMode = FixedScale
@@ -263,6 +285,16 @@ func TestSummaryBest(t *testing.T) {
 	}
 	if s.NonPrivate.Lambda != 1 || math.Abs(s.NonPrivate.Mean-0.8) > 1e-15 || math.Abs(s.NonPrivate.Std-math.Sqrt(0.02)) > 1e-12 {
 		t.Errorf("non-private %+v, want lambda 1, mean 0.8, std sqrt(0.02)", s.NonPrivate)
+	}
+	if s.Majority != (Stat{}) {
+		t.Errorf("majority %+v of rows that record none, want the zero Stat", s.Majority)
+	}
+	// One majority share per split, whatever the number of its rows.
+	rows[0].Majority, rows[2].Majority = 0.6, 0.6
+	rows[1].Majority, rows[3].Majority = 0.7, 0.7
+	s = Summarize(rows)
+	if s.Majority.N != 2 || math.Abs(s.Majority.Mean-0.65) > 1e-15 {
+		t.Errorf("majority %+v, want mean 0.65 over 2 splits", s.Majority)
 	}
 }
 
@@ -504,7 +536,7 @@ func TestKnobSweep(t *testing.T) {
 		t.Fatal(err)
 	}
 	header := strings.SplitN(string(csv), "\n", 2)[0]
-	if !strings.HasSuffix(header, ",l1_ratio,clip,dropout,batch,passes,average,varied,eps_select,eps_release") {
+	if !strings.HasSuffix(header, ",l1_ratio,clip,dropout,batch,passes,average,varied,eps_select,eps_release,majority,data_file") {
 		t.Errorf("results.csv header %q", header)
 	}
 	if b, err := os.ReadFile(filepath.Join(dir, "frontier.png")); err != nil || !bytes.HasPrefix(b, pngHeader) {
@@ -689,5 +721,47 @@ func TestSweepObjective(t *testing.T) {
 	cfg.Delta = 2
 	if _, err := Sweep(context.Background(), cfg); !errors.Is(err, ErrConfig) {
 		t.Errorf("amp with delta 2: %v, want ErrConfig", err)
+	}
+}
+
+func TestDataFile(t *testing.T) {
+	cfg := SweepConfig{
+		Protocol: ProtocolConfig{Dataset: CSV, CSVFile: filepath.Join("..", "datasets", "data", "wdbc.csv"), Label: "diagnosis"},
+		Splits:   1, Lambdas: []float64{1e-2}, Epsilons: []float64{1}, Passes: 1, FixedScale: -1,
+	}
+	rows, err := Sweep(context.Background(), cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, r := range rows {
+		if r.Dataset != CSV || r.DataFile != "wdbc.csv" {
+			t.Errorf("row names its data %q, %q; want csv, wdbc.csv", r.Dataset, r.DataFile)
+		}
+	}
+	if s := Summarize(rows); s.DataFile != "wdbc.csv" {
+		t.Errorf("summary names its data file %q, want wdbc.csv", s.DataFile)
+	}
+	p, err := NewProtocol(synthetic(t))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if f := p.DataFile(); f != "" {
+		t.Errorf("in-memory data names the data file %q, want none", f)
+	}
+}
+
+// TestNonPrivateCurve checks that the non-private curve of a figure is that
+// of its mechanism: objective rows run at raised lambdas must not add
+// points to the curve of gamma.
+func TestNonPrivateCurve(t *testing.T) {
+	rows := []Result{
+		{Mode: Calibrated, Mechanism: "gamma", Lambda: 1e-3, AccNonPrivate: 0.9},
+		{Mode: Calibrated, Mechanism: "objective", Lambda: 1.3e-3, AccNonPrivate: 0.5},
+		{Mode: Calibrated, Mechanism: "gamma", Lambda: 1e-2, AccNonPrivate: 0.8},
+		{Mode: Calibrated, Mechanism: "objective", Lambda: 1e-2, AccNonPrivate: 0.4, Split: 1},
+	}
+	c := nonPrivateCurve(rows, "gamma")
+	if !slices.Equal(c.lambdas, []float64{1e-3, 1e-2}) || c.stats[0].Mean != 0.9 || c.stats[1].Mean != 0.8 || c.stats[1].N != 1 {
+		t.Errorf("gamma's non-private curve %+v, want lambdas 1e-3 and 1e-2 at 0.9 and 0.8", c)
 	}
 }

@@ -71,7 +71,9 @@ type FeatSelConfig struct {
 
 // FeatSelResult is one selection: one row of featsel.csv.
 type FeatSelResult struct {
-	Dataset      string  `json:"dataset"`
+	Dataset string `json:"dataset"`
+	// DataFile is as in Result.
+	DataFile     string  `json:"data_file,omitempty"`
 	Split        int     `json:"split"`
 	Lambda       float64 `json:"lambda"`
 	L1Ratio      float64 `json:"l1_ratio"`
@@ -201,7 +203,7 @@ func FeatSel(ctx context.Context, cfg FeatSelConfig) ([]FeatSelResult, error) {
 					return nil, err
 				}
 				r := FeatSelResult{
-					Dataset: g.proto.Name(), Split: f.split, Lambda: f.lambda, L1Ratio: g.l1Ratio,
+					Dataset: g.proto.Name(), DataFile: g.proto.DataFile(), Split: f.split, Lambda: f.lambda, L1Ratio: g.l1Ratio,
 					Epsilon: cert.Epsilon, PrivacyDelta: cert.Delta, Mechanism: string(cert.Mechanism), NoiseScale: cert.NoiseScale,
 					Rule: RuleStatic, Threshold: rep.Threshold, Features: d, Support: len(support),
 					Selected: len(rep.Selected), Reference: len(rep.Reference),
@@ -226,7 +228,7 @@ func FeatSel(ctx context.Context, cfg FeatSelConfig) ([]FeatSelResult, error) {
 // featselHeader is the header of featsel.csv.
 var featselHeader = []string{"dataset", "split", "lambda", "l1_ratio", "epsilon", "privacy_delta", "mechanism", "noise_scale",
 	"rule", "rate", "threshold", "features", "support", "selected", "reference",
-	"precision", "recall", "f1", "jaccard", "f1_support", "expected_flips"}
+	"precision", "recall", "f1", "jaccard", "f1_support", "expected_flips", "data_file"}
 
 // WriteFeatSelCSV writes the rows as CSV with a header (featsel.csv).
 func WriteFeatSelCSV(w io.Writer, rows []FeatSelResult) error {
@@ -238,7 +240,7 @@ func WriteFeatSelCSV(w io.Writer, rows []FeatSelResult) error {
 		rec := []string{r.Dataset, strconv.Itoa(r.Split), fmtG(r.Lambda), fmtG(r.L1Ratio), fmtG(r.Epsilon), fmtG(r.PrivacyDelta),
 			r.Mechanism, fmtG(r.NoiseScale), r.Rule, fmtG(r.Rate), fmtG(r.Threshold),
 			strconv.Itoa(r.Features), strconv.Itoa(r.Support), strconv.Itoa(r.Selected), strconv.Itoa(r.Reference),
-			fmtG(r.Precision), fmtG(r.Recall), fmtG(r.F1), fmtG(r.Jaccard), fmtG(r.F1Support), fmtG(r.ExpectedFlips)}
+			fmtG(r.Precision), fmtG(r.Recall), fmtG(r.F1), fmtG(r.Jaccard), fmtG(r.F1Support), fmtG(r.ExpectedFlips), r.DataFile}
 		if err := cw.Write(rec); err != nil {
 			return err
 		}
@@ -252,20 +254,42 @@ func featselCurve(rows []FeatSelResult, keep func(FeatSelResult) bool, value fun
 	return collectBy(rows, func(r FeatSelResult) float64 { return r.Lambda }, keep, value)
 }
 
-// featselAxes returns the distinct eps and static thresholds of the rows.
-func featselAxes(rows []FeatSelResult) (eps, static []float64, dataset, mech string) {
+// featselAxes describes the rows of a feature-selection experiment.
+type featselAxes struct {
+	// eps and static are the distinct eps and static thresholds, in
+	// increasing order.
+	eps, static []float64
+	// name names the data (dataName); mech is the mechanism.
+	name, mech string
+	// rate is the dynamic threshold's false-selection rate (0 without a
+	// dynamic row); splits the number of splits.
+	rate   float64
+	splits int
+}
+
+// axesOf returns the featselAxes of the rows.
+func axesOf(rows []FeatSelResult) featselAxes {
+	var a featselAxes
+	splits := map[int]bool{}
 	for _, r := range rows {
-		dataset, mech = r.Dataset, r.Mechanism
-		if !slices.Contains(eps, r.Epsilon) {
-			eps = append(eps, r.Epsilon)
+		a.name, a.mech = dataName(r.Dataset, r.DataFile), r.Mechanism
+		splits[r.Split] = true
+		if !slices.Contains(a.eps, r.Epsilon) {
+			a.eps = append(a.eps, r.Epsilon)
 		}
-		if r.Rule == RuleStatic && !slices.Contains(static, r.Threshold) {
-			static = append(static, r.Threshold)
+		switch r.Rule {
+		case RuleStatic:
+			if !slices.Contains(a.static, r.Threshold) {
+				a.static = append(a.static, r.Threshold)
+			}
+		case RuleDynamic:
+			a.rate = r.Rate
 		}
 	}
-	slices.Sort(eps)
-	slices.Sort(static)
-	return eps, static, dataset, mech
+	slices.Sort(a.eps)
+	slices.Sort(a.static)
+	a.splits = len(splits)
+	return a
 }
 
 // staticEpsilon is the eps of Figure 5: 1 when present, else the middle eps.
@@ -276,41 +300,63 @@ func staticEpsilon(eps []float64) float64 {
 	return eps[len(eps)/2]
 }
 
-// Figure3 writes fig3.png: the F1 of the private selection (dynamic
-// threshold) against the non-private selection at the same threshold, per
-// eps, against lambda; mean +- std over the splits.
-func Figure3(w io.Writer, rows []FeatSelResult) error {
-	eps, _, dataset, mech := featselAxes(rows)
-	pn := panel{title: fmt.Sprintf("%s: private feature selection, dynamic threshold (%s noise)", dataset, mech),
-		xlabel: "lambda", ylabel: "F1 vs the non-private selection"}
-	for _, e := range eps {
+// f1Label is the y label of the feature-selection figures.
+func (a featselAxes) f1Label() string {
+	return spreadLabel("F1 vs the non-private selection at the same T", a.splits)
+}
+
+// figure3Panels returns the panel of Figure 3.
+func figure3Panels(rows []FeatSelResult) []panel {
+	a := axesOf(rows)
+	pn := panel{
+		title:  fmt.Sprintf("%s: private feature selection against lambda\ndynamic threshold T (false-selection rate q = %s), %s noise", a.name, short(a.rate), a.mech),
+		xlabel: lambdaAxis, ylabel: a.f1Label(), unit: true,
+	}
+	for i, e := range a.eps {
 		c := featselCurve(rows, func(r FeatSelResult) bool { return r.Rule == RuleDynamic && r.Epsilon == e },
 			func(r FeatSelResult) float64 { return r.F1 })
-		pn.curves = append(pn.curves, fromCurve(fmt.Sprintf("eps = %g", e), c))
+		pn.curves = append(pn.curves, fromCurve("eps = "+short(e), i, c))
 	}
-	return writePNG(w, pn)
+	return []panel{pn}
+}
+
+// Figure3 writes fig3.png: the F1 of the private selection (dynamic
+// threshold) against the non-private selection at the same threshold, per
+// eps, against lambda; mean +- std over the splits, the bars clipped to
+// [0, 1].
+func Figure3(w io.Writer, rows []FeatSelResult) error {
+	return writePNG(w, panelHeight, figure3Panels(rows)...)
+}
+
+// figure5Panels returns the panel of Figure 5.
+func figure5Panels(rows []FeatSelResult) []panel {
+	a := axesOf(rows)
+	e := staticEpsilon(a.eps)
+	pn := panel{
+		title:  fmt.Sprintf("%s: private feature selection against lambda\nstatic thresholds T, eps = %s, %s noise", a.name, short(e), a.mech),
+		xlabel: lambdaAxis, ylabel: a.f1Label(), unit: true,
+	}
+	for i, t := range a.static {
+		c := featselCurve(rows, func(r FeatSelResult) bool { return r.Rule == RuleStatic && r.Epsilon == e && r.Threshold == t },
+			func(r FeatSelResult) float64 { return r.F1 })
+		pn.curves = append(pn.curves, fromCurve("T = "+short(t), i, c))
+	}
+	return []panel{pn}
 }
 
 // Figure5 writes fig5.png: the F1 against lambda for each static threshold,
-// at eps = 1 (or the middle eps when 1 was not run).
+// at eps = 1 (or the middle eps when 1 was not run); mean +- std over the
+// splits, the bars clipped to [0, 1].
 func Figure5(w io.Writer, rows []FeatSelResult) error {
-	eps, static, dataset, mech := featselAxes(rows)
-	e := staticEpsilon(eps)
-	pn := panel{title: fmt.Sprintf("%s: private feature selection, static thresholds, eps = %g (%s noise)", dataset, e, mech),
-		xlabel: "lambda", ylabel: "F1 vs the non-private selection"}
-	for _, t := range static {
-		c := featselCurve(rows, func(r FeatSelResult) bool { return r.Rule == RuleStatic && r.Epsilon == e && r.Threshold == t },
-			func(r FeatSelResult) float64 { return r.F1 })
-		pn.curves = append(pn.curves, fromCurve(fmt.Sprintf("T = %g", t), c))
-	}
-	return writePNG(w, pn)
+	return writePNG(w, panelHeight, figure5Panels(rows)...)
 }
 
 // WriteFeatSelTable writes, per eps, the mean F1 of the dynamic-threshold
 // selection at each lambda, and the mean support of the non-private model.
 func WriteFeatSelTable(w io.Writer, rows []FeatSelResult) error {
-	eps, _, dataset, mech := featselAxes(rows)
-	fmt.Fprintf(w, "%s, %s noise: mean F1 of the private selection (dynamic threshold) vs the non-private one, per lambda\n", dataset, mech)
+	a := axesOf(rows)
+	eps := a.eps
+	fmt.Fprintf(w, "%s, %s noise: mean F1 of the private selection (dynamic threshold) vs the non-private one, per lambda\n", a.name, a.mech)
 	dyn := func(r FeatSelResult) bool { return r.Rule == RuleDynamic }
 	support := featselCurve(rows, dyn, func(r FeatSelResult) float64 { return float64(r.Support) })
 	tw := tabwriter.NewWriter(w, 0, 8, 2, ' ', tabwriter.AlignRight)

@@ -202,6 +202,26 @@ type fit struct {
 	train *datasets.Dataset
 	// accNonPrivate is the test accuracy of the trained (noise-free) model.
 	accNonPrivate float64
+	// majority is the share of the most frequent label among the test
+	// rows (majorityShare).
+	majority float64
+}
+
+// majorityShare returns the share of the most frequent label in y: the
+// accuracy of always predicting the majority class of the rows y labels
+// (0 for no rows). It is a statistic of the rows, for the experiments'
+// figures and tables only: no private release publishes it.
+func majorityShare(y []float64) float64 {
+	if len(y) == 0 {
+		return 0
+	}
+	count := map[float64]int{}
+	most := 0
+	for _, v := range y {
+		count[v]++
+		most = max(most, count[v])
+	}
+	return float64(most) / float64(len(y))
 }
 
 // splitData holds the preprocessed data of one split, computed by the first
@@ -325,7 +345,7 @@ func (g *grid) train(ctx context.Context, sd *splitData, s, li int) (*fit, error
 		keptPart = part
 	}
 	if !g.sgd {
-		f := &fit{split: s, li: li, lambda: set.Lambda, setting: set, test: test, val: val, part: keptPart}
+		f := &fit{split: s, li: li, lambda: set.Lambda, setting: set, test: test, val: val, part: keptPart, majority: majorityShare(test.Y)}
 		if g.keepTrain {
 			f.train = train
 		}
@@ -352,7 +372,7 @@ func (g *grid) train(ctx context.Context, sd *splitData, s, li int) (*fit, error
 	}
 	run := trained.Run()
 	f := &fit{split: s, li: li, lambda: set.Lambda, setting: set, trained: trained, model: m, run: run, sens: sens, test: test,
-		candidate: candidate, val: val, part: keptPart, accNonPrivate: m.Accuracy(test.X, test.Y)}
+		candidate: candidate, val: val, part: keptPart, accNonPrivate: m.Accuracy(test.X, test.Y), majority: majorityShare(test.Y)}
 	if g.keepTrain {
 		f.train = train
 	}

@@ -77,11 +77,11 @@ func (g *grid) objectiveRow(ctx context.Context, f *fit, mech perturb.Mechanism,
 		route += " (lambda raised to the floor)"
 	}
 	return Result{
-		Dataset: g.proto.Name(), Mode: Calibrated, Split: f.split, Lambda: raised.Lambda, Setting: objectiveSetting(raised.Lambda),
+		Dataset: g.proto.Name(), DataFile: g.proto.DataFile(), Mode: Calibrated, Split: f.split, Lambda: raised.Lambda, Setting: objectiveSetting(raised.Lambda),
 		Epsilon: cert.Epsilon, PrivacyDelta: cert.Delta, Mechanism: string(cert.Mechanism),
 		Route: route, Sensitivity: cert.L2Sensitivity,
 		NoiseScaleName: cert.NoiseScaleName, NoiseScale: cert.NoiseScale,
-		AccPrivate: m.Accuracy(f.test.X, f.test.Y), AccNonPrivate: acc,
+		AccPrivate: m.Accuracy(f.test.X, f.test.Y), AccNonPrivate: acc, Majority: f.majority,
 		TrainTime: took, NoiseSource: cert.Source,
 	}, true, nil
 }

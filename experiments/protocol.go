@@ -203,6 +203,15 @@ func dataDir(root string, entry paper.DataSet) (string, error) {
 // Name returns the data set's name.
 func (p *Protocol) Name() string { return p.name }
 
+// DataFile returns the base name of the CSV file of the csv data set, and ""
+// for the other data sets.
+func (p *Protocol) DataFile() string {
+	if p.cfg.Data != nil || p.cfg.Dataset != CSV {
+		return ""
+	}
+	return filepath.Base(p.cfg.CSVFile)
+}
+
 // Loss returns the loss of the task: logistic for two classes, softmax for
 // more (one K x d model, one release).
 func (p *Protocol) Loss() losses.Loss { return p.loss }

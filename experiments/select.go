@@ -100,11 +100,11 @@ func (g *grid) selectSplit(ctx context.Context, fs []*fit, mechs []perturb.Mecha
 		}
 		f, cert, rows0 := cof[sel.Index], sel.Certificate, objRows[sel.Index]
 		r := Result{
-			Dataset: g.proto.Name(), Mode: Selected, Split: f.split, Lambda: f.lambda, Setting: f.setting,
+			Dataset: g.proto.Name(), DataFile: g.proto.DataFile(), Mode: Selected, Split: f.split, Lambda: f.lambda, Setting: f.setting,
 			Epsilon: cert.Epsilon, PrivacyDelta: cert.Delta, Mechanism: string(cert.Mechanism),
 			Route: cert.SensitivityRoute, Sensitivity: cert.L2Sensitivity, Beta: cert.Beta,
 			NoiseScaleName: cert.NoiseScaleName, NoiseScale: cert.NoiseScale,
-			AccPrivate: sel.Model.Accuracy(f.test.X, f.test.Y), AccNonPrivate: f.accNonPrivate,
+			AccPrivate: sel.Model.Accuracy(f.test.X, f.test.Y), AccNonPrivate: f.accNonPrivate, Majority: f.majority,
 			TrainTime: f.run.Stats.Duration, NoiseSource: cert.Source,
 		}
 		if rows0 != nil {

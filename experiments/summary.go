@@ -87,7 +87,9 @@ type FixedPoint struct {
 
 // Summary condenses the rows of a sweep.
 type Summary struct {
-	Dataset      string    `json:"dataset"`
+	Dataset string `json:"dataset"`
+	// DataFile is the rows' Result.DataFile.
+	DataFile     string    `json:"data_file,omitempty"`
 	Mechanism    string    `json:"mechanism"`
 	PrivacyDelta float64   `json:"privacy_delta"`
 	Splits       int       `json:"splits"`
@@ -109,6 +111,10 @@ type Summary struct {
 	Selected []SelectedPoint `json:"selected,omitempty"`
 	// NonPrivate is the best mean test accuracy of the noise-free models.
 	NonPrivate Best `json:"nonprivate"`
+	// Majority is the accuracy of always predicting the majority class of
+	// the test rows, over the splits (one value per split, Result.Majority);
+	// N is 0 when the rows do not record it.
+	Majority Stat `json:"majority"`
 	// FixedScale and FixedPoints describe the Figure 2 releases (empty
 	// when they were skipped).
 	FixedScale  float64      `json:"fixed_scale,omitempty"`
@@ -163,12 +169,15 @@ func epsilonCurve(rows []Result, mech string, eps float64) curve {
 }
 
 // nonPrivateCurve returns the noise-free accuracy per lambda of the lambda
-// family (one value per split and lambda).
-func nonPrivateCurve(rows []Result) curve {
+// family of mechanism mech's calibrated rows (one value per split and
+// lambda): the noise-free counterpart of its releases (the SGD weights for
+// an output-perturbation mechanism, the exact minimizer at the lambda run
+// for a training-time one).
+func nonPrivateCurve(rows []Result, mech string) curve {
 	first := map[[2]float64]bool{}
 	return collect(rows, func(r Result) bool {
 		k := [2]float64{float64(r.Split), r.Lambda}
-		if r.Mode != Calibrated || first[k] || !r.Setting.InFamily(FamilyLambda) {
+		if r.Mode != Calibrated || r.Mechanism != mech || first[k] || !r.Setting.InFamily(FamilyLambda) {
 			return false
 		}
 		first[k] = true
@@ -235,7 +244,7 @@ func Summarize(rows []Result, notes ...string) Summary {
 	for _, r := range rows {
 		splits[r.Split] = true
 		if s.Dataset == "" {
-			s.Dataset, s.Mechanism, s.PrivacyDelta = r.Dataset, r.Mechanism, r.PrivacyDelta
+			s.Dataset, s.DataFile, s.Mechanism, s.PrivacyDelta = r.Dataset, r.DataFile, r.Mechanism, r.PrivacyDelta
 		}
 		if !slices.Contains(s.Lambdas, r.Lambda) {
 			s.Lambdas = append(s.Lambdas, r.Lambda)
@@ -308,6 +317,7 @@ func Summarize(rows []Result, notes ...string) Summary {
 		return true
 	}, func(r Result) float64 { return r.AccNonPrivate })
 	s.NonPrivate = Best{Lambda: set.Lambda, Setting: set, Stat: st}
+	s.Majority = majorityStat(rows)
 	fixed := func(r Result) bool { return r.Mode == FixedScale }
 	fixedAcc := collect(rows, fixed, func(r Result) float64 { return r.AccPrivate })
 	eps := collect(rows, fixed, func(r Result) float64 { return r.Epsilon })
@@ -317,12 +327,32 @@ func Summarize(rows []Result, notes ...string) Summary {
 	return s
 }
 
+// majorityStat returns the Stat of the majority shares of the splits: the
+// first recorded Result.Majority of each split (every row of a split has
+// the same test rows), or the zero Stat when no row records one.
+func majorityStat(rows []Result) Stat {
+	seen := map[int]bool{}
+	var shares []float64
+	for _, r := range rows {
+		if r.Majority > 0 && !seen[r.Split] {
+			seen[r.Split] = true
+			shares = append(shares, r.Majority)
+		}
+	}
+	if len(shares) == 0 {
+		return Stat{}
+	}
+	return newStat(shares)
+}
+
 // WriteTable writes the best mean test accuracy per eps (best setting)
 // with its std over the splits for every mechanism side by side, the
-// privately selected column, the non-private row, the winning settings, the
+// privately selected column, the non-private row, the majority-class row
+// (the accuracy of always predicting the test rows' majority class, when the
+// rows record it), the winning settings, the
 // frontier by knob family, and the fixed-scale points.
 func (s Summary) WriteTable(w io.Writer) error {
-	fmt.Fprintf(w, "%s, %d splits: best mean test accuracy per eps (best setting, chosen on the test accuracy: optimistic, as in the paper's tables), std over the splits\n", s.Dataset, s.Splits)
+	fmt.Fprintf(w, "%s, %d splits: best mean test accuracy per eps (best setting, chosen on the test accuracy: optimistic, as in the paper's tables), std over the splits\n", dataName(s.Dataset, s.DataFile), s.Splits)
 	tw := tabwriter.NewWriter(w, 0, 8, 2, ' ', tabwriter.AlignRight)
 	fmt.Fprint(tw, "eps\t")
 	for _, m := range s.Mechanisms {
@@ -343,6 +373,9 @@ func (s Summary) WriteTable(w io.Writer) error {
 		fmt.Fprint(tw, "\n")
 	}
 	fmt.Fprintf(tw, "non-private\t%s\t\n", cell(s.NonPrivate.Stat))
+	if s.Majority.N > 0 {
+		fmt.Fprintf(tw, "majority class\t%s\t\n", cell(s.Majority))
+	}
 	if err := tw.Flush(); err != nil {
 		return err
 	}
@@ -388,6 +421,15 @@ func (s Summary) WriteTable(w io.Writer) error {
 		fmt.Fprintf(tw, "%.4g\t%.4g\t%.4f\t%.4f\t\n", p.Lambda, p.Epsilon, p.Acc.Mean, p.Acc.Std)
 	}
 	return tw.Flush()
+}
+
+// dataName names the data of an experiment in titles and tables: the CSV
+// file's base name for the csv data set, the data set's name otherwise.
+func dataName(dataset, file string) string {
+	if file != "" {
+		return file
+	}
+	return dataset
 }
 
 // mechLabel names a mechanism with its delta when it has one.
@@ -436,7 +478,7 @@ func cell(st Stat) string {
 // resultHeader is the header of results.csv.
 var resultHeader = []string{"dataset", "mode", "split", "lambda", "epsilon", "privacy_delta", "mechanism", "route",
 	"sensitivity", "beta", "noise_scale_name", "noise_scale", "acc_private", "acc_nonprivate", "train_ms", "noise_source",
-	"l1_ratio", "clip", "dropout", "batch", "passes", "average", "varied", "eps_select", "eps_release"}
+	"l1_ratio", "clip", "dropout", "batch", "passes", "average", "varied", "eps_select", "eps_release", "majority", "data_file"}
 
 // WriteResultsCSV writes the rows as CSV with a header (results.csv).
 func WriteResultsCSV(w io.Writer, rows []Result) error {
@@ -449,7 +491,7 @@ func WriteResultsCSV(w io.Writer, rows []Result) error {
 			r.Mechanism, r.Route, fmtG(r.Sensitivity), fmtG(r.Beta), r.NoiseScaleName, fmtG(r.NoiseScale),
 			fmtG(r.AccPrivate), fmtG(r.AccNonPrivate), strconv.FormatFloat(r.TrainTime.Seconds()*1e3, 'f', 3, 64), r.NoiseSource,
 			fmtG(r.Setting.L1Ratio), fmtG(r.Setting.Clip), fmtG(r.Setting.Dropout), strconv.Itoa(r.Setting.Batch),
-			strconv.Itoa(r.Setting.Passes), strconv.FormatBool(r.Setting.Average), r.Setting.Varied, fmtG(r.EpsSelect), fmtG(r.EpsRelease)}
+			strconv.Itoa(r.Setting.Passes), strconv.FormatBool(r.Setting.Average), r.Setting.Varied, fmtG(r.EpsSelect), fmtG(r.EpsRelease), fmtG(r.Majority), r.DataFile}
 		if err := cw.Write(rec); err != nil {
 			return err
 		}

@@ -98,6 +98,9 @@ const (
 // Result is one release of a sweep: one row of results.csv.
 type Result struct {
 	Dataset string `json:"dataset"`
+	// DataFile is the base name of the CSV file of the csv data set ("" for
+	// the other data sets); the figures' titles name it.
+	DataFile string `json:"data_file,omitempty"`
 	// Mode is Calibrated, FixedScale or Selected.
 	Mode   string  `json:"mode"`
 	Split  int     `json:"split"`
@@ -126,6 +129,12 @@ type Result struct {
 	// and of the trained (noise-free) weights.
 	AccPrivate    float64 `json:"acc_private"`
 	AccNonPrivate float64 `json:"acc_nonprivate"`
+	// Majority is the accuracy of always predicting the majority class of
+	// the split's test rows (the share of its most frequent label), the
+	// floor a useful classifier must beat. It is a statistic of the test
+	// rows, reported by the experiments on public benchmark data; no
+	// private release publishes it. Zero means not recorded.
+	Majority float64 `json:"majority,omitempty"`
 	// TrainTime is the time of the training run (shared by the releases of
 	// one (split, lambda)).
 	TrainTime time.Duration `json:"train_time_ns"`
@@ -351,11 +360,11 @@ func (g *grid) releaseRow(f *fit, mech perturb.Mechanism, eps, delta float64, se
 		return Result{}, err
 	}
 	return Result{
-		Dataset: g.proto.Name(), Mode: Calibrated, Split: f.split, Lambda: f.lambda, Setting: f.setting,
+		Dataset: g.proto.Name(), DataFile: g.proto.DataFile(), Mode: Calibrated, Split: f.split, Lambda: f.lambda, Setting: f.setting,
 		Epsilon: cert.Epsilon, PrivacyDelta: cert.Delta, Mechanism: string(cert.Mechanism),
 		Route: f.sens.Route, Sensitivity: f.sens.L2, Beta: f.sens.Beta,
 		NoiseScaleName: cert.NoiseScaleName, NoiseScale: cert.NoiseScale,
-		AccPrivate: m.Accuracy(f.test.X, f.test.Y), AccNonPrivate: f.accNonPrivate,
+		AccPrivate: m.Accuracy(f.test.X, f.test.Y), AccNonPrivate: f.accNonPrivate, Majority: f.majority,
 		TrainTime: f.run.Stats.Duration, NoiseSource: cert.Source,
 	}, nil
 }

@@ -4,13 +4,15 @@ import (
 	"fmt"
 	"io"
 	"math"
+	"path/filepath"
+	"strings"
 
 	"gonum.org/v1/plot"
 	"gonum.org/v1/plot/plotter"
 	"gonum.org/v1/plot/plotutil"
 	"gonum.org/v1/plot/vg"
-	"gonum.org/v1/plot/vg/draw"
-	"gonum.org/v1/plot/vg/vgimg"
+
+	"github.com/stabpriv/stabpriv/internal/figure"
 )
 
 // Reference is a horizontal (box plot) or vertical (histogram) line drawn
@@ -21,13 +23,21 @@ type Reference struct {
 	Value float64
 }
 
+// Size of the figure of WritePNG.
+const (
+	histWidth  = 6 * vg.Inch
+	boxWidth   = 2.5 * vg.Inch
+	plotHeight = 4.5 * vg.Inch
+)
+
 // WritePNG draws the distribution of the per-instance epsilons eps over the
 // rows, in the style of Wang's Figures 1 and 2 (Per-instance DP): on the
-// left a box plot of log10(eps) with the references as horizontal lines, on
-// the right a histogram of log10(eps) with the references as vertical
-// lines. Rows with eps = 0 cannot be drawn on the log scale; their count is
-// given in the title. The figure is confidential like the values (see
-// Confidential); its title says so.
+// left a histogram of eps on a log axis with the references as vertical
+// lines, titled title, on the right a box plot of eps on a log axis with
+// the references as horizontal lines, and the legend of the references
+// beside it, outside the data. Rows with eps = 0 cannot be drawn on the log
+// scale; their count is given in the title. The figure is confidential like
+// the values (see Confidential); its title says so.
 func WritePNG(w io.Writer, title string, eps []float64, refs ...Reference) (err error) {
 	defer func() {
 		if r := recover(); r != nil {
@@ -63,21 +73,11 @@ func WritePNG(w io.Writer, title string, eps []float64, refs ...Reference) (err 
 		}
 	}
 
-	box := plot.New()
-	box.Title.Text = title + "\n" + note
-	box.Y.Label.Text = "log10 per-instance epsilon"
-	box.X.Label.Text = fmt.Sprintf("%d rows", len(eps))
-	box.Add(plotter.NewGrid())
-	bp, err := plotter.NewBoxPlot(vg.Points(60), 0, logs)
-	if err != nil {
-		return fmt.Errorf("pdp: box plot: %w", err)
-	}
-	box.Add(bp)
-	box.NominalX("pDP of the rows")
-
 	hist := plot.New()
-	hist.Title.Text = "histogram of log10 epsilon"
-	hist.X.Label.Text = "log10 per-instance epsilon"
+	hist.Title.Text = title + "\n" + note
+	hist.Title.Padding = vg.Points(6)
+	hist.X.Label.Text = "per-instance epsilon (log scale)"
+	hist.X.Tick.Marker = figure.Log10Ticks{}
 	hist.Y.Label.Text = "rows"
 	hist.Add(plotter.NewGrid())
 	bins := max(10, min(60, int(math.Sqrt(float64(len(logs))))))
@@ -90,6 +90,23 @@ func WritePNG(w io.Writer, title string, eps []float64, refs ...Reference) (err 
 	for _, b := range h.Bins {
 		ymax = math.Max(ymax, b.Weight)
 	}
+
+	box := plot.New()
+	box.Title.Text = "box plot"
+	box.Title.Padding = vg.Points(6)
+	box.Y.Label.Text = "per-instance epsilon (log scale)"
+	box.Y.Tick.Marker = figure.Log10Ticks{}
+	box.X.Label.Text = fmt.Sprintf("%d rows", len(eps))
+	box.Add(plotter.NewGrid())
+	bp, err := plotter.NewBoxPlot(vg.Points(50), 0, logs)
+	if err != nil {
+		return fmt.Errorf("pdp: box plot: %w", err)
+	}
+	box.Add(bp)
+	box.NominalX("pDP of the rows")
+
+	legend := plot.NewLegend()
+	legend.Padding = vg.Points(3)
 	for i, r := range refs {
 		if !(r.Value > 0) || math.IsInf(r.Value, 0) {
 			continue
@@ -103,32 +120,45 @@ func WritePNG(w io.Writer, title string, eps []float64, refs ...Reference) (err 
 		hl.Dashes = plotutil.Dashes(i + 1)
 		hl.Width = vg.Points(2)
 		box.Add(hl)
-		box.Legend.Add(fmt.Sprintf("%s = %.3g", r.Name, r.Value), hl)
 		vl, err := plotter.NewLine(plotter.XYs{{X: v, Y: 0}, {X: v, Y: ymax}})
 		if err != nil {
 			return err
 		}
-		vl.Color, vl.Dashes, vl.Width = hl.Color, hl.Dashes, hl.Width
+		vl.LineStyle = hl.LineStyle
 		hist.Add(vl)
-		hist.Legend.Add(fmt.Sprintf("%s = %.3g", r.Name, r.Value), vl)
+		legend.Add(fmt.Sprintf("%s = %.3g", r.Name, r.Value), hl)
 	}
-	// Room above the data for the legend of the box plot.
 	pad := 0.05*(hi-lo) + 0.1
-	box.Y.Min, box.Y.Max = lo-pad, hi+4*pad
+	box.Y.Min, box.Y.Max = lo-pad, hi+pad
 	hist.X.Min, hist.X.Max = lo-pad, hi+pad
-	hist.Y.Max = 1.3 * ymax
-	box.Legend.Top, hist.Legend.Top, hist.Legend.Left = true, true, true
+	hist.Y.Min, hist.Y.Max = 0, 1.05*ymax
 
-	const width, height = 6 * vg.Inch, 4.5 * vg.Inch
-	img := vgimg.New(2*width, height)
-	dc := draw.New(img)
-	tiles := draw.Tiles{Rows: 1, Cols: 2, PadX: vg.Millimeter, PadY: vg.Millimeter,
-		PadTop: vg.Millimeter, PadBottom: vg.Millimeter, PadLeft: vg.Millimeter, PadRight: vg.Millimeter}
-	plots := []*plot.Plot{box, hist}
-	canvases := plot.Align([][]*plot.Plot{plots}, tiles, dc)
-	for i, p := range plots {
-		p.Draw(canvases[0][i])
+	_, err = figure.WritePNG(w, plotHeight,
+		figure.Panel{Plot: hist, Width: histWidth},
+		figure.Panel{Plot: box, Legend: &legend, Width: boxWidth})
+	if err != nil {
+		return fmt.Errorf("pdp: %w", err)
 	}
-	_, err = vgimg.PngCanvas{Canvas: img}.WriteTo(w)
-	return err
+	return nil
+}
+
+// figureTitle is the title of the report's figure: what it shows, on which
+// data (the base name of a data file named in the report's notes) and for
+// which release, its numbers rounded.
+func figureTitle(rep *Report) string {
+	data := ""
+	for _, n := range rep.Notes {
+		if s, ok := strings.CutPrefix(n, "data: "); ok {
+			data = s
+			if strings.ContainsAny(s, `/\`) || strings.HasSuffix(strings.ToLower(s), ".csv") {
+				data = filepath.Base(s)
+			}
+			break
+		}
+	}
+	what := "per-instance DP of the training rows"
+	if data != "" {
+		what += " of " + data
+	}
+	return fmt.Sprintf("%s\n%s loss, lambda = %.3g, %s noise, %s = %.3g", what, rep.Loss, rep.Lambda, rep.Mechanism, rep.NoiseScaleName, rep.NoiseScale)
 }

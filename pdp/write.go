@@ -30,7 +30,7 @@ func (r *Result) WriteDir(dir string) error {
 	if rep.WorstCaseEpsilon != nil {
 		refs = append(refs, Reference{Name: "worst-case pDP eps (remove-one)", Value: *rep.WorstCaseEpsilon})
 	}
-	title := fmt.Sprintf("per-instance DP: %s loss, lambda %g, %s %s = %.3g", rep.Loss, rep.Lambda, rep.Mechanism, rep.NoiseScaleName, rep.NoiseScale)
+	title := figureTitle(rep)
 	return safefile.WriteAll([]safefile.File{
 		{Path: filepath.Join(dir, "pdp.csv"), Perm: 0o600, Write: r.writeCSV},
 		{Path: filepath.Join(dir, "summary.json"), Perm: 0o600, Write: func(w io.Writer) error {

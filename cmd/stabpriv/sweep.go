@@ -285,7 +285,8 @@ for release.
 
 Writes DIR/results.csv (one row per split, setting, mechanism and eps, plus the selected
 releases), DIR/summary.json, DIR/fig1.png (accuracy vs lambda per eps, baseline knobs),
-DIR/fig2.png (fixed scale) and DIR/frontier.png (best accuracy vs eps per knob family), and
+DIR/fig2.png (fixed scale) and DIR/frontier.png (best accuracy vs eps per mechanism, for its
+best knob family and lambda alone, with the privately selected releases), and
 prints the best mean test accuracy per eps (best setting, chosen on the test accuracy: an
 optimistic figure) with its std over the splits, beside the privately selected one.
 `
