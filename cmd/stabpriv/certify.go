@@ -37,8 +37,9 @@ func runCertify(_ context.Context, args []string, stdout, stderr io.Writer) erro
 				"what no file can show (provenance; the names of the label, classes and features).\n\n"+
 				"Exit status: 0 for a valid private release, 3 for a valid file that is not a\n"+
 				"private release (no mechanism, seeded noise, or standardization statistics\n"+
-				"in the file), 1 for an invalid or\n"+
-				"inconsistent file (each problem is named), 2 for a usage error.\n")
+				"in the file), 5 for an invalid or\n"+
+				"inconsistent file (each problem is named), 4 for a file that is not there,\n"+
+				"2 for a usage error.\n")
 			return nil
 		}
 		return usagef("%w (run 'stabpriv help certify')", err)

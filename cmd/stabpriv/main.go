@@ -16,12 +16,14 @@
 //	version print the version of stabpriv and of the Go toolchain that built it
 //	help    list the commands, or show the flags of one: stabpriv help train
 //
-// Exit codes: 0 on success, 2 for a usage error (unknown command or flag,
-// a bad flag value, inputs that cannot make a run), 1 for a runtime error
-// (unreadable data, a failed run, a model file that does not verify), 3
-// from certify for a valid model file that is not a private release, 130
-// when interrupted (Ctrl-C): every output appears whole or not at all, so
-// nothing partial is left.
+// Exit codes: 0 on success; 1 for a run that failed (a run no route
+// certifies, an error writing); 2 for a usage error (unknown command or
+// flag, a bad flag value, inputs that cannot make a run, an output path
+// that is refused); 3 from certify for a valid model file that is not a
+// private release; 4 for an input data file that is missing or malformed
+// (the CSV, a bounds file); 5 for a model file that does not read or does
+// not verify; 130 when interrupted (Ctrl-C). Every output appears whole or
+// not at all, so an error leaves the file system as it was.
 package main
 
 import (
@@ -30,6 +32,7 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"io/fs"
 	"os"
 	"os/signal"
 	"runtime"
@@ -37,7 +40,10 @@ import (
 	"strings"
 	"text/tabwriter"
 
+	"github.com/stabpriv/stabpriv/datasets"
+	"github.com/stabpriv/stabpriv/experiments"
 	"github.com/stabpriv/stabpriv/internal/runflags"
+	"github.com/stabpriv/stabpriv/modelfile"
 )
 
 // command is one subcommand. run parses its own flags from args.
@@ -80,6 +86,10 @@ func exitCode(err error) int {
 		return 3
 	case errors.Is(err, context.Canceled):
 		return 130
+	case errors.Is(err, modelfile.ErrFile):
+		return 5
+	case errors.Is(err, datasets.ErrFormat), errors.Is(err, fs.ErrNotExist), errors.Is(err, experiments.ErrNoData):
+		return 4
 	}
 	return 1
 }

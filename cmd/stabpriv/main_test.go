@@ -190,12 +190,14 @@ func TestRuntimeErrors(t *testing.T) {
 		args []string
 		want error
 		msg  string
+		code int
 	}{
-		{"missing file", []string{"train", "--data", filepath.Join(dir, "none.csv"), "--label", "y"}, os.ErrNotExist, "none.csv"},
-		{"bad cell", []string{"train", "--data", writeCSV(t, "a,y\n1,p\nx,q\n"), "--label", "y"}, datasets.ErrFormat, `data row 2, column "a"`},
-		{"ragged row", []string{"train", "--data", writeCSV(t, "a,y\n1,p\n2\n"), "--label", "y"}, datasets.ErrFormat, "line 3"},
-		{"empty file", []string{"train", "--data", writeCSV(t, ""), "--label", "y"}, datasets.ErrFormat, "empty"},
-		{"batch above n", []string{"train", "--batch", "100000"}, nil, "batch size"},
+		{"missing file", []string{"train", "--data", filepath.Join(dir, "none.csv"), "--label", "y"}, os.ErrNotExist, "none.csv", 4},
+		{"bad cell", []string{"train", "--data", writeCSV(t, "a,y\n1,p\nx,q\n"), "--label", "y"}, datasets.ErrFormat, `data row 2, column "a"`, 4},
+		{"ragged row", []string{"train", "--data", writeCSV(t, "a,y\n1,p\n2\n"), "--label", "y"}, datasets.ErrFormat, "line 3", 4},
+		{"empty file", []string{"train", "--data", writeCSV(t, ""), "--label", "y"}, datasets.ErrFormat, "empty", 4},
+		{"missing model", []string{"certify", filepath.Join(dir, "none.json")}, os.ErrNotExist, "none.json", 4},
+		{"batch above n", []string{"train", "--batch", "100000"}, nil, "batch size", 1},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -203,8 +205,8 @@ func TestRuntimeErrors(t *testing.T) {
 			if err == nil {
 				t.Fatal("no error")
 			}
-			if code := exitCode(err); code != 1 {
-				t.Errorf("exit code %d, want 1 (runtime): %v", code, err)
+			if code := exitCode(err); code != tt.code {
+				t.Errorf("exit code %d, want %d: %v", code, tt.code, err)
 			}
 			if tt.want != nil && !errors.Is(err, tt.want) {
 				t.Errorf("error %v does not wrap %v", err, tt.want)

@@ -10,7 +10,7 @@ import (
 )
 
 // TestCLIObjective trains with --mechanism objective and amp, certifies
-// the files (exit 0), predicts with them, refuses tampered files (exit 1)
+// the files (exit 0), predicts with them, refuses tampered files (exit 5)
 // and the knobs that do not apply (exit 2).
 func TestCLIObjective(t *testing.T) {
 	dir := t.TempDir()
@@ -44,8 +44,8 @@ func TestCLIObjective(t *testing.T) {
 				t.Fatalf("pattern %q not in the file", tt.from)
 			}
 			_, _, err := call(t, "certify", writeFile(t, "bad.json", bad))
-			if code := exitCode(err); code != 1 {
-				t.Errorf("%s tampered %q: exit %d (%v), want 1", args[1], tt.to, code, err)
+			if code := exitCode(err); code != 5 {
+				t.Errorf("%s tampered %q: exit %d (%v), want 5", args[1], tt.to, code, err)
 			}
 		}
 	}

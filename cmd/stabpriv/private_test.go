@@ -223,11 +223,11 @@ func TestCLICertifyExitCodes(t *testing.T) {
 		}
 		path := writeFile(t, "bad.json", bad)
 		_, _, err := call(t, "certify", path)
-		if code := exitCode(err); code != 1 || err == nil || !strings.Contains(err.Error(), tt.msg) {
-			t.Errorf("tampered %s: exit %d, %v (want 1 naming %q)", tt.name, code, err, tt.msg)
+		if code := exitCode(err); code != 5 || err == nil || !strings.Contains(err.Error(), tt.msg) {
+			t.Errorf("tampered %s: exit %d, %v (want 5 naming %q)", tt.name, code, err, tt.msg)
 		}
 	}
-	if _, _, err := call(t, "certify", writeFile(t, "x.json", "{}")); exitCode(err) != 1 {
+	if _, _, err := call(t, "certify", writeFile(t, "x.json", "{}")); exitCode(err) != 5 {
 		t.Errorf("foreign file: %v", err)
 	}
 }

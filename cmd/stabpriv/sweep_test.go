@@ -74,8 +74,8 @@ func TestPaperCommandMissingData(t *testing.T) {
 	t.Setenv(dataEnv, filepath.Join(empty, "absent"))
 	for _, cmd := range []string{"sweep", "featsel"} {
 		_, _, err := call(t, cmd, "--dataset", "gene_all", "--out", filepath.Join(empty, "out"))
-		if code := exitCode(err); code != 1 || err == nil || !strings.Contains(err.Error(), "absent") {
-			t.Errorf("%s: exit code %d, error %v; want 1 and the directory from $%s named", cmd, code, err, dataEnv)
+		if code := exitCode(err); code != 4 || err == nil || !strings.Contains(err.Error(), "absent") {
+			t.Errorf("%s: exit code %d, error %v; want 4 and the directory from $%s named", cmd, code, err, dataEnv)
 		}
 	}
 }
