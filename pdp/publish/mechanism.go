@@ -103,8 +103,8 @@ func Length(u []float64, r int, t, rho float64) int {
 	n := len(u)
 	return smallest(n, func(k int) bool {
 		kr := float64(k) * rho
-		below := sort.SearchFloat64s(u, t-kr)      // values < t - k rho
-		above := n - upperBound(u, t+kr)           // values > t + k rho
+		below := sort.SearchFloat64s(u, t-kr) // values < t - k rho
+		above := n - upperBound(u, t+kr)      // values > t + k rho
 		return below <= r-1+k && above <= n-r+k
 	})
 }
