@@ -24,9 +24,11 @@ test: vet
 	$(MAKE) fuzz FUZZTIME=3s
 
 # The fuzz targets of the parsers (model files and Verify, bounds files,
+# summary files of pdp --publish-epsilon and their Verify,
 # the command line), each for FUZZTIME; make test runs them briefly.
 FUZZTIME ?= 2m
-FUZZ_TARGETS = ./modelfile/:FuzzReadVerify ./datasets/:FuzzReadBounds ./cmd/stabpriv/:FuzzCommandLine
+FUZZ_TARGETS = ./modelfile/:FuzzReadVerify ./datasets/:FuzzReadBounds ./cmd/stabpriv/:FuzzCommandLine \
+	./pdp/publish/:FuzzReadSummary
 .PHONY: fuzz
 fuzz:
 	@for t in $(FUZZ_TARGETS); do \

@@ -37,6 +37,9 @@ var (
 // together when Config.Beta is zero.
 const DefaultBeta = 0.05
 
+// maxQueries bounds the number of quantiles and of levels.
+const maxQueries = 100
+
 // maxGrid bounds the number of steps of the quantile grid on [0, 1].
 const maxGrid = 100000
 
@@ -301,7 +304,7 @@ func (cfg Config) budget() Budget {
 
 // Check validates a budget: eps > 0 finite, delta in [0, 1), beta in
 // (0, 1), at least one quantile or level, quantiles in (0, 1] and levels
-// > 0 finite, each strictly increasing.
+// > 0 finite, each strictly increasing, at most 100 of each.
 func (b Budget) Check() error {
 	if err := (dp.Budget{Epsilon: b.Epsilon, Delta: b.Delta}).Validate(); err != nil {
 		return fmt.Errorf("%w: %w", ErrInput, err)
@@ -311,6 +314,9 @@ func (b Budget) Check() error {
 	}
 	if len(b.Quantiles)+len(b.Levels) == 0 {
 		return fmt.Errorf("%w: no quantile and no level to publish", ErrInput)
+	}
+	if len(b.Quantiles) > maxQueries || len(b.Levels) > maxQueries {
+		return fmt.Errorf("%w: %d quantiles and %d levels, want at most %d of each", ErrInput, len(b.Quantiles), len(b.Levels), maxQueries)
 	}
 	for i, q := range b.Quantiles {
 		if !(q > 0 && q <= 1) || (i > 0 && !(q > b.Quantiles[i-1])) {
