@@ -256,7 +256,7 @@ func Summarize(p *pdp.Publishable, cfg Config, src perturb.Source, seed *uint64)
 		N: pc.N, Lambda: pc.Lambda, Lipschitz: pc.Lipschitz, Smoothness: pc.Smoothness, Tolerance: pc.Tolerance,
 		StandardizedOnRows: cfg.StandardizedOnRows || len(pc.NotCovered) > 0,
 	}
-	pl, err := newPlan(rel, cfg.budget())
+	pl, err := newPlan(rel, cfg.Budget())
 	if err != nil {
 		return nil, err
 	}
@@ -287,8 +287,8 @@ func Summarize(p *pdp.Publishable, cfg Config, src perturb.Source, seed *uint64)
 	return pl.assemble(q, l, src.Kind(), seed)
 }
 
-// budget returns the request as the file records it, defaults applied.
-func (cfg Config) budget() Budget {
+// Budget returns the request as the file records it, defaults applied.
+func (cfg Config) Budget() Budget {
 	b := Budget{Epsilon: cfg.Epsilon, Delta: cfg.Delta, Beta: cfg.Beta, Quantiles: cfg.Quantiles, Levels: cfg.Levels}
 	if b.Beta == 0 {
 		b.Beta = DefaultBeta
