@@ -320,6 +320,10 @@ func printPDP(w io.Writer, r *pdp.Report, s *pdpSettings) {
 		printCertified(w, r)
 	}
 	fmt.Fprintf(w, "moments (Definition 7): E eps = %.4g, E eps^2 = %.4g, E eps^3 = %.4g, E eps^4 = %.4g\n", r.Moments[0], r.Moments[1], r.Moments[2], r.Moments[3])
+	if g := r.Generalization; g != nil {
+		fmt.Fprintf(w, "generalization (Wang, Proposition 9 and Corollary 12): gap of any loss in [0, 1] <= mean e^{2 eps} - 1 + delta (1 + mean e^eps) = %.4g (series terms 2^j/j! E eps^j: %.3g, %.3g, %.3g, %.3g; a plug-in estimate of the expected gap's bound)\n",
+			g.Bound, g.Series[0], g.Series[1], g.Series[2], g.Series[3])
+	}
 	fmt.Fprintf(w, "sensitivity: median %.4g, max %.4g; %d rows exact (largest relative one-step error among them %.2g; the other rows' one-step values carry no such bound)\n", r.Sensitivity.Median, r.Sensitivity.Max, r.Exact, r.MaxRelOneStepError)
 	if r.OnAverageKL != nil {
 		fmt.Fprintf(w, "on-average KL-privacy of the Gaussian release: %.4g\n", *r.OnAverageKL)
