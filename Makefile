@@ -23,10 +23,11 @@ test: vet
 	GODEBUG=cpu.avx=off $(GO) test -count=1 $(KERNEL_PKGS)
 	$(MAKE) fuzz FUZZTIME=3s
 
-# The fuzz targets of the parsers (model files and Verify, bounds files, CSV tables,
-# the command line), each for FUZZTIME; make test runs them briefly.
+# The fuzz targets of the parsers (model files and Verify, bounds files, CSV
+# tables, summary files of pdp --publish-epsilon and their Verify, the
+# command line), each for FUZZTIME; make test runs them briefly.
 FUZZTIME ?= 2m
-FUZZ_TARGETS = ./modelfile/:FuzzReadVerify ./datasets/:FuzzReadBounds ./datasets/:FuzzReadTable ./cmd/stabpriv/:FuzzCommandLine
+FUZZ_TARGETS = ./modelfile/:FuzzReadVerify ./datasets/:FuzzReadBounds ./datasets/:FuzzReadTable ./pdp/publish/:FuzzReadSummary ./cmd/stabpriv/:FuzzCommandLine
 .PHONY: fuzz
 fuzz:
 	@for t in $(FUZZ_TARGETS); do \

@@ -26,6 +26,12 @@ type Result struct {
 	IDs      []int
 	Diffs    []Diff
 	Epsilons []float64
+
+	// a is the analysis, public the constants of a DP summary (or
+	// publicErr why there are none): see Publishable.
+	a         *Analysis
+	public    *PublicConstants
+	publicErr error
 }
 
 // Rows are the settings a per-instance analysis shares: how many rows to
@@ -126,6 +132,7 @@ func Simulate(ds *datasets.Dataset, sim Simulation) (*Result, error) {
 	if err != nil {
 		return nil, err
 	}
+	res.public, res.publicErr = sim.publicConstants(kappa, len(ds.Classes), len(trainIdx), dim, m)
 	rep := res.Report
 	if dpErr == nil {
 		dpEps := sim.Epsilon
@@ -264,14 +271,7 @@ func (sim *Simulation) worstCase(kappa float64, x *mat.Dense) (replace, remove f
 	if sim.Lambda == 0 {
 		return 0, 0, errors.New("lambda = 0: the minimizer has no data-independent sensitivity bound")
 	}
-	dom := losses.Domain{Kappa: kappa}
-	if b := sim.LabelBound; b > 0 {
-		// (n lambda/2)||w||^2 <= J(w_hat) <= J(0) <= n B^2/2 for a loss
-		// bounded by its label bound at w = 0 (the squared loss), for Z
-		// and its neighbours: ||w_hat|| <= B/sqrt(lambda).
-		dom.Radius, dom.LabelBound = b/math.Sqrt(sim.Lambda), b
-	}
-	c, err := sim.Loss.Constants(dom)
+	c, err := sim.Loss.Constants(labelDomain(kappa, sim.LabelBound, sim.Lambda, 0))
 	if errors.Is(err, losses.ErrDomain) {
 		return 0, 0, fmt.Errorf("the %s loss is not Lipschitz on an unbounded domain: give a label bound (labels clipped into [-B, B]) for a bound: %w", sim.Loss.Name(), err)
 	}
@@ -370,6 +370,7 @@ func AnalyzeRelease(r *modelfile.Released, t *datasets.Table, opts Release) (*Re
 		}
 		notes = append(notes, fmt.Sprintf("the run projected onto ||w|| <= %g; the exact minimizer (norm %.4g) and its neighbours (at most %.4g away) lie inside, where the projection does not act", run.Radius, wn, maxV))
 	}
+	res.public, res.publicErr = releasePublicConstants(cfg, run, n, len(sol.W), m, r.Preprocessing.Mode.Inside())
 	rep := res.Report
 	certEps, certSens := c.Epsilon, c.L2Sensitivity
 	rep.DPEpsilon, rep.DPSensitivity, rep.DPNeighbours = &certEps, &certSens, c.Neighbouring
@@ -488,7 +489,7 @@ func analyse(a *Analysis, m Mechanism, lambda float64, ids []int, opts Rows) (*R
 			rep.MaxRelOneStepError = math.Max(rep.MaxRelOneStepError, math.Abs(one[i]-diffs[i].L2)/diffs[i].L2)
 		}
 	}
-	return &Result{Report: rep, IDs: ids, Diffs: diffs, Epsilons: eps}, refined, nil
+	return &Result{Report: rep, IDs: ids, Diffs: diffs, Epsilons: eps, a: a}, refined, nil
 }
 
 // refinedNote states how the sensitivities were computed.

@@ -48,6 +48,11 @@
 //     over the rows, the moments of Wang's Definition 7, the most exposed
 //     rows, against the worst-case DP epsilon of the same release, and a
 //     figure in the style of Wang's Figures 1 and 2 (WritePNG).
+//   - Wang's bound on the generalization gap from the moments of pDP
+//     (GeneralizationBound; Proposition 9 and Corollary 12), in every report.
+//   - The public constants a DP summary of the per-instance epsilons rests
+//     on (Result.Publishable), for package pdp/publish, whose summary is
+//     the one publishable output.
 //   - The pDP of an actual release, a model file written by stabpriv train
 //     (the command's --model; ReleaseAnalysis, CompareCertified): the
 //     training rows are rebuilt from the same table

@@ -154,6 +154,9 @@ type Report struct {
 	Epsilon     Stats     `json:"epsilon"`
 	Sensitivity Stats     `json:"sensitivity"`
 	Moments     []float64 `json:"moments"`
+	// Generalization is Wang's bound on the generalization gap from the
+	// moments (GeneralizationBound), at the release's delta.
+	Generalization *Generalization `json:"generalization,omitempty"`
 	// Top lists the most exposed rows.
 	Top []Exposed `json:"top"`
 	// Exact counts the rows whose sensitivity was refined to the exact
@@ -207,6 +210,9 @@ func NewReport(a *Analysis, m Mechanism, lambda float64, ids []int, diffs []Diff
 		Mechanism: string(m.Kind), NoiseScaleName: m.Kind.ScaleName(), NoiseScale: m.Scale, Delta: m.Delta,
 		Epsilon: es, Sensitivity: ss, Moments: Moments(eps, 4),
 		Top: TopExposed(ids, diffs, eps, top), Exact: exact,
+	}
+	if g, err := GeneralizationBound(eps, m.Delta); err == nil {
+		r.Generalization = &g
 	}
 	if !m.Kind.Pure() {
 		kl, err := OnAverageKL(diffs, m.Scale)

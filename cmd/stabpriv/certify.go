@@ -26,7 +26,9 @@ func runCertify(_ context.Context, args []string, stdout, stderr io.Writer) erro
 	fs.Usage = func() {}
 	if err := fs.Parse(args); err != nil {
 		if errors.Is(err, flag.ErrHelp) {
-			fmt.Fprint(stderr, "Usage: stabpriv certify model.json\n\n"+
+			fmt.Fprint(stderr, "Usage: stabpriv certify model.json\n       stabpriv certify summary.dp.json\n\n"+
+				"A summary.dp.json (stabpriv pdp --publish-epsilon) is verified the same way: every\n"+
+				"number but the mechanism's draws is rebuilt from its published inputs.\n\n"+
 				"Verifies a model file written by 'stabpriv train --out model.json' from what it\n"+
 				"publishes: it rebuilds everything beside the weights from the published inputs\n"+
 				"(the run constants that follow from the loss, the step of every pass, the\n"+
@@ -48,6 +50,9 @@ func runCertify(_ context.Context, args []string, stdout, stderr io.Writer) erro
 		return usagef("want one model file, have %d arguments", fs.NArg())
 	}
 	path := fs.Arg(0)
+	if isSummaryFile(path) {
+		return certifySummary(stdout, path)
+	}
 	r, err := modelfile.ReadFile(path)
 	if err != nil {
 		return err

@@ -21,8 +21,8 @@
 // flag, a bad flag value, inputs that cannot make a run, an output path
 // that is refused); 3 from certify for a valid model file that is not a
 // private release; 4 for an input data file that is missing or malformed
-// (the CSV, a bounds file); 5 for a model file that does not read or does
-// not verify; 130 when interrupted (Ctrl-C). Every output appears whole or
+// (the CSV, a bounds file); 5 for a model file or a published pDP summary
+// that does not read or does not verify; 130 when interrupted (Ctrl-C). Every output appears whole or
 // not at all, so an error leaves the file system as it was.
 package main
 
@@ -44,6 +44,7 @@ import (
 	"github.com/stabpriv/stabpriv/experiments"
 	"github.com/stabpriv/stabpriv/internal/runflags"
 	"github.com/stabpriv/stabpriv/modelfile"
+	"github.com/stabpriv/stabpriv/pdp/publish"
 )
 
 // command is one subcommand. run parses its own flags from args.
@@ -86,7 +87,7 @@ func exitCode(err error) int {
 		return 3
 	case errors.Is(err, context.Canceled):
 		return 130
-	case errors.Is(err, modelfile.ErrFile):
+	case errors.Is(err, modelfile.ErrFile), errors.Is(err, publish.ErrFile):
 		return 5
 	case errors.Is(err, datasets.ErrFormat), errors.Is(err, fs.ErrNotExist), errors.Is(err, experiments.ErrNoData):
 		return 4

@@ -14,6 +14,7 @@ import (
 	"github.com/stabpriv/stabpriv/losses"
 	"github.com/stabpriv/stabpriv/modelfile"
 	"github.com/stabpriv/stabpriv/pdp"
+	"github.com/stabpriv/stabpriv/pdp/publish"
 	"github.com/stabpriv/stabpriv/perturb"
 )
 
@@ -31,6 +32,7 @@ type pdpFlags struct {
 	labelBound, kappa           float64
 	out                         string
 	model                       string
+	pub                         publishFlags
 }
 
 func newPDPFlagSet(f *pdpFlags) *flag.FlagSet {
@@ -55,6 +57,7 @@ func newPDPFlagSet(f *pdpFlags) *flag.FlagSet {
 	fs.Float64Var(&f.labelBound, "label-bound", 0, "squared loss: clip labels into [-B, B], which gives the worst-case DP comparison (0: none)")
 	fs.Float64Var(&f.kappa, "kappa", 1, "with --standardize none --bias false: the row bound ||x|| <= kappa of the worst-case DP comparison (not enforced: rows are kept as they are)")
 	fs.StringVar(&f.out, "out", "", "output `dir` for pdp.csv, summary.json and pdp.png (required)")
+	addPublishFlags(fs, &f.pub)
 	fs.SetOutput(io.Discard)
 	fs.Usage = func() {}
 	return fs
@@ -67,7 +70,10 @@ var pdpHelp = "Usage: stabpriv pdp [flags] --out DIR\n       stabpriv pdp --mode
 	"removing that row and the per-instance epsilon of the release, against the worst-case DP\n" +
 	"epsilon of the same release. Writes pdp.csv (one row per training row: id = index of the\n" +
 	"row among the CSV's data rows, from 0), summary.json and pdp.png. The values are\n" +
-	"CONFIDENTIAL: they are computed from the data and must not be published.\n\n" +
+	"CONFIDENTIAL: they are computed from the data and must not be published. With\n" +
+	"--publish-epsilon E, it also writes summary.dp.json, a DP summary of them with its own\n" +
+	"certificate (E-DP on top of the release; 'stabpriv certify summary.dp.json' verifies it):\n" +
+	"the one publishable file.\n\n" +
 	"With --model, the release is the one of a model file written by train: the training rows are\n" +
 	"rebuilt from the same CSV (the file's schema, split and preprocessing), the objective and the\n" +
 	"noise come from its certificate, and each row's per-instance epsilon is compared with the\n" +
@@ -84,6 +90,8 @@ type pdpSettings struct {
 	lossFn losses.Loss
 	mech   perturb.Mechanism
 	fixed  bool // --sigma given
+	// publish is the DP summary requested (nil: none).
+	publish *publishSettings
 }
 
 func parsePDP(args []string, stderr io.Writer) (*pdpSettings, error) {
@@ -93,13 +101,19 @@ func parsePDP(args []string, stderr io.Writer) (*pdpSettings, error) {
 		return nil, err
 	}
 	s := &pdpSettings{pdpFlags: f}
+	if s.publish, err = f.pub.settings(set, stderr); err != nil {
+		return nil, err
+	}
 	if set["model"] {
 		return s, checkModelFlags(s, set)
 	}
 	if s.lossFn, err = losses.ByName(f.loss); err != nil {
 		return nil, usagef("--loss: %w; the per-instance analysis needs a smooth loss (Wang's Lemma 13: differentiable with an absolutely continuous derivative), and the built-in ones are", err)
 	}
-	if err := checkOutDir("--out", f.out, pdpFiles...); err != nil {
+	if err := checkOutDir("--out", f.out, s.publish.outFiles()...); err != nil {
+		return nil, err
+	}
+	if err := s.publish.checkSimulation(f.lambda, f.standardize, f.biasFlag); err != nil {
 		return nil, err
 	}
 	if !check.NonNegative(f.lambda) {
@@ -259,10 +273,26 @@ func loadPDPData(s *pdpSettings) (*datasets.Dataset, string, error) {
 
 // writeAndPrintPDP writes the analysis into --out and prints its summary.
 func writeAndPrintPDP(w io.Writer, res *pdp.Result, s *pdpSettings) error {
+	var sum *publish.Summary
+	if s.publish != nil {
+		// Drawn before anything is written: an error leaves --out as it was.
+		var err error
+		if sum, err = summarizePDP(res, s.publish); err != nil {
+			return err
+		}
+	}
 	if err := res.WriteDir(s.out); err != nil {
 		return err
 	}
+	if sum != nil {
+		if err := writeSummary(s.out, sum); err != nil {
+			return err
+		}
+	}
 	printPDP(w, res.Report, s)
+	if sum != nil {
+		printSummary(w, s.publish.stderr, s.out, sum)
+	}
 	return nil
 }
 
@@ -290,6 +320,10 @@ func printPDP(w io.Writer, r *pdp.Report, s *pdpSettings) {
 		printCertified(w, r)
 	}
 	fmt.Fprintf(w, "moments (Definition 7): E eps = %.4g, E eps^2 = %.4g, E eps^3 = %.4g, E eps^4 = %.4g\n", r.Moments[0], r.Moments[1], r.Moments[2], r.Moments[3])
+	if g := r.Generalization; g != nil {
+		fmt.Fprintf(w, "generalization (Wang, Proposition 9 and Corollary 12): gap of any loss in [0, 1] <= mean e^{2 eps} - 1 + delta (1 + mean e^eps) = %.4g (series terms 2^j/j! E eps^j: %.3g, %.3g, %.3g, %.3g; a plug-in estimate of the expected gap's bound)\n",
+			g.Bound, g.Series[0], g.Series[1], g.Series[2], g.Series[3])
+	}
 	fmt.Fprintf(w, "sensitivity: median %.4g, max %.4g; %d rows exact (largest relative one-step error among them %.2g; the other rows' one-step values carry no such bound)\n", r.Sensitivity.Median, r.Sensitivity.Max, r.Exact, r.MaxRelOneStepError)
 	if r.OnAverageKL != nil {
 		fmt.Fprintf(w, "on-average KL-privacy of the Gaussian release: %.4g\n", *r.OnAverageKL)
@@ -316,16 +350,17 @@ func printPDP(w io.Writer, r *pdp.Report, s *pdpSettings) {
 
 // modelFlags are the flags that apply with --model: everything else comes
 // from the model file.
-var modelFlags = map[string]bool{"model": true, "data": true, "exact-top": true, "top": true, "out": true}
+var modelFlags = map[string]bool{"model": true, "data": true, "exact-top": true, "top": true, "out": true,
+	"publish-epsilon": true, "publish-delta": true, "publish-beta": true, "publish-levels": true, "publish-seed": true}
 
 // checkModelFlags validates the flags of pdp --model.
 func checkModelFlags(s *pdpSettings, set map[string]bool) error {
 	for name := range set {
 		if !modelFlags[name] {
-			return usagef("--%s with --model: the model file fixes the loss, lambda, clipping, preprocessing, split and noise; only --data, --exact-top, --top and --out apply", name)
+			return usagef("--%s with --model: the model file fixes the loss, lambda, clipping, preprocessing, split and noise; only --data, --exact-top, --top, --out and the --publish-* flags apply", name)
 		}
 	}
-	if err := checkOutDir("--out", s.out, pdpFiles...); err != nil {
+	if err := checkOutDir("--out", s.out, s.publish.outFiles()...); err != nil {
 		return err
 	}
 	if s.exactTop < 0 || s.top < 0 {

@@ -1,0 +1,194 @@
+package main
+
+import (
+	"flag"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+
+	"github.com/stabpriv/stabpriv/dp"
+	"github.com/stabpriv/stabpriv/internal/check"
+	"github.com/stabpriv/stabpriv/internal/safefile"
+	"github.com/stabpriv/stabpriv/pdp"
+	"github.com/stabpriv/stabpriv/pdp/publish"
+	"github.com/stabpriv/stabpriv/perturb"
+)
+
+// summaryFile is the file pdp --publish-epsilon writes into --out.
+const summaryFile = "summary.dp.json"
+
+// publishFlags are the flags of pdp's DP summary.
+type publishFlags struct {
+	epsilon, delta, beta float64
+	levels               string
+	seed                 uint64
+}
+
+// publishFlagNames are the names of the publish flags (they apply with
+// and without --model).
+var publishFlagNames = []string{"publish-epsilon", "publish-delta", "publish-beta", "publish-levels", "publish-seed"}
+
+// addPublishFlags defines the publish flags on fs.
+func addPublishFlags(fs *flag.FlagSet, f *publishFlags) {
+	fs.Float64Var(&f.epsilon, "publish-epsilon", 0, "also write "+summaryFile+": a DP summary of the per-instance epsilons (quantile bounds, shares below --publish-levels) with its own certificate, `eps`-DP on top of the release (publishable; everything else stays confidential)")
+	fs.Float64Var(&f.delta, "publish-delta", 0, "`delta` in [0, 1) of the summary (used when zCDP composition of its draws beats basic composition)")
+	fs.Float64Var(&f.beta, "publish-beta", publish.DefaultBeta, "probability in (0, 1) that any claim of the summary fails")
+	fs.StringVar(&f.levels, "publish-levels", "0.01,0.1,1", "comma-separated epsilon `levels`: the summary bounds the share of rows whose per-instance epsilon is at most each")
+	fs.Uint64Var(&f.seed, "publish-seed", 0, "draw the summary from a generator seeded with `N` (reproducible, published, NOT private); default: the secure source")
+}
+
+// publishSettings are the checked publish flags; nil when not publishing.
+type publishSettings struct {
+	cfg  publish.Config
+	src  perturb.Source
+	seed *uint64
+	// stderr receives the summary's warnings.
+	stderr io.Writer
+}
+
+// settings checks the publish flags (set: the flags given); the
+// summary's warnings will go to stderr.
+func (f *publishFlags) settings(set map[string]bool, stderr io.Writer) (*publishSettings, error) {
+	if !set["publish-epsilon"] {
+		for _, name := range publishFlagNames[1:] {
+			if set[name] {
+				return nil, usagef("--%s applies with --publish-epsilon", name)
+			}
+		}
+		return nil, nil
+	}
+	if err := (dp.Budget{Epsilon: f.epsilon, Delta: f.delta}).Validate(); err != nil {
+		return nil, usagef("--publish-epsilon %v --publish-delta %v: %w", f.epsilon, f.delta, err)
+	}
+	if !check.OpenUnit(f.beta) {
+		return nil, usagef("--publish-beta %v: beta = %v, want in (0, 1)", f.beta, f.beta)
+	}
+	var levels []float64
+	for _, s := range strings.Split(f.levels, ",") {
+		if s = strings.TrimSpace(s); s == "" {
+			continue
+		}
+		v, err := strconv.ParseFloat(s, 64)
+		if err != nil {
+			return nil, usagef("--publish-levels %q: %q is not a number", f.levels, s)
+		}
+		levels = append(levels, v)
+	}
+	ps := &publishSettings{cfg: publish.Config{Epsilon: f.epsilon, Delta: f.delta, Beta: f.beta, Levels: levels}, src: perturb.Secure(), stderr: stderr}
+	if set["publish-seed"] {
+		seed := f.seed
+		ps.src, ps.seed = perturb.Seeded(seed), &seed
+	}
+	if err := ps.cfg.Budget().Check(); err != nil {
+		return nil, usagef("--publish-*: %w", err)
+	}
+	return ps, nil
+}
+
+// checkSimulation refuses, before any work, a summary of a simulated
+// release that has no data-independent bound on a row's influence: lambda
+// = 0, or rows whose norm bound is assumed rather than enforced.
+func (ps *publishSettings) checkSimulation(lambda float64, standardize, bias string) error {
+	switch {
+	case ps == nil:
+		return nil
+	case lambda == 0:
+		return usagef("--publish-epsilon with --lambda 0: %v (a summary needs lambda > 0: strong convexity bounds every row's influence)", pdp.ErrNotPublishable)
+	case standardize == "none" && bias == "false":
+		return usagef("--publish-epsilon with --standardize none --bias false: %v (the rows are kept as they are, so their norm bound is assumed, not enforced)", pdp.ErrNotPublishable)
+	}
+	return nil
+}
+
+// outFiles returns the files pdp writes into --out.
+func (ps *publishSettings) outFiles() []string {
+	if ps == nil {
+		return pdpFiles
+	}
+	return append(append([]string(nil), pdpFiles...), summaryFile)
+}
+
+// summarizePDP draws the DP summary of the analysis.
+func summarizePDP(res *pdp.Result, ps *publishSettings) (*publish.Summary, error) {
+	p, err := res.Publishable()
+	if err != nil {
+		return nil, &usageError{Err: fmt.Errorf("--publish-epsilon: %w", err)}
+	}
+	return publish.Summarize(p, ps.cfg, ps.src, ps.seed)
+}
+
+// writeSummary writes the summary into dir, readable by all: it is the
+// one publishable file of pdp's output.
+func writeSummary(dir string, s *publish.Summary) error {
+	return safefile.Write(filepath.Join(dir, summaryFile), 0o644, s.Write)
+}
+
+// printSummary prints the summary's claims, and its warnings to stderr.
+func printSummary(w, stderr io.Writer, dir string, s *publish.Summary) {
+	c := s.Certificate
+	status := "PUBLISHABLE"
+	if !c.Private {
+		status = "NOT PRIVATE: seeded draws, for tests"
+	}
+	fmt.Fprintf(w, "\nDP summary (%s, %s): (%g, %g)-DP for replace-one neighbours, on top of the release; %s; source %s\n",
+		filepath.Join(dir, summaryFile), status, c.Epsilon, c.Delta, s.Derived.CompositionRule, c.Source)
+	fmt.Fprintf(w, "  every row: eps <= %.4g (worst case, no budget); each claim below holds with probability >= %.4g\n", s.Derived.WorstCaseEpsilon, 1-s.Derived.QueryBeta)
+	for _, q := range s.Quantiles {
+		fmt.Fprintf(w, "  quantile %g: at least %d of %d rows (%.2f%%) have eps <= %.4g\n", q.Q, q.RowsAtLeast, s.Release.N, 100*q.ShareAtLeast, q.EpsilonAtMost)
+	}
+	for _, l := range s.Levels {
+		fmt.Fprintf(w, "  level %g: at least %d of %d rows (%.2f%%) have eps <= %g\n", l.Epsilon, l.RowsAtLeast, s.Release.N, 100*l.ShareAtLeast, l.Epsilon)
+	}
+	for _, m := range s.Warnings {
+		fmt.Fprintf(stderr, "warning: %s\n", m)
+	}
+}
+
+// isSummaryFile reports whether path is a regular file that begins like a
+// summary file.
+func isSummaryFile(path string) bool {
+	if st, err := os.Lstat(path); err != nil || !st.Mode().IsRegular() {
+		return false
+	}
+	f, err := os.Open(path)
+	if err != nil {
+		return false
+	}
+	defer f.Close()
+	head := make([]byte, 256)
+	n, _ := io.ReadFull(f, head)
+	return publish.IsSummary(head[:n])
+}
+
+// certifySummary is certify for a summary file: it verifies it
+// (publish.Verify) and prints its claims.
+func certifySummary(stdout io.Writer, path string) error {
+	s, err := publish.ReadFile(path)
+	if err != nil {
+		return err
+	}
+	private, why, err := publish.Verify(s)
+	if err != nil {
+		return fmt.Errorf("%s: %w", path, err)
+	}
+	if private {
+		fmt.Fprintln(stdout, "VERIFIED DP SUMMARY: the file equals the summary its published inputs and draws give (its provenance cannot be checked)")
+	} else {
+		fmt.Fprintf(stdout, "NOT A PRIVATE SUMMARY: %s\n", why)
+	}
+	printSummary(stdout, io.Discard, filepath.Dir(path), s)
+	fmt.Fprintf(stdout, "\nmechanism: %s; %s\nneighbouring: %s\nsensitivity: %s\nreference: %s\nnot covered:\n", s.Certificate.Mechanism, s.Certificate.Composition.Rule, s.Certificate.Neighbouring, s.Certificate.Sensitivity, s.Certificate.Citation)
+	for _, a := range s.Certificate.Assumptions {
+		fmt.Fprintf(stdout, "  - %s\n", a)
+	}
+	for _, m := range s.Warnings {
+		fmt.Fprintf(stdout, "warning: %s\n", m)
+	}
+	if !private {
+		return &notPrivateError{why}
+	}
+	return nil
+}

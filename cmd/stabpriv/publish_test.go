@@ -1,0 +1,124 @@
+package main
+
+import (
+	"errors"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/stabpriv/stabpriv/pdp/publish"
+)
+
+// TestPDPPublish: pdp --publish-epsilon writes summary.dp.json beside the
+// confidential files, readable by all while they stay owner-only; certify
+// verifies it (exit 0 for the secure source, 3 for a seeded one) and
+// refuses a tampered copy (exit 1).
+func TestPDPPublish(t *testing.T) {
+	dir := filepath.Join(t.TempDir(), "out")
+	stdout, err := pdpRun(t, "pdp", "--lambda", "0.1", "--exact-top", "0", "--publish-epsilon", "2", "--publish-delta", "1e-6", "--out", dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, want := range []string{"CONFIDENTIAL", "DP summary", "PUBLISHABLE", "quantile 0.5: at least", "level 0.1"} {
+		if !strings.Contains(stdout, want) {
+			t.Errorf("output lacks %q:\n%s", want, stdout)
+		}
+	}
+	path := filepath.Join(dir, summaryFile)
+	st, err := os.Stat(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if st.Mode().Perm() != 0o644 {
+		t.Errorf("%s has mode %v, want 0644 (publishable)", summaryFile, st.Mode().Perm())
+	}
+	for _, name := range pdpFiles {
+		if st, err := os.Stat(filepath.Join(dir, name)); err != nil || st.Mode().Perm() != 0o600 {
+			t.Errorf("%s: %v %v, want mode 0600 (confidential)", name, st, err)
+		}
+	}
+	out, err := pdpRun(t, "certify", path)
+	if code := exitCode(err); code != 0 || !strings.Contains(out, "VERIFIED DP SUMMARY") {
+		t.Fatalf("certify: exit %d (%v)\n%s", code, err, out)
+	}
+	b, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	s, err := publish.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	bad := strings.Replace(string(b), `"epsilon_at_most": `, `"epsilon_at_most": 0.00`, 1)
+	if bad == string(b) || s.Quantiles[0].EpsilonAtMost == 0 {
+		t.Fatal("the tampering did not change the file")
+	}
+	tampered := filepath.Join(t.TempDir(), "tampered.json")
+	if err := os.WriteFile(tampered, []byte(bad), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := pdpRun(t, "certify", tampered); exitCode(err) != 5 || !errors.Is(err, publish.ErrFile) {
+		t.Errorf("certify of a tampered summary: exit %d, %v", exitCode(err), err)
+	}
+
+	seededDir := filepath.Join(t.TempDir(), "seeded")
+	if _, err := pdpRun(t, "pdp", "--lambda", "0.1", "--exact-top", "0", "--publish-epsilon", "1", "--publish-seed", "4", "--out", seededDir); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := pdpRun(t, "certify", filepath.Join(seededDir, summaryFile)); exitCode(err) != 3 {
+		t.Errorf("certify of a seeded summary: exit %d (%v), want 3", exitCode(err), err)
+	}
+}
+
+// TestPDPPublishModel: the summary of a model file's release verifies.
+func TestPDPPublishModel(t *testing.T) {
+	data := modelCSV(t, 200, 4)
+	model := trainModel(t, data, "--standardize", "none", "--mechanism", "gaussian-analytic", "--delta", "1e-5",
+		"--lambda", "0.5", "--l1-ratio", "0", "--noise", "seeded", "--noise-seed", "1")
+	dir := filepath.Join(t.TempDir(), "out")
+	if _, err := pdpRun(t, "pdp", "--model", model, "--data", data, "--exact-top", "0", "--publish-epsilon", "4", "--out", dir); err != nil {
+		t.Fatal(err)
+	}
+	s, err := publish.ReadFile(filepath.Join(dir, summaryFile))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, _, err := publish.Verify(s); err != nil {
+		t.Fatal(err)
+	}
+	if s.Release.N != 200*4/5 || s.Release.Lambda != 0.5 {
+		t.Errorf("summary of n = %d, lambda = %g", s.Release.N, s.Release.Lambda)
+	}
+}
+
+// TestPDPPublishBadInput: a bad budget, or a release with no bound on a
+// row's influence, is a usage error before any work, and nothing is
+// written.
+func TestPDPPublishBadInput(t *testing.T) {
+	for _, tc := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"--publish-epsilon", "0"}, "eps = 0"},
+		{[]string{"--publish-epsilon", "-1"}, "eps = -1"},
+		{[]string{"--publish-epsilon", "NaN"}, "eps = NaN"},
+		{[]string{"--publish-epsilon", "1", "--publish-delta", "1"}, "delta = 1"},
+		{[]string{"--publish-epsilon", "1", "--publish-delta", "-0.1"}, "delta = -0.1"},
+		{[]string{"--publish-delta", "1e-6"}, "applies with --publish-epsilon"},
+		{[]string{"--publish-epsilon", "1", "--publish-levels", "0.1,x"}, "not a number"},
+		{[]string{"--publish-epsilon", "1", "--publish-levels", "-1"}, "level -1"},
+		{[]string{"--publish-epsilon", "1", "--publish-beta", "0"}, "beta = 0"},
+		{[]string{"--publish-epsilon", "1", "--lambda", "0", "--sigma", "1"}, "lambda > 0"},
+		{[]string{"--publish-epsilon", "1", "--standardize", "none", "--bias", "false"}, "not enforced"},
+	} {
+		dir := filepath.Join(t.TempDir(), "out")
+		_, err := pdpRun(t, append(append([]string{"pdp"}, tc.args...), "--out", dir)...)
+		if exitCode(err) != 2 || !strings.Contains(err.Error(), tc.want) {
+			t.Errorf("%v: %v (exit %d), want a usage error with %q", tc.args, err, exitCode(err), tc.want)
+		}
+		if _, serr := os.Stat(dir); !os.IsNotExist(serr) {
+			t.Errorf("%v: %s was created", tc.args, dir)
+		}
+	}
+}

@@ -1,0 +1,145 @@
+package publish
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"strings"
+
+	"github.com/stabpriv/stabpriv/perturb"
+)
+
+// marshal returns the JSON form of a summary, indented, with a final
+// newline: the bytes Write writes.
+func marshal(s *Summary) ([]byte, error) {
+	js, err := json.MarshalIndent(s, "", "  ")
+	if err != nil {
+		return nil, err
+	}
+	return append(js, '\n'), nil
+}
+
+// Write writes the summary as JSON.
+func (s *Summary) Write(w io.Writer) error {
+	js, err := marshal(s)
+	if err != nil {
+		return err
+	}
+	_, err = w.Write(js)
+	return err
+}
+
+// Read reads a summary file. A field this package does not write could
+// carry anything, a statistic of the data included: such a file is
+// refused, as is one of another format. Read does not verify the summary
+// (Verify does).
+func Read(rd io.Reader) (*Summary, error) {
+	dec := json.NewDecoder(rd)
+	dec.DisallowUnknownFields()
+	var s Summary
+	if err := dec.Decode(&s); err != nil {
+		return nil, fmt.Errorf("%w: %w", ErrFile, err)
+	}
+	if s.Format != Format {
+		return nil, fmt.Errorf("%w: format %q, want %q", ErrFile, s.Format, Format)
+	}
+	if dec.More() {
+		return nil, fmt.Errorf("%w: data after the summary", ErrFile)
+	}
+	var rest json.RawMessage
+	if err := dec.Decode(&rest); !errors.Is(err, io.EOF) {
+		return nil, fmt.Errorf("%w: data after the summary", ErrFile)
+	}
+	return &s, nil
+}
+
+// ReadFile reads the summary file at path.
+func ReadFile(path string) (*Summary, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, fmt.Errorf("publish: %w", err)
+	}
+	defer f.Close()
+	s, err := Read(f)
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", path, err)
+	}
+	return s, nil
+}
+
+// IsSummary reports whether the bytes of a JSON file begin like a summary
+// file (its format field first, as Write writes it).
+func IsSummary(head []byte) bool {
+	compact := strings.Join(strings.Fields(string(head)), "")
+	return strings.HasPrefix(compact, `{"format":"`+Format+`"`)
+}
+
+// Verify checks a summary from what it publishes, the way a third party
+// would: from the release's public constants, the budget and the source
+// it rebuilds every derived constant, the certificate, the ledger, the
+// claims of every draw and the warnings, and requires the file to equal
+// the rebuilt summary byte for byte, so that no field (free text
+// included) can carry anything else. The draws themselves (grid indices
+// and counts) must lie in their ranges; which values were drawn cannot be
+// checked (a consistent forgery verifies), nor where the file came from.
+//
+// It returns whether the summary is private (drawn from the secure
+// source) and, if not, why; an error wrapping ErrFile names an
+// inconsistency.
+func Verify(s *Summary) (private bool, why string, err error) {
+	if s == nil {
+		return false, "", fmt.Errorf("%w: no summary", ErrFile)
+	}
+	c := s.Certificate
+	switch {
+	case c.Source == perturb.SourceSecure && c.NoiseSeed == nil:
+	case c.Source == perturb.SourceSeeded && c.NoiseSeed != nil:
+	default:
+		return false, "", fmt.Errorf("%w: source %q with seed %v: want %q without a seed or %q with one", ErrFile, c.Source, c.NoiseSeed, perturb.SourceSecure, perturb.SourceSeeded)
+	}
+	pl, err := newPlan(s.Release, s.Budget)
+	if err != nil {
+		return false, "", fmt.Errorf("%w: %w", ErrFile, err)
+	}
+	if len(s.Quantiles) != len(pl.quantiles) || len(s.Levels) != len(pl.levels) {
+		return false, "", fmt.Errorf("%w: %d quantiles and %d levels for a budget of %d and %d", ErrFile, len(s.Quantiles), len(s.Levels), len(pl.quantiles), len(pl.levels))
+	}
+	q := make([]int, len(s.Quantiles))
+	for i, v := range s.Quantiles {
+		q[i] = v.GridIndex
+	}
+	l := make([]int, len(s.Levels))
+	for i, v := range s.Levels {
+		l[i] = v.Count
+	}
+	want, err := pl.assemble(q, l, c.Source, c.NoiseSeed)
+	if err != nil {
+		return false, "", err
+	}
+	got, err1 := marshal(s)
+	exp, err2 := marshal(want)
+	if err := errors.Join(err1, err2); err != nil {
+		return false, "", fmt.Errorf("%w: %w", ErrFile, err)
+	}
+	if !bytes.Equal(got, exp) {
+		return false, "", fmt.Errorf("%w: the file differs from the summary its published inputs and draws give: %s", ErrFile, firstDiff(got, exp))
+	}
+	if !want.Certificate.Private {
+		return false, fmt.Sprintf("the draws came from a seeded generator whose seed (%d) is published: anyone can recompute them", *c.NoiseSeed), nil
+	}
+	return true, "", nil
+}
+
+// firstDiff names the first line where got differs from want.
+func firstDiff(got, want []byte) string {
+	g, w := strings.Split(string(got), "\n"), strings.Split(string(want), "\n")
+	for i := range min(len(g), len(w)) {
+		if g[i] != w[i] {
+			return fmt.Sprintf("line %d is %s, want %s", i+1, strings.TrimSpace(g[i]), strings.TrimSpace(w[i]))
+		}
+	}
+	return fmt.Sprintf("%d lines, want %d", len(g), len(w))
+}
