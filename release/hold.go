@@ -1,97 +1,145 @@
 package release
 
 import (
-	"cmp"
 	"context"
+	"errors"
 	"fmt"
-	"slices"
+	"sync"
 
 	"github.com/stabpriv/stabpriv/perturb"
 )
 
+// ErrHeld reports a release, a simulation or a reveal of weights (or of a
+// prepared objective) that a Hold holds: while a private selection runs,
+// only its hold releases them.
+var ErrHeld = errors.New("release: held by a private selection")
+
 // Hold is a hold on several prepared releases for a private selection
 // (package selection), which releases fresh copies of them many times
-// inside one budget and outputs one: each Release of the hold draws new
-// noise for a copy of the prepared state, without using it up. Close ends
-// the hold and uses every prepared release up unless the selection was a
-// seeded simulation.
+// inside one budget and outputs one. Each Release of the hold draws new
+// noise for a copy of the prepared state; the copies are runs of the
+// selection, not releases on their own, and their certificates say so
+// (Private is false) until the selection completes the one it outputs.
 //
-// While held, the trained weights of output-perturbation releases are
-// locked, so that no release elsewhere reuses them outside the selection's
-// budget; the locks are taken in a fixed global order, so selections over
-// the same releases in another order do not deadlock.
+// While held, a prepared release cannot be released, simulated or revealed
+// elsewhere (ErrHeld), so that nothing reuses it outside the selection's
+// budget; another hold on it waits for Close. Close ends the hold: after a secure selection has released
+// anything, every held release is used up (the trained weights are wiped).
+// A seeded hold is a simulation: it releases with seeded sources only, its
+// certificates are not private, and Close leaves the releases as they were.
 type Hold struct {
-	ps     []held
-	states []*trainedState
-	closed bool
+	ps       []held
+	seeded   bool
+	released bool
+	closed   bool
 }
 
-// held is what a Hold needs of a prepared release: the state to lock (nil
-// for none), a check that it can still be released (called with the state
-// locked), a release of a fresh copy, and using it up.
+// held is what a Hold needs of a prepared release: acquire checks that it
+// can still be released and marks it held by h (it fails when another hold
+// has it); releaseCopy releases a fresh copy for h; unhold ends h's hold and,
+// with usedUp, uses the release up.
 type held interface {
 	Prepared
-	state() *trainedState
-	check(seeded bool) error
-	releaseCopy(ctx context.Context, src perturb.Source) (*Outcome, error)
-	useUp()
+	acquire(h *Hold, seeded bool) error
+	releaseCopy(ctx context.Context, h *Hold, src perturb.Source) (*Outcome, error)
+	unhold(h *Hold, usedUp bool)
 }
 
-// NewHold holds ps. It fails, holding nothing, when a release was used up
-// already, or when weights were revealed in the clear and the selection is
-// not seeded (a seeded selection is a simulation whose certificate says it
-// is not private).
+// holds guards the taking and ending of holds: a hold takes all its
+// releases at once or none, and waits on holdEnded while another hold has
+// one of them, so two selections over shared releases never wait on each
+// other in a cycle.
+var (
+	holds     sync.Mutex
+	holdEnded = sync.NewCond(&holds)
+)
+
+// NewHold holds ps, waiting while another hold has one of them. It fails,
+// holding nothing, when a release was used up already, or when weights were
+// revealed in the clear (by Reveal or Simulate) and the selection is not
+// seeded (a seeded selection is a simulation whose certificate says it is
+// not private).
 func NewHold(ps []Prepared, seeded bool) (*Hold, error) {
-	h := &Hold{}
+	hps := make([]held, len(ps))
 	for i, p := range ps {
 		hp, ok := p.(held)
 		if !ok {
 			return nil, fmt.Errorf("%w: candidate %d: a %T is not a release of package release", ErrConfig, i, p)
 		}
-		h.ps = append(h.ps, hp)
-		if s := hp.state(); s != nil && !slices.Contains(h.states, s) {
-			h.states = append(h.states, s)
+		hps[i] = hp
+	}
+	holds.Lock()
+	defer holds.Unlock()
+	for {
+		h := &Hold{seeded: seeded}
+		var err error
+		for i, hp := range hps {
+			if err = hp.acquire(h, seeded); err != nil {
+				if !errors.Is(err, ErrHeld) {
+					err = fmt.Errorf("candidate %d: %w", i, err)
+				}
+				break
+			}
+			h.ps = append(h.ps, hp)
 		}
-	}
-	slices.SortFunc(h.states, func(a, b *trainedState) int { return cmp.Compare(a.id, b.id) })
-	for _, s := range h.states {
-		s.mu.Lock()
-	}
-	for i, p := range h.ps {
-		if err := p.check(seeded); err != nil {
-			h.unlock()
-			return nil, fmt.Errorf("candidate %d: %w", i, err)
+		if err == nil {
+			return h, nil
 		}
+		for _, hp := range h.ps {
+			hp.unhold(h, false)
+		}
+		if !errors.Is(err, ErrHeld) {
+			return nil, err
+		}
+		holdEnded.Wait()
 	}
-	return h, nil
 }
 
 // Release releases a fresh copy of the i-th held release with noise from
-// src, at the budget it was prepared for.
+// src (nil: perturb.Secure()), at the budget it was prepared for. The
+// outcome's certificate has Private false: it is one run of the selection.
+// A seeded hold refuses any source but a seeded one.
 func (h *Hold) Release(ctx context.Context, i int, src perturb.Source) (*Outcome, error) {
-	if h.closed {
+	switch {
+	case h == nil:
+		return nil, fmt.Errorf("%w: no hold", ErrConfig)
+	case h.closed:
 		return nil, fmt.Errorf("%w: the hold was closed", ErrReleased)
+	case i < 0 || i >= len(h.ps):
+		return nil, fmt.Errorf("%w: release %d of a hold of %d", ErrConfig, i, len(h.ps))
 	}
-	return h.ps[i].releaseCopy(ctx, src)
+	if src == nil {
+		src = perturb.Secure()
+	}
+	if h.seeded && perturb.SourceName(src) != perturb.SourceSeeded {
+		return nil, fmt.Errorf("%w: a seeded hold (a simulation) releases with a seeded source only", ErrConfig)
+	}
+	h.released = true
+	out, err := h.ps[i].releaseCopy(ctx, h, src)
+	if err != nil {
+		return nil, err
+	}
+	out.Certificate.Private = false
+	return out, nil
 }
 
-// Close ends the hold. With usedUp, every held release is used up: the
-// trained weights are wiped, and a later Release of any of them is refused.
-func (h *Hold) Close(usedUp bool) {
+// Close ends the hold. After a release from a hold that is not seeded,
+// every held release is used up: the trained weights are wiped, and a later
+// Release of any of them is refused. Closing twice, or a nil hold, does
+// nothing.
+func (h *Hold) Close() {
+	if h == nil {
+		return
+	}
+	holds.Lock()
+	defer holds.Unlock()
 	if h.closed {
 		return
 	}
-	if usedUp {
-		for _, p := range h.ps {
-			p.useUp()
-		}
-	}
-	h.unlock()
-}
-
-func (h *Hold) unlock() {
 	h.closed = true
-	for _, s := range h.states {
-		s.mu.Unlock()
+	usedUp := h.released && !h.seeded
+	for _, p := range h.ps {
+		p.unhold(h, usedUp)
 	}
+	holdEnded.Broadcast()
 }

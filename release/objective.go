@@ -113,6 +113,7 @@ type objectivePrepared struct {
 
 	mu       sync.Mutex
 	released bool
+	hold     *Hold // the selection holding it, nil for none
 }
 
 func (p *objectivePrepared) Mechanism() perturb.Mechanism { return p.cal.Mechanism }
@@ -126,6 +127,9 @@ func (p *objectivePrepared) Stability() *stability.Report { return nil }
 func (p *objectivePrepared) Release(ctx context.Context, src perturb.Source, extra ...string) (*Outcome, error) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
+	if p.hold != nil {
+		return nil, ErrHeld
+	}
 	if p.released {
 		return nil, fmt.Errorf("%w: a second release of the same rows needs its own budget and is refused", ErrReleased)
 	}
@@ -300,25 +304,40 @@ func joinWords(s []string) string {
 }
 
 // The Hold of a selection over objective releases: each run minimizes
-// afresh; nothing is locked.
+// afresh; the prepared objective is marked held, and only the Hold
+// releases it.
 
-func (p *objectivePrepared) state() *trainedState { return nil }
-
-func (p *objectivePrepared) check(bool) error {
+func (p *objectivePrepared) acquire(h *Hold, _ bool) error {
 	p.mu.Lock()
 	defer p.mu.Unlock()
-	if p.released {
+	switch {
+	case p.hold != nil && p.hold != h:
+		return ErrHeld
+	case p.released:
 		return fmt.Errorf("%w: the release was made", ErrReleased)
 	}
+	p.hold = h
 	return nil
 }
 
-func (p *objectivePrepared) releaseCopy(ctx context.Context, src perturb.Source) (*Outcome, error) {
+func (p *objectivePrepared) releaseCopy(ctx context.Context, h *Hold, src perturb.Source) (*Outcome, error) {
+	p.mu.Lock()
+	ok := p.hold == h && !p.released
+	p.mu.Unlock()
+	if !ok {
+		return nil, fmt.Errorf("%w: the hold does not hold this objective", ErrReleased)
+	}
 	return p.release(ctx, src, nil)
 }
 
-func (p *objectivePrepared) useUp() {
+func (p *objectivePrepared) unhold(h *Hold, usedUp bool) {
 	p.mu.Lock()
-	p.released = true
-	p.mu.Unlock()
+	defer p.mu.Unlock()
+	if p.hold != h {
+		return
+	}
+	p.hold = nil
+	if usedUp {
+		p.released = true
+	}
 }

@@ -240,23 +240,32 @@ func checkSteps(run *trainer.Run) error {
 }
 
 // The Hold of a selection over output-perturbation releases: the trained
-// state is locked by the Hold.
+// state is marked held by the Hold, and only the Hold releases it.
 
-func (p *outputPrepared) state() *trainedState { return p.tr.s }
-
-func (p *outputPrepared) check(seeded bool) error {
-	switch s := p.tr.s; {
+func (p *outputPrepared) acquire(h *Hold, seeded bool) error {
+	s := p.tr.s
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	switch {
+	case s.hold != nil && s.hold != h:
+		return ErrHeld
 	case s.model == nil:
 		return fmt.Errorf("%w: the weights were released and wiped", ErrReleased)
 	case !seeded && s.revealed:
 		return fmt.Errorf("%w: the weights were revealed in the clear", ErrReleased)
 	}
+	s.hold = h
 	return nil
 }
 
-// releaseCopy releases a copy of the weights, which the Hold has locked.
-func (p *outputPrepared) releaseCopy(_ context.Context, src perturb.Source) (*Outcome, error) {
+// releaseCopy releases a copy of the weights that h holds.
+func (p *outputPrepared) releaseCopy(_ context.Context, h *Hold, src perturb.Source) (*Outcome, error) {
 	s := p.tr.s
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.hold != h || s.model == nil {
+		return nil, fmt.Errorf("%w: the hold does not hold these weights", ErrReleased)
+	}
 	cp := *s.model
 	cp.W = slices.Clone(s.model.W)
 	model, cert, err := s.release(&cp, p.mech, p.budget.Epsilon, p.budget.Delta, src, nil)
@@ -267,9 +276,16 @@ func (p *outputPrepared) releaseCopy(_ context.Context, src perturb.Source) (*Ou
 	return finish(&Outcome{Model: model, Certificate: cert}, src), nil
 }
 
-// useUp wipes the weights, which the Hold has locked.
-func (p *outputPrepared) useUp() {
-	if s := p.tr.s; s.model != nil {
+// unhold ends h's hold on the weights and, with usedUp, wipes them.
+func (p *outputPrepared) unhold(h *Hold, usedUp bool) {
+	s := p.tr.s
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.hold != h {
+		return
+	}
+	s.hold = nil
+	if usedUp && s.model != nil {
 		clear(s.model.W)
 		s.model = nil
 	}

@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"slices"
 	"sync"
-	"sync/atomic"
 
 	"gonum.org/v1/gonum/mat"
 
@@ -24,11 +23,8 @@ type Trained struct {
 }
 
 type trainedState struct {
-	// id orders the states for locking several at once (Select): every
-	// caller takes their locks in increasing id, so two selections over
-	// the same candidates never wait on each other in a cycle.
-	id       uint64
 	mu       sync.Mutex
+	hold     *Hold          // the selection holding the weights, nil for none
 	model    *trainer.Model // nil once released
 	revealed bool           // the weights were handed out in the clear
 	run      *trainer.Run
@@ -37,9 +33,6 @@ type trainedState struct {
 	notes    []string
 	err      error // why no route applies, nil when sens is set
 }
-
-// stateIDs numbers the trained states (trainedState.id).
-var stateIDs atomic.Uint64
 
 // TrainRows trains with cfg on rows X (each of norm at most cfg.Kappa after
 // the trainer's clipping) and labels y, and analyzes the run's stability.
@@ -71,7 +64,7 @@ func NewTrained(m *trainer.Model, run *trainer.Run, notes []string) (*Trained, e
 	if err != nil {
 		return nil, err
 	}
-	st := &trainedState{id: stateIDs.Add(1), model: m, run: run, report: rep}
+	st := &trainedState{model: m, run: run, report: rep}
 	sens, assumptions, err := perturb.FromReport(rep)
 	if err != nil {
 		st.err = err
@@ -111,11 +104,14 @@ func (t *Trained) Release(mech perturb.Mechanism, eps, delta float64, src pertur
 	s := t.s
 	s.mu.Lock()
 	defer s.mu.Unlock()
+	if s.hold != nil {
+		return nil, nil, ErrHeld
+	}
 	if s.model == nil {
 		return nil, nil, fmt.Errorf("%w: a second release of the same weights needs its own budget and is refused", ErrReleased)
 	}
 	if s.revealed {
-		return nil, nil, fmt.Errorf("%w: the weights were revealed in the clear (Reveal); a release of them would protect nothing", ErrReleased)
+		return nil, nil, fmt.Errorf("%w: the weights were revealed (Reveal, or Simulate, whose published seed gives them back); a release of them would protect nothing", ErrReleased)
 	}
 	out, cert, err := s.release(s.model, mech, eps, delta, src, extraNotes)
 	if err != nil {
@@ -131,12 +127,16 @@ func (t *Trained) Release(mech perturb.Mechanism, eps, delta float64, src pertur
 // Simulate releases a copy of the trained weights with seeded noise: a
 // reproducible stand-in for Release in experiments that measure the
 // accuracy of many releases of one training run. Its certificate says that
-// the release is not private (the seed is published), and it does not use
-// up the weights. It fails after Release.
+// the release is not private (the seed is published). Anyone who knows the
+// seed can subtract the noise, so Simulate reveals the weights as Reveal
+// does: Release is refused from then on. It fails after Release.
 func (t *Trained) Simulate(mech perturb.Mechanism, eps, delta float64, noiseSeed uint64, extraNotes ...string) (*trainer.Model, *dp.Certificate, error) {
 	s := t.s
 	s.mu.Lock()
 	defer s.mu.Unlock()
+	if s.hold != nil {
+		return nil, nil, ErrHeld
+	}
 	if s.model == nil {
 		return nil, nil, fmt.Errorf("%w: the weights were released and wiped", ErrReleased)
 	}
@@ -146,6 +146,7 @@ func (t *Trained) Simulate(mech perturb.Mechanism, eps, delta float64, noiseSeed
 	if err != nil {
 		return nil, nil, err
 	}
+	s.revealed = true
 	return out, cert, nil
 }
 
@@ -165,6 +166,9 @@ func (t *Trained) Reveal() (*trainer.Model, error) {
 	s := t.s
 	s.mu.Lock()
 	defer s.mu.Unlock()
+	if s.hold != nil {
+		return nil, ErrHeld
+	}
 	if s.model == nil {
 		return nil, fmt.Errorf("%w: the weights were released and wiped", ErrReleased)
 	}
@@ -180,7 +184,7 @@ func (t *Trained) metric(f func(*trainer.Model) float64) (float64, bool) {
 	s := t.s
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	if s.model == nil {
+	if s.model == nil || s.hold != nil {
 		return 0, false
 	}
 	return f(s.model), true

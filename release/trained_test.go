@@ -8,6 +8,7 @@ import (
 
 	"github.com/stabpriv/stabpriv/datasets"
 	"github.com/stabpriv/stabpriv/datasets/preprocess"
+	"github.com/stabpriv/stabpriv/dp"
 	"github.com/stabpriv/stabpriv/internal/fittest"
 	"github.com/stabpriv/stabpriv/losses"
 	"github.com/stabpriv/stabpriv/perturb"
@@ -35,19 +36,31 @@ func TestTrainedReleaseOnce(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	tr, err := TrainRows(context.Background(), X, y, trainer.Config{Loss: losses.Logistic{}, Reg: regularizers.ElasticNet{Lambda: 0.1}, Schedule: trainer.BoundedInverseT}, nil)
-	if err != nil {
-		t.Fatal(err)
+	cfg := trainer.Config{Loss: losses.Logistic{}, Reg: regularizers.ElasticNet{Lambda: 0.1}, Schedule: trainer.BoundedInverseT}
+	train := func() *Trained {
+		tr, err := TrainRows(context.Background(), X, y, cfg, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return tr
 	}
-	w := tr.s.model.W
-	sim, simCert, err := tr.Simulate(perturb.Gamma, 1, 0, 5)
+	// A simulation publishes its seed, so it gives the weights back: no
+	// release of them afterwards.
+	sim := train()
+	s1, simCert, err := sim.Simulate(perturb.Gamma, 1, 0, 5)
 	if err != nil || simCert.Private || simCert.NoiseSeed == nil || *simCert.NoiseSeed != 5 {
 		t.Fatalf("Simulate: %v, %+v", err, simCert)
 	}
-	sim2, _, _ := tr.Simulate(perturb.Gamma, 1, 0, 5)
-	if !slices.Equal(sim.W, sim2.W) {
+	s2, _, _ := sim.Simulate(perturb.Gamma, 1, 0, 5)
+	if !slices.Equal(s1.W, s2.W) {
 		t.Error("two simulations with one noise seed differ")
 	}
+	if _, _, err := sim.Release(perturb.Gamma, 1, 0, nil); !errors.Is(err, ErrReleased) {
+		t.Errorf("release after a simulation: %v, want ErrReleased", err)
+	}
+
+	tr := train()
+	w := tr.s.model.W
 	cp := *tr
 	if _, _, err := tr.Release(perturb.Gamma, 1, 0, nil); err != nil {
 		t.Fatal(err)
@@ -67,10 +80,7 @@ func TestTrainedReleaseOnce(t *testing.T) {
 		t.Errorf("reveal after the release: %v", err)
 	}
 	// Revealed weights are no longer secret: no release of them.
-	tr2, err := TrainRows(context.Background(), X, y, trainer.Config{Loss: losses.Logistic{}, Reg: regularizers.ElasticNet{Lambda: 0.1}, Schedule: trainer.BoundedInverseT}, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
+	tr2 := train()
 	if m, err := tr2.Reveal(); err != nil || len(m.W) != 3 {
 		t.Fatalf("Reveal: %v", err)
 	}
@@ -79,5 +89,58 @@ func TestTrainedReleaseOnce(t *testing.T) {
 	}
 	if _, _, err := tr2.Simulate(perturb.Gamma, 1, 0, 1); err != nil {
 		t.Errorf("simulation after Reveal: %v", err)
+	}
+
+	// A hold: its runs are not releases on their own; while it holds the
+	// weights nothing else releases them (and nothing waits for it); a
+	// seeded hold releases with seeded noise only; after a secure run,
+	// Close uses the weights up.
+	held := train()
+	hp, err := held.Prepared(perturb.Gamma, dp.Budget{Epsilon: 1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	seededHold, err := NewHold([]Prepared{hp}, true)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := seededHold.Release(context.Background(), 0, nil); !errors.Is(err, ErrConfig) {
+		t.Errorf("secure release from a seeded hold: %v, want ErrConfig", err)
+	}
+	if _, err := seededHold.Release(context.Background(), 1, perturb.Seeded(1)); !errors.Is(err, ErrConfig) {
+		t.Errorf("release 1 of a hold of 1: %v, want ErrConfig", err)
+	}
+	if out, err := seededHold.Release(context.Background(), 0, perturb.Seeded(1)); err != nil || out.Certificate.Private {
+		t.Errorf("seeded run of a seeded hold: %v, private %v", err, out != nil && out.Certificate.Private)
+	}
+	seededHold.Close()
+	hold, err := NewHold([]Prepared{hp}, false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for range 3 {
+		out, err := hold.Release(context.Background(), 0, nil)
+		if err != nil || out.Certificate.Private {
+			t.Fatalf("run of a secure hold: %v; a run's certificate must not claim a private release on its own", err)
+		}
+	}
+	if _, _, err := held.Release(perturb.Gamma, 1, 0, nil); !errors.Is(err, ErrHeld) {
+		t.Errorf("release while held: %v, want ErrHeld", err)
+	}
+	if _, _, err := held.Simulate(perturb.Gamma, 1, 0, 1); !errors.Is(err, ErrHeld) {
+		t.Errorf("simulation while held: %v, want ErrHeld", err)
+	}
+	hold.Close()
+	hold.Close()
+	if _, err := hold.Release(context.Background(), 0, nil); !errors.Is(err, ErrReleased) {
+		t.Errorf("release from a closed hold: %v, want ErrReleased", err)
+	}
+	if _, _, err := held.Release(perturb.Gamma, 1, 0, nil); !errors.Is(err, ErrReleased) {
+		t.Errorf("release after a secure hold ran: %v, want ErrReleased (used up)", err)
+	}
+	var none *Hold
+	none.Close()
+	if _, err := none.Release(context.Background(), 0, nil); err == nil {
+		t.Error("release from a nil hold: no error")
 	}
 }

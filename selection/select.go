@@ -233,8 +233,7 @@ func Select(ctx context.Context, cands []Candidate, Xval mat.Matrix, yval []floa
 	if err != nil {
 		return nil, err
 	}
-	usedUp := false
-	defer func() { hold.Close(usedUp) }()
+	defer hold.Close()
 
 	k := sampleTNB(eta, gamma, src.Uniform)
 	var best *Selection
@@ -243,10 +242,9 @@ func Select(ctx context.Context, cands []Candidate, Xval mat.Matrix, yval []floa
 		if err := ctx.Err(); err != nil {
 			return nil, err
 		}
-		// From the first run on, the candidates are used up, whatever
-		// happens next (an error or a cancelled ctx included); only a
-		// seeded simulation leaves them.
-		usedUp = !seeded
+		// From the first run on, the candidates are used up at Close,
+		// whatever happens next (an error or a cancelled ctx included);
+		// only a seeded simulation leaves them.
 		ci := min(int(src.Uniform()*float64(len(cands))), len(cands)-1)
 		out, err := hold.Release(ctx, ci, src)
 		if err != nil {
@@ -264,6 +262,7 @@ func Select(ctx context.Context, cands []Candidate, Xval mat.Matrix, yval []floa
 		}
 	}
 	cert := best.Certificate
+	cert.Private = cert.Source == perturb.SourceSecure // the hold's runs are not releases on their own
 	selectEps := budget.Epsilon - epsRun // (1 + eta) eps_run up to an ulp; the parts add up to eps (runBudget)
 	cert.Epsilon = budget.Epsilon
 	cert.Ledger = []dp.Charge{
