@@ -446,7 +446,7 @@ type namedSource struct{ perturb.Source }
 func (namedSource) Kind() string { return "caller's hardware source" }
 
 // TestSelectRobustness: concurrent selections over shared candidates in
-// opposite orders finish (the locks are ordered); a caller's source uses
+// opposite orders finish (a hold takes its candidates all at once); a caller's source uses
 // the weights up and records no seed; the ledger adds up to eps exactly;
 // the certificate states the selection's neighbours and the validation
 // assumption; a zero Trained value and a typed nil matrix are errors.
