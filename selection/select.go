@@ -262,8 +262,9 @@ func Select(ctx context.Context, cands []Candidate, Xval mat.Matrix, yval []floa
 		}
 	}
 	cert := best.Certificate
-	cert.Private = cert.Source == perturb.SourceSecure // the hold's runs are not releases on their own
-	selectEps := budget.Epsilon - epsRun               // (1 + eta) eps_run up to an ulp; the parts add up to eps (runBudget)
+	// The hold's runs are not releases on their own: this one is.
+	cert.Private = cert.Source == perturb.SourceSecure
+	selectEps := budget.Epsilon - epsRun // (1 + eta) eps_run up to an ulp; the parts add up to eps (runBudget)
 	cert.Epsilon = budget.Epsilon
 	cert.Ledger = []dp.Charge{
 		{Step: SelectStep, Mechanism: perturb.Laplace, Epsilon: selectEps},
