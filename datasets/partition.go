@@ -3,6 +3,7 @@ package datasets
 import (
 	"encoding/binary"
 	"fmt"
+	"math"
 	"math/bits"
 	"path"
 	"path/filepath"
@@ -101,13 +102,16 @@ func PartitionLayout(shards []Shard, seed uint64, testFrac float64, partitions i
 	if partitions < 1 || partitions > MaxPartitions || len(shards) == 0 {
 		return 0, 0, nil, fmt.Errorf("%w: %d partitions of %d shards", ErrFormat, partitions, len(shards))
 	}
-	sizes = make([]int, partitions)
 	for i, sh := range shards {
-		if sh.Rows < 1 || sh.Name == "" || i > 0 && shards[i-1].Name >= sh.Name {
-			return 0, 0, nil, fmt.Errorf("%w: shard %q with %d rows: shards need distinct names in order and rows", ErrFormat, sh.Name, sh.Rows)
+		if sh.Rows < 1 || sh.Rows > math.MaxInt-rows || sh.Name == "" || i > 0 && shards[i-1].Name >= sh.Name {
+			return 0, 0, nil, fmt.Errorf("%w: shard %q with %d rows: shards need distinct names in order and rows, %d in all at most", ErrFormat, sh.Name, sh.Rows, math.MaxInt)
 		}
 		rows += sh.Rows
-		for row := 1; row <= sh.Rows; row++ {
+	}
+	sizes = make([]int, partitions)
+	for _, sh := range shards {
+		for i := range sh.Rows {
+			row := i + 1
 			if HeldOut(seed, sh.Name, row, testFrac) {
 				continue
 			}

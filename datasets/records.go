@@ -40,11 +40,40 @@ type records struct {
 	read int64
 }
 
+// MaxLineBytes is the longest line the readers accept: a longer one (a
+// binary file, /dev/zero, a file without line ends) is an error, not an
+// unbounded allocation.
+const MaxLineBytes = 1 << 26
+
+// errLongLine is the error of a line longer than MaxLineBytes.
+var errLongLine = fmt.Errorf("a line longer than %d MiB: not a CSV file of rows", MaxLineBytes>>20)
+
+// lineLimit passes its reader's bytes on and fails once more than
+// MaxLineBytes pass without a line end.
+type lineLimit struct {
+	r   io.Reader
+	run int // bytes since the last line end
+}
+
+func (l *lineLimit) Read(p []byte) (int, error) {
+	n, err := l.r.Read(p)
+	if i := bytes.LastIndexByte(p[:n], '\n'); i >= 0 {
+		l.run = n - 1 - i
+	} else {
+		l.run += n
+	}
+	if l.run > MaxLineBytes {
+		return 0, errLongLine
+	}
+	return n, err
+}
+
 // newRecords returns the records of r, a leading byte order mark skipped.
 // With allQuoted every line goes through encoding/csv (the reference the
-// tests compare the in-place splitting with).
+// tests compare the in-place splitting with). A line longer than
+// MaxLineBytes is an error.
 func newRecords(r io.Reader, allQuoted bool) *records {
-	br := bufio.NewReaderSize(r, 1<<16)
+	br := bufio.NewReaderSize(&lineLimit{r: r}, 1<<16)
 	if b, err := br.Peek(3); err == nil && string(b) == "\ufeff" {
 		br.Discard(3)
 	}

@@ -514,3 +514,28 @@ func TestReadTableMemory(t *testing.T) {
 	runtime.KeepAlive(tab)
 	runtime.KeepAlive(data)
 }
+
+// TestReadTableLongLine: an input without line ends (a binary file,
+// /dev/zero) is refused once a line passes MaxLineBytes, in bounded memory,
+// on both paths (a quoted field too).
+func TestReadTableLongLine(t *testing.T) {
+	for _, head := range []string{"a,b\n1,", "a,b\n\"1,"} {
+		r := io.MultiReader(strings.NewReader(head), io.LimitReader(zeros{}, 2*MaxLineBytes))
+		_, err := ReadTable(r, "zeros")
+		if !errors.Is(err, ErrFormat) || !strings.Contains(err.Error(), "longer than") {
+			t.Errorf("%q then zeros: %v, want ErrFormat naming the long line", head, err)
+		}
+	}
+	long := "a\n" + strings.Repeat("1", 1000) + "\n"
+	if _, err := ReadTable(strings.NewReader(long), "long"); err != nil {
+		t.Errorf("a 1000-byte line: %v", err)
+	}
+}
+
+// zeros reads as an endless run of zero bytes.
+type zeros struct{}
+
+func (zeros) Read(p []byte) (int, error) {
+	clear(p)
+	return len(p), nil
+}

@@ -176,6 +176,11 @@ type partitioned struct {
 // that claims a longer run is refused rather than analysed for hours.
 const MaxVerifySteps = 1 << 32
 
+// MaxVerifyRows bounds the rows of a partitioned fit that Verify lays out
+// again: it hashes every row position (about 100 ns each), so a file that
+// claims more rows is refused rather than verified for minutes.
+const MaxVerifyRows = 1 << 31
+
 // checkWork refuses a run record whose analysis would be longer than a
 // training run of MaxVerifySteps steps: more passes than the trainer runs,
 // a batch outside [1, n], or too many steps.
@@ -199,6 +204,18 @@ func checkWork(run *trainer.Run, bad func(format string, args ...any)) {
 // cover.
 func checkPartitions(r *Released, bad func(format string, args ...any)) *partitioned {
 	info := r.Partitions
+	total := 0
+	for _, sh := range info.Shards {
+		if sh.Rows < 1 || sh.Rows > MaxVerifyRows-total {
+			bad("partitions: shard %q with %d rows: want 1 or more, and at most %d rows in all (the rows a verification lays out)", sh.Name, sh.Rows, MaxVerifyRows)
+			return nil
+		}
+		total += sh.Rows
+	}
+	if total != r.Split.Rows {
+		bad("the shards %v hold %d rows; the file says %d", info.Shards, total, r.Split.Rows)
+		return nil
+	}
 	rows, train, sizes, err := datasets.PartitionLayout(info.Shards, r.Split.Seed, r.Split.TestFrac, info.Count)
 	switch {
 	case err != nil:

@@ -307,13 +307,24 @@ func TestVerifyPartitionedTampered(t *testing.T) {
 		t.Fatalf("untouched: %v %v", v, err)
 	}
 	sizes := r.Partitions.Sizes
+	rows := r.Split.Rows
+	// A file that claims more rows than a verification lays out, or row
+	// counts that overflow, is refused at once rather than hashed for
+	// hours (or for ever).
 	for name, edit := range map[string]func(){
 		"size moved":     func() { sizes[0]++; sizes[1]-- },
 		"count":          func() { r.Partitions.Count++ },
 		"no partitions":  func() { r.Partitions = nil },
 		"one size grown": func() { sizes[2] += 5 },
+		"1e15 rows":      func() { r.Partitions.Shards[0].Rows, r.Split.Rows = 1e15, 1e15 },
+		"max rows twice": func() {
+			r.Partitions.Shards = []datasets.Shard{{Name: "a", Rows: math.MaxInt}, {Name: "b", Rows: math.MaxInt}}
+		},
+		"rows overflow to n": func() {
+			r.Partitions.Shards = []datasets.Shard{{Name: "a", Rows: math.MaxInt}, {Name: "b", Rows: rows + 1}}
+		},
 	} {
-		saved, savedSizes := r.Partitions, slices.Clone(sizes)
+		saved, savedSizes, savedShards := r.Partitions, slices.Clone(sizes), slices.Clone(r.Partitions.Shards)
 		edit()
 		if _, _, err := modelfile.Verify(r); !errors.Is(err, modelfile.ErrVerify) {
 			t.Errorf("%s: Verify %v, want modelfile.ErrVerify", name, err)
@@ -321,5 +332,10 @@ func TestVerifyPartitionedTampered(t *testing.T) {
 		r.Partitions = saved
 		copy(sizes, savedSizes)
 		r.Partitions.Count = len(sizes)
+		r.Partitions.Shards = savedShards
+		r.Split.Rows = rows
+	}
+	if _, _, _, err := datasets.PartitionLayout([]datasets.Shard{{Name: "a", Rows: math.MaxInt}, {Name: "b", Rows: 1}}, 1, 0, 2); !errors.Is(err, datasets.ErrFormat) {
+		t.Errorf("PartitionLayout of rows that overflow: %v, want ErrFormat", err)
 	}
 }

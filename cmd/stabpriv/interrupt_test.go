@@ -3,6 +3,7 @@ package main
 import (
 	"bufio"
 	"errors"
+	"io"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -75,5 +76,55 @@ func TestVersion(t *testing.T) {
 	}
 	if stdout, _, err := call(t, "help", "help"); err != nil || !strings.Contains(stdout, "Commands:") {
 		t.Errorf("help help: %q, %v", stdout, err)
+	}
+}
+
+// TestInterruptBlocked interrupts a command blocked where it cannot see
+// the cancellation (reading its data from a FIFO that never ends): the
+// process still exits with status 130 soon after, and writes nothing.
+func TestInterruptBlocked(t *testing.T) {
+	dir := t.TempDir()
+	fifo := filepath.Join(dir, "data.csv")
+	if err := syscall.Mkfifo(fifo, 0o600); err != nil {
+		t.Skipf("no FIFO here: %v", err)
+	}
+	out := filepath.Join(dir, "model.json")
+	cmd := exec.Command(os.Args[0], "-test.run=^$")
+	cmd.Env = append(os.Environ(), childArgs+"="+strings.Join([]string{"train", "--data", fifo, "--label", "y", "--out", out}, "\n"))
+	var stderr strings.Builder
+	cmd.Stderr = &stderr
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	// Opening the FIFO for writing without blocking succeeds once the
+	// child has opened it for reading: it is then blocked in a read.
+	var w *os.File
+	for deadline := time.Now().Add(20 * time.Second); w == nil; {
+		f, err := os.OpenFile(fifo, os.O_WRONLY|syscall.O_NONBLOCK, 0)
+		switch {
+		case err == nil:
+			w = f
+		case time.Now().After(deadline):
+			cmd.Process.Kill()
+			t.Fatalf("the child did not open its data: %v", err)
+		default:
+			time.Sleep(20 * time.Millisecond)
+		}
+	}
+	defer w.Close()
+	io.WriteString(w, "a,y\n")
+	// A child that ignores the interrupt is killed, and fails the test.
+	timer := time.AfterFunc(interruptGrace+15*time.Second, func() { cmd.Process.Kill() })
+	defer timer.Stop()
+	if err := cmd.Process.Signal(syscall.SIGINT); err != nil {
+		t.Fatal(err)
+	}
+	err := cmd.Wait()
+	var ee *exec.ExitError
+	if !errors.As(err, &ee) || ee.ExitCode() != 130 {
+		t.Fatalf("exit %v, want status 130; stderr:\n%s", err, stderr.String())
+	}
+	if _, err := os.Stat(out); !errors.Is(err, os.ErrNotExist) {
+		t.Errorf("the interrupted run wrote %s (%v)", out, err)
 	}
 }

@@ -39,10 +39,12 @@ import (
 	"runtime/debug"
 	"strings"
 	"text/tabwriter"
+	"time"
 
 	"github.com/stabpriv/stabpriv/datasets"
 	"github.com/stabpriv/stabpriv/experiments"
 	"github.com/stabpriv/stabpriv/internal/runflags"
+	"github.com/stabpriv/stabpriv/internal/safefile"
 	"github.com/stabpriv/stabpriv/modelfile"
 	"github.com/stabpriv/stabpriv/pdp/publish"
 )
@@ -95,20 +97,49 @@ func exitCode(err error) int {
 	return 1
 }
 
+// interruptGrace is how long a command may take to stop after an
+// interrupt before the process exits without it.
+const interruptGrace = 2 * time.Second
+
 func main() {
-	err := run(os.Args[1:], os.Stdout, os.Stderr)
+	ctx, cancel := context.WithCancel(context.Background())
+	sig := make(chan os.Signal, 2)
+	signal.Notify(sig, os.Interrupt)
+	go exitOnInterrupt(sig, cancel)
+	err := runContext(ctx, os.Args[1:], os.Stdout, os.Stderr)
 	if err != nil {
 		fmt.Fprintln(os.Stderr, "stabpriv:", err)
 	}
 	os.Exit(exitCode(err))
 }
 
+// exitOnInterrupt cancels the command at the first interrupt (Ctrl-C); if
+// the command has not stopped after interruptGrace, or at a second
+// interrupt, it removes the temporary files of the writes in progress and
+// exits with status 130. A command blocked where it cannot see the
+// cancellation (opening a FIFO, one huge read) stops all the same, and
+// every output stays whole or absent.
+func exitOnInterrupt(sig <-chan os.Signal, cancel context.CancelFunc) {
+	<-sig
+	cancel()
+	select {
+	case <-sig:
+	case <-time.After(interruptGrace):
+	}
+	safefile.Abandon()
+	fmt.Fprintln(os.Stderr, "stabpriv: interrupted, nothing written")
+	os.Exit(130)
+}
+
 // run executes the command line args (without the program name), writing
 // results to stdout and usage, logs and diagnostics to stderr. It returns a
 // *usageError for a bad command line.
 func run(args []string, stdout, stderr io.Writer) error {
-	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt)
-	defer stop()
+	return runContext(context.Background(), args, stdout, stderr)
+}
+
+// runContext is run, stopped when ctx is cancelled.
+func runContext(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	if len(args) == 0 {
 		printUsage(stderr)
 		return usagef("no command")
@@ -138,7 +169,7 @@ func run(args []string, stdout, stderr io.Writer) error {
 		return usagef("unknown command %q", name)
 	}
 	err := c.run(ctx, rest, stdout, stderr)
-	if ctx.Err() != nil {
+	if err != nil && ctx.Err() != nil {
 		// Interrupted: whatever the command returned, the cause is the
 		// signal (exit 130).
 		return fmt.Errorf("%s: interrupted, nothing written: %w", c.name, ctx.Err())

@@ -19,6 +19,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"sync"
 )
 
 // ErrTarget is wrapped by every refusal of a target path.
@@ -100,10 +101,11 @@ func WriteAll(files []File) (err error) {
 	}
 	tmps := make([]string, 0, len(files))
 	defer func() {
-		if err != nil {
-			for _, t := range tmps {
+		for _, t := range tmps {
+			if err != nil {
 				os.Remove(t)
 			}
+			track(t, true)
 		}
 	}()
 	for _, f := range files {
@@ -126,6 +128,40 @@ func WriteAll(files []File) (err error) {
 	return nil
 }
 
+// temps are the temporary files of the writes in progress, for Abandon.
+var temps struct {
+	sync.Mutex
+	names map[string]bool
+}
+
+// track adds (or with done, removes) a temporary file of a write in
+// progress.
+func track(name string, done bool) {
+	temps.Lock()
+	defer temps.Unlock()
+	if done {
+		delete(temps.names, name)
+		return
+	}
+	if temps.names == nil {
+		temps.names = make(map[string]bool)
+	}
+	temps.names[name] = true
+}
+
+// Abandon removes the temporary files of the writes in progress, for a
+// process about to exit in the middle of them (an interrupt): their targets
+// stay as they were, or, for a WriteAll whose renames had begun, some are
+// replaced whole.
+func Abandon() {
+	temps.Lock()
+	defer temps.Unlock()
+	for name := range temps.names {
+		os.Remove(name)
+	}
+	clear(temps.names)
+}
+
 // writeTemp writes f to a new temporary file in its directory, synced and
 // closed, and returns its name (also on error, when it was created).
 func writeTemp(f File) (string, error) {
@@ -133,6 +169,7 @@ func writeTemp(f File) (string, error) {
 	if err != nil {
 		return "", err
 	}
+	track(tf.Name(), false)
 	err = f.Write(tf)
 	if err == nil {
 		err = tf.Sync()

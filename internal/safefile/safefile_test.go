@@ -179,3 +179,41 @@ func TestWriteKilled(t *testing.T) {
 		t.Errorf("after the kill the target is %q (%v), want %q", got, err, old)
 	}
 }
+
+// TestAbandon: Abandon in the middle of a write removes its temporary file,
+// the write then fails, and the target keeps its old content.
+func TestAbandon(t *testing.T) {
+	dir := t.TempDir()
+	path := filepath.Join(dir, "out.csv")
+	if err := os.WriteFile(path, []byte("old"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	started, resume := make(chan struct{}), make(chan struct{})
+	done := make(chan error)
+	go func() {
+		done <- Write(path, 0o644, func(w io.Writer) error {
+			io.WriteString(w, "new")
+			close(started)
+			<-resume
+			return nil
+		})
+	}()
+	<-started
+	Abandon()
+	entries, err := os.ReadDir(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, e := range entries {
+		if IsTemp(e.Name()) {
+			t.Errorf("temporary file %s left after Abandon", e.Name())
+		}
+	}
+	close(resume)
+	if err := <-done; err == nil {
+		t.Error("the abandoned write succeeded")
+	}
+	if b, err := os.ReadFile(path); err != nil || string(b) != "old" {
+		t.Errorf("target after an abandoned write: %q, %v; want old", b, err)
+	}
+}
