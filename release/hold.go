@@ -67,8 +67,16 @@ func NewHold(ps []Prepared, seeded bool) (*Hold, error) {
 }
 
 // Release releases a fresh copy of the i-th held release with noise from
-// src, at the budget it was prepared for.
+// src, at the budget it was prepared for. An index outside the held
+// releases (every index, for a zero or nil Hold) is an error wrapping
+// ErrConfig.
 func (h *Hold) Release(ctx context.Context, i int, src perturb.Source) (*Outcome, error) {
+	if h == nil {
+		return nil, fmt.Errorf("%w: a nil Hold (use NewHold)", ErrConfig)
+	}
+	if i < 0 || i >= len(h.ps) {
+		return nil, fmt.Errorf("%w: release %d of a hold on %d releases (a zero Hold holds none: use NewHold)", ErrConfig, i, len(h.ps))
+	}
 	if h.closed {
 		return nil, fmt.Errorf("%w: the hold was closed", ErrReleased)
 	}
@@ -77,8 +85,9 @@ func (h *Hold) Release(ctx context.Context, i int, src perturb.Source) (*Outcome
 
 // Close ends the hold. With usedUp, every held release is used up: the
 // trained weights are wiped, and a later Release of any of them is refused.
+// Closing a nil Hold does nothing.
 func (h *Hold) Close(usedUp bool) {
-	if h.closed {
+	if h == nil || h.closed {
 		return
 	}
 	if usedUp {

@@ -191,6 +191,15 @@ func checkPurity(m Method, b dp.Budget) error {
 	return nil
 }
 
+// certRun returns the run record of the certificate c, or an error
+// wrapping ErrConfig when c or its run record is nil.
+func certRun(c *dp.Certificate) (*trainer.Run, error) {
+	if c == nil || c.Run == nil {
+		return nil, fmt.Errorf("%w: the certificate has no run record", ErrConfig)
+	}
+	return c.Run, nil
+}
+
 // finish sets what every release's certificate shares: the noise seed of a
 // seeded source and the weights' hash.
 func finish(out *Outcome, src perturb.Source) *Outcome {

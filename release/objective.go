@@ -167,10 +167,10 @@ func solverStats(st objpert.SolveStats) trainer.Stats {
 // Rebuild recomputes the calibration from the published problem (loss, n,
 // d, K, kappa, lambda) and budget, and the certificate from it.
 func (m objectiveMethod) Rebuild(c *dp.Certificate, pub Public) (*dp.Certificate, *stability.Report, error) {
-	if c == nil || c.Run == nil {
-		return nil, nil, errors.New("the certificate has no run record")
+	run, err := certRun(c)
+	if err != nil {
+		return nil, nil, err
 	}
-	run := c.Run
 	cal, err := m.calibration(c, pub)
 	if err != nil {
 		return nil, nil, err
@@ -206,10 +206,10 @@ func (m objectiveMethod) Rebuild(c *dp.Certificate, pub Public) (*dp.Certificate
 // calibration returns the calibration of the published problem of c (loss,
 // n, d, K, kappa, lambda) and budget.
 func (m objectiveMethod) calibration(c *dp.Certificate, pub Public) (objpert.Calibration, error) {
-	if c == nil || c.Run == nil {
-		return objpert.Calibration{}, errors.New("the certificate has no run record")
+	run, err := certRun(c)
+	if err != nil {
+		return objpert.Calibration{}, err
 	}
-	run := c.Run
 	loss, err := losses.ByName(run.Loss)
 	if err != nil {
 		return objpert.Calibration{}, err
