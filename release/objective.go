@@ -150,7 +150,15 @@ func (p *objectivePrepared) release(ctx context.Context, src perturb.Source, ext
 	return finish(&Outcome{Model: model, Certificate: cert, Stats: solverStats(st)}, src), nil
 }
 
+// Trained minimizes the objective without noise and calls f with the
+// minimizer; it fails after Release (or a Hold that used the release up),
+// as the Prepared interface states: the rows were released.
 func (p *objectivePrepared) Trained(ctx context.Context, f func(*trainer.Model, trainer.Stats)) error {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if p.released {
+		return fmt.Errorf("%w: the release was made; its non-private weights are no longer available", ErrReleased)
+	}
 	w, st, err := objpert.Minimize(ctx, p.rows.X, p.rows.Y, p.pr, p.cal)
 	if err != nil {
 		return err
