@@ -351,8 +351,14 @@ func (pl *Plan) Release(ctx context.Context, results []Result, shards []datasets
 		AutoKnobs:     opts.Auto,
 		Partitions:    &info,
 	}
-	notes := out.PipelineNotes(pl.plan.Task)
-	partNotes := modelfile.PartitionNotes(part, &info, opts.Seed, repRef)
+	notes, err := out.PipelineNotes(pl.plan.Task)
+	if err != nil {
+		return nil, err
+	}
+	partNotes, err := modelfile.PartitionNotes(part, &info, opts.Seed, repRef)
+	if err != nil {
+		return nil, err
+	}
 	if pl.plan.Method == nil {
 		out.Model = model
 		out.Run = &ref

@@ -235,7 +235,10 @@ func Fit(ctx context.Context, t *datasets.Table, schema datasets.Schema, budget 
 	if err != nil {
 		return nil, err
 	}
-	notes := out.PipelineNotes(pl.Task)
+	notes, err := out.PipelineNotes(pl.Task)
+	if err != nil {
+		return nil, err
+	}
 	pl.log().WithFields(logrus.Fields{"rows": rows.enc.N, "train": n, "d": dim, "preprocess": pl.Mode, "mechanism": opts.Mechanism}).Debug("private: rows prepared")
 	var diag *modelfile.Diagnostics
 	if opts.Diagnostics {
