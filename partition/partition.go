@@ -17,7 +17,6 @@ import (
 	"github.com/stabpriv/stabpriv/dp"
 	"github.com/stabpriv/stabpriv/losses"
 	"github.com/stabpriv/stabpriv/modelfile"
-	"github.com/stabpriv/stabpriv/perturb"
 	"github.com/stabpriv/stabpriv/private"
 	"github.com/stabpriv/stabpriv/release"
 	"github.com/stabpriv/stabpriv/stability"
@@ -51,7 +50,8 @@ type Plan struct {
 // header. It refuses what the partitioned guarantee does not cover: a
 // data-fitted standardization, a stratified split, a tolerance, a custom
 // step schedule, classes read from the rows (declare them), a user graph
-// model, a release method other than output perturbation; and partitions
+// model, a release method that does not release an SGD run
+// (release.Method.SGD); and partitions
 // outside [1, datasets.MaxPartitions]. Errors wrap private.ErrOptions,
 // datasets.ErrSchema, dp.ErrBudget or release.ErrConfig.
 func NewPlan(header []string, schema datasets.Schema, budget dp.Budget, opts private.Options, partitions int) (*Plan, error) {
@@ -79,10 +79,8 @@ func NewPlan(header []string, schema datasets.Schema, budget dp.Budget, opts pri
 	case opts.Trainer.Schedule == trainer.Custom:
 		return nil, fmt.Errorf("%w: a custom step schedule is not supported by a partitioned fit (its run record on all rows cannot be recomputed)", private.ErrOptions)
 	}
-	if pl.Method != nil {
-		if _, err := perturb.Lookup(pl.Method.Name()); err != nil {
-			return nil, fmt.Errorf("%w: %s: a partitioned fit releases the average of the partitions' weights by output perturbation (%s)", private.ErrOptions, pl.Method.Name(), perturb.MechanismList())
-		}
+	if pl.Method != nil && !pl.Method.SGD() {
+		return nil, fmt.Errorf("%w: %s does not release the weights of an SGD run; a partitioned fit releases the average of the partitions' SGD runs, with one of %s", private.ErrOptions, pl.Method.Name(), release.SGDList())
 	}
 	label := slices.Index(header, schema.Label)
 	if label < 0 {

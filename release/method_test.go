@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"slices"
+	"strings"
 	"testing"
 
 	"github.com/stabpriv/stabpriv/dp"
@@ -169,5 +170,28 @@ func TestPreparedTrainedAfterRelease(t *testing.T) {
 		if err := p.Trained(ctx, f); !errors.Is(err, ErrReleased) || called {
 			t.Errorf("%s: Trained after a Hold used it up: %v, f called %v; want ErrReleased", m.Name(), err, called)
 		}
+	}
+}
+
+// TestMethodSGD checks that a method reports SGD exactly when
+// Trained.Prepared releases an SGD run with it, and that SGDList names
+// those methods.
+func TestMethodSGD(t *testing.T) {
+	tr := trainedRows(t)
+	var sgd []string
+	for _, m := range Methods() {
+		_, err := tr.Prepared(m.Name(), budgetOf(m))
+		if m.SGD() != (err == nil) {
+			t.Errorf("%s: SGD %v, but Trained.Prepared gives %v", m.Name(), m.SGD(), err)
+		}
+		if m.SGD() {
+			sgd = append(sgd, string(m.Name()))
+		}
+	}
+	if len(sgd) == 0 || len(sgd) == len(Methods()) {
+		t.Errorf("SGD methods %v: want some, not all", sgd)
+	}
+	if got, want := SGDList(), strings.Join(sgd, ", "); got != want {
+		t.Errorf("SGDList %q, want %q", got, want)
 	}
 }

@@ -29,6 +29,9 @@ type objectiveMethod struct{ name perturb.Mechanism }
 
 func (m objectiveMethod) Name() perturb.Mechanism { return m.name }
 
+// SGD is false: the method minimizes its perturbed objective exactly.
+func (m objectiveMethod) SGD() bool { return false }
+
 func (m objectiveMethod) Pure() bool {
 	t, _ := perturb.LookupTraining(m.name)
 	return t.Pure

@@ -25,6 +25,9 @@ const OutputStep = "release of the weights (output perturbation)"
 func (m outputMethod) Name() perturb.Mechanism { return m.noise.Name() }
 func (m outputMethod) Pure() bool              { return m.noise.Pure() }
 
+// SGD is true: the method releases the weights of an SGD run.
+func (m outputMethod) SGD() bool { return true }
+
 func (m outputMethod) CheckBudget(b dp.Budget) error {
 	if err := m.noise.CheckBudget(b.Epsilon, b.Delta); err != nil {
 		return fmt.Errorf("%w: %w", dp.ErrBudget, err)
