@@ -115,6 +115,13 @@ func run(args []string, stdout, stderr io.Writer) error {
 	name, rest := args[0], args[1:]
 	switch name {
 	case "version", "-version", "--version":
+		switch {
+		case len(rest) == 1 && isHelpFlag(rest[0]):
+			fmt.Fprintln(stdout, versionHelp)
+			return nil
+		case len(rest) > 0:
+			return usagef("version takes no arguments, got %q", rest)
+		}
 		printVersion(stdout)
 		return nil
 	case "help", "-h", "-help", "--help":
@@ -123,7 +130,7 @@ func run(args []string, stdout, stderr io.Writer) error {
 			return nil
 		}
 		if rest[0] == "version" {
-			fmt.Fprintln(stdout, "Usage: stabpriv version\n\nPrints the version of stabpriv (its module version and commit) and of the Go toolchain.")
+			fmt.Fprintln(stdout, versionHelp)
 			return nil
 		}
 		if c, ok := lookup(rest[0]); ok {
@@ -146,6 +153,19 @@ func run(args []string, stdout, stderr io.Writer) error {
 		return fmt.Errorf("%s: %w", c.name, err)
 	}
 	return nil
+}
+
+// versionHelp is the help of the version command.
+const versionHelp = "Usage: stabpriv version\n\nPrints the version of stabpriv (its module version and commit) and of the Go toolchain."
+
+// isHelpFlag reports whether arg asks for help, as the flag package's -h
+// and -help do.
+func isHelpFlag(arg string) bool {
+	switch arg {
+	case "-h", "--h", "-help", "--help":
+		return true
+	}
+	return false
 }
 
 // printVersion writes the module's version and commit, from the build
