@@ -33,9 +33,10 @@
 // the strongly convex SGD route of the stability package gives the
 // sensitivity Delta <= 2L/(mu n) with no convergence condition. It then
 // releases the weights once per eps with noise calibrated to Delta
-// (perturb.Release on a copy of the weights per eps: each release stands
-// alone with its own certificate; the rows compare alternative releases,
-// they are not a composition), and once at a fixed noise scale, reporting
+// (release.Trained.Simulate: seeded noise on a copy of the trained weights
+// per eps; each release stands alone with its own certificate; the rows
+// compare alternative releases, they are not a composition), and once at a
+// fixed noise scale, reporting
 // the eps the scale buys at each lambda (perturb.EpsilonForScale; the
 // paper's Corollary 13). Summarize picks the best lambda per eps on the
 // test accuracy, as the paper's tables do; that choice is optimistic and
@@ -43,10 +44,20 @@
 //
 // The training-time mechanisms objective and amp (package objpert) put
 // their noise in the objective, so the job of a (split, lambda) trains them
-// once per eps with seeded noise (private.SimulateObjective, not private),
-// on the ridge objective minimized exactly; a lambda below a mechanism's
-// floor runs once at the floor (objpert.RaiseToFloor). Their rows sit in
-// the same results, summary and figures as the output-perturbation ones.
+// once per eps with seeded noise (the method of release.Lookup prepares the
+// rows, Method.Prepare, and Prepared.Release draws perturb.Seeded noise: not
+// private), on the ridge objective minimized exactly; a lambda below a
+// mechanism's floor runs once at the floor (objpert.RaiseToFloor). Their
+// rows sit in the same results, summary and figures as the
+// output-perturbation ones.
+//
+// With SweepConfig.Select, each split and eps also gets one privately
+// selected row (mode Selected): selection.Select chooses a setting and a
+// pure mechanism among candidates trained on the training part of a
+// selection.ValidationSplit of the split's training rows
+// (selection.FromTrained for output perturbation, selection.FromRows for
+// objective perturbation), scored on its validation part, inside the whole
+// eps (docs/DESIGN.md, section 12).
 //
 // FeatSel (Figures 3 and 5) thresholds the released weights with featsel's
 // dynamic threshold (set from the noise scale) and with static thresholds,

@@ -12,13 +12,37 @@ import (
 	"github.com/stabpriv/stabpriv/losses"
 )
 
-// Features returns the raw feature columns a row must give, in order.
-func (r *Released) Features() []string { return append([]string(nil), r.Preprocessing.Features...) }
+// Features returns the raw feature columns a row must give, in order (none
+// for a Released without a preprocessing).
+func (r *Released) Features() []string {
+	if r == nil || r.Preprocessing == nil {
+		return nil
+	}
+	return slices.Clone(r.Preprocessing.Features)
+}
+
+// check returns an error wrapping ErrFile when r is nil or its parts do not
+// fit together (checkShape): a zero Released has no model to apply.
+func (r *Released) check() error {
+	if r == nil {
+		return fmt.Errorf("%w: a nil model", ErrFile)
+	}
+	return r.checkShape()
+}
 
 // Margins returns the K margins W x' of the raw row x (the feature columns
 // in Features order) after the bundled preprocessing. Errors wrap datasets.ErrFormat:
-// a row of the wrong length or with a value that is not finite.
+// a row of the wrong length or with a value that is not finite; or ErrFile:
+// a Released whose parts do not fit together (a zero one, say).
 func (r *Released) Margins(x []float64) ([]float64, error) {
+	if err := r.check(); err != nil {
+		return nil, err
+	}
+	return r.margins(x)
+}
+
+// margins is Margins for a checked r.
+func (r *Released) margins(x []float64) ([]float64, error) {
 	in := make([]float64, r.Preprocessing.Dim())
 	if err := r.Preprocessing.Apply(in, x); err != nil {
 		return nil, err
@@ -30,17 +54,26 @@ func (r *Released) Margins(x []float64) ([]float64, error) {
 
 // Predict returns the prediction for the raw row x: the class name for
 // classification, the value (formatted with strconv 'g') for regression.
+// Errors are Margins'.
 func (r *Released) Predict(x []float64) (string, error) {
-	z, err := r.Margins(x)
+	if err := r.check(); err != nil {
+		return "", err
+	}
+	z, err := r.margins(x)
 	if err != nil {
 		return "", err
 	}
+	return r.label(z), nil
+}
+
+// label returns the prediction of a checked r for the margins z.
+func (r *Released) label(z []float64) string {
 	switch r.Model.Task {
 	case losses.Binary:
 		if z[0] >= 0 {
-			return r.Schema.Classes[1], nil
+			return r.Schema.Classes[1]
 		}
-		return r.Schema.Classes[0], nil
+		return r.Schema.Classes[0]
 	case losses.Multiclass:
 		best := 0
 		for k, v := range z {
@@ -48,16 +81,33 @@ func (r *Released) Predict(x []float64) (string, error) {
 				best = k
 			}
 		}
-		return r.Schema.Classes[best], nil
+		return r.Schema.Classes[best]
 	}
-	return strconv.FormatFloat(z[0], 'g', -1, 64), nil
+	return strconv.FormatFloat(z[0], 'g', -1, 64)
 }
 
 // PredictProba returns the probability of each class (in Schema.Classes
 // order) for the raw row x, for a loss whose margins are log-odds
 // (losses.Probabilistic: logistic and softmax). Other losses give an error
-// wrapping ErrFile.
+// wrapping ErrFile; other errors are Margins'.
 func (r *Released) PredictProba(x []float64) ([]float64, error) {
+	if err := r.check(); err != nil {
+		return nil, err
+	}
+	pl, err := r.probabilistic()
+	if err != nil {
+		return nil, err
+	}
+	z, err := r.margins(x)
+	if err != nil {
+		return nil, err
+	}
+	return proba(pl, z), nil
+}
+
+// probabilistic returns the loss of a checked r as a losses.Probabilistic,
+// or an error wrapping ErrFile when its margins are not log-odds.
+func (r *Released) probabilistic() (losses.Probabilistic, error) {
 	loss, err := losses.ByName(r.Model.Loss)
 	if err != nil {
 		return nil, fmt.Errorf("%w: %w", ErrFile, err)
@@ -66,13 +116,14 @@ func (r *Released) PredictProba(x []float64) ([]float64, error) {
 	if !ok {
 		return nil, fmt.Errorf("%w: the %s loss gives no class probabilities", ErrFile, r.Model.Loss)
 	}
-	z, err := r.Margins(x)
-	if err != nil {
-		return nil, err
-	}
+	return pl, nil
+}
+
+// proba returns the class probabilities of the margins z.
+func proba(pl losses.Probabilistic, z []float64) []float64 {
 	p := make([]float64, max(len(z), 2))
 	pl.Proba(p, z)
-	return p, nil
+	return p
 }
 
 // PredictTable applies the model to every row of t, whose header must name
@@ -83,18 +134,27 @@ func (r *Released) PredictProba(x []float64) ([]float64, error) {
 // predictions on the rows with a declared class (accuracy) or a numeric
 // label (rmse); Rows is 0 otherwise. Errors name the row; lines already
 // written stay in w, so a caller that must not leave a partial output
-// writes to a buffer or a temporary file.
+// writes to a buffer or a temporary file. A Released whose parts do not fit
+// together (a zero one, say) is an error wrapping ErrFile, and a nil table
+// one wrapping datasets.ErrFormat, both before anything is written.
 func (r *Released) PredictTable(t *datasets.Table, w io.Writer) (Metric, error) {
-	cols := make([]int, len(r.Features()))
-	for j, f := range r.Features() {
+	if err := r.check(); err != nil {
+		return Metric{}, err
+	}
+	if t == nil {
+		return Metric{}, fmt.Errorf("%w: no table", datasets.ErrFormat)
+	}
+	features := r.Features()
+	cols := make([]int, len(features))
+	for j, f := range features {
 		if cols[j] = slices.Index(t.Columns, f); cols[j] < 0 {
-			return Metric{}, fmt.Errorf("%w: %s has no column %q, a feature of the model (features: %v)", datasets.ErrFormat, t.Source, f, r.Features())
+			return Metric{}, fmt.Errorf("%w: %s has no column %q, a feature of the model (features: %v)", datasets.ErrFormat, t.Source, f, features)
 		}
 	}
 	label := slices.Index(t.Columns, r.Schema.Label)
 	cw := csv.NewWriter(w)
 	header := []string{"row", "prediction"}
-	_, probaErr := r.PredictProba(make([]float64, len(cols)))
+	pl, probaErr := r.probabilistic()
 	if probaErr == nil {
 		for _, c := range r.Schema.Classes {
 			header = append(header, "p_"+c)
@@ -114,14 +174,14 @@ func (r *Released) PredictTable(t *datasets.Table, w io.Writer) (Metric, error) 
 			}
 			x[j] = v
 		}
-		pred, err := r.Predict(x)
+		z, err := r.margins(x)
 		if err != nil {
 			return Metric{}, fmt.Errorf("%s: row %d: %w", t.Source, i, err)
 		}
+		pred := r.label(z)
 		rec := []string{strconv.Itoa(i), pred}
 		if probaErr == nil {
-			p, _ := r.PredictProba(x)
-			for _, v := range p {
+			for _, v := range proba(pl, z) {
 				rec = append(rec, strconv.FormatFloat(v, 'g', 6, 64))
 			}
 		}

@@ -106,7 +106,7 @@ const PartitionNeighbours = "replace-one on the rows of the shards: two lists of
 // Neighbours returns the neighbouring relation of r's certificate:
 // PartitionNeighbours for a partitioned fit, TableNeighbours otherwise.
 func (r *Released) Neighbours() string {
-	if r.Partitions != nil {
+	if r != nil && r.Partitions != nil {
 		return PartitionNeighbours
 	}
 	return TableNeighbours
@@ -117,18 +117,23 @@ func (r *Released) Neighbours() string {
 // (header, row count, schema, settings), the refusal of malformed tables,
 // the split (by position, or for a partitioned fit by a hash of
 // positions), the preprocessing (with a WARNING for a map outside the
-// guarantee) and the null rows. r.Preprocessing and r.Split must be set.
-func (r *Released) PipelineNotes(task losses.Task) []string {
+// guarantee) and the null rows. r.Preprocessing and r.Split must be set:
+// without a preprocessing (a zero Released, say) the notes cannot be
+// written, and the error wraps ErrFile.
+func (r *Released) PipelineNotes(task losses.Task) ([]string, error) {
+	if r == nil || r.Preprocessing == nil {
+		return nil, fmt.Errorf("%w: no preprocessing to state in the notes", ErrFile)
+	}
 	notes := fitNotes(r.Preprocessing, task)
 	if r.Partitions == nil {
-		return notes
+		return notes, nil
 	}
 	for i, s := range notes {
 		if strings.HasPrefix(s, "the split depends only on") {
 			notes[i] = fmt.Sprintf("the split holds a row out for testing when a seeded hash of its position (shard name, data row number) falls below the test fraction %g; it depends on positions, the fraction and the seed only, and the held-out rows are not used by the release", r.Split.TestFrac)
 		}
 	}
-	return notes
+	return notes, nil
 }
 
 // fitNotes are the not-covered notes of a fit's certificate.
@@ -169,13 +174,31 @@ func PublicSchema(s datasets.Schema) datasets.Schema {
 // PartitionNotes are the notes a partitioned release adds to its
 // certificate: how rows were assigned and trained, the partitioned
 // sensitivity part against the reference run's analysis ref, and that the
-// partitions' weights are not private.
-func PartitionNotes(part stability.Partitioned, info *PartitionInfo, seed uint64, ref *stability.Report) []string {
+// partitions' weights are not private. info and ref must be set, and part
+// and info must describe one fit (as many sizes as partitions, and part.N
+// their sum): otherwise the notes would state another fit, and the error
+// wraps ErrFile.
+func PartitionNotes(part stability.Partitioned, info *PartitionInfo, seed uint64, ref *stability.Report) ([]string, error) {
+	if info == nil || ref == nil {
+		return nil, fmt.Errorf("%w: partition notes without the partitions (%v) or the reference run's analysis (%v)", ErrFile, info != nil, ref != nil)
+	}
+	if n := sum(info.Sizes); len(info.Sizes) != info.Count || info.Count < 1 || n != part.N {
+		return nil, fmt.Errorf("%w: partition notes of %d partitions with %d sizes summing to %d, for n = %d", ErrFile, info.Count, len(info.Sizes), n, part.N)
+	}
 	partNote := fmt.Sprintf("partitioned training: %d partitions; a row's partition is a seeded hash (seed %d) of its position (shard name, data row number), never of its content, so the partition sizes are public: n = %d, n_p = %v. "+
 		"Each partition was trained with the run constants below on its n_p rows in position order (ceil(n_p/b) steps per pass, trainer seed = seed + p * 0x9e3779b97f4a7c15 mod 2^64), "+
 		"and the released weights are sum_p (n_p/n) w_p plus the noise, added once",
 		info.Count, seed, part.N, info.Sizes)
 	refNote := fmt.Sprintf("the run record below is the reference run: the same settings on all n = %d rows; a replaced row changes one partition p, so the average moves by at most max_p (n_p/n) Delta_p = %.17g (partition %d, each Delta_p the route of that partition's run); "+
 		"the noise is calibrated to the reference run's Delta = %.17g (route %v), which is at least that (private.FitPartitioned)", part.N, part.Delta, part.Worst, ref.Delta, ref.Chosen)
-	return []string{partNote, refNote, "the weights of each partition are not private: they exist only inside the training job, whose workers are trusted with the rows"}
+	return []string{partNote, refNote, "the weights of each partition are not private: they exist only inside the training job, whose workers are trusted with the rows"}, nil
+}
+
+// sum returns the sum of xs.
+func sum(xs []int) int {
+	s := 0
+	for _, x := range xs {
+		s += x
+	}
+	return s
 }

@@ -265,9 +265,13 @@ func rebuild(r *Released, m release.Method, part *partitioned) (*Released, error
 	p.Words = preprocess.MapWords(p.Mode)
 	skeleton := &Released{Preprocessing: &p, Split: r.Split, Partitions: r.Partitions}
 	pub := publicOf(r)
-	pub.Notes = skeleton.PipelineNotes(task)
+	if pub.Notes, err = skeleton.PipelineNotes(task); err != nil {
+		return nil, err
+	}
 	if part != nil {
-		pub.Extra = PartitionNotes(part.Partitioned, r.Partitions, r.Split.Seed, part.ref)
+		if pub.Extra, err = PartitionNotes(part.Partitioned, r.Partitions, r.Split.Seed, part.ref); err != nil {
+			return nil, err
+		}
 	}
 	cert, rep, err := m.Rebuild(c, pub)
 	if err != nil {

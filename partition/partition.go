@@ -17,7 +17,6 @@ import (
 	"github.com/stabpriv/stabpriv/dp"
 	"github.com/stabpriv/stabpriv/losses"
 	"github.com/stabpriv/stabpriv/modelfile"
-	"github.com/stabpriv/stabpriv/perturb"
 	"github.com/stabpriv/stabpriv/private"
 	"github.com/stabpriv/stabpriv/release"
 	"github.com/stabpriv/stabpriv/stability"
@@ -51,7 +50,8 @@ type Plan struct {
 // header. It refuses what the partitioned guarantee does not cover: a
 // data-fitted standardization, a stratified split, a tolerance, a custom
 // step schedule, classes read from the rows (declare them), a user graph
-// model, a release method other than output perturbation; and partitions
+// model, a release method that does not release an SGD run
+// (release.Method.SGD); and partitions
 // outside [1, datasets.MaxPartitions]. Errors wrap private.ErrOptions,
 // datasets.ErrSchema, dp.ErrBudget or release.ErrConfig.
 func NewPlan(header []string, schema datasets.Schema, budget dp.Budget, opts private.Options, partitions int) (*Plan, error) {
@@ -79,10 +79,8 @@ func NewPlan(header []string, schema datasets.Schema, budget dp.Budget, opts pri
 	case opts.Trainer.Schedule == trainer.Custom:
 		return nil, fmt.Errorf("%w: a custom step schedule is not supported by a partitioned fit (its run record on all rows cannot be recomputed)", private.ErrOptions)
 	}
-	if pl.Method != nil {
-		if _, err := perturb.Lookup(pl.Method.Name()); err != nil {
-			return nil, fmt.Errorf("%w: %s: a partitioned fit releases the average of the partitions' weights by output perturbation (%s)", private.ErrOptions, pl.Method.Name(), perturb.MechanismList())
-		}
+	if pl.Method != nil && !pl.Method.SGD() {
+		return nil, fmt.Errorf("%w: %s does not release the weights of an SGD run; a partitioned fit releases the average of the partitions' SGD runs, with one of %s", private.ErrOptions, pl.Method.Name(), release.SGDList())
 	}
 	label := slices.Index(header, schema.Label)
 	if label < 0 {
@@ -110,14 +108,39 @@ func NewPlan(header []string, schema datasets.Schema, budget dp.Budget, opts pri
 	return &Plan{plan: pl, partitions: partitions, header: slices.Clone(header), prep: prep, log: log}, nil
 }
 
-// Dim returns the number of model inputs (the features and the bias).
-func (pl *Plan) Dim() int { return pl.prep.Dim() }
+// check returns an error wrapping private.ErrOptions for a Plan that
+// NewPlan did not make (a zero or nil one), which holds no settings.
+func (pl *Plan) check() error {
+	if pl == nil || pl.plan == nil || pl.prep == nil || pl.log == nil {
+		return fmt.Errorf("%w: a zero Plan (use NewPlan)", private.ErrOptions)
+	}
+	return nil
+}
 
-// Partitions returns the number of partitions.
-func (pl *Plan) Partitions() int { return pl.partitions }
+// Dim returns the number of model inputs (the features and the bias); 0
+// for a zero Plan, whose Rows, TrainPartition and Release fail.
+func (pl *Plan) Dim() int {
+	if pl.check() != nil {
+		return 0
+	}
+	return pl.prep.Dim()
+}
 
-// Header returns the header every shard must have.
-func (pl *Plan) Header() []string { return slices.Clone(pl.header) }
+// Partitions returns the number of partitions (0 for a zero Plan).
+func (pl *Plan) Partitions() int {
+	if pl == nil {
+		return 0
+	}
+	return pl.partitions
+}
+
+// Header returns the header every shard must have (none for a zero Plan).
+func (pl *Plan) Header() []string {
+	if pl == nil {
+		return nil
+	}
+	return slices.Clone(pl.header)
+}
 
 // Row is one training row of a partitioned fit: its position (shard
 // name, 1-based data row number in the shard), its partition and its model
@@ -145,8 +168,12 @@ func comparePosition(a, b Row) int {
 // their positions and partitions, and the number of rows held out. Every
 // step is a per-row map with public constants. The chunk's header must
 // equal the plan's. Errors wrap datasets.ErrFormat or ErrSchema and name
-// the shard, the line and the data row.
+// the shard, the line and the data row; a zero Plan gives an error
+// wrapping private.ErrOptions.
 func (pl *Plan) Rows(chunk *datasets.Table, shard string) ([]Row, int, error) {
+	if err := pl.check(); err != nil {
+		return nil, 0, err
+	}
 	if chunk == nil {
 		return nil, 0, fmt.Errorf("%w: %s: no table", datasets.ErrFormat, shard)
 	}
@@ -204,8 +231,12 @@ func (pl *Plan) config(p, n int) (trainer.Config, error) {
 // (so the run does not depend on the order rows arrive in), with the
 // trainer settings of the options (the automatic knobs from n, the number
 // of training rows of all partitions) and the trainer seed derived from
-// (Seed, p). rows may be in any order; each must belong to p.
+// (Seed, p). rows may be in any order; each must belong to p. A zero Plan
+// gives an error wrapping private.ErrOptions.
 func (pl *Plan) TrainPartition(ctx context.Context, p, n int, rows []Row) (Result, error) {
+	if err := pl.check(); err != nil {
+		return Result{}, err
+	}
 	if p < 0 || p >= pl.partitions {
 		return Result{}, fmt.Errorf("%w: partition %d of %d", private.ErrOptions, p, pl.partitions)
 	}
@@ -269,8 +300,11 @@ const partitionTolerance = stability.RoundingSlack
 // all n training rows (the reference run) and the partition sizes; see Fit
 // for the proof. Errors: datasets.ErrFormat for inconsistent results, and
 // the stability analysis' or the release's errors, all before anything is
-// released.
+// released; private.ErrOptions for a zero Plan.
 func (pl *Plan) Release(ctx context.Context, results []Result, shards []datasets.Shard) (*modelfile.Released, error) {
+	if err := pl.check(); err != nil {
+		return nil, err
+	}
 	opts := pl.plan.Options
 	shards = slices.Clone(shards)
 	slices.SortFunc(shards, func(a, b datasets.Shard) int { return cmp.Compare(a.Name, b.Name) })
@@ -351,8 +385,14 @@ func (pl *Plan) Release(ctx context.Context, results []Result, shards []datasets
 		AutoKnobs:     opts.Auto,
 		Partitions:    &info,
 	}
-	notes := out.PipelineNotes(pl.plan.Task)
-	partNotes := modelfile.PartitionNotes(part, &info, opts.Seed, repRef)
+	notes, err := out.PipelineNotes(pl.plan.Task)
+	if err != nil {
+		return nil, err
+	}
+	partNotes, err := modelfile.PartitionNotes(part, &info, opts.Seed, repRef)
+	if err != nil {
+		return nil, err
+	}
 	if pl.plan.Method == nil {
 		out.Model = model
 		out.Run = &ref

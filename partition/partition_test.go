@@ -8,6 +8,7 @@ import (
 	"math"
 	"slices"
 	"strconv"
+	"strings"
 	"testing"
 
 	"gonum.org/v1/gonum/floats"
@@ -20,6 +21,7 @@ import (
 	"github.com/stabpriv/stabpriv/perturb"
 	"github.com/stabpriv/stabpriv/private"
 	"github.com/stabpriv/stabpriv/regularizers"
+	"github.com/stabpriv/stabpriv/release"
 	"github.com/stabpriv/stabpriv/stability"
 	"github.com/stabpriv/stabpriv/trainer"
 )
@@ -337,5 +339,28 @@ func TestVerifyPartitionedTampered(t *testing.T) {
 	}
 	if _, _, _, err := datasets.PartitionLayout([]datasets.Shard{{Name: "a", Rows: math.MaxInt}, {Name: "b", Rows: 1}}, 1, 0, 2); !errors.Is(err, datasets.ErrFormat) {
 		t.Errorf("PartitionLayout of rows that overflow: %v, want ErrFormat", err)
+	}
+}
+
+// TestNewPlanMethods checks, for every release method, that NewPlan takes
+// the methods that release an SGD run (release.Method.SGD), whose runs a
+// partitioned fit averages, and refuses the others with private.ErrOptions
+// before any row is read.
+func TestNewPlanMethods(t *testing.T) {
+	tab := fittest.Blobs(20, 2, []string{"a", "b"}, 1)
+	schema := datasets.Schema{Label: "y", Classes: []string{"a", "b"}, Bounds: fittest.BoundsFor(tab, -3, 4)}
+	for _, m := range release.Methods() {
+		budget := dp.Budget{Epsilon: 0.5}
+		if !m.Pure() {
+			budget.Delta = 1e-5
+		}
+		opts := private.Options{Mechanism: m.Name(), Trainer: trainer.Config{Reg: regularizers.ElasticNet{Lambda: 0.1}}}
+		pl, err := NewPlan(tab.Columns, schema, budget, opts, 2)
+		switch {
+		case m.SGD() && (err != nil || pl.Dim() != 3):
+			t.Errorf("%s: %v, want a plan (it releases an SGD run)", m.Name(), err)
+		case !m.SGD() && (!errors.Is(err, private.ErrOptions) || !strings.Contains(fmt.Sprint(err), release.SGDList())):
+			t.Errorf("%s: %v, want private.ErrOptions naming %s", m.Name(), err, release.SGDList())
+		}
 	}
 }

@@ -151,8 +151,16 @@ func NewPlan(schema datasets.Schema, budget dp.Budget, opts Options) (*Plan, err
 // the classes, kappa = 1 (the preprocessing ends in the unit ball), and the
 // method's automatic knobs with Options.Auto. A private run's progress log
 // (objective, gradient norm, clipped rows) is a statistic of the data: it
-// is kept only with Options.Diagnostics.
+// is kept only with Options.Diagnostics. A Plan that NewPlan did not make
+// (nil, without a loss, or with Auto but no method) gives an error wrapping
+// ErrOptions.
 func (pl *Plan) Config(n, dim int, seed uint64) (trainer.Config, error) {
+	switch {
+	case pl == nil || pl.Loss == nil:
+		return trainer.Config{}, fmt.Errorf("%w: a Plan without a loss (use NewPlan)", ErrOptions)
+	case pl.Options.Auto && pl.Method == nil:
+		return trainer.Config{}, fmt.Errorf("%w: a Plan with automatic knobs but no release method (use NewPlan)", ErrOptions)
+	}
 	cfg := pl.Options.Trainer
 	cfg.Loss, cfg.Kappa, cfg.Seed, cfg.Logger = pl.Loss, 1, seed, pl.Options.Logger
 	cfg.Classes = len(pl.Schema.Classes)
@@ -235,7 +243,10 @@ func Fit(ctx context.Context, t *datasets.Table, schema datasets.Schema, budget 
 	if err != nil {
 		return nil, err
 	}
-	notes := out.PipelineNotes(pl.Task)
+	notes, err := out.PipelineNotes(pl.Task)
+	if err != nil {
+		return nil, err
+	}
 	pl.log().WithFields(logrus.Fields{"rows": rows.enc.N, "train": n, "d": dim, "preprocess": pl.Mode, "mechanism": opts.Mechanism}).Debug("private: rows prepared")
 	var diag *modelfile.Diagnostics
 	if opts.Diagnostics {

@@ -311,3 +311,25 @@ func ExampleFit() {
 	// gamma, eps = 1, private: false, route strongly-convex-sgd, Delta = 0.1263
 	// prediction for an all-zero row: benign
 }
+
+// TestPlanConfigNotFromNewPlan checks that Config of a Plan NewPlan did not
+// make (nil, zero, automatic knobs without a method) is an error wrapping
+// ErrOptions instead of a panic or a config without a loss.
+func TestPlanConfigNotFromNewPlan(t *testing.T) {
+	for name, pl := range map[string]*Plan{
+		"nil":  nil,
+		"zero": {},
+		"auto": {Loss: losses.Logistic{}, Options: Options{Auto: true}},
+	} {
+		if _, err := pl.Config(10, 3, 1); !errors.Is(err, ErrOptions) {
+			t.Errorf("%s Plan: Config: %v, want ErrOptions", name, err)
+		}
+	}
+	pl, err := NewPlan(datasets.Schema{Label: "y", Classes: []string{"a", "b"}}, dp.Budget{}, Options{Preprocess: preprocess.None})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if cfg, err := pl.Config(10, 3, 1); err != nil || cfg.Loss == nil {
+		t.Errorf("Config of a Plan from NewPlan: %+v, %v", cfg, err)
+	}
+}

@@ -1,6 +1,8 @@
 package release
 
 import (
+	"fmt"
+
 	"github.com/stabpriv/stabpriv/dp"
 	"github.com/stabpriv/stabpriv/perturb"
 	"github.com/stabpriv/stabpriv/trainer"
@@ -11,9 +13,13 @@ import (
 // sourceKind (a certificate's Source: SourceSecure, SourceSeeded, ...) and
 // the caller's notes, with WeightsSHA256 empty. It reads no weights: a
 // verifier rebuilds a certificate from the constants it publishes and
-// compares.
-func OutputCertificate(cal perturb.Calibration, sens perturb.Sensitivity, run *trainer.Run, sourceKind string, notes []string) *dp.Certificate {
-	return newOutputCertificate(cal, sens, run, sourceKind, notes, nil)
+// compares. A nil run is an error wrapping ErrConfig: the certificate
+// publishes the run's constants.
+func OutputCertificate(cal perturb.Calibration, sens perturb.Sensitivity, run *trainer.Run, sourceKind string, notes []string) (*dp.Certificate, error) {
+	if run == nil {
+		return nil, fmt.Errorf("%w: no run record", ErrConfig)
+	}
+	return newOutputCertificate(cal, sens, run, sourceKind, notes, nil), nil
 }
 
 func newOutputCertificate(cal perturb.Calibration, sens perturb.Sensitivity, run *trainer.Run, kind string, notes []string, comp *dp.Composition) *dp.Certificate {

@@ -38,6 +38,17 @@ type Method interface {
 	// Pure reports whether the method is pure eps-DP (delta must be 0);
 	// otherwise it is (eps, delta)-DP with delta in (0, 1).
 	Pure() bool
+	// SGD reports whether the method releases the weights of an SGD run
+	// of package trainer (output perturbation): the SGD knobs of
+	// trainer.Config (passes, batch, step and schedule, engine, clipping,
+	// dropout, projection, averaging, an L1 term) then shape the run it
+	// releases, Trained.Prepared takes its name, and a partitioned fit
+	// (package partition) can release the average of the partitions'
+	// runs with it. A method that minimizes an objective of its own
+	// (objective perturbation, AMP) returns false: the SGD knobs do not
+	// apply to it, and its CheckConfig refuses those that would change
+	// its objective.
+	SGD() bool
 	// CheckBudget returns an error wrapping dp.ErrBudget if the method
 	// cannot spend b.
 	CheckBudget(b dp.Budget) error
@@ -169,12 +180,23 @@ func Methods() []Method { return append([]Method(nil), methods...) }
 
 // List returns the methods' names joined by ", " (for help texts and
 // messages).
-func List() string {
-	names := make([]string, len(methods))
-	for i, m := range methods {
-		names[i] = string(m.Name())
+func List() string { return names(func(Method) bool { return true }) }
+
+// SGDList returns the names of the methods that release an SGD run
+// (Method.SGD) joined by ", " (for messages about the SGD knobs and
+// partitioned fits).
+func SGDList() string { return names(Method.SGD) }
+
+// names returns the names of the methods that keep accepts, in the order
+// shown to users, joined by ", ".
+func names(keep func(Method) bool) string {
+	var out []string
+	for _, m := range methods {
+		if keep(m) {
+			out = append(out, string(m.Name()))
+		}
 	}
-	return strings.Join(names, ", ")
+	return strings.Join(out, ", ")
 }
 
 // checkPurity is the part of CheckBudget every method shares.
@@ -189,6 +211,15 @@ func checkPurity(m Method, b dp.Budget) error {
 		return fmt.Errorf("%w: delta = 0 with the (eps, delta) mechanism %s, want in (0, 1)", dp.ErrBudget, m.Name())
 	}
 	return nil
+}
+
+// certRun returns the run record of the certificate c, or an error
+// wrapping ErrConfig when c or its run record is nil.
+func certRun(c *dp.Certificate) (*trainer.Run, error) {
+	if c == nil || c.Run == nil {
+		return nil, fmt.Errorf("%w: the certificate has no run record", ErrConfig)
+	}
+	return c.Run, nil
 }
 
 // finish sets what every release's certificate shares: the noise seed of a

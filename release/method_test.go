@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"slices"
+	"strings"
 	"testing"
 
 	"github.com/stabpriv/stabpriv/dp"
@@ -127,5 +128,73 @@ func TestMethodsRebuild(t *testing.T) {
 				}
 			}
 		})
+	}
+}
+
+// TestPreparedTrainedAfterRelease checks, for every method, that
+// Prepared.Trained gives the non-private weights before the release and
+// fails with ErrReleased, without calling f, after Release or after a Hold
+// that used the release up, as the Prepared interface states.
+func TestPreparedTrainedAfterRelease(t *testing.T) {
+	X, y := objectiveRows()
+	cfg := trainer.Config{Loss: losses.Logistic{}, Classes: 2, Reg: regularizers.ElasticNet{Lambda: 0.05}, Kappa: 1, Passes: 2}
+	ctx := context.Background()
+	for _, m := range Methods() {
+		prepare := func() Prepared {
+			t.Helper()
+			p, err := m.Prepare(ctx, Rows{X: X, Y: y, Config: cfg}, budgetOf(m))
+			if err != nil {
+				t.Fatalf("%s: %v", m.Name(), err)
+			}
+			return p
+		}
+		called := false
+		f := func(w *trainer.Model, _ trainer.Stats) { called = w != nil && len(w.W) > 0 }
+		p := prepare()
+		if err := p.Trained(ctx, f); err != nil || !called {
+			t.Errorf("%s: Trained before the release: %v, f called %v", m.Name(), err, called)
+		}
+		if _, err := p.Release(ctx, perturb.Seeded(3)); err != nil {
+			t.Fatalf("%s: %v", m.Name(), err)
+		}
+		called = false
+		if err := p.Trained(ctx, f); !errors.Is(err, ErrReleased) || called {
+			t.Errorf("%s: Trained after Release: %v, f called %v; want ErrReleased", m.Name(), err, called)
+		}
+		p = prepare()
+		h, err := NewHold([]Prepared{p}, false)
+		if err != nil {
+			t.Fatalf("%s: %v", m.Name(), err)
+		}
+		if _, err := h.Release(ctx, 0, nil); err != nil {
+			t.Fatalf("%s: a run of the hold: %v", m.Name(), err)
+		}
+		h.Close()
+		if err := p.Trained(ctx, f); !errors.Is(err, ErrReleased) || called {
+			t.Errorf("%s: Trained after a Hold used it up: %v, f called %v; want ErrReleased", m.Name(), err, called)
+		}
+	}
+}
+
+// TestMethodSGD checks that a method reports SGD exactly when
+// Trained.Prepared releases an SGD run with it, and that SGDList names
+// those methods.
+func TestMethodSGD(t *testing.T) {
+	tr := trainedRows(t)
+	var sgd []string
+	for _, m := range Methods() {
+		_, err := tr.Prepared(m.Name(), budgetOf(m))
+		if m.SGD() != (err == nil) {
+			t.Errorf("%s: SGD %v, but Trained.Prepared gives %v", m.Name(), m.SGD(), err)
+		}
+		if m.SGD() {
+			sgd = append(sgd, string(m.Name()))
+		}
+	}
+	if len(sgd) == 0 || len(sgd) == len(Methods()) {
+		t.Errorf("SGD methods %v: want some, not all", sgd)
+	}
+	if got, want := SGDList(), strings.Join(sgd, ", "); got != want {
+		t.Errorf("SGDList %q, want %q", got, want)
 	}
 }

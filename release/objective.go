@@ -29,6 +29,9 @@ type objectiveMethod struct{ name perturb.Mechanism }
 
 func (m objectiveMethod) Name() perturb.Mechanism { return m.name }
 
+// SGD is false: the method minimizes its perturbed objective exactly.
+func (m objectiveMethod) SGD() bool { return false }
+
 func (m objectiveMethod) Pure() bool {
 	t, _ := perturb.LookupTraining(m.name)
 	return t.Pure
@@ -154,7 +157,15 @@ func (p *objectivePrepared) release(ctx context.Context, src perturb.Source, ext
 	return finish(&Outcome{Model: model, Certificate: cert, Stats: solverStats(st)}, src), nil
 }
 
+// Trained minimizes the objective without noise and calls f with the
+// minimizer; it fails after Release (or a Hold that used the release up),
+// as the Prepared interface states: the rows were released.
 func (p *objectivePrepared) Trained(ctx context.Context, f func(*trainer.Model, trainer.Stats)) error {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if p.released {
+		return fmt.Errorf("%w: the release was made; its non-private weights are no longer available", ErrReleased)
+	}
 	w, st, err := objpert.Minimize(ctx, p.rows.X, p.rows.Y, p.pr, p.cal)
 	if err != nil {
 		return err
@@ -171,10 +182,10 @@ func solverStats(st objpert.SolveStats) trainer.Stats {
 // Rebuild recomputes the calibration from the published problem (loss, n,
 // d, K, kappa, lambda) and budget, and the certificate from it.
 func (m objectiveMethod) Rebuild(c *dp.Certificate, pub Public) (*dp.Certificate, *stability.Report, error) {
-	if c == nil || c.Run == nil {
-		return nil, nil, errors.New("the certificate has no run record")
+	run, err := certRun(c)
+	if err != nil {
+		return nil, nil, err
 	}
-	run := c.Run
 	cal, err := m.calibration(c, pub)
 	if err != nil {
 		return nil, nil, err
@@ -210,10 +221,10 @@ func (m objectiveMethod) Rebuild(c *dp.Certificate, pub Public) (*dp.Certificate
 // calibration returns the calibration of the published problem of c (loss,
 // n, d, K, kappa, lambda) and budget.
 func (m objectiveMethod) calibration(c *dp.Certificate, pub Public) (objpert.Calibration, error) {
-	if c == nil || c.Run == nil {
-		return objpert.Calibration{}, errors.New("the certificate has no run record")
+	run, err := certRun(c)
+	if err != nil {
+		return objpert.Calibration{}, err
 	}
-	run := c.Run
 	loss, err := losses.ByName(run.Loss)
 	if err != nil {
 		return objpert.Calibration{}, err

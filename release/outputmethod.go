@@ -25,6 +25,9 @@ const OutputStep = "release of the weights (output perturbation)"
 func (m outputMethod) Name() perturb.Mechanism { return m.noise.Name() }
 func (m outputMethod) Pure() bool              { return m.noise.Pure() }
 
+// SGD is true: the method releases the weights of an SGD run.
+func (m outputMethod) SGD() bool { return true }
+
 func (m outputMethod) CheckBudget(b dp.Budget) error {
 	if err := m.noise.CheckBudget(b.Epsilon, b.Delta); err != nil {
 		return fmt.Errorf("%w: %w", dp.ErrBudget, err)
@@ -76,8 +79,8 @@ func (m outputMethod) Prepare(ctx context.Context, rows Rows, b dp.Budget) (Prep
 // an output-perturbation mechanism, b is not a budget it can spend, or no
 // sensitivity route applies to the run.
 func (t *Trained) Prepared(mech perturb.Mechanism, b dp.Budget) (Prepared, error) {
-	if t == nil || t.s == nil {
-		return nil, fmt.Errorf("%w: a zero Trained value (use TrainRows)", ErrConfig)
+	if _, err := t.state(); err != nil {
+		return nil, err
 	}
 	noise, err := perturb.Lookup(mech)
 	if err != nil {
@@ -134,10 +137,11 @@ func (p *outputPrepared) Trained(_ context.Context, f func(*trainer.Model, train
 // settings, analyzes the run's stability from its constants alone, and
 // returns the certificate Weights writes for that analysis.
 func (m outputMethod) Rebuild(c *dp.Certificate, pub Public) (*dp.Certificate, *stability.Report, error) {
-	if c == nil || c.Run == nil {
-		return nil, nil, errors.New("the certificate has no run record")
+	cr, err := certRun(c)
+	if err != nil {
+		return nil, nil, err
 	}
-	run := *c.Run
+	run := *cr
 	errs := []error{checkRun(&run)}
 	if pub.Auto {
 		k, err := AutoKnobs(run.N, run.D, run.K, c.Mechanism, dp.Budget{Epsilon: c.Epsilon, Delta: c.Delta})
@@ -165,7 +169,7 @@ func (m outputMethod) Rebuild(c *dp.Certificate, pub Public) (*dp.Certificate, *
 		return nil, nil, fmt.Errorf("the privacy parameters are invalid: %w", err)
 	}
 	all := append(append(append([]string(nil), pub.Notes...), notes...), pub.Extra...)
-	cert := OutputCertificate(cal, sens, &run, c.Source, all)
+	cert := newOutputCertificate(cal, sens, &run, c.Source, all, nil)
 	cert.Ledger = []dp.Charge{{Step: OutputStep, Mechanism: c.Mechanism, Epsilon: c.Epsilon, Delta: c.Delta}}
 	if c.Source == perturb.SourceSeeded {
 		if c.NoiseSeed == nil {

@@ -31,14 +31,19 @@ func checkSupport(w []float64, step, bound float64) error {
 // certificate c states (after Rebuild gave c): on the lattice of the secure
 // sampler for a secure release, and within the norm of the trained weights
 // (trainedBound) plus a norm of the noise exceeded with probability at most
-// exp(-SupportTail) (perturb.TailNorm).
+// exp(-SupportTail) (perturb.TailNorm). A certificate without a run record
+// (or nil) is an error wrapping ErrConfig.
 func (m outputMethod) CheckWeights(c *dp.Certificate, _ Public, w []float64) error {
+	run, err := certRun(c)
+	if err != nil {
+		return err
+	}
 	cal := perturb.Calibration{Mechanism: c.Mechanism, Epsilon: c.Epsilon, Delta: c.Delta, Dim: c.Dim, L2: c.L2Sensitivity, L1: c.L1Sensitivity, Scale: c.NoiseScale}
 	step := 0.0
 	if c.Source == perturb.SourceSecure {
 		step = perturb.Lattice(cal)
 	}
-	return checkSupport(w, step, trainedBound(c.Run)+perturb.TailNorm(cal, SupportTail))
+	return checkSupport(w, step, trainedBound(run)+perturb.TailNorm(cal, SupportTail))
 }
 
 // trainedBound bounds the norm of the weights an SGD run with the record

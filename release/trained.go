@@ -75,21 +75,49 @@ func NewTrained(m *trainer.Model, run *trainer.Run, notes []string) (*Trained, e
 	return &Trained{s: st}, nil
 }
 
+// errZero is the error of a method of a zero (or nil) Trained value.
+var errZero = fmt.Errorf("%w: a zero Trained value (use TrainRows or NewTrained)", ErrConfig)
+
+// state returns t's state, or an error wrapping ErrConfig for a zero (or
+// nil) Trained value, which holds no weights.
+func (t *Trained) state() (*trainedState, error) {
+	if t == nil || t.s == nil {
+		return nil, errZero
+	}
+	return t.s, nil
+}
+
 // Run returns a copy of the run record: the constants of the run, and in
-// Stats the statistics of the data (not to be published).
+// Stats the statistics of the data (not to be published). A zero Trained
+// value has none: its Run is the zero trainer.Run.
 func (t *Trained) Run() trainer.Run {
+	if _, err := t.state(); err != nil {
+		return trainer.Run{}
+	}
 	r := *t.s.run
 	r.PassMaxStep, r.PassMinStep = slices.Clone(r.PassMaxStep), slices.Clone(r.PassMinStep)
 	return r
 }
 
 // Report returns the stability analysis of the run. It is computed from the
-// constants of the run alone and may be published.
-func (t *Trained) Report() *stability.Report { return t.s.report }
+// constants of the run alone and may be published. It is nil for a zero
+// Trained value.
+func (t *Trained) Report() *stability.Report {
+	if _, err := t.state(); err != nil {
+		return nil
+	}
+	return t.s.report
+}
 
 // Sensitivity returns the L2 sensitivity of the chosen route, or the error
-// saying why no route applies.
-func (t *Trained) Sensitivity() (perturb.Sensitivity, error) { return t.s.sens, t.s.err }
+// saying why no route applies (wrapping ErrConfig for a zero Trained value).
+func (t *Trained) Sensitivity() (perturb.Sensitivity, error) {
+	s, err := t.state()
+	if err != nil {
+		return perturb.Sensitivity{}, err
+	}
+	return s.sens, s.err
+}
 
 // Release adds the noise of mech, calibrated to (eps, delta) and the
 // sensitivity of the chosen stability route, to the trained weights, and
@@ -99,9 +127,13 @@ func (t *Trained) Sensitivity() (perturb.Sensitivity, error) { return t.s.sens, 
 // The weights are released once: Release wipes them from every copy of t,
 // and a second call returns an error wrapping ErrReleased. It also fails,
 // releasing nothing and keeping the weights, when no route applies or the
-// privacy parameters are invalid.
+// privacy parameters are invalid. Release, Simulate and Reveal of a zero
+// Trained value return an error wrapping ErrConfig.
 func (t *Trained) Release(mech perturb.Mechanism, eps, delta float64, src perturb.Source, extraNotes ...string) (*trainer.Model, *dp.Certificate, error) {
-	s := t.s
+	s, err := t.state()
+	if err != nil {
+		return nil, nil, err
+	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if s.hold != nil {
@@ -131,7 +163,10 @@ func (t *Trained) Release(mech perturb.Mechanism, eps, delta float64, src pertur
 // seed can subtract the noise, so Simulate reveals the weights as Reveal
 // does: Release is refused from then on. It fails after Release.
 func (t *Trained) Simulate(mech perturb.Mechanism, eps, delta float64, noiseSeed uint64, extraNotes ...string) (*trainer.Model, *dp.Certificate, error) {
-	s := t.s
+	s, err := t.state()
+	if err != nil {
+		return nil, nil, err
+	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if s.hold != nil {
@@ -163,7 +198,10 @@ func (s *trainedState) release(m *trainer.Model, mech perturb.Mechanism, eps, de
 // Release is refused (the weights are no longer secret); Simulate still
 // works.
 func (t *Trained) Reveal() (*trainer.Model, error) {
-	s := t.s
+	s, err := t.state()
+	if err != nil {
+		return nil, err
+	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if s.hold != nil {
@@ -181,7 +219,10 @@ func (t *Trained) Reveal() (*trainer.Model, error) {
 // metric evaluates the trained (non-private) weights with f, for
 // diagnostics; it fails after a release.
 func (t *Trained) metric(f func(*trainer.Model) float64) (float64, bool) {
-	s := t.s
+	s, err := t.state()
+	if err != nil {
+		return 0, false
+	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if s.model == nil || s.hold != nil {

@@ -147,6 +147,13 @@ func runContext(ctx context.Context, args []string, stdout, stderr io.Writer) er
 	name, rest := args[0], args[1:]
 	switch name {
 	case "version", "-version", "--version":
+		switch {
+		case len(rest) == 1 && isHelpFlag(rest[0]):
+			fmt.Fprintln(stdout, versionHelp)
+			return nil
+		case len(rest) > 0:
+			return usagef("version takes no arguments, got %q", rest)
+		}
 		printVersion(stdout)
 		return nil
 	case "help", "-h", "-help", "--help":
@@ -155,7 +162,7 @@ func runContext(ctx context.Context, args []string, stdout, stderr io.Writer) er
 			return nil
 		}
 		if rest[0] == "version" {
-			fmt.Fprintln(stdout, "Usage: stabpriv version\n\nPrints the version of stabpriv (its module version and commit) and of the Go toolchain.")
+			fmt.Fprintln(stdout, versionHelp)
 			return nil
 		}
 		if c, ok := lookup(rest[0]); ok {
@@ -178,6 +185,19 @@ func runContext(ctx context.Context, args []string, stdout, stderr io.Writer) er
 		return fmt.Errorf("%s: %w", c.name, err)
 	}
 	return nil
+}
+
+// versionHelp is the help of the version command.
+const versionHelp = "Usage: stabpriv version\n\nPrints the version of stabpriv (its module version and commit) and of the Go toolchain."
+
+// isHelpFlag reports whether arg asks for help, as the flag package's -h
+// and -help do.
+func isHelpFlag(arg string) bool {
+	switch arg {
+	case "-h", "--h", "-help", "--help":
+		return true
+	}
+	return false
 }
 
 // printVersion writes the module's version and commit, from the build

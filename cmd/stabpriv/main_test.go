@@ -121,6 +121,9 @@ func TestUsageErrors(t *testing.T) {
 		{"no command", nil, "no command"},
 		{"unknown command", []string{"fly"}, `unknown command "fly"`},
 		{"help unknown", []string{"help", "fly"}, `unknown command "fly"`},
+		{"version with an argument", []string{"version", "extra"}, `version takes no arguments, got ["extra"]`},
+		{"version with a flag", []string{"--version", "--short"}, "no arguments"},
+		{"version with help and more", []string{"version", "-h", "extra"}, "no arguments"},
 		{"unknown flag", []string{"train", "--bogus"}, "-bogus"},
 		{"bad number", []string{"train", "--lambda", "abc"}, "lambda"},
 		{"unknown loss", []string{"train", "--loss", "hinge"}, "unknown loss"},
@@ -227,6 +230,12 @@ func TestHelp(t *testing.T) {
 		stdout, _, err = call(t, "help", cmd)
 		if err != nil || !strings.Contains(stdout, "Usage: stabpriv "+cmd) {
 			t.Errorf("help %s: %v\n%s", cmd, err, stdout)
+		}
+	}
+	for _, args := range [][]string{{"help", "version"}, {"version", "-h"}, {"version", "--help"}} {
+		stdout, _, err = call(t, args...)
+		if err != nil || !strings.Contains(stdout, "Usage: stabpriv version") {
+			t.Errorf("%q: %v\n%s", args, err, stdout)
 		}
 	}
 	if exitCode(nil) != 0 {

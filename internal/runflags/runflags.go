@@ -101,6 +101,10 @@ func (f *Flags) Register(fs *flag.FlagSet) {
 	fs.IntVar(&f.Partitions, "partitions", 1, "train `P` partitions, a row's partition a seeded hash of its position (shard name, row number), and release the weighted average once (partition.Fit)")
 }
 
+// sgdFlags are the flags that shape an SGD run: they apply only to the
+// methods that release one (release.Method.SGD).
+var sgdFlags = []string{"passes", "batch", "step", "schedule", "engine", "clip", "dropout", "radius", "average", "partitions", "l1-ratio"}
+
 // Run is what the flags ask for.
 type Run struct {
 	Schema  datasets.Schema
@@ -157,12 +161,12 @@ func (f *Flags) checkPrivacy(set map[string]bool, r *Run) error {
 	if err := method.CheckBudget(r.Budget); err != nil {
 		return usagef("--mechanism %s --epsilon %v --delta %v: %w%s", m, f.Epsilon, f.Delta, err, PrivacyHint(m, err))
 	}
-	if _, err := perturb.Lookup(m); err != nil {
-		// The SGD knobs apply to output perturbation, which releases the
-		// weights of an SGD run.
-		for _, name := range []string{"passes", "batch", "step", "schedule", "engine", "clip", "dropout", "radius", "average", "partitions", "l1-ratio"} {
+	if !method.SGD() {
+		// The SGD knobs, and the partitions whose SGD runs a partitioned
+		// fit averages, apply to the methods that release an SGD run.
+		for _, name := range sgdFlags {
 			if set[name] {
-				return usagef("--%s does not apply to --mechanism %s, which minimizes the ridge-regularized objective exactly (no SGD knobs, no clipping, dropout, projection or L1 term, one partition)", name, m)
+				return usagef("--%s does not apply to --mechanism %s, which does not release the weights of an SGD run: the SGD knobs (--%s) apply to %s", name, m, strings.Join(sgdFlags, ", --"), release.SGDList())
 			}
 		}
 	}

@@ -3,11 +3,14 @@ package runflags
 import (
 	"errors"
 	"flag"
+	"fmt"
 	"io"
+	"slices"
 	"strings"
 	"testing"
 
 	"github.com/stabpriv/stabpriv/datasets"
+	"github.com/stabpriv/stabpriv/release"
 )
 
 // parse registers the flags on a fresh set, parses args and checks them.
@@ -70,5 +73,38 @@ func TestCheckAccepts(t *testing.T) {
 	}
 	if got := strings.Join(r.Schema.Classes, "|"); got != "a|b" {
 		t.Errorf("classes %q, want a|b (spaces trimmed)", got)
+	}
+}
+
+// TestSGDFlagsFollowMethod checks, for every release method, that the
+// flags of an SGD run are accepted when the method releases one
+// (release.Method.SGD) and refused, naming the flag and the mechanism,
+// when it does not.
+func TestSGDFlagsFollowMethod(t *testing.T) {
+	embedded := &datasets.Schema{Label: "y", Classes: []string{"a", "b"}}
+	values := map[string][]string{
+		"passes": {"3"}, "batch": {"2"}, "step": {"0.1", "--schedule", "constant"}, "schedule": {"constant"},
+		"engine": {"native"}, "clip": {"0.5"}, "dropout": {"0.5"}, "radius": {"2"}, "average": nil,
+		"partitions": {"2"}, "l1-ratio": {"0.1"},
+	}
+	for _, m := range release.Methods() {
+		budget := []string{"--mechanism", string(m.Name()), "--epsilon", "0.5", "--lambda", "0.01", "--standardize", "none"}
+		if !m.Pure() {
+			budget = append(budget, "--delta", "1e-5")
+		}
+		for _, name := range sgdFlags {
+			v, ok := values[name]
+			if !ok {
+				t.Fatalf("no test value for --%s", name)
+			}
+			args := append(append(slices.Clone(budget), "--"+name), v...)
+			_, err := parse(t, args, embedded)
+			switch {
+			case m.SGD() && err != nil:
+				t.Errorf("%q: %v, want it accepted (%s releases an SGD run)", args, err, m.Name())
+			case !m.SGD() && (!errors.Is(err, ErrUsage) || !strings.Contains(fmt.Sprint(err), "--"+name+" does not apply to --mechanism "+string(m.Name()))):
+				t.Errorf("%q: %v, want a usage error naming --%s and %s", args, err, name, m.Name())
+			}
+		}
 	}
 }
