@@ -7,6 +7,7 @@ import (
 	"sort"
 	"sync"
 
+	"gonum.org/v1/gonum/floats"
 	"gonum.org/v1/gonum/mat"
 
 	"github.com/stabpriv/stabpriv/internal/check"
@@ -400,14 +401,16 @@ func (a *Analysis) refine(v view, px []float64, py, sign float64, start Diff) (D
 	// Lemma 13 at the refined solution. The smaller data set of an added
 	// target is Z itself, on an objective of its own: the Analysis's is
 	// shared by concurrent calls, and SegmentHess writes its scratch.
-	small, ws, wb := v, w, a.sol.W
+	// The preconditioner is the small objective's Hessian at w_hat: the
+	// frozen one for a removed row, H for an added target.
+	small, ws, wb, pre := v, w, a.sol.W, apply
 	if sign > 0 {
 		if small, err = a.p.neighbour(-1, nil, 0); err != nil {
 			return Diff{}, err
 		}
-		ws, wb = a.sol.W, w
+		ws, wb, pre = a.sol.W, w, a.solveH
 	}
-	id, err := a.identity(small, px, py, ws, wb)
+	id, err := a.identity(small, px, py, ws, wb, pre)
 	if err != nil {
 		return Diff{}, err
 	}
@@ -418,6 +421,16 @@ func (a *Analysis) refine(v view, px []float64, py, sign float64, start Diff) (D
 	}
 	d.IdentityGap = math.Sqrt(gap)
 	return d, nil
+}
+
+// solveH returns H^{-1} r, H the Hessian of J at w_hat (r itself if the
+// factor fails, which a factor that New accepted does not).
+func (a *Analysis) solveH(r []float64) []float64 {
+	var hr mat.VecDense
+	if err := a.chol.SolveVecTo(&hr, mat.NewVecDense(len(r), r)); err != nil {
+		return append([]float64(nil), r...)
+	}
+	return hr.RawVector().Data
 }
 
 // frozenSolve returns r -> (H + sign U S U^T)^{-1} r at w_hat for the row
@@ -473,19 +486,20 @@ func (a *Analysis) frozenSolve(x []float64, y, sign float64, b *mat.Dense) (func
 }
 
 // identity returns [int_0^1 H_small(wb + t(ws - wb)) dt]^{-1} grad l_p(wb),
-// which Lemma 13 says equals ws - wb (see refine for the sign): the mean
+// which Lemma 13 says equals ws - wb (see refine for the sign), A the mean
 // Hessian of J_small = m F_small along the segment (glm.Objective.
 // SegmentHess, which integrates the margin curvature row by row).
-func (a *Analysis) identity(small view, px []float64, py float64, ws, wb []float64) ([]float64, error) {
+//
+// It solves with A by preconditioned conjugate gradients, A applied
+// without forming it (glm.Objective.SegmentHessVec, O(n K d) per
+// product) and preconditioned by pre, the small objective's Hessian at
+// w_hat (factored, or a Woodbury update of the factor): A differs from it
+// by O(L_H Delta), so a few iterations reach the solver's precision, where
+// forming A and factoring it cost O(n K^2 d^2 + K^3 d^3) per row. If the
+// iteration stalls, it forms and factors A.
+func (a *Analysis) identity(small view, px []float64, py float64, ws, wb []float64, pre func([]float64) []float64) ([]float64, error) {
 	p := a.p
 	k := p.k
-	var h mat.SymDense
-	small.obj.SegmentHess(&h, wb, ws)
-	h.ScaleSym(float64(small.obj.Rows()), &h)
-	chol, err := factor(&h, "the integrated Hessian of Lemma 13")
-	if err != nil {
-		return nil, err
-	}
 	// grad l_p(wb) = U g.
 	dim := p.dim()
 	z0 := make([]float64, k)
@@ -498,15 +512,68 @@ func (a *Analysis) identity(small view, px []float64, py float64, ws, wb []float
 			gp[c*p.d+j] = gz[c] * v
 		}
 	}
+	m := float64(small.obj.Rows())
+	mul := func(dst, v []float64) {
+		small.obj.SegmentHessVec(dst, wb, ws, v)
+		for i := range dst {
+			dst[i] *= m
+		}
+	}
+	if u, ok := pcg(mul, pre, gp, 1e-12, 50); ok {
+		return u, nil
+	}
+	var h mat.SymDense
+	small.obj.SegmentHess(&h, wb, ws)
+	h.ScaleSym(m, &h)
+	chol, err := factor(&h, "the integrated Hessian of Lemma 13")
+	if err != nil {
+		return nil, err
+	}
 	var sol mat.VecDense
 	if err := chol.SolveVecTo(&sol, mat.NewVecDense(dim, gp)); err != nil {
 		return nil, fmt.Errorf("%w: %w", ErrSingular, err)
 	}
-	out := make([]float64, dim)
-	for i := range out {
-		out[i] = sol.AtVec(i)
+	return sol.RawVector().Data, nil
+}
+
+// pcg solves A u = b for a symmetric positive definite A (mul writes A v)
+// by conjugate gradients preconditioned by pre (an approximation of
+// A^{-1}), from u = 0, until ||b - A u|| <= tol ||b||. It reports false
+// when maxIter iterations do not get there or a curvature v^T A v is not
+// positive.
+func pcg(mul func(dst, v []float64), pre func([]float64) []float64, b []float64, tol float64, maxIter int) ([]float64, bool) {
+	n := len(b)
+	bn := norm2(b)
+	u := make([]float64, n)
+	if bn == 0 {
+		return u, true
 	}
-	return out, nil
+	r := append([]float64(nil), b...)
+	z := pre(r)
+	d := append([]float64(nil), z...)
+	rz := floats.Dot(r, z)
+	ad := make([]float64, n)
+	for it := 0; it < maxIter; it++ {
+		if norm2(r) <= tol*bn {
+			return u, true
+		}
+		mul(ad, d)
+		curv := floats.Dot(d, ad)
+		if !(curv > 0) {
+			return nil, false
+		}
+		alpha := rz / curv
+		floats.AddScaled(u, alpha, d)
+		floats.AddScaled(r, -alpha, ad)
+		z = pre(r)
+		rzNext := floats.Dot(r, z)
+		beta := rzNext / rz
+		rz = rzNext
+		for i := range d {
+			d[i] = z[i] + beta*d[i]
+		}
+	}
+	return u, norm2(r) <= tol*bn
 }
 
 // RefineTop replaces, in diffs (as returned by RemoveAll), the k entries
