@@ -162,9 +162,18 @@ func (g GaussianCov) NormA(d Diff) (float64, error) {
 // d: the privacy loss of N(a, S) against N(b, S), S = A^{-1}/Gamma, is that
 // of a unit Gaussian at the whitened distance sqrt(Gamma) Delta_A, so eps is
 // perturb.AnalyticGaussianEpsilon(1, delta, sqrt(Gamma) Delta_A) (Balle &
-// Wang 2018, Theorem 8), exact. Wang's eq. 3 (and Lemma 4) state the
-// classical tail-bound form instead, eps = sqrt(Delta_A^2 log(1.25/delta))
-// up to the scaling by Gamma, which is looser; the exact curve is used here.
+// Wang 2018, Theorem 8), exact.
+//
+// Wang's Lemma 4 prints eps = Gamma Delta_A sqrt(log(1.25/delta)). That is
+// a misprint, not a looser bound: the classical Gaussian mechanism (noise
+// sigma = Delta sqrt(2 log(1.25/delta))/eps, for eps <= 1) at the whitened
+// distance sqrt(Gamma) Delta_A gives
+// eps = sqrt(Gamma) Delta_A sqrt(2 log(1.25/delta)): the lemma has Gamma
+// for sqrt(Gamma) and drops the sqrt 2 (its eq. 3, with Gamma = 1, drops
+// the sqrt 2 too). The printed form is below the true value whenever
+// Gamma < 2, so it is not a guarantee. The exact curve used here is below
+// the corrected classical form, and valid for every eps
+// (TestGaussianCovLemma4 checks both).
 func (g GaussianCov) Epsilon(d Diff) (float64, error) {
 	if !check.Positive(g.Gamma) || !check.OpenUnit(g.Delta) {
 		return 0, fmt.Errorf("%w: gamma = %v, delta = %v", ErrInput, g.Gamma, g.Delta)
