@@ -1074,3 +1074,57 @@ func refineTop(diffs []Diff, k int, exact func(i int, check bool) (Diff, error))
 	}
 	return append([]int(nil), top...), nil
 }
+
+// AddBoundAll returns a bound, given this data set, on how far adding any
+// row z with ||grad l(w_hat, z)|| <= lzk (L_z kappa for rows of norm at
+// most kappa and a loss L_z Lipschitz in the margin) can move the
+// minimizer: the sensitivity behind the data-dependent "pDP for all" of
+// Wang's Figure 1 (Per-instance DP, Section 2.2), where
+// WorstCaseSensitivity's lzk/(n lambda) holds for every data set.
+//
+// With H the Hessian of J at w_hat, lambda_min its smallest eigenvalue and
+// L_H = Tz lambda_max(Gw) a Lipschitz constant of the Hessian of J in the
+// spectral norm (||sum_j (S_j(a) - S_j(b)) kron x_j x_j^T|| <=
+// Tz ||a - b|| sup_u sum_j ||x_j|| ||U_j^T u||^2), Lemma 13's first form
+// gives r = ||w(Z + z) - w_hat|| <= lzk / lambda_min(int_0^1 H_{Z+z}) and
+// the integrated Hessian is at least H - (L_H r/2) I, so
+// r (lambda_min - L_H r/2) <= lzk. Along the path that adds z with weight
+// t from 0 to 1 the minimizer moves continuously from r = 0 and the
+// inequality holds throughout with t lzk, so r stays below the smaller
+// root, r <= (lambda_min - sqrt(lambda_min^2 - 2 L_H lzk))/L_H (lzk /
+// lambda_min for L_H = 0), when lambda_min^2 > 2 L_H lzk; the result is
+// the smaller of that and lzk/(n lambda), plus the solver's tolerance
+// 2 ||grad J(w_hat)||/(n lambda). It needs a loss with a Lipschitz
+// curvature and lambda > 0 (an error otherwise, or when the root does not
+// exist).
+func (a *Analysis) AddBoundAll(lzk float64) (float64, error) {
+	p := a.p
+	if a.gw == nil {
+		return 0, fmt.Errorf("%w: no data-dependent bound for all targets: the loss's curvature is not Lipschitz or lambda = 0", ErrNoBound)
+	}
+	if !check.Positive(lzk) {
+		return 0, fmt.Errorf("%w: L_z kappa = %v", ErrInput, lzk)
+	}
+	var h mat.SymDense
+	a.chol.ToSym(&h)
+	var es mat.EigenSym
+	if !es.Factorize(&h, false) {
+		return 0, fmt.Errorf("%w: eigenvalues of the Hessian did not converge", ErrSingular)
+	}
+	lmin := es.Values(nil)[0]
+	if !es.Factorize(a.gw, false) {
+		return 0, fmt.Errorf("%w: eigenvalues of the weighted Gram matrix did not converge", ErrSingular)
+	}
+	gv := es.Values(nil)
+	lh := a.tz * gv[len(gv)-1]
+	tol := 2 * float64(p.n) * a.sol.GradNorm / p.reg
+	r := lzk / p.reg
+	switch {
+	case lh == 0:
+		r = math.Min(r, lzk/lmin)
+	case lmin*lmin > 2*lh*lzk:
+		// The smaller root, in the form that keeps its digits.
+		r = math.Min(r, 2*lzk/(lmin+math.Sqrt(lmin*lmin-2*lh*lzk)))
+	}
+	return r + tol, nil
+}

@@ -54,7 +54,7 @@ func newPDPFlagSet(f *pdpFlags) *flag.FlagSet {
 	fs.Uint64Var(&f.seed, "seed", 1, "seed of the split (it depends only on the number of rows, their positions and the seed)")
 	fs.Float64Var(&f.labelBound, "label-bound", 0, "squared loss: clip labels into [-B, B], which gives the worst-case DP comparison (0: none)")
 	fs.Float64Var(&f.kappa, "kappa", 1, "with --standardize none --bias false: the row bound ||x|| <= kappa of the worst-case DP comparison (not enforced: rows are kept as they are)")
-	fs.StringVar(&f.out, "out", "", "output `dir` for pdp.csv, summary.json and pdp.png (required)")
+	fs.StringVar(&f.out, "out", "", "output `dir` for pdp.csv, targets.csv, summary.json and pdp.png (required)")
 	fs.SetOutput(io.Discard)
 	fs.Usage = func() {}
 	return fs
@@ -66,8 +66,10 @@ var pdpHelp = "Usage: stabpriv pdp [flags] --out DIR\n       stabpriv pdp --mode
 	"ridge-regularized ERM solution: for every training row, the sensitivity of the solution to\n" +
 	"removing that row and the per-instance epsilon of the release, against the worst-case DP\n" +
 	"epsilon of the same release. Writes pdp.csv (one row per training row: id = index of the\n" +
-	"row among the CSV's data rows, from 0), summary.json and pdp.png. The values are\n" +
-	"CONFIDENTIAL: they are computed from the data and must not be published.\n\n" +
+	"row among the CSV's data rows, from 0; remove-one and replace-one epsilons, and the kind of\n" +
+	"each value: exact, upper-bound or estimate), targets.csv (the held-out rows added as\n" +
+	"targets), summary.json and pdp.png. The values are CONFIDENTIAL: they are computed from the\n" +
+	"data and must not be published.\n\n" +
 	"With --model, the release is the one of a model file written by train: the training rows are\n" +
 	"rebuilt from the same CSV (the file's schema, split and preprocessing), the objective and the\n" +
 	"noise come from its certificate, and each row's per-instance epsilon is compared with the\n" +
@@ -76,7 +78,7 @@ var pdpHelp = "Usage: stabpriv pdp [flags] --out DIR\n       stabpriv pdp --mode
 	pdp.Neighbours + "."
 
 // pdpFiles are the files pdp writes into --out (pdp.Result.WriteDir).
-var pdpFiles = []string{"pdp.csv", "summary.json", "pdp.png"}
+var pdpFiles = []string{"pdp.csv", "targets.csv", "summary.json", "pdp.png"}
 
 // pdpSettings are the checked flags.
 type pdpSettings struct {
@@ -280,38 +282,47 @@ func printPDP(w io.Writer, r *pdp.Report, s *pdpSettings) {
 	if r.Release != nil {
 		printPDPRelease(w, r)
 	} else if r.DPEpsilon != nil {
-		fmt.Fprintf(w, "worst-case DP eps of the release: %.6g (replace-one, sensitivity %.6g); worst-case pDP eps of any target: %.6g\n", *r.DPEpsilon, *r.DPSensitivity, *r.WorstCaseEpsilon)
+		fmt.Fprintf(w, "worst-case DP eps of the release: %.6g (replace-one, sensitivity %.6g); worst-case pDP eps of any target, any data set: %.6g\n", *r.DPEpsilon, *r.DPSensitivity, *r.WorstCaseEpsilon)
 	} else {
 		fmt.Fprintln(w, "worst-case DP eps of the release: none (see notes)")
 	}
+	if r.PDPForAllEpsilon != nil {
+		fmt.Fprintf(w, "pDP for all targets, this data set (Wang's Figure 1): eps <= %.4g (sensitivity <= %.4g)\n", *r.PDPForAllEpsilon, *r.PDPForAllSensitivity)
+	}
 	e := r.Epsilon
-	fmt.Fprintf(w, "\nper-instance eps over the training rows: mean %.4g, median %.4g, p90 %.4g, p99 %.4g, max %.4g\n", e.Mean, e.Median, e.P90, e.P99, e.Max)
+	fmt.Fprintf(w, "\nper-instance eps over the training rows (remove-one; %s): mean %.4g, median %.4g, p90 %.4g, p99 %.4g, max %.4g\n", kindWords(r.Kinds), e.Mean, e.Median, e.P90, e.P99, e.Max)
 	if r.Release != nil {
 		printCertified(w, r)
 	}
 	fmt.Fprintf(w, "moments (Definition 7): E eps = %.4g, E eps^2 = %.4g, E eps^3 = %.4g, E eps^4 = %.4g\n", r.Moments[0], r.Moments[1], r.Moments[2], r.Moments[3])
-	fmt.Fprintf(w, "sensitivity: median %.4g, max %.4g; %d rows exact (largest relative one-step error among them %.2g; the other rows' one-step values carry no such bound)\n", r.Sensitivity.Median, r.Sensitivity.Max, r.Exact, r.MaxRelOneStepError)
-	if r.OnAverageKL != nil {
-		fmt.Fprintf(w, "on-average KL-privacy of the Gaussian release: %.4g\n", *r.OnAverageKL)
+	fmt.Fprintf(w, "sensitivity: median %.4g, max %.4g; largest relative one-step error among the %d exact rows %.2g\n", r.Sensitivity.Median, r.Sensitivity.Max, r.Exact, r.MaxRelOneStepError)
+	if q := r.ReplaceEpsilon; q != nil {
+		fmt.Fprintf(w, "replace-one eps (upper bounds over every replacement): median %.4g, p99 %.4g, max %.4g\n", q.Median, q.P99, q.Max)
+	}
+	if f := r.FlipToRemove; f != nil {
+		fmt.Fprintf(w, "a label-flipped copy moves the minimizer %.3g times as far as removing the row (median over the rows; max %.3g; one-step estimates)\n", f.Median, f.Max)
+	}
+	if kl := r.OnAverageKL; kl != nil {
+		word := "upper bound"
+		if kl.Kind != pdp.KindBound {
+			word = "ESTIMATE"
+		}
+		fmt.Fprintf(w, "on-average KL-privacy of the Gaussian release (each row replaced by a held-out row, %d pairs): %.4g (%s; standard error %.2g)\n", kl.Pairs, kl.KL, word, kl.StdErr)
 	}
 	if r.Targets != nil {
-		fmt.Fprintf(w, "held-out rows as added targets: median eps %.4g, max %.4g\n", r.Targets.Median, r.Targets.Max)
+		fmt.Fprintf(w, "held-out rows as added targets (%s): median eps %.4g, max %.4g\n", kindWords(r.TargetKinds), r.Targets.Median, r.Targets.Max)
 	}
 	if len(r.Top) > 0 {
 		fmt.Fprintln(w, "\nmost exposed rows (id = row of the data file, from 0):")
 		for _, t := range r.Top {
-			kind := "one-step"
-			if t.Exact {
-				kind = "exact"
-			}
-			fmt.Fprintf(w, "  id %d: eps %.4g, sensitivity %.4g (%s), residual %.4g\n", t.ID, t.Epsilon, t.Sensitivity, kind, t.Residual)
+			fmt.Fprintf(w, "  id %d: eps %.4g, sensitivity %.4g (%s), residual %.4g\n", t.ID, t.Epsilon, t.Sensitivity, t.Kind, t.Residual)
 		}
 	}
 	fmt.Fprintln(w, "\nnotes:")
 	for _, n := range r.Notes {
 		fmt.Fprintf(w, "  - %s\n", n)
 	}
-	fmt.Fprintf(w, "\nwritten to %s: pdp.csv, summary.json, pdp.png (confidential)\n", s.out)
+	fmt.Fprintf(w, "\nwritten to %s: pdp.csv, targets.csv, summary.json, pdp.png (confidential)\n", s.out)
 }
 
 // modelFlags are the flags that apply with --model: everything else comes
@@ -357,4 +368,9 @@ func printCertified(w io.Writer, r *pdp.Report) {
 	if rel.RemoveOneBound > 0 {
 		fmt.Fprintf(w, "every row's sensitivity is at most L/(n lambda) = %.4g (eps %.4g), half the replace-one bound 2L/(n lambda) of the exact minimizer\n", rel.RemoveOneBound, rel.RemoveOneEpsilon)
 	}
+}
+
+// kindWords says how many values of each kind a count holds.
+func kindWords(k map[string]int) string {
+	return fmt.Sprintf("%d exact, %d upper bounds, %d estimates", k[pdp.KindExact], k[pdp.KindBound], k[pdp.KindEstimate])
 }

@@ -418,14 +418,23 @@ func TestPDPModel(t *testing.T) {
 		if id := int(num(t, row["id"])); id != train[k] {
 			t.Fatalf("row %d: id %d, want data row %d", k, id, train[k])
 		}
-		sens, e := num(t, row["sensitivity"]), num(t, row["eps"])
-		if row["exact"] == "false" && math.Abs(sens-ref[k].L2) > 1e-9*math.Max(ref[k].L2, 1e-12) {
-			t.Errorf("id %d: sensitivity %g, the rows built by hand give %g", train[k], sens, ref[k].L2)
+		sens, e, one := num(t, row["sensitivity"]), num(t, row["eps"]), num(t, row["sensitivity_one_step"])
+		if row["exact"] == "false" && math.Abs(one-ref[k].L2) > 1e-9*math.Max(ref[k].L2, 1e-12) {
+			t.Errorf("id %d: one-step sensitivity %g, the rows built by hand give %g", train[k], one, ref[k].L2)
+		}
+		// The logistic loss's curvature is Lipschitz: every value is exact
+		// or a proven upper bound, never below the one-step value.
+		if kind := row["kind"]; (kind != pdp.KindExact && kind != pdp.KindBound) || (kind == pdp.KindBound && sens < one) {
+			t.Errorf("id %d: kind %q, sensitivity %g, one-step %g", train[k], kind, sens, one)
+		}
+		if er := num(t, row["eps_replace"]); !(er >= e) {
+			t.Errorf("id %d: replace-one eps %g below the remove-one %g", train[k], er, e)
 		}
 		if tab.Cell(train[k], 3) == "unknown" {
 			nulls++
-			if sens != 0 || e != 0 {
-				t.Errorf("null row id %d: sensitivity %g, eps %g, want 0", train[k], sens, e)
+			// Zero, up to the solver's tolerance in the bound.
+			if one != 0 || sens > 1e-9 || e > 1e-6 {
+				t.Errorf("null row id %d: sensitivity %g (one-step %g), eps %g, want 0", train[k], sens, one, e)
 			}
 		}
 		if sens > half*(1+1e-9) {
