@@ -400,3 +400,87 @@ func TestOneStepBound(t *testing.T) {
 		t.Errorf("lambda = 0: kind %s, want %s", one.Kind(), KindEstimate)
 	}
 }
+
+// TestReplaceBoundAdversarial trains on replace-one neighbours built to
+// move the minimizer far, and on data sets with an added adversarial
+// target, and checks that the realized distance never exceeds the claimed
+// bounds: ReplaceBound (each row's bound over every replacement in the
+// domain) and AddBoundAll (the data-dependent bound for every target).
+// The replacements: the row's label-flipped copy, and rows of norm kappa
+// along the eigenvectors of the Hessian (the least curved first) with
+// either label; the targets the same. The logistic loss, L_z = 1,
+// kappa = 1.
+func TestReplaceBoundAdversarial(t *testing.T) {
+	const n, d, lambda = 150, 4, 1e-2
+	x, y := synth(n, d, losses.Logistic{}, 0, 23)
+	cfg := Config{Loss: losses.Logistic{}, Lambda: lambda}
+	a := mustAnalysis(t, x, y, cfg)
+	all, err := a.RemoveAll()
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, addBound, err := WorstCaseSensitivity(1, 1, lambda, n)
+	if err != nil {
+		t.Fatal(err)
+	}
+	forAll, err := a.AddBoundAll(addBound * float64(n) * lambda)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if forAll > addBound*(1+1e-9) {
+		t.Errorf("data-dependent bound %g above the data-independent %g", forAll, addBound)
+	}
+	var h mat.SymDense
+	a.chol.ToSym(&h)
+	var es mat.EigenSym
+	if !es.Factorize(&h, true) {
+		t.Fatal("eigen")
+	}
+	var vecs mat.Dense
+	es.VectorsTo(&vecs)
+	var cands [][]float64
+	for c := 0; c < d; c++ {
+		cands = append(cands, mat.Col(nil, c, &vecs))
+	}
+	ref := Config{Loss: losses.Logistic{}, Lambda: lambda, N: n}
+	w := a.Solution().W
+	worstRep, worstAdd := 0.0, 0.0
+	for _, i := range []int{0, 41, 99, 149} {
+		l2, _ := ReplaceBound(all[i], addBound)
+		try := func(tx []float64, ty float64) {
+			xr := mat.DenseCopyOf(x)
+			xr.SetRow(i, tx)
+			yr := append([]float64(nil), y...)
+			yr[i] = ty
+			sol, err := Solve(xr, yr, ref)
+			if err != nil {
+				t.Fatal(err)
+			}
+			dd := dist(sol.W, w)
+			if dd > l2 {
+				t.Errorf("row %d replaced: moved %g, bound %g", i, dd, l2)
+			}
+			worstRep = math.Max(worstRep, dd/l2)
+		}
+		try(x.RawRowView(i), -y[i])
+		for _, v := range cands {
+			try(v, 1)
+			try(v, -1)
+		}
+	}
+	for _, v := range cands {
+		for _, ty := range []float64{-1, 1} {
+			xa, ya := with(x, y, v, ty)
+			sol, err := Solve(xa, ya, ref)
+			if err != nil {
+				t.Fatal(err)
+			}
+			dd := dist(sol.W, w)
+			if dd > forAll {
+				t.Errorf("target added: moved %g, bound for all %g", dd, forAll)
+			}
+			worstAdd = math.Max(worstAdd, dd/forAll)
+		}
+	}
+	t.Logf("largest realized / bound: replace %.3g, add %.3g (data-dependent bound %.4g, worst case %.4g)", worstRep, worstAdd, forAll, addBound)
+}
