@@ -29,7 +29,11 @@ func (r *Result) WriteDir(dir string) error {
 	rep := r.Report
 	refs := []Reference{}
 	if rep.DPEpsilon != nil {
-		refs = append(refs, Reference{Name: "DP eps (replace-one)", Value: *rep.DPEpsilon})
+		name := "DP eps (replace-one)"
+		if strings.HasPrefix(rep.DPNeighbours, "add/remove") {
+			name = "DP eps (add/remove-one)"
+		}
+		refs = append(refs, Reference{Name: name, Value: *rep.DPEpsilon})
 	}
 	if rep.WorstCaseEpsilon != nil {
 		refs = append(refs, Reference{Name: "pDP for all, any data set", Value: *rep.WorstCaseEpsilon})

@@ -2,11 +2,17 @@ package main
 
 import (
 	"context"
+	"encoding/csv"
 	"errors"
 	"flag"
 	"fmt"
 	"io"
+	"math"
+	"os"
 	"strconv"
+	"strings"
+
+	"gonum.org/v1/gonum/mat"
 
 	"github.com/stabpriv/stabpriv/datasets"
 	"github.com/stabpriv/stabpriv/internal/check"
@@ -31,6 +37,8 @@ type pdpFlags struct {
 	labelBound, kappa           float64
 	out                         string
 	model                       string
+	gamma, cond                 float64
+	precision                   string
 }
 
 func newPDPFlagSet(f *pdpFlags) *flag.FlagSet {
@@ -44,7 +52,10 @@ func newPDPFlagSet(f *pdpFlags) *flag.FlagSet {
 	fs.Float64Var(&f.l1Ratio, "l1-ratio", 0, "elastic-net L1 share: must be 0 (the L1 term is not differentiable, so Wang's Lemma 13 does not apply)")
 	fs.Float64Var(&f.epsilon, "epsilon", 1, "the release is calibrated to this worst-case DP `eps` (replace-one neighbours)")
 	fs.Float64Var(&f.delta, "delta", 1e-6, "`delta` of the Gaussian mechanisms (laplace and gamma use 0)")
-	fs.TextVar(&f.mechanism, "mechanism", perturb.AnalyticGaussian, "output perturbation: one of "+perturb.MechanismList())
+	fs.StringVar((*string)(&f.mechanism), "mechanism", string(perturb.AnalyticGaussian), "output perturbation: one of "+perturb.MechanismList()+"; with --loss squared (ridge regression) also ops (one posterior sample, --gamma), adaops (AdaOPS at --epsilon and --delta, --cond) or gaussian-cov (N(w, A^{-1}/gamma), --gamma, --precision)")
+	fs.Float64Var(&f.gamma, "gamma", 0, "ops: the posterior scale (exp(-(gamma/2)(||y - Xw||^2 + n lambda ||w||^2))); gaussian-cov: the precision scale")
+	fs.Float64Var(&f.cond, "cond", 0, "adaops: Algorithm 1's kappa, the largest acceptable condition number (fixed independently of the data)")
+	fs.StringVar(&f.precision, "precision", "", "gaussian-cov: CSV `file` of the matrix A (d x d, no header, d the number of weights with the bias), fixed independently of the data (default: the identity)")
 	fs.Float64Var(&f.sigma, "sigma", 0, "instead of --epsilon: Gaussian noise of this standard deviation `S` per coordinate")
 	fs.IntVar(&f.exactTop, "exact-top", 100, "refine the sensitivity of the `k` most exposed rows to the exact value")
 	fs.IntVar(&f.top, "top", 10, "list the `k` most exposed rows in the summary")
@@ -85,7 +96,98 @@ type pdpSettings struct {
 	pdpFlags
 	lossFn losses.Loss
 	mech   perturb.Mechanism
-	fixed  bool // --sigma given
+	fixed  bool              // --sigma given
+	ridge  *pdp.RidgeRelease // --mechanism ops, adaops or gaussian-cov
+}
+
+// ridgeMechanisms are the releases of ridge regression that --mechanism
+// names beside perturb's.
+var ridgeMechanisms = map[string]bool{pdp.RidgeOPS: true, pdp.RidgeAdaOPS: true, pdp.RidgeGaussianCov: true}
+
+// parseRidge checks the flags of a ridge release (--mechanism ops, adaops
+// or gaussian-cov) and reads --precision.
+func parseRidge(s *pdpSettings, set map[string]bool) error {
+	kind := string(s.mechanism)
+	if s.lossFn.Name() != "squared" {
+		return usagef("--mechanism %s is a release of ridge regression: it needs --loss squared", kind)
+	}
+	if set["sigma"] {
+		return usagef("--sigma fixes isotropic Gaussian noise; it excludes --mechanism %s", kind)
+	}
+	rr := &pdp.RidgeRelease{Kind: kind, Gamma: s.gamma, Cond: s.cond, Seed: s.seed}
+	switch kind {
+	case pdp.RidgeOPS, pdp.RidgeGaussianCov:
+		if !check.Positive(s.gamma) {
+			return usagef("--mechanism %s needs --gamma finite > 0", kind)
+		}
+		if set["cond"] {
+			return usagef("--cond applies to --mechanism adaops")
+		}
+		if set["epsilon"] {
+			return usagef("--epsilon applies to --mechanism adaops; %s is set by --gamma", kind)
+		}
+	case pdp.RidgeAdaOPS:
+		if !check.Positive(s.cond) || !check.Positive(s.epsilon) {
+			return usagef("--mechanism adaops needs --cond (kappa) and --epsilon finite > 0")
+		}
+		if set["gamma"] {
+			return usagef("--gamma with --mechanism adaops: AdaOPS chooses its own")
+		}
+	}
+	if !(s.delta > 0 && s.delta < 1) || (kind != pdp.RidgeGaussianCov && !(s.delta < 2/math.E)) {
+		return usagef("--delta %v, want in (0, 1) (ops and adaops: (0, 2/e))", s.delta)
+	}
+	if s.precision != "" {
+		if kind != pdp.RidgeGaussianCov {
+			return usagef("--precision applies to --mechanism gaussian-cov")
+		}
+		a, err := readPrecision(s.precision)
+		if err != nil {
+			return usagef("--precision %s: %w", s.precision, err)
+		}
+		rr.Precision = a
+	}
+	s.ridge = rr
+	return nil
+}
+
+// readPrecision reads a symmetric positive definite matrix from a CSV file
+// without a header.
+func readPrecision(path string) (*mat.SymDense, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	recs, err := csv.NewReader(f).ReadAll()
+	if err != nil {
+		return nil, err
+	}
+	d := len(recs)
+	if d == 0 {
+		return nil, errors.New("no rows")
+	}
+	a := mat.NewSymDense(d, nil)
+	for i, rec := range recs {
+		if len(rec) != d {
+			return nil, fmt.Errorf("row %d has %d entries, want %d (a square matrix)", i+1, len(rec), d)
+		}
+		for j, cell := range rec {
+			v, err := strconv.ParseFloat(strings.TrimSpace(cell), 64)
+			if err != nil || !check.Finite(v) {
+				return nil, fmt.Errorf("row %d, column %d: %q is not a finite number", i+1, j+1, cell)
+			}
+			if j < i && v != a.At(i, j) {
+				return nil, fmt.Errorf("not symmetric: entry (%d, %d) = %v, (%d, %d) = %v", i+1, j+1, v, j+1, i+1, a.At(i, j))
+			}
+			a.SetSym(i, j, v)
+		}
+	}
+	var c mat.Cholesky
+	if !c.Factorize(a) {
+		return nil, errors.New("not positive definite")
+	}
+	return a, nil
 }
 
 func parsePDP(args []string, stderr io.Writer) (*pdpSettings, error) {
@@ -142,6 +244,14 @@ func parsePDP(args []string, stderr io.Writer) (*pdpSettings, error) {
 	if f.data != "" && f.label == "" {
 		return nil, usagef("--data needs --label, the name of the label column")
 	}
+	if ridgeMechanisms[string(f.mechanism)] {
+		return s, parseRidge(s, set)
+	}
+	for _, name := range []string{"gamma", "cond", "precision"} {
+		if set[name] {
+			return nil, usagef("--%s applies to --mechanism ops, adaops or gaussian-cov (ridge regression)", name)
+		}
+	}
 	if set["sigma"] {
 		if set["epsilon"] || (set["mechanism"] && f.mechanism != perturb.AnalyticGaussian && f.mechanism != perturb.Gaussian) {
 			return nil, usagef("--sigma fixes Gaussian noise; it excludes --epsilon and --mechanism %s", f.mechanism)
@@ -151,7 +261,7 @@ func parsePDP(args []string, stderr io.Writer) (*pdpSettings, error) {
 		}
 		s.fixed, s.mech = true, perturb.AnalyticGaussian
 	} else if _, err = perturb.Lookup(f.mechanism); err != nil {
-		return nil, usagef("--mechanism %q, want one of %s", f.mechanism, perturb.MechanismList())
+		return nil, usagef("--mechanism %q, want one of %s (with --loss squared also ops, adaops, gaussian-cov)", f.mechanism, perturb.MechanismList())
 	} else {
 		s.mech = f.mechanism
 	}
@@ -195,7 +305,12 @@ func runPDP(_ context.Context, args []string, stdout, stderr io.Writer) error {
 	if s.fixed {
 		sim.Sigma = s.sigma
 	}
-	res, err := pdp.Simulate(ds, sim)
+	var res *pdp.Result
+	if s.ridge != nil {
+		res, err = pdp.SimulateRidge(ds, sim, *s.ridge)
+	} else {
+		res, err = pdp.Simulate(ds, sim)
+	}
 	switch {
 	case errors.Is(err, pdp.ErrNoBound):
 		return usagef("--epsilon %v: %w; pass --sigma S to analyse Gaussian noise of a fixed scale", s.epsilon, err)
@@ -282,7 +397,15 @@ func printPDP(w io.Writer, r *pdp.Report, s *pdpSettings) {
 	if r.Release != nil {
 		printPDPRelease(w, r)
 	} else if r.DPEpsilon != nil {
-		fmt.Fprintf(w, "worst-case DP eps of the release: %.6g (replace-one, sensitivity %.6g); worst-case pDP eps of any target, any data set: %.6g\n", *r.DPEpsilon, *r.DPSensitivity, *r.WorstCaseEpsilon)
+		fmt.Fprintf(w, "worst-case DP eps of the release: %.6g (%s", *r.DPEpsilon, r.DPNeighbours)
+		if r.DPSensitivity != nil {
+			fmt.Fprintf(w, ", sensitivity %.6g", *r.DPSensitivity)
+		}
+		fmt.Fprint(w, ")")
+		if r.WorstCaseEpsilon != nil {
+			fmt.Fprintf(w, "; worst-case pDP eps of any target, any data set: %.6g", *r.WorstCaseEpsilon)
+		}
+		fmt.Fprintln(w)
 	} else {
 		fmt.Fprintln(w, "worst-case DP eps of the release: none (see notes)")
 	}

@@ -244,16 +244,31 @@ func TestPDPBadInput(t *testing.T) {
 		{"sigma and epsilon", []string{"--sigma", "1", "--epsilon", "2"}, true, "excludes"},
 		{"delta with laplace", []string{"--mechanism", "laplace", "--delta", "1e-5"}, true, "pure"},
 		{"no out", nil, true, "--out"},
+		{"ops without gamma", []string{"--data", path, "--label", "y", "--loss", "squared", "--mechanism", "ops"}, true, "--gamma"},
+		{"ops of a logistic fit", []string{"--mechanism", "ops", "--gamma", "1"}, true, "--loss squared"},
+		{"adaops without cond", []string{"--data", path, "--label", "y", "--loss", "squared", "--mechanism", "adaops"}, true, "--cond"},
+		{"adaops cond too large", []string{"--data", path, "--label", "y", "--loss", "squared", "--label-bound", "1", "--mechanism", "adaops", "--cond", "50"}, false, "kappa"},
+		{"adaops rows outside the ball", []string{"--data", path, "--label", "y", "--loss", "squared", "--mechanism", "adaops", "--cond", "0.05", "--epsilon", "8"}, false, "|y| <= 1"},
+		{"gamma with gaussian", []string{"--gamma", "2"}, true, "--gamma applies"},
+		{"precision of ops", []string{"--data", path, "--label", "y", "--loss", "squared", "--mechanism", "ops", "--gamma", "1", "--precision", path}, true, "--precision applies"},
+		{"precision not square", []string{"--data", path, "--label", "y", "--loss", "squared", "--mechanism", "gaussian-cov", "--gamma", "1", "--precision", path}, true, "square"},
+		{"precision of the wrong size", []string{"--data", path, "--label", "y", "--loss", "squared", "--mechanism", "gaussian-cov", "--gamma", "1", "--precision", writeMatrix(t, "1,0\n0,1\n")}, false, "precision matrix A"},
+		{"precision not symmetric", []string{"--data", path, "--label", "y", "--loss", "squared", "--mechanism", "gaussian-cov", "--gamma", "1", "--precision", writeMatrix(t, "1,0.5\n0,1\n")}, true, "symmetric"},
+		{"precision not definite", []string{"--data", path, "--label", "y", "--loss", "squared", "--mechanism", "gaussian-cov", "--gamma", "1", "--precision", writeMatrix(t, "1,2\n2,1\n")}, true, "positive definite"},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
 			args := append([]string{"pdp"}, tc.args...)
+			out := filepath.Join(t.TempDir(), "out")
 			if tc.name != "no out" {
-				args = append(args, "--out", t.TempDir())
+				args = append(args, "--out", out)
 			}
 			_, err := pdpRun(t, args...)
 			if err == nil {
 				t.Fatal("no error")
+			}
+			if _, serr := os.Stat(out); serr == nil {
+				t.Error("a refused analysis wrote its output directory")
 			}
 			var ue *usageError
 			if errors.As(err, &ue) != tc.usage {
@@ -564,5 +579,78 @@ func TestPDPModelEmbedded(t *testing.T) {
 	rep := readSummary(t, dir)
 	if rep.Rows != 455 || rep.Release == nil || rep.Release.Certified.ShareBelow != 1 || rep.Exact != 10 {
 		t.Errorf("rows %d, release %+v, exact %d\n%s", rep.Rows, rep.Release, rep.Exact, stdout)
+	}
+}
+
+// writeMatrix writes a CSV matrix for --precision and returns its path.
+func writeMatrix(t *testing.T, body string) string {
+	t.Helper()
+	path := filepath.Join(t.TempDir(), "a.csv")
+	if err := os.WriteFile(path, []byte(body), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	return path
+}
+
+// TestPDPRidgeReleases runs the ridge releases of the command line (OPS,
+// AdaOPS, the Gaussian with a given precision) and checks each against the
+// library: OPS's per-row epsilons are Theorem 14's (Ridge.OPSEpsilon) on
+// the same rows, a Gaussian with A = I and gamma = 1/sigma^2 gives the
+// isotropic Gaussian's epsilons (--sigma), and AdaOPS states its DP
+// epsilon and add/remove-one neighbours.
+func TestPDPRidgeReleases(t *testing.T) {
+	path, x, y := pdpCSV(t, 200, 9)
+	common := []string{"pdp", "--data", path, "--label", "y", "--loss", "squared", "--standardize", "none", "--bias", "false", "--test-frac", "0.25", "--lambda", "0.01"}
+	run := func(args ...string) (string, []map[string]string, pdp.Report) {
+		t.Helper()
+		dir := filepath.Join(t.TempDir(), "out")
+		stdout, err := pdpRun(t, append(append(append([]string(nil), common...), args...), "--out", dir)...)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return stdout, readPDPCSV(t, dir), readSummary(t, dir)
+	}
+	// OPS against the library on the same training rows.
+	_, rows, rep := run("--mechanism", "ops", "--gamma", "3", "--delta", "1e-5")
+	train, _, err := datasets.SplitIndex(200, 0.25, 1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	xt := mat.NewDense(len(train), 3, nil)
+	yt := make([]float64, len(train))
+	for k, i := range train {
+		xt.SetRow(k, x.RawRowView(i))
+		yt[k] = y[i]
+	}
+	r, err := pdp.FitRidge(xt, yt, 0.01)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want, err := r.OPSEpsilon(3, 1e-5)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for k, row := range rows {
+		if e := num(t, row["eps"]); math.Abs(e-want[k]) > 1e-9*want[k] {
+			t.Fatalf("ops row %d: eps %v, Theorem 14 gives %v", k, e, want[k])
+		}
+	}
+	if rep.Mechanism != "ops" || rep.Targets == nil || rep.DPEpsilon != nil {
+		t.Errorf("ops summary: mechanism %q, targets %v, DP eps %v", rep.Mechanism, rep.Targets, rep.DPEpsilon)
+	}
+	// The Gaussian with A = I is the isotropic one.
+	sigma := 0.05
+	_, cov, _ := run("--mechanism", "gaussian-cov", "--gamma", strconv.FormatFloat(1/(sigma*sigma), 'g', -1, 64), "--precision", writeMatrix(t, "1,0,0\n0,1,0\n0,0,1\n"))
+	_, iso, _ := run("--sigma", strconv.FormatFloat(sigma, 'g', -1, 64), "--exact-top", "0")
+	for k := range cov {
+		a, b := num(t, cov[k]["eps"]), num(t, iso[k]["eps"])
+		if math.Abs(a-b) > 1e-6*b {
+			t.Fatalf("row %d: gaussian-cov eps %v, isotropic %v", k, a, b)
+		}
+	}
+	// AdaOPS on rows in the unit ball with labels in [-1, 1].
+	stdout, _, rep := run("--mechanism", "adaops", "--epsilon", "1", "--delta", "1e-6", "--cond", "0.1", "--label-bound", "1", "--bias", "true")
+	if rep.DPEpsilon == nil || *rep.DPEpsilon != 1 || !strings.Contains(rep.DPNeighbours, "add/remove-one") || !strings.Contains(stdout, "AdaOPS") {
+		t.Errorf("adaops summary: DP eps %v, neighbours %q", rep.DPEpsilon, rep.DPNeighbours)
 	}
 }
