@@ -386,6 +386,9 @@ func AnalyzeRelease(r *modelfile.Released, t *datasets.Table, opts Release) (*Re
 	if run.Lambda > 0 {
 		ex.addBound = lip / (float64(n) * run.Lambda)
 	}
+	if ex.testX, ex.testY, ex.testIDs, err = r.HeldOutRows(t); err != nil {
+		return nil, fmt.Errorf("rebuilding the held-out rows: %w", err)
+	}
 	res, refined, err := analyse(a, m, run.Lambda, ids, opts.Rows, ex)
 	if err != nil {
 		return nil, err

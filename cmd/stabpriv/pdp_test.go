@@ -389,7 +389,7 @@ func TestPDPModel(t *testing.T) {
 	}
 
 	// The rows, rebuilt by hand: the split's positions, x' = [clip_1(x), 1]/sqrt(2).
-	train, _, err := datasets.SplitIndex(n, 0.2, 1)
+	train, held, err := datasets.SplitIndex(n, 0.2, 1)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -424,6 +424,21 @@ func TestPDPModel(t *testing.T) {
 		t.Fatal(err)
 	}
 
+	// The held-out rows are the targets (modelfile.Released.HeldOutRows).
+	f, err := os.Open(filepath.Join(dir, "targets.csv"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	trecs, err := csv.NewReader(f).ReadAll()
+	f.Close()
+	if err != nil || len(trecs)-1 != len(held) {
+		t.Fatalf("targets.csv: %d rows (%v), want the %d held-out rows", len(trecs)-1, err, len(held))
+	}
+	for k, rec := range trecs[1:] {
+		if id := int(num(t, rec[0])); id != held[k] {
+			t.Fatalf("target %d: id %d, want held-out data row %d", k, id, held[k])
+		}
+	}
 	rows := readPDPCSV(t, dir)
 	if len(rows) != len(train) || c.N != len(train) {
 		t.Fatalf("%d rows in pdp.csv, the certificate's n is %d, the split gives %d", len(rows), c.N, len(train))
