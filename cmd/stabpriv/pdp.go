@@ -412,6 +412,9 @@ func printPDP(w io.Writer, r *pdp.Report, s *pdpSettings) {
 	if r.PDPForAllEpsilon != nil {
 		fmt.Fprintf(w, "pDP for all targets, this data set (Wang's Figure 1): eps <= %.4g (sensitivity <= %.4g)\n", *r.PDPForAllEpsilon, *r.PDPForAllSensitivity)
 	}
+	if k := r.Kinds[pdp.KindEstimate]; k > 0 {
+		fmt.Fprintf(w, "\nWARNING: %d rows' values are one-step ESTIMATES without a proven bound (they may be a few percent low): the %s loss's second derivative is not Lipschitz (it is not twice differentiable everywhere), per-example clipping acts, or lambda = 0; raise --exact-top to refine more rows exactly\n", k, r.Loss)
+	}
 	e := r.Epsilon
 	fmt.Fprintf(w, "\nper-instance eps over the training rows (remove-one; %s): mean %.4g, median %.4g, p90 %.4g, p99 %.4g, max %.4g\n", kindWords(r.Kinds), e.Mean, e.Median, e.P90, e.P99, e.Max)
 	if r.Release != nil {

@@ -669,3 +669,35 @@ func TestPDPRidgeReleases(t *testing.T) {
 		t.Errorf("adaops summary: DP eps %v, neighbours %q", rep.DPEpsilon, rep.DPNeighbours)
 	}
 }
+
+// TestPDPEstimatesLabelled checks that a loss without a Lipschitz second
+// derivative (huber: not twice differentiable where its quadratic piece
+// ends) is analysed with its unrefined values labelled estimates in every
+// output: a warning on stdout, the kind column of pdp.csv and
+// targets.csv, and the summary's kinds.
+func TestPDPEstimatesLabelled(t *testing.T) {
+	path, _, _ := pdpCSV(t, 120, 5)
+	dir := filepath.Join(t.TempDir(), "out")
+	stdout, err := pdpRun(t, "pdp", "--data", path, "--label", "y", "--loss", "huber", "--sigma", "0.1", "--exact-top", "4", "--out", dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(stdout, "WARNING") || !strings.Contains(stdout, "ESTIMATES") {
+		t.Errorf("no warning:\n%s", stdout)
+	}
+	count := map[string]int{}
+	for _, row := range readPDPCSV(t, dir) {
+		count[row["kind"]]++
+	}
+	if count[pdp.KindExact] != 4 || count[pdp.KindEstimate] == 0 || count[pdp.KindBound] != 0 {
+		t.Errorf("pdp.csv kinds %v", count)
+	}
+	targets, err := os.ReadFile(filepath.Join(dir, "targets.csv"))
+	if err != nil || !strings.Contains(string(targets), ","+pdp.KindEstimate+",") {
+		t.Errorf("targets.csv lacks the estimate kind: %v", err)
+	}
+	rep := readSummary(t, dir)
+	if rep.Kinds[pdp.KindEstimate] != count[pdp.KindEstimate] || !strings.Contains(strings.Join(rep.Notes, " "), "ESTIMATE") {
+		t.Errorf("summary kinds %v", rep.Kinds)
+	}
+}
