@@ -49,7 +49,9 @@ type Result struct {
 // exposed rows the report lists.
 type Rows struct {
 	// ExactTop is the number of most exposed rows refined to the exact
-	// value (RefineTop); the others keep their one-step estimates.
+	// value (RefineTop, RefineTopTargets for the held-out targets); the
+	// others keep their one-step values, with a proven error bound where
+	// the loss allows one (Diff.Kind).
 	ExactTop int
 	// Top is the number of most exposed rows the report lists.
 	Top int

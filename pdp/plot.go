@@ -84,7 +84,7 @@ func WriteFigure(w io.Writer, title string, series []Series, refs ...Reference) 
 			}
 		}
 		if z > 0 {
-			zeros = append(zeros, fmt.Sprintf("%d of %s", z, s.Name))
+			zeros = append(zeros, fmt.Sprintf("%d %s", z, s.Short))
 		}
 	}
 	if math.IsInf(lo, 1) {
@@ -92,7 +92,7 @@ func WriteFigure(w io.Writer, title string, series []Series, refs ...Reference) 
 	}
 	note := "confidential: do not publish"
 	if len(zeros) > 0 {
-		note += "; eps = 0 not drawn: " + strings.Join(zeros, ", ")
+		note += "; not drawn (eps = 0): " + strings.Join(zeros, ", ")
 	}
 	for _, r := range refs {
 		if r.Value > 0 && !math.IsInf(r.Value, 0) {

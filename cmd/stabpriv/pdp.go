@@ -397,7 +397,7 @@ func printPDP(w io.Writer, r *pdp.Report, s *pdpSettings) {
 	if r.Release != nil {
 		printPDPRelease(w, r)
 	} else if r.DPEpsilon != nil {
-		fmt.Fprintf(w, "worst-case DP eps of the release: %.6g (%s", *r.DPEpsilon, r.DPNeighbours)
+		fmt.Fprintf(w, "worst-case DP eps of the release: %.6g (%s", *r.DPEpsilon, strings.Fields(r.DPNeighbours + " ?")[0])
 		if r.DPSensitivity != nil {
 			fmt.Fprintf(w, ", sensitivity %.6g", *r.DPSensitivity)
 		}
