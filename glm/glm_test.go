@@ -439,6 +439,15 @@ func TestSegmentHess(t *testing.T) {
 				if e := floats.Distance(got.RawVector().Data, g1, math.Inf(1)); e > 1e-6*(1+floats.Norm(g1, math.Inf(1))) {
 					t.Errorf("mean Hessian times w1 - w0 misses the gradient difference by %v", e)
 				}
+				// SegmentHessVec is the same matrix, applied without forming it
+				// (twice: the second product reuses the segment's curvature).
+				for range 2 {
+					hv := make([]float64, p)
+					o.SegmentHessVec(hv, w0, w1, dw)
+					if e := floats.Distance(hv, got.RawVector().Data, math.Inf(1)); e > 1e-12*(1+floats.Norm(hv, math.Inf(1))) {
+						t.Errorf("SegmentHessVec differs from SegmentHess times the vector by %v", e)
+					}
+				}
 				var s0 mat.SymDense
 				o.SegmentHess(&s0, w0, w0)
 				if worst, top := maxDiff(&s0, hess(o, w0)); worst > 1e-13*top {

@@ -36,7 +36,30 @@ func (o *Objective) Hess(dst *mat.SymDense, w []float64) {
 // include both endpoints. An empty dst is resized.
 func (o *Objective) SegmentHess(dst *mat.SymDense, w0, w1 []float64) {
 	o.checkLen(w0, w1)
+	o.hessianFrom(o.reuse(dst), o.segmentCurvature(w0, w1))
+}
+
+// SegmentHessVec writes into dst the product of the mean Hessian of F
+// along the segment from w0 to w1 (SegmentHess) with v, without forming
+// the matrix: the rows' mean margin curvature along the segment, kept for
+// further products on the same segment, then one pass over the rows
+// (O(m K d + m K^2) per product). It is what a conjugate gradient solve
+// with that matrix needs (package pdp checks Wang's Lemma 13 so).
+func (o *Objective) SegmentHessVec(dst, w0, w1, v []float64) {
+	o.checkLen(dst, w0, w1, v)
+	h := o.segmentCurvature(w0, w1)
+	o.hessVecWith(dst, v, h)
+}
+
+// segmentCurvature returns the rows' mean margin Hessians along the
+// segment from w0 to w1 (K*K per row of the view; SegmentHess says how
+// they are integrated), computed once per segment: a second call with the
+// same end points returns the stored ones.
+func (o *Objective) segmentCurvature(w0, w1 []float64) []float64 {
 	k, kk, rows := o.k, o.k*o.k, o.n+o.e
+	if len(o.s.seg) == rows*(kk+2*k) && floats.Same(o.s.segAt0, w0) && floats.Same(o.s.segAt1, w1) {
+		return o.s.seg[:rows*kk]
+	}
 	if len(o.s.seg) != rows*(kk+2*k) {
 		o.s.seg = make([]float64, rows*(kk+2*k))
 	}
@@ -67,7 +90,9 @@ func (o *Objective) SegmentHess(dst *mat.SymDense, w0, w1 []float64) {
 			}
 		}
 	})
-	o.hessianFrom(o.reuse(dst), h)
+	o.s.segAt0 = append(o.s.segAt0[:0], w0...)
+	o.s.segAt1 = append(o.s.segAt1[:0], w1...)
+	return h
 }
 
 // Gauss-Lobatto rule with 5 nodes on [0, 1]: both endpoints are nodes; it

@@ -39,6 +39,7 @@ type scratch struct {
 	marginsAt, hzAt []float64
 	xtx             []float64
 	seg             []float64 // SegmentHess's weights
+	segAt0, segAt1  []float64 // the segment whose weights seg holds
 	// blockHook, if not nil, is called by rowRange with each block of rows
 	// of X it has done (eval sums X^T X there).
 	blockHook func(part, b0, m, hi int)
@@ -412,8 +413,14 @@ func (o *Objective) marginsTo(z, w []float64) {
 // hessVec writes the product of the Hessian of F at the point of the last
 // curvature call with v into dst: the margins of v, times each row's
 // margin Hessian, added over the rows (rowPass), over m, plus lambda v.
-func (o *Objective) hessVec(dst, v []float64) {
-	k, kk, hz := o.k, o.k*o.k, o.s.hz
+func (o *Objective) hessVec(dst, v []float64) { o.hessVecWith(dst, v, o.s.hz) }
+
+// hessVecWith writes into dst the product with v of the Hessian of F whose
+// rows have the margin Hessians hz (K*K per row of the view): the margins
+// of v, times each row's margin Hessian, added over the rows (rowPass),
+// over m, plus lambda v.
+func (o *Objective) hessVecWith(dst, v, hz []float64) {
+	k, kk := o.k, o.k*o.k
 	if k == 1 {
 		o.rowPass(dst, v, func(_, lo int, s, c []float64, _ *float64) {
 			h := hz[lo : lo+len(s)]

@@ -83,8 +83,8 @@ func TestSquaredConstants(t *testing.T) {
 			}
 			continue
 		}
-		if err != nil || got != (Constants{Lz: c.wantLz, Sz: 1, Convex: true, Smooth: true, C2: true}) {
-			t.Errorf("Constants(%+v) = %+v, %v; want L_z = %v, S_z = 1, convex, smooth, C2", c.dom, got, err, c.wantLz)
+		if err != nil || got != (Constants{Lz: c.wantLz, Sz: 1, Convex: true, Smooth: true, C2: true, LipHess: true}) {
+			t.Errorf("Constants(%+v) = %+v, %v; want L_z = %v, S_z = 1, convex, smooth, C2, a constant Hessian", c.dom, got, err, c.wantLz)
 		}
 	}
 }

@@ -85,7 +85,7 @@ func (l Logistic) Hess(dst, z []float64, y float64) { scalarHess(l, dst, z, y) }
 // Constants returns L_z = 1, S_z = 1/4, convex, smooth and C^2 (l” =
 // sigma(z) sigma(-z) is continuous), on any domain.
 func (Logistic) Constants(Domain) (Constants, error) {
-	return Constants{Lz: 1, Sz: 0.25, Convex: true, Smooth: true, C2: true}, nil
+	return Constants{Lz: 1, Sz: 0.25, Convex: true, Smooth: true, C2: true, LipHess: true, Tz: 1 / (6 * math.Sqrt(3))}, nil
 }
 
 func sigmoid(x float64) float64 {

@@ -93,6 +93,22 @@ type Constants struct {
 	// section 11).
 	Rank   int
 	RankSz float64
+	// LipHess reports that the margin Hessian is Tz-Lipschitz:
+	// ||H(z1, y) - H(z0, y)|| <= Tz ||z1 - z0|| for every label y (the
+	// spectral norm and the Euclidean norm of the margins; for K = 1,
+	// |l''(z1) - l''(z0)| <= Tz |z1 - z0|), so that the gradient's Taylor
+	// remainder is at most (Tz/2)||z1 - z0||^2. Package pdp bounds the error
+	// of its one-step sensitivities with it. Logistic: Tz = max |l'''| =
+	// 1/(6 sqrt 3); softmax: Tz = 1/sqrt 2 (below); squared: Tz = 0. The
+	// Huber losses, whose l'' jumps, have none (false).
+	//
+	// Softmax: the third derivative of log-sum-exp at z is
+	// T[u, u, v] = E[(U - EU)^2 (V - EV)], U = u_C, V = v_C, C drawn from
+	// the softmax probabilities; for unit u, v, Var U <= (max u - min u)^2/4
+	// <= 1/2 and |V - EV| <= max v - min v <= sqrt 2, so |T[u, u, v]| <=
+	// 1/sqrt 2, a Lipschitz constant of the Hessian in the spectral norm.
+	LipHess bool
+	Tz      float64
 }
 
 // Loss is a per-example loss l(z, y) of the margin vector z = W x in R^K,

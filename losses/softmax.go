@@ -149,7 +149,7 @@ func (Softmax) Hess(dst, z []float64, _ float64) {
 // trace 1 - ||p||^2 is at most 1 - 1/K (||p||^2 >= 1/K by Cauchy-Schwarz),
 // so RankSz = 1/K.
 func (Softmax) Constants(dom Domain) (Constants, error) {
-	c := Constants{Lz: math.Sqrt2, Sz: 0.5, Convex: true, Smooth: true, C2: true}
+	c := Constants{Lz: math.Sqrt2, Sz: 0.5, Convex: true, Smooth: true, C2: true, LipHess: true, Tz: 1 / math.Sqrt2}
 	if k := dom.Classes; k >= 2 {
 		c.Rank, c.RankSz = k-1, 1/float64(k)
 	}

@@ -65,5 +65,5 @@ func (Squared) Constants(dom Domain) (Constants, error) {
 	if !check.Finite(lz) {
 		return Constants{}, fmt.Errorf("%w: squared loss needs finite R, B and kappa (have R = %v, B = %v, kappa = %v)", ErrDomain, dom.Radius, dom.LabelBound, dom.Kappa)
 	}
-	return Constants{Lz: lz, Sz: 1, Convex: true, Smooth: true, C2: true}, nil
+	return Constants{Lz: lz, Sz: 1, Convex: true, Smooth: true, C2: true, LipHess: true}, nil
 }

@@ -29,6 +29,21 @@ import (
 // private: the rows are the data themselves, for an analysis by the data
 // curator (per-instance DP, package pdp).
 func (r *Released) TrainingRows(t *datasets.Table) (X *mat.Dense, y []float64, ids []int, err error) {
+	return r.splitRows(t, false)
+}
+
+// HeldOutRows rebuilds, as TrainingRows does and with its checks, the rows
+// of t that the release's split held out (its test rows), with their ids:
+// rows drawn from the same data but not trained on, the fresh rows of a
+// per-instance analysis (package pdp: targets added to the data set, and
+// the replacements of on-average KL-privacy). X is nil when the split held
+// out no row.
+func (r *Released) HeldOutRows(t *datasets.Table) (X *mat.Dense, y []float64, ids []int, err error) {
+	return r.splitRows(t, true)
+}
+
+// splitRows is TrainingRows (held false) or HeldOutRows (held true).
+func (r *Released) splitRows(t *datasets.Table, held bool) (X *mat.Dense, y []float64, ids []int, err error) {
 	if err := r.checkShape(); err != nil {
 		return nil, nil, nil, err
 	}
@@ -51,13 +66,19 @@ func (r *Released) TrainingRows(t *datasets.Table) (X *mat.Dense, y []float64, i
 		return nil, nil, nil, fmt.Errorf("%w: %s has %d data rows, the model was fitted on a table of %d rows: not the table of this model",
 			datasets.ErrFormat, t.Source, enc.N, r.Split.Rows)
 	}
-	train, _, err := enc.Split(r.Split.TestFrac, r.Split.Seed, r.Split.Stratified)
+	train, test, err := enc.Split(r.Split.TestFrac, r.Split.Seed, r.Split.Stratified)
 	if err != nil {
 		return nil, nil, nil, fmt.Errorf("%w: the split of the model file: %w", datasets.ErrFormat, err)
 	}
 	if len(train) != r.Split.TrainRows {
 		return nil, nil, nil, fmt.Errorf("%w: the split (test fraction %v, seed %d) gives %d training rows of %s, the model file records %d: not the table of this model",
 			datasets.ErrFormat, r.Split.TestFrac, r.Split.Seed, len(train), t.Source, r.Split.TrainRows)
+	}
+	if held {
+		if len(test) == 0 {
+			return nil, nil, nil, nil
+		}
+		train = test
 	}
 	X, y, _, err = r.Preprocessing.Rows(enc, train)
 	if err != nil {

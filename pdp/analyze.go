@@ -22,10 +22,26 @@ import (
 // epsilon. Everything in it is CONFIDENTIAL (Confidential): functions of
 // the data.
 type Result struct {
-	Report   *Report
+	Report *Report
+	// IDs, Diffs and Epsilons describe the training rows: Epsilons[i] is
+	// the per-instance epsilon of row IDs[i] at its remove-one difference
+	// Diffs[i], exact, an upper bound or an estimate (Diff.Kind).
 	IDs      []int
 	Diffs    []Diff
 	Epsilons []float64
+	// Flips are the one-step differences of replacing each row by its
+	// label-flipped copy (Analysis.FlipLabel): estimates of how far one
+	// replace-one neighbour moves the minimizer.
+	Flips []Diff
+	// Replace and ReplaceEpsilons bound each row's replace-one sensitivity
+	// and epsilon over every replacement in the domain (ReplaceBound); nil
+	// when there is no data-independent bound on an added row.
+	Replace, ReplaceEpsilons []float64
+	// TargetIDs, TargetDiffs and TargetEpsilons describe the held-out rows
+	// analysed as targets added to the data set; nil when there are none.
+	TargetIDs      []int
+	TargetDiffs    []Diff
+	TargetEpsilons []float64
 
 	// a is the analysis, public the constants of a DP summary (or
 	// publicErr why there are none): see Publishable.
@@ -39,7 +55,9 @@ type Result struct {
 // exposed rows the report lists.
 type Rows struct {
 	// ExactTop is the number of most exposed rows refined to the exact
-	// value (RefineTop); the others keep their one-step estimates.
+	// value (RefineTop, RefineTopTargets for the held-out targets); the
+	// others keep their one-step values, with a proven error bound where
+	// the loss allows one (Diff.Kind).
 	ExactTop int
 	// Top is the number of most exposed rows the report lists.
 	Top int
@@ -108,7 +126,7 @@ func Simulate(ds *datasets.Dataset, sim Simulation) (*Result, error) {
 	notes = append(notes, prepNotes...)
 	xtr, ytr := train.X, train.Y
 	_, d := xtr.Dims()
-	a, err := New(xtr, ytr, Config{Loss: sim.Loss, Classes: len(ds.Classes), Lambda: sim.Lambda})
+	a, err := New(xtr, ytr, Config{Loss: sim.Loss, Classes: len(ds.Classes), Lambda: sim.Lambda, LabelBound: sim.LabelBound})
 	if err != nil {
 		return nil, err
 	}
@@ -128,7 +146,14 @@ func Simulate(ds *datasets.Dataset, sim Simulation) (*Result, error) {
 	if err != nil {
 		return nil, err
 	}
-	res, refined, err := analyse(a, m, sim.Lambda, trainIdx, sim.Rows)
+	ex := extras{seed: sim.Seed}
+	if dpErr == nil {
+		ex.addBound = remove
+	}
+	if test != nil {
+		ex.testX, ex.testY, ex.testIDs = test.X, test.Y, testIdx
+	}
+	res, refined, err := analyse(a, m, sim.Lambda, trainIdx, sim.Rows, ex)
 	if err != nil {
 		return nil, err
 	}
@@ -150,28 +175,34 @@ func Simulate(ds *datasets.Dataset, sim Simulation) (*Result, error) {
 	} else {
 		notes = append(notes, "no worst-case DP epsilon: "+dpErr.Error())
 	}
-	if test != nil {
-		tn, _ := test.X.Dims()
-		teps := make([]float64, 0, tn)
-		for i := range tn {
-			d, err := a.Add(test.X.RawRowView(i), test.Y[i])
-			if err != nil {
-				return nil, err
-			}
-			e, err := m.Epsilon(d)
-			if err != nil {
-				return nil, err
-			}
-			teps = append(teps, e)
-		}
-		if ts, err := Summarize(teps); err == nil {
-			rep.Targets = &ts
-		}
-	}
-	rep.Notes = append(notes,
-		refinedNote(len(refined)),
-		"the release analysed is simulated on the exact regularized minimizer computed here; for the release of a model file, use AnalyzeRelease")
+	rep.Notes = append(notes, refinedNote(len(refined), rep.Kinds))
+	rep.Notes = append(rep.Notes, analysisNotes(res)...)
+	rep.Notes = append(rep.Notes, "the release analysed is simulated on the exact regularized minimizer computed here; for the release of a model file, use AnalyzeRelease")
 	return res, nil
+}
+
+// analysisNotes states what the report's replace-one, target and
+// on-average numbers are.
+func analysisNotes(res *Result) []string {
+	rep := res.Report
+	var notes []string
+	if rep.ReplaceEpsilon != nil {
+		notes = append(notes, "replace-one epsilons (column eps_replace): for each row, an upper bound over every replacement in the domain, the row's remove-one bound plus the largest move any added row can cause, L/(n lambda) (ReplaceBound)")
+	} else {
+		notes = append(notes, "no replace-one epsilons: there is no data-independent bound on the move an added row can cause (lambda = 0, or a loss that is not Lipschitz on the domain)")
+	}
+	if rep.Targets != nil {
+		notes = append(notes, fmt.Sprintf("held-out rows analysed as targets added to the data set: %s", kindWords(rep.TargetKinds)))
+	}
+	if kl := rep.OnAverageKL; kl != nil {
+		notes = append(notes, fmt.Sprintf("on-average KL-privacy: %s; %d pairs, standard error %.3g over the pairs (%s)", kl.Definition, kl.Pairs, kl.StdErr, kl.Kind))
+	}
+	return notes
+}
+
+// kindWords describes counts of kinds of values.
+func kindWords(k map[string]int) string {
+	return fmt.Sprintf("%d exact, %d upper bounds, %d estimates", k[KindExact], k[KindBound], k[KindEstimate])
 }
 
 // check validates the settings of a simulation.
@@ -343,6 +374,7 @@ func AnalyzeRelease(r *modelfile.Released, t *datasets.Table, opts Release) (*Re
 			nulls++
 		}
 	}
+	cfg.LabelBound = run.LabelBound
 	a, err := New(X, y, cfg)
 	if err != nil {
 		return nil, fmt.Errorf("the exact minimizer of the run's objective: %w", err)
@@ -352,7 +384,14 @@ func AnalyzeRelease(r *modelfile.Released, t *datasets.Table, opts Release) (*Re
 	if err != nil {
 		return nil, err
 	}
-	res, refined, err := analyse(a, m, run.Lambda, ids, opts.Rows)
+	ex := extras{seed: r.Split.Seed}
+	if run.Lambda > 0 {
+		ex.addBound = lip / (float64(n) * run.Lambda)
+	}
+	if ex.testX, ex.testY, ex.testIDs, err = r.HeldOutRows(t); err != nil {
+		return nil, fmt.Errorf("rebuilding the held-out rows: %w", err)
+	}
+	res, refined, err := analyse(a, m, run.Lambda, ids, opts.Rows, ex)
 	if err != nil {
 		return nil, err
 	}
@@ -410,8 +449,9 @@ func AnalyzeRelease(r *modelfile.Released, t *datasets.Table, opts Release) (*Re
 	if !r.Preprocessing.Mode.Inside() {
 		rep.Notes = append(rep.Notes, "the standardization statistics were fitted on the training rows: removing a row would change them too, which this analysis (like the certificate) does not cover")
 	}
-	rep.Notes = append(rep.Notes, refinedNote(len(refined)),
-		"mechanism and noise scale from the certificate; Gaussian per-instance epsilons on the exact (Balle & Wang) curve at the certificate's delta, Laplace and gamma exact")
+	rep.Notes = append(rep.Notes, refinedNote(len(refined), rep.Kinds))
+	rep.Notes = append(rep.Notes, analysisNotes(res)...)
+	rep.Notes = append(rep.Notes, "mechanism and noise scale from the certificate; Gaussian per-instance epsilons on the exact (Balle & Wang) curve at the certificate's delta, Laplace and gamma exact")
 	return res, nil
 }
 
@@ -459,11 +499,28 @@ func releaseObjective(r *modelfile.Released) (Config, float64, []string, error) 
 	return cfg, lip, notes, nil
 }
 
+// extras are the parts of an analysis beyond the training rows.
+type extras struct {
+	// addBound is a data-independent bound on how far adding any row of the
+	// domain moves the minimizer, L/(n lambda) (0: none).
+	addBound float64
+	// testX, testY and testIDs are the held-out rows (nil: none), added as
+	// targets and drawn as fresh rows for the on-average KL-privacy.
+	testX   *mat.Dense
+	testY   []float64
+	testIDs []int
+	// seed pairs the training rows with fresh rows (OnAverageKLFresh).
+	seed uint64
+}
+
 // analyse computes every training row's leave-one-out difference (the
-// exact one for the ExactTop most exposed rows), their per-instance
-// epsilons under m, and the report, with the largest relative error of the
-// one-step estimates of the refined rows. It returns the refined rows too.
-func analyse(a *Analysis, m Mechanism, lambda float64, ids []int, opts Rows) (*Result, []int, error) {
+// exact one for the ExactTop most exposed rows, an upper bound or an
+// estimate for the others, Diff.Kind), their per-instance epsilons under m
+// at the upper bounds, the replace-one bounds and the label-flipped
+// replacements, the held-out targets (refined the same way), the
+// on-average KL-privacy of a Gaussian release, the data-dependent pDP for
+// all targets, and the report. It returns the refined rows too.
+func analyse(a *Analysis, m Mechanism, lambda float64, ids []int, opts Rows, ex extras) (*Result, []int, error) {
 	diffs, err := a.RemoveAll()
 	if err != nil {
 		return nil, nil, err
@@ -476,7 +533,7 @@ func analyse(a *Analysis, m Mechanism, lambda float64, ids []int, opts Rows) (*R
 	if err != nil {
 		return nil, nil, err
 	}
-	eps, err := m.Epsilons(diffs)
+	eps, err := m.UpperEpsilons(diffs)
 	if err != nil {
 		return nil, nil, err
 	}
@@ -488,11 +545,87 @@ func analyse(a *Analysis, m Mechanism, lambda float64, ids []int, opts Rows) (*R
 		if diffs[i].L2 > 0 {
 			rep.MaxRelOneStepError = math.Max(rep.MaxRelOneStepError, math.Abs(one[i]-diffs[i].L2)/diffs[i].L2)
 		}
+		if g := diffs[i].IdentityGap; !math.IsNaN(g) {
+			rep.IdentityGap = &g
+		}
 	}
-	return &Result{Report: rep, IDs: ids, Diffs: diffs, Epsilons: eps, a: a}, refined, nil
+	res := &Result{Report: rep, IDs: ids, Diffs: diffs, Epsilons: eps, a: a}
+
+	// Replace-one: the label-flipped copies, and the bound over every
+	// replacement.
+	if res.Flips, err = a.FlipAll(); err != nil {
+		return nil, nil, err
+	}
+	var ratios []float64
+	for i, f := range res.Flips {
+		if one[i] > 0 {
+			ratios = append(ratios, f.L2/one[i])
+		}
+	}
+	if s, err := Summarize(ratios); err == nil {
+		rep.FlipToRemove = &s
+	}
+	if ex.addBound > 0 {
+		res.Replace = make([]float64, len(diffs))
+		res.ReplaceEpsilons = make([]float64, len(diffs))
+		for i, d := range diffs {
+			l2, l1 := ReplaceBound(d, ex.addBound)
+			res.Replace[i] = l2
+			if res.ReplaceEpsilons[i], err = m.EpsilonAt(l2, l1); err != nil {
+				return nil, nil, err
+			}
+		}
+		s, err := Summarize(res.ReplaceEpsilons)
+		if err != nil {
+			return nil, nil, err
+		}
+		rep.ReplaceEpsilon = &s
+		// Data-dependent pDP for all targets.
+		if sens, err := a.AddBoundAll(ex.addBound * a.p.reg); err == nil {
+			e, err := m.EpsilonAt(sens, math.Sqrt(float64(a.p.dim()))*sens)
+			if err != nil {
+				return nil, nil, err
+			}
+			rep.PDPForAllSensitivity, rep.PDPForAllEpsilon = &sens, &e
+		}
+	}
+
+	// Held-out rows: targets, and fresh rows for the on-average KL.
+	if ex.testX != nil {
+		if res.TargetDiffs, err = a.AddAll(ex.testX, ex.testY); err != nil {
+			return nil, nil, err
+		}
+		if _, err := a.RefineTopTargets(res.TargetDiffs, ex.testX, ex.testY, opts.ExactTop); err != nil {
+			return nil, nil, err
+		}
+		if res.TargetEpsilons, err = m.UpperEpsilons(res.TargetDiffs); err != nil {
+			return nil, nil, err
+		}
+		res.TargetIDs = ex.testIDs
+		ts, err := Summarize(res.TargetEpsilons)
+		if err != nil {
+			return nil, nil, err
+		}
+		rep.Targets, rep.TargetKinds = &ts, kinds(res.TargetDiffs)
+		if !m.Kind.Pure() {
+			kl, err := OnAverageKLFresh(a, ex.testX, ex.testY, m.Scale, ex.seed)
+			if err != nil {
+				return nil, nil, err
+			}
+			rep.OnAverageKL = &kl
+		}
+	}
+	return res, refined, nil
 }
 
 // refinedNote states how the sensitivities were computed.
-func refinedNote(refined int) string {
-	return fmt.Sprintf("sensitivities: one-step estimates (Lemma 13 with the Hessian at the solution, Sherman-Morrison/Woodbury), the %d most exposed rows refined to the exact leave-one-out solution", refined)
+func refinedNote(refined int, k map[string]int) string {
+	s := fmt.Sprintf("sensitivities: one-step values (Lemma 13 with the Hessian at the solution, Sherman-Morrison/Woodbury), the %d most exposed rows refined to the exact leave-one-out solution", refined)
+	if k[KindBound] > 0 {
+		s += fmt.Sprintf("; %d rows report a proven upper bound (the one-step value plus its error bound: the loss's third derivative over the strong convexity n lambda)", k[KindBound])
+	}
+	if k[KindEstimate] > 0 {
+		s += fmt.Sprintf("; %d rows report a one-step ESTIMATE without a bound (the loss's curvature is not Lipschitz, or lambda = 0): their epsilons may be low by a few percent", k[KindEstimate])
+	}
+	return s
 }

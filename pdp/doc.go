@@ -21,13 +21,29 @@
 //     at stationary points only.
 //   - Per-instance sensitivities Delta(Z, z) = ||w_hat(Z) - w_hat(neighbour)||
 //     from Wang's Lemma 13 (the Hessian identity), for smooth losses:
-//     a one-step estimate for every row (RemoveAll; Add for a target), the
-//     Hessian at w_hat updated by Sherman-Morrison (rank 1) or Woodbury
-//     (rank K, softmax), O(K^2 d^2) per row after one factorization; and
-//     the exact value (RemoveExact, AddExact, RefineTop), the neighbour's
-//     minimizer refined by Newton steps from the one-step estimate and
-//     checked against the lemma's integral form by quadrature
-//     (glm.Objective.SegmentHess).
+//     a one-step value for every row (RemoveAll; AddAll for targets,
+//     ReplaceAll and FlipAll for replace-one neighbours), the Hessian at
+//     w_hat updated by Sherman-Morrison or Woodbury, O(K^2 d^2) per row after
+//     one factorization, with a proven error bound when the loss's curvature
+//     is Lipschitz (losses.Constants.LipHess) and lambda > 0
+//     (Diff.ErrBound, oneStepBound: the gradient's Taylor remainder over the
+//     strong convexity n lambda), so that every value is exact, an upper
+//     bound or a labelled estimate (Diff.Kind, Diff.Upper); and the exact
+//     value (RemoveExact, AddExact, RefineTop, RefineTopTargets), the
+//     neighbour's minimizer refined by simplified Newton steps from the
+//     one-step value and checked against the lemma's integral form by
+//     conjugate gradients with products of the mean segment Hessian
+//     (glm.Objective.SegmentHessVec; RefineTop checks its most exposed
+//     row).
+//   - Replace-one per row (the DP certificates' relation): a bound over
+//     every replacement in the domain, the removal's bound plus the largest
+//     move an added row can cause (ReplaceBound), and the move of the
+//     row's label-flipped copy (FlipAll), which shows that replace-one is
+//     not within a multiple of remove-one (ReplaceRelation).
+//   - The data-dependent "pDP for all" of Wang's Figure 1: a bound, given
+//     the data set, on the sensitivity of every possible target
+//     (Analysis.AddBoundAll), beside the data-independent worst case
+//     (WorstCaseSensitivity).
 //   - The per-instance epsilon of output perturbation at those
 //     sensitivities (Mechanism): Laplace and gamma-norm noise exactly,
 //     Gaussian noise on the exact (Balle & Wang) curve, and Gaussian noise
@@ -35,19 +51,29 @@
 //   - Ridge regression in closed form (Ridge): leverage scores and
 //     leave-one-out residuals (Wang's eq. 4), one posterior sample (OPS)
 //     with its Theorem 14 pDP bound, and AdaOPS (Algorithm 1) with its
-//     (eps, delta)-DP guarantee. Three misprints of the paper are corrected
-//     and documented where they matter: the lambda = min{0, ...} of
-//     Algorithm 1 (max), the sign of Lemma 13's second form, and the tail of
-//     Theorem 14's proof (TestOPSBoundHolds checks the corrected bound
-//     against the exact privacy-loss distribution).
-//   - On-average KL-privacy of a Gaussian release (OnAverageKL; Wang, Lei &
-//     Fienberg, "On-Average KL-Privacy and its equivalence to
-//     Generalization"), with a simulation of its equality with the
-//     generalization gap of posterior sampling in the tests.
+//     (eps, delta)-DP guarantee and the largest gamma_n its argument
+//     allows; SimulateRidge analyses OPS, AdaOPS and the general-covariance
+//     Gaussian on a data set. The paper's misprints are corrected and
+//     documented where they matter: Algorithm 1's lambda = min{0, ...}
+//     (max), the sign of Lemma 13's second form, the tail and the sign of
+//     eq. 8 in Theorem 14 (TestOPSLossExact, TestOPSBoundHolds), Lemma 4's
+//     gamma for sqrt(gamma) and missing sqrt 2 (TestGaussianCovLemma4), and
+//     Lemma 18's constant sqrt(2/h) where 1/sqrt(h) holds.
+//   - On-average KL-privacy (Wang, Lei & Fienberg, "On-Average KL-Privacy
+//     and its equivalence to Generalization", Definition 2: replace-one by
+//     a fresh draw): of a Gaussian release by one-step replace-one
+//     differences with held-out rows as the fresh draws (OnAverageKLFresh,
+//     OnAverageKL), and of posterior sampling in closed form
+//     (Ridge.OPSOnAverageKL), tested against the closed form of the
+//     posterior of a mean and, by simulation, against the generalization
+//     gap (their Theorem 4).
 //   - A report (Report, NewReport): mean, median, p90, p99 and max of eps
 //     over the rows, the moments of Wang's Definition 7, the most exposed
-//     rows, against the worst-case DP epsilon of the same release, and a
-//     figure in the style of Wang's Figures 1 and 2 (WritePNG).
+//     rows, the replace-one epsilons, the held-out targets (refined and
+//     bounded like the rows), against the worst-case DP epsilon of the same
+//     release, and a figure in the style of Wang's Figures 1 and 2
+//     (WriteFigure: the rows, the targets and the replace-one bounds
+//     against the DP epsilon and both pDP-for-all lines).
 //   - Wang's bound on the generalization gap from the moments of pDP
 //     (GeneralizationBound; Proposition 9 and Corollary 12), in every report.
 //   - The public constants a DP summary of the per-instance epsilons rests
@@ -64,8 +90,9 @@
 //     analysis is of the exact minimizer of the same objective
 //     (AnalysedMinimizer; the distance of the published weights to it is
 //     given as context), the pDP neighbour is add/remove-one while the
-//     certificate is replace-one (NeighboursVersusCertificate), and the
-//     values are confidential (Confidential).
+//     certificate is replace-one (NeighboursVersusCertificate, with each
+//     row's replace-one epsilon beside), and the values are confidential
+//     (Confidential).
 //
 // Per-example clipping (Config.Clip) of a scalar GLM is analysed exactly:
 // the clipped trainer takes gradient steps of a Huberized loss to which

@@ -3,6 +3,7 @@ package pdp
 import (
 	"fmt"
 	"math"
+	"math/rand/v2"
 	"runtime"
 	"sync"
 
@@ -162,9 +163,18 @@ func (g GaussianCov) NormA(d Diff) (float64, error) {
 // d: the privacy loss of N(a, S) against N(b, S), S = A^{-1}/Gamma, is that
 // of a unit Gaussian at the whitened distance sqrt(Gamma) Delta_A, so eps is
 // perturb.AnalyticGaussianEpsilon(1, delta, sqrt(Gamma) Delta_A) (Balle &
-// Wang 2018, Theorem 8), exact. Wang's eq. 3 (and Lemma 4) state the
-// classical tail-bound form instead, eps = sqrt(Delta_A^2 log(1.25/delta))
-// up to the scaling by Gamma, which is looser; the exact curve is used here.
+// Wang 2018, Theorem 8), exact.
+//
+// Wang's Lemma 4 prints eps = Gamma Delta_A sqrt(log(1.25/delta)). That is
+// a misprint, not a looser bound: the classical Gaussian mechanism (noise
+// sigma = Delta sqrt(2 log(1.25/delta))/eps, for eps <= 1) at the whitened
+// distance sqrt(Gamma) Delta_A gives
+// eps = sqrt(Gamma) Delta_A sqrt(2 log(1.25/delta)): the lemma has Gamma
+// for sqrt(Gamma) and drops the sqrt 2 (its eq. 3, with Gamma = 1, drops
+// the sqrt 2 too). The printed form is below the true value whenever
+// Gamma < 2, so it is not a guarantee. The exact curve used here is below
+// the corrected classical form, and valid for every eps
+// (TestGaussianCovLemma4 checks both).
 func (g GaussianCov) Epsilon(d Diff) (float64, error) {
 	if !check.Positive(g.Gamma) || !check.OpenUnit(g.Delta) {
 		return 0, fmt.Errorf("%w: gamma = %v, delta = %v", ErrInput, g.Gamma, g.Delta)
@@ -183,14 +193,29 @@ func (g GaussianCov) Epsilon(d Diff) (float64, error) {
 	return e, nil
 }
 
+// UpperEpsilons returns, for every difference, the epsilon at its upper
+// bounds (Diff.Upper: the exact value, a proven upper bound, or the
+// one-step estimate where there is none), on GOMAXPROCS goroutines.
+func (m Mechanism) UpperEpsilons(diffs []Diff) ([]float64, error) {
+	up := make([]Diff, len(diffs))
+	for i, d := range diffs {
+		up[i].L2, up[i].L1, _ = d.Upper()
+	}
+	return m.Epsilons(up)
+}
+
 // OnAverageKL returns the mean over diffs of the KL divergence between the
 // Gaussian releases N(w_hat, sigma^2 I) on Z and on each neighbour,
-// ||V||^2 / (2 sigma^2): the empirical on-average KL-privacy of the release
-// over the data set (Wang, Lei & Fienberg, On-Average KL-Privacy,
-// Definition 2; the definition takes the expectation over Z and a fresh z
-// replacing a row, and this mean over the rows of one data set with the
-// remove-one neighbours of this package is its plug-in estimate). It is
-// not an (eps, delta) guarantee.
+// ||V||^2 / (2 sigma^2), at the upper bounds of the differences
+// (Diff.Upper). Wang, Lei & Fienberg ("On-Average KL-Privacy and its
+// equivalence to Generalization", Definition 2) define on-average
+// KL-privacy as E KL(A(Z) || A(Z')) over Z drawn from the distribution and
+// Z' = Z with one row replaced by a fresh draw: diffs must be such
+// replace-one differences (OnAverageKLFresh makes them), and their mean is
+// the plug-in estimate for one data set. Remove-one differences give
+// about half the value for a smooth objective (the replacement adds the
+// fresh row's own move) and are not the defined quantity. It is not an
+// (eps, delta) guarantee.
 func OnAverageKL(diffs []Diff, sigma float64) (float64, error) {
 	if !check.Positive(sigma) {
 		return 0, fmt.Errorf("%w: sigma = %v", ErrInput, sigma)
@@ -200,9 +225,90 @@ func OnAverageKL(diffs []Diff, sigma float64) (float64, error) {
 	}
 	var s float64
 	for _, d := range diffs {
-		s += d.L2 * d.L2
+		l2, _, _ := d.Upper()
+		s += l2 * l2
 	}
 	return s / float64(len(diffs)) / (2 * sigma * sigma), nil
+}
+
+// OnAverage is a plug-in estimate of on-average KL-privacy (OnAverageKL)
+// on one data set.
+type OnAverage struct {
+	// KL is the mean KL divergence over the pairs; StdErr its standard
+	// error over them (the sampling of the pairs, not of the data set).
+	KL     float64 `json:"kl"`
+	StdErr float64 `json:"std_err"`
+	// Pairs counts the replacements: each training row replaced by one
+	// fresh row.
+	Pairs int `json:"pairs"`
+	// Kind is KindBound when every pair's sensitivity is exact or bounded
+	// (then KL is an upper bound for these pairs), KindEstimate otherwise.
+	Kind string `json:"kind"`
+	// Definition states what was averaged.
+	Definition string `json:"definition"`
+}
+
+// OnAverageKLFresh estimates the on-average KL-privacy of the Gaussian
+// release N(w_hat, sigma^2 I) of a (Wang, Lei & Fienberg, Definition 2):
+// every training row i is replaced by one fresh row, fx's row pi(i) with
+// pi a permutation of the fresh rows drawn from seed (cycled when there
+// are fewer fresh rows than training rows), the replace-one difference
+// computed in one step with its bound (ReplaceAll), and OnAverageKL taken
+// over the pairs. The fresh rows must come from the data's distribution
+// and not be in the data set: held-out rows are.
+func OnAverageKLFresh(a *Analysis, fx *mat.Dense, fy []float64, sigma float64, seed uint64) (OnAverage, error) {
+	if fx == nil || fx.IsEmpty() {
+		return OnAverage{}, fmt.Errorf("%w: no fresh rows", ErrInput)
+	}
+	m, d := fx.Dims()
+	n := a.p.n
+	perm := rand.New(rand.NewPCG(seed, 0x6f6e6176)).Perm(m)
+	px := mat.NewDense(n, d, nil)
+	py := make([]float64, n)
+	rows := make([]int, n)
+	for i := range n {
+		j := perm[i%m]
+		px.SetRow(i, fx.RawRowView(j))
+		py[i], rows[i] = fy[j], i
+	}
+	diffs, err := a.ReplaceAll(rows, px, py)
+	if err != nil {
+		return OnAverage{}, err
+	}
+	kl, err := OnAverageKL(diffs, sigma)
+	if err != nil {
+		return OnAverage{}, err
+	}
+	var ss float64
+	kind := KindBound
+	for _, df := range diffs {
+		l2, _, ok := df.Upper()
+		v := l2 * l2 / (2 * sigma * sigma)
+		ss += (v - kl) * (v - kl)
+		if !ok {
+			kind = KindEstimate
+		}
+	}
+	se := 0.0
+	if n > 1 {
+		se = math.Sqrt(ss / float64(n-1) / float64(n))
+	}
+	return OnAverage{KL: kl, StdErr: se, Pairs: n, Kind: kind,
+		Definition: "Wang, Lei & Fienberg, Definition 2: E KL(A(Z) || A(Z')), Z' = Z with one row replaced by a fresh draw; here each training row replaced by one held-out row"}, nil
+}
+
+// ReplaceBound returns upper bounds on the L2 and L1 sensitivity of the
+// minimizer to replacing a row by any row of the domain, given the row's
+// remove-one difference d and addBound, a bound on how far adding any row
+// of the domain moves the minimizer of Z without the row (L/(n lambda) for
+// an L-Lipschitz loss, WorstCaseSensitivity's remove-one bound): a
+// replacement is a removal followed by an addition, so by the triangle
+// inequality ||w(Z) - w(Z - z_i + z)|| <= ||w(Z) - w(Z - z_i)|| + addBound,
+// at d's upper bound (Diff.Upper; an estimate where d has none), and
+// likewise in L1 with sqrt(K d) addBound.
+func ReplaceBound(d Diff, addBound float64) (l2, l1 float64) {
+	u2, u1, _ := d.Upper()
+	return u2 + addBound, u1 + math.Sqrt(float64(len(d.V)))*addBound
 }
 
 // WorstCaseSensitivity returns the data-independent bounds on the

@@ -2,6 +2,7 @@ package pdp
 
 import (
 	"bytes"
+	"errors"
 	"image/png"
 	"strings"
 	"testing"
@@ -40,5 +41,26 @@ func TestWritePNGSize(t *testing.T) {
 	}
 	if r := float64(cfg.Width) / float64(cfg.Height); r < 1.5 || r > 3.5 || cfg.Height < 600 {
 		t.Errorf("pdp.png is %d x %d: want a width 1.5 to 3.5 times the height, at least 600 pixels high", cfg.Width, cfg.Height)
+	}
+}
+
+// TestWriteFigureSeries draws several series (one box only, one with
+// zeros) and refuses a negative epsilon.
+func TestWriteFigureSeries(t *testing.T) {
+	series := []Series{
+		{Name: "training rows, remove-one", Short: "remove-one", Values: []float64{1e-3, 2e-3, 0.05, 0}},
+		{Name: "held-out targets, add-one", Short: "targets", Values: []float64{5e-4, 0.01}},
+		{Name: "replace-one bound", Short: "replace-one", Values: []float64{0.4, 0.45}, BoxOnly: true},
+	}
+	var buf bytes.Buffer
+	if err := WriteFigure(&buf, "title", series, Reference{"DP eps", 1}, Reference{"pDP for all", 0.5}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := png.DecodeConfig(&buf); err != nil {
+		t.Fatal(err)
+	}
+	series[1].Values = []float64{-1}
+	if err := WriteFigure(&buf, "title", series); !errors.Is(err, ErrInput) {
+		t.Errorf("a negative epsilon drawn: %v", err)
 	}
 }

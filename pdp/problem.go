@@ -72,6 +72,10 @@ type Config struct {
 	Tolerance float64
 	// MaxIter bounds the Newton iterations. Zero means 100.
 	MaxIter int
+	// LabelBound is the bound B of a regression loss's labels, |y| <= B,
+	// when the data were clipped to one (0: none); it names the adversarial
+	// replacement label of Analysis.FlipLabel and nothing else.
+	LabelBound float64
 }
 
 // problem is a validated data set and objective: J = n F with F the
@@ -87,6 +91,11 @@ type problem struct {
 	tol     float64
 	maxIter int
 	classes int
+	// lipHess and tz: the loss's margin Hessian is tz-Lipschitz
+	// (losses.Constants.LipHess), and no clipping breaks it.
+	lipHess    bool
+	tz         float64
+	labelBound float64
 }
 
 // newProblem validates the data and the configuration.
@@ -130,7 +139,11 @@ func newProblem(x *mat.Dense, y []float64, cfg Config) (*problem, error) {
 	if cfg.N < 0 || math.IsNaN(cfg.Tolerance) || cfg.Tolerance < 0 || cfg.MaxIter < 0 {
 		return nil, fmt.Errorf("%w: N = %d, tolerance = %v, max iterations = %d", ErrInput, cfg.N, cfg.Tolerance, cfg.MaxIter)
 	}
-	p := &problem{x: x, y: y, loss: cfg.Loss, n: n, d: d, k: cfg.Loss.Outputs(cfg.Classes), classes: cfg.Classes}
+	if !check.NonNegative(cfg.LabelBound) {
+		return nil, fmt.Errorf("%w: label bound %v, want finite >= 0", ErrInput, cfg.LabelBound)
+	}
+	p := &problem{x: x, y: y, loss: cfg.Loss, n: n, d: d, k: cfg.Loss.Outputs(cfg.Classes), classes: cfg.Classes,
+		lipHess: cons.LipHess && cfg.Clip == 0, tz: cons.Tz, labelBound: cfg.LabelBound}
 	if p.k < 1 {
 		return nil, fmt.Errorf("%w: loss %s has %d outputs", ErrInput, cfg.Loss.Name(), p.k)
 	}

@@ -20,8 +20,8 @@ const AnalysedMinimizer = "the released weights were trained by SGD (the certifi
 // it (ReleaseAnalysis.Neighbours).
 const NeighboursVersusCertificate = "the per-instance epsilons are for add/remove-one neighbours (Z and Z without one row, as in Wang's paper); " +
 	"the certificate's epsilon is for replace-one neighbours (two tables differing in one row). " +
-	"A replacement is a removal followed by an addition, so a replace-one change can move the release up to twice as far as the removal of one row: " +
-	"the two epsilons answer different questions and are compared here for orientation"
+	"The report gives each row's replace-one epsilon too (an upper bound over every replacement, see replace_relation): " +
+	"the two kinds of epsilon answer different questions, and the remove-one ones are compared with the certificate here for orientation"
 
 // Certified compares the per-instance epsilons of the rows with the
 // certified epsilon of the release.

@@ -88,10 +88,14 @@ type Exposed struct {
 	Residual    float64 `json:"residual"`
 	// Exact reports a refined (exact) sensitivity; otherwise one-step.
 	Exact bool `json:"exact"`
+	// Kind is the kind of the sensitivity and epsilon (Diff.Kind): exact,
+	// a proven upper bound, or an estimate.
+	Kind string `json:"kind"`
 }
 
 // TopExposed returns the k rows with the largest eps, largest first (ties
-// by smaller id). ids[i], diffs[i] and eps[i] describe row i.
+// by smaller id). ids[i], diffs[i] and eps[i] describe row i; the
+// sensitivity listed is the upper one (Diff.Upper), the one eps is at.
 func TopExposed(ids []int, diffs []Diff, eps []float64, k int) []Exposed {
 	order := make([]int, len(eps))
 	for i := range order {
@@ -111,7 +115,8 @@ func TopExposed(ids []int, diffs []Diff, eps []float64, k int) []Exposed {
 		if math.IsNaN(lev) {
 			lev = 0
 		}
-		out[t] = Exposed{ID: ids[i], Epsilon: eps[i], Sensitivity: diffs[i].L2, Leverage: lev, Residual: diffs[i].Residual, Exact: diffs[i].Exact}
+		sens, _, _ := diffs[i].Upper()
+		out[t] = Exposed{ID: ids[i], Epsilon: eps[i], Sensitivity: sens, Leverage: lev, Residual: diffs[i].Residual, Exact: diffs[i].Exact, Kind: diffs[i].Kind()}
 	}
 	return out
 }
@@ -149,28 +154,55 @@ type Report struct {
 	// sensitivity (WorstCaseSensitivity): what every possible target,
 	// in the data set or not, is guaranteed.
 	WorstCaseEpsilon *float64 `json:"worst_case_pdp_epsilon,omitempty"`
+	// PDPForAllSensitivity and PDPForAllEpsilon are the data-dependent
+	// "pDP for all" of Wang's Figure 1: a bound, given this data set, on
+	// the sensitivity and epsilon of every possible target added to it
+	// (Analysis.AddBoundAll), beside WorstCaseEpsilon, which holds for every
+	// data set; nil when there is none.
+	PDPForAllSensitivity *float64 `json:"pdp_for_all_sensitivity,omitempty"`
+	PDPForAllEpsilon     *float64 `json:"pdp_for_all_epsilon,omitempty"`
 	// Epsilon and Sensitivity summarize the per-instance values over the
-	// rows; Moments are E[eps^k], k = 1..4 (Definition 7).
+	// rows, each at its upper bound (Diff.Upper): exact values, proven upper
+	// bounds, and estimates where Kinds counts any; Moments are E[eps^k],
+	// k = 1..4 (Definition 7).
 	Epsilon     Stats     `json:"epsilon"`
 	Sensitivity Stats     `json:"sensitivity"`
 	Moments     []float64 `json:"moments"`
 	// Generalization is Wang's bound on the generalization gap from the
 	// moments (GeneralizationBound), at the release's delta.
 	Generalization *Generalization `json:"generalization,omitempty"`
+	// Kinds counts the rows by the kind of their value (Diff.Kind).
+	Kinds map[string]int `json:"kinds"`
 	// Top lists the most exposed rows.
 	Top []Exposed `json:"top"`
 	// Exact counts the rows whose sensitivity was refined to the exact
-	// value; the others are one-step estimates.
+	// value (Kinds[KindExact]).
 	Exact int `json:"exact_rows"`
 	// MaxRelOneStepError is the largest relative difference between the
-	// one-step and the exact sensitivity over the refined rows.
-	MaxRelOneStepError float64 `json:"max_rel_one_step_error"`
-	// OnAverageKL is the mean KL divergence of a Gaussian release over the
-	// rows (OnAverageKL); nil for Laplace and gamma.
-	OnAverageKL *float64 `json:"on_average_kl,omitempty"`
+	// one-step and the exact sensitivity over the refined rows, and
+	// IdentityGap the distance to Lemma 13's integral identity of the
+	// refined row it was checked on (Analysis.RefineTop).
+	MaxRelOneStepError float64  `json:"max_rel_one_step_error"`
+	IdentityGap        *float64 `json:"identity_gap,omitempty"`
+	// ReplaceEpsilon summarizes the rows' replace-one epsilons, each an
+	// upper bound over every replacement in the domain (ReplaceBound); nil
+	// without a data-independent bound on an added row. ReplaceRelation
+	// states how replace-one relates to remove-one, and FlipToRemove
+	// summarizes over the rows how many times farther replacing the row by
+	// its label-flipped copy moves the minimizer than removing it does
+	// (one-step values).
+	ReplaceEpsilon  *Stats `json:"replace_epsilon,omitempty"`
+	ReplaceRelation string `json:"replace_relation"`
+	FlipToRemove    *Stats `json:"flip_to_remove,omitempty"`
+	// OnAverageKL is the on-average KL-privacy of a Gaussian release, each
+	// training row replaced by a held-out row (OnAverageKLFresh); nil for
+	// Laplace and gamma and without held-out rows.
+	OnAverageKL *OnAverage `json:"on_average_kl,omitempty"`
 	// Targets summarizes the epsilon of targets outside the data set
-	// (held-out rows, added one at a time), when there are any.
-	Targets *Stats `json:"targets,omitempty"`
+	// (held-out rows, added one at a time, refined and bounded as the rows
+	// are), when there are any; TargetKinds counts their kinds.
+	Targets     *Stats         `json:"targets,omitempty"`
+	TargetKinds map[string]int `json:"target_kinds,omitempty"`
 	// Release describes the release of a model file and compares the rows
 	// with its certificate; nil for a release simulated from flags.
 	Release *ReleaseAnalysis `json:"release,omitempty"`
@@ -191,13 +223,10 @@ func NewReport(a *Analysis, m Mechanism, lambda float64, ids []int, diffs []Diff
 		return nil, err
 	}
 	l2 := make([]float64, len(diffs))
-	exact := 0
 	for i, d := range diffs {
-		l2[i] = d.L2
-		if d.Exact {
-			exact++
-		}
+		l2[i], _, _ = d.Upper()
 	}
+	k := kinds(diffs)
 	ss, err := Summarize(l2)
 	if err != nil {
 		return nil, err
@@ -209,17 +238,26 @@ func NewReport(a *Analysis, m Mechanism, lambda float64, ids []int, diffs []Diff
 		Objective: sol.Objective, GradNorm: sol.GradNorm, Iterations: sol.Iterations,
 		Mechanism: string(m.Kind), NoiseScaleName: m.Kind.ScaleName(), NoiseScale: m.Scale, Delta: m.Delta,
 		Epsilon: es, Sensitivity: ss, Moments: Moments(eps, 4),
-		Top: TopExposed(ids, diffs, eps, top), Exact: exact,
+		Top: TopExposed(ids, diffs, eps, top), Exact: k[KindExact], Kinds: k,
+		ReplaceRelation: ReplaceRelation,
 	}
 	if g, err := GeneralizationBound(eps, m.Delta); err == nil {
 		r.Generalization = &g
 	}
-	if !m.Kind.Pure() {
-		kl, err := OnAverageKL(diffs, m.Scale)
-		if err != nil {
-			return nil, err
-		}
-		r.OnAverageKL = &kl
-	}
 	return r, nil
+}
+
+// ReplaceRelation states how the replace-one sensitivity of a row relates
+// to its remove-one sensitivity. Reports carry it.
+const ReplaceRelation = "a replacement is a removal followed by an addition, so it moves the minimizer by at most the removal's distance plus the largest distance an added row can move it, L/(n lambda) for an L-Lipschitz loss; " +
+	"it is not bounded by a multiple of the removal's distance: a row the fit predicts well moves the minimizer little when removed, while its label-flipped copy moves it up to about L/(n lambda) (flip_to_remove gives the measured ratios). " +
+	"Each row's replace-one epsilon, bounded so, is reported beside its remove-one epsilon"
+
+// kinds counts the differences by Diff.Kind.
+func kinds(diffs []Diff) map[string]int {
+	k := map[string]int{KindExact: 0, KindBound: 0, KindEstimate: 0}
+	for _, d := range diffs {
+		k[d.Kind()]++
+	}
+	return k
 }

@@ -2,6 +2,7 @@ package pdp
 
 import (
 	"errors"
+	"fmt"
 	"math"
 	"testing"
 
@@ -275,4 +276,211 @@ func TestConcurrentExact(t *testing.T) {
 			t.Errorf("call %d: %v, %v off the sequential result", j, errs[j], dist(got[j].V, want[j].V))
 		}
 	}
+}
+
+// TestOneStepBound checks Diff.ErrBound (oneStepBound) against retraining
+// on the neighbour, for removal, addition, replacement by a fresh row and
+// by the label-flipped copy, on the batched and single paths: the one-step
+// difference is within ErrBound of the exact one, for every loss with a
+// Lipschitz curvature; a small lambda makes the remainder matter. The
+// Huber loss's one-step values are estimates (no bound), and so is every
+// value at lambda = 0.
+func TestOneStepBound(t *testing.T) {
+	hub, _ := losses.NewHuber(0.5)
+	for _, tc := range []struct {
+		name    string
+		loss    losses.Loss
+		classes int
+		lambda  float64
+	}{
+		{"logistic", losses.Logistic{}, 0, 1e-3},
+		{"logistic-tiny-lambda", losses.Logistic{}, 0, 1e-5},
+		{"softmax", losses.Softmax{}, 3, 1e-3},
+		{"squared", losses.Squared{}, 0, 1e-3},
+		{"huber", hub, 0, 1e-3},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			const n, d = 200, 4
+			x, y := synth(n, d, tc.loss, tc.classes, 17)
+			cfg := Config{Loss: tc.loss, Classes: tc.classes, Lambda: tc.lambda}
+			a := mustAnalysis(t, x, y, cfg)
+			all, err := a.RemoveAll()
+			if err != nil {
+				t.Fatal(err)
+			}
+			flips, err := a.FlipAll()
+			if err != nil {
+				t.Fatal(err)
+			}
+			fx, fy := synth(3, d, tc.loss, tc.classes, 99)
+			rows := []int{0, 57, 123}
+			reps, err := a.ReplaceAll(rows, fx, fy)
+			if err != nil {
+				t.Fatal(err)
+			}
+			adds, err := a.AddAll(fx, fy)
+			if err != nil {
+				t.Fatal(err)
+			}
+			ref := Config{Loss: tc.loss, Classes: tc.classes, Lambda: tc.lambda, N: n}
+			retrain := func(xo *mat.Dense, yo []float64) []float64 {
+				sol, err := Solve(xo, yo, ref)
+				if err != nil {
+					t.Fatal(err)
+				}
+				v := make([]float64, len(sol.W))
+				for k := range v {
+					v[k] = sol.W[k] - a.Solution().W[k]
+				}
+				return v
+			}
+			replaced := func(i int, tx []float64, ty float64) (*mat.Dense, []float64) {
+				xo, yo := mat.DenseCopyOf(x), append([]float64(nil), y...)
+				xo.SetRow(i, tx)
+				yo[i] = ty
+				return xo, yo
+			}
+			worst := 0.0
+			check := func(what string, one Diff, exact []float64) {
+				t.Helper()
+				e := dist(one.V, exact)
+				if tc.loss.Name() == "huber" {
+					if one.Kind() != KindEstimate {
+						t.Errorf("%s: huber one-step value of kind %s, want %s", what, one.Kind(), KindEstimate)
+					}
+					return
+				}
+				if one.Kind() != KindBound {
+					t.Fatalf("%s: kind %s, want %s", what, one.Kind(), KindBound)
+				}
+				if e > one.ErrBound {
+					t.Errorf("%s: one-step error %g above its bound %g (Delta %g)", what, e, one.ErrBound, norm2(exact))
+				}
+				if up, _, _ := one.Upper(); up < norm2(exact) {
+					t.Errorf("%s: upper bound %g below the exact %g", what, up, norm2(exact))
+				}
+				if one.ErrBound > 0 {
+					worst = math.Max(worst, e/one.ErrBound)
+				}
+				t.Logf("%s: Delta %.3g, one-step error %.3g, bound %.3g", what, norm2(exact), e, one.ErrBound)
+			}
+			for q, i := range rows {
+				xo, yo := without(x, y, i)
+				check(fmt.Sprintf("remove %d", i), all[i], retrain(xo, yo))
+				single, err := a.Remove(i)
+				if err != nil || dist(single.V, all[i].V) > 1e-14 || math.Abs(single.ErrBound-all[i].ErrBound) > 1e-12*all[i].ErrBound {
+					t.Errorf("remove %d: single path %v, %v; batched %v", i, single.ErrBound, err, all[i].ErrBound)
+				}
+				xf, yf := replaced(i, x.RawRowView(i), a.FlipLabel(x.RawRowView(i), y[i]))
+				check(fmt.Sprintf("flip %d", i), flips[i], retrain(xf, yf))
+				xr, yr := replaced(i, fx.RawRowView(q), fy[q])
+				check(fmt.Sprintf("replace %d", i), reps[q], retrain(xr, yr))
+				xa, ya := with(x, y, fx.RawRowView(q), fy[q])
+				check(fmt.Sprintf("add %d", q), adds[q], retrain(xa, ya))
+			}
+			t.Logf("largest error / bound: %.3g", worst)
+			// Exact values carry the solvers' tolerance as their bound.
+			ex, err := a.RemoveExact(rows[1])
+			if err != nil {
+				t.Fatal(err)
+			}
+			if ex.Kind() != KindExact || !(ex.ErrBound < 1e-4*ex.L2) {
+				t.Errorf("exact: kind %s, bound %g", ex.Kind(), ex.ErrBound)
+			}
+		})
+	}
+	// lambda = 0: no strong convexity, no bound.
+	x, y := synth(200, 4, losses.Logistic{}, 0, 17)
+	a := mustAnalysis(t, x, y, Config{Loss: losses.Logistic{}})
+	one, err := a.Remove(3)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if one.Kind() != KindEstimate {
+		t.Errorf("lambda = 0: kind %s, want %s", one.Kind(), KindEstimate)
+	}
+}
+
+// TestReplaceBoundAdversarial trains on replace-one neighbours built to
+// move the minimizer far, and on data sets with an added adversarial
+// target, and checks that the realized distance never exceeds the claimed
+// bounds: ReplaceBound (each row's bound over every replacement in the
+// domain) and AddBoundAll (the data-dependent bound for every target).
+// The replacements: the row's label-flipped copy, and rows of norm kappa
+// along the eigenvectors of the Hessian (the least curved first) with
+// either label; the targets the same. The logistic loss, L_z = 1,
+// kappa = 1.
+func TestReplaceBoundAdversarial(t *testing.T) {
+	const n, d, lambda = 150, 4, 1e-2
+	x, y := synth(n, d, losses.Logistic{}, 0, 23)
+	cfg := Config{Loss: losses.Logistic{}, Lambda: lambda}
+	a := mustAnalysis(t, x, y, cfg)
+	all, err := a.RemoveAll()
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, addBound, err := WorstCaseSensitivity(1, 1, lambda, n)
+	if err != nil {
+		t.Fatal(err)
+	}
+	forAll, err := a.AddBoundAll(addBound * float64(n) * lambda)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if forAll > addBound*(1+1e-9) {
+		t.Errorf("data-dependent bound %g above the data-independent %g", forAll, addBound)
+	}
+	var h mat.SymDense
+	a.chol.ToSym(&h)
+	var es mat.EigenSym
+	if !es.Factorize(&h, true) {
+		t.Fatal("eigen")
+	}
+	var vecs mat.Dense
+	es.VectorsTo(&vecs)
+	var cands [][]float64
+	for c := 0; c < d; c++ {
+		cands = append(cands, mat.Col(nil, c, &vecs))
+	}
+	ref := Config{Loss: losses.Logistic{}, Lambda: lambda, N: n}
+	w := a.Solution().W
+	worstRep, worstAdd := 0.0, 0.0
+	for _, i := range []int{0, 41, 99, 149} {
+		l2, _ := ReplaceBound(all[i], addBound)
+		try := func(tx []float64, ty float64) {
+			xr := mat.DenseCopyOf(x)
+			xr.SetRow(i, tx)
+			yr := append([]float64(nil), y...)
+			yr[i] = ty
+			sol, err := Solve(xr, yr, ref)
+			if err != nil {
+				t.Fatal(err)
+			}
+			dd := dist(sol.W, w)
+			if dd > l2 {
+				t.Errorf("row %d replaced: moved %g, bound %g", i, dd, l2)
+			}
+			worstRep = math.Max(worstRep, dd/l2)
+		}
+		try(x.RawRowView(i), -y[i])
+		for _, v := range cands {
+			try(v, 1)
+			try(v, -1)
+		}
+	}
+	for _, v := range cands {
+		for _, ty := range []float64{-1, 1} {
+			xa, ya := with(x, y, v, ty)
+			sol, err := Solve(xa, ya, ref)
+			if err != nil {
+				t.Fatal(err)
+			}
+			dd := dist(sol.W, w)
+			if dd > forAll {
+				t.Errorf("target added: moved %g, bound for all %g", dd, forAll)
+			}
+			worstAdd = math.Max(worstAdd, dd/forAll)
+		}
+	}
+	t.Logf("largest realized / bound: replace %.3g, add %.3g (data-dependent bound %.4g, worst case %.4g)", worstRep, worstAdd, forAll, addBound)
 }

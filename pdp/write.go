@@ -9,15 +9,19 @@ import (
 	"os"
 	"path/filepath"
 	"strconv"
+	"strings"
 
 	"github.com/stabpriv/stabpriv/internal/safefile"
 )
 
 // WriteDir writes the analysis into dir (created if needed): pdp.csv (a row
-// per training row: id, sensitivity, eps, leverage, residual and whether the
-// sensitivity is exact), summary.json (the report) and pdp.png (the figure,
-// WritePNG). The values are confidential statistics of the data: the files
-// are readable by their owner only.
+// per training row, writeCSV), targets.csv (a row per held-out row analysed
+// as a target, header only when there are none), summary.json (the report)
+// and pdp.png (the figure, WriteFigure: the rows' remove-one and
+// replace-one epsilons and the targets', against the DP epsilon, the
+// worst case for every target and the data-dependent pDP for all). The
+// values are confidential statistics of the data: the files are readable
+// by their owner only.
 func (r *Result) WriteDir(dir string) error {
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return err
@@ -25,14 +29,29 @@ func (r *Result) WriteDir(dir string) error {
 	rep := r.Report
 	refs := []Reference{}
 	if rep.DPEpsilon != nil {
-		refs = append(refs, Reference{Name: "DP eps (replace-one)", Value: *rep.DPEpsilon})
+		name := "DP eps (replace-one)"
+		if strings.HasPrefix(rep.DPNeighbours, "add/remove") {
+			name = "DP eps (add/remove-one)"
+		}
+		refs = append(refs, Reference{Name: name, Value: *rep.DPEpsilon})
 	}
 	if rep.WorstCaseEpsilon != nil {
-		refs = append(refs, Reference{Name: "worst-case pDP eps (remove-one)", Value: *rep.WorstCaseEpsilon})
+		refs = append(refs, Reference{Name: "pDP for all, any data set", Value: *rep.WorstCaseEpsilon})
+	}
+	if rep.PDPForAllEpsilon != nil {
+		refs = append(refs, Reference{Name: "pDP for all, this data set", Value: *rep.PDPForAllEpsilon})
+	}
+	series := []Series{{Name: "training rows, remove-one", Short: "remove-one", Values: r.Epsilons}}
+	if r.TargetEpsilons != nil {
+		series = append(series, Series{Name: "held-out targets, add-one", Short: "targets", Values: r.TargetEpsilons})
+	}
+	if r.ReplaceEpsilons != nil {
+		series = append(series, Series{Name: "training rows, replace-one bound", Short: "replace-one", Values: r.ReplaceEpsilons, BoxOnly: true})
 	}
 	title := figureTitle(rep)
 	return safefile.WriteAll([]safefile.File{
 		{Path: filepath.Join(dir, "pdp.csv"), Perm: 0o600, Write: r.writeCSV},
+		{Path: filepath.Join(dir, "targets.csv"), Perm: 0o600, Write: r.writeTargets},
 		{Path: filepath.Join(dir, "summary.json"), Perm: 0o600, Write: func(w io.Writer) error {
 			js, err := json.MarshalIndent(rep, "", "  ")
 			if err != nil {
@@ -41,21 +60,65 @@ func (r *Result) WriteDir(dir string) error {
 			_, err = w.Write(append(js, '\n'))
 			return err
 		}},
-		{Path: filepath.Join(dir, "pdp.png"), Perm: 0o600, Write: func(w io.Writer) error { return WritePNG(w, title, r.Epsilons, refs...) }},
+		{Path: filepath.Join(dir, "pdp.png"), Perm: 0o600, Write: func(w io.Writer) error { return WriteFigure(w, title, series, refs...) }},
 	})
 }
 
-// writeCSV writes a row per training row.
+// CSVColumns are the columns of pdp.csv, one row per training row:
+//
+//	id                         the row's id (its index among the data rows)
+//	sensitivity, eps           remove-one, at the row's upper bound (kind)
+//	kind                       exact, upper-bound or estimate (Diff.Kind)
+//	sensitivity_one_step       the one-step value (the exact one if refined)
+//	sensitivity_replace,       replace-one, upper bounds over every
+//	eps_replace                replacement in the domain (ReplaceBound;
+//	                           empty without one, estimates where kind is)
+//	sensitivity_flip_estimate  the one-step move of the label-flipped copy
+//	leverage, residual         of the row at w_hat (Diff)
+//	exact                      whether the row was refined
+var CSVColumns = []string{"id", "sensitivity", "eps", "kind", "sensitivity_one_step", "sensitivity_replace", "eps_replace", "sensitivity_flip_estimate", "leverage", "residual", "exact"}
+
+// TargetColumns are the columns of targets.csv, one row per held-out row
+// added as a target: its id, the add-one sensitivity and epsilon at its
+// upper bound, their kind and the one-step value.
+var TargetColumns = []string{"id", "sensitivity", "eps", "kind", "sensitivity_one_step", "leverage", "residual"}
+
+// g formats a number for the CSV files.
+func g(v float64) string { return strconv.FormatFloat(v, 'g', 10, 64) }
+
+// writeCSV writes a row per training row (CSVColumns).
 func (r *Result) writeCSV(out io.Writer) error {
 	w := bufio.NewWriter(out)
-	fmt.Fprintln(w, "id,sensitivity,eps,leverage,residual,exact")
-	g := func(v float64) string { return strconv.FormatFloat(v, 'g', 10, 64) }
+	fmt.Fprintln(w, strings.Join(CSVColumns, ","))
 	for i, d := range r.Diffs {
-		lev := ""
-		if !math.IsNaN(d.Leverage) {
-			lev = g(d.Leverage)
+		up, _, _ := d.Upper()
+		rep, repEps, flip := "", "", ""
+		if r.Replace != nil {
+			rep, repEps = g(r.Replace[i]), g(r.ReplaceEpsilons[i])
 		}
-		fmt.Fprintf(w, "%d,%s,%s,%s,%s,%t\n", r.IDs[i], g(d.L2), g(r.Epsilons[i]), lev, g(d.Residual), d.Exact)
+		if r.Flips != nil {
+			flip = g(r.Flips[i].L2)
+		}
+		fmt.Fprintf(w, "%d,%s,%s,%s,%s,%s,%s,%s,%s,%s,%t\n", r.IDs[i], g(up), g(r.Epsilons[i]), d.Kind(), g(d.L2), rep, repEps, flip, leverage(d), g(d.Residual), d.Exact)
 	}
 	return w.Flush()
+}
+
+// writeTargets writes a row per held-out target (TargetColumns).
+func (r *Result) writeTargets(out io.Writer) error {
+	w := bufio.NewWriter(out)
+	fmt.Fprintln(w, strings.Join(TargetColumns, ","))
+	for i, d := range r.TargetDiffs {
+		up, _, _ := d.Upper()
+		fmt.Fprintf(w, "%d,%s,%s,%s,%s,%s,%s\n", r.TargetIDs[i], g(up), g(r.TargetEpsilons[i]), d.Kind(), g(d.L2), leverage(d), g(d.Residual))
+	}
+	return w.Flush()
+}
+
+// leverage formats a difference's leverage, empty when it has none (K > 1).
+func leverage(d Diff) string {
+	if math.IsNaN(d.Leverage) {
+		return ""
+	}
+	return g(d.Leverage)
 }

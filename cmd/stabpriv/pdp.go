@@ -2,11 +2,17 @@ package main
 
 import (
 	"context"
+	"encoding/csv"
 	"errors"
 	"flag"
 	"fmt"
 	"io"
+	"math"
+	"os"
 	"strconv"
+	"strings"
+
+	"gonum.org/v1/gonum/mat"
 
 	"github.com/stabpriv/stabpriv/datasets"
 	"github.com/stabpriv/stabpriv/internal/check"
@@ -33,6 +39,8 @@ type pdpFlags struct {
 	out                         string
 	model                       string
 	pub                         publishFlags
+	gamma, cond                 float64
+	precision                   string
 }
 
 func newPDPFlagSet(f *pdpFlags) *flag.FlagSet {
@@ -46,7 +54,10 @@ func newPDPFlagSet(f *pdpFlags) *flag.FlagSet {
 	fs.Float64Var(&f.l1Ratio, "l1-ratio", 0, "elastic-net L1 share: must be 0 (the L1 term is not differentiable, so Wang's Lemma 13 does not apply)")
 	fs.Float64Var(&f.epsilon, "epsilon", 1, "the release is calibrated to this worst-case DP `eps` (replace-one neighbours)")
 	fs.Float64Var(&f.delta, "delta", 1e-6, "`delta` of the Gaussian mechanisms (laplace and gamma use 0)")
-	fs.TextVar(&f.mechanism, "mechanism", perturb.AnalyticGaussian, "output perturbation: one of "+perturb.MechanismList())
+	fs.StringVar((*string)(&f.mechanism), "mechanism", string(perturb.AnalyticGaussian), "output perturbation: one of "+perturb.MechanismList()+"; with --loss squared (ridge regression) also ops (one posterior sample, --gamma), adaops (AdaOPS at --epsilon and --delta, --cond) or gaussian-cov (N(w, A^{-1}/gamma), --gamma, --precision)")
+	fs.Float64Var(&f.gamma, "gamma", 0, "ops: the posterior scale (exp(-(gamma/2)(||y - Xw||^2 + n lambda ||w||^2))); gaussian-cov: the precision scale")
+	fs.Float64Var(&f.cond, "cond", 0, "adaops: Algorithm 1's kappa, the largest acceptable condition number (fixed independently of the data)")
+	fs.StringVar(&f.precision, "precision", "", "gaussian-cov: CSV `file` of the matrix A (d x d, no header, d the number of weights with the bias), fixed independently of the data (default: the identity)")
 	fs.Float64Var(&f.sigma, "sigma", 0, "instead of --epsilon: Gaussian noise of this standard deviation `S` per coordinate")
 	fs.IntVar(&f.exactTop, "exact-top", 100, "refine the sensitivity of the `k` most exposed rows to the exact value")
 	fs.IntVar(&f.top, "top", 10, "list the `k` most exposed rows in the summary")
@@ -56,7 +67,7 @@ func newPDPFlagSet(f *pdpFlags) *flag.FlagSet {
 	fs.Uint64Var(&f.seed, "seed", 1, "seed of the split (it depends only on the number of rows, their positions and the seed)")
 	fs.Float64Var(&f.labelBound, "label-bound", 0, "squared loss: clip labels into [-B, B], which gives the worst-case DP comparison (0: none)")
 	fs.Float64Var(&f.kappa, "kappa", 1, "with --standardize none --bias false: the row bound ||x|| <= kappa of the worst-case DP comparison (not enforced: rows are kept as they are)")
-	fs.StringVar(&f.out, "out", "", "output `dir` for pdp.csv, summary.json and pdp.png (required)")
+	fs.StringVar(&f.out, "out", "", "output `dir` for pdp.csv, targets.csv, summary.json and pdp.png (required)")
 	addPublishFlags(fs, &f.pub)
 	fs.SetOutput(io.Discard)
 	fs.Usage = func() {}
@@ -69,11 +80,12 @@ var pdpHelp = "Usage: stabpriv pdp [flags] --out DIR\n       stabpriv pdp --mode
 	"ridge-regularized ERM solution: for every training row, the sensitivity of the solution to\n" +
 	"removing that row and the per-instance epsilon of the release, against the worst-case DP\n" +
 	"epsilon of the same release. Writes pdp.csv (one row per training row: id = index of the\n" +
-	"row among the CSV's data rows, from 0), summary.json and pdp.png. The values are\n" +
-	"CONFIDENTIAL: they are computed from the data and must not be published. With\n" +
-	"--publish-epsilon E, it also writes summary.dp.json, a DP summary of them with its own\n" +
-	"certificate (E-DP on top of the release; 'stabpriv certify summary.dp.json' verifies it):\n" +
-	"the one publishable file.\n\n" +
+	"row among the CSV's data rows, from 0; remove-one and replace-one epsilons, and the kind of\n" +
+	"each value: exact, upper-bound or estimate), targets.csv (the held-out rows added as\n" +
+	"targets), summary.json and pdp.png. The values are CONFIDENTIAL: they are computed from the\n" +
+	"data and must not be published. With --publish-epsilon E, it also writes summary.dp.json, a\n" +
+	"DP summary of them with its own certificate (E-DP on top of the release; 'stabpriv certify\n" +
+	"summary.dp.json' verifies it): the one publishable file.\n\n" +
 	"With --model, the release is the one of a model file written by train: the training rows are\n" +
 	"rebuilt from the same CSV (the file's schema, split and preprocessing), the objective and the\n" +
 	"noise come from its certificate, and each row's per-instance epsilon is compared with the\n" +
@@ -82,16 +94,107 @@ var pdpHelp = "Usage: stabpriv pdp [flags] --out DIR\n       stabpriv pdp --mode
 	pdp.Neighbours + "."
 
 // pdpFiles are the files pdp writes into --out (pdp.Result.WriteDir).
-var pdpFiles = []string{"pdp.csv", "summary.json", "pdp.png"}
+var pdpFiles = []string{"pdp.csv", "targets.csv", "summary.json", "pdp.png"}
 
 // pdpSettings are the checked flags.
 type pdpSettings struct {
 	pdpFlags
 	lossFn losses.Loss
 	mech   perturb.Mechanism
-	fixed  bool // --sigma given
+	fixed  bool              // --sigma given
+	ridge  *pdp.RidgeRelease // --mechanism ops, adaops or gaussian-cov
 	// publish is the DP summary requested (nil: none).
 	publish *publishSettings
+}
+
+// ridgeMechanisms are the releases of ridge regression that --mechanism
+// names beside perturb's.
+var ridgeMechanisms = map[string]bool{pdp.RidgeOPS: true, pdp.RidgeAdaOPS: true, pdp.RidgeGaussianCov: true}
+
+// parseRidge checks the flags of a ridge release (--mechanism ops, adaops
+// or gaussian-cov) and reads --precision.
+func parseRidge(s *pdpSettings, set map[string]bool) error {
+	kind := string(s.mechanism)
+	if s.lossFn.Name() != "squared" {
+		return usagef("--mechanism %s is a release of ridge regression: it needs --loss squared", kind)
+	}
+	if set["sigma"] {
+		return usagef("--sigma fixes isotropic Gaussian noise; it excludes --mechanism %s", kind)
+	}
+	rr := &pdp.RidgeRelease{Kind: kind, Gamma: s.gamma, Cond: s.cond, Seed: s.seed}
+	switch kind {
+	case pdp.RidgeOPS, pdp.RidgeGaussianCov:
+		if !check.Positive(s.gamma) {
+			return usagef("--mechanism %s needs --gamma finite > 0", kind)
+		}
+		if set["cond"] {
+			return usagef("--cond applies to --mechanism adaops")
+		}
+		if set["epsilon"] {
+			return usagef("--epsilon applies to --mechanism adaops; %s is set by --gamma", kind)
+		}
+	case pdp.RidgeAdaOPS:
+		if !check.Positive(s.cond) || !check.Positive(s.epsilon) {
+			return usagef("--mechanism adaops needs --cond (kappa) and --epsilon finite > 0")
+		}
+		if set["gamma"] {
+			return usagef("--gamma with --mechanism adaops: AdaOPS chooses its own")
+		}
+	}
+	if !(s.delta > 0 && s.delta < 1) || (kind != pdp.RidgeGaussianCov && !(s.delta < 2/math.E)) {
+		return usagef("--delta %v, want in (0, 1) (ops and adaops: (0, 2/e))", s.delta)
+	}
+	if s.precision != "" {
+		if kind != pdp.RidgeGaussianCov {
+			return usagef("--precision applies to --mechanism gaussian-cov")
+		}
+		a, err := readPrecision(s.precision)
+		if err != nil {
+			return usagef("--precision %s: %w", s.precision, err)
+		}
+		rr.Precision = a
+	}
+	s.ridge = rr
+	return nil
+}
+
+// readPrecision reads a symmetric positive definite matrix from a CSV file
+// without a header.
+func readPrecision(path string) (*mat.SymDense, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	recs, err := csv.NewReader(f).ReadAll()
+	if err != nil {
+		return nil, err
+	}
+	d := len(recs)
+	if d == 0 {
+		return nil, errors.New("no rows")
+	}
+	a := mat.NewSymDense(d, nil)
+	for i, rec := range recs {
+		if len(rec) != d {
+			return nil, fmt.Errorf("row %d has %d entries, want %d (a square matrix)", i+1, len(rec), d)
+		}
+		for j, cell := range rec {
+			v, err := strconv.ParseFloat(strings.TrimSpace(cell), 64)
+			if err != nil || !check.Finite(v) {
+				return nil, fmt.Errorf("row %d, column %d: %q is not a finite number", i+1, j+1, cell)
+			}
+			if j < i && v != a.At(i, j) {
+				return nil, fmt.Errorf("not symmetric: entry (%d, %d) = %v, (%d, %d) = %v", i+1, j+1, v, j+1, i+1, a.At(i, j))
+			}
+			a.SetSym(i, j, v)
+		}
+	}
+	var c mat.Cholesky
+	if !c.Factorize(a) {
+		return nil, errors.New("not positive definite")
+	}
+	return a, nil
 }
 
 func parsePDP(args []string, stderr io.Writer) (*pdpSettings, error) {
@@ -154,6 +257,14 @@ func parsePDP(args []string, stderr io.Writer) (*pdpSettings, error) {
 	if f.data != "" && f.label == "" {
 		return nil, usagef("--data needs --label, the name of the label column")
 	}
+	if ridgeMechanisms[string(f.mechanism)] {
+		return s, parseRidge(s, set)
+	}
+	for _, name := range []string{"gamma", "cond", "precision"} {
+		if set[name] {
+			return nil, usagef("--%s applies to --mechanism ops, adaops or gaussian-cov (ridge regression)", name)
+		}
+	}
 	if set["sigma"] {
 		if set["epsilon"] || (set["mechanism"] && f.mechanism != perturb.AnalyticGaussian && f.mechanism != perturb.Gaussian) {
 			return nil, usagef("--sigma fixes Gaussian noise; it excludes --epsilon and --mechanism %s", f.mechanism)
@@ -163,7 +274,7 @@ func parsePDP(args []string, stderr io.Writer) (*pdpSettings, error) {
 		}
 		s.fixed, s.mech = true, perturb.AnalyticGaussian
 	} else if _, err = perturb.Lookup(f.mechanism); err != nil {
-		return nil, usagef("--mechanism %q, want one of %s", f.mechanism, perturb.MechanismList())
+		return nil, usagef("--mechanism %q, want one of %s (with --loss squared also ops, adaops, gaussian-cov)", f.mechanism, perturb.MechanismList())
 	} else {
 		s.mech = f.mechanism
 	}
@@ -207,7 +318,12 @@ func runPDP(_ context.Context, args []string, stdout, stderr io.Writer) error {
 	if s.fixed {
 		sim.Sigma = s.sigma
 	}
-	res, err := pdp.Simulate(ds, sim)
+	var res *pdp.Result
+	if s.ridge != nil {
+		res, err = pdp.SimulateRidge(ds, sim, *s.ridge)
+	} else {
+		res, err = pdp.Simulate(ds, sim)
+	}
 	switch {
 	case errors.Is(err, pdp.ErrNoBound):
 		return usagef("--epsilon %v: %w; pass --sigma S to analyse Gaussian noise of a fixed scale", s.epsilon, err)
@@ -310,12 +426,26 @@ func printPDP(w io.Writer, r *pdp.Report, s *pdpSettings) {
 	if r.Release != nil {
 		printPDPRelease(w, r)
 	} else if r.DPEpsilon != nil {
-		fmt.Fprintf(w, "worst-case DP eps of the release: %.6g (replace-one, sensitivity %.6g); worst-case pDP eps of any target: %.6g\n", *r.DPEpsilon, *r.DPSensitivity, *r.WorstCaseEpsilon)
+		fmt.Fprintf(w, "worst-case DP eps of the release: %.6g (%s", *r.DPEpsilon, strings.Fields(r.DPNeighbours + " ?")[0])
+		if r.DPSensitivity != nil {
+			fmt.Fprintf(w, ", sensitivity %.6g", *r.DPSensitivity)
+		}
+		fmt.Fprint(w, ")")
+		if r.WorstCaseEpsilon != nil {
+			fmt.Fprintf(w, "; worst-case pDP eps of any target, any data set: %.6g", *r.WorstCaseEpsilon)
+		}
+		fmt.Fprintln(w)
 	} else {
 		fmt.Fprintln(w, "worst-case DP eps of the release: none (see notes)")
 	}
+	if r.PDPForAllEpsilon != nil {
+		fmt.Fprintf(w, "pDP for all targets, this data set (Wang's Figure 1): eps <= %.4g (sensitivity <= %.4g)\n", *r.PDPForAllEpsilon, *r.PDPForAllSensitivity)
+	}
+	if k := r.Kinds[pdp.KindEstimate]; k > 0 {
+		fmt.Fprintf(w, "\nWARNING: %d rows' values are one-step ESTIMATES without a proven bound (they may be a few percent low): the %s loss's second derivative is not Lipschitz (it is not twice differentiable everywhere), per-example clipping acts, or lambda = 0; raise --exact-top to refine more rows exactly\n", k, r.Loss)
+	}
 	e := r.Epsilon
-	fmt.Fprintf(w, "\nper-instance eps over the training rows: mean %.4g, median %.4g, p90 %.4g, p99 %.4g, max %.4g\n", e.Mean, e.Median, e.P90, e.P99, e.Max)
+	fmt.Fprintf(w, "\nper-instance eps over the training rows (remove-one; %s): mean %.4g, median %.4g, p90 %.4g, p99 %.4g, max %.4g\n", kindWords(r.Kinds), e.Mean, e.Median, e.P90, e.P99, e.Max)
 	if r.Release != nil {
 		printCertified(w, r)
 	}
@@ -324,28 +454,34 @@ func printPDP(w io.Writer, r *pdp.Report, s *pdpSettings) {
 		fmt.Fprintf(w, "generalization (Wang, Proposition 9 and Corollary 12): gap of any loss in [0, 1] <= mean e^{2 eps} - 1 + delta (1 + mean e^eps) = %.4g (series terms 2^j/j! E eps^j: %.3g, %.3g, %.3g, %.3g; a plug-in estimate of the expected gap's bound)\n",
 			g.Bound, g.Series[0], g.Series[1], g.Series[2], g.Series[3])
 	}
-	fmt.Fprintf(w, "sensitivity: median %.4g, max %.4g; %d rows exact (largest relative one-step error among them %.2g; the other rows' one-step values carry no such bound)\n", r.Sensitivity.Median, r.Sensitivity.Max, r.Exact, r.MaxRelOneStepError)
-	if r.OnAverageKL != nil {
-		fmt.Fprintf(w, "on-average KL-privacy of the Gaussian release: %.4g\n", *r.OnAverageKL)
+	fmt.Fprintf(w, "sensitivity: median %.4g, max %.4g; largest relative one-step error among the %d exact rows %.2g\n", r.Sensitivity.Median, r.Sensitivity.Max, r.Exact, r.MaxRelOneStepError)
+	if q := r.ReplaceEpsilon; q != nil {
+		fmt.Fprintf(w, "replace-one eps (upper bounds over every replacement): median %.4g, p99 %.4g, max %.4g\n", q.Median, q.P99, q.Max)
+	}
+	if f := r.FlipToRemove; f != nil {
+		fmt.Fprintf(w, "a label-flipped copy moves the minimizer %.3g times as far as removing the row (median over the rows; max %.3g; one-step estimates)\n", f.Median, f.Max)
+	}
+	if kl := r.OnAverageKL; kl != nil {
+		word := "upper bound"
+		if kl.Kind != pdp.KindBound {
+			word = "ESTIMATE"
+		}
+		fmt.Fprintf(w, "on-average KL-privacy of the Gaussian release (each row replaced by a held-out row, %d pairs): %.4g (%s; standard error %.2g)\n", kl.Pairs, kl.KL, word, kl.StdErr)
 	}
 	if r.Targets != nil {
-		fmt.Fprintf(w, "held-out rows as added targets: median eps %.4g, max %.4g\n", r.Targets.Median, r.Targets.Max)
+		fmt.Fprintf(w, "held-out rows as added targets (%s): median eps %.4g, max %.4g\n", kindWords(r.TargetKinds), r.Targets.Median, r.Targets.Max)
 	}
 	if len(r.Top) > 0 {
 		fmt.Fprintln(w, "\nmost exposed rows (id = row of the data file, from 0):")
 		for _, t := range r.Top {
-			kind := "one-step"
-			if t.Exact {
-				kind = "exact"
-			}
-			fmt.Fprintf(w, "  id %d: eps %.4g, sensitivity %.4g (%s), residual %.4g\n", t.ID, t.Epsilon, t.Sensitivity, kind, t.Residual)
+			fmt.Fprintf(w, "  id %d: eps %.4g, sensitivity %.4g (%s), residual %.4g\n", t.ID, t.Epsilon, t.Sensitivity, t.Kind, t.Residual)
 		}
 	}
 	fmt.Fprintln(w, "\nnotes:")
 	for _, n := range r.Notes {
 		fmt.Fprintf(w, "  - %s\n", n)
 	}
-	fmt.Fprintf(w, "\nwritten to %s: pdp.csv, summary.json, pdp.png (confidential)\n", s.out)
+	fmt.Fprintf(w, "\nwritten to %s: pdp.csv, targets.csv, summary.json, pdp.png (confidential)\n", s.out)
 }
 
 // modelFlags are the flags that apply with --model: everything else comes
@@ -392,4 +528,9 @@ func printCertified(w io.Writer, r *pdp.Report) {
 	if rel.RemoveOneBound > 0 {
 		fmt.Fprintf(w, "every row's sensitivity is at most L/(n lambda) = %.4g (eps %.4g), half the replace-one bound 2L/(n lambda) of the exact minimizer\n", rel.RemoveOneBound, rel.RemoveOneEpsilon)
 	}
+}
+
+// kindWords says how many values of each kind a count holds.
+func kindWords(k map[string]int) string {
+	return fmt.Sprintf("%d exact, %d upper bounds, %d estimates", k[pdp.KindExact], k[pdp.KindBound], k[pdp.KindEstimate])
 }

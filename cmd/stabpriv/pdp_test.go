@@ -244,16 +244,31 @@ func TestPDPBadInput(t *testing.T) {
 		{"sigma and epsilon", []string{"--sigma", "1", "--epsilon", "2"}, true, "excludes"},
 		{"delta with laplace", []string{"--mechanism", "laplace", "--delta", "1e-5"}, true, "pure"},
 		{"no out", nil, true, "--out"},
+		{"ops without gamma", []string{"--data", path, "--label", "y", "--loss", "squared", "--mechanism", "ops"}, true, "--gamma"},
+		{"ops of a logistic fit", []string{"--mechanism", "ops", "--gamma", "1"}, true, "--loss squared"},
+		{"adaops without cond", []string{"--data", path, "--label", "y", "--loss", "squared", "--mechanism", "adaops"}, true, "--cond"},
+		{"adaops cond too large", []string{"--data", path, "--label", "y", "--loss", "squared", "--label-bound", "1", "--mechanism", "adaops", "--cond", "50"}, false, "kappa"},
+		{"adaops rows outside the ball", []string{"--data", path, "--label", "y", "--loss", "squared", "--mechanism", "adaops", "--cond", "0.05", "--epsilon", "8"}, false, "|y| <= 1"},
+		{"gamma with gaussian", []string{"--gamma", "2"}, true, "--gamma applies"},
+		{"precision of ops", []string{"--data", path, "--label", "y", "--loss", "squared", "--mechanism", "ops", "--gamma", "1", "--precision", path}, true, "--precision applies"},
+		{"precision not square", []string{"--data", path, "--label", "y", "--loss", "squared", "--mechanism", "gaussian-cov", "--gamma", "1", "--precision", path}, true, "square"},
+		{"precision of the wrong size", []string{"--data", path, "--label", "y", "--loss", "squared", "--mechanism", "gaussian-cov", "--gamma", "1", "--precision", writeMatrix(t, "1,0\n0,1\n")}, false, "precision matrix A"},
+		{"precision not symmetric", []string{"--data", path, "--label", "y", "--loss", "squared", "--mechanism", "gaussian-cov", "--gamma", "1", "--precision", writeMatrix(t, "1,0.5\n0,1\n")}, true, "symmetric"},
+		{"precision not definite", []string{"--data", path, "--label", "y", "--loss", "squared", "--mechanism", "gaussian-cov", "--gamma", "1", "--precision", writeMatrix(t, "1,2\n2,1\n")}, true, "positive definite"},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
 			args := append([]string{"pdp"}, tc.args...)
+			out := filepath.Join(t.TempDir(), "out")
 			if tc.name != "no out" {
-				args = append(args, "--out", t.TempDir())
+				args = append(args, "--out", out)
 			}
 			_, err := pdpRun(t, args...)
 			if err == nil {
 				t.Fatal("no error")
+			}
+			if _, serr := os.Stat(out); serr == nil {
+				t.Error("a refused analysis wrote its output directory")
 			}
 			var ue *usageError
 			if errors.As(err, &ue) != tc.usage {
@@ -374,7 +389,7 @@ func TestPDPModel(t *testing.T) {
 	}
 
 	// The rows, rebuilt by hand: the split's positions, x' = [clip_1(x), 1]/sqrt(2).
-	train, _, err := datasets.SplitIndex(n, 0.2, 1)
+	train, held, err := datasets.SplitIndex(n, 0.2, 1)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -409,6 +424,21 @@ func TestPDPModel(t *testing.T) {
 		t.Fatal(err)
 	}
 
+	// The held-out rows are the targets (modelfile.Released.HeldOutRows).
+	f, err := os.Open(filepath.Join(dir, "targets.csv"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	trecs, err := csv.NewReader(f).ReadAll()
+	f.Close()
+	if err != nil || len(trecs)-1 != len(held) {
+		t.Fatalf("targets.csv: %d rows (%v), want the %d held-out rows", len(trecs)-1, err, len(held))
+	}
+	for k, rec := range trecs[1:] {
+		if id := int(num(t, rec[0])); id != held[k] {
+			t.Fatalf("target %d: id %d, want held-out data row %d", k, id, held[k])
+		}
+	}
 	rows := readPDPCSV(t, dir)
 	if len(rows) != len(train) || c.N != len(train) {
 		t.Fatalf("%d rows in pdp.csv, the certificate's n is %d, the split gives %d", len(rows), c.N, len(train))
@@ -418,14 +448,23 @@ func TestPDPModel(t *testing.T) {
 		if id := int(num(t, row["id"])); id != train[k] {
 			t.Fatalf("row %d: id %d, want data row %d", k, id, train[k])
 		}
-		sens, e := num(t, row["sensitivity"]), num(t, row["eps"])
-		if row["exact"] == "false" && math.Abs(sens-ref[k].L2) > 1e-9*math.Max(ref[k].L2, 1e-12) {
-			t.Errorf("id %d: sensitivity %g, the rows built by hand give %g", train[k], sens, ref[k].L2)
+		sens, e, one := num(t, row["sensitivity"]), num(t, row["eps"]), num(t, row["sensitivity_one_step"])
+		if row["exact"] == "false" && math.Abs(one-ref[k].L2) > 1e-9*math.Max(ref[k].L2, 1e-12) {
+			t.Errorf("id %d: one-step sensitivity %g, the rows built by hand give %g", train[k], one, ref[k].L2)
+		}
+		// The logistic loss's curvature is Lipschitz: every value is exact
+		// or a proven upper bound, never below the one-step value.
+		if kind := row["kind"]; (kind != pdp.KindExact && kind != pdp.KindBound) || (kind == pdp.KindBound && sens < one) {
+			t.Errorf("id %d: kind %q, sensitivity %g, one-step %g", train[k], kind, sens, one)
+		}
+		if er := num(t, row["eps_replace"]); !(er >= e) {
+			t.Errorf("id %d: replace-one eps %g below the remove-one %g", train[k], er, e)
 		}
 		if tab.Cell(train[k], 3) == "unknown" {
 			nulls++
-			if sens != 0 || e != 0 {
-				t.Errorf("null row id %d: sensitivity %g, eps %g, want 0", train[k], sens, e)
+			// Zero, up to the solver's tolerance in the bound.
+			if one != 0 || sens > 1e-9 || e > 1e-6 {
+				t.Errorf("null row id %d: sensitivity %g (one-step %g), eps %g, want 0", train[k], sens, one, e)
 			}
 		}
 		if sens > half*(1+1e-9) {
@@ -555,5 +594,110 @@ func TestPDPModelEmbedded(t *testing.T) {
 	rep := readSummary(t, dir)
 	if rep.Rows != 455 || rep.Release == nil || rep.Release.Certified.ShareBelow != 1 || rep.Exact != 10 {
 		t.Errorf("rows %d, release %+v, exact %d\n%s", rep.Rows, rep.Release, rep.Exact, stdout)
+	}
+}
+
+// writeMatrix writes a CSV matrix for --precision and returns its path.
+func writeMatrix(t *testing.T, body string) string {
+	t.Helper()
+	path := filepath.Join(t.TempDir(), "a.csv")
+	if err := os.WriteFile(path, []byte(body), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	return path
+}
+
+// TestPDPRidgeReleases runs the ridge releases of the command line (OPS,
+// AdaOPS, the Gaussian with a given precision) and checks each against the
+// library: OPS's per-row epsilons are Theorem 14's (Ridge.OPSEpsilon) on
+// the same rows, a Gaussian with A = I and gamma = 1/sigma^2 gives the
+// isotropic Gaussian's epsilons (--sigma), and AdaOPS states its DP
+// epsilon and add/remove-one neighbours.
+func TestPDPRidgeReleases(t *testing.T) {
+	path, x, y := pdpCSV(t, 200, 9)
+	common := []string{"pdp", "--data", path, "--label", "y", "--loss", "squared", "--standardize", "none", "--bias", "false", "--test-frac", "0.25", "--lambda", "0.01"}
+	run := func(args ...string) (string, []map[string]string, pdp.Report) {
+		t.Helper()
+		dir := filepath.Join(t.TempDir(), "out")
+		stdout, err := pdpRun(t, append(append(append([]string(nil), common...), args...), "--out", dir)...)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return stdout, readPDPCSV(t, dir), readSummary(t, dir)
+	}
+	// OPS against the library on the same training rows.
+	_, rows, rep := run("--mechanism", "ops", "--gamma", "3", "--delta", "1e-5")
+	train, _, err := datasets.SplitIndex(200, 0.25, 1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	xt := mat.NewDense(len(train), 3, nil)
+	yt := make([]float64, len(train))
+	for k, i := range train {
+		xt.SetRow(k, x.RawRowView(i))
+		yt[k] = y[i]
+	}
+	r, err := pdp.FitRidge(xt, yt, 0.01)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want, err := r.OPSEpsilon(3, 1e-5)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for k, row := range rows {
+		if e := num(t, row["eps"]); math.Abs(e-want[k]) > 1e-9*want[k] {
+			t.Fatalf("ops row %d: eps %v, Theorem 14 gives %v", k, e, want[k])
+		}
+	}
+	if rep.Mechanism != "ops" || rep.Targets == nil || rep.DPEpsilon != nil {
+		t.Errorf("ops summary: mechanism %q, targets %v, DP eps %v", rep.Mechanism, rep.Targets, rep.DPEpsilon)
+	}
+	// The Gaussian with A = I is the isotropic one.
+	sigma := 0.05
+	_, cov, _ := run("--mechanism", "gaussian-cov", "--gamma", strconv.FormatFloat(1/(sigma*sigma), 'g', -1, 64), "--precision", writeMatrix(t, "1,0,0\n0,1,0\n0,0,1\n"))
+	_, iso, _ := run("--sigma", strconv.FormatFloat(sigma, 'g', -1, 64), "--exact-top", "0")
+	for k := range cov {
+		a, b := num(t, cov[k]["eps"]), num(t, iso[k]["eps"])
+		if math.Abs(a-b) > 1e-6*b {
+			t.Fatalf("row %d: gaussian-cov eps %v, isotropic %v", k, a, b)
+		}
+	}
+	// AdaOPS on rows in the unit ball with labels in [-1, 1].
+	stdout, _, rep := run("--mechanism", "adaops", "--epsilon", "1", "--delta", "1e-6", "--cond", "0.1", "--label-bound", "1", "--bias", "true")
+	if rep.DPEpsilon == nil || *rep.DPEpsilon != 1 || !strings.Contains(rep.DPNeighbours, "add/remove-one") || !strings.Contains(stdout, "AdaOPS") {
+		t.Errorf("adaops summary: DP eps %v, neighbours %q", rep.DPEpsilon, rep.DPNeighbours)
+	}
+}
+
+// TestPDPEstimatesLabelled checks that a loss without a Lipschitz second
+// derivative (huber: not twice differentiable where its quadratic piece
+// ends) is analysed with its unrefined values labelled estimates in every
+// output: a warning on stdout, the kind column of pdp.csv and
+// targets.csv, and the summary's kinds.
+func TestPDPEstimatesLabelled(t *testing.T) {
+	path, _, _ := pdpCSV(t, 120, 5)
+	dir := filepath.Join(t.TempDir(), "out")
+	stdout, err := pdpRun(t, "pdp", "--data", path, "--label", "y", "--loss", "huber", "--sigma", "0.1", "--exact-top", "4", "--out", dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(stdout, "WARNING") || !strings.Contains(stdout, "ESTIMATES") {
+		t.Errorf("no warning:\n%s", stdout)
+	}
+	count := map[string]int{}
+	for _, row := range readPDPCSV(t, dir) {
+		count[row["kind"]]++
+	}
+	if count[pdp.KindExact] != 4 || count[pdp.KindEstimate] == 0 || count[pdp.KindBound] != 0 {
+		t.Errorf("pdp.csv kinds %v", count)
+	}
+	targets, err := os.ReadFile(filepath.Join(dir, "targets.csv"))
+	if err != nil || !strings.Contains(string(targets), ","+pdp.KindEstimate+",") {
+		t.Errorf("targets.csv lacks the estimate kind: %v", err)
+	}
+	rep := readSummary(t, dir)
+	if rep.Kinds[pdp.KindEstimate] != count[pdp.KindEstimate] || !strings.Contains(strings.Join(rep.Notes, " "), "ESTIMATE") {
+		t.Errorf("summary kinds %v", rep.Kinds)
 	}
 }
