@@ -366,3 +366,36 @@ func TestCLIPartitioned(t *testing.T) {
 		t.Errorf("--partitions 0: %v", err)
 	}
 }
+
+// TestCLIEstimatedBounds trains without bounds on a CSV large enough for
+// the estimate, then certifies and predicts with the model file; and one
+// range for every column (--bounds-all) costs nothing.
+func TestCLIEstimatedBounds(t *testing.T) {
+	data := writeCSV(t, clusters(2, 1500))
+	out := filepath.Join(t.TempDir(), "m.json")
+	stdout, _, err := call(t, "train", "--data", data, "--label", "class", "--classes", "c0,c1", "--mechanism", "gamma", "--bounds-share", "0.3", "--out", out)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, want := range []string{"Budget spent by private feature bounds", "eps = 0.3, delta = 0 (laplace)", "eps = 0.7, delta = 0 (gamma)", "Feature bounds estimated privately", "x1 [-8, 8]"} {
+		if !strings.Contains(stdout, want) {
+			t.Errorf("the output does not say %q:\n%s", want, stdout)
+		}
+	}
+	stdout, _, err = call(t, "certify", out)
+	if err != nil || !strings.HasPrefix(stdout, "VERIFIED PRIVATE RELEASE") {
+		t.Errorf("certify: %v\n%s", err, stdout)
+	}
+	if _, _, err := call(t, "predict", "--model", out, "--data", data, "--out", filepath.Join(t.TempDir(), "p.csv")); err != nil {
+		t.Errorf("predict: %v", err)
+	}
+	out2 := filepath.Join(t.TempDir(), "m.json")
+	stdout, _, err = call(t, "train", "--data", data, "--label", "class", "--classes", "c0,c1", "--mechanism", "gamma", "--bounds-all", "-8,8", "--out", out2)
+	if err != nil || strings.Contains(stdout, "private feature bounds") || !strings.Contains(stdout, "eps = 1, delta = 0 (gamma)") {
+		t.Errorf("--bounds-all: %v\n%s", err, stdout)
+	}
+	r, err := modelfile.ReadFile(out2)
+	if err != nil || r.Preprocessing.Lo[0] != -8 || r.Preprocessing.Hi[1] != 8 || r.Preprocessing.Estimated {
+		t.Errorf("--bounds-all model file: %v %+v", err, r.Preprocessing)
+	}
+}

@@ -58,11 +58,14 @@ const trainHelp = "Usage: stabpriv train [flags]\n\n" +
 	"sensitivity Delta of the weights by every route. With --mechanism it releases the\n" +
 	"weights with noise calibrated to Delta and the budget (--epsilon, --delta), and\n" +
 	"writes only the released weights and their certificate. The guarantee is about the\n" +
-	"rows of the table: with --bounds (or the embedded data) or --standardize none every\n" +
-	"step is inside it; --standardize train is outside it, with a warning.\n\n" +
-	"A private run on --data needs --classes (binary: the second class is +1) and\n" +
-	"--bounds FILE or --standardize none|train. Without --lambda, the release chooses\n" +
-	"lambda and the clipping norm from (n, d, K, eps) alone."
+	"rows of the table: with --bounds FILE, --bounds-all lo,hi, the estimated bounds or\n" +
+	"--standardize none every step is inside it; --standardize train is outside it, with\n" +
+	"a warning.\n\n" +
+	"A private run on --data needs --classes (binary: the second class is +1). Without\n" +
+	"--bounds or --bounds-all it estimates every feature's range privately from the\n" +
+	"training rows with --bounds-share of --epsilon (default 0.1), stated in the ledger.\n" +
+	"Without --lambda, the release chooses lambda and the clipping norm from\n" +
+	"(n, d, K, eps) alone."
 
 // settings are the checked values of the train flags.
 type settings struct {
@@ -199,6 +202,9 @@ func runTrain(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 		rel, err = partition.Fit(ctx, s.shards, s.Schema, s.Budget, s.Options, s.Partitions)
 	} else {
 		rel, err = private.Fit(ctx, s.table, s.Schema, s.Budget, s.Options)
+	}
+	if errors.Is(err, private.ErrBoundsRows) {
+		err = fmt.Errorf("%w (--bounds FILE, --bounds-all lo,hi, or --bounds-share)", err)
 	}
 	if err != nil {
 		if errors.Is(err, datasets.ErrSchema) || errors.Is(err, private.ErrOptions) || errors.Is(err, dp.ErrBudget) || errors.Is(err, trainer.ErrConfig) || errors.Is(err, release.ErrConfig) {

@@ -3,6 +3,7 @@ package preprocess
 import (
 	"fmt"
 	"math"
+	"slices"
 
 	"gonum.org/v1/gonum/mat"
 
@@ -68,9 +69,14 @@ type RowMap struct {
 	// Features names the raw feature columns, in model-input order; the
 	// model's last input is the bias.
 	Features []string `json:"features"`
-	// Lo and Hi are the declared bounds (Bounds mode).
+	// Lo and Hi are the bounds (Bounds mode): declared, or estimated
+	// privately when Estimated.
 	Lo []float64 `json:"lo,omitempty"`
 	Hi []float64 `json:"hi,omitempty"`
+	// Estimated reports bounds estimated privately from the training rows
+	// (package privbounds; the certificate's ledger states their cost)
+	// rather than declared.
+	Estimated bool `json:"estimated,omitempty"`
 	// Mean and Scale are the fitted statistics (Standardize mode): not
 	// private.
 	Mean  []float64 `json:"mean,omitempty"`
@@ -100,7 +106,7 @@ func NewRowMap(mode Mode, features []string, s datasets.Schema, trainRows *mat.D
 			return nil, fmt.Errorf("%w: no bound declared for feature column(s) %q: every feature needs column,lo,hi", datasets.ErrSchema, missing)
 		}
 		for _, b := range s.Bounds {
-			if !contains(features, b.Column) {
+			if !slices.Contains(features, b.Column) {
 				return nil, fmt.Errorf("%w: a bound names column %q, which is not a feature column", datasets.ErrSchema, b.Column)
 			}
 		}
@@ -117,25 +123,26 @@ func NewRowMap(mode Mode, features []string, s datasets.Schema, trainRows *mat.D
 	return p, nil
 }
 
-// MapWords states the map of mode in words (RowMap.Words).
-func MapWords(mode Mode) string {
+// MapWords states the map of mode in words (RowMap.Words), with declared
+// bounds.
+func MapWords(mode Mode) string { return mapWords(mode, false) }
+
+// Explain states p's map in words (what RowMap.Words holds): MapWords, and
+// for estimated bounds where they came from.
+func (p *RowMap) Explain() string { return mapWords(p.Mode, p.Estimated) }
+
+func mapWords(mode Mode, estimated bool) string {
 	const rowMap = "x' = [clip_1(z), 1] / sqrt(2), clip_1 scaling a row of norm above 1 to norm 1, so ||x'|| <= 1; a row whose label is not declared maps to 0"
 	switch mode {
 	case Bounds:
+		if estimated {
+			return "z_j = (2 clamp(x_j, lo_j, hi_j) - lo_j - hi_j) / (hi_j - lo_j) with the bounds estimated privately from the training rows (see the ledger), then used as public constants; " + rowMap
+		}
 		return "z_j = (2 clamp(x_j, lo_j, hi_j) - lo_j - hi_j) / (hi_j - lo_j) with the declared bounds; " + rowMap
 	case Standardize:
 		return "z_j = (x_j - mean_j) / scale_j with statistics fitted on the training split (not private); " + rowMap
 	}
 	return "z = x; " + rowMap
-}
-
-func contains(s []string, v string) bool {
-	for _, x := range s {
-		if x == v {
-			return true
-		}
-	}
-	return false
 }
 
 // Dim returns the number of model inputs: the features and the bias.
@@ -188,6 +195,9 @@ func (p *RowMap) Check() error {
 			}
 		}
 		return true
+	}
+	if p.Estimated && p.Mode != Bounds {
+		return fmt.Errorf("%w: estimated bounds with the preprocessing %s", datasets.ErrInvalid, p.Mode)
 	}
 	switch p.Mode {
 	case Bounds:
