@@ -80,7 +80,7 @@ func TestTrainDefault(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if r.Private || r.Certificate != nil || r.Run.N != 455 || r.Model.D != 31 || r.Schema.Classes[1] != "malignant" || r.Preprocessing.Mode != preprocess.Bounds {
+	if r.Private || r.Certificate != nil || r.Run.N != 398 || r.Model.D != 31 || r.Schema.Classes[1] != "malignant" || r.Preprocessing.Mode != preprocess.Bounds {
 		t.Errorf("model file: private %v, n %d, d %d, classes %v, mode %s", r.Private, r.Run.N, r.Model.D, r.Schema.Classes, r.Preprocessing.Mode)
 	}
 }
