@@ -23,10 +23,10 @@ test: vet
 	GODEBUG=cpu.avx=off $(GO) test -count=1 $(KERNEL_PKGS)
 	$(MAKE) fuzz FUZZTIME=3s
 
-# The fuzz targets of the parsers (model files and Verify, bounds files,
+# The fuzz targets of the parsers (model files and Verify, bounds and schema files,
 # the command line), each for FUZZTIME; make test runs them briefly.
 FUZZTIME ?= 2m
-FUZZ_TARGETS = ./modelfile/:FuzzReadVerify ./datasets/:FuzzReadBounds ./cmd/stabpriv/:FuzzCommandLine
+FUZZ_TARGETS = ./modelfile/:FuzzReadVerify ./datasets/:FuzzReadBounds ./datasets/:FuzzReadCategories ./cmd/stabpriv/:FuzzCommandLine
 .PHONY: fuzz
 fuzz:
 	@for t in $(FUZZ_TARGETS); do \

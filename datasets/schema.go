@@ -46,6 +46,12 @@ type Schema struct {
 	// does not name (its Column is ignored): one public range for all
 	// columns. Nil means none.
 	All *Bound `json:"all,omitempty"`
+	// Categories declares the categorical feature columns and their
+	// categories (ReadCategories). Such a column is one-hot encoded by the
+	// feature map (a per-row map inside the guarantee); a cell whose text
+	// is not a declared category maps to zero. Nil means none: every
+	// feature is numeric.
+	Categories []Categorical `json:"categories,omitempty"`
 }
 
 // Declared reports whether the schema declares feature bounds (Bounds or
@@ -97,6 +103,9 @@ func (s Schema) Validate(task losses.Task) error {
 	if math.IsNaN(s.LabelBound) || math.IsInf(s.LabelBound, 0) || s.LabelBound < 0 {
 		return fmt.Errorf("%w: label bound %v, want finite >= 0", ErrSchema, s.LabelBound)
 	}
+	if err := s.checkCategories(); err != nil {
+		return err
+	}
 	if a := s.All; a != nil && !validRange(a.Lo, a.Hi) {
 		return fmt.Errorf("%w: the bound of every column [%v, %v], want finite lo < hi", ErrSchema, a.Lo, a.Hi)
 	}
@@ -123,14 +132,25 @@ func validRange(lo, hi float64) bool {
 }
 
 // Bound returns the declared bound of column name: its line of Bounds, or
-// else All (with Column set to name).
+// else All (with Column set to name) unless the column is categorical.
 func (s Schema) Bound(name string) (Bound, bool) {
-	i := slices.IndexFunc(s.Bounds, func(b Bound) bool { return b.Column == name })
-	if i >= 0 {
-		return s.Bounds[i], true
+	if b, ok := s.boundOf(name); ok {
+		return b, true
+	}
+	if _, ok := s.Categorical(name); ok {
+		return Bound{}, false
 	}
 	if s.All != nil {
 		return Bound{Column: name, Lo: s.All.Lo, Hi: s.All.Hi}, true
+	}
+	return Bound{}, false
+}
+
+// boundOf returns the line of Bounds that names column name.
+func (s Schema) boundOf(name string) (Bound, bool) {
+	i := slices.IndexFunc(s.Bounds, func(b Bound) bool { return b.Column == name })
+	if i >= 0 {
+		return s.Bounds[i], true
 	}
 	return Bound{}, false
 }

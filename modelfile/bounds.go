@@ -35,8 +35,9 @@ func ComposeEstimate(c *dp.Certificate, p *preprocess.RowMap, eps, epsBounds flo
 	rel := c.Epsilon
 	c.Epsilon = eps
 	c.Ledger = append([]dp.Charge{BoundsCharge(epsBounds)}, c.Ledger...)
-	c.EstimatedBounds = make([]dp.FeatureBound, len(p.Features))
-	for j, f := range p.Features {
+	numeric := p.NumericFeatures()
+	c.EstimatedBounds = make([]dp.FeatureBound, len(numeric))
+	for j, f := range numeric {
 		c.EstimatedBounds[j] = dp.FeatureBound{Column: f, Lo: p.Lo[j], Hi: p.Hi[j]}
 	}
 	c.Assumptions = append(c.Assumptions, fmt.Sprintf("the feature bounds were estimated privately from the training rows at eps_bounds = %g (ledger), "+

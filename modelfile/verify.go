@@ -150,9 +150,10 @@ func checkPipeline(r *Released, bad func(format string, args ...any)) {
 		if p.Mode != preprocess.Bounds || r.Partitions != nil {
 			bad("bounds estimated for the preprocessing %s of a partitioned fit %v: only a single fit with bounds estimates them", p.Mode, r.Partitions != nil)
 		}
+		numeric := p.NumericFeatures()
 		for j := range p.Lo {
 			if !privbounds.OnGrid(p.Lo[j]) || !privbounds.OnGrid(p.Hi[j]) {
-				bad("feature %q: the estimated bounds [%v, %v] are not on the estimate's grid (+-2^e, %d <= e <= %d)", p.Features[j], p.Lo[j], p.Hi[j], privbounds.MinExp, privbounds.MaxExp)
+				bad("feature %q: the estimated bounds [%v, %v] are not on the estimate's grid (+-2^e, %d <= e <= %d)", numeric[j], p.Lo[j], p.Hi[j], privbounds.MinExp, privbounds.MaxExp)
 			}
 		}
 	}

@@ -421,8 +421,15 @@ func (pl *Plan) prepare(t *datasets.Table) (*preparedRows, error) {
 		rawTrain.SetRow(r, enc.Row(i))
 	}
 	schema := pl.Schema
+	numeric := preprocess.NumericColumns(rawTrain, enc.Features, schema)
+	if pl.EstimateBounds && numeric == nil {
+		// Every feature is categorical: nothing to estimate, and the
+		// release gets the whole budget (a decision of the header and
+		// the schema, both public).
+		pl.EstimateBounds, pl.BoundsEpsilon, pl.Release = false, 0, pl.Budget
+	}
 	if pl.EstimateBounds {
-		if schema, err = pl.estimateBounds(enc.Features, rawTrain); err != nil {
+		if schema, err = pl.estimateBounds(enc.Features, numeric); err != nil {
 			return nil, err
 		}
 	}
@@ -441,11 +448,19 @@ func (pl *Plan) prepare(t *datasets.Table) (*preparedRows, error) {
 	return &preparedRows{enc: enc, trainIdx: trainIdx, testIdx: testIdx, prep: prep, X: X, y: y, null: null}, nil
 }
 
-// estimateBounds returns the plan's schema with the bounds of the feature
-// columns estimated privately from the raw training rows (privbounds.
+// estimateBounds returns the plan's schema with the bounds of the numeric
+// feature columns estimated privately from their raw training rows
+// (rawTrain, n x the numeric features; privbounds.
 // Estimate at BoundsEpsilon, with the release's noise source): the first
 // private step of the fit, drawn before the release's noise.
 func (pl *Plan) estimateBounds(features []string, rawTrain *mat.Dense) (datasets.Schema, error) {
+	var names []string
+	for _, f := range features {
+		if _, ok := pl.Schema.Categorical(f); !ok {
+			names = append(names, f)
+		}
+	}
+	features = names
 	n, d := rawTrain.Dims()
 	if need := privbounds.MinRows(d, pl.BoundsEpsilon); n < need {
 		hint := "declare the bounds"

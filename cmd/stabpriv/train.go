@@ -31,6 +31,7 @@ import (
 type trainFlags struct {
 	runflags.Flags
 	data, positive     string
+	header             string
 	tolerance          float64
 	out                string
 	diagnostics, force bool
@@ -40,6 +41,7 @@ func newTrainFlagSet(f *trainFlags) *flag.FlagSet {
 	fs := flag.NewFlagSet("train", flag.ContinueOnError)
 	f.Register(fs)
 	fs.StringVar(&f.data, "data", "", "CSV `file` with a header row and numeric features (default: the embedded breast-cancer data, label diagnosis); with --partitions P > 1, a glob of CSV shards")
+	fs.StringVar(&f.header, "header", "", "the column `names` a,b,... of a --data file without a header row (its first line is then a data row), such as UCI Adult's adult.data")
 	fs.StringVar(&f.positive, "positive", "", "binary tasks without --classes (non-private): the `class` encoded +1 (default: the larger class name)")
 	fs.Float64Var(&f.tolerance, "tolerance", 0, "non-private runs: stop after the first pass whose gradient norm is <= `tol` (a data-dependent stop: no release certifies it)")
 	fs.StringVar(&f.out, "out", "", "write the model file ("+modelfile.Format+") to this `file` (parent directories are created; an existing model file is replaced only with --force)")
@@ -86,6 +88,18 @@ func parseTrain(args []string, stderr io.Writer) (*settings, error) {
 	}
 	s := &settings{trainFlags: f}
 	var defaults *datasets.Schema
+	if f.header != "" {
+		if f.data == "" {
+			return nil, usagef("--header names the columns of a --data file without a header row")
+		}
+		seen := map[string]bool{}
+		for _, c := range strings.Split(f.header, ",") {
+			if c = strings.TrimSpace(c); c == "" || seen[c] {
+				return nil, usagef("--header %q: the column names must be non-empty and distinct", f.header)
+			}
+			seen[c] = true
+		}
+	}
 	if f.data == "" {
 		table, schema, err := datasets.DefaultTable()
 		if err != nil {
@@ -164,8 +178,12 @@ func (s *settings) readShards() error {
 		}
 		paths = m
 	}
+	var header []string
+	if s.header != "" {
+		header = strings.Split(s.header, ",")
+	}
 	for _, p := range paths {
-		t, err := datasets.ReadTableFile(p)
+		t, err := datasets.ReadTableFileHeader(p, header)
 		if err != nil {
 			return err
 		}

@@ -50,7 +50,7 @@ var usagef = Usagef
 // Flags are the shared flags, as given.
 type Flags struct {
 	Label, Classes, Bounds, Loss string
-	BoundsAll                    string
+	BoundsAll, Categories        string
 	BoundsShare                  float64
 	Lambda, L1Ratio, Clip, Step  string
 	Passes, Batch                int
@@ -75,6 +75,7 @@ func (f *Flags) Register(fs *flag.FlagSet) {
 	fs.StringVar(&f.Label, "label", "", "label `column` of the data")
 	fs.StringVar(&f.Classes, "classes", "", "the classes, declared: `a,b,...` (binary: the second is +1); required for a private or partitioned classification; matched exactly (case and spaces count): rows with another label are kept as null rows that train nothing")
 	fs.StringVar(&f.Bounds, "bounds", "", "CSV `file` of public feature bounds, one line column,lo,hi per feature: values are clamped and scaled into [-1, 1] inside the guarantee, at no cost")
+	fs.StringVar(&f.Categories, "schema", "", "CSV `file` declaring the categorical feature columns, one line column,category,... each: they are one-hot encoded inside the guarantee (a value not declared maps to zero); the categories are public, like the bounds")
 	fs.StringVar(&f.BoundsAll, "bounds-all", "", "one public range `lo,hi` for every feature column (instead of --bounds): inside the guarantee, at no cost")
 	fs.Float64Var(&f.BoundsShare, "bounds-share", private.DefaultBoundsShare, "private runs without --bounds or --bounds-all: the `share` of --epsilon, in (0, 1), spent on estimating every feature's range from the training rows (coarse, powers of two; in the ledger); the release gets the rest. Given with the embedded data, it replaces the shipped bounds by the estimate")
 	f.Standardize = newChoice[preprocess.Mode]("auto", map[string]preprocess.Mode{"train": preprocess.Standardize})
@@ -373,6 +374,13 @@ func (f *Flags) checkSchema(set map[string]bool, defaults *datasets.Schema, r *R
 				r.Schema.Classes = append(r.Schema.Classes, strings.TrimSpace(c))
 			}
 		}
+	}
+	if f.Categories != "" {
+		c, err := datasets.ReadCategoriesFile(f.Categories)
+		if err != nil {
+			return usagef("--schema: %w", err)
+		}
+		r.Schema.Categories = c // checked against the label and the bounds by private.NewPlan
 	}
 	if err := f.checkBounds(set, defaults != nil, r); err != nil {
 		return err
