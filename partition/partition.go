@@ -101,6 +101,9 @@ func NewPlan(header []string, schema datasets.Schema, budget dp.Budget, opts pri
 	if err != nil {
 		return nil, err
 	}
+	if err := prep.SetProjection(opts.Project, opts.Seed); err != nil {
+		return nil, fmt.Errorf("%w: %w", private.ErrOptions, err)
+	}
 	log := opts.Logger
 	if log == nil {
 		l := logrus.New()

@@ -54,6 +54,13 @@ type Options struct {
 	// both. Zero means DefaultBoundsShare. Declared bounds (Schema.Bounds,
 	// Schema.All) cost nothing and leave it unused.
 	BoundsShare float64
+	// Project, when positive, projects every mapped row to Project
+	// dimensions by a seeded random projection (preprocess.Projection,
+	// its seed Seed) before the unit-ball map: a public, data-independent
+	// per-row map at no privacy cost, for data with many more features
+	// than rows. It must not exceed the number of mapped features. Zero
+	// means none.
+	Project int
 	// TestFrac in [0, 1) is the share of rows held out for testing; 0 trains
 	// on every row.
 	TestFrac float64
@@ -158,6 +165,8 @@ func NewPlan(schema datasets.Schema, budget dp.Budget, opts Options) (*Plan, err
 		return nil, fmt.Errorf("%w: test fraction %v, want in [0, 1)", ErrOptions, opts.TestFrac)
 	case private && opts.Stratify:
 		return nil, fmt.Errorf("%w: a stratified split depends on the labels and is refused for a private fit", ErrOptions)
+	case opts.Project < 0:
+		return nil, fmt.Errorf("%w: a projection to %d dimensions", ErrOptions, opts.Project)
 	case opts.Auto && !private:
 		return nil, fmt.Errorf("%w: the automatic knobs are calibrated for a release; give a mechanism", ErrOptions)
 	case private && pl.Task != losses.Regression && schema.Classes == nil:
@@ -437,9 +446,9 @@ func (pl *Plan) prepare(t *datasets.Table) (*preparedRows, error) {
 	if err != nil {
 		return nil, err
 	}
-	if pl.EstimateBounds {
-		prep.Estimated = true
-		prep.Words = prep.Explain()
+	prep.Estimated = pl.EstimateBounds
+	if err := prep.SetProjection(opts.Project, opts.Seed); err != nil {
+		return nil, fmt.Errorf("%w: %w", ErrOptions, err)
 	}
 	X, y, null, err := prep.Rows(enc, trainIdx)
 	if err != nil {

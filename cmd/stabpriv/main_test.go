@@ -151,6 +151,8 @@ func TestUsageErrors(t *testing.T) {
 		{"schema malformed", []string{"train", "--data", good, "--label", "class", "--schema", writeFile(t, "s3.csv", "x1\n")}, "no category"},
 		{"header without data", []string{"train", "--header", "a,b"}, "--header"},
 		{"header repeated", []string{"train", "--data", good, "--header", "a,a,b", "--label", "b"}, "distinct"},
+		{"project above d", []string{"train", "--mechanism", "gamma", "--project", "31"}, "want 1 <= k <= 30"},
+		{"project negative", []string{"train", "--project", "-2"}, "--project"},
 		{"bounds-all reversed", []string{"train", "--data", good, "--label", "class", "--bounds-all", "1,-1"}, "--bounds-all"},
 		{"bounds missing a column", []string{"train", "--data", good, "--label", "class", "--mechanism", "gamma", "--classes", "c0,c1",
 			"--bounds", writeFile(t, "b1.csv", "x1,-9,9\n")}, `"x2"`},

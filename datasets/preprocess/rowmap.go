@@ -3,12 +3,15 @@ package preprocess
 import (
 	"fmt"
 	"math"
+	"math/rand/v2"
 	"slices"
 	"strings"
+	"sync"
 
 	"gonum.org/v1/gonum/mat"
 
 	"github.com/stabpriv/stabpriv/datasets"
+	"github.com/stabpriv/stabpriv/internal/check"
 )
 
 // Mode selects how raw feature values become model inputs (RowMap).
@@ -88,8 +91,79 @@ type RowMap struct {
 	// gives a block of zeros). Lo, Hi, Mean and Scale then hold the
 	// numeric features only, in order. Nil when every feature is numeric.
 	Categories []datasets.Categorical `json:"categories,omitempty"`
+	// Project, when not nil, maps z to R z before the unit-ball map, with R
+	// a public random matrix that depends on its seed alone (Projection).
+	Project *Projection `json:"project,omitempty"`
 	// Words state the map in words.
 	Words string `json:"map"`
+}
+
+// Projection is a data-independent random projection of the mapped row z
+// (of p entries) to K dimensions: u = R z, with R a K x p matrix of
+// independent N(0, 1/K) entries drawn, row by row, from a PCG generator
+// (math/rand/v2, NormFloat64) seeded with Seed. R depends on (K, p, Seed)
+// alone, never on the rows, so the map is a per-row map with public
+// constants: inside the guarantee at no cost. E||R z||^2 = ||z||^2
+// (Johnson & Lindenstrauss; Achlioptas 2003 for the Gaussian entries).
+type Projection struct {
+	K    int    `json:"k"`
+	Seed uint64 `json:"seed"`
+}
+
+// projKey identifies a projection matrix in projCache.
+type projKey struct {
+	k, p int
+	seed uint64
+}
+
+// projCache keeps the projection matrices built, so that a model file's
+// rows are mapped with one matrix however many rows are predicted.
+var projCache sync.Map // projKey -> *mat.Dense
+
+// Matrix returns R, the K x p matrix of the projection of rows of p
+// entries. It panics unless K and p are positive.
+func (pr *Projection) Matrix(p int) *mat.Dense {
+	key := projKey{pr.K, p, pr.Seed}
+	if m, ok := projCache.Load(key); ok {
+		return m.(*mat.Dense)
+	}
+	r := rand.New(rand.NewPCG(pr.Seed, 0x70726f6a656374))
+	s := 1 / math.Sqrt(float64(pr.K))
+	data := make([]float64, pr.K*p)
+	for i := range data {
+		data[i] = r.NormFloat64() * s
+	}
+	m, _ := projCache.LoadOrStore(key, mat.NewDense(pr.K, p, data))
+	return m.(*mat.Dense)
+}
+
+// SetProjection projects the map's rows to k dimensions with the seed
+// (k = 0: no projection). Errors wrap datasets.ErrInvalid: k negative, or
+// larger than the number of mapped features (a projection up would only
+// add noise dimensions).
+func (p *RowMap) SetProjection(k int, seed uint64) error {
+	if k == 0 {
+		p.Project = nil
+		p.Words = p.Explain()
+		return nil
+	}
+	if w := p.width(); k < 0 || k > w {
+		return fmt.Errorf("%w: a projection to k = %d dimensions of %d mapped features: want 1 <= k <= %d", datasets.ErrInvalid, k, w, w)
+	}
+	p.Project = &Projection{K: k, Seed: seed}
+	p.Words = p.Explain()
+	return nil
+}
+
+// width returns the number of entries of z: the numeric features and the
+// indicators of the categorical ones.
+func (p *RowMap) width() int {
+	cats, numeric := p.layout()
+	w := numeric
+	for _, c := range cats {
+		w += len(c)
+	}
+	return w
 }
 
 // layout returns, for every feature, its categories (nil for a numeric
@@ -221,6 +295,9 @@ func MapWords(mode Mode) string { return mapWords(mode, false) }
 // categorical columns.
 func (p *RowMap) Explain() string {
 	w := mapWords(p.Mode, p.Estimated)
+	if pr := p.Project; pr != nil {
+		w += fmt.Sprintf("; before the unit-ball map, z is projected to u = R z in %d dimensions, R a %d x %d matrix of independent N(0, 1/%d) entries from a PCG generator seeded with %d (public, data-independent), and x' = [clip_1(u), 1] / sqrt(2)", pr.K, pr.K, p.width(), pr.K, pr.Seed)
+	}
 	if len(p.Categories) == 0 {
 		return w
 	}
@@ -248,12 +325,10 @@ func mapWords(mode Mode, estimated bool) string {
 // Dim returns the number of model inputs: the numeric features, the
 // indicators of the categorical ones, and the bias.
 func (p *RowMap) Dim() int {
-	cats, numeric := p.layout()
-	d := numeric + 1
-	for _, c := range cats {
-		d += len(c)
+	if p.Project != nil {
+		return p.Project.K + 1
 	}
-	return d
+	return p.width() + 1
 }
 
 // Apply writes the model input of the raw row x (len(p.Features) values;
@@ -262,17 +337,32 @@ func (p *RowMap) Dim() int {
 // or a numeric value that is not finite. A categorical value that is not
 // the index of a declared category gives its block of zeros.
 func (p *RowMap) Apply(dst, x []float64) error {
-	cats, _ := p.layout()
-	return p.apply(dst, x, cats)
+	return p.mapper()(dst, x)
 }
 
-// apply is Apply with the layout of p.
-func (p *RowMap) apply(dst, x []float64, cats [][]string) error {
+// mapper returns Apply with the layout and the projection matrix of p
+// computed once.
+func (p *RowMap) mapper() func(dst, x []float64) error {
+	cats, _ := p.layout()
+	if p.Project == nil {
+		return func(dst, x []float64) error { return p.apply(dst, x, cats, nil, nil) }
+	}
+	w := p.width()
+	R := p.Project.Matrix(w)
+	z := make([]float64, w)
+	return func(dst, x []float64) error { return p.apply(dst, x, cats, R, z) }
+}
+
+// apply is Apply with the layout of p, and with a projection R and room z
+// for the row before it.
+func (p *RowMap) apply(dst, x []float64, cats [][]string, R *mat.Dense, z []float64) error {
 	d := len(dst) - 1
 	if len(x) != len(p.Features) || d < 0 || d+1 != p.Dim() {
 		return fmt.Errorf("%w: a row of %d values into %d inputs, the model has %d features and %d inputs with the bias", datasets.ErrFormat, len(x), len(dst), len(p.Features), p.Dim())
 	}
-	z := dst[:d]
+	if R == nil {
+		z = dst[:d]
+	}
 	off, num := 0, 0
 	for j, v := range x {
 		if cats != nil && cats[j] != nil {
@@ -302,6 +392,14 @@ func (p *RowMap) apply(dst, x []float64, cats [][]string) error {
 		off++
 		num++
 	}
+	if R != nil {
+		u := mat.NewVecDense(d, dst[:d])
+		u.MulVec(R, mat.NewVecDense(len(z), z))
+		if j := check.FirstNonFinite(dst[:d]); j >= 0 {
+			return fmt.Errorf("%w: the projection of the row overflows (entry %d is %v)", datasets.ErrFormat, j, dst[j])
+		}
+		z = dst[:d]
+	}
 	return UnitBallRow(dst, z)
 }
 
@@ -325,6 +423,9 @@ func (p *RowMap) Check() error {
 	}
 	if i := slices.IndexFunc(p.Features, func(f string) bool { return f == "" }); i >= 0 || len(p.Features) != len(uniq(p.Features)) {
 		return fmt.Errorf("%w: feature names empty or repeated", datasets.ErrInvalid)
+	}
+	if pr := p.Project; pr != nil && (pr.K < 1 || pr.K > p.width()) {
+		return fmt.Errorf("%w: a projection to %d dimensions of %d mapped features", datasets.ErrInvalid, pr.K, p.width())
 	}
 	numeric := p.NumericFeatures()
 	d := len(numeric)
@@ -378,13 +479,13 @@ func (p *RowMap) Rows(enc *datasets.Encoded, idx []int) (*mat.Dense, []float64, 
 	X := mat.NewDense(len(idx), p.Dim(), nil)
 	y := make([]float64, len(idx))
 	null := make([]bool, len(idx))
-	cats, _ := p.layout()
+	apply := p.mapper()
 	for r, i := range idx {
 		y[r], null[r] = enc.Y[i], enc.Null[i]
 		if null[r] {
 			continue
 		}
-		if err := p.apply(X.RawRowView(r), enc.Row(i), cats); err != nil {
+		if err := apply(X.RawRowView(r), enc.Row(i)); err != nil {
 			return nil, nil, nil, fmt.Errorf("data row %d: %w", i+1, err)
 		}
 	}

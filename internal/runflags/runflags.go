@@ -68,6 +68,7 @@ type Flags struct {
 	Epsilon, Delta               float64
 	Standardize                  *choice[preprocess.Mode, *preprocess.Mode]
 	Partitions                   int
+	Project                      int
 }
 
 // Register defines the flags on fs.
@@ -103,6 +104,7 @@ func (f *Flags) Register(fs *flag.FlagSet) {
 	fs.Float64Var(&f.Delta, "delta", 0, "privacy budget `delta` in [0, 1): 0 for laplace, gamma and objective (pure eps-DP), > 0 for the Gaussian mechanisms and amp")
 	fs.StringVar(&f.Noise, "noise", "secure", "noise source: secure (a private release), or seeded from --noise-seed (reproducible; its certificate says NOT private, since the seed is published)")
 	fs.Uint64Var(&f.NoiseSeed, "noise-seed", 0, "seed of --noise seeded (required with it; published in the model file)")
+	fs.IntVar(&f.Project, "project", 0, "project every mapped row to `k` dimensions by a seeded random projection (Gaussian, its seed --seed, published in the model file) before the unit-ball map: public, no budget; for many more features than rows; k at most the number of mapped features (0: none)")
 	fs.IntVar(&f.Partitions, "partitions", 1, "train `P` partitions, a row's partition a seeded hash of its position (shard name, row number), and release the weighted average once (partition.Fit)")
 }
 
@@ -261,6 +263,10 @@ func (f *Flags) checkKnobs(set map[string]bool, r *Run) error {
 	if f.Dropout <= 0 || f.Dropout > 1 || math.IsNaN(f.Dropout) {
 		return usagef("--dropout %v, want in (0, 1]", f.Dropout)
 	}
+	if f.Project < 0 {
+		return usagef("--project %d, want k >= 1 (or 0 for none)", f.Project)
+	}
+	r.Options.Project = f.Project
 	if f.Partitions < 1 || f.Partitions > datasets.MaxPartitions {
 		return usagef("--partitions %d, want 1 to %d", f.Partitions, datasets.MaxPartitions)
 	}
