@@ -71,3 +71,23 @@ func TestProjection(t *testing.T) {
 		t.Error("Check accepts a projection up")
 	}
 }
+
+// TestProjectionCap: a model file cannot ask its reader for a projection
+// matrix of more than MaxProjectionEntries entries.
+func TestProjectionCap(t *testing.T) {
+	features := make([]string, 10000)
+	for j := range features {
+		features[j] = "f" + string(rune('0'+j%10)) + string(rune('a'+j/10%26)) + string(rune('a'+j/260%26)) + string(rune('a'+j/6760))
+	}
+	p, err := NewRowMap(None, features, datasets.Schema{}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := p.SetProjection(5000, 1); !errors.Is(err, datasets.ErrInvalid) {
+		t.Errorf("a 5000 x 10000 projection: %v", err)
+	}
+	p.Project = &Projection{K: 5000}
+	if err := p.Check(); err == nil {
+		t.Error("Check accepts a 5000 x 10000 projection")
+	}
+}

@@ -137,21 +137,37 @@ func (pr *Projection) Matrix(p int) *mat.Dense {
 	return m.(*mat.Dense)
 }
 
+// MaxProjectionEntries bounds k p, the entries of a projection matrix
+// (256 MiB of float64), so that a model file cannot make its reader
+// allocate more.
+const MaxProjectionEntries = 1 << 25
+
 // SetProjection projects the map's rows to k dimensions with the seed
 // (k = 0: no projection). Errors wrap datasets.ErrInvalid: k negative, or
 // larger than the number of mapped features (a projection up would only
-// add noise dimensions).
+// add noise dimensions), or a matrix of more than MaxProjectionEntries.
 func (p *RowMap) SetProjection(k int, seed uint64) error {
 	if k == 0 {
 		p.Project = nil
 		p.Words = p.Explain()
 		return nil
 	}
-	if w := p.width(); k < 0 || k > w {
-		return fmt.Errorf("%w: a projection to k = %d dimensions of %d mapped features: want 1 <= k <= %d", datasets.ErrInvalid, k, w, w)
+	if err := checkProjection(k, p.width()); err != nil {
+		return err
 	}
 	p.Project = &Projection{K: k, Seed: seed}
 	p.Words = p.Explain()
+	return nil
+}
+
+// checkProjection checks a projection to k dimensions of w mapped features.
+func checkProjection(k, w int) error {
+	switch {
+	case k < 1 || k > w:
+		return fmt.Errorf("%w: a projection to k = %d dimensions of %d mapped features: want 1 <= k <= %d", datasets.ErrInvalid, k, w, w)
+	case k > MaxProjectionEntries/w:
+		return fmt.Errorf("%w: a projection matrix of %d x %d entries, more than %d", datasets.ErrInvalid, k, w, MaxProjectionEntries)
+	}
 	return nil
 }
 
@@ -424,8 +440,10 @@ func (p *RowMap) Check() error {
 	if i := slices.IndexFunc(p.Features, func(f string) bool { return f == "" }); i >= 0 || len(p.Features) != len(uniq(p.Features)) {
 		return fmt.Errorf("%w: feature names empty or repeated", datasets.ErrInvalid)
 	}
-	if pr := p.Project; pr != nil && (pr.K < 1 || pr.K > p.width()) {
-		return fmt.Errorf("%w: a projection to %d dimensions of %d mapped features", datasets.ErrInvalid, pr.K, p.width())
+	if pr := p.Project; pr != nil {
+		if err := checkProjection(pr.K, p.width()); err != nil {
+			return err
+		}
 	}
 	numeric := p.NumericFeatures()
 	d := len(numeric)
