@@ -23,11 +23,12 @@ test: vet
 	GODEBUG=cpu.avx=off $(GO) test -count=1 $(KERNEL_PKGS)
 	$(MAKE) fuzz FUZZTIME=3s
 
-# The fuzz targets of the parsers (model files and Verify, bounds files, CSV
-# tables, summary files of pdp --publish-epsilon and their Verify, the
-# command line), each for FUZZTIME; make test runs them briefly.
+# The fuzz targets of the parsers (model files and Verify, bounds and schema
+# files, CSV tables, summary files of pdp --publish-epsilon and their Verify,
+# the command line), each for FUZZTIME; make test runs them briefly.
 FUZZTIME ?= 2m
-FUZZ_TARGETS = ./modelfile/:FuzzReadVerify ./datasets/:FuzzReadBounds ./datasets/:FuzzReadTable ./pdp/publish/:FuzzReadSummary ./cmd/stabpriv/:FuzzCommandLine
+FUZZ_TARGETS = ./modelfile/:FuzzReadVerify ./datasets/:FuzzReadBounds ./datasets/:FuzzReadCategories \
+	./datasets/:FuzzReadTable ./pdp/publish/:FuzzReadSummary ./cmd/stabpriv/:FuzzCommandLine
 .PHONY: fuzz
 fuzz:
 	@for t in $(FUZZ_TARGETS); do \

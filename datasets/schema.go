@@ -42,7 +42,21 @@ type Schema struct {
 	// values are clamped to before scaling (Preprocess Bounds). Nil means
 	// none declared.
 	Bounds []Bound `json:"bounds,omitempty"`
+	// All, when not nil, is the bound of every feature column that Bounds
+	// does not name (its Column is ignored): one public range for all
+	// columns. Nil means none.
+	All *Bound `json:"all,omitempty"`
+	// Categories declares the categorical feature columns and their
+	// categories (ReadCategories). Such a column is one-hot encoded by the
+	// feature map (a per-row map inside the guarantee); a cell whose text
+	// is not a declared category maps to zero. Nil means none: every
+	// feature is numeric.
+	Categories []Categorical `json:"categories,omitempty"`
 }
+
+// Declared reports whether the schema declares feature bounds (Bounds or
+// All).
+func (s Schema) Declared() bool { return s.Bounds != nil || s.All != nil }
 
 // Bound is the declared range of one feature column.
 type Bound struct {
@@ -89,6 +103,12 @@ func (s Schema) Validate(task losses.Task) error {
 	if math.IsNaN(s.LabelBound) || math.IsInf(s.LabelBound, 0) || s.LabelBound < 0 {
 		return fmt.Errorf("%w: label bound %v, want finite >= 0", ErrSchema, s.LabelBound)
 	}
+	if err := s.checkCategories(); err != nil {
+		return err
+	}
+	if a := s.All; a != nil && !validRange(a.Lo, a.Hi) {
+		return fmt.Errorf("%w: the bound of every column [%v, %v], want finite lo < hi", ErrSchema, a.Lo, a.Hi)
+	}
 	cols := make(map[string]bool, len(s.Bounds))
 	for _, b := range s.Bounds {
 		if b.Column == "" {
@@ -98,20 +118,56 @@ func (s Schema) Validate(task losses.Task) error {
 			return fmt.Errorf("%w: column %q bounded twice", ErrSchema, b.Column)
 		}
 		cols[b.Column] = true
-		if math.IsNaN(b.Lo) || math.IsNaN(b.Hi) || math.IsInf(b.Lo, 0) || math.IsInf(b.Hi, 0) || !(b.Lo < b.Hi) || math.IsInf(b.Hi-b.Lo, 0) {
+		if !validRange(b.Lo, b.Hi) {
 			return fmt.Errorf("%w: column %q bounds [%v, %v], want finite lo < hi", ErrSchema, b.Column, b.Lo, b.Hi)
 		}
 	}
 	return nil
 }
 
-// Bound returns the declared bound of column name.
+// validRange reports whether [lo, hi] is a usable range: finite, lo < hi,
+// and a finite width.
+func validRange(lo, hi float64) bool {
+	return !math.IsNaN(lo) && !math.IsNaN(hi) && !math.IsInf(lo, 0) && !math.IsInf(hi, 0) && lo < hi && !math.IsInf(hi-lo, 0)
+}
+
+// Bound returns the declared bound of column name: its line of Bounds, or
+// else All (with Column set to name) unless the column is categorical.
 func (s Schema) Bound(name string) (Bound, bool) {
-	i := slices.IndexFunc(s.Bounds, func(b Bound) bool { return b.Column == name })
-	if i < 0 {
+	if b, ok := s.boundOf(name); ok {
+		return b, true
+	}
+	if _, ok := s.Categorical(name); ok {
 		return Bound{}, false
 	}
-	return s.Bounds[i], true
+	if s.All != nil {
+		return Bound{Column: name, Lo: s.All.Lo, Hi: s.All.Hi}, true
+	}
+	return Bound{}, false
+}
+
+// boundOf returns the line of Bounds that names column name.
+func (s Schema) boundOf(name string) (Bound, bool) {
+	i := slices.IndexFunc(s.Bounds, func(b Bound) bool { return b.Column == name })
+	if i >= 0 {
+		return s.Bounds[i], true
+	}
+	return Bound{}, false
+}
+
+// ParseRange parses "lo,hi" (a range for every column, --bounds-all).
+// Errors wrap ErrSchema.
+func ParseRange(text string) (Bound, error) {
+	parts := strings.Split(text, ",")
+	if len(parts) != 2 {
+		return Bound{}, fmt.Errorf("%w: range %q, want lo,hi", ErrSchema, text)
+	}
+	lo, err1 := strconv.ParseFloat(strings.TrimSpace(parts[0]), 64)
+	hi, err2 := strconv.ParseFloat(strings.TrimSpace(parts[1]), 64)
+	if err1 != nil || err2 != nil || !validRange(lo, hi) {
+		return Bound{}, fmt.Errorf("%w: range %q, want lo,hi finite numbers with lo < hi", ErrSchema, text)
+	}
+	return Bound{Lo: lo, Hi: hi}, nil
 }
 
 // ReadBounds reads feature bounds from CSV: one line per column,

@@ -37,3 +37,30 @@ func FuzzReadBounds(f *testing.F) {
 		}
 	})
 }
+
+// FuzzReadCategories: any input is read or refused with an error wrapping
+// ErrSchema, never a panic; what is read validates and names each column
+// once with at least one category.
+func FuzzReadCategories(f *testing.F) {
+	f.Add("workclass,Private,Self-emp-not-inc,?\nsex,Female,Male\n")
+	f.Add("# comment\n\"a,b\",x,\"y \"\"z\"\"\"\n")
+	f.Add("a\n")
+	f.Add("a,x,x\n")
+	f.Add("a,x\na,y\n")
+	f.Add("a, x ,\n")
+	f.Fuzz(func(t *testing.T, in string) {
+		cs, err := ReadCategories(strings.NewReader(in))
+		if err != nil {
+			if !strings.Contains(err.Error(), ErrSchema.Error()) {
+				t.Fatalf("error %v does not wrap ErrSchema", err)
+			}
+			return
+		}
+		if len(cs) == 0 {
+			t.Fatal("no declaration and no error")
+		}
+		if err := ValidateCategories(cs); err != nil {
+			t.Fatalf("read %+v, which does not validate: %v", cs, err)
+		}
+	})
+}

@@ -275,7 +275,13 @@ func ReadTable(r io.Reader, source string) (*Table, error) {
 
 // ReadTableFile reads the CSV file at path with ReadTable, streaming it
 // (the file is not held in memory, only the table).
-func ReadTableFile(path string) (*Table, error) {
+func ReadTableFile(path string) (*Table, error) { return ReadTableFileHeader(path, nil) }
+
+// ReadTableFileHeader reads the CSV file at path as ReadTableFile does, or,
+// when columns is not nil, as a file without a header row whose columns
+// are named by columns (the header rule applies to them: trimmed,
+// non-empty, distinct); its first record is then a data row.
+func ReadTableFileHeader(path string, columns []string) (*Table, error) {
 	f, err := os.Open(path)
 	if err != nil {
 		return nil, err
@@ -284,7 +290,37 @@ func ReadTableFile(path string) (*Table, error) {
 	if st, err := f.Stat(); err == nil && st.IsDir() {
 		return nil, fmt.Errorf("%w: %s is a directory, not a CSV file", ErrFormat, path)
 	}
-	return ReadTable(f, path)
+	var tr *TableReader
+	if columns == nil {
+		tr, err = NewTableReader(f, path)
+	} else {
+		tr, err = NewTableReaderHeader(f, path, columns)
+	}
+	if err != nil {
+		return nil, err
+	}
+	t, err := tr.Read(0)
+	if err == io.EOF {
+		return nil, formatErr(path, "no data rows")
+	}
+	return t, err
+}
+
+// NewTableReaderHeader returns a TableReader of r, a CSV file without a
+// header row, whose columns are named by columns (trimmed; they must be
+// non-empty and distinct, errors wrap ErrFormat).
+func NewTableReaderHeader(r io.Reader, source string, columns []string) (*TableReader, error) {
+	cols := make([]string, len(columns))
+	for j, c := range columns {
+		cols[j] = strings.TrimSpace(c)
+	}
+	if len(cols) == 0 {
+		return nil, formatErr(source, "no column names for a file without a header")
+	}
+	if err := checkHeader(cols, 0); err != nil {
+		return nil, formatErr(source, "the given header: %w", err)
+	}
+	return &TableReader{columns: cols, source: source, size: sizeOf(r), rs: newRecords(r, false)}, nil
 }
 
 // TableReader reads a table from CSV in chunks of rows, for a file too
@@ -416,16 +452,46 @@ func (t *Table) reserve(rest int64, perRow float64, limit int) int {
 	return t.n + int(more)
 }
 
-// DefaultTable returns the embedded Wisconsin diagnostic breast cancer data
-// (569 rows, 30 features, label "diagnosis") as a Table, and its schema:
-// classes benign and malignant (+1), and the shipped public feature bounds
-// (DefaultBounds).
+// DefaultTable returns the embedded Wisconsin diagnostic breast cancer
+// table, the UCI file without its reference sample (497 rows, 30 features,
+// label "diagnosis"), and its schema: classes benign and malignant (+1), and
+// the shipped public feature bounds (DefaultBounds), computed from the
+// reference sample, rows the table does not hold.
 func DefaultTable() (*Table, Schema, error) {
-	t, err := ReadTable(bytes.NewReader(DefaultCSV()), "embedded Wisconsin diagnostic breast cancer data")
+	text, _ := splitReference(wdbcCSV)
+	t, err := ReadTable(bytes.NewReader(text), "embedded Wisconsin diagnostic breast cancer data (497 rows: the UCI file without every 8th row, the public sample of its bounds)")
 	if err != nil {
 		return nil, Schema{}, err
 	}
 	return t, Schema{Label: DefaultLabel, Classes: []string{"benign", "malignant"}, Bounds: DefaultBounds()}, nil
+}
+
+// DefaultReference returns the public reference sample of the embedded
+// breast cancer file: its data rows at positions 0, ReferenceStride, ...
+// (72 rows), from which the shipped bounds were computed; DefaultTable
+// holds the others.
+func DefaultReference() (*Table, error) {
+	_, ref := splitReference(wdbcCSV)
+	return ReadTable(bytes.NewReader(ref), "reference sample of the embedded Wisconsin diagnostic breast cancer data (every 8th row of the UCI file)")
+}
+
+// splitReference splits a CSV text without quoted line breaks into the
+// header with the data rows outside the reference sample, and the header
+// with the reference rows (positions 0, ReferenceStride, ...).
+func splitReference(text []byte) (table, ref []byte) {
+	lines := bytes.SplitAfter(text, []byte("\n"))
+	table, ref = bytes.Clone(lines[0]), bytes.Clone(lines[0])
+	for i, l := range lines[1:] {
+		if len(bytes.TrimSpace(l)) == 0 {
+			continue
+		}
+		if i%ReferenceStride == 0 {
+			ref = append(ref, l...)
+		} else {
+			table = append(table, l...)
+		}
+	}
+	return table, ref
 }
 
 // Encoded is a table parsed against a schema: the raw feature values, the
@@ -443,6 +509,11 @@ type Encoded struct {
 	// regression, not a finite number).
 	Null []bool
 	N, D int
+	// Categories[j] lists the declared categories of feature j when it is
+	// categorical (nil for a numeric feature; nil when none is): X then
+	// holds the index of the cell's category among them, or -1 for a cell
+	// that is not a declared category.
+	Categories [][]string
 }
 
 // Row returns the raw feature values of row i.
@@ -451,7 +522,10 @@ func (e *Encoded) Row(i int) []float64 { return e.X[i*e.D : (i+1)*e.D] }
 // Encode parses the table against the schema. Feature cells must be finite
 // numbers (the domain of the guarantee is well-formed files: a malformed
 // cell is an error wrapping ErrFormat that names its line, data row and
-// column and quotes it). A label outside the declared classes
+// column and quotes it), but in the columns the schema declares
+// categorical, whose cells become the index of their category (matched by
+// text as classes are) or -1 for any other text; a declared categorical
+// column that the table does not have is an error wrapping ErrSchema. A label outside the declared classes
 // (classification: the cell's text is not a class name; "1.0" is not the
 // class "1") or not a finite number (regression) makes the row a null row;
 // a regression label is clamped to the label bound.
@@ -475,8 +549,23 @@ func (t *Table) Encode(s Schema, task losses.Task) (*Encoded, error) {
 			e.Features = append(e.Features, c)
 		}
 	}
+	for _, c := range s.Categories {
+		if !slices.Contains(e.Features, c.Column) {
+			return nil, fmt.Errorf("%w: the schema declares column %q categorical, but %s has no such feature column; the columns are %s", ErrSchema, c.Column, t.Source, strings.Join(t.Columns, ", "))
+		}
+	}
 	if t.n == 0 {
 		return nil, formatErr(t.Source, "no data rows")
+	}
+	var cat []bool // by feature
+	if len(s.Categories) > 0 {
+		cat = make([]bool, e.D)
+		e.Categories = make([][]string, e.D)
+		for j, f := range e.Features {
+			if c, ok := s.Categorical(f); ok {
+				cat[j], e.Categories[j] = true, slices.Clone(c.Values)
+			}
+		}
 	}
 	e.X = make([]float64, e.N*e.D)
 	for i := range t.n {
@@ -485,12 +574,24 @@ func (t *Table) Encode(s Schema, task losses.Task) (*Encoded, error) {
 		copy(x, row[:label])
 		copy(x[label:], row[label+1:])
 		for j, v := range x {
-			if math.IsNaN(v) {
+			if math.IsNaN(v) && (cat == nil || !cat[j]) {
 				if j >= label {
 					j++
 				}
 				return nil, formatErr(t.Source, "%s, column %q: %q is not a finite number", t.position(i), t.Columns[j], t.Cell(i, j))
 			}
+		}
+	}
+	for j, vals := range e.Categories {
+		if vals == nil {
+			continue
+		}
+		col := j
+		if col >= label {
+			col++
+		}
+		for i, k := range t.match(col, vals) {
+			e.X[i*e.D+j] = float64(k)
 		}
 	}
 	e.Y = make([]float64, e.N)

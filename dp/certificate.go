@@ -35,6 +35,13 @@ type Charge struct {
 	Delta     float64           `json:"delta"`
 }
 
+// FeatureBound is the range [Lo, Hi] of one feature column.
+type FeatureBound struct {
+	Column string  `json:"column"`
+	Lo     float64 `json:"lo"`
+	Hi     float64 `json:"hi"`
+}
+
 // Certificate states what a release guarantees and under which assumptions.
 // It serializes to JSON; the Run record is nested under "run" and its fields
 // are promoted (c.N, c.Kappa, ...).
@@ -77,6 +84,12 @@ type Certificate struct {
 	// Ledger lists every private step of the pipeline that produced the
 	// release and the budget it spent; empty for a bare Release.
 	Ledger []Charge `json:"ledger,omitempty"`
+	// EstimatedBounds lists the feature bounds that a private step of the
+	// pipeline estimated from the rows (the Ledger's first entry paid for
+	// them) and the release then used as public constants; empty when the
+	// bounds were declared. The claim (Epsilon, Delta) covers them and the
+	// weights together.
+	EstimatedBounds []FeatureBound `json:"estimated_bounds,omitempty"`
 	// Composition is set for a part of a one-vs-rest release.
 	Composition *Composition `json:"composition,omitempty"`
 	// Assumptions lists what the claim does not cover, including the
@@ -123,6 +136,17 @@ func (c *Certificate) String() string {
 	fmt.Fprintf(&b, "Weights: SHA-256 %s.\n", c.WeightsSHA256)
 	for _, l := range c.Ledger {
 		fmt.Fprintf(&b, "Budget spent by %s: eps = %g, delta = %g (%s).\n", l.Step, l.Epsilon, l.Delta, l.Mechanism)
+	}
+	if len(c.EstimatedBounds) > 0 {
+		b.WriteString("Feature bounds estimated privately (released with the weights, covered by the claim):")
+		for i, f := range c.EstimatedBounds {
+			sep := ","
+			if i == 0 {
+				sep = ""
+			}
+			fmt.Fprintf(&b, "%s %s [%g, %g]", sep, f.Column, f.Lo, f.Hi)
+		}
+		b.WriteString(".\n")
 	}
 	if r := c.Run; r != nil {
 		fmt.Fprintf(&b, "Training run: loss %s (%s), n = %d, d = %d, K = %d, kappa = %g, L = %g, smoothness = %g, lambda = %g, l1 ratio = %g, mu = %g,\n",

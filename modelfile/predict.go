@@ -31,9 +31,11 @@ func (r *Released) check() error {
 }
 
 // Margins returns the K margins W x' of the raw row x (the feature columns
-// in Features order) after the bundled preprocessing. Errors wrap datasets.ErrFormat:
-// a row of the wrong length or with a value that is not finite; or ErrFile:
-// a Released whose parts do not fit together (a zero one, say).
+// in Features order; a categorical feature's value is the index of its
+// category, RowMap.CategoryIndex) after the bundled preprocessing. Errors
+// wrap datasets.ErrFormat: a row of the wrong length or with a value that is
+// not finite; or ErrFile: a Released whose parts do not fit together (a
+// zero one, say).
 func (r *Released) Margins(x []float64) ([]float64, error) {
 	if err := r.check(); err != nil {
 		return nil, err
@@ -164,10 +166,18 @@ func (r *Released) PredictTable(t *datasets.Table, w io.Writer) (Metric, error) 
 		return Metric{}, err
 	}
 	x := make([]float64, len(cols))
+	categorical := make([]bool, len(cols))
+	for j := range cols {
+		_, categorical[j] = r.Preprocessing.CategoryIndex(j, "")
+	}
 	var hit, ss float64
 	scored := 0
 	for i := range t.Len() {
 		for j, c := range cols {
+			if categorical[j] {
+				x[j], _ = r.Preprocessing.CategoryIndex(j, t.Cell(i, c))
+				continue
+			}
 			v, ok := t.Value(i, c)
 			if !ok {
 				return Metric{}, fmt.Errorf("%w: %s: row %d (line %d), column %q: %q is not a finite number", datasets.ErrFormat, t.Source, i, t.Line(i), t.Columns[c], t.Cell(i, c))

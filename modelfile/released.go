@@ -150,6 +150,9 @@ func fitNotes(p *preprocess.RowMap, task losses.Task) []string {
 	default:
 		notes = append(notes, "a row whose label is not one of the declared classes is a null row (features and bias 0, zero gradient); the number of such rows is not published")
 	}
+	if len(p.Categories) > 0 {
+		notes = append(notes, "categorical columns are one-hot encoded with their declared categories (public, like the bounds): a per-row map inside the guarantee; a value that is not a declared category (matched by its exact text) maps to a block of zeros, and how many rows have one is not published")
+	}
 	if !p.Mode.Inside() {
 		notes = append(notes, "WARNING: not covered: the standardization means and scales are fitted on the training split, written beside the weights and not private; "+
 			"one row changes every standardized row, so the claim holds for the standardized rows only, not for the table (use declared bounds, or the preprocessing none, to be covered)")
@@ -163,11 +166,11 @@ func PartitionCharge(m perturb.Mechanism, b dp.Budget) dp.Charge {
 }
 
 // PublicSchema returns the schema as a model file holds it: the label, the
-// classes and the label bound (the bounds are in the preprocessing, in
-// model-input order).
+// classes and the label bound (the bounds and the categories are in the
+// preprocessing, in feature order).
 func PublicSchema(s datasets.Schema) datasets.Schema {
 	s.Classes = slices.Clone(s.Classes)
-	s.Bounds = nil // in the preprocessing, in model-input order
+	s.Bounds, s.All, s.Categories = nil, nil, nil // in the preprocessing
 	return s
 }
 

@@ -54,7 +54,9 @@ func (r *Released) splitRows(t *datasets.Table, held bool) (X *mat.Dense, y []fl
 	if t != nil && !slices.Contains(t.Columns, r.Schema.Label) {
 		return nil, nil, nil, fmt.Errorf("%w: %s has no column %q, the model's label: not the table of this model", datasets.ErrSchema, t.Source, r.Schema.Label)
 	}
-	enc, err := t.Encode(r.Schema, task)
+	schema := r.Schema
+	schema.Categories = r.Preprocessing.Categories
+	enc, err := t.Encode(schema, task)
 	if err != nil {
 		return nil, nil, nil, err
 	}

@@ -12,6 +12,7 @@ import (
 	"github.com/stabpriv/stabpriv/dp"
 	"github.com/stabpriv/stabpriv/internal/check"
 	"github.com/stabpriv/stabpriv/perturb"
+	"github.com/stabpriv/stabpriv/privbounds"
 	"github.com/stabpriv/stabpriv/release"
 	"github.com/stabpriv/stabpriv/stability"
 	"github.com/stabpriv/stabpriv/trainer"
@@ -107,7 +108,8 @@ func Verify(r *Released) (Verdict, string, error) {
 	if diffs := diffJSON(want, r); len(diffs) > 0 {
 		return 0, "", fmt.Errorf("%w: the file differs from the release its published constants give: %s", ErrVerify, diffs)
 	}
-	if err := m.CheckWeights(c, publicOf(r), r.Model.W); err != nil {
+	eb, _ := boundsEpsilon(r) // checked by rebuild
+	if err := m.CheckWeights(releasePart(c, eb), publicOf(r), r.Model.W); err != nil {
 		return 0, "", fmt.Errorf("%w: %w", ErrVerify, err)
 	}
 	switch {
@@ -143,6 +145,17 @@ func checkPipeline(r *Released, bad func(format string, args ...any)) {
 	run := r.Certificate.Run
 	if run.Loss != r.Model.Loss || run.K != r.Model.K || run.D != r.Model.D {
 		bad("the run (%s, %d x %d) is not the model (%s, %d x %d)", run.Loss, run.K, run.D, r.Model.Loss, r.Model.K, r.Model.D)
+	}
+	if p := r.Preprocessing; p.Estimated {
+		if p.Mode != preprocess.Bounds || r.Partitions != nil {
+			bad("bounds estimated for the preprocessing %s of a partitioned fit %v: only a single fit with bounds estimates them", p.Mode, r.Partitions != nil)
+		}
+		numeric := p.NumericFeatures()
+		for j := range p.Lo {
+			if !privbounds.OnGrid(p.Lo[j]) || !privbounds.OnGrid(p.Hi[j]) {
+				bad("feature %q: the estimated bounds [%v, %v] are not on the estimate's grid (+-2^e, %d <= e <= %d)", numeric[j], p.Lo[j], p.Hi[j], privbounds.MinExp, privbounds.MaxExp)
+			}
+		}
 	}
 	if run.Kappa != 1 {
 		bad("kappa = %v, but the preprocessing maps every row into the unit ball: kappa = 1", run.Kappa)
@@ -261,8 +274,12 @@ func rebuild(r *Released, m release.Method, part *partitioned) (*Released, error
 	if err != nil {
 		return nil, err
 	}
+	eb, err := boundsEpsilon(r)
+	if err != nil {
+		return nil, err
+	}
 	p := *r.Preprocessing
-	p.Words = preprocess.MapWords(p.Mode)
+	p.Words = p.Explain()
 	skeleton := &Released{Preprocessing: &p, Split: r.Split, Partitions: r.Partitions}
 	pub := publicOf(r)
 	if pub.Notes, err = skeleton.PipelineNotes(task); err != nil {
@@ -273,13 +290,16 @@ func rebuild(r *Released, m release.Method, part *partitioned) (*Released, error
 			return nil, err
 		}
 	}
-	cert, rep, err := m.Rebuild(c, pub)
+	cert, rep, err := m.Rebuild(releasePart(c, eb), pub)
 	if err != nil {
 		return nil, err
 	}
 	cert.Neighbouring = skeleton.Neighbours()
 	if part != nil {
 		cert.Ledger = []dp.Charge{PartitionCharge(c.Mechanism, dp.Budget{Epsilon: c.Epsilon, Delta: c.Delta})}
+	}
+	if eb > 0 {
+		ComposeEstimate(cert, &p, c.Epsilon, eb)
 	}
 	cert.WeightsSHA256 = dp.WeightsSHA256(r.Model.W)
 	return &Released{
@@ -376,11 +396,12 @@ var (
 		"the certificate, rebuilt by the release method from the published inputs: the run constants that follow from the loss (kappa = 1), the step of every pass, the stability routes and Delta (output perturbation) or the calibration of the published problem (objective perturbation, AMP), the noise scale, the ledger, the not-covered notes and the neighbouring relation",
 		"the split: the training rows from the row count, the test fraction and the seed; for a partitioned fit, the partition sizes from the shards' names and row counts, and the partitioned sensitivity",
 		"the automatic knobs, when the file says they chose the settings",
+		"privately estimated feature bounds: their charge first in the ledger (leaving the release a positive part of eps), every bound a point of the estimate's grid and equal to the certificate's list, and the release rebuilt at the rest of the budget",
 		"the support of the noise: a secure release's weights on the lattice its sampler rounds to (laplace, gamma, objective; the Gaussian samplers' lattice is finer than float64 at usual scales), and every release's norm within the bound on the trained weights plus a noise norm exceeded with probability below 2^-63",
 	}
 	Unchecked = []string{
 		"provenance: a file has no signature, so weights replaced together with their hash (and within the support), a seeded Gaussian release relabelled secure, or settings other than the run's are consistent forgeries",
 		"the names: the label, the class names and their order (which class is +1), the feature names and the preprocessing's bounds are as the file says; nothing binds them to the release (an edit changes what the model predicts, not the privacy claim about its weights)",
-		"that the classes, bounds and settings were declared without looking at the rows: the claim assumes it",
+		"that the classes, declared bounds and settings were declared without looking at the rows: the claim assumes it (estimated bounds are covered by the claim)",
 	}
 )

@@ -58,7 +58,7 @@ func NewPlan(header []string, schema datasets.Schema, budget dp.Budget, opts pri
 	if partitions < 1 || partitions > datasets.MaxPartitions {
 		return nil, fmt.Errorf("%w: %d partitions, want 1 to %d", private.ErrOptions, partitions, datasets.MaxPartitions)
 	}
-	if opts.Preprocess == "" && schema.Bounds == nil {
+	if opts.Preprocess == "" && !schema.Declared() {
 		return nil, fmt.Errorf("%w: a partitioned fit needs declared feature bounds (preprocessing bounds) or the preprocessing none", private.ErrOptions)
 	}
 	pl, err := private.NewPlan(schema, budget, opts)
@@ -98,6 +98,9 @@ func NewPlan(header []string, schema datasets.Schema, budget dp.Budget, opts pri
 	prep, err := preprocess.NewRowMap(pl.Mode, features, schema, nil)
 	if err != nil {
 		return nil, err
+	}
+	if err := prep.SetProjection(opts.Project, opts.Seed); err != nil {
+		return nil, fmt.Errorf("%w: %w", private.ErrOptions, err)
 	}
 	log := opts.Logger
 	if log == nil {

@@ -17,12 +17,18 @@ import (
 	"github.com/stabpriv/stabpriv/losses"
 	"github.com/stabpriv/stabpriv/modelfile"
 	"github.com/stabpriv/stabpriv/perturb"
+	"github.com/stabpriv/stabpriv/privbounds"
 	"github.com/stabpriv/stabpriv/release"
 	"github.com/stabpriv/stabpriv/trainer"
 )
 
 // ErrOptions reports options a fit cannot use.
 var ErrOptions = errors.New("private: invalid options")
+
+// ErrBoundsRows reports a table with too few training rows for the private
+// estimate of its feature bounds at the planned budget
+// (privbounds.MinRows). It wraps ErrOptions.
+var ErrBoundsRows = fmt.Errorf("%w: too few rows for the private bounds estimate", ErrOptions)
 
 // Options configures Fit. Every zero value is documented.
 type Options struct {
@@ -37,9 +43,24 @@ type Options struct {
 	// publishes the seed.
 	Noise perturb.Source
 	// Preprocess maps raw features to model inputs. The empty value means
-	// Bounds when the schema declares bounds, else an error for a private
-	// fit and Standardize for a non-private one.
+	// Bounds when the schema declares bounds or the fit is private (the
+	// bounds are then estimated, BoundsShare), and Standardize for a
+	// non-private fit without bounds.
 	Preprocess preprocess.Mode
+	// BoundsShare is the share of the budget's epsilon that a private fit
+	// whose schema declares no bounds spends on estimating them from the
+	// training rows (privbounds.Estimate), in (0, 1): the release gets the
+	// rest of epsilon and all of delta, and the certificate's ledger lists
+	// both. Zero means DefaultBoundsShare. Declared bounds (Schema.Bounds,
+	// Schema.All) cost nothing and leave it unused.
+	BoundsShare float64
+	// Project, when positive, projects every mapped row to Project
+	// dimensions by a seeded random projection (preprocess.Projection,
+	// its seed Seed) before the unit-ball map: a public, data-independent
+	// per-row map at no privacy cost, for data with many more features
+	// than rows. It must not exceed the number of mapped features. Zero
+	// means none.
+	Project int
 	// TestFrac in [0, 1) is the share of rows held out for testing; 0 trains
 	// on every row.
 	TestFrac float64
@@ -70,6 +91,12 @@ type Options struct {
 	Logger logrus.FieldLogger
 }
 
+// DefaultBoundsShare is the share of epsilon a private fit without declared
+// bounds spends on estimating them when Options.BoundsShare is zero: enough
+// for the coarse ranges of a few columns on thousands of rows, little
+// enough to leave the release most of the budget.
+const DefaultBoundsShare = 0.1
+
 // Plan is a fit's settings, checked before any row is read: what Fit and a
 // partitioned fit (package partition) derive from the schema, the budget
 // and the options.
@@ -85,12 +112,19 @@ type Plan struct {
 	Mode preprocess.Mode
 	// Method releases the weights; nil for a non-private fit.
 	Method release.Method
+	// EstimateBounds reports that the feature bounds are estimated
+	// privately at BoundsEpsilon = BoundsShare * Budget.Epsilon before the
+	// release, which gets Release: the rest of epsilon and all of delta.
+	// Without an estimate Release is Budget.
+	EstimateBounds bool
+	BoundsEpsilon  float64
+	Release        dp.Budget
 }
 
 // NewPlan checks the settings of a fit. Errors wrap datasets.ErrSchema,
 // dp.ErrBudget, release.ErrConfig or ErrOptions.
 func NewPlan(schema datasets.Schema, budget dp.Budget, opts Options) (*Plan, error) {
-	pl := &Plan{Schema: schema, Budget: budget, Options: opts, Loss: opts.Trainer.Loss}
+	pl := &Plan{Schema: schema, Budget: budget, Release: budget, Options: opts, Loss: opts.Trainer.Loss}
 	if pl.Loss == nil {
 		pl.Loss = losses.Logistic{}
 		if len(schema.Classes) > 2 {
@@ -99,6 +133,9 @@ func NewPlan(schema datasets.Schema, budget dp.Budget, opts Options) (*Plan, err
 	}
 	pl.Task = pl.Loss.Task()
 	private := opts.Mechanism != ""
+	if err := pl.planBounds(); err != nil {
+		return nil, err
+	}
 	if private {
 		m, err := release.Lookup(opts.Mechanism)
 		if err != nil {
@@ -106,6 +143,9 @@ func NewPlan(schema datasets.Schema, budget dp.Budget, opts Options) (*Plan, err
 		}
 		if err := m.CheckBudget(budget); err != nil {
 			return nil, err
+		}
+		if err := m.CheckBudget(pl.Release); err != nil {
+			return nil, fmt.Errorf("the release's part of the budget after the bounds estimate: %w", err)
 		}
 		cfg := opts.Trainer
 		cfg.Loss = pl.Loss
@@ -119,31 +159,62 @@ func NewPlan(schema datasets.Schema, budget dp.Budget, opts Options) (*Plan, err
 	if err := schema.Validate(pl.Task); err != nil {
 		return nil, err
 	}
-	pl.Mode = opts.Preprocess
-	if pl.Mode == "" {
-		switch {
-		case schema.Bounds != nil:
-			pl.Mode = preprocess.Bounds
-		case private:
-			return nil, fmt.Errorf("%w: a private fit needs declared feature bounds (preprocessing bounds) or the preprocessing none; standardize is available outside the guarantee", ErrOptions)
-		default:
-			pl.Mode = preprocess.Standardize
-		}
-	}
-	if err := pl.Mode.Validate(); err != nil {
-		return nil, fmt.Errorf("%w: %w", ErrOptions, err)
-	}
+
 	switch {
 	case !check.HalfOpenUnit(opts.TestFrac):
 		return nil, fmt.Errorf("%w: test fraction %v, want in [0, 1)", ErrOptions, opts.TestFrac)
 	case private && opts.Stratify:
 		return nil, fmt.Errorf("%w: a stratified split depends on the labels and is refused for a private fit", ErrOptions)
+	case opts.Project < 0:
+		return nil, fmt.Errorf("%w: a projection to %d dimensions", ErrOptions, opts.Project)
 	case opts.Auto && !private:
 		return nil, fmt.Errorf("%w: the automatic knobs are calibrated for a release; give a mechanism", ErrOptions)
 	case private && pl.Task != losses.Regression && schema.Classes == nil:
 		return nil, fmt.Errorf("%w: a private fit needs the classes declared in advance (reading them from the rows would leak them)", datasets.ErrSchema)
 	}
 	return pl, nil
+}
+
+// planBounds chooses the preprocessing (Options.Preprocess, or its
+// default) and whether the bounds are estimated, and splits the budget:
+// a private fit in Bounds mode whose schema declares no bounds spends
+// BoundsShare of epsilon on the estimate. A share outside (0, 1), which
+// leaves nothing for the estimate or for the release, is an error
+// wrapping dp.ErrBudget.
+func (pl *Plan) planBounds() error {
+	private := pl.Options.Mechanism != ""
+	declared := pl.Schema.Declared()
+	pl.Mode = pl.Options.Preprocess
+	switch {
+	case pl.Mode != "":
+	case declared || private:
+		pl.Mode = preprocess.Bounds
+	default:
+		pl.Mode = preprocess.Standardize
+	}
+	if err := pl.Mode.Validate(); err != nil {
+		return fmt.Errorf("%w: %w", ErrOptions, err)
+	}
+	share := pl.Options.BoundsShare
+	if share != 0 && (!private || declared || pl.Mode != preprocess.Bounds) {
+		return fmt.Errorf("%w: a bounds share of %v, but no bounds are estimated (they are estimated for a private fit in the preprocessing bounds without declared bounds)", ErrOptions, share)
+	}
+	if !private || declared || pl.Mode != preprocess.Bounds {
+		return nil
+	}
+	if share == 0 {
+		share = DefaultBoundsShare
+	}
+	if !check.OpenUnit(share) {
+		return fmt.Errorf("%w: bounds share %v of eps = %v: want in (0, 1), so that both the bounds estimate and the release get a positive part of the budget", dp.ErrBudget, share, pl.Budget.Epsilon)
+	}
+	pl.EstimateBounds = true
+	pl.BoundsEpsilon = share * pl.Budget.Epsilon
+	pl.Release = dp.Budget{Epsilon: pl.Budget.Epsilon - pl.BoundsEpsilon, Delta: pl.Budget.Delta}
+	if !(pl.BoundsEpsilon > 0) || !(pl.Release.Epsilon > 0) {
+		return fmt.Errorf("%w: bounds share %v of eps = %v leaves eps = %v for the bounds and %v for the release, want both > 0", dp.ErrBudget, share, pl.Budget.Epsilon, pl.BoundsEpsilon, pl.Release.Epsilon)
+	}
+	return nil
 }
 
 // Config returns the trainer settings of a run on n training rows of dim
@@ -174,7 +245,7 @@ func (pl *Plan) Config(n, dim int, seed uint64) (trainer.Config, error) {
 	}
 	if pl.Options.Auto {
 		var err error
-		if cfg, _, err = pl.Method.Auto(cfg, n, dim, pl.Budget); err != nil {
+		if cfg, _, err = pl.Method.Auto(cfg, n, dim, pl.Release); err != nil {
 			return cfg, err
 		}
 	}
@@ -202,6 +273,13 @@ func (pl *Plan) Config(n, dim int, seed uint64) (trainer.Config, error) {
 //     keeps n public and is as good a neighbour as any other row;
 //   - Bounds and None are per-row maps with public constants that end in
 //     the unit ball, so kappa = 1 holds for every row;
+//   - without declared bounds, a private fit in Bounds mode first estimates
+//     them from the training rows at BoundsShare * eps (privbounds.Estimate,
+//     eps_b-DP) and releases at the rest of the budget with those bounds
+//     as public constants: the bounds and the weights together are
+//     (eps, delta)-DP by basic composition with an adaptively chosen second
+//     step (docs/DESIGN.md, section 6); the certificate lists the bounds
+//     and both charges (modelfile.ComposeEstimate);
 //   - the number of passes and every step size are fixed before training,
 //     and the Auto knobs depend only on (n, d, K, eps, delta, mechanism).
 //
@@ -259,7 +337,7 @@ func Fit(ctx context.Context, t *datasets.Table, schema datasets.Schema, budget 
 	if pl.Method == nil {
 		return fitClear(ctx, pl, rows, cfg, notes, out)
 	}
-	p, err := pl.Method.Prepare(ctx, release.Rows{X: rows.X, Y: rows.y, Config: cfg, Notes: notes}, budget)
+	p, err := pl.Method.Prepare(ctx, release.Rows{X: rows.X, Y: rows.y, Config: cfg, Notes: notes}, pl.Release)
 	if err != nil {
 		return nil, err
 	}
@@ -281,6 +359,9 @@ func Fit(ctx context.Context, t *datasets.Table, schema datasets.Schema, budget 
 		return nil, err
 	}
 	rel.Certificate.Neighbouring = out.Neighbours()
+	if pl.EstimateBounds {
+		modelfile.ComposeEstimate(rel.Certificate, rows.prep, budget.Epsilon, pl.BoundsEpsilon)
+	}
 	out.Private = rel.Certificate.Private && pl.Mode.Inside()
 	out.Model, out.Certificate, out.Stability = rel.Model, rel.Certificate, p.Stability()
 	if diag != nil {
@@ -359,15 +440,67 @@ func (pl *Plan) prepare(t *datasets.Table) (*preparedRows, error) {
 	for r, i := range trainIdx {
 		rawTrain.SetRow(r, enc.Row(i))
 	}
-	prep, err := preprocess.NewRowMap(pl.Mode, enc.Features, pl.Schema, rawTrain)
+	schema := pl.Schema
+	numeric := preprocess.NumericColumns(rawTrain, enc.Features, schema)
+	if pl.EstimateBounds && numeric == nil {
+		// Every feature is categorical: nothing to estimate, and the
+		// release gets the whole budget (a decision of the header and
+		// the schema, both public).
+		pl.EstimateBounds, pl.BoundsEpsilon, pl.Release = false, 0, pl.Budget
+	}
+	if pl.EstimateBounds {
+		if schema, err = pl.estimateBounds(enc.Features, numeric); err != nil {
+			return nil, err
+		}
+	}
+	prep, err := preprocess.NewRowMap(pl.Mode, enc.Features, schema, rawTrain)
 	if err != nil {
 		return nil, err
+	}
+	prep.Estimated = pl.EstimateBounds
+	if err := prep.SetProjection(opts.Project, opts.Seed); err != nil {
+		return nil, fmt.Errorf("%w: %w", ErrOptions, err)
 	}
 	X, y, null, err := prep.Rows(enc, trainIdx)
 	if err != nil {
 		return nil, err
 	}
 	return &preparedRows{enc: enc, trainIdx: trainIdx, testIdx: testIdx, prep: prep, X: X, y: y, null: null}, nil
+}
+
+// estimateBounds returns the plan's schema with the bounds of the numeric
+// feature columns estimated privately from their raw training rows
+// (rawTrain, n x the numeric features; privbounds.
+// Estimate at BoundsEpsilon, with the release's noise source): the first
+// private step of the fit, drawn before the release's noise.
+func (pl *Plan) estimateBounds(features []string, rawTrain *mat.Dense) (datasets.Schema, error) {
+	var names []string
+	for _, f := range features {
+		if _, ok := pl.Schema.Categorical(f); !ok {
+			names = append(names, f)
+		}
+	}
+	features = names
+	n, d := rawTrain.Dims()
+	if need := privbounds.MinRows(d, pl.BoundsEpsilon); n < need {
+		hint := "declare the bounds"
+		if sh := privbounds.MinShare(n, d, pl.Budget.Epsilon); sh < 1 {
+			hint = fmt.Sprintf("declare the bounds, or raise the bounds share to at least %.3g", sh)
+		}
+		return datasets.Schema{}, fmt.Errorf("%w: the estimate of the bounds of %d feature columns at eps = %g needs at least %d training rows (its noise would decide the ranges of fewer), the table gives %d: %s",
+			ErrBoundsRows, d, pl.BoundsEpsilon, need, n, hint)
+	}
+	lo, hi, err := privbounds.Estimate(rawTrain, pl.BoundsEpsilon, pl.Options.Noise)
+	if err != nil {
+		return datasets.Schema{}, err
+	}
+	s := pl.Schema
+	s.Bounds = make([]datasets.Bound, len(features))
+	for j, f := range features {
+		s.Bounds[j] = datasets.Bound{Column: f, Lo: lo[j], Hi: hi[j]}
+	}
+	pl.log().WithFields(logrus.Fields{"eps": pl.BoundsEpsilon, "columns": len(features)}).Info("private: feature bounds estimated privately")
+	return s, nil
 }
 
 // evalRows are held-out rows for diagnostics; nil when none are held out.

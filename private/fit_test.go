@@ -41,10 +41,10 @@ func TestFitPrivateDefault(t *testing.T) {
 	if r.Diagnostics != nil {
 		t.Error("diagnostics without asking for them")
 	}
-	if r.Model.D != 31 || r.Model.K != 1 || c.Dim != 31 || c.N != 455 || c.Lambda <= 0 || c.L1Ratio != 0 || c.Clip != 0.1 {
+	if r.Model.D != 31 || r.Model.K != 1 || c.Dim != 31 || c.N != 398 || c.Lambda <= 0 || c.L1Ratio != 0 || c.Clip != 0.1 {
 		t.Errorf("model %dx%d, certificate dim %d n %d lambda %v l1 %v clip %v", r.Model.K, r.Model.D, c.Dim, c.N, c.Lambda, c.L1Ratio, c.Clip)
 	}
-	if want := 2 * 0.1 / (c.Lambda * 455); math.Abs(c.L2Sensitivity-want) > 1e-8*want || c.SensitivityRoute != stability.RouteStronglyConvexSGD.String() {
+	if want := 2 * 0.1 / (c.Lambda * 398); math.Abs(c.L2Sensitivity-want) > 1e-8*want || c.SensitivityRoute != stability.RouteStronglyConvexSGD.String() {
 		t.Errorf("Delta %v by %s, want 2G/(mu n) = %v", c.L2Sensitivity, c.SensitivityRoute, want)
 	}
 	if len(c.Ledger) != 1 || c.Ledger[0].Epsilon != 1 || c.Neighbouring != modelfile.TableNeighbours {
@@ -308,7 +308,7 @@ func ExampleFit() {
 	label, _ := r.Predict(make([]float64, len(r.Features())))
 	fmt.Println("prediction for an all-zero row:", label)
 	// Output:
-	// gamma, eps = 1, private: false, route strongly-convex-sgd, Delta = 0.1263
+	// gamma, eps = 1, private: false, route strongly-convex-sgd, Delta = 0.1350
 	// prediction for an all-zero row: benign
 }
 

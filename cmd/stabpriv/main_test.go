@@ -80,7 +80,7 @@ func TestTrainDefault(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if r.Private || r.Certificate != nil || r.Run.N != 455 || r.Model.D != 31 || r.Schema.Classes[1] != "malignant" || r.Preprocessing.Mode != preprocess.Bounds {
+	if r.Private || r.Certificate != nil || r.Run.N != 398 || r.Model.D != 31 || r.Schema.Classes[1] != "malignant" || r.Preprocessing.Mode != preprocess.Bounds {
 		t.Errorf("model file: private %v, n %d, d %d, classes %v, mode %s", r.Private, r.Run.N, r.Model.D, r.Schema.Classes, r.Preprocessing.Mode)
 	}
 }
@@ -145,7 +145,18 @@ func TestUsageErrors(t *testing.T) {
 		{"regression on default data", []string{"train", "--loss", "squared", "--radius", "1"}, "no classes"},
 		{"missing label column", []string{"train", "--data", good, "--label", "species"}, "the columns are x1, x2, class"},
 		{"private without classes", []string{"train", "--data", good, "--label", "class", "--mechanism", "gamma", "--bounds", bounds}, "--classes"},
-		{"private without bounds", []string{"train", "--data", good, "--label", "class", "--mechanism", "gamma", "--classes", "c0,c1"}, "--bounds"},
+		{"private without bounds, too few rows", []string{"train", "--data", good, "--label", "class", "--mechanism", "gamma", "--classes", "c0,c1"}, "needs at least"},
+		{"bounds share leaves nothing", []string{"train", "--data", good, "--label", "class", "--mechanism", "gamma", "--classes", "c0,c1", "--bounds-share", "1"}, "leaves nothing for the release"},
+		{"bounds share with bounds", []string{"train", "--data", good, "--label", "class", "--mechanism", "gamma", "--classes", "c0,c1", "--bounds", bounds, "--bounds-share", "0.3"}, "cost nothing"},
+		{"schema names a missing column", []string{"train", "--data", good, "--label", "class", "--mechanism", "gamma", "--classes", "c0,c1", "--bounds", bounds,
+			"--schema", writeFile(t, "s.csv", "x3,a,b\n")}, `declares column "x3" categorical`},
+		{"schema declares the label", []string{"train", "--data", good, "--label", "class", "--schema", writeFile(t, "s2.csv", "class,c0,c1\n")}, "the label"},
+		{"schema malformed", []string{"train", "--data", good, "--label", "class", "--schema", writeFile(t, "s3.csv", "x1\n")}, "no category"},
+		{"header without data", []string{"train", "--header", "a,b"}, "--header"},
+		{"header repeated", []string{"train", "--data", good, "--header", "a,a,b", "--label", "b"}, "distinct"},
+		{"project above d", []string{"train", "--mechanism", "gamma", "--project", "31"}, "want 1 <= k <= 30"},
+		{"project negative", []string{"train", "--project", "-2"}, "--project"},
+		{"bounds-all reversed", []string{"train", "--data", good, "--label", "class", "--bounds-all", "1,-1"}, "--bounds-all"},
 		{"bounds missing a column", []string{"train", "--data", good, "--label", "class", "--mechanism", "gamma", "--classes", "c0,c1",
 			"--bounds", writeFile(t, "b1.csv", "x1,-9,9\n")}, `"x2"`},
 		{"bounds reversed", []string{"train", "--data", good, "--label", "class", "--bounds", writeFile(t, "b2.csv", "x1,9,-9\nx2,-9,9\n")}, "lo < hi"},

@@ -68,12 +68,16 @@ func printRelease(w io.Writer, s *settings, r *modelfile.Released) error {
 	row("noise scale", fmt.Sprintf("%s = %s", c.NoiseScaleName, g6(c.NoiseScale)))
 	row("knobs", fmt.Sprintf("lambda = %s, l1 ratio = %s, clip G = %s, schedule %s, %d passes, batch %d", g6(c.Lambda), g6(c.L1Ratio), g6(c.Clip), c.Schedule, c.Passes, c.Batch))
 	if s.Options.Auto {
-		k, err := release.AutoKnobs(r.Split.TrainRows, r.Model.D, r.Model.K, c.Mechanism, s.Budget)
+		k, err := release.AutoKnobs(r.Split.TrainRows, r.Model.D, r.Model.K, c.Mechanism, r.ReleaseBudget())
 		if err == nil {
 			row("knob rule", k.Rule)
 		}
 	}
 	row("preprocessing", r.Preprocessing.Words)
+	if r.Preprocessing.Estimated {
+		b := r.ReleaseBudget()
+		row("bounds", fmt.Sprintf("estimated privately at eps = %s of the %s (the release: eps = %s); listed in the certificate", g6(c.Epsilon-b.Epsilon), g6(c.Epsilon), g6(b.Epsilon)))
+	}
 	if err := tw.Flush(); err != nil {
 		return err
 	}

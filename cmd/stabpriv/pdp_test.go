@@ -592,7 +592,7 @@ func TestPDPModelEmbedded(t *testing.T) {
 		t.Fatal(err)
 	}
 	rep := readSummary(t, dir)
-	if rep.Rows != 455 || rep.Release == nil || rep.Release.Certified.ShareBelow != 1 || rep.Exact != 10 {
+	if rep.Rows != 398 || rep.Release == nil || rep.Release.Certified.ShareBelow != 1 || rep.Exact != 10 {
 		t.Errorf("rows %d, release %+v, exact %d\n%s", rep.Rows, rep.Release, rep.Exact, stdout)
 	}
 }

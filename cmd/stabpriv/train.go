@@ -31,6 +31,7 @@ import (
 type trainFlags struct {
 	runflags.Flags
 	data, positive     string
+	header             string
 	tolerance          float64
 	out                string
 	diagnostics, force bool
@@ -40,6 +41,7 @@ func newTrainFlagSet(f *trainFlags) *flag.FlagSet {
 	fs := flag.NewFlagSet("train", flag.ContinueOnError)
 	f.Register(fs)
 	fs.StringVar(&f.data, "data", "", "CSV `file` with a header row and numeric features (default: the embedded breast-cancer data, label diagnosis); with --partitions P > 1, a glob of CSV shards")
+	fs.StringVar(&f.header, "header", "", "the column `names` a,b,... of a --data file without a header row (its first line is then a data row), such as UCI Adult's adult.data")
 	fs.StringVar(&f.positive, "positive", "", "binary tasks without --classes (non-private): the `class` encoded +1 (default: the larger class name)")
 	fs.Float64Var(&f.tolerance, "tolerance", 0, "non-private runs: stop after the first pass whose gradient norm is <= `tol` (a data-dependent stop: no release certifies it)")
 	fs.StringVar(&f.out, "out", "", "write the model file ("+modelfile.Format+") to this `file` (parent directories are created; an existing model file is replaced only with --force)")
@@ -58,11 +60,14 @@ const trainHelp = "Usage: stabpriv train [flags]\n\n" +
 	"sensitivity Delta of the weights by every route. With --mechanism it releases the\n" +
 	"weights with noise calibrated to Delta and the budget (--epsilon, --delta), and\n" +
 	"writes only the released weights and their certificate. The guarantee is about the\n" +
-	"rows of the table: with --bounds (or the embedded data) or --standardize none every\n" +
-	"step is inside it; --standardize train is outside it, with a warning.\n\n" +
-	"A private run on --data needs --classes (binary: the second class is +1) and\n" +
-	"--bounds FILE or --standardize none|train. Without --lambda, the release chooses\n" +
-	"lambda and the clipping norm from (n, d, K, eps) alone."
+	"rows of the table: with --bounds FILE, --bounds-all lo,hi, the estimated bounds or\n" +
+	"--standardize none every step is inside it; --standardize train is outside it, with\n" +
+	"a warning.\n\n" +
+	"A private run on --data needs --classes (binary: the second class is +1). Without\n" +
+	"--bounds or --bounds-all it estimates every feature's range privately from the\n" +
+	"training rows with --bounds-share of --epsilon (default 0.1), stated in the ledger.\n" +
+	"Without --lambda, the release chooses lambda and the clipping norm from\n" +
+	"(n, d, K, eps) alone."
 
 // settings are the checked values of the train flags.
 type settings struct {
@@ -83,6 +88,18 @@ func parseTrain(args []string, stderr io.Writer) (*settings, error) {
 	}
 	s := &settings{trainFlags: f}
 	var defaults *datasets.Schema
+	if f.header != "" {
+		if f.data == "" {
+			return nil, usagef("--header names the columns of a --data file without a header row")
+		}
+		seen := map[string]bool{}
+		for _, c := range strings.Split(f.header, ",") {
+			if c = strings.TrimSpace(c); c == "" || seen[c] {
+				return nil, usagef("--header %q: the column names must be non-empty and distinct", f.header)
+			}
+			seen[c] = true
+		}
+	}
 	if f.data == "" {
 		table, schema, err := datasets.DefaultTable()
 		if err != nil {
@@ -161,8 +178,12 @@ func (s *settings) readShards() error {
 		}
 		paths = m
 	}
+	var header []string
+	if s.header != "" {
+		header = strings.Split(s.header, ",")
+	}
 	for _, p := range paths {
-		t, err := datasets.ReadTableFile(p)
+		t, err := datasets.ReadTableFileHeader(p, header)
 		if err != nil {
 			return err
 		}
@@ -199,6 +220,9 @@ func runTrain(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 		rel, err = partition.Fit(ctx, s.shards, s.Schema, s.Budget, s.Options, s.Partitions)
 	} else {
 		rel, err = private.Fit(ctx, s.table, s.Schema, s.Budget, s.Options)
+	}
+	if errors.Is(err, private.ErrBoundsRows) {
+		err = fmt.Errorf("%w (--bounds FILE, --bounds-all lo,hi, or --bounds-share)", err)
 	}
 	if err != nil {
 		if errors.Is(err, datasets.ErrSchema) || errors.Is(err, private.ErrOptions) || errors.Is(err, dp.ErrBudget) || errors.Is(err, trainer.ErrConfig) || errors.Is(err, release.ErrConfig) {

@@ -3,10 +3,15 @@ package preprocess
 import (
 	"fmt"
 	"math"
+	"math/rand/v2"
+	"slices"
+	"strings"
+	"sync"
 
 	"gonum.org/v1/gonum/mat"
 
 	"github.com/stabpriv/stabpriv/datasets"
+	"github.com/stabpriv/stabpriv/internal/check"
 )
 
 // Mode selects how raw feature values become model inputs (RowMap).
@@ -68,27 +73,204 @@ type RowMap struct {
 	// Features names the raw feature columns, in model-input order; the
 	// model's last input is the bias.
 	Features []string `json:"features"`
-	// Lo and Hi are the declared bounds (Bounds mode).
+	// Lo and Hi are the bounds (Bounds mode): declared, or estimated
+	// privately when Estimated.
 	Lo []float64 `json:"lo,omitempty"`
 	Hi []float64 `json:"hi,omitempty"`
+	// Estimated reports bounds estimated privately from the training rows
+	// (package privbounds; the certificate's ledger states their cost)
+	// rather than declared.
+	Estimated bool `json:"estimated,omitempty"`
 	// Mean and Scale are the fitted statistics (Standardize mode): not
 	// private.
 	Mean  []float64 `json:"mean,omitempty"`
 	Scale []float64 `json:"scale,omitempty"`
+	// Categories declares the categorical columns among Features, in
+	// Features order, with their categories: each is one-hot encoded into
+	// len(Values) model inputs (a value that is not a declared category
+	// gives a block of zeros). Lo, Hi, Mean and Scale then hold the
+	// numeric features only, in order. Nil when every feature is numeric.
+	Categories []datasets.Categorical `json:"categories,omitempty"`
+	// Project, when not nil, maps z to R z before the unit-ball map, with R
+	// a public random matrix that depends on its seed alone (Projection).
+	Project *Projection `json:"project,omitempty"`
 	// Words state the map in words.
 	Words string `json:"map"`
 }
 
+// Projection is a data-independent random projection of the mapped row z
+// (of p entries) to K dimensions: u = R z, with R a K x p matrix of
+// independent N(0, 1/K) entries drawn, row by row, from a PCG generator
+// (math/rand/v2, NormFloat64) seeded with Seed. R depends on (K, p, Seed)
+// alone, never on the rows, so the map is a per-row map with public
+// constants: inside the guarantee at no cost. E||R z||^2 = ||z||^2
+// (Johnson & Lindenstrauss; Achlioptas 2003 for the Gaussian entries).
+type Projection struct {
+	K    int    `json:"k"`
+	Seed uint64 `json:"seed"`
+}
+
+// projKey identifies a projection matrix in projCache.
+type projKey struct {
+	k, p int
+	seed uint64
+}
+
+// projCache keeps the projection matrices built, so that a model file's
+// rows are mapped with one matrix however many rows are predicted.
+var projCache sync.Map // projKey -> *mat.Dense
+
+// Matrix returns R, the K x p matrix of the projection of rows of p
+// entries. It panics unless K and p are positive.
+func (pr *Projection) Matrix(p int) *mat.Dense {
+	key := projKey{pr.K, p, pr.Seed}
+	if m, ok := projCache.Load(key); ok {
+		return m.(*mat.Dense)
+	}
+	r := rand.New(rand.NewPCG(pr.Seed, 0x70726f6a656374))
+	s := 1 / math.Sqrt(float64(pr.K))
+	data := make([]float64, pr.K*p)
+	for i := range data {
+		data[i] = r.NormFloat64() * s
+	}
+	m, _ := projCache.LoadOrStore(key, mat.NewDense(pr.K, p, data))
+	return m.(*mat.Dense)
+}
+
+// MaxProjectionEntries bounds k p, the entries of a projection matrix
+// (256 MiB of float64), so that a model file cannot make its reader
+// allocate more.
+const MaxProjectionEntries = 1 << 25
+
+// SetProjection projects the map's rows to k dimensions with the seed
+// (k = 0: no projection). Errors wrap datasets.ErrInvalid: k negative, or
+// larger than the number of mapped features (a projection up would only
+// add noise dimensions), or a matrix of more than MaxProjectionEntries.
+func (p *RowMap) SetProjection(k int, seed uint64) error {
+	if k == 0 {
+		p.Project = nil
+		p.Words = p.Explain()
+		return nil
+	}
+	if err := checkProjection(k, p.width()); err != nil {
+		return err
+	}
+	p.Project = &Projection{K: k, Seed: seed}
+	p.Words = p.Explain()
+	return nil
+}
+
+// checkProjection checks a projection to k dimensions of w mapped features.
+func checkProjection(k, w int) error {
+	switch {
+	case k < 1 || k > w:
+		return fmt.Errorf("%w: a projection to k = %d dimensions of %d mapped features: want 1 <= k <= %d", datasets.ErrInvalid, k, w, w)
+	case k > MaxProjectionEntries/w:
+		return fmt.Errorf("%w: a projection matrix of %d x %d entries, more than %d", datasets.ErrInvalid, k, w, MaxProjectionEntries)
+	}
+	return nil
+}
+
+// width returns the number of entries of z: the numeric features and the
+// indicators of the categorical ones.
+func (p *RowMap) width() int {
+	cats, numeric := p.layout()
+	w := numeric
+	for _, c := range cats {
+		w += len(c)
+	}
+	return w
+}
+
+// layout returns, for every feature, its categories (nil for a numeric
+// feature), and the number of numeric features.
+func (p *RowMap) layout() (cats [][]string, numeric int) {
+	if len(p.Categories) == 0 {
+		return nil, len(p.Features)
+	}
+	cats = make([][]string, len(p.Features))
+	numeric = len(p.Features)
+	for _, c := range p.Categories {
+		if j := slices.Index(p.Features, c.Column); j >= 0 && cats[j] == nil {
+			cats[j] = c.Values
+			numeric--
+		}
+	}
+	return cats, numeric
+}
+
+// NumericFeatures returns the names of the numeric features, in order:
+// those Lo, Hi, Mean and Scale describe.
+func (p *RowMap) NumericFeatures() []string {
+	cats, _ := p.layout()
+	var out []string
+	for j, f := range p.Features {
+		if cats == nil || cats[j] == nil {
+			out = append(out, f)
+		}
+	}
+	return out
+}
+
+// CategoryIndex returns the index of the category text among the declared
+// categories of feature j (the raw value Apply takes for it), -1 for a text
+// that is not declared, and whether feature j is categorical.
+func (p *RowMap) CategoryIndex(j int, text string) (float64, bool) {
+	for _, c := range p.Categories {
+		if c.Column == p.Features[j] {
+			return float64(slices.Index(c.Values, text)), true
+		}
+	}
+	return 0, false
+}
+
+// NumericColumns returns the columns of the raw rows X (n x len(features))
+// that are not declared categorical in s: X itself when none is.
+func NumericColumns(X *mat.Dense, features []string, s datasets.Schema) *mat.Dense {
+	if len(s.Categories) == 0 || X == nil {
+		return X
+	}
+	var keep []int
+	for j, f := range features {
+		if _, ok := s.Categorical(f); !ok {
+			keep = append(keep, j)
+		}
+	}
+	n, _ := X.Dims()
+	if len(keep) == 0 || n == 0 {
+		return nil
+	}
+	out := mat.NewDense(n, len(keep), nil)
+	for i := range n {
+		row, src := out.RawRowView(i), X.RawRowView(i)
+		for k, j := range keep {
+			row[k] = src[j]
+		}
+	}
+	return out
+}
+
 // NewRowMap builds the map of mode for the feature columns, with the bounds
-// the schema declares (Bounds mode: every feature needs one, and every bound
-// must name a feature; errors wrap datasets.ErrSchema); trainRows (n x d raw
-// values) is read only by Standardize, which fits its statistics on them.
+// the schema declares for the numeric ones (Bounds mode: every numeric
+// feature needs one, and every bound must name a numeric feature; errors
+// wrap datasets.ErrSchema) and its categorical columns one-hot encoded;
+// trainRows (n x d raw values) is read only by Standardize, which fits its
+// statistics on the numeric columns.
 func NewRowMap(mode Mode, features []string, s datasets.Schema, trainRows *mat.Dense) (*RowMap, error) {
-	p := &RowMap{Mode: mode, Features: append([]string(nil), features...), Words: MapWords(mode)}
+	p := &RowMap{Mode: mode, Features: append([]string(nil), features...)}
+	for _, f := range features {
+		if c, ok := s.Categorical(f); ok {
+			p.Categories = append(p.Categories, datasets.Categorical{Column: c.Column, Values: slices.Clone(c.Values)})
+		}
+	}
+	if err := datasets.ValidateCategories(p.Categories); err != nil {
+		return nil, err
+	}
+	numeric := p.NumericFeatures()
 	switch mode {
 	case Bounds:
 		var missing []string
-		for _, f := range features {
+		for _, f := range numeric {
 			b, ok := s.Bound(f)
 			if !ok {
 				missing = append(missing, f)
@@ -97,31 +279,58 @@ func NewRowMap(mode Mode, features []string, s datasets.Schema, trainRows *mat.D
 			p.Lo, p.Hi = append(p.Lo, b.Lo), append(p.Hi, b.Hi)
 		}
 		if len(missing) > 0 {
-			return nil, fmt.Errorf("%w: no bound declared for feature column(s) %q: every feature needs column,lo,hi", datasets.ErrSchema, missing)
+			return nil, fmt.Errorf("%w: no bound declared for feature column(s) %q: every numeric feature needs column,lo,hi", datasets.ErrSchema, missing)
 		}
 		for _, b := range s.Bounds {
-			if !contains(features, b.Column) {
-				return nil, fmt.Errorf("%w: a bound names column %q, which is not a feature column", datasets.ErrSchema, b.Column)
+			if !slices.Contains(numeric, b.Column) {
+				return nil, fmt.Errorf("%w: a bound names column %q, which is not a numeric feature column", datasets.ErrSchema, b.Column)
 			}
 		}
 	case None:
 	case Standardize:
-		std, err := FitStandardizer(trainRows)
-		if err != nil {
-			return nil, err
+		if X := NumericColumns(trainRows, features, s); len(numeric) > 0 {
+			std, err := FitStandardizer(X)
+			if err != nil {
+				return nil, err
+			}
+			p.Mean, p.Scale = std.Mean, std.Scale
 		}
-		p.Mean, p.Scale = std.Mean, std.Scale
 	default:
 		return nil, mode.Validate()
 	}
+	p.Words = p.Explain()
 	return p, nil
 }
 
-// MapWords states the map of mode in words (RowMap.Words).
-func MapWords(mode Mode) string {
+// MapWords states the map of mode in words (RowMap.Words), with declared
+// bounds.
+func MapWords(mode Mode) string { return mapWords(mode, false) }
+
+// Explain states p's map in words (what RowMap.Words holds): MapWords, for
+// estimated bounds where they came from, and the one-hot encoding of the
+// categorical columns.
+func (p *RowMap) Explain() string {
+	w := mapWords(p.Mode, p.Estimated)
+	if pr := p.Project; pr != nil {
+		w += fmt.Sprintf("; before the unit-ball map, z is projected to u = R z in %d dimensions, R a %d x %d matrix of independent N(0, 1/%d) entries from a PCG generator seeded with %d (public, data-independent), and x' = [clip_1(u), 1] / sqrt(2)", pr.K, pr.K, p.width(), pr.K, pr.Seed)
+	}
+	if len(p.Categories) == 0 {
+		return w
+	}
+	names := make([]string, len(p.Categories))
+	for i, c := range p.Categories {
+		names[i] = c.Column
+	}
+	return "categorical columns " + strings.Join(names, ", ") + " one-hot: z holds, for each, an indicator per declared category (1 for the row's category), all 0 when the row's value is not a declared category; numeric columns: " + w
+}
+
+func mapWords(mode Mode, estimated bool) string {
 	const rowMap = "x' = [clip_1(z), 1] / sqrt(2), clip_1 scaling a row of norm above 1 to norm 1, so ||x'|| <= 1; a row whose label is not declared maps to 0"
 	switch mode {
 	case Bounds:
+		if estimated {
+			return "z_j = (2 clamp(x_j, lo_j, hi_j) - lo_j - hi_j) / (hi_j - lo_j) with the bounds estimated privately from the training rows (see the ledger), then used as public constants; " + rowMap
+		}
 		return "z_j = (2 clamp(x_j, lo_j, hi_j) - lo_j - hi_j) / (hi_j - lo_j) with the declared bounds; " + rowMap
 	case Standardize:
 		return "z_j = (x_j - mean_j) / scale_j with statistics fitted on the training split (not private); " + rowMap
@@ -129,43 +338,83 @@ func MapWords(mode Mode) string {
 	return "z = x; " + rowMap
 }
 
-func contains(s []string, v string) bool {
-	for _, x := range s {
-		if x == v {
-			return true
-		}
+// Dim returns the number of model inputs: the numeric features, the
+// indicators of the categorical ones, and the bias.
+func (p *RowMap) Dim() int {
+	if p.Project != nil {
+		return p.Project.K + 1
 	}
-	return false
+	return p.width() + 1
 }
 
-// Dim returns the number of model inputs: the features and the bias.
-func (p *RowMap) Dim() int { return len(p.Features) + 1 }
-
-// Apply writes the model input of the raw row x (len(p.Features) values)
-// into dst (p.Dim() values). Errors wrap datasets.ErrFormat: a length mismatch or a
-// value that is not finite.
+// Apply writes the model input of the raw row x (len(p.Features) values;
+// for a categorical feature the index of its category, CategoryIndex) into
+// dst (p.Dim() values). Errors wrap datasets.ErrFormat: a length mismatch
+// or a numeric value that is not finite. A categorical value that is not
+// the index of a declared category gives its block of zeros.
 func (p *RowMap) Apply(dst, x []float64) error {
-	d := len(p.Features)
-	if len(x) != d || len(dst) != d+1 {
-		return fmt.Errorf("%w: a row of %d values into %d inputs, the model has %d features and a bias", datasets.ErrFormat, len(x), len(dst), d)
+	return p.mapper()(dst, x)
+}
+
+// mapper returns Apply with the layout and the projection matrix of p
+// computed once.
+func (p *RowMap) mapper() func(dst, x []float64) error {
+	cats, _ := p.layout()
+	if p.Project == nil {
+		return func(dst, x []float64) error { return p.apply(dst, x, cats, nil, nil) }
 	}
-	z := dst[:d]
+	w := p.width()
+	R := p.Project.Matrix(w)
+	z := make([]float64, w)
+	return func(dst, x []float64) error { return p.apply(dst, x, cats, R, z) }
+}
+
+// apply is Apply with the layout of p, and with a projection R and room z
+// for the row before it.
+func (p *RowMap) apply(dst, x []float64, cats [][]string, R *mat.Dense, z []float64) error {
+	d := len(dst) - 1
+	if len(x) != len(p.Features) || d < 0 || d+1 != p.Dim() {
+		return fmt.Errorf("%w: a row of %d values into %d inputs, the model has %d features and %d inputs with the bias", datasets.ErrFormat, len(x), len(dst), len(p.Features), p.Dim())
+	}
+	if R == nil {
+		z = dst[:d]
+	}
+	off, num := 0, 0
 	for j, v := range x {
+		if cats != nil && cats[j] != nil {
+			block := z[off : off+len(cats[j])]
+			clear(block)
+			if k := int(v); float64(k) == v && k >= 0 && k < len(block) {
+				block[k] = 1
+			}
+			off += len(block)
+			continue
+		}
 		if math.IsNaN(v) || math.IsInf(v, 0) {
 			return fmt.Errorf("%w: feature %q is %v", datasets.ErrFormat, p.Features[j], v)
 		}
 		switch p.Mode {
 		case Bounds:
-			lo, hi := p.Lo[j], p.Hi[j]
+			lo, hi := p.Lo[num], p.Hi[num]
 			v = math.Max(lo, math.Min(hi, v))
 			// lo/2 and hi/2 keep the sum finite near the float64 range.
 			v = (v - (lo/2 + hi/2)) / (hi/2 - lo/2)
-			z[j] = math.Max(-1, math.Min(1, v))
+			z[off] = math.Max(-1, math.Min(1, v))
 		case Standardize:
-			z[j] = (v - p.Mean[j]) / p.Scale[j]
+			z[off] = (v - p.Mean[num]) / p.Scale[num]
 		default:
-			z[j] = v
+			z[off] = v
 		}
+		off++
+		num++
+	}
+	if R != nil {
+		u := mat.NewVecDense(d, dst[:d])
+		u.MulVec(R, mat.NewVecDense(len(z), z))
+		if j := check.FirstNonFinite(dst[:d]); j >= 0 {
+			return fmt.Errorf("%w: the projection of the row overflows (entry %d is %v)", datasets.ErrFormat, j, dst[j])
+		}
+		z = dst[:d]
 	}
 	return UnitBallRow(dst, z)
 }
@@ -177,10 +426,27 @@ func (p *RowMap) Check() error {
 	if err := p.Mode.Validate(); err != nil {
 		return err
 	}
-	d := len(p.Features)
-	if d == 0 {
+	if len(p.Features) == 0 {
 		return fmt.Errorf("%w: preprocessing without features", datasets.ErrInvalid)
 	}
+	if err := datasets.ValidateCategories(p.Categories); err != nil {
+		return fmt.Errorf("%w: %w", datasets.ErrInvalid, err)
+	}
+	for _, c := range p.Categories {
+		if !slices.Contains(p.Features, c.Column) {
+			return fmt.Errorf("%w: categorical column %q is not a feature", datasets.ErrInvalid, c.Column)
+		}
+	}
+	if i := slices.IndexFunc(p.Features, func(f string) bool { return f == "" }); i >= 0 || len(p.Features) != len(uniq(p.Features)) {
+		return fmt.Errorf("%w: feature names empty or repeated", datasets.ErrInvalid)
+	}
+	if pr := p.Project; pr != nil {
+		if err := checkProjection(pr.K, p.width()); err != nil {
+			return err
+		}
+	}
+	numeric := p.NumericFeatures()
+	d := len(numeric)
 	finite := func(vs []float64) bool {
 		for _, v := range vs {
 			if math.IsNaN(v) || math.IsInf(v, 0) {
@@ -189,6 +455,9 @@ func (p *RowMap) Check() error {
 		}
 		return true
 	}
+	if p.Estimated && p.Mode != Bounds {
+		return fmt.Errorf("%w: estimated bounds with the preprocessing %s", datasets.ErrInvalid, p.Mode)
+	}
 	switch p.Mode {
 	case Bounds:
 		if len(p.Lo) != d || len(p.Hi) != d || !finite(p.Lo) || !finite(p.Hi) {
@@ -196,7 +465,7 @@ func (p *RowMap) Check() error {
 		}
 		for j := range p.Lo {
 			if !(p.Lo[j] < p.Hi[j]) {
-				return fmt.Errorf("%w: feature %q bounds [%v, %v]", datasets.ErrInvalid, p.Features[j], p.Lo[j], p.Hi[j])
+				return fmt.Errorf("%w: feature %q bounds [%v, %v]", datasets.ErrInvalid, numeric[j], p.Lo[j], p.Hi[j])
 			}
 		}
 	case Standardize:
@@ -205,11 +474,20 @@ func (p *RowMap) Check() error {
 		}
 		for j, s := range p.Scale {
 			if !(s > 0) {
-				return fmt.Errorf("%w: feature %q scale %v", datasets.ErrInvalid, p.Features[j], s)
+				return fmt.Errorf("%w: feature %q scale %v", datasets.ErrInvalid, numeric[j], s)
 			}
 		}
 	}
 	return nil
+}
+
+// uniq returns the distinct strings of s.
+func uniq(s []string) map[string]bool {
+	m := make(map[string]bool, len(s))
+	for _, v := range s {
+		m[v] = true
+	}
+	return m
 }
 
 // Rows maps the rows idx of enc (raw feature values parsed against a
@@ -219,12 +497,13 @@ func (p *RowMap) Rows(enc *datasets.Encoded, idx []int) (*mat.Dense, []float64, 
 	X := mat.NewDense(len(idx), p.Dim(), nil)
 	y := make([]float64, len(idx))
 	null := make([]bool, len(idx))
+	apply := p.mapper()
 	for r, i := range idx {
 		y[r], null[r] = enc.Y[i], enc.Null[i]
 		if null[r] {
 			continue
 		}
-		if err := p.Apply(X.RawRowView(r), enc.Row(i)); err != nil {
+		if err := apply(X.RawRowView(r), enc.Row(i)); err != nil {
 			return nil, nil, nil, fmt.Errorf("data row %d: %w", i+1, err)
 		}
 	}

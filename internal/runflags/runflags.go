@@ -50,6 +50,8 @@ var usagef = Usagef
 // Flags are the shared flags, as given.
 type Flags struct {
 	Label, Classes, Bounds, Loss string
+	BoundsAll, Categories        string
+	BoundsShare                  float64
 	Lambda, L1Ratio, Clip, Step  string
 	Passes, Batch                int
 	Schedule                     *choice[trainer.Schedule, *trainer.Schedule]
@@ -66,13 +68,17 @@ type Flags struct {
 	Epsilon, Delta               float64
 	Standardize                  *choice[preprocess.Mode, *preprocess.Mode]
 	Partitions                   int
+	Project                      int
 }
 
 // Register defines the flags on fs.
 func (f *Flags) Register(fs *flag.FlagSet) {
 	fs.StringVar(&f.Label, "label", "", "label `column` of the data")
 	fs.StringVar(&f.Classes, "classes", "", "the classes, declared: `a,b,...` (binary: the second is +1); required for a private or partitioned classification; matched exactly (case and spaces count): rows with another label are kept as null rows that train nothing")
-	fs.StringVar(&f.Bounds, "bounds", "", "CSV `file` of public feature bounds, one line column,lo,hi per feature: values are clamped and scaled into [-1, 1] inside the guarantee")
+	fs.StringVar(&f.Bounds, "bounds", "", "CSV `file` of public feature bounds, one line column,lo,hi per feature: values are clamped and scaled into [-1, 1] inside the guarantee, at no cost")
+	fs.StringVar(&f.Categories, "schema", "", "CSV `file` declaring the categorical feature columns, one line column,category,... each: they are one-hot encoded inside the guarantee (a value not declared maps to zero); the categories are public, like the bounds")
+	fs.StringVar(&f.BoundsAll, "bounds-all", "", "one public range `lo,hi` for every feature column (instead of --bounds): inside the guarantee, at no cost")
+	fs.Float64Var(&f.BoundsShare, "bounds-share", private.DefaultBoundsShare, "private runs without --bounds or --bounds-all: the `share` of --epsilon, in (0, 1), spent on estimating every feature's range from the training rows (coarse, powers of two; in the ledger); the release gets the rest. Given with the embedded data, it replaces the shipped bounds by the estimate")
 	f.Standardize = newChoice[preprocess.Mode]("auto", map[string]preprocess.Mode{"train": preprocess.Standardize})
 	fs.TextVar(f.Standardize, "standardize", f.Standardize, "feature map: auto (bounds with --bounds or the embedded data; train for a non-private run without bounds), none (features as they are), train (standardization fitted on the training split: outside the guarantee)")
 	fs.StringVar(&f.Loss, "loss", "", "loss: "+strings.Join(losses.Names(), ", ")+" (default: logistic for 2 classes, softmax for more); it sets the task")
@@ -98,6 +104,7 @@ func (f *Flags) Register(fs *flag.FlagSet) {
 	fs.Float64Var(&f.Delta, "delta", 0, "privacy budget `delta` in [0, 1): 0 for laplace, gamma and objective (pure eps-DP), > 0 for the Gaussian mechanisms and amp")
 	fs.StringVar(&f.Noise, "noise", "secure", "noise source: secure (a private release), or seeded from --noise-seed (reproducible; its certificate says NOT private, since the seed is published)")
 	fs.Uint64Var(&f.NoiseSeed, "noise-seed", 0, "seed of --noise seeded (required with it; published in the model file)")
+	fs.IntVar(&f.Project, "project", 0, "project every mapped row to `k` dimensions by a seeded random projection (Gaussian, its seed --seed, published in the model file) before the unit-ball map: public, no budget; for many more features than rows; k at most the number of mapped features (0: none)")
 	fs.IntVar(&f.Partitions, "partitions", 1, "train `P` partitions, a row's partition a seeded hash of its position (shard name, row number), and release the weighted average once (partition.Fit)")
 }
 
@@ -135,7 +142,7 @@ func (f *Flags) Check(set map[string]bool, defaults *datasets.Schema) (*Run, err
 	if err := f.checkKnobs(set, r); err != nil {
 		return nil, err
 	}
-	if err := f.checkSchema(defaults, r); err != nil {
+	if err := f.checkSchema(set, defaults, r); err != nil {
 		return nil, err
 	}
 	return r, nil
@@ -260,6 +267,10 @@ func (f *Flags) checkKnobs(set map[string]bool, r *Run) error {
 	if f.Dropout <= 0 || f.Dropout > 1 || math.IsNaN(f.Dropout) {
 		return usagef("--dropout %v, want in (0, 1]", f.Dropout)
 	}
+	if f.Project < 0 {
+		return usagef("--project %d, want k >= 1 (or 0 for none)", f.Project)
+	}
+	r.Options.Project = f.Project
 	if f.Partitions < 1 || f.Partitions > datasets.MaxPartitions {
 		return usagef("--partitions %d, want 1 to %d", f.Partitions, datasets.MaxPartitions)
 	}
@@ -292,6 +303,59 @@ func (f *Flags) checkKnobs(set map[string]bool, r *Run) error {
 	return nil
 }
 
+// checkBounds reads the feature bounds and the feature map: --bounds FILE
+// or --bounds-all lo,hi (public, at no cost), or, for a private run without
+// them, the share of epsilon the bounds estimate spends (--bounds-share);
+// or --standardize. embedded reports the command's own data, whose shipped
+// bounds --bounds-share replaces by the estimate.
+func (f *Flags) checkBounds(set map[string]bool, embedded bool, r *Run) error {
+	if f.Bounds != "" && f.BoundsAll != "" {
+		return usagef("--bounds and --bounds-all exclude each other: give the bounds of each column in the file, or one range for all")
+	}
+	if f.Bounds != "" {
+		b, err := datasets.ReadBoundsFile(f.Bounds)
+		if err != nil {
+			return usagef("--bounds: %w", err)
+		}
+		r.Schema.Bounds = b
+	}
+	if f.BoundsAll != "" {
+		b, err := datasets.ParseRange(f.BoundsAll)
+		if err != nil {
+			return usagef("--bounds-all: %w", err)
+		}
+		r.Schema.Bounds, r.Schema.All = nil, &b
+	}
+	mode, given := f.Standardize.value()
+	if set["bounds-share"] {
+		switch {
+		case !r.Private():
+			return usagef("--bounds-share applies to a private release (--mechanism %s): a non-private run without bounds standardizes", release.List())
+		case f.Bounds != "" || f.BoundsAll != "":
+			return usagef("--bounds-share: the bounds are declared (--bounds, --bounds-all) and cost nothing; drop one of them")
+		case given:
+			return usagef("--bounds-share estimates the bounds of the feature map bounds; drop --standardize %s", f.Standardize.text)
+		case !check.OpenUnit(f.BoundsShare):
+			return usagef("--bounds-share %v leaves nothing for the %s: want a share in (0, 1) of --epsilon", f.BoundsShare, map[bool]string{true: "release", false: "bounds estimate"}[f.BoundsShare >= 1])
+		}
+		if embedded {
+			r.Schema.Bounds = nil // the estimate replaces the shipped bounds
+		}
+		r.Options.BoundsShare = f.BoundsShare
+	}
+	if !given {
+		return nil
+	}
+	if mode == preprocess.Bounds {
+		return usagef("--standardize bounds: give --bounds FILE or --bounds-all lo,hi, or nothing for a private estimate (--standardize auto)")
+	}
+	if f.Bounds != "" || f.BoundsAll != "" {
+		return usagef("--bounds or --bounds-all and --standardize %s exclude each other", f.Standardize.text)
+	}
+	r.Options.Preprocess = mode
+	return nil
+}
+
 // regression reports whether the run's loss is a regression loss.
 func (r *Run) regression() bool {
 	l := r.Options.Trainer.Loss
@@ -299,8 +363,9 @@ func (r *Run) regression() bool {
 }
 
 // checkSchema builds the schema: the label, the declared classes, the
-// bounds (read from --bounds) and the feature map.
-func (f *Flags) checkSchema(defaults *datasets.Schema, r *Run) error {
+// bounds (read from --bounds, or --bounds-all, or estimated from
+// --bounds-share of the budget) and the feature map.
+func (f *Flags) checkSchema(set map[string]bool, defaults *datasets.Schema, r *Run) error {
 	if defaults != nil {
 		if f.Label != "" && f.Label != defaults.Label {
 			return usagef("--label %q without --data: the embedded data set's label is %s", f.Label, defaults.Label)
@@ -320,27 +385,22 @@ func (f *Flags) checkSchema(defaults *datasets.Schema, r *Run) error {
 			}
 		}
 	}
-	if f.Bounds != "" {
-		b, err := datasets.ReadBoundsFile(f.Bounds)
+	if f.Categories != "" {
+		c, err := datasets.ReadCategoriesFile(f.Categories)
 		if err != nil {
-			return usagef("--bounds: %w", err)
+			return usagef("--schema: %w", err)
 		}
-		r.Schema.Bounds = b
+		r.Schema.Categories = c // checked against the label and the bounds by private.NewPlan
 	}
-	if mode, given := f.Standardize.value(); given {
-		if mode == preprocess.Bounds {
-			return usagef("--standardize bounds: give --bounds FILE (--standardize auto uses it)")
-		}
-		if f.Bounds != "" {
-			return usagef("--bounds and --standardize %s exclude each other", f.Standardize.text)
-		}
-		r.Options.Preprocess = mode
-	} else if r.Schema.Bounds == nil && r.Private() {
-		return usagef("a private run on your own data needs --bounds FILE (public feature bounds, inside the guarantee) or --standardize none|train (train is outside the guarantee)")
+	if err := f.checkBounds(set, defaults != nil, r); err != nil {
+		return err
 	}
 	if f.Partitions > 1 {
 		if r.Options.Preprocess == preprocess.Standardize {
 			return usagef("--partitions: a standardization fitted on the rows is refused; give --bounds or --standardize none")
+		}
+		if r.Private() && r.Options.Preprocess == "" && !r.Schema.Declared() {
+			return usagef("--partitions needs public bounds (--bounds FILE or --bounds-all lo,hi) or --standardize none: the private estimate of the bounds is for a single fit")
 		}
 		if r.Schema.Classes == nil && !r.regression() {
 			return usagef("--partitions needs --classes declared: the partitions must agree on them")

@@ -44,7 +44,17 @@ func TestCheckRefuses(t *testing.T) {
 		{[]string{"--classes", "a,b"}, embedded, "--classes applies to --data"},
 		{[]string{"--label", "z"}, embedded, "embedded data set's label is y"},
 		{nil, nil, "--label is required"},
-		{[]string{"--label", "y", "--mechanism", "laplace", "--epsilon", "1", "--classes", "a,b"}, nil, "needs --bounds FILE"},
+		{[]string{"--label", "y", "--mechanism", "laplace", "--epsilon", "1", "--classes", "a,b", "--bounds-share", "1"}, nil, "leaves nothing for the release"},
+		{[]string{"--label", "y", "--mechanism", "laplace", "--epsilon", "1", "--classes", "a,b", "--bounds-share", "0"}, nil, "leaves nothing for the bounds estimate"},
+		{[]string{"--label", "y", "--mechanism", "laplace", "--epsilon", "1", "--classes", "a,b", "--bounds-share", "NaN"}, nil, "want a share in (0, 1)"},
+		{[]string{"--label", "y", "--classes", "a,b", "--bounds-share", "0.2"}, nil, "--bounds-share applies to a private release"},
+		{[]string{"--label", "y", "--mechanism", "laplace", "--classes", "a,b", "--bounds-all", "0,1", "--bounds-share", "0.2"}, nil, "cost nothing"},
+		{[]string{"--label", "y", "--mechanism", "laplace", "--classes", "a,b", "--standardize", "none", "--bounds-share", "0.2"}, nil, "drop --standardize none"},
+		{[]string{"--label", "y", "--classes", "a,b", "--bounds-all", "0,1", "--bounds", "b.csv"}, nil, "exclude each other"},
+		{[]string{"--label", "y", "--classes", "a,b", "--bounds-all", "1,0"}, nil, "--bounds-all"},
+		{[]string{"--label", "y", "--classes", "a,b", "--bounds-all", "0"}, nil, "want lo,hi"},
+		{[]string{"--label", "y", "--classes", "a,b", "--bounds-all", "0,1", "--standardize", "train"}, nil, "exclude each other"},
+		{[]string{"--label", "y", "--mechanism", "laplace", "--classes", "a,b", "--partitions", "2"}, nil, "--partitions needs public bounds"},
 		{[]string{"--label", "y", "--mechanism", "laplace", "--epsilon", "1", "--standardize", "none"}, nil, "--classes"},
 		{[]string{"--label", "y", "--partitions", "2", "--standardize", "train", "--classes", "a,b"}, nil, "standardization fitted on the rows"},
 		{[]string{"--log-level", "loud"}, embedded, "--log-level"},
@@ -106,5 +116,31 @@ func TestSGDFlagsFollowMethod(t *testing.T) {
 				t.Errorf("%q: %v, want a usage error naming --%s and %s", args, err, name, m.Name())
 			}
 		}
+	}
+}
+
+// TestCheckBounds checks where the bounds come from: --bounds-all for every
+// column, an estimate with the default or a given share, and the embedded
+// data's shipped bounds replaced by the estimate when a share is given.
+func TestCheckBounds(t *testing.T) {
+	r, err := parse(t, []string{"--label", "y", "--classes", "a,b", "--mechanism", "gamma", "--bounds-all", "-2, 5"}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if b, ok := r.Schema.Bound("anything"); !ok || b.Lo != -2 || b.Hi != 5 || r.Options.BoundsShare != 0 {
+		t.Errorf("--bounds-all: bound %v %v, share %v", b, ok, r.Options.BoundsShare)
+	}
+	r, err = parse(t, []string{"--label", "y", "--classes", "a,b", "--mechanism", "gamma"}, nil)
+	if err != nil || r.Schema.Declared() || r.Options.BoundsShare != 0 {
+		t.Errorf("no bounds: %v, declared %v, share %v (0: the default)", err, r.Schema.Declared(), r.Options.BoundsShare)
+	}
+	embedded := &datasets.Schema{Label: "y", Classes: []string{"a", "b"}, Bounds: []datasets.Bound{{Column: "x", Lo: 0, Hi: 1}}}
+	r, err = parse(t, []string{"--mechanism", "gamma", "--bounds-share", "0.25"}, embedded)
+	if err != nil || r.Schema.Declared() || r.Options.BoundsShare != 0.25 {
+		t.Errorf("embedded with a share: %v, declared %v, share %v", err, r.Schema.Declared(), r.Options.BoundsShare)
+	}
+	r, err = parse(t, []string{"--mechanism", "gamma"}, embedded)
+	if err != nil || len(r.Schema.Bounds) != 1 {
+		t.Errorf("embedded: %v, bounds %v (the shipped ones)", err, r.Schema.Bounds)
 	}
 }

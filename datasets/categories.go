@@ -1,0 +1,129 @@
+package datasets
+
+import (
+	"encoding/csv"
+	"fmt"
+	"io"
+	"os"
+	"slices"
+	"strings"
+)
+
+// Categorical declares a categorical feature column and its categories, in
+// the order of their indicator columns. Like the bounds, the categories
+// are declared before the rows are read (from a data set's documentation,
+// say): they are public, written into the model file, and set the model's
+// dimension at no privacy cost.
+type Categorical struct {
+	Column string   `json:"column"`
+	Values []string `json:"values"`
+}
+
+// checkCategories returns an error wrapping ErrSchema unless every
+// declaration names a distinct, non-empty column with distinct,
+// non-empty categories without surrounding spaces, no column is also
+// bounded, and the label is not among them.
+func (s Schema) checkCategories() error {
+	cols := make(map[string]bool, len(s.Categories))
+	for _, c := range s.Categories {
+		switch {
+		case c.Column == "":
+			return fmt.Errorf("%w: a categorical declaration without a column name", ErrSchema)
+		case cols[c.Column]:
+			return fmt.Errorf("%w: column %q declared categorical twice", ErrSchema, c.Column)
+		case c.Column == s.Label:
+			return fmt.Errorf("%w: the label %q is declared a categorical feature; its classes are declared with the classes", ErrSchema, c.Column)
+		case len(c.Values) == 0:
+			return fmt.Errorf("%w: categorical column %q has no categories", ErrSchema, c.Column)
+		}
+		cols[c.Column] = true
+		if _, ok := s.boundOf(c.Column); ok {
+			return fmt.Errorf("%w: column %q is declared categorical and bounded: a categorical column is one-hot encoded, without bounds", ErrSchema, c.Column)
+		}
+		seen := make(map[string]bool, len(c.Values))
+		for _, v := range c.Values {
+			if v == "" || strings.TrimSpace(v) != v {
+				return fmt.Errorf("%w: column %q: category %q is empty or has surrounding spaces", ErrSchema, c.Column, v)
+			}
+			if seen[v] {
+				return fmt.Errorf("%w: column %q: category %q declared twice", ErrSchema, c.Column, v)
+			}
+			seen[v] = true
+		}
+	}
+	return nil
+}
+
+// ValidateCategories returns an error wrapping ErrSchema unless the
+// declarations name distinct, non-empty columns, each with distinct,
+// non-empty categories without surrounding spaces.
+func ValidateCategories(cs []Categorical) error {
+	return Schema{Label: "\x00", Categories: cs}.checkCategories()
+}
+
+// Categorical returns the declaration of column name, if it is declared
+// categorical.
+func (s Schema) Categorical(name string) (Categorical, bool) {
+	i := slices.IndexFunc(s.Categories, func(c Categorical) bool { return c.Column == name })
+	if i < 0 {
+		return Categorical{}, false
+	}
+	return s.Categories[i], true
+}
+
+// ReadCategories reads categorical declarations from CSV: one line per
+// column, "column,category,category,...", at least one category. Cells
+// are trimmed; lines starting with '#' are comments. Errors wrap ErrSchema
+// and name the line: a line without a category, an empty or repeated
+// category, a column declared twice, no declaration at all.
+func ReadCategories(r io.Reader) ([]Categorical, error) {
+	cr := csv.NewReader(r)
+	cr.FieldsPerRecord = -1
+	cr.TrimLeadingSpace = true
+	cr.Comment = '#'
+	var out []Categorical
+	seen := make(map[string]int)
+	for {
+		rec, err := cr.Read()
+		if err == io.EOF {
+			break
+		}
+		if err != nil {
+			return nil, fmt.Errorf("%w: categories: %w", ErrSchema, err)
+		}
+		line, _ := cr.FieldPos(0)
+		for i := range rec {
+			rec[i] = strings.TrimSpace(rec[i])
+		}
+		if len(rec) < 2 {
+			return nil, fmt.Errorf("%w: categories line %d: %q has no category, want column,category,...", ErrSchema, line, rec[0])
+		}
+		if prev, ok := seen[rec[0]]; ok {
+			return nil, fmt.Errorf("%w: categories line %d: column %q already declared on line %d", ErrSchema, line, rec[0], prev)
+		}
+		seen[rec[0]] = line
+		c := Categorical{Column: rec[0], Values: rec[1:]}
+		if err := ValidateCategories([]Categorical{c}); err != nil {
+			return nil, fmt.Errorf("categories line %d: %w", line, err)
+		}
+		out = append(out, c)
+	}
+	if len(out) == 0 {
+		return nil, fmt.Errorf("%w: no categorical column declared in the file", ErrSchema)
+	}
+	return out, nil
+}
+
+// ReadCategoriesFile reads the file at path with ReadCategories.
+func ReadCategoriesFile(path string) ([]Categorical, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	c, err := ReadCategories(f)
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", path, err)
+	}
+	return c, nil
+}

@@ -1,0 +1,207 @@
+package private
+
+import (
+	"context"
+	"errors"
+	"math"
+	"math/rand/v2"
+	"slices"
+	"strconv"
+	"strings"
+	"testing"
+
+	"github.com/stabpriv/stabpriv/datasets"
+	"github.com/stabpriv/stabpriv/datasets/preprocess"
+	"github.com/stabpriv/stabpriv/dp"
+	"github.com/stabpriv/stabpriv/modelfile"
+	"github.com/stabpriv/stabpriv/perturb"
+	"github.com/stabpriv/stabpriv/privbounds"
+)
+
+// boundsTable returns a table of n rows with three numeric features of
+// different scales and signs and a binary label that depends on them.
+func boundsTable(t *testing.T, n int) (*datasets.Table, datasets.Schema) {
+	t.Helper()
+	r := rand.New(rand.NewPCG(7, 8))
+	rows := make([][]string, n)
+	for i := range rows {
+		a, b, c := 20+60*r.Float64(), -r.Float64()/100, r.ExpFloat64()*1000
+		y := "no"
+		if a/80+200*b+r.NormFloat64()/4 > 0.2 {
+			y = "yes"
+		}
+		f := func(v float64) string { return strconv.FormatFloat(v, 'g', -1, 64) }
+		rows[i] = []string{f(a), f(b), f(c), y}
+	}
+	tab, err := datasets.NewTable("synthetic", []string{"a", "b", "c", "y"}, rows)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return tab, datasets.Schema{Label: "y", Classes: []string{"no", "yes"}}
+}
+
+// TestFitEstimatesBounds checks a private fit without declared bounds: the
+// bounds are estimated at share * eps, the release is calibrated to the
+// rest (the noise scale of a fit with the same bounds declared at that
+// budget), the certificate claims the whole budget with both charges in its
+// ledger and the bounds listed, and Verify accepts the file.
+func TestFitEstimatesBounds(t *testing.T) {
+	tab, schema := boundsTable(t, 3000)
+	budget := dp.Budget{Epsilon: 2}
+	opts := Options{Mechanism: perturb.Gamma, TestFrac: 0.2, Seed: 3, Auto: true, BoundsShare: 0.25}
+	for _, src := range []perturb.Source{perturb.Seeded(11), nil} {
+		opts.Noise = src
+		r, err := Fit(context.Background(), tab, schema, budget, opts)
+		if err != nil {
+			t.Fatal(err)
+		}
+		c, p := r.Certificate, r.Preprocessing
+		if !p.Estimated || p.Mode != preprocess.Bounds || !strings.Contains(p.Words, "estimated privately") {
+			t.Fatalf("preprocessing %+v", p)
+		}
+		if c.Epsilon != 2 || len(c.Ledger) != 2 || c.Ledger[0] != modelfile.BoundsCharge(0.5) || c.Ledger[1].Epsilon != 1.5 || c.Ledger[1].Mechanism != perturb.Gamma {
+			t.Errorf("claim eps %v, ledger %+v", c.Epsilon, c.Ledger)
+		}
+		if len(c.EstimatedBounds) != 3 {
+			t.Fatalf("estimated bounds %+v", c.EstimatedBounds)
+		}
+		for j, b := range c.EstimatedBounds {
+			if b.Column != p.Features[j] || b.Lo != p.Lo[j] || b.Hi != p.Hi[j] || !privbounds.OnGrid(b.Lo) || !privbounds.OnGrid(b.Hi) || !(b.Lo < b.Hi) {
+				t.Errorf("bound %d: %+v, preprocessing %s [%v, %v]", j, b, p.Features[j], p.Lo[j], p.Hi[j])
+			}
+		}
+		if b := r.ReleaseBudget(); b.Epsilon != 1.5 || b.Delta != 0 {
+			t.Errorf("release budget %+v, want eps 1.5", b)
+		}
+		// The same bounds declared, at the release's budget: the same
+		// calibration.
+		declared := schema
+		for _, b := range c.EstimatedBounds {
+			declared.Bounds = append(declared.Bounds, datasets.Bound{Column: b.Column, Lo: b.Lo, Hi: b.Hi})
+		}
+		o := opts
+		o.BoundsShare, o.Noise = 0, perturb.Seeded(1)
+		ref, err := Fit(context.Background(), tab, declared, dp.Budget{Epsilon: 1.5}, o)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if ref.Certificate.NoiseScale != c.NoiseScale || ref.Certificate.Lambda != c.Lambda || ref.Certificate.L2Sensitivity != c.L2Sensitivity {
+			t.Errorf("noise scale %v, lambda %v, Delta %v; declared bounds at eps 1.5: %v, %v, %v", c.NoiseScale, c.Lambda, c.L2Sensitivity,
+				ref.Certificate.NoiseScale, ref.Certificate.Lambda, ref.Certificate.L2Sensitivity)
+		}
+		want := modelfile.PrivateRelease
+		if src != nil {
+			want = modelfile.NotPrivate
+		}
+		if v, why, err := modelfile.Verify(r); err != nil || v != want {
+			t.Errorf("Verify: %v (%s), %v; want %v", v, why, err, want)
+		}
+		if !strings.Contains(c.String(), "Feature bounds estimated privately") || !strings.Contains(strings.Join(c.Assumptions, "\n"), "basic composition") {
+			t.Errorf("the certificate does not state the estimate:\n%s", c)
+		}
+	}
+}
+
+// TestFitBoundsReadTrainingRowsOnly replaces held-out rows by adversarial
+// ones: the estimate, a function of the training rows and the noise source
+// only, gives the same bounds; a replaced training row may change them.
+func TestFitBoundsReadTrainingRowsOnly(t *testing.T) {
+	tab, schema := boundsTable(t, 2000)
+	opts := Options{Mechanism: perturb.Gamma, TestFrac: 0.3, Seed: 5, Auto: true, BoundsShare: 0.5}
+	fit := func(tab *datasets.Table) []dp.FeatureBound {
+		o := opts
+		o.Noise = perturb.Seeded(9)
+		r, err := Fit(context.Background(), tab, schema, dp.Budget{Epsilon: 1}, o)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return r.Certificate.EstimatedBounds
+	}
+	base := fit(tab)
+	_, test, err := datasets.SplitIndex(tab.Len(), opts.TestFrac, opts.Seed)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, i := range test[:5] {
+		for _, cells := range [][]string{{"1e300", "-1e300", "0", "yes"}, {"-7", "5e-30", "1e12", "zebra"}} {
+			nb := tab.Clone()
+			for j, c := range cells {
+				nb.SetCell(i, j, c)
+			}
+			if got := fit(nb); !slices.Equal(got, base) {
+				t.Fatalf("held-out row %d replaced by %v: bounds %v, want %v", i, cells, got, base)
+			}
+		}
+	}
+}
+
+// TestBoundsShareRefused checks the shares and settings NewPlan refuses
+// before any row is read, and the fit refused for too few rows.
+func TestBoundsShareRefused(t *testing.T) {
+	schema := datasets.Schema{Label: "y", Classes: []string{"no", "yes"}}
+	for _, share := range []float64{1, 1.5, -0.1, math.NaN(), math.Inf(1)} {
+		_, err := NewPlan(schema, dp.Budget{Epsilon: 1}, Options{Mechanism: perturb.Gamma, BoundsShare: share})
+		if !errors.Is(err, dp.ErrBudget) {
+			t.Errorf("share %v: %v, want dp.ErrBudget", share, err)
+		}
+	}
+	declared := schema
+	declared.All = &datasets.Bound{Lo: 0, Hi: 1}
+	for name, c := range map[string]struct {
+		s    datasets.Schema
+		opts Options
+	}{
+		"declared":    {declared, Options{Mechanism: perturb.Gamma, BoundsShare: 0.2}},
+		"not private": {schema, Options{BoundsShare: 0.2}},
+		"none":        {schema, Options{Mechanism: perturb.Gamma, BoundsShare: 0.2, Preprocess: preprocess.None}},
+	} {
+		budget := dp.Budget{Epsilon: 1}
+		if c.opts.Mechanism == "" {
+			budget = dp.Budget{}
+		}
+		if _, err := NewPlan(c.s, budget, c.opts); !errors.Is(err, ErrOptions) {
+			t.Errorf("%s: %v, want ErrOptions", name, err)
+		}
+	}
+	pl, err := NewPlan(schema, dp.Budget{Epsilon: 1, Delta: 1e-6}, Options{Mechanism: perturb.AnalyticGaussian})
+	if err != nil || !pl.EstimateBounds || pl.BoundsEpsilon != DefaultBoundsShare || pl.Release != (dp.Budget{Epsilon: 1 - DefaultBoundsShare, Delta: 1e-6}) {
+		t.Errorf("default share: %v, %+v", err, pl)
+	}
+	tab, _ := boundsTable(t, 100)
+	_, err = Fit(context.Background(), tab, schema, dp.Budget{Epsilon: 1}, Options{Mechanism: perturb.Gamma, Seed: 1, Auto: true})
+	if !errors.Is(err, ErrOptions) || !strings.Contains(err.Error(), "needs at least") {
+		t.Errorf("100 rows: %v, want the estimate refused", err)
+	}
+}
+
+// TestVerifyEstimatedBounds alters the estimate's parts of a model file:
+// each alteration makes Verify fail.
+func TestVerifyEstimatedBounds(t *testing.T) {
+	tab, schema := boundsTable(t, 3000)
+	fit := func() *modelfile.Released {
+		r, err := Fit(context.Background(), tab, schema, dp.Budget{Epsilon: 1}, Options{Mechanism: perturb.Gamma, TestFrac: 0.2, Seed: 3, Auto: true, BoundsShare: 0.3})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return r
+	}
+	for name, alter := range map[string]func(r *modelfile.Released){
+		"charge":         func(r *modelfile.Released) { r.Certificate.Ledger[0].Epsilon = 0.2 },
+		"charge too big": func(r *modelfile.Released) { r.Certificate.Ledger[0].Epsilon = 1 },
+		"no charge":      func(r *modelfile.Released) { r.Certificate.Ledger = r.Certificate.Ledger[1:] },
+		"listed bound":   func(r *modelfile.Released) { r.Certificate.EstimatedBounds[0].Lo /= 2 },
+		"unlisted":       func(r *modelfile.Released) { r.Certificate.EstimatedBounds = nil },
+		"not estimated":  func(r *modelfile.Released) { r.Preprocessing.Estimated = false },
+		"claim":          func(r *modelfile.Released) { r.Certificate.Epsilon = 0.7 },
+		"declared words": func(r *modelfile.Released) { r.Preprocessing.Words = preprocess.MapWords(preprocess.Bounds) },
+		"off the grid": func(r *modelfile.Released) {
+			r.Preprocessing.Lo[1], r.Certificate.EstimatedBounds[1].Lo = -0.75, -0.75
+		},
+	} {
+		r := fit()
+		alter(r)
+		if _, _, err := modelfile.Verify(r); !errors.Is(err, modelfile.ErrVerify) {
+			t.Errorf("%s: Verify %v, want ErrVerify", name, err)
+		}
+	}
+}

@@ -1,0 +1,210 @@
+package privbounds
+
+import (
+	"errors"
+	"fmt"
+	"math"
+
+	"gonum.org/v1/gonum/mat"
+
+	"github.com/stabpriv/stabpriv/internal/check"
+	"github.com/stabpriv/stabpriv/perturb"
+)
+
+// ErrEstimate is wrapped by every error of Estimate: no rows or columns, a
+// value that is not finite, an invalid epsilon.
+var ErrEstimate = errors.New("privbounds: cannot estimate")
+
+// The public grid of the histogram: the same for every column and every
+// data set, fixed before any row is read.
+const (
+	// MinExp sets the bin around zero, [-2^MinExp, 2^MinExp].
+	MinExp = -24
+	// MaxExp sets the outermost bins, (2^(MaxExp-1), +inf) and its
+	// negative; their outer boundary is +-2^MaxExp, to which a feature map
+	// with these bounds clamps larger values.
+	MaxExp = 40
+	// Bins is the number of bins of a column: MaxExp-MinExp of each sign
+	// and the bin around zero.
+	Bins = 2*(MaxExp-MinExp) + 1
+	// Failure bounds the probability that the noise lifts some empty bin
+	// above the threshold (a union bound over the d*Bins bins, Threshold);
+	// an empty bin chosen makes that column's range too wide, never
+	// invalid.
+	Failure = 0.05
+)
+
+// half is the number of bins of one sign.
+const half = MaxExp - MinExp
+
+// Step is the ledger entry's description of the estimate.
+const Step = "private feature bounds: a histogram of every feature column on a public log2 grid (bins (2^(e-1), 2^e] of either sign and [-2^-24, 2^-24], e up to 40), " +
+	"Laplace noise of scale 2d/eps_bounds on every count (L1 sensitivity 2d under replace-one), the outer boundaries of each column's lowest and highest bins above the threshold " +
+	"(Google differential-privacy's ApproxBounds, adapted to replace-one)"
+
+// Sensitivity returns the L1 sensitivity of the histogram of d columns
+// under replace-one: 2d.
+func Sensitivity(d int) float64 { return 2 * float64(d) }
+
+// Threshold returns the count above which a noisy bin counts as occupied,
+// for d columns and the budget eps: with s = 2d/eps the Laplace scale, the
+// noise lifts a given empty bin to t or more with probability exp(-t/s)/2,
+// and t = s ln(d Bins / (2 Failure)) makes the sum over all d*Bins bins
+// Failure. It depends on public values only.
+func Threshold(d int, eps float64) float64 {
+	s := Sensitivity(d) / eps
+	return s * math.Log(float64(d)*Bins/(2*Failure))
+}
+
+// MinRows returns the fewest rows with which the estimate of d columns at
+// eps is useful: twice the threshold, so that a column whose rows fill at
+// most two bins has a bin above it. With fewer rows the noise decides most
+// ranges (Estimate then falls back to the modal noisy bin), and a caller
+// should ask for declared bounds instead. It depends on public values only.
+func MinRows(d int, eps float64) int { return int(math.Ceil(2 * Threshold(d, eps))) }
+
+// MinShare returns the smallest share of eps with which n rows of d
+// columns reach MinRows: 2 Threshold(d, eps) / n, since the threshold
+// scales as 1/eps. A share above 1 means no share of eps suffices.
+func MinShare(n, d int, eps float64) float64 { return 2 * Threshold(d, eps) / float64(n) }
+
+// Bin returns the index of the bin of v (finite): 0 to half-1 for the
+// negative bins from the most negative, half for the bin around zero,
+// half+1 to 2 half for the positive bins. Bin i > half holds
+// (2^(MinExp+i-half-1), 2^(MinExp+i-half)], the last one everything above
+// 2^(MaxExp-1); the negative bins mirror them. It is exact: math.Frexp
+// reads the exponent from the bits.
+func Bin(v float64) int {
+	a := math.Abs(v)
+	if a <= math.Ldexp(1, MinExp) {
+		return half
+	}
+	f, e := math.Frexp(a) // a = f 2^e, f in [0.5, 1)
+	if f == 0.5 {
+		e-- // a = 2^(e-1) closes the bin below
+	}
+	i := min(e-MinExp, half) // a in (2^(e-1), 2^e]: positive bin i
+	if v < 0 {
+		return half - i
+	}
+	return half + i
+}
+
+// Lower and Upper return the outer boundaries of bin b: the bound a column
+// gets when b is its lowest (Lower) or highest (Upper) occupied bin.
+func Lower(b int) float64 {
+	switch {
+	case b < half:
+		return -math.Ldexp(1, MinExp+half-b)
+	case b == half:
+		return -math.Ldexp(1, MinExp)
+	}
+	return math.Ldexp(1, MinExp+b-half-1)
+}
+
+// Upper returns the upper boundary of bin b (see Lower).
+func Upper(b int) float64 {
+	switch {
+	case b < half:
+		return -math.Ldexp(1, MinExp+half-b-1)
+	case b == half:
+		return math.Ldexp(1, MinExp)
+	}
+	return math.Ldexp(1, MinExp+b-half)
+}
+
+// OnGrid reports whether v is a value Estimate can give as a bound: +-2^e
+// with MinExp <= e <= MaxExp.
+func OnGrid(v float64) bool {
+	f, e := math.Frexp(math.Abs(v))
+	return f == 0.5 && e-1 >= MinExp && e-1 <= MaxExp
+}
+
+// histogram returns the d x Bins counts of the columns of X, column by
+// column.
+func histogram(X mat.Matrix) []float64 {
+	n, d := X.Dims()
+	h := make([]float64, d*Bins)
+	for i := range n {
+		for j := range d {
+			h[j*Bins+Bin(X.At(i, j))]++
+		}
+	}
+	return h
+}
+
+// Estimate returns a range [lo_j, hi_j] for every column j of X (n rows of
+// d raw feature values, all finite), eps-DP for replace-one neighbours
+// (package doc), with the noise drawn from src (perturb.Secure() when
+// nil). For each column it builds the histogram on the public grid, adds
+// Laplace noise of scale 2d/eps to every count (one call of
+// src.AddLaplace with L1 sensitivity 2d), and returns the lower boundary of
+// the lowest bin and the upper boundary of the highest bin whose noisy
+// count is at least Threshold(d, eps); when no bin of a column reaches it,
+// the boundaries of its bin of largest noisy count (the lowest such bin on
+// a tie). Everything after the noise is post-processing. Every bound is on
+// the grid (OnGrid) and lo_j < hi_j.
+//
+// The range is coarse (powers of two) and may miss a few extreme values,
+// which a feature map with these bounds clamps; with too few rows for the
+// budget (counts below the threshold) it degrades to the modal bin of each
+// column. Errors wrap ErrEstimate: no rows or columns, a value that is not
+// finite, eps not finite and positive; and the source's errors.
+func Estimate(X mat.Matrix, eps float64, src perturb.Source) (lo, hi []float64, err error) {
+	if X == nil {
+		return nil, nil, fmt.Errorf("%w: no rows", ErrEstimate)
+	}
+	n, d := X.Dims()
+	switch {
+	case n < 1 || d < 1:
+		return nil, nil, fmt.Errorf("%w: %d rows of %d columns", ErrEstimate, n, d)
+	case !check.Positive(eps):
+		return nil, nil, fmt.Errorf("%w: eps = %v, want finite > 0", ErrEstimate, eps)
+	}
+	for i := range n {
+		for j := range d {
+			if v := X.At(i, j); !check.Finite(v) {
+				return nil, nil, fmt.Errorf("%w: row %d, column %d is %v", ErrEstimate, i, j, v)
+			}
+		}
+	}
+	if src == nil {
+		src = perturb.Secure()
+	}
+	h := histogram(X)
+	if err := src.AddLaplace(h, Sensitivity(d), eps); err != nil {
+		return nil, nil, fmt.Errorf("%w: %w", ErrEstimate, err)
+	}
+	lo, hi = make([]float64, d), make([]float64, d)
+	t := Threshold(d, eps)
+	for j := range d {
+		first, last := Occupied(h[j*Bins:(j+1)*Bins], t)
+		lo[j], hi[j] = Lower(first), Upper(last)
+	}
+	return lo, hi, nil
+}
+
+// Occupied returns the lowest and highest bins of the noisy counts of one
+// column at least t, or, when none is, the bin of the largest count (the
+// lowest on a tie) twice. It reads nothing but its arguments.
+func Occupied(counts []float64, t float64) (first, last int) {
+	first, last = -1, -1
+	for b, c := range counts {
+		if c >= t {
+			if first < 0 {
+				first = b
+			}
+			last = b
+		}
+	}
+	if first >= 0 {
+		return first, last
+	}
+	best := 0
+	for b, c := range counts {
+		if c > counts[best] {
+			best = b
+		}
+	}
+	return best, best
+}
