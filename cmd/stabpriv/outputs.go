@@ -11,17 +11,43 @@ import (
 	"github.com/stabpriv/stabpriv/modelfile"
 )
 
+// Replacing an output: whether a command may replace an existing file at
+// its output path.
+type replace int
+
+const (
+	keep        replace = iota // no file is replaced
+	notModels                  // a file that is not a model file is replaced (--force of predict)
+	anyFile                    // any regular file is replaced (--force of train)
+)
+
 // checkOutFile makes sure, before any work, that the output file path of
-// the flag can be written: a path that exists and is not a regular file is
-// refused, and so is a model file unless force (a model file is replaced
-// on purpose only). The parent directory must exist or be creatable; it is
-// created only when the command writes.
-func checkOutFile(flag, path string, force bool) error {
+// the flag can be written: a path that is one of the command's inputs is
+// refused whatever rep says; a path that exists is refused unless rep
+// allows replacing it (a model file is replaced only by anyFile), and one
+// that is not a regular file always. The parent directory must exist or be
+// creatable; it is created only when the command writes.
+func checkOutFile(flag, path string, rep replace, inputs ...string) error {
 	if path == "" {
 		return nil
 	}
-	if !force && modelfile.IsModelFile(path) {
-		return usagef("%s %s is a model file; give another path (or --force to replace it)", flag, path)
+	st, err := os.Stat(path)
+	if err != nil {
+		return checkTarget(flag, filepath.Dir(path), path)
+	}
+	for _, in := range inputs {
+		if in == "" {
+			continue
+		}
+		if ist, err := os.Stat(in); err == nil && os.SameFile(st, ist) {
+			return usagef("%s %s is also an input of the command (%s); give another path", flag, path, in)
+		}
+	}
+	switch model := modelfile.IsModelFile(path); {
+	case model && rep != anyFile:
+		return usagef("%s %s is a model file; give another path (only train --force replaces a model file)", flag, path)
+	case !model && rep == keep && st.Mode().IsRegular():
+		return usagef("%s %s exists; give a new path (or --force to replace it)", flag, path)
 	}
 	return checkTarget(flag, filepath.Dir(path), path)
 }

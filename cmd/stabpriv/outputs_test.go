@@ -56,6 +56,26 @@ func TestOutputsNeverClobber(t *testing.T) {
 	if st, err := os.Lstat(link); err != nil || st.Mode()&os.ModeSymlink == 0 {
 		t.Error("the link changed")
 	}
+	// The command's own inputs are never replaced, --force or not; any
+	// other existing file only with --force.
+	csv := writeCSV(t, clusters(2, 50))
+	csvBefore, _ := os.ReadFile(csv)
+	for _, args := range [][]string{
+		{"train", "--data", csv, "--label", "class", "--out", csv},
+		{"train", "--data", csv, "--label", "class", "--out", csv, "--force"},
+		{"train", "--out", plain},
+	} {
+		var ue *usageError
+		if _, _, err := call(t, args...); !errors.As(err, &ue) {
+			t.Errorf("%v: %v, want a usage error", args, err)
+		}
+	}
+	if after, _ := os.ReadFile(csv); !bytes.Equal(after, csvBefore) {
+		t.Error("train wrote over its data")
+	}
+	if after, _ := os.ReadFile(plain); string(after) != "notes" {
+		t.Error("train replaced an existing file without --force")
+	}
 	if _, _, err := call(t, "train", "--out", model, "--force", "--seed", "2"); err != nil {
 		t.Errorf("--force: %v", err)
 	}
@@ -81,8 +101,22 @@ func TestPredictSafe(t *testing.T) {
 	}
 	good, _ := os.ReadFile(out)
 	var ue *usageError
-	if _, _, err := call(t, "predict", "--model", model, "--data", data, "--out", model); !errors.As(err, &ue) {
-		t.Errorf("--out the model file: %v, want a usage error", err)
+	for _, args := range [][]string{
+		{"--out", model},
+		{"--out", model, "--force"},
+		{"--out", out},
+		{"--out", data, "--force"},
+	} {
+		args = append([]string{"predict", "--model", model, "--data", data}, args...)
+		if _, _, err := call(t, args...); !errors.As(err, &ue) {
+			t.Errorf("%v: %v, want a usage error", args, err)
+		}
+	}
+	if after, _ := os.ReadFile(data); !bytes.HasPrefix(after, []byte("mean_radius")) {
+		t.Error("predict wrote over its data")
+	}
+	if after, _ := os.ReadFile(out); !bytes.Equal(after, good) {
+		t.Error("predict replaced an existing output without --force")
 	}
 	if after, _ := os.ReadFile(model); !bytes.Equal(after, modelBytes) {
 		t.Error("predict wrote over the model file")
@@ -96,8 +130,8 @@ func TestPredictSafe(t *testing.T) {
 	if err := os.WriteFile(bad, broken, 0o644); err != nil {
 		t.Fatal(err)
 	}
-	if _, _, err := call(t, "predict", "--model", model, "--data", bad, "--out", out); err == nil {
-		t.Error("a bad row was accepted")
+	if _, _, err := call(t, "predict", "--model", model, "--data", bad, "--out", out, "--force"); err == nil || errors.As(err, &ue) {
+		t.Errorf("a bad row: %v, want a data error", err)
 	}
 	if after, _ := os.ReadFile(out); !bytes.Equal(after, good) {
 		t.Error("a failed predict changed the earlier output")

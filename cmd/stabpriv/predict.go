@@ -22,7 +22,8 @@ const predictHelp = "Usage: stabpriv predict --model model.json --data rows.csv 
 	"writes one line per row: row (the 0-based index of the data row, as in errors),\n" +
 	"prediction and, for the logistic and softmax losses, the probability of each class.\n" +
 	"When the file has the model's label column, the accuracy (or RMSE) is printed on\n" +
-	"standard error. Nothing is written on error, and --out never replaces a model file."
+	"standard error. Nothing is written on error; --out replaces an existing file only with\n" +
+	"--force, and never a model file or an input."
 
 // runPredict is the predict command: it applies a model file to the rows
 // of a CSV file.
@@ -31,11 +32,12 @@ func runPredict(_ context.Context, args []string, stdout, stderr io.Writer) erro
 	fs.SetOutput(io.Discard)
 	fs.Usage = func() {}
 	var model, data, out string
-	var unverified bool
+	var unverified, force bool
 	fs.StringVar(&model, "model", "", "model `file` written by train --out")
 	fs.StringVar(&data, "data", "", "CSV `file` with a header naming the model's feature columns (other columns are ignored)")
-	fs.StringVar(&out, "out", "", "write the predictions as CSV to this `file` (default: standard output); a model file is never replaced")
+	fs.StringVar(&out, "out", "", "write the predictions as CSV to this `file` (default: standard output); an existing file is replaced only with --force, a model file never")
 	fs.BoolVar(&unverified, "unverified", false, "use a model file that does not verify (a warning is printed)")
+	fs.BoolVar(&force, "force", false, "replace an existing file at --out (never a model file, nor an input)")
 	if _, err := parseFlags(fs, args, stderr, predictHelp); err != nil {
 		if errors.Is(err, flag.ErrHelp) {
 			return nil
@@ -45,7 +47,11 @@ func runPredict(_ context.Context, args []string, stdout, stderr io.Writer) erro
 	if model == "" || data == "" {
 		return usagef("predict needs --model FILE and --data FILE.csv")
 	}
-	if err := checkOutFile("--out", out, false); err != nil {
+	rep := keep
+	if force {
+		rep = notModels
+	}
+	if err := checkOutFile("--out", out, rep, model, data); err != nil {
 		return err
 	}
 	r, err := modelfile.ReadFile(model)

@@ -44,8 +44,8 @@ func newTrainFlagSet(f *trainFlags) *flag.FlagSet {
 	fs.StringVar(&f.header, "header", "", "the column `names` a,b,... of a --data file without a header row (its first line is then a data row), such as UCI Adult's adult.data")
 	fs.StringVar(&f.positive, "positive", "", "binary tasks without --classes (non-private): the `class` encoded +1 (default: the larger class name)")
 	fs.Float64Var(&f.tolerance, "tolerance", 0, "non-private runs: stop after the first pass whose gradient norm is <= `tol` (a data-dependent stop: no release certifies it)")
-	fs.StringVar(&f.out, "out", "", "write the model file ("+modelfile.Format+") to this `file` (parent directories are created; an existing model file is replaced only with --force)")
-	fs.BoolVar(&f.force, "force", false, "replace the model file at --out")
+	fs.StringVar(&f.out, "out", "", "write the model file ("+modelfile.Format+") to this `file` (parent directories are created; an existing file is replaced only with --force, an input never)")
+	fs.BoolVar(&f.force, "force", false, "replace the file at --out")
 	fs.BoolVar(&f.diagnostics, "diagnostics", false, "also print non-private statistics of the run (metrics of the trained and released weights, objective, passes done): for your eyes only, do not publish")
 	fs.SetOutput(io.Discard) // parse errors are returned, not printed
 	fs.Usage = func() {}     // the flag package calls it on every error
@@ -202,7 +202,11 @@ func runTrain(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	if err != nil {
 		return err
 	}
-	if err := checkOutFile("--out", s.out, s.force); err != nil {
+	rep := keep
+	if s.force {
+		rep = anyFile
+	}
+	if err := checkOutFile("--out", s.out, rep, s.inputs()...); err != nil {
 		return err
 	}
 	log := logrus.New()
@@ -240,4 +244,14 @@ func runTrain(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 		fmt.Fprintf(stdout, "\nmodel written to %s\n", s.out)
 	}
 	return nil
+}
+
+// inputs returns the paths of the files the run reads: the data (every
+// shard), the bounds and the categories.
+func (s *settings) inputs() []string {
+	in := []string{s.Bounds, s.Categories}
+	for _, t := range s.shards {
+		in = append(in, t.Source)
+	}
+	return in
 }
