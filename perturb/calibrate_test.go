@@ -217,6 +217,8 @@ func TestCalibrationErrors(t *testing.T) {
 		{"empty mechanism", "", 1, 0, ok, ErrMechanism},
 		{"eps zero", Laplace, 0, 0, ok, ErrEpsilon},
 		{"eps negative", Gamma, -1, 0, ok, ErrEpsilon},
+		{"laplace eps below the sampler's", Laplace, 1e-16, 0, ok, ErrEpsilon},
+		{"laplace eps above the sampler's", Laplace, 1e300, 0, ok, ErrEpsilon},
 		{"eps NaN", AnalyticGaussian, nan, 1e-5, ok, ErrEpsilon},
 		{"eps Inf", AnalyticGaussian, inf, 1e-5, ok, ErrEpsilon},
 		{"delta negative", AnalyticGaussian, 1, -1e-5, ok, ErrDelta},

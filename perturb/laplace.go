@@ -22,7 +22,27 @@ func (laplaceNoise) Citation() string {
 	return "Dwork, McSherry, Nissim & Smith (2006), Calibrating noise to sensitivity in private data analysis, TCC; Laplace mechanism with the L1 sensitivity"
 }
 
-func (n laplaceNoise) CheckBudget(eps, delta float64) error { return checkBudget(n, eps, delta) }
+// Laplace epsilons outside [MinLaplaceEpsilon, MaxLaplaceEpsilon] are
+// refused: the secure source's sampler (Google's, on a power-of-two grid)
+// refuses eps below 2^-50, and above 2^50 its grid for usual sensitivities
+// leaves the range of float64.
+const (
+	MinLaplaceEpsilon = 0x1p-50
+	MaxLaplaceEpsilon = 0x1p50
+)
+
+// CheckBudget accepts delta = 0 and eps in [MinLaplaceEpsilon,
+// MaxLaplaceEpsilon], for every source, so that a seeded run checks the
+// budget a secure one would.
+func (n laplaceNoise) CheckBudget(eps, delta float64) error {
+	if err := checkBudget(n, eps, delta); err != nil {
+		return err
+	}
+	if eps < MinLaplaceEpsilon || eps > MaxLaplaceEpsilon {
+		return fmt.Errorf("%w: eps = %v, the Laplace sampler takes eps in [2^-50, 2^50]", ErrEpsilon, eps)
+	}
+	return nil
+}
 
 // Calibrate returns b = D1/eps, D1 = min(sens.L1, sqrt(dim) sens.L2).
 func (n laplaceNoise) Calibrate(eps, delta float64, sens Sensitivity, dim int) (Calibration, error) {
