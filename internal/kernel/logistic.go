@@ -27,3 +27,15 @@ func LogisticParts(z, y, plus, e, d1, d2 []float64) (done int) {
 // LogisticFastRange is the bound on |z| below which LogisticParts's rows
 // are complete.
 const LogisticFastRange = 708
+
+// logisticKernel is the processor's choice of the assembly kernel.
+var logisticKernel = hasLogisticKernel
+
+// SetLogisticKernel selects LogisticParts's assembly kernel (on, where the
+// processor has it) or none and returns the previous choice: a hook for the
+// tests of package objpert.
+func SetLogisticKernel(on bool) bool {
+	old := hasLogisticKernel
+	hasLogisticKernel = on && logisticKernel
+	return old
+}

@@ -38,7 +38,7 @@ func TestLogisticPartsExp(t *testing.T) {
 	if done := LogisticParts(z[:7], y, plus, e, d1, d2); done != 4 {
 		t.Errorf("7 rows: done = %d, want 4", done)
 	}
-	defer setLogisticKernel(setLogisticKernel(false))
+	defer useGo()()
 	if done := LogisticParts(z, y, plus, e, d1, d2); done != 0 {
 		t.Errorf("without the kernel: done = %d, want 0", done)
 	}

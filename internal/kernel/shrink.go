@@ -4,26 +4,51 @@ package kernel
 // decay a = 1 - eta*mu followed by soft thresholding at thr = eta*lambda*alpha,
 // in one loop. len(w) >= len(dir); the first len(dir) weights are updated.
 func Shrink(w, dir []float64, a, c, thr float64) {
-	w = w[:len(dir)]
+	w = prefix(w, len(dir))
 	for j, v := range dir {
 		w[j] = SoftThreshold(float64(a*w[j])-float64(c*v), thr)
 	}
 }
 
-// shrinkDotGeneric does what Shrink does and returns <w, next> for the
-// updated w, in the same loop: the next step's margin costs no second read
-// of w. len(w) >= len(dir), len(next) >= len(dir). Four partial sums keep the
-// additions from forming one long chain of dependent operations. The loop
-// body works on subslices of exactly four elements, so that it has no bounds
-// checks, and -thr is computed once (softThreshold2). ShrinkDot runs it, or
-// an assembly kernel with the same results.
-func shrinkDotGeneric(w, dir []float64, a, c, thr float64, next []float64) float64 {
+// ShrinkDot does what Shrink does and returns <w, next> for the updated w,
+// in the same loop: the next step's margin costs no second read of w.
+// len(w) >= len(dir), len(next) >= len(dir). Four partial sums s_k, of
+// the products of the elements j mod 4 = k of the first len(dir) &^ 3,
+// keep the additions from forming one long chain of dependent operations;
+// the remaining elements are added to s_0 in order, and the margin is
+// (s_0 + s_1) + (s_2 + s_3).
+func ShrinkDot(w, dir []float64, a, c, thr float64, next []float64) float64 {
 	n := len(dir)
 	w, next = prefix(w, n), prefix(next, n)
+	var s [4]float64
+	m := n &^ 3
+	if m > 0 {
+		switch {
+		case !hasShrinkKernel:
+			s = shrinkDot4Generic(w[:m], dir[:m], a, c, thr, next[:m])
+		case hasAVX:
+			shrinkDot4AVX(&w[0], &dir[0], &next[0], m, a, c, thr, &s)
+		default:
+			shrinkDot4SSE2(&w[0], &dir[0], &next[0], m, a, c, thr, &s)
+		}
+	}
+	nthr := -thr
+	for j := m; j < n; j++ {
+		u := softThreshold2(float64(a*w[j])-float64(c*dir[j]), thr, nthr)
+		w[j] = u
+		s[0] += float64(u * next[j])
+	}
+	return (s[0] + s[1]) + (s[2] + s[3])
+}
+
+// shrinkDot4Generic is ShrinkDot's loop over groups of four elements
+// (len(dir) a multiple of 4) and returns the partial sums. The loop body
+// works on subslices of exactly four elements, so that it has no bounds
+// checks, and -thr is computed once (softThreshold2).
+func shrinkDot4Generic(w, dir []float64, a, c, thr float64, next []float64) [4]float64 {
 	nthr := -thr
 	var s0, s1, s2, s3 float64
-	j := 0
-	for ; j+4 <= n; j += 4 {
+	for j := 0; j+4 <= len(dir); j += 4 {
 		ww, dd, xx := w[j:j+4:j+4], dir[j:j+4:j+4], next[j:j+4:j+4]
 		u0 := softThreshold2(float64(a*ww[0])-float64(c*dd[0]), thr, nthr)
 		u1 := softThreshold2(float64(a*ww[1])-float64(c*dd[1]), thr, nthr)
@@ -35,12 +60,7 @@ func shrinkDotGeneric(w, dir []float64, a, c, thr float64, next []float64) float
 		s2 += float64(u2 * xx[2])
 		s3 += float64(u3 * xx[3])
 	}
-	for ; j < n; j++ {
-		u := softThreshold2(float64(a*w[j])-float64(c*dir[j]), thr, nthr)
-		w[j] = u
-		s0 += float64(u * next[j])
-	}
-	return (s0 + s1) + (s2 + s3)
+	return [4]float64{s0, s1, s2, s3}
 }
 
 // SoftThreshold returns sign(u) max(|u| - thr, 0) for thr >= 0, and keeps a
