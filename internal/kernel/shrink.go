@@ -41,28 +41,6 @@ func ShrinkDot(w, dir []float64, a, c, thr float64, next []float64) float64 {
 	return (s[0] + s[1]) + (s[2] + s[3])
 }
 
-// shrinkDot4Generic is ShrinkDot's loop over groups of four elements
-// (len(dir) a multiple of 4) and returns the partial sums. The loop body
-// works on subslices of exactly four elements, so that it has no bounds
-// checks, and -thr is computed once (softThreshold2).
-func shrinkDot4Generic(w, dir []float64, a, c, thr float64, next []float64) [4]float64 {
-	nthr := -thr
-	var s0, s1, s2, s3 float64
-	for j := 0; j+4 <= len(dir); j += 4 {
-		ww, dd, xx := w[j:j+4:j+4], dir[j:j+4:j+4], next[j:j+4:j+4]
-		u0 := softThreshold2(float64(a*ww[0])-float64(c*dd[0]), thr, nthr)
-		u1 := softThreshold2(float64(a*ww[1])-float64(c*dd[1]), thr, nthr)
-		u2 := softThreshold2(float64(a*ww[2])-float64(c*dd[2]), thr, nthr)
-		u3 := softThreshold2(float64(a*ww[3])-float64(c*dd[3]), thr, nthr)
-		ww[0], ww[1], ww[2], ww[3] = u0, u1, u2, u3
-		s0 += float64(u0 * xx[0])
-		s1 += float64(u1 * xx[1])
-		s2 += float64(u2 * xx[2])
-		s3 += float64(u3 * xx[3])
-	}
-	return [4]float64{s0, s1, s2, s3}
-}
-
 // SoftThreshold returns sign(u) max(|u| - thr, 0) for thr >= 0, and keeps a
 // NaN visible as regularizers.SoftThreshold does.
 func SoftThreshold(u, thr float64) float64 { return softThreshold2(u, thr, -thr) }
