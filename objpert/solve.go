@@ -126,7 +126,7 @@ func (o *objective) eval1(w, grad []float64) float64 {
 		defer func() { o.blockHook = nil }()
 	}
 	var sum float64
-	if l, ok := o.loss.(losses.Logistic); ok {
+	if _, ok := o.loss.(losses.Logistic); ok {
 		// The built-in logistic loss gives the curvature from the same
 		// exponential: hz at w comes with the gradient (curvature then
 		// skips its pass). Its values max(m, 0) + log1p(e) are summed as
@@ -142,13 +142,10 @@ func (o *objective) eval1(w, grad []float64) float64 {
 			y, hz, lp := o.y[lo:lo+len(s)], hz[lo:lo+len(s)], &logs[part]
 			buf := o.parts1[part*partsStride:]
 			plus, e := buf[:len(s)], buf[passRows:passRows+len(s)]
-			// Parts1's bits, four rows at a time where the kernel runs
-			done := kernel.LogisticParts(s, y, plus, e, c, hz)
+			// Parts1's bits
+			kernel.LogisticParts(s, y, plus, e, c, hz)
 			var plusSum float64
-			for r, sr := range s {
-				if r >= done || !(math.Abs(sr) < kernel.LogisticFastRange) {
-					plus[r], e[r], c[r], hz[r] = l.Parts1(sr, y[r])
-				}
+			for r := range s {
 				lp.add(1 + e[r])
 				plusSum += plus[r]
 			}

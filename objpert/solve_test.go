@@ -12,7 +12,6 @@ import (
 	"gonum.org/v1/gonum/floats"
 	"gonum.org/v1/gonum/mat"
 
-	"github.com/stabpriv/stabpriv/internal/kernel"
 	"github.com/stabpriv/stabpriv/losses"
 	"github.com/stabpriv/stabpriv/perturb"
 )
@@ -287,70 +286,6 @@ func TestRowPassParts(t *testing.T) {
 				first = got
 			} else if !slices.Equal(got, first) {
 				t.Errorf("n = %d, GOMAXPROCS %d: the bits changed: %v, first %v", n, procs, got, first)
-			}
-		}
-	}
-}
-
-// TestLogisticPartsKernel checks kernel.LogisticParts against
-// losses.Logistic's Parts1 bit for bit on the rows it completes (margins of
-// every scale, zeros of both signs, the edge of its range), and that eval
-// gives the same bits with the kernel and without it, on margins that
-// reach past the kernel's range (rows computed again by Parts1).
-func TestLogisticPartsKernel(t *testing.T) {
-	r := rand.New(rand.NewPCG(13, 14))
-	const n = 1 << 14
-	z, y := make([]float64, n), make([]float64, n)
-	for i := range z {
-		z[i] = r.NormFloat64() * math.Pow(10, float64(r.IntN(8)-4))
-		if i%16 == 0 {
-			z[i] = (2*r.Float64() - 1) * 800
-		}
-		y[i] = float64(2*r.IntN(2) - 1)
-	}
-	edge := []float64{0, math.Copysign(0, -1), 0x1p-1074, -0x1p-1074, 36, -36, 707.99, -707.99,
-		math.Nextafter(kernel.LogisticFastRange, 0), -math.Nextafter(kernel.LogisticFastRange, 0), 708, -708, 745, -745, 1e300, math.Inf(1), math.Inf(-1), math.NaN()}
-	copy(z, edge)
-	plus, e, d1, d2 := make([]float64, n), make([]float64, n), make([]float64, n), make([]float64, n)
-	done := kernel.LogisticParts(z, y, plus, e, d1, d2)
-	var checked int
-	for i := range done {
-		if !(math.Abs(z[i]) < kernel.LogisticFastRange) {
-			continue
-		}
-		checked++
-		p, ee, a, b := losses.Logistic{}.Parts1(z[i], y[i])
-		got, want := []float64{plus[i], e[i], d1[i], d2[i]}, []float64{p, ee, a, b}
-		for k := range got {
-			if math.Float64bits(got[k]) != math.Float64bits(want[k]) {
-				t.Fatalf("z = %v, y = %v: part %d is %v, Parts1 %v", z[i], y[i], k, got[k], want[k])
-			}
-		}
-	}
-	t.Logf("%d rows checked (done = %d)", checked, done)
-
-	// eval with and without the kernel: margins up to about 2000
-	X, yy := rows(3000, 7, 1, 15)
-	b := make([]float64, 7)
-	w := make([]float64, 7)
-	for i := range w {
-		w[i], b[i] = 600*r.NormFloat64(), r.NormFloat64()
-	}
-	var first []float64
-	for _, on := range []bool{true, false} {
-		prev := kernel.SetLogisticKernel(on)
-		o := newObjective(X, yy, losses.Logistic{}, 1, 0.01, b)
-		g := make([]float64, 7)
-		f := o.eval(w, g)
-		kernel.SetLogisticKernel(prev)
-		got := slices.Concat([]float64{f}, g, o.hz)
-		if first == nil {
-			first = got
-			continue
-		}
-		for i := range got {
-			if math.Float64bits(got[i]) != math.Float64bits(first[i]) {
-				t.Fatalf("eval: value %d is %v without the kernel, %v with it", i, got[i], first[i])
 			}
 		}
 	}

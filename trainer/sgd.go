@@ -266,9 +266,10 @@ const objectiveBlock = 64
 // objectiveRows1 is objectiveRows for K = 1 in blocks of objectiveBlock
 // rows, each read once while it is in cache: the margins by
 // kernel.FusedDots (gonum Ddot's order, each product fused into its sum),
-// the losses and derivatives row by row (for the logistic loss from
-// kernel.LogisticParts, with the bits of Logistic.Grad), and the block
-// added into grad by kernel.FusedAddRows (the rows in order, fused).
+// the losses and derivatives (for the logistic loss from the parts of
+// kernel.LogisticParts, with the bits of Logistic.Grad, else row by row),
+// and the block added into grad by kernel.FusedAddRows (the rows in
+// order, fused).
 func (p *problem) objectiveRows1(lo, hi int, w, grad, gz []float64) (f float64) {
 	var buf [5 * objectiveBlock]float64
 	z, c := buf[:objectiveBlock], buf[objectiveBlock:2*objectiveBlock]
@@ -282,20 +283,19 @@ func (p *problem) objectiveRows1(lo, hi int, w, grad, gz []float64) (f float64) 
 		m := min(objectiveBlock, hi-b0)
 		blk, y := p.x[b0*d:], p.y[b0:b0+m]
 		kernel.FusedDots(z[:m], w, blk, d)
-		done := 0
 		if logistic {
-			done = kernel.LogisticParts(z[:m], y, plus, e, c, d2)
-		}
-		for r := range m {
-			if r < done && math.Abs(z[r]) < kernel.LogisticFastRange {
+			kernel.LogisticParts(z[:m], y, plus, e, c, d2)
+			for r := range m {
 				// Logistic.Grad: the value plus + log1p(e)
 				f += plus[r] + math.Log1p(e[r])
 				c[r] /= nf
-				continue
 			}
-			zi[0] = z[r]
-			f += p.loss.Grad(gz, zi, y[r])
-			c[r] = gz[0] / nf
+		} else {
+			for r := range m {
+				zi[0] = z[r]
+				f += p.loss.Grad(gz, zi, y[r])
+				c[r] = gz[0] / nf
+			}
 		}
 		kernel.FusedAddRows(grad, c[:m], blk, d)
 	}

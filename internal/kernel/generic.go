@@ -183,3 +183,22 @@ func gramRow(t *[32]float64, s [4]float64, x []float64) {
 		}
 	}
 }
+
+// logisticRow is LogisticParts for one row: the twin of logisticParts4 for
+// one lane.
+func logisticRow(z, y float64) (plus, e, d1, d2 float64) {
+	ny := -y
+	m := ny * z
+	e = math.Exp(-math.Abs(m))
+	q := 1 + e
+	inv, frac := 1/q, e/q
+	s := inv
+	if z < 0 {
+		s = frac
+	}
+	d2 = s * (1 - s)
+	if m >= 0 {
+		return m, e, ny * inv, d2
+	}
+	return 0, e, ny * frac, d2
+}
