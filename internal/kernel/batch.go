@@ -19,10 +19,8 @@ package kernel
 // While it reads row q, DotsAt also hints the row of example ahead[q] (len(w)
 // elements at the same stride) to the cache, so that a caller hints the rows
 // it will read next, spread over the work, for q < min(len(ahead), len(z)).
-// The hints go to the L2 cache (PREFETCHT1): the trainer's minibatch pass
-// (BenchmarkPass100kx100, b = 32 and 256) measured faster with them than
-// with hints to L1 (PREFETCHT0), and far slower with non-temporal ones.
-// The hints change no state; they are dropped without the assembly kernels.
+// The assembly hints to the L2 cache (PREFETCHT1; docs/DESIGN.md, section
+// 13), the Go loop with Prefetch. The hints change no state.
 // len(idx) >= len(z).
 func DotsAt(z, w, x []float64, stride int, idx, ahead []int) {
 	m, n := len(z), len(w)
