@@ -7,7 +7,7 @@ import "testing"
 //
 //	defer useGo()()
 func useGo() (restore func()) {
-	saved := [...]*bool{&hasShrinkKernel, &hasAVX, &hasRowKernels, &hasBatchKernels,
+	saved := [...]*bool{&hasAVX, &hasSSE2, &hasRowKernels, &hasBatchKernels,
 		&hasFusedKernels, &hasGramKernel, &hasLogisticKernel}
 	var old [len(saved)]bool
 	for i, p := range saved {

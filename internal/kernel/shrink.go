@@ -24,12 +24,12 @@ func ShrinkDot(w, dir []float64, a, c, thr float64, next []float64) float64 {
 	m := n &^ 3
 	if m > 0 {
 		switch {
-		case !hasShrinkKernel:
-			s = shrinkDot4Generic(w[:m], dir[:m], a, c, thr, next[:m])
 		case hasAVX:
 			shrinkDot4AVX(&w[0], &dir[0], &next[0], m, a, c, thr, &s)
-		default:
+		case hasSSE2:
 			shrinkDot4SSE2(&w[0], &dir[0], &next[0], m, a, c, thr, &s)
+		default:
+			s = shrinkDot4Generic(w[:m], dir[:m], a, c, thr, next[:m])
 		}
 	}
 	nthr := -thr

@@ -12,14 +12,14 @@ import (
 // threshold, and NaN weights: with the AVX kernel, the SSE2 kernel and the
 // Go twin.
 func TestShrinkDot(t *testing.T) {
-	if hasShrinkKernel {
+	if hasSSE2 {
 		t.Run("sse2", func(t *testing.T) {
 			defer func(v bool) { hasAVX = v }(hasAVX)
 			hasAVX = false
 			checkShrinkDot(t)
 		})
 	}
-	asmAndGo(t, hasShrinkKernel, checkShrinkDot)
+	asmAndGo(t, hasSSE2, checkShrinkDot)
 }
 
 func checkShrinkDot(t *testing.T) {

@@ -11,10 +11,10 @@ import "golang.org/x/sys/cpu"
 // the Go twins (generic.go). The hints and ShrinkDot's SSE2 kernel need
 // nothing beyond amd64.
 var (
-	// hasShrinkKernel selects ShrinkDot's assembly kernels: shrinkDot4AVX,
-	// or shrinkDot4SSE2 without hasAVX.
-	hasShrinkKernel = true
-	hasAVX          = cpu.X86.HasAVX
+	// hasAVX selects ShrinkDot's AVX kernel, and hasSSE2 its SSE2 kernel
+	// where hasAVX is false.
+	hasAVX  = cpu.X86.HasAVX
+	hasSSE2 = true
 
 	// hasRowKernels selects the AVX kernels of the four-row functions.
 	hasRowKernels = cpu.X86.HasAVX

@@ -6,12 +6,12 @@ package kernel
 // the Go twins (generic.go). The selections are variables, as on amd64, so
 // that the tests set them the same way on every build.
 var (
-	hasShrinkKernel, hasAVX bool
-	hasRowKernels           bool
-	hasBatchKernels         bool
-	hasFusedKernels         bool
-	hasGramKernel           bool
-	hasLogisticKernel       bool
+	hasAVX, hasSSE2   bool
+	hasRowKernels     bool
+	hasBatchKernels   bool
+	hasFusedKernels   bool
+	hasGramKernel     bool
+	hasLogisticKernel bool
 )
 
 // hasPrefetch is false: the hints do nothing.
