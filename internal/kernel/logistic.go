@@ -21,10 +21,11 @@ func LogisticParts(z, y, plus, e, d1, d2 []float64) {
 	r := 0
 	if hasLogisticKernel && n >= 4 {
 		r = n &^ 3
-		logisticParts4(&z[0], &y[0], &plus[0], &e[0], &d1[0], &d2[0], r/4)
-		for i, zi := range z[:r] {
-			if !(math.Abs(-y[i]*zi) < logisticRange) {
-				plus[i], e[i], d1[i], d2[i] = logisticRow(zi, y[i])
+		if logisticParts4(&z[0], &y[0], &plus[0], &e[0], &d1[0], &d2[0], r/4) != 0 {
+			for i, zi := range z[:r] {
+				if !(math.Abs(-y[i]*zi) < logisticRange) {
+					plus[i], e[i], d1[i], d2[i] = logisticRow(zi, y[i])
+				}
 			}
 		}
 	}

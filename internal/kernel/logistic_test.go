@@ -106,6 +106,34 @@ func TestLogisticParts(t *testing.T) {
 	})
 }
 
+// TestLogisticPartsFar checks that the assembly kernel flags a group of
+// four rows exactly when one of them is past its range (|m| >=
+// logisticRange, or NaN): LogisticParts looks for those rows only then.
+func TestLogisticPartsFar(t *testing.T) {
+	if !hasLogisticKernel {
+		t.Skip("no assembly kernel on this build or processor")
+	}
+	z, y := logisticMargins()
+	var out [16]float64
+	flagged := 0
+	for g := 0; g+4 <= len(z); g += 4 {
+		far := logisticParts4(&z[g], &y[g], &out[0], &out[4], &out[8], &out[12], 1)
+		want := false
+		for i := g; i < g+4; i++ {
+			want = want || !(math.Abs(-y[i]*z[i]) < logisticRange)
+		}
+		if (far != 0) != want {
+			t.Fatalf("rows %d..%d (z %v, y %v): far = %d, want a flag %v", g, g+3, z[g:g+4], y[g:g+4], far, want)
+		}
+		if want {
+			flagged++
+		}
+	}
+	if flagged == 0 {
+		t.Fatal("no group past the range")
+	}
+}
+
 // BenchmarkLogisticParts runs over a block of 64 rows.
 func BenchmarkLogisticParts(b *testing.B) {
 	const n = 64

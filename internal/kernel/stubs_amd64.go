@@ -137,8 +137,8 @@ func gramTileScaledFMA(t *[32]float64, h, s *float64, ss int, x *float64, xs, ro
 
 // logisticParts4 does LogisticParts for groups > 0 groups of four rows,
 // math.Exp's steps four lanes at a time. The scaling by 2^k it ends with
-// is math.Exp's only for |m| < logisticRange: the other rows (and NaN)
-// need the Go twin.
+// is math.Exp's only for |m| < logisticRange: far is nonzero if a row has
+// another |m| (or NaN), which needs the Go twin.
 //
 //go:noescape
-func logisticParts4(z, y, plus, e, d1, d2 *float64, groups int)
+func logisticParts4(z, y, plus, e, d1, d2 *float64, groups int) (far int)

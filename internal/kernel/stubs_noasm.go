@@ -54,6 +54,6 @@ func gramTileFMA(t *[32]float64, s *float64, ss int, x *float64, xs, rows int) {
 func gramTileScaledFMA(t *[32]float64, h, s *float64, ss int, x *float64, xs, rows int) {
 	panic(unreachable)
 }
-func logisticParts4(z, y, plus, e, d1, d2 *float64, groups int) { panic(unreachable) }
+func logisticParts4(z, y, plus, e, d1, d2 *float64, groups int) int { panic(unreachable) }
 
 const unreachable = "kernel: no assembly on this build"
