@@ -14,7 +14,6 @@ import (
 	"gonum.org/v1/gonum/mat"
 
 	"github.com/stabpriv/stabpriv/internal/check"
-	"github.com/stabpriv/stabpriv/internal/kernel"
 	"github.com/stabpriv/stabpriv/losses"
 )
 
@@ -522,61 +521,6 @@ func TestRowPassParts(t *testing.T) {
 			} else if !sameBits(got, first) {
 				t.Errorf("n = %d, GOMAXPROCS %d: the bits changed", n, procs)
 			}
-		}
-	}
-}
-
-// TestLogisticPartsKernel checks kernel.LogisticParts against
-// losses.Logistic's Parts1 bit for bit on the rows it completes (margins of
-// every scale, zeros of both signs, the edge of its range), and that eval
-// and FuncGrad give the same bits with the kernel and without it, on
-// margins that reach past the kernel's range (rows computed again by
-// Parts1).
-func TestLogisticPartsKernel(t *testing.T) {
-	r := rand.New(rand.NewPCG(13, 14))
-	const n = 1 << 14
-	z, y := make([]float64, n), make([]float64, n)
-	for i := range z {
-		z[i] = r.NormFloat64() * math.Pow(10, float64(r.IntN(8)-4))
-		if i%16 == 0 {
-			z[i] = (2*r.Float64() - 1) * 800
-		}
-		y[i] = float64(2*r.IntN(2) - 1)
-	}
-	edge := []float64{0, math.Copysign(0, -1), 0x1p-1074, -0x1p-1074, 36, -36, 707.99, -707.99,
-		math.Nextafter(kernel.LogisticFastRange, 0), -math.Nextafter(kernel.LogisticFastRange, 0), 708, -708, 745, -745, 1e300, math.Inf(1), math.Inf(-1), math.NaN()}
-	copy(z, edge)
-	plus, e, d1, d2 := make([]float64, n), make([]float64, n), make([]float64, n), make([]float64, n)
-	done := kernel.LogisticParts(z, y, plus, e, d1, d2)
-	var checked int
-	for i := range done {
-		if !(math.Abs(z[i]) < kernel.LogisticFastRange) {
-			continue
-		}
-		checked++
-		p, ee, a, b := losses.Logistic{}.Parts1(z[i], y[i])
-		if !sameBits([]float64{plus[i], e[i], d1[i], d2[i]}, []float64{p, ee, a, b}) {
-			t.Fatalf("z = %v, y = %v: parts %v, Parts1 %v", z[i], y[i], []float64{plus[i], e[i], d1[i], d2[i]}, []float64{p, ee, a, b})
-		}
-	}
-	t.Logf("%d rows checked (done = %d)", checked, done)
-
-	// eval and FuncGrad with and without the kernel: margins up to about 2000
-	X, yy := rows(3000, 7, losses.Logistic{}, 0, 15)
-	b, w := randVec(r, 7, 1), randVec(r, 7, 600)
-	var first []float64
-	for _, on := range []bool{true, false} {
-		prev := kernel.SetLogisticKernel(on)
-		o := mustNew(t, X, yy, Config{Loss: losses.Logistic{}, Lambda: 0.01, Linear: b})
-		g, g2 := make([]float64, 7), make([]float64, 7)
-		f := o.eval(w, g)
-		f2 := o.FuncGrad(g2, w)
-		kernel.SetLogisticKernel(prev)
-		got := slices.Concat([]float64{f, f2}, g, g2, o.s.hz)
-		if first == nil {
-			first = got
-		} else if !sameBits(got, first) {
-			t.Fatal("eval or FuncGrad changed bits without the kernel")
 		}
 	}
 }

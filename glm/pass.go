@@ -284,16 +284,15 @@ func (o *Objective) gradBlock() blockFunc {
 	}
 	return func(part, lo int, s, c []float64, sum *float64) {
 		y, gz := o.y[lo:lo+len(s)], o.s.gz[part]
-		done := 0
 		var plus, e []float64
 		if o.logistic != nil {
 			buf := o.s.parts1[part*partsStride:]
 			plus, e = buf[:len(s)], buf[passRows:passRows+len(s)]
-			done = kernel.LogisticParts(s, y, plus, e, c, buf[2*passRows:2*passRows+len(s)])
+			kernel.LogisticParts(s, y, plus, e, c, buf[2*passRows:2*passRows+len(s)])
 		}
 		f := *sum
 		for r, sr := range s {
-			if r < done && math.Abs(sr) < kernel.LogisticFastRange {
+			if o.logistic != nil && (y[r] == 1 || y[r] == -1) {
 				// Logistic.Grad: the value plus + log1p(e)
 				f += plus[r] + math.Log1p(e[r])
 				c[r] /= mf
@@ -343,11 +342,11 @@ func (o *Objective) eval(w, grad []float64) float64 {
 			y, hz, lp := o.y[lo:lo+len(s)], hz[lo:lo+len(s)], &logs[part]
 			buf := o.s.parts1[part*partsStride:]
 			plus, e := buf[:len(s)], buf[passRows:passRows+len(s)]
-			// Parts1's bits, four rows at a time where the kernel runs
-			done := kernel.LogisticParts(s, y, plus, e, c, hz)
+			// Parts1's bits (the kernel's for the labels -1 and +1)
+			kernel.LogisticParts(s, y, plus, e, c, hz)
 			var plusSum float64
 			for r, sr := range s {
-				if r >= done || !(math.Abs(sr) < kernel.LogisticFastRange) {
+				if y[r] != 1 && y[r] != -1 {
 					plus[r], e[r], c[r], hz[r] = o.logistic.Parts1(sr, y[r])
 				}
 				lp.add(1 + e[r])

@@ -1,7 +1,5 @@
 package kernel
 
-import "math"
-
 // The kernels of this file work on the rows of a minibatch where they lie:
 // row q is x[idx[q]*stride:][:n], the row of example idx[q] of a row-major
 // matrix x with stride elements per row. They read the rows in place,
@@ -21,10 +19,8 @@ import "math"
 // While it reads row q, DotsAt also hints the row of example ahead[q] (len(w)
 // elements at the same stride) to the cache, so that a caller hints the rows
 // it will read next, spread over the work, for q < min(len(ahead), len(z)).
-// The hints go to the L2 cache (PREFETCHT1): the trainer's minibatch pass
-// (BenchmarkPass100kx100, b = 32 and 256) measured faster with them than
-// with hints to L1 (PREFETCHT0), and far slower with non-temporal ones.
-// The hints change no state; they are dropped without the assembly kernels.
+// The assembly hints to the L2 cache (PREFETCHT1; docs/DESIGN.md, section
+// 13), the Go loop with Prefetch. The hints change no state.
 // len(idx) >= len(z).
 func DotsAt(z, w, x []float64, stride int, idx, ahead []int) {
 	m, n := len(z), len(w)
@@ -47,26 +43,6 @@ func DotsAt(z, w, x []float64, stride int, idx, ahead []int) {
 		}
 		z[q] = batchDot(w, prefix(x[idx[q]*stride:], n))
 	}
-}
-
-// batchDot is the loop of DotsAt on one row: the order of gonum's DotUnitary.
-// len(x) >= len(w).
-func batchDot(w, x []float64) float64 {
-	n := len(w)
-	x = prefix(x, n)
-	var s0, s1, s2, s3 float64
-	j := 0
-	for ; j+4 <= n; j += 4 {
-		ww, xx := w[j:j+4:j+4], x[j:j+4:j+4]
-		s0 += float64(ww[0] * xx[0])
-		s1 += float64(ww[1] * xx[1])
-		s2 += float64(ww[2] * xx[2])
-		s3 += float64(ww[3] * xx[3])
-	}
-	for ; j < n; j++ {
-		s0 += float64(w[j] * x[j])
-	}
-	return (s0 + s2) + (s1 + s3)
 }
 
 // AddRowsAt sets acc[j] += c[q]*x_q[j] for q = 0, 1, ..., len(c)-1 in
@@ -99,34 +75,5 @@ func AddRowsAt(acc, c, x []float64, stride int, idx []int) {
 func HintAt(v []float64, idx []int) {
 	if hasBatchKernels && len(v) > 0 && len(idx) > 0 {
 		hintAt(&v[0], &idx[0], len(idx))
-	}
-}
-
-// batchAxpy is the loop of AddRowsAt on one row. len(x) >= len(acc).
-func batchAxpy(acc []float64, c float64, x []float64) {
-	x = prefix(x, len(acc))
-	for j, v := range x {
-		acc[j] += float64(c * v)
-	}
-}
-
-// checkRowsAt panics unless the row of n elements of every index in idx lies
-// inside x, at the given stride (>= 0).
-func checkRowsAt(x []float64, stride, n int, idx []int) {
-	if len(idx) == 0 {
-		return
-	}
-	last := len(x) - n // the last start of a row of n elements
-	if stride < 0 || last < 0 {
-		panic("kernel: rows outside x")
-	}
-	maxRow := math.MaxInt // stride 0: every row starts at 0
-	if stride > 0 {
-		maxRow = last / stride
-	}
-	for _, i := range idx {
-		if uint(i) > uint(maxRow) {
-			panic("kernel: row index outside x")
-		}
 	}
 }

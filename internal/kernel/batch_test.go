@@ -34,17 +34,9 @@ func batchRows(r *rand.Rand, rows, stride, n, nanRow int) []float64 {
 // 70 and minibatches of 0 to 19 rows (whole groups of the kernels and
 // remainders), in place at a stride longer than the rows, with repeated
 // indices, with the assembly kernels and without.
-func TestBatchKernels(t *testing.T) {
-	for _, asm := range []bool{true, false} {
-		if asm && !hasBatchKernels {
-			continue
-		}
-		t.Run(map[bool]string{true: "asm", false: "go"}[asm], func(t *testing.T) { checkBatchKernels(t, asm) })
-	}
-}
+func TestBatchKernels(t *testing.T) { asmAndGo(t, hasBatchKernels, checkBatchKernels) }
 
-func checkBatchKernels(t *testing.T, asm bool) {
-	defer setBatchKernels(setBatchKernels(asm))
+func checkBatchKernels(t *testing.T) {
 	r := rand.New(rand.NewPCG(7, 8))
 	const rows = 23
 	for n := 0; n <= 70; n++ {

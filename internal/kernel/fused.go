@@ -1,28 +1,10 @@
 package kernel
 
-import "math"
-
 // The kernels of this file run over blocks of rows of a matrix stored row
 // by row (row r of x is x[r*stride:], the first len(w) or len(acc)
 // elements), with every product fused into its sum as math.FMA does, so
 // that the results are the same on every build (see GramTile), NaN
 // payloads apart.
-
-// prefix returns the first n elements of x, and panics if x has fewer:
-// x[:n] alone would accept any n up to the capacity, and the assembly
-// would read the elements past the length.
-func prefix[T any](x []T, n int) []T { return x[:len(x):len(x)][:n] }
-
-// rowsEnd returns (rows-1)*stride + width, the length of x that rows rows
-// of width elements stride apart need (rows > 0). It panics if stride is
-// negative or the length overflows, where the assembly would read outside
-// x.
-func rowsEnd(rows, stride, width int) int {
-	if stride < 0 || width < 0 || (stride > 0 && rows-1 > (math.MaxInt-width)/stride) {
-		panic("kernel: rows outside x")
-	}
-	return (rows-1)*stride + width
-}
 
 // FusedDots sets z[r] to the dot product of w with row r of x for r <
 // len(z): four partial sums p_k of the products w[j]*x_r[j] with j mod 4
@@ -46,24 +28,6 @@ func FusedDots(z, w, x []float64, stride int) {
 	}
 }
 
-// fusedDot is FusedDots for one row.
-func fusedDot(w, x []float64) float64 {
-	x = prefix(x, len(w))
-	var p [4]float64
-	m := len(w) &^ 3
-	for j := 0; j < m; j += 4 {
-		ww, xx := w[j:j+4:j+4], x[j:j+4:j+4]
-		p[0] = math.FMA(ww[0], xx[0], p[0])
-		p[1] = math.FMA(ww[1], xx[1], p[1])
-		p[2] = math.FMA(ww[2], xx[2], p[2])
-		p[3] = math.FMA(ww[3], xx[3], p[3])
-	}
-	for j := m; j < len(w); j++ {
-		p[0] = math.FMA(w[j], x[j], p[0])
-	}
-	return (p[0] + p[2]) + (p[1] + p[3])
-}
-
 // FusedAddRows adds c[r] times row r of x to acc for r = 0, 1, ...,
 // len(c)-1 in order, each product fused into the sum:
 //
@@ -80,10 +44,5 @@ func FusedAddRows(acc, c, x []float64, stride int) {
 		fusedAddRowsFMA(&acc[0], n, &c[0], len(c), &x[0], stride)
 		return
 	}
-	for r, cr := range c {
-		xr := x[r*stride : r*stride+n]
-		for j, v := range xr {
-			acc[j] = math.FMA(cr, v, acc[j])
-		}
-	}
+	fusedAddRowsGeneric(acc, c, x, stride)
 }

@@ -12,82 +12,72 @@ import (
 // strides at and above the length, on values that include zeros of both
 // signs, subnormals, infinities and NaNs.
 func TestFusedKernels(t *testing.T) {
-	for _, asm := range []bool{true, false} {
-		if asm && !hasFusedKernels {
-			continue
+	asmAndGo(t, hasFusedKernels, func(t *testing.T) {
+		r := rand.New(rand.NewPCG(9, 10))
+		special := []float64{0, math.Copysign(0, -1), 0x1p-1060, math.Inf(1), math.Inf(-1), math.NaN(), 1e300}
+		val := func() float64 {
+			if r.IntN(23) == 0 {
+				return special[r.IntN(len(special))]
+			}
+			return r.NormFloat64() * math.Pow(10, float64(r.IntN(7)-3))
 		}
-		t.Run(map[bool]string{true: "asm", false: "go"}[asm], func(t *testing.T) {
-			defer setFusedKernels(setFusedKernels(asm))
-			r := rand.New(rand.NewPCG(9, 10))
-			special := []float64{0, math.Copysign(0, -1), 0x1p-1060, math.Inf(1), math.Inf(-1), math.NaN(), 1e300}
-			val := func() float64 {
-				if r.IntN(23) == 0 {
-					return special[r.IntN(len(special))]
+		for n := 0; n <= 70; n++ {
+			for rows := 0; rows <= 9; rows++ {
+				stride := n + r.IntN(3)
+				w := make([]float64, n)
+				for j := range w {
+					w[j] = val()
 				}
-				return r.NormFloat64() * math.Pow(10, float64(r.IntN(7)-3))
-			}
-			for n := 0; n <= 70; n++ {
-				for rows := 0; rows <= 9; rows++ {
-					stride := n + r.IntN(3)
-					w := make([]float64, n)
-					for j := range w {
-						w[j] = val()
+				x := make([]float64, max(rows-1, 0)*stride+n)
+				for i := range x {
+					x[i] = val()
+				}
+				// FusedDots
+				z := make([]float64, rows)
+				FusedDots(z, w, x, stride)
+				for q := range rows {
+					var p [4]float64
+					m := n &^ 3
+					for j := range m {
+						p[j%4] = math.FMA(w[j], x[q*stride+j], p[j%4])
 					}
-					x := make([]float64, max(rows-1, 0)*stride+n)
-					for i := range x {
-						x[i] = val()
+					for j := m; j < n; j++ {
+						p[0] = math.FMA(w[j], x[q*stride+j], p[0])
 					}
-					// FusedDots
-					z := make([]float64, rows)
-					FusedDots(z, w, x, stride)
-					for q := range rows {
-						var p [4]float64
-						m := n &^ 3
-						for j := range m {
-							p[j%4] = math.FMA(w[j], x[q*stride+j], p[j%4])
-						}
-						for j := m; j < n; j++ {
-							p[0] = math.FMA(w[j], x[q*stride+j], p[0])
-						}
-						if want := (p[0] + p[2]) + (p[1] + p[3]); !sameBits(z[q], want) {
-							t.Fatalf("FusedDots n = %d, rows = %d, stride %d: row %d is %v, want %v", n, rows, stride, q, z[q], want)
-						}
+					if want := (p[0] + p[2]) + (p[1] + p[3]); !sameBits(z[q], want) {
+						t.Fatalf("FusedDots n = %d, rows = %d, stride %d: row %d is %v, want %v", n, rows, stride, q, z[q], want)
 					}
-					// FusedAddRows
-					c := make([]float64, rows)
-					for i := range c {
-						c[i] = val()
-					}
-					acc, want := make([]float64, n), make([]float64, n)
-					for j := range acc {
-						acc[j] = val()
-						want[j] = acc[j]
-					}
-					FusedAddRows(acc, c, x, stride)
-					for q := range rows {
-						for j := range n {
-							want[j] = math.FMA(c[q], x[q*stride+j], want[j])
-						}
-					}
+				}
+				// FusedAddRows
+				c := make([]float64, rows)
+				for i := range c {
+					c[i] = val()
+				}
+				acc, want := make([]float64, n), make([]float64, n)
+				for j := range acc {
+					acc[j] = val()
+					want[j] = acc[j]
+				}
+				FusedAddRows(acc, c, x, stride)
+				for q := range rows {
 					for j := range n {
-						if !sameBits(acc[j], want[j]) {
-							t.Fatalf("FusedAddRows n = %d, rows = %d, stride %d: element %d is %v, want %v", n, rows, stride, j, acc[j], want[j])
-						}
+						want[j] = math.FMA(c[q], x[q*stride+j], want[j])
+					}
+				}
+				for j := range n {
+					if !sameBits(acc[j], want[j]) {
+						t.Fatalf("FusedAddRows n = %d, rows = %d, stride %d: element %d is %v, want %v", n, rows, stride, j, acc[j], want[j])
 					}
 				}
 			}
-		})
-	}
+		}
+	})
 }
 
 // TestFusedKernelsFuse fails if a product is rounded before its addition
 // (see TestGramTileFusesProducts): v*v - 1 keeps 2^-60 only when fused.
 func TestFusedKernelsFuse(t *testing.T) {
-	for _, asm := range []bool{true, false} {
-		if asm && !hasFusedKernels {
-			continue
-		}
-		defer setFusedKernels(setFusedKernels(asm))
+	asmAndGo(t, hasFusedKernels, func(t *testing.T) {
 		v := 1 + 0x1p-30
 		want := 0x1p-29 + 0x1p-60
 		for _, n := range []int{4, 5, 9} {
@@ -99,7 +89,7 @@ func TestFusedKernelsFuse(t *testing.T) {
 			FusedAddRows(acc, []float64{v}, row, n)
 			for j, a := range acc {
 				if a != want {
-					t.Fatalf("asm %v, n = %d: FusedAddRows element %d is %v, want %v", asm, n, j, a, want)
+					t.Fatalf("n = %d: FusedAddRows element %d is %v, want %v", n, j, a, want)
 				}
 			}
 		}
@@ -111,10 +101,10 @@ func TestFusedKernelsFuse(t *testing.T) {
 		FusedDots(z, w, append(append(append(append([]float64{}, x...), x...), x...), x...), 5)
 		for q, got := range z {
 			if got != want {
-				t.Fatalf("asm %v: FusedDots row %d is %v, want %v", asm, q, got, want)
+				t.Fatalf("FusedDots row %d is %v, want %v", q, got, want)
 			}
 		}
-	}
+	})
 }
 
 // BenchmarkFusedDots and BenchmarkFusedAddRows run over 64 rows of 33

@@ -1,7 +1,5 @@
 package kernel
 
-import "math"
-
 // GramTile adds to the 4 x 8 tile t (t[8a+b] is its entry (a, b)) the
 // products s[r*ss+a] * x[r*xs+b] of rows r = 0, 1, ..., rows-1, in that
 // order, each by one fused multiply-add:
@@ -26,19 +24,6 @@ func GramTile(t *[32]float64, s []float64, ss int, x []float64, xs, rows int) {
 	gramTileGeneric(t, s, ss, x, xs, rows)
 }
 
-// gramTileGeneric is GramTile's loop in Go.
-func gramTileGeneric(t *[32]float64, s []float64, ss int, x []float64, xs, rows int) {
-	for r := range rows {
-		sr, xr := s[r*ss:r*ss+4:r*ss+4], x[r*xs:r*xs+8:r*xs+8]
-		for a, sa := range sr {
-			ta := t[8*a : 8*a+8 : 8*a+8]
-			for b, xb := range xr {
-				ta[b] = math.FMA(sa, xb, ta[b])
-			}
-		}
-	}
-}
-
 // GramTileScaled is GramTile with row r of s scaled by h[r]: it adds
 // math.FMA(float64(h[r]*s[r*ss+a]), x[r*xs+b], t[8a+b]) over the rows in
 // order, the product h[r]*s[r*ss+a] rounded, the kernel of a weighted Gram
@@ -52,14 +37,5 @@ func GramTileScaled(t *[32]float64, h, s []float64, ss int, x []float64, xs, row
 		gramTileScaledFMA(t, &h[0], &s[0], ss, &x[0], xs, rows)
 		return
 	}
-	for r, hr := range h {
-		sr, xr := s[r*ss:r*ss+4:r*ss+4], x[r*xs:r*xs+8:r*xs+8]
-		for a, sa := range sr {
-			sa = float64(hr * sa)
-			ta := t[8*a : 8*a+8 : 8*a+8]
-			for b, xb := range xr {
-				ta[b] = math.FMA(sa, xb, ta[b])
-			}
-		}
-	}
+	gramTileScaledGeneric(t, h, s, ss, x, xs)
 }

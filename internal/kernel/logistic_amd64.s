@@ -4,7 +4,7 @@
 
 // The constants of math.Exp (exp_amd64.s), four lanes each: log2(e), ln 2
 // in two parts, 1/16, the Taylor coefficients 1/8! .. 1/3!, 1/2, 1 and 2;
-// then the sign bit and the exponent bias.
+// then the sign bit, the exponent bias and -logisticRange.
 DATA logisticc<>+0(SB)/8, $0x3FF71547652B82FE
 DATA logisticc<>+8(SB)/8, $0x3FF71547652B82FE
 DATA logisticc<>+16(SB)/8, $0x3FF71547652B82FE
@@ -65,7 +65,11 @@ DATA logisticc<>+448(SB)/8, $1023
 DATA logisticc<>+456(SB)/8, $1023
 DATA logisticc<>+464(SB)/8, $1023
 DATA logisticc<>+472(SB)/8, $1023
-GLOBL logisticc<>(SB), RODATA, $480
+DATA logisticc<>+480(SB)/8, $-708.0
+DATA logisticc<>+488(SB)/8, $-708.0
+DATA logisticc<>+496(SB)/8, $-708.0
+DATA logisticc<>+504(SB)/8, $-708.0
+GLOBL logisticc<>(SB), RODATA, $512
 #define LOG2E logisticc<>+0(SB)
 #define LN2U logisticc<>+32(SB)
 #define LN2L logisticc<>+64(SB)
@@ -81,13 +85,14 @@ GLOBL logisticc<>(SB), RODATA, $480
 #define TWO logisticc<>+384(SB)
 #define SIGN logisticc<>+416(SB)
 #define BIAS logisticc<>+448(SB)
+#define NRANGE logisticc<>+480(SB)
 
-// func logisticParts4(z, y, plus, e, d1, d2 *float64, groups int)
+// func logisticParts4(z, y, plus, e, d1, d2 *float64, groups int) (far int)
 // Per four rows: Y0 = z, Y1 = -y, Y2 = m, Y3 = -|m| and then e; math.Exp's
 // steps (FMA path) four lanes at a time, with the exponent k in X5 as
 // int32 and the final scaling by 2^k built in Y6 (k + 1023 > 0 for
-// |m| < 708).
-TEXT ·logisticParts4(SB), NOSPLIT, $0-56
+// |m| < 708). AX collects the lanes with -|m| not above -708 (or NaN).
+TEXT ·logisticParts4(SB), NOSPLIT, $0-64
 	MOVQ    z+0(FP), SI
 	MOVQ    y+8(FP), DX
 	MOVQ    plus+16(FP), R8
@@ -99,12 +104,18 @@ TEXT ·logisticParts4(SB), NOSPLIT, $0-56
 	VMOVUPD BIAS, Y9
 	VMOVUPD ONE, Y10
 	VMOVUPD TWO, Y11
+	XORQ    AX, AX
 
 lploop:
 	VMOVUPD (SI), Y0
 	VXORPD  (DX), Y8, Y1 // -y
 	VMULPD  Y0, Y1, Y2   // m = (-y)*z
 	VORPD   Y8, Y2, Y3   // -|m|
+
+	// the lanes past the range
+	VCMPPD    $0x1A, NRANGE, Y3, Y12 // -|m| not > -708 (unordered, quiet)
+	VMOVMSKPD Y12, BX
+	ORQ       BX, AX
 
 	// e = exp(-|m|): k = round(x log2 e), x - k ln2 (two parts, fused),
 	// /16, Taylor series, squared four times, times 2^k
@@ -167,4 +178,5 @@ lploop:
 	DECQ CX
 	JNZ  lploop
 	VZEROUPPER
+	MOVQ AX, far+56(FP)
 	RET

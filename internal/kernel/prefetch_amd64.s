@@ -17,11 +17,11 @@ loop:
 done:
 	RET
 
-// func PrefetchExample(x *float64, n int, norm, y *float64)
+// func prefetchExample(x *float64, n int, norm, y *float64)
 // Issues PREFETCHT0 for the lines of *norm and *y, then jumps to
 // prefetchRange, whose arguments (x, n) sit where its own do: one call for
 // all that an example reads.
-TEXT ·PrefetchExample(SB), NOSPLIT, $0-32
+TEXT ·prefetchExample(SB), NOSPLIT, $0-32
 	MOVQ norm+16(FP), DX
 	MOVQ y+24(FP), SI
 	PREFETCHT0 (DX)

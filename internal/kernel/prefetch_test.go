@@ -14,6 +14,11 @@ func TestPrefetchChangesNothing(t *testing.T) {
 		if n > 0 {
 			PrefetchExample(&row[0], n, &row[n], &row[n+1])
 		}
+		idx := make([]int, n)
+		for q := range idx {
+			idx[q] = (7 * q) % len(row)
+		}
+		HintAt(row, idx)
 		for j := range row {
 			if row[j] != float64(j)+0.5 {
 				t.Fatalf("n=%d: row[%d] = %v after the hints", n, j, row[j])

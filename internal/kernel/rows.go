@@ -21,18 +21,8 @@ func SeqDots4(w, x0, x1, x2, x3 []float64) [4]float64 {
 		m = n &^ 3
 		seqDots4AVX(&w[0], &x0[0], &x1[0], &x2[0], &x3[0], m, &s)
 	}
-	seqDots4Tail(&s, w, x0, x1, x2, x3, m)
+	seqDots4Generic(&s, w, x0, x1, x2, x3, m)
 	return s
-}
-
-func seqDots4Tail(s *[4]float64, w, x0, x1, x2, x3 []float64, m int) {
-	for j := m; j < len(w); j++ {
-		v := w[j]
-		s[0] += float64(v * x0[j])
-		s[1] += float64(v * x1[j])
-		s[2] += float64(v * x2[j])
-		s[3] += float64(v * x3[j])
-	}
 }
 
 // SeqSquares4 returns the four sums of squares s_r = sum_j x_r[j]^2, each
@@ -50,13 +40,7 @@ func SeqSquares4(x0, x1, x2, x3 []float64) [4]float64 {
 		m = n &^ 3
 		seqSquares4AVX(&x0[0], &x1[0], &x2[0], &x3[0], m, &s)
 	}
-	for j := m; j < n; j++ {
-		v0, v1, v2, v3 := x0[j], x1[j], x2[j], x3[j]
-		s[0] += float64(v0 * v0)
-		s[1] += float64(v1 * v1)
-		s[2] += float64(v2 * v2)
-		s[3] += float64(v3 * v3)
-	}
+	seqSquares4Generic(&s, x0, x1, x2, x3, m)
 	return s
 }
 
@@ -78,12 +62,7 @@ func SquaredNorms(dst, x []float64, d int) {
 		for ; r+8 <= n; r += 8 {
 			seqSquares8AVX(&x[r*d], d, m, &s)
 			for q := range 8 {
-				row := x[(r+q)*d : (r+q+1)*d]
-				v := s[q]
-				for _, e := range row[m:] {
-					v += float64(e * e)
-				}
-				dst[r+q] = v
+				dst[r+q] = addSquares(s[q], x[(r+q)*d+m:(r+q+1)*d])
 			}
 		}
 	}
@@ -92,11 +71,7 @@ func SquaredNorms(dst, x []float64, d int) {
 		copy(dst[r:r+4], s[:])
 	}
 	for ; r < n; r++ {
-		var v float64
-		for _, e := range x[r*d : (r+1)*d] {
-			v += float64(e * e)
-		}
-		dst[r] = v
+		dst[r] = addSquares(0, x[r*d:(r+1)*d])
 	}
 }
 
@@ -128,20 +103,6 @@ func Ddots4(w, x0, x1, x2, x3 []float64) [4]float64 {
 	return s
 }
 
-// ddots4Generic is the loop of Ddots4 over len(w) elements, a multiple of 4.
-func ddots4Generic(p *[16]float64, w, x0, x1, x2, x3 []float64) {
-	for r, x := range [4][]float64{x0, x1, x2, x3} {
-		q := p[4*r : 4*r+4 : 4*r+4]
-		for j := 0; j+4 <= len(w); j += 4 {
-			ww, xx := w[j:j+4:j+4], x[j:j+4:j+4]
-			q[0] += float64(ww[0] * xx[0])
-			q[1] += float64(ww[1] * xx[1])
-			q[2] += float64(ww[2] * xx[2])
-			q[3] += float64(ww[3] * xx[3])
-		}
-	}
-}
-
 // AddRows4 sets acc[j] += c[0]*x0[j], then += c[1]*x1[j], += c[2]*x2[j]
 // and += c[3]*x3[j], for every j < len(acc): the bits of four calls of
 //
@@ -156,12 +117,5 @@ func AddRows4(acc []float64, c [4]float64, x0, x1, x2, x3 []float64) {
 		m = n &^ 3
 		addRows4AVX(&acc[0], &x0[0], &x1[0], &x2[0], &x3[0], m, &c)
 	}
-	for j := m; j < n; j++ {
-		a := acc[j]
-		a += float64(c[0] * x0[j])
-		a += float64(c[1] * x1[j])
-		a += float64(c[2] * x2[j])
-		a += float64(c[3] * x3[j])
-		acc[j] = a
-	}
+	addRows4Generic(acc, c, x0, x1, x2, x3, m)
 }

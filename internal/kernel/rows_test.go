@@ -41,17 +41,9 @@ func testRows(r *rand.Rand, n int, nan bool) (w []float64, x [4][]float64) {
 // TestRowKernels checks SeqDots4, SeqSquares4, Ddots4 and AddRows4 bit for
 // bit against the one-row loops they stand for (gonum's Ddot for Ddots4),
 // on every length up to 70, with the assembly kernels and without.
-func TestRowKernels(t *testing.T) {
-	for _, asm := range []bool{true, false} {
-		if asm && !hasRowKernels {
-			continue
-		}
-		t.Run(map[bool]string{true: "asm", false: "go"}[asm], func(t *testing.T) { checkRowKernels(t, asm) })
-	}
-}
+func TestRowKernels(t *testing.T) { asmAndGo(t, hasRowKernels, checkRowKernels) }
 
-func checkRowKernels(t *testing.T, asm bool) {
-	defer setRowKernels(setRowKernels(asm))
+func checkRowKernels(t *testing.T) {
 	r := rand.New(rand.NewPCG(5, 6))
 	for n := 0; n <= 70; n++ {
 		for _, nan := range []bool{false, true} {
@@ -121,40 +113,34 @@ func ddotRef(w, x []float64) float64 {
 // 70 and every row count up to 19 (groups of eight, of four, and single
 // rows), with zeros, huge values and NaN.
 func TestSquaredNorms(t *testing.T) {
-	for _, asm := range []bool{true, false} {
-		if asm && !hasRowKernels {
-			continue
-		}
-		func() {
-			defer setRowKernels(setRowKernels(asm))
-			r := rand.New(rand.NewPCG(15, 16))
-			for d := 0; d <= 70; d++ {
-				for n := 0; n <= 19; n++ {
-					x := make([]float64, n*d)
-					for i := range x {
-						x[i] = r.NormFloat64() * math.Pow(10, float64(r.IntN(9)-4))
-						switch r.IntN(29) {
-						case 0:
-							x[i] = math.Copysign(0, -1)
-						case 1:
-							x[i] = 1e160
-						case 2:
-							x[i] = math.NaN()
-						}
+	asmAndGo(t, hasRowKernels, func(t *testing.T) {
+		r := rand.New(rand.NewPCG(15, 16))
+		for d := 0; d <= 70; d++ {
+			for n := 0; n <= 19; n++ {
+				x := make([]float64, n*d)
+				for i := range x {
+					x[i] = r.NormFloat64() * math.Pow(10, float64(r.IntN(9)-4))
+					switch r.IntN(29) {
+					case 0:
+						x[i] = math.Copysign(0, -1)
+					case 1:
+						x[i] = 1e160
+					case 2:
+						x[i] = math.NaN()
 					}
-					got := make([]float64, n)
-					SquaredNorms(got, x, d)
-					for q := range n {
-						var want float64
-						for _, v := range x[q*d : (q+1)*d] {
-							want += float64(v * v)
-						}
-						if !sameBits(got[q], want) {
-							t.Fatalf("asm %v, d = %d, n = %d: row %d is %v, want %v", asm, d, n, q, got[q], want)
-						}
+				}
+				got := make([]float64, n)
+				SquaredNorms(got, x, d)
+				for q := range n {
+					var want float64
+					for _, v := range x[q*d : (q+1)*d] {
+						want += float64(v * v)
+					}
+					if !sameBits(got[q], want) {
+						t.Fatalf("d = %d, n = %d: row %d is %v, want %v", d, n, q, got[q], want)
 					}
 				}
 			}
-		}()
-	}
+		}
+	})
 }

@@ -4,43 +4,41 @@ package kernel
 // decay a = 1 - eta*mu followed by soft thresholding at thr = eta*lambda*alpha,
 // in one loop. len(w) >= len(dir); the first len(dir) weights are updated.
 func Shrink(w, dir []float64, a, c, thr float64) {
-	w = w[:len(dir)]
+	w = prefix(w, len(dir))
 	for j, v := range dir {
 		w[j] = SoftThreshold(float64(a*w[j])-float64(c*v), thr)
 	}
 }
 
-// shrinkDotGeneric does what Shrink does and returns <w, next> for the
-// updated w, in the same loop: the next step's margin costs no second read
-// of w. len(w) >= len(dir), len(next) >= len(dir). Four partial sums keep the
-// additions from forming one long chain of dependent operations. The loop
-// body works on subslices of exactly four elements, so that it has no bounds
-// checks, and -thr is computed once (softThreshold2). ShrinkDot runs it, or
-// an assembly kernel with the same results.
-func shrinkDotGeneric(w, dir []float64, a, c, thr float64, next []float64) float64 {
+// ShrinkDot does what Shrink does and returns <w, next> for the updated w,
+// in the same loop: the next step's margin costs no second read of w.
+// len(w) >= len(dir), len(next) >= len(dir). Four partial sums s_k, of
+// the products of the elements j mod 4 = k of the first len(dir) &^ 3,
+// keep the additions from forming one long chain of dependent operations;
+// the remaining elements are added to s_0 in order, and the margin is
+// (s_0 + s_1) + (s_2 + s_3).
+func ShrinkDot(w, dir []float64, a, c, thr float64, next []float64) float64 {
 	n := len(dir)
 	w, next = prefix(w, n), prefix(next, n)
-	nthr := -thr
-	var s0, s1, s2, s3 float64
-	j := 0
-	for ; j+4 <= n; j += 4 {
-		ww, dd, xx := w[j:j+4:j+4], dir[j:j+4:j+4], next[j:j+4:j+4]
-		u0 := softThreshold2(float64(a*ww[0])-float64(c*dd[0]), thr, nthr)
-		u1 := softThreshold2(float64(a*ww[1])-float64(c*dd[1]), thr, nthr)
-		u2 := softThreshold2(float64(a*ww[2])-float64(c*dd[2]), thr, nthr)
-		u3 := softThreshold2(float64(a*ww[3])-float64(c*dd[3]), thr, nthr)
-		ww[0], ww[1], ww[2], ww[3] = u0, u1, u2, u3
-		s0 += float64(u0 * xx[0])
-		s1 += float64(u1 * xx[1])
-		s2 += float64(u2 * xx[2])
-		s3 += float64(u3 * xx[3])
+	var s [4]float64
+	m := n &^ 3
+	if m > 0 {
+		switch {
+		case hasAVX:
+			shrinkDot4AVX(&w[0], &dir[0], &next[0], m, a, c, thr, &s)
+		case hasSSE2:
+			shrinkDot4SSE2(&w[0], &dir[0], &next[0], m, a, c, thr, &s)
+		default:
+			s = shrinkDot4Generic(w[:m], dir[:m], a, c, thr, next[:m])
+		}
 	}
-	for ; j < n; j++ {
+	nthr := -thr
+	for j := m; j < n; j++ {
 		u := softThreshold2(float64(a*w[j])-float64(c*dir[j]), thr, nthr)
 		w[j] = u
-		s0 += float64(u * next[j])
+		s[0] += float64(u * next[j])
 	}
-	return (s0 + s1) + (s2 + s3)
+	return (s[0] + s[1]) + (s[2] + s[3])
 }
 
 // SoftThreshold returns sign(u) max(|u| - thr, 0) for thr >= 0, and keeps a

@@ -1,5 +1,0 @@
-//go:build !amd64 || purego
-
-package kernel
-
-func setRowKernels(bool) bool { return false }
