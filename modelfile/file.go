@@ -1,6 +1,7 @@
 package modelfile
 
 import (
+	"bytes"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -8,6 +9,7 @@ import (
 	"math"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 
 	"github.com/stabpriv/stabpriv/internal/safefile"
@@ -52,12 +54,28 @@ func (r *Released) WriteFile(path string) error {
 	return safefile.Write(path, 0o644, r.Write)
 }
 
+// MaxFileBytes bounds the size of a model file that Read accepts.
+const MaxFileBytes = 1 << 30
+
 // Read reads a model file and checks its structure: the format, a
 // model whose shape matches the preprocessing and the classes, finite
-// weights, and no field beyond those this package writes. It does not verify the certificate (Verify does). Errors wrap
-// ErrFile.
+// weights, no field beyond those this package writes, and that the file is
+// byte for byte what Write writes for the values read. It does not verify
+// the certificate (Verify does). Errors wrap ErrFile.
+//
+// The last check makes the values the whole content: a key written twice
+// or in another case (which encoding/json folds into one value), digits
+// beyond those that give a weight, other spacing or anything after the
+// document could carry information that no check of the values sees.
 func Read(rd io.Reader) (*Released, error) {
-	dec := json.NewDecoder(rd)
+	data, err := io.ReadAll(io.LimitReader(rd, MaxFileBytes+1))
+	if err != nil {
+		return nil, fmt.Errorf("%w: %w", ErrFile, err)
+	}
+	if len(data) > MaxFileBytes {
+		return nil, fmt.Errorf("%w: larger than %d MiB", ErrFile, MaxFileBytes>>20)
+	}
+	dec := json.NewDecoder(bytes.NewReader(data))
 	// A field this package does not write could carry anything, a
 	// statistic of the data included: such a file is refused.
 	dec.DisallowUnknownFields()
@@ -75,7 +93,29 @@ func Read(rd io.Reader) (*Released, error) {
 	if err := r.checkShape(); err != nil {
 		return nil, err
 	}
+	var canon bytes.Buffer
+	if err := r.Write(&canon); err != nil {
+		return nil, fmt.Errorf("%w: %w", ErrFile, err)
+	}
+	if !bytes.Equal(canon.Bytes(), data) {
+		return nil, fmt.Errorf("%w: not in the form stabpriv writes (%s): a key twice or in another case, extra digits, other spacing or data after the document could carry what no check sees", ErrFile, firstDiff(data, canon.Bytes()))
+	}
 	return r, nil
+}
+
+// firstDiff describes where got first differs from want: the line and
+// the text of both there.
+func firstDiff(got, want []byte) string {
+	i := 0
+	for i < len(got) && i < len(want) && got[i] == want[i] {
+		i++
+	}
+	line := 1 + bytes.Count(got[:i], []byte("\n"))
+	snip := func(b []byte) string {
+		end := min(len(b), i+40)
+		return strconv.Quote(string(b[i:end]))
+	}
+	return fmt.Sprintf("line %d: the file has %s where %s is expected", line, snip(got), snip(want))
 }
 
 // ReadFile reads the model file at path with Read.

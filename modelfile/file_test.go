@@ -9,6 +9,7 @@ import (
 	"math"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -99,7 +100,10 @@ func TestModelRoundTrip(t *testing.T) {
 	}
 }
 
-// tamper returns the model file of r with edit applied to its JSON.
+// tamper returns the model file of r with edit applied to its JSON, in
+// the form Write gives when the edited document still decodes into a model
+// file of this format (so that Verify's checks of the values are what the
+// test reaches), else as edited.
 func tamper(t *testing.T, data []byte, edit func(doc map[string]any)) []byte {
 	t.Helper()
 	var doc map[string]any
@@ -111,7 +115,20 @@ func tamper(t *testing.T, data []byte, edit func(doc map[string]any)) []byte {
 	if err != nil {
 		t.Fatal(err)
 	}
-	return out
+	dec := json.NewDecoder(bytes.NewReader(out))
+	dec.DisallowUnknownFields()
+	var file struct {
+		Format string `json:"format"`
+		modelfile.Released
+	}
+	if dec.Decode(&file) != nil || file.Format != modelfile.Format {
+		return out
+	}
+	var canon bytes.Buffer
+	if err := file.Released.Write(&canon); err != nil {
+		return out
+	}
+	return canon.Bytes()
 }
 
 func cert(doc map[string]any) map[string]any { return doc["certificate"].(map[string]any) }
@@ -313,6 +330,50 @@ func TestVerifySupport(t *testing.T) {
 			if _, _, err := modelfile.Verify(pasted); !errors.Is(err, modelfile.ErrVerify) {
 				t.Errorf("a seeded release's weights in a secure file: %v", err)
 			}
+		}
+	}
+}
+
+// TestReadCanonical: a file whose values are those of a release but whose
+// bytes are not what Write writes (a key twice or in another case, extra
+// digits of a weight, other spacing, data after the document) is refused,
+// since those bytes could carry what no check of the values sees.
+func TestReadCanonical(t *testing.T) {
+	tab, schema, err := datasets.DefaultTable()
+	if err != nil {
+		t.Fatal(err)
+	}
+	r, err := private.Fit(context.Background(), tab, schema, dp.Budget{Epsilon: 1}, private.Options{Mechanism: perturb.Gamma, Auto: true, TestFrac: 0.2, Seed: 1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	data := string(encodeModel(t, r))
+	if _, err := modelfile.Read(strings.NewReader(data)); err != nil {
+		t.Fatalf("the file as written: %v", err)
+	}
+	w0 := strconv.FormatFloat(r.Model.W[0], 'g', -1, 64)
+	for name, edit := range map[string]func(string) string{
+		"key in another case": func(s string) string {
+			return strings.Replace(s, `"model": {`, `"model": {"W": [1, 2, 3], `, 1)
+		},
+		"label key twice": func(s string) string {
+			return strings.Replace(s, `"label": "`, `"LABEL": "row 17 = malignant", "label": "`, 1)
+		},
+		"private twice": func(s string) string {
+			return strings.Replace(s, "{\n", "{\"private\": false,\n", 1)
+		},
+		"extra digits": func(s string) string {
+			return strings.Replace(s, w0+",", w0+"0000000000000000017,", 1)
+		},
+		"other spacing": func(s string) string { return strings.Replace(s, "  ", "   ", 1) },
+		"data after":    func(s string) string { return s + "{}\n" },
+	} {
+		bad := edit(data)
+		if bad == data {
+			t.Fatalf("%s: the edit changed nothing", name)
+		}
+		if _, err := modelfile.Read(strings.NewReader(bad)); !errors.Is(err, modelfile.ErrFile) {
+			t.Errorf("%s: Read %v, want ErrFile", name, err)
 		}
 	}
 }

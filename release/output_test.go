@@ -151,11 +151,12 @@ func TestReleaseErrors(t *testing.T) {
 }
 
 func TestReleaseSecureSourceRefusal(t *testing.T) {
-	// The secure perturb.Laplace sampler refuses eps < 2^-50: the release fails
+	// The secure perturb.Laplace sampler refuses eps < 2^-50: the budget
+	// check refuses it first, for every source, and the release fails
 	// cleanly.
 	m, run := testModel(1, 3)
-	if _, _, err := Weights(m, run, testSens, Config{Mechanism: perturb.Laplace, Epsilon: 1e-20}); !errors.Is(err, perturb.ErrSource) {
-		t.Fatalf("err = %v, want perturb.ErrSource", err)
+	if _, _, err := Weights(m, run, testSens, Config{Mechanism: perturb.Laplace, Epsilon: 1e-20}); !errors.Is(err, perturb.ErrEpsilon) {
+		t.Fatalf("err = %v, want perturb.ErrEpsilon", err)
 	}
 }
 

@@ -37,7 +37,14 @@ func (s *Summary) Write(w io.Writer) error {
 // refused, as is one of another format. Read does not verify the summary
 // (Verify does).
 func Read(rd io.Reader) (*Summary, error) {
-	dec := json.NewDecoder(rd)
+	data, err := io.ReadAll(io.LimitReader(rd, maxFileBytes+1))
+	if err != nil {
+		return nil, fmt.Errorf("%w: %w", ErrFile, err)
+	}
+	if len(data) > maxFileBytes {
+		return nil, fmt.Errorf("%w: larger than %d MiB", ErrFile, maxFileBytes>>20)
+	}
+	dec := json.NewDecoder(bytes.NewReader(data))
 	dec.DisallowUnknownFields()
 	var s Summary
 	if err := dec.Decode(&s); err != nil {
@@ -46,15 +53,21 @@ func Read(rd io.Reader) (*Summary, error) {
 	if s.Format != Format {
 		return nil, fmt.Errorf("%w: format %q, want %q", ErrFile, s.Format, Format)
 	}
-	if dec.More() {
-		return nil, fmt.Errorf("%w: data after the summary", ErrFile)
+	// The values are the whole content: a key twice or in another case,
+	// extra digits, other spacing or data after the summary could carry
+	// what no check of the values sees.
+	canon, err := marshal(&s)
+	if err != nil {
+		return nil, fmt.Errorf("%w: %w", ErrFile, err)
 	}
-	var rest json.RawMessage
-	if err := dec.Decode(&rest); !errors.Is(err, io.EOF) {
-		return nil, fmt.Errorf("%w: data after the summary", ErrFile)
+	if !bytes.Equal(canon, data) {
+		return nil, fmt.Errorf("%w: not in the form stabpriv writes (a key twice or in another case, extra digits, other spacing or data after the summary)", ErrFile)
 	}
 	return &s, nil
 }
+
+// maxFileBytes bounds the size of a summary file that Read accepts.
+const maxFileBytes = 1 << 24
 
 // ReadFile reads the summary file at path.
 func ReadFile(path string) (*Summary, error) {
