@@ -16,9 +16,9 @@ import (
 type replace int
 
 const (
-	keep        replace = iota // no file is replaced
-	notModels                  // a file that is not a model file is replaced (--force of predict)
-	anyFile                    // any regular file is replaced (--force of train)
+	keep      replace = iota // no file is replaced
+	notModels                // a file that is not a model file is replaced (--force of predict)
+	anyFile                  // any regular file is replaced (--force of train)
 )
 
 // checkOutFile makes sure, before any work, that the output file path of
