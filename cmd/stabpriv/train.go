@@ -23,6 +23,7 @@ import (
 	"github.com/stabpriv/stabpriv/partition"
 	"github.com/stabpriv/stabpriv/private"
 	"github.com/stabpriv/stabpriv/release"
+	"github.com/stabpriv/stabpriv/selection"
 	"github.com/stabpriv/stabpriv/trainer"
 )
 
@@ -201,7 +202,7 @@ func runTrain(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 		rel, err = private.Fit(ctx, s.table, s.Schema, s.Budget, s.Options)
 	}
 	if err != nil {
-		if errors.Is(err, datasets.ErrSchema) || errors.Is(err, private.ErrOptions) || errors.Is(err, dp.ErrBudget) || errors.Is(err, trainer.ErrConfig) || errors.Is(err, release.ErrConfig) {
+		if errors.Is(err, datasets.ErrSchema) || errors.Is(err, private.ErrOptions) || errors.Is(err, dp.ErrBudget) || errors.Is(err, trainer.ErrConfig) || errors.Is(err, release.ErrConfig) || errors.Is(err, selection.ErrSelect) {
 			return &usageError{Err: err}
 		}
 		return err

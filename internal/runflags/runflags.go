@@ -10,6 +10,7 @@ import (
 	"flag"
 	"fmt"
 	"math"
+	"slices"
 	"strconv"
 	"strings"
 
@@ -24,6 +25,7 @@ import (
 	"github.com/stabpriv/stabpriv/private"
 	"github.com/stabpriv/stabpriv/regularizers"
 	"github.com/stabpriv/stabpriv/release"
+	"github.com/stabpriv/stabpriv/selection"
 	"github.com/stabpriv/stabpriv/trainer"
 )
 
@@ -66,6 +68,7 @@ type Flags struct {
 	Epsilon, Delta               float64
 	Standardize                  *choice[preprocess.Mode, *preprocess.Mode]
 	Partitions                   int
+	Select                       string
 }
 
 // Register defines the flags on fs.
@@ -98,6 +101,9 @@ func (f *Flags) Register(fs *flag.FlagSet) {
 	fs.Float64Var(&f.Delta, "delta", 0, "privacy budget `delta` in [0, 1): 0 for laplace, gamma and objective (pure eps-DP), > 0 for the Gaussian mechanisms and amp")
 	fs.StringVar(&f.Noise, "noise", "secure", "noise source: secure (a private release), or seeded from --noise-seed (reproducible; its certificate says NOT private, since the seed is published)")
 	fs.Uint64Var(&f.NoiseSeed, "noise-seed", 0, "seed of --noise seeded (required with it; published in the model file)")
+	fs.StringVar(&f.Select, "select", string(selection.Holdout), "with --epsilon and no --mechanism: how the release chooses its mechanism, lambda and clipping norm privately, inside the budget: "+
+		string(selection.Holdout)+" (tune on 20% of the training rows, release on the rest, each at the whole budget: parallel composition) or "+
+		string(selection.RandomStopping)+" (the best of a random number of private runs: the release gets eps/2)")
 	fs.IntVar(&f.Partitions, "partitions", 1, "train `P` partitions, a row's partition a seeded hash of its position (shard name, row number), and release the weighted average once (partition.Fit)")
 }
 
@@ -109,8 +115,9 @@ type Run struct {
 	Level   logrus.Level
 }
 
-// Private reports whether the run releases by a mechanism.
-func (r *Run) Private() bool { return r.Options.Mechanism != "" }
+// Private reports whether the run releases by a mechanism, named or
+// chosen by a private selection.
+func (r *Run) Private() bool { return r.Options.Mechanism != "" || r.Options.Select != nil }
 
 // Check checks the flags (set names those given) and returns the run they
 // ask for: the mechanism and budget, the knobs, and the schema with the
@@ -140,6 +147,12 @@ func (f *Flags) Check(set map[string]bool, defaults *datasets.Schema) (*Run, err
 // checkPrivacy checks the mechanism, the budget and the noise source.
 func (f *Flags) checkPrivacy(set map[string]bool, r *Run) error {
 	name, private := f.Mechanism.value()
+	if set["select"] && (private || !set["epsilon"] && !set["delta"]) {
+		return usagef("--select applies to a private run without --mechanism (give --epsilon, and no --mechanism)")
+	}
+	if !private && !set["mechanism"] && (set["epsilon"] || set["delta"]) {
+		return f.checkSelect(set, r)
+	}
 	if !private {
 		for _, name := range []string{"epsilon", "delta", "noise", "noise-seed"} {
 			if set[name] {
@@ -167,6 +180,31 @@ func (f *Flags) checkPrivacy(set map[string]bool, r *Run) error {
 		}
 	}
 	r.Options.Mechanism = m
+	return f.checkNoise(set, r)
+}
+
+// checkSelect checks a private run without --mechanism: the setting is
+// chosen by a private selection (--select), which sets the knobs itself.
+func (f *Flags) checkSelect(set map[string]bool, r *Run) error {
+	method := selection.Method(f.Select)
+	if !slices.Contains(selection.Methods(), method) {
+		return usagef("--select %q, want %s or %s", f.Select, selection.Holdout, selection.RandomStopping)
+	}
+	r.Budget = dp.Budget{Epsilon: f.Epsilon, Delta: f.Delta}
+	if err := r.Budget.Validate(); err != nil {
+		return usagef("--epsilon %v --delta %v: %w", f.Epsilon, f.Delta, err)
+	}
+	for _, name := range []string{"lambda", "clip", "l1-ratio", "schedule", "step", "dropout", "radius", "average", "partitions"} {
+		if set[name] {
+			return usagef("--%s: without --mechanism the release chooses the mechanism, lambda, the clipping norm and the schedule privately (--select %s); give --mechanism to set them yourself", name, method)
+		}
+	}
+	r.Options.Select = &selection.Config{Method: method}
+	return f.checkNoise(set, r)
+}
+
+// checkNoise checks the noise source of a private run.
+func (f *Flags) checkNoise(set map[string]bool, r *Run) error {
 	switch f.Noise {
 	case "secure":
 		if set["noise-seed"] {
@@ -237,7 +275,10 @@ func (f *Flags) checkKnobs(set map[string]bool, r *Run) error {
 	if autoAlpha && !priv {
 		alpha = 0.15
 	}
-	r.Options.Auto = priv && autoLambda
+	if r.Options.Select != nil {
+		lambda, alpha, autoClip = 0, 0, true // the selection chooses them
+	}
+	r.Options.Auto = r.Options.Mechanism != "" && autoLambda
 	if r.Options.Auto {
 		for _, name := range []string{"clip", "l1-ratio", "schedule", "step"} {
 			if set[name] {
