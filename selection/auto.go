@@ -471,4 +471,3 @@ func (r *Record) FinishSelected(c *dp.Certificate, b dp.Budget) error {
 	finishSelect(c, b.Epsilon, runBudget(b.Epsilon, r.Eta), r.Eta, gamma, r.MeanRuns, len(r.Settings), r.ValRows)
 	return nil
 }
-
