@@ -57,6 +57,12 @@ type Method interface {
 	// (package selection) are settings of this form. AutoScaled(..., 1) is
 	// Auto.
 	AutoScaled(cfg trainer.Config, n, dim int, b dp.Budget, scale float64) (trainer.Config, string, error)
+	// NoiseRatio returns the expected norm of the noise's effect on the
+	// weights over the bound on the norm of the noiseless weights, for n
+	// training rows of dim inputs with the loss and classes of cfg and the
+	// method's automatic knobs at budget b: public values only, and the
+	// same for every lambda (Predict).
+	NoiseRatio(cfg trainer.Config, n, dim int, b dp.Budget) (float64, error)
 	// Prepare does the work on the rows that precedes the noise of a
 	// release at budget b. Its result holds non-private state (for output
 	// perturbation, the trained weights) behind the privacy boundary.

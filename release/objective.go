@@ -90,6 +90,22 @@ func (m objectiveMethod) AutoScaled(cfg trainer.Config, n, dim int, b dp.Budget,
 	return cfg, rule, nil
 }
 
+// NoiseRatio returns objpert.NoiseRatio: E||b||/(n L), the noise's pull
+// ||b||/(n lambda) on the minimizer over the bound L/lambda on the
+// noiseless minimizer's norm.
+func (m objectiveMethod) NoiseRatio(cfg trainer.Config, n, dim int, b dp.Budget) (float64, error) {
+	pr, err := objectiveProblem(cfg, n, dim)
+	if err != nil {
+		return 0, err
+	}
+	pr.Lambda = 1 // ignored
+	r, err := objpert.NoiseRatio(m.name, b.Epsilon, b.Delta, pr)
+	if err != nil {
+		return 0, fmt.Errorf("%w: %w", dp.ErrBudget, err)
+	}
+	return r, nil
+}
+
 func (m objectiveMethod) Prepare(ctx context.Context, rows Rows, b dp.Budget) (Prepared, error) {
 	if err := m.CheckBudget(b); err != nil {
 		return nil, err

@@ -71,6 +71,24 @@ func (m outputMethod) AutoScaled(cfg trainer.Config, n, dim int, b dp.Budget, sc
 	return cfg, k.Rule, nil
 }
 
+// NoiseRatio returns 2 nu/n: with the automatic knobs (clipping to G,
+// the strongly convex route) Delta = 2G/(mu n) and the trained weights lie
+// in the ball of radius G/mu (docs/DESIGN.md, section 6, the support of
+// the noise), so the expected noise norm nu Delta over that radius is
+// 2 nu/n, nu the noise's expected norm at unit sensitivity in dimension
+// K*dim.
+func (m outputMethod) NoiseRatio(cfg trainer.Config, n, dim int, b dp.Budget) (float64, error) {
+	if cfg.Loss == nil || n < 1 || dim < 1 {
+		return 0, fmt.Errorf("%w: noise ratio for n = %d, dim = %d", ErrConfig, n, dim)
+	}
+	p := cfg.Loss.Outputs(cfg.Classes) * dim
+	cal, err := perturb.Calibrate(m.Name(), b.Epsilon, b.Delta, perturb.Sensitivity{L2: 1}, p)
+	if err != nil {
+		return 0, fmt.Errorf("%w: %w", dp.ErrBudget, err)
+	}
+	return 2 * m.noise.ExpectedNorm(cal) / float64(n), nil
+}
+
 func (m outputMethod) Prepare(ctx context.Context, rows Rows, b dp.Budget) (Prepared, error) {
 	if err := m.CheckBudget(b); err != nil {
 		return nil, err

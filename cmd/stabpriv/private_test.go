@@ -8,6 +8,7 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/stabpriv/stabpriv/modelfile"
 	"gonum.org/v1/gonum/floats"
@@ -364,5 +365,35 @@ func TestCLIPartitioned(t *testing.T) {
 	}
 	if _, _, err := call(t, "train", "--partitions", "0"); exitCode(err) != 2 {
 		t.Errorf("--partitions 0: %v", err)
+	}
+}
+
+// TestTrainProgress: a run longer than progressAfter logs its progress at
+// info on stderr (here progressAfter is 0), and --log-level warn keeps it
+// silent; the default selection's release verifies.
+func TestTrainProgress(t *testing.T) {
+	defer func(d time.Duration) { progressAfter = d }(progressAfter)
+	progressAfter = 0
+	out := filepath.Join(t.TempDir(), "m.json")
+	_, stderr, err := call(t, "train", "--epsilon", "1", "--out", out)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, want := range []string{"level=info", "train: still running", "train: done"} {
+		if !strings.Contains(stderr, want) {
+			t.Errorf("stderr lacks %q:\n%s", want, stderr)
+		}
+	}
+	if _, _, err := call(t, "certify", out); err != nil {
+		t.Errorf("certify the default selection's release: %v", err)
+	}
+	_, stderr, err = call(t, "train", "--epsilon", "1", "--log-level", "warn")
+	if err != nil || stderr != "" {
+		t.Errorf("--log-level warn: stderr %q, %v", stderr, err)
+	}
+	// The forecast is a warning: printed at warn, from public values.
+	_, stderr, _ = call(t, "train", "--epsilon", "0.01", "--log-level", "warn")
+	if !strings.Contains(stderr, "near chance") || !strings.Contains(stderr, "what would help") {
+		t.Errorf("eps = 0.01 on 455 rows: no forecast warning:\n%s", stderr)
 	}
 }

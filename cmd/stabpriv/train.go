@@ -6,9 +6,11 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"math"
 	"os"
 	"path/filepath"
 	"strings"
+	"time"
 
 	"github.com/sirupsen/logrus"
 
@@ -173,6 +175,56 @@ func (s *settings) readShards() error {
 	return nil
 }
 
+// forecast returns the warning of release.Predict for the run s asks for,
+// from public values only (the number of rows, the header, the classes,
+// the budget and the settings): "" when the noise is expected to leave a
+// useful model, or when the settings do not make a run (Fit reports it).
+func forecast(s *settings) string {
+	rows := s.table.Len()
+	for _, t := range s.shards[min(1, len(s.shards)):] {
+		rows += t.Len()
+	}
+	n := rows - int(math.Round(s.Options.TestFrac*float64(rows)))
+	dim := len(s.table.Columns) // the features and the bias: the label column's place
+	cfg := s.Options.Trainer
+	cfg.Classes = len(s.Schema.Classes)
+	if cfg.Loss == nil {
+		cfg.Loss = losses.Logistic{}
+		if cfg.Classes > 2 {
+			cfg.Loss = losses.Softmax{}
+		}
+	}
+	var ms []release.Method
+	if s.Options.Mechanism != "" {
+		m, err := release.Lookup(s.Options.Mechanism)
+		if err != nil {
+			return ""
+		}
+		ms = []release.Method{m}
+	} else if s.Options.Select != nil {
+		pl, err := selection.NewPlan(*s.Options.Select, n, cfg.Loss.Outputs(cfg.Classes), dim, s.Budget, s.Options.Seed)
+		if err != nil {
+			return ""
+		}
+		n = len(pl.ReleaseRows())
+		for _, st := range pl.Settings() {
+			if m, err := release.Lookup(st.Mechanism); err == nil {
+				ms = append(ms, m)
+			}
+		}
+	}
+	f, err := release.Predict(ms, cfg, n, dim, s.Budget)
+	if err != nil {
+		return ""
+	}
+	return f.Warning()
+}
+
+// progressAfter is how long a train run stays quiet at the default log
+// level before it logs its progress (info) on stderr.
+// (A variable for the tests.)
+var progressAfter = 2 * time.Second
+
 // runTrain is the train command.
 func runTrain(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	s, err := parseTrain(args, stderr)
@@ -188,10 +240,26 @@ func runTrain(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	log := logrus.New()
 	log.SetOutput(stderr)
 	log.SetLevel(s.Level)
+	if s.Level == logrus.InfoLevel {
+		// Progress is for runs longer than progressAfter: a shorter run
+		// prints nothing but its warnings.
+		log.SetLevel(logrus.WarnLevel)
+		t := time.AfterFunc(progressAfter, func() {
+			log.SetLevel(logrus.InfoLevel)
+			log.Info("train: still running")
+		})
+		defer t.Stop()
+	}
 	s.Options.Logger = log
 	if s.Options.Preprocess == preprocess.Standardize && s.Private() {
 		log.Warn("--standardize train: the standardization statistics are fitted on the training split and are not private; the certificate does not cover the table, only the standardized rows")
 	}
+	if s.Private() {
+		if w := forecast(s); w != "" {
+			log.Warn(w)
+		}
+	}
+	log.WithFields(logrus.Fields{"rows": s.table.Len(), "source": s.table.Source}).Info("train: fitting")
 	var rel *modelfile.Released
 	if s.Partitions > 1 {
 		if s.data == "" {
@@ -207,6 +275,7 @@ func runTrain(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 		}
 		return err
 	}
+	log.Info("train: done")
 	if err := printFit(stdout, s, rel); err != nil {
 		return err
 	}

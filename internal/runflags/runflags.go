@@ -93,7 +93,7 @@ func (f *Flags) Register(fs *flag.FlagSet) {
 	fs.TextVar(&f.Engine, "engine", trainer.Native, "gradient engine: native or graph (Gorgonia)")
 	fs.Uint64Var(&f.Seed, "seed", 1, "seed of the split, the partitions, the permutations and the dropout masks (published in the certificate)")
 	fs.Float64Var(&f.TestFrac, "test-frac", 0.2, "share of the rows held out for testing, in [0, 1) (0: every row trains)")
-	fs.StringVar(&f.LogLevel, "log-level", "warn", "log level on stderr: panic, error, warn, info, debug")
+	fs.StringVar(&f.LogLevel, "log-level", "info", "log level on stderr: panic, error, warn, info (progress), debug; warn keeps a run silent unless something is wrong")
 	fs.Float64Var(&f.LabelBound, "label-bound", 0, "regression: the bound `B` in |y| <= B (squared loss needs it; 0: none); a release clamps labels to it")
 	f.Mechanism = newChoice[perturb.Mechanism]("none", nil)
 	fs.TextVar(f.Mechanism, "mechanism", f.Mechanism, "release mechanism: none (a non-private model), "+release.List()+" (objective and amp perturb the training objective: lambda auto or at least its floor, no SGD knobs)")
