@@ -457,7 +457,7 @@ func (p *paper) funcs() template.FuncMap {
 			}
 			return strings.TrimSpace(string(b))
 		},
-		"has":              func(dir string) bool { return p.summary(dir) != nil },
+		"has": func(dir string) bool { return p.summary(dir) != nil },
 		// accF and selectedF are acc and selected as numbers (NaN when
 		// absent), for comparisons in the template.
 		"accF": func(dir, mech string, eps any) float64 {
