@@ -223,7 +223,7 @@ func (pl *Plan) Config(n, dim int, seed uint64) (trainer.Config, error) {
 // anything is released.
 func Fit(ctx context.Context, t *datasets.Table, schema datasets.Schema, budget dp.Budget, opts Options) (*modelfile.Released, error) {
 	var observed []string
-	if opts.Mechanism == "" && t != nil && slices.Contains(t.Columns, schema.Label) && (opts.Trainer.Loss == nil || opts.Trainer.Loss.Task() != losses.Regression) {
+	if opts.Mechanism == "" && opts.Select == nil && t != nil && slices.Contains(t.Columns, schema.Label) && (opts.Trainer.Loss == nil || opts.Trainer.Loss.Task() != losses.Regression) {
 		// A non-private fit may take its classes, hence its default loss,
 		// from the rows.
 		observed = t.LabelValues(schema.Label)
@@ -261,7 +261,7 @@ func Fit(ctx context.Context, t *datasets.Table, schema datasets.Schema, budget 
 	var diag *modelfile.Diagnostics
 	if opts.Diagnostics {
 		diag = &modelfile.Diagnostics{NullRows: countTrue(rows.null)}
-		if opts.Mechanism == "" {
+		if pl.Method == nil && opts.Select == nil {
 			diag.Classes = observed
 		}
 		out.Diagnostics = diag

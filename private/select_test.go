@@ -122,7 +122,13 @@ func TestFitSelectRefusals(t *testing.T) {
 		{"tuning rows too few", dp.Budget{Epsilon: 1}, Options{Select: &selection.Config{TuneFrac: 0.001}}, selection.ErrSelect},
 		{"random stopping with a tuning fraction", dp.Budget{Epsilon: 1}, Options{Select: &selection.Config{Method: selection.RandomStopping, TuneFrac: 0.2}}, selection.ErrSelect},
 		{"unknown method", dp.Budget{Epsilon: 1}, Options{Select: &selection.Config{Method: "grid"}}, selection.ErrSelect},
+		{"undeclared classes", dp.Budget{Epsilon: 1}, Options{Select: sel, Preprocess: "none"}, datasets.ErrSchema},
 	} {
+		schema := schema
+		if tc.name == "undeclared classes" {
+			// A private selection never reads the classes from the rows.
+			schema.Classes, schema.Bounds = nil, nil
+		}
 		r, err := Fit(context.Background(), tab, schema, tc.budget, tc.opts)
 		if !errors.Is(err, tc.want) || r != nil {
 			t.Errorf("%s: %v, %v; want an error wrapping %v", tc.name, r, err, tc.want)
