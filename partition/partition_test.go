@@ -19,8 +19,8 @@ import (
 	"github.com/stabpriv/stabpriv/modelfile"
 	"github.com/stabpriv/stabpriv/perturb"
 	"github.com/stabpriv/stabpriv/private"
-	"github.com/stabpriv/stabpriv/selection"
 	"github.com/stabpriv/stabpriv/regularizers"
+	"github.com/stabpriv/stabpriv/selection"
 	"github.com/stabpriv/stabpriv/stability"
 	"github.com/stabpriv/stabpriv/trainer"
 )
