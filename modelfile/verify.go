@@ -11,6 +11,7 @@ import (
 	"github.com/stabpriv/stabpriv/datasets/preprocess"
 	"github.com/stabpriv/stabpriv/dp"
 	"github.com/stabpriv/stabpriv/internal/check"
+	"github.com/stabpriv/stabpriv/losses"
 	"github.com/stabpriv/stabpriv/perturb"
 	"github.com/stabpriv/stabpriv/release"
 	"github.com/stabpriv/stabpriv/selection"
@@ -260,7 +261,12 @@ func checkSelection(r *Released, bad func(format string, args ...any)) *selected
 		bad("a selection with partitions (%v) or without the automatic knobs (%v)", r.Partitions != nil, r.AutoKnobs)
 		return nil
 	}
-	s, b, _, err := r.Selection.Check(r.Split.TrainRows, r.Model.K, r.Model.D, dp.Budget{Epsilon: c.Epsilon, Delta: c.Delta}, r.Split.Seed)
+	loss, err := losses.ByName(r.Model.Loss)
+	if err != nil {
+		bad("%v", err)
+		return nil
+	}
+	s, b, _, err := r.Selection.Check(r.Split.TrainRows, loss, len(r.Schema.Classes), r.Model.D, dp.Budget{Epsilon: c.Epsilon, Delta: c.Delta}, r.Split.Seed)
 	if err != nil {
 		bad("%v", err)
 		return nil

@@ -329,8 +329,7 @@ func checkSelectable(cfg trainer.Config) error {
 // budget, the seed), then run on the training rows (selection.Plan.Run).
 func fitSelect(ctx context.Context, pl *Plan, rows *preparedRows, cfg trainer.Config, notes []string, out *modelfile.Released) (*modelfile.Released, error) {
 	n, dim := rows.X.Dims()
-	k := pl.Loss.Outputs(len(pl.Schema.Classes))
-	sp, err := selection.NewPlan(*pl.Options.Select, n, k, dim, pl.Budget, pl.Options.Seed)
+	sp, err := selection.NewPlan(*pl.Options.Select, n, pl.Loss, len(pl.Schema.Classes), dim, pl.Budget, pl.Options.Seed)
 	if err != nil {
 		return nil, err
 	}

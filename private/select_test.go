@@ -3,6 +3,7 @@ package private
 import (
 	"context"
 	"errors"
+	"fmt"
 	"strings"
 	"testing"
 
@@ -20,20 +21,29 @@ import (
 // writes and reads the model file back and verifies it; then tampers with
 // the selection record and the ledger and expects Verify to refuse.
 func TestFitSelectVerify(t *testing.T) {
-	tab, schema, err := datasets.DefaultTable()
+	small, smallSchema, err := datasets.DefaultTable()
 	if err != nil {
 		t.Fatal(err)
 	}
+	large, largeSchema := signTable(t, 3000)
 	for _, tc := range []struct {
-		method selection.Method
-		budget dp.Budget
-		seeded bool
+		method  selection.Method
+		budget  dp.Budget
+		seeded  bool
+		large   bool
+		skipped bool
 	}{
-		{selection.Holdout, dp.Budget{Epsilon: 1}, false},
-		{selection.Holdout, dp.Budget{Epsilon: 1, Delta: 1e-5}, true},
-		{selection.RandomStopping, dp.Budget{Epsilon: 2}, false},
-		{selection.RandomStopping, dp.Budget{Epsilon: 1, Delta: 1e-6}, true},
+		// 455 rows: the tuning runs would be too noisy, the plan skips.
+		{selection.Holdout, dp.Budget{Epsilon: 1}, false, false, true},
+		{selection.Holdout, dp.Budget{Epsilon: 2}, false, true, false},
+		{selection.Holdout, dp.Budget{Epsilon: 2, Delta: 1e-5}, true, true, false},
+		{selection.RandomStopping, dp.Budget{Epsilon: 2}, false, false, false},
+		{selection.RandomStopping, dp.Budget{Epsilon: 1, Delta: 1e-6}, true, false, false},
 	} {
+		tab, schema := small, smallSchema
+		if tc.large {
+			tab, schema = large, largeSchema
+		}
 		opts := Options{Select: &selection.Config{Method: tc.method, MeanRuns: 20}, TestFrac: 0.2, Seed: 5}
 		if tc.seeded {
 			opts.Noise = perturb.Seeded(9)
@@ -61,8 +71,8 @@ func TestFitSelectVerify(t *testing.T) {
 			t.Fatalf("%s %+v: verdict %v (%s), %v", tc.method, tc.budget, v, why, err)
 		}
 		c, rec := r.Certificate, r.Selection
-		if rec == nil || rec.Method != tc.method || c.Mechanism != rec.Settings[rec.Chosen].Mechanism || !r.AutoKnobs {
-			t.Fatalf("%s: record %+v, mechanism %s", tc.method, rec, c.Mechanism)
+		if rec == nil || rec.Method != tc.method || c.Mechanism != rec.Settings[rec.Chosen].Mechanism || !r.AutoKnobs || rec.Skipped != tc.skipped {
+			t.Fatalf("%s: record %+v, mechanism %s, want skipped %v", tc.method, rec, c.Mechanism, tc.skipped)
 		}
 		// The ledger adds up to the budget: a holdout's two parts are
 		// disjoint rows (parallel composition), random stopping's entries
@@ -70,7 +80,7 @@ func TestFitSelectVerify(t *testing.T) {
 		if got := dp.Total(c.Ledger); c.Epsilon != tc.budget.Epsilon || !closeTo(got.Epsilon, tc.budget.Epsilon) || got.Delta > tc.budget.Delta*(1+1e-12) {
 			t.Errorf("%s: certificate eps %v, ledger %+v adds up to %+v, want %+v", tc.method, c.Epsilon, c.Ledger, got, tc.budget)
 		}
-		if tc.method == selection.Holdout && (c.N != rec.ReleaseRows || rec.TuneRows+rec.ValRows+rec.ReleaseRows != r.Split.TrainRows) {
+		if tc.method == selection.Holdout && (c.N != rec.ReleaseRows || rec.TuneRows+rec.ValRows+rec.ReleaseRows != r.Split.TrainRows || tc.skipped == (c.Ledger[0].Rows == selection.TuningRows)) {
 			t.Errorf("holdout: the release trained on %d rows, the record %+v, %d training rows", c.N, rec, r.Split.TrainRows)
 		}
 		for _, tt := range []struct {
@@ -85,7 +95,7 @@ func TestFitSelectVerify(t *testing.T) {
 			{"eta", func(r *modelfile.Released) { r.Selection.Eta = 1 }, ""},
 			{"lambda", func(r *modelfile.Released) { r.Certificate.Lambda *= 1.5 }, "want"},
 			{"ledger", func(r *modelfile.Released) { r.Certificate.Ledger = r.Certificate.Ledger[1:] }, "ledger"},
-			{"dropped", func(r *modelfile.Released) { r.Selection = nil }, "training rows"},
+			{"dropped", func(r *modelfile.Released) { r.Selection = nil }, ""},
 		} {
 			bad := read()
 			tt.edit(bad)
@@ -94,6 +104,28 @@ func TestFitSelectVerify(t *testing.T) {
 			}
 		}
 	}
+}
+
+// signTable returns a table of n rows of two features in [-1, 1] whose
+// label is the sign of the first, and its schema.
+func signTable(t *testing.T, n int) (*datasets.Table, datasets.Schema) {
+	t.Helper()
+	var b strings.Builder
+	b.WriteString("a,b,y\n")
+	for i := range n {
+		a := float64((i*7919)%2001)/1000 - 1
+		c := float64((i*104729)%2001)/1000 - 1
+		y := "neg"
+		if a > 0 {
+			y = "pos"
+		}
+		fmt.Fprintf(&b, "%g,%g,%s\n", a, c, y)
+	}
+	tab, err := datasets.ReadTable(strings.NewReader(b.String()), "sign")
+	if err != nil {
+		t.Fatal(err)
+	}
+	return tab, datasets.Schema{Label: "y", Classes: []string{"neg", "pos"}, Bounds: []datasets.Bound{{Column: "a", Lo: -1, Hi: 1}, {Column: "b", Lo: -1, Hi: 1}}}
 }
 
 func closeTo(a, b float64) bool { return a == b || (a-b) < 1e-12*b && (b-a) < 1e-12*b }

@@ -24,11 +24,11 @@ func TestPlanParts(t *testing.T) {
 	for _, cfg := range []Config{{}, {Method: RandomStopping}, {TuneFrac: 0.5, ValFrac: 0.5}, {TuneFrac: 0.05}} {
 		for _, n := range []int{40, 97, 1000} {
 			for seed := uint64(1); seed <= 3; seed++ {
-				pl, err := NewPlan(cfg, n, 1, 5, dp.Budget{Epsilon: 1}, seed)
+				pl, err := NewPlan(cfg, n, losses.Logistic{}, 2, 5, dp.Budget{Epsilon: 1}, seed)
 				if err != nil {
 					t.Fatalf("%+v n %d: %v", cfg, n, err)
 				}
-				again, _ := NewPlan(cfg, n, 1, 5, dp.Budget{Epsilon: 1}, seed)
+				again, _ := NewPlan(cfg, n, losses.Logistic{}, 2, 5, dp.Budget{Epsilon: 1}, seed)
 				if !slices.Equal(pl.tune, again.tune) || !slices.Equal(pl.val, again.val) || !slices.Equal(pl.rel, again.rel) {
 					t.Errorf("%+v n %d seed %d: two plans differ", cfg, n, seed)
 				}
@@ -79,7 +79,7 @@ func signRows(n int, seed uint64, flip float64) (*mat.Dense, []float64) {
 // smaller claim would fail here.
 func TestSelectionScoreSensitivity(t *testing.T) {
 	X, y := signRows(300, 4, 0.1)
-	pl, err := NewPlan(Config{}, 300, 1, 3, dp.Budget{Epsilon: 2}, 7)
+	pl, err := NewPlan(Config{}, 300, losses.Logistic{}, 2, 3, dp.Budget{Epsilon: 2}, 7)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -136,7 +136,7 @@ func TestHoldoutIsolation(t *testing.T) {
 	X, y := signRows(400, 9, 0.05)
 	base := trainer.Config{Loss: losses.Logistic{}, Classes: 2, Kappa: 1, Passes: 2, Seed: 3}
 	b := dp.Budget{Epsilon: 3}
-	pl, err := NewPlan(Config{MeanRuns: 15}, 400, 1, 3, b, 3)
+	pl, err := NewPlan(Config{MeanRuns: 15}, 400, losses.Logistic{}, 2, 3, b, 3)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -186,7 +186,7 @@ func TestHoldoutIsolation(t *testing.T) {
 func TestRecordCheck(t *testing.T) {
 	X, y := signRows(200, 2, 0)
 	b := dp.Budget{Epsilon: 1, Delta: 1e-6}
-	pl, err := NewPlan(Config{MeanRuns: 12}, 200, 1, 3, b, 4)
+	pl, err := NewPlan(Config{MeanRuns: 12}, 200, losses.Logistic{}, 2, 3, b, 4)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -194,7 +194,7 @@ func TestRecordCheck(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	s, rb, rows, err := o.Record.Check(200, 1, 3, b, 4)
+	s, rb, rows, err := o.Record.Check(200, losses.Logistic{}, 2, 3, b, 4)
 	if err != nil || s != pl.settings[o.Record.Chosen] || rb != b || rows != len(pl.rel) {
 		t.Fatalf("Check: %v %v %v %v", s, rb, rows, err)
 	}
@@ -206,7 +206,7 @@ func TestRecordCheck(t *testing.T) {
 		b      dp.Budget
 		seed   uint64
 	}{{201, 3, b, 4}, {200, 5000, b, 4}, {200, 3, dp.Budget{Epsilon: 1}, 4}} {
-		if _, _, _, err := o.Record.Check(tc.n, 1, tc.dim, tc.b, tc.seed); !errors.Is(err, ErrRecord) {
+		if _, _, _, err := o.Record.Check(tc.n, losses.Logistic{}, 2, tc.dim, tc.b, tc.seed); !errors.Is(err, ErrRecord) {
 			t.Errorf("%+v: %v, want ErrRecord", tc, err)
 		}
 	}

@@ -202,7 +202,7 @@ func forecast(s *settings) string {
 		}
 		ms = []release.Method{m}
 	} else if s.Options.Select != nil {
-		pl, err := selection.NewPlan(*s.Options.Select, n, cfg.Loss.Outputs(cfg.Classes), dim, s.Budget, s.Options.Seed)
+		pl, err := selection.NewPlan(*s.Options.Select, n, cfg.Loss, cfg.Classes, dim, s.Budget, s.Options.Seed)
 		if err != nil {
 			return ""
 		}
