@@ -428,6 +428,7 @@ var (
 		"the certificate, rebuilt by the release method from the published inputs: the run constants that follow from the loss (kappa = 1), the step of every pass, the stability routes and Delta (output perturbation) or the calibration of the published problem (objective perturbation, AMP), the noise scale, the ledger, the not-covered notes and the neighbouring relation",
 		"the split: the training rows from the row count, the test fraction and the seed; for a partitioned fit, the partition sizes from the shards' names and row counts, and the partitioned sensitivity",
 		"the automatic knobs, when the file says they chose the settings",
+		"a private selection of the setting: its plan (candidates, fractions, the law of the number of runs, the sizes of the parts, whether it tuned) recomputed from the split, the model's shape and the budget, the chosen setting's mechanism and knobs, and its ledger",
 		"the support of the noise: a secure release's weights on the lattice its sampler rounds to (laplace, gamma, objective; the Gaussian samplers' lattice is finer than float64 at usual scales), and every release's norm within the bound on the trained weights plus a noise norm exceeded with probability below 2^-63",
 	}
 	Unchecked = []string{
