@@ -52,11 +52,11 @@ func (s Setting) String() string {
 	return fmt.Sprintf("%s, %g x the automatic lambda", s.Mechanism, s.Scale)
 }
 
-// Scales are the factors on the automatic lambda of the candidates: the
-// refitted rules' lambda was within a factor 3 of the best fixed lambda on
-// the data sets of the fit (docs/RESULTS.md, the fit of the automatic
+// Scales returns the factors on the automatic lambda of the candidates:
+// the refitted rules' lambda was within a factor 3 of the best fixed lambda
+// on the data sets of the fit (docs/RESULTS.md, the fit of the automatic
 // rules).
-var Scales = []float64{1.0 / 3, 1, 3}
+func Scales() []float64 { return []float64{1.0 / 3, 1, 3} }
 
 // MaxObjectiveInputs bounds the number of released weights K*dim of the
 // objective-perturbation candidates: their solver factors a K*dim square
@@ -92,7 +92,7 @@ func Settings(b dp.Budget, k, dim int) []Setting {
 	}
 	var s []Setting
 	for _, m := range fams {
-		for _, f := range Scales {
+		for _, f := range Scales() {
 			s = append(s, Setting{Mechanism: m, Scale: f})
 		}
 	}
