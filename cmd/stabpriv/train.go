@@ -64,8 +64,11 @@ const trainHelp = "Usage: stabpriv train [flags]\n\n" +
 	"rows of the table: with --bounds (or the embedded data) or --standardize none every\n" +
 	"step is inside it; --standardize train is outside it, with a warning.\n\n" +
 	"A private run on --data needs --classes (binary: the second class is +1) and\n" +
-	"--bounds FILE or --standardize none|train. Without --lambda, the release chooses\n" +
-	"lambda and the clipping norm from (n, d, K, eps) alone."
+	"--bounds FILE or --standardize none|train. With --epsilon and no --mechanism, the\n" +
+	"release chooses the mechanism and lambda privately inside the budget (--select:\n" +
+	"holdout, the default, or random-stopping). With --mechanism and no --lambda, it\n" +
+	"uses the mechanism's rule for lambda and the clipping norm, from (n, d, K, eps)\n" +
+	"alone. Before training it warns when the budget cannot buy a useful model."
 
 // settings are the checked values of the train flags.
 type settings struct {
