@@ -139,8 +139,8 @@ func NewConfig(schema datasets.Schema, budget dp.Budget, opts private.Options, p
 	if cfg.Loss != nil {
 		c.Loss = cfg.Loss.Name()
 	}
-	if cfg.Tolerance != 0 || cfg.Model != nil || cfg.StepFunc != nil || opts.Stratify {
-		return c, fmt.Errorf("stabbeam: a tolerance, a user model, a step function or a stratified split does not travel to the workers (a partitioned fit refuses them)")
+	if cfg.Tolerance != 0 || cfg.Model != nil || cfg.StepFunc != nil || opts.Stratify || opts.Select != nil {
+		return c, fmt.Errorf("stabbeam: a tolerance, a user model, a step function, a stratified split or a private selection of the setting does not travel to the workers (a partitioned fit refuses them)")
 	}
 	switch src := opts.Noise; {
 	case src == nil || perturb.SourceName(src) == perturb.SourceSecure:

@@ -33,6 +33,37 @@ type Charge struct {
 	Mechanism perturb.Mechanism `json:"mechanism"`
 	Epsilon   float64           `json:"epsilon"`
 	Delta     float64           `json:"delta"`
+	// Rows names the part of the rows the step reads when a pipeline
+	// splits them by position into disjoint parts (a holdout selection:
+	// tuning and release rows). The claim is then the largest total over
+	// the parts, not the sum of the entries (parallel composition). Empty
+	// means all the rows: the entries add up.
+	Rows string `json:"rows,omitempty"`
+}
+
+// Total returns the budget a ledger adds up to: the entries of each part
+// of the rows (Charge.Rows) add up, an entry on all rows counts in every
+// part, and the parts are disjoint, so the total is the largest part's.
+func Total(ledger []Charge) Budget {
+	all := Budget{}
+	parts := map[string]Budget{}
+	for _, c := range ledger {
+		if c.Rows == "" {
+			all.Epsilon += c.Epsilon
+			all.Delta += c.Delta
+			continue
+		}
+		p := parts[c.Rows]
+		p.Epsilon += c.Epsilon
+		p.Delta += c.Delta
+		parts[c.Rows] = p
+	}
+	out := all
+	for _, p := range parts {
+		out.Epsilon = max(out.Epsilon, all.Epsilon+p.Epsilon)
+		out.Delta = max(out.Delta, all.Delta+p.Delta)
+	}
+	return out
 }
 
 // FeatureBound is the range [Lo, Hi] of one feature column.
@@ -135,7 +166,11 @@ func (c *Certificate) String() string {
 	fmt.Fprintf(&b, "Noise source: %s.\n", c.Source)
 	fmt.Fprintf(&b, "Weights: SHA-256 %s.\n", c.WeightsSHA256)
 	for _, l := range c.Ledger {
-		fmt.Fprintf(&b, "Budget spent by %s: eps = %g, delta = %g (%s).\n", l.Step, l.Epsilon, l.Delta, l.Mechanism)
+		on := ""
+		if l.Rows != "" {
+			on = ", on the " + l.Rows
+		}
+		fmt.Fprintf(&b, "Budget spent by %s: eps = %g, delta = %g (%s%s).\n", l.Step, l.Epsilon, l.Delta, l.Mechanism, on)
 	}
 	if len(c.EstimatedBounds) > 0 {
 		b.WriteString("Feature bounds estimated privately (released with the weights, covered by the claim):")

@@ -17,3 +17,20 @@ func ExampleBudget_Validate() {
 	// {Epsilon:0 Delta:0}: pure true, error dp: invalid budget: eps = 0, want finite > 0
 	// {Epsilon:1 Delta:1}: pure false, error dp: invalid budget: delta = 1, want in [0, 1)
 }
+
+// Total adds up a ledger: the entries on one part of the rows add up, and
+// disjoint parts count once (parallel composition), so a holdout
+// selection at eps on the tuning rows and a release at eps on the other
+// rows together are eps.
+func ExampleTotal() {
+	ledger := []dp.Charge{
+		{Step: "selection", Epsilon: 1, Rows: "tuning rows"},
+		{Step: "objective part", Epsilon: 0.99, Rows: "release rows"},
+		{Step: "output part", Epsilon: 0.01, Rows: "release rows"},
+	}
+	fmt.Println(dp.Total(ledger))
+	fmt.Println(dp.Total(append(ledger, dp.Charge{Step: "bounds, on every row", Epsilon: 0.1, Delta: 1e-6})))
+	// Output:
+	// {1 0}
+	// {1.1 1e-06}
+}

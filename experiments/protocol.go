@@ -90,7 +90,8 @@ type ProtocolConfig struct {
 	// Required for adult, lastfm and gene_all.
 	DataDir string
 	// CSVFile and Label name the CSV file and its label column for the
-	// "csv" data set (a binary task; see datasets.ReadCSV).
+	// "csv" data set (two classes: a binary task; more: softmax; see
+	// datasets.ReadCSV).
 	CSVFile, Label string
 	// Data, when set, is used as the full data set instead of loading one
 	// (Dataset then only names it in the outputs; "custom" when empty). Its
@@ -165,7 +166,7 @@ func load(cfg ProtocolConfig) (*datasets.Dataset, error) {
 		if cfg.CSVFile == "" || cfg.Label == "" {
 			return nil, fmt.Errorf("%w: the csv data set needs a file and a label column", ErrConfig)
 		}
-		return datasets.ReadCSVFile(cfg.CSVFile, datasets.CSVOptions{Label: cfg.Label, Task: losses.Binary})
+		return readCSV(cfg.CSVFile, cfg.Label)
 	case "":
 		return nil, fmt.Errorf("%w: no data set; want one of %v", ErrConfig, DataSets)
 	}
@@ -178,6 +179,21 @@ func load(cfg ProtocolConfig) (*datasets.Dataset, error) {
 		return nil, err
 	}
 	return entry.Load(dir)
+}
+
+// readCSV reads the csv data set: a binary task (labels -1 and +1, the
+// second class in sort order +1) for two classes, a multiclass one
+// (softmax, class indices in sort order) for more.
+func readCSV(path, label string) (*datasets.Dataset, error) {
+	ds, err := datasets.ReadCSVFile(path, datasets.CSVOptions{Label: label, Task: losses.Multiclass})
+	if err != nil || len(ds.Classes) != 2 {
+		return ds, err
+	}
+	// Both encodings sort the class names: index 1 is the +1 class.
+	for i, y := range ds.Y {
+		ds.Y[i] = 2*y - 1
+	}
+	return ds, nil
 }
 
 // dataDir returns the folder of the data set: root/<entry.Dir>, or root

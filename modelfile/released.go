@@ -10,6 +10,7 @@ import (
 	"github.com/stabpriv/stabpriv/dp"
 	"github.com/stabpriv/stabpriv/losses"
 	"github.com/stabpriv/stabpriv/perturb"
+	"github.com/stabpriv/stabpriv/selection"
 	"github.com/stabpriv/stabpriv/stability"
 	"github.com/stabpriv/stabpriv/trainer"
 )
@@ -42,6 +43,10 @@ type Released struct {
 	// Auto from public values alone (private.Options.Auto): Verify then
 	// recomputes them from (n, dim, K, mechanism, budget).
 	AutoKnobs bool `json:"auto_knobs,omitempty"`
+	// Selection describes the private selection that chose the setting
+	// (private.Options.Select); nil otherwise. Verify recomputes its plan
+	// and the chosen setting's knobs.
+	Selection *selection.Record `json:"selection,omitempty"`
 	// Partitions describes a partitioned fit (package partition); nil
 	// otherwise.
 	Partitions *PartitionInfo `json:"partitions,omitempty"`

@@ -11,9 +11,11 @@ import (
 	"github.com/stabpriv/stabpriv/datasets/preprocess"
 	"github.com/stabpriv/stabpriv/dp"
 	"github.com/stabpriv/stabpriv/internal/check"
+	"github.com/stabpriv/stabpriv/losses"
 	"github.com/stabpriv/stabpriv/perturb"
 	"github.com/stabpriv/stabpriv/privbounds"
 	"github.com/stabpriv/stabpriv/release"
+	"github.com/stabpriv/stabpriv/selection"
 	"github.com/stabpriv/stabpriv/stability"
 	"github.com/stabpriv/stabpriv/trainer"
 )
@@ -97,11 +99,15 @@ func Verify(r *Released) (Verdict, string, error) {
 	if len(errs) == 0 && r.Partitions != nil {
 		part = checkPartitions(r, bad)
 	}
+	var sel *selected
+	if len(errs) == 0 && r.Selection != nil {
+		sel = checkSelection(r, bad)
+	}
 	if len(errs) > 0 {
 		// The rebuilt file would differ too; the specific reasons say more.
 		return 0, "", fmt.Errorf("%w: %w", ErrVerify, errors.Join(errs...))
 	}
-	want, err := rebuild(r, m, part)
+	want, err := rebuild(r, m, part, sel)
 	if err != nil {
 		return 0, "", fmt.Errorf("%w: %w", ErrVerify, err)
 	}
@@ -109,7 +115,7 @@ func Verify(r *Released) (Verdict, string, error) {
 		return 0, "", fmt.Errorf("%w: the file differs from the release its published constants give: %s", ErrVerify, diffs)
 	}
 	eb, _ := boundsEpsilon(r) // checked by rebuild
-	if err := m.CheckWeights(releasePart(c, eb), publicOf(r), r.Model.W); err != nil {
+	if err := m.CheckWeights(sel.runCertificate(releasePart(c, eb)), publicOf(r), r.Model.W); err != nil {
 		return 0, "", fmt.Errorf("%w: %w", ErrVerify, err)
 	}
 	switch {
@@ -163,8 +169,8 @@ func checkPipeline(r *Released, bad func(format string, args ...any)) {
 	if run.LabelBound != r.Schema.LabelBound {
 		bad("label bound %v in the run, %v in the schema", run.LabelBound, r.Schema.LabelBound)
 	}
-	if run.N != r.Split.TrainRows || run.N < 1 {
-		bad("the run has n = %d training rows, the split %d", run.N, r.Split.TrainRows)
+	if want := runRows(r); run.N != want || run.N < 1 {
+		bad("the run has n = %d training rows, the split and the selection %d", run.N, want)
 	}
 	if r.Partitions == nil {
 		if tr, err := trainRows(r.Split); err != nil || tr != r.Split.TrainRows {
@@ -258,6 +264,62 @@ func checkPartitions(r *Released, bad func(format string, args ...any)) *partiti
 	return &partitioned{part, ref}
 }
 
+// runRows returns the number of rows the released run trained on: the
+// split's training rows, or the release rows of a selection (which
+// checkSelection recomputes from the split).
+func runRows(r *Released) int {
+	if r.Selection != nil {
+		return r.Selection.ReleaseRows
+	}
+	return r.Split.TrainRows
+}
+
+// selected is the checked selection of a file: the chosen setting and the
+// budget of the released run.
+type selected struct {
+	rec     *selection.Record
+	setting selection.Setting
+	budget  dp.Budget
+}
+
+// checkSelection recomputes the plan of a file's selection from the split,
+// the model's shape and the budget (selection.Record.Check), and checks
+// that the release is the chosen setting's.
+func checkSelection(r *Released, bad func(format string, args ...any)) *selected {
+	c := r.Certificate
+	if r.Partitions != nil || !r.AutoKnobs {
+		bad("a selection with partitions (%v) or without the automatic knobs (%v)", r.Partitions != nil, r.AutoKnobs)
+		return nil
+	}
+	loss, err := losses.ByName(r.Model.Loss)
+	if err != nil {
+		bad("%v", err)
+		return nil
+	}
+	s, b, _, err := r.Selection.Check(r.Split.TrainRows, loss, len(r.Schema.Classes), r.Model.D, r.ReleaseBudget(), r.Split.Seed)
+	if err != nil {
+		bad("%v", err)
+		return nil
+	}
+	if c.Mechanism != s.Mechanism {
+		bad("the release's mechanism is %s, the chosen setting's %s", c.Mechanism, s.Mechanism)
+		return nil
+	}
+	return &selected{rec: r.Selection, setting: s, budget: b}
+}
+
+// runCertificate returns the certificate of the released run: c itself,
+// or for a random-stopping selection a copy at the run's budget (its
+// noise was calibrated to it).
+func (s *selected) runCertificate(c *dp.Certificate) *dp.Certificate {
+	if s == nil || s.rec.Method != selection.RandomStopping {
+		return c
+	}
+	cp := *c
+	cp.Epsilon, cp.Delta = s.budget.Epsilon, s.budget.Delta
+	return &cp
+}
+
 // trainRows returns the number of training rows of a split.
 func trainRows(s SplitInfo) (int, error) {
 	if s.Rows < 1 || !check.HalfOpenUnit(s.TestFrac) {
@@ -268,7 +330,7 @@ func trainRows(s SplitInfo) (int, error) {
 
 // rebuild returns the model file that a fit writes for the published
 // inputs of r and its weights.
-func rebuild(r *Released, m release.Method, part *partitioned) (*Released, error) {
+func rebuild(r *Released, m release.Method, part *partitioned, sel *selected) (*Released, error) {
 	c := r.Certificate
 	task, err := r.task()
 	if err != nil {
@@ -290,9 +352,20 @@ func rebuild(r *Released, m release.Method, part *partitioned) (*Released, error
 			return nil, err
 		}
 	}
-	cert, rep, err := m.Rebuild(releasePart(c, eb), pub)
+	rc := releasePart(c, eb)
+	if sel != nil {
+		pub.AutoScale = sel.setting.Scale
+		pub.Extra = append(pub.Extra, sel.rec.Assumptions()...)
+	}
+	cert, rep, err := m.Rebuild(sel.runCertificate(rc), pub)
 	if err != nil {
 		return nil, err
+	}
+	if sel != nil {
+		sel.rec.Finish(cert)
+		if err := sel.rec.FinishSelected(cert, dp.Budget{Epsilon: rc.Epsilon, Delta: rc.Delta}); err != nil {
+			return nil, err
+		}
 	}
 	cert.Neighbouring = skeleton.Neighbours()
 	if part != nil {
@@ -312,6 +385,7 @@ func rebuild(r *Released, m release.Method, part *partitioned) (*Released, error
 		Split:         r.Split,
 		AutoKnobs:     r.AutoKnobs,
 		Partitions:    r.Partitions,
+		Selection:     r.Selection,
 	}, nil
 }
 
@@ -397,6 +471,7 @@ var (
 		"the split: the training rows from the row count, the test fraction and the seed; for a partitioned fit, the partition sizes from the shards' names and row counts, and the partitioned sensitivity",
 		"the automatic knobs, when the file says they chose the settings",
 		"privately estimated feature bounds: their charge first in the ledger (leaving the release a positive part of eps), every bound a point of the estimate's grid and equal to the certificate's list, and the release rebuilt at the rest of the budget",
+		"a private selection of the setting: its plan (candidates, fractions, the law of the number of runs, the sizes of the parts, whether it tuned) recomputed from the split, the model's shape and the budget, the chosen setting's mechanism and knobs, and its ledger",
 		"the support of the noise: a secure release's weights on the lattice its sampler rounds to (laplace, gamma, objective; the Gaussian samplers' lattice is finer than float64 at usual scales), and every release's norm within the bound on the trained weights plus a noise norm exceeded with probability below 2^-63",
 	}
 	Unchecked = []string{

@@ -22,6 +22,7 @@ import (
 	"github.com/stabpriv/stabpriv/private"
 	"github.com/stabpriv/stabpriv/regularizers"
 	"github.com/stabpriv/stabpriv/release"
+	"github.com/stabpriv/stabpriv/selection"
 	"github.com/stabpriv/stabpriv/stability"
 	"github.com/stabpriv/stabpriv/trainer"
 )
@@ -264,6 +265,7 @@ func TestFitPartitionedErrors(t *testing.T) {
 		{"different headers", header, opts, 4, datasets.ErrFormat},
 		{"standardize", base, private.Options{Mechanism: perturb.Gamma, Auto: true, Preprocess: preprocess.Standardize}, 4, private.ErrOptions},
 		{"stratified", base, private.Options{Mechanism: perturb.Gamma, Auto: true, Stratify: true, TestFrac: 0.2}, 4, private.ErrOptions},
+		{"selection", base, private.Options{Select: &selection.Config{}}, 4, private.ErrOptions},
 		{"no shards", nil, opts, 4, datasets.ErrFormat},
 	} {
 		r, err := Fit(context.Background(), c.tables, schema, budget, c.opts, c.parts)

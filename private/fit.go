@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"math"
 	"slices"
+	"strings"
 
 	"github.com/sirupsen/logrus"
 	"gonum.org/v1/gonum/mat"
@@ -19,6 +20,7 @@ import (
 	"github.com/stabpriv/stabpriv/perturb"
 	"github.com/stabpriv/stabpriv/privbounds"
 	"github.com/stabpriv/stabpriv/release"
+	"github.com/stabpriv/stabpriv/selection"
 	"github.com/stabpriv/stabpriv/trainer"
 )
 
@@ -87,6 +89,13 @@ type Options struct {
 	// Diagnostics): metrics of the trained and released weights on both
 	// splits, the run's statistics. They are not covered by any claim.
 	Diagnostics bool
+	// Select, with no Mechanism, makes the fit private with the setting
+	// (mechanism, lambda, clipping norm) chosen by a private selection
+	// inside the budget (selection.Plan: a holdout selection by default).
+	// Nil with no Mechanism means a non-private fit. It excludes Mechanism
+	// and Auto: a mechanism named by the caller is used as named, at no
+	// extra cost.
+	Select *selection.Config
 	// Logger receives progress. Nil means silent.
 	Logger logrus.FieldLogger
 }
@@ -132,11 +141,26 @@ func NewPlan(schema datasets.Schema, budget dp.Budget, opts Options) (*Plan, err
 		}
 	}
 	pl.Task = pl.Loss.Task()
-	private := opts.Mechanism != ""
+	private := opts.Mechanism != "" || opts.Select != nil
 	if err := pl.planBounds(); err != nil {
 		return nil, err
 	}
-	if private {
+	if opts.Select != nil {
+		if opts.Mechanism != "" || opts.Auto {
+			return nil, fmt.Errorf("%w: a private selection chooses the mechanism and the knobs; it excludes a named mechanism and the automatic knobs", ErrOptions)
+		}
+		if err := budget.Validate(); err != nil {
+			return nil, err
+		}
+		if err := pl.Release.Validate(); err != nil {
+			return nil, fmt.Errorf("the release's part of the budget after the bounds estimate: %w", err)
+		}
+		cfg := opts.Trainer
+		cfg.Loss = pl.Loss
+		if err := checkSelectable(cfg); err != nil {
+			return nil, err
+		}
+	} else if private {
 		m, err := release.Lookup(opts.Mechanism)
 		if err != nil {
 			return nil, fmt.Errorf("%w: %w", ErrOptions, err)
@@ -182,7 +206,7 @@ func NewPlan(schema datasets.Schema, budget dp.Budget, opts Options) (*Plan, err
 // leaves nothing for the estimate or for the release, is an error
 // wrapping dp.ErrBudget.
 func (pl *Plan) planBounds() error {
-	private := pl.Options.Mechanism != ""
+	private := pl.Options.Mechanism != "" || pl.Options.Select != nil
 	declared := pl.Schema.Declared()
 	pl.Mode = pl.Options.Preprocess
 	switch {
@@ -235,7 +259,7 @@ func (pl *Plan) Config(n, dim int, seed uint64) (trainer.Config, error) {
 	cfg := pl.Options.Trainer
 	cfg.Loss, cfg.Kappa, cfg.Seed, cfg.Logger = pl.Loss, 1, seed, pl.Options.Logger
 	cfg.Classes = len(pl.Schema.Classes)
-	if pl.Method != nil && !pl.Options.Diagnostics {
+	if (pl.Method != nil || pl.Options.Select != nil) && !pl.Options.Diagnostics {
 		cfg.Logger = nil
 	}
 	if !pl.Options.Diagnostics {
@@ -288,7 +312,7 @@ func (pl *Plan) Config(n, dim int, seed uint64) (trainer.Config, error) {
 // anything is released.
 func Fit(ctx context.Context, t *datasets.Table, schema datasets.Schema, budget dp.Budget, opts Options) (*modelfile.Released, error) {
 	var observed []string
-	if opts.Mechanism == "" && t != nil && slices.Contains(t.Columns, schema.Label) && (opts.Trainer.Loss == nil || opts.Trainer.Loss.Task() != losses.Regression) {
+	if opts.Mechanism == "" && opts.Select == nil && t != nil && slices.Contains(t.Columns, schema.Label) && (opts.Trainer.Loss == nil || opts.Trainer.Loss.Task() != losses.Regression) {
 		// A non-private fit may take its classes, hence its default loss,
 		// from the rows.
 		observed = t.LabelValues(schema.Label)
@@ -329,10 +353,13 @@ func Fit(ctx context.Context, t *datasets.Table, schema datasets.Schema, budget 
 	var diag *modelfile.Diagnostics
 	if opts.Diagnostics {
 		diag = &modelfile.Diagnostics{NullRows: countTrue(rows.null)}
-		if opts.Mechanism == "" {
+		if pl.Method == nil && opts.Select == nil {
 			diag.Classes = observed
 		}
 		out.Diagnostics = diag
+	}
+	if pl.Options.Select != nil {
+		return fitSelect(ctx, pl, rows, cfg, notes, out)
 	}
 	if pl.Method == nil {
 		return fitClear(ctx, pl, rows, cfg, notes, out)
@@ -365,6 +392,61 @@ func Fit(ctx context.Context, t *datasets.Table, schema datasets.Schema, budget 
 	out.Private = rel.Certificate.Private && pl.Mode.Inside()
 	out.Model, out.Certificate, out.Stability = rel.Model, rel.Certificate, p.Stability()
 	if diag != nil {
+		diag.Stats = rel.Stats
+		diag.ReleasedTrain = evaluate(out.Model, pl.Task, rows.X, rows.y, rows.null)
+		diag.ReleasedTest = test.evaluate(out.Model, pl.Task)
+	}
+	return out, nil
+}
+
+// checkSelectable refuses training settings that a selection would
+// override: it chooses lambda, the clipping norm, the schedule and the
+// mechanism itself, and its candidates run with no other knob.
+func checkSelectable(cfg trainer.Config) error {
+	var bad []string
+	if cfg.Reg.Lambda != 0 || cfg.Reg.L1Ratio != 0 {
+		bad = append(bad, "lambda or an l1 ratio")
+	}
+	if cfg.Clip != 0 || cfg.Dropout != 0 && cfg.Dropout != 1 || cfg.Radius != 0 || cfg.Average || cfg.Tolerance != 0 || cfg.Model != nil {
+		bad = append(bad, "clipping, dropout, a radius, averaging, a tolerance or a user model")
+	}
+	if cfg.Loss != nil && cfg.Loss.Task() == losses.Regression {
+		bad = append(bad, "a regression loss (the selection scores accuracy)")
+	}
+	if len(bad) > 0 {
+		return fmt.Errorf("%w: a private selection chooses the knobs itself; the options set %s", ErrOptions, strings.Join(bad, " and "))
+	}
+	return nil
+}
+
+// fitSelect is Fit with a private selection of the setting: the plan of
+// the selection is checked from public values (n, the model's shape, the
+// budget, the seed), then run on the training rows (selection.Plan.Run).
+func fitSelect(ctx context.Context, pl *Plan, rows *preparedRows, cfg trainer.Config, notes []string, out *modelfile.Released) (*modelfile.Released, error) {
+	n, dim := rows.X.Dims()
+	sp, err := selection.NewPlan(*pl.Options.Select, n, pl.Loss, len(pl.Schema.Classes), dim, pl.Release, pl.Options.Seed)
+	if err != nil {
+		return nil, err
+	}
+	so, err := sp.Run(ctx, rows.X, rows.y, cfg, notes, pl.Options.Noise, pl.Options.Logger)
+	if err != nil {
+		return nil, err
+	}
+	rel := so.Release
+	rel.Certificate.Neighbouring = out.Neighbours()
+	if pl.EstimateBounds {
+		modelfile.ComposeEstimate(rel.Certificate, rows.prep, pl.Budget.Epsilon, pl.BoundsEpsilon)
+	}
+	out.Private = rel.Certificate.Private && pl.Mode.Inside()
+	out.Model, out.Certificate, out.Selection, out.AutoKnobs = rel.Model, rel.Certificate, so.Record, true
+	if so.Prepared != nil {
+		out.Stability = so.Prepared.Stability()
+	}
+	if diag := out.Diagnostics; diag != nil {
+		test, err := rows.test()
+		if err != nil {
+			return nil, err
+		}
 		diag.Stats = rel.Stats
 		diag.ReleasedTrain = evaluate(out.Model, pl.Task, rows.X, rows.y, rows.null)
 		diag.ReleasedTest = test.evaluate(out.Model, pl.Task)

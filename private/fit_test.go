@@ -308,7 +308,7 @@ func ExampleFit() {
 	label, _ := r.Predict(make([]float64, len(r.Features())))
 	fmt.Println("prediction for an all-zero row:", label)
 	// Output:
-	// gamma, eps = 1, private: false, route strongly-convex-sgd, Delta = 0.1350
+	// gamma, eps = 1, private: false, route strongly-convex-sgd, Delta = 0.1024
 	// prediction for an all-zero row: benign
 }
 

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"math"
 	"strings"
 
 	"gonum.org/v1/gonum/mat"
@@ -61,6 +62,18 @@ type Method interface {
 	// values (and the loss and number of classes in cfg) alone, and a
 	// sentence stating the rule. It reads no rows and costs no privacy.
 	Auto(cfg trainer.Config, n, dim int, b dp.Budget) (trainer.Config, string, error)
+	// AutoScaled is Auto with lambda multiplied by scale > 0, then raised
+	// to the smallest lambda the method certifies at b, if any (objective
+	// perturbation's floor): the candidates of a private selection
+	// (package selection) are settings of this form. AutoScaled(..., 1) is
+	// Auto.
+	AutoScaled(cfg trainer.Config, n, dim int, b dp.Budget, scale float64) (trainer.Config, string, error)
+	// NoiseRatio returns the expected norm of the noise's effect on the
+	// weights over the bound on the norm of the noiseless weights, for n
+	// training rows of dim inputs with the loss and classes of cfg and the
+	// method's automatic knobs at budget b: public values only, and the
+	// same for every lambda (Predict).
+	NoiseRatio(cfg trainer.Config, n, dim int, b dp.Budget) (float64, error)
 	// Prepare does the work on the rows that precedes the noise of a
 	// release at budget b. Its result holds non-private state (for output
 	// perturbation, the trained weights) behind the privacy boundary.
@@ -108,8 +121,11 @@ type Public struct {
 	Notes, Extra []string
 	// Auto reports that the knobs were chosen by the method's Auto: Rebuild
 	// then requires the run's knobs to be Auto's for the published n, d,
-	// K and budget.
+	// K and budget (AutoScaled's with AutoScale when it is not 0).
 	Auto bool
+	// AutoScale is the factor on the automatic lambda (AutoScaled) of a
+	// release whose setting a private selection chose; 0 means 1.
+	AutoScale float64
 }
 
 // Prepared is a release in waiting: the state Prepare made from the rows
@@ -220,6 +236,22 @@ func certRun(c *dp.Certificate) (*trainer.Run, error) {
 		return nil, fmt.Errorf("%w: the certificate has no run record", ErrConfig)
 	}
 	return c.Run, nil
+}
+
+// checkScale returns an error unless scale is finite and positive.
+func checkScale(scale float64) error {
+	if !(scale > 0) || math.IsInf(scale, 0) {
+		return fmt.Errorf("%w: lambda scale %v, want finite > 0", ErrConfig, scale)
+	}
+	return nil
+}
+
+// scaleOf returns pub's AutoScale, 1 when it is 0.
+func (pub Public) scaleOf() float64 {
+	if pub.AutoScale == 0 {
+		return 1
+	}
+	return pub.AutoScale
 }
 
 // finish sets what every release's certificate shares: the noise seed of a

@@ -58,6 +58,16 @@ func (m objectiveMethod) CheckConfig(cfg trainer.Config) error {
 
 // Auto sets lambda by objpert.AutoLambda.
 func (m objectiveMethod) Auto(cfg trainer.Config, n, dim int, b dp.Budget) (trainer.Config, string, error) {
+	return m.AutoScaled(cfg, n, dim, b, 1)
+}
+
+// AutoScaled sets lambda to scale times objpert.AutoLambda's, raised to
+// the mechanism's floor at b when it falls below (objpert.RaiseToFloor:
+// Chaudhuri et al.'s extra ridge, a function of public constants).
+func (m objectiveMethod) AutoScaled(cfg trainer.Config, n, dim int, b dp.Budget, scale float64) (trainer.Config, string, error) {
+	if err := checkScale(scale); err != nil {
+		return cfg, "", err
+	}
 	pr, err := objectiveProblem(cfg, n, dim)
 	if err != nil {
 		return cfg, "", err
@@ -66,8 +76,37 @@ func (m objectiveMethod) Auto(cfg trainer.Config, n, dim int, b dp.Budget) (trai
 	if err != nil {
 		return cfg, "", fmt.Errorf("%w: %w", ErrConfig, err)
 	}
+	if scale != 1 {
+		pr.Lambda = lambda * scale
+		raised, extra, err := objpert.RaiseToFloor(m.name, b.Epsilon, b.Delta, pr)
+		if err != nil {
+			return cfg, "", fmt.Errorf("%w: %w", ErrConfig, err)
+		}
+		lambda = raised.Lambda
+		what := fmt.Sprintf("%g times the rule's lambda", scale)
+		if extra > 0 {
+			what += ", raised to the floor"
+		}
+		rule = what + ": " + rule
+	}
 	cfg.Reg = regularizers.ElasticNet{Lambda: lambda}
 	return cfg, rule, nil
+}
+
+// NoiseRatio returns objpert.NoiseRatio: E||b||/(n L), the noise's pull
+// ||b||/(n lambda) on the minimizer over the bound L/lambda on the
+// noiseless minimizer's norm.
+func (m objectiveMethod) NoiseRatio(cfg trainer.Config, n, dim int, b dp.Budget) (float64, error) {
+	pr, err := objectiveProblem(cfg, n, dim)
+	if err != nil {
+		return 0, err
+	}
+	pr.Lambda = 1 // ignored
+	r, err := objpert.NoiseRatio(m.name, b.Epsilon, b.Delta, pr)
+	if err != nil {
+		return 0, fmt.Errorf("%w: %w", dp.ErrBudget, err)
+	}
+	return r, nil
 }
 
 func (m objectiveMethod) Prepare(ctx context.Context, rows Rows, b dp.Budget) (Prepared, error) {
@@ -194,7 +233,7 @@ func (m objectiveMethod) Rebuild(c *dp.Certificate, pub Public) (*dp.Certificate
 	cfg := trainer.Config{Loss: loss, Classes: pub.Classes, Kappa: run.Kappa, Reg: regularizers.ElasticNet{Lambda: run.Lambda}}
 	pr, _ := objectiveProblem(cfg, run.N, pub.D)
 	if pub.Auto {
-		auto, _, err := m.Auto(cfg, run.N, pub.D, dp.Budget{Epsilon: c.Epsilon, Delta: c.Delta})
+		auto, _, err := m.AutoScaled(cfg, run.N, pub.D, dp.Budget{Epsilon: c.Epsilon, Delta: c.Delta}, pub.scaleOf())
 		if err != nil {
 			return nil, nil, fmt.Errorf("automatic knobs: %w", err)
 		}

@@ -50,15 +50,46 @@ func (m outputMethod) CheckConfig(cfg trainer.Config) error {
 // Auto sets the knobs of AutoKnobs: lambda, the clipping norm, l1 ratio 0
 // and the bounded inverse-t schedule.
 func (m outputMethod) Auto(cfg trainer.Config, n, dim int, b dp.Budget) (trainer.Config, string, error) {
+	return m.AutoScaled(cfg, n, dim, b, 1)
+}
+
+// AutoScaled is Auto with AutoKnobs' lambda multiplied by scale (every
+// lambda > 0 is certified).
+func (m outputMethod) AutoScaled(cfg trainer.Config, n, dim int, b dp.Budget, scale float64) (trainer.Config, string, error) {
 	if cfg.Loss == nil {
 		return cfg, "", fmt.Errorf("%w: no loss", ErrConfig)
+	}
+	if err := checkScale(scale); err != nil {
+		return cfg, "", err
 	}
 	k, err := AutoKnobs(n, dim, cfg.Loss.Outputs(cfg.Classes), m.Name(), b)
 	if err != nil {
 		return cfg, "", err
 	}
+	if scale != 1 {
+		k.Lambda *= scale
+		k.Rule = fmt.Sprintf("%g times the rule's lambda: %s", scale, k.Rule)
+	}
 	k.apply(&cfg)
 	return cfg, k.Rule, nil
+}
+
+// NoiseRatio returns 2 nu/n: with the automatic knobs (clipping to G,
+// the strongly convex route) Delta = 2G/(mu n) and the trained weights lie
+// in the ball of radius G/mu (docs/DESIGN.md, section 6, the support of
+// the noise), so the expected noise norm nu Delta over that radius is
+// 2 nu/n, nu the noise's expected norm at unit sensitivity in dimension
+// K*dim.
+func (m outputMethod) NoiseRatio(cfg trainer.Config, n, dim int, b dp.Budget) (float64, error) {
+	if cfg.Loss == nil || n < 1 || dim < 1 {
+		return 0, fmt.Errorf("%w: noise ratio for n = %d, dim = %d", ErrConfig, n, dim)
+	}
+	p := cfg.Loss.Outputs(cfg.Classes) * dim
+	cal, err := perturb.Calibrate(m.Name(), b.Epsilon, b.Delta, perturb.Sensitivity{L2: 1}, p)
+	if err != nil {
+		return 0, fmt.Errorf("%w: %w", dp.ErrBudget, err)
+	}
+	return 2 * m.noise.ExpectedNorm(cal) / float64(n), nil
 }
 
 func (m outputMethod) Prepare(ctx context.Context, rows Rows, b dp.Budget) (Prepared, error) {
@@ -145,6 +176,10 @@ func (m outputMethod) Rebuild(c *dp.Certificate, pub Public) (*dp.Certificate, *
 	errs := []error{checkRun(&run)}
 	if pub.Auto {
 		k, err := AutoKnobs(run.N, run.D, run.K, c.Mechanism, dp.Budget{Epsilon: c.Epsilon, Delta: c.Delta})
+		if err == nil {
+			err = checkScale(pub.scaleOf())
+			k.Lambda *= pub.scaleOf()
+		}
 		switch {
 		case err != nil:
 			errs = append(errs, fmt.Errorf("automatic knobs: %w", err))

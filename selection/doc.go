@@ -13,4 +13,13 @@
 // must be disjoint from every candidate's training rows, as the parts of a
 // ValidationSplit by position are. docs/DESIGN.md, section 12, holds the
 // proof.
+//
+// Plan is the selection a private fit runs when the user names neither the
+// mechanism nor lambda (private.Options.Select): the candidates are the
+// mechanisms' automatic rules at a few factors (Settings), and by default
+// (Holdout) Select runs on a disjoint tuning part of the training rows
+// while the chosen setting is released on the rest, each part at the whole
+// budget (parallel composition, docs/DESIGN.md section 12.1); RandomStopping
+// releases Select's best run instead. The model file publishes the plan and
+// the choice (Record), and Record.Check recomputes the plan for a verifier.
 package selection

@@ -99,6 +99,9 @@ type Selection struct {
 	// budget of the selection and a Ledger of its two parts:
 	// eps_select = (1 + eta) eps_run and eps_release = eps_run.
 	Certificate *dp.Certificate
+	// Prepared is the chosen candidate's prepared release, for its
+	// stability analysis (its weights are used up unless seeded).
+	Prepared release.Prepared
 }
 
 // ValidationSplit splits n training rows by position into a training part
@@ -257,28 +260,36 @@ func Select(ctx context.Context, cands []Candidate, Xval mat.Matrix, yval []floa
 		}
 		key := selectKey{score: score[0], index: ci, w: m.W}
 		if best == nil || bestKey.less(key) {
-			best = &Selection{Index: ci, Name: cands[ci].Name, Model: m, Score: score[0], Certificate: cert}
+			best = &Selection{Index: ci, Name: cands[ci].Name, Model: m, Score: score[0], Certificate: cert, Prepared: ps[ci]}
 			bestKey = key
 		}
 	}
-	cert := best.Certificate
+	finishSelect(best.Certificate, budget.Epsilon, epsRun, eta, gamma, mean, len(cands), nval)
+	best.Certificate.NoiseSeed = perturb.NoiseSeed(src)
+	return best, nil
+}
+
+// finishSelect rewrites the certificate c of the selected run, released at
+// eps_run, into the selection's certificate: the whole eps, a ledger of the
+// selection and the release (which add up to eps), the selection's
+// assumptions and its neighbouring relation. Select and a verifier
+// (Record.FinishSelected) share it.
+func finishSelect(c *dp.Certificate, eps, epsRun, eta, gamma, mean float64, ncand, nval int) {
 	// The hold's runs are not releases on their own: this one is.
-	cert.Private = cert.Source == perturb.SourceSecure
-	selectEps := budget.Epsilon - epsRun // (1 + eta) eps_run up to an ulp; the parts add up to eps (runBudget)
-	cert.Epsilon = budget.Epsilon
-	cert.Ledger = []dp.Charge{
+	c.Private = c.Source == perturb.SourceSecure
+	selectEps := eps - epsRun // (1 + eta) eps_run up to an ulp; the parts add up to eps (runBudget)
+	c.Epsilon = eps
+	c.Ledger = []dp.Charge{
 		{Step: SelectStep, Mechanism: perturb.Laplace, Epsilon: selectEps},
-		{Step: "release of the selected run's weights (" + ps[best.Index].Describe() + ") and of its validation score (Laplace, sensitivity 1/n_val, on the disjoint validation rows)", Mechanism: cert.Mechanism, Epsilon: epsRun},
+		{Step: "release of the selected run's weights (" + string(c.Mechanism) + ") and of its validation score (Laplace, sensitivity 1/n_val, on the disjoint validation rows)", Mechanism: c.Mechanism, Epsilon: epsRun},
 	}
-	cert.Assumptions = append(cert.Assumptions,
+	c.Assumptions = append(c.Assumptions,
 		fmt.Sprintf("private selection among %d candidates (eta = %g, gamma = %.6g, E[K] = %.4g): composition rule of Papernot & Steinke 2022, Theorem 2, pure case: "+
 			"the best of K runs of an eps_run-DP run is (2 + eta) eps_run-DP, eps_select + eps_release = %.6g + %.6g = %.6g; the noise scale is calibrated to eps_run",
-			len(cands), eta, gamma, mean, selectEps, epsRun, budget.Epsilon),
+			ncand, eta, gamma, mean, selectEps, epsRun, eps),
 		fmt.Sprintf("validation: %d rows, assumed disjoint from every candidate's training rows (as the parts of a ValidationSplit by position are; Select cannot check it: a validation row that a candidate also trained on makes each run 2 eps_run-DP, not eps_run)", nval),
 		"the floating-point sampling of the number of runs K and of the candidate index lies outside the exact claim")
-	cert.Neighbouring = SelectNeighbours
-	cert.NoiseSeed = perturb.NoiseSeed(src)
-	return best, nil
+	c.Neighbouring = SelectNeighbours
 }
 
 // prepare prepares a candidate at the budget of one run and checks it: a

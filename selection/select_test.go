@@ -372,7 +372,7 @@ func TestSelectObjectiveCandidates(t *testing.T) {
 			continue
 		}
 		chosen++
-		if c.Mechanism != perturb.Objective || !strings.Contains(c.Ledger[1].Step, "perturbed objective") {
+		if c.Mechanism != perturb.Objective || !strings.Contains(c.Ledger[1].Step, "(objective)") {
 			t.Errorf("the objective candidate's certificate: mechanism %q, ledger %+v", c.Mechanism, c.Ledger)
 		}
 		// The run's noise is calibrated to eps_run, not to eps.

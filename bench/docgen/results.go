@@ -448,7 +448,16 @@ func (p *paper) funcs() template.FuncMap {
 		"fixedTable":       p.fixedTable,
 		"featselTable":     p.featselTable,
 		"diffprivlibTable": p.diffprivlibTable,
-		"has":              func(dir string) bool { return p.summary(dir) != nil },
+		// include returns a Markdown file that a driver of make paper
+		// wrote under the root (bench/defaults: defaults/table.md).
+		"include": func(file string) string {
+			b, err := os.ReadFile(filepath.Join(p.root, file))
+			if err != nil {
+				return fmt.Sprintf("*Not run: %s is missing (see the command above).*", filepath.Join(p.root, file))
+			}
+			return strings.TrimSpace(string(b))
+		},
+		"has": func(dir string) bool { return p.summary(dir) != nil },
 		// accF and selectedF are acc and selected as numbers (NaN when
 		// absent), for comparisons in the template.
 		"accF": func(dir, mech string, eps any) float64 {

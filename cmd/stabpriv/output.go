@@ -73,6 +73,10 @@ func printRelease(w io.Writer, s *settings, r *modelfile.Released) error {
 			row("knob rule", k.Rule)
 		}
 	}
+	if sel := r.Selection; sel != nil {
+		row("selection", fmt.Sprintf("%s: chose %s among %d candidates (tuned on %d rows, scored on %d; the release trained on %d)",
+			sel.Method, sel.Settings[sel.Chosen], len(sel.Settings), sel.TuneRows, sel.ValRows, sel.ReleaseRows))
+	}
 	row("preprocessing", r.Preprocessing.Words)
 	if r.Preprocessing.Estimated {
 		b := r.ReleaseBudget()

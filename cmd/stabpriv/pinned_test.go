@@ -35,6 +35,8 @@ var pinnedRuns = []struct {
 	{"nonprivate", "", false, []string{"--lambda", "0.01", "--passes", "3"}},
 	{"softmax-analytic", "multi", false, []string{"--label", "class", "--classes", "c0,c1,c2", "--standardize", "none", "--mechanism", "gaussian-analytic", "--epsilon", "2", "--delta", "1e-5", "--lambda", "0.01", "--passes", "3", "--batch", "2"}},
 	{"softmax-objective", "multi", true, []string{"--label", "class", "--classes", "c0,c1,c2", "--standardize", "none", "--mechanism", "objective", "--epsilon", "2"}},
+	{"select-holdout", "", true, []string{"--epsilon", "1"}},
+	{"select-random-stopping", "multi", true, []string{"--label", "class", "--classes", "c0,c1,c2", "--standardize", "none", "--epsilon", "2", "--select", "random-stopping"}},
 	{"huber-regression", "regress", false, []string{"--label", "y", "--loss", "huber", "--label-bound", "3", "--standardize", "none", "--mechanism", "gamma", "--epsilon", "1", "--lambda", "0.1"}},
 	{"squared-radius", "regress", false, []string{"--label", "y", "--loss", "squared", "--radius", "2", "--label-bound", "3", "--standardize", "none", "--mechanism", "laplace", "--epsilon", "1", "--lambda", "0.1", "--schedule", "constant", "--step", "0.1"}},
 }
@@ -55,7 +57,7 @@ func TestPinnedModels(t *testing.T) {
 		t.Run(r.name, func(t *testing.T) {
 			out := filepath.Join(t.TempDir(), "model.json")
 			args := []string{"train", "--seed", "3", "--out", out}
-			if strings.Contains(strings.Join(r.args, " "), "--mechanism") {
+			if a := strings.Join(r.args, " "); strings.Contains(a, "--mechanism") || strings.Contains(a, "--epsilon") {
 				args = append(args, "--noise", "seeded", "--noise-seed", "11")
 			}
 			if r.data != "" {

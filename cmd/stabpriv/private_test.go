@@ -6,9 +6,11 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"regexp"
 	"strconv"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/stabpriv/stabpriv/modelfile"
 	"gonum.org/v1/gonum/floats"
@@ -390,6 +392,16 @@ func TestCLIEstimatedBounds(t *testing.T) {
 	if _, _, err := call(t, "predict", "--model", out, "--data", data, "--out", filepath.Join(t.TempDir(), "p.csv")); err != nil {
 		t.Errorf("predict: %v", err)
 	}
+	// The defaults together: no mechanism (a private selection) and no
+	// bounds (estimated): the selection runs on the release's part of eps.
+	outSel := filepath.Join(t.TempDir(), "m.json")
+	stdout, _, err = call(t, "train", "--data", data, "--label", "class", "--classes", "c0,c1", "--epsilon", "1", "--out", outSel)
+	if err != nil || !strings.Contains(stdout, "Feature bounds estimated privately") {
+		t.Fatalf("selection with estimated bounds: %v\n%s", err, stdout)
+	}
+	if stdout, _, err := call(t, "certify", outSel); err != nil || !strings.HasPrefix(stdout, "VERIFIED PRIVATE RELEASE") {
+		t.Errorf("certify the selection with estimated bounds: %v\n%s", err, stdout)
+	}
 	out2 := filepath.Join(t.TempDir(), "m.json")
 	stdout, _, err = call(t, "train", "--data", data, "--label", "class", "--classes", "c0,c1", "--mechanism", "gamma", "--bounds-all", "-8,8", "--out", out2)
 	if err != nil || strings.Contains(stdout, "private feature bounds") || !strings.Contains(stdout, "eps = 1, delta = 0 (gamma)") {
@@ -424,10 +436,15 @@ func TestCLIAdultRaw(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	for _, want := range []string{"weights        106 (1 x 106", "age [16, ", "categorical columns workclass, education"} {
+	for _, want := range []string{"weights        106 (1 x 106", "categorical columns workclass, education"} {
 		if !strings.Contains(stdout, want) {
 			t.Errorf("the output does not say %q:\n%s", want, stdout)
 		}
+	}
+	// The estimate is noisy (secure noise): its grid's points, not one
+	// range, are what every run prints.
+	if !regexp.MustCompile(`age \[[0-9]+, [0-9]+\]`).MatchString(stdout) {
+		t.Errorf("the output gives no estimated range of age:\n%s", stdout)
 	}
 	i := strings.Index(stdout, "trained, test accuracy")
 	if i < 0 {
@@ -441,5 +458,35 @@ func TestCLIAdultRaw(t *testing.T) {
 	}
 	if stdout, _, err := call(t, "certify", out); err != nil || !strings.HasPrefix(stdout, "VERIFIED PRIVATE RELEASE") {
 		t.Errorf("certify: %v\n%s", err, stdout)
+	}
+}
+
+// TestTrainProgress: a run longer than progressAfter logs its progress at
+// info on stderr (here progressAfter is 0), and --log-level warn keeps it
+// silent; the default selection's release verifies.
+func TestTrainProgress(t *testing.T) {
+	defer func(d time.Duration) { progressAfter = d }(progressAfter)
+	progressAfter = 0
+	out := filepath.Join(t.TempDir(), "m.json")
+	_, stderr, err := call(t, "train", "--epsilon", "1", "--out", out)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, want := range []string{"level=info", "train: still running", "train: done"} {
+		if !strings.Contains(stderr, want) {
+			t.Errorf("stderr lacks %q:\n%s", want, stderr)
+		}
+	}
+	if _, _, err := call(t, "certify", out); err != nil {
+		t.Errorf("certify the default selection's release: %v", err)
+	}
+	_, stderr, err = call(t, "train", "--epsilon", "1", "--log-level", "warn")
+	if err != nil || stderr != "" {
+		t.Errorf("--log-level warn: stderr %q, %v", stderr, err)
+	}
+	// The forecast is a warning: printed at warn, from public values.
+	_, stderr, _ = call(t, "train", "--epsilon", "0.01", "--log-level", "warn")
+	if !strings.Contains(stderr, "near chance") || !strings.Contains(stderr, "what would help") {
+		t.Errorf("eps = 0.01 on 455 rows: no forecast warning:\n%s", stderr)
 	}
 }

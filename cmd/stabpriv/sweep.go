@@ -51,7 +51,7 @@ func newPaperFlagSet(name string, f *paperFlags) *flag.FlagSet {
 	fs := flag.NewFlagSet(name, flag.ContinueOnError)
 	fs.StringVar(&f.dataset, "dataset", "", "data set: "+strings.Join(experiments.DataSets, ", ")+" (required)")
 	fs.StringVar(&f.dataDir, "data-dir", "", "`directory` holding adult/, lastfm_asia/ and gene_all/ (default: $"+dataEnv+")")
-	fs.StringVar(&f.data, "data", "", "csv data set: the CSV `file` (header row, numeric features, a binary label)")
+	fs.StringVar(&f.data, "data", "", "csv data set: the CSV `file` (header row, numeric features, a label of two classes (logistic) or more (softmax))")
 	fs.StringVar(&f.label, "label", "", "csv data set: the label `column`")
 	fs.IntVar(&f.splits, "splits", experiments.DefaultSplits, "number of seeded 80/20 splits (split s uses seed+s)")
 	fs.StringVar(&f.lambdas, "lambdas", "", "comma-separated elastic-net strengths (default: 7 log-spaced values, from 1e-4 to 1e-2 for adult and csv, 1e-4 to 1e-1 for lastfm, 1e-3 to 1 for gene_all)")

@@ -134,6 +134,39 @@ func TestSweepCommandCSV(t *testing.T) {
 	}
 }
 
+// TestSweepCommandMulticlassCSV: sweep and featsel on a CSV of three
+// classes train one softmax model (K x d weights) and report it above the
+// majority class at a large eps.
+func TestSweepCommandMulticlassCSV(t *testing.T) {
+	csv := writeCSV(t, clusters(3, 60))
+	out := filepath.Join(t.TempDir(), "sweep")
+	stdout, _, err := call(t, "sweep", "--dataset", "csv", "--data", csv, "--label", "class", "--splits", "1",
+		"--lambdas", "1e-2", "--epsilons", "20", "--passes", "3", "--mechanism", "gamma,objective", "--fixed-scale", "-1", "--log-level", "warn", "--out", out)
+	if err != nil {
+		t.Fatal(err)
+	}
+	rows, err := os.ReadFile(filepath.Join(out, "results.csv"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	// Objective perturbation's sensitivity 2L with the softmax loss's
+	// L = sqrt(2) (the logistic loss has L = 1), and the majority class of
+	// three balanced classes.
+	for _, want := range []string{"objective perturbation,2.8284271247461903,", ",0.3333333333333333,"} {
+		if !strings.Contains(string(rows), want) {
+			t.Errorf("results.csv lacks %q (a softmax model of three classes):\n%s\n%s", want, stdout, rows)
+		}
+	}
+	out = filepath.Join(t.TempDir(), "featsel")
+	if _, _, err := call(t, "featsel", "--dataset", "csv", "--data", csv, "--label", "class", "--splits", "1",
+		"--lambdas", "1e-2", "--epsilons", "1", "--passes", "2", "--log-level", "warn", "--out", out); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := os.Stat(filepath.Join(out, "featsel.csv")); err != nil {
+		t.Error(err)
+	}
+}
+
 func TestPaperCommandHelp(t *testing.T) {
 	for _, cmd := range []string{"sweep", "featsel"} {
 		stdout, _, err := call(t, "help", cmd)

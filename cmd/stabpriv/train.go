@@ -6,9 +6,12 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"math"
 	"os"
 	"path/filepath"
 	"strings"
+	"sync"
+	"time"
 
 	"github.com/sirupsen/logrus"
 
@@ -23,6 +26,7 @@ import (
 	"github.com/stabpriv/stabpriv/partition"
 	"github.com/stabpriv/stabpriv/private"
 	"github.com/stabpriv/stabpriv/release"
+	"github.com/stabpriv/stabpriv/selection"
 	"github.com/stabpriv/stabpriv/trainer"
 )
 
@@ -66,8 +70,11 @@ const trainHelp = "Usage: stabpriv train [flags]\n\n" +
 	"A private run on --data needs --classes (binary: the second class is +1). Without\n" +
 	"--bounds or --bounds-all it estimates every feature's range privately from the\n" +
 	"training rows with --bounds-share of --epsilon (default 0.1), stated in the ledger.\n" +
-	"Without --lambda, the release chooses lambda and the clipping norm from\n" +
-	"(n, d, K, eps) alone."
+	"With --epsilon and no --mechanism, the release chooses the mechanism and lambda\n" +
+	"privately inside the budget (--select: holdout, the default, or random-stopping).\n" +
+	"With --mechanism and no --lambda, it uses the mechanism's rule for lambda and the\n" +
+	"clipping norm, from (n, d, K, eps) alone. Before training it warns when the budget\n" +
+	"cannot buy a useful model."
 
 // settings are the checked values of the train flags.
 type settings struct {
@@ -193,6 +200,56 @@ func (s *settings) readShards() error {
 	return nil
 }
 
+// forecast returns the warning of release.Predict for the run s asks for,
+// from public values only (the number of rows, the header, the classes,
+// the budget and the settings): "" when the noise is expected to leave a
+// useful model, or when the settings do not make a run (Fit reports it).
+func forecast(s *settings) string {
+	rows := s.table.Len()
+	for _, t := range s.shards[min(1, len(s.shards)):] {
+		rows += t.Len()
+	}
+	n := rows - int(math.Round(s.Options.TestFrac*float64(rows)))
+	dim := len(s.table.Columns) // the features and the bias: the label column's place
+	cfg := s.Options.Trainer
+	cfg.Classes = len(s.Schema.Classes)
+	if cfg.Loss == nil {
+		cfg.Loss = losses.Logistic{}
+		if cfg.Classes > 2 {
+			cfg.Loss = losses.Softmax{}
+		}
+	}
+	var ms []release.Method
+	if s.Options.Mechanism != "" {
+		m, err := release.Lookup(s.Options.Mechanism)
+		if err != nil {
+			return ""
+		}
+		ms = []release.Method{m}
+	} else if s.Options.Select != nil {
+		pl, err := selection.NewPlan(*s.Options.Select, n, cfg.Loss, cfg.Classes, dim, s.Budget, s.Options.Seed)
+		if err != nil {
+			return ""
+		}
+		n = len(pl.ReleaseRows())
+		for _, st := range pl.Settings() {
+			if m, err := release.Lookup(st.Mechanism); err == nil {
+				ms = append(ms, m)
+			}
+		}
+	}
+	f, err := release.Predict(ms, cfg, n, dim, s.Budget)
+	if err != nil {
+		return ""
+	}
+	return f.Warning()
+}
+
+// progressAfter is how long a train run stays quiet at the default log
+// level before it logs its progress (info) on stderr.
+// (A variable for the tests.)
+var progressAfter = 2 * time.Second
+
 // runTrain is the train command.
 func runTrain(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	s, err := parseTrain(args, stderr)
@@ -212,10 +269,41 @@ func runTrain(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	log := logrus.New()
 	log.SetOutput(stderr)
 	log.SetLevel(s.Level)
+	settle := func() {} // ends the quiet period before the run's last log line
+	if s.Level == logrus.InfoLevel {
+		// Progress is for runs longer than progressAfter: a shorter run
+		// prints nothing but its warnings.
+		log.SetLevel(logrus.WarnLevel)
+		started := make(chan struct{})
+		start := func() {
+			log.SetLevel(logrus.InfoLevel)
+			log.Info("train: still running")
+			close(started)
+		}
+		if progressAfter <= 0 {
+			start()
+		} else {
+			t := time.AfterFunc(progressAfter, start)
+			settle = sync.OnceFunc(func() {
+				if !t.Stop() {
+					// The progress log started: wait for its level, so
+					// that the run's end is logged after its start.
+					<-started
+				}
+			})
+		}
+		defer settle()
+	}
 	s.Options.Logger = log
 	if s.Options.Preprocess == preprocess.Standardize && s.Private() {
 		log.Warn("--standardize train: the standardization statistics are fitted on the training split and are not private; the certificate does not cover the table, only the standardized rows")
 	}
+	if s.Private() {
+		if w := forecast(s); w != "" {
+			log.Warn(w)
+		}
+	}
+	log.WithFields(logrus.Fields{"rows": s.table.Len(), "source": s.table.Source}).Info("train: fitting")
 	var rel *modelfile.Released
 	if s.Partitions > 1 {
 		if s.data == "" {
@@ -229,11 +317,13 @@ func runTrain(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 		err = fmt.Errorf("%w (--bounds FILE, --bounds-all lo,hi, or --bounds-share)", err)
 	}
 	if err != nil {
-		if errors.Is(err, datasets.ErrSchema) || errors.Is(err, private.ErrOptions) || errors.Is(err, dp.ErrBudget) || errors.Is(err, trainer.ErrConfig) || errors.Is(err, release.ErrConfig) {
+		if errors.Is(err, datasets.ErrSchema) || errors.Is(err, private.ErrOptions) || errors.Is(err, dp.ErrBudget) || errors.Is(err, trainer.ErrConfig) || errors.Is(err, release.ErrConfig) || errors.Is(err, selection.ErrSelect) {
 			return &usageError{Err: err}
 		}
 		return err
 	}
+	settle()
+	log.Info("train: done")
 	if err := printFit(stdout, s, rel); err != nil {
 		return err
 	}

@@ -10,6 +10,7 @@ import (
 	"flag"
 	"fmt"
 	"math"
+	"slices"
 	"strconv"
 	"strings"
 
@@ -24,6 +25,7 @@ import (
 	"github.com/stabpriv/stabpriv/private"
 	"github.com/stabpriv/stabpriv/regularizers"
 	"github.com/stabpriv/stabpriv/release"
+	"github.com/stabpriv/stabpriv/selection"
 	"github.com/stabpriv/stabpriv/trainer"
 )
 
@@ -69,6 +71,7 @@ type Flags struct {
 	Standardize                  *choice[preprocess.Mode, *preprocess.Mode]
 	Partitions                   int
 	Project                      int
+	Select                       string
 }
 
 // Register defines the flags on fs.
@@ -96,7 +99,7 @@ func (f *Flags) Register(fs *flag.FlagSet) {
 	fs.TextVar(&f.Engine, "engine", trainer.Native, "gradient engine: native or graph (Gorgonia)")
 	fs.Uint64Var(&f.Seed, "seed", 1, "seed of the split, the partitions, the permutations and the dropout masks (published in the certificate)")
 	fs.Float64Var(&f.TestFrac, "test-frac", 0.2, "share of the rows held out for testing, in [0, 1) (0: every row trains)")
-	fs.StringVar(&f.LogLevel, "log-level", "warn", "log level on stderr: panic, error, warn, info, debug")
+	fs.StringVar(&f.LogLevel, "log-level", "info", "log level on stderr: panic, error, warn, info (progress), debug; warn keeps a run silent unless something is wrong")
 	fs.Float64Var(&f.LabelBound, "label-bound", 0, "regression: the bound `B` in |y| <= B (squared loss needs it; 0: none); a release clamps labels to it")
 	f.Mechanism = newChoice[perturb.Mechanism]("none", nil)
 	fs.TextVar(f.Mechanism, "mechanism", f.Mechanism, "release mechanism: none (a non-private model), "+release.List()+" (objective and amp perturb the training objective: lambda auto or at least its floor, no SGD knobs)")
@@ -105,6 +108,9 @@ func (f *Flags) Register(fs *flag.FlagSet) {
 	fs.StringVar(&f.Noise, "noise", "secure", "noise source: secure (a private release), or seeded from --noise-seed (reproducible; its certificate says NOT private, since the seed is published)")
 	fs.Uint64Var(&f.NoiseSeed, "noise-seed", 0, "seed of --noise seeded (required with it; published in the model file)")
 	fs.IntVar(&f.Project, "project", 0, "project every mapped row to `k` dimensions by a seeded random projection (Gaussian, its seed --seed, published in the model file) before the unit-ball map: public, no budget; for many more features than rows; k at most the number of mapped features (0: none)")
+	fs.StringVar(&f.Select, "select", string(selection.Holdout), "with --epsilon and no --mechanism: how the release chooses its mechanism, lambda and clipping norm privately, inside the budget: "+
+		string(selection.Holdout)+" (tune on 20% of the training rows, release on the rest, each at the whole budget: parallel composition) or "+
+		string(selection.RandomStopping)+" (the best of a random number of private runs: the release gets eps/2)")
 	fs.IntVar(&f.Partitions, "partitions", 1, "train `P` partitions, a row's partition a seeded hash of its position (shard name, row number), and release the weighted average once (partition.Fit)")
 }
 
@@ -120,8 +126,9 @@ type Run struct {
 	Level   logrus.Level
 }
 
-// Private reports whether the run releases by a mechanism.
-func (r *Run) Private() bool { return r.Options.Mechanism != "" }
+// Private reports whether the run releases by a mechanism, named or
+// chosen by a private selection.
+func (r *Run) Private() bool { return r.Options.Mechanism != "" || r.Options.Select != nil }
 
 // Check checks the flags (set names those given) and returns the run they
 // ask for: the mechanism and budget, the knobs, and the schema with the
@@ -151,6 +158,12 @@ func (f *Flags) Check(set map[string]bool, defaults *datasets.Schema) (*Run, err
 // checkPrivacy checks the mechanism, the budget and the noise source.
 func (f *Flags) checkPrivacy(set map[string]bool, r *Run) error {
 	name, private := f.Mechanism.value()
+	if set["select"] && (private || !set["epsilon"] && !set["delta"]) {
+		return usagef("--select applies to a private run without --mechanism (give --epsilon, and no --mechanism)")
+	}
+	if !private && !set["mechanism"] && (set["epsilon"] || set["delta"]) {
+		return f.checkSelect(set, r)
+	}
 	if !private {
 		for _, name := range []string{"epsilon", "delta", "noise", "noise-seed"} {
 			if set[name] {
@@ -178,6 +191,31 @@ func (f *Flags) checkPrivacy(set map[string]bool, r *Run) error {
 		}
 	}
 	r.Options.Mechanism = m
+	return f.checkNoise(set, r)
+}
+
+// checkSelect checks a private run without --mechanism: the setting is
+// chosen by a private selection (--select), which sets the knobs itself.
+func (f *Flags) checkSelect(set map[string]bool, r *Run) error {
+	method := selection.Method(f.Select)
+	if !slices.Contains(selection.Methods(), method) {
+		return usagef("--select %q, want %s or %s", f.Select, selection.Holdout, selection.RandomStopping)
+	}
+	r.Budget = dp.Budget{Epsilon: f.Epsilon, Delta: f.Delta}
+	if err := r.Budget.Validate(); err != nil {
+		return usagef("--epsilon %v --delta %v: %w", f.Epsilon, f.Delta, err)
+	}
+	for _, name := range []string{"lambda", "clip", "l1-ratio", "schedule", "step", "dropout", "radius", "average", "partitions"} {
+		if set[name] {
+			return usagef("--%s: without --mechanism the release chooses the mechanism, lambda, the clipping norm and the schedule privately (--select %s); give --mechanism to set them yourself", name, method)
+		}
+	}
+	r.Options.Select = &selection.Config{Method: method}
+	return f.checkNoise(set, r)
+}
+
+// checkNoise checks the noise source of a private run.
+func (f *Flags) checkNoise(set map[string]bool, r *Run) error {
 	switch f.Noise {
 	case "secure":
 		if set["noise-seed"] {
@@ -248,7 +286,10 @@ func (f *Flags) checkKnobs(set map[string]bool, r *Run) error {
 	if autoAlpha && !priv {
 		alpha = 0.15
 	}
-	r.Options.Auto = priv && autoLambda
+	if r.Options.Select != nil {
+		lambda, alpha, autoClip = 0, 0, true // the selection chooses them
+	}
+	r.Options.Auto = r.Options.Mechanism != "" && autoLambda
 	if r.Options.Auto {
 		for _, name := range []string{"clip", "l1-ratio", "schedule", "step"} {
 			if set[name] {

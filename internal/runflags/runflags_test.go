@@ -11,6 +11,7 @@ import (
 
 	"github.com/stabpriv/stabpriv/datasets"
 	"github.com/stabpriv/stabpriv/release"
+	"github.com/stabpriv/stabpriv/selection"
 )
 
 // parse registers the flags on a fresh set, parses args and checks them.
@@ -35,7 +36,14 @@ func TestCheckRefuses(t *testing.T) {
 		defaults *datasets.Schema
 		want     string
 	}{
-		{[]string{"--epsilon", "1"}, embedded, "--epsilon applies to a private release"},
+		{[]string{"--mechanism", "none", "--epsilon", "1"}, embedded, "--epsilon applies to a private release"},
+		{[]string{"--epsilon", "1", "--lambda", "0.1"}, embedded, "--lambda: without --mechanism"},
+		{[]string{"--epsilon", "1", "--clip", "0.1"}, embedded, "--clip: without --mechanism"},
+		{[]string{"--epsilon", "1", "--select", "stability"}, embedded, "--select \"stability\""},
+		{[]string{"--select", "holdout"}, embedded, "--select applies"},
+		{[]string{"--mechanism", "gamma", "--epsilon", "1", "--select", "holdout"}, embedded, "--select applies"},
+		{[]string{"--epsilon", "1", "--delta", "1"}, embedded, "delta = 1"},
+		{[]string{"--epsilon", "-1"}, embedded, "eps = -1"},
 		{[]string{"--mechanism", "laplace", "--epsilon", "0"}, embedded, "--epsilon"},
 		{[]string{"--mechanism", "laplace", "--epsilon", "1", "--delta", "1e-5"}, embedded, "leave --delta at 0"},
 		{[]string{"--mechanism", "gaussian", "--epsilon", "2", "--delta", "1e-5"}, embedded, "gaussian-analytic"},
@@ -69,6 +77,31 @@ func TestCheckRefuses(t *testing.T) {
 		}
 		if !strings.Contains(err.Error(), tc.want) {
 			t.Errorf("%q: error %q, want it to contain %q", tc.args, err, tc.want)
+		}
+	}
+}
+
+// TestCheckSelect: --epsilon without --mechanism asks for a private
+// selection of the setting, by holdout unless --select says otherwise, and
+// leaves the knobs to it.
+func TestCheckSelect(t *testing.T) {
+	bounded := &datasets.Schema{Label: "y", Classes: []string{"a", "b"}, Bounds: []datasets.Bound{{Column: "x", Lo: 0, Hi: 1}}}
+	for _, tc := range []struct {
+		args []string
+		want selection.Method
+	}{
+		{[]string{"--epsilon", "0.5"}, selection.Holdout},
+		{[]string{"--epsilon", "0.5", "--delta", "1e-5", "--select", "random-stopping"}, selection.RandomStopping},
+	} {
+		r, err := parse(t, tc.args, bounded)
+		if err != nil {
+			t.Fatalf("%q: %v", tc.args, err)
+		}
+		if !r.Private() || r.Options.Select == nil || r.Options.Select.Method != tc.want || r.Options.Mechanism != "" || r.Options.Auto {
+			t.Errorf("%q: options %+v, want a %s selection and no mechanism", tc.args, r.Options, tc.want)
+		}
+		if cfg := r.Options.Trainer; cfg.Reg.Lambda != 0 || cfg.Clip != 0 {
+			t.Errorf("%q: lambda %v, clip %v, want 0 (chosen by the selection)", tc.args, cfg.Reg.Lambda, cfg.Clip)
 		}
 	}
 }

@@ -184,6 +184,9 @@ func config(set map[string]bool) (stabbeam.Config, logrus.Level, error) {
 	if err != nil {
 		return stabbeam.Config{}, 0, err
 	}
+	if run.Options.Select != nil {
+		return stabbeam.Config{}, 0, errors.New("a partitioned run needs --mechanism: the private selection of the setting (--epsilon without --mechanism) is for stabpriv train")
+	}
 	if run.Options.Preprocess == preprocess.Standardize {
 		return stabbeam.Config{}, 0, errors.New("--standardize train fits statistics on the rows of every partition: standardize the shards in a separate step, outside the guarantee, and give --bounds or --standardize none")
 	}

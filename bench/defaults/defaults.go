@@ -1,0 +1,95 @@
+package main
+
+import (
+	"context"
+	"encoding/csv"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strconv"
+
+	"github.com/stabpriv/stabpriv/selection"
+)
+
+// variant is one way to run train with the budget flags only: the
+// default (a holdout selection), random stopping, or a named mechanism
+// with its automatic lambda (the public rule, no selection: the family of
+// the selection's candidates, objective perturbation or AMP when the
+// model has at most selection.MaxObjectiveInputs weights, else output
+// perturbation).
+type variant struct {
+	name string
+	args func(delta float64, weights int) []string
+}
+
+var variants = []variant{
+	{"holdout (default)", func(float64, int) []string { return nil }},
+	{"random stopping", func(float64, int) []string { return []string{"--select", "random-stopping"} }},
+	{"rule, no selection", func(delta float64, weights int) []string {
+		obj, out := "objective", "gamma"
+		if delta > 0 {
+			obj, out = "amp", "gaussian-analytic"
+		}
+		if weights > selection.MaxObjectiveInputs {
+			return []string{"--mechanism", out}
+		}
+		return []string{"--mechanism", obj}
+	}},
+}
+
+// budgets returns the budgets of the defaults table of a data set: the
+// grid's epsilons, pure, and eps = 1 with delta.
+func budgets(name string) [][2]float64 {
+	var out [][2]float64
+	for _, e := range gridEpsilons(name) {
+		out = append(out, [2]float64{e, 0})
+	}
+	return append(out, [2]float64{1, gridDelta})
+}
+
+// runDefaults writes defaults.csv: train with the budget flags only, for
+// each variant.
+func runDefaults(ctx context.Context, dss []dataSet, out string, seeds, workers int) error {
+	f, err := os.Create(filepath.Join(out, "defaults.csv"))
+	if err != nil {
+		return err
+	}
+	defer f.Close()
+	w := csv.NewWriter(f)
+	w.Write([]string{"dataset", "epsilon", "delta", "variant", "seed", "accuracy", "majority", "mechanism", "lambda"})
+	for _, ds := range dss {
+		_, dim, err := shape(ds)
+		if err != nil {
+			return err
+		}
+		var jobs []job
+		for _, b := range budgets(ds.name) {
+			for _, v := range variants {
+				for seed := 1; seed <= seeds; seed++ {
+					a := append(budgetArgs(b[0], b[1], seed), v.args(b[1], outputs(ds)*dim)...)
+					jobs = append(jobs, job{ds: ds, eps: b[0], seed: seed, s: setting{mech: v.name, delta: b[1]}, args: a})
+				}
+			}
+		}
+		logf("%s: %d default fits", ds.name, len(jobs))
+		runJobs(ctx, jobs, workers, func(j job, o outcome, err error) {
+			if err != nil {
+				logf("%s: %v", ds.name, err)
+				return
+			}
+			w.Write([]string{ds.name, fmt.Sprint(j.eps), fmt.Sprint(j.s.delta), j.s.mech, strconv.Itoa(j.seed),
+				fmt.Sprint(o.released), fmt.Sprint(o.majority), o.mechanism, fmt.Sprint(o.lambda)})
+		})
+		w.Flush()
+	}
+	return w.Error()
+}
+
+// outputs returns the number of outputs of the data set's model: 1 for two
+// classes (logistic), K for more (softmax).
+func outputs(ds dataSet) int {
+	if len(ds.classes) > 2 {
+		return len(ds.classes)
+	}
+	return 1
+}

@@ -1,0 +1,111 @@
+package main
+
+import (
+	"context"
+	"flag"
+	"fmt"
+	"io"
+	"sync"
+
+	"github.com/stabpriv/stabpriv/datasets"
+	"github.com/stabpriv/stabpriv/internal/runflags"
+	"github.com/stabpriv/stabpriv/losses"
+	"github.com/stabpriv/stabpriv/modelfile"
+	"github.com/stabpriv/stabpriv/private"
+)
+
+// tables caches the tables read from the prepared files (read once, each
+// fit encodes its own copy of the schema).
+var tables sync.Map // path -> *datasets.Table
+
+func table(path string) (*datasets.Table, *datasets.Schema, error) {
+	if path == "" {
+		t, s, err := datasets.DefaultTable()
+		return t, &s, err
+	}
+	if t, ok := tables.Load(path); ok {
+		return t.(*datasets.Table), nil, nil
+	}
+	t, err := datasets.ReadTableFile(path)
+	if err != nil {
+		return nil, nil, err
+	}
+	tables.Store(path, t)
+	return t, nil, nil
+}
+
+// outcome is what one fit gives the tables: the released and trained test
+// accuracy (diagnostics, never published), the majority share of the test
+// rows, and the release's mechanism and lambda.
+type outcome struct {
+	released, trained float64
+	majority          float64
+	mechanism         string
+	lambda            float64
+	rel               *modelfile.Released
+}
+
+// fitArgs runs what `stabpriv train` runs for the flags args (the shared
+// flags of internal/runflags, checked by the same code), on the data set's
+// table, with diagnostics.
+func fitArgs(ctx context.Context, ds dataSet, args []string) (outcome, error) {
+	var f runflags.Flags
+	fs := flag.NewFlagSet("train", flag.ContinueOnError)
+	fs.SetOutput(io.Discard)
+	f.Register(fs)
+	var data string
+	fs.StringVar(&data, "data", "", "")
+	all := append(ds.args(), args...)
+	if err := fs.Parse(all); err != nil {
+		return outcome{}, fmt.Errorf("%v: %w", all, err)
+	}
+	set := make(map[string]bool)
+	fs.Visit(func(fl *flag.Flag) { set[fl.Name] = true })
+	t, defaults, err := table(ds.file)
+	if err != nil {
+		return outcome{}, err
+	}
+	run, err := f.Check(set, defaults)
+	if err != nil {
+		return outcome{}, fmt.Errorf("%v: %w", all, err)
+	}
+	run.Options.Diagnostics = true
+	rel, err := private.Fit(ctx, t, run.Schema, run.Budget, run.Options)
+	if err != nil {
+		return outcome{}, fmt.Errorf("%v: %w", all, err)
+	}
+	d := rel.Diagnostics
+	o := outcome{released: d.ReleasedTest.Value, trained: d.TrainedTest.Value, rel: rel}
+	if c := rel.Certificate; c != nil {
+		o.mechanism, o.lambda = string(c.Mechanism), c.Lambda
+	}
+	o.majority = majorityOfTest(t, run, rel)
+	return o, nil
+}
+
+// majorityOfTest returns the share of the most frequent declared class
+// among the test rows of the fit's split.
+func majorityOfTest(t *datasets.Table, run *runflags.Run, rel *modelfile.Released) float64 {
+	task := losses.Binary
+	if len(run.Schema.Classes) > 2 {
+		task = losses.Multiclass
+	}
+	enc, err := t.Encode(run.Schema, task)
+	if err != nil {
+		return 0
+	}
+	_, test, err := enc.Split(run.Options.TestFrac, run.Options.Seed, false)
+	if err != nil || len(test) == 0 {
+		return 0
+	}
+	counts := map[float64]int{}
+	best := 0
+	for _, i := range test {
+		if enc.Null[i] {
+			continue
+		}
+		counts[enc.Y[i]]++
+		best = max(best, counts[enc.Y[i]])
+	}
+	return float64(best) / float64(len(test))
+}

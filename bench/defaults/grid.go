@@ -1,0 +1,169 @@
+package main
+
+import (
+	"context"
+	"encoding/csv"
+	"fmt"
+	"math"
+	"os"
+	"path/filepath"
+	"strconv"
+	"sync"
+)
+
+// gridLambdas are the fixed lambdas of the grid: 10^-6 to 1 in half
+// decades.
+func gridLambdas() []float64 {
+	var out []float64
+	for e := -12; e <= 0; e++ {
+		out = append(out, math.Pow(10, float64(e)/2))
+	}
+	return out
+}
+
+// gridEpsilons are the budgets of the grid and of the defaults table, per
+// data set.
+func gridEpsilons(name string) []float64 {
+	if name == "adult" {
+		return []float64{0.1, 0.5, 1, 2}
+	}
+	return []float64{0.5, 1, 2}
+}
+
+// gridDelta is the delta of the (eps, delta) mechanisms.
+const gridDelta = 1e-5
+
+// setting is one fixed setting of the grid.
+type setting struct {
+	mech   string
+	delta  float64
+	clip   float64 // output perturbation only; 0: none
+	lambda float64
+}
+
+func (s setting) args() []string {
+	a := []string{"--mechanism", s.mech, "--lambda", strconv.FormatFloat(s.lambda, 'g', -1, 64)}
+	if s.delta > 0 {
+		a = append(a, "--delta", strconv.FormatFloat(s.delta, 'g', -1, 64))
+	}
+	if s.mech == "gamma" || s.mech == "gaussian-analytic" {
+		a = append(a, "--clip", strconv.FormatFloat(s.clip, 'g', -1, 64), "--l1-ratio", "0")
+	}
+	return a
+}
+
+// gridSettings returns the settings of a data set: objective perturbation
+// and AMP are skipped above maxObjectiveDim model inputs (their solver
+// forms the d x d Hessian).
+func gridSettings(ds dataSet, dim int) []setting {
+	var out []setting
+	for _, l := range gridLambdas() {
+		if dim <= maxObjectiveDim {
+			out = append(out, setting{mech: "objective", lambda: l}, setting{mech: "amp", delta: gridDelta, lambda: l})
+		}
+		for _, g := range []float64{0, 0.1} {
+			out = append(out, setting{mech: "gamma", clip: g, lambda: l}, setting{mech: "gaussian-analytic", delta: gridDelta, clip: g, lambda: l})
+		}
+	}
+	return out
+}
+
+// maxObjectiveDim bounds the model inputs of the objective-perturbation
+// settings of the grid.
+const maxObjectiveDim = 2000
+
+// job is one fit of a table.
+type job struct {
+	ds   dataSet
+	eps  float64
+	seed int
+	s    setting
+	args []string
+}
+
+// runJobs runs the jobs on workers goroutines and calls done with each
+// result, in no particular order, under a lock.
+func runJobs(ctx context.Context, jobs []job, workers int, done func(job, outcome, error)) {
+	ch := make(chan job)
+	var mu sync.Mutex
+	var wg sync.WaitGroup
+	for range workers {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for j := range ch {
+				o, err := fitArgs(ctx, j.ds, j.args)
+				mu.Lock()
+				done(j, o, err)
+				mu.Unlock()
+			}
+		}()
+	}
+	for _, j := range jobs {
+		ch <- j
+	}
+	close(ch)
+	wg.Wait()
+}
+
+func budgetArgs(eps, delta float64, seed int) []string {
+	a := []string{"--epsilon", strconv.FormatFloat(eps, 'g', -1, 64), "--seed", strconv.Itoa(seed),
+		"--noise", "seeded", "--noise-seed", strconv.Itoa(seed)}
+	if delta > 0 {
+		a = append(a, "--delta", strconv.FormatFloat(delta, 'g', -1, 64))
+	}
+	return a
+}
+
+// runGrid writes grid.csv: the test accuracy of every fixed setting.
+func runGrid(ctx context.Context, dss []dataSet, out string, seeds, workers int) error {
+	f, err := os.Create(filepath.Join(out, "grid.csv"))
+	if err != nil {
+		return err
+	}
+	defer f.Close()
+	w := csv.NewWriter(f)
+	w.Write([]string{"dataset", "n", "dim", "classes", "epsilon", "delta", "mechanism", "clip", "lambda", "seed", "accuracy", "trained", "majority", "released_lambda"})
+	for _, ds := range dss {
+		n, dim, err := shape(ds)
+		if err != nil {
+			return err
+		}
+		var jobs []job
+		for _, eps := range gridEpsilons(ds.name) {
+			for _, s := range gridSettings(ds, dim) {
+				for seed := 1; seed <= seeds; seed++ {
+					a := append(budgetArgs(eps, 0, seed), s.args()...)
+					jobs = append(jobs, job{ds: ds, eps: eps, seed: seed, s: s, args: a})
+				}
+			}
+		}
+		logf("%s: grid of %d fits (n = %d, dim = %d)", ds.name, len(jobs), n, dim)
+		count := 0
+		runJobs(ctx, jobs, workers, func(j job, o outcome, err error) {
+			count++
+			if err != nil {
+				logf("%s: %v", ds.name, err)
+				return
+			}
+			w.Write([]string{ds.name, strconv.Itoa(n), strconv.Itoa(dim), strconv.Itoa(max(len(ds.classes), 2)), fmt.Sprint(j.eps), fmt.Sprint(j.s.delta), j.s.mech, fmt.Sprint(j.s.clip),
+				fmt.Sprint(j.s.lambda), strconv.Itoa(j.seed), fmt.Sprint(o.released), fmt.Sprint(o.trained), fmt.Sprint(o.majority), fmt.Sprint(o.lambda)})
+			if count%200 == 0 {
+				w.Flush()
+				logf("%s: %d of %d", ds.name, count, len(jobs))
+			}
+		})
+		w.Flush()
+	}
+	return w.Error()
+}
+
+// shape returns the number of training rows and model inputs of a data
+// set's default fit.
+func shape(ds dataSet) (n, dim int, err error) {
+	o, err := fitArgs(context.Background(), ds, []string{"--mechanism", "none", "--passes", "1"})
+	if err != nil {
+		return 0, 0, err
+	}
+	return o.rel.Split.TrainRows, o.rel.Model.D, nil
+}

@@ -1,0 +1,71 @@
+// Command defaults measures what `stabpriv train` gives with nothing but a
+// data set and a budget (issue 18's table), beside the best fixed setting
+// chosen on the test rows and the majority class, and the fit of the
+// automatic lambda rules across data sets. `make paper` runs it; it is not
+// part of `make test`.
+//
+// Usage:
+//
+//	go run ./bench/defaults -data-dir ../shared/datasets -out out/paper/defaults [-task all|grid|defaults] [-seeds 10]
+//
+// It prepares the data sets as CSV files under -out (prepare.go), then:
+//
+//	grid      every mechanism at a grid of fixed lambdas (and clipping norms
+//	          for output perturbation), seeds 1..S, seeded noise: grid.csv
+//	defaults  train with only the budget flags (and the flags a data set
+//	          needs to be read: --standardize none for the prepared CSVs),
+//	          each selection option, seeds 1..S: defaults.csv
+//	table     (after either, or alone on their files) table.md, the
+//	          tables of docs/RESULTS.md's section on the defaults
+//
+// Every fit is the train command's (internal/runflags, private.Fit) in
+// process, with --diagnostics for the test accuracy and seeded noise so that
+// the tables are reproducible; the accuracy of a seeded release has the law
+// of a secure one.
+package main
+
+import (
+	"context"
+	"flag"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"time"
+)
+
+func logf(format string, args ...any) {
+	fmt.Fprintf(os.Stderr, time.Now().Format("15:04:05")+" "+format+"\n", args...)
+}
+
+func main() {
+	dataDir := flag.String("data-dir", "../shared/datasets", "directory holding adult/, lastfm_asia/ and gene_all/")
+	out := flag.String("out", "out/paper/defaults", "output directory")
+	task := flag.String("task", "all", "all, grid, defaults or table")
+	sets := flag.String("sets", "adult,breast_cancer,gene_all,lastfm,synthetic", "data sets")
+	seeds := flag.Int("seeds", 10, "seeds (splits) per setting")
+	workers := flag.Int("workers", 2, "fits run at once")
+	flag.Parse()
+	if err := run(context.Background(), *dataDir, *out, *task, strings.Split(*sets, ","), *seeds, *workers); err != nil {
+		fmt.Fprintln(os.Stderr, "defaults:", err)
+		os.Exit(1)
+	}
+}
+
+func run(ctx context.Context, dataDir, out, task string, names []string, seeds, workers int) error {
+	dss, err := prepare(names, dataDir, filepath.Join(out, "data"))
+	if err != nil {
+		return err
+	}
+	if task == "all" || task == "grid" {
+		if err := runGrid(ctx, dss, out, seeds, workers); err != nil {
+			return err
+		}
+	}
+	if task == "all" || task == "defaults" {
+		if err := runDefaults(ctx, dss, out, seeds, workers); err != nil {
+			return err
+		}
+	}
+	return writeTable(out, dss, seeds)
+}

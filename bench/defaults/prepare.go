@@ -1,0 +1,203 @@
+package main
+
+import (
+	"encoding/csv"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strconv"
+
+	"gonum.org/v1/gonum/mat"
+
+	"github.com/stabpriv/stabpriv/datasets"
+	"github.com/stabpriv/stabpriv/datasets/paper"
+	"github.com/stabpriv/stabpriv/datasets/preprocess"
+)
+
+// dataSet is one data set of the tables: a CSV file the train command
+// reads (empty for the embedded data), its label column, its declared
+// classes, the flags it needs beside the budget, and how it was made.
+type dataSet struct {
+	name    string
+	file    string
+	label   string
+	classes []string
+	flags   []string
+	// made says how the CSV was prepared (for the results file).
+	made string
+}
+
+// args returns the train flags of the data set (without the budget).
+func (ds dataSet) args() []string {
+	var a []string
+	if ds.file != "" {
+		a = append(a, "--data", ds.file, "--label", ds.label, "--classes", joinComma(ds.classes))
+	}
+	return append(a, ds.flags...)
+}
+
+func joinComma(s []string) string {
+	out := ""
+	for i, v := range s {
+		if i > 0 {
+			out += ","
+		}
+		out += v
+	}
+	return out
+}
+
+// Protocol constants of the prepared CSVs (the paper's protocol, on all
+// rows at once: the features are public inputs of train here, and the
+// fitted SVD and standardization are outside every claim).
+const (
+	components    = 32
+	svdOversample = 10
+	svdPowerIters = 4
+	syntheticN    = 10000
+	syntheticD    = 20
+	syntheticSeed = 7
+)
+
+// prepare writes the CSV files of the data sets named in names into dir
+// (from the shared data directory dataDir) and returns them. A data set
+// whose source is missing is skipped with a message.
+func prepare(names []string, dataDir, dir string) ([]dataSet, error) {
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return nil, err
+	}
+	var out []dataSet
+	for _, name := range names {
+		ds, err := prepareOne(name, dataDir, dir)
+		if err != nil {
+			if os.IsNotExist(err) {
+				logf("%s: skipped: %v", name, err)
+				continue
+			}
+			return nil, fmt.Errorf("%s: %w", name, err)
+		}
+		out = append(out, ds)
+	}
+	return out, nil
+}
+
+func prepareOne(name, dataDir, dir string) (dataSet, error) {
+	path := filepath.Join(dir, name+".csv")
+	switch name {
+	case "breast_cancer":
+		return dataSet{name: name, made: "the embedded data (train without --data): 569 rows, 30 features, its declared bounds"}, nil
+	case "adult":
+		ds, err := paper.LoadAdult(filepath.Join(dataDir, "adult"), paper.AdultOptions{})
+		if err != nil {
+			return dataSet{}, err
+		}
+		if ds, err = reduceStandardize(ds, components); err != nil {
+			return dataSet{}, err
+		}
+		return writeSet(ds, name, path, "income", "the paper's protocol on all 45,222 rows: one-hot, truncated SVD to 32, standardization, rows clipped to norm 1 (fitted on all rows, outside the claim)")
+	case "lastfm":
+		ds, err := paper.LoadLastFM(filepath.Join(dataDir, "lastfm_asia"), paper.LastFMOptions{})
+		if err != nil {
+			return dataSet{}, err
+		}
+		if ds, err = reduceStandardize(ds, 0); err != nil {
+			return dataSet{}, err
+		}
+		return writeSet(ds, name, path, "country", "graph features reduced to 32 by its loader's SVD, standardized, rows clipped to norm 1 (fitted on all nodes, outside the claim); 18 classes")
+	case "gene_all":
+		ds, err := paper.LoadTCGA(filepath.Join(dataDir, "gene_all"), paper.TCGAOptions{})
+		if err != nil {
+			return dataSet{}, err
+		}
+		return writeSet(ds, name, path, "Class", "all 12,625 probes as they are (log expression); train clips each row to norm 1")
+	case "synthetic":
+		ds, _, err := datasets.LogisticData(syntheticN, syntheticD, syntheticSeed, datasets.LogisticOptions{})
+		if err != nil {
+			return dataSet{}, err
+		}
+		return writeSet(ds, name, path, "y", fmt.Sprintf("planted logistic model (datasets.LogisticData, n = %d, d = %d, seed %d), rows uniform in the unit ball", syntheticN, syntheticD, syntheticSeed))
+	}
+	return dataSet{}, fmt.Errorf("unknown data set %q", name)
+}
+
+// reduceStandardize projects ds on its top k right singular vectors (k = 0:
+// no projection), standardizes the columns and clips every row to norm 1.
+func reduceStandardize(ds *datasets.Dataset, k int) (*datasets.Dataset, error) {
+	var err error
+	if k > 0 {
+		if ds, _, err = preprocess.ReduceSVD(ds, nil, k, svdOversample, svdPowerIters, 1); err != nil {
+			return nil, err
+		}
+	}
+	std, err := preprocess.FitStandardizer(ds.X)
+	if err != nil {
+		return nil, err
+	}
+	if ds, err = std.Transform(ds); err != nil {
+		return nil, err
+	}
+	n, d := ds.X.Dims()
+	for i := range n {
+		row := ds.X.RawRowView(i)[:d]
+		if nrm := mat.Norm(mat.NewVecDense(d, row), 2); nrm > 1 {
+			for j := range row {
+				row[j] /= nrm
+			}
+		}
+	}
+	return ds, nil
+}
+
+// writeSet writes ds as a CSV file with the label column last, its labels
+// written as class names.
+func writeSet(ds *datasets.Dataset, name, path, label, made string) (dataSet, error) {
+	f, err := os.Create(path)
+	if err != nil {
+		return dataSet{}, err
+	}
+	w := csv.NewWriter(f)
+	n, d := ds.X.Dims()
+	header := append(append([]string(nil), ds.Features...), label)
+	if len(ds.Features) != d {
+		header = header[:0]
+		for j := range d {
+			header = append(header, fmt.Sprintf("x%d", j+1))
+		}
+		header = append(header, label)
+	}
+	if err := w.Write(header); err != nil {
+		f.Close()
+		return dataSet{}, err
+	}
+	rec := make([]string, d+1)
+	for i := range n {
+		for j := range d {
+			rec[j] = strconv.FormatFloat(ds.X.At(i, j), 'g', 8, 64)
+		}
+		rec[d] = className(ds, ds.Y[i])
+		if err := w.Write(rec); err != nil {
+			f.Close()
+			return dataSet{}, err
+		}
+	}
+	w.Flush()
+	if err := w.Error(); err != nil {
+		f.Close()
+		return dataSet{}, err
+	}
+	if err := f.Close(); err != nil {
+		return dataSet{}, err
+	}
+	return dataSet{name: name, file: path, label: label, classes: ds.Classes, flags: []string{"--standardize", "none"}, made: made}, nil
+}
+
+// className returns the class name of an encoded label.
+func className(ds *datasets.Dataset, y float64) string {
+	if len(ds.Classes) == 2 {
+		if y > 0 {
+			return ds.Classes[1]
+		}
+		return ds.Classes[0]
+	}
+	return ds.Classes[int(y)]
+}
