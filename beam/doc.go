@@ -7,11 +7,21 @@
 // code of package private, so both give the same weights from the same
 // shards and seeds:
 //
+//	launch    before the pipeline runs (Launch): the output location (its
+//	          scheme registered, writable, not a model file unless --force),
+//	          the shards under the input root and every shard's header, and
+//	          the settings (flags, budget, a sensitivity route)
 //	read      per shard (a DoFn per file, streamed): parse the rows against the
 //	          schema, apply the public preprocessing (bounds or none), and
 //	          give each row the partition PartitionOf(seed, shard name, row
 //	          number) and the held-out flag HeldOut(...): hashes of the
-//	          position, never of the content
+//	          position, never of the content. A shard's name is its path
+//	          relative to the input root (datasets.InputRoot: the pattern's
+//	          directories before its first wildcard), so Hive-style layouts
+//	          (dt=1/part-0.csv, dt=2/part-0.csv) are distinct shards
+//	layout    from the shards' row counts: the partition sizes, checked
+//	          (partitions against rows, the batch against every partition,
+//	          the routes) before any partition is trained
 //	group     by partition
 //	train     per partition: its rows sorted by position, the stabpriv
 //	          trainer with the seed derived from (seed, p), the automatic

@@ -8,30 +8,38 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"path/filepath"
 	"reflect"
+	"slices"
 	"sort"
 	"strings"
+	"sync"
 
 	"github.com/apache/beam/sdks/v2/go/pkg/beam"
 	"github.com/apache/beam/sdks/v2/go/pkg/beam/io/filesystem"
 	_ "github.com/apache/beam/sdks/v2/go/pkg/beam/io/filesystem/gcs"   // gs:// shards and model files
 	_ "github.com/apache/beam/sdks/v2/go/pkg/beam/io/filesystem/local" // local shards and model files
+	_ "github.com/apache/beam/sdks/v2/go/pkg/beam/io/filesystem/memfs" // memfs:// (tests)
+	_ "github.com/apache/beam/sdks/v2/go/pkg/beam/io/filesystem/s3"    // s3:// shards and model files
 	"github.com/apache/beam/sdks/v2/go/pkg/beam/register"
 
 	"github.com/stabpriv/stabpriv/datasets"
 	"github.com/stabpriv/stabpriv/modelfile"
 	"github.com/stabpriv/stabpriv/partition"
-	"github.com/stabpriv/stabpriv/private"
 )
 
 func init() {
 	beam.RegisterType(reflect.TypeOf((*Row)(nil)).Elem())
 	beam.RegisterType(reflect.TypeOf((*Count)(nil)).Elem())
+	beam.RegisterType(reflect.TypeOf((*ShardFile)(nil)).Elem())
+	beam.RegisterType(reflect.TypeOf((*partition.Layout)(nil)).Elem())
 	beam.RegisterType(reflect.TypeOf((*results)(nil)).Elem())
-	register.DoFn4x1[context.Context, string, func(int, Row), func(Count), error](&readShardFn{})
+	register.DoFn4x1[context.Context, ShardFile, func(int, Row), func(Count), error](&readShardFn{})
+	register.DoFn3x1[context.Context, Count, func(partition.Layout), error](&layoutFn{})
+	register.Emitter1[partition.Layout]()
 	register.Emitter2[int, Row]()
 	register.Emitter1[Count]()
-	register.DoFn5x1[context.Context, int, func(*Row) bool, Count, func([]byte), error](&trainFn{})
+	register.DoFn5x1[context.Context, int, func(*Row) bool, partition.Layout, func([]byte), error](&trainFn{})
 	register.Iter1[Row]()
 	register.Emitter1[[]byte]()
 	register.Combiner3[results, []byte, results](&combineFn{})
@@ -75,48 +83,62 @@ var chunkRows = 4096
 // that cannot be read, a header that differs from the first shard's.
 var ErrInput = errors.New("stabbeam: bad input")
 
-// Shards expands the glob (a local pattern or a URL such as
-// gs://bucket/dir/*.csv) to the shard files, sorted by name, and checks
-// that their names (datasets.ShardName) are distinct.
-func Shards(ctx context.Context, glob string) ([]string, error) {
-	fs, err := filesystem.New(ctx, glob)
+// ShardFile is a shard: its path (local, or a URL) and its name, the path
+// relative to the input root (datasets.ShardNames), which enters the
+// position of each of its rows.
+type ShardFile struct {
+	Path, Name string
+}
+
+// Shards expands the pattern (a local glob or a URL such as
+// gs://bucket/dir/dt=*/part-*.csv) to the shard files, sorted by path,
+// each named by its path relative to the input root
+// (datasets.InputRoot): Hive-style layouts, where files in different
+// directories share a base name, are distinct shards. No file under the
+// root, or two with the same name, is an error wrapping ErrInput.
+func Shards(ctx context.Context, pattern string) ([]ShardFile, error) {
+	fsys, err := newFS(ctx, pattern)
 	if err != nil {
-		return nil, fmt.Errorf("%w: --input %s: %w", ErrInput, glob, err)
+		return nil, fmt.Errorf("%w: --input %s: %w", ErrInput, pattern, err)
 	}
-	defer fs.Close()
-	files, err := fs.List(ctx, glob)
+	defer fsys.Close()
+	if !isURL(pattern) {
+		pattern = filepath.Clean(pattern)
+	}
+	files, err := fsys.List(ctx, pattern)
 	if err != nil {
-		return nil, fmt.Errorf("%w: --input %s: %w", ErrInput, glob, err)
+		return nil, fmt.Errorf("%w: --input %s: %w", ErrInput, pattern, err)
 	}
+	root := datasets.InputRoot(pattern)
 	if len(files) == 0 {
-		return nil, fmt.Errorf("%w: --input %s matches no shard", ErrInput, glob)
+		return nil, fmt.Errorf("%w: --input %s matches no shard (input root %q)", ErrInput, pattern, root)
 	}
 	sort.Strings(files)
-	seen := make(map[string]string, len(files))
-	for _, f := range files {
-		name := datasets.ShardName(f)
-		if g, dup := seen[name]; dup {
-			return nil, fmt.Errorf("%w: shards %s and %s have the same name %q; a row's position is its shard's name and its row number", ErrInput, g, f, name)
-		}
-		seen[name] = f
+	names, err := datasets.ShardNames(root, files)
+	if err != nil {
+		return nil, fmt.Errorf("%w: --input %s: %w", ErrInput, pattern, err)
 	}
-	return files, nil
+	out := make([]ShardFile, len(files))
+	for i, f := range files {
+		out[i] = ShardFile{Path: f, Name: names[i]}
+	}
+	return out, nil
 }
 
 // openShard opens a shard through Beam's file systems and reads its header
 // with a datasets.TableReader (the reader and the header rule of
 // datasets.ReadTable).
 func openShard(ctx context.Context, file string) (io.ReadCloser, *datasets.TableReader, error) {
-	fs, err := filesystem.New(ctx, file)
+	fsys, err := newFS(ctx, file)
 	if err != nil {
 		return nil, nil, fmt.Errorf("%w: shard %s: %w", ErrInput, file, err)
 	}
-	rc, err := fs.OpenRead(ctx, file)
-	fs.Close()
+	rc, err := fsys.OpenRead(ctx, file)
+	fsys.Close()
 	if err != nil {
 		return nil, nil, fmt.Errorf("%w: shard %s: %w", ErrInput, file, err)
 	}
-	tr, err := datasets.NewTableReader(bufio.NewReaderSize(rc, 1<<20), file)
+	tr, err := datasets.NewTableReader(bufio.NewReaderSize(rc, 1<<16), file)
 	if err != nil {
 		rc.Close()
 		return nil, nil, fmt.Errorf("%w: %w", ErrInput, err)
@@ -132,6 +154,46 @@ func ReadHeader(ctx context.Context, file string) ([]string, error) {
 	}
 	rc.Close()
 	return tr.Columns(), nil
+}
+
+// headerWorkers bounds the shards whose headers are read at once.
+const headerWorkers = 16
+
+// ReadHeaders reads every shard's header, a few at a time, and returns
+// the first shard's; a shard that cannot be read, or whose header differs
+// from the first shard's, is an error wrapping ErrInput (the first in
+// shard order), found before the pipeline runs.
+func ReadHeaders(ctx context.Context, shards []ShardFile) ([]string, error) {
+	if len(shards) == 0 {
+		return nil, fmt.Errorf("%w: no shard", ErrInput)
+	}
+	headers := make([][]string, len(shards))
+	errs := make([]error, len(shards))
+	jobs := make(chan int)
+	var wg sync.WaitGroup
+	for range min(headerWorkers, len(shards)) {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for i := range jobs {
+				headers[i], errs[i] = ReadHeader(ctx, shards[i].Path)
+			}
+		}()
+	}
+	for i := range shards {
+		jobs <- i
+	}
+	close(jobs)
+	wg.Wait()
+	for i, err := range errs {
+		switch {
+		case err != nil:
+			return nil, err
+		case !slices.Equal(headers[i], headers[0]):
+			return nil, fmt.Errorf("%w: shard %s: header %q differs from the first shard's (%s) %q", ErrInput, shards[i].Path, strings.Join(headers[i], ","), shards[0].Path, strings.Join(headers[0], ","))
+		}
+	}
+	return headers[0], nil
 }
 
 // readShardFn reads one shard: it parses its rows in chunks against the
@@ -150,14 +212,14 @@ func (f *readShardFn) Setup() error {
 	return err
 }
 
-func (f *readShardFn) ProcessElement(ctx context.Context, file string, emit func(int, Row), count func(Count)) error {
+func (f *readShardFn) ProcessElement(ctx context.Context, shard ShardFile, emit func(int, Row), count func(Count)) error {
+	file, name := shard.Path, shard.Name
 	rc, tr, err := openShard(ctx, file)
 	if err != nil {
 		return err
 	}
 	defer rc.Close()
-	name := datasets.ShardName(file)
-	if header := tr.Columns(); !equal(header, f.Header) {
+	if header := tr.Columns(); !slices.Equal(header, f.Header) {
 		return fmt.Errorf("%w: shard %s: header %q differs from the first shard's %q", ErrInput, file, strings.Join(header, ","), strings.Join(f.Header, ","))
 	}
 	var c Count
@@ -187,16 +249,30 @@ func (f *readShardFn) ProcessElement(ctx context.Context, file string, emit func
 	return nil
 }
 
-func equal(a, b []string) bool {
-	if len(a) != len(b) {
-		return false
+// layoutFn computes the partition layout from the shards' counts and
+// checks it (partition.Plan.Layout: partitions against training rows,
+// the batch size against every partition's size, the sensitivity routes)
+// before any partition is trained: a bad setting fails the pipeline here,
+// not after the training.
+type layoutFn struct {
+	Cfg    Config   `json:"cfg"`
+	Header []string `json:"header"`
+}
+
+func (f *layoutFn) ProcessElement(ctx context.Context, total Count, emit func(partition.Layout)) error {
+	plan, err := f.Cfg.Plan(f.Header)
+	if err != nil {
+		return err
 	}
-	for i := range a {
-		if a[i] != b[i] {
-			return false
-		}
+	l, err := plan.Layout(total.Shards)
+	if err != nil {
+		return err
 	}
-	return true
+	if l.Rows != total.Rows || l.Train != total.Train {
+		return fmt.Errorf("%w: the shards hold %d rows (%d training rows), their layout %d (%d)", ErrInput, total.Rows, total.Train, l.Rows, l.Train)
+	}
+	emit(l)
+	return nil
 }
 
 // trainFn trains one partition on its rows (partition.Plan.
@@ -213,17 +289,17 @@ func (f *trainFn) Setup() error {
 	return err
 }
 
-func (f *trainFn) ProcessElement(ctx context.Context, p int, rows func(*Row) bool, total Count, emit func([]byte)) error {
-	if total.Train < f.Cfg.Partitions {
-		return fmt.Errorf("%w: %d partitions for %d training rows; use at most as many partitions as rows", private.ErrOptions, f.Cfg.Partitions, total.Train)
-	}
+func (f *trainFn) ProcessElement(ctx context.Context, p int, rows func(*Row) bool, layout partition.Layout, emit func([]byte)) error {
 	var in []partition.Row
 	var r Row
 	for rows(&r) {
 		in = append(in, partition.Row{Shard: r.Shard, Row: r.Row, Partition: p, X: r.X, Y: r.Y})
 		r = Row{}
 	}
-	res, err := f.plan.TrainPartition(ctx, p, total.Train, in)
+	if len(in) != layout.Sizes[p] {
+		return fmt.Errorf("%w: partition %d received %d rows, its layout %d", ErrInput, p, len(in), layout.Sizes[p])
+	}
+	res, err := f.plan.TrainPartition(ctx, p, layout.Train, in)
 	if err != nil {
 		return err
 	}
@@ -305,27 +381,29 @@ func writeModel(ctx context.Context, rel *modelfile.Released, out string) error 
 	return w.Close()
 }
 
-// Build adds the partitioned fit of the shards (files, all with the given
+// Build adds the partitioned fit of the shards (all with the given
 // header) to the pipeline under s, writing the model file to out:
 //
 //	shards -> read (per shard: parse, preprocess, partition by position)
+//	       -> counts -> layout (checked before any training)
 //	       -> group by partition -> train (per partition, rows in position order)
 //	       -> combine (all results into one) -> release (noise once, model file)
 //
-// with the row counts as a side input of the training (n for the automatic
-// knobs and the check P <= n) and of the release.
-func Build(s beam.Scope, cfg Config, header, files []string, out string) {
+// with the layout as a side input of the training (n for the automatic
+// knobs, each partition's size) and the counts of the release.
+func Build(s beam.Scope, cfg Config, header []string, shards []ShardFile, out string) {
 	s = s.Scope("stabpriv.partitioned")
-	shards := beam.Create(s, anySlice(files)...)
-	rows, counts := beam.ParDo2(s, &readShardFn{Cfg: cfg, Header: header}, shards)
+	files := beam.Create(s, anySlice(shards)...)
+	rows, counts := beam.ParDo2(s, &readShardFn{Cfg: cfg, Header: header}, files)
 	total := beam.Combine(s, addCounts, counts)
+	layout := beam.ParDo(s, &layoutFn{Cfg: cfg, Header: header}, total)
 	grouped := beam.GroupByKey(s, rows)
-	trained := beam.ParDo(s, &trainFn{Cfg: cfg, Header: header}, grouped, beam.SideInput{Input: total})
+	trained := beam.ParDo(s, &trainFn{Cfg: cfg, Header: header}, grouped, beam.SideInput{Input: layout})
 	all := beam.Combine(s, &combineFn{}, trained)
 	beam.ParDo0(s, &releaseFn{Cfg: cfg, Header: header, Out: out}, all, beam.SideInput{Input: total})
 }
 
-func anySlice(v []string) []any {
+func anySlice[T any](v []T) []any {
 	out := make([]any, len(v))
 	for i := range v {
 		out[i] = v[i]
@@ -333,32 +411,46 @@ func anySlice(v []string) []any {
 	return out
 }
 
-// Run runs the partitioned fit of the shards matching input on the named
-// runner ("direct", the embedded runner, when empty) and writes the model
-// file to out. The settings and the first shard's header are checked
-// before the pipeline starts; any error of the pipeline (a shard missing or
-// unreadable, a malformed row, more partitions than rows) fails it before
-// the release step, so no model file is written.
-func Run(ctx context.Context, runner string, cfg Config, input, out string) error {
-	if out == "" {
-		return fmt.Errorf("stabbeam: no model file to write (--out)")
+// Launch runs every check that can run before the pipeline: the output
+// location (CheckOutput), the shards under the input root and every
+// shard's header (Shards, ReadHeaders), and the settings for that header
+// (Config.Plan: the flags, the budget, a sensitivity route). It returns
+// the header and the shards.
+func Launch(ctx context.Context, cfg Config, input, out string, force bool) ([]string, []ShardFile, error) {
+	if err := CheckOutput(ctx, out, force); err != nil {
+		return nil, nil, err
 	}
-	files, err := Shards(ctx, input)
+	shards, err := Shards(ctx, input)
 	if err != nil {
-		return err
+		return nil, nil, err
 	}
-	header, err := ReadHeader(ctx, files[0])
+	header, err := ReadHeaders(ctx, shards)
 	if err != nil {
-		return err
+		return nil, nil, err
 	}
 	if _, err := cfg.Plan(header); err != nil {
+		return nil, nil, err
+	}
+	return header, shards, nil
+}
+
+// Run runs the partitioned fit of the shards matching input on the named
+// runner ("direct", the embedded runner, when empty) and writes the model
+// file to out (replacing a model file there only if force). Every check of
+// Launch runs first; any error of the pipeline (a shard missing or
+// unreadable, a malformed row, more partitions than rows, a batch larger
+// than a partition) fails it before the release step, so no model file is
+// written.
+func Run(ctx context.Context, runner string, cfg Config, input, out string, force bool) error {
+	header, shards, err := Launch(ctx, cfg, input, out, force)
+	if err != nil {
 		return err
 	}
 	if runner == "" {
 		runner = "direct"
 	}
 	p, s := beam.NewPipelineWithRoot()
-	Build(s, cfg, header, files, out)
+	Build(s, cfg, header, shards, out)
 	if _, err := beam.Run(ctx, runner, p); err != nil {
 		return fmt.Errorf("stabbeam: the pipeline failed, nothing was released: %w", err)
 	}

@@ -72,9 +72,6 @@ func TestPartitionHashIsPositional(t *testing.T) {
 	if math.Abs(float64(held)-2000) > 6*40 { // sd sqrt(10000*0.2*0.8) = 40
 		t.Errorf("%d of 10000 rows held out at 0.2", held)
 	}
-	if datasets.ShardName("gs://bucket/dir/part-1.csv") != "part-1.csv" || datasets.ShardName("/tmp/x/part-1.csv") != "part-1.csv" {
-		t.Error("ShardName keeps the directory")
-	}
 }
 
 // TestFitPartitionedOneIsFit checks that one partition of one shard, with
@@ -244,7 +241,9 @@ func TestFitPartitionedErrors(t *testing.T) {
 	badCell := cloneShards(base)
 	badCell[2].SetCell(5, 0, "abc")
 	dup := cloneShards(base)
-	dup[2].Source = "other/shard-0.csv"
+	dup[2].Source = "dir/shard-0.csv"
+	unclean := cloneShards(base)
+	unclean[1].Source = "/abs/shard-1.csv"
 	header := cloneShards(base)
 	header[1].Columns[0] = "g0"
 	for _, c := range []struct {
@@ -259,6 +258,9 @@ func TestFitPartitionedErrors(t *testing.T) {
 		{"a chunk for a shard", chunk, opts, 4, datasets.ErrFormat},
 		{"malformed cell", badCell, opts, 4, datasets.ErrFormat},
 		{"duplicate shard names", dup, opts, 4, datasets.ErrFormat},
+		{"an absolute shard name", unclean, opts, 4, datasets.ErrFormat},
+		{"a batch above a partition's size", base, private.Options{Mechanism: perturb.Gamma, Seed: 1, Trainer: trainer.Config{Reg: regularizers.ElasticNet{Lambda: 0.1}, Batch: 30}}, 4, private.ErrOptions},
+		{"no route (inverse-t steps above 1/beta)", base, private.Options{Mechanism: perturb.Gamma, Seed: 1, Trainer: trainer.Config{Reg: regularizers.ElasticNet{Lambda: 1e-4}, Schedule: trainer.InverseT}}, 4, private.ErrOptions},
 		{"different headers", header, opts, 4, datasets.ErrFormat},
 		{"standardize", base, private.Options{Mechanism: perturb.Gamma, Auto: true, Preprocess: preprocess.Standardize}, 4, private.ErrOptions},
 		{"stratified", base, private.Options{Mechanism: perturb.Gamma, Auto: true, Stratify: true, TestFrac: 0.2}, 4, private.ErrOptions},

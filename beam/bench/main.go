@@ -121,7 +121,7 @@ func scale() error {
 	fmt.Printf("scale: wrote %d shards, %d rows x %d features in %v\n", *shards, n, *features, time.Since(t0).Round(time.Millisecond))
 	out := filepath.Join(dir, "model.json")
 	t1 := time.Now()
-	if err := stabbeam.Run(context.Background(), *runner, cfg, filepath.Join(dir, "part-*.csv"), out); err != nil {
+	if err := stabbeam.Run(context.Background(), *runner, cfg, filepath.Join(dir, "part-*.csv"), out, true); err != nil {
 		return err
 	}
 	el := time.Since(t1)
