@@ -16,7 +16,6 @@ import (
 	"sync"
 
 	"github.com/apache/beam/sdks/v2/go/pkg/beam"
-	"github.com/apache/beam/sdks/v2/go/pkg/beam/io/filesystem"
 	_ "github.com/apache/beam/sdks/v2/go/pkg/beam/io/filesystem/gcs"   // gs:// shards and model files
 	_ "github.com/apache/beam/sdks/v2/go/pkg/beam/io/filesystem/local" // local shards and model files
 	_ "github.com/apache/beam/sdks/v2/go/pkg/beam/io/filesystem/memfs" // memfs:// (tests)
@@ -24,7 +23,6 @@ import (
 	"github.com/apache/beam/sdks/v2/go/pkg/beam/register"
 
 	"github.com/stabpriv/stabpriv/datasets"
-	"github.com/stabpriv/stabpriv/modelfile"
 	"github.com/stabpriv/stabpriv/partition"
 )
 
@@ -44,7 +42,10 @@ func init() {
 	register.Emitter1[[]byte]()
 	register.Combiner3[results, []byte, results](&combineFn{})
 	register.Function2x1(addCounts)
-	register.DoFn3x1[context.Context, results, Count, error](&releaseFn{})
+	register.DoFn4x1[context.Context, results, Count, func(int, []byte), error](&releaseFn{})
+	register.Emitter2[int, []byte]()
+	register.DoFn3x1[context.Context, int, func(*[]byte) bool, error](&sinkFn{})
+	register.Iter1[[]byte]()
 }
 
 // Row is a training row on its way to its partition: its position (shard
@@ -327,16 +328,20 @@ func (combineFn) MergeAccumulators(a, b results) results {
 }
 func (combineFn) ExtractOutput(a results) results { return a }
 
-// releaseFn averages the partitions' weights, adds the noise once
-// (partition.Plan.Release) and writes the model file: it runs once,
-// on one worker.
+// releaseFn averages the partitions' weights and adds the noise once
+// (partition.Plan.Release), and emits the model file's bytes under the one
+// key 0: the draw is an element of a PCollection, which the runner commits
+// before the sink reads it (see Build).
 type releaseFn struct {
 	Cfg    Config   `json:"cfg"`
 	Header []string `json:"header"`
-	Out    string   `json:"out"`
 }
 
-func (f *releaseFn) ProcessElement(ctx context.Context, rs results, total Count) error {
+// releases counts the draws of the release step (a retried bundle that
+// draws again counts twice; only one draw is ever committed).
+var releases = beam.NewCounter("stabpriv", "releases-drawn")
+
+func (f *releaseFn) ProcessElement(ctx context.Context, rs results, total Count, emit func(int, []byte)) error {
 	plan, err := f.Cfg.Plan(f.Header)
 	if err != nil {
 		return err
@@ -351,35 +356,46 @@ func (f *releaseFn) ProcessElement(ctx context.Context, rs results, total Count)
 	if err != nil {
 		return err
 	}
-	return writeModel(ctx, rel, f.Out)
-}
-
-// writeModel writes the model file: a local file appears whole or not at
-// all (modelfile.Released.WriteModelFile); on other file systems the object is
-// written through Beam's file system and closed.
-func writeModel(ctx context.Context, rel *modelfile.Released, out string) error {
-	if !strings.Contains(out, "://") {
-		return rel.WriteFile(out)
-	}
 	var buf bytes.Buffer
 	if err := rel.Write(&buf); err != nil {
 		return err
 	}
-	fs, err := filesystem.New(ctx, out)
-	if err != nil {
-		return err
-	}
-	defer fs.Close()
-	w, err := fs.OpenWrite(ctx, out)
-	if err != nil {
-		return err
-	}
-	if _, err := w.Write(buf.Bytes()); err != nil {
-		w.Close()
-		return err
-	}
-	return w.Close()
+	releases.Inc(ctx, 1)
+	emit(0, buf.Bytes())
+	return nil
 }
+
+// sinkFn writes the committed release, the one value of key 0, to the
+// model file: whole or not at all (a local file is renamed into place, an
+// object is committed when its writer closes), and idempotent, since a
+// retried bundle of the sink writes the same committed bytes again. More
+// than one release under the key (which a runner that commits a bundle's
+// output once never produces) is refused, and nothing is written.
+type sinkFn struct {
+	Out string `json:"out"`
+}
+
+func (f *sinkFn) ProcessElement(ctx context.Context, _ int, files func(*[]byte) bool) error {
+	var file, other []byte
+	if !files(&file) {
+		return fmt.Errorf("stabbeam: no release to write")
+	}
+	if files(&other) {
+		return fmt.Errorf("stabbeam: more than one release reached the sink; nothing was written")
+	}
+	if err := writeFile(ctx, f.Out, file); err != nil {
+		return err
+	}
+	if afterSinkWrite != nil {
+		return afterSinkWrite(f.Out)
+	}
+	return nil
+}
+
+// afterSinkWrite, when set (by the tests), runs after the sink has written
+// the model file: an error there is a bundle that fails after its side
+// effect, which a runner retries.
+var afterSinkWrite func(out string) error
 
 // Build adds the partitioned fit of the shards (all with the given
 // header) to the pipeline under s, writing the model file to out:
@@ -387,11 +403,19 @@ func writeModel(ctx context.Context, rel *modelfile.Released, out string) error 
 //	shards -> read (per shard: parse, preprocess, partition by position)
 //	       -> counts -> layout (checked before any training)
 //	       -> group by partition -> train (per partition, rows in position order)
-//	       -> combine (all results into one) -> release (noise once, model file)
+//	       -> combine (all results into one) -> release (noise once)
+//	       -> group by key (the draw committed) -> sink (the model file)
 //
 // with the layout as a side input of the training (n for the automatic
 // knobs, each partition's size) and the counts of the release.
 func Build(s beam.Scope, cfg Config, header []string, shards []ShardFile, out string) {
+	WriteRelease(s, Release(s, cfg, header, shards), out)
+}
+
+// Release adds the partitioned fit of the shards to the pipeline under s
+// and returns the release: a PCollection of KV<int, []byte> holding one
+// element, the model file's bytes under key 0 (WriteRelease writes it).
+func Release(s beam.Scope, cfg Config, header []string, shards []ShardFile) beam.PCollection {
 	s = s.Scope("stabpriv.partitioned")
 	files := beam.Create(s, anySlice(shards)...)
 	rows, counts := beam.ParDo2(s, &readShardFn{Cfg: cfg, Header: header}, files)
@@ -400,7 +424,20 @@ func Build(s beam.Scope, cfg Config, header []string, shards []ShardFile, out st
 	grouped := beam.GroupByKey(s, rows)
 	trained := beam.ParDo(s, &trainFn{Cfg: cfg, Header: header}, grouped, beam.SideInput{Input: layout})
 	all := beam.Combine(s, &combineFn{}, trained)
-	beam.ParDo0(s, &releaseFn{Cfg: cfg, Header: header, Out: out}, all, beam.SideInput{Input: total})
+	return beam.ParDo(s, &releaseFn{Cfg: cfg, Header: header}, all, beam.SideInput{Input: total})
+}
+
+// WriteRelease writes the release (a PCollection of KV<int, []byte>, the
+// model file under key 0) to out, retry-safe: a GroupByKey after the step
+// that draws the noise is a fusion break, so the runner commits the draw
+// (the output of the release step's bundle, once) before the sink runs,
+// and a retried sink bundle reads the committed draw again instead of
+// re-running the release. The sink (sinkFn) writes atomically and
+// idempotently.
+func WriteRelease(s beam.Scope, released beam.PCollection, out string) {
+	s = s.Scope("stabpriv.sink")
+	committed := beam.GroupByKey(s, released)
+	beam.ParDo0(s, &sinkFn{Out: out}, committed)
 }
 
 func anySlice[T any](v []T) []any {

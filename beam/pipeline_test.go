@@ -229,8 +229,18 @@ func TestPipelineSecureRelease(t *testing.T) {
 	cfg := testConfig(3, 3)
 	cfg.Noise = ""
 	out := filepath.Join(dir, "model.json")
-	if err := runPipeline(t, cfg, glob, out); err != nil {
+	header, shards, err := Launch(context.Background(), cfg, glob, out, false)
+	if err != nil {
 		t.Fatal(err)
+	}
+	p, s := beam.NewPipelineWithRoot()
+	Build(s, cfg, header, shards, out)
+	res, err := ptest.RunWithMetrics(p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if n := drawn(t, res); n != 1 {
+		t.Errorf("the noise was drawn %d times, want once", n)
 	}
 	r, err := modelfile.ReadFile(out)
 	if err != nil {
