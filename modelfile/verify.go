@@ -167,7 +167,9 @@ func checkPipeline(r *Released, bad func(format string, args ...any)) {
 // sensitivity and the analysis of the reference run.
 type partitioned struct {
 	stability.Partitioned
-	ref *stability.Report
+	ref   *stability.Report
+	sens  perturb.Sensitivity
+	notes []string
 }
 
 // MaxVerifySteps bounds the number of SGD steps (passes times steps per
@@ -212,20 +214,22 @@ func checkPartitions(r *Released, bad func(format string, args ...any)) *partiti
 		return nil
 	}
 	run := *r.Certificate.Run
-	part, err := stability.AnalyzePartitioned(run, info.Sizes, func(p int) uint64 { return datasets.PartitionSeed(r.Split.Seed, p) })
+	part, err := stability.AnalyzePartitioned(run, info.Sizes, info.group(), func(p int) uint64 { return datasets.PartitionSeed(r.Split.Seed, p) })
 	if err != nil {
 		bad("partitions: %v", err)
 		return nil
 	}
 	ref, err := stability.Analyze(&run)
-	if err == nil {
-		err = part.Check(ref)
-	}
 	if err != nil {
 		bad("partitions: %v", err)
 		return nil
 	}
-	return &partitioned{part, ref}
+	sens, notes, err := PartitionSensitivity(part, ref)
+	if err != nil {
+		bad("partitions: %v", err)
+		return nil
+	}
+	return &partitioned{part, ref, sens, notes}
 }
 
 // trainRows returns the number of training rows of a split.
@@ -250,7 +254,8 @@ func rebuild(r *Released, m release.Method, part *partitioned) (*Released, error
 	pub := publicOf(r)
 	pub.Notes = skeleton.PipelineNotes(task)
 	if part != nil {
-		pub.Extra = PartitionNotes(part.Partitioned, r.Partitions, r.Split.Seed, part.ref)
+		pub.Extra = PartitionNotes(part.Partitioned, r.Partitions, r.Split.Seed)
+		pub.Sensitivity, pub.SensitivityNotes = &part.sens, part.notes
 	}
 	cert, rep, err := m.Rebuild(c, pub)
 	if err != nil {

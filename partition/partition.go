@@ -202,7 +202,7 @@ func (pl *Plan) Layout(shards []datasets.Shard) (Layout, error) {
 		if err != nil {
 			return Layout{}, err
 		}
-		part, err := stability.AnalyzePartitioned(ref, sizes, func(p int) uint64 { return datasets.PartitionSeed(opts.Seed, p) })
+		part, err := stability.AnalyzePartitioned(ref, sizes, 1, func(p int) uint64 { return datasets.PartitionSeed(opts.Seed, p) })
 		if err != nil {
 			return Layout{}, err
 		}
@@ -369,12 +369,6 @@ func sameSettings(a, b trainer.Run) bool {
 	return reflect.DeepEqual(norm(a), norm(b))
 }
 
-// partitioned sensitivity and the sensitivity of the reference run, which
-// agree in exact arithmetic on the strongly convex route with b = 1 and are
-// computed by recursions over different step counts: it is the rounding
-// allowance stability.RoundingSlack that every route's Delta already carries.
-const partitionTolerance = stability.RoundingSlack
-
 // Release combines the results of every non-empty partition (in any order)
 // into the weighted average sum_p (n_p/n) w_p, summed in partition order,
 // and releases it once with the mechanism of the options (or returns it as
@@ -453,7 +447,7 @@ func (pl *Plan) Release(ctx context.Context, results []Result, shards []datasets
 		}
 	}
 	info := modelfile.PartitionInfo{Count: pl.partitions, Sizes: sizes, Shards: shards}
-	part, err := stability.AnalyzePartitioned(ref, sizes, func(p int) uint64 { return datasets.PartitionSeed(opts.Seed, p) })
+	part, err := stability.AnalyzePartitioned(ref, sizes, 1, func(p int) uint64 { return datasets.PartitionSeed(opts.Seed, p) })
 	if err != nil {
 		return nil, err
 	}
@@ -466,17 +460,20 @@ func (pl *Plan) Release(ctx context.Context, results []Result, shards []datasets
 		Partitions:    &info,
 	}
 	notes := out.PipelineNotes(pl.plan.Task)
-	partNotes := modelfile.PartitionNotes(part, &info, opts.Seed, repRef)
+	partNotes := modelfile.PartitionNotes(part, &info, opts.Seed)
 	if pl.plan.Method == nil {
 		out.Model = model
 		out.Run = &ref
 		out.Notes = append(notes, partNotes[0], "not private: the weights are released as trained, without a privacy guarantee")
 		return out, nil
 	}
-	if err := part.Check(repRef); err != nil {
+	// The noise is calibrated to the sensitivity of the average,
+	// max_p (n_p/n) Delta_p on every route (not the reference run's).
+	sens, sensNotes, err := modelfile.PartitionSensitivity(part, repRef)
+	if err != nil {
 		return nil, err
 	}
-	tr, err := release.NewTrained(model, &ref, notes)
+	tr, err := release.NewTrainedWith(model, &ref, sens, append(notes, sensNotes...))
 	if err != nil {
 		return nil, err
 	}
@@ -553,17 +550,15 @@ func (pl *Plan) Release(ctx context.Context, results []Result, shards []datasets
 // record, and Verify recomputes Delta from it. Release publishes the
 // reference run, the partitions' settings on all n rows (ceil(n/b) steps
 // per pass, the step records of the schedule for those steps, Seed), and
-// calibrates the noise to its Delta = Delta_ref, after checking
-// Delta_part <= Delta_ref (up to the rounding allowance
-// stability.RoundingSlack): the release is then DP with room to spare.
-// With b = 1 and the bounded inverse-t schedule (a release's default) both
-// are 2L/(mu n) times the same slack. Where Delta_part > Delta_ref (b > 1
-// with sizes that b does not divide; a constant-step route 4 run), the fit
-// is refused rather than certified with a Delta that Verify cannot
-// recompute. The partition count, the seed, n and the sizes n_p are
-// written into the certificate's not-covered notes (public, as the proof
-// needs them), as is the fact that the per-partition weights are not
-// private inside the job.
+// the partition sizes; every partition's record is the reference run
+// recomputed for its n_p rows and seed (trainer.Run.OnRows), so Verify
+// recomputes Delta_part (stability.AnalyzePartitioned) and the noise is
+// calibrated to it on every route (modelfile.PartitionSensitivity), not to
+// the reference run's Delta: on the convex and constant-step routes that
+// would be about P times too much noise. The partition count, the seed, n
+// and the sizes n_p are written into the certificate's not-covered notes
+// (public, as the proof needs them), as is the fact that the
+// per-partition weights are not private inside the job.
 //
 // Errors: those of NewPlan, datasets.ErrFormat (shards with different headers
 // or duplicate names, malformed rows, no training rows), private.ErrOptions (more

@@ -173,16 +173,26 @@ func TestFitPartitionedNeighbours(t *testing.T) {
 	t.Logf("largest realized/certified distance over the neighbours: %.4f", worst)
 }
 
-// TestFitPartitionedDelta checks the sensitivity of the average on the
-// strongly convex route with b = 1: 2L/(mu n) with n all training rows,
-// not the 2L/(mu n_p) of a partition.
+// TestFitPartitionedDelta checks the sensitivity the noise is calibrated
+// to: on the strongly convex route with b = 1, 2L/(mu n) with n all
+// training rows (not the 2L/(mu n_p) of a partition); on the convex route
+// with a constant step, where a run's Delta does not shrink with its rows,
+// max_p (n_p/n) times the single run's, about 1/P of it.
 func TestFitPartitionedDelta(t *testing.T) {
 	s := partitionSetups()[1]
 	r := s.fit(t, shardsOf(fittest.Blobs(150, 4, s.classes, 3), 3), 0, perturb.Seeded(1))
 	c := r.Certificate
 	want := (1 + stability.RoundingSlack) * 2 * c.Clip / (c.Mu * float64(r.Split.TrainRows))
-	if c.SensitivityRoute != stability.RouteStronglyConvexSGD.String() || math.Abs(c.L2Sensitivity-want) > 1e-9*want || c.N != 150 {
-		t.Errorf("route %s, Delta %.17g, n %d; want strongly-convex-sgd, 2G/(mu n) = %.17g, 150", c.SensitivityRoute, c.L2Sensitivity, c.N, want)
+	if c.SensitivityRoute != "partitioned/"+stability.RouteStronglyConvexSGD.String() || math.Abs(c.L2Sensitivity-want) > 1e-9*want || c.N != 150 {
+		t.Errorf("route %s, Delta %.17g, n %d; want partitioned/strongly-convex-sgd, 2G/(mu n) = %.17g, 150", c.SensitivityRoute, c.L2Sensitivity, c.N, want)
+	}
+	s = partitionSetups()[3]
+	r = s.fit(t, shardsOf(fittest.Blobs(200, 4, s.classes, 3), 3), 0, perturb.Seeded(1))
+	c = r.Certificate
+	single := r.Stability.Delta
+	want = float64(slices.Max(r.Partitions.Sizes)) / float64(r.Split.TrainRows) * single
+	if c.SensitivityRoute != "partitioned/"+stability.RouteConvexSGD.String() || math.Abs(c.L2Sensitivity-want) > 1e-12*want || c.L2Sensitivity > 0.4*single {
+		t.Errorf("convex route, P = 4: route %s, Delta %.17g, want (max n_p/n) Delta_single = %.17g (Delta_single %.17g)", c.SensitivityRoute, c.L2Sensitivity, want, single)
 	}
 }
 

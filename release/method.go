@@ -99,6 +99,13 @@ type Public struct {
 	// then requires the run's knobs to be Auto's for the published n, d,
 	// K and budget.
 	Auto bool
+	// Sensitivity, when not nil, is the sensitivity an output-perturbation
+	// release was calibrated to instead of the run's own, with
+	// SensitivityNotes in place of the route's notes (NewTrainedWith: a
+	// partitioned fit, whose bound its caller recomputes from the published
+	// constants).
+	Sensitivity      *perturb.Sensitivity
+	SensitivityNotes []string
 }
 
 // Prepared is a release in waiting: the state Prepare made from the rows
