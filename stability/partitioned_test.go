@@ -63,10 +63,10 @@ func partitionedFit(t *testing.T, cfg trainer.Config, X *mat.Dense, y []float64,
 func TestPartitionedNeighbours(t *testing.T) {
 	logistic := losses.Logistic{}
 	for _, sc := range []struct {
-		name      string
-		cfg       trainer.Config
-		route     RouteID
-		share     float64 // Delta (per row) at most this share of the single run's
+		name  string
+		cfg   trainer.Config
+		route RouteID
+		share float64 // Delta (per row) at most this share of the single run's
 	}{
 		{"convex, constant step", trainer.Config{Loss: logistic, Eta: 1, Passes: 2}, RouteConvexSGD, 0.4},
 		{"strongly convex, constant step, batch 3", trainer.Config{Loss: logistic, Reg: regularizers.L2(0.05), Eta: 0.5, Batch: 3, Passes: 3}, RouteStronglyConvexSGD, 0.6},
