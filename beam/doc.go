@@ -1,7 +1,7 @@
 // Package stabbeam is the partitioned certified pipeline of stabpriv on
 // Apache Beam's Go SDK: from CSV shards to one released model, on the
-// embedded runner (direct, the default; prism) and unchanged on Flink,
-// Spark or Dataflow.
+// embedded portable runner prism (the default; direct too) and unchanged on
+// a portable job server (prism's, Flink's, Spark's) or Dataflow.
 //
 // The algorithm is partition.Fit's, and every step calls the same
 // code of package private, so both give the same weights from the same

@@ -472,7 +472,7 @@ func Launch(ctx context.Context, cfg Config, input, out string, force bool) ([]s
 }
 
 // Run runs the partitioned fit of the shards matching input on the named
-// runner ("direct", the embedded runner, when empty) and writes the model
+// runner ("prism", the SDK's embedded portable runner, when empty) and writes the model
 // file to out (replacing a model file there only if force). Every check of
 // Launch runs first; any error of the pipeline (a shard missing or
 // unreadable, a malformed row, more partitions than rows, a batch larger
@@ -484,7 +484,7 @@ func Run(ctx context.Context, runner string, cfg Config, input, out string, forc
 		return err
 	}
 	if runner == "" {
-		runner = "direct"
+		runner = "prism"
 	}
 	p, s := beam.NewPipelineWithRoot()
 	Build(s, cfg, header, shards, out)

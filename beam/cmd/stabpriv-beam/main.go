@@ -4,7 +4,8 @@
 // partitions' weights once with calibrated noise, and writes the model file
 // (stabpriv-model/2) that `stabpriv certify` checks.
 //
-// The pipeline runs on the embedded runner by default (--runner direct) and
+// The pipeline runs on prism, the SDK's embedded portable runner, by default
+// (--runner prism; --runner direct is the older embedded runner) and
 // unchanged on Flink, Spark or Dataflow with Beam's usual pipeline options
 // (--runner flink --endpoint HOST:PORT --environment_type ..., --runner
 // dataflow --project P --region R --temp_location gs://..., ...). See the
@@ -21,6 +22,7 @@ import (
 	"errors"
 	"flag"
 	"fmt"
+	"log/slog"
 	"os"
 	"strings"
 
@@ -85,7 +87,7 @@ func main() {
 			"each partition is trained on its rows,\n"+
 			"the weights are averaged with weights n_p/n and released once with noise calibrated to\n"+
 			"the sensitivity of the average (2L/(mu n) on the strongly convex route). --runner\n"+
-			"selects the Beam runner (default direct, the embedded runner); Beam's pipeline options\n"+
+			"selects the Beam runner (default prism, the SDK's embedded portable runner); Beam's pipeline options\n"+
 			"for other runners are accepted (-help-beam lists them).\n\nFlags:\n")
 		flag.VisitAll(func(f *flag.Flag) {
 			if !all && beamFlags[f.Name] {
@@ -112,9 +114,11 @@ func main() {
 	log.SetOutput(os.Stderr)
 	log.SetLevel(level)
 	beamlog.SetLogger(beamLogger{log})
+	// prism logs through log/slog: at the command's level too.
+	slog.SetDefault(slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slogLevel(level)})))
 	runner := *runners.Runner
 	if runner == "" {
-		runner = "direct"
+		runner = "prism"
 	}
 	ctx := context.Background()
 	log.WithFields(logrus.Fields{"runner": runner, "input": *input, "partitions": cfg.Partitions}).Info("stabpriv-beam: pipeline started")
@@ -182,6 +186,19 @@ func config(set map[string]bool) (stabbeam.Config, logrus.Level, error) {
 func isRegression(name string) bool {
 	l, err := losses.ByName(name)
 	return err == nil && l.Task() == losses.Regression
+}
+
+// slogLevel maps a logrus level to log/slog's.
+func slogLevel(l logrus.Level) slog.Level {
+	switch {
+	case l >= logrus.DebugLevel:
+		return slog.LevelDebug
+	case l == logrus.InfoLevel:
+		return slog.LevelInfo
+	case l == logrus.WarnLevel:
+		return slog.LevelWarn
+	}
+	return slog.LevelError
 }
 
 // beamLogger writes Beam's own log through logrus. Beam's info lines (the
