@@ -17,7 +17,7 @@ run:
 KERNEL_PKGS = ./internal/kernel/ ./glm/ ./objpert/ ./trainer/
 test: vet
 	$(GO) test -count=1 -timeout 9m ./...
-	cd beam && $(GO) test -count=1 ./...
+	$(MAKE) test-beam
 	$(GO) test -count=1 -tags purego $(KERNEL_PKGS)
 	GOAMD64=v3 $(GO) test -count=1 $(KERNEL_PKGS)
 	GODEBUG=cpu.avx=off $(GO) test -count=1 $(KERNEL_PKGS)
@@ -135,15 +135,26 @@ paper:
 	$(GO) run ./bench/docgen results -paper $(OUT)/paper -o docs/RESULTS.md
 
 # The nested module beam/ (Apache Beam pipeline, its own go.mod): build the
-# stabpriv-beam command, run its tests (Beam's ptest on the direct runner),
-# and the benchmark (2M rows x 20 features on the embedded runner, and the
-# Adult accuracy of P = 1, 4, 8, 16 against the centralized fit).
-.PHONY: beam test-beam beam-bench
+# stabpriv-beam command, run its tests (Beam's ptest on the direct runner;
+# the universal runner against a prism job server, with the static worker
+# of beam-workers), and the benchmark (2M rows x 20 features on prism, and
+# the Adult accuracy of P = 1, 4, 8, 16 against the centralized fit).
+.PHONY: beam beam-workers test-beam beam-bench
 beam:
 	cd beam && $(GO) vet ./... && $(GO) build -o $(abspath $(OUT))/stabpriv-beam ./cmd/stabpriv-beam
 
-test-beam:
-	cd beam && $(GO) test -count=1 ./...
+# The binaries a portable runner's workers run, static (CGO_ENABLED=0) for
+# any Linux container: stabpriv-beam, which a job stages with
+# --worker_binary, and Beam's Go boot loader (the SDK container's
+# entrypoint), which a PROCESS environment runs as its command.
+BEAM_BIN = $(abspath $(OUT))/beam
+beam-workers:
+	@mkdir -p $(BEAM_BIN)
+	cd beam && CGO_ENABLED=0 GOOS=linux $(GO) build -ldflags='-s -w' -o $(BEAM_BIN)/stabpriv-beam ./cmd/stabpriv-beam
+	cd beam && CGO_ENABLED=0 GOOS=linux $(GO) build -ldflags='-s -w' -o $(BEAM_BIN)/boot github.com/apache/beam/sdks/v2/go/container
+
+test-beam: beam-workers
+	cd beam && STABPRIV_BEAM_BIN=$(BEAM_BIN) $(GO) test -count=1 ./...
 
 beam-bench:
 	cd beam && $(GO) run ./bench --adult $(abspath $(DATA))/adult

@@ -1,36 +1,60 @@
 // Package stabbeam is the partitioned certified pipeline of stabpriv on
 // Apache Beam's Go SDK: from CSV shards to one released model, on the
-// embedded runner (direct, the default; prism) and unchanged on Flink,
-// Spark or Dataflow.
+// embedded portable runner prism (the default; direct too) and unchanged on
+// a portable job server (prism's, Flink's, Spark's) or Dataflow.
 //
 // The algorithm is partition.Fit's, and every step calls the same
 // code of package private, so both give the same weights from the same
 // shards and seeds:
 //
+//	launch    before the pipeline runs (Launch): the output location (its
+//	          scheme registered, writable, not a model file unless --force),
+//	          the shards under the input root and every shard's header, and
+//	          the settings (flags, budget, a sensitivity route)
 //	read      per shard (a DoFn per file, streamed): parse the rows against the
 //	          schema, apply the public preprocessing (bounds or none), and
 //	          give each row the partition PartitionOf(seed, shard name, row
 //	          number) and the held-out flag HeldOut(...): hashes of the
-//	          position, never of the content
+//	          position, never of the content. A shard's name is its path
+//	          relative to the input root (datasets.InputRoot: the pattern's
+//	          directories before its first wildcard), so Hive-style layouts
+//	          (dt=1/part-0.csv, dt=2/part-0.csv) are distinct shards
+//	layout    from the shards' row counts: the partition sizes, checked
+//	          (partitions against rows, the batch against every partition,
+//	          the routes) before any partition is trained
 //	group     by partition
 //	train     per partition: its rows sorted by position, the stabpriv
 //	          trainer with the seed derived from (seed, p), the automatic
 //	          knobs from n (a side input of the row counts)
 //	combine   all partitions' results into one value
 //	release   once, on one worker: sum_p (n_p/n) w_p in partition order,
-//	          noise calibrated to the sensitivity of the average, the model
-//	          file (stabpriv-model/2) written whole or not at all
+//	          noise calibrated to the sensitivity of the average; the model
+//	          file (stabpriv-model/2) is emitted as the one element of a
+//	          PCollection under key 0
+//	commit    a GroupByKey: a fusion break, so the runner commits the
+//	          release step's output (one draw) before the sink reads it
+//	sink      writes the committed bytes to --out, whole or not at all (a
+//	          local file renamed into place; a gs:// or s3:// object
+//	          committed when its writer closes); a retried sink bundle
+//	          writes the same bytes again, and a sink handed two releases
+//	          writes neither
 //
 // The proof that a replaced row moves the average by at most
 // max_p (n_p/n) Delta_p = 2L/(mu n) on the strongly convex route is in the
 // documentation of partition.Fit.
 //
 // A pipeline that fails (a shard missing or unreadable, a malformed or
-// ragged row, more partitions than training rows) fails before the release
-// step: nothing is released and no model file is written. The weights of
-// the partitions travel between workers in the clear: the job's workers
-// are trusted with the rows, and only the released model leaves the job.
-// A distributed runner may retry a failed bundle; a retry of the release
-// step after the model file was written draws new noise and overwrites the
-// file, so keep the output location private to the job until it ends.
+// ragged row, more partitions than training rows, a batch larger than a
+// partition) fails before the release step: nothing is released and no
+// model file is written; what can be checked before the pipeline runs
+// (the output location, the shards' headers, the settings) is checked at
+// launch. The weights of the partitions travel between workers in the
+// clear: the job's workers are trusted with the rows, and only the
+// released model leaves the job.
+//
+// Retries. A distributed runner retries a failed bundle and commits the
+// output of each bundle once. A retried release bundle draws new noise,
+// but its first draw was never committed, so it never left the job; once
+// the release step's output is committed, a retried sink reads that draw
+// again. The releases-drawn counter (namespace stabpriv) counts the draws.
 package stabbeam

@@ -8,35 +8,44 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"path/filepath"
 	"reflect"
+	"slices"
 	"sort"
 	"strings"
+	"sync"
 
 	"github.com/apache/beam/sdks/v2/go/pkg/beam"
-	"github.com/apache/beam/sdks/v2/go/pkg/beam/io/filesystem"
 	_ "github.com/apache/beam/sdks/v2/go/pkg/beam/io/filesystem/gcs"   // gs:// shards and model files
 	_ "github.com/apache/beam/sdks/v2/go/pkg/beam/io/filesystem/local" // local shards and model files
+	_ "github.com/apache/beam/sdks/v2/go/pkg/beam/io/filesystem/memfs" // memfs:// (tests)
+	_ "github.com/apache/beam/sdks/v2/go/pkg/beam/io/filesystem/s3"    // s3:// shards and model files
 	"github.com/apache/beam/sdks/v2/go/pkg/beam/register"
 
 	"github.com/stabpriv/stabpriv/datasets"
-	"github.com/stabpriv/stabpriv/modelfile"
 	"github.com/stabpriv/stabpriv/partition"
-	"github.com/stabpriv/stabpriv/private"
 )
 
 func init() {
 	beam.RegisterType(reflect.TypeOf((*Row)(nil)).Elem())
 	beam.RegisterType(reflect.TypeOf((*Count)(nil)).Elem())
+	beam.RegisterType(reflect.TypeOf((*ShardFile)(nil)).Elem())
+	beam.RegisterType(reflect.TypeOf((*partition.Layout)(nil)).Elem())
 	beam.RegisterType(reflect.TypeOf((*results)(nil)).Elem())
-	register.DoFn4x1[context.Context, string, func(int, Row), func(Count), error](&readShardFn{})
+	register.DoFn4x1[context.Context, ShardFile, func(int, Row), func(Count), error](&readShardFn{})
+	register.DoFn3x1[context.Context, Count, func(partition.Layout), error](&layoutFn{})
+	register.Emitter1[partition.Layout]()
 	register.Emitter2[int, Row]()
 	register.Emitter1[Count]()
-	register.DoFn5x1[context.Context, int, func(*Row) bool, Count, func([]byte), error](&trainFn{})
+	register.DoFn5x1[context.Context, int, func(*Row) bool, partition.Layout, func([]byte), error](&trainFn{})
 	register.Iter1[Row]()
 	register.Emitter1[[]byte]()
 	register.Combiner3[results, []byte, results](&combineFn{})
 	register.Function2x1(addCounts)
-	register.DoFn3x1[context.Context, results, Count, error](&releaseFn{})
+	register.DoFn4x1[context.Context, results, Count, func(int, []byte), error](&releaseFn{})
+	register.Emitter2[int, []byte]()
+	register.DoFn3x1[context.Context, int, func(*[]byte) bool, error](&sinkFn{})
+	register.Iter1[[]byte]()
 }
 
 // Row is a training row on its way to its partition: its position (shard
@@ -75,48 +84,62 @@ var chunkRows = 4096
 // that cannot be read, a header that differs from the first shard's.
 var ErrInput = errors.New("stabbeam: bad input")
 
-// Shards expands the glob (a local pattern or a URL such as
-// gs://bucket/dir/*.csv) to the shard files, sorted by name, and checks
-// that their names (datasets.ShardName) are distinct.
-func Shards(ctx context.Context, glob string) ([]string, error) {
-	fs, err := filesystem.New(ctx, glob)
+// ShardFile is a shard: its path (local, or a URL) and its name, the path
+// relative to the input root (datasets.ShardNames), which enters the
+// position of each of its rows.
+type ShardFile struct {
+	Path, Name string
+}
+
+// Shards expands the pattern (a local glob or a URL such as
+// gs://bucket/dir/dt=*/part-*.csv) to the shard files, sorted by path,
+// each named by its path relative to the input root
+// (datasets.InputRoot): Hive-style layouts, where files in different
+// directories share a base name, are distinct shards. No file under the
+// root, or two with the same name, is an error wrapping ErrInput.
+func Shards(ctx context.Context, pattern string) ([]ShardFile, error) {
+	fsys, err := newFS(ctx, pattern)
 	if err != nil {
-		return nil, fmt.Errorf("%w: --input %s: %w", ErrInput, glob, err)
+		return nil, fmt.Errorf("%w: --input %s: %w", ErrInput, pattern, err)
 	}
-	defer fs.Close()
-	files, err := fs.List(ctx, glob)
+	defer fsys.Close()
+	if !isURL(pattern) {
+		pattern = filepath.Clean(pattern)
+	}
+	files, err := fsys.List(ctx, pattern)
 	if err != nil {
-		return nil, fmt.Errorf("%w: --input %s: %w", ErrInput, glob, err)
+		return nil, fmt.Errorf("%w: --input %s: %w", ErrInput, pattern, err)
 	}
+	root := datasets.InputRoot(pattern)
 	if len(files) == 0 {
-		return nil, fmt.Errorf("%w: --input %s matches no shard", ErrInput, glob)
+		return nil, fmt.Errorf("%w: --input %s matches no shard (input root %q)", ErrInput, pattern, root)
 	}
 	sort.Strings(files)
-	seen := make(map[string]string, len(files))
-	for _, f := range files {
-		name := datasets.ShardName(f)
-		if g, dup := seen[name]; dup {
-			return nil, fmt.Errorf("%w: shards %s and %s have the same name %q; a row's position is its shard's name and its row number", ErrInput, g, f, name)
-		}
-		seen[name] = f
+	names, err := datasets.ShardNames(root, files)
+	if err != nil {
+		return nil, fmt.Errorf("%w: --input %s: %w", ErrInput, pattern, err)
 	}
-	return files, nil
+	out := make([]ShardFile, len(files))
+	for i, f := range files {
+		out[i] = ShardFile{Path: f, Name: names[i]}
+	}
+	return out, nil
 }
 
 // openShard opens a shard through Beam's file systems and reads its header
 // with a datasets.TableReader (the reader and the header rule of
 // datasets.ReadTable).
 func openShard(ctx context.Context, file string) (io.ReadCloser, *datasets.TableReader, error) {
-	fs, err := filesystem.New(ctx, file)
+	fsys, err := newFS(ctx, file)
 	if err != nil {
 		return nil, nil, fmt.Errorf("%w: shard %s: %w", ErrInput, file, err)
 	}
-	rc, err := fs.OpenRead(ctx, file)
-	fs.Close()
+	rc, err := fsys.OpenRead(ctx, file)
+	fsys.Close()
 	if err != nil {
 		return nil, nil, fmt.Errorf("%w: shard %s: %w", ErrInput, file, err)
 	}
-	tr, err := datasets.NewTableReader(bufio.NewReaderSize(rc, 1<<20), file)
+	tr, err := datasets.NewTableReader(bufio.NewReaderSize(rc, 1<<16), file)
 	if err != nil {
 		rc.Close()
 		return nil, nil, fmt.Errorf("%w: %w", ErrInput, err)
@@ -132,6 +155,46 @@ func ReadHeader(ctx context.Context, file string) ([]string, error) {
 	}
 	rc.Close()
 	return tr.Columns(), nil
+}
+
+// headerWorkers bounds the shards whose headers are read at once.
+const headerWorkers = 16
+
+// ReadHeaders reads every shard's header, a few at a time, and returns
+// the first shard's; a shard that cannot be read, or whose header differs
+// from the first shard's, is an error wrapping ErrInput (the first in
+// shard order), found before the pipeline runs.
+func ReadHeaders(ctx context.Context, shards []ShardFile) ([]string, error) {
+	if len(shards) == 0 {
+		return nil, fmt.Errorf("%w: no shard", ErrInput)
+	}
+	headers := make([][]string, len(shards))
+	errs := make([]error, len(shards))
+	jobs := make(chan int)
+	var wg sync.WaitGroup
+	for range min(headerWorkers, len(shards)) {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for i := range jobs {
+				headers[i], errs[i] = ReadHeader(ctx, shards[i].Path)
+			}
+		}()
+	}
+	for i := range shards {
+		jobs <- i
+	}
+	close(jobs)
+	wg.Wait()
+	for i, err := range errs {
+		switch {
+		case err != nil:
+			return nil, err
+		case !slices.Equal(headers[i], headers[0]):
+			return nil, fmt.Errorf("%w: shard %s: header %q differs from the first shard's (%s) %q", ErrInput, shards[i].Path, strings.Join(headers[i], ","), shards[0].Path, strings.Join(headers[0], ","))
+		}
+	}
+	return headers[0], nil
 }
 
 // readShardFn reads one shard: it parses its rows in chunks against the
@@ -150,14 +213,14 @@ func (f *readShardFn) Setup() error {
 	return err
 }
 
-func (f *readShardFn) ProcessElement(ctx context.Context, file string, emit func(int, Row), count func(Count)) error {
+func (f *readShardFn) ProcessElement(ctx context.Context, shard ShardFile, emit func(int, Row), count func(Count)) error {
+	file, name := shard.Path, shard.Name
 	rc, tr, err := openShard(ctx, file)
 	if err != nil {
 		return err
 	}
 	defer rc.Close()
-	name := datasets.ShardName(file)
-	if header := tr.Columns(); !equal(header, f.Header) {
+	if header := tr.Columns(); !slices.Equal(header, f.Header) {
 		return fmt.Errorf("%w: shard %s: header %q differs from the first shard's %q", ErrInput, file, strings.Join(header, ","), strings.Join(f.Header, ","))
 	}
 	var c Count
@@ -187,16 +250,30 @@ func (f *readShardFn) ProcessElement(ctx context.Context, file string, emit func
 	return nil
 }
 
-func equal(a, b []string) bool {
-	if len(a) != len(b) {
-		return false
+// layoutFn computes the partition layout from the shards' counts and
+// checks it (partition.Plan.Layout: partitions against training rows,
+// the batch size against every partition's size, the sensitivity routes)
+// before any partition is trained: a bad setting fails the pipeline here,
+// not after the training.
+type layoutFn struct {
+	Cfg    Config   `json:"cfg"`
+	Header []string `json:"header"`
+}
+
+func (f *layoutFn) ProcessElement(ctx context.Context, total Count, emit func(partition.Layout)) error {
+	plan, err := f.Cfg.Plan(f.Header)
+	if err != nil {
+		return err
 	}
-	for i := range a {
-		if a[i] != b[i] {
-			return false
-		}
+	l, err := plan.Layout(total.Shards)
+	if err != nil {
+		return err
 	}
-	return true
+	if l.Rows != total.Rows || l.Train != total.Train {
+		return fmt.Errorf("%w: the shards hold %d rows (%d training rows), their layout %d (%d)", ErrInput, total.Rows, total.Train, l.Rows, l.Train)
+	}
+	emit(l)
+	return nil
 }
 
 // trainFn trains one partition on its rows (partition.Plan.
@@ -213,17 +290,17 @@ func (f *trainFn) Setup() error {
 	return err
 }
 
-func (f *trainFn) ProcessElement(ctx context.Context, p int, rows func(*Row) bool, total Count, emit func([]byte)) error {
-	if total.Train < f.Cfg.Partitions {
-		return fmt.Errorf("%w: %d partitions for %d training rows; use at most as many partitions as rows", private.ErrOptions, f.Cfg.Partitions, total.Train)
-	}
+func (f *trainFn) ProcessElement(ctx context.Context, p int, rows func(*Row) bool, layout partition.Layout, emit func([]byte)) error {
 	var in []partition.Row
 	var r Row
 	for rows(&r) {
 		in = append(in, partition.Row{Shard: r.Shard, Row: r.Row, Partition: p, X: r.X, Y: r.Y})
 		r = Row{}
 	}
-	res, err := f.plan.TrainPartition(ctx, p, total.Train, in)
+	if len(in) != layout.Sizes[p] {
+		return fmt.Errorf("%w: partition %d received %d rows, its layout %d", ErrInput, p, len(in), layout.Sizes[p])
+	}
+	res, err := f.plan.TrainPartition(ctx, p, layout.Train, in)
 	if err != nil {
 		return err
 	}
@@ -251,16 +328,20 @@ func (combineFn) MergeAccumulators(a, b results) results {
 }
 func (combineFn) ExtractOutput(a results) results { return a }
 
-// releaseFn averages the partitions' weights, adds the noise once
-// (partition.Plan.Release) and writes the model file: it runs once,
-// on one worker.
+// releaseFn averages the partitions' weights and adds the noise once
+// (partition.Plan.Release), and emits the model file's bytes under the one
+// key 0: the draw is an element of a PCollection, which the runner commits
+// before the sink reads it (see Build).
 type releaseFn struct {
 	Cfg    Config   `json:"cfg"`
 	Header []string `json:"header"`
-	Out    string   `json:"out"`
 }
 
-func (f *releaseFn) ProcessElement(ctx context.Context, rs results, total Count) error {
+// releases counts the draws of the release step (a retried bundle that
+// draws again counts twice; only one draw is ever committed).
+var releases = beam.NewCounter("stabpriv", "releases-drawn")
+
+func (f *releaseFn) ProcessElement(ctx context.Context, rs results, total Count, emit func(int, []byte)) error {
 	plan, err := f.Cfg.Plan(f.Header)
 	if err != nil {
 		return err
@@ -275,57 +356,91 @@ func (f *releaseFn) ProcessElement(ctx context.Context, rs results, total Count)
 	if err != nil {
 		return err
 	}
-	return writeModel(ctx, rel, f.Out)
-}
-
-// writeModel writes the model file: a local file appears whole or not at
-// all (modelfile.Released.WriteModelFile); on other file systems the object is
-// written through Beam's file system and closed.
-func writeModel(ctx context.Context, rel *modelfile.Released, out string) error {
-	if !strings.Contains(out, "://") {
-		return rel.WriteFile(out)
-	}
 	var buf bytes.Buffer
 	if err := rel.Write(&buf); err != nil {
 		return err
 	}
-	fs, err := filesystem.New(ctx, out)
-	if err != nil {
-		return err
-	}
-	defer fs.Close()
-	w, err := fs.OpenWrite(ctx, out)
-	if err != nil {
-		return err
-	}
-	if _, err := w.Write(buf.Bytes()); err != nil {
-		w.Close()
-		return err
-	}
-	return w.Close()
+	releases.Inc(ctx, 1)
+	emit(0, buf.Bytes())
+	return nil
 }
 
-// Build adds the partitioned fit of the shards (files, all with the given
+// sinkFn writes the committed release, the one value of key 0, to the
+// model file: whole or not at all (a local file is renamed into place, an
+// object is committed when its writer closes), and idempotent, since a
+// retried bundle of the sink writes the same committed bytes again. More
+// than one release under the key (which a runner that commits a bundle's
+// output once never produces) is refused, and nothing is written.
+type sinkFn struct {
+	Out string `json:"out"`
+}
+
+func (f *sinkFn) ProcessElement(ctx context.Context, _ int, files func(*[]byte) bool) error {
+	var file, other []byte
+	if !files(&file) {
+		return fmt.Errorf("stabbeam: no release to write")
+	}
+	if files(&other) {
+		return fmt.Errorf("stabbeam: more than one release reached the sink; nothing was written")
+	}
+	if err := writeFile(ctx, f.Out, file); err != nil {
+		return err
+	}
+	if afterSinkWrite != nil {
+		return afterSinkWrite(f.Out)
+	}
+	return nil
+}
+
+// afterSinkWrite, when set (by the tests), runs after the sink has written
+// the model file: an error there is a bundle that fails after its side
+// effect, which a runner retries.
+var afterSinkWrite func(out string) error
+
+// Build adds the partitioned fit of the shards (all with the given
 // header) to the pipeline under s, writing the model file to out:
 //
 //	shards -> read (per shard: parse, preprocess, partition by position)
+//	       -> counts -> layout (checked before any training)
 //	       -> group by partition -> train (per partition, rows in position order)
-//	       -> combine (all results into one) -> release (noise once, model file)
+//	       -> combine (all results into one) -> release (noise once)
+//	       -> group by key (the draw committed) -> sink (the model file)
 //
-// with the row counts as a side input of the training (n for the automatic
-// knobs and the check P <= n) and of the release.
-func Build(s beam.Scope, cfg Config, header, files []string, out string) {
-	s = s.Scope("stabpriv.partitioned")
-	shards := beam.Create(s, anySlice(files)...)
-	rows, counts := beam.ParDo2(s, &readShardFn{Cfg: cfg, Header: header}, shards)
-	total := beam.Combine(s, addCounts, counts)
-	grouped := beam.GroupByKey(s, rows)
-	trained := beam.ParDo(s, &trainFn{Cfg: cfg, Header: header}, grouped, beam.SideInput{Input: total})
-	all := beam.Combine(s, &combineFn{}, trained)
-	beam.ParDo0(s, &releaseFn{Cfg: cfg, Header: header, Out: out}, all, beam.SideInput{Input: total})
+// with the layout as a side input of the training (n for the automatic
+// knobs, each partition's size) and the counts of the release.
+func Build(s beam.Scope, cfg Config, header []string, shards []ShardFile, out string) {
+	WriteRelease(s, Release(s, cfg, header, shards), out)
 }
 
-func anySlice(v []string) []any {
+// Release adds the partitioned fit of the shards to the pipeline under s
+// and returns the release: a PCollection of KV<int, []byte> holding one
+// element, the model file's bytes under key 0 (WriteRelease writes it).
+func Release(s beam.Scope, cfg Config, header []string, shards []ShardFile) beam.PCollection {
+	s = s.Scope("stabpriv.partitioned")
+	files := beam.Create(s, anySlice(shards)...)
+	rows, counts := beam.ParDo2(s, &readShardFn{Cfg: cfg, Header: header}, files)
+	total := beam.Combine(s, addCounts, counts)
+	layout := beam.ParDo(s, &layoutFn{Cfg: cfg, Header: header}, total)
+	grouped := beam.GroupByKey(s, rows)
+	trained := beam.ParDo(s, &trainFn{Cfg: cfg, Header: header}, grouped, beam.SideInput{Input: layout})
+	all := beam.Combine(s, &combineFn{}, trained)
+	return beam.ParDo(s, &releaseFn{Cfg: cfg, Header: header}, all, beam.SideInput{Input: total})
+}
+
+// WriteRelease writes the release (a PCollection of KV<int, []byte>, the
+// model file under key 0) to out, retry-safe: a GroupByKey after the step
+// that draws the noise is a fusion break, so the runner commits the draw
+// (the output of the release step's bundle, once) before the sink runs,
+// and a retried sink bundle reads the committed draw again instead of
+// re-running the release. The sink (sinkFn) writes atomically and
+// idempotently.
+func WriteRelease(s beam.Scope, released beam.PCollection, out string) {
+	s = s.Scope("stabpriv.sink")
+	committed := beam.GroupByKey(s, released)
+	beam.ParDo0(s, &sinkFn{Out: out}, committed)
+}
+
+func anySlice[T any](v []T) []any {
 	out := make([]any, len(v))
 	for i := range v {
 		out[i] = v[i]
@@ -333,32 +448,46 @@ func anySlice(v []string) []any {
 	return out
 }
 
-// Run runs the partitioned fit of the shards matching input on the named
-// runner ("direct", the embedded runner, when empty) and writes the model
-// file to out. The settings and the first shard's header are checked
-// before the pipeline starts; any error of the pipeline (a shard missing or
-// unreadable, a malformed row, more partitions than rows) fails it before
-// the release step, so no model file is written.
-func Run(ctx context.Context, runner string, cfg Config, input, out string) error {
-	if out == "" {
-		return fmt.Errorf("stabbeam: no model file to write (--out)")
+// Launch runs every check that can run before the pipeline: the output
+// location (CheckOutput), the shards under the input root and every
+// shard's header (Shards, ReadHeaders), and the settings for that header
+// (Config.Plan: the flags, the budget, a sensitivity route). It returns
+// the header and the shards.
+func Launch(ctx context.Context, cfg Config, input, out string, force bool) ([]string, []ShardFile, error) {
+	if err := CheckOutput(ctx, out, force); err != nil {
+		return nil, nil, err
 	}
-	files, err := Shards(ctx, input)
+	shards, err := Shards(ctx, input)
 	if err != nil {
-		return err
+		return nil, nil, err
 	}
-	header, err := ReadHeader(ctx, files[0])
+	header, err := ReadHeaders(ctx, shards)
 	if err != nil {
-		return err
+		return nil, nil, err
 	}
 	if _, err := cfg.Plan(header); err != nil {
+		return nil, nil, err
+	}
+	return header, shards, nil
+}
+
+// Run runs the partitioned fit of the shards matching input on the named
+// runner ("prism", the SDK's embedded portable runner, when empty) and writes the model
+// file to out (replacing a model file there only if force). Every check of
+// Launch runs first; any error of the pipeline (a shard missing or
+// unreadable, a malformed row, more partitions than rows, a batch larger
+// than a partition) fails it before the release step, so no model file is
+// written.
+func Run(ctx context.Context, runner string, cfg Config, input, out string, force bool) error {
+	header, shards, err := Launch(ctx, cfg, input, out, force)
+	if err != nil {
 		return err
 	}
 	if runner == "" {
-		runner = "direct"
+		runner = "prism"
 	}
 	p, s := beam.NewPipelineWithRoot()
-	Build(s, cfg, header, files, out)
+	Build(s, cfg, header, shards, out)
 	if _, err := beam.Run(ctx, runner, p); err != nil {
 		return fmt.Errorf("stabbeam: the pipeline failed, nothing was released: %w", err)
 	}

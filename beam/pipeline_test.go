@@ -4,10 +4,11 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"math"
 	"math/rand/v2"
 	"os"
 	"path/filepath"
+	"reflect"
+	"slices"
 	"strconv"
 	"strings"
 	"testing"
@@ -64,40 +65,25 @@ func testConfig(d, parts int) Config {
 }
 
 // runPipeline runs the pipeline on the test runner (ptest: direct unless
-// --test.runner says otherwise).
+// --test.runner says otherwise), after the checks of Launch.
 func runPipeline(t *testing.T, cfg Config, glob, out string) error {
 	t.Helper()
-	ctx := context.Background()
-	files, err := Shards(ctx, glob)
+	header, shards, err := Launch(context.Background(), cfg, glob, out, false)
 	if err != nil {
-		return err
-	}
-	header, err := ReadHeader(ctx, files[0])
-	if err != nil {
-		return err
-	}
-	if _, err := cfg.Plan(header); err != nil {
 		return err
 	}
 	p, s := beam.NewPipelineWithRoot()
-	Build(s, cfg, header, files, out)
+	Build(s, cfg, header, shards, out)
 	return ptest.Run(p)
 }
 
-// fitInProcess runs partition.Fit on the same shards.
+// fitInProcess runs partition.Fit on the same shards, read as stabpriv
+// train reads them (datasets.ReadShards).
 func fitInProcess(t *testing.T, cfg Config, glob string) *modelfile.Released {
 	t.Helper()
-	files, err := filepath.Glob(glob)
+	tables, err := datasets.ReadShards(glob, nil)
 	if err != nil {
 		t.Fatal(err)
-	}
-	var tables []*datasets.Table
-	for _, f := range files {
-		tab, err := datasets.ReadTableFile(f)
-		if err != nil {
-			t.Fatal(err)
-		}
-		tables = append(tables, tab)
 	}
 	schema, budget, opts, err := cfg.Options()
 	if err != nil {
@@ -108,6 +94,25 @@ func fitInProcess(t *testing.T, cfg Config, glob string) *modelfile.Released {
 		t.Fatal(err)
 	}
 	return r
+}
+
+// sameRelease reports how got (the pipeline's model file) differs from
+// want (the in-process fit's): the weights bit for bit, the split, the
+// partition layout and the certificate's sensitivity and hash.
+func sameRelease(t *testing.T, name string, got, want *modelfile.Released) {
+	t.Helper()
+	if !slices.Equal(got.Model.W, want.Model.W) {
+		t.Errorf("%s: weights differ: pipeline %v, in process %v", name, got.Model.W, want.Model.W)
+	}
+	if got.Split != want.Split {
+		t.Errorf("%s: split %+v, in process %+v", name, got.Split, want.Split)
+	}
+	if !reflect.DeepEqual(got.Partitions, want.Partitions) {
+		t.Errorf("%s: partitions %+v, in process %+v", name, got.Partitions, want.Partitions)
+	}
+	if want.Certificate != nil && (got.Certificate.L2Sensitivity != want.Certificate.L2Sensitivity || got.Certificate.WeightsSHA256 != want.Certificate.WeightsSHA256) {
+		t.Errorf("%s: certificates differ: Delta %v and %v", name, got.Certificate.L2Sensitivity, want.Certificate.L2Sensitivity)
+	}
 }
 
 // TestPipelineMatchesFitPartitioned runs the pipeline and FitPartitioned on
@@ -139,19 +144,49 @@ func TestPipelineMatchesFitPartitioned(t *testing.T) {
 			t.Fatalf("%s: %v", c.name, err)
 		}
 		want := fitInProcess(t, cfg, glob)
-		for i := range want.Model.W {
-			if math.Abs(got.Model.W[i]-want.Model.W[i]) > 1e-12 {
-				t.Errorf("%s: weight %d: pipeline %.17g, in process %.17g", c.name, i, got.Model.W[i], want.Model.W[i])
-			}
-		}
-		if got.Split != want.Split || got.Split.Rows != 900 {
-			t.Errorf("%s: split %+v, in process %+v", c.name, got.Split, want.Split)
+		sameRelease(t, c.name, got, want)
+		if got.Split.Rows != 900 {
+			t.Errorf("%s: split %+v", c.name, got.Split)
 		}
 		checkClaim(t, c.name, got)
-		if want.Certificate != nil && (got.Certificate.L2Sensitivity != want.Certificate.L2Sensitivity || got.Certificate.WeightsSHA256 != want.Certificate.WeightsSHA256) {
-			t.Errorf("%s: certificates differ: Delta %v and %v", c.name, got.Certificate.L2Sensitivity, want.Certificate.L2Sensitivity)
+	}
+}
+
+// TestPipelineHiveLayout trains on a Hive-style layout (dt=1/part-0.csv,
+// dt=2/part-0.csv: the same base name in two directories): the shards are
+// named by their paths relative to the input root, and the pipeline's
+// release is the in-process fit's bit for bit.
+func TestPipelineHiveLayout(t *testing.T) {
+	dir := t.TempDir()
+	for i, d := range []string{"dt=1", "dt=2", "dt=3"} {
+		sub := filepath.Join(dir, "table", d)
+		if err := os.MkdirAll(sub, 0o755); err != nil {
+			t.Fatal(err)
+		}
+		writeShards(t, sub, 1, 120+10*i, 3, uint64(i+1))
+		if err := os.Rename(filepath.Join(sub, "shard-0.csv"), filepath.Join(sub, "part-0.csv")); err != nil {
+			t.Fatal(err)
 		}
 	}
+	glob := filepath.Join(dir, "table", "dt=*", "part-*.csv")
+	cfg := testConfig(3, 4)
+	out := filepath.Join(dir, "model.json")
+	if err := runPipeline(t, cfg, glob, out); err != nil {
+		t.Fatal(err)
+	}
+	got, err := modelfile.ReadFile(out)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var names []string
+	for _, sh := range got.Partitions.Shards {
+		names = append(names, sh.Name)
+	}
+	if !slices.Equal(names, []string{"dt=1/part-0.csv", "dt=2/part-0.csv", "dt=3/part-0.csv"}) {
+		t.Errorf("shard names %q", names)
+	}
+	sameRelease(t, "hive", got, fitInProcess(t, cfg, glob))
+	checkClaim(t, "hive", got)
 }
 
 // TestPipelineChunks reads the shards in chunks that end inside them: the
@@ -171,15 +206,7 @@ func TestPipelineChunks(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	want := fitInProcess(t, cfg, glob)
-	for i := range want.Model.W {
-		if math.Abs(got.Model.W[i]-want.Model.W[i]) > 1e-12 {
-			t.Errorf("weight %d: pipeline %.17g, in process %.17g", i, got.Model.W[i], want.Model.W[i])
-		}
-	}
-	if got.Split != want.Split || got.Certificate.WeightsSHA256 != want.Certificate.WeightsSHA256 {
-		t.Errorf("split %+v, in process %+v", got.Split, want.Split)
-	}
+	sameRelease(t, "chunks", got, fitInProcess(t, cfg, glob))
 	f := filepath.Join(dir, "shard-1.csv")
 	b, err := os.ReadFile(f)
 	if err != nil {
@@ -202,8 +229,18 @@ func TestPipelineSecureRelease(t *testing.T) {
 	cfg := testConfig(3, 3)
 	cfg.Noise = ""
 	out := filepath.Join(dir, "model.json")
-	if err := runPipeline(t, cfg, glob, out); err != nil {
+	header, shards, err := Launch(context.Background(), cfg, glob, out, false)
+	if err != nil {
 		t.Fatal(err)
+	}
+	p, s := beam.NewPipelineWithRoot()
+	Build(s, cfg, header, shards, out)
+	res, err := ptest.RunWithMetrics(p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if n := drawn(t, res); n != 1 {
+		t.Errorf("the noise was drawn %d times, want once", n)
 	}
 	r, err := modelfile.ReadFile(out)
 	if err != nil {
@@ -215,60 +252,89 @@ func TestPipelineSecureRelease(t *testing.T) {
 	}
 }
 
-// TestPipelineBadInput checks that bad shards fail the pipeline with a clear
-// error and write no model file.
+// TestPipelineBadInput checks that bad shards and settings fail with a
+// clear error, at launch where they can be known (no shard, another
+// header, an unreadable shard), and write no model file.
 func TestPipelineBadInput(t *testing.T) {
 	for _, c := range []struct {
-		name  string
-		setup func(t *testing.T, dir string) (glob string, files []string)
-		parts int
-		want  string
+		name   string
+		setup  func(t *testing.T, dir string) (glob string, shards []ShardFile)
+		edit   func(*Config)
+		launch bool // refused by Launch, before the pipeline
+		want   string
 	}{
-		{"no shard matches", func(t *testing.T, dir string) (string, []string) {
+		{"no shard matches", func(t *testing.T, dir string) (string, []ShardFile) {
 			return filepath.Join(dir, "none-*.csv"), nil
-		}, 2, "matches no shard"},
-		{"a shard goes missing", func(t *testing.T, dir string) (string, []string) {
+		}, nil, true, "matches no shard"},
+		{"an input root with no files", func(t *testing.T, dir string) (string, []ShardFile) {
+			os.Mkdir(filepath.Join(dir, "empty"), 0o755)
+			return filepath.Join(dir, "empty", "*", "*.csv"), nil
+		}, nil, true, "matches no shard"},
+		{"a shard goes missing", func(t *testing.T, dir string) (string, []ShardFile) {
 			glob := writeShards(t, dir, 3, 50, 2, 1)
-			files, _ := filepath.Glob(glob)
-			return glob, append(files, filepath.Join(dir, "shard-9.csv"))
-		}, 2, "shard-9.csv"},
-		{"an unreadable shard (a directory)", func(t *testing.T, dir string) (string, []string) {
+			shards, err := Shards(context.Background(), glob)
+			if err != nil {
+				t.Fatal(err)
+			}
+			return glob, append(shards, ShardFile{Path: filepath.Join(dir, "shard-9.csv"), Name: "shard-9.csv"})
+		}, nil, false, "shard-9.csv"},
+		{"an unreadable shard (a directory)", func(t *testing.T, dir string) (string, []ShardFile) {
 			glob := writeShards(t, dir, 2, 50, 2, 1)
 			os.Mkdir(filepath.Join(dir, "shard-5.csv"), 0o755)
 			return glob, nil
-		}, 2, "shard-5.csv"},
-		{"a ragged row in one shard", func(t *testing.T, dir string) (string, []string) {
+		}, nil, true, "shard-5.csv"},
+		{"a shard with another header", func(t *testing.T, dir string) (string, []ShardFile) {
+			glob := writeShards(t, dir, 3, 50, 2, 1)
+			os.WriteFile(filepath.Join(dir, "shard-7.csv"), []byte("f0,g1,y\n1,2,pos\n"), 0o644)
+			return glob, nil
+		}, nil, true, `shard-7.csv: header "f0,g1,y" differs`},
+		{"a ragged row in one shard", func(t *testing.T, dir string) (string, []ShardFile) {
 			glob := writeShards(t, dir, 3, 50, 2, 1)
 			f := filepath.Join(dir, "shard-1.csv")
 			b, _ := os.ReadFile(f)
 			os.WriteFile(f, append(b, []byte("1.5,pos\n")...), 0o644)
 			return glob, nil
-		}, 2, "line 52 has 2 fields, the header has 3"},
-		{"a malformed cell", func(t *testing.T, dir string) (string, []string) {
+		}, nil, false, "line 52 has 2 fields, the header has 3"},
+		{"a malformed cell", func(t *testing.T, dir string) (string, []ShardFile) {
 			glob := writeShards(t, dir, 2, 50, 2, 1)
 			f := filepath.Join(dir, "shard-0.csv")
 			b, _ := os.ReadFile(f)
 			os.WriteFile(f, append(b, []byte("x,1,pos\n")...), 0o644)
 			return glob, nil
-		}, 2, "is not a finite number"},
-		{"more partitions than rows", func(t *testing.T, dir string) (string, []string) {
+		}, nil, false, "is not a finite number"},
+		{"more partitions than rows", func(t *testing.T, dir string) (string, []ShardFile) {
 			return writeShards(t, dir, 2, 5, 2, 1), nil
-		}, 50, "50 partitions for"},
+		}, func(c *Config) { c.Partitions = 50 }, false, "50 partitions for"},
+		{"a batch larger than a partition", func(t *testing.T, dir string) (string, []ShardFile) {
+			return writeShards(t, dir, 2, 50, 2, 1), nil
+		}, func(c *Config) {
+			c.Auto, c.Lambda, c.Schedule, c.Batch, c.Partitions = false, 0.1, "bounded-inverse-t", 30, 4
+		}, false, "--batch 30 exceeds"},
+		{"no sensitivity route", func(t *testing.T, dir string) (string, []ShardFile) {
+			return writeShards(t, dir, 2, 50, 2, 1), nil
+		}, func(c *Config) { c.Auto, c.Lambda, c.Schedule = false, 1e-4, "inverse-t" }, true, "no sensitivity route"},
 	} {
 		dir := t.TempDir()
-		glob, files := c.setup(t, dir)
+		glob, shards := c.setup(t, dir)
 		out := filepath.Join(dir, "out", "model.json")
-		cfg := testConfig(2, c.parts)
+		cfg := testConfig(2, 2)
+		if c.edit != nil {
+			c.edit(&cfg)
+		}
+		_, _, lerr := Launch(context.Background(), cfg, glob, out, false)
+		if c.launch != (lerr != nil) {
+			t.Errorf("%s: Launch: %v, want an error: %v", c.name, lerr, c.launch)
+		}
 		var err error
-		if files == nil {
+		if shards == nil {
 			err = runPipeline(t, cfg, glob, out)
 		} else {
-			header, herr := ReadHeader(context.Background(), files[0])
+			header, herr := ReadHeader(context.Background(), shards[0].Path)
 			if herr != nil {
 				t.Fatal(herr)
 			}
 			p, s := beam.NewPipelineWithRoot()
-			Build(s, cfg, header, files, out)
+			Build(s, cfg, header, shards, out)
 			err = ptest.Run(p)
 		}
 		if err == nil || !strings.Contains(err.Error(), c.want) {
@@ -280,6 +346,45 @@ func TestPipelineBadInput(t *testing.T) {
 		if m, _ := filepath.Glob(filepath.Join(dir, "out", "*")); len(m) > 0 {
 			t.Errorf("%s: files left in the output directory: %v", c.name, m)
 		}
+	}
+}
+
+// TestCheckOutput checks the output location at launch: an unregistered
+// scheme, a directory that cannot exist, a directory as the target, an
+// existing model file (without force), and a memfs:// URL (a registered
+// file system where the probe is written and removed).
+func TestCheckOutput(t *testing.T) {
+	ctx := context.Background()
+	dir := t.TempDir()
+	file := filepath.Join(dir, "file")
+	os.WriteFile(file, []byte("x"), 0o644)
+	model := filepath.Join(dir, "model.json")
+	glob := writeShards(t, dir, 1, 40, 2, 1)
+	if err := runPipeline(t, testConfig(2, 2), glob, model); err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range []struct{ out, want string }{
+		{"hdfs://cluster/model.json", `scheme "hdfs" not registered`},
+		{filepath.Join(file, "sub", "model.json"), "not a directory"},
+		{dir, "not a regular file"},
+		{model, "is a model file"},
+		{"memfs://bucket/", "names a directory"},
+	} {
+		if err := CheckOutput(ctx, c.out, false); !errors.Is(err, ErrOutput) || !strings.Contains(err.Error(), c.want) {
+			t.Errorf("CheckOutput(%s): %v, want %q", c.out, err, c.want)
+		}
+	}
+	if err := CheckOutput(ctx, model, true); err != nil {
+		t.Errorf("a model file with force: %v", err)
+	}
+	if err := CheckOutput(ctx, filepath.Join(dir, "new", "deeper", "model.json"), false); err != nil {
+		t.Errorf("a path in directories still to make: %v", err)
+	}
+	if err := CheckOutput(ctx, "memfs://bucket/model.json", false); err != nil {
+		t.Errorf("memfs: %v", err)
+	}
+	if _, err := readFile(ctx, "memfs://bucket/model.json.stabpriv-probe"); err == nil {
+		t.Error("the probe object was left behind")
 	}
 }
 

@@ -7,6 +7,8 @@ import (
 	"math/bits"
 	"path"
 	"path/filepath"
+	"slices"
+	"strings"
 )
 
 // Partitioned data: shards (files) of rows, each row at a position (shard
@@ -18,12 +20,122 @@ import (
 // MaxPartitions bounds the number of partitions of a partitioned fit.
 const MaxPartitions = 1 << 20
 
-// ShardName returns the name of a shard that enters the position of its rows:
-// the last element of its path (a local path, or a URL such as
-// gs://bucket/dir/part-0001.csv), so that the same file read through another
-// mount point or file system keeps its rows' positions.
-func ShardName(source string) string {
-	return path.Base(filepath.ToSlash(source))
+// Shard identity. A shard's name, which enters the position of each of its
+// rows, is its path relative to the input root: the directories of the
+// input pattern before its first element with a wildcard (InputRoot). So
+// the Hive-style shards dt=1/part-0.csv and dt=2/part-0.csv under data/ are
+// distinct, and the same files read through another mount point, bucket
+// or file system keep their rows' positions (and so their partitions).
+
+// InputRoot returns the input root of a shard pattern (a local glob, or a
+// URL such as gs://bucket/dir/*/part-*.csv): its directories before the
+// first path element that holds a wildcard (*, ? or [), ending in a slash,
+// or "" for a local pattern whose first element has one. A pattern without
+// a wildcard names one file: its root is its directory.
+func InputRoot(pattern string) string {
+	prefix, rest := splitScheme(pattern)
+	elems := strings.Split(rest, "/")
+	root := 0
+	for root < len(elems)-1 && !strings.ContainsAny(elems[root], "*?[") {
+		root++
+	}
+	if root == 0 {
+		return prefix
+	}
+	return prefix + strings.Join(elems[:root], "/") + "/"
+}
+
+// splitScheme splits a URL into its scheme and authority ("gs://bucket/")
+// and its path; a local pattern is cleaned and slash separated, with an
+// empty prefix (or "/" when absolute).
+func splitScheme(pattern string) (prefix, rest string) {
+	if i := strings.Index(pattern, "://"); i > 0 {
+		prefix, rest = pattern[:i+3], pattern[i+3:]
+		if j := strings.IndexByte(rest, '/'); j >= 0 {
+			return prefix + rest[:j+1], rest[j+1:]
+		}
+		return prefix + rest + "/", ""
+	}
+	p := filepath.ToSlash(filepath.Clean(pattern))
+	if strings.HasPrefix(p, "/") {
+		return "/", strings.TrimLeft(p, "/")
+	}
+	return "", p
+}
+
+// ShardNames returns the shard names of files under the input root root
+// (InputRoot of the pattern that listed them): each file's path relative
+// to root, slash separated. A file outside root, a name that is not a
+// clean relative path (CheckShardName) and two files with the same name are
+// errors wrapping ErrFormat.
+func ShardNames(root string, files []string) ([]string, error) {
+	names := make([]string, len(files))
+	seen := make(map[string]string, len(files))
+	for i, f := range files {
+		name := f
+		if !strings.Contains(f, "://") {
+			name = filepath.ToSlash(filepath.Clean(f))
+			if root == "" && strings.HasPrefix(name, "/") {
+				return nil, fmt.Errorf("%w: shard %s is absolute and the input root is the working directory", ErrFormat, f)
+			}
+		}
+		if !strings.HasPrefix(name, root) {
+			return nil, fmt.Errorf("%w: shard %s is not under the input root %q", ErrFormat, f, root)
+		}
+		name = strings.TrimPrefix(name, root)
+		if err := CheckShardName(name); err != nil {
+			return nil, fmt.Errorf("shard %s: %w", f, err)
+		}
+		if g, dup := seen[name]; dup {
+			return nil, fmt.Errorf("%w: shards %s and %s have the same name %q under the input root %q", ErrFormat, g, f, name, root)
+		}
+		seen[name] = f
+		names[i] = name
+	}
+	return names, nil
+}
+
+// CheckShardName returns an error wrapping ErrFormat unless name can be a
+// shard's name: a clean, slash-separated relative path (no ".", ".." or
+// empty element, no leading slash, no backslash).
+func CheckShardName(name string) error {
+	if name == "" || strings.HasPrefix(name, "/") || strings.Contains(name, `\`) || path.Clean(name) != name || name == "." ||
+		slices.Contains(strings.Split(name, "/"), "..") {
+		return fmt.Errorf("%w: shard name %q, want a clean relative path under the input root (e.g. dt=1/part-0.csv)", ErrFormat, name)
+	}
+	return nil
+}
+
+// ReadShards reads every local file that pattern matches (filepath.Glob),
+// in name order, as the shards of a partitioned fit: each table's Source is
+// its shard name (ShardNames under InputRoot(pattern)). It is the reader of
+// the in-process twin of the Beam pipeline (stabpriv train --partitions),
+// which names its shards the same way. A non-nil header names the columns
+// of files without a header row (ReadTableFileHeader). No match is an
+// error wrapping ErrFormat.
+func ReadShards(pattern string, header []string) ([]*Table, error) {
+	files, err := filepath.Glob(filepath.Clean(pattern))
+	if err != nil {
+		return nil, fmt.Errorf("%w: %q: %w", ErrFormat, pattern, err)
+	}
+	if len(files) == 0 {
+		return nil, fmt.Errorf("%w: %q matches no file under the input root %q", ErrFormat, pattern, InputRoot(pattern))
+	}
+	slices.Sort(files)
+	names, err := ShardNames(InputRoot(pattern), files)
+	if err != nil {
+		return nil, err
+	}
+	out := make([]*Table, len(files))
+	for i, f := range files {
+		t, err := ReadTableFileHeader(f, header)
+		if err != nil {
+			return nil, err
+		}
+		t.Source = names[i]
+		out[i] = t
+	}
+	return out, nil
 }
 
 // positionHash is a seeded 64-bit hash of a row position (shard name, data
@@ -63,7 +175,11 @@ func mix64(z uint64) uint64 {
 
 // PartitionOf returns the partition in [0, partitions) of the row at
 // position (shard, row): a seeded hash of the position, never of the row's
-// content, so the partition sizes are public.
+// content, so the partition sizes are public. The hash is FNV-1a over a
+// domain tag, the seed (8 bytes, little endian), the shard name (its path
+// relative to the input root, ShardNames), a zero byte and the row number
+// (8 bytes), finished by the splitmix64 mixer; the partition is the high 64
+// bits of hash * partitions (Lemire's multiply-shift reduction).
 func PartitionOf(seed uint64, shard string, row, partitions int) int {
 	hi, _ := bits.Mul64(positionHash("stabpriv/partition", seed, shard, row), uint64(partitions))
 	return int(hi)

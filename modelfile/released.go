@@ -78,6 +78,9 @@ type PartitionInfo struct {
 	Shards []datasets.Shard `json:"shards"`
 }
 
+// group returns the number of rows of one unit of privacy: 1 (a row).
+func (info *PartitionInfo) group() int { return 1 }
+
 // Diagnostics are statistics of the data computed in the clear: for the
 // user's eyes only, not covered by any privacy claim, never published.
 type Diagnostics struct {
@@ -180,25 +183,23 @@ func PublicSchema(s datasets.Schema) datasets.Schema {
 }
 
 // PartitionNotes are the notes a partitioned release adds to its
-// certificate: how rows were assigned and trained, the partitioned
-// sensitivity part against the reference run's analysis ref, and that the
-// partitions' weights are not private. info and ref must be set, and part
-// and info must describe one fit (as many sizes as partitions, and part.N
-// their sum): otherwise the notes would state another fit, and the error
-// wraps ErrFile.
-func PartitionNotes(part stability.Partitioned, info *PartitionInfo, seed uint64, ref *stability.Report) ([]string, error) {
-	if info == nil || ref == nil {
-		return nil, fmt.Errorf("%w: partition notes without the partitions (%v) or the reference run's analysis (%v)", ErrFile, info != nil, ref != nil)
+// certificate: how rows were assigned and trained, and that the
+// partitions' weights are not private. info must be set, and part and info
+// must describe one fit (as many sizes as partitions, and part.N their
+// sum): otherwise the notes would state another fit, and the error wraps
+// ErrFile.
+func PartitionNotes(part stability.Partitioned, info *PartitionInfo, seed uint64) ([]string, error) {
+	if info == nil {
+		return nil, fmt.Errorf("%w: partition notes without the partitions", ErrFile)
 	}
 	if n := sum(info.Sizes); len(info.Sizes) != info.Count || info.Count < 1 || n != part.N {
 		return nil, fmt.Errorf("%w: partition notes of %d partitions with %d sizes summing to %d, for n = %d", ErrFile, info.Count, len(info.Sizes), n, part.N)
 	}
-	partNote := fmt.Sprintf("partitioned training: %d partitions; a row's partition is a seeded hash (seed %d) of its position (shard name, data row number), never of its content, so the partition sizes are public: n = %d, n_p = %v. "+
+	partNote := fmt.Sprintf("partitioned training: %d partitions; a row's partition is a seeded hash (seed %d) of its position (its shard's path relative to the input root, data row number), never of its content, so the partition sizes are public: n = %d, n_p = %v. "+
 		"Each partition was trained with the run constants below on its n_p rows in position order (ceil(n_p/b) steps per pass, trainer seed = seed + p * 0x9e3779b97f4a7c15 mod 2^64), "+
 		"and the released weights are sum_p (n_p/n) w_p plus the noise, added once",
 		info.Count, seed, part.N, info.Sizes)
-	refNote := fmt.Sprintf("the run record below is the reference run: the same settings on all n = %d rows; a replaced row changes one partition p, so the average moves by at most max_p (n_p/n) Delta_p = %.17g (partition %d, each Delta_p the route of that partition's run); "+
-		"the noise is calibrated to the reference run's Delta = %.17g (route %v), which is at least that (private.FitPartitioned)", part.N, part.Delta, part.Worst, ref.Delta, ref.Chosen)
+	refNote := fmt.Sprintf("the run record below is the reference run: the same settings on all n = %d rows; each partition's run is it recomputed for n_p rows and the partition's seed (trainer.Run.OnRows)", part.N)
 	return []string{partNote, refNote, "the weights of each partition are not private: they exist only inside the training job, whose workers are trusted with the rows"}, nil
 }
 
@@ -209,4 +210,26 @@ func sum(xs []int) int {
 		s += x
 	}
 	return s
+}
+
+// PartitionSensitivity returns the sensitivity a partitioned release is
+// calibrated to, Delta = c max_p (n_p/n) Delta_p
+// (stability.AnalyzePartitioned), and its notes: the reference run's
+// assumptions and the bound with its citation. The neighbouring relation
+// is replace-one on the rows (c = 1) or on the rows of one privacy ID.
+func PartitionSensitivity(part stability.Partitioned, ref *stability.Report) (perturb.Sensitivity, []string, error) {
+	if err := part.Check(); err != nil {
+		return perturb.Sensitivity{}, nil, err
+	}
+	neighbours := perturb.ReplaceOne + " row in one partition, the partitions' sizes and every row's position and partition shared"
+	if part.Group > 1 {
+		neighbours = perturb.ReplaceOne + " privacy ID: the rows of one ID (at most c, in one partition) replaced, the partitions' sizes and every row's position and partition shared"
+	}
+	sens := perturb.Sensitivity{L2: part.Delta, Beta: ref.Effective.LossL * part.Delta, Route: part.RouteName(), Neighbouring: neighbours}
+	if err := sens.Validate(); err != nil {
+		return perturb.Sensitivity{}, nil, err
+	}
+	notes := append([]string(nil), ref.Assumptions...)
+	notes = append(notes, fmt.Sprintf("sensitivity route %s: Delta = %s = %.17g (%s)", part.RouteName(), part.Formula(), part.Delta, stability.PartitionedCitation))
+	return sens, notes, nil
 }

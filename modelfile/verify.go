@@ -186,7 +186,9 @@ func checkPipeline(r *Released, bad func(format string, args ...any)) {
 // sensitivity and the analysis of the reference run.
 type partitioned struct {
 	stability.Partitioned
-	ref *stability.Report
+	ref   *stability.Report
+	sens  perturb.Sensitivity
+	notes []string
 }
 
 // MaxVerifySteps bounds the number of SGD steps (passes times steps per
@@ -248,20 +250,22 @@ func checkPartitions(r *Released, bad func(format string, args ...any)) *partiti
 		return nil
 	}
 	run := *r.Certificate.Run
-	part, err := stability.AnalyzePartitioned(run, info.Sizes, func(p int) uint64 { return datasets.PartitionSeed(r.Split.Seed, p) })
+	part, err := stability.AnalyzePartitioned(run, info.Sizes, info.group(), func(p int) uint64 { return datasets.PartitionSeed(r.Split.Seed, p) })
 	if err != nil {
 		bad("partitions: %v", err)
 		return nil
 	}
 	ref, err := stability.Analyze(&run)
-	if err == nil {
-		err = part.Check(ref)
-	}
 	if err != nil {
 		bad("partitions: %v", err)
 		return nil
 	}
-	return &partitioned{part, ref}
+	sens, notes, err := PartitionSensitivity(part, ref)
+	if err != nil {
+		bad("partitions: %v", err)
+		return nil
+	}
+	return &partitioned{part, ref, sens, notes}
 }
 
 // runRows returns the number of rows the released run trained on: the
@@ -348,9 +352,10 @@ func rebuild(r *Released, m release.Method, part *partitioned, sel *selected) (*
 		return nil, err
 	}
 	if part != nil {
-		if pub.Extra, err = PartitionNotes(part.Partitioned, r.Partitions, r.Split.Seed, part.ref); err != nil {
+		if pub.Extra, err = PartitionNotes(part.Partitioned, r.Partitions, r.Split.Seed); err != nil {
 			return nil, err
 		}
+		pub.Sensitivity, pub.SensitivityNotes = &part.sens, part.notes
 	}
 	rc := releasePart(c, eb)
 	if sel != nil {

@@ -53,25 +53,22 @@ func TestZeroReleased(t *testing.T) {
 // describe a partitioned fit (nil parts, zero values, sizes that disagree
 // with n) with an error wrapping ErrFile.
 func TestPartitionNotesZero(t *testing.T) {
-	ref := &stability.Report{}
 	info := &modelfile.PartitionInfo{Count: 2, Sizes: []int{3, 4}}
 	for name, tc := range map[string]struct {
 		part stability.Partitioned
 		info *modelfile.PartitionInfo
-		ref  *stability.Report
 	}{
 		"zero":            {},
-		"nil info":        {stability.Partitioned{N: 7}, nil, ref},
-		"nil reference":   {stability.Partitioned{N: 7}, info, nil},
-		"zero info":       {stability.Partitioned{}, &modelfile.PartitionInfo{}, ref},
-		"sizes against n": {stability.Partitioned{N: 8}, info, ref},
-		"count":           {stability.Partitioned{N: 7}, &modelfile.PartitionInfo{Count: 3, Sizes: []int{3, 4}}, ref},
+		"nil info":        {stability.Partitioned{N: 7}, nil},
+		"zero info":       {stability.Partitioned{}, &modelfile.PartitionInfo{}},
+		"sizes against n": {stability.Partitioned{N: 8}, info},
+		"count":           {stability.Partitioned{N: 7}, &modelfile.PartitionInfo{Count: 3, Sizes: []int{3, 4}}},
 	} {
-		if notes, err := modelfile.PartitionNotes(tc.part, tc.info, 1, tc.ref); !errors.Is(err, modelfile.ErrFile) || notes != nil {
+		if notes, err := modelfile.PartitionNotes(tc.part, tc.info, 1); !errors.Is(err, modelfile.ErrFile) || notes != nil {
 			t.Errorf("%s: %v, %v; want ErrFile", name, notes, err)
 		}
 	}
-	notes, err := modelfile.PartitionNotes(stability.Partitioned{N: 7}, info, 1, ref)
+	notes, err := modelfile.PartitionNotes(stability.Partitioned{N: 7}, info, 1)
 	if err != nil || len(notes) != 3 {
 		t.Errorf("PartitionNotes: %v, %v", notes, err)
 	}

@@ -36,5 +36,5 @@ func ExampleFit() {
 	fmt.Println(r.Partitions.Count, len(r.Partitions.Shards), r.Certificate.SensitivityRoute, err)
 
 	// Output:
-	// 4 3 strongly-convex-sgd <nil>
+	// 4 3 partitioned/strongly-convex-sgd <nil>
 }

@@ -110,7 +110,121 @@ func NewPlan(header []string, schema datasets.Schema, budget dp.Budget, opts pri
 		l.SetLevel(logrus.PanicLevel)
 		log = l
 	}
-	return &Plan{plan: pl, partitions: partitions, header: slices.Clone(header), prep: prep, log: log}, nil
+	out := &Plan{plan: pl, partitions: partitions, header: slices.Clone(header), prep: prep, log: log}
+	// The routes' conditions do not depend on n (a step against the
+	// smoothness, mu, convexity): a run of the settings on a few null rows
+	// tells, before any row is read, whether a release can be certified.
+	if pl.Method != nil {
+		if _, err := out.reference(pl.Options.Trainer.Batch*partitions + 1); err != nil {
+			return nil, err
+		}
+	}
+	return out, nil
+}
+
+// reference returns the record of a run of the settings on n rows with the
+// fit's seed (the reference run of Release) and its stability analysis,
+// without reading a row: the record of a run on b null rows (zero inputs,
+// zero gradient) recomputed for n rows (trainer.Run.OnRows). It fails,
+// wrapping stability.ErrNoRoute, when a release is asked for and no
+// sensitivity route applies.
+func (pl *Plan) reference(n int) (trainer.Run, error) {
+	cfg, err := pl.plan.Config(n, pl.prep.Dim(), pl.plan.Options.Seed)
+	if err != nil {
+		return trainer.Run{}, err
+	}
+	b := max(cfg.Batch, 1)
+	cfg.Logger, cfg.SkipObjective = nil, true
+	tr, err := trainer.New(cfg)
+	if err != nil {
+		return trainer.Run{}, err
+	}
+	y := make([]float64, b)
+	for _, v := range []float64{0, 1, -1} {
+		if cfg.Loss == nil || cfg.Loss.CheckLabel(v, cfg.Classes) == nil {
+			for i := range y {
+				y[i] = v
+			}
+			break
+		}
+	}
+	_, run, err := tr.Train(context.Background(), mat.NewDense(b, pl.prep.Dim(), nil), y)
+	if err != nil {
+		return trainer.Run{}, err
+	}
+	ref, err := run.OnRows(n, pl.plan.Options.Seed)
+	if err != nil {
+		return trainer.Run{}, err
+	}
+	if pl.plan.Method == nil {
+		return ref, nil
+	}
+	rep, err := stability.Analyze(&ref)
+	if err != nil {
+		return trainer.Run{}, err
+	}
+	if _, err := rep.Best(); err != nil {
+		return trainer.Run{}, fmt.Errorf("%w: no sensitivity route applies to these settings, nothing could be released: %w", private.ErrOptions, err)
+	}
+	return ref, nil
+}
+
+// Layout is the public layout of a partitioned fit: the number of data
+// rows read, of training rows, and each partition's size, functions of the
+// shards' names and row counts and the seed (datasets.PartitionLayout).
+type Layout struct {
+	Rows, Train int
+	Sizes       []int
+}
+
+// Layout computes the layout of the shards (names and row counts, in any
+// order) and checks it before any partition is trained: at most as many
+// partitions as training rows, the batch size at most every non-empty
+// partition's size, and a sensitivity route for every partition's run.
+// Errors wrap private.ErrOptions or datasets.ErrFormat.
+func (pl *Plan) Layout(shards []datasets.Shard) (Layout, error) {
+	shards = slices.Clone(shards)
+	slices.SortFunc(shards, func(a, b datasets.Shard) int { return cmp.Compare(a.Name, b.Name) })
+	opts := pl.plan.Options
+	rows, train, sizes, err := datasets.PartitionLayout(shards, opts.Seed, opts.TestFrac, pl.partitions)
+	if err != nil {
+		return Layout{}, err
+	}
+	if train < pl.partitions {
+		return Layout{}, fmt.Errorf("%w: %d partitions for %d training rows; use at most as many partitions as rows", private.ErrOptions, pl.partitions, train)
+	}
+	if b := opts.Trainer.Batch; b > 1 {
+		for p, np := range sizes {
+			if np > 0 && np < b {
+				return Layout{}, fmt.Errorf("%w: --batch %d exceeds the %d training rows of partition %d (sizes %v): use a batch of at most %d or fewer partitions", private.ErrOptions, b, np, p, sizes, slices.Min(nonZero(sizes)))
+			}
+		}
+	}
+	if pl.plan.Method != nil {
+		ref, err := pl.reference(train)
+		if err != nil {
+			return Layout{}, err
+		}
+		part, err := stability.AnalyzePartitioned(ref, sizes, 1, func(p int) uint64 { return datasets.PartitionSeed(opts.Seed, p) })
+		if err != nil {
+			return Layout{}, err
+		}
+		if !part.Routed {
+			return Layout{}, fmt.Errorf("%w: no sensitivity route applies to the run of every partition (sizes %v), nothing could be released", private.ErrOptions, sizes)
+		}
+	}
+	return Layout{Rows: rows, Train: train, Sizes: sizes}, nil
+}
+
+// nonZero returns the positive values of v.
+func nonZero(v []int) []int {
+	var out []int
+	for _, x := range v {
+		if x > 0 {
+			out = append(out, x)
+		}
+	}
+	return out
 }
 
 // check returns an error wrapping private.ErrOptions for a Plan that
@@ -291,12 +405,6 @@ func sameSettings(a, b trainer.Run) bool {
 	return reflect.DeepEqual(norm(a), norm(b))
 }
 
-// partitioned sensitivity and the sensitivity of the reference run, which
-// agree in exact arithmetic on the strongly convex route with b = 1 and are
-// computed by recursions over different step counts: it is the rounding
-// allowance stability.RoundingSlack that every route's Delta already carries.
-const partitionTolerance = stability.RoundingSlack
-
 // Release combines the results of every non-empty partition (in any order)
 // into the weighted average sum_p (n_p/n) w_p, summed in partition order,
 // and releases it once with the mechanism of the options (or returns it as
@@ -378,7 +486,7 @@ func (pl *Plan) Release(ctx context.Context, results []Result, shards []datasets
 		}
 	}
 	info := modelfile.PartitionInfo{Count: pl.partitions, Sizes: sizes, Shards: shards}
-	part, err := stability.AnalyzePartitioned(ref, sizes, func(p int) uint64 { return datasets.PartitionSeed(opts.Seed, p) })
+	part, err := stability.AnalyzePartitioned(ref, sizes, 1, func(p int) uint64 { return datasets.PartitionSeed(opts.Seed, p) })
 	if err != nil {
 		return nil, err
 	}
@@ -394,7 +502,7 @@ func (pl *Plan) Release(ctx context.Context, results []Result, shards []datasets
 	if err != nil {
 		return nil, err
 	}
-	partNotes, err := modelfile.PartitionNotes(part, &info, opts.Seed, repRef)
+	partNotes, err := modelfile.PartitionNotes(part, &info, opts.Seed)
 	if err != nil {
 		return nil, err
 	}
@@ -404,10 +512,13 @@ func (pl *Plan) Release(ctx context.Context, results []Result, shards []datasets
 		out.Notes = append(notes, partNotes[0], "not private: the weights are released as trained, without a privacy guarantee")
 		return out, nil
 	}
-	if err := part.Check(repRef); err != nil {
+	// The noise is calibrated to the sensitivity of the average,
+	// max_p (n_p/n) Delta_p on every route (not the reference run's).
+	sens, sensNotes, err := modelfile.PartitionSensitivity(part, repRef)
+	if err != nil {
 		return nil, err
 	}
-	tr, err := release.NewTrained(model, &ref, notes)
+	tr, err := release.NewTrainedWith(model, &ref, sens, append(notes, sensNotes...))
 	if err != nil {
 		return nil, err
 	}
@@ -429,9 +540,10 @@ func (pl *Plan) Release(ctx context.Context, results []Result, shards []datasets
 
 // Fit is the partitioned form of private.Fit, the algorithm of the Beam
 // pipeline (github.com/stabpriv/stabpriv/beam) run in one process: tables
-// are the shards (each named by datasets.ShardName(Source); the names must be
-// distinct, and the order of the list does not matter), all with the same
-// header; every row goes to the partition datasets.PartitionOf(Seed, shard,
+// are the shards, each named by its Source: its path relative to the input
+// root (datasets.ReadShards reads a pattern so, as the pipeline names its
+// shards; a clean relative path, datasets.CheckShardName), the names
+// distinct and the order of the list irrelevant, all with the same header; every row goes to the partition datasets.PartitionOf(Seed, shard,
 // row, partitions) and is held out when datasets.HeldOut(Seed, shard, row,
 // TestFrac);
 // each partition is trained on its rows in position order
@@ -483,17 +595,15 @@ func (pl *Plan) Release(ctx context.Context, results []Result, shards []datasets
 // record, and Verify recomputes Delta from it. Release publishes the
 // reference run, the partitions' settings on all n rows (ceil(n/b) steps
 // per pass, the step records of the schedule for those steps, Seed), and
-// calibrates the noise to its Delta = Delta_ref, after checking
-// Delta_part <= Delta_ref (up to the rounding allowance
-// stability.RoundingSlack): the release is then DP with room to spare.
-// With b = 1 and the bounded inverse-t schedule (a release's default) both
-// are 2L/(mu n) times the same slack. Where Delta_part > Delta_ref (b > 1
-// with sizes that b does not divide; a constant-step route 4 run), the fit
-// is refused rather than certified with a Delta that Verify cannot
-// recompute. The partition count, the seed, n and the sizes n_p are
-// written into the certificate's not-covered notes (public, as the proof
-// needs them), as is the fact that the per-partition weights are not
-// private inside the job.
+// the partition sizes; every partition's record is the reference run
+// recomputed for its n_p rows and seed (trainer.Run.OnRows), so Verify
+// recomputes Delta_part (stability.AnalyzePartitioned) and the noise is
+// calibrated to it on every route (modelfile.PartitionSensitivity), not to
+// the reference run's Delta: on the convex and constant-step routes that
+// would be about P times too much noise. The partition count, the seed, n
+// and the sizes n_p are written into the certificate's not-covered notes
+// (public, as the proof needs them), as is the fact that the
+// per-partition weights are not private inside the job.
 //
 // Errors: those of NewPlan, datasets.ErrFormat (shards with different headers
 // or duplicate names, malformed rows, no training rows), private.ErrOptions (more
@@ -514,9 +624,9 @@ func Fit(ctx context.Context, tables []*datasets.Table, schema datasets.Schema, 
 		if t == nil {
 			return nil, fmt.Errorf("%w: shard %d is nil", datasets.ErrFormat, i+1)
 		}
-		name := datasets.ShardName(t.Source)
-		if name == "" || name == "." || name == "/" {
-			return nil, fmt.Errorf("%w: shard %d has no name (Table.Source)", datasets.ErrFormat, i+1)
+		name := t.Source
+		if err := datasets.CheckShardName(name); err != nil {
+			return nil, fmt.Errorf("shard %d (Table.Source is its name): %w", i+1, err)
 		}
 		if j, dup := seen[name]; dup {
 			return nil, fmt.Errorf("%w: shards %d and %d are both named %q; a row's position is its shard's name and its row number", datasets.ErrFormat, j+1, i+1, name)
@@ -534,13 +644,12 @@ func Fit(ctx context.Context, tables []*datasets.Table, schema datasets.Schema, 
 			byPart[r.Partition] = append(byPart[r.Partition], r)
 		}
 	}
-	n := 0
-	for _, b := range byPart {
-		n += len(b)
+	// Every check of the layout runs before any partition is trained.
+	layout, err := pl.Layout(shards)
+	if err != nil {
+		return nil, err
 	}
-	if n < partitions {
-		return nil, fmt.Errorf("%w: %d partitions for %d training rows; use at most as many partitions as rows", private.ErrOptions, partitions, n)
-	}
+	n := layout.Train
 	// The partitions train concurrently, one goroutine per core; each is
 	// a deterministic function of its rows and seed, so the order they
 	// finish in does not matter (Release sorts the results).

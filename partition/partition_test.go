@@ -75,9 +75,6 @@ func TestPartitionHashIsPositional(t *testing.T) {
 	if math.Abs(float64(held)-2000) > 6*40 { // sd sqrt(10000*0.2*0.8) = 40
 		t.Errorf("%d of 10000 rows held out at 0.2", held)
 	}
-	if datasets.ShardName("gs://bucket/dir/part-1.csv") != "part-1.csv" || datasets.ShardName("/tmp/x/part-1.csv") != "part-1.csv" {
-		t.Error("ShardName keeps the directory")
-	}
 }
 
 // TestFitPartitionedOneIsFit checks that one partition of one shard, with
@@ -179,16 +176,26 @@ func TestFitPartitionedNeighbours(t *testing.T) {
 	t.Logf("largest realized/certified distance over the neighbours: %.4f", worst)
 }
 
-// TestFitPartitionedDelta checks the sensitivity of the average on the
-// strongly convex route with b = 1: 2L/(mu n) with n all training rows,
-// not the 2L/(mu n_p) of a partition.
+// TestFitPartitionedDelta checks the sensitivity the noise is calibrated
+// to: on the strongly convex route with b = 1, 2L/(mu n) with n all
+// training rows (not the 2L/(mu n_p) of a partition); on the convex route
+// with a constant step, where a run's Delta does not shrink with its rows,
+// max_p (n_p/n) times the single run's, about 1/P of it.
 func TestFitPartitionedDelta(t *testing.T) {
 	s := partitionSetups()[1]
 	r := s.fit(t, shardsOf(fittest.Blobs(150, 4, s.classes, 3), 3), 0, perturb.Seeded(1))
 	c := r.Certificate
 	want := (1 + stability.RoundingSlack) * 2 * c.Clip / (c.Mu * float64(r.Split.TrainRows))
-	if c.SensitivityRoute != stability.RouteStronglyConvexSGD.String() || math.Abs(c.L2Sensitivity-want) > 1e-9*want || c.N != 150 {
-		t.Errorf("route %s, Delta %.17g, n %d; want strongly-convex-sgd, 2G/(mu n) = %.17g, 150", c.SensitivityRoute, c.L2Sensitivity, c.N, want)
+	if c.SensitivityRoute != "partitioned/"+stability.RouteStronglyConvexSGD.String() || math.Abs(c.L2Sensitivity-want) > 1e-9*want || c.N != 150 {
+		t.Errorf("route %s, Delta %.17g, n %d; want partitioned/strongly-convex-sgd, 2G/(mu n) = %.17g, 150", c.SensitivityRoute, c.L2Sensitivity, c.N, want)
+	}
+	s = partitionSetups()[3]
+	r = s.fit(t, shardsOf(fittest.Blobs(200, 4, s.classes, 3), 3), 0, perturb.Seeded(1))
+	c = r.Certificate
+	single := r.Stability.Delta
+	want = float64(slices.Max(r.Partitions.Sizes)) / float64(r.Split.TrainRows) * single
+	if c.SensitivityRoute != "partitioned/"+stability.RouteConvexSGD.String() || math.Abs(c.L2Sensitivity-want) > 1e-12*want || c.L2Sensitivity > 0.4*single {
+		t.Errorf("convex route, P = 4: route %s, Delta %.17g, want (max n_p/n) Delta_single = %.17g (Delta_single %.17g)", c.SensitivityRoute, c.L2Sensitivity, want, single)
 	}
 }
 
@@ -247,7 +254,9 @@ func TestFitPartitionedErrors(t *testing.T) {
 	badCell := cloneShards(base)
 	badCell[2].SetCell(5, 0, "abc")
 	dup := cloneShards(base)
-	dup[2].Source = "other/shard-0.csv"
+	dup[2].Source = "dir/shard-0.csv"
+	unclean := cloneShards(base)
+	unclean[1].Source = "/abs/shard-1.csv"
 	header := cloneShards(base)
 	header[1].Columns[0] = "g0"
 	for _, c := range []struct {
@@ -262,6 +271,9 @@ func TestFitPartitionedErrors(t *testing.T) {
 		{"a chunk for a shard", chunk, opts, 4, datasets.ErrFormat},
 		{"malformed cell", badCell, opts, 4, datasets.ErrFormat},
 		{"duplicate shard names", dup, opts, 4, datasets.ErrFormat},
+		{"an absolute shard name", unclean, opts, 4, datasets.ErrFormat},
+		{"a batch above a partition's size", base, private.Options{Mechanism: perturb.Gamma, Seed: 1, Trainer: trainer.Config{Reg: regularizers.ElasticNet{Lambda: 0.1}, Batch: 30}}, 4, private.ErrOptions},
+		{"no route (inverse-t steps above 1/beta)", base, private.Options{Mechanism: perturb.Gamma, Seed: 1, Trainer: trainer.Config{Reg: regularizers.ElasticNet{Lambda: 1e-4}, Schedule: trainer.InverseT}}, 4, private.ErrOptions},
 		{"different headers", header, opts, 4, datasets.ErrFormat},
 		{"standardize", base, private.Options{Mechanism: perturb.Gamma, Auto: true, Preprocess: preprocess.Standardize}, 4, private.ErrOptions},
 		{"stratified", base, private.Options{Mechanism: perturb.Gamma, Auto: true, Stratify: true, TestFrac: 0.2}, 4, private.ErrOptions},

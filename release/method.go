@@ -126,6 +126,13 @@ type Public struct {
 	// AutoScale is the factor on the automatic lambda (AutoScaled) of a
 	// release whose setting a private selection chose; 0 means 1.
 	AutoScale float64
+	// Sensitivity, when not nil, is the sensitivity an output-perturbation
+	// release was calibrated to instead of the run's own, with
+	// SensitivityNotes in place of the route's notes (NewTrainedWith: a
+	// partitioned fit, whose bound its caller recomputes from the published
+	// constants).
+	Sensitivity      *perturb.Sensitivity
+	SensitivityNotes []string
 }
 
 // Prepared is a release in waiting: the state Prepare made from the rows

@@ -195,8 +195,11 @@ func (m outputMethod) Rebuild(c *dp.Certificate, pub Public) (*dp.Certificate, *
 	if err != nil {
 		return nil, nil, fmt.Errorf("the run record does not analyze: %w", err)
 	}
-	sens, notes, err := perturb.FromReport(rep)
-	if err != nil {
+	var sens perturb.Sensitivity
+	var notes []string
+	if pub.Sensitivity != nil {
+		sens, notes = *pub.Sensitivity, pub.SensitivityNotes
+	} else if sens, notes, err = perturb.FromReport(rep); err != nil {
 		return nil, nil, err
 	}
 	cal, err := perturb.Calibrate(c.Mechanism, c.Epsilon, c.Delta, sens, pub.K*pub.D)

@@ -87,6 +87,24 @@ func (t *Trained) state() (*trainedState, error) {
 	return t.s, nil
 }
 
+// NewTrainedWith is NewTrained for weights m made by a procedure whose
+// sensitivity is not the run's own but sens, which the caller derived from
+// the run's public constants (the weighted average of a partitioned fit:
+// stability.AnalyzePartitioned); notes are all the not-covered notes of the
+// release, the bound's included. The run's own analysis is still reported
+// (Report). A sens that does not validate is an error.
+func NewTrainedWith(m *trainer.Model, run *trainer.Run, sens perturb.Sensitivity, notes []string) (*Trained, error) {
+	if err := sens.Validate(); err != nil {
+		return nil, err
+	}
+	rep, err := stability.Analyze(run)
+	if err != nil {
+		return nil, err
+	}
+	st := &trainedState{model: m, run: run, report: rep, sens: sens, notes: slices.Clone(notes)}
+	return &Trained{s: st}, nil
+}
+
 // Run returns a copy of the run record: the constants of the run, and in
 // Stats the statistics of the data (not to be published). A zero Trained
 // value has none: its Run is the zero trainer.Run.

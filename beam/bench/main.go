@@ -3,7 +3,7 @@
 //
 //   - scale: it writes -shards CSV shards of -rows rows x -features features
 //     (synthetic, seeded) to a temporary directory, runs the pipeline on the
-//     embedded runner (-runner, default direct) with -partitions partitions
+//     embedded runner (-runner, default prism) with -partitions partitions
 //     and a gamma release at eps = 1, and prints the wall time, the rows per
 //     second and the peak resident memory of the process (VmHWM);
 //   - adult: on Adult (-adult DIR, skipped when missing) it compares the test
@@ -50,7 +50,7 @@ var (
 	features   = flag.Int("features", 20, "features of the scale run")
 	shards     = flag.Int("shards", 16, "shards of the scale run")
 	partitions = flag.Int("partitions", 8, "partitions of the scale run")
-	runner     = flag.String("runner", "direct", "Beam runner of the scale run")
+	runner     = flag.String("runner", "prism", "Beam runner of the scale run")
 	adult      = flag.String("adult", "../../shared/datasets/adult", "directory of adult.data and adult.test")
 	noiseSeeds = flag.Int("noise-seeds", 10, "noise draws per release in the Adult comparison")
 	lambda     = flag.Float64("lambda", 1e-5, "lambda of the trained (non-private) comparison")
@@ -121,7 +121,7 @@ func scale() error {
 	fmt.Printf("scale: wrote %d shards, %d rows x %d features in %v\n", *shards, n, *features, time.Since(t0).Round(time.Millisecond))
 	out := filepath.Join(dir, "model.json")
 	t1 := time.Now()
-	if err := stabbeam.Run(context.Background(), *runner, cfg, filepath.Join(dir, "part-*.csv"), out); err != nil {
+	if err := stabbeam.Run(context.Background(), *runner, cfg, filepath.Join(dir, "part-*.csv"), out, true); err != nil {
 		return err
 	}
 	el := time.Since(t1)

@@ -8,7 +8,6 @@ import (
 	"io"
 	"math"
 	"os"
-	"path/filepath"
 	"strings"
 	"sync"
 	"time"
@@ -169,32 +168,29 @@ func parseTrain(args []string, stderr io.Writer) (*settings, error) {
 // readShards reads --data: one CSV file, or with --partitions > 1 every
 // file the glob matches (in name order), each a shard.
 func (s *settings) readShards() error {
-	paths := []string{s.data}
 	if s.Partitions == 1 && strings.ContainsAny(s.data, "*?[") {
 		if _, err := os.Stat(s.data); err != nil {
 			return usagef("--data %q looks like a glob: shards are read with --partitions P > 1", s.data)
 		}
 	}
-	if s.Partitions > 1 {
-		m, err := filepath.Glob(s.data)
-		if err != nil {
-			return usagef("--data %q: %w", s.data, err)
-		}
-		if len(m) == 0 {
-			return fmt.Errorf("--data %q matches no file", s.data)
-		}
-		paths = m
-	}
 	var header []string
 	if s.header != "" {
 		header = strings.Split(s.header, ",")
 	}
-	for _, p := range paths {
-		t, err := datasets.ReadTableFileHeader(p, header)
+	if s.Partitions > 1 {
+		// The shards' names are their paths relative to the input root,
+		// as stabpriv-beam names them (datasets.ReadShards).
+		shards, err := datasets.ReadShards(s.data, header)
+		if err != nil {
+			return fmt.Errorf("--data: %w", err)
+		}
+		s.shards = shards
+	} else {
+		t, err := datasets.ReadTableFileHeader(s.data, header)
 		if err != nil {
 			return err
 		}
-		s.shards = append(s.shards, t)
+		s.shards = []*datasets.Table{t}
 	}
 	s.table = s.shards[0]
 	return nil

@@ -111,7 +111,7 @@ func (f *Flags) Register(fs *flag.FlagSet) {
 	fs.StringVar(&f.Select, "select", string(selection.Holdout), "with --epsilon and no --mechanism: how the release chooses its mechanism, lambda and clipping norm privately, inside the budget: "+
 		string(selection.Holdout)+" (tune on 20% of the training rows, release on the rest, each at the whole budget: parallel composition) or "+
 		string(selection.RandomStopping)+" (the best of a random number of private runs: the release gets eps/2)")
-	fs.IntVar(&f.Partitions, "partitions", 1, "train `P` partitions, a row's partition a seeded hash of its position (shard name, row number), and release the weighted average once (partition.Fit)")
+	fs.IntVar(&f.Partitions, "partitions", 1, "train `P` partitions, a row's partition a seeded hash of its position (shard path relative to the input root, row number), and release the weighted average once (partition.Fit)")
 }
 
 // sgdFlags are the flags that shape an SGD run: they apply only to the

@@ -4,7 +4,8 @@
 // partitions' weights once with calibrated noise, and writes the model file
 // (stabpriv-model/2) that `stabpriv certify` checks.
 //
-// The pipeline runs on the embedded runner by default (--runner direct) and
+// The pipeline runs on prism, the SDK's embedded portable runner, by default
+// (--runner prism; --runner direct is the older embedded runner) and
 // unchanged on Flink, Spark or Dataflow with Beam's usual pipeline options
 // (--runner flink --endpoint HOST:PORT --environment_type ..., --runner
 // dataflow --project P --region R --temp_location gs://..., ...). See the
@@ -21,6 +22,7 @@ import (
 	"errors"
 	"flag"
 	"fmt"
+	"log/slog"
 	"os"
 	"strings"
 
@@ -47,7 +49,7 @@ var beamFlags = func() map[string]bool {
 }()
 
 var (
-	input = flag.String("input", "", "`glob` of the CSV shards (a local pattern or a URL such as gs://bucket/dir/*.csv), each with the same header")
+	input = flag.String("input", "", "`glob` of the CSV shards (a local pattern or a URL such as gs://bucket/dir/dt=*/part-*.csv or s3://bucket/dir/*.csv), each with the same header; a shard's name is its path relative to the input root (the directories before the first wildcard)")
 	out   = flag.String("out", "", "write the model file ("+modelfile.Format+") to this `file` (a local path or a URL); required")
 	force = flag.Bool("force", false, "replace the model file at --out")
 	// The flags shared with stabpriv train.
@@ -59,22 +61,6 @@ var (
 )
 
 var _ = flag.Bool("help-beam", false, "list Beam's pipeline options as well")
-
-// checkOut refuses, before the pipeline runs, a local --out that exists and
-// is not a regular file, or is a model file (without --force): the release
-// at the end of the pipeline must not be lost, nor replace one by surprise.
-func checkOut(out string, force bool) error {
-	if out == "" || strings.Contains(out, "://") {
-		return nil
-	}
-	if !force && modelfile.IsModelFile(out) {
-		return fmt.Errorf("--out %s is a model file; give another path (or --force to replace it)", out)
-	}
-	if st, err := os.Lstat(out); err == nil && !st.Mode().IsRegular() {
-		return fmt.Errorf("--out %s exists and is not a regular file", out)
-	}
-	return nil
-}
 
 // helpAsked reports whether the command line asks for help.
 func helpAsked() bool {
@@ -97,10 +83,11 @@ func main() {
 		}
 		fmt.Fprintf(os.Stderr, "Usage: stabpriv-beam --input GLOB --label COL --out FILE [flags]\n\n"+
 			"Partitioned private training on Apache Beam: every row goes to a partition by a seeded\n"+
-			"hash of its position (shard name, row number), each partition is trained on its rows,\n"+
+			"hash of its position (the shard's path relative to the input root, the row number),\n"+
+			"each partition is trained on its rows,\n"+
 			"the weights are averaged with weights n_p/n and released once with noise calibrated to\n"+
 			"the sensitivity of the average (2L/(mu n) on the strongly convex route). --runner\n"+
-			"selects the Beam runner (default direct, the embedded runner); Beam's pipeline options\n"+
+			"selects the Beam runner (default prism, the SDK's embedded portable runner); Beam's pipeline options\n"+
 			"for other runners are accepted (-help-beam lists them).\n\nFlags:\n")
 		flag.VisitAll(func(f *flag.Flag) {
 			if !all && beamFlags[f.Name] {
@@ -119,9 +106,6 @@ func main() {
 	set := make(map[string]bool)
 	flag.Visit(func(f *flag.Flag) { set[f.Name] = true })
 	cfg, level, err := config(set)
-	if err == nil {
-		err = checkOut(*out, *force)
-	}
 	if err != nil {
 		fmt.Fprintf(os.Stderr, "stabpriv-beam: %v (run stabpriv-beam -help for the flags)\n", err)
 		os.Exit(2)
@@ -130,14 +114,19 @@ func main() {
 	log.SetOutput(os.Stderr)
 	log.SetLevel(level)
 	beamlog.SetLogger(beamLogger{log})
+	// prism logs through log/slog: at the command's level too.
+	slog.SetDefault(slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slogLevel(level)})))
 	runner := *runners.Runner
 	if runner == "" {
-		runner = "direct"
+		runner = "prism"
 	}
 	ctx := context.Background()
 	log.WithFields(logrus.Fields{"runner": runner, "input": *input, "partitions": cfg.Partitions}).Info("stabpriv-beam: pipeline started")
-	if err := stabbeam.Run(ctx, runner, cfg, *input, *out); err != nil {
+	if err := stabbeam.Run(ctx, runner, cfg, *input, *out, *force); err != nil {
 		fmt.Fprintf(os.Stderr, "stabpriv-beam: %v\n", err)
+		if errors.Is(err, stabbeam.ErrOutput) || errors.Is(err, stabbeam.ErrInput) {
+			os.Exit(2) // refused at launch: nothing ran
+		}
 		os.Exit(1)
 	}
 	if strings.Contains(*out, "://") {
@@ -200,6 +189,19 @@ func config(set map[string]bool) (stabbeam.Config, logrus.Level, error) {
 func isRegression(name string) bool {
 	l, err := losses.ByName(name)
 	return err == nil && l.Task() == losses.Regression
+}
+
+// slogLevel maps a logrus level to log/slog's.
+func slogLevel(l logrus.Level) slog.Level {
+	switch {
+	case l >= logrus.DebugLevel:
+		return slog.LevelDebug
+	case l == logrus.InfoLevel:
+		return slog.LevelInfo
+	case l == logrus.WarnLevel:
+		return slog.LevelWarn
+	}
+	return slog.LevelError
 }
 
 // beamLogger writes Beam's own log through logrus. Beam's info lines (the
