@@ -98,29 +98,29 @@ paper:
 	$(GO) build -o $(OUT)/paper/stabpriv ./cmd/stabpriv
 	@for ds in $(PAPER_SETS); do \
 		echo "== $$ds: sweep (Figures 1 and 2)"; \
-		$(OUT)/paper/stabpriv sweep --dataset $$ds --data-dir $(DATA) --out $(OUT)/paper/$$ds || exit 1; \
+		$(OUT)/paper/stabpriv sweep --force --dataset $$ds --data-dir $(DATA) --out $(OUT)/paper/$$ds || exit 1; \
 		echo "== $$ds: feature selection (Figures 3 and 5)"; \
-		$(OUT)/paper/stabpriv featsel --dataset $$ds --data-dir $(DATA) --out $(OUT)/paper/$$ds || exit 1; \
+		$(OUT)/paper/stabpriv featsel --force --dataset $$ds --data-dir $(DATA) --out $(OUT)/paper/$$ds || exit 1; \
 	done
 	@echo "== adult: sweep with the analytic Gaussian mechanism, delta = 1e-5"
-	$(OUT)/paper/stabpriv sweep --dataset adult --data-dir $(DATA) --mechanism gaussian-analytic --delta 1e-5 \
+	$(OUT)/paper/stabpriv sweep --force --dataset adult --data-dir $(DATA) --mechanism gaussian-analytic --delta 1e-5 \
 		--out $(OUT)/paper/adult/gaussian-analytic
 	@echo "== adult: knob sweep (privacy-utility frontier, pure and (eps, delta) mechanisms, private selection)"
-	$(OUT)/paper/stabpriv sweep --dataset adult --data-dir $(DATA) $(KNOB_FLAGS) --out $(OUT)/paper/adult/knobs
+	$(OUT)/paper/stabpriv sweep --force --dataset adult --data-dir $(DATA) $(KNOB_FLAGS) --out $(OUT)/paper/adult/knobs
 	@echo "== breast cancer (embedded): knob sweep"
-	$(OUT)/paper/stabpriv sweep --dataset csv --data datasets/data/wdbc.csv --label diagnosis $(KNOB_FLAGS) \
+	$(OUT)/paper/stabpriv sweep --force --dataset csv --data datasets/data/wdbc.csv --label diagnosis $(KNOB_FLAGS) \
 		--lambdas 1e-3,3e-3,1e-2,3e-2,1e-1,3e-1,1 --out $(OUT)/paper/breast_cancer/knobs
 	@echo "== adult: the cost of private selection over objective perturbation's lambdas (eta = 0)"
-	$(OUT)/paper/stabpriv sweep --dataset adult --data-dir $(DATA) $(SELECT_FLAGS) --epsilons 0.5,1,2,5 \
+	$(OUT)/paper/stabpriv sweep --force --dataset adult --data-dir $(DATA) $(SELECT_FLAGS) --epsilons 0.5,1,2,5 \
 		--select-runs 100 --out $(OUT)/paper/adult/select-eta0-runs100
-	$(OUT)/paper/stabpriv sweep --dataset adult --data-dir $(DATA) $(SELECT_FLAGS) --epsilons 0.1,0.5,1,2,5 \
+	$(OUT)/paper/stabpriv sweep --force --dataset adult --data-dir $(DATA) $(SELECT_FLAGS) --epsilons 0.1,0.5,1,2,5 \
 		--select-runs 30 --out $(OUT)/paper/adult/select-eta0-runs30
 	@echo "== lastfm: gamma, objective and amp"
-	$(OUT)/paper/stabpriv sweep --dataset lastfm --data-dir $(DATA) $(MECH_FLAGS) \
+	$(OUT)/paper/stabpriv sweep --force --dataset lastfm --data-dir $(DATA) $(MECH_FLAGS) \
 		--lambdas 1e-4,3.1623e-4,1e-3,3.1623e-3,1e-2,3.1623e-2,1e-1 --out $(OUT)/paper/lastfm/mechanisms
 	@for c in 4 8; do \
 		echo "== gene_all: gamma, objective and amp at $$c components"; \
-		$(OUT)/paper/stabpriv sweep --dataset gene_all --data-dir $(DATA) --components $$c $(MECH_FLAGS) \
+		$(OUT)/paper/stabpriv sweep --force --dataset gene_all --data-dir $(DATA) --components $$c $(MECH_FLAGS) \
 			--lambdas 1e-3,1e-2,1e-1,3.1623e-1,1,3.1623,10 --out $(OUT)/paper/gene_all/components$$c || exit 1; \
 	done
 	@if [ -n "$(DIFFPRIVLIB)" ]; then \

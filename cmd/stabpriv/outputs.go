@@ -6,6 +6,7 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"strings"
 
 	"github.com/stabpriv/stabpriv/internal/safefile"
 	"github.com/stabpriv/stabpriv/modelfile"
@@ -31,9 +32,49 @@ func checkOutFile(flag, path string, rep replace, inputs ...string) error {
 	if path == "" {
 		return nil
 	}
+	if err := checkDotDot(flag, path); err != nil {
+		return err
+	}
+	if err := checkExisting(flag, path, rep, inputs); err != nil {
+		return err
+	}
+	return checkTarget(flag, filepath.Dir(path), path)
+}
+
+// checkOutDir makes sure, before any work, that the files names can be
+// written into the output directory dir of the flag: dir is a directory or
+// can be made one, and every target that exists passes checkOutFile's
+// rules for rep and the command's inputs. Nothing is created.
+func checkOutDir(flag, dir string, rep replace, inputs []string, names ...string) error {
+	if dir == "" {
+		return usagef("%s DIR is required", flag)
+	}
+	if err := checkDotDot(flag, dir); err != nil {
+		return err
+	}
+	if st, err := os.Stat(dir); err == nil && !st.IsDir() {
+		return usagef("%s %s is a file; give a directory", flag, dir)
+	}
+	for _, name := range names {
+		p := filepath.Join(dir, name)
+		if err := checkExisting(flag, p, rep, inputs); err != nil {
+			return err
+		}
+		if err := checkTarget(flag, dir, p); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// checkExisting applies the rules of checkOutFile to a target path that
+// exists: never one of the inputs, a model file only with anyFile, another
+// regular file only with notModels or anyFile. A path that does not exist
+// passes.
+func checkExisting(flag, path string, rep replace, inputs []string) error {
 	st, err := os.Stat(path)
 	if err != nil {
-		return checkTarget(flag, filepath.Dir(path), path)
+		return nil
 	}
 	for _, in := range inputs {
 		if in == "" {
@@ -49,27 +90,28 @@ func checkOutFile(flag, path string, rep replace, inputs ...string) error {
 	case !model && rep == keep && st.Mode().IsRegular():
 		return usagef("%s %s exists; give a new path (or --force to replace it)", flag, path)
 	}
-	return checkTarget(flag, filepath.Dir(path), path)
+	return nil
 }
 
-// checkOutDir makes sure, before any work, that the files names can be
-// written into the output directory dir of the flag: dir is a directory or
-// can be made one, and no target is anything but a regular file or a model
-// file. Nothing is created.
-func checkOutDir(flag, dir string, names ...string) error {
-	if dir == "" {
-		return usagef("%s DIR is required", flag)
-	}
-	if st, err := os.Stat(dir); err == nil && !st.IsDir() {
-		return usagef("%s %s is a file; give a directory", flag, dir)
-	}
-	for _, name := range names {
-		p := filepath.Join(dir, name)
-		if modelfile.IsModelFile(p) {
-			return usagef("%s: %s is a model file; give another directory", flag, p)
+// checkDotDot refuses a path with a ".." element after a directory that
+// does not exist: the system resolves such a path through the missing
+// directory and fails, while its lexical form names another file (an
+// input, perhaps), so no check before the work could stand for the write.
+func checkDotDot(flag, path string) error {
+	prefix := ""
+	for _, el := range strings.Split(filepath.ToSlash(path), "/") {
+		if el == ".." && prefix != "" {
+			if _, err := os.Stat(prefix); err != nil {
+				return usagef("%s %s: %s does not exist, so the .. after it cannot be resolved; give the path without ..", flag, path, prefix)
+			}
 		}
-		if err := checkTarget(flag, dir, p); err != nil {
-			return err
+		switch {
+		case prefix == "" && el == "":
+			prefix = "/"
+		case prefix == "" || prefix == "/":
+			prefix += el
+		default:
+			prefix += "/" + el
 		}
 	}
 	return nil

@@ -154,3 +154,50 @@ func TestPredictSafe(t *testing.T) {
 		t.Errorf("--unverified: %v, stderr %q", err, stderr)
 	}
 }
+
+// TestOutDirNeverClobbers: pdp's and sweep's output directories follow
+// train's rule: a file there that is one of the command's inputs is never
+// replaced, any other existing output file only with --force; and an
+// output path with ".." after a missing directory is refused before any
+// work (its lexical form may name an input).
+func TestOutDirNeverClobbers(t *testing.T) {
+	dir := t.TempDir()
+	data := filepath.Join(dir, "pdp.csv") // the name of one of pdp's outputs
+	if err := os.WriteFile(data, []byte("x1,y\n1,0.5\n-1,-0.5\n0.5,0.2\n-0.3,0.1\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	results := filepath.Join(dir, "results.csv") // one of sweep's outputs
+	if err := os.WriteFile(results, []byte("old"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	before, _ := os.ReadFile(data)
+	for _, args := range [][]string{
+		{"pdp", "--data", data, "--label", "y", "--loss", "squared", "--sigma", "0.1", "--standardize", "none", "--bias", "false", "--out", dir},
+		{"pdp", "--data", data, "--label", "y", "--loss", "squared", "--sigma", "0.1", "--standardize", "none", "--bias", "false", "--out", dir, "--force"},
+		{"sweep", "--dataset", "csv", "--data", data, "--label", "y", "--out", dir},
+		{"predict", "--model", "m.json", "--data", data, "--out", filepath.Join(dir, "missing", "..", "pdp.csv"), "--force"},
+	} {
+		var ue *usageError
+		if _, _, err := call(t, args...); !errors.As(err, &ue) {
+			t.Errorf("%v: %v, want a usage error", args, err)
+		}
+	}
+	if after, _ := os.ReadFile(data); !bytes.Equal(after, before) {
+		t.Error("an input was replaced")
+	}
+	if after, _ := os.ReadFile(results); string(after) != "old" {
+		t.Error("sweep replaced an existing output without --force")
+	}
+	out := t.TempDir()
+	args := []string{"pdp", "--data", data, "--label", "y", "--loss", "squared", "--sigma", "0.1", "--standardize", "none", "--bias", "false", "--test-frac", "0", "--out", out}
+	if _, _, err := call(t, args...); err != nil {
+		t.Fatal(err)
+	}
+	var ue *usageError
+	if _, _, err := call(t, args...); !errors.As(err, &ue) {
+		t.Errorf("pdp into its own earlier outputs without --force: %v, want a usage error", err)
+	}
+	if _, _, err := call(t, append(args, "--force")...); err != nil {
+		t.Errorf("pdp --force: %v", err)
+	}
+}

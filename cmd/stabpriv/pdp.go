@@ -37,6 +37,7 @@ type pdpFlags struct {
 	seed                        uint64
 	labelBound, kappa           float64
 	out                         string
+	force                       bool
 	model                       string
 	pub                         publishFlags
 	gamma, cond                 float64
@@ -67,7 +68,8 @@ func newPDPFlagSet(f *pdpFlags) *flag.FlagSet {
 	fs.Uint64Var(&f.seed, "seed", 1, "seed of the split (it depends only on the number of rows, their positions and the seed)")
 	fs.Float64Var(&f.labelBound, "label-bound", 0, "squared loss: clip labels into [-B, B], which gives the worst-case DP comparison (0: none)")
 	fs.Float64Var(&f.kappa, "kappa", 1, "with --standardize none --bias false: the row bound ||x|| <= kappa of the worst-case DP comparison (not enforced: rows are kept as they are)")
-	fs.StringVar(&f.out, "out", "", "output `dir` for pdp.csv, targets.csv, summary.json and pdp.png (required)")
+	fs.StringVar(&f.out, "out", "", "output `dir` for pdp.csv, targets.csv, summary.json and pdp.png (required; existing files there are replaced only with --force, an input or a model file never)")
+	fs.BoolVar(&f.force, "force", false, "replace existing output files in --out (never a model file, nor an input)")
 	addPublishFlags(fs, &f.pub)
 	fs.SetOutput(io.Discard)
 	fs.Usage = func() {}
@@ -197,6 +199,18 @@ func readPrecision(path string) (*mat.SymDense, error) {
 	return a, nil
 }
 
+// replace is what --force allows: replacing output files that are not
+// model files.
+func (f *pdpFlags) replace() replace {
+	if f.force {
+		return notModels
+	}
+	return keep
+}
+
+// inputs returns the files pdp reads.
+func (f *pdpFlags) inputs() []string { return []string{f.model, f.data, f.precision} }
+
 func parsePDP(args []string, stderr io.Writer) (*pdpSettings, error) {
 	var f pdpFlags
 	set, err := parseFlags(newPDPFlagSet(&f), args, stderr, pdpHelp)
@@ -213,7 +227,7 @@ func parsePDP(args []string, stderr io.Writer) (*pdpSettings, error) {
 	if s.lossFn, err = losses.ByName(f.loss); err != nil {
 		return nil, usagef("--loss: %w; the per-instance analysis needs a smooth loss (Wang's Lemma 13: differentiable with an absolutely continuous derivative), and the built-in ones are", err)
 	}
-	if err := checkOutDir("--out", f.out, s.publish.outFiles()...); err != nil {
+	if err := checkOutDir("--out", f.out, f.replace(), f.inputs(), s.publish.outFiles()...); err != nil {
 		return nil, err
 	}
 	if err := s.publish.checkSimulation(f.lambda, f.standardize, f.biasFlag); err != nil {
@@ -486,17 +500,17 @@ func printPDP(w io.Writer, r *pdp.Report, s *pdpSettings) {
 
 // modelFlags are the flags that apply with --model: everything else comes
 // from the model file.
-var modelFlags = map[string]bool{"model": true, "data": true, "exact-top": true, "top": true, "out": true,
+var modelFlags = map[string]bool{"model": true, "data": true, "exact-top": true, "top": true, "out": true, "force": true,
 	"publish-epsilon": true, "publish-delta": true, "publish-beta": true, "publish-levels": true, "publish-seed": true}
 
 // checkModelFlags validates the flags of pdp --model.
 func checkModelFlags(s *pdpSettings, set map[string]bool) error {
 	for name := range set {
 		if !modelFlags[name] {
-			return usagef("--%s with --model: the model file fixes the loss, lambda, clipping, preprocessing, split and noise; only --data, --exact-top, --top, --out and the --publish-* flags apply", name)
+			return usagef("--%s with --model: the model file fixes the loss, lambda, clipping, preprocessing, split and noise; only --data, --exact-top, --top, --out, --force and the --publish-* flags apply", name)
 		}
 	}
-	if err := checkOutDir("--out", s.out, s.publish.outFiles()...); err != nil {
+	if err := checkOutDir("--out", s.out, s.replace(), s.inputs(), s.publish.outFiles()...); err != nil {
 		return err
 	}
 	if s.exactTop < 0 || s.top < 0 {

@@ -35,6 +35,7 @@ type paperFlags struct {
 	rowScale           string
 	seed               uint64
 	out, logLevel      string
+	force              bool
 	fixedScale         float64 // sweep
 	components         int
 	rate               float64 // featsel
@@ -63,7 +64,8 @@ func newPaperFlagSet(name string, f *paperFlags) *flag.FlagSet {
 	fs.IntVar(&f.components, "components", experiments.DefaultComponents, "truncated-SVD components fitted on each training split (the paper's protocol: 32; -1 keeps every feature; lastfm is reduced by its loader)")
 	fs.StringVar(&f.rowScale, "row-scale", experiments.ScaleClipOnly.String(), "map before clipping rows into the unit ball: clip or sqrt-d")
 	fs.Uint64Var(&f.seed, "seed", 1, "base seed of the splits, the training and the (seeded) noise")
-	fs.StringVar(&f.out, "out", "", "output `directory` (created; required)")
+	fs.StringVar(&f.out, "out", "", "output `directory` (created; required; existing files there are replaced only with --force, an input or a model file never)")
+	fs.BoolVar(&f.force, "force", false, "replace existing output files in --out (never a model file, nor an input)")
 	fs.StringVar(&f.logLevel, "log-level", "info", "log level on stderr: panic, error, warn, info, debug")
 	fs.SetOutput(io.Discard)
 	fs.Usage = func() {}
@@ -218,7 +220,11 @@ func parsePaper(fs *flag.FlagSet, f *paperFlags, args []string, stderr io.Writer
 	case !pure && !(f.delta > 0 && f.delta < 1):
 		return usagef("--delta %v with --mechanism %s, want in (0, 1)", f.delta, f.mechanism)
 	}
-	if err := checkOutDir("--out", f.out, outputFiles[fs.Name()]...); err != nil {
+	rep := keep
+	if f.force {
+		rep = notModels
+	}
+	if err := checkOutDir("--out", f.out, rep, []string{f.data}, outputFiles[fs.Name()]...); err != nil {
 		return err
 	}
 	switch f.dataset {
