@@ -313,7 +313,7 @@ func runTrain(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 		err = fmt.Errorf("%w (--bounds FILE, --bounds-all lo,hi, or --bounds-share)", err)
 	}
 	if err != nil {
-		if errors.Is(err, datasets.ErrSchema) || errors.Is(err, private.ErrOptions) || errors.Is(err, dp.ErrBudget) || errors.Is(err, trainer.ErrConfig) || errors.Is(err, release.ErrConfig) || errors.Is(err, selection.ErrSelect) {
+		if errors.Is(err, datasets.ErrSchema) || errors.Is(err, datasets.ErrInvalid) || errors.Is(err, private.ErrOptions) || errors.Is(err, dp.ErrBudget) || errors.Is(err, trainer.ErrConfig) || errors.Is(err, release.ErrConfig) || errors.Is(err, selection.ErrSelect) {
 			return &usageError{Err: err}
 		}
 		return err
