@@ -410,6 +410,9 @@ func AnalyzeRelease(r *modelfile.Released, t *datasets.Table, opts Release) (*Re
 		notes = append(notes, fmt.Sprintf("the run projected onto ||w|| <= %g; the exact minimizer (norm %.4g) and its neighbours (at most %.4g away) lie inside, where the projection does not act", run.Radius, wn, maxV))
 	}
 	res.public, res.publicErr = releasePublicConstants(cfg, run, n, len(sol.W), m, r.Preprocessing.Mode.Inside())
+	if res.public != nil {
+		res.public.Binding = bindingOf(c)
+	}
 	rep := res.Report
 	certEps, certSens := c.Epsilon, c.L2Sensitivity
 	rep.DPEpsilon, rep.DPSensitivity, rep.DPNeighbours = &certEps, &certSens, c.Neighbouring

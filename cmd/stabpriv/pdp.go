@@ -9,6 +9,7 @@ import (
 	"io"
 	"math"
 	"os"
+	"path/filepath"
 	"strconv"
 	"strings"
 
@@ -342,6 +343,9 @@ func runPDPModel(s *pdpSettings, stdout io.Writer) error {
 	if err != nil {
 		return err
 	}
+	if s.publish != nil && !r.Preprocessing.Mode.Inside() {
+		return usagef("--publish-epsilon with --model %s: %v (the model's features were standardized with statistics of the training rows: replacing one row changes every row, so no summary of them is private for the table); %s", s.model, pdp.ErrNotPublishable, standardizedFix)
+	}
 	tab, source := (*datasets.Table)(nil), s.data
 	if s.data != "" {
 		tab, err = datasets.ReadTableFile(s.data)
@@ -407,7 +411,7 @@ func writeAndPrintPDP(w io.Writer, res *pdp.Result, s *pdpSettings) error {
 	}
 	printPDP(w, res.Report, s)
 	if sum != nil {
-		printSummary(w, s.publish.stderr, s.out, sum)
+		printSummary(w, s.publish.stderr, filepath.Join(s.out, summaryFile), sum)
 	}
 	return nil
 }
