@@ -195,7 +195,7 @@ func analysisNotes(res *Result) []string {
 		notes = append(notes, fmt.Sprintf("held-out rows analysed as targets added to the data set: %s", kindWords(rep.TargetKinds)))
 	}
 	if kl := rep.OnAverageKL; kl != nil {
-		notes = append(notes, fmt.Sprintf("on-average KL-privacy: %s; %d pairs, standard error %.3g over the pairs (%s)", kl.Definition, kl.Pairs, kl.StdErr, kl.Kind))
+		notes = append(notes, fmt.Sprintf("on-average KL-privacy: %s; an estimate of the expectation from %d pairs (%d pairings), standard error %.3g over the training and held-out rows; each pair's value of kind %s", kl.Definition, kl.Pairs, kl.Pairings, kl.StdErr, kl.Kind))
 	}
 	return notes
 }

@@ -466,11 +466,11 @@ func printPDP(w io.Writer, r *pdp.Report, s *pdpSettings) {
 		fmt.Fprintf(w, "a label-flipped copy moves the minimizer %.3g times as far as removing the row (median over the rows; max %.3g; one-step estimates)\n", f.Median, f.Max)
 	}
 	if kl := r.OnAverageKL; kl != nil {
-		word := "upper bound"
+		pairs := "each pair's value an upper bound for its pair"
 		if kl.Kind != pdp.KindBound {
-			word = "ESTIMATE"
+			pairs = "some pairs' values one-step estimates without a proven bound"
 		}
-		fmt.Fprintf(w, "on-average KL-privacy of the Gaussian release (each row replaced by a held-out row, %d pairs): %.4g (%s; standard error %.2g)\n", kl.Pairs, kl.KL, word, kl.StdErr)
+		fmt.Fprintf(w, "on-average KL-privacy of the Gaussian release: ESTIMATE %.4g, standard error %.2g (mean over %d replacements of a training row by a held-out row, %d pairings; %s)\n", kl.KL, kl.StdErr, kl.Pairs, kl.Pairings, pairs)
 	}
 	if r.Targets != nil {
 		fmt.Fprintf(w, "held-out rows as added targets (%s): median eps %.4g, max %.4g\n", kindWords(r.TargetKinds), r.Targets.Median, r.Targets.Max)
