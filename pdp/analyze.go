@@ -585,6 +585,9 @@ func analyse(a *Analysis, m Mechanism, lambda float64, ids []int, opts Rows, ex 
 		rep.ReplaceEpsilon = &s
 		// Data-dependent pDP for all targets.
 		if sens, err := a.AddBoundAll(ex.addBound * a.p.reg); err == nil {
+			// Both bound every target's sensitivity; the data-dependent one is
+			// the smaller but for the solver's tolerance.
+			sens = math.Min(sens, ex.addBound)
 			e, err := m.EpsilonAt(sens, math.Sqrt(float64(a.p.dim()))*sens)
 			if err != nil {
 				return nil, nil, err

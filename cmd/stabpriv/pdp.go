@@ -325,7 +325,10 @@ func runPDP(_ context.Context, args []string, stdout, stderr io.Writer) error {
 	} else {
 		res, err = pdp.Simulate(ds, sim)
 	}
+	var cond *pdp.CondError
 	switch {
+	case errors.As(err, &cond):
+		return usagef("--cond %v is above AdaOPS's limit %.6g = n eps/(4 d (1 + log(4/delta))) for n = %d training rows, d = %d weights, --epsilon %v, --delta %v: lower --cond or raise --epsilon", s.cond, cond.Max, cond.N, cond.D, s.epsilon, s.delta)
 	case errors.Is(err, pdp.ErrNoBound):
 		return usagef("--epsilon %v: %w; pass --sigma S to analyse Gaussian noise of a fixed scale", s.epsilon, err)
 	case errors.Is(err, pdp.ErrSingular) || errors.Is(err, pdp.ErrNotSmooth):
@@ -458,7 +461,11 @@ func printPDP(w io.Writer, r *pdp.Report, s *pdpSettings) {
 		fmt.Fprintf(w, "generalization (Wang, Proposition 9 and Corollary 12): gap of any loss in [0, 1] <= mean e^{2 eps} - 1 + delta (1 + mean e^eps) = %.4g (series terms 2^j/j! E eps^j: %.3g, %.3g, %.3g, %.3g; a plug-in estimate of the expected gap's bound)\n",
 			g.Bound, g.Series[0], g.Series[1], g.Series[2], g.Series[3])
 	}
-	fmt.Fprintf(w, "sensitivity: median %.4g, max %.4g; largest relative one-step error among the %d exact rows %.2g\n", r.Sensitivity.Median, r.Sensitivity.Max, r.Exact, r.MaxRelOneStepError)
+	fmt.Fprintf(w, "sensitivity: median %.4g, max %.4g", r.Sensitivity.Median, r.Sensitivity.Max)
+	if r.Exact > 0 {
+		fmt.Fprintf(w, "; largest relative one-step error among the %d exact rows %.2g", r.Exact, r.MaxRelOneStepError)
+	}
+	fmt.Fprintln(w)
 	if q := r.ReplaceEpsilon; q != nil {
 		fmt.Fprintf(w, "replace-one eps (upper bounds over every replacement): median %.4g, p99 %.4g, max %.4g\n", q.Median, q.P99, q.Max)
 	}

@@ -28,6 +28,14 @@ func TestPDPPublish(t *testing.T) {
 			t.Errorf("output lacks %q:\n%s", want, stdout)
 		}
 	}
+	for _, bad := range []string{"among the 0 exact rows", "maximum: at least"} {
+		if strings.Contains(stdout, bad) {
+			t.Errorf("output has %q:\n%s", bad, stdout)
+		}
+	}
+	if !strings.Contains(stdout, "maximum: not bounded at this budget") {
+		t.Errorf("output does not say the maximum is not bounded:\n%s", stdout)
+	}
 	path := filepath.Join(dir, summaryFile)
 	st, err := os.Stat(path)
 	if err != nil {
