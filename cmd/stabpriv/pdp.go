@@ -86,7 +86,11 @@ var pdpHelp = "Usage: stabpriv pdp [flags] --out DIR\n       stabpriv pdp --mode
 	"targets), summary.json and pdp.png. The values are CONFIDENTIAL: they are computed from the\n" +
 	"data and must not be published. With --publish-epsilon E, it also writes summary.dp.json, a\n" +
 	"DP summary of them with its own certificate (E-DP on top of the release; 'stabpriv certify\n" +
-	"summary.dp.json' verifies it): the one publishable file.\n\n" +
+	"summary.dp.json [--model m.json]' verifies it): the one publishable file. It needs rows not\n" +
+	"standardized with their own statistics (--standardize none, or a model trained with declared\n" +
+	"or estimated bounds) and n lambda large against its number of draws over E: for the logistic\n" +
+	"loss with the default quantiles and levels, n lambda >= about 270, 125, 60, 22, 11 at E = 0.5,\n" +
+	"1, 2, 5, 10 (the defaults here, n lambda = 0.46, bound nothing; pdp warns with the figure).\n\n" +
 	"With --model, the release is the one of a model file written by train: the training rows are\n" +
 	"rebuilt from the same CSV (the file's schema, split and preprocessing), the objective and the\n" +
 	"noise come from its certificate, and each row's per-instance epsilon is compared with the\n" +

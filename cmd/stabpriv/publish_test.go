@@ -1,6 +1,7 @@
 package main
 
 import (
+	"bytes"
 	"errors"
 	"os"
 	"path/filepath"
@@ -190,5 +191,19 @@ func TestPDPPublishBadInput(t *testing.T) {
 		if _, serr := os.Stat(dir); !os.IsNotExist(serr) {
 			t.Errorf("%v: %s was created", tc.args, dir)
 		}
+	}
+}
+
+// TestPDPPublishUselessWarns: at pdp's default lambda (n lambda = 0.46) the
+// summary bounds nothing, and pdp warns on stderr with the n lambda a
+// useful summary needs at that budget.
+func TestPDPPublishUselessWarns(t *testing.T) {
+	var out, errw bytes.Buffer
+	dir := filepath.Join(t.TempDir(), "out")
+	if err := run([]string{"pdp", "--standardize", "none", "--exact-top", "0", "--publish-epsilon", "1", "--publish-seed", "1", "--out", dir}, &out, &errw); err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(errw.String(), "a useful summary needs n lambda >= ") || !strings.Contains(errw.String(), "here n lambda = 0.455") {
+		t.Errorf("stderr:\n%s", errw.String())
 	}
 }

@@ -7,6 +7,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/stabpriv/stabpriv/pdp"
 	"github.com/stabpriv/stabpriv/perturb"
 )
 
@@ -124,5 +125,46 @@ func TestQuantileRanks(t *testing.T) {
 		if m.Quantiles[i].EpsilonAtMost < m.Quantiles[i-1].EpsilonAtMost {
 			t.Errorf("non-monotone draws give non-monotone bounds: %+v", m.Quantiles)
 		}
+	}
+}
+
+// TestUsefulNLambda: just above the n lambda UsefulNLambda states, a
+// summary has no "too small to be useful" floor warning; just below, it
+// has one, and the warning names the figure. The default budget at n = 455
+// and lambda = 1e-3 (pdp's defaults) is far below it.
+func TestUsefulNLambda(t *testing.T) {
+	const n = 200
+	cfg := Config{Epsilon: 1, Quantiles: []float64{0.5}}
+	need, err := UsefulNLambda(0.25, cfg.Budget())
+	if err != nil {
+		t.Fatal(err)
+	}
+	floorWarned := func(nl float64) (bool, string) {
+		p := &pdp.Publishable{Public: logisticConstants(n, 3, nl/n), GradNorms: make([]float64, n)}
+		src, sd := seeded(1)
+		s, err := Summarize(p, cfg, src, sd)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, w := range s.Warnings {
+			if strings.HasPrefix(w, "budget too small to be useful:") {
+				return true, w
+			}
+		}
+		return false, ""
+	}
+	if w, msg := floorWarned(1.02 * need); w {
+		t.Errorf("n lambda = 1.02 x %v: %s", need, msg)
+	}
+	w, msg := floorWarned(0.97 * need)
+	if !w || !strings.Contains(msg, "needs n lambda >= ") {
+		t.Errorf("n lambda = 0.97 x %v: warned %v %q", need, w, msg)
+	}
+	def, err := UsefulNLambda(0.25, Config{Epsilon: 1, Levels: []float64{0.01, 0.1, 1}}.Budget())
+	if err != nil || !(def > 455*1e-3*100) {
+		t.Errorf("the default summary needs n lambda >= %v (%v), want far above 0.455", def, err)
+	}
+	if _, err := UsefulNLambda(0, cfg.Budget()); !errors.Is(err, ErrInput) {
+		t.Errorf("smoothness 0: %v", err)
 	}
 }

@@ -429,8 +429,7 @@ func newPlan(rel Release, b Budget) (*plan, error) {
 		return nil, err
 	}
 	d.Shift = pl.rho
-	d.GridStep = math.Min(1, math.Max(pl.rho, 1.0/maxGrid))
-	d.GridSize = int(math.Ceil(1/d.GridStep)) + 1
+	d.GridStep, d.GridSize = grid(pl.rho)
 	for _, l := range b.Levels {
 		lp := levelPlan{level: l, tau: 1, drawn: l < d.WorstCaseEpsilon}
 		if lp.drawn {
@@ -488,14 +487,74 @@ func (pl *plan) slacks(m int) {
 	b := pl.budget
 	d.QueryEpsilon, d.CompositionRule, pl.eps, pl.delta = compose(b.Epsilon, b.Delta, m)
 	d.QueryBeta = b.Beta / float64(m)
-	tail := math.Log(1 / d.QueryBeta)
-	// Dwork & Roth, Theorem 3.11 with sensitivity 1: the draw's length
-	// exceeds the optimum by (2/eps)(ln |outputs| + t) with probability
-	// at most e^-t. The optimum is at most ceil(h/(2 rho)) on the grid
-	// (a grid point within h/2 of the order statistic) and 0 for counts.
-	opt := int(math.Ceil(d.GridStep / (2 * pl.rho)))
-	d.QuantileSlack = opt + int(math.Ceil(2/d.QueryEpsilon*(math.Log(float64(d.GridSize))+tail)))
-	d.LevelSlack = int(math.Ceil(2 / d.QueryEpsilon * (math.Log(float64(pl.pc.N+1)) + tail)))
+	d.QuantileSlack = quantileSlack(pl.rho, d.QueryEpsilon, d.QueryBeta)
+	// Dwork & Roth, Theorem 3.11 as in quantileSlack, over the n + 1
+	// counts, whose optimum is 0.
+	d.LevelSlack = int(math.Ceil(2 / d.QueryEpsilon * (math.Log(float64(pl.pc.N+1)) + math.Log(1/d.QueryBeta))))
+}
+
+// grid returns the step h and the size of the quantile grid {0, h, ..., 1}
+// at shift rho.
+func grid(rho float64) (float64, int) {
+	h := math.Min(1, math.Max(rho, 1.0/maxGrid))
+	return h, int(math.Ceil(1/h)) + 1
+}
+
+// quantileSlack returns the slack K of a quantile draw of epsilon eps0 at
+// shift rho, exceeded with probability at most beta0: Dwork & Roth,
+// Theorem 3.11 with sensitivity 1, the draw's length exceeds the optimum
+// by (2/eps0)(ln |outputs| + t) with probability at most e^-t; the optimum
+// is at most ceil(h/(2 rho)) on the grid (a grid point within h/2 of the
+// order statistic).
+func quantileSlack(rho, eps0, beta0 float64) int {
+	h, size := grid(rho)
+	return int(math.Ceil(h/(2*rho))) + int(math.Ceil(2/eps0*(math.Log(float64(size))+math.Log(1/beta0))))
+}
+
+// UsefulNLambda returns the smallest n lambda (within 1%) at which a
+// summary with the budget b of a release whose loss has the smoothness s
+// in the weights (pdp.PublicConstants.Smoothness) can be useful: the
+// floor of its quantile bounds, K rho in units of B (rho = 2 s/(n lambda),
+// Shift for a negligible solver tolerance), is below one half, so that a
+// data set whose rows have small epsilons can show it. It counts every
+// quantile below 1 and every level as a draw (the most the budget can be
+// split into). It depends on public constants only; below it, Summarize
+// warns that the budget is too small to be useful.
+func UsefulNLambda(s float64, b Budget) (float64, error) {
+	if err := b.Check(); err != nil {
+		return 0, err
+	}
+	if !check.Positive(s) {
+		return 0, fmt.Errorf("%w: smoothness %v, want finite > 0", ErrInput, s)
+	}
+	q := len(b.Levels)
+	for _, v := range b.Quantiles {
+		if v < 1 {
+			q++
+		}
+	}
+	if q == 0 {
+		return 0, nil
+	}
+	eps0, _, _, _ := compose(b.Epsilon, b.Delta, q)
+	useful := func(nl float64) bool {
+		rho := 2 * s / nl
+		return float64(quantileSlack(rho, eps0, b.Beta/float64(q)))*rho < 0.5
+	}
+	lo, hi := 1e-6, 1.0
+	for !useful(hi) {
+		if lo, hi = hi, 2*hi; hi > 1e15 {
+			return math.Inf(1), nil
+		}
+	}
+	for hi > 1.01*lo {
+		if mid := math.Sqrt(lo * hi); useful(mid) {
+			hi = mid
+		} else {
+			lo = mid
+		}
+	}
+	return hi, nil
 }
 
 // distinctRanks returns the distinct values r + k at most n of the
@@ -694,7 +753,11 @@ func (pl *plan) warnings() ([]string, error) {
 			return nil, err
 		}
 		if floor >= 0.5 {
-			w = append(w, fmt.Sprintf("budget too small to be useful: even if every row had epsilon 0, the published quantile bounds would be at least %.4g, %.0f%% of the worst-case per-instance epsilon %.4g (slack %d draws of shift %.3g); raise the budget or lambda", fe, 100*fe/d.WorstCaseEpsilon, d.WorstCaseEpsilon, d.QuantileSlack, pl.rho))
+			need, err := UsefulNLambda(pl.pc.Smoothness, pl.budget)
+			if err != nil {
+				return nil, err
+			}
+			w = append(w, fmt.Sprintf("budget too small to be useful: even if every row had epsilon 0, the published quantile bounds would be at least %.4g, %.0f%% of the worst-case per-instance epsilon %.4g (slack %d draws of shift %.3g); raise the budget or lambda: at this budget a useful summary needs n lambda >= %.3g, here n lambda = %.3g", fe, 100*fe/d.WorstCaseEpsilon, d.WorstCaseEpsilon, d.QuantileSlack, pl.rho, need, float64(n)*pl.pc.Lambda))
 		}
 		for _, qp := range pl.quantiles {
 			if qp.draw < 0 && qp.q < 1 {
