@@ -63,8 +63,9 @@ type Config struct {
 	// of rows whose per-instance epsilon is at most it.
 	Levels []float64
 	// StandardizedOnRows says the features were standardized with
-	// statistics of the training rows (the claim does not cover that); it
-	// is set from the analysis by Summarize.
+	// statistics of the training rows: the summary is then not private for
+	// the table (Verify's verdict) and never PUBLISHABLE. Summarize also
+	// sets it from the analysis.
 	StandardizedOnRows bool
 }
 
