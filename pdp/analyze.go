@@ -195,7 +195,7 @@ func analysisNotes(res *Result) []string {
 		notes = append(notes, fmt.Sprintf("held-out rows analysed as targets added to the data set: %s", kindWords(rep.TargetKinds)))
 	}
 	if kl := rep.OnAverageKL; kl != nil {
-		notes = append(notes, fmt.Sprintf("on-average KL-privacy: %s; %d pairs, standard error %.3g over the pairs (%s)", kl.Definition, kl.Pairs, kl.StdErr, kl.Kind))
+		notes = append(notes, fmt.Sprintf("on-average KL-privacy: %s; an estimate of the expectation from %d pairs (%d pairings), standard error %.3g over the training and held-out rows; each pair's value of kind %s", kl.Definition, kl.Pairs, kl.Pairings, kl.StdErr, kl.Kind))
 	}
 	return notes
 }
@@ -410,6 +410,9 @@ func AnalyzeRelease(r *modelfile.Released, t *datasets.Table, opts Release) (*Re
 		notes = append(notes, fmt.Sprintf("the run projected onto ||w|| <= %g; the exact minimizer (norm %.4g) and its neighbours (at most %.4g away) lie inside, where the projection does not act", run.Radius, wn, maxV))
 	}
 	res.public, res.publicErr = releasePublicConstants(cfg, run, n, len(sol.W), m, r.Preprocessing.Mode.Inside())
+	if res.public != nil {
+		res.public.Binding = bindingOf(c)
+	}
 	rep := res.Report
 	certEps, certSens := c.Epsilon, c.L2Sensitivity
 	rep.DPEpsilon, rep.DPSensitivity, rep.DPNeighbours = &certEps, &certSens, c.Neighbouring
@@ -582,6 +585,9 @@ func analyse(a *Analysis, m Mechanism, lambda float64, ids []int, opts Rows, ex 
 		rep.ReplaceEpsilon = &s
 		// Data-dependent pDP for all targets.
 		if sens, err := a.AddBoundAll(ex.addBound * a.p.reg); err == nil {
+			// Both bound every target's sensitivity; the data-dependent one is
+			// the smaller but for the solver's tolerance.
+			sens = math.Min(sens, ex.addBound)
 			e, err := m.EpsilonAt(sens, math.Sqrt(float64(a.p.dim()))*sens)
 			if err != nil {
 				return nil, nil, err

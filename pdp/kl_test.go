@@ -298,3 +298,52 @@ func TestOnAverageKLFresh(t *testing.T) {
 		t.Logf("%s: on-average KL %.4g (retrained %.4g); with remove-one neighbours %.4g", loss.Name(), got.KL, want, half)
 	}
 }
+
+// TestOnAverageKLAllPairs checks OnAverageKLFresh against brute force on a
+// tiny ridge problem: with n m below the pair limit it must average over
+// every (training row, fresh row) pair, and for the squared loss (exact
+// one-step differences) equal the mean over all n m retrained data sets
+// of ||w(Z') - w(Z)||^2 / (2 sigma^2). Its standard error must be positive
+// and below the spread of the pair values.
+func TestOnAverageKLAllPairs(t *testing.T) {
+	const n, m, d, sigma = 12, 5, 2, 0.1
+	loss := losses.Squared{}
+	x, y := synth(n, d, loss, 0, 7)
+	fx, fy := synth(m, d, loss, 0, 8)
+	cfg := Config{Loss: loss, Lambda: 0.1}
+	a := mustAnalysis(t, x, y, cfg)
+	got, err := OnAverageKLFresh(a, fx, fy, sigma, 3)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var vals []float64
+	for i := range n {
+		for j := range m {
+			xr := mat.DenseCopyOf(x)
+			xr.SetRow(i, fx.RawRowView(j))
+			yr := append([]float64(nil), y...)
+			yr[i] = fy[j]
+			cfg.N = n
+			sol, err := Solve(xr, yr, cfg)
+			if err != nil {
+				t.Fatal(err)
+			}
+			dd := dist(sol.W, a.Solution().W)
+			vals = append(vals, dd*dd/(2*sigma*sigma))
+		}
+	}
+	var want float64
+	for _, v := range vals {
+		want += v / float64(len(vals))
+	}
+	if got.Pairs != n*m || got.Pairings != m {
+		t.Errorf("%d pairs in %d pairings, want all %d", got.Pairs, got.Pairings, n*m)
+	}
+	if math.Abs(got.KL-want) > 1e-9*want {
+		t.Errorf("on-average KL %v, brute force over all pairs %v", got.KL, want)
+	}
+	if sd := math.Sqrt(sampleVar(vals)); !(got.StdErr > 0 && got.StdErr < sd) {
+		t.Errorf("standard error %v, pair values' standard deviation %v", got.StdErr, sd)
+	}
+	t.Logf("on-average KL %.4g +- %.2g (brute force %.4g)", got.KL, got.StdErr, want)
+}

@@ -8,6 +8,7 @@ import (
 	"sync"
 
 	"gonum.org/v1/gonum/mat"
+	"gonum.org/v1/gonum/stat"
 
 	"github.com/stabpriv/stabpriv/internal/check"
 	"github.com/stabpriv/stabpriv/perturb"
@@ -232,69 +233,130 @@ func OnAverageKL(diffs []Diff, sigma float64) (float64, error) {
 }
 
 // OnAverage is a plug-in estimate of on-average KL-privacy (OnAverageKL)
-// on one data set.
+// on one data set: an ESTIMATE of the defined expectation, never a bound
+// on it.
 type OnAverage struct {
 	// KL is the mean KL divergence over the pairs; StdErr its standard
-	// error over them (the sampling of the pairs, not of the data set).
+	// error (onAverageStdErr).
 	KL     float64 `json:"kl"`
 	StdErr float64 `json:"std_err"`
-	// Pairs counts the replacements: each training row replaced by one
-	// fresh row.
-	Pairs int `json:"pairs"`
-	// Kind is KindBound when every pair's sensitivity is exact or bounded
-	// (then KL is an upper bound for these pairs), KindEstimate otherwise.
+	// Pairs counts the (training row, fresh row) replacements averaged:
+	// every pair when there are at most onAverageMaxPairs, else Pairings
+	// pairings of every training row with one fresh row each.
+	Pairs    int `json:"pairs"`
+	Pairings int `json:"pairings"`
+	// Kind says what each pair's value is: KindBound when every pair's
+	// sensitivity is exact or bounded (each value an upper bound for its
+	// pair), KindEstimate otherwise. KL is an estimate either way.
 	Kind string `json:"kind"`
 	// Definition states what was averaged.
 	Definition string `json:"definition"`
 }
 
+// onAverageMaxPairs bounds the number of replacements OnAverageKLFresh
+// computes (each one triangular solve with the factored Hessian).
+const onAverageMaxPairs = 1 << 17
+
 // OnAverageKLFresh estimates the on-average KL-privacy of the Gaussian
-// release N(w_hat, sigma^2 I) of a (Wang, Lei & Fienberg, Definition 2):
-// every training row i is replaced by one fresh row, fx's row pi(i) with
-// pi a permutation of the fresh rows drawn from seed (cycled when there
-// are fewer fresh rows than training rows), the replace-one difference
-// computed in one step with its bound (ReplaceAll), and OnAverageKL taken
-// over the pairs. The fresh rows must come from the data's distribution
-// and not be in the data set: held-out rows are.
+// release N(w_hat, sigma^2 I) of a (Wang, Lei & Fienberg, Definition 2:
+// E KL(A(Z) || A(Z')), Z' = Z with one row replaced by a fresh draw) by
+// averaging over replacements of training rows by fresh rows, each
+// replace-one difference computed in one step with its bound (ReplaceAll)
+// and OnAverageKL taken over the pairs. With n training rows and m fresh
+// rows it averages over all n m pairs when n m <= onAverageMaxPairs, and
+// otherwise over k = onAverageMaxPairs/n pairings (training row i with
+// fresh row pi((i + s) mod m), s < k, pi a permutation drawn from seed),
+// which reduces the variance of a single pairing k-fold for the fresh
+// rows' part. The fresh rows must come from the data's distribution and
+// not be in the data set: held-out rows are.
 func OnAverageKLFresh(a *Analysis, fx *mat.Dense, fy []float64, sigma float64, seed uint64) (OnAverage, error) {
 	if fx == nil || fx.IsEmpty() {
 		return OnAverage{}, fmt.Errorf("%w: no fresh rows", ErrInput)
 	}
+	if !check.Positive(sigma) {
+		return OnAverage{}, fmt.Errorf("%w: sigma = %v", ErrInput, sigma)
+	}
 	m, d := fx.Dims()
+	if len(fy) != m {
+		return OnAverage{}, fmt.Errorf("%w: %d fresh rows, %d labels", ErrInput, m, len(fy))
+	}
 	n := a.p.n
+	k := min(m, max(1, onAverageMaxPairs/n))
 	perm := rand.New(rand.NewPCG(seed, 0x6f6e6176)).Perm(m)
 	px := mat.NewDense(n, d, nil)
 	py := make([]float64, n)
 	rows := make([]int, n)
-	for i := range n {
-		j := perm[i%m]
-		px.SetRow(i, fx.RawRowView(j))
-		py[i], rows[i] = fy[j], i
+	for i := range rows {
+		rows[i] = i
 	}
-	diffs, err := a.ReplaceAll(rows, px, py)
-	if err != nil {
-		return OnAverage{}, err
-	}
-	kl, err := OnAverageKL(diffs, sigma)
-	if err != nil {
-		return OnAverage{}, err
-	}
-	var ss float64
+	rowSum := make([]float64, n) // sum over a training row's pairs
+	colSum := make([]float64, m) // sum over a fresh row's pairs
+	colCount := make([]int, m)
 	kind := KindBound
-	for _, df := range diffs {
-		l2, _, ok := df.Upper()
-		v := l2 * l2 / (2 * sigma * sigma)
-		ss += (v - kl) * (v - kl)
-		if !ok {
-			kind = KindEstimate
+	var total float64
+	for s := range k {
+		for i := range n {
+			j := perm[(i+s)%m]
+			px.SetRow(i, fx.RawRowView(j))
+			py[i] = fy[j]
+		}
+		diffs, err := a.ReplaceAll(rows, px, py)
+		if err != nil {
+			return OnAverage{}, err
+		}
+		for i, df := range diffs {
+			l2, _, ok := df.Upper()
+			if !ok {
+				kind = KindEstimate
+			}
+			v := l2 * l2 / (2 * sigma * sigma)
+			j := perm[(i+s)%m]
+			rowSum[i] += v
+			colSum[j] += v
+			colCount[j]++
+			total += v
 		}
 	}
-	se := 0.0
-	if n > 1 {
-		se = math.Sqrt(ss / float64(n-1) / float64(n))
+	pairs := n * k
+	kl := total / float64(pairs)
+	return OnAverage{KL: kl, StdErr: onAverageStdErr(rowSum, colSum, colCount, k), Pairs: pairs, Pairings: k, Kind: kind,
+		Definition: "Wang, Lei & Fienberg, Definition 2: E KL(A(Z) || A(Z')), Z' = Z with one row replaced by a fresh draw; " +
+			"estimated by the mean over replacements of training rows by held-out rows"}, nil
+}
+
+// onAverageStdErr returns the standard error of the mean of the pair
+// values f(i, j) over the pairs, from the variation of its two sources,
+// the training rows and the fresh rows: the mean is (to first order, its
+// Hajek projection) the sum of the average of the row means r_i over n
+// training rows and of the column means c_j over m fresh rows, so its
+// variance is about Var(r)/n + Var(c)/m' (m' the fresh rows paired). With
+// one pairing (k = 1) the two cannot be told apart and the row means,
+// one pair each, carry both.
+func onAverageStdErr(rowSum, colSum []float64, colCount []int, k int) float64 {
+	r := make([]float64, len(rowSum))
+	for i, v := range rowSum {
+		r[i] = v / float64(k)
 	}
-	return OnAverage{KL: kl, StdErr: se, Pairs: n, Kind: kind,
-		Definition: "Wang, Lei & Fienberg, Definition 2: E KL(A(Z) || A(Z')), Z' = Z with one row replaced by a fresh draw; here each training row replaced by one held-out row"}, nil
+	se2 := sampleVar(r) / float64(len(r))
+	if k > 1 {
+		var c []float64
+		for j, v := range colSum {
+			if colCount[j] > 0 {
+				c = append(c, v/float64(colCount[j]))
+			}
+		}
+		se2 += sampleVar(c) / float64(len(c))
+	}
+	return math.Sqrt(se2)
+}
+
+// sampleVar returns the sample variance of v (0 for fewer than two
+// values).
+func sampleVar(v []float64) float64 {
+	if len(v) < 2 {
+		return 0
+	}
+	return stat.Variance(v, nil)
 }
 
 // ReplaceBound returns upper bounds on the L2 and L1 sensitivity of the

@@ -6,6 +6,7 @@ import (
 	"io"
 	"math"
 	"path/filepath"
+	"strconv"
 	"strings"
 
 	"gonum.org/v1/plot"
@@ -107,6 +108,7 @@ func WriteFigure(w io.Writer, title string, series []Series, refs ...Reference) 
 	hist.X.Label.Text = "per-instance epsilon (log scale)"
 	hist.X.Tick.Marker = figure.Log10Ticks{}
 	hist.Y.Label.Text = "rows"
+	hist.Y.Tick.Marker = countTicks{}
 	hist.Add(plotter.NewGrid())
 	var ymax float64
 	legend := plot.NewLegend()
@@ -242,4 +244,27 @@ func figureTitle(rep *Report) string {
 		what += " of " + data
 	}
 	return fmt.Sprintf("%s\n%s loss, lambda = %.3g, %s noise, %s = %.3g", what, rep.Loss, rep.Lambda, rep.Mechanism, rep.NoiseScaleName, rep.NoiseScale)
+}
+
+// countTicks marks an axis of counts at integers only, labelled without
+// decimals.
+type countTicks struct{}
+
+// Ticks returns the integer ticks of plot.DefaultTicks in [min, max] (all
+// integers when the default step is below one).
+func (countTicks) Ticks(min, max float64) []plot.Tick {
+	var out []plot.Tick
+	for _, t := range (plot.DefaultTicks{}).Ticks(min, max) {
+		if t.Label == "" || t.Value != math.Round(t.Value) {
+			continue
+		}
+		out = append(out, plot.Tick{Value: t.Value, Label: strconv.FormatFloat(t.Value, 'f', 0, 64)})
+	}
+	if len(out) < 2 {
+		out = out[:0]
+		for v := math.Ceil(min); v <= max; v++ {
+			out = append(out, plot.Tick{Value: v, Label: strconv.FormatFloat(v, 'f', 0, 64)})
+		}
+	}
+	return out
 }

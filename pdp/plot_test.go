@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"errors"
 	"image/png"
+	"math"
 	"strings"
 	"testing"
 
@@ -62,5 +63,25 @@ func TestWriteFigureSeries(t *testing.T) {
 	series[1].Values = []float64{-1}
 	if err := WriteFigure(&buf, "title", series); !errors.Is(err, ErrInput) {
 		t.Errorf("a negative epsilon drawn: %v", err)
+	}
+}
+
+// TestCountTicks: the histogram's count axis is marked at integers only,
+// without decimals, for large and small counts.
+func TestCountTicks(t *testing.T) {
+	for _, hi := range []float64{52.5, 2.1, 1000} {
+		ticks := countTicks{}.Ticks(0, hi)
+		labelled := 0
+		for _, tk := range ticks {
+			if tk.Value != math.Round(tk.Value) || strings.Contains(tk.Label, ".") {
+				t.Errorf("[0, %v]: tick %v labelled %q", hi, tk.Value, tk.Label)
+			}
+			if tk.Label != "" {
+				labelled++
+			}
+		}
+		if labelled < 2 {
+			t.Errorf("[0, %v]: ticks %v", hi, ticks)
+		}
 	}
 }

@@ -5,8 +5,10 @@ import (
 	"fmt"
 	"math"
 
+	"github.com/stabpriv/stabpriv/dp"
 	"github.com/stabpriv/stabpriv/internal/check"
 	"github.com/stabpriv/stabpriv/losses"
+	"github.com/stabpriv/stabpriv/modelfile"
 	"github.com/stabpriv/stabpriv/trainer"
 )
 
@@ -45,6 +47,17 @@ type PublicConstants struct {
 	// NotCovered lists what a DP claim about the rows does not cover
 	// (preprocessing fitted on the rows, for example).
 	NotCovered []string `json:"-"`
+	// Binding identifies the published release the constants are of (nil
+	// for a simulated release).
+	Binding *Binding `json:"-"`
+}
+
+// Binding identifies the release of a model file: the SHA-256 of its
+// weights (dp.WeightsSHA256) and its certificate's claim. A summary
+// carries it so that it can be checked against the model file.
+type Binding struct {
+	WeightsSHA256  string
+	Epsilon, Delta float64
 }
 
 // Check validates the constants.
@@ -170,6 +183,38 @@ func (sim *Simulation) publicConstants(kappa float64, classes, n, dim int, m Mec
 // standardizedNote is what a summary's claim does not cover when the
 // features were standardized with statistics of the training rows.
 const standardizedNote = "the features were standardized with statistics of the training rows: replacing a row changes them, and so every row, which the claim does not cover (it holds for the standardized rows)"
+
+// bindingOf returns the binding of a model file's release.
+func bindingOf(c *dp.Certificate) *Binding {
+	return &Binding{WeightsSHA256: c.WeightsSHA256, Epsilon: c.Epsilon, Delta: c.Delta}
+}
+
+// ModelConstants returns the public constants of the release of a model
+// file from the file alone (no rows), bound to it (Binding): what a
+// summary of its per-instance epsilons must state, but the solver's
+// tolerance, which is the analysis's (zero here). It is an error wrapping
+// ErrNotPublishable when the release has no data-independent bound on a
+// row's contribution, ErrInput when the objective cannot be rebuilt.
+func ModelConstants(r *modelfile.Released) (*PublicConstants, error) {
+	if r == nil || r.Certificate == nil || r.Certificate.Run == nil {
+		return nil, fmt.Errorf("%w: a model file without a certificate or run record", ErrInput)
+	}
+	c := r.Certificate
+	cfg, _, _, err := releaseObjective(r)
+	if err != nil {
+		return nil, err
+	}
+	m, err := NewMechanism(c.Mechanism, c.NoiseScale, c.Delta)
+	if err != nil {
+		return nil, err
+	}
+	pc, err := releasePublicConstants(cfg, c.Run, c.Run.N, c.Dim, m, r.Preprocessing.Mode.Inside())
+	if err != nil {
+		return nil, fmt.Errorf("%w: %w", ErrNotPublishable, err)
+	}
+	pc.Binding = bindingOf(c)
+	return pc, nil
+}
 
 // releasePublicConstants returns the public constants of the release of a
 // model file: the objective cfg the run optimized (releaseObjective), its

@@ -194,8 +194,9 @@ type Report struct {
 	ReplaceEpsilon  *Stats `json:"replace_epsilon,omitempty"`
 	ReplaceRelation string `json:"replace_relation"`
 	FlipToRemove    *Stats `json:"flip_to_remove,omitempty"`
-	// OnAverageKL is the on-average KL-privacy of a Gaussian release, each
-	// training row replaced by a held-out row (OnAverageKLFresh); nil for
+	// OnAverageKL estimates the on-average KL-privacy of a Gaussian
+	// release, training rows replaced by held-out rows (OnAverageKLFresh;
+	// an estimate with its standard error, not a bound); nil for
 	// Laplace and gamma and without held-out rows.
 	OnAverageKL *OnAverage `json:"on_average_kl,omitempty"`
 	// Targets summarizes the epsilon of targets outside the data set

@@ -319,6 +319,19 @@ type AdaOPSResult struct {
 	Sigma float64
 }
 
+// CondError reports an AdaOPS condition number kappa outside Algorithm 1's
+// range (0, Max], Max = n eps/(4 d (1 + log(4/delta))) for n rows of d
+// features.
+type CondError struct {
+	Cond, Max float64
+	N, D      int
+}
+
+// Error states the range.
+func (e *CondError) Error() string {
+	return fmt.Sprintf("kappa = %v, Algorithm 1 needs 0 < kappa <= n eps/(4 d (1 + log(4/delta))) = %.6g (n = %d, d = %d)", e.Cond, e.Max, e.N, e.D)
+}
+
 // AdaOPS is Wang's Algorithm 1 (Per-instance DP, Section 4.2), OPS with
 // adaptive regularization, with its (eps, delta)-DP guarantee
 // (Proposition 17) for rows with ||x|| <= 1 and |y| <= 1 (checked; an
@@ -372,7 +385,7 @@ func AdaOPS(x *mat.Dense, y []float64, cfg AdaOPSConfig) (*AdaOPSResult, error) 
 	nf, df := float64(n), float64(d)
 	kmax := nf * eps / (4 * df * (1 + math.Log(4/delta)))
 	if !(kappa > 0 && kappa <= kmax) {
-		return nil, fmt.Errorf("%w: kappa = %v, Algorithm 1 needs 0 < kappa <= n eps/(4 d (1 + log(4/delta))) = %.6g", ErrInput, kappa, kmax)
+		return nil, fmt.Errorf("%w: %w", ErrInput, &CondError{Cond: kappa, Max: kmax, N: n, D: d})
 	}
 	// gamma_n depends on (n, d, eps, delta, kappa) only.
 	gamma, err := adaOPSGamma(n, d, eps, delta, kappa)

@@ -24,11 +24,25 @@ func runCertify(_ context.Context, args []string, stdout, stderr io.Writer) erro
 	fs := flag.NewFlagSet("certify", flag.ContinueOnError)
 	fs.SetOutput(io.Discard)
 	fs.Usage = func() {}
-	if err := fs.Parse(args); err != nil {
+	model := fs.String("model", "", "")
+	err := fs.Parse(args)
+	if err == nil && fs.NArg() > 1 {
+		// Flags after the file: certify summary.dp.json --model m.json.
+		path := fs.Arg(0)
+		if err = fs.Parse(fs.Args()[1:]); err == nil {
+			args = append([]string{path}, fs.Args()...)
+			err = fs.Parse(args)
+		}
+	}
+	if err != nil {
 		if errors.Is(err, flag.ErrHelp) {
-			fmt.Fprint(stderr, "Usage: stabpriv certify model.json\n       stabpriv certify summary.dp.json\n\n"+
+			fmt.Fprint(stderr, "Usage: stabpriv certify model.json\n       stabpriv certify summary.dp.json [--model model.json]\n\n"+
 				"A summary.dp.json (stabpriv pdp --publish-epsilon) is verified the same way: every\n"+
-				"number but the mechanism's draws is rebuilt from its published inputs.\n\n"+
+				"number but the mechanism's draws is rebuilt from its published inputs. A summary of\n"+
+				"a model file's release (pdp --model) carries the file's weights SHA-256 and claim;\n"+
+				"with --model, certify checks them and the summary's constants against that file\n"+
+				"(which must verify). A summary of rows standardized with their own statistics is\n"+
+				"NOT PRIVATE FOR THE TABLE (exit 3). It lists what no file can show.\n\n"+
 				"Verifies a model file written by 'stabpriv train --out model.json' from what it\n"+
 				"publishes: it rebuilds everything beside the weights from the published inputs\n"+
 				"(the run constants that follow from the loss, the step of every pass, the\n"+
@@ -51,7 +65,10 @@ func runCertify(_ context.Context, args []string, stdout, stderr io.Writer) erro
 	}
 	path := fs.Arg(0)
 	if isSummaryFile(path) {
-		return certifySummary(stdout, path)
+		return certifySummary(stdout, path, *model)
+	}
+	if *model != "" {
+		return usagef("--model applies to a summary file (summary.dp.json); %s is not one", path)
 	}
 	r, err := modelfile.ReadFile(path)
 	if err != nil {

@@ -9,6 +9,7 @@ import (
 	"io"
 	"math"
 	"os"
+	"path/filepath"
 	"strconv"
 	"strings"
 
@@ -87,7 +88,11 @@ var pdpHelp = "Usage: stabpriv pdp [flags] --out DIR\n       stabpriv pdp --mode
 	"targets), summary.json and pdp.png. The values are CONFIDENTIAL: they are computed from the\n" +
 	"data and must not be published. With --publish-epsilon E, it also writes summary.dp.json, a\n" +
 	"DP summary of them with its own certificate (E-DP on top of the release; 'stabpriv certify\n" +
-	"summary.dp.json' verifies it): the one publishable file.\n\n" +
+	"summary.dp.json [--model m.json]' verifies it): the one publishable file. It needs rows not\n" +
+	"standardized with their own statistics (--standardize none, or a model trained with declared\n" +
+	"or estimated bounds) and n lambda large against its number of draws over E: for the logistic\n" +
+	"loss with the default quantiles and levels, n lambda >= about 270, 125, 60, 22, 11 at E = 0.5,\n" +
+	"1, 2, 5, 10 (the defaults here, n lambda = 0.46, bound nothing; pdp warns with the figure).\n\n" +
 	"With --model, the release is the one of a model file written by train: the training rows are\n" +
 	"rebuilt from the same CSV (the file's schema, split and preprocessing), the objective and the\n" +
 	"noise come from its certificate, and each row's per-instance epsilon is compared with the\n" +
@@ -338,7 +343,10 @@ func runPDP(_ context.Context, args []string, stdout, stderr io.Writer) error {
 	} else {
 		res, err = pdp.Simulate(ds, sim)
 	}
+	var cond *pdp.CondError
 	switch {
+	case errors.As(err, &cond):
+		return usagef("--cond %v is above AdaOPS's limit %.6g = n eps/(4 d (1 + log(4/delta))) for n = %d training rows, d = %d weights, --epsilon %v, --delta %v: lower --cond or raise --epsilon", s.cond, cond.Max, cond.N, cond.D, s.epsilon, s.delta)
 	case errors.Is(err, pdp.ErrNoBound):
 		return usagef("--epsilon %v: %w; pass --sigma S to analyse Gaussian noise of a fixed scale", s.epsilon, err)
 	case errors.Is(err, pdp.ErrSingular) || errors.Is(err, pdp.ErrNotSmooth):
@@ -355,6 +363,9 @@ func runPDPModel(s *pdpSettings, stdout io.Writer) error {
 	r, err := modelfile.ReadFile(s.model)
 	if err != nil {
 		return err
+	}
+	if s.publish != nil && !r.Preprocessing.Mode.Inside() {
+		return usagef("--publish-epsilon with --model %s: %v (the model's features were standardized with statistics of the training rows: replacing one row changes every row, so no summary of them is private for the table); %s", s.model, pdp.ErrNotPublishable, standardizedFix)
 	}
 	tab, source := (*datasets.Table)(nil), s.data
 	if s.data != "" {
@@ -421,7 +432,7 @@ func writeAndPrintPDP(w io.Writer, res *pdp.Result, s *pdpSettings) error {
 	}
 	printPDP(w, res.Report, s)
 	if sum != nil {
-		printSummary(w, s.publish.stderr, s.out, sum)
+		printSummary(w, s.publish.stderr, filepath.Join(s.out, summaryFile), sum)
 	}
 	return nil
 }
@@ -468,7 +479,11 @@ func printPDP(w io.Writer, r *pdp.Report, s *pdpSettings) {
 		fmt.Fprintf(w, "generalization (Wang, Proposition 9 and Corollary 12): gap of any loss in [0, 1] <= mean e^{2 eps} - 1 + delta (1 + mean e^eps) = %.4g (series terms 2^j/j! E eps^j: %.3g, %.3g, %.3g, %.3g; a plug-in estimate of the expected gap's bound)\n",
 			g.Bound, g.Series[0], g.Series[1], g.Series[2], g.Series[3])
 	}
-	fmt.Fprintf(w, "sensitivity: median %.4g, max %.4g; largest relative one-step error among the %d exact rows %.2g\n", r.Sensitivity.Median, r.Sensitivity.Max, r.Exact, r.MaxRelOneStepError)
+	fmt.Fprintf(w, "sensitivity: median %.4g, max %.4g", r.Sensitivity.Median, r.Sensitivity.Max)
+	if r.Exact > 0 {
+		fmt.Fprintf(w, "; largest relative one-step error among the %d exact rows %.2g", r.Exact, r.MaxRelOneStepError)
+	}
+	fmt.Fprintln(w)
 	if q := r.ReplaceEpsilon; q != nil {
 		fmt.Fprintf(w, "replace-one eps (upper bounds over every replacement): median %.4g, p99 %.4g, max %.4g\n", q.Median, q.P99, q.Max)
 	}
@@ -476,11 +491,11 @@ func printPDP(w io.Writer, r *pdp.Report, s *pdpSettings) {
 		fmt.Fprintf(w, "a label-flipped copy moves the minimizer %.3g times as far as removing the row (median over the rows; max %.3g; one-step estimates)\n", f.Median, f.Max)
 	}
 	if kl := r.OnAverageKL; kl != nil {
-		word := "upper bound"
+		pairs := "each pair's value an upper bound for its pair"
 		if kl.Kind != pdp.KindBound {
-			word = "ESTIMATE"
+			pairs = "some pairs' values one-step estimates without a proven bound"
 		}
-		fmt.Fprintf(w, "on-average KL-privacy of the Gaussian release (each row replaced by a held-out row, %d pairs): %.4g (%s; standard error %.2g)\n", kl.Pairs, kl.KL, word, kl.StdErr)
+		fmt.Fprintf(w, "on-average KL-privacy of the Gaussian release: ESTIMATE %.4g, standard error %.2g (mean over %d replacements of a training row by a held-out row, %d pairings; %s)\n", kl.KL, kl.StdErr, kl.Pairs, kl.Pairings, pairs)
 	}
 	if r.Targets != nil {
 		fmt.Fprintf(w, "held-out rows as added targets (%s): median eps %.4g, max %.4g\n", kindWords(r.TargetKinds), r.Targets.Median, r.Targets.Max)

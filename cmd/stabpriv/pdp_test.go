@@ -135,6 +135,11 @@ func TestPDPDefault(t *testing.T) {
 	if rep.DPEpsilon == nil || *rep.DPEpsilon != 1 || rep.Epsilon.Max >= *rep.WorstCaseEpsilon || len(rep.Top) != 3 || rep.Targets == nil {
 		t.Errorf("summary %+v", rep)
 	}
+	// The data-dependent bound is clamped to the worst case it refines (the
+	// solver's tolerance put it above by 1e-10 at these settings).
+	if rep.PDPForAllEpsilon == nil || *rep.PDPForAllEpsilon > *rep.WorstCaseEpsilon {
+		t.Errorf("pDP for all, this data set %v, above any data set's %v", rep.PDPForAllEpsilon, *rep.WorstCaseEpsilon)
+	}
 	if !strings.Contains(rep.Confidential, "must not be published") || rep.Neighbours != pdp.Neighbours {
 		t.Error("summary lacks the confidentiality or neighbour statement")
 	}
@@ -247,7 +252,7 @@ func TestPDPBadInput(t *testing.T) {
 		{"ops without gamma", []string{"--data", path, "--label", "y", "--loss", "squared", "--mechanism", "ops"}, true, "--gamma"},
 		{"ops of a logistic fit", []string{"--mechanism", "ops", "--gamma", "1"}, true, "--loss squared"},
 		{"adaops without cond", []string{"--data", path, "--label", "y", "--loss", "squared", "--mechanism", "adaops"}, true, "--cond"},
-		{"adaops cond too large", []string{"--data", path, "--label", "y", "--loss", "squared", "--label-bound", "1", "--mechanism", "adaops", "--cond", "50"}, false, "kappa"},
+		{"adaops cond too large", []string{"--data", path, "--label", "y", "--loss", "squared", "--label-bound", "1", "--mechanism", "adaops", "--cond", "50"}, true, "above AdaOPS's limit"},
 		{"adaops rows outside the ball", []string{"--data", path, "--label", "y", "--loss", "squared", "--mechanism", "adaops", "--cond", "0.05", "--epsilon", "8"}, false, "|y| <= 1"},
 		{"gamma with gaussian", []string{"--gamma", "2"}, true, "--gamma applies"},
 		{"precision of ops", []string{"--data", path, "--label", "y", "--loss", "squared", "--mechanism", "ops", "--gamma", "1", "--precision", path}, true, "--precision applies"},
@@ -276,6 +281,9 @@ func TestPDPBadInput(t *testing.T) {
 			}
 			if !strings.Contains(err.Error(), tc.want) {
 				t.Errorf("error %q lacks %q", err, tc.want)
+			}
+			if tc.name == "adaops cond too large" && strings.Count(err.Error(), "pdp:") > 1 {
+				t.Errorf("error %q repeats the command's prefix", err)
 			}
 		})
 	}

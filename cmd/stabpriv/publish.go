@@ -12,6 +12,7 @@ import (
 	"github.com/stabpriv/stabpriv/dp"
 	"github.com/stabpriv/stabpriv/internal/check"
 	"github.com/stabpriv/stabpriv/internal/safefile"
+	"github.com/stabpriv/stabpriv/modelfile"
 	"github.com/stabpriv/stabpriv/pdp"
 	"github.com/stabpriv/stabpriv/pdp/publish"
 	"github.com/stabpriv/stabpriv/perturb"
@@ -88,15 +89,24 @@ func (f *publishFlags) settings(set map[string]bool, stderr io.Writer) (*publish
 	return ps, nil
 }
 
+// standardizedFix names the ways to a summary that is private for the
+// table.
+const standardizedFix = "use --standardize none (rows clipped into the unit ball), or train the model with declared or estimated bounds " +
+	"(stabpriv train --bounds FILE, --bounds-all lo,hi or --bounds-share) and summarize it with pdp --model"
+
 // checkSimulation refuses, before any work, a summary of a simulated
 // release that has no data-independent bound on a row's influence: lambda
-// = 0, or rows whose norm bound is assumed rather than enforced.
+// = 0, rows whose norm bound is assumed rather than enforced, or rows
+// standardized with their own statistics (replacing one row changes every
+// row, which no summary's neighbourhood covers).
 func (ps *publishSettings) checkSimulation(lambda float64, standardize, bias string) error {
 	switch {
 	case ps == nil:
 		return nil
 	case lambda == 0:
 		return usagef("--publish-epsilon with --lambda 0: %v (a summary needs lambda > 0: strong convexity bounds every row's influence)", pdp.ErrNotPublishable)
+	case standardize == "train":
+		return usagef("--publish-epsilon with --standardize train: %v (the features are standardized with statistics of the training rows: replacing one row changes every row, so no summary of them is private for the table); %s", pdp.ErrNotPublishable, standardizedFix)
 	case standardize == "none" && bias == "false":
 		return usagef("--publish-epsilon with --standardize none --bias false: %v (the rows are kept as they are, so their norm bound is assumed, not enforced)", pdp.ErrNotPublishable)
 	}
@@ -127,17 +137,38 @@ func writeSummary(dir string, s *publish.Summary) error {
 }
 
 // printSummary prints the summary's claims, and its warnings to stderr.
-func printSummary(w, stderr io.Writer, dir string, s *publish.Summary) {
+func printSummary(w, stderr io.Writer, path string, s *publish.Summary) {
 	c := s.Certificate
 	status := "PUBLISHABLE"
-	if !c.Private {
+	switch {
+	case s.Release.StandardizedOnRows:
+		status = "NOT PRIVATE FOR THE TABLE: rows standardized with their own statistics, do not publish"
+	case !c.Private:
 		status = "NOT PRIVATE: seeded draws, for tests"
 	}
 	fmt.Fprintf(w, "\nDP summary (%s, %s): (%g, %g)-DP for replace-one neighbours, on top of the release; %s; source %s\n",
-		filepath.Join(dir, summaryFile), status, c.Epsilon, c.Delta, s.Derived.CompositionRule, c.Source)
-	fmt.Fprintf(w, "  every row: eps <= %.4g (worst case, no budget); each claim below holds with probability >= %.4g\n", s.Derived.WorstCaseEpsilon, 1-s.Derived.QueryBeta)
+		path, status, c.Epsilon, c.Delta, s.Derived.CompositionRule, c.Source)
+	if r := s.Release; r.WeightsSHA256 != "" {
+		fmt.Fprintf(w, "  release: the model file with weights SHA-256 %s, certified (%g, %g)-DP; together with it (%g, %g)-DP by composition\n",
+			r.WeightsSHA256, r.ReleaseEpsilon, r.ReleaseDelta, r.ReleaseEpsilon+c.Epsilon, r.ReleaseDelta+c.Delta)
+	} else {
+		fmt.Fprintln(w, "  release: simulated (no model file; the summary is bound to no published weights)")
+	}
+	fmt.Fprintf(w, "  every row: eps <= %.4g (worst case, no budget)", s.Derived.WorstCaseEpsilon)
+	if s.Derived.Queries > 0 {
+		fmt.Fprintf(w, "; each claim below holds with probability >= %.4g", 1-s.Derived.QueryBeta)
+	}
+	fmt.Fprintln(w)
 	for _, q := range s.Quantiles {
-		fmt.Fprintf(w, "  quantile %g: at least %d of %d rows (%.2f%%) have eps <= %.4g\n", q.Q, q.RowsAtLeast, s.Release.N, 100*q.ShareAtLeast, q.EpsilonAtMost)
+		name := fmt.Sprintf("quantile %g", q.Q)
+		if q.Q == 1 {
+			name = "maximum"
+		}
+		if !q.Bounded {
+			fmt.Fprintf(w, "  %s: not bounded at this budget (ceil(q n) plus the rank slack %d exceeds n = %d; only the worst case eps <= %.4g holds)\n", name, s.Derived.QuantileSlack, s.Release.N, q.EpsilonAtMost)
+			continue
+		}
+		fmt.Fprintf(w, "  %s: at least %d of %d rows (%.2f%%) have eps <= %.4g\n", name, q.RowsAtLeast, s.Release.N, 100*q.ShareAtLeast, q.EpsilonAtMost)
 	}
 	for _, l := range s.Levels {
 		fmt.Fprintf(w, "  level %g: at least %d of %d rows (%.2f%%) have eps <= %g\n", l.Epsilon, l.RowsAtLeast, s.Release.N, 100*l.ShareAtLeast, l.Epsilon)
@@ -164,8 +195,10 @@ func isSummaryFile(path string) bool {
 }
 
 // certifySummary is certify for a summary file: it verifies it
-// (publish.Verify) and prints its claims.
-func certifySummary(stdout io.Writer, path string) error {
+// (publish.Verify), checks it against the model file at model when given
+// (publish.CheckModel), and prints its claims and what was and was not
+// verified.
+func certifySummary(stdout io.Writer, path, model string) error {
 	s, err := publish.ReadFile(path)
 	if err != nil {
 		return err
@@ -174,18 +207,43 @@ func certifySummary(stdout io.Writer, path string) error {
 	if err != nil {
 		return fmt.Errorf("%s: %w", path, err)
 	}
-	if private {
+	if model != "" {
+		r, err := modelfile.ReadFile(model)
+		if err != nil {
+			return err
+		}
+		if err := publish.CheckModel(s, r); err != nil {
+			return fmt.Errorf("%s against %s: %w", path, model, err)
+		}
+	}
+	switch {
+	case private:
 		fmt.Fprintln(stdout, "VERIFIED DP SUMMARY: the file equals the summary its published inputs and draws give (its provenance cannot be checked)")
-	} else {
+	case s.Release.StandardizedOnRows:
+		fmt.Fprintf(stdout, "NOT PRIVATE FOR THE TABLE: %s\n", strings.TrimPrefix(why, "NOT PRIVATE FOR THE TABLE: "))
+	default:
 		fmt.Fprintf(stdout, "NOT A PRIVATE SUMMARY: %s\n", why)
 	}
-	printSummary(stdout, io.Discard, filepath.Dir(path), s)
+	printSummary(stdout, io.Discard, path, s)
 	fmt.Fprintf(stdout, "\nmechanism: %s; %s\nneighbouring: %s\nsensitivity: %s\nreference: %s\nnot covered:\n", s.Certificate.Mechanism, s.Certificate.Composition.Rule, s.Certificate.Neighbouring, s.Certificate.Sensitivity, s.Certificate.Citation)
 	for _, a := range s.Certificate.Assumptions {
 		fmt.Fprintf(stdout, "  - %s\n", a)
 	}
 	for _, m := range s.Warnings {
 		fmt.Fprintf(stdout, "warning: %s\n", m)
+	}
+	fmt.Fprintln(stdout, "\nVerified in this file:")
+	for _, m := range publish.Checked {
+		fmt.Fprintf(stdout, "  - %s\n", m)
+	}
+	if model != "" {
+		fmt.Fprintf(stdout, "  - %s (%s)\n", publish.CheckedModel, model)
+	} else if s.Release.WeightsSHA256 != "" {
+		fmt.Fprintln(stdout, "  - not against the model file: give it with --model to check the binding")
+	}
+	fmt.Fprintln(stdout, "Not verified (no file can show it):")
+	for _, m := range s.Certificate.NotVerified {
+		fmt.Fprintf(stdout, "  - %s\n", m)
 	}
 	if !private {
 		return &notPrivateError{why}

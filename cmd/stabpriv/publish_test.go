@@ -1,13 +1,17 @@
 package main
 
 import (
+	"bytes"
 	"errors"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
 
+	"github.com/stabpriv/stabpriv/modelfile"
+	"github.com/stabpriv/stabpriv/pdp"
 	"github.com/stabpriv/stabpriv/pdp/publish"
+	"github.com/stabpriv/stabpriv/perturb"
 )
 
 // TestPDPPublish: pdp --publish-epsilon writes summary.dp.json beside the
@@ -16,7 +20,7 @@ import (
 // refuses a tampered copy (exit 1).
 func TestPDPPublish(t *testing.T) {
 	dir := filepath.Join(t.TempDir(), "out")
-	stdout, err := pdpRun(t, "pdp", "--lambda", "0.1", "--exact-top", "0", "--publish-epsilon", "2", "--publish-delta", "1e-6", "--out", dir)
+	stdout, err := pdpRun(t, "pdp", "--lambda", "0.1", "--standardize", "none", "--exact-top", "0", "--publish-epsilon", "2", "--publish-delta", "1e-6", "--out", dir)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -24,6 +28,14 @@ func TestPDPPublish(t *testing.T) {
 		if !strings.Contains(stdout, want) {
 			t.Errorf("output lacks %q:\n%s", want, stdout)
 		}
+	}
+	for _, bad := range []string{"among the 0 exact rows", "maximum: at least"} {
+		if strings.Contains(stdout, bad) {
+			t.Errorf("output has %q:\n%s", bad, stdout)
+		}
+	}
+	if !strings.Contains(stdout, "maximum: not bounded at this budget") {
+		t.Errorf("output does not say the maximum is not bounded:\n%s", stdout)
 	}
 	path := filepath.Join(dir, summaryFile)
 	st, err := os.Stat(path)
@@ -63,7 +75,7 @@ func TestPDPPublish(t *testing.T) {
 	}
 
 	seededDir := filepath.Join(t.TempDir(), "seeded")
-	if _, err := pdpRun(t, "pdp", "--lambda", "0.1", "--exact-top", "0", "--publish-epsilon", "1", "--publish-seed", "4", "--out", seededDir); err != nil {
+	if _, err := pdpRun(t, "pdp", "--lambda", "0.1", "--standardize", "none", "--exact-top", "0", "--publish-epsilon", "1", "--publish-seed", "4", "--out", seededDir); err != nil {
 		t.Fatal(err)
 	}
 	if _, err := pdpRun(t, "certify", filepath.Join(seededDir, summaryFile)); exitCode(err) != 3 {
@@ -71,7 +83,11 @@ func TestPDPPublish(t *testing.T) {
 	}
 }
 
-// TestPDPPublishModel: the summary of a model file's release verifies.
+// TestPDPPublishModel: the summary of a model file's release verifies,
+// carries the file's weights SHA-256 and claim, and certify --model checks
+// them against that file (exit 0) and refuses another model file (exit
+// 5); a model standardized on its training rows is refused before any
+// work (exit 2, nothing written).
 func TestPDPPublishModel(t *testing.T) {
 	data := modelCSV(t, 200, 4)
 	model := trainModel(t, data, "--standardize", "none", "--mechanism", "gaussian-analytic", "--delta", "1e-5",
@@ -89,6 +105,59 @@ func TestPDPPublishModel(t *testing.T) {
 	}
 	if s.Release.N != 200*4/5 || s.Release.Lambda != 0.5 {
 		t.Errorf("summary of n = %d, lambda = %g", s.Release.N, s.Release.Lambda)
+	}
+	r, err := modelfile.ReadFile(model)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if s.Release.WeightsSHA256 != r.Certificate.WeightsSHA256 || s.Release.ReleaseEpsilon != r.Certificate.Epsilon {
+		t.Errorf("summary bound to %q (eps %g), the model file's weights are %q (eps %g)", s.Release.WeightsSHA256, s.Release.ReleaseEpsilon, r.Certificate.WeightsSHA256, r.Certificate.Epsilon)
+	}
+	path := filepath.Join(dir, summaryFile)
+	for _, args := range [][]string{{"certify", path, "--model", model}, {"certify", "--model", model, path}} {
+		out, err := pdpRun(t, args...)
+		if exitCode(err) != 0 || !strings.Contains(out, "against the model file") || !strings.Contains(out, "Not verified") || !strings.Contains(out, r.Certificate.WeightsSHA256) {
+			t.Errorf("%v: exit %d (%v)\n%s", args, exitCode(err), err, out)
+		}
+	}
+	other := trainModel(t, data, "--standardize", "none", "--mechanism", "gaussian-analytic", "--delta", "1e-5",
+		"--lambda", "0.5", "--l1-ratio", "0", "--noise", "seeded", "--noise-seed", "2")
+	if _, err := pdpRun(t, "certify", path, "--model", other); exitCode(err) != 5 || !strings.Contains(err.Error(), "weights_sha256") {
+		t.Errorf("certify against another model file: exit %d, %v", exitCode(err), err)
+	}
+	if _, err := pdpRun(t, "certify", model, "--model", model); exitCode(err) != 2 {
+		t.Errorf("certify model.json --model: exit %d, %v, want a usage error", exitCode(err), err)
+	}
+
+	std := trainModel(t, data, "--standardize", "train", "--mechanism", "gaussian-analytic", "--delta", "1e-5",
+		"--lambda", "0.5", "--l1-ratio", "0", "--noise", "seeded", "--noise-seed", "1")
+	stdDir := filepath.Join(t.TempDir(), "std")
+	_, err = pdpRun(t, "pdp", "--model", std, "--data", data, "--exact-top", "0", "--publish-epsilon", "4", "--out", stdDir)
+	if exitCode(err) != 2 || !strings.Contains(err.Error(), "--standardize none") {
+		t.Errorf("pdp --model of a standardized model with --publish-epsilon: exit %d, %v, want a usage error naming the fix", exitCode(err), err)
+	}
+	if _, serr := os.Stat(stdDir); !os.IsNotExist(serr) {
+		t.Errorf("%s was created", stdDir)
+	}
+}
+
+// TestCertifyStandardizedSummary: a summary file whose rows were
+// standardized on themselves (written by the library, since pdp refuses to)
+// verifies as NOT PRIVATE FOR THE TABLE: exit 3, never PUBLISHABLE.
+func TestCertifyStandardizedSummary(t *testing.T) {
+	p := &pdp.Publishable{Public: pdp.PublicConstants{N: 50, Lambda: 0.5, Lipschitz: 1, Smoothness: 0.25, Tolerance: 1e-10, Dim: 3,
+		Mechanism: pdp.Mechanism{Kind: perturb.AnalyticGaussian, Scale: 0.3, Delta: 1e-6}}, GradNorms: make([]float64, 50)}
+	s, err := publish.Summarize(p, publish.Config{Epsilon: 1, StandardizedOnRows: true}, perturb.Secure(), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	path := filepath.Join(t.TempDir(), summaryFile)
+	if err := writeSummary(filepath.Dir(path), s); err != nil {
+		t.Fatal(err)
+	}
+	out, err := pdpRun(t, "certify", path)
+	if exitCode(err) != 3 || !strings.Contains(out, "NOT PRIVATE FOR THE TABLE") || strings.Contains(out, "PUBLISHABLE") || strings.Contains(out, "VERIFIED DP SUMMARY") {
+		t.Errorf("certify of a standardized summary: exit %d (%v)\n%s", exitCode(err), err, out)
 	}
 }
 
@@ -111,6 +180,8 @@ func TestPDPPublishBadInput(t *testing.T) {
 		{[]string{"--publish-epsilon", "1", "--publish-beta", "0"}, "beta = 0"},
 		{[]string{"--publish-epsilon", "1", "--lambda", "0", "--sigma", "1"}, "lambda > 0"},
 		{[]string{"--publish-epsilon", "1", "--standardize", "none", "--bias", "false"}, "not enforced"},
+		{[]string{"--publish-epsilon", "1"}, "--standardize train"},
+		{[]string{"--publish-epsilon", "1", "--standardize", "train"}, "--standardize none"},
 	} {
 		dir := filepath.Join(t.TempDir(), "out")
 		_, err := pdpRun(t, append(append([]string{"pdp"}, tc.args...), "--out", dir)...)
@@ -120,5 +191,19 @@ func TestPDPPublishBadInput(t *testing.T) {
 		if _, serr := os.Stat(dir); !os.IsNotExist(serr) {
 			t.Errorf("%v: %s was created", tc.args, dir)
 		}
+	}
+}
+
+// TestPDPPublishUselessWarns: at pdp's default lambda (n lambda = 0.46) the
+// summary bounds nothing, and pdp warns on stderr with the n lambda a
+// useful summary needs at that budget.
+func TestPDPPublishUselessWarns(t *testing.T) {
+	var out, errw bytes.Buffer
+	dir := filepath.Join(t.TempDir(), "out")
+	if err := run([]string{"pdp", "--standardize", "none", "--exact-top", "0", "--publish-epsilon", "1", "--publish-seed", "1", "--out", dir}, &out, &errw); err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(errw.String(), "a useful summary needs n lambda >= ") || !strings.Contains(errw.String(), "here n lambda = 0.455") {
+		t.Errorf("stderr:\n%s", errw.String())
 	}
 }

@@ -28,8 +28,18 @@
 // sensitivity is 1 by construction (Length's doc comment has the proof),
 // sampled over a data-independent grid; its accuracy in units of B is
 // about rho (2/eps) ln(grid size), so the summary is useful when n lambda
-// is large against beta_s/eps (Summarize warns from public constants
-// only when it is not).
+// is large against beta_s/eps (UsefulNLambda gives the figure; Summarize
+// warns from public constants only when it is not). A quantile whose rank
+// ceil(q n) + K exceeds n (the maximum always) is not drawn and is
+// reported not bounded; quantiles of equal rank share one draw; bounds
+// and shares are published as running maxima, so they are monotone.
+//
+// What it does not cover. The neighbourhood holds every other row fixed:
+// rows standardized with statistics of the training rows all move when
+// one is replaced, so such a summary (standardized_on_rows) is not
+// private for the table and Verify says so. A summary of a model file's
+// release binds its weights' SHA-256 and claim (CheckModel checks them
+// against the file); the certificate lists what no check can show.
 //
 // Format. Summary is the summary.dp.json file of stabpriv pdp
 // --publish-epsilon: versioned (Format), with its certificate

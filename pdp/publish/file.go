@@ -9,6 +9,8 @@ import (
 	"os"
 	"strings"
 
+	"github.com/stabpriv/stabpriv/modelfile"
+	"github.com/stabpriv/stabpriv/pdp"
 	"github.com/stabpriv/stabpriv/perturb"
 )
 
@@ -120,9 +122,13 @@ func Verify(s *Summary) (private bool, why string, err error) {
 	if len(s.Quantiles) != len(pl.quantiles) || len(s.Levels) != len(pl.levels) {
 		return false, "", fmt.Errorf("%w: %d quantiles and %d levels for a budget of %d and %d", ErrFile, len(s.Quantiles), len(s.Levels), len(pl.quantiles), len(pl.levels))
 	}
-	q := make([]int, len(s.Quantiles))
-	for i, v := range s.Quantiles {
-		q[i] = v.GridIndex
+	// One draw per rank, read from its first quantile: the others must
+	// repeat it (the rebuilt file would differ).
+	q := make([]int, len(pl.ranks))
+	for i, qp := range pl.quantiles {
+		if qp.draw >= 0 && (i == 0 || pl.quantiles[i-1].draw != qp.draw) {
+			q[qp.draw] = s.Quantiles[i].GridIndex
+		}
 	}
 	l := make([]int, len(s.Levels))
 	for i, v := range s.Levels {
@@ -140,7 +146,10 @@ func Verify(s *Summary) (private bool, why string, err error) {
 	if !bytes.Equal(got, exp) {
 		return false, "", fmt.Errorf("%w: the file differs from the summary its published inputs and draws give: %s", ErrFile, firstDiff(got, exp))
 	}
-	if !want.Certificate.Private {
+	switch {
+	case s.Release.StandardizedOnRows:
+		return false, "NOT PRIVATE FOR THE TABLE: the features were standardized with statistics of the training rows, so replacing one row changes every row and the summary's neighbourhood does not hold (use --standardize none, or declared or estimated bounds as in train)", nil
+	case !want.Certificate.Private:
 		return false, fmt.Sprintf("the draws came from a seeded generator whose seed (%d) is published: anyone can recompute them", *c.NoiseSeed), nil
 	}
 	return true, "", nil
@@ -156,3 +165,50 @@ func firstDiff(got, want []byte) string {
 	}
 	return fmt.Sprintf("%d lines, want %d", len(g), len(w))
 }
+
+// CheckModel checks that a summary is of the release of the model file r:
+// the file must verify (modelfile.Verify), and the summary's binding (the
+// weights' SHA-256 and the certificate's claim) and every public constant
+// it states but the solver's tolerance (mechanism, noise, n, dim, lambda,
+// the Lipschitz and smoothness constants, standardized_on_rows) must
+// equal those the model file gives (pdp.ModelConstants). An error wraps
+// ErrFile and names the first difference. It does not show that the rows
+// summarized were the model's training rows.
+func CheckModel(s *Summary, r *modelfile.Released) error {
+	if s == nil || r == nil {
+		return fmt.Errorf("%w: no summary or no model file", ErrFile)
+	}
+	if _, _, err := modelfile.Verify(r); err != nil {
+		return fmt.Errorf("%w: the model file does not verify: %w", ErrFile, err)
+	}
+	if s.Release.WeightsSHA256 == "" {
+		return fmt.Errorf("%w: the summary is of a simulated release, bound to no model file", ErrFile)
+	}
+	pc, err := pdp.ModelConstants(r)
+	if err != nil {
+		return fmt.Errorf("%w: the model file gives no summary constants: %w", ErrFile, err)
+	}
+	b := pc.Binding
+	want := Release{Mechanism: pc.Mechanism.Kind, NoiseScale: pc.Mechanism.Scale, NoiseDelta: pc.Mechanism.Delta, Dim: pc.Dim,
+		N: pc.N, Lambda: pc.Lambda, Lipschitz: pc.Lipschitz, Smoothness: pc.Smoothness, Tolerance: s.Release.Tolerance,
+		StandardizedOnRows: len(pc.NotCovered) > 0, WeightsSHA256: b.WeightsSHA256, ReleaseEpsilon: b.Epsilon, ReleaseDelta: b.Delta}
+	if s.Release != want {
+		g, _ := json.MarshalIndent(s.Release, "", "  ")
+		w, _ := json.MarshalIndent(want, "", "  ")
+		return fmt.Errorf("%w: the summary is not of this model file's release: %s", ErrFile, firstDiff(g, w))
+	}
+	return nil
+}
+
+// Checked lists what Verify checks of a summary file, and CheckedModel
+// what CheckModel adds; the certificate's not_verified list says what
+// neither can.
+var (
+	Checked = []string{
+		"the format, and that the file has no field beyond it, in the form stabpriv writes",
+		"every derived constant (bound B, worst case, shift, grid, draws and their epsilon, slacks), rebuilt from the release's constants and the budget",
+		"the certificate: the ledger (one charge per draw), the composition, the claim, the not-covered and not-verified lists",
+		"every published bound and share, rebuilt from the draws; the draws in their ranges",
+	}
+	CheckedModel = "against the model file: it verifies, and the summary's weights SHA-256, the release's claim, noise, n, dim, lambda, loss constants and standardization equal the file's"
+)

@@ -5,6 +5,8 @@ import (
 	"fmt"
 	"math"
 	"slices"
+	"strconv"
+	"strings"
 
 	"github.com/stabpriv/stabpriv/dp"
 	"github.com/stabpriv/stabpriv/internal/check"
@@ -13,10 +15,10 @@ import (
 )
 
 // Format is the format name written into every summary file.
-const Format = "stabpriv-pdp-summary/1"
+const Format = "stabpriv-pdp-summary/2"
 
 // CertificateVersion is the version of the summary's certificate.
-const CertificateVersion = "stabpriv-pdp-summary-certificate/1"
+const CertificateVersion = "stabpriv-pdp-summary-certificate/2"
 
 // ErrInput is wrapped by every error about unusable input (a bad budget,
 // quantile or level, inconsistent constants); ErrFile by every error about
@@ -61,8 +63,9 @@ type Config struct {
 	// of rows whose per-instance epsilon is at most it.
 	Levels []float64
 	// StandardizedOnRows says the features were standardized with
-	// statistics of the training rows (the claim does not cover that); it
-	// is set from the analysis by Summarize.
+	// statistics of the training rows: the summary is then not private for
+	// the table (Verify's verdict) and never PUBLISHABLE. Summarize also
+	// sets it from the analysis.
 	StandardizedOnRows bool
 }
 
@@ -90,8 +93,18 @@ type Release struct {
 	Smoothness float64 `json:"smoothness"`
 	Tolerance  float64 `json:"solver_tolerance"`
 	// StandardizedOnRows: the features were standardized with statistics
-	// of the training rows.
+	// of the training rows. Replacing one row then changes every row, which
+	// the shift does not bound: such a summary is not private for the table
+	// (Verify says so) and never PUBLISHABLE.
 	StandardizedOnRows bool `json:"standardized_on_rows"`
+	// WeightsSHA256 binds the summary to the release of a model file: its
+	// certificate's weights_sha256 (dp.WeightsSHA256); ReleaseEpsilon and
+	// ReleaseDelta are that certificate's claim. All three are empty for a
+	// simulated release, which publishes no weights. certify --model checks
+	// them, and the constants above, against the model file.
+	WeightsSHA256  string  `json:"weights_sha256"`
+	ReleaseEpsilon float64 `json:"release_epsilon"`
+	ReleaseDelta   float64 `json:"release_delta"`
 }
 
 // constants returns the release as pdp's public constants.
@@ -121,7 +134,9 @@ type Derived struct {
 	GridStep float64 `json:"grid_step"`
 	GridSize int     `json:"grid_size"`
 	// Queries is the number of exponential-mechanism draws, each
-	// QueryEpsilon-DP, composed by CompositionRule.
+	// QueryEpsilon-DP, composed by CompositionRule: one per distinct rank
+	// of a bounded quantile (quantiles of equal rank share a draw) and one
+	// per level below the worst case.
 	Queries         int     `json:"queries"`
 	QueryEpsilon    float64 `json:"query_epsilon"`
 	CompositionRule string  `json:"composition_rule"`
@@ -136,13 +151,23 @@ type Derived struct {
 // Quantile is the published bound for one quantile.
 type Quantile struct {
 	Q float64 `json:"q"`
-	// Rank is the rank the draw aimed at, ceil(q n) + QuantileSlack capped
-	// at n; GridIndex is the draw, the grid value t = min(1, GridIndex*h).
+	// Bounded is false when ceil(q n) + QuantileSlack exceeds n: the
+	// mechanism cannot bound that quantile at this budget (the maximum,
+	// q = 1, never: one replaced row is arbitrary), nothing is drawn, and
+	// only the worst case holds (EpsilonAtMost the worst-case epsilon, for
+	// all n rows).
+	Bounded bool `json:"bounded"`
+	// Rank is the rank the draw aimed at, ceil(q n) + QuantileSlack (0 when
+	// not bounded); quantiles of equal rank share one draw. GridIndex is
+	// the draw (-1 when not bounded); the published grid value t is
+	// min(1, g h) with g the largest draw at this rank or below, so that
+	// the bounds are monotone in q (a post-processing: a larger t keeps
+	// the claim).
 	Rank      int `json:"rank"`
 	GridIndex int `json:"grid_index"`
 	// EpsilonAtMost is phi(B min(1, t + K rho)): with probability at least
-	// 1 - QueryBeta, at least RowsAtLeast rows (ShareAtLeast of n) have a
-	// per-instance epsilon at most it.
+	// 1 - QueryBeta, at least RowsAtLeast = Rank - K >= ceil(q n) rows
+	// (ShareAtLeast of n) have a per-instance epsilon at most it.
 	EpsilonAtMost float64 `json:"epsilon_at_most"`
 	RowsAtLeast   int     `json:"rows_at_least"`
 	ShareAtLeast  float64 `json:"share_at_least"`
@@ -158,7 +183,9 @@ type Level struct {
 	Threshold float64 `json:"threshold"`
 	Count     int     `json:"count"`
 	// With probability at least 1 - QueryBeta, at least RowsAtLeast rows
-	// (ShareAtLeast of n) have a per-instance epsilon at most Epsilon.
+	// (ShareAtLeast of n) have a per-instance epsilon at most Epsilon: the
+	// count's claim, or a lower level's when larger (rows at most a lower
+	// level are at most this one: the shares are monotone).
 	RowsAtLeast  int     `json:"rows_at_least"`
 	ShareAtLeast float64 `json:"share_at_least"`
 }
@@ -175,7 +202,8 @@ type Charge struct {
 // Certificate states the summary's claim, in the style of dp.Certificate.
 type Certificate struct {
 	Version string `json:"version"`
-	// Private is true only for draws from the secure source.
+	// Private is true only for draws from the secure source on rows not
+	// standardized with their own statistics.
 	Private bool `json:"private"`
 	// Mechanism, Epsilon and Delta are the claim: the summary is
 	// (Epsilon, Delta)-DP with respect to Neighbouring.
@@ -192,7 +220,10 @@ type Certificate struct {
 	// Composition is the rule that adds the ledger up to the claim.
 	Composition dp.Composition `json:"composition"`
 	Assumptions []string       `json:"not_covered"`
-	Citation    string         `json:"citation"`
+	// NotVerified lists what Verify (and certify) cannot check from the
+	// file: what the producer states.
+	NotVerified []string `json:"not_verified"`
+	Citation    string   `json:"citation"`
 }
 
 // Summary is the DP summary of the per-instance epsilons of a release: the
@@ -213,9 +244,30 @@ type Summary struct {
 	Warnings []string `json:"warnings"`
 }
 
-// Status is the summary's status line.
+// Status is the status line of a private summary.
 const Status = "PUBLISHABLE: a differentially private summary of the per-instance epsilons of the release's training rows, " +
 	"with its own certificate; each number bounds the per-instance epsilons from above, with the stated probability over the summary's randomness"
+
+// Status lines of summaries that are not private.
+const (
+	// StatusStandardized: the rows were standardized with their own
+	// statistics.
+	StatusStandardized = "NOT PRIVATE FOR THE TABLE: the features were standardized with statistics of the training rows, so replacing one row " +
+		"changes every row and the summary's neighbourhood does not hold; do not publish (use --standardize none, or declared or estimated bounds as in train)"
+	// StatusSeeded: the draws came from a seeded source.
+	StatusSeeded = "NOT PRIVATE: the draws came from a seeded generator whose seed is published (for tests); do not publish"
+)
+
+// status returns the status line of a summary.
+func status(standardized, secure bool) string {
+	switch {
+	case standardized:
+		return StatusStandardized
+	case !secure:
+		return StatusSeeded
+	}
+	return Status
+}
 
 // Neighbouring is the summary's neighbouring relation.
 const Neighbouring = "replace-one: training sets of the same size n that differ in one row (docs/DESIGN.md, section 1: DP certificates)"
@@ -256,6 +308,9 @@ func Summarize(p *pdp.Publishable, cfg Config, src perturb.Source, seed *uint64)
 		N: pc.N, Lambda: pc.Lambda, Lipschitz: pc.Lipschitz, Smoothness: pc.Smoothness, Tolerance: pc.Tolerance,
 		StandardizedOnRows: cfg.StandardizedOnRows || len(pc.NotCovered) > 0,
 	}
+	if b := pc.Binding; b != nil {
+		rel.WeightsSHA256, rel.ReleaseEpsilon, rel.ReleaseDelta = b.WeightsSHA256, b.Epsilon, b.Delta
+	}
 	pl, err := newPlan(rel, cfg.Budget())
 	if err != nil {
 		return nil, err
@@ -264,11 +319,11 @@ func Summarize(p *pdp.Publishable, cfg Config, src perturb.Source, seed *uint64)
 	if err != nil {
 		return nil, err
 	}
-	q := make([]int, len(pl.quantiles))
-	for i, qp := range pl.quantiles {
+	q := make([]int, len(pl.ranks))
+	for i, r := range pl.ranks {
 		lengths := make([]int, pl.derived.GridSize)
 		for g := range lengths {
-			lengths[g] = Length(u, qp.rank, pl.gridValue(g), pl.rho)
+			lengths[g] = Length(u, r, pl.gridValue(g), pl.rho)
 		}
 		q[i] = sample(lengths, pl.derived.QueryEpsilon, src)
 	}
@@ -341,12 +396,17 @@ type plan struct {
 	eps       float64 // delta of the certificate
 	delta     float64
 	quantiles []quantilePlan
-	levels    []levelPlan
+	// ranks are the distinct ranks drawn, increasing: one draw each.
+	ranks  []int
+	levels []levelPlan
 }
 
+// quantilePlan is one quantile: its rank, and the index of its draw in
+// plan.ranks (-1: not bounded, nothing drawn).
 type quantilePlan struct {
 	q    float64
 	rank int
+	draw int
 }
 
 type levelPlan struct {
@@ -370,8 +430,7 @@ func newPlan(rel Release, b Budget) (*plan, error) {
 		return nil, err
 	}
 	d.Shift = pl.rho
-	d.GridStep = math.Min(1, math.Max(pl.rho, 1.0/maxGrid))
-	d.GridSize = int(math.Ceil(1/d.GridStep)) + 1
+	d.GridStep, d.GridSize = grid(pl.rho)
 	for _, l := range b.Levels {
 		lp := levelPlan{level: l, tau: 1, drawn: l < d.WorstCaseEpsilon}
 		if lp.drawn {
@@ -384,30 +443,131 @@ func newPlan(rel Release, b Budget) (*plan, error) {
 			d.Queries++
 		}
 	}
-	d.Queries += len(b.Quantiles)
-	if d.Queries == 0 {
-		// Only levels at or above the worst case: nothing is drawn.
-		d.CompositionRule = "none: every claim follows from the data-independent worst case"
-	} else {
-		d.QueryEpsilon, d.CompositionRule, pl.eps, pl.delta = compose(b.Epsilon, b.Delta, d.Queries)
-		d.QueryBeta = b.Beta / float64(d.Queries)
-		tail := math.Log(1 / d.QueryBeta)
-		// Dwork & Roth, Theorem 3.11 with sensitivity 1: the draw's length
-		// exceeds the optimum by (2/eps)(ln |outputs| + t) with probability
-		// at most e^-t. The optimum is at most ceil(h/(2 rho)) on the grid
-		// (a grid point within h/2 of the order statistic) and 0 for counts.
-		opt := int(math.Ceil(d.GridStep / (2 * pl.rho)))
-		d.QuantileSlack = opt + int(math.Ceil(2/d.QueryEpsilon*(math.Log(float64(d.GridSize))+tail)))
-		d.LevelSlack = int(math.Ceil(2 / d.QueryEpsilon * (math.Log(float64(pc.N+1)) + tail)))
+	levelQueries := d.Queries
+	// Which quantiles are drawn depends on the slack, which depends on the
+	// number of draws: first with every distinct rank drawn, then without
+	// the quantiles whose rank ceil(q n) + K exceeds n at that slack (the
+	// slack only falls, so the others stay below n). All of it is public.
+	base := make([]int, len(b.Quantiles)) // ceil(q n)
+	for i, q := range b.Quantiles {
+		base[i] = int(math.Ceil(q * float64(pc.N)))
 	}
-	for _, q := range b.Quantiles {
-		r := min(pc.N, int(math.Ceil(q*float64(pc.N)))+d.QuantileSlack)
-		pl.quantiles = append(pl.quantiles, quantilePlan{q: q, rank: max(1, r)})
+	pl.slacks(levelQueries + len(distinctRanks(base, 0, pc.N)))
+	k0 := d.QuantileSlack
+	kept := distinctRanks(base, k0, pc.N)
+	pl.slacks(levelQueries + len(kept))
+	for i, q := range b.Quantiles {
+		qp := quantilePlan{q: q, draw: -1}
+		if base[i]+k0 <= pc.N {
+			qp.rank = base[i] + d.QuantileSlack
+			if len(pl.ranks) == 0 || pl.ranks[len(pl.ranks)-1] != qp.rank {
+				pl.ranks = append(pl.ranks, qp.rank)
+			}
+			qp.draw = len(pl.ranks) - 1
+		}
+		pl.quantiles = append(pl.quantiles, qp)
 	}
 	for i := range pl.levels {
 		pl.levels[i].queryTau = pl.levels[i].tau - float64(d.LevelSlack)*pl.rho
 	}
 	return pl, nil
+}
+
+// slacks sets the composition, the failure probability and the slacks of
+// m draws.
+func (pl *plan) slacks(m int) {
+	d := &pl.derived
+	d.Queries = m
+	if m == 0 {
+		// Only levels at or above the worst case and unbounded quantiles:
+		// nothing is drawn.
+		d.CompositionRule = "none: every claim follows from the data-independent worst case"
+		d.QueryEpsilon, d.QueryBeta, d.QuantileSlack, d.LevelSlack, pl.eps, pl.delta = 0, 0, 0, 0, 0, 0
+		return
+	}
+	b := pl.budget
+	d.QueryEpsilon, d.CompositionRule, pl.eps, pl.delta = compose(b.Epsilon, b.Delta, m)
+	d.QueryBeta = b.Beta / float64(m)
+	d.QuantileSlack = quantileSlack(pl.rho, d.QueryEpsilon, d.QueryBeta)
+	// Dwork & Roth, Theorem 3.11 as in quantileSlack, over the n + 1
+	// counts, whose optimum is 0.
+	d.LevelSlack = int(math.Ceil(2 / d.QueryEpsilon * (math.Log(float64(pl.pc.N+1)) + math.Log(1/d.QueryBeta))))
+}
+
+// grid returns the step h and the size of the quantile grid {0, h, ..., 1}
+// at shift rho.
+func grid(rho float64) (float64, int) {
+	h := math.Min(1, math.Max(rho, 1.0/maxGrid))
+	return h, int(math.Ceil(1/h)) + 1
+}
+
+// quantileSlack returns the slack K of a quantile draw of epsilon eps0 at
+// shift rho, exceeded with probability at most beta0: Dwork & Roth,
+// Theorem 3.11 with sensitivity 1, the draw's length exceeds the optimum
+// by (2/eps0)(ln |outputs| + t) with probability at most e^-t; the optimum
+// is at most ceil(h/(2 rho)) on the grid (a grid point within h/2 of the
+// order statistic).
+func quantileSlack(rho, eps0, beta0 float64) int {
+	h, size := grid(rho)
+	return int(math.Ceil(h/(2*rho))) + int(math.Ceil(2/eps0*(math.Log(float64(size))+math.Log(1/beta0))))
+}
+
+// UsefulNLambda returns the smallest n lambda (within 1%) at which a
+// summary with the budget b of a release whose loss has the smoothness s
+// in the weights (pdp.PublicConstants.Smoothness) can be useful: the
+// floor of its quantile bounds, K rho in units of B (rho = 2 s/(n lambda),
+// Shift for a negligible solver tolerance), is below one half, so that a
+// data set whose rows have small epsilons can show it. It counts every
+// quantile below 1 and every level as a draw (the most the budget can be
+// split into). It depends on public constants only; below it, Summarize
+// warns that the budget is too small to be useful.
+func UsefulNLambda(s float64, b Budget) (float64, error) {
+	if err := b.Check(); err != nil {
+		return 0, err
+	}
+	if !check.Positive(s) {
+		return 0, fmt.Errorf("%w: smoothness %v, want finite > 0", ErrInput, s)
+	}
+	q := len(b.Levels)
+	for _, v := range b.Quantiles {
+		if v < 1 {
+			q++
+		}
+	}
+	if q == 0 {
+		return 0, nil
+	}
+	eps0, _, _, _ := compose(b.Epsilon, b.Delta, q)
+	useful := func(nl float64) bool {
+		rho := 2 * s / nl
+		return float64(quantileSlack(rho, eps0, b.Beta/float64(q)))*rho < 0.5
+	}
+	lo, hi := 1e-6, 1.0
+	for !useful(hi) {
+		if lo, hi = hi, 2*hi; hi > 1e15 {
+			return math.Inf(1), nil
+		}
+	}
+	for hi > 1.01*lo {
+		if mid := math.Sqrt(lo * hi); useful(mid) {
+			hi = mid
+		} else {
+			lo = mid
+		}
+	}
+	return hi, nil
+}
+
+// distinctRanks returns the distinct values r + k at most n of the
+// nondecreasing ranks r, increasing.
+func distinctRanks(ranks []int, k, n int) []int {
+	var out []int
+	for _, r := range ranks {
+		if r += k; r <= n && (len(out) == 0 || out[len(out)-1] != r) {
+			out = append(out, r)
+		}
+	}
+	return out
 }
 
 // compose returns the epsilon of each of m pure-DP draws whose
@@ -469,29 +629,40 @@ func (pl *plan) gridValue(g int) float64 {
 	return math.Min(1, float64(g)*pl.derived.GridStep)
 }
 
-// assemble builds the summary from the draws: q[i] the grid index of
-// quantile i, l[i] the count of level i (-1 when not drawn).
+// assemble builds the summary from the draws: q[j] the grid index drawn
+// for rank pl.ranks[j], l[i] the count of level i (-1 when not drawn).
 func (pl *plan) assemble(q, l []int, source string, seed *uint64) (*Summary, error) {
 	d := pl.derived
 	n := pl.pc.N
-	if len(q) != len(pl.quantiles) || len(l) != len(pl.levels) {
-		return nil, fmt.Errorf("%w: %d quantile and %d level draws for %d and %d", ErrFile, len(q), len(l), len(pl.quantiles), len(pl.levels))
+	if len(q) != len(pl.ranks) || len(l) != len(pl.levels) {
+		return nil, fmt.Errorf("%w: %d quantile and %d level draws for %d and %d", ErrFile, len(q), len(l), len(pl.ranks), len(pl.levels))
 	}
-	s := &Summary{Format: Format, Status: Status, Release: pl.rel, Budget: pl.budget, Derived: d,
+	s := &Summary{Format: Format, Status: status(pl.rel.StandardizedOnRows, source == perturb.SourceSecure), Release: pl.rel, Budget: pl.budget, Derived: d,
 		Quantiles: []Quantile{}, Levels: []Level{}}
-	for i, qp := range pl.quantiles {
-		if q[i] < 0 || q[i] >= d.GridSize {
-			return nil, fmt.Errorf("%w: quantile %v: grid index %d outside [0, %d)", ErrFile, qp.q, q[i], d.GridSize)
+	published := make([]int, len(q)) // running maximum of the draws
+	for j, g := range q {
+		if g < 0 || g >= d.GridSize {
+			return nil, fmt.Errorf("%w: rank %d: grid index %d outside [0, %d)", ErrFile, pl.ranks[j], g, d.GridSize)
 		}
-		// len(t) <= K: at most n - r + K values exceed t + K rho.
-		bound, err := pl.phi(math.Min(1, pl.gridValue(q[i])+float64(d.QuantileSlack)*pl.rho))
-		if err != nil {
-			return nil, err
+		published[j] = g
+		if j > 0 {
+			published[j] = max(g, published[j-1])
 		}
-		rows := max(0, qp.rank-d.QuantileSlack)
-		s.Quantiles = append(s.Quantiles, Quantile{Q: qp.q, Rank: qp.rank, GridIndex: q[i], EpsilonAtMost: bound,
-			RowsAtLeast: rows, ShareAtLeast: float64(rows) / float64(n)})
 	}
+	for _, qp := range pl.quantiles {
+		v := Quantile{Q: qp.q, GridIndex: -1, EpsilonAtMost: d.WorstCaseEpsilon, RowsAtLeast: n}
+		if qp.draw >= 0 {
+			// len(t) <= K: at most n - r + K values exceed t + K rho.
+			bound, err := pl.phi(math.Min(1, pl.gridValue(published[qp.draw])+float64(d.QuantileSlack)*pl.rho))
+			if err != nil {
+				return nil, err
+			}
+			v.Bounded, v.Rank, v.GridIndex, v.EpsilonAtMost, v.RowsAtLeast = true, qp.rank, q[qp.draw], bound, qp.rank-d.QuantileSlack
+		}
+		v.ShareAtLeast = float64(v.RowsAtLeast) / float64(n)
+		s.Quantiles = append(s.Quantiles, v)
+	}
+	prev := 0 // the largest count claimed at a lower level
 	for i, lp := range pl.levels {
 		lv := Level{Epsilon: lp.level, Threshold: lp.tau, Count: l[i], RowsAtLeast: n}
 		if lp.drawn {
@@ -499,7 +670,8 @@ func (pl *plan) assemble(q, l []int, source string, seed *uint64) (*Summary, err
 				return nil, fmt.Errorf("%w: level %v: count %d outside [0, %d]", ErrFile, lp.level, l[i], n)
 			}
 			// len(c) <= K: c <= #{u <= tau - K rho + K rho} + K.
-			lv.RowsAtLeast = max(0, l[i]-d.LevelSlack)
+			lv.RowsAtLeast = max(prev, l[i]-d.LevelSlack)
+			prev = lv.RowsAtLeast
 		} else if l[i] != -1 {
 			return nil, fmt.Errorf("%w: level %v is at least the worst case: count %d, want -1 (not drawn)", ErrFile, lp.level, l[i])
 		}
@@ -518,14 +690,20 @@ func (pl *plan) assemble(q, l []int, source string, seed *uint64) (*Summary, err
 func (pl *plan) certificate(source string, seed *uint64) Certificate {
 	d := pl.derived
 	c := Certificate{
-		Version: CertificateVersion, Private: source == perturb.SourceSecure, Mechanism: emName,
+		Version: CertificateVersion, Private: source == perturb.SourceSecure && !pl.rel.StandardizedOnRows, Mechanism: emName,
 		Epsilon: pl.eps, Delta: pl.delta, Neighbouring: Neighbouring, Sensitivity: Sensitivity,
 		Source: source, NoiseSeed: seed, Ledger: []Charge{},
 		Composition: dp.Composition{Rule: d.CompositionRule, Parts: d.Queries, TotalEpsilon: pl.eps, TotalDelta: pl.delta},
 		Citation:    Citation,
 	}
-	for _, qp := range pl.quantiles {
-		c.Ledger = append(c.Ledger, Charge{Step: fmt.Sprintf("quantile %g (rank %d)", qp.q, qp.rank), Mechanism: emName, Epsilon: d.QueryEpsilon})
+	for j, r := range pl.ranks {
+		var qs []string
+		for _, qp := range pl.quantiles {
+			if qp.draw == j {
+				qs = append(qs, strconv.FormatFloat(qp.q, 'g', -1, 64))
+			}
+		}
+		c.Ledger = append(c.Ledger, Charge{Step: fmt.Sprintf("quantile %s (rank %d)", strings.Join(qs, ", "), r), Mechanism: emName, Epsilon: d.QueryEpsilon})
 	}
 	for _, lp := range pl.levels {
 		if lp.drawn {
@@ -541,10 +719,26 @@ func (pl *plan) certificate(source string, seed *uint64) Certificate {
 	if pl.rel.StandardizedOnRows {
 		c.Assumptions = append(c.Assumptions, "the features were standardized with statistics of the training rows: replacing a row changes them, and so every row, which the claim does not cover (it holds for the standardized rows)")
 	}
-	if !c.Private {
+	if source != perturb.SourceSecure {
 		c.Assumptions = append(c.Assumptions, "NOT PRIVATE: the draws came from the source "+source+" and can be recomputed")
 	}
+	c.NotVerified = pl.notVerified()
 	return c
+}
+
+// notVerified lists what no check of the file can show: what the producer
+// states.
+func (pl *plan) notVerified() []string {
+	out := []string{
+		"provenance: the file has no signature; which values were drawn cannot be checked (a consistent forgery verifies)",
+		"that the release's constants (n, lambda, Lipschitz and smoothness constants, solver tolerance, noise) and standardized_on_rows are those of the analysed run: the producer states them",
+	}
+	if pl.rel.WeightsSHA256 == "" {
+		out = append(out, "the release: a simulated one, bound to no published model (no weights_sha256)")
+	} else {
+		out = append(out, "that the rows summarized are the model file's training rows: certify --model checks the weights' SHA-256, the certificate's claim and the constants against the model file, not the data")
+	}
+	return out
 }
 
 // warnings says, from the public constants and the budget only, where the
@@ -553,18 +747,22 @@ func (pl *plan) warnings() ([]string, error) {
 	d := pl.derived
 	n := pl.pc.N
 	w := []string{}
-	if len(pl.quantiles) > 0 {
+	if len(pl.ranks) > 0 {
 		floor := math.Min(1, float64(d.QuantileSlack)*pl.rho)
 		fe, err := pl.phi(floor)
 		if err != nil {
 			return nil, err
 		}
 		if floor >= 0.5 {
-			w = append(w, fmt.Sprintf("budget too small to be useful: even if every row had epsilon 0, the published quantile bounds would be at least %.4g, %.0f%% of the worst-case per-instance epsilon %.4g (slack %d draws of shift %.3g); raise the budget or lambda", fe, 100*fe/d.WorstCaseEpsilon, d.WorstCaseEpsilon, d.QuantileSlack, pl.rho))
+			need, err := UsefulNLambda(pl.pc.Smoothness, pl.budget)
+			if err != nil {
+				return nil, err
+			}
+			w = append(w, fmt.Sprintf("budget too small to be useful: even if every row had epsilon 0, the published quantile bounds would be at least %.4g, %.0f%% of the worst-case per-instance epsilon %.4g (slack %d draws of shift %.3g); raise the budget or lambda: at this budget a useful summary needs n lambda >= %.3g, here n lambda = %.3g", fe, 100*fe/d.WorstCaseEpsilon, d.WorstCaseEpsilon, d.QuantileSlack, pl.rho, need, float64(n)*pl.pc.Lambda))
 		}
 		for _, qp := range pl.quantiles {
-			if qp.q < 1 && qp.rank-d.QuantileSlack < int(math.Ceil(qp.q*float64(n))) {
-				w = append(w, fmt.Sprintf("budget too small to be useful for quantile %g: the rank slack %d exceeds the rows above it, so the bound covers only %d of %d rows", qp.q, d.QuantileSlack, max(0, qp.rank-d.QuantileSlack), n))
+			if qp.draw < 0 && qp.q < 1 {
+				w = append(w, fmt.Sprintf("quantile %g not bounded at this budget: ceil(q n) = %d plus the rank slack %d exceeds n = %d; only the worst case holds", qp.q, int(math.Ceil(qp.q*float64(n))), d.QuantileSlack, n))
 			}
 		}
 	}
