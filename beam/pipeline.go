@@ -448,17 +448,22 @@ func anySlice[T any](v []T) []any {
 	return out
 }
 
-// Launch runs every check that can run before the pipeline: the output
-// location (CheckOutput), the shards under the input root and every
-// shard's header (Shards, ReadHeaders), and the settings for that header
+// Launch runs every check that can run before the pipeline: the shards
+// under the input root, the output location (CheckOutput: never one of the
+// shards, an existing file only with force), every shard's header
+// (Shards, ReadHeaders), and the settings for that header
 // (Config.Plan: the flags, the budget, a sensitivity route). It returns
 // the header and the shards.
 func Launch(ctx context.Context, cfg Config, input, out string, force bool) ([]string, []ShardFile, error) {
-	if err := CheckOutput(ctx, out, force); err != nil {
-		return nil, nil, err
-	}
 	shards, err := Shards(ctx, input)
 	if err != nil {
+		return nil, nil, err
+	}
+	paths := make([]string, len(shards))
+	for i, sh := range shards {
+		paths[i] = sh.Path
+	}
+	if err := CheckOutput(ctx, out, force, paths...); err != nil {
 		return nil, nil, err
 	}
 	header, err := ReadHeaders(ctx, shards)
