@@ -23,6 +23,7 @@ import (
 	"github.com/apache/beam/sdks/v2/go/pkg/beam/register"
 
 	"github.com/stabpriv/stabpriv/datasets"
+	"github.com/stabpriv/stabpriv/modelfile"
 	"github.com/stabpriv/stabpriv/partition"
 )
 
@@ -45,6 +46,8 @@ func init() {
 	register.DoFn4x1[context.Context, results, Count, func(int, []byte), error](&releaseFn{})
 	register.Emitter2[int, []byte]()
 	register.DoFn3x1[context.Context, int, func(*[]byte) bool, error](&sinkFn{})
+	register.Function2x2(keyByID)
+	register.DoFn4x1[context.Context, string, func(*Row) bool, func(int, Row), error](&boundFn{})
 	register.Iter1[[]byte]()
 }
 
@@ -56,18 +59,36 @@ type Row struct {
 	Row   int
 	X     []float64
 	Y     float64
+	// ID and Slot are the privacy ID and its slot (partition.Row) in a
+	// fit per privacy ID; "" and 0 otherwise.
+	ID   string
+	Slot int
 }
 
 // Count counts the data rows read and the training rows among them, and
 // lists each shard read with its number of rows (the positions the model
 // file publishes, see modelfile.PartitionInfo).
+//
+// In a fit per privacy ID, IDs lists the privacy IDs of the shard (each
+// once per shard; the layout removes the repeats across shards): the
+// layout and the release are functions of the set of IDs, not of the
+// shards' row counts. It is one value in one worker, like Shards.
 type Count struct {
 	Rows, Train int
 	Shards      []datasets.Shard
+	IDs         []string
 }
 
 func addCounts(a, b Count) Count {
-	return Count{Rows: a.Rows + b.Rows, Train: a.Train + b.Train, Shards: append(append([]datasets.Shard(nil), a.Shards...), b.Shards...)}
+	return Count{Rows: a.Rows + b.Rows, Train: a.Train + b.Train, Shards: append(append([]datasets.Shard(nil), a.Shards...), b.Shards...),
+		IDs: append(append([]string(nil), a.IDs...), b.IDs...)}
+}
+
+// distinctIDs returns the IDs of c, sorted, each once.
+func (c Count) distinctIDs() []string {
+	ids := slices.Clone(c.IDs)
+	slices.Sort(ids)
+	return slices.Compact(ids)
 }
 
 // results collects the partitions' results (partition.Result as
@@ -224,6 +245,7 @@ func (f *readShardFn) ProcessElement(ctx context.Context, shard ShardFile, emit 
 		return fmt.Errorf("%w: shard %s: header %q differs from the first shard's %q", ErrInput, file, strings.Join(header, ","), strings.Join(f.Header, ","))
 	}
 	var c Count
+	seen := make(map[string]bool)
 	for {
 		chunk, err := tr.Read(chunkRows)
 		if err == io.EOF {
@@ -237,7 +259,13 @@ func (f *readShardFn) ProcessElement(ctx context.Context, shard ShardFile, emit 
 			return err
 		}
 		for _, r := range rows {
-			emit(r.Partition, Row{Shard: r.Shard, Row: r.Row, X: r.X, Y: r.Y})
+			emit(r.Partition, Row{Shard: r.Shard, Row: r.Row, X: r.X, Y: r.Y, ID: r.ID})
+		}
+		for _, id := range f.plan.IDs(chunk) {
+			if !seen[id] {
+				seen[id] = true
+				c.IDs = append(c.IDs, id)
+			}
 		}
 		c.Rows += chunk.Len()
 		c.Train += chunk.Len() - held
@@ -264,6 +292,14 @@ func (f *layoutFn) ProcessElement(ctx context.Context, total Count, emit func(pa
 	plan, err := f.Cfg.Plan(f.Header)
 	if err != nil {
 		return err
+	}
+	if f.Cfg.PrivacyID != "" {
+		l, err := plan.LayoutIDs(total.distinctIDs())
+		if err != nil {
+			return err
+		}
+		emit(l)
+		return nil
 	}
 	l, err := plan.Layout(total.Shards)
 	if err != nil {
@@ -294,7 +330,7 @@ func (f *trainFn) ProcessElement(ctx context.Context, p int, rows func(*Row) boo
 	var in []partition.Row
 	var r Row
 	for rows(&r) {
-		in = append(in, partition.Row{Shard: r.Shard, Row: r.Row, Partition: p, X: r.X, Y: r.Y})
+		in = append(in, partition.Row{Shard: r.Shard, Row: r.Row, Partition: p, X: r.X, Y: r.Y, ID: r.ID, Slot: r.Slot})
 		r = Row{}
 	}
 	if len(in) != layout.Sizes[p] {
@@ -309,6 +345,42 @@ func (f *trainFn) ProcessElement(ctx context.Context, p int, rows func(*Row) boo
 		return err
 	}
 	emit(b)
+	return nil
+}
+
+// keyByID keys a training row of a fit per privacy ID by its ID, for the
+// grouping of each ID's rows (boundFn).
+func keyByID(_ int, r Row) (string, Row) { return r.ID, r }
+
+// boundFn bounds the contribution of one privacy ID: of all its training
+// rows (grouped by ID) it keeps c in slots and pads with null rows
+// (partition.Plan.Bound), and emits them keyed by the ID's partition.
+type boundFn struct {
+	Cfg    Config   `json:"cfg"`
+	Header []string `json:"header"`
+	plan   *partition.Plan
+}
+
+func (f *boundFn) Setup() error {
+	var err error
+	f.plan, err = f.Cfg.Plan(f.Header)
+	return err
+}
+
+func (f *boundFn) ProcessElement(ctx context.Context, id string, rows func(*Row) bool, emit func(int, Row)) error {
+	var in []partition.Row
+	var r Row
+	for rows(&r) {
+		in = append(in, partition.Row{Shard: r.Shard, Row: r.Row, Partition: datasets.IDPartition(f.Cfg.Seed, id, f.Cfg.Partitions), X: r.X, Y: r.Y, ID: r.ID})
+		r = Row{}
+	}
+	kept, err := f.plan.Bound(in)
+	if err != nil {
+		return err
+	}
+	for _, k := range kept {
+		emit(k.Partition, Row{Shard: k.Shard, Row: k.Row, X: k.X, Y: k.Y, ID: k.ID, Slot: k.Slot})
+	}
 	return nil
 }
 
@@ -352,7 +424,12 @@ func (f *releaseFn) ProcessElement(ctx context.Context, rs results, total Count,
 			return fmt.Errorf("stabbeam: result of a partition: %w", err)
 		}
 	}
-	rel, err := plan.Release(ctx, parts, total.Shards)
+	var rel *modelfile.Released
+	if f.Cfg.PrivacyID != "" {
+		rel, err = plan.ReleaseIDs(ctx, parts, total.distinctIDs())
+	} else {
+		rel, err = plan.Release(ctx, parts, total.Shards)
+	}
 	if err != nil {
 		return err
 	}
@@ -402,6 +479,7 @@ var afterSinkWrite func(out string) error
 //
 //	shards -> read (per shard: parse, preprocess, partition by position)
 //	       -> counts -> layout (checked before any training)
+//	       [-> group by privacy ID -> bound (c rows per ID, padded), per ID]
 //	       -> group by partition -> train (per partition, rows in position order)
 //	       -> combine (all results into one) -> release (noise once)
 //	       -> group by key (the draw committed) -> sink (the model file)
@@ -421,6 +499,12 @@ func Release(s beam.Scope, cfg Config, header []string, shards []ShardFile) beam
 	rows, counts := beam.ParDo2(s, &readShardFn{Cfg: cfg, Header: header}, files)
 	total := beam.Combine(s, addCounts, counts)
 	layout := beam.ParDo(s, &layoutFn{Cfg: cfg, Header: header}, total)
+	if cfg.PrivacyID != "" {
+		// Per privacy ID: all the rows of one ID meet, c of them are kept
+		// (padded), and they go to the ID's partition.
+		byID := beam.GroupByKey(s, beam.ParDo(s, keyByID, rows))
+		rows = beam.ParDo(s, &boundFn{Cfg: cfg, Header: header}, byID)
+	}
 	grouped := beam.GroupByKey(s, rows)
 	trained := beam.ParDo(s, &trainFn{Cfg: cfg, Header: header}, grouped, beam.SideInput{Input: layout})
 	all := beam.Combine(s, &combineFn{}, trained)
