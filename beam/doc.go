@@ -12,6 +12,8 @@
 //	          existing file only with --force: internal/outfile, as train),
 //	          the shards under the input root and every shard's header, and
 //	          the settings (flags, budget, a sensitivity route)
+//	reshuffle the listed shards, so that a runner does not fuse their
+//	          reading into the worker of the listing
 //	read      per shard (a DoFn per file, streamed): parse the rows against the
 //	          schema, apply the public preprocessing (bounds or none), and
 //	          give each row the partition PartitionOf(seed, shard name, row

@@ -477,7 +477,8 @@ var afterSinkWrite func(out string) error
 // Build adds the partitioned fit of the shards (all with the given
 // header) to the pipeline under s, writing the model file to out:
 //
-//	shards -> read (per shard: parse, preprocess, partition by position)
+//	shards -> reshuffle (the shards spread over the workers)
+//	       -> read (per shard: parse, preprocess, partition by position)
 //	       -> counts -> layout (checked before any training)
 //	       [-> group by privacy ID -> bound (c rows per ID, padded), per ID]
 //	       -> group by partition -> train (per partition, rows in position order)
@@ -495,7 +496,10 @@ func Build(s beam.Scope, cfg Config, header []string, shards []ShardFile, out st
 // element, the model file's bytes under key 0 (WriteRelease writes it).
 func Release(s beam.Scope, cfg Config, header []string, shards []ShardFile) beam.PCollection {
 	s = s.Scope("stabpriv.partitioned")
-	files := beam.Create(s, anySlice(shards)...)
+	// A reshuffle after the listing: a fusion break, so that a runner
+	// spreads the shards over its workers instead of reading them all in
+	// the one worker that ran the Create.
+	files := beam.Reshuffle(s, beam.Create(s, anySlice(shards)...))
 	rows, counts := beam.ParDo2(s, &readShardFn{Cfg: cfg, Header: header}, files)
 	total := beam.Combine(s, addCounts, counts)
 	layout := beam.ParDo(s, &layoutFn{Cfg: cfg, Header: header}, total)
