@@ -101,6 +101,10 @@ type results struct {
 // for the tests).
 var chunkRows = 4096
 
+// ErrLaunch is wrapped by every error of Run found at launch (Launch),
+// before the pipeline runs: nothing ran, nothing was written.
+var ErrLaunch = errors.New("stabbeam: refused at launch")
+
 // ErrInput is wrapped by the errors about the shards: none matched, a shard
 // that cannot be read, a header that differs from the first shard's.
 var ErrInput = errors.New("stabbeam: bad input")
@@ -574,7 +578,7 @@ func Launch(ctx context.Context, cfg Config, input, out string, force bool) ([]s
 func Run(ctx context.Context, runner string, cfg Config, input, out string, force bool) error {
 	header, shards, err := Launch(ctx, cfg, input, out, force)
 	if err != nil {
-		return err
+		return fmt.Errorf("%w: %w", ErrLaunch, err)
 	}
 	if runner == "" {
 		runner = "prism"

@@ -1,6 +1,7 @@
 package stabbeam
 
 import (
+	"context"
 	"fmt"
 	"math/rand/v2"
 	"os"
@@ -83,5 +84,44 @@ func TestPipelinePrivacyID(t *testing.T) {
 	r1 := fit(writeIDShards(t, dir, "b", 3, u4), "b.json")
 	if d := floats.Distance(r0.Model.W, r1.Model.W, 2); d > r0.Certificate.L2Sensitivity {
 		t.Errorf("shards differing in every row of one user: ||w - w'|| = %v > Delta = %v", d, r0.Certificate.L2Sensitivity)
+	}
+}
+
+// TestLaunchPrivacyIDErrors checks that a missing privacy-ID column and c < 1
+// are refused at launch, and an empty ID fails the pipeline before the
+// release: no model file either way.
+func TestLaunchPrivacyIDErrors(t *testing.T) {
+	dir := t.TempDir()
+	glob := writeIDShards(t, dir, "a", 2, nil)
+	out := filepath.Join(dir, "model.json")
+	for _, c := range []struct {
+		id string
+		c  int
+	}{{"uid", 2}, {"user", 0}, {"user", -1}, {"", 2}} {
+		cfg := testConfig(2, 2)
+		cfg.PrivacyID, cfg.MaxRowsPerID = c.id, c.c
+		if _, _, err := Launch(context.Background(), cfg, glob, out, false); err == nil {
+			t.Errorf("privacy ID %q, c = %d: accepted at launch", c.id, c.c)
+		}
+	}
+	path := filepath.Join(dir, "a", "part-0.csv")
+	b, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	lines := strings.SplitN(string(b), "\n", 3)
+	f := strings.Split(lines[1], ",")
+	f[1] = ""
+	lines[1] = strings.Join(f, ",")
+	if err := os.WriteFile(path, []byte(strings.Join(lines, "\n")), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	cfg := testConfig(2, 2)
+	cfg.PrivacyID, cfg.MaxRowsPerID = "user", 2
+	if err := runPipeline(t, cfg, glob, out); err == nil || !strings.Contains(err.Error(), "empty privacy ID") {
+		t.Errorf("an empty privacy ID: %v", err)
+	}
+	if _, err := os.Stat(out); err == nil {
+		t.Error("a model file was written")
 	}
 }

@@ -138,7 +138,7 @@ func main() {
 	log.WithFields(logrus.Fields{"runner": runner, "input": *input, "partitions": cfg.Partitions}).Info("stabpriv-beam: pipeline started")
 	if err := stabbeam.Run(ctx, runner, cfg, *input, *out, *force); err != nil {
 		fmt.Fprintf(os.Stderr, "stabpriv-beam: %v\n", err)
-		if errors.Is(err, stabbeam.ErrOutput) || errors.Is(err, stabbeam.ErrInput) {
+		if errors.Is(err, stabbeam.ErrLaunch) || errors.Is(err, stabbeam.ErrOutput) || errors.Is(err, stabbeam.ErrInput) {
 			os.Exit(2) // refused at launch: nothing ran
 		}
 		os.Exit(1)
