@@ -14,7 +14,12 @@
 //	          the settings (flags, budget, a sensitivity route)
 //	reshuffle the listed shards, so that a runner does not fuse their
 //	          reading into the worker of the listing
-//	read      per shard (a DoFn per file, streamed): parse the rows against the
+//	split     per shard: one scan of its lines (no cell parsed) cuts it
+//	          into blocks of 2^20 data rows, each knowing the rows before
+//	          it, so a row keeps its position; a file with a quote (where a
+//	          cell may hold a line end) is one block. The blocks are
+//	          reshuffled over the workers
+//	read      per block (a DoFn per block, streamed): parse the rows against the
 //	          schema, apply the public preprocessing (bounds or none), and
 //	          give each row the partition PartitionOf(seed, shard name, row
 //	          number) and the held-out flag HeldOut(...): hashes of the

@@ -31,9 +31,12 @@ func init() {
 	beam.RegisterType(reflect.TypeOf((*Row)(nil)).Elem())
 	beam.RegisterType(reflect.TypeOf((*Count)(nil)).Elem())
 	beam.RegisterType(reflect.TypeOf((*ShardFile)(nil)).Elem())
+	beam.RegisterType(reflect.TypeOf((*Block)(nil)).Elem())
+	register.DoFn3x1[context.Context, ShardFile, func(Block), error](&splitFn{})
+	register.Emitter1[Block]()
 	beam.RegisterType(reflect.TypeOf((*partition.Layout)(nil)).Elem())
 	beam.RegisterType(reflect.TypeOf((*results)(nil)).Elem())
-	register.DoFn4x1[context.Context, ShardFile, func(int, Row), func(Count), error](&readShardFn{})
+	register.DoFn4x1[context.Context, Block, func(int, Row), func(Count), error](&readShardFn{})
 	register.DoFn3x1[context.Context, Count, func(partition.Layout), error](&layoutFn{})
 	register.Emitter1[partition.Layout]()
 	register.Emitter2[int, Row]()
@@ -82,6 +85,23 @@ type Count struct {
 func addCounts(a, b Count) Count {
 	return Count{Rows: a.Rows + b.Rows, Train: a.Train + b.Train, Shards: append(append([]datasets.Shard(nil), a.Shards...), b.Shards...),
 		IDs: append(append([]string(nil), a.IDs...), b.IDs...)}
+}
+
+// shards returns the shards of c in name order, each once with its rows:
+// the blocks of a shard count its rows in parts.
+func (c Count) shards() []datasets.Shard {
+	byName := make(map[string]int)
+	var out []datasets.Shard
+	for _, sh := range c.Shards {
+		if i, ok := byName[sh.Name]; ok {
+			out[i].Rows += sh.Rows
+			continue
+		}
+		byName[sh.Name] = len(out)
+		out = append(out, sh)
+	}
+	slices.SortFunc(out, func(a, b datasets.Shard) int { return strings.Compare(a.Name, b.Name) })
+	return out
 }
 
 // distinctIDs returns the IDs of c, sorted, each once.
@@ -238,9 +258,9 @@ func (f *readShardFn) Setup() error {
 	return err
 }
 
-func (f *readShardFn) ProcessElement(ctx context.Context, shard ShardFile, emit func(int, Row), count func(Count)) error {
-	file, name := shard.Path, shard.Name
-	rc, tr, err := openShard(ctx, file)
+func (f *readShardFn) ProcessElement(ctx context.Context, b Block, emit func(int, Row), count func(Count)) error {
+	file, name := b.Path, b.Name
+	rc, tr, err := openBlock(ctx, b, f.Header)
 	if err != nil {
 		return err
 	}
@@ -256,11 +276,12 @@ func (f *readShardFn) ProcessElement(ctx context.Context, shard ShardFile, emit 
 			break
 		}
 		if err != nil {
-			return fmt.Errorf("%w: %w", ErrInput, err)
+			return fmt.Errorf("%w: %w%s", ErrInput, err, b.where())
 		}
+		chunk.First += b.First
 		rows, held, err := f.plan.Rows(chunk, name)
 		if err != nil {
-			return err
+			return fmt.Errorf("%w%s", err, b.where())
 		}
 		for _, r := range rows {
 			emit(r.Partition, Row{Shard: r.Shard, Row: r.Row, X: r.X, Y: r.Y, ID: r.ID})
@@ -280,6 +301,167 @@ func (f *readShardFn) ProcessElement(ctx context.Context, shard ShardFile, emit 
 	c.Shards = []datasets.Shard{{Name: name, Rows: c.Rows}}
 	count(c)
 	return nil
+}
+
+// Block is a range of a shard's lines that one worker reads: bytes
+// [Offset, Offset+Length) of the file (Length < 0: to its end), holding
+// the data rows First+1, First+2, ... of the shard. The block at Offset 0
+// starts with the header.
+type Block struct {
+	Path, Name     string
+	Offset, Length int64
+	First          int
+}
+
+// where says, for an error in a block after the first, which block: its
+// line numbers count from the block's first line (its data row numbers are
+// the shard's).
+func (b Block) where() string {
+	if b.First == 0 {
+		return ""
+	}
+	return fmt.Sprintf(" (in the block of %s from data row %d, byte %d: line numbers count from the block's first line)", b.Path, b.First+1, b.Offset)
+}
+
+// blockRows is the number of data rows of a block (a variable for the
+// tests).
+var blockRows = 1 << 20
+
+// splitFn splits a shard into blocks of blockRows data rows, so that the
+// rows of a large shard are parsed and mapped by several workers: it
+// scans the file's lines once, without parsing cells, and cuts at the
+// start of every blockRows-th data row. A row keeps its position (shard
+// name, data row number in the shard): a block knows the rows before it.
+// The scan follows the reader's rule for rows (a line end is \n or \r\n,
+// an empty line is not a row, the first row is the header); a file with a
+// quote anywhere, where a quoted cell may hold a line end, is one block.
+type splitFn struct{}
+
+func (splitFn) ProcessElement(ctx context.Context, shard ShardFile, emit func(Block)) error {
+	whole := Block{Path: shard.Path, Name: shard.Name, Length: -1}
+	if blockRows <= 0 {
+		emit(whole)
+		return nil
+	}
+	fsys, err := newFS(ctx, shard.Path)
+	if err != nil {
+		return fmt.Errorf("%w: shard %s: %w", ErrInput, shard.Path, err)
+	}
+	rc, err := fsys.OpenRead(ctx, shard.Path)
+	fsys.Close()
+	if err != nil {
+		return fmt.Errorf("%w: shard %s: %w", ErrInput, shard.Path, err)
+	}
+	defer rc.Close()
+	br := bufio.NewReaderSize(rc, 1<<16)
+	var cuts []Block // the blocks' starts
+	var offset int64
+	rows, header := 0, false
+	for {
+		var n int64
+		var quote, empty bool
+		line, err := br.ReadSlice('\n')
+		first := true
+		for {
+			n += int64(len(line))
+			quote = quote || bytes.IndexByte(line, '"') >= 0
+			if first {
+				// The reader's rule: a line end is \n or \r\n (or a
+				// last \r), and a line empty without it is no row.
+				t := line
+				if k := len(t); k > 0 && t[k-1] == '\n' {
+					t = t[:k-1]
+					if k := len(t); k > 0 && t[k-1] == '\r' {
+						t = t[:k-1]
+					}
+				} else if k := len(t); err == io.EOF && k > 0 && t[k-1] == '\r' {
+					t = t[:k-1]
+				}
+				empty, first = len(t) == 0, false
+			}
+			if err != bufio.ErrBufferFull {
+				break
+			}
+			empty = false // a line longer than the buffer
+			line, err = br.ReadSlice('\n')
+		}
+		if err != nil && err != io.EOF {
+			return fmt.Errorf("%w: shard %s: %w", ErrInput, shard.Path, err)
+		}
+		if quote {
+			emit(whole)
+			return nil
+		}
+		if n > 0 && !empty {
+			switch {
+			case !header:
+				header = true
+			case rows%blockRows == 0 && rows > 0:
+				cuts = append(cuts, Block{Path: shard.Path, Name: shard.Name, Offset: offset, First: rows})
+				rows++
+			default:
+				rows++
+			}
+		}
+		offset += n
+		if err == io.EOF {
+			break
+		}
+	}
+	start := Block{Path: shard.Path, Name: shard.Name}
+	for _, c := range cuts {
+		start.Length = c.Offset - start.Offset
+		emit(start)
+		start = c
+	}
+	start.Length = -1
+	emit(start)
+	return nil
+}
+
+// openBlock opens a block of a shard for reading: the block at the file's
+// start with its header (openShard), another after skipping to its offset,
+// read as a file without a header whose columns are header.
+func openBlock(ctx context.Context, b Block, header []string) (io.ReadCloser, *datasets.TableReader, error) {
+	if b.Offset == 0 && b.Length < 0 {
+		return openShard(ctx, b.Path)
+	}
+	fsys, err := newFS(ctx, b.Path)
+	if err != nil {
+		return nil, nil, fmt.Errorf("%w: shard %s: %w", ErrInput, b.Path, err)
+	}
+	rc, err := fsys.OpenRead(ctx, b.Path)
+	fsys.Close()
+	if err != nil {
+		return nil, nil, fmt.Errorf("%w: shard %s: %w", ErrInput, b.Path, err)
+	}
+	if sk, ok := rc.(io.Seeker); ok {
+		_, err = sk.Seek(b.Offset, io.SeekStart)
+	} else {
+		_, err = io.CopyN(io.Discard, rc, b.Offset)
+	}
+	if err != nil {
+		rc.Close()
+		return nil, nil, fmt.Errorf("%w: shard %s: to byte %d: %w", ErrInput, b.Path, b.Offset, err)
+	}
+	var r io.Reader = rc
+	if b.Length >= 0 {
+		r = io.LimitReader(rc, b.Length)
+	}
+	var tr *datasets.TableReader
+	if b.Offset == 0 {
+		tr, err = datasets.NewTableReader(bufio.NewReaderSize(r, 1<<16), b.Path)
+	} else {
+		tr, err = datasets.NewTableReaderHeader(bufio.NewReaderSize(r, 1<<16), b.Path, header)
+	}
+	if err != nil {
+		rc.Close()
+		return nil, nil, fmt.Errorf("%w: %w", ErrInput, err)
+	}
+	return struct {
+		io.Reader
+		io.Closer
+	}{r, rc}, tr, nil
 }
 
 // layoutFn computes the partition layout from the shards' counts and
@@ -305,7 +487,7 @@ func (f *layoutFn) ProcessElement(ctx context.Context, total Count, emit func(pa
 		emit(l)
 		return nil
 	}
-	l, err := plan.Layout(total.Shards)
+	l, err := plan.Layout(total.shards())
 	if err != nil {
 		return err
 	}
@@ -432,7 +614,7 @@ func (f *releaseFn) ProcessElement(ctx context.Context, rs results, total Count,
 	if f.Cfg.PrivacyID != "" {
 		rel, err = plan.ReleaseIDs(ctx, parts, total.distinctIDs())
 	} else {
-		rel, err = plan.Release(ctx, parts, total.Shards)
+		rel, err = plan.Release(ctx, parts, total.shards())
 	}
 	if err != nil {
 		return err
@@ -482,7 +664,8 @@ var afterSinkWrite func(out string) error
 // header) to the pipeline under s, writing the model file to out:
 //
 //	shards -> reshuffle (the shards spread over the workers)
-//	       -> read (per shard: parse, preprocess, partition by position)
+//	       -> split (per shard: blocks of rows) -> reshuffle
+//	       -> read (per block: parse, preprocess, partition by position)
 //	       -> counts -> layout (checked before any training)
 //	       [-> group by privacy ID -> bound (c rows per ID, padded), per ID]
 //	       -> group by partition -> train (per partition, rows in position order)
@@ -504,7 +687,9 @@ func Release(s beam.Scope, cfg Config, header []string, shards []ShardFile) beam
 	// spreads the shards over its workers instead of reading them all in
 	// the one worker that ran the Create.
 	files := beam.Reshuffle(s, beam.Create(s, anySlice(shards)...))
-	rows, counts := beam.ParDo2(s, &readShardFn{Cfg: cfg, Header: header}, files)
+	// Large shards are read in blocks of rows by several workers.
+	blocks := beam.Reshuffle(s, beam.ParDo(s, &splitFn{}, files))
+	rows, counts := beam.ParDo2(s, &readShardFn{Cfg: cfg, Header: header}, blocks)
 	total := beam.Combine(s, addCounts, counts)
 	layout := beam.ParDo(s, &layoutFn{Cfg: cfg, Header: header}, total)
 	if cfg.PrivacyID != "" {
