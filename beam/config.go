@@ -63,6 +63,11 @@ type Config struct {
 
 	// Partitions is the number of partitions P >= 1.
 	Partitions int `json:"partitions"`
+
+	// PrivacyID names the privacy-ID column ("": the unit of privacy is a
+	// row) and MaxRowsPerID the rows kept per ID (private.Options).
+	PrivacyID    string `json:"privacy_id,omitempty"`
+	MaxRowsPerID int    `json:"max_rows_per_id,omitempty"`
 }
 
 // Options returns the schema, the budget and the options of package private
@@ -117,6 +122,7 @@ func (c Config) Options() (datasets.Schema, dp.Budget, private.Options, error) {
 		}
 	}
 	opts.Auto, opts.Seed, opts.TestFrac = c.Auto, c.Seed, c.TestFrac
+	opts.PrivacyID, opts.MaxRowsPerID = c.PrivacyID, c.MaxRowsPerID
 	return schema, budget, opts, nil
 }
 
@@ -134,7 +140,7 @@ func NewConfig(schema datasets.Schema, budget dp.Budget, opts private.Options, p
 		Passes: cfg.Passes, Batch: cfg.Batch, Dropout: cfg.Dropout, Radius: cfg.Radius, Average: cfg.Average, Engine: cfg.Engine.String(),
 		Seed: opts.Seed, TestFrac: opts.TestFrac,
 		Mechanism: string(opts.Mechanism), Epsilon: budget.Epsilon, Delta: budget.Delta,
-		Partitions: partitions,
+		Partitions: partitions, PrivacyID: opts.PrivacyID, MaxRowsPerID: opts.MaxRowsPerID,
 	}
 	if cfg.Loss != nil {
 		c.Loss = cfg.Loss.Name()

@@ -8,10 +8,18 @@
 // shards and seeds:
 //
 //	launch    before the pipeline runs (Launch): the output location (its
-//	          scheme registered, writable, not a model file unless --force),
+//	          scheme registered, writable, never an input shard, an
+//	          existing file only with --force: internal/outfile, as train),
 //	          the shards under the input root and every shard's header, and
 //	          the settings (flags, budget, a sensitivity route)
-//	read      per shard (a DoFn per file, streamed): parse the rows against the
+//	reshuffle the listed shards, so that a runner does not fuse their
+//	          reading into the worker of the listing
+//	split     per shard: one scan of its lines (no cell parsed) cuts it
+//	          into blocks of 2^20 data rows, each knowing the rows before
+//	          it, so a row keeps its position; a file with a quote (where a
+//	          cell may hold a line end) is one block. The blocks are
+//	          reshuffled over the workers
+//	read      per block (a DoFn per block, streamed): parse the rows against the
 //	          schema, apply the public preprocessing (bounds or none), and
 //	          give each row the partition PartitionOf(seed, shard name, row
 //	          number) and the held-out flag HeldOut(...): hashes of the
@@ -22,6 +30,14 @@
 //	layout    from the shards' row counts: the partition sizes, checked
 //	          (partitions against rows, the batch against every partition,
 //	          the routes) before any partition is trained
+//	bound     per privacy ID (--privacy-id, --max-rows-per-id c only):
+//	          the ID's rows grouped, c of them kept by a seeded choice and
+//	          padded with null rows (partition.Plan.Bound), keyed by the
+//	          ID's partition, a hash of the ID; the layout is then c times
+//	          the IDs of each partition (partition.Plan.LayoutIDs) and the
+//	          noise c times the bound for one row (docs/DESIGN.md, 7.1).
+//	          The distinct IDs travel to the layout and the release in one
+//	          value (Count.IDs), held by one worker
 //	group     by partition
 //	train     per partition: its rows sorted by position, the stabpriv
 //	          trainer with the seed derived from (seed, p), the automatic

@@ -6,15 +6,15 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"io/fs"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 
 	"github.com/apache/beam/sdks/v2/go/pkg/beam/io/filesystem"
 
+	"github.com/stabpriv/stabpriv/internal/outfile"
 	"github.com/stabpriv/stabpriv/internal/safefile"
-	"github.com/stabpriv/stabpriv/modelfile"
 )
 
 // ErrOutput is wrapped by every refusal of the output location (--out),
@@ -38,17 +38,35 @@ func newFS(ctx context.Context, name string) (fsys filesystem.Interface, err err
 }
 
 // CheckOutput checks, before the pipeline runs, that the model file can be
-// written at out: a local path whose directory exists (or can be made) and
-// takes a new file, that is not a directory, a link or a device, and not a
-// model file unless force; or a URL of a registered file system (gs://,
-// s3://, memfs://) where a probe object can be written and removed, and
-// where no object exists unless force. Errors wrap ErrOutput.
-func CheckOutput(ctx context.Context, out string, force bool) error {
+// written at out: a local path that is not one of the inputs (the shard
+// files), whose directory exists (or can be made) and takes a new file,
+// that is not a directory, a link or a device, and that does not exist
+// unless force (the rule of stabpriv train --out, internal/outfile); or a
+// URL of a registered file system (gs://, s3://, memfs://) that is not an
+// input, where a probe object can be written and removed, and where no
+// object exists unless force. Errors wrap ErrOutput.
+func CheckOutput(ctx context.Context, out string, force bool, inputs ...string) error {
 	if out == "" {
 		return fmt.Errorf("%w: no model file to write (--out)", ErrOutput)
 	}
 	if !isURL(out) {
-		return checkLocalOutput(out, force)
+		rep := outfile.Keep
+		if force {
+			rep = outfile.AnyFile
+		}
+		var local []string
+		for _, in := range inputs {
+			if !isURL(in) {
+				local = append(local, in)
+			}
+		}
+		if err := outfile.CheckFile("--out", out, rep, local...); err != nil {
+			return fmt.Errorf("%w: %w", ErrOutput, err)
+		}
+		return nil
+	}
+	if slices.Contains(inputs, out) {
+		return fmt.Errorf("%w: --out %s is also an input of the pipeline; give another path", ErrOutput, out)
 	}
 	fsys, err := newFS(ctx, out)
 	if err != nil {
@@ -78,42 +96,6 @@ func CheckOutput(ctx context.Context, out string, force bool) error {
 		}
 	}
 	return nil
-}
-
-// checkLocalOutput checks a local model file path (CheckOutput).
-func checkLocalOutput(out string, force bool) error {
-	if !force && modelfile.IsModelFile(out) {
-		return fmt.Errorf("%w: --out %s is a model file; give another path (or --force to replace it)", ErrOutput, out)
-	}
-	// The nearest directory that exists must take a new file (the
-	// missing ones are made when the model file is written).
-	dir := filepath.Dir(out)
-	for {
-		st, err := os.Stat(dir)
-		if err == nil {
-			if !st.IsDir() {
-				return fmt.Errorf("%w: --out %s: %s is not a directory", ErrOutput, out, dir)
-			}
-			break
-		}
-		if !errors.Is(err, fs.ErrNotExist) || filepath.Dir(dir) == dir {
-			return fmt.Errorf("%w: --out %s: %w", ErrOutput, out, err)
-		}
-		dir = filepath.Dir(dir)
-	}
-	if dir == filepath.Dir(out) {
-		if err := safefile.Check(out); err != nil {
-			return fmt.Errorf("%w: --out %w", ErrOutput, err)
-		}
-		return nil
-	}
-	f, err := os.CreateTemp(dir, ".stabpriv-tmp-check-*")
-	if err != nil {
-		return fmt.Errorf("%w: --out %s: cannot write in %s: %w", ErrOutput, out, dir, err)
-	}
-	name := f.Name()
-	f.Close()
-	return os.Remove(name)
 }
 
 // writeFile writes b to name through Beam's file systems: a local file

@@ -23,6 +23,7 @@ import (
 	"github.com/apache/beam/sdks/v2/go/pkg/beam/register"
 
 	"github.com/stabpriv/stabpriv/datasets"
+	"github.com/stabpriv/stabpriv/modelfile"
 	"github.com/stabpriv/stabpriv/partition"
 )
 
@@ -30,9 +31,12 @@ func init() {
 	beam.RegisterType(reflect.TypeOf((*Row)(nil)).Elem())
 	beam.RegisterType(reflect.TypeOf((*Count)(nil)).Elem())
 	beam.RegisterType(reflect.TypeOf((*ShardFile)(nil)).Elem())
+	beam.RegisterType(reflect.TypeOf((*Block)(nil)).Elem())
+	register.DoFn3x1[context.Context, ShardFile, func(Block), error](&splitFn{})
+	register.Emitter1[Block]()
 	beam.RegisterType(reflect.TypeOf((*partition.Layout)(nil)).Elem())
 	beam.RegisterType(reflect.TypeOf((*results)(nil)).Elem())
-	register.DoFn4x1[context.Context, ShardFile, func(int, Row), func(Count), error](&readShardFn{})
+	register.DoFn4x1[context.Context, Block, func(int, Row), func(Count), error](&readShardFn{})
 	register.DoFn3x1[context.Context, Count, func(partition.Layout), error](&layoutFn{})
 	register.Emitter1[partition.Layout]()
 	register.Emitter2[int, Row]()
@@ -45,6 +49,8 @@ func init() {
 	register.DoFn4x1[context.Context, results, Count, func(int, []byte), error](&releaseFn{})
 	register.Emitter2[int, []byte]()
 	register.DoFn3x1[context.Context, int, func(*[]byte) bool, error](&sinkFn{})
+	register.Function2x2(keyByID)
+	register.DoFn4x1[context.Context, string, func(*Row) bool, func(int, Row), error](&boundFn{})
 	register.Iter1[[]byte]()
 }
 
@@ -56,18 +62,53 @@ type Row struct {
 	Row   int
 	X     []float64
 	Y     float64
+	// ID and Slot are the privacy ID and its slot (partition.Row) in a
+	// fit per privacy ID; "" and 0 otherwise.
+	ID   string
+	Slot int
 }
 
 // Count counts the data rows read and the training rows among them, and
 // lists each shard read with its number of rows (the positions the model
 // file publishes, see modelfile.PartitionInfo).
+//
+// In a fit per privacy ID, IDs lists the privacy IDs of the shard (each
+// once per shard; the layout removes the repeats across shards): the
+// layout and the release are functions of the set of IDs, not of the
+// shards' row counts. It is one value in one worker, like Shards.
 type Count struct {
 	Rows, Train int
 	Shards      []datasets.Shard
+	IDs         []string
 }
 
 func addCounts(a, b Count) Count {
-	return Count{Rows: a.Rows + b.Rows, Train: a.Train + b.Train, Shards: append(append([]datasets.Shard(nil), a.Shards...), b.Shards...)}
+	return Count{Rows: a.Rows + b.Rows, Train: a.Train + b.Train, Shards: append(append([]datasets.Shard(nil), a.Shards...), b.Shards...),
+		IDs: append(append([]string(nil), a.IDs...), b.IDs...)}
+}
+
+// shards returns the shards of c in name order, each once with its rows:
+// the blocks of a shard count its rows in parts.
+func (c Count) shards() []datasets.Shard {
+	byName := make(map[string]int)
+	var out []datasets.Shard
+	for _, sh := range c.Shards {
+		if i, ok := byName[sh.Name]; ok {
+			out[i].Rows += sh.Rows
+			continue
+		}
+		byName[sh.Name] = len(out)
+		out = append(out, sh)
+	}
+	slices.SortFunc(out, func(a, b datasets.Shard) int { return strings.Compare(a.Name, b.Name) })
+	return out
+}
+
+// distinctIDs returns the IDs of c, sorted, each once.
+func (c Count) distinctIDs() []string {
+	ids := slices.Clone(c.IDs)
+	slices.Sort(ids)
+	return slices.Compact(ids)
 }
 
 // results collects the partitions' results (partition.Result as
@@ -79,6 +120,10 @@ type results struct {
 // chunkRows is the number of rows a reader parses at a time (a variable
 // for the tests).
 var chunkRows = 4096
+
+// ErrLaunch is wrapped by every error of Run found at launch (Launch),
+// before the pipeline runs: nothing ran, nothing was written.
+var ErrLaunch = errors.New("stabbeam: refused at launch")
 
 // ErrInput is wrapped by the errors about the shards: none matched, a shard
 // that cannot be read, a header that differs from the first shard's.
@@ -213,9 +258,9 @@ func (f *readShardFn) Setup() error {
 	return err
 }
 
-func (f *readShardFn) ProcessElement(ctx context.Context, shard ShardFile, emit func(int, Row), count func(Count)) error {
-	file, name := shard.Path, shard.Name
-	rc, tr, err := openShard(ctx, file)
+func (f *readShardFn) ProcessElement(ctx context.Context, b Block, emit func(int, Row), count func(Count)) error {
+	file, name := b.Path, b.Name
+	rc, tr, err := openBlock(ctx, b, f.Header)
 	if err != nil {
 		return err
 	}
@@ -224,20 +269,28 @@ func (f *readShardFn) ProcessElement(ctx context.Context, shard ShardFile, emit 
 		return fmt.Errorf("%w: shard %s: header %q differs from the first shard's %q", ErrInput, file, strings.Join(header, ","), strings.Join(f.Header, ","))
 	}
 	var c Count
+	seen := make(map[string]bool)
 	for {
 		chunk, err := tr.Read(chunkRows)
 		if err == io.EOF {
 			break
 		}
 		if err != nil {
-			return fmt.Errorf("%w: %w", ErrInput, err)
+			return fmt.Errorf("%w: %w%s", ErrInput, err, b.where())
 		}
+		chunk.First += b.First
 		rows, held, err := f.plan.Rows(chunk, name)
 		if err != nil {
-			return err
+			return fmt.Errorf("%w%s", err, b.where())
 		}
 		for _, r := range rows {
-			emit(r.Partition, Row{Shard: r.Shard, Row: r.Row, X: r.X, Y: r.Y})
+			emit(r.Partition, Row{Shard: r.Shard, Row: r.Row, X: r.X, Y: r.Y, ID: r.ID})
+		}
+		for _, id := range f.plan.IDs(chunk) {
+			if !seen[id] {
+				seen[id] = true
+				c.IDs = append(c.IDs, id)
+			}
 		}
 		c.Rows += chunk.Len()
 		c.Train += chunk.Len() - held
@@ -248,6 +301,167 @@ func (f *readShardFn) ProcessElement(ctx context.Context, shard ShardFile, emit 
 	c.Shards = []datasets.Shard{{Name: name, Rows: c.Rows}}
 	count(c)
 	return nil
+}
+
+// Block is a range of a shard's lines that one worker reads: bytes
+// [Offset, Offset+Length) of the file (Length < 0: to its end), holding
+// the data rows First+1, First+2, ... of the shard. The block at Offset 0
+// starts with the header.
+type Block struct {
+	Path, Name     string
+	Offset, Length int64
+	First          int
+}
+
+// where says, for an error in a block after the first, which block: its
+// line numbers count from the block's first line (its data row numbers are
+// the shard's).
+func (b Block) where() string {
+	if b.First == 0 {
+		return ""
+	}
+	return fmt.Sprintf(" (in the block of %s from data row %d, byte %d: line numbers count from the block's first line)", b.Path, b.First+1, b.Offset)
+}
+
+// blockRows is the number of data rows of a block (a variable for the
+// tests).
+var blockRows = 1 << 20
+
+// splitFn splits a shard into blocks of blockRows data rows, so that the
+// rows of a large shard are parsed and mapped by several workers: it
+// scans the file's lines once, without parsing cells, and cuts at the
+// start of every blockRows-th data row. A row keeps its position (shard
+// name, data row number in the shard): a block knows the rows before it.
+// The scan follows the reader's rule for rows (a line end is \n or \r\n,
+// an empty line is not a row, the first row is the header); a file with a
+// quote anywhere, where a quoted cell may hold a line end, is one block.
+type splitFn struct{}
+
+func (splitFn) ProcessElement(ctx context.Context, shard ShardFile, emit func(Block)) error {
+	whole := Block{Path: shard.Path, Name: shard.Name, Length: -1}
+	if blockRows <= 0 {
+		emit(whole)
+		return nil
+	}
+	fsys, err := newFS(ctx, shard.Path)
+	if err != nil {
+		return fmt.Errorf("%w: shard %s: %w", ErrInput, shard.Path, err)
+	}
+	rc, err := fsys.OpenRead(ctx, shard.Path)
+	fsys.Close()
+	if err != nil {
+		return fmt.Errorf("%w: shard %s: %w", ErrInput, shard.Path, err)
+	}
+	defer rc.Close()
+	br := bufio.NewReaderSize(rc, 1<<16)
+	var cuts []Block // the blocks' starts
+	var offset int64
+	rows, header := 0, false
+	for {
+		var n int64
+		var quote, empty bool
+		line, err := br.ReadSlice('\n')
+		first := true
+		for {
+			n += int64(len(line))
+			quote = quote || bytes.IndexByte(line, '"') >= 0
+			if first {
+				// The reader's rule: a line end is \n or \r\n (or a
+				// last \r), and a line empty without it is no row.
+				t := line
+				if k := len(t); k > 0 && t[k-1] == '\n' {
+					t = t[:k-1]
+					if k := len(t); k > 0 && t[k-1] == '\r' {
+						t = t[:k-1]
+					}
+				} else if k := len(t); err == io.EOF && k > 0 && t[k-1] == '\r' {
+					t = t[:k-1]
+				}
+				empty, first = len(t) == 0, false
+			}
+			if err != bufio.ErrBufferFull {
+				break
+			}
+			empty = false // a line longer than the buffer
+			line, err = br.ReadSlice('\n')
+		}
+		if err != nil && err != io.EOF {
+			return fmt.Errorf("%w: shard %s: %w", ErrInput, shard.Path, err)
+		}
+		if quote {
+			emit(whole)
+			return nil
+		}
+		if n > 0 && !empty {
+			switch {
+			case !header:
+				header = true
+			case rows%blockRows == 0 && rows > 0:
+				cuts = append(cuts, Block{Path: shard.Path, Name: shard.Name, Offset: offset, First: rows})
+				rows++
+			default:
+				rows++
+			}
+		}
+		offset += n
+		if err == io.EOF {
+			break
+		}
+	}
+	start := Block{Path: shard.Path, Name: shard.Name}
+	for _, c := range cuts {
+		start.Length = c.Offset - start.Offset
+		emit(start)
+		start = c
+	}
+	start.Length = -1
+	emit(start)
+	return nil
+}
+
+// openBlock opens a block of a shard for reading: the block at the file's
+// start with its header (openShard), another after skipping to its offset,
+// read as a file without a header whose columns are header.
+func openBlock(ctx context.Context, b Block, header []string) (io.ReadCloser, *datasets.TableReader, error) {
+	if b.Offset == 0 && b.Length < 0 {
+		return openShard(ctx, b.Path)
+	}
+	fsys, err := newFS(ctx, b.Path)
+	if err != nil {
+		return nil, nil, fmt.Errorf("%w: shard %s: %w", ErrInput, b.Path, err)
+	}
+	rc, err := fsys.OpenRead(ctx, b.Path)
+	fsys.Close()
+	if err != nil {
+		return nil, nil, fmt.Errorf("%w: shard %s: %w", ErrInput, b.Path, err)
+	}
+	if sk, ok := rc.(io.Seeker); ok {
+		_, err = sk.Seek(b.Offset, io.SeekStart)
+	} else {
+		_, err = io.CopyN(io.Discard, rc, b.Offset)
+	}
+	if err != nil {
+		rc.Close()
+		return nil, nil, fmt.Errorf("%w: shard %s: to byte %d: %w", ErrInput, b.Path, b.Offset, err)
+	}
+	var r io.Reader = rc
+	if b.Length >= 0 {
+		r = io.LimitReader(rc, b.Length)
+	}
+	var tr *datasets.TableReader
+	if b.Offset == 0 {
+		tr, err = datasets.NewTableReader(bufio.NewReaderSize(r, 1<<16), b.Path)
+	} else {
+		tr, err = datasets.NewTableReaderHeader(bufio.NewReaderSize(r, 1<<16), b.Path, header)
+	}
+	if err != nil {
+		rc.Close()
+		return nil, nil, fmt.Errorf("%w: %w", ErrInput, err)
+	}
+	return struct {
+		io.Reader
+		io.Closer
+	}{r, rc}, tr, nil
 }
 
 // layoutFn computes the partition layout from the shards' counts and
@@ -265,7 +479,15 @@ func (f *layoutFn) ProcessElement(ctx context.Context, total Count, emit func(pa
 	if err != nil {
 		return err
 	}
-	l, err := plan.Layout(total.Shards)
+	if f.Cfg.PrivacyID != "" {
+		l, err := plan.LayoutIDs(total.distinctIDs())
+		if err != nil {
+			return err
+		}
+		emit(l)
+		return nil
+	}
+	l, err := plan.Layout(total.shards())
 	if err != nil {
 		return err
 	}
@@ -294,7 +516,7 @@ func (f *trainFn) ProcessElement(ctx context.Context, p int, rows func(*Row) boo
 	var in []partition.Row
 	var r Row
 	for rows(&r) {
-		in = append(in, partition.Row{Shard: r.Shard, Row: r.Row, Partition: p, X: r.X, Y: r.Y})
+		in = append(in, partition.Row{Shard: r.Shard, Row: r.Row, Partition: p, X: r.X, Y: r.Y, ID: r.ID, Slot: r.Slot})
 		r = Row{}
 	}
 	if len(in) != layout.Sizes[p] {
@@ -309,6 +531,42 @@ func (f *trainFn) ProcessElement(ctx context.Context, p int, rows func(*Row) boo
 		return err
 	}
 	emit(b)
+	return nil
+}
+
+// keyByID keys a training row of a fit per privacy ID by its ID, for the
+// grouping of each ID's rows (boundFn).
+func keyByID(_ int, r Row) (string, Row) { return r.ID, r }
+
+// boundFn bounds the contribution of one privacy ID: of all its training
+// rows (grouped by ID) it keeps c in slots and pads with null rows
+// (partition.Plan.Bound), and emits them keyed by the ID's partition.
+type boundFn struct {
+	Cfg    Config   `json:"cfg"`
+	Header []string `json:"header"`
+	plan   *partition.Plan
+}
+
+func (f *boundFn) Setup() error {
+	var err error
+	f.plan, err = f.Cfg.Plan(f.Header)
+	return err
+}
+
+func (f *boundFn) ProcessElement(ctx context.Context, id string, rows func(*Row) bool, emit func(int, Row)) error {
+	var in []partition.Row
+	var r Row
+	for rows(&r) {
+		in = append(in, partition.Row{Shard: r.Shard, Row: r.Row, Partition: datasets.IDPartition(f.Cfg.Seed, id, f.Cfg.Partitions), X: r.X, Y: r.Y, ID: r.ID})
+		r = Row{}
+	}
+	kept, err := f.plan.Bound(in)
+	if err != nil {
+		return err
+	}
+	for _, k := range kept {
+		emit(k.Partition, Row{Shard: k.Shard, Row: k.Row, X: k.X, Y: k.Y, ID: k.ID, Slot: k.Slot})
+	}
 	return nil
 }
 
@@ -352,7 +610,12 @@ func (f *releaseFn) ProcessElement(ctx context.Context, rs results, total Count,
 			return fmt.Errorf("stabbeam: result of a partition: %w", err)
 		}
 	}
-	rel, err := plan.Release(ctx, parts, total.Shards)
+	var rel *modelfile.Released
+	if f.Cfg.PrivacyID != "" {
+		rel, err = plan.ReleaseIDs(ctx, parts, total.distinctIDs())
+	} else {
+		rel, err = plan.Release(ctx, parts, total.shards())
+	}
 	if err != nil {
 		return err
 	}
@@ -400,8 +663,11 @@ var afterSinkWrite func(out string) error
 // Build adds the partitioned fit of the shards (all with the given
 // header) to the pipeline under s, writing the model file to out:
 //
-//	shards -> read (per shard: parse, preprocess, partition by position)
+//	shards -> reshuffle (the shards spread over the workers)
+//	       -> split (per shard: blocks of rows) -> reshuffle
+//	       -> read (per block: parse, preprocess, partition by position)
 //	       -> counts -> layout (checked before any training)
+//	       [-> group by privacy ID -> bound (c rows per ID, padded), per ID]
 //	       -> group by partition -> train (per partition, rows in position order)
 //	       -> combine (all results into one) -> release (noise once)
 //	       -> group by key (the draw committed) -> sink (the model file)
@@ -417,10 +683,21 @@ func Build(s beam.Scope, cfg Config, header []string, shards []ShardFile, out st
 // element, the model file's bytes under key 0 (WriteRelease writes it).
 func Release(s beam.Scope, cfg Config, header []string, shards []ShardFile) beam.PCollection {
 	s = s.Scope("stabpriv.partitioned")
-	files := beam.Create(s, anySlice(shards)...)
-	rows, counts := beam.ParDo2(s, &readShardFn{Cfg: cfg, Header: header}, files)
+	// A reshuffle after the listing: a fusion break, so that a runner
+	// spreads the shards over its workers instead of reading them all in
+	// the one worker that ran the Create.
+	files := beam.Reshuffle(s, beam.Create(s, anySlice(shards)...))
+	// Large shards are read in blocks of rows by several workers.
+	blocks := beam.Reshuffle(s, beam.ParDo(s, &splitFn{}, files))
+	rows, counts := beam.ParDo2(s, &readShardFn{Cfg: cfg, Header: header}, blocks)
 	total := beam.Combine(s, addCounts, counts)
 	layout := beam.ParDo(s, &layoutFn{Cfg: cfg, Header: header}, total)
+	if cfg.PrivacyID != "" {
+		// Per privacy ID: all the rows of one ID meet, c of them are kept
+		// (padded), and they go to the ID's partition.
+		byID := beam.GroupByKey(s, beam.ParDo(s, keyByID, rows))
+		rows = beam.ParDo(s, &boundFn{Cfg: cfg, Header: header}, byID)
+	}
 	grouped := beam.GroupByKey(s, rows)
 	trained := beam.ParDo(s, &trainFn{Cfg: cfg, Header: header}, grouped, beam.SideInput{Input: layout})
 	all := beam.Combine(s, &combineFn{}, trained)
@@ -448,17 +725,22 @@ func anySlice[T any](v []T) []any {
 	return out
 }
 
-// Launch runs every check that can run before the pipeline: the output
-// location (CheckOutput), the shards under the input root and every
-// shard's header (Shards, ReadHeaders), and the settings for that header
+// Launch runs every check that can run before the pipeline: the shards
+// under the input root, the output location (CheckOutput: never one of the
+// shards, an existing file only with force), every shard's header
+// (Shards, ReadHeaders), and the settings for that header
 // (Config.Plan: the flags, the budget, a sensitivity route). It returns
 // the header and the shards.
 func Launch(ctx context.Context, cfg Config, input, out string, force bool) ([]string, []ShardFile, error) {
-	if err := CheckOutput(ctx, out, force); err != nil {
-		return nil, nil, err
-	}
 	shards, err := Shards(ctx, input)
 	if err != nil {
+		return nil, nil, err
+	}
+	paths := make([]string, len(shards))
+	for i, sh := range shards {
+		paths[i] = sh.Path
+	}
+	if err := CheckOutput(ctx, out, force, paths...); err != nil {
 		return nil, nil, err
 	}
 	header, err := ReadHeaders(ctx, shards)
@@ -481,7 +763,7 @@ func Launch(ctx context.Context, cfg Config, input, out string, force bool) ([]s
 func Run(ctx context.Context, runner string, cfg Config, input, out string, force bool) error {
 	header, shards, err := Launch(ctx, cfg, input, out, force)
 	if err != nil {
-		return err
+		return fmt.Errorf("%w: %w", ErrLaunch, err)
 	}
 	if runner == "" {
 		runner = "prism"

@@ -351,8 +351,9 @@ func TestPipelineBadInput(t *testing.T) {
 
 // TestCheckOutput checks the output location at launch: an unregistered
 // scheme, a directory that cannot exist, a directory as the target, an
-// existing model file (without force), and a memfs:// URL (a registered
-// file system where the probe is written and removed).
+// existing model file or other file (without force), an input (with or
+// without force), and a memfs:// URL (a registered file system where the
+// probe is written and removed).
 func TestCheckOutput(t *testing.T) {
 	ctx := context.Background()
 	dir := t.TempDir()
@@ -376,6 +377,29 @@ func TestCheckOutput(t *testing.T) {
 	}
 	if err := CheckOutput(ctx, model, true); err != nil {
 		t.Errorf("a model file with force: %v", err)
+	}
+	// As stabpriv train --out: an existing file needs --force, and an
+	// input is never replaced, whatever --force says.
+	if err := CheckOutput(ctx, file, false); !errors.Is(err, ErrOutput) || !strings.Contains(err.Error(), "exists") {
+		t.Errorf("an existing file without force: %v", err)
+	}
+	if err := CheckOutput(ctx, file, true); err != nil {
+		t.Errorf("an existing file with force: %v", err)
+	}
+	shards, err := Shards(ctx, glob)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, force := range []bool{false, true} {
+		if err := CheckOutput(ctx, shards[0].Path, force, shards[0].Path); !errors.Is(err, ErrOutput) || !strings.Contains(err.Error(), "input") {
+			t.Errorf("an input as the output (force %v): %v", force, err)
+		}
+		if _, _, err := Launch(ctx, testConfig(2, 2), glob, shards[0].Path, force); !errors.Is(err, ErrOutput) {
+			t.Errorf("Launch with an input shard as --out (force %v): %v", force, err)
+		}
+	}
+	if err := CheckOutput(ctx, "memfs://bucket/in.csv", true, "memfs://bucket/in.csv"); !errors.Is(err, ErrOutput) {
+		t.Errorf("an input URL as the output: %v", err)
 	}
 	if err := CheckOutput(ctx, filepath.Join(dir, "new", "deeper", "model.json"), false); err != nil {
 		t.Errorf("a path in directories still to make: %v", err)

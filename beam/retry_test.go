@@ -157,12 +157,12 @@ func readBack(t *testing.T, cfg Config, header []string, shards []ShardFile, rs 
 	}
 	byPart := map[int][]Row{}
 	for _, sh := range shards {
-		err := rf.ProcessElement(context.Background(), sh, func(p int, r Row) { byPart[p] = append(byPart[p], r) }, func(c Count) { *total = addCounts(*total, c) })
+		err := rf.ProcessElement(context.Background(), Block{Path: sh.Path, Name: sh.Name, Length: -1}, func(p int, r Row) { byPart[p] = append(byPart[p], r) }, func(c Count) { *total = addCounts(*total, c) })
 		if err != nil {
 			return err
 		}
 	}
-	layout, err := plan.Layout(total.Shards)
+	layout, err := plan.Layout(total.shards())
 	if err != nil {
 		return err
 	}

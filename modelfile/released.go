@@ -74,12 +74,29 @@ type PartitionInfo struct {
 	Sizes []int `json:"sizes"`
 	// Shards are the shards' names and row counts, in name order: public
 	// (neighbours share them), and all that the sizes, the held-out rows
-	// and n depend on, so Verify recomputes the sizes from them.
+	// and n depend on, so Verify recomputes the sizes from them. A fit per
+	// privacy ID publishes none: its shards' row counts depend on how many
+	// rows each ID has.
 	Shards []datasets.Shard `json:"shards"`
+	// PrivacyID names the privacy-ID column of a fit per privacy ID, which
+	// keeps MaxRowsPerID = c rows of each of its IDs privacy IDs (padded
+	// with null rows): n = c * (training IDs) and each n_p is c times the
+	// IDs of partition p, functions of the set of IDs and the seed
+	// (datasets.IDLayout). Empty, 0 and 0 when the unit of privacy is a
+	// row.
+	PrivacyID    string `json:"privacy_id,omitempty"`
+	MaxRowsPerID int    `json:"max_rows_per_id,omitempty"`
+	IDs          int    `json:"ids,omitempty"`
 }
 
-// group returns the number of rows of one unit of privacy: 1 (a row).
-func (info *PartitionInfo) group() int { return 1 }
+// group returns the number of rows of one unit of privacy: c for a fit
+// per privacy ID, 1 (a row) otherwise.
+func (info *PartitionInfo) group() int {
+	if info.PrivacyID != "" {
+		return info.MaxRowsPerID
+	}
+	return 1
+}
 
 // Diagnostics are statistics of the data computed in the clear: for the
 // user's eyes only, not covered by any privacy claim, never published.
@@ -111,10 +128,20 @@ const TableNeighbours = "replace-one on the rows of the input table: two tables 
 const PartitionNeighbours = "replace-one on the rows of the shards: two lists of shards with the same names, the same header and the same number of data rows in each shard, " +
 	"that differ in one row (its features, its label or both), each row well-formed (every feature cell a finite number); both fits use the same Seed and number of partitions"
 
+// IDNeighbours is the neighbouring relation of a release per privacy ID
+// (PartitionInfo.PrivacyID), c its MaxRowsPerID.
+const IDNeighbours = "replace-one privacy ID: two lists of shards with the same names and header and the same set of privacy IDs, " +
+	"that differ in all the rows of one ID (their number, from 1 to any count, their features, their labels and their positions; the other IDs' rows the same and in the same order), each row well-formed (every feature cell a finite number); " +
+	"at most c rows of each ID are kept (a seeded choice by their order among the ID's rows) and padded to exactly c with null rows; both fits use the same Seed, c and number of partitions"
+
 // Neighbours returns the neighbouring relation of r's certificate:
-// PartitionNeighbours for a partitioned fit, TableNeighbours otherwise.
+// IDNeighbours for a fit per privacy ID, PartitionNeighbours for another
+// partitioned fit, TableNeighbours otherwise.
 func (r *Released) Neighbours() string {
-	if r != nil && r.Partitions != nil {
+	switch {
+	case r != nil && r.Partitions != nil && r.Partitions.PrivacyID != "":
+		return IDNeighbours
+	case r != nil && r.Partitions != nil:
 		return PartitionNeighbours
 	}
 	return TableNeighbours
@@ -137,8 +164,13 @@ func (r *Released) PipelineNotes(task losses.Task) ([]string, error) {
 		return notes, nil
 	}
 	for i, s := range notes {
-		if strings.HasPrefix(s, "the split depends only on") {
+		switch {
+		case strings.HasPrefix(s, "the split depends only on") && r.Partitions.PrivacyID != "":
+			notes[i] = fmt.Sprintf("the split holds all the rows of a privacy ID out for testing when a seeded hash of the ID falls below the test fraction %g; it depends on the ID, the fraction and the seed only, and the held-out rows are not used by the release", r.Split.TestFrac)
+		case strings.HasPrefix(s, "the split depends only on"):
 			notes[i] = fmt.Sprintf("the split holds a row out for testing when a seeded hash of its position (shard name, data row number) falls below the test fraction %g; it depends on positions, the fraction and the seed only, and the held-out rows are not used by the release", r.Split.TestFrac)
+		case strings.HasPrefix(s, "public, and so not protected") && r.Partitions.PrivacyID != "":
+			notes[i] = strings.Replace(s, "the number of rows,", "the set of privacy IDs (which IDs are present, hence their number and each partition's size: the analogue of n under replace-one; the guarantee protects the rows of one ID, not whether the ID is present),", 1)
 		}
 	}
 	return notes, nil
@@ -199,6 +231,16 @@ func PartitionNotes(part stability.Partitioned, info *PartitionInfo, seed uint64
 		"Each partition was trained with the run constants below on its n_p rows in position order (ceil(n_p/b) steps per pass, trainer seed = seed + p * 0x9e3779b97f4a7c15 mod 2^64), "+
 		"and the released weights are sum_p (n_p/n) w_p plus the noise, added once",
 		info.Count, seed, part.N, info.Sizes)
+	if info.PrivacyID != "" {
+		if info.MaxRowsPerID < 1 || info.IDs < 1 || part.Group != info.MaxRowsPerID {
+			return nil, fmt.Errorf("%w: partition notes of %d privacy IDs with c = %d, for a bound with %d rows per unit", ErrFile, info.IDs, info.MaxRowsPerID, part.Group)
+		}
+		partNote = fmt.Sprintf("training per privacy ID (column %q, not a feature): of the rows of each ID, at most c = %d are kept, a seeded choice (seed %d) by their order among the ID's rows (datasets.BoundContributions), and the ID is padded to exactly c rows with null rows (zero input, zero gradient), so each of the %d IDs contributes c rows; "+
+			"the ID's partition, and whether it is held out, are seeded hashes of the ID alone, so all its rows lie in one partition and the sizes are public: n = %d, n_p = %v. "+
+			"Each partition was trained with the run constants below on its n_p rows ordered by ID and slot (ceil(n_p/b) steps per pass, trainer seed = seed + p * 0x9e3779b97f4a7c15 mod 2^64), "+
+			"and the released weights are sum_p (n_p/n) w_p plus the noise, added once; the sensitivity is c times the bound for one row of the worst partition (group stability)",
+			info.PrivacyID, info.MaxRowsPerID, seed, info.IDs, part.N, info.Sizes)
+	}
 	refNote := fmt.Sprintf("the run record below is the reference run: the same settings on all n = %d rows; each partition's run is it recomputed for n_p rows and the partition's seed (trainer.Run.OnRows)", part.N)
 	return []string{partNote, refNote, "the weights of each partition are not private: they exist only inside the training job, whose workers are trusted with the rows"}, nil
 }

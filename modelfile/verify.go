@@ -225,6 +225,16 @@ func checkWork(run *trainer.Run, bad func(format string, args ...any)) {
 // cover.
 func checkPartitions(r *Released, bad func(format string, args ...any)) *partitioned {
 	info := r.Partitions
+	if info.PrivacyID != "" {
+		if !checkIDLayout(r, bad) {
+			return nil
+		}
+		return analyzePartitions(r, bad)
+	}
+	if info.MaxRowsPerID != 0 || info.IDs != 0 {
+		bad("partitions: %d rows per privacy ID and %d IDs without a privacy-ID column", info.MaxRowsPerID, info.IDs)
+		return nil
+	}
 	total := 0
 	for _, sh := range info.Shards {
 		if sh.Rows < 1 || sh.Rows > MaxVerifyRows-total {
@@ -249,6 +259,50 @@ func checkPartitions(r *Released, bad func(format string, args ...any)) *partiti
 		bad("%d partitions for %d training rows", info.Count, train)
 		return nil
 	}
+	return analyzePartitions(r, bad)
+}
+
+// checkIDLayout checks the layout of a fit per privacy ID: no shards (their
+// row counts are not public), c >= 1 rows per ID and at least one ID,
+// c * IDs rows, and Count sizes, each a multiple of c, summing to the
+// training rows, at least Count of them and at most the rows. Which ID
+// lies in which partition is not published, so the sizes are taken as
+// published: they are public under the relation (IDNeighbours), and the
+// sensitivity is recomputed from them.
+func checkIDLayout(r *Released, bad func(format string, args ...any)) bool {
+	info := r.Partitions
+	c := info.MaxRowsPerID
+	switch {
+	case info.Shards != nil:
+		bad("partitions: a fit per privacy ID publishes no shard row counts (they depend on the rows of each ID)")
+	case c < 1 || info.IDs < 1 || info.IDs > MaxVerifyRows/c:
+		bad("partitions: %d privacy IDs with c = %d rows each: want c >= 1 and 1 to %d rows", info.IDs, c, MaxVerifyRows)
+	case r.Split.Rows != c*info.IDs:
+		bad("partitions: %d privacy IDs of %d rows give %d rows; the file says %d", info.IDs, c, c*info.IDs, r.Split.Rows)
+	case len(info.Sizes) != info.Count || info.Count < 1 || info.Count > datasets.MaxPartitions:
+		bad("partitions: %d sizes for %d partitions", len(info.Sizes), info.Count)
+	default:
+		total := 0
+		for p, np := range info.Sizes {
+			if np < 0 || np%c != 0 || np > r.Split.Rows {
+				bad("partitions: partition %d has %d rows, not a multiple of c = %d in [0, %d]", p, np, c, r.Split.Rows)
+				return false
+			}
+			total += np
+		}
+		if total != r.Split.TrainRows || total > r.Split.Rows || total < info.Count {
+			bad("partitions: sizes %v sum to %d; the file says %d training rows of %d, for %d partitions", info.Sizes, total, r.Split.TrainRows, r.Split.Rows, info.Count)
+			return false
+		}
+		return true
+	}
+	return false
+}
+
+// analyzePartitions recomputes the partitioned sensitivity of r from its
+// run record and its partition sizes, with the unit of privacy of r.
+func analyzePartitions(r *Released, bad func(format string, args ...any)) *partitioned {
+	info := r.Partitions
 	run := *r.Certificate.Run
 	part, err := stability.AnalyzePartitioned(run, info.Sizes, info.group(), func(p int) uint64 { return datasets.PartitionSeed(r.Split.Seed, p) })
 	if err != nil {

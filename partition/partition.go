@@ -44,6 +44,9 @@ type Plan struct {
 	header     []string
 	prep       *preprocess.RowMap
 	log        logrus.FieldLogger
+	// idCol is the privacy-ID column's index in header (-1: the unit of
+	// privacy is a row) and group the rows kept per ID (1 without one).
+	idCol, group int
 }
 
 // NewPlan checks the settings of a partitioned fit of tables with the given
@@ -88,9 +91,16 @@ func NewPlan(header []string, schema datasets.Schema, budget dp.Budget, opts pri
 	if label < 0 {
 		return nil, fmt.Errorf("%w: no label column %q; the columns are %s", datasets.ErrSchema, schema.Label, strings.Join(header, ", "))
 	}
+	idCol, group := -1, 1
+	if opts.PrivacyID != "" {
+		if idCol = slices.Index(header, opts.PrivacyID); idCol < 0 {
+			return nil, fmt.Errorf("%w: no privacy-ID column %q; the columns are %s", datasets.ErrSchema, opts.PrivacyID, strings.Join(header, ", "))
+		}
+		group = opts.MaxRowsPerID
+	}
 	var features []string
 	for j, c := range header {
-		if j != label {
+		if j != label && j != idCol {
 			features = append(features, c)
 		}
 	}
@@ -110,7 +120,7 @@ func NewPlan(header []string, schema datasets.Schema, budget dp.Budget, opts pri
 		l.SetLevel(logrus.PanicLevel)
 		log = l
 	}
-	out := &Plan{plan: pl, partitions: partitions, header: slices.Clone(header), prep: prep, log: log}
+	out := &Plan{plan: pl, partitions: partitions, header: slices.Clone(header), prep: prep, log: log, idCol: idCol, group: group}
 	// The routes' conditions do not depend on n (a step against the
 	// smoothness, mu, convexity): a run of the settings on a few null rows
 	// tells, before any row is read, whether a release can be certified.
@@ -185,11 +195,39 @@ type Layout struct {
 func (pl *Plan) Layout(shards []datasets.Shard) (Layout, error) {
 	shards = slices.Clone(shards)
 	slices.SortFunc(shards, func(a, b datasets.Shard) int { return cmp.Compare(a.Name, b.Name) })
+	if pl.idCol >= 0 {
+		return Layout{}, fmt.Errorf("%w: a fit per privacy ID is laid out by its IDs (LayoutIDs), not by the shards' row counts, which are not public", private.ErrOptions)
+	}
 	opts := pl.plan.Options
 	rows, train, sizes, err := datasets.PartitionLayout(shards, opts.Seed, opts.TestFrac, pl.partitions)
 	if err != nil {
 		return Layout{}, err
 	}
+	return pl.checkLayout(rows, train, sizes)
+}
+
+// LayoutIDs is Layout for a fit per privacy ID (private.Options.PrivacyID):
+// the layout of the distinct IDs ids, in any order (datasets.IDLayout with
+// c = MaxRowsPerID rows per ID), checked as Layout checks it. Errors wrap
+// private.ErrOptions or datasets.ErrFormat.
+func (pl *Plan) LayoutIDs(ids []string) (Layout, error) {
+	if err := pl.check(); err != nil {
+		return Layout{}, err
+	}
+	if pl.idCol < 0 {
+		return Layout{}, fmt.Errorf("%w: LayoutIDs for a fit without a privacy ID", private.ErrOptions)
+	}
+	opts := pl.plan.Options
+	rows, train, sizes, err := datasets.IDLayout(ids, opts.Seed, opts.TestFrac, pl.group, pl.partitions)
+	if err != nil {
+		return Layout{}, err
+	}
+	return pl.checkLayout(rows, train, sizes)
+}
+
+// checkLayout checks a layout before any partition is trained (see Layout).
+func (pl *Plan) checkLayout(rows, train int, sizes []int) (Layout, error) {
+	opts := pl.plan.Options
 	if train < pl.partitions {
 		return Layout{}, fmt.Errorf("%w: %d partitions for %d training rows; use at most as many partitions as rows", private.ErrOptions, pl.partitions, train)
 	}
@@ -205,7 +243,7 @@ func (pl *Plan) Layout(shards []datasets.Shard) (Layout, error) {
 		if err != nil {
 			return Layout{}, err
 		}
-		part, err := stability.AnalyzePartitioned(ref, sizes, 1, func(p int) uint64 { return datasets.PartitionSeed(opts.Seed, p) })
+		part, err := stability.AnalyzePartitioned(ref, sizes, pl.group, func(p int) uint64 { return datasets.PartitionSeed(opts.Seed, p) })
 		if err != nil {
 			return Layout{}, err
 		}
@@ -264,16 +302,37 @@ func (pl *Plan) Header() []string {
 // Row is one training row of a partitioned fit: its position (shard
 // name, 1-based data row number in the shard), its partition and its model
 // input (the public preprocessing applied, Dim values; a null row is zero).
+// In a fit per privacy ID, ID is the row's privacy ID and Slot its place
+// among the MaxRowsPerID rows kept for the ID (Plan.Bound): the padding
+// rows are null rows with no position (Shard "", Row 0).
 type Row struct {
 	Shard     string
 	Row       int
 	Partition int
 	X         []float64
 	Y         float64
+	ID        string
+	Slot      int
 }
 
-// comparePosition orders rows by shard name, then row number.
+// comparePosition orders rows by privacy ID and slot (both zero without a
+// privacy ID), then shard name, then row number: in a fit per privacy ID a
+// partition's training order is a function of its IDs alone.
 func comparePosition(a, b Row) int {
+	if c := strings.Compare(a.ID, b.ID); c != 0 {
+		return c
+	}
+	if c := cmp.Compare(a.Slot, b.Slot); c != 0 {
+		return c
+	}
+	if c := strings.Compare(a.Shard, b.Shard); c != 0 {
+		return c
+	}
+	return cmp.Compare(a.Row, b.Row)
+}
+
+// compareShardRow orders rows by shard name, then row number.
+func compareShardRow(a, b Row) int {
 	if c := strings.Compare(a.Shard, b.Shard); c != 0 {
 		return c
 	}
@@ -302,14 +361,30 @@ func (pl *Plan) Rows(chunk *datasets.Table, shard string) ([]Row, int, error) {
 	if chunk.First < 0 {
 		return nil, 0, fmt.Errorf("%w: %s: chunk at row %d, want >= 0", datasets.ErrFormat, shard, chunk.First)
 	}
+	var ids []string
+	if pl.idCol >= 0 {
+		ids = make([]string, chunk.Len())
+		for i := range ids {
+			if ids[i] = chunk.Cell(i, pl.idCol); ids[i] == "" {
+				return nil, 0, fmt.Errorf("%w: %s, line %d, data row %d: empty privacy ID (column %q); every row needs one", datasets.ErrFormat, shard, chunk.Line(i), chunk.First+i+1, pl.header[pl.idCol])
+			}
+		}
+		// The privacy ID is not a feature.
+		chunk = chunk.Without(pl.idCol)
+	}
 	enc, err := chunk.Encode(pl.plan.Schema, pl.plan.Task)
 	if err != nil {
 		return nil, 0, fmt.Errorf("shard %s: %w", shard, err)
 	}
 	idx := make([]int, 0, enc.N)
 	held := 0
+	opts := pl.plan.Options
 	for i := range enc.N {
-		if datasets.HeldOut(pl.plan.Options.Seed, shard, chunk.First+i+1, pl.plan.Options.TestFrac) {
+		out := datasets.HeldOut(opts.Seed, shard, chunk.First+i+1, opts.TestFrac)
+		if ids != nil {
+			out = datasets.IDHeldOut(opts.Seed, ids[i], opts.TestFrac)
+		}
+		if out {
 			held++
 			continue
 		}
@@ -325,9 +400,90 @@ func (pl *Plan) Rows(chunk *datasets.Table, shard string) ([]Row, int, error) {
 	out := make([]Row, len(idx))
 	for r, i := range idx {
 		row := chunk.First + i + 1
-		out[r] = Row{Shard: shard, Row: row, Partition: datasets.PartitionOf(pl.plan.Options.Seed, shard, row, pl.partitions), X: X.RawRowView(r), Y: y[r]}
+		out[r] = Row{Shard: shard, Row: row, X: X.RawRowView(r), Y: y[r]}
+		if ids != nil {
+			out[r].ID, out[r].Partition = ids[i], datasets.IDPartition(opts.Seed, ids[i], pl.partitions)
+		} else {
+			out[r].Partition = datasets.PartitionOf(opts.Seed, shard, row, pl.partitions)
+		}
 	}
 	return out, held, nil
+}
+
+// IDs returns the distinct privacy IDs of a chunk's rows (held out or
+// not), in the order of their first row: the input of LayoutIDs and
+// ReleaseIDs. It returns nil for a plan without a privacy ID, a zero Plan,
+// or a chunk of another header (Rows reports those).
+func (pl *Plan) IDs(chunk *datasets.Table) []string {
+	if pl.check() != nil || pl.idCol < 0 || chunk == nil || !slices.Equal(chunk.Columns, pl.header) {
+		return nil
+	}
+	var ids []string
+	seen := make(map[string]bool)
+	for i := range chunk.Len() {
+		if id := chunk.Cell(i, pl.idCol); !seen[id] {
+			seen[id] = true
+			ids = append(ids, id)
+		}
+	}
+	return ids
+}
+
+// Bound bounds the contribution of one privacy ID in a fit per privacy ID:
+// from all the training rows of the ID (as Rows returns them, in any
+// order) it returns exactly c = MaxRowsPerID rows in slot order, the rows
+// datasets.BoundContributions keeps (by their rank in position order) in
+// slots 0, 1, ..., then null rows (zero input, the null label of the task,
+// no position) up to c. Every row of the result has the ID's partition.
+// The result depends on the ID, the seed, the number of the ID's rows and
+// their contents, never on another ID's rows. Errors wrap
+// datasets.ErrFormat (rows of several IDs or partitions, a row twice, no
+// rows) or private.ErrOptions (a plan without a privacy ID).
+func (pl *Plan) Bound(rows []Row) ([]Row, error) {
+	if err := pl.check(); err != nil {
+		return nil, err
+	}
+	if pl.idCol < 0 {
+		return nil, fmt.Errorf("%w: Bound for a fit without a privacy ID", private.ErrOptions)
+	}
+	if len(rows) == 0 {
+		return nil, fmt.Errorf("%w: a privacy ID without rows", datasets.ErrFormat)
+	}
+	rows = slices.Clone(rows)
+	slices.SortFunc(rows, compareShardRow)
+	id, p := rows[0].ID, rows[0].Partition
+	for i, r := range rows {
+		switch {
+		case r.ID != id || r.Partition != p:
+			return nil, fmt.Errorf("%w: rows of privacy IDs %q (partition %d) and %q (partition %d) bounded together", datasets.ErrFormat, id, p, r.ID, r.Partition)
+		case i > 0 && compareShardRow(rows[i-1], r) == 0:
+			return nil, fmt.Errorf("%w: row %s:%d appears twice", datasets.ErrFormat, r.Shard, r.Row)
+		}
+	}
+	if id == "" || p != datasets.IDPartition(pl.plan.Options.Seed, id, pl.partitions) {
+		return nil, fmt.Errorf("%w: privacy ID %q in partition %d", datasets.ErrFormat, id, p)
+	}
+	c := pl.group
+	out := make([]Row, 0, c)
+	for _, k := range datasets.BoundContributions(pl.plan.Options.Seed, id, len(rows), c) {
+		r := rows[k]
+		r.Slot = len(out)
+		out = append(out, r)
+	}
+	for len(out) < c {
+		out = append(out, Row{Partition: p, ID: id, Slot: len(out), X: make([]float64, pl.prep.Dim()), Y: pl.nullLabel()})
+	}
+	return out, nil
+}
+
+// nullLabel is the label of a null row, as datasets.Table.Encode gives it
+// to a row whose label is not declared: -1 for a binary task, 0 otherwise.
+// Its input is zero, so its loss gradient is zero at every w.
+func (pl *Plan) nullLabel() float64 {
+	if pl.plan.Task == losses.Binary {
+		return -1
+	}
+	return 0
 }
 
 // Result is what the training of one partition hands to the
@@ -372,7 +528,10 @@ func (pl *Plan) TrainPartition(ctx context.Context, p, n int, rows []Row) (Resul
 			return Result{}, fmt.Errorf("%w: row %s:%d of partition %d (%d inputs) handed to partition %d (%d inputs)", datasets.ErrFormat, row.Shard, row.Row, row.Partition, len(row.X), p, d)
 		}
 		if r > 0 && comparePosition(rows[r-1], row) == 0 {
-			return Result{}, fmt.Errorf("%w: row %s:%d appears twice", datasets.ErrFormat, row.Shard, row.Row)
+			return Result{}, fmt.Errorf("%w: row %s:%d (privacy ID %q, slot %d) appears twice", datasets.ErrFormat, row.Shard, row.Row, row.ID, row.Slot)
+		}
+		if (pl.idCol >= 0) != (row.ID != "") || row.Slot < 0 || row.Slot >= pl.group {
+			return Result{}, fmt.Errorf("%w: row %s:%d with privacy ID %q, slot %d, in a fit with %d rows per ID (privacy ID %v)", datasets.ErrFormat, row.Shard, row.Row, row.ID, row.Slot, pl.group, pl.idCol >= 0)
 		}
 		X.SetRow(r, row.X)
 		y[r] = row.Y
@@ -418,6 +577,9 @@ func (pl *Plan) Release(ctx context.Context, results []Result, shards []datasets
 	if err := pl.check(); err != nil {
 		return nil, err
 	}
+	if pl.idCol >= 0 {
+		return nil, fmt.Errorf("%w: a fit per privacy ID is released with its IDs (ReleaseIDs)", private.ErrOptions)
+	}
 	opts := pl.plan.Options
 	shards = slices.Clone(shards)
 	slices.SortFunc(shards, func(a, b datasets.Shard) int { return cmp.Compare(a.Name, b.Name) })
@@ -425,6 +587,38 @@ func (pl *Plan) Release(ctx context.Context, results []Result, shards []datasets
 	if err != nil {
 		return nil, err
 	}
+	info := modelfile.PartitionInfo{Count: pl.partitions, Sizes: wantSizes, Shards: shards}
+	return pl.release(ctx, results, rows, trainRows, info)
+}
+
+// ReleaseIDs is Release for a fit per privacy ID: ids are the distinct
+// privacy IDs of the shards (held out or not, in any order), whose layout
+// (datasets.IDLayout) gives the partition sizes. The certificate
+// publishes the number of IDs, c and the sizes, not the shards' row
+// counts (which depend on how many rows each ID has), nor any ID. The
+// proof is in Fit.
+func (pl *Plan) ReleaseIDs(ctx context.Context, results []Result, ids []string) (*modelfile.Released, error) {
+	if err := pl.check(); err != nil {
+		return nil, err
+	}
+	if pl.idCol < 0 {
+		return nil, fmt.Errorf("%w: ReleaseIDs for a fit without a privacy ID", private.ErrOptions)
+	}
+	opts := pl.plan.Options
+	rows, trainRows, wantSizes, err := datasets.IDLayout(ids, opts.Seed, opts.TestFrac, pl.group, pl.partitions)
+	if err != nil {
+		return nil, err
+	}
+	info := modelfile.PartitionInfo{Count: pl.partitions, Sizes: wantSizes, PrivacyID: pl.header[pl.idCol], MaxRowsPerID: pl.group, IDs: len(ids)}
+	return pl.release(ctx, results, rows, trainRows, info)
+}
+
+// release is Release and ReleaseIDs from the layout: rows read (or c times
+// the IDs), training rows, and info, the public description whose Sizes
+// the results must have.
+func (pl *Plan) release(ctx context.Context, results []Result, rows, trainRows int, info modelfile.PartitionInfo) (*modelfile.Released, error) {
+	opts := pl.plan.Options
+	wantSizes := info.Sizes
 	results = slices.Clone(results)
 	slices.SortFunc(results, func(a, b Result) int { return cmp.Compare(a.Partition, b.Partition) })
 	if len(results) == 0 {
@@ -485,8 +679,7 @@ func (pl *Plan) Release(ctx context.Context, results []Result, shards []datasets
 			return nil, fmt.Errorf("%w: partition %d's run record is not the settings' run on its %d rows", datasets.ErrFormat, r.Partition, r.N)
 		}
 	}
-	info := modelfile.PartitionInfo{Count: pl.partitions, Sizes: sizes, Shards: shards}
-	part, err := stability.AnalyzePartitioned(ref, sizes, 1, func(p int) uint64 { return datasets.PartitionSeed(opts.Seed, p) })
+	part, err := stability.AnalyzePartitioned(ref, sizes, pl.group, func(p int) uint64 { return datasets.PartitionSeed(opts.Seed, p) })
 	if err != nil {
 		return nil, err
 	}
@@ -619,6 +812,11 @@ func Fit(ctx context.Context, tables []*datasets.Table, schema datasets.Schema, 
 	}
 	seen := make(map[string]int, len(tables))
 	byPart := make([][]Row, partitions)
+	// A fit per privacy ID gathers each ID's rows (byID) and every ID,
+	// held out or not (ids, in order of first appearance).
+	byID := make(map[string][]Row)
+	idSeen := make(map[string]bool)
+	var ids []string
 	var shards []datasets.Shard
 	for i, t := range tables {
 		if t == nil {
@@ -640,12 +838,39 @@ func Fit(ctx context.Context, tables []*datasets.Table, schema datasets.Schema, 
 			return nil, err
 		}
 		shards = append(shards, datasets.Shard{Name: name, Rows: t.Len()})
+		if pl.idCol >= 0 {
+			for _, id := range pl.IDs(t) {
+				if !idSeen[id] {
+					idSeen[id] = true
+					ids = append(ids, id)
+				}
+			}
+			for _, r := range train {
+				byID[r.ID] = append(byID[r.ID], r)
+			}
+			continue
+		}
 		for _, r := range train {
 			byPart[r.Partition] = append(byPart[r.Partition], r)
 		}
 	}
+	// Each privacy ID's contribution is bounded to c rows of its partition.
+	for _, id := range ids {
+		if rows, ok := byID[id]; ok {
+			kept, err := pl.Bound(rows)
+			if err != nil {
+				return nil, err
+			}
+			byPart[kept[0].Partition] = append(byPart[kept[0].Partition], kept...)
+		}
+	}
 	// Every check of the layout runs before any partition is trained.
-	layout, err := pl.Layout(shards)
+	var layout Layout
+	if pl.idCol >= 0 {
+		layout, err = pl.LayoutIDs(ids)
+	} else {
+		layout, err = pl.Layout(shards)
+	}
 	if err != nil {
 		return nil, err
 	}
@@ -681,6 +906,9 @@ func Fit(ctx context.Context, tables []*datasets.Table, schema datasets.Schema, 
 		if len(b) > 0 {
 			done = append(done, results[p])
 		}
+	}
+	if pl.idCol >= 0 {
+		return pl.ReleaseIDs(ctx, done, ids)
 	}
 	return pl.Release(ctx, done, shards)
 }

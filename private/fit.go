@@ -96,6 +96,16 @@ type Options struct {
 	// and Auto: a mechanism named by the caller is used as named, at no
 	// extra cost.
 	Select *selection.Config
+	// PrivacyID names the column that holds each row's privacy ID (a user,
+	// say): the unit of privacy becomes all the rows of one ID, of which at
+	// most MaxRowsPerID are kept (datasets.BoundContributions). The column
+	// is not a feature. Only a partitioned fit (partition.Fit, with one
+	// partition or more) trains per privacy ID; Fit refuses it. The empty
+	// string means the unit of privacy is a row.
+	PrivacyID string
+	// MaxRowsPerID is c >= 1, the number of rows kept (and padded to) per
+	// privacy ID; it needs PrivacyID. Zero without PrivacyID.
+	MaxRowsPerID int
 	// Logger receives progress. Nil means silent.
 	Logger logrus.FieldLogger
 }
@@ -185,6 +195,12 @@ func NewPlan(schema datasets.Schema, budget dp.Budget, opts Options) (*Plan, err
 	}
 
 	switch {
+	case opts.PrivacyID == "" && opts.MaxRowsPerID != 0:
+		return nil, fmt.Errorf("%w: %d rows per privacy ID without a privacy-ID column", ErrOptions, opts.MaxRowsPerID)
+	case opts.PrivacyID != "" && opts.MaxRowsPerID < 1:
+		return nil, fmt.Errorf("%w: privacy ID %q with %d rows per ID, want c >= 1", ErrOptions, opts.PrivacyID, opts.MaxRowsPerID)
+	case opts.PrivacyID != "" && opts.PrivacyID == schema.Label:
+		return nil, fmt.Errorf("%w: the privacy-ID column %q is the label", datasets.ErrSchema, opts.PrivacyID)
 	case !check.HalfOpenUnit(opts.TestFrac):
 		return nil, fmt.Errorf("%w: test fraction %v, want in [0, 1)", ErrOptions, opts.TestFrac)
 	case private && opts.Stratify:
@@ -329,6 +345,9 @@ func Fit(ctx context.Context, t *datasets.Table, schema datasets.Schema, budget 
 	pl, err := NewPlan(schema, budget, opts)
 	if err != nil {
 		return nil, err
+	}
+	if opts.PrivacyID != "" {
+		return nil, fmt.Errorf("%w: a fit per privacy ID (%q) runs as a partitioned fit, with one partition or more (partition.Fit)", ErrOptions, opts.PrivacyID)
 	}
 	rows, err := pl.prepare(t)
 	if err != nil {

@@ -54,6 +54,8 @@ func printRelease(w io.Writer, s *settings, r *modelfile.Released) error {
 		source = fmt.Sprintf("the %d shards %s", len(s.shards), s.data)
 	}
 	switch {
+	case r.Private && r.Partitions != nil && r.Partitions.PrivacyID != "":
+		fmt.Fprintf(w, "PRIVATE RELEASE: %s, %s with respect to the rows of each privacy ID (column %s, at most %d rows kept per ID) of %s (replace-one ID; the set of IDs is public)\n", c.Mechanism, claim, r.Partitions.PrivacyID, r.Partitions.MaxRowsPerID, source)
 	case r.Private:
 		fmt.Fprintf(w, "PRIVATE RELEASE: %s, %s with respect to the rows of %s (replace-one)\n", c.Mechanism, claim, source)
 	case c.Private:

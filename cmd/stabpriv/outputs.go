@@ -1,151 +1,20 @@
 package main
 
-import (
-	"errors"
-	"fmt"
-	"io/fs"
-	"os"
-	"path/filepath"
-	"strings"
-
-	"github.com/stabpriv/stabpriv/internal/safefile"
-	"github.com/stabpriv/stabpriv/modelfile"
-)
+import "github.com/stabpriv/stabpriv/internal/outfile"
 
 // Replacing an output: whether a command may replace an existing file at
-// its output path.
-type replace int
+// its output path (internal/outfile, shared with stabpriv-beam).
+type replace = outfile.Replace
 
 const (
-	keep      replace = iota // no file is replaced
-	notModels                // a file that is not a model file is replaced (--force of predict)
-	anyFile                  // any regular file is replaced (--force of train)
+	keep      = outfile.Keep      // no file is replaced
+	notModels = outfile.NotModels // a file that is not a model file is replaced (--force of predict)
+	anyFile   = outfile.AnyFile   // any regular file is replaced (--force of train)
 )
 
-// checkOutFile makes sure, before any work, that the output file path of
-// the flag can be written: a path that is one of the command's inputs is
-// refused whatever rep says; a path that exists is refused unless rep
-// allows replacing it (a model file is replaced only by anyFile), and one
-// that is not a regular file always. The parent directory must exist or be
-// creatable; it is created only when the command writes.
-func checkOutFile(flag, path string, rep replace, inputs ...string) error {
-	if path == "" {
-		return nil
-	}
-	if err := checkDotDot(flag, path); err != nil {
-		return err
-	}
-	if err := checkExisting(flag, path, rep, inputs); err != nil {
-		return err
-	}
-	return checkTarget(flag, filepath.Dir(path), path)
-}
+// checkOutFile is outfile.CheckFile: before any work, an output path that
+// is not an input, and replaces an existing file only as rep allows.
+var checkOutFile = outfile.CheckFile
 
-// checkOutDir makes sure, before any work, that the files names can be
-// written into the output directory dir of the flag: dir is a directory or
-// can be made one, and every target that exists passes checkOutFile's
-// rules for rep and the command's inputs. Nothing is created.
-func checkOutDir(flag, dir string, rep replace, inputs []string, names ...string) error {
-	if dir == "" {
-		return usagef("%s DIR is required", flag)
-	}
-	if err := checkDotDot(flag, dir); err != nil {
-		return err
-	}
-	if st, err := os.Stat(dir); err == nil && !st.IsDir() {
-		return usagef("%s %s is a file; give a directory", flag, dir)
-	}
-	for _, name := range names {
-		p := filepath.Join(dir, name)
-		if err := checkExisting(flag, p, rep, inputs); err != nil {
-			return err
-		}
-		if err := checkTarget(flag, dir, p); err != nil {
-			return err
-		}
-	}
-	return nil
-}
-
-// checkExisting applies the rules of checkOutFile to a target path that
-// exists: never one of the inputs, a model file only with anyFile, another
-// regular file only with notModels or anyFile. A path that does not exist
-// passes.
-func checkExisting(flag, path string, rep replace, inputs []string) error {
-	st, err := os.Stat(path)
-	if err != nil {
-		return nil
-	}
-	for _, in := range inputs {
-		if in == "" {
-			continue
-		}
-		if ist, err := os.Stat(in); err == nil && os.SameFile(st, ist) {
-			return usagef("%s %s is also an input of the command (%s); give another path", flag, path, in)
-		}
-	}
-	switch model := modelfile.IsModelFile(path); {
-	case model && rep != anyFile:
-		return usagef("%s %s is a model file; give another path (only train --force replaces a model file)", flag, path)
-	case !model && rep == keep && st.Mode().IsRegular():
-		return usagef("%s %s exists; give a new path (or --force to replace it)", flag, path)
-	}
-	return nil
-}
-
-// checkDotDot refuses a path with a ".." element after a directory that
-// does not exist: the system resolves such a path through the missing
-// directory and fails, while its lexical form names another file (an
-// input, perhaps), so no check before the work could stand for the write.
-func checkDotDot(flag, path string) error {
-	prefix := ""
-	for _, el := range strings.Split(filepath.ToSlash(path), "/") {
-		if el == ".." && prefix != "" {
-			if _, err := os.Stat(prefix); err != nil {
-				return usagef("%s %s: %s does not exist, so the .. after it cannot be resolved; give the path without ..", flag, path, prefix)
-			}
-		}
-		switch {
-		case prefix == "" && el == "":
-			prefix = "/"
-		case prefix == "" || prefix == "/":
-			prefix += el
-		default:
-			prefix += "/" + el
-		}
-	}
-	return nil
-}
-
-// checkTarget checks the target path in dir: refused (a usage error) when
-// it exists and is not a regular file; an error when the nearest existing
-// ancestor of dir cannot hold a new file.
-func checkTarget(flag, dir, path string) error {
-	existing := dir
-	for {
-		st, err := os.Stat(existing)
-		if err == nil {
-			if !st.IsDir() {
-				return usagef("%s: %s is not a directory", flag, existing)
-			}
-			break
-		}
-		if !errors.Is(err, fs.ErrNotExist) || filepath.Dir(existing) == existing {
-			return fmt.Errorf("%s: %w", flag, err)
-		}
-		existing = filepath.Dir(existing)
-	}
-	if existing != dir {
-		// The directory will be created: its nearest existing ancestor
-		// must be able to hold a new entry.
-		path = filepath.Join(existing, fmt.Sprintf(".stabpriv-probe-%d", os.Getpid()))
-	}
-	err := safefile.Check(path)
-	if errors.Is(err, safefile.ErrTarget) {
-		return usagef("%s: %w", flag, err)
-	}
-	if err != nil {
-		return fmt.Errorf("%s: %w", flag, err)
-	}
-	return nil
-}
+// checkOutDir is outfile.CheckDir.
+var checkOutDir = outfile.CheckDir

@@ -43,7 +43,7 @@ type trainFlags struct {
 func newTrainFlagSet(f *trainFlags) *flag.FlagSet {
 	fs := flag.NewFlagSet("train", flag.ContinueOnError)
 	f.Register(fs)
-	fs.StringVar(&f.data, "data", "", "CSV `file` with a header row and numeric features (default: the embedded breast-cancer data, label diagnosis); with --partitions P > 1, a glob of CSV shards")
+	fs.StringVar(&f.data, "data", "", "CSV `file` with a header row and numeric features (default: the embedded breast-cancer data, label diagnosis); with --partitions P > 1 or --privacy-id, a glob of CSV shards")
 	fs.StringVar(&f.header, "header", "", "the column `names` a,b,... of a --data file without a header row (its first line is then a data row), such as UCI Adult's adult.data")
 	fs.StringVar(&f.positive, "positive", "", "binary tasks without --classes (non-private): the `class` encoded +1 (default: the larger class name)")
 	fs.Float64Var(&f.tolerance, "tolerance", 0, "non-private runs: stop after the first pass whose gradient norm is <= `tol` (a data-dependent stop: no release certifies it)")
@@ -73,7 +73,12 @@ const trainHelp = "Usage: stabpriv train [flags]\n\n" +
 	"privately inside the budget (--select: holdout, the default, or random-stopping).\n" +
 	"With --mechanism and no --lambda, it uses the mechanism's rule for lambda and the\n" +
 	"clipping norm, from (n, d, K, eps) alone. Before training it warns when the budget\n" +
-	"cannot buy a useful model."
+	"cannot buy a useful model.\n\n" +
+	"With --privacy-id COLUMN --max-rows-per-id c the unit of privacy is a user: all\n" +
+	"the rows with one ID. At most c rows of each ID are kept (a seeded choice) and\n" +
+	"padded to c with null rows, the ID's rows train in one partition, and the noise is\n" +
+	"c times the bound for one row. The set of IDs (and their number) is public. It is a\n" +
+	"partitioned fit (--partitions P, default 1): it needs --classes and public bounds."
 
 // settings are the checked values of the train flags.
 type settings struct {
@@ -140,9 +145,9 @@ func parseTrain(args []string, stderr io.Writer) (*settings, error) {
 			return nil, err
 		}
 	}
-	if f.Partitions > 1 {
+	if s.partitioned() {
 		if f.tolerance != 0 {
-			return nil, usagef("--partitions: --tolerance stops at a data-dependent pass")
+			return nil, usagef("--partitions, --privacy-id: --tolerance stops at a data-dependent pass")
 		}
 		// Partitioned fits split by a hash of positions and compute no
 		// diagnostics.
@@ -165,10 +170,14 @@ func parseTrain(args []string, stderr io.Writer) (*settings, error) {
 	return s, nil
 }
 
-// readShards reads --data: one CSV file, or with --partitions > 1 every
-// file the glob matches (in name order), each a shard.
+// partitioned reports whether the run is a partitioned fit: --partitions
+// P > 1, or a fit per privacy ID (with one partition or more).
+func (s *settings) partitioned() bool { return s.Partitions > 1 || s.Options.PrivacyID != "" }
+
+// readShards reads --data: one CSV file, or with --partitions > 1 (or
+// --privacy-id) every file the glob matches (in name order), each a shard.
 func (s *settings) readShards() error {
-	if s.Partitions == 1 && strings.ContainsAny(s.data, "*?[") {
+	if !s.partitioned() && strings.ContainsAny(s.data, "*?[") {
 		if _, err := os.Stat(s.data); err != nil {
 			return usagef("--data %q looks like a glob: shards are read with --partitions P > 1", s.data)
 		}
@@ -177,7 +186,7 @@ func (s *settings) readShards() error {
 	if s.header != "" {
 		header = strings.Split(s.header, ",")
 	}
-	if s.Partitions > 1 {
+	if s.partitioned() {
 		// The shards' names are their paths relative to the input root,
 		// as stabpriv-beam names them (datasets.ReadShards).
 		shards, err := datasets.ReadShards(s.data, header)
@@ -294,14 +303,15 @@ func runTrain(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	if s.Options.Preprocess == preprocess.Standardize && s.Private() {
 		log.Warn("--standardize train: the standardization statistics are fitted on the training split and are not private; the certificate does not cover the table, only the standardized rows")
 	}
-	if s.Private() {
+	if s.Private() && s.Options.PrivacyID == "" {
+		// (Per privacy ID, n is c times the IDs, not the rows read.)
 		if w := forecast(s); w != "" {
 			log.Warn(w)
 		}
 	}
 	log.WithFields(logrus.Fields{"rows": s.table.Len(), "source": s.table.Source}).Info("train: fitting")
 	var rel *modelfile.Released
-	if s.Partitions > 1 {
+	if s.partitioned() {
 		if s.data == "" {
 			s.shards = []*datasets.Table{s.table}
 		}

@@ -70,6 +70,8 @@ type Flags struct {
 	Epsilon, Delta               float64
 	Standardize                  *choice[preprocess.Mode, *preprocess.Mode]
 	Partitions                   int
+	PrivacyID                    string
+	MaxRowsPerID                 int
 	Project                      int
 	Select                       string
 }
@@ -112,11 +114,13 @@ func (f *Flags) Register(fs *flag.FlagSet) {
 		string(selection.Holdout)+" (tune on 20% of the training rows, release on the rest, each at the whole budget: parallel composition) or "+
 		string(selection.RandomStopping)+" (the best of a random number of private runs: the release gets eps/2)")
 	fs.IntVar(&f.Partitions, "partitions", 1, "train `P` partitions, a row's partition a seeded hash of its position (shard path relative to the input root, row number), and release the weighted average once (partition.Fit)")
+	fs.StringVar(&f.PrivacyID, "privacy-id", "", "the `column` of each row's privacy ID (a user, say; not a feature): the unit of privacy becomes all the rows of one ID, at most --max-rows-per-id of them kept (a seeded choice) and padded to that many with null rows, all in one partition; the certificate protects the rows of one ID, the set of IDs (and their number) is public")
+	fs.IntVar(&f.MaxRowsPerID, "max-rows-per-id", 0, "with --privacy-id: keep `c` >= 1 rows of each ID; the noise grows with c (c times the bound for one row)")
 }
 
 // sgdFlags are the flags that shape an SGD run: they apply only to the
 // methods that release one (release.Method.SGD).
-var sgdFlags = []string{"passes", "batch", "step", "schedule", "engine", "clip", "dropout", "radius", "average", "partitions", "l1-ratio"}
+var sgdFlags = []string{"passes", "batch", "step", "schedule", "engine", "clip", "dropout", "radius", "average", "partitions", "l1-ratio", "privacy-id"}
 
 // Run is what the flags ask for.
 type Run struct {
@@ -315,6 +319,9 @@ func (f *Flags) checkKnobs(set map[string]bool, r *Run) error {
 	if f.Partitions < 1 || f.Partitions > datasets.MaxPartitions {
 		return usagef("--partitions %d, want 1 to %d", f.Partitions, datasets.MaxPartitions)
 	}
+	if err := f.checkPrivacyID(set, r); err != nil {
+		return err
+	}
 	cfg.Engine = f.Engine
 	schedule, given := f.Schedule.value()
 	if !given && priv && f.Step == "auto" && lambda*(1-alpha) > 0 {
@@ -341,6 +348,29 @@ func (f *Flags) checkKnobs(set map[string]bool, r *Run) error {
 	if cfg.Loss != nil && f.LabelBound != 0 && cfg.Loss.Task() != losses.Regression {
 		return usagef("--label-bound applies to regression losses, not %s (%v)", f.Loss, cfg.Loss.Task())
 	}
+	return nil
+}
+
+// checkPrivacyID checks --privacy-id and --max-rows-per-id: both or
+// neither, c >= 1, a non-empty column, and a run that is not a private
+// selection (a fit per privacy ID is a partitioned fit, which releases the
+// mechanism it is given).
+func (f *Flags) checkPrivacyID(set map[string]bool, r *Run) error {
+	switch {
+	case f.PrivacyID == "" && set["privacy-id"]:
+		return usagef("--privacy-id: give the column of the privacy IDs")
+	case f.PrivacyID == "" && set["max-rows-per-id"]:
+		return usagef("--max-rows-per-id applies with --privacy-id COLUMN")
+	case f.PrivacyID == "":
+		return nil
+	case !set["max-rows-per-id"]:
+		return usagef("--privacy-id %s needs --max-rows-per-id c: the number of rows kept per ID, which the noise grows with", f.PrivacyID)
+	case f.MaxRowsPerID < 1:
+		return usagef("--max-rows-per-id %d, want c >= 1", f.MaxRowsPerID)
+	case r.Options.Select != nil:
+		return usagef("--privacy-id: a fit per privacy ID is a partitioned fit, which releases the mechanism it is given; give --mechanism (the private selection is for a fit per row)")
+	}
+	r.Options.PrivacyID, r.Options.MaxRowsPerID = f.PrivacyID, f.MaxRowsPerID
 	return nil
 }
 
@@ -436,15 +466,20 @@ func (f *Flags) checkSchema(set map[string]bool, defaults *datasets.Schema, r *R
 	if err := f.checkBounds(set, defaults != nil, r); err != nil {
 		return err
 	}
-	if f.Partitions > 1 {
+	if f.Partitions > 1 || f.PrivacyID != "" {
+		// A fit per privacy ID is a partitioned fit, with one partition or more.
+		what := "--partitions"
+		if f.PrivacyID != "" {
+			what = "--privacy-id"
+		}
 		if r.Options.Preprocess == preprocess.Standardize {
-			return usagef("--partitions: a standardization fitted on the rows is refused; give --bounds or --standardize none")
+			return usagef("%s: a standardization fitted on the rows is refused; give --bounds or --standardize none", what)
 		}
 		if r.Private() && r.Options.Preprocess == "" && !r.Schema.Declared() {
-			return usagef("--partitions needs public bounds (--bounds FILE or --bounds-all lo,hi) or --standardize none: the private estimate of the bounds is for a single fit")
+			return usagef("%s needs public bounds (--bounds FILE or --bounds-all lo,hi) or --standardize none: the private estimate of the bounds is for a single fit per row", what)
 		}
 		if r.Schema.Classes == nil && !r.regression() {
-			return usagef("--partitions needs --classes declared: the partitions must agree on them")
+			return usagef("%s needs --classes declared: the partitions must agree on them", what)
 		}
 	}
 	if r.Private() && r.Schema.Classes == nil && !r.regression() {

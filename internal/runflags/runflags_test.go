@@ -128,7 +128,7 @@ func TestSGDFlagsFollowMethod(t *testing.T) {
 	values := map[string][]string{
 		"passes": {"3"}, "batch": {"2"}, "step": {"0.1", "--schedule", "constant"}, "schedule": {"constant"},
 		"engine": {"native"}, "clip": {"0.5"}, "dropout": {"0.5"}, "radius": {"2"}, "average": nil,
-		"partitions": {"2"}, "l1-ratio": {"0.1"},
+		"partitions": {"2"}, "l1-ratio": {"0.1"}, "privacy-id": {"u", "--max-rows-per-id", "2"},
 	}
 	for _, m := range release.Methods() {
 		budget := []string{"--mechanism", string(m.Name()), "--epsilon", "0.5", "--lambda", "0.01", "--standardize", "none"}
@@ -175,5 +175,28 @@ func TestCheckBounds(t *testing.T) {
 	r, err = parse(t, []string{"--mechanism", "gamma"}, embedded)
 	if err != nil || len(r.Schema.Bounds) != 1 {
 		t.Errorf("embedded: %v, bounds %v (the shipped ones)", err, r.Schema.Bounds)
+	}
+}
+
+// TestCheckPrivacyID checks --privacy-id and --max-rows-per-id: accepted
+// together, refused alone, with c < 1 or with a private selection.
+func TestCheckPrivacyID(t *testing.T) {
+	base := []string{"--label", "y", "--classes", "a,b", "--standardize", "none"}
+	r, err := parse(t, append(slices.Clone(base), "--mechanism", "gamma", "--epsilon", "1", "--privacy-id", "user", "--max-rows-per-id", "3"), nil)
+	if err != nil || r.Options.PrivacyID != "user" || r.Options.MaxRowsPerID != 3 {
+		t.Fatalf("options %+v, %v", r, err)
+	}
+	for _, args := range [][]string{
+		{"--mechanism", "gamma", "--epsilon", "1", "--privacy-id", "user"},
+		{"--mechanism", "gamma", "--epsilon", "1", "--max-rows-per-id", "3"},
+		{"--mechanism", "gamma", "--epsilon", "1", "--privacy-id", "user", "--max-rows-per-id", "0"},
+		{"--mechanism", "gamma", "--epsilon", "1", "--privacy-id", "user", "--max-rows-per-id", "-2"},
+		{"--mechanism", "gamma", "--epsilon", "1", "--privacy-id", "", "--max-rows-per-id", "2"},
+		{"--epsilon", "1", "--privacy-id", "user", "--max-rows-per-id", "2"},
+	} {
+		args = append(slices.Clone(base), args...)
+		if _, err := parse(t, args, nil); !errors.Is(err, ErrUsage) {
+			t.Errorf("%q: %v, want a usage error", args, err)
+		}
 	}
 }

@@ -52,10 +52,18 @@ var (
 	input = flag.String("input", "", "`glob` of the CSV shards (a local pattern or a URL such as gs://bucket/dir/dt=*/part-*.csv or s3://bucket/dir/*.csv), each with the same header; a shard's name is its path relative to the input root (the directories before the first wildcard)")
 	out   = flag.String("out", "", "write the model file ("+modelfile.Format+") to this `file` (a local path or a URL); required")
 	force = flag.Bool("force", false, "replace the model file at --out")
-	// The flags shared with stabpriv train.
+	// The flags shared with stabpriv train, but those Beam's SDK defines
+	// itself: --project is the Google Cloud project here (gcpopts), so
+	// train's random projection (--project k) is not available.
 	shared = func() *runflags.Flags {
 		f := new(runflags.Flags)
-		f.Register(flag.CommandLine)
+		fs := flag.NewFlagSet("shared", flag.ContinueOnError)
+		f.Register(fs)
+		fs.VisitAll(func(fl *flag.Flag) {
+			if flag.CommandLine.Lookup(fl.Name) == nil {
+				flag.CommandLine.Var(fl.Value, fl.Name, fl.Usage)
+			}
+		})
 		return f
 	}()
 )
@@ -121,10 +129,16 @@ func main() {
 		runner = "prism"
 	}
 	ctx := context.Background()
+	// The files the flags read besides the shards are inputs too: --out
+	// never replaces them (Launch checks the shards).
+	if err := stabbeam.CheckOutput(ctx, *out, *force, shared.Bounds, shared.Categories); err != nil {
+		fmt.Fprintf(os.Stderr, "stabpriv-beam: %v\n", err)
+		os.Exit(2)
+	}
 	log.WithFields(logrus.Fields{"runner": runner, "input": *input, "partitions": cfg.Partitions}).Info("stabpriv-beam: pipeline started")
 	if err := stabbeam.Run(ctx, runner, cfg, *input, *out, *force); err != nil {
 		fmt.Fprintf(os.Stderr, "stabpriv-beam: %v\n", err)
-		if errors.Is(err, stabbeam.ErrOutput) || errors.Is(err, stabbeam.ErrInput) {
+		if errors.Is(err, stabbeam.ErrLaunch) || errors.Is(err, stabbeam.ErrOutput) || errors.Is(err, stabbeam.ErrInput) {
 			os.Exit(2) // refused at launch: nothing ran
 		}
 		os.Exit(1)

@@ -1,0 +1,127 @@
+package main
+
+import (
+	"fmt"
+	"math/rand/v2"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"gonum.org/v1/gonum/floats"
+
+	"github.com/stabpriv/stabpriv/modelfile"
+)
+
+// idCSV returns a CSV with columns x1, user, x2, class: 25 users with 1 to
+// 6 rows each in a seeded order; the rows of user u7 are replaced by
+// u7rows when it is not nil.
+func idCSV(u7rows []string) string {
+	rng := rand.New(rand.NewPCG(8, 1))
+	var rows []string
+	for u := range 25 {
+		for range 1 + rng.IntN(6) {
+			c := rng.IntN(2)
+			row := fmt.Sprintf("%g,u%d,%g,c%d\n", 3*float64(2*c-1)+rng.NormFloat64(), u, rng.NormFloat64(), c)
+			if u == 7 && u7rows != nil {
+				continue
+			}
+			at := rng.IntN(len(rows) + 1)
+			rows = append(rows[:at], append([]string{row}, rows[at:]...)...)
+		}
+	}
+	for i, r := range u7rows {
+		at := (7 * i) % (len(rows) + 1)
+		rows = append(rows[:at], append([]string{r}, rows[at:]...)...)
+	}
+	return "x1,user,x2,class\n" + strings.Join(rows, "")
+}
+
+// TestCLIPrivacyID trains with --privacy-id on two CSV files that differ
+// in every row of one user (more rows than c, features beyond the bounds,
+// labels both ways, other positions), with the same seeds and published
+// noise seed: the released weights differ by at most the certified Delta,
+// the rest of the model files is the same, and a secure release certifies.
+// Bad input is refused before training, with nothing written.
+func TestCLIPrivacyID(t *testing.T) {
+	dir := t.TempDir()
+	bounds := writeFile(t, "bounds.csv", "x1,-6,6\nx2,-6,6\n")
+	var u7 []string
+	for i := range 9 {
+		u7 = append(u7, fmt.Sprintf("%g,u7,%g,c%d\n", 1e6*float64(1-2*(i%2)), -1e6*float64(1-2*(i%2)), i%2))
+	}
+	base, other := filepath.Join(dir, "base.csv"), filepath.Join(dir, "other.csv")
+	for path, text := range map[string]string{base: idCSV(nil), other: idCSV(u7)} {
+		if err := os.WriteFile(path, []byte(text), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	flags := func(data, out string, extra ...string) []string {
+		return append([]string{"train", "--data", data, "--label", "class", "--classes", "c0,c1", "--bounds", bounds,
+			"--privacy-id", "user", "--max-rows-per-id", "3", "--mechanism", "gamma", "--lambda", "0.05", "--seed", "4", "--out", out}, extra...)
+	}
+	fit := func(data, out string, extra ...string) *modelfile.Released {
+		t.Helper()
+		if _, stderr, err := call(t, flags(data, out, extra...)...); err != nil {
+			t.Fatalf("%v\n%s", err, stderr)
+		}
+		r, err := modelfile.ReadFile(out)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return r
+	}
+	for _, parts := range []string{"1", "3"} {
+		seeded := []string{"--partitions", parts, "--noise", "seeded", "--noise-seed", "5"}
+		r0 := fit(base, filepath.Join(dir, "r0-"+parts+".json"), seeded...)
+		r1 := fit(other, filepath.Join(dir, "r1-"+parts+".json"), seeded...)
+		c0 := r0.Certificate
+		if r0.Partitions == nil || r0.Partitions.IDs != 25 || r0.Partitions.MaxRowsPerID != 3 || c0.Neighbouring != modelfile.IDNeighbours || r0.Split.Rows != 75 || c0.N != r0.Split.TrainRows || c0.N%3 != 0 {
+			t.Fatalf("P = %s: partitions %+v, n %d, neighbours %q", parts, r0.Partitions, c0.N, c0.Neighbouring)
+		}
+		if d := floats.Distance(r0.Model.W, r1.Model.W, 2); d > c0.L2Sensitivity || d == 0 {
+			t.Errorf("P = %s: files differing in one user's rows: ||w - w'|| = %v, Delta = %v", parts, d, c0.L2Sensitivity)
+		}
+		r1.Certificate.WeightsSHA256, r1.Model.W = c0.WeightsSHA256, r0.Model.W
+		var b0, b1 strings.Builder
+		if err := r0.Write(&b0); err != nil {
+			t.Fatal(err)
+		}
+		if err := r1.Write(&b1); err != nil {
+			t.Fatal(err)
+		}
+		if b0.String() != b1.String() {
+			t.Errorf("P = %s: the model files differ beyond the weights", parts)
+		}
+	}
+	secure := filepath.Join(dir, "secure.json")
+	fit(base, secure)
+	if stdout, _, err := call(t, "certify", secure); err != nil || !strings.HasPrefix(stdout, "VERIFIED PRIVATE RELEASE") {
+		t.Errorf("certify of a release per privacy ID: %v\n%s", err, stdout)
+	}
+
+	empty := filepath.Join(dir, "empty.csv")
+	if err := os.WriteFile(empty, []byte(strings.Replace(idCSV(nil), ",u3,", ",,", 1)), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	out := filepath.Join(dir, "bad.json")
+	for _, tc := range []struct {
+		name string
+		args []string
+		code int
+	}{
+		{"missing column", flags(base, out, "--privacy-id", "uid"), 2},
+		{"empty ID", flags(empty, out), 4},
+		{"c = 0", flags(base, out, "--max-rows-per-id", "0"), 2},
+		{"c < 0", flags(base, out, "--max-rows-per-id", "-1"), 2},
+		{"c without an ID", []string{"train", "--data", base, "--label", "class", "--classes", "c0,c1", "--bounds", bounds, "--max-rows-per-id", "2", "--mechanism", "gamma", "--out", out}, 2},
+		{"no bounds", []string{"train", "--data", base, "--label", "class", "--classes", "c0,c1", "--privacy-id", "user", "--max-rows-per-id", "2", "--mechanism", "gamma", "--out", out}, 2},
+	} {
+		if _, _, err := call(t, tc.args...); exitCode(err) != tc.code || !strings.Contains(fmt.Sprint(err), "rivacy") && !strings.Contains(fmt.Sprint(err), "max-rows") {
+			t.Errorf("%s: exit %d (%v), want %d and a message about the privacy ID", tc.name, exitCode(err), err, tc.code)
+		}
+		if _, err := os.Stat(out); err == nil {
+			t.Fatalf("%s: a model file was written", tc.name)
+		}
+	}
+}
