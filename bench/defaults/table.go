@@ -169,6 +169,13 @@ func fitTable(grid []map[string]string, dss []dataSet) string {
 		if n == 0 {
 			continue
 		}
+		if dim-1 > n {
+			// The grid's fits of a wide data set run projected (k by the
+			// automatic rule, per eps), so the rule's lambda at the
+			// unprojected dim does not describe them.
+			fmt.Fprintf(&b, "| %s | %d, %d, %d | - | - | left out: its fits run projected by the automatic rule (--project auto), not at d = %d | - | - | - |\n", ds.name, n, dim, k, dim)
+			continue
+		}
 		clip := 0.1
 		if k > 2 {
 			clip = 0
@@ -241,14 +248,15 @@ func targets(defs []map[string]string) string {
 		what      string
 	}{
 		{"adult", 1, 0.845, ">= 0.845"}, {"adult", 0.5, 0.835, ">= 0.835"}, {"adult", 0.1, 0.78, ">= 0.78"},
-		{"adult_raw", 1, 0.83, ">= 0.83"}, {"breast_cancer", 1, 0.94, ">= 0.94"}, {"gene_all", 1, 0.738, "above the majority class 0.738"},
+		{"adult_raw", 1, 0.83, ">= 0.83"}, {"breast_cancer", 1, 0.94, ">= 0.94"}, {"gene_all", 1, 0.738, "above the majority class (0.738; by more than two standard errors)"},
 	} {
 		var parts []string
 		for _, v := range []string{variants[0].name, variants[2].name} {
-			var xs []float64
+			var xs, maj []float64
 			for _, r := range defs {
 				if r["dataset"] == t.set && fnum(r, "epsilon") == t.eps && fnum(r, "delta") == 0 && r["variant"] == v {
 					xs = append(xs, fnum(r, "accuracy"))
+					maj = append(maj, fnum(r, "majority"))
 				}
 			}
 			s := statOf(xs)
@@ -257,7 +265,15 @@ func targets(defs []map[string]string) string {
 				continue
 			}
 			verdict := "not met"
-			if s.mean >= t.want || t.set == "gene_all" && s.mean > t.want {
+			switch {
+			case t.set == "gene_all":
+				// Above the majority class: by more than two standard
+				// errors over the test rows' majority share (a release
+				// that predicts the majority class equals it).
+				if s.mean > statOf(maj).mean+2*s.sd/math.Sqrt(float64(s.n)) {
+					verdict = "met"
+				}
+			case s.mean >= t.want:
 				verdict = "met"
 			}
 			parts = append(parts, fmt.Sprintf("%s %.4f (%s)", v, s.mean, verdict))
