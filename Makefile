@@ -132,7 +132,7 @@ paper:
 	fi
 	@echo "== what train gives with a data set and a budget only (bench/defaults: the defaults against the rule and the test-selected setting, the fit of the automatic rules)"
 	$(GO) run ./bench/defaults -data-dir $(DATA) -out $(OUT)/paper/defaults
-	$(GO) run ./bench/docgen results -paper $(OUT)/paper -o docs/RESULTS.md
+	$(GO) run ./bench/docgen results -keep -paper $(OUT)/paper -o docs/RESULTS.md
 
 # The nested module beam/ (Apache Beam pipeline, its own go.mod): build the
 # stabpriv-beam command, run its tests (Beam's ptest on the direct runner;

@@ -29,6 +29,11 @@ type Config struct {
 	// available.
 	Bounds     []datasets.Bound `json:"bounds,omitempty"`
 	Preprocess string           `json:"preprocess,omitempty"`
+	// All is one public range for every feature column Bounds does not
+	// name (--bounds-all); Categories the declared categorical columns,
+	// one-hot encoded (--schema). As in datasets.Schema.
+	All        *datasets.Bound        `json:"all,omitempty"`
+	Categories []datasets.Categorical `json:"categories,omitempty"`
 
 	// Loss names the loss ("" means logistic for 2 classes, softmax for more).
 	Loss string `json:"loss,omitempty"`
@@ -73,7 +78,7 @@ type Config struct {
 // Options returns the schema, the budget and the options of package private
 // for c. Errors name the setting.
 func (c Config) Options() (datasets.Schema, dp.Budget, private.Options, error) {
-	schema := datasets.Schema{Label: c.Label, Classes: c.Classes, LabelBound: c.LabelBound, Bounds: c.Bounds}
+	schema := datasets.Schema{Label: c.Label, Classes: c.Classes, LabelBound: c.LabelBound, Bounds: c.Bounds, All: c.All, Categories: c.Categories}
 	var budget dp.Budget
 	var opts private.Options
 	if c.Mechanism != "" && c.Mechanism != "none" {
@@ -134,7 +139,7 @@ func (c Config) Options() (datasets.Schema, dp.Budget, private.Options, error) {
 func NewConfig(schema datasets.Schema, budget dp.Budget, opts private.Options, partitions int) (Config, error) {
 	cfg := opts.Trainer
 	c := Config{
-		Label: schema.Label, Classes: schema.Classes, LabelBound: schema.LabelBound, Bounds: schema.Bounds,
+		Label: schema.Label, Classes: schema.Classes, LabelBound: schema.LabelBound, Bounds: schema.Bounds, All: schema.All, Categories: schema.Categories,
 		Preprocess: string(opts.Preprocess), Auto: opts.Auto,
 		Lambda: cfg.Reg.Lambda, L1Ratio: cfg.Reg.L1Ratio, Clip: cfg.Clip, Schedule: cfg.Schedule.String(), Eta: cfg.Eta,
 		Passes: cfg.Passes, Batch: cfg.Batch, Dropout: cfg.Dropout, Radius: cfg.Radius, Average: cfg.Average, Engine: cfg.Engine.String(),

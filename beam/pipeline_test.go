@@ -129,6 +129,9 @@ func TestPipelineMatchesFitPartitioned(t *testing.T) {
 		{"laplace, lambda, test-frac 0, P=7", func(c *Config) {
 			c.Mechanism, c.Auto, c.Lambda, c.Clip, c.Schedule, c.TestFrac, c.Partitions = "laplace", false, 0.01, 0.5, "bounded-inverse-t", 0, 7
 		}},
+		{"one range for every column (--bounds-all), P=2", func(c *Config) {
+			c.Bounds, c.All, c.Partitions = nil, &datasets.Bound{Lo: -3, Hi: 5}, 2
+		}},
 		{"non-private, P=1", func(c *Config) {
 			c.Mechanism, c.Auto, c.Noise, c.Lambda, c.Passes, c.Partitions = "none", false, "", 1e-3, 3, 1
 		}},
@@ -149,6 +152,30 @@ func TestPipelineMatchesFitPartitioned(t *testing.T) {
 			t.Errorf("%s: split %+v", c.name, got.Split)
 		}
 		checkClaim(t, c.name, got)
+	}
+}
+
+// TestConfigSchema: the schema travels whole through a Config (one range
+// for all columns and the categorical columns included): a field lost on
+// the way would train another feature map than the one declared.
+func TestConfigSchema(t *testing.T) {
+	schema := datasets.Schema{Label: "y", Classes: []string{"a", "b"}, All: &datasets.Bound{Lo: -1, Hi: 2},
+		Categories: []datasets.Categorical{{Column: "c", Values: []string{"u", "v"}}}}
+	cfg := testConfig(0, 2)
+	sc, budget, opts, err := cfg.Options()
+	if err != nil {
+		t.Fatal(err)
+	}
+	c, err := NewConfig(schema, budget, opts, 2)
+	if err != nil {
+		t.Fatal(err)
+	}
+	got, _, _, err := c.Options()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !reflect.DeepEqual(got, schema) {
+		t.Errorf("schema %+v through a Config, want %+v (from %+v)", got, schema, sc)
 	}
 }
 

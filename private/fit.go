@@ -61,8 +61,16 @@ type Options struct {
 	// its seed Seed) before the unit-ball map: a public, data-independent
 	// per-row map at no privacy cost, for data with many more features
 	// than rows. It must not exceed the number of mapped features. Zero
-	// means none.
+	// means none, unless ProjectAuto.
 	Project int
+	// ProjectAuto, with Project 0, projects by the public rule
+	// preprocess.AutoProjectDim from the number of training rows, the
+	// number of mapped features, the model's outputs and the release's
+	// epsilon: k dimensions when the mapped features outnumber the training
+	// rows, none otherwise. The rule reads no row, so it costs nothing; the
+	// model file records the projection like a given one. The train command
+	// sets it unless --project is given.
+	ProjectAuto bool
 	// TestFrac in [0, 1) is the share of rows held out for testing; 0 trains
 	// on every row.
 	TestFrac float64
@@ -559,7 +567,11 @@ func (pl *Plan) prepare(t *datasets.Table) (*preparedRows, error) {
 		return nil, err
 	}
 	prep.Estimated = pl.EstimateBounds
-	if err := prep.SetProjection(opts.Project, opts.Seed); err != nil {
+	k, err := pl.projectDim(len(trainIdx), prep.Width())
+	if err != nil {
+		return nil, err
+	}
+	if err := prep.SetProjection(k, opts.Seed); err != nil {
 		return nil, fmt.Errorf("%w: %w", ErrOptions, err)
 	}
 	X, y, null, err := prep.Rows(enc, trainIdx)
@@ -567,6 +579,33 @@ func (pl *Plan) prepare(t *datasets.Table) (*preparedRows, error) {
 		return nil, err
 	}
 	return &preparedRows{enc: enc, trainIdx: trainIdx, testIdx: testIdx, prep: prep, X: X, y: y, null: null}, nil
+}
+
+// projectDim returns the dimension of the fit's projection for n training
+// rows of w mapped features: Options.Project, or with ProjectAuto (and
+// Project 0) the public rule preprocess.AutoProjectDim at the release's
+// epsilon (a non-private fit: epsilon 1, the rule's reference budget).
+func (pl *Plan) projectDim(n, w int) (int, error) {
+	opts := pl.Options
+	if opts.Project != 0 || !opts.ProjectAuto {
+		return opts.Project, nil
+	}
+	outputs := 1
+	if pl.Task == losses.Multiclass {
+		outputs = len(pl.Schema.Classes)
+	}
+	eps := pl.Release.Epsilon
+	if eps == 0 {
+		eps = 1
+	}
+	k, err := preprocess.AutoProjectDim(n, w, outputs, eps)
+	if err != nil {
+		return 0, fmt.Errorf("%w: %w", ErrOptions, err)
+	}
+	if k > 0 {
+		pl.log().WithFields(logrus.Fields{"k": k, "features": w, "rows": n, "eps": eps}).Info("private: the mapped features outnumber the training rows: random projection by the public rule (--project auto)")
+	}
+	return k, nil
 }
 
 // estimateBounds returns the plan's schema with the bounds of the numeric

@@ -10,6 +10,7 @@ import (
 	"gonum.org/v1/gonum/floats"
 
 	"github.com/stabpriv/stabpriv/datasets"
+	"github.com/stabpriv/stabpriv/datasets/preprocess"
 	"github.com/stabpriv/stabpriv/dp"
 	"github.com/stabpriv/stabpriv/modelfile"
 	"github.com/stabpriv/stabpriv/perturb"
@@ -91,5 +92,50 @@ func TestFitProjectNeighbours(t *testing.T) {
 		if _, err := Fit(context.Background(), tab, schema, dp.Budget{Epsilon: 1}, o); !errors.Is(err, ErrOptions) {
 			t.Errorf("project %d: %v, want ErrOptions", k, err)
 		}
+	}
+}
+
+// TestFitProjectAuto checks ProjectAuto: 2000 features and 96 training rows
+// are projected to the rule's k (a public function of n, w, K and eps: a
+// neighbouring table, one row replaced, gets the same k), and the release
+// stays within the certified Delta of its neighbour's; 50 features and 96
+// rows are not projected; a given Project wins over the rule.
+func TestFitProjectAuto(t *testing.T) {
+	fit := func(tab *datasets.Table, schema datasets.Schema, project int) *modelfile.Released {
+		t.Helper()
+		o := Options{Mechanism: perturb.Gamma, TestFrac: 0.2, Seed: 6, Auto: true, ProjectAuto: true, Project: project, Noise: perturb.Seeded(4)}
+		r, err := Fit(context.Background(), tab, schema, dp.Budget{Epsilon: 1}, o)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return r
+	}
+	tab, schema := wideTable(t, 120, 2000)
+	want, err := preprocess.AutoProjectDim(96, 2000, 1, 1)
+	if err != nil || want < preprocess.AutoProjectMin || want >= 2000 {
+		t.Fatalf("AutoProjectDim(96, 2000, 1, 1) = %d, %v", want, err)
+	}
+	base := fit(tab, schema, 0)
+	if base.Preprocessing.Project == nil || base.Preprocessing.Project.K != want || base.Model.D != want+1 {
+		t.Fatalf("projection %+v, %d inputs, want k = %d", base.Preprocessing.Project, base.Model.D, want)
+	}
+	nb := tab.Clone()
+	for j := range 2000 {
+		nb.SetCell(7, j, "1e300")
+	}
+	nb.SetCell(7, 2000, map[bool]string{true: "B", false: "T"}[tab.Cell(7, 2000) == "T"])
+	r := fit(nb, schema, 0)
+	if r.Preprocessing.Project == nil || r.Preprocessing.Project.K != want {
+		t.Errorf("the neighbour's projection %+v, want k = %d", r.Preprocessing.Project, want)
+	}
+	if dist := floats.Distance(base.Model.W, r.Model.W, 2); dist > base.Certificate.L2Sensitivity {
+		t.Errorf("||w - w'|| = %v > Delta = %v", dist, base.Certificate.L2Sensitivity)
+	}
+	if r := fit(tab, schema, 8); r.Preprocessing.Project == nil || r.Preprocessing.Project.K != 8 {
+		t.Errorf("Project 8 with ProjectAuto: projection %+v", r.Preprocessing.Project)
+	}
+	narrow, nschema := wideTable(t, 120, 50)
+	if r := fit(narrow, nschema, 0); r.Preprocessing.Project != nil || r.Model.D != 51 {
+		t.Errorf("50 features, 96 rows: projection %+v, %d inputs", r.Preprocessing.Project, r.Model.D)
 	}
 }

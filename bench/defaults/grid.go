@@ -159,9 +159,9 @@ func runGrid(ctx context.Context, dss []dataSet, out string, seeds, workers int)
 }
 
 // shape returns the number of training rows and model inputs of a data
-// set's default fit.
+// set's fit without a projection.
 func shape(ds dataSet) (n, dim int, err error) {
-	o, err := fitArgs(context.Background(), ds, []string{"--mechanism", "none", "--passes", "1"})
+	o, err := fitArgs(context.Background(), ds, []string{"--mechanism", "none", "--passes", "1", "--project", "0"})
 	if err != nil {
 		return 0, 0, err
 	}

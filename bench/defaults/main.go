@@ -6,7 +6,7 @@
 //
 // Usage:
 //
-//	go run ./bench/defaults -data-dir ../shared/datasets -out out/paper/defaults [-task all|grid|defaults] [-seeds 10]
+//	go run ./bench/defaults -data-dir ../shared/datasets -out out/paper/defaults [-task all|grid|defaults|project|table] [-seeds 10]
 //
 // It prepares the data sets as CSV files under -out (prepare.go), then:
 //
@@ -15,8 +15,12 @@
 //	defaults  train with only the budget flags (and the flags a data set
 //	          needs to be read: --standardize none for the prepared CSVs),
 //	          each selection option, seeds 1..S: defaults.csv
-//	table     (after either, or alone on their files) table.md, the
-//	          tables of docs/RESULTS.md's section on the defaults
+//	project   the default fit with --project k over a grid of k on wide
+//	          and narrow data sets (the fit of preprocess.AutoProjectC):
+//	          project.csv, project.md
+//	table     (after the others, or alone on their files) table.md and
+//	          project.md, the tables of docs/RESULTS.md's section on the
+//	          defaults
 //
 // Every fit is the train command's (internal/runflags, private.Fit) in
 // process, with --diagnostics for the test accuracy and seeded noise so that
@@ -41,8 +45,8 @@ func logf(format string, args ...any) {
 func main() {
 	dataDir := flag.String("data-dir", "../shared/datasets", "directory holding adult/, lastfm_asia/ and gene_all/")
 	out := flag.String("out", "out/paper/defaults", "output directory")
-	task := flag.String("task", "all", "all, grid, defaults or table")
-	sets := flag.String("sets", "adult,breast_cancer,gene_all,lastfm,synthetic", "data sets")
+	task := flag.String("task", "all", "all, grid, defaults, project or table")
+	sets := flag.String("sets", "adult,adult_raw,breast_cancer,gene_all,lastfm,synthetic", "data sets")
 	seeds := flag.Int("seeds", 10, "seeds (splits) per setting")
 	workers := flag.Int("workers", 2, "fits run at once")
 	flag.Parse()
@@ -67,5 +71,31 @@ func run(ctx context.Context, dataDir, out, task string, names []string, seeds, 
 			return err
 		}
 	}
+	if task == "all" || task == "project" {
+		pdss, err := prepare(projectSets, dataDir, filepath.Join(out, "data"))
+		if err != nil {
+			return err
+		}
+		if err := runProject(ctx, pdss, out, seeds, workers); err != nil {
+			return err
+		}
+	}
+	if task == "project" || fileExists(filepath.Join(out, "project.csv")) {
+		t, err := projectTable(out)
+		if err != nil {
+			return err
+		}
+		if err := os.WriteFile(filepath.Join(out, "project.md"), []byte(t), 0o644); err != nil {
+			return err
+		}
+	}
+	if task == "project" {
+		return nil
+	}
 	return writeTable(out, dss, seeds)
+}
+
+func fileExists(path string) bool {
+	_, err := os.Stat(path)
+	return err == nil
 }

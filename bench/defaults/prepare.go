@@ -95,6 +95,27 @@ func prepareOne(name, dataDir, dir string) (dataSet, error) {
 			return dataSet{}, err
 		}
 		return writeSet(ds, name, path, "income", "the paper's protocol on all 45,222 rows: one-hot, truncated SVD to 32, standardization, rows clipped to norm 1 (fitted on all rows, outside the claim)")
+	case "adult_raw":
+		return prepareAdultRaw(filepath.Join(dataDir, "adult"), dir)
+	case "synthetic_wide":
+		return prepareWide(path)
+	case "adult_raw_small":
+		ds, err := prepareAdultRaw(filepath.Join(dataDir, "adult"), dir)
+		if err != nil {
+			return dataSet{}, err
+		}
+		if ds, err = prepareHead(ds, name, path, adultSmall); err != nil {
+			return dataSet{}, err
+		}
+		// 240 training rows cannot pay for a private estimate of the
+		// numeric ranges: declare the attributes' domains instead.
+		bounds := filepath.Join(dir, "adult_raw_small.bounds.csv")
+		if err := os.WriteFile(bounds, []byte(adultDomains), 0o644); err != nil {
+			return dataSet{}, err
+		}
+		ds.flags = append(ds.flags, "--bounds", bounds)
+		ds.made += "; the numeric columns' domains declared (--bounds: age and hours per week 0 to 100, fnlwgt 0 to 1.5e6, education-num 1 to 16, capital gain 0 to 1e5, capital loss 0 to 5000)"
+		return ds, nil
 	case "lastfm":
 		ds, err := paper.LoadLastFM(filepath.Join(dataDir, "lastfm_asia"), paper.LastFMOptions{})
 		if err != nil {
@@ -109,7 +130,9 @@ func prepareOne(name, dataDir, dir string) (dataSet, error) {
 		if err != nil {
 			return dataSet{}, err
 		}
-		return writeSet(ds, name, path, "Class", "all 12,625 probes as they are (log expression); train clips each row to norm 1")
+		set, err := writeSet(ds, name, path, "Class", "all 12,625 probes as they are (log2 expression), with one public range for every probe, --bounds-all 0,16 (the log2 of a 16-bit scanner's intensities; the data set needs declared bounds: 102 rows cannot pay for a private estimate of 12,625 ranges)")
+		set.flags = []string{"--bounds-all", "0,16"}
+		return set, err
 	case "synthetic":
 		ds, _, err := datasets.LogisticData(syntheticN, syntheticD, syntheticSeed, datasets.LogisticOptions{})
 		if err != nil {

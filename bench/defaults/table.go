@@ -97,7 +97,7 @@ func writeTable(out string, dss []dataSet, seeds int) error {
 		return err
 	}
 	var b strings.Builder
-	fmt.Fprintf(&b, "Mean test accuracy over %d seeds (the seed of the split by position and of the noise), `stabpriv train --data F --label L --classes ... --epsilon E [--delta D]` and nothing else but `--standardize none` for the prepared CSVs (the other branch of issue 18 estimates bounds privately). Test-selected: the best fixed setting of the grid (every mechanism the budget allows at 13 lambdas from 1e-6 to 1 and clipping norms none and 0.1, chosen on the test accuracy: optimistic and not private). diffprivlib's default was not run beside (no Python side here).\n\n", seeds)
+	fmt.Fprintf(&b, "Mean ± standard deviation of the test accuracy over %d seeds (the seed of the split by position and of the noise). The command is `stabpriv train --data F --label L --classes ... --epsilon E [--delta D]` with only the flags a data set needs to be read: `--standardize none` for the CSVs prepared by the paper's protocol (their rows are already scaled into the unit ball), `--schema` for raw Adult, `--bounds-all 0,16` for gene_all (its 102 training rows cannot pay for a private estimate of 12,625 ranges). Test-selected: the best fixed setting of the grid (every mechanism the budget allows at 13 lambdas from 1e-6 to 1 and clipping norms none and 0.1, chosen on the test accuracy: optimistic and not private). diffprivlib's default was not run beside (diffprivlib is not installed here; issue 18 reports 0.8456 on Adult at eps = 1, 0.749 at eps = 0.5, 0.786 on raw Adult, 0.600 on gene_all, 0.860 on breast cancer).\n\n", seeds)
 	head := []string{"data", "budget", "default (holdout selection)", "random stopping", "rule, no selection (`--mechanism objective`/`amp`)", "test-selected (setting)", "diffprivlib default", "majority"}
 	fmt.Fprintf(&b, "| %s |\n|%s\n", strings.Join(head, " | "), strings.Repeat("---|", len(head)))
 	for _, ds := range dss {
@@ -147,7 +147,7 @@ func writeTable(out string, dss []dataSet, seeds int) error {
 			fmt.Fprintf(&b, "| %s |\n", strings.Join(cells, " | "))
 		}
 	}
-	b.WriteString("\n" + targets(defs) + "\n" + fitTable(grid, dss))
+	b.WriteString("\n" + targets(defs) + "\n" + majorityCheck(defs, dss) + "\n" + fitTable(grid, dss))
 	return os.WriteFile(filepath.Join(out, "table.md"), []byte(b.String()), 0o644)
 }
 
@@ -167,6 +167,13 @@ func fitTable(grid []map[string]string, dss []dataSet) string {
 			}
 		}
 		if n == 0 {
+			continue
+		}
+		if dim-1 > n {
+			// The grid's fits of a wide data set run projected (k by the
+			// automatic rule, per eps), so the rule's lambda at the
+			// unprojected dim does not describe them.
+			fmt.Fprintf(&b, "| %s | %d, %d, %d | - | - | left out: its fits run projected by the automatic rule (--project auto), not at d = %d | - | - | - |\n", ds.name, n, dim, k, dim)
 			continue
 		}
 		clip := 0.1
@@ -241,14 +248,15 @@ func targets(defs []map[string]string) string {
 		what      string
 	}{
 		{"adult", 1, 0.845, ">= 0.845"}, {"adult", 0.5, 0.835, ">= 0.835"}, {"adult", 0.1, 0.78, ">= 0.78"},
-		{"breast_cancer", 1, 0.94, ">= 0.94"}, {"gene_all", 1, 0.738, "above the majority class 0.738"},
+		{"adult_raw", 1, 0.83, ">= 0.83"}, {"breast_cancer", 1, 0.94, ">= 0.94"}, {"gene_all", 1, 0.738, "above the majority class (0.738; by more than two standard errors)"},
 	} {
 		var parts []string
 		for _, v := range []string{variants[0].name, variants[2].name} {
-			var xs []float64
+			var xs, maj []float64
 			for _, r := range defs {
 				if r["dataset"] == t.set && fnum(r, "epsilon") == t.eps && fnum(r, "delta") == 0 && r["variant"] == v {
 					xs = append(xs, fnum(r, "accuracy"))
+					maj = append(maj, fnum(r, "majority"))
 				}
 			}
 			s := statOf(xs)
@@ -257,12 +265,59 @@ func targets(defs []map[string]string) string {
 				continue
 			}
 			verdict := "not met"
-			if s.mean >= t.want || t.set == "gene_all" && s.mean > t.want {
+			switch {
+			case t.set == "gene_all":
+				// Above the majority class: by more than two standard
+				// errors over the test rows' majority share (a release
+				// that predicts the majority class equals it).
+				if s.mean > statOf(maj).mean+2*s.sd/math.Sqrt(float64(s.n)) {
+					verdict = "met"
+				}
+			case s.mean >= t.want:
 				verdict = "met"
 			}
 			parts = append(parts, fmt.Sprintf("%s %.4f (%s)", v, s.mean, verdict))
 		}
 		fmt.Fprintf(&b, "- %s, eps = %g, target %s: %s.\n", t.set, t.eps, t.what, strings.Join(parts, "; "))
+	}
+	return b.String()
+}
+
+// majorityCheck says, for the default (the holdout selection) on every
+// data set and budget, whether its mean is below the majority class by
+// more than noise: more than two standard errors of the mean over the
+// seeds.
+func majorityCheck(defs []map[string]string, dss []dataSet) string {
+	var b strings.Builder
+	b.WriteString("Never below the majority class by more than noise (the default's mean against the test rows' majority share, noise = two standard errors of the mean over the seeds):\n\n")
+	var below []string
+	count := 0
+	for _, ds := range dss {
+		for _, bud := range budgets(ds.name) {
+			var acc, maj []float64
+			for _, r := range defs {
+				if r["dataset"] == ds.name && fnum(r, "epsilon") == bud[0] && fnum(r, "delta") == bud[1] && r["variant"] == variants[0].name {
+					acc = append(acc, fnum(r, "accuracy"))
+					maj = append(maj, fnum(r, "majority"))
+				}
+			}
+			if len(acc) == 0 {
+				continue
+			}
+			count++
+			s, m := statOf(acc), statOf(maj).mean
+			if se := s.sd / math.Sqrt(float64(s.n)); s.mean < m-2*se {
+				below = append(below, fmt.Sprintf("%s at eps = %g, delta = %g: %.4f against %.4f (two standard errors %.4f)", ds.name, bud[0], bud[1], s.mean, m, 2*se))
+			}
+		}
+	}
+	if len(below) == 0 {
+		fmt.Fprintf(&b, "- met on all %d data sets and budgets.\n", count)
+		return b.String()
+	}
+	fmt.Fprintf(&b, "- not met on %d of %d:\n", len(below), count)
+	for _, l := range below {
+		fmt.Fprintf(&b, "  - %s\n", l)
 	}
 	return b.String()
 }

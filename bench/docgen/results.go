@@ -556,9 +556,26 @@ func results(args []string) error {
 	root := fs.String("paper", "out/paper", "the output directory of make paper")
 	out := fs.String("o", "docs/RESULTS.md", "the file to write (- for standard output)")
 	command := fs.String("command", "make paper", "the command named at the top of the document")
+	keep := fs.Bool("keep", false, "keep, from the file at -o as it was, every section whose outputs are absent from -paper, under a note naming the commit of its figures")
 	fs.Parse(args)
 	p := &paper{root: *root, sums: map[string]*experiments.Summary{}}
 	m := newMachine(*command)
 	m.Peers = peers(readEnv(filepath.Join(*root, "env.jsonl")))
-	return render("results.md.tmpl", resultsTemplate, p.funcs(), struct{ Header string }{m.Header("results.md.tmpl")}, *out)
+	var old []byte
+	if *keep {
+		if *out == "" || *out == "-" {
+			return fmt.Errorf("-keep needs -o FILE: the earlier document")
+		}
+		var err error
+		if old, err = os.ReadFile(*out); err != nil {
+			return fmt.Errorf("-keep: %w", err)
+		}
+	}
+	if err := render("results.md.tmpl", resultsTemplate, p.funcs(), struct{ Header string }{m.Header("results.md.tmpl")}, *out); err != nil {
+		return err
+	}
+	if *keep {
+		return keepFrom(*out, string(old))
+	}
+	return nil
 }

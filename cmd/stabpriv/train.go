@@ -8,6 +8,7 @@ import (
 	"io"
 	"math"
 	"os"
+	"slices"
 	"strings"
 	"sync"
 	"time"
@@ -72,8 +73,10 @@ const trainHelp = "Usage: stabpriv train [flags]\n\n" +
 	"With --epsilon and no --mechanism, the release chooses the mechanism and lambda\n" +
 	"privately inside the budget (--select: holdout, the default, or random-stopping).\n" +
 	"With --mechanism and no --lambda, it uses the mechanism's rule for lambda and the\n" +
-	"clipping norm, from (n, d, K, eps) alone. Before training it warns when the budget\n" +
-	"cannot buy a useful model.\n\n" +
+	"clipping norm, from (n, d, K, eps) alone. When the mapped features outnumber the\n" +
+	"training rows and --project is not given (or is auto), it projects them to k\n" +
+	"dimensions, k from (n, d, K, eps) alone (a public rule, no budget). Before training\n" +
+	"it warns when the budget cannot buy a useful model.\n\n" +
 	"With --privacy-id COLUMN --max-rows-per-id c the unit of privacy is a user: all\n" +
 	"the rows with one ID. At most c rows of each ID are kept (a seeded choice) and\n" +
 	"padded to c with null rows, the ID's rows train in one partition, and the noise is\n" +
@@ -215,9 +218,26 @@ func forecast(s *settings) string {
 		rows += t.Len()
 	}
 	n := rows - int(math.Round(s.Options.TestFrac*float64(rows)))
-	dim := len(s.table.Columns) // the features and the bias: the label column's place
+	w := len(s.table.Columns) - 1 // the features: the columns but the label
+	for _, c := range s.Schema.Categories {
+		if slices.Contains(s.table.Columns, c.Column) {
+			w += len(c.Values) - 1
+		}
+	}
+	dim := w + 1 // and the bias
 	cfg := s.Options.Trainer
 	cfg.Classes = len(s.Schema.Classes)
+	outputs := 1
+	if cfg.Classes > 2 {
+		outputs = cfg.Classes
+	}
+	if k := s.Options.Project; k > 0 {
+		dim = k + 1
+	} else if s.Options.ProjectAuto && s.Budget.Epsilon > 0 {
+		if k, err := preprocess.AutoProjectDim(n, w, outputs, s.Budget.Epsilon); err == nil && k > 0 {
+			dim = k + 1
+		}
+	}
 	if cfg.Loss == nil {
 		cfg.Loss = losses.Logistic{}
 		if cfg.Classes > 2 {

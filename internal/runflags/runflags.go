@@ -72,7 +72,7 @@ type Flags struct {
 	Partitions                   int
 	PrivacyID                    string
 	MaxRowsPerID                 int
-	Project                      int
+	Project                      string
 	Select                       string
 }
 
@@ -109,7 +109,7 @@ func (f *Flags) Register(fs *flag.FlagSet) {
 	fs.Float64Var(&f.Delta, "delta", 0, "privacy budget `delta` in [0, 1): 0 for laplace, gamma and objective (pure eps-DP), > 0 for the Gaussian mechanisms and amp")
 	fs.StringVar(&f.Noise, "noise", "secure", "noise source: secure (a private release), or seeded from --noise-seed (reproducible; its certificate says NOT private, since the seed is published)")
 	fs.Uint64Var(&f.NoiseSeed, "noise-seed", 0, "seed of --noise seeded (required with it; published in the model file)")
-	fs.IntVar(&f.Project, "project", 0, "project every mapped row to `k` dimensions by a seeded random projection (Gaussian, its seed --seed, published in the model file) before the unit-ball map: public, no budget; for many more features than rows; k at most the number of mapped features (0: none)")
+	fs.StringVar(&f.Project, "project", "auto", "project every mapped row to `k` dimensions by a seeded random projection (Gaussian, its seed --seed, published in the model file) before the unit-ball map: public, no budget; for many more features than rows; k at most the number of mapped features; 0: none; auto: k from the public rule of (n, features, classes, eps) when the mapped features outnumber the training rows, none otherwise (a partitioned fit: none)")
 	fs.StringVar(&f.Select, "select", string(selection.Holdout), "with --epsilon and no --mechanism: how the release chooses its mechanism, lambda and clipping norm privately, inside the budget: "+
 		string(selection.Holdout)+" (tune on 20% of the training rows, release on the rest, each at the whole budget: parallel composition) or "+
 		string(selection.RandomStopping)+" (the best of a random number of private runs: the release gets eps/2)")
@@ -312,10 +312,9 @@ func (f *Flags) checkKnobs(set map[string]bool, r *Run) error {
 	if f.Dropout <= 0 || f.Dropout > 1 || math.IsNaN(f.Dropout) {
 		return usagef("--dropout %v, want in (0, 1]", f.Dropout)
 	}
-	if f.Project < 0 {
-		return usagef("--project %d, want k >= 1 (or 0 for none)", f.Project)
+	if err := f.checkProject(set, r); err != nil {
+		return err
 	}
-	r.Options.Project = f.Project
 	if f.Partitions < 1 || f.Partitions > datasets.MaxPartitions {
 		return usagef("--partitions %d, want 1 to %d", f.Partitions, datasets.MaxPartitions)
 	}
@@ -485,5 +484,26 @@ func (f *Flags) checkSchema(set map[string]bool, defaults *datasets.Schema, r *R
 	if r.Private() && r.Schema.Classes == nil && !r.regression() {
 		return usagef("a private run needs --classes a,b,... declared in advance (classes read from the rows would leak them)")
 	}
+	return nil
+}
+
+// checkProject sets the projection of --project: k, 0 for none, or auto
+// (the default) for the public rule of private.Options.ProjectAuto. A
+// partitioned fit (with --privacy-id too) does not know n before its
+// pass, so it refuses an explicit auto and runs without a projection by default.
+func (f *Flags) checkProject(set map[string]bool, r *Run) error {
+	if f.Project == "auto" {
+		partitioned := f.Partitions > 1 || f.PrivacyID != ""
+		if partitioned && set["project"] {
+			return usagef("--project auto needs the number of training rows before the fit; a partitioned fit (--partitions, --privacy-id) takes --project k")
+		}
+		r.Options.ProjectAuto = !partitioned
+		return nil
+	}
+	k, err := strconv.Atoi(f.Project)
+	if err != nil || k < 0 {
+		return usagef("--project %q, want k >= 1, 0 for none, or auto", f.Project)
+	}
+	r.Options.Project = k
 	return nil
 }
