@@ -73,6 +73,20 @@ func TestOutputsNeverClobber(t *testing.T) {
 	if after, _ := os.ReadFile(csv); !bytes.Equal(after, csvBefore) {
 		t.Error("train wrote over its data")
 	}
+	// A shard of a partitioned fit is an input too: its table names it by
+	// its path under the input root, not from the working directory.
+	shards := t.TempDir()
+	shard := filepath.Join(shards, "part-0.csv")
+	if err := os.WriteFile(shard, csvBefore, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	var ue *usageError
+	if _, _, err := call(t, "train", "--data", filepath.Join(shards, "*.csv"), "--partitions", "2", "--label", "class", "--classes", "c0,c1", "--bounds-all", "-9,9", "--out", shard, "--force"); !errors.As(err, &ue) {
+		t.Errorf("--out a shard of --data: %v, want a usage error", err)
+	}
+	if after, _ := os.ReadFile(shard); !bytes.Equal(after, csvBefore) {
+		t.Error("train wrote over a shard of its data")
+	}
 	if after, _ := os.ReadFile(plain); string(after) != "notes" {
 		t.Error("train replaced an existing file without --force")
 	}

@@ -8,6 +8,7 @@ import (
 	"io"
 	"math"
 	"os"
+	"path/filepath"
 	"slices"
 	"strings"
 	"sync"
@@ -291,34 +292,8 @@ func runTrain(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	if err := checkOutFile("--out", s.out, rep, s.inputs()...); err != nil {
 		return err
 	}
-	log := logrus.New()
-	log.SetOutput(stderr)
-	log.SetLevel(s.Level)
-	settle := func() {} // ends the quiet period before the run's last log line
-	if s.Level == logrus.InfoLevel {
-		// Progress is for runs longer than progressAfter: a shorter run
-		// prints nothing but its warnings.
-		log.SetLevel(logrus.WarnLevel)
-		started := make(chan struct{})
-		start := func() {
-			log.SetLevel(logrus.InfoLevel)
-			log.Info("train: still running")
-			close(started)
-		}
-		if progressAfter <= 0 {
-			start()
-		} else {
-			t := time.AfterFunc(progressAfter, start)
-			settle = sync.OnceFunc(func() {
-				if !t.Stop() {
-					// The progress log started: wait for its level, so
-					// that the run's end is logged after its start.
-					<-started
-				}
-			})
-		}
-		defer settle()
-	}
+	log, settle := progressLogger(stderr, s.Level)
+	defer settle()
 	s.Options.Logger = log
 	if s.Options.Preprocess == preprocess.Standardize && s.Private() {
 		log.Warn("--standardize train: the standardization statistics are fitted on the training split and are not private; the certificate does not cover the table, only the standardized rows")
@@ -330,22 +305,8 @@ func runTrain(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 		}
 	}
 	log.WithFields(logrus.Fields{"rows": s.table.Len(), "source": s.table.Source}).Info("train: fitting")
-	var rel *modelfile.Released
-	if s.partitioned() {
-		if s.data == "" {
-			s.shards = []*datasets.Table{s.table}
-		}
-		rel, err = partition.Fit(ctx, s.shards, s.Schema, s.Budget, s.Options, s.Partitions)
-	} else {
-		rel, err = private.Fit(ctx, s.table, s.Schema, s.Budget, s.Options)
-	}
-	if errors.Is(err, private.ErrBoundsRows) {
-		err = fmt.Errorf("%w (--bounds FILE, --bounds-all lo,hi, or --bounds-share)", err)
-	}
+	rel, err := fit(ctx, s)
 	if err != nil {
-		if errors.Is(err, datasets.ErrSchema) || errors.Is(err, datasets.ErrInvalid) || errors.Is(err, private.ErrOptions) || errors.Is(err, dp.ErrBudget) || errors.Is(err, trainer.ErrConfig) || errors.Is(err, release.ErrConfig) || errors.Is(err, selection.ErrSelect) {
-			return &usageError{Err: err}
-		}
 		return err
 	}
 	settle()
@@ -362,12 +323,68 @@ func runTrain(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	return nil
 }
 
+// progressLogger returns the logger of a run at level: at info (the
+// default) it stays at warn until the run has taken progressAfter, then
+// logs its progress. settle ends the quiet period (waiting for the
+// progress log's start if it began), so that the run's last line is logged
+// after its first; it may be called more than once.
+func progressLogger(stderr io.Writer, level logrus.Level) (log *logrus.Logger, settle func()) {
+	log = logrus.New()
+	log.SetOutput(stderr)
+	log.SetLevel(level)
+	if level != logrus.InfoLevel {
+		return log, func() {}
+	}
+	log.SetLevel(logrus.WarnLevel)
+	started := make(chan struct{})
+	start := func() {
+		log.SetLevel(logrus.InfoLevel)
+		log.Info("train: still running")
+		close(started)
+	}
+	if progressAfter <= 0 {
+		start()
+		return log, func() {}
+	}
+	t := time.AfterFunc(progressAfter, start)
+	return log, sync.OnceFunc(func() {
+		if !t.Stop() {
+			<-started
+		}
+	})
+}
+
+// fit runs the fit s asks for: partitioned (with a privacy ID too) or
+// not. Errors of settings that cannot make a run are usage errors.
+func fit(ctx context.Context, s *settings) (*modelfile.Released, error) {
+	var rel *modelfile.Released
+	var err error
+	if s.partitioned() {
+		if s.data == "" {
+			s.shards = []*datasets.Table{s.table}
+		}
+		rel, err = partition.Fit(ctx, s.shards, s.Schema, s.Budget, s.Options, s.Partitions)
+	} else {
+		rel, err = private.Fit(ctx, s.table, s.Schema, s.Budget, s.Options)
+	}
+	switch {
+	case errors.Is(err, private.ErrBoundsRows):
+		return nil, &usageError{Err: fmt.Errorf("%w (--bounds FILE, --bounds-all lo,hi, or --bounds-share)", err)}
+	case errors.Is(err, datasets.ErrSchema), errors.Is(err, datasets.ErrInvalid), errors.Is(err, private.ErrOptions), errors.Is(err, dp.ErrBudget),
+		errors.Is(err, trainer.ErrConfig), errors.Is(err, release.ErrConfig), errors.Is(err, selection.ErrSelect):
+		return nil, &usageError{Err: err}
+	}
+	return rel, err
+}
+
 // inputs returns the paths of the files the run reads: the data (every
 // shard), the bounds and the categories.
 func (s *settings) inputs() []string {
-	in := []string{s.Bounds, s.Categories}
-	for _, t := range s.shards {
-		in = append(in, t.Source)
+	in := []string{s.Bounds, s.Categories, s.data}
+	// A shard's Source is its name under the input root, not a path:
+	// list the files the pattern matches.
+	if m, err := filepath.Glob(s.data); err == nil {
+		in = append(in, m...)
 	}
 	return in
 }
