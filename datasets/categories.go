@@ -96,7 +96,7 @@ func ReadCategories(r io.Reader) ([]Categorical, error) {
 			rec[i] = strings.TrimSpace(rec[i])
 		}
 		if len(rec) < 2 {
-			return nil, fmt.Errorf("%w: categories line %d: %q has no category, want column,category,...", ErrSchema, line, rec[0])
+			return nil, fmt.Errorf("%w: categories line %d: %q has no category: want column,category[,category]", ErrSchema, line, rec[0])
 		}
 		if prev, ok := seen[rec[0]]; ok {
 			return nil, fmt.Errorf("%w: categories line %d: column %q already declared on line %d", ErrSchema, line, rec[0], prev)

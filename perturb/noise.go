@@ -191,15 +191,6 @@ func checkBudget(n Noise, eps, delta float64) error {
 	return nil
 }
 
-// checkPrivacy validates (eps, delta) for the mechanism named m.
-func checkPrivacy(m Mechanism, eps, delta float64) error {
-	n, err := Lookup(m)
-	if err != nil {
-		return err
-	}
-	return n.CheckBudget(eps, delta)
-}
-
 // newCalibration checks the inputs of n.Calibrate and returns the
 // calibration without its Scale.
 func newCalibration(n Noise, eps, delta float64, sens Sensitivity, dim int) (Calibration, error) {

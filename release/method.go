@@ -222,20 +222,6 @@ func names(keep func(Method) bool) string {
 	return strings.Join(out, ", ")
 }
 
-// checkPurity is the part of CheckBudget every method shares.
-func checkPurity(m Method, b dp.Budget) error {
-	if err := b.Validate(); err != nil {
-		return err
-	}
-	switch {
-	case m.Pure() && b.Delta != 0:
-		return fmt.Errorf("%w: delta = %v with the pure mechanism %s, want 0", dp.ErrBudget, b.Delta, m.Name())
-	case !m.Pure() && b.Delta == 0:
-		return fmt.Errorf("%w: delta = 0 with the (eps, delta) mechanism %s, want in (0, 1)", dp.ErrBudget, m.Name())
-	}
-	return nil
-}
-
 // certRun returns the run record of the certificate c, or an error
 // wrapping ErrConfig when c or its run record is nil.
 func certRun(c *dp.Certificate) (*trainer.Run, error) {

@@ -414,10 +414,9 @@ func TestSelectObjectiveErrors(t *testing.T) {
 	low := objectiveCandidate(X, y, 2e-3, false)
 	simulateObjective(t, rows(X, y, 2e-3), 2) // clears the floor at eps = 2
 	ragged := objectiveCandidate(X, y[:10], 0.05, false)
-	outside := objectiveCandidate(mat.DenseCopyOf(X), y, 0.05, false)
 	outsideX := mat.DenseCopyOf(X)
 	outsideX.Set(7, 1, 2)
-	outside = FromRows("outside", perturb.Objective, rows(outsideX, y, 0.05))
+	outside := FromRows("outside", perturb.Objective, rows(outsideX, y, 0.05))
 	for name, c := range map[string]Candidate{
 		"amp (not pure)":       FromRows("amp", perturb.AMP, rows(X, y, 0.05)),
 		"gaussian on weights":  FromTrained("gaussian", trs[0], perturb.AnalyticGaussian),

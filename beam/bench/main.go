@@ -28,6 +28,7 @@ import (
 	"strings"
 	"time"
 
+	//lint:ignore SA1019 the bench compares the direct runner with prism
 	_ "github.com/apache/beam/sdks/v2/go/pkg/beam/runners/direct"
 	_ "github.com/apache/beam/sdks/v2/go/pkg/beam/runners/prism"
 

@@ -200,10 +200,7 @@ func (p *paper) lambdaTable(dir string) string {
 	if s == nil {
 		return p.missing(dir)
 	}
-	head := []string{"eps"}
-	for _, m := range s.Mechanisms {
-		head = append(head, m)
-	}
+	head := append([]string{"eps"}, s.Mechanisms...)
 	var rows [][]string
 	for _, e := range s.Epsilons {
 		r := []string{fmtNum(e)}
@@ -245,10 +242,7 @@ func (p *paper) frontierTable(dir, mech string) string {
 	if s == nil {
 		return p.missing(dir)
 	}
-	head := []string{"eps"}
-	for _, f := range s.Families {
-		head = append(head, f)
-	}
+	head := append([]string{"eps"}, s.Families...)
 	var rows [][]string
 	for _, e := range s.Epsilons {
 		r := []string{fmtNum(e)}

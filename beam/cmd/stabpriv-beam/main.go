@@ -35,7 +35,6 @@ import (
 	stabbeam "github.com/stabpriv/stabpriv/beam"
 	"github.com/stabpriv/stabpriv/datasets/preprocess"
 	"github.com/stabpriv/stabpriv/internal/runflags"
-	"github.com/stabpriv/stabpriv/losses"
 	"github.com/stabpriv/stabpriv/modelfile"
 )
 
@@ -198,11 +197,6 @@ func config(set map[string]bool) (stabbeam.Config, logrus.Level, error) {
 	}
 	c, err := stabbeam.NewConfig(run.Schema, run.Budget, run.Options, shared.Partitions)
 	return c, run.Level, err
-}
-
-func isRegression(name string) bool {
-	l, err := losses.ByName(name)
-	return err == nil && l.Task() == losses.Regression
 }
 
 // slogLevel maps a logrus level to log/slog's.
