@@ -99,7 +99,8 @@ type Options struct {
 	Diagnostics bool
 	// Select, with no Mechanism, makes the fit private with the setting
 	// (mechanism, lambda, clipping norm) chosen by a private selection
-	// inside the budget (selection.Plan: a holdout selection by default).
+	// inside the budget (selection.Plan), or, for selection.Rule, the public
+	// rule's setting (selection.RuleSetting) at no cost.
 	// Nil with no Mechanism means a non-private fit. It excludes Mechanism
 	// and Auto: a mechanism named by the caller is used as named, at no
 	// extra cost.
@@ -362,6 +363,12 @@ func Fit(ctx context.Context, t *datasets.Table, schema datasets.Schema, budget 
 		return nil, err
 	}
 	n, dim := rows.X.Dims()
+	if opts.Select != nil && opts.Select.Method == selection.Rule {
+		if err := pl.useRule(dim); err != nil {
+			return nil, err
+		}
+		opts = pl.Options
+	}
 	out := &modelfile.Released{
 		Schema:        modelfile.PublicSchema(pl.Schema),
 		Preprocessing: rows.prep,
@@ -424,6 +431,29 @@ func Fit(ctx context.Context, t *datasets.Table, schema datasets.Schema, budget 
 		diag.ReleasedTest = test.evaluate(out.Model, pl.Task)
 	}
 	return out, nil
+}
+
+// useRule makes pl the fit of selection.RuleSetting for models of dim
+// inputs: its mechanism with the automatic knobs, chosen from public
+// values (the budget, the number of outputs, dim) before any row is read
+// for training, at no cost.
+func (pl *Plan) useRule(dim int) error {
+	st := selection.RuleSetting(pl.Budget, pl.Loss.Outputs(len(pl.Schema.Classes)), dim)
+	m, err := release.Lookup(st.Mechanism)
+	if err != nil {
+		return err
+	}
+	if err := m.CheckBudget(pl.Release); err != nil {
+		return err
+	}
+	cfg := pl.Options.Trainer
+	cfg.Loss = pl.Loss
+	if err := m.CheckConfig(cfg); err != nil {
+		return err
+	}
+	pl.Method = m
+	pl.Options.Mechanism, pl.Options.Auto, pl.Options.Select = st.Mechanism, true, nil
+	return nil
 }
 
 // checkSelectable refuses training settings that a selection would

@@ -172,3 +172,56 @@ func trainerWithLambda(l float64) (c trainer.Config) {
 	c.Reg = regularizers.ElasticNet{Lambda: l}
 	return c
 }
+
+// TestFitRule: the rule (selection.Rule, train's default) is the fit of
+// selection.RuleSetting with the automatic knobs, bit for bit, and costs
+// nothing: objective perturbation for a pure budget, AMP with delta, the
+// mechanisms of output perturbation above selection.MaxObjectiveInputs
+// weights (checked on RuleSetting, a function of public values).
+func TestFitRule(t *testing.T) {
+	tab, schema, err := datasets.DefaultTable()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, b := range []dp.Budget{{Epsilon: 1}, {Epsilon: 1, Delta: 1e-5}} {
+		fit := func(opts Options) *modelfile.Released {
+			t.Helper()
+			opts.Noise, opts.Seed, opts.TestFrac = perturb.Seeded(7), 3, 0.2
+			r, err := Fit(context.Background(), tab, schema, b, opts)
+			if err != nil {
+				t.Fatalf("%+v: %v", b, err)
+			}
+			return r
+		}
+		rule := fit(Options{Select: &selection.Config{Method: selection.Rule}})
+		want := selection.RuleSetting(b, 1, len(rule.Model.W))
+		named := fit(Options{Mechanism: want.Mechanism, Auto: true})
+		var gb, wb strings.Builder
+		if err := rule.Write(&gb); err != nil {
+			t.Fatal(err)
+		}
+		if err := named.Write(&wb); err != nil {
+			t.Fatal(err)
+		}
+		if gb.String() != wb.String() || rule.Selection != nil || !rule.AutoKnobs {
+			t.Errorf("%+v: the rule's release differs from --mechanism %s with the automatic knobs", b, want.Mechanism)
+		}
+		if c := rule.Certificate; c.Epsilon != b.Epsilon || c.Delta != b.Delta {
+			t.Errorf("%+v: the rule's claim is (%v, %v)", b, c.Epsilon, c.Delta)
+		}
+	}
+	for _, tc := range []struct {
+		b      dp.Budget
+		k, dim int
+		want   perturb.Mechanism
+	}{
+		{dp.Budget{Epsilon: 1}, 1, 31, perturb.Objective},
+		{dp.Budget{Epsilon: 1, Delta: 1e-6}, 3, 31, perturb.AMP},
+		{dp.Budget{Epsilon: 1}, 2, selection.MaxObjectiveInputs, perturb.Gamma},
+		{dp.Budget{Epsilon: 1, Delta: 1e-6}, 1, selection.MaxObjectiveInputs + 1, perturb.AnalyticGaussian},
+	} {
+		if s := selection.RuleSetting(tc.b, tc.k, tc.dim); s.Mechanism != tc.want || s.Scale != 1 {
+			t.Errorf("RuleSetting(%+v, %d, %d) = %v, want %s at factor 1", tc.b, tc.k, tc.dim, s, tc.want)
+		}
+	}
+}

@@ -14,10 +14,12 @@
 // ValidationSplit by position are. docs/DESIGN.md, section 12, holds the
 // proof.
 //
-// Plan is the selection a private fit runs when the user names neither the
-// mechanism nor lambda (private.Options.Select): the candidates are the
-// mechanisms' automatic rules at a few factors (Settings), and by default
-// (Holdout) Select runs on a disjoint tuning part of the training rows
+// When the user names neither the mechanism nor lambda, a private fit
+// (private.Options.Select) releases by default RuleSetting, a public rule
+// of the budget and the model's size (Rule: no selection, no cost). Plan
+// is the private selection it runs instead on request: the candidates are
+// the mechanisms' automatic rules at a few factors (Settings), and with
+// Holdout Select runs on a disjoint tuning part of the training rows
 // while the chosen setting is released on the rest, each part at the whole
 // budget (parallel composition, docs/DESIGN.md section 12.1); RandomStopping
 // releases Select's best run instead. The model file publishes the plan and

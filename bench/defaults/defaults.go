@@ -7,34 +7,23 @@ import (
 	"os"
 	"path/filepath"
 	"strconv"
-
-	"github.com/stabpriv/stabpriv/selection"
 )
 
 // variant is one way to run train with the budget flags only: the
-// default (a holdout selection), random stopping, or a named mechanism
-// with its automatic lambda (the public rule, no selection: the family of
-// the selection's candidates, objective perturbation or AMP when the
-// model has at most selection.MaxObjectiveInputs weights, else output
-// perturbation).
+// default (the public rule, selection.Rule: the mechanism of
+// selection.RuleSetting with its automatic lambda, which is --mechanism
+// objective or amp, or gamma or gaussian-analytic above
+// selection.MaxObjectiveInputs weights, bit for bit), a holdout selection,
+// or random stopping.
 type variant struct {
 	name string
-	args func(delta float64, weights int) []string
+	args func() []string
 }
 
 var variants = []variant{
-	{"holdout (default)", func(float64, int) []string { return nil }},
-	{"random stopping", func(float64, int) []string { return []string{"--select", "random-stopping"} }},
-	{"rule, no selection", func(delta float64, weights int) []string {
-		obj, out := "objective", "gamma"
-		if delta > 0 {
-			obj, out = "amp", "gaussian-analytic"
-		}
-		if weights > selection.MaxObjectiveInputs {
-			return []string{"--mechanism", out}
-		}
-		return []string{"--mechanism", obj}
-	}},
+	{"rule (default)", func() []string { return nil }},
+	{"holdout selection", func() []string { return []string{"--select", "holdout"} }},
+	{"random stopping", func() []string { return []string{"--select", "random-stopping"} }},
 }
 
 // budgets returns the budgets of the defaults table of a data set: the
@@ -58,15 +47,11 @@ func runDefaults(ctx context.Context, dss []dataSet, out string, seeds, workers 
 	w := csv.NewWriter(f)
 	w.Write([]string{"dataset", "epsilon", "delta", "variant", "seed", "accuracy", "majority", "mechanism", "lambda"})
 	for _, ds := range dss {
-		_, dim, err := shape(ds)
-		if err != nil {
-			return err
-		}
 		var jobs []job
 		for _, b := range budgets(ds.name) {
 			for _, v := range variants {
 				for seed := 1; seed <= seeds; seed++ {
-					a := append(budgetArgs(b[0], b[1], seed), v.args(b[1], outputs(ds)*dim)...)
+					a := append(budgetArgs(b[0], b[1], seed), v.args()...)
 					jobs = append(jobs, job{ds: ds, eps: b[0], seed: seed, s: setting{mech: v.name, delta: b[1]}, args: a})
 				}
 			}

@@ -175,7 +175,7 @@ func TestUsageErrors(t *testing.T) {
 		{"lambda with a selection", []string{"train", "--epsilon", "2", "--lambda", "0.1"}, "without --mechanism"},
 		{"unknown selection", []string{"train", "--epsilon", "2", "--select", "grid"}, "--select"},
 		{"split leaves no test rows", []string{"train", "--data", writeFile(t, "two.csv", "x1,x2,class\n1,2,c0\n2,3,c1\n"), "--label", "class", "--classes", "c0,c1", "--mechanism", "gamma", "--bounds-all", "-9,9"}, "0 test rows"},
-		{"selection with too few rows to tune", []string{"train", "--epsilon", "2", "--test-frac", "0.99"}, "tuning"},
+		{"selection with too few rows to tune", []string{"train", "--epsilon", "2", "--select", "holdout", "--test-frac", "0.99"}, "tuning"},
 		{"seeded without a noise seed", []string{"train", "--mechanism", "gamma", "--noise", "seeded"}, "--noise-seed"},
 		{"noise seed with secure noise", []string{"train", "--mechanism", "gamma", "--noise-seed", "3"}, "--noise seeded"},
 		{"clip with auto lambda", []string{"train", "--mechanism", "gamma", "--clip", "0.1"}, "--lambda"},

@@ -72,7 +72,8 @@ const trainHelp = "Usage: stabpriv train [flags]\n\n" +
 	"--bounds or --bounds-all it estimates every feature's range privately from the\n" +
 	"training rows with --bounds-share of --epsilon (default 0.1), stated in the ledger.\n" +
 	"With --epsilon and no --mechanism, the release chooses the mechanism and lambda\n" +
-	"privately inside the budget (--select: holdout, the default, or random-stopping).\n" +
+	"by a public rule (--select rule, the default) or a private selection inside the\n" +
+	"budget (--select holdout or random-stopping).\n" +
 	"With --mechanism and no --lambda, it uses the mechanism's rule for lambda and the\n" +
 	"clipping norm, from (n, d, K, eps) alone. When the mapped features outnumber the\n" +
 	"training rows and --project is not given (or is auto), it projects them to k\n" +
@@ -248,6 +249,13 @@ func forecast(s *settings) string {
 	var ms []release.Method
 	if s.Options.Mechanism != "" {
 		m, err := release.Lookup(s.Options.Mechanism)
+		if err != nil {
+			return ""
+		}
+		ms = []release.Method{m}
+	} else if sel := s.Options.Select; sel != nil && sel.Method == selection.Rule {
+		st := selection.RuleSetting(s.Budget, cfg.Loss.Outputs(cfg.Classes), dim)
+		m, err := release.Lookup(st.Mechanism)
 		if err != nil {
 			return ""
 		}

@@ -110,8 +110,9 @@ func (f *Flags) Register(fs *flag.FlagSet) {
 	fs.StringVar(&f.Noise, "noise", "secure", "noise source: secure (a private release), or seeded from --noise-seed (reproducible; its certificate says NOT private, since the seed is published)")
 	fs.Uint64Var(&f.NoiseSeed, "noise-seed", 0, "seed of --noise seeded (required with it; published in the model file)")
 	fs.StringVar(&f.Project, "project", "auto", "project every mapped row to `k` dimensions by a seeded random projection (Gaussian, its seed --seed, published in the model file) before the unit-ball map: public, no budget; for many more features than rows; k at most the number of mapped features; 0: none; auto: k from the public rule of (n, features, classes, eps) when the mapped features outnumber the training rows, none otherwise (a partitioned fit: none)")
-	fs.StringVar(&f.Select, "select", string(selection.Holdout), "with --epsilon and no --mechanism: how the release chooses its mechanism, lambda and clipping norm privately, inside the budget: "+
-		string(selection.Holdout)+" (tune on 20% of the training rows, release on the rest, each at the whole budget: parallel composition) or "+
+	fs.StringVar(&f.Select, "select", string(selection.Rule), "with --epsilon and no --mechanism: how the release chooses its mechanism, lambda and clipping norm, inside the budget: "+
+		string(selection.Rule)+" (the default: a public rule of the budget and the model's size, no row read, no cost: objective perturbation for a pure budget, AMP with --delta, gamma or the analytic Gaussian above 4096 weights; lambda by the mechanism's rule), "+
+		string(selection.Holdout)+" (a private selection: tune on 20% of the training rows, release on the rest, each at the whole budget: parallel composition) or "+
 		string(selection.RandomStopping)+" (the best of a random number of private runs: the release gets eps/2)")
 	fs.IntVar(&f.Partitions, "partitions", 1, "train `P` partitions, a row's partition a seeded hash of its position (shard path relative to the input root, row number), and release the weighted average once (partition.Fit)")
 	fs.StringVar(&f.PrivacyID, "privacy-id", "", "the `column` of each row's privacy ID (a user, say; not a feature): the unit of privacy becomes all the rows of one ID, at most --max-rows-per-id of them kept (a seeded choice) and padded to that many with null rows, all in one partition; the certificate protects the rows of one ID, the set of IDs (and their number) is public")
@@ -202,8 +203,8 @@ func (f *Flags) checkPrivacy(set map[string]bool, r *Run) error {
 // chosen by a private selection (--select), which sets the knobs itself.
 func (f *Flags) checkSelect(set map[string]bool, r *Run) error {
 	method := selection.Method(f.Select)
-	if !slices.Contains(selection.Methods(), method) {
-		return usagef("--select %q, want %s or %s", f.Select, selection.Holdout, selection.RandomStopping)
+	if method != selection.Rule && !slices.Contains(selection.Methods(), method) {
+		return usagef("--select %q, want %s, %s or %s", f.Select, selection.Rule, selection.Holdout, selection.RandomStopping)
 	}
 	r.Budget = dp.Budget{Epsilon: f.Epsilon, Delta: f.Delta}
 	if err := r.Budget.Validate(); err != nil {

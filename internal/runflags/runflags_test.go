@@ -82,15 +82,16 @@ func TestCheckRefuses(t *testing.T) {
 }
 
 // TestCheckSelect: --epsilon without --mechanism asks for a private
-// selection of the setting, by holdout unless --select says otherwise, and
-// leaves the knobs to it.
+// choice of the setting, by the public rule unless --select names a
+// private selection, and leaves the knobs to it.
 func TestCheckSelect(t *testing.T) {
 	bounded := &datasets.Schema{Label: "y", Classes: []string{"a", "b"}, Bounds: []datasets.Bound{{Column: "x", Lo: 0, Hi: 1}}}
 	for _, tc := range []struct {
 		args []string
 		want selection.Method
 	}{
-		{[]string{"--epsilon", "0.5"}, selection.Holdout},
+		{[]string{"--epsilon", "0.5"}, selection.Rule},
+		{[]string{"--epsilon", "0.5", "--select", "holdout"}, selection.Holdout},
 		{[]string{"--epsilon", "0.5", "--delta", "1e-5", "--select", "random-stopping"}, selection.RandomStopping},
 	} {
 		r, err := parse(t, tc.args, bounded)
