@@ -189,7 +189,8 @@ func newNative(p *problem) (*native, error) {
 		e.cx = make([]float64, chunk*p.d)
 		e.cn, e.cy = make([]float64, chunk), make([]float64, chunk)
 	}
-	e.fuse = mk == nil && ek == nil && e.k == 1 && b == 1 && e.drop >= 1 && p.cfg.Radius == 0
+	e.fuse = mk == nil && ek == nil && e.k == 1 && b == 1 && e.drop >= 1 && p.cfg.Radius == 0 &&
+		(p.d <= gatherMaxD || gonumDdotPairs)
 	if e.fuseBatch {
 		e.gb = make([]float64, batchChunk)
 	}
@@ -395,7 +396,8 @@ func (e *native) pass(ctx context.Context, j int) (lo, hi float64, err error) {
 //     package cmd/stabpriv were computed with; beyond, kernel.ShrinkDdot,
 //     whose margins are dot's: such rows were trained by the
 //     example-by-example step before passFused took them, and keep its bits
-//     (TestPassFusedWideMatchesStep).
+//     (TestPassFusedWideMatchesStep). It takes them only where dot is
+//     gonum's amd64 assembly (gonumDdotPairs).
 //
 // Rows are read in place, with the row, norm and label of the example
 // fusedAhead positions on hinted to the cache at every step
