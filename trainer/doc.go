@@ -91,8 +91,12 @@
 // reads the rows in place and hints the rows of the examples ahead in the
 // pass order to the cache (kernel.PrefetchExample), so that fetching rows
 // from random places in memory overlaps instead of stalling the chain of
-// dependent operations a step is; the unfused paths copy the rows of the
-// next examples into a small buffer.
+// dependent operations a step is; from 256 MiB of rows on, it copies the
+// rows, norms and labels of the next block of examples of the pass order
+// (64 kB of rows) into the other of two buffers, hinting the first line of
+// every row of the block at once, which overlaps the TLB misses of rows
+// that large better; its extra memory is two blocks, whatever n. The
+// unfused paths copy the rows of the next examples into a small buffer.
 //
 // A b = 1 step is such a chain (the margin needs the previous step's
 // weights, the update needs the loss derivative of that margin), so its

@@ -36,11 +36,13 @@ import (
 // kernel.ShrinkDot. TestStepReplaysEveryPath holds every path of the native
 // engine, fused or not, to the bits of Step's pieces given the clipped
 // per-example gradients the path reports; TestBatchStepBitIdentical holds
-// batchStep's gradients to the bits of the example-by-example step. The
-// margins of passFused are summed in ShrinkDot's order, not in dot's, so
-// its gradients agree with the unfused step's within rounding
-// (TestNativeMatchesReference), and a seeded run's weights are pinned by
-// the model files of package cmd/stabpriv. TestSolverMatchesTrainer in
+// batchStep's gradients to the bits of the example-by-example step. On
+// rows of up to 256 features the margins of passFused are summed in
+// ShrinkDot's order, not in dot's, so its gradients agree with the unfused
+// step's within rounding (TestNativeMatchesReference), and a seeded run's
+// weights are pinned by the model files of package cmd/stabpriv; on longer
+// rows they are summed in dot's order (kernel.ShrinkDdot), and passFused
+// gives the unfused step's bits (TestPassFusedWideMatchesStep). TestSolverMatchesTrainer in
 // package graph holds graph.Solver to the weights of the trainer's runs of
 // a user model bit for bit.
 //

@@ -1,6 +1,6 @@
 // Package kernel holds the inner loops of the native engine's step and of
 // objective perturbation's solver: the proximal gradient move fused with
-// the next margin (Shrink, ShrinkDot), cache hints (Prefetch,
+// the next margin (Shrink, ShrinkDot, ShrinkDdot), cache hints (Prefetch,
 // PrefetchExample, HintAt), loops over four rows (SeqDots4, SeqSquares4,
 // SquaredNorms, Ddots4, AddRows4) and over a minibatch's rows in place
 // (DotsAt, AddRowsAt), over blocks of rows (FusedDots, FusedAddRows), the
@@ -12,7 +12,8 @@
 // the build; LogisticParts's depend on math.Exp's alone, whose amd64 code
 // has a path with fused multiply-adds and one without. On amd64 the kernels
 // run in assembly where the processor has the features they need (AVX for
-// most, FMA and AVX2 for some; ShrinkDot has an SSE2 kernel too); on other
+// most, FMA and AVX2 for some; ShrinkDot and ShrinkDdot have an SSE2 kernel
+// too); on other
 // architectures, with the purego build tag (go build -tags purego) and on
 // processors without those features, their Go twins run. The loops of
 // FusedDots, FusedAddRows, GramTile and GramTileScaled fuse every product

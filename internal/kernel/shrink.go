@@ -18,6 +18,13 @@ func Shrink(w, dir []float64, a, c, thr float64) {
 // the remaining elements are added to s_0 in order, and the margin is
 // (s_0 + s_1) + (s_2 + s_3).
 func ShrinkDot(w, dir []float64, a, c, thr float64, next []float64) float64 {
+	return shrinkDot(w, dir, a, c, thr, next, false)
+}
+
+// shrinkDot is ShrinkDot, and ShrinkDdot if ddot: one function, called
+// once per step, so that the wrappers inline and a step makes no more calls
+// than one.
+func shrinkDot(w, dir []float64, a, c, thr float64, next []float64, ddot bool) float64 {
 	n := len(dir)
 	w, next = prefix(w, n), prefix(next, n)
 	var s [4]float64
@@ -38,6 +45,9 @@ func ShrinkDot(w, dir []float64, a, c, thr float64, next []float64) float64 {
 		w[j] = u
 		s[0] += float64(u * next[j])
 	}
+	if ddot {
+		return (s[0] + s[2]) + (s[1] + s[3])
+	}
 	return (s[0] + s[1]) + (s[2] + s[3])
 }
 
@@ -57,4 +67,12 @@ func softThreshold2(u, thr, nthr float64) float64 {
 		return 0
 	}
 	return u
+}
+
+// ShrinkDdot is ShrinkDot with the margin's partial sums added as gonum's
+// Ddot adds them on amd64 (f64.DotUnitary: two registers of two lanes):
+// (s_0 + s_2) + (s_1 + s_3). It gives the bits of Shrink followed by
+// gonum's Ddot of the updated w and next.
+func ShrinkDdot(w, dir []float64, a, c, thr float64, next []float64) float64 {
+	return shrinkDot(w, dir, a, c, thr, next, true)
 }
