@@ -263,6 +263,13 @@ func (pl *Plan) planBounds() error {
 	if !(pl.BoundsEpsilon > 0) || !(pl.Release.Epsilon > 0) {
 		return fmt.Errorf("%w: bounds share %v of eps = %v leaves eps = %v for the bounds and %v for the release, want both > 0", dp.ErrBudget, share, pl.Budget.Epsilon, pl.BoundsEpsilon, pl.Release.Epsilon)
 	}
+	lap, err := perturb.Lookup(perturb.Laplace)
+	if err != nil {
+		return err
+	}
+	if err := lap.CheckBudget(pl.BoundsEpsilon, 0); err != nil {
+		return fmt.Errorf("%w: the bounds estimate at eps = %v (share %v of %v): %w", dp.ErrBudget, pl.BoundsEpsilon, share, pl.Budget.Epsilon, err)
+	}
 	return nil
 }
 
@@ -668,6 +675,15 @@ func (pl *Plan) estimateBounds(features []string, rawTrain *mat.Dense) (datasets
 	s.Bounds = make([]datasets.Bound, len(features))
 	for j, f := range features {
 		s.Bounds[j] = datasets.Bound{Column: f, Lo: lo[j], Hi: hi[j]}
+	}
+	if g := privbounds.Guessed(lo, hi); len(g) > 0 {
+		// Post-processing of the estimate, which the model file publishes.
+		cols := make([]string, len(g))
+		for i, j := range g {
+			cols[i] = fmt.Sprintf("%s [%g, %g]", features[j], lo[j], hi[j])
+		}
+		pl.log().Warnf("private: the estimated range of %d of %d columns is one power-of-two bin: %s. Either their values lie in one bin, or no bin rose above the noise and the range is the noise's pick (too narrow: the values outside it are clamped). Check them, or declare the bounds (--bounds, --bounds-all), or give more rows or a larger --bounds-share",
+			len(g), len(features), strings.Join(cols, ", "))
 	}
 	pl.log().WithFields(logrus.Fields{"eps": pl.BoundsEpsilon, "columns": len(features)}).Info("private: feature bounds estimated privately")
 	return s, nil

@@ -56,17 +56,32 @@ func Threshold(d int, eps float64) float64 {
 	return s * math.Log(float64(d)*Bins/(2*Failure))
 }
 
+// Spread is the number of bins a column's rows may fill with one of them
+// still at the threshold (pigeonhole: n rows in Spread bins put n/Spread in
+// one): continuous data fills several powers of two on each side of zero
+// (a standard normal column about ten bins, the fullest a quarter of the
+// rows). A public constant.
+const Spread = 8
+
 // MinRows returns the fewest rows with which the estimate of d columns at
-// eps is useful: twice the threshold, so that a column whose rows fill at
-// most two bins has a bin above it. With fewer rows the noise decides most
-// ranges (Estimate then falls back to the modal noisy bin), and a caller
-// should ask for declared bounds instead. It depends on public values only.
-func MinRows(d int, eps float64) int { return int(math.Ceil(2 * Threshold(d, eps))) }
+// eps is useful: Spread times the threshold, so that a column whose rows
+// fill at most Spread bins has a bin above it. With fewer rows the noise
+// decides the ranges (Estimate then falls back to the modal noisy bin, one
+// bin wide, and reports it in Range.Occupied), and a caller should ask for
+// declared bounds instead. It depends on public values only; math.MaxInt
+// when the count does not fit an int.
+func MinRows(d int, eps float64) int {
+	v := math.Ceil(Spread * Threshold(d, eps))
+	if !(v < math.MaxInt32*float64(1<<31)) {
+		return math.MaxInt
+	}
+	return int(v)
+}
 
 // MinShare returns the smallest share of eps with which n rows of d
-// columns reach MinRows: 2 Threshold(d, eps) / n, since the threshold
+// columns reach MinRows: Spread Threshold(d, eps) / n, since the threshold
 // scales as 1/eps. A share above 1 means no share of eps suffices.
-func MinShare(n, d int, eps float64) float64 { return 2 * Threshold(d, eps) / float64(n) }
+func MinShare(n, d int, eps float64) float64 { return Spread * Threshold(d, eps) / float64(n) }
 
 // Bin returns the index of the bin of v (finite): 0 to half-1 for the
 // negative bins from the most negative, half for the bin around zero,
@@ -148,7 +163,7 @@ func histogram(X mat.Matrix) []float64 {
 // The range is coarse (powers of two) and may miss a few extreme values,
 // which a feature map with these bounds clamps; with too few rows for the
 // budget (counts below the threshold) it degrades to the modal bin of each
-// column. Errors wrap ErrEstimate: no rows or columns, a value that is not
+// column (Guessed names such columns). Errors wrap ErrEstimate: no rows or columns, a value that is not
 // finite, eps not finite and positive; and the source's errors.
 func Estimate(X mat.Matrix, eps float64, src perturb.Source) (lo, hi []float64, err error) {
 	if X == nil {
@@ -182,6 +197,22 @@ func Estimate(X mat.Matrix, eps float64, src perturb.Source) (lo, hi []float64, 
 		lo[j], hi[j] = Lower(first), Upper(last)
 	}
 	return lo, hi, nil
+}
+
+// Guessed reports the columns whose range Estimate (or its caller, from
+// the published bounds) could not have found above the threshold: a range
+// one bin wide. That is every fallback to the modal noisy bin, and also a
+// column whose rows all lie in one bin; either way the range is worth a
+// look, and a caller warns. Post-processing of the released bounds: it
+// costs nothing.
+func Guessed(lo, hi []float64) []int {
+	var out []int
+	for j := range lo {
+		if j < len(hi) && Bin(math.Nextafter(hi[j], math.Inf(-1))) == Bin(math.Nextafter(lo[j], math.Inf(1))) {
+			out = append(out, j)
+		}
+	}
+	return out
 }
 
 // Occupied returns the lowest and highest bins of the noisy counts of one

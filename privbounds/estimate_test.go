@@ -4,6 +4,7 @@ import (
 	"errors"
 	"math"
 	"math/rand/v2"
+	"slices"
 	"testing"
 
 	"gonum.org/v1/gonum/mat"
@@ -265,5 +266,34 @@ func TestOutputDistribution(t *testing.T) {
 	}
 	if w := worst(s / 2); w <= eps {
 		t.Errorf("at half the scale the worst loss is %v <= eps = %v: the test cannot tell the calibrations apart", w, eps)
+	}
+}
+
+// TestGuessed: a column too sparse for the threshold falls back to one
+// bin, and Guessed names it (on both sides of zero and at zero); a column
+// whose rows fill several bins above the threshold is not named; MinRows
+// saturates instead of wrapping at tiny eps.
+func TestGuessed(t *testing.T) {
+	lo := []float64{Lower(Bin(0.7)), Lower(Bin(-3)), Lower(Bin(0)), Lower(Bin(-3))}
+	hi := []float64{Upper(Bin(0.7)), Upper(Bin(-3)), Upper(Bin(0)), Upper(Bin(5))}
+	if got := Guessed(lo, hi); !slices.Equal(got, []int{0, 1, 2}) {
+		t.Errorf("Guessed = %v, want [0 1 2]", got)
+	}
+	// 40 rows of N(0, 1) at eps = 1 on one column: far below the
+	// threshold, so the range is the modal noisy bin.
+	rng := rand.New(rand.NewPCG(1, 2))
+	X := mat.NewDense(40, 1, nil)
+	for i := range 40 {
+		X.Set(i, 0, rng.NormFloat64())
+	}
+	l, h, err := Estimate(X, 1, perturb.Seeded(3))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(Guessed(l, h)) != 1 {
+		t.Errorf("40 rows: range [%v, %v] not reported as guessed", l[0], h[0])
+	}
+	if n := MinRows(5, 1e-300); n != math.MaxInt {
+		t.Errorf("MinRows at eps = 1e-300: %d, want math.MaxInt", n)
 	}
 }

@@ -30,7 +30,7 @@ func Example() {
 		fmt.Printf("column %d: [%g, %g]\n", j, lo[j], hi[j])
 	}
 	// Output:
-	// rows needed: 126
+	// rows needed: 503
 	// column 0: [16, 128]
 	// column 1: [-5.960464477539063e-08, 4096]
 }

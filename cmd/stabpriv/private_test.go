@@ -395,7 +395,7 @@ func TestCLIEstimatedBounds(t *testing.T) {
 	// The defaults together: no mechanism (a private selection) and no
 	// bounds (estimated): the selection runs on the release's part of eps.
 	outSel := filepath.Join(t.TempDir(), "m.json")
-	stdout, _, err = call(t, "train", "--data", data, "--label", "class", "--classes", "c0,c1", "--epsilon", "1", "--out", outSel)
+	stdout, _, err = call(t, "train", "--data", data, "--label", "class", "--classes", "c0,c1", "--epsilon", "1", "--bounds-share", "0.3", "--select", "holdout", "--out", outSel)
 	if err != nil || !strings.Contains(stdout, "Feature bounds estimated privately") {
 		t.Fatalf("selection with estimated bounds: %v\n%s", err, stdout)
 	}
