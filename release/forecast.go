@@ -91,7 +91,11 @@ func Predict(ms []Method, cfg trainer.Config, n, dim int, b dp.Budget) (Forecast
 		return f, err
 	}
 	// The ratio is 2 nu/n or E||b||/(n L): exactly proportional to 1/n.
-	f.Advice = append(f.Advice, fmt.Sprintf("about %d training rows", int(math.Ceil(float64(n)*f.Ratio/Weak))))
+	if rows := math.Ceil(float64(n) * f.Ratio / Weak); rows < 1e15 {
+		f.Advice = append(f.Advice, fmt.Sprintf("about %d training rows", int(rows)))
+	} else {
+		f.Advice = append(f.Advice, fmt.Sprintf("about %.3g training rows (no data set: raise eps)", rows))
+	}
 	for eps := b.Epsilon * 2; eps <= 1e3*b.Epsilon; eps *= 2 {
 		g, err := best(n, dim, dp.Budget{Epsilon: eps, Delta: b.Delta}, ms)
 		if err == nil && g.Ratio < Weak {
