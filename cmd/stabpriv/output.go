@@ -35,6 +35,14 @@ func printFit(w io.Writer, s *settings, r *modelfile.Released) error {
 		if err := printStability(w, r.Stability); err != nil {
 			return err
 		}
+		if p, c := r.Partitions, r.Certificate; p != nil && c != nil {
+			unit := "one row"
+			if p.MaxRowsPerID > 0 {
+				unit = fmt.Sprintf("all the rows of one privacy ID (c = %d)", p.MaxRowsPerID)
+			}
+			fmt.Fprintf(w, "  (the analysis above is the reference run's, one row of all n; the release is calibrated to the partitioned bound for %s, Delta = %s, route %s: see the certificate)\n",
+				unit, g6(c.L2Sensitivity), c.SensitivityRoute)
+		}
 	}
 	if r.Certificate != nil && r.Diagnostics != nil {
 		return printDiagnostics(w, r)

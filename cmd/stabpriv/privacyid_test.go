@@ -62,8 +62,12 @@ func TestCLIPrivacyID(t *testing.T) {
 	}
 	fit := func(data, out string, extra ...string) *modelfile.Released {
 		t.Helper()
-		if _, stderr, err := call(t, flags(data, out, extra...)...); err != nil {
+		stdout, stderr, err := call(t, flags(data, out, extra...)...)
+		if err != nil {
 			t.Fatalf("%v\n%s", err, stderr)
+		}
+		if !strings.Contains(stdout, "calibrated to the partitioned bound for all the rows of one privacy ID (c = 3)") {
+			t.Errorf("the output does not say which bound the release is calibrated to:\n%s", stdout)
 		}
 		r, err := modelfile.ReadFile(out)
 		if err != nil {

@@ -312,7 +312,14 @@ func runTrain(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 			log.Warn(w)
 		}
 	}
-	log.WithFields(logrus.Fields{"rows": s.table.Len(), "source": s.table.Source}).Info("train: fitting")
+	fields := logrus.Fields{"source": s.table.Source}
+	if s.Options.PrivacyID == "" {
+		// Per privacy ID the number of rows read depends on the users'
+		// row counts, which the relation protects: only c times the
+		// number of IDs is public.
+		fields["rows"] = s.table.Len()
+	}
+	log.WithFields(fields).Info("train: fitting")
 	rel, err := fit(ctx, s)
 	if err != nil {
 		return err

@@ -115,7 +115,7 @@ func (f *Flags) Register(fs *flag.FlagSet) {
 		string(selection.Holdout)+" (a private selection: tune on 20% of the training rows, release on the rest, each at the whole budget: parallel composition) or "+
 		string(selection.RandomStopping)+" (the best of a random number of private runs: the release gets eps/2)")
 	fs.IntVar(&f.Partitions, "partitions", 1, "train `P` partitions, a row's partition a seeded hash of its position (shard path relative to the input root, row number), and release the weighted average once (partition.Fit)")
-	fs.StringVar(&f.PrivacyID, "privacy-id", "", "the `column` of each row's privacy ID (a user, say; not a feature): the unit of privacy becomes all the rows of one ID, at most --max-rows-per-id of them kept (a seeded choice) and padded to that many with null rows, all in one partition; the certificate protects the rows of one ID, the set of IDs (and their number) is public")
+	fs.StringVar(&f.PrivacyID, "privacy-id", "", "the `column` of each row's privacy ID (a user, say; not a feature): the unit of privacy becomes all the rows of one ID, at most --max-rows-per-id of them kept (a seeded choice) and padded to that many with null rows, all in one partition; the certificate protects the rows of one ID, the set of IDs (and their number) is public; needs --mechanism, --classes and public bounds")
 	fs.IntVar(&f.MaxRowsPerID, "max-rows-per-id", 0, "with --privacy-id: keep `c` >= 1 rows of each ID; the noise grows with c (c times the bound for one row)")
 }
 
@@ -210,7 +210,12 @@ func (f *Flags) checkSelect(set map[string]bool, r *Run) error {
 	if err := r.Budget.Validate(); err != nil {
 		return usagef("--epsilon %v --delta %v: %w", f.Epsilon, f.Delta, err)
 	}
-	for _, name := range []string{"lambda", "clip", "l1-ratio", "schedule", "step", "dropout", "radius", "average", "partitions"} {
+	for _, name := range []string{"partitions", "privacy-id"} {
+		if set[name] {
+			return usagef("--%s needs --mechanism: a partitioned fit (per privacy ID too) releases a named mechanism; it cannot choose its setting without --mechanism", name)
+		}
+	}
+	for _, name := range []string{"lambda", "clip", "l1-ratio", "schedule", "step", "dropout", "radius", "average"} {
 		if set[name] {
 			return usagef("--%s: without --mechanism the release chooses the mechanism, lambda, the clipping norm and the schedule privately (--select %s); give --mechanism to set them yourself", name, method)
 		}

@@ -59,6 +59,9 @@ var (
 		fs := flag.NewFlagSet("shared", flag.ContinueOnError)
 		f.Register(fs)
 		fs.VisitAll(func(fl *flag.Flag) {
+			if notPartitioned[fl.Name] {
+				return
+			}
 			if flag.CommandLine.Lookup(fl.Name) == nil {
 				flag.CommandLine.Var(fl.Value, fl.Name, fl.Usage)
 			}
@@ -66,6 +69,10 @@ var (
 		return f
 	}()
 )
+
+// notPartitioned are train's flags that a partitioned fit never accepts
+// (a private selection, the private bounds estimate): not offered here.
+var notPartitioned = map[string]bool{"select": true, "bounds-share": true}
 
 var _ = flag.Bool("help-beam", false, "list Beam's pipeline options as well")
 
