@@ -190,8 +190,14 @@ func printDiagnostics(w io.Writer, r *modelfile.Released) error {
 func statsRows(row func(name, value string), d *modelfile.Diagnostics) {
 	st := d.Stats
 	row("passes done", strconv.Itoa(st.PassesDone))
-	row("objective", g6(st.Objective)+" (F_S at the trained weights)")
-	row("grad norm", g6(st.GradNorm)+" (minimum-norm subgradient of F_S)")
+	if st.Objective == 0 && st.GradNorm != 0 {
+		// F_S >= 0 is 0 only at a minimizer, where the gradient is 0:
+		// the run did not compute it (a solver's release).
+		row("objective", "- (not computed by the solver)")
+	} else {
+		row("objective", g6(st.Objective)+" (F_S at the trained weights)")
+	}
+	row("grad norm", g6(st.GradNorm)+" (minimum-norm subgradient of F_S; for a solver, of the objective it minimized)")
 	row("rows clipped by the trainer", strconv.Itoa(st.ClippedRows))
 	row("null rows (label not declared)", strconv.Itoa(d.NullRows))
 	row("time", st.Duration.String())
