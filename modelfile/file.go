@@ -187,16 +187,6 @@ func (r *Released) checkShape() error {
 // replace it.
 func IsModelFile(path string) bool {
 	// Only a regular file is opened: opening a FIFO would block.
-	if st, err := os.Lstat(path); err != nil || !st.Mode().IsRegular() {
-		return false
-	}
-	f, err := os.Open(path)
-	if err != nil {
-		return false
-	}
-	defer f.Close()
-	head := make([]byte, 256)
-	n, _ := io.ReadFull(f, head)
-	s := strings.Join(strings.Fields(string(head[:n])), "")
+	s := strings.Join(strings.Fields(string(safefile.Head(path, 256))), "")
 	return strings.HasPrefix(s, `{"format":"stabpriv-model/`)
 }

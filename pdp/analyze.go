@@ -113,17 +113,11 @@ func Simulate(ds *datasets.Dataset, sim Simulation) (*Result, error) {
 	if err := sim.check(); err != nil {
 		return nil, err
 	}
-	n, _ := ds.X.Dims()
-	trainIdx, testIdx, err := datasets.SplitIndex(n, sim.TestFrac, sim.Seed)
-	if err != nil {
-		return nil, fmt.Errorf("%w: %w", ErrInput, err)
-	}
-	notes := append([]string{"data: " + sim.Source}, ds.Notes...)
-	train, test, kappa, prepNotes, err := sim.prepare(ds, trainIdx, testIdx)
+	l, err := sim.load(ds)
 	if err != nil {
 		return nil, err
 	}
-	notes = append(notes, prepNotes...)
+	train, test, kappa, notes, trainIdx, testIdx := l.train, l.test, l.kappa, l.notes, l.trainIdx, l.testIdx
 	xtr, ytr := train.X, train.Y
 	_, d := xtr.Dims()
 	a, err := New(xtr, ytr, Config{Loss: sim.Loss, Classes: len(ds.Classes), Lambda: sim.Lambda, LabelBound: sim.LabelBound})
@@ -224,6 +218,33 @@ func (sim *Simulation) check() error {
 		return fmt.Errorf("%w: sigma = %v, want finite > 0 (or 0: calibrated to eps)", ErrInput, sim.Sigma)
 	}
 	return sim.Rows.check()
+}
+
+// loaded is a data set split by position and prepared.
+type loaded struct {
+	trainIdx, testIdx []int
+	train, test       *datasets.Dataset
+	kappa             float64
+	notes             []string // the data and the preparation
+}
+
+// load splits ds by position (TestFrac, Seed) and prepares both parts
+// (prepare).
+func (sim *Simulation) load(ds *datasets.Dataset) (*loaded, error) {
+	n, _ := ds.X.Dims()
+	l := &loaded{}
+	var err error
+	l.trainIdx, l.testIdx, err = datasets.SplitIndex(n, sim.TestFrac, sim.Seed)
+	if err != nil {
+		return nil, fmt.Errorf("%w: %w", ErrInput, err)
+	}
+	var prepNotes []string
+	l.train, l.test, l.kappa, prepNotes, err = sim.prepare(ds, l.trainIdx, l.testIdx)
+	if err != nil {
+		return nil, err
+	}
+	l.notes = append(append([]string{"data: " + sim.Source}, ds.Notes...), prepNotes...)
+	return l, nil
 }
 
 // prepare builds the training and test rows (positions trainIdx and testIdx

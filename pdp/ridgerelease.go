@@ -90,17 +90,11 @@ func SimulateRidge(ds *datasets.Dataset, sim Simulation, rr RidgeRelease) (*Resu
 	if err := rr.check(sim); err != nil {
 		return nil, err
 	}
-	n, _ := ds.X.Dims()
-	trainIdx, testIdx, err := datasets.SplitIndex(n, sim.TestFrac, sim.Seed)
-	if err != nil {
-		return nil, fmt.Errorf("%w: %w", ErrInput, err)
-	}
-	notes := append([]string{"data: " + sim.Source}, ds.Notes...)
-	train, test, _, prepNotes, err := sim.prepare(ds, trainIdx, testIdx)
+	l, err := sim.load(ds)
 	if err != nil {
 		return nil, err
 	}
-	notes = append(notes, prepNotes...)
+	train, test, notes, trainIdx, testIdx := l.train, l.test, l.notes, l.trainIdx, l.testIdx
 	xtr, ytr := train.X, train.Y
 	ntr, d := xtr.Dims()
 	if rr.Precision != nil && rr.Precision.SymmetricDim() != d {

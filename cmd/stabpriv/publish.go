@@ -4,7 +4,6 @@ import (
 	"flag"
 	"fmt"
 	"io"
-	"os"
 	"path/filepath"
 	"strconv"
 	"strings"
@@ -181,17 +180,7 @@ func printSummary(w, stderr io.Writer, path string, s *publish.Summary) {
 // isSummaryFile reports whether path is a regular file that begins like a
 // summary file.
 func isSummaryFile(path string) bool {
-	if st, err := os.Lstat(path); err != nil || !st.Mode().IsRegular() {
-		return false
-	}
-	f, err := os.Open(path)
-	if err != nil {
-		return false
-	}
-	defer f.Close()
-	head := make([]byte, 256)
-	n, _ := io.ReadFull(f, head)
-	return publish.IsSummary(head[:n])
+	return publish.IsSummary(safefile.Head(path, 256))
 }
 
 // certifySummary is certify for a summary file: it verifies it

@@ -194,3 +194,21 @@ func WriteBytes(path string, perm fs.FileMode, data []byte) error {
 // IsTemp reports whether name is the base name of a temporary file of
 // Write or Check.
 func IsTemp(name string) bool { return strings.HasPrefix(name, tempPrefix) }
+
+// Head returns the first n bytes of the regular file at path (fewer when
+// it is shorter), or nil when path is not a regular file (it does not
+// follow a symbolic link, and never opens a FIFO, which would block) or
+// cannot be read: what a command reads to recognise one of its own files.
+func Head(path string, n int) []byte {
+	if st, err := os.Lstat(path); err != nil || !st.Mode().IsRegular() {
+		return nil
+	}
+	f, err := os.Open(path)
+	if err != nil {
+		return nil
+	}
+	defer f.Close()
+	head := make([]byte, n)
+	k, _ := io.ReadFull(f, head)
+	return head[:k]
+}
