@@ -129,3 +129,26 @@ func TestCLIPrivacyID(t *testing.T) {
 		}
 	}
 }
+
+// TestPrivacyIDForecast: the forecast counts users, not rows: 12 users of
+// three rows each at c = 2 expect noise of about 2/3 the weights, a
+// warning before training.
+func TestPrivacyIDForecast(t *testing.T) {
+	var b strings.Builder
+	b.WriteString("user,x1,x2,class\n")
+	for i := range 36 {
+		fmt.Fprintf(&b, "u%d,%g,%g,c%d\n", i/3, float64(i%5)-2, float64(i%7)/7, i%2)
+	}
+	data := filepath.Join(t.TempDir(), "ids.csv")
+	if err := os.WriteFile(data, []byte(b.String()), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	args := []string{"train", "--data", data, "--label", "class", "--classes", "c0,c1", "--mechanism", "gamma", "--bounds-all", "-4,4", "--log-level", "warn"}
+	_, stderr, err := call(t, append(args, "--privacy-id", "user", "--max-rows-per-id", "2")...)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(stderr, "expected noise (gamma) is 0.667 times") {
+		t.Errorf("per privacy ID: no forecast of 12 users at c = 2:\n%s", stderr)
+	}
+}

@@ -6,6 +6,7 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"maps"
 	"math"
 	"os"
 	"path/filepath"
@@ -221,6 +222,23 @@ func forecast(s *settings) string {
 	}
 	n := rows - int(math.Round(s.Options.TestFrac*float64(rows)))
 	w := len(s.table.Columns) - 1 // the features: the columns but the label
+	if id := s.Options.PrivacyID; id != "" {
+		// Per privacy ID, n is c times the training IDs (the set of IDs
+		// is public), and a user moves the weights c times as far as a
+		// row: the noise ratio of n/c rows.
+		ids := map[string]bool{}
+		for _, t := range append([]*datasets.Table{s.table}, s.shards...) {
+			for _, v := range t.LabelValues(id) {
+				ids[v] = true
+			}
+		}
+		c := s.Options.MaxRowsPerID
+		_, train, _, err := datasets.IDLayout(slices.Sorted(maps.Keys(ids)), s.Options.Seed, s.Options.TestFrac, c, max(1, s.Partitions))
+		if err != nil || c < 1 {
+			return ""
+		}
+		n, w = train/c, w-1 // the ID column is not a feature
+	}
 	for _, c := range s.Schema.Categories {
 		if slices.Contains(s.table.Columns, c.Column) {
 			w += len(c.Values) - 1
@@ -306,8 +324,7 @@ func runTrain(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	if s.Options.Preprocess == preprocess.Standardize && s.Private() {
 		log.Warn("--standardize train: the standardization statistics are fitted on the training split and are not private; the certificate does not cover the table, only the standardized rows")
 	}
-	if s.Private() && s.Options.PrivacyID == "" {
-		// (Per privacy ID, n is c times the IDs, not the rows read.)
+	if s.Private() {
 		if w := forecast(s); w != "" {
 			log.Warn(w)
 		}
