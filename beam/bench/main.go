@@ -28,8 +28,8 @@ import (
 	"strings"
 	"time"
 
-	//lint:ignore SA1019 the bench compares the direct runner with prism
 	"github.com/apache/beam/sdks/v2/go/pkg/beam"
+	//lint:ignore SA1019 the bench can run the direct runner beside prism (-runner direct)
 	_ "github.com/apache/beam/sdks/v2/go/pkg/beam/runners/direct"
 	_ "github.com/apache/beam/sdks/v2/go/pkg/beam/runners/prism"
 
