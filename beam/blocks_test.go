@@ -37,13 +37,7 @@ func TestPipelineBlocks(t *testing.T) {
 	edit("shard-1.csv", func(s string) string { return strings.Replace(s, "pos\n", "\"pos\"\n", 1) })
 	cfg := testConfig(2, 3)
 	out := filepath.Join(dir, "model.json")
-	if err := runPipeline(t, cfg, glob, out); err != nil {
-		t.Fatal(err)
-	}
-	got, err := modelfile.ReadFile(out)
-	if err != nil {
-		t.Fatal(err)
-	}
+	got := pipelineFile(t, cfg, glob, out)
 	sameRelease(t, "blocks", got, fitInProcess(t, cfg, glob))
 	checkClaim(t, "blocks", got)
 

@@ -65,6 +65,20 @@ func testConfig(d, parts int) Config {
 	return c
 }
 
+// pipelineFile runs the pipeline (runPipeline) into out and reads the
+// model file it writes.
+func pipelineFile(t *testing.T, cfg Config, glob, out string) *modelfile.Released {
+	t.Helper()
+	if err := runPipeline(t, cfg, glob, out); err != nil {
+		t.Fatal(err)
+	}
+	r, err := modelfile.ReadFile(out)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return r
+}
+
 // runPipeline runs the pipeline on the test runner (ptest: direct unless
 // --test.runner says otherwise), after the checks of Launch.
 func runPipeline(t *testing.T, cfg Config, glob, out string) error {
@@ -140,13 +154,7 @@ func TestPipelineMatchesFitPartitioned(t *testing.T) {
 		cfg := testConfig(4, 4)
 		c.edit(&cfg)
 		out := filepath.Join(dir, strings.NewReplacer(",", "", " ", "-", "=", "").Replace(c.name)+".json")
-		if err := runPipeline(t, cfg, glob, out); err != nil {
-			t.Fatalf("%s: %v", c.name, err)
-		}
-		got, err := modelfile.ReadFile(out)
-		if err != nil {
-			t.Fatalf("%s: %v", c.name, err)
-		}
+		got := pipelineFile(t, cfg, glob, out)
 		want := fitInProcess(t, cfg, glob)
 		sameRelease(t, c.name, got, want)
 		if got.Split.Rows != 900 {
@@ -199,13 +207,7 @@ func TestPipelineHiveLayout(t *testing.T) {
 	glob := filepath.Join(dir, "table", "dt=*", "part-*.csv")
 	cfg := testConfig(3, 4)
 	out := filepath.Join(dir, "model.json")
-	if err := runPipeline(t, cfg, glob, out); err != nil {
-		t.Fatal(err)
-	}
-	got, err := modelfile.ReadFile(out)
-	if err != nil {
-		t.Fatal(err)
-	}
+	got := pipelineFile(t, cfg, glob, out)
 	var names []string
 	for _, sh := range got.Partitions.Shards {
 		names = append(names, sh.Name)
@@ -227,13 +229,7 @@ func TestPipelineChunks(t *testing.T) {
 	glob := writeShards(t, dir, 3, 100, 2, 4)
 	cfg := testConfig(2, 3)
 	out := filepath.Join(dir, "model.json")
-	if err := runPipeline(t, cfg, glob, out); err != nil {
-		t.Fatal(err)
-	}
-	got, err := modelfile.ReadFile(out)
-	if err != nil {
-		t.Fatal(err)
-	}
+	got := pipelineFile(t, cfg, glob, out)
 	sameRelease(t, "chunks", got, fitInProcess(t, cfg, glob))
 	f := filepath.Join(dir, "shard-1.csv")
 	b, err := os.ReadFile(f)

@@ -60,15 +60,7 @@ func TestPipelinePrivacyID(t *testing.T) {
 	cfg.PrivacyID, cfg.MaxRowsPerID, cfg.Auto, cfg.Lambda, cfg.Clip, cfg.Schedule = "user", 3, false, 0.02, 0.5, "bounded-inverse-t"
 	fit := func(glob, name string) *modelfile.Released {
 		t.Helper()
-		out := filepath.Join(dir, name)
-		if err := runPipeline(t, cfg, glob, out); err != nil {
-			t.Fatal(err)
-		}
-		r, err := modelfile.ReadFile(out)
-		if err != nil {
-			t.Fatal(err)
-		}
-		return r
+		return pipelineFile(t, cfg, glob, filepath.Join(dir, name))
 	}
 	base := writeIDShards(t, dir, "a", 3, nil)
 	r0 := fit(base, "a.json")
