@@ -32,24 +32,18 @@ func prepareAdultRaw(src, dir string) (dataSet, error) {
 		return dataSet{}, err
 	}
 	path := filepath.Join(dir, "adult_raw.csv")
-	f, err := os.Create(path)
-	if err != nil {
-		return dataSet{}, err
-	}
-	w := csv.NewWriter(f)
-	w.Write(adultColumns)
-	for _, name := range []string{"adult.data", "adult.test"} {
-		if err := copyAdult(w, filepath.Join(src, name)); err != nil {
-			f.Close()
-			return dataSet{}, err
+	err = writeCSV(path, func(w *csv.Writer) error {
+		if err := w.Write(adultColumns); err != nil {
+			return err
 		}
-	}
-	w.Flush()
-	if err := w.Error(); err != nil {
-		f.Close()
-		return dataSet{}, err
-	}
-	if err := f.Close(); err != nil {
+		for _, name := range []string{"adult.data", "adult.test"} {
+			if err := copyAdult(w, filepath.Join(src, name)); err != nil {
+				return err
+			}
+		}
+		return nil
+	})
+	if err != nil {
 		return dataSet{}, err
 	}
 	return dataSet{name: "adult_raw", file: path, label: "income", classes: []string{"<=50K", ">50K"},

@@ -171,44 +171,55 @@ func reduceStandardize(ds *datasets.Dataset, k int) (*datasets.Dataset, error) {
 	return ds, nil
 }
 
-// writeSet writes ds as a CSV file with the label column last, its labels
-// written as class names.
-func writeSet(ds *datasets.Dataset, name, path, label, made string) (dataSet, error) {
+// writeCSV creates the file at path and writes it with write through a
+// csv.Writer, closing it on every path.
+func writeCSV(path string, write func(w *csv.Writer) error) error {
 	f, err := os.Create(path)
 	if err != nil {
-		return dataSet{}, err
+		return err
 	}
 	w := csv.NewWriter(f)
-	n, d := ds.X.Dims()
-	header := append(append([]string(nil), ds.Features...), label)
-	if len(ds.Features) != d {
-		header = header[:0]
-		for j := range d {
-			header = append(header, fmt.Sprintf("x%d", j+1))
-		}
-		header = append(header, label)
-	}
-	if err := w.Write(header); err != nil {
+	if err := write(w); err != nil {
 		f.Close()
-		return dataSet{}, err
-	}
-	rec := make([]string, d+1)
-	for i := range n {
-		for j := range d {
-			rec[j] = strconv.FormatFloat(ds.X.At(i, j), 'g', 8, 64)
-		}
-		rec[d] = className(ds, ds.Y[i])
-		if err := w.Write(rec); err != nil {
-			f.Close()
-			return dataSet{}, err
-		}
+		return err
 	}
 	w.Flush()
 	if err := w.Error(); err != nil {
 		f.Close()
-		return dataSet{}, err
+		return err
 	}
-	if err := f.Close(); err != nil {
+	return f.Close()
+}
+
+// writeSet writes ds as a CSV file with the label column last, its labels
+// written as class names.
+func writeSet(ds *datasets.Dataset, name, path, label, made string) (dataSet, error) {
+	err := writeCSV(path, func(w *csv.Writer) error {
+		n, d := ds.X.Dims()
+		header := append(append([]string(nil), ds.Features...), label)
+		if len(ds.Features) != d {
+			header = header[:0]
+			for j := range d {
+				header = append(header, fmt.Sprintf("x%d", j+1))
+			}
+			header = append(header, label)
+		}
+		if err := w.Write(header); err != nil {
+			return err
+		}
+		rec := make([]string, d+1)
+		for i := range n {
+			for j := range d {
+				rec[j] = strconv.FormatFloat(ds.X.At(i, j), 'g', 8, 64)
+			}
+			rec[d] = className(ds, ds.Y[i])
+			if err := w.Write(rec); err != nil {
+				return err
+			}
+		}
+		return nil
+	})
+	if err != nil {
 		return dataSet{}, err
 	}
 	return dataSet{name: name, file: path, label: label, classes: ds.Classes, flags: []string{"--standardize", "none"}, made: made}, nil
