@@ -662,7 +662,10 @@ func (pl *Plan) estimateBounds(features []string, rawTrain *mat.Dense) (datasets
 	if need := privbounds.MinRows(d, pl.BoundsEpsilon); n < need {
 		hint := "declare the bounds"
 		if sh := privbounds.MinShare(n, d, pl.Budget.Epsilon); sh < 1 {
-			hint = fmt.Sprintf("declare the bounds, or raise the bounds share to at least %.3g", sh)
+			// Rounded up at 3 significant digits, so that the share given
+			// back passes.
+			p := math.Pow(10, math.Floor(math.Log10(sh))-2)
+			hint = fmt.Sprintf("declare the bounds, or raise the bounds share to at least %.3g", math.Ceil(sh/p)*p)
 		}
 		return datasets.Schema{}, fmt.Errorf("%w: the estimate of the bounds of %d feature columns at eps = %g needs at least %d training rows (its noise would decide the ranges of fewer), the table gives %d: %s",
 			ErrBoundsRows, d, pl.BoundsEpsilon, need, n, hint)

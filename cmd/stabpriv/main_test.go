@@ -174,6 +174,8 @@ func TestUsageErrors(t *testing.T) {
 		{"epsilon with mechanism none", []string{"train", "--mechanism", "none", "--epsilon", "2"}, "private release"},
 		{"lambda with a selection", []string{"train", "--epsilon", "2", "--lambda", "0.1"}, "without --mechanism"},
 		{"unknown selection", []string{"train", "--epsilon", "2", "--select", "grid"}, "--select"},
+		{"passes with the rule", []string{"train", "--epsilon", "2", "--passes", "50"}, "--passes: without --mechanism"},
+		{"engine with the rule", []string{"train", "--epsilon", "2", "--engine", "graph"}, "--engine: without --mechanism"},
 		{"split leaves no test rows", []string{"train", "--data", writeFile(t, "two.csv", "x1,x2,class\n1,2,c0\n2,3,c1\n"), "--label", "class", "--classes", "c0,c1", "--mechanism", "gamma", "--bounds-all", "-9,9"}, "0 test rows"},
 		{"selection with too few rows to tune", []string{"train", "--epsilon", "2", "--select", "holdout", "--test-frac", "0.99"}, "tuning"},
 		{"seeded without a noise seed", []string{"train", "--mechanism", "gamma", "--noise", "seeded"}, "--noise-seed"},

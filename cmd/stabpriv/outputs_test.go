@@ -180,6 +180,10 @@ func TestOutDirNeverClobbers(t *testing.T) {
 	if err := os.WriteFile(data, []byte("x1,y\n1,0.5\n-1,-0.5\n0.5,0.2\n-0.3,0.1\n"), 0o644); err != nil {
 		t.Fatal(err)
 	}
+	link := filepath.Join(dir, "link")
+	if err := os.Symlink(t.TempDir(), link); err != nil {
+		t.Fatal(err)
+	}
 	results := filepath.Join(dir, "results.csv") // one of sweep's outputs
 	if err := os.WriteFile(results, []byte("old"), 0o644); err != nil {
 		t.Fatal(err)
@@ -189,7 +193,9 @@ func TestOutDirNeverClobbers(t *testing.T) {
 		{"pdp", "--data", data, "--label", "y", "--loss", "squared", "--sigma", "0.1", "--standardize", "none", "--bias", "false", "--out", dir},
 		{"pdp", "--data", data, "--label", "y", "--loss", "squared", "--sigma", "0.1", "--standardize", "none", "--bias", "false", "--out", dir, "--force"},
 		{"sweep", "--dataset", "csv", "--data", data, "--label", "y", "--out", dir},
-		{"predict", "--model", "m.json", "--data", data, "--out", filepath.Join(dir, "missing", "..", "pdp.csv"), "--force"},
+		{"predict", "--model", "m.json", "--data", data, "--out", dir + "/missing/../pdp.csv", "--force"},
+		{"train", "--out", link + "/../m2.json"},
+		{"train", "--out", data + "/../m3.json"},
 	} {
 		var ue *usageError
 		if _, _, err := call(t, args...); !errors.As(err, &ue) {

@@ -148,7 +148,7 @@ func TestPrivacyIDForecast(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if !strings.Contains(stderr, "expected noise (gamma) is 0.667 times") {
+	if !strings.Contains(stderr, "expected noise (gamma) is 0.667 times") || !strings.Contains(stderr, "privacy IDs (users)") {
 		t.Errorf("per privacy ID: no forecast of 12 users at c = 2:\n%s", stderr)
 	}
 }

@@ -216,6 +216,11 @@ func (s *settings) readShards() error {
 // the budget and the settings): "" when the noise is expected to leave a
 // useful model, or when the settings do not make a run (Fit reports it).
 func forecast(s *settings) string {
+	// The release's part of the budget: what the bounds estimate leaves.
+	budget := s.Budget
+	if pl, err := private.NewPlan(s.Schema, s.Budget, s.Options); err == nil {
+		budget = pl.Release
+	}
 	rows := s.table.Len()
 	for _, t := range s.shards[min(1, len(s.shards)):] {
 		rows += t.Len()
@@ -253,8 +258,8 @@ func forecast(s *settings) string {
 	}
 	if k := s.Options.Project; k > 0 {
 		dim = k + 1
-	} else if s.Options.ProjectAuto && s.Budget.Epsilon > 0 {
-		if k, err := preprocess.AutoProjectDim(n, w, outputs, s.Budget.Epsilon); err == nil && k > 0 {
+	} else if s.Options.ProjectAuto && budget.Epsilon > 0 {
+		if k, err := preprocess.AutoProjectDim(n, w, outputs, budget.Epsilon); err == nil && k > 0 {
 			dim = k + 1
 		}
 	}
@@ -279,7 +284,7 @@ func forecast(s *settings) string {
 		}
 		ms = []release.Method{m}
 	} else if s.Options.Select != nil {
-		pl, err := selection.NewPlan(*s.Options.Select, n, cfg.Loss, cfg.Classes, dim, s.Budget, s.Options.Seed)
+		pl, err := selection.NewPlan(*s.Options.Select, n, cfg.Loss, cfg.Classes, dim, budget, s.Options.Seed)
 		if err != nil {
 			return ""
 		}
@@ -290,9 +295,13 @@ func forecast(s *settings) string {
 			}
 		}
 	}
-	f, err := release.Predict(ms, cfg, n, dim, s.Budget)
+	f, err := release.Predict(ms, cfg, n, dim, budget)
 	if err != nil {
 		return ""
+	}
+	if s.Options.PrivacyID != "" {
+		// n counted users: so does the advice.
+		return strings.ReplaceAll(f.Warning(), " training rows", " privacy IDs (users)")
 	}
 	return f.Warning()
 }
@@ -343,13 +352,17 @@ func runTrain(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	}
 	settle()
 	log.Info("train: done")
+	if s.out != "" {
+		// Written before the report: a reader that stops reading the
+		// report (| head) must not lose the release.
+		if err := rel.WriteFile(s.out); err != nil {
+			return err
+		}
+	}
 	if err := printFit(stdout, s, rel); err != nil {
 		return err
 	}
 	if s.out != "" {
-		if err := rel.WriteFile(s.out); err != nil {
-			return err
-		}
 		fmt.Fprintf(stdout, "\nmodel written to %s\n", s.out)
 	}
 	return nil

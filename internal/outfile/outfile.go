@@ -115,8 +115,15 @@ func checkDotDot(flag, path string) error {
 	prefix := ""
 	for _, el := range strings.Split(filepath.ToSlash(path), "/") {
 		if el == ".." && prefix != "" {
-			if _, err := os.Stat(prefix); err != nil {
+			st, err := os.Lstat(prefix)
+			switch {
+			case err != nil:
 				return usagef("%s %s: %s does not exist, so the .. after it cannot be resolved; give the path without ..", flag, path, prefix)
+			case st.Mode()&fs.ModeSymlink != 0:
+				// The system resolves .. from the link's target, the
+				// checks and the directories made for the write from
+				// the text: they would name different places.
+				return usagef("%s %s: %s is a symbolic link, and .. after it leaves its target, not %s; give the path without ..", flag, path, prefix, filepath.Dir(prefix))
 			}
 		}
 		switch {
@@ -132,7 +139,7 @@ func checkDotDot(flag, path string) error {
 }
 
 // checkTarget checks the target path in dir: refused (a usage error) when
-// it exists and is not a regular file; an error when the nearest existing
+// it exists and is not a regular file, or when the nearest existing
 // ancestor of dir cannot hold a new file.
 func checkTarget(flag, dir, path string) error {
 	existing := dir
@@ -145,7 +152,7 @@ func checkTarget(flag, dir, path string) error {
 			break
 		}
 		if !errors.Is(err, fs.ErrNotExist) || filepath.Dir(existing) == existing {
-			return fmt.Errorf("%s: %w", flag, err)
+			return usagef("%s: %w", flag, err) // not a directory, no permission: a refused path
 		}
 		existing = filepath.Dir(existing)
 	}
@@ -154,12 +161,8 @@ func checkTarget(flag, dir, path string) error {
 		// must be able to hold a new entry.
 		path = filepath.Join(existing, fmt.Sprintf(".stabpriv-probe-%d", os.Getpid()))
 	}
-	err := safefile.Check(path)
-	if errors.Is(err, safefile.ErrTarget) {
+	if err := safefile.Check(path); err != nil {
 		return usagef("%s: %w", flag, err)
-	}
-	if err != nil {
-		return fmt.Errorf("%s: %w", flag, err)
 	}
 	return nil
 }

@@ -200,7 +200,9 @@ func (f *Flags) checkPrivacy(set map[string]bool, r *Run) error {
 }
 
 // checkSelect checks a private run without --mechanism: the setting is
-// chosen by a private selection (--select), which sets the knobs itself.
+// chosen by the public rule or a private selection (--select), which sets
+// the knobs itself; the SGD knobs are refused, as a named mechanism that
+// runs no SGD refuses them.
 func (f *Flags) checkSelect(set map[string]bool, r *Run) error {
 	method := selection.Method(f.Select)
 	if method != selection.Rule && !slices.Contains(selection.Methods(), method) {
@@ -215,9 +217,13 @@ func (f *Flags) checkSelect(set map[string]bool, r *Run) error {
 			return usagef("--%s needs --mechanism: a partitioned fit (per privacy ID too) releases a named mechanism; it cannot choose its setting without --mechanism", name)
 		}
 	}
-	for _, name := range []string{"lambda", "clip", "l1-ratio", "schedule", "step", "dropout", "radius", "average"} {
+	how := "by a public rule"
+	if method != selection.Rule {
+		how = "privately"
+	}
+	for _, name := range append([]string{"lambda"}, sgdFlags...) {
 		if set[name] {
-			return usagef("--%s: without --mechanism the release chooses the mechanism, lambda, the clipping norm and the schedule privately (--select %s); give --mechanism to set them yourself", name, method)
+			return usagef("--%s: without --mechanism the release chooses the mechanism and its knobs %s (--select %s), and the SGD knobs do not apply; give --mechanism to set them yourself", name, how, method)
 		}
 	}
 	r.Options.Select = &selection.Config{Method: method}
