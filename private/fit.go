@@ -475,10 +475,10 @@ func checkSelectable(cfg trainer.Config) error {
 		bad = append(bad, "clipping, dropout, a radius, averaging, a tolerance or a user model")
 	}
 	if cfg.Loss != nil && cfg.Loss.Task() == losses.Regression {
-		bad = append(bad, "a regression loss (the selection scores accuracy)")
+		bad = append(bad, "a regression loss (the rule and the selections are for classification: name a mechanism)")
 	}
 	if len(bad) > 0 {
-		return fmt.Errorf("%w: a private selection chooses the knobs itself; the options set %s", ErrOptions, strings.Join(bad, " and "))
+		return fmt.Errorf("%w: without a mechanism the setting is chosen for you (the public rule or a private selection), knobs included; the options set %s", ErrOptions, strings.Join(bad, " and "))
 	}
 	return nil
 }
