@@ -39,11 +39,22 @@ func TestLatticeOfSecureSamplers(t *testing.T) {
 		// The Gaussian sampler's step is about 2^-56 sigma, below the
 		// resolution of float64 at the released values (about sigma): a
 		// coarser lattice cannot be told apart there.
-		if gaussian := mech == Gaussian || mech == AnalyticGaussian; !gaussian && OnLattice(w, 2*step) {
+		gaussian := mech == Gaussian || mech == AnalyticGaussian
+		if !gaussian && OnLattice(w, 2*step) {
 			t.Errorf("%s: the release is on the lattice of step %g too: the step is not the sampler's", mech, 2*step)
 		}
-		if off := w[0] + step/2; off != w[0] && OnLattice([]float64{off}, step) {
-			t.Errorf("%s: half a step off the lattice passes", mech)
+		// Half a step off: near zero, where float64 resolves the step;
+		// and beside a released value where it does there too (not the
+		// Gaussian's, whose step is below the values' resolution, so
+		// that w + step/2 rounds to a neighbour on the lattice).
+		off := []float64{step / 2, 3.5 * step}
+		if !gaussian {
+			off = append(off, w[0]+step/2)
+		}
+		for _, x := range off {
+			if OnLattice([]float64{x}, step) {
+				t.Errorf("%s: %g, half a step off the lattice of step %g, passes", mech, x, step)
+			}
 		}
 	}
 }
