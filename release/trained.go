@@ -137,6 +137,22 @@ func (t *Trained) Sensitivity() (perturb.Sensitivity, error) {
 	return s.sens, s.err
 }
 
+// lock returns t's state locked (the caller unlocks it), or the error of
+// a zero Trained value, or ErrHeld (unlocked) while a selection holds the
+// weights.
+func (t *Trained) lock() (*trainedState, error) {
+	s, err := t.state()
+	if err != nil {
+		return nil, err
+	}
+	s.mu.Lock()
+	if s.hold != nil {
+		s.mu.Unlock()
+		return nil, ErrHeld
+	}
+	return s, nil
+}
+
 // Release adds the noise of mech, calibrated to (eps, delta) and the
 // sensitivity of the chosen stability route, to the trained weights, and
 // returns the released model and its certificate (Weights). src nil
@@ -148,15 +164,11 @@ func (t *Trained) Sensitivity() (perturb.Sensitivity, error) {
 // privacy parameters are invalid. Release, Simulate and Reveal of a zero
 // Trained value return an error wrapping ErrConfig.
 func (t *Trained) Release(mech perturb.Mechanism, eps, delta float64, src perturb.Source, extraNotes ...string) (*trainer.Model, *dp.Certificate, error) {
-	s, err := t.state()
+	s, err := t.lock()
 	if err != nil {
 		return nil, nil, err
 	}
-	s.mu.Lock()
 	defer s.mu.Unlock()
-	if s.hold != nil {
-		return nil, nil, ErrHeld
-	}
 	if s.model == nil {
 		return nil, nil, fmt.Errorf("%w: a second release of the same weights needs its own budget and is refused", ErrReleased)
 	}
@@ -181,15 +193,11 @@ func (t *Trained) Release(mech perturb.Mechanism, eps, delta float64, src pertur
 // seed can subtract the noise, so Simulate reveals the weights as Reveal
 // does: Release is refused from then on. It fails after Release.
 func (t *Trained) Simulate(mech perturb.Mechanism, eps, delta float64, noiseSeed uint64, extraNotes ...string) (*trainer.Model, *dp.Certificate, error) {
-	s, err := t.state()
+	s, err := t.lock()
 	if err != nil {
 		return nil, nil, err
 	}
-	s.mu.Lock()
 	defer s.mu.Unlock()
-	if s.hold != nil {
-		return nil, nil, ErrHeld
-	}
 	if s.model == nil {
 		return nil, nil, fmt.Errorf("%w: the weights were released and wiped", ErrReleased)
 	}
@@ -216,15 +224,11 @@ func (s *trainedState) release(m *trainer.Model, mech perturb.Mechanism, eps, de
 // Release is refused (the weights are no longer secret); Simulate still
 // works.
 func (t *Trained) Reveal() (*trainer.Model, error) {
-	s, err := t.state()
+	s, err := t.lock()
 	if err != nil {
 		return nil, err
 	}
-	s.mu.Lock()
 	defer s.mu.Unlock()
-	if s.hold != nil {
-		return nil, ErrHeld
-	}
 	if s.model == nil {
 		return nil, fmt.Errorf("%w: the weights were released and wiped", ErrReleased)
 	}

@@ -166,6 +166,18 @@ func (p *paper) mechTable(dir string) string {
 	if len(s.Selected) > 0 {
 		head = append(head, "privately selected (pure)")
 	}
+	rows := epsRows(s, func(b experiments.Best) string { return fmtStat(b.Stat) })
+	if len(s.Selected) > 0 {
+		for i, e := range s.Epsilons {
+			rows[i] = append(rows[i], selectedCell(s, e))
+		}
+	}
+	return table(head, rows)
+}
+
+// epsRows gives a row per eps of s: the eps, then cell of the best setting
+// of every mechanism at it ("n/a" for none).
+func epsRows(s *experiments.Summary, cell func(experiments.Best) string) [][]string {
 	var rows [][]string
 	for _, e := range s.Epsilons {
 		r := []string{fmtNum(e)}
@@ -175,14 +187,11 @@ func (p *paper) mechTable(dir string) string {
 				r = append(r, "n/a")
 				continue
 			}
-			r = append(r, fmtStat(b.Stat))
-		}
-		if len(s.Selected) > 0 {
-			r = append(r, selectedCell(s, e))
+			r = append(r, cell(b))
 		}
 		rows = append(rows, r)
 	}
-	return table(head, rows)
+	return rows
 }
 
 func selectedCell(s *experiments.Summary, eps float64) string {
@@ -201,20 +210,7 @@ func (p *paper) lambdaTable(dir string) string {
 		return p.missing(dir)
 	}
 	head := append([]string{"eps"}, s.Mechanisms...)
-	var rows [][]string
-	for _, e := range s.Epsilons {
-		r := []string{fmtNum(e)}
-		for _, m := range s.Mechanisms {
-			b, ok := best(s, m, e)
-			if !ok {
-				r = append(r, "n/a")
-				continue
-			}
-			r = append(r, settingText(b.Setting))
-		}
-		rows = append(rows, r)
-	}
-	return table(head, rows)
+	return table(head, epsRows(s, func(b experiments.Best) string { return settingText(b.Setting) }))
 }
 
 // settingText is the lambda and the knobs that differ from the baseline.
