@@ -121,6 +121,13 @@ type Certificate struct {
 	// bounds were declared. The claim (Epsilon, Delta) covers them and the
 	// weights together.
 	EstimatedBounds []FeatureBound `json:"estimated_bounds,omitempty"`
+	// ComponentsSHA256 binds the private principal directions that a
+	// private step of the pipeline computed from the rows (the Ledger
+	// names it) and the preprocessing applies before the release: the
+	// SHA-256 of the directions (WeightsSHA256 of their entries, direction
+	// after direction). Empty without them. The claim covers them and the
+	// weights together.
+	ComponentsSHA256 string `json:"components_sha256,omitempty"`
 	// Composition is set for a part of a one-vs-rest release.
 	Composition *Composition `json:"composition,omitempty"`
 	// Assumptions lists what the claim does not cover, including the
@@ -182,6 +189,9 @@ func (c *Certificate) String() string {
 			fmt.Fprintf(&b, "%s %s [%g, %g]", sep, f.Column, f.Lo, f.Hi)
 		}
 		b.WriteString(".\n")
+	}
+	if c.ComponentsSHA256 != "" {
+		fmt.Fprintf(&b, "Principal directions computed privately (in the preprocessing, covered by the claim): SHA-256 %s.\n", c.ComponentsSHA256)
 	}
 	if r := c.Run; r != nil {
 		fmt.Fprintf(&b, "Training run: loss %s (%s), n = %d, d = %d, K = %d, kappa = %g, L = %g, smoothness = %g, lambda = %g, l1 ratio = %g, mu = %g,\n",

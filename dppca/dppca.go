@@ -38,6 +38,10 @@ import (
 // 2 <z, z'>^2 <= 2. The bound is attained by z = e_1, z' = e_2.
 const Sensitivity = math.Sqrt2
 
+// Step names the ledger entry of Components in a fit's certificate.
+const Step = "private principal components: Analyze Gauss (Dwork, Talwar, Thakurta & Zhang 2014, Algorithm 1) on the rows clip_1(z) of norm at most 1, " +
+	"the analytic Gaussian mechanism on the upper triangle of Z^T Z at L2 sensitivity sqrt(2) (replace-one), the top k eigenvectors of the noisy matrix"
+
 // MaxEntries bounds the entries p (p+1)/2 of the upper triangle (2^25:
 // p up to about 8,000; the eigendecomposition is O(p^3)). Project wider
 // rows first (preprocess.Projection).

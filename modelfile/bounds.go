@@ -6,6 +6,7 @@ import (
 
 	"github.com/stabpriv/stabpriv/datasets/preprocess"
 	"github.com/stabpriv/stabpriv/dp"
+	"github.com/stabpriv/stabpriv/dppca"
 	"github.com/stabpriv/stabpriv/perturb"
 	"github.com/stabpriv/stabpriv/privbounds"
 )
@@ -46,50 +47,103 @@ func ComposeEstimate(c *dp.Certificate, p *preprocess.RowMap, eps, epsBounds flo
 		"The bounds are coarse (powers of two) and clamp the few values outside them", epsBounds, rel, eps, c.Delta))
 }
 
-// boundsEpsilon returns the epsilon the private estimate of r's feature
-// bounds spent (the ledger's first entry), or 0 when the bounds were not
-// estimated; an error when the file is inconsistent.
-func boundsEpsilon(r *Released) (float64, error) {
+// preRelease is what the private steps before the release spent: the
+// bounds' estimate (eps only) and the principal components.
+type preRelease struct {
+	bounds float64
+	pca    dp.Budget
+	// steps is the number of their ledger entries, first in the ledger.
+	steps int
+}
+
+// preSteps returns the budget the private steps before the release spent:
+// the private estimate of r's feature bounds (the ledger's first entry,
+// when the preprocessing says they were estimated) and the private
+// principal components (the next entry, when the preprocessing has
+// them); an error when the file is inconsistent (a missing charge, or one
+// that leaves nothing for the release).
+func preSteps(r *Released) (preRelease, error) {
 	c := r.Certificate
-	if !r.Preprocessing.Estimated {
-		return 0, nil
+	var pre preRelease
+	p := r.Preprocessing
+	if p.Estimated {
+		if len(c.Ledger) < 2 {
+			return pre, errors.New("the preprocessing's bounds were estimated, but the ledger has no charge for them before the release")
+		}
+		e := c.Ledger[0].Epsilon
+		if !(e > 0 && e < c.Epsilon) {
+			return pre, fmt.Errorf("the bounds' charge is eps = %v of the claim's %v: it must leave some for the release", e, c.Epsilon)
+		}
+		pre.bounds, pre.steps = e, 1
 	}
-	if len(c.Ledger) < 2 {
-		return 0, errors.New("the preprocessing's bounds were estimated, but the ledger has no charge for them before the release")
+	if p.PCA != nil {
+		if len(c.Ledger) < pre.steps+2 || c.Ledger[pre.steps].Step != dppca.Step || c.Ledger[pre.steps].Mechanism != perturb.AnalyticGaussian {
+			return pre, errors.New("the preprocessing has private principal directions, but the ledger has no charge for them (Analyze Gauss) before the release")
+		}
+		ch := c.Ledger[pre.steps]
+		if !(ch.Epsilon > 0 && ch.Epsilon < c.Epsilon-pre.bounds && ch.Delta > 0 && ch.Delta < c.Delta) {
+			return pre, fmt.Errorf("the principal directions' charge is (%v, %v) of the claim's (%v, %v) after the bounds' eps = %v: it must be positive and leave some for the release", ch.Epsilon, ch.Delta, c.Epsilon, c.Delta, pre.bounds)
+		}
+		pre.pca = dp.Budget{Epsilon: ch.Epsilon, Delta: ch.Delta}
+		pre.steps++
 	}
-	e := c.Ledger[0].Epsilon
-	if !(e > 0 && e < c.Epsilon) {
-		return 0, fmt.Errorf("the bounds' charge is eps = %v of the claim's %v: it must leave some for the release", e, c.Epsilon)
-	}
-	return e, nil
+	return pre, nil
 }
 
 // releasePart returns the certificate of the release alone: c calibrated to
-// eps - epsBounds, with the release's part of the ledger (c itself when
-// epsBounds is 0).
-func releasePart(c *dp.Certificate, epsBounds float64) *dp.Certificate {
-	if epsBounds == 0 {
+// the claim less what the steps before it spent, with the release's part
+// of the ledger (c itself when there were none).
+func releasePart(c *dp.Certificate, pre preRelease) *dp.Certificate {
+	if pre.steps == 0 {
 		return c
 	}
 	s := *c
-	s.Epsilon = c.Epsilon - epsBounds
-	s.Ledger = c.Ledger[1:]
-	s.EstimatedBounds = nil
+	s.Epsilon = c.Epsilon - pre.bounds - pre.pca.Epsilon
+	s.Delta = c.Delta - pre.pca.Delta
+	s.Ledger = c.Ledger[pre.steps:]
+	s.EstimatedBounds, s.ComponentsSHA256 = nil, ""
 	return &s
 }
 
 // ReleaseBudget returns the budget the release's noise was calibrated to:
-// the certificate's claim less the private estimate of the bounds, if any.
-// The zero Budget for a file without a certificate.
+// the certificate's claim less the private steps before it (the estimate
+// of the bounds, the principal components), if any. The zero Budget for a
+// file without a certificate.
 func (r *Released) ReleaseBudget() dp.Budget {
 	c := r.Certificate
 	if c == nil {
 		return dp.Budget{}
 	}
-	e, err := boundsEpsilon(r)
+	pre, err := preSteps(r)
 	if err != nil {
-		e = 0
+		pre = preRelease{}
 	}
-	p := releasePart(c, e)
+	p := releasePart(c, pre)
 	return dp.Budget{Epsilon: p.Epsilon, Delta: p.Delta}
+}
+
+// composePre composes the certificate c of a release with the private
+// steps before it (pre), for the feature map p and the claim total: what
+// private.Fit (through ComposePipeline) and Verify do.
+func composePre(c *dp.Certificate, p *preprocess.RowMap, total dp.Budget, pre preRelease) {
+	if pre.bounds > 0 {
+		ComposeEstimate(c, p, total.Epsilon-pre.pca.Epsilon, pre.bounds)
+	}
+	if p.PCA != nil {
+		ComposeComponents(c, p, total, pre.pca)
+	}
+}
+
+// ComposePipeline turns the certificate c of a release, made with the
+// feature map p, into the certificate of the pipeline whose claim is
+// total: with the private estimate of the bounds at epsBounds (when p's
+// bounds are estimated; ComposeEstimate) and the private principal
+// components at pca (when p has them; ComposeComponents), in that order.
+// private.Fit writes it and Verify rebuilds it the same way.
+func ComposePipeline(c *dp.Certificate, p *preprocess.RowMap, total dp.Budget, epsBounds float64, pca dp.Budget) {
+	pre := preRelease{pca: pca}
+	if p.Estimated {
+		pre.bounds = epsBounds
+	}
+	composePre(c, p, total, pre)
 }

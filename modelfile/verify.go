@@ -114,8 +114,8 @@ func Verify(r *Released) (Verdict, string, error) {
 	if diffs := diffJSON(want, r); len(diffs) > 0 {
 		return 0, "", fmt.Errorf("%w: the file differs from the release its published constants give: %s", ErrVerify, diffs)
 	}
-	eb, _ := boundsEpsilon(r) // checked by rebuild
-	if err := m.CheckWeights(sel.runCertificate(releasePart(c, eb)), publicOf(r), r.Model.W); err != nil {
+	pre, _ := preSteps(r) // checked by rebuild
+	if err := m.CheckWeights(sel.runCertificate(releasePart(c, pre)), publicOf(r), r.Model.W); err != nil {
 		return 0, "", fmt.Errorf("%w: %w", ErrVerify, err)
 	}
 	switch {
@@ -162,6 +162,9 @@ func checkPipeline(r *Released, bad func(format string, args ...any)) {
 				bad("feature %q: the estimated bounds [%v, %v] are not on the estimate's grid (+-2^e, %d <= e <= %d)", numeric[j], p.Lo[j], p.Hi[j], privbounds.MinExp, privbounds.MaxExp)
 			}
 		}
+	}
+	if r.Preprocessing.PCA != nil && r.Partitions != nil {
+		bad("private principal directions in a partitioned fit: only a single fit computes them")
 	}
 	if run.Kappa != 1 {
 		bad("kappa = %v, but the preprocessing maps every row into the unit ball: kappa = 1", run.Kappa)
@@ -394,7 +397,7 @@ func rebuild(r *Released, m release.Method, part *partitioned, sel *selected) (*
 	if err != nil {
 		return nil, err
 	}
-	eb, err := boundsEpsilon(r)
+	pre, err := preSteps(r)
 	if err != nil {
 		return nil, err
 	}
@@ -411,7 +414,7 @@ func rebuild(r *Released, m release.Method, part *partitioned, sel *selected) (*
 		}
 		pub.Sensitivity, pub.SensitivityNotes = &part.sens, part.notes
 	}
-	rc := releasePart(c, eb)
+	rc := releasePart(c, pre)
 	if sel != nil {
 		pub.AutoScale = sel.setting.Scale
 		pub.Extra = append(pub.Extra, sel.rec.Assumptions()...)
@@ -430,9 +433,7 @@ func rebuild(r *Released, m release.Method, part *partitioned, sel *selected) (*
 	if part != nil {
 		cert.Ledger = []dp.Charge{PartitionCharge(c.Mechanism, dp.Budget{Epsilon: c.Epsilon, Delta: c.Delta})}
 	}
-	if eb > 0 {
-		ComposeEstimate(cert, &p, c.Epsilon, eb)
-	}
+	composePre(cert, &p, dp.Budget{Epsilon: c.Epsilon, Delta: c.Delta}, pre)
 	cert.WeightsSHA256 = dp.WeightsSHA256(r.Model.W)
 	return &Released{
 		Private:       cert.Private && p.Mode.Inside(),
@@ -530,6 +531,7 @@ var (
 		"the split: the training rows from the row count, the test fraction and the seed; for a partitioned fit, the partition sizes from the shards' names and row counts, and the partitioned sensitivity",
 		"the automatic knobs, when the file says they chose the settings",
 		"privately estimated feature bounds: their charge first in the ledger (leaving the release a positive part of eps), every bound a point of the estimate's grid and equal to the certificate's list, and the release rebuilt at the rest of the budget",
+		"private principal directions: their charge (Analyze Gauss, delta > 0) in the ledger after the bounds' and before the release's, leaving the release a positive part of eps and delta; the directions present in the preprocessing, of the right shape (k x the width of the rows they apply to, 1 <= k <= that width) and orthonormal; their SHA-256 equal to the certificate's; and the release rebuilt at the rest of the budget",
 		"a private selection of the setting: its plan (candidates, fractions, the law of the number of runs, the sizes of the parts, whether it tuned) recomputed from the split, the model's shape and the budget, the chosen setting's mechanism and knobs, and its ledger",
 		"the support of the noise: a secure release's weights on the lattice its sampler rounds to (laplace, gamma, objective; the Gaussian samplers' lattice is finer than float64 at usual scales), and every release's norm within the bound on the trained weights plus a noise norm exceeded with probability below 2^-63",
 	}

@@ -73,6 +73,8 @@ func NewPlan(header []string, schema datasets.Schema, budget dp.Budget, opts pri
 		return nil, fmt.Errorf("%w: a partitioned fit needs the classes declared in advance (no worker sees every row)", datasets.ErrSchema)
 	case !pl.Mode.Inside():
 		return nil, fmt.Errorf("%w: preprocessing %s fits statistics on the rows of every partition; a partitioned fit takes public bounds or none (standardize the shards in a separate step, outside the guarantee, if needed)", private.ErrOptions, pl.Mode)
+	case opts.PCA > 0:
+		return nil, fmt.Errorf("%w: the private principal components are for a single fit (private.Fit); a partitioned fit takes a random projection (Options.Project)", private.ErrOptions)
 	case opts.Select != nil:
 		return nil, fmt.Errorf("%w: a partitioned fit releases the mechanism it is given; the private selection of the setting is for a single fit (private.Fit)", private.ErrOptions)
 	case opts.Stratify:

@@ -14,6 +14,7 @@ import (
 	"github.com/stabpriv/stabpriv/datasets"
 	"github.com/stabpriv/stabpriv/datasets/preprocess"
 	"github.com/stabpriv/stabpriv/dp"
+	"github.com/stabpriv/stabpriv/dppca"
 	"github.com/stabpriv/stabpriv/internal/check"
 	"github.com/stabpriv/stabpriv/losses"
 	"github.com/stabpriv/stabpriv/modelfile"
@@ -71,6 +72,21 @@ type Options struct {
 	// model file records the projection like a given one. The train command
 	// sets it unless --project is given.
 	ProjectAuto bool
+	// PCA, when positive, projects every mapped row (after Project, if
+	// any) on PCA private principal directions before the unit-ball map:
+	// Analyze Gauss (package dppca) on the training rows clip_1(z), paid
+	// from the budget (PCAShare), the directions written in the model
+	// file. It needs a private fit with delta > 0 (Analyze Gauss is
+	// (eps, delta)-DP) and at most as many directions as mapped features;
+	// it turns ProjectAuto off (the directions are the dimension
+	// reduction; give Project for a random projection before them). Zero
+	// means none.
+	PCA int
+	// PCAShare is the share of the budget, of epsilon and of delta alike,
+	// that the principal components spend, in (0, 1); with the bounds'
+	// share of epsilon it must leave the release a positive part. Zero
+	// means DefaultPCAShare; it needs PCA.
+	PCAShare float64
 	// TestFrac in [0, 1) is the share of rows held out for testing; 0 trains
 	// on every row.
 	TestFrac float64
@@ -125,6 +141,10 @@ type Options struct {
 // enough to leave the release most of the budget.
 const DefaultBoundsShare = 0.1
 
+// DefaultPCAShare is the share of epsilon and of delta that the private
+// principal components spend when Options.PCAShare is zero.
+const DefaultPCAShare = 0.2
+
 // Plan is a fit's settings, checked before any row is read: what Fit and a
 // partitioned fit (package partition) derive from the schema, the budget
 // and the options.
@@ -147,6 +167,10 @@ type Plan struct {
 	EstimateBounds bool
 	BoundsEpsilon  float64
 	Release        dp.Budget
+	// PCABudget is what the private principal components spend
+	// (Options.PCA > 0): PCAShare of epsilon and of delta, after the
+	// bounds' estimate and before the release; zero without them.
+	PCABudget dp.Budget
 }
 
 // NewPlan checks the settings of a fit. Errors wrap datasets.ErrSchema,
@@ -162,6 +186,9 @@ func NewPlan(schema datasets.Schema, budget dp.Budget, opts Options) (*Plan, err
 	pl.Task = pl.Loss.Task()
 	private := opts.Mechanism != "" || opts.Select != nil
 	if err := pl.planBounds(); err != nil {
+		return nil, err
+	}
+	if err := pl.planPCA(); err != nil {
 		return nil, err
 	}
 	if opts.Select != nil {
@@ -270,6 +297,48 @@ func (pl *Plan) planBounds() error {
 	if err := lap.CheckBudget(pl.BoundsEpsilon, 0); err != nil {
 		return fmt.Errorf("%w: the bounds estimate at eps = %v (share %v of %v): %w", dp.ErrBudget, pl.BoundsEpsilon, share, pl.Budget.Epsilon, err)
 	}
+	return nil
+}
+
+// planPCA checks the private principal components (Options.PCA) and
+// takes their part of the budget: PCAShare of epsilon and of delta, the
+// release keeping the rest. Errors wrap ErrOptions (a negative k, a share
+// without components, a fit that is not private) or dp.ErrBudget (no
+// delta, or a share that leaves nothing for the components or the
+// release).
+func (pl *Plan) planPCA() error {
+	opts := pl.Options
+	share := opts.PCAShare
+	switch {
+	case opts.PCA < 0:
+		return fmt.Errorf("%w: %d principal components, want k >= 1 (0 for none)", ErrOptions, opts.PCA)
+	case opts.PCA == 0 && share != 0:
+		return fmt.Errorf("%w: a principal components share of %v without principal components", ErrOptions, share)
+	case opts.PCA == 0:
+		return nil
+	case opts.Mechanism == "" && opts.Select == nil:
+		return fmt.Errorf("%w: the private principal components spend a budget: they need a private fit (a mechanism or a selection, with eps and delta)", ErrOptions)
+	case opts.PrivacyID != "":
+		return fmt.Errorf("%w: the private principal components are for a single fit per row, not per privacy ID", ErrOptions)
+	case !(pl.Budget.Delta > 0):
+		return fmt.Errorf("%w: the private principal components (Analyze Gauss, the Gaussian mechanism) are (eps, delta)-DP and need delta > 0; a pure eps budget cannot pay for them", dp.ErrBudget)
+	}
+	if share == 0 {
+		share = DefaultPCAShare
+	}
+	if !check.OpenUnit(share) {
+		return fmt.Errorf("%w: principal components share %v: want in (0, 1), so that both the components and the release get a positive part of the budget", dp.ErrBudget, share)
+	}
+	b := dp.Budget{Epsilon: share * pl.Budget.Epsilon, Delta: share * pl.Budget.Delta}
+	rel := dp.Budget{Epsilon: pl.Release.Epsilon - b.Epsilon, Delta: pl.Release.Delta - b.Delta}
+	if !(b.Epsilon > 0 && b.Delta > 0) || !(rel.Epsilon > 0 && rel.Delta > 0) {
+		return fmt.Errorf("%w: principal components share %v of (eps, delta) = (%v, %v) leaves (%v, %v) for them and (%v, %v) for the release (after the bounds' eps = %v), want all > 0",
+			dp.ErrBudget, share, pl.Budget.Epsilon, pl.Budget.Delta, b.Epsilon, b.Delta, rel.Epsilon, rel.Delta, pl.BoundsEpsilon)
+	}
+	if _, err := perturb.AnalyticGaussianSigma(b.Epsilon, b.Delta, dppca.Sensitivity); err != nil {
+		return fmt.Errorf("%w: the principal components at (%v, %v): %w", dp.ErrBudget, b.Epsilon, b.Delta, err)
+	}
+	pl.PCABudget, pl.Release = b, rel
 	return nil
 }
 
@@ -427,9 +496,7 @@ func Fit(ctx context.Context, t *datasets.Table, schema datasets.Schema, budget 
 		return nil, err
 	}
 	rel.Certificate.Neighbouring = out.Neighbours()
-	if pl.EstimateBounds {
-		modelfile.ComposeEstimate(rel.Certificate, rows.prep, budget.Epsilon, pl.BoundsEpsilon)
-	}
+	pl.compose(rel.Certificate, rows.prep)
 	out.Private = rel.Certificate.Private && pl.Mode.Inside()
 	out.Model, out.Certificate, out.Stability = rel.Model, rel.Certificate, p.Stability()
 	if diag != nil {
@@ -438,6 +505,14 @@ func Fit(ctx context.Context, t *datasets.Table, schema datasets.Schema, budget 
 		diag.ReleasedTest = test.evaluate(out.Model, pl.Task)
 	}
 	return out, nil
+}
+
+// compose turns the certificate of the release into the pipeline's: the
+// private steps before the release (the bounds' estimate, the principal
+// components) in the ledger and the claim the whole budget
+// (modelfile.ComposePipeline).
+func (pl *Plan) compose(c *dp.Certificate, prep *preprocess.RowMap) {
+	modelfile.ComposePipeline(c, prep, pl.Budget, pl.BoundsEpsilon, pl.PCABudget)
 }
 
 // useRule makes pl the fit of selection.RuleSetting for models of dim
@@ -498,9 +573,7 @@ func fitSelect(ctx context.Context, pl *Plan, rows *preparedRows, cfg trainer.Co
 	}
 	rel := so.Release
 	rel.Certificate.Neighbouring = out.Neighbours()
-	if pl.EstimateBounds {
-		modelfile.ComposeEstimate(rel.Certificate, rows.prep, pl.Budget.Epsilon, pl.BoundsEpsilon)
-	}
+	pl.compose(rel.Certificate, rows.prep)
 	out.Private = rel.Certificate.Private && pl.Mode.Inside()
 	out.Model, out.Certificate, out.Selection, out.AutoKnobs = rel.Model, rel.Certificate, so.Record, true
 	if so.Prepared != nil {
@@ -582,6 +655,24 @@ func (pl *Plan) prepare(t *datasets.Table) (*preparedRows, error) {
 	if err != nil {
 		return nil, err
 	}
+	if opts.PCA > 0 {
+		// Before any noise: the rows' width is public (the header, the
+		// declared categories, the projection's k).
+		w := 0
+		for _, f := range enc.Features {
+			if c, ok := pl.Schema.Categorical(f); ok {
+				w += len(c.Values)
+			} else {
+				w++
+			}
+		}
+		if opts.Project > 0 && opts.Project <= w {
+			w = opts.Project
+		}
+		if err := pl.checkPCA(w); err != nil {
+			return nil, err
+		}
+	}
 	rawTrain := mat.NewDense(len(trainIdx), enc.D, nil)
 	for r, i := range trainIdx {
 		rawTrain.SetRow(r, enc.Row(i))
@@ -611,6 +702,11 @@ func (pl *Plan) prepare(t *datasets.Table) (*preparedRows, error) {
 	if err := prep.SetProjection(k, opts.Seed); err != nil {
 		return nil, fmt.Errorf("%w: %w", ErrOptions, err)
 	}
+	if opts.PCA > 0 {
+		if err := pl.components(prep, enc, trainIdx); err != nil {
+			return nil, err
+		}
+	}
 	X, y, null, err := prep.Rows(enc, trainIdx)
 	if err != nil {
 		return nil, err
@@ -624,7 +720,7 @@ func (pl *Plan) prepare(t *datasets.Table) (*preparedRows, error) {
 // epsilon (a non-private fit: epsilon 1, the rule's reference budget).
 func (pl *Plan) projectDim(n, w int) (int, error) {
 	opts := pl.Options
-	if opts.Project != 0 || !opts.ProjectAuto {
+	if opts.Project != 0 || !opts.ProjectAuto || opts.PCA > 0 {
 		return opts.Project, nil
 	}
 	outputs := 1
@@ -643,6 +739,50 @@ func (pl *Plan) projectDim(n, w int) (int, error) {
 		pl.log().WithFields(logrus.Fields{"k": k, "features": w, "rows": n, "eps": eps}).Info("private: the mapped features outnumber the training rows: random projection by the public rule (--project auto)")
 	}
 	return k, nil
+}
+
+// checkPCA checks, before any row is read, that the private principal
+// components fit the rows of w entries they apply to (the mapped
+// features, or the random projection's k): 1 <= PCA <= w, and at most
+// dppca.MaxEntries second moments. Errors wrap ErrOptions.
+func (pl *Plan) checkPCA(w int) error {
+	k := pl.Options.PCA
+	switch {
+	case k > w:
+		return fmt.Errorf("%w: %d principal components of rows of %d entries (the mapped features, or the random projection's k): want 1 <= k <= %d", ErrOptions, k, w, w)
+	case w > 0 && w*(w+1)/2 > dppca.MaxEntries:
+		return fmt.Errorf("%w: the principal components of rows of %d entries need %d second moments, more than %d: project the rows first with a random projection (Project, --project k) of at most a few thousand dimensions", ErrOptions, w, w*(w+1)/2, dppca.MaxEntries)
+	}
+	return nil
+}
+
+// components computes the private principal directions of the training
+// rows idx of enc, mapped by prep (dppca.Components on
+// prep.ComponentRows, at PCABudget with the release's noise source: the
+// second private step, after the bounds' estimate and before the
+// release), and sets them in prep.
+func (pl *Plan) components(prep *preprocess.RowMap, enc *datasets.Encoded, idx []int) error {
+	Z, err := prep.ComponentRows(enc, idx)
+	if err != nil {
+		return err
+	}
+	src := pl.Options.Noise
+	if src == nil {
+		src = perturb.Secure()
+	}
+	res, err := dppca.Components(Z, pl.Options.PCA, pl.PCABudget.Epsilon, pl.PCABudget.Delta, src)
+	if err != nil {
+		if errors.Is(err, dppca.ErrInput) {
+			return fmt.Errorf("%w: %w", ErrOptions, err)
+		}
+		return err
+	}
+	if err := prep.SetComponents(res.V); err != nil {
+		return err
+	}
+	_, w := Z.Dims()
+	pl.log().WithFields(logrus.Fields{"k": pl.Options.PCA, "width": w, "eps": pl.PCABudget.Epsilon, "delta": pl.PCABudget.Delta, "sigma": res.Calibration.Scale}).Info("private: principal directions computed privately (Analyze Gauss)")
+	return nil
 }
 
 // estimateBounds returns the plan's schema with the bounds of the numeric

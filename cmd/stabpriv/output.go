@@ -7,7 +7,9 @@ import (
 	"strings"
 	"text/tabwriter"
 
+	"github.com/stabpriv/stabpriv/dppca"
 	"github.com/stabpriv/stabpriv/modelfile"
+	"github.com/stabpriv/stabpriv/privbounds"
 	"github.com/stabpriv/stabpriv/release"
 	"github.com/stabpriv/stabpriv/stability"
 	"github.com/stabpriv/stabpriv/trainer"
@@ -88,9 +90,15 @@ func printRelease(w io.Writer, s *settings, r *modelfile.Released) error {
 			sel.Method, sel.Settings[sel.Chosen], len(sel.Settings), sel.TuneRows, sel.ValRows, sel.ReleaseRows))
 	}
 	row("preprocessing", r.Preprocessing.Words)
-	if r.Preprocessing.Estimated {
-		b := r.ReleaseBudget()
-		row("bounds", fmt.Sprintf("estimated privately at eps = %s of the %s (the release: eps = %s); listed in the certificate", g6(c.Epsilon-b.Epsilon), g6(c.Epsilon), g6(b.Epsilon)))
+	b := r.ReleaseBudget()
+	for _, ch := range c.Ledger {
+		switch {
+		case ch.Step == privbounds.Step && r.Preprocessing.Estimated:
+			row("bounds", fmt.Sprintf("estimated privately at eps = %s of the %s (the release: eps = %s); listed in the certificate", g6(ch.Epsilon), g6(c.Epsilon), g6(b.Epsilon)))
+		case ch.Step == dppca.Step && r.Preprocessing.PCA != nil:
+			row("components", fmt.Sprintf("%d principal directions computed privately at (eps, delta) = (%s, %s) of (%s, %s) (the release: (%s, %s)); in the model file, SHA-256 %s",
+				len(r.Preprocessing.PCA.V), g6(ch.Epsilon), g6(ch.Delta), g6(c.Epsilon), g6(c.Delta), g6(b.Epsilon), g6(b.Delta), c.ComponentsSHA256))
+		}
 	}
 	if err := tw.Flush(); err != nil {
 		return err

@@ -78,8 +78,11 @@ const trainHelp = "Usage: stabpriv train [flags]\n\n" +
 	"With --mechanism and no --lambda, it uses the mechanism's rule for lambda and the\n" +
 	"clipping norm, from (n, d, K, eps) alone. When the mapped features outnumber the\n" +
 	"training rows and --project is not given (or is auto), it projects them to k\n" +
-	"dimensions, k from (n, d, K, eps) alone (a public rule, no budget). Before training\n" +
-	"it warns when the budget cannot buy a useful model.\n\n" +
+	"dimensions, k from (n, d, K, eps) alone (a public rule, no budget). With --pca k\n" +
+	"(and --delta) it projects them instead on k principal directions computed privately\n" +
+	"from the training rows (Analyze Gauss) with --pca-share of --epsilon and --delta\n" +
+	"(default 0.2), stated in the ledger; the directions are in the model file. Before\n" +
+	"training it warns when the budget cannot buy a useful model.\n\n" +
 	"With --privacy-id COLUMN --max-rows-per-id c the unit of privacy is a user: all\n" +
 	"the rows with one ID. At most c rows of each ID are kept (a seeded choice) and\n" +
 	"padded to c with null rows, the ID's rows train in one partition, and the noise is\n" +
@@ -256,7 +259,9 @@ func forecast(s *settings) string {
 	if cfg.Classes > 2 {
 		outputs = cfg.Classes
 	}
-	if k := s.Options.Project; k > 0 {
+	if k := s.Options.PCA; k > 0 {
+		dim = k + 1
+	} else if k := s.Options.Project; k > 0 {
 		dim = k + 1
 	} else if s.Options.ProjectAuto && budget.Epsilon > 0 {
 		if k, err := preprocess.AutoProjectDim(n, w, outputs, budget.Epsilon); err == nil && k > 0 {

@@ -8,9 +8,11 @@ import (
 	"strings"
 	"sync"
 
+	"gonum.org/v1/gonum/floats"
 	"gonum.org/v1/gonum/mat"
 
 	"github.com/stabpriv/stabpriv/datasets"
+	"github.com/stabpriv/stabpriv/dp"
 	"github.com/stabpriv/stabpriv/internal/check"
 )
 
@@ -94,6 +96,12 @@ type RowMap struct {
 	// Project, when not nil, maps z to R z before the unit-ball map, with R
 	// a public random matrix that depends on its seed alone (Projection).
 	Project *Projection `json:"project,omitempty"`
+	// PCA, when not nil, maps the row before the unit-ball map (z, or R z
+	// after Project) to its coordinates u = V clip_1(z) on private
+	// principal directions (Components): a per-row map whose constants
+	// were released by a private step of the fit (package dppca; the
+	// certificate's ledger states its cost and binds V by its SHA-256).
+	PCA *Components `json:"pca,omitempty"`
 	// Words state the map in words.
 	Words string `json:"map"`
 }
@@ -135,6 +143,120 @@ func (pr *Projection) Matrix(p int) *mat.Dense {
 	}
 	m, _ := projCache.LoadOrStore(key, mat.NewDense(pr.K, p, data))
 	return m.(*mat.Dense)
+}
+
+// Components are k private principal directions of the mapped rows (the
+// eigenvectors of Analyze Gauss, package dppca), released with the model:
+// V[i] is the i-th direction, of as many entries as the row it applies to
+// (z, or R z after a Projection), and the directions are orthonormal.
+type Components struct {
+	V [][]float64 `json:"v"`
+}
+
+// SHA256 returns the SHA-256 of the directions, row after row (the
+// certificate binds it; dp.WeightsSHA256 of the concatenation).
+func (c *Components) SHA256() string {
+	var all []float64
+	for _, v := range c.V {
+		all = append(all, v...)
+	}
+	return dp.WeightsSHA256(all)
+}
+
+// orthoTol is the largest |<v_i, v_j> - [i = j]| accepted of released
+// directions: an eigendecomposition's are orthonormal to rounding (about
+// 1e-13 for the dimensions dppca accepts); a direction edited by hand is
+// not.
+const orthoTol = 1e-8
+
+// checkComponents checks k directions for rows of w entries: 1 <= k <= w,
+// w entries each, finite, orthonormal within orthoTol, and at most
+// MaxProjectionEntries entries in all.
+func checkComponents(c *Components, w int) error {
+	k := len(c.V)
+	switch {
+	case k < 1 || k > w:
+		return fmt.Errorf("%w: %d principal components of rows of %d entries: want 1 <= k <= %d", datasets.ErrInvalid, k, w, w)
+	case k > MaxProjectionEntries/w:
+		return fmt.Errorf("%w: principal components of %d x %d entries, more than %d", datasets.ErrInvalid, k, w, MaxProjectionEntries)
+	}
+	for i, v := range c.V {
+		if len(v) != w {
+			return fmt.Errorf("%w: principal component %d has %d entries, the rows it applies to %d", datasets.ErrInvalid, i, len(v), w)
+		}
+		if j := check.FirstNonFinite(v); j >= 0 {
+			return fmt.Errorf("%w: principal component %d, entry %d is %v", datasets.ErrInvalid, i, j, v[j])
+		}
+	}
+	for i, v := range c.V {
+		for j := i; j < k; j++ {
+			want := 0.0
+			if i == j {
+				want = 1
+			}
+			if g := floats.Dot(v, c.V[j]); math.Abs(g-want) > orthoTol {
+				return fmt.Errorf("%w: principal components %d and %d have inner product %v, want %v (the directions are orthonormal)", datasets.ErrInvalid, i, j, g, want)
+			}
+		}
+	}
+	return nil
+}
+
+// ComponentWidth returns the number of entries of the row the principal
+// components apply to: the projection's K, or the mapped features.
+func (p *RowMap) ComponentWidth() int {
+	if p.Project != nil {
+		return p.Project.K
+	}
+	return p.width()
+}
+
+// SetComponents makes the map project its rows on the columns of V
+// (ComponentWidth() x k, orthonormal: dppca.Result.V) before the unit-ball
+// map; nil removes them. Errors wrap datasets.ErrInvalid (checkComponents).
+func (p *RowMap) SetComponents(V mat.Matrix) error {
+	if V == nil {
+		p.PCA = nil
+		p.Words = p.Explain()
+		return nil
+	}
+	r, k := V.Dims()
+	c := &Components{V: make([][]float64, k)}
+	for i := range k {
+		c.V[i] = mat.Col(nil, i, V)
+	}
+	if err := checkComponents(c, p.ComponentWidth()); err != nil {
+		return fmt.Errorf("%w (a %d x %d matrix)", err, r, k)
+	}
+	p.PCA = c
+	p.Words = p.Explain()
+	return nil
+}
+
+// ComponentRows returns the rows the principal components are computed
+// from, for the rows idx of enc: clip_1(z) (z, or R z after a
+// projection), every row of norm at most 1, and the zero row for a null
+// row (a label not declared), as in the release. The map's own components,
+// if any, are not applied.
+func (p *RowMap) ComponentRows(enc *datasets.Encoded, idx []int) (*mat.Dense, error) {
+	q := *p
+	q.PCA = nil
+	st := q.stages()
+	if len(idx) == 0 {
+		return nil, fmt.Errorf("%w: no rows for the principal components", datasets.ErrInvalid)
+	}
+	Z := mat.NewDense(len(idx), q.ComponentWidth(), nil)
+	for r, i := range idx {
+		if enc.Null[i] {
+			continue
+		}
+		row := Z.RawRowView(r)
+		if err := q.features(row, enc.Row(i), st); err != nil {
+			return nil, fmt.Errorf("data row %d: %w", i+1, err)
+		}
+		clipRow(row, 1)
+	}
+	return Z, nil
 }
 
 // MaxProjectionEntries bounds k p, the entries of a projection matrix
@@ -314,6 +436,13 @@ func (p *RowMap) Explain() string {
 	if pr := p.Project; pr != nil {
 		w += fmt.Sprintf("; before the unit-ball map, z is projected to u = R z in %d dimensions, R a %d x %d matrix of independent N(0, 1/%d) entries from a PCG generator seeded with %d (public, data-independent), and x' = [clip_1(u), 1] / sqrt(2)", pr.K, pr.K, p.width(), pr.K, pr.Seed)
 	}
+	if c := p.PCA; c != nil {
+		in := "z"
+		if p.Project != nil {
+			in = "u"
+		}
+		w += fmt.Sprintf("; then %s is replaced by its coordinates V clip_1(%s) on %d private principal directions (V, %d x %d, orthonormal rows, in the file; released by the private step of the ledger), and x' = [clip_1(V clip_1(%s)), 1] / sqrt(2)", in, in, len(c.V), len(c.V), p.ComponentWidth(), in)
+	}
 	if len(p.Categories) == 0 {
 		return w
 	}
@@ -341,6 +470,9 @@ func mapWords(mode Mode, estimated bool) string {
 // Dim returns the number of model inputs: the numeric features, the
 // indicators of the categorical ones, and the bias.
 func (p *RowMap) Dim() int {
+	if p.PCA != nil {
+		return len(p.PCA.V) + 1
+	}
 	if p.Project != nil {
 		return p.Project.K + 1
 	}
@@ -356,33 +488,72 @@ func (p *RowMap) Apply(dst, x []float64) error {
 	return p.mapper()(dst, x)
 }
 
-// mapper returns Apply with the layout and the projection matrix of p
-// computed once.
-func (p *RowMap) mapper() func(dst, x []float64) error {
-	cats, _ := p.layout()
-	if p.Project == nil {
-		return func(dst, x []float64) error { return p.apply(dst, x, cats, nil, nil) }
-	}
-	w := p.width()
-	R := p.Project.Matrix(w)
-	z := make([]float64, w)
-	return func(dst, x []float64) error { return p.apply(dst, x, cats, R, z) }
+// stages are the constants and the room of a map's stages after the
+// per-feature map: the projection R with its input z, and the row u the
+// principal components apply to.
+type stages struct {
+	cats [][]string
+	R    *mat.Dense
+	z, u []float64
 }
 
-// apply is Apply with the layout of p, and with a projection R and room z
-// for the row before it.
-func (p *RowMap) apply(dst, x []float64, cats [][]string, R *mat.Dense, z []float64) error {
+// stages returns the stages of p, computed once per mapper.
+func (p *RowMap) stages() *stages {
+	cats, _ := p.layout()
+	st := &stages{cats: cats}
+	if p.Project != nil {
+		w := p.width()
+		st.R = p.Project.Matrix(w)
+		st.z = make([]float64, w)
+	}
+	if p.PCA != nil {
+		st.u = make([]float64, p.ComponentWidth())
+	}
+	return st
+}
+
+// mapper returns Apply with the layout, the projection matrix and the
+// room of p computed once.
+func (p *RowMap) mapper() func(dst, x []float64) error {
+	st := p.stages()
+	return func(dst, x []float64) error { return p.apply(dst, x, st) }
+}
+
+// apply is Apply with the stages of p.
+func (p *RowMap) apply(dst, x []float64, st *stages) error {
 	d := len(dst) - 1
 	if len(x) != len(p.Features) || d < 0 || d+1 != p.Dim() {
 		return fmt.Errorf("%w: a row of %d values into %d inputs, the model has %d features and %d inputs with the bias", datasets.ErrFormat, len(x), len(dst), len(p.Features), p.Dim())
 	}
-	if R == nil {
-		z = dst[:d]
+	if p.PCA == nil {
+		if err := p.features(dst[:d], x, st); err != nil {
+			return err
+		}
+		return UnitBallRow(dst, dst[:d])
+	}
+	u := st.u
+	if err := p.features(u, x, st); err != nil {
+		return err
+	}
+	clipRow(u, 1)
+	for i, v := range p.PCA.V {
+		dst[i] = floats.Dot(v, u)
+	}
+	return UnitBallRow(dst, dst[:d])
+}
+
+// features writes into out the row before the unit-ball map and the
+// principal components: z, the per-feature map of x (and the one-hot
+// blocks), or R z with a projection. out has the width of that row.
+func (p *RowMap) features(out, x []float64, st *stages) error {
+	z := out
+	if st.R != nil {
+		z = st.z
 	}
 	off, num := 0, 0
 	for j, v := range x {
-		if cats != nil && cats[j] != nil {
-			block := z[off : off+len(cats[j])]
+		if st.cats != nil && st.cats[j] != nil {
+			block := z[off : off+len(st.cats[j])]
 			clear(block)
 			if k := int(v); float64(k) == v && k >= 0 && k < len(block) {
 				block[k] = 1
@@ -408,15 +579,14 @@ func (p *RowMap) apply(dst, x []float64, cats [][]string, R *mat.Dense, z []floa
 		off++
 		num++
 	}
-	if R != nil {
-		u := mat.NewVecDense(d, dst[:d])
-		u.MulVec(R, mat.NewVecDense(len(z), z))
-		if j := check.FirstNonFinite(dst[:d]); j >= 0 {
-			return fmt.Errorf("%w: the projection of the row overflows (entry %d is %v)", datasets.ErrFormat, j, dst[j])
+	if st.R != nil {
+		u := mat.NewVecDense(len(out), out)
+		u.MulVec(st.R, mat.NewVecDense(len(z), z))
+		if j := check.FirstNonFinite(out); j >= 0 {
+			return fmt.Errorf("%w: the projection of the row overflows (entry %d is %v)", datasets.ErrFormat, j, out[j])
 		}
-		z = dst[:d]
 	}
-	return UnitBallRow(dst, z)
+	return nil
 }
 
 // Check returns an error unless the map is well-formed: a known mode, at
@@ -442,6 +612,11 @@ func (p *RowMap) Check() error {
 	}
 	if pr := p.Project; pr != nil {
 		if err := checkProjection(pr.K, p.width()); err != nil {
+			return err
+		}
+	}
+	if c := p.PCA; c != nil {
+		if err := checkComponents(c, p.ComponentWidth()); err != nil {
 			return err
 		}
 	}

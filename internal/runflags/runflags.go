@@ -73,6 +73,8 @@ type Flags struct {
 	PrivacyID                    string
 	MaxRowsPerID                 int
 	Project                      string
+	PCA                          int
+	PCAShare                     float64
 	Select                       string
 }
 
@@ -110,6 +112,8 @@ func (f *Flags) Register(fs *flag.FlagSet) {
 	fs.StringVar(&f.Noise, "noise", "secure", "noise source: secure (a private release), or seeded from --noise-seed (reproducible; its certificate says NOT private, since the seed is published)")
 	fs.Uint64Var(&f.NoiseSeed, "noise-seed", 0, "seed of --noise seeded (required with it; published in the model file)")
 	fs.StringVar(&f.Project, "project", "auto", "project every mapped row to `k` dimensions by a seeded random projection (Gaussian, its seed --seed, published in the model file) before the unit-ball map: public, no budget; for many more features than rows; k at most the number of mapped features; 0: none; auto: k from the public rule of (n, features, classes, eps) when the mapped features outnumber the training rows, none otherwise (a partitioned fit: none)")
+	fs.IntVar(&f.PCA, "pca", 0, "private runs with --delta: project every mapped row (after --project k, if given) on its top `k` private principal directions before the unit-ball map, computed from the training rows by Analyze Gauss with --pca-share of the budget (in the ledger; the directions are written in the model file); k at most the number of mapped features (with --pca, --project auto projects nothing: give --project k first for more than a few thousand features); 0: none")
+	fs.Float64Var(&f.PCAShare, "pca-share", private.DefaultPCAShare, "with --pca: the `share` of --epsilon and of --delta, in (0, 1), spent on the private principal directions; the release gets the rest (after --bounds-share, which with it must leave the release a positive part of --epsilon)")
 	fs.StringVar(&f.Select, "select", string(selection.Rule), "with --epsilon and no --mechanism: how the release chooses its mechanism, lambda and clipping norm, inside the budget: "+
 		string(selection.Rule)+" (the default: a public rule of the budget and the model's size, no row read, no cost: objective perturbation for a pure budget, AMP with --delta, gamma or the analytic Gaussian above 4096 weights; lambda by the mechanism's rule), "+
 		string(selection.Holdout)+" (a private selection: tune on 20% of the training rows, release on the rest, each at the whole budget: parallel composition) or "+
@@ -157,7 +161,41 @@ func (f *Flags) Check(set map[string]bool, defaults *datasets.Schema) (*Run, err
 	if err := f.checkSchema(set, defaults, r); err != nil {
 		return nil, err
 	}
+	if err := f.checkPCA(set, r); err != nil {
+		return nil, err
+	}
 	return r, nil
+}
+
+// checkPCA checks --pca and --pca-share: k >= 1, a private run per row
+// with delta > 0 (Analyze Gauss is (eps, delta)-DP), and shares of the
+// budget that leave the release a positive part.
+func (f *Flags) checkPCA(set map[string]bool, r *Run) error {
+	switch {
+	case !set["pca"] && set["pca-share"]:
+		return usagef("--pca-share applies with --pca k")
+	case !set["pca"]:
+		return nil
+	case f.PCA < 1:
+		return usagef("--pca %d, want k >= 1 principal directions (leave --pca out for none)", f.PCA)
+	case !r.Private():
+		return usagef("--pca computes the principal directions privately, paid from the budget: give --epsilon and --delta (a private run)")
+	case f.Partitions > 1 || f.PrivacyID != "":
+		return usagef("--pca is for a single fit per row; a partitioned fit (--partitions, --privacy-id) takes --project k")
+	case !(r.Budget.Delta > 0):
+		return usagef("--pca: the private principal directions (Analyze Gauss, a Gaussian mechanism) are (eps, delta)-DP: give --delta > 0 (e.g. 1e-5); a pure eps budget cannot pay for them")
+	case !check.OpenUnit(f.PCAShare):
+		return usagef("--pca-share %v leaves nothing for the %s: want a share in (0, 1) of --epsilon and --delta", f.PCAShare, map[bool]string{true: "release", false: "principal directions"}[f.PCAShare >= 1])
+	}
+	bs := 0.0
+	if r.Options.Preprocess == "" && !r.Schema.Declared() {
+		bs = f.BoundsShare // the bounds are estimated
+	}
+	if bs+f.PCAShare >= 1 {
+		return usagef("--bounds-share %v and --pca-share %v spend %v of --epsilon: they must leave the release a positive part (their sum below 1)", bs, f.PCAShare, bs+f.PCAShare)
+	}
+	r.Options.PCA, r.Options.PCAShare = f.PCA, f.PCAShare
+	return nil
 }
 
 // checkPrivacy checks the mechanism, the budget and the noise source.

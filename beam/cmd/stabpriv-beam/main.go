@@ -71,8 +71,9 @@ var (
 )
 
 // notPartitioned are train's flags that a partitioned fit never accepts
-// (a private selection, the private bounds estimate): not offered here.
-var notPartitioned = map[string]bool{"select": true, "bounds-share": true}
+// (a private selection, the private bounds estimate, the private principal
+// components): not offered here.
+var notPartitioned = map[string]bool{"select": true, "bounds-share": true, "pca": true, "pca-share": true}
 
 var _ = flag.Bool("help-beam", false, "list Beam's pipeline options as well")
 
