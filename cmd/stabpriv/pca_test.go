@@ -1,0 +1,148 @@
+package main
+
+import (
+	"encoding/csv"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"math"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"testing"
+
+	"github.com/stabpriv/stabpriv/dp"
+	"github.com/stabpriv/stabpriv/dppca"
+	"github.com/stabpriv/stabpriv/modelfile"
+)
+
+// TestCLIPCA runs --pca through the command line on two files that differ
+// in one row (each of neighbourEdits): both runs succeed, their model files
+// differ only in the parts the rows decide (the private directions, the
+// weights and their hashes), the ledger lists the directions' charge and
+// sums to the claim. A secure release certifies, and predict applies the
+// directions: its predictions are the model file's.
+func TestCLIPCA(t *testing.T) {
+	base := clusters(2, 400)
+	n := 800
+	classes := []string{"c0", "c1"}
+	dir := t.TempDir()
+	flags := []string{"--label", "class", "--classes", "c0,c1", "--bounds-all", "-8,8", "--epsilon", "1", "--delta", "1e-5", "--pca", "1", "--pca-share", "0.3", "--seed", "3"}
+	fit := func(name, text string, extra ...string) (*modelfile.Released, string, string) {
+		t.Helper()
+		data := filepath.Join(dir, name+".csv")
+		if err := os.WriteFile(data, []byte(text), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		out := filepath.Join(dir, name+".json")
+		args := append(append([]string{"train", "--data", data, "--out", out}, flags...), extra...)
+		stdout, stderr, err := call(t, args...)
+		if err != nil {
+			t.Fatalf("%s: %v\n%s", name, err, stderr)
+		}
+		r, err := modelfile.ReadFile(out)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return r, out, stdout
+	}
+	seeded := []string{"--noise", "seeded", "--noise-seed", "17"}
+	r0, _, stdout := fit("base", base, seeded...)
+	for _, want := range []string{"Budget spent by private principal components", "eps = 0.3, delta = 3e-06 (gaussian-analytic)", "Principal directions computed privately"} {
+		if !strings.Contains(stdout, want) {
+			t.Errorf("the output does not say %q:\n%s", want, stdout)
+		}
+	}
+	c0 := r0.Certificate
+	if len(c0.Ledger) < 2 || c0.Ledger[0].Step != dppca.Step || c0.Ledger[0].Epsilon != 0.3 || r0.Preprocessing.PCA == nil || len(r0.Preprocessing.PCA.V) != 1 {
+		t.Fatalf("ledger %+v, preprocessing %+v", c0.Ledger, r0.Preprocessing)
+	}
+	public := func(r *modelfile.Released) string {
+		cp := *r
+		c := *r.Certificate
+		p := *r.Preprocessing
+		cp.Certificate, cp.Preprocessing = &c, &p
+		c.WeightsSHA256, c.ComponentsSHA256, cp.Model, p.PCA = "", "", nil, nil
+		b, _ := json.Marshal(&cp)
+		return string(b)
+	}
+	for i, e := range neighbourEdits {
+		r1, _, _ := fit(fmt.Sprint("n", i), editCSV(t, base, e.row(n), func(rec []string) []string { return e.edit(rec, classes) }), seeded...)
+		if public(r0) != public(r1) {
+			t.Errorf("%s: the model files differ beyond the directions and the weights:\n%s\n%s", e.name, public(r0), public(r1))
+		}
+		if _, _, err := modelfile.Verify(r1); err != nil {
+			t.Errorf("%s: %v", e.name, err)
+		}
+	}
+	r, out, _ := fit("secure", base)
+	if stdout, _, err := call(t, "certify", out); err != nil || !strings.HasPrefix(stdout, "VERIFIED PRIVATE RELEASE") {
+		t.Errorf("certify: %v\n%s", err, stdout)
+	}
+	if tot := dp.Total(r.Certificate.Ledger); math.Abs(tot.Epsilon-1) > 1e-12 || math.Abs(tot.Delta-1e-5) > 1e-18 {
+		t.Errorf("the ledger sums to %+v, the claim is (1, 1e-5)", tot)
+	}
+	pred := filepath.Join(dir, "p.csv")
+	if _, _, err := call(t, "predict", "--model", out, "--data", filepath.Join(dir, "secure.csv"), "--out", pred); err != nil {
+		t.Fatal(err)
+	}
+	f, err := os.Open(pred)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	rows, err := csv.NewReader(f).ReadAll()
+	if err != nil || len(rows) != n+1 {
+		t.Fatalf("predictions: %d rows, %v", len(rows), err)
+	}
+	data, _ := csv.NewReader(strings.NewReader(base)).ReadAll()
+	for i := range n {
+		x := make([]float64, 2)
+		for j := range x {
+			x[j], _ = strconv.ParseFloat(data[i+1][j], 64)
+		}
+		want, err := r.Predict(x)
+		if err != nil || rows[i+1][1] != want {
+			t.Fatalf("row %d: predict says %s, the model file %s (%v)", i, rows[i+1][1], want, err)
+		}
+	}
+}
+
+// TestCLIPCARefused checks the bad uses of --pca: each is a usage error
+// before training, and nothing is written.
+func TestCLIPCARefused(t *testing.T) {
+	data := writeCSV(t, clusters(2, 100))
+	base := []string{"train", "--data", data, "--label", "class", "--classes", "c0,c1", "--bounds-all", "-8,8"}
+	for _, c := range []struct {
+		args []string
+		msg  string
+	}{
+		{[]string{"--epsilon", "1", "--delta", "1e-5", "--pca", "0"}, "want k >= 1"},
+		{[]string{"--epsilon", "1", "--delta", "1e-5", "--pca", "-2"}, "want k >= 1"},
+		{[]string{"--epsilon", "1", "--delta", "1e-5", "--pca", "3"}, "want 1 <= k <= 2"},
+		{[]string{"--epsilon", "1", "--pca", "1"}, "give --delta > 0"},
+		{[]string{"--mechanism", "gamma", "--pca", "1"}, "give --delta > 0"},
+		{[]string{"--pca", "1"}, "a private run"},
+		{[]string{"--epsilon", "1", "--delta", "1e-5", "--pca", "1", "--pca-share", "1"}, "leaves nothing for the release"},
+		{[]string{"--epsilon", "1", "--delta", "1e-5", "--pca", "1", "--pca-share", "0"}, "leaves nothing for the principal directions"},
+		{[]string{"--epsilon", "1", "--delta", "1e-5", "--pca-share", "0.3"}, "applies with --pca"},
+		{[]string{"--epsilon", "1", "--delta", "1e-5", "--pca", "1", "--mechanism", "gaussian-analytic", "--partitions", "2"}, "single fit"},
+	} {
+		args := append(append([]string{}, base...), c.args...)
+		out := filepath.Join(t.TempDir(), "m.json")
+		_, _, err := call(t, append(args, "--out", out)...)
+		var ue *usageError
+		if !errors.As(err, &ue) || !strings.Contains(err.Error(), c.msg) {
+			t.Errorf("%v: %v, want a usage error saying %q", c.args, err, c.msg)
+		}
+		if _, err := os.Stat(out); err == nil {
+			t.Errorf("%v: a model file was written", c.args)
+		}
+	}
+	// The bounds' share and the directions' share together leave nothing.
+	nob := []string{"train", "--data", data, "--label", "class", "--classes", "c0,c1", "--epsilon", "1", "--delta", "1e-5", "--pca", "1", "--bounds-share", "0.5", "--pca-share", "0.5"}
+	if _, _, err := call(t, nob...); err == nil || !strings.Contains(err.Error(), "positive part") {
+		t.Errorf("shares summing to 1: %v", err)
+	}
+}
