@@ -114,9 +114,11 @@ type Options struct {
 	// splits, the run's statistics. They are not covered by any claim.
 	Diagnostics bool
 	// Select, with no Mechanism, makes the fit private with the setting
-	// (mechanism, lambda, clipping norm) chosen by a private selection
-	// inside the budget (selection.Plan), or, for selection.Rule, the public
-	// rule's setting (selection.RuleSetting) at no cost.
+	// (mechanism, lambda, clipping norm) of the public rule
+	// (selection.RuleSetting) at no cost, for selection.Rule and the zero
+	// Config (the train command's default), or chosen by a private
+	// selection inside the budget (selection.Plan) for selection.Holdout
+	// and selection.RandomStopping.
 	// Nil with no Mechanism means a non-private fit. It excludes Mechanism
 	// and Auto: a mechanism named by the caller is used as named, at no
 	// extra cost.
@@ -192,6 +194,9 @@ func NewPlan(schema datasets.Schema, budget dp.Budget, opts Options) (*Plan, err
 		return nil, err
 	}
 	if opts.Select != nil {
+		if err := opts.Select.Check(); err != nil {
+			return nil, err
+		}
 		if opts.Mechanism != "" || opts.Auto {
 			return nil, fmt.Errorf("%w: a private selection chooses the mechanism and the knobs; it excludes a named mechanism and the automatic knobs", ErrOptions)
 		}
@@ -439,7 +444,7 @@ func Fit(ctx context.Context, t *datasets.Table, schema datasets.Schema, budget 
 		return nil, err
 	}
 	n, dim := rows.X.Dims()
-	if opts.Select != nil && opts.Select.Method == selection.Rule {
+	if opts.Select != nil && opts.Select.Method.IsRule() {
 		if err := pl.useRule(dim); err != nil {
 			return nil, err
 		}

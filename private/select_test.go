@@ -150,8 +150,10 @@ func TestFitSelectRefusals(t *testing.T) {
 		{"with lambda", dp.Budget{Epsilon: 1}, Options{Select: sel, Trainer: trainerWithLambda(0.1)}, ErrOptions},
 		{"eps 0", dp.Budget{}, Options{Select: sel}, dp.ErrBudget},
 		{"delta 1", dp.Budget{Epsilon: 1, Delta: 1}, Options{Select: sel}, dp.ErrBudget},
-		{"tune fraction 1", dp.Budget{Epsilon: 1}, Options{Select: &selection.Config{TuneFrac: 1}}, selection.ErrSelect},
-		{"tuning rows too few", dp.Budget{Epsilon: 1}, Options{Select: &selection.Config{TuneFrac: 0.001}}, selection.ErrSelect},
+		{"tune fraction 1", dp.Budget{Epsilon: 1}, Options{Select: &selection.Config{Method: selection.Holdout, TuneFrac: 1}}, selection.ErrSelect},
+		{"tuning rows too few", dp.Budget{Epsilon: 1}, Options{Select: &selection.Config{Method: selection.Holdout, TuneFrac: 0.001}}, selection.ErrSelect},
+		{"the rule (zero method) with a tuning fraction", dp.Budget{Epsilon: 1}, Options{Select: &selection.Config{TuneFrac: 0.2}}, selection.ErrSelect},
+		{"the rule with a law of the runs", dp.Budget{Epsilon: 1}, Options{Select: &selection.Config{Method: selection.Rule, MeanRuns: 5}}, selection.ErrSelect},
 		{"random stopping with a tuning fraction", dp.Budget{Epsilon: 1}, Options{Select: &selection.Config{Method: selection.RandomStopping, TuneFrac: 0.2}}, selection.ErrSelect},
 		{"unknown method", dp.Budget{Epsilon: 1}, Options{Select: &selection.Config{Method: "grid"}}, selection.ErrSelect},
 		{"undeclared classes", dp.Budget{Epsilon: 1}, Options{Select: sel, Preprocess: "none"}, datasets.ErrSchema},
@@ -173,9 +175,9 @@ func trainerWithLambda(l float64) (c trainer.Config) {
 	return c
 }
 
-// TestFitRule: the rule (selection.Rule, train's default) is the fit of
-// selection.RuleSetting with the automatic knobs, bit for bit, and costs
-// nothing: objective perturbation for a pure budget, AMP with delta, the
+// TestFitRule: the rule (selection.Rule, train's default, and the zero
+// selection.Config, which means it) is the fit of selection.RuleSetting
+// with the automatic knobs, bit for bit, and costs nothing: objective perturbation for a pure budget, AMP with delta, the
 // mechanisms of output perturbation above selection.MaxObjectiveInputs
 // weights (checked on RuleSetting, a function of public values).
 func TestFitRule(t *testing.T) {
@@ -205,6 +207,13 @@ func TestFitRule(t *testing.T) {
 		}
 		if gb.String() != wb.String() || rule.Selection != nil || !rule.AutoKnobs {
 			t.Errorf("%+v: the rule's release differs from --mechanism %s with the automatic knobs", b, want.Mechanism)
+		}
+		var zb strings.Builder
+		if err := fit(Options{Select: &selection.Config{}}).Write(&zb); err != nil {
+			t.Fatal(err)
+		}
+		if zb.String() != gb.String() {
+			t.Errorf("%+v: the zero selection.Config's release differs from the rule's", b)
 		}
 		if c := rule.Certificate; c.Epsilon != b.Epsilon || c.Delta != b.Delta {
 			t.Errorf("%+v: the rule's claim is (%v, %v)", b, c.Epsilon, c.Delta)

@@ -44,6 +44,10 @@ const (
 // Methods lists the methods of a Plan (a private selection).
 func Methods() []Method { return []Method{Holdout, RandomStopping} }
 
+// IsRule reports whether m is Rule: Rule itself or the empty Method (the
+// zero Config's, as the train command's default is the rule).
+func (m Method) IsRule() bool { return m == "" || m == Rule }
+
 // RuleSetting returns the setting that Rule releases for the budget b and
 // a model of k outputs and dim inputs, from those public values alone: the
 // first family of Settings at factor 1.
@@ -135,8 +139,10 @@ func pureTwin(m perturb.Mechanism) perturb.Mechanism {
 // Config configures an automatic selection (Plan). Every zero value is
 // documented; every value is public and fixed before the data is read.
 type Config struct {
-	// Method is Holdout or RandomStopping (a Plan's), or Rule (no Plan:
-	// private.Fit releases RuleSetting). Empty means Holdout.
+	// Method is Rule (no Plan: private.Fit releases RuleSetting), or
+	// Holdout or RandomStopping (a Plan's). Empty means Rule, the train
+	// command's default (--select rule), so that the zero Config is the
+	// default choice.
 	Method Method
 	// TuneFrac in (0, 1) is the share of the training rows a Holdout
 	// selection tunes on. Zero means 0.2.
@@ -148,6 +154,20 @@ type Config struct {
 	// Eta and MeanRuns set the law of the number of runs (SelectOptions).
 	// Zero means eta = 0 and E[K] = 10 runs per candidate.
 	Eta, MeanRuns float64
+}
+
+// Check returns an error wrapping ErrSelect for a Config no fit can use:
+// an unknown method, or the rule (which selects nothing) with a fraction
+// or a law of the number of runs. A Plan's fractions and law are checked
+// by NewPlan.
+func (c Config) Check() error {
+	switch {
+	case c.Method.IsRule() && c != (Config{Method: c.Method}):
+		return fmt.Errorf("%w: the rule (method %q) selects nothing, so it takes no tuning or validation fraction and no law of the number of runs (%+v); give the method %s or %s with them", ErrSelect, Rule, c, Holdout, RandomStopping)
+	case !c.Method.IsRule() && !slices.Contains(Methods(), c.Method):
+		return fmt.Errorf("%w: method %q, want %s, %s or %s", ErrSelect, c.Method, Rule, Holdout, RandomStopping)
+	}
+	return nil
 }
 
 // Record is what a model file publishes about the selection that chose
@@ -244,8 +264,8 @@ func NewPlan(cfg Config, n int, loss losses.Loss, classes, dim int, b dp.Budget,
 	if err := b.Validate(); err != nil {
 		return nil, err
 	}
-	if cfg.Method == "" {
-		cfg.Method = Holdout
+	if cfg.Method.IsRule() {
+		return nil, fmt.Errorf("%w: the rule (method %q, the zero Config's) runs no selection: private.Fit releases RuleSetting; a Plan is for %s or %s", ErrSelect, Rule, Holdout, RandomStopping)
 	}
 	if !slices.Contains(Methods(), cfg.Method) {
 		return nil, fmt.Errorf("%w: method %q, want %s or %s", ErrSelect, cfg.Method, Holdout, RandomStopping)

@@ -21,7 +21,7 @@ import (
 // training rows are disjoint, cover them, and are a function of (n, the
 // fractions, the seed) alone.
 func TestPlanParts(t *testing.T) {
-	for _, cfg := range []Config{{}, {Method: RandomStopping}, {TuneFrac: 0.5, ValFrac: 0.5}, {TuneFrac: 0.05}} {
+	for _, cfg := range []Config{{Method: Holdout}, {Method: RandomStopping}, {Method: Holdout, TuneFrac: 0.5, ValFrac: 0.5}, {Method: Holdout, TuneFrac: 0.05}} {
 		for _, n := range []int{40, 97, 1000} {
 			for seed := uint64(1); seed <= 3; seed++ {
 				pl, err := NewPlan(cfg, n, losses.Logistic{}, 2, 5, dp.Budget{Epsilon: 1}, seed)
@@ -79,7 +79,7 @@ func signRows(n int, seed uint64, flip float64) (*mat.Dense, []float64) {
 // smaller claim would fail here.
 func TestSelectionScoreSensitivity(t *testing.T) {
 	X, y := signRows(300, 4, 0.1)
-	pl, err := NewPlan(Config{}, 300, losses.Logistic{}, 2, 3, dp.Budget{Epsilon: 2}, 7)
+	pl, err := NewPlan(Config{Method: Holdout}, 300, losses.Logistic{}, 2, 3, dp.Budget{Epsilon: 2}, 7)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -136,7 +136,7 @@ func TestHoldoutIsolation(t *testing.T) {
 	X, y := signRows(400, 9, 0.05)
 	base := trainer.Config{Loss: losses.Logistic{}, Classes: 2, Kappa: 1, Passes: 2, Seed: 3}
 	b := dp.Budget{Epsilon: 3}
-	pl, err := NewPlan(Config{MeanRuns: 15}, 400, losses.Logistic{}, 2, 3, b, 3)
+	pl, err := NewPlan(Config{Method: Holdout, MeanRuns: 15}, 400, losses.Logistic{}, 2, 3, b, 3)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -186,7 +186,7 @@ func TestHoldoutIsolation(t *testing.T) {
 func TestRecordCheck(t *testing.T) {
 	X, y := signRows(200, 2, 0)
 	b := dp.Budget{Epsilon: 1, Delta: 1e-6}
-	pl, err := NewPlan(Config{MeanRuns: 12}, 200, losses.Logistic{}, 2, 3, b, 4)
+	pl, err := NewPlan(Config{Method: Holdout, MeanRuns: 12}, 200, losses.Logistic{}, 2, 3, b, 4)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -229,4 +229,28 @@ func lookupScaled(t *testing.T, s Setting, base trainer.Config, n int, b dp.Budg
 
 func releaseRows(X *mat.Dense, y []float64, cfg trainer.Config) release.Rows {
 	return release.Rows{X: X, Y: y, Config: cfg}
+}
+
+// TestConfigZeroIsRule: the zero Config means the rule, the train
+// command's default: it is valid, selects nothing (NewPlan refuses it, as
+// it refuses Rule), and the rule refuses the knobs of a selection.
+func TestConfigZeroIsRule(t *testing.T) {
+	if !(Config{}).Method.IsRule() || !Rule.IsRule() || Holdout.IsRule() || RandomStopping.IsRule() {
+		t.Error("IsRule: want the empty method and Rule only")
+	}
+	for _, c := range []Config{{}, {Method: Rule}, {Method: Holdout, TuneFrac: 0.3}, {Method: RandomStopping, MeanRuns: 5}} {
+		if err := c.Check(); err != nil {
+			t.Errorf("%+v: %v", c, err)
+		}
+	}
+	for _, c := range []Config{{TuneFrac: 0.2}, {ValFrac: 0.1}, {Method: Rule, Eta: 1}, {MeanRuns: 3}, {Method: "grid"}} {
+		if err := c.Check(); !errors.Is(err, ErrSelect) {
+			t.Errorf("%+v: %v, want ErrSelect", c, err)
+		}
+	}
+	for _, c := range []Config{{}, {Method: Rule}} {
+		if _, err := NewPlan(c, 300, losses.Logistic{}, 2, 3, dp.Budget{Epsilon: 1}, 1); !errors.Is(err, ErrSelect) {
+			t.Errorf("NewPlan(%+v): %v, want ErrSelect (the rule has no plan)", c, err)
+		}
+	}
 }

@@ -281,7 +281,7 @@ func forecast(s *settings) string {
 			return ""
 		}
 		ms = []release.Method{m}
-	} else if sel := s.Options.Select; sel != nil && sel.Method == selection.Rule {
+	} else if sel := s.Options.Select; sel != nil && sel.Method.IsRule() {
 		st := selection.RuleSetting(s.Budget, cfg.Loss.Outputs(cfg.Classes), dim)
 		m, err := release.Lookup(st.Mechanism)
 		if err != nil {
