@@ -221,6 +221,9 @@ func (f *Flags) checkPrivacy(set map[string]bool, r *Run) error {
 	}
 	m := method.Name()
 	r.Budget = dp.Budget{Epsilon: f.Epsilon, Delta: f.Delta}
+	if set["pca"] && method.Pure() {
+		return usagef("--pca with --mechanism %s: the private principal directions spend a share of --delta and the release the rest, so the release's mechanism must take delta (%s), with --delta > 0; or leave --mechanism out (with --delta the rule releases by AMP)", m, deltaMethods())
+	}
 	if err := method.CheckBudget(r.Budget); err != nil {
 		return usagef("--mechanism %s --epsilon %v --delta %v: %w%s", m, f.Epsilon, f.Delta, err, PrivacyHint(m, err))
 	}
@@ -284,6 +287,18 @@ func (f *Flags) checkNoise(set map[string]bool, r *Run) error {
 		return usagef("--noise %q, want secure or seeded", f.Noise)
 	}
 	return nil
+}
+
+// deltaMethods returns the names of the release methods that spend a
+// delta, joined by ", ".
+func deltaMethods() string {
+	var out []string
+	for _, m := range release.Methods() {
+		if !m.Pure() {
+			out = append(out, string(m.Name()))
+		}
+	}
+	return strings.Join(out, ", ")
 }
 
 // PrivacyHint says how to fix the privacy flags that gave err.
