@@ -536,7 +536,7 @@ var (
 		"the support of the noise: a secure release's weights on the lattice its sampler rounds to (laplace, gamma, objective; the Gaussian samplers' lattice is finer than float64 at usual scales), and every release's norm within the bound on the trained weights plus a noise norm exceeded with probability below 2^-63",
 	}
 	Unchecked = []string{
-		"provenance: a file has no signature, so weights replaced together with their hash (and within the support), a seeded Gaussian release relabelled secure, or settings other than the run's are consistent forgeries",
+		"provenance: a file has no signature, so weights replaced together with their hash (and within the support), private principal directions replaced together with theirs (any orthonormal directions are in the support), a seeded Gaussian release relabelled secure, or settings other than the run's are consistent forgeries",
 		"the names: the label, the class names and their order (which class is +1), the feature names and the preprocessing's bounds are as the file says; nothing binds them to the release (an edit changes what the model predicts, not the privacy claim about its weights)",
 		"that the classes, declared bounds and settings were declared without looking at the rows: the claim assumes it (estimated bounds are covered by the claim)",
 	}
