@@ -131,7 +131,7 @@ paper:
 		python3 bench/sklearn_side.py --task env --data $(OUT)/paper/env > $(OUT)/paper/env.jsonl || exit 1; \
 	fi
 	@echo "== what train gives with a data set and a budget only (bench/defaults: the defaults against the rule and the test-selected setting, the fit of the automatic rules)"
-	$(GO) run ./bench/defaults -data-dir $(DATA) -out $(OUT)/paper/defaults
+	DIFFPRIVLIB=$(DIFFPRIVLIB) $(GO) run ./bench/defaults -data-dir $(DATA) -out $(OUT)/paper/defaults
 	$(GO) run ./bench/docgen results -keep -paper $(OUT)/paper -o docs/RESULTS.md
 
 # The nested module beam/ (Apache Beam pipeline, its own go.mod): build the

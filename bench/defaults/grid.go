@@ -54,14 +54,19 @@ func (s setting) args() []string {
 
 // gridSettings returns the settings of a data set: objective perturbation
 // and AMP are skipped above maxObjectiveDim model inputs (their solver
-// forms the d x d Hessian).
+// forms the d x d Hessian), clipping with more than two classes (a clipped
+// multiclass step has no sensitivity route: train refuses it).
 func gridSettings(ds dataSet, dim int) []setting {
+	clips := []float64{0, 0.1}
+	if len(ds.classes) > 2 {
+		clips = clips[:1]
+	}
 	var out []setting
 	for _, l := range gridLambdas() {
 		if dim <= maxObjectiveDim {
 			out = append(out, setting{mech: "objective", lambda: l}, setting{mech: "amp", delta: gridDelta, lambda: l})
 		}
-		for _, g := range []float64{0, 0.1} {
+		for _, g := range clips {
 			out = append(out, setting{mech: "gamma", clip: g, lambda: l}, setting{mech: "gaussian-analytic", delta: gridDelta, clip: g, lambda: l})
 		}
 	}
