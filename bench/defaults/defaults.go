@@ -13,8 +13,9 @@ import (
 // default (the public rule, selection.Rule: the mechanism of
 // selection.RuleSetting with its automatic lambda, which is --mechanism
 // objective or amp, or gamma or gaussian-analytic above
-// selection.MaxObjectiveInputs weights, bit for bit), a holdout selection,
-// or random stopping.
+// selection.MaxObjectiveInputs weights or when selection.OutputFirst says
+// so, bit for bit, chosen from the widths train sees: after --project
+// auto), a holdout selection, or random stopping.
 type variant struct {
 	name string
 	args func() []string

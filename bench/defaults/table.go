@@ -129,7 +129,7 @@ func writeTable(out string, dss []dataSet, seeds int) error {
 				if r["dataset"] != ds.name || fnum(r, "epsilon") != eps || (delta == 0 && !pureMech(r["mechanism"])) {
 					continue
 				}
-				key := fmt.Sprintf("%s, lambda %s", r["mechanism"], r["lambda"])
+				key := fmt.Sprintf("%s, lambda %.2g", r["mechanism"], fnum(r, "lambda"))
 				if c := fnum(r, "clip"); c > 0 {
 					key += fmt.Sprintf(", G %g", c)
 				}
