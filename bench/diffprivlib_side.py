@@ -269,10 +269,12 @@ def accuracy(dplr, a):
 def defaults(dplr, a):
     """diffprivlib's default on every data set, eps and seed of the
     defaults table (see the module's docstring)."""
+    import diffprivlib
     from diffprivlib.accountant import BudgetAccountant
     from diffprivlib.utils import PrivacyLeakWarning
+    version = getattr(diffprivlib, "__version__", "unknown")
     out = open(a.out, "w", newline="")
-    wr = csv.DictWriter(out, fieldnames=["dataset", "epsilon", "seed", "accuracy", "data_norm", "leak_warning", "n_train", "d"])
+    wr = csv.DictWriter(out, fieldnames=["dataset", "epsilon", "seed", "accuracy", "data_norm", "leak_warning", "n_train", "d", "version"])
     wr.writeheader()
     for item in a.sets.split(","):
         name, eps_list = item.split(":")
@@ -292,7 +294,8 @@ def defaults(dplr, a):
                     clf.fit(x[tr], y[tr])
                 leak = any(issubclass(w.category, PrivacyLeakWarning) for w in caught)
                 wr.writerow(dict(dataset=name, epsilon=eps, seed=seed, accuracy=clf.score(x[te], y[te]),
-                                 data_norm=clf.data_norm, leak_warning=int(leak), n_train=len(tr), d=d))
+                                 data_norm=clf.data_norm, leak_warning=int(leak), n_train=len(tr), d=d,
+                                 version=version))
             out.flush()
         print(f"{name}: {a.seeds} seeds done ({time.perf_counter() - t0:.0f} s)", file=sys.stderr)
     out.close()

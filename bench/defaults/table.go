@@ -103,7 +103,11 @@ func writeTable(out string, dss []dataSet, seeds int) error {
 	}
 	fmt.Fprintf(&b, "Mean ± standard deviation of the test accuracy over %d seeds (the seed of the split by position and of the noise). The command is `stabpriv train --data F --label L --classes ... --epsilon E [--delta D]` with only the flags a data set needs to be read: `--standardize none` for the CSVs prepared by the paper's protocol (their rows are already scaled into the unit ball), `--schema` for raw Adult, `--bounds-all 0,16` for gene_all (its 102 training rows cannot pay for a private estimate of 12,625 ranges) and `--bounds-all 0,16` for digits (a pixel's public range). Test-selected: the best fixed setting of the grid (every mechanism the budget allows at 13 lambdas from 1e-6 to 1 and clipping norms none and 0.1, none only for more than two classes, chosen on the test accuracy: optimistic and not private). ", seeds)
 	if len(dpl) > 0 {
-		b.WriteString("diffprivlib's default: IBM diffprivlib's `LogisticRegression(epsilon=E)` and nothing else (bench/diffprivlib_side.py, task defaults; `make paper DIFFPRIVLIB=DIR`), on the same rows (as train reads them, categorical columns one-hot), splits and seeds: with no `data_norm` it takes the largest row norm of the training rows, a data-dependent choice outside its guarantee, and says so (PrivacyLeakWarning); C = 1, an intercept, one-vs-rest with eps/K per class. It is pure eps: the delta rows repeat its eps = 1 figure.\n\n")
+		ver := "diffprivlib"
+		if v := dpl[0]["version"]; v != "" {
+			ver += " " + v
+		}
+		b.WriteString("diffprivlib's default: IBM " + ver + "'s `LogisticRegression(epsilon=E)` and nothing else (bench/diffprivlib_side.py, task defaults; `make paper DIFFPRIVLIB=DIR`; with the script's mean-loss patch where the installed scikit-learn sums the loss (before 1.4; without it the noise is n times too small)), on the same rows (as train reads them, categorical columns one-hot), splits and seeds: with no `data_norm` it takes the largest row norm of the training rows, a data-dependent choice outside its guarantee, and says so (PrivacyLeakWarning); C = 1, an intercept, one-vs-rest with eps/K per class. It is pure eps: the delta rows repeat its eps = 1 figure.\n\n")
 	} else {
 		b.WriteString("diffprivlib's default was not run (set DIFFPRIVLIB to a diffprivlib source checkout to run it).\n\n")
 	}
