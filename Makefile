@@ -79,7 +79,8 @@ bench:
 # sweep on the embedded breast-cancer data; objective perturbation and AMP
 # on LastFM and on gene_all at 4 and 8 components. With DIFFPRIVLIB (a
 # diffprivlib source checkout), diffprivlib's accuracy on the same Adult
-# rows. Progress is logged to stderr; each sweep prints its table. About
+# rows, and diffprivlib's default (LogisticRegression(epsilon=E) alone) in
+# the defaults table of bench/defaults, on its rows and splits. Progress is logged to stderr; each sweep prints its table. About
 # 20 to 30 minutes on 2 cores, most of it the LastFM softmax sweep.
 PAPER_SETS ?= adult lastfm gene_all
 # The knob sweep of docs/RESULTS.md's privacy-utility table: every lambda with

@@ -12,14 +12,23 @@ import (
 )
 
 // gridLambdas are the fixed lambdas of the grid: 10^-6 to 1 in half
-// decades.
+// decades, those in [lo, hi] (lambdaRange, the flag -lambda-range).
 func gridLambdas() []float64 {
 	var out []float64
 	for e := -12; e <= 0; e++ {
-		out = append(out, math.Pow(10, float64(e)/2))
+		if l := math.Pow(10, float64(e)/2); l >= lambdaRange[0]*(1-1e-9) && l <= lambdaRange[1]*(1+1e-9) {
+			out = append(out, l)
+		}
 	}
 	return out
 }
+
+// fullGridLambdas is the number of lambdas of the full grid.
+const fullGridLambdas = 13
+
+// lambdaRange bounds the grid's lambdas (the flag -lambda-range: a shorter
+// run of a large data set).
+var lambdaRange = [2]float64{1e-6, 1}
 
 // gridEpsilons are the budgets of the grid and of the defaults table, per
 // data set.

@@ -55,7 +55,12 @@ func main() {
 	sets := flag.String("sets", "adult,adult_raw,breast_cancer,digits,gene_all,lastfm,synthetic", "data sets")
 	seeds := flag.Int("seeds", 10, "seeds (splits) per setting")
 	workers := flag.Int("workers", 2, "fits run at once")
+	lr := flag.String("lambda-range", "1e-6,1", "task grid: the `lo,hi` of its lambdas (10^-6 to 1 in half decades)")
 	flag.Parse()
+	if _, err := fmt.Sscanf(*lr, "%g,%g", &lambdaRange[0], &lambdaRange[1]); err != nil || !(lambdaRange[0] > 0 && lambdaRange[0] <= lambdaRange[1]) {
+		fmt.Fprintf(os.Stderr, "defaults: -lambda-range %q, want lo,hi with 0 < lo <= hi\n", *lr)
+		os.Exit(2)
+	}
 	if err := run(context.Background(), *dataDir, *out, *task, *script, strings.Split(*sets, ","), *seeds, *workers); err != nil {
 		fmt.Fprintln(os.Stderr, "defaults:", err)
 		os.Exit(1)

@@ -111,6 +111,7 @@ func writeTable(out string, dss []dataSet, seeds int) error {
 	} else {
 		b.WriteString("diffprivlib's default was not run (set DIFFPRIVLIB to a diffprivlib source checkout to run it).\n\n")
 	}
+	b.WriteString(gridNote(grid))
 	head := []string{"data", "budget", "default: the rule (objective perturbation, or AMP with delta, at the automatic lambda; gamma or the analytic Gaussian above 4096 weights)", "holdout selection", "random stopping", "test-selected (setting)", "diffprivlib default", "majority"}
 	fmt.Fprintf(&b, "| %s |\n|%s\n", strings.Join(head, " | "), strings.Repeat("---|", len(head)))
 	for _, ds := range dss {
@@ -162,6 +163,35 @@ func writeTable(out string, dss []dataSet, seeds int) error {
 	}
 	b.WriteString("\n" + targets(defs, dpl) + "\n" + majorityCheck(defs, dss) + "\n" + fitTable(grid, dss))
 	return os.WriteFile(filepath.Join(out, "table.md"), []byte(b.String()), 0o644)
+}
+
+// gridNote names the data sets whose grid ran on fewer lambdas than the
+// full grid (-lambda-range), with their range.
+func gridNote(grid []map[string]string) string {
+	lams := map[string]map[float64]bool{}
+	var order []string
+	for _, r := range grid {
+		if lams[r["dataset"]] == nil {
+			lams[r["dataset"]] = map[float64]bool{}
+			order = append(order, r["dataset"])
+		}
+		lams[r["dataset"]][fnum(r, "lambda")] = true
+	}
+	var parts []string
+	for _, set := range order {
+		if len(lams[set]) >= fullGridLambdas {
+			continue
+		}
+		lo, hi := math.Inf(1), math.Inf(-1)
+		for l := range lams[set] {
+			lo, hi = math.Min(lo, l), math.Max(hi, l)
+		}
+		parts = append(parts, fmt.Sprintf("%s's grid ran the %d lambdas from %.2g to %.2g only", set, len(lams[set]), lo, hi))
+	}
+	if len(parts) == 0 {
+		return ""
+	}
+	return "A shorter run: " + strings.Join(parts, "; ") + " (`-lambda-range`), which held its best settings in an earlier run of the full grid.\n\n"
 }
 
 // dplAccuracies returns diffprivlib's test accuracies of a data set at eps
