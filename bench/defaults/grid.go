@@ -9,6 +9,8 @@ import (
 	"path/filepath"
 	"strconv"
 	"sync"
+
+	"github.com/stabpriv/stabpriv/datasets/preprocess"
 )
 
 // gridLambdas are the fixed lambdas of the grid: 10^-6 to 1 in half
@@ -145,7 +147,13 @@ func runGrid(ctx context.Context, dss []dataSet, out string, seeds, workers int)
 		}
 		var jobs []job
 		for _, eps := range gridEpsilons(ds.name) {
-			for _, s := range gridSettings(ds, dim) {
+			// The fits run at --project auto, as train does: the solver
+			// limit applies to the projected width.
+			pdim := dim
+			if k, err := preprocess.AutoProjectDim(n, dim-1, outputs(ds), eps); err == nil && k > 0 {
+				pdim = k + 1
+			}
+			for _, s := range gridSettings(ds, pdim) {
 				for seed := 1; seed <= seeds; seed++ {
 					a := append(budgetArgs(eps, 0, seed), s.args()...)
 					jobs = append(jobs, job{ds: ds, eps: eps, seed: seed, s: s, args: a})
