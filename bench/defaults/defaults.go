@@ -73,9 +73,4 @@ func runDefaults(ctx context.Context, dss []dataSet, out string, seeds, workers 
 
 // outputs returns the number of outputs of the data set's model: 1 for two
 // classes (logistic), K for more (softmax).
-func outputs(ds dataSet) int {
-	if len(ds.classes) > 2 {
-		return len(ds.classes)
-	}
-	return 1
-}
+func outputs(ds dataSet) int { return modelOutputs(len(ds.classes)) }

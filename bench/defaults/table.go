@@ -10,6 +10,7 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/stabpriv/stabpriv/datasets/preprocess"
 	"github.com/stabpriv/stabpriv/dp"
 	"github.com/stabpriv/stabpriv/losses"
 	"github.com/stabpriv/stabpriv/perturb"
@@ -232,13 +233,6 @@ func fitTable(grid []map[string]string, dss []dataSet) string {
 		if n == 0 {
 			continue
 		}
-		if dim-1 > n {
-			// The grid's fits of a wide data set run projected (k by the
-			// automatic rule, per eps), so the rule's lambda at the
-			// unprojected dim does not describe them.
-			fmt.Fprintf(&b, "| %s | %d, %d, %d | - | - | left out: its fits run projected by the automatic rule (--project auto), not at d = %d | - | - | - |\n", ds.name, n, dim, k, dim)
-			continue
-		}
 		clip := 0.1
 		if k > 2 {
 			clip = 0
@@ -269,7 +263,15 @@ func fitTable(grid []map[string]string, dss []dataSet) string {
 				if m == "amp" {
 					delta = gridDelta
 				}
-				rule, err := ruleLambda(perturb.Mechanism(m), n, dim, k, dp.Budget{Epsilon: eps, Delta: delta})
+				// A wide data set's fits run projected (--project auto):
+				// the rule sees the projected width.
+				pdim := dim
+				shape := fmt.Sprintf("%d, %d, %d", n, dim, k)
+				if kp, err := preprocess.AutoProjectDim(n, dim-1, modelOutputs(k), eps); err == nil && kp > 0 {
+					pdim = kp + 1
+					shape = fmt.Sprintf("%d, %d projected to %d, %d", n, dim, pdim, k)
+				}
+				rule, err := ruleLambda(perturb.Mechanism(m), n, pdim, k, dp.Budget{Epsilon: eps, Delta: delta})
 				if err != nil {
 					continue
 				}
@@ -279,12 +281,21 @@ func fitTable(grid []map[string]string, dss []dataSet) string {
 						near = l
 					}
 				}
-				fmt.Fprintf(&b, "| %s | %d, %d, %d | %g | %s | %.2g (%.4f) | %.2g | %.2g | %.4f |\n", ds.name, n, dim, k, eps, m,
+				fmt.Fprintf(&b, "| %s | %s | %g | %s | %.2g (%.4f) | %.2g | %.2g | %.4f |\n", ds.name, shape, eps, m,
 					bestL, statOf(acc[bestL]).mean, rule, rule/bestL, statOf(acc[near]).mean)
 			}
 		}
 	}
 	return b.String()
+}
+
+// modelOutputs returns the outputs of a model of k classes: 1 for two
+// (logistic), k for more (softmax).
+func modelOutputs(k int) int {
+	if k > 2 {
+		return k
+	}
+	return 1
 }
 
 // ruleLambda returns the automatic lambda of mechanism m.
