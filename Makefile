@@ -129,7 +129,7 @@ paper:
 		$(GO) run ./bench/sidebyside -task paperrows -datadir $(DATA) -rows $(OUT)/paper/adult/diffprivlib/rows && \
 		DIFFPRIVLIB=$(DIFFPRIVLIB) python3 bench/diffprivlib_side.py accuracy --rows $(OUT)/paper/adult/diffprivlib/rows \
 			--out $(OUT)/paper/adult/diffprivlib/accuracy.csv && \
-		python3 bench/sklearn_side.py --task env --data $(OUT)/paper/env > $(OUT)/paper/env.jsonl || exit 1; \
+		DIFFPRIVLIB=$(DIFFPRIVLIB) python3 bench/sklearn_side.py --task env --data $(OUT)/paper/env > $(OUT)/paper/env.jsonl || exit 1; \
 	fi
 	@echo "== what train gives with a data set and a budget only (bench/defaults: the defaults against the rule and the test-selected setting, the fit of the automatic rules)"
 	DIFFPRIVLIB=$(DIFFPRIVLIB) $(GO) run ./bench/defaults -data-dir $(DATA) -out $(OUT)/paper/defaults
