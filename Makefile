@@ -79,7 +79,8 @@ bench:
 # sweep on the embedded breast-cancer data; objective perturbation and AMP
 # on LastFM and on gene_all at 4 and 8 components. With DIFFPRIVLIB (a
 # diffprivlib source checkout), diffprivlib's accuracy on the same Adult
-# rows. Progress is logged to stderr; each sweep prints its table. About
+# rows, and diffprivlib's default (LogisticRegression(epsilon=E) alone) in
+# the defaults table of bench/defaults, on its rows and splits. Progress is logged to stderr; each sweep prints its table. About
 # 20 to 30 minutes on 2 cores, most of it the LastFM softmax sweep.
 PAPER_SETS ?= adult lastfm gene_all
 # The knob sweep of docs/RESULTS.md's privacy-utility table: every lambda with
@@ -128,10 +129,10 @@ paper:
 		$(GO) run ./bench/sidebyside -task paperrows -datadir $(DATA) -rows $(OUT)/paper/adult/diffprivlib/rows && \
 		DIFFPRIVLIB=$(DIFFPRIVLIB) python3 bench/diffprivlib_side.py accuracy --rows $(OUT)/paper/adult/diffprivlib/rows \
 			--out $(OUT)/paper/adult/diffprivlib/accuracy.csv && \
-		python3 bench/sklearn_side.py --task env --data $(OUT)/paper/env > $(OUT)/paper/env.jsonl || exit 1; \
+		DIFFPRIVLIB=$(DIFFPRIVLIB) python3 bench/sklearn_side.py --task env --data $(OUT)/paper/env > $(OUT)/paper/env.jsonl || exit 1; \
 	fi
 	@echo "== what train gives with a data set and a budget only (bench/defaults: the defaults against the rule and the test-selected setting, the fit of the automatic rules)"
-	$(GO) run ./bench/defaults -data-dir $(DATA) -out $(OUT)/paper/defaults
+	DIFFPRIVLIB=$(DIFFPRIVLIB) $(GO) run ./bench/defaults -data-dir $(DATA) -out $(OUT)/paper/defaults
 	$(GO) run ./bench/docgen results -keep -paper $(OUT)/paper -o docs/RESULTS.md
 
 # The nested module beam/ (Apache Beam pipeline, its own go.mod): build the

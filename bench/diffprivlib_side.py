@@ -21,6 +21,15 @@ labels -1/+1, "n d").
             table: best lambda per eps on the mean test accuracy (the
             optimistic protocol of stabpriv's tables), mean +- std (n - 1)
             over the splits
+  defaults  diffprivlib's default, LogisticRegression(epsilon=E) with
+            nothing else (data_norm computed from the training rows, with
+            diffprivlib's PrivacyLeakWarning; fit_intercept, C = 1; OvR with
+            eps/K per class for K > 2 classes), on the rows and splits that
+            bench/defaults writes (DIR/<set>.{x,y,shape},
+            DIR/<set>.split<s>.{train,test}: its rows as train reads them,
+            categorical columns one-hot; the index of train's split at
+            --seed s), for every data set, pure eps and seed; writes
+            one CSV line per fit
   time      fit times of diffprivlib LogisticRegression on one split (wall
             and process CPU time, all threads), one JSON line per fit, for
             bench/compare.sh and bench/summarize.py
@@ -257,6 +266,42 @@ def accuracy(dplr, a):
     return 0
 
 
+def defaults(dplr, a):
+    """diffprivlib's default on every data set, eps and seed of the
+    defaults table (see the module's docstring)."""
+    import diffprivlib
+    from diffprivlib.accountant import BudgetAccountant
+    from diffprivlib.utils import PrivacyLeakWarning
+    version = getattr(diffprivlib, "__version__", "unknown")
+    out = open(a.out, "w", newline="")
+    wr = csv.DictWriter(out, fieldnames=["dataset", "epsilon", "seed", "accuracy", "data_norm", "leak_warning", "n_train", "d", "version"])
+    wr.writeheader()
+    for item in a.sets.split(","):
+        name, eps_list = item.split(":")
+        prefix = os.path.join(a.rows, name)
+        n, d, k = map(int, open(prefix + ".shape").read().split())
+        x = np.fromfile(prefix + ".x", dtype="<f8").reshape(n, d)
+        y = np.fromfile(prefix + ".y", dtype="<f8")
+        t0 = time.perf_counter()
+        for seed in range(1, a.seeds + 1):
+            tr = np.fromfile(prefix + f".split{seed}.train", dtype="<i8")
+            te = np.fromfile(prefix + f".split{seed}.test", dtype="<i8")
+            tr, te = tr[~np.isnan(y[tr])], te[~np.isnan(y[te])]
+            for ei, eps in enumerate(float(e) for e in eps_list.split("/")):
+                clf = dplr.LogisticRegression(epsilon=eps, random_state=1000 * seed + ei, accountant=BudgetAccountant())
+                with warnings.catch_warnings(record=True) as caught:
+                    warnings.simplefilter("always")
+                    clf.fit(x[tr], y[tr])
+                leak = any(issubclass(w.category, PrivacyLeakWarning) for w in caught)
+                wr.writerow(dict(dataset=name, epsilon=eps, seed=seed, accuracy=clf.score(x[te], y[te]),
+                                 data_norm=clf.data_norm, leak_warning=int(leak), n_train=len(tr), d=d,
+                                 version=version))
+            out.flush()
+        print(f"{name}: {a.seeds} seeds done ({time.perf_counter() - t0:.0f} s)", file=sys.stderr)
+    out.close()
+    return 0
+
+
 def load_shape(prefix):
     return int(open(prefix + ".shape").read().split()[0])
 
@@ -290,6 +335,11 @@ def main():
     p.add_argument("--epsilons", default=",".join(f"{e:g}" for e in EPSILONS))
     p.add_argument("--lambdas", default=",".join(f"{v:g}" for v in LAMBDAS))
     p.add_argument("--out", help="CSV of the per-split results")
+    p = sub.add_parser("defaults")
+    p.add_argument("--rows", required=True, help="directory of the rows bench/defaults writes")
+    p.add_argument("--sets", required=True, help="name:eps/eps/...,... (the data sets and their pure eps)")
+    p.add_argument("--seeds", type=int, default=10)
+    p.add_argument("--out", required=True, help="CSV of the per-fit results")
     p = sub.add_parser("time")
     p.add_argument("--rows", required=True)
     p.add_argument("--split", type=int, default=0)
@@ -304,6 +354,8 @@ def main():
         raise SystemExit("bench/diffprivlib_side.py: the loss is a sum and the patch did not apply")
     if a.cmd == "accuracy":
         return accuracy(dplr, a)
+    if a.cmd == "defaults":
+        return defaults(dplr, a)
     return timing(dplr, a)
 
 

@@ -28,6 +28,7 @@ bench/summarize.py can say whether both sides run the same one.
 import argparse
 import json
 import os
+import sys
 import time
 import warnings
 
@@ -77,6 +78,16 @@ def env():
     e = dict(task="env", python=platform.python_version(), numpy=numpy.__version__, scipy=scipy.__version__,
              sklearn=sklearn.__version__, pandas=pandas.__version__, blas=blas_info(),
              thread_vars={v: os.environ[v] for v in THREAD_VARS if v in os.environ})
+    src = os.environ.get("DIFFPRIVLIB", "")
+    if src and os.path.isdir(os.path.join(src, "diffprivlib")):
+        # The diffprivlib source checkout that bench/diffprivlib_side.py
+        # imports (its version, for the results' header).
+        sys.path.insert(0, src)
+        try:
+            import diffprivlib
+            e["diffprivlib"] = getattr(diffprivlib, "__version__", "unknown")
+        except Exception as err:  # a checkout that does not import: say so
+            e["diffprivlib"] = f"does not import ({type(err).__name__})"
     print(json.dumps(e), flush=True)
 
 

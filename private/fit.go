@@ -445,7 +445,7 @@ func Fit(ctx context.Context, t *datasets.Table, schema datasets.Schema, budget 
 	}
 	n, dim := rows.X.Dims()
 	if opts.Select != nil && opts.Select.Method.IsRule() {
-		if err := pl.useRule(dim); err != nil {
+		if err := pl.useRule(n, dim); err != nil {
 			return nil, err
 		}
 		opts = pl.Options
@@ -521,11 +521,11 @@ func (pl *Plan) compose(c *dp.Certificate, prep *preprocess.RowMap) {
 }
 
 // useRule makes pl the fit of selection.RuleSetting for models of dim
-// inputs: its mechanism with the automatic knobs, chosen from public
-// values (the budget, the number of outputs, dim) before any row is read
-// for training, at no cost.
-func (pl *Plan) useRule(dim int) error {
-	st := selection.RuleSetting(pl.Budget, pl.Loss.Outputs(len(pl.Schema.Classes)), dim)
+// inputs trained on n rows: its mechanism with the automatic knobs, chosen
+// from public values (the release's budget, the loss, the number of
+// outputs, n, dim) before any row is read for training, at no cost.
+func (pl *Plan) useRule(n, dim int) error {
+	st := selection.RuleSetting(pl.Release, pl.Loss, pl.Loss.Outputs(len(pl.Schema.Classes)), n, dim)
 	m, err := release.Lookup(st.Mechanism)
 	if err != nil {
 		return err

@@ -9,6 +9,7 @@ import (
 
 	"github.com/stabpriv/stabpriv/datasets"
 	"github.com/stabpriv/stabpriv/dp"
+	"github.com/stabpriv/stabpriv/losses"
 	"github.com/stabpriv/stabpriv/modelfile"
 	"github.com/stabpriv/stabpriv/perturb"
 	"github.com/stabpriv/stabpriv/regularizers"
@@ -179,7 +180,9 @@ func trainerWithLambda(l float64) (c trainer.Config) {
 // selection.Config, which means it) is the fit of selection.RuleSetting
 // with the automatic knobs, bit for bit, and costs nothing: objective perturbation for a pure budget, AMP with delta, the
 // mechanisms of output perturbation above selection.MaxObjectiveInputs
-// weights (checked on RuleSetting, a function of public values).
+// weights or, for a scalar loss, when the objective rule's lambda is above
+// the curvature scale (selection.OutputFirst; the embedded data is such a
+// case), checked on RuleSetting, a function of public values.
 func TestFitRule(t *testing.T) {
 	tab, schema, err := datasets.DefaultTable()
 	if err != nil {
@@ -196,7 +199,7 @@ func TestFitRule(t *testing.T) {
 			return r
 		}
 		rule := fit(Options{Select: &selection.Config{Method: selection.Rule}})
-		want := selection.RuleSetting(b, 1, len(rule.Model.W))
+		want := selection.RuleSetting(b, losses.Logistic{}, 1, rule.Split.TrainRows, len(rule.Model.W))
 		named := fit(Options{Mechanism: want.Mechanism, Auto: true})
 		var gb, wb strings.Builder
 		if err := rule.Write(&gb); err != nil {
@@ -220,17 +223,31 @@ func TestFitRule(t *testing.T) {
 		}
 	}
 	for _, tc := range []struct {
-		b      dp.Budget
-		k, dim int
-		want   perturb.Mechanism
+		b         dp.Budget
+		k, n, dim int
+		want      perturb.Mechanism
 	}{
-		{dp.Budget{Epsilon: 1}, 1, 31, perturb.Objective},
-		{dp.Budget{Epsilon: 1, Delta: 1e-6}, 3, 31, perturb.AMP},
-		{dp.Budget{Epsilon: 1}, 2, selection.MaxObjectiveInputs, perturb.Gamma},
-		{dp.Budget{Epsilon: 1, Delta: 1e-6}, 1, selection.MaxObjectiveInputs + 1, perturb.AnalyticGaussian},
+		// Many rows per weight: the objective rule's lambda is far below
+		// the curvature scale S_z/(4 dim) (Adult's shape).
+		{dp.Budget{Epsilon: 1}, 1, 36178, 33, perturb.Objective},
+		{dp.Budget{Epsilon: 1, Delta: 1e-6}, 1, 36178, 33, perturb.AMP},
+		// Few rows per weight (the breast cancer data's shape): above it,
+		// output perturbation with clipping.
+		{dp.Budget{Epsilon: 1}, 1, 398, 31, perturb.Gamma},
+		{dp.Budget{Epsilon: 1, Delta: 1e-6}, 1, 398, 31, perturb.AnalyticGaussian},
+		// More outputs keep objective perturbation at any n (their output
+		// perturbation runs unclipped).
+		{dp.Budget{Epsilon: 1, Delta: 1e-6}, 3, 398, 31, perturb.AMP},
+		{dp.Budget{Epsilon: 1}, 10, 100, 65, perturb.Objective},
+		{dp.Budget{Epsilon: 1}, 2, 36178, selection.MaxObjectiveInputs, perturb.Gamma},
+		{dp.Budget{Epsilon: 1, Delta: 1e-6}, 1, 36178, selection.MaxObjectiveInputs + 1, perturb.AnalyticGaussian},
 	} {
-		if s := selection.RuleSetting(tc.b, tc.k, tc.dim); s.Mechanism != tc.want || s.Scale != 1 {
-			t.Errorf("RuleSetting(%+v, %d, %d) = %v, want %s at factor 1", tc.b, tc.k, tc.dim, s, tc.want)
+		loss := losses.Loss(losses.Logistic{})
+		if tc.k > 1 {
+			loss = losses.Softmax{}
+		}
+		if s := selection.RuleSetting(tc.b, loss, tc.k, tc.n, tc.dim); s.Mechanism != tc.want || s.Scale != 1 {
+			t.Errorf("RuleSetting(%+v, K = %d, n = %d, dim = %d) = %v, want %s at factor 1", tc.b, tc.k, tc.n, tc.dim, s, tc.want)
 		}
 	}
 }

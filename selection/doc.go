@@ -16,7 +16,8 @@
 //
 // When the user names neither the mechanism nor lambda, a private fit
 // (private.Options.Select) releases by default RuleSetting, a public rule
-// of the budget and the model's size (Rule: no selection, no cost). Plan
+// of the budget, the loss, the model's size and the number of training rows
+// (Rule: no selection, no cost). Plan
 // is the private selection it runs instead on request: the candidates are
 // the mechanisms' automatic rules at a few factors (Settings), and with
 // Holdout Select runs on a disjoint tuning part of the training rows

@@ -13,8 +13,9 @@ import (
 // default (the public rule, selection.Rule: the mechanism of
 // selection.RuleSetting with its automatic lambda, which is --mechanism
 // objective or amp, or gamma or gaussian-analytic above
-// selection.MaxObjectiveInputs weights, bit for bit), a holdout selection,
-// or random stopping.
+// selection.MaxObjectiveInputs weights or when selection.OutputFirst says
+// so, bit for bit, chosen from the widths train sees: after --project
+// auto), a holdout selection, or random stopping.
 type variant struct {
 	name string
 	args func() []string
@@ -72,9 +73,4 @@ func runDefaults(ctx context.Context, dss []dataSet, out string, seeds, workers 
 
 // outputs returns the number of outputs of the data set's model: 1 for two
 // classes (logistic), K for more (softmax).
-func outputs(ds dataSet) int {
-	if len(ds.classes) > 2 {
-		return len(ds.classes)
-	}
-	return 1
-}
+func outputs(ds dataSet) int { return modelOutputs(len(ds.classes)) }

@@ -45,10 +45,10 @@ type outcome struct {
 	rel               *modelfile.Released
 }
 
-// fitArgs runs what `stabpriv train` runs for the flags args (the shared
-// flags of internal/runflags, checked by the same code), on the data set's
-// table, with diagnostics.
-func fitArgs(ctx context.Context, ds dataSet, args []string) (outcome, error) {
+// parseRun checks the train flags of the data set and args (the shared
+// flags of internal/runflags, checked by the same code) and returns the run
+// they make and the data set's table.
+func parseRun(ds dataSet, args []string) (*runflags.Run, *datasets.Table, error) {
 	var f runflags.Flags
 	fs := flag.NewFlagSet("train", flag.ContinueOnError)
 	fs.SetOutput(io.Discard)
@@ -57,22 +57,32 @@ func fitArgs(ctx context.Context, ds dataSet, args []string) (outcome, error) {
 	fs.StringVar(&data, "data", "", "")
 	all := append(ds.args(), args...)
 	if err := fs.Parse(all); err != nil {
-		return outcome{}, fmt.Errorf("%v: %w", all, err)
+		return nil, nil, fmt.Errorf("%v: %w", all, err)
 	}
 	set := make(map[string]bool)
 	fs.Visit(func(fl *flag.Flag) { set[fl.Name] = true })
 	t, defaults, err := table(ds.file)
 	if err != nil {
-		return outcome{}, err
+		return nil, nil, err
 	}
 	run, err := f.Check(set, defaults)
 	if err != nil {
-		return outcome{}, fmt.Errorf("%v: %w", all, err)
+		return nil, nil, fmt.Errorf("%v: %w", all, err)
+	}
+	return run, t, nil
+}
+
+// fitArgs runs what `stabpriv train` runs for the flags args on the data
+// set's table (parseRun), with diagnostics.
+func fitArgs(ctx context.Context, ds dataSet, args []string) (outcome, error) {
+	run, t, err := parseRun(ds, args)
+	if err != nil {
+		return outcome{}, err
 	}
 	run.Options.Diagnostics = true
 	rel, err := private.Fit(ctx, t, run.Schema, run.Budget, run.Options)
 	if err != nil {
-		return outcome{}, fmt.Errorf("%v: %w", all, err)
+		return outcome{}, fmt.Errorf("%v: %w", append(ds.args(), args...), err)
 	}
 	d := rel.Diagnostics
 	o := outcome{released: d.ReleasedTest.Value, trained: d.TrainedTest.Value, rel: rel}

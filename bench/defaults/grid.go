@@ -9,17 +9,28 @@ import (
 	"path/filepath"
 	"strconv"
 	"sync"
+
+	"github.com/stabpriv/stabpriv/datasets/preprocess"
 )
 
 // gridLambdas are the fixed lambdas of the grid: 10^-6 to 1 in half
-// decades.
+// decades, those in [lo, hi] (lambdaRange, the flag -lambda-range).
 func gridLambdas() []float64 {
 	var out []float64
 	for e := -12; e <= 0; e++ {
-		out = append(out, math.Pow(10, float64(e)/2))
+		if l := math.Pow(10, float64(e)/2); l >= lambdaRange[0]*(1-1e-9) && l <= lambdaRange[1]*(1+1e-9) {
+			out = append(out, l)
+		}
 	}
 	return out
 }
+
+// fullGridLambdas is the number of lambdas of the full grid.
+const fullGridLambdas = 13
+
+// lambdaRange bounds the grid's lambdas (the flag -lambda-range: a shorter
+// run of a large data set).
+var lambdaRange = [2]float64{1e-6, 1}
 
 // gridEpsilons are the budgets of the grid and of the defaults table, per
 // data set.
@@ -54,14 +65,19 @@ func (s setting) args() []string {
 
 // gridSettings returns the settings of a data set: objective perturbation
 // and AMP are skipped above maxObjectiveDim model inputs (their solver
-// forms the d x d Hessian).
+// forms the d x d Hessian), clipping with more than two classes (a clipped
+// multiclass step has no sensitivity route: train refuses it).
 func gridSettings(ds dataSet, dim int) []setting {
+	clips := []float64{0, 0.1}
+	if len(ds.classes) > 2 {
+		clips = clips[:1]
+	}
 	var out []setting
 	for _, l := range gridLambdas() {
 		if dim <= maxObjectiveDim {
 			out = append(out, setting{mech: "objective", lambda: l}, setting{mech: "amp", delta: gridDelta, lambda: l})
 		}
-		for _, g := range []float64{0, 0.1} {
+		for _, g := range clips {
 			out = append(out, setting{mech: "gamma", clip: g, lambda: l}, setting{mech: "gaussian-analytic", delta: gridDelta, clip: g, lambda: l})
 		}
 	}
@@ -131,7 +147,13 @@ func runGrid(ctx context.Context, dss []dataSet, out string, seeds, workers int)
 		}
 		var jobs []job
 		for _, eps := range gridEpsilons(ds.name) {
-			for _, s := range gridSettings(ds, dim) {
+			// The fits run at --project auto, as train does: the solver
+			// limit applies to the projected width.
+			pdim := dim
+			if k, err := preprocess.AutoProjectDim(n, dim-1, outputs(ds), eps); err == nil && k > 0 {
+				pdim = k + 1
+			}
+			for _, s := range gridSettings(ds, pdim) {
 				for seed := 1; seed <= seeds; seed++ {
 					a := append(budgetArgs(eps, 0, seed), s.args()...)
 					jobs = append(jobs, job{ds: ds, eps: eps, seed: seed, s: s, args: a})

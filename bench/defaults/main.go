@@ -6,7 +6,7 @@
 //
 // Usage:
 //
-//	go run ./bench/defaults -data-dir ../shared/datasets -out out/paper/defaults [-task all|grid|defaults|project|table] [-seeds 10]
+//	go run ./bench/defaults -data-dir ../shared/datasets -out out/paper/defaults [-task all|grid|defaults|diffprivlib|project|table] [-seeds 10]
 //
 // It prepares the data sets as CSV files under -out (prepare.go), then:
 //
@@ -15,6 +15,11 @@
 //	defaults  train with only the budget flags (and the flags a data set
 //	          needs to be read: --standardize none for the prepared CSVs),
 //	          each selection option, seeds 1..S: defaults.csv
+//	diffprivlib  (only with $DIFFPRIVLIB, the directory of a diffprivlib
+//	          source checkout) IBM diffprivlib's default,
+//	          LogisticRegression(epsilon=E), on the same rows and splits,
+//	          by bench/diffprivlib_side.py under /usr/bin/python3:
+//	          diffprivlib.csv
 //	project   the default fit with --project k over a grid of k on wide
 //	          and narrow data sets (the fit of preprocess.AutoProjectC):
 //	          project.csv, project.md
@@ -45,18 +50,24 @@ func logf(format string, args ...any) {
 func main() {
 	dataDir := flag.String("data-dir", "../shared/datasets", "directory holding adult/, lastfm_asia/ and gene_all/")
 	out := flag.String("out", "out/paper/defaults", "output directory")
-	task := flag.String("task", "all", "all, grid, defaults, project or table")
-	sets := flag.String("sets", "adult,adult_raw,breast_cancer,gene_all,lastfm,synthetic", "data sets")
+	task := flag.String("task", "all", "all, grid, defaults, diffprivlib, project or table")
+	script := flag.String("diffprivlib-script", "bench/diffprivlib_side.py", "the side script of the diffprivlib column (run when $DIFFPRIVLIB is set)")
+	sets := flag.String("sets", "adult,adult_raw,breast_cancer,digits,gene_all,lastfm,synthetic", "data sets")
 	seeds := flag.Int("seeds", 10, "seeds (splits) per setting")
 	workers := flag.Int("workers", 2, "fits run at once")
+	lr := flag.String("lambda-range", "1e-6,1", "task grid: the `lo,hi` of its lambdas (10^-6 to 1 in half decades)")
 	flag.Parse()
-	if err := run(context.Background(), *dataDir, *out, *task, strings.Split(*sets, ","), *seeds, *workers); err != nil {
+	if _, err := fmt.Sscanf(*lr, "%g,%g", &lambdaRange[0], &lambdaRange[1]); err != nil || !(lambdaRange[0] > 0 && lambdaRange[0] <= lambdaRange[1]) {
+		fmt.Fprintf(os.Stderr, "defaults: -lambda-range %q, want lo,hi with 0 < lo <= hi\n", *lr)
+		os.Exit(2)
+	}
+	if err := run(context.Background(), *dataDir, *out, *task, *script, strings.Split(*sets, ","), *seeds, *workers); err != nil {
 		fmt.Fprintln(os.Stderr, "defaults:", err)
 		os.Exit(1)
 	}
 }
 
-func run(ctx context.Context, dataDir, out, task string, names []string, seeds, workers int) error {
+func run(ctx context.Context, dataDir, out, task, script string, names []string, seeds, workers int) error {
 	dss, err := prepare(names, dataDir, filepath.Join(out, "data"))
 	if err != nil {
 		return err
@@ -69,6 +80,18 @@ func run(ctx context.Context, dataDir, out, task string, names []string, seeds, 
 	if task == "all" || task == "defaults" {
 		if err := runDefaults(ctx, dss, out, seeds, workers); err != nil {
 			return err
+		}
+	}
+	if task == "all" || task == "diffprivlib" {
+		switch src := os.Getenv("DIFFPRIVLIB"); {
+		case src != "":
+			if err := runDiffprivlib(ctx, dss, out, src, script, seeds); err != nil {
+				return fmt.Errorf("diffprivlib: %w", err)
+			}
+		case task == "diffprivlib":
+			return fmt.Errorf("task diffprivlib: set DIFFPRIVLIB to the directory of a diffprivlib source checkout")
+		default:
+			logf("diffprivlib's default: skipped (DIFFPRIVLIB is not set)")
 		}
 	}
 	if task == "all" || task == "project" {
@@ -89,7 +112,7 @@ func run(ctx context.Context, dataDir, out, task string, names []string, seeds, 
 			return err
 		}
 	}
-	if task == "project" {
+	if task == "project" || task == "diffprivlib" {
 		return nil
 	}
 	return writeTable(out, dss, seeds)

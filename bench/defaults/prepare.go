@@ -133,6 +133,8 @@ func prepareOne(name, dataDir, dir string) (dataSet, error) {
 		set, err := writeSet(ds, name, path, "Class", "all 12,625 probes as they are (log2 expression), with one public range for every probe, --bounds-all 0,16 (the log2 of a 16-bit scanner's intensities; the data set needs declared bounds: 102 rows cannot pay for a private estimate of 12,625 ranges)")
 		set.flags = []string{"--bounds-all", "0,16"}
 		return set, err
+	case "digits":
+		return prepareDigits(digitsFile, path)
 	case "synthetic":
 		ds, _, err := datasets.LogisticData(syntheticN, syntheticD, syntheticSeed, datasets.LogisticOptions{})
 		if err != nil {

@@ -282,7 +282,7 @@ func forecast(s *settings) string {
 		}
 		ms = []release.Method{m}
 	} else if sel := s.Options.Select; sel != nil && sel.Method.IsRule() {
-		st := selection.RuleSetting(s.Budget, cfg.Loss.Outputs(cfg.Classes), dim)
+		st := selection.RuleSetting(budget, cfg.Loss, cfg.Loss.Outputs(cfg.Classes), n, dim)
 		m, err := release.Lookup(st.Mechanism)
 		if err != nil {
 			return ""
