@@ -1,14 +1,18 @@
 package stabbeam
 
 import (
+	"context"
+	"encoding/json"
 	"errors"
 	"math"
 	"math/rand/v2"
+	"path/filepath"
 	"reflect"
 	"slices"
 	"testing"
 
 	"github.com/stabpriv/stabpriv/datasets"
+	"github.com/stabpriv/stabpriv/partition"
 )
 
 // TestPackCoder: a pack survives its coder whole (names, shard indices,
@@ -151,5 +155,79 @@ func TestPartitionMatrix(t *testing.T) {
 		if _, _, err := partitionMatrix(0, c.size, d, c.bounded, iter(c.packs)); !errors.Is(err, c.want) {
 			t.Errorf("%s: %v, want %v", name, err, c.want)
 		}
+	}
+}
+
+// TestTrainBundle: the partitions of a bundle train in the background and
+// FinishBundle emits their results; a bundle that fails (here a partition
+// with more rows than its layout) leaves no result behind for the next
+// bundle of the same DoFn.
+func TestTrainBundle(t *testing.T) {
+	dir := t.TempDir()
+	glob := writeShards(t, dir, 2, 120, 2, 6)
+	cfg := testConfig(2, 3)
+	header, shards, err := Launch(context.Background(), cfg, glob, filepath.Join(dir, "model.json"), false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	rf := &readShardFn{Cfg: cfg, Header: header}
+	if err := rf.Setup(); err != nil {
+		t.Fatal(err)
+	}
+	byPart := map[int][]Pack{}
+	var total Count
+	for _, sh := range shards {
+		if err := rf.ProcessElement(context.Background(), Block{Path: sh.Path, Name: sh.Name, Length: -1}, func(p int, pk Pack) { byPart[p] = append(byPart[p], pk) }, func(c Count) { total = addCounts(total, c) }); err != nil {
+			t.Fatal(err)
+		}
+	}
+	plan, err := cfg.Plan(header)
+	if err != nil {
+		t.Fatal(err)
+	}
+	layout, err := plan.Layout(total.shards())
+	if err != nil {
+		t.Fatal(err)
+	}
+	tf := &trainFn{Cfg: cfg, Header: header}
+	if err := tf.Setup(); err != nil {
+		t.Fatal(err)
+	}
+	iter := func(ps []Pack) func(*Pack) bool {
+		i := 0
+		return func(p *Pack) bool {
+			if i == len(ps) {
+				return false
+			}
+			*p = ps[i]
+			i++
+			return true
+		}
+	}
+	ctx := context.Background()
+	if err := tf.ProcessElement(ctx, 0, iter(byPart[0]), layout, nil); err != nil {
+		t.Fatal(err)
+	}
+	short := partition.Layout{Rows: layout.Rows, Train: layout.Train, Sizes: slices.Clone(layout.Sizes)}
+	short.Sizes[1]--
+	if err := tf.ProcessElement(ctx, 1, iter(byPart[1]), short, nil); !errors.Is(err, ErrInput) {
+		t.Fatalf("a partition with more rows than its layout: %v, want ErrInput", err)
+	}
+	// The next bundle: partition 2 alone.
+	if err := tf.ProcessElement(ctx, 2, iter(byPart[2]), layout, nil); err != nil {
+		t.Fatal(err)
+	}
+	var got []partition.Result
+	if err := tf.FinishBundle(ctx, layout, func(b []byte) {
+		var r partition.Result
+		if err := json.Unmarshal(b, &r); err != nil {
+			t.Fatal(err)
+		}
+		got = append(got, r)
+	}); err != nil {
+		t.Fatal(err)
+	}
+	if len(got) != 1 || got[0].Partition != 2 || got[0].N != layout.Sizes[2] {
+		t.Errorf("the bundle after a failed one emitted %d results (%+v), want partition 2's alone", len(got), got)
 	}
 }

@@ -10,6 +10,7 @@ import (
 	"io"
 	"path/filepath"
 	"reflect"
+	"runtime"
 	"slices"
 	"sort"
 	"strings"
@@ -25,6 +26,7 @@ import (
 	"github.com/stabpriv/stabpriv/datasets"
 	"github.com/stabpriv/stabpriv/modelfile"
 	"github.com/stabpriv/stabpriv/partition"
+	"gonum.org/v1/gonum/mat"
 )
 
 func init() {
@@ -527,37 +529,87 @@ func (f *layoutFn) ProcessElement(ctx context.Context, total Count, emit func(pa
 	return nil
 }
 
-// trainFn trains one partition on its rows (partition.Plan.
-// TrainPartition sorts them by position) and emits its result.
+// trainFn trains one partition on its rows (partitionMatrix puts them
+// in position order, the order partition.Plan.TrainPartition sorts them
+// into) and emits its result. A runner may hand one bundle several
+// partitions (prism hands it all of them): ProcessElement builds each
+// partition's matrix from its packs and trains it in the background, at
+// most GOMAXPROCS at a time, and FinishBundle waits for them and emits the
+// results, so a bundle's partitions train in parallel as partition.Fit's
+// do. Each run is a function of its rows and seed alone, so the order
+// they finish in does not matter (the release sorts them); a failed run
+// fails the bundle, and a retried bundle trains them all again.
 type trainFn struct {
 	Cfg    Config   `json:"cfg"`
 	Header []string `json:"header"`
 	plan   *partition.Plan
+
+	slots   chan struct{} // one per training that may run at once
+	wg      sync.WaitGroup
+	mu      sync.Mutex
+	done    [][]byte // the results of the bundle's finished trainings
+	failure error    // the first failure of the bundle's trainings
 }
 
 func (f *trainFn) Setup() error {
 	var err error
 	f.plan, err = f.Cfg.Plan(f.Header)
+	f.slots = make(chan struct{}, max(1, runtime.GOMAXPROCS(0)))
 	return err
 }
 
-func (f *trainFn) ProcessElement(ctx context.Context, p int, packs func(*Pack) bool, layout partition.Layout, emit func([]byte)) error {
+func (f *trainFn) ProcessElement(ctx context.Context, p int, packs func(*Pack) bool, layout partition.Layout, _ func([]byte)) error {
 	if p < 0 || p >= len(layout.Sizes) {
 		return fmt.Errorf("%w: rows for partition %d of %d", ErrInput, p, len(layout.Sizes))
 	}
 	X, y, err := partitionMatrix(p, layout.Sizes[p], f.plan.Dim(), f.Cfg.PrivacyID != "", packs)
 	if err != nil {
+		f.wait() // the bundle fails: nothing of it stays for the next
 		return err
 	}
-	res, err := f.plan.TrainSorted(ctx, p, layout.Train, X, y)
+	f.slots <- struct{}{}
+	f.wg.Add(1)
+	go func() {
+		defer func() { <-f.slots; f.wg.Done() }()
+		b, err := f.train(ctx, p, layout.Train, X, y)
+		f.mu.Lock()
+		defer f.mu.Unlock()
+		if err != nil && f.failure == nil {
+			f.failure = err
+		}
+		f.done = append(f.done, b)
+	}()
+	return nil
+}
+
+// train trains partition p and returns its result as JSON.
+func (f *trainFn) train(ctx context.Context, p, n int, X *mat.Dense, y []float64) ([]byte, error) {
+	res, err := f.plan.TrainSorted(ctx, p, n, X, y)
+	if err != nil {
+		return nil, err
+	}
+	return json.Marshal(res)
+}
+
+// wait waits for the bundle's trainings and returns their results and
+// first failure, leaving none for the next bundle.
+func (f *trainFn) wait() ([][]byte, error) {
+	f.wg.Wait()
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	done, err := f.done, f.failure
+	f.done, f.failure = nil, nil
+	return done, err
+}
+
+func (f *trainFn) FinishBundle(_ context.Context, _ partition.Layout, emit func([]byte)) error {
+	done, err := f.wait()
 	if err != nil {
 		return err
 	}
-	b, err := json.Marshal(res)
-	if err != nil {
-		return err
+	for _, b := range done {
+		emit(b)
 	}
-	emit(b)
 	return nil
 }
 

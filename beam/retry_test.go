@@ -181,9 +181,12 @@ func readBack(t *testing.T, cfg Config, header []string, shards []ShardFile, rs 
 			i++
 			return true
 		}
-		if err := tf.ProcessElement(context.Background(), p, next, layout, func(b []byte) { rs.Items = append(rs.Items, b) }); err != nil {
+		if err := tf.ProcessElement(context.Background(), p, next, layout, nil); err != nil {
 			return err
 		}
+	}
+	if err := tf.FinishBundle(context.Background(), layout, func(b []byte) { rs.Items = append(rs.Items, b) }); err != nil {
+		return err
 	}
 	if len(rs.Items) != cfg.Partitions {
 		return errors.New("not every partition trained")
