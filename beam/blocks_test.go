@@ -11,13 +11,14 @@ import (
 )
 
 // TestPipelineBlocks reads shards in blocks of rows (split by splitFn,
-// read by several workers): the release is the in-process fit's bit for
+// read by several workers, each block's rows of a partition in packs of
+// at most two rows): the release is the in-process fit's bit for
 // bit, with empty lines, \r\n line ends and a shard with a quote (read as
 // one block) among them, per row and per privacy ID; and an error in a
 // later block names its shard and its first data row.
 func TestPipelineBlocks(t *testing.T) {
-	defer func(b, c int) { blockRows, chunkRows = b, c }(blockRows, chunkRows)
-	blockRows, chunkRows = 13, 5
+	defer func(b, c, k int) { blockRows, chunkRows, packRows = b, c, k }(blockRows, chunkRows, packRows)
+	blockRows, chunkRows, packRows = 13, 5, 2
 	dir := t.TempDir()
 	glob := writeShards(t, dir, 3, 100, 2, 4)
 	edit := func(name string, fn func(string) string) {

@@ -26,22 +26,30 @@
 //	          position, never of the content. A shard's name is its path
 //	          relative to the input root (datasets.InputRoot: the pattern's
 //	          directories before its first wildcard), so Hive-style layouts
-//	          (dt=1/part-0.csv, dt=2/part-0.csv) are distinct shards
+//	          (dt=1/part-0.csv, dt=2/part-0.csv) are distinct shards. The
+//	          training rows travel packed (Pack): one element holds up to
+//	          4096 rows of one partition from one block, their inputs as one
+//	          slice of floats (coded as raw little-endian words), their
+//	          positions as the shard's name once and the row numbers
 //	layout    from the shards' row counts: the partition sizes, checked
 //	          (partitions against rows, the batch against every partition,
 //	          the routes) before any partition is trained
 //	bound     per privacy ID (--privacy-id, --max-rows-per-id c only):
-//	          the ID's rows grouped, c of them kept by a seeded choice and
-//	          padded with null rows (partition.Plan.Bound), keyed by the
-//	          ID's partition, a hash of the ID; the layout is then c times
+//	          the ID's rows (a pack per ID and chunk) grouped, c of them kept
+//	          by a seeded choice and padded with null rows
+//	          (partition.Plan.Bound), one pack keyed by the ID's partition,
+//	          a hash of the ID; the layout is then c times
 //	          the IDs of each partition (partition.Plan.LayoutIDs) and the
 //	          noise c times the bound for one row (docs/DESIGN.md, 7.1).
 //	          The distinct IDs travel to the layout and the release in one
 //	          value (Count.IDs), held by one worker
 //	group     by partition
-//	train     per partition: its rows sorted by position, the stabpriv
-//	          trainer with the seed derived from (seed, p), the automatic
-//	          knobs from n (a side input of the row counts)
+//	train     per partition: its packs copied, as they arrive, into one
+//	          matrix of the layout's size, put in position order in place
+//	          (so the partition is held once), the stabpriv trainer with the
+//	          seed derived from (seed, p), the automatic knobs from n (a side
+//	          input of the row counts); the partitions of one bundle train
+//	          in parallel, at most GOMAXPROCS at once
 //	combine   all partitions' results into one value
 //	release   once, on one worker: sum_p (n_p/n) w_p in partition order,
 //	          noise calibrated to the sensitivity of the average; the model

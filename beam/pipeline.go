@@ -10,6 +10,7 @@ import (
 	"io"
 	"path/filepath"
 	"reflect"
+	"runtime"
 	"slices"
 	"sort"
 	"strings"
@@ -25,10 +26,11 @@ import (
 	"github.com/stabpriv/stabpriv/datasets"
 	"github.com/stabpriv/stabpriv/modelfile"
 	"github.com/stabpriv/stabpriv/partition"
+	"gonum.org/v1/gonum/mat"
 )
 
 func init() {
-	beam.RegisterType(reflect.TypeOf((*Row)(nil)).Elem())
+	beam.RegisterCoder(reflect.TypeOf((*Pack)(nil)).Elem(), encodePack, decodePack)
 	beam.RegisterType(reflect.TypeOf((*Count)(nil)).Elem())
 	beam.RegisterType(reflect.TypeOf((*ShardFile)(nil)).Elem())
 	beam.RegisterType(reflect.TypeOf((*Block)(nil)).Elem())
@@ -36,13 +38,13 @@ func init() {
 	register.Emitter1[Block]()
 	beam.RegisterType(reflect.TypeOf((*partition.Layout)(nil)).Elem())
 	beam.RegisterType(reflect.TypeOf((*results)(nil)).Elem())
-	register.DoFn4x1[context.Context, Block, func(int, Row), func(Count), error](&readShardFn{})
+	register.DoFn4x1[context.Context, Block, func(int, Pack), func(Count), error](&readShardFn{})
 	register.DoFn3x1[context.Context, Count, func(partition.Layout), error](&layoutFn{})
 	register.Emitter1[partition.Layout]()
-	register.Emitter2[int, Row]()
+	register.Emitter2[int, Pack]()
 	register.Emitter1[Count]()
-	register.DoFn5x1[context.Context, int, func(*Row) bool, partition.Layout, func([]byte), error](&trainFn{})
-	register.Iter1[Row]()
+	register.DoFn5x1[context.Context, int, func(*Pack) bool, partition.Layout, func([]byte), error](&trainFn{})
+	register.Iter1[Pack]()
 	register.Emitter1[[]byte]()
 	register.Combiner3[results, []byte, results](&combineFn{})
 	register.Function2x1(addCounts)
@@ -50,22 +52,8 @@ func init() {
 	register.Emitter2[int, []byte]()
 	register.DoFn3x1[context.Context, int, func(*[]byte) bool, error](&sinkFn{})
 	register.Function2x2(keyByID)
-	register.DoFn4x1[context.Context, string, func(*Row) bool, func(int, Row), error](&boundFn{})
+	register.DoFn4x1[context.Context, string, func(*Pack) bool, func(int, Pack), error](&boundFn{})
 	register.Iter1[[]byte]()
-}
-
-// Row is a training row on its way to its partition: its position (shard
-// name, 1-based data row number) and its model input (the public
-// preprocessing applied).
-type Row struct {
-	Shard string
-	Row   int
-	X     []float64
-	Y     float64
-	// ID and Slot are the privacy ID and its slot (partition.Row) in a
-	// fit per privacy ID; "" and 0 otherwise.
-	ID   string
-	Slot int
 }
 
 // Count counts the data rows read and the training rows among them, and
@@ -120,6 +108,10 @@ type results struct {
 // chunkRows is the number of rows a reader parses at a time (a variable
 // for the tests).
 var chunkRows = 4096
+
+// packRows is the most rows of one partition a reader packs into one
+// element (Pack) before it emits it (a variable for the tests).
+var packRows = 4096
 
 // ErrLaunch is wrapped by every error of Run found at launch (Launch),
 // before the pipeline runs: nothing ran, nothing was written.
@@ -242,9 +234,11 @@ func ReadHeaders(ctx context.Context, shards []ShardFile) ([]string, error) {
 	return headers[0], nil
 }
 
-// readShardFn reads one shard: it parses its rows in chunks against the
-// schema, maps them with the public preprocessing (partition.Plan.
-// Rows) and emits each training row keyed by its partition, and the shard's
+// readShardFn reads one block of a shard: it parses its rows in chunks
+// against the schema, maps them with the public preprocessing
+// (partition.Plan.Rows), packs the training rows of each partition (Pack,
+// at most packRows rows each; in a fit per privacy ID, the rows of each ID
+// in a chunk) and emits the packs keyed by partition, and the block's
 // counts.
 type readShardFn struct {
 	Cfg    Config   `json:"cfg"`
@@ -258,7 +252,7 @@ func (f *readShardFn) Setup() error {
 	return err
 }
 
-func (f *readShardFn) ProcessElement(ctx context.Context, b Block, emit func(int, Row), count func(Count)) error {
+func (f *readShardFn) ProcessElement(ctx context.Context, b Block, emit func(int, Pack), count func(Count)) error {
 	file, name := b.Path, b.Name
 	rc, tr, err := openBlock(ctx, b, f.Header)
 	if err != nil {
@@ -270,6 +264,14 @@ func (f *readShardFn) ProcessElement(ctx context.Context, b Block, emit func(int
 	}
 	var c Count
 	seen := make(map[string]bool)
+	d := f.plan.Dim()
+	packs := make([]Pack, f.plan.Partitions())
+	flush := func(p int) {
+		if packs[p].Len() > 0 {
+			emit(p, packs[p])
+		}
+		packs[p] = Pack{}
+	}
 	for {
 		chunk, err := tr.Read(chunkRows)
 		if err == io.EOF {
@@ -283,8 +285,34 @@ func (f *readShardFn) ProcessElement(ctx context.Context, b Block, emit func(int
 		if err != nil {
 			return fmt.Errorf("%w%s", err, b.where())
 		}
-		for _, r := range rows {
-			emit(r.Partition, Row{Shard: r.Shard, Row: r.Row, X: r.X, Y: r.Y, ID: r.ID})
+		if f.Cfg.PrivacyID != "" {
+			// The rows of each ID in the chunk, a pack per ID, keyed by
+			// the ID's partition.
+			byID := make(map[string]*Pack)
+			var order []string
+			for _, r := range rows {
+				pk := byID[r.ID]
+				if pk == nil {
+					pk = &Pack{D: d, ID: r.ID}
+					byID[r.ID] = pk
+					order = append(order, r.ID)
+				}
+				pk.add(r.Shard, r.Row, r.X, r.Y)
+			}
+			for _, id := range order {
+				emit(datasets.IDPartition(f.Cfg.Seed, id, f.Cfg.Partitions), *byID[id])
+			}
+		} else {
+			for _, r := range rows {
+				pk := &packs[r.Partition]
+				if pk.Len() == 0 {
+					*pk = Pack{D: d, Row: make([]int64, 0, packRows), X: make([]float64, 0, packRows*d), Y: make([]float64, 0, packRows)}
+				}
+				pk.add(r.Shard, r.Row, r.X, r.Y)
+				if pk.Len() == packRows {
+					flush(r.Partition)
+				}
+			}
 		}
 		for _, id := range f.plan.IDs(chunk) {
 			if !seen[id] {
@@ -297,6 +325,9 @@ func (f *readShardFn) ProcessElement(ctx context.Context, b Block, emit func(int
 	}
 	if c.Rows == 0 {
 		return fmt.Errorf("%w: shard %s: no data rows after the header", ErrInput, file)
+	}
+	for p := range packs {
+		flush(p)
 	}
 	c.Shards = []datasets.Shard{{Name: name, Rows: c.Rows}}
 	count(c)
@@ -498,49 +529,98 @@ func (f *layoutFn) ProcessElement(ctx context.Context, total Count, emit func(pa
 	return nil
 }
 
-// trainFn trains one partition on its rows (partition.Plan.
-// TrainPartition sorts them by position) and emits its result.
+// trainFn trains one partition on its rows (partitionMatrix puts them
+// in position order, the order partition.Plan.TrainPartition sorts them
+// into) and emits its result. A runner may hand one bundle several
+// partitions (prism hands it all of them): ProcessElement builds each
+// partition's matrix from its packs and trains it in the background, at
+// most GOMAXPROCS at a time, and FinishBundle waits for them and emits the
+// results, so a bundle's partitions train in parallel as partition.Fit's
+// do. Each run is a function of its rows and seed alone, so the order
+// they finish in does not matter (the release sorts them); a failed run
+// fails the bundle, and a retried bundle trains them all again.
 type trainFn struct {
 	Cfg    Config   `json:"cfg"`
 	Header []string `json:"header"`
 	plan   *partition.Plan
+
+	slots   chan struct{} // one per training that may run at once
+	wg      sync.WaitGroup
+	mu      sync.Mutex
+	done    [][]byte // the results of the bundle's finished trainings
+	failure error    // the first failure of the bundle's trainings
 }
 
 func (f *trainFn) Setup() error {
 	var err error
 	f.plan, err = f.Cfg.Plan(f.Header)
+	f.slots = make(chan struct{}, max(1, runtime.GOMAXPROCS(0)))
 	return err
 }
 
-func (f *trainFn) ProcessElement(ctx context.Context, p int, rows func(*Row) bool, layout partition.Layout, emit func([]byte)) error {
-	var in []partition.Row
-	var r Row
-	for rows(&r) {
-		in = append(in, partition.Row{Shard: r.Shard, Row: r.Row, Partition: p, X: r.X, Y: r.Y, ID: r.ID, Slot: r.Slot})
-		r = Row{}
+func (f *trainFn) ProcessElement(ctx context.Context, p int, packs func(*Pack) bool, layout partition.Layout, _ func([]byte)) error {
+	if p < 0 || p >= len(layout.Sizes) {
+		return fmt.Errorf("%w: rows for partition %d of %d", ErrInput, p, len(layout.Sizes))
 	}
-	if len(in) != layout.Sizes[p] {
-		return fmt.Errorf("%w: partition %d received %d rows, its layout %d", ErrInput, p, len(in), layout.Sizes[p])
-	}
-	res, err := f.plan.TrainPartition(ctx, p, layout.Train, in)
+	X, y, err := partitionMatrix(p, layout.Sizes[p], f.plan.Dim(), f.Cfg.PrivacyID != "", packs)
 	if err != nil {
+		f.wait() // the bundle fails: nothing of it stays for the next
 		return err
 	}
-	b, err := json.Marshal(res)
-	if err != nil {
-		return err
-	}
-	emit(b)
+	f.slots <- struct{}{}
+	f.wg.Add(1)
+	go func() {
+		defer func() { <-f.slots; f.wg.Done() }()
+		b, err := f.train(ctx, p, layout.Train, X, y)
+		f.mu.Lock()
+		defer f.mu.Unlock()
+		if err != nil && f.failure == nil {
+			f.failure = err
+		}
+		f.done = append(f.done, b)
+	}()
 	return nil
 }
 
-// keyByID keys a training row of a fit per privacy ID by its ID, for the
-// grouping of each ID's rows (boundFn).
-func keyByID(_ int, r Row) (string, Row) { return r.ID, r }
+// train trains partition p and returns its result as JSON.
+func (f *trainFn) train(ctx context.Context, p, n int, X *mat.Dense, y []float64) ([]byte, error) {
+	res, err := f.plan.TrainSorted(ctx, p, n, X, y)
+	if err != nil {
+		return nil, err
+	}
+	return json.Marshal(res)
+}
+
+// wait waits for the bundle's trainings and returns their results and
+// first failure, leaving none for the next bundle.
+func (f *trainFn) wait() ([][]byte, error) {
+	f.wg.Wait()
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	done, err := f.done, f.failure
+	f.done, f.failure = nil, nil
+	return done, err
+}
+
+func (f *trainFn) FinishBundle(_ context.Context, _ partition.Layout, emit func([]byte)) error {
+	done, err := f.wait()
+	if err != nil {
+		return err
+	}
+	for _, b := range done {
+		emit(b)
+	}
+	return nil
+}
+
+// keyByID keys a pack of a fit per privacy ID (the rows of one ID in one
+// chunk) by its ID, for the grouping of each ID's rows (boundFn).
+func keyByID(_ int, pk Pack) (string, Pack) { return pk.ID, pk }
 
 // boundFn bounds the contribution of one privacy ID: of all its training
-// rows (grouped by ID) it keeps c in slots and pads with null rows
-// (partition.Plan.Bound), and emits them keyed by the ID's partition.
+// rows (its packs, grouped by ID) it keeps c in slots and pads with null
+// rows (partition.Plan.Bound), and emits them as one bounded pack keyed
+// by the ID's partition.
 type boundFn struct {
 	Cfg    Config   `json:"cfg"`
 	Header []string `json:"header"`
@@ -553,20 +633,29 @@ func (f *boundFn) Setup() error {
 	return err
 }
 
-func (f *boundFn) ProcessElement(ctx context.Context, id string, rows func(*Row) bool, emit func(int, Row)) error {
+func (f *boundFn) ProcessElement(ctx context.Context, id string, packs func(*Pack) bool, emit func(int, Pack)) error {
+	part := datasets.IDPartition(f.Cfg.Seed, id, f.Cfg.Partitions)
 	var in []partition.Row
-	var r Row
-	for rows(&r) {
-		in = append(in, partition.Row{Shard: r.Shard, Row: r.Row, Partition: datasets.IDPartition(f.Cfg.Seed, id, f.Cfg.Partitions), X: r.X, Y: r.Y, ID: r.ID})
-		r = Row{}
+	var pk Pack
+	for packs(&pk) {
+		if err := pk.check(); err != nil {
+			return err
+		}
+		if pk.ID != id || pk.Bounded {
+			return fmt.Errorf("%w: a pack of privacy ID %q (bounded %v) grouped under %q", ErrInput, pk.ID, pk.Bounded, id)
+		}
+		in = append(in, pk.rows(part)...)
+		pk = Pack{}
 	}
 	kept, err := f.plan.Bound(in)
 	if err != nil {
 		return err
 	}
+	out := Pack{D: f.plan.Dim(), ID: id, Bounded: true}
 	for _, k := range kept {
-		emit(k.Partition, Row{Shard: k.Shard, Row: k.Row, X: k.X, Y: k.Y, ID: k.ID, Slot: k.Slot})
+		out.add(k.Shard, k.Row, k.X, k.Y)
 	}
+	emit(part, out)
 	return nil
 }
 

@@ -155,9 +155,9 @@ func readBack(t *testing.T, cfg Config, header []string, shards []ShardFile, rs 
 	if err := rf.Setup(); err != nil {
 		return err
 	}
-	byPart := map[int][]Row{}
+	byPart := map[int][]Pack{}
 	for _, sh := range shards {
-		err := rf.ProcessElement(context.Background(), Block{Path: sh.Path, Name: sh.Name, Length: -1}, func(p int, r Row) { byPart[p] = append(byPart[p], r) }, func(c Count) { *total = addCounts(*total, c) })
+		err := rf.ProcessElement(context.Background(), Block{Path: sh.Path, Name: sh.Name, Length: -1}, func(p int, pk Pack) { byPart[p] = append(byPart[p], pk) }, func(c Count) { *total = addCounts(*total, c) })
 		if err != nil {
 			return err
 		}
@@ -173,7 +173,7 @@ func readBack(t *testing.T, cfg Config, header []string, shards []ShardFile, rs 
 	for p := range cfg.Partitions {
 		rows := byPart[p]
 		i := 0
-		next := func(r *Row) bool {
+		next := func(r *Pack) bool {
 			if i == len(rows) {
 				return false
 			}
@@ -181,9 +181,12 @@ func readBack(t *testing.T, cfg Config, header []string, shards []ShardFile, rs 
 			i++
 			return true
 		}
-		if err := tf.ProcessElement(context.Background(), p, next, layout, func(b []byte) { rs.Items = append(rs.Items, b) }); err != nil {
+		if err := tf.ProcessElement(context.Background(), p, next, layout, nil); err != nil {
 			return err
 		}
+	}
+	if err := tf.FinishBundle(context.Background(), layout, func(b []byte) { rs.Items = append(rs.Items, b) }); err != nil {
+		return err
 	}
 	if len(rs.Items) != cfg.Partitions {
 		return errors.New("not every partition trained")

@@ -33,6 +33,7 @@ import (
 //	Plan.Rows           a chunk of one shard's rows -> model inputs with their
 //	                    positions and partitions (a per-row map)
 //	Plan.TrainPartition one partition's rows -> its weights and run
+//	Plan.TrainSorted    the same from a matrix already in position order
 //	Plan.Release        all partitions -> one weighted average, noise once,
 //	                    the certificate
 
@@ -538,6 +539,36 @@ func (pl *Plan) TrainPartition(ctx context.Context, p, n int, rows []Row) (Resul
 		X.SetRow(r, row.X)
 		y[r] = row.Y
 	}
+	return pl.trainSorted(ctx, p, n, X, y)
+}
+
+// TrainSorted is TrainPartition for a partition whose rows are already a
+// matrix in position order (the order TrainPartition sorts them into:
+// privacy ID and slot, then shard name and row number), Dim columns, and
+// their labels: a caller that builds the matrix from packed rows (the Beam
+// pipeline) holds the partition once. X is trained in place, not copied.
+// It gives the weights TrainPartition gives for the same rows. Errors as
+// TrainPartition's, and datasets.ErrFormat for a matrix of another width
+// or labels of another length.
+func (pl *Plan) TrainSorted(ctx context.Context, p, n int, X *mat.Dense, y []float64) (Result, error) {
+	if err := pl.check(); err != nil {
+		return Result{}, err
+	}
+	if p < 0 || p >= pl.partitions {
+		return Result{}, fmt.Errorf("%w: partition %d of %d", private.ErrOptions, p, pl.partitions)
+	}
+	if X == nil || X.IsEmpty() {
+		return Result{}, fmt.Errorf("%w: partition %d has no rows", datasets.ErrFormat, p)
+	}
+	if r, c := X.Dims(); c != pl.prep.Dim() || r != len(y) {
+		return Result{}, fmt.Errorf("%w: partition %d: %d x %d inputs and %d labels, want %d inputs a row and a label per row", datasets.ErrFormat, p, r, c, len(y), pl.prep.Dim())
+	}
+	return pl.trainSorted(ctx, p, n, X, y)
+}
+
+// trainSorted trains partition p on X and y, in position order.
+func (pl *Plan) trainSorted(ctx context.Context, p, n int, X *mat.Dense, y []float64) (Result, error) {
+	rows, _ := X.Dims()
 	cfg, err := pl.config(p, n)
 	if err != nil {
 		return Result{}, err
@@ -548,12 +579,12 @@ func (pl *Plan) TrainPartition(ctx context.Context, p, n int, rows []Row) (Resul
 	}
 	m, run, err := tr.Train(ctx, X, y)
 	if err != nil {
-		return Result{}, fmt.Errorf("partition %d (%d rows): %w", p, len(rows), err)
+		return Result{}, fmt.Errorf("partition %d (%d rows): %w", p, rows, err)
 	}
 	r := *run
 	r.Stats = trainer.Stats{}
-	pl.log.WithFields(logrus.Fields{"partition": p, "rows": len(rows)}).Debug("partition: partition trained")
-	return Result{Partition: p, N: len(rows), W: m.W, Run: r}, nil
+	pl.log.WithFields(logrus.Fields{"partition": p, "rows": rows}).Debug("partition: partition trained")
+	return Result{Partition: p, N: rows, W: m.W, Run: r}, nil
 }
 
 // sameSettings reports whether two partition runs used the same settings

@@ -12,6 +12,7 @@ import (
 	"testing"
 
 	"gonum.org/v1/gonum/floats"
+	"gonum.org/v1/gonum/mat"
 
 	"github.com/stabpriv/stabpriv/datasets"
 	"github.com/stabpriv/stabpriv/datasets/preprocess"
@@ -375,6 +376,66 @@ func TestNewPlanMethods(t *testing.T) {
 			t.Errorf("%s: %v, want a plan (it releases an SGD run)", m.Name(), err)
 		case !m.SGD() && (!errors.Is(err, private.ErrOptions) || !strings.Contains(fmt.Sprint(err), release.SGDList())):
 			t.Errorf("%s: %v, want private.ErrOptions naming %s", m.Name(), err, release.SGDList())
+		}
+	}
+}
+
+// TestTrainSorted: a partition's rows as a matrix in position order train
+// to the weights TrainPartition gives from the rows in any order, bit for
+// bit; a matrix of another width, labels of another length, no rows or a
+// partition out of range are refused.
+func TestTrainSorted(t *testing.T) {
+	tab := fittest.Blobs(60, 2, []string{"a", "b"}, 4)
+	schema := datasets.Schema{Label: "y", Classes: []string{"a", "b"}, Bounds: fittest.BoundsFor(tab, -3, 4)}
+	opts := private.Options{Seed: 5, Trainer: trainer.Config{Reg: regularizers.ElasticNet{Lambda: 0.1}}}
+	pl, err := NewPlan(tab.Columns, schema, dp.Budget{}, opts, 2)
+	if err != nil {
+		t.Fatal(err)
+	}
+	tab.Source = "s.csv"
+	rows, _, err := pl.Rows(tab, "s.csv")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var part []Row
+	for _, r := range rows {
+		if r.Partition == 1 {
+			part = append(part, r)
+		}
+	}
+	ctx := context.Background()
+	slices.Reverse(part) // TrainPartition sorts them
+	want, err := pl.TrainPartition(ctx, 1, len(rows), part)
+	if err != nil {
+		t.Fatal(err)
+	}
+	slices.SortFunc(part, comparePosition)
+	d := pl.Dim()
+	X := mat.NewDense(len(part), d, nil)
+	y := make([]float64, len(part))
+	for i, r := range part {
+		X.SetRow(i, r.X)
+		y[i] = r.Y
+	}
+	got, err := pl.TrainSorted(ctx, 1, len(rows), X, y)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !slices.Equal(got.W, want.W) || got.N != want.N {
+		t.Errorf("TrainSorted: %d rows, weights %v; TrainPartition: %d rows, %v", got.N, got.W, want.N, want.W)
+	}
+	for name, c := range map[string]struct {
+		p int
+		X *mat.Dense
+		y []float64
+	}{
+		"another width":       {1, mat.NewDense(len(part), d+1, nil), y},
+		"labels of another n": {1, X, y[1:]},
+		"no rows":             {1, nil, nil},
+		"partition 2 of 2":    {2, X, y},
+	} {
+		if _, err := pl.TrainSorted(ctx, c.p, len(rows), c.X, c.y); !errors.Is(err, datasets.ErrFormat) && !errors.Is(err, private.ErrOptions) {
+			t.Errorf("%s: %v, want an error wrapping datasets.ErrFormat or private.ErrOptions", name, err)
 		}
 	}
 }

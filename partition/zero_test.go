@@ -7,6 +7,7 @@ import (
 
 	"github.com/stabpriv/stabpriv/datasets"
 	"github.com/stabpriv/stabpriv/private"
+	"gonum.org/v1/gonum/mat"
 )
 
 // TestZeroPlan checks that a zero or nil Plan gives errors wrapping
@@ -24,6 +25,9 @@ func TestZeroPlan(t *testing.T) {
 		}
 		if _, err := pl.TrainPartition(ctx, 0, 1, []Row{{X: []float64{1}}}); !errors.Is(err, private.ErrOptions) {
 			t.Errorf("%s Plan: TrainPartition: %v, want private.ErrOptions", name, err)
+		}
+		if _, err := pl.TrainSorted(ctx, 0, 1, mat.NewDense(1, 1, []float64{1}), []float64{1}); !errors.Is(err, private.ErrOptions) {
+			t.Errorf("%s Plan: TrainSorted: %v, want private.ErrOptions", name, err)
 		}
 		if _, err := pl.Release(ctx, nil, nil); !errors.Is(err, private.ErrOptions) {
 			t.Errorf("%s Plan: Release: %v, want private.ErrOptions", name, err)

@@ -23,6 +23,8 @@ import (
 	"math/rand/v2"
 	"os"
 	"path/filepath"
+	"runtime/metrics"
+	"runtime/pprof"
 	"slices"
 	"strconv"
 	"strings"
@@ -57,6 +59,8 @@ var (
 	noiseSeeds = flag.Int("noise-seeds", 10, "noise draws per release in the Adult comparison")
 	lambda     = flag.Float64("lambda", 1e-5, "lambda of the trained (non-private) comparison")
 	skipScale  = flag.Bool("skip-scale", false, "skip the scale run")
+	heapProf   = flag.String("heapprofile", "", "write the heap profile of the scale run's pipeline at its largest live heap to this file (go tool pprof: the runner's allocations are prism's, the workers' Beam's exec and stabpriv's)")
+	keep       = flag.String("dir", "", "write the scale run's shards to this directory and keep them (for runs on other runners); a temporary directory when empty")
 )
 
 func main() {
@@ -75,11 +79,16 @@ func main() {
 }
 
 func scale() error {
-	dir, err := os.MkdirTemp("", "stabpriv-beam-bench-")
-	if err != nil {
+	dir := *keep
+	if dir == "" {
+		var err error
+		if dir, err = os.MkdirTemp("", "stabpriv-beam-bench-"); err != nil {
+			return err
+		}
+		defer os.RemoveAll(dir)
+	} else if err := os.MkdirAll(dir, 0o755); err != nil {
 		return err
 	}
-	defer os.RemoveAll(dir)
 	t0 := time.Now()
 	cfg := stabbeam.Config{Label: "y", Classes: []string{"neg", "pos"}, Seed: 1, Partitions: *partitions,
 		Mechanism: "gamma", Epsilon: 1, Auto: true}
@@ -123,6 +132,10 @@ func scale() error {
 	n := *rows / *shards * *shards
 	fmt.Printf("scale: wrote %d shards, %d rows x %d features in %v\n", *shards, n, *features, time.Since(t0).Round(time.Millisecond))
 	out := filepath.Join(dir, "model.json")
+	if *heapProf != "" {
+		stop := watchHeap(*heapProf)
+		defer stop()
+	}
 	t1 := time.Now()
 	if err := stabbeam.Run(context.Background(), *runner, cfg, filepath.Join(dir, "part-*.csv"), out, true); err != nil {
 		return err
@@ -153,6 +166,37 @@ func scale() error {
 	fmt.Printf("scale: in process (partition.Fit, reading included): %v, %.0f rows/s; the pipeline takes %.2f times as long\n",
 		el2.Round(time.Millisecond), float64(n)/el2.Seconds(), el.Seconds()/el2.Seconds())
 	return nil
+}
+
+// watchHeap samples the live heap every 100 ms and writes the heap
+// profile to file each time it reaches a new maximum, until stop.
+func watchHeap(file string) (stop func()) {
+	done := make(chan struct{})
+	finished := make(chan struct{})
+	go func() {
+		defer close(finished)
+		sample := []metrics.Sample{{Name: "/gc/heap/live:bytes"}}
+		var best uint64
+		tick := time.NewTicker(100 * time.Millisecond)
+		defer tick.Stop()
+		for {
+			select {
+			case <-done:
+				fmt.Printf("scale: largest live heap after a GC %d MB, profile in %s\n", best>>20, file)
+				return
+			case <-tick.C:
+			}
+			metrics.Read(sample)
+			if v := sample[0].Value.Uint64(); v > best {
+				best = v
+				if f, err := os.Create(file); err == nil {
+					pprof.Lookup("heap").WriteTo(f, 0)
+					f.Close()
+				}
+			}
+		}
+	}()
+	return func() { close(done); <-finished }
 }
 
 // peakRSS returns VmHWM of /proc/self/status.
