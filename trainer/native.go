@@ -579,9 +579,13 @@ var rowsOnHugePages = func(x []float64) bool { return hugepage.Share(x) >= 0.5 }
 
 // fusedAhead is how many examples ahead of the current one passFused hints
 // the processor to fetch when it reads the rows in place: enough steps to
-// cover several memory latencies. Distances from 8 to 24 timed the same in
-// BenchmarkNativePass36000x33.
-const fusedAhead = 16
+// cover a memory latency, few enough that the hints in flight do not wait
+// for each other. Distances from 8 to 24 timed the same in
+// BenchmarkNativePass36000x33; on rows of 800 MB on huge pages
+// (BenchmarkEpochOverStream1Mx100) 4 took 5% less CPU time per epoch than
+// 16, and on 4 kB pages (BenchmarkPass100kx100/b=1,
+// BenchmarkNativePass36000x33) the two timed the same.
+const fusedAhead = 4
 
 // gather copies the rows, norms and labels of the examples idx, which start
 // at position pos of the pass order, into the chunk buffers.
