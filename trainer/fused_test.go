@@ -49,9 +49,10 @@ func stepTrace(t *testing.T, cfg Config, n, d int, set func(e *native), inPlace 
 // of float64s (fusedBlockFloats), whatever their size, or, for floats = 0,
 // read them in place, until the end of the test.
 func setBlocks(t *testing.T, floats int) {
-	f, m := fusedBlockFloats, fusedBlockMinBytes
-	t.Cleanup(func() { fusedBlockFloats, fusedBlockMinBytes = f, m })
+	f, m, h := fusedBlockFloats, fusedBlockMinBytes, rowsOnHugePages
+	t.Cleanup(func() { fusedBlockFloats, fusedBlockMinBytes, rowsOnHugePages = f, m, h })
 	fusedBlockFloats, fusedBlockMinBytes = floats, 0
+	rowsOnHugePages = func([]float64) bool { return false }
 	if floats == 0 {
 		fusedBlockMinBytes = math.Inf(1)
 	}
@@ -134,6 +135,40 @@ func TestPassFusedBlocks(t *testing.T) {
 				}
 			})
 		}
+	}
+}
+
+// TestFusedBlockHugePages checks that passFused reads rows in place, not
+// by blocks, when they lie on huge pages, and that only rows of
+// fusedBlockMinBytes or more are looked up.
+func TestFusedBlockHugePages(t *testing.T) {
+	const n, d = 53, 6
+	for _, huge := range []bool{false, true} {
+		setBlocks(t, 4*d)
+		calls := 0
+		rowsOnHugePages = func(x []float64) bool {
+			if len(x) != n*d {
+				t.Errorf("rowsOnHugePages of %d floats, want the %d of the rows", len(x), n*d)
+			}
+			calls++
+			return huge
+		}
+		var blk int
+		stepTrace(t, Config{Loss: losses.Logistic{}, Reg: regularizers.L2(0.01), Passes: 1}, n, d, func(e *native) { blk = e.fblock }, false)
+		want := 4 // 4d floats: 4 examples
+		if huge {
+			want = 0
+		}
+		if blk != want {
+			t.Errorf("huge pages %v: blocks of %d examples, want %d", huge, blk, want)
+		}
+		if calls != 1 {
+			t.Errorf("huge pages %v: %d look-ups, want 1", huge, calls)
+		}
+	}
+	fusedBlockMinBytes = 8*n*d + 1
+	if got := fusedBlock(n, d, func() bool { t.Error("looked up rows below fusedBlockMinBytes"); return false }); got != 0 {
+		t.Errorf("fusedBlock below fusedBlockMinBytes = %d, want 0", got)
 	}
 }
 

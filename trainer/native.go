@@ -10,6 +10,7 @@ import (
 	gonumblas "gonum.org/v1/gonum/blas/gonum"
 
 	"github.com/stabpriv/stabpriv/internal/check"
+	"github.com/stabpriv/stabpriv/internal/hugepage"
 	"github.com/stabpriv/stabpriv/internal/kernel"
 	"github.com/stabpriv/stabpriv/losses"
 )
@@ -195,7 +196,7 @@ func newNative(p *problem) (*native, error) {
 		e.gb = make([]float64, batchChunk)
 	}
 	if e.fuse {
-		if e.fblock = fusedBlock(p.n, p.d); e.fblock > 0 {
+		if e.fblock = fusedBlock(p.n, p.d, func() bool { return rowsOnHugePages(p.x) }); e.fblock > 0 {
 			e.fbuf = [2]rowBlock{newRowBlock(e.fblock, p.d), newRowBlock(e.fblock, p.d)}
 		}
 	}
@@ -401,8 +402,11 @@ func (e *native) pass(ctx context.Context, j int) (lo, hi float64, err error) {
 //
 // Rows are read in place, with the row, norm and label of the example
 // fusedAhead positions on hinted to the cache at every step
-// (kernel.PrefetchExample), unless they take fusedBlockMinBytes or more.
-// Then they are read from copies made block by block (rowBlock.gather):
+// (kernel.PrefetchExample), unless they take fusedBlockMinBytes or more
+// and do not lie on huge pages (rowsOnHugePages; package trainer and the
+// command's reader advise the matrices they build onto them,
+// hugepage.Advise). Then they are read from copies made block by block
+// (rowBlock.gather):
 // the next fblock examples of the pass order are copied, in that order,
 // into the other of two buffers when the step before the block needs its
 // first row, and the steps read their rows one after another from a buffer
@@ -411,6 +415,8 @@ func (e *native) pass(ctx context.Context, j int) (lo, hi float64, err error) {
 // issued as one burst of independent hints per block, these overlap each
 // other, where hints spread over the steps a fixed distance ahead
 // overlapped less (BenchmarkEpochOverStream1Mx100, docs/PERFORMANCE.md).
+// On huge pages a random row costs its cache miss alone, which the hints
+// ahead cover, and the copies would only add work.
 // The copies hold the rows' bits, so a step computes the same either way
 // (TestPassFusedBlocks). A Constant schedule's step size is computed once
 // per pass. The update is the Step's: its move (the one updateOneGLM
@@ -538,12 +544,13 @@ func (b *rowBlock) gather(p *problem, idx []int) {
 
 // fusedBlock returns the number of examples of each of passFused's two
 // buffers for n rows of d features: 0 (rows read in place) when the rows
-// take less than fusedBlockMinBytes, otherwise as many rows as fit in
-// fusedBlockFloats float64s, at least one, at most n. The buffers hold at
-// most 2 (max(fusedBlockFloats, d) + 2 fusedBlock) float64s: 130 kB at d =
-// 100, whatever n.
-func fusedBlock(n, d int) int {
-	if 8*float64(n)*float64(d) < fusedBlockMinBytes {
+// take less than fusedBlockMinBytes or huge reports that they lie on huge
+// pages (it is called only for rows that large), otherwise as many rows as
+// fit in fusedBlockFloats float64s, at least one, at most n. The buffers
+// hold at most 2 (max(fusedBlockFloats, d) + 2 fusedBlock) float64s: 130
+// kB at d = 100, whatever n.
+func fusedBlock(n, d int, huge func() bool) int {
+	if 8*float64(n)*float64(d) < fusedBlockMinBytes || huge() {
 		return 0
 	}
 	return min(n, max(1, fusedBlockFloats/d))
@@ -552,7 +559,8 @@ func fusedBlock(n, d int) int {
 // The sizes of passFused's blocks. Each buffer holds fusedBlockFloats
 // float64s of rows (64 kB): BenchmarkEpochOverStream1Mx100 timed blocks of
 // 8,192 floats faster than of 32,768 and 131,072. Rows that take less than
-// fusedBlockMinBytes (256 MiB) are read in place: on 4 kB pages their page
+// fusedBlockMinBytes (256 MiB) are read in place (larger ones too on huge
+// pages, rowsOnHugePages): on 4 kB pages their page
 // tables take less than 512 kB, the TLB misses of random rows cost little,
 // and copies only add work (BenchmarkPass100kx100/b=1, 80 MB, timed 1.3
 // times slower with them; BenchmarkEpochOverStream1Mx100, 800 MB, faster).
@@ -562,11 +570,22 @@ var (
 	fusedBlockMinBytes = float64(1 << 28)
 )
 
+// rowsOnHugePages reports whether most of the bytes of the rows x lie on
+// huge pages (hugepage.Share): there a random row costs no page walk, and
+// passFused reads rows of any size in place, which
+// BenchmarkEpochOverStream1Mx100 timed faster than the copies by blocks
+// (which still pay for the copy). A variable, so that the tests can fix it.
+var rowsOnHugePages = func(x []float64) bool { return hugepage.Share(x) >= 0.5 }
+
 // fusedAhead is how many examples ahead of the current one passFused hints
 // the processor to fetch when it reads the rows in place: enough steps to
-// cover several memory latencies. Distances from 8 to 24 timed the same in
-// BenchmarkNativePass36000x33.
-const fusedAhead = 16
+// cover a memory latency, few enough that the hints in flight do not wait
+// for each other. Distances from 8 to 24 timed the same in
+// BenchmarkNativePass36000x33; on rows of 800 MB on huge pages
+// (BenchmarkEpochOverStream1Mx100) 4 took 5% less CPU time per epoch than
+// 16, and on 4 kB pages (BenchmarkPass100kx100/b=1,
+// BenchmarkNativePass36000x33) the two timed the same.
+const fusedAhead = 4
 
 // gather copies the rows, norms and labels of the examples idx, which start
 // at position pos of the pass order, into the chunk buffers.

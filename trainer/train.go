@@ -13,6 +13,7 @@ import (
 
 	"github.com/stabpriv/stabpriv/glm"
 	"github.com/stabpriv/stabpriv/internal/check"
+	"github.com/stabpriv/stabpriv/internal/hugepage"
 	"github.com/stabpriv/stabpriv/internal/kernel"
 	"github.com/stabpriv/stabpriv/losses"
 )
@@ -93,7 +94,7 @@ func (t *Trainer) newProblem(X mat.Matrix, y []float64) (*problem, error) {
 	if cfg.Batch > n {
 		return nil, fmt.Errorf("%w: batch size %d exceeds %d examples", ErrData, cfg.Batch, n)
 	}
-	p := &problem{cfg: cfg, loss: cfg.Loss, n: n, d: d, k: 1, y: make([]float64, n), log: cfg.Logger}
+	p := &problem{cfg: cfg, loss: cfg.Loss, n: n, d: d, k: 1, y: hugepage.Make(n), log: cfg.Logger}
 	if p.log == nil {
 		l := logrus.New()
 		l.SetLevel(logrus.PanicLevel)
@@ -167,12 +168,12 @@ func (p *problem) setRows(X mat.Matrix) error {
 	if rm, ok := X.(mat.RawMatrixer); ok && rm.RawMatrix().Stride == d && p.cfg.Model == nil {
 		p.x, owned = rm.RawMatrix().Data[:n*d], false
 	} else {
-		p.x = make([]float64, n*d)
+		p.x = hugepage.Make(n * d) // advised before it is filled (hugepage.Advise)
 		for i := 0; i < n; i++ {
 			mat.Row(p.x[i*d:(i+1)*d], i, X) // a copy for *mat.Dense, At calls otherwise
 		}
 	}
-	p.norm = make([]float64, n)
+	p.norm = hugepage.Make(n)
 	squaredNorms(p.norm, p.x, d)
 	for i, sq := range p.norm {
 		// The common case first: a finite row within kappa (NaN and +Inf

@@ -14,6 +14,7 @@ import (
 	"github.com/stabpriv/stabpriv/datasets"
 	"github.com/stabpriv/stabpriv/dp"
 	"github.com/stabpriv/stabpriv/internal/check"
+	"github.com/stabpriv/stabpriv/internal/hugepage"
 )
 
 // Mode selects how raw feature values become model inputs (RowMap).
@@ -669,7 +670,9 @@ func uniq(s []string) map[string]bool {
 // schema) to model inputs, and returns them with their labels and which of
 // them are null rows (mapped to zero, bias included).
 func (p *RowMap) Rows(enc *datasets.Encoded, idx []int) (*mat.Dense, []float64, []bool, error) {
-	X := mat.NewDense(len(idx), p.Dim(), nil)
+	// The trainer reads these rows in a random order: advised onto huge
+	// pages before they are written (hugepage.Advise).
+	X := mat.NewDense(len(idx), p.Dim(), hugepage.Make(len(idx)*p.Dim()))
 	y := make([]float64, len(idx))
 	null := make([]bool, len(idx))
 	apply := p.mapper()

@@ -6,6 +6,8 @@ import (
 
 	gonumblas "gonum.org/v1/gonum/blas/gonum"
 	"gonum.org/v1/gonum/mat"
+
+	"github.com/stabpriv/stabpriv/internal/hugepage"
 )
 
 // Synth returns n dense rows of d features, each drawn uniformly in
@@ -22,7 +24,7 @@ func Synth(n, d, classes int, seed uint64) (*mat.Dense, []float64) {
 	for i := range planted {
 		planted[i] = 3 * r.NormFloat64()
 	}
-	X := mat.NewDense(n, d, nil)
+	X := mat.NewDense(n, d, hugepage.Make(n*d))
 	y := make([]float64, n)
 	z := make([]float64, k)
 	for i := 0; i < n; i++ {
