@@ -291,7 +291,7 @@ func (pl *Plan) planBounds() error {
 	}
 	pl.EstimateBounds = true
 	pl.BoundsEpsilon = share * pl.Budget.Epsilon
-	pl.Release = dp.Budget{Epsilon: pl.Budget.Epsilon - pl.BoundsEpsilon, Delta: pl.Budget.Delta}
+	pl.setRelease()
 	if !(pl.BoundsEpsilon > 0) || !(pl.Release.Epsilon > 0) {
 		return fmt.Errorf("%w: bounds share %v of eps = %v leaves eps = %v for the bounds and %v for the release, want both > 0", dp.ErrBudget, share, pl.Budget.Epsilon, pl.BoundsEpsilon, pl.Release.Epsilon)
 	}
@@ -343,8 +343,21 @@ func (pl *Plan) planPCA() error {
 	if _, err := perturb.AnalyticGaussianSigma(b.Epsilon, b.Delta, dppca.Sensitivity); err != nil {
 		return fmt.Errorf("%w: the principal components at (%v, %v): %w", dp.ErrBudget, b.Epsilon, b.Delta, err)
 	}
-	pl.PCABudget, pl.Release = b, rel
+	pl.PCABudget = b
+	pl.setRelease()
 	return nil
+}
+
+// setRelease sets Release to what the private steps before the release
+// leave of the budget: epsilon less the bounds' BoundsEpsilon and the
+// principal components' PCABudget.Epsilon, delta less PCABudget.Delta.
+// It is the one place Release is derived, so that taking a step back (the
+// bounds of an all-categorical table) gives back that step's part only.
+func (pl *Plan) setRelease() {
+	pl.Release = dp.Budget{
+		Epsilon: pl.Budget.Epsilon - pl.BoundsEpsilon - pl.PCABudget.Epsilon,
+		Delta:   pl.Budget.Delta - pl.PCABudget.Delta,
+	}
 }
 
 // Config returns the trainer settings of a run on n training rows of dim
@@ -686,9 +699,11 @@ func (pl *Plan) prepare(t *datasets.Table) (*preparedRows, error) {
 	numeric := preprocess.NumericColumns(rawTrain, enc.Features, schema)
 	if pl.EstimateBounds && numeric == nil {
 		// Every feature is categorical: nothing to estimate, and the
-		// release gets the whole budget (a decision of the header and
-		// the schema, both public).
-		pl.EstimateBounds, pl.BoundsEpsilon, pl.Release = false, 0, pl.Budget
+		// release gets the bounds' part back (a decision of the header
+		// and the schema, both public); the principal components, if
+		// any, keep theirs.
+		pl.EstimateBounds, pl.BoundsEpsilon = false, 0
+		pl.setRelease()
 	}
 	if pl.EstimateBounds {
 		if schema, err = pl.estimateBounds(enc.Features, numeric); err != nil {

@@ -5,6 +5,7 @@ import (
 	"context"
 	"errors"
 	"math"
+	"math/rand/v2"
 	"strings"
 	"testing"
 
@@ -16,6 +17,7 @@ import (
 	"github.com/stabpriv/stabpriv/dppca"
 	"github.com/stabpriv/stabpriv/modelfile"
 	"github.com/stabpriv/stabpriv/perturb"
+	"github.com/stabpriv/stabpriv/selection"
 )
 
 // pcaFit fits boundsTable's rows with the bounds estimated (share 0.25)
@@ -249,6 +251,65 @@ func TestVerifyPCATampered(t *testing.T) {
 		_, _, err := modelfile.Verify(c)
 		if !errors.Is(err, modelfile.ErrVerify) && !errors.Is(err, modelfile.ErrFile) {
 			t.Errorf("%s: Verify %v, want an error", name, err)
+		}
+	}
+}
+
+// categoricalOnlyTable returns n rows of three categorical features
+// (color, shape and size) and a label that depends on them, with the
+// schema declaring the categories and no bounds.
+func categoricalOnlyTable(t *testing.T, n int) (*datasets.Table, datasets.Schema) {
+	t.Helper()
+	r := rand.New(rand.NewPCG(2, 7))
+	colors, shapes, sizes := []string{"red", "green", "blue"}, []string{"sq", "ci"}, []string{"s", "m", "l"}
+	rows := make([][]string, n)
+	for i := range rows {
+		c, sh, sz := r.IntN(3), r.IntN(2), r.IntN(3)
+		y := "no"
+		if float64(c)-float64(sz)+r.NormFloat64()/2 > 0 {
+			y = "yes"
+		}
+		rows[i] = []string{colors[c], shapes[sh], sizes[sz], y}
+	}
+	tab, err := datasets.NewTable("categorical only", []string{"color", "shape", "size", "y"}, rows)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return tab, datasets.Schema{Label: "y", Classes: []string{"no", "yes"}, Categories: []datasets.Categorical{
+		{Column: "color", Values: colors}, {Column: "shape", Values: shapes}, {Column: "size", Values: sizes}}}
+}
+
+// TestFitPCACategoricalOnly: on a table whose features are all
+// categorical no bounds are estimated, and the release gets the bounds'
+// part of the budget back but not the principal components' part: with a
+// named mechanism and with a holdout selection, the ledger lists the
+// directions and the release and sums to the claim, and Verify accepts the
+// file.
+func TestFitPCACategoricalOnly(t *testing.T) {
+	tab, schema := categoricalOnlyTable(t, 2000)
+	eps, delta, ps := 1.0, 1e-5, 0.2 // float64 arithmetic, as the plan's
+	budget := dp.Budget{Epsilon: eps, Delta: delta}
+	for name, opts := range map[string]Options{
+		"mechanism": {Mechanism: perturb.AnalyticGaussian, Auto: true, PCA: 2, PCAShare: ps},
+		"holdout":   {Select: &selection.Config{Method: selection.Holdout}, PCA: 2, PCAShare: ps},
+	} {
+		opts.Seed = 3
+		r, err := Fit(context.Background(), tab, schema, budget, opts)
+		if err != nil {
+			t.Fatalf("%s: %v", name, err)
+		}
+		c := r.Certificate
+		if tot := dp.Total(c.Ledger); math.Abs(tot.Epsilon-budget.Epsilon) > 1e-12 || math.Abs(tot.Delta-budget.Delta) > 1e-18 {
+			t.Errorf("%s: the ledger %+v sums to %+v, the claim is %+v", name, c.Ledger, tot, budget)
+		}
+		if len(c.Ledger) < 2 || c.Ledger[0] != modelfile.ComponentsCharge(dp.Budget{Epsilon: ps * eps, Delta: ps * delta}) || c.EstimatedBounds != nil {
+			t.Errorf("%s: ledger %+v, estimated bounds %v", name, c.Ledger, c.EstimatedBounds)
+		}
+		if b := r.ReleaseBudget(); b != (dp.Budget{Epsilon: eps - ps*eps, Delta: delta - ps*delta}) {
+			t.Errorf("%s: the release is calibrated to %+v", name, b)
+		}
+		if v, why, err := modelfile.Verify(r); err != nil || v != modelfile.PrivateRelease {
+			t.Errorf("%s: Verify %v (%s), %v", name, v, why, err)
 		}
 	}
 }
