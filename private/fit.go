@@ -821,11 +821,21 @@ func (pl *Plan) estimateBounds(features []string, rawTrain *mat.Dense) (datasets
 	n, d := rawTrain.Dims()
 	if need := privbounds.MinRows(d, pl.BoundsEpsilon); n < need {
 		hint := "declare the bounds"
+		// The bounds' share and the principal components' must leave the
+		// release a positive part: the largest bounds share is below
+		// 1 - the components' share.
+		ps := pl.PCABudget.Epsilon / pl.Budget.Epsilon
 		if sh := privbounds.MinShare(n, d, pl.Budget.Epsilon); sh < 1 {
 			// Rounded up at 3 significant digits, so that the share given
 			// back passes.
 			p := math.Pow(10, math.Floor(math.Log10(sh))-2)
-			hint = fmt.Sprintf("declare the bounds, or raise the bounds share to at least %.3g", math.Ceil(sh/p)*p)
+			sh = math.Ceil(sh/p) * p
+			switch {
+			case sh+ps < 1:
+				hint = fmt.Sprintf("declare the bounds, or raise the bounds share to at least %.3g", sh)
+			case sh < 1:
+				hint = fmt.Sprintf("declare the bounds, or raise the bounds share to at least %.3g with a principal components share below %.3g (the two must leave the release a part)", sh, 1-sh)
+			}
 		}
 		return datasets.Schema{}, fmt.Errorf("%w: the estimate of the bounds of %d feature columns at eps = %g needs at least %d training rows (its noise would decide the ranges of fewer), the table gives %d: %s",
 			ErrBoundsRows, d, pl.BoundsEpsilon, need, n, hint)

@@ -147,3 +147,80 @@ func TestCLIPCARefused(t *testing.T) {
 		t.Errorf("shares summing to 1: %v", err)
 	}
 }
+
+// TestForecastAdviceFlags: the advice of the useless-release forecast is in
+// terms of the flags given and feasible. With --bounds-share 0.45 and
+// --pca-share 0.45 at --epsilon 0.1 the release gets eps = 0.01: the eps
+// advised is above the --epsilon given (the release's 0.01 scaled by 1/0.1),
+// a lower share leaves the sum of the shares below 1, the inputs are named
+// by --pca with k >= 1, and the bounds hint of the refusal that follows
+// (too few rows for the estimate) asks for a feasible pair of shares.
+func TestForecastAdviceFlags(t *testing.T) {
+	data := writeCSV(t, clusters(2, 2500))
+	_, stderr, terr := call(t, "train", "--data", data, "--label", "class", "--classes", "c0,c1", "--epsilon", "0.1", "--delta", "1e-9",
+		"--bounds-share", "0.45", "--pca-share", "0.45", "--pca", "2", "--log-level", "warn")
+	if terr == nil {
+		t.Fatalf("4,000 training rows at bounds eps 0.045: the estimate should be refused\n%s", stderr)
+	}
+	i := strings.Index(stderr, "what would help: ")
+	if i < 0 {
+		t.Fatalf("no advice:\n%s", stderr)
+	}
+	advice := strings.Split(strings.SplitN(stderr[i+len("what would help: "):], "\"", 2)[0], ", ")
+	seen := map[string]bool{}
+	for _, a := range advice {
+		var (
+			v   float64
+			err error
+		)
+		switch {
+		case strings.HasPrefix(a, "eps = "):
+			v, err = strconv.ParseFloat(strings.TrimPrefix(a, "eps = "), 64)
+			if err != nil || v <= 0.1 {
+				t.Errorf("advice %q: want an --epsilon above the 0.1 given (%v)", a, err)
+			}
+		case strings.HasPrefix(a, "--pca-share "), strings.HasPrefix(a, "--bounds-share "):
+			f := strings.Fields(a)
+			v, err = strconv.ParseFloat(f[1], 64)
+			if err != nil || !(v > 0) || v+0.45 >= 1 || v >= 0.45 {
+				t.Errorf("advice %q: want a lower share that leaves the release a part (%v)", a, err)
+			}
+		case strings.Contains(a, "model inputs"), strings.HasPrefix(a, "--pca "):
+			t.Errorf("advice %q: --pca 2 has 3 model inputs, of which only k = 1 is fewer, and that does not help here", a)
+		}
+		seen[strings.Fields(a)[0]] = true
+	}
+	if !seen["eps"] || !seen["--pca-share"] {
+		t.Errorf("the advice %q names no --epsilon or no lower --pca-share", advice)
+	}
+	msg := terr.Error()
+	j := strings.Index(msg, "raise the bounds share to at least ")
+	if j < 0 {
+		t.Fatalf("no bounds hint: %v", msg)
+	}
+	var sh, ps float64
+	if _, e := fmt.Sscanf(msg[j:], "raise the bounds share to at least %g with a principal components share below %g", &sh, &ps); e != nil || sh+ps > 1 || !(ps > 0) {
+		t.Errorf("the bounds hint %q: shares %v and %v (%v), want a pair that leaves the release a part", msg[j:], sh, ps, e)
+	}
+}
+
+// TestForecastRandomStopping: random stopping's runs are pure at
+// eps/(2 + eta) whatever --delta: its forecast is of those runs (never the
+// +Inf ratio of delta mechanisms refused a pure budget, nor advice of a
+// delta), and it warns at a small eps.
+func TestForecastRandomStopping(t *testing.T) {
+	data := writeCSV(t, clusters(2, 200))
+	for _, c := range []struct {
+		eps  string
+		warn bool
+	}{{"1", false}, {"0.001", true}} {
+		_, stderr, _ := call(t, "train", "--data", data, "--label", "class", "--classes", "c0,c1", "--bounds-all", "-8,8",
+			"--epsilon", c.eps, "--delta", "1e-5", "--select", "random-stopping", "--log-level", "warn")
+		if strings.Contains(stderr, "Inf") || strings.Contains(stderr, "()") || strings.Contains(stderr, "a delta") {
+			t.Errorf("eps = %s: %s", c.eps, stderr)
+		}
+		if got := strings.Contains(stderr, "near chance"); got != c.warn {
+			t.Errorf("eps = %s: warning %v, want %v:\n%s", c.eps, got, c.warn, stderr)
+		}
+	}
+}
