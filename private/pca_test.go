@@ -82,6 +82,15 @@ func TestFitPCA(t *testing.T) {
 		if src != nil {
 			want = modelfile.NotPrivate
 		}
+		// The directions' note names the sampler's discretization for
+		// secure noise, as the release's note does for its noise.
+		note := pcaNote(t, c)
+		if got := strings.Contains(note, "the discretization is not covered"); got != (src == nil) {
+			t.Errorf("secure noise %v: the directions' note %q", src == nil, note)
+		}
+		if strings.Contains(note, "standardized") {
+			t.Errorf("bounds mode: the directions' note %q speaks of standardized rows", note)
+		}
 		if v, why, err := modelfile.Verify(r); err != nil || v != want {
 			t.Errorf("Verify: %v (%s), %v; want %v", v, why, err, want)
 		}
@@ -311,5 +320,36 @@ func TestFitPCACategoricalOnly(t *testing.T) {
 		if v, why, err := modelfile.Verify(r); err != nil || v != modelfile.PrivateRelease {
 			t.Errorf("%s: Verify %v (%s), %v", name, v, why, err)
 		}
+	}
+}
+
+// pcaNote returns the certificate's note on the principal directions.
+func pcaNote(t *testing.T, c *dp.Certificate) string {
+	t.Helper()
+	for _, a := range c.Assumptions {
+		if strings.Contains(a, "principal directions") && strings.Contains(a, "Analyze Gauss") {
+			return a
+		}
+	}
+	t.Fatalf("no note on the principal directions in %q", c.Assumptions)
+	return ""
+}
+
+// TestFitPCAStandardize: with rows standardized by statistics of the
+// training split, the directions' note qualifies the sensitivity sqrt(2):
+// it holds for the standardized rows, not for the table.
+func TestFitPCAStandardize(t *testing.T) {
+	tab, schema := boundsTable(t, 1000)
+	r, err := Fit(context.Background(), tab, schema, dp.Budget{Epsilon: 2, Delta: 1e-5},
+		Options{Mechanism: perturb.AnalyticGaussian, Auto: true, Preprocess: preprocess.Standardize, PCA: 2, Seed: 3, Noise: perturb.Seeded(2)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	note := pcaNote(t, r.Certificate)
+	if !strings.Contains(note, "sqrt(2) under replace-one of the standardized rows only") || !strings.Contains(note, "not private") {
+		t.Errorf("the directions' note %q does not qualify the sensitivity", note)
+	}
+	if _, _, err := modelfile.Verify(r); err != nil {
+		t.Errorf("Verify: %v", err)
 	}
 }
