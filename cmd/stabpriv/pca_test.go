@@ -6,11 +6,15 @@ import (
 	"errors"
 	"fmt"
 	"math"
+	"math/rand/v2"
 	"os"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"testing"
+
+	"gonum.org/v1/gonum/floats"
 
 	"github.com/stabpriv/stabpriv/dp"
 	"github.com/stabpriv/stabpriv/dppca"
@@ -223,4 +227,92 @@ func TestForecastRandomStopping(t *testing.T) {
 			t.Errorf("eps = %s: warning %v, want %v:\n%s", c.eps, got, c.warn, stderr)
 		}
 	}
+}
+
+// TestCLIProjectHugeRow: with --standardize none and --project k (with and
+// without --pca), a row of finite cells near the float64 range, whose
+// projection R z overflows, maps like any other row (to the direction of
+// R z, the unit-ball map's clip_1 of it): the file with that row trains as
+// its neighbour does, the model files differ only in the parts the rows
+// decide, the mapped row has norm 1 before the bias, and without --pca
+// (same noise seed) the released weights move by at most the certified
+// L2 sensitivity.
+func TestCLIProjectHugeRow(t *testing.T) {
+	rng := rand.New(rand.NewPCG(8, 1))
+	var b strings.Builder
+	b.WriteString("x1,x2,x3,x4,x5,x6,class\n")
+	for i := range 400 {
+		c := i % 2
+		for range 6 {
+			fmt.Fprintf(&b, "%.4g,", rng.NormFloat64()+float64(2*c-1))
+		}
+		fmt.Fprintf(&b, "c%d\n", c)
+	}
+	base := b.String()
+	huge := [][]string{
+		{"1.7e308", "1.7e308", "1.7e308", "1.7e308", "1.7e308", "1.7e308"},
+		{"1.7e308", "-1.7e308", "-1.7e308", "1.7e308", "-1.7e308", "1.7e308"},
+		{"1e308", "-1e308", "1e308", "-1e308", "1e308", "-1e308"},
+	}
+	dir := t.TempDir()
+	for _, extra := range [][]string{nil, {"--pca", "2"}} {
+		flags := append([]string{"--label", "class", "--classes", "c0,c1", "--standardize", "none", "--project", "3", "--test-frac", "0",
+			"--epsilon", "1", "--delta", "1e-5", "--mechanism", "gaussian-analytic", "--seed", "3", "--noise", "seeded", "--noise-seed", "5"}, extra...)
+		var files []*modelfile.Released
+		for i, cells := range append([][]string{nil}, huge...) {
+			text := base
+			if cells != nil {
+				text = editCSV(t, base, 7, func(rec []string) []string { return append(slices.Clone(cells), rec[6:]...) })
+			}
+			data := filepath.Join(dir, fmt.Sprintf("d%d.csv", i))
+			if err := os.WriteFile(data, []byte(text), 0o644); err != nil {
+				t.Fatal(err)
+			}
+			out := filepath.Join(dir, fmt.Sprintf("m%d-%d.json", len(extra), i))
+			if _, stderr, err := call(t, append([]string{"train", "--data", data, "--out", out}, flags...)...); err != nil {
+				t.Fatalf("%v, row 8 = %v: %v\n%s", extra, cells, err, stderr)
+			}
+			r, err := modelfile.ReadFile(out)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if cells != nil && extra == nil {
+				x := make([]float64, len(cells))
+				for j, c := range cells {
+					x[j], _ = strconv.ParseFloat(c, 64)
+				}
+				dst := make([]float64, r.Preprocessing.Dim())
+				if err := r.Preprocessing.Apply(dst, x); err != nil {
+					t.Errorf("row %v: %v", cells, err)
+				} else if nrm := floats.Norm(dst[:3], 2); math.Abs(nrm-1/math.Sqrt2) > 1e-12 {
+					t.Errorf("row %v: mapped to %v, want norm 1/sqrt(2) before the bias", cells, dst)
+				}
+			}
+			files = append(files, r)
+		}
+		for i, r := range files[1:] {
+			if pub(files[0]) != pub(r) {
+				t.Errorf("%v, neighbour %d: the model files differ beyond the weights:\n%s\n%s", extra, i+1, pub(files[0]), pub(r))
+			}
+			// Same noise: without --pca the released weights differ by
+			// the trained weights' move, at most the certified Delta.
+			if c := files[0].Certificate; extra == nil {
+				if d := floats.Distance(files[0].Model.W, r.Model.W, 2); d > c.L2Sensitivity {
+					t.Errorf("neighbour %d: ||w - w'|| = %v > Delta = %v", i+1, d, c.L2Sensitivity)
+				}
+			}
+		}
+	}
+}
+
+// pub returns the JSON of r without the parts the rows decide (the
+// weights, the principal directions and their hashes).
+func pub(r *modelfile.Released) string {
+	cp := *r
+	c := *r.Certificate
+	p := *r.Preprocessing
+	cp.Certificate, cp.Preprocessing = &c, &p
+	c.WeightsSHA256, c.ComponentsSHA256, cp.Model, p.PCA = "", "", nil, nil
+	b, _ := json.Marshal(&cp)
+	return string(b)
 }
