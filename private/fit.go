@@ -771,7 +771,7 @@ func (pl *Plan) checkPCA(w int) error {
 	case k > w:
 		return fmt.Errorf("%w: %d principal components of rows of %d entries (the mapped features, or the random projection's k): want 1 <= k <= %d", ErrOptions, k, w, w)
 	case w > 0 && w*(w+1)/2 > dppca.MaxEntries:
-		return fmt.Errorf("%w: the principal components of rows of %d entries need %d second moments, more than %d: project the rows first with a random projection (Project, --project k) of at most a few thousand dimensions", ErrOptions, w, w*(w+1)/2, dppca.MaxEntries)
+		return fmt.Errorf("%w: the principal components of rows of %d entries need %d second moments, more than %d (their time grows as the cube of the width): project the rows first with a random projection to k <= %d dimensions (Project, --project k)", ErrOptions, w, w*(w+1)/2, dppca.MaxEntries, dppca.MaxColumns)
 	}
 	return nil
 }

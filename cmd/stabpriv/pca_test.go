@@ -316,3 +316,35 @@ func pub(r *modelfile.Released) string {
 	b, _ := json.Marshal(&cp)
 	return string(b)
 }
+
+// TestCLIPCATooWide: --pca on rows wider than dppca.MaxColumns is a usage
+// error before any noise that says to give --project k first; with
+// --project k the run is accepted.
+func TestCLIPCATooWide(t *testing.T) {
+	w := dppca.MaxColumns + 1
+	var b strings.Builder
+	for j := range w {
+		fmt.Fprintf(&b, "x%d,", j)
+	}
+	b.WriteString("class\n")
+	for i := range 40 {
+		for j := range w {
+			fmt.Fprintf(&b, "%d,", (i*j)%3-1)
+		}
+		fmt.Fprintf(&b, "c%d\n", i%2)
+	}
+	data := writeCSV(t, b.String())
+	args := []string{"train", "--data", data, "--label", "class", "--classes", "c0,c1", "--bounds-all", "-1,1", "--epsilon", "1", "--delta", "1e-5", "--pca", "1", "--log-level", "warn"}
+	out := filepath.Join(t.TempDir(), "m.json")
+	_, _, err := call(t, append(args, "--out", out)...)
+	var ue *usageError
+	if !errors.As(err, &ue) || !strings.Contains(err.Error(), "--project k") {
+		t.Errorf("%d columns with --pca: %v, want a usage error naming --project k", w, err)
+	}
+	if _, err := os.Stat(out); err == nil {
+		t.Error("a model file was written")
+	}
+	if _, stderr, err := call(t, append(args, "--project", "20")...); err != nil {
+		t.Errorf("with --project 20: %v\n%s", err, stderr)
+	}
+}
