@@ -149,10 +149,22 @@ func PredictIn(ms []Method, cfg trainer.Config, n, dim int, b dp.Budget, t Terms
 	} else {
 		f.Advice = append(f.Advice, fmt.Sprintf("about %.3g training rows (no data set: raise eps)", rows))
 	}
-	for eps := b.Epsilon * 2; eps <= 1e3*b.Epsilon; eps *= 2 {
+	helps := func(eps float64) bool {
 		g, err := best(n, dim, dp.Budget{Epsilon: eps, Delta: b.Delta}, ms)
-		if err != nil || g.Ratio >= Weak {
+		return err == nil && g.Ratio < Weak
+	}
+	for eps := b.Epsilon * 2; eps <= 1e3*b.Epsilon; eps *= 2 {
+		if !helps(eps) {
 			continue
+		}
+		// The least eps that helps, to 0.1% (bisection on
+		// [eps/2, eps]: the ratio falls as eps grows).
+		for lo := eps / 2; eps-lo > 1e-3*eps; {
+			if mid := (lo + eps) / 2; helps(mid) {
+				eps = mid
+			} else {
+				lo = mid
+			}
 		}
 		f.Advice = append(f.Advice, fmt.Sprintf("eps = %.3g", roundUp(eps/scale)))
 		// The release's eps is proportional to 1 - total, the part the

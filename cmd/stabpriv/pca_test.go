@@ -348,3 +348,61 @@ func TestCLIPCATooWide(t *testing.T) {
 		t.Errorf("with --project 20: %v\n%s", err, stderr)
 	}
 }
+
+// TestCLIPCACategoricalOnly: a table of categorical features only (a
+// --schema) with --pca, by the rule and by a holdout selection: the ledger
+// sums to the claim (the release gets the bounds' share back, not the
+// directions'), certify verifies the secure release, and the forecast does
+// not advise a lower --bounds-share (no bounds are estimated).
+func TestCLIPCACategoricalOnly(t *testing.T) {
+	rng := rand.New(rand.NewPCG(3, 3))
+	colors, shapes, sizes := []string{"red", "green", "blue"}, []string{"sq", "ci"}, []string{"s", "m", "l"}
+	var b strings.Builder
+	b.WriteString("color,shape,size,class\n")
+	for range 1500 {
+		c, sh, sz := rng.IntN(3), rng.IntN(2), rng.IntN(3)
+		y := 0
+		if float64(c)-float64(sz)+rng.NormFloat64()/2 > 0 {
+			y = 1
+		}
+		fmt.Fprintf(&b, "%s,%s,%s,c%d\n", colors[c], shapes[sh], sizes[sz], y)
+	}
+	data := writeCSV(t, b.String())
+	schema := writeFile(t, "schema.csv", "color,red,green,blue\nshape,sq,ci\nsize,s,m,l\n")
+	for _, sel := range []string{"rule", "holdout"} {
+		out := filepath.Join(t.TempDir(), "m.json")
+		_, stderr, err := call(t, "train", "--data", data, "--label", "class", "--classes", "c0,c1", "--schema", schema,
+			"--epsilon", "1", "--delta", "1e-5", "--pca", "2", "--select", sel, "--out", out, "--log-level", "warn")
+		if err != nil {
+			t.Fatalf("%s: %v\n%s", sel, err, stderr)
+		}
+		r, err := modelfile.ReadFile(out)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if tot := dp.Total(r.Certificate.Ledger); math.Abs(tot.Epsilon-1) > 1e-12 || math.Abs(tot.Delta-1e-5) > 1e-18 {
+			t.Errorf("%s: the ledger sums to %+v, the claim is (1, 1e-5)", sel, tot)
+		}
+		if stdout, _, err := call(t, "certify", out); err != nil || !strings.HasPrefix(stdout, "VERIFIED PRIVATE RELEASE") {
+			t.Errorf("%s: certify: %v\n%s", sel, err, stdout)
+		}
+	}
+	// At eps = 0.08 the forecast warns (a ratio near Weak), in terms of --epsilon and
+	// --pca-share only.
+	_, stderr, _ := call(t, "train", "--data", data, "--label", "class", "--classes", "c0,c1", "--schema", schema,
+		"--epsilon", "0.08", "--delta", "1e-5", "--pca", "2", "--log-level", "warn", "--out", filepath.Join(t.TempDir(), "w.json"))
+	if !strings.Contains(stderr, "what would help") || !strings.Contains(stderr, "--pca-share") || strings.Contains(stderr, "--bounds-share") {
+		t.Errorf("eps = 0.08: the forecast should advise --pca-share and not --bounds-share (no bounds are estimated):\n%s", stderr)
+	}
+	// Both pieces of advice leave the release the same eps: --epsilon E
+	// at the share 0.2 gives it 0.8 E, the share s at --epsilon 0.08
+	// gives it 0.08 (1 - s) (the forecast counted no bounds' share).
+	var e, s float64
+	for _, a := range strings.Split(stderr[strings.Index(stderr, "what would help: ")+len("what would help: "):], ", ") {
+		fmt.Sscanf(a, "eps = %g", &e)
+		fmt.Sscanf(a, "--pca-share %g", &s)
+	}
+	if r1, r2 := 0.8*e, 0.08*(1-s); math.Abs(r1-r2) > 0.01*r1 {
+		t.Errorf("eps = %v leaves the release %v, --pca-share %v leaves it %v: want the same to rounding", e, r1, s, r2)
+	}
+}

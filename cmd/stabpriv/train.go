@@ -226,6 +226,11 @@ func forecast(s *settings) string {
 	var terms release.Terms
 	if pl, err := private.NewPlan(s.Schema, s.Budget, s.Options); err == nil {
 		budget = pl.Release
+		if pl.EstimateBounds && allCategorical(s) {
+			// Nothing to estimate: the fit gives the bounds' part back.
+			budget.Epsilon += pl.BoundsEpsilon
+			pl.EstimateBounds = false
+		}
 		if e := s.Budget.Epsilon; e > 0 {
 			if pl.EstimateBounds {
 				terms.Shares = append(terms.Shares, release.Share{Name: "--bounds-share", Value: pl.BoundsEpsilon / e})
@@ -326,6 +331,22 @@ func forecast(s *settings) string {
 		return strings.ReplaceAll(f.Warning(), " training rows", " privacy IDs (users)")
 	}
 	return f.Warning()
+}
+
+// allCategorical reports whether every feature column of the run's table
+// (the columns but the label and the privacy ID) is declared categorical:
+// a private fit then estimates no bounds (private.Plan, from the header and
+// the schema, both public).
+func allCategorical(s *settings) bool {
+	for _, c := range s.table.Columns {
+		if c == s.Schema.Label || c == s.Options.PrivacyID {
+			continue
+		}
+		if _, ok := s.Schema.Categorical(c); !ok {
+			return false
+		}
+	}
+	return true
 }
 
 // progressAfter is how long a train run stays quiet at the default log
