@@ -42,10 +42,19 @@ const Sensitivity = math.Sqrt2
 const Step = "private principal components: Analyze Gauss (Dwork, Talwar, Thakurta & Zhang 2014, Algorithm 1) on the rows clip_1(z) of norm at most 1, " +
 	"the analytic Gaussian mechanism on the upper triangle of Z^T Z at L2 sensitivity sqrt(2) (replace-one), the top k eigenvectors of the noisy matrix"
 
-// MaxEntries bounds the entries p (p+1)/2 of the upper triangle (2^25:
-// p up to about 8,000; the eigendecomposition is O(p^3)). Project wider
-// rows first (preprocess.Projection).
-const MaxEntries = 1 << 25
+// MaxColumns is the widest rows Components takes: the second moments
+// cost O(n p^2) and the eigendecomposition O(p^3), and at p = 2,000 (3,000
+// rows, 5 directions) Components ran 74 s on the project's reference
+// machine (two shared cores; p = 1,000: 2.5 s for the eigendecomposition
+// alone), so that a wider limit admits runs of hours (p = 8,000 would be
+// 64 times longer). A computational limit on a public value, not a
+// privacy one. Project wider rows first (preprocess.Projection; the train
+// command's --project k).
+const MaxColumns = 2000
+
+// MaxEntries bounds the entries p (p+1)/2 of the upper triangle: those of
+// MaxColumns columns.
+const MaxEntries = MaxColumns * (MaxColumns + 1) / 2
 
 // ErrInput marks bad input: a row of norm above 1, k outside [1, p], a
 // value that is not finite, or too many columns.
@@ -98,7 +107,7 @@ func Components(Z mat.Matrix, k int, eps, delta float64, src perturb.Source) (*R
 	case k < 1 || k > p:
 		return nil, fmt.Errorf("%w: k = %d components of %d columns, want 1 <= k <= %d", ErrInput, k, p, p)
 	case p > 0 && p*(p+1)/2 > MaxEntries:
-		return nil, fmt.Errorf("%w: %d columns give %d second moments, more than %d: project the rows first", ErrInput, p, p*(p+1)/2, MaxEntries)
+		return nil, fmt.Errorf("%w: %d columns give %d second moments, more than %d (%d columns): project the rows first to at most %d dimensions (a random projection, --project k)", ErrInput, p, p*(p+1)/2, MaxEntries, MaxColumns, MaxColumns)
 	}
 	for i := range n {
 		var s float64

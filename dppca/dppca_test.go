@@ -4,6 +4,7 @@ import (
 	"errors"
 	"math"
 	"math/rand/v2"
+	"strings"
 	"testing"
 
 	"gonum.org/v1/gonum/floats"
@@ -130,5 +131,18 @@ func TestComponentsRefused(t *testing.T) {
 		if err == nil || tt.input != errors.Is(err, ErrInput) {
 			t.Errorf("%s: %v (want ErrInput: %v)", name, err, tt.input)
 		}
+	}
+}
+
+// TestComponentsTooWide: rows wider than MaxColumns are refused before any
+// work (the time grows as the cube of the width), with what to do.
+func TestComponentsTooWide(t *testing.T) {
+	Z := mat.NewDense(1, MaxColumns+1, nil)
+	_, err := Components(Z, 1, 1, 1e-5, perturb.Seeded(1))
+	if !errors.Is(err, ErrInput) || !strings.Contains(err.Error(), "--project k") {
+		t.Errorf("%d columns: %v", MaxColumns+1, err)
+	}
+	if MaxEntries != MaxColumns*(MaxColumns+1)/2 || MaxColumns > 2000 {
+		t.Errorf("MaxEntries %d, MaxColumns %d", MaxEntries, MaxColumns)
 	}
 }

@@ -23,8 +23,10 @@ func ComponentsCharge(b dp.Budget) dp.Charge {
 // Gauss on the training rows), into the certificate of the whole pipeline:
 // the claim total, the components' charge in the ledger after the bounds'
 // (the order of the steps), the directions bound by their SHA-256, and the
-// composition stated in the not-covered notes. private.Fit writes it and
-// Verify rebuilds it the same way.
+// composition stated in the not-covered notes (with, for secure noise,
+// the discretization of the Gaussian sampler, and for Standardize rows
+// that the sensitivity holds for the standardized rows only). private.Fit
+// writes it and Verify rebuilds it the same way.
 //
 // The triple (bounds, directions, weights) is (total.Epsilon,
 // total.Delta)-DP for replace-one neighbours by basic composition with
@@ -50,9 +52,17 @@ func ComposeComponents(c *dp.Certificate, p *preprocess.RowMap, total, pca dp.Bu
 		sigma = 0 // Verify refuses such a charge before it composes
 	}
 	w := p.ComponentWidth()
+	sens := "L2 sensitivity sqrt(2) under replace-one"
+	if p.Mode == preprocess.Standardize {
+		sens += " of the standardized rows only: the rows were standardized with the means and scales of the training split, which are not private, and one row of the table moves every standardized row, so for the table the bound does not hold"
+	}
+	sampler := ""
+	if c.Private {
+		sampler = "; the noise came from the secure Gaussian sampler of google/differential-privacy, a discretized approximation of N(0, sigma^2): the proof is for the exact Gaussian law, and the discretization is not covered"
+	}
 	c.Assumptions = append(c.Assumptions, fmt.Sprintf("the preprocessing's %d principal directions (of rows of %d entries) were computed privately from the training rows at (eps_pca, delta_pca) = (%g, %g) (ledger): "+
 		"Analyze Gauss on the rows clip_1(z) (norm at most 1 by the clip; a null row is zero), the analytic Gaussian mechanism with sigma = %.17g on the %d entries of the upper triangle of Z^T Z "+
-		"(L2 sensitivity sqrt(2) under replace-one), then the top %d eigenvectors of the noisy matrix (post-processing; the second moments are not centred); "+
+		"(%s), then the top %d eigenvectors of the noisy matrix (post-processing; the second moments are not centred)%s; "+
 		"the release used them as public constants, and the other steps of the ledger spent (%g, %g); together (%g, %g)-DP by basic composition (docs/DESIGN.md, section 6)",
-		len(p.PCA.V), w, pca.Epsilon, pca.Delta, sigma, w*(w+1)/2, len(p.PCA.V), rest.Epsilon, rest.Delta, total.Epsilon, total.Delta))
+		len(p.PCA.V), w, pca.Epsilon, pca.Delta, sigma, w*(w+1)/2, sens, len(p.PCA.V), sampler, rest.Epsilon, rest.Delta, total.Epsilon, total.Delta))
 }

@@ -291,7 +291,7 @@ func (pl *Plan) planBounds() error {
 	}
 	pl.EstimateBounds = true
 	pl.BoundsEpsilon = share * pl.Budget.Epsilon
-	pl.Release = dp.Budget{Epsilon: pl.Budget.Epsilon - pl.BoundsEpsilon, Delta: pl.Budget.Delta}
+	pl.setRelease()
 	if !(pl.BoundsEpsilon > 0) || !(pl.Release.Epsilon > 0) {
 		return fmt.Errorf("%w: bounds share %v of eps = %v leaves eps = %v for the bounds and %v for the release, want both > 0", dp.ErrBudget, share, pl.Budget.Epsilon, pl.BoundsEpsilon, pl.Release.Epsilon)
 	}
@@ -343,8 +343,21 @@ func (pl *Plan) planPCA() error {
 	if _, err := perturb.AnalyticGaussianSigma(b.Epsilon, b.Delta, dppca.Sensitivity); err != nil {
 		return fmt.Errorf("%w: the principal components at (%v, %v): %w", dp.ErrBudget, b.Epsilon, b.Delta, err)
 	}
-	pl.PCABudget, pl.Release = b, rel
+	pl.PCABudget = b
+	pl.setRelease()
 	return nil
+}
+
+// setRelease sets Release to what the private steps before the release
+// leave of the budget: epsilon less the bounds' BoundsEpsilon and the
+// principal components' PCABudget.Epsilon, delta less PCABudget.Delta.
+// It is the one place Release is derived, so that taking a step back (the
+// bounds of an all-categorical table) gives back that step's part only.
+func (pl *Plan) setRelease() {
+	pl.Release = dp.Budget{
+		Epsilon: pl.Budget.Epsilon - pl.BoundsEpsilon - pl.PCABudget.Epsilon,
+		Delta:   pl.Budget.Delta - pl.PCABudget.Delta,
+	}
 }
 
 // Config returns the trainer settings of a run on n training rows of dim
@@ -686,9 +699,11 @@ func (pl *Plan) prepare(t *datasets.Table) (*preparedRows, error) {
 	numeric := preprocess.NumericColumns(rawTrain, enc.Features, schema)
 	if pl.EstimateBounds && numeric == nil {
 		// Every feature is categorical: nothing to estimate, and the
-		// release gets the whole budget (a decision of the header and
-		// the schema, both public).
-		pl.EstimateBounds, pl.BoundsEpsilon, pl.Release = false, 0, pl.Budget
+		// release gets the bounds' part back (a decision of the header
+		// and the schema, both public); the principal components, if
+		// any, keep theirs.
+		pl.EstimateBounds, pl.BoundsEpsilon = false, 0
+		pl.setRelease()
 	}
 	if pl.EstimateBounds {
 		if schema, err = pl.estimateBounds(enc.Features, numeric); err != nil {
@@ -756,7 +771,7 @@ func (pl *Plan) checkPCA(w int) error {
 	case k > w:
 		return fmt.Errorf("%w: %d principal components of rows of %d entries (the mapped features, or the random projection's k): want 1 <= k <= %d", ErrOptions, k, w, w)
 	case w > 0 && w*(w+1)/2 > dppca.MaxEntries:
-		return fmt.Errorf("%w: the principal components of rows of %d entries need %d second moments, more than %d: project the rows first with a random projection (Project, --project k) of at most a few thousand dimensions", ErrOptions, w, w*(w+1)/2, dppca.MaxEntries)
+		return fmt.Errorf("%w: the principal components of rows of %d entries need %d second moments, more than %d (their time grows as the cube of the width): project the rows first with a random projection to k <= %d dimensions (Project, --project k)", ErrOptions, w, w*(w+1)/2, dppca.MaxEntries, dppca.MaxColumns)
 	}
 	return nil
 }
@@ -806,11 +821,21 @@ func (pl *Plan) estimateBounds(features []string, rawTrain *mat.Dense) (datasets
 	n, d := rawTrain.Dims()
 	if need := privbounds.MinRows(d, pl.BoundsEpsilon); n < need {
 		hint := "declare the bounds"
+		// The bounds' share and the principal components' must leave the
+		// release a positive part: the largest bounds share is below
+		// 1 - the components' share.
+		ps := pl.PCABudget.Epsilon / pl.Budget.Epsilon
 		if sh := privbounds.MinShare(n, d, pl.Budget.Epsilon); sh < 1 {
 			// Rounded up at 3 significant digits, so that the share given
 			// back passes.
 			p := math.Pow(10, math.Floor(math.Log10(sh))-2)
-			hint = fmt.Sprintf("declare the bounds, or raise the bounds share to at least %.3g", math.Ceil(sh/p)*p)
+			sh = math.Ceil(sh/p) * p
+			switch {
+			case sh+ps < 1:
+				hint = fmt.Sprintf("declare the bounds, or raise the bounds share to at least %.3g", sh)
+			case sh < 1:
+				hint = fmt.Sprintf("declare the bounds, or raise the bounds share to at least %.3g with a principal components share below %.3g (the two must leave the release a part)", sh, 1-sh)
+			}
 		}
 		return datasets.Schema{}, fmt.Errorf("%w: the estimate of the bounds of %d feature columns at eps = %g needs at least %d training rows (its noise would decide the ranges of fewer), the table gives %d: %s",
 			ErrBoundsRows, d, pl.BoundsEpsilon, need, n, hint)

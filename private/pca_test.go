@@ -5,6 +5,7 @@ import (
 	"context"
 	"errors"
 	"math"
+	"math/rand/v2"
 	"strings"
 	"testing"
 
@@ -16,6 +17,7 @@ import (
 	"github.com/stabpriv/stabpriv/dppca"
 	"github.com/stabpriv/stabpriv/modelfile"
 	"github.com/stabpriv/stabpriv/perturb"
+	"github.com/stabpriv/stabpriv/selection"
 )
 
 // pcaFit fits boundsTable's rows with the bounds estimated (share 0.25)
@@ -79,6 +81,15 @@ func TestFitPCA(t *testing.T) {
 		want := modelfile.PrivateRelease
 		if src != nil {
 			want = modelfile.NotPrivate
+		}
+		// The directions' note names the sampler's discretization for
+		// secure noise, as the release's note does for its noise.
+		note := pcaNote(t, c)
+		if got := strings.Contains(note, "the discretization is not covered"); got != (src == nil) {
+			t.Errorf("secure noise %v: the directions' note %q", src == nil, note)
+		}
+		if strings.Contains(note, "standardized") {
+			t.Errorf("bounds mode: the directions' note %q speaks of standardized rows", note)
 		}
 		if v, why, err := modelfile.Verify(r); err != nil || v != want {
 			t.Errorf("Verify: %v (%s), %v; want %v", v, why, err, want)
@@ -250,5 +261,95 @@ func TestVerifyPCATampered(t *testing.T) {
 		if !errors.Is(err, modelfile.ErrVerify) && !errors.Is(err, modelfile.ErrFile) {
 			t.Errorf("%s: Verify %v, want an error", name, err)
 		}
+	}
+}
+
+// categoricalOnlyTable returns n rows of three categorical features
+// (color, shape and size) and a label that depends on them, with the
+// schema declaring the categories and no bounds.
+func categoricalOnlyTable(t *testing.T, n int) (*datasets.Table, datasets.Schema) {
+	t.Helper()
+	r := rand.New(rand.NewPCG(2, 7))
+	colors, shapes, sizes := []string{"red", "green", "blue"}, []string{"sq", "ci"}, []string{"s", "m", "l"}
+	rows := make([][]string, n)
+	for i := range rows {
+		c, sh, sz := r.IntN(3), r.IntN(2), r.IntN(3)
+		y := "no"
+		if float64(c)-float64(sz)+r.NormFloat64()/2 > 0 {
+			y = "yes"
+		}
+		rows[i] = []string{colors[c], shapes[sh], sizes[sz], y}
+	}
+	tab, err := datasets.NewTable("categorical only", []string{"color", "shape", "size", "y"}, rows)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return tab, datasets.Schema{Label: "y", Classes: []string{"no", "yes"}, Categories: []datasets.Categorical{
+		{Column: "color", Values: colors}, {Column: "shape", Values: shapes}, {Column: "size", Values: sizes}}}
+}
+
+// TestFitPCACategoricalOnly: on a table whose features are all
+// categorical no bounds are estimated, and the release gets the bounds'
+// part of the budget back but not the principal components' part: with a
+// named mechanism and with a holdout selection, the ledger lists the
+// directions and the release and sums to the claim, and Verify accepts the
+// file.
+func TestFitPCACategoricalOnly(t *testing.T) {
+	tab, schema := categoricalOnlyTable(t, 2000)
+	eps, delta, ps := 1.0, 1e-5, 0.2 // float64 arithmetic, as the plan's
+	budget := dp.Budget{Epsilon: eps, Delta: delta}
+	for name, opts := range map[string]Options{
+		"mechanism": {Mechanism: perturb.AnalyticGaussian, Auto: true, PCA: 2, PCAShare: ps},
+		"holdout":   {Select: &selection.Config{Method: selection.Holdout}, PCA: 2, PCAShare: ps},
+	} {
+		opts.Seed = 3
+		r, err := Fit(context.Background(), tab, schema, budget, opts)
+		if err != nil {
+			t.Fatalf("%s: %v", name, err)
+		}
+		c := r.Certificate
+		if tot := dp.Total(c.Ledger); math.Abs(tot.Epsilon-budget.Epsilon) > 1e-12 || math.Abs(tot.Delta-budget.Delta) > 1e-18 {
+			t.Errorf("%s: the ledger %+v sums to %+v, the claim is %+v", name, c.Ledger, tot, budget)
+		}
+		if len(c.Ledger) < 2 || c.Ledger[0] != modelfile.ComponentsCharge(dp.Budget{Epsilon: ps * eps, Delta: ps * delta}) || c.EstimatedBounds != nil {
+			t.Errorf("%s: ledger %+v, estimated bounds %v", name, c.Ledger, c.EstimatedBounds)
+		}
+		if b := r.ReleaseBudget(); b != (dp.Budget{Epsilon: eps - ps*eps, Delta: delta - ps*delta}) {
+			t.Errorf("%s: the release is calibrated to %+v", name, b)
+		}
+		if v, why, err := modelfile.Verify(r); err != nil || v != modelfile.PrivateRelease {
+			t.Errorf("%s: Verify %v (%s), %v", name, v, why, err)
+		}
+	}
+}
+
+// pcaNote returns the certificate's note on the principal directions.
+func pcaNote(t *testing.T, c *dp.Certificate) string {
+	t.Helper()
+	for _, a := range c.Assumptions {
+		if strings.Contains(a, "principal directions") && strings.Contains(a, "Analyze Gauss") {
+			return a
+		}
+	}
+	t.Fatalf("no note on the principal directions in %q", c.Assumptions)
+	return ""
+}
+
+// TestFitPCAStandardize: with rows standardized by statistics of the
+// training split, the directions' note qualifies the sensitivity sqrt(2):
+// it holds for the standardized rows, not for the table.
+func TestFitPCAStandardize(t *testing.T) {
+	tab, schema := boundsTable(t, 1000)
+	r, err := Fit(context.Background(), tab, schema, dp.Budget{Epsilon: 2, Delta: 1e-5},
+		Options{Mechanism: perturb.AnalyticGaussian, Auto: true, Preprocess: preprocess.Standardize, PCA: 2, Seed: 3, Noise: perturb.Seeded(2)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	note := pcaNote(t, r.Certificate)
+	if !strings.Contains(note, "sqrt(2) under replace-one of the standardized rows only") || !strings.Contains(note, "not private") {
+		t.Errorf("the directions' note %q does not qualify the sensitivity", note)
+	}
+	if _, _, err := modelfile.Verify(r); err != nil {
+		t.Errorf("Verify: %v", err)
 	}
 }

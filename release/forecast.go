@@ -46,8 +46,13 @@ func (f Forecast) Level() string {
 }
 
 // Warning returns the warning to print before training, or "" when the
-// ratio is below Weak.
+// ratio is below Weak or is not a mechanism's (+Inf or NaN: no mechanism
+// forecast accepts the budget).
 func (f Forecast) Warning() string {
+	if math.IsInf(f.Ratio, 0) || math.IsNaN(f.Ratio) || f.Mechanism == "" {
+		// No mechanism forecast: nothing to say.
+		return ""
+	}
 	var what string
 	switch f.Level() {
 	case "useless":
@@ -64,12 +69,53 @@ func (f Forecast) Warning() string {
 	return msg
 }
 
+// Terms relates the release to the settings a caller gives, so that the
+// forecast's advice names those settings and only feasible values of them.
+// The zero Terms mean the release is the whole run: its eps is the eps
+// given, and its inputs are the features and the bias.
+type Terms struct {
+	// EpsScale in (0, 1] is the release's part of the eps the caller
+	// gives: 1 less the shares spent before the release, over the number
+	// of runs a selection pays for. The advice "eps = E" names the eps to
+	// give, E/EpsScale. Zero means 1.
+	EpsScale float64
+	// Shares are the shares of the given eps spent before the release
+	// (the bounds' estimate, the principal components), by the name of
+	// their setting: the advice may name a lower one that leaves the
+	// release enough. Their sum is below 1.
+	Shares []Share
+	// Inputs names the setting that fixes the number of model inputs
+	// beside the bias (the principal components' k, a projection's k),
+	// as a format with one %d; the empty string means "at most %d model
+	// inputs (fewer features, or a projection)" with the bias counted.
+	Inputs string
+	// Pure reports that the release is pure eps-DP whatever delta is
+	// given (a random-stopping selection's runs): no advice of a delta.
+	Pure bool
+}
+
+// Share is a share of the given eps spent before the release.
+type Share struct {
+	Name  string
+	Value float64
+}
+
 // Predict returns the forecast for a release by the best of ms for n
 // training rows of dim model inputs, with the loss and classes of cfg, at
 // budget b: public values only, so it reads no rows and costs nothing.
 // The ratio of each mechanism is its NoiseRatio, which does not depend on
-// lambda.
+// lambda. It is PredictIn with the zero Terms.
 func Predict(ms []Method, cfg trainer.Config, n, dim int, b dp.Budget) (Forecast, error) {
+	return PredictIn(ms, cfg, n, dim, b, Terms{})
+}
+
+// PredictIn is Predict with the advice in the terms t of the caller's
+// settings: an eps to give (never below the one given), a lower share of
+// one step before the release that leaves it enough (never a share sum of
+// 1 or more), and at least two model inputs (the bias and one more). When
+// no mechanism of ms accepts b the ratio is +Inf, and Warning says
+// nothing.
+func PredictIn(ms []Method, cfg trainer.Config, n, dim int, b dp.Budget, t Terms) (Forecast, error) {
 	best := func(n, dim int, b dp.Budget, ms []Method) (Forecast, error) {
 		f := Forecast{Ratio: math.Inf(1)}
 		for _, m := range ms {
@@ -86,6 +132,13 @@ func Predict(ms []Method, cfg trainer.Config, n, dim int, b dp.Budget) (Forecast
 		}
 		return f, nil
 	}
+	scale := t.EpsScale
+	if scale == 0 {
+		scale = 1
+	}
+	if !(scale > 0 && scale <= 1) {
+		return Forecast{}, fmt.Errorf("%w: the release's part %v of the given eps, want in (0, 1]", ErrConfig, scale)
+	}
 	f, err := best(n, dim, b, ms)
 	if err != nil || f.Ratio < Weak || math.IsInf(f.Ratio, 1) {
 		return f, err
@@ -96,14 +149,39 @@ func Predict(ms []Method, cfg trainer.Config, n, dim int, b dp.Budget) (Forecast
 	} else {
 		f.Advice = append(f.Advice, fmt.Sprintf("about %.3g training rows (no data set: raise eps)", rows))
 	}
-	for eps := b.Epsilon * 2; eps <= 1e3*b.Epsilon; eps *= 2 {
+	helps := func(eps float64) bool {
 		g, err := best(n, dim, dp.Budget{Epsilon: eps, Delta: b.Delta}, ms)
-		if err == nil && g.Ratio < Weak {
-			f.Advice = append(f.Advice, fmt.Sprintf("eps = %.3g", eps))
-			break
-		}
+		return err == nil && g.Ratio < Weak
 	}
-	if b.Delta == 0 {
+	for eps := b.Epsilon * 2; eps <= 1e3*b.Epsilon; eps *= 2 {
+		if !helps(eps) {
+			continue
+		}
+		// The least eps that helps, to 0.1% (bisection on
+		// [eps/2, eps]: the ratio falls as eps grows).
+		for lo := eps / 2; eps-lo > 1e-3*eps; {
+			if mid := (lo + eps) / 2; helps(mid) {
+				eps = mid
+			} else {
+				lo = mid
+			}
+		}
+		f.Advice = append(f.Advice, fmt.Sprintf("eps = %.3g", roundUp(eps/scale)))
+		// The release's eps is proportional to 1 - total, the part the
+		// shares leave: a share lowered to low leaves it eps if
+		// 1 - (total - share) - low >= (1 - total) eps/b.Epsilon.
+		total := 0.0
+		for _, s := range t.Shares {
+			total += s.Value
+		}
+		for _, s := range t.Shares {
+			if low := roundDown(1 - (total - s.Value) - (1-total)*eps/b.Epsilon); low > 0 && low < s.Value {
+				f.Advice = append(f.Advice, fmt.Sprintf("%s %.3g", s.Name, low))
+			}
+		}
+		break
+	}
+	if b.Delta == 0 && !t.Pure {
 		var approx []Method
 		for _, name := range []perturb.Mechanism{perturb.AMP, perturb.AnalyticGaussian} {
 			if m, err := Lookup(name); err == nil {
@@ -114,12 +192,34 @@ func Predict(ms []Method, cfg trainer.Config, n, dim int, b dp.Budget) (Forecast
 			f.Advice = append(f.Advice, fmt.Sprintf("a delta (--delta 1e-5: %s, ratio %.3g)", g.Mechanism, g.Ratio))
 		}
 	}
-	for d := dim / 2; d >= 1; d /= 2 {
+	// At least the bias and one input.
+	for d := dim / 2; d >= 2; d /= 2 {
 		g, err := best(n, d, b, ms)
-		if err == nil && g.Ratio < Weak {
-			f.Advice = append(f.Advice, fmt.Sprintf("at most %d model inputs (fewer features, or a projection)", d))
-			break
+		if err != nil || g.Ratio >= Weak {
+			continue
 		}
+		if t.Inputs != "" {
+			f.Advice = append(f.Advice, fmt.Sprintf(t.Inputs, d-1))
+		} else {
+			f.Advice = append(f.Advice, fmt.Sprintf("at most %d model inputs (fewer features, or a projection)", d))
+		}
+		break
 	}
 	return f, nil
+}
+
+// roundUp rounds x > 0 up at 3 significant digits, so that the value
+// printed with %.3g is at least x.
+func roundUp(x float64) float64 {
+	p := math.Pow(10, math.Floor(math.Log10(x))-2)
+	return math.Ceil(x/p-1e-9) * p
+}
+
+// roundDown rounds x down at 3 significant digits (0 for x <= 0).
+func roundDown(x float64) float64 {
+	if !(x > 0) {
+		return 0
+	}
+	p := math.Pow(10, math.Floor(math.Log10(x))-2)
+	return math.Floor(x/p) * p
 }

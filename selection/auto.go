@@ -434,6 +434,17 @@ func pick(idx, at []int) []int {
 // runEps is the budget of one run: eps/(2 + eta) (Select).
 func (pl *Plan) runEps() float64 { return runBudget(pl.budget.Epsilon, pl.cfg.Eta) }
 
+// ReleaseBudget returns the budget the released weights' noise is
+// calibrated to: a run's pure eps/(2 + eta) for random stopping (the best
+// run is the release), the whole budget for a holdout (the chosen setting
+// trained on the release rows). A forecast of the release reads it.
+func (pl *Plan) ReleaseBudget() dp.Budget {
+	if pl.cfg.Method == RandomStopping {
+		return dp.Budget{Epsilon: pl.runEps()}
+	}
+	return pl.budget
+}
+
 // Settings returns the plan's candidates.
 func (pl *Plan) Settings() []Setting { return slices.Clone(pl.settings) }
 

@@ -6,11 +6,15 @@ import (
 	"errors"
 	"fmt"
 	"math"
+	"math/rand/v2"
 	"os"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"testing"
+
+	"gonum.org/v1/gonum/floats"
 
 	"github.com/stabpriv/stabpriv/dp"
 	"github.com/stabpriv/stabpriv/dppca"
@@ -145,5 +149,260 @@ func TestCLIPCARefused(t *testing.T) {
 	nob := []string{"train", "--data", data, "--label", "class", "--classes", "c0,c1", "--epsilon", "1", "--delta", "1e-5", "--pca", "1", "--bounds-share", "0.5", "--pca-share", "0.5"}
 	if _, _, err := call(t, nob...); err == nil || !strings.Contains(err.Error(), "positive part") {
 		t.Errorf("shares summing to 1: %v", err)
+	}
+}
+
+// TestForecastAdviceFlags: the advice of the useless-release forecast is in
+// terms of the flags given and feasible. With --bounds-share 0.45 and
+// --pca-share 0.45 at --epsilon 0.1 the release gets eps = 0.01: the eps
+// advised is above the --epsilon given (the release's 0.01 scaled by 1/0.1),
+// a lower share leaves the sum of the shares below 1, the inputs are named
+// by --pca with k >= 1, and the bounds hint of the refusal that follows
+// (too few rows for the estimate) asks for a feasible pair of shares.
+func TestForecastAdviceFlags(t *testing.T) {
+	data := writeCSV(t, clusters(2, 2500))
+	_, stderr, terr := call(t, "train", "--data", data, "--label", "class", "--classes", "c0,c1", "--epsilon", "0.1", "--delta", "1e-9",
+		"--bounds-share", "0.45", "--pca-share", "0.45", "--pca", "2", "--log-level", "warn")
+	if terr == nil {
+		t.Fatalf("4,000 training rows at bounds eps 0.045: the estimate should be refused\n%s", stderr)
+	}
+	i := strings.Index(stderr, "what would help: ")
+	if i < 0 {
+		t.Fatalf("no advice:\n%s", stderr)
+	}
+	advice := strings.Split(strings.SplitN(stderr[i+len("what would help: "):], "\"", 2)[0], ", ")
+	seen := map[string]bool{}
+	for _, a := range advice {
+		var (
+			v   float64
+			err error
+		)
+		switch {
+		case strings.HasPrefix(a, "eps = "):
+			v, err = strconv.ParseFloat(strings.TrimPrefix(a, "eps = "), 64)
+			if err != nil || v <= 0.1 {
+				t.Errorf("advice %q: want an --epsilon above the 0.1 given (%v)", a, err)
+			}
+		case strings.HasPrefix(a, "--pca-share "), strings.HasPrefix(a, "--bounds-share "):
+			f := strings.Fields(a)
+			v, err = strconv.ParseFloat(f[1], 64)
+			if err != nil || !(v > 0) || v+0.45 >= 1 || v >= 0.45 {
+				t.Errorf("advice %q: want a lower share that leaves the release a part (%v)", a, err)
+			}
+		case strings.Contains(a, "model inputs"), strings.HasPrefix(a, "--pca "):
+			t.Errorf("advice %q: --pca 2 has 3 model inputs, of which only k = 1 is fewer, and that does not help here", a)
+		}
+		seen[strings.Fields(a)[0]] = true
+	}
+	if !seen["eps"] || !seen["--pca-share"] {
+		t.Errorf("the advice %q names no --epsilon or no lower --pca-share", advice)
+	}
+	msg := terr.Error()
+	j := strings.Index(msg, "raise the bounds share to at least ")
+	if j < 0 {
+		t.Fatalf("no bounds hint: %v", msg)
+	}
+	var sh, ps float64
+	if _, e := fmt.Sscanf(msg[j:], "raise the bounds share to at least %g with a principal components share below %g", &sh, &ps); e != nil || sh+ps > 1 || !(ps > 0) {
+		t.Errorf("the bounds hint %q: shares %v and %v (%v), want a pair that leaves the release a part", msg[j:], sh, ps, e)
+	}
+}
+
+// TestForecastRandomStopping: random stopping's runs are pure at
+// eps/(2 + eta) whatever --delta: its forecast is of those runs (never the
+// +Inf ratio of delta mechanisms refused a pure budget, nor advice of a
+// delta), and it warns at a small eps.
+func TestForecastRandomStopping(t *testing.T) {
+	data := writeCSV(t, clusters(2, 200))
+	for _, c := range []struct {
+		eps  string
+		warn bool
+	}{{"1", false}, {"0.001", true}} {
+		_, stderr, _ := call(t, "train", "--data", data, "--label", "class", "--classes", "c0,c1", "--bounds-all", "-8,8",
+			"--epsilon", c.eps, "--delta", "1e-5", "--select", "random-stopping", "--log-level", "warn")
+		if strings.Contains(stderr, "Inf") || strings.Contains(stderr, "()") || strings.Contains(stderr, "a delta") {
+			t.Errorf("eps = %s: %s", c.eps, stderr)
+		}
+		if got := strings.Contains(stderr, "near chance"); got != c.warn {
+			t.Errorf("eps = %s: warning %v, want %v:\n%s", c.eps, got, c.warn, stderr)
+		}
+	}
+}
+
+// TestCLIProjectHugeRow: with --standardize none and --project k (with and
+// without --pca), a row of finite cells near the float64 range, whose
+// projection R z overflows, maps like any other row (to the direction of
+// R z, the unit-ball map's clip_1 of it): the file with that row trains as
+// its neighbour does, the model files differ only in the parts the rows
+// decide, the mapped row has norm 1 before the bias, and without --pca
+// (same noise seed) the released weights move by at most the certified
+// L2 sensitivity.
+func TestCLIProjectHugeRow(t *testing.T) {
+	rng := rand.New(rand.NewPCG(8, 1))
+	var b strings.Builder
+	b.WriteString("x1,x2,x3,x4,x5,x6,class\n")
+	for i := range 400 {
+		c := i % 2
+		for range 6 {
+			fmt.Fprintf(&b, "%.4g,", rng.NormFloat64()+float64(2*c-1))
+		}
+		fmt.Fprintf(&b, "c%d\n", c)
+	}
+	base := b.String()
+	huge := [][]string{
+		{"1.7e308", "1.7e308", "1.7e308", "1.7e308", "1.7e308", "1.7e308"},
+		{"1.7e308", "-1.7e308", "-1.7e308", "1.7e308", "-1.7e308", "1.7e308"},
+		{"1e308", "-1e308", "1e308", "-1e308", "1e308", "-1e308"},
+	}
+	dir := t.TempDir()
+	for _, extra := range [][]string{nil, {"--pca", "2"}} {
+		flags := append([]string{"--label", "class", "--classes", "c0,c1", "--standardize", "none", "--project", "3", "--test-frac", "0",
+			"--epsilon", "1", "--delta", "1e-5", "--mechanism", "gaussian-analytic", "--seed", "3", "--noise", "seeded", "--noise-seed", "5"}, extra...)
+		var files []*modelfile.Released
+		for i, cells := range append([][]string{nil}, huge...) {
+			text := base
+			if cells != nil {
+				text = editCSV(t, base, 7, func(rec []string) []string { return append(slices.Clone(cells), rec[6:]...) })
+			}
+			data := filepath.Join(dir, fmt.Sprintf("d%d.csv", i))
+			if err := os.WriteFile(data, []byte(text), 0o644); err != nil {
+				t.Fatal(err)
+			}
+			out := filepath.Join(dir, fmt.Sprintf("m%d-%d.json", len(extra), i))
+			if _, stderr, err := call(t, append([]string{"train", "--data", data, "--out", out}, flags...)...); err != nil {
+				t.Fatalf("%v, row 8 = %v: %v\n%s", extra, cells, err, stderr)
+			}
+			r, err := modelfile.ReadFile(out)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if cells != nil && extra == nil {
+				x := make([]float64, len(cells))
+				for j, c := range cells {
+					x[j], _ = strconv.ParseFloat(c, 64)
+				}
+				dst := make([]float64, r.Preprocessing.Dim())
+				if err := r.Preprocessing.Apply(dst, x); err != nil {
+					t.Errorf("row %v: %v", cells, err)
+				} else if nrm := floats.Norm(dst[:3], 2); math.Abs(nrm-1/math.Sqrt2) > 1e-12 {
+					t.Errorf("row %v: mapped to %v, want norm 1/sqrt(2) before the bias", cells, dst)
+				}
+			}
+			files = append(files, r)
+		}
+		for i, r := range files[1:] {
+			if pub(files[0]) != pub(r) {
+				t.Errorf("%v, neighbour %d: the model files differ beyond the weights:\n%s\n%s", extra, i+1, pub(files[0]), pub(r))
+			}
+			// Same noise: without --pca the released weights differ by
+			// the trained weights' move, at most the certified Delta.
+			if c := files[0].Certificate; extra == nil {
+				if d := floats.Distance(files[0].Model.W, r.Model.W, 2); d > c.L2Sensitivity {
+					t.Errorf("neighbour %d: ||w - w'|| = %v > Delta = %v", i+1, d, c.L2Sensitivity)
+				}
+			}
+		}
+	}
+}
+
+// pub returns the JSON of r without the parts the rows decide (the
+// weights, the principal directions and their hashes).
+func pub(r *modelfile.Released) string {
+	cp := *r
+	c := *r.Certificate
+	p := *r.Preprocessing
+	cp.Certificate, cp.Preprocessing = &c, &p
+	c.WeightsSHA256, c.ComponentsSHA256, cp.Model, p.PCA = "", "", nil, nil
+	b, _ := json.Marshal(&cp)
+	return string(b)
+}
+
+// TestCLIPCATooWide: --pca on rows wider than dppca.MaxColumns is a usage
+// error before any noise that says to give --project k first; with
+// --project k the run is accepted.
+func TestCLIPCATooWide(t *testing.T) {
+	w := dppca.MaxColumns + 1
+	var b strings.Builder
+	for j := range w {
+		fmt.Fprintf(&b, "x%d,", j)
+	}
+	b.WriteString("class\n")
+	for i := range 40 {
+		for j := range w {
+			fmt.Fprintf(&b, "%d,", (i*j)%3-1)
+		}
+		fmt.Fprintf(&b, "c%d\n", i%2)
+	}
+	data := writeCSV(t, b.String())
+	args := []string{"train", "--data", data, "--label", "class", "--classes", "c0,c1", "--bounds-all", "-1,1", "--epsilon", "1", "--delta", "1e-5", "--pca", "1", "--log-level", "warn"}
+	out := filepath.Join(t.TempDir(), "m.json")
+	_, _, err := call(t, append(args, "--out", out)...)
+	var ue *usageError
+	if !errors.As(err, &ue) || !strings.Contains(err.Error(), "--project k") {
+		t.Errorf("%d columns with --pca: %v, want a usage error naming --project k", w, err)
+	}
+	if _, err := os.Stat(out); err == nil {
+		t.Error("a model file was written")
+	}
+	if _, stderr, err := call(t, append(args, "--project", "20")...); err != nil {
+		t.Errorf("with --project 20: %v\n%s", err, stderr)
+	}
+}
+
+// TestCLIPCACategoricalOnly: a table of categorical features only (a
+// --schema) with --pca, by the rule and by a holdout selection: the ledger
+// sums to the claim (the release gets the bounds' share back, not the
+// directions'), certify verifies the secure release, and the forecast does
+// not advise a lower --bounds-share (no bounds are estimated).
+func TestCLIPCACategoricalOnly(t *testing.T) {
+	rng := rand.New(rand.NewPCG(3, 3))
+	colors, shapes, sizes := []string{"red", "green", "blue"}, []string{"sq", "ci"}, []string{"s", "m", "l"}
+	var b strings.Builder
+	b.WriteString("color,shape,size,class\n")
+	for range 1500 {
+		c, sh, sz := rng.IntN(3), rng.IntN(2), rng.IntN(3)
+		y := 0
+		if float64(c)-float64(sz)+rng.NormFloat64()/2 > 0 {
+			y = 1
+		}
+		fmt.Fprintf(&b, "%s,%s,%s,c%d\n", colors[c], shapes[sh], sizes[sz], y)
+	}
+	data := writeCSV(t, b.String())
+	schema := writeFile(t, "schema.csv", "color,red,green,blue\nshape,sq,ci\nsize,s,m,l\n")
+	for _, sel := range []string{"rule", "holdout"} {
+		out := filepath.Join(t.TempDir(), "m.json")
+		_, stderr, err := call(t, "train", "--data", data, "--label", "class", "--classes", "c0,c1", "--schema", schema,
+			"--epsilon", "1", "--delta", "1e-5", "--pca", "2", "--select", sel, "--out", out, "--log-level", "warn")
+		if err != nil {
+			t.Fatalf("%s: %v\n%s", sel, err, stderr)
+		}
+		r, err := modelfile.ReadFile(out)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if tot := dp.Total(r.Certificate.Ledger); math.Abs(tot.Epsilon-1) > 1e-12 || math.Abs(tot.Delta-1e-5) > 1e-18 {
+			t.Errorf("%s: the ledger sums to %+v, the claim is (1, 1e-5)", sel, tot)
+		}
+		if stdout, _, err := call(t, "certify", out); err != nil || !strings.HasPrefix(stdout, "VERIFIED PRIVATE RELEASE") {
+			t.Errorf("%s: certify: %v\n%s", sel, err, stdout)
+		}
+	}
+	// At eps = 0.08 the forecast warns (a ratio near Weak), in terms of --epsilon and
+	// --pca-share only.
+	_, stderr, _ := call(t, "train", "--data", data, "--label", "class", "--classes", "c0,c1", "--schema", schema,
+		"--epsilon", "0.08", "--delta", "1e-5", "--pca", "2", "--log-level", "warn", "--out", filepath.Join(t.TempDir(), "w.json"))
+	if !strings.Contains(stderr, "what would help") || !strings.Contains(stderr, "--pca-share") || strings.Contains(stderr, "--bounds-share") {
+		t.Errorf("eps = 0.08: the forecast should advise --pca-share and not --bounds-share (no bounds are estimated):\n%s", stderr)
+	}
+	// Both pieces of advice leave the release the same eps: --epsilon E
+	// at the share 0.2 gives it 0.8 E, the share s at --epsilon 0.08
+	// gives it 0.08 (1 - s) (the forecast counted no bounds' share).
+	var e, s float64
+	for _, a := range strings.Split(stderr[strings.Index(stderr, "what would help: ")+len("what would help: "):], ", ") {
+		fmt.Sscanf(a, "eps = %g", &e)
+		fmt.Sscanf(a, "--pca-share %g", &s)
+	}
+	if r1, r2 := 0.8*e, 0.08*(1-s); math.Abs(r1-r2) > 0.01*r1 {
+		t.Errorf("eps = %v leaves the release %v, --pca-share %v leaves it %v: want the same to rounding", e, r1, s, r2)
 	}
 }

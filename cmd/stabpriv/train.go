@@ -219,10 +219,26 @@ func (s *settings) readShards() error {
 // the budget and the settings): "" when the noise is expected to leave a
 // useful model, or when the settings do not make a run (Fit reports it).
 func forecast(s *settings) string {
-	// The release's part of the budget: what the bounds estimate leaves.
+	// The release's part of the budget: what the bounds estimate and the
+	// principal components leave. The advice names the flags: --epsilon
+	// (the release's eps over its part), the shares, --pca or --project.
 	budget := s.Budget
+	var terms release.Terms
 	if pl, err := private.NewPlan(s.Schema, s.Budget, s.Options); err == nil {
 		budget = pl.Release
+		if pl.EstimateBounds && allCategorical(s) {
+			// Nothing to estimate: the fit gives the bounds' part back.
+			budget.Epsilon += pl.BoundsEpsilon
+			pl.EstimateBounds = false
+		}
+		if e := s.Budget.Epsilon; e > 0 {
+			if pl.EstimateBounds {
+				terms.Shares = append(terms.Shares, release.Share{Name: "--bounds-share", Value: pl.BoundsEpsilon / e})
+			}
+			if s.Options.PCA > 0 {
+				terms.Shares = append(terms.Shares, release.Share{Name: "--pca-share", Value: pl.PCABudget.Epsilon / e})
+			}
+		}
 	}
 	rows := s.table.Len()
 	for _, t := range s.shards[min(1, len(s.shards)):] {
@@ -261,8 +277,10 @@ func forecast(s *settings) string {
 	}
 	if k := s.Options.PCA; k > 0 {
 		dim = k + 1
+		terms.Inputs = "--pca %d"
 	} else if k := s.Options.Project; k > 0 {
 		dim = k + 1
+		terms.Inputs = "--project %d"
 	} else if s.Options.ProjectAuto && budget.Epsilon > 0 {
 		if k, err := preprocess.AutoProjectDim(n, w, outputs, budget.Epsilon); err == nil && k > 0 {
 			dim = k + 1
@@ -288,19 +306,23 @@ func forecast(s *settings) string {
 			return ""
 		}
 		ms = []release.Method{m}
-	} else if s.Options.Select != nil {
-		pl, err := selection.NewPlan(*s.Options.Select, n, cfg.Loss, cfg.Classes, dim, budget, s.Options.Seed)
+	} else if sel := s.Options.Select; sel != nil {
+		pl, err := selection.NewPlan(*sel, n, cfg.Loss, cfg.Classes, dim, budget, s.Options.Seed)
 		if err != nil {
 			return ""
 		}
-		n = len(pl.ReleaseRows())
+		n, budget = len(pl.ReleaseRows()), pl.ReleaseBudget()
+		terms.Pure = sel.Method == selection.RandomStopping
 		for _, st := range pl.Settings() {
 			if m, err := release.Lookup(st.Mechanism); err == nil {
 				ms = append(ms, m)
 			}
 		}
 	}
-	f, err := release.Predict(ms, cfg, n, dim, budget)
+	if s.Budget.Epsilon > 0 {
+		terms.EpsScale = min(1, budget.Epsilon/s.Budget.Epsilon)
+	}
+	f, err := release.PredictIn(ms, cfg, n, dim, budget, terms)
 	if err != nil {
 		return ""
 	}
@@ -309,6 +331,22 @@ func forecast(s *settings) string {
 		return strings.ReplaceAll(f.Warning(), " training rows", " privacy IDs (users)")
 	}
 	return f.Warning()
+}
+
+// allCategorical reports whether every feature column of the run's table
+// (the columns but the label and the privacy ID) is declared categorical:
+// a private fit then estimates no bounds (private.Plan, from the header and
+// the schema, both public).
+func allCategorical(s *settings) bool {
+	for _, c := range s.table.Columns {
+		if c == s.Schema.Label || c == s.Options.PrivacyID {
+			continue
+		}
+		if _, ok := s.Schema.Categorical(c); !ok {
+			return false
+		}
+	}
+	return true
 }
 
 // progressAfter is how long a train run stays quiet at the default log

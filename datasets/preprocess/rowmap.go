@@ -583,11 +583,41 @@ func (p *RowMap) features(out, x []float64, st *stages) error {
 	if st.R != nil {
 		u := mat.NewVecDense(len(out), out)
 		u.MulVec(st.R, mat.NewVecDense(len(z), z))
+		if check.FirstNonFinite(out) >= 0 {
+			projectScaled(u, st.R, z)
+		}
 		if j := check.FirstNonFinite(out); j >= 0 {
-			return fmt.Errorf("%w: the projection of the row overflows (entry %d is %v)", datasets.ErrFormat, j, out[j])
+			return fmt.Errorf("%w: the projection of the row is not finite (entry %d is %v)", datasets.ErrFormat, j, out[j])
 		}
 	}
 	return nil
+}
+
+// projectScaled writes into out the direction of R z, R (z/m) scaled to
+// norm 1 with m = max_j |z_j|, for a finite z whose projection R z
+// overflows: then ||R z|| > 1 and every map after the projection starts
+// with clip_1, for which clip_1(R z) = R z / ||R z|| = R (z/m) / ||R (z/m)||
+// in exact arithmetic. The entries of z/m are in [-1, 1], so R (z/m) is
+// finite. The row map is thereby defined for every finite row, not only
+// those whose projection fits the float64 range, and the rows whose
+// projection does fit keep R z bit for bit. z is overwritten.
+func projectScaled(out *mat.VecDense, R mat.Matrix, z []float64) {
+	m := 0.0
+	for _, v := range z {
+		m = math.Max(m, math.Abs(v))
+	}
+	if m == 0 {
+		// R 0 = 0 does not overflow: an infinite entry of R or of z is
+		// left for the caller to report.
+		return
+	}
+	for j := range z {
+		z[j] /= m
+	}
+	out.MulVec(R, mat.NewVecDense(len(z), z))
+	if nrm := floats.Norm(out.RawVector().Data, 2); nrm > 0 && !math.IsInf(nrm, 0) {
+		out.ScaleVec(1/nrm, out)
+	}
 }
 
 // Check returns an error unless the map is well-formed: a known mode, at

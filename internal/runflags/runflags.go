@@ -19,6 +19,7 @@ import (
 	"github.com/stabpriv/stabpriv/datasets"
 	"github.com/stabpriv/stabpriv/datasets/preprocess"
 	"github.com/stabpriv/stabpriv/dp"
+	"github.com/stabpriv/stabpriv/dppca"
 	"github.com/stabpriv/stabpriv/internal/check"
 	"github.com/stabpriv/stabpriv/losses"
 	"github.com/stabpriv/stabpriv/perturb"
@@ -112,7 +113,7 @@ func (f *Flags) Register(fs *flag.FlagSet) {
 	fs.StringVar(&f.Noise, "noise", "secure", "noise source: secure (a private release), or seeded from --noise-seed (reproducible; its certificate says NOT private, since the seed is published)")
 	fs.Uint64Var(&f.NoiseSeed, "noise-seed", 0, "seed of --noise seeded (required with it; published in the model file)")
 	fs.StringVar(&f.Project, "project", "auto", "project every mapped row to `k` dimensions by a seeded random projection (Gaussian, its seed --seed, published in the model file) before the unit-ball map: public, no budget; for many more features than rows; k at most the number of mapped features; 0: none; auto: k from the public rule of (n, features, classes, eps) when the mapped features outnumber the training rows, none otherwise (a partitioned fit: none)")
-	fs.IntVar(&f.PCA, "pca", 0, "private runs with --delta: project every mapped row (after --project k, if given) on its top `k` private principal directions before the unit-ball map, computed from the training rows by Analyze Gauss with --pca-share of the budget (in the ledger; the directions are written in the model file); k at most the number of mapped features (with --pca, --project auto projects nothing: give --project k first for more than a few thousand features); 0: none")
+	fs.IntVar(&f.PCA, "pca", 0, fmt.Sprintf("private runs with --delta: project every mapped row (after --project k, if given) on its top `k` private principal directions before the unit-ball map, computed from the training rows by Analyze Gauss with --pca-share of the budget (in the ledger; the directions are written in the model file); k at most the number of mapped features (with --pca, --project auto projects nothing: rows wider than %d entries need --project k first, k <= %d: the directions' time grows as the cube of the width); 0: none", dppca.MaxColumns, dppca.MaxColumns))
 	fs.Float64Var(&f.PCAShare, "pca-share", private.DefaultPCAShare, "with --pca: the `share` of --epsilon and of --delta, in (0, 1), spent on the private principal directions; the release gets the rest (after --bounds-share, which with it must leave the release a positive part of --epsilon)")
 	fs.StringVar(&f.Select, "select", string(selection.Rule), "with --epsilon and no --mechanism: how the release chooses its mechanism, lambda and clipping norm, inside the budget: "+
 		string(selection.Rule)+" (the default: a public rule of the budget, the model's size and the number of rows, no row read, no cost: objective perturbation for a pure budget, AMP with --delta, gamma or the analytic Gaussian above 4096 weights or, for two classes, when the objective rule's lambda is above a quarter of the curvature bound S_z/dim; lambda by the mechanism's rule), "+
