@@ -393,6 +393,11 @@ func (pl *Plan) Rows(chunk *datasets.Table, shard string) ([]Row, int, error) {
 		}
 		idx = append(idx, i)
 	}
+	if len(idx) == 0 {
+		// Every row of the chunk is held out: it adds no training row
+		// (a matrix of no rows cannot be built).
+		return nil, held, nil
+	}
 	X, y, _, err := pl.prep.Rows(enc, idx)
 	if err != nil {
 		if chunk.First == 0 {

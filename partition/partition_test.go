@@ -439,3 +439,29 @@ func TestTrainSorted(t *testing.T) {
 		}
 	}
 }
+
+// TestRowsAllHeldOut: a chunk whose rows are all held out (a one-row shard,
+// or the last chunk of a shard, at a seed that holds its row out) gives no
+// training row and counts the row as held out; it built a matrix of no
+// rows, which panics.
+func TestRowsAllHeldOut(t *testing.T) {
+	tab := fittest.Blobs(1, 2, []string{"a", "b"}, 3)
+	schema := datasets.Schema{Label: "y", Classes: []string{"a", "b"}, Bounds: fittest.BoundsFor(tab, -3, 4)}
+	for _, first := range []int{0, 4096} {
+		seed := uint64(0)
+		for !datasets.HeldOut(seed, "s.csv", first+1, 0.2) {
+			seed++
+		}
+		opts := private.Options{Seed: seed, TestFrac: 0.2, Trainer: trainer.Config{Reg: regularizers.ElasticNet{Lambda: 0.1}}}
+		pl, err := NewPlan(tab.Columns, schema, dp.Budget{}, opts, 2)
+		if err != nil {
+			t.Fatal(err)
+		}
+		chunk := tab.Slice(0, 1)
+		chunk.First = first
+		rows, held, err := pl.Rows(chunk, "s.csv")
+		if err != nil || len(rows) != 0 || held != 1 {
+			t.Errorf("chunk at row %d, seed %d: %d rows, %d held out, %v; want 0, 1, nil", first, seed, len(rows), held, err)
+		}
+	}
+}
