@@ -194,6 +194,15 @@ func (s *settings) readShards() error {
 			return usagef("--data %q looks like a glob: shards are read with --partitions P > 1", s.data)
 		}
 	}
+	// A file the pattern matches that is not a CSV file at all (the
+	// model file of an earlier run written among the shards) is a usage
+	// error, found before any row is read.
+	files, _ := filepath.Glob(filepath.Clean(s.data))
+	for _, f := range files {
+		if err := partition.CheckShardFile(f); err != nil {
+			return usagef("--data %q: %w", s.data, err)
+		}
+	}
 	var header []string
 	if s.header != "" {
 		header = strings.Split(s.header, ",")
