@@ -135,8 +135,16 @@ func (c Config) Options() (datasets.Schema, dp.Budget, private.Options, error) {
 // budget and the options of package private (as the shared flags of
 // stabpriv train give them: internal/runflags) and P partitions. The
 // options' noise source must be perturb.Secure (or nil) or perturb.Seeded;
-// a logger does not travel.
+// a logger does not travel. Options that ask for the public rule
+// (Options.Select the rule, no mechanism: a budget without --mechanism)
+// travel as the mechanism the rule names with the automatic knobs
+// (partition.UseRule), so the pipeline releases what `stabpriv train
+// --partitions` releases by the rule; a private selection is refused.
 func NewConfig(schema datasets.Schema, budget dp.Budget, opts private.Options, partitions int) (Config, error) {
+	opts, err := partition.UseRule(schema, budget, opts)
+	if err != nil {
+		return Config{}, fmt.Errorf("stabbeam: %w", err)
+	}
 	cfg := opts.Trainer
 	c := Config{
 		Label: schema.Label, Classes: schema.Classes, LabelBound: schema.LabelBound, Bounds: schema.Bounds, All: schema.All, Categories: schema.Categories,
@@ -150,8 +158,8 @@ func NewConfig(schema datasets.Schema, budget dp.Budget, opts private.Options, p
 	if cfg.Loss != nil {
 		c.Loss = cfg.Loss.Name()
 	}
-	if cfg.Tolerance != 0 || cfg.Model != nil || cfg.StepFunc != nil || opts.Stratify || opts.Select != nil {
-		return c, fmt.Errorf("stabbeam: a tolerance, a user model, a step function, a stratified split or a private selection of the setting does not travel to the workers (a partitioned fit refuses them)")
+	if cfg.Tolerance != 0 || cfg.Model != nil || cfg.StepFunc != nil || opts.Stratify {
+		return c, fmt.Errorf("stabbeam: a tolerance, a user model, a step function or a stratified split does not travel to the workers (a partitioned fit refuses them)")
 	}
 	switch src := opts.Noise; {
 	case src == nil || perturb.SourceName(src) == perturb.SourceSecure:

@@ -176,7 +176,15 @@ func openShard(ctx context.Context, file string) (io.ReadCloser, *datasets.Table
 	if err != nil {
 		return nil, nil, fmt.Errorf("%w: shard %s: %w", ErrInput, file, err)
 	}
-	tr, err := datasets.NewTableReader(bufio.NewReaderSize(rc, 1<<16), file)
+	br := bufio.NewReaderSize(rc, 1<<16)
+	// A file that is not CSV at all (a model file among the shards) is
+	// named as such, not as a malformed row.
+	head, _ := br.Peek(partition.HeadBytes)
+	if err := partition.CheckShardHead(file, head); err != nil {
+		rc.Close()
+		return nil, nil, fmt.Errorf("%w: %w", ErrInput, err)
+	}
+	tr, err := datasets.NewTableReader(br, file)
 	if err != nil {
 		rc.Close()
 		return nil, nil, fmt.Errorf("%w: %w", ErrInput, err)

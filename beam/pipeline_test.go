@@ -312,6 +312,11 @@ func TestPipelineBadInput(t *testing.T) {
 			os.WriteFile(filepath.Join(dir, "shard-7.csv"), []byte("f0,g1,y\n1,2,pos\n"), 0o644)
 			return glob, nil
 		}, nil, true, `shard-7.csv: header "f0,g1,y" differs`},
+		{"a model file among the shards", func(t *testing.T, dir string) (string, []ShardFile) {
+			writeShards(t, dir, 2, 50, 2, 1)
+			os.WriteFile(filepath.Join(dir, "shard-model.json"), []byte("{\n  \"format\": \""+modelfile.Format+"\",\n  \"private\": true\n}\n"), 0o644)
+			return filepath.Join(dir, "shard-*"), nil
+		}, nil, true, "shard-model.json looks like a stabpriv model file"},
 		{"a ragged row in one shard", func(t *testing.T, dir string) (string, []ShardFile) {
 			glob := writeShards(t, dir, 3, 50, 2, 1)
 			f := filepath.Join(dir, "shard-1.csv")

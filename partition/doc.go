@@ -6,5 +6,7 @@
 // holds the same algorithm in the steps that a distributed runner (the
 // Beam pipeline of the nested module github.com/stabpriv/stabpriv/beam)
 // calls on its workers, so the pipeline and Fit compute the same release
-// from the same shards. docs/DESIGN.md, section 7, holds the proof.
+// from the same shards. docs/DESIGN.md, section 7, holds the proof. Without
+// a named mechanism the release follows a public rule (RuleMechanism,
+// docs/DESIGN.md section 12.1).
 package partition

@@ -56,7 +56,10 @@ type Plan struct {
 // step schedule, classes read from the rows (declare them), a user graph
 // model, a release method that does not release an SGD run
 // (release.Method.SGD); and partitions
-// outside [1, datasets.MaxPartitions]. Errors wrap private.ErrOptions,
+// outside [1, datasets.MaxPartitions]. Options.Select asks for the public
+// rule of a partitioned fit (UseRule: RuleMechanism with the automatic
+// knobs); a private selection is refused (UseRule says why).
+// Errors wrap private.ErrOptions,
 // datasets.ErrSchema, dp.ErrBudget or release.ErrConfig.
 func NewPlan(header []string, schema datasets.Schema, budget dp.Budget, opts private.Options, partitions int) (*Plan, error) {
 	if partitions < 1 || partitions > datasets.MaxPartitions {
@@ -64,6 +67,11 @@ func NewPlan(header []string, schema datasets.Schema, budget dp.Budget, opts pri
 	}
 	if opts.Preprocess == "" && !schema.Declared() {
 		return nil, fmt.Errorf("%w: a partitioned fit needs declared feature bounds (preprocessing bounds) or the preprocessing none", private.ErrOptions)
+	}
+	rule := opts.Select != nil
+	opts, err := UseRule(schema, budget, opts)
+	if err != nil {
+		return nil, err
 	}
 	pl, err := private.NewPlan(schema, budget, opts)
 	if err != nil {
@@ -76,8 +84,6 @@ func NewPlan(header []string, schema datasets.Schema, budget dp.Budget, opts pri
 		return nil, fmt.Errorf("%w: preprocessing %s fits statistics on the rows of every partition; a partitioned fit takes public bounds or none (standardize the shards in a separate step, outside the guarantee, if needed)", private.ErrOptions, pl.Mode)
 	case opts.PCA > 0:
 		return nil, fmt.Errorf("%w: the private principal components are for a single fit (private.Fit); a partitioned fit takes a random projection (Options.Project)", private.ErrOptions)
-	case opts.Select != nil:
-		return nil, fmt.Errorf("%w: a partitioned fit releases the mechanism it is given; the private selection of the setting is for a single fit (private.Fit)", private.ErrOptions)
 	case opts.Stratify:
 		return nil, fmt.Errorf("%w: a partitioned fit holds rows out by a hash of their position; a stratified split is not available", private.ErrOptions)
 	case opts.Trainer.Model != nil:
@@ -124,6 +130,9 @@ func NewPlan(header []string, schema datasets.Schema, budget dp.Budget, opts pri
 		log = l
 	}
 	out := &Plan{plan: pl, partitions: partitions, header: slices.Clone(header), prep: prep, log: log, idCol: idCol, group: group}
+	if rule {
+		log.WithField("mechanism", pl.Method.Name()).Info("partition: the public rule releases with the output family's mechanism and its automatic knobs (RuleMechanism)")
+	}
 	// The routes' conditions do not depend on n (a step against the
 	// smoothness, mu, convexity): a run of the settings on a few null rows
 	// tells, before any row is read, whether a release can be certified.

@@ -107,6 +107,9 @@ type partitionSetup struct {
 	auto    bool
 	mech    perturb.Mechanism
 	parts   int
+	// rule fits by the public rule (no mechanism named), whose mechanism
+	// mech is (RuleMechanism).
+	rule bool
 }
 
 func partitionSetups() []partitionSetup {
@@ -118,6 +121,7 @@ func partitionSetups() []partitionSetup {
 			cfg: trainer.Config{Reg: regularizers.ElasticNet{Lambda: 0.02}, Schedule: trainer.BoundedInverseT, Passes: 3}},
 		{name: "binary, convex route, constant step, P=4", classes: []string{"a", "b"}, mode: preprocess.Bounds, mech: perturb.Gamma, parts: 4,
 			cfg: trainer.Config{Passes: 2}},
+		{name: "softmax, the public rule with delta (analytic Gaussian, auto), P=4", classes: []string{"x", "y", "z"}, mode: preprocess.Bounds, mech: perturb.AnalyticGaussian, parts: 4, rule: true},
 	}
 }
 
@@ -131,12 +135,19 @@ func (s partitionSetup) fit(t *testing.T, shards []*datasets.Table, testFrac flo
 	if !s.mech.Pure() {
 		budget.Delta = 1e-5
 	}
-	r, err := Fit(context.Background(), shards, schema, budget, private.Options{
+	opts := private.Options{
 		Mechanism: s.mech, Preprocess: s.mode, TestFrac: testFrac, Seed: 7, Trainer: s.cfg, Auto: s.auto,
 		Noise: noise,
-	}, s.parts)
+	}
+	if s.rule {
+		opts.Mechanism, opts.Auto, opts.Select = "", false, &selection.Config{}
+	}
+	r, err := Fit(context.Background(), shards, schema, budget, opts, s.parts)
 	if err != nil {
 		t.Fatalf("%s: %v", s.name, err)
+	}
+	if r.Certificate == nil || r.Certificate.Mechanism != s.mech {
+		t.Fatalf("%s: released by %v, want %s", s.name, r.Certificate, s.mech)
 	}
 	return r
 }
@@ -278,7 +289,10 @@ func TestFitPartitionedErrors(t *testing.T) {
 		{"different headers", header, opts, 4, datasets.ErrFormat},
 		{"standardize", base, private.Options{Mechanism: perturb.Gamma, Auto: true, Preprocess: preprocess.Standardize}, 4, private.ErrOptions},
 		{"stratified", base, private.Options{Mechanism: perturb.Gamma, Auto: true, Stratify: true, TestFrac: 0.2}, 4, private.ErrOptions},
-		{"selection", base, private.Options{Select: &selection.Config{}}, 4, private.ErrOptions},
+		{"holdout selection", base, private.Options{Select: &selection.Config{Method: selection.Holdout}}, 4, private.ErrOptions},
+		{"random stopping", base, private.Options{Select: &selection.Config{Method: selection.RandomStopping}}, 4, private.ErrOptions},
+		{"the rule with a lambda", base, private.Options{Select: &selection.Config{}, Trainer: trainer.Config{Reg: regularizers.ElasticNet{Lambda: 0.1}}}, 4, private.ErrOptions},
+		{"the rule and a mechanism", base, private.Options{Select: &selection.Config{}, Mechanism: perturb.Gamma}, 4, private.ErrOptions},
 		{"no shards", nil, opts, 4, datasets.ErrFormat},
 	} {
 		r, err := Fit(context.Background(), c.tables, schema, budget, c.opts, c.parts)

@@ -65,13 +65,20 @@ func RuleSetting(b dp.Budget, loss losses.Loss, k, n, dim int) Setting {
 		}
 	}
 	if k == 1 && (rule.Mechanism == perturb.Objective || rule.Mechanism == perturb.AMP) && OutputFirst(b, loss, rule.Mechanism, n, dim) {
-		out := perturb.Gamma
-		if b.Delta > 0 {
-			out = perturb.AnalyticGaussian
-		}
-		return Setting{Mechanism: out, Scale: 1}
+		return Setting{Mechanism: OutputFamily(b), Scale: 1}
 	}
 	return rule
+}
+
+// OutputFamily returns the output-perturbation mechanism of the rule's
+// output family for the budget b: the gamma-norm noise for a pure budget,
+// the analytic Gaussian mechanism with delta > 0. It reads the budget
+// alone.
+func OutputFamily(b dp.Budget) perturb.Mechanism {
+	if b.Delta > 0 {
+		return perturb.AnalyticGaussian
+	}
+	return perturb.Gamma
 }
 
 // OutputFirst reports whether the public rule prefers output perturbation

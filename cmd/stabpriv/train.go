@@ -74,7 +74,10 @@ const trainHelp = "Usage: stabpriv train [flags]\n\n" +
 	"training rows with --bounds-share of --epsilon (default 0.1), stated in the ledger.\n" +
 	"With --epsilon and no --mechanism, the release chooses the mechanism and lambda\n" +
 	"by a public rule (--select rule, the default) or a private selection inside the\n" +
-	"budget (--select holdout or random-stopping).\n" +
+	"budget (--select holdout or random-stopping). With --partitions P > 1 the rule\n" +
+	"releases the average of the partitions' SGD runs by output perturbation: gamma for\n" +
+	"a pure budget, the analytic Gaussian with --delta, at their automatic knobs (the\n" +
+	"same model as naming that --mechanism); a private selection is for a single fit.\n" +
 	"With --mechanism and no --lambda, it uses the mechanism's rule for lambda and the\n" +
 	"clipping norm, from (n, d, K, eps) alone. When the mapped features outnumber the\n" +
 	"training rows and --project is not given (or is auto), it projects them to k\n" +
@@ -191,6 +194,15 @@ func (s *settings) readShards() error {
 			return usagef("--data %q looks like a glob: shards are read with --partitions P > 1", s.data)
 		}
 	}
+	// A file the pattern matches that is not a CSV file at all (the
+	// model file of an earlier run written among the shards) is a usage
+	// error, found before any row is read.
+	files, _ := filepath.Glob(filepath.Clean(s.data))
+	for _, f := range files {
+		if err := partition.CheckShardFile(f); err != nil {
+			return usagef("--data %q: %w", s.data, err)
+		}
+	}
 	var header []string
 	if s.header != "" {
 		header = strings.Split(s.header, ",")
@@ -300,8 +312,11 @@ func forecast(s *settings) string {
 		}
 		ms = []release.Method{m}
 	} else if sel := s.Options.Select; sel != nil && sel.Method.IsRule() {
-		st := selection.RuleSetting(budget, cfg.Loss, cfg.Loss.Outputs(cfg.Classes), n, dim)
-		m, err := release.Lookup(st.Mechanism)
+		mech := selection.RuleSetting(budget, cfg.Loss, cfg.Loss.Outputs(cfg.Classes), n, dim).Mechanism
+		if s.partitioned() {
+			mech = partition.RuleMechanism(budget)
+		}
+		m, err := release.Lookup(mech)
 		if err != nil {
 			return ""
 		}

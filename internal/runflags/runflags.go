@@ -116,7 +116,7 @@ func (f *Flags) Register(fs *flag.FlagSet) {
 	fs.IntVar(&f.PCA, "pca", 0, fmt.Sprintf("private runs with --delta: project every mapped row (after --project k, if given) on its top `k` private principal directions before the unit-ball map, computed from the training rows by Analyze Gauss with --pca-share of the budget (in the ledger; the directions are written in the model file); k at most the number of mapped features (with --pca, --project auto projects nothing: rows wider than %d entries need --project k first, k <= %d: the directions' time grows as the cube of the width); 0: none", dppca.MaxColumns, dppca.MaxColumns))
 	fs.Float64Var(&f.PCAShare, "pca-share", private.DefaultPCAShare, "with --pca: the `share` of --epsilon and of --delta, in (0, 1), spent on the private principal directions; the release gets the rest (after --bounds-share, which with it must leave the release a positive part of --epsilon)")
 	fs.StringVar(&f.Select, "select", string(selection.Rule), "with --epsilon and no --mechanism: how the release chooses its mechanism, lambda and clipping norm, inside the budget: "+
-		string(selection.Rule)+" (the default: a public rule of the budget, the model's size and the number of rows, no row read, no cost: objective perturbation for a pure budget, AMP with --delta, gamma or the analytic Gaussian above 4096 weights or, for two classes, when the objective rule's lambda is above a quarter of the curvature bound S_z/dim; lambda by the mechanism's rule), "+
+		string(selection.Rule)+" (the default: a public rule of the budget, the model's size and the number of rows, no row read, no cost: objective perturbation for a pure budget, AMP with --delta, gamma or the analytic Gaussian above 4096 weights or, for two classes, when the objective rule's lambda is above a quarter of the curvature bound S_z/dim; lambda by the mechanism's rule; with --partitions P > 1 always gamma, or the analytic Gaussian with --delta, at their automatic knobs, as a partitioned fit releases an average of SGD runs), "+
 		string(selection.Holdout)+" (a private selection: tune on 20% of the training rows, release on the rest, each at the whole budget: parallel composition) or "+
 		string(selection.RandomStopping)+" (the best of a random number of private runs: the release gets eps/2)")
 	fs.IntVar(&f.Partitions, "partitions", 1, "train `P` partitions, a row's partition a seeded hash of its position (shard path relative to the input root, row number), and release the weighted average once (partition.Fit)")
@@ -254,17 +254,20 @@ func (f *Flags) checkSelect(set map[string]bool, r *Run) error {
 	if err := r.Budget.Validate(); err != nil {
 		return usagef("--epsilon %v --delta %v: %w", f.Epsilon, f.Delta, err)
 	}
-	for _, name := range []string{"partitions", "privacy-id"} {
-		if set[name] {
-			return usagef("--%s needs --mechanism: a partitioned fit (per privacy ID too) releases a named mechanism; it cannot choose its setting without --mechanism", name)
-		}
+	if set["privacy-id"] {
+		return usagef("--privacy-id needs --mechanism: a fit per privacy ID releases a named mechanism; it cannot choose its setting without --mechanism")
+	}
+	if method != selection.Rule && f.Partitions > 1 {
+		// partition.UseRule's reason, in the flags' words.
+		return usagef("--select %s with --partitions %d: the private selection is proven for a single fit, where it tunes on a part of the training rows and releases on the rest (holdout) or releases the best of several runs on the same rows (random-stopping), with candidates that include objective perturbation and AMP; a partitioned fit releases the average of the partitions' SGD runs once: leave --select out (the public rule: %s, or %s with --delta) or give --mechanism",
+			method, f.Partitions, selection.OutputFamily(dp.Budget{Epsilon: 1}), selection.OutputFamily(dp.Budget{Epsilon: 1, Delta: 1e-5}))
 	}
 	how := "by a public rule"
 	if method != selection.Rule {
 		how = "privately"
 	}
 	for _, name := range append([]string{"lambda"}, sgdFlags...) {
-		if set[name] {
+		if set[name] && name != "partitions" {
 			return usagef("--%s: without --mechanism the release chooses the mechanism and its knobs %s (--select %s), and the SGD knobs do not apply; give --mechanism to set them yourself", name, how, method)
 		}
 	}

@@ -66,6 +66,10 @@ func TestCheckRefuses(t *testing.T) {
 		{[]string{"--label", "y", "--mechanism", "laplace", "--epsilon", "1", "--standardize", "none"}, nil, "--classes"},
 		{[]string{"--label", "y", "--partitions", "2", "--standardize", "train", "--classes", "a,b"}, nil, "standardization fitted on the rows"},
 		{[]string{"--log-level", "loud"}, embedded, "--log-level"},
+		{[]string{"--epsilon", "1", "--partitions", "2", "--select", "holdout"}, embedded, "proven for a single fit"},
+		{[]string{"--epsilon", "1", "--delta", "1e-5", "--partitions", "4", "--select", "random-stopping"}, embedded, "proven for a single fit"},
+		{[]string{"--epsilon", "1", "--partitions", "2", "--batch", "2"}, embedded, "--batch: without --mechanism"},
+		{[]string{"--epsilon", "1", "--privacy-id", "u", "--max-rows-per-id", "2"}, embedded, "--privacy-id needs --mechanism"},
 	} {
 		_, err := parse(t, tc.args, tc.defaults)
 		if err == nil {
@@ -93,6 +97,11 @@ func TestCheckSelect(t *testing.T) {
 		{[]string{"--epsilon", "0.5"}, selection.Rule},
 		{[]string{"--epsilon", "0.5", "--select", "holdout"}, selection.Holdout},
 		{[]string{"--epsilon", "0.5", "--delta", "1e-5", "--select", "random-stopping"}, selection.RandomStopping},
+		// A partitioned fit takes the rule (partition.UseRule resolves it).
+		{[]string{"--epsilon", "0.5", "--partitions", "4"}, selection.Rule},
+		{[]string{"--epsilon", "0.5", "--delta", "1e-5", "--partitions", "4", "--select", "rule"}, selection.Rule},
+		// One partition is a single fit, which runs any selection.
+		{[]string{"--epsilon", "0.5", "--partitions", "1", "--select", "holdout"}, selection.Holdout},
 	} {
 		r, err := parse(t, tc.args, bounded)
 		if err != nil {

@@ -15,6 +15,11 @@
 //
 //	stabpriv-beam --input 'shards/*.csv' --label y --classes neg,pos --bounds bounds.csv \
 //	    --mechanism gamma --epsilon 1 --partitions 8 --out model.json
+//
+// Without --mechanism, a budget (--epsilon, and --delta) releases by the
+// public rule of a partitioned fit (partition.RuleMechanism): gamma for a
+// pure budget, the analytic Gaussian with --delta, at their automatic
+// knobs, the model that naming that mechanism gives.
 package main
 
 import (
@@ -101,7 +106,9 @@ func main() {
 			"hash of its position (the shard's path relative to the input root, the row number),\n"+
 			"each partition is trained on its rows,\n"+
 			"the weights are averaged with weights n_p/n and released once with noise calibrated to\n"+
-			"the sensitivity of the average (2L/(mu n) on the strongly convex route). --runner\n"+
+			"the sensitivity of the average (2L/(mu n) on the strongly convex route). Without\n"+
+			"--mechanism, --epsilon (and --delta) release by the public rule: gamma for a pure\n"+
+			"budget, the analytic Gaussian with --delta, at their automatic knobs. --runner\n"+
 			"selects the Beam runner (default prism, the SDK's embedded portable runner); Beam's pipeline options\n"+
 			"for other runners are accepted (-help-beam lists them).\n\nFlags:\n")
 		flag.VisitAll(func(f *flag.Flag) {
@@ -193,9 +200,6 @@ func config(set map[string]bool) (stabbeam.Config, logrus.Level, error) {
 	run, err := shared.Check(set, nil)
 	if err != nil {
 		return stabbeam.Config{}, 0, err
-	}
-	if run.Options.Select != nil {
-		return stabbeam.Config{}, 0, errors.New("a partitioned run needs --mechanism: the private selection of the setting (--epsilon without --mechanism) is for stabpriv train")
 	}
 	if run.Options.Preprocess == preprocess.Standardize {
 		return stabbeam.Config{}, 0, errors.New("--standardize train fits statistics on the rows of every partition: standardize the shards in a separate step, outside the guarantee, and give --bounds or --standardize none")
