@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"math"
+	"sync"
 	"testing"
 	"time"
 
@@ -243,16 +244,70 @@ func TestTrainContext(t *testing.T) {
 	if _, _, err := tr.Train(ctx, X, y); !errors.Is(err, context.Canceled) {
 		t.Errorf("cancelled context: error %v, want context.Canceled", err)
 	}
-	ctx, cancel = context.WithTimeout(context.Background(), 50*time.Millisecond)
+	// A deadline already past when the run starts.
+	ctx, cancel = context.WithDeadline(context.Background(), time.Now().Add(-time.Second))
 	defer cancel()
-	start := time.Now()
-	_, _, err = tr.Train(ctx, X, y)
-	if !errors.Is(err, context.DeadlineExceeded) {
+	if _, _, err := tr.Train(ctx, X, y); !errors.Is(err, context.DeadlineExceeded) {
+		t.Errorf("past deadline: error %v, want context.DeadlineExceeded", err)
+	}
+	// A deadline that passes in the middle of the run, at the trainer's
+	// fifth look at ctx (a point of the run, not of the clock, so that the
+	// machine's load cannot move it): the run stops there, after at most
+	// five passes (it looks at ctx before each pass), and does not look
+	// again.
+	const trip = 5
+	log, hook := logtest.NewNullLogger()
+	log.SetLevel(logrus.InfoLevel)
+	cfg.Logger = log
+	if tr, err = New(cfg); err != nil {
+		t.Fatal(err)
+	}
+	dl := &tripContext{Context: context.Background(), trip: trip, done: make(chan struct{})}
+	if _, _, err := tr.Train(dl, X, y); !errors.Is(err, context.DeadlineExceeded) {
 		t.Errorf("deadline: error %v, want context.DeadlineExceeded", err)
 	}
-	if el := time.Since(start); el > 2*time.Second {
-		t.Errorf("training stopped %v after a 50ms deadline", el)
+	passes := 0
+	for _, e := range hook.AllEntries() {
+		if e.Message == "trainer: pass done" {
+			passes++
+		}
 	}
+	if passes > trip || dl.looks() != trip {
+		t.Errorf("after a deadline at the %dth look at ctx: %d passes done and %d looks, want at most %d and %d", trip, passes, dl.looks(), trip, trip)
+	}
+}
+
+// tripContext is a context whose deadline passes at the trip-th call of
+// its Err method.
+type tripContext struct {
+	context.Context
+	trip int
+	done chan struct{}
+
+	mu    sync.Mutex
+	calls int
+}
+
+func (c *tripContext) Done() <-chan struct{} { return c.done }
+
+func (c *tripContext) Err() error {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.calls++
+	switch {
+	case c.calls < c.trip:
+		return nil
+	case c.calls == c.trip:
+		close(c.done)
+	}
+	return context.DeadlineExceeded
+}
+
+// looks returns how many times Err was called.
+func (c *tripContext) looks() int {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.calls
 }
 
 func TestTrainLogging(t *testing.T) {

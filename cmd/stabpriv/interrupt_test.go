@@ -17,6 +17,11 @@ import (
 // by newlines) as the stabpriv command.
 const childArgs = "STABPRIV_TEST_MAIN_ARGS"
 
+// childPatience is how long a test waits for a child process to reach a
+// point (start, stop) before it fails: far above the second or so this
+// takes on a loaded 2-core machine, it bounds only a test that fails.
+const childPatience = time.Minute
+
 func TestMain(m *testing.M) {
 	if args := os.Getenv(childArgs); args != "" {
 		os.Args = append([]string{"stabpriv"}, strings.Split(args, "\n")...)
@@ -41,15 +46,18 @@ func TestInterrupt(t *testing.T) {
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)
 	}
-	// The first log line comes once the rows are prepared, after the
-	// signal handler is set up: interrupt the training then.
+	// The signal handler is set up before anything is logged; the first
+	// pass's log line says the training is under way (it has about 1000
+	// passes to go): interrupt it then, whatever the machine's speed.
 	lines := bufio.NewScanner(pipe)
 	var stderr strings.Builder
-	if !lines.Scan() {
-		t.Fatal("the child logged nothing")
+	for !strings.Contains(stderr.String(), `msg="trainer: pass done"`) {
+		if !lines.Scan() {
+			cmd.Wait()
+			t.Fatalf("the child did not log a training pass; stderr:\n%s", stderr.String())
+		}
+		stderr.WriteString(lines.Text() + "\n")
 	}
-	stderr.WriteString(lines.Text() + "\n")
-	time.Sleep(100 * time.Millisecond)
 	if err := cmd.Process.Signal(syscall.SIGINT); err != nil {
 		t.Fatal(err)
 	}
@@ -99,7 +107,7 @@ func TestInterruptBlocked(t *testing.T) {
 	// Opening the FIFO for writing without blocking succeeds once the
 	// child has opened it for reading: it is then blocked in a read.
 	var w *os.File
-	for deadline := time.Now().Add(20 * time.Second); w == nil; {
+	for deadline := time.Now().Add(childPatience); w == nil; {
 		f, err := os.OpenFile(fifo, os.O_WRONLY|syscall.O_NONBLOCK, 0)
 		switch {
 		case err == nil:
@@ -114,7 +122,7 @@ func TestInterruptBlocked(t *testing.T) {
 	defer w.Close()
 	io.WriteString(w, "a,y\n")
 	// A child that ignores the interrupt is killed, and fails the test.
-	timer := time.AfterFunc(interruptGrace+15*time.Second, func() { cmd.Process.Kill() })
+	timer := time.AfterFunc(interruptGrace+childPatience, func() { cmd.Process.Kill() })
 	defer timer.Stop()
 	if err := cmd.Process.Signal(syscall.SIGINT); err != nil {
 		t.Fatal(err)

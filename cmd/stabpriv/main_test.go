@@ -10,6 +10,7 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/stabpriv/stabpriv/datasets"
 	"github.com/stabpriv/stabpriv/datasets/preprocess"
@@ -37,6 +38,20 @@ func writeFile(t *testing.T, name, content string) string {
 
 func writeCSV(t *testing.T, content string) string { return writeFile(t, "data.csv", content) }
 
+// setProgressAfter sets progressAfter to d for the test. A test that
+// asserts a train run at the default log level is silent sets it to
+// quietRun: with the default 2 s, a loaded machine could stretch the run
+// past it and the progress lines would then fail the test.
+func setProgressAfter(t *testing.T, d time.Duration) {
+	t.Helper()
+	old := progressAfter
+	progressAfter = d
+	t.Cleanup(func() { progressAfter = old })
+}
+
+// quietRun is a progressAfter no test run reaches.
+const quietRun = 24 * time.Hour
+
 // clusters returns a CSV of k well-separated Gaussian clusters in 2-D, label
 // column "class" with names c0, c1, ..., or a regression target y = x1 - x2
 // (plus small noise) when k == 0.
@@ -63,6 +78,7 @@ func clusters(k, perClass int) string {
 // TestTrainDefault is `make run`: the embedded data, non-private, no log
 // lines on stderr.
 func TestTrainDefault(t *testing.T) {
+	setProgressAfter(t, quietRun)
 	path := filepath.Join(t.TempDir(), "out", "model.json")
 	stdout, stderr, err := call(t, "train", "--out", path)
 	if err != nil {

@@ -10,7 +10,6 @@ import (
 	"strconv"
 	"strings"
 	"testing"
-	"time"
 
 	"github.com/stabpriv/stabpriv/modelfile"
 	"gonum.org/v1/gonum/floats"
@@ -138,6 +137,7 @@ func TestCLINeighbourFiles(t *testing.T) {
 // TestCLIPrivateRelease checks a secure release of the embedded data: the
 // release first, no diagnostics unless asked, certify exit 0, predict.
 func TestCLIPrivateRelease(t *testing.T) {
+	setProgressAfter(t, quietRun)
 	dir := t.TempDir()
 	out := filepath.Join(dir, "m.json")
 	stdout, stderr, err := call(t, "train", "--mechanism", "gamma", "--epsilon", "1", "--out", out)
@@ -465,8 +465,7 @@ func TestCLIAdultRaw(t *testing.T) {
 // info on stderr (here progressAfter is 0), and --log-level warn keeps it
 // silent; the default selection's release verifies.
 func TestTrainProgress(t *testing.T) {
-	defer func(d time.Duration) { progressAfter = d }(progressAfter)
-	progressAfter = 0
+	setProgressAfter(t, 0)
 	out := filepath.Join(t.TempDir(), "m.json")
 	_, stderr, err := call(t, "train", "--epsilon", "1", "--out", out)
 	if err != nil {
