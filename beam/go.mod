@@ -8,6 +8,7 @@ require (
 	github.com/apache/beam/sdks/v2 v2.77.0
 	github.com/sirupsen/logrus v1.9.4
 	github.com/stabpriv/stabpriv v0.0.0-00010101000000-000000000000
+	gonum.org/v1/gonum v0.17.0
 )
 
 require (
@@ -102,7 +103,6 @@ require (
 	golang.org/x/text v0.42.0 // indirect
 	golang.org/x/time v0.15.0 // indirect
 	golang.org/x/xerrors v0.0.0-20240903120638-7835f813f4da // indirect
-	gonum.org/v1/gonum v0.17.0 // indirect
 	google.golang.org/api v0.297.0 // indirect
 	google.golang.org/genproto v0.0.0-20260715232425-e75dac1f907d // indirect
 	google.golang.org/genproto/googleapis/api v0.0.0-20260715232425-e75dac1f907d // indirect
