@@ -316,7 +316,7 @@ func TestPipelineBadInput(t *testing.T) {
 			writeShards(t, dir, 2, 50, 2, 1)
 			os.WriteFile(filepath.Join(dir, "shard-model.json"), []byte("{\n  \"format\": \""+modelfile.Format+"\",\n  \"private\": true\n}\n"), 0o644)
 			return filepath.Join(dir, "shard-*"), nil
-		}, nil, true, "shard-model.json looks like a stabpriv model file"},
+		}, nil, true, "shard-model.json looks like a JSON file (such as a stabpriv model file"},
 		{"a ragged row in one shard", func(t *testing.T, dir string) (string, []ShardFile) {
 			glob := writeShards(t, dir, 3, 50, 2, 1)
 			f := filepath.Join(dir, "shard-1.csv")

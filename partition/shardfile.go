@@ -6,10 +6,8 @@ import (
 	"fmt"
 	"io"
 	"os"
-	"strings"
 
 	"github.com/stabpriv/stabpriv/datasets"
-	"github.com/stabpriv/stabpriv/modelfile"
 )
 
 // ErrNotShard reports an input file that is not a CSV shard at all (a
@@ -22,24 +20,25 @@ var ErrNotShard = fmt.Errorf("%w: not a CSV shard", datasets.ErrFormat)
 const HeadBytes = 512
 
 // CheckShardHead checks the first bytes head (up to HeadBytes) of the
-// input file name before it is parsed: a file whose first character (after
-// a byte-order mark and white space) opens a JSON object or array, or that
-// holds a NUL byte, is not a CSV shard, and the error, wrapping
-// ErrNotShard, says what it looks like (a stabpriv model file when it
-// names the model file format) and how to leave it out of the pattern.
-// It reads no row: a CSV header cannot start so.
+// input file name before it is parsed, looking at its first line alone
+// (after a byte-order mark and blank space): the header, which neighbouring
+// tables share, so that the check reads no row. A first line that is a
+// JSON opening ("{" or "[" alone, or `{"`, `["`, `[{`, `[[` at its start,
+// as a model file begins) or that holds a NUL byte is not a CSV header,
+// and the error, wrapping ErrNotShard, says what the file looks like and
+// how to leave it out of the pattern. A CSV header whose first name starts
+// with a bracket ("[a],b,y") passes. A table without a header row (train's
+// --header) is not checked: its first line is a data row.
 func CheckShardHead(name string, head []byte) error {
 	head = head[:min(len(head), HeadBytes)]
 	s := bytes.TrimLeft(bytes.TrimPrefix(head, []byte("\ufeff")), " \t\r\n")
+	line, _, _ := bytes.Cut(s, []byte("\n"))
+	line = bytes.TrimRight(line, " \t\r")
 	what := ""
 	switch {
-	case len(s) > 0 && (s[0] == '{' || s[0] == '['):
-		what = "a JSON file"
-		prefix, _, _ := strings.Cut(modelfile.Format, "/")
-		if bytes.Contains(s, []byte(`"format": "`+prefix+"/")) || bytes.Contains(s, []byte(`"format":"`+prefix+"/")) {
-			what = "a stabpriv model file (" + modelfile.Format + ", JSON), perhaps the --out of an earlier run"
-		}
-	case bytes.IndexByte(head, 0) >= 0:
+	case string(line) == "{" || string(line) == "[" || hasAnyPrefix(line, `{"`, `["`, `[{`, `[[`):
+		what = "a JSON file (such as a stabpriv model file: the --out of an earlier run?)"
+	case bytes.IndexByte(line, 0) >= 0:
 		what = "a binary file"
 	default:
 		return nil
@@ -47,10 +46,24 @@ func CheckShardHead(name string, head []byte) error {
 	return fmt.Errorf("%w: %s looks like %s: narrow the input pattern to the CSV files (e.g. 'dir/*.csv') or write model files outside the input directory", ErrNotShard, name, what)
 }
 
-// CheckShardFile is CheckShardHead for the local file at path, reading
-// its first HeadBytes bytes. A file it cannot open or read passes: the
-// reader reports it.
+func hasAnyPrefix(b []byte, prefixes ...string) bool {
+	for _, p := range prefixes {
+		if bytes.HasPrefix(b, []byte(p)) {
+			return true
+		}
+	}
+	return false
+}
+
+// CheckShardFile is CheckShardHead for the local regular file at path,
+// reading its first HeadBytes bytes. A file it cannot open or read, or that
+// is not a regular file (a pipe), passes: the reader reports it.
 func CheckShardFile(path string) error {
+	// Only a regular file: the bytes read from a pipe would be lost to
+	// the reader.
+	if fi, err := os.Stat(path); err != nil || !fi.Mode().IsRegular() {
+		return nil
+	}
 	f, err := os.Open(path)
 	if err != nil {
 		return nil

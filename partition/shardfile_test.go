@@ -19,11 +19,21 @@ func TestCheckShardHead(t *testing.T) {
 		{"\ufeffx1,y\n", ""},
 		{`"{a}",y` + "\n", ""},
 		{"", ""},
-		{"{\n  \"format\": \"" + modelfile.Format + "\",\n", "a stabpriv model file"},
-		{` {"format":"` + modelfile.Format + `"}`, "a stabpriv model file"},
-		{"\ufeff\n[1, 2]", "a JSON file"},
+		{"{\n  \"format\": \"" + modelfile.Format + "\",\n", "a JSON file"},
+		{` {"format":"` + modelfile.Format + `"}`, "a JSON file"},
+		{"\ufeff\n[\n1, 2]", "a JSON file"},
+		{`[{"a": 1}]`, "a JSON file"},
 		{`{"a": 1}`, "a JSON file"},
-		{"x,y\n\x00\x01", "a binary file"},
+		{"x\x00,y\n1,a\n", "a binary file"},
+		{"\x1f\x8b\x08\x00", "a binary file"},
+		// A CSV header whose first name opens a bracket, and a NUL or a
+		// bracket in a data row (rows are not read: neighbours differ in
+		// them).
+		{"[a],b,y\n1,2,a\n", ""},
+		{"{a},b,y\n", ""},
+		{"[1, 2]\n", ""},
+		{"x,y\n\x00\x01", ""},
+		{"x,y\n{\"a\":1}\n", ""},
 	} {
 		err := CheckShardHead("s.csv", []byte(c.head))
 		switch {

@@ -5,8 +5,12 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"reflect"
 	"strings"
+	"syscall"
 	"testing"
+
+	"github.com/stabpriv/stabpriv/modelfile"
 )
 
 // TestCLIModelFileAmongShards: the model file of a partitioned run
@@ -31,7 +35,7 @@ func TestCLIModelFileAmongShards(t *testing.T) {
 			a = []string{"train", "--data", first, "--label", "class", "--classes", "c0,c1", "--bounds", bounds, "--epsilon", "1", "--out", second}
 		}
 		_, _, err := call(t, a...)
-		if exitCode(err) != 2 || !strings.Contains(fmt.Sprint(err), "model.json looks like a stabpriv model file") {
+		if exitCode(err) != 2 || !strings.Contains(fmt.Sprint(err), "model.json looks like a JSON file (such as a stabpriv model file") {
 			t.Errorf("--data %s: %v, want exit 2 naming the model file", data, err)
 		}
 		if _, err := os.Stat(second); !errors.Is(err, os.ErrNotExist) {
@@ -39,10 +43,62 @@ func TestCLIModelFileAmongShards(t *testing.T) {
 		}
 	}
 	// A JSON file that is not a model file is named as JSON.
-	if err := os.WriteFile(filepath.Join(dir, "notes.json"), []byte(`[1, 2]`), 0o644); err != nil {
+	if err := os.WriteFile(filepath.Join(dir, "notes.json"), []byte(`[{"a": 1}]`), 0o644); err != nil {
 		t.Fatal(err)
 	}
 	if _, _, err := call(t, args(filepath.Join(dir, "notes.json"), second)...); exitCode(err) != 2 || !strings.Contains(fmt.Sprint(err), "looks like a JSON file") {
 		t.Errorf("a JSON file among the shards: %v", err)
+	}
+}
+
+// TestCLIDataFromPipe: --data naming a pipe (a FIFO, as /dev/stdin or a
+// process substitution) trains on every row, with a header row and
+// without one (--header): the check of the header line must not consume
+// the pipe's first bytes. The model is the one the regular file gives. A
+// header whose first name opens a bracket is CSV.
+func TestCLIDataFromPipe(t *testing.T) {
+	var b strings.Builder
+	b.WriteString("[x1],x2,class\n")
+	for i := range 300 {
+		fmt.Fprintf(&b, "%d.%d,%d,c%d\n", i%7, i%3, i%5, i%2)
+	}
+	full := b.String()
+	noHeader := full[strings.IndexByte(full, '\n')+1:]
+	for _, c := range []struct {
+		name, content string
+		extra         []string
+	}{
+		{"header row", full, nil},
+		{"--header", noHeader, []string{"--header", "[x1],x2,class"}},
+	} {
+		file := writeCSV(t, c.content)
+		fifo := filepath.Join(t.TempDir(), "pipe")
+		if err := syscall.Mkfifo(fifo, 0o600); err != nil {
+			t.Skipf("no FIFO here: %v", err)
+		}
+		go func() {
+			f, err := os.OpenFile(fifo, os.O_WRONLY, 0)
+			if err != nil {
+				return
+			}
+			defer f.Close()
+			f.WriteString(c.content)
+		}()
+		models := make([]*modelfile.Released, 2)
+		for i, data := range []string{file, fifo} {
+			out := filepath.Join(t.TempDir(), "m.json")
+			args := append([]string{"train", "--data", data, "--label", "class", "--classes", "c0,c1", "--test-frac", "0", "--seed", "3", "--out", out}, c.extra...)
+			if _, stderr, err := call(t, args...); err != nil {
+				t.Fatalf("%s, --data %s: %v\n%s", c.name, data, err, stderr)
+			}
+			r, err := modelfile.ReadFile(out)
+			if err != nil {
+				t.Fatal(err)
+			}
+			models[i] = r
+		}
+		if !reflect.DeepEqual(models[0].Model, models[1].Model) || !reflect.DeepEqual(models[0].Split, models[1].Split) {
+			t.Errorf("%s: the pipe gave split %+v, the file %+v (and other weights or the same)", c.name, models[1].Split, models[0].Split)
+		}
 	}
 }

@@ -196,8 +196,12 @@ func (s *settings) readShards() error {
 	}
 	// A file the pattern matches that is not a CSV file at all (the
 	// model file of an earlier run written among the shards) is a usage
-	// error, found before any row is read.
+	// error, found from its header line before any row is read. Without a
+	// header row (--header) the first line is a data row: not checked.
 	files, _ := filepath.Glob(filepath.Clean(s.data))
+	if s.header != "" {
+		files = nil
+	}
 	for _, f := range files {
 		if err := partition.CheckShardFile(f); err != nil {
 			return usagef("--data %q: %w", s.data, err)

@@ -255,7 +255,7 @@ func (f *Flags) checkSelect(set map[string]bool, r *Run) error {
 		return usagef("--epsilon %v --delta %v: %w", f.Epsilon, f.Delta, err)
 	}
 	if set["privacy-id"] {
-		return usagef("--privacy-id needs --mechanism: a fit per privacy ID releases a named mechanism; it cannot choose its setting without --mechanism")
+		return usagef("--privacy-id needs --mechanism: the public rule's automatic knobs are set for one row's sensitivity, while a privacy ID moves up to --max-rows-per-id rows; name the mechanism (e.g. --mechanism gamma)")
 	}
 	if method != selection.Rule && f.Partitions > 1 {
 		// partition.UseRule's reason, in the flags' words.
