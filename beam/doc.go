@@ -10,7 +10,8 @@
 //	launch    before the pipeline runs (Launch): the output location (its
 //	          scheme registered, writable, never an input shard, an
 //	          existing file only with --force: internal/outfile, as train),
-//	          the shards under the input root and every shard's header, and
+//	          the shards under the input root and every shard's header
+//	          and first data row (a header alone is refused), and
 //	          the settings (flags, budget, a sensitivity route)
 //	reshuffle the listed shards, so that a runner does not fuse their
 //	          reading into the worker of the listing

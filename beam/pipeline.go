@@ -192,23 +192,33 @@ func openShard(ctx context.Context, file string) (io.ReadCloser, *datasets.Table
 	return rc, tr, nil
 }
 
-// ReadHeader returns the header of a shard.
+// ReadHeader returns the header of a shard, and checks that a data row
+// follows it: a shard of a header alone (no data rows) is an error
+// wrapping ErrInput, as a shard with no header is, so that both are
+// refused at launch rather than in the read step.
 func ReadHeader(ctx context.Context, file string) ([]string, error) {
 	rc, tr, err := openShard(ctx, file)
 	if err != nil {
 		return nil, err
 	}
-	rc.Close()
+	defer rc.Close()
+	switch _, err := tr.Read(1); {
+	case err == io.EOF:
+		return nil, fmt.Errorf("%w: shard %s: no data rows after the header", ErrInput, file)
+	case err != nil:
+		return nil, fmt.Errorf("%w: %w", ErrInput, err)
+	}
 	return tr.Columns(), nil
 }
 
 // headerWorkers bounds the shards whose headers are read at once.
 const headerWorkers = 16
 
-// ReadHeaders reads every shard's header, a few at a time, and returns
-// the first shard's; a shard that cannot be read, or whose header differs
-// from the first shard's, is an error wrapping ErrInput (the first in
-// shard order), found before the pipeline runs.
+// ReadHeaders reads every shard's header (ReadHeader), a few at a time,
+// and returns the first shard's; a shard that cannot be read, has no data
+// row, or whose header differs from the first shard's, is an error
+// wrapping ErrInput (the first in shard order), found before the pipeline
+// runs.
 func ReadHeaders(ctx context.Context, shards []ShardFile) ([]string, error) {
 	if len(shards) == 0 {
 		return nil, fmt.Errorf("%w: no shard", ErrInput)

@@ -317,6 +317,20 @@ func TestPipelineBadInput(t *testing.T) {
 			os.WriteFile(filepath.Join(dir, "shard-model.json"), []byte("{\n  \"format\": \""+modelfile.Format+"\",\n  \"private\": true\n}\n"), 0o644)
 			return filepath.Join(dir, "shard-*"), nil
 		}, nil, true, "shard-model.json looks like a JSON file (such as a stabpriv model file"},
+		{"a shard of a header alone", func(t *testing.T, dir string) (string, []ShardFile) {
+			glob := writeShards(t, dir, 3, 50, 2, 1)
+			os.WriteFile(filepath.Join(dir, "shard-1.csv"), []byte("f0,f1,y\n\n"), 0o644)
+			return glob, nil
+		}, nil, true, "shard-1.csv: no data rows after the header"},
+		{"a header alone, a shard the launch did not see", func(t *testing.T, dir string) (string, []ShardFile) {
+			glob := writeShards(t, dir, 3, 50, 2, 1)
+			shards, err := Shards(context.Background(), glob)
+			if err != nil {
+				t.Fatal(err)
+			}
+			os.WriteFile(filepath.Join(dir, "shard-1.csv"), []byte("f0,f1,y\n"), 0o644)
+			return glob, shards
+		}, nil, true, "shard-1.csv: no data rows after the header"},
 		{"a ragged row in one shard", func(t *testing.T, dir string) (string, []ShardFile) {
 			glob := writeShards(t, dir, 3, 50, 2, 1)
 			f := filepath.Join(dir, "shard-1.csv")

@@ -8,6 +8,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -132,9 +133,12 @@ func tail(s string, n int) string {
 	return "..." + s[len(s)-n:]
 }
 
-// removeCopies removes the directories /tmp/bin* that the boot loader
-// made for its copy of the worker binary (it does not take a directory):
-// those not in before whose file worker has the size of the launcher.
+// removeCopies ends the workers that the boot loader started from its
+// copies of the worker binary (prism ends the boot loader, not the worker,
+// which would live on, holding what the test's process held open) and
+// removes the directories /tmp/bin* it made for them (it does not take a
+// directory): those not in before whose file worker has the size of the
+// launcher.
 func removeCopies(before []string, launcher string) {
 	st, err := os.Stat(launcher)
 	if err != nil {
@@ -147,6 +151,16 @@ func removeCopies(before []string, launcher string) {
 	now, _ := filepath.Glob("/tmp/bin*")
 	for _, p := range now {
 		if w, err := os.Stat(filepath.Join(p, "worker")); !old[p] && err == nil && w.Size() == st.Size() {
+			exes, _ := filepath.Glob("/proc/[0-9]*/exe")
+			for _, e := range exes {
+				if target, err := os.Readlink(e); err == nil && target == filepath.Join(p, "worker") {
+					if pid, err := strconv.Atoi(filepath.Base(filepath.Dir(e))); err == nil {
+						if proc, err := os.FindProcess(pid); err == nil {
+							proc.Kill()
+						}
+					}
+				}
+			}
 			os.RemoveAll(p)
 		}
 	}

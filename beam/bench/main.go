@@ -13,6 +13,14 @@
 //     weights (-lambda, bounded inverse-t steps), and gamma releases at
 //     eps = 1 with the automatic knobs (seeded noise, the mean over
 //     -noise-seeds draws).
+//
+// With -universal BOOT the scale run is the universal runner against a prism
+// job server started in the bench's process, the workers separate processes
+// (a PROCESS environment: Beam's boot loader BOOT, make beam-workers builds
+// it, runs this binary as the worker, staged with --worker_binary). Each
+// worker process records its peak resident memory (VmHWM) and the heap
+// profile at its largest live heap in -dir (worker-PID.txt,
+// worker-PID.heap), so the worker is measured apart from the runner.
 package main
 
 import (
@@ -21,6 +29,7 @@ import (
 	"flag"
 	"fmt"
 	"math/rand/v2"
+	"net"
 	"os"
 	"path/filepath"
 	"runtime/metrics"
@@ -33,7 +42,8 @@ import (
 	"github.com/apache/beam/sdks/v2/go/pkg/beam"
 	//lint:ignore SA1019 the bench can run the direct runner beside prism (-runner direct)
 	_ "github.com/apache/beam/sdks/v2/go/pkg/beam/runners/direct"
-	_ "github.com/apache/beam/sdks/v2/go/pkg/beam/runners/prism"
+	"github.com/apache/beam/sdks/v2/go/pkg/beam/runners/prism"
+	_ "github.com/apache/beam/sdks/v2/go/pkg/beam/runners/universal"
 
 	stabbeam "github.com/stabpriv/stabpriv/beam"
 	"github.com/stabpriv/stabpriv/datasets"
@@ -59,13 +69,25 @@ var (
 	noiseSeeds = flag.Int("noise-seeds", 10, "noise draws per release in the Adult comparison")
 	lambda     = flag.Float64("lambda", 1e-5, "lambda of the trained (non-private) comparison")
 	skipScale  = flag.Bool("skip-scale", false, "skip the scale run")
-	heapProf   = flag.String("heapprofile", "", "write the heap profile of the scale run's pipeline at its largest live heap to this file (go tool pprof: the runner's allocations are prism's, the workers' Beam's exec and stabpriv's)")
+	heapProf   = flag.String("heapprofile", "", "write the heap profile of the scale run's process at its largest live heap or resident memory to FILE (a name ending in .heap; go tool pprof: with the embedded runner, prism's allocations and the workers'), its peaks to the .txt beside it")
 	keep       = flag.String("dir", "", "write the scale run's shards to this directory and keep them (for runs on other runners); a temporary directory when empty")
+	universal  = flag.String("universal", "", "run the scale run on the universal runner against a prism job server in this process, the workers run by this Beam boot loader (out/beam/boot) as separate processes that record their memory in -dir")
+	inProcess  = flag.Bool("inprocess", true, "time the in-process fit after the scale run")
+	workerEnv  = flag.String("worker-env", "", "with -universal: NAME=VALUE settings for the worker processes' environment, comma-separated (e.g. GOMEMLIMIT=400MiB)")
 )
+
+// workerMemEnv names the directory where a worker process of the
+// universal scale run records its memory (set by the boot wrapper).
+const workerMemEnv = "STABPRIV_BENCH_WORKER_MEM"
 
 func main() {
 	flag.Parse()
-	beam.Init() // prism (the default runner) runs the pipeline's workers from this binary
+	if dir := os.Getenv(workerMemEnv); dir != "" {
+		// A worker of the universal scale run: it records its memory
+		// until the runner ends it.
+		watchHeap(filepath.Join(dir, fmt.Sprintf("worker-%d", os.Getpid())), false)
+	}
+	beam.Init() // prism (the default runner) runs the pipeline's workers from this binary; a worker process of -universal runs here and exits
 	if !*skipScale {
 		if err := scale(); err != nil {
 			fmt.Fprintln(os.Stderr, "bench: scale:", err)
@@ -133,8 +155,17 @@ func scale() error {
 	fmt.Printf("scale: wrote %d shards, %d rows x %d features in %v\n", *shards, n, *features, time.Since(t0).Round(time.Millisecond))
 	out := filepath.Join(dir, "model.json")
 	if *heapProf != "" {
-		stop := watchHeap(*heapProf)
+		stop := watchHeap(strings.TrimSuffix(*heapProf, ".heap"), true)
 		defer stop()
+	}
+	if *universal != "" {
+		if *keep == "" {
+			return fmt.Errorf("-universal needs -dir (the workers record their memory there)")
+		}
+		if err := startJobServer(dir); err != nil {
+			return err
+		}
+		*runner = "universal"
 	}
 	t1 := time.Now()
 	if err := stabbeam.Run(context.Background(), *runner, cfg, filepath.Join(dir, "part-*.csv"), out, true); err != nil {
@@ -147,6 +178,28 @@ func scale() error {
 	}
 	fmt.Printf("scale: runner %s, P = %d: %v, %.0f rows/s, peak resident memory %s; Delta = %.4g (%s), n = %d\n",
 		*runner, *partitions, el.Round(time.Millisecond), float64(n)/el.Seconds(), peakRSS(), r.Certificate.L2Sensitivity, r.Certificate.SensitivityRoute, r.Split.TrainRows)
+	if *universal != "" {
+		fmt.Printf("scale: the peak above is the launcher's and the job server's; the workers' (rows: %d MB of model inputs) are in %s/worker-*.txt\n",
+			n*(*features+1)*8>>20, dir)
+		matches, _ := filepath.Glob(filepath.Join(dir, "worker-*.txt"))
+		for _, m := range matches {
+			b, _ := os.ReadFile(m)
+			fmt.Printf("scale: %s: %s", filepath.Base(m), b)
+			// prism ends the boot loader, not the worker it started: end
+			// the worker, and remove the boot loader's copy of it.
+			if pid, err := strconv.Atoi(strings.TrimSuffix(strings.TrimPrefix(filepath.Base(m), "worker-"), ".txt")); err == nil {
+				if exe, err := os.Readlink(fmt.Sprintf("/proc/%d/exe", pid)); err == nil && strings.HasPrefix(exe, os.TempDir()) {
+					if p, err := os.FindProcess(pid); err == nil {
+						p.Kill()
+					}
+					os.RemoveAll(filepath.Dir(exe))
+				}
+			}
+		}
+	}
+	if !*inProcess {
+		return nil
+	}
 	// The same fit in process (partition.Fit, which the pipeline equals),
 	// reading included, after the pipeline (its memory is not measured
 	// apart: the peak above is the process's).
@@ -168,31 +221,103 @@ func scale() error {
 	return nil
 }
 
+// startJobServer starts a prism job server in this process and sets
+// Beam's flags for the universal runner against it: PROCESS workers run
+// by the boot loader -universal through a wrapper written to dir, this
+// binary staged as the worker binary.
+func startJobServer(dir string) error {
+	l, err := net.Listen("tcp", "localhost:0")
+	if err != nil {
+		return err
+	}
+	port := l.Addr().(*net.TCPAddr).Port
+	l.Close()
+	if _, err := prism.CreateJobServer(context.Background(), prism.Options{Port: port}); err != nil {
+		return err
+	}
+	boot, err := filepath.Abs(*universal)
+	if err != nil {
+		return err
+	}
+	self, err := os.Executable()
+	if err != nil {
+		return err
+	}
+	dir, err = filepath.Abs(dir)
+	if err != nil {
+		return err
+	}
+	exports := ""
+	for _, kv := range strings.Split(*workerEnv, ",") {
+		if kv = strings.TrimSpace(kv); kv != "" {
+			if !strings.Contains(kv, "=") {
+				return fmt.Errorf("-worker-env %q: want NAME=VALUE", kv)
+			}
+			exports += "export " + kv + "\n"
+		}
+	}
+	// prism (2.77) quotes the worker id (--id='ID'); the wrapper removes
+	// the quotes, as beam/universal_test.go's does.
+	wrapper := filepath.Join(dir, "boot.sh")
+	script := "#!/bin/sh\ncd " + dir + " || exit 1\nexport " + workerMemEnv + "=" + dir + "\n" + exports + "id=\n" +
+		"for a in \"$@\"; do case \"$a\" in --id=*) id=$(printf %s \"${a#--id=}\" | tr -d \"'\");; esac; done\n" +
+		"for a in \"$@\"; do case \"$a\" in --id=*) ;; *) set -- \"$@\" \"$a\";; esac; shift; done\n" +
+		"exec " + boot + " --id=\"$id\" --semi_persist_dir=" + dir + " \"$@\" >>" + filepath.Join(dir, "boot.log") + " 2>&1\n"
+	if err := os.WriteFile(wrapper, []byte(script), 0o755); err != nil {
+		return err
+	}
+	for k, v := range map[string]string{
+		"endpoint":           fmt.Sprintf("localhost:%d", port),
+		"environment_type":   "PROCESS",
+		"environment_config": fmt.Sprintf(`{"command": %q}`, wrapper),
+		"worker_binary":      self,
+	} {
+		if err := flag.Set(k, v); err != nil {
+			return err
+		}
+	}
+	old, _ := filepath.Glob(filepath.Join(dir, "worker-*"))
+	for _, f := range old {
+		os.Remove(f)
+	}
+	return nil
+}
+
 // watchHeap samples the live heap every 100 ms and writes the heap
-// profile to file each time it reaches a new maximum, until stop.
-func watchHeap(file string) (stop func()) {
+// profile to base.heap each time it reaches a new maximum, and the peak
+// resident memory (VmHWM) and largest live heap to base.txt, until stop
+// (print: report them on stop).
+func watchHeap(base string, print bool) (stop func()) {
 	done := make(chan struct{})
 	finished := make(chan struct{})
 	go func() {
 		defer close(finished)
 		sample := []metrics.Sample{{Name: "/gc/heap/live:bytes"}}
 		var best uint64
+		hwm := ""
 		tick := time.NewTicker(100 * time.Millisecond)
 		defer tick.Stop()
 		for {
 			select {
 			case <-done:
-				fmt.Printf("scale: largest live heap after a GC %d MB, profile in %s\n", best>>20, file)
+				if print {
+					fmt.Printf("scale: largest live heap after a GC %d MB, profile in %s.heap\n", best>>20, base)
+				}
 				return
 			case <-tick.C:
 			}
 			metrics.Read(sample)
-			if v := sample[0].Value.Uint64(); v > best {
-				best = v
-				if f, err := os.Create(file); err == nil {
+			v := sample[0].Value.Uint64()
+			h := peakRSS()
+			if v > best || h != hwm {
+				// A new peak of the live heap or of the resident memory:
+				// the profile (as of the last collection) and the peaks.
+				best, hwm = max(best, v), h
+				if f, err := os.Create(base + ".heap"); err == nil {
 					pprof.Lookup("heap").WriteTo(f, 0)
 					f.Close()
 				}
+				os.WriteFile(base+".txt", []byte(fmt.Sprintf("peak resident memory %s, largest live heap after a GC %d MB (%s)\n", h, best>>20, time.Now().Format(time.TimeOnly))), 0o644)
 			}
 		}
 	}()
