@@ -15,6 +15,9 @@ run:
 # loops (purego), GOAMD64=v3 (where the compiler may fuse products) and a
 # processor reported without AVX (math.Exp's other path).
 KERNEL_PKGS = ./internal/kernel/ ./glm/ ./objpert/ ./trainer/
+# Without cgo, as the Beam workers are built: the tests and the workers
+# then share one build of the standard library and of the Beam SDK.
+test: export CGO_ENABLED = 0
 test: vet
 	$(GO) test -count=1 -timeout 9m ./...
 	$(MAKE) test-beam
