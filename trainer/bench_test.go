@@ -21,15 +21,9 @@ func synthData(n, d, classes int, seed uint64) (*mat.Dense, []float64) {
 	return benchdata.Synth(n, d, classes, seed)
 }
 
-// benchNative times one pass of the native engine over synthetic data of
-// n x d, and reports ns/step, in wall time and in the CPU time of its
-// thread (which excludes the time other processes held the core).
-func benchNative(b *testing.B, n, d int, cfg Config) {
-	classes := 0
-	if cfg.Loss.Task() == losses.Multiclass {
-		classes = cfg.Classes
-	}
-	X, y := synthData(n, d, classes, 1)
+// benchEngine returns the problem and the native engine of a one-pass run
+// of cfg on (X, y).
+func benchEngine(b *testing.B, X *mat.Dense, y []float64, cfg Config) (*problem, *native) {
 	cfg.Passes = 1
 	tr, err := New(cfg)
 	if err != nil {
@@ -43,6 +37,19 @@ func benchNative(b *testing.B, n, d int, cfg Config) {
 	if err != nil {
 		b.Fatal(err)
 	}
+	return p, e
+}
+
+// benchNative times one pass of the native engine over synthetic data of
+// n x d, and reports ns/step, in wall time and in the CPU time of its
+// thread (which excludes the time other processes held the core).
+func benchNative(b *testing.B, n, d int, cfg Config) {
+	classes := 0
+	if cfg.Loss.Task() == losses.Multiclass {
+		classes = cfg.Classes
+	}
+	X, y := synthData(n, d, classes, 1)
+	p, e := benchEngine(b, X, y, cfg)
 	ctx := context.Background()
 	runtime.LockOSThread()
 	defer runtime.UnlockOSThread()

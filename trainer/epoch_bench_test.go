@@ -31,20 +31,7 @@ func BenchmarkEpochOverStream100kx1000(b *testing.B) {
 
 func benchEpochOverStream(b *testing.B, n, d int) {
 	X, y := synthData(n, d, 0, 1)
-	cfg := adultConfig()
-	cfg.Passes = 1
-	tr, err := New(cfg)
-	if err != nil {
-		b.Fatal(err)
-	}
-	p, err := tr.newProblem(X, y)
-	if err != nil {
-		b.Fatal(err)
-	}
-	e, err := newNative(p)
-	if err != nil {
-		b.Fatal(err)
-	}
+	p, e := benchEngine(b, X, y, adultConfig())
 	ctx := context.Background()
 	var sink float64
 	var ratios, cpuRatios []float64
