@@ -21,24 +21,28 @@ const HeadBytes = 512
 
 // CheckShardHead checks the first bytes head (up to HeadBytes) of the
 // input file name before it is parsed, looking at its first line alone
-// (after a byte-order mark and blank space): the header, which neighbouring
-// tables share, so that the check reads no row. A first line that is a
-// JSON opening ("{" or "[" alone, or `{"`, `["`, `[{`, `[[` at its start,
-// as a model file begins) or that holds a NUL byte is not a CSV header,
-// and the error, wrapping ErrNotShard, says what the file looks like and
-// how to leave it out of the pattern. A CSV header whose first name starts
-// with a bracket ("[a],b,y") passes. A table without a header row (train's
-// --header) is not checked: its first line is a data row.
+// (after a byte-order mark and empty lines, which the reader skips too):
+// the header, which neighbouring tables share, so that the check reads no
+// row. A first line that no CSV header can be is refused: "{" or "["
+// alone (as a model file begins), `{"` or `["` at its start (a bare quote,
+// which the CSV reader refuses too), a NUL byte, or gzip's magic number.
+// The error, wrapping ErrNotShard, says what the file looks like and how
+// to leave it out of the pattern. A CSV header whose first name starts
+// with brackets ("[a],b,y", "[[a]],b,y") passes. A table without a header
+// row (train's --header) is not checked: its first line is a data row.
 func CheckShardHead(name string, head []byte) error {
 	head = head[:min(len(head), HeadBytes)]
-	s := bytes.TrimLeft(bytes.TrimPrefix(head, []byte("\ufeff")), " \t\r\n")
+	s := bytes.TrimPrefix(head, []byte("\ufeff"))
+	for len(s) > 0 && (s[0] == '\n' || bytes.HasPrefix(s, []byte("\r\n"))) {
+		s = s[bytes.IndexByte(s, '\n')+1:]
+	}
 	line, _, _ := bytes.Cut(s, []byte("\n"))
-	line = bytes.TrimRight(line, " \t\r")
+	line = bytes.Trim(line, " \t\r")
 	what := ""
 	switch {
-	case string(line) == "{" || string(line) == "[" || hasAnyPrefix(line, `{"`, `["`, `[{`, `[[`):
+	case string(line) == "{" || string(line) == "[" || hasAnyPrefix(line, `{"`, `["`):
 		what = "a JSON file (such as a stabpriv model file: the --out of an earlier run?)"
-	case bytes.IndexByte(line, 0) >= 0:
+	case bytes.IndexByte(line, 0) >= 0 || bytes.HasPrefix(head, []byte("\x1f\x8b")):
 		what = "a binary file"
 	default:
 		return nil

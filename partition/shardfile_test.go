@@ -22,7 +22,8 @@ func TestCheckShardHead(t *testing.T) {
 		{"{\n  \"format\": \"" + modelfile.Format + "\",\n", "a JSON file"},
 		{` {"format":"` + modelfile.Format + `"}`, "a JSON file"},
 		{"\ufeff\n[\n1, 2]", "a JSON file"},
-		{`[{"a": 1}]`, "a JSON file"},
+		{`["a", 1]`, "a JSON file"},
+		{"\x1f\x8b\x08\x00\x0a\x0a\x0a\x0a\x02\xff", "a binary file"},
 		{`{"a": 1}`, "a JSON file"},
 		{"x\x00,y\n1,a\n", "a binary file"},
 		{"\x1f\x8b\x08\x00", "a binary file"},
@@ -30,6 +31,11 @@ func TestCheckShardHead(t *testing.T) {
 		// bracket in a data row (rows are not read: neighbours differ in
 		// them).
 		{"[a],b,y\n1,2,a\n", ""},
+		{"[[a]],b,y\n", ""},
+		{"[{a}],b,y\n", ""},
+		// A line of spaces is the header to the reader (a nameless
+		// column): the check does not look past it at a data row.
+		{"   \n{\"a\":1}\n", ""},
 		{"{a},b,y\n", ""},
 		{"[1, 2]\n", ""},
 		{"x,y\n\x00\x01", ""},

@@ -9,6 +9,7 @@ import (
 	"strings"
 	"syscall"
 	"testing"
+	"time"
 
 	"github.com/stabpriv/stabpriv/modelfile"
 )
@@ -43,7 +44,7 @@ func TestCLIModelFileAmongShards(t *testing.T) {
 		}
 	}
 	// A JSON file that is not a model file is named as JSON.
-	if err := os.WriteFile(filepath.Join(dir, "notes.json"), []byte(`[{"a": 1}]`), 0o644); err != nil {
+	if err := os.WriteFile(filepath.Join(dir, "notes.json"), []byte(`["a", 1]`), 0o644); err != nil {
 		t.Fatal(err)
 	}
 	if _, _, err := call(t, args(filepath.Join(dir, "notes.json"), second)...); exitCode(err) != 2 || !strings.Contains(fmt.Sprint(err), "looks like a JSON file") {
@@ -88,8 +89,22 @@ func TestCLIDataFromPipe(t *testing.T) {
 		for i, data := range []string{file, fifo} {
 			out := filepath.Join(t.TempDir(), "m.json")
 			args := append([]string{"train", "--data", data, "--label", "class", "--classes", "c0,c1", "--test-frac", "0", "--seed", "3", "--out", out}, c.extra...)
-			if _, stderr, err := call(t, args...); err != nil {
-				t.Fatalf("%s, --data %s: %v\n%s", c.name, data, err, stderr)
+			// A check that consumed the pipe's bytes leaves the reader
+			// waiting for a writer: bounded, it fails with a message.
+			done := make(chan error, 1)
+			var stderr string
+			go func() {
+				var err error
+				_, stderr, err = call(t, args...)
+				done <- err
+			}()
+			select {
+			case err := <-done:
+				if err != nil {
+					t.Fatalf("%s, --data %s: %v\n%s", c.name, data, err, stderr)
+				}
+			case <-time.After(childPatience):
+				t.Fatalf("%s, --data %s: no result after %v (the pipe's first bytes consumed before the read?)", c.name, data, childPatience)
 			}
 			r, err := modelfile.ReadFile(out)
 			if err != nil {
@@ -99,6 +114,26 @@ func TestCLIDataFromPipe(t *testing.T) {
 		}
 		if !reflect.DeepEqual(models[0].Model, models[1].Model) || !reflect.DeepEqual(models[0].Split, models[1].Split) {
 			t.Errorf("%s: the pipe gave split %+v, the file %+v (and other weights or the same)", c.name, models[1].Split, models[0].Split)
+		}
+	}
+}
+
+// TestCLIHeaderFlagFirstRow: with --header the file's first line is a data
+// row, which the check for inputs that are not CSV must not read: a
+// well-formed first row whose undeclared label holds a NUL (a null row)
+// trains, as its neighbour with another label does.
+func TestCLIHeaderFlagFirstRow(t *testing.T) {
+	for _, first := range []string{"z\x00,0.1,0.2\n", "c0,0.1,0.2\n"} {
+		var b strings.Builder
+		b.WriteString(first)
+		for i := range 100 {
+			fmt.Fprintf(&b, "c%d,0.%d,0.%d\n", i%2, i%7, i%5)
+		}
+		data := writeCSV(t, b.String())
+		out := filepath.Join(t.TempDir(), "m.json")
+		if _, stderr, err := call(t, "train", "--data", data, "--header", "class,x1,x2", "--label", "class", "--classes", "c0,c1",
+			"--bounds-all", "-1,1", "--epsilon", "1", "--out", out); err != nil {
+			t.Errorf("first row %q: %v\n%s", first, err, stderr)
 		}
 	}
 }
