@@ -87,20 +87,9 @@ func TestPartitionMatrix(t *testing.T) {
 			want = append(want, pos{name, r})
 		}
 	}
-	iter := func(ps []Pack) func(*Pack) bool {
-		i := 0
-		return func(p *Pack) bool {
-			if i == len(ps) {
-				return false
-			}
-			*p = ps[i]
-			i++
-			return true
-		}
-	}
 	for trial := range 5 {
 		rng.Shuffle(len(packs), func(i, j int) { packs[i], packs[j] = packs[j], packs[i] })
-		X, y, err := partitionMatrix(0, len(want), d, false, iter(packs))
+		X, y, err := partitionMatrix(0, len(want), d, false, packIter(packs))
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -123,7 +112,7 @@ func TestPartitionMatrix(t *testing.T) {
 		p.add("", 0, []float64{0, 0, 0}, -1)
 		ids = append(ids, p)
 	}
-	X, y, err := partitionMatrix(0, 6, d, true, iter(ids))
+	X, y, err := partitionMatrix(0, 6, d, true, packIter(ids))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -152,7 +141,7 @@ func TestPartitionMatrix(t *testing.T) {
 		"unbounded packs per ID": {packs, len(want), true, ErrInput},
 		"another width":          {[]Pack{{D: 2, Names: []string{"a.csv"}, Row: []int64{1}, X: []float64{1, 2}, Y: []float64{1}}}, 1, false, ErrInput},
 	} {
-		if _, _, err := partitionMatrix(0, c.size, d, c.bounded, iter(c.packs)); !errors.Is(err, c.want) {
+		if _, _, err := partitionMatrix(0, c.size, d, c.bounded, packIter(c.packs)); !errors.Is(err, c.want) {
 			t.Errorf("%s: %v, want %v", name, err, c.want)
 		}
 	}
@@ -193,28 +182,17 @@ func TestTrainBundle(t *testing.T) {
 	if err := tf.Setup(); err != nil {
 		t.Fatal(err)
 	}
-	iter := func(ps []Pack) func(*Pack) bool {
-		i := 0
-		return func(p *Pack) bool {
-			if i == len(ps) {
-				return false
-			}
-			*p = ps[i]
-			i++
-			return true
-		}
-	}
 	ctx := context.Background()
-	if err := tf.ProcessElement(ctx, 0, iter(byPart[0]), layout, nil); err != nil {
+	if err := tf.ProcessElement(ctx, 0, packIter(byPart[0]), layout, nil); err != nil {
 		t.Fatal(err)
 	}
 	short := partition.Layout{Rows: layout.Rows, Train: layout.Train, Sizes: slices.Clone(layout.Sizes)}
 	short.Sizes[1]--
-	if err := tf.ProcessElement(ctx, 1, iter(byPart[1]), short, nil); !errors.Is(err, ErrInput) {
+	if err := tf.ProcessElement(ctx, 1, packIter(byPart[1]), short, nil); !errors.Is(err, ErrInput) {
 		t.Fatalf("a partition with more rows than its layout: %v, want ErrInput", err)
 	}
 	// The next bundle: partition 2 alone.
-	if err := tf.ProcessElement(ctx, 2, iter(byPart[2]), layout, nil); err != nil {
+	if err := tf.ProcessElement(ctx, 2, packIter(byPart[2]), layout, nil); err != nil {
 		t.Fatal(err)
 	}
 	var got []partition.Result
@@ -229,5 +207,19 @@ func TestTrainBundle(t *testing.T) {
 	}
 	if len(got) != 1 || got[0].Partition != 2 || got[0].N != layout.Sizes[2] {
 		t.Errorf("the bundle after a failed one emitted %d results (%+v), want partition 2's alone", len(got), got)
+	}
+}
+
+// packIter returns an iterator over ps, as a GroupByKey hands a key's
+// values to a DoFn.
+func packIter(ps []Pack) func(*Pack) bool {
+	i := 0
+	return func(p *Pack) bool {
+		if i == len(ps) {
+			return false
+		}
+		*p = ps[i]
+		i++
+		return true
 	}
 }
