@@ -100,17 +100,32 @@ func badID(id string) error {
 // testFrac). Errors wrap ErrFormat: an empty ID, or partitions outside
 // [1, MaxPartitions].
 func CountID(id string, seed uint64, testFrac float64, partitions int) (IDCounts, error) {
-	if partitions < 1 || partitions > MaxPartitions {
-		return IDCounts{}, fmt.Errorf("%w: %d partitions of privacy IDs, want 1 to %d", ErrFormat, partitions, MaxPartitions)
+	var n IDCounts
+	err := n.AddID(id, seed, testFrac, partitions)
+	return n, err
+}
+
+// AddID adds to n the privacy ID id, which n does not count: n.Add(CountID(
+// id, ...)) without its allocation. Errors wrap ErrFormat, and leave n as
+// it was: an empty ID, partitions outside [1, MaxPartitions], or n counted
+// in another number of partitions.
+func (n *IDCounts) AddID(id string, seed uint64, testFrac float64, partitions int) error {
+	switch {
+	case partitions < 1 || partitions > MaxPartitions:
+		return fmt.Errorf("%w: %d partitions of privacy IDs, want 1 to %d", ErrFormat, partitions, MaxPartitions)
+	case id == "":
+		return badID(id)
+	case n.Train != nil && len(n.Train) != partitions:
+		return fmt.Errorf("%w: a privacy ID of %d partitions added to counts of %d", ErrFormat, partitions, len(n.Train))
 	}
-	if id == "" {
-		return IDCounts{}, badID(id)
+	if n.Train == nil {
+		n.Train = make([]int, partitions)
 	}
-	n := IDCounts{IDs: 1, Train: make([]int, partitions)}
+	n.IDs++
 	if !IDHeldOut(seed, id, testFrac) {
-		n.Train[IDPartition(seed, id, partitions)] = 1
+		n.Train[IDPartition(seed, id, partitions)]++
 	}
-	return n, nil
+	return nil
 }
 
 // CountIDs returns the counts of the distinct IDs ids (in any order): the
@@ -124,11 +139,9 @@ func CountIDs(ids []string, seed uint64, testFrac float64, partitions int) (IDCo
 			return IDCounts{}, badID(id)
 		}
 		seen[id] = true
-		one, err := CountID(id, seed, testFrac, partitions)
-		if err != nil {
+		if err := n.AddID(id, seed, testFrac, partitions); err != nil {
 			return IDCounts{}, err
 		}
-		n.Add(one)
 	}
 	return n, nil
 }

@@ -134,6 +134,15 @@ func TestIDCountsErrors(t *testing.T) {
 	if _, err := CountIDs([]string{"a", "b", "a"}, 1, 0, 2); !errors.Is(err, ErrFormat) {
 		t.Errorf("a repeated ID: %v", err)
 	}
+	n := IDCounts{IDs: 1, Train: []int{1, 0}}
+	for _, tc := range []struct {
+		id string
+		p  int
+	}{{"b", 3}, {"", 2}, {"b", 0}} {
+		if err := n.AddID(tc.id, 1, 0, tc.p); !errors.Is(err, ErrFormat) || n.IDs != 1 || !slices.Equal(n.Train, []int{1, 0}) {
+			t.Errorf("AddID(%q) with P = %d to counts of 2 partitions: %v, counts %+v", tc.id, tc.p, err, n)
+		}
+	}
 	for _, tc := range []struct {
 		name string
 		n    IDCounts
