@@ -32,7 +32,8 @@
 //	          4096 rows of one partition from one block, their inputs as one
 //	          slice of floats (coded as raw little-endian words), their
 //	          positions as the shard's name once and the row numbers
-//	layout    from the shards' row counts: the partition sizes, checked
+//	layout    from the shards' row counts (per privacy ID, from the counts
+//	          of the distinct IDs): the partition sizes, checked
 //	          (partitions against rows, the batch against every partition,
 //	          the routes) before any partition is trained
 //	bound     per privacy ID (--privacy-id, --max-rows-per-id c only):
@@ -42,8 +43,13 @@
 //	          a hash of the ID; the layout is then c times
 //	          the IDs of each partition (partition.Plan.LayoutIDs) and the
 //	          noise c times the bound for one row (docs/DESIGN.md, 7.1).
-//	          The distinct IDs travel to the layout and the release in one
-//	          value (Count.IDs), held by one worker
+//	          The IDs are counted, not gathered: each block emits its IDs,
+//	          the repeats across blocks and shards are removed per ID
+//	          (filter.Distinct: keyed by the ID, combined per key), and one
+//	          combine adds each distinct ID's partition and held-out flag
+//	          into a count of P + 1 integers (datasets.IDCounts), the side
+//	          input of the layout and the release; no worker holds the list
+//	          of IDs
 //	group     by partition
 //	train     per partition: its packs copied, as they arrive, into one
 //	          matrix of the layout's size, put in position order in place

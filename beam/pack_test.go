@@ -166,7 +166,7 @@ func TestTrainBundle(t *testing.T) {
 	byPart := map[int][]Pack{}
 	var total Count
 	for _, sh := range shards {
-		if err := rf.ProcessElement(context.Background(), Block{Path: sh.Path, Name: sh.Name, Length: -1}, func(p int, pk Pack) { byPart[p] = append(byPart[p], pk) }, func(c Count) { total = addCounts(total, c) }); err != nil {
+		if err := rf.ProcessElement(context.Background(), Block{Path: sh.Path, Name: sh.Name, Length: -1}, func(p int, pk Pack) { byPart[p] = append(byPart[p], pk) }, func(c Count) { total = addCounts(total, c) }, func(string) {}); err != nil {
 			t.Fatal(err)
 		}
 	}

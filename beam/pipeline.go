@@ -22,6 +22,7 @@ import (
 	_ "github.com/apache/beam/sdks/v2/go/pkg/beam/io/filesystem/memfs" // memfs:// (tests)
 	_ "github.com/apache/beam/sdks/v2/go/pkg/beam/io/filesystem/s3"    // s3:// shards and model files
 	"github.com/apache/beam/sdks/v2/go/pkg/beam/register"
+	"github.com/apache/beam/sdks/v2/go/pkg/beam/transforms/filter"
 
 	"github.com/stabpriv/stabpriv/datasets"
 	"github.com/stabpriv/stabpriv/modelfile"
@@ -38,8 +39,11 @@ func init() {
 	register.Emitter1[Block]()
 	beam.RegisterType(reflect.TypeOf((*partition.Layout)(nil)).Elem())
 	beam.RegisterType(reflect.TypeOf((*results)(nil)).Elem())
-	register.DoFn4x1[context.Context, Block, func(int, Pack), func(Count), error](&readShardFn{})
-	register.DoFn3x1[context.Context, Count, func(partition.Layout), error](&layoutFn{})
+	register.DoFn5x1[context.Context, Block, func(int, Pack), func(Count), func(string), error](&readShardFn{})
+	register.Emitter1[string]()
+	beam.RegisterType(reflect.TypeOf((*datasets.IDCounts)(nil)).Elem())
+	register.Combiner3[datasets.IDCounts, string, datasets.IDCounts](&idCountsFn{})
+	register.DoFn4x1[context.Context, Count, datasets.IDCounts, func(partition.Layout), error](&layoutFn{})
 	register.Emitter1[partition.Layout]()
 	register.Emitter2[int, Pack]()
 	register.Emitter1[Count]()
@@ -48,7 +52,7 @@ func init() {
 	register.Emitter1[[]byte]()
 	register.Combiner3[results, []byte, results](&combineFn{})
 	register.Function2x1(addCounts)
-	register.DoFn4x1[context.Context, results, Count, func(int, []byte), error](&releaseFn{})
+	register.DoFn5x1[context.Context, results, Count, datasets.IDCounts, func(int, []byte), error](&releaseFn{})
 	register.Emitter2[int, []byte]()
 	register.DoFn3x1[context.Context, int, func(*[]byte) bool, error](&sinkFn{})
 	register.Function2x2(keyByID)
@@ -58,21 +62,19 @@ func init() {
 
 // Count counts the data rows read and the training rows among them, and
 // lists each shard read with its number of rows (the positions the model
-// file publishes, see modelfile.PartitionInfo).
+// file publishes, see modelfile.PartitionInfo). It is one value in one
+// worker, of a size that grows with the shards, not the rows.
 //
-// In a fit per privacy ID, IDs lists the privacy IDs of the shard (each
-// once per shard; the layout removes the repeats across shards): the
-// layout and the release are functions of the set of IDs, not of the
-// shards' row counts. It is one value in one worker, like Shards.
+// A fit per privacy ID is laid out and released from the counts of its
+// distinct IDs (datasets.IDCounts, idCountsFn), not from Count: the
+// shards' row counts depend on how many rows each ID has.
 type Count struct {
 	Rows, Train int
 	Shards      []datasets.Shard
-	IDs         []string
 }
 
 func addCounts(a, b Count) Count {
-	return Count{Rows: a.Rows + b.Rows, Train: a.Train + b.Train, Shards: append(append([]datasets.Shard(nil), a.Shards...), b.Shards...),
-		IDs: append(append([]string(nil), a.IDs...), b.IDs...)}
+	return Count{Rows: a.Rows + b.Rows, Train: a.Train + b.Train, Shards: append(append([]datasets.Shard(nil), a.Shards...), b.Shards...)}
 }
 
 // shards returns the shards of c in name order, each once with its rows:
@@ -90,13 +92,6 @@ func (c Count) shards() []datasets.Shard {
 	}
 	slices.SortFunc(out, func(a, b datasets.Shard) int { return strings.Compare(a.Name, b.Name) })
 	return out
-}
-
-// distinctIDs returns the IDs of c, sorted, each once.
-func (c Count) distinctIDs() []string {
-	ids := slices.Clone(c.IDs)
-	slices.Sort(ids)
-	return slices.Compact(ids)
 }
 
 // results collects the partitions' results (partition.Result as
@@ -257,7 +252,9 @@ func ReadHeaders(ctx context.Context, shards []ShardFile) ([]string, error) {
 // (partition.Plan.Rows), packs the training rows of each partition (Pack,
 // at most packRows rows each; in a fit per privacy ID, the rows of each ID
 // in a chunk) and emits the packs keyed by partition, and the block's
-// counts.
+// counts. In a fit per privacy ID it also emits the block's privacy IDs,
+// held out or not, each once per block (an ID of several blocks or shards
+// is emitted by each: countIDs removes the repeats).
 type readShardFn struct {
 	Cfg    Config   `json:"cfg"`
 	Header []string `json:"header"`
@@ -270,7 +267,7 @@ func (f *readShardFn) Setup() error {
 	return err
 }
 
-func (f *readShardFn) ProcessElement(ctx context.Context, b Block, emit func(int, Pack), count func(Count)) error {
+func (f *readShardFn) ProcessElement(ctx context.Context, b Block, emit func(int, Pack), count func(Count), emitID func(string)) error {
 	file, name := b.Path, b.Name
 	rc, tr, err := openBlock(ctx, b, f.Header)
 	if err != nil {
@@ -335,7 +332,7 @@ func (f *readShardFn) ProcessElement(ctx context.Context, b Block, emit func(int
 		for _, id := range f.plan.IDs(chunk) {
 			if !seen[id] {
 				seen[id] = true
-				c.IDs = append(c.IDs, id)
+				emitID(id)
 			}
 		}
 		c.Rows += chunk.Len()
@@ -513,23 +510,24 @@ func openBlock(ctx context.Context, b Block, header []string) (io.ReadCloser, *d
 	}{r, rc}, tr, nil
 }
 
-// layoutFn computes the partition layout from the shards' counts and
-// checks it (partition.Plan.Layout: partitions against training rows,
-// the batch size against every partition's size, the sensitivity routes)
-// before any partition is trained: a bad setting fails the pipeline here,
-// not after the training.
+// layoutFn computes the partition layout from the shards' counts (in a fit
+// per privacy ID, from the counts of the distinct IDs, a side input) and
+// checks it (partition.Plan.Layout and LayoutIDs: partitions against
+// training rows, the batch size against every partition's size, the
+// sensitivity routes) before any partition is trained: a bad setting fails
+// the pipeline here, not after the training.
 type layoutFn struct {
 	Cfg    Config   `json:"cfg"`
 	Header []string `json:"header"`
 }
 
-func (f *layoutFn) ProcessElement(ctx context.Context, total Count, emit func(partition.Layout)) error {
+func (f *layoutFn) ProcessElement(ctx context.Context, total Count, ids datasets.IDCounts, emit func(partition.Layout)) error {
 	plan, err := f.Cfg.Plan(f.Header)
 	if err != nil {
 		return err
 	}
 	if f.Cfg.PrivacyID != "" {
-		l, err := plan.LayoutIDs(total.distinctIDs())
+		l, err := plan.LayoutIDs(ids)
 		if err != nil {
 			return err
 		}
@@ -677,6 +675,40 @@ func (f *boundFn) ProcessElement(ctx context.Context, id string, packs func(*Pac
 	return nil
 }
 
+// idCountsFn counts distinct privacy IDs (datasets.IDCounts): each input
+// ID, which must come once (countIDs removes the repeats), adds its
+// datasets.CountID (IDCounts.AddID). The accumulator is the count, P + 1 integers whatever
+// the number of IDs, so no worker holds the list of IDs: a runner adds
+// each bundle's IDs into one accumulator and merges the accumulators. The
+// sum does not depend on the order. An empty ID fails it with the error
+// of the layout.
+type idCountsFn struct {
+	Seed       uint64  `json:"seed"`
+	TestFrac   float64 `json:"test_frac"`
+	Partitions int     `json:"partitions"`
+}
+
+func (idCountsFn) CreateAccumulator() datasets.IDCounts { return datasets.IDCounts{} }
+func (f idCountsFn) AddInput(n datasets.IDCounts, id string) (datasets.IDCounts, error) {
+	err := n.AddID(id, f.Seed, f.TestFrac, f.Partitions)
+	return n, err
+}
+func (idCountsFn) MergeAccumulators(a, b datasets.IDCounts) datasets.IDCounts {
+	a.Add(b)
+	return a
+}
+func (idCountsFn) ExtractOutput(n datasets.IDCounts) datasets.IDCounts { return n }
+
+// countIDs counts the distinct IDs of ids (a PCollection of strings, an ID
+// of several blocks once per block) with Beam's transforms: the repeats
+// are removed per ID (filter.Distinct: keyed by the ID's text, combined
+// per key), and the distinct IDs are counted by one global combine
+// (idCountsFn), whose output is a single datasets.IDCounts.
+func countIDs(s beam.Scope, cfg Config, ids beam.PCollection) beam.PCollection {
+	s = s.Scope("stabpriv.ids")
+	return beam.Combine(s, &idCountsFn{Seed: cfg.Seed, TestFrac: cfg.TestFrac, Partitions: cfg.Partitions}, filter.Distinct(s, ids))
+}
+
 // combineFn collects the partitions' results into one value: the one
 // combine of the pipeline, whose output the release averages in partition
 // order (so the sum does not depend on the order results arrive in).
@@ -706,7 +738,7 @@ type releaseFn struct {
 // draws again counts twice; only one draw is ever committed).
 var releases = beam.NewCounter("stabpriv", "releases-drawn")
 
-func (f *releaseFn) ProcessElement(ctx context.Context, rs results, total Count, emit func(int, []byte)) error {
+func (f *releaseFn) ProcessElement(ctx context.Context, rs results, total Count, ids datasets.IDCounts, emit func(int, []byte)) error {
 	plan, err := f.Cfg.Plan(f.Header)
 	if err != nil {
 		return err
@@ -719,7 +751,7 @@ func (f *releaseFn) ProcessElement(ctx context.Context, rs results, total Count,
 	}
 	var rel *modelfile.Released
 	if f.Cfg.PrivacyID != "" {
-		rel, err = plan.ReleaseIDs(ctx, parts, total.distinctIDs())
+		rel, err = plan.ReleaseIDs(ctx, parts, ids)
 	} else {
 		rel, err = plan.Release(ctx, parts, total.shards())
 	}
@@ -774,13 +806,16 @@ var afterSinkWrite func(out string) error
 //	       -> split (per shard: blocks of rows) -> reshuffle
 //	       -> read (per block: parse, preprocess, partition by position)
 //	       -> counts -> layout (checked before any training)
+//	       [per privacy ID: the blocks' IDs -> distinct -> counted
+//	        (datasets.IDCounts) -> layout and release]
 //	       [-> group by privacy ID -> bound (c rows per ID, padded), per ID]
 //	       -> group by partition -> train (per partition, rows in position order)
 //	       -> combine (all results into one) -> release (noise once)
 //	       -> group by key (the draw committed) -> sink (the model file)
 //
 // with the layout as a side input of the training (n for the automatic
-// knobs, each partition's size) and the counts of the release.
+// knobs, each partition's size) and the counts (of the rows and shards, and
+// of the distinct privacy IDs) side inputs of the release.
 func Build(s beam.Scope, cfg Config, header []string, shards []ShardFile, out string) {
 	WriteRelease(s, Release(s, cfg, header, shards), out)
 }
@@ -796,9 +831,14 @@ func Release(s beam.Scope, cfg Config, header []string, shards []ShardFile) beam
 	files := beam.Reshuffle(s, beam.Create(s, anySlice(shards)...))
 	// Large shards are read in blocks of rows by several workers.
 	blocks := beam.Reshuffle(s, beam.ParDo(s, &splitFn{}, files))
-	rows, counts := beam.ParDo2(s, &readShardFn{Cfg: cfg, Header: header}, blocks)
+	rows, counts, idList := beam.ParDo3(s, &readShardFn{Cfg: cfg, Header: header}, blocks)
 	total := beam.Combine(s, addCounts, counts)
-	layout := beam.ParDo(s, &layoutFn{Cfg: cfg, Header: header}, total)
+	// A fit per row counts no privacy ID.
+	ids := beam.Create(s, datasets.IDCounts{})
+	if cfg.PrivacyID != "" {
+		ids = countIDs(s, cfg, idList)
+	}
+	layout := beam.ParDo(s, &layoutFn{Cfg: cfg, Header: header}, total, beam.SideInput{Input: ids})
 	if cfg.PrivacyID != "" {
 		// Per privacy ID: all the rows of one ID meet, c of them are kept
 		// (padded), and they go to the ID's partition.
@@ -808,7 +848,7 @@ func Release(s beam.Scope, cfg Config, header []string, shards []ShardFile) beam
 	grouped := beam.GroupByKey(s, rows)
 	trained := beam.ParDo(s, &trainFn{Cfg: cfg, Header: header}, grouped, beam.SideInput{Input: layout})
 	all := beam.Combine(s, &combineFn{}, trained)
-	return beam.ParDo(s, &releaseFn{Cfg: cfg, Header: header}, all, beam.SideInput{Input: total})
+	return beam.ParDo(s, &releaseFn{Cfg: cfg, Header: header}, all, beam.SideInput{Input: total}, beam.SideInput{Input: ids})
 }
 
 // WriteRelease writes the release (a PCollection of KV<int, []byte>, the

@@ -14,6 +14,7 @@ import (
 	"github.com/apache/beam/sdks/v2/go/pkg/beam/register"
 	"github.com/apache/beam/sdks/v2/go/pkg/beam/testing/ptest"
 
+	"github.com/stabpriv/stabpriv/datasets"
 	"github.com/stabpriv/stabpriv/modelfile"
 )
 
@@ -122,7 +123,7 @@ func TestReleaseRetrySafe(t *testing.T) {
 	rel := &releaseFn{Cfg: cfg, Header: header}
 	var draws [][]byte
 	for range 2 {
-		if err := rel.ProcessElement(context.Background(), rs, total, func(_ int, b []byte) { draws = append(draws, b) }); err != nil {
+		if err := rel.ProcessElement(context.Background(), rs, total, datasets.IDCounts{}, func(_ int, b []byte) { draws = append(draws, b) }); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -157,7 +158,7 @@ func readBack(t *testing.T, cfg Config, header []string, shards []ShardFile, rs 
 	}
 	byPart := map[int][]Pack{}
 	for _, sh := range shards {
-		err := rf.ProcessElement(context.Background(), Block{Path: sh.Path, Name: sh.Name, Length: -1}, func(p int, pk Pack) { byPart[p] = append(byPart[p], pk) }, func(c Count) { *total = addCounts(*total, c) })
+		err := rf.ProcessElement(context.Background(), Block{Path: sh.Path, Name: sh.Name, Length: -1}, func(p int, pk Pack) { byPart[p] = append(byPart[p], pk) }, func(c Count) { *total = addCounts(*total, c) }, func(string) {})
 		if err != nil {
 			return err
 		}

@@ -3,6 +3,7 @@ package datasets
 import (
 	"cmp"
 	"fmt"
+	"math"
 	"math/bits"
 	"slices"
 )
@@ -74,30 +75,135 @@ func BoundContributions(seed uint64, id string, m, c int) []int {
 	return ranks
 }
 
-// IDLayout returns the public layout of a fit per privacy ID from the
-// distinct IDs (in any order), with c rows per ID: the number of rows
-// c * len(ids), of training rows c * (IDs not held out) and each
-// partition's size, c times its training IDs. Errors wrap ErrFormat: no
-// ID, an empty or repeated ID, c < 1, or partitions outside
+// IDCounts is the public layout of a set of distinct privacy IDs: how many
+// there are (held out or not) and, for each partition, how many train
+// there. It is a count, not a list: a fit of any size carries it in one
+// small value, and the counts of disjoint sets of IDs add up (Add), so it
+// is built from one ID at a time (CountID) in any order, by any number of
+// workers. The zero value counts no ID.
+type IDCounts struct {
+	// IDs is the number of distinct privacy IDs.
+	IDs int
+	// Train holds the number of training IDs (not held out) of each
+	// partition.
+	Train []int
+}
+
+// badID is the error for an ID that cannot be counted: empty, or (in a
+// list of IDs) repeated.
+func badID(id string) error {
+	return fmt.Errorf("%w: privacy ID %q empty or repeated", ErrFormat, id)
+}
+
+// CountID returns the counts of the one privacy ID id: one ID, training in
+// partition IDPartition(seed, id, partitions) unless IDHeldOut(seed, id,
+// testFrac). Errors wrap ErrFormat: an empty ID, or partitions outside
 // [1, MaxPartitions].
+func CountID(id string, seed uint64, testFrac float64, partitions int) (IDCounts, error) {
+	var n IDCounts
+	err := n.AddID(id, seed, testFrac, partitions)
+	return n, err
+}
+
+// AddID adds to n the privacy ID id, which n does not count: n.Add(CountID(
+// id, ...)) without its allocation. Errors wrap ErrFormat, and leave n as
+// it was: an empty ID, partitions outside [1, MaxPartitions], or n counted
+// in another number of partitions.
+func (n *IDCounts) AddID(id string, seed uint64, testFrac float64, partitions int) error {
+	switch {
+	case partitions < 1 || partitions > MaxPartitions:
+		return fmt.Errorf("%w: %d partitions of privacy IDs, want 1 to %d", ErrFormat, partitions, MaxPartitions)
+	case id == "":
+		return badID(id)
+	case n.Train != nil && len(n.Train) != partitions:
+		return fmt.Errorf("%w: a privacy ID of %d partitions added to counts of %d", ErrFormat, partitions, len(n.Train))
+	}
+	if n.Train == nil {
+		n.Train = make([]int, partitions)
+	}
+	n.IDs++
+	if !IDHeldOut(seed, id, testFrac) {
+		n.Train[IDPartition(seed, id, partitions)]++
+	}
+	return nil
+}
+
+// CountIDs returns the counts of the distinct IDs ids (in any order): the
+// sum of their CountID. Errors wrap ErrFormat: an empty or repeated ID, or
+// partitions outside [1, MaxPartitions].
+func CountIDs(ids []string, seed uint64, testFrac float64, partitions int) (IDCounts, error) {
+	var n IDCounts
+	seen := make(map[string]bool, len(ids))
+	for _, id := range ids {
+		if seen[id] {
+			return IDCounts{}, badID(id)
+		}
+		seen[id] = true
+		if err := n.AddID(id, seed, testFrac, partitions); err != nil {
+			return IDCounts{}, err
+		}
+	}
+	return n, nil
+}
+
+// Add adds the counts of m, a set of IDs disjoint from n's, to n. The sum
+// is exact and does not depend on the order the counts are added in.
+// Counts of different numbers of partitions add over the longer one
+// (Layout refuses the sum).
+func (n *IDCounts) Add(m IDCounts) {
+	n.IDs += m.IDs
+	if len(m.Train) > len(n.Train) {
+		n.Train = append(n.Train, make([]int, len(m.Train)-len(n.Train))...)
+	}
+	for p, k := range m.Train {
+		n.Train[p] += k
+	}
+}
+
+// Layout returns the public layout of a fit per privacy ID of the counted
+// IDs with c rows per ID: the number of rows c * IDs, of training rows
+// c * (IDs not held out) and each partition's size, c times its training
+// IDs. Errors wrap ErrFormat: no ID, c < 1, partitions outside
+// [1, MaxPartitions], counts of another number of partitions, or counts
+// that no set of IDs has (negative, more training IDs than IDs, c * IDs
+// beyond an int).
+func (n IDCounts) Layout(c, partitions int) (rows, train int, sizes []int, err error) {
+	if partitions < 1 || partitions > MaxPartitions || n.IDs < 1 || c < 1 {
+		return 0, 0, nil, fmt.Errorf("%w: %d partitions of %d privacy IDs, %d rows per ID", ErrFormat, partitions, n.IDs, c)
+	}
+	if len(n.Train) != partitions {
+		return 0, 0, nil, fmt.Errorf("%w: privacy IDs counted in %d partitions, laid out in %d", ErrFormat, len(n.Train), partitions)
+	}
+	if n.IDs > math.MaxInt/c {
+		return 0, 0, nil, fmt.Errorf("%w: %d privacy IDs of %d rows each overflow the row count", ErrFormat, n.IDs, c)
+	}
+	ids := 0
+	for _, k := range n.Train {
+		if k < 0 || k > n.IDs-ids {
+			return 0, 0, nil, fmt.Errorf("%w: %d privacy IDs with training IDs %v per partition", ErrFormat, n.IDs, n.Train)
+		}
+		ids += k
+	}
+	sizes = make([]int, partitions)
+	for p, k := range n.Train {
+		sizes[p] = c * k
+	}
+	return c * n.IDs, c * ids, sizes, nil
+}
+
+// IDLayout returns the public layout of a fit per privacy ID from the
+// distinct IDs (in any order), with c rows per ID: the Layout of their
+// counts (CountIDs). Errors wrap ErrFormat: no ID, an empty or repeated
+// ID, c < 1, or partitions outside [1, MaxPartitions].
 func IDLayout(ids []string, seed uint64, testFrac float64, c, partitions int) (rows, train int, sizes []int, err error) {
 	if partitions < 1 || partitions > MaxPartitions || len(ids) == 0 || c < 1 {
 		return 0, 0, nil, fmt.Errorf("%w: %d partitions of %d privacy IDs, %d rows per ID", ErrFormat, partitions, len(ids), c)
 	}
-	seen := make(map[string]bool, len(ids))
-	sizes = make([]int, partitions)
-	for _, id := range ids {
-		if id == "" || seen[id] {
-			return 0, 0, nil, fmt.Errorf("%w: privacy ID %q empty or repeated", ErrFormat, id)
-		}
-		seen[id] = true
-		if IDHeldOut(seed, id, testFrac) {
-			continue
-		}
-		sizes[IDPartition(seed, id, partitions)] += c
-		train += c
+	n, err := CountIDs(ids, seed, testFrac, partitions)
+	if err != nil {
+		return 0, 0, nil, err
 	}
-	return c * len(ids), train, sizes, nil
+	return n.Layout(c, partitions)
 }
 
 // Without returns a copy of t without column j (the privacy-ID column, say,

@@ -219,18 +219,18 @@ func (pl *Plan) Layout(shards []datasets.Shard) (Layout, error) {
 }
 
 // LayoutIDs is Layout for a fit per privacy ID (private.Options.PrivacyID):
-// the layout of the distinct IDs ids, in any order (datasets.IDLayout with
-// c = MaxRowsPerID rows per ID), checked as Layout checks it. Errors wrap
-// private.ErrOptions or datasets.ErrFormat.
-func (pl *Plan) LayoutIDs(ids []string) (Layout, error) {
+// the layout of the distinct IDs counted in ids (datasets.IDCounts.Layout
+// with c = MaxRowsPerID rows per ID; the counts, with the plan's seed, test
+// fraction and partitions, of datasets.CountID or CountIDs), checked as
+// Layout checks it. Errors wrap private.ErrOptions or datasets.ErrFormat.
+func (pl *Plan) LayoutIDs(ids datasets.IDCounts) (Layout, error) {
 	if err := pl.check(); err != nil {
 		return Layout{}, err
 	}
 	if pl.idCol < 0 {
 		return Layout{}, fmt.Errorf("%w: LayoutIDs for a fit without a privacy ID", private.ErrOptions)
 	}
-	opts := pl.plan.Options
-	rows, train, sizes, err := datasets.IDLayout(ids, opts.Seed, opts.TestFrac, pl.group, pl.partitions)
+	rows, train, sizes, err := ids.Layout(pl.group, pl.partitions)
 	if err != nil {
 		return Layout{}, err
 	}
@@ -428,9 +428,10 @@ func (pl *Plan) Rows(chunk *datasets.Table, shard string) ([]Row, int, error) {
 }
 
 // IDs returns the distinct privacy IDs of a chunk's rows (held out or
-// not), in the order of their first row: the input of LayoutIDs and
-// ReleaseIDs. It returns nil for a plan without a privacy ID, a zero Plan,
-// or a chunk of another header (Rows reports those).
+// not), in the order of their first row, whose counts (datasets.CountIDs
+// over all chunks, each ID once) LayoutIDs and ReleaseIDs take. It
+// returns nil for a plan without a privacy ID, a zero Plan, or a chunk of
+// another header (Rows reports those).
 func (pl *Plan) IDs(chunk *datasets.Table) []string {
 	if pl.check() != nil || pl.idCol < 0 || chunk == nil || !slices.Equal(chunk.Columns, pl.header) {
 		return nil
@@ -638,25 +639,24 @@ func (pl *Plan) Release(ctx context.Context, results []Result, shards []datasets
 	return pl.release(ctx, results, rows, trainRows, info)
 }
 
-// ReleaseIDs is Release for a fit per privacy ID: ids are the distinct
-// privacy IDs of the shards (held out or not, in any order), whose layout
-// (datasets.IDLayout) gives the partition sizes. The certificate
-// publishes the number of IDs, c and the sizes, not the shards' row
-// counts (which depend on how many rows each ID has), nor any ID. The
-// proof is in Fit.
-func (pl *Plan) ReleaseIDs(ctx context.Context, results []Result, ids []string) (*modelfile.Released, error) {
+// ReleaseIDs is Release for a fit per privacy ID: ids counts the distinct
+// privacy IDs of the shards, held out or not (as LayoutIDs takes them),
+// whose layout (datasets.IDCounts.Layout) gives the partition sizes. The
+// certificate publishes the number of IDs, c and the sizes, not the
+// shards' row counts (which depend on how many rows each ID has), nor any
+// ID. The proof is in Fit.
+func (pl *Plan) ReleaseIDs(ctx context.Context, results []Result, ids datasets.IDCounts) (*modelfile.Released, error) {
 	if err := pl.check(); err != nil {
 		return nil, err
 	}
 	if pl.idCol < 0 {
 		return nil, fmt.Errorf("%w: ReleaseIDs for a fit without a privacy ID", private.ErrOptions)
 	}
-	opts := pl.plan.Options
-	rows, trainRows, wantSizes, err := datasets.IDLayout(ids, opts.Seed, opts.TestFrac, pl.group, pl.partitions)
+	rows, trainRows, wantSizes, err := ids.Layout(pl.group, pl.partitions)
 	if err != nil {
 		return nil, err
 	}
-	info := modelfile.PartitionInfo{Count: pl.partitions, Sizes: wantSizes, PrivacyID: pl.header[pl.idCol], MaxRowsPerID: pl.group, IDs: len(ids)}
+	info := modelfile.PartitionInfo{Count: pl.partitions, Sizes: wantSizes, PrivacyID: pl.header[pl.idCol], MaxRowsPerID: pl.group, IDs: ids.IDs}
 	return pl.release(ctx, results, rows, trainRows, info)
 }
 
@@ -913,8 +913,12 @@ func Fit(ctx context.Context, tables []*datasets.Table, schema datasets.Schema, 
 	}
 	// Every check of the layout runs before any partition is trained.
 	var layout Layout
+	var counts datasets.IDCounts
 	if pl.idCol >= 0 {
-		layout, err = pl.LayoutIDs(ids)
+		if counts, err = datasets.CountIDs(ids, opts.Seed, opts.TestFrac, partitions); err != nil {
+			return nil, err
+		}
+		layout, err = pl.LayoutIDs(counts)
 	} else {
 		layout, err = pl.Layout(shards)
 	}
@@ -955,7 +959,7 @@ func Fit(ctx context.Context, tables []*datasets.Table, schema datasets.Schema, 
 		}
 	}
 	if pl.idCol >= 0 {
-		return pl.ReleaseIDs(ctx, done, ids)
+		return pl.ReleaseIDs(ctx, done, counts)
 	}
 	return pl.Release(ctx, done, shards)
 }
