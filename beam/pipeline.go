@@ -377,13 +377,14 @@ func (b Block) where() string {
 var blockRows = 1 << 20
 
 // splitFn splits a shard into blocks of blockRows data rows, so that the
-// rows of a large shard are parsed and mapped by several workers: it
-// scans the file's lines once, without parsing cells, and cuts at the
+// rows of a large shard are parsed and mapped by several workers: it scans
+// the file once (rowCuts: lines and quotes, no cell parsed) and cuts at the
 // start of every blockRows-th data row. A row keeps its position (shard
 // name, data row number in the shard): a block knows the rows before it.
-// The scan follows the reader's rule for rows (a line end is \n or \r\n,
-// an empty line is not a row, the first row is the header); a file with a
-// quote anywhere, where a quoted cell may hold a line end, is one block.
+// A quoted cell may hold line ends, so the scan knows at each line whether
+// it is inside a quoted cell, and cuts only where a row starts; a shard
+// whose quotes do not pair up (an unterminated quoted cell) is one block,
+// whose read reports the error as the read of the whole file does.
 type splitFn struct{}
 
 func (splitFn) ProcessElement(ctx context.Context, shard ShardFile, emit func(Block)) error {
@@ -402,18 +403,64 @@ func (splitFn) ProcessElement(ctx context.Context, shard ShardFile, emit func(Bl
 		return fmt.Errorf("%w: shard %s: %w", ErrInput, shard.Path, err)
 	}
 	defer rc.Close()
-	br := bufio.NewReaderSize(rc, 1<<16)
-	var cuts []Block // the blocks' starts
+	cuts, err := rowCuts(rc, blockRows)
+	if err != nil {
+		return fmt.Errorf("%w: shard %s: %w", ErrInput, shard.Path, err)
+	}
+	start := whole
+	for _, c := range cuts {
+		start.Length = c.Offset - start.Offset
+		emit(start)
+		start = Block{Path: shard.Path, Name: shard.Name, Offset: c.Offset, First: c.First, Length: -1}
+	}
+	emit(start)
+	return nil
+}
+
+// cut is where a block starts: the byte offset of a data row's first line,
+// and the data rows before it.
+type cut struct {
+	Offset int64
+	First  int
+}
+
+// quote is the byte that opens and closes a quoted cell.
+var quote = []byte{'"'}
+
+// rowCuts scans CSV input (the header first) and returns where the data
+// rows every, 2 every, ... start (none when the input has at most every
+// data rows), following the reader's rule for records (datasets.TableReader,
+// RFC 4180 as encoding/csv reads it): a line end is \n or \r\n (or a last
+// \r); a line that starts outside a quoted cell starts a record unless it
+// is empty; a record ends at the first line end outside a quoted cell.
+//
+// Whether a line end is inside a quoted cell is known only from the start
+// of the input: in a file that encoding/csv reads without error every quote
+// either opens a quoted cell, closes it, or is one of a doubled pair inside
+// it, so a line end is inside a quoted cell exactly when an odd number of
+// quotes precede it. The scan counts them (bytes.Count, no cell parsed).
+// Input whose quotes do not pair up is malformed, and the scan then returns
+// no cuts: one block, whose read fails with the reader's error. A file with
+// an even count that encoding/csv refuses (a quote inside an unquoted cell,
+// twice) may get cuts that are not row starts; the read of the block
+// holding the first malformed record fails all the same, since every cut
+// before it is a row start.
+func rowCuts(r io.Reader, every int) ([]cut, error) {
+	br := bufio.NewReaderSize(r, 1<<16)
+	var cuts []cut
 	var offset int64
-	rows, header := 0, false
+	rows, header, inQuote := 0, false, false
 	for {
 		var n int64
-		var quote, empty bool
+		starts := !inQuote // the line starts a record, or is an empty line
+		empty := false
 		line, err := br.ReadSlice('\n')
 		first := true
 		for {
 			n += int64(len(line))
-			quote = quote || bytes.IndexByte(line, '"') >= 0
+			if bytes.IndexByte(line, '"') >= 0 && bytes.Count(line, quote)%2 == 1 {
+				inQuote = !inQuote
+			}
 			if first {
 				// The reader's rule: a line end is \n or \r\n (or a
 				// last \r), and a line empty without it is no row.
@@ -435,18 +482,14 @@ func (splitFn) ProcessElement(ctx context.Context, shard ShardFile, emit func(Bl
 			line, err = br.ReadSlice('\n')
 		}
 		if err != nil && err != io.EOF {
-			return fmt.Errorf("%w: shard %s: %w", ErrInput, shard.Path, err)
+			return nil, err
 		}
-		if quote {
-			emit(whole)
-			return nil
-		}
-		if n > 0 && !empty {
+		if starts && n > 0 && !empty {
 			switch {
 			case !header:
 				header = true
-			case rows%blockRows == 0 && rows > 0:
-				cuts = append(cuts, Block{Path: shard.Path, Name: shard.Name, Offset: offset, First: rows})
+			case rows%every == 0 && rows > 0:
+				cuts = append(cuts, cut{Offset: offset, First: rows})
 				rows++
 			default:
 				rows++
@@ -457,15 +500,10 @@ func (splitFn) ProcessElement(ctx context.Context, shard ShardFile, emit func(Bl
 			break
 		}
 	}
-	start := Block{Path: shard.Path, Name: shard.Name}
-	for _, c := range cuts {
-		start.Length = c.Offset - start.Offset
-		emit(start)
-		start = c
+	if inQuote {
+		return nil, nil
 	}
-	start.Length = -1
-	emit(start)
-	return nil
+	return cuts, nil
 }
 
 // openBlock opens a block of a shard for reading: the block at the file's
