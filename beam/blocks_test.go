@@ -3,14 +3,19 @@ package stabbeam
 import (
 	"context"
 	"errors"
+	"flag"
 	"fmt"
 	"math/rand/v2"
 	"os"
 	"path/filepath"
 	"regexp"
+	"runtime"
 	"slices"
 	"strings"
+	"sync"
 	"testing"
+
+	"github.com/apache/beam/sdks/v2/go/pkg/beam"
 
 	"github.com/stabpriv/stabpriv/datasets"
 	"github.com/stabpriv/stabpriv/modelfile"
@@ -319,3 +324,106 @@ func TestPipelineQuotedBlocks(t *testing.T) {
 		t.Errorf("a model file was written: %v", err)
 	}
 }
+
+// BenchmarkQuotedShard measures whether the split's scan pays on a quoted
+// shard (every cell quoted, as many CSV writers quote): one shard of
+// -quoted-rows rows (default 2^20) and 10 features, read as one block (no
+// scan) against the scan and blocks of 2^18 rows: the scan alone, the read
+// step alone (the blocks read by GOMAXPROCS goroutines, as workers would),
+// and the whole pipeline on prism. Run it alone, one iteration each:
+//
+//	cd beam && flock /tmp/heavy.lock nice go test -run '^$' -bench QuotedShard -benchtime 1x .
+func BenchmarkQuotedShard(b *testing.B) {
+	defer func(k int) { blockRows = k }(blockRows)
+	const d = 10
+	dir := b.TempDir()
+	rng := rand.New(rand.NewPCG(1, 1))
+	var text strings.Builder
+	for j := range d {
+		fmt.Fprintf(&text, "\"f%d\",", j)
+	}
+	text.WriteString("\"y\"\n")
+	for r := range *quotedRows {
+		c := r % 2
+		for j := range d {
+			v := rng.NormFloat64()
+			if j == 0 && c == 1 {
+				v += 2
+			}
+			fmt.Fprintf(&text, "\"%.6g\",", v)
+		}
+		text.WriteString([]string{"\"neg\"\n", "\"pos\"\n"}[c])
+	}
+	path := filepath.Join(dir, "quoted.csv")
+	if err := os.WriteFile(path, []byte(text.String()), 0o644); err != nil {
+		b.Fatal(err)
+	}
+	b.Logf("%d rows, %d MB", *quotedRows, text.Len()>>20)
+	text = strings.Builder{}
+	cfg := testConfig(d, 8)
+	ctx := context.Background()
+	header, shards, err := Launch(ctx, cfg, path, filepath.Join(dir, "model.json"), false)
+	if err != nil {
+		b.Fatal(err)
+	}
+	split := func(rows int) []Block {
+		blockRows = rows
+		var blocks []Block
+		if err := (splitFn{}).ProcessElement(ctx, shards[0], func(bl Block) { blocks = append(blocks, bl) }); err != nil {
+			b.Fatal(err)
+		}
+		return blocks
+	}
+	b.Run("scan", func(b *testing.B) {
+		for b.Loop() {
+			split(1 << 18)
+		}
+	})
+	for _, rows := range []int{0, 1 << 18} {
+		name := fmt.Sprintf("blocks-of-%d", rows)
+		if rows == 0 {
+			name = "one-block"
+		}
+		b.Run("read/"+name, func(b *testing.B) {
+			for b.Loop() {
+				blocks := make(chan Block, 64)
+				go func() {
+					for _, bl := range split(rows) {
+						blocks <- bl
+					}
+					close(blocks)
+				}()
+				var wg sync.WaitGroup
+				for range runtime.GOMAXPROCS(0) {
+					wg.Add(1)
+					go func() {
+						defer wg.Done()
+						f := &readShardFn{Cfg: cfg, Header: header}
+						if err := f.Setup(); err != nil {
+							b.Error(err)
+						}
+						for bl := range blocks {
+							if err := f.ProcessElement(ctx, bl, func(int, Pack) {}, func(Count) {}); err != nil {
+								b.Error(err)
+							}
+						}
+					}()
+				}
+				wg.Wait()
+			}
+		})
+		b.Run("prism/"+name, func(b *testing.B) {
+			blockRows = rows
+			for i := 0; b.Loop(); i++ {
+				p, s := beam.NewPipelineWithRoot()
+				Build(s, cfg, header, shards, filepath.Join(dir, fmt.Sprintf("model-%s-%d.json", name, i)))
+				if _, err := beam.Run(ctx, "prism", p); err != nil {
+					b.Fatal(err)
+				}
+			}
+		})
+	}
+}
+
+// quotedRows is the number of rows of BenchmarkQuotedShard's shard.
+var quotedRows = flag.Int("quoted-rows", 1<<20, "rows of BenchmarkQuotedShard's quoted shard")

@@ -24,6 +24,7 @@ import (
 	"github.com/apache/beam/sdks/v2/go/pkg/beam/register"
 
 	"github.com/stabpriv/stabpriv/datasets"
+	"github.com/stabpriv/stabpriv/internal/runflags"
 	"github.com/stabpriv/stabpriv/modelfile"
 	"github.com/stabpriv/stabpriv/partition"
 	"gonum.org/v1/gonum/mat"
@@ -118,7 +119,9 @@ var packRows = 4096
 var ErrLaunch = errors.New("stabbeam: refused at launch")
 
 // ErrInput is wrapped by the errors about the shards: none matched, a shard
-// that cannot be read, a header that differs from the first shard's.
+// that cannot be read, a header that differs from the first shard's. Those
+// about their data (none matched, a malformed shard, another header, a
+// header alone) wrap datasets.ErrFormat too, as stabpriv train's do.
 var ErrInput = errors.New("stabbeam: bad input")
 
 // ShardFile is a shard: its path (local, or a URL) and its name, the path
@@ -149,7 +152,7 @@ func Shards(ctx context.Context, pattern string) ([]ShardFile, error) {
 	}
 	root := datasets.InputRoot(pattern)
 	if len(files) == 0 {
-		return nil, fmt.Errorf("%w: --input %s matches no shard (input root %q)", ErrInput, pattern, root)
+		return nil, fmt.Errorf("%w: %w: --input %s matches no shard (input root %q)", ErrInput, datasets.ErrFormat, pattern, root)
 	}
 	sort.Strings(files)
 	names, err := datasets.ShardNames(root, files)
@@ -204,7 +207,7 @@ func ReadHeader(ctx context.Context, file string) ([]string, error) {
 	defer rc.Close()
 	switch _, err := tr.Read(1); {
 	case err == io.EOF:
-		return nil, fmt.Errorf("%w: shard %s: no data rows after the header", ErrInput, file)
+		return nil, fmt.Errorf("%w: %w: shard %s: no data rows after the header", ErrInput, datasets.ErrFormat, file)
 	case err != nil:
 		return nil, fmt.Errorf("%w: %w", ErrInput, err)
 	}
@@ -246,7 +249,7 @@ func ReadHeaders(ctx context.Context, shards []ShardFile) ([]string, error) {
 		case err != nil:
 			return nil, err
 		case !slices.Equal(headers[i], headers[0]):
-			return nil, fmt.Errorf("%w: shard %s: header %q differs from the first shard's (%s) %q", ErrInput, shards[i].Path, strings.Join(headers[i], ","), shards[0].Path, strings.Join(headers[0], ","))
+			return nil, fmt.Errorf("%w: %w: shard %s: header %q differs from the first shard's (%s) %q", ErrInput, datasets.ErrFormat, shards[i].Path, strings.Join(headers[i], ","), shards[0].Path, strings.Join(headers[0], ","))
 		}
 	}
 	return headers[0], nil
@@ -278,7 +281,7 @@ func (f *readShardFn) ProcessElement(ctx context.Context, b Block, emit func(int
 	}
 	defer rc.Close()
 	if header := tr.Columns(); !slices.Equal(header, f.Header) {
-		return fmt.Errorf("%w: shard %s: header %q differs from the first shard's %q", ErrInput, file, strings.Join(header, ","), strings.Join(f.Header, ","))
+		return fmt.Errorf("%w: %w: shard %s: header %q differs from the first shard's %q", ErrInput, datasets.ErrFormat, file, strings.Join(header, ","), strings.Join(f.Header, ","))
 	}
 	var c Count
 	seen := make(map[string]bool)
@@ -342,7 +345,7 @@ func (f *readShardFn) ProcessElement(ctx context.Context, b Block, emit func(int
 		c.Train += chunk.Len() - held
 	}
 	if c.Rows == 0 {
-		return fmt.Errorf("%w: shard %s: no data rows after the header", ErrInput, file)
+		return fmt.Errorf("%w: %w: shard %s: no data rows after the header", ErrInput, datasets.ErrFormat, file)
 	}
 	for p := range packs {
 		flush(p)
@@ -905,6 +908,12 @@ func Launch(ctx context.Context, cfg Config, input, out string, force bool) ([]s
 // unreadable, a malformed row, more partitions than rows, a batch larger
 // than a partition) fails it before the release step, so no model file is
 // written.
+//
+// An error of Launch wraps ErrLaunch and the error of the check. An error
+// of the pipeline wraps, besides the runner's error, the errors of
+// pipelineCauses that the runner's report names (see failure), so that
+// errors.Is tells malformed data (datasets.ErrFormat) and settings the data
+// refuses (runflags.SettingsErrors) from other failures on every runner.
 func Run(ctx context.Context, runner string, cfg Config, input, out string, force bool) error {
 	header, shards, err := Launch(ctx, cfg, input, out, force)
 	if err != nil {
@@ -916,7 +925,43 @@ func Run(ctx context.Context, runner string, cfg Config, input, out string, forc
 	p, s := beam.NewPipelineWithRoot()
 	Build(s, cfg, header, shards, out)
 	if _, err := beam.Run(ctx, runner, p); err != nil {
-		return fmt.Errorf("stabbeam: the pipeline failed, nothing was released: %w", err)
+		return newFailure(fmt.Errorf("stabbeam: the pipeline failed, nothing was released: %w", err))
 	}
 	return nil
 }
+
+// pipelineCauses are the errors that a failure of the pipeline is matched
+// against (failure): malformed data (a ragged row, a cell that is not a
+// finite number, a CSV syntax error, another header, a shard of a header
+// alone) and the settings the data refuses (more partitions than training
+// rows, a batch larger than a partition).
+var pipelineCauses = append([]error{datasets.ErrFormat}, runflags.SettingsErrors...)
+
+// failure is a failure of the pipeline: the runner's error, and the errors
+// of pipelineCauses its message names. A portable runner (prism, a job
+// server) passes a worker's error on as text over the Fn API, so the error
+// chain of the DoFn that failed is lost; every error of this module's steps
+// keeps the message of its sentinel error in its text (fmt.Errorf with %w),
+// so the sentinel is found by its message.
+type failure struct {
+	err    error
+	causes []error
+}
+
+// newFailure returns err as a failure with the causes its message names,
+// or err when it names none.
+func newFailure(err error) error {
+	var causes []error
+	for _, c := range pipelineCauses {
+		if !errors.Is(err, c) && strings.Contains(err.Error(), c.Error()) {
+			causes = append(causes, c)
+		}
+	}
+	if len(causes) == 0 {
+		return err
+	}
+	return &failure{err: err, causes: causes}
+}
+
+func (f *failure) Error() string   { return f.err.Error() }
+func (f *failure) Unwrap() []error { return append([]error{f.err}, f.causes...) }
