@@ -20,6 +20,17 @@
 // public rule of a partitioned fit (partition.RuleMechanism): gamma for a
 // pure budget, the analytic Gaussian with --delta, at their automatic
 // knobs, the model that naming that mechanism gives.
+//
+// Exit codes, those of stabpriv train for the same error, wherever it is
+// found (at launch or in the pipeline): 0 on success; 1 for a run that
+// failed otherwise (a worker lost, an error writing); 2 for a usage error (a
+// bad flag or value, settings the data refuses such as a missing
+// privacy-ID column or more partitions than training rows, a file among the
+// shards that is not CSV, an output location that is refused); 4 for input
+// data that is missing or malformed (no shard, a shard with another header
+// or a header alone, a ragged row, a cell that is not a finite number, a
+// CSV syntax error). A runner that reports a failed job without the
+// worker's error gives 1.
 package main
 
 import (
