@@ -84,7 +84,7 @@
 // Quoted shards are split as the others are, a choice made by measurement
 // (BenchmarkQuotedShard; docs/GUIDE.md, Distributed training): on a shard
 // of 1M quoted rows the scan takes about 3% of the time of reading the
-// shard as one block, and two readers read its blocks about 1.7 times as
+// shard as one block, and two readers read its blocks about 1.6 times as
 // fast as one reads the whole shard. prism embedded hands the read step all
 // its blocks in one bundle, so there they are read in sequence and the
 // scan is all the split changes.
