@@ -25,6 +25,7 @@ import (
 	"github.com/apache/beam/sdks/v2/go/pkg/beam/transforms/filter"
 
 	"github.com/stabpriv/stabpriv/datasets"
+	"github.com/stabpriv/stabpriv/internal/runflags"
 	"github.com/stabpriv/stabpriv/modelfile"
 	"github.com/stabpriv/stabpriv/partition"
 	"gonum.org/v1/gonum/mat"
@@ -113,7 +114,9 @@ var packRows = 4096
 var ErrLaunch = errors.New("stabbeam: refused at launch")
 
 // ErrInput is wrapped by the errors about the shards: none matched, a shard
-// that cannot be read, a header that differs from the first shard's.
+// that cannot be read, a header that differs from the first shard's. Those
+// about their data (none matched, a malformed shard, another header, a
+// header alone) wrap datasets.ErrFormat too, as stabpriv train's do.
 var ErrInput = errors.New("stabbeam: bad input")
 
 // ShardFile is a shard: its path (local, or a URL) and its name, the path
@@ -144,7 +147,7 @@ func Shards(ctx context.Context, pattern string) ([]ShardFile, error) {
 	}
 	root := datasets.InputRoot(pattern)
 	if len(files) == 0 {
-		return nil, fmt.Errorf("%w: --input %s matches no shard (input root %q)", ErrInput, pattern, root)
+		return nil, fmt.Errorf("%w: %w: --input %s matches no shard (input root %q)", ErrInput, datasets.ErrFormat, pattern, root)
 	}
 	sort.Strings(files)
 	names, err := datasets.ShardNames(root, files)
@@ -199,7 +202,7 @@ func ReadHeader(ctx context.Context, file string) ([]string, error) {
 	defer rc.Close()
 	switch _, err := tr.Read(1); {
 	case err == io.EOF:
-		return nil, fmt.Errorf("%w: shard %s: no data rows after the header", ErrInput, file)
+		return nil, fmt.Errorf("%w: %w: shard %s: no data rows after the header", ErrInput, datasets.ErrFormat, file)
 	case err != nil:
 		return nil, fmt.Errorf("%w: %w", ErrInput, err)
 	}
@@ -241,7 +244,7 @@ func ReadHeaders(ctx context.Context, shards []ShardFile) ([]string, error) {
 		case err != nil:
 			return nil, err
 		case !slices.Equal(headers[i], headers[0]):
-			return nil, fmt.Errorf("%w: shard %s: header %q differs from the first shard's (%s) %q", ErrInput, shards[i].Path, strings.Join(headers[i], ","), shards[0].Path, strings.Join(headers[0], ","))
+			return nil, fmt.Errorf("%w: %w: shard %s: header %q differs from the first shard's (%s) %q", ErrInput, datasets.ErrFormat, shards[i].Path, strings.Join(headers[i], ","), shards[0].Path, strings.Join(headers[0], ","))
 		}
 	}
 	return headers[0], nil
@@ -275,7 +278,7 @@ func (f *readShardFn) ProcessElement(ctx context.Context, b Block, emit func(int
 	}
 	defer rc.Close()
 	if header := tr.Columns(); !slices.Equal(header, f.Header) {
-		return fmt.Errorf("%w: shard %s: header %q differs from the first shard's %q", ErrInput, file, strings.Join(header, ","), strings.Join(f.Header, ","))
+		return fmt.Errorf("%w: %w: shard %s: header %q differs from the first shard's %q", ErrInput, datasets.ErrFormat, file, strings.Join(header, ","), strings.Join(f.Header, ","))
 	}
 	var c Count
 	seen := make(map[string]bool)
@@ -339,7 +342,7 @@ func (f *readShardFn) ProcessElement(ctx context.Context, b Block, emit func(int
 		c.Train += chunk.Len() - held
 	}
 	if c.Rows == 0 {
-		return fmt.Errorf("%w: shard %s: no data rows after the header", ErrInput, file)
+		return fmt.Errorf("%w: %w: shard %s: no data rows after the header", ErrInput, datasets.ErrFormat, file)
 	}
 	for p := range packs {
 		flush(p)
@@ -374,13 +377,14 @@ func (b Block) where() string {
 var blockRows = 1 << 20
 
 // splitFn splits a shard into blocks of blockRows data rows, so that the
-// rows of a large shard are parsed and mapped by several workers: it
-// scans the file's lines once, without parsing cells, and cuts at the
+// rows of a large shard are parsed and mapped by several workers: it scans
+// the file once (rowCuts: lines and quotes, no cell parsed) and cuts at the
 // start of every blockRows-th data row. A row keeps its position (shard
 // name, data row number in the shard): a block knows the rows before it.
-// The scan follows the reader's rule for rows (a line end is \n or \r\n,
-// an empty line is not a row, the first row is the header); a file with a
-// quote anywhere, where a quoted cell may hold a line end, is one block.
+// A quoted cell may hold line ends, so the scan knows at each line whether
+// it is inside a quoted cell, and cuts only where a row starts; a shard
+// whose quotes do not pair up (an unterminated quoted cell) is one block,
+// whose read reports the error as the read of the whole file does.
 type splitFn struct{}
 
 func (splitFn) ProcessElement(ctx context.Context, shard ShardFile, emit func(Block)) error {
@@ -399,18 +403,64 @@ func (splitFn) ProcessElement(ctx context.Context, shard ShardFile, emit func(Bl
 		return fmt.Errorf("%w: shard %s: %w", ErrInput, shard.Path, err)
 	}
 	defer rc.Close()
-	br := bufio.NewReaderSize(rc, 1<<16)
-	var cuts []Block // the blocks' starts
+	cuts, err := rowCuts(rc, blockRows)
+	if err != nil {
+		return fmt.Errorf("%w: shard %s: %w", ErrInput, shard.Path, err)
+	}
+	start := whole
+	for _, c := range cuts {
+		start.Length = c.Offset - start.Offset
+		emit(start)
+		start = Block{Path: shard.Path, Name: shard.Name, Offset: c.Offset, First: c.First, Length: -1}
+	}
+	emit(start)
+	return nil
+}
+
+// cut is where a block starts: the byte offset of a data row's first line,
+// and the data rows before it.
+type cut struct {
+	Offset int64
+	First  int
+}
+
+// quote is the byte that opens and closes a quoted cell.
+var quote = []byte{'"'}
+
+// rowCuts scans CSV input (the header first) and returns where the data
+// rows every, 2 every, ... start (none when the input has at most every
+// data rows), following the reader's rule for records (datasets.TableReader,
+// RFC 4180 as encoding/csv reads it): a line end is \n or \r\n (or a last
+// \r); a line that starts outside a quoted cell starts a record unless it
+// is empty; a record ends at the first line end outside a quoted cell.
+//
+// Whether a line end is inside a quoted cell is known only from the start
+// of the input: in a file that encoding/csv reads without error every quote
+// either opens a quoted cell, closes it, or is one of a doubled pair inside
+// it, so a line end is inside a quoted cell exactly when an odd number of
+// quotes precede it. The scan counts them (bytes.Count, no cell parsed).
+// Input whose quotes do not pair up is malformed, and the scan then returns
+// no cuts: one block, whose read fails with the reader's error. A file with
+// an even count that encoding/csv refuses (a quote inside an unquoted cell,
+// twice) may get cuts that are not row starts; the read of the block
+// holding the first malformed record fails all the same, since every cut
+// before it is a row start.
+func rowCuts(r io.Reader, every int) ([]cut, error) {
+	br := bufio.NewReaderSize(r, 1<<16)
+	var cuts []cut
 	var offset int64
-	rows, header := 0, false
+	rows, header, inQuote := 0, false, false
 	for {
 		var n int64
-		var quote, empty bool
+		starts := !inQuote // the line starts a record, or is an empty line
+		empty := false
 		line, err := br.ReadSlice('\n')
 		first := true
 		for {
 			n += int64(len(line))
-			quote = quote || bytes.IndexByte(line, '"') >= 0
+			if bytes.IndexByte(line, '"') >= 0 && bytes.Count(line, quote)%2 == 1 {
+				inQuote = !inQuote
+			}
 			if first {
 				// The reader's rule: a line end is \n or \r\n (or a
 				// last \r), and a line empty without it is no row.
@@ -432,18 +482,14 @@ func (splitFn) ProcessElement(ctx context.Context, shard ShardFile, emit func(Bl
 			line, err = br.ReadSlice('\n')
 		}
 		if err != nil && err != io.EOF {
-			return fmt.Errorf("%w: shard %s: %w", ErrInput, shard.Path, err)
+			return nil, err
 		}
-		if quote {
-			emit(whole)
-			return nil
-		}
-		if n > 0 && !empty {
+		if starts && n > 0 && !empty {
 			switch {
 			case !header:
 				header = true
-			case rows%blockRows == 0 && rows > 0:
-				cuts = append(cuts, Block{Path: shard.Path, Name: shard.Name, Offset: offset, First: rows})
+			case rows%every == 0 && rows > 0:
+				cuts = append(cuts, cut{Offset: offset, First: rows})
 				rows++
 			default:
 				rows++
@@ -454,15 +500,10 @@ func (splitFn) ProcessElement(ctx context.Context, shard ShardFile, emit func(Bl
 			break
 		}
 	}
-	start := Block{Path: shard.Path, Name: shard.Name}
-	for _, c := range cuts {
-		start.Length = c.Offset - start.Offset
-		emit(start)
-		start = c
+	if inQuote {
+		return nil, nil
 	}
-	start.Length = -1
-	emit(start)
-	return nil
+	return cuts, nil
 }
 
 // openBlock opens a block of a shard for reading: the block at the file's
@@ -907,6 +948,12 @@ func Launch(ctx context.Context, cfg Config, input, out string, force bool) ([]s
 // unreadable, a malformed row, more partitions than rows, a batch larger
 // than a partition) fails it before the release step, so no model file is
 // written.
+//
+// An error of Launch wraps ErrLaunch and the error of the check. An error
+// of the pipeline wraps, besides the runner's error, the errors of
+// pipelineCauses that the runner's report names (see failure), so that
+// errors.Is tells malformed data (datasets.ErrFormat) and settings the data
+// refuses (runflags.SettingsErrors) from other failures on every runner.
 func Run(ctx context.Context, runner string, cfg Config, input, out string, force bool) error {
 	header, shards, err := Launch(ctx, cfg, input, out, force)
 	if err != nil {
@@ -918,7 +965,43 @@ func Run(ctx context.Context, runner string, cfg Config, input, out string, forc
 	p, s := beam.NewPipelineWithRoot()
 	Build(s, cfg, header, shards, out)
 	if _, err := beam.Run(ctx, runner, p); err != nil {
-		return fmt.Errorf("stabbeam: the pipeline failed, nothing was released: %w", err)
+		return newFailure(fmt.Errorf("stabbeam: the pipeline failed, nothing was released: %w", err))
 	}
 	return nil
 }
+
+// pipelineCauses are the errors that a failure of the pipeline is matched
+// against (failure): malformed data (a ragged row, a cell that is not a
+// finite number, a CSV syntax error, another header, a shard of a header
+// alone) and the settings the data refuses (more partitions than training
+// rows, a batch larger than a partition).
+var pipelineCauses = append([]error{datasets.ErrFormat}, runflags.SettingsErrors...)
+
+// failure is a failure of the pipeline: the runner's error, and the errors
+// of pipelineCauses its message names. A portable runner (prism, a job
+// server) passes a worker's error on as text over the Fn API, so the error
+// chain of the DoFn that failed is lost; every error of this module's steps
+// keeps the message of its sentinel error in its text (fmt.Errorf with %w),
+// so the sentinel is found by its message.
+type failure struct {
+	err    error
+	causes []error
+}
+
+// newFailure returns err as a failure with the causes its message names,
+// or err when it names none.
+func newFailure(err error) error {
+	var causes []error
+	for _, c := range pipelineCauses {
+		if !errors.Is(err, c) && strings.Contains(err.Error(), c.Error()) {
+			causes = append(causes, c)
+		}
+	}
+	if len(causes) == 0 {
+		return err
+	}
+	return &failure{err: err, causes: causes}
+}
+
+func (f *failure) Error() string   { return f.err.Error() }
+func (f *failure) Unwrap() []error { return append([]error{f.err}, f.causes...) }

@@ -21,6 +21,7 @@ import (
 	"github.com/stabpriv/stabpriv/datasets"
 	"github.com/stabpriv/stabpriv/modelfile"
 	"github.com/stabpriv/stabpriv/partition"
+	"github.com/stabpriv/stabpriv/private"
 )
 
 func TestMain(m *testing.M) {
@@ -465,5 +466,27 @@ func checkClaim(t *testing.T, name string, r *modelfile.Released) {
 	}
 	if v, why, err := modelfile.Verify(r); err != nil || v != want {
 		t.Errorf("%s: Verify: %v %q %v, want %v", name, v, why, err, want)
+	}
+}
+
+// TestFailureCauses checks that a pipeline's failure reported as text (as
+// prism and the job servers report a worker's error) wraps the sentinel
+// errors its message names, and only those.
+func TestFailureCauses(t *testing.T) {
+	for _, c := range []struct {
+		msg            string
+		format, option bool
+	}{
+		{"job failed: DoFn failed: stabbeam: bad input: datasets: bad data format: s.csv: line 9 has 2 fields", true, false},
+		{"job failed: DoFn failed: private: invalid options: 500 partitions for 95 training rows", false, true},
+		{"job failed: worker lost", false, false},
+	} {
+		err := newFailure(fmt.Errorf("stabbeam: the pipeline failed: %w", errors.New(c.msg)))
+		if errors.Is(err, datasets.ErrFormat) != c.format || errors.Is(err, private.ErrOptions) != c.option {
+			t.Errorf("%q: matches ErrFormat %v, ErrOptions %v; want %v, %v", c.msg, errors.Is(err, datasets.ErrFormat), errors.Is(err, private.ErrOptions), c.format, c.option)
+		}
+		if err.Error() != "stabbeam: the pipeline failed: "+c.msg {
+			t.Errorf("message %q changed to %q", c.msg, err)
+		}
 	}
 }

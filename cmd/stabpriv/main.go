@@ -22,8 +22,10 @@
 // that is refused); 3 from certify for a valid model file that is not a
 // private release; 4 for an input data file that is missing or malformed
 // (the CSV, a bounds file); 5 for a model file or a published pDP summary
-// that does not read or does not verify; 130 when interrupted (Ctrl-C). Every output appears whole or
-// not at all, so an error leaves the file system as it was.
+// that does not read or does not verify; 130 when interrupted (Ctrl-C).
+// stabpriv-beam exits with the same code as train --partitions for the same
+// input error. Every output appears whole or not at all, so an error leaves
+// the file system as it was.
 package main
 
 import (

@@ -20,7 +20,6 @@ import (
 	// The graph engine of --engine graph registers itself with the trainer.
 	"github.com/stabpriv/stabpriv/datasets"
 	"github.com/stabpriv/stabpriv/datasets/preprocess"
-	"github.com/stabpriv/stabpriv/dp"
 	_ "github.com/stabpriv/stabpriv/graph"
 	"github.com/stabpriv/stabpriv/internal/runflags"
 	"github.com/stabpriv/stabpriv/losses"
@@ -29,7 +28,6 @@ import (
 	"github.com/stabpriv/stabpriv/private"
 	"github.com/stabpriv/stabpriv/release"
 	"github.com/stabpriv/stabpriv/selection"
-	"github.com/stabpriv/stabpriv/trainer"
 )
 
 // trainFlags holds the flags of the train command: those it shares with
@@ -477,8 +475,7 @@ func fit(ctx context.Context, s *settings) (*modelfile.Released, error) {
 	switch {
 	case errors.Is(err, private.ErrBoundsRows):
 		return nil, &usageError{Err: fmt.Errorf("%w (--bounds FILE, --bounds-all lo,hi, or --bounds-share)", err)}
-	case errors.Is(err, datasets.ErrSchema), errors.Is(err, datasets.ErrInvalid), errors.Is(err, private.ErrOptions), errors.Is(err, dp.ErrBudget),
-		errors.Is(err, trainer.ErrConfig), errors.Is(err, release.ErrConfig), errors.Is(err, selection.ErrSelect):
+	case runflags.IsSettingsError(err):
 		return nil, &usageError{Err: err}
 	}
 	return rel, err

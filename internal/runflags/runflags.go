@@ -50,6 +50,25 @@ func Usagef(format string, args ...any) error {
 // usagef is Usagef.
 var usagef = Usagef
 
+// SettingsErrors are the errors of a fit whose settings cannot make a run
+// on the data given (a schema, budget or options that the data or each
+// other refuse: more partitions than rows, a batch larger than a
+// partition, no privacy-ID column, ...). Both commands exit with status 2
+// for them, as for a usage error, wherever they are found: stabpriv train
+// after reading the data, stabpriv-beam at launch or in the pipeline.
+var SettingsErrors = []error{datasets.ErrSchema, datasets.ErrInvalid, private.ErrOptions, dp.ErrBudget,
+	trainer.ErrConfig, release.ErrConfig, selection.ErrSelect}
+
+// IsSettingsError reports whether err wraps one of SettingsErrors.
+func IsSettingsError(err error) bool {
+	for _, e := range SettingsErrors {
+		if errors.Is(err, e) {
+			return true
+		}
+	}
+	return false
+}
+
 // Flags are the shared flags, as given.
 type Flags struct {
 	Label, Classes, Bounds, Loss string

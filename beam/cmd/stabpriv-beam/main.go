@@ -20,6 +20,17 @@
 // public rule of a partitioned fit (partition.RuleMechanism): gamma for a
 // pure budget, the analytic Gaussian with --delta, at their automatic
 // knobs, the model that naming that mechanism gives.
+//
+// Exit codes, those of stabpriv train for the same error, wherever it is
+// found (at launch or in the pipeline): 0 on success; 1 for a run that
+// failed otherwise (a worker lost, an error writing); 2 for a usage error (a
+// bad flag or value, settings the data refuses such as a missing
+// privacy-ID column or more partitions than training rows, a file among the
+// shards that is not CSV, an output location that is refused); 4 for input
+// data that is missing or malformed (no shard, a shard with another header
+// or a header alone, a ragged row, a cell that is not a finite number, a
+// CSV syntax error). A runner that reports a failed job without the
+// worker's error gives 1.
 package main
 
 import (
@@ -27,6 +38,7 @@ import (
 	"errors"
 	"flag"
 	"fmt"
+	"io/fs"
 	"log/slog"
 	"os"
 	"strings"
@@ -38,9 +50,11 @@ import (
 	"github.com/sirupsen/logrus"
 
 	stabbeam "github.com/stabpriv/stabpriv/beam"
+	"github.com/stabpriv/stabpriv/datasets"
 	"github.com/stabpriv/stabpriv/datasets/preprocess"
 	"github.com/stabpriv/stabpriv/internal/runflags"
 	"github.com/stabpriv/stabpriv/modelfile"
+	"github.com/stabpriv/stabpriv/partition"
 )
 
 // beamFlags are the flags registered before this command's (Beam's
@@ -152,10 +166,7 @@ func main() {
 	log.WithFields(logrus.Fields{"runner": runner, "input": *input, "partitions": cfg.Partitions}).Info("stabpriv-beam: pipeline started")
 	if err := stabbeam.Run(ctx, runner, cfg, *input, *out, *force); err != nil {
 		fmt.Fprintf(os.Stderr, "stabpriv-beam: %v\n", err)
-		if errors.Is(err, stabbeam.ErrLaunch) || errors.Is(err, stabbeam.ErrOutput) || errors.Is(err, stabbeam.ErrInput) {
-			os.Exit(2) // refused at launch: nothing ran
-		}
-		os.Exit(1)
+		os.Exit(exitCode(err))
 	}
 	if strings.Contains(*out, "://") {
 		fmt.Printf("wrote %s (runner %s, %d partitions)\n", *out, runner, cfg.Partitions)
@@ -184,8 +195,30 @@ func main() {
 	}
 }
 
-// config checks the flags and returns the settings, with the automatic
-// values of `stabpriv train`.
+// exitCode maps an error of stabbeam.Run to the exit status, by the table
+// of stabpriv train for the same errors, wherever they are found (at
+// launch, before anything ran, or in the pipeline): 2 for a usage error (a
+// file among the shards that is not CSV at all, settings that the data
+// refuses, such as a missing privacy-ID column or more partitions than
+// rows, an output location that is refused, any other refusal at launch);
+// 4 for input data that is missing or malformed (no shard, a ragged row, a
+// cell that is not a finite number, a CSV syntax error, a shard with
+// another header or with a header alone); 1 for a pipeline that failed
+// otherwise.
+func exitCode(err error) int {
+	switch {
+	case err == nil:
+		return 0
+	case errors.Is(err, partition.ErrNotShard), runflags.IsSettingsError(err), errors.Is(err, stabbeam.ErrOutput):
+		return 2
+	case errors.Is(err, datasets.ErrFormat), errors.Is(err, fs.ErrNotExist):
+		return 4
+	case errors.Is(err, stabbeam.ErrLaunch), errors.Is(err, stabbeam.ErrInput):
+		return 2
+	}
+	return 1
+}
+
 // config checks the flags and returns the pipeline's configuration, and
 // the log level.
 func config(set map[string]bool) (stabbeam.Config, logrus.Level, error) {
