@@ -403,7 +403,7 @@ func BenchmarkQuotedShard(b *testing.B) {
 							b.Error(err)
 						}
 						for bl := range blocks {
-							if err := f.ProcessElement(ctx, bl, func(int, Pack) {}, func(Count) {}); err != nil {
+							if err := f.ProcessElement(ctx, bl, func(int, Pack) {}, func(Count) {}, func(string) {}); err != nil {
 								b.Error(err)
 							}
 						}
