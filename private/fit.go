@@ -872,6 +872,11 @@ func (pl *Plan) estimateBounds(features []string, rawTrain *mat.Dense) (datasets
 		pl.log().Warnf("private: the estimated range of %d of %d columns is one power-of-two bin: %s. Either their values lie in one bin, or no bin rose above the noise and the range is the noise's pick (too narrow: the values outside it are clamped). Check them, or declare the bounds (--bounds, --bounds-all), or give more rows or a larger --bounds-share",
 			len(g), len(features), strings.Join(cols, ", "))
 	}
+	if w := modelfile.ImplausibleBounds(features, lo, hi); w != "" {
+		// Post-processing of the estimate, which the model file publishes
+		// (its certificate carries the same note).
+		pl.log().Warn("private: " + w)
+	}
 	pl.log().WithFields(logrus.Fields{"eps": pl.BoundsEpsilon, "columns": len(features)}).Info("private: feature bounds estimated privately")
 	return s, nil
 }
