@@ -96,14 +96,16 @@ func AutoKnobs(n, dim, k int, mech perturb.Mechanism, b dp.Budget) (Knobs, error
 // c replace-one steps the average moves by at most
 // c max_p (n_p/n) Delta_p (group stability, the argument of group privacy
 // in Dwork & Roth 2014, Theorem 2.2), and on the strongly convex route
-// with bounded inverse-t steps Delta_p = 2G/(mu n_p), so the certified
+// with bounded inverse-t steps Delta_p <= 2G/(mu n_p) (Wu et al. 2017;
+// docs/DESIGN.md, section 3, route 4), so the certified
 // sensitivity is Delta_c = 2cG/(mu n) = c 2/(rho n), c times one row's at
 // the same n (the public c times the number of training IDs). Every
 // output mechanism's noise is linear in the sensitivity (gamma's theta =
 // Delta/eps, Laplace's b = D1/eps, the Gaussians' sigma, whose exact
 // condition reads Delta/sigma alone), so the noise costs at most
 // nu Delta_c = 2 (c nu)/(rho n) in the risk of the 1-Lipschitz h: the
-// rule's trade-off with nu replaced by c nu, which moves nothing else (the
+// rule's trade-off (Chaudhuri, Monteleoni & Sarwate 2011, Section 4, as in
+// AutoKnobs) with nu replaced by c nu, which moves nothing else (the
 // ridge bias rho R^2/2 of a comparator of norm R = R_0 sqrt(n) is the
 // same function of the same n rows). Its minimizer is
 // rho* = (2/R) sqrt(c nu/n), so lambda = G (2/R_0) sqrt(c nu)/n = sqrt(c)
