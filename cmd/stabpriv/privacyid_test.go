@@ -168,7 +168,7 @@ func TestCLIPrivacyIDRule(t *testing.T) {
 	fit := func(out string, extra ...string) (string, string) {
 		t.Helper()
 		args := append([]string{"train", "--data", data, "--label", "class", "--classes", "c0,c1", "--bounds", bounds,
-			"--privacy-id", "user", "--max-rows-per-id", "3", "--seed", "4", "--partitions", "2", "--epsilon", "1", "--out", filepath.Join(dir, out)}, extra...)
+			"--privacy-id", "user", "--max-rows-per-id", "3", "--seed", "4", "--epsilon", "1", "--out", filepath.Join(dir, out)}, extra...)
 		stdout, stderr, err := call(t, args...)
 		if err != nil {
 			t.Fatalf("%q: %v\n%s", args, err, stderr)
@@ -179,14 +179,16 @@ func TestCLIPrivacyIDRule(t *testing.T) {
 		}
 		return stdout, string(b)
 	}
-	seeded := []string{"--noise", "seeded", "--noise-seed", "5"}
-	stdout, rule := fit("rule.json", seeded...)
-	_, named := fit("named.json", append(seeded, "--mechanism", "gamma")...)
-	if rule != named {
-		t.Error("the rule per privacy ID writes another model file than --mechanism gamma with the automatic knobs")
-	}
-	if !strings.Contains(stdout, "sqrt(c) = 1.732 times the rule's lambda for rows") {
-		t.Errorf("the output does not state the knob rule per privacy ID:\n%s", stdout)
+	for _, parts := range []string{"1", "2"} {
+		seeded := []string{"--noise", "seeded", "--noise-seed", "5", "--partitions", parts}
+		stdout, rule := fit("rule-"+parts+".json", seeded...)
+		_, named := fit("named-"+parts+".json", append(seeded, "--mechanism", "gamma")...)
+		if rule != named {
+			t.Errorf("P = %s: the rule per privacy ID writes another model file than --mechanism gamma with the automatic knobs", parts)
+		}
+		if !strings.Contains(stdout, "sqrt(c) = 1.732 times the rule's lambda for rows") {
+			t.Errorf("P = %s: the output does not state the knob rule per privacy ID:\n%s", parts, stdout)
+		}
 	}
 	fit("secure.json")
 	if stdout, _, err := call(t, "certify", filepath.Join(dir, "secure.json")); err != nil || !strings.HasPrefix(stdout, "VERIFIED PRIVATE RELEASE") {
