@@ -3,6 +3,7 @@ package modelfile
 import (
 	"errors"
 	"fmt"
+	"strings"
 
 	"github.com/stabpriv/stabpriv/datasets/preprocess"
 	"github.com/stabpriv/stabpriv/dp"
@@ -45,6 +46,31 @@ func ComposeEstimate(c *dp.Certificate, p *preprocess.RowMap, eps, epsBounds flo
 		"and the release, calibrated to eps_release = %g, used them as public constants; the bounds and the weights together are (%g, %g)-DP by basic composition "+
 		"(eps_bounds + eps_release; the bounds are eps_bounds-DP, and for every value of them the release is (eps_release, delta)-DP; docs/DESIGN.md, section 6). "+
 		"The bounds are coarse (powers of two) and clamp the few values outside them", epsBounds, rel, eps, c.Delta))
+	if w := ImplausibleBounds(numeric, p.Lo, p.Hi); w != "" {
+		c.Assumptions = append(c.Assumptions, w)
+	}
+}
+
+// ImplausibleBounds returns a warning naming the columns whose privately
+// estimated range looks like the noise's doing (privbounds.Implausible:
+// it reaches the estimate's grid end, or it is far wider than the other
+// columns'), with their ranges and what to do, or "" when there is none.
+// features are the columns of lo and hi. It reads the published bounds
+// alone (post-processing, at no cost), so private.Fit logs it and the
+// certificate's notes carry it (ComposeEstimate), where Verify rebuilds it.
+func ImplausibleBounds(features []string, lo, hi []float64) string {
+	bad := privbounds.Implausible(lo, hi)
+	if len(bad) == 0 {
+		return ""
+	}
+	cols := make([]string, len(bad))
+	for i, j := range bad {
+		cols[i] = fmt.Sprintf("%s [%g, %g]", features[j], lo[j], hi[j])
+	}
+	return fmt.Sprintf("the privately estimated range of %s reaches the end of the estimate's grid (+-2^%d) or is more than %d times as wide as the median of the other columns': "+
+		"most likely the noise lifted an empty bin far from the data (probability up to %g per estimate), and the feature map then shrinks the column's values by the range's excess, so the model can hardly use it; "+
+		"declare the bounds (--bounds FILE, --bounds-all lo,hi) and train again",
+		strings.Join(cols, ", "), privbounds.MaxExp, privbounds.WideFactor, privbounds.Failure)
 }
 
 // preRelease is what the private steps before the release spent: the

@@ -450,9 +450,15 @@ func rebuild(r *Released, m release.Method, part *partitioned, sel *selected) (*
 }
 
 // publicOf returns the published inputs of r's release that its method
-// reads beside the certificate (without the notes).
+// reads beside the certificate (without the notes). Per privacy ID the
+// automatic knobs are the rule's at the group's sensitivity
+// (release.GroupScale of c).
 func publicOf(r *Released) release.Public {
-	return release.Public{Classes: len(r.Schema.Classes), K: r.Model.K, D: r.Model.D, Auto: r.AutoKnobs}
+	pub := release.Public{Classes: len(r.Schema.Classes), K: r.Model.K, D: r.Model.D, Auto: r.AutoKnobs}
+	if r.Partitions != nil && r.AutoKnobs {
+		pub.AutoScale = release.GroupScale(r.Partitions.group())
+	}
+	return pub
 }
 
 // diffJSON compares the model files of want and got and names the fields

@@ -131,7 +131,7 @@ func NewPlan(header []string, schema datasets.Schema, budget dp.Budget, opts pri
 	}
 	out := &Plan{plan: pl, partitions: partitions, header: slices.Clone(header), prep: prep, log: log, idCol: idCol, group: group}
 	if rule {
-		log.WithField("mechanism", pl.Method.Name()).Info("partition: the public rule releases with the output family's mechanism and its automatic knobs (RuleMechanism)")
+		log.WithFields(logrus.Fields{"mechanism": pl.Method.Name(), "rows per unit": group}).Info("partition: the public rule releases with the output family's mechanism and its automatic knobs at the unit's sensitivity (RuleMechanism)")
 	}
 	// The routes' conditions do not depend on n (a step against the
 	// smoothness, mu, convexity): a run of the settings on a few null rows

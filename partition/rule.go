@@ -27,6 +27,12 @@ import (
 // depends on the budget alone. The choice reads no row and costs nothing;
 // the release is the one that naming the mechanism gives (Fit's guarantee
 // with that mechanism).
+//
+// Per privacy ID (c rows per ID) it is selection.RuleSetting's mechanism
+// for a group of c rows, and its automatic lambda is
+// release.GroupScale(c) = sqrt(c) times the one for rows at the same n
+// (private.Plan.Config): the rule's trade-off at the group's sensitivity,
+// c times a row's (docs/DESIGN.md, section 12.1).
 func RuleMechanism(b dp.Budget) perturb.Mechanism { return selection.OutputFamily(b) }
 
 // UseRule returns the options a partitioned fit runs with: when opts asks

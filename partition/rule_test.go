@@ -51,7 +51,7 @@ func TestFitRule(t *testing.T) {
 				t.Fatalf("%+v: RuleMechanism %s, want %s", b, got, want)
 			}
 			if k := len(classes); k > 2 {
-				if single := selection.RuleSetting(b, losses.Softmax{}, k, 320, 4); single.Mechanism == want {
+				if single := selection.RuleSetting(b, losses.Softmax{}, k, 320, 4, 1); single.Mechanism == want {
 					t.Fatalf("%v %+v: the single fit's rule picks %s too; the case does not test the partitioned rule", classes, b, want)
 				}
 			}

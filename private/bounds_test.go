@@ -1,6 +1,7 @@
 package private
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"math"
@@ -9,6 +10,8 @@ import (
 	"strconv"
 	"strings"
 	"testing"
+
+	"github.com/sirupsen/logrus"
 
 	"github.com/stabpriv/stabpriv/datasets"
 	"github.com/stabpriv/stabpriv/datasets/preprocess"
@@ -202,6 +205,48 @@ func TestVerifyEstimatedBounds(t *testing.T) {
 		alter(r)
 		if _, _, err := modelfile.Verify(r); !errors.Is(err, modelfile.ErrVerify) {
 			t.Errorf("%s: Verify %v, want ErrVerify", name, err)
+		}
+	}
+}
+
+// TestFitImplausibleBounds runs the private estimate with two noise seeds
+// on the same rows: with seed 153 the noise lifts an empty bin at -2^36
+// in column b (whose values lie in [-0.01, 0]), so its range is absurd,
+// and the fit warns naming b and --bounds, and the certificate's notes
+// carry the same warning, which Verify rebuilds; with seed 3 every range
+// is plausible and neither the log nor the certificate warns. (The seeds
+// were found by a search over 1..3000: the absurd ranges that
+// privbounds.Implausible names come up about once in 100 runs here.)
+func TestFitImplausibleBounds(t *testing.T) {
+	tab, schema := boundsTable(t, 3000)
+	for _, tc := range []struct {
+		seed uint64
+		bad  bool
+	}{{153, true}, {3, false}} {
+		var log bytes.Buffer
+		logger := logrus.New()
+		logger.SetOutput(&log)
+		logger.SetLevel(logrus.WarnLevel)
+		opts := Options{Mechanism: perturb.Gamma, TestFrac: 0.2, Seed: 3, Auto: true, BoundsShare: 0.25, Noise: perturb.Seeded(tc.seed), Logger: logger}
+		r, err := Fit(context.Background(), tab, schema, dp.Budget{Epsilon: 2}, opts)
+		if err != nil {
+			t.Fatal(err)
+		}
+		p := r.Preprocessing
+		b := slices.Index(p.Features, "b")
+		if absurd := p.Lo[b] < -1<<30; absurd != tc.bad {
+			t.Fatalf("seed %d: b's range [%v, %v]; the test wants it absurd: %v", tc.seed, p.Lo[b], p.Hi[b], tc.bad)
+		}
+		warned := strings.Contains(log.String(), "estimated range of b [") && strings.Contains(log.String(), "--bounds")
+		noted := slices.ContainsFunc(r.Certificate.Assumptions, func(s string) bool { return strings.Contains(s, "estimated range of b [") })
+		if warned != tc.bad || noted != tc.bad {
+			t.Errorf("seed %d: range of b [%v, %v]: warned %v, noted in the certificate %v, want %v\n%s", tc.seed, p.Lo[b], p.Hi[b], warned, noted, tc.bad, log.String())
+		}
+		if strings.Contains(log.String(), "estimated range of a [") || strings.Contains(log.String(), "estimated range of c [") {
+			t.Errorf("seed %d: a plausible column named:\n%s", tc.seed, log.String())
+		}
+		if v, why, err := modelfile.Verify(r); err != nil || v != modelfile.NotPrivate {
+			t.Errorf("seed %d: Verify %v (%s), %v", tc.seed, v, why, err)
 		}
 	}
 }

@@ -107,7 +107,9 @@ type Options struct {
 	// values alone (release.Method.Auto: for output perturbation lambda, the
 	// clipping norm, the schedule and l1 ratio 0 by AutoKnobs; for
 	// objective perturbation and AMP lambda), overriding the values in
-	// Trainer. It needs a Mechanism.
+	// Trainer. It needs a Mechanism. Per privacy ID the rule is taken at
+	// the group's sensitivity: lambda is release.GroupScale(MaxRowsPerID)
+	// times AutoKnobs' (Plan.Group).
 	Auto bool
 	// Diagnostics computes non-private statistics of the run (Released.
 	// Diagnostics): metrics of the trained and released weights on both
@@ -388,11 +390,23 @@ func (pl *Plan) Config(n, dim int, seed uint64) (trainer.Config, error) {
 	}
 	if pl.Options.Auto {
 		var err error
-		if cfg, _, err = pl.Method.Auto(cfg, n, dim, pl.Release); err != nil {
+		if cfg, _, err = pl.Method.AutoScaled(cfg, n, dim, pl.Release, release.GroupScale(pl.Group())); err != nil {
 			return cfg, err
 		}
 	}
 	return cfg, nil
+}
+
+// Group returns the number of rows of one unit of privacy: MaxRowsPerID
+// for a fit per privacy ID, 1 (a row) otherwise. The automatic knobs are
+// the rule's at the unit's sensitivity, c times a row's: lambda is
+// release.GroupScale(c) times the rule's for rows (docs/DESIGN.md, section
+// 12.1), for the public rule and a named mechanism alike.
+func (pl *Plan) Group() int {
+	if pl.Options.PrivacyID != "" {
+		return max(pl.Options.MaxRowsPerID, 1)
+	}
+	return 1
 }
 
 // Fit runs the certified pipeline on the raw table: it parses the rows
@@ -538,7 +552,7 @@ func (pl *Plan) compose(c *dp.Certificate, prep *preprocess.RowMap) {
 // from public values (the release's budget, the loss, the number of
 // outputs, n, dim) before any row is read for training, at no cost.
 func (pl *Plan) useRule(n, dim int) error {
-	st := selection.RuleSetting(pl.Release, pl.Loss, pl.Loss.Outputs(len(pl.Schema.Classes)), n, dim)
+	st := selection.RuleSetting(pl.Release, pl.Loss, pl.Loss.Outputs(len(pl.Schema.Classes)), n, dim, pl.Group())
 	m, err := release.Lookup(st.Mechanism)
 	if err != nil {
 		return err
@@ -857,6 +871,11 @@ func (pl *Plan) estimateBounds(features []string, rawTrain *mat.Dense) (datasets
 		}
 		pl.log().Warnf("private: the estimated range of %d of %d columns is one power-of-two bin: %s. Either their values lie in one bin, or no bin rose above the noise and the range is the noise's pick (too narrow: the values outside it are clamped). Check them, or declare the bounds (--bounds, --bounds-all), or give more rows or a larger --bounds-share",
 			len(g), len(features), strings.Join(cols, ", "))
+	}
+	if w := modelfile.ImplausibleBounds(features, lo, hi); w != "" {
+		// Post-processing of the estimate, which the model file publishes
+		// (its certificate carries the same note).
+		pl.log().Warn("private: " + w)
 	}
 	pl.log().WithFields(logrus.Fields{"eps": pl.BoundsEpsilon, "columns": len(features)}).Info("private: feature bounds estimated privately")
 	return s, nil

@@ -199,7 +199,7 @@ func TestFitRule(t *testing.T) {
 			return r
 		}
 		rule := fit(Options{Select: &selection.Config{Method: selection.Rule}})
-		want := selection.RuleSetting(b, losses.Logistic{}, 1, rule.Split.TrainRows, len(rule.Model.W))
+		want := selection.RuleSetting(b, losses.Logistic{}, 1, rule.Split.TrainRows, len(rule.Model.W), 1)
 		named := fit(Options{Mechanism: want.Mechanism, Auto: true})
 		var gb, wb strings.Builder
 		if err := rule.Write(&gb); err != nil {
@@ -246,7 +246,7 @@ func TestFitRule(t *testing.T) {
 		if tc.k > 1 {
 			loss = losses.Softmax{}
 		}
-		if s := selection.RuleSetting(tc.b, loss, tc.k, tc.n, tc.dim); s.Mechanism != tc.want || s.Scale != 1 {
+		if s := selection.RuleSetting(tc.b, loss, tc.k, tc.n, tc.dim, 1); s.Mechanism != tc.want || s.Scale != 1 {
 			t.Errorf("RuleSetting(%+v, K = %d, n = %d, dim = %d) = %v, want %s at factor 1", tc.b, tc.k, tc.n, tc.dim, s, tc.want)
 		}
 	}

@@ -297,3 +297,66 @@ func TestGuessed(t *testing.T) {
 		t.Errorf("MinRows at eps = 1e-300: %d, want math.MaxInt", n)
 	}
 }
+
+// TestImplausible checks the rule on published bounds: a range at the
+// grid's end (alone or among others), a range more than WideFactor times
+// the median width of the others (the noise's [-2^20, 8] among columns of
+// width about 8), and none among raw Adult's estimated scales, whose
+// widest column (fnlwgt) is about 2^14 times the others' median.
+func TestImplausible(t *testing.T) {
+	top := math.Ldexp(1, MaxExp)
+	for _, tc := range []struct {
+		name   string
+		lo, hi []float64
+		want   []int
+	}{
+		{"one column at the grid's top", []float64{-1}, []float64{top}, []int{0}},
+		{"one column at the grid's bottom", []float64{-top}, []float64{1}, []int{0}},
+		{"one column, wide", []float64{-1}, []float64{1 << 30}, nil},
+		{"the noise's range among narrow ones", []float64{-2, -1 << 20, 0.5, -8}, []float64{8, 8, 16, 8}, []int{1}},
+		{"just within the factor", []float64{-2, -1 << 19, 0.5, -8}, []float64{8, 8, 16, 8}, nil},
+		{"raw Adult's scales", []float64{16, 8192, 2, -0x1p-24, -0x1p-24, 8}, []float64{128, 1 << 21, 16, 8192, 2048, 128}, nil},
+		{"raw Adult with the noise's hours", []float64{16, 8192, 2, -0x1p-24, -0x1p-24, 8}, []float64{128, 1 << 21, 16, 8192, 2048, 1 << 34}, []int{5}},
+		{"two columns", []float64{0, -top}, []float64{1, 1}, []int{1}},
+	} {
+		if got := Implausible(tc.lo, tc.hi); !slices.Equal(got, tc.want) {
+			t.Errorf("%s: Implausible = %v, want %v", tc.name, got, tc.want)
+		}
+	}
+}
+
+// TestEstimateAt checks that EstimateAt at Failure is Estimate, that a
+// smaller failure probability raises the threshold (so a range can only
+// shrink on the same noise), and that it refuses a probability outside
+// (0, 1).
+func TestEstimateAt(t *testing.T) {
+	rng := rand.New(rand.NewPCG(3, 4))
+	X := mat.NewDense(3000, 2, nil)
+	for i := range 3000 {
+		X.SetRow(i, []float64{rng.ExpFloat64() * 100, rng.NormFloat64()})
+	}
+	for seed := range uint64(10) {
+		lo, hi, err := Estimate(X, 0.5, perturb.Seeded(seed))
+		if err != nil {
+			t.Fatal(err)
+		}
+		l, h, err := EstimateAt(X, 0.5, Failure, perturb.Seeded(seed))
+		if err != nil || !slices.Equal(lo, l) || !slices.Equal(hi, h) {
+			t.Fatalf("seed %d: EstimateAt at Failure [%v, %v], Estimate [%v, %v] (%v)", seed, l, h, lo, hi, err)
+		}
+		l, h, err = EstimateAt(X, 0.5, 1e-3, perturb.Seeded(seed))
+		if err != nil {
+			t.Fatal(err)
+		}
+		for j := range lo {
+			if l[j] < lo[j] && Guessed(l[j:j+1], h[j:j+1]) == nil || h[j] > hi[j] && Guessed(l[j:j+1], h[j:j+1]) == nil {
+				t.Errorf("seed %d, column %d: [%v, %v] at failure 1e-3, wider than [%v, %v] at %g", seed, j, l[j], h[j], lo[j], hi[j], Failure)
+			}
+		}
+	}
+	for _, f := range []float64{0, 1, -0.1, math.NaN()} {
+		if _, _, err := EstimateAt(X, 0.5, f, nil); !errors.Is(err, ErrEstimate) {
+			t.Errorf("failure %v: %v, want ErrEstimate", f, err)
+		}
+	}
+}

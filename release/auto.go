@@ -87,6 +87,41 @@ func AutoKnobs(n, dim, k int, mech perturb.Mechanism, b dp.Budget) (Knobs, error
 	return Knobs{Lambda: mu, Clip: clip, Rule: rule}, nil
 }
 
+// GroupScale returns the factor on AutoKnobs' lambda when the unit of
+// privacy is a group of c >= 1 rows (the rows kept for one privacy ID,
+// docs/DESIGN.md sections 7.1 and 12.1): sqrt(c). It is 1 for c <= 1.
+//
+// Derivation, AutoKnobs' argument with the group's sensitivity. Neighbours
+// differ in the c rows of one unit, which lie in one partition p*; along
+// c replace-one steps the average moves by at most
+// c max_p (n_p/n) Delta_p (group stability, the argument of group privacy
+// in Dwork & Roth 2014, Theorem 2.2), and on the strongly convex route
+// with bounded inverse-t steps Delta_p <= 2G/(mu n_p) (Wu et al. 2017;
+// docs/DESIGN.md, section 3, route 4), so the certified
+// sensitivity is Delta_c = 2cG/(mu n) = c 2/(rho n), c times one row's at
+// the same n (the public c times the number of training IDs). Every
+// output mechanism's noise is linear in the sensitivity (gamma's theta =
+// Delta/eps, Laplace's b = D1/eps, the Gaussians' sigma, whose exact
+// condition reads Delta/sigma alone), so the noise costs at most
+// nu Delta_c = 2 (c nu)/(rho n) in the risk of the 1-Lipschitz h: the
+// rule's trade-off (Chaudhuri, Monteleoni & Sarwate 2011, Section 4, as in
+// AutoKnobs) with nu replaced by c nu, which moves nothing else (the
+// ridge bias rho R^2/2 of a comparator of norm R = R_0 sqrt(n) is the
+// same function of the same n rows). Its minimizer is
+// rho* = (2/R) sqrt(c nu/n), so lambda = G (2/R_0) sqrt(c nu)/n = sqrt(c)
+// times AutoKnobs' lambda, with the same G: the minimizer depends on
+// rho = mu/G alone, and the trade-off never involves G. For gamma and
+// Laplace, c nu at eps is nu at eps/c (their nu is proportional to 1/eps);
+// for the Gaussians it is not (sigma at eps/c grows faster than c), and
+// c nu, the sensitivity's factor, is the exact form. Public values only:
+// c, and the n, dim, K and budget of AutoKnobs.
+func GroupScale(c int) float64 {
+	if c <= 1 {
+		return 1
+	}
+	return math.Sqrt(float64(c))
+}
+
 // apply sets the knobs, l1 ratio 0 and the bounded inverse-t schedule.
 func (k Knobs) apply(cfg *trainer.Config) {
 	cfg.Reg = regularizers.ElasticNet{Lambda: k.Lambda}

@@ -51,11 +51,27 @@ func (m Method) IsRule() bool { return m == "" || m == Rule }
 
 // RuleSetting returns the setting that Rule releases for the budget b, a
 // model with the given loss, k outputs and dim inputs, trained on n rows,
-// from those public values alone: the first family of Settings at factor
-// 1, except that a scalar loss (k = 1) releases output perturbation (gamma,
-// or the analytic Gaussian with delta) instead of objective perturbation
-// (or AMP) when OutputFirst says so.
-func RuleSetting(b dp.Budget, loss losses.Loss, k, n, dim int) Setting {
+// with a unit of privacy of group rows, from those public values alone.
+//
+// Per row (group <= 1): the first family of Settings at factor 1, except
+// that a scalar loss (k = 1) releases output perturbation (gamma, or the
+// analytic Gaussian with delta) instead of objective perturbation (or AMP)
+// when OutputFirst says so.
+//
+// Per group of c = group rows (the rows kept for one privacy ID; n is then
+// c times the training IDs, docs/DESIGN.md section 12.1): OutputFamily(b)
+// at the factor release.GroupScale(c) = sqrt(c) on the automatic lambda.
+// The factor is AutoKnobs' argument at the group's sensitivity, c times a
+// row's (release.GroupScale); the clipping norm is unchanged. The family
+// is output perturbation because only it releases a fit per privacy ID:
+// such a fit is partitioned (the average of SGD runs, whose group bound
+// is proven), while objective perturbation and AMP are proven for one
+// minimization per row. Between gamma and the Gaussian the choice is the
+// budget's alone, as per row: both noises grow by the same factor c.
+func RuleSetting(b dp.Budget, loss losses.Loss, k, n, dim, group int) Setting {
+	if group > 1 {
+		return Setting{Mechanism: OutputFamily(b), Scale: release.GroupScale(group)}
+	}
 	s := Settings(b, k, dim)
 	rule := s[0]
 	for _, x := range s {

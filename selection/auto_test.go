@@ -254,3 +254,43 @@ func TestConfigZeroIsRule(t *testing.T) {
 		}
 	}
 }
+
+// TestRuleSettingGroup checks the rule for a unit of privacy of c rows:
+// the output family at the factor sqrt(c) on the automatic lambda, which
+// is the rule at c times the sensitivity (for gamma, exactly the rule at
+// eps/c: its expected noise norm per unit sensitivity is p/eps), with the
+// same clipping norm; at c = 1 the rule for rows.
+func TestRuleSettingGroup(t *testing.T) {
+	for _, b := range []dp.Budget{{Epsilon: 1}, {Epsilon: 0.5, Delta: 1e-6}} {
+		for _, k := range []int{1, 3} {
+			loss := losses.Loss(losses.Logistic{})
+			if k > 1 {
+				loss = losses.Softmax{}
+			}
+			if got, want := RuleSetting(b, loss, k, 36178, 33, 1), RuleSetting(b, loss, k, 36178, 33, 0); got != want {
+				t.Errorf("%+v K = %d: group 1 %v, group 0 %v", b, k, got, want)
+			}
+			for _, c := range []int{2, 3, 10} {
+				s := RuleSetting(b, loss, k, 36178, 33, c)
+				if s.Mechanism != OutputFamily(b) || s.Scale != math.Sqrt(float64(c)) {
+					t.Errorf("%+v K = %d, c = %d: %v, want %s at factor sqrt(c)", b, k, c, s, OutputFamily(b))
+				}
+			}
+		}
+	}
+	for _, c := range []int{2, 3, 7} {
+		n, dim := 3000*c, 20
+		row, err := release.AutoKnobs(n, dim, 1, perturb.Gamma, dp.Budget{Epsilon: 1})
+		if err != nil {
+			t.Fatal(err)
+		}
+		atEps, err := release.AutoKnobs(n, dim, 1, perturb.Gamma, dp.Budget{Epsilon: 1 / float64(c)})
+		if err != nil {
+			t.Fatal(err)
+		}
+		group := row.Lambda * RuleSetting(dp.Budget{Epsilon: 1}, losses.Logistic{}, 1, n, dim, c).Scale
+		if math.Abs(group-atEps.Lambda) > 1e-12*atEps.Lambda || atEps.Clip != row.Clip {
+			t.Errorf("c = %d: the group's lambda %v, the rule at eps/c %v (clip %v and %v)", c, group, atEps.Lambda, row.Clip, atEps.Clip)
+		}
+	}
+}

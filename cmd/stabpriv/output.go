@@ -79,8 +79,11 @@ func printRelease(w io.Writer, s *settings, r *modelfile.Released) error {
 	row("sensitivity", fmt.Sprintf("Delta = %s (route %s), beta = %s", g6(c.L2Sensitivity), c.SensitivityRoute, g6(c.Beta)))
 	row("noise scale", fmt.Sprintf("%s = %s", c.NoiseScaleName, g6(c.NoiseScale)))
 	row("knobs", fmt.Sprintf("lambda = %s, l1 ratio = %s, clip G = %s, schedule %s, %d passes, batch %d", g6(c.Lambda), g6(c.L1Ratio), g6(c.Clip), c.Schedule, c.Passes, c.Batch))
-	if s.Options.Auto {
+	if s.Options.Auto || r.AutoKnobs && r.Selection == nil {
 		k, err := release.AutoKnobs(r.Split.TrainRows, r.Model.D, r.Model.K, c.Mechanism, r.ReleaseBudget())
+		if p := r.Partitions; err == nil && p != nil && p.PrivacyID != "" && p.MaxRowsPerID > 1 {
+			k.Rule = fmt.Sprintf("sqrt(c) = %.4g times the rule's lambda for rows (a privacy ID moves c = %d rows: the rule at c times the sensitivity): %s", release.GroupScale(p.MaxRowsPerID), p.MaxRowsPerID, k.Rule)
+		}
 		if err == nil {
 			row("knob rule", k.Rule)
 		}

@@ -152,3 +152,46 @@ func TestPrivacyIDForecast(t *testing.T) {
 		t.Errorf("per privacy ID: no forecast of 12 users at c = 2:\n%s", stderr)
 	}
 }
+
+// TestCLIPrivacyIDRule trains per privacy ID without --mechanism (the
+// public rule): the model file is the one --mechanism gamma with the
+// automatic knobs writes, byte for byte with the same published noise
+// seed, its lambda is sqrt(c) times the rule's for rows (the output says
+// so), and a secure release certifies.
+func TestCLIPrivacyIDRule(t *testing.T) {
+	dir := t.TempDir()
+	bounds := writeFile(t, "bounds.csv", "x1,-6,6\nx2,-6,6\n")
+	data := filepath.Join(dir, "ids.csv")
+	if err := os.WriteFile(data, []byte(idCSV(nil)), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	fit := func(out string, extra ...string) (string, string) {
+		t.Helper()
+		args := append([]string{"train", "--data", data, "--label", "class", "--classes", "c0,c1", "--bounds", bounds,
+			"--privacy-id", "user", "--max-rows-per-id", "3", "--seed", "4", "--epsilon", "1", "--out", filepath.Join(dir, out)}, extra...)
+		stdout, stderr, err := call(t, args...)
+		if err != nil {
+			t.Fatalf("%q: %v\n%s", args, err, stderr)
+		}
+		b, err := os.ReadFile(filepath.Join(dir, out))
+		if err != nil {
+			t.Fatal(err)
+		}
+		return stdout, string(b)
+	}
+	for _, parts := range []string{"1", "2"} {
+		seeded := []string{"--noise", "seeded", "--noise-seed", "5", "--partitions", parts}
+		stdout, rule := fit("rule-"+parts+".json", seeded...)
+		_, named := fit("named-"+parts+".json", append(seeded, "--mechanism", "gamma")...)
+		if rule != named {
+			t.Errorf("P = %s: the rule per privacy ID writes another model file than --mechanism gamma with the automatic knobs", parts)
+		}
+		if !strings.Contains(stdout, "sqrt(c) = 1.732 times the rule's lambda for rows") {
+			t.Errorf("P = %s: the output does not state the knob rule per privacy ID:\n%s", parts, stdout)
+		}
+	}
+	fit("secure.json")
+	if stdout, _, err := call(t, "certify", filepath.Join(dir, "secure.json")); err != nil || !strings.HasPrefix(stdout, "VERIFIED PRIVATE RELEASE") {
+		t.Errorf("certify of the rule's release per privacy ID: %v\n%s", err, stdout)
+	}
+}

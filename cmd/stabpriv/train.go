@@ -88,7 +88,9 @@ const trainHelp = "Usage: stabpriv train [flags]\n\n" +
 	"the rows with one ID. At most c rows of each ID are kept (a seeded choice) and\n" +
 	"padded to c with null rows, the ID's rows train in one partition, and the noise is\n" +
 	"c times the bound for one row. The set of IDs (and their number) is public. It is a\n" +
-	"partitioned fit (--partitions P, default 1): it needs --classes and public bounds."
+	"partitioned fit (--partitions P, default 1): it needs --classes and public bounds.\n" +
+	"Without --mechanism it releases by the partitioned rule, whose automatic lambda (as\n" +
+	"that of a named mechanism without --lambda) is sqrt(c) times the one for rows."
 
 // settings are the checked values of the train flags.
 type settings struct {
@@ -314,7 +316,7 @@ func forecast(s *settings) string {
 		}
 		ms = []release.Method{m}
 	} else if sel := s.Options.Select; sel != nil && sel.Method.IsRule() {
-		mech := selection.RuleSetting(budget, cfg.Loss, cfg.Loss.Outputs(cfg.Classes), n, dim).Mechanism
+		mech := selection.RuleSetting(budget, cfg.Loss, cfg.Loss.Outputs(cfg.Classes), n, dim, 1).Mechanism
 		if s.partitioned() {
 			mech = partition.RuleMechanism(budget)
 		}

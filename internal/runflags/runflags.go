@@ -139,7 +139,7 @@ func (f *Flags) Register(fs *flag.FlagSet) {
 		string(selection.Holdout)+" (a private selection: tune on 20% of the training rows, release on the rest, each at the whole budget: parallel composition) or "+
 		string(selection.RandomStopping)+" (the best of a random number of private runs: the release gets eps/2)")
 	fs.IntVar(&f.Partitions, "partitions", 1, "train `P` partitions, a row's partition a seeded hash of its position (shard path relative to the input root, row number), and release the weighted average once (partition.Fit)")
-	fs.StringVar(&f.PrivacyID, "privacy-id", "", "the `column` of each row's privacy ID (a user, say; not a feature): the unit of privacy becomes all the rows of one ID, at most --max-rows-per-id of them kept (a seeded choice) and padded to that many with null rows, all in one partition; the certificate protects the rows of one ID, the set of IDs (and their number) is public; needs --mechanism, --classes and public bounds")
+	fs.StringVar(&f.PrivacyID, "privacy-id", "", "the `column` of each row's privacy ID (a user, say; not a feature): the unit of privacy becomes all the rows of one ID, at most --max-rows-per-id of them kept (a seeded choice) and padded to that many with null rows, all in one partition; the certificate protects the rows of one ID, the set of IDs (and their number) is public; needs --classes and public bounds; without --mechanism the public rule of a partitioned fit, its automatic lambda sqrt(c) times the one for rows (c times the sensitivity)")
 	fs.IntVar(&f.MaxRowsPerID, "max-rows-per-id", 0, "with --privacy-id: keep `c` >= 1 rows of each ID; the noise grows with c (c times the bound for one row)")
 }
 
@@ -273,8 +273,9 @@ func (f *Flags) checkSelect(set map[string]bool, r *Run) error {
 	if err := r.Budget.Validate(); err != nil {
 		return usagef("--epsilon %v --delta %v: %w", f.Epsilon, f.Delta, err)
 	}
-	if set["privacy-id"] {
-		return usagef("--privacy-id needs --mechanism: the public rule's automatic knobs are set for one row's sensitivity, while a privacy ID moves up to --max-rows-per-id rows; name the mechanism (e.g. --mechanism gamma)")
+	if method != selection.Rule && set["privacy-id"] {
+		return usagef("--select %s with --privacy-id: the private selection is proven for a single fit per row; a fit per privacy ID is a partitioned fit, which releases the average of the partitions' SGD runs once: leave --select out (the public rule: %s, or %s with --delta, at the automatic knobs for the ID's c rows) or give --mechanism",
+			method, selection.OutputFamily(dp.Budget{Epsilon: 1}), selection.OutputFamily(dp.Budget{Epsilon: 1, Delta: 1e-5}))
 	}
 	if method != selection.Rule && f.Partitions > 1 {
 		// partition.UseRule's reason, in the flags' words.
@@ -286,7 +287,7 @@ func (f *Flags) checkSelect(set map[string]bool, r *Run) error {
 		how = "privately"
 	}
 	for _, name := range append([]string{"lambda"}, sgdFlags...) {
-		if set[name] && name != "partitions" {
+		if set[name] && name != "partitions" && name != "privacy-id" {
 			return usagef("--%s: without --mechanism the release chooses the mechanism and its knobs %s (--select %s), and the SGD knobs do not apply; give --mechanism to set them yourself", name, how, method)
 		}
 	}
@@ -441,7 +442,7 @@ func (f *Flags) checkKnobs(set map[string]bool, r *Run) error {
 // checkPrivacyID checks --privacy-id and --max-rows-per-id: both or
 // neither, c >= 1, a non-empty column, and a run that is not a private
 // selection (a fit per privacy ID is a partitioned fit, which releases the
-// mechanism it is given).
+// mechanism it is given or the public rule's).
 func (f *Flags) checkPrivacyID(set map[string]bool, r *Run) error {
 	switch {
 	case f.PrivacyID == "" && set["privacy-id"]:
@@ -454,8 +455,8 @@ func (f *Flags) checkPrivacyID(set map[string]bool, r *Run) error {
 		return usagef("--privacy-id %s needs --max-rows-per-id c: the number of rows kept per ID, which the noise grows with", f.PrivacyID)
 	case f.MaxRowsPerID < 1:
 		return usagef("--max-rows-per-id %d, want c >= 1", f.MaxRowsPerID)
-	case r.Options.Select != nil:
-		return usagef("--privacy-id: a fit per privacy ID is a partitioned fit, which releases the mechanism it is given; give --mechanism (the private selection is for a fit per row)")
+	case r.Options.Select != nil && !r.Options.Select.Method.IsRule():
+		return usagef("--privacy-id: a fit per privacy ID is a partitioned fit, which releases a named mechanism or the public rule; leave --select out or give --mechanism (the private selection is for a fit per row)")
 	}
 	r.Options.PrivacyID, r.Options.MaxRowsPerID = f.PrivacyID, f.MaxRowsPerID
 	return nil

@@ -69,7 +69,8 @@ func TestCheckRefuses(t *testing.T) {
 		{[]string{"--epsilon", "1", "--partitions", "2", "--select", "holdout"}, embedded, "proven for a single fit"},
 		{[]string{"--epsilon", "1", "--delta", "1e-5", "--partitions", "4", "--select", "random-stopping"}, embedded, "proven for a single fit"},
 		{[]string{"--epsilon", "1", "--partitions", "2", "--batch", "2"}, embedded, "--batch: without --mechanism"},
-		{[]string{"--epsilon", "1", "--privacy-id", "u", "--max-rows-per-id", "2"}, embedded, "--privacy-id needs --mechanism"},
+		{[]string{"--epsilon", "1", "--privacy-id", "u", "--max-rows-per-id", "2", "--select", "holdout"}, embedded, "--select holdout with --privacy-id"},
+		{[]string{"--epsilon", "1", "--privacy-id", "u", "--max-rows-per-id", "2", "--lambda", "0.1"}, embedded, "--lambda: without --mechanism"},
 	} {
 		_, err := parse(t, tc.args, tc.defaults)
 		if err == nil {
@@ -189,12 +190,17 @@ func TestCheckBounds(t *testing.T) {
 }
 
 // TestCheckPrivacyID checks --privacy-id and --max-rows-per-id: accepted
-// together, refused alone, with c < 1 or with a private selection.
+// together, with a mechanism or by the public rule (no --mechanism), and
+// refused alone, with c < 1 or with a private selection.
 func TestCheckPrivacyID(t *testing.T) {
 	base := []string{"--label", "y", "--classes", "a,b", "--standardize", "none"}
 	r, err := parse(t, append(slices.Clone(base), "--mechanism", "gamma", "--epsilon", "1", "--privacy-id", "user", "--max-rows-per-id", "3"), nil)
 	if err != nil || r.Options.PrivacyID != "user" || r.Options.MaxRowsPerID != 3 {
 		t.Fatalf("options %+v, %v", r, err)
+	}
+	r, err = parse(t, append(slices.Clone(base), "--epsilon", "1", "--privacy-id", "user", "--max-rows-per-id", "3"), nil)
+	if err != nil || r.Options.PrivacyID != "user" || r.Options.MaxRowsPerID != 3 || r.Options.Select == nil || !r.Options.Select.Method.IsRule() || r.Options.Mechanism != "" {
+		t.Fatalf("the rule per privacy ID: options %+v, %v", r, err)
 	}
 	for _, args := range [][]string{
 		{"--mechanism", "gamma", "--epsilon", "1", "--privacy-id", "user"},
@@ -202,7 +208,7 @@ func TestCheckPrivacyID(t *testing.T) {
 		{"--mechanism", "gamma", "--epsilon", "1", "--privacy-id", "user", "--max-rows-per-id", "0"},
 		{"--mechanism", "gamma", "--epsilon", "1", "--privacy-id", "user", "--max-rows-per-id", "-2"},
 		{"--mechanism", "gamma", "--epsilon", "1", "--privacy-id", "", "--max-rows-per-id", "2"},
-		{"--epsilon", "1", "--privacy-id", "user", "--max-rows-per-id", "2"},
+		{"--epsilon", "1", "--privacy-id", "user", "--max-rows-per-id", "2", "--select", "random-stopping"},
 	} {
 		args = append(slices.Clone(base), args...)
 		if _, err := parse(t, args, nil); !errors.Is(err, ErrUsage) {
