@@ -228,6 +228,9 @@ func NewPlan(schema datasets.Schema, budget dp.Budget, opts Options) (*Plan, err
 			return nil, err
 		}
 		pl.Method = m
+		if err := pl.checkStump(); err != nil {
+			return nil, err
+		}
 	} else if budget != (dp.Budget{}) {
 		return nil, fmt.Errorf("%w: a budget without a mechanism", dp.ErrBudget)
 	}
@@ -533,6 +536,31 @@ func (pl *Plan) compose(c *dp.Certificate, prep *preprocess.RowMap) {
 	modelfile.ComposePipeline(c, prep, pl.Budget, pl.BoundsEpsilon, pl.PCABudget)
 }
 
+// stump reports whether the plan releases a decision stump, which reads
+// the rows of the stump map (release.TakesStumpRows).
+func (pl *Plan) stump() bool { return pl.Method != nil && release.TakesStumpRows(pl.Method) }
+
+// checkStump refuses, for a stump, what its map cannot have: a
+// preprocessing other than bounds (its threshold grid lies in the bounds'
+// mapped range [-1, 1]), a random projection, principal components, and a
+// fit per privacy ID (the group sensitivity is not implemented). Errors
+// wrap ErrOptions.
+func (pl *Plan) checkStump() error {
+	if !pl.stump() {
+		return nil
+	}
+	opts := pl.Options
+	switch {
+	case pl.Mode != preprocess.Bounds:
+		return fmt.Errorf("%w: the stump's thresholds are a grid of the bounds' mapped range [-1, 1]: it needs the preprocessing bounds (declared or estimated), not %s", ErrOptions, pl.Mode)
+	case opts.Project > 0 || opts.PCA > 0:
+		return fmt.Errorf("%w: the stump decides on one mapped feature; a random projection (%d) or principal components (%d) mix them: leave them out", ErrOptions, opts.Project, opts.PCA)
+	case opts.PrivacyID != "":
+		return fmt.Errorf("%w: the stump's utility has sensitivity 1 for one row; a privacy ID moves up to %d rows (group sensitivity), which is not implemented", ErrOptions, opts.MaxRowsPerID)
+	}
+	return nil
+}
+
 // useRule makes pl the fit of selection.RuleSetting for models of dim
 // inputs trained on n rows: its mechanism with the automatic knobs, chosen
 // from public values (the release's budget, the loss, the number of
@@ -715,12 +743,18 @@ func (pl *Plan) prepare(t *datasets.Table) (*preparedRows, error) {
 		return nil, err
 	}
 	prep.Estimated = pl.EstimateBounds
-	k, err := pl.projectDim(len(trainIdx), prep.Width())
-	if err != nil {
-		return nil, err
-	}
-	if err := prep.SetProjection(k, opts.Seed); err != nil {
-		return nil, fmt.Errorf("%w: %w", ErrOptions, err)
+	if pl.stump() {
+		// The stump decides on z before the unit-ball map: no projection.
+		prep.Stump = true
+		prep.Words = prep.Explain()
+	} else {
+		k, err := pl.projectDim(len(trainIdx), prep.Width())
+		if err != nil {
+			return nil, err
+		}
+		if err := prep.SetProjection(k, opts.Seed); err != nil {
+			return nil, fmt.Errorf("%w: %w", ErrOptions, err)
+		}
 	}
 	if opts.PCA > 0 {
 		if err := pl.components(prep, enc, trainIdx); err != nil {
