@@ -460,12 +460,12 @@ func Fit(ctx context.Context, t *datasets.Table, schema datasets.Schema, budget 
 		return nil, err
 	}
 	n, dim := rows.X.Dims()
-	if opts.Select != nil && opts.Select.Method.IsRule() {
+	if pl.Options.Select != nil && pl.Options.Select.Method.IsRule() {
 		if err := pl.useRule(n, dim); err != nil {
 			return nil, err
 		}
-		opts = pl.Options
 	}
+	opts = pl.Options // the rule names its mechanism
 	out := &modelfile.Released{
 		Schema:        modelfile.PublicSchema(pl.Schema),
 		Preprocessing: rows.prep,
@@ -559,6 +559,28 @@ func (pl *Plan) checkStump() error {
 		return fmt.Errorf("%w: the stump's utility has sensitivity 1 for one row; a privacy ID moves up to %d rows (group sensitivity), which is not implemented", ErrOptions, opts.MaxRowsPerID)
 	}
 	return nil
+}
+
+// useStump makes pl the fit of a decision stump, which the rule chose
+// (selection.StumpFirst) from public values (the release's budget, the
+// number of outputs, of training rows and of mapped features) before the
+// rows are mapped, at no cost.
+func (pl *Plan) useStump() error {
+	m, err := release.Lookup(perturb.Stump)
+	if err != nil {
+		return err
+	}
+	if err := m.CheckBudget(pl.Release); err != nil {
+		return err
+	}
+	cfg := pl.Options.Trainer
+	cfg.Loss = pl.Loss
+	if err := m.CheckConfig(cfg); err != nil {
+		return err
+	}
+	pl.Method = m
+	pl.Options.Mechanism, pl.Options.Auto, pl.Options.Select = perturb.Stump, true, nil
+	return pl.checkStump()
 }
 
 // useRule makes pl the fit of selection.RuleSetting for models of dim
@@ -743,6 +765,12 @@ func (pl *Plan) prepare(t *datasets.Table) (*preparedRows, error) {
 		return nil, err
 	}
 	prep.Estimated = pl.EstimateBounds
+	if sel := pl.Options.Select; sel != nil && sel.Method.IsRule() && opts.PCA == 0 && opts.Project == 0 && pl.Mode == preprocess.Bounds &&
+		selection.StumpFirst(pl.Release, pl.Loss.Outputs(len(pl.Schema.Classes)), len(trainIdx), prep.Width()) {
+		if err := pl.useStump(); err != nil {
+			return nil, err
+		}
+	}
 	if pl.stump() {
 		// The stump decides on z before the unit-ball map: no projection.
 		prep.Stump = true

@@ -26,6 +26,7 @@ import (
 	"github.com/stabpriv/stabpriv/losses"
 	"github.com/stabpriv/stabpriv/modelfile"
 	"github.com/stabpriv/stabpriv/partition"
+	"github.com/stabpriv/stabpriv/perturb"
 	"github.com/stabpriv/stabpriv/private"
 	"github.com/stabpriv/stabpriv/release"
 	"github.com/stabpriv/stabpriv/selection"
@@ -317,8 +318,11 @@ func forecast(s *settings) string {
 		ms = []release.Method{m}
 	} else if sel := s.Options.Select; sel != nil && sel.Method.IsRule() {
 		mech := selection.RuleSetting(budget, cfg.Loss, cfg.Loss.Outputs(cfg.Classes), n, dim).Mechanism
-		if s.partitioned() {
+		switch {
+		case s.partitioned():
 			mech = partition.RuleMechanism(budget)
+		case s.Options.PCA == 0 && s.Options.Project == 0 && selection.StumpFirst(budget, cfg.Loss.Outputs(cfg.Classes), n, w):
+			mech = perturb.Stump // private.Plan's choice before the projection
 		}
 		m, err := release.Lookup(mech)
 		if err != nil {

@@ -1,0 +1,47 @@
+package private
+
+import (
+	"context"
+	"testing"
+
+	"github.com/stabpriv/stabpriv/datasets"
+	"github.com/stabpriv/stabpriv/dp"
+	"github.com/stabpriv/stabpriv/internal/fittest"
+	"github.com/stabpriv/stabpriv/modelfile"
+	"github.com/stabpriv/stabpriv/perturb"
+	"github.com/stabpriv/stabpriv/selection"
+)
+
+// TestFitRuleStump: the default (the rule, the zero selection.Config)
+// releases a stump on a wide binary table (more mapped features than
+// training rows, selection.StumpFirst) with declared bounds, which
+// verifies, and keeps a linear mechanism on a narrow one and with a
+// projection.
+func TestFitRuleStump(t *testing.T) {
+	wide := fittest.Blobs(60, 300, []string{"a", "b"}, 3)
+	narrow := fittest.Blobs(400, 5, []string{"a", "b"}, 3)
+	for _, c := range []struct {
+		name  string
+		tab   *datasets.Table
+		opts  Options
+		stump bool
+	}{
+		{"wide", wide, Options{}, true},
+		{"narrow", narrow, Options{}, false},
+		{"wide, projected", wide, Options{Project: 10}, false},
+	} {
+		schema := datasets.Schema{Label: "y", Classes: []string{"a", "b"}, Bounds: fittest.BoundsFor(c.tab, -6, 6)}
+		c.opts.Select = &selection.Config{}
+		c.opts.Noise, c.opts.Seed, c.opts.TestFrac = perturb.Seeded(1), 2, 0.2
+		r, err := Fit(context.Background(), c.tab, schema, dp.Budget{Epsilon: 1}, c.opts)
+		if err != nil {
+			t.Fatalf("%s: %v", c.name, err)
+		}
+		if got := r.Certificate.Mechanism == perturb.Stump; got != c.stump || r.Preprocessing.Stump != c.stump {
+			t.Errorf("%s: mechanism %s, stump map %v; want a stump %v", c.name, r.Certificate.Mechanism, r.Preprocessing.Stump, c.stump)
+		}
+		if _, _, err := modelfile.Verify(r); err != nil {
+			t.Errorf("%s: %v", c.name, err)
+		}
+	}
+}
