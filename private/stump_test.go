@@ -45,3 +45,23 @@ func TestFitRuleStump(t *testing.T) {
 		}
 	}
 }
+
+// TestFitStumpEstimatedBounds: a stump named on a table without declared
+// bounds spends the bounds' share on their estimate and the rest on the
+// choice; the file verifies and its ledger lists both, in order, summing
+// to the claim.
+func TestFitStumpEstimatedBounds(t *testing.T) {
+	tab := fittest.Blobs(6000, 2, []string{"a", "b"}, 4)
+	schema := datasets.Schema{Label: "y", Classes: []string{"a", "b"}}
+	r, err := Fit(context.Background(), tab, schema, dp.Budget{Epsilon: 2}, Options{Mechanism: perturb.Stump, Auto: true, Noise: perturb.Seeded(2), Seed: 1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, _, err := modelfile.Verify(r); err != nil {
+		t.Fatal(err)
+	}
+	c := r.Certificate
+	if !r.Preprocessing.Estimated || len(c.Ledger) != 2 || c.Ledger[1].Mechanism != perturb.Stump || dp.Total(c.Ledger).Epsilon != 2 {
+		t.Errorf("estimated %v, ledger %+v", r.Preprocessing.Estimated, c.Ledger)
+	}
+}

@@ -83,7 +83,9 @@ func (s stat) String() string {
 }
 
 // pureMech reports whether a grid mechanism spends a pure budget.
-func pureMech(m string) bool { return m == "objective" || m == "gamma" || m == "laplace" }
+func pureMech(m string) bool {
+	return m == "objective" || m == "gamma" || m == "laplace" || m == string(perturb.Stump)
+}
 
 // writeTable writes table.md under out from grid.csv and defaults.csv:
 // the defaults against the test-selected best fixed setting and the
@@ -120,11 +122,15 @@ func writeTable(out string, dss []dataSet, seeds int) error {
 			eps, delta := bud[0], bud[1]
 			var maj []float64
 			byVariant := map[string][]float64{}
+			stumps := map[string]int{}
 			for _, r := range defs {
 				if r["dataset"] != ds.name || fnum(r, "epsilon") != eps || fnum(r, "delta") != delta {
 					continue
 				}
 				byVariant[r["variant"]] = append(byVariant[r["variant"]], fnum(r, "accuracy"))
+				if r["mechanism"] == string(perturb.Stump) {
+					stumps[r["variant"]]++
+				}
 				if r["variant"] == variants[0].name {
 					maj = append(maj, fnum(r, "majority"))
 				}
@@ -136,6 +142,9 @@ func writeTable(out string, dss []dataSet, seeds int) error {
 					continue
 				}
 				key := fmt.Sprintf("%s, lambda %.2g", r["mechanism"], fnum(r, "lambda"))
+				if r["mechanism"] == string(perturb.Stump) {
+					key = r["mechanism"] // no lambda
+				}
 				if c := fnum(r, "clip"); c > 0 {
 					key += fmt.Sprintf(", G %g", c)
 				}
@@ -152,7 +161,12 @@ func writeTable(out string, dss []dataSet, seeds int) error {
 			}
 			cells := []string{ds.name, budget}
 			for _, v := range variants {
-				cells = append(cells, statOf(byVariant[v.name]).String())
+				cell := statOf(byVariant[v.name]).String()
+				if k := stumps[v.name]; k > 0 {
+					// The rule chose the decision stump (selection.StumpFirst).
+					cell += fmt.Sprintf(" (stump, %d of %d)", k, len(byVariant[v.name]))
+				}
+				cells = append(cells, cell)
 			}
 			tb := "-"
 			if bestName != "" {

@@ -75,7 +75,9 @@ const trainHelp = "Usage: stabpriv train [flags]\n\n" +
 	"training rows with --bounds-share of --epsilon (default 0.1), stated in the ledger.\n" +
 	"With --epsilon and no --mechanism, the release chooses the mechanism and lambda\n" +
 	"by a public rule (--select rule, the default) or a private selection inside the\n" +
-	"budget (--select holdout or random-stopping). With --partitions P > 1 the rule\n" +
+	"budget (--select holdout or random-stopping); for two classes with at least as\n" +
+	"many mapped features as training rows and the bounds preprocessing, the rule\n" +
+	"releases a private decision stump (--mechanism stump). With --partitions P > 1 the rule\n" +
 	"releases the average of the partitions' SGD runs by output perturbation: gamma for\n" +
 	"a pure budget, the analytic Gaussian with --delta, at their automatic knobs (the\n" +
 	"same model as naming that --mechanism); a private selection is for a single fit.\n" +
