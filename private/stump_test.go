@@ -2,9 +2,11 @@ package private
 
 import (
 	"context"
+	"strings"
 	"testing"
 
 	"github.com/stabpriv/stabpriv/datasets"
+	"github.com/stabpriv/stabpriv/datasets/preprocess"
 	"github.com/stabpriv/stabpriv/dp"
 	"github.com/stabpriv/stabpriv/internal/fittest"
 	"github.com/stabpriv/stabpriv/modelfile"
@@ -63,5 +65,32 @@ func TestFitStumpEstimatedBounds(t *testing.T) {
 	c := r.Certificate
 	if !r.Preprocessing.Estimated || len(c.Ledger) != 2 || c.Ledger[1].Mechanism != perturb.Stump || dp.Total(c.Ledger).Epsilon != 2 {
 		t.Errorf("estimated %v, ledger %+v", r.Preprocessing.Estimated, c.Ledger)
+	}
+}
+
+// TestFitStumpRefuses: a stump without the bounds preprocessing (its grid
+// is the bounds' mapped range), with a projection or principal components,
+// or for three classes is refused before any row is read.
+func TestFitStumpRefuses(t *testing.T) {
+	tab := fittest.Blobs(50, 3, []string{"a", "b"}, 4)
+	schema := datasets.Schema{Label: "y", Classes: []string{"a", "b"}, Bounds: fittest.BoundsFor(tab, -6, 6)}
+	three := schema
+	three.Classes = []string{"a", "b", "c"}
+	for _, c := range []struct {
+		name   string
+		schema datasets.Schema
+		opts   Options
+		b      dp.Budget
+		want   string
+	}{
+		{"preprocessing none", datasets.Schema{Label: "y", Classes: []string{"a", "b"}}, Options{Preprocess: preprocess.None}, dp.Budget{Epsilon: 1}, "preprocessing bounds"},
+		{"projection", schema, Options{Project: 2}, dp.Budget{Epsilon: 1}, "random projection"},
+		{"principal components", schema, Options{PCA: 2}, dp.Budget{Epsilon: 1, Delta: 1e-5}, "principal components"},
+		{"three classes", three, Options{}, dp.Budget{Epsilon: 1}, "one-vs-rest"},
+	} {
+		c.opts.Mechanism, c.opts.Auto = perturb.Stump, true
+		if _, err := NewPlan(c.schema, c.b, c.opts); err == nil || !strings.Contains(err.Error(), c.want) {
+			t.Errorf("%s: %v, want an error naming %q", c.name, err, c.want)
+		}
 	}
 }

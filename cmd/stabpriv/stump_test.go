@@ -112,6 +112,7 @@ func TestCLIStumpRefuses(t *testing.T) {
 		{[]string{"--classes", "c0,c1", "--partitions", "2"}, "partitions"},
 		{[]string{"--classes", "c0,c1", "--project", "1"}, "projection"},
 		{[]string{"--classes", "c0,c1", "--epsilon", "0"}, "eps"},
+		{[]string{"--classes", "c0,c1", "--privacy-id", "x1", "--max-rows-per-id", "2"}, "privacy-id"},
 	} {
 		args := append([]string{"train", "--data", data, "--label", "class", "--bounds", bounds, "--mechanism", "stump", "--epsilon", "1", "--out", out}, c.args...)
 		_, stderr, err := call(t, args...)
