@@ -74,10 +74,10 @@ func PermuteAndFlip(src Source, scores []int64, eps float64, sens int64) (idx in
 	} else {
 		den.Lsh(den, uint(-eE))
 	}
-	order := make([]int32, len(scores))
 	if len(scores) > math.MaxInt32 {
 		return 0, fmt.Errorf("%w: %d candidates, at most %d", ErrModel, len(scores), math.MaxInt32)
 	}
+	order := make([]int32, len(scores))
 	for i := range order {
 		order[i] = int32(i)
 	}

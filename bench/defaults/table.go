@@ -115,7 +115,7 @@ func writeTable(out string, dss []dataSet, seeds int) error {
 		b.WriteString("diffprivlib's default was not run (set DIFFPRIVLIB to a diffprivlib source checkout to run it).\n\n")
 	}
 	b.WriteString(gridNote(grid))
-	head := []string{"data", "budget", "default: the rule (objective perturbation, or AMP with delta, at the automatic lambda; gamma or the analytic Gaussian above 4096 weights and, for two classes, above the curvature scale: `selection.OutputFirst`)", "holdout selection", "random stopping", "test-selected (setting)", "diffprivlib default", "majority"}
+	head := []string{"data", "budget", "default: the rule (objective perturbation, or AMP with delta, at the automatic lambda; gamma or the analytic Gaussian above 4096 weights and, for two classes, above the curvature scale: `selection.OutputFirst`; the decision stump, marked, for two classes with at least as many features as rows: `selection.StumpFirst`)", "holdout selection", "random stopping", "test-selected (setting)", "diffprivlib default", "majority"}
 	fmt.Fprintf(&b, "| %s |\n|%s\n", strings.Join(head, " | "), strings.Repeat("---|", len(head)))
 	for _, ds := range dss {
 		for _, bud := range budgets(ds.name) {
@@ -190,7 +190,9 @@ func gridNote(grid []map[string]string) string {
 			lams[r["dataset"]] = map[float64]bool{}
 			order = append(order, r["dataset"])
 		}
-		lams[r["dataset"]][fnum(r, "lambda")] = true
+		if r["mechanism"] != string(perturb.Stump) { // no lambda
+			lams[r["dataset"]][fnum(r, "lambda")] = true
+		}
 	}
 	var parts []string
 	for _, set := range order {
