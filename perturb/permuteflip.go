@@ -78,6 +78,7 @@ func PermuteAndFlip(src Source, scores []int64, eps float64, sens int64) (idx in
 		return 0, fmt.Errorf("%w: %d candidates, at most %d", ErrModel, len(scores), math.MaxInt32)
 	}
 	order := make([]int32, len(scores))
+	defer clear(order) // the visiting order is part of the secret draw
 	for i := range order {
 		order[i] = int32(i)
 	}

@@ -25,6 +25,7 @@ func TestCLIStump(t *testing.T) {
 	classes := []string{"c0", "c1"}
 	bounds := writeFile(t, "bounds.csv", "column,lo,hi\nx1,-6,6\nx2,-6,6\n")
 	dir := t.TempDir()
+	var summary string // the last fit's standard output
 	fit := func(name, text string, extra ...string) (string, *modelfile.Released) {
 		t.Helper()
 		data := filepath.Join(dir, name+".csv")
@@ -34,9 +35,11 @@ func TestCLIStump(t *testing.T) {
 		out := filepath.Join(dir, name+".json")
 		args := append([]string{"train", "--data", data, "--label", "class", "--classes", "c0,c1", "--seed", "3",
 			"--test-frac", "0.2", "--bounds", bounds, "--mechanism", "stump", "--epsilon", "1", "--out", out}, extra...)
-		if _, stderr, err := call(t, args...); err != nil {
+		stdout, stderr, err := call(t, args...)
+		if err != nil {
 			t.Fatalf("%s: %v\n%s", name, err, stderr)
 		}
+		summary = stdout
 		r, err := modelfile.ReadFile(out)
 		if err != nil {
 			t.Fatal(err)
@@ -67,6 +70,9 @@ func TestCLIStump(t *testing.T) {
 	}
 
 	secure, r := fit("secure", base)
+	if !strings.Contains(summary, "PRIVATE RELEASE: stump") || !strings.Contains(summary, "in its units") {
+		t.Errorf("the summary does not describe the stump:\n%s", summary)
+	}
 	stdout, _, err := call(t, "certify", secure)
 	if code := exitCode(err); code != 0 || !strings.HasPrefix(stdout, "VERIFIED PRIVATE RELEASE") || !strings.Contains(stdout, "permute-and-flip") {
 		t.Errorf("certify: exit %d (%v)", code, err)
