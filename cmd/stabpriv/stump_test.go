@@ -81,6 +81,9 @@ func TestCLIStump(t *testing.T) {
 	if err != nil || strings.Contains(out, "p_c0") || !strings.Contains(stderr, "accuracy") {
 		t.Errorf("predict: %v\n%s\n%s", err, out, stderr)
 	}
+	if _, _, err := call(t, "pdp", "--model", secure, "--data", filepath.Join(dir, "base.csv"), "--out", filepath.Join(dir, "pdp")); err == nil || !strings.Contains(err.Error(), "decision stump") {
+		t.Errorf("pdp of a stump: %v, want a refusal naming the stump", err)
+	}
 	if r.Certificate.Run.Kappa != 0 || !r.Preprocessing.Stump || len(r.Model.W) != 3 {
 		t.Errorf("certificate kappa %v, stump map %v, %d weights", r.Certificate.Run.Kappa, r.Preprocessing.Stump, len(r.Model.W))
 	}
