@@ -112,6 +112,9 @@ func TestCLIStumpRefuses(t *testing.T) {
 	data := writeCSV(t, clusters(3, 10))
 	bounds := writeFile(t, "bounds.csv", "column,lo,hi\nx1,-6,6\nx2,-6,6\n")
 	out := filepath.Join(t.TempDir(), "m.json")
+	if _, _, err := call(t, "sweep", "--mechanism", "stump", "--dataset", "csv", "--data", data, "--label", "class", "--out", filepath.Join(t.TempDir(), "sweep")); exitCode(err) != 2 || !strings.Contains(err.Error(), "no lambda") {
+		t.Errorf("sweep --mechanism stump: %v, want a usage error", err)
+	}
 	for _, c := range []struct {
 		args []string
 		want string
