@@ -81,7 +81,8 @@ func RuleSetting(b dp.Budget, loss losses.Loss, k, n, dim int) Setting {
 // features are at least as many as the training rows (p >= n), and the
 // stump's utility guarantee is not vacuous: its expected excess error
 // (2/eps)(ln(2 p T) + 1) rows, T = stump.DefaultGrid (the exponential
-// mechanism's bound, McSherry & Talwar 2007, Theorem 8 at t = 1;
+// mechanism's tail bound, P[excess >= (2/eps)(ln N + t)] <= e^-t, Dwork &
+// Roth 2014, Theorem 3.11, integrated over t >= 0;
 // permute-and-flip's expected utility is at least as good, McKenna &
 // Sheldon 2020, Theorem 2), is at most half the training rows. It reads
 // no row and costs nothing. docs/DESIGN.md, section 12.1, argues the

@@ -282,10 +282,11 @@ func checkRows(Z mat.Matrix, y []float64, null []bool, T int) error {
 // grid, the output is cfg.Epsilon-DP: every candidate's score moves by at
 // most Sensitivity = 1, and permute-and-flip with sensitivity 1 is eps-DP
 // (McKenna & Sheldon 2020, Theorem 1; perturb.PermuteAndFlip, exact). The
-// class (p, T, the grid) is public. Kasiviswanathan et al. (2011), Section
-// 3, give the utility of the exponential mechanism over a finite class:
-// with probability 1 - beta the chosen stump errs on at most
-// 2 (ln(2 p T) + ln(1/beta)) / eps more rows than the best one, and
+// class (p, T, the grid) is public. The exponential mechanism over the
+// finite class (the learner of Kasiviswanathan et al. 2011, Section 3)
+// errs, with probability at least 1 - beta, on at most
+// 2 (ln(2 p T) + ln(1/beta)) / eps more training rows than the best stump
+// (McSherry & Talwar 2007; Dwork & Roth 2014, Theorem 3.11), and
 // permute-and-flip's expected utility is at least the exponential
 // mechanism's (McKenna & Sheldon 2020, Theorem 2).
 //
