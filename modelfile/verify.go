@@ -166,7 +166,12 @@ func checkPipeline(r *Released, bad func(format string, args ...any)) {
 	if r.Preprocessing.PCA != nil && r.Partitions != nil {
 		bad("private principal directions in a partitioned fit: only a single fit computes them")
 	}
-	if run.Kappa != 1 {
+	switch stump := r.Certificate.Mechanism == perturb.Stump; {
+	case r.Preprocessing.Stump != stump:
+		bad("the preprocessing's stump map is %v for the mechanism %s: a stump, and only a stump, reads the rows [z, 1]", r.Preprocessing.Stump, r.Certificate.Mechanism)
+	case stump && (run.Kappa != 0 || r.Partitions != nil):
+		bad("a stump with kappa = %v (its rows are not scaled into the unit ball: kappa 0) or partitions (%v)", run.Kappa, r.Partitions != nil)
+	case !stump && run.Kappa != 1:
 		bad("kappa = %v, but the preprocessing maps every row into the unit ball: kappa = 1", run.Kappa)
 	}
 	if run.LabelBound != r.Schema.LabelBound {
@@ -539,6 +544,7 @@ var (
 		"privately estimated feature bounds: their charge present, first in the ledger and positive (leaving the release a positive part of eps), every bound a point of the estimate's grid and equal to the certificate's list, and the release rebuilt at the rest of the budget",
 		"private principal directions: their charge (Analyze Gauss) present in the ledger after the bounds' and before the release's, with positive eps and delta, leaving the release a positive part of both; the directions present in the preprocessing, of the right shape (k x the width of the rows they apply to, 1 <= k <= that width) and orthonormal; their SHA-256 equal to the certificate's; and the release rebuilt at the rest of the budget",
 		"a private selection of the setting: its plan (candidates, fractions, the law of the number of runs, the sizes of the parts, whether it tuned) recomputed from the split, the model's shape and the budget, the chosen setting's mechanism and knobs, and its ledger",
+		"a decision stump: the stump map (the per-feature map and the bias, no unit-ball map) exactly for the mechanism stump, and the weights a member of the public class (one feature weight +1 or -1, zeros, the bias -s t for a threshold t of the grid of 63)",
 		"the support of the noise: a secure release's weights on the lattice its sampler rounds to (laplace, gamma, objective; the Gaussian samplers' lattice is finer than float64 at usual scales), and every release's norm within the bound on the trained weights plus a noise norm exceeded with probability below 2^-63",
 	}
 	Unchecked = []string{

@@ -368,6 +368,9 @@ func AnalyzeRelease(r *modelfile.Released, t *datasets.Table, opts Release) (*Re
 	if c == nil {
 		return nil, fmt.Errorf("%w: the model file has no certificate: it was trained without a mechanism (its weights are published as trained), so there is no noise whose per-instance privacy could be analysed", ErrInput)
 	}
+	if c.Mechanism == perturb.Stump {
+		return nil, fmt.Errorf("%w: the model file releases a decision stump (permute-and-flip over a finite class): there is no minimizer's objective and no noise on weights whose per-instance privacy the Hessian identity could analyse", ErrInput)
+	}
 	verdict, why, err := modelfile.Verify(r)
 	if err != nil {
 		return nil, fmt.Errorf("the analysis takes the objective and the noise from the certificate, which must verify: %w", err)

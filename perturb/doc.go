@@ -90,6 +90,13 @@
 // sampled exactly, with integer arithmetic on crypto/rand bits, and snapped
 // to a lattice fixed in advance (see the Source method AddGammaNorm).
 //
+// Private selection: PermuteAndFlip chooses one of finitely many candidates
+// with integer utilities by permute-and-flip (McKenna & Sheldon 2020), eps-DP
+// and sampled exactly (a Fisher-Yates order from exact uniform integers,
+// coins Bernoulli(exp(-gamma)) for rational gamma after Canonne, Kamath &
+// Steinke 2020, Section 5.1); package stump uses it, and PermuteAndFlipLaw
+// gives its output law for tests.
+//
 // EpsilonForScale inverts the calibration: the eps a given noise scale buys
 // for a given sensitivity, so that the privacy gain of a smaller stability
 // bound at fixed noise can be reported.

@@ -306,3 +306,75 @@ func (e *exactSampler) exponential(x *exactReal) {
 		}
 	}
 }
+
+// uniformBig returns an integer uniform on {0, ..., m-1}, m >= 1, by
+// rejection on the bits.Len of m-1 low bits of fresh words (each try
+// succeeds with probability > 1/2); uniformInt when m fits a word.
+func (s *wordSource) uniformBig(m *big.Int) *big.Int {
+	if m.IsUint64() {
+		return new(big.Int).SetUint64(s.uniformInt(m.Uint64()))
+	}
+	top := new(big.Int).Sub(m, big.NewInt(1))
+	n := top.BitLen()
+	q := (n + 63) / 64
+	ws := make([]big.Word, q)
+	v := new(big.Int)
+	for {
+		for i := range ws {
+			ws[i] = big.Word(s.word())
+		}
+		v.SetBits(ws)
+		if extra := 64*q - n; extra > 0 {
+			v.Rsh(v, uint(extra))
+		}
+		if v.Cmp(m) < 0 {
+			return v
+		}
+		ws = make([]big.Word, q) // SetBits took the old slice
+	}
+}
+
+// bernoulliRat returns true with probability num/den, 0 <= num <= den,
+// den >= 1: a uniform integer of {0, ..., den-1} below num.
+func (s *wordSource) bernoulliRat(num, den *big.Int) bool {
+	return s.uniformBig(den).Cmp(num) < 0
+}
+
+// bernoulliExp returns true with probability exp(-gamma) for the rational
+// gamma = num/den >= 0 (den >= 1), exactly: Canonne, Kamath & Steinke
+// (2020), "The Discrete Gaussian for Differential Privacy", Section 5.1,
+// Algorithm 1. For gamma in [0, 1] it draws A_k ~ Bernoulli(gamma/k) for
+// k = 1, 2, ... until the first A_K = 0 and returns whether K is odd:
+// P(K = k) = gamma^(k-1)/(k-1)! - gamma^k/k!, whose sum over odd k is
+// cosh(gamma) - sinh(gamma) = exp(-gamma). For gamma > 1 it needs
+// floor(gamma) successes of Bernoulli(exp(-1)) and one of
+// Bernoulli(exp(-(gamma - floor(gamma)))), stopping at the first failure
+// (so it draws about 1.6 Bernoulli(exp(-1)) trials on average whatever
+// gamma is). Every step compares uniform integers: no floating point.
+func (s *wordSource) bernoulliExp(num, den *big.Int) bool {
+	if num.Sign() == 0 {
+		return true
+	}
+	whole, frac := new(big.Int).QuoRem(num, den, new(big.Int))
+	one := big.NewInt(1)
+	for i := new(big.Int); i.Cmp(whole) < 0; i.Add(i, one) {
+		if !s.bernoulliExpUnit(one, one) {
+			return false
+		}
+	}
+	return s.bernoulliExpUnit(frac, den)
+}
+
+// bernoulliExpUnit is bernoulliExp for gamma = num/den in [0, 1].
+func (s *wordSource) bernoulliExpUnit(num, den *big.Int) bool {
+	if num.Sign() == 0 {
+		return true
+	}
+	kden := new(big.Int).Set(den)
+	k := 1
+	for s.bernoulliRat(num, kden) { // A_k ~ Bernoulli(gamma/k)
+		k++
+		kden.Mul(den, big.NewInt(int64(k)))
+	}
+	return k%2 == 1
+}

@@ -31,6 +31,13 @@ const (
 	// al. 2019, Algorithm 1): objective perturbation with Gaussian noise,
 	// an approximate minimizer, and Gaussian noise on the result.
 	AMP Mechanism = "amp"
+	// Stump is the private decision stump (package stump): a one-feature
+	// threshold classifier chosen by permute-and-flip (McKenna & Sheldon
+	// 2020) over a public finite class, utility the number of training
+	// rows classified correctly; pure eps-DP. It releases a choice, not
+	// noisy weights, so it is listed here with the mechanisms that have no
+	// output-perturbation noise.
+	Stump Mechanism = "stump"
 )
 
 // TrainingMechanism describes a mechanism that perturbs the training
@@ -48,6 +55,7 @@ type TrainingMechanism struct {
 var trainingRegistry = []TrainingMechanism{
 	{Name: Objective, Pure: true, Words: "Objective perturbation: the released weights minimize the regularized objective plus a random linear term <b, w>/n, b with density proportional to exp(-||b||/theta) (norm Gamma(dim, theta), uniform direction)."},
 	{Name: AMP, Pure: false, Words: "Approximate Minima Perturbation: an approximate minimizer (gradient norm at most gamma) of the regularized objective plus a random linear term <b_1, w>/n with b_1 ~ N(0, sigma_1^2 I), plus Gaussian noise b_2 on the result."},
+	{Name: Stump, Pure: true, Words: "Private decision stump: one classifier s * sign(z_j - t) of a public finite class (every mapped feature j, thresholds t on a public grid, both signs s) chosen by permute-and-flip with utility the number of training rows it classifies correctly; no noise is added to weights."},
 }
 
 // LookupTraining returns the training-time mechanism named m.
@@ -82,6 +90,9 @@ func ReleaseMechanismList() string {
 
 // trainingLookupError is Lookup's error for a training-time name.
 func trainingLookupError(m Mechanism) error {
+	if m == Stump {
+		return fmt.Errorf("%w: %q selects a classifier privately (package stump, permute-and-flip): it has no output-perturbation noise", ErrMechanism, string(m))
+	}
 	return fmt.Errorf("%w: %q perturbs the training objective, not trained weights: it has no output-perturbation noise (package objpert implements it; private.Fit routes it there)", ErrMechanism, string(m))
 }
 

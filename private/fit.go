@@ -230,6 +230,9 @@ func NewPlan(schema datasets.Schema, budget dp.Budget, opts Options) (*Plan, err
 			return nil, err
 		}
 		pl.Method = m
+		if err := pl.checkStump(); err != nil {
+			return nil, err
+		}
 	} else if budget != (dp.Budget{}) {
 		return nil, fmt.Errorf("%w: a budget without a mechanism", dp.ErrBudget)
 	}
@@ -471,12 +474,12 @@ func Fit(ctx context.Context, t *datasets.Table, schema datasets.Schema, budget 
 		return nil, err
 	}
 	n, dim := rows.X.Dims()
-	if opts.Select != nil && opts.Select.Method.IsRule() {
+	if pl.Options.Select != nil && pl.Options.Select.Method.IsRule() {
 		if err := pl.useRule(n, dim); err != nil {
 			return nil, err
 		}
-		opts = pl.Options
 	}
+	opts = pl.Options // the rule names its mechanism
 	out := &modelfile.Released{
 		Schema:        modelfile.PublicSchema(pl.Schema),
 		Preprocessing: rows.prep,
@@ -545,6 +548,53 @@ func Fit(ctx context.Context, t *datasets.Table, schema datasets.Schema, budget 
 // (modelfile.ComposePipeline).
 func (pl *Plan) compose(c *dp.Certificate, prep *preprocess.RowMap) {
 	modelfile.ComposePipeline(c, prep, pl.Budget, pl.BoundsEpsilon, pl.PCABudget)
+}
+
+// stump reports whether the plan releases a decision stump, which reads
+// the rows of the stump map (release.TakesStumpRows).
+func (pl *Plan) stump() bool { return pl.Method != nil && release.TakesStumpRows(pl.Method) }
+
+// checkStump refuses, for a stump, what its map cannot have: a
+// preprocessing other than bounds (its threshold grid lies in the bounds'
+// mapped range [-1, 1]), a random projection, principal components, and a
+// fit per privacy ID (the group sensitivity is not implemented). Errors
+// wrap ErrOptions.
+func (pl *Plan) checkStump() error {
+	if !pl.stump() {
+		return nil
+	}
+	opts := pl.Options
+	switch {
+	case pl.Mode != preprocess.Bounds:
+		return fmt.Errorf("%w: the stump's thresholds are a grid of the bounds' mapped range [-1, 1]: it needs the preprocessing bounds (declared or estimated), not %s", ErrOptions, pl.Mode)
+	case opts.Project > 0 || opts.PCA > 0:
+		return fmt.Errorf("%w: the stump decides on one mapped feature; a random projection (%d) or principal components (%d) mix them: leave them out", ErrOptions, opts.Project, opts.PCA)
+	case opts.PrivacyID != "":
+		return fmt.Errorf("%w: the stump's utility has sensitivity 1 for one row; a privacy ID moves up to %d rows (group sensitivity), which is not implemented", ErrOptions, opts.MaxRowsPerID)
+	}
+	return nil
+}
+
+// useStump makes pl the fit of a decision stump, which the rule chose
+// (selection.StumpFirst) from public values (the release's budget, the
+// number of outputs, of training rows and of mapped features) before the
+// rows are mapped, at no cost.
+func (pl *Plan) useStump() error {
+	m, err := release.Lookup(perturb.Stump)
+	if err != nil {
+		return err
+	}
+	if err := m.CheckBudget(pl.Release); err != nil {
+		return err
+	}
+	cfg := pl.Options.Trainer
+	cfg.Loss = pl.Loss
+	if err := m.CheckConfig(cfg); err != nil {
+		return err
+	}
+	pl.Method = m
+	pl.Options.Mechanism, pl.Options.Auto, pl.Options.Select = perturb.Stump, true, nil
+	return pl.checkStump()
 }
 
 // useRule makes pl the fit of selection.RuleSetting for models of dim
@@ -729,12 +779,24 @@ func (pl *Plan) prepare(t *datasets.Table) (*preparedRows, error) {
 		return nil, err
 	}
 	prep.Estimated = pl.EstimateBounds
-	k, err := pl.projectDim(len(trainIdx), prep.Width())
-	if err != nil {
-		return nil, err
+	if sel := pl.Options.Select; sel != nil && sel.Method.IsRule() && opts.PCA == 0 && opts.Project == 0 && pl.Mode == preprocess.Bounds &&
+		selection.StumpFirst(pl.Release, pl.Loss.Outputs(len(pl.Schema.Classes)), len(trainIdx), prep.Width()) {
+		if err := pl.useStump(); err != nil {
+			return nil, err
+		}
 	}
-	if err := prep.SetProjection(k, opts.Seed); err != nil {
-		return nil, fmt.Errorf("%w: %w", ErrOptions, err)
+	if pl.stump() {
+		// The stump decides on z before the unit-ball map: no projection.
+		prep.Stump = true
+		prep.Words = prep.Explain()
+	} else {
+		k, err := pl.projectDim(len(trainIdx), prep.Width())
+		if err != nil {
+			return nil, err
+		}
+		if err := prep.SetProjection(k, opts.Seed); err != nil {
+			return nil, fmt.Errorf("%w: %w", ErrOptions, err)
+		}
 	}
 	if opts.PCA > 0 {
 		if err := pl.components(prep, enc, trainIdx); err != nil {

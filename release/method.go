@@ -184,7 +184,7 @@ var methods = func() []Method {
 		}
 		out = append(out, outputMethod{noise})
 	}
-	return append(out, objectiveMethod{perturb.Objective}, objectiveMethod{perturb.AMP})
+	return append(out, objectiveMethod{perturb.Objective}, objectiveMethod{perturb.AMP}, stumpMethod{})
 }()
 
 // Lookup returns the method named m, or an error wrapping

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"math"
 	"reflect"
 	"slices"
 
@@ -16,6 +17,7 @@ import (
 	"github.com/stabpriv/stabpriv/losses"
 	"github.com/stabpriv/stabpriv/perturb"
 	"github.com/stabpriv/stabpriv/release"
+	"github.com/stabpriv/stabpriv/stump"
 	"github.com/stabpriv/stabpriv/trainer"
 )
 
@@ -52,6 +54,9 @@ func (m Method) IsRule() bool { return m == "" || m == Rule }
 // RuleSetting returns the setting that Rule releases for the budget b, a
 // model with the given loss, k outputs and dim inputs, trained on n rows,
 // with a unit of privacy of group rows, from those public values alone.
+// The rule decides first, on the unprojected width, whether to release a
+// decision stump instead (StumpFirst); RuleSetting is its choice among the
+// linear mechanisms.
 //
 // Per row (group <= 1): the first family of Settings at factor 1, except
 // that a scalar loss (k = 1) releases output perturbation (gamma, or the
@@ -84,6 +89,30 @@ func RuleSetting(b dp.Budget, loss losses.Loss, k, n, dim, group int) Setting {
 		return Setting{Mechanism: OutputFamily(b), Scale: 1}
 	}
 	return rule
+}
+
+// StumpFirst reports whether the rule releases a private decision stump
+// (perturb.Stump, package stump) instead of a linear model, for the
+// budget b, k outputs, n training rows and p mapped features (the row's
+// width before any projection): when the model is binary (k = 1), the
+// features are at least as many as the training rows (p >= n), and the
+// stump's utility guarantee is not vacuous: its expected excess error
+// (2/eps)(ln(2 p T) + 1) rows, T = stump.DefaultGrid (the exponential
+// mechanism's tail bound, P[excess >= (2/eps)(ln N + t)] <= e^-t, Dwork &
+// Roth 2014, Theorem 3.11, integrated over t >= 0;
+// permute-and-flip's expected utility is at least as good, McKenna &
+// Sheldon 2020, Theorem 2), is at most half the training rows. It reads
+// no row and costs nothing. docs/DESIGN.md, section 12.1, argues the
+// rule from the mechanisms' guarantees: every linear mechanism's noise
+// grows with the number of released weights (p/eps per unit sensitivity
+// for the gamma noise, the noise ratio 2 nu/n of section 6 at least 2/eps
+// once p >= n), while the stump's excess error grows with ln(p T).
+func StumpFirst(b dp.Budget, k, n, p int) bool {
+	if k != 1 || n < 1 || p < n || !(b.Epsilon > 0) {
+		return false
+	}
+	excess := 2 / b.Epsilon * (math.Log(2*float64(p)*float64(stump.DefaultGrid)) + 1)
+	return excess <= float64(n)/2
 }
 
 // OutputFamily returns the output-perturbation mechanism of the rule's

@@ -294,3 +294,31 @@ func TestRuleSettingGroup(t *testing.T) {
 		}
 	}
 }
+
+// TestStumpFirst: the rule releases a stump for a binary model with at
+// least as many mapped features as training rows when the stump's
+// guarantee is not vacuous (the gene_all shape at eps = 1), and not for
+// more outputs, fewer features than rows, or a budget too small for the
+// guarantee (the gene_all shape at eps = 0.5).
+func TestStumpFirst(t *testing.T) {
+	for _, c := range []struct {
+		eps     float64
+		k, n, p int
+		want    bool
+	}{
+		{1, 1, 102, 12625, true},
+		{1, 1, 102, 102, true},
+		{0.5, 1, 102, 12625, false},
+		{1, 3, 102, 12625, false},
+		{1, 1, 29000, 104, false},
+		{1, 1, 569, 30, false},    // the breast cancer data
+		{1, 10, 1437, 64, false},  // digits: ten classes
+		{1, 18, 6099, 128, false}, // LastFM: eighteen classes
+		{1, 1, 20, 40, false},     // (2/eps)(ln(2 40 63) + 1) = 19 rows > n/2
+		{0, 1, 102, 12625, false},
+	} {
+		if got := StumpFirst(dp.Budget{Epsilon: c.eps}, c.k, c.n, c.p); got != c.want {
+			t.Errorf("eps %v, k %d, n %d, p %d: %v, want %v", c.eps, c.k, c.n, c.p, got, c.want)
+		}
+	}
+}

@@ -7,10 +7,12 @@ import (
 	"math"
 	"os"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"sync"
 
 	"github.com/stabpriv/stabpriv/datasets/preprocess"
+	"github.com/stabpriv/stabpriv/perturb"
 )
 
 // gridLambdas are the fixed lambdas of the grid: 10^-6 to 1 in half
@@ -53,6 +55,9 @@ type setting struct {
 }
 
 func (s setting) args() []string {
+	if s.mech == string(perturb.Stump) {
+		return []string{"--mechanism", s.mech} // no knobs
+	}
 	a := []string{"--mechanism", s.mech, "--lambda", strconv.FormatFloat(s.lambda, 'g', -1, 64)}
 	if s.delta > 0 {
 		a = append(a, "--delta", strconv.FormatFloat(s.delta, 'g', -1, 64))
@@ -66,13 +71,18 @@ func (s setting) args() []string {
 // gridSettings returns the settings of a data set: objective perturbation
 // and AMP are skipped above maxObjectiveDim model inputs (their solver
 // forms the d x d Hessian), clipping with more than two classes (a clipped
-// multiclass step has no sensitivity route: train refuses it).
+// multiclass step has no sensitivity route: train refuses it). A binary
+// data set read with bounds (not --standardize none) also has the
+// decision stump, which has no lambda: one entry.
 func gridSettings(ds dataSet, dim int) []setting {
 	clips := []float64{0, 0.1}
 	if len(ds.classes) > 2 {
 		clips = clips[:1]
 	}
 	var out []setting
+	if len(ds.classes) <= 2 && !slices.Contains(ds.flags, "--standardize") {
+		out = append(out, setting{mech: string(perturb.Stump)})
+	}
 	for _, l := range gridLambdas() {
 		if dim <= maxObjectiveDim {
 			out = append(out, setting{mech: "objective", lambda: l}, setting{mech: "amp", delta: gridDelta, lambda: l})

@@ -83,7 +83,9 @@ func (s stat) String() string {
 }
 
 // pureMech reports whether a grid mechanism spends a pure budget.
-func pureMech(m string) bool { return m == "objective" || m == "gamma" || m == "laplace" }
+func pureMech(m string) bool {
+	return m == "objective" || m == "gamma" || m == "laplace" || m == string(perturb.Stump)
+}
 
 // writeTable writes table.md under out from grid.csv and defaults.csv:
 // the defaults against the test-selected best fixed setting and the
@@ -113,18 +115,22 @@ func writeTable(out string, dss []dataSet, seeds int) error {
 		b.WriteString("diffprivlib's default was not run (set DIFFPRIVLIB to a diffprivlib source checkout to run it).\n\n")
 	}
 	b.WriteString(gridNote(grid))
-	head := []string{"data", "budget", "default: the rule (objective perturbation, or AMP with delta, at the automatic lambda; gamma or the analytic Gaussian above 4096 weights and, for two classes, above the curvature scale: `selection.OutputFirst`)", "holdout selection", "random stopping", "test-selected (setting)", "diffprivlib default", "majority"}
+	head := []string{"data", "budget", "default: the rule (objective perturbation, or AMP with delta, at the automatic lambda; gamma or the analytic Gaussian above 4096 weights and, for two classes, above the curvature scale: `selection.OutputFirst`; the decision stump, marked, for two classes with at least as many features as rows: `selection.StumpFirst`)", "holdout selection", "random stopping", "test-selected (setting)", "diffprivlib default", "majority"}
 	fmt.Fprintf(&b, "| %s |\n|%s\n", strings.Join(head, " | "), strings.Repeat("---|", len(head)))
 	for _, ds := range dss {
 		for _, bud := range budgets(ds.name) {
 			eps, delta := bud[0], bud[1]
 			var maj []float64
 			byVariant := map[string][]float64{}
+			stumps := map[string]int{}
 			for _, r := range defs {
 				if r["dataset"] != ds.name || fnum(r, "epsilon") != eps || fnum(r, "delta") != delta {
 					continue
 				}
 				byVariant[r["variant"]] = append(byVariant[r["variant"]], fnum(r, "accuracy"))
+				if r["mechanism"] == string(perturb.Stump) {
+					stumps[r["variant"]]++
+				}
 				if r["variant"] == variants[0].name {
 					maj = append(maj, fnum(r, "majority"))
 				}
@@ -136,6 +142,9 @@ func writeTable(out string, dss []dataSet, seeds int) error {
 					continue
 				}
 				key := fmt.Sprintf("%s, lambda %.2g", r["mechanism"], fnum(r, "lambda"))
+				if r["mechanism"] == string(perturb.Stump) {
+					key = r["mechanism"] // no lambda
+				}
 				if c := fnum(r, "clip"); c > 0 {
 					key += fmt.Sprintf(", G %g", c)
 				}
@@ -152,7 +161,12 @@ func writeTable(out string, dss []dataSet, seeds int) error {
 			}
 			cells := []string{ds.name, budget}
 			for _, v := range variants {
-				cells = append(cells, statOf(byVariant[v.name]).String())
+				cell := statOf(byVariant[v.name]).String()
+				if k := stumps[v.name]; k > 0 {
+					// The rule chose the decision stump (selection.StumpFirst).
+					cell += fmt.Sprintf(" (stump, %d of %d)", k, len(byVariant[v.name]))
+				}
+				cells = append(cells, cell)
 			}
 			tb := "-"
 			if bestName != "" {
@@ -176,7 +190,9 @@ func gridNote(grid []map[string]string) string {
 			lams[r["dataset"]] = map[float64]bool{}
 			order = append(order, r["dataset"])
 		}
-		lams[r["dataset"]][fnum(r, "lambda")] = true
+		if r["mechanism"] != string(perturb.Stump) { // no lambda
+			lams[r["dataset"]][fnum(r, "lambda")] = true
+		}
 	}
 	var parts []string
 	for _, set := range order {

@@ -9,13 +9,36 @@ import (
 
 	"github.com/stabpriv/stabpriv/dppca"
 	"github.com/stabpriv/stabpriv/modelfile"
+	"github.com/stabpriv/stabpriv/perturb"
 	"github.com/stabpriv/stabpriv/privbounds"
 	"github.com/stabpriv/stabpriv/release"
 	"github.com/stabpriv/stabpriv/stability"
+	"github.com/stabpriv/stabpriv/stump"
 	"github.com/stabpriv/stabpriv/trainer"
 )
 
 func g6(v float64) string { return strconv.FormatFloat(v, 'g', 6, 64) }
+
+// stumpWords describes the released stump of r: its mapped input, the
+// threshold on it and, for a numeric feature with bounds, in the feature's
+// own units, and the class on the side s (z_j - t) >= 0.
+func stumpWords(r *modelfile.Released) string {
+	st, err := stump.FromWeights(r.Model.W, stump.DefaultGrid)
+	if err != nil {
+		return err.Error()
+	}
+	t := stump.Threshold(st.Index, stump.DefaultGrid)
+	side := ">="
+	if st.Sign < 0 {
+		side = "<="
+	}
+	what := fmt.Sprintf("mapped input %d", st.Feature)
+	if p := r.Preprocessing; len(p.Categories) == 0 && st.Feature < len(p.Features) && st.Feature < len(p.Lo) {
+		lo, hi := p.Lo[st.Feature], p.Hi[st.Feature]
+		what = fmt.Sprintf("feature %q, threshold %s in its units", p.Features[st.Feature], g6(lo+(t+1)*(hi-lo)/2))
+	}
+	return fmt.Sprintf("%s (z = %s): class %s when z %s t, else %s", what, g6(t), r.Schema.Classes[1], side, r.Schema.Classes[0])
+}
 
 // printFit writes the outcome of a fit: for a release, the release and its
 // certificate first, then the public stability analysis, and the
@@ -76,10 +99,15 @@ func printRelease(w io.Writer, s *settings, r *modelfile.Released) error {
 	tw := tabwriter.NewWriter(w, 0, 8, 2, ' ', 0)
 	row := func(name, value string) { fmt.Fprintf(tw, "  %s\t%s\n", name, value) }
 	row("weights", fmt.Sprintf("%d (%d x %d, %s loss), SHA-256 %s", c.Dim, r.Model.K, r.Model.D, r.Model.Loss, c.WeightsSHA256))
-	row("sensitivity", fmt.Sprintf("Delta = %s (route %s), beta = %s", g6(c.L2Sensitivity), c.SensitivityRoute, g6(c.Beta)))
-	row("noise scale", fmt.Sprintf("%s = %s", c.NoiseScaleName, g6(c.NoiseScale)))
-	row("knobs", fmt.Sprintf("lambda = %s, l1 ratio = %s, clip G = %s, schedule %s, %d passes, batch %d", g6(c.Lambda), g6(c.L1Ratio), g6(c.Clip), c.Schedule, c.Passes, c.Batch))
-	if s.Options.Auto || r.AutoKnobs && r.Selection == nil {
+	if c.Mechanism == perturb.Stump {
+		row("sensitivity", c.SensitivityRoute)
+		row("stump", stumpWords(r))
+	} else {
+		row("sensitivity", fmt.Sprintf("Delta = %s (route %s), beta = %s", g6(c.L2Sensitivity), c.SensitivityRoute, g6(c.Beta)))
+		row("noise scale", fmt.Sprintf("%s = %s", c.NoiseScaleName, g6(c.NoiseScale)))
+		row("knobs", fmt.Sprintf("lambda = %s, l1 ratio = %s, clip G = %s, schedule %s, %d passes, batch %d", g6(c.Lambda), g6(c.L1Ratio), g6(c.Clip), c.Schedule, c.Passes, c.Batch))
+	}
+	if (s.Options.Auto || r.AutoKnobs && r.Selection == nil) && c.Mechanism != perturb.Stump {
 		k, err := release.AutoKnobs(r.Split.TrainRows, r.Model.D, r.Model.K, c.Mechanism, r.ReleaseBudget())
 		if p := r.Partitions; err == nil && p != nil && p.PrivacyID != "" && p.MaxRowsPerID > 1 {
 			k.Rule = fmt.Sprintf("sqrt(c) = %.4g times the rule's lambda for rows (a privacy ID moves c = %d rows: the rule at c times the sensitivity): %s", release.GroupScale(p.MaxRowsPerID), p.MaxRowsPerID, k.Rule)

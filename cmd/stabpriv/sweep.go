@@ -205,6 +205,9 @@ func parsePaper(fs *flag.FlagSet, f *paperFlags, args []string, stderr io.Writer
 		if slices.Contains(f.mechs, mech) {
 			return usagef("--mechanism: %s repeated", mech)
 		}
+		if mech == perturb.Stump {
+			return usagef("--mechanism stump: %s sweeps lambda over released linear models, and the decision stump has no lambda; train one with 'stabpriv train --mechanism stump'", fs.Name())
+		}
 		if _, err := perturb.Lookup(mech); fs.Name() != "sweep" && err != nil {
 			return usagef("--mechanism %s: %s releases trained weights by output perturbation; the training-time mechanisms run in sweep", mech, fs.Name())
 		}

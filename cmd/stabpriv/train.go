@@ -25,6 +25,7 @@ import (
 	"github.com/stabpriv/stabpriv/losses"
 	"github.com/stabpriv/stabpriv/modelfile"
 	"github.com/stabpriv/stabpriv/partition"
+	"github.com/stabpriv/stabpriv/perturb"
 	"github.com/stabpriv/stabpriv/private"
 	"github.com/stabpriv/stabpriv/release"
 	"github.com/stabpriv/stabpriv/selection"
@@ -72,7 +73,9 @@ const trainHelp = "Usage: stabpriv train [flags]\n\n" +
 	"training rows with --bounds-share of --epsilon (default 0.1), stated in the ledger.\n" +
 	"With --epsilon and no --mechanism, the release chooses the mechanism and lambda\n" +
 	"by a public rule (--select rule, the default) or a private selection inside the\n" +
-	"budget (--select holdout or random-stopping). With --partitions P > 1 the rule\n" +
+	"budget (--select holdout or random-stopping); for two classes with at least as\n" +
+	"many mapped features as training rows and the bounds preprocessing, the rule\n" +
+	"releases a private decision stump (--mechanism stump). With --partitions P > 1 the rule\n" +
 	"releases the average of the partitions' SGD runs by output perturbation: gamma for\n" +
 	"a pure budget, the analytic Gaussian with --delta, at their automatic knobs (the\n" +
 	"same model as naming that --mechanism); a private selection is for a single fit.\n" +
@@ -317,8 +320,11 @@ func forecast(s *settings) string {
 		ms = []release.Method{m}
 	} else if sel := s.Options.Select; sel != nil && sel.Method.IsRule() {
 		mech := selection.RuleSetting(budget, cfg.Loss, cfg.Loss.Outputs(cfg.Classes), n, dim, 1).Mechanism
-		if s.partitioned() {
+		switch {
+		case s.partitioned():
 			mech = partition.RuleMechanism(budget)
+		case s.Options.PCA == 0 && s.Options.Project == 0 && selection.StumpFirst(budget, cfg.Loss.Outputs(cfg.Classes), n, w):
+			mech = perturb.Stump // private.Plan's choice before the projection
 		}
 		m, err := release.Lookup(mech)
 		if err != nil {

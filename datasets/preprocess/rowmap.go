@@ -103,6 +103,13 @@ type RowMap struct {
 	// were released by a private step of the fit (package dppca; the
 	// certificate's ledger states its cost and binds V by its SHA-256).
 	PCA *Components `json:"pca,omitempty"`
+	// Stump makes the map x' = [z, 1]: the per-feature map and the bias,
+	// without the unit-ball map, for a decision stump (package stump),
+	// which decides on a feature's value z_j before clip_1 (z_j in
+	// [-1, 1] in Bounds mode, the range of the stump's threshold grid). A
+	// per-row map with public constants; it needs Bounds mode and no
+	// projection or principal components.
+	Stump bool `json:"stump,omitempty"`
 	// Words state the map in words.
 	Words string `json:"map"`
 }
@@ -444,6 +451,9 @@ func (p *RowMap) Explain() string {
 		}
 		w += fmt.Sprintf("; then %s is replaced by its coordinates V clip_1(%s) on %d private principal directions (V, %d x %d, orthonormal rows, in the file; released by the private step of the ledger), and x' = [clip_1(V clip_1(%s)), 1] / sqrt(2)", in, in, len(c.V), len(c.V), p.ComponentWidth(), in)
 	}
+	if p.Stump {
+		w = strings.Replace(w, "x' = [clip_1(z), 1] / sqrt(2), clip_1 scaling a row of norm above 1 to norm 1, so ||x'|| <= 1", "x' = [z, 1] (the stump map: no unit-ball map, the decision stump's thresholds apply to z_j in [-1, 1])", 1)
+	}
 	if len(p.Categories) == 0 {
 		return w
 	}
@@ -529,6 +539,10 @@ func (p *RowMap) apply(dst, x []float64, st *stages) error {
 	if p.PCA == nil {
 		if err := p.features(dst[:d], x, st); err != nil {
 			return err
+		}
+		if p.Stump {
+			dst[d] = 1
+			return nil
 		}
 		return UnitBallRow(dst, dst[:d])
 	}
@@ -650,6 +664,9 @@ func (p *RowMap) Check() error {
 		if err := checkComponents(c, p.ComponentWidth()); err != nil {
 			return err
 		}
+	}
+	if p.Stump && (p.Mode != Bounds || p.Project != nil || p.PCA != nil) {
+		return fmt.Errorf("%w: the stump map needs the preprocessing bounds without a projection or principal components (mode %s, projection %v, components %v)", datasets.ErrInvalid, p.Mode, p.Project != nil, p.PCA != nil)
 	}
 	numeric := p.NumericFeatures()
 	d := len(numeric)

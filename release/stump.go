@@ -1,0 +1,303 @@
+package release
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"math"
+	"slices"
+	"sync"
+
+	"github.com/stabpriv/stabpriv/dp"
+	"github.com/stabpriv/stabpriv/losses"
+	"github.com/stabpriv/stabpriv/perturb"
+	"github.com/stabpriv/stabpriv/stability"
+	"github.com/stabpriv/stabpriv/stump"
+	"github.com/stabpriv/stabpriv/trainer"
+)
+
+// StumpLoss names the loss a stump's model and run record carry: a
+// binary margin loss without class probabilities, so that a model file's
+// reader applies the stump's weights as a margin classifier (class +1 at a
+// margin >= 0) and prints no probabilities. The stump is not trained on it:
+// it is chosen by its number of correct training rows (the certificate
+// says so).
+const StumpLoss = "huber-hinge"
+
+// StumpCitation is the reference of a stump's certificate.
+const StumpCitation = "Kasiviswanathan, Lee, Nissim, Raskhodnikova & Smith 2011, \"What can we learn privately?\", SIAM J. Comput. 40(3), Section 3 (private learning of a finite class by the exponential mechanism of McSherry & Talwar 2007); " + perturb.PermuteAndFlipCitation
+
+// stumpMethod releases a private decision stump (package stump): a
+// one-feature threshold classifier of a public finite class chosen by
+// permute-and-flip, utility the number of training rows classified
+// correctly (sensitivity 1 under replace-one). It reads rows [z, 1] of the
+// stump map (preprocess.RowMap.Stump: the per-feature map z, each entry in
+// [-1, 1], and the bias 1; a null row is zero, bias included), so the
+// pipeline gives it those rows instead of the unit-ball rows
+// (TakesStumpRows). Pure eps-DP: a delta in the budget is unused.
+type stumpMethod struct{}
+
+func (stumpMethod) Name() perturb.Mechanism { return perturb.Stump }
+
+// Pure is true: the claim is pure eps-DP. CheckBudget accepts a delta,
+// which a pure claim implies and the certificate says is unused.
+func (stumpMethod) Pure() bool { return true }
+
+// SGD is false: nothing is trained.
+func (stumpMethod) SGD() bool { return false }
+
+// TakesStumpRows reports whether m reads the rows [z, 1] of the stump map
+// (preprocess.RowMap.Stump) rather than the unit-ball rows: the stump
+// decides on the per-feature values before the unit-ball map.
+func TakesStumpRows(m Method) bool {
+	_, ok := m.(stumpMethod)
+	return ok
+}
+
+// CheckBudget accepts every valid budget: the stump is eps-DP, which
+// implies (eps, delta)-DP for every delta; a delta is not used.
+func (stumpMethod) CheckBudget(b dp.Budget) error { return b.Validate() }
+
+// CheckConfig refuses what a stump cannot do: a loss that is not binary (a
+// stump separates two classes; one-vs-rest over K > 2 classes is not
+// supported), and every training knob (lambda, clipping, dropout, a
+// radius, averaging, a tolerance, an L1 ratio, a user model), which a
+// stump has none of.
+func (stumpMethod) CheckConfig(cfg trainer.Config) error {
+	if cfg.Loss != nil && cfg.Loss.Task() != losses.Binary || cfg.Classes > 2 {
+		what := fmt.Sprintf("%d classes", cfg.Classes)
+		if cfg.Loss != nil {
+			what = fmt.Sprintf("the %s loss (%v)", cfg.Loss.Name(), cfg.Loss.Task())
+		}
+		return fmt.Errorf("%w: the stump separates two classes; %s would need one-vs-rest over the classes, which is not supported: declare two classes", ErrConfig, what)
+	}
+	var bad []string
+	if cfg.Reg.Lambda != 0 || cfg.Reg.L1Ratio != 0 {
+		bad = append(bad, "lambda or an l1 ratio")
+	}
+	if cfg.Clip != 0 || cfg.Dropout != 0 && cfg.Dropout != 1 || cfg.Radius != 0 || cfg.Average || cfg.Tolerance != 0 || cfg.Model != nil {
+		bad = append(bad, "clipping, dropout, a radius, averaging, a tolerance or a user model")
+	}
+	if len(bad) > 0 {
+		return fmt.Errorf("%w: the stump has no training knobs (it chooses a classifier of a fixed public class); the settings give %s", ErrConfig, joinWords(bad))
+	}
+	return nil
+}
+
+// stumpRule is the sentence of the stump's Auto.
+var stumpRule = fmt.Sprintf("the stump has no knobs: its class is fixed (every mapped feature, the %d thresholds -1 + 2k/%d of the grid, both signs)", stump.DefaultGrid, stump.DefaultGrid+1)
+
+// Auto returns cfg as it is: a stump has no knobs.
+func (m stumpMethod) Auto(cfg trainer.Config, n, dim int, b dp.Budget) (trainer.Config, string, error) {
+	return m.AutoScaled(cfg, n, dim, b, 1)
+}
+
+// AutoScaled is Auto; the scale has nothing to scale.
+func (stumpMethod) AutoScaled(cfg trainer.Config, n, dim int, b dp.Budget, scale float64) (trainer.Config, string, error) {
+	if err := checkScale(scale); err != nil {
+		return cfg, "", err
+	}
+	return cfg, stumpRule, nil
+}
+
+// NoiseRatio is +Inf: no noise is added to weights, so the forecast of
+// noise against weights does not apply (the stump's error is that of its
+// choice, bounded by Kasiviswanathan et al.'s utility theorem). Predict
+// never picks it among other methods and warns of nothing for it alone.
+func (stumpMethod) NoiseRatio(trainer.Config, int, int, dp.Budget) (float64, error) {
+	return math.Inf(1), nil
+}
+
+// Prepare checks the rows (the stump map's [z, 1], null rows zero) and
+// computes every candidate's score: the work before the draw.
+func (m stumpMethod) Prepare(ctx context.Context, rows Rows, b dp.Budget) (Prepared, error) {
+	if err := m.CheckBudget(b); err != nil {
+		return nil, err
+	}
+	if err := m.CheckConfig(rows.Config); err != nil {
+		return nil, err
+	}
+	if rows.X == nil {
+		return nil, fmt.Errorf("%w: no rows", ErrConfig)
+	}
+	n, d := rows.X.Dims()
+	if d < 2 || len(rows.Y) != n {
+		return nil, fmt.Errorf("%w: %d rows of %d inputs and %d labels: the stump needs rows [z, 1] of at least one feature", ErrConfig, n, d, len(rows.Y))
+	}
+	null := make([]bool, n)
+	for i := range n {
+		switch rows.X.At(i, d-1) {
+		case 0:
+			null[i] = true
+		case 1:
+		default:
+			return nil, fmt.Errorf("%w: row %d has bias %v: the stump reads rows [z, 1] of the stump map (preprocess.RowMap.Stump), 0 for a null row", ErrConfig, i, rows.X.At(i, d-1))
+		}
+	}
+	Z := rows.X.Slice(0, n, 0, d-1)
+	scores, err := stump.Scores(Z, rows.Y, null, stump.DefaultGrid)
+	if err != nil {
+		return nil, fmt.Errorf("%w: %w", ErrConfig, err)
+	}
+	return &stumpPrepared{scores: scores, n: n, p: d - 1, budget: b, notes: slices.Clone(rows.Notes), seed: rows.Config.Seed}, nil
+}
+
+// stumpPrepared holds the scores of the candidates until the draw.
+type stumpPrepared struct {
+	scores []int64
+	n, p   int
+	budget dp.Budget
+	notes  []string
+	seed   uint64
+
+	mu       sync.Mutex
+	released bool
+}
+
+func (p *stumpPrepared) Mechanism() perturb.Mechanism { return perturb.Stump }
+func (p *stumpPrepared) Budget() dp.Budget            { return p.budget }
+func (p *stumpPrepared) Shape() (int, int)            { return 1, p.p + 1 }
+func (p *stumpPrepared) Describe() string {
+	return "a decision stump chosen by permute-and-flip on the training part"
+}
+func (p *stumpPrepared) Stability() *stability.Report { return nil }
+
+// Release draws the stump by permute-and-flip from src (nil means
+// perturb.Secure(); a source other than Secure and Seeded is refused:
+// the exact sampler needs random bits) and returns its weights on [z, 1]
+// (stump.Stump.Weights) and the certificate.
+func (p *stumpPrepared) Release(ctx context.Context, src perturb.Source, extra ...string) (*Outcome, error) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if p.released {
+		return nil, fmt.Errorf("%w: a second draw from the same rows needs its own budget and is refused", ErrReleased)
+	}
+	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
+	if src == nil {
+		src = perturb.Secure()
+	}
+	r, err := perturb.PermuteAndFlip(src, p.scores, p.budget.Epsilon, stump.Sensitivity)
+	if err != nil {
+		return nil, err
+	}
+	p.released = true
+	w := p.model(r)
+	clear(p.scores)
+	notes := append(slices.Clone(p.notes), extra...)
+	cert := stumpCertificate(p.budget, p.n, p.p, p.seed, perturb.SourceName(src), notes)
+	return finish(&Outcome{Model: w, Certificate: cert}, src), nil
+}
+
+// model returns the model of candidate r.
+func (p *stumpPrepared) model(r int) *trainer.Model {
+	s, _ := stump.FromIndex(r, stump.DefaultGrid)
+	return &trainer.Model{Loss: StumpLoss, Task: losses.Binary, K: 1, D: p.p + 1, W: s.Weights(p.p, stump.DefaultGrid)}
+}
+
+// Trained calls f with the best stump (the first of the largest score):
+// a non-private diagnostic. It fails after Release.
+func (p *stumpPrepared) Trained(_ context.Context, f func(*trainer.Model, trainer.Stats)) error {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if p.released {
+		return fmt.Errorf("%w: the stump was drawn; the scores are no longer available", ErrReleased)
+	}
+	best := 0
+	for r, q := range p.scores {
+		if q > p.scores[best] {
+			best = r
+		}
+	}
+	f(p.model(best), trainer.Stats{})
+	return nil
+}
+
+// stumpCertificate returns the certificate of a stump released at b from
+// n training rows of p mapped features with the trainer seed seed, the
+// noise source kind and the notes, without the weights' hash and the
+// noise seed: a function of published constants, which Rebuild calls too.
+func stumpCertificate(b dp.Budget, n, p int, seed uint64, source string, notes []string) *dp.Certificate {
+	T := stump.DefaultGrid
+	cands := stump.Candidates(p, T)
+	run := &trainer.Run{Loss: StumpLoss, Task: losses.Binary.String(), N: n, D: p + 1, K: 1, Seed: seed}
+	c := &dp.Certificate{
+		Version:          dp.CertificateVersion,
+		Private:          source == perturb.SourceSecure,
+		Mechanism:        perturb.Stump,
+		Epsilon:          b.Epsilon,
+		Delta:            b.Delta,
+		Dim:              p + 1,
+		SensitivityRoute: fmt.Sprintf("utility: the number of the n = %d training rows the stump classifies correctly; replacing one row moves every candidate's count by at most %d (it is counted correct or not), so the utility's sensitivity is %d", n, stump.Sensitivity, stump.Sensitivity),
+		NoiseScale:       2 * stump.Sensitivity / b.Epsilon,
+		NoiseScaleName:   "2 Delta_u / eps (permute-and-flip accepts candidate r with probability exp(-(q* - q_r) / scale))",
+		Neighbouring:     perturb.ReplaceOneText,
+		Source:           source,
+		Citation:         StumpCitation,
+		Run:              run,
+	}
+	c.Ledger = []dp.Charge{{Step: "choice of the decision stump by permute-and-flip (pure eps; a delta in the budget is not used)", Mechanism: perturb.Stump, Epsilon: b.Epsilon, Delta: b.Delta}}
+	c.Assumptions = []string{
+		fmt.Sprintf("the class is public: the %d mapped features (from the header and the schema) x the %d thresholds t_k = -1 + 2k/%d, k = 1..%d, of the grid (interior points of every column's mapped range [-1, 1], that is of its declared or privately estimated bounds) x 2 signs = %d candidates h(z) = +1 if s (z_j - t) >= 0, else -1; the released weights are the chosen candidate's on [z, 1] (s on feature j, -s t on the bias, zeros elsewhere), a member of that class", p, T, T+1, T, cands),
+		fmt.Sprintf("the choice is permute-and-flip at eps = %g with the utility's sensitivity %d: candidates visited in a uniformly random order, candidate r accepted with probability exp(-eps (q* - q_r) / 2), q* the largest count; the order and the coins are drawn exactly (uniform integers, Bernoulli(exp(-gamma)) for rational gamma, no floating point in a probability); the running time varies with the draws, a timing channel outside the claim", b.Epsilon, stump.Sensitivity),
+		"the stump decides on the per-feature map z before the unit-ball map (the preprocessing's stump map x' = [z, 1]); the run record's loss (" + StumpLoss + ") only makes readers apply the weights as a margin classifier without probabilities: the stump was chosen by its count of correct training rows (the 0-1 loss), and no loss, lambda or kappa enters the claim (kappa 0: the rows are not scaled into the unit ball)",
+		"the run constants in this certificate (including n) are published in the clear",
+		"only one draw from these rows is covered; a second draw needs its own budget",
+	}
+	if b.Delta > 0 {
+		c.Assumptions = append(c.Assumptions, fmt.Sprintf("the mechanism is pure eps-DP: the budget's delta = %g is not used (an eps-DP release is (eps, delta)-DP for every delta)", b.Delta))
+	}
+	switch {
+	case source == perturb.SourceSeeded:
+		c.Assumptions = append(c.Assumptions, "the random order and coins were drawn from a seeded generator and can be recomputed from the seed: not for release")
+	case source != perturb.SourceSecure:
+		c.Assumptions = append(c.Assumptions, "the random bits came from a caller-supplied source whose quality is not verified")
+	}
+	c.Assumptions = append(c.Assumptions, notes...)
+	return c
+}
+
+// Rebuild recomputes a stump's certificate from its published constants
+// (budget, n, the model's inputs, the seed, the source) and pub's notes.
+func (stumpMethod) Rebuild(c *dp.Certificate, pub Public) (*dp.Certificate, *stability.Report, error) {
+	run, err := certRun(c)
+	if err != nil {
+		return nil, nil, err
+	}
+	switch {
+	case pub.K != 1 || pub.Classes != 2 || pub.D < 2:
+		return nil, nil, fmt.Errorf("a stump has one output for two classes and at least one feature; the model has %d outputs, %d classes, %d inputs", pub.K, pub.Classes, pub.D)
+	case run.Loss != StumpLoss || run.D != pub.D:
+		return nil, nil, fmt.Errorf("a stump's run record has the loss %s and the model's %d inputs; it has %s and %d", StumpLoss, pub.D, run.Loss, run.D)
+	case pub.AutoScale != 0 && pub.AutoScale != 1:
+		return nil, nil, errors.New("a stump is never chosen by a selection with a scale")
+	}
+	if err := (dp.Budget{Epsilon: c.Epsilon, Delta: c.Delta}).Validate(); err != nil {
+		return nil, nil, err
+	}
+	if c.Source == perturb.SourceSeeded && c.NoiseSeed == nil {
+		return nil, nil, errors.New("a seeded release without its noise seed")
+	}
+	notes := append(slices.Clone(pub.Notes), pub.Extra...)
+	cert := stumpCertificate(dp.Budget{Epsilon: c.Epsilon, Delta: c.Delta}, run.N, pub.D-1, run.Seed, c.Source, notes)
+	if c.Source == perturb.SourceSeeded {
+		seed := *c.NoiseSeed
+		cert.NoiseSeed = &seed
+	}
+	return cert, nil, nil
+}
+
+// CheckWeights requires w to be a member of the stump's public class for
+// the grid of stump.DefaultGrid thresholds (stump.FromWeights): one
+// feature weight +1 or -1, zeros, and a bias -s t_k on the grid. Weights
+// outside the class cannot come from the mechanism.
+func (stumpMethod) CheckWeights(_ *dp.Certificate, pub Public, w []float64) error {
+	if len(w) != pub.D {
+		return fmt.Errorf("%w: %d weights for %d inputs", ErrConfig, len(w), pub.D)
+	}
+	if _, err := stump.FromWeights(w, stump.DefaultGrid); err != nil {
+		return fmt.Errorf("%w: the weights are not a stump of the public class: %w", ErrConfig, err)
+	}
+	return nil
+}

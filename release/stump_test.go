@@ -1,0 +1,76 @@
+package release
+
+import (
+	"context"
+	"errors"
+	"reflect"
+	"testing"
+
+	"gonum.org/v1/gonum/mat"
+
+	"github.com/stabpriv/stabpriv/dp"
+	"github.com/stabpriv/stabpriv/losses"
+	"github.com/stabpriv/stabpriv/perturb"
+	"github.com/stabpriv/stabpriv/trainer"
+)
+
+// TestStumpMethod releases a stump from rows [z, 1] (a null row among
+// them), rebuilds its certificate from the published constants, checks
+// the weights are in the public class and that weights outside it, a
+// second release, rows without the bias and a multiclass loss are refused.
+func TestStumpMethod(t *testing.T) {
+	m, err := Lookup(perturb.Stump)
+	if err != nil || !TakesStumpRows(m) || m.SGD() || !m.Pure() {
+		t.Fatalf("Lookup(stump) = %v, %v", m, err)
+	}
+	X := mat.NewDense(5, 3, []float64{
+		-0.5, 0.2, 1,
+		0.6, -0.1, 1,
+		-0.7, 0.9, 1,
+		0.8, 0.4, 1,
+		0, 0, 0, // a null row
+	})
+	y := []float64{-1, 1, -1, 1, -1}
+	cfg := trainer.Config{Loss: losses.Logistic{}, Classes: 2, Seed: 9}
+	b := dp.Budget{Epsilon: 2, Delta: 1e-6}
+	p, err := m.Prepare(context.Background(), Rows{X: X, Y: y, Config: cfg, Notes: []string{"note"}}, b)
+	if err != nil {
+		t.Fatal(err)
+	}
+	out, err := p.Release(context.Background(), perturb.Seeded(4))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := p.Release(context.Background(), perturb.Seeded(4)); !errors.Is(err, ErrReleased) {
+		t.Errorf("second release: %v", err)
+	}
+	pub := Public{Classes: 2, K: 1, D: 3, Notes: []string{"note"}}
+	c := out.Certificate
+	re, rep, err := m.Rebuild(c, pub)
+	if err != nil || rep != nil {
+		t.Fatal(err)
+	}
+	re.WeightsSHA256 = c.WeightsSHA256
+	if !reflect.DeepEqual(re, c) {
+		t.Errorf("rebuilt certificate differs:\n%+v\n%+v", re, c)
+	}
+	if err := m.CheckWeights(c, pub, out.Model.W); err != nil {
+		t.Errorf("the released weights: %v", err)
+	}
+	for _, w := range [][]float64{{1, 0, 0.3}, {0.5, 0, 0}, {1, 1, 0}, {1, 0}} {
+		if err := m.CheckWeights(c, pub, w); err == nil {
+			t.Errorf("weights %v outside the class accepted", w)
+		}
+	}
+	bad := mat.DenseCopyOf(X)
+	bad.Set(0, 2, 0.7)
+	if _, err := m.Prepare(context.Background(), Rows{X: bad, Y: y, Config: cfg}, b); !errors.Is(err, ErrConfig) {
+		t.Errorf("rows without the bias 1: %v", err)
+	}
+	if err := m.CheckConfig(trainer.Config{Loss: losses.Softmax{}, Classes: 3}); !errors.Is(err, ErrConfig) {
+		t.Errorf("softmax: %v", err)
+	}
+	if err := m.CheckBudget(dp.Budget{Epsilon: 0}); err == nil {
+		t.Errorf("eps 0 accepted")
+	}
+}

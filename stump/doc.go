@@ -1,0 +1,39 @@
+// Package stump releases a private decision stump: the one-feature
+// threshold classifier
+//
+//	h(z) = +1 if s (z_j - t) >= 0, else -1,
+//
+// of a public finite class (every column j of the mapped rows z, every
+// threshold t of a public grid of T points inside [-1, 1], both signs s),
+// chosen by the permute-and-flip mechanism (McKenna & Sheldon 2020,
+// "Permute-and-Flip: A new mechanism for differentially private
+// selection", NeurIPS) with utility the number of training rows the
+// candidate classifies correctly. It is the generic private learner of
+// Kasiviswanathan, Lee, Nissim, Raskhodnikova & Smith (2011), "What can we
+// learn privately?", SIAM J. Comput. 40(3), Section 3 (the exponential
+// mechanism of McSherry & Talwar 2007 over a finite concept class), with
+// permute-and-flip in place of the exponential mechanism: the same eps-DP
+// guarantee, and never a worse expected utility.
+//
+// The rows are the per-feature map of package preprocess (declared or
+// privately estimated bounds, every entry z_j in [-1, 1]) before its
+// unit-ball map, so the grid t_k = -1 + 2k/(T+1), k = 1..T, is the same
+// public grid of interior points of every column's range (for the default
+// T = 63 the points are the multiples of 1/32, exact in float64). A stump
+// is a linear classifier on [z, 1] with the weight s on feature j, -s t on
+// the bias and zero elsewhere (Stump.Weights); the model file stores those
+// weights, and a reader that computes the margin <w, [z, 1]> in float64
+// gets the sign of z_j - t exactly (one nonzero product, one rounded
+// subtraction), so predictions reproduce the decisions the utility
+// counted.
+//
+// Neighbours are replace-one: data sets of the same n that differ in one
+// row. A row moves each candidate's count by at most 1 (it is counted
+// correct or not), so the utility has sensitivity 1 and permute-and-flip
+// at eps is eps-DP (perturb.PermuteAndFlip, exact: no floating point in its
+// probabilities). Null rows (a label outside the declared classes) count
+// for no candidate.
+//
+// The scores are computed by sorting each column once and sweeping the
+// grid: O(p n log n + p T) for n rows of p columns.
+package stump

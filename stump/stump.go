@@ -1,0 +1,311 @@
+package stump
+
+import (
+	"errors"
+	"fmt"
+	"math"
+	"slices"
+
+	"gonum.org/v1/gonum/mat"
+
+	"github.com/stabpriv/stabpriv/perturb"
+)
+
+// ErrInput is wrapped by every error about the inputs of a stump.
+var ErrInput = errors.New("stump: invalid input")
+
+// DefaultGrid is the number T of thresholds per column when Config.Grid is
+// zero: the 63 interior multiples of 1/32 in (-1, 1).
+const DefaultGrid = 63
+
+// MaxGrid bounds Config.Grid.
+const MaxGrid = 1 << 16
+
+// Sensitivity is the sensitivity of the utility (the number of training
+// rows a candidate classifies correctly) under replace-one neighbours: a
+// replaced row is counted correct or not by each candidate, before and
+// after, so each count moves by at most 1.
+const Sensitivity = 1
+
+// Config configures a stump. Every zero value is documented.
+type Config struct {
+	// Epsilon > 0 is the privacy parameter of the selection.
+	Epsilon float64
+	// Grid is the number T of thresholds per column, in [1, MaxGrid]
+	// (Threshold). Zero means DefaultGrid.
+	Grid int
+}
+
+// grid returns the number of thresholds of c.
+func (c Config) grid() int {
+	if c.Grid == 0 {
+		return DefaultGrid
+	}
+	return c.Grid
+}
+
+// Check returns an error wrapping ErrInput for an eps that is not finite
+// and positive or a grid outside [1, MaxGrid].
+func (c Config) Check() error {
+	if !(c.Epsilon > 0) || math.IsInf(c.Epsilon, 0) {
+		return fmt.Errorf("%w: eps = %v, want finite > 0", ErrInput, c.Epsilon)
+	}
+	if g := c.grid(); g < 1 || g > MaxGrid {
+		return fmt.Errorf("%w: a grid of %d thresholds, want 1 to %d", ErrInput, g, MaxGrid)
+	}
+	return nil
+}
+
+// Threshold returns the k-th of the T thresholds of the public grid,
+// t_k = -1 + 2k/(T+1) for k = 1..T: interior points of [-1, 1], the range
+// of every column of the per-feature map. It panics for k outside [1, T].
+func Threshold(k, T int) float64 {
+	if k < 1 || k > T {
+		panic(fmt.Sprintf("stump: threshold %d of %d", k, T))
+	}
+	return -1 + 2*float64(k)/float64(T+1)
+}
+
+// Stump is one classifier of the class: h(z) = +1 if Sign (z_Feature -
+// t_Index) >= 0, else -1, with t_Index = Threshold(Index, T).
+type Stump struct {
+	Feature int
+	Index   int
+	Sign    int
+}
+
+// Candidates returns the number of classifiers of the class for p columns
+// and T thresholds: 2 p T.
+func Candidates(p, T int) int { return 2 * p * T }
+
+// index returns the position of s among the candidates (the order of
+// Scores): ((Feature T + Index - 1) 2 + b), b = 0 for Sign +1, 1 for -1.
+func (s Stump) index(T int) int {
+	b := 0
+	if s.Sign < 0 {
+		b = 1
+	}
+	return (s.Feature*T+s.Index-1)*2 + b
+}
+
+// candidate returns the stump at position r of the candidates.
+func candidate(r, T int) Stump {
+	s := Stump{Sign: 1}
+	if r%2 == 1 {
+		s.Sign = -1
+	}
+	r /= 2
+	s.Feature, s.Index = r/T, r%T+1
+	return s
+}
+
+// FromIndex returns the stump at position r of the candidates for T
+// thresholds (the order of Scores, and the index perturb.PermuteAndFlip
+// returns over them), or an error wrapping ErrInput for a negative r or T
+// outside [1, MaxGrid].
+func FromIndex(r, T int) (Stump, error) {
+	if r < 0 || T < 1 || T > MaxGrid {
+		return Stump{}, fmt.Errorf("%w: candidate %d of a grid of %d", ErrInput, r, T)
+	}
+	return candidate(r, T), nil
+}
+
+// Predict returns the stump's label, +1 or -1, for the mapped row z.
+func (s Stump) Predict(z []float64, T int) float64 {
+	d := z[s.Feature] - Threshold(s.Index, T)
+	if float64(s.Sign)*d >= 0 {
+		return 1
+	}
+	return -1
+}
+
+// Weights returns the stump as the weights of a linear classifier on
+// [z, 1] (p + 1 entries, the bias last): Sign on Feature, -Sign t on the
+// bias, zero elsewhere. The margin <w, [z, 1]> computed in float64 is
+// fl(Sign z_j - Sign t), whose sign is that of Sign (z_j - t) exactly, so
+// the classifier (class +1 when the margin is >= 0) decides as the stump.
+func (s Stump) Weights(p, T int) []float64 {
+	w := make([]float64, p+1)
+	w[s.Feature] = float64(s.Sign)
+	w[p] = 0 - float64(s.Sign)*Threshold(s.Index, T) // +0, not -0, at t = 0
+	return w
+}
+
+// FromWeights returns the stump whose weights (Weights) are w for p = len(w)
+// - 1 columns and T thresholds, or an error wrapping ErrInput when w is
+// not the weights of a member of the class: exactly one of the first p
+// entries nonzero and equal to +1 or -1, and the bias -Sign t_k for a k of
+// the grid. A verifier checks with it that a released model is in the
+// public class.
+func FromWeights(w []float64, T int) (Stump, error) {
+	p := len(w) - 1
+	if p < 1 || T < 1 || T > MaxGrid {
+		return Stump{}, fmt.Errorf("%w: %d weights with a grid of %d thresholds", ErrInput, len(w), T)
+	}
+	feat := -1
+	for j, v := range w[:p] {
+		if v == 0 {
+			continue
+		}
+		if feat >= 0 || (v != 1 && v != -1) {
+			return Stump{}, fmt.Errorf("%w: weight %d is %v: a stump has one feature weight, +1 or -1, and zeros", ErrInput, j, v)
+		}
+		feat = j
+	}
+	if feat < 0 {
+		return Stump{}, fmt.Errorf("%w: no feature weight", ErrInput)
+	}
+	s := Stump{Feature: feat, Sign: int(w[feat])}
+	t := -w[p] * float64(s.Sign)
+	for k := 1; k <= T; k++ {
+		if Threshold(k, T) == t {
+			s.Index = k
+			return s, nil
+		}
+	}
+	return Stump{}, fmt.Errorf("%w: threshold %v is not a point of the grid of %d thresholds", ErrInput, t, T)
+}
+
+// Scores returns the utility of every candidate (in the order of the
+// candidates: column, threshold, sign +1 then -1): the number of rows i
+// with null[i] false that the candidate classifies as y[i]. Z holds the n
+// mapped rows (n x p, finite), y their labels (+1 or -1), null marks rows
+// that count for no candidate (nil: none). Each column is sorted once and
+// the grid swept: O(p n log n + p T).
+func Scores(Z mat.Matrix, y []float64, null []bool, T int) ([]int64, error) {
+	if err := checkRows(Z, y, null, T); err != nil {
+		return nil, err
+	}
+	n, p := Z.Dims()
+	type cell struct {
+		v   float64
+		pos bool
+	}
+	var negTotal int64
+	for i := range n {
+		if (null == nil || !null[i]) && y[i] < 0 {
+			negTotal++
+		}
+	}
+	scores := make([]int64, Candidates(p, T))
+	col := make([]cell, 0, n)
+	for j := range p {
+		col = col[:0]
+		for i := range n {
+			if null != nil && null[i] {
+				continue
+			}
+			col = append(col, cell{Z.At(i, j), y[i] > 0})
+		}
+		slices.SortFunc(col, func(a, b cell) int {
+			switch {
+			case a.v < b.v:
+				return -1
+			case a.v > b.v:
+				return 1
+			}
+			return 0
+		})
+		// lt counts the rows with z < t, le those with z <= t, by label.
+		var ltPos, ltNeg, lePos, leNeg int64
+		a, b := 0, 0
+		for k := 1; k <= T; k++ {
+			t := Threshold(k, T)
+			for ; a < len(col) && col[a].v < t; a++ {
+				if col[a].pos {
+					ltPos++
+				} else {
+					ltNeg++
+				}
+			}
+			for ; b < len(col) && col[b].v <= t; b++ {
+				if col[b].pos {
+					lePos++
+				} else {
+					leNeg++
+				}
+			}
+			posTotal := int64(len(col)) - negTotal
+			r := (j*T + k - 1) * 2
+			// Sign +1: +1 when z >= t, so the +1 rows at or above t
+			// and the -1 rows below t are correct.
+			scores[r] = (posTotal - ltPos) + ltNeg
+			// Sign -1: +1 when z <= t.
+			scores[r+1] = lePos + (negTotal - leNeg)
+		}
+	}
+	return scores, nil
+}
+
+// checkRows checks the inputs of Scores and Fit.
+func checkRows(Z mat.Matrix, y []float64, null []bool, T int) error {
+	if Z == nil {
+		return fmt.Errorf("%w: no rows", ErrInput)
+	}
+	n, p := Z.Dims()
+	switch {
+	case n < 1 || p < 1:
+		return fmt.Errorf("%w: %d rows of %d columns", ErrInput, n, p)
+	case len(y) != n:
+		return fmt.Errorf("%w: %d rows, %d labels", ErrInput, n, len(y))
+	case null != nil && len(null) != n:
+		return fmt.Errorf("%w: %d rows, %d null flags", ErrInput, n, len(null))
+	case T < 1 || T > MaxGrid:
+		return fmt.Errorf("%w: a grid of %d thresholds, want 1 to %d", ErrInput, T, MaxGrid)
+	case Candidates(p, T) > math.MaxInt32:
+		return fmt.Errorf("%w: %d columns and %d thresholds make more than %d candidates", ErrInput, p, T, math.MaxInt32)
+	}
+	for i := range n {
+		if null != nil && null[i] {
+			continue
+		}
+		if y[i] != 1 && y[i] != -1 {
+			return fmt.Errorf("%w: row %d has label %v, want +1 or -1", ErrInput, i, y[i])
+		}
+		for j := range p {
+			if v := Z.At(i, j); math.IsNaN(v) || math.IsInf(v, 0) {
+				return fmt.Errorf("%w: row %d, column %d is %v", ErrInput, i, j, v)
+			}
+		}
+	}
+	return nil
+}
+
+// Fit chooses a stump for the rows Z (n x p), labels y (+1 or -1) and null
+// rows null (nil: none; see Scores) by permute-and-flip at cfg.Epsilon with
+// the utility Scores, drawing from src (nil means perturb.Secure()).
+//
+// # Privacy
+//
+// For replace-one neighbours (Z, y) and (Z', y') that differ in one row
+// (its features, its label or whether it is null), with the same n, p and
+// grid, the output is cfg.Epsilon-DP: every candidate's score moves by at
+// most Sensitivity = 1, and permute-and-flip with sensitivity 1 is eps-DP
+// (McKenna & Sheldon 2020, Theorem 1; perturb.PermuteAndFlip, exact). The
+// class (p, T, the grid) is public. The exponential mechanism over the
+// finite class (the learner of Kasiviswanathan et al. 2011, Section 3)
+// errs, with probability at least 1 - beta, on at most
+// 2 (ln(2 p T) + ln(1/beta)) / eps more training rows than the best stump
+// (McSherry & Talwar 2007; Dwork & Roth 2014, Theorem 3.11), and
+// permute-and-flip's expected utility is at least the exponential
+// mechanism's (McKenna & Sheldon 2020, Theorem 2).
+//
+// Errors wrap ErrInput (before any draw) or perturb.ErrSource.
+func Fit(Z mat.Matrix, y []float64, null []bool, cfg Config, src perturb.Source) (Stump, error) {
+	if err := cfg.Check(); err != nil {
+		return Stump{}, err
+	}
+	T := cfg.grid()
+	scores, err := Scores(Z, y, null, T)
+	if err != nil {
+		return Stump{}, err
+	}
+	if src == nil {
+		src = perturb.Secure()
+	}
+	r, err := perturb.PermuteAndFlip(src, scores, cfg.Epsilon, Sensitivity)
+	if err != nil {
+		return Stump{}, err
+	}
+	return candidate(r, T), nil
+}
