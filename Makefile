@@ -136,6 +136,8 @@ paper:
 	fi
 	@echo "== what train gives with a data set and a budget only (bench/defaults: the defaults against the rule and the test-selected setting, the fit of the automatic rules)"
 	DIFFPRIVLIB=$(DIFFPRIVLIB) $(GO) run ./bench/defaults -data-dir $(DATA) -out $(OUT)/paper/defaults
+	@mkdir -p $(OUT)/paper/idrule
+	$(GO) run ./bench/idrule -data $(OUT)/paper/defaults/data/adult.csv -seeds 5 > $(OUT)/paper/idrule/table.md
 	$(GO) run ./bench/docgen results -keep -paper $(OUT)/paper -o docs/RESULTS.md
 
 # The nested module beam/ (Apache Beam pipeline, its own go.mod): build the

@@ -94,6 +94,10 @@ func gridSettings(ds dataSet, dim int) []setting {
 	return out
 }
 
+// gridMechanisms, when not empty, keeps only the grid's settings of these
+// mechanisms (flag -mechanisms).
+var gridMechanisms []string
+
 // maxObjectiveDim bounds the model inputs of the objective-perturbation
 // settings of the grid.
 const maxObjectiveDim = 2000
@@ -164,6 +168,9 @@ func runGrid(ctx context.Context, dss []dataSet, out string, seeds, workers int)
 				pdim = k + 1
 			}
 			for _, s := range gridSettings(ds, pdim) {
+				if len(gridMechanisms) > 0 && !slices.Contains(gridMechanisms, s.mech) {
+					continue
+				}
 				for seed := 1; seed <= seeds; seed++ {
 					a := append(budgetArgs(eps, 0, seed), s.args()...)
 					jobs = append(jobs, job{ds: ds, eps: eps, seed: seed, s: s, args: a})

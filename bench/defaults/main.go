@@ -6,7 +6,7 @@
 //
 // Usage:
 //
-//	go run ./bench/defaults -data-dir ../shared/datasets -out out/paper/defaults [-task all|grid|defaults|diffprivlib|project|table] [-seeds 10]
+//	go run ./bench/defaults -data-dir ../shared/datasets -out out/paper/defaults [-task all|grid|defaults|diffprivlib|project|table] [-seeds 10] [-sets a,b] [-mechanisms m,n]
 //
 // It prepares the data sets as CSV files under -out (prepare.go), then:
 //
@@ -56,10 +56,14 @@ func main() {
 	seeds := flag.Int("seeds", 10, "seeds (splits) per setting")
 	workers := flag.Int("workers", 2, "fits run at once")
 	lr := flag.String("lambda-range", "1e-6,1", "task grid: the `lo,hi` of its lambdas (10^-6 to 1 in half decades)")
+	mechs := flag.String("mechanisms", "", "task grid: only these `mechanisms` (comma-separated; empty: all), to add a mechanism's rows to an earlier grid.csv")
 	flag.Parse()
 	if _, err := fmt.Sscanf(*lr, "%g,%g", &lambdaRange[0], &lambdaRange[1]); err != nil || !(lambdaRange[0] > 0 && lambdaRange[0] <= lambdaRange[1]) {
 		fmt.Fprintf(os.Stderr, "defaults: -lambda-range %q, want lo,hi with 0 < lo <= hi\n", *lr)
 		os.Exit(2)
+	}
+	if *mechs != "" {
+		gridMechanisms = strings.Split(*mechs, ",")
 	}
 	if err := run(context.Background(), *dataDir, *out, *task, *script, strings.Split(*sets, ","), *seeds, *workers); err != nil {
 		fmt.Fprintln(os.Stderr, "defaults:", err)
