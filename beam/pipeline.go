@@ -989,11 +989,16 @@ type failure struct {
 }
 
 // newFailure returns err as a failure with the causes its message names,
-// or err when it names none.
+// or err when it names none. Only the message before its first double
+// quote is read: the steps quote every cell, ID and column name they
+// report (%q), so text from the rows (a cell that reads "private: invalid
+// options", say) cannot add a cause, and the exit status stays a function
+// of the kind of error, not of the data.
 func newFailure(err error) error {
+	msg, _, _ := strings.Cut(err.Error(), `"`)
 	var causes []error
 	for _, c := range pipelineCauses {
-		if !errors.Is(err, c) && strings.Contains(err.Error(), c.Error()) {
+		if !errors.Is(err, c) && strings.Contains(msg, c.Error()) {
 			causes = append(causes, c)
 		}
 	}

@@ -480,6 +480,9 @@ func TestFailureCauses(t *testing.T) {
 		{"job failed: DoFn failed: stabbeam: bad input: datasets: bad data format: s.csv: line 9 has 2 fields", true, false},
 		{"job failed: DoFn failed: private: invalid options: 500 partitions for 95 training rows", false, true},
 		{"job failed: worker lost", false, false},
+		// A cell's text is quoted: it names no cause.
+		{`job failed: DoFn failed: stabbeam: bad input: datasets: bad data format: s.csv: line 3: "private: invalid options" is not a finite number`, true, false},
+		{`job failed: DoFn failed: x: cell "datasets: bad data format"`, false, false},
 	} {
 		err := newFailure(fmt.Errorf("stabbeam: the pipeline failed: %w", errors.New(c.msg)))
 		if errors.Is(err, datasets.ErrFormat) != c.format || errors.Is(err, private.ErrOptions) != c.option {

@@ -134,6 +134,9 @@ func TestExitCodes(t *testing.T) {
 			return strings.Replace(strings.Replace(l, "neg", "maybe", 1), "pos", "maybe", 1)
 		}), nil, 0, false},
 		{"a NaN cell", line(30, func(l string) string { return "NaN" + l[strings.IndexByte(l, ','):] }), nil, 4, false},
+		// A cell whose text is a settings error's message: still malformed
+		// data, whatever the cell says.
+		{"a cell reading as a settings error", line(30, func(l string) string { return "private: invalid options" + l[strings.IndexByte(l, ','):] }), nil, 4, false},
 		{"a quoted cell never closed", line(30, func(l string) string { return "\"" + l }), nil, 4, false},
 		{"no shard matches", nil, []string{"--input-glob", "none-*.csv"}, 4, false},
 		{"a missing privacy-ID column", nil, []string{"--privacy-id", "user", "--max-rows-per-id", "2"}, 2, false},
