@@ -138,6 +138,9 @@ paper:
 	DIFFPRIVLIB=$(DIFFPRIVLIB) $(GO) run ./bench/defaults -data-dir $(DATA) -out $(OUT)/paper/defaults
 	@mkdir -p $(OUT)/paper/idrule
 	$(GO) run ./bench/idrule -data $(OUT)/paper/defaults/data/adult.csv -seeds 5 > $(OUT)/paper/idrule/table.md
+	@mkdir -p $(OUT)/paper/boundsfail
+	$(GO) run ./bench/boundsfail -data $(OUT)/paper/defaults/data/adult_raw.csv \
+		-columns age,fnlwgt,education-num,capital-gain,capital-loss,hours-per-week -seeds 400 > $(OUT)/paper/boundsfail/table.md
 	$(GO) run ./bench/docgen results -keep -paper $(OUT)/paper -o docs/RESULTS.md
 
 # The nested module beam/ (Apache Beam pipeline, its own go.mod): build the

@@ -111,7 +111,7 @@ func run(path, columns string, epss, failures []float64, seeds int, dir string, 
 		}
 		ref[j] = [2]float64{privbounds.Lower(first), privbounds.Upper(last)}
 	}
-	fmt.Printf("%s: %d rows, %d columns, %d seeds\n\n", path, n, d, seeds)
+	fmt.Fprintf(os.Stderr, "%s: %d rows, %d columns, %d seeds\n", path, n, d, seeds)
 	fmt.Println("| eps_bounds | failure | MinRows | some range beyond the data | some range > 16x the data's | Implausible warned | warned, given > 16x | values clamped |")
 	fmt.Println("|---|---|---|---|---|---|---|---|")
 	for _, eps := range epss {
