@@ -108,7 +108,19 @@ func TestCLIPrivacyID(t *testing.T) {
 	if err := os.WriteFile(empty, []byte(strings.Replace(idCSV(nil), ",u3,", ",,", 1)), 0o644); err != nil {
 		t.Fatal(err)
 	}
+	// Three IDs of two rows each, all training: 6 rows at c = 2, but 3
+	// training IDs, so at most 3 partitions.
+	three := filepath.Join(dir, "three.csv")
+	if err := os.WriteFile(three, []byte("x1,user,x2,class\n-3,u0,1,c0\n3,u0,0,c1\n-2,u1,0,c0\n2,u1,1,c1\n-3,u2,1,c0\n3,u2,-1,c1\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
 	out := filepath.Join(dir, "bad.json")
+	if _, stderr, err := call(t, flags(three, out, "--max-rows-per-id", "2", "--test-frac", "0", "--partitions", "3")...); err != nil {
+		t.Errorf("3 partitions for 3 training IDs: %v\n%s", err, stderr)
+	}
+	if err := os.Remove(out); err != nil {
+		t.Fatal(err)
+	}
 	for _, tc := range []struct {
 		name string
 		args []string
@@ -120,6 +132,8 @@ func TestCLIPrivacyID(t *testing.T) {
 		{"c < 0", flags(base, out, "--max-rows-per-id", "-1"), 2},
 		{"c without an ID", []string{"train", "--data", base, "--label", "class", "--classes", "c0,c1", "--bounds", bounds, "--max-rows-per-id", "2", "--mechanism", "gamma", "--out", out}, 2},
 		{"no bounds", []string{"train", "--data", base, "--label", "class", "--classes", "c0,c1", "--privacy-id", "user", "--max-rows-per-id", "2", "--mechanism", "gamma", "--out", out}, 2},
+		{"more partitions than training IDs", flags(three, out, "--max-rows-per-id", "2", "--test-frac", "0", "--partitions", "6"), 2},
+		{"more partitions than training IDs, fewer than rows", flags(three, out, "--max-rows-per-id", "2", "--test-frac", "0", "--partitions", "4"), 2},
 	} {
 		if _, _, err := call(t, tc.args...); exitCode(err) != tc.code || !strings.Contains(fmt.Sprint(err), "rivacy") && !strings.Contains(fmt.Sprint(err), "max-rows") {
 			t.Errorf("%s: exit %d (%v), want %d and a message about the privacy ID", tc.name, exitCode(err), err, tc.code)
