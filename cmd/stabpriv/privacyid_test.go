@@ -11,6 +11,7 @@ import (
 	"gonum.org/v1/gonum/floats"
 
 	"github.com/stabpriv/stabpriv/modelfile"
+	"github.com/stabpriv/stabpriv/stability"
 )
 
 // idCSV returns a CSV with columns x1, user, x2, class: 25 users with 1 to
@@ -207,5 +208,52 @@ func TestCLIPrivacyIDRule(t *testing.T) {
 	fit("secure.json")
 	if stdout, _, err := call(t, "certify", filepath.Join(dir, "secure.json")); err != nil || !strings.HasPrefix(stdout, "VERIFIED PRIVATE RELEASE") {
 		t.Errorf("certify of the rule's release per privacy ID: %v\n%s", err, stdout)
+	}
+}
+
+// TestPartitionedRouteNote: the certificate's note on the partitioned
+// route names the group step (c changed rows along c replace-one steps)
+// only for a fit per privacy ID with c > 1, not for rows nor for c = 1,
+// and Verify rebuilds the note of each (certify accepts the files).
+func TestPartitionedRouteNote(t *testing.T) {
+	dir := t.TempDir()
+	bounds := writeFile(t, "bounds.csv", "x1,-6,6\nx2,-6,6\n")
+	data := filepath.Join(dir, "ids.csv")
+	if err := os.WriteFile(data, []byte(idCSV(nil)), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	perID := func(c string) []string {
+		return []string{"--data", data, "--label", "class", "--classes", "c0,c1", "--bounds", bounds, "--privacy-id", "user", "--max-rows-per-id", c}
+	}
+	for _, tc := range []struct {
+		name  string
+		args  []string
+		group bool
+	}{
+		{"rows", nil, false},
+		{"per ID, c = 1", perID("1"), false},
+		{"per ID, c = 3", perID("3"), true},
+	} {
+		out := filepath.Join(dir, strings.NewReplacer(" ", "", ",", "", "=", "").Replace(tc.name)+".json")
+		args := append([]string{"train", "--mechanism", "gamma", "--epsilon", "1", "--partitions", "2", "--seed", "3", "--out", out}, tc.args...)
+		if _, stderr, err := call(t, args...); err != nil {
+			t.Fatalf("%s: %v\n%s", tc.name, err, stderr)
+		}
+		r, err := modelfile.ReadFile(out)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var note string
+		for _, a := range r.Certificate.Assumptions {
+			if strings.HasPrefix(a, "sensitivity route partitioned/") {
+				note = a
+			}
+		}
+		if !strings.Contains(note, stability.PartitionedCitation) || strings.Contains(note, stability.GroupCitation) != tc.group || strings.Contains(note, "triangle inequality") != tc.group {
+			t.Errorf("%s: the route's note %q, want the group step: %v", tc.name, note, tc.group)
+		}
+		if stdout, _, err := call(t, "certify", out); err != nil || !strings.HasPrefix(stdout, "VERIFIED PRIVATE RELEASE") {
+			t.Errorf("%s: certify: %v\n%s", tc.name, err, stdout)
+		}
 	}
 }
