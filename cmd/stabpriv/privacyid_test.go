@@ -2,6 +2,7 @@ package main
 
 import (
 	"fmt"
+	"math"
 	"math/rand/v2"
 	"os"
 	"path/filepath"
@@ -10,7 +11,10 @@ import (
 
 	"gonum.org/v1/gonum/floats"
 
+	"github.com/stabpriv/stabpriv/dp"
 	"github.com/stabpriv/stabpriv/modelfile"
+	"github.com/stabpriv/stabpriv/perturb"
+	"github.com/stabpriv/stabpriv/release"
 	"github.com/stabpriv/stabpriv/stability"
 )
 
@@ -172,7 +176,10 @@ func TestPrivacyIDForecast(t *testing.T) {
 // public rule): the model file is the one --mechanism gamma with the
 // automatic knobs writes, byte for byte with the same published noise
 // seed, its lambda is sqrt(c) times the rule's for rows (the output says
-// so), and a secure release certifies.
+// so, and the certificate's lambda is release.GroupScale(c) = sqrt(c)
+// times release.AutoKnobs' at the layout's n = c * training IDs, checked
+// as a number: the rule and the named mechanism share the code that
+// scales lambda, and so does Verify), and a secure release certifies.
 func TestCLIPrivacyIDRule(t *testing.T) {
 	dir := t.TempDir()
 	bounds := writeFile(t, "bounds.csv", "x1,-6,6\nx2,-6,6\n")
@@ -203,6 +210,25 @@ func TestCLIPrivacyIDRule(t *testing.T) {
 		}
 		if !strings.Contains(stdout, "sqrt(c) = 1.732 times the rule's lambda for rows") {
 			t.Errorf("P = %s: the output does not state the knob rule per privacy ID:\n%s", parts, stdout)
+		}
+		// The rule and the named mechanism share the code that scales
+		// lambda: check the number itself, sqrt(c) times the rule for
+		// rows at the layout's n = c * training IDs.
+		r, err := modelfile.Read(strings.NewReader(rule))
+		if err != nil {
+			t.Fatal(err)
+		}
+		cert, n := r.Certificate, r.Split.TrainRows
+		if cert == nil || cert.Run == nil || r.Partitions == nil || r.Partitions.MaxRowsPerID != 3 || n%3 != 0 || cert.Run.N != n {
+			t.Fatalf("P = %s: certificate %v, partitions %+v, n = %d", parts, cert != nil, r.Partitions, n)
+		}
+		k, err := release.AutoKnobs(n, cert.Run.D, cert.Run.K, perturb.Gamma, dp.Budget{Epsilon: 1})
+		if err != nil {
+			t.Fatal(err)
+		}
+		want := release.GroupScale(3) * k.Lambda
+		if math.Abs(cert.Lambda-want) > 1e-12*want || math.Abs(cert.Lambda-math.Sqrt(3)*k.Lambda) > 1e-12*want {
+			t.Errorf("P = %s: lambda %v, want sqrt(3) x %v = %v (the rule for rows at n = %d)", parts, cert.Lambda, k.Lambda, want, n)
 		}
 	}
 	fit("secure.json")
