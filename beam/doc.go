@@ -79,8 +79,8 @@
 // documentation of partition.Fit.
 //
 // A pipeline that fails (a shard missing or unreadable, a malformed or
-// ragged row, more partitions than training rows, a batch larger than a
-// partition) fails before the release step: nothing is released and no
+// ragged row, more partitions than training rows, or per privacy ID than
+// training IDs, a batch larger than a partition) fails before the release step: nothing is released and no
 // model file is written; what can be checked before the pipeline runs
 // (the output location, the shards' headers, the settings) is checked at
 // launch. The weights of the partitions travel between workers in the

@@ -272,6 +272,6 @@ func PartitionSensitivity(part stability.Partitioned, ref *stability.Report) (pe
 		return perturb.Sensitivity{}, nil, err
 	}
 	notes := append([]string(nil), ref.Assumptions...)
-	notes = append(notes, fmt.Sprintf("sensitivity route %s: Delta = %s = %.17g (%s)", part.RouteName(), part.Formula(), part.Delta, stability.PartitionedCitation))
+	notes = append(notes, fmt.Sprintf("sensitivity route %s: Delta = %s = %.17g (%s)", part.RouteName(), part.Formula(), part.Delta, part.Citation()))
 	return sens, notes, nil
 }

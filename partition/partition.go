@@ -201,7 +201,7 @@ type Layout struct {
 
 // Layout computes the layout of the shards (names and row counts, in any
 // order) and checks it before any partition is trained: at most as many
-// partitions as training rows, the batch size at most every non-empty
+// partitions as training rows (training IDs, for LayoutIDs), the batch size at most every non-empty
 // partition's size, and a sensitivity route for every partition's run.
 // Errors wrap private.ErrOptions or datasets.ErrFormat.
 func (pl *Plan) Layout(shards []datasets.Shard) (Layout, error) {
@@ -240,8 +240,8 @@ func (pl *Plan) LayoutIDs(ids datasets.IDCounts) (Layout, error) {
 // checkLayout checks a layout before any partition is trained (see Layout).
 func (pl *Plan) checkLayout(rows, train int, sizes []int) (Layout, error) {
 	opts := pl.plan.Options
-	if train < pl.partitions {
-		return Layout{}, fmt.Errorf("%w: %d partitions for %d training rows; use at most as many partitions as rows", private.ErrOptions, pl.partitions, train)
+	if err := pl.checkPartitions(train); err != nil {
+		return Layout{}, err
 	}
 	if b := opts.Trainer.Batch; b > 1 {
 		for p, np := range sizes {
@@ -264,6 +264,25 @@ func (pl *Plan) checkLayout(rows, train int, sizes []int) (Layout, error) {
 		}
 	}
 	return Layout{Rows: rows, Train: train, Sizes: sizes}, nil
+}
+
+// checkPartitions refuses more partitions than units of the train
+// training rows: rows, or for a fit per privacy ID the training IDs,
+// train/c (c rows each). A partition holds whole units, so more partitions
+// than units leave some empty. The count of training IDs is public: the
+// layout of the IDs alone gives it (datasets.IDCounts.Layout), and the
+// certificate publishes it (c and the sizes).
+func (pl *Plan) checkPartitions(train int) error {
+	if pl.idCol >= 0 {
+		if ids := train / pl.group; ids < pl.partitions {
+			return fmt.Errorf("%w: %d partitions for %d training privacy IDs; use at most as many partitions as training IDs (an ID's rows train in one partition)", private.ErrOptions, pl.partitions, ids)
+		}
+		return nil
+	}
+	if train < pl.partitions {
+		return fmt.Errorf("%w: %d partitions for %d training rows; use at most as many partitions as rows", private.ErrOptions, pl.partitions, train)
+	}
+	return nil
 }
 
 // nonZero returns the positive values of v.
@@ -671,8 +690,8 @@ func (pl *Plan) release(ctx context.Context, results []Result, rows, trainRows i
 	if len(results) == 0 {
 		return nil, fmt.Errorf("%w: no partition has rows", datasets.ErrFormat)
 	}
-	if trainRows < pl.partitions {
-		return nil, fmt.Errorf("%w: %d partitions for %d training rows; use at most as many partitions as rows", private.ErrOptions, pl.partitions, trainRows)
+	if err := pl.checkPartitions(trainRows); err != nil {
+		return nil, err
 	}
 	first := results[0].Run
 	n := 0

@@ -9,6 +9,7 @@ import (
 	"math/rand/v2"
 	"slices"
 	"strconv"
+	"strings"
 	"testing"
 
 	"gonum.org/v1/gonum/floats"
@@ -326,6 +327,45 @@ func TestFitPrivacyIDErrors(t *testing.T) {
 	})
 	if !errors.Is(err, private.ErrOptions) {
 		t.Errorf("private.Fit with a privacy ID: %v, want ErrOptions", err)
+	}
+}
+
+// TestFitPrivacyIDPartitions: per privacy ID, an ID's rows train in one
+// partition, so the partitions are at most the training IDs, not the
+// training rows (c of them per ID): 3 IDs of c = 2 rows, all training,
+// fit in 3 partitions and are refused in 4 and in 6 (6 training rows),
+// with an error in IDs wrapping ErrOptions, before any training; the plan
+// (LayoutIDs) refuses the counts alike, while rows without an ID still
+// take as many partitions as rows.
+func TestFitPrivacyIDPartitions(t *testing.T) {
+	tabs := idBase(3, 3).tables(t)
+	schema := datasets.Schema{Label: "y", Classes: []string{"a", "b"}}
+	opts := private.Options{Mechanism: perturb.Gamma, Preprocess: preprocess.None, Seed: 1, Trainer: trainer.Config{Passes: 1}, PrivacyID: "user", MaxRowsPerID: 2}
+	for _, parts := range []int{3, 4, 6} {
+		rel, err := Fit(context.Background(), tabs, schema, dp.Budget{Epsilon: 1}, opts, parts)
+		switch {
+		case parts == 3 && err != nil:
+			t.Errorf("3 partitions for 3 training IDs: %v", err)
+		case parts == 3 && rel.Split.TrainRows != 6:
+			t.Errorf("3 IDs of c = 2: %d training rows, want 6", rel.Split.TrainRows)
+		case parts > 3 && (!errors.Is(err, private.ErrOptions) || !strings.Contains(err.Error(), fmt.Sprintf("%d partitions for 3 training privacy IDs", parts))):
+			t.Errorf("%d partitions for 3 training IDs (6 rows): %v, want ErrOptions in IDs", parts, err)
+		}
+	}
+	pl, err := NewPlan([]string{"f0", "user", "f1", "y"}, schema, dp.Budget{Epsilon: 1}, opts, 6)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := pl.LayoutIDs(datasets.IDCounts{IDs: 4, Train: []int{1, 1, 1, 0, 0, 0}}); !errors.Is(err, private.ErrOptions) {
+		t.Errorf("LayoutIDs of 3 training IDs in 6 partitions: %v, want ErrOptions", err)
+	}
+	opts.PrivacyID, opts.MaxRowsPerID = "", 0
+	rows, err := NewPlan([]string{"f0", "f1", "y"}, schema, dp.Budget{Epsilon: 1}, opts, 6)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := rows.Layout([]datasets.Shard{{Name: "s0.csv", Rows: 6}}); err != nil {
+		t.Errorf("6 partitions for 6 training rows without a privacy ID: %v", err)
 	}
 }
 

@@ -11,9 +11,25 @@ import (
 // sensitivity cannot be certified.
 var ErrPartitioned = errors.New("stability: partitioned sensitivity not covered")
 
-// PartitionedCitation names the argument of AnalyzePartitioned.
+// PartitionedCitation names the argument of AnalyzePartitioned for units
+// of one row.
 const PartitionedCitation = "disjoint partitions: a unit's rows lie in one partition, so the weighted average moves by (n_p/n) times that partition's change " +
-	"(docs/DESIGN.md, section 7); c changed rows by the triangle inequality along c replace-one steps (group stability, as group privacy in Dwork & Roth 2014, Theorem 2.2)"
+	"(docs/DESIGN.md, section 7)"
+
+// GroupCitation names the step of AnalyzePartitioned from one changed row
+// to the c rows of a unit, for c > 1.
+const GroupCitation = "c changed rows by the triangle inequality along c replace-one steps (group stability, as group privacy in Dwork & Roth 2014, Theorem 2.2)"
+
+// Citation names the argument of the bound t: PartitionedCitation, and
+// GroupCitation only when a unit has Group > 1 rows (a fit per privacy ID
+// with c > 1; with c = 1, or without a privacy ID, a unit is one row and
+// the group step is not taken).
+func (t Partitioned) Citation() string {
+	if t.Group > 1 {
+		return PartitionedCitation + "; " + GroupCitation
+	}
+	return PartitionedCitation
+}
 
 // Partitioned is the sensitivity of a partitioned fit: the weighted average
 // sum_p (n_p/n) w_p of P runs with the same settings on disjoint parts of

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"math"
+	"strings"
 	"testing"
 
 	"gonum.org/v1/gonum/mat"
@@ -153,5 +154,16 @@ func TestAnalyzePartitionedErrors(t *testing.T) {
 	}
 	if err := (Partitioned{Worst: -1, Routed: true}).Check(); !errors.Is(err, ErrPartitioned) {
 		t.Errorf("no part analyzed: %v", err)
+	}
+}
+
+// TestPartitionedCitation: the group step is cited only for units of more
+// than one row.
+func TestPartitionedCitation(t *testing.T) {
+	for _, g := range []int{1, 2, 5} {
+		got := Partitioned{Group: g}.Citation()
+		if !strings.HasPrefix(got, PartitionedCitation) || strings.Contains(got, GroupCitation) != (g > 1) {
+			t.Errorf("group %d: citation %q", g, got)
+		}
 	}
 }

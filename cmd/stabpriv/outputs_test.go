@@ -5,6 +5,7 @@ import (
 	"errors"
 	"os"
 	"path/filepath"
+	"strings"
 	"syscall"
 	"testing"
 )
@@ -219,5 +220,29 @@ func TestOutDirNeverClobbers(t *testing.T) {
 	}
 	if _, _, err := call(t, append(args, "--force")...); err != nil {
 		t.Errorf("pdp --force: %v", err)
+	}
+}
+
+// TestOutURLRefused: train writes local files only, so an --out that is a
+// URL (gs://, s3://, any "scheme://") is a usage error (exit 2) found
+// before the fit, with nothing written (the system would otherwise take
+// s3://bucket/m.json for the local path s3:/bucket/m.json); pdp's and
+// sweep's output directories alike.
+func TestOutURLRefused(t *testing.T) {
+	t.Chdir(t.TempDir())
+	for _, args := range [][]string{
+		{"train", "--out", "s3://bucket/m.json"},
+		{"train", "--out", "gs://bucket/dir/m.json", "--force"},
+		{"train", "--out", "file:///tmp/m.json"},
+		{"pdp", "--out", "s3://bucket/pdp"},
+		{"sweep", "--dataset", "csv", "--data", "x.csv", "--label", "y", "--out", "gs://bucket/sweep"},
+	} {
+		_, _, err := call(t, args...)
+		if code := exitCode(err); code != 2 || err == nil || !strings.Contains(err.Error(), "is a URL") {
+			t.Errorf("%v: exit %d (%v), want 2 for a URL", args, code, err)
+		}
+	}
+	if entries, err := os.ReadDir("."); err != nil || len(entries) != 0 {
+		t.Errorf("the refused runs wrote %v (%v)", entries, err)
 	}
 }

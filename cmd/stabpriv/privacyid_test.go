@@ -2,6 +2,7 @@ package main
 
 import (
 	"fmt"
+	"math"
 	"math/rand/v2"
 	"os"
 	"path/filepath"
@@ -10,7 +11,11 @@ import (
 
 	"gonum.org/v1/gonum/floats"
 
+	"github.com/stabpriv/stabpriv/dp"
 	"github.com/stabpriv/stabpriv/modelfile"
+	"github.com/stabpriv/stabpriv/perturb"
+	"github.com/stabpriv/stabpriv/release"
+	"github.com/stabpriv/stabpriv/stability"
 )
 
 // idCSV returns a CSV with columns x1, user, x2, class: 25 users with 1 to
@@ -108,7 +113,19 @@ func TestCLIPrivacyID(t *testing.T) {
 	if err := os.WriteFile(empty, []byte(strings.Replace(idCSV(nil), ",u3,", ",,", 1)), 0o644); err != nil {
 		t.Fatal(err)
 	}
+	// Three IDs of two rows each, all training: 6 rows at c = 2, but 3
+	// training IDs, so at most 3 partitions.
+	three := filepath.Join(dir, "three.csv")
+	if err := os.WriteFile(three, []byte("x1,user,x2,class\n-3,u0,1,c0\n3,u0,0,c1\n-2,u1,0,c0\n2,u1,1,c1\n-3,u2,1,c0\n3,u2,-1,c1\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
 	out := filepath.Join(dir, "bad.json")
+	if _, stderr, err := call(t, flags(three, out, "--max-rows-per-id", "2", "--test-frac", "0", "--partitions", "3")...); err != nil {
+		t.Errorf("3 partitions for 3 training IDs: %v\n%s", err, stderr)
+	}
+	if err := os.Remove(out); err != nil {
+		t.Fatal(err)
+	}
 	for _, tc := range []struct {
 		name string
 		args []string
@@ -120,6 +137,8 @@ func TestCLIPrivacyID(t *testing.T) {
 		{"c < 0", flags(base, out, "--max-rows-per-id", "-1"), 2},
 		{"c without an ID", []string{"train", "--data", base, "--label", "class", "--classes", "c0,c1", "--bounds", bounds, "--max-rows-per-id", "2", "--mechanism", "gamma", "--out", out}, 2},
 		{"no bounds", []string{"train", "--data", base, "--label", "class", "--classes", "c0,c1", "--privacy-id", "user", "--max-rows-per-id", "2", "--mechanism", "gamma", "--out", out}, 2},
+		{"more partitions than training IDs", flags(three, out, "--max-rows-per-id", "2", "--test-frac", "0", "--partitions", "6"), 2},
+		{"more partitions than training IDs, fewer than rows", flags(three, out, "--max-rows-per-id", "2", "--test-frac", "0", "--partitions", "4"), 2},
 	} {
 		if _, _, err := call(t, tc.args...); exitCode(err) != tc.code || !strings.Contains(fmt.Sprint(err), "rivacy") && !strings.Contains(fmt.Sprint(err), "max-rows") {
 			t.Errorf("%s: exit %d (%v), want %d and a message about the privacy ID", tc.name, exitCode(err), err, tc.code)
@@ -157,7 +176,10 @@ func TestPrivacyIDForecast(t *testing.T) {
 // public rule): the model file is the one --mechanism gamma with the
 // automatic knobs writes, byte for byte with the same published noise
 // seed, its lambda is sqrt(c) times the rule's for rows (the output says
-// so), and a secure release certifies.
+// so, and the certificate's lambda is release.GroupScale(c) = sqrt(c)
+// times release.AutoKnobs' at the layout's n = c * training IDs, checked
+// as a number: the rule and the named mechanism share the code that
+// scales lambda, and so does Verify), and a secure release certifies.
 func TestCLIPrivacyIDRule(t *testing.T) {
 	dir := t.TempDir()
 	bounds := writeFile(t, "bounds.csv", "x1,-6,6\nx2,-6,6\n")
@@ -189,9 +211,75 @@ func TestCLIPrivacyIDRule(t *testing.T) {
 		if !strings.Contains(stdout, "sqrt(c) = 1.732 times the rule's lambda for rows") {
 			t.Errorf("P = %s: the output does not state the knob rule per privacy ID:\n%s", parts, stdout)
 		}
+		// The rule and the named mechanism share the code that scales
+		// lambda: check the number itself, sqrt(c) times the rule for
+		// rows at the layout's n = c * training IDs.
+		r, err := modelfile.Read(strings.NewReader(rule))
+		if err != nil {
+			t.Fatal(err)
+		}
+		cert, n := r.Certificate, r.Split.TrainRows
+		if cert == nil || cert.Run == nil || r.Partitions == nil || r.Partitions.MaxRowsPerID != 3 || n%3 != 0 || cert.Run.N != n {
+			t.Fatalf("P = %s: certificate %v, partitions %+v, n = %d", parts, cert != nil, r.Partitions, n)
+		}
+		k, err := release.AutoKnobs(n, cert.Run.D, cert.Run.K, perturb.Gamma, dp.Budget{Epsilon: 1})
+		if err != nil {
+			t.Fatal(err)
+		}
+		want := release.GroupScale(3) * k.Lambda
+		if math.Abs(cert.Lambda-want) > 1e-12*want || math.Abs(cert.Lambda-math.Sqrt(3)*k.Lambda) > 1e-12*want {
+			t.Errorf("P = %s: lambda %v, want sqrt(3) x %v = %v (the rule for rows at n = %d)", parts, cert.Lambda, k.Lambda, want, n)
+		}
 	}
 	fit("secure.json")
 	if stdout, _, err := call(t, "certify", filepath.Join(dir, "secure.json")); err != nil || !strings.HasPrefix(stdout, "VERIFIED PRIVATE RELEASE") {
 		t.Errorf("certify of the rule's release per privacy ID: %v\n%s", err, stdout)
+	}
+}
+
+// TestPartitionedRouteNote: the certificate's note on the partitioned
+// route names the group step (c changed rows along c replace-one steps)
+// only for a fit per privacy ID with c > 1, not for rows nor for c = 1,
+// and Verify rebuilds the note of each (certify accepts the files).
+func TestPartitionedRouteNote(t *testing.T) {
+	dir := t.TempDir()
+	bounds := writeFile(t, "bounds.csv", "x1,-6,6\nx2,-6,6\n")
+	data := filepath.Join(dir, "ids.csv")
+	if err := os.WriteFile(data, []byte(idCSV(nil)), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	perID := func(c string) []string {
+		return []string{"--data", data, "--label", "class", "--classes", "c0,c1", "--bounds", bounds, "--privacy-id", "user", "--max-rows-per-id", c}
+	}
+	for _, tc := range []struct {
+		name  string
+		args  []string
+		group bool
+	}{
+		{"rows", nil, false},
+		{"per ID, c = 1", perID("1"), false},
+		{"per ID, c = 3", perID("3"), true},
+	} {
+		out := filepath.Join(dir, strings.NewReplacer(" ", "", ",", "", "=", "").Replace(tc.name)+".json")
+		args := append([]string{"train", "--mechanism", "gamma", "--epsilon", "1", "--partitions", "2", "--seed", "3", "--out", out}, tc.args...)
+		if _, stderr, err := call(t, args...); err != nil {
+			t.Fatalf("%s: %v\n%s", tc.name, err, stderr)
+		}
+		r, err := modelfile.ReadFile(out)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var note string
+		for _, a := range r.Certificate.Assumptions {
+			if strings.HasPrefix(a, "sensitivity route partitioned/") {
+				note = a
+			}
+		}
+		if !strings.Contains(note, stability.PartitionedCitation) || strings.Contains(note, stability.GroupCitation) != tc.group || strings.Contains(note, "triangle inequality") != tc.group {
+			t.Errorf("%s: the route's note %q, want the group step: %v", tc.name, note, tc.group)
+		}
+		if stdout, _, err := call(t, "certify", out); err != nil || !strings.HasPrefix(stdout, "VERIFIED PRIVATE RELEASE") {
+			t.Errorf("%s: certify: %v\n%s", tc.name, err, stdout)
+		}
 	}
 }

@@ -49,7 +49,7 @@ func newTrainFlagSet(f *trainFlags) *flag.FlagSet {
 	fs.StringVar(&f.header, "header", "", "the column `names` a,b,... of a --data file without a header row (its first line is then a data row), such as UCI Adult's adult.data")
 	fs.StringVar(&f.positive, "positive", "", "binary tasks without --classes (non-private): the `class` encoded +1 (default: the larger class name)")
 	fs.Float64Var(&f.tolerance, "tolerance", 0, "non-private runs: stop after the first pass whose gradient norm is <= `tol` (a data-dependent stop: no release certifies it)")
-	fs.StringVar(&f.out, "out", "", "write the model file ("+modelfile.Format+") to this `file` (parent directories are created; an existing file is replaced only with --force, an input never)")
+	fs.StringVar(&f.out, "out", "", "write the model file ("+modelfile.Format+") to this local `file` (not a URL; parent directories are created; an existing file is replaced only with --force, an input never)")
 	fs.BoolVar(&f.force, "force", false, "replace the file at --out")
 	fs.BoolVar(&f.diagnostics, "diagnostics", false, "also print non-private statistics of the run (metrics of the trained and released weights, objective, passes done): for your eyes only, do not publish")
 	fs.SetOutput(io.Discard) // parse errors are returned, not printed

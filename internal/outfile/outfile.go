@@ -37,7 +37,10 @@ const (
 var usagef = runflags.Usagef
 
 // CheckFile makes sure, before any work, that the output file path of
-// the flag can be written: a path that is one of the command's inputs is
+// the flag can be written: a path that looks like a URL (urlScheme) is
+// refused, since the commands of stabpriv write local files only (the
+// system would take "s3://b/m.json" for the local path s3:/b/m.json); a
+// path that is one of the command's inputs is
 // refused whatever rep says; a path that exists is refused unless rep
 // allows replacing it (a model file is replaced only by AnyFile), and one
 // that is not a regular file always. The parent directory must exist or be
@@ -46,6 +49,9 @@ var usagef = runflags.Usagef
 func CheckFile(flag, path string, rep Replace, inputs ...string) error {
 	if path == "" {
 		return nil
+	}
+	if err := checkURL(flag, path); err != nil {
+		return err
 	}
 	if err := checkDotDot(flag, path); err != nil {
 		return err
@@ -57,12 +63,16 @@ func CheckFile(flag, path string, rep Replace, inputs ...string) error {
 }
 
 // CheckDir makes sure, before any work, that the files names can be
-// written into the output directory dir of the flag: dir is a directory or
+// written into the output directory dir of the flag: dir is not a URL
+// (urlScheme), is a directory or
 // can be made one, and every target that exists passes CheckFile's rules
 // for rep and the command's inputs. Nothing is created.
 func CheckDir(flag, dir string, rep Replace, inputs []string, names ...string) error {
 	if dir == "" {
 		return usagef("%s DIR is required", flag)
+	}
+	if err := checkURL(flag, dir); err != nil {
+		return err
 	}
 	if err := checkDotDot(flag, dir); err != nil {
 		return err
@@ -78,6 +88,34 @@ func CheckDir(flag, dir string, rep Replace, inputs []string, names ...string) e
 		if err := checkTarget(flag, dir, p); err != nil {
 			return err
 		}
+	}
+	return nil
+}
+
+// urlScheme returns the scheme of path when path begins the way a URL
+// with an authority does, "scheme://" with scheme a letter followed by letters,
+// digits, "+", "-" or "." (RFC 3986, section 3.1), and "" otherwise.
+func urlScheme(path string) string {
+	scheme, _, ok := strings.Cut(path, "://")
+	if !ok || scheme == "" {
+		return ""
+	}
+	for i, r := range scheme {
+		switch {
+		case 'a' <= r && r <= 'z', 'A' <= r && r <= 'Z':
+		case i > 0 && ('0' <= r && r <= '9' || r == '+' || r == '-' || r == '.'):
+		default:
+			return ""
+		}
+	}
+	return scheme
+}
+
+// checkURL refuses a path that looks like a URL (urlScheme): the commands
+// of stabpriv write local files only.
+func checkURL(flag, path string) error {
+	if scheme := urlScheme(path); scheme != "" {
+		return usagef("%s %s is a URL (scheme %s); stabpriv writes local files only: give a local path (stabpriv-beam writes gs:// and s3:// objects)", flag, path, scheme)
 	}
 	return nil
 }

@@ -93,6 +93,24 @@ func shardRows(k, rows int) string {
 	return b.String()
 }
 
+// withIDs returns the edit that adds a column user after f0 to a shard,
+// the rows' IDs u0, ..., u(ids-1) in turn.
+func withIDs(ids int) func(string) string {
+	return func(s string) string {
+		lines := strings.SplitAfter(s, "\n")
+		for i, l := range lines {
+			if j := strings.IndexByte(l, ','); j >= 0 {
+				id := "user"
+				if i > 0 {
+					id = fmt.Sprintf("u%d", i%ids)
+				}
+				lines[i] = l[:j+1] + id + l[j:]
+			}
+		}
+		return strings.Join(lines, "")
+	}
+}
+
 // TestExitCodes runs stabpriv train --partitions and stabpriv-beam (this
 // test binary running main, on prism) on the same bad inputs and checks
 // that both exit with the same status, the one of stabpriv train's table
@@ -101,10 +119,10 @@ func shardRows(k, rows int) string {
 // that is ragged, which stabpriv-beam finds at launch, a header that
 // differs between shards, a NaN cell, a quoted cell never closed, no
 // shard), 2 for settings the data refuses (a missing privacy-ID column,
-// more partitions than rows) and for a model file among the shards, and 0
-// for a label outside --classes (a null row, by design, in both). On the
-// quoted shards both write the same model file: the same weights bit for
-// bit.
+// more partitions than rows, or than training IDs per privacy ID) and
+// for a model file among the shards, and 0 for a label outside --classes
+// (a null row, by design, in both). On the quoted shards both write the
+// same model file: the same weights bit for bit.
 func TestExitCodes(t *testing.T) {
 	bin := stabpriv(t)
 	self, err := os.Executable()
@@ -141,6 +159,9 @@ func TestExitCodes(t *testing.T) {
 		{"no shard matches", nil, []string{"--input-glob", "none-*.csv"}, 4, false},
 		{"a missing privacy-ID column", nil, []string{"--privacy-id", "user", "--max-rows-per-id", "2"}, 2, false},
 		{"more partitions than rows", nil, []string{"--partitions", "500"}, 2, false},
+		// Three IDs, all training, of c = 2 rows: 6 training rows, 3
+		// training IDs, and an ID trains in one partition.
+		{"more partitions than training IDs", withIDs(3), []string{"--privacy-id", "user", "--max-rows-per-id", "2", "--test-frac", "0", "--partitions", "5"}, 2, true},
 		{"a model file among the shards", func(string) string { return "{\n  \"format\": \"" + modelfile.Format + "\"\n}\n" }, nil, 2, false},
 		{"quoted shards", func(s string) string {
 			return strings.NewReplacer(",neg\n", ",\"n\"\"e\r\ng\"\r\n", ",pos\n", ", \"pos\"\n").Replace(s)

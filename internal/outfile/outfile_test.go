@@ -1,0 +1,43 @@
+package outfile
+
+import (
+	"errors"
+	"os"
+	"path/filepath"
+	"testing"
+
+	"github.com/stabpriv/stabpriv/internal/runflags"
+)
+
+// TestURLRefused: an output path that begins as a URL ("scheme://", the
+// scheme as RFC 3986, section 3.1, spells it) is a usage error of CheckFile
+// and CheckDir, and nothing is created in the working directory (the
+// system would read "s3://b/m.json" as the local path s3:/b/m.json); a
+// local path with "://" after something that is not a scheme, or with a
+// colon alone, is a local path.
+func TestURLRefused(t *testing.T) {
+	t.Chdir(t.TempDir())
+	for _, path := range []string{"s3://bucket/m.json", "gs://b/dir/m.json", "memfs://m.json", "S3://b/m.json", "git+ssh://host/m", "a1.b-c://x", "file:///tmp/m.json"} {
+		if got := urlScheme(path); got == "" {
+			t.Errorf("urlScheme(%q) = %q, want the scheme", path, got)
+		}
+		var ue *runflags.UsageError
+		if err := CheckFile("--out", path, AnyFile); !errors.As(err, &ue) {
+			t.Errorf("CheckFile(%q): %v, want a usage error", path, err)
+		}
+		if err := CheckDir("--out", path, AnyFile, nil, "pdp.csv"); !errors.As(err, &ue) {
+			t.Errorf("CheckDir(%q): %v, want a usage error", path, err)
+		}
+	}
+	for _, path := range []string{"m.json", "out/m.json", "./s3://b/m.json", "1s3://b", "s_3://b", "://b", "c:/m.json", "s3:/b/m.json"} {
+		if got := urlScheme(path); got != "" {
+			t.Errorf("urlScheme(%q) = %q, want a local path", path, got)
+		}
+	}
+	if err := CheckFile("--out", filepath.Join("out", "m.json"), Keep); err != nil {
+		t.Errorf("a local path: %v", err)
+	}
+	if entries, err := os.ReadDir("."); err != nil || len(entries) != 0 {
+		t.Errorf("the checks wrote %v (%v)", entries, err)
+	}
+}
