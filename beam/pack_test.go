@@ -89,7 +89,7 @@ func TestPartitionMatrix(t *testing.T) {
 	}
 	for trial := range 5 {
 		rng.Shuffle(len(packs), func(i, j int) { packs[i], packs[j] = packs[j], packs[i] })
-		X, y, err := partitionMatrix(0, len(want), d, false, packIter(packs))
+		X, y, err := partitionMatrix(0, len(want), d, false, iterOf(packs))
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -112,7 +112,7 @@ func TestPartitionMatrix(t *testing.T) {
 		p.add("", 0, []float64{0, 0, 0}, -1)
 		ids = append(ids, p)
 	}
-	X, y, err := partitionMatrix(0, 6, d, true, packIter(ids))
+	X, y, err := partitionMatrix(0, 6, d, true, iterOf(ids))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -141,7 +141,7 @@ func TestPartitionMatrix(t *testing.T) {
 		"unbounded packs per ID": {packs, len(want), true, ErrInput},
 		"another width":          {[]Pack{{D: 2, Names: []string{"a.csv"}, Row: []int64{1}, X: []float64{1, 2}, Y: []float64{1}}}, 1, false, ErrInput},
 	} {
-		if _, _, err := partitionMatrix(0, c.size, d, c.bounded, packIter(c.packs)); !errors.Is(err, c.want) {
+		if _, _, err := partitionMatrix(0, c.size, d, c.bounded, iterOf(c.packs)); !errors.Is(err, c.want) {
 			t.Errorf("%s: %v, want %v", name, err, c.want)
 		}
 	}
@@ -183,20 +183,25 @@ func TestTrainBundle(t *testing.T) {
 		t.Fatal(err)
 	}
 	ctx := context.Background()
-	if err := tf.ProcessElement(ctx, 0, packIter(byPart[0]), layout, nil); err != nil {
+	if err := tf.ProcessElement(ctx, 0, iterOf(byPart[0]), iterOf([]partition.Layout{layout}), nil); err != nil {
 		t.Fatal(err)
 	}
 	short := partition.Layout{Rows: layout.Rows, Train: layout.Train, Sizes: slices.Clone(layout.Sizes)}
 	short.Sizes[1]--
-	if err := tf.ProcessElement(ctx, 1, packIter(byPart[1]), short, nil); !errors.Is(err, ErrInput) {
+	if err := tf.ProcessElement(ctx, 1, iterOf(byPart[1]), iterOf([]partition.Layout{short}), nil); !errors.Is(err, ErrInput) {
 		t.Fatalf("a partition with more rows than its layout: %v, want ErrInput", err)
 	}
-	// The next bundle: partition 2 alone.
-	if err := tf.ProcessElement(ctx, 2, packIter(byPart[2]), layout, nil); err != nil {
+	// The next bundle: partition 2 alone, and partition 0 again without a
+	// layout (the layout step failed, its output is empty): that element
+	// neither fails nor trains, so the layout step's error stays the job's.
+	if err := tf.ProcessElement(ctx, 2, iterOf(byPart[2]), iterOf([]partition.Layout{layout}), nil); err != nil {
 		t.Fatal(err)
 	}
+	if err := tf.ProcessElement(ctx, 0, iterOf(byPart[0]), iterOf[partition.Layout](nil), nil); err != nil {
+		t.Fatalf("a partition without a layout: %v, want nothing done", err)
+	}
 	var got []partition.Result
-	if err := tf.FinishBundle(ctx, layout, func(b []byte) {
+	if err := tf.FinishBundle(ctx, iterOf([]partition.Layout{layout}), func(b []byte) {
 		var r partition.Result
 		if err := json.Unmarshal(b, &r); err != nil {
 			t.Fatal(err)
@@ -210,15 +215,15 @@ func TestTrainBundle(t *testing.T) {
 	}
 }
 
-// packIter returns an iterator over ps, as a GroupByKey hands a key's
-// values to a DoFn.
-func packIter(ps []Pack) func(*Pack) bool {
+// iterOf returns an iterator over vs, as a runner hands a key's grouped
+// values, or an iterable side input, to a DoFn.
+func iterOf[T any](vs []T) func(*T) bool {
 	i := 0
-	return func(p *Pack) bool {
-		if i == len(ps) {
+	return func(v *T) bool {
+		if i == len(vs) {
 			return false
 		}
-		*p = ps[i]
+		*v = vs[i]
 		i++
 		return true
 	}

@@ -48,7 +48,8 @@ func init() {
 	register.Emitter1[partition.Layout]()
 	register.Emitter2[int, Pack]()
 	register.Emitter1[Count]()
-	register.DoFn5x1[context.Context, int, func(*Pack) bool, partition.Layout, func([]byte), error](&trainFn{})
+	register.DoFn5x1[context.Context, int, func(*Pack) bool, func(*partition.Layout) bool, func([]byte), error](&trainFn{})
+	register.Iter1[partition.Layout]()
 	register.Iter1[Pack]()
 	register.Emitter1[[]byte]()
 	register.Combiner3[results, []byte, results](&combineFn{})
@@ -615,7 +616,17 @@ func (f *trainFn) Setup() error {
 	return err
 }
 
-func (f *trainFn) ProcessElement(ctx context.Context, p int, packs func(*Pack) bool, layout partition.Layout, _ func([]byte)) error {
+// The layout is an iterable side input, not a singleton: when the layout
+// step fails (more partitions than training rows, say) its output is
+// empty, and a runner that still schedules this step must not fail it
+// with an error of its own ("a singleton side input of 0 values") that
+// could be reported before the layout step's, changing the job's error
+// and exit status. Without a layout the step does nothing.
+func (f *trainFn) ProcessElement(ctx context.Context, p int, packs func(*Pack) bool, layouts func(*partition.Layout) bool, _ func([]byte)) error {
+	var layout partition.Layout
+	if !layouts(&layout) {
+		return nil // the layout step failed: its error is the job's
+	}
 	if p < 0 || p >= len(layout.Sizes) {
 		return fmt.Errorf("%w: rows for partition %d of %d", ErrInput, p, len(layout.Sizes))
 	}
@@ -659,7 +670,7 @@ func (f *trainFn) wait() ([][]byte, error) {
 	return done, err
 }
 
-func (f *trainFn) FinishBundle(_ context.Context, _ partition.Layout, emit func([]byte)) error {
+func (f *trainFn) FinishBundle(_ context.Context, _ func(*partition.Layout) bool, emit func([]byte)) error {
 	done, err := f.wait()
 	if err != nil {
 		return err

@@ -16,6 +16,7 @@ import (
 
 	"github.com/stabpriv/stabpriv/datasets"
 	"github.com/stabpriv/stabpriv/modelfile"
+	"github.com/stabpriv/stabpriv/partition"
 )
 
 func init() {
@@ -36,20 +37,6 @@ func (captureFn) ProcessElement(_ int, b []byte) {
 	committedReleases.Lock()
 	defer committedReleases.Unlock()
 	committedReleases.files = append(committedReleases.files, bytes.Clone(b))
-}
-
-// iterOf returns an iterator over the byte slices, as a runner hands a
-// grouped value to a DoFn.
-func iterOf(files ...[]byte) func(*[]byte) bool {
-	i := 0
-	return func(b *[]byte) bool {
-		if i == len(files) {
-			return false
-		}
-		*b = files[i]
-		i++
-		return true
-	}
 }
 
 // TestReleaseRetrySafe forces the retries a distributed runner makes. The
@@ -100,7 +87,7 @@ func TestReleaseRetrySafe(t *testing.T) {
 
 	// The runner retries the sink bundle with the committed release.
 	sink := &sinkFn{Out: out}
-	if err := sink.ProcessElement(context.Background(), 0, iterOf(committed)); err != nil {
+	if err := sink.ProcessElement(context.Background(), 0, iterOf([][]byte{committed})); err != nil {
 		t.Fatalf("retried sink: %v", err)
 	}
 	again, err := os.ReadFile(out)
@@ -131,7 +118,7 @@ func TestReleaseRetrySafe(t *testing.T) {
 		t.Fatal("two secure draws are equal")
 	}
 	other := filepath.Join(dir, "other.json")
-	err = (&sinkFn{Out: other}).ProcessElement(context.Background(), 0, iterOf(draws...))
+	err = (&sinkFn{Out: other}).ProcessElement(context.Background(), 0, iterOf(draws))
 	if err == nil || !strings.Contains(err.Error(), "more than one release") {
 		t.Errorf("two releases at the sink: %v", err)
 	}
@@ -182,11 +169,11 @@ func readBack(t *testing.T, cfg Config, header []string, shards []ShardFile, rs 
 			i++
 			return true
 		}
-		if err := tf.ProcessElement(context.Background(), p, next, layout, nil); err != nil {
+		if err := tf.ProcessElement(context.Background(), p, next, iterOf([]partition.Layout{layout}), nil); err != nil {
 			return err
 		}
 	}
-	if err := tf.FinishBundle(context.Background(), layout, func(b []byte) { rs.Items = append(rs.Items, b) }); err != nil {
+	if err := tf.FinishBundle(context.Background(), iterOf([]partition.Layout{layout}), func(b []byte) { rs.Items = append(rs.Items, b) }); err != nil {
 		return err
 	}
 	if len(rs.Items) != cfg.Partitions {
