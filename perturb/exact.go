@@ -351,21 +351,29 @@ func (s *wordSource) bernoulliRat(num, den *big.Int) bool {
 // Bernoulli(exp(-(gamma - floor(gamma)))), stopping at the first failure
 // (so it draws about 1.6 Bernoulli(exp(-1)) trials on average whatever
 // gamma is). Every step compares uniform integers: no floating point.
-func (s *wordSource) bernoulliExp(num, den *big.Int) bool {
+//
+// A negative num or a den below 1 is an error wrapping ErrModel, checked
+// before any draw: exp(-gamma) is not a probability for gamma < 0, and a
+// den below 1 would make the uniform draws of bernoulliRat loop for ever.
+func (s *wordSource) bernoulliExp(num, den *big.Int) (bool, error) {
+	if num.Sign() < 0 || den.Sign() <= 0 {
+		return false, fmt.Errorf("%w: Bernoulli(exp(-gamma)) for gamma = %v/%v, want a numerator >= 0 and a denominator >= 1", ErrModel, num, den)
+	}
 	if num.Sign() == 0 {
-		return true
+		return true, nil
 	}
 	whole, frac := new(big.Int).QuoRem(num, den, new(big.Int))
 	one := big.NewInt(1)
 	for i := new(big.Int); i.Cmp(whole) < 0; i.Add(i, one) {
 		if !s.bernoulliExpUnit(one, one) {
-			return false
+			return false, nil
 		}
 	}
-	return s.bernoulliExpUnit(frac, den)
+	return s.bernoulliExpUnit(frac, den), nil
 }
 
-// bernoulliExpUnit is bernoulliExp for gamma = num/den in [0, 1].
+// bernoulliExpUnit is bernoulliExp for gamma = num/den in [0, 1], with
+// 0 <= num <= den and den >= 1 checked by its caller.
 func (s *wordSource) bernoulliExpUnit(num, den *big.Int) bool {
 	if num.Sign() == 0 {
 		return true

@@ -34,6 +34,8 @@ const PermuteAndFlipCitation = "McKenna & Sheldon 2020, \"Permute-and-Flip: A ne
 // dyadic rational), drawn with integer comparisons only (Canonne, Kamath &
 // Steinke 2020, Section 5.1, Algorithm 1). No floating-point number enters
 // a probability, so floating-point attacks (Mironov 2012) do not apply.
+// Any int64 scores and sensitivity are exact: the gaps q* - q_r (up to
+// 2^64 - 1) and 2 sens are computed in big integers, not in int64.
 // The running time varies with the draws, a timing channel outside the
 // claim as for the other secure samplers.
 //
@@ -65,9 +67,11 @@ func PermuteAndFlip(src Source, scores []int64, eps float64, sens int64) (idx in
 		best = max(best, q)
 	}
 	// gamma_r = eps (q* - q_r) / (2 sens) = (mE (q* - q_r)) / (2 sens 2^-eE)
-	// with eps = mE 2^eE: num and den integers.
+	// with eps = mE 2^eE: num and den integers, computed in big.Int since
+	// neither the gap (up to 2^64 - 1) nor 2 sens need fit an int64.
 	mE, eE := dyadic(eps)
-	den := new(big.Int).SetInt64(2 * sens)
+	den := new(big.Int).SetInt64(sens)
+	den.Lsh(den, 1)
 	numScale := new(big.Int).Set(mE)
 	if eE >= 0 {
 		numScale.Lsh(numScale, uint(eE))
@@ -82,20 +86,24 @@ func PermuteAndFlip(src Source, scores []int64, eps float64, sens int64) (idx in
 	for i := range order {
 		order[i] = int32(i)
 	}
-	num := new(big.Int)
+	num, bestBig := new(big.Int), big.NewInt(best)
 	for i := range order {
 		// Fisher-Yates, drawn as it goes: order[i] is uniform among the
 		// candidates not visited yet.
 		j := i + int(ws.uniformInt(uint64(len(order)-i)))
 		order[i], order[j] = order[j], order[i]
 		c := int(order[i])
-		gap := best - scores[c]
-		if gap == 0 {
+		if scores[c] == best {
 			return c, nil
 		}
-		num.SetInt64(gap)
+		num.SetInt64(scores[c])
+		num.Sub(bestBig, num)
 		num.Mul(num, numScale)
-		if ws.bernoulliExp(num, den) {
+		heads, err := ws.bernoulliExp(num, den)
+		if err != nil {
+			return 0, err
+		}
+		if heads {
 			return c, nil
 		}
 	}
@@ -158,7 +166,10 @@ func PermuteAndFlipLaw(scores []int64, eps float64, sens int64) ([]float64, erro
 	n := len(scores)
 	p := make([]float64, n)
 	for i, q := range scores {
-		p[i] = math.Exp(-eps * float64(best-q) / (2 * float64(sens)))
+		// The gap best - q may not fit an int64: take it in float64
+		// from the exact difference (both conversions round correctly).
+		gap, _ := new(big.Float).SetInt(new(big.Int).Sub(big.NewInt(best), big.NewInt(q))).Float64()
+		p[i] = math.Exp(-eps * gap / (2 * float64(sens)))
 	}
 	out := make([]float64, n)
 	e := make([]float64, n)

@@ -5,6 +5,7 @@ import (
 	"math"
 	"math/big"
 	"testing"
+	"time"
 )
 
 // TestBernoulliExp draws exact Bernoulli(exp(-gamma)) coins for rational
@@ -22,7 +23,11 @@ func TestBernoulliExp(t *testing.T) {
 		ws := newWordSource(seededBits(uint64(100 + i)))
 		heads := 0
 		for range N {
-			if ws.bernoulliExp(num, den) {
+			ok, err := ws.bernoulliExp(num, den)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if ok {
 				heads++
 			}
 		}
@@ -179,6 +184,114 @@ func TestPermuteAndFlipBadInput(t *testing.T) {
 			if _, err := PermuteAndFlipLaw(c.scores, c.eps, c.sens); !errors.Is(err, c.want) {
 				t.Errorf("%s (law): %v, want %v", c.name, err, c.want)
 			}
+		}
+	}
+}
+
+// drawWithin runs f in a goroutine and fails t if it has not returned
+// within the limit: a sampler that loops for ever fails the test rather than
+// hanging the suite (the goroutine is abandoned).
+func drawWithin(t *testing.T, limit time.Duration, f func() (int, error)) (int, error) {
+	t.Helper()
+	type result struct {
+		i   int
+		err error
+	}
+	done := make(chan result, 1)
+	go func() {
+		i, err := f()
+		done <- result{i, err}
+	}()
+	select {
+	case r := <-done:
+		return r.i, r.err
+	case <-time.After(limit):
+		t.Fatalf("no answer within %v: the sampler loops", limit)
+		return 0, nil
+	}
+}
+
+// TestPermuteAndFlipLargeSensitivity checks a sensitivity whose double
+// does not fit an int64 (2 sens = 2^63): the coins of the three candidates
+// at gap 2^62 have probability exp(-1/2) at eps = 1, and the draws must
+// follow PermuteAndFlipLaw (chi-square at level about exactAlpha, with the
+// law at eps = 2 as the negative control) instead of looping.
+func TestPermuteAndFlipLargeSensitivity(t *testing.T) {
+	scores := []int64{0, 0, 0, 1 << 62}
+	const sens = 1 << 62
+	law, err := PermuteAndFlipLaw(scores, 1, sens)
+	if err != nil {
+		t.Fatal(err)
+	}
+	// P(3) = 1/4 (1 + q + q^2 + q^3) with q = 1 - exp(-1/2) the failure
+	// probability of a zero's coin.
+	q := 1 - math.Exp(-0.5)
+	if want := (1 + q + q*q + q*q*q) / 4; math.Abs(law[3]-want) > 1e-12 {
+		t.Errorf("law %v: P(3) = %v, want %v", law, law[3], want)
+	}
+	wrong, err := PermuteAndFlipLaw(scores, 2, sens)
+	if err != nil {
+		t.Fatal(err)
+	}
+	src := Seeded(2)
+	counts := make([]int, len(scores))
+	_, err = drawWithin(t, 20*time.Second, func() (int, error) {
+		for range 20000 {
+			i, err := PermuteAndFlip(src, scores, 1, sens)
+			if err != nil {
+				return 0, err
+			}
+			counts[i]++
+		}
+		return 0, nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	checkChiSquare(t, "sensitivity 2^62", counts, law, wrong)
+}
+
+// TestPermuteAndFlipExtremeScores checks scores whose gap does not fit an
+// int64 (MaxInt64 - MinInt64 = 2^64 - 1): the worst candidate's coin has
+// probability exp(-(2^64 - 1)/2), so over 200 seeds the best one must be
+// returned every time (the worst one's total probability is below
+// 200 exp(-2^62), nil in float64), and the law must put all its mass on it.
+func TestPermuteAndFlipExtremeScores(t *testing.T) {
+	scores := []int64{math.MinInt64, math.MaxInt64}
+	law, err := PermuteAndFlipLaw(scores, 1, 1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if law[0] != 0 || law[1] != 1 {
+		t.Errorf("law %v, want [0 1]", law)
+	}
+	for seed := range uint64(200) {
+		i, err := drawWithin(t, 10*time.Second, func() (int, error) {
+			return PermuteAndFlip(Seeded(seed), scores, 1, 1)
+		})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if i != 1 {
+			t.Fatalf("seed %d: returned candidate %d (score %d), want 1 (score %d)", seed, i, scores[i], scores[1])
+		}
+	}
+}
+
+// TestBernoulliExpRefuses checks that a negative gamma or a denominator
+// below 1 is an error wrapping ErrModel, not a coin that always succeeds
+// or a loop.
+func TestBernoulliExpRefuses(t *testing.T) {
+	for _, g := range [][2]int64{{-1, 2}, {math.MinInt64, 1}, {1, 0}, {0, 0}, {1, -3}, {-1, -1}} {
+		num, den := big.NewInt(g[0]), big.NewInt(g[1])
+		ws := newWordSource(seededBits(3))
+		var err error
+		_, _ = drawWithin(t, 5*time.Second, func() (int, error) {
+			_, err = ws.bernoulliExp(num, den)
+			return 0, nil
+		})
+		if !errors.Is(err, ErrModel) {
+			t.Errorf("gamma = %d/%d: %v, want an error wrapping %v", g[0], g[1], err, ErrModel)
 		}
 	}
 }

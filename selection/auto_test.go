@@ -3,9 +3,12 @@ package selection
 import (
 	"context"
 	"errors"
+	"fmt"
 	"math"
 	"math/rand/v2"
+	"os"
 	"slices"
+	"strings"
 	"testing"
 
 	"gonum.org/v1/gonum/mat"
@@ -13,6 +16,7 @@ import (
 	"github.com/stabpriv/stabpriv/dp"
 	"github.com/stabpriv/stabpriv/losses"
 	"github.com/stabpriv/stabpriv/perturb"
+	"github.com/stabpriv/stabpriv/privbounds"
 	"github.com/stabpriv/stabpriv/release"
 	"github.com/stabpriv/stabpriv/trainer"
 )
@@ -319,6 +323,39 @@ func TestStumpFirst(t *testing.T) {
 	} {
 		if got := StumpFirst(dp.Budget{Epsilon: c.eps}, c.k, c.n, c.p); got != c.want {
 			t.Errorf("eps %v, k %d, n %d, p %d: %v, want %v", c.eps, c.k, c.n, c.p, got, c.want)
+		}
+	}
+}
+
+// TestStumpFirstDocumentedLimits checks the figures the documents give for
+// the rule's stump: the private bounds estimate needs MinRows(100, 0.1) =
+// 188,282 training rows for 100 numeric columns at the default share 0.1 of
+// eps = 1 (so on wide numeric data the estimate is refused and the stump
+// runs with declared bounds), as docs/DESIGN.md section 12.1 and
+// docs/GUIDE.md state; and the rule has no upper limit in eps, so on the
+// dense-signal case those documents measure (320 training rows of 400
+// features) it releases the stump at eps = 1, 2, 10 and 100 alike, and both
+// documents say so and name --mechanism objective as the way to a linear
+// release there.
+func TestStumpFirstDocumentedLimits(t *testing.T) {
+	const need = "188,282 rows for 100 columns"
+	if got := privbounds.MinRows(100, 0.1); fmt.Sprintf("%d,%03d rows for 100 columns", got/1000, got%1000) != need {
+		t.Errorf("privbounds.MinRows(100, 0.1) = %d: the documents say %q", got, need)
+	}
+	for _, eps := range []float64{1, 2, 10, 100} {
+		if !StumpFirst(dp.Budget{Epsilon: eps}, 1, 320, 400) {
+			t.Errorf("eps %v: StumpFirst false on 320 rows of 400 features, where the documents measure the stump", eps)
+		}
+	}
+	for _, doc := range []string{"../docs/DESIGN.md", "../docs/GUIDE.md"} {
+		b, err := os.ReadFile(doc)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, want := range []string{need, "no upper limit in eps", "`--mechanism objective`, `gamma`, ...", "declared bounds"} {
+			if !strings.Contains(strings.Join(strings.Fields(string(b)), " "), want) {
+				t.Errorf("%s does not say %q", doc, want)
+			}
 		}
 	}
 }

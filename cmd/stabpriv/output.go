@@ -7,6 +7,7 @@ import (
 	"strings"
 	"text/tabwriter"
 
+	"github.com/stabpriv/stabpriv/datasets/preprocess"
 	"github.com/stabpriv/stabpriv/dppca"
 	"github.com/stabpriv/stabpriv/modelfile"
 	"github.com/stabpriv/stabpriv/perturb"
@@ -19,25 +20,82 @@ import (
 
 func g6(v float64) string { return strconv.FormatFloat(v, 'g', 6, 64) }
 
-// stumpWords describes the released stump of r: its mapped input, the
-// threshold on it and, for a numeric feature with bounds, in the feature's
-// own units, and the class on the side s (z_j - t) >= 0.
+// stumpWords describes the released stump of r: the column it decides on
+// and the class of each side. A numeric feature with bounds is named by its
+// column, with the threshold in the column's own units (from its public
+// bounds); a one-hot input by "column" = "category", with the class of the
+// rows of that category (z = 1) and of the others (z = 0, an undeclared
+// value included), each from the stump's own prediction. Another input is
+// named by its index among the mapped inputs.
 func stumpWords(r *modelfile.Released) string {
 	st, err := stump.FromWeights(r.Model.W, stump.DefaultGrid)
 	if err != nil {
 		return err.Error()
 	}
 	t := stump.Threshold(st.Index, stump.DefaultGrid)
+	classes := r.Schema.Classes
 	side := ">="
 	if st.Sign < 0 {
 		side = "<="
 	}
+	rest := fmt.Sprintf("class %s when z %s t, else %s", classes[1], side, classes[0])
 	what := fmt.Sprintf("mapped input %d", st.Feature)
-	if p := r.Preprocessing; len(p.Categories) == 0 && st.Feature < len(p.Features) && st.Feature < len(p.Lo) {
-		lo, hi := p.Lo[st.Feature], p.Hi[st.Feature]
-		what = fmt.Sprintf("feature %q, threshold %s in its units", p.Features[st.Feature], g6(lo+(t+1)*(hi-lo)/2))
+	column, category, num := stumpInput(r.Preprocessing, st.Feature)
+	p := r.Preprocessing
+	switch {
+	case category != "":
+		// z is 1 for the category and 0 otherwise; the stump's class at
+		// each (a side of the threshold t, which lies in (-1, 1)).
+		class := func(z float64) string {
+			if float64(st.Sign)*(z-t) >= 0 {
+				return classes[1]
+			}
+			return classes[0]
+		}
+		rest = fmt.Sprintf("class %s when %q = %q, else %s", class(1), column, category, class(0))
+		if class(1) == class(0) {
+			rest = fmt.Sprintf("class %s whatever %q is", class(1), column)
+		}
+		return fmt.Sprintf("one-hot input %d of column %q (z = 1 when it is %q, else 0; t = %s): %s", st.Feature, column, category, g6(t), rest)
+	case column != "" && num < len(p.Lo) && num < len(p.Hi):
+		lo, hi := p.Lo[num], p.Hi[num]
+		what = fmt.Sprintf("feature %q, threshold %s in its units", column, g6(lo+(t+1)*(hi-lo)/2))
 	}
-	return fmt.Sprintf("%s (z = %s): class %s when z %s t, else %s", what, g6(t), r.Schema.Classes[1], side, r.Schema.Classes[0])
+	return fmt.Sprintf("%s (z = %s): %s", what, g6(t), rest)
+}
+
+// stumpInput returns what mapped input i of the per-feature map of p holds
+// (the features in order, a numeric one as one input, a categorical one as
+// one indicator per declared category): its column, the category for a
+// one-hot input ("" for a numeric one) and, for a numeric one, its index
+// among the numeric features (that of p.Lo and p.Hi). The column is ""
+// when i is past the features (the bias) or p is nil.
+func stumpInput(p *preprocess.RowMap, i int) (column, category string, num int) {
+	if p == nil || i < 0 {
+		return "", "", 0
+	}
+	off := 0
+	for _, f := range p.Features {
+		var values []string
+		for _, c := range p.Categories {
+			if c.Column == f {
+				values = c.Values
+				break
+			}
+		}
+		switch {
+		case values == nil && off == i:
+			return f, "", num
+		case values == nil:
+			num++
+			off++
+		case i < off+len(values):
+			return f, values[i-off], 0
+		default:
+			off += len(values)
+		}
+	}
+	return "", "", 0
 }
 
 // printFit writes the outcome of a fit: for a release, the release and its
