@@ -687,11 +687,14 @@ func (pl *Plan) release(ctx context.Context, results []Result, rows, trainRows i
 	wantSizes := info.Sizes
 	results = slices.Clone(results)
 	slices.SortFunc(results, func(a, b Result) int { return cmp.Compare(a.Partition, b.Partition) })
-	if len(results) == 0 {
-		return nil, fmt.Errorf("%w: no partition has rows", datasets.ErrFormat)
-	}
+	// The settings first: when the layout refused them, no partition
+	// trained, and the refusal (exit 2) must not turn into "no partition
+	// has rows" (malformed data, exit 4) on a runner that still ran this.
 	if err := pl.checkPartitions(trainRows); err != nil {
 		return nil, err
+	}
+	if len(results) == 0 {
+		return nil, fmt.Errorf("%w: no partition has rows", datasets.ErrFormat)
 	}
 	first := results[0].Run
 	n := 0
