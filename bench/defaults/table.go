@@ -3,6 +3,7 @@ package main
 import (
 	"encoding/csv"
 	"fmt"
+	"maps"
 	"math"
 	"os"
 	"path/filepath"
@@ -150,7 +151,10 @@ func writeTable(out string, dss []dataSet, seeds int) error {
 				}
 				bySetting[key] = append(bySetting[key], fnum(r, "accuracy"))
 			}
-			for k, xs := range bySetting {
+			// In the settings' name order, so that a tie keeps the same
+			// setting at every regeneration (a map's order is random).
+			for _, k := range slices.Sorted(maps.Keys(bySetting)) {
+				xs := bySetting[k]
 				if s := statOf(xs); len(xs) >= seeds && (math.IsNaN(best.mean) || s.mean > best.mean) {
 					best, bestName = s, k
 				}
