@@ -269,7 +269,9 @@ func (pl *Plan) checkLayout(rows, train int, sizes []int) (Layout, error) {
 // checkPartitions refuses more partitions than units of the train
 // training rows: rows, or for a fit per privacy ID the training IDs,
 // train/c (c rows each). A partition holds whole units, so more partitions
-// than units leave some empty. The count of training IDs is public: the
+// than units leave some empty; at most as many do not prevent it (units
+// go to partitions by a seeded hash, and a partition may get none: it
+// then adds nothing to the average, and the bound holds). The count of training IDs is public: the
 // layout of the IDs alone gives it (datasets.IDCounts.Layout), and the
 // certificate publishes it (c and the sizes).
 func (pl *Plan) checkPartitions(train int) error {

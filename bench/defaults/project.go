@@ -151,7 +151,10 @@ func runProject(ctx context.Context, dss []dataSet, out string, seeds, workers i
 // projectTable returns the table of the projection fit from project.csv:
 // per data set and budget the best k of the grid, the rule's k, the
 // accuracy at each and without projection, and the constant c that the
-// best k's with 0 < k < w imply (their geometric mean).
+// best k's with 0 < k < w imply (their geometric mean over the budgets
+// where the best k is above the majority class by more than two standard
+// errors: elsewhere every k is within noise of it, and the best k is
+// noise).
 func projectTable(out string) (string, error) {
 	rows, err := readRows(filepath.Join(out, "project.csv"))
 	if err != nil {
@@ -181,7 +184,7 @@ func projectTable(out string) (string, error) {
 	var b strings.Builder
 	head := []string{"data", "n, w, K", "eps", "best k (accuracy)", "no projection", "rule's k (c = " + fmt.Sprint(preprocess.AutoProjectC) + ")", "accuracy at the grid k nearest the rule's", "majority", "c implied by the best k"}
 	fmt.Fprintf(&b, "| %s |\n|%s\n", strings.Join(head, " | "), strings.Repeat("---|", len(head)))
-	var logs []float64
+	var logs, all []float64
 	for _, kk := range order {
 		sh := shapes[kk.set]
 		var ks []int
@@ -199,7 +202,14 @@ func projectTable(out string) (string, error) {
 		implied := "-"
 		if best > 0 {
 			implied = fmt.Sprintf("%.2g", float64(best)/scale)
-			logs = append(logs, math.Log(float64(best)/scale))
+			all = append(all, math.Log(float64(best)/scale))
+			if b := statOf(acc[kk][best]); b.mean-statOf(maj[kk]).mean > 2*b.sd/math.Sqrt(float64(b.n)) {
+				// The best k's accuracy is above the majority class by
+				// more than two standard errors: its k says something.
+				logs = append(logs, math.Log(float64(best)/scale))
+			} else {
+				implied += " (at the majority)"
+			}
 		}
 		rule, err := preprocess.AutoProjectDim(sh[0], sh[1], sh[2], kk.eps)
 		if err != nil {
@@ -226,7 +236,8 @@ func projectTable(out string) (string, error) {
 			statOf(acc[kk][0]), ruleName, statOf(acc[kk][near]), near, statOf(maj[kk]).mean, implied)
 	}
 	if len(logs) > 0 {
-		fmt.Fprintf(&b, "\nThe geometric mean of the implied c over the budgets whose best k projects: %.2g (%d budgets).\n", math.Exp(statOf(logs).mean), len(logs))
+		fmt.Fprintf(&b, "\nThe geometric mean of the implied c over the budgets whose best k projects and is above the majority class by more than two standard errors (preprocess.AutoProjectC, rounded to two digits): %.2g (%d budgets); over every budget whose best k projects: %.2g (%d budgets).\n",
+			math.Exp(statOf(logs).mean), len(logs), math.Exp(statOf(all).mean), len(all))
 	}
 	return b.String(), nil
 }
