@@ -94,8 +94,12 @@ func CheckDir(flag, dir string, rep Replace, inputs []string, names ...string) e
 
 // urlScheme returns the scheme of path when path begins the way a URL
 // with an authority does, "scheme://" with scheme a letter followed by letters,
-// digits, "+", "-" or "." (RFC 3986, section 3.1), and "" otherwise.
+// digits, "+", "-" or "." (RFC 3986, section 3.1), or as a file URI
+// without one does ("file:/x", RFC 8089, in any case), and "" otherwise.
 func urlScheme(path string) string {
+	if len(path) > len("file:/") && strings.EqualFold(path[:len("file:/")], "file:/") {
+		return path[:len("file")]
+	}
 	scheme, _, ok := strings.Cut(path, "://")
 	if !ok || scheme == "" {
 		return ""

@@ -17,7 +17,7 @@ import (
 // colon alone, is a local path.
 func TestURLRefused(t *testing.T) {
 	t.Chdir(t.TempDir())
-	for _, path := range []string{"s3://bucket/m.json", "gs://b/dir/m.json", "memfs://m.json", "S3://b/m.json", "git+ssh://host/m", "a1.b-c://x", "file:///tmp/m.json"} {
+	for _, path := range []string{"s3://bucket/m.json", "gs://b/dir/m.json", "memfs://m.json", "S3://b/m.json", "git+ssh://host/m", "a1.b-c://x", "file:///tmp/m.json", "file:/tmp/m.json", "FILE:/m.json"} {
 		if got := urlScheme(path); got == "" {
 			t.Errorf("urlScheme(%q) = %q, want the scheme", path, got)
 		}
@@ -29,7 +29,7 @@ func TestURLRefused(t *testing.T) {
 			t.Errorf("CheckDir(%q): %v, want a usage error", path, err)
 		}
 	}
-	for _, path := range []string{"m.json", "out/m.json", "./s3://b/m.json", "1s3://b", "s_3://b", "://b", "c:/m.json", "s3:/b/m.json"} {
+	for _, path := range []string{"m.json", "out/m.json", "./s3://b/m.json", "1s3://b", "s_3://b", "://b", "c:/m.json", "s3:/b/m.json", "file:m.json", "file:"} {
 		if got := urlScheme(path); got != "" {
 			t.Errorf("urlScheme(%q) = %q, want a local path", path, got)
 		}
