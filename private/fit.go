@@ -580,20 +580,9 @@ func (pl *Plan) checkStump() error {
 // number of outputs, of training rows and of mapped features) before the
 // rows are mapped, at no cost.
 func (pl *Plan) useStump() error {
-	m, err := release.Lookup(perturb.Stump)
-	if err != nil {
+	if err := pl.useMechanism(perturb.Stump); err != nil {
 		return err
 	}
-	if err := m.CheckBudget(pl.Release); err != nil {
-		return err
-	}
-	cfg := pl.Options.Trainer
-	cfg.Loss = pl.Loss
-	if err := m.CheckConfig(cfg); err != nil {
-		return err
-	}
-	pl.Method = m
-	pl.Options.Mechanism, pl.Options.Auto, pl.Options.Select = perturb.Stump, true, nil
 	return pl.checkStump()
 }
 
@@ -603,7 +592,14 @@ func (pl *Plan) useStump() error {
 // outputs, n, dim) before any row is read for training, at no cost.
 func (pl *Plan) useRule(n, dim int) error {
 	st := selection.RuleSetting(pl.Release, pl.Loss, pl.Loss.Outputs(len(pl.Schema.Classes)), n, dim, pl.Group())
-	m, err := release.Lookup(st.Mechanism)
+	return pl.useMechanism(st.Mechanism)
+}
+
+// useMechanism makes pl the fit of the mechanism mech, which a public rule
+// chose, with the automatic knobs: mech's budget and training settings
+// are checked first.
+func (pl *Plan) useMechanism(mech perturb.Mechanism) error {
+	m, err := release.Lookup(mech)
 	if err != nil {
 		return err
 	}
@@ -616,7 +612,7 @@ func (pl *Plan) useRule(n, dim int) error {
 		return err
 	}
 	pl.Method = m
-	pl.Options.Mechanism, pl.Options.Auto, pl.Options.Select = st.Mechanism, true, nil
+	pl.Options.Mechanism, pl.Options.Auto, pl.Options.Select = mech, true, nil
 	return nil
 }
 

@@ -25,12 +25,12 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
-	"strconv"
 	"strings"
 
 	"gonum.org/v1/gonum/mat"
 
 	"github.com/stabpriv/stabpriv/datasets"
+	"github.com/stabpriv/stabpriv/internal/runflags"
 	"github.com/stabpriv/stabpriv/perturb"
 	"github.com/stabpriv/stabpriv/privbounds"
 )
@@ -45,7 +45,7 @@ func main() {
 	boundsSeeds := flag.Int("bounds-seeds", 5, "seeds of the bounds files")
 	flag.BoolVar(&verbose, "verbose", false, "name every absurd range on stderr")
 	flag.Parse()
-	if err := run(*data, *columns, floats(*epss), floats(*failures), *seeds, *dir, *boundsSeeds); err != nil {
+	if err := run(*data, *columns, mustList(runflags.Floats("eps", *epss)), mustList(runflags.Floats("failures", *failures)), *seeds, *dir, *boundsSeeds); err != nil {
 		fmt.Fprintln(os.Stderr, "boundsfail:", err)
 		os.Exit(1)
 	}
@@ -53,18 +53,6 @@ func main() {
 
 // verbose names every absurd range (-verbose).
 var verbose bool
-
-func floats(s string) []float64 {
-	var out []float64
-	for _, f := range strings.Split(s, ",") {
-		v, err := strconv.ParseFloat(f, 64)
-		if err != nil {
-			panic(err)
-		}
-		out = append(out, v)
-	}
-	return out
-}
 
 func run(path, columns string, epss, failures []float64, seeds int, dir string, boundsSeeds int) error {
 	t, err := datasets.ReadTableFile(path)
@@ -173,4 +161,13 @@ func b2i(b bool) int {
 		return 1
 	}
 	return 0
+}
+
+// mustList returns the list a flag parsed to, or exits with its error.
+func mustList[T any](v []T, err error) []T {
+	if err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		os.Exit(2)
+	}
+	return v
 }

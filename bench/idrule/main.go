@@ -31,6 +31,7 @@ import (
 	"github.com/stabpriv/stabpriv/datasets"
 	"github.com/stabpriv/stabpriv/datasets/preprocess"
 	"github.com/stabpriv/stabpriv/dp"
+	"github.com/stabpriv/stabpriv/internal/runflags"
 	"github.com/stabpriv/stabpriv/modelfile"
 	"github.com/stabpriv/stabpriv/partition"
 	"github.com/stabpriv/stabpriv/perturb"
@@ -54,34 +55,10 @@ func main() {
 	epss := flag.String("eps", "0.5,1", "budgets (pure eps)")
 	seeds := flag.Int("seeds", 3, "seeds of the split and the noise")
 	flag.Parse()
-	if err := run(*data, *label, strings.Split(*classes, ","), ints(*cs), floats(*epss), *seeds); err != nil {
+	if err := run(*data, *label, strings.Split(*classes, ","), mustList(runflags.Ints("c", *cs)), mustList(runflags.Floats("eps", *epss)), *seeds); err != nil {
 		fmt.Fprintln(os.Stderr, "idrule:", err)
 		os.Exit(1)
 	}
-}
-
-func ints(s string) []int {
-	var out []int
-	for _, f := range strings.Split(s, ",") {
-		v, err := strconv.Atoi(f)
-		if err != nil {
-			panic(err)
-		}
-		out = append(out, v)
-	}
-	return out
-}
-
-func floats(s string) []float64 {
-	var out []float64
-	for _, f := range strings.Split(s, ",") {
-		v, err := strconv.ParseFloat(f, 64)
-		if err != nil {
-			panic(err)
-		}
-		out = append(out, v)
-	}
-	return out
 }
 
 // withID returns t with a first column uid = "u" + row/c.
@@ -200,4 +177,13 @@ func run(path, label string, classes []string, cs []int, epss []float64, seeds i
 		}
 	}
 	return nil
+}
+
+// mustList returns the list a flag parsed to, or exits with its error.
+func mustList[T any](v []T, err error) []T {
+	if err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		os.Exit(2)
+	}
+	return v
 }

@@ -6,7 +6,6 @@ import (
 	"flag"
 	"fmt"
 	"io"
-	"math"
 	"os"
 	"slices"
 	"strconv"
@@ -16,6 +15,7 @@ import (
 	"github.com/sirupsen/logrus"
 
 	"github.com/stabpriv/stabpriv/experiments"
+	"github.com/stabpriv/stabpriv/internal/runflags"
 	"github.com/stabpriv/stabpriv/perturb"
 )
 
@@ -72,38 +72,6 @@ func newPaperFlagSet(name string, f *paperFlags) *flag.FlagSet {
 	return fs
 }
 
-// parseFloats parses a comma-separated list of finite numbers.
-func parseFloats(name, s string) ([]float64, error) {
-	if strings.TrimSpace(s) == "" {
-		return nil, nil
-	}
-	var out []float64
-	for _, part := range strings.Split(s, ",") {
-		v, err := strconv.ParseFloat(strings.TrimSpace(part), 64)
-		if err != nil || math.IsNaN(v) || math.IsInf(v, 0) {
-			return nil, usagef("--%s: %q is not a finite number", name, part)
-		}
-		out = append(out, v)
-	}
-	return out, nil
-}
-
-// parseInts parses a comma-separated list of integers.
-func parseInts(name, s string) ([]int, error) {
-	if strings.TrimSpace(s) == "" {
-		return nil, nil
-	}
-	var out []int
-	for _, part := range strings.Split(s, ",") {
-		v, err := strconv.Atoi(strings.TrimSpace(part))
-		if err != nil {
-			return nil, usagef("--%s: %q is not an integer", name, part)
-		}
-		out = append(out, v)
-	}
-	return out, nil
-}
-
 // outputFiles are the files each paper command writes into --out
 // (experiments.WriteSweep, experiments.WriteFeatSel).
 var outputFiles = map[string][]string{
@@ -154,16 +122,16 @@ func parsePaper(fs *flag.FlagSet, f *paperFlags, args []string, stderr io.Writer
 		return usagef("unexpected argument %q", fs.Arg(0))
 	}
 	var err error
-	if f.lambdaList, err = parseFloats("lambdas", f.lambdas); err != nil {
+	if f.lambdaList, err = runflags.Floats("lambdas", f.lambdas); err != nil {
 		return err
 	}
-	if f.epList, err = parseFloats("epsilons", f.epsilons); err != nil {
+	if f.epList, err = runflags.Floats("epsilons", f.epsilons); err != nil {
 		return err
 	}
-	if f.thresholdList, err = parseFloats("thresholds", f.thresholds); err != nil {
+	if f.thresholdList, err = runflags.Floats("thresholds", f.thresholds); err != nil {
 		return err
 	}
-	if f.passList, err = parseInts("passes", f.passesList); err != nil {
+	if f.passList, err = runflags.Ints("passes", f.passesList); err != nil {
 		return err
 	}
 	if len(f.passList) == 0 {
@@ -306,10 +274,10 @@ func runSweep(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	fs := newPaperFlagSet("sweep", &f)
 	fs.Float64Var(&f.fixedScale, "fixed-scale", 0, "noise scale `b` of the Figure 2 releases (0: the scale eps = 1 gives at the middle lambda; < 0: skip)")
 	var knobs experiments.Knobs
-	listVar(fs, &knobs.L1Ratios, "l1-ratios", "comma-separated elastic-net L1 shares in [0, 1) (default: --l1-ratio); the first is the baseline", parseFloats)
-	listVar(fs, &knobs.Clips, "clips", "comma-separated per-example clipping norms G >= 0, 0 = none (default: 0)", parseFloats)
-	listVar(fs, &knobs.Dropouts, "dropouts", "comma-separated s-dropout levels s in (0, 1], 1 = none (default: 1)", parseFloats)
-	listVar(fs, &knobs.Batches, "batches", "comma-separated minibatch sizes >= 1 (default: 1)", parseInts)
+	listVar(fs, &knobs.L1Ratios, "l1-ratios", "comma-separated elastic-net L1 shares in [0, 1) (default: --l1-ratio); the first is the baseline", runflags.Floats)
+	listVar(fs, &knobs.Clips, "clips", "comma-separated per-example clipping norms G >= 0, 0 = none (default: 0)", runflags.Floats)
+	listVar(fs, &knobs.Dropouts, "dropouts", "comma-separated s-dropout levels s in (0, 1], 1 = none (default: 1)", runflags.Floats)
+	listVar(fs, &knobs.Batches, "batches", "comma-separated minibatch sizes >= 1 (default: 1)", runflags.Ints)
 	listVar(fs, &knobs.Averages, "average", "comma-separated iterate averaging, false and/or true (default: false)", parseBools)
 	var sel experiments.SelectConfig
 	fs.Float64Var(&sel.ValFrac, "select-val", 0, "private selection: share of each split's training rows held out for validation, in (0, 1) (0: no selection)")

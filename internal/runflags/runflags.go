@@ -596,3 +596,37 @@ func (f *Flags) checkProject(set map[string]bool, r *Run) error {
 	r.Options.Project = k
 	return nil
 }
+
+// Floats parses the comma-separated list of finite numbers s, the value of
+// the flag --name (nil for a blank s); a bad entry is a usage error.
+func Floats(name, s string) ([]float64, error) {
+	if strings.TrimSpace(s) == "" {
+		return nil, nil
+	}
+	var out []float64
+	for _, part := range strings.Split(s, ",") {
+		v, err := strconv.ParseFloat(strings.TrimSpace(part), 64)
+		if err != nil || math.IsNaN(v) || math.IsInf(v, 0) {
+			return nil, usagef("--%s: %q is not a finite number", name, part)
+		}
+		out = append(out, v)
+	}
+	return out, nil
+}
+
+// Ints parses the comma-separated list of integers s, the value of the
+// flag --name (nil for a blank s); a bad entry is a usage error.
+func Ints(name, s string) ([]int, error) {
+	if strings.TrimSpace(s) == "" {
+		return nil, nil
+	}
+	var out []int
+	for _, part := range strings.Split(s, ",") {
+		v, err := strconv.Atoi(strings.TrimSpace(part))
+		if err != nil {
+			return nil, usagef("--%s: %q is not an integer", name, part)
+		}
+		out = append(out, v)
+	}
+	return out, nil
+}
