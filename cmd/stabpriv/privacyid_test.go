@@ -281,5 +281,13 @@ func TestPartitionedRouteNote(t *testing.T) {
 		if stdout, _, err := call(t, "certify", out); err != nil || !strings.HasPrefix(stdout, "VERIFIED PRIVATE RELEASE") {
 			t.Errorf("%s: certify: %v\n%s", tc.name, err, stdout)
 		}
+		// The older note (the group step cited for every unit) verifies
+		// for units of one row only: for c = 3 it would cite it twice.
+		for i, a := range r.Certificate.Assumptions {
+			r.Certificate.Assumptions[i] = strings.Replace(a, stability.PartitionedCitation, stability.PartitionedCitation+"; "+stability.GroupCitation, 1)
+		}
+		if _, _, err := modelfile.Verify(r); (err == nil) == tc.group {
+			t.Errorf("%s: the note citing the group step for every unit: Verify %v, want an error: %v", tc.name, err, tc.group)
+		}
 	}
 }
