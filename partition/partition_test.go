@@ -482,3 +482,20 @@ func TestRowsAllHeldOut(t *testing.T) {
 		}
 	}
 }
+
+// TestReleaseRefusesSettingsFirst checks that a release with no partition
+// results for a refused partition count reports the refusal (ErrOptions,
+// exit 2), not "no partition has rows" (ErrFormat, exit 4): a runner may
+// run the release after the layout refused the setting.
+func TestReleaseRefusesSettingsFirst(t *testing.T) {
+	tab := fittest.Blobs(6, 2, []string{"a", "b"}, 3)
+	schema := datasets.Schema{Label: "y", Classes: []string{"a", "b"}, Bounds: fittest.BoundsFor(tab, -3, 4)}
+	opts := private.Options{Mechanism: perturb.Gamma, Trainer: trainer.Config{Reg: regularizers.ElasticNet{Lambda: 0.1}}}
+	pl, err := NewPlan(tab.Columns, schema, dp.Budget{Epsilon: 1}, opts, 10)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := pl.Release(context.Background(), nil, []datasets.Shard{{Name: "s0", Rows: tab.Len()}}); !errors.Is(err, private.ErrOptions) || errors.Is(err, datasets.ErrFormat) {
+		t.Errorf("10 partitions for %d rows, no results: %v, want ErrOptions alone", tab.Len(), err)
+	}
+}

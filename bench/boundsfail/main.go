@@ -45,7 +45,17 @@ func main() {
 	boundsSeeds := flag.Int("bounds-seeds", 5, "seeds of the bounds files")
 	flag.BoolVar(&verbose, "verbose", false, "name every absurd range on stderr")
 	flag.Parse()
-	if err := run(*data, *columns, mustList(runflags.Floats("eps", *epss)), mustList(runflags.Floats("failures", *failures)), *seeds, *dir, *boundsSeeds); err != nil {
+	eps, err := runflags.Floats("eps", *epss)
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "boundsfail:", err)
+		os.Exit(2)
+	}
+	fails, err := runflags.Floats("failures", *failures)
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "boundsfail:", err)
+		os.Exit(2)
+	}
+	if err := run(*data, *columns, eps, fails, *seeds, *dir, *boundsSeeds); err != nil {
 		fmt.Fprintln(os.Stderr, "boundsfail:", err)
 		os.Exit(1)
 	}
@@ -161,13 +171,4 @@ func b2i(b bool) int {
 		return 1
 	}
 	return 0
-}
-
-// mustList returns the list a flag parsed to, or exits with its error.
-func mustList[T any](v []T, err error) []T {
-	if err != nil {
-		fmt.Fprintln(os.Stderr, err)
-		os.Exit(2)
-	}
-	return v
 }

@@ -194,7 +194,7 @@ func projectTable(out string) (string, error) {
 		slices.Sort(ks)
 		best := ks[0]
 		for _, k := range ks {
-			if statOf(acc[kk][k]).mean > statOf(acc[kk][best]).mean {
+			if above(statOf(acc[kk][k]).mean, statOf(acc[kk][best]).mean) {
 				best = k
 			}
 		}

@@ -57,6 +57,11 @@ type stat struct {
 	n        int
 }
 
+// above reports whether the mean accuracy a is above b by more than the
+// rounding of a mean: means of the same correct counts summed in another
+// order differ in their last bits, and are a tie.
+func above(a, b float64) bool { return a-b > 1e-9 }
+
 func statOf(xs []float64) stat {
 	if len(xs) == 0 {
 		return stat{mean: math.NaN()}
@@ -155,7 +160,7 @@ func writeTable(out string, dss []dataSet, seeds int) error {
 			// setting at every regeneration (a map's order is random).
 			for _, k := range slices.Sorted(maps.Keys(bySetting)) {
 				xs := bySetting[k]
-				if s := statOf(xs); len(xs) >= seeds && (math.IsNaN(best.mean) || s.mean > best.mean) {
+				if s := statOf(xs); len(xs) >= seeds && (math.IsNaN(best.mean) || above(s.mean, best.mean)) {
 					best, bestName = s, k
 				}
 			}

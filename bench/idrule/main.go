@@ -55,7 +55,17 @@ func main() {
 	epss := flag.String("eps", "0.5,1", "budgets (pure eps)")
 	seeds := flag.Int("seeds", 3, "seeds of the split and the noise")
 	flag.Parse()
-	if err := run(*data, *label, strings.Split(*classes, ","), mustList(runflags.Ints("c", *cs)), mustList(runflags.Floats("eps", *epss)), *seeds); err != nil {
+	c, err := runflags.Ints("c", *cs)
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "idrule:", err)
+		os.Exit(2)
+	}
+	eps, err := runflags.Floats("eps", *epss)
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "idrule:", err)
+		os.Exit(2)
+	}
+	if err := run(*data, *label, strings.Split(*classes, ","), c, eps, *seeds); err != nil {
 		fmt.Fprintln(os.Stderr, "idrule:", err)
 		os.Exit(1)
 	}
@@ -177,13 +187,4 @@ func run(path, label string, classes []string, cs []int, epss []float64, seeds i
 		}
 	}
 	return nil
-}
-
-// mustList returns the list a flag parsed to, or exits with its error.
-func mustList[T any](v []T, err error) []T {
-	if err != nil {
-		fmt.Fprintln(os.Stderr, err)
-		os.Exit(2)
-	}
-	return v
 }
