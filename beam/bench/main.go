@@ -21,6 +21,12 @@
 // worker process records its peak resident memory (VmHWM) and the heap
 // profile at its largest live heap in -dir (worker-PID.txt,
 // worker-PID.heap), so the worker is measured apart from the runner.
+//
+// With -cpuprofile FILE the scale run's pipeline (not the shard writing,
+// not the in-process fit) is CPU-profiled to FILE: on the embedded runner
+// prism and the workers run in the bench's process, so the profile shows
+// the runner, the SDK harness and the pipeline's steps together
+// (go tool pprof -top -cum).
 package main
 
 import (
@@ -69,6 +75,7 @@ var (
 	noiseSeeds = flag.Int("noise-seeds", 10, "noise draws per release in the Adult comparison")
 	lambda     = flag.Float64("lambda", 1e-5, "lambda of the trained (non-private) comparison")
 	skipScale  = flag.Bool("skip-scale", false, "skip the scale run")
+	cpuProf    = flag.String("cpuprofile", "", "write the CPU profile of the scale run (the pipeline only: with the embedded runner, prism's and the workers' work in this process) to FILE (go tool pprof -top -cum)")
 	heapProf   = flag.String("heapprofile", "", "write the heap profile of the scale run's process at its largest live heap or resident memory to FILE (a name ending in .heap; go tool pprof: with the embedded runner, prism's allocations and the workers'), its peaks to the .txt beside it")
 	keep       = flag.String("dir", "", "write the scale run's shards to this directory and keep them (for runs on other runners); a temporary directory when empty")
 	universal  = flag.String("universal", "", "run the scale run on the universal runner against a prism job server in this process, the workers run by this Beam boot loader (out/beam/boot) as separate processes that record their memory in -dir")
@@ -167,11 +174,19 @@ func scale() error {
 		}
 		*runner = "universal"
 	}
-	t1 := time.Now()
-	if err := stabbeam.Run(context.Background(), *runner, cfg, filepath.Join(dir, "part-*.csv"), out, true); err != nil {
+	stopCPU, err := startCPUProfile(*cpuProf)
+	if err != nil {
 		return err
 	}
+	t1 := time.Now()
+	err = stabbeam.Run(context.Background(), *runner, cfg, filepath.Join(dir, "part-*.csv"), out, true)
 	el := time.Since(t1)
+	if perr := stopCPU(); err == nil {
+		err = perr
+	}
+	if err != nil {
+		return err
+	}
 	r, err := modelfile.ReadFile(out)
 	if err != nil {
 		return err
@@ -281,6 +296,27 @@ func startJobServer(dir string) error {
 		os.Remove(f)
 	}
 	return nil
+}
+
+// startCPUProfile starts the CPU profile of this process written to file
+// (none when file is empty) and returns the function that stops it and
+// closes the file.
+func startCPUProfile(file string) (stop func() error, err error) {
+	if file == "" {
+		return func() error { return nil }, nil
+	}
+	f, err := os.Create(file)
+	if err != nil {
+		return nil, err
+	}
+	if err := pprof.StartCPUProfile(f); err != nil {
+		f.Close()
+		return nil, err
+	}
+	return func() error {
+		pprof.StopCPUProfile()
+		return f.Close()
+	}, nil
 }
 
 // watchHeap samples the live heap every 100 ms and writes the heap
