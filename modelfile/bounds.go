@@ -18,6 +18,22 @@ func BoundsCharge(epsBounds float64) dp.Charge {
 	return dp.Charge{Step: privbounds.Step, Mechanism: perturb.Laplace, Epsilon: epsBounds}
 }
 
+// CentresCharge is the ledger entry of the private estimate of the
+// feature centres on the log scale (privbounds.EstimateCentres) at
+// epsBounds.
+func CentresCharge(epsBounds float64) dp.Charge {
+	return dp.Charge{Step: privbounds.CentreStep, Mechanism: perturb.PermuteAndFlipName, Epsilon: epsBounds}
+}
+
+// estimateCharge is the ledger entry of the estimate that gave p's
+// bounds: the centres for a map on the log scale, the ranges otherwise.
+func estimateCharge(p *preprocess.RowMap, epsBounds float64) dp.Charge {
+	if p.Log {
+		return CentresCharge(epsBounds)
+	}
+	return BoundsCharge(epsBounds)
+}
+
 // ComposeEstimate turns the certificate c of a release calibrated to
 // (eps - epsBounds, delta), made with the feature map p whose bounds were
 // estimated privately at epsBounds (privbounds.Estimate on the training
@@ -36,16 +52,23 @@ func BoundsCharge(epsBounds float64) dp.Charge {
 func ComposeEstimate(c *dp.Certificate, p *preprocess.RowMap, eps, epsBounds float64) {
 	rel := c.Epsilon
 	c.Epsilon = eps
-	c.Ledger = append([]dp.Charge{BoundsCharge(epsBounds)}, c.Ledger...)
+	c.Ledger = append([]dp.Charge{estimateCharge(p, epsBounds)}, c.Ledger...)
 	numeric := p.NumericFeatures()
 	c.EstimatedBounds = make([]dp.FeatureBound, len(numeric))
 	for j, f := range numeric {
 		c.EstimatedBounds[j] = dp.FeatureBound{Column: f, Lo: p.Lo[j], Hi: p.Hi[j]}
 	}
+	coarse := "The bounds are coarse (powers of two) and clamp the few values outside them"
+	if p.Log {
+		coarse = "The bounds are on the signed log scale g(x) = sign(x) log2(1 + |x|), 3 bits either side of each column's centre, and clamp the values outside them"
+	}
 	c.Assumptions = append(c.Assumptions, fmt.Sprintf("the feature bounds were estimated privately from the training rows at eps_bounds = %g (ledger), "+
 		"and the release, calibrated to eps_release = %g, used them as public constants; the bounds and the weights together are (%g, %g)-DP by basic composition "+
 		"(eps_bounds + eps_release; the bounds are eps_bounds-DP, and for every value of them the release is (eps_release, delta)-DP; docs/DESIGN.md, section 6). "+
-		"The bounds are coarse (powers of two) and clamp the few values outside them", epsBounds, rel, eps, c.Delta))
+		"%s", epsBounds, rel, eps, c.Delta, coarse))
+	if p.Log {
+		return // the centres' ranges are HalfWidth wide by construction
+	}
 	if w := ImplausibleBounds(numeric, p.Lo, p.Hi); w != "" {
 		c.Assumptions = append(c.Assumptions, w)
 	}

@@ -159,6 +159,12 @@ func checkPipeline(r *Released, bad func(format string, args ...any)) {
 		}
 		numeric := p.NumericFeatures()
 		for j := range p.Lo {
+			if p.Log {
+				if !privbounds.OnCentreGrid(p.Lo[j], p.Hi[j]) {
+					bad("feature %q: the estimated bounds [%v, %v] on the log scale are not a centre's range [c - %d, c + %d], c an integer in %d..%d", numeric[j], p.Lo[j], p.Hi[j], privbounds.HalfWidth, privbounds.HalfWidth, privbounds.CentreMin, privbounds.CentreMax)
+				}
+				continue
+			}
 			if !privbounds.OnGrid(p.Lo[j]) || !privbounds.OnGrid(p.Hi[j]) {
 				bad("feature %q: the estimated bounds [%v, %v] are not on the estimate's grid (+-2^e, %d <= e <= %d)", numeric[j], p.Lo[j], p.Hi[j], privbounds.MinExp, privbounds.MaxExp)
 			}

@@ -243,10 +243,16 @@ const secureSamplerNote = "the secure Laplace and Gaussian samplers of google/di
 func (m Mechanism) MarshalText() ([]byte, error) { return []byte(m), nil }
 
 // UnmarshalText sets the mechanism named by text (ParseMechanism): an
-// output-perturbation mechanism or a training-time one. An unknown name is
+// output-perturbation mechanism or a training-time one, or
+// PermuteAndFlipName, the selection step a ledger entry may name. An unknown name is
 // an error wrapping ErrMechanism that lists the names, so a flag or a file
 // with a misspelt mechanism is refused where it is read.
 func (m *Mechanism) UnmarshalText(text []byte) error {
+	if Mechanism(text) == PermuteAndFlipName {
+		// A ledger entry's selection step, not a release mechanism.
+		*m = PermuteAndFlipName
+		return nil
+	}
 	v, err := ParseMechanism(string(text))
 	if err != nil {
 		return err

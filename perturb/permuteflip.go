@@ -13,6 +13,12 @@ import (
 // PermuteAndFlipCitation is the reference for PermuteAndFlip's guarantee.
 const PermuteAndFlipCitation = "McKenna & Sheldon 2020, \"Permute-and-Flip: A new mechanism for differentially private selection\", NeurIPS, Algorithm 1 and Theorem 1 (eps-DP, never worse in expected utility than the exponential mechanism of McSherry & Talwar 2007); the acceptance coins are exact Bernoulli(exp(-gamma)) draws for rational gamma (Canonne, Kamath & Steinke 2020, \"The Discrete Gaussian for Differential Privacy\", Section 5.1, Algorithm 1)"
 
+// PermuteAndFlipName names permute-and-flip in a ledger entry of a
+// private step that selects with it (the feature centres of package
+// privbounds). It is not a release mechanism: ParseMechanism and Lookup
+// do not accept it.
+const PermuteAndFlipName Mechanism = "permute-and-flip"
+
 // PermuteAndFlip returns the index of one of the candidates with integer
 // utilities scores, chosen by the permute-and-flip mechanism at privacy
 // parameter eps > 0 for utilities of sensitivity sens >= 1 (every score

@@ -3,6 +3,7 @@ package private
 import (
 	"bytes"
 	"context"
+	"encoding/json"
 	"errors"
 	"math"
 	"math/rand/v2"
@@ -12,6 +13,7 @@ import (
 	"testing"
 
 	"github.com/sirupsen/logrus"
+	"gonum.org/v1/gonum/floats"
 
 	"github.com/stabpriv/stabpriv/datasets"
 	"github.com/stabpriv/stabpriv/datasets/preprocess"
@@ -170,10 +172,158 @@ func TestBoundsShareRefused(t *testing.T) {
 	if err != nil || !pl.EstimateBounds || pl.BoundsEpsilon != DefaultBoundsShare || pl.Release != (dp.Budget{Epsilon: 1 - DefaultBoundsShare, Delta: 1e-6}) {
 		t.Errorf("default share: %v, %+v", err, pl)
 	}
-	tab, _ := boundsTable(t, 100)
-	_, err = Fit(context.Background(), tab, schema, dp.Budget{Epsilon: 1}, Options{Mechanism: perturb.Gamma, Seed: 1, Auto: true})
-	if !errors.Is(err, ErrOptions) || !strings.Contains(err.Error(), "needs at least") {
-		t.Errorf("100 rows: %v, want the estimate refused", err)
+}
+
+// TestFitCentres checks a private fit whose rows are too few for the
+// ranges (privbounds.MinRows) but enough for the centres on the log scale
+// at the default share: the share is raised to what the centres need
+// (privbounds.CentreShare, rounded up), the release gets the rest, the
+// ledger lists the centres' charge first, every range is on the centres'
+// grid, and Verify accepts the file and refuses its alterations.
+func TestFitCentres(t *testing.T) {
+	tab, schema := boundsTable(t, 400)
+	n := 320 // 80% of 400 rows train
+	share := privbounds.CentreShare(n, 3, 1)
+	if n >= privbounds.MinRows(3, 0.5) || share > MaxCentreShare {
+		t.Fatalf("the table does not test the centres: n = %d, MinRows %d, share %v", n, privbounds.MinRows(3, 0.5), share)
+	}
+	for _, src := range []perturb.Source{perturb.Seeded(11), nil} {
+		r, err := Fit(context.Background(), tab, schema, dp.Budget{Epsilon: 1}, Options{Mechanism: perturb.Gamma, TestFrac: 0.2, Seed: 3, Auto: true, Noise: src})
+		if err != nil {
+			t.Fatal(err)
+		}
+		c, p := r.Certificate, r.Preprocessing
+		if !p.Estimated || !p.Log || p.Mode != preprocess.Bounds || !strings.Contains(p.Words, "log2(1 + |x|)") {
+			t.Fatalf("preprocessing %+v", p)
+		}
+		eb := c.Ledger[0].Epsilon
+		if eb < share || eb > share*1.01 || c.Epsilon != 1 || len(c.Ledger) != 2 || c.Ledger[0] != modelfile.CentresCharge(eb) || c.Ledger[1].Epsilon != 1-eb {
+			t.Errorf("share %v: claim %v, ledger %+v", share, c.Epsilon, c.Ledger)
+		}
+		for j, b := range c.EstimatedBounds {
+			if !privbounds.OnCentreGrid(b.Lo, b.Hi) || b.Lo != p.Lo[j] || b.Hi != p.Hi[j] {
+				t.Errorf("bound %d: %+v, preprocessing [%v, %v]", j, b, p.Lo[j], p.Hi[j])
+			}
+		}
+		want := modelfile.PrivateRelease
+		if src != nil {
+			want = modelfile.NotPrivate
+		}
+		if v, why, err := modelfile.Verify(r); err != nil || v != want {
+			t.Errorf("Verify: %v (%s), %v; want %v", v, why, err, want)
+		}
+		for name, alter := range map[string]func(r *modelfile.Released){
+			"off the grid":   func(r *modelfile.Released) { r.Preprocessing.Lo[0] += 0.5; r.Certificate.EstimatedBounds[0].Lo += 0.5 },
+			"wider":          func(r *modelfile.Released) { r.Preprocessing.Hi[1]++; r.Certificate.EstimatedBounds[1].Hi++ },
+			"linear":         func(r *modelfile.Released) { r.Preprocessing.Log = false },
+			"ranges' charge": func(r *modelfile.Released) { r.Certificate.Ledger[0] = modelfile.BoundsCharge(eb) },
+			"not estimated":  func(r *modelfile.Released) { r.Preprocessing.Estimated = false },
+		} {
+			b, _ := json.Marshal(r)
+			var alt modelfile.Released
+			if err := json.Unmarshal(b, &alt); err != nil {
+				t.Fatal(err)
+			}
+			alter(&alt)
+			if _, _, err := modelfile.Verify(&alt); !errors.Is(err, modelfile.ErrVerify) {
+				t.Errorf("%s: Verify %v, want ErrVerify", name, err)
+			}
+		}
+	}
+	// A share given by the user is used as given: too small for the
+	// centres, the columns take the public range.
+	r, err := Fit(context.Background(), tab, schema, dp.Budget{Epsilon: 1}, Options{Mechanism: perturb.Gamma, TestFrac: 0.2, Seed: 3, Auto: true, BoundsShare: share / 2})
+	if err != nil || r.Preprocessing.Estimated || !r.Preprocessing.Log || len(r.Certificate.Ledger) != 1 {
+		t.Errorf("a share below the centres': %v, %+v", err, r)
+	}
+}
+
+// TestFitPublicLogScale checks a private fit whose rows cannot pay for any
+// estimate: no refusal; every numeric column takes the public range on the
+// log scale (privbounds.PublicRange), the release gets the whole budget,
+// the warning says why, and Verify accepts the file.
+func TestFitPublicLogScale(t *testing.T) {
+	tab, schema := boundsTable(t, 100)
+	var logs bytes.Buffer
+	l := logrus.New()
+	l.SetOutput(&logs)
+	r, err := Fit(context.Background(), tab, schema, dp.Budget{Epsilon: 1}, Options{Mechanism: perturb.Gamma, Seed: 1, Auto: true, Logger: l})
+	if err != nil {
+		t.Fatal(err)
+	}
+	p, c := r.Preprocessing, r.Certificate
+	lo, hi := privbounds.PublicRange()
+	for j := range p.Lo {
+		if p.Lo[j] != lo || p.Hi[j] != hi {
+			t.Errorf("column %d: [%v, %v], want the public [%v, %v]", j, p.Lo[j], p.Hi[j], lo, hi)
+		}
+	}
+	if p.Estimated || !p.Log || c.Epsilon != 1 || len(c.Ledger) != 1 || c.Ledger[0].Epsilon != 1 || c.EstimatedBounds != nil || !strings.Contains(p.Words, "public bounds") {
+		t.Errorf("preprocessing %+v, certificate claim %v, ledger %+v", p, c.Epsilon, c.Ledger)
+	}
+	if !strings.Contains(logs.String(), "too few to estimate the scale") {
+		t.Errorf("no warning:\n%s", logs.String())
+	}
+	if v, why, err := modelfile.Verify(r); err != nil || v != modelfile.PrivateRelease {
+		t.Errorf("Verify: %v (%s), %v", v, why, err)
+	}
+}
+
+// TestFitCentresNeighbours trains on neighbouring tables that differ in
+// one training row (adversarial replacements: float64's ends, signed
+// zeros, a flipped label, an undeclared label), with the same seeds and
+// the same seeded noise. The centres are a private output and may differ
+// between neighbours; where they are the same, the released weights differ
+// by at most the certified Delta and the model files by nothing else. The
+// centres are the same for most replacements (one row moves a score by at
+// most 2), so the distance check runs.
+func TestFitCentresNeighbours(t *testing.T) {
+	tab, schema := boundsTable(t, 400)
+	opts := Options{Mechanism: perturb.Gamma, TestFrac: 0.2, Seed: 3, Auto: true}
+	fit := func(tab *datasets.Table) *modelfile.Released {
+		o := opts
+		o.Noise = perturb.Seeded(21)
+		r, err := Fit(context.Background(), tab, schema, dp.Budget{Epsilon: 1}, o)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return r
+	}
+	base := fit(tab)
+	train, _, err := datasets.SplitIndex(tab.Len(), opts.TestFrac, opts.Seed)
+	if err != nil {
+		t.Fatal(err)
+	}
+	same := 0
+	for _, i := range []int{train[0], train[len(train)/2], train[len(train)-1]} {
+		for _, cells := range [][]string{
+			{"1.7976931348623157e308", "-1.7976931348623157e308", "0", "yes"},
+			{"-0", "5e-324", "1e300", "no"},
+			{"-1e300", "1e-300", "-1e300", "zebra"},
+			{tab.Cell(i, 0), tab.Cell(i, 1), tab.Cell(i, 2), map[string]string{"yes": "no", "no": "yes"}[tab.Cell(i, 3)]},
+		} {
+			nb := tab.Clone()
+			for j, c := range cells {
+				nb.SetCell(i, j, c)
+			}
+			r := fit(nb)
+			if !slices.Equal(r.Preprocessing.Lo, base.Preprocessing.Lo) {
+				continue
+			}
+			same++
+			if d := floats.Distance(r.Model.W, base.Model.W, 2); d > base.Certificate.L2Sensitivity {
+				t.Errorf("row %d replaced by %v: ||w - w'|| = %v > Delta = %v", i, cells, d, base.Certificate.L2Sensitivity)
+			}
+			r.Model.W, r.Certificate.WeightsSHA256 = base.Model.W, base.Certificate.WeightsSHA256
+			j0, _ := json.Marshal(base)
+			j1, _ := json.Marshal(r)
+			if string(j0) != string(j1) {
+				t.Errorf("row %d replaced by %v: the files differ beyond the weights", i, cells)
+			}
+		}
+	}
+	if same < 6 {
+		t.Errorf("the centres were the same for %d of 12 neighbours: the distance check hardly ran", same)
 	}
 }
 

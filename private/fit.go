@@ -28,11 +28,6 @@ import (
 // ErrOptions reports options a fit cannot use.
 var ErrOptions = errors.New("private: invalid options")
 
-// ErrBoundsRows reports a table with too few training rows for the private
-// estimate of its feature bounds at the planned budget
-// (privbounds.MinRows). It wraps ErrOptions.
-var ErrBoundsRows = fmt.Errorf("%w: too few rows for the private bounds estimate", ErrOptions)
-
 // Options configures Fit. Every zero value is documented.
 type Options struct {
 	// Mechanism names the release method (release.Lookup): an
@@ -765,8 +760,9 @@ func (pl *Plan) prepare(t *datasets.Table) (*preparedRows, error) {
 		pl.EstimateBounds, pl.BoundsEpsilon = false, 0
 		pl.setRelease()
 	}
+	logScale := false
 	if pl.EstimateBounds {
-		if schema, err = pl.estimateBounds(enc.Features, numeric); err != nil {
+		if schema, logScale, err = pl.estimateBounds(enc.Features, numeric); err != nil {
 			return nil, err
 		}
 	}
@@ -774,7 +770,8 @@ func (pl *Plan) prepare(t *datasets.Table) (*preparedRows, error) {
 	if err != nil {
 		return nil, err
 	}
-	prep.Estimated = pl.EstimateBounds
+	prep.Estimated, prep.Log = pl.EstimateBounds, logScale
+	prep.Words = prep.Explain()
 	if sel := pl.Options.Select; sel != nil && sel.Method.IsRule() && opts.PCA == 0 && opts.Project == 0 && pl.Mode == preprocess.Bounds &&
 		selection.StumpFirst(pl.Release, pl.Loss.Outputs(len(pl.Schema.Classes)), len(trainIdx), prep.Width()) {
 		if err := pl.useStump(); err != nil {
@@ -877,12 +874,33 @@ func (pl *Plan) components(prep *preprocess.RowMap, enc *datasets.Encoded, idx [
 	return nil
 }
 
+// MaxCentreShare is the largest share of epsilon that a private fit with
+// the default bounds share (Options.BoundsShare zero) spends on the
+// feature centres when its rows cannot pay for the ranges
+// (estimateBounds): a model whose features sit on the wrong scale is
+// worth little at any budget, so the centres may take up to half of it.
+const MaxCentreShare = 0.5
+
 // estimateBounds returns the plan's schema with the bounds of the numeric
-// feature columns estimated privately from their raw training rows
-// (rawTrain, n x the numeric features; privbounds.
-// Estimate at BoundsEpsilon, with the release's noise source): the first
-// private step of the fit, drawn before the release's noise.
-func (pl *Plan) estimateBounds(features []string, rawTrain *mat.Dense) (datasets.Schema, error) {
+// feature columns taken from their raw training rows (rawTrain, n x the
+// numeric features), and whether they are on the log scale
+// (preprocess.RowMap.Log). It never refuses for too few rows; by the
+// number of training rows n, the number of columns d and the budget
+// (public values only) it takes the first of:
+//
+//   - the ranges (privbounds.Estimate at BoundsEpsilon), when n reaches
+//     privbounds.MinRows;
+//   - the centres on the log scale (privbounds.EstimateCentres), when n
+//     reaches privbounds.CentreRows at BoundsEpsilon or, with the default
+//     share, at the smallest share up to MaxCentreShare that does
+//     (BoundsEpsilon and Release are then set anew);
+//   - the public range on the log scale (privbounds.PublicRange), which
+//     costs nothing: EstimateBounds is turned off and the release gets the
+//     bounds' part back, with a warning.
+//
+// The estimate is the first private step of the fit, drawn before the
+// release's noise, with the release's noise source.
+func (pl *Plan) estimateBounds(features []string, rawTrain *mat.Dense) (datasets.Schema, bool, error) {
 	var names []string
 	for _, f := range features {
 		if _, ok := pl.Schema.Categorical(f); !ok {
@@ -891,27 +909,64 @@ func (pl *Plan) estimateBounds(features []string, rawTrain *mat.Dense) (datasets
 	}
 	features = names
 	n, d := rawTrain.Dims()
-	if need := privbounds.MinRows(d, pl.BoundsEpsilon); n < need {
-		hint := "declare the bounds"
-		// The bounds' share and the principal components' must leave the
-		// release a positive part: the largest bounds share is below
-		// 1 - the components' share.
-		ps := pl.PCABudget.Epsilon / pl.Budget.Epsilon
-		if sh := privbounds.MinShare(n, d, pl.Budget.Epsilon); sh < 1 {
-			// Rounded up at 3 significant digits, so that the share given
-			// back passes.
-			p := math.Pow(10, math.Floor(math.Log10(sh))-2)
-			sh = math.Ceil(sh/p) * p
-			switch {
-			case sh+ps < 1:
-				hint = fmt.Sprintf("declare the bounds, or raise the bounds share to at least %.3g", sh)
-			case sh < 1:
-				hint = fmt.Sprintf("declare the bounds, or raise the bounds share to at least %.3g with a principal components share below %.3g (the two must leave the release a part)", sh, 1-sh)
+	if n >= privbounds.MinRows(d, pl.BoundsEpsilon) {
+		s, err := pl.estimateRanges(features, rawTrain)
+		return s, false, err
+	}
+	eps := pl.Budget.Epsilon
+	share := pl.BoundsEpsilon / eps
+	if pl.Options.BoundsShare == 0 {
+		// Rounded up at 3 significant digits: a public value that the
+		// certificate's ledger shows as it is.
+		need := privbounds.CentreShare(n, d, eps)
+		p := math.Pow(10, math.Floor(math.Log10(need))-2)
+		share = max(share, math.Ceil(need/p)*p)
+	}
+	ps := pl.PCABudget.Epsilon / eps
+	var lo, hi []float64
+	log := pl.log()
+	if n >= privbounds.CentreRows(d, share*eps) && (share <= MaxCentreShare || pl.Options.BoundsShare != 0) && share+ps < 1 {
+		if e := share * eps; e != pl.BoundsEpsilon {
+			pl.BoundsEpsilon = e
+			pl.setRelease()
+			if pl.Method != nil {
+				if err := pl.Method.CheckBudget(pl.Release); err != nil {
+					return datasets.Schema{}, false, fmt.Errorf("the release's part of the budget after the feature centres (share %g): %w", share, err)
+				}
 			}
 		}
-		return datasets.Schema{}, fmt.Errorf("%w: the estimate of the bounds of %d feature columns at eps = %g needs at least %d training rows (its noise would decide the ranges of fewer), the table gives %d: %s",
-			ErrBoundsRows, d, pl.BoundsEpsilon, need, n, hint)
+		var err error
+		if lo, hi, err = privbounds.EstimateCentres(rawTrain, pl.BoundsEpsilon, pl.Options.Noise); err != nil {
+			return datasets.Schema{}, false, err
+		}
+		log.WithFields(logrus.Fields{"eps": pl.BoundsEpsilon, "share": share, "columns": d, "rows": n}).Infof(
+			"private: %d training rows are too few for the feature ranges of %d columns (%d needed): feature centres on the log scale estimated privately instead", n, d, privbounds.MinRows(d, pl.BoundsEpsilon))
+	} else {
+		pl.EstimateBounds, pl.BoundsEpsilon = false, 0
+		pl.setRelease()
+		l, h := privbounds.PublicRange()
+		lo, hi = make([]float64, d), make([]float64, d)
+		for j := range d {
+			lo[j], hi[j] = l, h
+		}
+		log.Warnf("private: %d training rows are too few to estimate the scale of %d feature columns at eps = %g (the centres need a share %.3g of it, at most %g): "+
+			"every column is read on the public log scale g(x) = sign(x) log2(1 + |x|) over [%g, %g], at no cost, which can flatten a column; declare the bounds (--bounds, --bounds-all) for a better model",
+			n, d, eps, share, MaxCentreShare, l, h)
 	}
+	s := pl.Schema
+	s.Bounds = make([]datasets.Bound, len(features))
+	for j, f := range features {
+		s.Bounds[j] = datasets.Bound{Column: f, Lo: lo[j], Hi: hi[j]}
+	}
+	return s, true, nil
+}
+
+// estimateRanges returns the plan's schema with the ranges of the numeric
+// feature columns features (their training rows rawTrain) estimated
+// privately (privbounds.Estimate at BoundsEpsilon), and warns about the
+// ranges that look like the noise's pick (post-processing of the
+// published bounds).
+func (pl *Plan) estimateRanges(features []string, rawTrain *mat.Dense) (datasets.Schema, error) {
 	lo, hi, err := privbounds.Estimate(rawTrain, pl.BoundsEpsilon, pl.Options.Noise)
 	if err != nil {
 		return datasets.Schema{}, err

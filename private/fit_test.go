@@ -243,7 +243,6 @@ func TestFitErrors(t *testing.T) {
 		{"three classes, binary loss", tab, datasets.Schema{Label: "y", Classes: []string{"a", "b", "c"}, Bounds: good.Bounds}, dp.Budget{Epsilon: 1},
 			Options{Mechanism: perturb.Gamma, Auto: true, Trainer: trainer.Config{Loss: losses.Logistic{}}}, datasets.ErrSchema},
 		{"repeated class", tab, datasets.Schema{Label: "y", Classes: []string{"a", "a"}, Bounds: good.Bounds}, dp.Budget{Epsilon: 1}, priv, datasets.ErrSchema},
-		{"no bounds, private", tab, datasets.Schema{Label: "y", Classes: good.Classes}, dp.Budget{Epsilon: 1}, priv, ErrOptions},
 		{"eps 0", tab, good, dp.Budget{}, priv, dp.ErrBudget},
 		{"eps negative", tab, good, dp.Budget{Epsilon: -5}, priv, dp.ErrBudget},
 		{"eps NaN", tab, good, dp.Budget{Epsilon: math.NaN()}, priv, dp.ErrBudget},

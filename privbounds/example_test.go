@@ -34,3 +34,30 @@ func Example() {
 	// column 0: [16, 128]
 	// column 1: [-5.960464477539063e-08, 4096]
 }
+
+// Estimate the centres of the same kind of columns from 300 rows, too few
+// for the ranges at eps = 0.5 but enough for the centres: each column is
+// then read on the log scale sign(x) log2(1 + |x|), 3 bits either side of
+// the bin of its median.
+func ExampleEstimateCentres() {
+	X := mat.NewDense(300, 2, nil)
+	for i := range 300 {
+		amount := 0.0
+		if i%5 == 0 {
+			amount = float64(1000 + i%3000)
+		}
+		X.SetRow(i, []float64{float64(18 + i%70), amount})
+	}
+	fmt.Println("rows needed for the ranges:", privbounds.MinRows(2, 0.5), "for the centres:", privbounds.CentreRows(2, 0.5))
+	lo, hi, err := privbounds.EstimateCentres(X, 0.5, perturb.Seeded(1))
+	if err != nil {
+		panic(err)
+	}
+	for j := range lo {
+		fmt.Printf("column %d: log scale [%g, %g]\n", j, lo[j], hi[j])
+	}
+	// Output:
+	// rows needed for the ranges: 503 for the centres: 94
+	// column 0: log scale [2.5, 8.5]
+	// column 1: log scale [-2.5, 3.5]
+}

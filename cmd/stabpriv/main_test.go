@@ -161,7 +161,6 @@ func TestUsageErrors(t *testing.T) {
 		{"regression on default data", []string{"train", "--loss", "squared", "--radius", "1"}, "no classes"},
 		{"missing label column", []string{"train", "--data", good, "--label", "species"}, "the columns are x1, x2, class"},
 		{"private without classes", []string{"train", "--data", good, "--label", "class", "--mechanism", "gamma", "--bounds", bounds}, "--classes"},
-		{"private without bounds, too few rows", []string{"train", "--data", good, "--label", "class", "--mechanism", "gamma", "--classes", "c0,c1"}, "needs at least"},
 		{"bounds share leaves nothing", []string{"train", "--data", good, "--label", "class", "--mechanism", "gamma", "--classes", "c0,c1", "--bounds-share", "1"}, "leaves nothing for the release"},
 		{"bounds share leaves nothing, selection", []string{"train", "--data", good, "--label", "class", "--epsilon", "1", "--classes", "c0,c1", "--bounds-share", "1"}, "leaves nothing for the release"},
 		{"bounds share with bounds", []string{"train", "--data", good, "--label", "class", "--mechanism", "gamma", "--classes", "c0,c1", "--bounds", bounds, "--bounds-share", "0.3"}, "cost nothing"},

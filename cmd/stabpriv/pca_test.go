@@ -147,15 +147,15 @@ func TestCLIPCARefused(t *testing.T) {
 // terms of the flags given and feasible. With --bounds-share 0.45 and
 // --pca-share 0.45 at --epsilon 0.1 the release gets eps = 0.01: the eps
 // advised is above the --epsilon given (the release's 0.01 scaled by 1/0.1),
-// a lower share leaves the sum of the shares below 1, the inputs are named
-// by --pca with k >= 1, and the bounds hint of the refusal that follows
-// (too few rows for the estimate) asks for a feasible pair of shares.
+// a lower share leaves the sum of the shares below 1, and the inputs are
+// named by --pca with k >= 1. The run then releases: its rows are too few
+// for the ranges but enough for the centres on the log scale.
 func TestForecastAdviceFlags(t *testing.T) {
 	data := writeCSV(t, clusters(2, 2500))
 	_, stderr, terr := call(t, "train", "--data", data, "--label", "class", "--classes", "c0,c1", "--epsilon", "0.1", "--delta", "1e-9",
 		"--bounds-share", "0.45", "--pca-share", "0.45", "--pca", "2", "--log-level", "warn")
-	if terr == nil {
-		t.Fatalf("4,000 training rows at bounds eps 0.045: the estimate should be refused\n%s", stderr)
+	if terr != nil {
+		t.Fatalf("4,000 training rows at bounds eps 0.045 (too few for the ranges, enough for the centres): %v\n%s", terr, stderr)
 	}
 	i := strings.Index(stderr, "what would help: ")
 	if i < 0 {
@@ -187,15 +187,6 @@ func TestForecastAdviceFlags(t *testing.T) {
 	}
 	if !seen["eps"] || !seen["--pca-share"] {
 		t.Errorf("the advice %q names no --epsilon or no lower --pca-share", advice)
-	}
-	msg := terr.Error()
-	j := strings.Index(msg, "raise the bounds share to at least ")
-	if j < 0 {
-		t.Fatalf("no bounds hint: %v", msg)
-	}
-	var sh, ps float64
-	if _, e := fmt.Sscanf(msg[j:], "raise the bounds share to at least %g with a principal components share below %g", &sh, &ps); e != nil || sh+ps > 1 || !(ps > 0) {
-		t.Errorf("the bounds hint %q: shares %v and %v (%v), want a pair that leaves the release a part", msg[j:], sh, ps, e)
 	}
 }
 

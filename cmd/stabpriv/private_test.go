@@ -80,6 +80,9 @@ func TestCLINeighbourFiles(t *testing.T) {
 		{"binary, none, minibatch clip", 2, "c0,c1", []string{"--standardize", "none", "--mechanism", "laplace", "--lambda", "0.05", "--clip", "0.5", "--batch", "3"}},
 		{"softmax, bounds", 3, "c0,c1,c2", []string{"--bounds", "BOUNDS", "--mechanism", "gaussian-analytic", "--delta", "1e-6", "--lambda", "0.02"}},
 		{"softmax, none, auto", 3, "c0,c1,c2", []string{"--standardize", "none", "--mechanism", "gamma", "--epsilon", "2"}},
+		// Too few rows for any estimate: the public log scale, no refusal.
+		{"binary, no bounds, public log scale", 2, "c0,c1", []string{"--mechanism", "gamma"}},
+		{"binary, no bounds, the rule", 2, "c0,c1", []string{"--epsilon", "1"}},
 	}
 	bounds := writeFile(t, "bounds.csv", "column,lo,hi\nx1,-6,6\nx2,-6,6\n")
 	worst := 0.0
@@ -418,6 +421,30 @@ func TestCLIEstimatedBounds(t *testing.T) {
 	r, err := modelfile.ReadFile(out2)
 	if err != nil || r.Preprocessing.Lo[0] != -8 || r.Preprocessing.Hi[1] != 8 || r.Preprocessing.Estimated {
 		t.Errorf("--bounds-all model file: %v %+v", err, r.Preprocessing)
+	}
+}
+
+// TestCLICentres is a private run on a table too small for the feature
+// ranges but large enough for the centres on the log scale: it releases
+// (no refusal), its ledger has the centres' charge, certify verifies the
+// file and predict applies it.
+func TestCLICentres(t *testing.T) {
+	data := writeCSV(t, clusters(2, 400))
+	out := filepath.Join(t.TempDir(), "m.json")
+	stdout, stderr, err := call(t, "train", "--data", data, "--label", "class", "--classes", "c0,c1", "--epsilon", "1", "--out", out)
+	if err != nil {
+		t.Fatalf("%v\n%s", err, stderr)
+	}
+	for _, want := range []string{"Budget spent by private feature centres", "(permute-and-flip)", "Feature bounds estimated privately", "log2(1 + |x|)"} {
+		if !strings.Contains(stdout, want) {
+			t.Errorf("the output does not say %q:\n%s", want, stdout)
+		}
+	}
+	if stdout, _, err := call(t, "certify", out); err != nil || !strings.HasPrefix(stdout, "VERIFIED PRIVATE RELEASE") {
+		t.Errorf("certify: %v\n%s", err, stdout)
+	}
+	if _, _, err := call(t, "predict", "--model", out, "--data", data, "--out", filepath.Join(t.TempDir(), "p.csv")); err != nil {
+		t.Errorf("predict: %v", err)
 	}
 }
 

@@ -70,7 +70,10 @@ const trainHelp = "Usage: stabpriv train [flags]\n\n" +
 	"a warning.\n\n" +
 	"A private run on --data needs --classes (binary: the second class is +1). Without\n" +
 	"--bounds or --bounds-all it estimates every feature's range privately from the\n" +
-	"training rows with --bounds-share of --epsilon (default 0.1), stated in the ledger.\n" +
+	"training rows with --bounds-share of --epsilon (default 0.1), stated in the ledger;\n" +
+	"with too few rows for the ranges it reads the columns on the log scale\n" +
+	"sign(x) log2(1 + |x|) around centres estimated privately (left out, the share is\n" +
+	"what they need, up to 0.5), and with fewer still on a public range of that scale.\n" +
 	"With --epsilon and no --mechanism, the release chooses the mechanism and lambda\n" +
 	"by a public rule (--select rule, the default) or a private selection inside the\n" +
 	"budget (--select holdout or random-stopping); for two classes with at least as\n" +
@@ -485,8 +488,6 @@ func fit(ctx context.Context, s *settings) (*modelfile.Released, error) {
 		rel, err = private.Fit(ctx, s.table, s.Schema, s.Budget, s.Options)
 	}
 	switch {
-	case errors.Is(err, private.ErrBoundsRows):
-		return nil, &usageError{Err: fmt.Errorf("%w (--bounds FILE, --bounds-all lo,hi, or --bounds-share)", err)}
 	case runflags.IsSettingsError(err):
 		return nil, &usageError{Err: err}
 	}

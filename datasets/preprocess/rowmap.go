@@ -84,6 +84,15 @@ type RowMap struct {
 	// (package privbounds; the certificate's ledger states their cost)
 	// rather than declared.
 	Estimated bool `json:"estimated,omitempty"`
+	// Log makes the Bounds map read every numeric feature on the signed
+	// log scale: z_j = (2 clamp(g(x_j), lo_j, hi_j) - lo_j - hi_j) /
+	// (hi_j - lo_j) with g = SignedLog2, Lo and Hi then bounds of g(x_j)
+	// (in bits). A monotone per-row map with public constants; it spreads
+	// heavy-tailed columns over [-1, 1] where a linear range would flatten
+	// their bulk. The bounds are the privately estimated centres
+	// (Estimated; package privbounds, EstimateCentres) or a public range.
+	// It needs Bounds mode.
+	Log bool `json:"log,omitempty"`
 	// Mean and Scale are the fitted statistics (Standardize mode): not
 	// private.
 	Mean  []float64 `json:"mean,omitempty"`
@@ -441,6 +450,9 @@ func MapWords(mode Mode) string { return mapWords(mode, false) }
 // categorical columns.
 func (p *RowMap) Explain() string {
 	w := mapWords(p.Mode, p.Estimated)
+	if p.Log && p.Mode == Bounds {
+		w = logWords(p.Estimated)
+	}
 	if pr := p.Project; pr != nil {
 		w += fmt.Sprintf("; before the unit-ball map, z is projected to u = R z in %d dimensions, R a %d x %d matrix of independent N(0, 1/%d) entries from a PCG generator seeded with %d (public, data-independent), and x' = [clip_1(u), 1] / sqrt(2)", pr.K, pr.K, p.width(), pr.K, pr.Seed)
 	}
@@ -464,8 +476,26 @@ func (p *RowMap) Explain() string {
 	return "categorical columns " + strings.Join(names, ", ") + " one-hot: z holds, for each, an indicator per declared category (1 for the row's category), all 0 when the row's value is not a declared category; numeric columns: " + w
 }
 
+// logWords states the Bounds map on the log scale (RowMap.Log).
+func logWords(estimated bool) string {
+	const g = "z_j = (2 clamp(g(x_j), lo_j, hi_j) - lo_j - hi_j) / (hi_j - lo_j) with g(x) = sign(x) log2(1 + |x|) (the signed log scale, in bits) and "
+	if estimated {
+		return g + "[lo_j, hi_j] = [m_j - 3, m_j + 3], the centre m_j estimated privately from the training rows (see the ledger), then used as a public constant; " + rowMap
+	}
+	return g + "public bounds [lo_j, hi_j] on that scale, which read no row; " + rowMap
+}
+
+// rowMap states the unit-ball map that ends every feature map.
+const rowMap = "x' = [clip_1(z), 1] / sqrt(2), clip_1 scaling a row of norm above 1 to norm 1, so ||x'|| <= 1; a row whose label is not declared maps to 0"
+
+// SignedLog2 returns g(x) = sign(x) log2(1 + |x|): odd, strictly
+// increasing, about x/ln 2 near 0 and log2|x| far from it, finite for every
+// finite x (at most 1024 in magnitude). The log scale of RowMap.Log.
+func SignedLog2(x float64) float64 {
+	return math.Copysign(math.Log1p(math.Abs(x))/math.Ln2, x)
+}
+
 func mapWords(mode Mode, estimated bool) string {
-	const rowMap = "x' = [clip_1(z), 1] / sqrt(2), clip_1 scaling a row of norm above 1 to norm 1, so ||x'|| <= 1; a row whose label is not declared maps to 0"
 	switch mode {
 	case Bounds:
 		if estimated {
@@ -581,6 +611,9 @@ func (p *RowMap) features(out, x []float64, st *stages) error {
 		}
 		switch p.Mode {
 		case Bounds:
+			if p.Log {
+				v = SignedLog2(v)
+			}
 			lo, hi := p.Lo[num], p.Hi[num]
 			v = math.Max(lo, math.Min(hi, v))
 			// lo/2 and hi/2 keep the sum finite near the float64 range.
@@ -678,8 +711,8 @@ func (p *RowMap) Check() error {
 		}
 		return true
 	}
-	if p.Estimated && p.Mode != Bounds {
-		return fmt.Errorf("%w: estimated bounds with the preprocessing %s", datasets.ErrInvalid, p.Mode)
+	if (p.Estimated || p.Log) && p.Mode != Bounds {
+		return fmt.Errorf("%w: estimated bounds or the log scale with the preprocessing %s", datasets.ErrInvalid, p.Mode)
 	}
 	switch p.Mode {
 	case Bounds:
