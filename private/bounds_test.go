@@ -267,6 +267,11 @@ func TestFitPublicLogScale(t *testing.T) {
 	if v, why, err := modelfile.Verify(r); err != nil || v != modelfile.PrivateRelease {
 		t.Errorf("Verify: %v (%s), %v", v, why, err)
 	}
+	// No run writes another range on the log scale without centres.
+	r.Preprocessing.Lo[0] = 0.5
+	if _, _, err := modelfile.Verify(r); !errors.Is(err, modelfile.ErrVerify) {
+		t.Errorf("a public log range altered: %v, want ErrVerify", err)
+	}
 }
 
 // TestFitCentresNeighbours trains on neighbouring tables that differ in

@@ -909,29 +909,21 @@ func (pl *Plan) estimateBounds(features []string, rawTrain *mat.Dense) (datasets
 	}
 	features = names
 	n, d := rawTrain.Dims()
-	if n >= privbounds.MinRows(d, pl.BoundsEpsilon) {
+	epsB, logScale := pl.BoundsFor(n, d)
+	if !logScale {
 		s, err := pl.estimateRanges(features, rawTrain)
 		return s, false, err
 	}
 	eps := pl.Budget.Epsilon
-	share := pl.BoundsEpsilon / eps
-	if pl.Options.BoundsShare == 0 {
-		// Rounded up at 3 significant digits: a public value that the
-		// certificate's ledger shows as it is.
-		need := privbounds.CentreShare(n, d, eps)
-		p := math.Pow(10, math.Floor(math.Log10(need))-2)
-		share = max(share, math.Ceil(need/p)*p)
-	}
-	ps := pl.PCABudget.Epsilon / eps
 	var lo, hi []float64
 	log := pl.log()
-	if n >= privbounds.CentreRows(d, share*eps) && (share <= MaxCentreShare || pl.Options.BoundsShare != 0) && share+ps < 1 {
-		if e := share * eps; e != pl.BoundsEpsilon {
-			pl.BoundsEpsilon = e
+	if epsB > 0 {
+		if epsB != pl.BoundsEpsilon {
+			pl.BoundsEpsilon = epsB
 			pl.setRelease()
 			if pl.Method != nil {
 				if err := pl.Method.CheckBudget(pl.Release); err != nil {
-					return datasets.Schema{}, false, fmt.Errorf("the release's part of the budget after the feature centres (share %g): %w", share, err)
+					return datasets.Schema{}, false, fmt.Errorf("the release's part of the budget after the feature centres (eps %g): %w", epsB, err)
 				}
 			}
 		}
@@ -939,8 +931,10 @@ func (pl *Plan) estimateBounds(features []string, rawTrain *mat.Dense) (datasets
 		if lo, hi, err = privbounds.EstimateCentres(rawTrain, pl.BoundsEpsilon, pl.Options.Noise); err != nil {
 			return datasets.Schema{}, false, err
 		}
-		log.WithFields(logrus.Fields{"eps": pl.BoundsEpsilon, "share": share, "columns": d, "rows": n}).Infof(
-			"private: %d training rows are too few for the feature ranges of %d columns (%d needed): feature centres on the log scale estimated privately instead", n, d, privbounds.MinRows(d, pl.BoundsEpsilon))
+		log.WithFields(logrus.Fields{"eps": epsB, "share": epsB / eps, "columns": d, "rows": n}).Warnf(
+			"private: %d training rows are too few for the feature ranges of %d columns (%d needed): each column is read on the log scale sign(x) log2(1 + |x|) around a centre estimated privately, at eps = %.3g (a share %.3g of eps); "+
+				"a column whose values are all far below 1 in magnitude, or of both signs spread far from 0, loses its signal on that scale: declare the bounds (--bounds, --bounds-all) for those",
+			n, d, privbounds.MinRows(d, pl.BoundsEpsilon), epsB, epsB/eps)
 	} else {
 		pl.EstimateBounds, pl.BoundsEpsilon = false, 0
 		pl.setRelease()
@@ -949,9 +943,13 @@ func (pl *Plan) estimateBounds(features []string, rawTrain *mat.Dense) (datasets
 		for j := range d {
 			lo[j], hi[j] = l, h
 		}
-		log.Warnf("private: %d training rows are too few to estimate the scale of %d feature columns at eps = %g (the centres need a share %.3g of it, at most %g): "+
+		given := ""
+		if pl.Options.BoundsShare != 0 {
+			given = fmt.Sprintf(", and the share given is %g", pl.Options.BoundsShare)
+		}
+		log.Warnf("private: %d training rows are too few to estimate the scale of %d feature columns at eps = %g (the centres need a share %.3g of it, at most %g by default%s): "+
 			"every column is read on the public log scale g(x) = sign(x) log2(1 + |x|) over [%g, %g], at no cost, which can flatten a column; declare the bounds (--bounds, --bounds-all) for a better model",
-			n, d, eps, share, MaxCentreShare, l, h)
+			n, d, eps, privbounds.CentreShare(n, d, eps), MaxCentreShare, given, l, h)
 	}
 	s := pl.Schema
 	s.Bounds = make([]datasets.Bound, len(features))
@@ -959,6 +957,35 @@ func (pl *Plan) estimateBounds(features []string, rawTrain *mat.Dense) (datasets
 		s.Bounds[j] = datasets.Bound{Column: f, Lo: lo[j], Hi: hi[j]}
 	}
 	return s, true, nil
+}
+
+// BoundsFor returns what the bounds' step of a private fit without
+// declared bounds spends for n training rows of d numeric columns, and
+// whether it reads them on the log scale (estimateBounds): the plan's
+// BoundsEpsilon and false for the ranges (n >= privbounds.MinRows); for the
+// centres on the log scale (n >= privbounds.CentreRows at the plan's share
+// or, with the default share, at the smallest share up to MaxCentreShare
+// that reaches it, rounded up at 3 significant digits) their eps and
+// true; 0 and true for the public range, which costs nothing. It reads
+// public values only (n, d, the budget, the shares), so a caller may
+// forecast the release's part of the budget before the rows are read.
+func (pl *Plan) BoundsFor(n, d int) (eps float64, logScale bool) {
+	if n >= privbounds.MinRows(d, pl.BoundsEpsilon) {
+		return pl.BoundsEpsilon, false
+	}
+	total := pl.Budget.Epsilon
+	eps = pl.BoundsEpsilon
+	share := eps / total
+	if need := privbounds.CentreShare(n, d, total); pl.Options.BoundsShare == 0 && need > share {
+		p := math.Pow(10, math.Floor(math.Log10(need))-2)
+		share = math.Ceil(need/p) * p
+		eps = share * total
+	}
+	ps := pl.PCABudget.Epsilon / total
+	if n >= privbounds.CentreRows(d, eps) && (share <= MaxCentreShare || pl.Options.BoundsShare != 0) && share+ps < 1 {
+		return eps, true
+	}
+	return 0, true
 }
 
 // estimateRanges returns the plan's schema with the ranges of the numeric

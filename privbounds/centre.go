@@ -7,7 +7,6 @@ import (
 	"gonum.org/v1/gonum/mat"
 
 	"github.com/stabpriv/stabpriv/datasets/preprocess"
-	"github.com/stabpriv/stabpriv/internal/check"
 	"github.com/stabpriv/stabpriv/perturb"
 )
 
@@ -26,8 +25,8 @@ const (
 	Centres = CentreMax - CentreMin + 1
 	// HalfWidth is the half-width W, in bits, of the range a centre gives:
 	// [c - W, c + W] on the log scale, the values from about 2^-W to 2^W
-	// times the centre's. A public constant, chosen on the defaults
-	// benchmark (docs/RESULTS.md).
+	// times the centre's. A public constant, not yet fitted on the
+	// defaults benchmark (docs/DESIGN.md, section 6).
 	HalfWidth = 3
 	// CentreSensitivity is the sensitivity of a centre's utility
 	// (CentreScores) under replace-one: 2.
@@ -48,17 +47,27 @@ const CentreStep = "private feature centres: for every feature column, the unit 
 // cost nothing.
 func PublicRange() (lo, hi float64) { return -PublicHalfWidth, PublicHalfWidth }
 
+// CentreFailure bounds, per column, the probability that the centre
+// estimate picks a bin that every row lies on one side of (CentreRows): a
+// range off the data, which clamps the column to one value.
+const CentreFailure = 0.01
+
+// centreConst is 4 (ln Centres + ln(1/CentreFailure)): the rows a column
+// needs per unit of its eps (CentreRows).
+var centreConst = 4 * (math.Log(Centres) + math.Log(1/CentreFailure))
+
 // CentreRows returns the fewest rows with which the centres of d columns
-// at eps (eps/d per column) are useful: n >= 4 (ln Centres + 1) d / eps.
-// With eps_c = eps/d, a candidate whose count of rows below it is off by
-// n/2 or more from n/2 (outside the data's central range, as all but a few
-// candidates are) has a utility at least n below the best and is accepted
-// at most with probability exp(-eps_c n / 4) per visit; at the bound the
-// Centres candidates together weigh about e^-1 of the best one's. It
-// depends on public values only; math.MaxInt when the count does not fit
-// an int.
+// at eps (eps/d per column) are found with probability at least
+// 1 - CentreFailure per column: n >= 4 (ln Centres + ln(1/CentreFailure))
+// d / eps, about 37.9 d / eps. A bin that every row lies on one side of
+// has the utility -n, n below the median's bin (utility 0), and
+// permute-and-flip returns a candidate at most with the probability of its
+// coin, exp(-(eps/d) n / (2 CentreSensitivity)); over the Centres
+// candidates that is at most Centres exp(-(eps/d) n / 4) <= CentreFailure
+// at the bound. It depends on public values only; math.MaxInt when the
+// count does not fit an int.
 func CentreRows(d int, eps float64) int {
-	v := math.Ceil(4 * (math.Log(Centres) + 1) * float64(d) / eps)
+	v := math.Ceil(centreConst * float64(d) / eps)
 	if !(v < math.MaxInt32*float64(1<<31)) {
 		return math.MaxInt
 	}
@@ -66,10 +75,10 @@ func CentreRows(d int, eps float64) int {
 }
 
 // CentreShare returns the smallest share of eps with which n rows of d
-// columns reach CentreRows: 4 (ln Centres + 1) d / (n eps). A share of 1
-// or more means no share of eps suffices.
+// columns reach CentreRows: 4 (ln Centres + ln(1/CentreFailure)) d /
+// (n eps). A share of 1 or more means no share of eps suffices.
 func CentreShare(n, d int, eps float64) float64 {
-	return 4 * (math.Log(Centres) + 1) * float64(d) / (float64(n) * eps)
+	return centreConst * float64(d) / (float64(n) * eps)
 }
 
 // centreIndex returns the bucket of g: 0 for g < CentreMin, Centres + 1
@@ -132,20 +141,18 @@ func CentreScores(col []float64) []int64 {
 // error, see PermuteAndFlip).
 //
 // It never refuses for too few rows: with fewer than CentreRows(d, eps)
-// the centres are mostly the noise's pick, and a caller takes
-// PublicRange instead. Errors wrap ErrEstimate: no rows or columns, a
+// a column's centre is more often the noise's pick, and a caller takes
+// PublicRange instead. The log scale loses columns whose values are all
+// far below 1 in magnitude (g is then about 0) and columns of both signs
+// spread far from 0 (the median of g falls in the empty gap around 0,
+// where every bin scores alike, and the range covers one sign at most):
+// declared bounds serve those. Errors wrap ErrEstimate: no rows or columns, a
 // value that is not finite, eps not finite and positive; and the
 // source's errors.
 func EstimateCentres(X mat.Matrix, eps float64, src perturb.Source) (lo, hi []float64, err error) {
-	if X == nil {
-		return nil, nil, fmt.Errorf("%w: no rows", ErrEstimate)
-	}
-	n, d := X.Dims()
-	switch {
-	case n < 1 || d < 1:
-		return nil, nil, fmt.Errorf("%w: %d rows of %d columns", ErrEstimate, n, d)
-	case !check.Positive(eps):
-		return nil, nil, fmt.Errorf("%w: eps = %v, want finite > 0", ErrEstimate, eps)
+	n, d, err := checkInput(X, eps)
+	if err != nil {
+		return nil, nil, err
 	}
 	if src == nil {
 		src = perturb.Secure()
@@ -155,11 +162,7 @@ func EstimateCentres(X mat.Matrix, eps float64, src perturb.Source) (lo, hi []fl
 	lo, hi = make([]float64, d), make([]float64, d)
 	for j := range d {
 		for i := range n {
-			v := X.At(i, j)
-			if !check.Finite(v) {
-				return nil, nil, fmt.Errorf("%w: row %d, column %d is %v", ErrEstimate, i, j, v)
-			}
-			col[i] = v
+			col[i] = X.At(i, j)
 		}
 		k, err := perturb.PermuteAndFlip(src, CentreScores(col), epsCol, CentreSensitivity)
 		if err != nil {

@@ -188,22 +188,9 @@ func EstimateAt(X mat.Matrix, eps, failure float64, src perturb.Source) (lo, hi 
 	if !check.OpenUnit(failure) {
 		return nil, nil, fmt.Errorf("%w: failure probability %v, want in (0, 1)", ErrEstimate, failure)
 	}
-	if X == nil {
-		return nil, nil, fmt.Errorf("%w: no rows", ErrEstimate)
-	}
-	n, d := X.Dims()
-	switch {
-	case n < 1 || d < 1:
-		return nil, nil, fmt.Errorf("%w: %d rows of %d columns", ErrEstimate, n, d)
-	case !check.Positive(eps):
-		return nil, nil, fmt.Errorf("%w: eps = %v, want finite > 0", ErrEstimate, eps)
-	}
-	for i := range n {
-		for j := range d {
-			if v := X.At(i, j); !check.Finite(v) {
-				return nil, nil, fmt.Errorf("%w: row %d, column %d is %v", ErrEstimate, i, j, v)
-			}
-		}
+	_, d, err := checkInput(X, eps)
+	if err != nil {
+		return nil, nil, err
 	}
 	if src == nil {
 		src = perturb.Secure()
@@ -219,6 +206,30 @@ func EstimateAt(X mat.Matrix, eps, failure float64, src perturb.Source) (lo, hi 
 		lo[j], hi[j] = Lower(first), Upper(last)
 	}
 	return lo, hi, nil
+}
+
+// checkInput returns the dimensions of X, or an error wrapping ErrEstimate:
+// no rows or columns, a value that is not finite, eps not finite and
+// positive.
+func checkInput(X mat.Matrix, eps float64) (n, d int, err error) {
+	if X == nil {
+		return 0, 0, fmt.Errorf("%w: no rows", ErrEstimate)
+	}
+	n, d = X.Dims()
+	switch {
+	case n < 1 || d < 1:
+		return 0, 0, fmt.Errorf("%w: %d rows of %d columns", ErrEstimate, n, d)
+	case !check.Positive(eps):
+		return 0, 0, fmt.Errorf("%w: eps = %v, want finite > 0", ErrEstimate, eps)
+	}
+	for i := range n {
+		for j := range d {
+			if v := X.At(i, j); !check.Finite(v) {
+				return 0, 0, fmt.Errorf("%w: row %d, column %d is %v", ErrEstimate, i, j, v)
+			}
+		}
+	}
+	return n, d, nil
 }
 
 // Guessed reports the columns whose range Estimate (or its caller, from

@@ -13,14 +13,7 @@ import (
 // zero) from 5000 rows at eps = 0.5. The seeded source makes the example
 // reproducible; a release uses perturb.Secure().
 func Example() {
-	X := mat.NewDense(5000, 2, nil)
-	for i := range 5000 {
-		amount := 0.0
-		if i%5 == 0 {
-			amount = float64(1000 + i%3000)
-		}
-		X.SetRow(i, []float64{float64(18 + i%70), amount})
-	}
+	X := exampleRows(5000)
 	lo, hi, err := privbounds.Estimate(X, 0.5, perturb.Seeded(1))
 	if err != nil {
 		panic(err)
@@ -40,14 +33,7 @@ func Example() {
 // then read on the log scale sign(x) log2(1 + |x|), 3 bits either side of
 // the bin of its median.
 func ExampleEstimateCentres() {
-	X := mat.NewDense(300, 2, nil)
-	for i := range 300 {
-		amount := 0.0
-		if i%5 == 0 {
-			amount = float64(1000 + i%3000)
-		}
-		X.SetRow(i, []float64{float64(18 + i%70), amount})
-	}
+	X := exampleRows(300)
 	fmt.Println("rows needed for the ranges:", privbounds.MinRows(2, 0.5), "for the centres:", privbounds.CentreRows(2, 0.5))
 	lo, hi, err := privbounds.EstimateCentres(X, 0.5, perturb.Seeded(1))
 	if err != nil {
@@ -57,7 +43,21 @@ func ExampleEstimateCentres() {
 		fmt.Printf("column %d: log scale [%g, %g]\n", j, lo[j], hi[j])
 	}
 	// Output:
-	// rows needed for the ranges: 503 for the centres: 94
+	// rows needed for the ranges: 503 for the centres: 152
 	// column 0: log scale [2.5, 8.5]
 	// column 1: log scale [-2.5, 3.5]
+}
+
+// exampleRows returns n rows of two columns: ages, and an amount that is
+// mostly zero.
+func exampleRows(n int) *mat.Dense {
+	X := mat.NewDense(n, 2, nil)
+	for i := range n {
+		amount := 0.0
+		if i%5 == 0 {
+			amount = float64(1000 + i%3000)
+		}
+		X.SetRow(i, []float64{float64(18 + i%70), amount})
+	}
+	return X
 }

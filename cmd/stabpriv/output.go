@@ -3,6 +3,7 @@ package main
 import (
 	"fmt"
 	"io"
+	"math"
 	"strconv"
 	"strings"
 	"text/tabwriter"
@@ -59,7 +60,13 @@ func stumpWords(r *modelfile.Released) string {
 		return fmt.Sprintf("one-hot input %d of column %q (z = 1 when it is %q, else 0; t = %s): %s", st.Feature, column, category, g6(t), rest)
 	case column != "" && num < len(p.Lo) && num < len(p.Hi):
 		lo, hi := p.Lo[num], p.Hi[num]
-		what = fmt.Sprintf("feature %q, threshold %s in its units", column, g6(lo+(t+1)*(hi-lo)/2))
+		v := lo + (t+1)*(hi-lo)/2
+		if p.Log {
+			// The bounds are on the log scale g: the raw threshold is g's
+			// inverse, sign(v) (2^|v| - 1).
+			v = math.Copysign(math.Exp2(math.Abs(v))-1, v)
+		}
+		what = fmt.Sprintf("feature %q, threshold %s in its units", column, g6(v))
 	}
 	return fmt.Sprintf("%s (z = %s): %s", what, g6(t), rest)
 }

@@ -271,6 +271,22 @@ func forecast(s *settings) string {
 		rows += t.Len()
 	}
 	n := rows - int(math.Round(s.Options.TestFrac*float64(rows)))
+	if pl, err := private.NewPlan(s.Schema, s.Budget, s.Options); err == nil && pl.EstimateBounds && !allCategorical(s) && !s.partitioned() {
+		// The bounds' step by the fit's own public rule: the ranges, the
+		// centres at the share they need, or the public range for free.
+		numeric := len(s.table.Columns) - 1
+		for _, c := range s.Schema.Categories {
+			if slices.Contains(s.table.Columns, c.Column) {
+				numeric--
+			}
+		}
+		epsB, _ := pl.BoundsFor(n, numeric)
+		budget.Epsilon = pl.Budget.Epsilon - epsB - pl.PCABudget.Epsilon
+		terms.Shares = slices.DeleteFunc(terms.Shares, func(sh release.Share) bool { return sh.Name == "--bounds-share" })
+		if epsB > 0 && pl.Budget.Epsilon > 0 {
+			terms.Shares = append([]release.Share{{Name: "--bounds-share", Value: epsB / pl.Budget.Epsilon}}, terms.Shares...)
+		}
+	}
 	w := len(s.table.Columns) - 1 // the features: the columns but the label
 	if id := s.Options.PrivacyID; id != "" {
 		// Per privacy ID, n is c times the training IDs (the set of IDs
