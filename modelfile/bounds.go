@@ -28,7 +28,7 @@ func CentresCharge(epsBounds float64) dp.Charge {
 // estimateCharge is the ledger entry of the estimate that gave p's
 // bounds: the centres for a map on the log scale, the ranges otherwise.
 func estimateCharge(p *preprocess.RowMap, epsBounds float64) dp.Charge {
-	if p.Log {
+	if p.Log > 0 {
 		return CentresCharge(epsBounds)
 	}
 	return BoundsCharge(epsBounds)
@@ -59,15 +59,15 @@ func ComposeEstimate(c *dp.Certificate, p *preprocess.RowMap, eps, epsBounds flo
 		c.EstimatedBounds[j] = dp.FeatureBound{Column: f, Lo: p.Lo[j], Hi: p.Hi[j]}
 	}
 	coarse := "The bounds are coarse (powers of two) and clamp the few values outside them"
-	if p.Log {
-		coarse = "The bounds are on the signed log scale g(x) = sign(x) log2(1 + |x|), 3 bits either side of each column's centre, and clamp the values outside them"
+	if p.Log > 0 {
+		coarse = "The bounds are a centre m and a spread s per column (lo = m - s, hi = m + s) on a coarse grid (powers of two), read on the signed log scale g((x - m)/s), which squashes the tails"
 	}
 	c.Assumptions = append(c.Assumptions, fmt.Sprintf("the feature bounds were estimated privately from the training rows at eps_bounds = %g (ledger), "+
 		"and the release, calibrated to eps_release = %g, used them as public constants; the bounds and the weights together are (%g, %g)-DP by basic composition "+
 		"(eps_bounds + eps_release; the bounds are eps_bounds-DP, and for every value of them the release is (eps_release, delta)-DP; docs/DESIGN.md, section 6). "+
 		"%s", epsBounds, rel, eps, c.Delta, coarse))
-	if p.Log {
-		return // the centres' ranges are HalfWidth wide by construction
+	if p.Log > 0 {
+		return // the spreads are powers of two by construction
 	}
 	if w := ImplausibleBounds(numeric, p.Lo, p.Hi); w != "" {
 		c.Assumptions = append(c.Assumptions, w)

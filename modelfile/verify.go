@@ -159,9 +159,9 @@ func checkPipeline(r *Released, bad func(format string, args ...any)) {
 		}
 		numeric := p.NumericFeatures()
 		for j := range p.Lo {
-			if p.Log {
+			if p.Log > 0 {
 				if !privbounds.OnCentreGrid(p.Lo[j], p.Hi[j]) {
-					bad("feature %q: the estimated bounds [%v, %v] on the log scale are not a centre's range [c - %d, c + %d], c an integer in %d..%d", numeric[j], p.Lo[j], p.Hi[j], privbounds.HalfWidth, privbounds.HalfWidth, privbounds.CentreMin, privbounds.CentreMax)
+					bad("feature %q: the estimated constants [%v, %v] of the log scale are not m - s and m + s for a centre m and a spread s of the estimate's grid", numeric[j], p.Lo[j], p.Hi[j])
 				}
 				continue
 			}
@@ -170,13 +170,15 @@ func checkPipeline(r *Released, bad func(format string, args ...any)) {
 			}
 		}
 	}
-	if p := r.Preprocessing; p.Log {
-		lo, hi := privbounds.PublicRange()
+	if p := r.Preprocessing; p.Log != 0 {
+		lo, hi, w := privbounds.PublicRange()
 		switch {
 		case r.Partitions != nil:
 			bad("the log scale in a partitioned fit: only a single fit without declared bounds reads the rows on it")
-		case !p.Estimated && (slices.ContainsFunc(p.Lo, func(v float64) bool { return v != lo }) || slices.ContainsFunc(p.Hi, func(v float64) bool { return v != hi })):
-			bad("the log scale without estimated centres has the public range [%v, %v] for every column (privbounds.PublicRange), not %v to %v", lo, hi, p.Lo, p.Hi)
+		case p.Estimated && p.Log != privbounds.HalfWidth:
+			bad("the log scale of estimated centres has the half-width %d, not %v", privbounds.HalfWidth, p.Log)
+		case !p.Estimated && (p.Log != w || slices.ContainsFunc(p.Lo, func(v float64) bool { return v != lo }) || slices.ContainsFunc(p.Hi, func(v float64) bool { return v != hi })):
+			bad("the log scale without estimated centres has the public constants [%v, %v] for every column and the half-width %v (privbounds.PublicRange), not %v to %v and %v", lo, hi, w, p.Lo, p.Hi, p.Log)
 		}
 	}
 	if r.Preprocessing.PCA != nil && r.Partitions != nil {
@@ -581,7 +583,7 @@ var (
 		"the certificate, rebuilt by the release method from the published inputs: the run constants that follow from the loss (kappa = 1), the step of every pass, the stability routes and Delta (output perturbation) or the calibration of the published problem (objective perturbation, AMP), the noise scale, the ledger, the not-covered notes and the neighbouring relation",
 		"the split: the training rows from the row count, the test fraction and the seed; for a partitioned fit, the partition sizes from the shards' names and row counts, and the partitioned sensitivity",
 		"the automatic knobs, when the file says they chose the settings",
-		"privately estimated feature bounds: their charge present, first in the ledger and positive (leaving the release a positive part of eps), every bound a point of the estimate's grid (on the log scale, every range a centre's [c + 1/2 - 3, c + 1/2 + 3], c an integer in -64..64, with the centres' permute-and-flip charge) and equal to the certificate's list, and the release rebuilt at the rest of the budget; the log scale without estimated centres only with the public range [-32, 32], and never in a partitioned file",
+		"privately estimated feature bounds: their charge present, first in the ledger and positive (leaving the release a positive part of eps), every bound a point of the estimate's grid (on the log scale, every (lo, hi) a centre's and a spread's (m - s, m + s) on that grid, the half-width 3 and the permute-and-flip charge) and equal to the certificate's list, and the release rebuilt at the rest of the budget; the log scale without estimated centres only with the public constants (m = 0, s = 1, half-width 32), and never in a partitioned file",
 		"private principal directions: their charge (Analyze Gauss) present in the ledger after the bounds' and before the release's, with positive eps and delta, leaving the release a positive part of both; the directions present in the preprocessing, of the right shape (k x the width of the rows they apply to, 1 <= k <= that width) and orthonormal; their SHA-256 equal to the certificate's; and the release rebuilt at the rest of the budget",
 		"a private selection of the setting: its plan (candidates, fractions, the law of the number of runs, the sizes of the parts, whether it tuned) recomputed from the split, the model's shape and the budget, the chosen setting's mechanism and knobs, and its ledger",
 		"a decision stump: the stump map (the per-feature map and the bias, no unit-ball map) exactly for the mechanism stump, and the weights a member of the public class (one feature weight +1 or -1, zeros, the bias -s t for a threshold t of the grid of 63)",

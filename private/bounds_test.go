@@ -181,11 +181,11 @@ func TestBoundsShareRefused(t *testing.T) {
 // ledger lists the centres' charge first, every range is on the centres'
 // grid, and Verify accepts the file and refuses its alterations.
 func TestFitCentres(t *testing.T) {
-	tab, schema := boundsTable(t, 400)
-	n := 320 // 80% of 400 rows train
+	tab, schema := boundsTable(t, 800)
+	n := 640 // 80% of 800 rows train
 	share := privbounds.CentreShare(n, 3, 1)
-	if n >= privbounds.MinRows(3, 0.5) || share > MaxCentreShare {
-		t.Fatalf("the table does not test the centres: n = %d, MinRows %d, share %v", n, privbounds.MinRows(3, 0.5), share)
+	if n >= privbounds.MinRows(3, DefaultBoundsShare) || share > MaxCentreShare {
+		t.Fatalf("the table does not test the centres: n = %d, MinRows %d, share %v", n, privbounds.MinRows(3, DefaultBoundsShare), share)
 	}
 	for _, src := range []perturb.Source{perturb.Seeded(11), nil} {
 		r, err := Fit(context.Background(), tab, schema, dp.Budget{Epsilon: 1}, Options{Mechanism: perturb.Gamma, TestFrac: 0.2, Seed: 3, Auto: true, Noise: src})
@@ -193,7 +193,7 @@ func TestFitCentres(t *testing.T) {
 			t.Fatal(err)
 		}
 		c, p := r.Certificate, r.Preprocessing
-		if !p.Estimated || !p.Log || p.Mode != preprocess.Bounds || !strings.Contains(p.Words, "log2(1 + |x|)") {
+		if !p.Estimated || p.Log != privbounds.HalfWidth || p.Mode != preprocess.Bounds || !strings.Contains(p.Words, "log2(1 + |t|)") {
 			t.Fatalf("preprocessing %+v", p)
 		}
 		eb := c.Ledger[0].Epsilon
@@ -213,9 +213,10 @@ func TestFitCentres(t *testing.T) {
 			t.Errorf("Verify: %v (%s), %v; want %v", v, why, err, want)
 		}
 		for name, alter := range map[string]func(r *modelfile.Released){
-			"off the grid":   func(r *modelfile.Released) { r.Preprocessing.Lo[0] += 0.5; r.Certificate.EstimatedBounds[0].Lo += 0.5 },
-			"wider":          func(r *modelfile.Released) { r.Preprocessing.Hi[1]++; r.Certificate.EstimatedBounds[1].Hi++ },
-			"linear":         func(r *modelfile.Released) { r.Preprocessing.Log = false },
+			"off the grid":   func(r *modelfile.Released) { r.Preprocessing.Lo[0] *= 1.5; r.Certificate.EstimatedBounds[0].Lo *= 1.5 },
+			"wider":          func(r *modelfile.Released) { r.Preprocessing.Hi[1] *= 3; r.Certificate.EstimatedBounds[1].Hi *= 3 },
+			"linear":         func(r *modelfile.Released) { r.Preprocessing.Log = 0 },
+			"half-width":     func(r *modelfile.Released) { r.Preprocessing.Log = 4 },
 			"ranges' charge": func(r *modelfile.Released) { r.Certificate.Ledger[0] = modelfile.BoundsCharge(eb) },
 			"not estimated":  func(r *modelfile.Released) { r.Preprocessing.Estimated = false },
 		} {
@@ -233,7 +234,7 @@ func TestFitCentres(t *testing.T) {
 	// A share given by the user is used as given: too small for the
 	// centres, the columns take the public range.
 	r, err := Fit(context.Background(), tab, schema, dp.Budget{Epsilon: 1}, Options{Mechanism: perturb.Gamma, TestFrac: 0.2, Seed: 3, Auto: true, BoundsShare: share / 2})
-	if err != nil || r.Preprocessing.Estimated || !r.Preprocessing.Log || len(r.Certificate.Ledger) != 1 {
+	if err != nil || r.Preprocessing.Estimated || r.Preprocessing.Log != privbounds.PublicHalfWidth || len(r.Certificate.Ledger) != 1 {
 		t.Errorf("a share below the centres': %v, %+v", err, r)
 	}
 }
@@ -252,13 +253,13 @@ func TestFitPublicLogScale(t *testing.T) {
 		t.Fatal(err)
 	}
 	p, c := r.Preprocessing, r.Certificate
-	lo, hi := privbounds.PublicRange()
+	lo, hi, w := privbounds.PublicRange()
 	for j := range p.Lo {
 		if p.Lo[j] != lo || p.Hi[j] != hi {
 			t.Errorf("column %d: [%v, %v], want the public [%v, %v]", j, p.Lo[j], p.Hi[j], lo, hi)
 		}
 	}
-	if p.Estimated || !p.Log || c.Epsilon != 1 || len(c.Ledger) != 1 || c.Ledger[0].Epsilon != 1 || c.EstimatedBounds != nil || !strings.Contains(p.Words, "public bounds") {
+	if p.Estimated || p.Log != w || c.Epsilon != 1 || len(c.Ledger) != 1 || c.Ledger[0].Epsilon != 1 || c.EstimatedBounds != nil || !strings.Contains(p.Words, "public constants") {
 		t.Errorf("preprocessing %+v, certificate claim %v, ledger %+v", p, c.Epsilon, c.Ledger)
 	}
 	if !strings.Contains(logs.String(), "too few to estimate the scale") {
@@ -283,7 +284,7 @@ func TestFitPublicLogScale(t *testing.T) {
 // centres are the same for most replacements (one row moves a score by at
 // most 2), so the distance check runs.
 func TestFitCentresNeighbours(t *testing.T) {
-	tab, schema := boundsTable(t, 400)
+	tab, schema := boundsTable(t, 800)
 	opts := Options{Mechanism: perturb.Gamma, TestFrac: 0.2, Seed: 3, Auto: true}
 	fit := func(tab *datasets.Table) *modelfile.Released {
 		o := opts

@@ -760,7 +760,7 @@ func (pl *Plan) prepare(t *datasets.Table) (*preparedRows, error) {
 		pl.EstimateBounds, pl.BoundsEpsilon = false, 0
 		pl.setRelease()
 	}
-	logScale := false
+	logScale := 0.0
 	if pl.EstimateBounds {
 		if schema, logScale, err = pl.estimateBounds(enc.Features, numeric); err != nil {
 			return nil, err
@@ -883,24 +883,24 @@ const MaxCentreShare = 0.5
 
 // estimateBounds returns the plan's schema with the bounds of the numeric
 // feature columns taken from their raw training rows (rawTrain, n x the
-// numeric features), and whether they are on the log scale
-// (preprocess.RowMap.Log). It never refuses for too few rows; by the
+// numeric features), and the half-width of their log scale
+// (preprocess.RowMap.Log; 0 for the linear map). It never refuses for too few rows; by the
 // number of training rows n, the number of columns d and the budget
 // (public values only) it takes the first of:
 //
 //   - the ranges (privbounds.Estimate at BoundsEpsilon), when n reaches
 //     privbounds.MinRows;
-//   - the centres on the log scale (privbounds.EstimateCentres), when n
+//   - the centres and spreads on the log scale (privbounds.EstimateCentres), when n
 //     reaches privbounds.CentreRows at BoundsEpsilon or, with the default
 //     share, at the smallest share up to MaxCentreShare that does
 //     (BoundsEpsilon and Release are then set anew);
-//   - the public range on the log scale (privbounds.PublicRange), which
+//   - the public constants on the log scale (privbounds.PublicRange), which
 //     costs nothing: EstimateBounds is turned off and the release gets the
 //     bounds' part back, with a warning.
 //
 // The estimate is the first private step of the fit, drawn before the
 // release's noise, with the release's noise source.
-func (pl *Plan) estimateBounds(features []string, rawTrain *mat.Dense) (datasets.Schema, bool, error) {
+func (pl *Plan) estimateBounds(features []string, rawTrain *mat.Dense) (datasets.Schema, float64, error) {
 	var names []string
 	for _, f := range features {
 		if _, ok := pl.Schema.Categorical(f); !ok {
@@ -910,10 +910,12 @@ func (pl *Plan) estimateBounds(features []string, rawTrain *mat.Dense) (datasets
 	features = names
 	n, d := rawTrain.Dims()
 	epsB, logScale := pl.BoundsFor(n, d)
+	minRows := privbounds.MinRows(d, pl.BoundsEpsilon) // at the plan's share
 	if !logScale {
 		s, err := pl.estimateRanges(features, rawTrain)
-		return s, false, err
+		return s, 0, err
 	}
+	w := float64(privbounds.HalfWidth)
 	eps := pl.Budget.Epsilon
 	var lo, hi []float64
 	log := pl.log()
@@ -923,22 +925,22 @@ func (pl *Plan) estimateBounds(features []string, rawTrain *mat.Dense) (datasets
 			pl.setRelease()
 			if pl.Method != nil {
 				if err := pl.Method.CheckBudget(pl.Release); err != nil {
-					return datasets.Schema{}, false, fmt.Errorf("the release's part of the budget after the feature centres (eps %g): %w", epsB, err)
+					return datasets.Schema{}, 0, fmt.Errorf("the release's part of the budget after the feature centres (eps %g): %w", epsB, err)
 				}
 			}
 		}
 		var err error
 		if lo, hi, err = privbounds.EstimateCentres(rawTrain, pl.BoundsEpsilon, pl.Options.Noise); err != nil {
-			return datasets.Schema{}, false, err
+			return datasets.Schema{}, 0, err
 		}
 		log.WithFields(logrus.Fields{"eps": epsB, "share": epsB / eps, "columns": d, "rows": n}).Warnf(
-			"private: %d training rows are too few for the feature ranges of %d columns (%d needed): each column is read on the log scale sign(x) log2(1 + |x|) around a centre estimated privately, at eps = %.3g (a share %.3g of eps); "+
-				"a column whose values are all far below 1 in magnitude, or of both signs spread far from 0, loses its signal on that scale: declare the bounds (--bounds, --bounds-all) for those",
-			n, d, privbounds.MinRows(d, pl.BoundsEpsilon), epsB, epsB/eps)
+			"private: %d training rows are too few for the feature ranges of %d columns (%d needed): each column is standardized by a centre and a spread estimated privately, at eps = %.3g (a share %.3g of eps), and read on the log scale g((x - m)/s); declared bounds (--bounds, --bounds-all) cost nothing",
+			n, d, minRows, epsB, epsB/eps)
 	} else {
 		pl.EstimateBounds, pl.BoundsEpsilon = false, 0
 		pl.setRelease()
-		l, h := privbounds.PublicRange()
+		l, h, pw := privbounds.PublicRange()
+		w = pw
 		lo, hi = make([]float64, d), make([]float64, d)
 		for j := range d {
 			lo[j], hi[j] = l, h
@@ -948,15 +950,15 @@ func (pl *Plan) estimateBounds(features []string, rawTrain *mat.Dense) (datasets
 			given = fmt.Sprintf(", and the share given is %g", pl.Options.BoundsShare)
 		}
 		log.Warnf("private: %d training rows are too few to estimate the scale of %d feature columns at eps = %g (the centres need a share %.3g of it, at most %g by default%s): "+
-			"every column is read on the public log scale g(x) = sign(x) log2(1 + |x|) over [%g, %g], at no cost, which can flatten a column; declare the bounds (--bounds, --bounds-all) for a better model",
-			n, d, eps, privbounds.CentreShare(n, d, eps), MaxCentreShare, given, l, h)
+			"every column is read on the public log scale z = g(x)/%g with g(x) = sign(x) log2(1 + |x|), at no cost, which can flatten a column far from 0 or of a small scale; declare the bounds (--bounds, --bounds-all) for a better model",
+			n, d, eps, privbounds.CentreShare(n, d, eps), MaxCentreShare, given, w)
 	}
 	s := pl.Schema
 	s.Bounds = make([]datasets.Bound, len(features))
 	for j, f := range features {
 		s.Bounds[j] = datasets.Bound{Column: f, Lo: lo[j], Hi: hi[j]}
 	}
-	return s, true, nil
+	return s, w, nil
 }
 
 // BoundsFor returns what the bounds' step of a private fit without
@@ -977,8 +979,10 @@ func (pl *Plan) BoundsFor(n, d int) (eps float64, logScale bool) {
 	eps = pl.BoundsEpsilon
 	share := eps / total
 	if need := privbounds.CentreShare(n, d, total); pl.Options.BoundsShare == 0 && need > share {
-		p := math.Pow(10, math.Floor(math.Log10(need))-2)
-		share = math.Ceil(need/p) * p
+		// Rounded up at 3 significant digits, by an integer over a power
+		// of ten: 0.237, not 237 * 0.001.
+		inv := math.Pow(10, 2-math.Floor(math.Log10(need)))
+		share = math.Ceil(need*inv) / inv
 		eps = share * total
 	}
 	ps := pl.PCABudget.Epsilon / total

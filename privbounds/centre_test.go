@@ -4,33 +4,24 @@ import (
 	"errors"
 	"math"
 	"math/rand/v2"
+	"slices"
 	"testing"
 
 	"gonum.org/v1/gonum/mat"
 
-	"github.com/stabpriv/stabpriv/datasets/preprocess"
 	"github.com/stabpriv/stabpriv/perturb"
 )
 
 // adversarialValues are replacement values for a neighbour: both ends of
-// float64, zero of either sign, the boundaries of the candidate bins on
-// the log scale and their float64 neighbours, and values beyond the
-// candidates.
+// float64, zero of either sign, the boundaries of the bins of Bin and their
+// float64 neighbours, and values beyond the grid.
 func adversarialValues() []float64 {
 	vals := []float64{0, math.Copysign(0, -1), math.MaxFloat64, -math.MaxFloat64, math.SmallestNonzeroFloat64, 1e300, -1e300}
-	for _, c := range []int{CentreMin - 1, CentreMin, -3, -1, 0, 1, 2, 7, CentreMax, CentreMax + 1} {
-		// g(x) = c at x = sign(c) (2^|c| - 1).
-		x := math.Copysign(math.Ldexp(1, abs(c))-1, float64(c))
-		vals = append(vals, x, math.Nextafter(x, math.Inf(1)), math.Nextafter(x, math.Inf(-1)))
+	for _, e := range []int{MinExp - 1, MinExp, -3, 0, 1, 7, MaxExp - 1, MaxExp, MaxExp + 1} {
+		x := math.Ldexp(1, e)
+		vals = append(vals, x, -x, math.Nextafter(x, math.Inf(1)), math.Nextafter(-x, math.Inf(-1)))
 	}
 	return vals
-}
-
-func abs(c int) int {
-	if c < 0 {
-		return -c
-	}
-	return c
 }
 
 // columns are test columns: continuous, discrete, all equal, heavy-tailed,
@@ -55,22 +46,56 @@ func columns() map[string][]float64 {
 	return cols
 }
 
-// TestCentreScoresNeighbours replaces each value of each test column by
-// every adversarial value: no score moves by more than CentreSensitivity,
-// and the exact law of permute-and-flip on the two columns has a
-// likelihood ratio of at most e^eps on every candidate. The ratio is
-// computed from the exact law (perturb.PermuteAndFlipLaw), so the test has
-// no false rejections; TestCentreScoresNeighboursHaveTeeth checks that it
-// can fail.
-func TestCentreScoresNeighbours(t *testing.T) {
-	const eps = 0.7
+// logRatio returns the largest |log(p_i / q_i)| of two laws.
+func logRatio(p, q []float64) float64 {
 	worst := 0.0
-	for name, col := range columns() {
-		base := CentreScores(col)
-		lawBase, err := perturb.PermuteAndFlipLaw(base, eps, CentreSensitivity)
+	for i := range p {
+		if p[i] == 0 && q[i] == 0 {
+			continue
+		}
+		worst = max(worst, math.Abs(math.Log(p[i]/q[i])))
+	}
+	return worst
+}
+
+// stageLaws returns the exact laws of permute-and-flip at eps with
+// sensitivity sens for the centre of col and, for each candidate centre in
+// centres, the spread around it.
+func stageLaws(t *testing.T, col []float64, centres []int, eps float64, sens int64) (centre []float64, spread [][]float64) {
+	t.Helper()
+	centre, err := perturb.PermuteAndFlipLaw(MedianScores(CentreCounts(col)), eps, sens)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range centres {
+		l, err := perturb.PermuteAndFlipLaw(MedianScores(SpreadCounts(col, CentreValue(c))), eps, sens)
 		if err != nil {
 			t.Fatal(err)
 		}
+		spread = append(spread, l)
+	}
+	return centre, spread
+}
+
+// testCentres are candidate centres whose spread laws the neighbour tests
+// compare: the bin around zero, bins near it and the grid's ends.
+var testCentres = []int{0, half - 10, half - 1, half, half + 1, half + 6, half + 10, Bins - 1}
+
+// TestCentreNeighbours replaces values of each test column by every
+// adversarial value: no score of the centre or of the spread (around
+// every test centre) moves by more than CentreSensitivity, and the exact
+// laws of permute-and-flip on the two columns have a likelihood ratio of
+// at most e^eps on every candidate, for the centre and for the spread
+// given each centre (so the pair is 2 eps-DP, the estimate's eps/(2d)
+// per selection). The ratio is computed from the exact laws
+// (perturb.PermuteAndFlipLaw), so the test has no false rejections;
+// TestCentreNeighboursHaveTeeth checks that it can fail.
+func TestCentreNeighbours(t *testing.T) {
+	const eps = 0.7
+	worst := 0.0
+	for name, col := range columns() {
+		c0, s0 := stageLaws(t, col, testCentres, eps, CentreSensitivity)
+		base := MedianScores(CentreCounts(col))
 		for i := range col {
 			if i%8 != 0 && i != len(col)-1 {
 				continue // a sample of positions keeps the test fast
@@ -78,25 +103,19 @@ func TestCentreScoresNeighbours(t *testing.T) {
 			for _, v := range adversarialValues() {
 				nb := append([]float64(nil), col...)
 				nb[i] = v
-				s := CentreScores(nb)
-				for k := range s {
-					if d := s[k] - base[k]; d > CentreSensitivity || d < -CentreSensitivity {
-						t.Fatalf("%s, row %d replaced by %v: candidate %d moved %d > %d", name, i, v, k, d, CentreSensitivity)
+				for k, u := range MedianScores(CentreCounts(nb)) {
+					if d := u - base[k]; d > CentreSensitivity || d < -CentreSensitivity {
+						t.Fatalf("%s, row %d replaced by %v: centre %d moved %d", name, i, v, k, d)
 					}
 				}
-				law, err := perturb.PermuteAndFlipLaw(s, eps, CentreSensitivity)
-				if err != nil {
-					t.Fatal(err)
+				c1, s1 := stageLaws(t, nb, testCentres, eps, CentreSensitivity)
+				r := logRatio(c0, c1)
+				for k := range s0 {
+					r = max(r, logRatio(s0[k], s1[k]))
 				}
-				for k := range law {
-					if law[k] == 0 && lawBase[k] == 0 {
-						continue
-					}
-					r := math.Abs(math.Log(law[k] / lawBase[k]))
-					worst = max(worst, r)
-					if r > eps*(1+1e-9) {
-						t.Fatalf("%s, row %d replaced by %v: candidate %d has log-ratio %v > eps = %v", name, i, v, k, r, eps)
-					}
+				worst = max(worst, r)
+				if r > eps*(1+1e-9) {
+					t.Fatalf("%s, row %d replaced by %v: log-ratio %v > eps = %v", name, i, v, r, eps)
 				}
 			}
 		}
@@ -104,23 +123,25 @@ func TestCentreScoresNeighbours(t *testing.T) {
 	t.Logf("largest |log likelihood ratio| %.4f of eps = %v", worst, eps)
 }
 
-// TestCentreScoresNeighboursHaveTeeth is the control of
-// TestCentreScoresNeighbours: calibrated as if the scores moved by at most
-// 1 (half their sensitivity), permute-and-flip exceeds e^eps on some
-// neighbour of the test columns, so the ratio check above can fail.
-func TestCentreScoresNeighboursHaveTeeth(t *testing.T) {
+// TestCentreNeighboursHaveTeeth is the control of TestCentreNeighbours:
+// calibrated as if the scores moved by at most 1 (half their
+// sensitivity), permute-and-flip exceeds e^eps on some neighbour of the
+// test columns, so the ratio check above can fail.
+func TestCentreNeighboursHaveTeeth(t *testing.T) {
 	const eps = 0.7
 	for _, col := range columns() {
-		lawBase, _ := perturb.PermuteAndFlipLaw(CentreScores(col), eps, 1)
+		c0, s0 := stageLaws(t, col, testCentres, eps, 1)
 		for i := range col {
 			for _, v := range adversarialValues() {
 				nb := append([]float64(nil), col...)
 				nb[i] = v
-				law, _ := perturb.PermuteAndFlipLaw(CentreScores(nb), eps, 1)
-				for k := range law {
-					if math.Abs(math.Log(law[k]/lawBase[k])) > eps*(1+1e-6) {
-						return
-					}
+				c1, s1 := stageLaws(t, nb, testCentres, eps, 1)
+				r := logRatio(c0, c1)
+				for k := range s0 {
+					r = max(r, logRatio(s0[k], s1[k]))
+				}
+				if r > eps*(1+1e-6) {
+					return
 				}
 			}
 		}
@@ -128,39 +149,35 @@ func TestCentreScoresNeighboursHaveTeeth(t *testing.T) {
 	t.Error("no neighbour exceeded e^eps at half the sensitivity: the ratio check cannot fail")
 }
 
-// TestCentreScores checks the utility on columns whose median bin is
-// known: 0 on the median's bin and -2 per row away from it.
-func TestCentreScores(t *testing.T) {
-	// Seven values with g in [3, 4): 8..14, and one with g = 4 (15).
-	col := []float64{8, 9, 10, 11, 12, 13, 14, 15}
-	s := CentreScores(col)
-	at := func(c int) int64 { return s[c-CentreMin] }
-	if at(3) != 0 || at(4) != -6 || at(2) != -8 || at(CentreMin) != -8 || at(CentreMax) != -8 {
-		t.Errorf("scores around the median bin 3: %d %d %d, ends %d %d", at(2), at(3), at(4), at(CentreMin), at(CentreMax))
+// TestMedianScores checks the utility on counts whose median bin is known:
+// 0 on the median's bin and -2 per row away from it.
+func TestMedianScores(t *testing.T) {
+	got := MedianScores([]int64{0, 1, 0, 4, 2, 1, 0})
+	want := []int64{-8, -6, -6, 0, -2, -6, -8} // n = 8: rows below bin 3: 1, up to it: 5
+	if !slices.Equal(got, want) {
+		t.Errorf("MedianScores: %v, want %v", got, want)
 	}
-	// Values beyond the candidates fall outside every bin.
-	s = CentreScores([]float64{math.MaxFloat64, -math.MaxFloat64})
-	for k, v := range s {
-		if v != 0 && k != 0 && k != Centres-1 {
-			// Half the rows below every candidate, half above: the
-			// median lies between them, in every bin's score 0.
-			t.Errorf("candidate %d: %d", k, v)
-		}
+	if c := CentreValue(half); c != 0 || CentreValue(half+3) != 0.75*math.Ldexp(1, MinExp+3) || CentreValue(half-3) != -CentreValue(half+3) {
+		t.Errorf("CentreValue: %v %v %v", c, CentreValue(half+3), CentreValue(half-3))
+	}
+	if SpreadValue(half) != math.Ldexp(1, MinExp) || SpreadValue(Bins-1) != math.Ldexp(1, MaxExp) {
+		t.Errorf("SpreadValue: %v %v", SpreadValue(half), SpreadValue(Bins-1))
 	}
 }
 
-// TestEstimateCentres checks, with seeded draws, that the centres land on
-// the median's bin when the rows pay for them (CentreRows), that the
-// ranges are on the grid, and the errors.
+// TestEstimateCentres checks, with seeded draws, that the centre and the
+// spread land on the bins of the median and of the median deviation when
+// the rows pay for them (CentreRows), that the constants are on the grid,
+// and the errors.
 func TestEstimateCentres(t *testing.T) {
 	const d = 3
 	n := CentreRows(d, 1) * 2
 	X := mat.NewDense(n, d, nil)
 	r := rand.New(rand.NewPCG(7, 8))
 	for i := range n {
-		X.SetRow(i, []float64{float64(18 + r.IntN(70)), 1000 * (1 + r.Float64()), -0.25 - 0.5*r.Float64()})
+		X.SetRow(i, []float64{float64(18 + r.IntN(70)), 1e-3 * r.NormFloat64(), 1000 * r.NormFloat64()})
 	}
-	want := []float64{5.5, 10.5, -0.5} // g(18..87) in [4.2, 6.5], median g(52) = 5.7; g(1000..2000) ~ 10; g(-0.25..-0.75) in [-0.81, -0.32]
+	col := make([]float64, n)
 	hits := make([]int, d)
 	const runs = 40
 	for s := range runs {
@@ -172,17 +189,31 @@ func TestEstimateCentres(t *testing.T) {
 			if !OnCentreGrid(lo[j], hi[j]) {
 				t.Fatalf("column %d: [%v, %v] not on the grid", j, lo[j], hi[j])
 			}
-			if (lo[j]+hi[j])/2 == want[j] {
+			mat.Col(col, j, X)
+			m, sp := lo[j]/2+hi[j]/2, hi[j]/2-lo[j]/2
+			// The map standardizes: the spread is the upper end of the bin
+			// of the median deviation from m, one to two times it, so more
+			// than a quarter and not all of the column lies within one
+			// spread of the centre.
+			within := 0
+			for _, v := range col {
+				if math.Abs(v-m) <= sp {
+					within++
+				}
+			}
+			if f := float64(within) / float64(n); f > 0.25 && f < 0.97 {
 				hits[j]++
 			}
 		}
 	}
-	// At twice CentreRows the candidates away from the median weigh about
-	// e^-2 of the median's: most runs find it. A bound of half the runs
-	// fails with probability below 1e-6 for a hit rate of 0.85 or more.
+	// At twice CentreRows a miss of the data has probability below 1e-4
+	// per selection; the centre's and the spread's bins are a power of two
+	// wide, so about half the column lies within a spread. At least half
+	// the runs must: it fails with probability below 1e-6 for a hit rate
+	// of 0.85 or more.
 	for j, h := range hits {
 		if h < runs/2 {
-			t.Errorf("column %d: the median's bin in %d of %d runs", j, h, runs)
+			t.Errorf("column %d: standardized in %d of %d runs", j, h, runs)
 		}
 	}
 	for _, c := range []struct {
@@ -198,18 +229,19 @@ func TestEstimateCentres(t *testing.T) {
 	}
 }
 
-// TestOnCentreGrid checks the grid of the ranges and CentreRows' limits.
+// TestOnCentreGrid checks the grid of the constants and CentreRows'
+// limits.
 func TestOnCentreGrid(t *testing.T) {
 	for _, c := range []struct {
 		lo, hi float64
 		ok     bool
 	}{
-		{CentreMin + 0.5 - HalfWidth, CentreMin + 0.5 + HalfWidth, true},
-		{CentreMax + 0.5 - HalfWidth, CentreMax + 0.5 + HalfWidth, true},
-		{2.5, 8.5, true},
-		{2, 8, false},
-		{2.5, 9.5, false},
-		{CentreMax + 1.5 - HalfWidth, CentreMax + 1.5 + HalfWidth, false},
+		{24 - 8, 24 + 8, true},   // m = 0.75 * 32, s = 8
+		{-24 - 8, -24 + 8, true}, // and its negative
+		{-1, 1, true},            // m = 0, s = 1
+		{24 - 7, 24 + 7, false},  // s = 7 is not a spread
+		{20 - 8, 20 + 8, false},  // m = 20 is not a centre
+		{CentreValue(Bins-1) - math.Ldexp(1, MinExp), CentreValue(Bins-1) + math.Ldexp(1, MinExp), true},
 		{math.NaN(), 1, false},
 		{math.Inf(-1), math.Inf(1), false},
 	} {
@@ -223,8 +255,8 @@ func TestOnCentreGrid(t *testing.T) {
 	if s := CentreShare(CentreRows(4, 0.5), 4, 1); s > 0.5 || s < 0.49 {
 		t.Errorf("CentreShare at CentreRows(4, 0.5): %v, want 0.5", s)
 	}
-	if g := preprocess.SignedLog2(PublicHalfWidth); g > PublicHalfWidth {
-		t.Errorf("g(%d) = %v", PublicHalfWidth, g)
+	if lo, hi, w := PublicRange(); lo != -1 || hi != 1 || w != PublicHalfWidth {
+		t.Errorf("PublicRange: %v %v %v", lo, hi, w)
 	}
 }
 

@@ -28,24 +28,24 @@ func Example() {
 	// column 1: [-5.960464477539063e-08, 4096]
 }
 
-// Estimate the centres of the same kind of columns from 300 rows, too few
-// for the ranges at eps = 0.5 but enough for the centres: each column is
-// then read on the log scale sign(x) log2(1 + |x|), 3 bits either side of
-// the bin of its median.
+// Estimate the centres and spreads of the same kind of columns from 400
+// rows, too few for the ranges at eps = 0.5 but enough for the centres: each
+// column is then read as z = clamp(g((x - m)/s)/3, -1, 1), g(t) = sign(t)
+// log2(1 + |t|), with m = (lo + hi)/2 and s = (hi - lo)/2.
 func ExampleEstimateCentres() {
-	X := exampleRows(300)
+	X := exampleRows(400)
 	fmt.Println("rows needed for the ranges:", privbounds.MinRows(2, 0.5), "for the centres:", privbounds.CentreRows(2, 0.5))
 	lo, hi, err := privbounds.EstimateCentres(X, 0.5, perturb.Seeded(1))
 	if err != nil {
 		panic(err)
 	}
 	for j := range lo {
-		fmt.Printf("column %d: log scale [%g, %g]\n", j, lo[j], hi[j])
+		fmt.Printf("column %d: centre %g, spread %g\n", j, lo[j]/2+hi[j]/2, hi[j]/2-lo[j]/2)
 	}
 	// Output:
-	// rows needed for the ranges: 503 for the centres: 152
-	// column 0: log scale [2.5, 8.5]
-	// column 1: log scale [-2.5, 3.5]
+	// rows needed for the ranges: 503 for the centres: 303
+	// column 0: centre 48, spread 16
+	// column 1: centre 0, spread 5.960464477539063e-08
 }
 
 // exampleRows returns n rows of two columns: ages, and an amount that is

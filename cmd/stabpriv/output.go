@@ -61,10 +61,11 @@ func stumpWords(r *modelfile.Released) string {
 	case column != "" && num < len(p.Lo) && num < len(p.Hi):
 		lo, hi := p.Lo[num], p.Hi[num]
 		v := lo + (t+1)*(hi-lo)/2
-		if p.Log {
-			// The bounds are on the log scale g: the raw threshold is g's
-			// inverse, sign(v) (2^|v| - 1).
-			v = math.Copysign(math.Exp2(math.Abs(v))-1, v)
+		if p.Log > 0 {
+			// z = g((x - m)/s)/W: the raw threshold is m + s g^-1(t W),
+			// g^-1(u) = sign(u) (2^|u| - 1).
+			u := t * p.Log
+			v = (lo/2 + hi/2) + (hi/2-lo/2)*math.Copysign(math.Exp2(math.Abs(u))-1, u)
 		}
 		what = fmt.Sprintf("feature %q, threshold %s in its units", column, g6(v))
 	}

@@ -435,7 +435,7 @@ func TestCLICentres(t *testing.T) {
 	if err != nil {
 		t.Fatalf("%v\n%s", err, stderr)
 	}
-	for _, want := range []string{"Budget spent by private feature centres", "(permute-and-flip)", "Feature bounds estimated privately", "log2(1 + |x|)"} {
+	for _, want := range []string{"Budget spent by private feature centres", "(permute-and-flip)", "Feature bounds estimated privately", "log2(1 + |t|)"} {
 		if !strings.Contains(stdout, want) {
 			t.Errorf("the output does not say %q:\n%s", want, stdout)
 		}

@@ -71,9 +71,10 @@ const trainHelp = "Usage: stabpriv train [flags]\n\n" +
 	"A private run on --data needs --classes (binary: the second class is +1). Without\n" +
 	"--bounds or --bounds-all it estimates every feature's range privately from the\n" +
 	"training rows with --bounds-share of --epsilon (default 0.1), stated in the ledger;\n" +
-	"with too few rows for the ranges it reads the columns on the log scale\n" +
-	"sign(x) log2(1 + |x|) around centres estimated privately (left out, the share is\n" +
-	"what they need, up to 0.5), and with fewer still on a public range of that scale.\n" +
+	"with too few rows for the ranges it standardizes each column by a centre and a\n" +
+	"spread estimated privately and reads it on the log scale sign(t) log2(1 + |t|)\n" +
+	"(left out, the share is what they need, up to 0.5), and with fewer rows still by a\n" +
+	"public log map.\n" +
 	"With --epsilon and no --mechanism, the release chooses the mechanism and lambda\n" +
 	"by a public rule (--select rule, the default) or a private selection inside the\n" +
 	"budget (--select holdout or random-stopping); for two classes with at least as\n" +

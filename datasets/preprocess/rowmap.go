@@ -84,15 +84,17 @@ type RowMap struct {
 	// (package privbounds; the certificate's ledger states their cost)
 	// rather than declared.
 	Estimated bool `json:"estimated,omitempty"`
-	// Log makes the Bounds map read every numeric feature on the signed
-	// log scale: z_j = (2 clamp(g(x_j), lo_j, hi_j) - lo_j - hi_j) /
-	// (hi_j - lo_j) with g = SignedLog2, Lo and Hi then bounds of g(x_j)
-	// (in bits). A monotone per-row map with public constants; it spreads
-	// heavy-tailed columns over [-1, 1] where a linear range would flatten
-	// their bulk. The bounds are the privately estimated centres
-	// (Estimated; package privbounds, EstimateCentres) or a public range.
-	// It needs Bounds mode.
-	Log bool `json:"log,omitempty"`
+	// Log, when positive, is the half-width W of the log scale of the
+	// Bounds map: with m_j = (lo_j + hi_j)/2 and s_j = (hi_j - lo_j)/2 a
+	// centre and a spread, z_j = clamp(g((x_j - m_j)/s_j)/W, -1, 1) with
+	// g = SignedLog2, in place of the linear clamp to [lo_j, hi_j]. A
+	// monotone per-row map with public constants that standardizes a column
+	// whatever its offset, scale and sign, and squashes its tails
+	// logarithmically instead of clamping them. The constants are the
+	// privately estimated centres and spreads (Estimated; package
+	// privbounds, EstimateCentres) or the public ones (privbounds.
+	// PublicRange). Zero means the linear map; it needs Bounds mode.
+	Log float64 `json:"log,omitempty"`
 	// Mean and Scale are the fitted statistics (Standardize mode): not
 	// private.
 	Mean  []float64 `json:"mean,omitempty"`
@@ -450,8 +452,8 @@ func MapWords(mode Mode) string { return mapWords(mode, false) }
 // categorical columns.
 func (p *RowMap) Explain() string {
 	w := mapWords(p.Mode, p.Estimated)
-	if p.Log && p.Mode == Bounds {
-		w = logWords(p.Estimated)
+	if p.Log > 0 && p.Mode == Bounds {
+		w = logWords(p.Estimated, p.Log)
 	}
 	if pr := p.Project; pr != nil {
 		w += fmt.Sprintf("; before the unit-ball map, z is projected to u = R z in %d dimensions, R a %d x %d matrix of independent N(0, 1/%d) entries from a PCG generator seeded with %d (public, data-independent), and x' = [clip_1(u), 1] / sqrt(2)", pr.K, pr.K, p.width(), pr.K, pr.Seed)
@@ -476,13 +478,14 @@ func (p *RowMap) Explain() string {
 	return "categorical columns " + strings.Join(names, ", ") + " one-hot: z holds, for each, an indicator per declared category (1 for the row's category), all 0 when the row's value is not a declared category; numeric columns: " + w
 }
 
-// logWords states the Bounds map on the log scale (RowMap.Log).
-func logWords(estimated bool) string {
-	const g = "z_j = (2 clamp(g(x_j), lo_j, hi_j) - lo_j - hi_j) / (hi_j - lo_j) with g(x) = sign(x) log2(1 + |x|) (the signed log scale, in bits) and "
+// logWords states the Bounds map on the log scale of half-width w
+// (RowMap.Log).
+func logWords(estimated bool, w float64) string {
+	g := fmt.Sprintf("z_j = clamp(g((x_j - m_j) / s_j) / %g, -1, 1) with g(t) = sign(t) log2(1 + |t|) (the signed log scale), m_j = (lo_j + hi_j)/2 and s_j = (hi_j - lo_j)/2, ", w)
 	if estimated {
-		return g + "[lo_j, hi_j] = [m_j - 3, m_j + 3], the centre m_j estimated privately from the training rows (see the ledger), then used as a public constant; " + rowMap
+		return g + "the centre m_j and the spread s_j estimated privately from the training rows (see the ledger), then used as public constants; " + rowMap
 	}
-	return g + "public bounds [lo_j, hi_j] on that scale, which read no row; " + rowMap
+	return g + "public constants m_j = 0 and s_j = 1, which read no row; " + rowMap
 }
 
 // rowMap states the unit-ball map that ends every feature map.
@@ -611,10 +614,13 @@ func (p *RowMap) features(out, x []float64, st *stages) error {
 		}
 		switch p.Mode {
 		case Bounds:
-			if p.Log {
-				v = SignedLog2(v)
-			}
 			lo, hi := p.Lo[num], p.Hi[num]
+			if p.Log > 0 {
+				// (x - m)/s unclamped: an infinite quotient squashes to +-1.
+				v = SignedLog2((v-(lo/2+hi/2))/(hi/2-lo/2)) / p.Log
+				z[off] = math.Max(-1, math.Min(1, v))
+				break
+			}
 			v = math.Max(lo, math.Min(hi, v))
 			// lo/2 and hi/2 keep the sum finite near the float64 range.
 			v = (v - (lo/2 + hi/2)) / (hi/2 - lo/2)
@@ -711,8 +717,11 @@ func (p *RowMap) Check() error {
 		}
 		return true
 	}
-	if (p.Estimated || p.Log) && p.Mode != Bounds {
+	switch {
+	case (p.Estimated || p.Log != 0) && p.Mode != Bounds:
 		return fmt.Errorf("%w: estimated bounds or the log scale with the preprocessing %s", datasets.ErrInvalid, p.Mode)
+	case !(p.Log >= 0) || math.IsInf(p.Log, 1):
+		return fmt.Errorf("%w: log scale half-width %v, want finite >= 0", datasets.ErrInvalid, p.Log)
 	}
 	switch p.Mode {
 	case Bounds:
