@@ -182,6 +182,18 @@ func (t *Table) check(i, j int) {
 	}
 }
 
+// missingTokens are the texts of a missing numeric cell besides the empty
+// cell: the spellings of R, pandas, SAS and the UCI files.
+var missingTokens = []string{"?", ".", "NA", "N/A", "na", "n/a", "NaN", "nan", "null", "NULL", "None", "none"}
+
+// IsMissing reports whether the text of a numeric cell (trimmed, as Cell
+// gives it) stands for a missing value: the empty cell, or one of "?",
+// ".", "NA", "N/A", "na", "n/a", "NaN", "nan", "null", "NULL", "None",
+// "none". Encode keeps such a cell as NaN, and a feature map
+// (preprocess.RowMap.Missing) reads it as the middle of the feature's map.
+// The list is public and fixed: it reads no other row.
+func IsMissing(text string) bool { return text == "" || slices.Contains(missingTokens, text) }
+
 // Cell returns the text of the cell in row i and column j, as the file
 // holds it (trimmed of surrounding white space). The text of a number v is
 // kept only when it is not strconv.FormatFloat(v, 'f', -1, 64); otherwise
@@ -499,7 +511,8 @@ func splitReference(text []byte) (table, ref []byte) {
 type Encoded struct {
 	// Features names the feature columns, in table order.
 	Features []string
-	// X holds the N x D raw feature values, row-major.
+	// X holds the N x D raw feature values, row-major: NaN for a missing
+	// numeric cell (IsMissing).
 	X []float64
 	// Y holds the encoded labels: -1 and +1 for a binary task, the class
 	// index for a multiclass task, the value (clamped to the label bound)
@@ -520,9 +533,10 @@ type Encoded struct {
 func (e *Encoded) Row(i int) []float64 { return e.X[i*e.D : (i+1)*e.D] }
 
 // Encode parses the table against the schema. Feature cells must be finite
-// numbers (the domain of the guarantee is well-formed files: a malformed
-// cell is an error wrapping ErrFormat that names its line, data row and
-// column and quotes it), but in the columns the schema declares
+// numbers or missing (IsMissing, kept as NaN; the domain of the guarantee
+// is well-formed files: a malformed cell is an error wrapping ErrFormat
+// that names its line, data row and column and quotes it), but in the
+// columns the schema declares
 // categorical, whose cells become the index of their category (matched by
 // text as classes are) or -1 for any other text; a declared categorical
 // column that the table does not have is an error wrapping ErrSchema. A label outside the declared classes
@@ -575,10 +589,14 @@ func (t *Table) Encode(s Schema, task losses.Task) (*Encoded, error) {
 		copy(x[label:], row[label+1:])
 		for j, v := range x {
 			if math.IsNaN(v) && (cat == nil || !cat[j]) {
-				if j >= label {
-					j++
+				c := j
+				if c >= label {
+					c++
 				}
-				return nil, formatErr(t.Source, "%s, column %q: %q is not a finite number", t.position(i), t.Columns[j], t.Cell(i, j))
+				if IsMissing(t.Cell(i, c)) {
+					continue // NaN: a missing cell, which the feature map reads as such
+				}
+				return nil, formatErr(t.Source, "%s, column %q: %q is not a finite number (a missing cell is empty or one of %s; a column of categories is declared with --schema)", t.position(i), t.Columns[c], t.Cell(i, c), strings.Join(missingTokens, " "))
 			}
 		}
 	}

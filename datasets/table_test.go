@@ -411,10 +411,11 @@ func TestEncodeClassText(t *testing.T) {
 	}
 }
 
-// TestEncodeErrors checks that a feature cell that is not a finite number
-// is refused with its line, data row, column and text, in a chunk too.
+// TestEncodeErrors checks that a feature cell that is neither a finite
+// number nor missing is refused with its line, data row, column and text,
+// in a chunk too.
 func TestEncodeErrors(t *testing.T) {
-	const data = "a,b,y\n1,2,p\n\n3,\"x\ny\",q\n4,NaN,p\n"
+	const data = "a,b,y\n1,2,p\n\n3,\"x\ny\",q\n4,Inf,p\n"
 	tab, err := ReadTable(strings.NewReader(data), "d.csv")
 	if err != nil {
 		t.Fatal(err)
@@ -425,7 +426,7 @@ func TestEncodeErrors(t *testing.T) {
 		t.Errorf("error %v", err)
 	}
 	_, err = tab.Slice(2, 3).Encode(s, losses.Binary)
-	if !errors.Is(err, ErrFormat) || !strings.Contains(err.Error(), `line 6, data row 3, column "b": "NaN"`) {
+	if !errors.Is(err, ErrFormat) || !strings.Contains(err.Error(), `line 6, data row 3, column "b": "Inf"`) {
 		t.Errorf("chunk: error %v", err)
 	}
 	if _, err := tab.Encode(Schema{Label: "z"}, losses.Binary); !errors.Is(err, ErrSchema) {

@@ -247,7 +247,11 @@ func TestPredict(t *testing.T) {
 	if err != nil || len(p) != 2 || math.Abs(p[0]+p[1]-1) > 1e-15 || math.Abs(p[1]-1/(1+math.Exp(-z))) > 1e-15 {
 		t.Errorf("PredictProba = %v, %v", p, err)
 	}
-	for _, bad := range [][]float64{{1}, {1, 2, 3}, {math.NaN(), 0}, {math.Inf(1), 0}} {
+	// A NaN is a missing cell: the middle of its feature's map.
+	if _, err := r.Predict([]float64{math.NaN(), 0}); err != nil || !r.Preprocessing.Missing {
+		t.Errorf("Predict with a missing cell: %v (missing %v)", err, r.Preprocessing.Missing)
+	}
+	for _, bad := range [][]float64{{1}, {1, 2, 3}, {math.Inf(1), 0}, {math.Inf(-1), 0}} {
 		if _, err := r.Predict(bad); !errors.Is(err, datasets.ErrFormat) {
 			t.Errorf("Predict(%v): %v, want datasets.ErrFormat", bad, err)
 		}

@@ -190,6 +190,10 @@ func fitNotes(p *preprocess.RowMap, task losses.Task) []string {
 	default:
 		notes = append(notes, "a row whose label is not one of the declared classes is a null row (features and bias 0, zero gradient); the number of such rows is not published")
 	}
+	if p.Missing {
+		notes[1] = "a table that is not well-formed (a CSV syntax error, a ragged row, a numeric feature cell that is neither a finite number nor missing) is refused before training: the claim is about well-formed tables"
+		notes = append(notes, "a missing numeric cell (empty, or one of ? . NA N/A na n/a NaN nan null NULL None none) maps to z_j = 0, the middle of its feature's map: a per-row map inside the guarantee; how many cells are missing is not published")
+	}
 	if len(p.Categories) > 0 {
 		notes = append(notes, "categorical columns are one-hot encoded with their declared categories (public, like the bounds): a per-row map inside the guarantee; a value that is not a declared category (matched by its exact text) maps to a block of zeros, and how many rows have one is not published")
 	}

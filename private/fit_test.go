@@ -225,7 +225,7 @@ func TestFitErrors(t *testing.T) {
 	good := datasets.Schema{Label: "y", Classes: []string{"a", "b"}, Bounds: fittest.BoundsFor(tab, -3, 3)}
 	priv := Options{Mechanism: perturb.Gamma, Auto: true}
 	nan := fittest.Clone(tab)
-	nan.SetCell(3, 0, "NaN")
+	nan.SetCell(3, 0, "-Inf") // NaN is a missing cell
 	word := fittest.Clone(tab)
 	word.SetCell(4, 1, "x")
 	tests := []struct {
@@ -252,7 +252,7 @@ func TestFitErrors(t *testing.T) {
 		{"stratified private", tab, good, dp.Budget{Epsilon: 1}, Options{Mechanism: perturb.Gamma, Auto: true, Stratify: true, TestFrac: 0.2}, ErrOptions},
 		{"auto without mechanism", tab, good, dp.Budget{}, Options{Auto: true}, ErrOptions},
 		{"test fraction 1", tab, good, dp.Budget{Epsilon: 1}, Options{Mechanism: perturb.Gamma, Auto: true, TestFrac: 1}, ErrOptions},
-		{"NaN cell", nan, good, dp.Budget{Epsilon: 1}, priv, datasets.ErrFormat},
+		{"infinite cell", nan, good, dp.Budget{Epsilon: 1}, priv, datasets.ErrFormat},
 		{"word cell", word, good, dp.Budget{Epsilon: 1}, priv, datasets.ErrFormat},
 		{"unknown preprocessing", tab, good, dp.Budget{Epsilon: 1}, Options{Mechanism: perturb.Gamma, Auto: true, Preprocess: "log"}, ErrOptions},
 	}

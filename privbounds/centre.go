@@ -172,23 +172,30 @@ func EstimateCentres(X mat.Matrix, eps float64, src perturb.Source) (lo, hi []fl
 	return lo, hi, nil
 }
 
-// CentreCounts returns the number of values of col (finite) in every bin
-// of Bin: the counts of the centre's candidates.
+// CentreCounts returns the number of values of col (finite, or NaN for a
+// missing cell, counted in no bin) in every bin of Bin: the counts of the
+// centre's candidates. n in MedianScores is then the column's values that
+// are not missing; a row that turns missing moves each cumulative count
+// by at most 1 and n by 1, so each score by at most 1.
 func CentreCounts(col []float64) []int64 {
 	counts := make([]int64, Bins)
 	for _, v := range col {
-		counts[Bin(v)]++
+		if !math.IsNaN(v) { // NaN: a missing cell, in no bin
+			counts[Bin(v)]++
+		}
 	}
 	return counts
 }
 
 // SpreadCounts returns the number of deviations |x - m| of the values x of
-// col (finite) in every bin of Bin from the one around zero up (Spreads
+// col (finite; NaN, missing, in no bin) in every bin of Bin from the one around zero up (Spreads
 // bins): the counts of the spread's candidates.
 func SpreadCounts(col []float64, m float64) []int64 {
 	counts := make([]int64, Spreads)
 	for _, v := range col {
-		counts[Bin(math.Abs(v-m))-half]++
+		if !math.IsNaN(v) {
+			counts[Bin(math.Abs(v-m))-half]++
+		}
 	}
 	return counts
 }

@@ -219,7 +219,7 @@ func TestEstimateCentres(t *testing.T) {
 	for _, c := range []struct {
 		X   mat.Matrix
 		eps float64
-	}{{nil, 1}, {X, 0}, {X, math.Inf(1)}, {mat.NewDense(1, 1, []float64{math.NaN()}), 1}} {
+	}{{nil, 1}, {X, 0}, {X, math.Inf(1)}, {mat.NewDense(1, 1, []float64{math.Inf(1)}), 1}} {
 		if _, _, err := EstimateCentres(c.X, c.eps, perturb.Seeded(1)); !errors.Is(err, ErrEstimate) {
 			t.Errorf("eps %v: %v, want ErrEstimate", c.eps, err)
 		}

@@ -152,7 +152,9 @@ func histogram(X mat.Matrix) []float64 {
 	h := make([]float64, d*Bins)
 	for i := range n {
 		for j := range d {
-			h[j*Bins+Bin(X.At(i, j))]++
+			if v := X.At(i, j); !math.IsNaN(v) { // NaN: a missing cell, in no bin
+				h[j*Bins+Bin(v)]++
+			}
 		}
 	}
 	return h
@@ -209,8 +211,10 @@ func EstimateAt(X mat.Matrix, eps, failure float64, src perturb.Source) (lo, hi 
 }
 
 // checkInput returns the dimensions of X, or an error wrapping ErrEstimate:
-// no rows or columns, a value that is not finite, eps not finite and
-// positive.
+// no rows or columns, an infinite value, eps not finite and positive. A
+// NaN is a missing cell (datasets.IsMissing), which the estimates skip: a
+// row that turns missing or back moves one count of its column, so the
+// sensitivities stay as stated.
 func checkInput(X mat.Matrix, eps float64) (n, d int, err error) {
 	if X == nil {
 		return 0, 0, fmt.Errorf("%w: no rows", ErrEstimate)
@@ -224,7 +228,7 @@ func checkInput(X mat.Matrix, eps float64) (n, d int, err error) {
 	}
 	for i := range n {
 		for j := range d {
-			if v := X.At(i, j); !check.Finite(v) {
+			if v := X.At(i, j); math.IsInf(v, 0) {
 				return 0, 0, fmt.Errorf("%w: row %d, column %d is %v", ErrEstimate, i, j, v)
 			}
 		}

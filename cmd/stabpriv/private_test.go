@@ -34,6 +34,9 @@ var neighbourEdits = []struct {
 	{"undeclared label, last row", func(n int) int { return n - 1 }, func(r, c []string) []string {
 		return append(r[:len(r)-1:len(r)-1], "zzz")
 	}},
+	{"features missing, first row", func(int) int { return 0 }, func(r, c []string) []string {
+		return append([]string{"", "NA"}, r[2:]...)
+	}},
 }
 
 func flipLabel(rec, classes []string) []string {
@@ -445,6 +448,58 @@ func TestCLICentres(t *testing.T) {
 	}
 	if _, _, err := call(t, "predict", "--model", out, "--data", data, "--out", filepath.Join(t.TempDir(), "p.csv")); err != nil {
 		t.Errorf("predict: %v", err)
+	}
+}
+
+// TestCLIMissingCells trains on a table with missing numeric cells (empty,
+// NA, ?, NaN) without declared bounds: the release certifies, the model
+// file says how a missing cell maps, and predict reads missing cells too;
+// a cell that is text but not a missing value is still refused, naming the
+// missing spellings.
+func TestCLIMissingCells(t *testing.T) {
+	text := clusters(2, 400)
+	lines := strings.Split(strings.TrimSpace(text), "\n")
+	for i, tok := range []string{"", "NA", "?", "NaN", "null"} {
+		f := strings.Split(lines[1+7*i], ",")
+		f[i%2] = tok
+		lines[1+7*i] = strings.Join(f, ",")
+	}
+	data := writeCSV(t, strings.Join(lines, "\n")+"\n")
+	out := filepath.Join(t.TempDir(), "m.json")
+	stdout, stderr, err := call(t, "train", "--data", data, "--label", "class", "--classes", "c0,c1", "--epsilon", "1", "--out", out)
+	if err != nil {
+		t.Fatalf("%v\n%s", err, stderr)
+	}
+	if !strings.Contains(stdout, "a missing numeric cell") {
+		t.Errorf("the certificate does not say how a missing cell maps:\n%s", stdout)
+	}
+	if stdout, _, err := call(t, "certify", out); err != nil || !strings.HasPrefix(stdout, "VERIFIED PRIVATE RELEASE") {
+		t.Errorf("certify: %v\n%s", err, stdout)
+	}
+	pred := filepath.Join(t.TempDir(), "p.csv")
+	if _, _, err := call(t, "predict", "--model", out, "--data", data, "--out", pred); err != nil {
+		t.Errorf("predict: %v", err)
+	}
+	lines[2] = strings.Replace(lines[2], ",", ",oops", 1)
+	_, _, err = call(t, "train", "--data", writeCSV(t, strings.Join(lines, "\n")+"\n"), "--label", "class", "--classes", "c0,c1", "--epsilon", "1")
+	if err == nil || !strings.Contains(err.Error(), "is not a finite number (a missing cell is empty or one of") {
+		t.Errorf("a text cell: %v", err)
+	}
+}
+
+// TestOlderModelFilesVerify certifies model files of the previous format
+// (testdata/older: pinned files from before missing cells were read): a
+// file without the missing-cell map keeps its notes and verifies.
+func TestOlderModelFilesVerify(t *testing.T) {
+	files, err := filepath.Glob(filepath.Join("testdata", "older", "*.json"))
+	if err != nil || len(files) == 0 {
+		t.Fatalf("no older files: %v", err)
+	}
+	for _, f := range files {
+		stdout, _, err := call(t, "certify", f)
+		if err != nil && !strings.Contains(err.Error(), "not a private release: the noise was drawn from a seeded generator") {
+			t.Errorf("%s: %v\n%s", f, err, stdout)
+		}
 	}
 }
 

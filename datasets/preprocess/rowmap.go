@@ -121,6 +121,12 @@ type RowMap struct {
 	// per-row map with public constants; it needs Bounds mode and no
 	// projection or principal components.
 	Stump bool `json:"stump,omitempty"`
+	// Missing makes a missing numeric cell (datasets.IsMissing: an empty
+	// cell, "?", "NA", "NaN", ...; NaN in the raw row) map to z_j = 0, the
+	// middle of the feature's map (the middle of [lo, hi], the centre m,
+	// the mean): a per-row map. NewRowMap sets it; a map without it (the
+	// files of earlier versions) refuses a missing cell.
+	Missing bool `json:"missing,omitempty"`
 	// Words state the map in words.
 	Words string `json:"map"`
 }
@@ -395,10 +401,11 @@ func NumericColumns(X *mat.Dense, features []string, s datasets.Schema) *mat.Den
 // the schema declares for the numeric ones (Bounds mode: every numeric
 // feature needs one, and every bound must name a numeric feature; errors
 // wrap datasets.ErrSchema) and its categorical columns one-hot encoded;
-// trainRows (n x d raw values) is read only by Standardize, which fits its
-// statistics on the numeric columns.
+// trainRows (n x d raw values; NaN for a missing cell) is read only by
+// Standardize, which fits its statistics on the numeric columns, skipping
+// missing cells. The map sets Missing.
 func NewRowMap(mode Mode, features []string, s datasets.Schema, trainRows *mat.Dense) (*RowMap, error) {
-	p := &RowMap{Mode: mode, Features: append([]string(nil), features...)}
+	p := &RowMap{Mode: mode, Features: append([]string(nil), features...), Missing: true}
 	for _, f := range features {
 		if c, ok := s.Categorical(f); ok {
 			p.Categories = append(p.Categories, datasets.Categorical{Column: c.Column, Values: slices.Clone(c.Values)})
@@ -430,7 +437,7 @@ func NewRowMap(mode Mode, features []string, s datasets.Schema, trainRows *mat.D
 	case None:
 	case Standardize:
 		if X := NumericColumns(trainRows, features, s); len(numeric) > 0 {
-			std, err := FitStandardizer(X)
+			std, err := fitStandardizer(X, true)
 			if err != nil {
 				return nil, err
 			}
@@ -607,6 +614,12 @@ func (p *RowMap) features(out, x []float64, st *stages) error {
 				block[k] = 1
 			}
 			off += len(block)
+			continue
+		}
+		if math.IsNaN(v) && p.Missing {
+			z[off] = 0 // a missing cell: the middle of the map
+			off++
+			num++
 			continue
 		}
 		if math.IsNaN(v) || math.IsInf(v, 0) {

@@ -35,7 +35,12 @@ type Standardizer struct {
 // scale is then 1, so it maps to (about) 0 instead of dividing by zero or
 // blowing rounding noise up to unit size. Errors wrap datasets.ErrInvalid: no rows,
 // or a NaN or infinite entry.
-func FitStandardizer(X mat.Matrix) (*Standardizer, error) {
+func FitStandardizer(X mat.Matrix) (*Standardizer, error) { return fitStandardizer(X, false) }
+
+// fitStandardizer is FitStandardizer; with missing, a NaN entry is a
+// missing value: skipped, each column's statistics taken over its other
+// entries (mean 0 and scale 1 for a column with none).
+func fitStandardizer(X mat.Matrix, missing bool) (*Standardizer, error) {
 	if X == nil {
 		return nil, fmt.Errorf("%w: nil matrix", datasets.ErrInvalid)
 	}
@@ -46,12 +51,21 @@ func FitStandardizer(X mat.Matrix) (*Standardizer, error) {
 	s := &Standardizer{Mean: make([]float64, d), Scale: make([]float64, d), N: n}
 	for j := 0; j < d; j++ {
 		var maxAbs float64
+		rows := 0
 		for i := 0; i < n; i++ {
 			v := X.At(i, j)
+			if missing && math.IsNaN(v) {
+				continue
+			}
 			if !check.Finite(v) {
 				return nil, fmt.Errorf("%w: X[%d,%d] = %v", datasets.ErrInvalid, i, j, v)
 			}
 			maxAbs = math.Max(maxAbs, math.Abs(v))
+			rows++
+		}
+		if rows == 0 {
+			s.Mean[j], s.Scale[j] = 0, 1
+			continue
 		}
 		// The sums run on the column divided by its largest magnitude, so
 		// that entries near the float64 range (above about 1e154 their
@@ -62,15 +76,19 @@ func FitStandardizer(X mat.Matrix) (*Standardizer, error) {
 		}
 		var sum float64
 		for i := 0; i < n; i++ {
-			sum += X.At(i, j) / m
+			if v := X.At(i, j); !math.IsNaN(v) {
+				sum += v / m
+			}
 		}
-		mean := sum / float64(n)
+		mean := sum / float64(rows)
 		var ss float64
 		for i := 0; i < n; i++ {
-			r := X.At(i, j)/m - mean
-			ss += r * r
+			if v := X.At(i, j); !math.IsNaN(v) {
+				r := v/m - mean
+				ss += r * r
+			}
 		}
-		sd := math.Sqrt(ss/float64(n)) * m
+		sd := math.Sqrt(ss/float64(rows)) * m
 		mean *= m
 		if sd <= 10*eps*maxAbs || math.IsInf(sd, 0) {
 			sd = 1
