@@ -934,8 +934,9 @@ func (pl *Plan) estimateBounds(features []string, rawTrain *mat.Dense) (datasets
 			return datasets.Schema{}, 0, err
 		}
 		log.WithFields(logrus.Fields{"eps": epsB, "share": epsB / eps, "columns": d, "rows": n}).Warnf(
-			"private: %d training rows are too few for the feature ranges of %d columns (%d needed): each column is standardized by a centre and a spread estimated privately, at eps = %.3g (a share %.3g of eps), and read on the log scale g((x - m)/s); declared bounds (--bounds, --bounds-all) cost nothing",
-			n, d, minRows, epsB, epsB/eps)
+			"private: %d training rows are too few for the feature ranges of %d columns (%d needed): each column is standardized by a centre and a spread estimated privately, at eps = %.3g (a share %.3g of eps), and read on the log scale g((x - m)/s); "+
+				"each centre or spread is off the data with probability at most %.2g; declared bounds (--bounds, --bounds-all) cost nothing",
+			n, d, minRows, epsB, epsB/eps, privbounds.MissProbability(n, d, epsB))
 	} else {
 		pl.EstimateBounds, pl.BoundsEpsilon = false, 0
 		pl.setRelease()
@@ -963,14 +964,20 @@ func (pl *Plan) estimateBounds(features []string, rawTrain *mat.Dense) (datasets
 
 // BoundsFor returns what the bounds' step of a private fit without
 // declared bounds spends for n training rows of d numeric columns, and
-// whether it reads them on the log scale (estimateBounds): the plan's
-// BoundsEpsilon and false for the ranges (n >= privbounds.MinRows); for the
-// centres on the log scale (n >= privbounds.CentreRows at the plan's share
-// or, with the default share, at the smallest share up to MaxCentreShare
-// that reaches it, rounded up at 3 significant digits) their eps and
-// true; 0 and true for the public range, which costs nothing. It reads
-// public values only (n, d, the budget, the shares), so a caller may
-// forecast the release's part of the budget before the rows are read.
+// whether it reads them on the log scale (estimateBounds):
+//
+//   - the plan's BoundsEpsilon and false for the ranges (n >=
+//     privbounds.MinRows);
+//   - for the centres and spreads, their eps and true: at the plan's share,
+//     or with the default share at the smallest share that reaches
+//     privbounds.CentreRows (a miss of the data at most 1% per choice),
+//     rounded up at 3 significant digits and capped at MaxCentreShare, when
+//     n reaches privbounds.CentreRowsAt at that share and CentreFallback
+//     (a miss more likely than not: the public map is no better then);
+//   - 0 and true for the public map, which costs nothing.
+//
+// It reads public values only (n, d, the budget, the shares), so a caller
+// may forecast the release's part of the budget before the rows are read.
 func (pl *Plan) BoundsFor(n, d int) (eps float64, logScale bool) {
 	if n >= privbounds.MinRows(d, pl.BoundsEpsilon) {
 		return pl.BoundsEpsilon, false
@@ -978,7 +985,7 @@ func (pl *Plan) BoundsFor(n, d int) (eps float64, logScale bool) {
 	total := pl.Budget.Epsilon
 	eps = pl.BoundsEpsilon
 	share := eps / total
-	if need := privbounds.CentreShare(n, d, total); pl.Options.BoundsShare == 0 && need > share {
+	if need := min(privbounds.CentreShare(n, d, total), MaxCentreShare); pl.Options.BoundsShare == 0 && need > share {
 		// Rounded up at 3 significant digits, by an integer over a power
 		// of ten: 0.237, not 237 * 0.001.
 		inv := math.Pow(10, 2-math.Floor(math.Log10(need)))
@@ -986,11 +993,16 @@ func (pl *Plan) BoundsFor(n, d int) (eps float64, logScale bool) {
 		eps = share * total
 	}
 	ps := pl.PCABudget.Epsilon / total
-	if n >= privbounds.CentreRows(d, eps) && (share <= MaxCentreShare || pl.Options.BoundsShare != 0) && share+ps < 1 {
+	if n >= privbounds.CentreRowsAt(d, eps, CentreFallback) && share+ps < 1 {
 		return eps, true
 	}
 	return 0, true
 }
+
+// CentreFallback is the probability, per choice, of a centre or a spread
+// off the data below which a fit estimates them (BoundsFor): at a larger
+// one the public map, which reads no row, serves as well.
+const CentreFallback = 0.5
 
 // estimateRanges returns the plan's schema with the ranges of the numeric
 // feature columns features (their training rows rawTrain) estimated

@@ -34,6 +34,14 @@ const (
 	// Spreads is the number of candidate spreads: the bins of Bin from the
 	// one around zero up.
 	Spreads = half + 1
+	// SubBins is the number of equal parts of every bin of Bin but the one
+	// around zero among the candidate centres: a centre is within 1/32 of
+	// its bin's outer boundary of the median's part, so an offset column (a
+	// year, 1950 to 2020) gets a centre within 32 of its median, not 1536.
+	SubBins = 16
+	// Centres is the number of candidate centres: SubBins parts of each bin
+	// of Bin but the one around zero, which is one candidate (0).
+	Centres = 2*half*SubBins + 1
 	// CentreFailure bounds, per selection, the probability that the
 	// estimate picks a bin that every row lies on one side of (CentreRows):
 	// a centre off the data, or a spread off the column's deviations.
@@ -42,9 +50,9 @@ const (
 
 // CentreStep is the ledger entry's description of the centre-and-spread
 // estimate.
-const CentreStep = "private feature centres and spreads: for every feature column, the bin of the public log2 grid (bins (2^(e-1), 2^e] of either sign and [-2^-24, 2^-24], e up to 40) that holds the median, " +
-	"then the bin that holds the median of |x - m| (m the centre's bin's middle, the spread s its upper end), each chosen by permute-and-flip " +
-	"(utility -max(0, 2 #{rows below the bin} - n, n - 2 #{rows up to the bin}), sensitivity 2 under replace-one) at eps_bounds/(2d); the map z = clamp(g((x - m)/s)/3, -1, 1), g(t) = sign(t) log2(1 + |t|)"
+const CentreStep = "private feature centres and spreads: for every feature column, the part that holds the median among 16 equal parts of each bin of the public log2 grid (bins (2^(e-1), 2^e] of either sign, e up to 40, and [-2^-24, 2^-24] as one part), " +
+	"the centre m the part's middle; then the bin that holds the median of max(|x - m|, 2^-24 and 2^-40 of m's magnitude), the spread s its upper end; each chosen by permute-and-flip " +
+	"(utility -max(0, 2 #{rows below the candidate} - n, n - 2 #{rows up to it}), sensitivity 2 under replace-one) at eps_bounds/(2d); the map z = clamp(g((x - m)/s)/3, -1, 1), g(t) = sign(t) log2(1 + |t|)"
 
 // PublicRange returns the constants [lo, hi] = [m - s, m + s] and the
 // half-width W of the public map that every numeric column gets when the
@@ -52,21 +60,23 @@ const CentreStep = "private feature centres and spreads: for every feature colum
 // W = PublicHalfWidth. They read no row and cost nothing.
 func PublicRange() (lo, hi, w float64) { return -1, 1, PublicHalfWidth }
 
-// centreConst is 4 (ln Bins + ln(1/CentreFailure)): the rows one selection
-// needs per unit of its eps (CentreRows).
-var centreConst = 4 * (math.Log(Bins) + math.Log(1/CentreFailure))
-
 // CentreRows returns the fewest rows with which the centres and spreads of
 // d columns at eps (eps/(2d) per selection) each miss the data with
-// probability at most CentreFailure: n >= 8 (ln Bins + ln(1/CentreFailure))
-// d / eps, about 75.8 d / eps. A bin that every row lies on one side of has
-// the utility -n, n below the median's bin (utility 0), and permute-and-flip
-// returns a candidate at most with the probability of its coin,
-// exp(-(eps/(2d)) n / (2 CentreSensitivity)); over at most Bins candidates
-// that is at most CentreFailure at the bound. It depends on public values
-// only; math.MaxInt when the count does not fit an int.
-func CentreRows(d int, eps float64) int {
-	v := math.Ceil(2 * centreConst * float64(d) / eps)
+// probability at most CentreFailure: CentreRowsAt(d, eps, CentreFailure),
+// about 97.8 d / eps.
+func CentreRows(d int, eps float64) int { return CentreRowsAt(d, eps, CentreFailure) }
+
+// CentreRowsAt returns the fewest rows with which the centres and spreads
+// of d columns at eps each miss the data with probability at most failure
+// in (0, 1): n >= 8 (ln Centres + ln(1/failure)) d / eps. A candidate that
+// every row lies on one side of has the utility -n, n below the median's
+// (utility 0), and permute-and-flip returns a candidate at most with the
+// probability of its coin, exp(-(eps/(2d)) n / (2 CentreSensitivity));
+// over at most Centres candidates that is at most failure at the bound
+// (MissProbability). It depends on public values only; math.MaxInt when
+// the count does not fit an int.
+func CentreRowsAt(d int, eps, failure float64) int {
+	v := math.Ceil(8 * (math.Log(Centres) + math.Log(1/failure)) * float64(d) / eps)
 	if !(v < math.MaxInt32*float64(1<<31)) {
 		return math.MaxInt
 	}
@@ -74,23 +84,67 @@ func CentreRows(d int, eps float64) int {
 }
 
 // CentreShare returns the smallest share of eps with which n rows of d
-// columns reach CentreRows: 8 (ln Bins + ln(1/CentreFailure)) d / (n eps).
-// A share of 1 or more means no share of eps suffices.
+// columns reach CentreRows: 8 (ln Centres + ln(1/CentreFailure)) d /
+// (n eps). A share of 1 or more means no share of eps suffices.
 func CentreShare(n, d int, eps float64) float64 {
-	return 2 * centreConst * float64(d) / (float64(n) * eps)
+	return 8 * (math.Log(Centres) + math.Log(1/CentreFailure)) * float64(d) / (float64(n) * eps)
 }
 
-// CentreValue returns the centre m that bin b of Bin stands for: 0 for the
-// bin around zero, the middle 3 * 2^(e-2) of a bin (2^(e-1), 2^e] (the
-// outermost bin stands for 3 * 2^(MaxExp-2)), and their negatives.
-func CentreValue(b int) float64 {
-	switch {
-	case b == half:
-		return 0
-	case b > half:
-		return 0.75 * Upper(b)
+// MissProbability returns the bound of CentreRowsAt for n rows of d
+// columns at eps: the probability that a centre or a spread is a
+// candidate every row lies on one side of is at most
+// Centres exp(-(eps/(2d)) n / 4) (capped at 1).
+func MissProbability(n, d int, eps float64) float64 {
+	return min(1, Centres*math.Exp(-eps/float64(2*d)*float64(n)/4))
+}
+
+// CentreIndex returns the index of the candidate centre whose part holds
+// the finite v: the parts of the bins of Bin in increasing order, SubBins
+// equal parts of each bin but the one around zero, which is one part
+// (index half*SubBins). It is nondecreasing in v (a bin's parts are
+// floor((v - Lower(b)) / w), w the part's width, clamped to the bin, and
+// correctly rounded subtraction and division are monotone), so the counts
+// of the parts are those of a median's utility.
+func CentreIndex(v float64) int {
+	b := Bin(v)
+	if b == half {
+		return half * SubBins
 	}
-	return -0.75 * -Lower(b)
+	lo := Lower(b)
+	w := (Upper(b) - lo) / SubBins
+	k := int(max(0, min(SubBins-1, math.Floor((v-lo)/w))))
+	if b < half {
+		return b*SubBins + k
+	}
+	return half*SubBins + 1 + (b-half-1)*SubBins + k
+}
+
+// CentreValue returns the centre m that candidate i stands for: 0 for the
+// part around zero, the middle Lower(b) + (k + 1/2) w of part k of bin b
+// otherwise (exact: w is a power of two).
+func CentreValue(i int) float64 {
+	if i == half*SubBins {
+		return 0
+	}
+	var b, k int
+	if i < half*SubBins {
+		b, k = i/SubBins, i%SubBins
+	} else {
+		j := i - half*SubBins - 1
+		b, k = half+1+j/SubBins, j%SubBins
+	}
+	lo := Lower(b)
+	w := (Upper(b) - lo) / SubBins
+	return lo + (float64(k)+0.5)*w
+}
+
+// MinSpread returns the smallest spread around the centre m: 2^MinExp, or
+// 2^(e-40) for |m| in [2^(e-1), 2^e) when that is larger, so that m - s and
+// m + s are distinct float64 values (s is 2^13 units in the last place of
+// m at least) from which m and s are recovered (OnCentreGrid).
+func MinSpread(m float64) float64 {
+	_, e := math.Frexp(m)
+	return max(math.Ldexp(1, MinExp), math.Ldexp(1, e-40))
 }
 
 // SpreadValue returns the spread s that bin b >= half of Bin stands for:
@@ -157,57 +211,73 @@ func EstimateCentres(X mat.Matrix, eps float64, src perturb.Source) (lo, hi []fl
 	col := make([]float64, n)
 	for j := range d {
 		mat.Col(col, j, X)
-		b, err := perturb.PermuteAndFlip(src, MedianScores(CentreCounts(col)), epsSel, CentreSensitivity)
+		c, err := perturb.PermuteAndFlip(src, MedianScores(CentreCounts(col)), epsSel, CentreSensitivity)
 		if err != nil {
 			return nil, nil, fmt.Errorf("%w: %w", ErrEstimate, err)
 		}
-		m := CentreValue(b)
-		b, err = perturb.PermuteAndFlip(src, MedianScores(SpreadCounts(col, m)), epsSel, CentreSensitivity)
+		m := CentreValue(c)
+		counts, first := SpreadCounts(col, m)
+		b, err := perturb.PermuteAndFlip(src, MedianScores(counts), epsSel, CentreSensitivity)
 		if err != nil {
 			return nil, nil, fmt.Errorf("%w: %w", ErrEstimate, err)
 		}
-		s := SpreadValue(half + b)
+		s := SpreadValue(first + b)
 		lo[j], hi[j] = m-s, m+s
 	}
 	return lo, hi, nil
 }
 
 // CentreCounts returns the number of values of col (finite, or NaN for a
-// missing cell, counted in no bin) in every bin of Bin: the counts of the
-// centre's candidates. n in MedianScores is then the column's values that
-// are not missing; a row that turns missing moves each cumulative count
-// by at most 1 and n by 1, so each score by at most 1.
+// missing cell, counted nowhere) in every candidate centre's part
+// (CentreIndex): the counts of the centre's utility. n in MedianScores is
+// then the column's values that are not missing; a row that turns missing
+// moves each cumulative count by at most 1 and n by 1, so each score by at
+// most 1.
 func CentreCounts(col []float64) []int64 {
-	counts := make([]int64, Bins)
+	counts := make([]int64, Centres)
 	for _, v := range col {
-		if !math.IsNaN(v) { // NaN: a missing cell, in no bin
-			counts[Bin(v)]++
+		if !math.IsNaN(v) {
+			counts[CentreIndex(v)]++
 		}
 	}
 	return counts
 }
 
-// SpreadCounts returns the number of deviations |x - m| of the values x of
-// col (finite; NaN, missing, in no bin) in every bin of Bin from the one around zero up (Spreads
-// bins): the counts of the spread's candidates.
-func SpreadCounts(col []float64, m float64) []int64 {
-	counts := make([]int64, Spreads)
+// SpreadCounts returns the counts of the candidate spreads around the
+// centre m: the deviations max(|x - m|, MinSpread(m)) of the values x of
+// col (finite; NaN, missing, counted nowhere) in the bins of Bin from
+// first, the bin of MinSpread(m), up; candidate i is the spread
+// SpreadValue(first + i). The candidates depend on m alone, which the
+// estimate has released before it counts them.
+func SpreadCounts(col []float64, m float64) (counts []int64, first int) {
+	floor := MinSpread(m)
+	first = Bin(floor)
+	counts = make([]int64, Bins-first)
 	for _, v := range col {
 		if !math.IsNaN(v) {
-			counts[Bin(math.Abs(v-m))-half]++
+			counts[Bin(max(math.Abs(v-m), floor))-first]++
 		}
 	}
-	return counts
+	return counts, first
 }
 
 // OnCentreGrid reports whether [lo, hi] is a pair EstimateCentres can
-// give: lo = m - s and hi = m + s (in float64) for a centre m = CentreValue
-// and a spread s = SpreadValue of some bins.
+// give: lo = m - s < hi = m + s (in float64) for a centre m = CentreValue
+// and a spread s = SpreadValue at least MinSpread(m). m and s are found
+// from lo/2 + hi/2 and hi/2 - lo/2, which the spread's floor makes close
+// to them: the neighbouring candidates are checked.
 func OnCentreGrid(lo, hi float64) bool {
-	for b := half; b < Bins; b++ {
-		s := SpreadValue(b)
-		for c := range Bins {
-			if m := CentreValue(c); m-s == lo && m+s == hi {
+	if !(lo < hi) || math.IsInf(lo, 0) || math.IsInf(hi, 0) {
+		return false
+	}
+	mid, spread := lo/2+hi/2, hi/2-lo/2
+	i := CentreIndex(mid)
+	_, e := math.Frexp(spread)
+	for c := max(0, i-1); c <= min(Centres-1, i+1); c++ {
+		m := CentreValue(c)
+		for k := e - 2; k <= e+1; k++ {
+			s := math.Ldexp(1, k)
+			if k >= MinExp && k <= MaxExp && s >= MinSpread(m) && m-s == lo && m+s == hi {
 				return true
 			}
 		}

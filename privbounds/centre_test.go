@@ -16,7 +16,7 @@ import (
 // float64, zero of either sign, the boundaries of the bins of Bin and their
 // float64 neighbours, and values beyond the grid.
 func adversarialValues() []float64 {
-	vals := []float64{0, math.Copysign(0, -1), math.MaxFloat64, -math.MaxFloat64, math.SmallestNonzeroFloat64, 1e300, -1e300}
+	vals := []float64{math.NaN(), 0, math.Copysign(0, -1), math.MaxFloat64, -math.MaxFloat64, math.SmallestNonzeroFloat64, 1e300, -1e300, 1536, 1536.5, 805306368}
 	for _, e := range []int{MinExp - 1, MinExp, -3, 0, 1, 7, MaxExp - 1, MaxExp, MaxExp + 1} {
 		x := math.Ldexp(1, e)
 		vals = append(vals, x, -x, math.Nextafter(x, math.Inf(1)), math.Nextafter(-x, math.Inf(-1)))
@@ -58,43 +58,44 @@ func logRatio(p, q []float64) float64 {
 	return worst
 }
 
-// stageLaws returns the exact laws of permute-and-flip at eps with
-// sensitivity sens for the centre of col and, for each candidate centre in
-// centres, the spread around it.
-func stageLaws(t *testing.T, col []float64, centres []int, eps float64, sens int64) (centre []float64, spread [][]float64) {
+// spreadLaws returns the exact laws of permute-and-flip at eps with
+// sensitivity sens for the spread of col around each candidate centre in
+// centres. (The centre's own law, over Centres candidates, costs
+// O(Centres^3) to compute exactly; its scores' sensitivity is checked
+// instead, which is what permute-and-flip's guarantee consumes.)
+func spreadLaws(t *testing.T, col []float64, centres []int, eps float64, sens int64) (spread [][]float64) {
 	t.Helper()
-	centre, err := perturb.PermuteAndFlipLaw(MedianScores(CentreCounts(col)), eps, sens)
-	if err != nil {
-		t.Fatal(err)
-	}
 	for _, c := range centres {
-		l, err := perturb.PermuteAndFlipLaw(MedianScores(SpreadCounts(col, CentreValue(c))), eps, sens)
+		counts, _ := SpreadCounts(col, CentreValue(c))
+		l, err := perturb.PermuteAndFlipLaw(MedianScores(counts), eps, sens)
 		if err != nil {
 			t.Fatal(err)
 		}
 		spread = append(spread, l)
 	}
-	return centre, spread
+	return spread
 }
 
 // testCentres are candidate centres whose spread laws the neighbour tests
-// compare: the bin around zero, bins near it and the grid's ends.
-var testCentres = []int{0, half - 10, half - 1, half, half + 1, half + 6, half + 10, Bins - 1}
+// compare: the part around zero, parts near it and the grid's ends.
+var testCentres = []int{0, half*SubBins - 100, half*SubBins - 1, half * SubBins, half*SubBins + 1, half*SubBins + 80, half*SubBins + 170, Centres - 1}
 
 // TestCentreNeighbours replaces values of each test column by every
-// adversarial value: no score of the centre or of the spread (around
-// every test centre) moves by more than CentreSensitivity, and the exact
-// laws of permute-and-flip on the two columns have a likelihood ratio of
-// at most e^eps on every candidate, for the centre and for the spread
-// given each centre (so the pair is 2 eps-DP, the estimate's eps/(2d)
-// per selection). The ratio is computed from the exact laws
+// adversarial value and by a missing cell (NaN): no score of the centre or
+// of the spread (around every test centre) moves by more than
+// CentreSensitivity, and the exact laws of permute-and-flip for the spread
+// given each centre on the two columns have a likelihood ratio of at most
+// e^eps on every candidate (the centre's law, over Centres candidates, is
+// too costly to compute exactly: its scores' sensitivity is what
+// permute-and-flip's guarantee, McKenna & Sheldon 2020, Theorem 1,
+// consumes). The ratio is computed from the exact laws
 // (perturb.PermuteAndFlipLaw), so the test has no false rejections;
 // TestCentreNeighboursHaveTeeth checks that it can fail.
 func TestCentreNeighbours(t *testing.T) {
 	const eps = 0.7
 	worst := 0.0
 	for name, col := range columns() {
-		c0, s0 := stageLaws(t, col, testCentres, eps, CentreSensitivity)
+		s0 := spreadLaws(t, col, testCentres, eps, CentreSensitivity)
 		base := MedianScores(CentreCounts(col))
 		for i := range col {
 			if i%8 != 0 && i != len(col)-1 {
@@ -108,8 +109,18 @@ func TestCentreNeighbours(t *testing.T) {
 						t.Fatalf("%s, row %d replaced by %v: centre %d moved %d", name, i, v, k, d)
 					}
 				}
-				c1, s1 := stageLaws(t, nb, testCentres, eps, CentreSensitivity)
-				r := logRatio(c0, c1)
+				for _, m := range testCentres {
+					c0, _ := SpreadCounts(col, CentreValue(m))
+					c1, _ := SpreadCounts(nb, CentreValue(m))
+					a, b := MedianScores(c0), MedianScores(c1)
+					for k := range a {
+						if d := a[k] - b[k]; d > CentreSensitivity || d < -CentreSensitivity {
+							t.Fatalf("%s, row %d replaced by %v: spread %d around %v moved %d", name, i, v, k, CentreValue(m), d)
+						}
+					}
+				}
+				s1 := spreadLaws(t, nb, testCentres, eps, CentreSensitivity)
+				r := 0.0
 				for k := range s0 {
 					r = max(r, logRatio(s0[k], s1[k]))
 				}
@@ -124,19 +135,19 @@ func TestCentreNeighbours(t *testing.T) {
 }
 
 // TestCentreNeighboursHaveTeeth is the control of TestCentreNeighbours:
-// calibrated as if the scores moved by at most 1 (half their
+// calibrated as if the spread's scores moved by at most 1 (half their
 // sensitivity), permute-and-flip exceeds e^eps on some neighbour of the
 // test columns, so the ratio check above can fail.
 func TestCentreNeighboursHaveTeeth(t *testing.T) {
 	const eps = 0.7
 	for _, col := range columns() {
-		c0, s0 := stageLaws(t, col, testCentres, eps, 1)
+		s0 := spreadLaws(t, col, testCentres, eps, 1)
 		for i := range col {
 			for _, v := range adversarialValues() {
 				nb := append([]float64(nil), col...)
 				nb[i] = v
-				c1, s1 := stageLaws(t, nb, testCentres, eps, 1)
-				r := logRatio(c0, c1)
+				s1 := spreadLaws(t, nb, testCentres, eps, 1)
+				r := 0.0
 				for k := range s0 {
 					r = max(r, logRatio(s0[k], s1[k]))
 				}
@@ -157,11 +168,27 @@ func TestMedianScores(t *testing.T) {
 	if !slices.Equal(got, want) {
 		t.Errorf("MedianScores: %v, want %v", got, want)
 	}
-	if c := CentreValue(half); c != 0 || CentreValue(half+3) != 0.75*math.Ldexp(1, MinExp+3) || CentreValue(half-3) != -CentreValue(half+3) {
-		t.Errorf("CentreValue: %v %v %v", c, CentreValue(half+3), CentreValue(half-3))
+	if c := CentreValue(half * SubBins); c != 0 || CentreValue(half*SubBins+1) != -CentreValue(half*SubBins-1) || CentreValue(Centres-1) != -CentreValue(0) {
+		t.Errorf("CentreValue: %v %v %v", c, CentreValue(half*SubBins+1), CentreValue(half*SubBins-1))
+	}
+	// Every candidate's value lies in its own part, in increasing order.
+	prev := math.Inf(-1)
+	for i := range Centres {
+		v := CentreValue(i)
+		if CentreIndex(v) != i || !(v > prev) {
+			t.Fatalf("candidate %d: value %v, its index %d, after %v", i, v, CentreIndex(v), prev)
+		}
+		prev = v
 	}
 	if SpreadValue(half) != math.Ldexp(1, MinExp) || SpreadValue(Bins-1) != math.Ldexp(1, MaxExp) {
 		t.Errorf("SpreadValue: %v %v", SpreadValue(half), SpreadValue(Bins-1))
+	}
+	// The spread's floor keeps m - s < m + s for every centre.
+	for i := range Centres {
+		m := CentreValue(i)
+		if s := MinSpread(m); !(m-s < m+s) || !OnCentreGrid(m-s, m+s) {
+			t.Fatalf("centre %v, spread %v: [%v, %v] on the grid %v", m, s, m-s, m+s, OnCentreGrid(m-s, m+s))
+		}
 	}
 }
 
@@ -236,12 +263,14 @@ func TestOnCentreGrid(t *testing.T) {
 		lo, hi float64
 		ok     bool
 	}{
-		{24 - 8, 24 + 8, true},   // m = 0.75 * 32, s = 8
-		{-24 - 8, -24 + 8, true}, // and its negative
-		{-1, 1, true},            // m = 0, s = 1
-		{24 - 7, 24 + 7, false},  // s = 7 is not a spread
-		{20 - 8, 20 + 8, false},  // m = 20 is not a centre
-		{CentreValue(Bins-1) - math.Ldexp(1, MinExp), CentreValue(Bins-1) + math.Ldexp(1, MinExp), true},
+		{24.5 - 8, 24.5 + 8, true},   // m = 24.5, the middle of part 8 of (16, 32]; s = 8
+		{-24.5 - 8, -24.5 + 8, true}, // and its negative
+		{-1, 1, true},                // m = 0, s = 1
+		{24.5 - 7, 24.5 + 7, false},  // s = 7 is not a spread
+		{24 - 8, 24 + 8, false},      // m = 24 is not a centre
+		{CentreValue(Centres - 1), CentreValue(Centres - 1), false},
+		{CentreValue(Centres-1) - math.Ldexp(1, MinExp), CentreValue(Centres-1) + math.Ldexp(1, MinExp), false}, // below the spread's floor
+		{CentreValue(Centres-1) - 1, CentreValue(Centres-1) + 1, true},
 		{math.NaN(), 1, false},
 		{math.Inf(-1), math.Inf(1), false},
 	} {

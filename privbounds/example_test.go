@@ -43,8 +43,8 @@ func ExampleEstimateCentres() {
 		fmt.Printf("column %d: centre %g, spread %g\n", j, lo[j]/2+hi[j]/2, hi[j]/2-lo[j]/2)
 	}
 	// Output:
-	// rows needed for the ranges: 503 for the centres: 303
-	// column 0: centre 48, spread 16
+	// rows needed for the ranges: 503 for the centres: 392
+	// column 0: centre 49, spread 16
 	// column 1: centre 0, spread 5.960464477539063e-08
 }
 
