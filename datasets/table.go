@@ -264,6 +264,45 @@ func (t *Table) Slice(lo, hi int) *Table {
 // Clone returns a deep copy of t.
 func (t *Table) Clone() *Table { return t.Slice(0, t.n) }
 
+// Drop returns a copy of t without the columns names (a name repeated
+// counts once): the columns a run leaves out (an ID, free text), chosen by
+// their names alone, so without reading a row. A name that is not a column
+// is an error wrapping ErrSchema.
+func (t *Table) Drop(names []string) (*Table, error) {
+	drop := make([]bool, len(t.Columns))
+	for _, name := range names {
+		j := slices.Index(t.Columns, name)
+		if j < 0 {
+			return nil, fmt.Errorf("%w: no column %q to leave out; the columns are %s", ErrSchema, name, strings.Join(t.Columns, ", "))
+		}
+		drop[j] = true
+	}
+	var keep []int
+	for j := range t.Columns {
+		if !drop[j] {
+			keep = append(keep, j)
+		}
+	}
+	cols := make([]string, len(keep))
+	for k, j := range keep {
+		cols[k] = t.Columns[j]
+	}
+	out := newTable(cols, t.Source, t.First)
+	out.n = t.n
+	out.vals = make([]float64, t.n*len(keep))
+	for i := range t.n {
+		row := t.vals[i*t.ncol : (i+1)*t.ncol]
+		for k, j := range keep {
+			out.vals[i*len(keep)+k] = row[j]
+		}
+	}
+	for k, j := range keep {
+		out.text[k] = t.text[j].slice(0, t.n)
+	}
+	out.lines = slices.Clone(t.lines)
+	return out, nil
+}
+
 // position names data row i for messages: its file line and its data row
 // number in the source.
 func (t *Table) position(i int) string {
@@ -596,7 +635,7 @@ func (t *Table) Encode(s Schema, task losses.Task) (*Encoded, error) {
 				if IsMissing(t.Cell(i, c)) {
 					continue // NaN: a missing cell, which the feature map reads as such
 				}
-				return nil, formatErr(t.Source, "%s, column %q: %q is not a finite number (a missing cell is empty or one of %s; a column of categories is declared with --schema)", t.position(i), t.Columns[c], t.Cell(i, c), strings.Join(missingTokens, " "))
+				return nil, formatErr(t.Source, "%s, column %q: %q is not a finite number (a missing cell is empty or one of %s; declare a column of categories in the schema, or leave the column out)", t.position(i), t.Columns[c], t.Cell(i, c), strings.Join(missingTokens, " "))
 			}
 		}
 	}

@@ -540,3 +540,27 @@ func (zeros) Read(p []byte) (int, error) {
 	clear(p)
 	return len(p), nil
 }
+
+// TestDrop checks that Drop keeps the other columns' values, texts and
+// lines, shares nothing with the original, and refuses a name that is not
+// a column.
+func TestDrop(t *testing.T) {
+	tab, err := ReadTable(strings.NewReader("id,a,b,y\nu1,1,,p\n\nu2,2.50,x,q\n"), "d.csv")
+	if err != nil {
+		t.Fatal(err)
+	}
+	d, err := tab.Drop([]string{"id", "id"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !slices.Equal(d.Columns, []string{"a", "b", "y"}) || d.Len() != 2 || d.Cell(1, 0) != "2.50" || d.Cell(0, 1) != "" || d.Cell(1, 1) != "x" || d.Line(1) != 4 {
+		t.Errorf("dropped: %v, cells %q %q %q, line %d", d.Columns, d.Cell(1, 0), d.Cell(0, 1), d.Cell(1, 1), d.Line(1))
+	}
+	d.SetCell(1, 1, "changed")
+	if tab.Cell(1, 2) != "x" {
+		t.Errorf("Drop shares its cells with the original: %q", tab.Cell(1, 2))
+	}
+	if _, err := tab.Drop([]string{"zz"}); !errors.Is(err, ErrSchema) {
+		t.Errorf("an unknown column: %v", err)
+	}
+}

@@ -3,10 +3,12 @@ package main
 import (
 	"encoding/csv"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"strconv"
 	"strings"
 	"testing"
@@ -484,6 +486,56 @@ func TestCLIMissingCells(t *testing.T) {
 	_, _, err = call(t, "train", "--data", writeCSV(t, strings.Join(lines, "\n")+"\n"), "--label", "class", "--classes", "c0,c1", "--epsilon", "1")
 	if err == nil || !strings.Contains(err.Error(), "is not a finite number (a missing cell is empty or one of") {
 		t.Errorf("a text cell: %v", err)
+	}
+}
+
+// TestCLISelectColumns trains on a table with an ID column and a free-text
+// column: --ignore leaves them out, --features keeps the named ones, the
+// model file has the kept features only and predict reads the full table;
+// a name that is not a column, the label, or nothing left is refused
+// before training.
+func TestCLISelectColumns(t *testing.T) {
+	lines := strings.Split(strings.TrimSpace(clusters(2, 200)), "\n")
+	lines[0] = "id,note," + lines[0]
+	for i := 1; i < len(lines); i++ {
+		lines[i] = fmt.Sprintf("u%d,free text %d,%s", i, i%7, lines[i])
+	}
+	data := writeCSV(t, strings.Join(lines, "\n")+"\n")
+	for _, c := range []struct {
+		flags []string
+		want  []string
+	}{
+		{[]string{"--ignore", "id,note"}, []string{"x1", "x2"}},
+		{[]string{"--features", "x2"}, []string{"x2"}},
+		{[]string{"--features", "x1,x2", "--ignore", "x1"}, []string{"x2"}},
+	} {
+		out := filepath.Join(t.TempDir(), "m.json")
+		args := append([]string{"train", "--data", data, "--label", "class", "--classes", "c0,c1", "--epsilon", "1", "--bounds-all", "-8,8", "--out", out}, c.flags...)
+		if _, stderr, err := call(t, args...); err != nil {
+			t.Fatalf("%v: %v\n%s", c.flags, err, stderr)
+		}
+		r, err := modelfile.ReadFile(out)
+		if err != nil || !slices.Equal(r.Preprocessing.Features, c.want) {
+			t.Errorf("%v: features %v, want %v (%v)", c.flags, r.Preprocessing.Features, c.want, err)
+		}
+		if _, _, err := call(t, "predict", "--model", out, "--data", data, "--out", filepath.Join(t.TempDir(), "p.csv")); err != nil {
+			t.Errorf("%v: predict: %v", c.flags, err)
+		}
+	}
+	for _, c := range []struct {
+		flags []string
+		msg   string
+	}{
+		{[]string{"--ignore", "nope"}, "not a column"},
+		{[]string{"--ignore", "class"}, "the label"},
+		{[]string{"--ignore", "id,note,x1,x2"}, "no feature column"},
+		{[]string{"--ignore", "id,,note"}, "empty"},
+	} {
+		args := append([]string{"train", "--data", data, "--label", "class", "--classes", "c0,c1", "--epsilon", "1", "--bounds-all", "-8,8"}, c.flags...)
+		var ue *usageError
+		if _, _, err := call(t, args...); !errors.As(err, &ue) || !strings.Contains(err.Error(), c.msg) {
+			t.Errorf("%v: %v, want a usage error saying %q", c.flags, err, c.msg)
+		}
 	}
 }
 

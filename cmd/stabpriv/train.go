@@ -37,6 +37,7 @@ type trainFlags struct {
 	runflags.Flags
 	data, positive     string
 	header             string
+	ignore, features   string
 	tolerance          float64
 	out                string
 	diagnostics, force bool
@@ -47,6 +48,8 @@ func newTrainFlagSet(f *trainFlags) *flag.FlagSet {
 	f.Register(fs)
 	fs.StringVar(&f.data, "data", "", "CSV `file` with a header row and numeric features (default: the embedded breast-cancer data, label diagnosis); with --partitions P > 1 or --privacy-id, a glob of CSV shards")
 	fs.StringVar(&f.header, "header", "", "the column `names` a,b,... of a --data file without a header row (its first line is then a data row), such as UCI Adult's adult.data")
+	fs.StringVar(&f.ignore, "ignore", "", "leave the columns `a,b,...` out of the features (an ID, free text): chosen by name, so it reads no row")
+	fs.StringVar(&f.features, "features", "", "use only the columns `a,b,...` as features (the label and --privacy-id are kept): chosen by name, so it reads no row")
 	fs.StringVar(&f.positive, "positive", "", "binary tasks without --classes (non-private): the `class` encoded +1 (default: the larger class name)")
 	fs.Float64Var(&f.tolerance, "tolerance", 0, "non-private runs: stop after the first pass whose gradient norm is <= `tol` (a data-dependent stop: no release certifies it)")
 	fs.StringVar(&f.out, "out", "", "write the model file ("+modelfile.Format+") to this local `file` (not a URL; parent directories are created; an existing file is replaced only with --force, an input never)")
@@ -168,6 +171,9 @@ func parseTrain(args []string, stderr io.Writer) (*settings, error) {
 			return nil, err
 		}
 	}
+	if err := s.selectColumns(); err != nil {
+		return nil, err
+	}
 	if s.partitioned() {
 		if f.tolerance != 0 {
 			return nil, usagef("--partitions, --privacy-id: --tolerance stops at a data-dependent pass")
@@ -191,6 +197,65 @@ func parseTrain(args []string, stderr io.Writer) (*settings, error) {
 		}
 	}
 	return s, nil
+}
+
+// selectColumns leaves out of every table of the run the columns of
+// --ignore, and with --features every column that is not named there, the
+// label or the privacy ID: a choice by the header's names, public, made
+// before any row is read for training.
+func (s *settings) selectColumns() error {
+	if s.ignore == "" && s.features == "" {
+		return nil
+	}
+	split := func(flag, v string) ([]string, error) {
+		if v == "" {
+			return nil, nil
+		}
+		var out []string
+		for _, c := range strings.Split(v, ",") {
+			c = strings.TrimSpace(c)
+			switch {
+			case c == "":
+				return nil, usagef("--%s %q: a column name is empty", flag, v)
+			case c == s.Schema.Label || c == s.Options.PrivacyID:
+				return nil, usagef("--%s names %q, the label or the privacy ID, which is not a feature", flag, c)
+			case !slices.Contains(s.table.Columns, c):
+				return nil, usagef("--%s names %q, which is not a column; the columns are %s", flag, c, strings.Join(s.table.Columns, ", "))
+			}
+			out = append(out, c)
+		}
+		return out, nil
+	}
+	drop, err := split("ignore", s.ignore)
+	if err != nil {
+		return err
+	}
+	keep, err := split("features", s.features)
+	if err != nil {
+		return err
+	}
+	if keep != nil {
+		for _, c := range s.table.Columns {
+			if !slices.Contains(keep, c) && c != s.Schema.Label && c != s.Options.PrivacyID {
+				drop = append(drop, c)
+			}
+		}
+	}
+	slices.Sort(drop)
+	drop = slices.Compact(drop)
+	if len(drop) >= len(s.table.Columns)-1 {
+		return usagef("--ignore and --features leave no feature column")
+	}
+	if s.shards == nil {
+		s.shards = []*datasets.Table{s.table}
+	}
+	for i, t := range s.shards {
+		if s.shards[i], err = t.Drop(drop); err != nil {
+			return usagef("%w", err)
+		}
+	}
+	s.table = s.shards[0]
+	return nil
 }
 
 // partitioned reports whether the run is a partitioned fit: --partitions

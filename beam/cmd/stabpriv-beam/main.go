@@ -28,7 +28,7 @@
 // privacy-ID column or more partitions than training rows, a file among the
 // shards that is not CSV, an output location that is refused); 4 for input
 // data that is missing or malformed (no shard, a shard with another header
-// or a header alone, a ragged row, a cell that is not a finite number, a
+// or a header alone, a ragged row, a cell that is neither a number nor missing, a
 // CSV syntax error). A runner that reports a failed job without the
 // worker's error gives 1.
 package main
@@ -202,7 +202,7 @@ func main() {
 // refuses, such as a missing privacy-ID column or more partitions than
 // rows, an output location that is refused, any other refusal at launch);
 // 4 for input data that is missing or malformed (no shard, a ragged row, a
-// cell that is not a finite number, a CSV syntax error, a shard with
+// cell that is neither a number nor missing, a CSV syntax error, a shard with
 // another header or with a header alone); 1 for a pipeline that failed
 // otherwise.
 func exitCode(err error) int {

@@ -117,7 +117,7 @@ func withIDs(ids int) func(string) string {
 // for the error's class wherever stabpriv-beam finds it (at launch or in
 // the pipeline): 4 for malformed data (a ragged row, a first data row
 // that is ragged, which stabpriv-beam finds at launch, a header that
-// differs between shards, a NaN cell, a quoted cell never closed, no
+// differs between shards, an infinite cell, a quoted cell never closed, no
 // shard), 2 for settings the data refuses (a missing privacy-ID column,
 // more partitions than rows, or than training IDs per privacy ID) and
 // for a model file among the shards, and 0 for a label outside --classes
@@ -151,7 +151,7 @@ func TestExitCodes(t *testing.T) {
 		{"a label outside --classes", line(30, func(l string) string {
 			return strings.Replace(strings.Replace(l, "neg", "maybe", 1), "pos", "maybe", 1)
 		}), nil, 0, false},
-		{"a NaN cell", line(30, func(l string) string { return "NaN" + l[strings.IndexByte(l, ','):] }), nil, 4, false},
+		{"an infinite cell (NaN is a missing cell)", line(30, func(l string) string { return "Inf" + l[strings.IndexByte(l, ','):] }), nil, 4, false},
 		// A cell whose text is a settings error's message: still malformed
 		// data, whatever the cell says.
 		{"a cell reading as a settings error", line(30, func(l string) string { return "private: invalid options" + l[strings.IndexByte(l, ','):] }), nil, 4, false},
