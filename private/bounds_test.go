@@ -213,8 +213,16 @@ func TestFitCentres(t *testing.T) {
 			t.Errorf("Verify: %v (%s), %v; want %v", v, why, err, want)
 		}
 		for name, alter := range map[string]func(r *modelfile.Released){
-			"off the grid":   func(r *modelfile.Released) { r.Preprocessing.Lo[0] *= 1.5; r.Certificate.EstimatedBounds[0].Lo *= 1.5 },
-			"wider":          func(r *modelfile.Released) { r.Preprocessing.Hi[1] *= 3; r.Certificate.EstimatedBounds[1].Hi *= 3 },
+			"off the grid": func(r *modelfile.Released) {
+				w := (r.Preprocessing.Hi[0] - r.Preprocessing.Lo[0]) / 3 // lo < hi, (hi - lo)/2 not a power of two
+				r.Preprocessing.Lo[0] -= w
+				r.Certificate.EstimatedBounds[0].Lo -= w
+			},
+			"wider": func(r *modelfile.Released) {
+				w := 2 * (r.Preprocessing.Hi[1] - r.Preprocessing.Lo[1]) // the centre moves by a spread
+				r.Preprocessing.Hi[1] += w
+				r.Certificate.EstimatedBounds[1].Hi += w
+			},
 			"linear":         func(r *modelfile.Released) { r.Preprocessing.Log = 0 },
 			"half-width":     func(r *modelfile.Released) { r.Preprocessing.Log = 4 },
 			"ranges' charge": func(r *modelfile.Released) { r.Certificate.Ledger[0] = modelfile.BoundsCharge(eb) },
