@@ -539,6 +539,25 @@ func TestCLISelectColumns(t *testing.T) {
 	}
 }
 
+// TestCLIConstantModel: a model that predicts one class for every row its
+// map can produce (trained on rows of one class) is named in a warning; a
+// useful one is not.
+func TestCLIConstantModel(t *testing.T) {
+	var b strings.Builder
+	b.WriteString("x1,x2,class\n")
+	for i := range 300 {
+		fmt.Fprintf(&b, "%g,%g,c0\n", float64(i%7)-3, float64(i%5)-2)
+	}
+	_, stderr, err := call(t, "train", "--data", writeCSV(t, b.String()), "--label", "class", "--classes", "c0,c1", "--mechanism", "none", "--bounds-all", "-4,4", "--lambda", "0.1")
+	if err != nil || !strings.Contains(stderr, `predicts \"c0\" for every row`) {
+		t.Errorf("one class: %v\n%s", err, stderr)
+	}
+	_, stderr, err = call(t, "train", "--data", writeCSV(t, clusters(2, 200)), "--label", "class", "--classes", "c0,c1", "--mechanism", "none", "--bounds-all", "-8,8")
+	if err != nil || strings.Contains(stderr, "for every row") {
+		t.Errorf("two clusters: %v\n%s", err, stderr)
+	}
+}
+
 // TestOlderModelFilesVerify certifies model files of the previous format
 // (testdata/older: pinned files from before missing cells were read): a
 // file without the missing-cell map keeps its notes and verifies.

@@ -97,7 +97,8 @@ const trainHelp = "Usage: stabpriv train [flags]\n\n" +
 	"(and --delta) it projects them instead on k principal directions computed privately\n" +
 	"from the training rows (Analyze Gauss) with --pca-share of --epsilon and --delta\n" +
 	"(default 0.2), stated in the ledger; the directions are in the model file. Before\n" +
-	"training it warns when the budget cannot buy a useful model.\n\n" +
+	"training it warns when the budget cannot buy a useful model, and after it when the\n" +
+	"released model predicts one class for every row its feature map can produce.\n\n" +
 	"With --privacy-id COLUMN --max-rows-per-id c the unit of privacy is a user: all\n" +
 	"the rows with one ID. At most c rows of each ID are kept (a seeded choice) and\n" +
 	"padded to c with null rows, the ID's rows train in one partition, and the noise is\n" +
@@ -509,6 +510,10 @@ func runTrain(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	}
 	settle()
 	log.Info("train: done")
+	if c, ok := rel.ConstantClass(); ok {
+		// Post-processing of the released weights: free.
+		log.Warnf("the released model predicts %q for every row its feature map can produce: it is useless; a larger --epsilon, more rows, fewer features (--features, --ignore) or declared bounds may help", c)
+	}
 	if s.out != "" {
 		// Written before the report: a reader that stops reading the
 		// report (| head) must not lose the release.

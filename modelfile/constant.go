@@ -1,0 +1,62 @@
+package modelfile
+
+import (
+	"math"
+
+	"gonum.org/v1/gonum/floats"
+
+	"github.com/stabpriv/stabpriv/losses"
+)
+
+// ConstantClass returns the class that r's model predicts for every row
+// its feature map can produce, and true, when there is one: the model is
+// then useless, whatever the rows. It reads the released weights and the
+// map alone (post-processing, at no privacy cost). Every map but the
+// stump's ends in x' = [u, 1]/sqrt(2) with ||u|| <= 1, so a binary model
+// w = [v, b] predicts one class over the whole ball when |b| > ||v||, and
+// a multiclass model predicts class k everywhere when b_k - b_l >
+// ||v_k - v_l|| for every other class l (the margin differences are
+// linear in u). The ball may hold more than the rows can reach, so a
+// model constant over the rows can be missed; one found here is constant
+// over every row. False for regression, the stump, and a model without a
+// bias input.
+func (r *Released) ConstantClass() (string, bool) {
+	m, p := r.Model, r.Preprocessing
+	if m == nil || p == nil || p.Stump || m.D < 2 || m.Task == losses.Regression || len(r.Schema.Classes) < 2 {
+		return "", false
+	}
+	d := m.D - 1 // the bias is the last input
+	if m.K == 1 {
+		v, b := m.W[:d], m.W[d]
+		if !(math.Abs(b) > floats.Norm(v, 2)) {
+			return "", false
+		}
+		if b > 0 {
+			return r.Schema.Classes[1], true
+		}
+		return r.Schema.Classes[0], true
+	}
+	if m.K != len(r.Schema.Classes) {
+		return "", false
+	}
+	diff := make([]float64, d)
+	for k := range m.K {
+		wk := m.W[k*m.D : (k+1)*m.D]
+		wins := true
+		for l := range m.K {
+			if l == k {
+				continue
+			}
+			wl := m.W[l*m.D : (l+1)*m.D]
+			floats.SubTo(diff, wk[:d], wl[:d])
+			if !(wk[d]-wl[d] > floats.Norm(diff, 2)) {
+				wins = false
+				break
+			}
+		}
+		if wins {
+			return r.Schema.Classes[k], true
+		}
+	}
+	return "", false
+}

@@ -1,0 +1,48 @@
+package modelfile
+
+import (
+	"testing"
+
+	"github.com/stabpriv/stabpriv/datasets"
+	"github.com/stabpriv/stabpriv/datasets/preprocess"
+	"github.com/stabpriv/stabpriv/losses"
+	"github.com/stabpriv/stabpriv/trainer"
+)
+
+// TestConstantClass checks the constant-model test on models whose
+// answer is known: a bias above the norm of the other weights is constant
+// (and which class), at or below it is not, and a multiclass model whose
+// bias gap beats every weight difference is constant.
+func TestConstantClass(t *testing.T) {
+	bin := func(w ...float64) *Released {
+		return &Released{Model: &trainer.Model{Task: losses.Binary, K: 1, D: len(w), W: w}, Schema: datasets.Schema{Classes: []string{"no", "yes"}}, Preprocessing: &preprocess.RowMap{}}
+	}
+	for _, c := range []struct {
+		w     []float64
+		class string
+		ok    bool
+	}{
+		{[]float64{0.3, 0.4, 0.6}, "yes", true},
+		{[]float64{0.3, 0.4, -0.6}, "no", true},
+		{[]float64{0.3, 0.4, 0.5}, "", false}, // |b| = ||v||: the margin reaches 0
+		{[]float64{0.3, 0.4, 0.1}, "", false},
+		{[]float64{0, 0, 0}, "", false},
+	} {
+		if class, ok := bin(c.w...).ConstantClass(); class != c.class || ok != c.ok {
+			t.Errorf("%v: %q %v, want %q %v", c.w, class, ok, c.class, c.ok)
+		}
+	}
+	multi := &Released{Model: &trainer.Model{Task: losses.Multiclass, K: 3, D: 2, W: []float64{0.1, 2, 0, 0, 0.2, 0.5}}, Schema: datasets.Schema{Classes: []string{"a", "b", "c"}}, Preprocessing: &preprocess.RowMap{}}
+	if class, ok := multi.ConstantClass(); class != "a" || !ok {
+		t.Errorf("multiclass: %q %v, want a", class, ok)
+	}
+	multi.Model.W[0] = 3 // class a's weight now exceeds its bias gap to b
+	if _, ok := multi.ConstantClass(); ok {
+		t.Error("multiclass with a large weight: constant")
+	}
+	stump := bin(0.3, 0.4, 0.6)
+	stump.Preprocessing.Stump = true
+	if _, ok := stump.ConstantClass(); ok {
+		t.Error("a stump: constant")
+	}
+}
