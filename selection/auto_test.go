@@ -330,8 +330,8 @@ func TestStumpFirst(t *testing.T) {
 // TestStumpFirstDocumentedLimits checks the figures the documents give for
 // the rule's stump: the private bounds estimate needs MinRows(100, 0.1) =
 // 188,282 training rows for 100 numeric columns at the default share 0.1 of
-// eps = 1 (so on wide numeric data the estimate is refused and the stump
-// runs with declared bounds), as docs/DESIGN.md section 12.1 and
+// eps = 1 (so on wide numeric data the stump runs with declared bounds,
+// or on the public log map), as docs/DESIGN.md section 12.1 and
 // docs/GUIDE.md state; and the rule has no upper limit in eps, so on the
 // dense-signal case those documents measure (320 training rows of 400
 // features) it releases the stump at eps = 1, 2, 10 and 100 alike, and both

@@ -84,7 +84,8 @@ const trainHelp = "Usage: stabpriv train [flags]\n\n" +
 	"many mapped features as training rows and the bounds preprocessing, the rule\n" +
 	"releases a private decision stump (--mechanism stump): in practice with declared\n" +
 	"bounds or categorical columns, as the bounds estimate needs far more rows than\n" +
-	"numeric columns. The rule cannot see whether the signal is sparse: on data whose\n" +
+	"numeric columns (without them, on the public log map). The rule cannot see whether\n" +
+	"the signal is sparse: on data whose\n" +
 	"signal is spread over many features a linear release can beat the stump at a large\n" +
 	"eps; name it (--mechanism objective, ...) there. With --partitions P > 1 the rule\n" +
 	"releases the average of the partitions' SGD runs by output perturbation: gamma for\n" +
