@@ -75,12 +75,17 @@ func clusters(k, perClass int) string {
 	return b.String()
 }
 
-// TestTrainDefault is `make run`: the embedded data, non-private, no log
-// lines on stderr.
+// TestTrainDefault is train without a budget or a mechanism: the embedded
+// data, non-private, one warning on stderr that says so; with --mechanism
+// none, no log line at all.
 func TestTrainDefault(t *testing.T) {
 	setProgressAfter(t, quietRun)
 	path := filepath.Join(t.TempDir(), "out", "model.json")
-	stdout, stderr, err := call(t, "train", "--out", path)
+	_, stderr, err := call(t, "train", "--out", path)
+	if err != nil || strings.Count(stderr, "\n") != 1 || !strings.Contains(stderr, "NOT PRIVATE: no --epsilon") {
+		t.Errorf("train without a budget: %v, stderr:\n%s", err, stderr)
+	}
+	stdout, stderr, err := call(t, "train", "--mechanism", "none", "--out", path, "--force")
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -115,6 +115,8 @@ type settings struct {
 	table *datasets.Table
 	// shards are the tables of a partitioned run (table is the first).
 	shards []*datasets.Table
+	// mechanismNamed reports that --mechanism was given (none included).
+	mechanismNamed bool
 }
 
 // parseTrain parses and checks the flags and reads the inputs; every error
@@ -125,7 +127,7 @@ func parseTrain(args []string, stderr io.Writer) (*settings, error) {
 	if err != nil {
 		return nil, err
 	}
-	s := &settings{trainFlags: f}
+	s := &settings{trainFlags: f, mechanismNamed: set["mechanism"]}
 	var defaults *datasets.Schema
 	if f.header != "" {
 		if f.data == "" {
@@ -489,6 +491,9 @@ func runTrain(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	log, settle := progressLogger(stderr, s.Level)
 	defer settle()
 	s.Options.Logger = log
+	if !s.Private() && !s.mechanismNamed {
+		log.Warn("train: NOT PRIVATE: no --epsilon, --delta, --select or --mechanism was given, so the weights are released as trained; give --epsilon (1, say) for a private release, or --mechanism none to say that a non-private model is meant")
+	}
 	if s.Options.Preprocess == preprocess.Standardize && s.Private() {
 		log.Warn("--standardize train: the standardization statistics are fitted on the training split and are not private; the certificate does not cover the table, only the standardized rows")
 	}
