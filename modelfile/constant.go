@@ -6,6 +6,7 @@ import (
 	"gonum.org/v1/gonum/floats"
 
 	"github.com/stabpriv/stabpriv/losses"
+	"github.com/stabpriv/stabpriv/stump"
 )
 
 // ConstantClass returns the class that r's model predicts for every row
@@ -18,12 +19,17 @@ import (
 // ||v_k - v_l|| for every other class l (the margin differences are
 // linear in u). The ball may hold more than the rows can reach, so a
 // model constant over the rows can be missed; one found here is constant
-// over every row. False for regression, the stump, and a model without a
-// bias input.
+// over every row. A stump (the map [z, 1]) is constant when its feature's
+// two ends give one class: z_j in {0, 1} for a one-hot indicator, whose
+// threshold may lie at or below 0, and [-1, 1] for a numeric feature. False
+// for regression and a model without a bias input.
 func (r *Released) ConstantClass() (string, bool) {
 	m, p := r.Model, r.Preprocessing
-	if m == nil || p == nil || p.Stump || m.D < 2 || m.Task == losses.Regression || len(r.Schema.Classes) < 2 {
+	if m == nil || p == nil || m.D < 2 || m.Task == losses.Regression || len(r.Schema.Classes) < 2 {
 		return "", false
+	}
+	if p.Stump {
+		return r.constantStump()
 	}
 	d := m.D - 1 // the bias is the last input
 	if m.K == 1 {
@@ -59,4 +65,28 @@ func (r *Released) ConstantClass() (string, bool) {
 		}
 	}
 	return "", false
+}
+
+// constantStump is ConstantClass for a stump: the class at both ends of
+// its feature's range, when they agree.
+func (r *Released) constantStump() (string, bool) {
+	st, err := stump.FromWeights(r.Model.W, stump.DefaultGrid)
+	if err != nil {
+		return "", false
+	}
+	lo, hi := -1.0, 1.0
+	if r.Preprocessing.Indicator(st.Feature) {
+		lo = 0
+	}
+	z := make([]float64, r.Model.D-1)
+	z[st.Feature] = lo
+	a := st.Predict(z, stump.DefaultGrid)
+	z[st.Feature] = hi
+	if b := st.Predict(z, stump.DefaultGrid); a != b {
+		return "", false
+	}
+	if a > 0 {
+		return r.Schema.Classes[1], true
+	}
+	return r.Schema.Classes[0], true
 }

@@ -6,6 +6,7 @@ import (
 	"github.com/stabpriv/stabpriv/datasets"
 	"github.com/stabpriv/stabpriv/datasets/preprocess"
 	"github.com/stabpriv/stabpriv/losses"
+	"github.com/stabpriv/stabpriv/stump"
 	"github.com/stabpriv/stabpriv/trainer"
 )
 
@@ -40,9 +41,23 @@ func TestConstantClass(t *testing.T) {
 	if _, ok := multi.ConstantClass(); ok {
 		t.Error("multiclass with a large weight: constant")
 	}
-	stump := bin(0.3, 0.4, 0.6)
-	stump.Preprocessing.Stump = true
-	if _, ok := stump.ConstantClass(); ok {
-		t.Error("a stump: constant")
+	// Stumps on a one-hot input (z in {0, 1}) and on a numeric one (z in
+	// [-1, 1]): constant only when the one-hot's threshold is at or below 0.
+	p := &preprocess.RowMap{Mode: preprocess.Bounds, Features: []string{"shape", "x"}, Lo: []float64{0}, Hi: []float64{1}, Stump: true,
+		Categories: []datasets.Categorical{{Column: "shape", Values: []string{"round", "square"}}}}
+	T := stump.DefaultGrid
+	for k := 1; k <= T; k++ {
+		th := stump.Threshold(k, T)
+		for _, c := range []struct {
+			feature  int
+			constant bool
+		}{{1, th <= 0}, {2, false}} {
+			st := stump.Stump{Feature: c.feature, Index: k, Sign: 1}
+			r := &Released{Model: &trainer.Model{Task: losses.Binary, K: 1, D: 4, W: st.Weights(3, T)}, Schema: datasets.Schema{Classes: []string{"no", "yes"}}, Preprocessing: p}
+			class, ok := r.ConstantClass()
+			if ok != c.constant || ok && class != "yes" {
+				t.Errorf("stump on input %d at t = %v: %q %v, want constant %v", c.feature, th, class, ok, c.constant)
+			}
+		}
 	}
 }

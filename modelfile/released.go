@@ -137,15 +137,27 @@ const IDNeighbours = "replace-one privacy ID: two lists of shards with the same 
 // Neighbours returns the neighbouring relation of r's certificate:
 // IDNeighbours for a fit per privacy ID, PartitionNeighbours for another
 // partitioned fit, TableNeighbours otherwise.
+//
+// With a feature map that reads missing cells (preprocessing.Missing), a
+// well-formed row may have them, and the relation says so (MissingCells);
+// files without it keep the words they were written with.
 func (r *Released) Neighbours() string {
+	n := TableNeighbours
 	switch {
 	case r != nil && r.Partitions != nil && r.Partitions.PrivacyID != "":
-		return IDNeighbours
+		n = IDNeighbours
 	case r != nil && r.Partitions != nil:
-		return PartitionNeighbours
+		n = PartitionNeighbours
 	}
-	return TableNeighbours
+	if r != nil && r.Preprocessing != nil && r.Preprocessing.Missing {
+		n = strings.Replace(n, "every feature cell a finite number", MissingCells, 1)
+	}
+	return n
 }
+
+// MissingCells is what a well-formed row's numeric cells may be under a
+// feature map that reads missing cells.
+const MissingCells = "every numeric feature cell a finite number or missing: empty, or one of ? . NA N/A na n/a NaN nan null NULL None none"
 
 // PipelineNotes returns the not-covered notes of the pipeline that made r,
 // for a loss of the given task, from r's public fields: what is public

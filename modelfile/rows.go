@@ -54,6 +54,19 @@ func (r *Released) splitRows(t *datasets.Table, held bool) (X *mat.Dense, y []fl
 	if t != nil && !slices.Contains(t.Columns, r.Schema.Label) {
 		return nil, nil, nil, fmt.Errorf("%w: %s has no column %q, the model's label: not the table of this model", datasets.ErrSchema, t.Source, r.Schema.Label)
 	}
+	// The columns the fit left out by name (train --ignore, --features) are
+	// left out again: the model's features, in order, must remain.
+	var extra []string
+	for _, c := range columnsOf(t) {
+		if c != r.Schema.Label && !slices.Contains(r.Preprocessing.Features, c) && (r.Partitions == nil || c != r.Partitions.PrivacyID) {
+			extra = append(extra, c)
+		}
+	}
+	if len(extra) > 0 {
+		if t, err = t.Drop(extra); err != nil {
+			return nil, nil, nil, err
+		}
+	}
 	schema := r.Schema
 	schema.Categories = r.Preprocessing.Categories
 	enc, err := t.Encode(schema, task)
@@ -104,4 +117,12 @@ func (r *Released) splitRows(t *datasets.Table, held bool) (X *mat.Dense, y []fl
 		}
 	}
 	return X, y, train, nil
+}
+
+// columnsOf returns the header of t, nil for no table.
+func columnsOf(t *datasets.Table) []string {
+	if t == nil {
+		return nil
+	}
+	return t.Columns
 }

@@ -935,7 +935,7 @@ func (pl *Plan) estimateBounds(features []string, rawTrain *mat.Dense) (datasets
 		}
 		log.WithFields(logrus.Fields{"eps": epsB, "share": epsB / eps, "columns": d, "rows": n}).Warnf(
 			"private: %d training rows are too few for the feature ranges of %d columns (%d needed): each column is standardized by a centre and a spread estimated privately, at eps = %.3g (a share %.3g of eps), and read on the log scale g((x - m)/s); "+
-				"each centre or spread is off the data with probability at most %.2g; declared bounds (--bounds, --bounds-all) cost nothing",
+				"each centre or spread is off the data with probability at most %.2g (for a column without missing cells; a column's missing cells count as absent rows); declared bounds (--bounds, --bounds-all) cost nothing",
 			n, d, minRows, epsB, epsB/eps, privbounds.MissProbability(n, d, epsB))
 	} else {
 		pl.EstimateBounds, pl.BoundsEpsilon = false, 0

@@ -507,10 +507,21 @@ func TestCLISelectColumns(t *testing.T) {
 	}{
 		{[]string{"--ignore", "id,note"}, []string{"x1", "x2"}},
 		{[]string{"--features", "x2"}, []string{"x2"}},
-		{[]string{"--features", "x1,x2", "--ignore", "x1"}, []string{"x2"}},
+		{[]string{"--features", "x2,class"}, []string{"x2"}},
+		{[]string{"--ignore", "id,note", "--bounds", "BOUNDS"}, []string{"x1", "x2"}},
 	} {
 		out := filepath.Join(t.TempDir(), "m.json")
-		args := append([]string{"train", "--data", data, "--label", "class", "--classes", "c0,c1", "--epsilon", "1", "--bounds-all", "-8,8", "--out", out}, c.flags...)
+		args := []string{"train", "--data", data, "--label", "class", "--classes", "c0,c1", "--epsilon", "1", "--out", out}
+		if !slices.Contains(c.flags, "BOUNDS") {
+			args = append(args, "--bounds-all", "-8,8")
+		}
+		for _, f := range c.flags {
+			if f == "BOUNDS" {
+				// Bounds of every column, the ignored ones too.
+				f = writeFile(t, "b.csv", "column,lo,hi\nid,0,1\nnote,0,1\nx1,-8,8\nx2,-8,8\n")
+			}
+			args = append(args, f)
+		}
 		if _, stderr, err := call(t, args...); err != nil {
 			t.Fatalf("%v: %v\n%s", c.flags, err, stderr)
 		}
@@ -522,6 +533,14 @@ func TestCLISelectColumns(t *testing.T) {
 			t.Errorf("%v: predict: %v", c.flags, err)
 		}
 	}
+	// pdp rebuilds the training rows from the whole table.
+	out := filepath.Join(t.TempDir(), "g.json")
+	if _, stderr, err := call(t, "train", "--data", data, "--label", "class", "--classes", "c0,c1", "--mechanism", "gamma", "--bounds-all", "-8,8", "--ignore", "id,note", "--out", out); err != nil {
+		t.Fatalf("%v\n%s", err, stderr)
+	}
+	if _, stderr, err := call(t, "pdp", "--model", out, "--data", data, "--out", filepath.Join(t.TempDir(), "pdp")); err != nil {
+		t.Errorf("pdp --model on the whole table: %v\n%s", err, stderr)
+	}
 	for _, c := range []struct {
 		flags []string
 		msg   string
@@ -530,6 +549,7 @@ func TestCLISelectColumns(t *testing.T) {
 		{[]string{"--ignore", "class"}, "the label"},
 		{[]string{"--ignore", "id,note,x1,x2"}, "no feature column"},
 		{[]string{"--ignore", "id,,note"}, "empty"},
+		{[]string{"--ignore", "x1", "--features", "x1,x2"}, "both name"},
 	} {
 		args := append([]string{"train", "--data", data, "--label", "class", "--classes", "c0,c1", "--epsilon", "1", "--bounds-all", "-8,8"}, c.flags...)
 		var ue *usageError
@@ -555,6 +575,22 @@ func TestCLIConstantModel(t *testing.T) {
 	_, stderr, err = call(t, "train", "--data", writeCSV(t, clusters(2, 200)), "--label", "class", "--classes", "c0,c1", "--mechanism", "none", "--bounds-all", "-8,8")
 	if err != nil || strings.Contains(stderr, "for every row") {
 		t.Errorf("two clusters: %v\n%s", err, stderr)
+	}
+}
+
+// TestCLISelectColumnsEmbedded leaves columns of the embedded data out:
+// their shipped bounds go with them.
+func TestCLISelectColumnsEmbedded(t *testing.T) {
+	out := filepath.Join(t.TempDir(), "m.json")
+	if _, stderr, err := call(t, "train", "--mechanism", "gamma", "--features", "mean_radius,worst_area", "--out", out); err != nil {
+		t.Fatalf("%v\n%s", err, stderr)
+	}
+	r, err := modelfile.ReadFile(out)
+	if err != nil || !slices.Equal(r.Preprocessing.Features, []string{"mean_radius", "worst_area"}) || len(r.Preprocessing.Lo) != 2 {
+		t.Errorf("features %v, bounds %v (%v)", r.Preprocessing.Features, r.Preprocessing.Lo, err)
+	}
+	if _, stderr, err := call(t, "train", "--mechanism", "gamma", "--ignore", "mean_radius", "--out", out, "--force"); err != nil {
+		t.Errorf("--ignore on the embedded data: %v\n%s", err, stderr)
 	}
 }
 

@@ -49,7 +49,7 @@ func newTrainFlagSet(f *trainFlags) *flag.FlagSet {
 	fs.StringVar(&f.data, "data", "", "CSV `file` with a header row and numeric features (default: the embedded breast-cancer data, label diagnosis); with --partitions P > 1 or --privacy-id, a glob of CSV shards")
 	fs.StringVar(&f.header, "header", "", "the column `names` a,b,... of a --data file without a header row (its first line is then a data row), such as UCI Adult's adult.data")
 	fs.StringVar(&f.ignore, "ignore", "", "leave the columns `a,b,...` out of the features (an ID, free text): chosen by name, so it reads no row")
-	fs.StringVar(&f.features, "features", "", "use only the columns `a,b,...` as features (the label and --privacy-id are kept): chosen by name, so it reads no row")
+	fs.StringVar(&f.features, "features", "", "use only the columns `a,b,...` as features (the label and --privacy-id are kept, named or not): chosen by name, so it reads no row; the bounds and categories declared for the other columns are dropped with them")
 	fs.StringVar(&f.positive, "positive", "", "binary tasks without --classes (non-private): the `class` encoded +1 (default: the larger class name)")
 	fs.Float64Var(&f.tolerance, "tolerance", 0, "non-private runs: stop after the first pass whose gradient norm is <= `tol` (a data-dependent stop: no release certifies it)")
 	fs.StringVar(&f.out, "out", "", "write the model file ("+modelfile.Format+") to this local `file` (not a URL; parent directories are created; an existing file is replaced only with --force, an input never)")
@@ -221,8 +221,8 @@ func (s *settings) selectColumns() error {
 			switch {
 			case c == "":
 				return nil, usagef("--%s %q: a column name is empty", flag, v)
-			case c == s.Schema.Label || c == s.Options.PrivacyID:
-				return nil, usagef("--%s names %q, the label or the privacy ID, which is not a feature", flag, c)
+			case flag == "ignore" && (c == s.Schema.Label || c == s.Options.PrivacyID):
+				return nil, usagef("--ignore names %q, the label or the privacy ID, which is not a feature and is always kept", c)
 			case !slices.Contains(s.table.Columns, c):
 				return nil, usagef("--%s names %q, which is not a column; the columns are %s", flag, c, strings.Join(s.table.Columns, ", "))
 			}
@@ -237,6 +237,11 @@ func (s *settings) selectColumns() error {
 	keep, err := split("features", s.features)
 	if err != nil {
 		return err
+	}
+	for _, c := range drop {
+		if slices.Contains(keep, c) {
+			return usagef("--ignore and --features both name %q", c)
+		}
 	}
 	if keep != nil {
 		for _, c := range s.table.Columns {
@@ -259,6 +264,11 @@ func (s *settings) selectColumns() error {
 		}
 	}
 	s.table = s.shards[0]
+	// The bounds and categories of the columns left out go with them (the
+	// embedded data's shipped bounds, a bounds or schema file for the whole
+	// table).
+	s.Schema.Bounds = slices.DeleteFunc(slices.Clone(s.Schema.Bounds), func(b datasets.Bound) bool { return slices.Contains(drop, b.Column) })
+	s.Schema.Categories = slices.DeleteFunc(slices.Clone(s.Schema.Categories), func(c datasets.Categorical) bool { return slices.Contains(drop, c.Column) })
 	return nil
 }
 

@@ -346,6 +346,25 @@ func (p *RowMap) layout() (cats [][]string, numeric int) {
 	return cats, numeric
 }
 
+// Indicator reports whether mapped input i (of the per-feature map, before
+// any projection) is a one-hot indicator of a categorical feature, whose
+// value is 0 or 1, rather than a numeric feature's.
+func (p *RowMap) Indicator(i int) bool {
+	cats, _ := p.layout()
+	off := 0
+	for j := range p.Features {
+		w := 1
+		if cats != nil && cats[j] != nil {
+			w = len(cats[j])
+		}
+		if i < off+w {
+			return cats != nil && cats[j] != nil
+		}
+		off += w
+	}
+	return false
+}
+
 // NumericFeatures returns the names of the numeric features, in order:
 // those Lo, Hi, Mean and Scale describe.
 func (p *RowMap) NumericFeatures() []string {
