@@ -36,7 +36,7 @@ func TestMain(m *testing.M) {
 func TestInterrupt(t *testing.T) {
 	data := writeCSV(t, clusters(2, 20000))
 	out := filepath.Join(t.TempDir(), "model.json")
-	args := []string{"train", "--data", data, "--label", "class", "--passes", "1000", "--log-level", "debug", "--out", out}
+	args := []string{"train", "--mechanism", "none", "--data", data, "--label", "class", "--passes", "1000", "--log-level", "debug", "--out", out}
 	cmd := exec.Command(os.Args[0], "-test.run=^$")
 	cmd.Env = append(os.Environ(), childArgs+"="+strings.Join(args, "\n"))
 	pipe, err := cmd.StderrPipe()
@@ -101,7 +101,7 @@ func TestInterruptBlocked(t *testing.T) {
 	}
 	out := filepath.Join(dir, "model.json")
 	cmd := exec.Command(os.Args[0], "-test.run=^$")
-	cmd.Env = append(os.Environ(), childArgs+"="+strings.Join([]string{"train", "--data", fifo, "--label", "y", "--out", out}, "\n"))
+	cmd.Env = append(os.Environ(), childArgs+"="+strings.Join([]string{"train", "--mechanism", "none", "--data", fifo, "--label", "y", "--out", out}, "\n"))
 	var stderr strings.Builder
 	cmd.Stderr = &stderr
 	if err := cmd.Start(); err != nil {

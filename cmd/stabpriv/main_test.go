@@ -75,17 +75,27 @@ func clusters(k, perClass int) string {
 	return b.String()
 }
 
-// TestTrainDefault is train without a budget or a mechanism: the embedded
-// data, non-private, one warning on stderr that says so; with --mechanism
-// none, no log line at all.
+// TestTrainDefault is train with no flag but --out: a private release
+// (eps = 1, the public rule) of the embedded data on every row, no log
+// line on stderr; a non-private run is asked for by --mechanism none.
 func TestTrainDefault(t *testing.T) {
 	setProgressAfter(t, quietRun)
 	path := filepath.Join(t.TempDir(), "out", "model.json")
-	_, stderr, err := call(t, "train", "--out", path)
-	if err != nil || strings.Count(stderr, "\n") != 1 || !strings.Contains(stderr, "NOT PRIVATE: no --epsilon") {
-		t.Errorf("train without a budget: %v, stderr:\n%s", err, stderr)
+	stdout, stderr, err := call(t, "train", "--out", path)
+	if err != nil {
+		t.Fatal(err)
 	}
-	stdout, stderr, err := call(t, "train", "--mechanism", "none", "--out", path, "--force")
+	if stderr != "" {
+		t.Errorf("stderr is not empty:\n%s", stderr)
+	}
+	if !strings.HasPrefix(stdout, "PRIVATE RELEASE") || !strings.Contains(stdout, "1-DP (pure)") || strings.Contains(stdout, "DIAGNOSTICS") {
+		t.Errorf("the default is not a private release at eps = 1:\n%s", stdout)
+	}
+	r, err := modelfile.ReadFile(path)
+	if err != nil || !r.Private || r.Split.TestFrac != 0 || r.Split.TrainRows != 497 {
+		t.Fatalf("the default model file: %v, %+v", err, r)
+	}
+	stdout, stderr, err = call(t, "train", "--mechanism", "none", "--test-frac", "0.2", "--out", path, "--force")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -97,7 +107,7 @@ func TestTrainDefault(t *testing.T) {
 			t.Errorf("output lacks %q:\n%s", want, stdout)
 		}
 	}
-	r, err := modelfile.ReadFile(path)
+	r, err = modelfile.ReadFile(path)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -120,7 +130,7 @@ func TestTrainLosses(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			stdout, _, err := call(t, append([]string{"train", "--data", writeCSV(t, tt.data)}, tt.args...)...)
+			stdout, _, err := call(t, append([]string{"train", "--mechanism", "none", "--test-frac", "0.2", "--data", writeCSV(t, tt.data)}, tt.args...)...)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -151,27 +161,27 @@ func TestUsageErrors(t *testing.T) {
 		{"unknown schedule", []string{"train", "--schedule", "fast"}, "--schedule"},
 		{"unknown engine", []string{"train", "--engine", "gpu"}, "--engine"},
 		{"bad step", []string{"train", "--step", "-1"}, "--step"},
-		{"step with schedule", []string{"train", "--step", "0.1", "--schedule", "inverse-t"}, "constant schedule"},
+		{"step with schedule", []string{"train", "--mechanism", "none", "--step", "0.1", "--schedule", "inverse-t"}, "constant schedule"},
 		{"test fraction", []string{"train", "--test-frac", "1"}, "--test-frac"},
 		{"dropout", []string{"train", "--dropout", "0"}, "--dropout"},
 		{"passes", []string{"train", "--passes", "0"}, "--passes"},
 		{"log level", []string{"train", "--log-level", "loud"}, "--log-level"},
 		{"negative lambda", []string{"train", "--lambda", "-1"}, "lambda"},
-		{"inverse-t without mu", []string{"train", "--schedule", "inverse-t", "--lambda", "0"}, "mu"},
+		{"inverse-t without mu", []string{"train", "--mechanism", "none", "--schedule", "inverse-t", "--lambda", "0"}, "mu"},
 		{"extra argument", []string{"train", "extra"}, `unexpected argument "extra"`},
 		{"data without label", []string{"train", "--data", good}, "--label"},
 		{"label without data", []string{"train", "--label", "class"}, "without --data"},
 		{"classes without data", []string{"train", "--classes", "a,b"}, "applies to --data"},
-		{"positive for multiclass", []string{"train", "--data", good, "--label", "class", "--loss", "softmax", "--positive", "c1"}, "binary losses"},
-		{"regression on default data", []string{"train", "--loss", "squared", "--radius", "1"}, "no classes"},
-		{"missing label column", []string{"train", "--data", good, "--label", "species"}, "the columns are x1, x2, class"},
+		{"positive for multiclass", []string{"train", "--mechanism", "none", "--data", good, "--label", "class", "--loss", "softmax", "--positive", "c1"}, "binary losses"},
+		{"regression on default data", []string{"train", "--mechanism", "none", "--loss", "squared", "--radius", "1"}, "no classes"},
+		{"missing label column", []string{"train", "--mechanism", "none", "--data", good, "--label", "species"}, "the columns are x1, x2, class"},
 		{"private without classes", []string{"train", "--data", good, "--label", "class", "--mechanism", "gamma", "--bounds", bounds}, "--classes"},
 		{"bounds share leaves nothing", []string{"train", "--data", good, "--label", "class", "--mechanism", "gamma", "--classes", "c0,c1", "--bounds-share", "1"}, "leaves nothing for the release"},
 		{"bounds share leaves nothing, selection", []string{"train", "--data", good, "--label", "class", "--epsilon", "1", "--classes", "c0,c1", "--bounds-share", "1"}, "leaves nothing for the release"},
 		{"bounds share with bounds", []string{"train", "--data", good, "--label", "class", "--mechanism", "gamma", "--classes", "c0,c1", "--bounds", bounds, "--bounds-share", "0.3"}, "cost nothing"},
 		{"schema names a missing column", []string{"train", "--data", good, "--label", "class", "--mechanism", "gamma", "--classes", "c0,c1", "--bounds", bounds,
 			"--schema", writeFile(t, "s.csv", "x3,a,b\n")}, `declares column "x3" categorical`},
-		{"schema declares the label", []string{"train", "--data", good, "--label", "class", "--schema", writeFile(t, "s2.csv", "class,c0,c1\n")}, "the label"},
+		{"schema declares the label", []string{"train", "--mechanism", "none", "--data", good, "--label", "class", "--schema", writeFile(t, "s2.csv", "class,c0,c1\n")}, "the label"},
 		{"schema malformed", []string{"train", "--data", good, "--label", "class", "--schema", writeFile(t, "s3.csv", "x1\n")}, "no category"},
 		{"header without data", []string{"train", "--header", "a,b"}, "--header"},
 		{"header repeated", []string{"train", "--data", good, "--header", "a,a,b", "--label", "b"}, "distinct"},
@@ -196,7 +206,7 @@ func TestUsageErrors(t *testing.T) {
 		{"unknown selection", []string{"train", "--epsilon", "2", "--select", "grid"}, "--select"},
 		{"passes with the rule", []string{"train", "--epsilon", "2", "--passes", "50"}, "--passes: without --mechanism"},
 		{"engine with the rule", []string{"train", "--epsilon", "2", "--engine", "graph"}, "--engine: without --mechanism"},
-		{"split leaves no test rows", []string{"train", "--data", writeFile(t, "two.csv", "x1,x2,class\n1,2,c0\n2,3,c1\n"), "--label", "class", "--classes", "c0,c1", "--mechanism", "gamma", "--bounds-all", "-9,9"}, "0 test rows"},
+		{"split leaves no test rows", []string{"train", "--data", writeFile(t, "two.csv", "x1,x2,class\n1,2,c0\n2,3,c1\n"), "--label", "class", "--classes", "c0,c1", "--mechanism", "gamma", "--bounds-all", "-9,9", "--test-frac", "0.2"}, "0 test rows"},
 		{"selection with too few rows to tune", []string{"train", "--epsilon", "2", "--select", "holdout", "--test-frac", "0.99"}, "tuning"},
 		{"seeded without a noise seed", []string{"train", "--mechanism", "gamma", "--noise", "seeded"}, "--noise-seed"},
 		{"noise seed with secure noise", []string{"train", "--mechanism", "gamma", "--noise-seed", "3"}, "--noise seeded"},
@@ -236,12 +246,12 @@ func TestRuntimeErrors(t *testing.T) {
 		msg  string
 		code int
 	}{
-		{"missing file", []string{"train", "--data", filepath.Join(dir, "none.csv"), "--label", "y"}, os.ErrNotExist, "none.csv", 4},
-		{"bad cell", []string{"train", "--data", writeCSV(t, "a,y\n1,p\nx,q\n"), "--label", "y"}, datasets.ErrFormat, `data row 2, column "a"`, 4},
-		{"ragged row", []string{"train", "--data", writeCSV(t, "a,y\n1,p\n2\n"), "--label", "y"}, datasets.ErrFormat, "line 3", 4},
-		{"empty file", []string{"train", "--data", writeCSV(t, ""), "--label", "y"}, datasets.ErrFormat, "empty", 4},
+		{"missing file", []string{"train", "--mechanism", "none", "--data", filepath.Join(dir, "none.csv"), "--label", "y"}, os.ErrNotExist, "none.csv", 4},
+		{"bad cell", []string{"train", "--mechanism", "none", "--data", writeCSV(t, "a,y\n1,p\nx,q\n"), "--label", "y"}, datasets.ErrFormat, `data row 2, column "a"`, 4},
+		{"ragged row", []string{"train", "--mechanism", "none", "--data", writeCSV(t, "a,y\n1,p\n2\n"), "--label", "y"}, datasets.ErrFormat, "line 3", 4},
+		{"empty file", []string{"train", "--mechanism", "none", "--data", writeCSV(t, ""), "--label", "y"}, datasets.ErrFormat, "empty", 4},
 		{"missing model", []string{"certify", filepath.Join(dir, "none.json")}, os.ErrNotExist, "none.json", 4},
-		{"batch above n", []string{"train", "--batch", "100000"}, nil, "batch size", 1},
+		{"batch above n", []string{"train", "--mechanism", "none", "--batch", "100000"}, nil, "batch size", 1},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

@@ -153,7 +153,7 @@ func TestPredictSafe(t *testing.T) {
 	}
 	// A tampered release.
 	release := filepath.Join(dir, "release.json")
-	if _, _, err := call(t, "train", "--mechanism", "gamma", "--out", release); err != nil {
+	if _, _, err := call(t, "train", "--mechanism", "gamma", "--test-frac", "0.2", "--out", release); err != nil {
 		t.Fatal(err)
 	}
 	releaseBytes, _ := os.ReadFile(release)

@@ -119,7 +119,8 @@ func TestCLIPCARefused(t *testing.T) {
 		{[]string{"--epsilon", "1", "--pca", "1"}, "give --delta > 0"},
 		{[]string{"--mechanism", "gamma", "--pca", "1"}, "must take delta"},
 		{[]string{"--mechanism", "objective", "--delta", "1e-5", "--pca", "1"}, "must take delta (gaussian, gaussian-analytic, amp)"},
-		{[]string{"--pca", "1"}, "a private run"},
+		{[]string{"--pca", "1", "--mechanism", "none"}, "a private run"},
+		{[]string{"--pca", "1"}, "give --delta > 0"},
 		{[]string{"--epsilon", "1", "--delta", "1e-5", "--pca", "1", "--pca-share", "1"}, "leaves nothing for the release"},
 		{[]string{"--epsilon", "1", "--delta", "1e-5", "--pca", "1", "--pca-share", "0"}, "leaves nothing for the principal directions"},
 		{[]string{"--epsilon", "1", "--delta", "1e-5", "--pca-share", "0.3"}, "applies with --pca"},
@@ -152,7 +153,7 @@ func TestCLIPCARefused(t *testing.T) {
 // for the ranges but enough for the centres on the log scale.
 func TestForecastAdviceFlags(t *testing.T) {
 	data := writeCSV(t, clusters(2, 2500))
-	_, stderr, terr := call(t, "train", "--data", data, "--label", "class", "--classes", "c0,c1", "--epsilon", "0.1", "--delta", "1e-9",
+	_, stderr, terr := call(t, "train", "--data", data, "--label", "class", "--classes", "c0,c1", "--epsilon", "0.1", "--delta", "1e-9", "--test-frac", "0.2",
 		"--bounds-share", "0.45", "--pca-share", "0.45", "--pca", "2", "--log-level", "warn")
 	if terr != nil {
 		t.Fatalf("4,000 training rows at bounds eps 0.045 (too few for the ranges, enough for the centres): %v\n%s", terr, stderr)
@@ -373,7 +374,7 @@ func TestCLIPCACategoricalOnly(t *testing.T) {
 	// --epsilon and --pca-share only. (The mechanism is named: the rule's
 	// choice at this size may change with its constants.)
 	_, stderr, _ := call(t, "train", "--data", data, "--label", "class", "--classes", "c0,c1", "--schema", schema,
-		"--epsilon", "0.08", "--delta", "1e-5", "--pca", "2", "--mechanism", "amp", "--log-level", "warn", "--out", filepath.Join(t.TempDir(), "w.json"))
+		"--epsilon", "0.08", "--delta", "1e-5", "--pca", "2", "--mechanism", "amp", "--test-frac", "0.2", "--log-level", "warn", "--out", filepath.Join(t.TempDir(), "w.json"))
 	if !strings.Contains(stderr, "what would help") || !strings.Contains(stderr, "--pca-share") || strings.Contains(stderr, "--bounds-share") {
 		t.Fatalf("eps = 0.08: the forecast should advise --pca-share and not --bounds-share (no bounds are estimated):\n%s", stderr)
 	}

@@ -326,7 +326,7 @@ func modelCSV(t *testing.T, n int, seed uint64) string {
 func trainModel(t *testing.T, data string, flags ...string) string {
 	t.Helper()
 	out := filepath.Join(t.TempDir(), "m.json")
-	args := append([]string{"train", "--data", data, "--label", "class", "--classes", "a,b", "--out", out}, flags...)
+	args := append([]string{"train", "--data", data, "--label", "class", "--classes", "a,b", "--test-frac", "0.2", "--out", out}, flags...)
 	if _, stderr, err := call(t, args...); err != nil {
 		t.Fatalf("train: %v\n%s", err, stderr)
 	}
@@ -552,7 +552,7 @@ func TestPDPModelClipped(t *testing.T) {
 func TestPDPModelErrors(t *testing.T) {
 	data := modelCSV(t, 120, 3)
 	release := trainModel(t, data, "--standardize", "none", "--mechanism", "gamma", "--lambda", "0.1", "--noise", "seeded", "--noise-seed", "2")
-	plain := trainModel(t, data, "--standardize", "none")
+	plain := trainModel(t, data, "--standardize", "none", "--mechanism", "none")
 	elastic := trainModel(t, data, "--standardize", "none", "--mechanism", "gamma", "--lambda", "0.1", "--l1-ratio", "0.5", "--noise", "seeded", "--noise-seed", "2")
 	other := modelCSV(t, 119, 3)
 	dir := filepath.Join(t.TempDir(), "out")
@@ -591,7 +591,7 @@ func TestPDPModelErrors(t *testing.T) {
 // --data (the table of datasets.DefaultTable).
 func TestPDPModelEmbedded(t *testing.T) {
 	model := filepath.Join(t.TempDir(), "m.json")
-	if _, stderr, err := call(t, "train", "--mechanism", "gaussian-analytic", "--delta", "1e-6", "--noise", "seeded", "--noise-seed", "4", "--out", model); err != nil {
+	if _, stderr, err := call(t, "train", "--mechanism", "gaussian-analytic", "--delta", "1e-6", "--noise", "seeded", "--noise-seed", "4", "--test-frac", "0.2", "--out", model); err != nil {
 		t.Fatalf("train: %v\n%s", err, stderr)
 	}
 	dir := filepath.Join(t.TempDir(), "out")

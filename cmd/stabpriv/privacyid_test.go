@@ -162,7 +162,7 @@ func TestPrivacyIDForecast(t *testing.T) {
 	if err := os.WriteFile(data, []byte(b.String()), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	args := []string{"train", "--data", data, "--label", "class", "--classes", "c0,c1", "--mechanism", "gamma", "--bounds-all", "-4,4", "--log-level", "warn"}
+	args := []string{"train", "--data", data, "--label", "class", "--classes", "c0,c1", "--mechanism", "gamma", "--bounds-all", "-4,4", "--test-frac", "0.2", "--log-level", "warn"}
 	_, stderr, err := call(t, append(args, "--privacy-id", "user", "--max-rows-per-id", "2")...)
 	if err != nil {
 		t.Fatal(err)

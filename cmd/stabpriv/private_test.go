@@ -196,7 +196,7 @@ func TestCLICertifyExitCodes(t *testing.T) {
 		}
 		return path
 	}
-	none := write("none.json")
+	none := write("none.json", "--mechanism", "none")
 	seeded := write("seeded.json", "--mechanism", "laplace", "--noise", "seeded", "--noise-seed", "4")
 	secure := write("secure.json", "--mechanism", "gaussian-analytic", "--delta", "1e-5")
 	for _, tt := range []struct {

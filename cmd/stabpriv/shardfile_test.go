@@ -88,7 +88,7 @@ func TestCLIDataFromPipe(t *testing.T) {
 		models := make([]*modelfile.Released, 2)
 		for i, data := range []string{file, fifo} {
 			out := filepath.Join(t.TempDir(), "m.json")
-			args := append([]string{"train", "--data", data, "--label", "class", "--classes", "c0,c1", "--test-frac", "0", "--seed", "3", "--out", out}, c.extra...)
+			args := append([]string{"train", "--mechanism", "none", "--data", data, "--label", "class", "--classes", "c0,c1", "--test-frac", "0", "--seed", "3", "--out", out}, c.extra...)
 			// A check that consumed the pipe's bytes leaves the reader
 			// waiting for a writer: bounded, it fails with a message.
 			done := make(chan error, 1)

@@ -62,12 +62,14 @@ func newTrainFlagSet(f *trainFlags) *flag.FlagSet {
 
 // trainHelp is the help of the train command, before its flags.
 const trainHelp = "Usage: stabpriv train [flags]\n\n" +
-	"Reads the table (--data, or the embedded breast-cancer data), splits its rows by\n" +
-	"position (seeded), maps every row x to x' = [clip_1(z), 1]/sqrt(2) with z the feature\n" +
-	"map of --standardize, trains, and reports the uniform stability beta and the L2\n" +
-	"sensitivity Delta of the weights by every route. With --mechanism it releases the\n" +
-	"weights with noise calibrated to Delta and the budget (--epsilon, --delta), and\n" +
-	"writes only the released weights and their certificate. The guarantee is about the\n" +
+	"Reads the table (--data, or the embedded breast-cancer data), holds out --test-frac\n" +
+	"of its rows by position (seeded; none by default), maps every row x to\n" +
+	"x' = [clip_1(z), 1]/sqrt(2) with z the feature map of --standardize, trains, and\n" +
+	"reports the uniform stability beta and the L2 sensitivity Delta of the weights by\n" +
+	"every route. Every run is private: it releases the weights within the budget\n" +
+	"(--epsilon, default 1, and --delta) by --mechanism or, without it, by the public\n" +
+	"rule, and writes only the released weights and their certificate; --mechanism none\n" +
+	"asks for a non-private model. The guarantee is about the\n" +
 	"rows of the table: with --bounds FILE, --bounds-all lo,hi, the estimated bounds or\n" +
 	"--standardize none every step is inside it; --standardize train is outside it, with\n" +
 	"a warning.\n\n" +
@@ -115,8 +117,6 @@ type settings struct {
 	table *datasets.Table
 	// shards are the tables of a partitioned run (table is the first).
 	shards []*datasets.Table
-	// mechanismNamed reports that --mechanism was given (none included).
-	mechanismNamed bool
 }
 
 // parseTrain parses and checks the flags and reads the inputs; every error
@@ -127,7 +127,7 @@ func parseTrain(args []string, stderr io.Writer) (*settings, error) {
 	if err != nil {
 		return nil, err
 	}
-	s := &settings{trainFlags: f, mechanismNamed: set["mechanism"]}
+	s := &settings{trainFlags: f}
 	var defaults *datasets.Schema
 	if f.header != "" {
 		if f.data == "" {
@@ -501,9 +501,6 @@ func runTrain(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	log, settle := progressLogger(stderr, s.Level)
 	defer settle()
 	s.Options.Logger = log
-	if !s.Private() && !s.mechanismNamed {
-		log.Warn("train: NOT PRIVATE: no --epsilon, --delta, --select or --mechanism was given, so the weights are released as trained; give --epsilon (1, say) for a private release, or --mechanism none to say that a non-private model is meant")
-	}
 	if s.Options.Preprocess == preprocess.Standardize && s.Private() {
 		log.Warn("--standardize train: the standardization statistics are fitted on the training split and are not private; the certificate does not cover the table, only the standardized rows")
 	}

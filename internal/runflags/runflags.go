@@ -122,12 +122,12 @@ func (f *Flags) Register(fs *flag.FlagSet) {
 	fs.BoolVar(&f.Average, "average", false, "return the average of the iterates")
 	fs.TextVar(&f.Engine, "engine", trainer.Native, "gradient engine: native or graph (Gorgonia)")
 	fs.Uint64Var(&f.Seed, "seed", 1, "seed of the split, the partitions, the permutations and the dropout masks (published in the certificate)")
-	fs.Float64Var(&f.TestFrac, "test-frac", 0.2, "share of the rows held out for testing, in [0, 1) (0: every row trains)")
+	fs.Float64Var(&f.TestFrac, "test-frac", 0, "share of the rows held out for testing, in [0, 1) (0: every row trains)")
 	fs.StringVar(&f.LogLevel, "log-level", "info", "log level on stderr: panic, error, warn, info (progress), debug; warn keeps a run silent unless something is wrong")
 	fs.Float64Var(&f.LabelBound, "label-bound", 0, "regression: the bound `B` in |y| <= B (squared loss needs it; 0: none); a release clamps labels to it")
 	f.Mechanism = newChoice[perturb.Mechanism]("none", nil)
 	fs.TextVar(f.Mechanism, "mechanism", f.Mechanism, "release mechanism: none (a non-private model), "+release.List()+" (objective and amp perturb the training objective: lambda auto or at least its floor, no SGD knobs)")
-	fs.Float64Var(&f.Epsilon, "epsilon", 1, "privacy budget `eps` > 0 of a private fit; the run is private only with --epsilon, --delta, --select or a --mechanism other than none (then eps defaults to 1): without any of them it is NOT private, and train says so on stderr")
+	fs.Float64Var(&f.Epsilon, "epsilon", 1, "privacy budget `eps` > 0 of the fit: every run is private at this budget unless --mechanism none asks for a non-private model")
 	fs.Float64Var(&f.Delta, "delta", 0, "privacy budget `delta` in [0, 1): 0 for laplace, gamma and objective (pure eps-DP), > 0 for the Gaussian mechanisms and amp")
 	fs.StringVar(&f.Noise, "noise", "secure", "noise source: secure (a private release), or seeded from --noise-seed (reproducible; its certificate says NOT private, since the seed is published)")
 	fs.Uint64Var(&f.NoiseSeed, "noise-seed", 0, "seed of --noise seeded (required with it; published in the model file)")
@@ -224,7 +224,7 @@ func (f *Flags) checkPrivacy(set map[string]bool, r *Run) error {
 	if set["select"] && (private || !set["epsilon"] && !set["delta"]) {
 		return usagef("--select applies to a private run without --mechanism (give --epsilon, and no --mechanism)")
 	}
-	if !private && !set["mechanism"] && (set["epsilon"] || set["delta"]) {
+	if !private && !set["mechanism"] {
 		return f.checkSelect(set, r)
 	}
 	if !private {

@@ -55,7 +55,7 @@ func TestCheckRefuses(t *testing.T) {
 		{[]string{"--label", "y", "--mechanism", "laplace", "--epsilon", "1", "--classes", "a,b", "--bounds-share", "1"}, nil, "leaves nothing for the release"},
 		{[]string{"--label", "y", "--mechanism", "laplace", "--epsilon", "1", "--classes", "a,b", "--bounds-share", "0"}, nil, "leaves nothing for the bounds estimate"},
 		{[]string{"--label", "y", "--mechanism", "laplace", "--epsilon", "1", "--classes", "a,b", "--bounds-share", "NaN"}, nil, "want a share in (0, 1)"},
-		{[]string{"--label", "y", "--classes", "a,b", "--bounds-share", "0.2"}, nil, "--bounds-share applies to a private release"},
+		{[]string{"--label", "y", "--mechanism", "none", "--classes", "a,b", "--bounds-share", "0.2"}, nil, "--bounds-share applies to a private release"},
 		{[]string{"--label", "y", "--mechanism", "laplace", "--classes", "a,b", "--bounds-all", "0,1", "--bounds-share", "0.2"}, nil, "cost nothing"},
 		{[]string{"--label", "y", "--mechanism", "laplace", "--classes", "a,b", "--standardize", "none", "--bounds-share", "0.2"}, nil, "drop --standardize none"},
 		{[]string{"--label", "y", "--classes", "a,b", "--bounds-all", "0,1", "--bounds", "b.csv"}, nil, "exclude each other"},
