@@ -635,7 +635,7 @@ func (t *Table) Encode(s Schema, task losses.Task) (*Encoded, error) {
 				if IsMissing(t.Cell(i, c)) {
 					continue // NaN: a missing cell, which the feature map reads as such
 				}
-				return nil, formatErr(t.Source, "%s, column %q: %q is not a finite number (a missing cell is empty or one of %s; declare a column of categories in the schema, or leave the column out)", t.position(i), t.Columns[c], t.Cell(i, c), strings.Join(missingTokens, " "))
+				return nil, formatErr(t.Source, "%s, column %q: %q is not a finite number (a missing cell is empty or one of %s; declare a column of categories in the schema, or leave the column out: train --schema, --ignore)", t.position(i), t.Columns[c], t.Cell(i, c), strings.Join(missingTokens, " "))
 			}
 		}
 	}

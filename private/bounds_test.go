@@ -21,6 +21,7 @@ import (
 	"github.com/stabpriv/stabpriv/modelfile"
 	"github.com/stabpriv/stabpriv/perturb"
 	"github.com/stabpriv/stabpriv/privbounds"
+	"github.com/stabpriv/stabpriv/selection"
 )
 
 // boundsTable returns a table of n rows with three numeric features of
@@ -53,7 +54,7 @@ func boundsTable(t *testing.T, n int) (*datasets.Table, datasets.Schema) {
 func TestFitEstimatesBounds(t *testing.T) {
 	tab, schema := boundsTable(t, 3000)
 	budget := dp.Budget{Epsilon: 2}
-	opts := Options{Mechanism: perturb.Gamma, TestFrac: 0.2, Seed: 3, Auto: true, BoundsShare: 0.25}
+	opts := Options{Mechanism: perturb.Gamma, TestFrac: 0.2, Seed: 3, Auto: true, BoundsShare: 0.25, BoundsMethod: BoundsRanges}
 	for _, src := range []perturb.Source{perturb.Seeded(11), nil} {
 		opts.Noise = src
 		r, err := Fit(context.Background(), tab, schema, budget, opts)
@@ -85,7 +86,7 @@ func TestFitEstimatesBounds(t *testing.T) {
 			declared.Bounds = append(declared.Bounds, datasets.Bound{Column: b.Column, Lo: b.Lo, Hi: b.Hi})
 		}
 		o := opts
-		o.BoundsShare, o.Noise = 0, perturb.Seeded(1)
+		o.BoundsShare, o.BoundsMethod, o.Noise = 0, "", perturb.Seeded(1)
 		ref, err := Fit(context.Background(), tab, declared, dp.Budget{Epsilon: 1.5}, o)
 		if err != nil {
 			t.Fatal(err)
@@ -112,7 +113,7 @@ func TestFitEstimatesBounds(t *testing.T) {
 // only, gives the same bounds; a replaced training row may change them.
 func TestFitBoundsReadTrainingRowsOnly(t *testing.T) {
 	tab, schema := boundsTable(t, 2000)
-	opts := Options{Mechanism: perturb.Gamma, TestFrac: 0.3, Seed: 5, Auto: true, BoundsShare: 0.5}
+	opts := Options{Mechanism: perturb.Gamma, TestFrac: 0.3, Seed: 5, Auto: true, BoundsShare: 0.5, BoundsMethod: BoundsRanges}
 	fit := func(tab *datasets.Table) []dp.FeatureBound {
 		o := opts
 		o.Noise = perturb.Seeded(9)
@@ -276,6 +277,12 @@ func TestFitPublicLogScale(t *testing.T) {
 	if v, why, err := modelfile.Verify(r); err != nil || v != modelfile.PrivateRelease {
 		t.Errorf("Verify: %v (%s), %v", v, why, err)
 	}
+	// The rule on the public map releases by objective perturbation's family
+	// (selection.ObjectiveSetting), whatever OutputFirst says.
+	ruled, err := Fit(context.Background(), tab, schema, dp.Budget{Epsilon: 1}, Options{Select: &selection.Config{}, Seed: 1})
+	if err != nil || ruled.Certificate.Mechanism != perturb.Objective || ruled.Preprocessing.Log != w {
+		t.Errorf("the rule on the public map: %v, %+v", err, ruled)
+	}
 	// No run writes another range on the log scale without centres.
 	r.Preprocessing.Lo[0] = 0.5
 	if _, _, err := modelfile.Verify(r); !errors.Is(err, modelfile.ErrVerify) {
@@ -346,7 +353,7 @@ func TestFitCentresNeighbours(t *testing.T) {
 func TestVerifyEstimatedBounds(t *testing.T) {
 	tab, schema := boundsTable(t, 3000)
 	fit := func() *modelfile.Released {
-		r, err := Fit(context.Background(), tab, schema, dp.Budget{Epsilon: 1}, Options{Mechanism: perturb.Gamma, TestFrac: 0.2, Seed: 3, Auto: true, BoundsShare: 0.3})
+		r, err := Fit(context.Background(), tab, schema, dp.Budget{Epsilon: 1}, Options{Mechanism: perturb.Gamma, TestFrac: 0.2, Seed: 3, Auto: true, BoundsShare: 0.3, BoundsMethod: BoundsRanges})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -391,7 +398,7 @@ func TestFitImplausibleBounds(t *testing.T) {
 		logger := logrus.New()
 		logger.SetOutput(&log)
 		logger.SetLevel(logrus.WarnLevel)
-		opts := Options{Mechanism: perturb.Gamma, TestFrac: 0.2, Seed: 3, Auto: true, BoundsShare: 0.25, Noise: perturb.Seeded(tc.seed), Logger: logger}
+		opts := Options{Mechanism: perturb.Gamma, TestFrac: 0.2, Seed: 3, Auto: true, BoundsShare: 0.25, BoundsMethod: BoundsRanges, Noise: perturb.Seeded(tc.seed), Logger: logger}
 		r, err := Fit(context.Background(), tab, schema, dp.Budget{Epsilon: 2}, opts)
 		if err != nil {
 			t.Fatal(err)

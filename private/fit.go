@@ -52,6 +52,14 @@ type Options struct {
 	// both. Zero means DefaultBoundsShare. Declared bounds (Schema.Bounds,
 	// Schema.All) cost nothing and leave it unused.
 	BoundsShare float64
+	// BoundsMethod chooses the private estimate of a fit without declared
+	// bounds: BoundsCentres (the zero value) estimates a centre and a
+	// spread per column and reads it on the log scale
+	// (privbounds.EstimateCentres), BoundsRanges the ranges when the rows
+	// pay for them (privbounds.Estimate, linear; the default of earlier
+	// versions), the centres otherwise. Both fall back to the public log
+	// map when the rows pay for neither (Plan.BoundsFor).
+	BoundsMethod BoundsMethod
 	// Project, when positive, projects every mapped row to Project
 	// dimensions by a seeded random projection (preprocess.Projection,
 	// its seed Seed) before the unit-ball map: a public, data-independent
@@ -134,6 +142,18 @@ type Options struct {
 	Logger logrus.FieldLogger
 }
 
+// BoundsMethod names a private estimate of the feature bounds
+// (Options.BoundsMethod).
+type BoundsMethod string
+
+const (
+	// BoundsCentres is a centre and a spread per column, on the log scale.
+	BoundsCentres BoundsMethod = "centres"
+	// BoundsRanges is each column's range on a power-of-two grid, linear,
+	// when the rows pay for it.
+	BoundsRanges BoundsMethod = "ranges"
+)
+
 // DefaultBoundsShare is the share of epsilon a private fit without declared
 // bounds spends on estimating them when Options.BoundsShare is zero: enough
 // for the coarse ranges of a few columns on thousands of rows, little
@@ -166,6 +186,10 @@ type Plan struct {
 	EstimateBounds bool
 	BoundsEpsilon  float64
 	Release        dp.Budget
+	// publicMap reports that the numeric features are read on the public
+	// log map (no estimate affordable; Plan.BoundsFor), which the rule
+	// takes into account (useRule).
+	publicMap bool
 	// PCABudget is what the private principal components spend
 	// (Options.PCA > 0): PCAShare of epsilon and of delta, after the
 	// bounds' estimate and before the release; zero without them.
@@ -279,6 +303,12 @@ func (pl *Plan) planBounds() error {
 	share := pl.Options.BoundsShare
 	if share != 0 && (!private || declared || pl.Mode != preprocess.Bounds) {
 		return fmt.Errorf("%w: a bounds share of %v, but no bounds are estimated (they are estimated for a private fit in the preprocessing bounds without declared bounds)", ErrOptions, share)
+	}
+	switch m := pl.Options.BoundsMethod; {
+	case m != "" && m != BoundsCentres && m != BoundsRanges:
+		return fmt.Errorf("%w: bounds method %q, want %s or %s", ErrOptions, m, BoundsCentres, BoundsRanges)
+	case m != "" && (!private || declared || pl.Mode != preprocess.Bounds):
+		return fmt.Errorf("%w: a bounds method (%s), but no bounds are estimated", ErrOptions, m)
 	}
 	if !private || declared || pl.Mode != preprocess.Bounds {
 		return nil
@@ -587,6 +617,11 @@ func (pl *Plan) useStump() error {
 // outputs, n, dim) before any row is read for training, at no cost.
 func (pl *Plan) useRule(n, dim int) error {
 	st := selection.RuleSetting(pl.Release, pl.Loss, pl.Loss.Outputs(len(pl.Schema.Classes)), n, dim, pl.Group())
+	if pl.publicMap && pl.Group() <= 1 {
+		// The public log map squashes the features: objective
+		// perturbation's family (selection.ObjectiveSetting).
+		st = selection.ObjectiveSetting(pl.Release, pl.Loss.Outputs(len(pl.Schema.Classes)), dim)
+	}
 	return pl.useMechanism(st.Mechanism)
 }
 
@@ -938,7 +973,7 @@ func (pl *Plan) estimateBounds(features []string, rawTrain *mat.Dense) (datasets
 				"each centre or spread is off the data with probability at most %.2g (for a column without missing cells; a column's missing cells count as absent rows); declared bounds (--bounds, --bounds-all) cost nothing",
 			n, d, minRows, epsB, epsB/eps, privbounds.MissProbability(n, d, epsB))
 	} else {
-		pl.EstimateBounds, pl.BoundsEpsilon = false, 0
+		pl.EstimateBounds, pl.BoundsEpsilon, pl.publicMap = false, 0, true
 		pl.setRelease()
 		l, h, pw := privbounds.PublicRange()
 		w = pw
@@ -966,8 +1001,8 @@ func (pl *Plan) estimateBounds(features []string, rawTrain *mat.Dense) (datasets
 // declared bounds spends for n training rows of d numeric columns, and
 // whether it reads them on the log scale (estimateBounds):
 //
-//   - the plan's BoundsEpsilon and false for the ranges (n >=
-//     privbounds.MinRows);
+//   - with Options.BoundsMethod BoundsRanges, the plan's BoundsEpsilon and
+//     false for the ranges (n >= privbounds.MinRows);
 //   - for the centres and spreads, their eps and true: at the plan's share,
 //     or with the default share at the smallest share that reaches
 //     privbounds.CentreRows (a miss of the data at most 1% per choice),
@@ -979,7 +1014,7 @@ func (pl *Plan) estimateBounds(features []string, rawTrain *mat.Dense) (datasets
 // It reads public values only (n, d, the budget, the shares), so a caller
 // may forecast the release's part of the budget before the rows are read.
 func (pl *Plan) BoundsFor(n, d int) (eps float64, logScale bool) {
-	if n >= privbounds.MinRows(d, pl.BoundsEpsilon) {
+	if pl.Options.BoundsMethod == BoundsRanges && n >= privbounds.MinRows(d, pl.BoundsEpsilon) {
 		return pl.BoundsEpsilon, false
 	}
 	total := pl.Budget.Epsilon

@@ -25,7 +25,7 @@ import (
 // noise source src.
 func pcaFit(t *testing.T, tab *datasets.Table, schema datasets.Schema, src perturb.Source) *modelfile.Released {
 	t.Helper()
-	opts := Options{Mechanism: perturb.AnalyticGaussian, Auto: true, TestFrac: 0.2, Seed: 3, BoundsShare: 0.25, PCA: 2, PCAShare: 0.25, Noise: src}
+	opts := Options{Mechanism: perturb.AnalyticGaussian, Auto: true, TestFrac: 0.2, Seed: 3, BoundsShare: 0.25, BoundsMethod: BoundsRanges, PCA: 2, PCAShare: 0.25, Noise: src}
 	r, err := Fit(context.Background(), tab, schema, dp.Budget{Epsilon: 2, Delta: 1e-5}, opts)
 	if err != nil {
 		t.Fatal(err)

@@ -178,6 +178,8 @@ func TestUsageErrors(t *testing.T) {
 		{"private without classes", []string{"train", "--data", good, "--label", "class", "--mechanism", "gamma", "--bounds", bounds}, "--classes"},
 		{"bounds share leaves nothing", []string{"train", "--data", good, "--label", "class", "--mechanism", "gamma", "--classes", "c0,c1", "--bounds-share", "1"}, "leaves nothing for the release"},
 		{"bounds share leaves nothing, selection", []string{"train", "--data", good, "--label", "class", "--epsilon", "1", "--classes", "c0,c1", "--bounds-share", "1"}, "leaves nothing for the release"},
+		{"bounds method unknown", []string{"train", "--data", good, "--label", "class", "--mechanism", "gamma", "--classes", "c0,c1", "--bounds-method", "quantiles"}, "want centres or ranges"},
+		{"bounds method with bounds", []string{"train", "--data", good, "--label", "class", "--mechanism", "gamma", "--classes", "c0,c1", "--bounds", bounds, "--bounds-method", "ranges"}, "whose bounds are estimated"},
 		{"bounds share with bounds", []string{"train", "--data", good, "--label", "class", "--mechanism", "gamma", "--classes", "c0,c1", "--bounds", bounds, "--bounds-share", "0.3"}, "cost nothing"},
 		{"schema names a missing column", []string{"train", "--data", good, "--label", "class", "--mechanism", "gamma", "--classes", "c0,c1", "--bounds", bounds,
 			"--schema", writeFile(t, "s.csv", "x3,a,b\n")}, `declares column "x3" categorical`},

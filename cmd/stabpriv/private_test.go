@@ -384,7 +384,7 @@ func TestCLIPartitioned(t *testing.T) {
 func TestCLIEstimatedBounds(t *testing.T) {
 	data := writeCSV(t, clusters(2, 1500))
 	out := filepath.Join(t.TempDir(), "m.json")
-	stdout, _, err := call(t, "train", "--data", data, "--label", "class", "--classes", "c0,c1", "--mechanism", "gamma", "--bounds-share", "0.3", "--out", out)
+	stdout, _, err := call(t, "train", "--data", data, "--label", "class", "--classes", "c0,c1", "--mechanism", "gamma", "--bounds-share", "0.3", "--bounds-method", "ranges", "--out", out)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -396,7 +396,7 @@ func TestCLIEstimatedBounds(t *testing.T) {
 	// The estimate itself, with seeded noise: the secure draw misses the
 	// data's range [-8, 8] now and then (about 1 run in 50 gave x1 a
 	// lower bound of -2^20), so only the seeded run checks its value.
-	seeded, _, err := call(t, "train", "--data", data, "--label", "class", "--classes", "c0,c1", "--mechanism", "gamma", "--bounds-share", "0.3",
+	seeded, _, err := call(t, "train", "--data", data, "--label", "class", "--classes", "c0,c1", "--mechanism", "gamma", "--bounds-share", "0.3", "--bounds-method", "ranges",
 		"--noise", "seeded", "--noise-seed", "1", "--out", filepath.Join(t.TempDir(), "seeded.json"))
 	if err != nil || !strings.Contains(seeded, "x1 [-8, 8]") {
 		t.Errorf("seeded estimate: %v; want x1 [-8, 8]:\n%s", err, seeded)
@@ -434,6 +434,18 @@ func TestCLIEstimatedBounds(t *testing.T) {
 // (no refusal), its ledger has the centres' charge, certify verifies the
 // file and predict applies it.
 func TestCLICentres(t *testing.T) {
+	// 4,000 rows: enough for the ranges too, which --bounds-method ranges
+	// asks for; the default is the centres.
+	big := writeCSV(t, clusters(2, 2000))
+	for _, c := range []struct{ method, want string }{{"", "private feature centres"}, {"ranges", "private feature bounds"}} {
+		args := []string{"train", "--data", big, "--label", "class", "--classes", "c0,c1", "--epsilon", "1", "--bounds-share", "0.3"}
+		if c.method != "" {
+			args = append(args, "--bounds-method", c.method)
+		}
+		if stdout, _, err := call(t, args...); err != nil || !strings.Contains(stdout, "Budget spent by "+c.want) {
+			t.Errorf("--bounds-method %q: %v, want %q", c.method, err, c.want)
+		}
+	}
 	data := writeCSV(t, clusters(2, 400))
 	out := filepath.Join(t.TempDir(), "m.json")
 	stdout, stderr, err := call(t, "train", "--data", data, "--label", "class", "--classes", "c0,c1", "--epsilon", "1", "--out", out)
@@ -629,7 +641,7 @@ func TestCLIAdultRaw(t *testing.T) {
 	}
 	out := filepath.Join(t.TempDir(), "adult.json")
 	stdout, _, err := call(t, "train", "--data", data, "--header", adultHeader, "--label", "income", "--classes", "<=50K,>50K",
-		"--schema", filepath.Join("..", "..", "datasets", "data", "adult.schema"), "--mechanism", "objective", "--epsilon", "1", "--lambda", "1e-4", "--diagnostics", "--out", out)
+		"--schema", filepath.Join("..", "..", "datasets", "data", "adult.schema"), "--mechanism", "objective", "--epsilon", "1", "--lambda", "1e-4", "--diagnostics", "--test-frac", "0.2", "--out", out)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -640,7 +652,7 @@ func TestCLIAdultRaw(t *testing.T) {
 	}
 	// The estimate is noisy (secure noise): its grid's points, not one
 	// range, are what every run prints.
-	if !regexp.MustCompile(`age \[[0-9]+, [0-9]+\]`).MatchString(stdout) {
+	if !regexp.MustCompile(`age \[[0-9.]+, [0-9.]+\]`).MatchString(stdout) {
 		t.Errorf("the output gives no estimated range of age:\n%s", stdout)
 	}
 	i := strings.Index(stdout, "trained, test accuracy")

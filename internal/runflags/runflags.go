@@ -74,6 +74,7 @@ type Flags struct {
 	Label, Classes, Bounds, Loss string
 	BoundsAll, Categories        string
 	BoundsShare                  float64
+	BoundsMethod                 string
 	Lambda, L1Ratio, Clip, Step  string
 	Passes, Batch                int
 	Schedule                     *choice[trainer.Schedule, *trainer.Schedule]
@@ -105,6 +106,7 @@ func (f *Flags) Register(fs *flag.FlagSet) {
 	fs.StringVar(&f.Bounds, "bounds", "", "CSV `file` of public feature bounds, one line column,lo,hi per feature: values are clamped and scaled into [-1, 1] inside the guarantee, at no cost")
 	fs.StringVar(&f.Categories, "schema", "", "CSV `file` declaring the categorical feature columns, one line column,category,... each: they are one-hot encoded inside the guarantee (a value not declared maps to zero); the categories are public, like the bounds")
 	fs.StringVar(&f.BoundsAll, "bounds-all", "", "one public range `lo,hi` for every feature column (instead of --bounds): inside the guarantee, at no cost")
+	fs.StringVar(&f.BoundsMethod, "bounds-method", string(private.BoundsCentres), "private runs without --bounds or --bounds-all: how every feature's scale is estimated from the training rows: centres (a centre and a spread per column, read on the log scale sign(t) log2(1 + |t|)) or ranges (a range per column on a power-of-two grid, linear, when the rows pay for it; the centres otherwise)")
 	fs.Float64Var(&f.BoundsShare, "bounds-share", private.DefaultBoundsShare, "private runs without --bounds or --bounds-all: the `share` of --epsilon, in (0, 1), spent on estimating every feature's range from the training rows (coarse, powers of two; in the ledger); the release gets the rest. With too few rows for the ranges, a centre and a spread per column are estimated instead, the column read on the log scale sign(t) log2(1 + |t|) (left out, the share is what they need, up to 0.5; too few rows for them, a public log map). Given with the embedded data, it replaces the shipped bounds by the estimate")
 	f.Standardize = newChoice[preprocess.Mode]("auto", map[string]preprocess.Mode{"train": preprocess.Standardize})
 	fs.TextVar(f.Standardize, "standardize", f.Standardize, "feature map: auto (bounds with --bounds or the embedded data; train for a non-private run without bounds), none (features as they are), train (standardization fitted on the training split: outside the guarantee)")
@@ -126,7 +128,9 @@ func (f *Flags) Register(fs *flag.FlagSet) {
 	fs.StringVar(&f.LogLevel, "log-level", "info", "log level on stderr: panic, error, warn, info (progress), debug; warn keeps a run silent unless something is wrong")
 	fs.Float64Var(&f.LabelBound, "label-bound", 0, "regression: the bound `B` in |y| <= B (squared loss needs it; 0: none); a release clamps labels to it")
 	f.Mechanism = newChoice[perturb.Mechanism]("none", nil)
-	fs.TextVar(f.Mechanism, "mechanism", f.Mechanism, "release mechanism: none (a non-private model), "+release.List()+" (objective and amp perturb the training objective: lambda auto or at least its floor, no SGD knobs)")
+	fs.TextVar(f.Mechanism, "mechanism", f.Mechanism, "release mechanism; left out, the public rule (or --select) chooses it and its knobs: "+release.List()+" (objective and amp perturb the training objective: lambda auto or at least its floor, no SGD knobs), or none for a non-private model")
+	// Left out is not none: the help must not print "(default none)".
+	fs.Lookup("mechanism").DefValue = ""
 	fs.Float64Var(&f.Epsilon, "epsilon", 1, "privacy budget `eps` > 0 of the fit: every run is private at this budget unless --mechanism none asks for a non-private model")
 	fs.Float64Var(&f.Delta, "delta", 0, "privacy budget `delta` in [0, 1): 0 for laplace, gamma and objective (pure eps-DP), > 0 for the Gaussian mechanisms and amp")
 	fs.StringVar(&f.Noise, "noise", "secure", "noise source: secure (a private release), or seeded from --noise-seed (reproducible; its certificate says NOT private, since the seed is published)")
@@ -486,6 +490,18 @@ func (f *Flags) checkBounds(set map[string]bool, embedded bool, r *Run) error {
 		r.Schema.Bounds, r.Schema.All = nil, &b
 	}
 	mode, given := f.Standardize.value()
+	if set["bounds-method"] {
+		switch m := private.BoundsMethod(f.BoundsMethod); {
+		case m != private.BoundsCentres && m != private.BoundsRanges:
+			return usagef("--bounds-method %q, want %s or %s", f.BoundsMethod, private.BoundsCentres, private.BoundsRanges)
+		case !r.Private() || f.Bounds != "" || f.BoundsAll != "" || given:
+			return usagef("--bounds-method applies to a private run whose bounds are estimated (no --bounds, --bounds-all or --standardize)")
+		}
+		if embedded {
+			r.Schema.Bounds = nil // the estimate replaces the shipped bounds
+		}
+		r.Options.BoundsMethod = private.BoundsMethod(f.BoundsMethod)
+	}
 	if set["bounds-share"] {
 		switch {
 		case !r.Private():
