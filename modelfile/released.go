@@ -105,6 +105,9 @@ type Diagnostics struct {
 	// Trained and Released are metrics of the trained and released weights
 	// on the training and test rows (rows with a declared label only).
 	TrainedTrain, TrainedTest, ReleasedTrain, ReleasedTest Metric
+	// MajorityTrain and MajorityTest are the accuracy of predicting the
+	// most frequent class on those rows (classification): the baseline.
+	MajorityTrain, MajorityTest Metric
 	// NullRows counts the training rows whose label was not declared.
 	NullRows int
 	// Classes lists the labels seen in the table (a non-private run only).

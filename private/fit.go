@@ -526,6 +526,14 @@ func Fit(ctx context.Context, t *datasets.Table, schema datasets.Schema, budget 
 		if pl.Method == nil && opts.Select == nil {
 			diag.Classes = observed
 		}
+		if pl.Task != losses.Regression {
+			diag.MajorityTrain = majority(rows.y, rows.null)
+			ty, tn := make([]float64, len(rows.testIdx)), make([]bool, len(rows.testIdx))
+			for k, i := range rows.testIdx {
+				ty[k], tn[k] = rows.enc.Y[i], rows.enc.Null[i]
+			}
+			diag.MajorityTest = majority(ty, tn)
+		}
 		out.Diagnostics = diag
 	}
 	if pl.Options.Select != nil {
@@ -1098,6 +1106,26 @@ func (e *evalRows) evaluate(model *trainer.Model, task losses.Task) modelfile.Me
 		return modelfile.Metric{}
 	}
 	return evaluate(model, task, e.X, e.y, e.null)
+}
+
+// majority returns the accuracy of predicting the most frequent label of
+// the rows that are not null: the baseline a classifier must beat (the
+// zero Metric's Rows when there are none).
+func majority(y []float64, null []bool) modelfile.Metric {
+	count := map[float64]int{}
+	rows, best := 0, 0
+	for i, v := range y {
+		if null[i] {
+			continue
+		}
+		rows++
+		count[v]++
+		best = max(best, count[v])
+	}
+	if rows == 0 {
+		return modelfile.Metric{Name: "none"}
+	}
+	return modelfile.Metric{Name: "accuracy", Value: float64(best) / float64(rows), Rows: rows}
 }
 
 func countTrue(b []bool) int {

@@ -287,6 +287,10 @@ func printDiagnostics(w io.Writer, r *modelfile.Released) error {
 	row("released, test "+name, metric(d.ReleasedTest))
 	row("trained, train "+name, metric(d.TrainedTrain))
 	row("trained, test "+name, metric(d.TrainedTest))
+	if d.MajorityTrain.Rows > 0 {
+		row("majority class, train", metric(d.MajorityTrain))
+		row("majority class, test", metric(d.MajorityTest))
+	}
 	statsRows(row, d)
 	return tw.Flush()
 }

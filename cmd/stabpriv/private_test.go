@@ -463,6 +463,12 @@ func TestCLICentres(t *testing.T) {
 	if _, _, err := call(t, "predict", "--model", out, "--data", data, "--out", filepath.Join(t.TempDir(), "p.csv")); err != nil {
 		t.Errorf("predict: %v", err)
 	}
+	// The diagnostics give the majority class beside the scores: the
+	// baseline (the classes alternate, so about a half on each side).
+	stdout, _, err = call(t, "train", "--data", data, "--label", "class", "--classes", "c0,c1", "--epsilon", "1", "--diagnostics", "--test-frac", "0.25")
+	if err != nil || !regexp.MustCompile(`majority class, test +0\.5[0-9]+ \(200 rows\)`).MatchString(stdout) {
+		t.Errorf("diagnostics: %v\n%s", err, stdout)
+	}
 }
 
 // TestCLIMissingCells trains on a table with missing numeric cells (empty,
