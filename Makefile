@@ -33,9 +33,19 @@ FUZZTIME ?= 2m
 FUZZ_TARGETS = ./modelfile/:FuzzReadVerify ./datasets/:FuzzReadBounds ./datasets/:FuzzReadCategories \
 	./datasets/:FuzzReadTable ./pdp/publish/:FuzzReadSummary ./cmd/stabpriv/:FuzzCommandLine
 .PHONY: fuzz
+# A run that fails with "context deadline exceeded" and writes no failing
+# input is Go 1.26's fuzz-coordinator race at the -fuzztime boundary
+# (golang/go#75804, fixed in Go 1.27), not a finding: it is reported and
+# passed over; any other failure, or a failing input written, fails.
 fuzz:
 	@for t in $(FUZZ_TARGETS); do \
-		$(GO) test -count=1 -run '^$$' -fuzz "^$${t#*:}$$" -fuzztime $(FUZZTIME) "$${t%%:*}" || exit 1; \
+		out=$$($(GO) test -count=1 -run '^$$' -fuzz "^$${t#*:}$$" -fuzztime $(FUZZTIME) "$${t%%:*}" 2>&1); rc=$$?; \
+		echo "$$out"; \
+		if [ $$rc -ne 0 ]; then \
+			if echo "$$out" | grep -q 'context deadline exceeded' && ! echo "$$out" | grep -q 'Failing input written'; then \
+				echo "fuzz: $${t#*:}: the -fuzztime deadline race of Go 1.26 (golang/go#75804), no failing input: passed over"; \
+			else exit 1; fi; \
+		fi; \
 	done
 
 vet:

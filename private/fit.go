@@ -919,27 +919,21 @@ func (pl *Plan) components(prep *preprocess.RowMap, enc *datasets.Encoded, idx [
 
 // MaxCentreShare is the largest share of epsilon that a private fit with
 // the default bounds share (Options.BoundsShare zero) spends on the
-// feature centres when its rows cannot pay for the ranges
-// (estimateBounds): a model whose features sit on the wrong scale is
+// feature centres and spreads (BoundsFor): a model whose features sit on the wrong scale is
 // worth little at any budget, so the centres may take up to half of it.
 const MaxCentreShare = 0.5
 
 // estimateBounds returns the plan's schema with the bounds of the numeric
 // feature columns taken from their raw training rows (rawTrain, n x the
 // numeric features), and the half-width of their log scale
-// (preprocess.RowMap.Log; 0 for the linear map). It never refuses for too few rows; by the
-// number of training rows n, the number of columns d and the budget
-// (public values only) it takes the first of:
-//
-//   - the ranges (privbounds.Estimate at BoundsEpsilon), when n reaches
-//     privbounds.MinRows;
-//   - the centres and spreads on the log scale (privbounds.EstimateCentres), when n
-//     reaches privbounds.CentreRows at BoundsEpsilon or, with the default
-//     share, at the smallest share up to MaxCentreShare that does
-//     (BoundsEpsilon and Release are then set anew);
-//   - the public constants on the log scale (privbounds.PublicRange), which
-//     costs nothing: EstimateBounds is turned off and the release gets the
-//     bounds' part back, with a warning.
+// (preprocess.RowMap.Log; 0 for the linear map). It never refuses for too
+// few rows: BoundsFor chooses, from public values only, between the ranges
+// (privbounds.Estimate, with Options.BoundsMethod BoundsRanges), the
+// centres and spreads on the log scale (privbounds.EstimateCentres;
+// BoundsEpsilon and Release are set anew when the share is raised), and
+// the public constants on the log scale (privbounds.PublicRange), which
+// cost nothing: EstimateBounds is then turned off and the release gets the
+// bounds' part back, with a warning.
 //
 // The estimate is the first private step of the fit, drawn before the
 // release's noise, with the release's noise source.

@@ -76,7 +76,7 @@ func CentreRows(d int, eps float64) int { return CentreRowsAt(d, eps, CentreFail
 // (MissProbability). It depends on public values only; math.MaxInt when
 // the count does not fit an int.
 func CentreRowsAt(d int, eps, failure float64) int {
-	v := math.Ceil(8 * (math.Log(Centres) + math.Log(1/failure)) * float64(d) / eps)
+	v := math.Ceil(rowsPerColumn(failure) * float64(d) / eps)
 	if !(v < math.MaxInt32*float64(1<<31)) {
 		return math.MaxInt
 	}
@@ -87,7 +87,14 @@ func CentreRowsAt(d int, eps, failure float64) int {
 // columns reach CentreRows: 8 (ln Centres + ln(1/CentreFailure)) d /
 // (n eps). A share of 1 or more means no share of eps suffices.
 func CentreShare(n, d int, eps float64) float64 {
-	return 8 * (math.Log(Centres) + math.Log(1/CentreFailure)) * float64(d) / (float64(n) * eps)
+	return rowsPerColumn(CentreFailure) * float64(d) / (float64(n) * eps)
+}
+
+// rowsPerColumn is 8 (ln Centres + ln(1/failure)): the rows a column needs
+// per unit of eps for its two choices to miss the data with probability at
+// most failure each (CentreRowsAt).
+func rowsPerColumn(failure float64) float64 {
+	return 8 * (math.Log(Centres) + math.Log(1/failure))
 }
 
 // MissProbability returns the bound of CentreRowsAt for n rows of d

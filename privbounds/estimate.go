@@ -88,11 +88,6 @@ func MinRows(d int, eps float64) int {
 	return int(v)
 }
 
-// MinShare returns the smallest share of eps with which n rows of d
-// columns reach MinRows: Spread Threshold(d, eps) / n, since the threshold
-// scales as 1/eps. A share above 1 means no share of eps suffices.
-func MinShare(n, d int, eps float64) float64 { return Spread * Threshold(d, eps) / float64(n) }
-
 // Bin returns the index of the bin of v (finite): 0 to half-1 for the
 // negative bins from the most negative, half for the bin around zero,
 // half+1 to 2 half for the positive bins. Bin i > half holds

@@ -60,11 +60,12 @@ func TestGrid(t *testing.T) {
 
 // neighbours returns X and its replace-one neighbours for adversarial
 // replacements of row i: extreme magnitudes of either sign, zero, values on
-// and next to bin boundaries, and the row of another row.
+// and next to bin boundaries, a row of missing cells (NaN), and the row of
+// another row.
 func neighbours(X *mat.Dense, i int) []*mat.Dense {
 	_, d := X.Dims()
 	repl := [][]float64{}
-	for _, v := range []float64{0, math.MaxFloat64, -math.MaxFloat64, 1, math.Nextafter(1, 2), -1, math.Ldexp(1, MinExp), 1e-300, 7.5e11} {
+	for _, v := range []float64{math.NaN(), 0, math.MaxFloat64, -math.MaxFloat64, 1, math.Nextafter(1, 2), -1, math.Ldexp(1, MinExp), 1e-300, 7.5e11} {
 		row := make([]float64, d)
 		for j := range row {
 			row[j] = v

@@ -74,12 +74,12 @@ const trainHelp = "Usage: stabpriv train [flags]\n\n" +
 	"--standardize none every step is inside it; --standardize train is outside it, with\n" +
 	"a warning.\n\n" +
 	"A private run on --data needs --classes (binary: the second class is +1). Without\n" +
-	"--bounds or --bounds-all it estimates every feature's range privately from the\n" +
-	"training rows with --bounds-share of --epsilon (default 0.1), stated in the ledger;\n" +
-	"with too few rows for the ranges it standardizes each column by a centre and a\n" +
-	"spread estimated privately and reads it on the log scale sign(t) log2(1 + |t|)\n" +
-	"(left out, the share is what they need, up to 0.5), and with fewer rows still by a\n" +
-	"public log map.\n" +
+	"--bounds or --bounds-all it standardizes each column by a centre and a spread\n" +
+	"estimated privately from the training rows and reads it on the log scale\n" +
+	"sign(t) log2(1 + |t|), with --bounds-share of --epsilon (left out, what they need,\n" +
+	"from 0.1 up to 0.5), stated in the ledger; with too few rows for them, by a public\n" +
+	"log map at no cost. --bounds-method ranges estimates linear power-of-two ranges\n" +
+	"instead where the rows pay for them.\n" +
 	"With --epsilon and no --mechanism, the release chooses the mechanism and lambda\n" +
 	"by a public rule (--select rule, the default) or a private selection inside the\n" +
 	"budget (--select holdout or random-stopping); for two classes with at least as\n" +
