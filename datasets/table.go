@@ -206,6 +206,15 @@ func (t *Table) Cell(i, j int) string {
 	return strconv.FormatFloat(t.vals[i*t.ncol+j], 'f', -1, 64)
 }
 
+// cellView is Cell without the copy of a stored text, for a caller that
+// does not keep it.
+func (t *Table) cellView(i, j int) string {
+	if k := t.text[j].at(i); k != 0 {
+		return t.text[j].text(k)
+	}
+	return strconv.FormatFloat(t.vals[i*t.ncol+j], 'f', -1, 64)
+}
+
 // Value returns the value of the cell in row i and column j and true if it
 // is a finite number (strconv.ParseFloat reads it, finite), else NaN and
 // false.
@@ -583,6 +592,27 @@ func (e *Encoded) Row(i int) []float64 { return e.X[i*e.D : (i+1)*e.D] }
 // class "1") or not a finite number (regression) makes the row a null row;
 // a regression label is clamped to the label bound.
 func (t *Table) Encode(s Schema, task losses.Task) (*Encoded, error) {
+	return t.EncodeText(s, task, TextError)
+}
+
+// TextCells says what EncodeText does with a cell of a numeric feature
+// column that is neither a finite number nor missing (a text cell).
+type TextCells int
+
+const (
+	// TextError refuses it (Encode).
+	TextError TextCells = iota
+	// TextMark keeps it as +Inf, which no number cell holds, for a step
+	// that decides the column's type (privbounds.CentreCounts counts it
+	// above every number).
+	TextMark
+	// TextMissing keeps it as NaN, a missing cell.
+	TextMissing
+)
+
+// EncodeText is Encode with the text cells of the numeric feature columns
+// handled as text says.
+func (t *Table) EncodeText(s Schema, task losses.Task, text TextCells) (*Encoded, error) {
 	if t == nil || len(t.Columns) == 0 {
 		return nil, fmt.Errorf("%w: no table", ErrFormat)
 	}
@@ -632,8 +662,14 @@ func (t *Table) Encode(s Schema, task losses.Task) (*Encoded, error) {
 				if c >= label {
 					c++
 				}
-				if IsMissing(t.Cell(i, c)) {
+				switch {
+				case IsMissing(t.Cell(i, c)):
 					continue // NaN: a missing cell, which the feature map reads as such
+				case text == TextMark:
+					x[j] = math.Inf(1)
+					continue
+				case text == TextMissing:
+					continue
 				}
 				return nil, formatErr(t.Source, "%s, column %q: %q is not a finite number (a missing cell is empty or one of %s; declare a column of categories in the schema, or leave the column out: train --schema, --ignore)", t.position(i), t.Columns[c], t.Cell(i, c), strings.Join(missingTokens, " "))
 			}
@@ -646,6 +682,12 @@ func (t *Table) Encode(s Schema, task losses.Task) (*Encoded, error) {
 		col := j
 		if col >= label {
 			col++
+		}
+		if c, _ := s.Categorical(e.Features[j]); c.Hash > 0 {
+			for i := range t.n {
+				e.X[i*e.D+j] = float64(c.Index(t.cellView(i, col)))
+			}
+			continue
 		}
 		for i, k := range t.match(col, vals) {
 			e.X[i*e.D+j] = float64(k)

@@ -179,7 +179,7 @@ func (r *Released) PredictTable(t *datasets.Table, w io.Writer) (Metric, error) 
 				continue
 			}
 			v, ok := t.Value(i, c)
-			if !ok && !(r.Preprocessing.Missing && datasets.IsMissing(t.Cell(i, c))) {
+			if !ok && !r.Preprocessing.Text && !(r.Preprocessing.Missing && datasets.IsMissing(t.Cell(i, c))) {
 				return Metric{}, fmt.Errorf("%w: %s: row %d (line %d), column %q: %q is not a finite number", datasets.ErrFormat, t.Source, i, t.Line(i), t.Columns[c], t.Cell(i, c))
 			}
 			x[j] = v

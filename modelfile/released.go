@@ -152,11 +152,18 @@ func (r *Released) Neighbours() string {
 	case r != nil && r.Partitions != nil:
 		n = PartitionNeighbours
 	}
-	if r != nil && r.Preprocessing != nil && r.Preprocessing.Missing {
+	switch {
+	case r != nil && r.Preprocessing != nil && r.Preprocessing.Text:
+		n = strings.Replace(n, "each well-formed (valid CSV, every feature cell a finite number)", TextCells, 1)
+	case r != nil && r.Preprocessing != nil && r.Preprocessing.Missing:
 		n = strings.Replace(n, "every feature cell a finite number", MissingCells, 1)
 	}
 	return n
 }
+
+// TextCells is what a well-formed table is under a feature map that
+// reads text cells (preprocessing.Text): any cell may hold any text.
+const TextCells = "each well-formed (valid CSV; any cell may be a number, missing or text)"
 
 // MissingCells is what a well-formed row's numeric cells may be under a
 // feature map that reads missing cells.
@@ -209,8 +216,19 @@ func fitNotes(p *preprocess.RowMap, task losses.Task) []string {
 		notes[1] = "a table that is not well-formed (a CSV syntax error, a ragged row, a numeric feature cell that is neither a finite number nor missing) is refused before training: the claim is about well-formed tables"
 		notes = append(notes, "a missing numeric cell (empty, or one of ? . NA N/A na n/a NaN nan null NULL None none) maps to z_j = 0, the middle of its feature's map: a per-row map inside the guarantee; how many cells are missing is not published")
 	}
-	if len(p.Categories) > 0 {
+	if p.Text {
+		notes[1] = "a table that is not well-formed (a CSV syntax error, a ragged row) is refused before training: the claim is about well-formed tables"
+		notes = append(notes, "each feature column's type was decided inside the guarantee (a column whose private centre is a text cell is a text column, hashed; for a non-private fit, by counting): a cell of a numeric column that is not a number reads as missing, and how many cells are text is not published")
+	}
+	var declared, hashed bool
+	for _, c := range p.Categories {
+		declared, hashed = declared || c.Hash == 0, hashed || c.Hash > 0
+	}
+	if declared {
 		notes = append(notes, "categorical columns are one-hot encoded with their declared categories (public, like the bounds): a per-row map inside the guarantee; a value that is not a declared category (matched by its exact text) maps to a block of zeros, and how many rows have one is not published")
+	}
+	if hashed {
+		notes = append(notes, "text columns are one-hot encoded by hashing: a cell's text chooses one of a public number of buckets by a public hash (collisions merge categories), a per-row map inside the guarantee that reads no category from the rows; a missing cell maps to a block of zeros")
 	}
 	if !p.Mode.Inside() {
 		notes = append(notes, "WARNING: not covered: the standardization means and scales are fitted on the training split, written beside the weights and not private; "+

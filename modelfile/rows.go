@@ -69,7 +69,7 @@ func (r *Released) splitRows(t *datasets.Table, held bool) (X *mat.Dense, y []fl
 	}
 	schema := r.Schema
 	schema.Categories = r.Preprocessing.Categories
-	enc, err := t.Encode(schema, task)
+	enc, err := t.EncodeText(schema, task, r.Preprocessing.TextCells())
 	if err != nil {
 		return nil, nil, nil, err
 	}

@@ -60,6 +60,13 @@ type Options struct {
 	// versions), the centres otherwise. Both fall back to the public log
 	// map when the rows pay for neither (Plan.BoundsFor).
 	BoundsMethod BoundsMethod
+	// HashBuckets is the number of buckets of a text column: a feature
+	// column that the fit finds to hold mostly text cells (for a private
+	// fit without declared bounds, privately: privbounds.EstimateCentres;
+	// for a non-private fit, by counting) and that the schema does not
+	// declare categorical is one-hot encoded by hashing its cells
+	// (datasets.Hashed). Zero means datasets.DefaultHashBuckets.
+	HashBuckets int
 	// Project, when positive, projects every mapped row to Project
 	// dimensions by a seeded random projection (preprocess.Projection,
 	// its seed Seed) before the unit-ball map: a public, data-independent
@@ -270,6 +277,8 @@ func NewPlan(schema datasets.Schema, budget dp.Budget, opts Options) (*Plan, err
 		return nil, fmt.Errorf("%w: test fraction %v, want in [0, 1)", ErrOptions, opts.TestFrac)
 	case private && opts.Stratify:
 		return nil, fmt.Errorf("%w: a stratified split depends on the labels and is refused for a private fit", ErrOptions)
+	case opts.HashBuckets != 0 && (opts.HashBuckets < 2 || opts.HashBuckets > datasets.MaxHashBuckets):
+		return nil, fmt.Errorf("%w: %d buckets of a text column, want 2 to %d", ErrOptions, opts.HashBuckets, datasets.MaxHashBuckets)
 	case opts.Project < 0:
 		return nil, fmt.Errorf("%w: a projection to %d dimensions", ErrOptions, opts.Project)
 	case opts.Auto && !private:
@@ -762,7 +771,8 @@ type preparedRows struct {
 // the preprocessing (a standardizer is fitted on the training rows) and
 // maps the training rows with it.
 func (pl *Plan) prepare(t *datasets.Table) (*preparedRows, error) {
-	enc, err := t.Encode(pl.Schema, pl.Task)
+	text := pl.textCells()
+	enc, err := t.EncodeText(pl.Schema, pl.Task, text)
 	if err != nil {
 		return nil, err
 	}
@@ -804,8 +814,16 @@ func (pl *Plan) prepare(t *datasets.Table) (*preparedRows, error) {
 		pl.setRelease()
 	}
 	logScale := 0.0
+	var textCols []string
 	if pl.EstimateBounds {
-		if schema, logScale, err = pl.estimateBounds(enc.Features, numeric); err != nil {
+		if schema, logScale, textCols, err = pl.estimateBounds(enc.Features, numeric); err != nil {
+			return nil, err
+		}
+	} else if text == datasets.TextMark {
+		textCols = mostlyText(enc.Features, numeric, schema)
+	}
+	if text == datasets.TextMark {
+		if enc, rawTrain, err = pl.retype(t, enc, rawTrain, trainIdx, &schema, textCols); err != nil {
 			return nil, err
 		}
 	}
@@ -813,7 +831,7 @@ func (pl *Plan) prepare(t *datasets.Table) (*preparedRows, error) {
 	if err != nil {
 		return nil, err
 	}
-	prep.Estimated, prep.Log = pl.EstimateBounds, logScale
+	prep.Estimated, prep.Log, prep.Text = pl.EstimateBounds, logScale, text == datasets.TextMark
 	prep.Words = prep.Explain()
 	if sel := pl.Options.Select; sel != nil && sel.Method.IsRule() && opts.PCA == 0 && opts.Project == 0 && pl.Mode == preprocess.Bounds &&
 		selection.StumpFirst(pl.Release, pl.Loss.Outputs(len(pl.Schema.Classes)), len(trainIdx), prep.Width()) {
@@ -844,6 +862,97 @@ func (pl *Plan) prepare(t *datasets.Table) (*preparedRows, error) {
 		return nil, err
 	}
 	return &preparedRows{enc: enc, trainIdx: trainIdx, testIdx: testIdx, prep: prep, X: X, y: y, null: null}, nil
+}
+
+// textCells returns what the fit does with the text cells of the numeric
+// feature columns (datasets.TextCells), a choice of public settings: a
+// private fit without declared bounds and a non-private fit decide each
+// column's type (TextMark: a private fit by the centres, estimateBounds,
+// else by counting, mostlyText), but for the principal components, which
+// check the rows' width before any noise (a text cell is then refused).
+// A fit with declared bounds refuses a text cell.
+func (pl *Plan) textCells() datasets.TextCells {
+	private := pl.Options.Mechanism != "" || pl.Options.Select != nil
+	if pl.Options.PCA > 0 || pl.Schema.Declared() || private && !pl.EstimateBounds {
+		return datasets.TextError
+	}
+	return datasets.TextMark
+}
+
+// mostlyText returns the numeric features (the columns of X, n raw
+// training rows with +Inf for a text cell) whose text cells outnumber
+// their numbers: the type decision of a non-private fit, which reads the
+// rows as it likes.
+func mostlyText(features []string, X *mat.Dense, s datasets.Schema) []string {
+	if X == nil {
+		return nil
+	}
+	var names []string
+	for _, f := range features {
+		if _, ok := s.Categorical(f); !ok {
+			names = append(names, f)
+		}
+	}
+	n, d := X.Dims()
+	var out []string
+	for j := range d {
+		balance := 0
+		for i := range n {
+			switch v := X.At(i, j); {
+			case math.IsInf(v, 1):
+				balance++
+			case !math.IsNaN(v):
+				balance--
+			}
+		}
+		if balance > 0 {
+			out = append(out, names[j])
+		}
+	}
+	return out
+}
+
+// retype makes the columns textCols hashed categorical columns of schema
+// (Options.HashBuckets buckets) and encodes the table again with them,
+// every other text cell read as missing (datasets.TextMissing), and
+// returns the encoded rows and the raw training rows idx (raw, those of
+// enc, when no column is text: its text cells turn missing in place).
+func (pl *Plan) retype(t *datasets.Table, enc *datasets.Encoded, raw *mat.Dense, idx []int, schema *datasets.Schema, textCols []string) (*datasets.Encoded, *mat.Dense, error) {
+	b := pl.Options.HashBuckets
+	if b == 0 {
+		b = datasets.DefaultHashBuckets
+	}
+	if len(textCols) == 0 {
+		// No text column: every text cell is missing, in place.
+		textMissing(enc.X)
+		textMissing(raw.RawMatrix().Data)
+		return enc, raw, nil
+	}
+	s := *schema
+	s.Categories = slices.Clone(s.Categories)
+	for _, f := range textCols {
+		s.Categories = append(s.Categories, datasets.Hashed(f, b))
+	}
+	enc, err := t.EncodeText(s, pl.Task, datasets.TextMissing)
+	if err != nil {
+		return nil, nil, err
+	}
+	*schema = s
+	raw = mat.NewDense(len(idx), enc.D, nil)
+	for r, i := range idx {
+		raw.SetRow(r, enc.Row(i))
+	}
+	return enc, raw, nil
+}
+
+// textMissing replaces every +Inf of x (a text cell, datasets.TextMark)
+// by NaN (a missing cell).
+func textMissing(x []float64) {
+	for i, v := range x {
+		if math.IsInf(v, 1) {
+			x[i] = math.NaN()
+		}
+	}
 }
 
 // projectDim returns the dimension of the fit's projection for n training
@@ -925,19 +1034,22 @@ const MaxCentreShare = 0.5
 
 // estimateBounds returns the plan's schema with the bounds of the numeric
 // feature columns taken from their raw training rows (rawTrain, n x the
-// numeric features), and the half-width of their log scale
-// (preprocess.RowMap.Log; 0 for the linear map). It never refuses for too
+// numeric features; +Inf for a text cell, datasets.TextMark), the
+// half-width of their log scale (preprocess.RowMap.Log; 0 for the linear
+// map), and the columns found to hold text (a text centre, privbounds.
+// EstimateCentres), which get no bounds. It never refuses for too
 // few rows: BoundsFor chooses, from public values only, between the ranges
 // (privbounds.Estimate, with Options.BoundsMethod BoundsRanges), the
 // centres and spreads on the log scale (privbounds.EstimateCentres;
 // BoundsEpsilon and Release are set anew when the share is raised), and
 // the public constants on the log scale (privbounds.PublicRange), which
 // cost nothing: EstimateBounds is then turned off and the release gets the
-// bounds' part back, with a warning.
+// bounds' part back, with a warning. The ranges and the public constants
+// decide no type: every column is numeric, its text cells missing.
 //
 // The estimate is the first private step of the fit, drawn before the
 // release's noise, with the release's noise source.
-func (pl *Plan) estimateBounds(features []string, rawTrain *mat.Dense) (datasets.Schema, float64, error) {
+func (pl *Plan) estimateBounds(features []string, rawTrain *mat.Dense) (s datasets.Schema, logScale float64, textCols []string, err error) {
 	var names []string
 	for _, f := range features {
 		if _, ok := pl.Schema.Categorical(f); !ok {
@@ -946,15 +1058,17 @@ func (pl *Plan) estimateBounds(features []string, rawTrain *mat.Dense) (datasets
 	}
 	features = names
 	n, d := rawTrain.Dims()
-	epsB, logScale := pl.BoundsFor(n, d)
+	epsB, logMap := pl.BoundsFor(n, d)
 	minRows := privbounds.MinRows(d, pl.BoundsEpsilon) // at the plan's share
-	if !logScale {
+	if !logMap {
+		textMissing(rawTrain.RawMatrix().Data)
 		s, err := pl.estimateRanges(features, rawTrain)
-		return s, 0, err
+		return s, 0, nil, err
 	}
 	w := float64(privbounds.HalfWidth)
 	eps := pl.Budget.Epsilon
 	var lo, hi []float64
+	var text []bool
 	log := pl.log()
 	if epsB > 0 {
 		if epsB != pl.BoundsEpsilon {
@@ -962,13 +1076,12 @@ func (pl *Plan) estimateBounds(features []string, rawTrain *mat.Dense) (datasets
 			pl.setRelease()
 			if pl.Method != nil {
 				if err := pl.Method.CheckBudget(pl.Release); err != nil {
-					return datasets.Schema{}, 0, fmt.Errorf("the release's part of the budget after the feature centres (eps %g): %w", epsB, err)
+					return datasets.Schema{}, 0, nil, fmt.Errorf("the release's part of the budget after the feature centres (eps %g): %w", epsB, err)
 				}
 			}
 		}
-		var err error
-		if lo, hi, err = privbounds.EstimateCentres(rawTrain, pl.BoundsEpsilon, pl.Options.Noise); err != nil {
-			return datasets.Schema{}, 0, err
+		if lo, hi, text, err = privbounds.EstimateCentres(rawTrain, pl.BoundsEpsilon, pl.Options.Noise); err != nil {
+			return datasets.Schema{}, 0, nil, err
 		}
 		log.WithFields(logrus.Fields{"eps": epsB, "share": epsB / eps, "columns": d, "rows": n}).Warnf(
 			"private: %d training rows are too few for the feature ranges of %d columns (%d needed): each column is standardized by a centre and a spread estimated privately, at eps = %.3g (a share %.3g of eps), and read on the log scale g((x - m)/s); "+
@@ -988,15 +1101,32 @@ func (pl *Plan) estimateBounds(features []string, rawTrain *mat.Dense) (datasets
 			given = fmt.Sprintf(", and the share given is %g", pl.Options.BoundsShare)
 		}
 		log.Warnf("private: %d training rows are too few to estimate the scale of %d feature columns at eps = %g (the centres need a share %.3g of it, at most %g by default%s): "+
-			"every column is read on the public log scale z = g(x)/%g with g(x) = sign(x) log2(1 + |x|), at no cost, which can flatten a column far from 0 or of a small scale; declare the bounds (--bounds, --bounds-all) for a better model",
+			"every column is read on the public log scale z = g(x)/%g with g(x) = sign(x) log2(1 + |x|), at no cost, which can flatten a column far from 0 or of a small scale, and a cell that is not a number is read as missing; declare the bounds (--bounds, --bounds-all) and the categorical columns (--schema) for a better model",
 			n, d, eps, privbounds.CentreShare(n, d, eps), MaxCentreShare, given, w)
 	}
-	s := pl.Schema
-	s.Bounds = make([]datasets.Bound, len(features))
+	s = pl.Schema
+	s.Bounds = make([]datasets.Bound, 0, len(features))
 	for j, f := range features {
-		s.Bounds[j] = datasets.Bound{Column: f, Lo: lo[j], Hi: hi[j]}
+		if text != nil && text[j] {
+			textCols = append(textCols, f)
+			continue
+		}
+		s.Bounds = append(s.Bounds, datasets.Bound{Column: f, Lo: lo[j], Hi: hi[j]})
 	}
-	return s, w, nil
+	if len(textCols) > 0 {
+		// Post-processing of the centres, which the model file publishes.
+		log.WithField("columns", textCols).Infof("private: %d column(s) hold mostly text (their private centre): each is one-hot encoded by hashing its cells into %d public buckets", len(textCols), pl.hashBuckets())
+	}
+	return s, w, textCols, nil
+}
+
+// hashBuckets returns the buckets of a text column: Options.HashBuckets,
+// or datasets.DefaultHashBuckets.
+func (pl *Plan) hashBuckets() int {
+	if b := pl.Options.HashBuckets; b != 0 {
+		return b
+	}
+	return datasets.DefaultHashBuckets
 }
 
 // BoundsFor returns what the bounds' step of a private fit without

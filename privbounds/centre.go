@@ -42,6 +42,16 @@ const (
 	// Centres is the number of candidate centres: SubBins parts of each bin
 	// of Bin but the one around zero, which is one candidate (0).
 	Centres = 2*half*SubBins + 1
+	// TextCentre is the index of one more candidate centre, above every
+	// number: a text cell (+Inf in the rows, datasets.TextMark) counts in
+	// it, and a column whose chosen centre it is, a column of mostly text
+	// cells, is a text column (EstimateCentres), one-hot encoded by
+	// hashing (datasets.Hashed). A column without text cells gives it the
+	// utility -n of a candidate every row lies below.
+	TextCentre = Centres
+	// Candidates is the number of candidate centres: Centres and
+	// TextCentre.
+	Candidates = Centres + 1
 	// CentreFailure bounds, per selection, the probability that the
 	// estimate picks a bin that every row lies on one side of (CentreRows):
 	// a centre off the data, or a spread off the column's deviations.
@@ -50,7 +60,7 @@ const (
 
 // CentreStep is the ledger entry's description of the centre-and-spread
 // estimate.
-const CentreStep = "private feature centres and spreads: for every feature column, the part that holds the median among 16 equal parts of each bin of the public log2 grid (bins (2^(e-1), 2^e] of either sign, e up to 40, and [-2^-24, 2^-24] as one part), " +
+const CentreStep = "private feature centres and spreads: for every feature column, the part that holds the median among 16 equal parts of each bin of the public log2 grid (bins (2^(e-1), 2^e] of either sign, e up to 40, and [-2^-24, 2^-24] as one part) and one part above them all that holds the text cells (a column whose median is text is one-hot encoded by hashing its cells into public buckets; a text cell of another column is read as missing), " +
 	"the centre m the part's middle; then the bin that holds the median of max(|x - m|, 2^-24 and 2^-40 of m's magnitude), the spread s its upper end; each chosen by permute-and-flip " +
 	"(utility -max(0, 2 #{rows below the candidate} - n, n - 2 #{rows up to it}), sensitivity 2 under replace-one) at eps_bounds/(2d); the map z = clamp(g((x - m)/s)/3, -1, 1), g(t) = sign(t) log2(1 + |t|)"
 
@@ -68,11 +78,11 @@ func CentreRows(d int, eps float64) int { return CentreRowsAt(d, eps, CentreFail
 
 // CentreRowsAt returns the fewest rows with which the centres and spreads
 // of d columns at eps each miss the data with probability at most failure
-// in (0, 1): n >= 8 (ln Centres + ln(1/failure)) d / eps. A candidate that
+// in (0, 1): n >= 8 (ln Candidates + ln(1/failure)) d / eps. A candidate that
 // every row lies on one side of has the utility -n, n below the median's
 // (utility 0), and permute-and-flip returns a candidate at most with the
 // probability of its coin, exp(-(eps/(2d)) n / (2 CentreSensitivity));
-// over at most Centres candidates that is at most failure at the bound
+// over at most Candidates candidates that is at most failure at the bound
 // (MissProbability). It depends on public values only; math.MaxInt when
 // the count does not fit an int.
 func CentreRowsAt(d int, eps, failure float64) int {
@@ -84,25 +94,25 @@ func CentreRowsAt(d int, eps, failure float64) int {
 }
 
 // CentreShare returns the smallest share of eps with which n rows of d
-// columns reach CentreRows: 8 (ln Centres + ln(1/CentreFailure)) d /
+// columns reach CentreRows: 8 (ln Candidates + ln(1/CentreFailure)) d /
 // (n eps). A share of 1 or more means no share of eps suffices.
 func CentreShare(n, d int, eps float64) float64 {
 	return rowsPerColumn(CentreFailure) * float64(d) / (float64(n) * eps)
 }
 
-// rowsPerColumn is 8 (ln Centres + ln(1/failure)): the rows a column needs
+// rowsPerColumn is 8 (ln Candidates + ln(1/failure)): the rows a column needs
 // per unit of eps for its two choices to miss the data with probability at
 // most failure each (CentreRowsAt).
 func rowsPerColumn(failure float64) float64 {
-	return 8 * (math.Log(Centres) + math.Log(1/failure))
+	return 8 * (math.Log(Candidates) + math.Log(1/failure))
 }
 
 // MissProbability returns the bound of CentreRowsAt for n rows of d
 // columns at eps: the probability that a centre or a spread is a
 // candidate every row lies on one side of is at most
-// Centres exp(-(eps/(2d)) n / 4) (capped at 1).
+// Candidates exp(-(eps/(2d)) n / 4) (capped at 1).
 func MissProbability(n, d int, eps float64) float64 {
-	return min(1, Centres*math.Exp(-eps/float64(2*d)*float64(n)/4))
+	return min(1, Candidates*math.Exp(-eps/float64(2*d)*float64(n)/4))
 }
 
 // CentreIndex returns the index of the candidate centre whose part holds
@@ -182,12 +192,15 @@ func MedianScores(counts []int64) []int64 {
 	return scores
 }
 
-// EstimateCentres returns, for every column j of X (n rows of d raw finite
-// feature values), the constants lo_j = m_j - s_j and hi_j = m_j + s_j of
+// EstimateCentres returns, for every column j of X (n rows of d raw
+// feature values: finite, NaN for a missing cell, +Inf for a text cell),
+// the constants lo_j = m_j - s_j and hi_j = m_j + s_j of
 // the map z = clamp(g((x - m_j)/s_j)/HalfWidth, -1, 1) (package doc;
 // preprocess.RowMap.Log): m_j = CentreValue of the bin of Bin that holds
 // the column's median, then s_j = SpreadValue of the bin that holds the
-// median of |x - m_j|.
+// median of |x - m_j| over its numbers. When the chosen centre is
+// TextCentre, text[j] is true, lo_j and hi_j are NaN, and the column has
+// no spread: its median is a text cell.
 //
 // # Privacy
 //
@@ -196,7 +209,10 @@ func MedianScores(counts []int64) []int64 {
 // exact; McKenna & Sheldon 2020, Theorem 1) at eps/(2d) over public
 // candidates with a utility of MedianScores, of sensitivity
 // CentreSensitivity: the spread's counts are of |x - m_j| with m_j already
-// chosen, and one row still moves one count. The 2d choices compose
+// chosen, and one row still moves one count (a row that turns text or
+// missing leaves the counts: each score moves by at most 1). The text
+// candidate is one more public candidate: one row moves one count, from
+// or to it, and a column's type is the choice itself, post-processing. The 2d choices compose
 // adaptively to eps-DP (Dwork & Roth 2014, Theorem 3.16), and lo, hi are
 // post-processing. The draws come from src (perturb.Secure() when nil; a
 // Source other than Secure and Seeded is an error, see PermuteAndFlip).
@@ -204,46 +220,57 @@ func MedianScores(counts []int64) []int64 {
 // It never refuses for too few rows: with fewer than CentreRows(d, eps) a
 // choice is more often the noise's pick, and a caller takes PublicRange
 // instead. Errors wrap ErrEstimate: no rows or columns, a value that is not
-// finite, eps not finite and positive; and the source's errors.
-func EstimateCentres(X mat.Matrix, eps float64, src perturb.Source) (lo, hi []float64, err error) {
-	n, d, err := checkInput(X, eps)
+// finite nor +Inf, and eps not finite and positive; and the source's errors.
+func EstimateCentres(X mat.Matrix, eps float64, src perturb.Source) (lo, hi []float64, text []bool, err error) {
+	n, d, err := checkShape(X, eps)
 	if err != nil {
-		return nil, nil, err
+		return nil, nil, nil, err
+	}
+	if err := checkValues(X, math.Inf(1)); err != nil {
+		return nil, nil, nil, err
 	}
 	if src == nil {
 		src = perturb.Secure()
 	}
 	epsSel := eps / float64(2*d)
-	lo, hi = make([]float64, d), make([]float64, d)
+	lo, hi, text = make([]float64, d), make([]float64, d), make([]bool, d)
 	col := make([]float64, n)
 	for j := range d {
 		mat.Col(col, j, X)
 		c, err := perturb.PermuteAndFlip(src, MedianScores(CentreCounts(col)), epsSel, CentreSensitivity)
 		if err != nil {
-			return nil, nil, fmt.Errorf("%w: %w", ErrEstimate, err)
+			return nil, nil, nil, fmt.Errorf("%w: %w", ErrEstimate, err)
+		}
+		if c == TextCentre {
+			lo[j], hi[j], text[j] = math.NaN(), math.NaN(), true
+			continue
 		}
 		m := CentreValue(c)
 		counts, first := SpreadCounts(col, m)
 		b, err := perturb.PermuteAndFlip(src, MedianScores(counts), epsSel, CentreSensitivity)
 		if err != nil {
-			return nil, nil, fmt.Errorf("%w: %w", ErrEstimate, err)
+			return nil, nil, nil, fmt.Errorf("%w: %w", ErrEstimate, err)
 		}
 		s := SpreadValue(first + b)
 		lo[j], hi[j] = m-s, m+s
 	}
-	return lo, hi, nil
+	return lo, hi, text, nil
 }
 
-// CentreCounts returns the number of values of col (finite, or NaN for a
-// missing cell, counted nowhere) in every candidate centre's part
-// (CentreIndex): the counts of the centre's utility. n in MedianScores is
+// CentreCounts returns the number of values of col (finite; NaN for a
+// missing cell, counted nowhere; +Inf for a text cell, counted in
+// TextCentre) in every candidate centre's part (CentreIndex): the counts
+// of the centre's utility. n in MedianScores is
 // then the column's values that are not missing; a row that turns missing
 // moves each cumulative count by at most 1 and n by 1, so each score by at
 // most 1.
 func CentreCounts(col []float64) []int64 {
-	counts := make([]int64, Centres)
+	counts := make([]int64, Candidates)
 	for _, v := range col {
-		if !math.IsNaN(v) {
+		switch {
+		case math.IsInf(v, 1):
+			counts[TextCentre]++
+		case !math.IsNaN(v):
 			counts[CentreIndex(v)]++
 		}
 	}
@@ -252,7 +279,7 @@ func CentreCounts(col []float64) []int64 {
 
 // SpreadCounts returns the counts of the candidate spreads around the
 // centre m: the deviations max(|x - m|, MinSpread(m)) of the values x of
-// col (finite; NaN, missing, counted nowhere) in the bins of Bin from
+// col (finite; NaN, missing, and +Inf, text, counted nowhere) in the bins of Bin from
 // first, the bin of MinSpread(m), up; candidate i is the spread
 // SpreadValue(first + i). The candidates depend on m alone, which the
 // estimate has released before it counts them.
@@ -261,7 +288,7 @@ func SpreadCounts(col []float64, m float64) (counts []int64, first int) {
 	first = Bin(floor)
 	counts = make([]int64, Bins-first)
 	for _, v := range col {
-		if !math.IsNaN(v) {
+		if !math.IsNaN(v) && !math.IsInf(v, 1) {
 			counts[Bin(max(math.Abs(v-m), floor))-first]++
 		}
 	}

@@ -211,6 +211,14 @@ func EstimateAt(X mat.Matrix, eps, failure float64, src perturb.Source) (lo, hi 
 // row that turns missing or back moves one count of its column, so the
 // sensitivities stay as stated.
 func checkInput(X mat.Matrix, eps float64) (n, d int, err error) {
+	if n, d, err = checkShape(X, eps); err != nil {
+		return 0, 0, err
+	}
+	return n, d, checkValues(X, math.NaN())
+}
+
+// checkShape is checkInput without the values.
+func checkShape(X mat.Matrix, eps float64) (n, d int, err error) {
 	if X == nil {
 		return 0, 0, fmt.Errorf("%w: no rows", ErrEstimate)
 	}
@@ -221,14 +229,22 @@ func checkInput(X mat.Matrix, eps float64) (n, d int, err error) {
 	case !check.Positive(eps):
 		return 0, 0, fmt.Errorf("%w: eps = %v, want finite > 0", ErrEstimate, eps)
 	}
+	return n, d, nil
+}
+
+// checkValues returns an error wrapping ErrEstimate for a value of X that
+// is infinite, but for +Inf when allowed is +Inf (a text cell; NaN allows
+// none).
+func checkValues(X mat.Matrix, allowed float64) error {
+	n, d := X.Dims()
 	for i := range n {
 		for j := range d {
-			if v := X.At(i, j); math.IsInf(v, 0) {
-				return 0, 0, fmt.Errorf("%w: row %d, column %d is %v", ErrEstimate, i, j, v)
+			if v := X.At(i, j); math.IsInf(v, 0) && v != allowed {
+				return fmt.Errorf("%w: row %d, column %d is %v", ErrEstimate, i, j, v)
 			}
 		}
 	}
-	return n, d, nil
+	return nil
 }
 
 // Guessed reports the columns whose range Estimate (or its caller, from

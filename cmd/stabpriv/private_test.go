@@ -500,10 +500,17 @@ func TestCLIMissingCells(t *testing.T) {
 	if _, _, err := call(t, "predict", "--model", out, "--data", data, "--out", pred); err != nil {
 		t.Errorf("predict: %v", err)
 	}
+	// A text cell in a numeric column: read as missing where the fit
+	// decides the columns' types (bounds estimated), refused where the
+	// bounds are declared.
 	lines[2] = strings.Replace(lines[2], ",", ",oops", 1)
-	_, _, err = call(t, "train", "--data", writeCSV(t, strings.Join(lines, "\n")+"\n"), "--label", "class", "--classes", "c0,c1", "--epsilon", "1")
+	oops := writeCSV(t, strings.Join(lines, "\n")+"\n")
+	if _, stderr, err := call(t, "train", "--data", oops, "--label", "class", "--classes", "c0,c1", "--epsilon", "1"); err != nil {
+		t.Errorf("a text cell, bounds estimated: %v\n%s", err, stderr)
+	}
+	_, _, err = call(t, "train", "--data", oops, "--label", "class", "--classes", "c0,c1", "--epsilon", "1", "--bounds-all", "-5,5")
 	if err == nil || !strings.Contains(err.Error(), "is not a finite number (a missing cell is empty or one of") {
-		t.Errorf("a text cell: %v", err)
+		t.Errorf("a text cell, bounds declared: %v", err)
 	}
 }
 
@@ -702,5 +709,69 @@ func TestTrainProgress(t *testing.T) {
 	_, stderr, _ = call(t, "train", "--epsilon", "0.01", "--log-level", "warn")
 	if !strings.Contains(stderr, "near chance") || !strings.Contains(stderr, "what would help") {
 		t.Errorf("eps = 0.01 on 455 rows: no forecast warning:\n%s", stderr)
+	}
+}
+
+// textTable returns a CSV table of n rows: a text column city (six
+// cities, the label's sign), a numeric column x with missing cells and
+// one text cell, and the label.
+func textTable(n int) string {
+	var b strings.Builder
+	b.WriteString("city,x,class\n")
+	cities := []string{"Oslo", "Rome", "Lima", "Pune", "Kobe", "Bonn"}
+	for i := range n {
+		x := strconv.Itoa(i % 37)
+		switch {
+		case i%11 == 0:
+			x = "NA"
+		case i == 5:
+			x = "oops"
+		}
+		fmt.Fprintf(&b, "%s,%s,c%d\n", cities[i%6], x, i%6%2)
+	}
+	return b.String()
+}
+
+// TestCLITextColumns trains on a table with a text column and no schema:
+// a private run finds the column's type by its private centre and hashes
+// it (the certificate says so), certify verifies the release, predict
+// reads cities and text cells the fit never saw, a non-private run types
+// by counting and fits the label (five of six cities at least: two may
+// share a bucket), and a neighbouring file whose changed
+// row turns a number into text trains too (no refusal that depends on a
+// row). Declared bounds still refuse a text cell (TestCLIMissingCells).
+func TestCLITextColumns(t *testing.T) {
+	text := textTable(1500)
+	data := writeCSV(t, text)
+	out := filepath.Join(t.TempDir(), "m.json")
+	stdout, stderr, err := call(t, "train", "--data", data, "--label", "class", "--classes", "c0,c1", "--epsilon", "1", "--out", out)
+	if err != nil {
+		t.Fatalf("%v\n%s", err, stderr)
+	}
+	for _, want := range []string{"text columns city (8 buckets) hashed one-hot", "a cell that is neither a number nor missing reads as missing", "any cell may be a number, missing or text"} {
+		if !strings.Contains(stdout, want) {
+			t.Errorf("the output does not say %q:\n%s", want, stdout)
+		}
+	}
+	if stdout, _, err := call(t, "certify", out); err != nil || !strings.HasPrefix(stdout, "VERIFIED PRIVATE RELEASE") {
+		t.Errorf("certify: %v\n%s", err, stdout)
+	}
+	unseen := writeCSV(t, "city,x,class\nOslo,3,c0\nZagreb,4,c1\nRome,n/a,c1\nLima,lots,c0\n")
+	pred := filepath.Join(t.TempDir(), "p.csv")
+	if _, stderr, err := call(t, "predict", "--model", out, "--data", unseen, "--out", pred); err != nil {
+		t.Errorf("predict on unseen cities and a text cell: %v\n%s", err, stderr)
+	} else if b, _ := os.ReadFile(pred); strings.Count(string(b), "\n") != 5 {
+		t.Errorf("predictions:\n%s", b)
+	}
+	stdout, stderr, err = call(t, "train", "--data", data, "--label", "class", "--classes", "c0,c1", "--mechanism", "none", "--diagnostics")
+	if err != nil {
+		t.Fatalf("non-private: %v\n%s", err, stderr)
+	}
+	if !strings.Contains(stdout, "text columns city") || !regexp.MustCompile(`train accuracy: +(0\.[89]|1\.0)`).MatchString(stdout) {
+		t.Errorf("non-private: the city was not hashed, or does not fit the label:\n%s", stdout)
+	}
+	flipped := writeCSV(t, editCSV(t, text, 7, func(rec []string) []string { return []string{rec[0], "seven", rec[2]} }))
+	if _, stderr, err := call(t, "train", "--data", flipped, "--label", "class", "--classes", "c0,c1", "--epsilon", "1"); err != nil {
+		t.Errorf("a neighbour with one more text cell: %v\n%s", err, stderr)
 	}
 }

@@ -127,6 +127,12 @@ type RowMap struct {
 	// the mean): a per-row map. NewRowMap sets it; a map without it (the
 	// files of earlier versions) refuses a missing cell.
 	Missing bool `json:"missing,omitempty"`
+	// Text makes a cell of a numeric feature that is neither a number nor
+	// missing (a text cell) read as a missing cell (datasets.TextMissing):
+	// the fit decided the feature's type (privately, privbounds.
+	// EstimateCentres) and the feature is numeric. It needs Missing. A map
+	// without it refuses a text cell.
+	Text bool `json:"text,omitempty"`
 	// Words state the map in words.
 	Words string `json:"map"`
 }
@@ -384,7 +390,7 @@ func (p *RowMap) NumericFeatures() []string {
 func (p *RowMap) CategoryIndex(j int, text string) (float64, bool) {
 	for _, c := range p.Categories {
 		if c.Column == p.Features[j] {
-			return float64(slices.Index(c.Values, text)), true
+			return float64(c.Index(text)), true
 		}
 	}
 	return 0, false
@@ -427,7 +433,8 @@ func NewRowMap(mode Mode, features []string, s datasets.Schema, trainRows *mat.D
 	p := &RowMap{Mode: mode, Features: append([]string(nil), features...), Missing: true}
 	for _, f := range features {
 		if c, ok := s.Categorical(f); ok {
-			p.Categories = append(p.Categories, datasets.Categorical{Column: c.Column, Values: slices.Clone(c.Values)})
+			c.Values = slices.Clone(c.Values)
+			p.Categories = append(p.Categories, c)
 		}
 	}
 	if err := datasets.ValidateCategories(p.Categories); err != nil {
@@ -494,14 +501,36 @@ func (p *RowMap) Explain() string {
 	if p.Stump {
 		w = strings.Replace(w, "x' = [clip_1(z), 1] / sqrt(2), clip_1 scaling a row of norm above 1 to norm 1, so ||x'|| <= 1", "x' = [z, 1] (the stump map: no unit-ball map, the decision stump's thresholds apply to z_j in [-1, 1])", 1)
 	}
-	if len(p.Categories) == 0 {
+	if p.Text {
+		w = "a cell that is neither a number nor missing reads as missing; " + w
+	}
+	var names, hashed, parts []string
+	for _, c := range p.Categories {
+		if c.Hash > 0 {
+			hashed = append(hashed, fmt.Sprintf("%s (%d buckets)", c.Column, c.Hash))
+		} else {
+			names = append(names, c.Column)
+		}
+	}
+	if len(names) > 0 {
+		parts = append(parts, "categorical columns "+strings.Join(names, ", ")+" one-hot: z holds, for each, an indicator per declared category (1 for the row's category), all 0 when the row's value is not a declared category")
+	}
+	if len(hashed) > 0 {
+		parts = append(parts, "text columns "+strings.Join(hashed, ", ")+" hashed one-hot: z holds, for each, an indicator per bucket, 1 for the bucket of the cell's text (the 64-bit FNV-1a hash of its bytes modulo the buckets, a public function), all 0 for a missing cell")
+	}
+	if len(parts) == 0 {
 		return w
 	}
-	names := make([]string, len(p.Categories))
-	for i, c := range p.Categories {
-		names[i] = c.Column
+	return strings.Join(parts, "; ") + "; numeric columns: " + w
+}
+
+// TextCells is what the map does with a text cell of a numeric feature
+// (Text): read it as missing, or refuse it.
+func (p *RowMap) TextCells() datasets.TextCells {
+	if p.Text {
+		return datasets.TextMissing
 	}
-	return "categorical columns " + strings.Join(names, ", ") + " one-hot: z holds, for each, an indicator per declared category (1 for the row's category), all 0 when the row's value is not a declared category; numeric columns: " + w
+	return datasets.TextError
 }
 
 // logWords states the Bounds map on the log scale of half-width w
@@ -735,6 +764,9 @@ func (p *RowMap) Check() error {
 		if err := checkComponents(c, p.ComponentWidth()); err != nil {
 			return err
 		}
+	}
+	if p.Text && !p.Missing {
+		return fmt.Errorf("%w: text cells read as missing, but no missing cells", datasets.ErrInvalid)
 	}
 	if p.Stump && (p.Mode != Bounds || p.Project != nil || p.PCA != nil) {
 		return fmt.Errorf("%w: the stump map needs the preprocessing bounds without a projection or principal components (mode %s, projection %v, components %v)", datasets.ErrInvalid, p.Mode, p.Project != nil, p.PCA != nil)

@@ -75,6 +75,7 @@ type Flags struct {
 	BoundsAll, Categories        string
 	BoundsShare                  float64
 	BoundsMethod                 string
+	HashBuckets                  int
 	Lambda, L1Ratio, Clip, Step  string
 	Passes, Batch                int
 	Schedule                     *choice[trainer.Schedule, *trainer.Schedule]
@@ -107,6 +108,7 @@ func (f *Flags) Register(fs *flag.FlagSet) {
 	fs.StringVar(&f.Categories, "schema", "", "CSV `file` declaring the categorical feature columns, one line column,category,... each: they are one-hot encoded inside the guarantee (a value not declared maps to zero); the categories are public, like the bounds")
 	fs.StringVar(&f.BoundsAll, "bounds-all", "", "one public range `lo,hi` for every feature column (instead of --bounds): inside the guarantee, at no cost")
 	fs.StringVar(&f.BoundsMethod, "bounds-method", string(private.BoundsCentres), "private runs without --bounds or --bounds-all: how every feature's scale is estimated from the training rows: centres (a centre and a spread per column, read on the log scale sign(t) log2(1 + |t|)) or ranges (a range per column on a power-of-two grid, linear, when the rows pay for it; the centres otherwise)")
+	fs.IntVar(&f.HashBuckets, "hash-buckets", datasets.DefaultHashBuckets, fmt.Sprintf("the `number` of buckets, 2 to %d, of a text column the schema does not declare: a column of mostly text cells (private runs: by its private centre; --mechanism none: by counting) is one-hot encoded by hashing each cell's text into one of them (collisions merge categories); a text cell of another column reads as missing", datasets.MaxHashBuckets))
 	fs.Float64Var(&f.BoundsShare, "bounds-share", private.DefaultBoundsShare, "private runs without --bounds or --bounds-all: the `share` of --epsilon, in (0, 1), spent on estimating every feature's scale from the training rows (--bounds-method; in the ledger); the release gets the rest. Left out, the centres take what they need, from 0.1 up to 0.5, and with too few rows for them the columns are read on a public log map at no cost. Given with the embedded data, it replaces the shipped bounds by the estimate")
 	f.Standardize = newChoice[preprocess.Mode]("auto", map[string]preprocess.Mode{"train": preprocess.Standardize})
 	fs.TextVar(f.Standardize, "standardize", f.Standardize, "feature map: auto (bounds with --bounds or the embedded data; train for a non-private run without bounds), none (features as they are), train (standardization fitted on the training split: outside the guarantee)")
@@ -501,6 +503,12 @@ func (f *Flags) checkBounds(set map[string]bool, embedded bool, r *Run) error {
 			r.Schema.Bounds = nil // the estimate replaces the shipped bounds
 		}
 		r.Options.BoundsMethod = private.BoundsMethod(f.BoundsMethod)
+	}
+	if set["hash-buckets"] {
+		if f.HashBuckets < 2 || f.HashBuckets > datasets.MaxHashBuckets {
+			return usagef("--hash-buckets %d, want 2 to %d", f.HashBuckets, datasets.MaxHashBuckets)
+		}
+		r.Options.HashBuckets = f.HashBuckets
 	}
 	if set["bounds-share"] {
 		switch {
