@@ -16,6 +16,7 @@ import (
 	"gonum.org/v1/gonum/mat"
 
 	"github.com/stabpriv/stabpriv/datasets"
+	"github.com/stabpriv/stabpriv/dp"
 	"github.com/stabpriv/stabpriv/internal/check"
 	"github.com/stabpriv/stabpriv/internal/runflags"
 	"github.com/stabpriv/stabpriv/losses"
@@ -349,7 +350,7 @@ func runPDP(_ context.Context, args []string, stdout, stderr io.Writer) error {
 		return usagef("--cond %v is above AdaOPS's limit %.6g = n eps/(4 d (1 + log(4/delta))) for n = %d training rows, d = %d weights, --epsilon %v, --delta %v: lower --cond or raise --epsilon", s.cond, cond.Max, cond.N, cond.D, s.epsilon, s.delta)
 	case errors.Is(err, pdp.ErrNoBound):
 		return usagef("--epsilon %v: %w; pass --sigma S to analyse Gaussian noise of a fixed scale", s.epsilon, err)
-	case errors.Is(err, pdp.ErrSingular) || errors.Is(err, pdp.ErrNotSmooth):
+	case errors.Is(err, pdp.ErrSingular) || errors.Is(err, pdp.ErrNotSmooth) || errors.Is(err, dp.ErrBudget):
 		return &usageError{Err: err}
 	case err != nil:
 		return err

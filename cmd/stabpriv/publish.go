@@ -1,6 +1,7 @@
 package main
 
 import (
+	"errors"
 	"flag"
 	"fmt"
 	"io"
@@ -120,13 +121,18 @@ func (ps *publishSettings) outFiles() []string {
 	return append(append([]string(nil), pdpFiles...), summaryFile)
 }
 
-// summarizePDP draws the DP summary of the analysis.
+// summarizePDP draws the DP summary of the analysis. A budget the rows
+// cannot take (a delta at or above 1/n) is a usage error.
 func summarizePDP(res *pdp.Result, ps *publishSettings) (*publish.Summary, error) {
 	p, err := res.Publishable()
 	if err != nil {
 		return nil, &usageError{Err: fmt.Errorf("--publish-epsilon: %w", err)}
 	}
-	return publish.Summarize(p, ps.cfg, ps.src, ps.seed)
+	s, err := publish.Summarize(p, ps.cfg, ps.src, ps.seed)
+	if errors.Is(err, dp.ErrBudget) {
+		return nil, usagef("--publish-delta %v: %w", ps.cfg.Delta, err)
+	}
+	return s, err
 }
 
 // writeSummary writes the summary into dir, readable by all: it is the
