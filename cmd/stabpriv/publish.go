@@ -35,7 +35,7 @@ var publishFlagNames = []string{"publish-epsilon", "publish-delta", "publish-bet
 // addPublishFlags defines the publish flags on fs.
 func addPublishFlags(fs *flag.FlagSet, f *publishFlags) {
 	fs.Float64Var(&f.epsilon, "publish-epsilon", 0, "also write "+summaryFile+": a DP summary of the per-instance epsilons (quantile bounds, shares below --publish-levels) with its own certificate, `eps`-DP on top of the release (publishable; everything else stays confidential)")
-	fs.Float64Var(&f.delta, "publish-delta", 0, "`delta` in [0, 1) of the summary (used when zCDP composition of its draws beats basic composition)")
+	fs.Float64Var(&f.delta, "publish-delta", 0, "`delta` in [0, 1) of the summary, below 1/n for n training rows (used when zCDP composition of its draws beats basic composition)")
 	fs.Float64Var(&f.beta, "publish-beta", publish.DefaultBeta, "probability in (0, 1) that any claim of the summary fails")
 	fs.StringVar(&f.levels, "publish-levels", "0.01,0.1,1", "comma-separated epsilon `levels`: the summary bounds the share of rows whose per-instance epsilon is at most each")
 	fs.Uint64Var(&f.seed, "publish-seed", 0, "draw the summary from a generator seeded with `N` (reproducible, published, NOT private); default: the secure source")
