@@ -73,4 +73,9 @@ func TestDeltaWarning(t *testing.T) {
 	if err != nil || !strings.Contains(stderr, "for n = 25 training privacy IDs") {
 		t.Errorf("delta 0.02 per privacy ID: %v, stderr:\n%s", err, stderr)
 	}
+	// The same for a published pDP summary's delta.
+	_, stderr, err = call(t, "pdp", "--standardize", "none", "--publish-epsilon", "1", "--publish-delta", "1e-3", "--out", filepath.Join(dir, "pdp"))
+	if err != nil || !strings.Contains(stderr, "warning: delta = 0.001 is above 1/(10 n) = 0.00022 for n = 455 training rows") {
+		t.Errorf("pdp --publish-delta 1e-3: %v, stderr:\n%s", err, stderr)
+	}
 }

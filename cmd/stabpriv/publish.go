@@ -181,6 +181,10 @@ func printSummary(w, stderr io.Writer, path string, s *publish.Summary) {
 	for _, m := range s.Warnings {
 		fmt.Fprintf(stderr, "warning: %s\n", m)
 	}
+	// Not in the file's warnings, which files written before it lack.
+	if m := (dp.Budget{Epsilon: s.Budget.Epsilon, Delta: s.Budget.Delta}).DeltaWarning(s.Release.N, "training row"); m != "" {
+		fmt.Fprintf(stderr, "warning: %s\n", m)
+	}
 }
 
 // isSummaryFile reports whether path is a regular file that begins like a

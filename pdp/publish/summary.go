@@ -747,15 +747,11 @@ func (pl *plan) notVerified() []string {
 }
 
 // warnings says, from the public constants and the budget only, where the
-// budget is too small for the claims to be useful, and where its delta is
-// above 1/(10 n) (dp.Budget.DeltaWarning).
+// budget is too small for the claims to be useful.
 func (pl *plan) warnings() ([]string, error) {
 	d := pl.derived
 	n := pl.pc.N
 	w := []string{}
-	if s := (dp.Budget{Epsilon: pl.budget.Epsilon, Delta: pl.budget.Delta}).DeltaWarning(n, "training row"); s != "" {
-		w = append(w, s)
-	}
 	if len(pl.ranks) > 0 {
 		floor := math.Min(1, float64(d.QuantileSlack)*pl.rho)
 		fe, err := pl.phi(floor)
