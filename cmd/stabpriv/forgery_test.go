@@ -2,6 +2,7 @@ package main
 
 import (
 	"bytes"
+	"fmt"
 	"math"
 	"os"
 	"path/filepath"
@@ -120,6 +121,10 @@ func TestCertifyForgeries(t *testing.T) {
 			{kind, "a number in exponent form", nil, func(s string) string { return strings.Replace(s, `"epsilon": 1,`, `"epsilon": 1e0,`, 1) }, "not in the form"},
 			{kind, "a unicode escape in a string", nil, func(s string) string {
 				return strings.Replace(s, `"version": "stabpriv`, `"version": "\u0073tabpriv`, 1)
+			}, "not in the form"},
+			{kind, "a unicode escape in the label's name", nil, func(s string) string {
+				i := strings.Index(s, `"label": "`) + len(`"label": "`)
+				return s[:i] + fmt.Sprintf(`\u%04x`, s[i]) + s[i+1:]
 			}, "not in the form"},
 			{kind, "a key twice", nil, func(s string) string {
 				return strings.Replace(s, `"private": true,`, `"private": true, "private": true,`, 1)
