@@ -107,7 +107,7 @@ func (s Schema) Validate(task losses.Task) error {
 		return err
 	}
 	if a := s.All; a != nil && !validRange(a.Lo, a.Hi) {
-		return fmt.Errorf("%w: the bound of every column [%v, %v], want finite lo < hi", ErrSchema, a.Lo, a.Hi)
+		return fmt.Errorf("%w: the bound of every column [%v, %v]: %s", ErrSchema, a.Lo, a.Hi, rangeProblem(a.Lo, a.Hi))
 	}
 	cols := make(map[string]bool, len(s.Bounds))
 	for _, b := range s.Bounds {
@@ -119,10 +119,21 @@ func (s Schema) Validate(task losses.Task) error {
 		}
 		cols[b.Column] = true
 		if !validRange(b.Lo, b.Hi) {
-			return fmt.Errorf("%w: column %q bounds [%v, %v], want finite lo < hi", ErrSchema, b.Column, b.Lo, b.Hi)
+			return fmt.Errorf("%w: column %q bounds [%v, %v]: %s", ErrSchema, b.Column, b.Lo, b.Hi, rangeProblem(b.Lo, b.Hi))
 		}
 	}
 	return nil
+}
+
+// rangeProblem says why [lo, hi] is not a usable range (validRange).
+func rangeProblem(lo, hi float64) string {
+	switch {
+	case math.IsNaN(lo) || math.IsNaN(hi) || math.IsInf(lo, 0) || math.IsInf(hi, 0):
+		return "want finite numbers"
+	case !(lo < hi):
+		return "want lo < hi"
+	}
+	return fmt.Sprintf("the width hi - lo overflows float64 (above %.3g): narrow the range", math.MaxFloat64)
 }
 
 // validRange reports whether [lo, hi] is a usable range: finite, lo < hi,
@@ -164,8 +175,11 @@ func ParseRange(text string) (Bound, error) {
 	}
 	lo, err1 := strconv.ParseFloat(strings.TrimSpace(parts[0]), 64)
 	hi, err2 := strconv.ParseFloat(strings.TrimSpace(parts[1]), 64)
-	if err1 != nil || err2 != nil || !validRange(lo, hi) {
+	if err1 != nil || err2 != nil {
 		return Bound{}, fmt.Errorf("%w: range %q, want lo,hi finite numbers with lo < hi", ErrSchema, text)
+	}
+	if !validRange(lo, hi) {
+		return Bound{}, fmt.Errorf("%w: range %q: %s", ErrSchema, text, rangeProblem(lo, hi))
 	}
 	return Bound{Lo: lo, Hi: hi}, nil
 }

@@ -221,3 +221,26 @@ func WeightsSHA256(w []float64) string {
 	}
 	return hex.EncodeToString(h.Sum(nil))
 }
+
+// PositiveZeros writes every zero of w as +0, in place. A release applies
+// it to what it publishes before hashing it (a post-processing, at no
+// cost): the sign of a zero is a bit that no noise sets, and a verifier
+// refuses a published -0 (NegativeZero), so it cannot carry anything.
+func PositiveZeros(w []float64) {
+	for i, v := range w {
+		if v == 0 {
+			w[i] = 0
+		}
+	}
+}
+
+// NegativeZero returns the index of the first -0 in w, or -1 when there
+// is none.
+func NegativeZero(w []float64) int {
+	for i, v := range w {
+		if v == 0 && math.Signbit(v) {
+			return i
+		}
+	}
+	return -1
+}

@@ -26,6 +26,7 @@ import (
 
 	"gonum.org/v1/gonum/mat"
 
+	"github.com/stabpriv/stabpriv/dp"
 	"github.com/stabpriv/stabpriv/perturb"
 )
 
@@ -151,5 +152,7 @@ func Components(Z mat.Matrix, k int, eps, delta float64, src perturb.Source) (*R
 			V.Set(r, c, vecs.At(r, p-1-c))
 		}
 	}
+	// Every zero is written +0 (post-processing): a verifier refuses a -0.
+	dp.PositiveZeros(V.RawMatrix().Data)
 	return &Result{V: V, Calibration: cal}, nil
 }

@@ -19,6 +19,7 @@ import (
 	"github.com/stabpriv/stabpriv/losses"
 	"github.com/stabpriv/stabpriv/objpert"
 	"github.com/stabpriv/stabpriv/perturb"
+	"github.com/stabpriv/stabpriv/selection"
 )
 
 // pngHeader is the signature every PNG file starts with.
@@ -509,8 +510,8 @@ func TestKnobSweep(t *testing.T) {
 		}
 	}
 	for _, p := range sum.Selected {
-		if math.Abs(p.EpsSelect+p.EpsRelease-p.Epsilon) > 1e-12 || p.EpsRelease != p.Epsilon/3 || p.N != 2 {
-			t.Errorf("selected %+v: want eps_select + eps_release = eps, eps_release = eps/3 (eta 1), 2 splits", p)
+		if math.Abs(p.EpsSelect+p.EpsRelease-p.Epsilon) > 1e-12 || p.EpsRelease != selection.RunEpsilon(p.Epsilon, 1) || !(3*p.EpsRelease <= p.Epsilon) || p.N != 2 {
+			t.Errorf("selected %+v: want eps_select + eps_release = eps, eps_release = eps/3 rounded down (eta 1), 2 splits", p)
 		}
 	}
 	for _, r := range rows {

@@ -86,7 +86,7 @@ func (g *grid) selectSplit(ctx context.Context, fs []*fit, mechs []perturb.Mecha
 		}
 		if objective {
 			// The objective candidates come after the trained ones.
-			oc, ofs, rs, err := g.objectiveCandidates(fs, eps/(2+sc.Eta))
+			oc, ofs, rs, err := g.objectiveCandidates(fs, selection.RunEpsilon(eps, sc.Eta))
 			if err != nil {
 				return nil, err
 			}

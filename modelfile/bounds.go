@@ -159,15 +159,16 @@ func preSteps(r *Released) (preRelease, error) {
 }
 
 // releasePart returns the certificate of the release alone: c calibrated to
-// the claim less what the steps before it spent, with the release's part
-// of the ledger (c itself when there were none).
+// the claim less what the steps before it spent, rounded down as
+// private.Plan does (dp.Rest), with the release's part of the ledger (c
+// itself when there were none).
 func releasePart(c *dp.Certificate, pre preRelease) *dp.Certificate {
 	if pre.steps == 0 {
 		return c
 	}
 	s := *c
-	s.Epsilon = c.Epsilon - pre.bounds - pre.pca.Epsilon
-	s.Delta = c.Delta - pre.pca.Delta
+	s.Epsilon = dp.Rest(c.Epsilon, pre.bounds, pre.pca.Epsilon)
+	s.Delta = dp.Rest(c.Delta, pre.pca.Delta)
 	s.Ledger = c.Ledger[pre.steps:]
 	s.EstimatedBounds, s.ComponentsSHA256 = nil, ""
 	return &s
@@ -195,7 +196,7 @@ func (r *Released) ReleaseBudget() dp.Budget {
 // private.Fit (through ComposePipeline) and Verify do.
 func composePre(c *dp.Certificate, p *preprocess.RowMap, total dp.Budget, pre preRelease) {
 	if pre.bounds > 0 {
-		composeEstimate(c, p, total.Epsilon-pre.pca.Epsilon, pre.bounds, pre.centreStep)
+		composeEstimate(c, p, dp.Rest(total.Epsilon, pre.pca.Epsilon), pre.bounds, pre.centreStep)
 	}
 	if p.PCA != nil {
 		ComposeComponents(c, p, total, pre.pca)

@@ -90,12 +90,23 @@ type PartitionInfo struct {
 }
 
 // group returns the number of rows of one unit of privacy: c for a fit
-// per privacy ID, 1 (a row) otherwise.
+// per privacy ID, 1 (a row) otherwise or for nil info.
 func (info *PartitionInfo) group() int {
-	if info.PrivacyID != "" {
+	if info != nil && info.PrivacyID != "" {
 		return info.MaxRowsPerID
 	}
 	return 1
+}
+
+// Units returns the number of units of privacy among train training rows
+// and the unit's name: the rows, or for a fit per privacy ID (perID) with
+// c rows per ID the train/c IDs. A delta is compared with it
+// (dp.Budget.CheckRows).
+func Units(train int, perID bool, c int) (int, string) {
+	if perID && c > 0 {
+		return train / c, "training privacy ID"
+	}
+	return train, "training row"
 }
 
 // Diagnostics are statistics of the data computed in the clear: for the

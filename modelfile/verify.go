@@ -59,7 +59,11 @@ var ErrVerify = fmt.Errorf("%w: certificate does not verify", ErrFile)
 // pipeline's not-covered notes, the neighbouring relation, the split, the
 // partition layout of a partitioned fit, and the weights' SHA-256. The file
 // must equal the rebuilt one exactly, so no field (free text included) can
-// carry anything else.
+// carry anything else. Beside the rebuild it checks what a release can
+// publish at all (checkHeader): no -0 among the weights and the principal
+// directions, a claim in the range of dp.Budget.Validate with delta below
+// 1/n (dp.Budget.CheckRows), and a ledger whose charges add up to at most
+// the claim in exact arithmetic (dp.Budget.Covers).
 //
 // It returns PrivateRelease for a valid private release, NotPrivate with
 // the reason for a valid file that makes no claim about the table, and an
@@ -129,8 +133,13 @@ func Verify(r *Released) (Verdict, string, error) {
 }
 
 // checkHeader checks what every certificate shares, whatever its
-// mechanism: the format version, the weights' hash and a known noise
-// source; bad collects the inconsistencies.
+// mechanism: the format version, the weights' hash, no -0 among the
+// weights and the principal directions (a release writes every zero +0,
+// dp.PositiveZeros), a known noise source, a claim in the range of
+// dp.Budget.Validate with delta below 1/n for the n units of privacy of the
+// training rows (dp.Budget.CheckRows), and a ledger whose charges add up
+// to at most the claim in exact arithmetic (dp.Budget.Covers); bad
+// collects the inconsistencies.
 func checkHeader(r *Released, bad func(format string, args ...any)) {
 	c := r.Certificate
 	if c.Version != dp.CertificateVersion {
@@ -138,6 +147,30 @@ func checkHeader(r *Released, bad func(format string, args ...any)) {
 	}
 	if h := dp.WeightsSHA256(r.Model.W); h != c.WeightsSHA256 {
 		bad("the weights' SHA-256 is %s, the certificate binds %s: the weights were altered", h, c.WeightsSHA256)
+	}
+	if i := dp.NegativeZero(r.Model.W); i >= 0 {
+		bad("weight %d is -0, which no release writes (every zero is +0): its sign bit could carry what the mechanism did not choose", i)
+	}
+	if pca := r.Preprocessing.PCA; pca != nil {
+		for k, v := range pca.V {
+			if i := dp.NegativeZero(v); i >= 0 {
+				bad("entry %d of principal direction %d is -0, which no release writes (every zero is +0)", i, k)
+				break
+			}
+		}
+	}
+	claim := dp.Budget{Epsilon: c.Epsilon, Delta: c.Delta}
+	if err := claim.Validate(); err != nil {
+		bad("the claim: %v", err)
+	} else {
+		perID := r.Partitions != nil && r.Partitions.PrivacyID != ""
+		n, unit := Units(r.Split.TrainRows, perID, r.Partitions.group())
+		if err := claim.CheckRows(n, unit); err != nil {
+			bad("the claim: %v", err)
+		}
+	}
+	if err := claim.Covers(c.Ledger); err != nil {
+		bad("%v", err)
 	}
 	if c.Source != perturb.SourceSecure && c.Source != perturb.SourceSeeded {
 		bad("noise source %q, want %q or %q", c.Source, perturb.SourceSecure, perturb.SourceSeeded)
@@ -577,16 +610,17 @@ func abbreviate(s string) string {
 // cannot: certify prints both, and the README states them.
 var (
 	Checked = []string{
-		"the format, and that the file has no field beyond it",
+		"the format, and that the file has no field beyond it and is byte for byte what a run writes for its values (spacing, key order, the spelling of numbers and strings)",
 		"the shape: K x D weights, all finite, for the preprocessing's inputs and the declared classes",
-		"the weights' SHA-256 against the certificate",
+		"the weights' SHA-256 against the certificate, and no -0 among the weights and the principal directions (a release writes every zero +0)",
+		"the claim: eps from 2^-50 to 100 and delta in [0, 1) below 1/n for the n training rows (privacy IDs, per privacy ID); the ledger's charges adding up to at most the claim in exact arithmetic",
 		"the certificate, rebuilt by the release method from the published inputs: the run constants that follow from the loss (kappa = 1), the step of every pass, the stability routes and Delta (output perturbation) or the calibration of the published problem (objective perturbation, AMP), the noise scale, the ledger, the not-covered notes and the neighbouring relation",
 		"the split: the training rows from the row count, the test fraction and the seed; for a partitioned fit, the partition sizes from the shards' names and row counts, and the partitioned sensitivity",
 		"the automatic knobs, when the file says they chose the settings",
 		"privately estimated feature bounds: their charge present, first in the ledger and positive (leaving the release a positive part of eps), every bound a point of the estimate's grid (on the log scale, every (lo, hi) a centre's and a spread's (m - s, m + s) on that grid, the half-width 3 and the permute-and-flip charge) and equal to the certificate's list, and the release rebuilt at the rest of the budget; the log scale without estimated centres only with the public constants (m = 0, s = 1, half-width 32), and never in a partitioned file",
 		"private principal directions: their charge (Analyze Gauss) present in the ledger after the bounds' and before the release's, with positive eps and delta, leaving the release a positive part of both; the directions present in the preprocessing, of the right shape (k x the width of the rows they apply to, 1 <= k <= that width) and orthonormal; their SHA-256 equal to the certificate's; and the release rebuilt at the rest of the budget",
 		"a private selection of the setting: its plan (candidates, fractions, the law of the number of runs, the sizes of the parts, whether it tuned) recomputed from the split, the model's shape and the budget, the chosen setting's mechanism and knobs, and its ledger",
-		"a decision stump: the stump map (the per-feature map and the bias, no unit-ball map) exactly for the mechanism stump, and the weights a member of the public class (one feature weight +1 or -1, zeros, the bias -s t for a threshold t of the grid of 63)",
+		"a decision stump: the stump map (the per-feature map and the bias, no unit-ball map) exactly for the mechanism stump, and the weights a member of the public class (one feature weight +1 or -1, zeros, the bias -s t for a threshold t of the grid of 63), bit for bit as the mechanism writes them",
 		"the support of the noise: a secure release's weights on the lattice its sampler rounds to (laplace, gamma, objective; the Gaussian samplers' lattice is finer than float64 at usual scales), and every release's norm within the bound on the trained weights plus a noise norm exceeded with probability below 2^-63",
 	}
 	Unchecked = []string{

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"math"
 
+	"github.com/stabpriv/stabpriv/dp"
 	"github.com/stabpriv/stabpriv/glm"
 	"github.com/stabpriv/stabpriv/internal/check"
 	"github.com/stabpriv/stabpriv/losses"
@@ -385,7 +386,8 @@ func Calibrate(m perturb.Mechanism, eps, delta float64, pr Problem) (Calibration
 		// data-independent check at ten times the mean norm, with a
 		// margin of 10 on the rounding of sqrt(P) sums of 8 terms.
 		if scale := c.L + 10*p*c.Theta/n; 8*math.Sqrt(p)*scale*0x1p-52 > GradTol/10 {
-			return Calibration{}, fmt.Errorf("%w: eps = %v is too small for the solver: the noise term's scale %.3g leaves float64 no room to reach the gradient threshold %g; raise eps", ErrBudget, eps, scale, GradTol)
+			return Calibration{}, fmt.Errorf("%w: eps = %v is too small for the solver (n = %d, %d weights): under noise of scale %.3g float64 cannot resolve the gradient threshold %g; %s",
+				ErrBudget, eps, pr.N, c.P, scale, GradTol, c.smallestEps())
 		}
 		return c, nil
 	}
@@ -402,6 +404,36 @@ func Calibrate(m perturb.Mechanism, eps, delta float64, pr Problem) (Calibration
 	}
 	c.FallbackSteps = int(k)
 	return c, nil
+}
+
+// smallestEps says which eps the solver's check of Calibrate (objective)
+// accepts for c's problem: it needs theta = 2L/EpsNoise with
+// 8 sqrt(P) (L + 10 P theta/n) 2^-52 <= GradTol/10, so EpsNoise >= E =
+// 20 P L/(n A), A = GradTol/(80 sqrt(P) 2^-52) - L; with EpsNoise =
+// EpsObjective - EpsJacobian and EpsObjective = (1 - PureOutputEpsShare)
+// eps, eps >= (E + EpsJacobian)/(1 - share) at c's lambda, and eps >=
+// 2E/(1 - share) at any lambda at or above the floor (where EpsJacobian is
+// at most half of EpsObjective). Both are rounded up by a relative 1e-9.
+func (c Calibration) smallestEps() string {
+	atLambda, anyLambda, ok := c.solverEps()
+	if !ok {
+		return fmt.Sprintf("no eps is enough for %d weights: reduce the number of features", c.P)
+	}
+	return fmt.Sprintf("raise eps to at least %.3g (at lambda = %.3g; %.3g whatever lambda)", atLambda, c.Lambda, anyLambda)
+}
+
+// solverEps returns the two bounds of smallestEps: the smallest eps the
+// solver's check accepts at c's lambda, and one it accepts at any lambda
+// at or above the floor; ok is false when none does.
+func (c Calibration) solverEps() (atLambda, anyLambda float64, ok bool) {
+	p := float64(c.P)
+	a := GradTol/(80*math.Sqrt(p)*0x1p-52) - c.L
+	if !(a > 0) {
+		return 0, 0, false
+	}
+	e := 20 * p * c.L / (float64(c.N) * a)
+	up := (1 + 1e-9) / (1 - PureOutputEpsShare)
+	return (e + c.EpsJacobian) * up, 2 * e * up, true
 }
 
 // constants checks (m, eps, delta, pr) and returns the part of the
@@ -447,14 +479,14 @@ func constants(m perturb.Mechanism, eps, delta float64, pr Problem) (Calibration
 	switch m {
 	case perturb.Objective:
 		c.EpsOutput = PureOutputEpsShare * eps
-		c.EpsObjective = eps - c.EpsOutput
+		c.EpsObjective = dp.Rest(eps, c.EpsOutput)
 	case perturb.AMP:
 		c.EpsOutput = AMPOutputEpsShare * eps
-		c.EpsObjective = eps - c.EpsOutput
+		c.EpsObjective = dp.Rest(eps, c.EpsOutput)
 		c.DeltaOutput = AMPOutputDeltaShare * delta
 		c.DeltaFailCharge = AMPFailDeltaShare * delta
 		c.DeltaFail = c.DeltaFailCharge / (1 + math.Exp(eps))
-		c.DeltaObjective = delta - c.DeltaOutput - c.DeltaFailCharge
+		c.DeltaObjective = dp.Rest(delta, c.DeltaOutput, c.DeltaFailCharge)
 		c.SubspaceDim = 2
 		if pr.K > 1 {
 			c.SubspaceDim = 2 * (pr.K - 1)

@@ -196,8 +196,32 @@ func TestTinyEpsRefused(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if _, err := Calibrate(perturb.Objective, eps, 0, raised); !errors.Is(err, ErrBudget) || !strings.Contains(err.Error(), "too small for the solver") {
+		_, err = Calibrate(perturb.Objective, eps, 0, raised)
+		if !errors.Is(err, ErrBudget) || !strings.Contains(err.Error(), "too small for the solver") || !strings.Contains(err.Error(), "raise eps to at least") {
 			t.Errorf("eps = %v: %v, want the precision refusal", eps, err)
+		}
+		// The eps the message names pass at the same lambda, and at the
+		// floor of the other; a little less at the same lambda does not.
+		c, err := constants(perturb.Objective, eps, 0, raised)
+		if err != nil {
+			t.Fatal(err)
+		}
+		atLambda, anyLambda, ok := c.solverEps()
+		if !ok {
+			t.Fatalf("eps = %v: no eps named", eps)
+		}
+		if _, err := Calibrate(perturb.Objective, atLambda, 0, raised); err != nil {
+			t.Errorf("eps = %v: the named eps %v at lambda %v: %v", eps, atLambda, raised.Lambda, err)
+		}
+		if _, err := Calibrate(perturb.Objective, atLambda*(1-1e-6), 0, raised); !errors.Is(err, ErrBudget) {
+			t.Errorf("eps = %v: just below the named eps %v at lambda %v: %v, want the refusal", eps, atLambda, raised.Lambda, err)
+		}
+		atFloor, _, err := RaiseToFloor(perturb.Objective, anyLambda, 0, pr)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, err := Calibrate(perturb.Objective, anyLambda, 0, atFloor); err != nil {
+			t.Errorf("eps = %v: the eps %v named for any lambda, at its floor %v: %v", eps, anyLambda, atFloor.Lambda, err)
 		}
 	}
 	for _, eps := range []float64{0.01, 1, 10} {

@@ -243,6 +243,9 @@ func (pl *Plan) checkLayout(rows, train int, sizes []int) (Layout, error) {
 	if err := pl.checkPartitions(train); err != nil {
 		return Layout{}, err
 	}
+	if err := pl.plan.CheckRows(train); err != nil {
+		return Layout{}, err
+	}
 	if b := opts.Trainer.Batch; b > 1 {
 		for p, np := range sizes {
 			if np > 0 && np < b {

@@ -10,6 +10,7 @@ import (
 
 	"github.com/stabpriv/stabpriv/datasets"
 	"github.com/stabpriv/stabpriv/datasets/preprocess"
+	"github.com/stabpriv/stabpriv/dp"
 	"github.com/stabpriv/stabpriv/internal/check"
 	"github.com/stabpriv/stabpriv/losses"
 	"github.com/stabpriv/stabpriv/modelfile"
@@ -229,13 +230,18 @@ type loaded struct {
 }
 
 // load splits ds by position (TestFrac, Seed) and prepares both parts
-// (prepare).
+// (prepare). A delta at or above 1/n for the n training rows is refused
+// (dp.Budget.CheckRows; n is public under replace-one neighbours): the
+// simulated release could publish a row outright.
 func (sim *Simulation) load(ds *datasets.Dataset) (*loaded, error) {
 	n, _ := ds.X.Dims()
 	l := &loaded{}
 	var err error
 	l.trainIdx, l.testIdx, err = datasets.SplitIndex(n, sim.TestFrac, sim.Seed)
 	if err != nil {
+		return nil, fmt.Errorf("%w: %w", ErrInput, err)
+	}
+	if err := (dp.Budget{Epsilon: sim.Epsilon, Delta: sim.Delta}).CheckRows(len(l.trainIdx), "training row"); err != nil {
 		return nil, fmt.Errorf("%w: %w", ErrInput, err)
 	}
 	var prepNotes []string

@@ -170,7 +170,7 @@ func TestBoundsShareRefused(t *testing.T) {
 		}
 	}
 	pl, err := NewPlan(schema, dp.Budget{Epsilon: 1, Delta: 1e-6}, Options{Mechanism: perturb.AnalyticGaussian})
-	if err != nil || !pl.EstimateBounds || pl.BoundsEpsilon != DefaultBoundsShare || pl.Release != (dp.Budget{Epsilon: 1 - DefaultBoundsShare, Delta: 1e-6}) {
+	if err != nil || !pl.EstimateBounds || pl.BoundsEpsilon != DefaultBoundsShare || pl.Release != (dp.Budget{Epsilon: dp.Rest(1, DefaultBoundsShare), Delta: 1e-6}) {
 		t.Errorf("default share: %v, %+v", err, pl)
 	}
 }

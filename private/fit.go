@@ -374,7 +374,7 @@ func (pl *Plan) planPCA() error {
 		return fmt.Errorf("%w: principal components share %v: want in (0, 1), so that both the components and the release get a positive part of the budget", dp.ErrBudget, share)
 	}
 	b := dp.Budget{Epsilon: share * pl.Budget.Epsilon, Delta: share * pl.Budget.Delta}
-	rel := dp.Budget{Epsilon: pl.Release.Epsilon - b.Epsilon, Delta: pl.Release.Delta - b.Delta}
+	rel := dp.Budget{Epsilon: dp.Rest(pl.Release.Epsilon, b.Epsilon), Delta: dp.Rest(pl.Release.Delta, b.Delta)}
 	if !(b.Epsilon > 0 && b.Delta > 0) || !(rel.Epsilon > 0 && rel.Delta > 0) {
 		return fmt.Errorf("%w: principal components share %v of (eps, delta) = (%v, %v) leaves (%v, %v) for them and (%v, %v) for the release (after the bounds' eps = %v), want all > 0",
 			dp.ErrBudget, share, pl.Budget.Epsilon, pl.Budget.Delta, b.Epsilon, b.Delta, rel.Epsilon, rel.Delta, pl.BoundsEpsilon)
@@ -389,13 +389,15 @@ func (pl *Plan) planPCA() error {
 
 // setRelease sets Release to what the private steps before the release
 // leave of the budget: epsilon less the bounds' BoundsEpsilon and the
-// principal components' PCABudget.Epsilon, delta less PCABudget.Delta.
-// It is the one place Release is derived, so that taking a step back (the
-// bounds of an all-categorical table) gives back that step's part only.
+// principal components' PCABudget.Epsilon, delta less PCABudget.Delta,
+// each rounded down (dp.Rest) so that the ledger's charges never add up
+// to more than the budget. It is the one place Release is derived, so
+// that taking a step back (the bounds of an all-categorical table) gives
+// back that step's part only.
 func (pl *Plan) setRelease() {
 	pl.Release = dp.Budget{
-		Epsilon: pl.Budget.Epsilon - pl.BoundsEpsilon - pl.PCABudget.Epsilon,
-		Delta:   pl.Budget.Delta - pl.PCABudget.Delta,
+		Epsilon: dp.Rest(pl.Budget.Epsilon, pl.BoundsEpsilon, pl.PCABudget.Epsilon),
+		Delta:   dp.Rest(pl.Budget.Delta, pl.PCABudget.Delta),
 	}
 }
 
@@ -444,6 +446,30 @@ func (pl *Plan) Group() int {
 		return max(pl.Options.MaxRowsPerID, 1)
 	}
 	return 1
+}
+
+// CheckRows refuses a private fit's delta at or above 1/n for the n units
+// of privacy among train training rows (dp.Budget.CheckRows): the rows, or
+// for a fit per privacy ID the train/c privacy IDs (Group). A fit calls it
+// once the split is known and before any noise is drawn; a partitioned
+// fit (package partition) calls it with its layout. The count is public
+// under the replace-one relations (neighbours have as many rows, and as
+// many privacy IDs), so the refusal reveals nothing. A delta below 1/n
+// but above WarnDeltaRows/n is logged as a warning (dp.Budget.DeltaWarning)
+// to Options.Logger. A fit without a mechanism or selection is not
+// checked. Errors wrap dp.ErrBudget.
+func (pl *Plan) CheckRows(train int) error {
+	if pl.Method == nil && pl.Options.Select == nil {
+		return nil
+	}
+	n, unit := modelfile.Units(train, pl.Options.PrivacyID != "", pl.Group())
+	if err := pl.Budget.CheckRows(n, unit); err != nil {
+		return err
+	}
+	if w := pl.Budget.DeltaWarning(n, unit); w != "" {
+		pl.log().Warn(w)
+	}
+	return nil
 }
 
 // Fit runs the certified pipeline on the raw table: it parses the rows
@@ -779,6 +805,9 @@ func (pl *Plan) prepare(t *datasets.Table) (*preparedRows, error) {
 	opts := pl.Options
 	trainIdx, testIdx, err := enc.Split(opts.TestFrac, opts.Seed, opts.Stratify)
 	if err != nil {
+		return nil, err
+	}
+	if err := pl.CheckRows(len(trainIdx)); err != nil {
 		return nil, err
 	}
 	if opts.PCA > 0 {

@@ -68,8 +68,8 @@ func TestFitPCA(t *testing.T) {
 		if tot := dp.Total(c.Ledger); math.Abs(tot.Epsilon-c.Epsilon) > 1e-12 || math.Abs(tot.Delta-c.Delta) > 1e-18 {
 			t.Errorf("the ledger sums to %+v, the claim is (%v, %v)", tot, c.Epsilon, c.Delta)
 		}
-		eps, delta, share := 2.0, 1e-5, 0.25 // float64 arithmetic, as the fit's
-		if b := r.ReleaseBudget(); b != (dp.Budget{Epsilon: eps - share*eps - share*eps, Delta: delta - share*delta}) || c.Ledger[2].Epsilon != b.Epsilon || c.Ledger[2].Delta != b.Delta {
+		eps, delta, share := 2.0, 1e-5, 0.25 // the rest rounded down, as the fit's
+		if b := r.ReleaseBudget(); b != (dp.Budget{Epsilon: dp.Rest(eps, share*eps, share*eps), Delta: dp.Rest(delta, share*delta)}) || c.Ledger[2].Epsilon != b.Epsilon || c.Ledger[2].Delta != b.Delta {
 			t.Errorf("release budget %+v, release charge %+v", b, c.Ledger[2])
 		}
 		if p.PCA == nil || len(p.PCA.V) != 2 || len(p.PCA.V[0]) != 3 || p.Dim() != 3 || r.Model.D != 3 {
@@ -215,7 +215,7 @@ func TestPCARefused(t *testing.T) {
 	pl, err := NewPlan(schema, budget, Options{Mechanism: ag, PCA: 2})
 	eps, delta, bs, ps := budget.Epsilon, budget.Delta, DefaultBoundsShare, DefaultPCAShare // float64 arithmetic, as the plan's
 	if err != nil || pl.PCABudget != (dp.Budget{Epsilon: ps * eps, Delta: ps * delta}) ||
-		pl.Release != (dp.Budget{Epsilon: eps - bs*eps - ps*eps, Delta: delta - ps*delta}) {
+		pl.Release != (dp.Budget{Epsilon: dp.Rest(eps, bs*eps, ps*eps), Delta: dp.Rest(delta, ps*delta)}) {
 		t.Errorf("default shares: %v, %+v", err, pl)
 	}
 	tab, _ := boundsTable(t, 300)
@@ -314,7 +314,7 @@ func TestFitPCACategoricalOnly(t *testing.T) {
 		if len(c.Ledger) < 2 || c.Ledger[0] != modelfile.ComponentsCharge(dp.Budget{Epsilon: ps * eps, Delta: ps * delta}) || c.EstimatedBounds != nil {
 			t.Errorf("%s: ledger %+v, estimated bounds %v", name, c.Ledger, c.EstimatedBounds)
 		}
-		if b := r.ReleaseBudget(); b != (dp.Budget{Epsilon: eps - ps*eps, Delta: delta - ps*delta}) {
+		if b := r.ReleaseBudget(); b != (dp.Budget{Epsilon: dp.Rest(eps, ps*eps), Delta: dp.Rest(delta, ps*delta)}) {
 			t.Errorf("%s: the release is calibrated to %+v", name, b)
 		}
 		if v, why, err := modelfile.Verify(r); err != nil || v != modelfile.PrivateRelease {

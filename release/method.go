@@ -51,7 +51,8 @@ type Method interface {
 	// its objective.
 	SGD() bool
 	// CheckBudget returns an error wrapping dp.ErrBudget if the method
-	// cannot spend b.
+	// cannot spend b: b.Validate's range first, then the method's own
+	// conditions.
 	CheckBudget(b dp.Budget) error
 	// CheckConfig returns an error wrapping ErrConfig for training
 	// settings the method does not certify. It reads no rows, so a fit
@@ -248,8 +249,10 @@ func (pub Public) scaleOf() float64 {
 }
 
 // finish sets what every release's certificate shares: the noise seed of a
-// seeded source and the weights' hash.
+// seeded source and the weights' hash, of the weights with every zero
+// written +0 (dp.PositiveZeros: a verifier refuses a -0).
 func finish(out *Outcome, src perturb.Source) *Outcome {
+	dp.PositiveZeros(out.Model.W)
 	out.Certificate.NoiseSeed = perturb.NoiseSeed(src)
 	out.Certificate.WeightsSHA256 = dp.WeightsSHA256(out.Model.W)
 	return out

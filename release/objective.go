@@ -38,6 +38,9 @@ func (m objectiveMethod) Pure() bool {
 }
 
 func (m objectiveMethod) CheckBudget(b dp.Budget) error {
+	if err := b.Validate(); err != nil {
+		return err
+	}
 	if err := objpert.CheckBudget(m.name, b.Epsilon, b.Delta); err != nil {
 		return fmt.Errorf("%w: %w", dp.ErrBudget, err)
 	}

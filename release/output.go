@@ -89,6 +89,7 @@ func Weights(m *trainer.Model, run *trainer.Run, sens perturb.Sensitivity, cfg C
 	if err != nil {
 		return nil, nil, err
 	}
+	dp.PositiveZeros(out.W)
 	c := newOutputCertificate(cal, sens, run, perturb.SourceName(src), cfg.Notes, nil)
 	c.NoiseSeed = perturb.NoiseSeed(src)
 	c.WeightsSHA256 = dp.WeightsSHA256(out.W)
@@ -117,7 +118,9 @@ func OneVsRest(models []*trainer.Model, runs []*trainer.Run, sens []perturb.Sens
 	if err := noise.CheckBudget(cfg.Epsilon, cfg.Delta); err != nil {
 		return nil, nil, err
 	}
-	share := Config{Mechanism: cfg.Mechanism, Epsilon: cfg.Epsilon / float64(k), Delta: cfg.Delta / float64(k)}
+	// Each share is rounded down (dp.Part), so that the K shares add up to
+	// at most the budget in exact arithmetic.
+	share := Config{Mechanism: cfg.Mechanism, Epsilon: dp.Part(cfg.Epsilon, k), Delta: dp.Part(cfg.Delta, k)}
 	cals := make([]perturb.Calibration, k)
 	for i := range models {
 		if err := checkModel(models[i], runs[i]); err != nil {
@@ -140,6 +143,7 @@ func OneVsRest(models []*trainer.Model, runs []*trainer.Run, sens []perturb.Sens
 		if err != nil {
 			return nil, nil, fmt.Errorf("model %d: %w", i, err)
 		}
+		dp.PositiveZeros(out.W)
 		outs[i] = out
 		comp := &dp.Composition{
 			Rule:         "basic composition (Dwork & Roth 2014, Theorem 3.16): eps and delta split evenly across the one-vs-rest releases",

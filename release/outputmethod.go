@@ -29,6 +29,9 @@ func (m outputMethod) Pure() bool              { return m.noise.Pure() }
 func (m outputMethod) SGD() bool { return true }
 
 func (m outputMethod) CheckBudget(b dp.Budget) error {
+	if err := b.Validate(); err != nil {
+		return err
+	}
 	if err := m.noise.CheckBudget(b.Epsilon, b.Delta); err != nil {
 		return fmt.Errorf("%w: %w", dp.ErrBudget, err)
 	}

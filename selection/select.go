@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"math"
+	"math/big"
 	"reflect"
 
 	"gonum.org/v1/gonum/mat"
@@ -277,7 +278,7 @@ func Select(ctx context.Context, cands []Candidate, Xval mat.Matrix, yval []floa
 func finishSelect(c *dp.Certificate, eps, epsRun, eta, gamma, mean float64, ncand, nval int) {
 	// The hold's runs are not releases on their own: this one is.
 	c.Private = c.Source == perturb.SourceSecure
-	selectEps := eps - epsRun // (1 + eta) eps_run up to an ulp; the parts add up to eps (runBudget)
+	selectEps := dp.Rest(eps, epsRun) // at least (1 + eta) eps_run (runBudget); the parts add up to at most eps
 	c.Epsilon = eps
 	c.Ledger = []dp.Charge{
 		{Step: SelectStep, Mechanism: perturb.Laplace, Epsilon: selectEps},
@@ -350,19 +351,32 @@ func (a selectKey) less(b selectKey) bool {
 	return false
 }
 
-// runBudget returns eps_run = eps/(2 + eta), lowered by at most a few ulps
-// so that (eps - eps_run) + eps_run == eps in float64: the ledger's two
-// parts then add up to eps exactly, and (2 + eta) eps_run exceeds eps by at
-// most the rounding of the division (about one ulp).
+// RunEpsilon returns the budget of one run of a random-stopping selection
+// of the whole eps with eta (runBudget): what Select calibrates each run
+// to, for a caller that prepares candidates at it.
+func RunEpsilon(eps, eta float64) float64 { return runBudget(eps, eta) }
+
+// runBudget returns eps_run = eps/(2 + eta), lowered by a few ulps so
+// that (eps - eps_run) + eps_run == eps in float64 and (2 + eta) eps_run
+// <= eps in exact arithmetic: the selection's claim, (2 + eta) eps_run,
+// is then never above eps, and the ledger's two parts (dp.Rest) add up to
+// at most eps.
 func runBudget(eps, eta float64) float64 {
 	r := eps / (2 + eta)
-	for range 16 {
-		if (eps-r)+r == eps {
+	for i := 0; r > 0; i++ {
+		if claimWithin(eta, r, eps) && (i >= 16 || (eps-r)+r == eps) {
 			break
 		}
 		r = math.Nextafter(r, 0)
 	}
 	return r
+}
+
+// claimWithin reports whether (2 + eta) r <= eps in exact arithmetic
+// (eta, r, eps finite).
+func claimWithin(eta, r, eps float64) bool {
+	a := new(big.Rat).Add(big.NewRat(2, 1), new(big.Rat).SetFloat64(eta))
+	return a.Mul(a, new(big.Rat).SetFloat64(r)).Cmp(new(big.Rat).SetFloat64(eps)) <= 0
 }
 
 // tnbMean returns E[K] of TNB(eta, gamma): for eta = 0 the logarithmic law,

@@ -483,7 +483,8 @@ func TestSelectRobustness(t *testing.T) {
 	for range 3000 {
 		eps, eta := math.Exp(8*rng.Float64()-6), rng.Float64()
 		r := runBudget(eps, eta)
-		if (eps-r)+r != eps || (2+eta)*r > eps*(1+1e-15) {
+		ledger := []dp.Charge{{Epsilon: dp.Rest(eps, r)}, {Epsilon: r}}
+		if (eps-r)+r != eps || !claimWithin(eta, r, eps) || (dp.Budget{Epsilon: eps}).Covers(ledger) != nil || r < eps/(2+eta)*(1-1e-15) {
 			t.Fatalf("eps %v, eta %v: eps_run %v: parts %v + %v", eps, eta, r, eps-r, r)
 		}
 	}

@@ -135,7 +135,9 @@ func (s Stump) Weights(p, T int) []float64 {
 // - 1 columns and T thresholds, or an error wrapping ErrInput when w is
 // not the weights of a member of the class: exactly one of the first p
 // entries nonzero and equal to +1 or -1, and the bias -Sign t_k for a k of
-// the grid. A verifier checks with it that a released model is in the
+// the grid, every entry bit for bit what Weights writes (a zero is +0, not
+// -0: the sign bits of p zeros would carry p bits that the mechanism
+// never chose). A verifier checks with it that a released model is in the
 // public class.
 func FromWeights(w []float64, T int) (Stump, error) {
 	p := len(w) - 1
@@ -160,10 +162,25 @@ func FromWeights(w []float64, T int) (Stump, error) {
 	for k := 1; k <= T; k++ {
 		if Threshold(k, T) == t {
 			s.Index = k
+			if err := canonical(w, s.Weights(p, T)); err != nil {
+				return Stump{}, err
+			}
 			return s, nil
 		}
 	}
 	return Stump{}, fmt.Errorf("%w: threshold %v is not a point of the grid of %d thresholds", ErrInput, t, T)
+}
+
+// canonical returns an error wrapping ErrInput unless w is bit for bit
+// want, the weights Weights writes.
+func canonical(w, want []float64) error {
+	for j := range want {
+		if math.Float64bits(w[j]) != math.Float64bits(want[j]) {
+			return fmt.Errorf("%w: weight %d is %v (bits %#016x), not %v as a stump writes it (bits %#016x): a -0 or another encoding of the value could carry what the mechanism did not choose",
+				ErrInput, j, w[j], math.Float64bits(w[j]), want[j], math.Float64bits(want[j]))
+		}
+	}
+	return nil
 }
 
 // Scores returns the utility of every candidate (in the order of the

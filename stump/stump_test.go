@@ -96,6 +96,11 @@ func TestWeightsDecide(t *testing.T) {
 				if err != nil || back != s {
 					t.Fatalf("T %d: FromWeights(%v) = %+v, %v; want %+v", T, w, back, err, s)
 				}
+				for j, v := range w {
+					if v == 0 && math.Signbit(v) {
+						t.Fatalf("T %d, %+v: weight %d is -0", T, s, j)
+					}
+				}
 				th := Threshold(k, T)
 				for _, v := range []float64{th, math.Nextafter(th, 2), math.Nextafter(th, -2), -1, 1, 0} {
 					z := []float64{0.5, -0.25, 0.75, 1}
@@ -111,8 +116,14 @@ func TestWeightsDecide(t *testing.T) {
 
 // TestFromWeightsRefuses checks that weights outside the class are
 // refused: two feature weights, a weight other than +-1, a threshold off
-// the grid, no feature weight.
+// the grid, no feature weight, and the weights of a member with a zero
+// written -0 (the feature weights' or the bias at the threshold 0), whose
+// sign bits the mechanism never chose.
 func TestFromWeightsRefuses(t *testing.T) {
+	neg := math.Copysign(0, -1)
+	if _, err := FromWeights([]float64{1, 0, 0}, 3); err != nil {
+		t.Fatalf("the stump at t = 0: %v", err)
+	}
 	for _, w := range [][]float64{
 		{1, 1, 0},
 		{0.5, 0, 0},
@@ -120,6 +131,10 @@ func TestFromWeightsRefuses(t *testing.T) {
 		{0, 0, 0.5},
 		{1},
 		{-1, 0, -2},
+		{1, neg, 0},
+		{neg, -1, 0.5},
+		{1, 0, neg},
+		{-1, 0, neg},
 	} {
 		if s, err := FromWeights(w, 3); !errors.Is(err, ErrInput) {
 			t.Errorf("FromWeights(%v) = %+v, %v; want ErrInput", w, s, err)

@@ -16,6 +16,7 @@ import (
 	"gonum.org/v1/gonum/mat"
 
 	"github.com/stabpriv/stabpriv/datasets"
+	"github.com/stabpriv/stabpriv/dp"
 	"github.com/stabpriv/stabpriv/internal/check"
 	"github.com/stabpriv/stabpriv/internal/runflags"
 	"github.com/stabpriv/stabpriv/losses"
@@ -55,7 +56,7 @@ func newPDPFlagSet(f *pdpFlags) *flag.FlagSet {
 	fs.Float64Var(&f.lambda, "lambda", 1e-3, "ridge strength lambda >= 0: the objective is sum_i l + (n lambda/2)||w||^2")
 	fs.Float64Var(&f.l1Ratio, "l1-ratio", 0, "elastic-net L1 share: must be 0 (the L1 term is not differentiable, so Wang's Lemma 13 does not apply)")
 	fs.Float64Var(&f.epsilon, "epsilon", 1, "the release is calibrated to this worst-case DP `eps` (replace-one neighbours)")
-	fs.Float64Var(&f.delta, "delta", 1e-6, "`delta` of the Gaussian mechanisms (laplace and gamma use 0)")
+	fs.Float64Var(&f.delta, "delta", 1e-6, "`delta` of the Gaussian mechanisms (laplace and gamma use 0), below 1/n for n training rows")
 	fs.StringVar((*string)(&f.mechanism), "mechanism", string(perturb.AnalyticGaussian), "output perturbation: one of "+perturb.MechanismList()+"; with --loss squared (ridge regression) also ops (one posterior sample, --gamma), adaops (AdaOPS at --epsilon and --delta, --cond) or gaussian-cov (N(w, A^{-1}/gamma), --gamma, --precision)")
 	fs.Float64Var(&f.gamma, "gamma", 0, "ops: the posterior scale (exp(-(gamma/2)(||y - Xw||^2 + n lambda ||w||^2))); gaussian-cov: the precision scale")
 	fs.Float64Var(&f.cond, "cond", 0, "adaops: Algorithm 1's kappa, the largest acceptable condition number (fixed independently of the data)")
@@ -349,7 +350,7 @@ func runPDP(_ context.Context, args []string, stdout, stderr io.Writer) error {
 		return usagef("--cond %v is above AdaOPS's limit %.6g = n eps/(4 d (1 + log(4/delta))) for n = %d training rows, d = %d weights, --epsilon %v, --delta %v: lower --cond or raise --epsilon", s.cond, cond.Max, cond.N, cond.D, s.epsilon, s.delta)
 	case errors.Is(err, pdp.ErrNoBound):
 		return usagef("--epsilon %v: %w; pass --sigma S to analyse Gaussian noise of a fixed scale", s.epsilon, err)
-	case errors.Is(err, pdp.ErrSingular) || errors.Is(err, pdp.ErrNotSmooth):
+	case errors.Is(err, pdp.ErrSingular) || errors.Is(err, pdp.ErrNotSmooth) || errors.Is(err, dp.ErrBudget):
 		return &usageError{Err: err}
 	case err != nil:
 		return err

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"errors"
 	"flag"
 	"fmt"
 	"io"
@@ -34,7 +35,7 @@ var publishFlagNames = []string{"publish-epsilon", "publish-delta", "publish-bet
 // addPublishFlags defines the publish flags on fs.
 func addPublishFlags(fs *flag.FlagSet, f *publishFlags) {
 	fs.Float64Var(&f.epsilon, "publish-epsilon", 0, "also write "+summaryFile+": a DP summary of the per-instance epsilons (quantile bounds, shares below --publish-levels) with its own certificate, `eps`-DP on top of the release (publishable; everything else stays confidential)")
-	fs.Float64Var(&f.delta, "publish-delta", 0, "`delta` in [0, 1) of the summary (used when zCDP composition of its draws beats basic composition)")
+	fs.Float64Var(&f.delta, "publish-delta", 0, "`delta` in [0, 1) of the summary, below 1/n for n training rows (used when zCDP composition of its draws beats basic composition)")
 	fs.Float64Var(&f.beta, "publish-beta", publish.DefaultBeta, "probability in (0, 1) that any claim of the summary fails")
 	fs.StringVar(&f.levels, "publish-levels", "0.01,0.1,1", "comma-separated epsilon `levels`: the summary bounds the share of rows whose per-instance epsilon is at most each")
 	fs.Uint64Var(&f.seed, "publish-seed", 0, "draw the summary from a generator seeded with `N` (reproducible, published, NOT private); default: the secure source")
@@ -120,13 +121,18 @@ func (ps *publishSettings) outFiles() []string {
 	return append(append([]string(nil), pdpFiles...), summaryFile)
 }
 
-// summarizePDP draws the DP summary of the analysis.
+// summarizePDP draws the DP summary of the analysis. A budget the rows
+// cannot take (a delta at or above 1/n) is a usage error.
 func summarizePDP(res *pdp.Result, ps *publishSettings) (*publish.Summary, error) {
 	p, err := res.Publishable()
 	if err != nil {
 		return nil, &usageError{Err: fmt.Errorf("--publish-epsilon: %w", err)}
 	}
-	return publish.Summarize(p, ps.cfg, ps.src, ps.seed)
+	s, err := publish.Summarize(p, ps.cfg, ps.src, ps.seed)
+	if errors.Is(err, dp.ErrBudget) {
+		return nil, usagef("--publish-delta %v: %w", ps.cfg.Delta, err)
+	}
+	return s, err
 }
 
 // writeSummary writes the summary into dir, readable by all: it is the
@@ -173,6 +179,10 @@ func printSummary(w, stderr io.Writer, path string, s *publish.Summary) {
 		fmt.Fprintf(w, "  level %g: at least %d of %d rows (%.2f%%) have eps <= %g\n", l.Epsilon, l.RowsAtLeast, s.Release.N, 100*l.ShareAtLeast, l.Epsilon)
 	}
 	for _, m := range s.Warnings {
+		fmt.Fprintf(stderr, "warning: %s\n", m)
+	}
+	// Not in the file's warnings, which files written before it lack.
+	if m := (dp.Budget{Epsilon: s.Budget.Epsilon, Delta: s.Budget.Delta}).DeltaWarning(s.Release.N, "training row"); m != "" {
 		fmt.Fprintf(stderr, "warning: %s\n", m)
 	}
 }

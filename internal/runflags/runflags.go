@@ -133,8 +133,8 @@ func (f *Flags) Register(fs *flag.FlagSet) {
 	fs.TextVar(f.Mechanism, "mechanism", f.Mechanism, "release mechanism; left out, the public rule (or --select) chooses it and its knobs: "+release.List()+" (objective and amp perturb the training objective: lambda auto or at least its floor, no SGD knobs), or none for a non-private model")
 	// Left out is not none: the help must not print "(default none)".
 	fs.Lookup("mechanism").DefValue = ""
-	fs.Float64Var(&f.Epsilon, "epsilon", 1, "privacy budget `eps` > 0 of the fit: every run is private at this budget unless --mechanism none asks for a non-private model")
-	fs.Float64Var(&f.Delta, "delta", 0, "privacy budget `delta` in [0, 1): 0 for laplace, gamma and objective (pure eps-DP), > 0 for the Gaussian mechanisms and amp")
+	fs.Float64Var(&f.Epsilon, "epsilon", 1, "privacy budget `eps` of the fit, from 2^-50 to 100: every run is private at this budget unless --mechanism none asks for a non-private model")
+	fs.Float64Var(&f.Delta, "delta", 0, "privacy budget `delta` in [0, 1): 0 for laplace, gamma and objective (pure eps-DP), > 0 for the Gaussian mechanisms and amp, and below 1/n for n training rows (a warning above 1/(10 n))")
 	fs.StringVar(&f.Noise, "noise", "secure", "noise source: secure (a private release), or seeded from --noise-seed (reproducible; its certificate says NOT private, since the seed is published)")
 	fs.Uint64Var(&f.NoiseSeed, "noise-seed", 0, "seed of --noise seeded (required with it; published in the model file)")
 	fs.StringVar(&f.Project, "project", "auto", "project every mapped row to `k` dimensions by a seeded random projection (Gaussian, its seed --seed, published in the model file) before the unit-ball map: public, no budget; for many more features than rows; k at most the number of mapped features; 0: none; auto: k from the public rule of (n, features, classes, eps) when the mapped features outnumber the training rows, none otherwise (a partitioned fit: none)")

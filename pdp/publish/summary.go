@@ -423,6 +423,10 @@ func newPlan(rel Release, b Budget) (*plan, error) {
 	if err != nil {
 		return nil, err
 	}
+	// n is public under the summary's replace-one relation (Neighbouring).
+	if err := (dp.Budget{Epsilon: b.Epsilon, Delta: b.Delta}).CheckRows(pc.N, "training row"); err != nil {
+		return nil, fmt.Errorf("%w: %w", ErrInput, err)
+	}
 	pl := &plan{rel: rel, budget: b, pc: pc, rho: Shift(pc)}
 	d := &pl.derived
 	d.RemoveOneBound = pc.RemoveOneBound()
@@ -572,14 +576,15 @@ func distinctRanks(ranks []int, k, n int) []int {
 
 // compose returns the epsilon of each of m pure-DP draws whose
 // composition is (eps, delta)-DP, the rule, and the claim: basic
-// composition (m eps0 = eps, delta 0; Dwork & Roth, Theorem 3.16) or, when
-// delta > 0 and it allows a larger eps0, zCDP: an eps0-DP draw is
+// composition (m eps0 <= eps in exact arithmetic, dp.Part; delta 0; Dwork
+// & Roth, Theorem 3.16) or, when delta > 0 and it allows a larger eps0,
+// zCDP: an eps0-DP draw is
 // eps0^2/2-zCDP (Bun & Steinke, Proposition 1.4), m of them are
 // m eps0^2/2-zCDP (Lemma 2.3), and rho-zCDP is
 // (rho + 2 sqrt(rho ln(1/delta)), delta)-DP (Proposition 1.3): the largest
 // rho is (sqrt(ln(1/delta) + eps) - sqrt(ln(1/delta)))^2.
 func compose(eps, delta float64, m int) (eps0 float64, rule string, claimEps, claimDelta float64) {
-	basic := eps / float64(m)
+	basic := dp.Part(eps, m) // rounded down: m draws add up to at most eps exactly
 	if delta > 0 {
 		l := math.Log(1 / delta)
 		rho := math.Pow(math.Sqrt(l+eps)-math.Sqrt(l), 2)
