@@ -173,20 +173,24 @@ func (r *Reader) checkLine(n int64) error {
 	return nil
 }
 
-// chunk is the size of the pieces ReadAll reads a stream in.
-const chunk = 1 << 20
+// The pieces ReadAll reads a stream in: the first of firstPiece bytes,
+// each next twice as large, up to maxPiece.
+const (
+	firstPiece = 64 << 10
+	maxPiece   = 4 << 20
+)
 
 // ReadAll reads r to its end under the caps c (c.Bytes > 0) and returns
 // its bytes. The input is never held beyond the byte cap: a regular file
 // (an *os.File, read from its offset) is checked against the cap from its
 // size and read into one buffer of that size, any other reader in pieces
-// of 1 MiB, joined once its end is reached.
+// of 64 KiB to 4 MiB, joined once its end is reached.
 func ReadAll(r io.Reader, c Caps) ([]byte, error) {
 	if c.Bytes <= 0 {
 		panic("inputcap: ReadAll without a byte cap")
 	}
 	cr := NewReader(r, c)
-	if size, ok := regularSize(r); ok {
+	if size, ok := RegularSize(r); ok {
 		if size > c.Bytes {
 			return nil, capf("%s, more than the %s a %s may hold: is it the right file?", Size(size), Size(c.Bytes), c.Kind)
 		}
@@ -206,9 +210,9 @@ func ReadAll(r io.Reader, c Caps) ([]byte, error) {
 		}
 	}
 	var pieces [][]byte
-	total := 0
-	for {
-		piece := make([]byte, chunk)
+	total, size := 0, firstPiece
+	for ; ; size = min(2*size, maxPiece) {
+		piece := make([]byte, size)
 		n, err := io.ReadFull(cr, piece)
 		pieces = append(pieces, piece[:n])
 		total += n
@@ -229,8 +233,9 @@ func ReadAll(r io.Reader, c Caps) ([]byte, error) {
 	return out, nil
 }
 
-// regularSize returns the bytes left in r when it is a regular file.
-func regularSize(r io.Reader) (int64, bool) {
+// RegularSize returns the bytes left in r and true when r is a regular
+// file (an *os.File), and false for any other reader (a stream).
+func RegularSize(r io.Reader) (int64, bool) {
 	f, ok := r.(*os.File)
 	if !ok {
 		return 0, false
