@@ -185,3 +185,41 @@ func TestSchemaNames(t *testing.T) {
 		t.Errorf("a Latin-1 shard name: %v", err)
 	}
 }
+
+// FuzzTableHeader: the header of any input, and any names given for a
+// file without a header, are read or refused with an error wrapping
+// ErrFormat, never a panic; names that read are at most MaxColumns,
+// trimmed, non-empty, distinct, and names a model file holds (CheckName).
+func FuzzTableHeader(f *testing.F) {
+	for _, s := range []string{"a,b,y\n1,2,x\n", "\ufeff a , b \n", "a,b\xe9\n", "\"a\nb\",c\n", "a,\"b\x01\"\n", "a,a\n", ",\n", "\"a,b\",\"c\"\"d\"\n"} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, in string) {
+		tr, err := NewTableReader(strings.NewReader(in), "fuzz")
+		checkNames(t, tr, err)
+		tr, err = NewTableReaderHeader(strings.NewReader("1\n"), "fuzz", strings.Split(in, ","))
+		checkNames(t, tr, err)
+	})
+}
+
+// checkNames checks the header a TableReader read, or its error.
+func checkNames(t *testing.T, tr *TableReader, err error) {
+	t.Helper()
+	if err != nil {
+		if !errors.Is(err, ErrFormat) {
+			t.Fatalf("error %v does not wrap ErrFormat", err)
+		}
+		return
+	}
+	cols := tr.Columns()
+	seen := map[string]bool{}
+	if len(cols) == 0 || len(cols) > MaxColumns {
+		t.Fatalf("%d columns read", len(cols))
+	}
+	for _, c := range cols {
+		if c == "" || strings.TrimSpace(c) != c || seen[c] || CheckName(c) != nil {
+			t.Fatalf("column name %q read (%v)", c, CheckName(c))
+		}
+		seen[c] = true
+	}
+}
