@@ -4,13 +4,13 @@ import (
 	"errors"
 	"io"
 	"os"
-	"path/filepath"
 	"runtime"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/stabpriv/stabpriv/internal/inputcap"
+	"github.com/stabpriv/stabpriv/internal/inputcap/capstest"
 )
 
 func TestCheckName(t *testing.T) {
@@ -67,22 +67,12 @@ func TestHeaderNames(t *testing.T) {
 	}
 }
 
-// newlines reads as an endless run of line ends.
-type newlines struct{}
-
-func (newlines) Read(p []byte) (int, error) {
-	for i := range p {
-		p[i] = '\n'
-	}
-	return len(p), nil
-}
-
 // TestUnclosedQuote: a quoted cell that never closes, over short lines,
 // is refused once its record passes MaxLineBytes, in bounded memory.
 func TestUnclosedQuote(t *testing.T) {
 	var before, after runtime.MemStats
 	runtime.ReadMemStats(&before)
-	r := io.MultiReader(strings.NewReader("a,b\n1,\"x"), io.LimitReader(newlines{}, 4*MaxLineBytes))
+	r := io.MultiReader(strings.NewReader("a,b\n1,\"x"), io.LimitReader(capstest.Endless("\n"), 4*MaxLineBytes))
 	_, err := ReadTable(r, "quote")
 	runtime.ReadMemStats(&after)
 	if !errors.Is(err, ErrFormat) || !strings.Contains(err.Error(), "is a quote not closed?") {
@@ -119,15 +109,7 @@ var smallInputs = []struct {
 // memory, with an error that names the cap.
 func TestSmallInputCaps(t *testing.T) {
 	dir := t.TempDir()
-	sparse := filepath.Join(dir, "sparse")
-	f, err := os.Create(sparse)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := f.Truncate(2 << 30); err != nil {
-		t.Fatal(err)
-	}
-	f.Close()
+	sparse := capstest.SparseFile(t, "sparse", "", 2<<30)
 	for _, in := range smallInputs {
 		start := time.Now()
 		var before, after runtime.MemStats
@@ -139,7 +121,7 @@ func TestSmallInputCaps(t *testing.T) {
 		for what, r := range map[string]io.Reader{
 			"no line end": zeros{},
 			"many lines":  strings.NewReader(strings.Repeat("#\n", 1<<20+1)),
-			"many bytes":  io.MultiReader(strings.NewReader(in.valid), newlines{}),
+			"many bytes":  io.MultiReader(strings.NewReader(in.valid), capstest.Endless("\n")),
 			"a long line": strings.NewReader(in.valid + strings.Repeat("y", int(in.line)+1) + "\n"),
 		} {
 			err := in.read(r)

@@ -13,6 +13,7 @@ import (
 
 	"github.com/stabpriv/stabpriv/datasets"
 	"github.com/stabpriv/stabpriv/internal/inputcap"
+	"github.com/stabpriv/stabpriv/internal/inputcap/capstest"
 	"github.com/stabpriv/stabpriv/modelfile"
 )
 
@@ -107,36 +108,18 @@ func FuzzNamesRoundTrip(f *testing.F) {
 	})
 }
 
-// endless reads as a run of its bytes that never ends.
-type endless struct{ b byte }
-
-func (e endless) Read(p []byte) (int, error) {
-	for i := range p {
-		p[i] = e.b
-	}
-	return len(p), nil
-}
-
 // TestReadCaps: a model file beyond MaxFileBytes is refused (a regular
 // file from its size, a stream at the cap), and input that does not start
 // as a model file at once; Write does not write a file Read refuses.
 func TestReadCaps(t *testing.T) {
 	dir := t.TempDir()
-	sparse := filepath.Join(dir, "big.json")
-	f, err := os.Create(sparse)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := f.Truncate(2 << 30); err != nil {
-		t.Fatal(err)
-	}
-	f.Close()
+	sparse := capstest.SparseFile(t, "big.json", "", 2<<30)
 	start := time.Now()
-	_, err = modelfile.ReadFile(sparse)
+	_, err := modelfile.ReadFile(sparse)
 	if !errors.Is(err, modelfile.ErrFile) || !errors.Is(err, inputcap.ErrCap) || !strings.Contains(err.Error(), "2 GiB, more than the 160 MiB a model file may hold") {
 		t.Errorf("a 2 GiB file: %v", err)
 	}
-	_, err = modelfile.Read(endless{0})
+	_, err = modelfile.Read(capstest.Endless("\x00"))
 	if !errors.Is(err, modelfile.ErrFile) || !strings.Contains(err.Error(), `not a stabpriv model file: it starts with "\x00\x00`) {
 		t.Errorf("/dev/zero: %v", err)
 	}
@@ -160,7 +143,7 @@ func TestReadCaps(t *testing.T) {
 		t.Errorf("a file at the cap: %v", err)
 	}
 	// A stream that starts as a model file and never ends stops at the cap.
-	stream := io.MultiReader(bytes.NewReader(data[:40]), endless{' '})
+	stream := io.MultiReader(bytes.NewReader(data[:40]), capstest.Endless(" "))
 	if _, err := modelfile.Read(stream); !errors.Is(err, modelfile.ErrFile) || !errors.Is(err, inputcap.ErrCap) {
 		t.Errorf("an endless stream: %v", err)
 	}

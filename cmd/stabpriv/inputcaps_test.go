@@ -12,6 +12,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/stabpriv/stabpriv/internal/inputcap/capstest"
 	"github.com/stabpriv/stabpriv/modelfile"
 	"github.com/stabpriv/stabpriv/pdp/publish"
 )
@@ -47,41 +48,6 @@ func childRun(t *testing.T, stdin io.Reader, args ...string) (int, string, time.
 	return cmd.ProcessState.ExitCode(), stderr.String(), elapsed, rss
 }
 
-// sparseFile writes head at the start of a new file of size bytes whose
-// rest is a hole (zero bytes that take no disk) and returns its path.
-func sparseFile(t *testing.T, name, head string, size int64) string {
-	t.Helper()
-	path := filepath.Join(t.TempDir(), name)
-	f, err := os.Create(path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer f.Close()
-	if _, err := f.WriteString(head); err != nil {
-		t.Fatal(err)
-	}
-	if err := f.Truncate(size); err != nil {
-		t.Skipf("no sparse file here: %v", err)
-	}
-	return path
-}
-
-// repeat reads as s repeated without end.
-type repeat struct {
-	s   string
-	off int
-}
-
-func (r *repeat) Read(p []byte) (int, error) {
-	n := 0
-	for n < len(p) {
-		c := copy(p[n:], r.s[r.off:])
-		n += c
-		r.off = (r.off + c) % len(r.s)
-	}
-	return n, nil
-}
-
 // TestInputCaps runs the commands on oversized inputs (sparse 2 GB files)
 // and endless ones (/dev/zero, a standard input that never ends): each is
 // refused with the exit status of its kind of input and a message naming
@@ -93,10 +59,10 @@ func TestInputCaps(t *testing.T) {
 	const gb2 = 2 << 30
 	data := writeCSV(t, clusters(2, 50))
 	model := filepath.Join("testdata", "pinned", "gamma-default.json")
-	nul := sparseFile(t, "nul", "", gb2)
-	csvNul := sparseFile(t, "data.csv", "x1,x2,class\n", gb2)
-	modelNul := sparseFile(t, "model.json", "{\n  \"format\": \""+modelfile.Format+"\",\n", gb2)
-	summaryNul := sparseFile(t, "summary.dp.json", "{\n  \"format\": \""+publish.Format+"\",\n", gb2)
+	nul := capstest.SparseFile(t, "nul", "", gb2)
+	csvNul := capstest.SparseFile(t, "data.csv", "x1,x2,class\n", gb2)
+	modelNul := capstest.SparseFile(t, "model.json", "{\n  \"format\": \""+modelfile.Format+"\",\n", gb2)
+	summaryNul := capstest.SparseFile(t, "summary.dp.json", "{\n  \"format\": \""+publish.Format+"\",\n", gb2)
 	out := filepath.Join(t.TempDir(), "out.json")
 	train := []string{"train", "--mechanism", "none", "--out", out}
 	tests := []struct {
@@ -111,15 +77,15 @@ func TestInputCaps(t *testing.T) {
 		{"data: /dev/zero", nil, append(train, "--data", "/dev/zero", "--label", "class"), 4, "line 1 is longer than 8 MiB"},
 		{"bounds: 2 GB", nil, append(train, "--bounds", nul), 2, "2 GiB, more than the 16 MiB a bounds file may hold"},
 		{"bounds: /dev/zero", nil, append(train, "--bounds", "/dev/zero"), 2, "line 1 is longer than 1 MiB, the most a line of a bounds file may hold"},
-		{"bounds: endless lines", &repeat{s: "a,0,1\n"}, append(train, "--bounds", "/dev/stdin"), 2, "more than 1048576 lines, the most a bounds file may hold"},
+		{"bounds: endless lines", capstest.Endless("a,0,1\n"), append(train, "--bounds", "/dev/stdin"), 2, "more than 1048576 lines, the most a bounds file may hold"},
 		{"schema: 2 GB", nil, append(train, "--schema", nul), 2, "2 GiB, more than the 16 MiB a schema file may hold"},
 		{"schema: /dev/zero", nil, append(train, "--schema", "/dev/zero"), 2, "line 1 is longer than 8 MiB, the most a line of a schema file may hold"},
-		{"schema: endless comments", &repeat{s: "#" + strings.Repeat(" x", 1000) + "\n"}, append(train, "--schema", "/dev/stdin"), 2, "more than 16 MiB, the most a schema file may hold"},
+		{"schema: endless comments", capstest.Endless("#" + strings.Repeat(" x", 1000) + "\n"), append(train, "--schema", "/dev/stdin"), 2, "more than 16 MiB, the most a schema file may hold"},
 		{"certify: 2 GB", nil, []string{"certify", modelNul}, 5, "2 GiB, more than the 160 MiB a model file may hold"},
 		{"certify: /dev/zero", nil, []string{"certify", "/dev/zero"}, 5, `not a stabpriv model file: it starts with "\x00\x00`},
 		{"certify: a summary of 2 GB", nil, []string{"certify", summaryNul}, 5, "2 GiB, more than the 16 MiB a summary file may hold"},
 		{"predict: a model of 2 GB", nil, []string{"predict", "--model", modelNul, "--data", data}, 5, "more than the 160 MiB a model file may hold"},
-		{"predict: an endless model", &repeat{s: "{\n  \"format\": \"stabpriv-model/2\",\n" + strings.Repeat(" ", 4096)}, []string{"predict", "--model", "/dev/stdin", "--data", data}, 5,
+		{"predict: an endless model", io.MultiReader(strings.NewReader("{\n  \"format\": \""+modelfile.Format+"\",\n"), capstest.Endless(" ")), []string{"predict", "--model", "/dev/stdin", "--data", data}, 5,
 			"more than 160 MiB, the most a model file may hold"},
 		{"predict: data of 2 GB", nil, []string{"predict", "--model", model, "--data", nul}, 4, "line 1 is longer than 8 MiB"},
 		{"pdp: a precision matrix of 2 GB", nil, []string{"pdp", "--data", data, "--label", "x1", "--loss", "squared", "--mechanism", "gaussian-cov", "--gamma", "1", "--precision", nul, "--out", t.TempDir()}, 2,

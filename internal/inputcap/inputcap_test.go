@@ -10,6 +10,8 @@ import (
 	"strings"
 	"testing"
 	"testing/iotest"
+
+	"github.com/stabpriv/stabpriv/internal/inputcap/capstest"
 )
 
 // readAll reads s through a Reader with caps c, a byte at a time when
@@ -94,22 +96,14 @@ func TestOpen(t *testing.T) {
 	if _, err := Open(dir, c); err == nil || !strings.Contains(err.Error(), "is a directory, not a bounds file") {
 		t.Errorf("a directory: %v", err)
 	}
-	big := filepath.Join(dir, "big")
-	f, err := os.Create(big)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := f.Truncate(2 << 30); err != nil { // sparse: no disk
-		t.Fatal(err)
-	}
-	f.Close()
-	_, err = Open(big, c)
+	big := capstest.SparseFile(t, "big", "", 2<<30)
+	_, err := Open(big, c)
 	if !errors.Is(err, ErrCap) || !strings.Contains(err.Error(), big+": 2 GiB, more than the 1 MiB a bounds file may hold") {
 		t.Errorf("a 2 GiB file: %v", err)
 	}
 	small := filepath.Join(dir, "small")
 	os.WriteFile(small, []byte("a,0,1\n"), 0o644)
-	f, err = Open(small, c)
+	f, err := Open(small, c)
 	if err != nil {
 		t.Fatal(err)
 	}
