@@ -24,21 +24,21 @@ func CheckName(name string) error {
 		r, size := utf8.DecodeRuneInString(name[i:])
 		switch {
 		case r == utf8.RuneError && size == 1:
-			return fmt.Errorf("%s is %w (byte %d is 0x%02x)", QuoteName(name), errNotUTF8, i+1, name[i])
+			return fmt.Errorf("%s is %w (byte %d is 0x%02x)", quoteName(name), errNotUTF8, i+1, name[i])
 		case unicode.IsControl(r):
-			return fmt.Errorf("%s holds the control character %U at byte %d", QuoteName(name), r, i+1)
+			return fmt.Errorf("%s holds the control character %U at byte %d", quoteName(name), r, i+1)
 		}
 		i += size
 	}
 	return nil
 }
 
-// maxQuoted is the longest name QuoteName quotes whole.
+// maxQuoted is the longest name quoteName quotes whole.
 const maxQuoted = 64
 
-// QuoteName quotes name for a message (strconv.Quote); a name longer than
+// quoteName quotes name for a message (strconv.Quote); a name longer than
 // 64 bytes is quoted by its first 64 and its length.
-func QuoteName(name string) string {
+func quoteName(name string) string {
 	if len(name) <= maxQuoted {
 		return strconv.Quote(name)
 	}

@@ -251,7 +251,7 @@ func checkHeader(names []string, line int) error {
 			return fmt.Errorf("header (line %d): the name of column %d, %w%s", line, j+1, err, advice)
 		}
 		if k, dup := seen[name]; dup {
-			return fmt.Errorf("header (line %d): columns %d and %d are both named %s", line, k+1, j+1, QuoteName(name))
+			return fmt.Errorf("header (line %d): columns %d and %d are both named %s", line, k+1, j+1, quoteName(name))
 		}
 		seen[name] = j
 		names[j] = name
