@@ -26,12 +26,17 @@ test: vet
 	GODEBUG=cpu.avx=off $(GO) test -count=1 $(KERNEL_PKGS)
 	$(MAKE) fuzz FUZZTIME=3s
 
-# The fuzz targets of the parsers (model files and Verify, bounds and schema
-# files, CSV tables, summary files of pdp --publish-epsilon and their Verify,
-# the command line), each for FUZZTIME; make test runs them briefly.
+# The fuzz targets of the parsers (model files, their Verify and the names
+# they hold, bounds and schema files, CSV tables and headers, summary files of
+# pdp --publish-epsilon and their Verify, the command line), each for
+# FUZZTIME; make test runs them briefly. A new interesting input is minimized
+# for at most FUZZMINIMIZETIME: Go's default, 60 s, spent on each of the
+# first model files a target finds, left it no time to explore.
 FUZZTIME ?= 2m
-FUZZ_TARGETS = ./modelfile/:FuzzReadVerify ./datasets/:FuzzReadBounds ./datasets/:FuzzReadCategories \
-	./datasets/:FuzzReadTable ./pdp/publish/:FuzzReadSummary ./cmd/stabpriv/:FuzzCommandLine
+FUZZMINIMIZETIME ?= 1s
+FUZZ_TARGETS = ./modelfile/:FuzzRead ./modelfile/:FuzzReadVerify ./modelfile/:FuzzNamesRoundTrip \
+	./datasets/:FuzzReadBounds ./datasets/:FuzzReadCategories ./datasets/:FuzzReadTable ./datasets/:FuzzTableHeader \
+	./pdp/publish/:FuzzReadSummary ./cmd/stabpriv/:FuzzCommandLine
 .PHONY: fuzz
 # A run that fails with "context deadline exceeded" and writes no failing
 # input is Go 1.26's fuzz-coordinator race at the -fuzztime boundary
@@ -39,7 +44,7 @@ FUZZ_TARGETS = ./modelfile/:FuzzReadVerify ./datasets/:FuzzReadBounds ./datasets
 # passed over; any other failure, or a failing input written, fails.
 fuzz:
 	@for t in $(FUZZ_TARGETS); do \
-		out=$$($(GO) test -count=1 -run '^$$' -fuzz "^$${t#*:}$$" -fuzztime $(FUZZTIME) "$${t%%:*}" 2>&1); rc=$$?; \
+		out=$$($(GO) test -count=1 -run '^$$' -fuzz "^$${t#*:}$$" -fuzztime $(FUZZTIME) -fuzzminimizetime $(FUZZMINIMIZETIME) "$${t%%:*}" 2>&1); rc=$$?; \
 		echo "$$out"; \
 		if [ $$rc -ne 0 ]; then \
 			if echo "$$out" | grep -q 'context deadline exceeded' && ! echo "$$out" | grep -q 'Failing input written'; then \

@@ -4,10 +4,11 @@ import (
 	"encoding/csv"
 	"fmt"
 	"io"
-	"os"
 	"slices"
 	"strconv"
 	"strings"
+
+	"github.com/stabpriv/stabpriv/internal/inputcap"
 )
 
 // Categorical declares a categorical feature column and its categories, in
@@ -83,8 +84,9 @@ func (c Categorical) Index(text string) int {
 
 // checkCategories returns an error wrapping ErrSchema unless every
 // declaration names a distinct, non-empty column with distinct,
-// non-empty categories without surrounding spaces, no column is also
-// bounded, and the label is not among them.
+// non-empty categories without surrounding spaces, every name one
+// CheckName accepts, no column is also bounded, and the label is not among
+// them.
 func (s Schema) checkCategories() error {
 	cols := make(map[string]bool, len(s.Categories))
 	for _, c := range s.Categories {
@@ -102,6 +104,9 @@ func (s Schema) checkCategories() error {
 		case len(c.Values) == 0:
 			return fmt.Errorf("%w: categorical column %q has no categories", ErrSchema, c.Column)
 		}
+		if err := CheckName(c.Column); err != nil {
+			return fmt.Errorf("%w: categorical column %w", ErrSchema, err)
+		}
 		cols[c.Column] = true
 		if _, ok := s.boundOf(c.Column); ok {
 			return fmt.Errorf("%w: column %q is declared categorical and bounded: a categorical column is one-hot encoded, without bounds", ErrSchema, c.Column)
@@ -110,6 +115,9 @@ func (s Schema) checkCategories() error {
 		for _, v := range c.Values {
 			if v == "" || strings.TrimSpace(v) != v {
 				return fmt.Errorf("%w: column %q: category %q is empty or has surrounding spaces", ErrSchema, c.Column, v)
+			}
+			if err := CheckName(v); err != nil {
+				return fmt.Errorf("%w: column %q: category %w", ErrSchema, c.Column, err)
 			}
 			if seen[v] {
 				return fmt.Errorf("%w: column %q: category %q declared twice", ErrSchema, c.Column, v)
@@ -122,7 +130,8 @@ func (s Schema) checkCategories() error {
 
 // ValidateCategories returns an error wrapping ErrSchema unless the
 // declarations name distinct, non-empty columns, each with distinct,
-// non-empty categories without surrounding spaces.
+// non-empty categories without surrounding spaces, every name one
+// CheckName accepts.
 func ValidateCategories(cs []Categorical) error {
 	return Schema{Label: "\x00", Categories: cs}.checkCategories()
 }
@@ -137,13 +146,32 @@ func (s Schema) Categorical(name string) (Categorical, bool) {
 	return s.Categories[i], true
 }
 
+// The caps of a schema file (ReadCategories, ReadCategoriesFile), checked
+// as it is read (a regular file's size before it is read): a line per
+// categorical column, with its categories.
+const (
+	// MaxSchemaBytes is the most bytes a schema file may hold.
+	MaxSchemaBytes = 16 << 20
+	// MaxSchemaLineBytes is the longest line of a schema file (a column
+	// with many categories).
+	MaxSchemaLineBytes = MaxLineBytes
+	// MaxSchemaLines is the most lines of a schema file, comments and
+	// empty lines counted.
+	MaxSchemaLines = 1 << 20
+)
+
+// schemaCaps are the caps of a schema file.
+var schemaCaps = inputcap.Caps{Kind: "schema file", Bytes: MaxSchemaBytes, Line: MaxSchemaLineBytes, Lines: MaxSchemaLines}
+
 // ReadCategories reads categorical declarations from CSV: one line per
 // column, "column,category,category,...", at least one category. Cells
 // are trimmed; lines starting with '#' are comments. Errors wrap ErrSchema
 // and name the line: a line without a category, an empty or repeated
-// category, a column declared twice, no declaration at all.
+// category, a name CheckName refuses, a column declared twice, no
+// declaration at all; input beyond the caps (MaxSchemaBytes,
+// MaxSchemaLineBytes, MaxSchemaLines) is refused once it passes them.
 func ReadCategories(r io.Reader) ([]Categorical, error) {
-	cr := csv.NewReader(r)
+	cr := csv.NewReader(inputcap.NewReader(r, schemaCaps))
 	cr.FieldsPerRecord = -1
 	cr.TrimLeadingSpace = true
 	cr.Comment = '#'
@@ -180,9 +208,10 @@ func ReadCategories(r io.Reader) ([]Categorical, error) {
 	return out, nil
 }
 
-// ReadCategoriesFile reads the file at path with ReadCategories.
+// ReadCategoriesFile reads the file at path with ReadCategories; a regular
+// file larger than MaxSchemaBytes is refused before it is read.
 func ReadCategoriesFile(path string) ([]Categorical, error) {
-	f, err := os.Open(path)
+	f, err := openSmall(path, schemaCaps)
 	if err != nil {
 		return nil, err
 	}

@@ -1,10 +1,10 @@
 package datasets
 
 import (
+	"errors"
 	"fmt"
 	"io"
 	"math"
-	"os"
 	"slices"
 	"strings"
 
@@ -100,13 +100,12 @@ func readCSV(r io.Reader, opts CSVOptions, allQuoted bool) (*Dataset, error) {
 
 // ReadCSVFile reads the CSV file at path with ReadCSV.
 func ReadCSVFile(path string, opts CSVOptions) (*Dataset, error) {
-	f, err := os.Open(path)
+	f, err := OpenData(path)
+	if errors.Is(err, ErrFormat) {
+		return nil, err
+	}
 	if err != nil {
 		return nil, fmt.Errorf("datasets: %w", err)
-	}
-	if st, err := f.Stat(); err == nil && st.IsDir() {
-		f.Close()
-		return nil, fmt.Errorf("datasets: %s is a directory, not a CSV file", path)
 	}
 	defer f.Close()
 	ds, err := ReadCSV(f, opts)

@@ -36,6 +36,13 @@
 //     the only part that touches the network; it imports neither this
 //     package nor gonum.
 //
+// Every file is read under stated caps, checked before what is read is
+// held (MaxLineBytes, MaxColumns, MaxRows and MaxDataLines for a data CSV;
+// MaxBoundsBytes and MaxSchemaBytes, with their line caps, for the bounds
+// and schema files), and every name it brings (a column, a class, a
+// category, a shard) follows one rule, CheckName, the rule of the model
+// file that holds it.
+//
 // Every function returns a new Dataset and leaves its input unchanged.
 // Errors wrap ErrFormat (bad file content) or ErrInvalid (bad arguments),
 // in the subpackages too; nothing panics on user data.

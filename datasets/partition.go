@@ -97,11 +97,15 @@ func ShardNames(root string, files []string) ([]string, error) {
 
 // CheckShardName returns an error wrapping ErrFormat unless name can be a
 // shard's name: a clean, slash-separated relative path (no ".", ".." or
-// empty element, no leading slash, no backslash).
+// empty element, no leading slash, no backslash), a name a model file can
+// hold (CheckName: valid UTF-8 without control characters).
 func CheckShardName(name string) error {
 	if name == "" || strings.HasPrefix(name, "/") || strings.Contains(name, `\`) || path.Clean(name) != name || name == "." ||
 		slices.Contains(strings.Split(name, "/"), "..") {
 		return fmt.Errorf("%w: shard name %q, want a clean relative path under the input root (e.g. dt=1/part-0.csv)", ErrFormat, name)
+	}
+	if err := CheckName(name); err != nil {
+		return fmt.Errorf("%w: shard name %w: rename the file", ErrFormat, err)
 	}
 	return nil
 }

@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"io/fs"
 	"math"
 	"os"
 	"strconv"
@@ -14,6 +15,7 @@ import (
 	"unsafe"
 
 	"github.com/stabpriv/stabpriv/internal/check"
+	"github.com/stabpriv/stabpriv/internal/inputcap"
 )
 
 // The CSV dialect of every reader of this package (ReadTable, TableReader,
@@ -32,6 +34,7 @@ type records struct {
 	// cr reads the rest of the input from the first line with a quote on;
 	// its line 1 is file line offset+1.
 	cr     *csv.Reader
+	limit  *recordLimit // under cr
 	offset int
 	num    int    // the file line of the last line split in place
 	long   []byte // a line longer than the buffer
@@ -40,48 +43,91 @@ type records struct {
 	read int64
 }
 
-// MaxLineBytes is the longest line the readers accept: a longer one (a
-// binary file, /dev/zero, a file without line ends) is an error, not an
-// unbounded allocation.
-const MaxLineBytes = 1 << 26
+// The caps of a data CSV (ReadTable, TableReader, ReadCSV and the files
+// they read), checked as the input is read (internal/inputcap): a longer
+// line, a header of more columns or more lines is an error wrapping
+// ErrFormat, found in bounded time and memory, not an unbounded
+// allocation (a binary file, /dev/zero, a file without line ends). A data
+// CSV has no cap on its bytes: it may be many GB.
+const (
+	// MaxLineBytes is the longest line (or record of quoted cells over
+	// several lines) of a data CSV: room for MaxColumns cells of 64 bytes.
+	MaxLineBytes = 64 * MaxColumns
+	// MaxColumns is the most columns the header of a data CSV may name.
+	MaxColumns = 1 << 17
+	// MaxRows is the most data rows a table may hold.
+	MaxRows = math.MaxInt32 - 1
+	// MaxDataLines is the most lines a data CSV may hold, empty lines
+	// and the lines of quoted cells counted.
+	MaxDataLines = 1 << 32
+)
 
-// errLongLine is the error of a line longer than MaxLineBytes.
-var errLongLine = fmt.Errorf("a line longer than %d MiB: not a CSV file of rows", MaxLineBytes>>20)
+// dataCaps are the caps of a data CSV.
+var dataCaps = inputcap.Caps{Kind: "data CSV", Line: MaxLineBytes, Lines: MaxDataLines}
 
-// lineLimit passes its reader's bytes on and fails once more than
-// MaxLineBytes pass without a line end.
-type lineLimit struct {
-	r   io.Reader
-	run int // bytes since the last line end
+// OpenData opens the data CSV at path for reading: a directory is refused
+// (an error wrapping ErrFormat). The caps of a data CSV (MaxLineBytes,
+// MaxDataLines) are checked by the readers of this package as they read;
+// a reader of another layout reads through NewDataReader.
+func OpenData(path string) (*os.File, error) {
+	f, err := inputcap.Open(path, dataCaps)
+	if err != nil && !errors.Is(err, fs.ErrNotExist) && !errors.Is(err, fs.ErrPermission) {
+		return nil, fmt.Errorf("%w: %w", ErrFormat, err)
+	}
+	return f, err
 }
 
-func (l *lineLimit) Read(p []byte) (int, error) {
+// NewDataReader returns r read under the caps of a data CSV
+// (MaxLineBytes, MaxDataLines): a read fails with an error that names the
+// cap once one is passed. The readers of this package read through it, and
+// a reader of another layout of data (datasets/paper) reads through it too.
+func NewDataReader(r io.Reader) io.Reader { return inputcap.NewReader(r, dataCaps) }
+
+// recordLimit fails once more than MaxLineBytes, plus the read-ahead of
+// encoding/csv, are read for one record on the encoding/csv path: a quoted
+// cell that never closes, over lines of any length, is refused.
+type recordLimit struct {
+	r io.Reader
+	n int // bytes read since the last record ended
+}
+
+// errLongRecord is the error of a record longer than MaxLineBytes on the
+// encoding/csv path.
+var errLongRecord = fmt.Errorf("a record of quoted cells is longer than %s, the most a line of a data CSV may hold: is a quote not closed?", inputcap.Size(MaxLineBytes))
+
+// csvReadAhead bounds what encoding/csv reads ahead of a record (the
+// buffer of its bufio.Reader).
+const csvReadAhead = 4096
+
+func (l *recordLimit) Read(p []byte) (int, error) {
+	if l.n > MaxLineBytes+csvReadAhead {
+		return 0, errLongRecord
+	}
 	n, err := l.r.Read(p)
-	if i := bytes.LastIndexByte(p[:n], '\n'); i >= 0 {
-		l.run = n - 1 - i
-	} else {
-		l.run += n
-	}
-	if l.run > MaxLineBytes {
-		return 0, errLongLine
-	}
+	l.n += n
 	return n, err
 }
 
 // newRecords returns the records of r, a leading byte order mark skipped.
 // With allQuoted every line goes through encoding/csv (the reference the
-// tests compare the in-place splitting with). A line longer than
-// MaxLineBytes is an error.
+// tests compare the in-place splitting with). Input beyond the caps of a
+// data CSV is an error.
 func newRecords(r io.Reader, allQuoted bool) *records {
-	br := bufio.NewReaderSize(&lineLimit{r: r}, 1<<16)
+	br := bufio.NewReaderSize(NewDataReader(r), 1<<16)
 	if b, err := br.Peek(3); err == nil && string(b) == "\ufeff" {
 		br.Discard(3)
 	}
 	rs := &records{br: br}
 	if allQuoted {
-		rs.cr = newCSVReader(br)
+		rs.setCSV(br)
 	}
 	return rs
+}
+
+// setCSV reads the rest of the records from r with encoding/csv.
+func (rs *records) setCSV(r io.Reader) {
+	rs.limit = &recordLimit{r: r}
+	rs.cr = newCSVReader(rs.limit)
 }
 
 func newCSVReader(r io.Reader) *csv.Reader {
@@ -118,7 +164,7 @@ func (rs *records) next() (line []byte, cells []string, num int, err error) {
 		}
 		rs.num++
 		if bytes.IndexByte(line, '"') >= 0 {
-			rs.cr = newCSVReader(io.MultiReader(bytes.NewReader(bytes.Clone(line)), rs.br))
+			rs.setCSV(io.MultiReader(bytes.NewReader(bytes.Clone(line)), rs.br))
 			rs.offset = rs.num - 1
 			break
 		}
@@ -141,6 +187,7 @@ func (rs *records) next() (line []byte, cells []string, num int, err error) {
 		}
 	}
 	rec, err := rs.cr.Read()
+	rs.limit.n = 0
 	if err != nil {
 		var pe *csv.ParseError
 		if errors.As(err, &pe) {
@@ -180,9 +227,13 @@ func bytesString(b []byte) string { return unsafe.String(unsafe.SliceData(b), le
 
 // checkHeader applies the header rule of every reader of this package to
 // the column names in place: each is trimmed of surrounding white space
-// (and a byte order mark), and they must be non-empty and distinct. line
-// is the header's file line, for the message.
+// (and a byte order mark), and they must be at most MaxColumns, non-empty,
+// distinct and names a model file can hold (CheckName). line is the
+// header's file line, for the message.
 func checkHeader(names []string, line int) error {
+	if len(names) > MaxColumns {
+		return fmt.Errorf("header (line %d): %d columns, more than the %d a data CSV may have", line, len(names), MaxColumns)
+	}
 	seen := make(map[string]int, len(names))
 	for j := range names {
 		name := strings.TrimSpace(names[j])
@@ -192,8 +243,15 @@ func checkHeader(names []string, line int) error {
 		if name == "" {
 			return fmt.Errorf("header (line %d): column %d has no name", line, j+1)
 		}
+		if err := CheckName(name); err != nil {
+			advice := ""
+			if errors.Is(err, errNotUTF8) {
+				advice = ": save the file as UTF-8"
+			}
+			return fmt.Errorf("header (line %d): the name of column %d, %w%s", line, j+1, err, advice)
+		}
 		if k, dup := seen[name]; dup {
-			return fmt.Errorf("header (line %d): columns %d and %d are both named %q", line, k+1, j+1, name)
+			return fmt.Errorf("header (line %d): columns %d and %d are both named %s", line, k+1, j+1, quoteName(name))
 		}
 		seen[name] = j
 		names[j] = name

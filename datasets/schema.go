@@ -5,12 +5,14 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"io/fs"
 	"math"
 	"os"
 	"slices"
 	"strconv"
 	"strings"
 
+	"github.com/stabpriv/stabpriv/internal/inputcap"
 	"github.com/stabpriv/stabpriv/losses"
 )
 
@@ -69,7 +71,8 @@ type Bound struct {
 // used with a loss of the given task: a label column, the classes the task
 // needs (or none declared), distinct class names without surrounding
 // spaces, a finite label bound, and finite bounds lo < hi of distinct
-// columns.
+// columns; every name (label, classes, columns) one a model file can hold
+// (CheckName).
 func (s Schema) Validate(task losses.Task) error {
 	if strings.TrimSpace(s.Label) == "" {
 		return fmt.Errorf("%w: no label column", ErrSchema)
@@ -90,10 +93,16 @@ func (s Schema) Validate(task losses.Task) error {
 	default:
 		return fmt.Errorf("%w: unknown task %v", ErrSchema, task)
 	}
+	if err := CheckName(s.Label); err != nil {
+		return fmt.Errorf("%w: the label's name, %w", ErrSchema, err)
+	}
 	seen := make(map[string]bool, len(s.Classes))
 	for _, c := range s.Classes {
 		if strings.TrimSpace(c) != c || c == "" {
 			return fmt.Errorf("%w: class name %q is empty or has surrounding spaces", ErrSchema, c)
+		}
+		if err := CheckName(c); err != nil {
+			return fmt.Errorf("%w: class name %w", ErrSchema, err)
 		}
 		if seen[c] {
 			return fmt.Errorf("%w: class %q declared twice", ErrSchema, c)
@@ -113,6 +122,9 @@ func (s Schema) Validate(task losses.Task) error {
 	for _, b := range s.Bounds {
 		if b.Column == "" {
 			return fmt.Errorf("%w: a bound without a column name", ErrSchema)
+		}
+		if err := CheckName(b.Column); err != nil {
+			return fmt.Errorf("%w: bounded column %w", ErrSchema, err)
 		}
 		if cols[b.Column] {
 			return fmt.Errorf("%w: column %q bounded twice", ErrSchema, b.Column)
@@ -184,11 +196,28 @@ func ParseRange(text string) (Bound, error) {
 	return Bound{Lo: lo, Hi: hi}, nil
 }
 
+// The caps of a bounds file (ReadBounds, ReadBoundsFile), checked as it is
+// read (a regular file's size before it is read): a bounds file is small,
+// a line per column, so a larger one is not a bounds file.
+const (
+	// MaxBoundsBytes is the most bytes a bounds file may hold.
+	MaxBoundsBytes = 16 << 20
+	// MaxBoundsLineBytes is the longest line of a bounds file.
+	MaxBoundsLineBytes = 1 << 20
+	// MaxBoundsLines is the most lines of a bounds file, comments and
+	// empty lines counted.
+	MaxBoundsLines = 1 << 20
+)
+
+// boundsCaps are the caps of a bounds file.
+var boundsCaps = inputcap.Caps{Kind: "bounds file", Bytes: MaxBoundsBytes, Line: MaxBoundsLineBytes, Lines: MaxBoundsLines}
+
 // ReadBounds reads feature bounds from CSV: one line per column,
 // "column,lo,hi", with an optional header line "column,lo,hi". Errors wrap
-// ErrSchema and name the line.
+// ErrSchema and name the line; input beyond the caps (MaxBoundsBytes,
+// MaxBoundsLineBytes, MaxBoundsLines) is refused once it passes them.
 func ReadBounds(r io.Reader) ([]Bound, error) {
-	cr := csv.NewReader(r)
+	cr := csv.NewReader(inputcap.NewReader(r, boundsCaps))
 	cr.FieldsPerRecord = -1
 	cr.TrimLeadingSpace = true
 	cr.Comment = '#'
@@ -225,9 +254,10 @@ func ReadBounds(r io.Reader) ([]Bound, error) {
 	return out, nil
 }
 
-// ReadBoundsFile reads the bounds file at path with ReadBounds.
+// ReadBoundsFile reads the bounds file at path with ReadBounds; a regular
+// file larger than MaxBoundsBytes is refused before it is read.
 func ReadBoundsFile(path string) ([]Bound, error) {
-	f, err := os.Open(path)
+	f, err := openSmall(path, boundsCaps)
 	if err != nil {
 		return nil, err
 	}
@@ -237,4 +267,15 @@ func ReadBoundsFile(path string) ([]Bound, error) {
 		return nil, fmt.Errorf("%s: %w", path, err)
 	}
 	return b, nil
+}
+
+// openSmall opens the file at path, a small input with the caps c:
+// inputcap.Open, its errors but a missing or unreadable file wrapping
+// ErrSchema.
+func openSmall(path string, c inputcap.Caps) (*os.File, error) {
+	f, err := inputcap.Open(path, c)
+	if err != nil && !errors.Is(err, fs.ErrNotExist) && !errors.Is(err, fs.ErrPermission) {
+		return nil, fmt.Errorf("%w: %w", ErrSchema, err)
+	}
+	return f, err
 }

@@ -7,7 +7,8 @@ import (
 )
 
 // FuzzReadBounds: any input is read or refused with an error wrapping
-// ErrSchema, never a panic; what is read validates.
+// ErrSchema, never a panic; what is read validates, its column names
+// included (CheckName).
 func FuzzReadBounds(f *testing.F) {
 	f.Add("column,lo,hi\nage,0,120\nincome,-1e6,1e7\n")
 	f.Add("a,1,2\n# a comment\nb,-3,3\n")
@@ -17,6 +18,8 @@ func FuzzReadBounds(f *testing.F) {
 	f.Add("\"a,b\",0,1\n")
 	f.Add("a,0,1\na,0,1\n")
 	f.Add("a,-1.7976931348623157e308,1.7976931348623157e308\n")
+	f.Add("b\xe9,0,1\n")
+	f.Add("\"a\x01\",0,1\n")
 	f.Fuzz(func(t *testing.T, in string) {
 		bs, err := ReadBounds(strings.NewReader(in))
 		if err != nil {
@@ -30,7 +33,7 @@ func FuzzReadBounds(f *testing.F) {
 		}
 		seen := map[string]bool{}
 		for _, b := range bs {
-			if b.Column == "" || seen[b.Column] || !(b.Lo < b.Hi) || math.IsInf(b.Hi-b.Lo, 0) {
+			if b.Column == "" || seen[b.Column] || CheckName(b.Column) != nil || !(b.Lo < b.Hi) || math.IsInf(b.Hi-b.Lo, 0) {
 				t.Fatalf("invalid bound read: %+v", b)
 			}
 			seen[b.Column] = true
@@ -48,6 +51,7 @@ func FuzzReadCategories(f *testing.F) {
 	f.Add("a,x,x\n")
 	f.Add("a,x\na,y\n")
 	f.Add("a, x ,\n")
+	f.Add("a,x,b\xe9\n")
 	f.Fuzz(func(t *testing.T, in string) {
 		cs, err := ReadCategories(strings.NewReader(in))
 		if err != nil {

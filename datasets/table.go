@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"io"
 	"math"
-	"os"
 	"slices"
 	"strconv"
 	"strings"
@@ -342,14 +341,11 @@ func ReadTableFile(path string) (*Table, error) { return ReadTableFileHeader(pat
 // are named by columns (the header rule applies to them: trimmed,
 // non-empty, distinct); its first record is then a data row.
 func ReadTableFileHeader(path string, columns []string) (*Table, error) {
-	f, err := os.Open(path)
+	f, err := OpenData(path)
 	if err != nil {
 		return nil, err
 	}
 	defer f.Close()
-	if st, err := f.Stat(); err == nil && st.IsDir() {
-		return nil, fmt.Errorf("%w: %s is a directory, not a CSV file", ErrFormat, path)
-	}
 	var tr *TableReader
 	if columns == nil {
 		tr, err = NewTableReader(f, path)
@@ -414,14 +410,16 @@ func NewTableReader(r io.Reader, source string) (*TableReader, error) {
 func newTableReader(r io.Reader, source string, allQuoted bool) (*TableReader, error) {
 	tr := &TableReader{source: source, size: sizeOf(r), rs: newRecords(r, allQuoted)}
 	raw, rec, line, err := tr.rs.next()
-	if raw != nil {
-		rec = tr.rs.split(raw)
-	}
 	switch {
 	case err == io.EOF:
 		return nil, formatErr(source, "empty file, want a header row")
 	case err != nil:
 		return nil, formatErr(source, "header: %w", err)
+	case raw != nil && bytes.Count(raw, comma) >= MaxColumns:
+		// Refused before it is split into names.
+		return nil, formatErr(source, "header (line %d): more than the %d columns a data CSV may have", line, MaxColumns)
+	case raw != nil:
+		rec = tr.rs.split(raw)
 	}
 	cols := make([]string, len(rec))
 	for j := range rec {
@@ -470,8 +468,8 @@ func (tr *TableReader) Read(limit int) (*Table, error) {
 			tr.err = formatErr(tr.source, "line %d has %d fields, the header has %d", line, fields, t.ncol)
 			return nil, tr.err
 		}
-		if tr.rows+t.n >= math.MaxInt32-1 {
-			tr.err = formatErr(tr.source, "line %d: more than %d data rows", line, math.MaxInt32-1)
+		if tr.rows+t.n >= MaxRows {
+			tr.err = formatErr(tr.source, "line %d: more than %d data rows, the most a table may hold", line, MaxRows)
 			return nil, tr.err
 		}
 		if tr.size > 0 && tr.rs.cr == nil && (t.n == sizeSample || t.n > sizeSample && len(t.vals)+t.ncol > cap(t.vals)) {

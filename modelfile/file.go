@@ -9,9 +9,12 @@ import (
 	"math"
 	"os"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 
+	"github.com/stabpriv/stabpriv/datasets"
+	"github.com/stabpriv/stabpriv/internal/inputcap"
 	"github.com/stabpriv/stabpriv/internal/safefile"
 	"github.com/stabpriv/stabpriv/losses"
 )
@@ -31,14 +34,28 @@ type modelFile struct {
 }
 
 // Write writes r as a model file (JSON, Format). Diagnostics are never
-// written.
+// written. A file larger than MaxFileBytes, which Read refuses, is not
+// written: an error says so.
 func (r *Released) Write(w io.Writer) error {
+	data, err := r.encode()
+	if err != nil {
+		return err
+	}
+	_, err = w.Write(data)
+	return err
+}
+
+// encode returns the bytes Write writes.
+func (r *Released) encode() ([]byte, error) {
 	data, err := json.MarshalIndent(modelFile{Format: Format, Released: r}, "", "  ")
 	if err != nil {
-		return fmt.Errorf("modelfile: encoding the model: %w", err)
+		return nil, fmt.Errorf("modelfile: encoding the model: %w", err)
 	}
-	_, err = w.Write(append(data, '\n'))
-	return err
+	if int64(len(data))+1 > maxFileBytes {
+		return nil, fmt.Errorf("modelfile: the model file would be %s, more than the %s its readers accept (MaxFileBytes): fewer features, classes or principal directions make it smaller",
+			inputcap.Size(int64(len(data))+1), inputcap.Size(maxFileBytes))
+	}
+	return append(data, '\n'), nil
 }
 
 // WriteFile writes r to path with Write, creating the parent directories.
@@ -54,26 +71,55 @@ func (r *Released) WriteFile(path string) error {
 	return safefile.Write(path, 0o644, r.Write)
 }
 
-// MaxFileBytes bounds the size of a model file that Read accepts.
-const MaxFileBytes = 1 << 30
+// MaxFileBytes is the most bytes of a model file: Read refuses a larger
+// one (a regular file from its size, before it is read; a stream once it
+// passes the cap), and Write does not write one. The largest part of a
+// file a run can write is the principal directions of --pca, at most 2000
+// of 2000 entries (dppca.MaxColumns), about 124 MiB as Write writes random
+// unit directions; the cap leaves room for longer numbers and the rest of
+// the file. A stream is held up to the cap before it is refused.
+const MaxFileBytes = 160 << 20
+
+// maxFileBytes is MaxFileBytes, lowered by the tests.
+var maxFileBytes int64 = MaxFileBytes
+
+// head is how every file Write writes starts: Read refuses another start
+// before it reads further.
+const head = "{\n  \"format\": \""
 
 // Read reads a model file and checks its structure: the format, a
 // model whose shape matches the preprocessing and the classes, finite
-// weights, no field beyond those this package writes, and that the file is
-// byte for byte what Write writes for the values read. It does not verify
-// the certificate (Verify does). Errors wrap ErrFile.
+// weights, names a model file holds (datasets.CheckName), no field beyond
+// those this package writes, and that the file is byte for byte what Write
+// writes for the values read. It does not verify the certificate (Verify
+// does). Errors wrap ErrFile. Input that does not start as Write starts a
+// file, or larger than MaxFileBytes, is refused before more of it is
+// read.
 //
 // The last check makes the values the whole content: a key written twice
 // or in another case (which encoding/json folds into one value), digits
 // beyond those that give a weight, other spacing or anything after the
 // document could carry information that no check of the values sees.
 func Read(rd io.Reader) (*Released, error) {
-	data, err := io.ReadAll(io.LimitReader(rd, MaxFileBytes+1))
+	if _, regular := inputcap.RegularSize(rd); !regular {
+		// A stream: its start first, so that another file (/dev/zero)
+		// is refused at once.
+		start := make([]byte, len(head))
+		n, err := io.ReadFull(rd, start)
+		if err != nil && err != io.EOF && err != io.ErrUnexpectedEOF {
+			return nil, fmt.Errorf("%w: %w", ErrFile, err)
+		}
+		if err := checkHead(start[:n]); err != nil {
+			return nil, err
+		}
+		rd = io.MultiReader(bytes.NewReader(start[:n]), rd)
+	}
+	data, err := inputcap.ReadAll(rd, inputcap.Caps{Kind: "model file", Bytes: maxFileBytes})
 	if err != nil {
 		return nil, fmt.Errorf("%w: %w", ErrFile, err)
 	}
-	if len(data) > MaxFileBytes {
-		return nil, fmt.Errorf("%w: larger than %d MiB", ErrFile, MaxFileBytes>>20)
+	if err := checkHead(data); err != nil {
+		return nil, err
 	}
 	dec := json.NewDecoder(bytes.NewReader(data))
 	// A field this package does not write could carry anything, a
@@ -93,14 +139,34 @@ func Read(rd io.Reader) (*Released, error) {
 	if err := r.checkShape(); err != nil {
 		return nil, err
 	}
-	var canon bytes.Buffer
-	if err := r.Write(&canon); err != nil {
+	canon, err := r.encode()
+	if err != nil {
 		return nil, fmt.Errorf("%w: %w", ErrFile, err)
 	}
-	if !bytes.Equal(canon.Bytes(), data) {
-		return nil, fmt.Errorf("%w: not in the form stabpriv writes (%s): a key twice or in another case, extra digits, other spacing or data after the document could carry what no check sees", ErrFile, firstDiff(data, canon.Bytes()))
+	if !bytes.Equal(canon, data) {
+		return nil, fmt.Errorf("%w: not in the form stabpriv writes (%s): a key twice or in another case, extra digits, other spacing or data after the document could carry what no check sees", ErrFile, firstDiff(data, canon))
 	}
 	return r, nil
+}
+
+// checkHead refuses data whose start is not the start of every model file.
+func checkHead(data []byte) error {
+	n := min(len(data), len(head))
+	if len(data) == 0 {
+		return fmt.Errorf("%w: not a stabpriv model file: it is empty", ErrFile)
+	}
+	if string(data[:n]) != head[:n] {
+		return fmt.Errorf("%w: not a stabpriv model file: it starts with %s, a model file with %q", ErrFile, quoteStart(data), head)
+	}
+	return nil
+}
+
+// quoteStart quotes the first bytes of data for a message.
+func quoteStart(data []byte) string {
+	if len(data) > len(head) {
+		return strconv.Quote(string(data[:len(head)])) + "..."
+	}
+	return strconv.Quote(string(data))
 }
 
 // firstDiff describes where got first differs from want: the line and
@@ -118,9 +184,13 @@ func firstDiff(got, want []byte) string {
 	return fmt.Sprintf("line %d: the file has %s where %s is expected", line, snip(got), snip(want))
 }
 
-// ReadFile reads the model file at path with Read.
+// ReadFile reads the model file at path with Read: a directory, or a
+// regular file larger than MaxFileBytes, is refused before it is read.
 func ReadFile(path string) (*Released, error) {
-	f, err := os.Open(path)
+	f, err := inputcap.Open(path, inputcap.Caps{Kind: "model file", Bytes: maxFileBytes})
+	if errors.Is(err, inputcap.ErrCap) {
+		return nil, fmt.Errorf("%w: %w", ErrFile, err)
+	}
 	if err != nil {
 		return nil, fmt.Errorf("modelfile: %w", err)
 	}
@@ -158,6 +228,9 @@ func (r *Released) checkShape() error {
 	if r.Preprocessing == nil {
 		return fmt.Errorf("%w: no preprocessing", ErrFile)
 	}
+	if err := r.checkNames(); err != nil {
+		return err
+	}
 	if err := r.Preprocessing.Check(); err != nil {
 		return fmt.Errorf("%w: %w", ErrFile, err)
 	}
@@ -189,4 +262,39 @@ func IsModelFile(path string) bool {
 	// Only a regular file is opened: opening a FIFO would block.
 	s := strings.Join(strings.Fields(string(safefile.Head(path, 256))), "")
 	return strings.HasPrefix(s, `{"format":"stabpriv-model/`)
+}
+
+// checkNames checks every name r holds (the schema's, the features',
+// the categories', the shards' and the privacy-ID column's) by the rule
+// of the inputs that bring them (datasets.CheckName), so that a model file
+// and train accept the same names.
+func (r *Released) checkNames() error {
+	check := func(what string, names ...string) error {
+		for _, name := range names {
+			if err := datasets.CheckName(name); err != nil {
+				return fmt.Errorf("%w: %s %w", ErrFile, what, err)
+			}
+		}
+		return nil
+	}
+	s, p := r.Schema, r.Preprocessing
+	errs := []error{check("label", s.Label), check("class", s.Classes...), check("feature", p.Features...)}
+	for _, b := range s.Bounds {
+		errs = append(errs, check("bounded column", b.Column))
+	}
+	for _, c := range slices.Concat(s.Categories, p.Categories) {
+		errs = append(errs, check("categorical column", c.Column), check("category", c.Values...))
+	}
+	if info := r.Partitions; info != nil {
+		errs = append(errs, check("privacy-ID column", info.PrivacyID))
+		for _, sh := range info.Shards {
+			errs = append(errs, check("shard", sh.Name))
+		}
+	}
+	for _, err := range errs {
+		if err != nil {
+			return err
+		}
+	}
+	return nil
 }

@@ -8,7 +8,6 @@ import (
 	"fmt"
 	"io"
 	"math"
-	"os"
 	"path/filepath"
 	"strconv"
 	"strings"
@@ -18,6 +17,7 @@ import (
 	"github.com/stabpriv/stabpriv/datasets"
 	"github.com/stabpriv/stabpriv/dp"
 	"github.com/stabpriv/stabpriv/internal/check"
+	"github.com/stabpriv/stabpriv/internal/inputcap"
 	"github.com/stabpriv/stabpriv/internal/runflags"
 	"github.com/stabpriv/stabpriv/losses"
 	"github.com/stabpriv/stabpriv/modelfile"
@@ -158,7 +158,7 @@ func parseRidge(s *pdpSettings, set map[string]bool) error {
 		}
 		a, err := readPrecision(s.precision)
 		if err != nil {
-			return usagef("--precision %s: %w", s.precision, err)
+			return usagef("--precision: %w", err)
 		}
 		rr.Precision = a
 	}
@@ -166,15 +166,39 @@ func parseRidge(s *pdpSettings, set map[string]bool) error {
 	return nil
 }
 
+// The caps of the --precision file, a d x d matrix in CSV (checked as it
+// is read, a regular file's size before): room for d of about 1,700 at 20
+// bytes an entry.
+const (
+	// maxPrecisionBytes is the most bytes of the file.
+	maxPrecisionBytes = 64 << 20
+	// maxPrecisionLines is the most lines (rows) of the file.
+	maxPrecisionLines = datasets.MaxColumns
+)
+
+// precisionCaps are the caps of the --precision file.
+var precisionCaps = inputcap.Caps{Kind: "precision matrix", Bytes: maxPrecisionBytes, Line: datasets.MaxLineBytes, Lines: maxPrecisionLines}
+
 // readPrecision reads a symmetric positive definite matrix from a CSV file
-// without a header.
+// without a header (parsePrecision), under precisionCaps. Errors name the
+// file.
 func readPrecision(path string) (*mat.SymDense, error) {
-	f, err := os.Open(path)
+	f, err := inputcap.Open(path, precisionCaps)
 	if err != nil {
 		return nil, err
 	}
 	defer f.Close()
-	recs, err := csv.NewReader(f).ReadAll()
+	a, err := parsePrecision(inputcap.NewReader(f, precisionCaps))
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", path, err)
+	}
+	return a, nil
+}
+
+// parsePrecision reads a symmetric positive definite matrix from CSV
+// without a header.
+func parsePrecision(r io.Reader) (*mat.SymDense, error) {
+	recs, err := csv.NewReader(r).ReadAll()
 	if err != nil {
 		return nil, err
 	}

@@ -16,6 +16,7 @@ import (
 	"github.com/stabpriv/stabpriv/datasets"
 	"github.com/stabpriv/stabpriv/datasets/fetch"
 	"github.com/stabpriv/stabpriv/datasets/preprocess"
+	"github.com/stabpriv/stabpriv/internal/inputcap"
 )
 
 // ErrLastFMFormat is returned (wrapped, with details) for malformed LastFM
@@ -106,11 +107,11 @@ func LoadLastFM(dir string, opts LastFMOptions) (*datasets.Dataset, error) {
 	_, statErr := os.Stat(artistsPath)
 	useArtists := statErr == nil && !opts.IgnoreArtists
 	if useArtists {
-		f, err := os.Open(artistsPath)
+		f, err := inputcap.Open(artistsPath, lastFMArtistsCaps)
 		if err != nil {
 			return nil, fmt.Errorf("paper: LastFM: %w", err)
 		}
-		feats, fnames, err = readLastFMArtists(f, index)
+		feats, fnames, err = readLastFMArtists(inputcap.NewReader(f, lastFMArtistsCaps), index)
 		f.Close()
 		if err != nil {
 			return nil, err
@@ -163,7 +164,15 @@ func LoadLastFM(dir string, opts LastFMOptions) (*datasets.Dataset, error) {
 	return ds, nil
 }
 
-// readLastFMFile opens path and parses it with parse.
+// MaxLastFMArtistsBytes is the most bytes the artist-likes file
+// (LastFMFeaturesFile, one JSON object; SNAP's is about 3 MB) may hold.
+const MaxLastFMArtistsBytes = 64 << 20
+
+// lastFMArtistsCaps are the caps of the artist-likes file.
+var lastFMArtistsCaps = inputcap.Caps{Kind: "LastFM artist-likes file", Bytes: MaxLastFMArtistsBytes}
+
+// readLastFMFile opens path and parses it with parse, under the caps of a
+// data CSV (datasets.NewDataReader).
 func readLastFMFile[T any](path string, parse func(io.Reader) (T, error)) (T, error) {
 	var zero T
 	f, err := os.Open(path)
@@ -171,7 +180,7 @@ func readLastFMFile[T any](path string, parse func(io.Reader) (T, error)) (T, er
 		return zero, fmt.Errorf("paper: LastFM: %w", err)
 	}
 	defer f.Close()
-	v, err := parse(f)
+	v, err := parse(datasets.NewDataReader(f))
 	if err != nil {
 		return zero, fmt.Errorf("%s: %w", filepath.Base(path), err)
 	}

@@ -75,7 +75,8 @@ func LoadTCGA(dir string, opts TCGAOptions) (*datasets.Dataset, error) {
 		return nil, fmt.Errorf("paper: TCGA: %w", err)
 	}
 	defer df.Close()
-	return ReadTCGA(data, lf, opts)
+	// Both files under the caps of a data CSV (the decompressed bytes).
+	return ReadTCGA(datasets.NewDataReader(data), datasets.NewDataReader(lf), opts)
 }
 
 // ReadTCGA reads the TCGA layout from two CSV streams. data has a header

@@ -6,20 +6,24 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"os"
 	"strings"
 
+	"github.com/stabpriv/stabpriv/internal/inputcap"
 	"github.com/stabpriv/stabpriv/modelfile"
 	"github.com/stabpriv/stabpriv/pdp"
 	"github.com/stabpriv/stabpriv/perturb"
 )
 
 // marshal returns the JSON form of a summary, indented, with a final
-// newline: the bytes Write writes.
+// newline: the bytes Write writes. A summary larger than MaxFileBytes,
+// which Read refuses, is an error.
 func marshal(s *Summary) ([]byte, error) {
 	js, err := json.MarshalIndent(s, "", "  ")
 	if err != nil {
 		return nil, err
+	}
+	if len(js)+1 > MaxFileBytes {
+		return nil, fmt.Errorf("publish: the summary would be %s, more than the %s its readers accept (MaxFileBytes)", inputcap.Size(int64(len(js))+1), inputcap.Size(MaxFileBytes))
 	}
 	return append(js, '\n'), nil
 }
@@ -36,15 +40,13 @@ func (s *Summary) Write(w io.Writer) error {
 
 // Read reads a summary file. A field this package does not write could
 // carry anything, a statistic of the data included: such a file is
-// refused, as is one of another format. Read does not verify the summary
+// refused, as is one of another format, or one larger than MaxFileBytes
+// (a stream once it passes the cap). Read does not verify the summary
 // (Verify does).
 func Read(rd io.Reader) (*Summary, error) {
-	data, err := io.ReadAll(io.LimitReader(rd, maxFileBytes+1))
+	data, err := inputcap.ReadAll(rd, summaryCaps)
 	if err != nil {
 		return nil, fmt.Errorf("%w: %w", ErrFile, err)
-	}
-	if len(data) > maxFileBytes {
-		return nil, fmt.Errorf("%w: larger than %d MiB", ErrFile, maxFileBytes>>20)
 	}
 	dec := json.NewDecoder(bytes.NewReader(data))
 	dec.DisallowUnknownFields()
@@ -68,12 +70,22 @@ func Read(rd io.Reader) (*Summary, error) {
 	return &s, nil
 }
 
-// maxFileBytes bounds the size of a summary file that Read accepts.
-const maxFileBytes = 1 << 24
+// MaxFileBytes is the most bytes of a summary file: Read refuses a larger
+// one (a regular file from its size, before it is read; a stream once it
+// passes the cap), and Write does not write one. A summary holds at most
+// 100 quantiles and 100 levels with a few numbers each: tens of KiB.
+const MaxFileBytes = 16 << 20
 
-// ReadFile reads the summary file at path.
+// summaryCaps are the caps of a summary file.
+var summaryCaps = inputcap.Caps{Kind: "summary file", Bytes: MaxFileBytes}
+
+// ReadFile reads the summary file at path: a directory, or a regular file
+// larger than MaxFileBytes, is refused before it is read.
 func ReadFile(path string) (*Summary, error) {
-	f, err := os.Open(path)
+	f, err := inputcap.Open(path, summaryCaps)
+	if errors.Is(err, inputcap.ErrCap) {
+		return nil, fmt.Errorf("%w: %w", ErrFile, err)
+	}
 	if err != nil {
 		return nil, fmt.Errorf("publish: %w", err)
 	}
