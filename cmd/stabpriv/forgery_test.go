@@ -131,12 +131,12 @@ func TestCertifyForgeries(t *testing.T) {
 			}, "not in the form"},
 			{kind, "keys reordered", nil, func(s string) string {
 				return strings.Replace(s, "\"format\": \"stabpriv-model/2\",\n  \"private\": true,", "\"private\": true,\n  \"format\": \"stabpriv-model/2\",", 1)
-			}, "not in the form"},
+			}, "not a stabpriv model file"},
 			{kind, "an extra field", nil, func(s string) string {
 				return strings.Replace(s, `"private": true,`, `"private": true, "row_17": 14.2,`, 1)
 			}, "unknown field"},
-			{kind, "a tab for spaces", nil, func(s string) string { return strings.Replace(s, "\n  ", "\n\t", 1) }, "not in the form"},
-			{kind, "CRLF line ends", nil, func(s string) string { return strings.ReplaceAll(s, "\n", "\r\n") }, "not in the form"},
+			{kind, "a tab for spaces", nil, func(s string) string { return strings.Replace(s, "\n  ", "\n\t", 1) }, "not a stabpriv model file"},
+			{kind, "CRLF line ends", nil, func(s string) string { return strings.ReplaceAll(s, "\n", "\r\n") }, "not a stabpriv model file"},
 			{kind, "a byte order mark", nil, func(s string) string { return "\ufeff" + s }, "not a stabpriv model file"},
 			{kind, "data after the document", nil, func(s string) string { return s + "{}\n" }, "not in the form"},
 		}
