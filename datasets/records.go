@@ -41,6 +41,8 @@ type records struct {
 	cells  []string
 	// read counts the bytes split in place, for the size estimates.
 	read int64
+	// empty counts the empty lines since the last record (MaxEmptyRun).
+	empty int
 }
 
 // The caps of a data CSV (ReadTable, TableReader, ReadCSV and the files
@@ -60,6 +62,10 @@ const (
 	// MaxDataLines is the most lines a data CSV may hold, empty lines
 	// and the lines of quoted cells counted.
 	MaxDataLines = 1 << 32
+	// MaxEmptyRun is the most empty lines in a row a data CSV may hold: a
+	// stream of line ends alone is refused after a megabyte, not after
+	// MaxDataLines.
+	MaxEmptyRun = 1 << 20
 )
 
 // dataCaps are the caps of a data CSV.
@@ -180,10 +186,14 @@ func (rs *records) next() (line []byte, cells []string, num int, err error) {
 			line = line[:n-1]
 		}
 		if len(line) > 0 {
+			rs.empty = 0
 			return line, nil, rs.num, nil
 		}
 		if eof {
 			return nil, nil, 0, io.EOF
+		}
+		if rs.empty++; rs.empty > MaxEmptyRun {
+			return nil, nil, 0, fmt.Errorf("more than %d empty lines in a row (from line %d): not a CSV file of rows", MaxEmptyRun, rs.num-MaxEmptyRun)
 		}
 	}
 	rec, err := rs.cr.Read()

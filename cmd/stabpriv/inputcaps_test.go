@@ -75,6 +75,7 @@ func TestInputCaps(t *testing.T) {
 		{"data: a header, then 2 GB of zero bytes", nil, append(train, "--data", csvNul, "--label", "class"), 4,
 			"line 2 is longer than 8 MiB, the most a line of a data CSV may hold"},
 		{"data: /dev/zero", nil, append(train, "--data", "/dev/zero", "--label", "class"), 4, "line 1 is longer than 8 MiB"},
+		{"data: a header, then endless empty lines", io.MultiReader(strings.NewReader("a,class\n"), capstest.Endless("\n")), append(train, "--data", "/dev/stdin", "--label", "class"), 4, "more than 1048576 empty lines in a row (from line 2)"},
 		{"bounds: 2 GB", nil, append(train, "--bounds", nul), 2, "2 GiB, more than the 16 MiB a bounds file may hold"},
 		{"bounds: /dev/zero", nil, append(train, "--bounds", "/dev/zero"), 2, "line 1 is longer than 1 MiB, the most a line of a bounds file may hold"},
 		{"bounds: endless lines", capstest.Endless("a,0,1\n"), append(train, "--bounds", "/dev/stdin"), 2, "more than 1048576 lines, the most a bounds file may hold"},
