@@ -70,7 +70,7 @@ func TestReleaseRetrySafe(t *testing.T) {
 	defer func() { afterSinkWrite = nil }()
 	p, s := beam.NewPipelineWithRoot()
 	released := Release(s, cfg, header, shards)
-	WriteRelease(s, released, out)
+	WriteRelease(s, released, out, false)
 	beam.ParDo0(s, &captureFn{}, released)
 	err = ptest.Run(p)
 	if err == nil || !strings.Contains(err.Error(), "the worker died after writing") {

@@ -422,12 +422,12 @@ func writeAndPrintPDP(w io.Writer, res *pdp.Result, s *pdpSettings) error {
 			return err
 		}
 	}
-	if err := res.WriteDir(s.out); err != nil {
-		return err
+	if err := res.WriteDir(s.out, s.force); err != nil {
+		return outputError("--out", err)
 	}
 	if sum != nil {
-		if err := writeSummary(s.out, sum); err != nil {
-			return err
+		if err := writeSummary(s.out, sum, s.force); err != nil {
+			return outputError("--out", err)
 		}
 	}
 	printPDP(w, res.Report, s)

@@ -76,10 +76,10 @@ func runPredict(_ context.Context, args []string, stdout, stderr io.Writer) erro
 	if out == "" {
 		_, err = stdout.Write(buf.Bytes())
 	} else if err = os.MkdirAll(filepath.Dir(out), 0o755); err == nil {
-		err = safefile.WriteBytes(out, 0o644, buf.Bytes())
+		err = safefile.WriteBytes(out, 0o644, writeMode(force), buf.Bytes())
 	}
 	if err != nil {
-		return err
+		return outputError("--out", err)
 	}
 	if score.Rows > 0 {
 		fmt.Fprintf(stderr, "%s on the %d rows with a usable label: %.4f\n", score.Name, score.Rows, score.Value)

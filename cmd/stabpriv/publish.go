@@ -130,9 +130,10 @@ func summarizePDP(res *pdp.Result, ps *publishSettings) (*publish.Summary, error
 }
 
 // writeSummary writes the summary into dir, readable by all: it is the
-// one publishable file of pdp's output.
-func writeSummary(dir string, s *publish.Summary) error {
-	return safefile.Write(filepath.Join(dir, summaryFile), 0o644, s.Write)
+// one publishable file of pdp's output. An existing file is replaced only
+// with force.
+func writeSummary(dir string, s *publish.Summary, force bool) error {
+	return safefile.Write(filepath.Join(dir, summaryFile), 0o644, writeMode(force), s.Write)
 }
 
 // printSummary prints the summary's claims, and its warnings to stderr.

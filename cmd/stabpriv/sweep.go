@@ -315,9 +315,9 @@ func runSweep(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	if err := sum.WriteTable(stdout); err != nil {
 		return err
 	}
-	paths, err := experiments.WriteSweep(f.out, rows, sum)
+	paths, err := experiments.WriteSweep(f.out, rows, sum, f.force)
 	if err != nil {
-		return err
+		return outputError("--out", err)
 	}
 	fmt.Fprintf(stdout, "\n%d rows in %.1f s; wrote %s\n", len(rows), sum.Seconds, strings.Join(paths, ", "))
 	return nil

@@ -530,8 +530,8 @@ func runTrain(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	if s.out != "" {
 		// Written before the report: a reader that stops reading the
 		// report (| head) must not lose the release.
-		if err := rel.WriteFile(s.out); err != nil {
-			return err
+		if err := rel.WriteFile(s.out, s.force); err != nil {
+			return outputError("--out", err)
 		}
 	}
 	if err := printFit(stdout, s, rel); err != nil {

@@ -7,6 +7,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strings"
 	"syscall"
 	"testing"
@@ -31,7 +32,7 @@ func TestWriteReplacesRegularFiles(t *testing.T) {
 	dir := t.TempDir()
 	path := filepath.Join(dir, "out.json")
 	for _, content := range []string{"first\n", "second, longer\n", ""} {
-		if err := WriteBytes(path, 0o640, []byte(content)); err != nil {
+		if err := WriteBytes(path, 0o640, Replace, []byte(content)); err != nil {
 			t.Fatal(err)
 		}
 		got, err := os.ReadFile(path)
@@ -74,7 +75,7 @@ func TestWriteRefusesOtherTargets(t *testing.T) {
 	}
 	for _, target := range []string{sub, link, devlink, fifo, os.DevNull} {
 		before, _ := os.Lstat(target)
-		err := WriteBytes(target, 0o644, []byte("clobber"))
+		err := WriteBytes(target, 0o644, Replace, []byte("clobber"))
 		if !errors.Is(err, ErrTarget) {
 			t.Errorf("%s: %v, want ErrTarget", target, err)
 		}
@@ -102,7 +103,7 @@ func TestWriteFailureKeepsTarget(t *testing.T) {
 		t.Fatal(err)
 	}
 	boom := errors.New("row 7 is bad")
-	err := Write(path, 0o644, func(w io.Writer) error {
+	err := Write(path, 0o644, Replace, func(w io.Writer) error {
 		io.WriteString(w, "half of the new file")
 		return boom
 	})
@@ -115,7 +116,7 @@ func TestWriteFailureKeepsTarget(t *testing.T) {
 	if names := entries(t, dir); len(names) != 1 {
 		t.Errorf("files left: %v", names)
 	}
-	if err := WriteBytes(filepath.Join(dir, "no", "such", "dir"), 0o644, nil); err == nil {
+	if err := WriteBytes(filepath.Join(dir, "no", "such", "dir"), 0o644, New, nil); err == nil {
 		t.Error("a missing directory was accepted")
 	}
 }
@@ -126,7 +127,7 @@ const childEnv = "STABPRIV_SAFEFILE_CHILD"
 
 func TestMain(m *testing.M) {
 	if path := os.Getenv(childEnv); path != "" {
-		Write(path, 0o644, func(w io.Writer) error {
+		Write(path, 0o644, Replace, func(w io.Writer) error {
 			w.Write(bytes.Repeat([]byte("new "), 1<<16))
 			if f, ok := w.(*os.File); ok {
 				f.Sync()
@@ -178,6 +179,29 @@ func TestWriteKilled(t *testing.T) {
 	if got, err := os.ReadFile(path); err != nil || !bytes.Equal(got, old) {
 		t.Errorf("after the kill the target is %q (%v), want %q", got, err, old)
 	}
+	// The killed writer's temporary file is left; the next Check of the
+	// target removes it (its writer is no longer running).
+	if temps := tempsIn(t, dir); len(temps) != 1 {
+		t.Fatalf("after the kill: temporary files %v, want the killed writer's", temps)
+	}
+	if err := Check(path); err != nil {
+		t.Fatal(err)
+	}
+	if temps := tempsIn(t, dir); len(temps) != 0 {
+		t.Errorf("Check left the killed writer's temporary files %v", temps)
+	}
+}
+
+// tempsIn returns the names of the temporary files in dir.
+func tempsIn(t *testing.T, dir string) []string {
+	t.Helper()
+	var temps []string
+	for _, name := range entries(t, dir) {
+		if IsTemp(name) {
+			temps = append(temps, name)
+		}
+	}
+	return temps
 }
 
 // TestAbandon: Abandon in the middle of a write removes its temporary file,
@@ -191,7 +215,7 @@ func TestAbandon(t *testing.T) {
 	started, resume := make(chan struct{}), make(chan struct{})
 	done := make(chan error)
 	go func() {
-		done <- Write(path, 0o644, func(w io.Writer) error {
+		done <- Write(path, 0o644, Replace, func(w io.Writer) error {
 			io.WriteString(w, "new")
 			close(started)
 			<-resume
@@ -212,6 +236,9 @@ func TestAbandon(t *testing.T) {
 	close(resume)
 	if err := <-done; err == nil {
 		t.Error("the abandoned write succeeded")
+	}
+	if slices.Contains(Abandon(), path) {
+		t.Errorf("Abandon lists %s as published", path)
 	}
 	if b, err := os.ReadFile(path); err != nil || string(b) != "old" {
 		t.Errorf("target after an abandoned write: %q, %v; want old", b, err)

@@ -53,6 +53,7 @@ import (
 	"github.com/stabpriv/stabpriv/datasets"
 	"github.com/stabpriv/stabpriv/datasets/preprocess"
 	"github.com/stabpriv/stabpriv/internal/runflags"
+	"github.com/stabpriv/stabpriv/internal/safefile"
 	"github.com/stabpriv/stabpriv/modelfile"
 	"github.com/stabpriv/stabpriv/partition"
 )
@@ -209,7 +210,8 @@ func exitCode(err error) int {
 	switch {
 	case err == nil:
 		return 0
-	case errors.Is(err, partition.ErrNotShard), runflags.IsSettingsError(err), errors.Is(err, stabbeam.ErrOutput):
+	case errors.Is(err, partition.ErrNotShard), runflags.IsSettingsError(err), errors.Is(err, stabbeam.ErrOutput),
+		errors.Is(err, safefile.ErrTarget):
 		return 2
 	case errors.Is(err, datasets.ErrFormat), errors.Is(err, fs.ErrNotExist):
 		return 4
