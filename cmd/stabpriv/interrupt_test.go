@@ -31,14 +31,36 @@ func TestMain(m *testing.M) {
 	os.Exit(m.Run())
 }
 
+// child returns the command that runs the command line args as stabpriv
+// in a new process (the test binary, through childArgs).
+func child(args ...string) *exec.Cmd {
+	cmd := exec.Command(os.Args[0], "-test.run=^$")
+	cmd.Env = append(os.Environ(), childArgs+"="+strings.Join(args, "\n"))
+	return cmd
+}
+
+// exitStatus returns the exit status of a finished child (Wait's or Run's
+// error err), failing the test when it did not exit.
+func exitStatus(t *testing.T, err error) int {
+	t.Helper()
+	var ee *exec.ExitError
+	switch {
+	case err == nil:
+		return 0
+	case errors.As(err, &ee) && ee.ExitCode() >= 0:
+		return ee.ExitCode()
+	}
+	t.Fatalf("the child did not exit: %v", err)
+	return -1
+}
+
 // TestInterrupt interrupts a long training run with SIGINT: the command
 // exits with status 130 and writes nothing.
 func TestInterrupt(t *testing.T) {
 	data := writeCSV(t, clusters(2, 20000))
 	out := filepath.Join(t.TempDir(), "model.json")
 	args := []string{"train", "--mechanism", "none", "--data", data, "--label", "class", "--passes", "1000", "--log-level", "debug", "--out", out}
-	cmd := exec.Command(os.Args[0], "-test.run=^$")
-	cmd.Env = append(os.Environ(), childArgs+"="+strings.Join(args, "\n"))
+	cmd := child(args...)
 	pipe, err := cmd.StderrPipe()
 	if err != nil {
 		t.Fatal(err)
@@ -100,8 +122,7 @@ func TestInterruptBlocked(t *testing.T) {
 		t.Skipf("no FIFO here: %v", err)
 	}
 	out := filepath.Join(dir, "model.json")
-	cmd := exec.Command(os.Args[0], "-test.run=^$")
-	cmd.Env = append(os.Environ(), childArgs+"="+strings.Join([]string{"train", "--mechanism", "none", "--data", fifo, "--label", "y", "--out", out}, "\n"))
+	cmd := child("train", "--mechanism", "none", "--data", fifo, "--label", "y", "--out", out)
 	var stderr strings.Builder
 	cmd.Stderr = &stderr
 	if err := cmd.Start(); err != nil {
