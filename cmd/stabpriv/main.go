@@ -40,6 +40,7 @@ import (
 	"runtime"
 	"runtime/debug"
 	"strings"
+	"syscall"
 	"text/tabwriter"
 	"time"
 
@@ -79,8 +80,9 @@ var usagef = runflags.Usagef
 // exitCode maps the error of run to the exit status of the process.
 func exitCode(err error) int {
 	var (
-		ue *usageError
-		np *notPrivateError
+		ue  *usageError
+		np  *notPrivateError
+		sig *signalError
 	)
 	switch {
 	case err == nil:
@@ -89,6 +91,8 @@ func exitCode(err error) int {
 		return 2
 	case errors.As(err, &np):
 		return 3
+	case errors.As(err, &sig):
+		return sig.status()
 	case errors.Is(err, context.Canceled):
 		return 130
 	case errors.Is(err, modelfile.ErrFile), errors.Is(err, publish.ErrFile):
@@ -99,15 +103,49 @@ func exitCode(err error) int {
 	return 1
 }
 
-// interruptGrace is how long a command may take to stop after an
-// interrupt before the process exits without it.
+// interruptGrace is how long a command may take to stop after a signal
+// before the process exits without it.
 const interruptGrace = 2 * time.Second
 
+// stopSignals are the signals that stop a command cleanly (exitOnSignal):
+// an interrupt (Ctrl-C), a termination request (kill, a job scheduler, a
+// container stopping), a hang-up (the terminal closed).
+var stopSignals = []os.Signal{os.Interrupt, syscall.SIGTERM, syscall.SIGHUP}
+
+// signalError is the cause of a command stopped by a signal: it matches
+// context.Canceled, and the process exits with 128 plus the signal's
+// number (130 for SIGINT, 143 for SIGTERM, 129 for SIGHUP).
+type signalError struct{ sig os.Signal }
+
+func (e *signalError) Error() string { return "interrupted by " + signalName(e.sig) }
+func (e *signalError) Unwrap() error { return context.Canceled }
+
+// status returns the exit status of a process stopped by the signal.
+func (e *signalError) status() int {
+	if n, ok := e.sig.(syscall.Signal); ok {
+		return 128 + int(n)
+	}
+	return 130
+}
+
+// signalName names a stop signal as a user knows it.
+func signalName(sig os.Signal) string {
+	switch sig {
+	case os.Interrupt:
+		return "SIGINT"
+	case syscall.SIGTERM:
+		return "SIGTERM"
+	case syscall.SIGHUP:
+		return "SIGHUP"
+	}
+	return sig.String()
+}
+
 func main() {
-	ctx, cancel := context.WithCancel(context.Background())
+	ctx, cancel := context.WithCancelCause(context.Background())
 	sig := make(chan os.Signal, 2)
-	signal.Notify(sig, os.Interrupt)
-	go exitOnInterrupt(sig, cancel)
+	signal.Notify(sig, stopSignals...)
+	go exitOnSignal(sig, cancel)
 	err := runContext(ctx, os.Args[1:], os.Stdout, os.Stderr)
 	if err != nil {
 		fmt.Fprintln(os.Stderr, "stabpriv:", err)
@@ -115,22 +153,25 @@ func main() {
 	os.Exit(exitCode(err))
 }
 
-// exitOnInterrupt cancels the command at the first interrupt (Ctrl-C); if
-// the command has not stopped after interruptGrace, or at a second
-// interrupt, it removes the temporary files of the writes in progress and
-// exits with status 130. A command blocked where it cannot see the
-// cancellation (opening a FIFO, one huge read) stops all the same, and
-// every output stays whole or absent.
-func exitOnInterrupt(sig <-chan os.Signal, cancel context.CancelFunc) {
-	<-sig
-	cancel()
+// exitOnSignal cancels the command at the first stop signal (stopSignals);
+// if the command has not stopped after interruptGrace, or at a second
+// signal, it removes the temporary files of the writes in progress and
+// exits with 128 plus the first signal's number. A command blocked where it
+// cannot see the cancellation (opening a FIFO, one huge read) stops all the
+// same, and every output stays whole or absent.
+func exitOnSignal(sig <-chan os.Signal, cancel context.CancelCauseFunc) {
+	stop := &signalError{<-sig}
+	cancel(stop)
 	select {
 	case <-sig:
 	case <-time.After(interruptGrace):
 	}
-	safefile.Abandon()
-	fmt.Fprintln(os.Stderr, "stabpriv: interrupted, nothing written")
-	os.Exit(130)
+	done := "nothing written"
+	if published := safefile.Abandon(); len(published) > 0 {
+		done = "already written: " + strings.Join(published, ", ")
+	}
+	fmt.Fprintf(os.Stderr, "stabpriv: %v, %s\n", stop, done)
+	os.Exit(stop.status())
 }
 
 // run executes the command line args (without the program name), writing
@@ -179,9 +220,9 @@ func runContext(ctx context.Context, args []string, stdout, stderr io.Writer) er
 	}
 	err := c.run(ctx, rest, stdout, stderr)
 	if err != nil && ctx.Err() != nil {
-		// Interrupted: whatever the command returned, the cause is the
-		// signal (exit 130).
-		return fmt.Errorf("%s: interrupted, nothing written: %w", c.name, ctx.Err())
+		// Stopped by a signal: whatever the command returned, the cause is
+		// the signal (exit 128 plus its number).
+		return fmt.Errorf("%s: %w, nothing written", c.name, context.Cause(ctx))
 	}
 	if err != nil {
 		return fmt.Errorf("%s: %w", c.name, err)

@@ -205,9 +205,18 @@ func tempsIn(t *testing.T, dir string) []string {
 }
 
 // TestAbandon: Abandon in the middle of a write removes its temporary file,
-// the write then fails, and the target keeps its old content.
+// the write then fails, and the target keeps its old content; Abandon
+// lists the targets published before it, not the abandoned one.
 func TestAbandon(t *testing.T) {
 	dir := t.TempDir()
+	// A file published before Abandon is listed as written.
+	written := filepath.Join(dir, "written.csv")
+	if err := WriteBytes(written, 0o644, New, []byte("written")); err != nil {
+		t.Fatal(err)
+	}
+	if !slices.Contains(Abandon(), written) {
+		t.Errorf("Abandon does not list %s, published before it", written)
+	}
 	path := filepath.Join(dir, "out.csv")
 	if err := os.WriteFile(path, []byte("old"), 0o644); err != nil {
 		t.Fatal(err)
