@@ -8,9 +8,11 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strings"
-	"syscall"
 	"testing"
 	"time"
+
+	"github.com/stabpriv/stabpriv/internal/interrupt"
+	"github.com/stabpriv/stabpriv/internal/proctest"
 )
 
 // childArgs makes the test binary run the command line in it (separated
@@ -54,24 +56,13 @@ func exitStatus(t *testing.T, err error) int {
 	return -1
 }
 
-// stops are the signals that stop a command, with their exit statuses.
-var stops = []struct {
-	sig    syscall.Signal
-	name   string
-	status int
-}{
-	{syscall.SIGINT, "SIGINT", 130},
-	{syscall.SIGTERM, "SIGTERM", 143},
-	{syscall.SIGHUP, "SIGHUP", 129},
-}
-
 // TestInterrupt stops a long training run with SIGINT, SIGTERM and SIGHUP:
 // the command says so, exits with 128 plus the signal's number and writes
 // nothing, not even a temporary file.
 func TestInterrupt(t *testing.T) {
 	data := writeCSV(t, clusters(2, 20000))
-	for _, stop := range stops {
-		t.Run(stop.name, func(t *testing.T) {
+	for _, stop := range proctest.Stops {
+		t.Run(stop.Name, func(t *testing.T) {
 			dir := t.TempDir()
 			out := filepath.Join(dir, "model.json")
 			cmd := child("train", "--mechanism", "none", "--data", data, "--label", "class", "--passes", "1000", "--log-level", "debug", "--out", out)
@@ -95,22 +86,22 @@ func TestInterrupt(t *testing.T) {
 				}
 				stderr.WriteString(lines.Text() + "\n")
 			}
-			if err := cmd.Process.Signal(stop.sig); err != nil {
+			if err := cmd.Process.Signal(stop.Signal); err != nil {
 				t.Fatal(err)
 			}
 			for lines.Scan() {
 				stderr.WriteString(lines.Text() + "\n")
 			}
-			if status := exitStatus(t, cmd.Wait()); status != stop.status {
-				t.Fatalf("exit %d, want %d; stderr:\n%s", status, stop.status, stderr.String())
+			if status := exitStatus(t, cmd.Wait()); status != stop.Status {
+				t.Fatalf("exit %d, want %d; stderr:\n%s", status, stop.Status, stderr.String())
 			}
 			// The run itself stopped on the cancelled context (train's
-			// message), not the fallback exit after interruptGrace that
+			// message), not the fallback exit after interrupt.Grace that
 			// TestInterruptBlocked checks ("stabpriv: interrupted").
-			if want := "stabpriv: train: interrupted by " + stop.name + ", nothing written"; !strings.Contains(stderr.String(), want) {
+			if want := "stabpriv: train: interrupted by " + stop.Name + ", nothing written"; !strings.Contains(stderr.String(), want) {
 				t.Errorf("stderr does not say %q:\n%s", want, stderr.String())
 			}
-			if names := entriesOf(t, dir); len(names) > 0 {
+			if names := proctest.Entries(t, dir); len(names) > 0 {
 				t.Errorf("the stopped run wrote %v", names)
 			}
 		})
@@ -132,49 +123,25 @@ func TestVersion(t *testing.T) {
 // stop signal: the process still exits soon after, with 128 plus the
 // signal's number, says so and writes nothing.
 func TestInterruptBlocked(t *testing.T) {
-	for _, stop := range stops {
-		t.Run(stop.name, func(t *testing.T) {
-			t.Parallel() // each waits interruptGrace
+	for _, stop := range proctest.Stops {
+		t.Run(stop.Name, func(t *testing.T) {
+			t.Parallel() // each waits interrupt.Grace
 			dir := t.TempDir()
 			fifo := filepath.Join(dir, "data.csv")
-			if err := syscall.Mkfifo(fifo, 0o600); err != nil {
-				t.Skipf("no FIFO here: %v", err)
-			}
+			proctest.Mkfifo(t, fifo)
 			out := filepath.Join(dir, "model.json")
 			cmd := child("train", "--mechanism", "none", "--data", fifo, "--label", "y", "--out", out)
 			var stderr strings.Builder
 			cmd.Stderr = &stderr
-			if err := cmd.Start(); err != nil {
-				t.Fatal(err)
-			}
-			// Opening the FIFO for writing without blocking succeeds once
-			// the child has opened it for reading: it is then blocked in a
-			// read.
-			var w *os.File
-			for deadline := time.Now().Add(childPatience); w == nil; {
-				f, err := os.OpenFile(fifo, os.O_WRONLY|syscall.O_NONBLOCK, 0)
-				switch {
-				case err == nil:
-					w = f
-				case time.Now().After(deadline):
-					cmd.Process.Kill()
-					t.Fatalf("the child did not open its data: %v", err)
-				default:
-					time.Sleep(20 * time.Millisecond)
-				}
-			}
+			exited := proctest.Start(t, cmd)
+			w := proctest.OpenFIFO(t, fifo, exited, childPatience, func() { cmd.Process.Kill() })
 			defer w.Close()
 			io.WriteString(w, "a,y\n")
 			// A child that ignores the signal is killed, and fails the test.
-			timer := time.AfterFunc(interruptGrace+childPatience, func() { cmd.Process.Kill() })
-			defer timer.Stop()
-			if err := cmd.Process.Signal(stop.sig); err != nil {
-				t.Fatal(err)
+			if status := proctest.Stop(t, cmd.Process, exited, stop.Signal, interrupt.Grace+childPatience); status != stop.Status {
+				t.Fatalf("exit %d, want %d; stderr:\n%s", status, stop.Status, stderr.String())
 			}
-			if status := exitStatus(t, cmd.Wait()); status != stop.status {
-				t.Fatalf("exit %d, want %d; stderr:\n%s", status, stop.status, stderr.String())
-			}
-			if want := "stabpriv: interrupted by " + stop.name + ", nothing written"; !strings.Contains(stderr.String(), want) {
+			if want := "stabpriv: interrupted by " + stop.Name + ", nothing written"; !strings.Contains(stderr.String(), want) {
 				t.Errorf("stderr does not say %q:\n%s", want, stderr.String())
 			}
 			if _, err := os.Stat(out); !errors.Is(err, os.ErrNotExist) {

@@ -12,21 +12,9 @@ import (
 	"syscall"
 	"testing"
 	"time"
-)
 
-// entries returns the names in dir.
-func entries(t *testing.T, dir string) []string {
-	t.Helper()
-	es, err := os.ReadDir(dir)
-	if err != nil {
-		t.Fatal(err)
-	}
-	var names []string
-	for _, e := range es {
-		names = append(names, e.Name())
-	}
-	return names
-}
+	"github.com/stabpriv/stabpriv/internal/proctest"
+)
 
 func TestWriteReplacesRegularFiles(t *testing.T) {
 	dir := t.TempDir()
@@ -42,7 +30,7 @@ func TestWriteReplacesRegularFiles(t *testing.T) {
 		if st, _ := os.Stat(path); st.Mode().Perm() != 0o640 {
 			t.Errorf("mode %v, want 0640", st.Mode().Perm())
 		}
-		if names := entries(t, dir); len(names) != 1 {
+		if names := proctest.Entries(t, dir); len(names) != 1 {
 			t.Errorf("files left beside the target: %v", names)
 		}
 	}
@@ -87,7 +75,7 @@ func TestWriteRefusesOtherTargets(t *testing.T) {
 	if got, _ := os.ReadFile(regular); string(got) != "keep" {
 		t.Errorf("the link's target was written: %q", got)
 	}
-	for _, name := range entries(t, dir) {
+	for _, name := range proctest.Entries(t, dir) {
 		if IsTemp(name) {
 			t.Errorf("temporary file left: %s", name)
 		}
@@ -113,7 +101,7 @@ func TestWriteFailureKeepsTarget(t *testing.T) {
 	if got, _ := os.ReadFile(path); string(got) != "old model" {
 		t.Errorf("target changed to %q", got)
 	}
-	if names := entries(t, dir); len(names) != 1 {
+	if names := proctest.Entries(t, dir); len(names) != 1 {
 		t.Errorf("files left: %v", names)
 	}
 	if err := WriteBytes(filepath.Join(dir, "no", "such", "dir"), 0o644, New, nil); err == nil {
@@ -158,7 +146,7 @@ func TestWriteKilled(t *testing.T) {
 	deadline := time.Now().Add(20 * time.Second)
 	for {
 		var tmp os.FileInfo
-		for _, name := range entries(t, dir) {
+		for _, name := range proctest.Entries(t, dir) {
 			if IsTemp(name) && strings.Contains(name, "model.json") {
 				tmp, _ = os.Stat(filepath.Join(dir, name))
 			}
@@ -196,7 +184,7 @@ func TestWriteKilled(t *testing.T) {
 func tempsIn(t *testing.T, dir string) []string {
 	t.Helper()
 	var temps []string
-	for _, name := range entries(t, dir) {
+	for _, name := range proctest.Entries(t, dir) {
 		if IsTemp(name) {
 			temps = append(temps, name)
 		}
