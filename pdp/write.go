@@ -73,7 +73,7 @@ func (r *Result) WriteDir(dir string, replace bool) error {
 
 // CSVColumns are the columns of pdp.csv, one row per training row:
 //
-//	id                         the row's id (its index among the data rows)
+//	id                         the row's data row number (from 1)
 //	sensitivity, eps           remove-one, at the row's upper bound (kind)
 //	kind                       exact, upper-bound or estimate (Diff.Kind)
 //	sensitivity_one_step       the one-step value (the exact one if refined)
