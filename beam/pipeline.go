@@ -137,7 +137,7 @@ type ShardFile struct {
 func Shards(ctx context.Context, pattern string) ([]ShardFile, error) {
 	fsys, err := newFS(ctx, pattern)
 	if err != nil {
-		return nil, fmt.Errorf("%w: --input %s: %w", ErrInput, pattern, err)
+		return nil, fmt.Errorf("%w: --data %s: %w", ErrInput, pattern, err)
 	}
 	defer fsys.Close()
 	if !isURL(pattern) {
@@ -145,16 +145,16 @@ func Shards(ctx context.Context, pattern string) ([]ShardFile, error) {
 	}
 	files, err := fsys.List(ctx, pattern)
 	if err != nil {
-		return nil, fmt.Errorf("%w: --input %s: %w", ErrInput, pattern, err)
+		return nil, fmt.Errorf("%w: --data %s: %w", ErrInput, pattern, err)
 	}
 	root := datasets.InputRoot(pattern)
 	if len(files) == 0 {
-		return nil, fmt.Errorf("%w: %w: --input %s matches no shard (input root %q)", ErrInput, datasets.ErrFormat, pattern, root)
+		return nil, fmt.Errorf("%w: %w: --data %s matches no shard (input root %q)", ErrInput, datasets.ErrFormat, pattern, root)
 	}
 	sort.Strings(files)
 	names, err := datasets.ShardNames(root, files)
 	if err != nil {
-		return nil, fmt.Errorf("%w: --input %s: %w", ErrInput, pattern, err)
+		return nil, fmt.Errorf("%w: --data %s: %w", ErrInput, pattern, err)
 	}
 	out := make([]ShardFile, len(files))
 	for i, f := range files {
