@@ -16,16 +16,18 @@
 //	version print the version of stabpriv and of the Go toolchain that built it
 //	help    list the commands, or show the flags of one: stabpriv help train
 //
-// Exit codes: 0 on success; 1 for a run that failed (a run no route
-// certifies, an error writing); 2 for a usage error (unknown command or
-// flag, a bad flag value, inputs that cannot make a run, an output path
-// that is refused); 3 from certify for a valid model file that is not a
-// private release; 4 for an input data file that is missing or malformed
-// (the CSV, a bounds file); 5 for a model file or a published pDP summary
-// that does not read or does not verify; 130 when interrupted (Ctrl-C).
-// stabpriv-beam exits with the same code as train --partitions for the same
-// input error. Every output appears whole or not at all, so an error leaves
-// the file system as it was.
+// Exit codes (the table "Exit statuses" in docs/GUIDE.md, which
+// TestExitStatusTable runs): 0 on success; 1 for a run that failed
+// otherwise (an error writing, a run no route certifies); 2 for a usage
+// error (unknown command or flag, a bad flag value, inputs that cannot make
+// a run, an output path that is refused, one that another run wrote
+// meanwhile among them); 3 from certify for a valid model file that is not
+// a private release; 4 for an input data file that is missing or malformed;
+// 5 for a model file or a published pDP summary that does not read
+// (missing among them) or does not verify; 128 plus the signal's number
+// when stopped by SIGINT (130), SIGTERM (143) or SIGHUP (129). Every output
+// appears whole or not at all, so an error leaves the file system as it
+// was.
 package main
 
 import (
@@ -36,18 +38,17 @@ import (
 	"io"
 	"io/fs"
 	"os"
-	"os/signal"
 	"runtime"
 	"runtime/debug"
 	"strings"
-	"syscall"
 	"text/tabwriter"
-	"time"
+
+	"github.com/sirupsen/logrus"
 
 	"github.com/stabpriv/stabpriv/datasets"
 	"github.com/stabpriv/stabpriv/experiments"
+	"github.com/stabpriv/stabpriv/internal/interrupt"
 	"github.com/stabpriv/stabpriv/internal/runflags"
-	"github.com/stabpriv/stabpriv/internal/safefile"
 	"github.com/stabpriv/stabpriv/modelfile"
 	"github.com/stabpriv/stabpriv/pdp/publish"
 )
@@ -82,7 +83,7 @@ func exitCode(err error) int {
 	var (
 		ue  *usageError
 		np  *notPrivateError
-		sig *signalError
+		sig *interrupt.Error
 	)
 	switch {
 	case err == nil:
@@ -92,7 +93,7 @@ func exitCode(err error) int {
 	case errors.As(err, &np):
 		return 3
 	case errors.As(err, &sig):
-		return sig.status()
+		return sig.Status()
 	case errors.Is(err, context.Canceled):
 		return 130
 	case errors.Is(err, modelfile.ErrFile), errors.Is(err, publish.ErrFile):
@@ -103,75 +104,13 @@ func exitCode(err error) int {
 	return 1
 }
 
-// interruptGrace is how long a command may take to stop after a signal
-// before the process exits without it.
-const interruptGrace = 2 * time.Second
-
-// stopSignals are the signals that stop a command cleanly (exitOnSignal):
-// an interrupt (Ctrl-C), a termination request (kill, a job scheduler, a
-// container stopping), a hang-up (the terminal closed).
-var stopSignals = []os.Signal{os.Interrupt, syscall.SIGTERM, syscall.SIGHUP}
-
-// signalError is the cause of a command stopped by a signal: it matches
-// context.Canceled, and the process exits with 128 plus the signal's
-// number (130 for SIGINT, 143 for SIGTERM, 129 for SIGHUP).
-type signalError struct{ sig os.Signal }
-
-func (e *signalError) Error() string { return "interrupted by " + signalName(e.sig) }
-func (e *signalError) Unwrap() error { return context.Canceled }
-
-// status returns the exit status of a process stopped by the signal.
-func (e *signalError) status() int {
-	if n, ok := e.sig.(syscall.Signal); ok {
-		return 128 + int(n)
-	}
-	return 130
-}
-
-// signalName names a stop signal as a user knows it.
-func signalName(sig os.Signal) string {
-	switch sig {
-	case os.Interrupt:
-		return "SIGINT"
-	case syscall.SIGTERM:
-		return "SIGTERM"
-	case syscall.SIGHUP:
-		return "SIGHUP"
-	}
-	return sig.String()
-}
-
 func main() {
-	ctx, cancel := context.WithCancelCause(context.Background())
-	sig := make(chan os.Signal, 2)
-	signal.Notify(sig, stopSignals...)
-	go exitOnSignal(sig, cancel)
+	ctx := interrupt.Context(context.Background(), "stabpriv", os.Stderr)
 	err := runContext(ctx, os.Args[1:], os.Stdout, os.Stderr)
 	if err != nil {
 		fmt.Fprintln(os.Stderr, "stabpriv:", err)
 	}
 	os.Exit(exitCode(err))
-}
-
-// exitOnSignal cancels the command at the first stop signal (stopSignals);
-// if the command has not stopped after interruptGrace, or at a second
-// signal, it removes the temporary files of the writes in progress and
-// exits with 128 plus the first signal's number. A command blocked where it
-// cannot see the cancellation (opening a FIFO, one huge read) stops all the
-// same, and every output stays whole or absent.
-func exitOnSignal(sig <-chan os.Signal, cancel context.CancelCauseFunc) {
-	stop := &signalError{<-sig}
-	cancel(stop)
-	select {
-	case <-sig:
-	case <-time.After(interruptGrace):
-	}
-	done := "nothing written"
-	if published := safefile.Abandon(); len(published) > 0 {
-		done = "already written: " + strings.Join(published, ", ")
-	}
-	fmt.Fprintf(os.Stderr, "stabpriv: %v, %s\n", stop, done)
-	os.Exit(stop.status())
 }
 
 // run executes the command line args (without the program name), writing
@@ -332,4 +271,18 @@ func commandNames() []string {
 		names = append(names, c.name)
 	}
 	return names
+}
+
+// warningsTo reads the value of --log-level of a command that logs only
+// warnings (certify, predict, pdp) and returns where it writes them:
+// stderr, or nowhere at the error and panic levels.
+func warningsTo(stderr io.Writer, logLevel string) (io.Writer, error) {
+	level, err := runflags.ParseLogLevel(logLevel)
+	switch {
+	case err != nil:
+		return nil, err
+	case level < logrus.WarnLevel:
+		return io.Discard, nil
+	}
+	return stderr, nil
 }

@@ -47,3 +47,13 @@ func writeMode(force bool) safefile.Mode {
 	}
 	return safefile.New
 }
+
+// checkNotEmpty refuses an output flag given with an empty value (a shell
+// variable that expanded to nothing, say), which would otherwise make the
+// command write nothing without a word; set names the flags given.
+func checkNotEmpty(set map[string]bool, name, value, without string) error {
+	if set[name] && value == "" {
+		return usagef("--%s is empty: give a path, or leave --%s out (%s)", name, name, without)
+	}
+	return nil
+}

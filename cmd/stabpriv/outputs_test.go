@@ -10,6 +10,7 @@ import (
 	"syscall"
 	"testing"
 
+	"github.com/stabpriv/stabpriv/internal/proctest"
 	"github.com/stabpriv/stabpriv/modelfile"
 )
 
@@ -293,23 +294,9 @@ func TestConcurrentTrainOneWinner(t *testing.T) {
 	if w := stdout[winner].String(); !strings.Contains(w, "SHA-256 "+r.Certificate.WeightsSHA256) || !strings.Contains(w, "model written to") {
 		t.Errorf("the file is not the winner's release (weights SHA-256 %s); the winner's output:\n%s", r.Certificate.WeightsSHA256, w)
 	}
-	for _, name := range entriesOf(t, dir) {
+	for _, name := range proctest.Entries(t, dir) {
 		if name != "model.json" {
 			t.Errorf("left beside the model: %s", name)
 		}
 	}
-}
-
-// entriesOf returns the names in dir.
-func entriesOf(t *testing.T, dir string) []string {
-	t.Helper()
-	es, err := os.ReadDir(dir)
-	if err != nil {
-		t.Fatal(err)
-	}
-	var names []string
-	for _, e := range es {
-		names = append(names, e.Name())
-	}
-	return names
 }

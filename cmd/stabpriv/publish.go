@@ -11,7 +11,6 @@ import (
 	"github.com/stabpriv/stabpriv/dp"
 	"github.com/stabpriv/stabpriv/internal/check"
 	"github.com/stabpriv/stabpriv/internal/safefile"
-	"github.com/stabpriv/stabpriv/modelfile"
 	"github.com/stabpriv/stabpriv/pdp"
 	"github.com/stabpriv/stabpriv/pdp/publish"
 	"github.com/stabpriv/stabpriv/perturb"
@@ -198,7 +197,7 @@ func certifySummary(stdout io.Writer, path, model string) error {
 		return fmt.Errorf("%s: %w", path, err)
 	}
 	if model != "" {
-		r, err := modelfile.ReadFile(model)
+		r, err := readModel(model)
 		if err != nil {
 			return err
 		}

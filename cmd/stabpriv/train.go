@@ -127,6 +127,9 @@ func parseTrain(args []string, stderr io.Writer) (*settings, error) {
 	if err != nil {
 		return nil, err
 	}
+	if err := checkNotEmpty(set, "out", f.out, "no model file is written then"); err != nil {
+		return nil, err
+	}
 	s := &settings{trainFlags: f}
 	var defaults *datasets.Schema
 	if f.header != "" {
