@@ -1,3 +1,5 @@
+//go:build unix
+
 // Package proctest holds what the tests of the commands (stabpriv,
 // stabpriv-beam) and of their output files share: the signals that stop a
 // command with the statuses they must give, waiting for a child process to
