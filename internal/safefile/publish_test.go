@@ -84,8 +84,8 @@ func TestNewOneWinner(t *testing.T) {
 	if err := os.WriteFile(path, []byte("old"), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	if err := WriteBytes(path, 0o644, New, []byte("new")); !errors.Is(err, ErrExists) {
-		t.Errorf("a New write over a file: %v, want ErrExists", err)
+	if err := WriteBytes(path, 0o644, New, []byte("new")); !errors.Is(err, ErrExists) || !strings.Contains(err.Error(), "may not replace") {
+		t.Errorf("a New write over a file: %v, want ErrExists, the file there before", err)
 	}
 	if got, _ := os.ReadFile(path); string(got) != "old" {
 		t.Errorf("the file became %q", got)

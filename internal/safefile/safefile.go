@@ -50,10 +50,17 @@ var ErrTarget = errors.New("safefile: refused target")
 // as are ErrTarget and fs.ErrExist.
 var ErrExists = errors.New("safefile: the target exists")
 
-// existsError is the error of a New write whose target appeared.
-type existsError struct{ path string }
+// existsError is the error of a New write whose target exists: before
+// the write began, or since (appeared).
+type existsError struct {
+	path     string
+	appeared bool
+}
 
 func (e *existsError) Error() string {
+	if !e.appeared {
+		return fmt.Sprintf("%v: %s exists, and this write may not replace a file", ErrTarget, e.path)
+	}
 	return fmt.Sprintf("%v: %s appeared while this run worked (another run wrote it first)", ErrTarget, e.path)
 }
 
@@ -274,6 +281,9 @@ func WriteAll(files []File) (err error) {
 		if err := Check(f.Path); err != nil {
 			return err
 		}
+		if _, err := os.Lstat(f.Path); err == nil && f.Mode == New {
+			return &existsError{path: f.Path}
+		}
 	}
 	tmps := make([]string, 0, len(files))
 	defer func() {
@@ -336,7 +346,7 @@ func publishAll(files []File, tmps []string) error {
 		if err != nil {
 			undo()
 			if errors.Is(err, fs.ErrExist) {
-				return &existsError{f.Path}
+				return &existsError{path: f.Path, appeared: true}
 			}
 			return err
 		}
