@@ -47,7 +47,7 @@ type pdpFlags struct {
 
 func newPDPFlagSet(f *pdpFlags) *flag.FlagSet {
 	fs := flag.NewFlagSet("pdp", flag.ContinueOnError)
-	fs.StringVar(&f.model, "model", "", "model `file` written by train: analyse that release (its certificate gives the loss, lambda, clipping and noise; --data is the CSV it was trained on); only --data, --exact-top, --top and --out apply")
+	fs.StringVar(&f.model, "model", "", "model `file` written by train: analyse that release (its certificate gives the loss, lambda, clipping and noise; --data is the CSV it was trained on); only --data, --exact-top, --top, --out, --force, --log-level and the --publish-* flags apply")
 	fs.StringVar(&f.data, "data", "", "CSV `file` with a header row and numeric features (default: the embedded breast-cancer data)")
 	fs.StringVar(&f.label, "label", "", "label `column` of --data (default with the embedded data: "+datasets.DefaultLabel+")")
 	fs.StringVar(&f.positive, "positive", "", "binary tasks: the `class` encoded +1 (default: the larger class name)")
