@@ -18,7 +18,7 @@ KERNEL_PKGS = ./internal/kernel/ ./glm/ ./objpert/ ./trainer/
 # Without cgo, as the Beam workers are built: the tests and the workers
 # then share one build of the standard library and of the Beam SDK.
 test: export CGO_ENABLED = 0
-test: vet
+test: vet tidy-check
 	$(GO) test -count=1 -timeout 9m ./...
 	$(MAKE) test-beam
 	$(GO) test -count=1 -tags purego $(KERNEL_PKGS)
@@ -55,6 +55,15 @@ fuzz:
 
 vet:
 	$(GO) vet ./...
+
+# go.mod and go.sum of both modules (the root and beam/) as go mod tidy
+# leaves them: -diff prints what tidy would change and fails without
+# changing anything (it reads the module proxy for modules not in the
+# cache).
+.PHONY: tidy-check
+tidy-check:
+	$(GO) mod tidy -diff
+	cd beam && $(GO) mod tidy -diff
 
 # staticcheck, pinned (the module proxy serves tagged versions only).
 lint: vet

@@ -3,6 +3,7 @@ module github.com/stabpriv/stabpriv
 go 1.26.8
 
 require (
+	github.com/chewxy/hm v1.0.0
 	github.com/google/differential-privacy/go/v3 v3.0.0
 	github.com/sirupsen/logrus v1.9.3
 	golang.org/x/sys v0.17.0
@@ -18,7 +19,6 @@ require (
 	github.com/apache/arrow/go/arrow v0.0.0-20211112161151-bc219186db40 // indirect
 	github.com/awalterschulze/gographviz v2.0.3+incompatible // indirect
 	github.com/campoy/embedmd v1.0.0 // indirect
-	github.com/chewxy/hm v1.0.0 // indirect
 	github.com/chewxy/math32 v1.10.1 // indirect
 	github.com/go-fonts/liberation v0.3.1 // indirect
 	github.com/go-latex/latex v0.0.0-20230307184459-12ec69307ad9 // indirect

@@ -416,7 +416,7 @@ func BenchmarkQuotedShard(b *testing.B) {
 			blockRows = rows
 			for i := 0; b.Loop(); i++ {
 				p, s := beam.NewPipelineWithRoot()
-				Build(s, cfg, header, shards, filepath.Join(dir, fmt.Sprintf("model-%s-%d.json", name, i)))
+				Build(s, cfg, header, shards, filepath.Join(dir, fmt.Sprintf("model-%s-%d.json", name, i)), false)
 				if _, err := beam.Run(ctx, "prism", p); err != nil {
 					b.Fatal(err)
 				}

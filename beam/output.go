@@ -99,14 +99,27 @@ func CheckOutput(ctx context.Context, out string, force bool, inputs ...string) 
 }
 
 // writeFile writes b to name through Beam's file systems: a local file
-// appears whole or not at all (a temporary file renamed over it); an
-// object of gs:// or s3:// is committed whole when its writer closes.
-func writeFile(ctx context.Context, name string, b []byte) error {
+// appears whole or not at all (a temporary file renamed into place), and
+// without force never replaces a file (safefile.New: of concurrent runs to
+// one new path one writes it, the others fail), unless that file holds b
+// already (a retried sink writing the committed release again); an object
+// of gs:// or s3:// is committed whole when its writer closes (CheckOutput
+// refused an existing one before the run; the file systems offer no write
+// that fails on an object that appeared since).
+func writeFile(ctx context.Context, name string, b []byte, force bool) error {
 	if !isURL(name) {
 		if err := os.MkdirAll(filepath.Dir(name), 0o755); err != nil {
 			return err
 		}
-		return safefile.WriteBytes(name, 0o644, b)
+		mode := safefile.New
+		if force {
+			mode = safefile.Replace
+		}
+		err := safefile.WriteBytes(name, 0o644, mode, b)
+		if errors.Is(err, safefile.ErrExists) && bytes.Equal(safefile.Head(name, len(b)+1), b) {
+			return nil
+		}
+		return err
 	}
 	fsys, err := newFS(ctx, name)
 	if err != nil {

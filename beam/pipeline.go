@@ -26,6 +26,7 @@ import (
 
 	"github.com/stabpriv/stabpriv/datasets"
 	"github.com/stabpriv/stabpriv/internal/runflags"
+	"github.com/stabpriv/stabpriv/internal/safefile"
 	"github.com/stabpriv/stabpriv/modelfile"
 	"github.com/stabpriv/stabpriv/partition"
 	"gonum.org/v1/gonum/mat"
@@ -136,7 +137,7 @@ type ShardFile struct {
 func Shards(ctx context.Context, pattern string) ([]ShardFile, error) {
 	fsys, err := newFS(ctx, pattern)
 	if err != nil {
-		return nil, fmt.Errorf("%w: --input %s: %w", ErrInput, pattern, err)
+		return nil, fmt.Errorf("%w: --data %s: %w", ErrInput, pattern, err)
 	}
 	defer fsys.Close()
 	if !isURL(pattern) {
@@ -144,16 +145,16 @@ func Shards(ctx context.Context, pattern string) ([]ShardFile, error) {
 	}
 	files, err := fsys.List(ctx, pattern)
 	if err != nil {
-		return nil, fmt.Errorf("%w: --input %s: %w", ErrInput, pattern, err)
+		return nil, fmt.Errorf("%w: --data %s: %w", ErrInput, pattern, err)
 	}
 	root := datasets.InputRoot(pattern)
 	if len(files) == 0 {
-		return nil, fmt.Errorf("%w: %w: --input %s matches no shard (input root %q)", ErrInput, datasets.ErrFormat, pattern, root)
+		return nil, fmt.Errorf("%w: %w: --data %s matches no shard (input root %q)", ErrInput, datasets.ErrFormat, pattern, root)
 	}
 	sort.Strings(files)
 	names, err := datasets.ShardNames(root, files)
 	if err != nil {
-		return nil, fmt.Errorf("%w: --input %s: %w", ErrInput, pattern, err)
+		return nil, fmt.Errorf("%w: --data %s: %w", ErrInput, pattern, err)
 	}
 	out := make([]ShardFile, len(files))
 	for i, f := range files {
@@ -827,6 +828,9 @@ func (f *releaseFn) ProcessElement(ctx context.Context, rs results, total Count,
 // output once never produces) is refused, and nothing is written.
 type sinkFn struct {
 	Out string `json:"out"`
+	// Force replaces a file at Out (--force); without it the sink never
+	// replaces one (writeFile).
+	Force bool `json:"force"`
 }
 
 func (f *sinkFn) ProcessElement(ctx context.Context, _ int, files func(*[]byte) bool) error {
@@ -837,7 +841,7 @@ func (f *sinkFn) ProcessElement(ctx context.Context, _ int, files func(*[]byte) 
 	if files(&other) {
 		return fmt.Errorf("stabbeam: more than one release reached the sink; nothing was written")
 	}
-	if err := writeFile(ctx, f.Out, file); err != nil {
+	if err := writeFile(ctx, f.Out, file, f.Force); err != nil {
 		return err
 	}
 	if afterSinkWrite != nil {
@@ -868,8 +872,8 @@ var afterSinkWrite func(out string) error
 // with the layout as a side input of the training (n for the automatic
 // knobs, each partition's size) and the counts (of the rows and shards, and
 // of the distinct privacy IDs) side inputs of the release.
-func Build(s beam.Scope, cfg Config, header []string, shards []ShardFile, out string) {
-	WriteRelease(s, Release(s, cfg, header, shards), out)
+func Build(s beam.Scope, cfg Config, header []string, shards []ShardFile, out string, force bool) {
+	WriteRelease(s, Release(s, cfg, header, shards), out, force)
 }
 
 // Release adds the partitioned fit of the shards to the pipeline under s
@@ -909,11 +913,11 @@ func Release(s beam.Scope, cfg Config, header []string, shards []ShardFile) beam
 // (the output of the release step's bundle, once) before the sink runs,
 // and a retried sink bundle reads the committed draw again instead of
 // re-running the release. The sink (sinkFn) writes atomically and
-// idempotently.
-func WriteRelease(s beam.Scope, released beam.PCollection, out string) {
+// idempotently, replacing a file at out only with force.
+func WriteRelease(s beam.Scope, released beam.PCollection, out string, force bool) {
 	s = s.Scope("stabpriv.sink")
 	committed := beam.GroupByKey(s, released)
-	beam.ParDo0(s, &sinkFn{Out: out}, committed)
+	beam.ParDo0(s, &sinkFn{Out: out, Force: force}, committed)
 }
 
 func anySlice[T any](v []T) []any {
@@ -974,7 +978,7 @@ func Run(ctx context.Context, runner string, cfg Config, input, out string, forc
 		runner = "prism"
 	}
 	p, s := beam.NewPipelineWithRoot()
-	Build(s, cfg, header, shards, out)
+	Build(s, cfg, header, shards, out, force)
 	if _, err := beam.Run(ctx, runner, p); err != nil {
 		return newFailure(fmt.Errorf("stabbeam: the pipeline failed, nothing was released: %w", err))
 	}
@@ -985,8 +989,9 @@ func Run(ctx context.Context, runner string, cfg Config, input, out string, forc
 // against (failure): malformed data (a ragged row, a cell that is not a
 // finite number, a CSV syntax error, another header, a shard of a header
 // alone) and the settings the data refuses (more partitions than training
-// rows, a batch larger than a partition).
-var pipelineCauses = append([]error{datasets.ErrFormat}, runflags.SettingsErrors...)
+// rows, a batch larger than a partition), and an output the sink refuses
+// (safefile.ErrTarget: a file another run wrote at --out meanwhile).
+var pipelineCauses = append([]error{datasets.ErrFormat, safefile.ErrTarget}, runflags.SettingsErrors...)
 
 // failure is a failure of the pipeline: the runner's error, and the errors
 // of pipelineCauses its message names. A portable runner (prism, a job

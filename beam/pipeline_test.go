@@ -89,7 +89,7 @@ func runPipeline(t *testing.T, cfg Config, glob, out string) error {
 		return err
 	}
 	p, s := beam.NewPipelineWithRoot()
-	Build(s, cfg, header, shards, out)
+	Build(s, cfg, header, shards, out, false)
 	return ptest.Run(p)
 }
 
@@ -259,7 +259,7 @@ func TestPipelineSecureRelease(t *testing.T) {
 		t.Fatal(err)
 	}
 	p, s := beam.NewPipelineWithRoot()
-	Build(s, cfg, header, shards, out)
+	Build(s, cfg, header, shards, out, false)
 	res, err := ptest.RunWithMetrics(p)
 	if err != nil {
 		t.Fatal(err)
@@ -378,7 +378,7 @@ func TestPipelineBadInput(t *testing.T) {
 				t.Fatal(herr)
 			}
 			p, s := beam.NewPipelineWithRoot()
-			Build(s, cfg, header, shards, out)
+			Build(s, cfg, header, shards, out, false)
 			err = ptest.Run(p)
 		}
 		if err == nil || !strings.Contains(err.Error(), c.want) {

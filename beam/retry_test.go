@@ -15,6 +15,7 @@ import (
 	"github.com/apache/beam/sdks/v2/go/pkg/beam/testing/ptest"
 
 	"github.com/stabpriv/stabpriv/datasets"
+	"github.com/stabpriv/stabpriv/internal/safefile"
 	"github.com/stabpriv/stabpriv/modelfile"
 	"github.com/stabpriv/stabpriv/partition"
 )
@@ -70,7 +71,7 @@ func TestReleaseRetrySafe(t *testing.T) {
 	defer func() { afterSinkWrite = nil }()
 	p, s := beam.NewPipelineWithRoot()
 	released := Release(s, cfg, header, shards)
-	WriteRelease(s, released, out)
+	WriteRelease(s, released, out, false)
 	beam.ParDo0(s, &captureFn{}, released)
 	err = ptest.Run(p)
 	if err == nil || !strings.Contains(err.Error(), "the worker died after writing") {
@@ -116,6 +117,18 @@ func TestReleaseRetrySafe(t *testing.T) {
 	}
 	if bytes.Equal(draws[0], draws[1]) {
 		t.Fatal("two secure draws are equal")
+	}
+	// Another run's release at the same path is not replaced without
+	// --force: of concurrent runs to one new --out, one writes it.
+	err = (&sinkFn{Out: out}).ProcessElement(context.Background(), 0, iterOf(draws[:1]))
+	if !errors.Is(err, safefile.ErrExists) {
+		t.Errorf("a sink writing another release over the model file: %v, want safefile.ErrExists", err)
+	}
+	if kept, _ := os.ReadFile(out); !bytes.Equal(kept, committed) {
+		t.Error("another release replaced the model file without --force")
+	}
+	if err := (&sinkFn{Out: out, Force: true}).ProcessElement(context.Background(), 0, iterOf(draws[:1])); err != nil {
+		t.Errorf("a sink with --force: %v", err)
 	}
 	other := filepath.Join(dir, "other.json")
 	err = (&sinkFn{Out: other}).ProcessElement(context.Background(), 0, iterOf(draws))

@@ -85,7 +85,7 @@ func TestUniversalOnPrism(t *testing.T) {
 	if err := os.WriteFile(bounds, []byte("f0,-3,5\nf1,-3,5\n"), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	args := []string{"--input", glob, "--label", "y", "--classes", "neg,pos", "--bounds", bounds,
+	args := []string{"--data", glob, "--label", "y", "--classes", "neg,pos", "--bounds", bounds,
 		"--mechanism", "gamma", "--epsilon", "1", "--partitions", "3", "--seed", "3", "--noise", "seeded", "--noise-seed", "9"}
 	run := func(out string, extra ...string) {
 		t.Helper()

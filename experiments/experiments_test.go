@@ -240,7 +240,7 @@ func TestWriteSweep(t *testing.T) {
 		}
 	}
 	dir := filepath.Join(t.TempDir(), "out")
-	paths, err := WriteSweep(dir, rows, sum)
+	paths, err := WriteSweep(dir, rows, sum, false)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -331,7 +331,7 @@ func TestFeatSelSynthetic(t *testing.T) {
 		}
 	}
 	dir := t.TempDir()
-	if _, err := WriteFeatSel(dir, rows); err != nil {
+	if _, err := WriteFeatSel(dir, rows, false); err != nil {
 		t.Fatal(err)
 	}
 	for _, name := range []string{"fig3.png", "fig5.png"} {
@@ -529,7 +529,7 @@ func TestKnobSweep(t *testing.T) {
 		}
 	}
 	dir := t.TempDir()
-	if _, err := WriteSweep(dir, rows, sum); err != nil {
+	if _, err := WriteSweep(dir, rows, sum, false); err != nil {
 		t.Fatal(err)
 	}
 	csv, err := os.ReadFile(filepath.Join(dir, "results.csv"))

@@ -378,12 +378,13 @@ func WriteFeatSelTable(w io.Writer, rows []FeatSelResult) error {
 }
 
 // WriteFeatSel writes featsel.csv, fig3.png and fig5.png into dir (created
-// if needed) and returns the paths written.
-func WriteFeatSel(dir string, rows []FeatSelResult) ([]string, error) {
+// if needed) and returns the paths written. An existing file there is
+// replaced only with replace (as WriteSweep).
+func WriteFeatSel(dir string, rows []FeatSelResult, replace bool) ([]string, error) {
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return nil, fmt.Errorf("experiments: %w", err)
 	}
-	return writeAll(dir, []namedWriter{
+	return writeAll(dir, replace, []namedWriter{
 		{"featsel.csv", func(w io.Writer) error { return WriteFeatSelCSV(w, rows) }},
 		{"fig3.png", func(w io.Writer) error { return Figure3(w, rows) }},
 		{"fig5.png", func(w io.Writer) error { return Figure5(w, rows) }},

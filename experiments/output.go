@@ -23,8 +23,10 @@ func writeJSON(v any) func(io.Writer) error {
 // results.csv (every row), summary.json (sum), fig1.png (Figure1),
 // frontier.png (Frontier) and,
 // when rows has fixed-scale rows, fig2.png (Figure2). It returns the paths
-// written.
-func WriteSweep(dir string, rows []Result, sum Summary) ([]string, error) {
+// written. An existing file there is replaced only with replace; without
+// it, of concurrent writers into one directory exactly one writes its
+// files (writeAll).
+func WriteSweep(dir string, rows []Result, sum Summary, replace bool) ([]string, error) {
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return nil, fmt.Errorf("experiments: %w", err)
 	}
@@ -37,7 +39,7 @@ func WriteSweep(dir string, rows []Result, sum Summary) ([]string, error) {
 	if len(sum.FixedPoints) > 0 {
 		files = append(files, namedWriter{"fig2.png", func(w io.Writer) error { return Figure2(w, rows) }})
 	}
-	return writeAll(dir, files)
+	return writeAll(dir, replace, files)
 }
 
 // namedWriter is an output file of an experiment: its name and contents.
@@ -47,13 +49,19 @@ type namedWriter struct {
 }
 
 // writeAll writes the files into dir, all or none (safefile.WriteAll), and
-// returns their paths.
-func writeAll(dir string, files []namedWriter) ([]string, error) {
+// returns their paths. Without replace, no existing file is replaced
+// (safefile.New): a file that appeared since the command checked its
+// outputs fails the write, and nothing is written.
+func writeAll(dir string, replace bool, files []namedWriter) ([]string, error) {
+	mode := safefile.New
+	if replace {
+		mode = safefile.Replace
+	}
 	var paths []string
 	var out []safefile.File
 	for _, f := range files {
 		p := filepath.Join(dir, f.name)
-		out = append(out, safefile.File{Path: p, Perm: 0o644, Write: f.write})
+		out = append(out, safefile.File{Path: p, Perm: 0o644, Mode: mode, Write: f.write})
 		paths = append(paths, p)
 	}
 	if err := safefile.WriteAll(out); err != nil {

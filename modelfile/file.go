@@ -62,13 +62,19 @@ func (r *Released) encode() ([]byte, error) {
 // The file appears whole or not at all (internal/safefile): it is written
 // to a temporary file in the same directory and renamed, and a path that
 // exists and is not a regular file (a device, a FIFO, a directory, a
-// symbolic link) is refused. Whatever was at path is left as it was on any
-// error.
-func (r *Released) WriteFile(path string) error {
+// symbolic link) is refused. Without replace, a file at path is never
+// replaced: the rename fails if one appeared meanwhile (of concurrent
+// writers to a new path exactly one succeeds; the others' errors wrap
+// fs.ErrExist). Whatever was at path is left as it was on any error.
+func (r *Released) WriteFile(path string, replace bool) error {
 	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
 		return err
 	}
-	return safefile.Write(path, 0o644, r.Write)
+	mode := safefile.New
+	if replace {
+		mode = safefile.Replace
+	}
+	return safefile.Write(path, 0o644, mode, r.Write)
 }
 
 // MaxFileBytes is the most bytes of a model file: Read refuses a larger

@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"errors"
 	"flag"
+	"io/fs"
 	"math"
 	"os"
 	"path/filepath"
@@ -89,11 +90,17 @@ func TestModelRoundTrip(t *testing.T) {
 	}
 	dir := t.TempDir()
 	path := filepath.Join(dir, "sub", "m.json")
-	if err := r.WriteFile(path); err != nil {
+	if err := r.WriteFile(path, false); err != nil {
 		t.Fatal(err)
 	}
 	if _, err := modelfile.ReadFile(path); err != nil {
 		t.Fatal(err)
+	}
+	if err := r.WriteFile(path, false); !errors.Is(err, fs.ErrExist) {
+		t.Errorf("a write without replace over a model file: %v, want fs.ErrExist", err)
+	}
+	if err := r.WriteFile(path, true); err != nil {
+		t.Errorf("a write with replace: %v", err)
 	}
 	if entries, _ := os.ReadDir(filepath.Join(dir, "sub")); len(entries) != 1 {
 		t.Errorf("temporary files left: %v", entries)

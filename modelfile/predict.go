@@ -130,8 +130,9 @@ func proba(pl losses.Probabilistic, z []float64) []float64 {
 
 // PredictTable applies the model to every row of t, whose header must name
 // the model's feature columns (other columns are ignored), and writes one
-// CSV line per row to w: the row's index among the data rows (from 0), the
-// prediction and, for a probabilistic loss, the probability of each class.
+// CSV line per row to w: the row's data row number (from 1, the first row
+// after the header, as every message counts rows), the prediction and, for
+// a probabilistic loss, the probability of each class.
 // When t has the model's label column, it returns the metric of the
 // predictions on the rows with a declared class (accuracy) or a numeric
 // label (rmse); Rows is 0 otherwise. Errors name the row; lines already
@@ -180,16 +181,16 @@ func (r *Released) PredictTable(t *datasets.Table, w io.Writer) (Metric, error) 
 			}
 			v, ok := t.Value(i, c)
 			if !ok && !r.Preprocessing.Text && !(r.Preprocessing.Missing && datasets.IsMissing(t.Cell(i, c))) {
-				return Metric{}, fmt.Errorf("%w: %s: row %d (line %d), column %q: %q is not a finite number", datasets.ErrFormat, t.Source, i, t.Line(i), t.Columns[c], t.Cell(i, c))
+				return Metric{}, fmt.Errorf("%w: %s: line %d, data row %d, column %q: %q is not a finite number", datasets.ErrFormat, t.Source, t.Line(i), t.First+i+1, t.Columns[c], t.Cell(i, c))
 			}
 			x[j] = v
 		}
 		z, err := r.margins(x)
 		if err != nil {
-			return Metric{}, fmt.Errorf("%s: row %d: %w", t.Source, i, err)
+			return Metric{}, fmt.Errorf("%s: line %d, data row %d: %w", t.Source, t.Line(i), t.First+i+1, err)
 		}
 		pred := r.label(z)
-		rec := []string{strconv.Itoa(i), pred}
+		rec := []string{strconv.Itoa(t.First + i + 1), pred}
 		if probaErr == nil {
 			for _, v := range proba(pl, z) {
 				rec = append(rec, strconv.FormatFloat(v, 'g', 6, 64))

@@ -18,8 +18,9 @@ import (
 )
 
 // Result is a per-instance analysis of a release over its training rows:
-// the report, and for each training row its id (its index among the data
-// rows of the file), its leave-one-out difference and its per-instance
+// the report, and for each training row its id (its data row number in the
+// file, from 1 for the first row after the header, as every message counts
+// rows: rowNumbers), its leave-one-out difference and its per-instance
 // epsilon. Everything in it is CONFIDENTIAL (Confidential): functions of
 // the data.
 type Result struct {
@@ -146,9 +147,9 @@ func Simulate(ds *datasets.Dataset, sim Simulation) (*Result, error) {
 		ex.addBound = remove
 	}
 	if test != nil {
-		ex.testX, ex.testY, ex.testIDs = test.X, test.Y, testIdx
+		ex.testX, ex.testY, ex.testIDs = test.X, test.Y, rowNumbers(testIdx)
 	}
-	res, refined, err := analyse(a, m, sim.Lambda, trainIdx, sim.Rows, ex)
+	res, refined, err := analyse(a, m, sim.Lambda, rowNumbers(trainIdx), sim.Rows, ex)
 	if err != nil {
 		return nil, err
 	}
@@ -393,6 +394,7 @@ func AnalyzeRelease(r *modelfile.Released, t *datasets.Table, opts Release) (*Re
 	if err != nil {
 		return nil, fmt.Errorf("rebuilding the training rows: %w", err)
 	}
+	ids = rowNumbers(ids)
 	n, d := X.Dims()
 	run := c.Run
 	if n != run.N || d != run.D {
@@ -421,6 +423,7 @@ func AnalyzeRelease(r *modelfile.Released, t *datasets.Table, opts Release) (*Re
 	if ex.testX, ex.testY, ex.testIDs, err = r.HeldOutRows(t); err != nil {
 		return nil, fmt.Errorf("rebuilding the held-out rows: %w", err)
 	}
+	ex.testIDs = rowNumbers(ex.testIDs)
 	res, refined, err := analyse(a, m, run.Lambda, ids, opts.Rows, ex)
 	if err != nil {
 		return nil, err
@@ -475,7 +478,7 @@ func AnalyzeRelease(r *modelfile.Released, t *datasets.Table, opts Release) (*Re
 	}
 	rep.Notes = append([]string{
 		"data: " + opts.Source,
-		fmt.Sprintf("training rows rebuilt from the model file: %d of the table's %d data rows (split: test fraction %g, seed %d%s), %d null rows (undeclared label: the zero vector, eps 0); ids are data-row indices from 0",
+		fmt.Sprintf("training rows rebuilt from the model file: %d of the table's %d data rows (split: test fraction %g, seed %d%s), %d null rows (undeclared label: the zero vector, eps 0); ids are data row numbers, from 1 after the header",
 			n, r.Split.Rows, r.Split.TestFrac, r.Split.Seed, stratified, nulls),
 		"preprocessing (the model file's): " + r.Preprocessing.Words,
 	}, notes...)
@@ -664,4 +667,18 @@ func refinedNote(refined int, k map[string]int) string {
 		s += fmt.Sprintf("; %d rows report a one-step ESTIMATE without a bound (the loss's curvature is not Lipschitz, or lambda = 0): their epsilons may be low by a few percent", k[KindEstimate])
 	}
 	return s
+}
+
+// rowNumbers returns the data row numbers (from 1, the first row after the
+// header) of the rows at the positions idx (from 0) among the data rows:
+// the ids of a Result.
+func rowNumbers(idx []int) []int {
+	if idx == nil {
+		return nil
+	}
+	out := make([]int, len(idx))
+	for i, k := range idx {
+		out[i] = k + 1
+	}
+	return out
 }

@@ -79,8 +79,8 @@ func Moments(eps []float64, k int) []float64 {
 // Exposed is one of the most exposed rows: the largest per-instance
 // epsilons.
 type Exposed struct {
-	// ID identifies the row to the caller (for example its index in the
-	// input file).
+	// ID identifies the row to the caller (in a Result, its data row
+	// number in the input file, from 1).
 	ID          int     `json:"id"`
 	Epsilon     float64 `json:"epsilon"`
 	Sensitivity float64 `json:"sensitivity"`

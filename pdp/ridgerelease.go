@@ -171,7 +171,7 @@ func SimulateRidge(ds *datasets.Dataset, sim Simulation, rr RidgeRelease) (*Resu
 		targetEps = func(_ []float64, _ float64, d Diff) (float64, error) { return cov.Epsilon(d) }
 		notes = append(notes, fmt.Sprintf("Gaussian output perturbation N(w_hat, A^{-1}/gamma), gamma = %g, A given (identity when none), fixed independently of the data: per-instance epsilons exact (Balle & Wang's curve at the whitened distance sqrt(gamma) ||V||_A; Wang's Lemma 4 with its misprint corrected)", gamma))
 	}
-	ids := trainIdx
+	ids := rowNumbers(trainIdx)
 	rep, err := NewReport(a, Mechanism{Kind: perturb.Mechanism(mechanism), Scale: gamma, Delta: delta}, reg/float64(ntr), ids, diffs, rowEps, sim.Top)
 	if err != nil {
 		return nil, err
@@ -194,7 +194,7 @@ func SimulateRidge(ds *datasets.Dataset, sim Simulation, rr RidgeRelease) (*Resu
 		if err != nil {
 			return nil, err
 		}
-		res.TargetIDs = testIdx
+		res.TargetIDs = rowNumbers(testIdx)
 		res.TargetEpsilons = make([]float64, len(res.TargetDiffs))
 		for t, df := range res.TargetDiffs {
 			if res.TargetEpsilons[t], err = targetEps(test.X.RawRowView(t), test.Y[t], df); err != nil {

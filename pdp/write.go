@@ -21,8 +21,11 @@ import (
 // replace-one epsilons and the targets', against the DP epsilon, the
 // worst case for every target and the data-dependent pDP for all). The
 // values are confidential statistics of the data: the files are readable
-// by their owner only.
-func (r *Result) WriteDir(dir string) error {
+// by their owner only. An existing file there is replaced only with
+// replace; without it, of concurrent writers into one directory exactly
+// one writes its files, and a file that appeared since the caller checked
+// fails the write with nothing written (safefile.New).
+func (r *Result) WriteDir(dir string, replace bool) error {
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return err
 	}
@@ -49,10 +52,14 @@ func (r *Result) WriteDir(dir string) error {
 		series = append(series, Series{Name: "training rows, replace-one bound", Short: "replace-one", Values: r.ReplaceEpsilons, BoxOnly: true})
 	}
 	title := figureTitle(rep)
+	mode := safefile.New
+	if replace {
+		mode = safefile.Replace
+	}
 	return safefile.WriteAll([]safefile.File{
-		{Path: filepath.Join(dir, "pdp.csv"), Perm: 0o600, Write: r.writeCSV},
-		{Path: filepath.Join(dir, "targets.csv"), Perm: 0o600, Write: r.writeTargets},
-		{Path: filepath.Join(dir, "summary.json"), Perm: 0o600, Write: func(w io.Writer) error {
+		{Path: filepath.Join(dir, "pdp.csv"), Perm: 0o600, Mode: mode, Write: r.writeCSV},
+		{Path: filepath.Join(dir, "targets.csv"), Perm: 0o600, Mode: mode, Write: r.writeTargets},
+		{Path: filepath.Join(dir, "summary.json"), Perm: 0o600, Mode: mode, Write: func(w io.Writer) error {
 			js, err := json.MarshalIndent(rep, "", "  ")
 			if err != nil {
 				return err
@@ -60,13 +67,13 @@ func (r *Result) WriteDir(dir string) error {
 			_, err = w.Write(append(js, '\n'))
 			return err
 		}},
-		{Path: filepath.Join(dir, "pdp.png"), Perm: 0o600, Write: func(w io.Writer) error { return WriteFigure(w, title, series, refs...) }},
+		{Path: filepath.Join(dir, "pdp.png"), Perm: 0o600, Mode: mode, Write: func(w io.Writer) error { return WriteFigure(w, title, series, refs...) }},
 	})
 }
 
 // CSVColumns are the columns of pdp.csv, one row per training row:
 //
-//	id                         the row's id (its index among the data rows)
+//	id                         the row's data row number (from 1)
 //	sensitivity, eps           remove-one, at the row's upper bound (kind)
 //	kind                       exact, upper-bound or estimate (Diff.Kind)
 //	sensitivity_one_step       the one-step value (the exact one if refined)

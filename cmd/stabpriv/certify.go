@@ -9,6 +9,7 @@ import (
 	"strconv"
 	"text/tabwriter"
 
+	"github.com/stabpriv/stabpriv/internal/runflags"
 	"github.com/stabpriv/stabpriv/modelfile"
 )
 
@@ -25,6 +26,8 @@ func runCertify(_ context.Context, args []string, stdout, stderr io.Writer) erro
 	fs.SetOutput(io.Discard)
 	fs.Usage = func() {}
 	model := fs.String("model", "", "")
+	var logLevel string
+	runflags.LogLevelVar(fs, &logLevel)
 	err := fs.Parse(args)
 	if err == nil && fs.NArg() > 1 {
 		// Flags after the file: certify summary.dp.json --model m.json.
@@ -53,15 +56,18 @@ func runCertify(_ context.Context, args []string, stdout, stderr io.Writer) erro
 				"what no file can show (provenance; the names of the label, classes and features).\n\n"+
 				"Exit status: 0 for a valid private release, 3 for a valid file that is not a\n"+
 				"private release (no mechanism, seeded noise, or standardization statistics\n"+
-				"in the file), 5 for an invalid or\n"+
-				"inconsistent file (each problem is named), 4 for a file that is not there,\n"+
-				"2 for a usage error.\n")
+				"in the file), 5 for a file that is invalid, inconsistent (each problem is\n"+
+				"named) or cannot be read (missing among them), 2 for a usage error; see the\n"+
+				"exit-status table in docs/GUIDE.md.\n")
 			return nil
 		}
 		return usagef("%w (run 'stabpriv help certify')", err)
 	}
 	if fs.NArg() != 1 {
 		return usagef("want one model file, have %d arguments", fs.NArg())
+	}
+	if _, err := warningsTo(stderr, logLevel); err != nil {
+		return err // certify logs nothing; the flag is checked all the same
 	}
 	path := fs.Arg(0)
 	if isSummaryFile(path) {
@@ -70,7 +76,7 @@ func runCertify(_ context.Context, args []string, stdout, stderr io.Writer) erro
 	if *model != "" {
 		return usagef("--model applies to a summary file (summary.dp.json); %s is not one", path)
 	}
-	r, err := modelfile.ReadFile(path)
+	r, err := readModel(path)
 	if err != nil {
 		return err
 	}
@@ -129,3 +135,22 @@ func printCertificate(w io.Writer, path string, r *modelfile.Released) error {
 	_, err := io.WriteString(w, c.String())
 	return err
 }
+
+// readModel reads the model file at path (modelfile.ReadFile). A file
+// that cannot be opened (missing, a directory, not readable) is a model
+// file that does not read, as a malformed one is: its error matches
+// modelfile.ErrFile, exit status 5, as the exit-status table says.
+func readModel(path string) (*modelfile.Released, error) {
+	r, err := modelfile.ReadFile(path)
+	if err != nil && !errors.Is(err, modelfile.ErrFile) {
+		return nil, &unreadableModel{err}
+	}
+	return r, err
+}
+
+// unreadableModel is the error of a model file that cannot be opened.
+type unreadableModel struct{ err error }
+
+func (e *unreadableModel) Error() string        { return "cannot read the model file: " + e.err.Error() }
+func (e *unreadableModel) Unwrap() error        { return e.err }
+func (e *unreadableModel) Is(target error) bool { return target == modelfile.ErrFile }

@@ -53,9 +53,9 @@ func runFeatSel(ctx context.Context, args []string, stdout, stderr io.Writer) er
 	if err := experiments.WriteFeatSelTable(stdout, rows); err != nil {
 		return err
 	}
-	paths, err := experiments.WriteFeatSel(f.out, rows)
+	paths, err := experiments.WriteFeatSel(f.out, rows, f.force)
 	if err != nil {
-		return err
+		return outputError("--out", err)
 	}
 	fmt.Fprintf(stdout, "\n%d rows in %.1f s; wrote %s\n", len(rows), time.Since(start).Seconds(), strings.Join(paths, ", "))
 	return nil

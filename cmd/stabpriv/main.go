@@ -16,16 +16,18 @@
 //	version print the version of stabpriv and of the Go toolchain that built it
 //	help    list the commands, or show the flags of one: stabpriv help train
 //
-// Exit codes: 0 on success; 1 for a run that failed (a run no route
-// certifies, an error writing); 2 for a usage error (unknown command or
-// flag, a bad flag value, inputs that cannot make a run, an output path
-// that is refused); 3 from certify for a valid model file that is not a
-// private release; 4 for an input data file that is missing or malformed
-// (the CSV, a bounds file); 5 for a model file or a published pDP summary
-// that does not read or does not verify; 130 when interrupted (Ctrl-C).
-// stabpriv-beam exits with the same code as train --partitions for the same
-// input error. Every output appears whole or not at all, so an error leaves
-// the file system as it was.
+// Exit codes (the table "Exit statuses" in docs/GUIDE.md, which
+// TestExitStatusTable runs): 0 on success; 1 for a run that failed
+// otherwise (an error writing, a run no route certifies); 2 for a usage
+// error (unknown command or flag, a bad flag value, inputs that cannot make
+// a run, an output path that is refused, one that another run wrote
+// meanwhile among them); 3 from certify for a valid model file that is not
+// a private release; 4 for an input data file that is missing or malformed;
+// 5 for a model file or a published pDP summary that does not read
+// (missing among them) or does not verify; 128 plus the signal's number
+// when stopped by SIGINT (130), SIGTERM (143) or SIGHUP (129). Every output
+// appears whole or not at all, so an error leaves the file system as it
+// was.
 package main
 
 import (
@@ -36,17 +38,17 @@ import (
 	"io"
 	"io/fs"
 	"os"
-	"os/signal"
 	"runtime"
 	"runtime/debug"
 	"strings"
 	"text/tabwriter"
-	"time"
+
+	"github.com/sirupsen/logrus"
 
 	"github.com/stabpriv/stabpriv/datasets"
 	"github.com/stabpriv/stabpriv/experiments"
+	"github.com/stabpriv/stabpriv/internal/interrupt"
 	"github.com/stabpriv/stabpriv/internal/runflags"
-	"github.com/stabpriv/stabpriv/internal/safefile"
 	"github.com/stabpriv/stabpriv/modelfile"
 	"github.com/stabpriv/stabpriv/pdp/publish"
 )
@@ -79,8 +81,9 @@ var usagef = runflags.Usagef
 // exitCode maps the error of run to the exit status of the process.
 func exitCode(err error) int {
 	var (
-		ue *usageError
-		np *notPrivateError
+		ue  *usageError
+		np  *notPrivateError
+		sig *interrupt.Error
 	)
 	switch {
 	case err == nil:
@@ -89,6 +92,8 @@ func exitCode(err error) int {
 		return 2
 	case errors.As(err, &np):
 		return 3
+	case errors.As(err, &sig):
+		return sig.Status()
 	case errors.Is(err, context.Canceled):
 		return 130
 	case errors.Is(err, modelfile.ErrFile), errors.Is(err, publish.ErrFile):
@@ -99,38 +104,13 @@ func exitCode(err error) int {
 	return 1
 }
 
-// interruptGrace is how long a command may take to stop after an
-// interrupt before the process exits without it.
-const interruptGrace = 2 * time.Second
-
 func main() {
-	ctx, cancel := context.WithCancel(context.Background())
-	sig := make(chan os.Signal, 2)
-	signal.Notify(sig, os.Interrupt)
-	go exitOnInterrupt(sig, cancel)
+	ctx := interrupt.Context(context.Background(), "stabpriv", os.Stderr)
 	err := runContext(ctx, os.Args[1:], os.Stdout, os.Stderr)
 	if err != nil {
 		fmt.Fprintln(os.Stderr, "stabpriv:", err)
 	}
 	os.Exit(exitCode(err))
-}
-
-// exitOnInterrupt cancels the command at the first interrupt (Ctrl-C); if
-// the command has not stopped after interruptGrace, or at a second
-// interrupt, it removes the temporary files of the writes in progress and
-// exits with status 130. A command blocked where it cannot see the
-// cancellation (opening a FIFO, one huge read) stops all the same, and
-// every output stays whole or absent.
-func exitOnInterrupt(sig <-chan os.Signal, cancel context.CancelFunc) {
-	<-sig
-	cancel()
-	select {
-	case <-sig:
-	case <-time.After(interruptGrace):
-	}
-	safefile.Abandon()
-	fmt.Fprintln(os.Stderr, "stabpriv: interrupted, nothing written")
-	os.Exit(130)
 }
 
 // run executes the command line args (without the program name), writing
@@ -179,9 +159,9 @@ func runContext(ctx context.Context, args []string, stdout, stderr io.Writer) er
 	}
 	err := c.run(ctx, rest, stdout, stderr)
 	if err != nil && ctx.Err() != nil {
-		// Interrupted: whatever the command returned, the cause is the
-		// signal (exit 130).
-		return fmt.Errorf("%s: interrupted, nothing written: %w", c.name, ctx.Err())
+		// Stopped by a signal: whatever the command returned, the cause is
+		// the signal (exit 128 plus its number).
+		return fmt.Errorf("%s: %w, nothing written", c.name, context.Cause(ctx))
 	}
 	if err != nil {
 		return fmt.Errorf("%s: %w", c.name, err)
@@ -291,4 +271,18 @@ func commandNames() []string {
 		names = append(names, c.name)
 	}
 	return names
+}
+
+// warningsTo reads the value of --log-level of a command that logs only
+// warnings (certify, predict, pdp) and returns where it writes them:
+// stderr, or nowhere at the error and panic levels.
+func warningsTo(stderr io.Writer, logLevel string) (io.Writer, error) {
+	level, err := runflags.ParseLogLevel(logLevel)
+	switch {
+	case err != nil:
+		return nil, err
+	case level < logrus.WarnLevel:
+		return io.Discard, nil
+	}
+	return stderr, nil
 }

@@ -252,7 +252,7 @@ func TestRuntimeErrors(t *testing.T) {
 		{"bad cell", []string{"train", "--mechanism", "none", "--bounds-all", "0,2", "--data", writeCSV(t, "a,y\n1,p\nx,q\n"), "--label", "y"}, datasets.ErrFormat, `data row 2, column "a"`, 4},
 		{"ragged row", []string{"train", "--mechanism", "none", "--data", writeCSV(t, "a,y\n1,p\n2\n"), "--label", "y"}, datasets.ErrFormat, "line 3", 4},
 		{"empty file", []string{"train", "--mechanism", "none", "--data", writeCSV(t, ""), "--label", "y"}, datasets.ErrFormat, "empty", 4},
-		{"missing model", []string{"certify", filepath.Join(dir, "none.json")}, os.ErrNotExist, "none.json", 4},
+		{"missing model", []string{"certify", filepath.Join(dir, "none.json")}, modelfile.ErrFile, "none.json", 5},
 		{"batch above n", []string{"train", "--mechanism", "none", "--batch", "100000"}, nil, "batch size", 1},
 	}
 	for _, tt := range tests {

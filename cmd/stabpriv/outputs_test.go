@@ -4,10 +4,14 @@ import (
 	"bytes"
 	"errors"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strings"
 	"syscall"
 	"testing"
+
+	"github.com/stabpriv/stabpriv/internal/proctest"
+	"github.com/stabpriv/stabpriv/modelfile"
 )
 
 // TestOutputsNeverClobber: train's --out refuses a FIFO, a directory, a
@@ -244,5 +248,55 @@ func TestOutURLRefused(t *testing.T) {
 	}
 	if entries, err := os.ReadDir("."); err != nil || len(entries) != 0 {
 		t.Errorf("the refused runs wrote %v (%v)", entries, err)
+	}
+}
+
+// TestConcurrentTrainOneWinner: six train runs started together, in their
+// own processes, to one new --out without --force: exactly one exits 0 and
+// says it wrote the model, the others exit 2 (refused before training, or
+// when they publish, the file having appeared), the file holds the
+// winner's release, and no temporary file is left.
+func TestConcurrentTrainOneWinner(t *testing.T) {
+	data := writeCSV(t, clusters(2, 2000))
+	dir := t.TempDir()
+	out := filepath.Join(dir, "model.json")
+	const runs = 6
+	var cmds [runs]*exec.Cmd
+	var stdout, stderr [runs]bytes.Buffer
+	for i := range runs {
+		cmds[i] = child("train", "--data", data, "--label", "class", "--classes", "c0,c1", "--bounds-all", "-9,9", "--out", out)
+		cmds[i].Stdout, cmds[i].Stderr = &stdout[i], &stderr[i]
+		if err := cmds[i].Start(); err != nil {
+			t.Fatal(err)
+		}
+	}
+	winner, late := -1, 0
+	for i, cmd := range cmds {
+		switch status := exitStatus(t, cmd.Wait()); {
+		case status == 0 && winner >= 0:
+			t.Errorf("runs %d and %d both exited 0", winner, i)
+		case status == 0:
+			winner = i
+		case status != 2 || !strings.Contains(stderr[i].String(), "--out"):
+			t.Errorf("run %d: exit %d, want 2 and a refused --out; stderr:\n%s", i, status, stderr[i].String())
+		case strings.Contains(stderr[i].String(), "another run wrote it first"):
+			late++
+		}
+	}
+	if winner < 0 {
+		t.Fatal("no run exited 0")
+	}
+	t.Logf("run %d won; %d of the others were refused when they published, the rest before training", winner, late)
+	r, err := modelfile.ReadFile(out)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if w := stdout[winner].String(); !strings.Contains(w, "SHA-256 "+r.Certificate.WeightsSHA256) || !strings.Contains(w, "model written to") {
+		t.Errorf("the file is not the winner's release (weights SHA-256 %s); the winner's output:\n%s", r.Certificate.WeightsSHA256, w)
+	}
+	for _, name := range proctest.Entries(t, dir) {
+		if name != "model.json" {
+			t.Errorf("left beside the model: %s", name)
+		}
 	}
 }

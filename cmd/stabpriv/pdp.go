@@ -20,7 +20,6 @@ import (
 	"github.com/stabpriv/stabpriv/internal/inputcap"
 	"github.com/stabpriv/stabpriv/internal/runflags"
 	"github.com/stabpriv/stabpriv/losses"
-	"github.com/stabpriv/stabpriv/modelfile"
 	"github.com/stabpriv/stabpriv/pdp"
 	"github.com/stabpriv/stabpriv/pdp/publish"
 	"github.com/stabpriv/stabpriv/perturb"
@@ -44,11 +43,12 @@ type pdpFlags struct {
 	pub                         publishFlags
 	gamma, cond                 float64
 	precision                   string
+	logLevel                    string
 }
 
 func newPDPFlagSet(f *pdpFlags) *flag.FlagSet {
 	fs := flag.NewFlagSet("pdp", flag.ContinueOnError)
-	fs.StringVar(&f.model, "model", "", "model `file` written by train: analyse that release (its certificate gives the loss, lambda, clipping and noise; --data is the CSV it was trained on); only --data, --exact-top, --top and --out apply")
+	fs.StringVar(&f.model, "model", "", "model `file` written by train: analyse that release (its certificate gives the loss, lambda, clipping and noise; --data is the CSV it was trained on); only --data, --exact-top, --top, --out, --force, --log-level and the --publish-* flags apply")
 	fs.StringVar(&f.data, "data", "", "CSV `file` with a header row and numeric features (default: the embedded breast-cancer data)")
 	fs.StringVar(&f.label, "label", "", "label `column` of --data (default with the embedded data: "+datasets.DefaultLabel+")")
 	fs.StringVar(&f.positive, "positive", "", "binary tasks: the `class` encoded +1 (default: the larger class name)")
@@ -73,6 +73,7 @@ func newPDPFlagSet(f *pdpFlags) *flag.FlagSet {
 	fs.StringVar(&f.out, "out", "", "output `dir` for pdp.csv, targets.csv, summary.json and pdp.png (required; existing files there are replaced only with --force, an input or a model file never)")
 	fs.BoolVar(&f.force, "force", false, "replace existing output files in --out (never a model file, nor an input)")
 	addPublishFlags(fs, &f.pub)
+	runflags.LogLevelVar(fs, &f.logLevel)
 	fs.SetOutput(io.Discard)
 	fs.Usage = func() {}
 	return fs
@@ -83,8 +84,8 @@ var pdpHelp = "Usage: stabpriv pdp [flags] --out DIR\n       stabpriv pdp --mode
 	"Per-instance differential privacy (Wang) of an output-perturbation release of the exact\n" +
 	"ridge-regularized ERM solution: for every training row, the sensitivity of the solution to\n" +
 	"removing that row and the per-instance epsilon of the release, against the worst-case DP\n" +
-	"epsilon of the same release. Writes pdp.csv (one row per training row: id = index of the\n" +
-	"row among the CSV's data rows, from 0; remove-one and replace-one epsilons, and the kind of\n" +
+	"epsilon of the same release. Writes pdp.csv (one row per training row: id = the row's data\n" +
+	"row number, from 1 after the header; remove-one and replace-one epsilons, and the kind of\n" +
 	"each value: exact, upper-bound or estimate), targets.csv (the held-out rows added as\n" +
 	"targets), summary.json and pdp.png. The values are CONFIDENTIAL: they are computed from the\n" +
 	"data and must not be published. With --publish-epsilon E, it also writes summary.dp.json, a\n" +
@@ -248,7 +249,11 @@ func parsePDP(args []string, stderr io.Writer) (*pdpSettings, error) {
 		return nil, err
 	}
 	s := &pdpSettings{pdpFlags: f}
-	if s.publish, err = f.pub.settings(set, stderr); err != nil {
+	warnings, err := warningsTo(stderr, f.logLevel)
+	if err != nil {
+		return nil, err
+	}
+	if s.publish, err = f.pub.settings(set, warnings); err != nil {
 		return nil, err
 	}
 	if set["model"] {
@@ -385,7 +390,7 @@ func runPDP(_ context.Context, args []string, stdout, stderr io.Writer) error {
 // runPDPModel is pdp --model: the per-instance DP of the training rows of
 // a model file's release, against its certificate.
 func runPDPModel(s *pdpSettings, stdout io.Writer) error {
-	r, err := modelfile.ReadFile(s.model)
+	r, err := readModel(s.model)
 	if err != nil {
 		return err
 	}
@@ -447,12 +452,12 @@ func writeAndPrintPDP(w io.Writer, res *pdp.Result, s *pdpSettings) error {
 			return err
 		}
 	}
-	if err := res.WriteDir(s.out); err != nil {
-		return err
+	if err := res.WriteDir(s.out, s.force); err != nil {
+		return outputError("--out", err)
 	}
 	if sum != nil {
-		if err := writeSummary(s.out, sum); err != nil {
-			return err
+		if err := writeSummary(s.out, sum, s.force); err != nil {
+			return outputError("--out", err)
 		}
 	}
 	printPDP(w, res.Report, s)
@@ -526,7 +531,7 @@ func printPDP(w io.Writer, r *pdp.Report, s *pdpSettings) {
 		fmt.Fprintf(w, "held-out rows as added targets (%s): median eps %.4g, max %.4g\n", kindWords(r.TargetKinds), r.Targets.Median, r.Targets.Max)
 	}
 	if len(r.Top) > 0 {
-		fmt.Fprintln(w, "\nmost exposed rows (id = row of the data file, from 0):")
+		fmt.Fprintln(w, "\nmost exposed rows (id = data row number, from 1 after the header):")
 		for _, t := range r.Top {
 			fmt.Fprintf(w, "  id %d: eps %.4g, sensitivity %.4g (%s), residual %.4g\n", t.ID, t.Epsilon, t.Sensitivity, t.Kind, t.Residual)
 		}
@@ -540,14 +545,14 @@ func printPDP(w io.Writer, r *pdp.Report, s *pdpSettings) {
 
 // modelFlags are the flags that apply with --model: everything else comes
 // from the model file.
-var modelFlags = map[string]bool{"model": true, "data": true, "exact-top": true, "top": true, "out": true, "force": true,
+var modelFlags = map[string]bool{"model": true, "data": true, "exact-top": true, "top": true, "out": true, "force": true, "log-level": true,
 	"publish-epsilon": true, "publish-delta": true, "publish-beta": true, "publish-levels": true, "publish-seed": true}
 
 // checkModelFlags validates the flags of pdp --model.
 func checkModelFlags(s *pdpSettings, set map[string]bool) error {
 	for name := range set {
 		if !modelFlags[name] {
-			return usagef("--%s with --model: the model file fixes the loss, lambda, clipping, preprocessing, split and noise; only --data, --exact-top, --top, --out, --force and the --publish-* flags apply", name)
+			return usagef("--%s with --model: the model file fixes the loss, lambda, clipping, preprocessing, split and noise; only --data, --exact-top, --top, --out, --force, --log-level and the --publish-* flags apply", name)
 		}
 	}
 	if err := checkOutDir("--out", s.out, s.replace(), s.inputs(), s.publish.outFiles()...); err != nil {

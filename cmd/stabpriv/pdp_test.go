@@ -111,8 +111,8 @@ func TestPDPDefault(t *testing.T) {
 	}
 	exact := 0
 	for i, r := range rows {
-		if id := int(num(t, r["id"])); id != train[i] {
-			t.Fatalf("row %d: id %d, want %d", i, id, train[i])
+		if id := int(num(t, r["id"])); id != train[i]+1 {
+			t.Fatalf("row %d: id %d, want data row %d", i, id, train[i]+1)
 		}
 		if e := num(t, r["eps"]); !(e >= 0 && e < 1) {
 			t.Errorf("id %s: eps %v not in [0, 1)", r["id"], e)
@@ -170,8 +170,8 @@ func TestPDPRawRidge(t *testing.T) {
 		t.Fatalf("%d rows, want %d", len(rows), n)
 	}
 	for i, r := range rows {
-		if int(num(t, r["id"])) != i {
-			t.Fatalf("row %d has id %s", i, r["id"])
+		if int(num(t, r["id"])) != i+1 {
+			t.Fatalf("row %d has id %s, want data row %d", i, r["id"], i+1)
 		}
 		if s := num(t, r["sensitivity"]); math.Abs(s-ridge.Sensitivity[i]) > 1e-9*(1+ridge.Sensitivity[i]) {
 			t.Errorf("row %d: sensitivity %g, ridge closed form %g", i, s, ridge.Sensitivity[i])
@@ -443,8 +443,8 @@ func TestPDPModel(t *testing.T) {
 		t.Fatalf("targets.csv: %d rows (%v), want the %d held-out rows", len(trecs)-1, err, len(held))
 	}
 	for k, rec := range trecs[1:] {
-		if id := int(num(t, rec[0])); id != held[k] {
-			t.Fatalf("target %d: id %d, want held-out data row %d", k, id, held[k])
+		if id := int(num(t, rec[0])); id != held[k]+1 {
+			t.Fatalf("target %d: id %d, want held-out data row %d", k, id, held[k]+1)
 		}
 	}
 	rows := readPDPCSV(t, dir)
@@ -453,8 +453,8 @@ func TestPDPModel(t *testing.T) {
 	}
 	nulls := 0
 	for k, row := range rows {
-		if id := int(num(t, row["id"])); id != train[k] {
-			t.Fatalf("row %d: id %d, want data row %d", k, id, train[k])
+		if id := int(num(t, row["id"])); id != train[k]+1 {
+			t.Fatalf("row %d: id %d, want data row %d", k, id, train[k]+1)
 		}
 		sens, e, one := num(t, row["sensitivity"]), num(t, row["eps"]), num(t, row["sensitivity_one_step"])
 		if row["exact"] == "false" && math.Abs(one-ref[k].L2) > 1e-9*math.Max(ref[k].L2, 1e-12) {

@@ -9,8 +9,11 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"slices"
+	"strings"
 
 	"github.com/stabpriv/stabpriv/datasets"
+	"github.com/stabpriv/stabpriv/internal/runflags"
 	"github.com/stabpriv/stabpriv/internal/safefile"
 	"github.com/stabpriv/stabpriv/modelfile"
 )
@@ -19,11 +22,12 @@ import (
 const predictHelp = "Usage: stabpriv predict --model model.json --data rows.csv [--out predictions.csv]\n\n" +
 	"Verifies the model file (as certify does; a file that does not verify is refused\n" +
 	"unless --unverified), applies its bundled preprocessing and weights to every row and\n" +
-	"writes one line per row: row (the 0-based index of the data row, as in errors),\n" +
-	"prediction and, for the logistic and softmax losses, the probability of each class.\n" +
-	"When the file has the model's label column, the accuracy (or RMSE) is printed on\n" +
-	"standard error. Nothing is written on error; --out replaces an existing file only with\n" +
-	"--force, and never a model file or an input."
+	"writes one line per row: row (the data row's number, from 1 after the header, as in\n" +
+	"every message), prediction and, for the logistic and softmax losses, the probability\n" +
+	"of each class. When the file has the model's label column, the accuracy (or RMSE) is\n" +
+	"printed on standard error, with the number of rows whose label is not one of the\n" +
+	"model's classes. Nothing is written on error; --out replaces an existing file only\n" +
+	"with --force, and never a model file or an input; --out - writes to standard output."
 
 // runPredict is the predict command: it applies a model file to the rows
 // of a CSV file.
@@ -31,14 +35,16 @@ func runPredict(_ context.Context, args []string, stdout, stderr io.Writer) erro
 	fs := flag.NewFlagSet("predict", flag.ContinueOnError)
 	fs.SetOutput(io.Discard)
 	fs.Usage = func() {}
-	var model, data, out string
+	var model, data, out, logLevel string
 	var unverified, force bool
 	fs.StringVar(&model, "model", "", "model `file` written by train --out")
 	fs.StringVar(&data, "data", "", "CSV `file` with a header naming the model's feature columns (other columns are ignored)")
-	fs.StringVar(&out, "out", "", "write the predictions as CSV to this `file` (default: standard output); an existing file is replaced only with --force, a model file never")
+	fs.StringVar(&out, "out", "", "write the predictions as CSV to this `file` (default, or -: standard output); an existing file is replaced only with --force, a model file never")
 	fs.BoolVar(&unverified, "unverified", false, "use a model file that does not verify (a warning is printed)")
 	fs.BoolVar(&force, "force", false, "replace an existing file at --out (never a model file, nor an input)")
-	if _, err := parseFlags(fs, args, stderr, predictHelp); err != nil {
+	runflags.LogLevelVar(fs, &logLevel)
+	set, err := parseFlags(fs, args, stderr, predictHelp)
+	if err != nil {
 		if errors.Is(err, flag.ErrHelp) {
 			return nil
 		}
@@ -47,6 +53,16 @@ func runPredict(_ context.Context, args []string, stdout, stderr io.Writer) erro
 	if model == "" || data == "" {
 		return usagef("predict needs --model FILE and --data FILE.csv")
 	}
+	warnings, err := warningsTo(stderr, logLevel)
+	if err != nil {
+		return err
+	}
+	if err := checkNotEmpty(set, "out", out, "the predictions go to standard output then"); err != nil {
+		return err
+	}
+	if out == "-" {
+		out = "" // standard output
+	}
 	rep := keep
 	if force {
 		rep = notModels
@@ -54,7 +70,7 @@ func runPredict(_ context.Context, args []string, stdout, stderr io.Writer) erro
 	if err := checkOutFile("--out", out, rep, model, data); err != nil {
 		return err
 	}
-	r, err := modelfile.ReadFile(model)
+	r, err := readModel(model)
 	if err != nil {
 		return err
 	}
@@ -62,7 +78,7 @@ func runPredict(_ context.Context, args []string, stdout, stderr io.Writer) erro
 		if !unverified {
 			return fmt.Errorf("%s: %w (--unverified uses it anyway)", model, err)
 		}
-		fmt.Fprintf(stderr, "WARNING: %s does not verify; its predictions are those of an unverified file: %v\n", model, err)
+		fmt.Fprintf(warnings, "WARNING: %s does not verify; its predictions are those of an unverified file: %v\n", model, err)
 	}
 	t, err := datasets.ReadTableFile(data)
 	if err != nil {
@@ -76,13 +92,57 @@ func runPredict(_ context.Context, args []string, stdout, stderr io.Writer) erro
 	if out == "" {
 		_, err = stdout.Write(buf.Bytes())
 	} else if err = os.MkdirAll(filepath.Dir(out), 0o755); err == nil {
-		err = safefile.WriteBytes(out, 0o644, buf.Bytes())
+		err = safefile.WriteBytes(out, 0o644, writeMode(force), buf.Bytes())
 	}
 	if err != nil {
-		return err
+		return outputError("--out", err)
 	}
 	if score.Rows > 0 {
 		fmt.Fprintf(stderr, "%s on the %d rows with a usable label: %.4f\n", score.Name, score.Rows, score.Value)
 	}
+	if msg := unscored(r, t, score); msg != "" {
+		fmt.Fprintln(stderr, msg)
+	}
 	return nil
+}
+
+// unscored explains the rows of t whose label the score left out: for a
+// classifier, the labels that are not among the model's classes (how many,
+// an example, and a hint when it differs from a class in case or spaces
+// only); for a regression, that no label is a number. It is "" when t has
+// no label column or every row was scored.
+func unscored(r *modelfile.Released, t *datasets.Table, score modelfile.Metric) string {
+	col := slices.Index(t.Columns, r.Schema.Label)
+	if col < 0 || score.Rows == t.Len() {
+		return ""
+	}
+	classes := r.Schema.Classes
+	if classes == nil {
+		if score.Rows > 0 {
+			return ""
+		}
+		return fmt.Sprintf("no accuracy: no label in column %q is a number (e.g. %q)", r.Schema.Label, t.Cell(0, col))
+	}
+	n, example, hint := 0, "", ""
+	for i := range t.Len() {
+		y := t.Cell(i, col)
+		if slices.Contains(classes, y) {
+			continue
+		}
+		n++
+		if example == "" && y != "" {
+			example = y
+		}
+		for _, c := range classes {
+			if hint == "" && y != c && strings.EqualFold(strings.TrimSpace(y), strings.TrimSpace(c)) {
+				hint = fmt.Sprintf("; %q differs from the class %q in case or spaces only", y, c)
+			}
+		}
+	}
+	what := fmt.Sprintf("%d of %d rows have a label in column %q that is not one of the model's classes %s (matched exactly: case and spaces count), e.g. %q%s",
+		n, t.Len(), r.Schema.Label, strings.Join(classes, ", "), example, hint)
+	if score.Rows == 0 {
+		return "no accuracy: " + what
+	}
+	return what + "; they are not scored"
 }

@@ -12,7 +12,6 @@ import (
 	"github.com/stabpriv/stabpriv/dp"
 	"github.com/stabpriv/stabpriv/internal/check"
 	"github.com/stabpriv/stabpriv/internal/safefile"
-	"github.com/stabpriv/stabpriv/modelfile"
 	"github.com/stabpriv/stabpriv/pdp"
 	"github.com/stabpriv/stabpriv/pdp/publish"
 	"github.com/stabpriv/stabpriv/perturb"
@@ -136,9 +135,10 @@ func summarizePDP(res *pdp.Result, ps *publishSettings) (*publish.Summary, error
 }
 
 // writeSummary writes the summary into dir, readable by all: it is the
-// one publishable file of pdp's output.
-func writeSummary(dir string, s *publish.Summary) error {
-	return safefile.Write(filepath.Join(dir, summaryFile), 0o644, s.Write)
+// one publishable file of pdp's output. An existing file is replaced only
+// with force.
+func writeSummary(dir string, s *publish.Summary, force bool) error {
+	return safefile.Write(filepath.Join(dir, summaryFile), 0o644, writeMode(force), s.Write)
 }
 
 // printSummary prints the summary's claims, and its warnings to stderr.
@@ -207,7 +207,7 @@ func certifySummary(stdout io.Writer, path, model string) error {
 		return fmt.Errorf("%s: %w", path, err)
 	}
 	if model != "" {
-		r, err := modelfile.ReadFile(model)
+		r, err := readModel(model)
 		if err != nil {
 			return err
 		}

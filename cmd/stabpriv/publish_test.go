@@ -152,7 +152,7 @@ func TestCertifyStandardizedSummary(t *testing.T) {
 		t.Fatal(err)
 	}
 	path := filepath.Join(t.TempDir(), summaryFile)
-	if err := writeSummary(filepath.Dir(path), s); err != nil {
+	if err := writeSummary(filepath.Dir(path), s, false); err != nil {
 		t.Fatal(err)
 	}
 	out, err := pdpRun(t, "certify", path)

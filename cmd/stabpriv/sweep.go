@@ -66,7 +66,7 @@ func newPaperFlagSet(name string, f *paperFlags) *flag.FlagSet {
 	fs.Uint64Var(&f.seed, "seed", 1, "base seed of the splits, the training and the (seeded) noise")
 	fs.StringVar(&f.out, "out", "", "output `directory` (created; required; existing files there are replaced only with --force, an input or a model file never)")
 	fs.BoolVar(&f.force, "force", false, "replace existing output files in --out (never a model file, nor an input)")
-	fs.StringVar(&f.logLevel, "log-level", "info", "log level on stderr: panic, error, warn, info, debug")
+	runflags.LogLevelVar(fs, &f.logLevel)
 	fs.SetOutput(io.Discard)
 	fs.Usage = func() {}
 	return fs
@@ -138,8 +138,8 @@ func parsePaper(fs *flag.FlagSet, f *paperFlags, args []string, stderr io.Writer
 		return usagef("--passes: empty list")
 	}
 	f.passes = f.passList[0]
-	if f.level, err = logrus.ParseLevel(f.logLevel); err != nil {
-		return usagef("--log-level: %w", err)
+	if f.level, err = runflags.ParseLogLevel(f.logLevel); err != nil {
+		return err
 	}
 	rs, err := experiments.ParseRowScale(f.rowScale)
 	if err != nil {
@@ -315,9 +315,9 @@ func runSweep(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	if err := sum.WriteTable(stdout); err != nil {
 		return err
 	}
-	paths, err := experiments.WriteSweep(f.out, rows, sum)
+	paths, err := experiments.WriteSweep(f.out, rows, sum, f.force)
 	if err != nil {
-		return err
+		return outputError("--out", err)
 	}
 	fmt.Fprintf(stdout, "\n%d rows in %.1f s; wrote %s\n", len(rows), sum.Seconds, strings.Join(paths, ", "))
 	return nil

@@ -127,6 +127,9 @@ func parseTrain(args []string, stderr io.Writer) (*settings, error) {
 	if err != nil {
 		return nil, err
 	}
+	if err := checkNotEmpty(set, "out", f.out, "no model file is written then"); err != nil {
+		return nil, err
+	}
 	s := &settings{trainFlags: f}
 	var defaults *datasets.Schema
 	if f.header != "" {
@@ -533,8 +536,8 @@ func runTrain(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	if s.out != "" {
 		// Written before the report: a reader that stops reading the
 		// report (| head) must not lose the release.
-		if err := rel.WriteFile(s.out); err != nil {
-			return err
+		if err := rel.WriteFile(s.out, s.force); err != nil {
+			return outputError("--out", err)
 		}
 	}
 	if err := printFit(stdout, s, rel); err != nil {

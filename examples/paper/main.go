@@ -60,7 +60,7 @@ func run(ctx context.Context, dataDir, out string, w io.Writer) error {
 	if err := sum.WriteTable(w); err != nil {
 		return err
 	}
-	paths, err := experiments.WriteSweep(out, rows, sum)
+	paths, err := experiments.WriteSweep(out, rows, sum, true)
 	if err != nil {
 		return err
 	}

@@ -45,10 +45,14 @@ var usagef = runflags.Usagef
 // allows replacing it (a model file is replaced only by AnyFile), and one
 // that is not a regular file always. The parent directory must exist or be
 // creatable; it is created only when the command writes. An empty path is
-// accepted (no output).
+// accepted (no output); "-", standard output to a user, is refused (a
+// command that writes there handles it before CheckFile).
 func CheckFile(flag, path string, rep Replace, inputs ...string) error {
 	if path == "" {
 		return nil
+	}
+	if path == "-" {
+		return usagef("%s -: this command writes its file to a path, not to standard output; give a path (./- for a file named -)", flag)
 	}
 	if err := checkURL(flag, path); err != nil {
 		return err
@@ -70,6 +74,9 @@ func CheckFile(flag, path string, rep Replace, inputs ...string) error {
 func CheckDir(flag, dir string, rep Replace, inputs []string, names ...string) error {
 	if dir == "" {
 		return usagef("%s DIR is required", flag)
+	}
+	if dir == "-" {
+		return usagef("%s -: this command writes files into a directory, not to standard output; give a directory (./- for one named -)", flag)
 	}
 	if err := checkURL(flag, dir); err != nil {
 		return err

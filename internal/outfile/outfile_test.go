@@ -4,6 +4,7 @@ import (
 	"errors"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 
 	"github.com/stabpriv/stabpriv/internal/runflags"
@@ -39,5 +40,21 @@ func TestURLRefused(t *testing.T) {
 	}
 	if entries, err := os.ReadDir("."); err != nil || len(entries) != 0 {
 		t.Errorf("the checks wrote %v (%v)", entries, err)
+	}
+}
+
+// TestDashRefused: "-", which a user means as standard output, is refused
+// as an output path or directory, and "./-" is a path.
+func TestDashRefused(t *testing.T) {
+	t.Chdir(t.TempDir())
+	var ue *runflags.UsageError
+	if err := CheckFile("--out", "-", AnyFile); !errors.As(err, &ue) || !strings.Contains(err.Error(), "./-") {
+		t.Errorf("CheckFile(-): %v, want a usage error naming ./-", err)
+	}
+	if err := CheckDir("--out", "-", AnyFile, nil, "pdp.csv"); !errors.As(err, &ue) || !strings.Contains(err.Error(), "./-") {
+		t.Errorf("CheckDir(-): %v, want a usage error naming ./-", err)
+	}
+	if err := CheckFile("--out", "./-", Keep); err != nil {
+		t.Errorf("CheckFile(./-): %v", err)
 	}
 }

@@ -127,7 +127,7 @@ func (f *Flags) Register(fs *flag.FlagSet) {
 	fs.TextVar(&f.Engine, "engine", trainer.Native, "gradient engine: native or graph (Gorgonia)")
 	fs.Uint64Var(&f.Seed, "seed", 1, "seed of the split, the partitions, the permutations and the dropout masks (published in the certificate)")
 	fs.Float64Var(&f.TestFrac, "test-frac", 0, "share of the rows held out for testing, in [0, 1) (0: every row trains)")
-	fs.StringVar(&f.LogLevel, "log-level", "info", "log level on stderr: panic, error, warn, info (progress), debug; warn keeps a run silent unless something is wrong")
+	LogLevelVar(fs, &f.LogLevel)
 	fs.Float64Var(&f.LabelBound, "label-bound", 0, "regression: the bound `B` in |y| <= B (squared loss needs it; 0: none); a release clamps labels to it")
 	f.Mechanism = newChoice[perturb.Mechanism]("none", nil)
 	fs.TextVar(f.Mechanism, "mechanism", f.Mechanism, "release mechanism; left out, the public rule (or --select) chooses it and its knobs: "+release.List()+" (objective and amp perturb the training objective: lambda auto or at least its floor, no SGD knobs), or none for a non-private model")
@@ -147,6 +147,23 @@ func (f *Flags) Register(fs *flag.FlagSet) {
 	fs.IntVar(&f.Partitions, "partitions", 1, "train `P` partitions, a row's partition a seeded hash of its position (shard path relative to the input root, row number), and release the weighted average once (partition.Fit)")
 	fs.StringVar(&f.PrivacyID, "privacy-id", "", "the `column` of each row's privacy ID (a user, say; not a feature): the unit of privacy becomes all the rows of one ID, at most --max-rows-per-id of them kept (a seeded choice) and padded to that many with null rows, all in one partition; the certificate protects the rows of one ID, the set of IDs (and their number) is public; needs --classes and public bounds; without --mechanism the public rule of a partitioned fit, its automatic lambda sqrt(c) times the one for rows (c times the sensitivity)")
 	fs.IntVar(&f.MaxRowsPerID, "max-rows-per-id", 0, "with --privacy-id: keep `c` >= 1 rows of each ID; the noise grows with c (c times the bound for one row)")
+}
+
+// LogLevelVar defines --log-level on fs, its value stored in p (default
+// info): every command of stabpriv and stabpriv-beam takes it, with this
+// meaning (ParseLogLevel reads it).
+func LogLevelVar(fs *flag.FlagSet, p *string) {
+	fs.StringVar(p, "log-level", "info", "log level on stderr: panic, error, warn, info (progress), debug; warn keeps a run silent unless something is wrong, error drops the warnings too")
+}
+
+// ParseLogLevel returns the level the value of --log-level names, or a
+// usage error.
+func ParseLogLevel(s string) (logrus.Level, error) {
+	l, err := logrus.ParseLevel(s)
+	if err != nil {
+		return 0, usagef("--log-level %q: want panic, error, warn, info or debug", s)
+	}
+	return l, nil
 }
 
 // sgdFlags are the flags that shape an SGD run: they apply only to the
@@ -175,8 +192,8 @@ func (r *Run) Private() bool { return r.Options.Mechanism != "" || r.Options.Sel
 func (f *Flags) Check(set map[string]bool, defaults *datasets.Schema) (*Run, error) {
 	r := &Run{}
 	var err error
-	if r.Level, err = logrus.ParseLevel(f.LogLevel); err != nil {
-		return nil, usagef("--log-level: %w", err)
+	if r.Level, err = ParseLogLevel(f.LogLevel); err != nil {
+		return nil, err
 	}
 	if err := f.checkPrivacy(set, r); err != nil {
 		return nil, err

@@ -7,31 +7,20 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strings"
 	"syscall"
 	"testing"
 	"time"
-)
 
-// entries returns the names in dir.
-func entries(t *testing.T, dir string) []string {
-	t.Helper()
-	es, err := os.ReadDir(dir)
-	if err != nil {
-		t.Fatal(err)
-	}
-	var names []string
-	for _, e := range es {
-		names = append(names, e.Name())
-	}
-	return names
-}
+	"github.com/stabpriv/stabpriv/internal/proctest"
+)
 
 func TestWriteReplacesRegularFiles(t *testing.T) {
 	dir := t.TempDir()
 	path := filepath.Join(dir, "out.json")
 	for _, content := range []string{"first\n", "second, longer\n", ""} {
-		if err := WriteBytes(path, 0o640, []byte(content)); err != nil {
+		if err := WriteBytes(path, 0o640, Replace, []byte(content)); err != nil {
 			t.Fatal(err)
 		}
 		got, err := os.ReadFile(path)
@@ -41,7 +30,7 @@ func TestWriteReplacesRegularFiles(t *testing.T) {
 		if st, _ := os.Stat(path); st.Mode().Perm() != 0o640 {
 			t.Errorf("mode %v, want 0640", st.Mode().Perm())
 		}
-		if names := entries(t, dir); len(names) != 1 {
+		if names := proctest.Entries(t, dir); len(names) != 1 {
 			t.Errorf("files left beside the target: %v", names)
 		}
 	}
@@ -74,7 +63,7 @@ func TestWriteRefusesOtherTargets(t *testing.T) {
 	}
 	for _, target := range []string{sub, link, devlink, fifo, os.DevNull} {
 		before, _ := os.Lstat(target)
-		err := WriteBytes(target, 0o644, []byte("clobber"))
+		err := WriteBytes(target, 0o644, Replace, []byte("clobber"))
 		if !errors.Is(err, ErrTarget) {
 			t.Errorf("%s: %v, want ErrTarget", target, err)
 		}
@@ -86,7 +75,7 @@ func TestWriteRefusesOtherTargets(t *testing.T) {
 	if got, _ := os.ReadFile(regular); string(got) != "keep" {
 		t.Errorf("the link's target was written: %q", got)
 	}
-	for _, name := range entries(t, dir) {
+	for _, name := range proctest.Entries(t, dir) {
 		if IsTemp(name) {
 			t.Errorf("temporary file left: %s", name)
 		}
@@ -102,7 +91,7 @@ func TestWriteFailureKeepsTarget(t *testing.T) {
 		t.Fatal(err)
 	}
 	boom := errors.New("row 7 is bad")
-	err := Write(path, 0o644, func(w io.Writer) error {
+	err := Write(path, 0o644, Replace, func(w io.Writer) error {
 		io.WriteString(w, "half of the new file")
 		return boom
 	})
@@ -112,10 +101,10 @@ func TestWriteFailureKeepsTarget(t *testing.T) {
 	if got, _ := os.ReadFile(path); string(got) != "old model" {
 		t.Errorf("target changed to %q", got)
 	}
-	if names := entries(t, dir); len(names) != 1 {
+	if names := proctest.Entries(t, dir); len(names) != 1 {
 		t.Errorf("files left: %v", names)
 	}
-	if err := WriteBytes(filepath.Join(dir, "no", "such", "dir"), 0o644, nil); err == nil {
+	if err := WriteBytes(filepath.Join(dir, "no", "such", "dir"), 0o644, New, nil); err == nil {
 		t.Error("a missing directory was accepted")
 	}
 }
@@ -126,7 +115,7 @@ const childEnv = "STABPRIV_SAFEFILE_CHILD"
 
 func TestMain(m *testing.M) {
 	if path := os.Getenv(childEnv); path != "" {
-		Write(path, 0o644, func(w io.Writer) error {
+		Write(path, 0o644, Replace, func(w io.Writer) error {
 			w.Write(bytes.Repeat([]byte("new "), 1<<16))
 			if f, ok := w.(*os.File); ok {
 				f.Sync()
@@ -157,7 +146,7 @@ func TestWriteKilled(t *testing.T) {
 	deadline := time.Now().Add(20 * time.Second)
 	for {
 		var tmp os.FileInfo
-		for _, name := range entries(t, dir) {
+		for _, name := range proctest.Entries(t, dir) {
 			if IsTemp(name) && strings.Contains(name, "model.json") {
 				tmp, _ = os.Stat(filepath.Join(dir, name))
 			}
@@ -178,12 +167,44 @@ func TestWriteKilled(t *testing.T) {
 	if got, err := os.ReadFile(path); err != nil || !bytes.Equal(got, old) {
 		t.Errorf("after the kill the target is %q (%v), want %q", got, err, old)
 	}
+	// The killed writer's temporary file is left; the next Check of the
+	// target removes it (its writer is no longer running).
+	if temps := tempsIn(t, dir); len(temps) != 1 {
+		t.Fatalf("after the kill: temporary files %v, want the killed writer's", temps)
+	}
+	if err := Check(path); err != nil {
+		t.Fatal(err)
+	}
+	if temps := tempsIn(t, dir); len(temps) != 0 {
+		t.Errorf("Check left the killed writer's temporary files %v", temps)
+	}
+}
+
+// tempsIn returns the names of the temporary files in dir.
+func tempsIn(t *testing.T, dir string) []string {
+	t.Helper()
+	var temps []string
+	for _, name := range proctest.Entries(t, dir) {
+		if IsTemp(name) {
+			temps = append(temps, name)
+		}
+	}
+	return temps
 }
 
 // TestAbandon: Abandon in the middle of a write removes its temporary file,
-// the write then fails, and the target keeps its old content.
+// the write then fails, and the target keeps its old content; Abandon
+// lists the targets published before it, not the abandoned one.
 func TestAbandon(t *testing.T) {
 	dir := t.TempDir()
+	// A file published before Abandon is listed as written.
+	written := filepath.Join(dir, "written.csv")
+	if err := WriteBytes(written, 0o644, New, []byte("written")); err != nil {
+		t.Fatal(err)
+	}
+	if !slices.Contains(Abandon(), written) {
+		t.Errorf("Abandon does not list %s, published before it", written)
+	}
 	path := filepath.Join(dir, "out.csv")
 	if err := os.WriteFile(path, []byte("old"), 0o644); err != nil {
 		t.Fatal(err)
@@ -191,7 +212,7 @@ func TestAbandon(t *testing.T) {
 	started, resume := make(chan struct{}), make(chan struct{})
 	done := make(chan error)
 	go func() {
-		done <- Write(path, 0o644, func(w io.Writer) error {
+		done <- Write(path, 0o644, Replace, func(w io.Writer) error {
 			io.WriteString(w, "new")
 			close(started)
 			<-resume
@@ -212,6 +233,9 @@ func TestAbandon(t *testing.T) {
 	close(resume)
 	if err := <-done; err == nil {
 		t.Error("the abandoned write succeeded")
+	}
+	if slices.Contains(Abandon(), path) {
+		t.Errorf("Abandon lists %s as published", path)
 	}
 	if b, err := os.ReadFile(path); err != nil || string(b) != "old" {
 		t.Errorf("target after an abandoned write: %q, %v; want old", b, err)

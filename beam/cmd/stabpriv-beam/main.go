@@ -1,5 +1,5 @@
 // Command stabpriv-beam is the partitioned form of `stabpriv train` on
-// Apache Beam: it reads CSV shards (--input GLOB), trains --partitions
+// Apache Beam: it reads CSV shards (--data GLOB), trains --partitions
 // partitions of their rows, releases the weighted average of the
 // partitions' weights once with calibrated noise, and writes the model file
 // (stabpriv-model/2) that `stabpriv certify` checks.
@@ -13,7 +13,7 @@
 //
 // Usage:
 //
-//	stabpriv-beam --input 'shards/*.csv' --label y --classes neg,pos --bounds bounds.csv \
+//	stabpriv-beam --data 'shards/*.csv' --label y --classes neg,pos --bounds bounds.csv \
 //	    --mechanism gamma --epsilon 1 --partitions 8 --out model.json
 //
 // Without --mechanism, a budget (--epsilon, and --delta) releases by the
@@ -22,14 +22,17 @@
 // knobs, the model that naming that mechanism gives.
 //
 // Exit codes, those of stabpriv train for the same error, wherever it is
-// found (at launch or in the pipeline): 0 on success; 1 for a run that
-// failed otherwise (a worker lost, an error writing); 2 for a usage error (a
-// bad flag or value, settings the data refuses such as a missing
-// privacy-ID column or more partitions than training rows, a file among the
-// shards that is not CSV, an output location that is refused); 4 for input
-// data that is missing or malformed (no shard, a shard with another header
-// or a header alone, a ragged row, a cell that is neither a number nor missing, a
-// CSV syntax error). A runner that reports a failed job without the
+// found (at launch or in the pipeline; the table "Exit statuses" in
+// docs/GUIDE.md): 0 on success; 1 for a run that failed otherwise (a worker
+// lost, an error writing); 2 for a usage error (a bad flag or value,
+// settings the data refuses such as a missing privacy-ID column or more
+// partitions than training rows, a file among the shards that is not CSV,
+// an output location that is refused, a local model file that another run
+// wrote meanwhile); 4 for input data that is missing or malformed (no
+// shard, a shard with another header or a header alone, a ragged row, a
+// cell that is neither a number nor missing, a CSV syntax error); 128 plus
+// the signal's number when stopped by SIGINT, SIGTERM or SIGHUP
+// (internal/interrupt). A runner that reports a failed job without the
 // worker's error gives 1.
 package main
 
@@ -52,7 +55,9 @@ import (
 	stabbeam "github.com/stabpriv/stabpriv/beam"
 	"github.com/stabpriv/stabpriv/datasets"
 	"github.com/stabpriv/stabpriv/datasets/preprocess"
+	"github.com/stabpriv/stabpriv/internal/interrupt"
 	"github.com/stabpriv/stabpriv/internal/runflags"
+	"github.com/stabpriv/stabpriv/internal/safefile"
 	"github.com/stabpriv/stabpriv/modelfile"
 	"github.com/stabpriv/stabpriv/partition"
 )
@@ -67,7 +72,9 @@ var beamFlags = func() map[string]bool {
 }()
 
 var (
-	input = flag.String("input", "", "`glob` of the CSV shards (a local pattern or a URL such as gs://bucket/dir/dt=*/part-*.csv or s3://bucket/dir/*.csv), each with the same header; a shard's name is its path relative to the input root (the directories before the first wildcard)")
+	data = flag.String("data", "", "`glob` of the CSV shards (a local pattern or a URL such as gs://bucket/dir/dt=*/part-*.csv or s3://bucket/dir/*.csv), each with the same header, as stabpriv train's --data; a shard's name is its path relative to the input root (the directories before the first wildcard)")
+	// input is the old name of --data, still accepted with a warning.
+	input = flag.String("input", "", "deprecated: the old name of --data")
 	out   = flag.String("out", "", "write the model file ("+modelfile.Format+") to this `file` (a local path or a URL); required")
 	force = flag.Bool("force", false, "replace the model file at --out")
 	// The flags shared with stabpriv train, but those Beam's SDK defines
@@ -112,10 +119,10 @@ func main() {
 		all := len(os.Args) > 1 && strings.TrimLeft(os.Args[1], "-") == "help-beam"
 		if !helpAsked() && !all {
 			// A bad flag: a short message, not hundreds of Beam options.
-			fmt.Fprintln(os.Stderr, "Usage: stabpriv-beam --input GLOB --label COL --out FILE [flags]; run stabpriv-beam -help for the flags")
+			fmt.Fprintln(os.Stderr, "Usage: stabpriv-beam --data GLOB --label COL --out FILE [flags]; run stabpriv-beam -help for the flags")
 			return
 		}
-		fmt.Fprintf(os.Stderr, "Usage: stabpriv-beam --input GLOB --label COL --out FILE [flags]\n\n"+
+		fmt.Fprintf(os.Stderr, "Usage: stabpriv-beam --data GLOB --label COL --out FILE [flags]\n\n"+
 			"Partitioned private training on Apache Beam: every row goes to a partition by a seeded\n"+
 			"hash of its position (the shard's path relative to the input root, the row number),\n"+
 			"each partition is trained on its rows,\n"+
@@ -156,15 +163,22 @@ func main() {
 	if runner == "" {
 		runner = "prism"
 	}
-	ctx := context.Background()
+	ctx := interrupt.Context(context.Background(), "stabpriv-beam", os.Stderr)
 	// The files the flags read besides the shards are inputs too: --out
 	// never replaces them (Launch checks the shards).
 	if err := stabbeam.CheckOutput(ctx, *out, *force, shared.Bounds, shared.Categories); err != nil {
 		fmt.Fprintf(os.Stderr, "stabpriv-beam: %v\n", err)
 		os.Exit(2)
 	}
-	log.WithFields(logrus.Fields{"runner": runner, "input": *input, "partitions": cfg.Partitions}).Info("stabpriv-beam: pipeline started")
-	if err := stabbeam.Run(ctx, runner, cfg, *input, *out, *force); err != nil {
+	log.WithFields(logrus.Fields{"runner": runner, "data": *data, "partitions": cfg.Partitions}).Info("stabpriv-beam: pipeline started")
+	if err := stabbeam.Run(ctx, runner, cfg, *data, *out, *force); err != nil {
+		var stop *interrupt.Error
+		if errors.As(context.Cause(ctx), &stop) {
+			// Stopped by a signal: whatever the pipeline returned, the
+			// cause is the signal.
+			fmt.Fprintf(os.Stderr, "stabpriv-beam: %v, nothing written\n", stop)
+			os.Exit(stop.Status())
+		}
 		fmt.Fprintf(os.Stderr, "stabpriv-beam: %v\n", err)
 		os.Exit(exitCode(err))
 	}
@@ -204,12 +218,14 @@ func main() {
 // 4 for input data that is missing or malformed (no shard, a ragged row, a
 // cell that is neither a number nor missing, a CSV syntax error, a shard with
 // another header or with a header alone); 1 for a pipeline that failed
-// otherwise.
+// otherwise. A refused local model file (safefile.ErrTarget: another run
+// wrote it meanwhile) is 2, as the same refusal before the run is.
 func exitCode(err error) int {
 	switch {
 	case err == nil:
 		return 0
-	case errors.Is(err, partition.ErrNotShard), runflags.IsSettingsError(err), errors.Is(err, stabbeam.ErrOutput):
+	case errors.Is(err, partition.ErrNotShard), runflags.IsSettingsError(err), errors.Is(err, stabbeam.ErrOutput),
+		errors.Is(err, safefile.ErrTarget):
 		return 2
 	case errors.Is(err, datasets.ErrFormat), errors.Is(err, fs.ErrNotExist):
 		return 4
@@ -225,8 +241,15 @@ func config(set map[string]bool) (stabbeam.Config, logrus.Level, error) {
 	switch {
 	case flag.NArg() > 0:
 		return stabbeam.Config{}, 0, fmt.Errorf("unexpected argument %q", flag.Arg(0))
-	case *input == "":
-		return stabbeam.Config{}, 0, errors.New("--input GLOB is required")
+	case set["input"] && set["data"] && *input != *data:
+		return stabbeam.Config{}, 0, errors.New("--input is the old name of --data: give --data alone")
+	case set["input"]:
+		*data = *input
+		fmt.Fprintln(os.Stderr, "stabpriv-beam: warning: --input is deprecated; use --data (the name stabpriv train uses)")
+	}
+	switch {
+	case *data == "":
+		return stabbeam.Config{}, 0, errors.New("--data GLOB is required")
 	case *out == "":
 		return stabbeam.Config{}, 0, errors.New("--out FILE is required")
 	}

@@ -10,7 +10,10 @@ import (
 	"strings"
 	"sync"
 	"testing"
+	"time"
 
+	"github.com/stabpriv/stabpriv/internal/interrupt"
+	"github.com/stabpriv/stabpriv/internal/proctest"
 	"github.com/stabpriv/stabpriv/modelfile"
 )
 
@@ -156,7 +159,7 @@ func TestExitCodes(t *testing.T) {
 		// data, whatever the cell says.
 		{"a cell reading as a settings error", line(30, func(l string) string { return "private: invalid options" + l[strings.IndexByte(l, ','):] }), nil, 4, false},
 		{"a quoted cell never closed", line(30, func(l string) string { return "\"" + l }), nil, 4, false},
-		{"no shard matches", nil, []string{"--input-glob", "none-*.csv"}, 4, false},
+		{"no shard matches", nil, []string{"--data-glob", "none-*.csv"}, 4, false},
 		{"a missing privacy-ID column", nil, []string{"--privacy-id", "user", "--max-rows-per-id", "2"}, 2, false},
 		{"more partitions than rows", nil, []string{"--partitions", "500"}, 2, false},
 		// Three IDs, all training, of c = 2 rows: 6 training rows, 3
@@ -183,7 +186,7 @@ func TestExitCodes(t *testing.T) {
 			flags := []string{"--label", "y", "--classes", "neg,pos", "--bounds-all", "-3,5", "--mechanism", "gamma",
 				"--epsilon", "1", "--noise", "seeded", "--noise-seed", "9", "--partitions", "2", "--log-level", "error"}
 			for i := 0; i < len(c.flags); i += 2 {
-				if c.flags[i] == "--input-glob" {
+				if c.flags[i] == "--data-glob" {
 					glob = filepath.Join(dir, c.flags[i+1])
 					continue
 				}
@@ -197,7 +200,7 @@ func TestExitCodes(t *testing.T) {
 			os.Mkdir(filepath.Join(dir, "out"), 0o755)
 			train := exec.Command(bin, append([]string{"train", "--data", glob, "--out", trainOut}, flags...)...)
 			trainCode, trainErr := exitOf(t, train)
-			beam := exec.Command(self, append([]string{"--input", glob, "--out", beamOut}, flags...)...)
+			beam := exec.Command(self, append([]string{"--data", glob, "--out", beamOut}, flags...)...)
 			beam.Env = append(os.Environ(), runMainEnv+"=1")
 			beamCode, beamErr := exitOf(t, beam)
 			if trainCode != c.want || beamCode != c.want {
@@ -254,4 +257,76 @@ func tail(s string) string {
 		return "..." + s[i:]
 	}
 	return s
+}
+
+// TestSignalStops stops stabpriv-beam blocked at launch (reading a shard
+// that is a FIFO no one writes) with SIGINT, SIGTERM and SIGHUP: it exits
+// with 128 plus the signal's number, says which signal stopped it, and
+// writes nothing.
+func TestSignalStops(t *testing.T) {
+	for _, c := range proctest.Stops {
+		t.Run(c.Name, func(t *testing.T) {
+			t.Parallel() // each waits interrupt.Grace
+			dir := t.TempDir()
+			fifo := filepath.Join(dir, "shard-0.csv")
+			proctest.Mkfifo(t, fifo)
+			out := filepath.Join(dir, "model.json")
+			self, err := os.Executable()
+			if err != nil {
+				t.Fatal(err)
+			}
+			cmd := exec.Command(self, "--data", filepath.Join(dir, "shard-*.csv"), "--label", "y", "--classes", "neg,pos",
+				"--bounds-all", "-3,5", "--epsilon", "1", "--out", out, "--log-level", "error")
+			cmd.Env = append(os.Environ(), runMainEnv+"=1")
+			var stderr strings.Builder
+			cmd.Stderr = &stderr
+			exited := proctest.Start(t, cmd)
+			w := proctest.OpenFIFO(t, fifo, exited, time.Minute, func() { cmd.Process.Kill() })
+			defer w.Close()
+			if status := proctest.Stop(t, cmd.Process, exited, c.Signal, interrupt.Grace+time.Minute); status != c.Status {
+				t.Fatalf("exit %d, want %d; stderr:\n%s", status, c.Status, tail(stderr.String()))
+			}
+			if want := "stabpriv-beam: interrupted by " + c.Name + ", nothing written"; !strings.Contains(stderr.String(), want) {
+				t.Errorf("stderr does not say %q:\n%s", want, tail(stderr.String()))
+			}
+			if _, err := os.Stat(out); !errors.Is(err, os.ErrNotExist) {
+				t.Errorf("the stopped run wrote %s (%v)", out, err)
+			}
+		})
+	}
+}
+
+// TestInputAlias: --input, the old name of --data, still runs (with a
+// warning that names --data); --input and --data that differ are refused.
+func TestInputAlias(t *testing.T) {
+	self, err := os.Executable()
+	if err != nil {
+		t.Fatal(err)
+	}
+	dir := t.TempDir()
+	for k := range 2 {
+		if err := os.WriteFile(filepath.Join(dir, fmt.Sprintf("shard-%d.csv", k)), []byte(shardRows(k, 60)), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	glob := filepath.Join(dir, "shard-*.csv")
+	flags := []string{"--label", "y", "--classes", "neg,pos", "--bounds-all", "-3,5", "--mechanism", "gamma",
+		"--epsilon", "1", "--noise", "seeded", "--noise-seed", "9", "--partitions", "2", "--log-level", "error"}
+	run := func(args ...string) (int, string) {
+		cmd := exec.Command(self, append(args, flags...)...)
+		cmd.Env = append(os.Environ(), runMainEnv+"=1")
+		return exitOf(t, cmd)
+	}
+	out := filepath.Join(dir, "model.json")
+	code, stderr := run("--input", glob, "--out", out)
+	if code != 0 || !strings.Contains(stderr, "--input is deprecated; use --data") {
+		t.Errorf("--input: exit %d, want 0 and a warning; stderr:\n%s", code, tail(stderr))
+	}
+	if _, err := modelfile.ReadFile(out); err != nil {
+		t.Errorf("--input wrote no model file: %v", err)
+	}
+	code, stderr = run("--input", glob, "--data", filepath.Join(dir, "other-*.csv"), "--out", filepath.Join(dir, "m2.json"))
+	if code != 2 || !strings.Contains(stderr, "give --data alone") {
+		t.Errorf("--input and --data: exit %d, want 2; stderr:\n%s", code, tail(stderr))
+	}
 }
