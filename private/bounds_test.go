@@ -277,11 +277,16 @@ func TestFitPublicLogScale(t *testing.T) {
 	if v, why, err := modelfile.Verify(r); err != nil || v != modelfile.PrivateRelease {
 		t.Errorf("Verify: %v (%s), %v", v, why, err)
 	}
-	// The rule on the public map releases by objective perturbation's family
-	// (selection.ObjectiveSetting), whatever OutputFirst says.
+	// The rule on the public map releases a decision stump for two classes
+	// (selection.StumpUseful), which needs only the features' order (and
+	// objective perturbation's family for more classes, selection.
+	// ObjectiveSetting, whatever OutputFirst says).
 	ruled, err := Fit(context.Background(), tab, schema, dp.Budget{Epsilon: 1}, Options{Select: &selection.Config{}, Seed: 1})
-	if err != nil || ruled.Certificate.Mechanism != perturb.Objective || ruled.Preprocessing.Log != w {
-		t.Errorf("the rule on the public map: %v, %+v", err, ruled)
+	if err != nil || ruled.Certificate.Mechanism != perturb.Stump || ruled.Preprocessing.Log != w || !ruled.Preprocessing.Stump {
+		t.Errorf("the rule on the public map, two classes: %v, %+v", err, ruled)
+	}
+	if v, why, err := modelfile.Verify(ruled); err != nil || v != modelfile.PrivateRelease {
+		t.Errorf("Verify the stump: %v (%s), %v", v, why, err)
 	}
 	// No run writes another range on the log scale without centres.
 	r.Preprocessing.Lo[0] = 0.5

@@ -643,6 +643,18 @@ func (pl *Plan) checkStump() error {
 	return nil
 }
 
+// stumpRule reports whether the public rule releases a decision stump for
+// n training rows of p mapped features: selection.StumpFirst, or on the
+// public log map (no feature scale estimated) wherever the stump is
+// useful (selection.StumpUseful).
+func (pl *Plan) stumpRule(n, p int) bool {
+	k := pl.Loss.Outputs(len(pl.Schema.Classes))
+	if pl.publicMap {
+		return selection.StumpUseful(pl.Release, k, n, p)
+	}
+	return selection.StumpFirst(pl.Release, k, n, p)
+}
+
 // useStump makes pl the fit of a decision stump, which the rule chose
 // (selection.StumpFirst) from public values (the release's budget, the
 // number of outputs, of training rows and of mapped features) before the
@@ -862,8 +874,8 @@ func (pl *Plan) prepare(t *datasets.Table) (*preparedRows, error) {
 	}
 	prep.Estimated, prep.Log, prep.Text = pl.EstimateBounds, logScale, text == datasets.TextMark
 	prep.Words = prep.Explain()
-	if sel := pl.Options.Select; sel != nil && sel.Method.IsRule() && opts.PCA == 0 && opts.Project == 0 && pl.Mode == preprocess.Bounds &&
-		selection.StumpFirst(pl.Release, pl.Loss.Outputs(len(pl.Schema.Classes)), len(trainIdx), prep.Width()) {
+	if sel := pl.Options.Select; sel != nil && sel.Method.IsRule() && opts.PCA == 0 && opts.Project == 0 && pl.Mode == preprocess.Bounds && pl.Task == losses.Binary && pl.Group() <= 1 &&
+		pl.stumpRule(len(trainIdx), prep.Width()) {
 		if err := pl.useStump(); err != nil {
 			return nil, err
 		}
