@@ -26,10 +26,16 @@ func CentresCharge(epsBounds float64) dp.Charge {
 }
 
 // estimateCharge is the ledger entry of the estimate that gave p's
-// bounds: the centres for a map on the log scale, the ranges otherwise.
-func estimateCharge(p *preprocess.RowMap, epsBounds float64) dp.Charge {
+// bounds: the centres for a map on the log scale (in the words of step
+// when not empty: an earlier version's, privbounds.CentreStepV1), the
+// ranges otherwise.
+func estimateCharge(p *preprocess.RowMap, epsBounds float64, step string) dp.Charge {
 	if p.Log > 0 {
-		return CentresCharge(epsBounds)
+		c := CentresCharge(epsBounds)
+		if step != "" {
+			c.Step = step
+		}
+		return c
 	}
 	return BoundsCharge(epsBounds)
 }
@@ -50,9 +56,15 @@ func estimateCharge(p *preprocess.RowMap, epsBounds float64) dp.Charge {
 // constants is (eps - epsBounds, delta)-DP, the release of declared
 // bounds.
 func ComposeEstimate(c *dp.Certificate, p *preprocess.RowMap, eps, epsBounds float64) {
+	composeEstimate(c, p, eps, epsBounds, "")
+}
+
+// composeEstimate is ComposeEstimate with the centres' step in the words
+// of step (estimateCharge).
+func composeEstimate(c *dp.Certificate, p *preprocess.RowMap, eps, epsBounds float64, step string) {
 	rel := c.Epsilon
 	c.Epsilon = eps
-	c.Ledger = append([]dp.Charge{estimateCharge(p, epsBounds)}, c.Ledger...)
+	c.Ledger = append([]dp.Charge{estimateCharge(p, epsBounds, step)}, c.Ledger...)
 	numeric := p.NumericFeatures()
 	c.EstimatedBounds = make([]dp.FeatureBound, len(numeric))
 	for j, f := range numeric {
@@ -103,6 +115,10 @@ type preRelease struct {
 	pca    dp.Budget
 	// steps is the number of their ledger entries, first in the ledger.
 	steps int
+	// centreStep is an earlier version's words for the centres' step
+	// (privbounds.CentreStepV1) when the file has them and no text
+	// columns (which that version could not make); empty otherwise.
+	centreStep string
 }
 
 // preSteps returns the budget the private steps before the release spent:
@@ -124,6 +140,9 @@ func preSteps(r *Released) (preRelease, error) {
 			return pre, fmt.Errorf("the bounds' charge is eps = %v of the claim's %v: it must leave some for the release", e, c.Epsilon)
 		}
 		pre.bounds, pre.steps = e, 1
+		if c.Ledger[0].Step == privbounds.CentreStepV1 && !p.Text {
+			pre.centreStep = privbounds.CentreStepV1
+		}
 	}
 	if p.PCA != nil {
 		if len(c.Ledger) < pre.steps+2 || c.Ledger[pre.steps].Step != dppca.Step || c.Ledger[pre.steps].Mechanism != perturb.AnalyticGaussian {
@@ -176,7 +195,7 @@ func (r *Released) ReleaseBudget() dp.Budget {
 // private.Fit (through ComposePipeline) and Verify do.
 func composePre(c *dp.Certificate, p *preprocess.RowMap, total dp.Budget, pre preRelease) {
 	if pre.bounds > 0 {
-		ComposeEstimate(c, p, total.Epsilon-pre.pca.Epsilon, pre.bounds)
+		composeEstimate(c, p, total.Epsilon-pre.pca.Epsilon, pre.bounds, pre.centreStep)
 	}
 	if p.PCA != nil {
 		ComposeComponents(c, p, total, pre.pca)

@@ -182,8 +182,8 @@ func TestBoundsShareRefused(t *testing.T) {
 // ledger lists the centres' charge first, every range is on the centres'
 // grid, and Verify accepts the file and refuses its alterations.
 func TestFitCentres(t *testing.T) {
-	tab, schema := boundsTable(t, 800)
-	n := 640 // 80% of 800 rows train
+	tab, schema := boundsTable(t, 1000)
+	n := 800 // 80% of 1000 rows train
 	share := privbounds.CentreShare(n, 3, 1)
 	if n >= privbounds.MinRows(3, DefaultBoundsShare) || share > MaxCentreShare {
 		t.Fatalf("the table does not test the centres: n = %d, MinRows %d, share %v", n, privbounds.MinRows(3, DefaultBoundsShare), share)

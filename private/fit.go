@@ -1061,6 +1061,9 @@ func (pl *Plan) estimateBounds(features []string, rawTrain *mat.Dense) (s datase
 	epsB, logMap := pl.BoundsFor(n, d)
 	minRows := privbounds.MinRows(d, pl.BoundsEpsilon) // at the plan's share
 	if !logMap {
+		if pl.textCells() == datasets.TextMark {
+			pl.log().Warn("private: the ranges decide no column's type: a cell that is neither a number nor missing is read as missing; the centres (--bounds-method centres, the default) find the text columns and hash them, and --schema declares categories")
+		}
 		textMissing(rawTrain.RawMatrix().Data)
 		s, err := pl.estimateRanges(features, rawTrain)
 		return s, 0, nil, err
@@ -1115,7 +1118,7 @@ func (pl *Plan) estimateBounds(features []string, rawTrain *mat.Dense) (s datase
 	}
 	if len(textCols) > 0 {
 		// Post-processing of the centres, which the model file publishes.
-		log.WithField("columns", textCols).Infof("private: %d column(s) hold mostly text (their private centre): each is one-hot encoded by hashing its cells into %d public buckets", len(textCols), pl.hashBuckets())
+		log.WithField("columns", textCols).Infof("private: %d column(s) hold mostly text (a private choice): each is one-hot encoded by hashing its cells into %d public buckets (--hash-buckets; categories that share a bucket merge, --schema declares them)", len(textCols), pl.hashBuckets())
 	}
 	return s, w, textCols, nil
 }

@@ -42,27 +42,37 @@ const (
 	// Centres is the number of candidate centres: SubBins parts of each bin
 	// of Bin but the one around zero, which is one candidate (0).
 	Centres = 2*half*SubBins + 1
-	// TextCentre is the index of one more candidate centre, above every
-	// number: a text cell (+Inf in the rows, datasets.TextMark) counts in
-	// it, and a column whose chosen centre it is, a column of mostly text
-	// cells, is a text column (EstimateCentres), one-hot encoded by
-	// hashing (datasets.Hashed). A column without text cells gives it the
-	// utility -n of a candidate every row lies below.
-	TextCentre = Centres
-	// Candidates is the number of candidate centres: Centres and
-	// TextCentre.
-	Candidates = Centres + 1
+	// TypeSensitivity is the sensitivity of the type's utility
+	// (TypeScores) under replace-one: 1.
+	TypeSensitivity = 1
+	// TypeParts, CentreParts and SpreadParts split a column's eps_b/d
+	// among its three choices (EstimateCentres): a ninth for the type, four
+	// ninths each for the centre and the spread. The type's two candidates
+	// and sensitivity 1 need fewer rows for a miss of at most
+	// CentreFailure (18 (ln 2 + ln 100) = 95 per column per unit of eps)
+	// than the centre's 2,049 candidates at sensitivity 2 (9 (ln 2049 +
+	// ln 100) = 110), so the centres set the rows a column needs
+	// (CentreRowsAt).
+	TypeParts, CentreParts, SpreadParts = 1, 4, 4
+	parts                               = TypeParts + CentreParts + SpreadParts
 	// CentreFailure bounds, per selection, the probability that the
 	// estimate picks a bin that every row lies on one side of (CentreRows):
 	// a centre off the data, or a spread off the column's deviations.
 	CentreFailure = 0.01
 )
 
-// CentreStep is the ledger entry's description of the centre-and-spread
-// estimate.
-const CentreStep = "private feature centres and spreads: for every feature column, the part that holds the median among 16 equal parts of each bin of the public log2 grid (bins (2^(e-1), 2^e] of either sign, e up to 40, and [-2^-24, 2^-24] as one part) and one part above them all that holds the text cells (a column whose median is text is one-hot encoded by hashing its cells into public buckets; a text cell of another column is read as missing), " +
+// CentreStepV1 is the ledger entry of the centre-and-spread estimate of
+// the version before the type choice (two choices per column at
+// eps_bounds/(2d)): files written then still verify.
+const CentreStepV1 = "private feature centres and spreads: for every feature column, the part that holds the median among 16 equal parts of each bin of the public log2 grid (bins (2^(e-1), 2^e] of either sign, e up to 40, and [-2^-24, 2^-24] as one part), " +
 	"the centre m the part's middle; then the bin that holds the median of max(|x - m|, 2^-24 and 2^-40 of m's magnitude), the spread s its upper end; each chosen by permute-and-flip " +
 	"(utility -max(0, 2 #{rows below the candidate} - n, n - 2 #{rows up to it}), sensitivity 2 under replace-one) at eps_bounds/(2d); the map z = clamp(g((x - m)/s)/3, -1, 1), g(t) = sign(t) log2(1 + |t|)"
+
+// CentreStep is the ledger entry's description of the centre-and-spread
+// estimate.
+const CentreStep = "private feature types, centres and spreads: for every feature column, its type, text if its text cells outnumber its numbers (utility the two counts, sensitivity 1; a text column is one-hot encoded by hashing its cells into public buckets, and a text cell of a numeric column is read as missing), chosen by permute-and-flip at eps_bounds/(9d); for a numeric column, " +
+	"the part that holds the median of its numbers among 16 equal parts of each bin of the public log2 grid (bins (2^(e-1), 2^e] of either sign, e up to 40, and [-2^-24, 2^-24] as one part), the centre m the part's middle; then the bin that holds the median of max(|x - m|, 2^-24 and 2^-40 of m's magnitude), the spread s its upper end; each chosen by permute-and-flip " +
+	"(utility -max(0, 2 #{rows below the candidate} - n, n - 2 #{rows up to it}), sensitivity 2 under replace-one) at 4 eps_bounds/(9d); the map z = clamp(g((x - m)/s)/3, -1, 1), g(t) = sign(t) log2(1 + |t|)"
 
 // PublicRange returns the constants [lo, hi] = [m - s, m + s] and the
 // half-width W of the public map that every numeric column gets when the
@@ -71,18 +81,18 @@ const CentreStep = "private feature centres and spreads: for every feature colum
 func PublicRange() (lo, hi, w float64) { return -1, 1, PublicHalfWidth }
 
 // CentreRows returns the fewest rows with which the centres and spreads of
-// d columns at eps (eps/(2d) per selection) each miss the data with
-// probability at most CentreFailure: CentreRowsAt(d, eps, CentreFailure),
-// about 97.8 d / eps.
+// d columns at eps (4 eps/(9d) per selection, EstimateCentres) each miss
+// the data with probability at most CentreFailure: CentreRowsAt(d, eps,
+// CentreFailure), about 110 d / eps.
 func CentreRows(d int, eps float64) int { return CentreRowsAt(d, eps, CentreFailure) }
 
 // CentreRowsAt returns the fewest rows with which the centres and spreads
 // of d columns at eps each miss the data with probability at most failure
-// in (0, 1): n >= 8 (ln Candidates + ln(1/failure)) d / eps. A candidate that
+// in (0, 1): n >= 9 (ln Centres + ln(1/failure)) d / eps. A candidate that
 // every row lies on one side of has the utility -n, n below the median's
 // (utility 0), and permute-and-flip returns a candidate at most with the
-// probability of its coin, exp(-(eps/(2d)) n / (2 CentreSensitivity));
-// over at most Candidates candidates that is at most failure at the bound
+// probability of its coin, exp(-(4 eps/(9d)) n / (2 CentreSensitivity));
+// over at most Centres candidates that is at most failure at the bound
 // (MissProbability). It depends on public values only; math.MaxInt when
 // the count does not fit an int.
 func CentreRowsAt(d int, eps, failure float64) int {
@@ -94,25 +104,25 @@ func CentreRowsAt(d int, eps, failure float64) int {
 }
 
 // CentreShare returns the smallest share of eps with which n rows of d
-// columns reach CentreRows: 8 (ln Candidates + ln(1/CentreFailure)) d /
+// columns reach CentreRows: 9 (ln Centres + ln(1/CentreFailure)) d /
 // (n eps). A share of 1 or more means no share of eps suffices.
 func CentreShare(n, d int, eps float64) float64 {
 	return rowsPerColumn(CentreFailure) * float64(d) / (float64(n) * eps)
 }
 
-// rowsPerColumn is 8 (ln Candidates + ln(1/failure)): the rows a column needs
+// rowsPerColumn is 9 (ln Centres + ln(1/failure)): the rows a column needs
 // per unit of eps for its two choices to miss the data with probability at
 // most failure each (CentreRowsAt).
 func rowsPerColumn(failure float64) float64 {
-	return 8 * (math.Log(Candidates) + math.Log(1/failure))
+	return parts * (math.Log(Centres) + math.Log(1/failure))
 }
 
 // MissProbability returns the bound of CentreRowsAt for n rows of d
 // columns at eps: the probability that a centre or a spread is a
 // candidate every row lies on one side of is at most
-// Candidates exp(-(eps/(2d)) n / 4) (capped at 1).
+// Centres exp(-(4 eps/(9d)) n / 4) (capped at 1).
 func MissProbability(n, d int, eps float64) float64 {
-	return min(1, Candidates*math.Exp(-eps/float64(2*d)*float64(n)/4))
+	return min(1, Centres*math.Exp(-eps*CentreParts/float64(parts*d)*float64(n)/4))
 }
 
 // CentreIndex returns the index of the candidate centre whose part holds
@@ -193,34 +203,38 @@ func MedianScores(counts []int64) []int64 {
 }
 
 // EstimateCentres returns, for every column j of X (n rows of d raw
-// feature values: finite, NaN for a missing cell, +Inf for a text cell),
-// the constants lo_j = m_j - s_j and hi_j = m_j + s_j of
+// feature values: finite, NaN for a missing cell, +Inf for a text cell,
+// datasets.TextMark), whether it is a text column, text[j], and for a
+// numeric column the constants lo_j = m_j - s_j and hi_j = m_j + s_j of
 // the map z = clamp(g((x - m_j)/s_j)/HalfWidth, -1, 1) (package doc;
 // preprocess.RowMap.Log): m_j = CentreValue of the bin of Bin that holds
-// the column's median, then s_j = SpreadValue of the bin that holds the
-// median of |x - m_j| over its numbers. When the chosen centre is
-// TextCentre, text[j] is true, lo_j and hi_j are NaN, and the column has
-// no spread: its median is a text cell.
+// the median of the column's numbers, then s_j = SpreadValue of the bin
+// that holds the median of their |x - m_j|. A text column has no centre
+// or spread: lo_j and hi_j are NaN.
 //
 // # Privacy
 //
 // eps-DP for replace-one neighbours (same n, one row's features changed).
-// Each of the 2d choices is permute-and-flip (perturb.PermuteAndFlip,
-// exact; McKenna & Sheldon 2020, Theorem 1) at eps/(2d) over public
-// candidates with a utility of MedianScores, of sensitivity
-// CentreSensitivity: the spread's counts are of |x - m_j| with m_j already
-// chosen, and one row still moves one count (a row that turns text or
-// missing leaves the counts: each score moves by at most 1). The text
-// candidate is one more public candidate: one row moves one count, from
-// or to it, and a column's type is the choice itself, post-processing. The 2d choices compose
-// adaptively to eps-DP (Dwork & Roth 2014, Theorem 3.16), and lo, hi are
-// post-processing. The draws come from src (perturb.Secure() when nil; a
-// Source other than Secure and Seeded is an error, see PermuteAndFlip).
+// Each column takes up to three choices by permute-and-flip
+// (perturb.PermuteAndFlip, exact; McKenna & Sheldon 2020, Theorem 1) over
+// public candidates: its type at TypeParts/9 of eps/d with the utility
+// TypeScores (the counts of numbers and of text cells: one row moves each
+// by at most TypeSensitivity), then, for a numeric column, the centre and
+// the spread at CentreParts/9 and SpreadParts/9 of eps/d with a utility of
+// MedianScores, of sensitivity CentreSensitivity, over the numbers alone
+// (a text cell is counted nowhere, like a missing one: a row that turns
+// text or missing moves each score by at most 1); the spread's counts are
+// of |x - m_j| with m_j already chosen, and one row still moves one count.
+// A text column skips its centre and spread and spends less. The choices
+// compose adaptively to eps-DP (Dwork & Roth 2014, Theorem 3.16), and the
+// types, lo and hi are post-processing. The draws come from src
+// (perturb.Secure() when nil; a Source other than Secure and Seeded is an
+// error, see PermuteAndFlip).
 //
 // It never refuses for too few rows: with fewer than CentreRows(d, eps) a
 // choice is more often the noise's pick, and a caller takes PublicRange
-// instead. Errors wrap ErrEstimate: no rows or columns, a value that is not
-// finite nor +Inf, and eps not finite and positive; and the source's errors.
+// instead. Errors wrap ErrEstimate: no rows or columns, a value that is
+// -Inf, and eps not finite and positive; and the source's errors.
 func EstimateCentres(X mat.Matrix, eps float64, src perturb.Source) (lo, hi []float64, text []bool, err error) {
 	n, d, err := checkShape(X, eps)
 	if err != nil {
@@ -232,24 +246,35 @@ func EstimateCentres(X mat.Matrix, eps float64, src perturb.Source) (lo, hi []fl
 	if src == nil {
 		src = perturb.Secure()
 	}
-	epsSel := eps / float64(2*d)
+	per := eps / float64(parts*d)
 	lo, hi, text = make([]float64, d), make([]float64, d), make([]bool, d)
 	col := make([]float64, n)
+	choose := func(scores []int64, share float64, sens int64) (int, error) {
+		k, err := perturb.PermuteAndFlip(src, scores, share*per, sens)
+		if err != nil {
+			return 0, fmt.Errorf("%w: %w", ErrEstimate, err)
+		}
+		return k, nil
+	}
 	for j := range d {
 		mat.Col(col, j, X)
-		c, err := perturb.PermuteAndFlip(src, MedianScores(CentreCounts(col)), epsSel, CentreSensitivity)
+		t, err := choose(TypeScores(col), TypeParts, TypeSensitivity)
 		if err != nil {
-			return nil, nil, nil, fmt.Errorf("%w: %w", ErrEstimate, err)
+			return nil, nil, nil, err
 		}
-		if c == TextCentre {
+		if t == 1 {
 			lo[j], hi[j], text[j] = math.NaN(), math.NaN(), true
 			continue
 		}
+		c, err := choose(MedianScores(CentreCounts(col)), CentreParts, CentreSensitivity)
+		if err != nil {
+			return nil, nil, nil, err
+		}
 		m := CentreValue(c)
 		counts, first := SpreadCounts(col, m)
-		b, err := perturb.PermuteAndFlip(src, MedianScores(counts), epsSel, CentreSensitivity)
+		b, err := choose(MedianScores(counts), SpreadParts, CentreSensitivity)
 		if err != nil {
-			return nil, nil, nil, fmt.Errorf("%w: %w", ErrEstimate, err)
+			return nil, nil, nil, err
 		}
 		s := SpreadValue(first + b)
 		lo[j], hi[j] = m-s, m+s
@@ -257,20 +282,34 @@ func EstimateCentres(X mat.Matrix, eps float64, src perturb.Source) (lo, hi []fl
 	return lo, hi, text, nil
 }
 
+// TypeScores returns the utility of a column's two types, numeric and
+// text: the number of its numbers (finite values) and of its text cells
+// (+Inf); a missing cell (NaN) counts for neither. Replacing one row
+// moves each count by at most 1 (TypeSensitivity).
+func TypeScores(col []float64) []int64 {
+	scores := make([]int64, 2)
+	for _, v := range col {
+		switch {
+		case math.IsInf(v, 1):
+			scores[1]++
+		case !math.IsNaN(v):
+			scores[0]++
+		}
+	}
+	return scores
+}
+
 // CentreCounts returns the number of values of col (finite; NaN for a
-// missing cell, counted nowhere; +Inf for a text cell, counted in
-// TextCentre) in every candidate centre's part (CentreIndex): the counts
-// of the centre's utility. n in MedianScores is
+// missing cell and +Inf for a text cell, counted nowhere) in every
+// candidate centre's part (CentreIndex): the counts of the centre's
+// utility. n in MedianScores is
 // then the column's values that are not missing; a row that turns missing
 // moves each cumulative count by at most 1 and n by 1, so each score by at
 // most 1.
 func CentreCounts(col []float64) []int64 {
-	counts := make([]int64, Candidates)
+	counts := make([]int64, Centres)
 	for _, v := range col {
-		switch {
-		case math.IsInf(v, 1):
-			counts[TextCentre]++
-		case !math.IsNaN(v):
+		if !math.IsNaN(v) && !math.IsInf(v, 1) {
 			counts[CentreIndex(v)]++
 		}
 	}

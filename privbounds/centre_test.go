@@ -162,38 +162,83 @@ func TestCentreNeighboursHaveTeeth(t *testing.T) {
 	t.Error("no neighbour exceeded e^eps at half the sensitivity: the ratio check cannot fail")
 }
 
-// TestEstimateCentresText checks, with seeded draws at twice CentreRows,
-// that a column of mostly text cells (+Inf, datasets.TextMark) is chosen
-// as text and one of mostly numbers with a few text cells is not, and that
-// a text column's constants are NaN. At twice CentreRows each choice errs
-// with probability at most CentreFailure^2 = 1e-4, so over 20 seeds of 2
-// columns the test fails falsely with probability at most 4e-3 (and never
-// with these seeded draws).
+// TestEstimateCentresText checks, with seeded draws on 4,000 rows, that a
+// column of mostly text cells (+Inf, datasets.TextMark) is chosen as text
+// and gets NaN constants, and that a column of mostly numbers, even with
+// 35% text cells, is numeric with its centre among its numbers (text cells
+// count nowhere). Each type's margin is at least 0.3 n = 1,200 cells, so a
+// wrong type has probability at most exp(-(eps/(9d)) 1200 / 2) = e^-22
+// per choice, and a centre off the numbers (1,600 of them at least) at
+// most Centres exp(-(4 eps/(9d)) 1600 / 4) = 2049 e^-59: the test has no
+// practical false rejection.
 func TestEstimateCentresText(t *testing.T) {
-	const d = 2
-	n := CentreRows(d, 1) * 2
+	const n, d = 4000, 3
 	X := mat.NewDense(n, d, nil)
 	for i := range n {
-		a, b := math.Inf(1), float64(i%50)
-		if i%5 == 0 {
-			a, b = float64(i), math.Inf(1) // a fifth of each column the other type
+		row := make([]float64, d)
+		for j, share := range []int{80, 35, 60} { // percent of text cells
+			row[j] = float64(20 + i%50)
+			if (i*37)%100 < share {
+				row[j] = math.Inf(1)
+			}
 		}
 		if i%7 == 0 {
-			a = math.NaN() // missing cells count nowhere
+			row[0] = math.NaN() // missing cells count for neither type
 		}
-		X.SetRow(i, []float64{a, b})
+		X.SetRow(i, row)
 	}
 	for s := range 20 {
 		lo, hi, text, err := EstimateCentres(X, 1, perturb.Seeded(uint64(s)))
 		if err != nil {
 			t.Fatal(err)
 		}
-		if !text[0] || text[1] {
-			t.Fatalf("seed %d: text %v, want [true false]", s, text)
+		if !slices.Equal(text, []bool{true, false, true}) {
+			t.Fatalf("seed %d: text %v, want [true false true]", s, text)
 		}
-		if !math.IsNaN(lo[0]) || !math.IsNaN(hi[0]) || !OnCentreGrid(lo[1], hi[1]) {
-			t.Fatalf("seed %d: constants [%v %v] [%v %v]", s, lo[0], hi[0], lo[1], hi[1])
+		m := lo[1]/2 + hi[1]/2
+		if !math.IsNaN(lo[0]) || !math.IsNaN(hi[2]) || !OnCentreGrid(lo[1], hi[1]) || m < 20 || m > 70 {
+			t.Fatalf("seed %d: constants [%v %v] [%v %v] [%v %v]", s, lo[0], hi[0], lo[1], hi[1], lo[2], hi[2])
 		}
+	}
+}
+
+// TestTypeNeighbours replaces a cell of each test column by every
+// adversarial value (a number, a missing cell, a text cell): the type's
+// scores move by at most TypeSensitivity, and the exact laws of the
+// type's permute-and-flip on the two columns have a log-ratio of at most
+// its eps; at half the sensitivity some neighbour exceeds it (the check
+// can fail). Exact laws: no false rejection.
+func TestTypeNeighbours(t *testing.T) {
+	const eps = 0.7
+	exceeded := false
+	for name, col := range columns() {
+		base := TypeScores(col)
+		p0, err := perturb.PermuteAndFlipLaw(base, eps, TypeSensitivity)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for i := range col {
+			for _, v := range adversarialValues() {
+				nb := append([]float64(nil), col...)
+				nb[i] = v
+				sc := TypeScores(nb)
+				for k := range sc {
+					if d := sc[k] - base[k]; d > TypeSensitivity || d < -TypeSensitivity {
+						t.Fatalf("%s, row %d replaced by %v: type %d moved %d", name, i, v, k, d)
+					}
+				}
+				p1, _ := perturb.PermuteAndFlipLaw(sc, eps, TypeSensitivity)
+				if r := logRatio(p0, p1); r > eps*(1+1e-9) {
+					t.Fatalf("%s, row %d replaced by %v: log-ratio %v > eps = %v", name, i, v, r, eps)
+				}
+				h0, _ := perturb.PermuteAndFlipLaw(base, 2*eps, TypeSensitivity) // half the sensitivity
+				h1, _ := perturb.PermuteAndFlipLaw(sc, 2*eps, TypeSensitivity)
+				exceeded = exceeded || logRatio(h0, h1) > eps*(1+1e-6)
+			}
+		}
+	}
+	if !exceeded {
+		t.Error("no neighbour exceeded e^eps at half the sensitivity: the ratio check cannot fail")
 	}
 }
 

@@ -28,12 +28,12 @@ func Example() {
 	// column 1: [-5.960464477539063e-08, 4096]
 }
 
-// Estimate the centres and spreads of the same kind of columns from 400
+// Estimate the centres and spreads of the same kind of columns from 480
 // rows, too few for the ranges at eps = 0.5 but enough for the centres: each
 // column is then read as z = clamp(g((x - m)/s)/3, -1, 1), g(t) = sign(t)
 // log2(1 + |t|), with m = (lo + hi)/2 and s = (hi - lo)/2.
 func ExampleEstimateCentres() {
-	X := exampleRows(400)
+	X := exampleRows(480)
 	fmt.Println("rows needed for the ranges:", privbounds.MinRows(2, 0.5), "for the centres:", privbounds.CentreRows(2, 0.5))
 	lo, hi, _, err := privbounds.EstimateCentres(X, 0.5, perturb.Seeded(1))
 	if err != nil {
@@ -43,8 +43,8 @@ func ExampleEstimateCentres() {
 		fmt.Printf("column %d: centre %g, spread %g\n", j, lo[j]/2+hi[j]/2, hi[j]/2-lo[j]/2)
 	}
 	// Output:
-	// rows needed for the ranges: 503 for the centres: 392
-	// column 0: centre 51, spread 32
+	// rows needed for the ranges: 503 for the centres: 441
+	// column 0: centre 49, spread 16
 	// column 1: centre 0, spread 5.960464477539063e-08
 }
 

@@ -437,7 +437,7 @@ func TestCLICentres(t *testing.T) {
 	// 4,000 rows: enough for the ranges too, which --bounds-method ranges
 	// asks for; the default is the centres.
 	big := writeCSV(t, clusters(2, 2000))
-	for _, c := range []struct{ method, want string }{{"", "private feature centres"}, {"ranges", "private feature bounds"}} {
+	for _, c := range []struct{ method, want string }{{"", "private feature types, centres"}, {"ranges", "private feature bounds"}} {
 		args := []string{"train", "--data", big, "--label", "class", "--classes", "c0,c1", "--epsilon", "1", "--bounds-share", "0.3"}
 		if c.method != "" {
 			args = append(args, "--bounds-method", c.method)
@@ -452,7 +452,7 @@ func TestCLICentres(t *testing.T) {
 	if err != nil {
 		t.Fatalf("%v\n%s", err, stderr)
 	}
-	for _, want := range []string{"Budget spent by private feature centres", "(permute-and-flip)", "Feature bounds estimated privately", "log2(1 + |t|)"} {
+	for _, want := range []string{"Budget spent by private feature types, centres", "(permute-and-flip)", "Feature bounds estimated privately", "log2(1 + |t|)"} {
 		if !strings.Contains(stdout, want) {
 			t.Errorf("the output does not say %q:\n%s", want, stdout)
 		}

@@ -367,7 +367,10 @@ func forecast(s *settings) string {
 			terms.Shares = append([]release.Share{{Name: "--bounds-share", Value: epsB / pl.Budget.Epsilon}}, terms.Shares...)
 		}
 	}
-	w := len(s.table.Columns) - 1 // the features: the columns but the label
+	// The features: the columns but the label. A text column that the fit
+	// finds (privately, after this forecast) widens the rows by its hash
+	// buckets, which a forecast from public values cannot know.
+	w := len(s.table.Columns) - 1
 	if id := s.Options.PrivacyID; id != "" {
 		// Per privacy ID, n is c times the training IDs (the set of IDs
 		// is public), and a user moves the weights c times as far as a
