@@ -170,6 +170,9 @@ func writeTable(out string, dss []dataSet, seeds int) error {
 	if err := os.WriteFile(filepath.Join(out, "targets.md"), []byte(targets27(all, grid, dss, seeds)), 0o644); err != nil {
 		return err
 	}
+	if err := os.WriteFile(filepath.Join(out, "sets.md"), []byte(setsList(all, dss)), 0o644); err != nil {
+		return err
+	}
 	loo, err := readRows(filepath.Join(out, "loo.csv"))
 	switch {
 	case os.IsNotExist(err):
@@ -177,7 +180,33 @@ func writeTable(out string, dss []dataSet, seeds int) error {
 	case err != nil:
 		return err
 	}
-	return os.WriteFile(filepath.Join(out, "loo.md"), []byte(looTable(loo, defs, dss)), 0o644)
+	return os.WriteFile(filepath.Join(out, "loo.md"), []byte(looTable(loo, dss)), 0o644)
+}
+
+// setsList returns sets.md: each data set, its rows (defaults.csv's),
+// classes, the flags beside the budget and how its file was made.
+func setsList(all []map[string]string, dss []dataSet) string {
+	var b strings.Builder
+	b.WriteString("The data sets:\n\n")
+	for _, ds := range dss {
+		rows := ds.rows
+		for _, r := range all {
+			if r["dataset"] == ds.name {
+				rows = int(fnum(r, "rows"))
+				break
+			}
+		}
+		flags := "none"
+		if len(ds.flags) > 0 {
+			flags = "`" + strings.Join(ds.flags, " ") + "`"
+		}
+		made := ds.made
+		if made == "" {
+			made = "-"
+		}
+		fmt.Fprintf(&b, "- %s: %d rows, %d classes, flags beside the budget: %s. %s.\n", ds.name, rows, max(len(ds.classes), 2), flags, strings.TrimSuffix(made, "."))
+	}
+	return b.String()
 }
 
 // variantRows returns the rows of defaults.csv of a data set, budget and
