@@ -68,29 +68,13 @@ func prepareSklearn(name string, t sklearnTable, path string) (dataSet, error) {
 		return dataSet{}, fmt.Errorf("%s: first line %q, want rows,%d,class names", src, strings.Join(head, ","), len(t.features))
 	}
 	classes := head[2:]
-	rows := 0
-	err = writeCSV(path, func(w *csv.Writer) error {
-		if err := w.Write(append(slices.Clone(t.features), t.label)); err != nil {
-			return err
+	rows, err := copyRecords(path, src, r, append(slices.Clone(t.features), t.label), func(rec []string, row int) error {
+		c, err := strconv.Atoi(rec[len(rec)-1])
+		if len(rec) != len(t.features)+1 || err != nil || c < 0 || c >= len(classes) {
+			return fmt.Errorf("%s, row %d: %d fields ending in %q, want %d features and a class index below %d", src, row, len(rec), rec[len(rec)-1], len(t.features), len(classes))
 		}
-		for {
-			rec, err := r.Read()
-			if err == io.EOF {
-				return nil
-			}
-			if err != nil {
-				return fmt.Errorf("%s: %w", src, err)
-			}
-			c, err := strconv.Atoi(rec[len(rec)-1])
-			if len(rec) != len(t.features)+1 || err != nil || c < 0 || c >= len(classes) {
-				return fmt.Errorf("%s, row %d: %d fields ending in %q, want %d features and a class index below %d", src, rows+1, len(rec), rec[len(rec)-1], len(t.features), len(classes))
-			}
-			rec[len(rec)-1] = classes[c]
-			if err := w.Write(rec); err != nil {
-				return err
-			}
-			rows++
-		}
+		rec[len(rec)-1] = classes[c]
+		return nil
 	})
 	if err != nil {
 		return dataSet{}, err
