@@ -198,7 +198,14 @@ func setsList(all []map[string]string, dss []dataSet) string {
 		}
 		flags := "none"
 		if len(ds.flags) > 0 {
-			flags = "`" + strings.Join(ds.flags, " ") + "`"
+			// A file the bench wrote (a schema) by its name, not its path.
+			fl := slices.Clone(ds.flags)
+			for i, f := range fl {
+				if strings.Contains(f, string(filepath.Separator)) {
+					fl[i] = filepath.Base(f)
+				}
+			}
+			flags = "`" + strings.Join(fl, " ") + "`"
 		}
 		made := ds.made
 		if made == "" {
