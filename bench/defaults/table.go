@@ -211,7 +211,7 @@ func setsList(all []map[string]string, dss []dataSet) string {
 		if made == "" {
 			made = "-"
 		}
-		fmt.Fprintf(&b, "- %s: %d rows, %d classes, flags beside the budget: %s. %s.\n", ds.name, rows, max(len(ds.classes), 2), flags, strings.TrimSuffix(made, "."))
+		fmt.Fprintf(&b, "- %s (%d rows, %d classes; flags beside the budget: %s): %s.\n", ds.name, rows, max(len(ds.classes), 2), flags, strings.TrimSuffix(made, "."))
 	}
 	return b.String()
 }
