@@ -48,7 +48,7 @@ func prepareAdultRaw(src, dir string) (dataSet, error) {
 	}
 	return dataSet{name: "adult_raw", file: path, label: "income", classes: []string{"<=50K", ">50K"},
 		flags: []string{"--schema", schemaPath},
-		made:  "UCI Adult's records as they are (adult.data then adult.test, 48,842 rows, '?' kept: it maps to zero), the eight categorical columns declared with adult.names' categories (--schema), the six numeric columns' bounds estimated privately (the default share 0.1 of eps)"}, nil
+		made:  "UCI Adult's records as they are (adult.data then adult.test, 48,842 rows, '?' kept: it maps to zero), the eight categorical columns declared with adult.names' categories (--schema), the six numeric columns read by train's default bounds step (a centre and a spread each, estimated privately)"}, nil
 }
 
 // copyAdult appends the records of an Adult file to w, each field trimmed

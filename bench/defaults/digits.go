@@ -23,6 +23,35 @@ const (
 	digitsMax    = 16
 )
 
+// copyRecords writes a CSV file at path: the header, then every record
+// of r (read from the file src) that fix, given the record and its number
+// from 1, accepts, as fix leaves it. It returns the number of records.
+func copyRecords(path, src string, r *csv.Reader, header []string, fix func(rec []string, row int) error) (int, error) {
+	rows := 0
+	err := writeCSV(path, func(w *csv.Writer) error {
+		if err := w.Write(header); err != nil {
+			return err
+		}
+		for {
+			rec, err := r.Read()
+			if err == io.EOF {
+				return nil
+			}
+			if err != nil {
+				return fmt.Errorf("%s: %w", src, err)
+			}
+			if err := fix(rec, rows+1); err != nil {
+				return err
+			}
+			if err := w.Write(rec); err != nil {
+				return err
+			}
+			rows++
+		}
+	})
+	return rows, err
+}
+
 // prepareDigits writes the digits data set from the gzipped file src as a
 // CSV file with a header (pixels p1..p64, the label digit) at path, rows in
 // the source's order. Its pixels are read with their public range
@@ -40,33 +69,17 @@ func prepareDigits(src, path string) (dataSet, error) {
 	}
 	r := csv.NewReader(gz)
 	r.FieldsPerRecord = digitsPixels + 1
-	rows := 0
-	err = writeCSV(path, func(w *csv.Writer) error {
-		header := make([]string, 0, digitsPixels+1)
-		for j := range digitsPixels {
-			header = append(header, fmt.Sprintf("p%d", j+1))
+	header := make([]string, 0, digitsPixels+1)
+	for j := range digitsPixels {
+		header = append(header, fmt.Sprintf("p%d", j+1))
+	}
+	rows, err := copyRecords(path, src, r, append(header, "digit"), func(rec []string, row int) error {
+		for _, v := range rec {
+			if _, err := strconv.ParseFloat(v, 64); err != nil {
+				return fmt.Errorf("%s, line %d: %w", src, row, err)
+			}
 		}
-		if err := w.Write(append(header, "digit")); err != nil {
-			return err
-		}
-		for {
-			rec, err := r.Read()
-			if err == io.EOF {
-				return nil
-			}
-			if err != nil {
-				return fmt.Errorf("%s: %w", src, err)
-			}
-			for _, v := range rec {
-				if _, err := strconv.ParseFloat(v, 64); err != nil {
-					return fmt.Errorf("%s, line %d: %w", src, rows+1, err)
-				}
-			}
-			if err := w.Write(rec); err != nil {
-				return err
-			}
-			rows++
-		}
+		return nil
 	})
 	if err != nil {
 		return dataSet{}, err

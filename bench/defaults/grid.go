@@ -35,13 +35,21 @@ const fullGridLambdas = 13
 var lambdaRange = [2]float64{1e-6, 1}
 
 // gridEpsilons are the budgets of the grid and of the defaults table, per
-// data set.
+// data set: those in onlyEpsilons when it is set (flag -epsilons).
 func gridEpsilons(name string) []float64 {
+	all := []float64{0.5, 1, 2}
 	if name == "adult" {
-		return []float64{0.1, 0.5, 1, 2}
+		all = []float64{0.1, 0.5, 1, 2}
 	}
-	return []float64{0.5, 1, 2}
+	if len(onlyEpsilons) == 0 {
+		return all
+	}
+	return slices.DeleteFunc(all, func(e float64) bool { return !slices.Contains(onlyEpsilons, e) })
 }
+
+// onlyEpsilons, when not empty, keeps only these epsilons of every task
+// (flag -epsilons): a shorter run.
+var onlyEpsilons []float64
 
 // gridDelta is the delta of the (eps, delta) mechanisms.
 const gridDelta = 1e-5
@@ -102,13 +110,15 @@ var gridMechanisms []string
 // settings of the grid.
 const maxObjectiveDim = 2000
 
-// job is one fit of a table.
+// job is one fit of a table; certify asks for the release's model file
+// to be verified (outcome.certified).
 type job struct {
-	ds   dataSet
-	eps  float64
-	seed int
-	s    setting
-	args []string
+	ds      dataSet
+	eps     float64
+	seed    int
+	s       setting
+	args    []string
+	certify bool
 }
 
 // runJobs runs the jobs on workers goroutines and calls done with each
@@ -123,6 +133,9 @@ func runJobs(ctx context.Context, jobs []job, workers int, done func(job, outcom
 			defer wg.Done()
 			for j := range ch {
 				o, err := fitArgs(ctx, j.ds, j.args)
+				if err == nil && j.certify {
+					o.certified = certify(o.rel)
+				}
 				mu.Lock()
 				done(j, o, err)
 				mu.Unlock()

@@ -1,20 +1,31 @@
 // Command defaults measures what `stabpriv train` gives with nothing but a
-// data set and a budget (issue 18's table), beside the best fixed setting
-// chosen on the test rows and the majority class, and the fit of the
-// automatic lambda rules across data sets. `make paper` runs it; it is not
-// part of `make test`.
+// data set and a budget (issues 18 and 27), beside the majority class,
+// non-private logistic regression and the best fixed setting chosen on the
+// test rows, the fit of the automatic lambda rules across data sets, and
+// the rule's fitted constant judged leave-one-data-set-out. `make paper`
+// runs it; it is not part of `make test`.
 //
 // Usage:
 //
-//	go run ./bench/defaults -data-dir ../shared/datasets -out out/paper/defaults [-task all|grid|defaults|diffprivlib|project|table] [-seeds 10] [-sets a,b] [-mechanisms m,n]
+//	go run ./bench/defaults -data-dir ../shared/datasets -out out/paper/defaults [-task all|grid|defaults|loo|diffprivlib|project|table] [-seeds 10] [-sets a,b] [-epsilons 1] [-mechanisms m,n]
 //
-// It prepares the data sets as CSV files under -out (prepare.go), then:
+// It prepares the data sets as CSV files under -out (prepare.go; the
+// public tables of Debian's python3-sklearn and R packages, public.go,
+// raw: text and missing cells as their source has them; a table whose
+// source is not installed is skipped with a message), then:
 //
 //	grid      every mechanism at a grid of fixed lambdas (and clipping norms
 //	          for output perturbation), seeds 1..S, seeded noise: grid.csv
 //	defaults  train with only the budget flags (and the flags a data set
-//	          needs to be read: --standardize none for the prepared CSVs),
-//	          each selection option, seeds 1..S: defaults.csv
+//	          needs to be read: --standardize none for the prepared CSVs,
+//	          --ignore for an ID column), each selection option, seeds
+//	          1..S, each release certified (modelfile.Verify), refusals
+//	          recorded; and --mechanism none, the non-private reference:
+//	          defaults.csv
+//	loo       objective perturbation and gamma at their automatic knobs
+//	          on the binary data sets, the two families between which
+//	          selection.OutputFirst chooses: loo.csv, then loo.md, the
+//	          leave-one-data-set-out judgement of OutputFirstFactor
 //	diffprivlib  (only with $DIFFPRIVLIB, the directory of a diffprivlib
 //	          source checkout) IBM diffprivlib's default,
 //	          LogisticRegression(epsilon=E), on the same rows and splits,
@@ -23,9 +34,9 @@
 //	project   the default fit with --project k over a grid of k on wide
 //	          and narrow data sets (the fit of preprocess.AutoProjectC):
 //	          project.csv, project.md
-//	table     (after the others, or alone on their files) table.md and
-//	          project.md, the tables of docs/RESULTS.md's section on the
-//	          defaults
+//	table     (after the others, or alone on their files) table.md,
+//	          targets.md, loo.md and project.md, the tables of
+//	          docs/RESULTS.md's section on the defaults
 //
 // Every fit is the train command's (internal/runflags, private.Fit) in
 // process, with --diagnostics for the test accuracy and seeded noise so that
@@ -39,6 +50,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"time"
 )
@@ -52,7 +64,8 @@ func main() {
 	out := flag.String("out", "out/paper/defaults", "output directory")
 	task := flag.String("task", "all", "all, grid, defaults, diffprivlib, project or table")
 	script := flag.String("diffprivlib-script", "bench/diffprivlib_side.py", "the side script of the diffprivlib column (run when $DIFFPRIVLIB is set)")
-	sets := flag.String("sets", "adult,adult_raw,breast_cancer,digits,gene_all,lastfm,synthetic", "data sets")
+	sets := flag.String("sets", strings.Join(defaultSets, ","), "data sets")
+	epsilons := flag.String("epsilons", "", "only these `epsilons` (comma-separated) of the grid, defaults and loo tasks and of the tables; empty: all")
 	seeds := flag.Int("seeds", 10, "seeds (splits) per setting")
 	workers := flag.Int("workers", 2, "fits run at once")
 	lr := flag.String("lambda-range", "1e-6,1", "task grid: the `lo,hi` of its lambdas (10^-6 to 1 in half decades)")
@@ -65,11 +78,27 @@ func main() {
 	if *mechs != "" {
 		gridMechanisms = strings.Split(*mechs, ",")
 	}
+	for _, e := range strings.Split(*epsilons, ",") {
+		if e == "" {
+			continue
+		}
+		v, err := strconv.ParseFloat(e, 64)
+		if err != nil || !(v > 0) {
+			fmt.Fprintf(os.Stderr, "defaults: -epsilons %q: %q is not a positive number\n", *epsilons, e)
+			os.Exit(2)
+		}
+		onlyEpsilons = append(onlyEpsilons, v)
+	}
 	if err := run(context.Background(), *dataDir, *out, *task, *script, strings.Split(*sets, ","), *seeds, *workers); err != nil {
 		fmt.Fprintln(os.Stderr, "defaults:", err)
 		os.Exit(1)
 	}
 }
+
+// defaultSets are the data sets of a run without -sets: the seven of issue
+// 18 and the public tables of issue 27 (public.go).
+var defaultSets = []string{"adult", "adult_raw", "breast_cancer", "digits", "gene_all", "lastfm", "synthetic",
+	"iris", "wine", "pima", "biopsy", "fgl", "crabs", "survey", "birthwt", "colon", "pbc", "flchain", "chile", "mplsstops"}
 
 func run(ctx context.Context, dataDir, out, task, script string, names []string, seeds, workers int) error {
 	dss, err := prepare(names, dataDir, filepath.Join(out, "data"))
@@ -83,6 +112,11 @@ func run(ctx context.Context, dataDir, out, task, script string, names []string,
 	}
 	if task == "all" || task == "defaults" {
 		if err := runDefaults(ctx, dss, out, seeds, workers); err != nil {
+			return err
+		}
+	}
+	if task == "all" || task == "loo" {
+		if err := runLOO(ctx, dss, out, seeds, workers); err != nil {
 			return err
 		}
 	}

@@ -2,7 +2,9 @@ package main
 
 import (
 	"encoding/csv"
+	"errors"
 	"fmt"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"strconv"
@@ -23,6 +25,8 @@ type dataSet struct {
 	label   string
 	classes []string
 	flags   []string
+	// rows is the number of data rows of the file (0 when not counted).
+	rows int
 	// made says how the CSV was prepared (for the results file).
 	made string
 }
@@ -72,7 +76,7 @@ func prepare(names []string, dataDir, dir string) ([]dataSet, error) {
 	for _, name := range names {
 		ds, err := prepareOne(name, dataDir, dir)
 		if err != nil {
-			if os.IsNotExist(err) {
+			if errors.Is(err, fs.ErrNotExist) {
 				logf("%s: skipped: %v", name, err)
 				continue
 			}
@@ -143,6 +147,12 @@ func prepareOne(name, dataDir, dir string) (dataSet, error) {
 			return dataSet{}, err
 		}
 		return writeSet(ds, name, path, "y", fmt.Sprintf("planted logistic model (datasets.LogisticData, n = %d, d = %d, seed %d), rows uniform in the unit ball", syntheticN, syntheticD, syntheticSeed))
+	}
+	if t, ok := sklearnTables[name]; ok {
+		return prepareSklearn(name, t, path)
+	}
+	if t, ok := rTables[name]; ok {
+		return prepareR(name, t, path)
 	}
 	return dataSet{}, fmt.Errorf("unknown data set %q", name)
 }

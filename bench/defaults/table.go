@@ -94,23 +94,29 @@ func pureMech(m string) bool {
 }
 
 // writeTable writes table.md under out from grid.csv and defaults.csv:
-// the defaults against the test-selected best fixed setting and the
-// majority class, and the fit of the automatic rules.
+// the defaults against the majority class, non-private regression and
+// the test-selected best fixed setting, and the fit of the automatic
+// rules; targets.md, issue 27's targets per data set; and loo.md from
+// loo.csv when the loo task ran. A missing grid.csv leaves the
+// test-selected column empty.
 func writeTable(out string, dss []dataSet, seeds int) error {
 	grid, err := readRows(filepath.Join(out, "grid.csv"))
+	if err != nil && !os.IsNotExist(err) {
+		return err
+	}
+	all, err := readRows(filepath.Join(out, "defaults.csv"))
 	if err != nil {
 		return err
 	}
-	defs, err := readRows(filepath.Join(out, "defaults.csv"))
-	if err != nil {
-		return err
-	}
+	// The refusals are rows with an error and no accuracy: counted by
+	// targets27, kept out of every mean.
+	defs := slices.DeleteFunc(slices.Clone(all), func(r map[string]string) bool { return r["error"] != "" })
 	var b strings.Builder
 	dpl, err := readRows(filepath.Join(out, "diffprivlib.csv"))
 	if err != nil && !os.IsNotExist(err) {
 		return err
 	}
-	fmt.Fprintf(&b, "Mean ± standard deviation of the test accuracy over %d seeds (the seed of the split by position and of the noise). The command is `stabpriv train --data F --label L --classes ... --epsilon E [--delta D]` with only the flags a data set needs to be read: `--standardize none` for the CSVs prepared by the paper's protocol (their rows are already scaled into the unit ball), `--schema` for raw Adult, `--bounds-all 0,16` for gene_all (its 102 training rows cannot pay for a private estimate of 12,625 ranges) and `--bounds-all 0,16` for digits (a pixel's public range). Test-selected: the best fixed setting of the grid (every mechanism the budget allows at 13 lambdas from 1e-6 to 1 and clipping norms none and 0.1, none only for more than two classes, chosen on the test accuracy: optimistic and not private). ", seeds)
+	fmt.Fprintf(&b, "Mean ± standard deviation of the test accuracy over %d seeds (the seed of the split by position and of the noise). The command is `stabpriv train --data F --label L --classes ... --epsilon E [--delta D]` with only the flags a data set needs to be read: `--standardize none` for the CSVs prepared by the paper's protocol (their rows are already scaled into the unit ball), `--schema` for raw Adult, `--bounds-all 0,16` for gene_all (its 102 training rows cannot pay for a private estimate of 12,625 ranges) and `--bounds-all 0,16` for digits (a pixel's public range), `--ignore` for the ID column of a public table (named in its description); the public tables are read raw, text and missing cells as their source has them. Non-private: `--mechanism none` (logistic or softmax regression, train's non-private defaults) on the same split; gap closed: (default - majority) / (non-private - majority). Test-selected: the best fixed setting of the grid (every mechanism the budget allows at 13 lambdas from 1e-6 to 1 and clipping norms none and 0.1, none only for more than two classes, chosen on the test accuracy: optimistic and not private). ", seeds)
 	if len(dpl) > 0 {
 		ver := "diffprivlib"
 		if v := dpl[0]["version"]; v != "" {
@@ -121,72 +127,269 @@ func writeTable(out string, dss []dataSet, seeds int) error {
 		b.WriteString("diffprivlib's default was not run (set DIFFPRIVLIB to a diffprivlib source checkout to run it).\n\n")
 	}
 	b.WriteString(gridNote(grid))
-	head := []string{"data", "budget", "default: the rule (objective perturbation, or AMP with delta, at the automatic lambda; gamma or the analytic Gaussian above 4096 weights and, for two classes, above the curvature scale: `selection.OutputFirst`; the decision stump, marked, for two classes with at least as many features as rows: `selection.StumpFirst`)", "holdout selection", "random stopping", "test-selected (setting)", "diffprivlib default", "majority"}
+	head := []string{"data", "budget", "default: the rule (objective perturbation, or AMP with delta, at the automatic lambda; gamma or the analytic Gaussian above 4096 weights and, for two classes, above the curvature scale: `selection.OutputFirst`; the decision stump, marked, for two classes with at least as many features as rows: `selection.StumpFirst`)", "holdout selection", "random stopping", "test-selected (setting)", "diffprivlib default", "majority", "non-private", "gap closed by the default"}
 	fmt.Fprintf(&b, "| %s |\n|%s\n", strings.Join(head, " | "), strings.Repeat("---|", len(head)))
 	for _, ds := range dss {
+		np := variantStat(defs, ds.name, 0, 0, nonPrivate)
 		for _, bud := range budgets(ds.name) {
 			eps, delta := bud[0], bud[1]
-			var maj []float64
-			byVariant := map[string][]float64{}
-			stumps := map[string]int{}
-			for _, r := range defs {
-				if r["dataset"] != ds.name || fnum(r, "epsilon") != eps || fnum(r, "delta") != delta {
-					continue
-				}
-				byVariant[r["variant"]] = append(byVariant[r["variant"]], fnum(r, "accuracy"))
-				if r["mechanism"] == string(perturb.Stump) {
-					stumps[r["variant"]]++
-				}
-				if r["variant"] == variants[0].name {
-					maj = append(maj, fnum(r, "majority"))
-				}
-			}
-			best, bestName := stat{mean: math.NaN()}, ""
-			bySetting := map[string][]float64{}
-			for _, r := range grid {
-				if r["dataset"] != ds.name || fnum(r, "epsilon") != eps || (delta == 0 && !pureMech(r["mechanism"])) {
-					continue
-				}
-				key := fmt.Sprintf("%s, lambda %.2g", r["mechanism"], fnum(r, "lambda"))
-				if r["mechanism"] == string(perturb.Stump) {
-					key = r["mechanism"] // no lambda
-				}
-				if c := fnum(r, "clip"); c > 0 {
-					key += fmt.Sprintf(", G %g", c)
-				}
-				bySetting[key] = append(bySetting[key], fnum(r, "accuracy"))
-			}
-			// In the settings' name order, so that a tie keeps the same
-			// setting at every regeneration (a map's order is random).
-			for _, k := range slices.Sorted(maps.Keys(bySetting)) {
-				xs := bySetting[k]
-				if s := statOf(xs); len(xs) >= seeds && (math.IsNaN(best.mean) || above(s.mean, best.mean)) {
-					best, bestName = s, k
-				}
-			}
 			budget := fmt.Sprintf("eps = %g", eps)
 			if delta > 0 {
 				budget += fmt.Sprintf(", delta = %g", delta)
 			}
 			cells := []string{ds.name, budget}
 			for _, v := range variants {
-				cell := statOf(byVariant[v.name]).String()
-				if k := stumps[v.name]; k > 0 {
+				xs := variantRows(defs, ds.name, eps, delta, v.name)
+				cell := statOf(column(xs, "accuracy")).String()
+				stumps := 0
+				for _, r := range xs {
+					if r["mechanism"] == string(perturb.Stump) {
+						stumps++
+					}
+				}
+				if stumps > 0 {
 					// The rule chose the decision stump (selection.StumpFirst).
-					cell += fmt.Sprintf(" (stump, %d of %d)", k, len(byVariant[v.name]))
+					cell += fmt.Sprintf(" (stump, %d of %d)", stumps, len(xs))
 				}
 				cells = append(cells, cell)
 			}
 			tb := "-"
-			if bestName != "" {
-				tb = fmt.Sprintf("%s (%s)", best, bestName)
+			if best, name := bestSetting(grid, ds.name, eps, delta, seeds); name != "" {
+				tb = fmt.Sprintf("%s (%s)", best, name)
 			}
-			cells = append(cells, tb, dplCell(dpl, ds.name, eps), fmt.Sprintf("%.3f", statOf(maj).mean))
+			maj := statOf(column(variantRows(defs, ds.name, eps, delta, variants[0].name), "majority")).mean
+			def := variantStat(defs, ds.name, eps, delta, variants[0].name)
+			cells = append(cells, tb, dplCell(dpl, ds.name, eps), fmt.Sprintf("%.3f", maj), np.String(), gapCell(def.mean, maj, np.mean))
 			fmt.Fprintf(&b, "| %s |\n", strings.Join(cells, " | "))
 		}
 	}
 	b.WriteString("\n" + targets(defs, dpl) + "\n" + majorityCheck(defs, dss) + "\n" + fitTable(grid, dss))
-	return os.WriteFile(filepath.Join(out, "table.md"), []byte(b.String()), 0o644)
+	if err := os.WriteFile(filepath.Join(out, "table.md"), []byte(b.String()), 0o644); err != nil {
+		return err
+	}
+	if err := os.WriteFile(filepath.Join(out, "targets.md"), []byte(targets27(all, grid, dss, seeds)), 0o644); err != nil {
+		return err
+	}
+	if err := os.WriteFile(filepath.Join(out, "sets.md"), []byte(setsList(all, dss)), 0o644); err != nil {
+		return err
+	}
+	loo, err := readRows(filepath.Join(out, "loo.csv"))
+	switch {
+	case os.IsNotExist(err):
+		return nil
+	case err != nil:
+		return err
+	}
+	return os.WriteFile(filepath.Join(out, "loo.md"), []byte(looTable(loo, dss)), 0o644)
+}
+
+// setsList returns sets.md: each data set, its rows (defaults.csv's),
+// classes, the flags beside the budget and how its file was made.
+func setsList(all []map[string]string, dss []dataSet) string {
+	var b strings.Builder
+	b.WriteString("The data sets:\n\n")
+	for _, ds := range dss {
+		rows := ds.rows
+		for _, r := range all {
+			if r["dataset"] == ds.name {
+				rows = int(fnum(r, "rows"))
+				break
+			}
+		}
+		flags := "none"
+		if len(ds.flags) > 0 {
+			// A file the bench wrote (a schema) by its name, not its path.
+			fl := slices.Clone(ds.flags)
+			for i, f := range fl {
+				if strings.Contains(f, string(filepath.Separator)) {
+					fl[i] = filepath.Base(f)
+				}
+			}
+			flags = "`" + strings.Join(fl, " ") + "`"
+		}
+		made := ds.made
+		if made == "" {
+			made = "-"
+		}
+		fmt.Fprintf(&b, "- %s (%d rows, %d classes; flags beside the budget: %s): %s.\n", ds.name, rows, max(len(ds.classes), 2), flags, strings.TrimSuffix(made, "."))
+	}
+	return b.String()
+}
+
+// variantRows returns the rows of defaults.csv of a data set, budget and
+// variant (the non-private reference: epsilon and delta 0).
+func variantRows(defs []map[string]string, set string, eps, delta float64, variant string) []map[string]string {
+	var out []map[string]string
+	for _, r := range defs {
+		if r["dataset"] == set && fnum(r, "epsilon") == eps && fnum(r, "delta") == delta && r["variant"] == variant {
+			out = append(out, r)
+		}
+	}
+	return out
+}
+
+// column returns the numbers of a column of rows.
+func column(rows []map[string]string, key string) []float64 {
+	out := make([]float64, len(rows))
+	for i, r := range rows {
+		out[i] = fnum(r, key)
+	}
+	return out
+}
+
+// variantStat is the test accuracy over the seeds of a variant's rows.
+func variantStat(defs []map[string]string, set string, eps, delta float64, variant string) stat {
+	return statOf(column(variantRows(defs, set, eps, delta, variant), "accuracy"))
+}
+
+// gap returns the share of the gap from the majority class to the
+// non-private accuracy that acc closes, NaN when the non-private fit is
+// not above the majority class (no gap to close).
+func gap(acc, maj, np float64) float64 {
+	if !(np > maj) {
+		return math.NaN()
+	}
+	return (acc - maj) / (np - maj)
+}
+
+func gapCell(acc, maj, np float64) string {
+	g := gap(acc, maj, np)
+	if math.IsNaN(g) {
+		return "- (non-private not above the majority)"
+	}
+	return fmt.Sprintf("%.0f%%", 100*g)
+}
+
+// bestSetting returns the best fixed setting of the grid for a data set
+// and budget (mean test accuracy over at least seeds seeds; pure
+// mechanisms only without delta) and its name, or "" when the grid has
+// none.
+func bestSetting(grid []map[string]string, set string, eps, delta float64, seeds int) (stat, string) {
+	best, bestName := stat{mean: math.NaN()}, ""
+	bySetting := map[string][]float64{}
+	for _, r := range grid {
+		if r["dataset"] != set || fnum(r, "epsilon") != eps || (delta == 0 && !pureMech(r["mechanism"])) {
+			continue
+		}
+		key := fmt.Sprintf("%s, lambda %.2g", r["mechanism"], fnum(r, "lambda"))
+		if r["mechanism"] == string(perturb.Stump) {
+			key = r["mechanism"] // no lambda
+		}
+		if c := fnum(r, "clip"); c > 0 {
+			key += fmt.Sprintf(", G %g", c)
+		}
+		bySetting[key] = append(bySetting[key], fnum(r, "accuracy"))
+	}
+	// In the settings' name order, so that a tie keeps the same setting
+	// at every regeneration (a map's order is random).
+	for _, k := range slices.Sorted(maps.Keys(bySetting)) {
+		xs := bySetting[k]
+		if s := statOf(xs); len(xs) >= seeds && (math.IsNaN(best.mean) || above(s.mean, best.mean)) {
+			best, bestName = s, k
+		}
+	}
+	return best, bestName
+}
+
+// Issue 27's targets for the default at eps = 1: each binary data set
+// closes at least gapBinary of the gap from the majority class to
+// non-private regression (pure eps), each multiclass one gapMulti (with
+// delta = gridDelta); within nearBest of the best test-selected setting
+// on at least nearWanted of nearOf data sets; no refusal on a table of at
+// least minRows rows; every release certifies.
+const (
+	gapBinary  = 0.5
+	gapMulti   = 0.4
+	nearBest   = 0.01
+	nearWanted = 9
+	nearOf     = 12
+	minRows    = 500
+)
+
+// targets27 returns targets.md: issue 27's targets per data set at eps =
+// 1, from every row of defaults.csv (refusals included) and grid.csv.
+func targets27(all, grid []map[string]string, dss []dataSet, seeds int) string {
+	var b strings.Builder
+	fmt.Fprintf(&b, "Issue 27's targets for the default (`--data --label --classes --epsilon [--delta]` only), at eps = 1: two classes judged at pure eps (target: at least %.0f%% of the gap from the majority class to non-private regression), more at delta = %g (at least %.0f%%); within %g of the best test-selected setting of the grid at the same budget (on at least %d of %d data sets); no refusal on a table of at least %d rows; every release (each variant, budget and seed of the table above) certifies: its model file, written and read back, passes `modelfile.Verify`, the check of `stabpriv certify` (a seeded release verifies as consistent and not private: its noise seed is published).\n\n",
+		100*gapBinary, gridDelta, 100*gapMulti, nearBest, nearWanted, nearOf, minRows)
+	head := []string{"data", "rows", "classes", "budget", "majority", "non-private", "default", "gap closed", "test-selected best", "within 0.01", "refusals (default)", "certified"}
+	fmt.Fprintf(&b, "| %s |\n|%s\n", strings.Join(head, " | "), strings.Repeat("---|", len(head)))
+	var gapMet, gapAll, near, nearAll, certOK, certAll int
+	var refusedBig []string
+	defs := slices.DeleteFunc(slices.Clone(all), func(r map[string]string) bool { return r["error"] != "" })
+	for _, ds := range dss {
+		rows, refused, cert, runs := 0, 0, 0, 0
+		for _, r := range all {
+			if r["dataset"] != ds.name {
+				continue
+			}
+			rows = int(fnum(r, "rows"))
+			switch {
+			case r["variant"] == nonPrivate:
+			case r["error"] != "":
+				if r["variant"] == variants[0].name {
+					refused++
+				}
+			default:
+				runs++
+				if r["certified"] == "ok" {
+					cert++
+				}
+			}
+		}
+		certOK, certAll = certOK+cert, certAll+runs
+		if refused > 0 && rows >= minRows {
+			refusedBig = append(refusedBig, fmt.Sprintf("%s (%d rows): %d", ds.name, rows, refused))
+		}
+		eps, delta, want := 1.0, 0.0, gapBinary
+		if len(ds.classes) > 2 {
+			delta, want = gridDelta, gapMulti
+		}
+		if !slices.Contains(budgets(ds.name), [2]float64{eps, delta}) {
+			continue
+		}
+		def := variantStat(defs, ds.name, eps, delta, variants[0].name)
+		np := variantStat(defs, ds.name, 0, 0, nonPrivate)
+		maj := statOf(column(variantRows(defs, ds.name, eps, delta, variants[0].name), "majority")).mean
+		budget := fmt.Sprintf("eps = %g", eps)
+		if delta > 0 {
+			budget += fmt.Sprintf(", delta = %g", delta)
+		}
+		g := gap(def.mean, maj, np.mean)
+		gcell := gapCell(def.mean, maj, np.mean)
+		if !math.IsNaN(g) && def.n > 0 {
+			gapAll++
+			if g >= want {
+				gapMet++
+				gcell += " (met)"
+			} else {
+				gcell += fmt.Sprintf(" (not met: target %.0f%%)", 100*want)
+			}
+		}
+		best, name := bestSetting(grid, ds.name, eps, delta, seeds)
+		bcell, ncell := "not run", "-"
+		if name != "" && def.n > 0 {
+			bcell = fmt.Sprintf("%.4f (%s)", best.mean, name)
+			nearAll++
+			ncell = fmt.Sprintf("no (%+.4f)", def.mean-best.mean)
+			if def.mean >= best.mean-nearBest {
+				near++
+				ncell = fmt.Sprintf("yes (%+.4f)", def.mean-best.mean)
+			}
+		}
+		fmt.Fprintf(&b, "| %s | %d | %d | %s | %.3f | %s | %s | %s | %s | %s | %d | %d of %d |\n", ds.name, rows, max(len(ds.classes), 2), budget,
+			maj, np, def, gcell, bcell, ncell, refused, cert, runs)
+	}
+	b.WriteString("\n")
+	fmt.Fprintf(&b, "- Gap closed: met on %d of %d data sets.\n", gapMet, gapAll)
+	fmt.Fprintf(&b, "- Within %g of the best test-selected setting: %d of %d data sets with a grid (target: at least %d of %d).\n", nearBest, near, nearAll, nearWanted, nearOf)
+	if len(refusedBig) == 0 {
+		fmt.Fprintf(&b, "- No refusal of the default on a table of at least %d rows: met.\n", minRows)
+	} else {
+		fmt.Fprintf(&b, "- No refusal of the default on a table of at least %d rows: not met (%s).\n", minRows, strings.Join(refusedBig, "; "))
+	}
+	fmt.Fprintf(&b, "- Every release certifies: %d of %d.\n", certOK, certAll)
+	return b.String()
 }
 
 // gridNote names the data sets whose grid ran on fewer lambdas than the
