@@ -108,7 +108,11 @@ bench:
 # diffprivlib source checkout), diffprivlib's accuracy on the same Adult
 # rows, and diffprivlib's default (LogisticRegression(epsilon=E) alone) in
 # the defaults table of bench/defaults, on its rows and splits. Progress is logged to stderr; each sweep prints its table. About
-# 20 to 30 minutes on 2 cores, most of it the LastFM softmax sweep.
+# 1.5 hours on 2 cores: the defaults of bench/defaults on twenty tables (10
+# seeds, three budgets, its grid and leave-one-out) and the LastFM softmax sweep
+# take most of it. The public tables of bench/defaults come from Debian's
+# python3-sklearn, r-cran-mass, r-cran-survival and r-cran-cardata (with
+# r-base-core); a table whose package is missing is skipped with a message.
 PAPER_SETS ?= adult lastfm gene_all
 # The knob sweep of docs/RESULTS.md's privacy-utility table: every lambda with
 # every clipping norm, l1 ratio and averaging choice, five mechanisms side
