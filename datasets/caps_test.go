@@ -26,6 +26,8 @@ func TestCheckName(t *testing.T) {
 		"a\x00":                          "U+0000",
 		"a\u0085":                        "U+0085",
 		"x\x7f":                          "U+007F",
+		"txt.exe\u202egpj":               "bidirectional control character U+202E at byte 8",
+		"a\u2066b":                       "U+2066",
 		strings.Repeat("z", 70) + "\x01": "... (71 bytes) holds the control character U+0001 at byte 71",
 	} {
 		if err := CheckName(name); err == nil || !strings.Contains(err.Error(), want) {

@@ -12,7 +12,9 @@ import (
 var errNotUTF8 = errors.New("not UTF-8")
 
 // CheckName returns an error unless name can name a column, a class or a
-// category: valid UTF-8 without control characters. It is the one rule
+// category: valid UTF-8 without control characters or bidirectional
+// controls (U+202E and its kin, which can make a name display as
+// another: unicode.Bidi_Control). It is the one rule
 // of names for every input that brings them (the header of a data CSV,
 // the bounds and schema files, the declared classes, the shard names) and
 // for the model file that holds them (modelfile.Read): a model file holds
@@ -27,6 +29,8 @@ func CheckName(name string) error {
 			return fmt.Errorf("%s is %w (byte %d is 0x%02x)", quoteName(name), errNotUTF8, i+1, name[i])
 		case unicode.IsControl(r):
 			return fmt.Errorf("%s holds the control character %U at byte %d", quoteName(name), r, i+1)
+		case unicode.Is(unicode.Bidi_Control, r):
+			return fmt.Errorf("%s holds the bidirectional control character %U at byte %d, which can make a name display as another", quoteName(name), r, i+1)
 		}
 		i += size
 	}

@@ -144,14 +144,20 @@ func rangeProblem(lo, hi float64) string {
 		return "want finite numbers"
 	case !(lo < hi):
 		return "want lo < hi"
+	case math.IsInf(hi-lo, 0):
+		return fmt.Sprintf("the width hi - lo overflows float64 (above %.3g): narrow the range", math.MaxFloat64)
 	}
-	return fmt.Sprintf("the width hi - lo overflows float64 (above %.3g): narrow the range", math.MaxFloat64)
+	return fmt.Sprintf("the width hi - lo is below %.3g, too small to scale onto [-1, 1] in float64 (2/(hi - lo) overflows): widen the range", MinRangeWidth)
 }
 
+// MinRangeWidth is the smallest width hi - lo of a usable range: the map
+// scales by 2/(hi - lo), which must be finite.
+const MinRangeWidth = 0x1p-1020
+
 // validRange reports whether [lo, hi] is a usable range: finite, lo < hi,
-// and a finite width.
+// a finite width and a finite scale 2/(hi - lo).
 func validRange(lo, hi float64) bool {
-	return !math.IsNaN(lo) && !math.IsNaN(hi) && !math.IsInf(lo, 0) && !math.IsInf(hi, 0) && lo < hi && !math.IsInf(hi-lo, 0)
+	return !math.IsNaN(lo) && !math.IsNaN(hi) && !math.IsInf(lo, 0) && !math.IsInf(hi, 0) && lo < hi && !math.IsInf(hi-lo, 0) && hi-lo >= MinRangeWidth
 }
 
 // Bound returns the declared bound of column name: its line of Bounds, or

@@ -13,6 +13,16 @@ import (
 	"github.com/stabpriv/stabpriv/internal/kernel"
 )
 
+// MaxHessianWeights is the most weights (K d) whose Hessian the callers
+// of this package (objective perturbation's solver, package objpert
+// through package release, and per-instance DP, package pdp) hold as a
+// dense square matrix: 8192^2 float64 values are 512 MiB, and the
+// factorization's time grows as the cube. A limit on public values (the
+// model's shape), checked before the matrix is made; wider rows are
+// projected first (a random projection) or released by output
+// perturbation, which needs no Hessian.
+const MaxHessianWeights = 8192
+
 // Hess writes the Hessian of F at w into dst (gonum optimize's Hess):
 // (1/m) sum_i H_i kron x_i x_i^T + Lambda I, the (K d) x (K d) matrix in
 // the row-major layout of w, H_i the margin Hessian of row i. An empty dst

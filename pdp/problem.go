@@ -125,6 +125,9 @@ func newProblem(x *mat.Dense, y []float64, cfg Config) (*problem, error) {
 	if len(y) != n {
 		return nil, fmt.Errorf("%w: %d rows but %d labels", ErrInput, n, len(y))
 	}
+	if k := max(1, cfg.Loss.Outputs(cfg.Classes)); k*d > glm.MaxHessianWeights {
+		return nil, fmt.Errorf("%w: the Hessian identity needs the Hessian of %d weights (%d x %d), more than the %d held as a dense matrix (glm.MaxHessianWeights): project the rows first (--project k)", ErrInput, k*d, k, d, glm.MaxHessianWeights)
+	}
 	for i := 0; i < n; i++ {
 		if j := check.FirstNonFinite(x.RawRowView(i)); j >= 0 {
 			return nil, fmt.Errorf("%w: X[%d,%d] = %v", ErrInput, i, j, x.At(i, j))

@@ -8,6 +8,7 @@ import (
 
 	"gonum.org/v1/gonum/mat"
 
+	"github.com/stabpriv/stabpriv/glm"
 	"github.com/stabpriv/stabpriv/losses"
 )
 
@@ -215,6 +216,7 @@ func TestBadInput(t *testing.T) {
 		{"separable", x, sep, Config{Loss: losses.Logistic{}, Lambda: 0}, nil},
 		{"shape", x, y[:10], Config{Loss: losses.Logistic{}, Lambda: 1e-2}, ErrInput},
 		{"no loss", x, y, Config{Lambda: 1e-2}, ErrInput},
+		{"a Hessian too wide to hold", mat.NewDense(2, glm.MaxHessianWeights+1, nil), []float64{-1, 1}, Config{Loss: losses.Logistic{}, Lambda: 1e-2}, ErrInput},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {

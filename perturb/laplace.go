@@ -23,11 +23,14 @@ func (laplaceNoise) Citation() string {
 }
 
 // Laplace epsilons outside [MinLaplaceEpsilon, MaxLaplaceEpsilon] are
-// refused: the secure source's sampler (Google's, on a power-of-two grid)
-// refuses eps below 2^-50, and above 2^50 its grid for usual sensitivities
-// leaves the range of float64.
+// refused: the secure source's sampler (Google's) draws on a power-of-two
+// grid of step 2^ceil(log2(b/2^40)) for the scale b = D1/eps, so below
+// eps = 2^-39 that step exceeds the sensitivity D1 and the noise can be
+// far larger than the certified scale (a release whose norm its own check
+// refuses); above 2^50 its grid for usual sensitivities leaves the range
+// of float64.
 const (
-	MinLaplaceEpsilon = 0x1p-50
+	MinLaplaceEpsilon = 0x1p-39
 	MaxLaplaceEpsilon = 0x1p50
 )
 
@@ -39,7 +42,7 @@ func (n laplaceNoise) CheckBudget(eps, delta float64) error {
 		return err
 	}
 	if eps < MinLaplaceEpsilon || eps > MaxLaplaceEpsilon {
-		return fmt.Errorf("%w: eps = %v, the Laplace sampler takes eps in [2^-50, 2^50]", ErrEpsilon, eps)
+		return fmt.Errorf("%w: eps = %v, the Laplace sampler takes eps in [2^-39, 2^50] (below 2^-39 its grid is coarser than the sensitivity)", ErrEpsilon, eps)
 	}
 	return nil
 }

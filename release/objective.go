@@ -7,6 +7,7 @@ import (
 	"sync"
 
 	"github.com/stabpriv/stabpriv/dp"
+	"github.com/stabpriv/stabpriv/glm"
 	"github.com/stabpriv/stabpriv/losses"
 	"github.com/stabpriv/stabpriv/objpert"
 	"github.com/stabpriv/stabpriv/perturb"
@@ -123,6 +124,9 @@ func (m objectiveMethod) Prepare(ctx context.Context, rows Rows, b dp.Budget) (P
 		return nil, fmt.Errorf("%w: no rows", ErrConfig)
 	}
 	n, d := rows.X.Dims()
+	if k := max(1, rows.Config.Loss.Outputs(rows.Config.Classes)); k*d > glm.MaxHessianWeights {
+		return nil, fmt.Errorf("%w: %s solves for %d weights (%d x %d), more than the %d whose Hessian it factors (glm.MaxHessianWeights): project the rows first (--project k) or release by output perturbation (--mechanism gamma)", ErrConfig, m.name, k*d, k, d, glm.MaxHessianWeights)
+	}
 	pr, err := objectiveProblem(rows.Config, n, d)
 	if err != nil {
 		return nil, err

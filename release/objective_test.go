@@ -11,6 +11,7 @@ import (
 	"gonum.org/v1/gonum/mat"
 
 	"github.com/stabpriv/stabpriv/dp"
+	"github.com/stabpriv/stabpriv/glm"
 	"github.com/stabpriv/stabpriv/losses"
 	"github.com/stabpriv/stabpriv/objpert"
 	"github.com/stabpriv/stabpriv/perturb"
@@ -103,5 +104,21 @@ func TestObjectiveMethodSeeded(t *testing.T) {
 	}
 	if _, err := m.Prepare(ctx, Rows{X: X, Y: y, Config: cfg}, dp.Budget{Epsilon: 1, Delta: 1e-5}); !errors.Is(err, dp.ErrBudget) {
 		t.Errorf("objective with delta: %v, want dp.ErrBudget", err)
+	}
+}
+
+// TestObjectiveRefusesWideHessian: rows wider than glm.MaxHessianWeights
+// (K d weights, whose Hessian the solver holds dense) are refused before
+// the matrix is made, naming the way out; at the limit they are not.
+func TestObjectiveRefusesWideHessian(t *testing.T) {
+	cfg := trainer.Config{Loss: losses.Logistic{}, Classes: 2, Reg: regularizers.ElasticNet{Lambda: 0.05}, Kappa: 1}
+	m, err := Lookup(perturb.Objective)
+	if err != nil {
+		t.Fatal(err)
+	}
+	X := mat.NewDense(2, glm.MaxHessianWeights+1, nil)
+	_, err = m.Prepare(context.Background(), Rows{X: X, Y: []float64{-1, 1}, Config: cfg}, dp.Budget{Epsilon: 1})
+	if !errors.Is(err, ErrConfig) || !strings.Contains(err.Error(), "--project") {
+		t.Errorf("%d weights: %v, want ErrConfig naming --project", glm.MaxHessianWeights+1, err)
 	}
 }

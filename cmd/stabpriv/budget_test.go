@@ -37,6 +37,8 @@ func TestBudgetExtremes(t *testing.T) {
 		{"bounds overflow", []string{"train", "--bounds-all", "-1e308,1e308"}, "the width hi - lo overflows float64"},
 		{"bounds file overflow", []string{"train", "--bounds", wide}, `column "mean radius" bounds [-1e+308, 1e+308]: the width hi - lo overflows float64`},
 		{"bounds reversed", []string{"train", "--bounds-all", "3,1"}, "want lo < hi"},
+		{"bounds underflow", []string{"train", "--bounds-all", "0,5e-324"}, "too small to scale onto [-1, 1]"},
+		{"laplace below its grid", []string{"train", "--mechanism", "laplace", "--epsilon", "1e-15"}, "below 2^-39 its grid is coarser than the sensitivity"},
 		{"pdp delta", []string{"pdp", "--mechanism", "gaussian-analytic", "--delta", "0.5"}, "delta = 0.5 >= 1/n = 1/455"},
 		{"pdp publish delta", []string{"pdp", "--standardize", "none", "--publish-epsilon", "1", "--publish-delta", "0.5"}, "--publish-delta 0.5: publish: invalid input: dp: invalid budget: delta = 0.5 >= 1/n"},
 	} {
@@ -77,5 +79,11 @@ func TestDeltaWarning(t *testing.T) {
 	_, stderr, err = call(t, "pdp", "--standardize", "none", "--publish-epsilon", "1", "--publish-delta", "1e-3", "--out", filepath.Join(dir, "pdp"))
 	if err != nil || !strings.Contains(stderr, "warning: delta = 0.001 is above 1/(10 n) = 0.00022 for n = 455 training rows") {
 		t.Errorf("pdp --publish-delta 1e-3: %v, stderr:\n%s", err, stderr)
+	}
+	// A summary bound to a release composes with it: the two deltas
+	// together stay below 1/n (0.001 + 0.0015 >= 1/497).
+	_, _, err = call(t, "pdp", "--model", filepath.Join(dir, "a.json"), "--publish-epsilon", "1", "--publish-delta", "1.5e-3", "--out", filepath.Join(dir, "pdp-model"))
+	if code := exitCode(err); code != 2 || !strings.Contains(err.Error(), "the summary's delta 0.0015 with the release's 0.001, which compose") {
+		t.Errorf("pdp --model with deltas over 1/n together: exit %d, %v", code, err)
 	}
 }

@@ -422,6 +422,13 @@ func NumericColumns(X *mat.Dense, features []string, s datasets.Schema) *mat.Den
 	return out
 }
 
+// MaxWidth is the most entries a mapped row may have before any
+// projection (the numeric features and the indicators of the categorical
+// ones): as many as a header's columns (datasets.MaxColumns). A schema of
+// more categories would make every row a dense vector of that many
+// entries; NewRowMap refuses it before any row is mapped.
+const MaxWidth = datasets.MaxColumns
+
 // NewRowMap builds the map of mode for the feature columns, with the bounds
 // the schema declares for the numeric ones (Bounds mode: every numeric
 // feature needs one, and every bound must name a numeric feature; errors
@@ -439,6 +446,9 @@ func NewRowMap(mode Mode, features []string, s datasets.Schema, trainRows *mat.D
 	}
 	if err := datasets.ValidateCategories(p.Categories); err != nil {
 		return nil, err
+	}
+	if w := p.width(); w > MaxWidth {
+		return nil, fmt.Errorf("%w: the mapped rows would have %d entries (numeric features and the indicators of the categories), more than %d (preprocess.MaxWidth): declare fewer categories, hash the column (leave it out of the schema), or leave columns out (--ignore)", datasets.ErrSchema, w, MaxWidth)
 	}
 	numeric := p.NumericFeatures()
 	switch mode {

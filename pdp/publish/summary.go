@@ -427,6 +427,12 @@ func newPlan(rel Release, b Budget) (*plan, error) {
 	if err := (dp.Budget{Epsilon: b.Epsilon, Delta: b.Delta}).CheckRows(pc.N, "training row"); err != nil {
 		return nil, fmt.Errorf("%w: %w", ErrInput, err)
 	}
+	if rel.ReleaseDelta > 0 {
+		// Bound to a release: the two compose, and so do their deltas.
+		if err := (dp.Budget{Epsilon: b.Epsilon, Delta: b.Delta + rel.ReleaseDelta}).CheckRows(pc.N, "training row"); err != nil {
+			return nil, fmt.Errorf("%w: the summary's delta %g with the release's %g, which compose: %w", ErrInput, b.Delta, rel.ReleaseDelta, err)
+		}
+	}
 	pl := &plan{rel: rel, budget: b, pc: pc, rho: Shift(pc)}
 	d := &pl.derived
 	d.RemoveOneBound = pc.RemoveOneBound()
