@@ -197,8 +197,11 @@ func TestCertifyForgeries(t *testing.T) {
 		}, nil, "components_sha256"},
 		forgery{"holdout", "the selection's record edited", func(r *modelfile.Released) { r.Selection.ValRows++ }, nil, "selection"},
 		forgery{"centres", "an estimated centre off the grid", func(r *modelfile.Released) {
+			// One ulp: no centre and power-of-two spread of the grid gives
+			// it, whatever the draw (a shift by 0.5 lands on the grid when
+			// the parts are 0.5 wide).
 			p := r.Preprocessing
-			p.Lo[0], p.Hi[0] = p.Lo[0]+0.5, p.Hi[0]+0.5
+			p.Lo[0] = math.Nextafter(p.Lo[0], math.Inf(1))
 			r.Certificate.EstimatedBounds[0].Lo, r.Certificate.EstimatedBounds[0].Hi = p.Lo[0], p.Hi[0]
 		}, nil, "grid"},
 		forgery{"centres", "the bounds' charge one ulp higher", func(r *modelfile.Released) {
