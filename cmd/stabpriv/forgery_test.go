@@ -186,9 +186,13 @@ func TestCertifyForgeries(t *testing.T) {
 		forgery{"objective", "the objective part of eps edited", func(r *modelfile.Released) { r.Certificate.Ledger[0].Epsilon *= 0.9 }, nil, "ledger"},
 		forgery{"partitioned", "a partition's size", func(r *modelfile.Released) { r.Partitions.Sizes[0]++; r.Partitions.Sizes[1]-- }, nil, "sizes"},
 		forgery{"partitioned", "a shard's rows", func(r *modelfile.Released) { r.Partitions.Shards[0].Rows++ }, nil, "rows"},
-		forgery{"pca", "a principal direction's entry moved", func(r *modelfile.Released) {
-			v := r.Preprocessing.PCA.V[0]
-			v[0] = math.Nextafter(v[0], 10) * (1 + 1e-6)
+		forgery{"pca", "a principal direction's entries moved", func(r *modelfile.Released) {
+			// Its norm 1 + 1e-6, beyond the orthonormality's tolerance
+			// whatever the entries (moving one entry by a relative 1e-6
+			// stays within it when the entry is near 0).
+			for i := range r.Preprocessing.PCA.V[0] {
+				r.Preprocessing.PCA.V[0][i] *= 1 + 1e-6
+			}
 		}, nil, ""},
 		forgery{"pca", "the directions' charge edited", func(r *modelfile.Released) { r.Certificate.Ledger[0].Delta *= 2 }, nil, ""},
 		forgery{"pca", "the directions without their hash", func(r *modelfile.Released) {
