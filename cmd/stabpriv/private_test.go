@@ -744,7 +744,10 @@ func TestCLITextColumns(t *testing.T) {
 	text := textTable(1500)
 	data := writeCSV(t, text)
 	out := filepath.Join(t.TempDir(), "m.json")
-	stdout, stderr, err := call(t, "train", "--data", data, "--label", "class", "--classes", "c0,c1", "--epsilon", "1", "--out", out)
+	// Half of eps on the types and scales: a wrong type for the city has
+	// probability about exp(-(0.5/18) 1500/2) = 1e-9 (at the default share,
+	// the centres' 1% per choice, it would be about 0.2%).
+	stdout, stderr, err := call(t, "train", "--data", data, "--label", "class", "--classes", "c0,c1", "--epsilon", "1", "--bounds-share", "0.5", "--out", out)
 	if err != nil {
 		t.Fatalf("%v\n%s", err, stderr)
 	}
