@@ -155,3 +155,23 @@ func TestReadCaps(t *testing.T) {
 		t.Errorf("Write of a file over the cap: %v", err)
 	}
 }
+
+// TestReadWeightLines: a model file whose weights are not k x d lines as
+// Write lays them out (a forged array of many weights on one line) is
+// refused before it is decoded; the genuine file reads.
+func TestReadWeightLines(t *testing.T) {
+	data, err := os.ReadFile(filepath.Join("testdata", "model.golden.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := modelfile.Read(bytes.NewReader(data)); err != nil {
+		t.Fatalf("the golden file: %v", err)
+	}
+	s := string(data)
+	i := strings.Index(s, "\"w\": [")
+	j := i + strings.Index(s[i:], "]")
+	forged := s[:i] + "\"w\": [" + strings.Repeat("0,", 100000) + "0" + s[j:]
+	if _, err := modelfile.Read(strings.NewReader(forged)); !errors.Is(err, modelfile.ErrFile) || !strings.Contains(err.Error(), "lines as train writes them") {
+		t.Errorf("100,001 weights on one line: %v", err)
+	}
+}

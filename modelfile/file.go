@@ -127,6 +127,9 @@ func Read(rd io.Reader) (*Released, error) {
 	if err := checkHead(data); err != nil {
 		return nil, err
 	}
+	if err := checkWeightLines(data); err != nil {
+		return nil, err
+	}
 	dec := json.NewDecoder(bytes.NewReader(data))
 	// A field this package does not write could carry anything, a
 	// statistic of the data included: such a file is refused.
@@ -303,4 +306,42 @@ func (r *Released) checkNames() error {
 		}
 	}
 	return nil
+}
+
+// checkWeightLines refuses, before the file is decoded, a model whose
+// weights are not k x d lines as Write lays them out (one weight a line,
+// after the model's "k" and "d"): a file of millions of weights within the
+// byte cap would otherwise be decoded whole before its shape is checked.
+// A file that is not in Write's layout is left to the decoder and the
+// canonical check.
+func checkWeightLines(data []byte) error {
+	k, okK := layoutInt(data, "\n    \"k\": ")
+	d, okD := layoutInt(data, "\n    \"d\": ")
+	i := bytes.Index(data, []byte("\n    \"w\": ["))
+	if !okK || !okD || i < 0 {
+		return nil
+	}
+	w := data[i+len("\n    \"w\": ["):]
+	end := bytes.IndexByte(w, ']') // no weight holds one
+	if end < 0 {
+		end = len(w)
+	}
+	if lines := bytes.Count(w[:end], []byte("\n")) - 1; k > 0 && d > 0 && lines != k*d {
+		return fmt.Errorf("%w: the model is %d x %d, but its weights are not %d lines as train writes them (%d)", ErrFile, k, d, k*d, lines)
+	}
+	return nil
+}
+
+// layoutInt reads the non-negative integer after the first key in data.
+func layoutInt(data []byte, key string) (int, bool) {
+	i := bytes.Index(data, []byte(key))
+	if i < 0 {
+		return 0, false
+	}
+	v := 0
+	j := i + len(key)
+	for ; j < len(data) && data[j] >= '0' && data[j] <= '9' && v < 1<<40; j++ {
+		v = 10*v + int(data[j]-'0')
+	}
+	return v, j > i+len(key)
 }
