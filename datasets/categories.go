@@ -136,6 +136,18 @@ func ValidateCategories(cs []Categorical) error {
 	return Schema{Label: "\x00", Categories: cs}.checkCategories()
 }
 
+// Numeric returns the features that the schema does not declare
+// categorical, in order.
+func (s Schema) Numeric(features []string) []string {
+	var out []string
+	for _, f := range features {
+		if _, ok := s.Categorical(f); !ok {
+			out = append(out, f)
+		}
+	}
+	return out
+}
+
 // Categorical returns the declaration of column name, if it is declared
 // categorical.
 func (s Schema) Categorical(name string) (Categorical, bool) {

@@ -928,25 +928,13 @@ func mostlyText(features []string, X *mat.Dense, s datasets.Schema) []string {
 	if X == nil {
 		return nil
 	}
-	var names []string
-	for _, f := range features {
-		if _, ok := s.Categorical(f); !ok {
-			names = append(names, f)
-		}
-	}
+	names := s.Numeric(features)
 	n, d := X.Dims()
+	col := make([]float64, n)
 	var out []string
 	for j := range d {
-		balance := 0
-		for i := range n {
-			switch v := X.At(i, j); {
-			case math.IsInf(v, 1):
-				balance++
-			case !math.IsNaN(v):
-				balance--
-			}
-		}
-		if balance > 0 {
+		mat.Col(col, j, X)
+		if sc := privbounds.TypeScores(col); sc[1] > sc[0] {
 			out = append(out, names[j])
 		}
 	}
@@ -1091,13 +1079,7 @@ const MaxCentreShare = 0.5
 // The estimate is the first private step of the fit, drawn before the
 // release's noise, with the release's noise source.
 func (pl *Plan) estimateBounds(features []string, rawTrain *mat.Dense) (s datasets.Schema, logScale float64, textCols []string, err error) {
-	var names []string
-	for _, f := range features {
-		if _, ok := pl.Schema.Categorical(f); !ok {
-			names = append(names, f)
-		}
-	}
-	features = names
+	features = pl.Schema.Numeric(features)
 	n, d := rawTrain.Dims()
 	epsB, logMap := pl.BoundsFor(n, d)
 	minRows := privbounds.MinRows(d, pl.BoundsEpsilon) // at the plan's share
