@@ -229,7 +229,14 @@ func fitNotes(p *preprocess.RowMap, task losses.Task) []string {
 	}
 	if p.Text {
 		notes[1] = "a table that is not well-formed (a CSV syntax error, a ragged row) is refused before training: the claim is about well-formed tables"
-		notes = append(notes, "each feature column's type was decided inside the guarantee (a column whose private centre is a text cell is a text column, hashed; for a non-private fit, by counting): a cell of a numeric column that is not a number reads as missing, and how many cells are text is not published")
+		types := "no column's type was decided (the feature map's constants are public): every feature column is numeric, and a cell that is not a number reads as missing"
+		switch {
+		case p.Estimated && p.Log > 0:
+			types = "each feature column's type was decided inside the guarantee (text if its text cells outnumber its numbers, chosen privately with the centres; a text column is hashed): a cell of a numeric column that is not a number reads as missing"
+		case !p.Mode.Inside() || p.Mode == preprocess.None:
+			types = "each feature column's type was decided by counting (text if its text cells outnumber its numbers; a text column is hashed): a cell of a numeric column that is not a number reads as missing"
+		}
+		notes = append(notes, types+"; how many cells are text is not published")
 	}
 	var declared, hashed bool
 	for _, c := range p.Categories {

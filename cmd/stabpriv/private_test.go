@@ -773,6 +773,12 @@ func TestCLITextColumns(t *testing.T) {
 	if !strings.Contains(stdout, "text columns city") || !regexp.MustCompile(`train accuracy: +(0\.[89]|1\.0)`).MatchString(stdout) {
 		t.Errorf("non-private: the city was not hashed, or does not fit the label:\n%s", stdout)
 	}
+	// Too few rows for the centres: the public map decides no type, and
+	// the certificate says so.
+	stdout, stderr, err = call(t, "train", "--data", writeCSV(t, textTable(60)), "--label", "class", "--classes", "c0,c1", "--epsilon", "1")
+	if err != nil || !strings.Contains(stdout, "no column's type was decided") || strings.Contains(stdout, "text columns city") {
+		t.Errorf("the public map: %v\n%s\n%s", err, stdout, stderr)
+	}
 	flipped := writeCSV(t, editCSV(t, text, 7, func(rec []string) []string { return []string{rec[0], "seven", rec[2]} }))
 	if _, stderr, err := call(t, "train", "--data", flipped, "--label", "class", "--classes", "c0,c1", "--epsilon", "1"); err != nil {
 		t.Errorf("a neighbour with one more text cell: %v\n%s", err, stderr)

@@ -354,6 +354,7 @@ func forecast(s *settings) string {
 		rows += t.Len()
 	}
 	n := rows - int(math.Round(s.Options.TestFrac*float64(rows)))
+	publicMap := false // every column on the public log map (BoundsFor)
 	if pl, err := private.NewPlan(s.Schema, s.Budget, s.Options); err == nil && pl.EstimateBounds && !allCategorical(s) && !s.partitioned() {
 		// The bounds' step by the fit's own public rule: the ranges, the
 		// centres at the share they need, or the public range for free.
@@ -363,7 +364,8 @@ func forecast(s *settings) string {
 				numeric--
 			}
 		}
-		epsB, _ := pl.BoundsFor(n, numeric)
+		epsB, logScale := pl.BoundsFor(n, numeric)
+		publicMap = logScale && epsB == 0
 		budget.Epsilon = pl.Budget.Epsilon - epsB - pl.PCABudget.Epsilon
 		terms.Shares = slices.DeleteFunc(terms.Shares, func(sh release.Share) bool { return sh.Name == "--bounds-share" })
 		if epsB > 0 && pl.Budget.Epsilon > 0 {
@@ -428,11 +430,16 @@ func forecast(s *settings) string {
 		}
 		ms = []release.Method{m}
 	} else if sel := s.Options.Select; sel != nil && sel.Method.IsRule() {
-		mech := selection.RuleSetting(budget, cfg.Loss, cfg.Loss.Outputs(cfg.Classes), n, dim, 1).Mechanism
+		k := cfg.Loss.Outputs(cfg.Classes)
+		mech := selection.RuleSetting(budget, cfg.Loss, k, n, dim, 1).Mechanism
+		if publicMap {
+			mech = selection.ObjectiveSetting(budget, k, dim).Mechanism
+		}
 		switch {
 		case s.partitioned():
 			mech = partition.RuleMechanism(budget)
-		case s.Options.PCA == 0 && s.Options.Project == 0 && selection.StumpFirst(budget, cfg.Loss.Outputs(cfg.Classes), n, w):
+		case s.Options.PCA == 0 && s.Options.Project == 0 && cfg.Loss.Task() == losses.Binary && selection.StumpFirst(budget, k, n, w),
+			s.Options.PCA == 0 && s.Options.Project == 0 && cfg.Loss.Task() == losses.Binary && publicMap && selection.StumpUseful(budget, k, n, w):
 			mech = perturb.Stump // private.Plan's choice before the projection
 		}
 		m, err := release.Lookup(mech)
