@@ -149,7 +149,7 @@ func checkExisting(flag, path string, rep Replace, inputs []string) error {
 	}
 	switch model := modelfile.IsModelFile(path); {
 	case model && rep != AnyFile:
-		return usagef("%s %s is a model file; give another path (only a --force that replaces any file, as train's, replaces a model file)", flag, path)
+		return usagef("%s %s is a model file; give another path (this command never replaces a model file; train --force does)", flag, path)
 	case !model && rep == Keep && st.Mode().IsRegular():
 		return usagef("%s %s exists; give a new path (or --force to replace it)", flag, path)
 	}
