@@ -253,8 +253,9 @@ type partitioned struct {
 // MaxVerifySteps bounds the number of SGD steps (passes times steps per
 // pass) of a run whose file Verify checks: the stability analysis, which
 // Verify repeats, evaluates the growth recursion step by step, and a file
-// that claims a longer run is refused rather than analysed for hours.
-const MaxVerifySteps = 1 << 32
+// that claims a longer run is refused rather than analysed for minutes.
+// The trainer runs no longer one (trainer.MaxSteps).
+const MaxVerifySteps = trainer.MaxSteps
 
 // MaxVerifyRows bounds the rows of a partitioned fit that Verify lays out
 // again: it hashes every row position (about 100 ns each), so a file that

@@ -20,6 +20,15 @@ var ErrConfig = errors.New("trainer: invalid config")
 // pass, and a run of more passes than this is almost surely a mistake.
 const MaxPasses = 1_000_000
 
+// MaxSteps bounds the SGD steps of a run, passes times ceil(n/b): the
+// stability analysis evaluates its growth recursion step by step (about
+// 20 ns a step), and a verification of a model file repeats it
+// (modelfile.Verify), so a file claiming more steps is refused, and the
+// trainer refuses to run them (a larger batch, fewer passes or a
+// partitioned fit take fewer): 2^28 steps, about 5 s of analysis, are 27
+// million rows at batch 1 and 10 passes.
+const MaxSteps = 1 << 28
+
 // ErrData is wrapped by every error about invalid training data.
 var ErrData = errors.New("trainer: invalid data")
 

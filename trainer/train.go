@@ -94,6 +94,9 @@ func (t *Trainer) newProblem(X mat.Matrix, y []float64) (*problem, error) {
 	if cfg.Batch > n {
 		return nil, fmt.Errorf("%w: batch size %d exceeds %d examples", ErrData, cfg.Batch, n)
 	}
+	if b := max(cfg.Batch, 1); cfg.Passes > 0 && uint64(cfg.Passes)*uint64((n+b-1)/b) > MaxSteps {
+		return nil, fmt.Errorf("%w: %d passes of %d steps (%d rows in batches of %d) are more than the %d steps the stability analysis evaluates (trainer.MaxSteps): raise the batch (--batch), lower the passes, or partition the fit (--partitions)", ErrConfig, cfg.Passes, (n+b-1)/b, n, b, uint64(MaxSteps))
+	}
 	p := &problem{cfg: cfg, loss: cfg.Loss, n: n, d: d, k: 1, y: hugepage.Make(n), log: cfg.Logger}
 	if p.log == nil {
 		l := logrus.New()

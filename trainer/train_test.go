@@ -234,7 +234,9 @@ func TestTrainTolerance(t *testing.T) {
 
 func TestTrainContext(t *testing.T) {
 	X, y := synthData(500, 4, 0, 7)
-	cfg := Config{Loss: losses.Logistic{}, Passes: MaxPasses}
+	// A long run (MaxPasses passes of 250 steps, under MaxSteps) that
+	// only a context stops.
+	cfg := Config{Loss: losses.Logistic{}, Passes: MaxPasses, Batch: 2}
 	tr, err := New(cfg)
 	if err != nil {
 		t.Fatal(err)
