@@ -139,8 +139,8 @@ func featureColumns(header []string, label string) (int, []string, error) {
 func (t *Table) checkFeatures(label int, name string) error {
 	empty := -1
 	if c := t.text[label]; c != nil {
-		c.each(0, t.n, func(i int, k int32) {
-			if empty < 0 && c.text(k) == "" {
+		c.Each(0, t.n, func(i int, k int32) {
+			if empty < 0 && c.Text(k) == "" {
 				empty = i
 			}
 		})

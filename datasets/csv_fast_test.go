@@ -2,6 +2,7 @@ package datasets
 
 import (
 	"bytes"
+	"github.com/stabpriv/stabpriv/datasets/internal/rawcsv"
 	"math"
 	"math/rand/v2"
 	"reflect"
@@ -112,17 +113,17 @@ func FuzzReadCSVInPlace(f *testing.F) {
 	})
 }
 
-// checkParse compares parseFinite with check.ParseFinite bit for bit.
+// checkParse compares rawcsv.ParseFinite with check.ParseFinite bit for bit.
 func checkParse(t *testing.T, s string) {
 	t.Helper()
-	got, gok := parseFinite(s)
+	got, gok := rawcsv.ParseFinite(s)
 	want, wok := check.ParseFinite(s)
 	if gok != wok || (gok && math.Float64bits(got) != math.Float64bits(want)) {
-		t.Fatalf("parseFinite(%q) = %v, %v; ParseFinite gives %v, %v", s, got, gok, want, wok)
+		t.Fatalf("rawcsv.ParseFinite(%q) = %v, %v; ParseFinite gives %v, %v", s, got, gok, want, wok)
 	}
 }
 
-// TestParseFinite checks parseFinite against check.ParseFinite on edge cases
+// TestParseFinite checks rawcsv.ParseFinite against check.ParseFinite on edge cases
 // and on random decimals of 1 to 21 digits with exponents from -30 to 30,
 // written as strconv writes them and in plain and exponent forms.
 func TestParseFinite(t *testing.T) {
@@ -158,7 +159,7 @@ func TestParseFinite(t *testing.T) {
 	}
 }
 
-// FuzzParseFinite compares parseFinite with check.ParseFinite on arbitrary
+// FuzzParseFinite compares rawcsv.ParseFinite with check.ParseFinite on arbitrary
 // strings.
 func FuzzParseFinite(f *testing.F) {
 	for _, s := range []string{"1.5", "-0.001e-3", "9007199254740993", "1e22"} {

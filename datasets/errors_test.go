@@ -7,6 +7,7 @@ import (
 
 	"github.com/stabpriv/stabpriv/datasets"
 	"github.com/stabpriv/stabpriv/datasets/fetch"
+	"github.com/stabpriv/stabpriv/datasets/libsvm"
 	"github.com/stabpriv/stabpriv/datasets/paper"
 	"github.com/stabpriv/stabpriv/datasets/preprocess"
 )
@@ -17,7 +18,7 @@ func TestSentinelsWrapPackageErrors(t *testing.T) {
 		err, wrap error
 	}{
 		{"Adult", paper.ErrAdultFormat, datasets.ErrFormat},
-		{"LibSVM", datasets.ErrLibSVMFormat, datasets.ErrFormat},
+		{"LibSVM", libsvm.ErrFormat, datasets.ErrFormat},
 		{"TCGA", paper.ErrTCGAFormat, datasets.ErrFormat},
 		{"LastFM", paper.ErrLastFMFormat, datasets.ErrFormat},
 		{"unsafe path", fetch.ErrUnsafePath, datasets.ErrFormat},

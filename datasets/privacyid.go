@@ -226,7 +226,7 @@ func (t *Table) Without(j int) *Table {
 	}
 	out.text = slices.Delete(slices.Clone(t.text), j, j+1)
 	for k, c := range out.text {
-		out.text[k] = c.slice(0, t.n)
+		out.text[k] = c.Slice(0, t.n)
 	}
 	out.lines = slices.Clone(t.lines)
 	return out

@@ -1,4 +1,4 @@
-package datasets
+package rawcsv
 
 import (
 	"slices"
@@ -6,13 +6,13 @@ import (
 	"unsafe"
 )
 
-// columnText keeps the text of the cells of one column of a Table that
-// are not numbers (cellKind number): class names, empty cells, typos, and
+// Texts keeps the text of the cells of one column of a datasets.Table that
+// are not numbers (Kind Number): class names, empty cells, typos, and
 // numbers spelled otherwise. Each such cell has a code, its text's index in
 // a dictionary plus one; code 0 means a number, whose value gives its text.
 // The codes are sparse (the rows that have one, with their codes) while
 // few rows have one, and dense (one per row) from when many do.
-type columnText struct {
+type Texts struct {
 	// dense holds the code of rows 0, 1, ..., len(dense)-1 once dense;
 	// rows after them have code 0.
 	dense []int32
@@ -27,7 +27,7 @@ type columnText struct {
 	index map[string]int32
 }
 
-// maxIntern bounds the distinct texts of a column that columnText finds
+// maxIntern bounds the distinct texts of a column that Texts finds
 // again instead of storing anew.
 const maxIntern = 4096
 
@@ -35,8 +35,8 @@ const maxIntern = 4096
 // sparse whatever its share of the rows.
 const sparseMin = 64
 
-// code returns the code of text s, adding s to the dictionary if needed.
-func (c *columnText) code(s string) int32 {
+// Code returns the code of text s, adding s to the dictionary if needed.
+func (c *Texts) Code(s string) int32 {
 	if k, ok := c.index[s]; ok {
 		return k
 	}
@@ -52,9 +52,9 @@ func (c *columnText) code(s string) int32 {
 	return k
 }
 
-// text returns the text of code k > 0. The string shares the dictionary's
+// Text returns the text of code k > 0. The string shares the dictionary's
 // bytes, which are never changed: it is valid as long as c is.
-func (c *columnText) text(k int32) string {
+func (c *Texts) Text(k int32) string {
 	lo := 0
 	if k > 1 {
 		lo = c.ends[k-2]
@@ -63,10 +63,10 @@ func (c *columnText) text(k int32) string {
 	return unsafe.String(unsafe.SliceData(b), len(b))
 }
 
-// add gives row i, after every row with a code, the text s. capRows is
+// Add gives row i, after every row with a code, the text s. capRows is
 // the number of rows the table has room for.
-func (c *columnText) add(i int, s string, capRows int) {
-	k := c.code(s)
+func (c *Texts) Add(i int, s string, capRows int) {
+	k := c.Code(s)
 	if c.dense != nil {
 		for len(c.dense) < i {
 			c.dense = append(c.dense, 0)
@@ -82,8 +82,11 @@ func (c *columnText) add(i int, s string, capRows int) {
 	}
 }
 
+// Len returns the number of codes: the distinct texts stored.
+func (c *Texts) Len() int { return len(c.ends) }
+
 // densify makes the codes dense for rows 0..n-1, with room for capRows.
-func (c *columnText) densify(n, capRows int) {
+func (c *Texts) densify(n, capRows int) {
 	c.dense = make([]int32, n, max(n, capRows))
 	for r, i := range c.rows {
 		c.dense[i] = c.codes[r]
@@ -91,8 +94,8 @@ func (c *columnText) densify(n, capRows int) {
 	c.rows, c.codes = nil, nil
 }
 
-// at returns the code of row i.
-func (c *columnText) at(i int) int32 {
+// At returns the code of row i.
+func (c *Texts) At(i int) int32 {
 	if c == nil {
 		return 0
 	}
@@ -108,8 +111,8 @@ func (c *columnText) at(i int) int32 {
 	return 0
 }
 
-// set sets the code of row i to k (0: a number).
-func (c *columnText) set(i int, k int32) {
+// Set sets the code of row i to k (0: a number).
+func (c *Texts) Set(i int, k int32) {
 	if c.dense != nil {
 		if i >= len(c.dense) {
 			if k == 0 {
@@ -133,8 +136,8 @@ func (c *columnText) set(i int, k int32) {
 	}
 }
 
-// each calls fn for every row in [lo, hi) with a code, in row order.
-func (c *columnText) each(lo, hi int, fn func(i int, k int32)) {
+// Each calls fn for every row in [lo, hi) with a code, in row order.
+func (c *Texts) Each(lo, hi int, fn func(i int, k int32)) {
 	if c == nil {
 		return
 	}
@@ -152,19 +155,15 @@ func (c *columnText) each(lo, hi int, fn func(i int, k int32)) {
 	}
 }
 
-// slice returns the codes of rows [lo, hi) as rows 0..hi-lo-1 of a new
-// columnText, nil if none has one.
-func (c *columnText) slice(lo, hi int) *columnText {
-	var out *columnText
-	c.each(lo, hi, func(i int, k int32) {
+// Slice returns the codes of rows [lo, hi) as rows 0..hi-lo-1 of a new
+// Texts, nil if none has one.
+func (c *Texts) Slice(lo, hi int) *Texts {
+	var out *Texts
+	c.Each(lo, hi, func(i int, k int32) {
 		if out == nil {
-			out = new(columnText)
+			out = new(Texts)
 		}
-		out.add(i-lo, c.text(k), hi-lo)
+		out.Add(i-lo, c.Text(k), hi-lo)
 	})
 	return out
 }
-
-// lineRun says that data rows row, row+1, ... of a table are on file lines
-// line, line+1, ... up to the next run.
-type lineRun struct{ row, line int }

@@ -1,4 +1,4 @@
-package datasets
+package libsvm
 
 import (
 	"bufio"
@@ -9,30 +9,31 @@ import (
 
 	"gonum.org/v1/gonum/mat"
 
+	"github.com/stabpriv/stabpriv/datasets"
 	"github.com/stabpriv/stabpriv/internal/check"
 )
 
-// ErrLibSVMFormat is returned (wrapped, with the line) for malformed LibSVM
-// input. It wraps ErrFormat.
-var ErrLibSVMFormat = fmt.Errorf("%w: LibSVM", ErrFormat)
+// ErrFormat is returned (wrapped, with the line) for malformed LibSVM
+// input. It wraps datasets.ErrFormat.
+var ErrFormat = fmt.Errorf("%w: LibSVM", datasets.ErrFormat)
 
-// DefaultLibSVMMaxDimension is the largest feature index ReadLibSVM accepts
-// when LibSVMOptions.MaxDimension is zero.
-const DefaultLibSVMMaxDimension = 1 << 20
+// DefaultMaxDimension is the largest feature index Read accepts
+// when Options.MaxDimension is zero.
+const DefaultMaxDimension = 1 << 20
 
-// libsvmMaxCells bounds the size of the dense matrix ReadLibSVM builds
+// maxCells bounds the size of the dense matrix Read builds
 // (2^27 float64 values, 1 GiB).
-const libsvmMaxCells = 1 << 27
+const maxCells = 1 << 27
 
-// LibSVMOptions configures ReadLibSVM. The zero value infers the dimension
+// Options configures Read. The zero value infers the dimension
 // and treats the labels as classes.
-type LibSVMOptions struct {
+type Options struct {
 	// Dimension is the number of features d; an index above it is an error.
 	// Zero infers d as the largest index seen.
 	Dimension int
 	// MaxDimension bounds the inferred or given dimension (a guard against
 	// a corrupt index allocating a huge matrix). Zero means
-	// DefaultLibSVMMaxDimension.
+	// DefaultMaxDimension.
 	MaxDimension int
 	// Regression keeps the labels as values (Classes nil) instead of
 	// encoding them as classes.
@@ -44,7 +45,7 @@ type LibSVMOptions struct {
 	Positive string
 }
 
-// ReadLibSVM reads the LibSVM / SVMlight sparse format: one example per
+// Read reads the LibSVM / SVMlight sparse format: one example per
 // line, "label index:value index:value ...", with 1-based indices in
 // strictly increasing order; absent indices are zero. Blank lines are
 // skipped and '#' starts a comment; SVMlight's "qid:" tokens are not
@@ -53,16 +54,16 @@ type LibSVMOptions struct {
 // otherwise), with more to class indices 0..K-1 in increasing label order;
 // Classes holds the labels as written by strconv.FormatFloat. Feature j is
 // named "x<j>" with its 1-based index.
-func ReadLibSVM(r io.Reader, opts LibSVMOptions) (*Dataset, error) {
+func Read(r io.Reader, opts Options) (*datasets.Dataset, error) {
 	maxDim := opts.MaxDimension
 	if maxDim <= 0 {
-		maxDim = DefaultLibSVMMaxDimension
+		maxDim = DefaultMaxDimension
 	}
 	if opts.Dimension < 0 || opts.Dimension > maxDim {
-		return nil, fmt.Errorf("%w: dimension %d not in [0, %d]", ErrLibSVMFormat, opts.Dimension, maxDim)
+		return nil, fmt.Errorf("%w: dimension %d not in [0, %d]", ErrFormat, opts.Dimension, maxDim)
 	}
 	if opts.Regression && opts.Positive != "" {
-		return nil, fmt.Errorf("%w: Positive %q given for regression", ErrLibSVMFormat, opts.Positive)
+		return nil, fmt.Errorf("%w: Positive %q given for regression", ErrFormat, opts.Positive)
 	}
 	type entry struct {
 		idx int
@@ -86,28 +87,28 @@ func ReadLibSVM(r io.Reader, opts LibSVMOptions) (*Dataset, error) {
 		}
 		label, ok := check.ParseFinite(toks[0])
 		if !ok {
-			return nil, fmt.Errorf("%w: line %d: label %q is not a finite number", ErrLibSVMFormat, line, toks[0])
+			return nil, fmt.Errorf("%w: line %d: label %q is not a finite number", ErrFormat, line, toks[0])
 		}
 		row := make([]entry, 0, len(toks)-1)
 		prev := 0
 		for _, tok := range toks[1:] {
 			is, vs, ok := strings.Cut(tok, ":")
 			if !ok {
-				return nil, fmt.Errorf("%w: line %d: %q is not index:value", ErrLibSVMFormat, line, tok)
+				return nil, fmt.Errorf("%w: line %d: %q is not index:value", ErrFormat, line, tok)
 			}
 			idx, err := strconv.Atoi(is)
 			if err != nil || idx < 1 {
-				return nil, fmt.Errorf("%w: line %d: index %q is not a positive integer", ErrLibSVMFormat, line, is)
+				return nil, fmt.Errorf("%w: line %d: index %q is not a positive integer", ErrFormat, line, is)
 			}
 			if idx <= prev {
-				return nil, fmt.Errorf("%w: line %d: index %d after %d, want increasing", ErrLibSVMFormat, line, idx, prev)
+				return nil, fmt.Errorf("%w: line %d: index %d after %d, want increasing", ErrFormat, line, idx, prev)
 			}
 			if idx > maxDim || (opts.Dimension > 0 && idx > opts.Dimension) {
-				return nil, fmt.Errorf("%w: line %d: index %d above the dimension", ErrLibSVMFormat, line, idx)
+				return nil, fmt.Errorf("%w: line %d: index %d above the dimension", ErrFormat, line, idx)
 			}
 			v, ok := check.ParseFinite(vs)
 			if !ok {
-				return nil, fmt.Errorf("%w: line %d: value %q is not a finite number", ErrLibSVMFormat, line, vs)
+				return nil, fmt.Errorf("%w: line %d: value %q is not a finite number", ErrFormat, line, vs)
 			}
 			prev = idx
 			row = append(row, entry{idx, v})
@@ -119,17 +120,17 @@ func ReadLibSVM(r io.Reader, opts LibSVMOptions) (*Dataset, error) {
 		labels = append(labels, label)
 	}
 	if err := sc.Err(); err != nil {
-		return nil, fmt.Errorf("%w: %w", ErrLibSVMFormat, err)
+		return nil, fmt.Errorf("%w: %w", ErrFormat, err)
 	}
 	n := len(rows)
 	if n == 0 {
-		return nil, fmt.Errorf("%w: no examples", ErrLibSVMFormat)
+		return nil, fmt.Errorf("%w: no examples", ErrFormat)
 	}
 	if d == 0 {
-		return nil, fmt.Errorf("%w: no features", ErrLibSVMFormat)
+		return nil, fmt.Errorf("%w: no features", ErrFormat)
 	}
-	if n > libsvmMaxCells/d {
-		return nil, fmt.Errorf("%w: %d x %d is too large for a dense matrix", ErrLibSVMFormat, n, d)
+	if n > maxCells/d {
+		return nil, fmt.Errorf("%w: %d x %d is too large for a dense matrix", ErrFormat, n, d)
 	}
 	x := mat.NewDense(n, d, nil)
 	for i, row := range rows {
@@ -138,7 +139,7 @@ func ReadLibSVM(r io.Reader, opts LibSVMOptions) (*Dataset, error) {
 			dst[e.idx-1] = e.val
 		}
 	}
-	ds := &Dataset{X: x, Features: make([]string, d)}
+	ds := &datasets.Dataset{X: x, Features: make([]string, d)}
 	for j := range ds.Features {
 		ds.Features[j] = "x" + strconv.Itoa(j+1)
 	}
@@ -148,27 +149,27 @@ func ReadLibSVM(r io.Reader, opts LibSVMOptions) (*Dataset, error) {
 	}
 	names := make([]string, n)
 	for i, v := range labels {
-		names[i] = formatLibSVMLabel(v)
+		names[i] = formatLabel(v)
 	}
 	positive := opts.Positive
 	if positive != "" {
 		v, err := strconv.ParseFloat(positive, 64)
 		if err != nil {
-			return nil, fmt.Errorf("%w: Positive %q is not a number", ErrLibSVMFormat, positive)
+			return nil, fmt.Errorf("%w: Positive %q is not a number", ErrFormat, positive)
 		}
-		positive = formatLibSVMLabel(v)
+		positive = formatLabel(v)
 	}
-	y, classes, err := EncodeClasses(names, positive)
+	y, classes, err := datasets.EncodeClasses(names, positive)
 	if err != nil {
-		return nil, fmt.Errorf("%w: %w", ErrLibSVMFormat, err)
+		return nil, fmt.Errorf("%w: %w", ErrFormat, err)
 	}
 	ds.Y, ds.Classes = y, classes
 	return ds, nil
 }
 
-// formatLibSVMLabel writes a label in its shortest form, so that "+1", "1"
+// formatLabel writes a label in its shortest form, so that "+1", "1"
 // and "1.0" name the same class.
-func formatLibSVMLabel(v float64) string {
+func formatLabel(v float64) string {
 	if v == 0 {
 		v = 0 // -0 and 0 are one class
 	}

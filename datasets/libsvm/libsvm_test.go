@@ -1,4 +1,4 @@
-package datasets
+package libsvm
 
 import (
 	"errors"
@@ -14,7 +14,7 @@ func TestReadLibSVM(t *testing.T) {
 	tests := []struct {
 		name    string
 		in      string
-		opts    LibSVMOptions
+		opts    Options
 		x       []float64 // row-major
 		rows    int
 		y       []float64
@@ -35,7 +35,7 @@ func TestReadLibSVM(t *testing.T) {
 		{
 			name: "binary positive chosen",
 			in:   "2 1:1\n7 1:2\n",
-			opts: LibSVMOptions{Positive: "2"},
+			opts: Options{Positive: "2"},
 			rows: 2, x: []float64{1, 2},
 			y: []float64{1, -1}, classes: []string{"7", "2"},
 		},
@@ -48,21 +48,21 @@ func TestReadLibSVM(t *testing.T) {
 		{
 			name: "given dimension and empty row",
 			in:   "1\n0 2:1\n",
-			opts: LibSVMOptions{Dimension: 3},
+			opts: Options{Dimension: 3},
 			rows: 2, x: []float64{0, 0, 0, 0, 1, 0},
 			y: []float64{1, -1}, classes: []string{"0", "1"},
 		},
 		{
 			name: "regression",
 			in:   "0.25 1:1\n-3 2:1\n",
-			opts: LibSVMOptions{Regression: true},
+			opts: Options{Regression: true},
 			rows: 2, x: []float64{1, 0, 0, 1},
 			y: []float64{0.25, -3},
 		},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
-			ds, err := ReadLibSVM(strings.NewReader(tc.in), tc.opts)
+			ds, err := Read(strings.NewReader(tc.in), tc.opts)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -84,7 +84,7 @@ func TestReadLibSVMErrors(t *testing.T) {
 	tests := []struct {
 		name string
 		in   string
-		opts LibSVMOptions
+		opts Options
 	}{
 		{name: "empty", in: "\n# only a comment\n"},
 		{name: "bad label", in: "x 1:1\n0 1:1\n"},
@@ -95,63 +95,28 @@ func TestReadLibSVMErrors(t *testing.T) {
 		{name: "duplicate index", in: "1 2:1 2:1\n0 1:1\n"},
 		{name: "bad value", in: "1 1:abc\n0 1:1\n"},
 		{name: "infinite value", in: "1 1:Inf\n0 1:1\n"},
-		{name: "index above dimension", in: "1 3:1\n0 1:1\n", opts: LibSVMOptions{Dimension: 2}},
-		{name: "index above max", in: "1 99:1\n0 1:1\n", opts: LibSVMOptions{MaxDimension: 10}},
+		{name: "index above dimension", in: "1 3:1\n0 1:1\n", opts: Options{Dimension: 2}},
+		{name: "index above max", in: "1 99:1\n0 1:1\n", opts: Options{MaxDimension: 10}},
 		{name: "one class", in: "1 1:1\n1 1:2\n"},
 		{name: "no features", in: "1\n0\n"},
-		{name: "positive absent", in: "1 1:1\n0 1:1\n", opts: LibSVMOptions{Positive: "5"}},
-		{name: "positive not a number", in: "1 1:1\n0 1:1\n", opts: LibSVMOptions{Positive: "yes"}},
-		{name: "positive with multiclass", in: "1 1:1\n0 1:1\n2 1:1\n", opts: LibSVMOptions{Positive: "1"}},
-		{name: "positive with regression", in: "1 1:1\n", opts: LibSVMOptions{Regression: true, Positive: "1"}},
-		{name: "negative dimension", in: "1 1:1\n", opts: LibSVMOptions{Dimension: -1}},
+		{name: "positive absent", in: "1 1:1\n0 1:1\n", opts: Options{Positive: "5"}},
+		{name: "positive not a number", in: "1 1:1\n0 1:1\n", opts: Options{Positive: "yes"}},
+		{name: "positive with multiclass", in: "1 1:1\n0 1:1\n2 1:1\n", opts: Options{Positive: "1"}},
+		{name: "positive with regression", in: "1 1:1\n", opts: Options{Regression: true, Positive: "1"}},
+		{name: "negative dimension", in: "1 1:1\n", opts: Options{Dimension: -1}},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
-			if _, err := ReadLibSVM(strings.NewReader(tc.in), tc.opts); !errors.Is(err, ErrLibSVMFormat) {
-				t.Fatalf("err = %v, want ErrLibSVMFormat", err)
+			if _, err := Read(strings.NewReader(tc.in), tc.opts); !errors.Is(err, ErrFormat) {
+				t.Fatalf("err = %v, want ErrFormat", err)
 			}
 		})
 	}
 }
 
-func TestEncodeClassNames(t *testing.T) {
-	tests := []struct {
-		name     string
-		in       []string
-		positive string
-		y        []float64
-		classes  []string
-		wantErr  bool
-	}{
-		{name: "binary default second sorted", in: []string{"T", "B", "B"}, y: []float64{1, -1, -1}, classes: []string{"B", "T"}},
-		{name: "binary positive first", in: []string{"T", "B"}, positive: "B", y: []float64{-1, 1}, classes: []string{"T", "B"}},
-		{name: "numeric order", in: []string{"10", "9", "10"}, y: []float64{1, -1, 1}, classes: []string{"9", "10"}},
-		{name: "multiclass", in: []string{"c", "a", "b"}, y: []float64{2, 0, 1}, classes: []string{"a", "b", "c"}},
-		{name: "one class", in: []string{"a", "a"}, wantErr: true},
-		{name: "unknown positive", in: []string{"a", "b"}, positive: "c", wantErr: true},
-	}
-	for _, tc := range tests {
-		t.Run(tc.name, func(t *testing.T) {
-			y, classes, err := EncodeClasses(tc.in, tc.positive)
-			if tc.wantErr {
-				if err == nil {
-					t.Fatal("no error")
-				}
-				return
-			}
-			if err != nil {
-				t.Fatal(err)
-			}
-			if !reflect.DeepEqual(y, tc.y) || !reflect.DeepEqual(classes, tc.classes) {
-				t.Errorf("got %v %q, want %v %q", y, classes, tc.y, tc.classes)
-			}
-		})
-	}
-}
-
-func ExampleReadLibSVM() {
+func ExampleRead() {
 	in := "+1 1:0.5 3:2\n-1 2:1\n"
-	ds, err := ReadLibSVM(strings.NewReader(in), LibSVMOptions{})
+	ds, err := Read(strings.NewReader(in), Options{})
 	if err != nil {
 		fmt.Println(err)
 		return

@@ -1,0 +1,304 @@
+package datasets
+
+import (
+	"fmt"
+	"math"
+	"slices"
+	"strconv"
+	"strings"
+
+	"github.com/stabpriv/stabpriv/datasets/internal/rawcsv"
+	"github.com/stabpriv/stabpriv/losses"
+)
+
+// Encoded is a table parsed against a schema: the raw feature values, the
+// encoded labels and which rows are null rows.
+type Encoded struct {
+	// Features names the feature columns, in table order.
+	Features []string
+	// X holds the N x D raw feature values, row-major: NaN for a missing
+	// numeric cell (IsMissing).
+	X []float64
+	// Y holds the encoded labels: -1 and +1 for a binary task, the class
+	// index for a multiclass task, the value (clamped to the label bound)
+	// for regression.
+	Y []float64
+	// Null marks the rows whose label is not declared (or, for
+	// regression, not a finite number).
+	Null []bool
+	N, D int
+	// Categories[j] lists the declared categories of feature j when it is
+	// categorical (nil for a numeric feature; nil when none is): X then
+	// holds the index of the cell's category among them, or -1 for a cell
+	// that is not a declared category.
+	Categories [][]string
+}
+
+// Row returns the raw feature values of row i.
+func (e *Encoded) Row(i int) []float64 { return e.X[i*e.D : (i+1)*e.D] }
+
+// Encode parses the table against the schema. Feature cells must be finite
+// numbers or missing (IsMissing, kept as NaN; the domain of the guarantee
+// is well-formed files: a malformed cell is an error wrapping ErrFormat
+// that names its line, data row and column and quotes it), but in the
+// columns the schema declares
+// categorical, whose cells become the index of their category (matched by
+// text as classes are) or -1 for any other text; a declared categorical
+// column that the table does not have is an error wrapping ErrSchema. A label outside the declared classes
+// (classification: the cell's text is not a class name; "1.0" is not the
+// class "1") or not a finite number (regression) makes the row a null row;
+// a regression label is clamped to the label bound.
+func (t *Table) Encode(s Schema, task losses.Task) (*Encoded, error) {
+	return t.EncodeText(s, task, TextError)
+}
+
+// TextCells says what EncodeText does with a cell of a numeric feature
+// column that is neither a finite number nor missing (a text cell).
+type TextCells int
+
+const (
+	// TextError refuses it (Encode).
+	TextError TextCells = iota
+	// TextMark keeps it as +Inf, which no number cell holds, for a step
+	// that decides the column's type (privbounds.CentreCounts counts it
+	// above every number).
+	TextMark
+	// TextMissing keeps it as NaN, a missing cell.
+	TextMissing
+)
+
+// EncodeText is Encode with the text cells of the numeric feature columns
+// handled as text says.
+func (t *Table) EncodeText(s Schema, task losses.Task, text TextCells) (*Encoded, error) {
+	if t == nil || len(t.Columns) == 0 {
+		return nil, fmt.Errorf("%w: no table", ErrFormat)
+	}
+	label := slices.Index(t.Columns, s.Label)
+	if label < 0 {
+		return nil, fmt.Errorf("%w: no label column %q; the columns are %s", ErrSchema, s.Label, strings.Join(t.Columns, ", "))
+	}
+	if len(t.Columns) < 2 {
+		return nil, fmt.Errorf("%w: no feature column besides the label %q", ErrSchema, s.Label)
+	}
+	if len(t.Columns) != t.ncol && t.n > 0 {
+		return nil, formatErr(t.Source, "the header has %d names for %d columns", len(t.Columns), t.ncol)
+	}
+	e := &Encoded{N: t.n, D: len(t.Columns) - 1}
+	for j, c := range t.Columns {
+		if j != label {
+			e.Features = append(e.Features, c)
+		}
+	}
+	for _, c := range s.Categories {
+		if !slices.Contains(e.Features, c.Column) {
+			return nil, fmt.Errorf("%w: the schema declares column %q categorical, but %s has no such feature column; the columns are %s", ErrSchema, c.Column, t.Source, strings.Join(t.Columns, ", "))
+		}
+	}
+	if t.n == 0 {
+		return nil, formatErr(t.Source, "no data rows")
+	}
+	var cat []bool // by feature
+	if len(s.Categories) > 0 {
+		cat = make([]bool, e.D)
+		e.Categories = make([][]string, e.D)
+		for j, f := range e.Features {
+			if c, ok := s.Categorical(f); ok {
+				cat[j], e.Categories[j] = true, slices.Clone(c.Values)
+			}
+		}
+	}
+	e.X = make([]float64, e.N*e.D)
+	for i := range t.n {
+		row := t.vals[i*t.ncol : (i+1)*t.ncol]
+		x := e.X[i*e.D : (i+1)*e.D]
+		copy(x, row[:label])
+		copy(x[label:], row[label+1:])
+		for j, v := range x {
+			if math.IsNaN(v) && (cat == nil || !cat[j]) {
+				c := j
+				if c >= label {
+					c++
+				}
+				switch {
+				case IsMissing(t.Cell(i, c)):
+					continue // NaN: a missing cell, which the feature map reads as such
+				case text == TextMark:
+					x[j] = math.Inf(1)
+					continue
+				case text == TextMissing:
+					continue
+				}
+				return nil, formatErr(t.Source, "%s, column %q: %q is not a finite number (a missing cell is empty or one of %s; declare a column of categories in the schema, or leave the column out: train --schema, --ignore)", t.position(i), t.Columns[c], t.Cell(i, c), strings.Join(missingTokens, " "))
+			}
+		}
+	}
+	for j, vals := range e.Categories {
+		if vals == nil {
+			continue
+		}
+		col := j
+		if col >= label {
+			col++
+		}
+		if c, _ := s.Categorical(e.Features[j]); c.Hash > 0 {
+			for i := range t.n {
+				e.X[i*e.D+j] = float64(c.Index(t.cellView(i, col)))
+			}
+			continue
+		}
+		for i, k := range t.match(col, vals) {
+			e.X[i*e.D+j] = float64(k)
+		}
+	}
+	e.Y = make([]float64, e.N)
+	e.Null = make([]bool, e.N)
+	if task == losses.Regression {
+		for i := range t.n {
+			v := t.vals[i*t.ncol+label]
+			if math.IsNaN(v) {
+				e.Null[i] = true
+				continue
+			}
+			if b := s.LabelBound; b > 0 {
+				v = math.Max(-b, math.Min(b, v))
+			}
+			e.Y[i] = v
+		}
+		return e, nil
+	}
+	for i, k := range t.match(label, s.Classes) {
+		switch {
+		case k < 0:
+			e.Null[i] = true
+			if task == losses.Binary {
+				e.Y[i] = -1
+			}
+		case task == losses.Multiclass:
+			e.Y[i] = float64(k)
+		case k == 0:
+			e.Y[i] = -1
+		default:
+			e.Y[i] = 1
+		}
+	}
+	return e, nil
+}
+
+// match returns, for every row, the index in names of the text of its
+// cell in column j, or -1 if no name is that text. If a text is named
+// twice, the last index is given.
+func (t *Table) match(j int, names []string) []int32 {
+	byText := make(map[string]int32, len(names))
+	byValue := make(map[uint64]int32, len(names))
+	for k, name := range names {
+		byText[name] = int32(k)
+		if v, kind := rawcsv.ParseCell(name); kind == rawcsv.Number {
+			byValue[math.Float64bits(v)] = int32(k)
+		}
+	}
+	out := make([]int32, t.n)
+	for i := range t.n {
+		out[i] = -1
+		// A cell with a text (a NaN value, or a number spelled
+		// otherwise) is matched by the text below.
+		if k, ok := byValue[math.Float64bits(t.vals[i*t.ncol+j])]; ok {
+			out[i] = k
+		}
+	}
+	c := t.text[j]
+	if c == nil {
+		return out
+	}
+	byCode := make([]int32, c.Len()+1) // code -> index+1, 0 unknown
+	c.Each(0, t.n, func(i int, code int32) {
+		m := byCode[code]
+		if m == 0 {
+			m = -1
+			if k, ok := byText[c.Text(code)]; ok {
+				m = k + 1
+			}
+			byCode[code] = m
+		}
+		if m < 0 {
+			out[i] = -1
+		} else {
+			out[i] = m - 1
+		}
+	})
+	return out
+}
+
+// values returns the distinct texts of column j, sorted by SortClassNames.
+func (t *Table) values(j int) []string {
+	c := t.text[j]
+	hasText := make([]bool, t.n)
+	var used map[int32]bool
+	c.Each(0, t.n, func(i int, code int32) {
+		if used == nil {
+			used = make(map[int32]bool)
+		}
+		hasText[i] = true
+		used[code] = true
+	})
+	set := make(map[string]bool)
+	for code := range used {
+		set[c.Text(code)] = true
+	}
+	nums := make(map[uint64]bool)
+	for i := range t.n {
+		if !hasText[i] {
+			nums[math.Float64bits(t.vals[i*t.ncol+j])] = true
+		}
+	}
+	out := make([]string, 0, len(set)+len(nums))
+	for s := range set {
+		out = append(out, strings.Clone(s))
+	}
+	for b := range nums {
+		out = append(out, strconv.FormatFloat(math.Float64frombits(b), 'f', -1, 64))
+	}
+	SortClassNames(out)
+	return out
+}
+
+// LabelValues returns the distinct texts of the label column, sorted by
+// SortClassNames (nil without such a column). It reads the data: only a
+// non-private run may call it.
+func (t *Table) LabelValues(label string) []string {
+	j := slices.Index(t.Columns, label)
+	if j < 0 || j >= t.ncol {
+		return nil
+	}
+	return t.values(j)
+}
+
+// ObservedClasses returns the classes of the label column as the rows show
+// them, sorted (datasets.SortClassNames), for a non-private fit that has
+// not declared its classes: with positive (binary only) that class is put
+// last, where it is encoded +1. It reads the data, so a private fit must
+// not use it: its classes would then leak which labels occur. loss nil
+// means logistic for two classes and softmax for more.
+func ObservedClasses(t *Table, label, positive string, loss losses.Loss) ([]string, error) {
+	if slices.Index(t.Columns, label) < 0 {
+		return nil, fmt.Errorf("%w: no label column %q; the columns are %s", ErrSchema, label, strings.Join(t.Columns, ", "))
+	}
+	c := t.LabelValues(label)
+	binary := loss != nil && loss.Task() == losses.Binary || loss == nil && len(c) == 2
+	switch {
+	case len(c) == 0:
+		return nil, fmt.Errorf("%w: label column %q has no rows", ErrSchema, label)
+	case len(c) < 2:
+		return nil, fmt.Errorf("%w: label column %q has a single class %q", ErrSchema, label, c[0])
+	case binary && len(c) != 2:
+		return nil, fmt.Errorf("%w: binary label column %q has %d classes (%s), want 2", ErrSchema, label, len(c), strings.Join(c, ", "))
+	case positive != "" && !binary:
+		return nil, fmt.Errorf("%w: a positive class applies to binary tasks", ErrSchema)
+	case positive != "":
+		i := slices.Index(c, positive)
+		if i < 0 {
+			return nil, fmt.Errorf("%w: positive class %q is not in label column %q (classes %s)", ErrSchema, positive, label, strings.Join(c, ", "))
+		}
+		c[0], c[1] = c[1-i], positive
+	}
+	return c, nil
+}
