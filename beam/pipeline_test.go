@@ -338,7 +338,7 @@ func TestPipelineBadInput(t *testing.T) {
 			b, _ := os.ReadFile(f)
 			os.WriteFile(f, append(b, []byte("1.5,pos\n")...), 0o644)
 			return glob, nil
-		}, nil, false, "line 52 has 2 fields, the header has 3"},
+		}, nil, false, "line 52: 2 fields, the header has 3"},
 		{"a malformed cell", func(t *testing.T, dir string) (string, []ShardFile) {
 			glob := writeShards(t, dir, 2, 50, 2, 1)
 			f := filepath.Join(dir, "shard-0.csv")

@@ -41,12 +41,12 @@ func TestCheckName(t *testing.T) {
 // before the names are split.
 func TestHeaderNames(t *testing.T) {
 	for in, want := range map[string]string{
-		"a,b\xe9,label\n1,2,x\n":                            `header (line 1): the name of column 2, "b\xe9" is not UTF-8 (byte 2 is 0xe9): save the file as UTF-8`,
-		"a,\"b\xe9\",label\n1,2,x\n":                        "the name of column 2",
-		"a,\"x\ry\",label\n1,2,x\n":                         "the name of column 2, \"x\\ry\" holds the control character U+000D",
+		"a,b\xe9,label\n1,2,x\n":                            `line 1, column 2: the header's name "b\xe9" is not UTF-8 (byte 2 is 0xe9): save the file as UTF-8`,
+		"a,\"b\xe9\",label\n1,2,x\n":                        "line 1, column 2: the header's name",
+		"a,\"x\ry\",label\n1,2,x\n":                         "line 1, column 2: the header's name \"x\\ry\" holds the control character U+000D",
 		"a,b\x1b[31m,label\n1,2,x\n":                        "U+001B",
 		strings.Repeat("c,", MaxColumns) + "y\n":            "more than the 131072 columns a data CSV may have",
-		"\"c\"," + strings.Repeat("c,", MaxColumns) + "y\n": "131074 columns, more than the 131072 a data CSV may have",
+		"\"c\"," + strings.Repeat("c,", MaxColumns) + "y\n": "line 1: a header of 131074 columns, more than the 131072 a data CSV may have",
 	} {
 		_, err := ReadTable(strings.NewReader(in), "t")
 		if !errors.Is(err, ErrFormat) || !strings.Contains(err.Error(), want) {

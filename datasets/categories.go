@@ -2,6 +2,7 @@ package datasets
 
 import (
 	"encoding/csv"
+	"errors"
 	"fmt"
 	"io"
 	"slices"
@@ -96,42 +97,55 @@ func (c Categorical) Index(text string) int {
 func (s Schema) checkCategories() error {
 	cols := make(map[string]bool, len(s.Categories))
 	for _, c := range s.Categories {
-		switch {
-		case c.Column == "":
-			return fmt.Errorf("%w: a categorical declaration without a column name", ErrSchema)
-		case cols[c.Column]:
+		if cols[c.Column] {
 			return fmt.Errorf("%w: column %q declared categorical twice", ErrSchema, c.Column)
-		case c.Column == s.Label:
-			return fmt.Errorf("%w: the label %q is declared a categorical feature; its classes are declared with the classes", ErrSchema, c.Column)
-		case c.Hash != 0 && (c.Hash < 2 || c.Hash > MaxHashBuckets):
-			return fmt.Errorf("%w: hashed column %q has %d buckets, want 2 to %d", ErrSchema, c.Column, c.Hash, MaxHashBuckets)
-		case c.Hash != 0 && !slices.Equal(c.Values, Hashed(c.Column, c.Hash).Values):
-			return fmt.Errorf("%w: hashed column %q: its categories are not the names of its %d buckets", ErrSchema, c.Column, c.Hash)
-		case len(c.Values) == 0:
-			return fmt.Errorf("%w: categorical column %q has no categories", ErrSchema, c.Column)
 		}
-		if err := CheckName(c.Column); err != nil {
-			return fmt.Errorf("%w: categorical column %w", ErrSchema, err)
+		if _, err := s.checkCategorical(c); err != nil {
+			return fmt.Errorf("%w: %w", ErrSchema, err)
 		}
 		cols[c.Column] = true
-		if _, ok := s.boundOf(c.Column); ok {
-			return fmt.Errorf("%w: column %q is declared categorical and bounded: a categorical column is one-hot encoded, without bounds", ErrSchema, c.Column)
-		}
-		seen := make(map[string]bool, len(c.Values))
-		for _, v := range c.Values {
-			if v == "" || strings.TrimSpace(v) != v {
-				return fmt.Errorf("%w: column %q: category %q is empty or has surrounding spaces", ErrSchema, c.Column, v)
-			}
-			if err := CheckName(v); err != nil {
-				return fmt.Errorf("%w: column %q: category %w", ErrSchema, c.Column, err)
-			}
-			if seen[v] {
-				return fmt.Errorf("%w: column %q: category %q declared twice", ErrSchema, c.Column, v)
-			}
-			seen[v] = true
-		}
 	}
 	return nil
+}
+
+// checkCategorical returns an error, and the index of the field of its line
+// of a schema file (0 the column, k the category Values[k-1]), unless c
+// names a non-empty column, not the label and not bounded, with distinct,
+// non-empty categories without surrounding spaces (the names of its
+// buckets when hashed), every name one CheckName accepts.
+func (s Schema) checkCategorical(c Categorical) (int, error) {
+	switch {
+	case c.Column == "":
+		return 0, errors.New("a categorical declaration without a column name")
+	case c.Column == s.Label:
+		return 0, fmt.Errorf("the label %q is declared a categorical feature; its classes are declared with the classes", c.Column)
+	case c.Hash != 0 && (c.Hash < 2 || c.Hash > MaxHashBuckets):
+		return 0, fmt.Errorf("hashed column %q has %d buckets, want 2 to %d", c.Column, c.Hash, MaxHashBuckets)
+	case c.Hash != 0 && !slices.Equal(c.Values, Hashed(c.Column, c.Hash).Values):
+		return 0, fmt.Errorf("hashed column %q: its categories are not the names of its %d buckets", c.Column, c.Hash)
+	case len(c.Values) == 0:
+		return 1, fmt.Errorf("categorical column %q has no categories", c.Column)
+	}
+	if err := CheckName(c.Column); err != nil {
+		return 0, fmt.Errorf("categorical column %w", err)
+	}
+	if _, ok := s.boundOf(c.Column); ok {
+		return 0, fmt.Errorf("column %q is declared categorical and bounded: a categorical column is one-hot encoded, without bounds", c.Column)
+	}
+	seen := make(map[string]bool, len(c.Values))
+	for k, v := range c.Values {
+		if v == "" || strings.TrimSpace(v) != v {
+			return k + 1, fmt.Errorf("column %q: category %q is empty or has surrounding spaces", c.Column, v)
+		}
+		if err := CheckName(v); err != nil {
+			return k + 1, fmt.Errorf("column %q: category %w", c.Column, err)
+		}
+		if seen[v] {
+			return k + 1, fmt.Errorf("column %q: category %q declared twice", c.Column, v)
+		}
+		seen[v] = true
+	}
+	return 0, nil
 }
 
 // ValidateCategories returns an error wrapping ErrSchema unless the
@@ -184,7 +198,8 @@ var schemaCaps = inputcap.Caps{Kind: "schema file", Bytes: MaxSchemaBytes, Line:
 // ReadCategories reads categorical declarations from CSV: one line per
 // column, "column,category,category,...", at least one category. Cells
 // are trimmed; lines starting with '#' are comments. Errors wrap ErrSchema
-// and name the line: a line without a category, an empty or repeated
+// and a *ParseError of the line and the field (1 the column, 2 its first
+// category, ...): a line without a category, an empty or repeated
 // category, a name CheckName refuses, a column declared twice, no
 // declaration at all; input beyond the caps (MaxSchemaBytes,
 // MaxSchemaLineBytes, MaxSchemaLines) is refused once it passes them.
@@ -201,22 +216,22 @@ func ReadCategories(r io.Reader) ([]Categorical, error) {
 			break
 		}
 		if err != nil {
-			return nil, fmt.Errorf("%w: categories: %w", ErrSchema, err)
+			return nil, fmt.Errorf("%w: categories: %w", ErrSchema, fromCSV(err))
 		}
 		line, _ := cr.FieldPos(0)
 		for i := range rec {
 			rec[i] = strings.TrimSpace(rec[i])
 		}
 		if len(rec) < 2 {
-			return nil, fmt.Errorf("%w: categories line %d: %q has no category: want column,category[,category]", ErrSchema, line, rec[0])
+			return nil, fmt.Errorf("%w: categories: %w", ErrSchema, lineErr(line, 2, "", "%q has no category: want column,category[,category]", rec[0]))
 		}
 		if prev, ok := seen[rec[0]]; ok {
-			return nil, fmt.Errorf("%w: categories line %d: column %q already declared on line %d", ErrSchema, line, rec[0], prev)
+			return nil, fmt.Errorf("%w: categories: %w", ErrSchema, lineErr(line, 1, "", "column %q already declared on line %d", rec[0], prev))
 		}
 		seen[rec[0]] = line
 		c := Categorical{Column: rec[0], Values: rec[1:]}
-		if err := ValidateCategories([]Categorical{c}); err != nil {
-			return nil, fmt.Errorf("categories line %d: %w", line, err)
+		if field, err := (Schema{Label: "\x00"}).checkCategorical(c); err != nil {
+			return nil, fmt.Errorf("%w: categories: %w", ErrSchema, &ParseError{Line: line, Column: field + 1, Err: err})
 		}
 		out = append(out, c)
 	}

@@ -10,19 +10,7 @@ import (
 
 	"gonum.org/v1/gonum/mat"
 
-	"github.com/stabpriv/stabpriv/datasets/internal/dataerr"
 	"github.com/stabpriv/stabpriv/losses"
-)
-
-var (
-	// ErrFormat is wrapped by every error about the content of a data file:
-	// an empty file, ragged rows, a non-numeric or non-finite feature, a
-	// missing or unusable label column, duplicate column names.
-	ErrFormat = dataerr.ErrFormat
-	// ErrInvalid is wrapped by every error about an invalid argument to a
-	// function of this package (a split fraction out of range, a non-finite
-	// scale, mismatched shapes).
-	ErrInvalid = dataerr.ErrInvalid
 )
 
 // CSVOptions says how to read a CSV file with ReadCSV.
@@ -152,7 +140,7 @@ func (t *Table) checkFeatures(label int, name string) error {
 					return t.cellError(i, j)
 				}
 			}
-			return fmt.Errorf("%w: line %d: empty label in column %q", ErrFormat, t.Line(i), name)
+			return formatErr("", "%w", lineErr(t.Line(i), label+1, name, "empty label"))
 		}
 		for j, v := range t.vals[i*t.ncol : (i+1)*t.ncol] {
 			if math.IsNaN(v) && j != label {
@@ -165,7 +153,7 @@ func (t *Table) checkFeatures(label int, name string) error {
 
 // cellError says that cell (i, j) is not a finite number.
 func (t *Table) cellError(i, j int) error {
-	return fmt.Errorf("%w: line %d, column %d (%q): %q is not a finite number", ErrFormat, t.Line(i), j+1, t.Columns[j], t.Cell(i, j))
+	return formatErr("", "%w", lineErr(t.Line(i), j+1, t.Columns[j], "%q is not a finite number", t.Cell(i, j)))
 }
 
 // dropColumn returns the matrix of the table's values without column j,
@@ -190,7 +178,7 @@ func encodeLabels(t *Table, j int, opts CSVOptions) ([]float64, []string, string
 		for i := range t.n {
 			v, ok := t.Value(i, j)
 			if !ok {
-				return nil, nil, "", fmt.Errorf("%w: line %d: label %q in column %q is not a finite number", ErrFormat, t.Line(i), t.Cell(i, j), opts.Label)
+				return nil, nil, "", formatErr("", "%w", lineErr(t.Line(i), j+1, opts.Label, "label %q is not a finite number", t.Cell(i, j)))
 			}
 			y[i] = v
 		}

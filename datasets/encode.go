@@ -38,16 +38,20 @@ type Encoded struct {
 func (e *Encoded) Row(i int) []float64 { return e.X[i*e.D : (i+1)*e.D] }
 
 // Encode parses the table against the schema. Feature cells must be finite
-// numbers or missing (IsMissing, kept as NaN; the domain of the guarantee
-// is well-formed files: a malformed cell is an error wrapping ErrFormat
-// that names its line, data row and column and quotes it), but in the
-// columns the schema declares
-// categorical, whose cells become the index of their category (matched by
-// text as classes are) or -1 for any other text; a declared categorical
-// column that the table does not have is an error wrapping ErrSchema. A label outside the declared classes
-// (classification: the cell's text is not a class name; "1.0" is not the
-// class "1") or not a finite number (regression) makes the row a null row;
-// a regression label is clamped to the label bound.
+// numbers or missing (IsMissing, kept as NaN), but in the columns the
+// schema declares categorical, whose cells become the index of their
+// category (matched by text as classes are) or -1 for any other text.
+//
+// The domain of the guarantee is well-formed files: a malformed cell is an
+// error wrapping ErrFormat with a *ParseError that names its line, data
+// row and column and quotes it; its message lists a few of IsMissing's
+// spellings and says what to do: declare the column categorical in the
+// schema (train --schema) or leave it out (train --ignore). A declared
+// categorical column that the table does not have is an error wrapping
+// ErrSchema. A label outside the declared classes (classification: the
+// cell's text is not a class name; "1.0" is not the class "1") or not a
+// finite number (regression) makes the row a null row; a regression label
+// is clamped to the label bound.
 func (t *Table) Encode(s Schema, task losses.Task) (*Encoded, error) {
 	return t.EncodeText(s, task, TextError)
 }
@@ -128,7 +132,7 @@ func (t *Table) EncodeText(s Schema, task losses.Task, text TextCells) (*Encoded
 				case text == TextMissing:
 					continue
 				}
-				return nil, formatErr(t.Source, "%s, column %q: %q is not a finite number (a missing cell is empty or one of %s; declare a column of categories in the schema, or leave the column out: train --schema, --ignore)", t.position(i), t.Columns[c], t.Cell(i, c), strings.Join(missingTokens, " "))
+				return nil, formatErr(t.Source, "%w", t.cellErr(i, c, "%q is not a finite number (a missing cell is empty, NA, ?, null, ...): declare its column categorical or leave it out", t.Cell(i, c)))
 			}
 		}
 	}

@@ -61,10 +61,11 @@ func NewDataReader(r io.Reader) io.Reader { return inputcap.NewReader(r, dataCap
 // the column names in place: each is trimmed of surrounding white space
 // (and a byte order mark), and they must be at most MaxColumns, non-empty,
 // distinct and names a model file can hold (CheckName). line is the
-// header's file line, for the message.
+// header's file line (0 for a header given apart from the file); the
+// error is a *ParseError.
 func checkHeader(names []string, line int) error {
 	if len(names) > MaxColumns {
-		return fmt.Errorf("header (line %d): %d columns, more than the %d a data CSV may have", line, len(names), MaxColumns)
+		return lineErr(line, 0, "", "a header of %d columns, more than the %d a data CSV may have", len(names), MaxColumns)
 	}
 	seen := make(map[string]int, len(names))
 	for j := range names {
@@ -73,17 +74,17 @@ func checkHeader(names []string, line int) error {
 			name = strings.TrimSpace(strings.TrimPrefix(name, "\ufeff"))
 		}
 		if name == "" {
-			return fmt.Errorf("header (line %d): column %d has no name", line, j+1)
+			return lineErr(line, j+1, "", "no name in the header")
 		}
 		if err := CheckName(name); err != nil {
 			advice := ""
 			if errors.Is(err, errNotUTF8) {
 				advice = ": save the file as UTF-8"
 			}
-			return fmt.Errorf("header (line %d): the name of column %d, %w%s", line, j+1, err, advice)
+			return &ParseError{Line: line, Column: j + 1, Err: fmt.Errorf("the header's name %w%s", err, advice)}
 		}
 		if k, dup := seen[name]; dup {
-			return fmt.Errorf("header (line %d): columns %d and %d are both named %s", line, k+1, j+1, quoteName(name))
+			return lineErr(line, j+1, "", "columns %d and %d are both named %s", k+1, j+1, quoteName(name))
 		}
 		seen[name] = j
 		names[j] = name

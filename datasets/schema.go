@@ -120,21 +120,31 @@ func (s Schema) Validate(task losses.Task) error {
 	}
 	cols := make(map[string]bool, len(s.Bounds))
 	for _, b := range s.Bounds {
-		if b.Column == "" {
-			return fmt.Errorf("%w: a bound without a column name", ErrSchema)
-		}
-		if err := CheckName(b.Column); err != nil {
-			return fmt.Errorf("%w: bounded column %w", ErrSchema, err)
-		}
-		if cols[b.Column] {
+		if cols[b.Column] && b.Column != "" {
 			return fmt.Errorf("%w: column %q bounded twice", ErrSchema, b.Column)
 		}
-		cols[b.Column] = true
-		if !validRange(b.Lo, b.Hi) {
-			return fmt.Errorf("%w: column %q bounds [%v, %v]: %s", ErrSchema, b.Column, b.Lo, b.Hi, rangeProblem(b.Lo, b.Hi))
+		if _, err := checkBound(b); err != nil {
+			return fmt.Errorf("%w: %w", ErrSchema, err)
 		}
+		cols[b.Column] = true
 	}
 	return nil
+}
+
+// checkBound returns an error, and the field of its line of a bounds file
+// (1 the column, 2 the range), unless b names a column CheckName accepts
+// and bounds it by a usable range (validRange).
+func checkBound(b Bound) (int, error) {
+	if b.Column == "" {
+		return 1, errors.New("a bound without a column name")
+	}
+	if err := CheckName(b.Column); err != nil {
+		return 1, fmt.Errorf("bounded column %w", err)
+	}
+	if !validRange(b.Lo, b.Hi) {
+		return 2, fmt.Errorf("column %q bounds [%v, %v]: %s", b.Column, b.Lo, b.Hi, rangeProblem(b.Lo, b.Hi))
+	}
+	return 0, nil
 }
 
 // rangeProblem says why [lo, hi] is not a usable range (validRange).
@@ -220,36 +230,36 @@ var boundsCaps = inputcap.Caps{Kind: "bounds file", Bytes: MaxBoundsBytes, Line:
 
 // ReadBounds reads feature bounds from CSV: one line per column,
 // "column,lo,hi", with an optional header line "column,lo,hi". Errors wrap
-// ErrSchema and name the line; input beyond the caps (MaxBoundsBytes,
-// MaxBoundsLineBytes, MaxBoundsLines) is refused once it passes them.
+// ErrSchema and a *ParseError of the line and the field (1 the column, 2
+// lo, 3 hi; 0 the whole line): too few or many fields, a bound that is not
+// a number, a range Validate refuses, a column bounded twice; input beyond
+// the caps (MaxBoundsBytes, MaxBoundsLineBytes, MaxBoundsLines) is refused
+// once it passes them.
 func ReadBounds(r io.Reader) ([]Bound, error) {
 	cr := csv.NewReader(inputcap.NewReader(r, boundsCaps))
 	cr.FieldsPerRecord = -1
 	cr.TrimLeadingSpace = true
 	cr.Comment = '#'
 	var out []Bound
-	for line := 1; ; line++ {
+	seen := make(map[string]int)
+	for {
 		rec, err := cr.Read()
 		if err == io.EOF {
 			break
 		}
 		if err != nil {
-			return nil, fmt.Errorf("%w: bounds: %w", ErrSchema, err)
+			return nil, fmt.Errorf("%w: bounds: %w", ErrSchema, fromCSV(err))
 		}
-		line, _ = cr.FieldPos(0)
-		if len(rec) != 3 {
-			return nil, fmt.Errorf("%w: bounds line %d has %d fields, want column,lo,hi", ErrSchema, line, len(rec))
+		line, _ := cr.FieldPos(0)
+		b, pe := readBound(rec, line, len(out) == 0, seen)
+		switch {
+		case pe == errHeader:
+			continue
+		case pe != nil:
+			return nil, fmt.Errorf("%w: bounds: %w", ErrSchema, pe)
 		}
-		name := strings.TrimSpace(rec[0])
-		if len(out) == 0 && strings.EqualFold(name, "column") {
-			continue // header
-		}
-		lo, err1 := strconv.ParseFloat(strings.TrimSpace(rec[1]), 64)
-		hi, err2 := strconv.ParseFloat(strings.TrimSpace(rec[2]), 64)
-		if err1 != nil || err2 != nil {
-			return nil, fmt.Errorf("%w: bounds line %d: %q, %q are not numbers", ErrSchema, line, rec[1], rec[2])
-		}
-		out = append(out, Bound{Column: name, Lo: lo, Hi: hi})
+		seen[b.Column] = line
+		out = append(out, b)
 	}
 	if len(out) == 0 {
 		return nil, fmt.Errorf("%w: no bounds in the file", ErrSchema)
@@ -258,6 +268,36 @@ func ReadBounds(r io.Reader) ([]Bound, error) {
 		return nil, err
 	}
 	return out, nil
+}
+
+// errHeader is what readBound returns for the header line.
+var errHeader = &ParseError{Err: errors.New("header")}
+
+// readBound checks the fields of line line of a bounds file (first: no
+// bound read before it; seen: the lines of the columns bounded so far) and
+// returns its bound, errHeader for a header line "column,lo,hi", or a
+// *ParseError of the field at fault.
+func readBound(rec []string, line int, first bool, seen map[string]int) (Bound, *ParseError) {
+	if len(rec) != 3 {
+		return Bound{}, lineErr(line, 0, "", "%d fields, want column,lo,hi", len(rec))
+	}
+	b := Bound{Column: strings.TrimSpace(rec[0])}
+	if first && strings.EqualFold(b.Column, "column") {
+		return b, errHeader
+	}
+	for k, v := range []*float64{&b.Lo, &b.Hi} {
+		var err error
+		if *v, err = strconv.ParseFloat(strings.TrimSpace(rec[k+1]), 64); err != nil {
+			return b, lineErr(line, k+2, []string{"lo", "hi"}[k], "%q is not a number", rec[k+1])
+		}
+	}
+	if prev, ok := seen[b.Column]; ok {
+		return b, lineErr(line, 1, "", "column %q already bounded on line %d", b.Column, prev)
+	}
+	if field, err := checkBound(b); err != nil {
+		return b, &ParseError{Line: line, Column: field, Err: err}
+	}
+	return b, nil
 }
 
 // ReadBoundsFile reads the bounds file at path with ReadBounds; a regular

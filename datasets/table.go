@@ -76,7 +76,9 @@ func NewTable(source string, columns []string, rows [][]string) (*Table, error) 
 	cells := make([]string, len(cols))
 	for i, row := range rows {
 		if len(row) != len(cols) {
-			return nil, formatErr(source, "line %d (data row %d) has %d fields, the header has %d", i+2, i+1, len(row), len(cols))
+			pe := lineErr(i+2, 0, "", "%d fields, the header has %d", len(row), len(cols))
+			pe.Row = i + 1
+			return nil, formatErr(source, "%w", pe)
 		}
 		for j := range row {
 			cells[j] = strings.TrimSpace(row[j])
@@ -309,8 +311,10 @@ func (t *Table) Drop(names []string) (*Table, error) {
 	return out, nil
 }
 
-// position names data row i for messages: its file line and its data row
-// number in the source.
-func (t *Table) position(i int) string {
-	return fmt.Sprintf("line %d, data row %d", t.Line(i), t.First+i+1)
+// cellErr returns the ParseError of the cell in row i and column j: its
+// file line, its data row in the source and its column.
+func (t *Table) cellErr(i, j int, format string, args ...any) *ParseError {
+	pe := lineErr(t.Line(i), j+1, t.Columns[j], format, args...)
+	pe.Row = t.First + i + 1
+	return pe
 }

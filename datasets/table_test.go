@@ -449,12 +449,12 @@ func TestReadTableErrors(t *testing.T) {
 		{"", "in.csv: empty file, want a header row"},
 		{"\n\r\n", "empty file"},
 		{"a,y\n", "no data rows after the header"},
-		{"a,,y\n1,2,p\n", "header (line 1): column 2 has no name"},
-		{"\n a,b , a\n1,2,3\n", `header (line 2): columns 1 and 3 are both named "a"`},
-		{"a,y\n1,p\n\n2,q,3\n", "line 4 has 3 fields, the header has 2"},
-		{"a,y\n1,p\n2,\"q\n", `parse error on line 3, column 6: extraneous or missing " in quoted-field`},
-		{"a,y\n1,p\n2,q\"\n", `parse error on line 3, column 4: bare " in non-quoted-field`},
-		{"a,\"y\n1,p\n", "header: record on line 1"},
+		{"a,,y\n1,2,p\n", "line 1, column 2: no name in the header"},
+		{"\n a,b , a\n1,2,3\n", `line 2, column 3: columns 1 and 3 are both named "a"`},
+		{"a,y\n1,p\n\n2,q,3\n", "line 4: 3 fields, the header has 2"},
+		{"a,y\n1,p\n2,\"q\n", `line 3: byte 6: extraneous or missing " in quoted-field`},
+		{"a,y\n1,p\n2,q\"\n", `line 3: byte 4: bare " in non-quoted-field`},
+		{"a,\"y\n1,p\n", "header: line 2: byte 5 (record from line 1): extraneous"},
 	} {
 		_, err := ReadTable(strings.NewReader(c.data), "in.csv")
 		if !errors.Is(err, ErrFormat) || !strings.Contains(err.Error(), c.msg) {
@@ -469,7 +469,7 @@ func TestReadTableErrors(t *testing.T) {
 		{nil, [][]string{{"1"}}, "empty header"},
 		{[]string{"a", " a "}, [][]string{{"1", "2"}}, `both named "a"`},
 		{[]string{"a", "y"}, nil, "no data rows"},
-		{[]string{"a", "y"}, [][]string{{"1", "p"}, {"2"}}, "line 3 (data row 2) has 1 fields, the header has 2"},
+		{[]string{"a", "y"}, [][]string{{"1", "p"}, {"2"}}, "line 3, data row 2: 1 fields, the header has 2"},
 	} {
 		_, err := NewTable("t", c.cols, c.rows)
 		if !errors.Is(err, ErrFormat) || !strings.Contains(err.Error(), c.msg) {

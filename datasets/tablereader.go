@@ -106,10 +106,10 @@ func newTableReader(r io.Reader, source string, allQuoted bool) (*TableReader, e
 	case err == io.EOF:
 		return nil, formatErr(source, "empty file, want a header row")
 	case err != nil:
-		return nil, formatErr(source, "header: %w", err)
+		return nil, formatErr(source, "header: %w", fromCSV(err))
 	case raw != nil && bytes.Count(raw, comma) >= MaxColumns:
 		// Refused before it is split into names.
-		return nil, formatErr(source, "header (line %d): more than the %d columns a data CSV may have", line, MaxColumns)
+		return nil, formatErr(source, "%w", lineErr(line, 0, "", "a header of more than the %d columns a data CSV may have", MaxColumns))
 	case raw != nil:
 		rec = tr.rs.Split(raw)
 	}
@@ -149,7 +149,7 @@ func (tr *TableReader) Read(limit int) (*Table, error) {
 			break
 		}
 		if err != nil {
-			tr.err = formatErr(tr.source, "%w", err)
+			tr.err = formatErr(tr.source, "%w", fromCSV(err))
 			return nil, tr.err
 		}
 		fields := len(cells)
@@ -157,11 +157,11 @@ func (tr *TableReader) Read(limit int) (*Table, error) {
 			fields = bytes.Count(raw, comma) + 1
 		}
 		if fields != t.ncol {
-			tr.err = formatErr(tr.source, "line %d has %d fields, the header has %d", line, fields, t.ncol)
+			tr.err = formatErr(tr.source, "%w", lineErr(line, 0, "", "%d fields, the header has %d", fields, t.ncol))
 			return nil, tr.err
 		}
 		if tr.rows+t.n >= MaxRows {
-			tr.err = formatErr(tr.source, "line %d: more than %d data rows, the most a table may hold", line, MaxRows)
+			tr.err = formatErr(tr.source, "%w", lineErr(line, 0, "", "more than %d data rows, the most a table may hold", MaxRows))
 			return nil, tr.err
 		}
 		if tr.size > 0 && !tr.rs.Quoted() && (t.n == sizeSample || t.n > sizeSample && len(t.vals)+t.ncol > cap(t.vals)) {

@@ -75,10 +75,10 @@ func TestInputCaps(t *testing.T) {
 		{"data: a header, then 2 GB of zero bytes", nil, append(train, "--data", csvNul, "--label", "class"), 4,
 			"line 2 is longer than 8 MiB, the most a line of a data CSV may hold"},
 		{"data: /dev/zero", nil, append(train, "--data", "/dev/zero", "--label", "class"), 4, "line 1 is longer than 8 MiB"},
-		{"data: a header, then endless empty lines", io.MultiReader(strings.NewReader("a,class\n"), capstest.Endless("\n")), append(train, "--data", "/dev/stdin", "--label", "class"), 4, "more than 1048576 empty lines in a row (from line 2)"},
+		{"data: a header, then endless empty lines", io.MultiReader(strings.NewReader("a,class\n"), capstest.Endless("\n")), append(train, "--data", "/dev/stdin", "--label", "class"), 4, "line 2: more than 1048576 empty lines in a row"},
 		{"bounds: 2 GB", nil, append(train, "--bounds", nul), 2, "2 GiB, more than the 16 MiB a bounds file may hold"},
 		{"bounds: /dev/zero", nil, append(train, "--bounds", "/dev/zero"), 2, "line 1 is longer than 1 MiB, the most a line of a bounds file may hold"},
-		{"bounds: endless lines", capstest.Endless("a,0,1\n"), append(train, "--bounds", "/dev/stdin"), 2, "more than 1048576 lines, the most a bounds file may hold"},
+		{"bounds: endless lines", capstest.Endless("# a,0,1\n"), append(train, "--bounds", "/dev/stdin"), 2, "more than 1048576 lines, the most a bounds file may hold"},
 		{"schema: 2 GB", nil, append(train, "--schema", nul), 2, "2 GiB, more than the 16 MiB a schema file may hold"},
 		{"schema: /dev/zero", nil, append(train, "--schema", "/dev/zero"), 2, "line 1 is longer than 8 MiB, the most a line of a schema file may hold"},
 		{"schema: endless comments", capstest.Endless("#" + strings.Repeat(" x", 1000) + "\n"), append(train, "--schema", "/dev/stdin"), 2, "more than 16 MiB, the most a schema file may hold"},
@@ -123,8 +123,8 @@ func TestTrainNames(t *testing.T) {
 		exit            int
 		msg             string
 	}{
-		{"x1,b\xe9,class", "c0,c1", 4, `header (line 1): the name of column 2, "b\xe9" is not UTF-8 (byte 2 is 0xe9): save the file as UTF-8`},
-		{"x1,\"x\x1b[2J\",class", "c0,c1", 4, "the name of column 2, \"x\\x1b[2J\" holds the control character U+001B"},
+		{"x1,b\xe9,class", "c0,c1", 4, `line 1, column 2: the header's name "b\xe9" is not UTF-8 (byte 2 is 0xe9): save the file as UTF-8`},
+		{"x1,\"x\x1b[2J\",class", "c0,c1", 4, "line 1, column 2: the header's name \"x\\x1b[2J\" holds the control character U+001B"},
 		{"x1,x2,class", "c0,c\xe91", 2, `class name "c\xe91" is not UTF-8`},
 	} {
 		data := writeCSV(t, tt.header+"\n"+body)

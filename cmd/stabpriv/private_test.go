@@ -509,7 +509,7 @@ func TestCLIMissingCells(t *testing.T) {
 		t.Errorf("a text cell, bounds estimated: %v\n%s", err, stderr)
 	}
 	_, _, err = call(t, "train", "--data", oops, "--label", "class", "--classes", "c0,c1", "--epsilon", "1", "--bounds-all", "-5,5")
-	if err == nil || !strings.Contains(err.Error(), "is not a finite number (a missing cell is empty or one of") {
+	if err == nil || !strings.Contains(err.Error(), "is not a finite number (a missing cell is empty, NA, ?, null, ...): declare its column categorical") {
 		t.Errorf("a text cell, bounds declared: %v", err)
 	}
 }

@@ -244,6 +244,12 @@ const MaxWidth = datasets.MaxColumns
 // trainRows (n x d raw values; NaN for a missing cell) is read only by
 // Standardize, which fits its statistics on the numeric columns, skipping
 // missing cells. The map sets Missing.
+//
+// A map whose rows would have more than MaxWidth entries (the numeric
+// features and the indicators of the categories) is refused, an error
+// wrapping datasets.ErrSchema: declare fewer categories, hash the column
+// (leave it out of the schema: its text is then hashed into public
+// buckets), or leave columns out (train --ignore).
 func NewRowMap(mode Mode, features []string, s datasets.Schema, trainRows *mat.Dense) (*RowMap, error) {
 	p := &RowMap{Mode: mode, Features: append([]string(nil), features...), Missing: true}
 	for _, f := range features {
@@ -256,7 +262,7 @@ func NewRowMap(mode Mode, features []string, s datasets.Schema, trainRows *mat.D
 		return nil, err
 	}
 	if w := p.width(); w > MaxWidth {
-		return nil, fmt.Errorf("%w: the mapped rows would have %d entries (numeric features and the indicators of the categories), more than %d (preprocess.MaxWidth): declare fewer categories, hash the column (leave it out of the schema), or leave columns out (--ignore)", datasets.ErrSchema, w, MaxWidth)
+		return nil, fmt.Errorf("%w: mapped rows of %d entries, more than MaxWidth (%d): declare fewer categories or leave columns out", datasets.ErrSchema, w, MaxWidth)
 	}
 	numeric := p.NumericFeatures()
 	switch mode {
@@ -386,7 +392,8 @@ func mapWords(mode Mode, estimated bool) string {
 
 // Check returns an error unless the map is well-formed: a known mode, at
 // least one feature, and finite constants of the right lengths (lo < hi,
-// positive scales). A model file's reader calls it.
+// positive scales); a stump's map (Stump) is of mode Bounds, without a
+// projection or principal components. A model file's reader calls it.
 func (p *RowMap) Check() error {
 	if err := p.Mode.Validate(); err != nil {
 		return err
@@ -419,7 +426,7 @@ func (p *RowMap) Check() error {
 		return fmt.Errorf("%w: text cells read as missing, but no missing cells", datasets.ErrInvalid)
 	}
 	if p.Stump && (p.Mode != Bounds || p.Project != nil || p.PCA != nil) {
-		return fmt.Errorf("%w: the stump map needs the preprocessing bounds without a projection or principal components (mode %s, projection %v, components %v)", datasets.ErrInvalid, p.Mode, p.Project != nil, p.PCA != nil)
+		return fmt.Errorf("%w: a stump map needs mode bounds, no projection and no components (mode %s, projection %v, components %v)", datasets.ErrInvalid, p.Mode, p.Project != nil, p.PCA != nil)
 	}
 	numeric := p.NumericFeatures()
 	d := len(numeric)
