@@ -96,6 +96,13 @@ bench:
 	$(GO) run ./bench/docgen performance -bench $(OUT)/bench.txt -sidebyside $(OUT)/sidebyside.md \
 		-env $(OUT)/sidebyside.env.jsonl -o docs/PERFORMANCE.md
 
+# docs/ARCHITECTURE.md from `go list -json ./...` (bench/docgen arch): the
+# packages by layer with their contracts, the data flow of a CSV row and of
+# epsilon. bench/docgen's TestArchitectureCurrent fails when it is stale.
+.PHONY: arch
+arch:
+	$(GO) run ./bench/docgen arch -o docs/ARCHITECTURE.md
+
 # The paper's experiments on the shared data sets (DATA), then
 # docs/RESULTS.md from their outputs (bench/docgen). For adult, lastfm and
 # gene_all, the accuracy sweep (Figures 1 and 2, gamma-norm noise) and the

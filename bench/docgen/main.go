@@ -1,10 +1,19 @@
-// Command docgen writes docs/RESULTS.md and docs/PERFORMANCE.md from the
-// outputs of `make paper` and `make bench`, so that the figures of both
-// documents come from one run and are never edited by hand:
+// Command docgen writes the generated documents: docs/RESULTS.md and
+// docs/PERFORMANCE.md from the outputs of `make paper` and `make bench`, so
+// that the figures of both come from one run and are never edited by hand,
+// and docs/ARCHITECTURE.md from `go list -json ./...` (make arch):
 //
 //	docgen results     -paper OUT/paper -o docs/RESULTS.md
 //	docgen performance -bench OUT/bench.txt -sidebyside OUT/sidebyside.md \
 //	                   -env OUT/sidebyside.env.jsonl -o docs/PERFORMANCE.md
+//	docgen arch        -o docs/ARCHITECTURE.md
+//
+// arch lays the packages out by layer (the longest chain of project
+// imports below each), gives each its contract (the first sentence of its
+// doc comment) and writes the data flow of a CSV row and of epsilon, whose
+// every named function it checks exists; the document holds nothing that
+// changes from run to run, and TestArchitectureCurrent fails when it is
+// stale.
 //
 // results reads the summary.json (and featsel.csv) of every sweep under
 // -paper, and, when present, the per-split CSV of diffprivlib's accuracy
@@ -42,7 +51,7 @@ var performanceTemplate string
 
 func main() {
 	if len(os.Args) < 2 {
-		fmt.Fprintln(os.Stderr, "usage: docgen results|performance [flags]")
+		fmt.Fprintln(os.Stderr, "usage: docgen results|performance|arch [flags]")
 		os.Exit(2)
 	}
 	var err error
@@ -51,8 +60,10 @@ func main() {
 		err = results(os.Args[2:])
 	case "performance":
 		err = performance(os.Args[2:])
+	case "arch":
+		err = arch(os.Args[2:])
 	default:
-		err = fmt.Errorf("unknown command %q, want results or performance", os.Args[1])
+		err = fmt.Errorf("unknown command %q, want results, performance or arch", os.Args[1])
 	}
 	if err != nil {
 		fmt.Fprintln(os.Stderr, "docgen:", err)
