@@ -16,6 +16,7 @@ import (
 
 	"github.com/stabpriv/stabpriv/datasets"
 	"github.com/stabpriv/stabpriv/dp"
+	"github.com/stabpriv/stabpriv/experiments/internal/chart"
 	"github.com/stabpriv/stabpriv/featsel"
 	"github.com/stabpriv/stabpriv/perturb"
 )
@@ -306,18 +307,18 @@ func (a featselAxes) f1Label() string {
 }
 
 // figure3Panels returns the panel of Figure 3.
-func figure3Panels(rows []FeatSelResult) []panel {
+func figure3Panels(rows []FeatSelResult) []chart.Panel {
 	a := axesOf(rows)
-	pn := panel{
-		title:  fmt.Sprintf("%s: private feature selection against lambda\ndynamic threshold T (false-selection rate q = %s), %s noise", a.name, short(a.rate), a.mech),
-		xlabel: lambdaAxis, ylabel: a.f1Label(), unit: true,
+	pn := chart.Panel{
+		Title:  fmt.Sprintf("%s: private feature selection against lambda\ndynamic threshold T (false-selection rate q = %s), %s noise", a.name, short(a.rate), a.mech),
+		XLabel: lambdaAxis, YLabel: a.f1Label(), Unit: true,
 	}
 	for i, e := range a.eps {
 		c := featselCurve(rows, func(r FeatSelResult) bool { return r.Rule == RuleDynamic && r.Epsilon == e },
 			func(r FeatSelResult) float64 { return r.F1 })
-		pn.curves = append(pn.curves, fromCurve("eps = "+short(e), i, c))
+		pn.Curves = append(pn.Curves, fromCurve("eps = "+short(e), i, c))
 	}
-	return []panel{pn}
+	return []chart.Panel{pn}
 }
 
 // Figure3 writes fig3.png: the F1 of the private selection (dynamic
@@ -325,30 +326,30 @@ func figure3Panels(rows []FeatSelResult) []panel {
 // eps, against lambda; mean +- std over the splits, the bars clipped to
 // [0, 1].
 func Figure3(w io.Writer, rows []FeatSelResult) error {
-	return writePNG(w, panelHeight, figure3Panels(rows)...)
+	return chart.WritePNG(w, chart.PanelHeight, figure3Panels(rows)...)
 }
 
 // figure5Panels returns the panel of Figure 5.
-func figure5Panels(rows []FeatSelResult) []panel {
+func figure5Panels(rows []FeatSelResult) []chart.Panel {
 	a := axesOf(rows)
 	e := staticEpsilon(a.eps)
-	pn := panel{
-		title:  fmt.Sprintf("%s: private feature selection against lambda\nstatic thresholds T, eps = %s, %s noise", a.name, short(e), a.mech),
-		xlabel: lambdaAxis, ylabel: a.f1Label(), unit: true,
+	pn := chart.Panel{
+		Title:  fmt.Sprintf("%s: private feature selection against lambda\nstatic thresholds T, eps = %s, %s noise", a.name, short(e), a.mech),
+		XLabel: lambdaAxis, YLabel: a.f1Label(), Unit: true,
 	}
 	for i, t := range a.static {
 		c := featselCurve(rows, func(r FeatSelResult) bool { return r.Rule == RuleStatic && r.Epsilon == e && r.Threshold == t },
 			func(r FeatSelResult) float64 { return r.F1 })
-		pn.curves = append(pn.curves, fromCurve("T = "+short(t), i, c))
+		pn.Curves = append(pn.Curves, fromCurve("T = "+short(t), i, c))
 	}
-	return []panel{pn}
+	return []chart.Panel{pn}
 }
 
 // Figure5 writes fig5.png: the F1 against lambda for each static threshold,
 // at eps = 1 (or the middle eps when 1 was not run); mean +- std over the
 // splits, the bars clipped to [0, 1].
 func Figure5(w io.Writer, rows []FeatSelResult) error {
-	return writePNG(w, panelHeight, figure5Panels(rows)...)
+	return chart.WritePNG(w, chart.PanelHeight, figure5Panels(rows)...)
 }
 
 // WriteFeatSelTable writes, per eps, the mean F1 of the dynamic-threshold
