@@ -15,7 +15,6 @@ import (
 	"github.com/sirupsen/logrus"
 
 	"github.com/stabpriv/stabpriv/datasets"
-	"github.com/stabpriv/stabpriv/dp"
 	"github.com/stabpriv/stabpriv/experiments/internal/chart"
 	"github.com/stabpriv/stabpriv/featsel"
 	"github.com/stabpriv/stabpriv/perturb"
@@ -104,24 +103,6 @@ type FeatSelResult struct {
 	ExpectedFlips float64 `json:"expected_flips"`
 }
 
-// noiseModel returns the law of the noise of a release for featsel: the
-// marginal law that the certificate's mechanism gives for its noise scale
-// and dimension.
-func noiseModel(cert *dp.Certificate) (featsel.NoiseModel, error) {
-	n, err := perturb.Lookup(cert.Mechanism)
-	if err != nil {
-		return featsel.NoiseModel{}, fmt.Errorf("%w: %w", ErrConfig, err)
-	}
-	law, err := n.Marginal(perturb.Calibration{
-		Mechanism: cert.Mechanism, Epsilon: cert.Epsilon, Delta: cert.Delta, Dim: cert.Dim,
-		L2: cert.L2Sensitivity, L1: cert.L1Sensitivity, Scale: cert.NoiseScale,
-	})
-	if err != nil {
-		return featsel.NoiseModel{}, fmt.Errorf("%w: %w", ErrConfig, err)
-	}
-	return law, nil
-}
-
 // dropBias returns the K x D' weights without the bias column (when the
 // last feature is the bias) and D'.
 func dropBias(w []float64, k, d int, features []string) ([]float64, int) {
@@ -189,9 +170,9 @@ func FeatSel(ctx context.Context, cfg FeatSelConfig) ([]FeatSelResult, error) {
 			if err != nil {
 				return nil, err
 			}
-			noise, err := noiseModel(cert)
+			noise, err := featsel.NoiseOf(cert)
 			if err != nil {
-				return nil, err
+				return nil, fmt.Errorf("%w: %w", ErrConfig, err)
 			}
 			noisy, _ := dropBias(m.W, k, m.D, f.test.Features)
 			for _, spec := range specs {
