@@ -109,10 +109,7 @@ func dropBias(w []float64, k, d int, features []string) ([]float64, int) {
 	if d == 0 || len(features) != d || features[d-1] != datasets.BiasFeature {
 		return w, d
 	}
-	out := make([]float64, 0, k*(d-1))
-	for r := range k {
-		out = append(out, w[r*d:(r+1)*d-1]...)
-	}
+	out, _ := featsel.WithoutBias(w, k, d) // the shape is the model's
 	return out, d - 1
 }
 
