@@ -48,3 +48,27 @@ func WithoutBias(w []float64, k, d int) ([]float64, error) {
 	}
 	return out, nil
 }
+
+// SelectReleased selects the features of a released model: w holds its
+// K x D row-major weights with the bias last (trainer.Model.W of a
+// modelfile.Released), c its certificate. It reads the noise law from c
+// (NoiseOf), resolves spec for K rows, drops the bias (WithoutBias) and
+// applies Select; it returns the selected features (indices among the D-1
+// inputs before the bias) and the threshold T. Every step reads public
+// values, so the selection is post-processing of the release. Errors are
+// those of the steps.
+func SelectReleased(w []float64, k, d int, c *dp.Certificate, spec ThresholdSpec) (idx []int, t float64, err error) {
+	law, err := NoiseOf(c)
+	if err != nil {
+		return nil, 0, err
+	}
+	if t, err = spec.Resolve(law, k); err != nil {
+		return nil, 0, err
+	}
+	v, err := WithoutBias(w, k, d)
+	if err != nil {
+		return nil, 0, err
+	}
+	idx, _, err = Select(v, k, d-1, t)
+	return idx, t, err
+}

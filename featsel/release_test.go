@@ -49,3 +49,18 @@ func TestWithoutBias(t *testing.T) {
 		t.Errorf("3 weights for 2 x 2: %v", err)
 	}
 }
+
+// TestSelectReleased checks the whole step on a release of 2 x 3 weights
+// (bias last) with Laplace noise of scale 0.1: T = 0.1 ln(1/0.01), feature
+// 0 clears it in row 1, feature 1 in neither row, the bias is no candidate.
+func TestSelectReleased(t *testing.T) {
+	c := &dp.Certificate{Mechanism: perturb.Laplace, Epsilon: 1, Dim: 6, L2Sensitivity: 0.1, L1Sensitivity: 0.1, NoiseScale: 0.1}
+	w := []float64{0.1, -0.2, 5, -0.9, 0.3, 5}
+	idx, T, err := SelectReleased(w, 2, 3, c, DynamicThreshold(0.01))
+	if err != nil || !reflect.DeepEqual(idx, []int{0}) || math.Abs(T-0.1*math.Log(100)) > 1e-12 {
+		t.Errorf("selected %v at T = %v (%v), want [0] at %v", idx, T, err, 0.1*math.Log(100))
+	}
+	if _, _, err := SelectReleased(w, 2, 3, &dp.Certificate{Mechanism: perturb.Objective}, DynamicThreshold(0.01)); !errors.Is(err, ErrInvalid) {
+		t.Errorf("objective perturbation: %v", err)
+	}
+}
