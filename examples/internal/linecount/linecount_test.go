@@ -3,6 +3,9 @@ package linecount
 import (
 	"os"
 	"path/filepath"
+	"regexp"
+	"strconv"
+	"strings"
 	"testing"
 )
 
@@ -21,5 +24,30 @@ func TestCount(t *testing.T) {
 	}
 	if _, err := Count(path); err == nil {
 		t.Error("no markers: no error")
+	}
+}
+
+// TestGuide checks that the line counts of the GUIDE's table of examples
+// ("### Using the library") are those of the examples' sources.
+func TestGuide(t *testing.T) {
+	b, err := os.ReadFile(filepath.Join("..", "..", "..", "docs", "GUIDE.md"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	row := regexp.MustCompile("^\\| `examples/(\\w+)` \\|.*\\| (\\d+) \\|$")
+	seen := 0
+	for _, line := range strings.Split(string(b), "\n") {
+		m := row.FindStringSubmatch(line)
+		if m == nil {
+			continue
+		}
+		seen++
+		want, _ := strconv.Atoi(m[2])
+		if n, err := Count(filepath.Join("..", "..", m[1], "main.go")); err != nil || n != want {
+			t.Errorf("examples/%s: %d lines of user code (%v), the GUIDE says %d", m[1], n, err, want)
+		}
+	}
+	if seen < 3 {
+		t.Errorf("%d examples with a line count in the GUIDE, want the matrix, featsel and stability ones", seen)
 	}
 }
