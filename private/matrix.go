@@ -210,7 +210,10 @@ func number(v float64) string { return strconv.FormatFloat(v, 'f', -1, 64) }
 //   - otherwise, when ||w~||^2 < 2 E||b||^2: since E||w~||^2 = ||w||^2 +
 //     E||b||^2 for the trained weights w, the noise then holds about half
 //     of the release or more (hand-picked knobs with a large sensitivity,
-//     say, whose bound on the weights is far above the weights).
+//     say, whose bound on the weights is far above the weights). It is an
+//     estimate from one draw: a release of pure noise whose norm is
+//     unusually large passes it (for gamma-norm noise in 6 dimensions,
+//     about 1 time in 10).
 //
 // And for every release, when the model predicts one class for every row
 // its feature map can produce (modelfile.Released.ConstantClass). Nil when
