@@ -5,9 +5,9 @@
 //
 // # Protocol
 //
-// NewProtocol loads a data set by name (adult, lastfm, gene_all, or a CSV
-// file) and Protocol.Split prepares split s of a sweep (seed Seed+s) as the
-// paper does (docs/DESIGN.md, section 9):
+// NewProtocol loads a data set by name (adult, lastfm, gene_all, a CSV
+// file, or a matrix and its labels: Matrix) and Protocol.Split prepares
+// split s of a sweep (seed Seed+s) as the paper does (docs/DESIGN.md, section 9):
 //
 //  1. a stratified 80/20 split of the rows, seeded;
 //  2. a truncated SVD to 32 components fitted on the training rows (LastFM

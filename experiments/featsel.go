@@ -15,7 +15,7 @@ import (
 	"github.com/sirupsen/logrus"
 
 	"github.com/stabpriv/stabpriv/datasets"
-	"github.com/stabpriv/stabpriv/dp"
+	"github.com/stabpriv/stabpriv/experiments/internal/chart"
 	"github.com/stabpriv/stabpriv/featsel"
 	"github.com/stabpriv/stabpriv/perturb"
 )
@@ -103,34 +103,13 @@ type FeatSelResult struct {
 	ExpectedFlips float64 `json:"expected_flips"`
 }
 
-// noiseModel returns the law of the noise of a release for featsel: the
-// marginal law that the certificate's mechanism gives for its noise scale
-// and dimension.
-func noiseModel(cert *dp.Certificate) (featsel.NoiseModel, error) {
-	n, err := perturb.Lookup(cert.Mechanism)
-	if err != nil {
-		return featsel.NoiseModel{}, fmt.Errorf("%w: %w", ErrConfig, err)
-	}
-	law, err := n.Marginal(perturb.Calibration{
-		Mechanism: cert.Mechanism, Epsilon: cert.Epsilon, Delta: cert.Delta, Dim: cert.Dim,
-		L2: cert.L2Sensitivity, L1: cert.L1Sensitivity, Scale: cert.NoiseScale,
-	})
-	if err != nil {
-		return featsel.NoiseModel{}, fmt.Errorf("%w: %w", ErrConfig, err)
-	}
-	return law, nil
-}
-
 // dropBias returns the K x D' weights without the bias column (when the
 // last feature is the bias) and D'.
 func dropBias(w []float64, k, d int, features []string) ([]float64, int) {
 	if d == 0 || len(features) != d || features[d-1] != datasets.BiasFeature {
 		return w, d
 	}
-	out := make([]float64, 0, k*(d-1))
-	for r := range k {
-		out = append(out, w[r*d:(r+1)*d-1]...)
-	}
+	out, _ := featsel.WithoutBias(w, k, d) // the shape is the model's
 	return out, d - 1
 }
 
@@ -188,9 +167,9 @@ func FeatSel(ctx context.Context, cfg FeatSelConfig) ([]FeatSelResult, error) {
 			if err != nil {
 				return nil, err
 			}
-			noise, err := noiseModel(cert)
+			noise, err := featsel.NoiseOf(cert)
 			if err != nil {
-				return nil, err
+				return nil, fmt.Errorf("%w: %w", ErrConfig, err)
 			}
 			noisy, _ := dropBias(m.W, k, m.D, f.test.Features)
 			for _, spec := range specs {
@@ -306,18 +285,18 @@ func (a featselAxes) f1Label() string {
 }
 
 // figure3Panels returns the panel of Figure 3.
-func figure3Panels(rows []FeatSelResult) []panel {
+func figure3Panels(rows []FeatSelResult) []chart.Panel {
 	a := axesOf(rows)
-	pn := panel{
-		title:  fmt.Sprintf("%s: private feature selection against lambda\ndynamic threshold T (false-selection rate q = %s), %s noise", a.name, short(a.rate), a.mech),
-		xlabel: lambdaAxis, ylabel: a.f1Label(), unit: true,
+	pn := chart.Panel{
+		Title:  fmt.Sprintf("%s: private feature selection against lambda\ndynamic threshold T (false-selection rate q = %s), %s noise", a.name, short(a.rate), a.mech),
+		XLabel: lambdaAxis, YLabel: a.f1Label(), Unit: true,
 	}
 	for i, e := range a.eps {
 		c := featselCurve(rows, func(r FeatSelResult) bool { return r.Rule == RuleDynamic && r.Epsilon == e },
 			func(r FeatSelResult) float64 { return r.F1 })
-		pn.curves = append(pn.curves, fromCurve("eps = "+short(e), i, c))
+		pn.Curves = append(pn.Curves, fromCurve("eps = "+short(e), i, c))
 	}
-	return []panel{pn}
+	return []chart.Panel{pn}
 }
 
 // Figure3 writes fig3.png: the F1 of the private selection (dynamic
@@ -325,30 +304,30 @@ func figure3Panels(rows []FeatSelResult) []panel {
 // eps, against lambda; mean +- std over the splits, the bars clipped to
 // [0, 1].
 func Figure3(w io.Writer, rows []FeatSelResult) error {
-	return writePNG(w, panelHeight, figure3Panels(rows)...)
+	return chart.WritePNG(w, chart.PanelHeight, figure3Panels(rows)...)
 }
 
 // figure5Panels returns the panel of Figure 5.
-func figure5Panels(rows []FeatSelResult) []panel {
+func figure5Panels(rows []FeatSelResult) []chart.Panel {
 	a := axesOf(rows)
 	e := staticEpsilon(a.eps)
-	pn := panel{
-		title:  fmt.Sprintf("%s: private feature selection against lambda\nstatic thresholds T, eps = %s, %s noise", a.name, short(e), a.mech),
-		xlabel: lambdaAxis, ylabel: a.f1Label(), unit: true,
+	pn := chart.Panel{
+		Title:  fmt.Sprintf("%s: private feature selection against lambda\nstatic thresholds T, eps = %s, %s noise", a.name, short(e), a.mech),
+		XLabel: lambdaAxis, YLabel: a.f1Label(), Unit: true,
 	}
 	for i, t := range a.static {
 		c := featselCurve(rows, func(r FeatSelResult) bool { return r.Rule == RuleStatic && r.Epsilon == e && r.Threshold == t },
 			func(r FeatSelResult) float64 { return r.F1 })
-		pn.curves = append(pn.curves, fromCurve("T = "+short(t), i, c))
+		pn.Curves = append(pn.Curves, fromCurve("T = "+short(t), i, c))
 	}
-	return []panel{pn}
+	return []chart.Panel{pn}
 }
 
 // Figure5 writes fig5.png: the F1 against lambda for each static threshold,
 // at eps = 1 (or the middle eps when 1 was not run); mean +- std over the
 // splits, the bars clipped to [0, 1].
 func Figure5(w io.Writer, rows []FeatSelResult) error {
-	return writePNG(w, panelHeight, figure5Panels(rows)...)
+	return chart.WritePNG(w, chart.PanelHeight, figure5Panels(rows)...)
 }
 
 // WriteFeatSelTable writes, per eps, the mean F1 of the dynamic-threshold

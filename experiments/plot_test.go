@@ -9,6 +9,7 @@ import (
 
 	"gonum.org/v1/plot/plotter"
 
+	"github.com/stabpriv/stabpriv/experiments/internal/chart"
 	"github.com/stabpriv/stabpriv/internal/figure"
 )
 
@@ -70,7 +71,7 @@ func spreadFeatSel() []FeatSelResult {
 }
 
 // allPanels returns the panels of every figure of the rows, by figure.
-func allPanels(t *testing.T, rows []Result, fs []FeatSelResult) map[string][]panel {
+func allPanels(t *testing.T, rows []Result, fs []FeatSelResult) map[string][]chart.Panel {
 	t.Helper()
 	fig2, err := figure2Panels(rows)
 	if err != nil {
@@ -80,7 +81,7 @@ func allPanels(t *testing.T, rows []Result, fs []FeatSelResult) map[string][]pan
 	if err != nil {
 		t.Fatal(err)
 	}
-	return map[string][]panel{
+	return map[string][]chart.Panel{
 		"fig1": figure1Panels(rows), "fig2": fig2, "frontier": {frontier},
 		"fig3": figure3Panels(fs), "fig5": figure5Panels(fs),
 	}
@@ -95,17 +96,17 @@ func TestErrorBarsInRange(t *testing.T) {
 	oneSided := 0
 	for name, panels := range allPanels(t, rows, fs) {
 		for _, pn := range panels {
-			metric := strings.Contains(pn.ylabel, "accuracy") || strings.Contains(pn.ylabel, "F1")
-			if metric != pn.unit {
-				t.Errorf("%s %q: unit = %v for the y label %q", name, pn.title, pn.unit, pn.ylabel)
+			metric := strings.Contains(pn.YLabel, "accuracy") || strings.Contains(pn.YLabel, "F1")
+			if metric != pn.Unit {
+				t.Errorf("%s %q: unit = %v for the y label %q", name, pn.Title, pn.Unit, pn.YLabel)
 			}
 			if !metric {
 				continue
 			}
-			if !strings.Contains(pn.ylabel, "mean ± std over 2 splits, bars clipped to [0, 1]") {
-				t.Errorf("%s %q: the y label %q does not say what the bars are", name, pn.title, pn.ylabel)
+			if !strings.Contains(pn.YLabel, "mean ± std over 2 splits, bars clipped to [0, 1]") {
+				t.Errorf("%s %q: the y label %q does not say what the bars are", name, pn.Title, pn.YLabel)
 			}
-			layers, err := pn.layers()
+			layers, err := pn.Layers()
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -119,7 +120,7 @@ func TestErrorBarsInRange(t *testing.T) {
 				for i, xy := range b.XYs {
 					lo, hi := xy.Y-b.YErrors[i].Low, xy.Y+b.YErrors[i].High
 					if lo < 0 || hi > 1 {
-						t.Errorf("%s %q: error bar [%v, %v] around %v leaves [0, 1]", name, pn.title, lo, hi, xy.Y)
+						t.Errorf("%s %q: error bar [%v, %v] around %v leaves [0, 1]", name, pn.Title, lo, hi, xy.Y)
 					}
 					if lo == 0 && b.YErrors[i].High > b.YErrors[i].Low || hi == 1 && b.YErrors[i].Low > b.YErrors[i].High {
 						oneSided++
@@ -127,7 +128,7 @@ func TestErrorBarsInRange(t *testing.T) {
 				}
 			}
 			if bars == 0 {
-				t.Errorf("%s %q: no error bars", name, pn.title)
+				t.Errorf("%s %q: no error bars", name, pn.Title)
 			}
 		}
 	}
@@ -147,22 +148,22 @@ func TestMajorityLine(t *testing.T) {
 	accuracy := 0
 	for name, panels := range allPanels(t, rows, spreadFeatSel()) {
 		for _, pn := range panels {
-			if !strings.Contains(pn.ylabel, "accuracy") {
+			if !strings.Contains(pn.YLabel, "accuracy") {
 				continue
 			}
 			accuracy++
-			layers, err := pn.layers()
+			layers, err := pn.Layers()
 			if err != nil {
 				t.Fatal(err)
 			}
 			found := false
 			for _, ly := range layers {
-				if fn, ok := ly.Plotter.(*plotter.Function); ok && strings.Contains(ly.name, "majority class") && fn.F(1) == want {
+				if fn, ok := ly.Plotter.(*plotter.Function); ok && strings.Contains(ly.Name, "majority class") && fn.F(1) == want {
 					found = true
 				}
 			}
 			if !found {
-				t.Errorf("%s %q: no majority-class line at %v", name, pn.title, want)
+				t.Errorf("%s %q: no majority-class line at %v", name, pn.Title, want)
 			}
 		}
 	}
@@ -176,17 +177,17 @@ func TestMajorityLine(t *testing.T) {
 // digits.
 func TestFigureText(t *testing.T) {
 	for name, panels := range allPanels(t, spreadRows(), spreadFeatSel()) {
-		if !strings.HasPrefix(panels[0].title, "wdbc.csv: ") {
-			t.Errorf("%s: title %q does not name the data file", name, panels[0].title)
+		if !strings.HasPrefix(panels[0].Title, "wdbc.csv: ") {
+			t.Errorf("%s: title %q does not name the data file", name, panels[0].Title)
 		}
 		for _, pn := range panels {
-			texts := []string{pn.title, pn.xlabel, pn.ylabel}
-			layers, err := pn.layers()
+			texts := []string{pn.Title, pn.XLabel, pn.YLabel}
+			layers, err := pn.Layers()
 			if err != nil {
 				t.Fatal(err)
 			}
 			for _, ly := range layers {
-				texts = append(texts, ly.name)
+				texts = append(texts, ly.Name)
 			}
 			for _, s := range texts {
 				if d := figure.SignificantDigits(s); d > 4 {

@@ -12,6 +12,8 @@ import (
 	"strings"
 	"text/tabwriter"
 
+	"github.com/stabpriv/stabpriv/experiments/internal/chart"
+
 	"github.com/stabpriv/stabpriv/perturb"
 )
 
@@ -22,6 +24,9 @@ type Stat struct {
 	Std  float64 `json:"std"`
 	N    int     `json:"n"`
 }
+
+// point returns the mean and std of the Stat for a chart.
+func (s Stat) point() chart.Point { return chart.Point{Mean: s.Mean, Std: s.Std} }
 
 // newStat returns the Stat of xs.
 func newStat(xs []float64) Stat {

@@ -15,6 +15,14 @@
 // (release.Lookup). A fit without a mechanism is the trainer and the schema
 // alone.
 //
+// FitMatrix and FitRows are the numeric front door: a gonum matrix or a
+// [][]float64 of features, the labels, and a Domain of public declarations
+// (the classes, feature ranges or a norm bound, or none for the private
+// estimate). They write the table and the schema of that data and run Fit
+// on them: the same pipeline, rule and certificate. Their result carries
+// Warnings, what the public values of the release say against its use
+// (noise that swamps the weights, a model constant over its domain).
+//
 // # The guarantee
 //
 // Neighbouring inputs are two tables with the same header and the same

@@ -103,3 +103,9 @@ func (m objectiveMethod) CheckWeights(c *dp.Certificate, pub Public, w []float64
 	bound := (cal.L+bNorm/float64(cal.N))/cal.Lambda + cal.GradTol/cal.Lambda + perturb.TailNorm(out, t)
 	return checkSupport(w, step, bound)
 }
+
+// TrainedBound returns the bound on the norm of the weights that an SGD
+// run with the record run can return (the ball the noise of an output
+// perturbation is compared with): public constants only, +Inf when the
+// run's steps give none.
+func TrainedBound(run *trainer.Run) float64 { return trainedBound(run) }

@@ -1,0 +1,90 @@
+package private
+
+import (
+	"math"
+	"slices"
+
+	"gonum.org/v1/gonum/mat"
+
+	"github.com/stabpriv/stabpriv/datasets"
+	"github.com/stabpriv/stabpriv/privbounds"
+)
+
+// textCells returns what the fit does with the text cells of the numeric
+// feature columns (datasets.TextCells), a choice of public settings: a
+// private fit without declared bounds and a non-private fit decide each
+// column's type (TextMark: a private fit by the centres, estimateBounds,
+// else by counting, mostlyText), but for the principal components, which
+// check the rows' width before any noise (a text cell is then refused).
+// A fit with declared bounds refuses a text cell.
+func (pl *Plan) textCells() datasets.TextCells {
+	private := pl.Options.Mechanism != "" || pl.Options.Select != nil
+	if pl.Options.PCA > 0 || pl.Schema.Declared() || private && !pl.EstimateBounds {
+		return datasets.TextError
+	}
+	return datasets.TextMark
+}
+
+// mostlyText returns the numeric features (the columns of X, n raw
+// training rows with +Inf for a text cell) whose text cells outnumber
+// their numbers: the type decision of a non-private fit, which reads the
+// rows as it likes.
+func mostlyText(features []string, X *mat.Dense, s datasets.Schema) []string {
+	if X == nil {
+		return nil
+	}
+	names := s.Numeric(features)
+	n, d := X.Dims()
+	col := make([]float64, n)
+	var out []string
+	for j := range d {
+		mat.Col(col, j, X)
+		if sc := privbounds.TypeScores(col); sc[1] > sc[0] {
+			out = append(out, names[j])
+		}
+	}
+	return out
+}
+
+// retype makes the columns textCols hashed categorical columns of schema
+// (Options.HashBuckets buckets) and encodes the table again with them,
+// every other text cell read as missing (datasets.TextMissing), and
+// returns the encoded rows and the raw training rows idx (raw, those of
+// enc, when no column is text: its text cells turn missing in place).
+func (pl *Plan) retype(t *datasets.Table, enc *datasets.Encoded, raw *mat.Dense, idx []int, schema *datasets.Schema, textCols []string) (*datasets.Encoded, *mat.Dense, error) {
+	b := pl.Options.HashBuckets
+	if b == 0 {
+		b = datasets.DefaultHashBuckets
+	}
+	if len(textCols) == 0 {
+		// No text column: every text cell is missing, in place.
+		textMissing(enc.X)
+		textMissing(raw.RawMatrix().Data)
+		return enc, raw, nil
+	}
+	s := *schema
+	s.Categories = slices.Clone(s.Categories)
+	for _, f := range textCols {
+		s.Categories = append(s.Categories, datasets.Hashed(f, b))
+	}
+	enc, err := t.EncodeText(s, pl.Task, datasets.TextMissing)
+	if err != nil {
+		return nil, nil, err
+	}
+	*schema = s
+	raw = mat.NewDense(len(idx), enc.D, nil)
+	for r, i := range idx {
+		raw.SetRow(r, enc.Row(i))
+	}
+	return enc, raw, nil
+}
+
+// textMissing replaces every +Inf of x (a text cell, datasets.TextMark)
+// by NaN (a missing cell).
+func textMissing(x []float64) {
+	for i, v := range x {
+		if math.IsInf(v, 1) {
+			x[i] = math.NaN()
+		}
+	}
+}
