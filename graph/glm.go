@@ -36,14 +36,14 @@ func checkGLM(m *Model, z *gorgonia.Node) error {
 	}
 	w, x := m.Params[0], m.Input
 	if z.Graph() != m.Graph || z.Op() != dotOp() {
-		return fmt.Errorf("%w: margin %s is not gorgonia.Mul(input, weights) of two vectors", ErrNoBound, z.Name())
+		return fmt.Errorf("%w: the Margin node is not gorgonia.Mul(input, weights) of two vectors", ErrNoBound)
 	}
 	var kids []*gorgonia.Node
 	for it := m.Graph.From(z.ID()); it.Next(); {
 		kids = append(kids, it.Node().(*gorgonia.Node))
 	}
 	if len(kids) != 2 || !(kids[0] == x && kids[1] == w || kids[0] == w && kids[1] == x) {
-		return fmt.Errorf("%w: margin %s is not the product of input %s and weights %s", ErrNoBound, z.Name(), x.Name(), w.Name())
+		return fmt.Errorf("%w: the Margin node is not the product of input %s and weights %s", ErrNoBound, x.Name(), w.Name())
 	}
 	// The loss's ancestors, not looking behind z.
 	seen := map[*gorgonia.Node]bool{}
@@ -56,7 +56,7 @@ func checkGLM(m *Model, z *gorgonia.Node) error {
 		}
 		seen[n] = true
 		if n == x || n == w {
-			return fmt.Errorf("%w: loss %s uses %s other than through the margin %s", ErrNoBound, m.Loss.Name(), n.Name(), z.Name())
+			return fmt.Errorf("%w: the loss uses %s other than through the Margin node", ErrNoBound, n.Name())
 		}
 		for it := m.Graph.From(n.ID()); it.Next(); {
 			stack = append(stack, it.Node().(*gorgonia.Node))
@@ -109,7 +109,7 @@ func newGLMLoss(m *Model, z *gorgonia.Node, name string, task losses.Task, cons 
 	seed := gorgonia.NewScalar(m.Graph, tensor.Float64, gorgonia.WithName("dl"), gorgonia.WithValue(1.0))
 	grads, err := gorgonia.Backpropagate(gorgonia.Nodes{m.Loss}, gorgonia.Nodes{seed}, gorgonia.Nodes{z})
 	if err != nil {
-		return nil, fmt.Errorf("%w: derivative of loss %s in margin %s: %w", ErrGraph, m.Loss.Name(), z.Name(), err)
+		return nil, fmt.Errorf("%w: derivative of the loss in the Margin node: %w", ErrGraph, err)
 	}
 	l.dz = grads[0]
 	if l.run, err = newCutRunner([]*gorgonia.Node{z}, m.Loss, l.dz); err != nil {

@@ -123,7 +123,7 @@ func NewTrainer(cfg Config) (*Trainer, error) {
 	t := &Trainer{cfg: cfg}
 	t.noBound = checkGLM(m, cfg.Margin)
 	if t.noBound == nil && k.Loss == nil && cfg.Declared == nil {
-		t.noBound = fmt.Errorf("%w: nothing is declared of loss %s; set Config.Declared", ErrNoBound, m.Loss.Name())
+		t.noBound = fmt.Errorf("%w: nothing is declared of the loss; set Config.Declared", ErrNoBound)
 	}
 	if t.noBound != nil {
 		if k.Loss != nil {
@@ -277,15 +277,17 @@ func (t *Trained) Report() *stability.Report {
 // released model and its certificate (release.Trained.Release: its
 // mechanism, the replace-one neighbouring relation, the claim and its
 // citation). src nil means perturb.Secure(); only a secure release is
-// private. The released weights are also set as the value of the graph's
-// weight node. The weights are released once: a second Release is an
-// error wrapping release.ErrReleased. Without a bound the error wraps
-// ErrNoBound, and says why.
-func (t *Trained) Release(mech perturb.Mechanism, eps, delta float64, src perturb.Source) (*trainer.Model, *dp.Certificate, error) {
+// private. extraNotes are added to what the certificate lists as not
+// covered by its claim (how the rows were prepared, for example). The
+// released weights are also set as the value of the graph's weight node.
+// The weights are released once: a second Release is an error wrapping
+// release.ErrReleased. Without a bound the error wraps ErrNoBound, and
+// says why.
+func (t *Trained) Release(mech perturb.Mechanism, eps, delta float64, src perturb.Source, extraNotes ...string) (*trainer.Model, *dp.Certificate, error) {
 	if t.rel == nil {
 		return nil, nil, t.noBound
 	}
-	m, cert, err := t.rel.Release(mech, eps, delta, src)
+	m, cert, err := t.rel.Release(mech, eps, delta, src, extraNotes...)
 	if err != nil {
 		return nil, nil, err
 	}

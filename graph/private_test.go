@@ -216,7 +216,7 @@ func TestTrainerNoBound(t *testing.T) {
 		{"nothing declared", func() Config {
 			m, z := linearGraph(d, userSoftplus)
 			return Config{Model: m, Margin: z}
-		}, "nothing is declared of loss"},
+		}, "nothing is declared of the loss"},
 		{"declared non-convex", func() Config {
 			m, z := linearGraph(d, nonConvex)
 			return Config{Model: m, Margin: z, Declared: &Declared{Constants: losses.Constants{Lz: 0.25, Sz: 0.1}}}
@@ -237,7 +237,7 @@ func TestTrainerNoBound(t *testing.T) {
 				return g(gorgonia.Add(userSoftplus(z, y), g(gorgonia.Mul(constant(0.01), g(gorgonia.Sum(g(gorgonia.Square(w))))))))
 			})
 			return Config{Model: m, Margin: z, Declared: logisticDeclared}
-		}, "uses w other than through the margin"},
+		}, "uses w other than through the Margin node"},
 		{"margin of another input", func() Config {
 			m, _ := linearGraph(d, userSoftplus)
 			graphBuild.Lock()
