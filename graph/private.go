@@ -43,28 +43,34 @@ type Config struct {
 	// Required. The graph is trained by SGD, and its nodes' values are
 	// changed (see Trained).
 	Model *Model
-	// Margin is the node z = <x, w> of a linear model:
-	// gorgonia.Mul(x, w) (or Mul(w, x)) of the input node and the one
-	// parameter node, a vector of d elements that starts at zero (the
-	// trainer starts from w = 0). The loss must read x and w only
-	// through z: it is then l(z, y). Nil means the graph is not
-	// declared a linear model, and has no bound (ErrNoBound).
+	// Margin is the node z = <x, w> of a linear model: gorgonia.Mul(x, w)
+	// (or Mul(w, x)) of the input node x and the one parameter node w,
+	// two vectors of d elements; w must start at zero (the trainer starts
+	// from w = 0). The loss must read x and w only through z: it is then
+	// a function l(z, y). Nil means the graph is not declared a linear
+	// model, and has no bound (ErrNoBound).
 	Margin *gorgonia.Node
 	// Declared is what the program declares of its loss l(z, y), which
-	// is needed for a bound. Nil means nothing declared: no bound
-	// (ErrNoBound), unless Knobs.Loss names the loss.
+	// a bound needs. Nil means nothing declared: no bound (ErrNoBound),
+	// unless Knobs.Loss names the loss.
 	Declared *Declared
 	// Knobs are the settings of the SGD run (the step order of
 	// trainer.Config): Eta or Schedule, Passes, Batch, Clip, Dropout,
-	// Reg (the elastic net), Radius, Average, Kappa, LabelBound and
-	// Seed. Knobs.Loss, when set, is the built-in loss that Model.Loss
-	// computes (build it with Expr(Knobs.Loss, Margin, Label)): its
-	// constants are known, and its certificate is one that `stabpriv
-	// certify` rebuilds. Knobs.Loss and Declared are not both set, and
-	// Knobs.Model is nil (Model above is trained). Knobs.Engine is the
-	// engine of a built-in loss; with a declared loss it must be Native
-	// (this package evaluates l' in the graph for the native driver),
-	// and a graph without a bound is trained by the Graph engine.
+	// Reg (the elastic net), Radius, Average, Kappa, LabelBound and Seed.
+	// Knobs.Model must be nil (Model above is trained).
+	//
+	// Knobs.Loss, when set, is the built-in loss that Model.Loss computes
+	// (build it with Expr(Knobs.Loss, Margin, Label); NewTrainer compares
+	// the two on the grid of Declared): its constants are known, and the
+	// certificate of a release is one that release.Method.Rebuild, the
+	// check of model-file verification and `stabpriv certify`, gives back
+	// (not so for a declared loss: Rebuild knows the built-in losses
+	// only). Knobs.Loss and Declared are not both set.
+	//
+	// Knobs.Engine is the engine of a built-in loss; with a declared loss
+	// it must be Native (this package computes l' in the graph for the
+	// native driver). A graph without a bound is trained as a Model by
+	// the Graph engine, from its parameters' values, and needs Eta.
 	Knobs trainer.Config
 }
 

@@ -5,11 +5,12 @@
 //
 // are written with Gorgonia's operations, on the embedded Wisconsin
 // breast-cancer data. The program declares the loss's constants in the
-// margin (|l'| <= 1, 0 <= l” <= 1/2, convex), which graph.NewTrainer
-// checks on a grid; the trainer runs SGD with the stability knobs, the
-// stability analysis gives beta and Delta, and the weights are released
-// with eps = 1 by the gamma-norm mechanism. The same graph with nothing
-// declared is trained too, not privately, and its release is refused.
+// margin (|l'| <= 1, second derivative in [0, 1/2], convex), which
+// graph.NewTrainer checks on a grid; the trainer runs SGD with the
+// stability knobs, the stability analysis gives beta and Delta, and the
+// weights are released with eps = 1 by the gamma-norm mechanism. The same
+// graph with nothing declared is trained too, not privately, and its
+// release is refused.
 //
 //	go run ./examples/gorgonia
 package main
@@ -46,8 +47,9 @@ func main() {
 
 // smoothHinge is what the program declares of its loss: the constants in
 // the margin that the stability analysis takes as given. For u = 1 - y z,
-// l' = -y (1 + u/sqrt(1 + u^2))/2 lies in (-1, 0) times y, and
-// l” = 1/(2 (1 + u^2)^(3/2)) in (0, 1/2].
+//
+//	l'  = -y (1 + u/sqrt(1 + u^2))/2, in (-1, 0) times y,
+//	l'' = 1/(2 (1 + u^2)^(3/2)),     in (0, 1/2].
 var smoothHinge = graph.Declared{
 	Name:      "smooth-hinge",
 	Task:      losses.Binary,
