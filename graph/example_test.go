@@ -18,9 +18,9 @@ import (
 	"github.com/stabpriv/stabpriv/trainer"
 )
 
-// Training with the graph engine: importing package graph registers it, and
-// a seeded run gives the native engine's weights up to rounding.
-func Example() {
+// separable returns 200 seeded rows of 3 features, the last a bias, in
+// the unit ball, labelled by the side of a line.
+func separable() (*mat.Dense, []float64) {
 	r := rand.New(rand.NewPCG(1, 2))
 	const n = 200
 	X := mat.NewDense(n, 3, nil)
@@ -33,6 +33,13 @@ func Example() {
 			y[i] = -1
 		}
 	}
+	return X, y
+}
+
+// Training with the graph engine: importing package graph registers it, and
+// a seeded run gives the native engine's weights up to rounding.
+func Example() {
+	X, y := separable()
 	cfg := trainer.Config{
 		Loss: losses.Logistic{}, Reg: regularizers.L2(1e-3),
 		Passes: 20, Batch: 16, Clip: 1, Seed: 7,
@@ -70,18 +77,8 @@ func Example() {
 // Config.Declared instead (examples/gorgonia); without either, the graph
 // trains but has no release.
 func ExampleNewTrainer() {
-	const n, d = 200, 3
-	r := rand.New(rand.NewPCG(1, 2))
-	X := mat.NewDense(n, d, nil)
-	y := make([]float64, n)
-	for i := 0; i < n; i++ {
-		x1, x2 := r.Float64()*2-1, r.Float64()*2-1
-		X.SetRow(i, []float64{x1 / 2, x2 / 2, 0.5})
-		y[i] = 1
-		if x1+2*x2 < 0.2 {
-			y[i] = -1
-		}
-	}
+	const d = 3
+	X, y := separable()
 
 	// The program's graph: weights, one example's input and label, the
 	// margin and the loss.

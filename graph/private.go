@@ -113,7 +113,8 @@ type Trainer struct {
 // trainer.ErrConfig (the graph's nodes, the knobs), ErrDeclared, or
 // ErrGraph (a graph that Gorgonia cannot build or run); Gorgonia's panics
 // are returned as errors.
-func NewTrainer(cfg Config) (*Trainer, error) {
+func NewTrainer(cfg Config) (_ *Trainer, err error) {
+	defer recoverGraph(&err)
 	m, k := cfg.Model, cfg.Knobs
 	switch {
 	case m == nil:
@@ -147,7 +148,6 @@ func NewTrainer(cfg Config) (*Trainer, error) {
 		}
 		name, task = k.Loss.Name(), k.Loss.Task()
 	} else {
-		var err error
 		if name, err = cfg.Declared.check(k.Engine); err != nil {
 			return nil, err
 		}
@@ -203,7 +203,8 @@ func (t *Trainer) NoBound() error { return t.noBound }
 // analyzes the run's stability when the graph has a bound. The rows are
 // clipped to norm Knobs.Kappa (1 when zero) first, as the trainer does.
 // Errors are the trainer's (X must have as many columns as the input node
-// has elements), or wrap ErrGraph for a run of the graph that failed.
+// has elements), or wrap ErrGraph for a run of the graph that failed; after
+// such a failure every later Train of the Trainer fails with it too.
 func (t *Trainer) Train(ctx context.Context, X mat.Matrix, y []float64) (_ *Trained, err error) {
 	defer recoverGraph(&err)
 	in := t.cfg.Model.Input
