@@ -208,6 +208,9 @@ func (t *Trainer) NoBound() error { return t.noBound }
 func (t *Trainer) Train(ctx context.Context, X mat.Matrix, y []float64) (_ *Trained, err error) {
 	defer recoverGraph(&err)
 	in := t.cfg.Model.Input
+	if X == nil {
+		return nil, fmt.Errorf("%w: graph: nil X", trainer.ErrData)
+	}
 	if _, c := X.Dims(); c != nodeSize(in) {
 		return nil, fmt.Errorf("%w: graph: X has %d columns, input %s has %d elements", trainer.ErrData, c, in.Name(), nodeSize(in))
 	}

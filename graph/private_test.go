@@ -382,6 +382,9 @@ func TestTrainerMalformedGraph(t *testing.T) {
 	if _, err := tr.Train(ctx, X, y); !errors.Is(err, trainer.ErrData) || !strings.Contains(err.Error(), "4 columns") {
 		t.Errorf("rows of 4 columns for an input of 3: %v, want ErrData", err)
 	}
+	if _, err := tr.Train(ctx, nil, y); !errors.Is(err, trainer.ErrData) {
+		t.Errorf("nil rows: %v, want ErrData", err)
+	}
 	// Without a bound the graph is trained as a Model, whose input must
 	// fit the rows too.
 	m, _ = linearGraph(d, userSoftplus)
