@@ -1,12 +1,33 @@
-// Package graph is the Gorgonia side of stabpriv: the graph engine of the
-// trainer, the Gorgonia expression of every built-in loss (Expr, and the
-// optional Expresser interface of a user loss), user models (Model) and a
-// gorgonia.Solver with the trainer's update (Solver).
+// Package graph is the Gorgonia side of stabpriv: the entry point of a
+// program that trains its own Gorgonia graph privately (NewTrainer), the
+// graph engine of the trainer, the Gorgonia expression of every built-in
+// loss (Expr, and the optional Expresser interface of a user loss), user
+// models (Model) and a gorgonia.Solver with the trainer's update (Solver).
+//
+// # Training a program's own graph
+//
+// A program builds its graph: a weight vector w, the input x and label y
+// of one example, the margin z = gorgonia.Mul(x, w) and a loss of z and y,
+// its own (with Declared constants: |l'| <= Lz, l' Sz-Lipschitz, convexity)
+// or a built-in loss's Expr. NewTrainer checks that the graph is a linear
+// model (the loss reads x and w only through z) and the declaration on a
+// grid of margins; Trainer.Train runs SGD with the stability knobs of
+// trainer.Config (step size, passes, minibatch, per-example clipping,
+// s-dropout, elastic net, projection, averaging), with l' taken from the
+// graph by Gorgonia's symbolic differentiation, and analyzes the run's
+// stability (package stability: beta and Delta of every route);
+// Trained.Release adds noise calibrated to Delta and (eps, delta) and
+// returns the certificate (package release). A graph with no proven bound
+// (not declared a linear model, nothing declared of its loss, a loss
+// declared non-convex) trains all the same, by Gorgonia's gradients in its
+// parameters, but its Release is refused with an error wrapping
+// ErrNoBound that says why. examples/gorgonia is a whole program.
 //
 // # A leaf package
 //
 // No package of the library imports this one, so losses, datasets,
-// trainer, stability, perturb and private link no Gorgonia. Package trainer
+// trainer, stability, perturb, release and private link no Gorgonia; this
+// one imports the trainer and, for NewTrainer, stability and release. Package trainer
 // holds the seam: a pass driver that makes the update the privacy analysis
 // depends on (the permutations, the s-dropout masks keyed by seed, pass and
 // position, the per-example clipping, the sum divided by b also for a short

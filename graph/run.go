@@ -2,6 +2,7 @@ package graph
 
 import (
 	"fmt"
+	"slices"
 
 	"gorgonia.org/gorgonia"
 	"gorgonia.org/tensor"
@@ -56,7 +57,13 @@ const (
 
 // newRunner returns a runner of the operations that the roots need (nodes
 // of one graph).
-func newRunner(roots ...*gorgonia.Node) (*runner, error) {
+func newRunner(roots ...*gorgonia.Node) (*runner, error) { return newCutRunner(nil, roots...) }
+
+// newCutRunner returns a runner of the operations that the roots need, with
+// the nodes of cut taken as inputs: their operations, and the nodes that
+// only they need, are not run, and the caller sets their values (set)
+// before each run.
+func newCutRunner(cut []*gorgonia.Node, roots ...*gorgonia.Node) (*runner, error) {
 	if len(roots) == 0 {
 		return nil, fmt.Errorf("%w: nothing to run", ErrGraph)
 	}
@@ -65,32 +72,69 @@ func newRunner(roots ...*gorgonia.Node) (*runner, error) {
 	if err != nil {
 		return nil, fmt.Errorf("%w: sorting the graph: %w", ErrGraph, err)
 	}
-	r := &runner{vals: make([]gorgonia.Value, len(sorted)), pos: make(map[*gorgonia.Node]int, len(sorted))}
-	for i := range sorted {
-		n := sorted[len(sorted)-1-i] // Sort puts the root first
-		r.pos[n] = i
+	need := needed(sub, cut, roots)
+	r := &runner{pos: make(map[*gorgonia.Node]int, len(sorted))}
+	for i := len(sorted) - 1; i >= 0; i-- { // Sort puts the root first
+		n := sorted[i]
+		if need != nil && !need[n] {
+			continue
+		}
+		p := len(r.vals)
+		r.pos[n] = p
+		r.vals = append(r.vals, nil)
+		if slices.Contains(cut, n) {
+			continue
+		}
 		if n.Op() == nil {
 			v := n.Value()
 			if v == nil {
 				return nil, fmt.Errorf("%w: input node %v has no value", ErrGraph, n.Name())
 			}
-			r.vals[i] = v
+			r.vals[p] = v
 			continue
 		}
-		s := runStep{op: n.Op(), out: i}
+		s := runStep{op: n.Op(), out: p}
 		for it := sub.From(n.ID()); it.Next(); {
 			c := it.Node().(*gorgonia.Node)
-			p, ok := r.pos[c]
+			q, ok := r.pos[c]
 			if !ok {
 				return nil, fmt.Errorf("%w: node %v comes before its input %v", ErrGraph, n.Name(), c.Name())
 			}
-			s.in = append(s.in, p)
+			s.in = append(s.in, q)
 		}
 		s.args = make([]gorgonia.Value, len(s.in))
 		r.steps = append(r.steps, s)
 	}
 	return r, nil
 }
+
+// needed returns the nodes of sub that the roots need when the nodes of
+// cut are inputs, or nil (every node) when cut is empty.
+func needed(sub *gorgonia.ExprGraph, cut, roots []*gorgonia.Node) map[*gorgonia.Node]bool {
+	if len(cut) == 0 {
+		return nil
+	}
+	need := make(map[*gorgonia.Node]bool)
+	stack := slices.Clone(roots)
+	for len(stack) > 0 {
+		n := stack[len(stack)-1]
+		stack = stack[:len(stack)-1]
+		if need[n] {
+			continue
+		}
+		need[n] = true
+		if slices.Contains(cut, n) {
+			continue
+		}
+		for it := sub.From(n.ID()); it.Next(); {
+			stack = append(stack, it.Node().(*gorgonia.Node))
+		}
+	}
+	return need
+}
+
+// set sets the value of n, a node of the runner's cut, for the next run.
+func (r *runner) set(n *gorgonia.Node, v gorgonia.Value) { r.vals[r.pos[n]] = v }
 
 // value returns the value of n at the last run.
 func (r *runner) value(n *gorgonia.Node) gorgonia.Value { return r.vals[r.pos[n]] }

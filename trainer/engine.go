@@ -8,7 +8,8 @@ import (
 )
 
 // This file is the seam between the pass driver and the engines that
-// compute gradients for it. The driver (native.go) owns everything the
+// compute gradients for it. The driver (native.go, its steps in
+// native_step.go and fused.go) owns everything the
 // stability analysis depends on: the permutations and s-dropout masks of the
 // sampler, the schedule, the per-example clipping, the sum divided by b, the
 // decay, the prox, the projection and the averaging. An engine only computes
