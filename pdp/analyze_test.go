@@ -7,6 +7,7 @@ import (
 
 	"github.com/stabpriv/stabpriv/datasets"
 	"github.com/stabpriv/stabpriv/losses"
+	"github.com/stabpriv/stabpriv/pdp/internal/pdptest"
 	"github.com/stabpriv/stabpriv/perturb"
 )
 
@@ -24,7 +25,7 @@ func TestSimulateKinds(t *testing.T) {
 		loss losses.Loss
 		kind string
 	}{{losses.Logistic{}, KindBound}, {losses.Huber{Delta: 1}, KindEstimate}} {
-		x, y := synth(n, d, tc.loss, 0, 31)
+		x, y := pdptest.Synth(n, d, tc.loss, 0, 31)
 		ds := &datasets.Dataset{X: x, Y: y}
 		if tc.loss.Task() == losses.Binary {
 			ds.Classes = []string{"a", "b"}

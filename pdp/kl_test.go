@@ -8,6 +8,7 @@ import (
 	"gonum.org/v1/gonum/mat"
 
 	"github.com/stabpriv/stabpriv/losses"
+	"github.com/stabpriv/stabpriv/pdp/internal/pdptest"
 )
 
 // posterior returns the mean and covariance of posterior sampling for
@@ -31,24 +32,6 @@ func posterior(x *mat.Dense, y []float64, gamma, lambda float64) (*mat.VecDense,
 	return &mu, &cov
 }
 
-// klGauss returns KL(N(m0, s0) || N(m1, s1)).
-func klGauss(m0 *mat.VecDense, s0 *mat.SymDense, m1 *mat.VecDense, s1 *mat.SymDense) float64 {
-	d := m0.Len()
-	var c1 mat.Cholesky
-	c1.Factorize(s1)
-	var c0 mat.Cholesky
-	c0.Factorize(s0)
-	var prod mat.Dense
-	_ = c1.SolveTo(&prod, s0)
-	var tr float64
-	for j := 0; j < d; j++ {
-		tr += prod.At(j, j)
-	}
-	var dm, sol mat.VecDense
-	dm.SubVec(m1, m0)
-	_ = c1.SolveVecTo(&sol, &dm)
-	return 0.5 * (tr - float64(d) + mat.Dot(&dm, &sol) + c1.LogDet() - c0.LogDet())
-}
 
 // TestOnAverageKLEqualsGeneralization reproduces Wang, Lei & Fienberg
 // (On-Average KL-Privacy), Theorem 4, by simulation, with the library's
@@ -147,7 +130,7 @@ func TestOnAverageKLGaussian(t *testing.T) {
 	id := mat.NewSymDense(2, []float64{4, 0, 0, 4})
 	var want float64
 	for _, d := range diffs {
-		want += klGauss(mat.NewVecDense(2, nil), id, mat.NewVecDense(2, d.V), id) / 2
+		want += pdptest.KLGauss(mat.NewVecDense(2, nil), id, mat.NewVecDense(2, d.V), id) / 2
 	}
 	if math.Abs(got-want) > 1e-14 {
 		t.Errorf("OnAverageKL = %v, want %v", got, want)
@@ -169,12 +152,12 @@ func TestOnAverageKLGaussian(t *testing.T) {
 // about 7e-6 (normal approximation).
 func TestOPSOnAverageKLClosedForm(t *testing.T) {
 	const gamma = 2.5
-	x, y := synth(30, 3, losses.Squared{}, 0, 41)
+	x, y := pdptest.Synth(30, 3, losses.Squared{}, 0, 41)
 	r, err := fitRidge(x, y, 0.7)
 	if err != nil {
 		t.Fatal(err)
 	}
-	fx, fy := synth(5, 3, losses.Squared{}, 0, 42)
+	fx, fy := pdptest.Synth(5, 3, losses.Squared{}, 0, 42)
 	rows := []int{0, 3, 3, 17, 29}
 	got, err := r.OPSOnAverageKL(gamma, rows, fx, fy)
 	if err != nil {
@@ -188,7 +171,7 @@ func TestOPSOnAverageKLClosedForm(t *testing.T) {
 		yr := append([]float64(nil), y...)
 		yr[i] = fy[q]
 		mu2, cov2 := posterior(xr, yr, gamma, 0.7)
-		want += klGauss(mu, cov, mu2, cov2) / float64(len(rows))
+		want += pdptest.KLGauss(mu, cov, mu2, cov2) / float64(len(rows))
 	}
 	if math.Abs(got-want) > 1e-9*want {
 		t.Errorf("OPSOnAverageKL = %v, dense Gaussian KL %v", got, want)
@@ -252,8 +235,8 @@ func TestOPSOnAverageKLClosedForm(t *testing.T) {
 func TestOnAverageKLFresh(t *testing.T) {
 	const n, d, sigma = 120, 3, 0.05
 	for _, loss := range []losses.Loss{losses.Squared{}, losses.Logistic{}} {
-		x, y := synth(n, d, loss, 0, 44)
-		fx, fy := synth(1, d, loss, 0, 45)
+		x, y := pdptest.Synth(n, d, loss, 0, 44)
+		fx, fy := pdptest.Synth(1, d, loss, 0, 45)
 		cfg := Config{Loss: loss, Lambda: 1e-2}
 		a := mustAnalysis(t, x, y, cfg)
 		got, err := OnAverageKLFresh(a, fx, fy, sigma, 1)
@@ -271,7 +254,7 @@ func TestOnAverageKLFresh(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			dd := dist(sol.W, a.Solution().W)
+			dd := pdptest.Dist(sol.W, a.Solution().W)
 			want += dd * dd / (2 * sigma * sigma) / n
 		}
 		if got.Pairs != n || got.Kind != KindBound {
@@ -308,8 +291,8 @@ func TestOnAverageKLFresh(t *testing.T) {
 func TestOnAverageKLAllPairs(t *testing.T) {
 	const n, m, d, sigma = 12, 5, 2, 0.1
 	loss := losses.Squared{}
-	x, y := synth(n, d, loss, 0, 7)
-	fx, fy := synth(m, d, loss, 0, 8)
+	x, y := pdptest.Synth(n, d, loss, 0, 7)
+	fx, fy := pdptest.Synth(m, d, loss, 0, 8)
 	cfg := Config{Loss: loss, Lambda: 0.1}
 	a := mustAnalysis(t, x, y, cfg)
 	got, err := OnAverageKLFresh(a, fx, fy, sigma, 3)
@@ -328,7 +311,7 @@ func TestOnAverageKLAllPairs(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			dd := dist(sol.W, a.Solution().W)
+			dd := pdptest.Dist(sol.W, a.Solution().W)
 			vals = append(vals, dd*dd/(2*sigma*sigma))
 		}
 	}

@@ -14,6 +14,7 @@ import (
 	"gonum.org/v1/gonum/stat/distuv"
 
 	"github.com/stabpriv/stabpriv/losses"
+	"github.com/stabpriv/stabpriv/pdp/internal/pdptest"
 	"github.com/stabpriv/stabpriv/perturb"
 )
 
@@ -119,7 +120,7 @@ func TestMechanismEpsilon(t *testing.T) {
 // states the convention and the confidentiality), and draws the figure.
 func TestReportAndPlot(t *testing.T) {
 	const n, d, lambda = 500, 5, 1e-2
-	x, y := synth(n, d, losses.Logistic{}, 0, 8)
+	x, y := pdptest.Synth(n, d, losses.Logistic{}, 0, 8)
 	a := mustAnalysis(t, x, y, Config{Loss: losses.Logistic{}, Lambda: lambda})
 	diffs, err := a.RemoveAll()
 	if err != nil {

@@ -12,6 +12,7 @@ import (
 
 	"github.com/stabpriv/stabpriv/internal/check"
 	"github.com/stabpriv/stabpriv/losses"
+	"github.com/stabpriv/stabpriv/pdp/internal/linalg"
 )
 
 // Analysis is the per-instance sensitivity analysis of the exact ERM
@@ -273,7 +274,7 @@ func (a *Analysis) update(pts [][]float64, rows []nbRow, b *mat.Dense, col0 int)
 		}
 		var lu mat.LU
 		lu.Factorize(am)
-		if c := lu.Cond(); !(c < maxCond) {
+		if c := lu.Cond(); !(c < linalg.MaxCond) {
 			return Diff{}, 0, fmt.Errorf("%w: the neighbour's Hessian at w_hat is singular (condition %.3g of I + D M)", ErrSingular, c)
 		}
 		var cv mat.VecDense
