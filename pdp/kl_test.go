@@ -32,7 +32,6 @@ func posterior(x *mat.Dense, y []float64, gamma, lambda float64) (*mat.VecDense,
 	return &mu, &cov
 }
 
-
 // TestOnAverageKLEqualsGeneralization reproduces Wang, Lei & Fienberg
 // (On-Average KL-Privacy), Theorem 4, by simulation, with the library's
 // on-average KL of posterior sampling (Ridge.OPSOnAverageKL): for posterior

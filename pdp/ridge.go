@@ -56,6 +56,19 @@ func FitRidge(x *mat.Dense, y []float64, lambda float64) (*Ridge, error) {
 	return fitRidge(x, y, float64(n)*lambda)
 }
 
+// FitReg fits ridge regression on (x, y) with the ridge weight reg = N
+// lambda given directly (Wang's lambda; AdaOPSResult.Reg, for example):
+// the penalty is (reg/2)||w||^2, reg >= 0.
+func FitReg(x *mat.Dense, y []float64, reg float64) (*Ridge, error) {
+	if !check.NonNegative(reg) {
+		return nil, fmt.Errorf("%w: ridge weight %v, want finite >= 0", ErrInput, reg)
+	}
+	if x == nil || x.IsEmpty() {
+		return nil, fmt.Errorf("%w: no rows", ErrInput)
+	}
+	return fitRidge(x, y, reg)
+}
+
 // fitRidge fits with the ridge weight reg.
 func fitRidge(x *mat.Dense, y []float64, reg float64) (*Ridge, error) {
 	n, d := x.Dims()

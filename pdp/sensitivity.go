@@ -76,6 +76,17 @@ func weightedGram(x *mat.Dense) *mat.SymDense {
 // Solution returns the exact minimizer the analysis runs on.
 func (a *Analysis) Solution() *Solution { return a.sol }
 
+// Loss returns the loss of the analysed objective (Config.Loss).
+func (a *Analysis) Loss() losses.Loss { return a.p.loss }
+
+// Reg returns the ridge weight N lambda of J (Config.N, or the number of
+// rows, times Config.Lambda).
+func (a *Analysis) Reg() float64 { return a.p.reg }
+
+// Tolerance returns the solver's bound on ||grad J(w)||/n at the solution
+// (Config.Tolerance, or DefaultTolerance when it is zero).
+func (a *Analysis) Tolerance() float64 { return a.p.tol }
+
 // Diff is the per-instance sensitivity of w_hat for one neighbour of the
 // data set (see Neighbours): the change of the minimizer when one row is
 // removed, one target added, or one row replaced.

@@ -21,6 +21,7 @@ import (
 	"github.com/stabpriv/stabpriv/losses"
 	"github.com/stabpriv/stabpriv/modelfile"
 	"github.com/stabpriv/stabpriv/pdp"
+	"github.com/stabpriv/stabpriv/pdp/report"
 )
 
 // pdpRun runs the command line and returns stdout and the error.
@@ -128,7 +129,7 @@ func TestPDPDefault(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	var rep pdp.Report
+	var rep report.Report
 	if err := json.Unmarshal(data, &rep); err != nil {
 		t.Fatal(err)
 	}
@@ -334,13 +335,13 @@ func trainModel(t *testing.T, data string, flags ...string) string {
 }
 
 // readSummary reads summary.json of dir.
-func readSummary(t *testing.T, dir string) pdp.Report {
+func readSummary(t *testing.T, dir string) report.Report {
 	t.Helper()
 	data, err := os.ReadFile(filepath.Join(dir, "summary.json"))
 	if err != nil {
 		t.Fatal(err)
 	}
-	var rep pdp.Report
+	var rep report.Report
 	if err := json.Unmarshal(data, &rep); err != nil {
 		t.Fatal(err)
 	}
@@ -494,7 +495,7 @@ func TestPDPModel(t *testing.T) {
 	if rel.NullRows != nulls || nulls == 0 {
 		t.Errorf("%d null rows reported, %d in the split", rel.NullRows, nulls)
 	}
-	if rel.Weights != pdp.AnalysedMinimizer || rel.Neighbours != pdp.NeighboursVersusCertificate || !strings.Contains(rep.Confidential, "must not be published") {
+	if rel.Weights != report.AnalysedMinimizer || rel.Neighbours != report.NeighboursVersusCertificate || !strings.Contains(rep.Confidential, "must not be published") {
 		t.Error("summary.json lacks a statement")
 	}
 	if !(rel.ReleasedToExact > 0) || !strings.Contains(rel.Claim, "NO privacy claim") {
@@ -624,7 +625,7 @@ func writeMatrix(t *testing.T, body string) string {
 func TestPDPRidgeReleases(t *testing.T) {
 	path, x, y := pdpCSV(t, 200, 9)
 	common := []string{"pdp", "--data", path, "--label", "y", "--loss", "squared", "--standardize", "none", "--bias", "false", "--test-frac", "0.25", "--lambda", "0.01"}
-	run := func(args ...string) (string, []map[string]string, pdp.Report) {
+	run := func(args ...string) (string, []map[string]string, report.Report) {
 		t.Helper()
 		dir := filepath.Join(t.TempDir(), "out")
 		stdout, err := pdpRun(t, append(append(append([]string(nil), common...), args...), "--out", dir)...)
