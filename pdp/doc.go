@@ -48,23 +48,18 @@
 //     sensitivities (Mechanism): Laplace and gamma-norm noise exactly,
 //     Gaussian noise on the exact (Balle & Wang) curve, and Gaussian noise
 //     with a general covariance A^{-1}/gamma (GaussianCov, Wang's eq. 2-3).
-//   - Ridge regression in closed form (Ridge): leverage scores and
-//     leave-one-out residuals (Wang's eq. 4), one posterior sample (OPS)
-//     with its Theorem 14 pDP bound, and AdaOPS (Algorithm 1) with its
-//     (eps, delta)-DP guarantee and the largest gamma_n its argument
-//     allows (package pdp/ridge; package pdp/report's SimulateRidge analyses
-//     OPS, AdaOPS and the general-covariance Gaussian on a data set). The paper's misprints are corrected and
-//     documented where they matter: Algorithm 1's lambda = min{0, ...}
-//     (max), the sign of Lemma 13's second form, the tail and the sign of
-//     eq. 8 in Theorem 14 (TestOPSLossExact, TestOPSBoundHolds), Lemma 4's
-//     gamma for sqrt(gamma) and missing sqrt 2 (TestGaussianCovLemma4), and
-//     Lemma 18's constant sqrt(2/h) where 1/sqrt(h) holds.
+//   - Ridge regression in closed form, one posterior sample (OPS) and
+//     AdaOPS are package pdp/ridge's. The paper's misprints are corrected
+//     and documented where they matter: here the sign of Lemma 13's second
+//     form and Lemma 4's gamma for sqrt(gamma) and missing sqrt 2
+//     (TestGaussianCovLemma4); those of Theorem 14, Algorithm 1 and
+//     Lemma 18 there.
 //   - On-average KL-privacy (Wang, Lei & Fienberg, "On-Average KL-Privacy
 //     and its equivalence to Generalization", Definition 2: replace-one by
 //     a fresh draw): of a Gaussian release by one-step replace-one
 //     differences with held-out rows as the fresh draws (OnAverageKLFresh,
 //     OnAverageKL), and of posterior sampling in closed form
-//     (Ridge.OPSOnAverageKL), tested against the closed form of the
+//     (ridge.Ridge.OPSOnAverageKL), tested against the closed form of the
 //     posterior of a mean and, by simulation, against the generalization
 //     gap (their Theorem 4).
 //   - Wang's bound on the generalization gap from the moments of pDP

@@ -23,6 +23,7 @@ import (
 	"github.com/stabpriv/stabpriv/pdp"
 	"github.com/stabpriv/stabpriv/pdp/publish"
 	"github.com/stabpriv/stabpriv/pdp/report"
+	"github.com/stabpriv/stabpriv/pdp/ridge"
 	"github.com/stabpriv/stabpriv/perturb"
 )
 
@@ -374,7 +375,7 @@ func runPDP(_ context.Context, args []string, stdout, stderr io.Writer) error {
 	} else {
 		res, err = report.Simulate(ds, sim)
 	}
-	var cond *pdp.CondError
+	var cond *ridge.CondError
 	switch {
 	case errors.As(err, &cond):
 		return usagef("--cond %v is above AdaOPS's limit %.6g = n eps/(4 d (1 + log(4/delta))) for n = %d training rows, d = %d weights, --epsilon %v, --delta %v: lower --cond or raise --epsilon", s.cond, cond.Max, cond.N, cond.D, s.epsilon, s.delta)

@@ -22,6 +22,7 @@ import (
 	"github.com/stabpriv/stabpriv/modelfile"
 	"github.com/stabpriv/stabpriv/pdp"
 	"github.com/stabpriv/stabpriv/pdp/report"
+	"github.com/stabpriv/stabpriv/pdp/ridge"
 )
 
 // pdpRun runs the command line and returns stdout and the error.
@@ -162,7 +163,7 @@ func TestPDPRawRidge(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	ridge, err := pdp.FitRidge(x, y, lambda)
+	fit, err := ridge.FitRidge(x, y, lambda)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -174,14 +175,14 @@ func TestPDPRawRidge(t *testing.T) {
 		if int(num(t, r["id"])) != i+1 {
 			t.Fatalf("row %d has id %s, want data row %d", i, r["id"], i+1)
 		}
-		if s := num(t, r["sensitivity"]); math.Abs(s-ridge.Sensitivity[i]) > 1e-9*(1+ridge.Sensitivity[i]) {
-			t.Errorf("row %d: sensitivity %g, ridge closed form %g", i, s, ridge.Sensitivity[i])
+		if s := num(t, r["sensitivity"]); math.Abs(s-fit.Sensitivity[i]) > 1e-9*(1+fit.Sensitivity[i]) {
+			t.Errorf("row %d: sensitivity %g, ridge closed form %g", i, s, fit.Sensitivity[i])
 		}
-		if l := num(t, r["leverage"]); math.Abs(l-ridge.Leverage[i]) > 1e-9 {
-			t.Errorf("row %d: leverage %g, ridge %g", i, l, ridge.Leverage[i])
+		if l := num(t, r["leverage"]); math.Abs(l-fit.Leverage[i]) > 1e-9 {
+			t.Errorf("row %d: leverage %g, ridge %g", i, l, fit.Leverage[i])
 		}
-		if res := num(t, r["residual"]); math.Abs(res-ridge.Residual[i]) > 1e-9 {
-			t.Errorf("row %d: residual %g, ridge %g", i, res, ridge.Residual[i])
+		if res := num(t, r["residual"]); math.Abs(res-fit.Residual[i]) > 1e-9 {
+			t.Errorf("row %d: residual %g, ridge %g", i, res, fit.Residual[i])
 		}
 	}
 }
@@ -646,7 +647,7 @@ func TestPDPRidgeReleases(t *testing.T) {
 		xt.SetRow(k, x.RawRowView(i))
 		yt[k] = y[i]
 	}
-	r, err := pdp.FitRidge(xt, yt, 0.01)
+	r, err := ridge.FitRidge(xt, yt, 0.01)
 	if err != nil {
 		t.Fatal(err)
 	}

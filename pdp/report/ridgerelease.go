@@ -10,6 +10,7 @@ import (
 	"github.com/stabpriv/stabpriv/internal/check"
 	"github.com/stabpriv/stabpriv/losses"
 	"github.com/stabpriv/stabpriv/pdp"
+	"github.com/stabpriv/stabpriv/pdp/ridge"
 	"github.com/stabpriv/stabpriv/perturb"
 )
 
@@ -38,7 +39,7 @@ type RidgeRelease struct {
 	// Xw||^2 + n lambda ||w||^2))) or the precision scale of the Gaussian;
 	// AdaOPS chooses its own (unused).
 	Gamma float64
-	// Cond is AdaOPS's kappa (pdp.AdaOPSConfig.Cond).
+	// Cond is AdaOPS's kappa (ridge.AdaOPSConfig.Cond).
 	Cond float64
 	// Precision is the Gaussian's A, positive definite, of the dimension
 	// of the prepared rows; nil means the identity. It must be fixed
@@ -102,10 +103,10 @@ func SimulateRidge(ds *datasets.Dataset, sim Simulation, rr RidgeRelease) (*Resu
 		return nil, fmt.Errorf("%w: a %d x %d precision matrix A for %d weights (with the bias column, if any)", pdp.ErrInput, rr.Precision.SymmetricDim(), rr.Precision.SymmetricDim(), d)
 	}
 	reg := float64(ntr) * sim.Lambda
-	var ada *pdp.AdaOPSResult
+	var ada *ridge.AdaOPSResult
 	if rr.Kind == RidgeAdaOPS {
 		// AdaOPS chooses its ridge weight; the sensitivities are at it.
-		if ada, err = pdp.AdaOPS(xtr, ytr, pdp.AdaOPSConfig{Epsilon: sim.Epsilon, Delta: sim.Delta, Cond: rr.Cond, Source: perturb.Seeded(rr.Seed)}); err != nil {
+		if ada, err = ridge.AdaOPS(xtr, ytr, ridge.AdaOPSConfig{Epsilon: sim.Epsilon, Delta: sim.Delta, Cond: rr.Cond, Source: perturb.Seeded(rr.Seed)}); err != nil {
 			return nil, err
 		}
 		reg = ada.Reg
@@ -136,7 +137,7 @@ func SimulateRidge(ds *datasets.Dataset, sim Simulation, rr RidgeRelease) (*Resu
 		} else {
 			notes = append(notes, fmt.Sprintf("one posterior sample (OPS) with gamma = %g and the ridge weight n lambda = %.4g; per-instance epsilons by Wang's Theorem 14, corrected (pdp.opsBound): upper bounds; no worst-case DP epsilon without a bounded domain", gamma, reg))
 		}
-		r, err := pdp.FitReg(xtr, ytr, reg)
+		r, err := ridge.FitReg(xtr, ytr, reg)
 		if err != nil {
 			return nil, err
 		}

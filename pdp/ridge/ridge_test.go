@@ -1,4 +1,4 @@
-package pdp
+package ridge
 
 import (
 	"errors"
@@ -9,6 +9,7 @@ import (
 	"gonum.org/v1/gonum/stat/distuv"
 
 	"github.com/stabpriv/stabpriv/losses"
+	"github.com/stabpriv/stabpriv/pdp"
 	"github.com/stabpriv/stabpriv/pdp/internal/pdptest"
 	"github.com/stabpriv/stabpriv/perturb"
 )
@@ -23,7 +24,10 @@ func TestRidgeClosedForm(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	a := mustAnalysis(t, x, y, Config{Loss: losses.Squared{}, Lambda: lambda})
+	a, err := pdp.New(x, y, pdp.Config{Loss: losses.Squared{}, Lambda: lambda})
+	if err != nil {
+		t.Fatal(err)
+	}
 	if e := pdptest.Dist(r.W, a.Solution().W); e > 1e-10 {
 		t.Fatalf("ridge and Newton solutions differ by %g", e)
 	}
@@ -177,13 +181,13 @@ func TestAdaOPS(t *testing.T) {
 		{Epsilon: 0, Delta: 1e-6, Cond: 1, Source: perturb.Seeded(1)},
 		{Epsilon: 1, Delta: 1e-6, Cond: 1},
 	} {
-		if _, err := AdaOPS(x, y, bad); !errors.Is(err, ErrInput) {
+		if _, err := AdaOPS(x, y, bad); !errors.Is(err, pdp.ErrInput) {
 			t.Errorf("%+v: error %v, want ErrInput", bad, err)
 		}
 	}
 	big := mat.DenseCopyOf(x)
 	big.Set(0, 0, 3)
-	if _, err := AdaOPS(big, y, cfg); !errors.Is(err, ErrInput) {
+	if _, err := AdaOPS(big, y, cfg); !errors.Is(err, pdp.ErrInput) {
 		t.Errorf("row outside the unit ball: error %v", err)
 	}
 }
