@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/stabpriv/stabpriv/losses"
+	"github.com/stabpriv/stabpriv/pdp/internal/pdptest"
 	"github.com/stabpriv/stabpriv/perturb"
 )
 
@@ -13,7 +14,7 @@ import (
 // features (synthetic, rows in the unit ball, the last feature a bias).
 func benchAnalysis(b *testing.B, n, d int) *Analysis {
 	b.Helper()
-	x, y := synth(n, d, losses.Logistic{}, 0, 1)
+	x, y := pdptest.Synth(n, d, losses.Logistic{}, 0, 1)
 	a, err := New(x, y, Config{Loss: losses.Logistic{}, Lambda: 1e-4})
 	if err != nil {
 		b.Fatal(err)
@@ -79,7 +80,7 @@ func benchExact(b *testing.B, n, d, k int) {
 
 // benchSolve times the exact ERM solve and the factorization.
 func benchSolve(b *testing.B, n, d int) {
-	x, y := synth(n, d, losses.Logistic{}, 0, 1)
+	x, y := pdptest.Synth(n, d, losses.Logistic{}, 0, 1)
 	timeCPU(b, func() {
 		if _, err := New(x, y, Config{Loss: losses.Logistic{}, Lambda: 1e-4}); err != nil {
 			b.Fatal(err)

@@ -9,6 +9,7 @@ import (
 	"gonum.org/v1/gonum/mat"
 
 	"github.com/stabpriv/stabpriv/losses"
+	"github.com/stabpriv/stabpriv/pdp/internal/pdptest"
 	"github.com/stabpriv/stabpriv/regularizers"
 	"github.com/stabpriv/stabpriv/trainer"
 )
@@ -20,7 +21,7 @@ import (
 // clipping equals retraining.
 func TestClippedSolveIsTrainerFixedPoint(t *testing.T) {
 	const n, d, lambda, clip = 120, 4, 0.05, 0.15
-	x, y := synth(n, d, losses.Logistic{}, 0, 5)
+	x, y := pdptest.Synth(n, d, losses.Logistic{}, 0, 5)
 	cfg := Config{Loss: losses.Logistic{}, Lambda: lambda, Clip: clip}
 	a := mustAnalysis(t, x, y, cfg)
 	w := a.Solution().W
@@ -40,7 +41,7 @@ func TestClippedSolveIsTrainerFixedPoint(t *testing.T) {
 		t.Fatalf("clipping acts on %d of %d rows at the solution", active, n)
 	}
 	unclipped := mustAnalysis(t, x, y, Config{Loss: losses.Logistic{}, Lambda: lambda})
-	if dist(unclipped.Solution().W, w) < 1e-3 {
+	if pdptest.Dist(unclipped.Solution().W, w) < 1e-3 {
 		t.Fatalf("clipping did not move the minimizer")
 	}
 
@@ -53,8 +54,8 @@ func TestClippedSolveIsTrainerFixedPoint(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if e := dist(m.W, w); e > 1e-8 {
-		t.Errorf("clipped full-batch descent ends %g from the clipped minimizer (unclipped minimizer %g away)", e, dist(m.W, unclipped.Solution().W))
+	if e := pdptest.Dist(m.W, w); e > 1e-8 {
+		t.Errorf("clipped full-batch descent ends %g from the clipped minimizer (unclipped minimizer %g away)", e, pdptest.Dist(m.W, unclipped.Solution().W))
 	}
 
 	for _, i := range []int{0, 33, n - 1} {
@@ -62,7 +63,7 @@ func TestClippedSolveIsTrainerFixedPoint(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		xo, yo := without(x, y, i)
+		xo, yo := pdptest.Without(x, y, i)
 		ref, err := Solve(xo, yo, Config{Loss: losses.Logistic{}, Lambda: lambda, Clip: clip, N: n})
 		if err != nil {
 			t.Fatal(err)
@@ -71,7 +72,7 @@ func TestClippedSolveIsTrainerFixedPoint(t *testing.T) {
 		for k := range want {
 			want[k] = ref.W[k] - w[k]
 		}
-		if e := dist(ex.V, want); e > 1e-8 {
+		if e := pdptest.Dist(ex.V, want); e > 1e-8 {
 			t.Errorf("row %d: exact difference off retraining by %g (Delta %g)", i, e, ex.L2)
 		}
 		if ex.IdentityGap > 1e-8 {
@@ -87,11 +88,11 @@ func TestClippedSolveIsTrainerFixedPoint(t *testing.T) {
 // TestClipRefused checks the refusals of Config.Clip: softmax with a
 // positive G, and a G that is not finite >= 0.
 func TestClipRefused(t *testing.T) {
-	x, y := synth(30, 3, losses.Softmax{}, 3, 1)
+	x, y := pdptest.Synth(30, 3, losses.Softmax{}, 3, 1)
 	if _, err := New(x, y, Config{Loss: losses.Softmax{}, Classes: 3, Lambda: 0.1, Clip: 0.5}); !errors.Is(err, ErrNotSmooth) {
 		t.Errorf("softmax with clipping: %v, want ErrNotSmooth", err)
 	}
-	xb, yb := synth(30, 3, losses.Logistic{}, 0, 1)
+	xb, yb := pdptest.Synth(30, 3, losses.Logistic{}, 0, 1)
 	for _, g := range []float64{-1, math.NaN(), math.Inf(1)} {
 		if _, err := New(xb, yb, Config{Loss: losses.Logistic{}, Lambda: 0.1, Clip: g}); !errors.Is(err, ErrInput) {
 			t.Errorf("G = %v: %v, want ErrInput", g, err)

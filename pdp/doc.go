@@ -48,51 +48,30 @@
 //     sensitivities (Mechanism): Laplace and gamma-norm noise exactly,
 //     Gaussian noise on the exact (Balle & Wang) curve, and Gaussian noise
 //     with a general covariance A^{-1}/gamma (GaussianCov, Wang's eq. 2-3).
-//   - Ridge regression in closed form (Ridge): leverage scores and
-//     leave-one-out residuals (Wang's eq. 4), one posterior sample (OPS)
-//     with its Theorem 14 pDP bound, and AdaOPS (Algorithm 1) with its
-//     (eps, delta)-DP guarantee and the largest gamma_n its argument
-//     allows; SimulateRidge analyses OPS, AdaOPS and the general-covariance
-//     Gaussian on a data set. The paper's misprints are corrected and
-//     documented where they matter: Algorithm 1's lambda = min{0, ...}
-//     (max), the sign of Lemma 13's second form, the tail and the sign of
-//     eq. 8 in Theorem 14 (TestOPSLossExact, TestOPSBoundHolds), Lemma 4's
-//     gamma for sqrt(gamma) and missing sqrt 2 (TestGaussianCovLemma4), and
-//     Lemma 18's constant sqrt(2/h) where 1/sqrt(h) holds.
+//   - Ridge regression in closed form, one posterior sample (OPS) and
+//     AdaOPS are package pdp/ridge's. The paper's misprints are corrected
+//     and documented where they matter: here the sign of Lemma 13's second
+//     form and Lemma 4's gamma for sqrt(gamma) and missing sqrt 2
+//     (TestGaussianCovLemma4); those of Theorem 14, Algorithm 1 and
+//     Lemma 18 there.
 //   - On-average KL-privacy (Wang, Lei & Fienberg, "On-Average KL-Privacy
 //     and its equivalence to Generalization", Definition 2: replace-one by
 //     a fresh draw): of a Gaussian release by one-step replace-one
 //     differences with held-out rows as the fresh draws (OnAverageKLFresh,
 //     OnAverageKL), and of posterior sampling in closed form
-//     (Ridge.OPSOnAverageKL), tested against the closed form of the
+//     (ridge.Ridge.OPSOnAverageKL), tested against the closed form of the
 //     posterior of a mean and, by simulation, against the generalization
 //     gap (their Theorem 4).
-//   - A report (Report, NewReport): mean, median, p90, p99 and max of eps
-//     over the rows, the moments of Wang's Definition 7, the most exposed
-//     rows, the replace-one epsilons, the held-out targets (refined and
-//     bounded like the rows), against the worst-case DP epsilon of the same
-//     release, and a figure in the style of Wang's Figures 1 and 2
-//     (WriteFigure: the rows, the targets and the replace-one bounds
-//     against the DP epsilon and both pDP-for-all lines).
 //   - Wang's bound on the generalization gap from the moments of pDP
 //     (GeneralizationBound; Proposition 9 and Corollary 12), in every report.
 //   - The public constants a DP summary of the per-instance epsilons rests
-//     on (Result.Publishable), for package pdp/publish, whose summary is
-//     the one publishable output.
-//   - The pDP of an actual release, a model file written by stabpriv train
-//     (the command's --model; ReleaseAnalysis, CompareCertified): the
-//     training rows are rebuilt from the same table
-//     (modelfile.Released.TrainingRows), the objective (loss, lambda,
-//     clipping) and the noise (mechanism, scale, delta) are read from the
-//     certificate, and each row's eps is compared with the certified eps:
-//     the share of rows below it and the worst row. Three statements go
-//     with every such report: the release's weights came from SGD and the
-//     analysis is of the exact minimizer of the same objective
-//     (AnalysedMinimizer; the distance of the published weights to it is
-//     given as context), the pDP neighbour is add/remove-one while the
-//     certificate is replace-one (NeighboursVersusCertificate, with each
-//     row's replace-one epsilon beside), and the values are confidential
-//     (Confidential).
+//     on (PublicConstants, Publishable), for package pdp/publish, whose
+//     summary is the one publishable output.
+//   - The statistics of the per-instance epsilons over the rows (Summarize,
+//     Moments).
+//
+// The analysis of a whole data set or of a model file, its report, files
+// and figure are package pdp/report's (Simulate, AnalyzeRelease).
 //
 // Per-example clipping (Config.Clip) of a scalar GLM is analysed exactly:
 // the clipped trainer takes gradient steps of a Huberized loss to which
@@ -111,8 +90,8 @@
 // Confidentiality: pDP values are functions of the data set (they single
 // out outliers and high-leverage rows). They are for the data curator, to
 // understand a release, and must not be published; only the worst-case DP
-// epsilon is a public guarantee (the Confidential constant, carried by every
-// report).
+// epsilon is a public guarantee (the report.Confidential constant, carried
+// by every report of package pdp/report).
 //
 // Why a package of its own: pDP is an analysis of a release, not a way to
 // make one. It needs the exact minimizer and second-order information (the

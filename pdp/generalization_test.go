@@ -10,6 +10,7 @@ import (
 	"gonum.org/v1/gonum/mat"
 
 	"github.com/stabpriv/stabpriv/losses"
+	"github.com/stabpriv/stabpriv/pdp/internal/pdptest"
 	"github.com/stabpriv/stabpriv/perturb"
 )
 
@@ -37,7 +38,7 @@ func TestGeneralizationBoundHolds(t *testing.T) {
 		delta      = 1e-6
 		draws      = 100
 	)
-	x, y := synth(R*n+T, d, losses.Logistic{}, 0, 17)
+	x, y := pdptest.Synth(R*n+T, d, losses.Logistic{}, 0, 17)
 	rng := rand.New(rand.NewPCG(3, 4))
 	errRate := func(w []float64, lo, hi int) float64 {
 		bad := 0

@@ -398,3 +398,18 @@ func WorstCaseSensitivity(lz, kappa, lambda float64, n int) (replace, remove flo
 	remove = lz * kappa / (float64(n) * lambda)
 	return 2 * remove, remove, nil
 }
+
+// NoiseRMSNorm returns sqrt(E||b||^2) for the noise b of m in dimension
+// dim: sigma sqrt(dim) (Gaussian), b sqrt(2 dim) (Laplace), and
+// theta sqrt(dim (dim+1)) (gamma-norm noise, whose norm is Gamma(dim,
+// theta)).
+func (m Mechanism) NoiseRMSNorm(dim int) float64 {
+	p := float64(dim)
+	switch m.Kind {
+	case perturb.Laplace:
+		return m.Scale * math.Sqrt(2*p)
+	case perturb.Gamma:
+		return m.Scale * math.Sqrt(p*(p+1))
+	}
+	return m.Scale * math.Sqrt(p)
+}

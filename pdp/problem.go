@@ -9,6 +9,7 @@ import (
 	"github.com/stabpriv/stabpriv/glm"
 	"github.com/stabpriv/stabpriv/internal/check"
 	"github.com/stabpriv/stabpriv/losses"
+	"github.com/stabpriv/stabpriv/pdp/internal/linalg"
 )
 
 // DefaultTolerance is the gradient tolerance of the solver when
@@ -223,36 +224,12 @@ func hessianJ(v view, w []float64) *mat.SymDense {
 	return &h
 }
 
-// maxCond is the largest condition number of a Hessian treated as
-// invertible: beyond it, rounding (about 1e-16 relative) would leave the
-// solution with no correct digit.
-const maxCond = 1e13
-
 // factor returns the Cholesky factorization of h, or an error wrapping
 // ErrSingular when h is not numerically positive definite.
 func factor(h *mat.SymDense, what string) (*mat.Cholesky, error) {
-	var c mat.Cholesky
-	if !c.Factorize(h) {
-		return nil, fmt.Errorf("%w: %s is not positive definite; with lambda = 0 the rows must span R^d and, for a classification loss, the classes must not be separable (use lambda > 0)", ErrSingular, what)
-	}
-	if cond := c.Cond(); !(cond < maxCond) {
-		return nil, fmt.Errorf("%w: %s has condition number %.3g (> %g); with lambda = 0 the rows must span R^d and, for a classification loss, the classes must not be separable (use lambda > 0)", ErrSingular, what, cond, maxCond)
-	}
-	return &c, nil
+	return linalg.Factor(h, what, ErrSingular)
 }
 
-func norm2(v []float64) float64 {
-	var s float64
-	for _, x := range v {
-		s += x * x
-	}
-	return math.Sqrt(s)
-}
+func norm2(v []float64) float64 { return linalg.Norm2(v) }
 
-func norm1(v []float64) float64 {
-	var s float64
-	for _, x := range v {
-		s += math.Abs(x)
-	}
-	return s
-}
+func norm1(v []float64) float64 { return linalg.Norm1(v) }

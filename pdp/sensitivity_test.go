@@ -10,6 +10,7 @@ import (
 
 	"github.com/stabpriv/stabpriv/glm"
 	"github.com/stabpriv/stabpriv/losses"
+	"github.com/stabpriv/stabpriv/pdp/internal/pdptest"
 )
 
 // TestExactMatchesRetraining checks that the exact sensitivity (Newton
@@ -43,7 +44,7 @@ func TestExactMatchesRetraining(t *testing.T) {
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
 			const n, d = 300, 5
-			x, y := synth(n, d, tc.loss, tc.classes, 11)
+			x, y := pdptest.Synth(n, d, tc.loss, tc.classes, 11)
 			cfg := Config{Loss: tc.loss, Classes: tc.classes, Lambda: tc.lambda}
 			a := mustAnalysis(t, x, y, cfg)
 			if gn := a.Solution().GradNorm; gn > DefaultTolerance {
@@ -58,7 +59,7 @@ func TestExactMatchesRetraining(t *testing.T) {
 				if err != nil {
 					t.Fatal(err)
 				}
-				xo, yo := without(x, y, i)
+				xo, yo := pdptest.Without(x, y, i)
 				ref, err := Solve(xo, yo, Config{Loss: tc.loss, Classes: tc.classes, Lambda: tc.lambda, N: n})
 				if err != nil {
 					t.Fatal(err)
@@ -67,7 +68,7 @@ func TestExactMatchesRetraining(t *testing.T) {
 				for k := range want {
 					want[k] = ref.W[k] - a.Solution().W[k]
 				}
-				if e := dist(ex.V, want); e > 1e-8 {
+				if e := pdptest.Dist(ex.V, want); e > 1e-8 {
 					t.Errorf("row %d: exact difference off retraining by %g (Delta %g)", i, e, ex.L2)
 				}
 				if ex.IdentityGap > 1e-8 {
@@ -75,7 +76,7 @@ func TestExactMatchesRetraining(t *testing.T) {
 				}
 				one := all[i]
 				if tc.loss.Name() == "squared" {
-					if e := dist(one.V, want); e > 1e-10*(1+ex.L2) {
+					if e := pdptest.Dist(one.V, want); e > 1e-10*(1+ex.L2) {
 						t.Errorf("row %d: ridge one-step off by %g, want exact", i, e)
 					}
 				}
@@ -94,7 +95,7 @@ func TestExactMatchesRetraining(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			xa, ya := with(x, y, tx, ty)
+			xa, ya := pdptest.With(x, y, tx, ty)
 			ref, err := Solve(xa, ya, Config{Loss: tc.loss, Classes: tc.classes, Lambda: tc.lambda, N: n})
 			if err != nil {
 				t.Fatal(err)
@@ -103,7 +104,7 @@ func TestExactMatchesRetraining(t *testing.T) {
 			for k := range want {
 				want[k] = ref.W[k] - a.Solution().W[k]
 			}
-			if e := dist(ex.V, want); e > 1e-8 {
+			if e := pdptest.Dist(ex.V, want); e > 1e-8 {
 				t.Errorf("add: exact difference off retraining by %g", e)
 			}
 			if ex.IdentityGap > 1e-8 {
@@ -120,7 +121,7 @@ func TestExactMatchesRetraining(t *testing.T) {
 // of the Hessian (max|D3l| = 1/(6 sqrt 3) for the logistic loss).
 func TestOneStepSecondOrder(t *testing.T) {
 	const n, d, lambda = 400, 6, 1e-2
-	x, y := synth(n, d, losses.Logistic{}, 0, 5)
+	x, y := pdptest.Synth(n, d, losses.Logistic{}, 0, 5)
 	a := mustAnalysis(t, x, y, Config{Loss: losses.Logistic{}, Lambda: lambda})
 	all, err := a.RemoveAll()
 	if err != nil {
@@ -140,7 +141,7 @@ func TestOneStepSecondOrder(t *testing.T) {
 			t.Fatal(err)
 		}
 		bound := lh / (2 * mu) * ex.L2 * ex.L2
-		e := dist(all[i].V, ex.V)
+		e := pdptest.Dist(all[i].V, ex.V)
 		if e > bound*(1+1e-6)+1e-13 {
 			t.Errorf("row %d: one-step error %g above its second-order bound %g (Delta %g)", i, e, bound, ex.L2)
 		}
@@ -158,7 +159,7 @@ func TestRemoveAllMatchesRemove(t *testing.T) {
 		loss    losses.Loss
 		classes int
 	}{{losses.Logistic{}, 0}, {losses.Softmax{}, 3}} {
-		x, y := synth(2*chunkRows+17, 4, tc.loss, tc.classes, 3)
+		x, y := pdptest.Synth(2*chunkRows+17, 4, tc.loss, tc.classes, 3)
 		a := mustAnalysis(t, x, y, Config{Loss: tc.loss, Classes: tc.classes, Lambda: 1e-3})
 		all, err := a.RemoveAll()
 		if err != nil {
@@ -169,7 +170,7 @@ func TestRemoveAllMatchesRemove(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			if e := dist(one.V, all[i].V); e > 1e-14 {
+			if e := pdptest.Dist(one.V, all[i].V); e > 1e-14 {
 				t.Errorf("%s row %d: batched and single differ by %g", tc.loss.Name(), i, e)
 			}
 		}
@@ -179,7 +180,7 @@ func TestRemoveAllMatchesRemove(t *testing.T) {
 // TestBadInput checks that the hypotheses of Lemma 13 and the data are
 // checked with clear errors.
 func TestBadInput(t *testing.T) {
-	x, y := synth(50, 3, losses.Logistic{}, 0, 1)
+	x, y := pdptest.Synth(50, 3, losses.Logistic{}, 0, 1)
 	nan := mat.DenseCopyOf(x)
 	nan.Set(4, 1, math.NaN())
 	// Rank-deficient rows: the second column is twice the first.
@@ -246,7 +247,7 @@ func (hingeLike) Constants(losses.Domain) (losses.Constants, error) {
 // concurrently on one Analysis (run with -race): the same values as one at
 // a time.
 func TestConcurrentExact(t *testing.T) {
-	x, y := synth(200, 4, losses.Logistic{}, 0, 21)
+	x, y := pdptest.Synth(200, 4, losses.Logistic{}, 0, 21)
 	a := mustAnalysis(t, x, y, Config{Loss: losses.Logistic{}, Lambda: 1e-2})
 	target := append([]float64(nil), x.RawRowView(5)...)
 	target[0] += 0.2
@@ -274,8 +275,8 @@ func TestConcurrentExact(t *testing.T) {
 		<-done
 	}
 	for j := range want {
-		if errs[j] != nil || dist(got[j].V, want[j].V) != 0 {
-			t.Errorf("call %d: %v, %v off the sequential result", j, errs[j], dist(got[j].V, want[j].V))
+		if errs[j] != nil || pdptest.Dist(got[j].V, want[j].V) != 0 {
+			t.Errorf("call %d: %v, %v off the sequential result", j, errs[j], pdptest.Dist(got[j].V, want[j].V))
 		}
 	}
 }
@@ -303,7 +304,7 @@ func TestOneStepBound(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			const n, d = 200, 4
-			x, y := synth(n, d, tc.loss, tc.classes, 17)
+			x, y := pdptest.Synth(n, d, tc.loss, tc.classes, 17)
 			cfg := Config{Loss: tc.loss, Classes: tc.classes, Lambda: tc.lambda}
 			a := mustAnalysis(t, x, y, cfg)
 			all, err := a.RemoveAll()
@@ -314,7 +315,7 @@ func TestOneStepBound(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			fx, fy := synth(3, d, tc.loss, tc.classes, 99)
+			fx, fy := pdptest.Synth(3, d, tc.loss, tc.classes, 99)
 			rows := []int{0, 57, 123}
 			reps, err := a.ReplaceAll(rows, fx, fy)
 			if err != nil {
@@ -345,7 +346,7 @@ func TestOneStepBound(t *testing.T) {
 			worst := 0.0
 			check := func(what string, one Diff, exact []float64) {
 				t.Helper()
-				e := dist(one.V, exact)
+				e := pdptest.Dist(one.V, exact)
 				if tc.loss.Name() == "huber" {
 					if one.Kind() != KindEstimate {
 						t.Errorf("%s: huber one-step value of kind %s, want %s", what, one.Kind(), KindEstimate)
@@ -367,17 +368,17 @@ func TestOneStepBound(t *testing.T) {
 				t.Logf("%s: Delta %.3g, one-step error %.3g, bound %.3g", what, norm2(exact), e, one.ErrBound)
 			}
 			for q, i := range rows {
-				xo, yo := without(x, y, i)
+				xo, yo := pdptest.Without(x, y, i)
 				check(fmt.Sprintf("remove %d", i), all[i], retrain(xo, yo))
 				single, err := a.Remove(i)
-				if err != nil || dist(single.V, all[i].V) > 1e-14 || math.Abs(single.ErrBound-all[i].ErrBound) > 1e-12*all[i].ErrBound {
+				if err != nil || pdptest.Dist(single.V, all[i].V) > 1e-14 || math.Abs(single.ErrBound-all[i].ErrBound) > 1e-12*all[i].ErrBound {
 					t.Errorf("remove %d: single path %v, %v; batched %v", i, single.ErrBound, err, all[i].ErrBound)
 				}
 				xf, yf := replaced(i, x.RawRowView(i), a.FlipLabel(x.RawRowView(i), y[i]))
 				check(fmt.Sprintf("flip %d", i), flips[i], retrain(xf, yf))
 				xr, yr := replaced(i, fx.RawRowView(q), fy[q])
 				check(fmt.Sprintf("replace %d", i), reps[q], retrain(xr, yr))
-				xa, ya := with(x, y, fx.RawRowView(q), fy[q])
+				xa, ya := pdptest.With(x, y, fx.RawRowView(q), fy[q])
 				check(fmt.Sprintf("add %d", q), adds[q], retrain(xa, ya))
 			}
 			t.Logf("largest error / bound: %.3g", worst)
@@ -392,7 +393,7 @@ func TestOneStepBound(t *testing.T) {
 		})
 	}
 	// lambda = 0: no strong convexity, no bound.
-	x, y := synth(200, 4, losses.Logistic{}, 0, 17)
+	x, y := pdptest.Synth(200, 4, losses.Logistic{}, 0, 17)
 	a := mustAnalysis(t, x, y, Config{Loss: losses.Logistic{}})
 	one, err := a.Remove(3)
 	if err != nil {
@@ -414,7 +415,7 @@ func TestOneStepBound(t *testing.T) {
 // kappa = 1.
 func TestReplaceBoundAdversarial(t *testing.T) {
 	const n, d, lambda = 150, 4, 1e-2
-	x, y := synth(n, d, losses.Logistic{}, 0, 23)
+	x, y := pdptest.Synth(n, d, losses.Logistic{}, 0, 23)
 	cfg := Config{Loss: losses.Logistic{}, Lambda: lambda}
 	a := mustAnalysis(t, x, y, cfg)
 	all, err := a.RemoveAll()
@@ -458,7 +459,7 @@ func TestReplaceBoundAdversarial(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			dd := dist(sol.W, w)
+			dd := pdptest.Dist(sol.W, w)
 			if dd > l2 {
 				t.Errorf("row %d replaced: moved %g, bound %g", i, dd, l2)
 			}
@@ -472,12 +473,12 @@ func TestReplaceBoundAdversarial(t *testing.T) {
 	}
 	for _, v := range cands {
 		for _, ty := range []float64{-1, 1} {
-			xa, ya := with(x, y, v, ty)
+			xa, ya := pdptest.With(x, y, v, ty)
 			sol, err := Solve(xa, ya, ref)
 			if err != nil {
 				t.Fatal(err)
 			}
-			dd := dist(sol.W, w)
+			dd := pdptest.Dist(sol.W, w)
 			if dd > forAll {
 				t.Errorf("target added: moved %g, bound for all %g", dd, forAll)
 			}

@@ -22,6 +22,8 @@ import (
 	"github.com/stabpriv/stabpriv/losses"
 	"github.com/stabpriv/stabpriv/pdp"
 	"github.com/stabpriv/stabpriv/pdp/publish"
+	"github.com/stabpriv/stabpriv/pdp/report"
+	"github.com/stabpriv/stabpriv/pdp/ridge"
 	"github.com/stabpriv/stabpriv/perturb"
 )
 
@@ -102,7 +104,7 @@ var pdpHelp = "Usage: stabpriv pdp [flags] --out DIR\n       stabpriv pdp --mode
 	"optimized, not of the SGD iterate.\n\n" +
 	pdp.Neighbours + "."
 
-// pdpFiles are the files pdp writes into --out (pdp.Result.WriteDir).
+// pdpFiles are the files pdp writes into --out (report.Result.WriteDir).
 var pdpFiles = []string{"pdp.csv", "targets.csv", "summary.json", "pdp.png"}
 
 // pdpSettings are the checked flags.
@@ -110,15 +112,15 @@ type pdpSettings struct {
 	pdpFlags
 	lossFn losses.Loss
 	mech   perturb.Mechanism
-	fixed  bool              // --sigma given
-	ridge  *pdp.RidgeRelease // --mechanism ops, adaops or gaussian-cov
+	fixed  bool                 // --sigma given
+	ridge  *report.RidgeRelease // --mechanism ops, adaops or gaussian-cov
 	// publish is the DP summary requested (nil: none).
 	publish *publishSettings
 }
 
 // ridgeMechanisms are the releases of ridge regression that --mechanism
 // names beside perturb's.
-var ridgeMechanisms = map[string]bool{pdp.RidgeOPS: true, pdp.RidgeAdaOPS: true, pdp.RidgeGaussianCov: true}
+var ridgeMechanisms = map[string]bool{report.RidgeOPS: true, report.RidgeAdaOPS: true, report.RidgeGaussianCov: true}
 
 // parseRidge checks the flags of a ridge release (--mechanism ops, adaops
 // or gaussian-cov) and reads --precision.
@@ -130,9 +132,9 @@ func parseRidge(s *pdpSettings, set map[string]bool) error {
 	if set["sigma"] {
 		return usagef("--sigma fixes isotropic Gaussian noise; it excludes --mechanism %s", kind)
 	}
-	rr := &pdp.RidgeRelease{Kind: kind, Gamma: s.gamma, Cond: s.cond, Seed: s.seed}
+	rr := &report.RidgeRelease{Kind: kind, Gamma: s.gamma, Cond: s.cond, Seed: s.seed}
 	switch kind {
-	case pdp.RidgeOPS, pdp.RidgeGaussianCov:
+	case report.RidgeOPS, report.RidgeGaussianCov:
 		if !check.Positive(s.gamma) {
 			return usagef("--mechanism %s needs --gamma finite > 0", kind)
 		}
@@ -142,7 +144,7 @@ func parseRidge(s *pdpSettings, set map[string]bool) error {
 		if set["epsilon"] {
 			return usagef("--epsilon applies to --mechanism adaops; %s is set by --gamma", kind)
 		}
-	case pdp.RidgeAdaOPS:
+	case report.RidgeAdaOPS:
 		if !check.Positive(s.cond) || !check.Positive(s.epsilon) {
 			return usagef("--mechanism adaops needs --cond (kappa) and --epsilon finite > 0")
 		}
@@ -150,11 +152,11 @@ func parseRidge(s *pdpSettings, set map[string]bool) error {
 			return usagef("--gamma with --mechanism adaops: AdaOPS chooses its own")
 		}
 	}
-	if !(s.delta > 0 && s.delta < 1) || (kind != pdp.RidgeGaussianCov && !(s.delta < 2/math.E)) {
+	if !(s.delta > 0 && s.delta < 1) || (kind != report.RidgeGaussianCov && !(s.delta < 2/math.E)) {
 		return usagef("--delta %v, want in (0, 1) (ops and adaops: (0, 2/e))", s.delta)
 	}
 	if s.precision != "" {
-		if kind != pdp.RidgeGaussianCov {
+		if kind != report.RidgeGaussianCov {
 			return usagef("--precision applies to --mechanism gaussian-cov")
 		}
 		a, err := readPrecision(s.precision)
@@ -359,21 +361,21 @@ func runPDP(_ context.Context, args []string, stdout, stderr io.Writer) error {
 	if err != nil {
 		return err
 	}
-	sim := pdp.Simulation{
-		Rows: pdp.Rows{ExactTop: s.exactTop, Top: s.top}, Loss: s.lossFn, Lambda: s.lambda,
+	sim := report.Simulation{
+		Rows: report.Rows{ExactTop: s.exactTop, Top: s.top}, Loss: s.lossFn, Lambda: s.lambda,
 		Mechanism: s.mech, Epsilon: s.epsilon, Delta: s.delta, TestFrac: s.testFrac, Seed: s.seed,
 		Standardize: s.standardize == "train", Bias: s.bias, Kappa: s.kappa, LabelBound: s.labelBound, Source: source,
 	}
 	if s.fixed {
 		sim.Sigma = s.sigma
 	}
-	var res *pdp.Result
+	var res *report.Result
 	if s.ridge != nil {
-		res, err = pdp.SimulateRidge(ds, sim, *s.ridge)
+		res, err = report.SimulateRidge(ds, sim, *s.ridge)
 	} else {
-		res, err = pdp.Simulate(ds, sim)
+		res, err = report.Simulate(ds, sim)
 	}
-	var cond *pdp.CondError
+	var cond *ridge.CondError
 	switch {
 	case errors.As(err, &cond):
 		return usagef("--cond %v is above AdaOPS's limit %.6g = n eps/(4 d (1 + log(4/delta))) for n = %d training rows, d = %d weights, --epsilon %v, --delta %v: lower --cond or raise --epsilon", s.cond, cond.Max, cond.N, cond.D, s.epsilon, s.delta)
@@ -407,7 +409,7 @@ func runPDPModel(s *pdpSettings, stdout io.Writer) error {
 	if err != nil {
 		return err
 	}
-	res, err := pdp.AnalyzeRelease(r, tab, pdp.Release{Rows: pdp.Rows{ExactTop: s.exactTop, Top: s.top}, File: s.model, Source: source})
+	res, err := report.AnalyzeRelease(r, tab, report.Release{Rows: report.Rows{ExactTop: s.exactTop, Top: s.top}, File: s.model, Source: source})
 	if err != nil {
 		return fmt.Errorf("--model %s: %w", s.model, err)
 	}
@@ -443,7 +445,7 @@ func loadPDPData(s *pdpSettings) (*datasets.Dataset, string, error) {
 }
 
 // writeAndPrintPDP writes the analysis into --out and prints its summary.
-func writeAndPrintPDP(w io.Writer, res *pdp.Result, s *pdpSettings) error {
+func writeAndPrintPDP(w io.Writer, res *report.Result, s *pdpSettings) error {
 	var sum *publish.Summary
 	if s.publish != nil {
 		// Drawn before anything is written: an error leaves --out as it was.
@@ -468,7 +470,7 @@ func writeAndPrintPDP(w io.Writer, res *pdp.Result, s *pdpSettings) error {
 }
 
 // printPDP writes the summary.
-func printPDP(w io.Writer, r *pdp.Report, s *pdpSettings) {
+func printPDP(w io.Writer, r *report.Report, s *pdpSettings) {
 	fmt.Fprintln(w, r.Confidential+".")
 	fmt.Fprintf(w, "\nneighbours: %s.\n", r.Neighbours)
 	fmt.Fprintf(w, "\nmodel: %s loss, lambda = %g, n = %d training rows, d = %d, K = %d; exact minimizer: ||grad F|| = %.2g after %d Newton steps\n",
@@ -565,7 +567,7 @@ func checkModelFlags(s *pdpSettings, set map[string]bool) error {
 }
 
 // printPDPRelease writes the model-file part of a report.
-func printPDPRelease(w io.Writer, r *pdp.Report) {
+func printPDPRelease(w io.Writer, r *report.Report) {
 	rel := r.Release
 	c := rel.Certified
 	fmt.Fprintf(w, "\nmodel file: %s\n  claim: %s\n", rel.ModelFile, rel.Claim)
@@ -579,7 +581,7 @@ func printPDPRelease(w io.Writer, r *pdp.Report) {
 }
 
 // printCertified writes the comparison with the certified epsilon.
-func printCertified(w io.Writer, r *pdp.Report) {
+func printCertified(w io.Writer, r *report.Report) {
 	rel := r.Release
 	c := rel.Certified
 	fmt.Fprintf(w, "against the certified eps %g: %d of %d rows (%.2f%%) below it; worst row id %d: eps %.4g (%.3g of the certified eps), sensitivity %.4g\n",

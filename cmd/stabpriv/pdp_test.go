@@ -21,6 +21,8 @@ import (
 	"github.com/stabpriv/stabpriv/losses"
 	"github.com/stabpriv/stabpriv/modelfile"
 	"github.com/stabpriv/stabpriv/pdp"
+	"github.com/stabpriv/stabpriv/pdp/report"
+	"github.com/stabpriv/stabpriv/pdp/ridge"
 )
 
 // pdpRun runs the command line and returns stdout and the error.
@@ -128,7 +130,7 @@ func TestPDPDefault(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	var rep pdp.Report
+	var rep report.Report
 	if err := json.Unmarshal(data, &rep); err != nil {
 		t.Fatal(err)
 	}
@@ -161,7 +163,7 @@ func TestPDPRawRidge(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	ridge, err := pdp.FitRidge(x, y, lambda)
+	fit, err := ridge.FitRidge(x, y, lambda)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -173,14 +175,14 @@ func TestPDPRawRidge(t *testing.T) {
 		if int(num(t, r["id"])) != i+1 {
 			t.Fatalf("row %d has id %s, want data row %d", i, r["id"], i+1)
 		}
-		if s := num(t, r["sensitivity"]); math.Abs(s-ridge.Sensitivity[i]) > 1e-9*(1+ridge.Sensitivity[i]) {
-			t.Errorf("row %d: sensitivity %g, ridge closed form %g", i, s, ridge.Sensitivity[i])
+		if s := num(t, r["sensitivity"]); math.Abs(s-fit.Sensitivity[i]) > 1e-9*(1+fit.Sensitivity[i]) {
+			t.Errorf("row %d: sensitivity %g, ridge closed form %g", i, s, fit.Sensitivity[i])
 		}
-		if l := num(t, r["leverage"]); math.Abs(l-ridge.Leverage[i]) > 1e-9 {
-			t.Errorf("row %d: leverage %g, ridge %g", i, l, ridge.Leverage[i])
+		if l := num(t, r["leverage"]); math.Abs(l-fit.Leverage[i]) > 1e-9 {
+			t.Errorf("row %d: leverage %g, ridge %g", i, l, fit.Leverage[i])
 		}
-		if res := num(t, r["residual"]); math.Abs(res-ridge.Residual[i]) > 1e-9 {
-			t.Errorf("row %d: residual %g, ridge %g", i, res, ridge.Residual[i])
+		if res := num(t, r["residual"]); math.Abs(res-fit.Residual[i]) > 1e-9 {
+			t.Errorf("row %d: residual %g, ridge %g", i, res, fit.Residual[i])
 		}
 	}
 }
@@ -334,13 +336,13 @@ func trainModel(t *testing.T, data string, flags ...string) string {
 }
 
 // readSummary reads summary.json of dir.
-func readSummary(t *testing.T, dir string) pdp.Report {
+func readSummary(t *testing.T, dir string) report.Report {
 	t.Helper()
 	data, err := os.ReadFile(filepath.Join(dir, "summary.json"))
 	if err != nil {
 		t.Fatal(err)
 	}
-	var rep pdp.Report
+	var rep report.Report
 	if err := json.Unmarshal(data, &rep); err != nil {
 		t.Fatal(err)
 	}
@@ -494,7 +496,7 @@ func TestPDPModel(t *testing.T) {
 	if rel.NullRows != nulls || nulls == 0 {
 		t.Errorf("%d null rows reported, %d in the split", rel.NullRows, nulls)
 	}
-	if rel.Weights != pdp.AnalysedMinimizer || rel.Neighbours != pdp.NeighboursVersusCertificate || !strings.Contains(rep.Confidential, "must not be published") {
+	if rel.Weights != report.AnalysedMinimizer || rel.Neighbours != report.NeighboursVersusCertificate || !strings.Contains(rep.Confidential, "must not be published") {
 		t.Error("summary.json lacks a statement")
 	}
 	if !(rel.ReleasedToExact > 0) || !strings.Contains(rel.Claim, "NO privacy claim") {
@@ -624,7 +626,7 @@ func writeMatrix(t *testing.T, body string) string {
 func TestPDPRidgeReleases(t *testing.T) {
 	path, x, y := pdpCSV(t, 200, 9)
 	common := []string{"pdp", "--data", path, "--label", "y", "--loss", "squared", "--standardize", "none", "--bias", "false", "--test-frac", "0.25", "--lambda", "0.01"}
-	run := func(args ...string) (string, []map[string]string, pdp.Report) {
+	run := func(args ...string) (string, []map[string]string, report.Report) {
 		t.Helper()
 		dir := filepath.Join(t.TempDir(), "out")
 		stdout, err := pdpRun(t, append(append(append([]string(nil), common...), args...), "--out", dir)...)
@@ -645,7 +647,7 @@ func TestPDPRidgeReleases(t *testing.T) {
 		xt.SetRow(k, x.RawRowView(i))
 		yt[k] = y[i]
 	}
-	r, err := pdp.FitRidge(xt, yt, 0.01)
+	r, err := ridge.FitRidge(xt, yt, 0.01)
 	if err != nil {
 		t.Fatal(err)
 	}

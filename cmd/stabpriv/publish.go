@@ -14,6 +14,7 @@ import (
 	"github.com/stabpriv/stabpriv/internal/safefile"
 	"github.com/stabpriv/stabpriv/pdp"
 	"github.com/stabpriv/stabpriv/pdp/publish"
+	"github.com/stabpriv/stabpriv/pdp/report"
 	"github.com/stabpriv/stabpriv/perturb"
 )
 
@@ -122,7 +123,7 @@ func (ps *publishSettings) outFiles() []string {
 
 // summarizePDP draws the DP summary of the analysis. A budget the rows
 // cannot take (a delta at or above 1/n) is a usage error.
-func summarizePDP(res *pdp.Result, ps *publishSettings) (*publish.Summary, error) {
+func summarizePDP(res *report.Result, ps *publishSettings) (*publish.Summary, error) {
 	p, err := res.Publishable()
 	if err != nil {
 		return nil, &usageError{Err: fmt.Errorf("--publish-epsilon: %w", err)}

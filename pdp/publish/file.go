@@ -10,7 +10,7 @@ import (
 
 	"github.com/stabpriv/stabpriv/internal/inputcap"
 	"github.com/stabpriv/stabpriv/modelfile"
-	"github.com/stabpriv/stabpriv/pdp"
+	"github.com/stabpriv/stabpriv/pdp/report"
 	"github.com/stabpriv/stabpriv/perturb"
 )
 
@@ -183,7 +183,7 @@ func firstDiff(got, want []byte) string {
 // weights' SHA-256 and the certificate's claim) and every public constant
 // it states but the solver's tolerance (mechanism, noise, n, dim, lambda,
 // the Lipschitz and smoothness constants, standardized_on_rows) must
-// equal those the model file gives (pdp.ModelConstants). An error wraps
+// equal those the model file gives (report.ModelConstants). An error wraps
 // ErrFile and names the first difference. It does not show that the rows
 // summarized were the model's training rows.
 func CheckModel(s *Summary, r *modelfile.Released) error {
@@ -196,7 +196,7 @@ func CheckModel(s *Summary, r *modelfile.Released) error {
 	if s.Release.WeightsSHA256 == "" {
 		return fmt.Errorf("%w: the summary is of a simulated release, bound to no model file", ErrFile)
 	}
-	pc, err := pdp.ModelConstants(r)
+	pc, err := report.ModelConstants(r)
 	if err != nil {
 		return fmt.Errorf("%w: the model file gives no summary constants: %w", ErrFile, err)
 	}

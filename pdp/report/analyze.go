@@ -1,11 +1,10 @@
-package pdp
+package report
 
 import (
 	"errors"
 	"fmt"
 	"math"
 
-	"gonum.org/v1/gonum/floats"
 	"gonum.org/v1/gonum/mat"
 
 	"github.com/stabpriv/stabpriv/datasets"
@@ -13,7 +12,7 @@ import (
 	"github.com/stabpriv/stabpriv/dp"
 	"github.com/stabpriv/stabpriv/internal/check"
 	"github.com/stabpriv/stabpriv/losses"
-	"github.com/stabpriv/stabpriv/modelfile"
+	"github.com/stabpriv/stabpriv/pdp"
 	"github.com/stabpriv/stabpriv/perturb"
 )
 
@@ -27,28 +26,28 @@ type Result struct {
 	Report *Report
 	// IDs, Diffs and Epsilons describe the training rows: Epsilons[i] is
 	// the per-instance epsilon of row IDs[i] at its remove-one difference
-	// Diffs[i], exact, an upper bound or an estimate (Diff.Kind).
+	// Diffs[i], exact, an upper bound or an estimate (pdp.Diff.Kind).
 	IDs      []int
-	Diffs    []Diff
+	Diffs    []pdp.Diff
 	Epsilons []float64
 	// Flips are the one-step differences of replacing each row by its
-	// label-flipped copy (Analysis.FlipLabel): estimates of how far one
+	// label-flipped copy (pdp.Analysis.FlipLabel): estimates of how far one
 	// replace-one neighbour moves the minimizer.
-	Flips []Diff
+	Flips []pdp.Diff
 	// Replace and ReplaceEpsilons bound each row's replace-one sensitivity
-	// and epsilon over every replacement in the domain (ReplaceBound); nil
+	// and epsilon over every replacement in the domain (pdp.ReplaceBound); nil
 	// when there is no data-independent bound on an added row.
 	Replace, ReplaceEpsilons []float64
 	// TargetIDs, TargetDiffs and TargetEpsilons describe the held-out rows
 	// analysed as targets added to the data set; nil when there are none.
 	TargetIDs      []int
-	TargetDiffs    []Diff
+	TargetDiffs    []pdp.Diff
 	TargetEpsilons []float64
 
 	// a is the analysis, public the constants of a DP summary (or
 	// publicErr why there are none): see Publishable.
-	a         *Analysis
-	public    *PublicConstants
+	a         *pdp.Analysis
+	public    *pdp.PublicConstants
 	publicErr error
 }
 
@@ -59,7 +58,7 @@ type Rows struct {
 	// ExactTop is the number of most exposed rows refined to the exact
 	// value (RefineTop, RefineTopTargets for the held-out targets); the
 	// others keep their one-step values, with a proven error bound where
-	// the loss allows one (Diff.Kind).
+	// the loss allows one (pdp.Diff.Kind).
 	ExactTop int
 	// Top is the number of most exposed rows the report lists.
 	Top int
@@ -67,7 +66,7 @@ type Rows struct {
 
 func (o Rows) check() error {
 	if o.ExactTop < 0 || o.Top < 0 {
-		return fmt.Errorf("%w: exact top %d, top %d, want >= 0", ErrInput, o.ExactTop, o.Top)
+		return fmt.Errorf("%w: exact top %d, top %d, want >= 0", pdp.ErrInput, o.ExactTop, o.Top)
 	}
 	return nil
 }
@@ -109,7 +108,7 @@ type Simulation struct {
 // solves the ridge ERM exactly, and computes every training row's
 // leave-one-out sensitivity and per-instance epsilon against the worst-case
 // DP epsilon of the same release, and the held-out rows' epsilons as added
-// targets. Errors wrap ErrInput, ErrNotSmooth or ErrSingular for settings
+// targets. Errors wrap pdp.ErrInput, pdp.ErrNotSmooth or pdp.ErrSingular for settings
 // or data the analysis cannot use.
 func Simulate(ds *datasets.Dataset, sim Simulation) (*Result, error) {
 	if err := sim.check(); err != nil {
@@ -122,7 +121,7 @@ func Simulate(ds *datasets.Dataset, sim Simulation) (*Result, error) {
 	train, test, kappa, notes, trainIdx, testIdx := l.train, l.test, l.kappa, l.notes, l.trainIdx, l.testIdx
 	xtr, ytr := train.X, train.Y
 	_, d := xtr.Dims()
-	a, err := New(xtr, ytr, Config{Loss: sim.Loss, Classes: len(ds.Classes), Lambda: sim.Lambda, LabelBound: sim.LabelBound})
+	a, err := pdp.New(xtr, ytr, pdp.Config{Loss: sim.Loss, Classes: len(ds.Classes), Lambda: sim.Lambda, LabelBound: sim.LabelBound})
 	if err != nil {
 		return nil, err
 	}
@@ -130,14 +129,14 @@ func Simulate(ds *datasets.Dataset, sim Simulation) (*Result, error) {
 
 	// The release and its worst-case DP epsilon.
 	replace, remove, dpErr := sim.worstCase(kappa, xtr)
-	var m Mechanism
+	var m pdp.Mechanism
 	if sim.Sigma > 0 {
-		m, err = NewMechanism(perturb.AnalyticGaussian, sim.Sigma, sim.Delta)
+		m, err = pdp.NewMechanism(perturb.AnalyticGaussian, sim.Sigma, sim.Delta)
 	} else {
 		if dpErr != nil {
-			return nil, fmt.Errorf("%w: eps %v needs a worst-case sensitivity to calibrate the noise: %v", ErrNoBound, sim.Epsilon, dpErr)
+			return nil, fmt.Errorf("%w: eps %v needs a worst-case sensitivity to calibrate the noise: %v", pdp.ErrNoBound, sim.Epsilon, dpErr)
 		}
-		m, err = Calibrate(sim.Mechanism, sim.Epsilon, sim.Delta, replace, dim)
+		m, err = pdp.Calibrate(sim.Mechanism, sim.Epsilon, sim.Delta, replace, dim)
 	}
 	if err != nil {
 		return nil, err
@@ -198,26 +197,26 @@ func analysisNotes(res *Result) []string {
 
 // kindWords describes counts of kinds of values.
 func kindWords(k map[string]int) string {
-	return fmt.Sprintf("%d exact, %d upper bounds, %d estimates", k[KindExact], k[KindBound], k[KindEstimate])
+	return fmt.Sprintf("%d exact, %d upper bounds, %d estimates", k[pdp.KindExact], k[pdp.KindBound], k[pdp.KindEstimate])
 }
 
 // check validates the settings of a simulation.
 func (sim *Simulation) check() error {
 	switch {
 	case sim.Loss == nil:
-		return fmt.Errorf("%w: no loss", ErrInput)
+		return fmt.Errorf("%w: no loss", pdp.ErrInput)
 	case !check.NonNegative(sim.Lambda):
-		return fmt.Errorf("%w: lambda = %v, want finite >= 0", ErrInput, sim.Lambda)
+		return fmt.Errorf("%w: lambda = %v, want finite >= 0", pdp.ErrInput, sim.Lambda)
 	case !check.HalfOpenUnit(sim.TestFrac):
-		return fmt.Errorf("%w: test fraction %v, want in [0, 1)", ErrInput, sim.TestFrac)
+		return fmt.Errorf("%w: test fraction %v, want in [0, 1)", pdp.ErrInput, sim.TestFrac)
 	case !check.Positive(sim.Kappa):
-		return fmt.Errorf("%w: kappa = %v, want finite > 0", ErrInput, sim.Kappa)
+		return fmt.Errorf("%w: kappa = %v, want finite > 0", pdp.ErrInput, sim.Kappa)
 	case !check.NonNegative(sim.LabelBound):
-		return fmt.Errorf("%w: label bound %v, want finite >= 0", ErrInput, sim.LabelBound)
+		return fmt.Errorf("%w: label bound %v, want finite >= 0", pdp.ErrInput, sim.LabelBound)
 	case sim.LabelBound != 0 && sim.Loss.Task() != losses.Regression:
-		return fmt.Errorf("%w: a label bound applies to regression losses, not %s", ErrInput, sim.Loss.Name())
+		return fmt.Errorf("%w: a label bound applies to regression losses, not %s", pdp.ErrInput, sim.Loss.Name())
 	case !check.NonNegative(sim.Sigma):
-		return fmt.Errorf("%w: sigma = %v, want finite > 0 (or 0: calibrated to eps)", ErrInput, sim.Sigma)
+		return fmt.Errorf("%w: sigma = %v, want finite > 0 (or 0: calibrated to eps)", pdp.ErrInput, sim.Sigma)
 	}
 	return sim.Rows.check()
 }
@@ -240,10 +239,10 @@ func (sim *Simulation) load(ds *datasets.Dataset) (*loaded, error) {
 	var err error
 	l.trainIdx, l.testIdx, err = datasets.SplitIndex(n, sim.TestFrac, sim.Seed)
 	if err != nil {
-		return nil, fmt.Errorf("%w: %w", ErrInput, err)
+		return nil, fmt.Errorf("%w: %w", pdp.ErrInput, err)
 	}
 	if err := (dp.Budget{Epsilon: sim.Epsilon, Delta: sim.Delta}).CheckRows(len(l.trainIdx), "training row"); err != nil {
-		return nil, fmt.Errorf("%w: %w", ErrInput, err)
+		return nil, fmt.Errorf("%w: %w", pdp.ErrInput, err)
 	}
 	var prepNotes []string
 	l.train, l.test, l.kappa, prepNotes, err = sim.prepare(ds, l.trainIdx, l.testIdx)
@@ -325,7 +324,7 @@ func (sim *Simulation) prepare(ds *datasets.Dataset, trainIdx, testIdx []int) (t
 }
 
 // worstCase returns the data-independent sensitivity bounds of the exact
-// minimizer (WorstCaseSensitivity), or why there are none.
+// minimizer (pdp.WorstCaseSensitivity), or why there are none.
 func (sim *Simulation) worstCase(kappa float64, x *mat.Dense) (replace, remove float64, err error) {
 	if sim.Lambda == 0 {
 		return 0, 0, errors.New("lambda = 0: the minimizer has no data-independent sensitivity bound")
@@ -346,193 +345,7 @@ func (sim *Simulation) worstCase(kappa float64, x *mat.Dense) (replace, remove f
 			}
 		}
 	}
-	return WorstCaseSensitivity(c.Lz, kappa, sim.Lambda, n)
-}
-
-// Release names a model file for AnalyzeRelease.
-type Release struct {
-	Rows
-	// File names the model file and Source the table, for the report.
-	File, Source string
-}
-
-// AnalyzeRelease analyses the release of a model file r over its training
-// rows: the rows are rebuilt from the table t it was fitted on
-// (modelfile.Released.TrainingRows), the objective (loss, lambda,
-// clipping) and the noise (mechanism, scale, delta) come from its
-// certificate, which must verify, and each row's per-instance epsilon is
-// compared with the certified epsilon. The analysis is of the exact
-// minimizer of the objective the run optimized (AnalysedMinimizer), for
-// add/remove-one neighbours (NeighboursVersusCertificate).
-func AnalyzeRelease(r *modelfile.Released, t *datasets.Table, opts Release) (*Result, error) {
-	if err := opts.check(); err != nil {
-		return nil, err
-	}
-	if r == nil || t == nil {
-		return nil, fmt.Errorf("%w: no model file or no table", ErrInput)
-	}
-	c := r.Certificate
-	if c == nil {
-		return nil, fmt.Errorf("%w: the model file has no certificate: it was trained without a mechanism (its weights are published as trained), so there is no noise whose per-instance privacy could be analysed", ErrInput)
-	}
-	if c.Mechanism == perturb.Stump {
-		return nil, fmt.Errorf("%w: the model file releases a decision stump (permute-and-flip over a finite class): there is no minimizer's objective and no noise on weights whose per-instance privacy the Hessian identity could analyse", ErrInput)
-	}
-	verdict, why, err := modelfile.Verify(r)
-	if err != nil {
-		return nil, fmt.Errorf("the analysis takes the objective and the noise from the certificate, which must verify: %w", err)
-	}
-	claim := fmt.Sprintf("private release: (%g, %g)-DP for replace-one neighbours of the table (certificate verified)", c.Epsilon, c.Delta)
-	if verdict == modelfile.NotPrivate {
-		claim = "NO privacy claim: " + why + "; the calibration of its noise is analysed as if the noise were secret"
-	}
-	cfg, lip, notes, err := releaseObjective(r)
-	if err != nil {
-		return nil, err
-	}
-	X, y, ids, err := r.TrainingRows(t)
-	if err != nil {
-		return nil, fmt.Errorf("rebuilding the training rows: %w", err)
-	}
-	ids = rowNumbers(ids)
-	n, d := X.Dims()
-	run := c.Run
-	if n != run.N || d != run.D {
-		return nil, fmt.Errorf("%w: the rebuilt training rows are %d x %d, the certificate's run trained on %d x %d", ErrInput, n, d, run.N, run.D)
-	}
-	nulls := 0
-	for i := range n {
-		if mat.Norm(X.RowView(i), 2) == 0 {
-			nulls++
-		}
-	}
-	cfg.LabelBound = run.LabelBound
-	a, err := New(X, y, cfg)
-	if err != nil {
-		return nil, fmt.Errorf("the exact minimizer of the run's objective: %w", err)
-	}
-	sol := a.Solution()
-	m, err := NewMechanism(c.Mechanism, c.NoiseScale, c.Delta)
-	if err != nil {
-		return nil, err
-	}
-	ex := extras{seed: r.Split.Seed}
-	if run.Lambda > 0 {
-		ex.addBound = lip / (float64(n) * run.Lambda)
-	}
-	if ex.testX, ex.testY, ex.testIDs, err = r.HeldOutRows(t); err != nil {
-		return nil, fmt.Errorf("rebuilding the held-out rows: %w", err)
-	}
-	ex.testIDs = rowNumbers(ex.testIDs)
-	res, refined, err := analyse(a, m, run.Lambda, ids, opts.Rows, ex)
-	if err != nil {
-		return nil, err
-	}
-	if run.Radius > 0 {
-		// The trainer projected onto ||w|| <= R. The unconstrained minimizers
-		// of Z and of its neighbours are the constrained ones when they lie
-		// inside the ball.
-		var maxV float64
-		for _, v := range res.Diffs {
-			maxV = math.Max(maxV, v.L2)
-		}
-		wn := floats.Norm(sol.W, 2)
-		if !(wn+maxV < run.Radius) {
-			return nil, fmt.Errorf("%w: the run projected onto ||w|| <= R = %g and the exact minimizer (norm %.4g) or a neighbour's (up to %.4g further) reaches the boundary: the constrained problem is not smooth there", ErrNotSmooth, run.Radius, wn, maxV)
-		}
-		notes = append(notes, fmt.Sprintf("the run projected onto ||w|| <= %g; the exact minimizer (norm %.4g) and its neighbours (at most %.4g away) lie inside, where the projection does not act", run.Radius, wn, maxV))
-	}
-	res.public, res.publicErr = releasePublicConstants(cfg, run, n, len(sol.W), m, r.Preprocessing.Mode.Inside())
-	if res.public != nil {
-		res.public.Binding = bindingOf(c)
-	}
-	rep := res.Report
-	certEps, certSens := c.Epsilon, c.L2Sensitivity
-	rep.DPEpsilon, rep.DPSensitivity, rep.DPNeighbours = &certEps, &certSens, c.Neighbouring
-	cmp, err := CompareCertified(ids, res.Diffs, res.Epsilons, c.Epsilon, c.Delta)
-	if err != nil {
-		return nil, err
-	}
-	rel := &ReleaseAnalysis{
-		ModelFile: opts.File, Claim: claim, Route: c.SensitivityRoute, Sensitivity: c.L2Sensitivity,
-		Certified: cmp, Weights: AnalysedMinimizer,
-		ReleasedToExact: floats.Distance(r.Model.W, sol.W, 2), ExactNorm: floats.Norm(sol.W, 2),
-		NoiseRMSNorm: m.NoiseRMSNorm(len(sol.W)), Neighbours: NeighboursVersusCertificate, NullRows: nulls,
-	}
-	if run.Lambda > 0 {
-		// J_{-i} is n lambda strongly convex and its gradient at w_hat is
-		// minus the gradient of the removed loss, of norm at most L.
-		rel.RemoveOneBound = lip / (float64(n) * run.Lambda)
-		if rel.RemoveOneEpsilon, err = m.EpsilonAt(rel.RemoveOneBound, math.Sqrt(float64(len(sol.W)))*rel.RemoveOneBound); err != nil {
-			return nil, err
-		}
-		worst := rel.RemoveOneEpsilon
-		rep.WorstCaseEpsilon = &worst
-	} else {
-		notes = append(notes, "lambda = 0: no data-independent bound on the per-instance sensitivity")
-	}
-	rep.Release = rel
-	stratified := ""
-	if r.Split.Stratified {
-		stratified = ", stratified"
-	}
-	rep.Notes = append([]string{
-		"data: " + opts.Source,
-		fmt.Sprintf("training rows rebuilt from the model file: %d of the table's %d data rows (split: test fraction %g, seed %d%s), %d null rows (undeclared label: the zero vector, eps 0); ids are data row numbers, from 1 after the header",
-			n, r.Split.Rows, r.Split.TestFrac, r.Split.Seed, stratified, nulls),
-		"preprocessing (the model file's): " + r.Preprocessing.Words,
-	}, notes...)
-	if !r.Preprocessing.Mode.Inside() {
-		rep.Notes = append(rep.Notes, "the standardization statistics were fitted on the training rows: removing a row would change them too, which this analysis (like the certificate) does not cover")
-	}
-	rep.Notes = append(rep.Notes, refinedNote(len(refined), rep.Kinds))
-	rep.Notes = append(rep.Notes, analysisNotes(res)...)
-	rep.Notes = append(rep.Notes, "mechanism and noise scale from the certificate; Gaussian per-instance epsilons on the exact (Balle & Wang) curve at the certificate's delta, Laplace and gamma exact")
-	return res, nil
-}
-
-// releaseObjective returns the configuration of the objective the run of a
-// model file's certificate optimized and its Lipschitz constant, or why it
-// has none that the Hessian identity covers.
-func releaseObjective(r *modelfile.Released) (Config, float64, []string, error) {
-	run := r.Certificate.Run
-	if run == nil {
-		return Config{}, 0, nil, fmt.Errorf("%w: the certificate has no run record: the objective is unknown", ErrInput)
-	}
-	switch {
-	case run.UserModel:
-		return Config{}, 0, nil, fmt.Errorf("%w: the run trained a user-supplied graph model: its loss is not one whose smoothness is verified", ErrNotSmooth)
-	case run.L1Ratio > 0:
-		return Config{}, 0, nil, fmt.Errorf("l1_ratio = %g: %w; the per-instance analysis needs a smooth objective (Wang's Lemma 13), so it covers ridge releases (l1_ratio 0) only", run.L1Ratio, ErrNotSmooth)
-	case run.Dropout < 1:
-		return Config{}, 0, nil, fmt.Errorf("%w: s-dropout (s = %g): each step used a randomly masked row, so the run minimizes no fixed empirical objective whose exact minimizer could stand for it", ErrNotSmooth, run.Dropout)
-	}
-	loss, err := losses.ByName(run.Loss)
-	if err != nil {
-		return Config{}, 0, nil, fmt.Errorf("%w: %w", ErrInput, err)
-	}
-	// The run records the loss by name; a loss with a parameter (huber's
-	// delta, huber-hinge's width) must be the default one, which its
-	// constants confirm.
-	cons, err := loss.Constants(losses.Domain{Kappa: run.Kappa, Radius: run.Radius, LabelBound: run.LabelBound})
-	if err != nil || cons.Lz != run.Lz || cons.Sz != run.Sz {
-		return Config{}, 0, nil, fmt.Errorf("%w: the run's loss constants (L_z = %g, S_z = %g) are not those of the %s loss of the default parameter: the loss cannot be rebuilt from the certificate", ErrInput, run.Lz, run.Sz, run.Loss)
-	}
-	var notes []string
-	cfg := Config{Loss: loss, Classes: len(r.Schema.Classes), Lambda: run.Lambda}
-	lip := run.L
-	if run.Clip > 0 {
-		switch {
-		case run.Clip >= run.L:
-			notes = append(notes, fmt.Sprintf("per-example clipping G = %g is at least the loss's Lipschitz constant L = %g: it never acts, and the objective is the unclipped one", run.Clip, run.L))
-		case run.K > 1:
-			return Config{}, 0, nil, fmt.Errorf("per-example clipping (G = %g < L = %g) of the %s loss: %w; scaling a multiclass gradient by its norm is not the gradient of any loss, so the run has no objective for Wang's Lemma 13", run.Clip, run.L, run.Loss, ErrNotSmooth)
-		default:
-			cfg.Clip, lip = run.Clip, run.Clip
-			notes = append(notes, fmt.Sprintf("per-example clipping G = %g: the objective is the Huberized %s loss the clipped trainer minimizes, its margin derivative clamped to [-G/||x||, G/||x||] (convex, with a Lipschitz derivative, so Lemma 13 applies)", run.Clip, run.Loss))
-		}
-	}
-	return cfg, lip, notes, nil
+	return pdp.WorstCaseSensitivity(c.Lz, kappa, sim.Lambda, n)
 }
 
 // extras are the parts of an analysis beyond the training rows.
@@ -545,18 +358,18 @@ type extras struct {
 	testX   *mat.Dense
 	testY   []float64
 	testIDs []int
-	// seed pairs the training rows with fresh rows (OnAverageKLFresh).
+	// seed pairs the training rows with fresh rows (pdp.OnAverageKLFresh).
 	seed uint64
 }
 
 // analyse computes every training row's leave-one-out difference (the
 // exact one for the ExactTop most exposed rows, an upper bound or an
-// estimate for the others, Diff.Kind), their per-instance epsilons under m
+// estimate for the others, pdp.Diff.Kind), their per-instance epsilons under m
 // at the upper bounds, the replace-one bounds and the label-flipped
 // replacements, the held-out targets (refined the same way), the
 // on-average KL-privacy of a Gaussian release, the data-dependent pDP for
 // all targets, and the report. It returns the refined rows too.
-func analyse(a *Analysis, m Mechanism, lambda float64, ids []int, opts Rows, ex extras) (*Result, []int, error) {
+func analyse(a *pdp.Analysis, m pdp.Mechanism, lambda float64, ids []int, opts Rows, ex extras) (*Result, []int, error) {
 	diffs, err := a.RemoveAll()
 	if err != nil {
 		return nil, nil, err
@@ -598,30 +411,30 @@ func analyse(a *Analysis, m Mechanism, lambda float64, ids []int, opts Rows, ex 
 			ratios = append(ratios, f.L2/one[i])
 		}
 	}
-	if s, err := Summarize(ratios); err == nil {
+	if s, err := pdp.Summarize(ratios); err == nil {
 		rep.FlipToRemove = &s
 	}
 	if ex.addBound > 0 {
 		res.Replace = make([]float64, len(diffs))
 		res.ReplaceEpsilons = make([]float64, len(diffs))
 		for i, d := range diffs {
-			l2, l1 := ReplaceBound(d, ex.addBound)
+			l2, l1 := pdp.ReplaceBound(d, ex.addBound)
 			res.Replace[i] = l2
 			if res.ReplaceEpsilons[i], err = m.EpsilonAt(l2, l1); err != nil {
 				return nil, nil, err
 			}
 		}
-		s, err := Summarize(res.ReplaceEpsilons)
+		s, err := pdp.Summarize(res.ReplaceEpsilons)
 		if err != nil {
 			return nil, nil, err
 		}
 		rep.ReplaceEpsilon = &s
 		// Data-dependent pDP for all targets.
-		if sens, err := a.AddBoundAll(ex.addBound * a.p.reg); err == nil {
+		if sens, err := a.AddBoundAll(ex.addBound * a.Reg()); err == nil {
 			// Both bound every target's sensitivity; the data-dependent one is
 			// the smaller but for the solver's tolerance.
 			sens = math.Min(sens, ex.addBound)
-			e, err := m.EpsilonAt(sens, math.Sqrt(float64(a.p.dim()))*sens)
+			e, err := m.EpsilonAt(sens, math.Sqrt(float64(len(a.Solution().W)))*sens)
 			if err != nil {
 				return nil, nil, err
 			}
@@ -641,13 +454,13 @@ func analyse(a *Analysis, m Mechanism, lambda float64, ids []int, opts Rows, ex 
 			return nil, nil, err
 		}
 		res.TargetIDs = ex.testIDs
-		ts, err := Summarize(res.TargetEpsilons)
+		ts, err := pdp.Summarize(res.TargetEpsilons)
 		if err != nil {
 			return nil, nil, err
 		}
 		rep.Targets, rep.TargetKinds = &ts, kinds(res.TargetDiffs)
 		if !m.Kind.Pure() {
-			kl, err := OnAverageKLFresh(a, ex.testX, ex.testY, m.Scale, ex.seed)
+			kl, err := pdp.OnAverageKLFresh(a, ex.testX, ex.testY, m.Scale, ex.seed)
 			if err != nil {
 				return nil, nil, err
 			}
@@ -660,11 +473,11 @@ func analyse(a *Analysis, m Mechanism, lambda float64, ids []int, opts Rows, ex 
 // refinedNote states how the sensitivities were computed.
 func refinedNote(refined int, k map[string]int) string {
 	s := fmt.Sprintf("sensitivities: one-step values (Lemma 13 with the Hessian at the solution, Sherman-Morrison/Woodbury), the %d most exposed rows refined to the exact leave-one-out solution", refined)
-	if k[KindBound] > 0 {
-		s += fmt.Sprintf("; %d rows report a proven upper bound (the one-step value plus its error bound: the loss's third derivative over the strong convexity n lambda)", k[KindBound])
+	if k[pdp.KindBound] > 0 {
+		s += fmt.Sprintf("; %d rows report a proven upper bound (the one-step value plus its error bound: the loss's third derivative over the strong convexity n lambda)", k[pdp.KindBound])
 	}
-	if k[KindEstimate] > 0 {
-		s += fmt.Sprintf("; %d rows report a one-step ESTIMATE without a bound (the loss's curvature is not Lipschitz, or lambda = 0): their epsilons may be low by a few percent", k[KindEstimate])
+	if k[pdp.KindEstimate] > 0 {
+		s += fmt.Sprintf("; %d rows report a one-step ESTIMATE without a bound (the loss's curvature is not Lipschitz, or lambda = 0): their epsilons may be low by a few percent", k[pdp.KindEstimate])
 	}
 	return s
 }

@@ -1,4 +1,4 @@
-package pdp
+package ridge
 
 import (
 	"errors"
@@ -9,6 +9,8 @@ import (
 	"gonum.org/v1/gonum/stat/distuv"
 
 	"github.com/stabpriv/stabpriv/losses"
+	"github.com/stabpriv/stabpriv/pdp"
+	"github.com/stabpriv/stabpriv/pdp/internal/pdptest"
 	"github.com/stabpriv/stabpriv/perturb"
 )
 
@@ -17,13 +19,16 @@ import (
 // residuals (Wang, eq. 4) and sensitivities.
 func TestRidgeClosedForm(t *testing.T) {
 	const n, d, lambda = 200, 4, 1e-2
-	x, y := synth(n, d, losses.Squared{}, 0, 2)
+	x, y := pdptest.Synth(n, d, losses.Squared{}, 0, 2)
 	r, err := FitRidge(x, y, lambda)
 	if err != nil {
 		t.Fatal(err)
 	}
-	a := mustAnalysis(t, x, y, Config{Loss: losses.Squared{}, Lambda: lambda})
-	if e := dist(r.W, a.Solution().W); e > 1e-10 {
+	a, err := pdp.New(x, y, pdp.Config{Loss: losses.Squared{}, Lambda: lambda})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if e := pdptest.Dist(r.W, a.Solution().W); e > 1e-10 {
 		t.Fatalf("ridge and Newton solutions differ by %g", e)
 	}
 	all, err := a.RemoveAll()
@@ -39,7 +44,7 @@ func TestRidgeClosedForm(t *testing.T) {
 		}
 	}
 	for _, i := range []int{0, 99, n - 1} {
-		xo, yo := without(x, y, i)
+		xo, yo := pdptest.Without(x, y, i)
 		ref, err := fitRidge(xo, yo, float64(n)*lambda)
 		if err != nil {
 			t.Fatal(err)
@@ -51,8 +56,8 @@ func TestRidgeClosedForm(t *testing.T) {
 		if e := math.Abs(y[i] - pred - r.LOOResidual[i]); e > 1e-10 {
 			t.Errorf("row %d: leave-one-out residual %g, retrained %g", i, r.LOOResidual[i], y[i]-pred)
 		}
-		if e := math.Abs(dist(ref.W, r.W) - r.Sensitivity[i]); e > 1e-10 {
-			t.Errorf("row %d: sensitivity %g, retrained %g", i, r.Sensitivity[i], dist(ref.W, r.W))
+		if e := math.Abs(pdptest.Dist(ref.W, r.W) - r.Sensitivity[i]); e > 1e-10 {
+			t.Errorf("row %d: sensitivity %g, retrained %g", i, r.Sensitivity[i], pdptest.Dist(ref.W, r.W))
 		}
 		// Adding the row back to Z without it is the same neighbour pair:
 		// the bounds from either side must agree.
@@ -83,7 +88,7 @@ func TestRidgeClosedForm(t *testing.T) {
 // of the two posteriors; both must be at most delta at the bound.
 func TestOPSBoundHolds(t *testing.T) {
 	const n, d, lambda, delta = 60, 3, 1e-2, 1e-4
-	x, y := synth(n, d, losses.Squared{}, 0, 9)
+	x, y := pdptest.Synth(n, d, losses.Squared{}, 0, 9)
 	r, err := FitRidge(x, y, lambda)
 	if err != nil {
 		t.Fatal(err)
@@ -94,7 +99,7 @@ func TestOPSBoundHolds(t *testing.T) {
 			t.Fatal(err)
 		}
 		for _, i := range []int{0, 7, 33} {
-			xo, yo := without(x, y, i)
+			xo, yo := pdptest.Without(x, y, i)
 			small, err := fitRidge(xo, yo, r.Reg)
 			if err != nil {
 				t.Fatal(err)
@@ -138,7 +143,7 @@ func TestOPSBoundHolds(t *testing.T) {
 // guarantee it reports and its refusals.
 func TestAdaOPS(t *testing.T) {
 	const n, d = 4000, 3
-	x, y := synth(n, d, losses.Squared{}, 0, 4)
+	x, y := pdptest.Synth(n, d, losses.Squared{}, 0, 4)
 	for i := range y {
 		y[i] = math.Max(-1, math.Min(1, y[i]))
 	}
@@ -176,13 +181,13 @@ func TestAdaOPS(t *testing.T) {
 		{Epsilon: 0, Delta: 1e-6, Cond: 1, Source: perturb.Seeded(1)},
 		{Epsilon: 1, Delta: 1e-6, Cond: 1},
 	} {
-		if _, err := AdaOPS(x, y, bad); !errors.Is(err, ErrInput) {
+		if _, err := AdaOPS(x, y, bad); !errors.Is(err, pdp.ErrInput) {
 			t.Errorf("%+v: error %v, want ErrInput", bad, err)
 		}
 	}
 	big := mat.DenseCopyOf(x)
 	big.Set(0, 0, 3)
-	if _, err := AdaOPS(big, y, cfg); !errors.Is(err, ErrInput) {
+	if _, err := AdaOPS(big, y, cfg); !errors.Is(err, pdp.ErrInput) {
 		t.Errorf("row outside the unit ball: error %v", err)
 	}
 }
@@ -238,13 +243,13 @@ func gaussLogPDF(v, m []float64, chol *mat.Cholesky, gamma float64) float64 {
 // the printed sign of eq. 8 would miss it by gamma mu' res'^2/(1 - mu').
 func TestOPSLossExact(t *testing.T) {
 	const n, d, lambda, gamma = 40, 3, 1e-2, 3.0
-	x, y := synth(n, d, losses.Squared{}, 0, 12)
+	x, y := pdptest.Synth(n, d, losses.Squared{}, 0, 12)
 	small, err := FitRidge(x, y, lambda)
 	if err != nil {
 		t.Fatal(err)
 	}
 	tx, ty := []float64{0.5, -0.4, 0.5}, 2.0 // a target with a large residual
-	xa, ya := with(x, y, tx, ty)
+	xa, ya := pdptest.With(x, y, tx, ty)
 	big, err := fitRidge(xa, ya, small.Reg)
 	if err != nil {
 		t.Fatal(err)
@@ -358,7 +363,7 @@ func TestAdaOPSAdversarial(t *testing.T) {
 		t.Fatal(err)
 	}
 	for seed := uint64(0); seed < 4; seed++ {
-		x, y := synth(n, d, losses.Squared{}, 0, 30+seed)
+		x, y := pdptest.Synth(n, d, losses.Squared{}, 0, 30+seed)
 		for i := range y {
 			y[i] = math.Max(-1, math.Min(1, 3*y[i]))
 		}

@@ -1,4 +1,4 @@
-package pdp
+package report
 
 import (
 	"fmt"
@@ -9,6 +9,8 @@ import (
 	"github.com/stabpriv/stabpriv/datasets"
 	"github.com/stabpriv/stabpriv/internal/check"
 	"github.com/stabpriv/stabpriv/losses"
+	"github.com/stabpriv/stabpriv/pdp"
+	"github.com/stabpriv/stabpriv/pdp/ridge"
 	"github.com/stabpriv/stabpriv/perturb"
 )
 
@@ -24,7 +26,7 @@ const (
 	// the ridge weight lambda_n it chose).
 	RidgeAdaOPS = "adaops"
 	// RidgeGaussianCov is Gaussian output perturbation with the covariance
-	// A^{-1}/gamma (GaussianCov; Wang's eq. 2), A fixed independently of
+	// A^{-1}/gamma (pdp.GaussianCov; Wang's eq. 2), A fixed independently of
 	// the data.
 	RidgeGaussianCov = "gaussian-cov"
 )
@@ -37,7 +39,7 @@ type RidgeRelease struct {
 	// Xw||^2 + n lambda ||w||^2))) or the precision scale of the Gaussian;
 	// AdaOPS chooses its own (unused).
 	Gamma float64
-	// Cond is AdaOPS's kappa (AdaOPSConfig.Cond).
+	// Cond is AdaOPS's kappa (ridge.AdaOPSConfig.Cond).
 	Cond float64
 	// Precision is the Gaussian's A, positive definite, of the dimension
 	// of the prepared rows; nil means the identity. It must be fixed
@@ -52,22 +54,22 @@ type RidgeRelease struct {
 // check validates the release against the simulation's settings.
 func (rr RidgeRelease) check(sim Simulation) error {
 	if _, ok := sim.Loss.(losses.Squared); !ok {
-		return fmt.Errorf("%w: the %s release is of ridge regression: use the squared loss", ErrInput, rr.Kind)
+		return fmt.Errorf("%w: the %s release is of ridge regression: use the squared loss", pdp.ErrInput, rr.Kind)
 	}
 	switch rr.Kind {
 	case RidgeOPS, RidgeGaussianCov:
 		if !check.Positive(rr.Gamma) {
-			return fmt.Errorf("%w: %s needs gamma finite > 0, have %v", ErrInput, rr.Kind, rr.Gamma)
+			return fmt.Errorf("%w: %s needs gamma finite > 0, have %v", pdp.ErrInput, rr.Kind, rr.Gamma)
 		}
 		if !check.OpenUnit(sim.Delta) || (rr.Kind == RidgeOPS && !(sim.Delta < 2/math.E)) {
-			return fmt.Errorf("%w: %s needs delta in (0, 1) (OPS: (0, 2/e)), have %v", ErrInput, rr.Kind, sim.Delta)
+			return fmt.Errorf("%w: %s needs delta in (0, 1) (OPS: (0, 2/e)), have %v", pdp.ErrInput, rr.Kind, sim.Delta)
 		}
 	case RidgeAdaOPS:
 		if !check.Positive(sim.Epsilon) || !(sim.Delta > 0 && sim.Delta < 2/math.E) || !check.Positive(rr.Cond) {
-			return fmt.Errorf("%w: adaops needs eps > 0, delta in (0, 2/e) and a condition number kappa > 0, have %v, %v, %v", ErrInput, sim.Epsilon, sim.Delta, rr.Cond)
+			return fmt.Errorf("%w: adaops needs eps > 0, delta in (0, 2/e) and a condition number kappa > 0, have %v, %v, %v", pdp.ErrInput, sim.Epsilon, sim.Delta, rr.Cond)
 		}
 	default:
-		return fmt.Errorf("%w: ridge release %q, want %s, %s or %s", ErrInput, rr.Kind, RidgeOPS, RidgeAdaOPS, RidgeGaussianCov)
+		return fmt.Errorf("%w: ridge release %q, want %s, %s or %s", pdp.ErrInput, rr.Kind, RidgeOPS, RidgeAdaOPS, RidgeGaussianCov)
 	}
 	return nil
 }
@@ -82,7 +84,7 @@ func (rr RidgeRelease) check(sim Simulation) error {
 // for the posterior samples (Gibbs distributions), their on-average
 // KL-privacy in closed form (Ridge.OPSOnAverageKL). The epsilons of OPS
 // and AdaOPS are Theorem 14's bounds (upper bounds); the Gaussian's are
-// exact (GaussianCov.Epsilon).
+// exact (pdp.GaussianCov.Epsilon).
 func SimulateRidge(ds *datasets.Dataset, sim Simulation, rr RidgeRelease) (*Result, error) {
 	if err := sim.check(); err != nil {
 		return nil, err
@@ -98,18 +100,18 @@ func SimulateRidge(ds *datasets.Dataset, sim Simulation, rr RidgeRelease) (*Resu
 	xtr, ytr := train.X, train.Y
 	ntr, d := xtr.Dims()
 	if rr.Precision != nil && rr.Precision.SymmetricDim() != d {
-		return nil, fmt.Errorf("%w: a %d x %d precision matrix A for %d weights (with the bias column, if any)", ErrInput, rr.Precision.SymmetricDim(), rr.Precision.SymmetricDim(), d)
+		return nil, fmt.Errorf("%w: a %d x %d precision matrix A for %d weights (with the bias column, if any)", pdp.ErrInput, rr.Precision.SymmetricDim(), rr.Precision.SymmetricDim(), d)
 	}
 	reg := float64(ntr) * sim.Lambda
-	var ada *AdaOPSResult
+	var ada *ridge.AdaOPSResult
 	if rr.Kind == RidgeAdaOPS {
 		// AdaOPS chooses its ridge weight; the sensitivities are at it.
-		if ada, err = AdaOPS(xtr, ytr, AdaOPSConfig{Epsilon: sim.Epsilon, Delta: sim.Delta, Cond: rr.Cond, Source: perturb.Seeded(rr.Seed)}); err != nil {
+		if ada, err = ridge.AdaOPS(xtr, ytr, ridge.AdaOPSConfig{Epsilon: sim.Epsilon, Delta: sim.Delta, Cond: rr.Cond, Source: perturb.Seeded(rr.Seed)}); err != nil {
 			return nil, err
 		}
 		reg = ada.Reg
 	}
-	a, err := New(xtr, ytr, Config{Loss: losses.Squared{}, Lambda: reg / float64(ntr), LabelBound: sim.LabelBound})
+	a, err := pdp.New(xtr, ytr, pdp.Config{Loss: losses.Squared{}, Lambda: reg / float64(ntr), LabelBound: sim.LabelBound})
 	if err != nil {
 		return nil, err
 	}
@@ -119,11 +121,11 @@ func SimulateRidge(ds *datasets.Dataset, sim Simulation, rr RidgeRelease) (*Resu
 	}
 	var (
 		rowEps               []float64
-		targetEps            func(x []float64, y float64, d Diff) (float64, error)
+		targetEps            func(x []float64, y float64, d pdp.Diff) (float64, error)
 		gamma, delta         = rr.Gamma, sim.Delta
 		scaleName, mechanism = "gamma", rr.Kind
 		dpEps                *float64
-		kind                 = KindBound
+		kind                 = pdp.KindBound
 	)
 	switch rr.Kind {
 	case RidgeOPS, RidgeAdaOPS:
@@ -135,14 +137,16 @@ func SimulateRidge(ds *datasets.Dataset, sim Simulation, rr RidgeRelease) (*Resu
 		} else {
 			notes = append(notes, fmt.Sprintf("one posterior sample (OPS) with gamma = %g and the ridge weight n lambda = %.4g; per-instance epsilons by Wang's Theorem 14, corrected (pdp.opsBound): upper bounds; no worst-case DP epsilon without a bounded domain", gamma, reg))
 		}
-		r, err := fitRidge(xtr, ytr, reg)
+		r, err := ridge.FitReg(xtr, ytr, reg)
 		if err != nil {
 			return nil, err
 		}
 		if rowEps, err = r.OPSEpsilon(gamma, delta); err != nil {
 			return nil, err
 		}
-		targetEps = func(x []float64, y float64, _ Diff) (float64, error) { return r.OPSEpsilonTarget(x, y, gamma, delta) }
+		targetEps = func(x []float64, y float64, _ pdp.Diff) (float64, error) {
+			return r.OPSEpsilonTarget(x, y, gamma, delta)
+		}
 		if test != nil {
 			m, _ := test.X.Dims()
 			rows := make([]int, m)
@@ -160,26 +164,26 @@ func SimulateRidge(ds *datasets.Dataset, sim Simulation, rr RidgeRelease) (*Resu
 		if prec == nil {
 			prec = identity(d)
 		}
-		cov := GaussianCov{A: prec, Gamma: gamma, Delta: delta}
-		scaleName, kind = "gamma", KindExact
+		cov := pdp.GaussianCov{A: prec, Gamma: gamma, Delta: delta}
+		scaleName, kind = "gamma", pdp.KindExact
 		rowEps = make([]float64, len(diffs))
 		for i, df := range diffs {
 			if rowEps[i], err = cov.Epsilon(df); err != nil {
 				return nil, err
 			}
 		}
-		targetEps = func(_ []float64, _ float64, d Diff) (float64, error) { return cov.Epsilon(d) }
+		targetEps = func(_ []float64, _ float64, d pdp.Diff) (float64, error) { return cov.Epsilon(d) }
 		notes = append(notes, fmt.Sprintf("Gaussian output perturbation N(w_hat, A^{-1}/gamma), gamma = %g, A given (identity when none), fixed independently of the data: per-instance epsilons exact (Balle & Wang's curve at the whitened distance sqrt(gamma) ||V||_A; Wang's Lemma 4 with its misprint corrected)", gamma))
 	}
 	ids := rowNumbers(trainIdx)
-	rep, err := NewReport(a, Mechanism{Kind: perturb.Mechanism(mechanism), Scale: gamma, Delta: delta}, reg/float64(ntr), ids, diffs, rowEps, sim.Top)
+	rep, err := NewReport(a, pdp.Mechanism{Kind: perturb.Mechanism(mechanism), Scale: gamma, Delta: delta}, reg/float64(ntr), ids, diffs, rowEps, sim.Top)
 	if err != nil {
 		return nil, err
 	}
 	rep.Mechanism, rep.NoiseScaleName, rep.NoiseScale, rep.Delta = mechanism, scaleName, gamma, delta
 	// The epsilons are the release's bounds (or exact values), whatever the
 	// kind of the sensitivity column.
-	rep.Kinds = map[string]int{KindExact: 0, KindBound: 0, KindEstimate: 0}
+	rep.Kinds = map[string]int{pdp.KindExact: 0, pdp.KindBound: 0, pdp.KindEstimate: 0}
 	rep.Kinds[kind] = len(diffs)
 	for t := range rep.Top {
 		rep.Top[t].Kind = kind
@@ -201,7 +205,7 @@ func SimulateRidge(ds *datasets.Dataset, sim Simulation, rr RidgeRelease) (*Resu
 				return nil, err
 			}
 		}
-		ts, err := Summarize(res.TargetEpsilons)
+		ts, err := pdp.Summarize(res.TargetEpsilons)
 		if err != nil {
 			return nil, err
 		}

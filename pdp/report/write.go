@@ -1,4 +1,4 @@
-package pdp
+package report
 
 import (
 	"bufio"
@@ -12,6 +12,7 @@ import (
 	"strings"
 
 	"github.com/stabpriv/stabpriv/internal/safefile"
+	"github.com/stabpriv/stabpriv/pdp"
 )
 
 // WriteDir writes the analysis into dir (created if needed): pdp.csv (a row
@@ -75,10 +76,10 @@ func (r *Result) WriteDir(dir string, replace bool) error {
 //
 //	id                         the row's data row number (from 1)
 //	sensitivity, eps           remove-one, at the row's upper bound (kind)
-//	kind                       exact, upper-bound or estimate (Diff.Kind)
+//	kind                       exact, upper-bound or estimate (pdp.Diff.Kind)
 //	sensitivity_one_step       the one-step value (the exact one if refined)
 //	sensitivity_replace,       replace-one, upper bounds over every
-//	eps_replace                replacement in the domain (ReplaceBound;
+//	eps_replace                replacement in the domain (pdp.ReplaceBound;
 //	                           empty without one, estimates where kind is)
 //	sensitivity_flip_estimate  the one-step move of the label-flipped copy
 //	leverage, residual         of the row at w_hat (Diff)
@@ -123,7 +124,7 @@ func (r *Result) writeTargets(out io.Writer) error {
 }
 
 // leverage formats a difference's leverage, empty when it has none (K > 1).
-func leverage(d Diff) string {
+func leverage(d pdp.Diff) string {
 	if math.IsNaN(d.Leverage) {
 		return ""
 	}

@@ -1,4 +1,4 @@
-package pdp
+package report
 
 import (
 	"fmt"
@@ -16,6 +16,7 @@ import (
 	"gonum.org/v1/plot/vg/draw"
 
 	"github.com/stabpriv/stabpriv/internal/figure"
+	"github.com/stabpriv/stabpriv/pdp"
 )
 
 // Reference is a horizontal (box plot) or vertical (histogram) line drawn
@@ -81,7 +82,7 @@ func WriteFigure(w io.Writer, title string, series []Series, refs ...Reference) 
 			case e == 0:
 				z++
 			default:
-				return fmt.Errorf("%w: epsilon %v cannot be drawn", ErrInput, e)
+				return fmt.Errorf("%w: epsilon %v cannot be drawn", pdp.ErrInput, e)
 			}
 		}
 		if z > 0 {
@@ -89,7 +90,7 @@ func WriteFigure(w io.Writer, title string, series []Series, refs ...Reference) 
 		}
 	}
 	if math.IsInf(lo, 1) {
-		return fmt.Errorf("%w: no positive epsilon to draw", ErrInput)
+		return fmt.Errorf("%w: no positive epsilon to draw", pdp.ErrInput)
 	}
 	note := "confidential: do not publish"
 	if len(zeros) > 0 {

@@ -1,4 +1,4 @@
-package pdp
+package report
 
 import (
 	"math"
@@ -7,6 +7,8 @@ import (
 
 	"github.com/stabpriv/stabpriv/datasets"
 	"github.com/stabpriv/stabpriv/losses"
+	"github.com/stabpriv/stabpriv/pdp"
+	"github.com/stabpriv/stabpriv/pdp/internal/pdptest"
 	"github.com/stabpriv/stabpriv/perturb"
 )
 
@@ -23,8 +25,8 @@ func TestSimulateKinds(t *testing.T) {
 	for _, tc := range []struct {
 		loss losses.Loss
 		kind string
-	}{{losses.Logistic{}, KindBound}, {losses.Huber{Delta: 1}, KindEstimate}} {
-		x, y := synth(n, d, tc.loss, 0, 31)
+	}{{losses.Logistic{}, pdp.KindBound}, {losses.Huber{Delta: 1}, pdp.KindEstimate}} {
+		x, y := pdptest.Synth(n, d, tc.loss, 0, 31)
 		ds := &datasets.Dataset{X: x, Y: y}
 		if tc.loss.Task() == losses.Binary {
 			ds.Classes = []string{"a", "b"}
@@ -39,10 +41,10 @@ func TestSimulateKinds(t *testing.T) {
 			t.Fatal(err)
 		}
 		rep := res.Report
-		if rep.Kinds[KindExact] != 7 || rep.Kinds[tc.kind] != len(res.Diffs)-7 {
+		if rep.Kinds[pdp.KindExact] != 7 || rep.Kinds[tc.kind] != len(res.Diffs)-7 {
 			t.Errorf("%s: kinds %v", tc.loss.Name(), rep.Kinds)
 		}
-		if rep.TargetKinds[KindExact] != 7 || rep.TargetKinds[tc.kind] != len(res.TargetDiffs)-7 {
+		if rep.TargetKinds[pdp.KindExact] != 7 || rep.TargetKinds[tc.kind] != len(res.TargetDiffs)-7 {
 			t.Errorf("%s: target kinds %v", tc.loss.Name(), rep.TargetKinds)
 		}
 		for i, e := range res.Epsilons {
@@ -54,11 +56,11 @@ func TestSimulateKinds(t *testing.T) {
 			t.Errorf("%s: on-average KL %v, flip ratios %v, replace eps %v", tc.loss.Name(), rep.OnAverageKL, rep.FlipToRemove, rep.ReplaceEpsilon)
 		}
 		notes := strings.Join(rep.Notes, "\n")
-		if got := strings.Contains(notes, "ESTIMATE"); got != (tc.kind == KindEstimate) {
+		if got := strings.Contains(notes, "ESTIMATE"); got != (tc.kind == pdp.KindEstimate) {
 			t.Errorf("%s: notes say ESTIMATE: %v\n%s", tc.loss.Name(), got, notes)
 		}
 		for i, df := range res.TargetDiffs {
-			if up, _, _ := df.Upper(); up < df.L2 || (df.Kind() == KindExact && math.IsNaN(df.L2)) {
+			if up, _, _ := df.Upper(); up < df.L2 || (df.Kind() == pdp.KindExact && math.IsNaN(df.L2)) {
 				t.Fatalf("%s target %d: upper %v, value %v", tc.loss.Name(), i, up, df.L2)
 			}
 		}

@@ -1,4 +1,4 @@
-package pdp
+package report
 
 import (
 	"bytes"
@@ -9,6 +9,7 @@ import (
 	"testing"
 
 	"github.com/stabpriv/stabpriv/internal/figure"
+	"github.com/stabpriv/stabpriv/pdp"
 )
 
 func TestFigureTitle(t *testing.T) {
@@ -61,7 +62,7 @@ func TestWriteFigureSeries(t *testing.T) {
 		t.Fatal(err)
 	}
 	series[1].Values = []float64{-1}
-	if err := WriteFigure(&buf, "title", series); !errors.Is(err, ErrInput) {
+	if err := WriteFigure(&buf, "title", series); !errors.Is(err, pdp.ErrInput) {
 		t.Errorf("a negative epsilon drawn: %v", err)
 	}
 }

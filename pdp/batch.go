@@ -1,0 +1,201 @@
+package pdp
+
+import (
+	"fmt"
+	"runtime"
+	"sync"
+
+	"gonum.org/v1/gonum/mat"
+)
+
+// chunkRows is the number of rows whose H^{-1} U are solved together.
+const chunkRows = 2048
+
+// batch returns the one-step differences of count specs (spec(i)), with
+// their error bounds, in order: out[i][t] is neighbour t of spec i. Per
+// chunk of specs, one triangular solve pair for all their points, the
+// updates at O(r^2 K^2 d) each, and one product of Gw with all their
+// differences for the bounds: O(count K^2 d^2) in all, spread over
+// GOMAXPROCS goroutines.
+func (a *Analysis) batch(count int, spec func(i int) (nbSpec, error)) ([][]Diff, error) {
+	p := a.p
+	out := make([][]Diff, count)
+	type job struct{ lo, hi int }
+	jobs := make(chan job)
+	errs := make([]error, count)
+	var wg sync.WaitGroup
+	for range runtime.GOMAXPROCS(0) {
+		wg.Go(func() {
+			for jb := range jobs {
+				specs := make([]nbSpec, 0, jb.hi-jb.lo)
+				var pts [][]float64
+				for i := jb.lo; i < jb.hi; i++ {
+					sp, err := spec(i)
+					if err != nil {
+						errs[i] = err
+						break
+					}
+					specs = append(specs, sp)
+					pts = append(pts, sp.pts...)
+				}
+				if len(specs) < jb.hi-jb.lo {
+					continue
+				}
+				b, err := a.pointBasis(pts...)
+				if err != nil {
+					errs[jb.lo] = err
+					continue
+				}
+				var owns []float64
+				col, failed := 0, false
+				for s, sp := range specs {
+					i := jb.lo + s
+					out[i] = make([]Diff, len(sp.sets))
+					for t, rows := range sp.sets {
+						d, own, err := a.update(sp.pts, rows, b, col)
+						if err != nil {
+							errs[i], failed = fmt.Errorf("row %d: %w", i, err), true
+							break
+						}
+						out[i][t] = d
+						owns = append(owns, own)
+					}
+					col += len(sp.pts) * p.k
+				}
+				if !failed {
+					a.boundChunk(out[jb.lo:jb.hi], owns)
+				}
+			}
+		})
+	}
+	for lo := 0; lo < count; lo += chunkRows {
+		jobs <- job{lo, min(lo+chunkRows, count)}
+	}
+	close(jobs)
+	wg.Wait()
+	for _, err := range errs {
+		if err != nil {
+			return nil, err
+		}
+	}
+	return out, nil
+}
+
+// boundChunk sets the error bounds of a chunk's differences (owns in the
+// order of the differences): the quadratic forms of Gw as one matrix
+// product, Gw [V_c ...], over every block of every difference.
+func (a *Analysis) boundChunk(diffs [][]Diff, owns []float64) {
+	if a.gw == nil {
+		for _, ds := range diffs {
+			for t := range ds {
+				a.oneStepBound(&ds[t], 0, 0)
+			}
+		}
+		return
+	}
+	p := a.p
+	cols := 0
+	for _, ds := range diffs {
+		cols += len(ds) * p.k
+	}
+	if cols == 0 {
+		return
+	}
+	vd := mat.NewDense(p.d, cols, nil)
+	c := 0
+	for _, ds := range diffs {
+		for _, d := range ds {
+			for blk := 0; blk < p.k; blk++ {
+				vd.SetCol(c, d.V[blk*p.d:(blk+1)*p.d])
+				c++
+			}
+		}
+	}
+	var gv mat.Dense
+	gv.Mul(a.gw, vd)
+	c, o := 0, 0
+	for _, ds := range diffs {
+		for t := range ds {
+			var base float64
+			for range p.k {
+				base += mat.Dot(vd.ColView(c), gv.ColView(c))
+				c++
+			}
+			a.oneStepBound(&ds[t], base, owns[o])
+			o++
+		}
+	}
+}
+
+// RemoveAll returns the one-step estimate (see Remove) for every row, in
+// row order, with its error bound (batch).
+func (a *Analysis) RemoveAll() ([]Diff, error) {
+	return a.firstOfAll(a.p.n, func(i int) (nbSpec, error) { return a.removeSpec(i), nil })
+}
+
+// FlipAll returns ReplaceFlip for every row, in row order (batch).
+func (a *Analysis) FlipAll() ([]Diff, error) {
+	return a.firstOfAll(a.p.n, func(i int) (nbSpec, error) { return a.flipSpec(i), nil })
+}
+
+// AddAll returns Add for every row of x (labels y), in order (batch).
+func (a *Analysis) AddAll(x *mat.Dense, y []float64) ([]Diff, error) {
+	n, err := a.checkTargets(x, y)
+	if err != nil {
+		return nil, err
+	}
+	return a.firstOfAll(n, func(i int) (nbSpec, error) {
+		return nbSpec{pts: [][]float64{x.RawRowView(i)}, sets: [][]nbRow{{{0, y[i], 1}}}}, nil
+	})
+}
+
+// ReplaceAll returns Replace(rows[t], x_t, y_t) for every row t of x, in
+// order (batch).
+func (a *Analysis) ReplaceAll(rows []int, x *mat.Dense, y []float64) ([]Diff, error) {
+	n, err := a.checkTargets(x, y)
+	if err != nil {
+		return nil, err
+	}
+	if len(rows) != n {
+		return nil, fmt.Errorf("%w: %d rows to replace by %d", ErrInput, len(rows), n)
+	}
+	p := a.p
+	return a.firstOfAll(n, func(t int) (nbSpec, error) {
+		i := rows[t]
+		if i < 0 || i >= p.n {
+			return nbSpec{}, fmt.Errorf("%w: row %d of %d", ErrInput, i, p.n)
+		}
+		return nbSpec{pts: [][]float64{p.x.RawRowView(i), x.RawRowView(t)}, sets: [][]nbRow{{{0, p.y[i], -1}, {1, y[t], 1}}}}, nil
+	})
+}
+
+// firstOfAll is batch for specs of one neighbour each.
+func (a *Analysis) firstOfAll(count int, spec func(i int) (nbSpec, error)) ([]Diff, error) {
+	all, err := a.batch(count, spec)
+	if err != nil {
+		return nil, err
+	}
+	out := make([]Diff, count)
+	for i, ds := range all {
+		out[i] = ds[0]
+	}
+	return out, nil
+}
+
+// checkTargets checks a matrix of targets and their labels and returns
+// their number.
+func (a *Analysis) checkTargets(x *mat.Dense, y []float64) (int, error) {
+	if x == nil || x.IsEmpty() {
+		return 0, nil
+	}
+	n, _ := x.Dims()
+	if len(y) != n {
+		return 0, fmt.Errorf("%w: %d targets with %d labels", ErrInput, n, len(y))
+	}
+	for i := range n {
+		if err := a.checkTarget(x.RawRowView(i), y[i]); err != nil {
+			return 0, fmt.Errorf("target %d: %w", i, err)
+		}
+	}
+	return n, nil
+}

@@ -1,0 +1,49 @@
+// Package linalg holds the small dense-algebra helpers that packages pdp
+// and pdp/ridge share: vector norms summed in index order (so that their
+// results are the same bits in both) and a Cholesky factorization that
+// refuses an ill-conditioned matrix.
+package linalg
+
+import (
+	"fmt"
+	"math"
+
+	"gonum.org/v1/gonum/mat"
+)
+
+// MaxCond is the largest condition number of a Hessian treated as
+// invertible: beyond it, rounding (about 1e-16 relative) would leave the
+// solution with no correct digit.
+const MaxCond = 1e13
+
+// Factor returns the Cholesky factorization of h, or an error wrapping
+// singular (the caller's sentinel) when h is not numerically positive
+// definite; what names h in the message.
+func Factor(h *mat.SymDense, what string, singular error) (*mat.Cholesky, error) {
+	var c mat.Cholesky
+	if !c.Factorize(h) {
+		return nil, fmt.Errorf("%w: %s is not positive definite; with lambda = 0 the rows must span R^d and, for a classification loss, the classes must not be separable (use lambda > 0)", singular, what)
+	}
+	if cond := c.Cond(); !(cond < MaxCond) {
+		return nil, fmt.Errorf("%w: %s has condition number %.3g (> %g); with lambda = 0 the rows must span R^d and, for a classification loss, the classes must not be separable (use lambda > 0)", singular, what, cond, MaxCond)
+	}
+	return &c, nil
+}
+
+// Norm2 returns the Euclidean norm of v, its squares summed in order.
+func Norm2(v []float64) float64 {
+	var s float64
+	for _, x := range v {
+		s += x * x
+	}
+	return math.Sqrt(s)
+}
+
+// Norm1 returns the sum of the absolute values of v.
+func Norm1(v []float64) float64 {
+	var s float64
+	for _, x := range v {
+		s += math.Abs(x)
+	}
+	return s
+}
