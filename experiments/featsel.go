@@ -15,9 +15,9 @@ import (
 	"github.com/sirupsen/logrus"
 
 	"github.com/stabpriv/stabpriv/datasets"
-	"github.com/stabpriv/stabpriv/dp"
 	"github.com/stabpriv/stabpriv/featsel"
 	"github.com/stabpriv/stabpriv/perturb"
+	"github.com/stabpriv/stabpriv/release"
 )
 
 // Defaults of FeatSel.
@@ -106,7 +106,7 @@ type FeatSelResult struct {
 // noiseModel returns the law of the noise of a release for featsel: the
 // marginal law that the certificate's mechanism gives for its noise scale
 // and dimension.
-func noiseModel(cert *dp.Certificate) (featsel.NoiseModel, error) {
+func noiseModel(cert *release.Certificate) (featsel.NoiseModel, error) {
 	n, err := perturb.Lookup(cert.Mechanism)
 	if err != nil {
 		return featsel.NoiseModel{}, fmt.Errorf("%w: %w", ErrConfig, err)

@@ -10,6 +10,7 @@ import (
 	"github.com/stabpriv/stabpriv/dppca"
 	"github.com/stabpriv/stabpriv/perturb"
 	"github.com/stabpriv/stabpriv/privbounds"
+	"github.com/stabpriv/stabpriv/release"
 )
 
 // BoundsCharge is the ledger entry of the private estimate of the feature
@@ -55,13 +56,13 @@ func estimateCharge(p *preprocess.RowMap, epsBounds float64, step string) dp.Cha
 // and for every value of the bounds the release that uses them as public
 // constants is (eps - epsBounds, delta)-DP, the release of declared
 // bounds.
-func ComposeEstimate(c *dp.Certificate, p *preprocess.RowMap, eps, epsBounds float64) {
+func ComposeEstimate(c *release.Certificate, p *preprocess.RowMap, eps, epsBounds float64) {
 	composeEstimate(c, p, eps, epsBounds, "")
 }
 
 // composeEstimate is ComposeEstimate with the centres' step in the words
 // of step (estimateCharge).
-func composeEstimate(c *dp.Certificate, p *preprocess.RowMap, eps, epsBounds float64, step string) {
+func composeEstimate(c *release.Certificate, p *preprocess.RowMap, eps, epsBounds float64, step string) {
 	rel := c.Epsilon
 	c.Epsilon = eps
 	c.Ledger = append([]dp.Charge{estimateCharge(p, epsBounds, step)}, c.Ledger...)
@@ -162,7 +163,7 @@ func preSteps(r *Released) (preRelease, error) {
 // the claim less what the steps before it spent, rounded down as
 // private.Plan does (dp.Rest), with the release's part of the ledger (c
 // itself when there were none).
-func releasePart(c *dp.Certificate, pre preRelease) *dp.Certificate {
+func releasePart(c *release.Certificate, pre preRelease) *release.Certificate {
 	if pre.steps == 0 {
 		return c
 	}
@@ -194,7 +195,7 @@ func (r *Released) ReleaseBudget() dp.Budget {
 // composePre composes the certificate c of a release with the private
 // steps before it (pre), for the feature map p and the claim total: what
 // private.Fit (through ComposePipeline) and Verify do.
-func composePre(c *dp.Certificate, p *preprocess.RowMap, total dp.Budget, pre preRelease) {
+func composePre(c *release.Certificate, p *preprocess.RowMap, total dp.Budget, pre preRelease) {
 	if pre.bounds > 0 {
 		composeEstimate(c, p, dp.Rest(total.Epsilon, pre.pca.Epsilon), pre.bounds, pre.centreStep)
 	}
@@ -209,7 +210,7 @@ func composePre(c *dp.Certificate, p *preprocess.RowMap, total dp.Budget, pre pr
 // bounds are estimated; ComposeEstimate) and the private principal
 // components at pca (when p has them; ComposeComponents), in that order.
 // private.Fit writes it and Verify rebuilds it the same way.
-func ComposePipeline(c *dp.Certificate, p *preprocess.RowMap, total dp.Budget, epsBounds float64, pca dp.Budget) {
+func ComposePipeline(c *release.Certificate, p *preprocess.RowMap, total dp.Budget, epsBounds float64, pca dp.Budget) {
 	pre := preRelease{pca: pca}
 	if p.Estimated {
 		pre.bounds = epsBounds

@@ -8,6 +8,7 @@ import (
 	"github.com/stabpriv/stabpriv/dp"
 	"github.com/stabpriv/stabpriv/dppca"
 	"github.com/stabpriv/stabpriv/perturb"
+	"github.com/stabpriv/stabpriv/release"
 )
 
 // ComponentsCharge is the ledger entry of the private principal
@@ -37,7 +38,7 @@ func ComponentsCharge(b dp.Budget) dp.Charge {
 // sensitivity is dppca.Sensitivity = sqrt(2), then post-processing), and
 // for every value of the directions the release that uses them as public
 // constants is (total - pca)-DP.
-func ComposeComponents(c *dp.Certificate, p *preprocess.RowMap, total, pca dp.Budget) {
+func ComposeComponents(c *release.Certificate, p *preprocess.RowMap, total, pca dp.Budget) {
 	at := 0
 	if p.Estimated {
 		at = 1 // after the bounds' charge

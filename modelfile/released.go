@@ -10,6 +10,7 @@ import (
 	"github.com/stabpriv/stabpriv/dp"
 	"github.com/stabpriv/stabpriv/losses"
 	"github.com/stabpriv/stabpriv/perturb"
+	"github.com/stabpriv/stabpriv/release"
 	"github.com/stabpriv/stabpriv/selection"
 	"github.com/stabpriv/stabpriv/stability"
 	"github.com/stabpriv/stabpriv/trainer"
@@ -27,7 +28,7 @@ type Released struct {
 	// is not private).
 	Model *trainer.Model `json:"model"`
 	// Certificate states the claim; nil for a fit without a mechanism.
-	Certificate *dp.Certificate `json:"certificate,omitempty"`
+	Certificate *release.Certificate `json:"certificate,omitempty"`
 	// Schema is the declared schema (the classes used, and the label).
 	Schema datasets.Schema `json:"schema"`
 	// Preprocessing maps raw rows to model inputs.

@@ -429,7 +429,7 @@ func checkSelection(r *Released, bad func(format string, args ...any)) *selected
 // runCertificate returns the certificate of the released run: c itself,
 // or for a random-stopping selection a copy at the run's budget (its
 // noise was calibrated to it).
-func (s *selected) runCertificate(c *dp.Certificate) *dp.Certificate {
+func (s *selected) runCertificate(c *release.Certificate) *release.Certificate {
 	if s == nil || s.rec.Method != selection.RandomStopping {
 		return c
 	}

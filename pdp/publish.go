@@ -5,10 +5,10 @@ import (
 	"fmt"
 	"math"
 
-	"github.com/stabpriv/stabpriv/dp"
 	"github.com/stabpriv/stabpriv/internal/check"
 	"github.com/stabpriv/stabpriv/losses"
 	"github.com/stabpriv/stabpriv/modelfile"
+	"github.com/stabpriv/stabpriv/release"
 	"github.com/stabpriv/stabpriv/trainer"
 )
 
@@ -185,7 +185,7 @@ func (sim *Simulation) publicConstants(kappa float64, classes, n, dim int, m Mec
 const standardizedNote = "the features were standardized with statistics of the training rows: replacing a row changes them, and so every row, which the claim does not cover (it holds for the standardized rows)"
 
 // bindingOf returns the binding of a model file's release.
-func bindingOf(c *dp.Certificate) *Binding {
+func bindingOf(c *release.Certificate) *Binding {
 	return &Binding{WeightsSHA256: c.WeightsSHA256, Epsilon: c.Epsilon, Delta: c.Delta}
 }
 

@@ -7,6 +7,8 @@ import (
 	"slices"
 	"strings"
 	"testing"
+
+	"github.com/stabpriv/stabpriv/dp"
 )
 
 // The conformance kit: every registered mechanism (registry.go) must pass
@@ -448,5 +450,25 @@ func TestConformanceCatchesBrokenMechanisms(t *testing.T) {
 				t.Logf("caught: %s", f)
 			}
 		})
+	}
+}
+
+// TestNamesAgreeWithDP checks that dp's list of mechanism names, which a
+// claim carries, is the registry of the noise followed by the training-time
+// mechanisms, with the same purity and scale names.
+func TestNamesAgreeWithDP(t *testing.T) {
+	want := append(Mechanisms(), TrainingMechanisms()...)
+	if got := dp.ReleaseMechanisms(); !slices.Equal(got, want) {
+		t.Errorf("dp.ReleaseMechanisms() = %v, the registries list %v", got, want)
+	}
+	for _, n := range registry {
+		if n.Name().Pure() != n.Pure() || n.Name().ScaleName() != n.ScaleName() {
+			t.Errorf("%s: dp says pure %v, scale %q; the noise says %v, %q", n.Name(), n.Name().Pure(), n.Name().ScaleName(), n.Pure(), n.ScaleName())
+		}
+	}
+	for _, m := range TrainingMechanisms() {
+		if tm, _ := LookupTraining(m); tm.Pure != m.Pure() {
+			t.Errorf("%s: dp says pure %v, the training registry %v", m, m.Pure(), tm.Pure)
+		}
 	}
 }

@@ -2,6 +2,7 @@ package perturb
 
 import (
 	"fmt"
+	"github.com/stabpriv/stabpriv/dp"
 	"strings"
 
 	"github.com/stabpriv/stabpriv/internal/check"
@@ -106,48 +107,11 @@ func listNames(reg []Noise) string {
 	return strings.Join(names, ", ")
 }
 
-// ParseMechanism returns the mechanism with the given name, an
+// ParseMechanism returns the release mechanism with the given name, an
 // output-perturbation mechanism or a training-time one (training.go), or an
-// error wrapping ErrMechanism.
-func ParseMechanism(name string) (Mechanism, error) {
-	if t, ok := LookupTraining(Mechanism(name)); ok {
-		return t.Name, nil
-	}
-	n, err := Lookup(Mechanism(name))
-	if err != nil {
-		return "", fmt.Errorf("%w: %q, want one of %s", ErrMechanism, name, ReleaseMechanismList())
-	}
-	return n.Name(), nil
-}
-
-// Pure reports whether the mechanism is pure eps-DP (delta must be 0); false
-// for an unknown mechanism.
-func (m Mechanism) Pure() bool {
-	if t, ok := LookupTraining(m); ok {
-		return t.Pure
-	}
-	n, err := Lookup(m)
-	return err == nil && n.Pure()
-}
-
-// Citation returns the reference for the mechanism's guarantee ("" for an
-// unknown mechanism).
-func (m Mechanism) Citation() string {
-	if n, err := Lookup(m); err == nil {
-		return n.Citation()
-	}
-	return ""
-}
-
-// ScaleName names the noise scale of the mechanism: "b" (Laplace scale per
-// coordinate), "theta" (Gamma scale of the noise norm) or "sigma" (Gaussian
-// standard deviation per coordinate); "" for an unknown mechanism.
-func (m Mechanism) ScaleName() string {
-	if n, err := Lookup(m); err == nil {
-		return n.ScaleName()
-	}
-	return ""
-}
+// error wrapping dp.ErrMechanism: it is dp.ParseMechanism, whose list of names
+// TestConformance checks against the registries.
+func ParseMechanism(name string) (Mechanism, error) { return dp.ParseMechanism(name) }
 
 // Helpers shared by the mechanisms.
 
@@ -238,25 +202,3 @@ func checkInverse(n Noise, scale, sensitivity, delta float64) error {
 // secureSamplerNote is the certificate's note on the secure samplers that
 // google/differential-privacy provides (Laplace and Gaussian).
 const secureSamplerNote = "the secure Laplace and Gaussian samplers of google/differential-privacy round each coordinate to a grid and account for that rounding once per call; over the released coordinates the claim holds up to that rounding (a relative excess of order dim * 2^-40 in epsilon for Laplace), and the Gaussian noise is their discretized approximation of the calibrated sigma"
-
-// MarshalText returns the mechanism's name.
-func (m Mechanism) MarshalText() ([]byte, error) { return []byte(m), nil }
-
-// UnmarshalText sets the mechanism named by text (ParseMechanism): an
-// output-perturbation mechanism or a training-time one, or
-// PermuteAndFlipName, the selection step a ledger entry may name. An unknown name is
-// an error wrapping ErrMechanism that lists the names, so a flag or a file
-// with a misspelt mechanism is refused where it is read.
-func (m *Mechanism) UnmarshalText(text []byte) error {
-	if Mechanism(text) == PermuteAndFlipName {
-		// A ledger entry's selection step, not a release mechanism.
-		*m = PermuteAndFlipName
-		return nil
-	}
-	v, err := ParseMechanism(string(text))
-	if err != nil {
-		return err
-	}
-	*m = v
-	return nil
-}

@@ -614,7 +614,7 @@ func Fit(ctx context.Context, t *datasets.Table, schema datasets.Schema, budget 
 // private steps before the release (the bounds' estimate, the principal
 // components) in the ledger and the claim the whole budget
 // (modelfile.ComposePipeline).
-func (pl *Plan) compose(c *dp.Certificate, prep *preprocess.RowMap) {
+func (pl *Plan) compose(c *release.Certificate, prep *preprocess.RowMap) {
 	modelfile.ComposePipeline(c, prep, pl.Budget, pl.BoundsEpsilon, pl.PCABudget)
 }
 

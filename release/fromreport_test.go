@@ -9,7 +9,6 @@ import (
 	"testing"
 
 	"github.com/stabpriv/stabpriv/datasets"
-	"github.com/stabpriv/stabpriv/dp"
 	"github.com/stabpriv/stabpriv/losses"
 	"github.com/stabpriv/stabpriv/perturb"
 	"github.com/stabpriv/stabpriv/regularizers"
@@ -42,7 +41,7 @@ func trainSynthetic(t *testing.T, cfg trainer.Config) (*trainer.Model, *trainer.
 
 // releaseFromReport is the whole glue: analyze the run, turn the report into
 // a sensitivity and release with it.
-func releaseFromReport(m *trainer.Model, run *trainer.Run, cfg Config) (*trainer.Model, *dp.Certificate, error) {
+func releaseFromReport(m *trainer.Model, run *trainer.Run, cfg Config) (*trainer.Model, *Certificate, error) {
 	rep, err := stability.Analyze(run)
 	if err != nil {
 		return nil, nil, err

@@ -85,14 +85,14 @@ type Method interface {
 	// verifier compares them with a file's. It checks the published run
 	// constants the method derives (loss constants, the steps of every
 	// pass, ...) and returns an error naming what is inconsistent.
-	Rebuild(c *dp.Certificate, pub Public) (*dp.Certificate, *stability.Report, error)
+	Rebuild(c *Certificate, pub Public) (*Certificate, *stability.Report, error)
 	// CheckWeights returns an error when w cannot be the release that a
 	// certificate c, as Rebuild gives it, states: coordinates off the
 	// lattice the secure sampler rounds to (for the secure source), or a
 	// norm above the bound on the trained weights plus a norm the noise
 	// exceeds with probability at most 2^-63 (a genuine release is refused
 	// with at most that probability).
-	CheckWeights(c *dp.Certificate, pub Public, w []float64) error
+	CheckWeights(c *Certificate, pub Public, w []float64) error
 }
 
 // Rows are the training rows a method receives, with the settings of the
@@ -167,7 +167,7 @@ type Prepared interface {
 // Outcome is what a release returns.
 type Outcome struct {
 	Model       *trainer.Model
-	Certificate *dp.Certificate
+	Certificate *Certificate
 	// Stats are statistics of the data (of the solver or the trainer):
 	// never published.
 	Stats trainer.Stats
@@ -225,7 +225,7 @@ func names(keep func(Method) bool) string {
 
 // certRun returns the run record of the certificate c, or an error
 // wrapping ErrConfig when c or its run record is nil.
-func certRun(c *dp.Certificate) (*trainer.Run, error) {
+func certRun(c *Certificate) (*trainer.Run, error) {
 	if c == nil || c.Run == nil {
 		return nil, fmt.Errorf("%w: the certificate has no run record", ErrConfig)
 	}

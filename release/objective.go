@@ -227,7 +227,7 @@ func solverStats(st objpert.SolveStats) trainer.Stats {
 
 // Rebuild recomputes the calibration from the published problem (loss, n,
 // d, K, kappa, lambda) and budget, and the certificate from it.
-func (m objectiveMethod) Rebuild(c *dp.Certificate, pub Public) (*dp.Certificate, *stability.Report, error) {
+func (m objectiveMethod) Rebuild(c *Certificate, pub Public) (*Certificate, *stability.Report, error) {
 	run, err := certRun(c)
 	if err != nil {
 		return nil, nil, err
@@ -266,7 +266,7 @@ func (m objectiveMethod) Rebuild(c *dp.Certificate, pub Public) (*dp.Certificate
 
 // calibration returns the calibration of the published problem of c (loss,
 // n, d, K, kappa, lambda) and budget.
-func (m objectiveMethod) calibration(c *dp.Certificate, pub Public) (objpert.Calibration, error) {
+func (m objectiveMethod) calibration(c *Certificate, pub Public) (objpert.Calibration, error) {
 	run, err := certRun(c)
 	if err != nil {
 		return objpert.Calibration{}, err
@@ -308,8 +308,10 @@ func objectiveProblem(cfg trainer.Config, n, dim int) (objpert.Problem, error) {
 
 // objectiveCertificate returns the certificate of a release with cal,
 // without the weights' hash, with the mechanism's ledger.
-func objectiveCertificate(cal objpert.Calibration, run *trainer.Run, source string, notes []string) *dp.Certificate {
-	cert := objpert.NewCertificate(cal, run, source, notes)
+func objectiveCertificate(cal objpert.Calibration, run *trainer.Run, source string, notes []string) *Certificate {
+	r := *run
+	r.Stats = trainer.Stats{}
+	cert := &Certificate{Claim: *objpert.NewClaim(cal, source, notes), Run: &r}
 	cert.Ledger = cal.Ledger()
 	return cert
 }

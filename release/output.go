@@ -73,7 +73,7 @@ func checkModel(m *trainer.Model, run *trainer.Run) error {
 //
 // Runs of a user-supplied graph model or a non-convex loss are refused with
 // perturb.ErrNotCertified. A nil cfg.Source means perturb.Secure().
-func Weights(m *trainer.Model, run *trainer.Run, sens perturb.Sensitivity, cfg Config) (*trainer.Model, *dp.Certificate, error) {
+func Weights(m *trainer.Model, run *trainer.Run, sens perturb.Sensitivity, cfg Config) (*trainer.Model, *Certificate, error) {
 	if err := checkModel(m, run); err != nil {
 		return nil, nil, err
 	}
@@ -106,7 +106,7 @@ func Weights(m *trainer.Model, run *trainer.Run, sens perturb.Sensitivity, cfg C
 //
 // models[k], runs[k] and sens[k] describe the k-th binary model. All models
 // are checked before any noise is drawn: either all are released or none is.
-func OneVsRest(models []*trainer.Model, runs []*trainer.Run, sens []perturb.Sensitivity, cfg Config) ([]*trainer.Model, []*dp.Certificate, error) {
+func OneVsRest(models []*trainer.Model, runs []*trainer.Run, sens []perturb.Sensitivity, cfg Config) ([]*trainer.Model, []*Certificate, error) {
 	k := len(models)
 	if k < 2 || len(runs) != k || len(sens) != k {
 		return nil, nil, fmt.Errorf("%w: one-vs-rest needs K >= 2 models with as many runs and sensitivities, have %d, %d, %d", perturb.ErrModel, k, len(runs), len(sens))
@@ -137,7 +137,7 @@ func OneVsRest(models []*trainer.Model, runs []*trainer.Run, sens []perturb.Sens
 		src = perturb.Secure()
 	}
 	outs := make([]*trainer.Model, k)
-	certs := make([]*dp.Certificate, k)
+	certs := make([]*Certificate, k)
 	for i, m := range models {
 		out, err := perturb.Add(m, cals[i], src)
 		if err != nil {

@@ -170,7 +170,7 @@ func (p *outputPrepared) Trained(_ context.Context, f func(*trainer.Model, train
 // Rebuild checks the run constants that follow from the loss and the
 // settings, analyzes the run's stability from its constants alone, and
 // returns the certificate Weights writes for that analysis.
-func (m outputMethod) Rebuild(c *dp.Certificate, pub Public) (*dp.Certificate, *stability.Report, error) {
+func (m outputMethod) Rebuild(c *Certificate, pub Public) (*Certificate, *stability.Report, error) {
 	cr, err := certRun(c)
 	if err != nil {
 		return nil, nil, err

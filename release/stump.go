@@ -218,11 +218,11 @@ func (p *stumpPrepared) Trained(_ context.Context, f func(*trainer.Model, traine
 // n training rows of p mapped features with the trainer seed seed, the
 // noise source kind and the notes, without the weights' hash and the
 // noise seed: a function of published constants, which Rebuild calls too.
-func stumpCertificate(b dp.Budget, n, p int, seed uint64, source string, notes []string) *dp.Certificate {
+func stumpCertificate(b dp.Budget, n, p int, seed uint64, source string, notes []string) *Certificate {
 	T := stump.DefaultGrid
 	cands := stump.Candidates(p, T)
 	run := &trainer.Run{Loss: StumpLoss, Task: losses.Binary.String(), N: n, D: p + 1, K: 1, Seed: seed}
-	c := &dp.Certificate{
+	c := &Certificate{Claim: dp.Claim{
 		Version:          dp.CertificateVersion,
 		Private:          source == perturb.SourceSecure,
 		Mechanism:        perturb.Stump,
@@ -235,8 +235,7 @@ func stumpCertificate(b dp.Budget, n, p int, seed uint64, source string, notes [
 		Neighbouring:     perturb.ReplaceOneText,
 		Source:           source,
 		Citation:         StumpCitation,
-		Run:              run,
-	}
+	}, Run: run}
 	c.Ledger = []dp.Charge{{Step: "choice of the decision stump by permute-and-flip (pure eps; a delta in the budget is not used)", Mechanism: perturb.Stump, Epsilon: b.Epsilon, Delta: b.Delta}}
 	c.Assumptions = []string{
 		fmt.Sprintf("the class is public: the %d mapped features (from the header and the schema) x the %d thresholds t_k = -1 + 2k/%d, k = 1..%d, of the grid (interior points of every column's mapped range [-1, 1], that is of its declared or privately estimated bounds) x 2 signs = %d candidates h(z) = +1 if s (z_j - t) >= 0, else -1; the released weights are the chosen candidate's on [z, 1] (s on feature j, -s t on the bias, zeros elsewhere), a member of that class", p, T, T+1, T, cands),
@@ -260,7 +259,7 @@ func stumpCertificate(b dp.Budget, n, p int, seed uint64, source string, notes [
 
 // Rebuild recomputes a stump's certificate from its published constants
 // (budget, n, the model's inputs, the seed, the source) and pub's notes.
-func (stumpMethod) Rebuild(c *dp.Certificate, pub Public) (*dp.Certificate, *stability.Report, error) {
+func (stumpMethod) Rebuild(c *Certificate, pub Public) (*Certificate, *stability.Report, error) {
 	run, err := certRun(c)
 	if err != nil {
 		return nil, nil, err
@@ -292,7 +291,7 @@ func (stumpMethod) Rebuild(c *dp.Certificate, pub Public) (*dp.Certificate, *sta
 // the grid of stump.DefaultGrid thresholds (stump.FromWeights): one
 // feature weight +1 or -1, zeros, and a bias -s t_k on the grid. Weights
 // outside the class cannot come from the mechanism.
-func (stumpMethod) CheckWeights(_ *dp.Certificate, pub Public, w []float64) error {
+func (stumpMethod) CheckWeights(_ *Certificate, pub Public, w []float64) error {
 	if len(w) != pub.D {
 		return fmt.Errorf("%w: %d weights for %d inputs", ErrConfig, len(w), pub.D)
 	}

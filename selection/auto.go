@@ -723,7 +723,7 @@ func (r *Record) Assumptions() []string {
 // Finish adds the selection's ledger entry to the certificate of the
 // released fit of a holdout selection, and labels the release's own
 // entries with the rows they read.
-func (r *Record) Finish(c *dp.Certificate) {
+func (r *Record) Finish(c *release.Certificate) {
 	if r.Method != Holdout || r.Skipped {
 		return
 	}
@@ -766,7 +766,7 @@ func (r *Record) Check(n int, loss losses.Loss, classes, dim int, b dp.Budget, s
 // FinishSelected rewrites the certificate c of the run a random-stopping
 // selection released (as its method rebuilds it at the run's budget) into
 // the certificate Select writes: a verifier's counterpart of Select.
-func (r *Record) FinishSelected(c *dp.Certificate, b dp.Budget) error {
+func (r *Record) FinishSelected(c *release.Certificate, b dp.Budget) error {
 	if r.Method != RandomStopping {
 		return nil
 	}

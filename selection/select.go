@@ -99,7 +99,7 @@ type Selection struct {
 	// Certificate is the chosen run's certificate, with Epsilon the whole
 	// budget of the selection and a Ledger of its two parts:
 	// eps_select = (1 + eta) eps_run and eps_release = eps_run.
-	Certificate *dp.Certificate
+	Certificate *release.Certificate
 	// Prepared is the chosen candidate's prepared release, for its
 	// stability analysis (its weights are used up unless seeded).
 	Prepared release.Prepared
@@ -275,7 +275,7 @@ func Select(ctx context.Context, cands []Candidate, Xval mat.Matrix, yval []floa
 // selection and the release (which add up to eps), the selection's
 // assumptions and its neighbouring relation. Select and a verifier
 // (Record.FinishSelected) share it.
-func finishSelect(c *dp.Certificate, eps, epsRun, eta, gamma, mean float64, ncand, nval int) {
+func finishSelect(c *release.Certificate, eps, epsRun, eta, gamma, mean float64, ncand, nval int) {
 	// The hold's runs are not releases on their own: this one is.
 	c.Private = c.Source == perturb.SourceSecure
 	selectEps := dp.Rest(eps, epsRun) // at least (1 + eta) eps_run (runBudget); the parts add up to at most eps

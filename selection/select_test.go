@@ -666,7 +666,7 @@ func TestSelectKeepsWeightsWithoutRun(t *testing.T) {
 
 // simulateObjective releases rows by objective perturbation at eps with
 // seeded noise and returns the certificate.
-func simulateObjective(t *testing.T, rows release.Rows, eps float64) *dp.Certificate {
+func simulateObjective(t *testing.T, rows release.Rows, eps float64) *release.Certificate {
 	t.Helper()
 	out, err := FromRows("reference", perturb.Objective, rows).Prepare(context.Background(), dp.Budget{Epsilon: eps})
 	if err != nil {

@@ -199,7 +199,7 @@ type Charge struct {
 	Delta     float64 `json:"delta"`
 }
 
-// Certificate states the summary's claim, in the style of dp.Certificate.
+// Certificate states the summary's claim, in the style of dp.Claim.
 type Certificate struct {
 	Version string `json:"version"`
 	// Private is true only for draws from the secure source on rows not
