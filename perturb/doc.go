@@ -1,5 +1,8 @@
-// Package perturb releases trained linear models by output perturbation and
-// writes the privacy certificate of each release.
+// Package perturb is the noise of output perturbation: the noise laws, their
+// calibration and the sources of randomness, on vectors of float64. It
+// imports only package dp (the mechanism names and the budget), below the
+// trainer: package release adds the noise to trained weights and writes the
+// certificate.
 //
 // A release adds noise to the trained weights w, calibrated to a privacy
 // target (eps, delta) and to the sensitivity of w (how far w can move when
@@ -66,21 +69,15 @@
 // tighter L1 bound supplied with the sensitivity, never to D2 as in the
 // paper, which is not eps-DP for d > 1 (docs/DESIGN.md, section 5).
 //
-// A multiclass (softmax) model is released as one K x d matrix with one
-// certificate; ReleaseOneVsRest splits the budget across K binary models.
-//
-// A guarantee covers one release of the trained weights. Release is a
-// primitive that cannot see other releases of the same numbers, so keeping
-// to one release is its caller's duty; the certified pipeline (package
-// private) keeps it by wiping the trained weights when it releases them.
-// Runs of user-supplied graph models and of non-convex losses are outside the
-// certified class and refused with ErrNotCertified.
-//
-// Every release comes with a Certificate: a JSON record of the mechanism,
-// (eps, delta), the sensitivity and its route, the stability beta, the noise
-// scale, the neighbouring relation, the noise source, every constant of the
-// training run, what is not covered, and the citation; its String method
-// explains it in words.
+// Add adds the noise of a calibration to a vector in place; a multiclass
+// (softmax) model is released as one K x d matrix with one calibration
+// (release.Weights), one-vs-rest models split the budget
+// (release.OneVsRest). A guarantee covers one release of the trained
+// weights, which Add cannot see: package release keeps it. The claim and
+// its certificate (dp.Claim, release.Certificate) state the mechanism,
+// (eps, delta), the sensitivity and its route, the noise scale, the
+// neighbouring relation, the noise source and what is not covered; the
+// words, notes and citation come from the Noise value.
 //
 // Randomness is injected through a Source: Secure for releases, and Seeded
 // for reproducible experiments, whose certificates make no claim (Private

@@ -85,7 +85,7 @@ func Weights(m *trainer.Model, run *trainer.Run, sens perturb.Sensitivity, cfg C
 	if src == nil {
 		src = perturb.Secure()
 	}
-	out, err := perturb.Add(m, cal, src)
+	out, err := noisyCopy(m, cal, src)
 	if err != nil {
 		return nil, nil, err
 	}
@@ -139,7 +139,7 @@ func OneVsRest(models []*trainer.Model, runs []*trainer.Run, sens []perturb.Sens
 	outs := make([]*trainer.Model, k)
 	certs := make([]*Certificate, k)
 	for i, m := range models {
-		out, err := perturb.Add(m, cals[i], src)
+		out, err := noisyCopy(m, cals[i], src)
 		if err != nil {
 			return nil, nil, fmt.Errorf("model %d: %w", i, err)
 		}
@@ -156,4 +156,14 @@ func OneVsRest(models []*trainer.Model, runs []*trainer.Run, sens []perturb.Sens
 		certs[i].WeightsSHA256 = dp.WeightsSHA256(out.W)
 	}
 	return outs, certs, nil
+}
+
+// noisyCopy returns a copy of the model m with the noise of cal added,
+// drawn from src (perturb.Add); m is not modified.
+func noisyCopy(m *trainer.Model, cal perturb.Calibration, src perturb.Source) (*trainer.Model, error) {
+	out := &trainer.Model{Loss: m.Loss, Task: m.Task, K: m.K, D: m.D, W: append([]float64(nil), m.W...)}
+	if err := perturb.Add(out.W, cal, src); err != nil {
+		return nil, err
+	}
+	return out, nil
 }

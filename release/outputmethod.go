@@ -202,7 +202,7 @@ func (m outputMethod) Rebuild(c *Certificate, pub Public) (*Certificate, *stabil
 	var notes []string
 	if pub.Sensitivity != nil {
 		sens, notes = *pub.Sensitivity, pub.SensitivityNotes
-	} else if sens, notes, err = perturb.FromReport(rep); err != nil {
+	} else if sens, notes, err = FromReport(rep); err != nil {
 		return nil, nil, err
 	}
 	cal, err := perturb.Calibrate(c.Mechanism, c.Epsilon, c.Delta, sens, pub.K*pub.D)

@@ -64,7 +64,7 @@ func NewTrained(m *trainer.Model, run *trainer.Run, notes []string) (*Trained, e
 		return nil, err
 	}
 	st := &trainedState{model: m, run: run, report: rep}
-	sens, assumptions, err := perturb.FromReport(rep)
+	sens, assumptions, err := FromReport(rep)
 	if err != nil {
 		st.err = err
 	} else {
