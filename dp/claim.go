@@ -113,7 +113,8 @@ type Claim struct {
 	// SHA-256 of the weights (WeightsSHA256).
 	WeightsSHA256 string `json:"weights_sha256"`
 	// Ledger lists every private step of the pipeline that produced the
-	// release and the budget it spent; empty for a bare Release.
+	// release and the budget it spent, taken from a Ledger of the claim
+	// (Account); empty for a bare Release.
 	Ledger []Charge `json:"ledger,omitempty"`
 	// EstimatedBounds lists the feature bounds that a private step of the
 	// pipeline estimated from the rows (the Ledger's first entry paid for

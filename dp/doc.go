@@ -1,8 +1,9 @@
 // Package dp holds the privacy claim of a release, at the bottom of the
-// module's imports: the Budget a fit may spend, the ledger of the Charges
-// that spent it, the names of the mechanisms (Mechanism), and the Claim
-// that states the guarantee, its neighbouring relation and what it does
-// not cover.
+// module's imports: the Budget a fit may spend, the Ledger its Charges are
+// taken from (Spend refuses a charge that would overspend, in exact
+// arithmetic), the names of the mechanisms (Mechanism), and the Claim that
+// states the guarantee, its neighbouring relation and what it does not
+// cover; a claim's ledger is written from a Ledger (Claim.Account).
 //
 // It imports no other package of the module. The noise that makes a claim
 // true (package perturb) and the training run that backs its sensitivity

@@ -46,6 +46,11 @@ const (
 	// (McKenna & Sheldon 2020): pure eps-DP. It selects a candidate, it
 	// releases no model, so it is no value of a --mechanism flag.
 	PermuteAndFlip Mechanism = "permute-and-flip"
+	// InverseSensitivity is the exponential mechanism with the inverse
+	// sensitivity utility (Asi & Duchi 2020): pure eps-DP per draw, the
+	// draws of a private summary of per-instance epsilons (package
+	// pdp/publish). It releases no model.
+	InverseSensitivity Mechanism = "exponential (inverse sensitivity)"
 )
 
 // law is what this package knows of a mechanism by its name.
@@ -70,6 +75,7 @@ var laws = []law{
 	{AMP, false, "", true},
 	{Stump, true, "", true},
 	{PermuteAndFlip, true, "", false},
+	{InverseSensitivity, true, "", false},
 }
 
 func lookup(m Mechanism) (law, bool) {
@@ -126,13 +132,13 @@ func (m Mechanism) ScaleName() string {
 func (m Mechanism) MarshalText() ([]byte, error) { return []byte(m), nil }
 
 // UnmarshalText sets the mechanism named by text: a release mechanism
-// (ParseMechanism) or PermuteAndFlip, the selection step a ledger entry
-// may name. An unknown name is an error wrapping ErrMechanism that lists
+// (ParseMechanism), or a step a ledger entry may name that releases no
+// model (PermuteAndFlip, InverseSensitivity). An unknown name is an error wrapping ErrMechanism that lists
 // the names, so a flag or a file with a misspelt mechanism is refused
 // where it is read.
 func (m *Mechanism) UnmarshalText(text []byte) error {
-	if Mechanism(text) == PermuteAndFlip {
-		*m = PermuteAndFlip
+	if l, ok := lookup(Mechanism(text)); ok && !l.release {
+		*m = l.name
 		return nil
 	}
 	v, err := ParseMechanism(string(text))

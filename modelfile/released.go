@@ -261,6 +261,18 @@ func PartitionCharge(m perturb.Mechanism, b dp.Budget) dp.Charge {
 	return dp.Charge{Step: "release of the averaged weights of the partitions (output perturbation, once)", Mechanism: m, Epsilon: b.Epsilon, Delta: b.Delta}
 }
 
+// AccountPartition writes the ledger of a partitioned release into its
+// certificate c: the one charge PartitionCharge(m, b), taken from a ledger
+// of c's claim. An error means it does not fit in the claim.
+func AccountPartition(c *release.Certificate, m perturb.Mechanism, b dp.Budget) error {
+	l, err := dp.NewLedger(dp.Budget{Epsilon: c.Epsilon, Delta: c.Delta}, PartitionCharge(m, b))
+	if err != nil {
+		return err
+	}
+	c.Account(l)
+	return nil
+}
+
 // PublicSchema returns the schema as a model file holds it: the label, the
 // classes and the label bound (the bounds and the categories are in the
 // preprocessing, in feature order).

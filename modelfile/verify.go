@@ -481,16 +481,22 @@ func rebuild(r *Released, m release.Method, part *partitioned, sel *selected) (*
 		return nil, err
 	}
 	if sel != nil {
-		sel.rec.Finish(cert)
+		if err := sel.rec.Finish(cert); err != nil {
+			return nil, err
+		}
 		if err := sel.rec.FinishSelected(cert, dp.Budget{Epsilon: rc.Epsilon, Delta: rc.Delta}); err != nil {
 			return nil, err
 		}
 	}
 	cert.Neighbouring = skeleton.Neighbours()
 	if part != nil {
-		cert.Ledger = []dp.Charge{PartitionCharge(c.Mechanism, dp.Budget{Epsilon: c.Epsilon, Delta: c.Delta})}
+		if err := AccountPartition(cert, c.Mechanism, dp.Budget{Epsilon: c.Epsilon, Delta: c.Delta}); err != nil {
+			return nil, err
+		}
 	}
-	composePre(cert, &p, dp.Budget{Epsilon: c.Epsilon, Delta: c.Delta}, pre)
+	if err := composePre(cert, &p, dp.Budget{Epsilon: c.Epsilon, Delta: c.Delta}, pre); err != nil {
+		return nil, err
+	}
 	cert.WeightsSHA256 = dp.WeightsSHA256(r.Model.W)
 	return &Released{
 		Private:       cert.Private && p.Mode.Inside(),

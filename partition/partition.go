@@ -799,7 +799,9 @@ func (pl *Plan) release(ctx context.Context, results []Result, rows, trainRows i
 	}
 	cert := rel.Certificate
 	cert.Neighbouring = out.Neighbours()
-	cert.Ledger = []dp.Charge{modelfile.PartitionCharge(cert.Mechanism, pl.plan.Budget)}
+	if err := modelfile.AccountPartition(cert, cert.Mechanism, pl.plan.Budget); err != nil {
+		return nil, err
+	}
 	out.Private = cert.Private
 	out.Model, out.Certificate = rel.Model, cert
 	return out, nil

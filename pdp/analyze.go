@@ -130,14 +130,14 @@ func Simulate(ds *datasets.Dataset, sim Simulation) (*Result, error) {
 
 	// The release and its worst-case DP epsilon.
 	replace, remove, dpErr := sim.worstCase(kappa, xtr)
-	var m Mechanism
+	var m PrivacyLoss
 	if sim.Sigma > 0 {
-		m, err = NewMechanism(perturb.AnalyticGaussian, sim.Sigma, sim.Delta)
+		m, err = NewPrivacyLoss(perturb.AnalyticGaussian, sim.Sigma, sim.Delta)
 	} else {
 		if dpErr != nil {
 			return nil, fmt.Errorf("%w: eps %v needs a worst-case sensitivity to calibrate the noise: %v", ErrNoBound, sim.Epsilon, dpErr)
 		}
-		m, err = Calibrate(sim.Mechanism, sim.Epsilon, sim.Delta, replace, dim)
+		m, err = CalibratedLoss(sim.Mechanism, sim.Epsilon, sim.Delta, replace, dim)
 	}
 	if err != nil {
 		return nil, err
@@ -412,7 +412,7 @@ func AnalyzeRelease(r *modelfile.Released, t *datasets.Table, opts Release) (*Re
 		return nil, fmt.Errorf("the exact minimizer of the run's objective: %w", err)
 	}
 	sol := a.Solution()
-	m, err := NewMechanism(c.Mechanism, c.NoiseScale, c.Delta)
+	m, err := NewPrivacyLoss(c.Mechanism, c.NoiseScale, c.Delta)
 	if err != nil {
 		return nil, err
 	}
@@ -556,7 +556,7 @@ type extras struct {
 // replacements, the held-out targets (refined the same way), the
 // on-average KL-privacy of a Gaussian release, the data-dependent pDP for
 // all targets, and the report. It returns the refined rows too.
-func analyse(a *Analysis, m Mechanism, lambda float64, ids []int, opts Rows, ex extras) (*Result, []int, error) {
+func analyse(a *Analysis, m PrivacyLoss, lambda float64, ids []int, opts Rows, ex extras) (*Result, []int, error) {
 	diffs, err := a.RemoveAll()
 	if err != nil {
 		return nil, nil, err

@@ -41,9 +41,9 @@ type PublicConstants struct {
 	// computed minimizer (Config.Tolerance): the computed weights are within
 	// Tolerance/Lambda of the exact minimizer (F is lambda strongly convex).
 	Tolerance float64 `json:"solver_tolerance"`
-	// Mechanism is the release's noise, Dim its number of weights.
-	Mechanism Mechanism `json:"-"`
-	Dim       int       `json:"dim"`
+	// Noise is the privacy loss of the release's noise, Dim its number of weights.
+	Noise PrivacyLoss `json:"-"`
+	Dim   int         `json:"dim"`
 	// NotCovered lists what a DP claim about the rows does not cover
 	// (preprocessing fitted on the rows, for example).
 	NotCovered []string `json:"-"`
@@ -70,7 +70,7 @@ func (c *PublicConstants) Check() error {
 	case !check.Positive(c.Lipschitz) || !check.NonNegative(c.Smoothness) || !check.NonNegative(c.Tolerance):
 		return fmt.Errorf("%w: Lipschitz %v, smoothness %v, tolerance %v, want finite, > 0, >= 0 and >= 0", ErrInput, c.Lipschitz, c.Smoothness, c.Tolerance)
 	}
-	_, err := NewMechanism(c.Mechanism.Kind, c.Mechanism.Scale, c.Mechanism.Delta)
+	_, err := NewPrivacyLoss(c.Noise.Kind, c.Noise.Scale, c.Noise.Delta)
 	return err
 }
 
@@ -85,7 +85,7 @@ func (c *PublicConstants) RemoveOneBound() float64 {
 // largest per-instance epsilon of a row whose remove-one sensitivity is at
 // most s. It is nondecreasing in s.
 func (c *PublicConstants) EpsilonAtSensitivity(s float64) (float64, error) {
-	return c.Mechanism.EpsilonAt(s, math.Sqrt(float64(c.Dim))*s)
+	return c.Noise.EpsilonAt(s, math.Sqrt(float64(c.Dim))*s)
 }
 
 // Publishable is what a DP summary of the per-instance epsilons of a
@@ -150,7 +150,7 @@ func labelDomain(kappa, labelBound, lambda float64, classes int) losses.Domain {
 // newPublicConstants returns the public constants of a release of the
 // minimizer of J with the loss on the domain dom (its row bound enforced
 // by clipping), per-example clipping at clip > 0 (0: none), on n rows.
-func newPublicConstants(loss losses.Loss, dom losses.Domain, clip, lambda float64, n, dim int, m Mechanism) (*PublicConstants, error) {
+func newPublicConstants(loss losses.Loss, dom losses.Domain, clip, lambda float64, n, dim int, m PrivacyLoss) (*PublicConstants, error) {
 	c, err := loss.Constants(dom)
 	if err != nil {
 		return nil, fmt.Errorf("the %s loss has no Lipschitz constant on this domain (a squared loss needs a label bound): %w", loss.Name(), err)
@@ -160,13 +160,13 @@ func newPublicConstants(loss losses.Loss, dom losses.Domain, clip, lambda float6
 		// The clamped derivative is still S_z-Lipschitz in the margin.
 		lip = math.Min(lip, clip)
 	}
-	pc := &PublicConstants{N: n, Lambda: lambda, Lipschitz: lip, Smoothness: c.Sz * dom.Kappa * dom.Kappa, Mechanism: m, Dim: dim}
+	pc := &PublicConstants{N: n, Lambda: lambda, Lipschitz: lip, Smoothness: c.Sz * dom.Kappa * dom.Kappa, Noise: m, Dim: dim}
 	return pc, pc.Check()
 }
 
 // publicConstants returns the public constants of a simulated release on
 // n rows bounded by kappa, or why there are none.
-func (sim *Simulation) publicConstants(kappa float64, classes, n, dim int, m Mechanism) (*PublicConstants, error) {
+func (sim *Simulation) publicConstants(kappa float64, classes, n, dim int, m PrivacyLoss) (*PublicConstants, error) {
 	if !sim.Bias && !sim.Standardize {
 		return nil, fmt.Errorf("the rows are kept as they are (no standardization, no bias): their bound kappa = %g is assumed, not enforced by clipping, so one row's influence has no data-independent bound", kappa)
 	}
@@ -204,7 +204,7 @@ func ModelConstants(r *modelfile.Released) (*PublicConstants, error) {
 	if err != nil {
 		return nil, err
 	}
-	m, err := NewMechanism(c.Mechanism, c.NoiseScale, c.Delta)
+	m, err := NewPrivacyLoss(c.Mechanism, c.NoiseScale, c.Delta)
 	if err != nil {
 		return nil, err
 	}
@@ -220,7 +220,7 @@ func ModelConstants(r *modelfile.Released) (*PublicConstants, error) {
 // model file: the objective cfg the run optimized (releaseObjective), its
 // run record, and whether the preprocessing was fitted inside the
 // privacy boundary (inside) or on the training rows.
-func releasePublicConstants(cfg Config, run *trainer.Run, n, dim int, m Mechanism, inside bool) (*PublicConstants, error) {
+func releasePublicConstants(cfg Config, run *trainer.Run, n, dim int, m PrivacyLoss, inside bool) (*PublicConstants, error) {
 	dom := labelDomain(run.Kappa, run.LabelBound, run.Lambda, cfg.Classes)
 	pc, err := newPublicConstants(cfg.Loss, dom, cfg.Clip, run.Lambda, n, dim, m)
 	if err != nil {

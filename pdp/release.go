@@ -102,7 +102,7 @@ type ReleaseAnalysis struct {
 // dim: sigma sqrt(dim) (Gaussian), b sqrt(2 dim) (Laplace), and
 // theta sqrt(dim (dim+1)) (gamma-norm noise, whose norm is Gamma(dim,
 // theta)).
-func (m Mechanism) NoiseRMSNorm(dim int) float64 {
+func (m PrivacyLoss) NoiseRMSNorm(dim int) float64 {
 	p := float64(dim)
 	switch m.Kind {
 	case perturb.Laplace:

@@ -40,7 +40,7 @@ func TestNoiseRMSNorm(t *testing.T) {
 	const dim, draws = 5, 20000
 	rng := rand.New(rand.NewPCG(1, 2))
 	for _, kind := range []perturb.Mechanism{perturb.AnalyticGaussian, perturb.Laplace, perturb.Gamma} {
-		m := Mechanism{Kind: kind, Scale: 0.7}
+		m := PrivacyLoss{Kind: kind, Scale: 0.7}
 		var ms float64
 		for range draws {
 			var sq float64

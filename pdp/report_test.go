@@ -70,7 +70,7 @@ func TestMechanismEpsilon(t *testing.T) {
 		{perturb.Gaussian, 0.1, 1e-5, gauss},
 	}
 	for _, tc := range cases {
-		m, err := NewMechanism(tc.kind, tc.scale, tc.delta)
+		m, err := NewPrivacyLoss(tc.kind, tc.scale, tc.delta)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -89,7 +89,7 @@ func TestMechanismEpsilon(t *testing.T) {
 		kind         perturb.Mechanism
 		scale, delta float64
 	}{{perturb.Laplace, 0.1, 1e-5}, {perturb.AnalyticGaussian, 0.1, 0}, {perturb.Gamma, 0, 0}, {"cauchy", 1, 0}} {
-		if _, err := NewMechanism(bad.kind, bad.scale, bad.delta); !errors.Is(err, ErrInput) {
+		if _, err := NewPrivacyLoss(bad.kind, bad.scale, bad.delta); !errors.Is(err, ErrInput) {
 			t.Errorf("%+v accepted", bad)
 		}
 	}
@@ -136,7 +136,7 @@ func TestReportAndPlot(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	m, err := Calibrate(perturb.AnalyticGaussian, 1, 1e-6, replace, d)
+	m, err := CalibratedLoss(perturb.AnalyticGaussian, 1, 1e-6, replace, d)
 	if err != nil {
 		t.Fatal(err)
 	}

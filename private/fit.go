@@ -599,7 +599,9 @@ func Fit(ctx context.Context, t *datasets.Table, schema datasets.Schema, budget 
 		return nil, err
 	}
 	rel.Certificate.Neighbouring = out.Neighbours()
-	pl.compose(rel.Certificate, rows.prep)
+	if err := pl.compose(rel.Certificate, rows.prep); err != nil {
+		return nil, err
+	}
 	out.Private = rel.Certificate.Private && pl.Mode.Inside()
 	out.Model, out.Certificate, out.Stability = rel.Model, rel.Certificate, p.Stability()
 	if diag != nil {
@@ -614,8 +616,8 @@ func Fit(ctx context.Context, t *datasets.Table, schema datasets.Schema, budget 
 // private steps before the release (the bounds' estimate, the principal
 // components) in the ledger and the claim the whole budget
 // (modelfile.ComposePipeline).
-func (pl *Plan) compose(c *release.Certificate, prep *preprocess.RowMap) {
-	modelfile.ComposePipeline(c, prep, pl.Budget, pl.BoundsEpsilon, pl.PCABudget)
+func (pl *Plan) compose(c *release.Certificate, prep *preprocess.RowMap) error {
+	return modelfile.ComposePipeline(c, prep, pl.Budget, pl.BoundsEpsilon, pl.PCABudget)
 }
 
 // stump reports whether the plan releases a decision stump, which reads
@@ -736,7 +738,9 @@ func fitSelect(ctx context.Context, pl *Plan, rows *preparedRows, cfg trainer.Co
 	}
 	rel := so.Release
 	rel.Certificate.Neighbouring = out.Neighbours()
-	pl.compose(rel.Certificate, rows.prep)
+	if err := pl.compose(rel.Certificate, rows.prep); err != nil {
+		return nil, err
+	}
 	out.Private = rel.Certificate.Private && pl.Mode.Inside()
 	out.Model, out.Certificate, out.Selection, out.AutoKnobs = rel.Model, rel.Certificate, so.Record, true
 	if so.Prepared != nil {

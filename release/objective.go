@@ -194,12 +194,15 @@ func (p *objectivePrepared) release(ctx context.Context, src perturb.Source, ext
 	if src == nil {
 		src = perturb.Secure()
 	}
+	notes := append(append([]string(nil), p.rows.Notes...), extra...)
+	cert, err := objectiveCertificate(p.cal, p.run, perturb.SourceName(src), notes)
+	if err != nil {
+		return nil, err
+	}
 	model, st, err := objpert.Release(ctx, p.rows.X, p.rows.Y, p.pr, p.cal, src)
 	if err != nil {
 		return nil, err
 	}
-	notes := append(append([]string(nil), p.rows.Notes...), extra...)
-	cert := objectiveCertificate(p.cal, p.run, perturb.SourceName(src), notes)
 	return finish(&Outcome{Model: model, Certificate: cert, Stats: solverStats(st)}, src), nil
 }
 
@@ -256,7 +259,10 @@ func (m objectiveMethod) Rebuild(c *Certificate, pub Public) (*Certificate, *sta
 		return nil, nil, errors.New("a seeded release without its noise seed")
 	}
 	notes := append(append([]string(nil), pub.Notes...), pub.Extra...)
-	cert := objectiveCertificate(cal, objpert.Run(cal, pr, cons, run.LabelBound, run.Seed), c.Source, notes)
+	cert, err := objectiveCertificate(cal, objpert.Run(cal, pr, cons, run.LabelBound, run.Seed), c.Source, notes)
+	if err != nil {
+		return nil, nil, err
+	}
 	if c.Source == perturb.SourceSeeded {
 		seed := *c.NoiseSeed
 		cert.NoiseSeed = &seed
@@ -307,13 +313,18 @@ func objectiveProblem(cfg trainer.Config, n, dim int) (objpert.Problem, error) {
 }
 
 // objectiveCertificate returns the certificate of a release with cal,
-// without the weights' hash, with the mechanism's ledger.
-func objectiveCertificate(cal objpert.Calibration, run *trainer.Run, source string, notes []string) *Certificate {
+// without the weights' hash, with the mechanism's ledger: its parts taken
+// from the budget of cal.
+func objectiveCertificate(cal objpert.Calibration, run *trainer.Run, source string, notes []string) (*Certificate, error) {
 	r := *run
 	r.Stats = trainer.Stats{}
 	cert := &Certificate{Claim: *objpert.NewClaim(cal, source, notes), Run: &r}
-	cert.Ledger = cal.Ledger()
-	return cert
+	l, err := dp.NewLedger(dp.Budget{Epsilon: cal.Epsilon, Delta: cal.Delta}, cal.Ledger()...)
+	if err != nil {
+		return nil, err
+	}
+	cert.Account(l)
+	return cert, nil
 }
 
 // objectiveKnobs refuses the trainer settings that change the objective

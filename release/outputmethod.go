@@ -155,7 +155,9 @@ func (p *outputPrepared) Release(_ context.Context, src perturb.Source, extra ..
 	if err != nil {
 		return nil, err
 	}
-	cert.Ledger = []dp.Charge{{Step: OutputStep, Mechanism: p.mech, Epsilon: p.budget.Epsilon, Delta: p.budget.Delta}}
+	if err := accountOutput(cert, p.mech, p.budget); err != nil {
+		return nil, err
+	}
 	return finish(&Outcome{Model: model, Certificate: cert, Stats: stats}, src), nil
 }
 
@@ -211,7 +213,9 @@ func (m outputMethod) Rebuild(c *Certificate, pub Public) (*Certificate, *stabil
 	}
 	all := append(append(append([]string(nil), pub.Notes...), notes...), pub.Extra...)
 	cert := newOutputCertificate(cal, sens, &run, c.Source, all, nil)
-	cert.Ledger = []dp.Charge{{Step: OutputStep, Mechanism: c.Mechanism, Epsilon: c.Epsilon, Delta: c.Delta}}
+	if err := accountOutput(cert, c.Mechanism, dp.Budget{Epsilon: c.Epsilon, Delta: c.Delta}); err != nil {
+		return nil, nil, err
+	}
 	if c.Source == perturb.SourceSeeded {
 		if c.NoiseSeed == nil {
 			return nil, nil, errors.New("a seeded release without its noise seed")
@@ -317,7 +321,9 @@ func (p *outputPrepared) releaseCopy(_ context.Context, h *Hold, src perturb.Sou
 	if err != nil {
 		return nil, err
 	}
-	cert.Ledger = []dp.Charge{{Step: OutputStep, Mechanism: p.mech, Epsilon: p.budget.Epsilon, Delta: p.budget.Delta}}
+	if err := accountOutput(cert, p.mech, p.budget); err != nil {
+		return nil, err
+	}
 	return finish(&Outcome{Model: model, Certificate: cert}, src), nil
 }
 
@@ -334,4 +340,15 @@ func (p *outputPrepared) unhold(h *Hold, usedUp bool) {
 		clear(s.model.W)
 		s.model = nil
 	}
+}
+
+// accountOutput writes the ledger of an output-perturbation release at b
+// into its certificate: one charge, the noise of mech, taking all of b.
+func accountOutput(c *Certificate, mech perturb.Mechanism, b dp.Budget) error {
+	l, err := dp.NewLedger(b, dp.Charge{Step: OutputStep, Mechanism: mech, Epsilon: b.Epsilon, Delta: b.Delta})
+	if err != nil {
+		return err
+	}
+	c.Account(l)
+	return nil
 }

@@ -686,7 +686,9 @@ func (pl *Plan) release(ctx context.Context, X *mat.Dense, y []float64, chosen i
 	if err != nil {
 		return nil, err
 	}
-	rec.Finish(out.Certificate)
+	if err := rec.Finish(out.Certificate); err != nil {
+		return nil, err
+	}
 	return &Outcome{Release: out, Prepared: p, Record: rec}, nil
 }
 
@@ -722,17 +724,25 @@ func (r *Record) Assumptions() []string {
 
 // Finish adds the selection's ledger entry to the certificate of the
 // released fit of a holdout selection, and labels the release's own
-// entries with the rows they read.
-func (r *Record) Finish(c *release.Certificate) {
+// entries with the rows they read: all taken from a ledger of the
+// certificate's claim (parallel composition: the selection's rows and the
+// release's are disjoint). An error means they do not fit in it.
+func (r *Record) Finish(c *release.Certificate) error {
 	if r.Method != Holdout || r.Skipped {
-		return
+		return nil
 	}
-	ledger := []dp.Charge{{Step: HoldoutStep, Mechanism: perturb.Laplace, Epsilon: c.Epsilon, Rows: TuningRows}}
+	l, err := dp.NewLedger(dp.Budget{Epsilon: c.Epsilon, Delta: c.Delta}, dp.Charge{Step: HoldoutStep, Mechanism: perturb.Laplace, Epsilon: c.Epsilon, Rows: TuningRows})
+	if err != nil {
+		return err
+	}
 	for _, ch := range c.Ledger {
 		ch.Rows = ReleaseRows
-		ledger = append(ledger, ch)
+		if _, err := l.Spend(ch); err != nil {
+			return err
+		}
 	}
-	c.Ledger = ledger
+	c.Account(l)
+	return nil
 }
 
 // ErrRecord is wrapped by every inconsistency Record.Check finds.
@@ -774,6 +784,5 @@ func (r *Record) FinishSelected(c *release.Certificate, b dp.Budget) error {
 	if err != nil {
 		return err
 	}
-	finishSelect(c, b.Epsilon, runBudget(b.Epsilon, r.Eta), r.Eta, gamma, r.MeanRuns, len(r.Settings), r.ValRows)
-	return nil
+	return finishSelect(c, b.Epsilon, runBudget(b.Epsilon, r.Eta), r.Eta, gamma, r.MeanRuns, len(r.Settings), r.ValRows)
 }

@@ -109,12 +109,12 @@ type Release struct {
 
 // constants returns the release as pdp's public constants.
 func (r Release) constants() (*pdp.PublicConstants, error) {
-	m, err := pdp.NewMechanism(r.Mechanism, r.NoiseScale, r.NoiseDelta)
+	m, err := pdp.NewPrivacyLoss(r.Mechanism, r.NoiseScale, r.NoiseDelta)
 	if err != nil {
 		return nil, fmt.Errorf("%w: %w", ErrInput, err)
 	}
 	c := &pdp.PublicConstants{N: r.N, Lambda: r.Lambda, Lipschitz: r.Lipschitz, Smoothness: r.Smoothness,
-		Tolerance: r.Tolerance, Mechanism: m, Dim: r.Dim}
+		Tolerance: r.Tolerance, Noise: m, Dim: r.Dim}
 	if err := c.Check(); err != nil {
 		return nil, fmt.Errorf("%w: %w", ErrInput, err)
 	}
@@ -190,15 +190,6 @@ type Level struct {
 	ShareAtLeast float64 `json:"share_at_least"`
 }
 
-// Charge is one entry of the summary's ledger, in the style of dp.Charge
-// (whose mechanism names are those of output perturbation).
-type Charge struct {
-	Step      string  `json:"step"`
-	Mechanism string  `json:"mechanism"`
-	Epsilon   float64 `json:"epsilon"`
-	Delta     float64 `json:"delta"`
-}
-
 // Certificate states the summary's claim, in the style of dp.Claim.
 type Certificate struct {
 	Version string `json:"version"`
@@ -214,10 +205,14 @@ type Certificate struct {
 	Sensitivity  string  `json:"sensitivity"`
 	// Source is perturb.SourceSecure or perturb.SourceSeeded; NoiseSeed the
 	// published seed of a seeded source.
-	Source    string   `json:"source"`
-	NoiseSeed *uint64  `json:"noise_seed,omitempty"`
-	Ledger    []Charge `json:"ledger"`
-	// Composition is the rule that adds the ledger up to the claim.
+	Source    string  `json:"source"`
+	NoiseSeed *uint64 `json:"noise_seed,omitempty"`
+	// Ledger lists the draws, each a dp.Charge of the mechanism
+	// dp.InverseSensitivity.
+	Ledger []dp.Charge `json:"ledger"`
+	// Composition is the rule that adds the ledger up to the claim (zCDP
+	// composition can claim less than the sum of the entries, so the
+	// ledger is not a dp.Ledger, whose rule is basic composition).
 	Composition dp.Composition `json:"composition"`
 	Assumptions []string       `json:"not_covered"`
 	// NotVerified lists what Verify (and certify) cannot check from the
@@ -284,7 +279,7 @@ const Citation = "Redberg & Wang 2021, Privately Publishable Per-instance Privac
 	"Dwork & Roth 2014, Theorems 3.11 and 3.16; Bun & Steinke 2016, Propositions 1.3, 1.4 and Lemma 2.3 (zCDP composition)"
 
 // emName is the mechanism of every draw.
-const emName = "exponential (inverse sensitivity)"
+const emName = string(dp.InverseSensitivity)
 
 // Summarize draws the DP summary of the per-instance epsilons of p with
 // the budget of cfg, from src (perturb.Secure for a publishable summary;
@@ -304,7 +299,7 @@ func Summarize(p *pdp.Publishable, cfg Config, src perturb.Source, seed *uint64)
 	}
 	pc := p.Public
 	rel := Release{
-		Mechanism: pc.Mechanism.Kind, NoiseScale: pc.Mechanism.Scale, NoiseDelta: pc.Mechanism.Delta, Dim: pc.Dim,
+		Mechanism: pc.Noise.Kind, NoiseScale: pc.Noise.Scale, NoiseDelta: pc.Noise.Delta, Dim: pc.Dim,
 		N: pc.N, Lambda: pc.Lambda, Lipschitz: pc.Lipschitz, Smoothness: pc.Smoothness, Tolerance: pc.Tolerance,
 		StandardizedOnRows: cfg.StandardizedOnRows || len(pc.NotCovered) > 0,
 	}
@@ -703,7 +698,7 @@ func (pl *plan) certificate(source string, seed *uint64) Certificate {
 	c := Certificate{
 		Version: CertificateVersion, Private: source == perturb.SourceSecure && !pl.rel.StandardizedOnRows, Mechanism: emName,
 		Epsilon: pl.eps, Delta: pl.delta, Neighbouring: Neighbouring, Sensitivity: Sensitivity,
-		Source: source, NoiseSeed: seed, Ledger: []Charge{},
+		Source: source, NoiseSeed: seed, Ledger: []dp.Charge{},
 		Composition: dp.Composition{Rule: d.CompositionRule, Parts: d.Queries, TotalEpsilon: pl.eps, TotalDelta: pl.delta},
 		Citation:    Citation,
 	}
@@ -714,11 +709,11 @@ func (pl *plan) certificate(source string, seed *uint64) Certificate {
 				qs = append(qs, strconv.FormatFloat(qp.q, 'g', -1, 64))
 			}
 		}
-		c.Ledger = append(c.Ledger, Charge{Step: fmt.Sprintf("quantile %s (rank %d)", strings.Join(qs, ", "), r), Mechanism: emName, Epsilon: d.QueryEpsilon})
+		c.Ledger = append(c.Ledger, dp.Charge{Step: fmt.Sprintf("quantile %s (rank %d)", strings.Join(qs, ", "), r), Mechanism: dp.InverseSensitivity, Epsilon: d.QueryEpsilon})
 	}
 	for _, lp := range pl.levels {
 		if lp.drawn {
-			c.Ledger = append(c.Ledger, Charge{Step: fmt.Sprintf("share at level %g", lp.level), Mechanism: emName, Epsilon: d.QueryEpsilon})
+			c.Ledger = append(c.Ledger, dp.Charge{Step: fmt.Sprintf("share at level %g", lp.level), Mechanism: dp.InverseSensitivity, Epsilon: d.QueryEpsilon})
 		}
 	}
 	c.Assumptions = []string{
