@@ -52,7 +52,7 @@ var ErrVerify = fmt.Errorf("%w: certificate does not verify", ErrFile)
 // constants, the mechanism, eps and delta, the noise source, the schema and
 // the preprocessing's public constants) it rebuilds everything the fit
 // would have written beside the weights: the release method rebuilds the
-// certificate and the stability analysis (release.Method.Rebuild: for
+// certificate and the stability analysis (release.Verifier.Rebuild: for
 // output perturbation the loss constants, the step of every pass, the
 // route and Delta and the noise calibration; for objective perturbation and
 // AMP the calibration of the published problem), and Verify adds the
@@ -90,7 +90,7 @@ func Verify(r *Released) (Verdict, string, error) {
 	var errs []error
 	bad := func(format string, args ...any) { errs = append(errs, fmt.Errorf(format, args...)) }
 	checkHeader(r, bad)
-	m, err := release.Lookup(c.Mechanism)
+	m, err := release.LookupVerifier(c.Mechanism)
 	if err != nil {
 		bad("%v", err)
 	}
@@ -448,7 +448,7 @@ func trainRows(s SplitInfo) (int, error) {
 
 // rebuild returns the model file that a fit writes for the published
 // inputs of r and its weights.
-func rebuild(r *Released, m release.Method, part *partitioned, sel *selected) (*Released, error) {
+func rebuild(r *Released, m release.Verifier, part *partitioned, sel *selected) (*Released, error) {
 	c := r.Certificate
 	task, err := r.task()
 	if err != nil {

@@ -114,7 +114,7 @@ type Options struct {
 	// softmax for more.
 	Trainer trainer.Config
 	// Auto chooses the knobs by the release method's rule from public
-	// values alone (release.Method.Auto: for output perturbation lambda, the
+	// values alone (release.Tuner.Auto: for output perturbation lambda, the
 	// clipping norm, the schedule and l1 ratio 0 by AutoKnobs; for
 	// objective perturbation and AMP lambda), overriding the values in
 	// Trainer. It needs a Mechanism. Per privacy ID the rule is taken at
@@ -428,8 +428,11 @@ func (pl *Plan) Config(n, dim int, seed uint64) (trainer.Config, error) {
 		cfg.SkipObjective = true
 	}
 	if pl.Options.Auto {
-		var err error
-		if cfg, _, err = pl.Method.AutoScaled(cfg, n, dim, pl.Release, release.GroupScale(pl.Group())); err != nil {
+		tu, err := release.LookupTuner(pl.Method.Name())
+		if err != nil {
+			return cfg, err
+		}
+		if cfg, _, err = tu.AutoScaled(cfg, n, dim, pl.Release, release.GroupScale(pl.Group())); err != nil {
 			return cfg, err
 		}
 	}
@@ -549,6 +552,9 @@ func Fit(ctx context.Context, t *datasets.Table, schema datasets.Schema, budget 
 	cfg, err := pl.Config(n, dim, opts.Seed)
 	if err != nil {
 		return nil, err
+	}
+	if w := release.DropoutWarning(cfg); w != "" {
+		pl.log().Warn(w)
 	}
 	notes, err := out.PipelineNotes(pl.Task)
 	if err != nil {

@@ -33,11 +33,6 @@ func (m objectiveMethod) Name() perturb.Mechanism { return m.name }
 // SGD is false: the method minimizes its perturbed objective exactly.
 func (m objectiveMethod) SGD() bool { return false }
 
-func (m objectiveMethod) Pure() bool {
-	t, _ := perturb.LookupTraining(m.name)
-	return t.Pure
-}
-
 func (m objectiveMethod) CheckBudget(b dp.Budget) error {
 	if err := b.Validate(); err != nil {
 		return err

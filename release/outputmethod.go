@@ -23,7 +23,6 @@ type outputMethod struct{ noise perturb.Noise }
 const OutputStep = "release of the weights (output perturbation)"
 
 func (m outputMethod) Name() perturb.Mechanism { return m.noise.Name() }
-func (m outputMethod) Pure() bool              { return m.noise.Pure() }
 
 // SGD is true: the method releases the weights of an SGD run.
 func (m outputMethod) SGD() bool { return true }

@@ -39,9 +39,8 @@ type stumpMethod struct{}
 
 func (stumpMethod) Name() perturb.Mechanism { return perturb.Stump }
 
-// Pure is true: the claim is pure eps-DP. CheckBudget accepts a delta,
+// The claim is pure eps-DP (dp.Stump.Pure). CheckBudget accepts a delta,
 // which a pure claim implies and the certificate says is unused.
-func (stumpMethod) Pure() bool { return true }
 
 // SGD is false: nothing is trained.
 func (stumpMethod) SGD() bool { return false }

@@ -88,7 +88,7 @@ func (m objectiveMethod) CheckWeights(c *Certificate, pub Public, w []float64) e
 	t := SupportTail
 	var bNorm float64
 	out := perturb.Calibration{Dim: cal.P}
-	if m.Pure() {
+	if m.name.Pure() {
 		bNorm = perturb.GammaTail(float64(cal.P), cal.Theta, t) + math.Sqrt(float64(cal.P))*cal.BStep/2
 		out.Mechanism, out.L2, out.Epsilon, out.Scale = perturb.Gamma, cal.OutSensitivity, cal.EpsOutput, cal.Theta2
 	} else {

@@ -195,7 +195,7 @@ func OutputFirst(b dp.Budget, loss losses.Loss, m perturb.Mechanism, n, dim int)
 	if err != nil || cons.Sz <= 0 {
 		return false
 	}
-	meth, err := release.Lookup(m)
+	meth, err := release.LookupTuner(m)
 	if err != nil {
 		return false
 	}
@@ -218,7 +218,7 @@ const OutputFirstFactor = 0.25
 
 // Setting is one candidate of an automatic selection: a release mechanism
 // (release.Lookup) and a factor on its automatic lambda
-// (release.Method.AutoScaled). Its knobs at any number of rows and budget
+// (release.Tuner.AutoScaled). Its knobs at any number of rows and budget
 // follow from the mechanism's public rule, which is how a setting chosen on
 // a few rows extrapolates to more.
 type Setting struct {
@@ -402,7 +402,7 @@ func (pl *Plan) ruleIndex() int {
 //
 // A holdout plan skips the tuning when its runs could not tell the
 // candidates apart, by a public rule: when the smallest noise ratio
-// (release.Method.NoiseRatio) of the runs, at the tuning rows' n and the
+// (release.Tuner.NoiseRatio) of the runs, at the tuning rows' n and the
 // budget of one run, is at least release.Weak, the plan releases the
 // first family's automatic setting (factor 1) on every training row,
 // which costs nothing (the decision reads no row). On the data sets of
@@ -635,15 +635,16 @@ func (pl *Plan) Run(ctx context.Context, X *mat.Dense, y []float64, base trainer
 	runBudget := dp.Budget{Epsilon: pl.runEps()}
 	cands := make([]Candidate, len(pl.settings))
 	for i, s := range pl.settings {
-		m, err := release.Lookup(pureTwin(s.Mechanism))
+		mech := pureTwin(s.Mechanism)
+		tu, err := release.LookupTuner(mech)
 		if err != nil {
 			return nil, err
 		}
-		cfg, _, err := m.AutoScaled(base, len(pl.tune), d, runBudget, s.Scale)
+		cfg, _, err := tu.AutoScaled(base, len(pl.tune), d, runBudget, s.Scale)
 		if err != nil {
 			return nil, fmt.Errorf("%w: candidate %d (%s): %w", ErrSelect, i, s, err)
 		}
-		cands[i] = FromRows(s.String(), m.Name(), release.Rows{X: Xt, Y: yt, Config: cfg, Notes: notes})
+		cands[i] = FromRows(s.String(), mech, release.Rows{X: Xt, Y: yt, Config: cfg, Notes: notes})
 	}
 	log.WithFields(logrus.Fields{"method": pl.cfg.Method, "candidates": len(cands), "tune rows": len(pl.tune), "validation rows": len(pl.val), "mean runs": pl.cfg.MeanRuns}).
 		Info("selection: preparing the candidates")
@@ -672,8 +673,12 @@ func (pl *Plan) release(ctx context.Context, X *mat.Dense, y []float64, chosen i
 	if err != nil {
 		return nil, err
 	}
+	tu, err := release.LookupTuner(s.Mechanism)
+	if err != nil {
+		return nil, err
+	}
 	Xr, yr := Rows(X, y, pl.rel)
-	cfg, _, err := m.AutoScaled(base, len(pl.rel), d, pl.budget, s.Scale)
+	cfg, _, err := tu.AutoScaled(base, len(pl.rel), d, pl.budget, s.Scale)
 	if err != nil {
 		return nil, err
 	}

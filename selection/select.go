@@ -314,7 +314,7 @@ func prepare(ctx context.Context, c Candidate, epsRun float64, d int) (release.P
 	if err != nil {
 		return nil, err
 	}
-	if !m.Pure() {
+	if !m.Name().Pure() {
 		return nil, fmt.Errorf("mechanism %q is not pure eps-DP", m.Name())
 	}
 	if k, dim := p.Shape(); dim != d {
