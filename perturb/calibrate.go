@@ -75,7 +75,7 @@ func ClassicalGaussianSigma(eps, delta, l2 float64) (float64, error) {
 // the mechanism's Noise value, whose ScaleSensitivity names the sensitivity
 // it takes. An unknown m gives an error wrapping ErrMechanism.
 func EpsilonForScale(m Mechanism, scale, sensitivity, delta float64) (float64, error) {
-	n, err := Lookup(m)
+	n, err := LookupTuning(m)
 	if err != nil {
 		return 0, err
 	}

@@ -27,11 +27,14 @@
 //
 // Mechanisms are values. Mechanism stays the name type: it is what
 // certificates, model files and the command line carry, so their formats do
-// not change. The mechanism itself is a Noise value, one file each
-// (laplace.go, gamma.go, gaussian.go, analytic_gaussian.go), listed in the
-// registry (registry.go); Lookup maps a name to its Noise and refuses an
-// unknown name with ErrMechanism, so no code path falls through to a
-// default mechanism. Everything that used to switch on the name asks the
+// not change. The mechanism itself is a value in three roles, each a small
+// interface: Noise (the budget check, the calibration, the sampler Add and
+// the marginal law), Statement (the certificate's words) and Tuning (the
+// noise norms and the inverse calibration); one file each (laplace.go,
+// gamma.go, gaussian.go, analytic_gaussian.go), listed in the registry
+// (registry.go). Lookup, LookupStatement and LookupTuning map a name to a
+// role and refuse an unknown name with ErrMechanism, so no code path falls
+// through to a default mechanism. Everything that used to switch on the name asks the
 // value instead: the budget check, the calibration and its inverse, the
 // sampler (Add), the certificate's words, notes and citation, the noise
 // norms (for the automatic knobs of package private) and the marginal law
@@ -41,7 +44,8 @@
 // methods share state (the classical Gaussian's eps < 1, the gamma sampler's
 // lattice) and a test can wrap one to break it.
 //
-// Adding a mechanism: write one file with a type implementing Noise (the
+// Adding a mechanism: write one file with a type implementing the three
+// roles (the
 // shared helpers newCalibration, withScale, checkBudget and checkInverse do
 // the common validation), add one line to the registry, and run the
 // conformance kit (conformance_test.go here, and featsel's for the marginal
@@ -77,7 +81,7 @@
 // its certificate (dp.Claim, release.Certificate) state the mechanism,
 // (eps, delta), the sensitivity and its route, the noise scale, the
 // neighbouring relation, the noise source and what is not covered; the
-// words, notes and citation come from the Noise value.
+// words, notes and citation come from the mechanism's Statement.
 //
 // Randomness is injected through a Source: Secure for releases, and Seeded
 // for reproducible experiments, whose certificates make no claim (Private

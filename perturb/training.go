@@ -108,7 +108,7 @@ func Describe(m Mechanism, scale float64, dim int) string {
 	if t, ok := LookupTraining(m); ok {
 		return t.Words
 	}
-	n, err := Lookup(m)
+	n, err := LookupStatement(m)
 	if err != nil {
 		return "It is not a registered mechanism: " + err.Error() + "."
 	}

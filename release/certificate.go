@@ -56,7 +56,7 @@ func OutputCertificate(cal perturb.Calibration, sens perturb.Sensitivity, run *t
 }
 
 func newOutputCertificate(cal perturb.Calibration, sens perturb.Sensitivity, run *trainer.Run, kind string, notes []string, comp *dp.Composition) *Certificate {
-	noise, lookupErr := perturb.Lookup(cal.Mechanism)
+	noise, lookupErr := perturb.LookupStatement(cal.Mechanism)
 	if lookupErr != nil {
 		// A calibration from Calibrate always names a registered
 		// mechanism; a hand-built one that does not gets a certificate
@@ -136,7 +136,7 @@ func publicRun(run *trainer.Run) (*trainer.Run, string) {
 
 // unknownNoise stands for a mechanism that is not registered in a
 // certificate, which then makes no claim; it is never in the registry.
-type unknownNoise struct{ perturb.Noise }
+type unknownNoise struct{ perturb.Statement }
 
 func (unknownNoise) ScaleName() string                  { return "" }
 func (unknownNoise) Citation() string                   { return "" }

@@ -91,7 +91,11 @@ func (m outputMethod) NoiseRatio(cfg trainer.Config, n, dim int, b dp.Budget) (f
 	if err != nil {
 		return 0, fmt.Errorf("%w: %w", dp.ErrBudget, err)
 	}
-	return 2 * m.noise.ExpectedNorm(cal) / float64(n), nil
+	noise, err := perturb.LookupTuning(m.Name())
+	if err != nil {
+		return 0, err
+	}
+	return 2 * noise.ExpectedNorm(cal) / float64(n), nil
 }
 
 func (m outputMethod) Prepare(ctx context.Context, rows Rows, b dp.Budget) (Prepared, error) {
