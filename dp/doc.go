@@ -1,12 +1,16 @@
-// Package dp holds the privacy claim of a release: the Budget a fit may
-// spend, the ledger of the Charges that spent it, and the Certificate that
-// states the claim, its neighbouring relation, every constant of the run
-// and what the claim does not cover.
+// Package dp holds the privacy claim of a release, at the bottom of the
+// module's imports: the Budget a fit may spend, the Ledger its Charges are
+// taken from (Spend refuses a charge that would overspend, in exact
+// arithmetic), the names of the mechanisms (Mechanism), and the Claim that
+// states the guarantee, its neighbouring relation and what it does not
+// cover; a claim's ledger is written from a Ledger (Claim.Account).
 //
-// Every release method of stabpriv (package release: output perturbation,
-// objective perturbation, AMP) writes a Certificate of this package, and
+// It imports no other package of the module. The noise that makes a claim
+// true (package perturb) and the training run that backs its sensitivity
+// (package trainer) sit above it; package release attaches the run record
+// to the claim in its Certificate, which every release method writes and
 // every consumer (model files and their verification, the command line,
-// the experiments) reads one. The format is versioned (Version) and pinned
-// by golden files; docs/DESIGN.md, section 6, states what a certificate
-// binds and why.
+// the experiments) reads. The format is versioned (CertificateVersion) and
+// pinned by golden files; docs/DESIGN.md, section 6, states what a
+// certificate binds and why.
 package dp

@@ -34,3 +34,24 @@ func ExampleTotal() {
 	// {1 0}
 	// {1.1 1e-06}
 }
+
+// A pipeline takes its charges from a ledger of its claim: the bounds'
+// estimate, then the release with what is left. A charge that would take
+// the ledger past the claim is refused, by a single ulp too.
+func ExampleLedger() {
+	l, err := dp.NewLedger(dp.Budget{Epsilon: 1})
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	left, _ := l.Spend(dp.Charge{Step: "bounds", Mechanism: dp.Laplace, Epsilon: 0.1})
+	fmt.Printf("left after the bounds: %.17g\n", left.Epsilon)
+	_, err = l.Spend(dp.Charge{Step: "release", Mechanism: dp.Gamma, Epsilon: 0.9})
+	fmt.Println(err != nil)
+	left, err = l.Spend(dp.Charge{Step: "release", Mechanism: dp.Gamma, Epsilon: left.Epsilon})
+	fmt.Println(left.Epsilon < 1e-16, err, len(l.Charges()))
+	// Output:
+	// left after the bounds: 0.89999999999999991
+	// true
+	// true <nil> 2
+}

@@ -167,7 +167,7 @@ func FeatSel(ctx context.Context, cfg FeatSelConfig) ([]FeatSelResult, error) {
 			if err != nil {
 				return nil, err
 			}
-			noise, err := featsel.NoiseOf(cert)
+			noise, err := featsel.NoiseOf(&cert.Claim)
 			if err != nil {
 				return nil, fmt.Errorf("%w: %w", ErrConfig, err)
 			}

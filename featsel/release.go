@@ -7,7 +7,8 @@ import (
 	"github.com/stabpriv/stabpriv/perturb"
 )
 
-// NoiseOf returns the law of the noise that the release certified by c
+// NoiseOf returns the law of the noise that the release whose claim is c
+// (a certificate's dp.Claim)
 // added to every weight: the marginal law (perturb.Noise.Marginal) of its
 // output-perturbation mechanism at the certificate's noise scale and
 // dimension. The certificate is public, so a threshold set from the law
@@ -15,7 +16,7 @@ import (
 // whose noise is not added to the weights (objective perturbation, AMP, a
 // decision stump), a nil certificate or a law the scale does not make is an error
 // wrapping ErrInvalid.
-func NoiseOf(c *dp.Certificate) (NoiseModel, error) {
+func NoiseOf(c *dp.Claim) (NoiseModel, error) {
 	if c == nil {
 		return NoiseModel{}, fmt.Errorf("%w: no certificate (a non-private fit has no noise)", ErrInvalid)
 	}
@@ -57,7 +58,7 @@ func WithoutBias(w []float64, k, d int) ([]float64, error) {
 // inputs before the bias) and the threshold T. Every step reads public
 // values, so the selection is post-processing of the release. Errors are
 // those of the steps.
-func SelectReleased(w []float64, k, d int, c *dp.Certificate, spec ThresholdSpec) (idx []int, t float64, err error) {
+func SelectReleased(w []float64, k, d int, c *dp.Claim, spec ThresholdSpec) (idx []int, t float64, err error) {
 	law, err := NoiseOf(c)
 	if err != nil {
 		return nil, 0, err

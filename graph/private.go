@@ -8,7 +8,6 @@ import (
 	"gonum.org/v1/gonum/mat"
 	"gorgonia.org/gorgonia"
 
-	"github.com/stabpriv/stabpriv/dp"
 	"github.com/stabpriv/stabpriv/internal/check"
 	"github.com/stabpriv/stabpriv/losses"
 	"github.com/stabpriv/stabpriv/perturb"
@@ -293,7 +292,7 @@ func (t *Trained) Report() *stability.Report {
 // The weights are released once: a second Release is an error wrapping
 // release.ErrReleased. Without a bound the error wraps ErrNoBound, and
 // says why.
-func (t *Trained) Release(mech perturb.Mechanism, eps, delta float64, src perturb.Source, extraNotes ...string) (*trainer.Model, *dp.Certificate, error) {
+func (t *Trained) Release(mech perturb.Mechanism, eps, delta float64, src perturb.Source, extraNotes ...string) (*trainer.Model, *release.Certificate, error) {
 	if t.rel == nil {
 		return nil, nil, t.noBound
 	}

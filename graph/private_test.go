@@ -173,7 +173,7 @@ func TestTrainerBuiltinLoss(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		method, err := release.Lookup(perturb.Gamma)
+		method, err := release.LookupVerifier(perturb.Gamma)
 		if err != nil {
 			t.Fatal(err)
 		}

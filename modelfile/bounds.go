@@ -10,6 +10,7 @@ import (
 	"github.com/stabpriv/stabpriv/dppca"
 	"github.com/stabpriv/stabpriv/perturb"
 	"github.com/stabpriv/stabpriv/privbounds"
+	"github.com/stabpriv/stabpriv/release"
 )
 
 // BoundsCharge is the ledger entry of the private estimate of the feature
@@ -46,7 +47,9 @@ func estimateCharge(p *preprocess.RowMap, epsBounds float64, step string) dp.Cha
 // rows), into the certificate of the pair (bounds, weights): the claim
 // (eps, delta), the bounds' charge first in the ledger, the bounds listed
 // (EstimatedBounds) and the composition stated in the not-covered notes.
-// private.Fit writes it and Verify rebuilds it the same way.
+// private.Fit writes it and Verify rebuilds it the same way. The bounds'
+// charge and the release's are taken from a ledger of (eps, delta); an
+// error means they do not fit in it, and c is then unchanged.
 //
 // The pair is (eps, delta)-DP for replace-one neighbours by basic
 // composition with an adaptively chosen second step (docs/DESIGN.md,
@@ -55,16 +58,19 @@ func estimateCharge(p *preprocess.RowMap, epsBounds float64, step string) dp.Cha
 // and for every value of the bounds the release that uses them as public
 // constants is (eps - epsBounds, delta)-DP, the release of declared
 // bounds.
-func ComposeEstimate(c *dp.Certificate, p *preprocess.RowMap, eps, epsBounds float64) {
-	composeEstimate(c, p, eps, epsBounds, "")
+func ComposeEstimate(c *release.Certificate, p *preprocess.RowMap, eps, epsBounds float64) error {
+	return composeEstimate(c, p, eps, epsBounds, "")
 }
 
 // composeEstimate is ComposeEstimate with the centres' step in the words
 // of step (estimateCharge).
-func composeEstimate(c *dp.Certificate, p *preprocess.RowMap, eps, epsBounds float64, step string) {
+func composeEstimate(c *release.Certificate, p *preprocess.RowMap, eps, epsBounds float64, step string) error {
+	l, err := dp.NewLedger(dp.Budget{Epsilon: eps, Delta: c.Delta}, append([]dp.Charge{estimateCharge(p, epsBounds, step)}, c.Ledger...)...)
+	if err != nil {
+		return err
+	}
 	rel := c.Epsilon
-	c.Epsilon = eps
-	c.Ledger = append([]dp.Charge{estimateCharge(p, epsBounds, step)}, c.Ledger...)
+	c.Account(l)
 	numeric := p.NumericFeatures()
 	c.EstimatedBounds = make([]dp.FeatureBound, len(numeric))
 	for j, f := range numeric {
@@ -79,11 +85,12 @@ func composeEstimate(c *dp.Certificate, p *preprocess.RowMap, eps, epsBounds flo
 		"(eps_bounds + eps_release; the bounds are eps_bounds-DP, and for every value of them the release is (eps_release, delta)-DP; docs/DESIGN.md, section 6). "+
 		"%s", epsBounds, rel, eps, c.Delta, coarse))
 	if p.Log > 0 {
-		return // the spreads are powers of two by construction
+		return nil // the spreads are powers of two by construction
 	}
 	if w := ImplausibleBounds(numeric, p.Lo, p.Hi); w != "" {
 		c.Assumptions = append(c.Assumptions, w)
 	}
+	return nil
 }
 
 // ImplausibleBounds returns a warning naming the columns whose privately
@@ -162,7 +169,7 @@ func preSteps(r *Released) (preRelease, error) {
 // the claim less what the steps before it spent, rounded down as
 // private.Plan does (dp.Rest), with the release's part of the ledger (c
 // itself when there were none).
-func releasePart(c *dp.Certificate, pre preRelease) *dp.Certificate {
+func releasePart(c *release.Certificate, pre preRelease) *release.Certificate {
 	if pre.steps == 0 {
 		return c
 	}
@@ -194,13 +201,16 @@ func (r *Released) ReleaseBudget() dp.Budget {
 // composePre composes the certificate c of a release with the private
 // steps before it (pre), for the feature map p and the claim total: what
 // private.Fit (through ComposePipeline) and Verify do.
-func composePre(c *dp.Certificate, p *preprocess.RowMap, total dp.Budget, pre preRelease) {
+func composePre(c *release.Certificate, p *preprocess.RowMap, total dp.Budget, pre preRelease) error {
 	if pre.bounds > 0 {
-		composeEstimate(c, p, dp.Rest(total.Epsilon, pre.pca.Epsilon), pre.bounds, pre.centreStep)
+		if err := composeEstimate(c, p, dp.Rest(total.Epsilon, pre.pca.Epsilon), pre.bounds, pre.centreStep); err != nil {
+			return err
+		}
 	}
 	if p.PCA != nil {
-		ComposeComponents(c, p, total, pre.pca)
+		return ComposeComponents(c, p, total, pre.pca)
 	}
+	return nil
 }
 
 // ComposePipeline turns the certificate c of a release, made with the
@@ -208,11 +218,12 @@ func composePre(c *dp.Certificate, p *preprocess.RowMap, total dp.Budget, pre pr
 // total: with the private estimate of the bounds at epsBounds (when p's
 // bounds are estimated; ComposeEstimate) and the private principal
 // components at pca (when p has them; ComposeComponents), in that order.
-// private.Fit writes it and Verify rebuilds it the same way.
-func ComposePipeline(c *dp.Certificate, p *preprocess.RowMap, total dp.Budget, epsBounds float64, pca dp.Budget) {
+// private.Fit writes it and Verify rebuilds it the same way. An error means
+// the charges do not fit in total (dp.Ledger).
+func ComposePipeline(c *release.Certificate, p *preprocess.RowMap, total dp.Budget, epsBounds float64, pca dp.Budget) error {
 	pre := preRelease{pca: pca}
 	if p.Estimated {
 		pre.bounds = epsBounds
 	}
-	composePre(c, p, total, pre)
+	return composePre(c, p, total, pre)
 }

@@ -8,6 +8,7 @@ import (
 	"github.com/stabpriv/stabpriv/dp"
 	"github.com/stabpriv/stabpriv/dppca"
 	"github.com/stabpriv/stabpriv/perturb"
+	"github.com/stabpriv/stabpriv/release"
 )
 
 // ComponentsCharge is the ledger entry of the private principal
@@ -37,15 +38,18 @@ func ComponentsCharge(b dp.Budget) dp.Charge {
 // sensitivity is dppca.Sensitivity = sqrt(2), then post-processing), and
 // for every value of the directions the release that uses them as public
 // constants is (total - pca)-DP.
-func ComposeComponents(c *dp.Certificate, p *preprocess.RowMap, total, pca dp.Budget) {
+func ComposeComponents(c *release.Certificate, p *preprocess.RowMap, total, pca dp.Budget) error {
 	at := 0
 	if p.Estimated {
 		at = 1 // after the bounds' charge
 	}
 	at = min(at, len(c.Ledger))
-	c.Ledger = slices.Insert(slices.Clone(c.Ledger), at, ComponentsCharge(pca))
+	l, err := dp.NewLedger(total, slices.Insert(slices.Clone(c.Ledger), at, ComponentsCharge(pca))...)
+	if err != nil {
+		return err
+	}
 	rest := dp.Budget{Epsilon: c.Epsilon, Delta: c.Delta}
-	c.Epsilon, c.Delta = total.Epsilon, total.Delta
+	c.Account(l)
 	c.ComponentsSHA256 = p.PCA.SHA256()
 	sigma, err := perturb.AnalyticGaussianSigma(pca.Epsilon, pca.Delta, dppca.Sensitivity)
 	if err != nil {
@@ -65,4 +69,5 @@ func ComposeComponents(c *dp.Certificate, p *preprocess.RowMap, total, pca dp.Bu
 		"(%s), then the top %d eigenvectors of the noisy matrix (post-processing; the second moments are not centred)%s; "+
 		"the release used them as public constants, and the other steps of the ledger spent (%g, %g); together (%g, %g)-DP by basic composition (docs/DESIGN.md, section 6)",
 		len(p.PCA.V), w, pca.Epsilon, pca.Delta, sigma, w*(w+1)/2, sens, len(p.PCA.V), sampler, rest.Epsilon, rest.Delta, total.Epsilon, total.Delta))
+	return nil
 }

@@ -10,6 +10,7 @@ import (
 	"github.com/stabpriv/stabpriv/dp"
 	"github.com/stabpriv/stabpriv/losses"
 	"github.com/stabpriv/stabpriv/perturb"
+	"github.com/stabpriv/stabpriv/release"
 	"github.com/stabpriv/stabpriv/selection"
 	"github.com/stabpriv/stabpriv/stability"
 	"github.com/stabpriv/stabpriv/trainer"
@@ -27,7 +28,7 @@ type Released struct {
 	// is not private).
 	Model *trainer.Model `json:"model"`
 	// Certificate states the claim; nil for a fit without a mechanism.
-	Certificate *dp.Certificate `json:"certificate,omitempty"`
+	Certificate *release.Certificate `json:"certificate,omitempty"`
 	// Schema is the declared schema (the classes used, and the label).
 	Schema datasets.Schema `json:"schema"`
 	// Preprocessing maps raw rows to model inputs.
@@ -258,6 +259,18 @@ func fitNotes(p *preprocess.RowMap, task losses.Task) []string {
 // PartitionCharge is the ledger entry of a partitioned release.
 func PartitionCharge(m perturb.Mechanism, b dp.Budget) dp.Charge {
 	return dp.Charge{Step: "release of the averaged weights of the partitions (output perturbation, once)", Mechanism: m, Epsilon: b.Epsilon, Delta: b.Delta}
+}
+
+// AccountPartition writes the ledger of a partitioned release into its
+// certificate c: the one charge PartitionCharge(m, b), taken from a ledger
+// of c's claim. An error means it does not fit in the claim.
+func AccountPartition(c *release.Certificate, m perturb.Mechanism, b dp.Budget) error {
+	l, err := dp.NewLedger(dp.Budget{Epsilon: c.Epsilon, Delta: c.Delta}, PartitionCharge(m, b))
+	if err != nil {
+		return err
+	}
+	c.Account(l)
+	return nil
 }
 
 // PublicSchema returns the schema as a model file holds it: the label, the

@@ -231,18 +231,17 @@ func (c Calibration) Notes(sourceKind string) []string {
 	return notes
 }
 
-// NewCertificate returns the certificate of a release with calibration cal,
-// the public run record run (the constants of the objective), the noise
-// source kind and the caller's notes, with WeightsSHA256 and Ledger empty.
-// It reads no weights, so a verifier rebuilds it from the published inputs.
-func NewCertificate(cal Calibration, run *trainer.Run, sourceKind string, notes []string) *dp.Certificate {
-	r := *run
-	r.Stats = trainer.Stats{}
+// NewClaim returns the privacy claim of a release with calibration cal,
+// the noise source kind and the caller's notes, with WeightsSHA256 and
+// Ledger empty; the certificate (release.Certificate) attaches the public
+// run record (Run). It reads no weights, so a verifier rebuilds it from the
+// published inputs.
+func NewClaim(cal Calibration, sourceKind string, notes []string) *dp.Claim {
 	scaleName, scale := "theta (||b|| ~ Gamma(dim, theta))", cal.Theta
 	if cal.Mechanism == perturb.AMP {
 		scaleName, scale = "sigma_1 (b_1 ~ N(0, sigma_1^2 I))", cal.Sigma1
 	}
-	c := &dp.Certificate{
+	c := &dp.Claim{
 		Version:          dp.CertificateVersion,
 		Private:          sourceKind == perturb.SourceSecure,
 		Mechanism:        cal.Mechanism,
@@ -256,7 +255,6 @@ func NewCertificate(cal Calibration, run *trainer.Run, sourceKind string, notes 
 		Neighbouring:     "replace-one: data sets of the same size that differ in one example",
 		Source:           sourceKind,
 		Citation:         Citation(cal.Mechanism),
-		Run:              &r,
 	}
 	c.Assumptions = []string{
 		"the conditions of the mechanism are checked from the published constants: a convex loss, twice continuously differentiable, with |l'| <= L_z and 0 <= l'' <= S_z in the margin, rows of norm at most kappa, the ridge lambda at or above its floor, no L1 term, clipping, dropout or projection",

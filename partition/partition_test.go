@@ -380,7 +380,7 @@ func TestNewPlanMethods(t *testing.T) {
 	schema := datasets.Schema{Label: "y", Classes: []string{"a", "b"}, Bounds: fittest.BoundsFor(tab, -3, 4)}
 	for _, m := range release.Methods() {
 		budget := dp.Budget{Epsilon: 0.5}
-		if !m.Pure() {
+		if !m.Name().Pure() {
 			budget.Delta = 1e-5
 		}
 		opts := private.Options{Mechanism: m.Name(), Trainer: trainer.Config{Reg: regularizers.ElasticNet{Lambda: 0.1}}}

@@ -8,7 +8,6 @@ import (
 	"slices"
 
 	"github.com/stabpriv/stabpriv/datasets"
-	"github.com/stabpriv/stabpriv/dp"
 	"github.com/stabpriv/stabpriv/modelfile"
 	"github.com/stabpriv/stabpriv/private"
 	"github.com/stabpriv/stabpriv/release"
@@ -179,7 +178,9 @@ func (pl *Plan) release(ctx context.Context, results []Result, rows, trainRows i
 	}
 	cert := rel.Certificate
 	cert.Neighbouring = out.Neighbours()
-	cert.Ledger = []dp.Charge{modelfile.PartitionCharge(cert.Mechanism, pl.plan.Budget)}
+	if err := modelfile.AccountPartition(cert, cert.Mechanism, pl.plan.Budget); err != nil {
+		return nil, err
+	}
 	out.Private = cert.Private
 	out.Model, out.Certificate = rel.Model, cert
 	return out, nil

@@ -16,7 +16,7 @@ import (
 // (selection.OutputFamily), output perturbation of the averaged SGD weights
 // with the gamma-norm noise for a pure budget and with the analytic
 // Gaussian mechanism with delta > 0, each at its automatic knobs
-// (release.Method.Auto at the n training rows of the layout).
+// (release.Tuner.Auto at the n training rows of the layout).
 //
 // Why not selection.RuleSetting. The rule of a single fit may pick
 // objective perturbation or AMP, which perturb the objective of one

@@ -91,7 +91,7 @@ func TestAdult(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	m, err := Calibrate(perturb.AnalyticGaussian, 1, 1e-6, replace, d)
+	m, err := CalibratedLoss(perturb.AnalyticGaussian, 1, 1e-6, replace, d)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -48,7 +48,7 @@ func timeCPU(b *testing.B, f func()) {
 // analytic Gaussian epsilon of each.
 func benchOneStep(b *testing.B, n, d int) {
 	a := benchAnalysis(b, n, d)
-	m, err := NewMechanism(perturb.AnalyticGaussian, 0.05, 1e-6)
+	m, err := NewPrivacyLoss(perturb.AnalyticGaussian, 0.05, 1e-6)
 	if err != nil {
 		b.Fatal(err)
 	}

@@ -45,7 +45,7 @@
 //     (Analysis.AddBoundAll), beside the data-independent worst case
 //     (WorstCaseSensitivity).
 //   - The per-instance epsilon of output perturbation at those
-//     sensitivities (Mechanism): Laplace and gamma-norm noise exactly,
+//     sensitivities (PrivacyLoss): Laplace and gamma-norm noise exactly,
 //     Gaussian noise on the exact (Balle & Wang) curve, and Gaussian noise
 //     with a general covariance A^{-1}/gamma (GaussianCov, Wang's eq. 2-3).
 //   - Ridge regression in closed form, one posterior sample (OPS) and

@@ -54,7 +54,7 @@ func Example() {
 		return
 	}
 	replace, _, _ := pdp.WorstCaseSensitivity(1, 1, lambda, n) // logistic: L_z = 1
-	m, err := pdp.Calibrate(perturb.AnalyticGaussian, 1, 1e-6, replace, d)
+	m, err := pdp.CalibratedLoss(perturb.AnalyticGaussian, 1, 1e-6, replace, d)
 	if err != nil {
 		fmt.Println(err)
 		return

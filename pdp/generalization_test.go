@@ -49,7 +49,7 @@ func TestGeneralizationBoundHolds(t *testing.T) {
 		}
 		return float64(bad) / float64(hi-lo)
 	}
-	m := Mechanism{Kind: perturb.AnalyticGaussian, Scale: sigma, Delta: delta}
+	m := PrivacyLoss{Kind: perturb.AnalyticGaussian, Scale: sigma, Delta: delta}
 	diffs := make([]float64, R)
 	var gaps, bounds []float64
 	for r := range R {

@@ -14,13 +14,13 @@ import (
 	"github.com/stabpriv/stabpriv/perturb"
 )
 
-// Mechanism is an output-perturbation mechanism at a fixed noise scale,
-// w~ = w_hat + noise. Its per-instance epsilon at a neighbour is the
-// epsilon of the two output distributions it gives on Z and on that
-// neighbour (Wang, Per-instance DP, Definition 2, both directions): the
-// mechanism's privacy loss at the per-instance difference instead of at the
-// worst-case sensitivity.
-type Mechanism struct {
+// PrivacyLoss is the privacy loss of output-perturbation noise of a fixed
+// scale, w~ = w_hat + noise (the mechanism Kind at Scale). Its
+// per-instance epsilon at a neighbour is the epsilon of the two output
+// distributions it gives on Z and on that neighbour (Wang, Per-instance
+// DP, Definition 2, both directions): the noise's privacy loss at the
+// per-instance difference instead of at the worst-case sensitivity.
+type PrivacyLoss struct {
 	// Kind is perturb.Laplace (independent Laplace noise of scale b per
 	// coordinate), perturb.Gamma (density proportional to
 	// exp(-||b||_2/theta)), or perturb.Gaussian or perturb.AnalyticGaussian
@@ -34,35 +34,36 @@ type Mechanism struct {
 	Delta float64
 }
 
-// NewMechanism checks and returns the mechanism.
-func NewMechanism(kind perturb.Mechanism, scale, delta float64) (Mechanism, error) {
-	m := Mechanism{Kind: kind, Scale: scale, Delta: delta}
+// NewPrivacyLoss checks and returns the privacy loss of the noise of
+// mechanism kind at the scale.
+func NewPrivacyLoss(kind perturb.Mechanism, scale, delta float64) (PrivacyLoss, error) {
+	m := PrivacyLoss{Kind: kind, Scale: scale, Delta: delta}
 	if _, err := perturb.ParseMechanism(string(kind)); err != nil {
-		return Mechanism{}, fmt.Errorf("%w: %w", ErrInput, err)
+		return PrivacyLoss{}, fmt.Errorf("%w: %w", ErrInput, err)
 	}
 	if !check.Positive(scale) {
-		return Mechanism{}, fmt.Errorf("%w: noise scale %s = %v, want finite > 0", ErrInput, kind.ScaleName(), scale)
+		return PrivacyLoss{}, fmt.Errorf("%w: noise scale %s = %v, want finite > 0", ErrInput, kind.ScaleName(), scale)
 	}
 	if kind.Pure() && delta != 0 {
-		return Mechanism{}, fmt.Errorf("%w: delta = %v with the pure mechanism %s, want 0", ErrInput, delta, kind)
+		return PrivacyLoss{}, fmt.Errorf("%w: delta = %v with the pure mechanism %s, want 0", ErrInput, delta, kind)
 	}
 	if !kind.Pure() && !(delta > 0 && delta < 1) {
-		return Mechanism{}, fmt.Errorf("%w: delta = %v with the Gaussian mechanism, want in (0, 1)", ErrInput, delta)
+		return PrivacyLoss{}, fmt.Errorf("%w: delta = %v with the Gaussian mechanism, want in (0, 1)", ErrInput, delta)
 	}
 	return m, nil
 }
 
-// Calibrate returns the mechanism that perturb.Calibrate gives for
+// CalibratedLoss returns the privacy loss of the noise that perturb.Calibrate gives for
 // (eps, delta)-DP at the worst-case L2 sensitivity sens in dimension dim:
 // the noise of a DP release, whose pDP this package then evaluates. The
 // sensitivity is for replace-one neighbours (docs/DESIGN.md, section 1: DP certificates are
 // replace-one); see WorstCaseSensitivity.
-func Calibrate(kind perturb.Mechanism, eps, delta, sens float64, dim int) (Mechanism, error) {
+func CalibratedLoss(kind perturb.Mechanism, eps, delta, sens float64, dim int) (PrivacyLoss, error) {
 	c, err := perturb.Calibrate(kind, eps, delta, perturb.Sensitivity{L2: sens}, dim)
 	if err != nil {
-		return Mechanism{}, fmt.Errorf("%w: %w", ErrInput, err)
+		return PrivacyLoss{}, fmt.Errorf("%w: %w", ErrInput, err)
 	}
-	return Mechanism{Kind: kind, Scale: c.Scale, Delta: delta}, nil
+	return PrivacyLoss{Kind: kind, Scale: c.Scale, Delta: delta}, nil
 }
 
 // Epsilon returns the per-instance epsilon of the mechanism at the
@@ -80,7 +81,7 @@ func Calibrate(kind perturb.Mechanism, eps, delta, sens float64, dim int) (Mecha
 //	          bisection, never below.
 //
 // A zero difference has epsilon 0.
-func (m Mechanism) Epsilon(d Diff) (float64, error) {
+func (m PrivacyLoss) Epsilon(d Diff) (float64, error) {
 	switch m.Kind {
 	case perturb.Laplace:
 		return d.L1 / m.Scale, nil
@@ -100,12 +101,12 @@ func (m Mechanism) Epsilon(d Diff) (float64, error) {
 }
 
 // EpsilonAt returns Epsilon for a difference of L2 norm l2 and L1 norm l1.
-func (m Mechanism) EpsilonAt(l2, l1 float64) (float64, error) {
+func (m PrivacyLoss) EpsilonAt(l2, l1 float64) (float64, error) {
 	return m.Epsilon(Diff{L2: l2, L1: l1})
 }
 
 // Epsilons returns Epsilon for every difference, on GOMAXPROCS goroutines.
-func (m Mechanism) Epsilons(diffs []Diff) ([]float64, error) {
+func (m PrivacyLoss) Epsilons(diffs []Diff) ([]float64, error) {
 	out := make([]float64, len(diffs))
 	workers := runtime.GOMAXPROCS(0)
 	errs := make([]error, workers)
@@ -197,7 +198,7 @@ func (g GaussianCov) Epsilon(d Diff) (float64, error) {
 // UpperEpsilons returns, for every difference, the epsilon at its upper
 // bounds (Diff.Upper: the exact value, a proven upper bound, or the
 // one-step estimate where there is none), on GOMAXPROCS goroutines.
-func (m Mechanism) UpperEpsilons(diffs []Diff) ([]float64, error) {
+func (m PrivacyLoss) UpperEpsilons(diffs []Diff) ([]float64, error) {
 	up := make([]Diff, len(diffs))
 	for i, d := range diffs {
 		up[i].L2, up[i].L1, _ = d.Upper()
@@ -403,7 +404,7 @@ func WorstCaseSensitivity(lz, kappa, lambda float64, n int) (replace, remove flo
 // dim: sigma sqrt(dim) (Gaussian), b sqrt(2 dim) (Laplace), and
 // theta sqrt(dim (dim+1)) (gamma-norm noise, whose norm is Gamma(dim,
 // theta)).
-func (m Mechanism) NoiseRMSNorm(dim int) float64 {
+func (m PrivacyLoss) NoiseRMSNorm(dim int) float64 {
 	p := float64(dim)
 	switch m.Kind {
 	case perturb.Laplace:

@@ -32,7 +32,7 @@ func TestMechanismEpsilon(t *testing.T) {
 		{perturb.Gaussian, 0.1, 1e-5, gauss},
 	}
 	for _, tc := range cases {
-		m, err := NewMechanism(tc.kind, tc.scale, tc.delta)
+		m, err := NewPrivacyLoss(tc.kind, tc.scale, tc.delta)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -51,7 +51,7 @@ func TestMechanismEpsilon(t *testing.T) {
 		kind         perturb.Mechanism
 		scale, delta float64
 	}{{perturb.Laplace, 0.1, 1e-5}, {perturb.AnalyticGaussian, 0.1, 0}, {perturb.Gamma, 0, 0}, {"cauchy", 1, 0}} {
-		if _, err := NewMechanism(bad.kind, bad.scale, bad.delta); !errors.Is(err, ErrInput) {
+		if _, err := NewPrivacyLoss(bad.kind, bad.scale, bad.delta); !errors.Is(err, ErrInput) {
 			t.Errorf("%+v accepted", bad)
 		}
 	}
@@ -119,7 +119,7 @@ func TestNoiseRMSNorm(t *testing.T) {
 	const dim, draws = 5, 20000
 	rng := rand.New(rand.NewPCG(1, 2))
 	for _, kind := range []perturb.Mechanism{perturb.AnalyticGaussian, perturb.Laplace, perturb.Gamma} {
-		m := Mechanism{Kind: kind, Scale: 0.7}
+		m := PrivacyLoss{Kind: kind, Scale: 0.7}
 		var ms float64
 		for range draws {
 			var sq float64

@@ -37,9 +37,9 @@ type PublicConstants struct {
 	// computed minimizer (Config.Tolerance): the computed weights are within
 	// Tolerance/Lambda of the exact minimizer (F is lambda strongly convex).
 	Tolerance float64 `json:"solver_tolerance"`
-	// Mechanism is the release's noise, Dim its number of weights.
-	Mechanism Mechanism `json:"-"`
-	Dim       int       `json:"dim"`
+	// Noise is the privacy loss of the release's noise, Dim its number of weights.
+	Noise PrivacyLoss `json:"-"`
+	Dim   int         `json:"dim"`
 	// NotCovered lists what a DP claim about the rows does not cover
 	// (preprocessing fitted on the rows, for example).
 	NotCovered []string `json:"-"`
@@ -66,7 +66,7 @@ func (c *PublicConstants) Check() error {
 	case !check.Positive(c.Lipschitz) || !check.NonNegative(c.Smoothness) || !check.NonNegative(c.Tolerance):
 		return fmt.Errorf("%w: Lipschitz %v, smoothness %v, tolerance %v, want finite, > 0, >= 0 and >= 0", ErrInput, c.Lipschitz, c.Smoothness, c.Tolerance)
 	}
-	_, err := NewMechanism(c.Mechanism.Kind, c.Mechanism.Scale, c.Mechanism.Delta)
+	_, err := NewPrivacyLoss(c.Noise.Kind, c.Noise.Scale, c.Noise.Delta)
 	return err
 }
 
@@ -81,7 +81,7 @@ func (c *PublicConstants) RemoveOneBound() float64 {
 // largest per-instance epsilon of a row whose remove-one sensitivity is at
 // most s. It is nondecreasing in s.
 func (c *PublicConstants) EpsilonAtSensitivity(s float64) (float64, error) {
-	return c.Mechanism.EpsilonAt(s, math.Sqrt(float64(c.Dim))*s)
+	return c.Noise.EpsilonAt(s, math.Sqrt(float64(c.Dim))*s)
 }
 
 // Publishable is what a DP summary of the per-instance epsilons of a

@@ -4,26 +4,25 @@ import (
 	"fmt"
 
 	"github.com/stabpriv/stabpriv/internal/check"
-	"github.com/stabpriv/stabpriv/trainer"
 )
 
-// Add returns a copy of the model m with the noise of cal added, drawn
-// from src (nil means Secure()). m is not modified. The copy's weights are
-// checked finite. It is the primitive of a release: it knows nothing of
-// other releases of the same weights, nor of a certificate (package release
-// writes one).
-func Add(m *trainer.Model, cal Calibration, src Source) (*trainer.Model, error) {
+// Add adds the noise of cal to w in place, drawn from src (nil means
+// Secure()), and checks every entry of the result finite. It is the
+// primitive of a release: it knows nothing of a model, of other releases
+// of the same numbers, nor of a certificate (package release adds the
+// noise to a copy of the trained weights and writes the certificate). On
+// an error w holds no release: it may be partly perturbed.
+func Add(w []float64, cal Calibration, src Source) error {
 	if src == nil {
 		src = Secure()
 	}
-	out := &trainer.Model{Loss: m.Loss, Task: m.Task, K: m.K, D: m.D, W: append([]float64(nil), m.W...)}
-	if err := addNoise(out.W, cal, src); err != nil {
-		return nil, err
+	if err := addNoise(w, cal, src); err != nil {
+		return err
 	}
-	if i := check.FirstNonFinite(out.W); i >= 0 {
-		return nil, fmt.Errorf("%w: released weight %d is %v", ErrSource, i, out.W[i])
+	if i := check.FirstNonFinite(w); i >= 0 {
+		return fmt.Errorf("%w: released weight %d is %v", ErrSource, i, w[i])
 	}
-	return out, nil
+	return nil
 }
 
 // addNoise adds the calibrated noise of cal's mechanism to w in place.

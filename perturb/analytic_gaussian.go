@@ -1,6 +1,8 @@
 package perturb
 
 import (
+	"github.com/stabpriv/stabpriv/dp"
+
 	"fmt"
 	"math"
 
@@ -10,7 +12,7 @@ import (
 // AnalyticGaussian adds N(0, sigma^2) to every coordinate with the
 // smallest sigma that satisfies the exact condition of Balle & Wang
 // (2018), Theorem 8: (eps, delta)-DP for every eps > 0.
-const AnalyticGaussian Mechanism = "gaussian-analytic"
+const AnalyticGaussian = dp.AnalyticGaussian
 
 // analyticGaussianNoise is the Noise of AnalyticGaussian.
 type analyticGaussianNoise struct{}

@@ -1,25 +1,19 @@
 package perturb
 
-import (
-	"testing"
+import "testing"
 
-	"github.com/stabpriv/stabpriv/losses"
-	"github.com/stabpriv/stabpriv/trainer"
-)
-
-// benchmarkRelease calibrates the noise and adds it to a copy of a fresh
-// 1 x d model per iteration.
+// benchmarkRelease calibrates the noise and adds it to a fresh vector of d
+// weights per iteration.
 func benchmarkRelease(b *testing.B, mech Mechanism, delta float64, src func() Source, d int) {
 	sens := Sensitivity{L2: 0.01}
-	w := make([]float64, d)
 	b.ReportAllocs()
 	for b.Loop() {
-		m := &trainer.Model{Loss: "logistic", Task: losses.Binary, K: 1, D: d, W: w}
+		w := make([]float64, d)
 		cal, err := Calibrate(mech, 1, delta, sens, d)
 		if err != nil {
 			b.Fatal(err)
 		}
-		if _, err := Add(m, cal, src()); err != nil {
+		if err := Add(w, cal, src()); err != nil {
 			b.Fatal(err)
 		}
 	}

@@ -1,12 +1,17 @@
 package perturb
 
-import "math"
+import (
+	"math"
 
-// Mechanism names an output-perturbation mechanism: the name used on the
-// command line, in certificates and in model files. The mechanism itself is
-// a Noise value, found by Lookup; the names are declared in the mechanisms'
-// files (Laplace, Gamma, Gaussian, AnalyticGaussian).
-type Mechanism string
+	"github.com/stabpriv/stabpriv/dp"
+)
+
+// Mechanism is dp.Mechanism: the name of a release's noise law, which the
+// claim, the command line and model files carry. The output-perturbation
+// law itself is a Noise value, found by Lookup; the names are declared in
+// package dp and repeated in the mechanisms' files (Laplace, Gamma,
+// Gaussian, AnalyticGaussian).
+type Mechanism = dp.Mechanism
 
 // Calibration is the noise a mechanism adds for a privacy target and a
 // sensitivity, in a space of dimension Dim.
@@ -70,7 +75,7 @@ func ClassicalGaussianSigma(eps, delta, l2 float64) (float64, error) {
 // the mechanism's Noise value, whose ScaleSensitivity names the sensitivity
 // it takes. An unknown m gives an error wrapping ErrMechanism.
 func EpsilonForScale(m Mechanism, scale, sensitivity, delta float64) (float64, error) {
-	n, err := Lookup(m)
+	n, err := LookupTuning(m)
 	if err != nil {
 		return 0, err
 	}

@@ -7,6 +7,8 @@ import (
 	"testing"
 
 	"github.com/google/differential-privacy/go/v3/noise"
+
+	"github.com/stabpriv/stabpriv/dp"
 )
 
 var (
@@ -283,7 +285,7 @@ func TestEpsilonForScaleErrors(t *testing.T) {
 	if _, err := ParseMechanism("gaussian-analytic"); err != nil {
 		t.Error(err)
 	}
-	if _, err := ParseMechanism("lap"); !errors.Is(err, ErrMechanism) {
+	if _, err := ParseMechanism("lap"); !errors.Is(err, dp.ErrMechanism) {
 		t.Errorf("ParseMechanism(lap) err = %v", err)
 	}
 }

@@ -7,6 +7,8 @@ import (
 	"slices"
 	"strings"
 	"testing"
+
+	"github.com/stabpriv/stabpriv/dp"
 )
 
 // The conformance kit: every registered mechanism (registry.go) must pass
@@ -40,7 +42,7 @@ type kitT interface {
 // or the largest of 0.9 and 0.5 the mechanism accepts (the classical
 // Gaussian needs eps < 1), with delta = 0 for a pure mechanism and 1e-3
 // otherwise.
-func kitBudget(n Noise) (eps, delta float64) {
+func kitBudget(n mechanism) (eps, delta float64) {
 	if !n.Pure() {
 		delta = 1e-3
 	}
@@ -54,7 +56,7 @@ func kitBudget(n Noise) (eps, delta float64) {
 
 // kitRegistry checks the registry itself: unique non-empty names that
 // Lookup and ParseMechanism find, in the order of Mechanisms.
-func kitRegistry(t kitT, reg []Noise) {
+func kitRegistry(t kitT, reg []mechanism) {
 	t.Helper()
 	seen := map[Mechanism]bool{}
 	for _, n := range reg {
@@ -81,7 +83,7 @@ func kitRegistry(t kitT, reg []Noise) {
 
 // kitRefusal checks that invalid budgets, sensitivities and dimensions are
 // refused with the right sentinel and a zero Calibration.
-func kitRefusal(t kitT, n Noise) {
+func kitRefusal(t kitT, n mechanism) {
 	t.Helper()
 	eps, delta := kitBudget(n)
 	sens := Sensitivity{L2: 0.5}
@@ -140,7 +142,7 @@ func kitRefusal(t kitT, n Noise) {
 // kitRoundTrip checks that Calibrate fills the calibration, that
 // EpsilonForScale inverts it (to 1e-9 relative), and that more privacy
 // costs more noise.
-func kitRoundTrip(t kitT, n Noise) {
+func kitRoundTrip(t kitT, n mechanism) {
 	t.Helper()
 	_, delta := kitBudget(n)
 	accepted := 0
@@ -188,7 +190,7 @@ func kitRoundTrip(t kitT, n Noise) {
 // independent) against the mechanism's marginal law, the mean of ||b||^2
 // against RMSNorm^2, and the mean of ||b|| against ExpectedNorm, which must
 // be an upper bound on E||b|| no larger than RMSNorm.
-func kitLaw(t kitT, n Noise, seed uint64) {
+func kitLaw(t kitT, n mechanism, seed uint64) {
 	t.Helper()
 	const dim, draws = 5, 40000
 	eps, delta := kitBudget(n)
@@ -249,7 +251,7 @@ func kitLaw(t kitT, n Noise, seed uint64) {
 // the kit budget (neighbouring weights 0 and 1 = the L2 sensitivity) and on
 // a negative control with a quarter of the calibrated scale, which the
 // audit must catch.
-func kitAudit(t kitT, n Noise, seed uint64) {
+func kitAudit(t kitT, n mechanism, seed uint64) {
 	t.Helper()
 	const shift, draws = 1.0, 200000
 	eps, delta := kitBudget(n)
@@ -293,7 +295,7 @@ var testSens = Sensitivity{L2: 0.004, Beta: 0.004, Route: "permutation SGD, conv
 // (package release writes it): a scale name, a citation, a description of
 // noise of the calibrated scale that Describe gives by name, and the note
 // on the secure sampler.
-func kitWords(t kitT, n Noise) {
+func kitWords(t kitT, n mechanism) {
 	t.Helper()
 	eps, delta := kitBudget(n)
 	cal, err := n.Calibrate(eps, delta, testSens, 6)
@@ -312,7 +314,7 @@ func kitWords(t kitT, n Noise) {
 
 // runKit runs every check of the kit on n, with the package registry set
 // to reg.
-func runKit(t kitT, reg []Noise, n Noise, seed uint64) {
+func runKit(t kitT, reg []mechanism, n mechanism, seed uint64) {
 	t.Helper()
 	saved := registry
 	registry = reg
@@ -341,7 +343,7 @@ func TestConformance(t *testing.T) {
 
 // fakeNoise is an honest mechanism broken in one way, under its own name.
 type fakeNoise struct {
-	Noise
+	mechanism
 	name       Mechanism
 	half       bool // Add draws half the calibrated scale
 	inverse2   bool // EpsilonForScale returns twice the eps
@@ -352,7 +354,7 @@ type fakeNoise struct {
 func (f fakeNoise) Name() Mechanism { return f.name }
 
 func (f fakeNoise) Calibrate(eps, delta float64, sens Sensitivity, dim int) (Calibration, error) {
-	c, err := f.Noise.Calibrate(eps, delta, sens, dim)
+	c, err := f.mechanism.Calibrate(eps, delta, sens, dim)
 	if err != nil {
 		return Calibration{}, err
 	}
@@ -364,12 +366,12 @@ func (f fakeNoise) Add(w []float64, cal Calibration, src Source) error {
 	if f.half {
 		cal.Scale /= 2
 	}
-	cal.Mechanism = f.Noise.Name()
-	return f.Noise.Add(w, cal, src)
+	cal.Mechanism = f.mechanism.Name()
+	return f.mechanism.Add(w, cal, src)
 }
 
 func (f fakeNoise) EpsilonForScale(scale, sensitivity, delta float64) (float64, error) {
-	e, err := f.Noise.EpsilonForScale(scale, sensitivity, delta)
+	e, err := f.mechanism.EpsilonForScale(scale, sensitivity, delta)
 	if f.inverse2 {
 		e *= 2
 	}
@@ -380,14 +382,14 @@ func (f fakeNoise) CheckBudget(eps, delta float64) error {
 	if f.acceptAll {
 		return nil
 	}
-	return f.Noise.CheckBudget(eps, delta)
+	return f.mechanism.CheckBudget(eps, delta)
 }
 
 func (f fakeNoise) Citation() string {
 	if f.noCitation {
 		return ""
 	}
-	return f.Noise.Citation()
+	return f.mechanism.Citation()
 }
 
 // kitRecorder collects the failures of a kit run that must fail.
@@ -410,24 +412,24 @@ func TestConformanceCatchesBrokenMechanisms(t *testing.T) {
 	fakes := []struct {
 		fake  fakeNoise
 		check string // the kit check that must fail
-		run   func(kitT, Noise)
+		run   func(kitT, mechanism)
 	}{
-		{fakeNoise{Noise: laplaceNoise{}, name: "laplace-half-noise", half: true}, "law",
-			func(t kitT, n Noise) { kitLaw(t, n, 77) }},
-		{fakeNoise{Noise: laplaceNoise{}, name: "laplace-half-noise", half: true}, "audit",
-			func(t kitT, n Noise) { kitAudit(t, n, 78) }},
-		{fakeNoise{Noise: analyticGaussianNoise{}, name: "gaussian-half-noise", half: true}, "law",
-			func(t kitT, n Noise) { kitLaw(t, n, 79) }},
-		{fakeNoise{Noise: gammaNormNoise{}, name: "gamma-half-noise", half: true}, "law",
-			func(t kitT, n Noise) { kitLaw(t, n, 80) }},
-		{fakeNoise{Noise: gammaNormNoise{}, name: "gamma-half-noise", half: true}, "audit",
-			func(t kitT, n Noise) { kitAudit(t, n, 81) }},
-		{fakeNoise{Noise: analyticGaussianNoise{}, name: "gaussian-wrong-inverse", inverse2: true}, "round trip",
-			func(t kitT, n Noise) { kitRoundTrip(t, n) }},
-		{fakeNoise{Noise: gammaNormNoise{}, name: "gamma-accepts-anything", acceptAll: true}, "refusal",
-			func(t kitT, n Noise) { kitRefusal(t, n) }},
-		{fakeNoise{Noise: laplaceNoise{}, name: "laplace-uncited", noCitation: true}, "words",
-			func(t kitT, n Noise) { kitWords(t, n) }},
+		{fakeNoise{mechanism: laplaceNoise{}, name: "laplace-half-noise", half: true}, "law",
+			func(t kitT, n mechanism) { kitLaw(t, n, 77) }},
+		{fakeNoise{mechanism: laplaceNoise{}, name: "laplace-half-noise", half: true}, "audit",
+			func(t kitT, n mechanism) { kitAudit(t, n, 78) }},
+		{fakeNoise{mechanism: analyticGaussianNoise{}, name: "gaussian-half-noise", half: true}, "law",
+			func(t kitT, n mechanism) { kitLaw(t, n, 79) }},
+		{fakeNoise{mechanism: gammaNormNoise{}, name: "gamma-half-noise", half: true}, "law",
+			func(t kitT, n mechanism) { kitLaw(t, n, 80) }},
+		{fakeNoise{mechanism: gammaNormNoise{}, name: "gamma-half-noise", half: true}, "audit",
+			func(t kitT, n mechanism) { kitAudit(t, n, 81) }},
+		{fakeNoise{mechanism: analyticGaussianNoise{}, name: "gaussian-wrong-inverse", inverse2: true}, "round trip",
+			func(t kitT, n mechanism) { kitRoundTrip(t, n) }},
+		{fakeNoise{mechanism: gammaNormNoise{}, name: "gamma-accepts-anything", acceptAll: true}, "refusal",
+			func(t kitT, n mechanism) { kitRefusal(t, n) }},
+		{fakeNoise{mechanism: laplaceNoise{}, name: "laplace-uncited", noCitation: true}, "words",
+			func(t kitT, n mechanism) { kitWords(t, n) }},
 	}
 	for _, tc := range fakes {
 		t.Run(string(tc.fake.name)+"/"+tc.check, func(t *testing.T) {
@@ -448,5 +450,41 @@ func TestConformanceCatchesBrokenMechanisms(t *testing.T) {
 				t.Logf("caught: %s", f)
 			}
 		})
+	}
+}
+
+// TestNamesAgreeWithDP checks that dp's list of mechanism names, which a
+// claim carries, is the registry of the noise followed by the training-time
+// mechanisms, with the same purity and scale names, and that every
+// registered mechanism has its three roles (and nothing else has one).
+func TestNamesAgreeWithDP(t *testing.T) {
+	want := append(Mechanisms(), TrainingMechanisms()...)
+	if got := dp.ReleaseMechanisms(); !slices.Equal(got, want) {
+		t.Errorf("dp.ReleaseMechanisms() = %v, the registries list %v", got, want)
+	}
+	for _, n := range registry {
+		if n.Name().Pure() != n.Pure() || n.Name().ScaleName() != n.ScaleName() {
+			t.Errorf("%s: dp says pure %v, scale %q; the noise says %v, %q", n.Name(), n.Name().Pure(), n.Name().ScaleName(), n.Pure(), n.ScaleName())
+		}
+	}
+	for _, n := range registry {
+		st, errS := LookupStatement(n.Name())
+		tu, errT := LookupTuning(n.Name())
+		if errS != nil || errT != nil || st == nil || tu == nil {
+			t.Errorf("%s: statement %v (%v), tuning %v (%v)", n.Name(), st, errS, tu, errT)
+		}
+	}
+	for _, m := range append(TrainingMechanisms(), "nope") {
+		if _, err := LookupStatement(m); !errors.Is(err, ErrMechanism) {
+			t.Errorf("LookupStatement(%s): %v, want ErrMechanism", m, err)
+		}
+		if _, err := LookupTuning(m); !errors.Is(err, ErrMechanism) {
+			t.Errorf("LookupTuning(%s): %v, want ErrMechanism", m, err)
+		}
+	}
+	for _, m := range TrainingMechanisms() {
+		if tm, _ := LookupTraining(m); tm.Pure != m.Pure() {
+			t.Errorf("%s: dp says pure %v, the training registry %v", m, m.Pure(), tm.Pure)
+		}
 	}
 }

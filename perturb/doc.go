@@ -1,5 +1,8 @@
-// Package perturb releases trained linear models by output perturbation and
-// writes the privacy certificate of each release.
+// Package perturb is the noise of output perturbation: the noise laws, their
+// calibration and the sources of randomness, on vectors of float64. It
+// imports only package dp (the mechanism names and the budget), below the
+// trainer: package release adds the noise to trained weights and writes the
+// certificate.
 //
 // A release adds noise to the trained weights w, calibrated to a privacy
 // target (eps, delta) and to the sensitivity of w (how far w can move when
@@ -24,11 +27,14 @@
 //
 // Mechanisms are values. Mechanism stays the name type: it is what
 // certificates, model files and the command line carry, so their formats do
-// not change. The mechanism itself is a Noise value, one file each
-// (laplace.go, gamma.go, gaussian.go, analytic_gaussian.go), listed in the
-// registry (registry.go); Lookup maps a name to its Noise and refuses an
-// unknown name with ErrMechanism, so no code path falls through to a
-// default mechanism. Everything that used to switch on the name asks the
+// not change. The mechanism itself is a value in three roles, each a small
+// interface: Noise (the budget check, the calibration, the sampler Add and
+// the marginal law), Statement (the certificate's words) and Tuning (the
+// noise norms and the inverse calibration); one file each (laplace.go,
+// gamma.go, gaussian.go, analytic_gaussian.go), listed in the registry
+// (registry.go). Lookup, LookupStatement and LookupTuning map a name to a
+// role and refuse an unknown name with ErrMechanism, so no code path falls
+// through to a default mechanism. Everything that used to switch on the name asks the
 // value instead: the budget check, the calibration and its inverse, the
 // sampler (Add), the certificate's words, notes and citation, the noise
 // norms (for the automatic knobs of package private) and the marginal law
@@ -38,7 +44,8 @@
 // methods share state (the classical Gaussian's eps < 1, the gamma sampler's
 // lattice) and a test can wrap one to break it.
 //
-// Adding a mechanism: write one file with a type implementing Noise (the
+// Adding a mechanism: write one file with a type implementing the three
+// roles (the
 // shared helpers newCalibration, withScale, checkBudget and checkInverse do
 // the common validation), add one line to the registry, and run the
 // conformance kit (conformance_test.go here, and featsel's for the marginal
@@ -66,21 +73,15 @@
 // tighter L1 bound supplied with the sensitivity, never to D2 as in the
 // paper, which is not eps-DP for d > 1 (docs/DESIGN.md, section 5).
 //
-// A multiclass (softmax) model is released as one K x d matrix with one
-// certificate; ReleaseOneVsRest splits the budget across K binary models.
-//
-// A guarantee covers one release of the trained weights. Release is a
-// primitive that cannot see other releases of the same numbers, so keeping
-// to one release is its caller's duty; the certified pipeline (package
-// private) keeps it by wiping the trained weights when it releases them.
-// Runs of user-supplied graph models and of non-convex losses are outside the
-// certified class and refused with ErrNotCertified.
-//
-// Every release comes with a Certificate: a JSON record of the mechanism,
-// (eps, delta), the sensitivity and its route, the stability beta, the noise
-// scale, the neighbouring relation, the noise source, every constant of the
-// training run, what is not covered, and the citation; its String method
-// explains it in words.
+// Add adds the noise of a calibration to a vector in place; a multiclass
+// (softmax) model is released as one K x d matrix with one calibration
+// (release.Weights), one-vs-rest models split the budget
+// (release.OneVsRest). A guarantee covers one release of the trained
+// weights, which Add cannot see: package release keeps it. The claim and
+// its certificate (dp.Claim, release.Certificate) state the mechanism,
+// (eps, delta), the sensitivity and its route, the noise scale, the
+// neighbouring relation, the noise source and what is not covered; the
+// words, notes and citation come from the mechanism's Statement.
 //
 // Randomness is injected through a Source: Secure for releases, and Seeded
 // for reproducible experiments, whose certificates make no claim (Private

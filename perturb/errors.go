@@ -1,6 +1,8 @@
 package perturb
 
-import "errors"
+import (
+	"errors"
+)
 
 // Sentinel errors. Every error returned by this package wraps one of them
 // (with %w), so callers can test with errors.Is.
@@ -13,7 +15,9 @@ var (
 	// ErrSensitivity reports a sensitivity that is not finite and > 0, an L1
 	// bound below the L2 bound, or an unsupported neighbouring relation.
 	ErrSensitivity = errors.New("perturb: invalid sensitivity")
-	// ErrMechanism reports an unknown mechanism name.
+	// ErrMechanism reports a name that is not a registered
+	// output-perturbation mechanism (Lookup). An unknown name read from
+	// text is refused by dp (dp.ErrMechanism).
 	ErrMechanism = errors.New("perturb: invalid mechanism")
 	// ErrClassicalRange reports eps >= 1 for the classical Gaussian
 	// mechanism, whose guarantee (Dwork & Roth 2014, Theorem A.1) needs

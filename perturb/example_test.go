@@ -3,28 +3,26 @@ package perturb_test
 import (
 	"fmt"
 
-	"github.com/stabpriv/stabpriv/losses"
 	"github.com/stabpriv/stabpriv/perturb"
-	"github.com/stabpriv/stabpriv/trainer"
 )
 
 func ExampleAdd() {
-	// A trained binary model, and the L2 sensitivity of its weights as
-	// reported by the stability analysis.
-	m := &trainer.Model{Loss: "logistic", Task: losses.Binary, K: 1, D: 3, W: []float64{0.5, -1.2, 0.3}}
+	// Trained weights, and their L2 sensitivity as reported by the
+	// stability analysis.
+	w := []float64{0.5, -1.2, 0.3}
 	sens := perturb.Sensitivity{L2: 0.02, Route: "permutation SGD, convex (Wu et al. 2017)"}
 
-	cal, err := perturb.Calibrate(perturb.AnalyticGaussian, 1, 1e-5, sens, len(m.W))
+	cal, err := perturb.Calibrate(perturb.AnalyticGaussian, 1, 1e-5, sens, len(w))
 	if err != nil {
 		fmt.Println(err)
 		return
 	}
-	noisy, err := perturb.Add(m, cal, perturb.Seeded(1)) // experiments only; nil means perturb.Secure()
-	if err != nil {
+	// Seeded: experiments only; nil means perturb.Secure().
+	if err := perturb.Add(w, cal, perturb.Seeded(1)); err != nil {
 		fmt.Println(err)
 		return
 	}
-	fmt.Printf("%s: sigma %.4f, %d weights perturbed\n", cal.Mechanism, cal.Scale, len(noisy.W))
+	fmt.Printf("%s: sigma %.4f, %d weights perturbed\n", cal.Mechanism, cal.Scale, len(w))
 
 	// Output:
 	// gaussian-analytic: sigma 0.0746, 3 weights perturbed

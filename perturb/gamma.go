@@ -1,6 +1,8 @@
 package perturb
 
 import (
+	"github.com/stabpriv/stabpriv/dp"
+
 	"fmt"
 	"math"
 
@@ -10,7 +12,7 @@ import (
 // Gamma adds a vector b with density proportional to exp(-eps ||b||_2 / D2),
 // D2 the L2 sensitivity: ||b|| ~ Gamma(d, D2/eps) and b/||b|| uniform on the
 // sphere. Pure eps-DP (Chaudhuri, Monteleoni & Sarwate 2011, Theorem 6).
-const Gamma Mechanism = "gamma"
+const Gamma = dp.Gamma
 
 // gammaNormNoise is the Noise of Gamma. Its secure sampler is the exact one of
 // securegamma.go and exact.go (Source.AddGammaNorm).

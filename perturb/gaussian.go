@@ -1,6 +1,8 @@
 package perturb
 
 import (
+	"github.com/stabpriv/stabpriv/dp"
+
 	"fmt"
 	"math"
 
@@ -10,7 +12,7 @@ import (
 // Gaussian adds N(0, sigma^2) to every coordinate with the classical
 // sigma = D2 sqrt(2 ln(1.25/delta))/eps: (eps, delta)-DP for eps < 1 only
 // (Dwork & Roth 2014, Theorem A.1).
-const Gaussian Mechanism = "gaussian"
+const Gaussian = dp.Gaussian
 
 // gaussianNoise is the Noise of Gaussian.
 type gaussianNoise struct{}

@@ -1,6 +1,8 @@
 package perturb
 
 import (
+	"github.com/stabpriv/stabpriv/dp"
+
 	"fmt"
 	"math"
 
@@ -10,7 +12,7 @@ import (
 // Laplace adds independent Laplace noise of scale b = D1/eps to every
 // coordinate, D1 the L1 sensitivity: pure eps-DP (Dwork, McSherry, Nissim &
 // Smith 2006).
-const Laplace Mechanism = "laplace"
+const Laplace = dp.Laplace
 
 // laplaceNoise is the Noise of Laplace.
 type laplaceNoise struct{}

@@ -2,22 +2,29 @@ package perturb
 
 import (
 	"fmt"
+	"github.com/stabpriv/stabpriv/dp"
 	"strings"
 
 	"github.com/stabpriv/stabpriv/internal/check"
 	"github.com/stabpriv/stabpriv/perturb/marginal"
 )
 
-// Noise is an output-perturbation mechanism as a value: everything the
-// package, the certificate, private feature selection and the automatic
-// knobs need to know about one mechanism. Each mechanism is one file
-// (laplace.go, gamma.go, gaussian.go, analytic_gaussian.go) and one line of
-// the registry (registry.go); nothing else names a mechanism. Lookup returns
-// the Noise of a Mechanism name and refuses an unknown one.
+// An output-perturbation mechanism is a value with three roles, each a
+// small interface, as gonum's optimize splits a Method from its Settings
+// and Recorder: Noise draws (the budget check, the calibration, the
+// sampler and the law of the released coordinates), Statement says what a
+// certificate states of it, and Tuning sizes it for the automatic knobs and
+// the inverse calibration. Each mechanism is one file (laplace.go,
+// gamma.go, gaussian.go, analytic_gaussian.go) implementing the three, and
+// one line of the registry (registry.go); nothing else names a mechanism.
+// Lookup, LookupStatement and LookupTuning return the roles of a Mechanism
+// name and refuse an unknown one.
 //
 // Every method is for replace-one neighbours. Methods taking a Calibration
 // expect one made by the same mechanism's Calibrate (or a copy of it with
 // another Scale: Add then adds the noise of that scale).
+
+// Noise draws the noise of one mechanism.
 type Noise interface {
 	// Name is the mechanism's name, used on the command line, in
 	// certificates and in model files.
@@ -25,11 +32,6 @@ type Noise interface {
 	// Pure reports whether the mechanism is pure eps-DP (delta must be 0);
 	// otherwise it is (eps, delta)-DP with delta in (0, 1).
 	Pure() bool
-	// Citation is the reference for the mechanism's guarantee, written into
-	// certificates.
-	Citation() string
-	// ScaleName names Calibration.Scale: "b", "theta", "sigma", ...
-	ScaleName() string
 	// CheckBudget returns an error wrapping ErrEpsilon, ErrDelta or a
 	// mechanism-specific sentinel (ErrClassicalRange) if (eps, delta) is not
 	// a budget the mechanism can certify.
@@ -37,16 +39,23 @@ type Noise interface {
 	// Calibrate returns the noise for (eps, delta)-DP at the sensitivity
 	// sens in dimension dim >= 1 (see the package function Calibrate).
 	Calibrate(eps, delta float64, sens Sensitivity, dim int) (Calibration, error)
-	// EpsilonForScale inverts Calibrate: the eps that the noise scale buys
-	// at the sensitivity returned by ScaleSensitivity, and delta.
-	EpsilonForScale(scale, sensitivity, delta float64) (float64, error)
-	// ScaleSensitivity returns the sensitivity the scale of cal is
-	// calibrated to: cal.L1 for Laplace, cal.L2 otherwise.
-	ScaleSensitivity(cal Calibration) float64
 	// Add adds the noise of cal to w in place, drawn from src.
 	Add(w []float64, cal Calibration, src Source) error
+	// Marginal returns the law of the noise on the released coordinates,
+	// for private feature selection (package featsel), or an error if the
+	// mechanism has none in closed form.
+	Marginal(cal Calibration) (marginal.Law, error)
+}
+
+// Statement is what a certificate states of one mechanism.
+type Statement interface {
+	// ScaleName names Calibration.Scale: "b", "theta", "sigma", ...
+	ScaleName() string
+	// Citation is the reference for the mechanism's guarantee, written into
+	// certificates.
+	Citation() string
 	// Describe says in words what noise of this scale in dimension dim is
-	// (one sentence of Certificate.String).
+	// (one sentence of the certificate's String).
 	Describe(scale float64, dim int) string
 	// SamplerNote is the certificate's statement about the secure sampler
 	// of this mechanism (rounding, floating-point attacks).
@@ -54,10 +63,17 @@ type Noise interface {
 	// Notes are further assumptions of the calibration cal that the
 	// certificate must list (nil if none).
 	Notes(cal Calibration) []string
-	// Marginal returns the law of the noise on the released coordinates,
-	// for private feature selection (package featsel), or an error if the
-	// mechanism has none in closed form.
-	Marginal(cal Calibration) (marginal.Law, error)
+}
+
+// Tuning sizes the noise of one mechanism: its norms, which the automatic
+// knobs read, and the eps a noise scale buys.
+type Tuning interface {
+	// EpsilonForScale inverts Calibrate: the eps that the noise scale buys
+	// at the sensitivity returned by ScaleSensitivity, and delta.
+	EpsilonForScale(scale, sensitivity, delta float64) (float64, error)
+	// ScaleSensitivity returns the sensitivity the scale of cal is
+	// calibrated to: cal.L1 for Laplace, cal.L2 otherwise.
+	ScaleSensitivity(cal Calibration) float64
 	// ExpectedNorm returns E||b||_2 of the noise b of cal where it has a
 	// closed form, and otherwise its upper bound sqrt(E||b||_2^2)
 	// (Jensen), as stated by each mechanism.
@@ -66,16 +82,33 @@ type Noise interface {
 	RMSNorm(cal Calibration) float64
 }
 
-// Lookup returns the registered mechanism named m, or an error wrapping
-// ErrMechanism: an unknown name is always an error.
-func Lookup(m Mechanism) (Noise, error) {
+// mechanism is what the registry holds: a mechanism in its three roles.
+type mechanism interface {
+	Noise
+	Statement
+	Tuning
+}
+
+// Lookup returns the Noise of the registered mechanism named m, or an error
+// wrapping ErrMechanism: an unknown name is always an error.
+func Lookup(m Mechanism) (Noise, error) { return lookup(m) }
+
+// LookupStatement returns the Statement of the registered mechanism named
+// m, or Lookup's error.
+func LookupStatement(m Mechanism) (Statement, error) { return lookup(m) }
+
+// LookupTuning returns the Tuning of the registered mechanism named m, or
+// Lookup's error.
+func LookupTuning(m Mechanism) (Tuning, error) { return lookup(m) }
+
+func lookup(m Mechanism) (mechanism, error) {
 	if _, ok := LookupTraining(m); ok {
 		return nil, trainingLookupError(m)
 	}
 	return lookupIn(registry, m)
 }
 
-func lookupIn(reg []Noise, m Mechanism) (Noise, error) {
+func lookupIn(reg []mechanism, m Mechanism) (mechanism, error) {
 	for _, n := range reg {
 		if n.Name() == m {
 			return n, nil
@@ -98,7 +131,7 @@ func Mechanisms() []Mechanism {
 // texts and messages).
 func MechanismList() string { return listNames(registry) }
 
-func listNames(reg []Noise) string {
+func listNames(reg []mechanism) string {
 	names := make([]string, len(reg))
 	for i, n := range reg {
 		names[i] = string(n.Name())
@@ -106,48 +139,11 @@ func listNames(reg []Noise) string {
 	return strings.Join(names, ", ")
 }
 
-// ParseMechanism returns the mechanism with the given name, an
+// ParseMechanism returns the release mechanism with the given name, an
 // output-perturbation mechanism or a training-time one (training.go), or an
-// error wrapping ErrMechanism.
-func ParseMechanism(name string) (Mechanism, error) {
-	if t, ok := LookupTraining(Mechanism(name)); ok {
-		return t.Name, nil
-	}
-	n, err := Lookup(Mechanism(name))
-	if err != nil {
-		return "", fmt.Errorf("%w: %q, want one of %s", ErrMechanism, name, ReleaseMechanismList())
-	}
-	return n.Name(), nil
-}
-
-// Pure reports whether the mechanism is pure eps-DP (delta must be 0); false
-// for an unknown mechanism.
-func (m Mechanism) Pure() bool {
-	if t, ok := LookupTraining(m); ok {
-		return t.Pure
-	}
-	n, err := Lookup(m)
-	return err == nil && n.Pure()
-}
-
-// Citation returns the reference for the mechanism's guarantee ("" for an
-// unknown mechanism).
-func (m Mechanism) Citation() string {
-	if n, err := Lookup(m); err == nil {
-		return n.Citation()
-	}
-	return ""
-}
-
-// ScaleName names the noise scale of the mechanism: "b" (Laplace scale per
-// coordinate), "theta" (Gamma scale of the noise norm) or "sigma" (Gaussian
-// standard deviation per coordinate); "" for an unknown mechanism.
-func (m Mechanism) ScaleName() string {
-	if n, err := Lookup(m); err == nil {
-		return n.ScaleName()
-	}
-	return ""
-}
+// error wrapping dp.ErrMechanism: it is dp.ParseMechanism, whose list of names
+// TestConformance checks against the registries.
+func ParseMechanism(name string) (Mechanism, error) { return dp.ParseMechanism(name) }
 
 // Helpers shared by the mechanisms.
 
@@ -207,7 +203,7 @@ func newCalibration(n Noise, eps, delta float64, sens Sensitivity, dim int) (Cal
 }
 
 // withScale sets the scale of c, refusing one that is not finite and > 0.
-func withScale(n Noise, c Calibration, scale float64, err error) (Calibration, error) {
+func withScale(n mechanism, c Calibration, scale float64, err error) (Calibration, error) {
 	if err != nil {
 		return Calibration{}, err
 	}
@@ -219,7 +215,7 @@ func withScale(n Noise, c Calibration, scale float64, err error) (Calibration, e
 }
 
 // checkInverse checks the inputs of n.EpsilonForScale.
-func checkInverse(n Noise, scale, sensitivity, delta float64) error {
+func checkInverse(n mechanism, scale, sensitivity, delta float64) error {
 	if err := checkPositive(ErrScale, n.ScaleName(), scale); err != nil {
 		return err
 	}
@@ -238,25 +234,3 @@ func checkInverse(n Noise, scale, sensitivity, delta float64) error {
 // secureSamplerNote is the certificate's note on the secure samplers that
 // google/differential-privacy provides (Laplace and Gaussian).
 const secureSamplerNote = "the secure Laplace and Gaussian samplers of google/differential-privacy round each coordinate to a grid and account for that rounding once per call; over the released coordinates the claim holds up to that rounding (a relative excess of order dim * 2^-40 in epsilon for Laplace), and the Gaussian noise is their discretized approximation of the calibrated sigma"
-
-// MarshalText returns the mechanism's name.
-func (m Mechanism) MarshalText() ([]byte, error) { return []byte(m), nil }
-
-// UnmarshalText sets the mechanism named by text (ParseMechanism): an
-// output-perturbation mechanism or a training-time one, or
-// PermuteAndFlipName, the selection step a ledger entry may name. An unknown name is
-// an error wrapping ErrMechanism that lists the names, so a flag or a file
-// with a misspelt mechanism is refused where it is read.
-func (m *Mechanism) UnmarshalText(text []byte) error {
-	if Mechanism(text) == PermuteAndFlipName {
-		// A ledger entry's selection step, not a release mechanism.
-		*m = PermuteAndFlipName
-		return nil
-	}
-	v, err := ParseMechanism(string(text))
-	if err != nil {
-		return err
-	}
-	*m = v
-	return nil
-}

@@ -1,6 +1,8 @@
 package perturb
 
 import (
+	"github.com/stabpriv/stabpriv/dp"
+
 	crand "crypto/rand"
 	"encoding/binary"
 	"fmt"
@@ -17,7 +19,7 @@ const PermuteAndFlipCitation = "McKenna & Sheldon 2020, \"Permute-and-Flip: A ne
 // private step that selects with it (the feature centres of package
 // privbounds). It is not a release mechanism: ParseMechanism and Lookup
 // do not accept it.
-const PermuteAndFlipName Mechanism = "permute-and-flip"
+const PermuteAndFlipName = dp.PermuteAndFlip
 
 // PermuteAndFlip returns the index of one of the candidates with integer
 // utilities scores, chosen by the permute-and-flip mechanism at privacy

@@ -18,9 +18,9 @@ const ReplaceOneText = "replace-one: S and S' of equal size differ in one exampl
 // Sensitivity states how much the trained weights can move between
 // neighbouring data sets. The stability package produces it; this package
 // takes it as given and does not re-check the conditions of its route.
-// FromReport builds it from a stability report, with the report's
-// assumptions as notes for ReleaseConfig.Notes, and refuses a report in
-// which no route applies.
+// release.FromReport builds it from a stability report, with the report's
+// assumptions as notes for the certificate, and refuses a report in which
+// no route applies.
 type Sensitivity struct {
 	// L2 > 0 bounds ||w_S - w_S'||_2 over all replace-one neighbours S, S'
 	// (for a K x d model: the Frobenius norm of the whole matrix). Required.

@@ -1,6 +1,10 @@
 package perturb
 
-import "fmt"
+import (
+	"fmt"
+
+	"github.com/stabpriv/stabpriv/dp"
+)
 
 // Training-time mechanisms: the objective-perturbation family.
 //
@@ -26,18 +30,18 @@ const (
 	// Objective is objective perturbation with noise of density
 	// proportional to exp(-eps' ||b|| / (2L)) (pure eps-DP; Chaudhuri,
 	// Monteleoni & Sarwate 2011, Section 3.2, Algorithm 2).
-	Objective Mechanism = "objective"
+	Objective = dp.Objective
 	// AMP is Approximate Minima Perturbation ((eps, delta)-DP; Iyengar et
 	// al. 2019, Algorithm 1): objective perturbation with Gaussian noise,
 	// an approximate minimizer, and Gaussian noise on the result.
-	AMP Mechanism = "amp"
+	AMP = dp.AMP
 	// Stump is the private decision stump (package stump): a one-feature
 	// threshold classifier chosen by permute-and-flip (McKenna & Sheldon
 	// 2020) over a public finite class, utility the number of training
 	// rows classified correctly; pure eps-DP. It releases a choice, not
 	// noisy weights, so it is listed here with the mechanisms that have no
 	// output-perturbation noise.
-	Stump Mechanism = "stump"
+	Stump = dp.Stump
 )
 
 // TrainingMechanism describes a mechanism that perturbs the training
@@ -104,7 +108,7 @@ func Describe(m Mechanism, scale float64, dim int) string {
 	if t, ok := LookupTraining(m); ok {
 		return t.Words
 	}
-	n, err := Lookup(m)
+	n, err := LookupStatement(m)
 	if err != nil {
 		return "It is not a registered mechanism: " + err.Error() + "."
 	}

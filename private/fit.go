@@ -94,6 +94,9 @@ func Fit(ctx context.Context, t *datasets.Table, schema datasets.Schema, budget 
 	if err != nil {
 		return nil, err
 	}
+	if w := release.DropoutWarning(cfg); w != "" {
+		pl.log().Warn(w)
+	}
 	notes, err := out.PipelineNotes(pl.Task)
 	if err != nil {
 		return nil, err
@@ -143,7 +146,9 @@ func Fit(ctx context.Context, t *datasets.Table, schema datasets.Schema, budget 
 		return nil, err
 	}
 	rel.Certificate.Neighbouring = out.Neighbours()
-	pl.compose(rel.Certificate, rows.prep)
+	if err := pl.compose(rel.Certificate, rows.prep); err != nil {
+		return nil, err
+	}
 	out.Private = rel.Certificate.Private && pl.Mode.Inside()
 	out.Model, out.Certificate, out.Stability = rel.Model, rel.Certificate, p.Stability()
 	if diag != nil {
@@ -169,7 +174,9 @@ func fitSelect(ctx context.Context, pl *Plan, rows *preparedRows, cfg trainer.Co
 	}
 	rel := so.Release
 	rel.Certificate.Neighbouring = out.Neighbours()
-	pl.compose(rel.Certificate, rows.prep)
+	if err := pl.compose(rel.Certificate, rows.prep); err != nil {
+		return nil, err
+	}
 	out.Private = rel.Certificate.Private && pl.Mode.Inside()
 	out.Model, out.Certificate, out.Selection, out.AutoKnobs = rel.Model, rel.Certificate, so.Record, true
 	if so.Prepared != nil {

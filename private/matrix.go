@@ -237,8 +237,8 @@ func Warnings(rel *modelfile.Released) []string {
 // noiseWarning is the warning of Warnings about the output-perturbation
 // noise of the release w of certificate c ("" for none, or for another
 // mechanism).
-func noiseWarning(c *dp.Certificate, w []float64) string {
-	noise, err := perturb.Lookup(c.Mechanism)
+func noiseWarning(c *release.Certificate, w []float64) string {
+	noise, err := perturb.LookupTuning(c.Mechanism)
 	if err != nil {
 		return ""
 	}

@@ -100,7 +100,7 @@ type Options struct {
 	// softmax for more.
 	Trainer trainer.Config
 	// Auto chooses the knobs by the release method's rule from public
-	// values alone (release.Method.Auto: for output perturbation lambda, the
+	// values alone (release.Tuner.Auto: for output perturbation lambda, the
 	// clipping norm, the schedule and l1 ratio 0 by AutoKnobs; for
 	// objective perturbation and AMP lambda), overriding the values in
 	// Trainer. It needs a Mechanism. Per privacy ID the rule is taken at

@@ -17,6 +17,7 @@ import (
 	"github.com/stabpriv/stabpriv/dppca"
 	"github.com/stabpriv/stabpriv/modelfile"
 	"github.com/stabpriv/stabpriv/perturb"
+	"github.com/stabpriv/stabpriv/release"
 	"github.com/stabpriv/stabpriv/selection"
 )
 
@@ -324,7 +325,7 @@ func TestFitPCACategoricalOnly(t *testing.T) {
 }
 
 // pcaNote returns the certificate's note on the principal directions.
-func pcaNote(t *testing.T, c *dp.Certificate) string {
+func pcaNote(t *testing.T, c *release.Certificate) string {
 	t.Helper()
 	for _, a := range c.Assumptions {
 		if strings.Contains(a, "principal directions") && strings.Contains(a, "Analyze Gauss") {

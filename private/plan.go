@@ -177,8 +177,11 @@ func (pl *Plan) Config(n, dim int, seed uint64) (trainer.Config, error) {
 		cfg.SkipObjective = true
 	}
 	if pl.Options.Auto {
-		var err error
-		if cfg, _, err = pl.Method.AutoScaled(cfg, n, dim, pl.Release, release.GroupScale(pl.Group())); err != nil {
+		tu, err := release.LookupTuner(pl.Method.Name())
+		if err != nil {
+			return cfg, err
+		}
+		if cfg, _, err = tu.AutoScaled(cfg, n, dim, pl.Release, release.GroupScale(pl.Group())); err != nil {
 			return cfg, err
 		}
 	}
@@ -225,8 +228,8 @@ func (pl *Plan) CheckRows(train int) error {
 // private steps before the release (the bounds' estimate, the principal
 // components) in the ledger and the claim the whole budget
 // (modelfile.ComposePipeline).
-func (pl *Plan) compose(c *dp.Certificate, prep *preprocess.RowMap) {
-	modelfile.ComposePipeline(c, prep, pl.Budget, pl.BoundsEpsilon, pl.PCABudget)
+func (pl *Plan) compose(c *release.Certificate, prep *preprocess.RowMap) error {
+	return modelfile.ComposePipeline(c, prep, pl.Budget, pl.BoundsEpsilon, pl.PCABudget)
 }
 
 // stump reports whether the plan releases a decision stump, which reads

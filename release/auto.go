@@ -41,7 +41,7 @@ const (
 // al. 2017; docs/DESIGN.md, section 3, route 4). Output perturbation adds noise of expected
 // norm nu*Delta, where nu depends only on the mechanism, the dimension
 // p = K*dim and (eps, delta): the mechanism's ExpectedNorm at unit
-// sensitivity (perturb.Noise), which is p/eps for the gamma-norm mechanism,
+// sensitivity (perturb.Tuning), which is p/eps for the gamma-norm mechanism,
 // sqrt(2) p/eps for Laplace (L1 = sqrt(p) L2), and sigma sqrt(p) for the
 // Gaussian mechanisms (the last two are sqrt(E||b||^2), an upper bound on
 // E||b||). Since h is 1-Lipschitz, the
@@ -72,7 +72,7 @@ func AutoKnobs(n, dim, k int, mech perturb.Mechanism, b dp.Budget) (Knobs, error
 	if err != nil {
 		return Knobs{}, fmt.Errorf("%w: %w", dp.ErrBudget, err)
 	}
-	noise, err := perturb.Lookup(mech)
+	noise, err := perturb.LookupTuning(mech)
 	if err != nil {
 		return Knobs{}, fmt.Errorf("%w: %w", dp.ErrBudget, err)
 	}

@@ -8,6 +8,39 @@ import (
 	"github.com/stabpriv/stabpriv/trainer"
 )
 
+// Certificate is what a release publishes about itself: the privacy claim
+// (dp.Claim: mechanism, budget, sensitivity, neighbouring relation, ledger,
+// what is not covered) and the public record of the training run that
+// backs the claim's sensitivity. It serializes to JSON with the claim's
+// fields first and the run nested under "run"; the fields of both are
+// promoted (c.Epsilon, c.N, c.Kappa, ...).
+type Certificate struct {
+	dp.Claim
+	// Run is a copy of the training run record: every constant used, with
+	// the statistics of the data withheld (see the Assumptions).
+	*trainer.Run `json:"run"`
+}
+
+// String explains the certificate in words: the claim, what its noise is
+// (perturb.Describe) and the constants of the run.
+func (c *Certificate) String() string {
+	if c == nil {
+		return "<nil certificate>"
+	}
+	return c.Claim.Explain(perturb.Describe(c.Mechanism, c.NoiseScale, c.Dim), runText(c.Run))
+}
+
+// runText says in words what the training run r was: three lines of
+// Certificate.String ("" for a nil run).
+func runText(r *trainer.Run) string {
+	if r == nil {
+		return ""
+	}
+	return fmt.Sprintf("Training run: loss %s (%s), n = %d, d = %d, K = %d, kappa = %g, L = %g, smoothness = %g, lambda = %g, l1 ratio = %g, mu = %g,\n", r.Loss, r.Task, r.N, r.D, r.K, r.Kappa, r.L, r.BetaS, r.Lambda, r.L1Ratio, r.Mu) +
+		fmt.Sprintf("  schedule %s, eta = %g, passes %d, batch %d, clip G = %g, dropout s = %g, radius R = %g, averaging %v, sampling %s,\n", r.Schedule, r.Eta, r.Passes, r.Batch, r.Clip, r.Dropout, r.Radius, r.Average, r.Sampling) +
+		fmt.Sprintf("  tolerance %g, engine %s, seed %d.\n", r.Tolerance, r.Engine, r.Seed)
+}
+
 // OutputCertificate returns the certificate that Weights writes for a release
 // with calibration cal, sensitivity sens, run record run, noise source kind
 // sourceKind (a certificate's Source: SourceSecure, SourceSeeded, ...) and
@@ -15,15 +48,15 @@ import (
 // verifier rebuilds a certificate from the constants it publishes and
 // compares. A nil run is an error wrapping ErrConfig: the certificate
 // publishes the run's constants.
-func OutputCertificate(cal perturb.Calibration, sens perturb.Sensitivity, run *trainer.Run, sourceKind string, notes []string) (*dp.Certificate, error) {
+func OutputCertificate(cal perturb.Calibration, sens perturb.Sensitivity, run *trainer.Run, sourceKind string, notes []string) (*Certificate, error) {
 	if run == nil {
 		return nil, fmt.Errorf("%w: no run record", ErrConfig)
 	}
 	return newOutputCertificate(cal, sens, run, sourceKind, notes, nil), nil
 }
 
-func newOutputCertificate(cal perturb.Calibration, sens perturb.Sensitivity, run *trainer.Run, kind string, notes []string, comp *dp.Composition) *dp.Certificate {
-	noise, lookupErr := perturb.Lookup(cal.Mechanism)
+func newOutputCertificate(cal perturb.Calibration, sens perturb.Sensitivity, run *trainer.Run, kind string, notes []string, comp *dp.Composition) *Certificate {
+	noise, lookupErr := perturb.LookupStatement(cal.Mechanism)
 	if lookupErr != nil {
 		// A calibration from Calibrate always names a registered
 		// mechanism; a hand-built one that does not gets a certificate
@@ -35,7 +68,7 @@ func newOutputCertificate(cal perturb.Calibration, sens perturb.Sensitivity, run
 	if route == "" {
 		route = "unspecified"
 	}
-	c := &dp.Certificate{
+	c := &Certificate{Claim: dp.Claim{
 		Version:          dp.CertificateVersion,
 		Private:          kind == perturb.SourceSecure && lookupErr == nil,
 		Mechanism:        cal.Mechanism,
@@ -52,8 +85,7 @@ func newOutputCertificate(cal perturb.Calibration, sens perturb.Sensitivity, run
 		Source:           kind,
 		Composition:      comp,
 		Citation:         noise.Citation(),
-		Run:              r,
-	}
+	}, Run: r}
 	c.Assumptions = []string{
 		"the sensitivity bound (route: " + route + ") is taken as given; the conditions of its route are checked by the stability analysis, not here",
 	}
@@ -104,7 +136,7 @@ func publicRun(run *trainer.Run) (*trainer.Run, string) {
 
 // unknownNoise stands for a mechanism that is not registered in a
 // certificate, which then makes no claim; it is never in the registry.
-type unknownNoise struct{ perturb.Noise }
+type unknownNoise struct{ perturb.Statement }
 
 func (unknownNoise) ScaleName() string                  { return "" }
 func (unknownNoise) Citation() string                   { return "" }

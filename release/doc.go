@@ -1,8 +1,9 @@
 // Package release makes private releases of linear-model weights: one
-// registry of release methods behind one small interface, Method, which the
-// certified pipeline (package private), partitioned training, private model
-// selection and the verification of model files use without branching on a
-// family of mechanisms.
+// registry of release methods, each in three small interfaces by role
+// (Method draws, Tuner chooses the knobs, Verifier rebuilds what was
+// published), which the certified pipeline (package private), partitioned
+// training, private model selection and the verification of model files
+// use without branching on a family of mechanisms.
 //
 // The methods, in the order Methods lists them:
 //
@@ -14,14 +15,16 @@
 //	        objective perturbation (pure eps) and Approximate Minima
 //	        Perturbation ((eps, delta)): the minimizer of the objective plus
 //	        a random linear term (package objpert)
+//	stump   the private decision stump, chosen by permute-and-flip
+//	        (package stump)
 //
 // A release has two steps. Method.Prepare does the work on the rows that
 // precedes the noise (training and the stability analysis; or the checks and
 // the calibration), and Prepared.Release draws the noise and returns the
-// released weights with their certificate (package dp). Method.Rebuild
-// recomputes that certificate from the constants it publishes, which is how
-// a model file is verified. Method.Auto chooses the knobs from public values
-// alone.
+// released weights with their Certificate (the claim of package dp with the
+// run record). Verifier.Rebuild recomputes that certificate from the
+// constants it publishes, which is how a model file is verified.
+// Tuner.Auto chooses the knobs from public values alone.
 //
 // Trained holds the weights of an SGD run behind the privacy boundary:
 // they leave it only through a release, at most once (a second release is

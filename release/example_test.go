@@ -67,7 +67,7 @@ func ExampleLookup() {
 			return
 		}
 		c := out.Certificate
-		fmt.Printf("%s: pure %v, %d weights, eps %g, ledger of %d part(s), stability analysis %v\n", c.Mechanism, m.Pure(), len(out.Model.W), c.Epsilon, len(c.Ledger), p.Stability() != nil)
+		fmt.Printf("%s: pure %v, %d weights, eps %g, ledger of %d part(s), stability analysis %v\n", c.Mechanism, m.Name().Pure(), len(out.Model.W), c.Epsilon, len(c.Ledger), p.Stability() != nil)
 	}
 
 	// Output:

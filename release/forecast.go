@@ -10,7 +10,7 @@ import (
 	"github.com/stabpriv/stabpriv/trainer"
 )
 
-// Forecast thresholds on the noise ratio (Method.NoiseRatio). At Useless
+// Forecast thresholds on the noise ratio (Tuner.NoiseRatio). At Useless
 // or above the expected noise is at least as large as any weights the data
 // can produce, so the release is expected to be near chance whatever the
 // data. Weak is a heuristic: the embedded breast cancer data at eps = 1
@@ -122,7 +122,11 @@ func PredictIn(ms []Method, cfg trainer.Config, n, dim int, b dp.Budget, t Terms
 			if m.CheckBudget(b) != nil {
 				continue
 			}
-			r, err := m.NoiseRatio(cfg, n, dim, b)
+			t, err := LookupTuner(m.Name())
+			if err != nil {
+				return f, err
+			}
+			r, err := t.NoiseRatio(cfg, n, dim, b)
 			if err != nil {
 				return f, err
 			}

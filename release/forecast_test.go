@@ -21,7 +21,7 @@ func TestPredict(t *testing.T) {
 	all := Methods()
 	var pure []Method
 	for _, m := range all {
-		if m.Pure() {
+		if m.Name().Pure() {
 			pure = append(pure, m)
 		}
 	}
@@ -46,7 +46,7 @@ func TestPredict(t *testing.T) {
 		t.Errorf("Adult shape: %+v, %q, %v", a, a.Warning(), err)
 	}
 	// The gamma ratio is 2 nu/n with nu = p/eps.
-	gm, _ := Lookup(perturb.Gamma)
+	gm, _ := LookupTuner(perturb.Gamma)
 	if r, err := gm.NoiseRatio(cfg, 1000, 10, dp.Budget{Epsilon: 2}); err != nil || math.Abs(r-2*5.0/1000) > 1e-12 {
 		t.Errorf("gamma ratio %v, want 2 (p/eps)/n = 0.01 (%v)", r, err)
 	}

@@ -9,7 +9,6 @@ import (
 	"testing"
 
 	"github.com/stabpriv/stabpriv/datasets"
-	"github.com/stabpriv/stabpriv/dp"
 	"github.com/stabpriv/stabpriv/losses"
 	"github.com/stabpriv/stabpriv/perturb"
 	"github.com/stabpriv/stabpriv/regularizers"
@@ -42,12 +41,12 @@ func trainSynthetic(t *testing.T, cfg trainer.Config) (*trainer.Model, *trainer.
 
 // releaseFromReport is the whole glue: analyze the run, turn the report into
 // a sensitivity and release with it.
-func releaseFromReport(m *trainer.Model, run *trainer.Run, cfg Config) (*trainer.Model, *dp.Certificate, error) {
+func releaseFromReport(m *trainer.Model, run *trainer.Run, cfg Config) (*trainer.Model, *Certificate, error) {
 	rep, err := stability.Analyze(run)
 	if err != nil {
 		return nil, nil, err
 	}
-	sens, notes, err := perturb.FromReport(rep)
+	sens, notes, err := FromReport(rep)
 	if err != nil {
 		return nil, nil, err
 	}
@@ -84,7 +83,7 @@ func TestFromReportRoute(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			sens, notes, err := perturb.FromReport(rep)
+			sens, notes, err := FromReport(rep)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -150,7 +149,7 @@ func TestFromReportNoRoute(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			sens, notes, err := perturb.FromReport(rep)
+			sens, notes, err := FromReport(rep)
 			if !errors.Is(err, perturb.ErrSensitivity) || !errors.Is(err, stability.ErrNoRoute) || !errors.Is(err, stability.ErrNotApplicable) {
 				t.Fatalf("error %v, want perturb.ErrSensitivity, stability.ErrNoRoute and ErrNotApplicable", err)
 			}
@@ -172,7 +171,7 @@ func TestFromReportNoRoute(t *testing.T) {
 }
 
 func TestFromReportNil(t *testing.T) {
-	if _, _, err := perturb.FromReport(nil); !errors.Is(err, perturb.ErrSensitivity) {
+	if _, _, err := FromReport(nil); !errors.Is(err, perturb.ErrSensitivity) {
 		t.Errorf("nil report: %v, want perturb.ErrSensitivity", err)
 	}
 	// A report whose chosen bound is not positive cannot back a release.
@@ -180,7 +179,7 @@ func TestFromReportNil(t *testing.T) {
 		Routes: []stability.Route{{Route: stability.RouteERM, Applies: true}},
 		Chosen: stability.RouteERM, Neighbours: stability.Neighbours,
 	}
-	if _, _, err := perturb.FromReport(rep); !errors.Is(err, perturb.ErrSensitivity) {
+	if _, _, err := FromReport(rep); !errors.Is(err, perturb.ErrSensitivity) {
 		t.Errorf("Delta = 0: %v, want perturb.ErrSensitivity", err)
 	}
 }

@@ -22,23 +22,28 @@ var ErrConfig = errors.New("release: settings the method does not certify")
 // Method is one way to release the weights of a linear model privately,
 // named by its mechanism: output perturbation of an SGD run (one Method per
 // noise of package perturb), objective perturbation and AMP (package
-// objpert). The certified pipeline, partitioned training, model selection
-// and the verification of model files reach every mechanism through this
-// interface and Lookup; none of them branches on a family of mechanisms.
+// objpert), the decision stump. The certified pipeline, partitioned
+// training, model selection and the verification of model files reach
+// every mechanism through the registry (Lookup); none of them branches on a
+// family of mechanisms.
+//
+// A method has three roles, each an interface of its own, as gonum's
+// optimize splits a Method from its Settings and Recorder: Method draws (the
+// checks a fit makes before it reads a row, and Prepare, the first step of
+// a release), Tuner chooses the knobs from public values, Verifier rebuilds
+// and checks what a release published. Every registered method has the
+// three; LookupTuner and LookupVerifier find the other two by name.
 //
 // A release has two steps: Prepare does the work on the rows that precedes
 // the noise (for output perturbation: training and the stability analysis;
 // for objective perturbation: the checks and the calibration), and the
 // Prepared value's Release draws the noise and returns the released
-// weights with their certificate. Rebuild recomputes that certificate from
-// the constants it publishes, for a verifier.
+// weights with their certificate. Whether the method is pure eps-DP is its
+// name's (Name().Pure()).
 type Method interface {
 	// Name is the mechanism's name, as certificates, model files and the
 	// command line carry it.
 	Name() perturb.Mechanism
-	// Pure reports whether the method is pure eps-DP (delta must be 0);
-	// otherwise it is (eps, delta)-DP with delta in (0, 1).
-	Pure() bool
 	// SGD reports whether the method releases the weights of an SGD run
 	// of package trainer (output perturbation): the SGD knobs of
 	// trainer.Config (passes, batch, step and schedule, engine, clipping,
@@ -58,10 +63,19 @@ type Method interface {
 	// settings the method does not certify. It reads no rows, so a fit
 	// refuses such settings before reading any.
 	CheckConfig(cfg trainer.Config) error
+	// Prepare does the work on the rows that precedes the noise of a
+	// release at budget b. Its result holds non-private state (for output
+	// perturbation, the trained weights) behind the privacy boundary.
+	Prepare(ctx context.Context, rows Rows, b dp.Budget) (Prepared, error)
+}
+
+// Tuner chooses a method's knobs from public values alone: it reads no
+// rows and costs no privacy.
+type Tuner interface {
 	// Auto returns cfg with the method's automatic knobs for n training
 	// rows of dim model inputs and the budget b, chosen from those public
 	// values (and the loss and number of classes in cfg) alone, and a
-	// sentence stating the rule. It reads no rows and costs no privacy.
+	// sentence stating the rule.
 	Auto(cfg trainer.Config, n, dim int, b dp.Budget) (trainer.Config, string, error)
 	// AutoScaled is Auto with lambda multiplied by scale > 0, then raised
 	// to the smallest lambda the method certifies at b, if any (objective
@@ -75,24 +89,32 @@ type Method interface {
 	// method's automatic knobs at budget b: public values only, and the
 	// same for every lambda (Predict).
 	NoiseRatio(cfg trainer.Config, n, dim int, b dp.Budget) (float64, error)
-	// Prepare does the work on the rows that precedes the noise of a
-	// release at budget b. Its result holds non-private state (for output
-	// perturbation, the trained weights) behind the privacy boundary.
-	Prepare(ctx context.Context, rows Rows, b dp.Budget) (Prepared, error)
+}
+
+// Verifier rebuilds and checks what a release of a method published, for
+// the verification of model files.
+type Verifier interface {
 	// Rebuild returns the certificate (without the weights' hash) and the
 	// stability analysis (nil for a method without one) that a release
 	// with the published constants of c carries, with pub's notes; a
 	// verifier compares them with a file's. It checks the published run
 	// constants the method derives (loss constants, the steps of every
 	// pass, ...) and returns an error naming what is inconsistent.
-	Rebuild(c *dp.Certificate, pub Public) (*dp.Certificate, *stability.Report, error)
+	Rebuild(c *Certificate, pub Public) (*Certificate, *stability.Report, error)
 	// CheckWeights returns an error when w cannot be the release that a
 	// certificate c, as Rebuild gives it, states: coordinates off the
 	// lattice the secure sampler rounds to (for the secure source), or a
 	// norm above the bound on the trained weights plus a norm the noise
 	// exceeds with probability at most 2^-63 (a genuine release is refused
 	// with at most that probability).
-	CheckWeights(c *dp.Certificate, pub Public, w []float64) error
+	CheckWeights(c *Certificate, pub Public, w []float64) error
+}
+
+// registered is what the registry holds: a method in its three roles.
+type registered interface {
+	Method
+	Tuner
+	Verifier
 }
 
 // Rows are the training rows a method receives, with the settings of the
@@ -167,7 +189,7 @@ type Prepared interface {
 // Outcome is what a release returns.
 type Outcome struct {
 	Model       *trainer.Model
-	Certificate *dp.Certificate
+	Certificate *Certificate
 	// Stats are statistics of the data (of the solver or the trainer):
 	// never published.
 	Stats trainer.Stats
@@ -176,8 +198,8 @@ type Outcome struct {
 // methods lists the methods in the order shown to users: the
 // output-perturbation mechanisms of package perturb, then the
 // training-time ones.
-var methods = func() []Method {
-	var out []Method
+var methods = func() []registered {
+	var out []registered
 	for _, n := range perturb.Mechanisms() {
 		noise, err := perturb.Lookup(n)
 		if err != nil {
@@ -190,7 +212,16 @@ var methods = func() []Method {
 
 // Lookup returns the method named m, or an error wrapping
 // perturb.ErrMechanism that lists the names.
-func Lookup(m perturb.Mechanism) (Method, error) {
+func Lookup(m perturb.Mechanism) (Method, error) { return lookup(m) }
+
+// LookupTuner returns the Tuner of the method named m, or Lookup's error.
+func LookupTuner(m perturb.Mechanism) (Tuner, error) { return lookup(m) }
+
+// LookupVerifier returns the Verifier of the method named m, or Lookup's
+// error.
+func LookupVerifier(m perturb.Mechanism) (Verifier, error) { return lookup(m) }
+
+func lookup(m perturb.Mechanism) (registered, error) {
 	for _, x := range methods {
 		if x.Name() == m {
 			return x, nil
@@ -200,20 +231,26 @@ func Lookup(m perturb.Mechanism) (Method, error) {
 }
 
 // Methods returns every method, in the order shown to users.
-func Methods() []Method { return append([]Method(nil), methods...) }
+func Methods() []Method {
+	out := make([]Method, len(methods))
+	for i, m := range methods {
+		out[i] = m
+	}
+	return out
+}
 
 // List returns the methods' names joined by ", " (for help texts and
 // messages).
-func List() string { return names(func(Method) bool { return true }) }
+func List() string { return names(func(registered) bool { return true }) }
 
 // SGDList returns the names of the methods that release an SGD run
 // (Method.SGD) joined by ", " (for messages about the SGD knobs and
 // partitioned fits).
-func SGDList() string { return names(Method.SGD) }
+func SGDList() string { return names(registered.SGD) }
 
 // names returns the names of the methods that keep accepts, in the order
 // shown to users, joined by ", ".
-func names(keep func(Method) bool) string {
+func names(keep func(registered) bool) string {
 	var out []string
 	for _, m := range methods {
 		if keep(m) {
@@ -225,7 +262,7 @@ func names(keep func(Method) bool) string {
 
 // certRun returns the run record of the certificate c, or an error
 // wrapping ErrConfig when c or its run record is nil.
-func certRun(c *dp.Certificate) (*trainer.Run, error) {
+func certRun(c *Certificate) (*trainer.Run, error) {
 	if c == nil || c.Run == nil {
 		return nil, fmt.Errorf("%w: the certificate has no run record", ErrConfig)
 	}

@@ -17,7 +17,7 @@ import (
 
 // budgetOf returns a budget the method can spend.
 func budgetOf(m Method) dp.Budget {
-	if m.Pure() {
+	if m.Name().Pure() {
 		return dp.Budget{Epsilon: 1}
 	}
 	return dp.Budget{Epsilon: 0.8, Delta: 1e-5}
@@ -30,9 +30,6 @@ func TestMethodsRegistry(t *testing.T) {
 		got, err := Lookup(m.Name())
 		if err != nil || got != m {
 			t.Errorf("Lookup(%s) = %v, %v", m.Name(), got, err)
-		}
-		if m.Pure() != m.Name().Pure() {
-			t.Errorf("%s: Pure %v, the name says %v", m.Name(), m.Pure(), m.Name().Pure())
 		}
 		if err := m.CheckBudget(budgetOf(m)); err != nil {
 			t.Errorf("%s: %v", m.Name(), err)
@@ -52,6 +49,20 @@ func TestMethodsRegistry(t *testing.T) {
 	if _, err := Lookup("nope"); !errors.Is(err, perturb.ErrMechanism) {
 		t.Errorf("unknown name: %v", err)
 	}
+	// Every method has its other two roles, found by name.
+	for _, m := range Methods() {
+		tu, errT := LookupTuner(m.Name())
+		v, errV := LookupVerifier(m.Name())
+		if errT != nil || errV != nil || tu == nil || v == nil {
+			t.Errorf("%s: tuner %v (%v), verifier %v (%v)", m.Name(), tu, errT, v, errV)
+		}
+	}
+	if _, err := LookupTuner("nope"); !errors.Is(err, perturb.ErrMechanism) {
+		t.Errorf("unknown tuner: %v", err)
+	}
+	if _, err := LookupVerifier("nope"); !errors.Is(err, perturb.ErrMechanism) {
+		t.Errorf("unknown verifier: %v", err)
+	}
 }
 
 // TestMethodsRebuild releases with every method and checks that Rebuild
@@ -63,7 +74,7 @@ func TestMethodsRebuild(t *testing.T) {
 	n, d := X.Dims()
 	ctx := context.Background()
 	notes, extra := []string{"a note of the rows"}, []string{"a note of the release"}
-	for _, m := range Methods() {
+	for _, m := range methods {
 		if TakesStumpRows(m) {
 			continue // other rows and no knobs: TestStumpMethod
 		}

@@ -51,6 +51,6 @@ func TestReleasesWritePositiveZeros(t *testing.T) {
 		check("OneVsRest", outs[i].W, certs[i].WeightsSHA256)
 	}
 	neg := math.Copysign(0, -1)
-	o := finish(&Outcome{Model: &trainer.Model{W: []float64{neg, 1, neg}}, Certificate: &dp.Certificate{}}, src)
+	o := finish(&Outcome{Model: &trainer.Model{W: []float64{neg, 1, neg}}, Certificate: &Certificate{}}, src)
 	check("finish", o.Model.W, o.Certificate.WeightsSHA256)
 }

@@ -33,11 +33,6 @@ func (m objectiveMethod) Name() perturb.Mechanism { return m.name }
 // SGD is false: the method minimizes its perturbed objective exactly.
 func (m objectiveMethod) SGD() bool { return false }
 
-func (m objectiveMethod) Pure() bool {
-	t, _ := perturb.LookupTraining(m.name)
-	return t.Pure
-}
-
 func (m objectiveMethod) CheckBudget(b dp.Budget) error {
 	if err := b.Validate(); err != nil {
 		return err
@@ -194,12 +189,15 @@ func (p *objectivePrepared) release(ctx context.Context, src perturb.Source, ext
 	if src == nil {
 		src = perturb.Secure()
 	}
+	notes := append(append([]string(nil), p.rows.Notes...), extra...)
+	cert, err := objectiveCertificate(p.cal, p.run, perturb.SourceName(src), notes)
+	if err != nil {
+		return nil, err
+	}
 	model, st, err := objpert.Release(ctx, p.rows.X, p.rows.Y, p.pr, p.cal, src)
 	if err != nil {
 		return nil, err
 	}
-	notes := append(append([]string(nil), p.rows.Notes...), extra...)
-	cert := objectiveCertificate(p.cal, p.run, perturb.SourceName(src), notes)
 	return finish(&Outcome{Model: model, Certificate: cert, Stats: solverStats(st)}, src), nil
 }
 
@@ -227,7 +225,7 @@ func solverStats(st objpert.SolveStats) trainer.Stats {
 
 // Rebuild recomputes the calibration from the published problem (loss, n,
 // d, K, kappa, lambda) and budget, and the certificate from it.
-func (m objectiveMethod) Rebuild(c *dp.Certificate, pub Public) (*dp.Certificate, *stability.Report, error) {
+func (m objectiveMethod) Rebuild(c *Certificate, pub Public) (*Certificate, *stability.Report, error) {
 	run, err := certRun(c)
 	if err != nil {
 		return nil, nil, err
@@ -256,7 +254,10 @@ func (m objectiveMethod) Rebuild(c *dp.Certificate, pub Public) (*dp.Certificate
 		return nil, nil, errors.New("a seeded release without its noise seed")
 	}
 	notes := append(append([]string(nil), pub.Notes...), pub.Extra...)
-	cert := objectiveCertificate(cal, objpert.Run(cal, pr, cons, run.LabelBound, run.Seed), c.Source, notes)
+	cert, err := objectiveCertificate(cal, objpert.Run(cal, pr, cons, run.LabelBound, run.Seed), c.Source, notes)
+	if err != nil {
+		return nil, nil, err
+	}
 	if c.Source == perturb.SourceSeeded {
 		seed := *c.NoiseSeed
 		cert.NoiseSeed = &seed
@@ -266,7 +267,7 @@ func (m objectiveMethod) Rebuild(c *dp.Certificate, pub Public) (*dp.Certificate
 
 // calibration returns the calibration of the published problem of c (loss,
 // n, d, K, kappa, lambda) and budget.
-func (m objectiveMethod) calibration(c *dp.Certificate, pub Public) (objpert.Calibration, error) {
+func (m objectiveMethod) calibration(c *Certificate, pub Public) (objpert.Calibration, error) {
 	run, err := certRun(c)
 	if err != nil {
 		return objpert.Calibration{}, err
@@ -307,11 +308,18 @@ func objectiveProblem(cfg trainer.Config, n, dim int) (objpert.Problem, error) {
 }
 
 // objectiveCertificate returns the certificate of a release with cal,
-// without the weights' hash, with the mechanism's ledger.
-func objectiveCertificate(cal objpert.Calibration, run *trainer.Run, source string, notes []string) *dp.Certificate {
-	cert := objpert.NewCertificate(cal, run, source, notes)
-	cert.Ledger = cal.Ledger()
-	return cert
+// without the weights' hash, with the mechanism's ledger: its parts taken
+// from the budget of cal.
+func objectiveCertificate(cal objpert.Calibration, run *trainer.Run, source string, notes []string) (*Certificate, error) {
+	r := *run
+	r.Stats = trainer.Stats{}
+	cert := &Certificate{Claim: *objpert.NewClaim(cal, source, notes), Run: &r}
+	l, err := dp.NewLedger(dp.Budget{Epsilon: cal.Epsilon, Delta: cal.Delta}, cal.Ledger()...)
+	if err != nil {
+		return nil, err
+	}
+	cert.Account(l)
+	return cert, nil
 }
 
 // objectiveKnobs refuses the trainer settings that change the objective

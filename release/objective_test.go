@@ -54,7 +54,7 @@ func TestObjectiveMethodSeeded(t *testing.T) {
 			t.Fatal(err)
 		}
 		b := dp.Budget{Epsilon: 1}
-		if !m.Pure() {
+		if !m.Name().Pure() {
 			b.Delta = 1e-5
 		}
 		release := func(seed uint64) *Outcome {

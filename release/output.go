@@ -73,7 +73,7 @@ func checkModel(m *trainer.Model, run *trainer.Run) error {
 //
 // Runs of a user-supplied graph model or a non-convex loss are refused with
 // perturb.ErrNotCertified. A nil cfg.Source means perturb.Secure().
-func Weights(m *trainer.Model, run *trainer.Run, sens perturb.Sensitivity, cfg Config) (*trainer.Model, *dp.Certificate, error) {
+func Weights(m *trainer.Model, run *trainer.Run, sens perturb.Sensitivity, cfg Config) (*trainer.Model, *Certificate, error) {
 	if err := checkModel(m, run); err != nil {
 		return nil, nil, err
 	}
@@ -85,7 +85,7 @@ func Weights(m *trainer.Model, run *trainer.Run, sens perturb.Sensitivity, cfg C
 	if src == nil {
 		src = perturb.Secure()
 	}
-	out, err := perturb.Add(m, cal, src)
+	out, err := noisyCopy(m, cal, src)
 	if err != nil {
 		return nil, nil, err
 	}
@@ -106,7 +106,7 @@ func Weights(m *trainer.Model, run *trainer.Run, sens perturb.Sensitivity, cfg C
 //
 // models[k], runs[k] and sens[k] describe the k-th binary model. All models
 // are checked before any noise is drawn: either all are released or none is.
-func OneVsRest(models []*trainer.Model, runs []*trainer.Run, sens []perturb.Sensitivity, cfg Config) ([]*trainer.Model, []*dp.Certificate, error) {
+func OneVsRest(models []*trainer.Model, runs []*trainer.Run, sens []perturb.Sensitivity, cfg Config) ([]*trainer.Model, []*Certificate, error) {
 	k := len(models)
 	if k < 2 || len(runs) != k || len(sens) != k {
 		return nil, nil, fmt.Errorf("%w: one-vs-rest needs K >= 2 models with as many runs and sensitivities, have %d, %d, %d", perturb.ErrModel, k, len(runs), len(sens))
@@ -137,9 +137,9 @@ func OneVsRest(models []*trainer.Model, runs []*trainer.Run, sens []perturb.Sens
 		src = perturb.Secure()
 	}
 	outs := make([]*trainer.Model, k)
-	certs := make([]*dp.Certificate, k)
+	certs := make([]*Certificate, k)
 	for i, m := range models {
-		out, err := perturb.Add(m, cals[i], src)
+		out, err := noisyCopy(m, cals[i], src)
 		if err != nil {
 			return nil, nil, fmt.Errorf("model %d: %w", i, err)
 		}
@@ -156,4 +156,14 @@ func OneVsRest(models []*trainer.Model, runs []*trainer.Run, sens []perturb.Sens
 		certs[i].WeightsSHA256 = dp.WeightsSHA256(out.W)
 	}
 	return outs, certs, nil
+}
+
+// noisyCopy returns a copy of the model m with the noise of cal added,
+// drawn from src (perturb.Add); m is not modified.
+func noisyCopy(m *trainer.Model, cal perturb.Calibration, src perturb.Source) (*trainer.Model, error) {
+	out := &trainer.Model{Loss: m.Loss, Task: m.Task, K: m.K, D: m.D, W: append([]float64(nil), m.W...)}
+	if err := perturb.Add(out.W, cal, src); err != nil {
+		return nil, err
+	}
+	return out, nil
 }

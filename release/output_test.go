@@ -10,7 +10,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/stabpriv/stabpriv/dp"
 	"github.com/stabpriv/stabpriv/losses"
 	"github.com/stabpriv/stabpriv/perturb"
 	"github.com/stabpriv/stabpriv/trainer"
@@ -253,7 +252,7 @@ func TestCertificateJSONRoundTrip(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	var back dp.Certificate
+	var back Certificate
 	if err := json.Unmarshal(b, &back); err != nil {
 		t.Fatal(err)
 	}

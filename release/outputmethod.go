@@ -23,7 +23,6 @@ type outputMethod struct{ noise perturb.Noise }
 const OutputStep = "release of the weights (output perturbation)"
 
 func (m outputMethod) Name() perturb.Mechanism { return m.noise.Name() }
-func (m outputMethod) Pure() bool              { return m.noise.Pure() }
 
 // SGD is true: the method releases the weights of an SGD run.
 func (m outputMethod) SGD() bool { return true }
@@ -92,7 +91,11 @@ func (m outputMethod) NoiseRatio(cfg trainer.Config, n, dim int, b dp.Budget) (f
 	if err != nil {
 		return 0, fmt.Errorf("%w: %w", dp.ErrBudget, err)
 	}
-	return 2 * m.noise.ExpectedNorm(cal) / float64(n), nil
+	noise, err := perturb.LookupTuning(m.Name())
+	if err != nil {
+		return 0, err
+	}
+	return 2 * noise.ExpectedNorm(cal) / float64(n), nil
 }
 
 func (m outputMethod) Prepare(ctx context.Context, rows Rows, b dp.Budget) (Prepared, error) {
@@ -155,7 +158,9 @@ func (p *outputPrepared) Release(_ context.Context, src perturb.Source, extra ..
 	if err != nil {
 		return nil, err
 	}
-	cert.Ledger = []dp.Charge{{Step: OutputStep, Mechanism: p.mech, Epsilon: p.budget.Epsilon, Delta: p.budget.Delta}}
+	if err := accountOutput(cert, p.mech, p.budget); err != nil {
+		return nil, err
+	}
 	return finish(&Outcome{Model: model, Certificate: cert, Stats: stats}, src), nil
 }
 
@@ -170,7 +175,7 @@ func (p *outputPrepared) Trained(_ context.Context, f func(*trainer.Model, train
 // Rebuild checks the run constants that follow from the loss and the
 // settings, analyzes the run's stability from its constants alone, and
 // returns the certificate Weights writes for that analysis.
-func (m outputMethod) Rebuild(c *dp.Certificate, pub Public) (*dp.Certificate, *stability.Report, error) {
+func (m outputMethod) Rebuild(c *Certificate, pub Public) (*Certificate, *stability.Report, error) {
 	cr, err := certRun(c)
 	if err != nil {
 		return nil, nil, err
@@ -202,7 +207,7 @@ func (m outputMethod) Rebuild(c *dp.Certificate, pub Public) (*dp.Certificate, *
 	var notes []string
 	if pub.Sensitivity != nil {
 		sens, notes = *pub.Sensitivity, pub.SensitivityNotes
-	} else if sens, notes, err = perturb.FromReport(rep); err != nil {
+	} else if sens, notes, err = FromReport(rep); err != nil {
 		return nil, nil, err
 	}
 	cal, err := perturb.Calibrate(c.Mechanism, c.Epsilon, c.Delta, sens, pub.K*pub.D)
@@ -211,7 +216,9 @@ func (m outputMethod) Rebuild(c *dp.Certificate, pub Public) (*dp.Certificate, *
 	}
 	all := append(append(append([]string(nil), pub.Notes...), notes...), pub.Extra...)
 	cert := newOutputCertificate(cal, sens, &run, c.Source, all, nil)
-	cert.Ledger = []dp.Charge{{Step: OutputStep, Mechanism: c.Mechanism, Epsilon: c.Epsilon, Delta: c.Delta}}
+	if err := accountOutput(cert, c.Mechanism, dp.Budget{Epsilon: c.Epsilon, Delta: c.Delta}); err != nil {
+		return nil, nil, err
+	}
 	if c.Source == perturb.SourceSeeded {
 		if c.NoiseSeed == nil {
 			return nil, nil, errors.New("a seeded release without its noise seed")
@@ -317,7 +324,9 @@ func (p *outputPrepared) releaseCopy(_ context.Context, h *Hold, src perturb.Sou
 	if err != nil {
 		return nil, err
 	}
-	cert.Ledger = []dp.Charge{{Step: OutputStep, Mechanism: p.mech, Epsilon: p.budget.Epsilon, Delta: p.budget.Delta}}
+	if err := accountOutput(cert, p.mech, p.budget); err != nil {
+		return nil, err
+	}
 	return finish(&Outcome{Model: model, Certificate: cert}, src), nil
 }
 
@@ -334,4 +343,15 @@ func (p *outputPrepared) unhold(h *Hold, usedUp bool) {
 		clear(s.model.W)
 		s.model = nil
 	}
+}
+
+// accountOutput writes the ledger of an output-perturbation release at b
+// into its certificate: one charge, the noise of mech, taking all of b.
+func accountOutput(c *Certificate, mech perturb.Mechanism, b dp.Budget) error {
+	l, err := dp.NewLedger(b, dp.Charge{Step: OutputStep, Mechanism: mech, Epsilon: b.Epsilon, Delta: b.Delta})
+	if err != nil {
+		return err
+	}
+	c.Account(l)
+	return nil
 }

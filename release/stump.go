@@ -39,9 +39,8 @@ type stumpMethod struct{}
 
 func (stumpMethod) Name() perturb.Mechanism { return perturb.Stump }
 
-// Pure is true: the claim is pure eps-DP. CheckBudget accepts a delta,
+// The claim is pure eps-DP (dp.Stump.Pure). CheckBudget accepts a delta,
 // which a pure claim implies and the certificate says is unused.
-func (stumpMethod) Pure() bool { return true }
 
 // SGD is false: nothing is trained.
 func (stumpMethod) SGD() bool { return false }
@@ -186,7 +185,10 @@ func (p *stumpPrepared) Release(ctx context.Context, src perturb.Source, extra .
 	w := p.model(r)
 	clear(p.scores)
 	notes := append(slices.Clone(p.notes), extra...)
-	cert := stumpCertificate(p.budget, p.n, p.p, p.seed, perturb.SourceName(src), notes)
+	cert, err := stumpCertificate(p.budget, p.n, p.p, p.seed, perturb.SourceName(src), notes)
+	if err != nil {
+		return nil, err
+	}
 	return finish(&Outcome{Model: w, Certificate: cert}, src), nil
 }
 
@@ -218,11 +220,11 @@ func (p *stumpPrepared) Trained(_ context.Context, f func(*trainer.Model, traine
 // n training rows of p mapped features with the trainer seed seed, the
 // noise source kind and the notes, without the weights' hash and the
 // noise seed: a function of published constants, which Rebuild calls too.
-func stumpCertificate(b dp.Budget, n, p int, seed uint64, source string, notes []string) *dp.Certificate {
+func stumpCertificate(b dp.Budget, n, p int, seed uint64, source string, notes []string) (*Certificate, error) {
 	T := stump.DefaultGrid
 	cands := stump.Candidates(p, T)
 	run := &trainer.Run{Loss: StumpLoss, Task: losses.Binary.String(), N: n, D: p + 1, K: 1, Seed: seed}
-	c := &dp.Certificate{
+	c := &Certificate{Claim: dp.Claim{
 		Version:          dp.CertificateVersion,
 		Private:          source == perturb.SourceSecure,
 		Mechanism:        perturb.Stump,
@@ -235,9 +237,12 @@ func stumpCertificate(b dp.Budget, n, p int, seed uint64, source string, notes [
 		Neighbouring:     perturb.ReplaceOneText,
 		Source:           source,
 		Citation:         StumpCitation,
-		Run:              run,
+	}, Run: run}
+	l, err := dp.NewLedger(b, dp.Charge{Step: "choice of the decision stump by permute-and-flip (pure eps; a delta in the budget is not used)", Mechanism: perturb.Stump, Epsilon: b.Epsilon, Delta: b.Delta})
+	if err != nil {
+		return nil, err
 	}
-	c.Ledger = []dp.Charge{{Step: "choice of the decision stump by permute-and-flip (pure eps; a delta in the budget is not used)", Mechanism: perturb.Stump, Epsilon: b.Epsilon, Delta: b.Delta}}
+	c.Account(l)
 	c.Assumptions = []string{
 		fmt.Sprintf("the class is public: the %d mapped features (from the header and the schema) x the %d thresholds t_k = -1 + 2k/%d, k = 1..%d, of the grid (interior points of every column's mapped range [-1, 1], that is of its declared or privately estimated bounds) x 2 signs = %d candidates h(z) = +1 if s (z_j - t) >= 0, else -1; the released weights are the chosen candidate's on [z, 1] (s on feature j, -s t on the bias, zeros elsewhere), a member of that class", p, T, T+1, T, cands),
 		fmt.Sprintf("the choice is permute-and-flip at eps = %g with the utility's sensitivity %d: candidates visited in a uniformly random order, candidate r accepted with probability exp(-eps (q* - q_r) / 2), q* the largest count; the order and the coins are drawn exactly (uniform integers, Bernoulli(exp(-gamma)) for rational gamma, no floating point in a probability); the running time varies with the draws, a timing channel outside the claim", b.Epsilon, stump.Sensitivity),
@@ -255,12 +260,12 @@ func stumpCertificate(b dp.Budget, n, p int, seed uint64, source string, notes [
 		c.Assumptions = append(c.Assumptions, "the random bits came from a caller-supplied source whose quality is not verified")
 	}
 	c.Assumptions = append(c.Assumptions, notes...)
-	return c
+	return c, nil
 }
 
 // Rebuild recomputes a stump's certificate from its published constants
 // (budget, n, the model's inputs, the seed, the source) and pub's notes.
-func (stumpMethod) Rebuild(c *dp.Certificate, pub Public) (*dp.Certificate, *stability.Report, error) {
+func (stumpMethod) Rebuild(c *Certificate, pub Public) (*Certificate, *stability.Report, error) {
 	run, err := certRun(c)
 	if err != nil {
 		return nil, nil, err
@@ -280,7 +285,10 @@ func (stumpMethod) Rebuild(c *dp.Certificate, pub Public) (*dp.Certificate, *sta
 		return nil, nil, errors.New("a seeded release without its noise seed")
 	}
 	notes := append(slices.Clone(pub.Notes), pub.Extra...)
-	cert := stumpCertificate(dp.Budget{Epsilon: c.Epsilon, Delta: c.Delta}, run.N, pub.D-1, run.Seed, c.Source, notes)
+	cert, err := stumpCertificate(dp.Budget{Epsilon: c.Epsilon, Delta: c.Delta}, run.N, pub.D-1, run.Seed, c.Source, notes)
+	if err != nil {
+		return nil, nil, err
+	}
 	if c.Source == perturb.SourceSeeded {
 		seed := *c.NoiseSeed
 		cert.NoiseSeed = &seed
@@ -292,7 +300,7 @@ func (stumpMethod) Rebuild(c *dp.Certificate, pub Public) (*dp.Certificate, *sta
 // the grid of stump.DefaultGrid thresholds (stump.FromWeights): one
 // feature weight +1 or -1, zeros, and a bias -s t_k on the grid. Weights
 // outside the class cannot come from the mechanism.
-func (stumpMethod) CheckWeights(_ *dp.Certificate, pub Public, w []float64) error {
+func (stumpMethod) CheckWeights(_ *Certificate, pub Public, w []float64) error {
 	if len(w) != pub.D {
 		return fmt.Errorf("%w: %d weights for %d inputs", ErrConfig, len(w), pub.D)
 	}

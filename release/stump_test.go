@@ -19,8 +19,8 @@ import (
 // the weights are in the public class and that weights outside it, a
 // second release, rows without the bias and a multiclass loss are refused.
 func TestStumpMethod(t *testing.T) {
-	m, err := Lookup(perturb.Stump)
-	if err != nil || !TakesStumpRows(m) || m.SGD() || !m.Pure() {
+	m, err := lookup(perturb.Stump)
+	if err != nil || !TakesStumpRows(m) || m.SGD() || !m.Name().Pure() {
 		t.Fatalf("Lookup(stump) = %v, %v", m, err)
 	}
 	X := mat.NewDense(5, 3, []float64{

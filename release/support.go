@@ -6,7 +6,6 @@ import (
 
 	"gonum.org/v1/gonum/floats"
 
-	"github.com/stabpriv/stabpriv/dp"
 	"github.com/stabpriv/stabpriv/perturb"
 	"github.com/stabpriv/stabpriv/trainer"
 )
@@ -33,7 +32,7 @@ func checkSupport(w []float64, step, bound float64) error {
 // (trainedBound) plus a norm of the noise exceeded with probability at most
 // exp(-SupportTail) (perturb.TailNorm). A certificate without a run record
 // (or nil) is an error wrapping ErrConfig.
-func (m outputMethod) CheckWeights(c *dp.Certificate, _ Public, w []float64) error {
+func (m outputMethod) CheckWeights(c *Certificate, _ Public, w []float64) error {
 	run, err := certRun(c)
 	if err != nil {
 		return err
@@ -81,7 +80,7 @@ func trainedBound(run *trainer.Run) float64 {
 // grad loss - b/n at the minimizer), plus the solver's threshold's
 // GradTol/lambda, with ||b|| and the output noise bounded by norms they
 // exceed with probability at most exp(-SupportTail) each.
-func (m objectiveMethod) CheckWeights(c *dp.Certificate, pub Public, w []float64) error {
+func (m objectiveMethod) CheckWeights(c *Certificate, pub Public, w []float64) error {
 	cal, err := m.calibration(c, pub)
 	if err != nil {
 		return err
@@ -89,7 +88,7 @@ func (m objectiveMethod) CheckWeights(c *dp.Certificate, pub Public, w []float64
 	t := SupportTail
 	var bNorm float64
 	out := perturb.Calibration{Dim: cal.P}
-	if m.Pure() {
+	if m.name.Pure() {
 		bNorm = perturb.GammaTail(float64(cal.P), cal.Theta, t) + math.Sqrt(float64(cal.P))*cal.BStep/2
 		out.Mechanism, out.L2, out.Epsilon, out.Scale = perturb.Gamma, cal.OutSensitivity, cal.EpsOutput, cal.Theta2
 	} else {

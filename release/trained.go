@@ -8,7 +8,7 @@ import (
 
 	"gonum.org/v1/gonum/mat"
 
-	"github.com/stabpriv/stabpriv/dp"
+	"github.com/stabpriv/stabpriv/losses"
 	"github.com/stabpriv/stabpriv/perturb"
 	"github.com/stabpriv/stabpriv/stability"
 	"github.com/stabpriv/stabpriv/trainer"
@@ -40,17 +40,45 @@ type trainedState struct {
 // claim about these rows (for example how the rows were preprocessed). It
 // is the step of Fit after the preprocessing, for callers that prepare the
 // rows themselves (the paper's experiments); the claim of a release is then
-// about the rows X as given.
+// about the rows X as given. cfg.Logger, when set, receives the warning of
+// DropoutWarning.
 func TrainRows(ctx context.Context, X mat.Matrix, y []float64, cfg trainer.Config, notes []string) (*Trained, error) {
 	tr, err := trainer.New(cfg)
 	if err != nil {
 		return nil, err
+	}
+	if w := DropoutWarning(cfg); w != "" && cfg.Logger != nil {
+		cfg.Logger.Warn(w)
 	}
 	m, run, err := tr.Train(ctx, X, y)
 	if err != nil {
 		return nil, err
 	}
 	return NewTrained(m, run, notes)
+}
+
+// DropoutWarning returns a warning when the s-dropout of cfg does not
+// lower the sensitivity of its run: with per-example clipping to G <= s L
+// (one output; L = L_z kappa, the loss's Lipschitz constant on rows of norm
+// kappa), G bounds every gradient a step uses whatever s, so the stability
+// routes' Lipschitz constant is G (stability.Effective: min(G, s L)) and s
+// only lowers the smoothness. It returns "" otherwise: no dropout, no
+// clipping, G above s L (s then lowers it), K > 1 outputs (whose clipping
+// the routes refuse instead), or a loss without constants. It reads the
+// settings alone, so a fit may say it before it trains.
+func DropoutWarning(cfg trainer.Config) string {
+	s, kappa := cfg.Dropout, cfg.Kappa
+	if kappa == 0 {
+		kappa = 1
+	}
+	if s == 0 || s >= 1 || cfg.Clip <= 0 || cfg.Loss == nil || cfg.Loss.Outputs(cfg.Classes) != 1 {
+		return ""
+	}
+	cons, err := cfg.Loss.Constants(losses.Domain{Kappa: kappa, Radius: cfg.Radius, LabelBound: cfg.LabelBound})
+	if err != nil || cfg.Clip > s*cons.Lz*kappa {
+		return ""
+	}
+	return fmt.Sprintf("dropout s = %g does not lower Delta: clipping to G = %g <= s*L = %.3g bounds the gradients; raise G or drop s", s, cfg.Clip, s*cons.Lz*kappa)
 }
 
 // NewTrained analyzes the stability of the run that made the weights m and
@@ -65,7 +93,7 @@ func NewTrained(m *trainer.Model, run *trainer.Run, notes []string) (*Trained, e
 		return nil, err
 	}
 	st := &trainedState{model: m, run: run, report: rep}
-	sens, assumptions, err := perturb.FromReport(rep)
+	sens, assumptions, err := FromReport(rep)
 	if err != nil {
 		st.err = err
 	} else {
@@ -163,7 +191,7 @@ func (t *Trained) lock() (*trainedState, error) {
 // releasing nothing and keeping the weights, when no route applies or the
 // privacy parameters are invalid. Release, Simulate and Reveal of a zero
 // Trained value return an error wrapping ErrConfig.
-func (t *Trained) Release(mech perturb.Mechanism, eps, delta float64, src perturb.Source, extraNotes ...string) (*trainer.Model, *dp.Certificate, error) {
+func (t *Trained) Release(mech perturb.Mechanism, eps, delta float64, src perturb.Source, extraNotes ...string) (*trainer.Model, *Certificate, error) {
 	s, err := t.lock()
 	if err != nil {
 		return nil, nil, err
@@ -192,7 +220,7 @@ func (t *Trained) Release(mech perturb.Mechanism, eps, delta float64, src pertur
 // the release is not private (the seed is published). Anyone who knows the
 // seed can subtract the noise, so Simulate reveals the weights as Reveal
 // does: Release is refused from then on. It fails after Release.
-func (t *Trained) Simulate(mech perturb.Mechanism, eps, delta float64, noiseSeed uint64, extraNotes ...string) (*trainer.Model, *dp.Certificate, error) {
+func (t *Trained) Simulate(mech perturb.Mechanism, eps, delta float64, noiseSeed uint64, extraNotes ...string) (*trainer.Model, *Certificate, error) {
 	s, err := t.lock()
 	if err != nil {
 		return nil, nil, err
@@ -211,7 +239,7 @@ func (t *Trained) Simulate(mech perturb.Mechanism, eps, delta float64, noiseSeed
 	return out, cert, nil
 }
 
-func (s *trainedState) release(m *trainer.Model, mech perturb.Mechanism, eps, delta float64, src perturb.Source, extra []string) (*trainer.Model, *dp.Certificate, error) {
+func (s *trainedState) release(m *trainer.Model, mech perturb.Mechanism, eps, delta float64, src perturb.Source, extra []string) (*trainer.Model, *Certificate, error) {
 	if s.err != nil {
 		return nil, nil, s.err
 	}

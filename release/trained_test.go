@@ -58,6 +58,11 @@ func TestTrainedReleaseOnce(t *testing.T) {
 	if _, _, err := sim.Release(perturb.Gamma, 1, 0, nil); !errors.Is(err, ErrReleased) {
 		t.Errorf("release after a simulation: %v, want ErrReleased", err)
 	}
+	// Simulate and Reveal come in either order: after a simulation the
+	// weights are no longer secret, and Reveal gives them.
+	if m, err := sim.Reveal(); err != nil || len(m.W) != 3 {
+		t.Errorf("Reveal after a simulation: %v", err)
+	}
 
 	tr := train()
 	w := tr.s.model.W
@@ -142,5 +147,29 @@ func TestTrainedReleaseOnce(t *testing.T) {
 	none.Close()
 	if _, err := none.Release(context.Background(), 0, nil); err == nil {
 		t.Error("release from a nil hold: no error")
+	}
+}
+
+// TestDropoutWarning checks the warning of a dropout that clipping makes
+// useless (G <= s L, one output; logistic: L = kappa), and silence where s
+// lowers Delta.
+func TestDropoutWarning(t *testing.T) {
+	lg := losses.Logistic{}
+	for _, tc := range []struct {
+		name string
+		cfg  trainer.Config
+		warn bool
+	}{
+		{"clip below s L", trainer.Config{Loss: lg, Clip: 0.1, Dropout: 0.5}, true},
+		{"clip at s L", trainer.Config{Loss: lg, Clip: 1, Dropout: 0.5, Kappa: 2}, true},
+		{"clip above s L", trainer.Config{Loss: lg, Clip: 0.8, Dropout: 0.5}, false},
+		{"no clip", trainer.Config{Loss: lg, Dropout: 0.5}, false},
+		{"no dropout", trainer.Config{Loss: lg, Clip: 0.1, Dropout: 1}, false},
+		{"softmax", trainer.Config{Loss: losses.Softmax{}, Classes: 3, Clip: 0.1, Dropout: 0.5}, false},
+		{"no loss", trainer.Config{Clip: 0.1, Dropout: 0.5}, false},
+	} {
+		if got := DropoutWarning(tc.cfg); (got != "") != tc.warn || len(got) > 120 {
+			t.Errorf("%s: %q", tc.name, got)
+		}
 	}
 }

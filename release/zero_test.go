@@ -97,8 +97,8 @@ func TestHoldGuards(t *testing.T) {
 // or one without a run record, with an error wrapping ErrConfig, and so
 // does OutputCertificate a nil run.
 func TestNilCertificate(t *testing.T) {
-	for _, m := range Methods() {
-		for name, c := range map[string]*dp.Certificate{"nil": nil, "no run": {Mechanism: m.Name(), Epsilon: 1}} {
+	for _, m := range methods {
+		for name, c := range map[string]*Certificate{"nil": nil, "no run": {Claim: dp.Claim{Mechanism: m.Name(), Epsilon: 1}}} {
 			if err := m.CheckWeights(c, Public{}, []float64{0}); !errors.Is(err, ErrConfig) {
 				t.Errorf("%s: CheckWeights of a %s certificate: %v, want ErrConfig", m.Name(), name, err)
 			}

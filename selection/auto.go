@@ -2,10 +2,7 @@ package selection
 
 import (
 	"context"
-	"errors"
 	"fmt"
-	"math"
-	"reflect"
 	"slices"
 
 	"github.com/sirupsen/logrus"
@@ -17,279 +14,8 @@ import (
 	"github.com/stabpriv/stabpriv/losses"
 	"github.com/stabpriv/stabpriv/perturb"
 	"github.com/stabpriv/stabpriv/release"
-	"github.com/stabpriv/stabpriv/stump"
 	"github.com/stabpriv/stabpriv/trainer"
 )
-
-// Method names how a fit chooses its setting privately when the user
-// names neither the mechanism nor lambda.
-type Method string
-
-const (
-	// Rule selects nothing: it releases RuleSetting (the first family of
-	// Settings at factor 1, or output perturbation for a scalar loss when
-	// OutputFirst says so: the mechanism's public rule for lambda) on
-	// every training row. The choice reads no row and costs nothing. On
-	// every data set and budget of docs/RESULTS.md (useful by default) it
-	// was at least as accurate as both selections, within noise, and
-	// better on Adult: the default of train. Not a Plan's method.
-	Rule Method = "rule"
-	// Holdout tunes on a disjoint part of the training rows and releases
-	// on the rest, each part at the whole budget (parallel composition):
-	// the selection costs rows, not eps.
-	Holdout Method = "holdout"
-	// RandomStopping releases the best of a random number of private runs
-	// on all training rows but a validation part (Select): the released
-	// run gets eps/(2 + eta) of the budget.
-	RandomStopping Method = "random-stopping"
-)
-
-// Methods lists the methods of a Plan (a private selection).
-func Methods() []Method { return []Method{Holdout, RandomStopping} }
-
-// IsRule reports whether m is Rule: Rule itself or the empty Method (the
-// zero Config's, as the train command's default is the rule).
-func (m Method) IsRule() bool { return m == "" || m == Rule }
-
-// RuleSetting returns the setting that Rule releases for the budget b, a
-// model with the given loss, k outputs and dim inputs, trained on n rows,
-// with a unit of privacy of group rows, from those public values alone.
-// The rule decides first, on the unprojected width, whether to release a
-// decision stump instead (StumpFirst); RuleSetting is its choice among the
-// linear mechanisms.
-//
-// Per row (group <= 1): the first family of Settings at factor 1, except
-// that a scalar loss (k = 1) releases output perturbation (gamma, or the
-// analytic Gaussian with delta) instead of objective perturbation (or AMP)
-// when OutputFirst says so.
-//
-// Per group of c = group rows (the rows kept for one privacy ID; n is then
-// c times the training IDs, docs/DESIGN.md section 12.1): OutputFamily(b)
-// at the factor release.GroupScale(c) = sqrt(c) on the automatic lambda.
-// The factor is AutoKnobs' argument at the group's sensitivity, c times a
-// row's (release.GroupScale); the clipping norm is unchanged. The family
-// is output perturbation because only it releases a fit per privacy ID:
-// such a fit is partitioned (the average of SGD runs, whose group bound
-// is proven), while objective perturbation and AMP are proven for one
-// minimization per row. Between gamma and the Gaussian the choice is the
-// budget's alone, as per row: both noises grow by the same factor c.
-func RuleSetting(b dp.Budget, loss losses.Loss, k, n, dim, group int) Setting {
-	if group > 1 {
-		return Setting{Mechanism: OutputFamily(b), Scale: release.GroupScale(group)}
-	}
-	rule := ObjectiveSetting(b, k, dim)
-	if k == 1 && (rule.Mechanism == perturb.Objective || rule.Mechanism == perturb.AMP) && OutputFirst(b, loss, rule.Mechanism, n, dim) {
-		return Setting{Mechanism: OutputFamily(b), Scale: 1}
-	}
-	return rule
-}
-
-// ObjectiveSetting is the rule's setting per row before OutputFirst: the
-// first family of Settings at factor 1 (objective perturbation, or AMP with
-// a delta, for most budgets). A fit whose rows are on the public log map
-// (private.Plan, privbounds.PublicRange) takes it for a scalar loss too:
-// there the squashed features leave output perturbation's noise far above
-// the weights it can fit (on two reviewed tables of 600 x 12 and 3,500 x 40
-// at eps = 1, gamma released 0.49 to 0.61 against 0.56 to 0.79 for objective
-// perturbation; a thin fit, stated as such in docs/DESIGN.md, section 6).
-func ObjectiveSetting(b dp.Budget, k, dim int) Setting {
-	s := Settings(b, k, dim)
-	for _, x := range s {
-		if x.Scale == 1 {
-			return x
-		}
-	}
-	return s[0]
-}
-
-// StumpFirst reports whether the rule releases a private decision stump
-// (perturb.Stump, package stump) instead of a linear model, for the
-// budget b, k outputs, n training rows and p mapped features (the row's
-// width before any projection): when the model is binary (k = 1), the
-// features are at least as many as the training rows (p >= n), and the
-// stump's utility guarantee is not vacuous: its expected excess error
-// (2/eps)(ln(2 p T) + 1) rows, T = stump.DefaultGrid (the exponential
-// mechanism's tail bound, P[excess >= (2/eps)(ln N + t)] <= e^-t, Dwork &
-// Roth 2014, Theorem 3.11, integrated over t >= 0;
-// permute-and-flip's expected utility is at least as good, McKenna &
-// Sheldon 2020, Theorem 2), is at most half the training rows. It reads
-// no row and costs nothing. docs/DESIGN.md, section 12.1, argues the
-// rule from the mechanisms' guarantees: every linear mechanism's noise
-// grows with the number of released weights (p/eps per unit sensitivity
-// for the gamma noise, the noise ratio 2 nu/n of section 6 at least 2/eps
-// once p >= n), while the stump's excess error grows with ln(p T).
-//
-// The rule has no upper limit in eps and cannot see whether the signal is
-// sparse: its guarantee compares the stump with the best stump, which on
-// dense-signal data (many features each carrying a little of the label)
-// is near chance, while a linear release improves as eps grows (section
-// 12.1 gives a measured case, where objective perturbation is ahead at
-// eps = 10 and 100). A caller who wants a linear release there names its
-// mechanism (--mechanism objective, gamma, ...) instead of the rule.
-func StumpFirst(b dp.Budget, k, n, p int) bool {
-	return p >= n && StumpUseful(b, k, n, p)
-}
-
-// StumpUseful reports whether a private decision stump's utility guarantee
-// is not vacuous for the budget b, k outputs, n training rows and p mapped
-// features (StumpFirst's condition without p >= n): the model is binary
-// (k = 1) and the expected excess error (2/eps)(ln(2 p T) + 1) rows is at
-// most half the training rows.
-//
-// A private fit whose rows are too few to estimate any feature scale
-// (private.Plan, the public log map, privbounds.PublicRange) releases the
-// stump by the public rule wherever it is useful: the stump needs only
-// the order of a feature's values, which the public map keeps, and
-// spends nothing on the scales, while the squashed features leave a
-// linear release near the majority class. On the defaults benchmark's
-// binary tables that fall to the public map at eps = 1 (MASS's Pima,
-// biopsy and crabs, survival's colon; five splits) the linear rule
-// released 0.63, 0.68, 0.46 and 0.80, the stump 0.78, 0.92, 0.63 and 0.90
-// (docs/DESIGN.md, section 12.1).
-func StumpUseful(b dp.Budget, k, n, p int) bool {
-	if k != 1 || n < 1 || p < 1 || !(b.Epsilon > 0) {
-		return false
-	}
-	excess := 2 / b.Epsilon * (math.Log(2*float64(p)*float64(stump.DefaultGrid)) + 1)
-	return excess <= float64(n)/2
-}
-
-// OutputFamily returns the output-perturbation mechanism of the rule's
-// output family for the budget b: the gamma-norm noise for a pure budget,
-// the analytic Gaussian mechanism with delta > 0. It reads the budget
-// alone.
-func OutputFamily(b dp.Budget) perturb.Mechanism {
-	if b.Delta > 0 {
-		return perturb.AnalyticGaussian
-	}
-	return perturb.Gamma
-}
-
-// OutputFirst reports whether the public rule prefers output perturbation
-// with clipping to objective perturbation (mechanism m, objective or AMP)
-// for a scalar loss: when m's automatic lambda exceeds
-// OutputFirstFactor * S_z kappa^2 / dim (kappa = 1, the rows in the unit
-// ball).
-//
-// Why. Objective perturbation's noise moves the minimizer by H^{-1} b/n
-// with H = lambda I + the data's mean Hessian, so beside lambda the data's
-// own curvature damps the noise; that is its advantage over output
-// perturbation, whose noise is calibrated to the sensitivity 2G/(lambda n)
-// of a clipped loss, where lambda alone counts (Chaudhuri, Monteleoni &
-// Sarwate 2011, Sections 3 and 4). The data's curvature is not public, but
-// its mean over the dim directions is at most S_z kappa^2 / dim (the
-// per-example Hessian, the loss's second derivative in the margin times
-// x x^T, has trace at most S_z ||x||^2). When
-// the rule's lambda is above that scale the data's curvature cannot add
-// much to lambda, and output perturbation, which spends all of eps on one
-// noise draw (objective perturbation keeps half for its Jacobian part and
-// pays the noise in the full dimension), is the better release. A multiclass
-// loss keeps objective perturbation: its output perturbation runs
-// unclipped (a clipped multiclass step is not certified). An error
-// computing the lambda (a budget or loss the mechanism refuses) keeps m.
-func OutputFirst(b dp.Budget, loss losses.Loss, m perturb.Mechanism, n, dim int) bool {
-	if loss == nil || n < 1 || dim < 1 {
-		return false
-	}
-	cons, err := loss.Constants(losses.Domain{Kappa: 1})
-	if err != nil || cons.Sz <= 0 {
-		return false
-	}
-	meth, err := release.Lookup(m)
-	if err != nil {
-		return false
-	}
-	cfg, _, err := meth.Auto(trainer.Config{Loss: loss, Classes: 2, Kappa: 1}, n, dim, b)
-	if err != nil {
-		return false
-	}
-	return cfg.Reg.Lambda > OutputFirstFactor*cons.Sz/float64(dim)
-}
-
-// OutputFirstFactor is the factor of OutputFirst's threshold: the
-// data's curvature along a direction is below its bound S_z kappa^2 / dim
-// (a margin away from zero, a row shorter than kappa), so the threshold
-// is a fraction of it. Fitted once across the binary data sets of
-// docs/RESULTS.md (Adult prepared and raw, the breast cancer data,
-// synthetic data, a wide synthetic set, gene_all projected): with 1/4 the
-// rule chose the better of the two families at the automatic lambda on
-// each where they differ by more than noise.
-const OutputFirstFactor = 0.25
-
-// Setting is one candidate of an automatic selection: a release mechanism
-// (release.Lookup) and a factor on its automatic lambda
-// (release.Method.AutoScaled). Its knobs at any number of rows and budget
-// follow from the mechanism's public rule, which is how a setting chosen on
-// a few rows extrapolates to more.
-type Setting struct {
-	Mechanism perturb.Mechanism `json:"mechanism"`
-	Scale     float64           `json:"scale"`
-}
-
-// String describes the setting.
-func (s Setting) String() string {
-	return fmt.Sprintf("%s, %g x the automatic lambda", s.Mechanism, s.Scale)
-}
-
-// Scales returns the factors on the automatic lambda of the candidates:
-// the refitted rules' lambda was within a factor 3 of the best fixed lambda
-// on the data sets of the fit (docs/RESULTS.md, the fit of the automatic
-// rules).
-func Scales() []float64 { return []float64{1.0 / 3, 1, 3} }
-
-// MaxObjectiveInputs bounds the number of released weights K*dim of the
-// objective-perturbation candidates: their solver factors a K*dim square
-// Hessian. A computational limit on public values, not a privacy one.
-const MaxObjectiveInputs = 4096
-
-// Settings returns the candidates of an automatic selection for a budget b
-// and a model of k outputs and dim inputs, from those public values alone.
-// Pure budgets: objective perturbation when k*dim is at most
-// MaxObjectiveInputs (it was the best pure mechanism on every data set
-// measured, docs/RESULTS.md), else output perturbation with the gamma-norm
-// noise. With delta > 0: AMP (when k*dim allows it) and output
-// perturbation with the analytic Gaussian, whose order changed from one
-// data set to the next. Each at every factor of Scales.
-//
-// A first version also offered the pure output perturbation beside
-// objective perturbation and factors up to 9 each way; on the tuning rows
-// (fewer rows, half the eps) the ranking of the two mechanisms often flips,
-// and that selection released gamma noise on Adult at eps = 0.1 seven
-// times in ten, 0.759 against 0.804 for the rule alone.
-func Settings(b dp.Budget, k, dim int) []Setting {
-	obj, out := perturb.Objective, perturb.Gamma
-	var fams []perturb.Mechanism
-	switch {
-	case b.Delta > 0 && k*dim <= MaxObjectiveInputs:
-		fams = []perturb.Mechanism{perturb.AMP, perturb.AnalyticGaussian}
-	case b.Delta > 0:
-		fams = []perturb.Mechanism{perturb.AnalyticGaussian}
-	case k*dim <= MaxObjectiveInputs:
-		fams = []perturb.Mechanism{obj}
-	default:
-		fams = []perturb.Mechanism{out}
-	}
-	var s []Setting
-	for _, m := range fams {
-		for _, f := range Scales() {
-			s = append(s, Setting{Mechanism: m, Scale: f})
-		}
-	}
-	return s
-}
-
-// pureTwin returns the pure mechanism whose runs stand for m's in the
-// tuning of a holdout selection (Select accounts for pure runs): objective
-// for amp, gamma for the Gaussian mechanisms, m itself when pure.
-func pureTwin(m perturb.Mechanism) perturb.Mechanism {
-	switch m {
-	case perturb.AMP:
-		return perturb.Objective
-	case perturb.Gaussian, perturb.AnalyticGaussian:
-		return perturb.Gamma
-	}
-	return m
-}
 
 // Config configures an automatic selection (Plan). Every zero value is
 // documented; every value is public and fixed before the data is read.
@@ -323,30 +49,6 @@ func (c Config) Check() error {
 		return fmt.Errorf("%w: method %q, want %s, %s or %s", ErrSelect, c.Method, Rule, Holdout, RandomStopping)
 	}
 	return nil
-}
-
-// Record is what a model file publishes about the selection that chose
-// its setting: the public plan (method, fractions, law of the number of
-// runs, candidates, the sizes of the parts) and the chosen candidate, which
-// is the selection's private output.
-type Record struct {
-	Method   Method    `json:"method"`
-	Settings []Setting `json:"settings"`
-	Chosen   int       `json:"chosen"`
-	TuneFrac float64   `json:"tune_frac,omitempty"`
-	ValFrac  float64   `json:"val_frac"`
-	Eta      float64   `json:"eta"`
-	MeanRuns float64   `json:"mean_runs"`
-	// TuneRows are the rows the runs train on, ValRows the rows that
-	// score them, and ReleaseRows the rows of the released fit.
-	TuneRows    int `json:"tune_rows"`
-	ValRows     int `json:"val_rows"`
-	ReleaseRows int `json:"release_rows"`
-	// Skipped reports a holdout plan that did not tune (NewPlan's public
-	// rule): TuneRatio, at least release.Weak, is the noise ratio its runs
-	// would have had, and the chosen setting is the rule's.
-	Skipped   bool    `json:"skipped,omitempty"`
-	TuneRatio float64 `json:"tune_ratio,omitempty"`
 }
 
 // Plan is an automatic selection checked before any row is read: the
@@ -402,7 +104,7 @@ func (pl *Plan) ruleIndex() int {
 //
 // A holdout plan skips the tuning when its runs could not tell the
 // candidates apart, by a public rule: when the smallest noise ratio
-// (release.Method.NoiseRatio) of the runs, at the tuning rows' n and the
+// (release.Tuner.NoiseRatio) of the runs, at the tuning rows' n and the
 // budget of one run, is at least release.Weak, the plan releases the
 // first family's automatic setting (factor 1) on every training row,
 // which costs nothing (the decision reads no row). On the data sets of
@@ -635,15 +337,16 @@ func (pl *Plan) Run(ctx context.Context, X *mat.Dense, y []float64, base trainer
 	runBudget := dp.Budget{Epsilon: pl.runEps()}
 	cands := make([]Candidate, len(pl.settings))
 	for i, s := range pl.settings {
-		m, err := release.Lookup(pureTwin(s.Mechanism))
+		mech := pureTwin(s.Mechanism)
+		tu, err := release.LookupTuner(mech)
 		if err != nil {
 			return nil, err
 		}
-		cfg, _, err := m.AutoScaled(base, len(pl.tune), d, runBudget, s.Scale)
+		cfg, _, err := tu.AutoScaled(base, len(pl.tune), d, runBudget, s.Scale)
 		if err != nil {
 			return nil, fmt.Errorf("%w: candidate %d (%s): %w", ErrSelect, i, s, err)
 		}
-		cands[i] = FromRows(s.String(), m.Name(), release.Rows{X: Xt, Y: yt, Config: cfg, Notes: notes})
+		cands[i] = FromRows(s.String(), mech, release.Rows{X: Xt, Y: yt, Config: cfg, Notes: notes})
 	}
 	log.WithFields(logrus.Fields{"method": pl.cfg.Method, "candidates": len(cands), "tune rows": len(pl.tune), "validation rows": len(pl.val), "mean runs": pl.cfg.MeanRuns}).
 		Info("selection: preparing the candidates")
@@ -672,8 +375,12 @@ func (pl *Plan) release(ctx context.Context, X *mat.Dense, y []float64, chosen i
 	if err != nil {
 		return nil, err
 	}
+	tu, err := release.LookupTuner(s.Mechanism)
+	if err != nil {
+		return nil, err
+	}
 	Xr, yr := Rows(X, y, pl.rel)
-	cfg, _, err := m.AutoScaled(base, len(pl.rel), d, pl.budget, s.Scale)
+	cfg, _, err := tu.AutoScaled(base, len(pl.rel), d, pl.budget, s.Scale)
 	if err != nil {
 		return nil, err
 	}
@@ -686,94 +393,8 @@ func (pl *Plan) release(ctx context.Context, X *mat.Dense, y []float64, chosen i
 	if err != nil {
 		return nil, err
 	}
-	rec.Finish(out.Certificate)
+	if err := rec.Finish(out.Certificate); err != nil {
+		return nil, err
+	}
 	return &Outcome{Release: out, Prepared: p, Record: rec}, nil
-}
-
-// HoldoutStep names the ledger entry of a holdout selection.
-const HoldoutStep = "private selection of the setting on the tuning and validation rows (Select: the best of K runs by noisy validation accuracy, Papernot & Steinke 2022, Theorem 2), disjoint from the release rows"
-
-// Rows labels of the ledger entries of a holdout selection: the parts are
-// disjoint, so the claim is the largest part's total (parallel
-// composition), not the sum of the entries.
-const (
-	TuningRows  = "tuning and validation rows"
-	ReleaseRows = "release rows"
-)
-
-// Assumptions returns the not-covered notes a holdout selection adds to
-// the release's certificate (none for random stopping, whose notes Select
-// writes).
-func (r *Record) Assumptions() []string {
-	if r.Method != Holdout {
-		return nil
-	}
-	if r.Skipped {
-		return []string{fmt.Sprintf("the setting is the public rule's (%s), chosen without a selection: a holdout selection's runs on %g of the %d training rows would have had a noise ratio of %.3g (at least %g), too noisy to tell the candidates apart; the decision depends on public values only and costs nothing",
-			r.Settings[r.Chosen], r.TuneFrac, r.ReleaseRows, r.TuneRatio, release.Weak)}
-	}
-	return []string{
-		fmt.Sprintf("the setting was chosen privately (holdout selection, docs/DESIGN.md section 12) among %d candidates on %d tuning and %d validation rows, disjoint by position from the %d release rows: "+
-			"by parallel composition the selection (eps, on its rows) and the release (on the release rows) together satisfy the claim; the candidates, the fractions (tuning %g, validation %g) and the law of the number of runs (eta = %g, E[K] = %g) are public",
-			len(r.Settings), r.TuneRows, r.ValRows, r.ReleaseRows, r.TuneFrac, r.ValFrac, r.Eta, r.MeanRuns),
-		"the floating-point sampling of the number of runs and of the candidate index of the selection lies outside the exact claim",
-	}
-}
-
-// Finish adds the selection's ledger entry to the certificate of the
-// released fit of a holdout selection, and labels the release's own
-// entries with the rows they read.
-func (r *Record) Finish(c *dp.Certificate) {
-	if r.Method != Holdout || r.Skipped {
-		return
-	}
-	ledger := []dp.Charge{{Step: HoldoutStep, Mechanism: perturb.Laplace, Epsilon: c.Epsilon, Rows: TuningRows}}
-	for _, ch := range c.Ledger {
-		ch.Rows = ReleaseRows
-		ledger = append(ledger, ch)
-	}
-	c.Ledger = ledger
-}
-
-// ErrRecord is wrapped by every inconsistency Record.Check finds.
-var ErrRecord = errors.New("selection: the selection record does not match its plan")
-
-// Check recomputes the plan of a record from the public values of a fit (n
-// training rows, the loss, the classes, dim inputs, the budget and the
-// seed) and
-// returns the chosen setting, the budget and number of rows of the
-// released run, or an error wrapping ErrRecord naming what differs.
-func (r *Record) Check(n int, loss losses.Loss, classes, dim int, b dp.Budget, seed uint64) (Setting, dp.Budget, int, error) {
-	cfg := Config{Method: r.Method, TuneFrac: r.TuneFrac, ValFrac: r.ValFrac, Eta: r.Eta, MeanRuns: r.MeanRuns}
-	pl, err := NewPlan(cfg, n, loss, classes, dim, b, seed)
-	if err != nil {
-		return Setting{}, dp.Budget{}, 0, fmt.Errorf("%w: %w", ErrRecord, err)
-	}
-	if r.Chosen < 0 || r.Chosen >= len(pl.settings) {
-		return Setting{}, dp.Budget{}, 0, fmt.Errorf("%w: chosen candidate %d of %d", ErrRecord, r.Chosen, len(pl.settings))
-	}
-	want := pl.record(r.Chosen)
-	if !reflect.DeepEqual(want, r) {
-		return Setting{}, dp.Budget{}, 0, fmt.Errorf("%w: the record %+v, the plan %+v", ErrRecord, *r, *want)
-	}
-	rb := b
-	if r.Method == RandomStopping {
-		rb = dp.Budget{Epsilon: pl.runEps()}
-	}
-	return pl.settings[r.Chosen], rb, len(pl.rel), nil
-}
-
-// FinishSelected rewrites the certificate c of the run a random-stopping
-// selection released (as its method rebuilds it at the run's budget) into
-// the certificate Select writes: a verifier's counterpart of Select.
-func (r *Record) FinishSelected(c *dp.Certificate, b dp.Budget) error {
-	if r.Method != RandomStopping {
-		return nil
-	}
-	gamma, err := tnbGamma(r.Eta, r.MeanRuns)
-	if err != nil {
-		return err
-	}
-	finishSelect(c, b.Epsilon, runBudget(b.Epsilon, r.Eta), r.Eta, gamma, r.MeanRuns, len(r.Settings), r.ValRows)
-	return nil
 }

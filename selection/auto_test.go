@@ -224,7 +224,11 @@ func lookupScaled(t *testing.T, s Setting, base trainer.Config, n int, b dp.Budg
 	if err != nil {
 		t.Fatal(err)
 	}
-	cfg, _, err := m.AutoScaled(base, n, 3, b, s.Scale)
+	tu, err := release.LookupTuner(m.Name())
+	if err != nil {
+		t.Fatal(err)
+	}
+	cfg, _, err := tu.AutoScaled(base, n, 3, b, s.Scale)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -99,7 +99,7 @@ type Selection struct {
 	// Certificate is the chosen run's certificate, with Epsilon the whole
 	// budget of the selection and a Ledger of its two parts:
 	// eps_select = (1 + eta) eps_run and eps_release = eps_run.
-	Certificate *dp.Certificate
+	Certificate *release.Certificate
 	// Prepared is the chosen candidate's prepared release, for its
 	// stability analysis (its weights are used up unless seeded).
 	Prepared release.Prepared
@@ -265,7 +265,9 @@ func Select(ctx context.Context, cands []Candidate, Xval mat.Matrix, yval []floa
 			bestKey = key
 		}
 	}
-	finishSelect(best.Certificate, budget.Epsilon, epsRun, eta, gamma, mean, len(cands), nval)
+	if err := finishSelect(best.Certificate, budget.Epsilon, epsRun, eta, gamma, mean, len(cands), nval); err != nil {
+		return nil, err
+	}
 	best.Certificate.NoiseSeed = perturb.NoiseSeed(src)
 	return best, nil
 }
@@ -274,16 +276,20 @@ func Select(ctx context.Context, cands []Candidate, Xval mat.Matrix, yval []floa
 // eps_run, into the selection's certificate: the whole eps, a ledger of the
 // selection and the release (which add up to eps), the selection's
 // assumptions and its neighbouring relation. Select and a verifier
-// (Record.FinishSelected) share it.
-func finishSelect(c *dp.Certificate, eps, epsRun, eta, gamma, mean float64, ncand, nval int) {
+// (Record.FinishSelected) share it. The selection and the release are
+// taken from a ledger of eps; an error means they do not fit in it.
+func finishSelect(c *release.Certificate, eps, epsRun, eta, gamma, mean float64, ncand, nval int) error {
+	selectEps := dp.Rest(eps, epsRun) // at least (1 + eta) eps_run (runBudget); the parts add up to at most eps
+	l, err := dp.NewLedger(dp.Budget{Epsilon: eps, Delta: c.Delta},
+		dp.Charge{Step: SelectStep, Mechanism: perturb.Laplace, Epsilon: selectEps},
+		dp.Charge{Step: "release of the selected run's weights (" + string(c.Mechanism) + ") and of its validation score (Laplace, sensitivity 1/n_val, on the disjoint validation rows)", Mechanism: c.Mechanism, Epsilon: epsRun},
+	)
+	if err != nil {
+		return err
+	}
 	// The hold's runs are not releases on their own: this one is.
 	c.Private = c.Source == perturb.SourceSecure
-	selectEps := dp.Rest(eps, epsRun) // at least (1 + eta) eps_run (runBudget); the parts add up to at most eps
-	c.Epsilon = eps
-	c.Ledger = []dp.Charge{
-		{Step: SelectStep, Mechanism: perturb.Laplace, Epsilon: selectEps},
-		{Step: "release of the selected run's weights (" + string(c.Mechanism) + ") and of its validation score (Laplace, sensitivity 1/n_val, on the disjoint validation rows)", Mechanism: c.Mechanism, Epsilon: epsRun},
-	}
+	c.Account(l)
 	c.Assumptions = append(c.Assumptions,
 		fmt.Sprintf("private selection among %d candidates (eta = %g, gamma = %.6g, E[K] = %.4g): composition rule of Papernot & Steinke 2022, Theorem 2, pure case: "+
 			"the best of K runs of an eps_run-DP run is (2 + eta) eps_run-DP, eps_select + eps_release = %.6g + %.6g = %.6g; the noise scale is calibrated to eps_run",
@@ -291,6 +297,7 @@ func finishSelect(c *dp.Certificate, eps, epsRun, eta, gamma, mean float64, ncan
 		fmt.Sprintf("validation: %d rows, assumed disjoint from every candidate's training rows (as the parts of a ValidationSplit by position are; Select cannot check it: a validation row that a candidate also trained on makes each run 2 eps_run-DP, not eps_run)", nval),
 		"the floating-point sampling of the number of runs K and of the candidate index lies outside the exact claim")
 	c.Neighbouring = SelectNeighbours
+	return nil
 }
 
 // prepare prepares a candidate at the budget of one run and checks it: a
@@ -307,7 +314,7 @@ func prepare(ctx context.Context, c Candidate, epsRun float64, d int) (release.P
 	if err != nil {
 		return nil, err
 	}
-	if !m.Pure() {
+	if !m.Name().Pure() {
 		return nil, fmt.Errorf("mechanism %q is not pure eps-DP", m.Name())
 	}
 	if k, dim := p.Shape(); dim != d {

@@ -196,7 +196,9 @@ type Config struct {
 	Clip float64
 	// Dropout is s in (0, 1] of s-dropout (the paper's Definition 14): for
 	// each example in each step, coordinates of x are dropped at random until
-	// ||M x|| <= s ||x||. Zero means 1 (no dropout).
+	// ||M x|| <= s ||x||. Zero means 1 (no dropout). With Clip G <= s L
+	// the dropout does not lower the sensitivity, G bounds the gradients
+	// (release.DropoutWarning).
 	Dropout float64
 	// Radius, when positive, projects the weights onto ||w|| <= Radius after
 	// every step. Zero means no projection.

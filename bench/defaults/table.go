@@ -528,7 +528,7 @@ func modelOutputs(k int) int {
 
 // ruleLambda returns the automatic lambda of mechanism m.
 func ruleLambda(m perturb.Mechanism, n, dim, k int, b dp.Budget) (float64, error) {
-	meth, err := release.Lookup(m)
+	meth, err := release.LookupTuner(m)
 	if err != nil {
 		return 0, err
 	}

@@ -163,7 +163,7 @@ func paperFitTask(f flags) error {
 		if err != nil {
 			return err
 		}
-		cert := objpert.NewCertificate(cal, objpert.Run(cal, pr, cons, 0, 1), perturb.SourceSecure, nil)
+		cert := release.Certificate{Claim: *objpert.NewClaim(cal, perturb.SourceSecure, nil), Run: objpert.Run(cal, pr, cons, 0, 1)}
 		cert.WeightsSHA256 = dp.WeightsSHA256(m.W)
 		sec = time.Since(start).Seconds()
 		extra = with(pair("newton-perturbed", "lbfgs-perturbed"), map[string]any{"gomaxprocs": runtime.GOMAXPROCS(0), "cpu_seconds": cpuSeconds() - cpu,

@@ -385,7 +385,7 @@ func TestPDPModel(t *testing.T) {
 	if c.SensitivityRoute != "strongly-convex-sgd" && c.SensitivityRoute != "erm" {
 		t.Fatalf("route %s: the bound below is for the strongly convex routes", c.SensitivityRoute)
 	}
-	m, err := pdp.NewMechanism(c.Mechanism, c.NoiseScale, c.Delta)
+	m, err := pdp.NewPrivacyLoss(c.Mechanism, c.NoiseScale, c.Delta)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -146,7 +146,7 @@ func TestPDPPublishModel(t *testing.T) {
 // verifies as NOT PRIVATE FOR THE TABLE: exit 3, never PUBLISHABLE.
 func TestCertifyStandardizedSummary(t *testing.T) {
 	p := &pdp.Publishable{Public: pdp.PublicConstants{N: 50, Lambda: 0.5, Lipschitz: 1, Smoothness: 0.25, Tolerance: 1e-10, Dim: 3,
-		Mechanism: pdp.Mechanism{Kind: perturb.AnalyticGaussian, Scale: 0.3, Delta: 1e-6}}, GradNorms: make([]float64, 50)}
+		Noise: pdp.PrivacyLoss{Kind: perturb.AnalyticGaussian, Scale: 0.3, Delta: 1e-6}}, GradNorms: make([]float64, 50)}
 	s, err := publish.Summarize(p, publish.Config{Epsilon: 1, StandardizedOnRows: true}, perturb.Secure(), nil)
 	if err != nil {
 		t.Fatal(err)

@@ -65,7 +65,7 @@ func run(w io.Writer, noise perturb.Source) error {
 	}
 	// The threshold from the release's noise law (public): a null feature survives with probability 1%.
 	spec := featsel.ThresholdSpec{Kind: featsel.Dynamic, Rate: 0.01, PerFeature: true}
-	selected, t, err := featsel.SelectReleased(rel.Model.W, rel.Model.K, rel.Model.D, rel.Certificate, spec)
+	selected, t, err := featsel.SelectReleased(rel.Model.W, rel.Model.K, rel.Model.D, &rel.Certificate.Claim, spec)
 	if err != nil {
 		return err
 	}

@@ -121,7 +121,7 @@ func (f *Flags) Register(fs *flag.FlagSet) {
 	fs.StringVar(&f.Step, "step", "auto", "constant step size eta, or auto for 1/beta (beta the smoothness of the per-example objective)")
 	f.Schedule = newChoice[trainer.Schedule]("auto", nil)
 	fs.TextVar(f.Schedule, "schedule", f.Schedule, "step schedule: constant, inverse-t, bounded-inverse-t (auto: bounded-inverse-t for a release with mu > 0, else constant)")
-	fs.Float64Var(&f.Dropout, "dropout", 1, "s-dropout fraction `s` in (0, 1] (1: none)")
+	fs.Float64Var(&f.Dropout, "dropout", 1, "s-dropout fraction `s` in (0, 1] (1: none); with --clip G <= s L it does not lower Delta")
 	fs.Float64Var(&f.Radius, "radius", 0, "project the weights onto ||w|| <= `R` (0: none; squared loss needs it)")
 	fs.BoolVar(&f.Average, "average", false, "return the average of the iterates")
 	fs.TextVar(&f.Engine, "engine", trainer.Native, "gradient engine: native or graph (Gorgonia)")
@@ -264,7 +264,7 @@ func (f *Flags) checkPrivacy(set map[string]bool, r *Run) error {
 	}
 	m := method.Name()
 	r.Budget = dp.Budget{Epsilon: f.Epsilon, Delta: f.Delta}
-	if set["pca"] && method.Pure() {
+	if set["pca"] && m.Pure() {
 		return usagef("--pca with --mechanism %s: the private principal directions spend a share of --delta and the release the rest, so the release's mechanism must take delta (%s), with --delta > 0; or leave --mechanism out (with --delta the rule releases by AMP)", m, deltaMethods())
 	}
 	if err := method.CheckBudget(r.Budget); err != nil {
@@ -341,7 +341,7 @@ func (f *Flags) checkNoise(set map[string]bool, r *Run) error {
 func deltaMethods() string {
 	var out []string
 	for _, m := range release.Methods() {
-		if !m.Pure() {
+		if !m.Name().Pure() {
 			out = append(out, string(m.Name()))
 		}
 	}

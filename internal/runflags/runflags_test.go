@@ -143,7 +143,7 @@ func TestSGDFlagsFollowMethod(t *testing.T) {
 	}
 	for _, m := range release.Methods() {
 		budget := []string{"--mechanism", string(m.Name()), "--epsilon", "0.5", "--lambda", "0.01", "--standardize", "none"}
-		if !m.Pure() {
+		if !m.Name().Pure() {
 			budget = append(budget, "--delta", "1e-5")
 		}
 		for _, name := range sgdFlags {

@@ -20,7 +20,7 @@ func ExampleSummarize() {
 	}
 	p := &pdp.Publishable{
 		Public: pdp.PublicConstants{N: n, Lambda: 1, Lipschitz: 1, Smoothness: 0.25, Tolerance: pdp.DefaultTolerance,
-			Mechanism: pdp.Mechanism{Kind: perturb.AnalyticGaussian, Scale: 0.01, Delta: 1e-6}, Dim: 10},
+			Noise: pdp.PrivacyLoss{Kind: perturb.AnalyticGaussian, Scale: 0.01, Delta: 1e-6}, Dim: 10},
 		GradNorms: g,
 	}
 	seed := uint64(1)

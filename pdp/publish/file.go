@@ -201,7 +201,7 @@ func CheckModel(s *Summary, r *modelfile.Released) error {
 		return fmt.Errorf("%w: the model file gives no summary constants: %w", ErrFile, err)
 	}
 	b := pc.Binding
-	want := Release{Mechanism: pc.Mechanism.Kind, NoiseScale: pc.Mechanism.Scale, NoiseDelta: pc.Mechanism.Delta, Dim: pc.Dim,
+	want := Release{Mechanism: pc.Noise.Kind, NoiseScale: pc.Noise.Scale, NoiseDelta: pc.Noise.Delta, Dim: pc.Dim,
 		N: pc.N, Lambda: pc.Lambda, Lipschitz: pc.Lipschitz, Smoothness: pc.Smoothness, Tolerance: s.Release.Tolerance,
 		StandardizedOnRows: len(pc.NotCovered) > 0, WeightsSHA256: b.WeightsSHA256, ReleaseEpsilon: b.Epsilon, ReleaseDelta: b.Delta}
 	if s.Release != want {

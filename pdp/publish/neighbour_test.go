@@ -44,7 +44,7 @@ func rows(n, d int, seed uint64) (*mat.Dense, []float64) {
 // rows of norm at most 1 (L_z = 1, S_z = 1/4).
 func logisticConstants(n, dim int, lambda float64) pdp.PublicConstants {
 	return pdp.PublicConstants{N: n, Lambda: lambda, Lipschitz: 1, Smoothness: 0.25, Tolerance: pdp.DefaultTolerance,
-		Mechanism: pdp.Mechanism{Kind: perturb.AnalyticGaussian, Scale: 1, Delta: 1e-6}, Dim: dim}
+		Noise: pdp.PrivacyLoss{Kind: perturb.AnalyticGaussian, Scale: 1, Delta: 1e-6}, Dim: dim}
 }
 
 // normalized returns the unsorted statistics min(1, g_i/L).

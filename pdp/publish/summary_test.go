@@ -35,14 +35,14 @@ func newFixture(t testing.TB, n int, lambda float64) *fixture {
 	if err != nil {
 		t.Fatal(err)
 	}
-	pc.Mechanism.Scale = sigma
+	pc.Noise.Scale = sigma
 	eps := make([]float64, n)
 	for i := range n {
 		diff, err := a.RemoveExact(i)
 		if err != nil {
 			t.Fatal(err)
 		}
-		if eps[i], err = pc.Mechanism.Epsilon(diff); err != nil {
+		if eps[i], err = pc.Noise.Epsilon(diff); err != nil {
 			t.Fatal(err)
 		}
 	}

@@ -129,14 +129,14 @@ func Simulate(ds *datasets.Dataset, sim Simulation) (*Result, error) {
 
 	// The release and its worst-case DP epsilon.
 	replace, remove, dpErr := sim.worstCase(kappa, xtr)
-	var m pdp.Mechanism
+	var m pdp.PrivacyLoss
 	if sim.Sigma > 0 {
-		m, err = pdp.NewMechanism(perturb.AnalyticGaussian, sim.Sigma, sim.Delta)
+		m, err = pdp.NewPrivacyLoss(perturb.AnalyticGaussian, sim.Sigma, sim.Delta)
 	} else {
 		if dpErr != nil {
 			return nil, fmt.Errorf("%w: eps %v needs a worst-case sensitivity to calibrate the noise: %v", pdp.ErrNoBound, sim.Epsilon, dpErr)
 		}
-		m, err = pdp.Calibrate(sim.Mechanism, sim.Epsilon, sim.Delta, replace, dim)
+		m, err = pdp.CalibratedLoss(sim.Mechanism, sim.Epsilon, sim.Delta, replace, dim)
 	}
 	if err != nil {
 		return nil, err
@@ -369,7 +369,7 @@ type extras struct {
 // replacements, the held-out targets (refined the same way), the
 // on-average KL-privacy of a Gaussian release, the data-dependent pDP for
 // all targets, and the report. It returns the refined rows too.
-func analyse(a *pdp.Analysis, m pdp.Mechanism, lambda float64, ids []int, opts Rows, ex extras) (*Result, []int, error) {
+func analyse(a *pdp.Analysis, m pdp.PrivacyLoss, lambda float64, ids []int, opts Rows, ex extras) (*Result, []int, error) {
 	diffs, err := a.RemoveAll()
 	if err != nil {
 		return nil, nil, err

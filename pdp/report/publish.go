@@ -4,10 +4,10 @@ import (
 	"fmt"
 	"math"
 
-	"github.com/stabpriv/stabpriv/dp"
 	"github.com/stabpriv/stabpriv/losses"
 	"github.com/stabpriv/stabpriv/modelfile"
 	"github.com/stabpriv/stabpriv/pdp"
+	"github.com/stabpriv/stabpriv/release"
 	"github.com/stabpriv/stabpriv/trainer"
 )
 
@@ -47,7 +47,7 @@ func labelDomain(kappa, labelBound, lambda float64, classes int) losses.Domain {
 // newPublicConstants returns the public constants of a release of the
 // minimizer of J with the loss on the domain dom (its row bound enforced
 // by clipping), per-example clipping at clip > 0 (0: none), on n rows.
-func newPublicConstants(loss losses.Loss, dom losses.Domain, clip, lambda float64, n, dim int, m pdp.Mechanism) (*pdp.PublicConstants, error) {
+func newPublicConstants(loss losses.Loss, dom losses.Domain, clip, lambda float64, n, dim int, m pdp.PrivacyLoss) (*pdp.PublicConstants, error) {
 	c, err := loss.Constants(dom)
 	if err != nil {
 		return nil, fmt.Errorf("the %s loss has no Lipschitz constant on this domain (a squared loss needs a label bound): %w", loss.Name(), err)
@@ -57,13 +57,13 @@ func newPublicConstants(loss losses.Loss, dom losses.Domain, clip, lambda float6
 		// The clamped derivative is still S_z-Lipschitz in the margin.
 		lip = math.Min(lip, clip)
 	}
-	pc := &pdp.PublicConstants{N: n, Lambda: lambda, Lipschitz: lip, Smoothness: c.Sz * dom.Kappa * dom.Kappa, Mechanism: m, Dim: dim}
+	pc := &pdp.PublicConstants{N: n, Lambda: lambda, Lipschitz: lip, Smoothness: c.Sz * dom.Kappa * dom.Kappa, Noise: m, Dim: dim}
 	return pc, pc.Check()
 }
 
 // publicConstants returns the public constants of a simulated release on
 // n rows bounded by kappa, or why there are none.
-func (sim *Simulation) publicConstants(kappa float64, classes, n, dim int, m pdp.Mechanism) (*pdp.PublicConstants, error) {
+func (sim *Simulation) publicConstants(kappa float64, classes, n, dim int, m pdp.PrivacyLoss) (*pdp.PublicConstants, error) {
 	if !sim.Bias && !sim.Standardize {
 		return nil, fmt.Errorf("the rows are kept as they are (no standardization, no bias): their bound kappa = %g is assumed, not enforced by clipping, so one row's influence has no data-independent bound", kappa)
 	}
@@ -82,7 +82,7 @@ func (sim *Simulation) publicConstants(kappa float64, classes, n, dim int, m pdp
 const standardizedNote = "the features were standardized with statistics of the training rows: replacing a row changes them, and so every row, which the claim does not cover (it holds for the standardized rows)"
 
 // bindingOf returns the binding of a model file's release.
-func bindingOf(c *dp.Certificate) *pdp.Binding {
+func bindingOf(c *release.Certificate) *pdp.Binding {
 	return &pdp.Binding{WeightsSHA256: c.WeightsSHA256, Epsilon: c.Epsilon, Delta: c.Delta}
 }
 
@@ -101,7 +101,7 @@ func ModelConstants(r *modelfile.Released) (*pdp.PublicConstants, error) {
 	if err != nil {
 		return nil, err
 	}
-	m, err := pdp.NewMechanism(c.Mechanism, c.NoiseScale, c.Delta)
+	m, err := pdp.NewPrivacyLoss(c.Mechanism, c.NoiseScale, c.Delta)
 	if err != nil {
 		return nil, err
 	}
@@ -117,7 +117,7 @@ func ModelConstants(r *modelfile.Released) (*pdp.PublicConstants, error) {
 // model file: the objective cfg the run optimized (releaseObjective), its
 // run record, and whether the preprocessing was fitted inside the
 // privacy boundary (inside) or on the training rows.
-func releasePublicConstants(cfg pdp.Config, run *trainer.Run, n, dim int, m pdp.Mechanism, inside bool) (*pdp.PublicConstants, error) {
+func releasePublicConstants(cfg pdp.Config, run *trainer.Run, n, dim int, m pdp.PrivacyLoss, inside bool) (*pdp.PublicConstants, error) {
 	dom := labelDomain(run.Kappa, run.LabelBound, run.Lambda, cfg.Classes)
 	pc, err := newPublicConstants(cfg.Loss, dom, cfg.Clip, run.Lambda, n, dim, m)
 	if err != nil {

@@ -168,7 +168,7 @@ func AnalyzeRelease(r *modelfile.Released, t *datasets.Table, opts Release) (*Re
 		return nil, fmt.Errorf("the exact minimizer of the run's objective: %w", err)
 	}
 	sol := a.Solution()
-	m, err := pdp.NewMechanism(c.Mechanism, c.NoiseScale, c.Delta)
+	m, err := pdp.NewPrivacyLoss(c.Mechanism, c.NoiseScale, c.Delta)
 	if err != nil {
 		return nil, err
 	}

@@ -155,7 +155,7 @@ type Report struct {
 // solution, the release and the per-row values (ids[i], diffs[i], eps[i]
 // for row i). The caller sets the DP comparison, the targets and the
 // notes.
-func NewReport(a *pdp.Analysis, m pdp.Mechanism, lambda float64, ids []int, diffs []pdp.Diff, eps []float64, top int) (*Report, error) {
+func NewReport(a *pdp.Analysis, m pdp.PrivacyLoss, lambda float64, ids []int, diffs []pdp.Diff, eps []float64, top int) (*Report, error) {
 	if len(ids) != len(diffs) || len(eps) != len(diffs) {
 		return nil, fmt.Errorf("%w: %d ids, %d differences, %d epsilons", pdp.ErrInput, len(ids), len(diffs), len(eps))
 	}

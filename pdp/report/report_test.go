@@ -42,7 +42,7 @@ func TestReportAndPlot(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	m, err := pdp.Calibrate(perturb.AnalyticGaussian, 1, 1e-6, replace, d)
+	m, err := pdp.CalibratedLoss(perturb.AnalyticGaussian, 1, 1e-6, replace, d)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -7,9 +7,6 @@ import (
 	"fmt"
 	"math"
 	"strings"
-
-	"github.com/stabpriv/stabpriv/perturb"
-	"github.com/stabpriv/stabpriv/trainer"
 )
 
 // CertificateVersion is the format version written into every Certificate.
@@ -29,10 +26,10 @@ type Composition struct {
 // Charge is one entry of a privacy ledger: a private step and the part of
 // the budget it spent.
 type Charge struct {
-	Step      string            `json:"step"`
-	Mechanism perturb.Mechanism `json:"mechanism"`
-	Epsilon   float64           `json:"epsilon"`
-	Delta     float64           `json:"delta"`
+	Step      string    `json:"step"`
+	Mechanism Mechanism `json:"mechanism"`
+	Epsilon   float64   `json:"epsilon"`
+	Delta     float64   `json:"delta"`
 	// Rows names the part of the rows the step reads when a pipeline
 	// splits them by position into disjoint parts (a holdout selection:
 	// tuning and release rows). The claim is then the largest total over
@@ -73,10 +70,13 @@ type FeatureBound struct {
 	Hi     float64 `json:"hi"`
 }
 
-// Certificate states what a release guarantees and under which assumptions.
-// It serializes to JSON; the Run record is nested under "run" and its fields
-// are promoted (c.N, c.Kappa, ...).
-type Certificate struct {
+// Claim states what a release guarantees and under which assumptions: the
+// mechanism, (eps, delta), the sensitivity it is calibrated to, the
+// neighbouring relation, the ledger of the budget and what is not covered.
+// It is the privacy part of a certificate: the record of the training run
+// that backs the sensitivity is attached above this package
+// (release.Certificate), whose JSON holds the claim's fields and the run.
+type Claim struct {
 	Version string `json:"version"`
 	// Private reports whether the release is a private release: true only
 	// for noise from the secure source. A seeded release can be recomputed
@@ -85,9 +85,9 @@ type Certificate struct {
 	Private bool `json:"private"`
 	// Mechanism, Epsilon and Delta are the claim: the released weights are
 	// (Epsilon, Delta)-DP with respect to Neighbouring.
-	Mechanism perturb.Mechanism `json:"mechanism"`
-	Epsilon   float64           `json:"epsilon"`
-	Delta     float64           `json:"delta"`
+	Mechanism Mechanism `json:"mechanism"`
+	Epsilon   float64   `json:"epsilon"`
+	Delta     float64   `json:"delta"`
 	// Dim is the number of released numbers, K*D.
 	Dim int `json:"dim"`
 	// L2Sensitivity is the L2 sensitivity the noise is calibrated to (for
@@ -113,7 +113,8 @@ type Certificate struct {
 	// SHA-256 of the weights (WeightsSHA256).
 	WeightsSHA256 string `json:"weights_sha256"`
 	// Ledger lists every private step of the pipeline that produced the
-	// release and the budget it spent; empty for a bare Release.
+	// release and the budget it spent, taken from a Ledger of the claim
+	// (Account); empty for a bare Release.
 	Ledger []Charge `json:"ledger,omitempty"`
 	// EstimatedBounds lists the feature bounds that a private step of the
 	// pipeline estimated from the rows (the Ledger's first entry paid for
@@ -134,13 +135,17 @@ type Certificate struct {
 	// caller's notes.
 	Assumptions []string `json:"not_covered"`
 	Citation    string   `json:"citation"`
-	// Run is a copy of the training run record: every constant used, with
-	// the statistics of the data withheld (see the Assumptions).
-	*trainer.Run `json:"run"`
 }
 
-// String explains the certificate in words.
-func (c *Certificate) String() string {
+// String explains the claim in words (Explain with nothing to add).
+func (c *Claim) String() string { return c.Explain("", "") }
+
+// Explain explains the claim in words. law is the sentence that says what
+// the noise of the mechanism is (perturb.Describe), written after the
+// mechanism's name; run holds lines about the training run that backs the
+// claim, each ending in a newline, written before the reference. Either
+// may be empty.
+func (c *Claim) Explain(law, run string) string {
 	if c == nil {
 		return "<nil certificate>"
 	}
@@ -168,7 +173,11 @@ func (c *Certificate) String() string {
 		fmt.Fprintf(&b, "Composition: part %d of %d; all parts together are (%g, %g)-DP by %s.\n",
 			c.Composition.Index+1, c.Composition.Parts, c.Composition.TotalEpsilon, c.Composition.TotalDelta, c.Composition.Rule)
 	}
-	fmt.Fprintf(&b, "Mechanism: %s. %s\n", c.Mechanism, perturb.Describe(c.Mechanism, c.NoiseScale, c.Dim))
+	fmt.Fprintf(&b, "Mechanism: %s.", c.Mechanism)
+	if law != "" {
+		b.WriteString(" " + law)
+	}
+	b.WriteString("\n")
 	fmt.Fprintf(&b, "Sensitivity: L2 = %g (L1 = %g), route: %s; uniform stability beta = %g.\n", c.L2Sensitivity, c.L1Sensitivity, c.SensitivityRoute, c.Beta)
 	fmt.Fprintf(&b, "Noise source: %s.\n", c.Source)
 	fmt.Fprintf(&b, "Weights: SHA-256 %s.\n", c.WeightsSHA256)
@@ -193,13 +202,7 @@ func (c *Certificate) String() string {
 	if c.ComponentsSHA256 != "" {
 		fmt.Fprintf(&b, "Principal directions computed privately (in the preprocessing, covered by the claim): SHA-256 %s.\n", c.ComponentsSHA256)
 	}
-	if r := c.Run; r != nil {
-		fmt.Fprintf(&b, "Training run: loss %s (%s), n = %d, d = %d, K = %d, kappa = %g, L = %g, smoothness = %g, lambda = %g, l1 ratio = %g, mu = %g,\n",
-			r.Loss, r.Task, r.N, r.D, r.K, r.Kappa, r.L, r.BetaS, r.Lambda, r.L1Ratio, r.Mu)
-		fmt.Fprintf(&b, "  schedule %s, eta = %g, passes %d, batch %d, clip G = %g, dropout s = %g, radius R = %g, averaging %v, sampling %s,\n",
-			r.Schedule, r.Eta, r.Passes, r.Batch, r.Clip, r.Dropout, r.Radius, r.Average, r.Sampling)
-		fmt.Fprintf(&b, "  tolerance %g, engine %s, seed %d.\n", r.Tolerance, r.Engine, r.Seed)
-	}
+	b.WriteString(run)
 	fmt.Fprintf(&b, "Reference: %s.\n", c.Citation)
 	b.WriteString("Assumptions, and what the claim does not cover:\n")
 	for _, a := range c.Assumptions {
