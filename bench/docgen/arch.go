@@ -55,7 +55,7 @@ var csvRowFlow = []step{
 	{"stability.Report.Best", "the tightest valid route"},
 	{"perturb.Calibrate", "the noise law's scale for Delta and (eps, delta)"},
 	{"perturb.Add", "the noise draw from the source (perturb.Secure for a release)"},
-	{"release.OutputCertificate", "the certificate: claim, route, constants, ledger (dp.Certificate)"},
+	{"release.OutputCertificate", "the certificate: dp's claim (route, constants, ledger) with the run record (release.Certificate)"},
 	{"modelfile.Released.WriteFile", "the model file; certify reads it (modelfile.Read) and rebuilds it (modelfile.Verify)"},
 }
 
@@ -69,8 +69,9 @@ var epsilonFlow = []step{
 	{"release.Method", "Prepare and Release of the chosen method with the release's share"},
 	{"perturb.Calibrate", "eps and delta set the noise scale for Delta"},
 	{"perturb.Add", "the noise draw"},
-	{"dp.Charge", "one ledger entry per step that spent budget, in the certificate's Ledger"},
-	{"dp.Budget.Covers", "the ledger's exact sum stays within the budget"},
+	{"dp.Ledger.Spend", "each step that spends budget takes a dp.Charge from the run's ledger, refused past the budget"},
+	{"dp.Claim.Account", "the ledger's charges become the certificate's Ledger"},
+	{"dp.Budget.Covers", "the ledger's exact sum stays within the budget (certify checks it again)"},
 }
 
 // arch writes docs/ARCHITECTURE.md from `go list -json ./...`.
