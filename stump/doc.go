@@ -36,4 +36,13 @@
 //
 // The scores are computed by sorting each column once and sweeping the
 // grid: O(p n log n + p T) for n rows of p columns.
+//
+// For K classes (2 <= K <= MaxClasses) the multiclass class (Multi,
+// FitMulti) holds, for every column j and threshold t of the grid, the
+// K (K-1) ordered pairs (Lo, Hi) of distinct classes: h(z) = Hi if z_j > t,
+// Lo if z_j < t, and min(Lo, Hi) at z_j = t, the decision of a model
+// file's argmax on its weights (K outputs on [z, 1]: e_j - t e_bias for
+// Hi, the negation for Lo, -1 on the bias for every other class). The
+// utility, privacy argument and guarantee are the binary class's over its
+// p T K (K-1) candidates; the scores cost O(p n log n + p T K^2).
 package stump

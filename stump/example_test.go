@@ -35,3 +35,33 @@ func Example() {
 	// feature 1, threshold 0, sign +1
 	// weights on [z, 1]: [0 1 0 0]
 }
+
+// A multiclass stump on 9 rows of 2 mapped features and 3 classes, which
+// the first feature orders: the released weights are a model of 3 outputs
+// on [z, 1], whose argmax is the stump's class.
+func ExampleFitMulti() {
+	Z := mat.NewDense(9, 2, []float64{
+		-0.9, 0.2,
+		-0.7, -0.4,
+		-0.6, 0.8,
+		-0.1, -0.3,
+		0.1, 0.5,
+		0.2, -0.9,
+		0.6, 0.1,
+		0.8, -0.6,
+		0.9, 0.4,
+	})
+	y := []float64{0, 0, 0, 1, 1, 1, 2, 2, 2}
+	m, err := stump.FitMulti(Z, y, nil, 3, stump.Config{Epsilon: 8, Grid: 3}, perturb.Seeded(1))
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	fmt.Printf("feature %d, threshold %g: class %d below, %d above\n", m.Feature, stump.Threshold(m.Index, 3), m.Lo, m.Hi)
+	fmt.Println("weights on [z, 1]:", m.Weights(2, 3, 3))
+	fmt.Println("class of z = (0.7, 0):", m.Predict([]float64{0.7, 0}, 3))
+	// Output:
+	// feature 0, threshold 0: class 0 below, 2 above
+	// weights on [z, 1]: [-1 0 0 0 0 -1 1 0 0]
+	// class of z = (0.7, 0): 2
+}

@@ -261,23 +261,32 @@ func checkRows(Z mat.Matrix, y []float64, null []bool, T int) error {
 	}
 	n, p := Z.Dims()
 	switch {
+	case T < 1 || T > MaxGrid:
+		return fmt.Errorf("%w: a grid of %d thresholds, want 1 to %d", ErrInput, T, MaxGrid)
+	case p >= 1 && Candidates(p, T) > math.MaxInt32:
+		return fmt.Errorf("%w: %d columns and %d thresholds make more than %d candidates", ErrInput, p, T, math.MaxInt32)
+	}
+	return checkLabelled(Z, y, null, func(v float64) bool { return v == 1 || v == -1 }, "+1 or -1", n, p)
+}
+
+// checkLabelled checks n >= 1 rows of p >= 1 finite columns, n labels that
+// label accepts (want says which) and n null flags (or nil): a null row's
+// label and features are not read.
+func checkLabelled(Z mat.Matrix, y []float64, null []bool, label func(float64) bool, want string, n, p int) error {
+	switch {
 	case n < 1 || p < 1:
 		return fmt.Errorf("%w: %d rows of %d columns", ErrInput, n, p)
 	case len(y) != n:
 		return fmt.Errorf("%w: %d rows, %d labels", ErrInput, n, len(y))
 	case null != nil && len(null) != n:
 		return fmt.Errorf("%w: %d rows, %d null flags", ErrInput, n, len(null))
-	case T < 1 || T > MaxGrid:
-		return fmt.Errorf("%w: a grid of %d thresholds, want 1 to %d", ErrInput, T, MaxGrid)
-	case Candidates(p, T) > math.MaxInt32:
-		return fmt.Errorf("%w: %d columns and %d thresholds make more than %d candidates", ErrInput, p, T, math.MaxInt32)
 	}
 	for i := range n {
 		if null != nil && null[i] {
 			continue
 		}
-		if y[i] != 1 && y[i] != -1 {
-			return fmt.Errorf("%w: row %d has label %v, want +1 or -1", ErrInput, i, y[i])
+		if !label(y[i]) {
+			return fmt.Errorf("%w: row %d has label %v, want %s", ErrInput, i, y[i], want)
 		}
 		for j := range p {
 			if v := Z.At(i, j); math.IsNaN(v) || math.IsInf(v, 0) {
