@@ -10,6 +10,7 @@ import (
 
 	"github.com/stabpriv/stabpriv/datasets"
 	"github.com/stabpriv/stabpriv/losses"
+	"github.com/stabpriv/stabpriv/perturb"
 )
 
 // Features returns the raw feature columns a row must give, in order (none
@@ -108,8 +109,12 @@ func (r *Released) PredictProba(x []float64) ([]float64, error) {
 }
 
 // probabilistic returns the loss of a checked r as a losses.Probabilistic,
-// or an error wrapping ErrFile when its margins are not log-odds.
+// or an error wrapping ErrFile when its margins are not log-odds (a
+// decision stump's never are, whatever loss names its argmax).
 func (r *Released) probabilistic() (losses.Probabilistic, error) {
+	if c := r.Certificate; c != nil && c.Mechanism == perturb.Stump {
+		return nil, fmt.Errorf("%w: a decision stump gives no class probabilities", ErrFile)
+	}
 	loss, err := losses.ByName(r.Model.Loss)
 	if err != nil {
 		return nil, fmt.Errorf("%w: %w", ErrFile, err)

@@ -24,6 +24,13 @@ import (
 // says so).
 const StumpLoss = "huber-hinge"
 
+// MultiStumpLoss names the loss a multiclass stump's model and run record
+// carry: the multiclass loss, so that a reader applies the K outputs by
+// their argmax. Its margins are not log-odds: a model file's reader gives
+// no class probabilities for a stump (modelfile), and the certificate says
+// the stump was chosen by its count of correct rows.
+const MultiStumpLoss = "softmax"
+
 // StumpCitation is the reference of a stump's certificate.
 const StumpCitation = "Kasiviswanathan, Lee, Nissim, Raskhodnikova & Smith 2011, \"What can we learn privately?\", SIAM J. Comput. 40(3), Section 3 (private learning of a finite class by the exponential mechanism of McSherry & Talwar 2007); " + perturb.PermuteAndFlipCitation
 
@@ -57,18 +64,23 @@ func TakesStumpRows(m Method) bool {
 // implies (eps, delta)-DP for every delta; a delta is not used.
 func (stumpMethod) CheckBudget(b dp.Budget) error { return b.Validate() }
 
-// CheckConfig refuses what a stump cannot do: a loss that is not binary (a
-// stump separates two classes; one-vs-rest over K > 2 classes is not
-// supported), and every training knob (lambda, clipping, dropout, a
-// radius, averaging, a tolerance, an L1 ratio, a user model), which a
-// stump has none of.
+// CheckConfig refuses what a stump cannot do: a loss that is neither
+// binary (two classes) nor multiclass with 2 to stump.MaxClasses classes
+// (the multiclass stump, whose class grows as K^2), and every training
+// knob (lambda, clipping, dropout, a radius, averaging, a tolerance, an L1
+// ratio, a user model), which a stump has none of.
 func (stumpMethod) CheckConfig(cfg trainer.Config) error {
-	if cfg.Loss != nil && cfg.Loss.Task() != losses.Binary || cfg.Classes > 2 {
+	switch {
+	case cfg.Loss != nil && cfg.Loss.Task() == losses.Multiclass:
+		if cfg.Classes == 1 || cfg.Classes > stump.MaxClasses { // 0: not yet known (Prepare checks K)
+			return fmt.Errorf("%w: the multiclass stump takes 2 to %d classes, not %d: its class has K (K-1) pairs per threshold", ErrConfig, stump.MaxClasses, cfg.Classes)
+		}
+	case cfg.Loss != nil && cfg.Loss.Task() != losses.Binary || cfg.Classes > 2:
 		what := fmt.Sprintf("%d classes", cfg.Classes)
 		if cfg.Loss != nil {
 			what = fmt.Sprintf("the %s loss (%v)", cfg.Loss.Name(), cfg.Loss.Task())
 		}
-		return fmt.Errorf("%w: the stump separates two classes; %s would need one-vs-rest over the classes, which is not supported: declare two classes", ErrConfig, what)
+		return fmt.Errorf("%w: the stump classifies; %s is neither binary nor multiclass with the softmax loss", ErrConfig, what)
 	}
 	var bad []string
 	if cfg.Reg.Lambda != 0 || cfg.Reg.L1Ratio != 0 {
@@ -81,6 +93,15 @@ func (stumpMethod) CheckConfig(cfg trainer.Config) error {
 		return fmt.Errorf("%w: the stump has no training knobs (it chooses a classifier of a fixed public class); the settings give %s", ErrConfig, joinWords(bad))
 	}
 	return nil
+}
+
+// stumpClasses returns the number of classes K of a multiclass stump for
+// cfg (CheckConfig's), or 0 for a binary stump.
+func stumpClasses(cfg trainer.Config) int {
+	if cfg.Loss != nil && cfg.Loss.Task() == losses.Multiclass {
+		return cfg.Classes
+	}
+	return 0
 }
 
 // stumpRule is the sentence of the stump's Auto.
@@ -134,20 +155,29 @@ func (m stumpMethod) Prepare(ctx context.Context, rows Rows, b dp.Budget) (Prepa
 		}
 	}
 	Z := rows.X.Slice(0, n, 0, d-1)
-	scores, err := stump.Scores(Z, rows.Y, null, stump.DefaultGrid)
+	K := stumpClasses(rows.Config)
+	var scores []int64
+	var err error
+	if K > 0 {
+		scores, err = stump.MultiScores(Z, rows.Y, null, K, stump.DefaultGrid)
+	} else {
+		scores, err = stump.Scores(Z, rows.Y, null, stump.DefaultGrid)
+	}
 	if err != nil {
 		return nil, fmt.Errorf("%w: %w", ErrConfig, err)
 	}
-	return &stumpPrepared{scores: scores, n: n, p: d - 1, budget: b, notes: slices.Clone(rows.Notes), seed: rows.Config.Seed}, nil
+	return &stumpPrepared{scores: scores, n: n, p: d - 1, classes: K, budget: b, notes: slices.Clone(rows.Notes), seed: rows.Config.Seed}, nil
 }
 
 // stumpPrepared holds the scores of the candidates until the draw.
 type stumpPrepared struct {
 	scores []int64
 	n, p   int
-	budget dp.Budget
-	notes  []string
-	seed   uint64
+	// classes is K for a multiclass stump, 0 for a binary one.
+	classes int
+	budget  dp.Budget
+	notes   []string
+	seed    uint64
 
 	mu       sync.Mutex
 	released bool
@@ -155,7 +185,7 @@ type stumpPrepared struct {
 
 func (p *stumpPrepared) Mechanism() perturb.Mechanism { return perturb.Stump }
 func (p *stumpPrepared) Budget() dp.Budget            { return p.budget }
-func (p *stumpPrepared) Shape() (int, int)            { return 1, p.p + 1 }
+func (p *stumpPrepared) Shape() (int, int)            { return max(p.classes, 1), p.p + 1 }
 func (p *stumpPrepared) Describe() string {
 	return "a decision stump chosen by permute-and-flip on the training part"
 }
@@ -185,7 +215,7 @@ func (p *stumpPrepared) Release(ctx context.Context, src perturb.Source, extra .
 	w := p.model(r)
 	clear(p.scores)
 	notes := append(slices.Clone(p.notes), extra...)
-	cert, err := stumpCertificate(p.budget, p.n, p.p, p.seed, perturb.SourceName(src), notes)
+	cert, err := stumpCertificate(p.budget, p.n, p.p, p.classes, p.seed, perturb.SourceName(src), notes)
 	if err != nil {
 		return nil, err
 	}
@@ -194,6 +224,10 @@ func (p *stumpPrepared) Release(ctx context.Context, src perturb.Source, extra .
 
 // model returns the model of candidate r.
 func (p *stumpPrepared) model(r int) *trainer.Model {
+	if K := p.classes; K > 0 {
+		m, _ := stump.MultiFromIndex(r, stump.DefaultGrid, K)
+		return &trainer.Model{Loss: MultiStumpLoss, Task: losses.Multiclass, K: K, D: p.p + 1, W: m.Weights(p.p, stump.DefaultGrid, K)}
+	}
 	s, _ := stump.FromIndex(r, stump.DefaultGrid)
 	return &trainer.Model{Loss: StumpLoss, Task: losses.Binary, K: 1, D: p.p + 1, W: s.Weights(p.p, stump.DefaultGrid)}
 }
@@ -217,20 +251,29 @@ func (p *stumpPrepared) Trained(_ context.Context, f func(*trainer.Model, traine
 }
 
 // stumpCertificate returns the certificate of a stump released at b from
-// n training rows of p mapped features with the trainer seed seed, the
-// noise source kind and the notes, without the weights' hash and the
-// noise seed: a function of published constants, which Rebuild calls too.
-func stumpCertificate(b dp.Budget, n, p int, seed uint64, source string, notes []string) (*Certificate, error) {
+// n training rows of p mapped features (K classes for a multiclass stump,
+// 0 for a binary one) with the trainer seed seed, the noise source kind
+// and the notes, without the weights' hash and the noise seed: a function
+// of published constants, which Rebuild calls too.
+func stumpCertificate(b dp.Budget, n, p, K int, seed uint64, source string, notes []string) (*Certificate, error) {
 	T := stump.DefaultGrid
 	cands := stump.Candidates(p, T)
 	run := &trainer.Run{Loss: StumpLoss, Task: losses.Binary.String(), N: n, D: p + 1, K: 1, Seed: seed}
+	class := fmt.Sprintf("the class is public: the %d mapped features (from the header and the schema) x the %d thresholds t_k = -1 + 2k/%d, k = 1..%d, of the grid (interior points of every column's mapped range [-1, 1], that is of its declared or privately estimated bounds) x 2 signs = %d candidates h(z) = +1 if s (z_j - t) >= 0, else -1; the released weights are the chosen candidate's on [z, 1] (s on feature j, -s t on the bias, zeros elsewhere), a member of that class", p, T, T+1, T, cands)
+	loss := StumpLoss + ") only makes readers apply the weights as a margin classifier without probabilities"
+	if K > 0 {
+		cands = stump.MultiCandidates(p, T, K)
+		run = &trainer.Run{Loss: MultiStumpLoss, Task: losses.Multiclass.String(), N: n, D: p + 1, K: K, Seed: seed}
+		class = fmt.Sprintf("the class is public: the %d mapped features (from the header and the schema) x the %d thresholds t_k = -1 + 2k/%d, k = 1..%d, of the grid (interior points of every column's mapped range [-1, 1], that is of its declared or privately estimated bounds) x the %d ordered pairs (a, b) of distinct classes among the %d = %d candidates h(z) = b if z_j > t, a if z_j < t, the first of a and b (in the schema's order) if z_j = t; the released weights are the chosen candidate's %d outputs on [z, 1] (class b: 1 on feature j and -t on the bias; class a: their negation; every other class: -1 on the bias; zeros elsewhere), whose argmax (the first of equal margins) is h, a member of that class", p, T, T+1, T, K*(K-1), K, cands, K)
+		loss = MultiStumpLoss + ") only makes readers apply the weights by their argmax; they are not log-odds and give no class probabilities"
+	}
 	c := &Certificate{Claim: dp.Claim{
 		Version:          dp.CertificateVersion,
 		Private:          source == perturb.SourceSecure,
 		Mechanism:        perturb.Stump,
 		Epsilon:          b.Epsilon,
 		Delta:            b.Delta,
-		Dim:              p + 1,
+		Dim:              run.K * (p + 1),
 		SensitivityRoute: fmt.Sprintf("utility: the number of the n = %d training rows the stump classifies correctly; replacing one row moves every candidate's count by at most %d (it is counted correct or not), so the utility's sensitivity is %d", n, stump.Sensitivity, stump.Sensitivity),
 		NoiseScale:       2 * stump.Sensitivity / b.Epsilon,
 		NoiseScaleName:   "2 Delta_u / eps (permute-and-flip accepts candidate r with probability exp(-(q* - q_r) / scale))",
@@ -244,9 +287,9 @@ func stumpCertificate(b dp.Budget, n, p int, seed uint64, source string, notes [
 	}
 	c.Account(l)
 	c.Assumptions = []string{
-		fmt.Sprintf("the class is public: the %d mapped features (from the header and the schema) x the %d thresholds t_k = -1 + 2k/%d, k = 1..%d, of the grid (interior points of every column's mapped range [-1, 1], that is of its declared or privately estimated bounds) x 2 signs = %d candidates h(z) = +1 if s (z_j - t) >= 0, else -1; the released weights are the chosen candidate's on [z, 1] (s on feature j, -s t on the bias, zeros elsewhere), a member of that class", p, T, T+1, T, cands),
+		class,
 		fmt.Sprintf("the choice is permute-and-flip at eps = %g with the utility's sensitivity %d: candidates visited in a uniformly random order, candidate r accepted with probability exp(-eps (q* - q_r) / 2), q* the largest count; the order and the coins are drawn exactly (uniform integers, Bernoulli(exp(-gamma)) for rational gamma, no floating point in a probability); the running time varies with the draws, a timing channel outside the claim", b.Epsilon, stump.Sensitivity),
-		"the stump decides on the per-feature map z before the unit-ball map (the preprocessing's stump map x' = [z, 1]); the run record's loss (" + StumpLoss + ") only makes readers apply the weights as a margin classifier without probabilities: the stump was chosen by its count of correct training rows (the 0-1 loss), and no loss, lambda or kappa enters the claim (kappa 0: the rows are not scaled into the unit ball)",
+		"the stump decides on the per-feature map z before the unit-ball map (the preprocessing's stump map x' = [z, 1]); the run record's loss (" + loss + ": the stump was chosen by its count of correct training rows (the 0-1 loss), and no loss, lambda or kappa enters the claim (kappa 0: the rows are not scaled into the unit ball)",
 		"the run constants in this certificate (including n) are published in the clear",
 		"only one draw from these rows is covered; a second draw needs its own budget",
 	}
@@ -270,11 +313,15 @@ func (stumpMethod) Rebuild(c *Certificate, pub Public) (*Certificate, *stability
 	if err != nil {
 		return nil, nil, err
 	}
+	K, loss := 0, StumpLoss
+	if pub.K > 1 {
+		K, loss = pub.K, MultiStumpLoss
+	}
 	switch {
-	case pub.K != 1 || pub.Classes != 2 || pub.D < 2:
-		return nil, nil, fmt.Errorf("a stump has one output for two classes and at least one feature; the model has %d outputs, %d classes, %d inputs", pub.K, pub.Classes, pub.D)
-	case run.Loss != StumpLoss || run.D != pub.D:
-		return nil, nil, fmt.Errorf("a stump's run record has the loss %s and the model's %d inputs; it has %s and %d", StumpLoss, pub.D, run.Loss, run.D)
+	case pub.D < 2 || (pub.K != 1 || pub.Classes != 2) && (pub.K != pub.Classes || pub.K < 2 || pub.K > stump.MaxClasses):
+		return nil, nil, fmt.Errorf("a stump has one output for two classes or one per class for 2 to %d, and at least one feature; the model has %d outputs, %d classes, %d inputs", stump.MaxClasses, pub.K, pub.Classes, pub.D)
+	case run.Loss != loss || run.D != pub.D:
+		return nil, nil, fmt.Errorf("a stump's run record has the loss %s and the model's %d inputs; it has %s and %d", loss, pub.D, run.Loss, run.D)
 	case pub.AutoScale != 0 && pub.AutoScale != 1:
 		return nil, nil, errors.New("a stump is never chosen by a selection with a scale")
 	}
@@ -285,7 +332,7 @@ func (stumpMethod) Rebuild(c *Certificate, pub Public) (*Certificate, *stability
 		return nil, nil, errors.New("a seeded release without its noise seed")
 	}
 	notes := append(slices.Clone(pub.Notes), pub.Extra...)
-	cert, err := stumpCertificate(dp.Budget{Epsilon: c.Epsilon, Delta: c.Delta}, run.N, pub.D-1, run.Seed, c.Source, notes)
+	cert, err := stumpCertificate(dp.Budget{Epsilon: c.Epsilon, Delta: c.Delta}, run.N, pub.D-1, K, run.Seed, c.Source, notes)
 	if err != nil {
 		return nil, nil, err
 	}
@@ -297,14 +344,22 @@ func (stumpMethod) Rebuild(c *Certificate, pub Public) (*Certificate, *stability
 }
 
 // CheckWeights requires w to be a member of the stump's public class for
-// the grid of stump.DefaultGrid thresholds (stump.FromWeights): one
-// feature weight +1 or -1, zeros, and a bias -s t_k on the grid. Weights
-// outside the class cannot come from the mechanism.
+// the grid of stump.DefaultGrid thresholds, bit for bit: for one output
+// (stump.FromWeights) one feature weight +1 or -1, zeros, and a bias
+// -s t_k on the grid; for K outputs (stump.MultiFromWeights) the weights of
+// a multiclass stump. Weights outside the class cannot come from the
+// mechanism.
 func (stumpMethod) CheckWeights(_ *Certificate, pub Public, w []float64) error {
-	if len(w) != pub.D {
-		return fmt.Errorf("%w: %d weights for %d inputs", ErrConfig, len(w), pub.D)
+	if pub.K < 1 || len(w) != pub.K*pub.D {
+		return fmt.Errorf("%w: %d weights for %d outputs of %d inputs", ErrConfig, len(w), pub.K, pub.D)
 	}
-	if _, err := stump.FromWeights(w, stump.DefaultGrid); err != nil {
+	var err error
+	if pub.K > 1 {
+		_, err = stump.MultiFromWeights(w, pub.K, stump.DefaultGrid)
+	} else {
+		_, err = stump.FromWeights(w, stump.DefaultGrid)
+	}
+	if err != nil {
 		return fmt.Errorf("%w: the weights are not a stump of the public class: %w", ErrConfig, err)
 	}
 	return nil

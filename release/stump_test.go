@@ -3,7 +3,9 @@ package release
 import (
 	"context"
 	"errors"
+	"math"
 	"reflect"
+	"slices"
 	"testing"
 
 	"gonum.org/v1/gonum/mat"
@@ -11,13 +13,14 @@ import (
 	"github.com/stabpriv/stabpriv/dp"
 	"github.com/stabpriv/stabpriv/losses"
 	"github.com/stabpriv/stabpriv/perturb"
+	"github.com/stabpriv/stabpriv/stump"
 	"github.com/stabpriv/stabpriv/trainer"
 )
 
 // TestStumpMethod releases a stump from rows [z, 1] (a null row among
 // them), rebuilds its certificate from the published constants, checks
 // the weights are in the public class and that weights outside it, a
-// second release, rows without the bias and a multiclass loss are refused.
+// second release and rows without the bias are refused.
 func TestStumpMethod(t *testing.T) {
 	m, err := lookup(perturb.Stump)
 	if err != nil || !TakesStumpRows(m) || m.SGD() || !m.Name().Pure() {
@@ -67,10 +70,84 @@ func TestStumpMethod(t *testing.T) {
 	if _, err := m.Prepare(context.Background(), Rows{X: bad, Y: y, Config: cfg}, b); !errors.Is(err, ErrConfig) {
 		t.Errorf("rows without the bias 1: %v", err)
 	}
-	if err := m.CheckConfig(trainer.Config{Loss: losses.Softmax{}, Classes: 3}); !errors.Is(err, ErrConfig) {
-		t.Errorf("softmax: %v", err)
-	}
 	if err := m.CheckBudget(dp.Budget{Epsilon: 0}); err == nil {
 		t.Errorf("eps 0 accepted")
+	}
+}
+
+// TestMultiStumpMethod releases a multiclass stump from rows [z, 1] of 3
+// classes (a null row among them): a model of 3 outputs whose weights are
+// in the public class, a certificate rebuilt from the published constants,
+// and refusals of forgeries (one weight changed, a -0), of a published
+// shape that is not the release's, and of more classes than the cap.
+func TestMultiStumpMethod(t *testing.T) {
+	m, err := lookup(perturb.Stump)
+	if err != nil {
+		t.Fatal(err)
+	}
+	X := mat.NewDense(7, 3, []float64{
+		-0.8, 0.2, 1,
+		-0.6, -0.1, 1,
+		0.1, 0.9, 1,
+		0.2, 0.4, 1,
+		0.7, -0.3, 1,
+		0.9, 0.5, 1,
+		0, 0, 0, // a null row
+	})
+	y := []float64{0, 0, 1, 1, 2, 2, 0}
+	cfg := trainer.Config{Loss: losses.Softmax{}, Classes: 3, Seed: 9}
+	b := dp.Budget{Epsilon: 2}
+	p, err := m.Prepare(context.Background(), Rows{X: X, Y: y, Config: cfg}, b)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if k, d := p.Shape(); k != 3 || d != 3 {
+		t.Errorf("shape %d x %d, want 3 x 3", k, d)
+	}
+	out, err := p.Release(context.Background(), perturb.Seeded(4))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if md := out.Model; md.K != 3 || md.D != 3 || md.Task != losses.Multiclass || md.Loss != MultiStumpLoss || len(md.W) != 9 {
+		t.Fatalf("model %+v", md)
+	}
+	pub := Public{Classes: 3, K: 3, D: 3}
+	c := out.Certificate
+	if c.Dim != 9 {
+		t.Errorf("certificate dimension %d, want 9", c.Dim)
+	}
+	re, _, err := m.Rebuild(c, pub)
+	if err != nil {
+		t.Fatal(err)
+	}
+	re.WeightsSHA256 = c.WeightsSHA256
+	if !reflect.DeepEqual(re, c) {
+		t.Errorf("rebuilt certificate differs:\n%+v\n%+v", re, c)
+	}
+	for _, bad := range []Public{{Classes: 3, K: 1, D: 3}, {Classes: 4, K: 3, D: 3}, {Classes: 2, K: 1, D: 3}} {
+		if _, _, err := m.Rebuild(c, bad); err == nil {
+			t.Errorf("rebuilt for %+v", bad)
+		}
+	}
+	if err := m.CheckWeights(c, pub, out.Model.W); err != nil {
+		t.Errorf("the released weights: %v", err)
+	}
+	for i := range out.Model.W {
+		for _, v := range []float64{0.5, math.Copysign(0, -1)} {
+			w := slices.Clone(out.Model.W)
+			w[i] = v
+			if err := m.CheckWeights(c, pub, w); !errors.Is(err, ErrConfig) {
+				t.Errorf("weight %d set to %v accepted: %v", i, v, err)
+			}
+		}
+	}
+	if err := m.CheckWeights(c, pub, out.Model.W[:6]); !errors.Is(err, ErrConfig) {
+		t.Errorf("6 weights for 3 x 3: %v", err)
+	}
+	if err := m.CheckConfig(trainer.Config{Loss: losses.Softmax{}, Classes: stump.MaxClasses + 1}); !errors.Is(err, ErrConfig) {
+		t.Errorf("%d classes: %v", stump.MaxClasses+1, err)
+	}
+	if err := m.CheckConfig(trainer.Config{Loss: losses.Squared{}}); !errors.Is(err, ErrConfig) {
+		t.Errorf("regression: %v", err)
 	}
 }
