@@ -144,7 +144,7 @@ func (pl *Plan) estimateBounds(features []string, rawTrain *mat.Dense) (s datase
 			given = fmt.Sprintf(", and the share given is %g", pl.Options.BoundsShare)
 		}
 		log.Warnf("private: %d training rows are too few to estimate the scale of %d feature columns at eps = %g (the centres need a share %.3g of it, at most %g by default%s): "+
-			"every column is read on the public log scale z = g(x)/%g with g(x) = sign(x) log2(1 + |x|), at no cost, which can flatten a column far from 0 or of a small scale, and a cell that is not a number is read as missing (for two classes the rule then releases a private decision stump, which needs only the features' order); declare the bounds (--bounds, --bounds-all) and the categorical columns (--schema) for a better model",
+			"every column is read on the public log scale z = g(x)/%g with g(x) = sign(x) log2(1 + |x|), at no cost, which can flatten a column far from 0 or of a small scale, and a cell that is not a number is read as missing (for a classification the rule then releases a private decision stump where it is useful, which needs only the features' order); declare the bounds (--bounds, --bounds-all) and the categorical columns (--schema) for a better model",
 			n, d, eps, privbounds.CentreShare(n, d, eps), MaxCentreShare, given, w)
 	}
 	s = pl.Schema

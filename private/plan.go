@@ -98,7 +98,7 @@ func NewPlan(schema datasets.Schema, budget dp.Budget, opts Options) (*Plan, err
 			return nil, fmt.Errorf("the release's part of the budget after the bounds estimate: %w", err)
 		}
 		cfg := opts.Trainer
-		cfg.Loss = pl.Loss
+		cfg.Loss, cfg.Classes = pl.Loss, len(pl.Schema.Classes)
 		if err := m.CheckConfig(cfg); err != nil {
 			return nil, err
 		}
@@ -306,7 +306,7 @@ func (pl *Plan) useMechanism(mech perturb.Mechanism) error {
 		return err
 	}
 	cfg := pl.Options.Trainer
-	cfg.Loss = pl.Loss
+	cfg.Loss, cfg.Classes = pl.Loss, len(pl.Schema.Classes)
 	if err := m.CheckConfig(cfg); err != nil {
 		return err
 	}

@@ -93,7 +93,7 @@ func (pl *Plan) prepare(t *datasets.Table) (*preparedRows, error) {
 	}
 	prep.Estimated, prep.Log, prep.Text = pl.EstimateBounds, logScale, text == datasets.TextMark
 	prep.Words = prep.Explain()
-	if sel := pl.Options.Select; sel != nil && sel.Method.IsRule() && opts.PCA == 0 && opts.Project == 0 && pl.Mode == preprocess.Bounds && pl.Task == losses.Binary && pl.Group() <= 1 &&
+	if sel := pl.Options.Select; sel != nil && sel.Method.IsRule() && opts.PCA == 0 && opts.Project == 0 && pl.Mode == preprocess.Bounds && pl.Task != losses.Regression && pl.Group() <= 1 &&
 		pl.stumpRule(len(trainIdx), prep.Width()) {
 		if err := pl.useStump(); err != nil {
 			return nil, err

@@ -70,12 +70,13 @@ func TestFitStumpEstimatedBounds(t *testing.T) {
 
 // TestFitStumpRefuses: a stump without the bounds preprocessing (its grid
 // is the bounds' mapped range), with a projection or principal components,
-// or for three classes is refused before any row is read.
+// or for more classes than the multiclass stump's cap (stump.MaxClasses)
+// is refused before any row is read.
 func TestFitStumpRefuses(t *testing.T) {
 	tab := fittest.Blobs(50, 3, []string{"a", "b"}, 4)
 	schema := datasets.Schema{Label: "y", Classes: []string{"a", "b"}, Bounds: fittest.BoundsFor(tab, -6, 6)}
-	three := schema
-	three.Classes = []string{"a", "b", "c"}
+	eleven := schema
+	eleven.Classes = strings.Split("abcdefghijk", "")
 	for _, c := range []struct {
 		name   string
 		schema datasets.Schema
@@ -86,7 +87,7 @@ func TestFitStumpRefuses(t *testing.T) {
 		{"preprocessing none", datasets.Schema{Label: "y", Classes: []string{"a", "b"}}, Options{Preprocess: preprocess.None}, dp.Budget{Epsilon: 1}, "preprocessing bounds"},
 		{"projection", schema, Options{Project: 2}, dp.Budget{Epsilon: 1}, "random projection"},
 		{"principal components", schema, Options{PCA: 2}, dp.Budget{Epsilon: 1, Delta: 1e-5}, "principal components"},
-		{"three classes", three, Options{}, dp.Budget{Epsilon: 1}, "one-vs-rest"},
+		{"eleven classes", eleven, Options{}, dp.Budget{Epsilon: 1}, "2 to 10 classes"},
 	} {
 		c.opts.Mechanism, c.opts.Auto = perturb.Stump, true
 		if _, err := NewPlan(c.schema, c.b, c.opts); err == nil || !strings.Contains(err.Error(), c.want) {

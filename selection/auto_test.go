@@ -303,11 +303,12 @@ func TestRuleSettingGroup(t *testing.T) {
 	}
 }
 
-// TestStumpFirst: the rule releases a stump for a binary model with at
-// least as many mapped features as training rows when the stump's
-// guarantee is not vacuous (the gene_all shape at eps = 1), and not for
-// more outputs, fewer features than rows, or a budget too small for the
-// guarantee (the gene_all shape at eps = 0.5).
+// TestStumpFirst: the rule releases a stump for a model with at least as
+// many mapped features as training rows when the stump's guarantee is not
+// vacuous (the gene_all shape at eps = 1, binary or three classes), and
+// not for more classes than the guarantee affords or the cap, fewer
+// features than rows, or a budget too small for the guarantee (the
+// gene_all shape at eps = 0.5).
 func TestStumpFirst(t *testing.T) {
 	for _, c := range []struct {
 		eps     float64
@@ -317,7 +318,9 @@ func TestStumpFirst(t *testing.T) {
 		{1, 1, 102, 12625, true},
 		{1, 1, 102, 102, true},
 		{0.5, 1, 102, 12625, false},
-		{1, 3, 102, 12625, false},
+		{1, 3, 102, 12625, true},    // (2/eps)(ln(12625 63 6) + 1) = 32.8 rows <= n/3 = 34
+		{1, 5, 102, 12625, false},   // gene_all's five classes: 35.2 rows > n/5 = 20.4
+		{1, 11, 1000, 12625, false}, // more classes than stump.MaxClasses
 		{1, 1, 29000, 104, false},
 		{1, 1, 569, 30, false},    // the breast cancer data
 		{1, 10, 1437, 64, false},  // digits: ten classes
@@ -341,6 +344,40 @@ func TestStumpFirst(t *testing.T) {
 // features) it releases the stump at eps = 1, 2, 10 and 100 alike, and both
 // documents say so and name --mechanism objective as the way to a linear
 // release there.
+// TestStumpUsefulMulticlass: for K classes the stump is useful when
+// (2/eps)(ln(p T K (K-1)) + 1) <= n/K, T = 63, exactly at the boundary, and
+// on the shapes of the defaults bench's small multiclass tables at eps = 1
+// (iris 120 x 4, wine 142 x 13, fgl 171 x 9 with six classes, pbc 334 x
+// 18 training rows and features), and not for the eighteen classes of
+// LastFM (above stump.MaxClasses) nor at eps = 0.1 on iris.
+func TestStumpUsefulMulticlass(t *testing.T) {
+	excess := func(eps float64, K, p int) float64 {
+		return 2 / eps * (math.Log(float64(p*63*K*(K-1))) + 1)
+	}
+	for _, c := range []struct {
+		eps     float64
+		k, n, p int
+		want    bool
+	}{
+		{1, 3, 120, 4, true},
+		{1, 3, 142, 13, true},
+		{1, 6, 171, 9, true},
+		{1, 3, 334, 18, true},
+		{0.1, 3, 120, 4, false},
+		{1, 18, 6099, 32, false},
+		{1, 3, int(math.Ceil(3 * excess(1, 3, 4))), 4, true},
+		{1, 3, int(math.Ceil(3*excess(1, 3, 4))) - 1, 4, false},
+		{1, 6, int(math.Ceil(6 * excess(1, 6, 9))), 9, true},
+		{1, 6, int(math.Ceil(6*excess(1, 6, 9))) - 1, 9, false},
+		{1, 2, int(math.Ceil(2 * excess(1, 2, 4))), 4, true},
+		{1, 2, int(math.Ceil(2*excess(1, 2, 4))) - 1, 4, false},
+	} {
+		if got := StumpUseful(dp.Budget{Epsilon: c.eps}, c.k, c.n, c.p); got != c.want {
+			t.Errorf("eps %v, k %d, n %d, p %d: %v, want %v (excess %.1f rows)", c.eps, c.k, c.n, c.p, got, c.want, excess(c.eps, c.k, c.p))
+		}
+	}
+}
+
 func TestStumpFirstDocumentedLimits(t *testing.T) {
 	const need = "188,282 rows for 100 columns"
 	if got := privbounds.MinRows(100, 0.1); fmt.Sprintf("%d,%03d rows for 100 columns", got/1000, got%1000) != need {

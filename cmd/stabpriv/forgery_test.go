@@ -15,8 +15,8 @@ import (
 
 // genuineKinds are command lines of secure releases of every kind of model
 // file that certify verifies as a private release: the forgeries of
-// TestCertifyForgeries start from them. "stump" and "centres" read
-// forgeryCSV's tables.
+// TestCertifyForgeries start from them. "stump", "stump3" and "centres"
+// read trainGenuine's tables.
 var genuineKinds = map[string][]string{
 	"gamma":       {"--mechanism", "gamma"},
 	"analytic":    {"--mechanism", "gaussian-analytic", "--delta", "1e-5"},
@@ -25,6 +25,7 @@ var genuineKinds = map[string][]string{
 	"pca":         {"--pca", "2", "--delta", "1e-5"},
 	"holdout":     {"--epsilon", "1", "--select", "holdout"},
 	"stump":       {"--label", "class", "--classes", "c0,c1", "--mechanism", "stump", "--bounds-all", "-8,8"},
+	"stump3":      {"--label", "class", "--classes", "c0,c1,c2", "--mechanism", "stump", "--bounds-all", "-8,8"},
 	"centres":     {"--label", "class", "--classes", "c0,c1", "--mechanism", "objective"},
 }
 
@@ -41,6 +42,10 @@ func trainGenuine(t *testing.T, dir string) map[string]string {
 	if err := os.WriteFile(big, []byte(clusters(2, 1500)), 0o644); err != nil {
 		t.Fatal(err)
 	}
+	small3 := filepath.Join(dir, "small3.csv")
+	if err := os.WriteFile(small3, []byte(clusters(3, 10)), 0o644); err != nil {
+		t.Fatal(err)
+	}
 	files := make(map[string]string)
 	for kind, args := range genuineKinds {
 		out := filepath.Join(dir, kind+".json")
@@ -48,6 +53,8 @@ func trainGenuine(t *testing.T, dir string) map[string]string {
 		switch kind {
 		case "stump":
 			full = append(full, "--data", small)
+		case "stump3":
+			full = append(full, "--data", small3)
 		case "centres":
 			full = append(full, "--data", big)
 		}
@@ -142,7 +149,7 @@ func TestCertifyForgeries(t *testing.T) {
 		}
 	}
 	var forgeries []forgery
-	for _, kind := range []string{"gamma", "stump", "objective", "partitioned"} {
+	for _, kind := range []string{"gamma", "stump", "stump3", "objective", "partitioned"} {
 		forgeries = append(forgeries, every(kind)...)
 	}
 	forgeries = append(forgeries,
@@ -166,6 +173,43 @@ func TestCertifyForgeries(t *testing.T) {
 				}
 			}
 		}, nil, "stump"},
+		// Multiclass stumps (3 outputs of 3 inputs [z1, z2, 1]): every
+		// output's bits are the mechanism's too.
+		forgery{"stump3", "every zero weight -0", func(r *modelfile.Released) {
+			for i, v := range r.Model.W {
+				if v == 0 {
+					r.Model.W[i] = negZero
+				}
+			}
+		}, nil, "-0"},
+		forgery{"stump3", "the third output's bias -1 moved to -0.5", func(r *modelfile.Released) {
+			for c := range 3 {
+				if w := r.Model.W[3*c : 3*c+3]; w[0] == 0 && w[1] == 0 {
+					w[2] = -0.5
+				}
+			}
+		}, nil, "stump"},
+		forgery{"stump3", "the low class's row not the negation of the high one's", func(r *modelfile.Released) {
+			for c := range 3 {
+				if w := r.Model.W[3*c : 3*c+3]; w[0] == -1 || w[1] == -1 {
+					w[2] = math.Nextafter(w[2], 2)
+				}
+			}
+		}, nil, "stump"},
+		forgery{"stump3", "a second feature weight", func(r *modelfile.Released) {
+			for c := range 3 {
+				if w := r.Model.W[3*c : 3*c+3]; w[0] == 1 || w[1] == 1 {
+					w[0], w[1] = 1, 1
+				}
+			}
+		}, nil, "stump"},
+		forgery{"stump3", "the threshold off the grid in both rows", func(r *modelfile.Released) {
+			for c := range 3 {
+				if w := r.Model.W[3*c : 3*c+3]; w[0] != 0 || w[1] != 0 {
+					w[2] += 0.001 * (w[0] + w[1])
+				}
+			}
+		}, nil, "grid"},
 		// Noisy releases: off the sampler's lattice, or far beyond the noise.
 		forgery{"gamma", "a weight off the lattice", func(r *modelfile.Released) { r.Model.W[2] = math.Nextafter(r.Model.W[2], 10) }, nil, "lattice"},
 		forgery{"objective", "the weights a million times larger", func(r *modelfile.Released) {

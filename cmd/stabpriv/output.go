@@ -29,17 +29,29 @@ func g6(v float64) string { return strconv.FormatFloat(v, 'g', 6, 64) }
 // value included), each from the stump's own prediction. Another input is
 // named by its index among the mapped inputs.
 func stumpWords(r *modelfile.Released) string {
-	st, err := stump.FromWeights(r.Model.W, stump.DefaultGrid)
-	if err != nil {
-		return err.Error()
+	classes := r.Schema.Classes
+	var st stump.Multi // a binary stump as the pair (Lo, Hi) of its sides
+	rest := ""
+	if r.Model.K > 1 {
+		m, err := stump.MultiFromWeights(r.Model.W, r.Model.K, stump.DefaultGrid)
+		if err != nil {
+			return err.Error()
+		}
+		st = m
+		rest = fmt.Sprintf("class %s when z > t, %s when z < t, %s at t", classes[m.Hi], classes[m.Lo], classes[min(m.Lo, m.Hi)])
+	} else {
+		b, err := stump.FromWeights(r.Model.W, stump.DefaultGrid)
+		if err != nil {
+			return err.Error()
+		}
+		st = stump.Multi{Feature: b.Feature, Index: b.Index, Lo: 0, Hi: 1}
+		side := ">="
+		if b.Sign < 0 {
+			st.Lo, st.Hi, side = 1, 0, "<="
+		}
+		rest = fmt.Sprintf("class %s when z %s t, else %s", classes[1], side, classes[0])
 	}
 	t := stump.Threshold(st.Index, stump.DefaultGrid)
-	classes := r.Schema.Classes
-	side := ">="
-	if st.Sign < 0 {
-		side = "<="
-	}
-	rest := fmt.Sprintf("class %s when z %s t, else %s", classes[1], side, classes[0])
 	what := fmt.Sprintf("mapped input %d", st.Feature)
 	column, category, num := stumpInput(r.Preprocessing, st.Feature)
 	p := r.Preprocessing
@@ -47,11 +59,11 @@ func stumpWords(r *modelfile.Released) string {
 	case category != "":
 		// z is 1 for the category and 0 otherwise; the stump's class at
 		// each (a side of the threshold t, which lies in (-1, 1)).
-		class := func(z float64) string {
-			if float64(st.Sign)*(z-t) >= 0 {
-				return classes[1]
+		class := func(z float64) string { // z = 0 or 1, never t
+			if z > t {
+				return classes[st.Hi]
 			}
-			return classes[0]
+			return classes[st.Lo]
 		}
 		rest = fmt.Sprintf("class %s when %q = %q, else %s", class(1), column, category, class(0))
 		if class(1) == class(0) {

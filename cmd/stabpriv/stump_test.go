@@ -18,11 +18,22 @@ import (
 // file verifies, and the files differ in the weights and their hash only
 // (the certificate, the preprocessing and the split are the same). A
 // seeded run is reproducible bit for bit; a secure one certifies (exit
-// 0) and predicts; a tampered stump is refused (exit 5).
+// 0) and predicts; a tampered stump is refused (exit 5). For two classes
+// the binary stump, for three the multiclass stump (three outputs).
 func TestCLIStump(t *testing.T) {
+	for _, k := range []int{2, 3} {
+		t.Run(fmt.Sprint(k, " classes"), func(t *testing.T) { testCLIStump(t, k) })
+	}
+}
+
+// testCLIStump is TestCLIStump for k classes.
+func testCLIStump(t *testing.T, k int) {
 	const n = 30
-	base := clusters(2, n/2)
-	classes := []string{"c0", "c1"}
+	base := clusters(k, n/k)
+	var classes []string
+	for c := range k {
+		classes = append(classes, fmt.Sprint("c", c))
+	}
 	bounds := writeFile(t, "bounds.csv", "column,lo,hi\nx1,-6,6\nx2,-6,6\n")
 	dir := t.TempDir()
 	var summary string // the last fit's standard output
@@ -33,7 +44,7 @@ func TestCLIStump(t *testing.T) {
 			t.Fatal(err)
 		}
 		out := filepath.Join(dir, name+".json")
-		args := append([]string{"train", "--data", data, "--label", "class", "--classes", "c0,c1", "--seed", "3",
+		args := append([]string{"train", "--data", data, "--label", "class", "--classes", strings.Join(classes, ","), "--seed", "3",
 			"--test-frac", "0.2", "--bounds", bounds, "--mechanism", "stump", "--epsilon", "1", "--out", out}, extra...)
 		stdout, stderr, err := call(t, args...)
 		if err != nil {
@@ -84,8 +95,12 @@ func TestCLIStump(t *testing.T) {
 	if _, _, err := call(t, "pdp", "--model", secure, "--data", filepath.Join(dir, "base.csv"), "--out", filepath.Join(dir, "pdp")); err == nil || !strings.Contains(err.Error(), "decision stump") {
 		t.Errorf("pdp of a stump: %v, want a refusal naming the stump", err)
 	}
-	if r.Certificate.Run.Kappa != 0 || !r.Preprocessing.Stump || len(r.Model.W) != 3 {
-		t.Errorf("certificate kappa %v, stump map %v, %d weights", r.Certificate.Run.Kappa, r.Preprocessing.Stump, len(r.Model.W))
+	outputs := 1 // one margin for two classes, one per class for more
+	if k > 2 {
+		outputs = k
+	}
+	if r.Certificate.Run.Kappa != 0 || !r.Preprocessing.Stump || r.Model.K != outputs || len(r.Model.W) != 3*outputs {
+		t.Errorf("certificate kappa %v, stump map %v, %d outputs, %d weights", r.Certificate.Run.Kappa, r.Preprocessing.Stump, r.Model.K, len(r.Model.W))
 	}
 	orig, _ := os.ReadFile(secure)
 	for _, tt := range []struct{ from, to string }{
@@ -105,8 +120,7 @@ func TestCLIStump(t *testing.T) {
 }
 
 // TestCLIStumpRefuses checks the refusals of --mechanism stump, before
-// anything is written: more than two classes (one-vs-rest is not
-// supported), the SGD knobs and partitions, a projection or principal
+// anything is written: more classes than the multiclass stump's cap, the SGD knobs and partitions, a projection or principal
 // components, a preprocessing other than bounds, a privacy ID.
 func TestCLIStumpRefuses(t *testing.T) {
 	data := writeCSV(t, clusters(3, 10))
@@ -119,7 +133,7 @@ func TestCLIStumpRefuses(t *testing.T) {
 		args []string
 		want string
 	}{
-		{[]string{"--classes", "c0,c1,c2"}, "one-vs-rest"},
+		{[]string{"--classes", "c0,c1,c2,c3,c4,c5,c6,c7,c8,c9,c10"}, "2 to 10 classes"},
 		{[]string{"--classes", "c0,c1", "--lambda", "0.1"}, "no training knobs"},
 		{[]string{"--classes", "c0,c1", "--partitions", "2"}, "partitions"},
 		{[]string{"--classes", "c0,c1", "--project", "1"}, "projection"},
@@ -133,6 +147,51 @@ func TestCLIStumpRefuses(t *testing.T) {
 		}
 		if _, statErr := os.Stat(out); statErr == nil {
 			t.Fatalf("%v: a model file was written", c.args)
+		}
+	}
+}
+
+// TestCLIMultiStumpRule is train with only the budget flags on a small
+// 3-class CSV (120 rows of 2 columns, three clusters; too few rows to
+// estimate the columns' scales, so the public log map): the rule releases
+// the multiclass stump (selection.StumpUseful), certify verifies it,
+// predict applies it without class probabilities, and the summary names
+// the classes on each side of the threshold. A seeded run (deterministic)
+// beats the majority class (1/3) on the training rows.
+func TestCLIMultiStumpRule(t *testing.T) {
+	data := writeCSV(t, clusters(3, 40))
+	dir := t.TempDir()
+	for _, noise := range [][]string{nil, {"--noise", "seeded", "--noise-seed", "5"}} {
+		out := filepath.Join(dir, fmt.Sprint(len(noise), ".json"))
+		args := append([]string{"train", "--data", data, "--label", "class", "--classes", "c0,c1,c2", "--epsilon", "1", "--out", out}, noise...)
+		stdout, stderr, err := call(t, args...)
+		if err != nil {
+			t.Fatalf("%v\n%s", err, stderr)
+		}
+		if !strings.Contains(stdout, ": stump") || !strings.Contains(stdout, "when z > t,") {
+			t.Errorf("the rule did not release a described multiclass stump:\n%s", stdout)
+		}
+		r, err := modelfile.ReadFile(out)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if r.Model.K != 3 || r.Model.D != 3 {
+			t.Errorf("model %d x %d, want 3 x 3", r.Model.K, r.Model.D)
+		}
+		stdout, _, err = call(t, "certify", out)
+		if code, want := exitCode(err), 3*min(1, len(noise)); code != want || want == 0 && !strings.HasPrefix(stdout, "VERIFIED PRIVATE RELEASE") {
+			t.Errorf("certify: exit %d, want %d (%v)\n%.300s", code, want, err, stdout)
+		}
+		pred, stderr, err := call(t, "predict", "--model", out, "--data", data)
+		if err != nil || strings.Contains(pred, "p_c0") || !strings.HasPrefix(pred, "row,prediction\n") {
+			t.Fatalf("predict: %v\n%.300s\n%s", err, pred, stderr)
+		}
+		const head = "accuracy on the 120 rows with a usable label: "
+		var acc float64
+		if i := strings.Index(stderr, head); i < 0 {
+			t.Fatalf("predict reports no accuracy: %s", stderr)
+		} else if _, err := fmt.Sscan(stderr[i+len(head):], &acc); err != nil || noise != nil && acc < 0.5 {
+			t.Errorf("predict's accuracy %v (%v), want >= 0.5 (the majority class 1/3, the best stump 2/3)", acc, err)
 		}
 	}
 }

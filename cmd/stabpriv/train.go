@@ -438,8 +438,8 @@ func forecast(s *settings) string {
 		switch {
 		case s.partitioned():
 			mech = partition.RuleMechanism(budget)
-		case s.Options.PCA == 0 && s.Options.Project == 0 && cfg.Loss.Task() == losses.Binary && selection.StumpFirst(budget, k, n, w),
-			s.Options.PCA == 0 && s.Options.Project == 0 && cfg.Loss.Task() == losses.Binary && publicMap && selection.StumpUseful(budget, k, n, w):
+		case s.Options.PCA == 0 && s.Options.Project == 0 && cfg.Loss.Task() != losses.Regression && selection.StumpFirst(budget, k, n, w),
+			s.Options.PCA == 0 && s.Options.Project == 0 && cfg.Loss.Task() != losses.Regression && publicMap && selection.StumpUseful(budget, k, n, w):
 			mech = perturb.Stump // private.Plan's choice before the projection
 		}
 		m, err := release.Lookup(mech)
