@@ -376,6 +376,22 @@ func TestStumpUsefulMulticlass(t *testing.T) {
 			t.Errorf("eps %v, k %d, n %d, p %d: %v, want %v (excess %.1f rows)", c.eps, c.k, c.n, c.p, got, c.want, excess(c.eps, c.k, c.p))
 		}
 	}
+	// The fewest training rows docs/GUIDE.md gives at eps = 1.
+	b, err := os.ReadFile("../docs/GUIDE.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	fewest := func(k, p int) int {
+		n := 1
+		for !StumpUseful(dp.Budget{Epsilon: 1}, k, n, p) {
+			n++
+		}
+		return n
+	}
+	want := fmt.Sprintf("about %d training rows for 8 features and two classes at eps = 1, %d for 4 features and three classes, %d for 9 features and six", fewest(1, 8), fewest(3, 4), fewest(6, 9))
+	if !strings.Contains(strings.Join(strings.Fields(string(b)), " "), want) {
+		t.Errorf("docs/GUIDE.md does not say %q", want)
+	}
 }
 
 func TestStumpFirstDocumentedLimits(t *testing.T) {

@@ -31,13 +31,13 @@ func g6(v float64) string { return strconv.FormatFloat(v, 'g', 6, 64) }
 func stumpWords(r *modelfile.Released) string {
 	classes := r.Schema.Classes
 	var st stump.Multi // a binary stump as the pair (Lo, Hi) of its sides
-	rest := ""
+	rest, tie := "", 1 // tie: the class at z = t (+1 for a binary stump)
 	if r.Model.K > 1 {
 		m, err := stump.MultiFromWeights(r.Model.W, r.Model.K, stump.DefaultGrid)
 		if err != nil {
 			return err.Error()
 		}
-		st = m
+		st, tie = m, min(m.Lo, m.Hi)
 		rest = fmt.Sprintf("class %s when z > t, %s when z < t, %s at t", classes[m.Hi], classes[m.Lo], classes[min(m.Lo, m.Hi)])
 	} else {
 		b, err := stump.FromWeights(r.Model.W, stump.DefaultGrid)
@@ -59,11 +59,14 @@ func stumpWords(r *modelfile.Released) string {
 	case category != "":
 		// z is 1 for the category and 0 otherwise; the stump's class at
 		// each (a side of the threshold t, which lies in (-1, 1)).
-		class := func(z float64) string { // z = 0 or 1, never t
-			if z > t {
+		class := func(z float64) string {
+			switch {
+			case z > t:
 				return classes[st.Hi]
+			case z < t:
+				return classes[st.Lo]
 			}
-			return classes[st.Lo]
+			return classes[tie]
 		}
 		rest = fmt.Sprintf("class %s when %q = %q, else %s", class(1), column, category, class(0))
 		if class(1) == class(0) {
