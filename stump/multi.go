@@ -188,10 +188,6 @@ func MultiScores(Z mat.Matrix, y []float64, null []bool, K, T int) ([]int64, err
 		return nil, err
 	}
 	n, p := Z.Dims()
-	type cell struct {
-		v float64
-		c int
-	}
 	total := make([]int64, K)
 	for i := range n {
 		if null == nil || !null[i] {
@@ -209,15 +205,7 @@ func MultiScores(Z mat.Matrix, y []float64, null []bool, K, T int) ([]int64, err
 				col = append(col, cell{Z.At(i, j), int(y[i])})
 			}
 		}
-		slices.SortFunc(col, func(a, b cell) int {
-			switch {
-			case a.v < b.v:
-				return -1
-			case a.v > b.v:
-				return 1
-			}
-			return 0
-		})
+		sortCells(col)
 		clear(lt)
 		clear(le)
 		a, b := 0, 0
@@ -287,18 +275,7 @@ func checkMultiRows(Z mat.Matrix, y []float64, null []bool, K, T int) error {
 //
 // Errors wrap ErrInput (before any draw) or perturb.ErrSource.
 func FitMulti(Z mat.Matrix, y []float64, null []bool, K int, cfg Config, src perturb.Source) (Multi, error) {
-	if err := cfg.Check(); err != nil {
-		return Multi{}, err
-	}
-	T := cfg.grid()
-	scores, err := MultiScores(Z, y, null, K, T)
-	if err != nil {
-		return Multi{}, err
-	}
-	if src == nil {
-		src = perturb.Secure()
-	}
-	r, err := perturb.PermuteAndFlip(src, scores, cfg.Epsilon, Sensitivity)
+	r, T, err := choose(cfg, src, func(T int) ([]int64, error) { return MultiScores(Z, y, null, K, T) })
 	if err != nil {
 		return Multi{}, err
 	}

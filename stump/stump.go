@@ -194,10 +194,6 @@ func Scores(Z mat.Matrix, y []float64, null []bool, T int) ([]int64, error) {
 		return nil, err
 	}
 	n, p := Z.Dims()
-	type cell struct {
-		v   float64
-		pos bool
-	}
 	var negTotal int64
 	for i := range n {
 		if (null == nil || !null[i]) && y[i] < 0 {
@@ -212,31 +208,23 @@ func Scores(Z mat.Matrix, y []float64, null []bool, T int) ([]int64, error) {
 			if null != nil && null[i] {
 				continue
 			}
-			col = append(col, cell{Z.At(i, j), y[i] > 0})
+			col = append(col, cell{Z.At(i, j), int(max(y[i], 0))})
 		}
-		slices.SortFunc(col, func(a, b cell) int {
-			switch {
-			case a.v < b.v:
-				return -1
-			case a.v > b.v:
-				return 1
-			}
-			return 0
-		})
+		sortCells(col)
 		// lt counts the rows with z < t, le those with z <= t, by label.
 		var ltPos, ltNeg, lePos, leNeg int64
 		a, b := 0, 0
 		for k := 1; k <= T; k++ {
 			t := Threshold(k, T)
 			for ; a < len(col) && col[a].v < t; a++ {
-				if col[a].pos {
+				if col[a].c == 1 {
 					ltPos++
 				} else {
 					ltNeg++
 				}
 			}
 			for ; b < len(col) && col[b].v <= t; b++ {
-				if col[b].pos {
+				if col[b].c == 1 {
 					lePos++
 				} else {
 					leNeg++
@@ -252,6 +240,26 @@ func Scores(Z mat.Matrix, y []float64, null []bool, T int) ([]int64, error) {
 		}
 	}
 	return scores, nil
+}
+
+// cell is a row's value in one column and its class (for Scores, 1 for
+// the label +1 and 0 for -1).
+type cell struct {
+	v float64
+	c int
+}
+
+// sortCells sorts col by value.
+func sortCells(col []cell) {
+	slices.SortFunc(col, func(a, b cell) int {
+		switch {
+		case a.v < b.v:
+			return -1
+		case a.v > b.v:
+			return 1
+		}
+		return 0
+	})
 }
 
 // checkRows checks the inputs of Scores and Fit.
@@ -318,20 +326,28 @@ func checkLabelled(Z mat.Matrix, y []float64, null []bool, label func(float64) b
 //
 // Errors wrap ErrInput (before any draw) or perturb.ErrSource.
 func Fit(Z mat.Matrix, y []float64, null []bool, cfg Config, src perturb.Source) (Stump, error) {
-	if err := cfg.Check(); err != nil {
-		return Stump{}, err
-	}
-	T := cfg.grid()
-	scores, err := Scores(Z, y, null, T)
-	if err != nil {
-		return Stump{}, err
-	}
-	if src == nil {
-		src = perturb.Secure()
-	}
-	r, err := perturb.PermuteAndFlip(src, scores, cfg.Epsilon, Sensitivity)
+	r, T, err := choose(cfg, src, func(T int) ([]int64, error) { return Scores(Z, y, null, T) })
 	if err != nil {
 		return Stump{}, err
 	}
 	return candidate(r, T), nil
+}
+
+// choose checks cfg, computes the candidates' scores for its grid of T
+// thresholds and draws a candidate r by permute-and-flip at cfg.Epsilon
+// with Sensitivity from src (nil means perturb.Secure()).
+func choose(cfg Config, src perturb.Source, scores func(T int) ([]int64, error)) (r, T int, err error) {
+	if err := cfg.Check(); err != nil {
+		return 0, 0, err
+	}
+	T = cfg.grid()
+	q, err := scores(T)
+	if err != nil {
+		return 0, 0, err
+	}
+	if src == nil {
+		src = perturb.Secure()
+	}
+	r, err = perturb.PermuteAndFlip(src, q, cfg.Epsilon, Sensitivity)
+	return r, T, err
 }
