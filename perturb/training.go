@@ -59,7 +59,7 @@ type TrainingMechanism struct {
 var trainingRegistry = []TrainingMechanism{
 	{Name: Objective, Pure: true, Words: "Objective perturbation: the released weights minimize the regularized objective plus a random linear term <b, w>/n, b with density proportional to exp(-||b||/theta) (norm Gamma(dim, theta), uniform direction)."},
 	{Name: AMP, Pure: false, Words: "Approximate Minima Perturbation: an approximate minimizer (gradient norm at most gamma) of the regularized objective plus a random linear term <b_1, w>/n with b_1 ~ N(0, sigma_1^2 I), plus Gaussian noise b_2 on the result."},
-	{Name: Stump, Pure: true, Words: "Private decision stump: one classifier s * sign(z_j - t) of a public finite class (every mapped feature j, thresholds t on a public grid, both signs s) chosen by permute-and-flip with utility the number of training rows it classifies correctly; no noise is added to weights."},
+	{Name: Stump, Pure: true, Words: "Private decision stump: one classifier of a public finite class (every mapped feature j, thresholds t on a public grid; s * sign(z_j - t) for both signs s, or for K classes one class below t and another above) chosen by permute-and-flip with utility the number of training rows it classifies correctly; no noise is added to weights."},
 }
 
 // LookupTraining returns the training-time mechanism named m.
