@@ -68,25 +68,34 @@ func (r *Released) ConstantClass() (string, bool) {
 }
 
 // constantStump is ConstantClass for a stump: the class at both ends of
-// its feature's range, when they agree.
+// its feature's range, when they agree (for a multiclass stump, K
+// outputs, the argmax's class at each end).
 func (r *Released) constantStump() (string, bool) {
-	st, err := stump.FromWeights(r.Model.W, stump.DefaultGrid)
-	if err != nil {
-		return "", false
+	var feature int
+	var predict func(z []float64) int // the class index
+	if K := r.Model.K; K > 1 {
+		m, err := stump.MultiFromWeights(r.Model.W, K, stump.DefaultGrid)
+		if err != nil || K != len(r.Schema.Classes) {
+			return "", false
+		}
+		feature, predict = m.Feature, func(z []float64) int { return m.Predict(z, stump.DefaultGrid) }
+	} else {
+		st, err := stump.FromWeights(r.Model.W, stump.DefaultGrid)
+		if err != nil {
+			return "", false
+		}
+		feature, predict = st.Feature, func(z []float64) int { return int(st.Predict(z, stump.DefaultGrid)+1) / 2 }
 	}
 	lo, hi := -1.0, 1.0
-	if r.Preprocessing.Indicator(st.Feature) {
+	if r.Preprocessing.Indicator(feature) {
 		lo = 0
 	}
 	z := make([]float64, r.Model.D-1)
-	z[st.Feature] = lo
-	a := st.Predict(z, stump.DefaultGrid)
-	z[st.Feature] = hi
-	if b := st.Predict(z, stump.DefaultGrid); a != b {
+	z[feature] = lo
+	a := predict(z)
+	z[feature] = hi
+	if predict(z) != a {
 		return "", false
 	}
-	if a > 0 {
-		return r.Schema.Classes[1], true
-	}
-	return r.Schema.Classes[0], true
+	return r.Schema.Classes[a], true
 }

@@ -58,6 +58,18 @@ func TestConstantClass(t *testing.T) {
 			if ok != c.constant || ok && class != "yes" {
 				t.Errorf("stump on input %d at t = %v: %q %v, want constant %v", c.feature, th, class, ok, c.constant)
 			}
+			// A multiclass stump: class Hi above t, Lo below, the smaller
+			// at t; on the one-hot input constant (Hi) below 0, and at
+			// t = 0 when Hi is the smaller class.
+			for _, pr := range [][2]int{{0, 2}, {2, 1}} {
+				m := stump.Multi{Feature: c.feature, Index: k, Lo: pr[0], Hi: pr[1]}
+				three := []string{"no", "yes", "maybe"}
+				r := &Released{Model: &trainer.Model{Task: losses.Multiclass, K: 3, D: 4, W: m.Weights(3, T, 3)}, Schema: datasets.Schema{Classes: three}, Preprocessing: p}
+				want := c.feature == 1 && (th < 0 || th == 0 && m.Hi < m.Lo)
+				if class, ok := r.ConstantClass(); ok != want || ok && class != three[m.Hi] {
+					t.Errorf("multiclass stump %+v on input %d at t = %v: %q %v, want constant %v", m, c.feature, th, class, ok, want)
+				}
+			}
 		}
 	}
 }
