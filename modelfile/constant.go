@@ -74,11 +74,11 @@ func (r *Released) constantStump() (string, bool) {
 	var feature int
 	var predict func(z []float64) int // the class index
 	if K := r.Model.K; K > 1 {
-		m, err := stump.MultiFromWeights(r.Model.W, K, stump.DefaultGrid)
+		m, err := stump.MultiFromWeights(r.Model.W, K, stump.MultiGrid)
 		if err != nil || K != len(r.Schema.Classes) {
 			return "", false
 		}
-		feature, predict = m.Feature, func(z []float64) int { return m.Predict(z, stump.DefaultGrid) }
+		feature, predict = m.Feature, func(z []float64) int { return m.Predict(z, stump.MultiGrid) }
 	} else {
 		st, err := stump.FromWeights(r.Model.W, stump.DefaultGrid)
 		if err != nil {

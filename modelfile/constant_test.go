@@ -64,7 +64,9 @@ func TestConstantClass(t *testing.T) {
 			for _, pr := range [][2]int{{0, 2}, {2, 1}} {
 				m := stump.Multi{Feature: c.feature, Index: k, Lo: pr[0], Hi: pr[1]}
 				three := []string{"no", "yes", "maybe"}
-				r := &Released{Model: &trainer.Model{Task: losses.Multiclass, K: 3, D: 4, W: m.Weights(3, T, 3)}, Schema: datasets.Schema{Classes: three}, Preprocessing: p}
+				// T's thresholds are points of the finer MultiGrid too.
+				m.Index = (k * (stump.MultiGrid + 1)) / (T + 1)
+				r := &Released{Model: &trainer.Model{Task: losses.Multiclass, K: 3, D: 4, W: m.Weights(3, stump.MultiGrid, 3)}, Schema: datasets.Schema{Classes: three}, Preprocessing: p}
 				want := c.feature == 1 && (th < 0 || th == 0 && m.Hi < m.Lo)
 				if class, ok := r.ConstantClass(); ok != want || ok && class != three[m.Hi] {
 					t.Errorf("multiclass stump %+v on input %d at t = %v: %q %v, want constant %v", m, c.feature, th, class, ok, want)

@@ -159,7 +159,7 @@ func (m stumpMethod) Prepare(ctx context.Context, rows Rows, b dp.Budget) (Prepa
 	var scores []int64
 	var err error
 	if K > 0 {
-		scores, err = stump.MultiScores(Z, rows.Y, null, K, stump.DefaultGrid)
+		scores, err = stump.MultiScores(Z, rows.Y, null, K, stump.MultiGrid)
 	} else {
 		scores, err = stump.Scores(Z, rows.Y, null, stump.DefaultGrid)
 	}
@@ -225,8 +225,8 @@ func (p *stumpPrepared) Release(ctx context.Context, src perturb.Source, extra .
 // model returns the model of candidate r.
 func (p *stumpPrepared) model(r int) *trainer.Model {
 	if K := p.classes; K > 0 {
-		m, _ := stump.MultiFromIndex(r, stump.DefaultGrid, K)
-		return &trainer.Model{Loss: MultiStumpLoss, Task: losses.Multiclass, K: K, D: p.p + 1, W: m.Weights(p.p, stump.DefaultGrid, K)}
+		m, _ := stump.MultiFromIndex(r, stump.MultiGrid, K)
+		return &trainer.Model{Loss: MultiStumpLoss, Task: losses.Multiclass, K: K, D: p.p + 1, W: m.Weights(p.p, stump.MultiGrid, K)}
 	}
 	s, _ := stump.FromIndex(r, stump.DefaultGrid)
 	return &trainer.Model{Loss: StumpLoss, Task: losses.Binary, K: 1, D: p.p + 1, W: s.Weights(p.p, stump.DefaultGrid)}
@@ -262,6 +262,7 @@ func stumpCertificate(b dp.Budget, n, p, K int, seed uint64, source string, note
 	class := fmt.Sprintf("the class is public: the %d mapped features (from the header and the schema) x the %d thresholds t_k = -1 + 2k/%d, k = 1..%d, of the grid (interior points of every column's mapped range [-1, 1], that is of its declared or privately estimated bounds) x 2 signs = %d candidates h(z) = +1 if s (z_j - t) >= 0, else -1; the released weights are the chosen candidate's on [z, 1] (s on feature j, -s t on the bias, zeros elsewhere), a member of that class", p, T, T+1, T, cands)
 	loss := StumpLoss + ") only makes readers apply the weights as a margin classifier without probabilities"
 	if K > 0 {
+		T = stump.MultiGrid
 		cands = stump.MultiCandidates(p, T, K)
 		run = &trainer.Run{Loss: MultiStumpLoss, Task: losses.Multiclass.String(), N: n, D: p + 1, K: K, Seed: seed}
 		class = fmt.Sprintf("the class is public: the %d mapped features (from the header and the schema) x the %d thresholds t_k = -1 + 2k/%d, k = 1..%d, of the grid (interior points of every column's mapped range [-1, 1], that is of its declared or privately estimated bounds) x the %d ordered pairs (a, b) of distinct classes among the %d = %d candidates h(z) = b if z_j > t, a if z_j < t, the first of a and b (in the schema's order) if z_j = t; the released weights are the chosen candidate's %d outputs on [z, 1] (class b: 1 on feature j and -t on the bias; class a: their negation; every other class: -1 on the bias; zeros elsewhere), whose argmax (the first of equal margins) is h, a member of that class", p, T, T+1, T, K*(K-1), K, cands, K)
@@ -343,11 +344,11 @@ func (stumpMethod) Rebuild(c *Certificate, pub Public) (*Certificate, *stability
 	return cert, nil, nil
 }
 
-// CheckWeights requires w to be a member of the stump's public class for
-// the grid of stump.DefaultGrid thresholds, bit for bit: for one output
-// (stump.FromWeights) one feature weight +1 or -1, zeros, and a bias
-// -s t_k on the grid; for K outputs (stump.MultiFromWeights) the weights of
-// a multiclass stump. Weights outside the class cannot come from the
+// CheckWeights requires w to be a member of the stump's public class, bit
+// for bit: for one output (stump.FromWeights, the grid of
+// stump.DefaultGrid thresholds) one feature weight +1 or -1, zeros, and a
+// bias -s t_k on the grid; for K outputs (stump.MultiFromWeights, the grid
+// of stump.MultiGrid) the weights of a multiclass stump. Weights outside the class cannot come from the
 // mechanism.
 func (stumpMethod) CheckWeights(_ *Certificate, pub Public, w []float64) error {
 	if pub.K < 1 || len(w) != pub.K*pub.D {
@@ -355,7 +356,7 @@ func (stumpMethod) CheckWeights(_ *Certificate, pub Public, w []float64) error {
 	}
 	var err error
 	if pub.K > 1 {
-		_, err = stump.MultiFromWeights(w, pub.K, stump.DefaultGrid)
+		_, err = stump.MultiFromWeights(w, pub.K, stump.MultiGrid)
 	} else {
 		_, err = stump.FromWeights(w, stump.DefaultGrid)
 	}

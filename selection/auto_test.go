@@ -18,6 +18,7 @@ import (
 	"github.com/stabpriv/stabpriv/perturb"
 	"github.com/stabpriv/stabpriv/privbounds"
 	"github.com/stabpriv/stabpriv/release"
+	"github.com/stabpriv/stabpriv/stump"
 	"github.com/stabpriv/stabpriv/trainer"
 )
 
@@ -305,10 +306,10 @@ func TestRuleSettingGroup(t *testing.T) {
 
 // TestStumpFirst: the rule releases a stump for a model with at least as
 // many mapped features as training rows when the stump's guarantee is not
-// vacuous (the gene_all shape at eps = 1, binary or three classes), and
-// not for more classes than the guarantee affords or the cap, fewer
-// features than rows, or a budget too small for the guarantee (the
-// gene_all shape at eps = 0.5).
+// vacuous (the gene_all shape at eps = 1; three classes on 2,000
+// features), and not for more classes than the guarantee affords, more
+// classes or candidates than the caps, fewer features than rows, or a
+// budget too small for the guarantee (the gene_all shape at eps = 0.5).
 func TestStumpFirst(t *testing.T) {
 	for _, c := range []struct {
 		eps     float64
@@ -318,8 +319,9 @@ func TestStumpFirst(t *testing.T) {
 		{1, 1, 102, 12625, true},
 		{1, 1, 102, 102, true},
 		{0.5, 1, 102, 12625, false},
-		{1, 3, 102, 12625, true},    // (2/eps)(ln(12625 63 6) + 1) = 32.8 rows <= n/3 = 34
-		{1, 5, 102, 12625, false},   // gene_all's five classes: 35.2 rows > n/5 = 20.4
+		{1, 3, 102, 2000, true},     // (2/eps)(ln(2000 255 6) + 1) = 31.9 rows <= n/3 = 34
+		{1, 3, 102, 12625, false},   // 12625 x 255 x 6 candidates: above stump.MaxMultiCandidates
+		{1, 5, 102, 2000, false},    // five classes: 34.7 rows > n/5 = 20.4
 		{1, 11, 1000, 12625, false}, // more classes than stump.MaxClasses
 		{1, 1, 29000, 104, false},
 		{1, 1, 569, 30, false},    // the breast cancer data
@@ -345,14 +347,15 @@ func TestStumpFirst(t *testing.T) {
 // documents say so and name --mechanism objective as the way to a linear
 // release there.
 // TestStumpUsefulMulticlass: for K classes the stump is useful when
-// (2/eps)(ln(p T K (K-1)) + 1) <= n/K, T = 63, exactly at the boundary, and
+// (2/eps)(ln(p T K (K-1)) + 1) <= n/K, T = stump.MultiGrid, exactly at the
+// boundary, and
 // on the shapes of the defaults bench's small multiclass tables at eps = 1
 // (iris 120 x 4, wine 142 x 13, fgl 171 x 9 with six classes, pbc 334 x
 // 18 training rows and features), and not for the eighteen classes of
 // LastFM (above stump.MaxClasses) nor at eps = 0.1 on iris.
 func TestStumpUsefulMulticlass(t *testing.T) {
 	excess := func(eps float64, K, p int) float64 {
-		return 2 / eps * (math.Log(float64(p*63*K*(K-1))) + 1)
+		return 2 / eps * (math.Log(float64(p*stump.MultiGrid*K*(K-1))) + 1)
 	}
 	for _, c := range []struct {
 		eps     float64
@@ -365,6 +368,7 @@ func TestStumpUsefulMulticlass(t *testing.T) {
 		{1, 3, 334, 18, true},
 		{0.1, 3, 120, 4, false},
 		{1, 18, 6099, 32, false},
+		{1, 10, 1e6, 800, false}, // 800 x 255 x 90 candidates, above stump.MaxMultiCandidates
 		{1, 3, int(math.Ceil(3 * excess(1, 3, 4))), 4, true},
 		{1, 3, int(math.Ceil(3*excess(1, 3, 4))) - 1, 4, false},
 		{1, 6, int(math.Ceil(6 * excess(1, 6, 9))), 9, true},

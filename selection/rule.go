@@ -123,8 +123,9 @@ func StumpFirst(b dp.Budget, k, n, p int) bool {
 // features (StumpFirst's condition without p >= n). The model has K
 // classes: K = 2 for a binary model (k = 1), K = k for a multiclass one
 // (k >= 2, at most stump.MaxClasses; above the cap: false). The class has
-// N = 2 p T candidates (binary) or p T K (K-1) (multiclass), T =
-// stump.DefaultGrid, and the stump's expected excess error over the best
+// N = 2 p T candidates (binary, T = stump.DefaultGrid) or p T K (K-1)
+// (multiclass, T = stump.MultiGrid, at most stump.MaxMultiCandidates;
+// above: false), and the stump's expected excess error over the best
 // candidate is at most (2/eps)(ln N + 1) rows (the exponential mechanism's
 // tail bound, P[excess >= (2/eps)(ln N + t)] <= e^-t, Dwork & Roth 2014,
 // Theorem 3.11, integrated over t >= 0; permute-and-flip's expected
@@ -147,18 +148,21 @@ func StumpFirst(b dp.Budget, k, n, p int) bool {
 // 0.90 (docs/DESIGN.md, section 12.1); on the multiclass iris, wine, fgl
 // and pbc (3, 3, 6 and 3 classes) the linear rule released 0.29, 0.32, 0.33
 // and 0.51, below their majority classes 0.44, 0.43, 0.42 and 0.57, the
-// multiclass stump 0.65, 0.60, 0.41 and 0.71 (on fgl, the best stump of
-// the class is little ahead of the majority: 0.39 against 0.39 over 20
-// splits). The margin n/K is the binary rule's n/2 for K classes, not
-// fitted to these tables, which pass it by a wide margin (120, 142, 171
-// and 334 training rows against 50, 57, 129 and 59 needed).
+// multiclass stump 0.62, 0.66, 0.49 and 0.69 (over 20 splits 0.64, 0.65,
+// 0.47 and 0.70 against majorities of 0.41, 0.42, 0.39 and 0.56). The
+// margin n/K is the binary rule's n/2 for K classes, not fitted to these
+// tables, which pass it by a wide margin (120, 142, 171 and 334 training
+// rows against 59, 66, 146 and 68 needed).
 func StumpUseful(b dp.Budget, k, n, p int) bool {
 	if k < 1 || k > stump.MaxClasses || n < 1 || p < 1 || !(b.Epsilon > 0) {
 		return false
 	}
 	K, cands := 2, float64(stump.Candidates(1, stump.DefaultGrid))*float64(p)
 	if k > 1 {
-		K, cands = k, float64(stump.MultiCandidates(1, stump.DefaultGrid, k))*float64(p)
+		K, cands = k, float64(stump.MultiCandidates(1, stump.MultiGrid, k))*float64(p)
+		if cands > stump.MaxMultiCandidates {
+			return false
+		}
 	}
 	excess := 2 / b.Epsilon * (math.Log(cands) + 1)
 	return excess <= float64(n)/float64(K)

@@ -40,7 +40,8 @@
 // For K classes (2 <= K <= MaxClasses) the multiclass class (Multi,
 // FitMulti) holds, for every column j and threshold t of the grid, the
 // K (K-1) ordered pairs (Lo, Hi) of distinct classes: h(z) = Hi if z_j > t,
-// Lo if z_j < t, and min(Lo, Hi) at z_j = t, the decision of a model
+// Lo if z_j < t, and min(Lo, Hi) at z_j = t (t on the finer grid of
+// MultiGrid = 255 thresholds by default), the decision of a model
 // file's argmax on its weights (K outputs on [z, 1]: e_j - t e_bias for
 // Hi, the negation for Lo, -1 on the bias for every other class). The
 // utility, privacy argument and guarantee are the binary class's over its

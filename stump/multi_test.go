@@ -75,7 +75,7 @@ func TestMultiScoresBrute(t *testing.T) {
 func TestMultiWeightsDecide(t *testing.T) {
 	const p = 3
 	for _, K := range []int{2, 3, 5} {
-		for _, T := range []int{1, 4, DefaultGrid, 100} {
+		for _, T := range []int{1, 4, DefaultGrid, MultiGrid} {
 			for r := range MultiCandidates(p, T, K) {
 				m := multiCandidate(r, T, K)
 				w := m.Weights(p, T, K)
@@ -238,7 +238,7 @@ func TestFitMultiFindsSignal(t *testing.T) {
 		}
 		hit := 0
 		for i := range n {
-			if float64(m.Predict(Z.RawRowView(i), DefaultGrid)) == y[i] {
+			if float64(m.Predict(Z.RawRowView(i), MultiGrid)) == y[i] { // the grid of Grid 0
 				hit++
 			}
 		}
@@ -273,6 +273,7 @@ func TestFitMultiBadInput(t *testing.T) {
 		{"class 0.5", Z, []float64{0.5, 0}, 3, Config{Epsilon: 1}},
 		{"K 1", Z, []float64{0, 0}, 1, Config{Epsilon: 1}},
 		{"K above the cap", Z, y, MaxClasses + 1, Config{Epsilon: 1}},
+		{"candidates above the cap", mat.NewDense(2, MaxMultiCandidates/(MultiGrid*90)+1, nil), []float64{0, 9}, 10, Config{Epsilon: 1}},
 	} {
 		var Zm mat.Matrix = c.Z
 		if c.Z == nil {

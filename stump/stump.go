@@ -32,7 +32,7 @@ type Config struct {
 	// Epsilon > 0 is the privacy parameter of the selection.
 	Epsilon float64
 	// Grid is the number T of thresholds per column, in [1, MaxGrid]
-	// (Threshold). Zero means DefaultGrid.
+	// (Threshold). Zero means DefaultGrid for Fit, MultiGrid for FitMulti.
 	Grid int
 }
 
@@ -337,10 +337,14 @@ func Fit(Z mat.Matrix, y []float64, null []bool, cfg Config, src perturb.Source)
 // thresholds and draws a candidate r by permute-and-flip at cfg.Epsilon
 // with Sensitivity from src (nil means perturb.Secure()).
 func choose(cfg Config, src perturb.Source, scores func(T int) ([]int64, error)) (r, T int, err error) {
+	return chooseOn(cfg, cfg.grid(), src, scores)
+}
+
+// chooseOn is choose on a grid of T thresholds.
+func chooseOn(cfg Config, T int, src perturb.Source, scores func(T int) ([]int64, error)) (r, _ int, err error) {
 	if err := cfg.Check(); err != nil {
 		return 0, 0, err
 	}
-	T = cfg.grid()
 	q, err := scores(T)
 	if err != nil {
 		return 0, 0, err

@@ -31,9 +31,10 @@ func g6(v float64) string { return strconv.FormatFloat(v, 'g', 6, 64) }
 func stumpWords(r *modelfile.Released) string {
 	classes := r.Schema.Classes
 	var st stump.Multi // a binary stump as the pair (Lo, Hi) of its sides
+	T := stump.MultiGrid
 	rest, tie := "", 1 // tie: the class at z = t (+1 for a binary stump)
 	if r.Model.K > 1 {
-		m, err := stump.MultiFromWeights(r.Model.W, r.Model.K, stump.DefaultGrid)
+		m, err := stump.MultiFromWeights(r.Model.W, r.Model.K, stump.MultiGrid)
 		if err != nil {
 			return err.Error()
 		}
@@ -44,14 +45,14 @@ func stumpWords(r *modelfile.Released) string {
 		if err != nil {
 			return err.Error()
 		}
-		st = stump.Multi{Feature: b.Feature, Index: b.Index, Lo: 0, Hi: 1}
+		st, T = stump.Multi{Feature: b.Feature, Index: b.Index, Lo: 0, Hi: 1}, stump.DefaultGrid
 		side := ">="
 		if b.Sign < 0 {
 			st.Lo, st.Hi, side = 1, 0, "<="
 		}
 		rest = fmt.Sprintf("class %s when z %s t, else %s", classes[1], side, classes[0])
 	}
-	t := stump.Threshold(st.Index, stump.DefaultGrid)
+	t := stump.Threshold(st.Index, T)
 	what := fmt.Sprintf("mapped input %d", st.Feature)
 	column, category, num := stumpInput(r.Preprocessing, st.Feature)
 	p := r.Preprocessing

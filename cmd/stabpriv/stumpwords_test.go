@@ -56,9 +56,11 @@ func TestStumpWordsMixed(t *testing.T) {
 					func(z []float64) string { return schema.Classes[(int(st.Predict(z, T))+1)/2] }})
 			}
 			for _, pr := range [][2]int{{0, 2}, {2, 1}, {1, 0}} {
-				m := stump.Multi{Feature: j, Index: k, Lo: pr[0], Hi: pr[1]}
-				cases = append(cases, stumpCase{fmt.Sprintf("classes %d below, %d above", pr[0], pr[1]), &trainer.Model{K: 3, D: p + 1, W: m.Weights(p, T, 3)}, three,
-					func(z []float64) string { return three[m.Predict(z, T)] }})
+				// The same threshold on the multiclass stump's finer grid.
+				const MT = stump.MultiGrid
+				m := stump.Multi{Feature: j, Index: k * (MT + 1) / (T + 1), Lo: pr[0], Hi: pr[1]}
+				cases = append(cases, stumpCase{fmt.Sprintf("classes %d below, %d above", pr[0], pr[1]), &trainer.Model{K: 3, D: p + 1, W: m.Weights(p, MT, 3)}, three,
+					func(z []float64) string { return three[m.Predict(z, MT)] }})
 			}
 			for _, c := range cases {
 				sc := schema
