@@ -76,11 +76,11 @@ func (stumpMethod) CheckConfig(cfg trainer.Config) error {
 			return fmt.Errorf("%w: the multiclass stump takes 2 to %d classes, not %d: its class has K (K-1) pairs per threshold", ErrConfig, stump.MaxClasses, cfg.Classes)
 		}
 	case cfg.Loss != nil && cfg.Loss.Task() != losses.Binary || cfg.Classes > 2:
-		what := fmt.Sprintf("%d classes", cfg.Classes)
+		what := fmt.Sprintf("%d classes with a binary loss", cfg.Classes)
 		if cfg.Loss != nil {
 			what = fmt.Sprintf("the %s loss (%v)", cfg.Loss.Name(), cfg.Loss.Task())
 		}
-		return fmt.Errorf("%w: the stump classifies; %s is neither binary nor multiclass with the softmax loss", ErrConfig, what)
+		return fmt.Errorf("%w: the stump is a classifier, not for %s: use logistic for two classes, softmax for more", ErrConfig, what)
 	}
 	var bad []string
 	if cfg.Reg.Lambda != 0 || cfg.Reg.L1Ratio != 0 {
