@@ -16,7 +16,9 @@ import (
 	"github.com/stabpriv/stabpriv/trainer"
 )
 
-func reviewRows(n, d int) ([][]float64, []float64) {
+// neighbourRows returns n seeded rows of d features in [-0.3, 0.3] and
+// their labels 0/1, the sign of x1 - x2 plus noise.
+func neighbourRows(n, d int) ([][]float64, []float64) {
 	rng := rand.New(rand.NewPCG(11, 12))
 	rows, y := make([][]float64, n), make([]float64, n)
 	for i := range rows {
@@ -32,12 +34,13 @@ func reviewRows(n, d int) ([][]float64, []float64) {
 	return rows, y
 }
 
-// TestReviewNeighbourSensitivity: FitRows on two [][]float64 differing in one
-// row (adversarial replacements), noise seeded identically: the realized
-// ||w~_S - w~_S'|| = ||w_S - w_S'|| must not exceed the certificate's Delta.
-func TestReviewNeighbourSensitivity(t *testing.T) {
+// TestFitRowsNeighbourSensitivity: FitRows on two [][]float64 differing in
+// one row (adversarial replacements), noise seeded identically: neither is
+// refused, and the realized ||w~_S - w~_S'|| = ||w_S - w_S'|| does not
+// exceed the certificate's Delta.
+func TestFitRowsNeighbourSensitivity(t *testing.T) {
 	const n, d = 120, 3
-	rows, y := reviewRows(n, d)
+	rows, y := neighbourRows(n, d)
 	big := math.MaxFloat64
 	repl := map[string][]float64{
 		"huge+":     {big, big, big},
@@ -127,6 +130,38 @@ func TestReviewNeighbourSensitivity(t *testing.T) {
 					}
 				}
 			}
+		}
+	}
+}
+
+// TestFitRowsNegativeZeroLabel: y = -0.0 equals the declared class 0
+// (FitMatrix's own check accepts it), so it must train as class 0, not as a
+// null row: a non-private fit of the same labels written as -0 and as +0
+// gives the same weights.
+func TestFitRowsNegativeZeroLabel(t *testing.T) {
+	rows, y := neighbourRows(200, 3)
+	yneg := append([]float64(nil), y...)
+	for i := range yneg {
+		if yneg[i] == 0 {
+			yneg[i] = math.Copysign(0, -1)
+		}
+	}
+	dom := private.Domain{Classes: []float64{0, 1}, Norm: 1}
+	opts := private.Options{Diagnostics: true}
+	a, err := private.FitRows(context.Background(), rows, y, dom, dp.Budget{}, opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, err := private.FitRows(context.Background(), rows, yneg, dom, dp.Budget{}, opts)
+	if err != nil {
+		t.Fatalf("-0 label refused: %v", err)
+	}
+	if b.Diagnostics.NullRows != a.Diagnostics.NullRows {
+		t.Errorf("labels -0 make %d null rows, +0 make %d", b.Diagnostics.NullRows, a.Diagnostics.NullRows)
+	}
+	for j := range a.Model.W {
+		if a.Model.W[j] != b.Model.W[j] {
+			t.Fatalf("weights differ: %v vs %v", a.Model.W, b.Model.W)
 		}
 	}
 }
