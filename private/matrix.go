@@ -26,6 +26,12 @@ const Label = "label"
 // counterpart for a matrix of a table's datasets.Schema: the classes, the
 // feature names and the feature bounds. Everything in it is public: it is
 // written into the model file and costs no privacy.
+//
+// A Domain says nothing of the mechanism: with only the classes and a
+// budget, FitMatrix lets the public rule choose it, which may be objective
+// perturbation. To select features from the release
+// (featsel.SelectReleased), which needs noise added to the weights, name an
+// output-perturbation mechanism in Options.Mechanism (perturb.Gamma, say).
 type Domain struct {
 	// Classes are the label values of a classification task, in order:
 	// for two classes Classes[1] is the positive one; for more, the model
