@@ -139,7 +139,7 @@ func Convert(orders, rdp []float64, delta float64, c Conversion) (Guarantee, err
 		}
 	}
 	if math.IsInf(g.Epsilon, 1) {
-		return Guarantee{}, fmt.Errorf("%w: the RDP is +Inf at all %d orders", ErrNoBound, len(orders))
+		return Guarantee{}, fmt.Errorf("%w: the RDP is +Inf at all %d orders: add noise, or take fewer steps or a lower sample rate", ErrNoBound, len(orders))
 	}
 	g.Epsilon = max(g.Epsilon, 0)
 	return g, nil
@@ -167,7 +167,8 @@ func (g SampledGaussian) Epsilon(delta float64, c Conversion, orders []float64) 
 // a group of two; Vadhan 2017, "The Complexity of Differential Privacy",
 // Lemma 2.2, states the looser k exp((k-1) eps) delta for k). It is not
 // tight; a certificate that keeps add/remove-one neighbours for the
-// mechanism must say so instead.
+// mechanism must say so instead. Its Delta is 1 or more (no guarantee) when
+// (1 + exp(eps)) delta is.
 func (g Guarantee) ReplaceOne() dp.Budget {
 	return dp.Budget{Epsilon: 2 * g.Epsilon, Delta: (1 + math.Exp(g.Epsilon)) * g.Delta}
 }

@@ -55,8 +55,12 @@ func NoiseMultiplier(q float64, steps int, target dp.Budget, c Conversion, order
 		return 0, Guarantee{}, err
 	}
 	if hiG.Epsilon > target.Epsilon {
-		return 0, Guarantee{}, fmt.Errorf("%w: %d steps at q = %v reach eps = %.4g at best (sigma = %g), above %v: raise eps or delta",
-			ErrUnreachable, steps, q, hiG.Epsilon, float64(maxNoise), target.Epsilon)
+		hint := "raise eps or delta"
+		if c == Classical {
+			hint += ", or use the improved conversion"
+		}
+		return 0, Guarantee{}, fmt.Errorf("%w: %d steps at q = %v reach eps = %.4g at best (sigma = %g), above %v: %s",
+			ErrUnreachable, steps, q, hiG.Epsilon, float64(maxNoise), target.Epsilon, hint)
 	}
 	if g, err := at(minNoise); err != nil {
 		return 0, Guarantee{}, err
