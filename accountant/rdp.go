@@ -82,11 +82,12 @@ func checkOrder(alpha float64) error {
 // small q. At a fractional order it is the two series of their Section 3.3
 // split at z0 = sigma^2 log(1/q - 1) + 1/2, with the signs of the
 // generalized binomial coefficients, as TF Privacy's first rdp_accountant
-// (_compute_log_a_frac) does, until both terms decrease and fall 30 nats
-// below the sum (dp_accounting's later version sums the terms' absolute
-// values: an upper bound, 1.3% above A_alpha - 1 at order 1.5 in the
-// MNIST tutorial's setting); after 1000 terms the order is given up and
-// RDP returns +Inf. At q = 1 it is the
+// (_compute_log_a_frac) does (dp_accounting's later version sums the terms'
+// absolute values: an upper bound, 1.3% above A_alpha - 1 at order 1.5 in
+// the MNIST tutorial's setting); the series is stopped at a partial sum
+// above its limit, by at most exp(-18) = 1.5e-8 of A_alpha - 1 once its
+// terms have fallen that low, or after 1000 terms (a looser upper bound;
+// +Inf, an Excluded order, if there is none yet). At q = 1 it is the
 // Gaussian mechanism's alpha / (2 sigma^2) (Mironov 2017, Proposition 7),
 // at q = 0 it is 0. Where the sums overflow (sigma below about 1e-150) it
 // is the bound log((1-q) + q exp(alpha(alpha-1)/(2 sigma^2))) / (alpha-1),
@@ -175,9 +176,9 @@ func logAInt(q, sigma float64, alpha int) float64 {
 // terms' signs are those of C(alpha, i), which alternate from
 // i > alpha + 1 on, and their magnitudes decrease from some i on (as
 // |C(alpha,i)| times a factor that tends to a constant); after a positive
-// term, once both series' terms decrease, the partial sum is above the
-// limit (an alternating series with decreasing terms) by at most the next
-// term, so it is an upper bound. The sum stops at such a term when the
+// term with i > alpha + 1, once both series' terms decrease, the partial
+// sum is above the limit (an alternating series with decreasing terms) by
+// at most the next term, so it is an upper bound. The sum stops at such a term when the
 // terms are fracTol nats below it, and otherwise after maxFracTerms terms
 // at the last such bound; with none, it returns +Inf. When A_alpha - 1 is
 // below exp(-25) of the sum of its terms' magnitudes (rounding would
@@ -213,7 +214,7 @@ func logAFrac(q, sigma, alpha float64) float64 {
 			sum.add(s0)
 		}
 		sum.add(s1)
-		if i >= 2 && sign > 0 && s0 < last0 && s1 < last1 {
+		if fi > alpha+1 && sign > 0 && s0 < last0 && s1 < last1 {
 			p, n := pos.log(), neg.log()
 			mag := logAdd(p, n)
 			if !(p > n) || logSub(p, n) < mag-25 {

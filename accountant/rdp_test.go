@@ -346,10 +346,11 @@ func TestLogErfc(t *testing.T) {
 	}
 }
 
-// BenchmarkEpsilon100kSteps times the eps of 100,000 steps over the default
-// orders and reports the time per order.
-func BenchmarkEpsilon100kSteps(b *testing.B) {
-	g := SampledGaussian{SampleRate: 0.001, NoiseMultiplier: 1, Steps: 100000}
+// benchmarkEpsilon times the eps of 100,000 steps at the sample rate q
+// and noise multiplier 1 over the default orders, and reports the time per
+// order.
+func benchmarkEpsilon(b *testing.B, q float64) {
+	g := SampledGaussian{SampleRate: q, NoiseMultiplier: 1, Steps: 100000}
 	n := len(DefaultOrders())
 	for b.Loop() {
 		if _, err := g.Epsilon(1e-5, Improved, nil); err != nil {
@@ -358,6 +359,14 @@ func BenchmarkEpsilon100kSteps(b *testing.B) {
 	}
 	b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N)/float64(n), "ns/order")
 }
+
+// BenchmarkEpsilon100kStepsQ001 is a DP-SGD setting (batch 0.1% of the
+// rows); BenchmarkEpsilon100kStepsQ1e1 one whose low fractional orders run
+// to the 1000-term cap.
+func BenchmarkEpsilon100kStepsQ001(b *testing.B) { benchmarkEpsilon(b, 0.001) }
+
+// BenchmarkEpsilon100kStepsQ1e1 is benchmarkEpsilon at q = 0.1.
+func BenchmarkEpsilon100kStepsQ1e1(b *testing.B) { benchmarkEpsilon(b, 0.1) }
 
 // TestTinyNoise checks that a noise multiplier so small that the sums
 // overflow gives +Inf at every order (no guarantee: ErrNoBound), never NaN.
