@@ -157,6 +157,7 @@ func TestAgainstIntegration(t *testing.T) {
 		{0.05, 0.7, 12.3},
 		{0.5, 2, 20},
 		{0.9, 1.5, 6.25},
+		{1e-5, 0.7, 10.5}, // stopped before the terms alternate, the sum was 2e-9 below
 	} {
 		got := stepRDP(tc.q, tc.sigma, tc.alpha)
 		want := integratedRDP(tc.q, tc.sigma, tc.alpha)
