@@ -135,7 +135,7 @@ func newProblem(x *mat.Dense, y []float64, cfg Config) (*problem, error) {
 		return nil, fmt.Errorf("%w: %d rows but %d labels", ErrInput, n, len(y))
 	}
 	if k := max(1, cfg.Loss.Outputs(cfg.Classes)); k*d > glm.MaxHessianWeights {
-		return nil, fmt.Errorf("%w: the Hessian of %d weights (%d x %d), more than %d (glm.MaxHessianWeights): project the rows (--project k)", ErrInput, k*d, k, d, glm.MaxHessianWeights)
+		return nil, fmt.Errorf("%w: %d weights (%d x %d), more than the %d whose Hessian is held (glm.MaxHessianWeights): project the rows (--project k)", ErrInput, k*d, k, d, glm.MaxHessianWeights)
 	}
 	for i := 0; i < n; i++ {
 		if j := check.FirstNonFinite(x.RawRowView(i)); j >= 0 {
