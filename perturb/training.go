@@ -92,12 +92,14 @@ func ReleaseMechanismList() string {
 	return s
 }
 
-// trainingLookupError is Lookup's error for a training-time name.
+// trainingLookupError is Lookup's error for a training-time name: such a
+// mechanism has no output-perturbation noise (objective perturbation is
+// implemented by package objpert, and private.Fit routes it there).
 func trainingLookupError(m Mechanism) error {
 	if m == Stump {
 		return fmt.Errorf("%w: %q selects a classifier privately (package stump, permute-and-flip): it has no output-perturbation noise", ErrMechanism, string(m))
 	}
-	return fmt.Errorf("%w: %q perturbs the training objective, not trained weights: it has no output-perturbation noise (package objpert implements it; private.Fit routes it there)", ErrMechanism, string(m))
+	return fmt.Errorf("%w: %q perturbs the training objective, not trained weights: it has no output-perturbation noise (package objpert)", ErrMechanism, string(m))
 }
 
 // Describe says in words what the noise of mechanism m of the given

@@ -238,9 +238,11 @@ func (pl *Plan) stump() bool { return pl.Method != nil && release.TakesStumpRows
 
 // checkStump refuses, for a stump, what its map cannot have: a
 // preprocessing other than bounds (its threshold grid lies in the bounds'
-// mapped range [-1, 1]), a random projection, principal components, and a
-// fit per privacy ID (the group sensitivity is not implemented). Errors
-// wrap ErrOptions.
+// mapped range [-1, 1]), a random projection or principal components
+// (the stump decides on one mapped feature, which they mix), and a fit per
+// privacy ID (the stump's utility has sensitivity 1 for one row, a privacy
+// ID moves up to MaxRowsPerID rows, and the group sensitivity is not
+// implemented). Errors wrap ErrOptions.
 func (pl *Plan) checkStump() error {
 	if !pl.stump() {
 		return nil
@@ -248,11 +250,11 @@ func (pl *Plan) checkStump() error {
 	opts := pl.Options
 	switch {
 	case pl.Mode != preprocess.Bounds:
-		return fmt.Errorf("%w: the stump's thresholds are a grid of the bounds' mapped range [-1, 1]: it needs the preprocessing bounds (declared or estimated), not %s", ErrOptions, pl.Mode)
+		return fmt.Errorf("%w: the stump's thresholds are a grid of the bounds' range: it needs the preprocessing bounds, not %s", ErrOptions, pl.Mode)
 	case opts.Project > 0 || opts.PCA > 0:
-		return fmt.Errorf("%w: the stump decides on one mapped feature; a random projection (%d) or principal components (%d) mix them: leave them out", ErrOptions, opts.Project, opts.PCA)
+		return fmt.Errorf("%w: the stump decides on one mapped feature: leave out the random projection (%d) and principal components (%d)", ErrOptions, opts.Project, opts.PCA)
 	case opts.PrivacyID != "":
-		return fmt.Errorf("%w: the stump's utility has sensitivity 1 for one row; a privacy ID moves up to %d rows (group sensitivity), which is not implemented", ErrOptions, opts.MaxRowsPerID)
+		return fmt.Errorf("%w: a stump per privacy ID (up to %d rows each) needs a group sensitivity, which is not implemented", ErrOptions, opts.MaxRowsPerID)
 	}
 	return nil
 }
@@ -330,7 +332,7 @@ func checkSelectable(cfg trainer.Config) error {
 		bad = append(bad, "a regression loss (the rule and the selections are for classification: name a mechanism)")
 	}
 	if len(bad) > 0 {
-		return fmt.Errorf("%w: without a mechanism the setting is chosen for you (the public rule or a private selection), knobs included; the options set %s", ErrOptions, strings.Join(bad, " and "))
+		return fmt.Errorf("%w: without a mechanism the setting is chosen for you (the rule or a selection), knobs included; the options set %s", ErrOptions, strings.Join(bad, " and "))
 	}
 	return nil
 }

@@ -68,7 +68,7 @@ func (stumpMethod) CheckConfig(cfg trainer.Config) error {
 		if cfg.Loss != nil {
 			what = fmt.Sprintf("the %s loss (%v)", cfg.Loss.Name(), cfg.Loss.Task())
 		}
-		return fmt.Errorf("%w: the stump separates two classes; %s would need one-vs-rest over the classes, which is not supported: declare two classes", ErrConfig, what)
+		return fmt.Errorf("%w: the stump separates two classes; %s would need one-vs-rest, not supported: declare two classes", ErrConfig, what)
 	}
 	var bad []string
 	if cfg.Reg.Lambda != 0 || cfg.Reg.L1Ratio != 0 {
