@@ -48,7 +48,7 @@ func (l *Ledger) Spend(c Charge) (Budget, error) {
 	with := append(slices.Clone(l.charges), c)
 	if err := l.budget.Covers(with); err != nil {
 		left := l.Left()
-		return left, fmt.Errorf("%w: the charge of %s (eps %v, delta %v) exceeds what is left (eps %v, delta %v); charge Left() (dp.Rest) in the last step", ErrBudget, c.Step, c.Epsilon, c.Delta, left.Epsilon, left.Delta)
+		return left, fmt.Errorf("%w: the charge of %s (eps %v, delta %v) exceeds the rest (eps %v, delta %v); charge Left() (dp.Rest) last", ErrBudget, c.Step, c.Epsilon, c.Delta, left.Epsilon, left.Delta)
 	}
 	l.charges = with
 	return l.Left(), nil

@@ -77,7 +77,7 @@ func TestLedgerDecimalSplit(t *testing.T) {
 		t.Fatal(err)
 	}
 	_, err := l.Spend(dp.Charge{Step: "b", Epsilon: 0.2})
-	want := "dp: invalid budget: the charge of b (eps 0.2, delta 0) exceeds what is left (eps 0.19999999999999998, delta 0); charge Left() (dp.Rest) in the last step"
+	want := "dp: invalid budget: the charge of b (eps 0.2, delta 0) exceeds the rest (eps 0.19999999999999998, delta 0); charge Left() (dp.Rest) last"
 	if !errors.Is(err, dp.ErrBudget) || err.Error() != want {
 		t.Errorf("0.1 then 0.2 from 0.3: %v, want %q", err, want)
 	}
@@ -87,7 +87,7 @@ func TestLedgerDecimalSplit(t *testing.T) {
 	if _, err := l.Spend(dp.Charge{Step: "b", Epsilon: l.Left().Epsilon}); err != nil {
 		t.Errorf("Left() does not fit: %v", err)
 	}
-	if _, err := l.Spend(dp.Charge{Step: "c", Epsilon: 5e-324}); err == nil || !strings.Contains(err.Error(), "exceeds what is left (eps 0, delta 0)") {
+	if _, err := l.Spend(dp.Charge{Step: "c", Epsilon: 5e-324}); err == nil || !strings.Contains(err.Error(), "exceeds the rest (eps 0, delta 0)") {
 		t.Errorf("an ulp over the budget: %v", err)
 	}
 }
