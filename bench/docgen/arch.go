@@ -61,8 +61,8 @@ var csvRowFlow = []step{
 
 // epsilonFlow is the way of --epsilon from the command line to the noise.
 var epsilonFlow = []step{
-	{"internal/runflags.Flags.Register", "--epsilon and --delta are flags of internal/runflags"},
-	{"internal/runflags.Flags.Check", "they become a dp.Budget of the run"},
+	{"cmd/runflags.Flags.Register", "--epsilon and --delta are flags of cmd/runflags"},
+	{"cmd/runflags.Flags.Check", "they become a dp.Budget of the run"},
 	{"dp.Budget.Validate", "eps > 0 finite, 0 <= delta < 1"},
 	{"private.NewPlan", "the plan: the mechanism (release.Lookup) and the shares of the budget"},
 	{"dp.Rest", "what is left of eps after a share for private bounds (modelfile.BoundsCharge)"},

@@ -3,12 +3,12 @@ package main
 import (
 	"errors"
 
-	"github.com/stabpriv/stabpriv/internal/outfile"
+	"github.com/stabpriv/stabpriv/cmd/outfile"
 	"github.com/stabpriv/stabpriv/internal/safefile"
 )
 
 // Replacing an output: whether a command may replace an existing file at
-// its output path (internal/outfile, shared with stabpriv-beam).
+// its output path (cmd/outfile, shared with stabpriv-beam).
 type replace = outfile.Replace
 
 const (

@@ -14,11 +14,11 @@ import (
 
 	"gonum.org/v1/gonum/mat"
 
+	"github.com/stabpriv/stabpriv/cmd/runflags"
 	"github.com/stabpriv/stabpriv/datasets"
 	"github.com/stabpriv/stabpriv/dp"
 	"github.com/stabpriv/stabpriv/internal/check"
 	"github.com/stabpriv/stabpriv/internal/inputcap"
-	"github.com/stabpriv/stabpriv/internal/runflags"
 	"github.com/stabpriv/stabpriv/losses"
 	"github.com/stabpriv/stabpriv/pdp"
 	"github.com/stabpriv/stabpriv/pdp/publish"

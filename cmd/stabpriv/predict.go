@@ -12,8 +12,8 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/stabpriv/stabpriv/cmd/runflags"
 	"github.com/stabpriv/stabpriv/datasets"
-	"github.com/stabpriv/stabpriv/internal/runflags"
 	"github.com/stabpriv/stabpriv/internal/safefile"
 	"github.com/stabpriv/stabpriv/modelfile"
 )

@@ -18,10 +18,10 @@ import (
 	"github.com/sirupsen/logrus"
 
 	// The graph engine of --engine graph registers itself with the trainer.
+	"github.com/stabpriv/stabpriv/cmd/runflags"
 	"github.com/stabpriv/stabpriv/datasets"
 	"github.com/stabpriv/stabpriv/datasets/preprocess"
 	_ "github.com/stabpriv/stabpriv/graph"
-	"github.com/stabpriv/stabpriv/internal/runflags"
 	"github.com/stabpriv/stabpriv/losses"
 	"github.com/stabpriv/stabpriv/modelfile"
 	"github.com/stabpriv/stabpriv/partition"
