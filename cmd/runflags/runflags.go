@@ -274,7 +274,7 @@ func (f *Flags) checkPrivacy(set map[string]bool, r *Run) error {
 			}
 		}
 	}
-	r.Options.Mechanism = m
+	r.Options.Mechanism, r.Options.Method = m, method
 	return f.checkNoise(set, r)
 }
 
