@@ -24,6 +24,7 @@ import (
 	_ "github.com/stabpriv/stabpriv/graph"
 	"github.com/stabpriv/stabpriv/losses"
 	"github.com/stabpriv/stabpriv/modelfile"
+	"github.com/stabpriv/stabpriv/modelfile/describe"
 	"github.com/stabpriv/stabpriv/partition"
 	"github.com/stabpriv/stabpriv/perturb"
 	"github.com/stabpriv/stabpriv/private"
@@ -547,7 +548,8 @@ func runTrain(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 			return outputError("--out", err)
 		}
 	}
-	if err := printFit(stdout, s, rel); err != nil {
+	words := describe.Run{Source: s.table.Source, Shards: len(s.shards), Pattern: s.data, NoiseSeed: s.NoiseSeed, Auto: s.Options.Auto}
+	if err := describe.Fit(stdout, words, rel); err != nil {
 		return err
 	}
 	if s.out != "" {
