@@ -10,9 +10,9 @@ import (
 	"os"
 	"path/filepath"
 
+	"github.com/stabpriv/stabpriv/cmd/outfile"
 	"github.com/stabpriv/stabpriv/cmd/runflags"
 	"github.com/stabpriv/stabpriv/datasets"
-	"github.com/stabpriv/stabpriv/internal/safefile"
 	"github.com/stabpriv/stabpriv/modelfile"
 	"github.com/stabpriv/stabpriv/modelfile/describe"
 )
@@ -91,7 +91,7 @@ func runPredict(_ context.Context, args []string, stdout, stderr io.Writer) erro
 	if out == "" {
 		_, err = stdout.Write(buf.Bytes())
 	} else if err = os.MkdirAll(filepath.Dir(out), 0o755); err == nil {
-		err = safefile.WriteBytes(out, 0o644, writeMode(force), buf.Bytes())
+		err = outfile.Write(out, force, func(w io.Writer) error { _, err := w.Write(buf.Bytes()); return err })
 	}
 	if err != nil {
 		return outputError("--out", err)
