@@ -21,18 +21,13 @@ import (
 // calibrated to what the owner of the budget hands it.
 func TestLedgerLeavesThePlansRelease(t *testing.T) {
 	rng := rand.New(rand.NewPCG(29, 1))
-	schema := datasets.Schema{Label: "y", Classes: []string{"no", "yes"}}
 	for i := range 2000 {
-		budget := dp.Budget{Epsilon: math.Exp(7*rng.Float64() - 3), Delta: 1e-4 * rng.Float64()}
-		bs := 0.01 + 0.5*rng.Float64()
-		opts := Options{Mechanism: perturb.AMP, BoundsShare: bs, PCA: 2, PCAShare: 0.01 + (0.98-bs)*rng.Float64()}
-		if i%2 == 1 {
-			budget.Delta, opts.Mechanism, opts.PCA, opts.PCAShare = 0, perturb.Objective, 0, 0
-		}
-		pl, err := NewPlan(schema, budget, opts)
+		budget, opts := randomShares(rng, i)
+		pl, err := NewPlan(randomSharesSchema, budget, opts)
 		if err != nil {
 			t.Fatalf("%+v, %+v: %v", budget, opts, err)
 		}
+		bs := opts.BoundsShare
 		if err := pl.spendBounds(float64(i % 3)); err != nil {
 			t.Fatalf("%+v: the bounds' charge: %v", budget, err)
 		}
@@ -110,4 +105,21 @@ func TestOptionsMethod(t *testing.T) {
 	if byName, byMethod := fit(Options{Mechanism: perturb.Gamma}), fit(Options{Method: m}); !reflect.DeepEqual(byName, byMethod) {
 		t.Errorf("the certificates differ:\nby name   %+v\nby method %+v", byName, byMethod)
 	}
+}
+
+// randomSharesSchema is the schema of the plans of randomShares.
+var randomSharesSchema = datasets.Schema{Label: "y", Classes: []string{"no", "yes"}}
+
+// randomShares returns the i-th random budget and options of the ledger's
+// property tests: eps from e^-3 to e^4, the bounds' share and, for even i,
+// the principal components' share and AMP; for odd i a pure budget and
+// objective perturbation without components.
+func randomShares(rng *rand.Rand, i int) (dp.Budget, Options) {
+	budget := dp.Budget{Epsilon: math.Exp(7*rng.Float64() - 3), Delta: 1e-4 * rng.Float64()}
+	bs := 0.01 + 0.5*rng.Float64()
+	opts := Options{Mechanism: perturb.AMP, BoundsShare: bs, PCA: 2, PCAShare: 0.01 + (0.98-bs)*rng.Float64()}
+	if i%2 == 1 {
+		budget.Delta, opts.Mechanism, opts.PCA, opts.PCAShare = 0, perturb.Objective, 0, 0
+	}
+	return budget, opts
 }
