@@ -48,12 +48,20 @@ type Plan struct {
 	// (Options.PCA > 0): PCAShare of epsilon and of delta, after the
 	// bounds' estimate and before the release; zero without them.
 	PCABudget dp.Budget
+	// ledger is the fit's account of Budget, opened by NewPlan: every
+	// private step takes its charge from it as it runs (account.go), and
+	// the certificate's claim is written from it.
+	ledger *dp.Ledger
 }
 
 // NewPlan checks the settings of a fit. Errors wrap datasets.ErrSchema,
 // dp.ErrBudget, release.ErrConfig or ErrOptions.
 func NewPlan(schema datasets.Schema, budget dp.Budget, opts Options) (*Plan, error) {
+	if m := opts.Method; m != nil && opts.Mechanism == "" {
+		opts.Mechanism = m.Name()
+	}
 	pl := &Plan{Schema: schema, Budget: budget, Release: budget, Options: opts, Loss: opts.Trainer.Loss}
+	pl.ledger, _ = dp.NewLedger(budget) // no charge yet: no refusal
 	if pl.Loss == nil {
 		pl.Loss = losses.Logistic{}
 		if len(schema.Classes) > 2 {
@@ -87,9 +95,9 @@ func NewPlan(schema datasets.Schema, budget dp.Budget, opts Options) (*Plan, err
 			return nil, err
 		}
 	} else if private {
-		m, err := release.Lookup(opts.Mechanism)
+		m, err := lookupMethod(opts)
 		if err != nil {
-			return nil, fmt.Errorf("%w: %w", ErrOptions, err)
+			return nil, err
 		}
 		if err := m.CheckBudget(budget); err != nil {
 			return nil, err
@@ -177,10 +185,11 @@ func (pl *Plan) Config(n, dim int, seed uint64) (trainer.Config, error) {
 		cfg.SkipObjective = true
 	}
 	if pl.Options.Auto {
-		tu, err := release.LookupTuner(pl.Method.Name())
-		if err != nil {
-			return cfg, err
+		tu, ok := pl.Method.(release.Tuner)
+		if !ok {
+			return cfg, fmt.Errorf("%w: the release method %s has no automatic knobs (release.Tuner)", ErrOptions, pl.Method.Name())
 		}
+		var err error
 		if cfg, _, err = tu.AutoScaled(cfg, n, dim, pl.Release, release.GroupScale(pl.Group())); err != nil {
 			return cfg, err
 		}
@@ -222,14 +231,6 @@ func (pl *Plan) CheckRows(train int) error {
 		pl.log().Warn(w)
 	}
 	return nil
-}
-
-// compose turns the certificate of the release into the pipeline's: the
-// private steps before the release (the bounds' estimate, the principal
-// components) in the ledger and the claim the whole budget
-// (modelfile.ComposePipeline).
-func (pl *Plan) compose(c *release.Certificate, prep *preprocess.RowMap) error {
-	return modelfile.ComposePipeline(c, prep, pl.Budget, pl.BoundsEpsilon, pl.PCABudget)
 }
 
 // stump reports whether the plan releases a decision stump, which reads
@@ -313,7 +314,7 @@ func (pl *Plan) useMechanism(mech perturb.Mechanism) error {
 		return err
 	}
 	pl.Method = m
-	pl.Options.Mechanism, pl.Options.Auto, pl.Options.Select = mech, true, nil
+	pl.Options.Mechanism, pl.Options.Method, pl.Options.Auto, pl.Options.Select = mech, m, true, nil
 	return nil
 }
 

@@ -46,10 +46,10 @@ import (
 
 	"github.com/sirupsen/logrus"
 
+	"github.com/stabpriv/stabpriv/cmd/runflags"
 	"github.com/stabpriv/stabpriv/datasets"
 	"github.com/stabpriv/stabpriv/experiments"
 	"github.com/stabpriv/stabpriv/internal/interrupt"
-	"github.com/stabpriv/stabpriv/internal/runflags"
 	"github.com/stabpriv/stabpriv/modelfile"
 	"github.com/stabpriv/stabpriv/pdp/publish"
 )
