@@ -75,6 +75,18 @@ type Fitted struct {
 	Warnings []string
 }
 
+// Label returns the class that the released model predicts for the raw
+// features x (one value per column of the matrix it was fitted on), as the
+// number Domain.Classes declared: Released.Predict's class name read back.
+// A prediction is post-processing of the release.
+func (f *Fitted) Label(x []float64) (float64, error) {
+	name, err := f.Predict(x)
+	if err != nil {
+		return 0, err
+	}
+	return strconv.ParseFloat(name, 64)
+}
+
 // FitRows is FitMatrix on the rows of a [][]float64, row i holding the
 // features of label y[i]. Rows of different lengths are an error wrapping
 // ErrOptions.

@@ -199,9 +199,14 @@ func TestFitMatrixRule(t *testing.T) {
 	}
 	hit := 0
 	for i, x := range test {
-		if p, err := rel.Predict(x); err != nil {
+		p, err := rel.Predict(x)
+		if err != nil {
 			t.Fatal(err)
-		} else if p == number(ty[i]) {
+		}
+		// Label is Predict's class read back as the declared number.
+		if l, err := rel.Label(x); err != nil || number(l) != p || (l != -1 && l != 1) {
+			t.Fatalf("Label(%v) = %v, %v; Predict gives %q", x, l, err, p)
+		} else if l == ty[i] {
 			hit++
 		}
 	}
