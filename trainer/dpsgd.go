@@ -11,6 +11,7 @@ import (
 	"gonum.org/v1/gonum/mat"
 
 	"github.com/stabpriv/stabpriv/internal/check"
+	"github.com/stabpriv/stabpriv/internal/kernel"
 	"github.com/stabpriv/stabpriv/losses"
 )
 
@@ -278,13 +279,22 @@ func bernoulli64(coins rand.Source, thr uint64) uint64 {
 	return in
 }
 
+// dpsgdAhead is how many examples ahead clippedSum hints the rows.
+const dpsgdAhead = 8
+
 // clippedSum sets r.sum to the sum over the batch of the gradients of the
 // loss at r.w, each clipped to norm C (Step.ClipScale of ||g|| ||x||).
 func (r *dpsgdRun) clippedSum() {
 	p := r.p
 	clear(r.sum)
 	d := p.d
-	for _, i := range r.batch {
+	for j, i := range r.batch {
+		if j+dpsgdAhead < len(r.batch) {
+			// The batch is spread over the rows: hint the row, norm and
+			// label a few examples ahead (kernel.PrefetchExample).
+			a := r.batch[j+dpsgdAhead]
+			kernel.PrefetchExample(&p.x[a*d], d, &p.norm[a], &p.y[a])
+		}
 		x := p.x[i*d : (i+1)*d]
 		if r.margin != nil {
 			g := r.margin.Deriv(dot(r.w, x), p.y[i])
