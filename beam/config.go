@@ -133,7 +133,7 @@ func (c Config) Options() (datasets.Schema, dp.Budget, private.Options, error) {
 
 // NewConfig returns the Config of a partitioned fit with the schema, the
 // budget and the options of package private (as the shared flags of
-// stabpriv train give them: internal/runflags) and P partitions. The
+// stabpriv train give them: cmd/runflags) and P partitions. The
 // options' noise source must be perturb.Secure (or nil) or perturb.Seeded;
 // a logger does not travel. Options that ask for the public rule
 // (Options.Select the rule, no mechanism: a budget without --mechanism)

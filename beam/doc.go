@@ -9,7 +9,7 @@
 //
 //	launch    before the pipeline runs (Launch): the output location (its
 //	          scheme registered, writable, never an input shard, an
-//	          existing file only with --force: internal/outfile, as train),
+//	          existing file only with --force: cmd/outfile, as train),
 //	          the shards under the input root and every shard's header
 //	          and first data row (a header alone is refused), and
 //	          the settings (flags, budget, a sensitivity route)

@@ -13,7 +13,7 @@ import (
 
 	"github.com/apache/beam/sdks/v2/go/pkg/beam/io/filesystem"
 
-	"github.com/stabpriv/stabpriv/internal/outfile"
+	"github.com/stabpriv/stabpriv/cmd/outfile"
 	"github.com/stabpriv/stabpriv/internal/safefile"
 )
 
@@ -41,7 +41,7 @@ func newFS(ctx context.Context, name string) (fsys filesystem.Interface, err err
 // written at out: a local path that is not one of the inputs (the shard
 // files), whose directory exists (or can be made) and takes a new file,
 // that is not a directory, a link or a device, and that does not exist
-// unless force (the rule of stabpriv train --out, internal/outfile); or a
+// unless force (the rule of stabpriv train --out, cmd/outfile); or a
 // URL of a registered file system (gs://, s3://, memfs://) that is not an
 // input, where a probe object can be written and removed, and where no
 // object exists unless force. Errors wrap ErrOutput.

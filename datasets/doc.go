@@ -18,13 +18,15 @@
 //     file as the user hands it over, before the schema gives its columns a
 //     meaning; ReadCSV and ReadCSVFile, on the same reader: a header row,
 //     numeric features, one label column), the Schema with its bounds and
-//     schema files, the class and category encodings (EncodeClasses,
-//     SortClassNames, OneHotEncoder), Split and SplitIndex (seeded,
-//     optionally stratified), Default (the embedded Wisconsin diagnostic
-//     breast cancer set, 569 x 30) and synthetic data (LogisticData,
-//     LinearGaussian). The layer every other one builds on. Its records
+//     schema files, the order of class names (SortClassNames), Split and
+//     SplitIndex (seeded, optionally stratified), Default (the embedded
+//     Wisconsin diagnostic breast cancer set, 569 x 30) and synthetic data
+//     (LogisticData, LinearGaussian). The layer every other one builds on. Its records
 //     are split and its cells parsed by datasets/internal/rawcsv.
 //   - datasets/libsvm: the sparse LibSVM text format, another file format.
+//   - datasets/categorical: class names to labels (EncodeClasses) and
+//     categorical columns to indicator columns (OneHotEncoder), for the
+//     loaders that read classes and categories from their files.
 //   - datasets/preprocess: maps from data to model inputs (the standardizer,
 //     the unit-ball map with its bias feature, the truncated SVD). They are
 //     where privacy assumptions enter (a fitted statistic is not private, a

@@ -6,6 +6,7 @@ import (
 	"testing"
 
 	"github.com/stabpriv/stabpriv/datasets"
+	"github.com/stabpriv/stabpriv/datasets/categorical"
 	"github.com/stabpriv/stabpriv/datasets/fetch"
 	"github.com/stabpriv/stabpriv/datasets/libsvm"
 	"github.com/stabpriv/stabpriv/datasets/paper"
@@ -23,7 +24,7 @@ func TestSentinelsWrapPackageErrors(t *testing.T) {
 		{"LastFM", paper.ErrLastFMFormat, datasets.ErrFormat},
 		{"unsafe path", fetch.ErrUnsafePath, datasets.ErrFormat},
 		{"checksum", fetch.ErrChecksum, datasets.ErrFormat},
-		{"unknown category", datasets.ErrUnknownCategory, datasets.ErrFormat},
+		{"unknown category", categorical.ErrUnknownCategory, datasets.ErrFormat},
 		{"SVD", preprocess.ErrSVD, datasets.ErrInvalid},
 		{"synthetic", datasets.ErrSyntheticConfig, datasets.ErrInvalid},
 		{"fetch config", fetch.ErrConfig, datasets.ErrInvalid},

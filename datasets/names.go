@@ -3,6 +3,7 @@ package datasets
 import (
 	"errors"
 	"fmt"
+	"sort"
 	"strconv"
 	"unicode"
 	"unicode/utf8"
@@ -47,4 +48,29 @@ func quoteName(name string) string {
 		return strconv.Quote(name)
 	}
 	return fmt.Sprintf("%s... (%d bytes)", strconv.Quote(name[:maxQuoted]), len(name))
+}
+
+// SortClassNames sorts class names in place: numerically when every name is
+// a number (so that "9" comes before "10"), byte-wise otherwise. It is the
+// order in which the loaders number classes.
+func SortClassNames(classes []string) {
+	numeric := true
+	for _, c := range classes {
+		if v, err := strconv.ParseFloat(c, 64); err != nil || v != v {
+			numeric = false
+			break
+		}
+	}
+	if !numeric {
+		sort.Strings(classes)
+		return
+	}
+	sort.Slice(classes, func(a, b int) bool {
+		va, _ := strconv.ParseFloat(classes[a], 64)
+		vb, _ := strconv.ParseFloat(classes[b], 64)
+		if va != vb {
+			return va < vb
+		}
+		return classes[a] < classes[b]
+	})
 }

@@ -36,14 +36,19 @@ func NewLedger(b Budget, charges ...Charge) (*Ledger, error) {
 // Spend takes the charge c from the ledger and returns what is left of the
 // budget (Left). It returns an error wrapping ErrBudget, and takes
 // nothing, when c's eps or delta is not finite and >= 0, or when the
-// charges with c would add up to more than the budget.
+// charges with c would add up to more than the budget (in exact
+// arithmetic, Covers). The latter names what is left: a budget split in
+// decimal steps is often refused by a rounding error (0.3 refuses 0.1
+// then 0.2, by 2.8e-17), and the last step should charge Left() (or
+// Rest of the budget and the steps before), which always fits.
 func (l *Ledger) Spend(c Charge) (Budget, error) {
 	if !(c.Epsilon >= 0) || !(c.Delta >= 0) || math.IsInf(c.Epsilon, 1) || math.IsInf(c.Delta, 1) {
 		return l.Left(), fmt.Errorf("%w: the charge of %s is eps = %v, delta = %v: want finite >= 0", ErrBudget, c.Step, c.Epsilon, c.Delta)
 	}
 	with := append(slices.Clone(l.charges), c)
 	if err := l.budget.Covers(with); err != nil {
-		return l.Left(), fmt.Errorf("the charge of %s would overspend: %w", c.Step, err)
+		left := l.Left()
+		return left, fmt.Errorf("%w: the charge of %s (eps %v, delta %v) exceeds the rest (eps %v, delta %v); charge Left() (dp.Rest) last", ErrBudget, c.Step, c.Epsilon, c.Delta, left.Epsilon, left.Delta)
 	}
 	l.charges = with
 	return l.Left(), nil

@@ -3,6 +3,7 @@ package dp_test
 import (
 	"errors"
 	"math"
+	"strings"
 	"testing"
 
 	"github.com/stabpriv/stabpriv/dp"
@@ -63,5 +64,30 @@ func TestLedgerParts(t *testing.T) {
 	c.Ledger[0].Epsilon = 3
 	if l.Charges()[0].Epsilon != 1 {
 		t.Error("the claim's ledger aliases the Ledger's charges")
+	}
+}
+
+// TestLedgerDecimalSplit: a budget of 0.3 refuses charges of 0.1 and then
+// 0.2 (their float64 values add up to more than 0.3's in exact
+// arithmetic); the refusal names what is left and to charge it, which
+// fits, and nothing more does.
+func TestLedgerDecimalSplit(t *testing.T) {
+	l, _ := dp.NewLedger(dp.Budget{Epsilon: 0.3})
+	if _, err := l.Spend(dp.Charge{Step: "a", Epsilon: 0.1}); err != nil {
+		t.Fatal(err)
+	}
+	_, err := l.Spend(dp.Charge{Step: "b", Epsilon: 0.2})
+	want := "dp: invalid budget: the charge of b (eps 0.2, delta 0) exceeds the rest (eps 0.19999999999999998, delta 0); charge Left() (dp.Rest) last"
+	if !errors.Is(err, dp.ErrBudget) || err.Error() != want {
+		t.Errorf("0.1 then 0.2 from 0.3: %v, want %q", err, want)
+	}
+	if left := l.Left().Epsilon; left != dp.Rest(0.3, 0.1) {
+		t.Errorf("Left %v, Rest %v", left, dp.Rest(0.3, 0.1))
+	}
+	if _, err := l.Spend(dp.Charge{Step: "b", Epsilon: l.Left().Epsilon}); err != nil {
+		t.Errorf("Left() does not fit: %v", err)
+	}
+	if _, err := l.Spend(dp.Charge{Step: "c", Epsilon: 5e-324}); err == nil || !strings.Contains(err.Error(), "exceeds the rest (eps 0, delta 0)") {
+		t.Errorf("an ulp over the budget: %v", err)
 	}
 }

@@ -39,7 +39,9 @@ type Budget struct {
 }
 
 // Validate returns an error wrapping ErrBudget unless eps is finite and
-// in [MinEpsilon, MaxEpsilon] and delta lies in [0, 1). Whether a
+// in [MinEpsilon, MaxEpsilon] and delta lies in [0, 1). Above MaxEpsilon
+// the claim bounds probability ratios by e^eps > 1e43 and protects
+// nothing: a model without a guarantee is trained with no mechanism. Whether a
 // mechanism can spend the budget (delta = 0 exactly for a pure one) is the
 // mechanism's check, and whether delta is small enough for the rows is
 // CheckRows'.
@@ -50,8 +52,7 @@ func (b Budget) Validate() error {
 	case b.Epsilon < MinEpsilon:
 		return fmt.Errorf("%w: eps = %v is below 2^-50 = %.2g: the noise would be over 2^50 times the sensitivity, the release pure noise", ErrBudget, b.Epsilon, float64(MinEpsilon))
 	case b.Epsilon > MaxEpsilon:
-		return fmt.Errorf("%w: eps = %v is above %v: the claim would bound probability ratios by e^eps > 1e43, no protection; "+
-			"for a model without a guarantee use no mechanism", ErrBudget, b.Epsilon, float64(MaxEpsilon))
+		return fmt.Errorf("%w: eps = %v is above %v: the claim would bound probability ratios by e^eps > 1e43, no protection; use no mechanism", ErrBudget, b.Epsilon, float64(MaxEpsilon))
 	case !check.HalfOpenUnit(b.Delta):
 		return fmt.Errorf("%w: delta = %v, want in [0, 1)", ErrBudget, b.Delta)
 	}
@@ -80,7 +81,7 @@ func (b Budget) CheckRows(n int, unit string) error {
 	if n < 1 || !atLeastInverse(b.Delta, n) {
 		return nil
 	}
-	return fmt.Errorf("%w: delta = %v >= 1/n = 1/%d (%ss): a release could publish a %s outright; choose delta well below 1/n, e.g. 1/n^2 = %.2g or 1e-6",
+	return fmt.Errorf("%w: delta = %v >= 1/n = 1/%d (%ss): a release could publish a %s outright; use delta << 1/n, e.g. 1/n^2 = %.2g or 1e-6",
 		ErrBudget, b.Delta, n, unit, unit, 1/(float64(n)*float64(n)))
 }
 

@@ -16,7 +16,8 @@ var ErrMechanism = errors.New("dp: invalid mechanism")
 // read (UnmarshalText). The laws themselves are implemented above this
 // package: the output-perturbation noise in package perturb (its Noise
 // values, found by perturb.Lookup), objective perturbation and AMP in
-// package objpert, the decision stump in package stump. Those packages'
+// package objpert, the decision stump in package stump, DP-SGD in
+// packages trainer and release. Those packages'
 // tests check that their registries and this list agree.
 type Mechanism string
 
@@ -42,6 +43,10 @@ const (
 	// Stump is the private decision stump chosen by permute-and-flip:
 	// pure eps-DP (package stump).
 	Stump Mechanism = "stump"
+	// DPSGD is DP-SGD (Abadi et al. 2016): per-example clipping, Gaussian
+	// noise on every step's sum, Poisson sampling, accounted by RDP:
+	// (eps, delta)-DP (release.dpsgdMethod, accountant).
+	DPSGD Mechanism = "dp-sgd"
 	// PermuteAndFlip is the private selection step of a ledger entry
 	// (McKenna & Sheldon 2020): pure eps-DP. It selects a candidate, it
 	// releases no model, so it is no value of a --mechanism flag.
@@ -74,6 +79,7 @@ var laws = []law{
 	{Objective, true, "", true},
 	{AMP, false, "", true},
 	{Stump, true, "", true},
+	{DPSGD, false, "", true},
 	{PermuteAndFlip, true, "", false},
 	{InverseSensitivity, true, "", false},
 }

@@ -108,7 +108,7 @@ func Components(Z mat.Matrix, k int, eps, delta float64, src perturb.Source) (*R
 	case k < 1 || k > p:
 		return nil, fmt.Errorf("%w: k = %d components of %d columns, want 1 <= k <= %d", ErrInput, k, p, p)
 	case p > 0 && p*(p+1)/2 > MaxEntries:
-		return nil, fmt.Errorf("%w: %d columns give %d second moments, more than %d (%d columns): project the rows first to at most %d dimensions (a random projection, --project k)", ErrInput, p, p*(p+1)/2, MaxEntries, MaxColumns, MaxColumns)
+		return nil, fmt.Errorf("%w: %d columns, more than %d (MaxColumns): project the rows first to at most %d dimensions (--project k)", ErrInput, p, MaxColumns, MaxColumns)
 	}
 	for i := range n {
 		var s float64

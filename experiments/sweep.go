@@ -81,7 +81,10 @@ type SweepConfig struct {
 // selection spends the whole eps (its ledger: eps_select + eps_release).
 type SelectConfig struct {
 	// ValFrac in (0, 1) is the share of each split's training rows held
-	// out for validation, by position. Zero skips the selection.
+	// out for validation, by position. Zero skips the selection. A
+	// selection needs a pure mechanism (gamma, laplace or objective) among
+	// the sweep's: selection.Select accounts for pure runs, so amp and the
+	// Gaussian mechanisms are not candidates.
 	ValFrac float64
 	// Eta in [0, 1] and MeanRuns are selection.SelectOptions'.
 	Eta      float64
@@ -208,7 +211,7 @@ func checkSweep(cfg SweepConfig) (sweepSettings, error) {
 	}
 	if sc := cfg.Select; sc.ValFrac != 0 {
 		if !slices.ContainsFunc(s.mechs, selectable) {
-			return s, fmt.Errorf("%w: the private selection needs a pure mechanism (gamma, laplace or objective) among %v (selection.Select accounts for pure runs; amp and the Gaussian mechanisms are not candidates)", ErrConfig, s.mechs)
+			return s, fmt.Errorf("%w: the private selection needs a pure mechanism (gamma, laplace or objective) among %v", ErrConfig, s.mechs)
 		}
 		if !(sc.Eta >= 0 && sc.Eta <= 1) || !(sc.MeanRuns == 0 || sc.MeanRuns > 1 && sc.MeanRuns <= 1e6) {
 			return s, fmt.Errorf("%w: selection eta %v (want [0, 1]) or mean runs %v (want 0 or (1, 1e6])", ErrConfig, sc.Eta, sc.MeanRuns)

@@ -58,6 +58,13 @@ func WithoutBias(w []float64, k, d int) ([]float64, error) {
 // inputs before the bias) and the threshold T. Every step reads public
 // values, so the selection is post-processing of the release. Errors are
 // those of the steps.
+//
+// The release must be an output perturbation (NoiseOf): name its
+// mechanism, private.Options.Mechanism = perturb.Gamma say. A private fit
+// with only a budget and classes (private.FitMatrix, FitRows, or Fit with
+// Options.Select) lets the public rule choose the setting, which may be
+// objective perturbation: its noise is not added to the weights, and
+// SelectReleased refuses it ("adds no noise to the weights").
 func SelectReleased(w []float64, k, d int, c *dp.Claim, spec ThresholdSpec) (idx []int, t float64, err error) {
 	law, err := NoiseOf(c)
 	if err != nil {

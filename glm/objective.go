@@ -127,7 +127,7 @@ func New(X *mat.Dense, y []float64, cfg Config) (*Objective, error) {
 	}
 	if cfg.Clip > 0 {
 		if o.margin == nil {
-			return nil, fmt.Errorf("%w: per-example clipping (G = %v) of the %d-output loss %s: scaling its margin gradient to norm G is the gradient of no loss", ErrConfig, cfg.Clip, k, cfg.Loss.Name())
+			return nil, fmt.Errorf("%w: per-example clipping (G = %v) needs a one-output margin loss, not the %d-output %s", ErrConfig, cfg.Clip, k, cfg.Loss.Name())
 		}
 		o.caps = make([]float64, n)
 		for i := range n {

@@ -11,7 +11,9 @@
 // its own (with Declared constants: |l'| <= Lz, l' Sz-Lipschitz, convexity)
 // or a built-in loss's Expr. NewTrainer checks that the graph is a linear
 // model (the loss reads x and w only through z) and the declaration on a
-// grid of margins; Trainer.Train runs SGD with the stability knobs of
+// grid of margins, which Trainer.Train widens to the whole range of
+// margins its run can reach (kappa times the public bound on ||w||)
+// before it trains; Trainer.Train runs SGD with the stability knobs of
 // trainer.Config (step size, passes, minibatch, per-example clipping,
 // s-dropout, elastic net, projection, averaging), with l' taken from the
 // graph by Gorgonia's symbolic differentiation, and analyzes the run's

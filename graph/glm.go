@@ -88,6 +88,9 @@ type glmLoss struct {
 	dz   *gorgonia.Node // dl/dz
 	z, y *gorgonia.F64
 	fail error
+
+	limit  float64 // the watch of a run (watch): the margins' bound, 0: off
+	breach error   // the first breach of the watch
 }
 
 var (
@@ -130,6 +133,7 @@ func (l *glmLoss) eval(z, y float64) (v, d float64) {
 		l.fail = err
 		return math.NaN(), math.NaN()
 	}
+	l.observe(z, y, d)
 	return v, d
 }
 
@@ -207,13 +211,6 @@ func (l *glmLoss) Deriv(z, y float64) float64 {
 // Deriv2 implements losses.Margin: NaN, not computed.
 func (l *glmLoss) Deriv2(float64, float64) float64 { return math.NaN() }
 
-// Margins of the grid on which checkLoss compares a graph's loss with what
-// is declared of it: gridN+1 points from -gridZ to gridZ.
-const (
-	gridZ = 16
-	gridN = 1024
-)
-
 // gridLabels returns the labels of the grid: -1 and +1 for a binary loss,
 // -b, 0 and b for regression (b = bound, 1 when 0).
 func gridLabels(task losses.Task, bound float64) []float64 {
@@ -226,26 +223,24 @@ func gridLabels(task losses.Task, bound float64) []float64 {
 	return []float64{-bound, 0, bound}
 }
 
-// checkLoss evaluates l on the grid of margins for each label and returns
-// an error wrapping ErrDeclared at the first point where it contradicts
-// what is declared of it: when ref is not nil, the built-in loss it must
-// equal (value and derivative to 1e-9 relative); otherwise its declared
+// checkLoss evaluates l at the margins of g for each label and returns an
+// error wrapping ErrDeclared at the first point where it contradicts what
+// is declared of it: when ref is not nil, the built-in loss it must equal
+// (value and derivative to 1e-9 relative); otherwise its declared
 // constants (|l'| <= Lz, l' Sz-Lipschitz between neighbouring points, and
 // non-decreasing if Convex). A check at finitely many points, not a proof.
-func checkLoss(l *glmLoss, ref losses.Margin, labels []float64) error {
+func checkLoss(l *glmLoss, ref losses.Margin, labels []float64, g grid) error {
 	c := l.cons
 	const tol = 1e-9
-	h := 2.0 * gridZ / gridN
 	for _, y := range labels {
-		var dPrev float64
-		for i := 0; i <= gridN; i++ {
-			z := -gridZ + float64(i)*h
+		var zPrev, dPrev float64
+		for i, z := range g.z {
 			v, d := l.eval(z, y)
 			if err := l.err(); err != nil {
 				return err
 			}
 			if !check.Finite(v) || !check.Finite(d) {
-				return fmt.Errorf("%w: l(%g, %g) = %v, l' = %v, want finite", ErrDeclared, z, y, v, d)
+				return fmt.Errorf("%w: l(%g, %g) = %v, l' = %v, want finite%s", ErrDeclared, z, y, v, d, g.hint(z))
 			}
 			if ref != nil {
 				rv, rd := ref.Value1(z, y), ref.Deriv(z, y)
@@ -255,18 +250,18 @@ func checkLoss(l *glmLoss, ref losses.Margin, labels []float64) error {
 				continue
 			}
 			if math.Abs(d) > c.Lz*(1+tol) {
-				return fmt.Errorf("%w: |l'(%g, %g)| = %.6g > Lz = %g", ErrDeclared, z, y, math.Abs(d), c.Lz)
+				return fmt.Errorf("%w: |l'(%g, %g)| = %.6g > Lz = %g%s", ErrDeclared, z, y, math.Abs(d), c.Lz, g.hint(z))
 			}
 			if i > 0 {
-				slope := (d - dPrev) / h
+				slope := (d - dPrev) / (z - zPrev)
 				if math.Abs(slope) > c.Sz*(1+tol)+tol {
-					return fmt.Errorf("%w: l' changes by %.6g per unit of z near z = %g, y = %g, more than Sz = %g", ErrDeclared, math.Abs(slope), z, y, c.Sz)
+					return fmt.Errorf("%w: l' changes by %.6g per unit of z near z = %g, y = %g, more than Sz = %g%s", ErrDeclared, math.Abs(slope), z, y, c.Sz, g.hint(z))
 				}
 				if c.Convex && slope < -tol {
-					return fmt.Errorf("%w: l' decreases near z = %g, y = %g, so the loss is not convex", ErrDeclared, z, y)
+					return fmt.Errorf("%w: l' decreases near z = %g, y = %g, so the loss is not convex%s", ErrDeclared, z, y, g.hint(z))
 				}
 			}
-			dPrev = d
+			zPrev, dPrev = z, d
 		}
 	}
 	return nil

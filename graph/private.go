@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"math"
 
 	"gonum.org/v1/gonum/mat"
 	"gorgonia.org/gorgonia"
@@ -25,9 +26,10 @@ import (
 // Trained.Reveal.
 var ErrNoBound = errors.New("graph: no proven bound")
 
-// ErrDeclared is wrapped by the error of NewTrainer when the graph's loss
-// contradicts what Config declares of it, at a point of the grid it is
-// checked on.
+// ErrDeclared is wrapped by the error of NewTrainer or Train when the
+// graph's loss contradicts what Config declares of it at a point of the
+// grid it is checked on, and by the refusal of Trained.Release when it
+// does so at a margin the run visited.
 var ErrDeclared = errors.New("graph: the loss contradicts its declaration")
 
 // DefaultLossName names a declared loss whose Declared.Name is empty.
@@ -76,11 +78,17 @@ type Config struct {
 // Declared is what a program declares of the loss of its graph as a
 // function l(z, y) of the margin: its name and the constants (in the
 // margin, on the domain set by the knobs: Kappa, Radius, LabelBound) that
-// the stability routes take as given. NewTrainer checks them on a grid of
-// margins (1,025 points in [-16, 16], for the labels -1 and +1, or -B, 0
-// and B for regression with B = Knobs.LabelBound, 1 when zero), which can
-// refute them but not prove them: the certificate of a release lists them
-// among the assumptions it does not cover.
+// the stability routes take as given. They are checked on a grid of
+// margins, for the labels -1 and +1, or -B, 0 and B for regression with
+// B = Knobs.LabelBound (1 when zero): NewTrainer checks 1,025 points in
+// [-16, 16] (spacing 1/32); Train, before it trains, also checks the whole
+// range of margins the run can reach, [-Z, Z] with Z = kappa times the
+// public bound on ||w|| (the projection radius Knobs.Radius if set, else
+// release.TrainedBound of the run's settings, such as L/mu), by 256 more
+// points on each side beyond 16 in a geometric progression to Z. A grid
+// can refute the constants but not prove them between its points: the
+// certificate of a release lists them, with the grid, among the
+// assumptions it does not cover.
 type Declared struct {
 	// Name names the loss in the run record and the certificate. It must
 	// not be the name of a built-in loss (losses.ByName). Empty means
@@ -104,7 +112,8 @@ type Trainer struct {
 	loss    losses.Loss // the loss trained in margin form; nil: the graph as a Model
 	glm     *glmLoss    // the declared graph loss, nil for a built-in
 	noBound error       // why no bound, nil when there is one
-	notes   []string    // the certificate's notes
+	labels  []float64   // the labels of the declared loss's check
+	checked grid        // the widest grid the declared loss passed
 }
 
 // NewTrainer checks cfg and the graph, and returns a Trainer. A graph
@@ -151,14 +160,14 @@ func NewTrainer(cfg Config) (_ *Trainer, err error) {
 			return nil, err
 		}
 		task, cons = cfg.Declared.Task, cfg.Declared.Constants
-		t.notes = []string{fmt.Sprintf("the constants of loss %s (Lz = %g, Sz = %g, convex) are declared by the program, not proved", name, cons.Lz, cons.Sz)}
 	}
 	l, err := newGLMLoss(m, cfg.Margin, name, task, cons)
 	if err != nil {
 		return nil, err
 	}
 	ref, _ := k.Loss.(losses.Margin) // a scalar built-in loss
-	if err := checkLoss(l, ref, gridLabels(task, k.LabelBound)); err != nil {
+	t.labels, t.checked = gridLabels(task, k.LabelBound), newGrid(0)
+	if err := checkLoss(l, ref, t.labels, t.checked); err != nil {
 		return nil, err
 	}
 	if k.Loss != nil {
@@ -195,12 +204,47 @@ func (d *Declared) check(e trainer.Engine) (string, error) {
 }
 
 // NoBound returns nil when the graph has a proven bound, given its
-// declarations, or the error wrapping ErrNoBound that says why not.
+// declarations, or the error wrapping ErrNoBound that says why not. The
+// knobs may still leave a run of a declared loss without a bound (see
+// Train).
 func (t *Trainer) NoBound() error { return t.noBound }
+
+// checkReach checks the declared loss on the range of margins that a run
+// on n rows can reach, before it trains, and returns the grid that covers
+// that range; the Trainer keeps the widest grid the loss passed. The error
+// wraps ErrNoBound when the knobs bound no norm of the weights, ErrDeclared
+// when the loss contradicts its declaration on the grid.
+func (t *Trainer) checkReach(n int) (grid, error) {
+	c := t.glm.cons
+	reach, err := marginReach(t.cfg.Knobs, c.Lz, c.Sz, n)
+	switch {
+	case err != nil:
+		return grid{}, err
+	case math.IsInf(reach, 1) || math.IsNaN(reach):
+		return grid{}, fmt.Errorf("%w: the steps (eta > 2/mu) and no Knobs.Radius bound no ||w||, so no range of margins; set Radius", ErrNoBound)
+	case reach <= t.checked.end:
+		return t.checked, nil
+	}
+	g := newGrid(reach)
+	if err := checkLoss(t.glm, nil, t.labels, g); err != nil {
+		return grid{}, err
+	}
+	t.checked = g
+	return g, nil
+}
 
 // Train trains the graph on the rows X and labels y with the knobs, and
 // analyzes the run's stability when the graph has a bound. The rows are
 // clipped to norm Knobs.Kappa (1 when zero) first, as the trainer does.
+//
+// With a declared loss, Train first checks the declaration on the range of
+// margins the run can reach (see Declared), from public values alone (the
+// knobs and the number of rows): a contradiction is an error wrapping
+// ErrDeclared, and knobs that bound no norm of the weights (a step
+// eta > 2/mu and no Knobs.Radius) leave the run without a bound (its
+// Release is refused with an error wrapping ErrNoBound). During the run
+// it watches the margins the loss is evaluated at (see Trained.Release).
+//
 // Errors are the trainer's (X must have as many columns as the input node
 // has elements), or wrap ErrGraph for a run of the graph that failed; after
 // such a failure every later Train of the Trainer fails with it too.
@@ -223,8 +267,25 @@ func (t *Trainer) Train(ctx context.Context, X mat.Matrix, y []float64) (_ *Trai
 	if err != nil {
 		return nil, err
 	}
+	noBound, notes := t.noBound, []string(nil)
+	if t.glm != nil && noBound == nil {
+		r, _ := X.Dims()
+		g, err := t.checkReach(r)
+		switch {
+		case errors.Is(err, ErrNoBound):
+			noBound = err
+		case err != nil:
+			return nil, err
+		default:
+			c := t.glm.cons
+			notes = []string{fmt.Sprintf("the constants of loss %s (Lz = %g, Sz = %g, convex) are declared by the program: checked on %s, not proved between grid points", t.glm.name, c.Lz, c.Sz, g)}
+			t.glm.watch(g.end)
+		}
+	}
 	m, run, err := tr.Train(ctx, X, y)
+	var breach error
 	if t.glm != nil {
+		breach = t.glm.unwatch()
 		if ferr := t.glm.err(); ferr != nil {
 			return nil, ferr
 		}
@@ -232,14 +293,14 @@ func (t *Trainer) Train(ctx context.Context, X mat.Matrix, y []float64) (_ *Trai
 	if err != nil {
 		return nil, err
 	}
-	out := &Trained{noBound: t.noBound, run: *run, model: m}
+	out := &Trained{noBound: noBound, breach: breach, run: *run, model: m}
 	if t.loss != nil {
 		out.w = t.cfg.Model.Params[0]
 	}
-	if t.noBound != nil {
+	if noBound != nil {
 		return out, nil
 	}
-	if out.rel, err = release.NewTrained(m, run, t.notes); err != nil {
+	if out.rel, err = release.NewTrained(m, run, notes); err != nil {
 		return nil, err
 	}
 	out.model = nil
@@ -255,6 +316,7 @@ func (t *Trainer) Train(ctx context.Context, X mat.Matrix, y []float64) (_ *Trai
 type Trained struct {
 	w       *gorgonia.Node // the weight node of a linear model, nil for a graph trained as a Model
 	noBound error
+	breach  error // a declared loss's breach of its declaration in the run
 	run     trainer.Run
 	model   *trainer.Model   // the weights of a graph without a bound
 	rel     *release.Trained // the weights of a graph with a bound
@@ -292,9 +354,21 @@ func (t *Trained) Report() *stability.Report {
 // The weights are released once: a second Release is an error wrapping
 // release.ErrReleased. Without a bound the error wraps ErrNoBound, and
 // says why.
+//
+// The run of a declared loss is not releasable, and Release returns an
+// error wrapping ErrDeclared, when the loss was evaluated at a margin
+// beyond the checked range or had |l'| > Lz at a margin of the run. This
+// check reads the data, so the refusal itself depends on the data: it is a
+// safety net for a wrong declaration (one that fails between the points
+// of the grid), not part of the proof. A declaration that holds on the
+// checked range never lets it fire: the public bound on ||w|| then holds
+// at every step, and with it the range of the margins.
 func (t *Trained) Release(mech perturb.Mechanism, eps, delta float64, src perturb.Source, extraNotes ...string) (*trainer.Model, *release.Certificate, error) {
 	if t.rel == nil {
 		return nil, nil, t.noBound
+	}
+	if t.breach != nil {
+		return nil, nil, t.breach
 	}
 	m, cert, err := t.rel.Release(mech, eps, delta, src, extraNotes...)
 	if err != nil {

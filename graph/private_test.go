@@ -404,9 +404,11 @@ func TestTrainerMalformedGraph(t *testing.T) {
 	if _, err := NewTrainer(Config{Model: m, Margin: z, Declared: logisticDeclared}); !errors.Is(err, ErrGraph) || !strings.Contains(err.Error(), "an operation that panics") {
 		t.Errorf("a panicking operation: %v, want the recovered panic wrapping ErrGraph", err)
 	}
-	calls := 0
+	// The check of NewTrainer (the base grid) and that of Train (the
+	// margins of privateKnobs reach 25, beyond it), for two labels each.
+	calls, checks := 0, 2*(baseN+1)+2*(baseN+1+2*tailN)
 	m, z = linearGraph(d, func(z, y *gorgonia.Node) *gorgonia.Node {
-		return gorgonia.Must(gorgonia.ApplyOp(laterPanicOp{softplusOp, &calls, 2*(gridN+1) + 10}, userSoftplus(z, y)))
+		return gorgonia.Must(gorgonia.ApplyOp(laterPanicOp{softplusOp, &calls, checks + 10}, userSoftplus(z, y)))
 	})
 	tr, err = NewTrainer(Config{Model: m, Margin: z, Declared: &Declared{Constants: losses.Constants{Lz: 1, Sz: 1, Convex: true}}, Knobs: privateKnobs})
 	if err != nil {

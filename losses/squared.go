@@ -54,11 +54,12 @@ func (l Squared) Hess(dst, z []float64, y float64) { scalarHess(l, dst, z, y) }
 
 // Constants returns L_z = Radius*Kappa + LabelBound, S_z = 1, convex,
 // smooth and C^2 (l” = 1). It returns an error wrapping ErrDomain unless
-// dom.Radius, dom.LabelBound and dom.Kappa are all positive and finite:
-// without them the loss is not Lipschitz.
+// dom.Radius (the weight radius R), dom.LabelBound (B) and dom.Kappa (the
+// row bound) are all positive and finite: without them the loss is not
+// Lipschitz. The huber loss is Lipschitz without them.
 func (Squared) Constants(dom Domain) (Constants, error) {
 	if !(dom.Radius > 0 && dom.LabelBound > 0 && dom.Kappa > 0) {
-		return Constants{}, fmt.Errorf("%w: squared loss needs a weight radius R > 0, a label bound B > 0 and a row bound kappa > 0 (have R = %v, B = %v, kappa = %v); use huber for a Lipschitz loss",
+		return Constants{}, fmt.Errorf("%w: squared loss needs radius R, label bound B, row bound kappa > 0 (have %v, %v, %v); or use huber",
 			ErrDomain, dom.Radius, dom.LabelBound, dom.Kappa)
 	}
 	lz := dom.Radius*dom.Kappa + dom.LabelBound

@@ -133,7 +133,9 @@ type preRelease struct {
 // when the preprocessing says they were estimated) and the private
 // principal components (the next entry, when the preprocessing has
 // them); an error when the file is inconsistent (a missing charge, or one
-// that leaves nothing for the release).
+// that leaves nothing for the release): the charge of the principal
+// directions must be positive in eps and delta, and leave some of the
+// claim's (eps, delta), after the bounds' eps, for the release.
 func preSteps(r *Released) (preRelease, error) {
 	c := r.Certificate
 	var pre preRelease
@@ -153,11 +155,11 @@ func preSteps(r *Released) (preRelease, error) {
 	}
 	if p.PCA != nil {
 		if len(c.Ledger) < pre.steps+2 || c.Ledger[pre.steps].Step != dppca.Step || c.Ledger[pre.steps].Mechanism != perturb.AnalyticGaussian {
-			return pre, errors.New("the preprocessing has private principal directions, but the ledger has no charge for them (Analyze Gauss) before the release")
+			return pre, errors.New("the preprocessing has private principal directions, but no charge for them (Analyze Gauss) before the release")
 		}
 		ch := c.Ledger[pre.steps]
 		if !(ch.Epsilon > 0 && ch.Epsilon < c.Epsilon-pre.bounds && ch.Delta > 0 && ch.Delta < c.Delta) {
-			return pre, fmt.Errorf("the principal directions' charge is (%v, %v) of the claim's (%v, %v) after the bounds' eps = %v: it must be positive and leave some for the release", ch.Epsilon, ch.Delta, c.Epsilon, c.Delta, pre.bounds)
+			return pre, fmt.Errorf("the principal directions' charge (%v, %v) must be positive and leave some of (%v, %v) after the bounds' eps %v", ch.Epsilon, ch.Delta, c.Epsilon, c.Delta, pre.bounds)
 		}
 		pre.pca = dp.Budget{Epsilon: ch.Epsilon, Delta: ch.Delta}
 		pre.steps++

@@ -35,7 +35,8 @@ type modelFile struct {
 
 // Write writes r as a model file (JSON, Format). Diagnostics are never
 // written. A file larger than MaxFileBytes, which Read refuses, is not
-// written: an error says so.
+// written: an error says so (fewer features, classes or principal
+// directions make it smaller).
 func (r *Released) Write(w io.Writer) error {
 	data, err := r.encode()
 	if err != nil {
@@ -52,7 +53,7 @@ func (r *Released) encode() ([]byte, error) {
 		return nil, fmt.Errorf("modelfile: encoding the model: %w", err)
 	}
 	if int64(len(data))+1 > maxFileBytes {
-		return nil, fmt.Errorf("modelfile: the model file would be %s, more than the %s its readers accept (MaxFileBytes): fewer features, classes or principal directions make it smaller",
+		return nil, fmt.Errorf("modelfile: the model file would be %s, more than the %s its readers accept: use fewer features or classes",
 			inputcap.Size(int64(len(data))+1), inputcap.Size(maxFileBytes))
 	}
 	return append(data, '\n'), nil
@@ -153,7 +154,7 @@ func Read(rd io.Reader) (*Released, error) {
 		return nil, fmt.Errorf("%w: %w", ErrFile, err)
 	}
 	if !bytes.Equal(canon, data) {
-		return nil, fmt.Errorf("%w: not in the form stabpriv writes (%s): a key twice or in another case, extra digits, other spacing or data after the document could carry what no check sees", ErrFile, firstDiff(data, canon))
+		return nil, fmt.Errorf("%w: not in the form stabpriv writes (%s): its bytes could carry what no check of the values sees", ErrFile, firstDiff(data, canon))
 	}
 	return r, nil
 }

@@ -86,7 +86,7 @@ func (r *Released) splitRows(t *datasets.Table, held bool) (X *mat.Dense, y []fl
 		return nil, nil, nil, fmt.Errorf("%w: the split of the model file: %w", datasets.ErrFormat, err)
 	}
 	if len(train) != r.Split.TrainRows {
-		return nil, nil, nil, fmt.Errorf("%w: the split (test fraction %v, seed %d) gives %d training rows of %s, the model file records %d: not the table of this model",
+		return nil, nil, nil, fmt.Errorf("%w: the split (test fraction %v, seed %d) gives %d training rows of %s, the model has %d: not the table of this model",
 			datasets.ErrFormat, r.Split.TestFrac, r.Split.Seed, len(train), t.Source, r.Split.TrainRows)
 	}
 	if held {

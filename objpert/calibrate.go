@@ -145,7 +145,8 @@ type Calibration struct {
 // a domain without a weight radius). Logistic and softmax meet it; the
 // Huber losses are only once continuously differentiable (their second
 // derivative jumps), so the change of variables behind the density of the
-// minimizer does not hold; the squared loss is Lipschitz only on a bounded
+// minimizer (the Jacobian of the map from the noise to the minimizer)
+// does not hold; the squared loss is Lipschitz only on a bounded
 // domain, and a projection is a constraint the analysis does not cover.
 // Convexity is checked with the problem's constants (Calibrate).
 func CheckLoss(l losses.Loss) error {
@@ -154,13 +155,13 @@ func CheckLoss(l losses.Loss) error {
 	}
 	cons, err := l.Constants(losses.Domain{Kappa: 1})
 	if errors.Is(err, losses.ErrDomain) {
-		return fmt.Errorf("%w: smoothness: the %s loss is Lipschitz only on a bounded weight domain, and objective perturbation with a projection is not covered; use a Lipschitz C^2 loss such as logistic or softmax (%w)", ErrCondition, l.Name(), err)
+		return fmt.Errorf("%w: smoothness: the %s loss is Lipschitz only on a bounded domain, which is not covered; use logistic or softmax (%w)", ErrCondition, l.Name(), err)
 	}
 	if err != nil {
 		return fmt.Errorf("%w: %w", ErrCondition, err)
 	}
 	if !cons.C2 {
-		return fmt.Errorf("%w: smoothness: the %s loss is not twice continuously differentiable (its second derivative jumps), and objective perturbation needs a C^2 loss with a bounded second derivative (the Jacobian of the map from the noise to the minimizer); use logistic or softmax", ErrCondition, l.Name())
+		return fmt.Errorf("%w: smoothness: the %s loss is not twice continuously differentiable (C^2); use logistic or softmax", ErrCondition, l.Name())
 	}
 	return nil
 }
@@ -293,7 +294,12 @@ func chiTail(k int, delta float64) float64 {
 // Delta = LambdaFloor - Lambda when Lambda is below its floor (their floor
 // puts the squared factor at eps/2, Curv = c); this package refuses such a
 // lambda with an error naming the floor, so the objective minimized is the
-// one the caller set, and --lambda auto never falls below it.
+// one the caller set, and --lambda auto never falls below it (RaiseToFloor
+// is Algorithm 2's step, for a caller that states the extra ridge).
+//
+// For objective, an eps so small that float64 cannot resolve the solver's
+// gradient threshold GradTol at the scale of the noisy gradient's terms is
+// refused (ErrBudget), with the smallest eps the check accepts.
 //
 // amp ((eps, delta)): Iyengar et al. (2019), Algorithm 1. The budget is
 // split into the objective part (EpsObjective = (1 - 0.01) eps,
@@ -343,11 +349,9 @@ func Calibrate(m perturb.Mechanism, eps, delta float64, pr Problem) (Calibration
 	if err != nil {
 		return Calibration{}, err
 	}
-	r, a := c.Rank, c.Curv
 	if pr.Lambda < c.LambdaFloor {
-		return Calibration{}, fmt.Errorf("%w: lambda floor: lambda = %g is below the floor %.6g of %s at eps = %g with n = %d "+
-			"(the Jacobian factor %d log(1 + %g/(n lambda)) must be at most half of eps = %g; Chaudhuri et al.'s Algorithm 2 would add the ridge %.6g): set lambda >= %.6g, or lambda auto",
-			ErrCondition, pr.Lambda, c.LambdaFloor, m, eps, pr.N, r, a, c.EpsObjective, c.LambdaFloor-pr.Lambda, c.LambdaFloor)
+		return Calibration{}, fmt.Errorf("%w: lambda floor: lambda = %g is below the floor %.6g of %s at eps = %g, n = %d: set lambda >= the floor, or auto",
+			ErrCondition, pr.Lambda, c.LambdaFloor, m, eps, pr.N)
 	}
 	c.EpsNoise = c.EpsObjective - c.EpsJacobian
 	if !(c.EpsNoise > 0) {
@@ -386,7 +390,7 @@ func Calibrate(m perturb.Mechanism, eps, delta float64, pr Problem) (Calibration
 		// data-independent check at ten times the mean norm, with a
 		// margin of 10 on the rounding of sqrt(P) sums of 8 terms.
 		if scale := c.L + 10*p*c.Theta/n; 8*math.Sqrt(p)*scale*0x1p-52 > GradTol/10 {
-			return Calibration{}, fmt.Errorf("%w: eps = %v is too small for the solver (n = %d, %d weights): under noise of scale %.3g float64 cannot resolve the gradient threshold %g; %s",
+			return Calibration{}, fmt.Errorf("%w: eps = %v is too small for the solver (n = %d, %d weights, noise scale %.3g, threshold %g); %s",
 				ErrBudget, eps, pr.N, c.P, scale, GradTol, c.smallestEps())
 		}
 		return c, nil

@@ -48,10 +48,14 @@ type Plan struct {
 
 // NewPlan checks the settings of a partitioned fit of tables with the given
 // header. It refuses what the partitioned guarantee does not cover: a
-// data-fitted standardization, a stratified split, a tolerance, a custom
-// step schedule, classes read from the rows (declare them), a user graph
-// model, a release method that does not release an SGD run
-// (release.Method.SGD); and partitions
+// data-fitted standardization (standardize the shards in a separate step,
+// outside the guarantee, if needed), a stratified split, a tolerance, a
+// custom step schedule, classes read from the rows (declare them), a user
+// graph model, the private principal components (they are for a single
+// fit, private.Fit; a partitioned fit takes a random projection,
+// Options.Project), a release method that does not release an SGD run
+// (release.Method.SGD; a partitioned fit releases the average of the
+// partitions' SGD runs); and partitions
 // outside [1, datasets.MaxPartitions]. Options.Select asks for the public
 // rule of a partitioned fit (UseRule: RuleMechanism with the automatic
 // knobs); a private selection is refused (UseRule says why).
@@ -77,9 +81,9 @@ func NewPlan(header []string, schema datasets.Schema, budget dp.Budget, opts pri
 	case pl.Task != losses.Regression && schema.Classes == nil:
 		return nil, fmt.Errorf("%w: a partitioned fit needs the classes declared in advance (no worker sees every row)", datasets.ErrSchema)
 	case !pl.Mode.Inside():
-		return nil, fmt.Errorf("%w: preprocessing %s fits statistics on the rows of every partition; a partitioned fit takes public bounds or none (standardize the shards in a separate step, outside the guarantee, if needed)", private.ErrOptions, pl.Mode)
+		return nil, fmt.Errorf("%w: preprocessing %s fits statistics on the rows of every partition; a partitioned fit takes public bounds or none", private.ErrOptions, pl.Mode)
 	case opts.PCA > 0:
-		return nil, fmt.Errorf("%w: the private principal components are for a single fit (private.Fit); a partitioned fit takes a random projection (Options.Project)", private.ErrOptions)
+		return nil, fmt.Errorf("%w: the private principal components are for a single fit; a partitioned fit takes a random projection (Options.Project)", private.ErrOptions)
 	case opts.Stratify:
 		return nil, fmt.Errorf("%w: a partitioned fit holds rows out by a hash of their position; a stratified split is not available", private.ErrOptions)
 	case opts.Trainer.Model != nil:
@@ -90,7 +94,7 @@ func NewPlan(header []string, schema datasets.Schema, budget dp.Budget, opts pri
 		return nil, fmt.Errorf("%w: a custom step schedule is not supported by a partitioned fit (its run record on all rows cannot be recomputed)", private.ErrOptions)
 	}
 	if pl.Method != nil && !pl.Method.SGD() {
-		return nil, fmt.Errorf("%w: %s does not release the weights of an SGD run; a partitioned fit releases the average of the partitions' SGD runs, with one of %s", private.ErrOptions, pl.Method.Name(), release.SGDList())
+		return nil, fmt.Errorf("%w: %s does not release an SGD run's weights; a partitioned fit averages the partitions' SGD runs: use one of %s", private.ErrOptions, pl.Method.Name(), release.SGDList())
 	}
 	label := slices.Index(header, schema.Label)
 	if label < 0 {
@@ -276,7 +280,7 @@ func (pl *Plan) checkLayout(rows, train int, sizes []int) (Layout, error) {
 func (pl *Plan) checkPartitions(train int) error {
 	if pl.idCol >= 0 {
 		if ids := train / pl.group; ids < pl.partitions {
-			return fmt.Errorf("%w: %d partitions for %d training privacy IDs; use at most as many partitions as training IDs (an ID's rows train in one partition)", private.ErrOptions, pl.partitions, ids)
+			return fmt.Errorf("%w: %d partitions for %d training privacy IDs; use at most as many partitions as training IDs", private.ErrOptions, pl.partitions, ids)
 		}
 		return nil
 	}

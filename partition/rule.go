@@ -57,8 +57,8 @@ func UseRule(schema datasets.Schema, budget dp.Budget, opts private.Options) (pr
 		return opts, nil
 	}
 	if m := opts.Select.Method; !m.IsRule() {
-		return opts, fmt.Errorf("%w: a partitioned fit cannot run the private selection %q: it is proven for a single fit, where it tunes on a part of the training rows and releases on the rest (%s) or releases the best of several runs on the same rows (%s), with candidates that include objective perturbation and AMP; a partitioned fit releases the average of the partitions' SGD runs once, with a named mechanism among %s or, without one, by the public rule (%s)",
-			private.ErrOptions, m, selection.Holdout, selection.RandomStopping, release.SGDList(), selection.Rule)
+		return opts, fmt.Errorf("%w: a partitioned fit cannot run the private selection %q, proven for a single fit; use one of %s or the rule %s",
+			private.ErrOptions, m, release.SGDList(), selection.Rule)
 	}
 	// The checks of a fit by the rule: the selection's configuration, no
 	// knob the rule chooses, a valid budget.

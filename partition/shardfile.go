@@ -27,7 +27,8 @@ const HeadBytes = 512
 // alone (as a model file begins), `{"` or `["` at its start (a bare quote,
 // which the CSV reader refuses too), a NUL byte, or gzip's magic number.
 // The error, wrapping ErrNotShard, says what the file looks like and how
-// to leave it out of the pattern. A CSV header whose first name starts
+// to leave it out of the pattern (or to write model files outside the
+// input directory). A CSV header whose first name starts
 // with brackets ("[a],b,y", "[[a]],b,y") passes. A table without a header
 // row (train's --header) is not checked: its first line is a data row.
 func CheckShardHead(name string, head []byte) error {
@@ -47,7 +48,7 @@ func CheckShardHead(name string, head []byte) error {
 	default:
 		return nil
 	}
-	return fmt.Errorf("%w: %s looks like %s: narrow the input pattern to the CSV files (e.g. 'dir/*.csv') or write model files outside the input directory", ErrNotShard, name, what)
+	return fmt.Errorf("%w: %s looks like %s: narrow the input pattern to the CSV files (e.g. 'dir/*.csv') or write model files elsewhere", ErrNotShard, name, what)
 }
 
 func hasAnyPrefix(b []byte, prefixes ...string) bool {

@@ -36,7 +36,10 @@ type Config struct {
 	// Loss is the per-example loss. It must be smooth in Lemma 13's sense
 	// (A.1 and A.2: differentiable with an absolutely continuous
 	// derivative), which its constants state (losses.Constants.Smooth):
-	// logistic, softmax, huber, huber-hinge and squared are. Required.
+	// logistic, softmax, huber, huber-hinge and squared are; a loss whose
+	// derivative jumps (a hinge, an absolute loss) has no Hessian identity.
+	// Required. The Hessian of the K x d weights must fit in a dense matrix
+	// (glm.MaxHessianWeights); project wider rows first.
 	Loss losses.Loss
 	// Classes is the number of classes of a multiclass loss (softmax);
 	// ignored for the other losses. The zero value is valid for them.
@@ -49,7 +52,9 @@ type Config struct {
 	// and Lemma 13 (hence every sensitivity of this package) does not apply:
 	// New returns an error wrapping ErrNotSmooth. The field exists so that a
 	// caller holding an elastic-net configuration gets that error instead of
-	// a silently wrong analysis.
+	// a silently wrong analysis. (The pDP of an elastic net can be computed
+	// on its active set, the result marked approximate; this package does
+	// not.)
 	L1Ratio float64
 	// Clip is the per-example gradient clipping norm G of a trainer that
 	// clips (0: none). For a scalar margin loss (K = 1), clipping the
@@ -60,9 +65,12 @@ type Config struct {
 	// continuous derivative, so Lemma 13 applies to it (its second
 	// derivative is l'' where |l'| < G/||x|| and 0 beyond). The analysis then
 	// runs on that loss, the objective the clipped trainer minimizes. For
-	// K > 1 (softmax) clipping by the norm of the margin gradient does not
-	// give the gradient field of any loss, and a positive Clip is refused
-	// with ErrNotSmooth. The zero value means no clipping.
+	// K > 1 (softmax) clipping by the norm of the margin gradient, scaling
+	// it by min(1, G/(||l'(z)|| ||x||)), does not give the gradient field of
+	// any loss, so there is no objective for Lemma 13, and a positive Clip
+	// is refused with ErrNotSmooth: analyse an unclipped run, or one whose G
+	// is at least L_z kappa, where clipping never acts. The zero value
+	// means no clipping.
 	Clip float64
 	// N is the n of the penalty weight N lambda. Zero means the number of
 	// rows. Set it to keep the weight of a larger data set, as the pDP
@@ -111,10 +119,10 @@ func newProblem(x *mat.Dense, y []float64, cfg Config) (*problem, error) {
 		return nil, fmt.Errorf("%w: %w", ErrInput, err)
 	}
 	if !cons.Smooth {
-		return nil, fmt.Errorf("%w: the %q loss does not say it is smooth (losses.Constants.Smooth: a Lipschitz derivative), and a loss whose derivative jumps (a hinge, an absolute loss) has no Hessian identity", ErrNotSmooth, cfg.Loss.Name())
+		return nil, fmt.Errorf("%w: the %q loss does not say it is smooth (losses.Constants.Smooth: a Lipschitz derivative)", ErrNotSmooth, cfg.Loss.Name())
 	}
 	if cfg.L1Ratio != 0 {
-		return nil, fmt.Errorf("%w: l1_ratio = %v; the L1 term |w| has no derivative at 0, so Lemma 13 fails (compute the pDP of an elastic net on its active set, with the result marked approximate, or set l1_ratio = 0)", ErrNotSmooth, cfg.L1Ratio)
+		return nil, fmt.Errorf("%w: l1_ratio = %v; the L1 term |w| has no derivative at 0: set l1_ratio = 0", ErrNotSmooth, cfg.L1Ratio)
 	}
 	if !check.NonNegative(cfg.Lambda) {
 		return nil, fmt.Errorf("%w: lambda = %v, want finite >= 0", ErrInput, cfg.Lambda)
@@ -127,7 +135,7 @@ func newProblem(x *mat.Dense, y []float64, cfg Config) (*problem, error) {
 		return nil, fmt.Errorf("%w: %d rows but %d labels", ErrInput, n, len(y))
 	}
 	if k := max(1, cfg.Loss.Outputs(cfg.Classes)); k*d > glm.MaxHessianWeights {
-		return nil, fmt.Errorf("%w: the Hessian identity needs the Hessian of %d weights (%d x %d), more than the %d held as a dense matrix (glm.MaxHessianWeights): project the rows first (--project k)", ErrInput, k*d, k, d, glm.MaxHessianWeights)
+		return nil, fmt.Errorf("%w: %d weights (%d x %d), more than the %d whose Hessian is held (glm.MaxHessianWeights): project the rows (--project k)", ErrInput, k*d, k, d, glm.MaxHessianWeights)
 	}
 	for i := 0; i < n; i++ {
 		if j := check.FirstNonFinite(x.RawRowView(i)); j >= 0 {
@@ -152,7 +160,7 @@ func newProblem(x *mat.Dense, y []float64, cfg Config) (*problem, error) {
 		return nil, fmt.Errorf("%w: loss %s has %d outputs", ErrInput, cfg.Loss.Name(), p.k)
 	}
 	if _, ok := cfg.Loss.(losses.Margin); cfg.Clip > 0 && (p.k != 1 || !ok) {
-		return nil, fmt.Errorf("%w: per-example clipping (G = %v) of the %d-output loss %s: scaling the margin gradient by min(1, G/(||l'(z)|| ||x||)) is not the gradient of any loss, so there is no objective for Lemma 13 (analyse an unclipped run, or one whose G is at least L_z kappa, where clipping never acts)", ErrNotSmooth, cfg.Clip, p.k, cfg.Loss.Name())
+		return nil, fmt.Errorf("%w: per-example clipping (G = %v) of the %d-output loss %s minimizes no objective; analyse an unclipped run", ErrNotSmooth, cfg.Clip, p.k, cfg.Loss.Name())
 	}
 	nn := cfg.N
 	if nn == 0 {

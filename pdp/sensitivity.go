@@ -218,7 +218,9 @@ func (a *Analysis) pointBasis(pts ...[]float64) (*mat.Dense, error) {
 // M = U^T B, so no inverse of D is needed (the softmax S is singular). One
 // Newton step from w_hat on the neighbour's objective, whose gradient at
 // w_hat is U gd with gd = (sign_q g_q) (g_q the margin gradient), moves by
-// -B (I + D M)^{-1} gd. Leverage and Residual describe the first row.
+// -B (I + D M)^{-1} gd. Leverage and Residual describe the first row. A
+// removal that leaves a singular Hessian (with lambda = 0, no other row
+// spans the removed row's direction) is an error wrapping ErrSingular.
 func (a *Analysis) update(pts [][]float64, rows []nbRow, b *mat.Dense, col0 int) (Diff, float64, error) {
 	p := a.p
 	k, d := p.k, p.d
@@ -263,7 +265,7 @@ func (a *Analysis) update(pts [][]float64, rows []nbRow, b *mat.Dense, col0 int)
 	if r == 1 {
 		den := 1 + dm[0]*m[0]
 		if !(den > 1e-12) {
-			return Diff{}, 0, fmt.Errorf("%w: removing the row leaves a singular Hessian (1 - D2l x^T H^{-1} x = %.3g); with lambda = 0 no other row spans its direction", ErrSingular, den)
+			return Diff{}, 0, fmt.Errorf("%w: removing the row leaves a singular Hessian (1 - D2l x^T H^{-1} x = %.3g); use lambda > 0", ErrSingular, den)
 		}
 		coef[0] = gd[0] / den
 	} else {

@@ -21,9 +21,9 @@ var (
 	ErrMechanism = errors.New("perturb: invalid mechanism")
 	// ErrClassicalRange reports eps >= 1 for the classical Gaussian
 	// mechanism, whose guarantee (Dwork & Roth 2014, Theorem A.1) needs
-	// eps < 1. The analytic Gaussian mechanism ("gaussian-analytic") is valid
-	// for every eps > 0.
-	ErrClassicalRange = errors.New("perturb: classical Gaussian mechanism needs eps < 1 (Dwork & Roth 2014, Thm A.1); use gaussian-analytic (Balle & Wang 2018) instead")
+	// eps < 1. The analytic Gaussian mechanism ("gaussian-analytic", Balle
+	// & Wang 2018) is valid for every eps > 0.
+	ErrClassicalRange = errors.New("perturb: classical Gaussian mechanism needs eps < 1 (Dwork & Roth 2014, Thm A.1); use gaussian-analytic")
 	// ErrModel reports a missing, malformed or non-finite model or run.
 	ErrModel = errors.New("perturb: invalid model")
 	// ErrNotCertified reports a run outside the class whose sensitivity this

@@ -42,6 +42,11 @@ const (
 	// noisy weights, so it is listed here with the mechanisms that have no
 	// output-perturbation noise.
 	Stump = dp.Stump
+	// DPSGD is DP-SGD ((eps, delta)-DP; Abadi et al. 2016, Algorithm 1):
+	// Gaussian noise on every step's sum of clipped per-example gradients
+	// of Poisson-sampled rows, accounted by package accountant. The noise
+	// is in the training steps, not on the weights.
+	DPSGD = dp.DPSGD
 )
 
 // TrainingMechanism describes a mechanism that perturbs the training
@@ -60,6 +65,7 @@ var trainingRegistry = []TrainingMechanism{
 	{Name: Objective, Pure: true, Words: "Objective perturbation: the released weights minimize the regularized objective plus a random linear term <b, w>/n, b with density proportional to exp(-||b||/theta) (norm Gamma(dim, theta), uniform direction)."},
 	{Name: AMP, Pure: false, Words: "Approximate Minima Perturbation: an approximate minimizer (gradient norm at most gamma) of the regularized objective plus a random linear term <b_1, w>/n with b_1 ~ N(0, sigma_1^2 I), plus Gaussian noise b_2 on the result."},
 	{Name: Stump, Pure: true, Words: "Private decision stump: one classifier of a public finite class (every mapped feature j, thresholds t on a public grid; s * sign(z_j - t) for both signs s, or for K classes one class below t and another above) chosen by permute-and-flip with utility the number of training rows it classifies correctly; no noise is added to weights."},
+	{Name: DPSGD, Pure: false, Words: "DP-SGD: SGD on Poisson-sampled rows (each row in each step with probability q), every example's gradient clipped to L2 norm C, Gaussian noise N(0, (sigma C)^2 I) added to each step's sum, divided by the expected batch qn; the noise scale is sigma C."},
 }
 
 // LookupTraining returns the training-time mechanism named m.
@@ -92,12 +98,17 @@ func ReleaseMechanismList() string {
 	return s
 }
 
-// trainingLookupError is Lookup's error for a training-time name.
+// trainingLookupError is Lookup's error for a training-time name: such a
+// mechanism has no output-perturbation noise (objective perturbation is
+// implemented by package objpert, and private.Fit routes it there).
 func trainingLookupError(m Mechanism) error {
+	if m == DPSGD {
+		return fmt.Errorf("%w: %q adds its noise in every training step (release's dp-sgd method), not to trained weights", ErrMechanism, string(m))
+	}
 	if m == Stump {
 		return fmt.Errorf("%w: %q selects a classifier privately (package stump, permute-and-flip): it has no output-perturbation noise", ErrMechanism, string(m))
 	}
-	return fmt.Errorf("%w: %q perturbs the training objective, not trained weights: it has no output-perturbation noise (package objpert implements it; private.Fit routes it there)", ErrMechanism, string(m))
+	return fmt.Errorf("%w: %q perturbs the training objective, not trained weights: it has no output-perturbation noise (package objpert)", ErrMechanism, string(m))
 }
 
 // Describe says in words what the noise of mechanism m of the given

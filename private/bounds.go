@@ -22,7 +22,9 @@ import (
 // a private fit in Bounds mode whose schema declares no bounds spends
 // BoundsShare of epsilon on the estimate. A share outside (0, 1), which
 // leaves nothing for the estimate or for the release, is an error
-// wrapping dp.ErrBudget.
+// wrapping dp.ErrBudget; a share or a bounds method when no bounds are
+// estimated (not a private fit, declared bounds, or another mode) is an
+// error wrapping ErrOptions.
 func (pl *Plan) planBounds() error {
 	private := pl.Options.Mechanism != "" || pl.Options.Select != nil
 	declared := pl.Schema.Declared()
@@ -39,7 +41,7 @@ func (pl *Plan) planBounds() error {
 	}
 	share := pl.Options.BoundsShare
 	if share != 0 && (!private || declared || pl.Mode != preprocess.Bounds) {
-		return fmt.Errorf("%w: a bounds share of %v, but no bounds are estimated (they are estimated for a private fit in the preprocessing bounds without declared bounds)", ErrOptions, share)
+		return fmt.Errorf("%w: a bounds share of %v, but no bounds are estimated (only a private fit without declared bounds estimates them)", ErrOptions, share)
 	}
 	switch m := pl.Options.BoundsMethod; {
 	case m != "" && m != BoundsCentres && m != BoundsRanges:
@@ -54,7 +56,7 @@ func (pl *Plan) planBounds() error {
 		share = DefaultBoundsShare
 	}
 	if !check.OpenUnit(share) {
-		return fmt.Errorf("%w: bounds share %v of eps = %v: want in (0, 1), so that both the bounds estimate and the release get a positive part of the budget", dp.ErrBudget, share, pl.Budget.Epsilon)
+		return fmt.Errorf("%w: bounds share %v of eps = %v: want in (0, 1), a positive part for the estimate and the release", dp.ErrBudget, share, pl.Budget.Epsilon)
 	}
 	pl.EstimateBounds = true
 	pl.BoundsEpsilon = share * pl.Budget.Epsilon

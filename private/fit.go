@@ -124,7 +124,11 @@ func Fit(ctx context.Context, t *datasets.Table, schema datasets.Schema, budget 
 	if pl.Method == nil {
 		return fitClear(ctx, pl, rows, cfg, notes, out)
 	}
-	p, err := pl.Method.Prepare(ctx, release.Rows{X: rows.X, Y: rows.y, Config: cfg, Notes: notes}, pl.Release)
+	left, err := pl.left()
+	if err != nil {
+		return nil, err
+	}
+	p, err := pl.Method.Prepare(ctx, release.Rows{X: rows.X, Y: rows.y, Config: cfg, Notes: notes}, left)
 	if err != nil {
 		return nil, err
 	}
@@ -146,7 +150,7 @@ func Fit(ctx context.Context, t *datasets.Table, schema datasets.Schema, budget 
 		return nil, err
 	}
 	rel.Certificate.Neighbouring = out.Neighbours()
-	if err := pl.compose(rel.Certificate, rows.prep); err != nil {
+	if err := pl.account(rel.Certificate, rows.prep); err != nil {
 		return nil, err
 	}
 	out.Private = rel.Certificate.Private && pl.Mode.Inside()
@@ -164,7 +168,11 @@ func Fit(ctx context.Context, t *datasets.Table, schema datasets.Schema, budget 
 // budget, the seed), then run on the training rows (selection.Plan.Run).
 func fitSelect(ctx context.Context, pl *Plan, rows *preparedRows, cfg trainer.Config, notes []string, out *modelfile.Released) (*modelfile.Released, error) {
 	n, dim := rows.X.Dims()
-	sp, err := selection.NewPlan(*pl.Options.Select, n, pl.Loss, len(pl.Schema.Classes), dim, pl.Release, pl.Options.Seed)
+	left, err := pl.left()
+	if err != nil {
+		return nil, err
+	}
+	sp, err := selection.NewPlan(*pl.Options.Select, n, pl.Loss, len(pl.Schema.Classes), dim, left, pl.Options.Seed)
 	if err != nil {
 		return nil, err
 	}
@@ -174,7 +182,7 @@ func fitSelect(ctx context.Context, pl *Plan, rows *preparedRows, cfg trainer.Co
 	}
 	rel := so.Release
 	rel.Certificate.Neighbouring = out.Neighbours()
-	if err := pl.compose(rel.Certificate, rows.prep); err != nil {
+	if err := pl.account(rel.Certificate, rows.prep); err != nil {
 		return nil, err
 	}
 	out.Private = rel.Certificate.Private && pl.Mode.Inside()

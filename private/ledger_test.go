@@ -1,16 +1,13 @@
 package private
 
 import (
-	"math"
 	"math/rand/v2"
 	"testing"
 
-	"github.com/stabpriv/stabpriv/datasets"
 	"github.com/stabpriv/stabpriv/dp"
 	"github.com/stabpriv/stabpriv/losses"
 	"github.com/stabpriv/stabpriv/modelfile"
 	"github.com/stabpriv/stabpriv/objpert"
-	"github.com/stabpriv/stabpriv/perturb"
 )
 
 // TestPipelineLedgerWithinClaim is a property test of the ledger a
@@ -21,16 +18,10 @@ import (
 // arithmetic (dp.Budget.Covers), which float64 subtraction does not give.
 func TestPipelineLedgerWithinClaim(t *testing.T) {
 	rng := rand.New(rand.NewPCG(28, 3))
-	schema := datasets.Schema{Label: "y", Classes: []string{"no", "yes"}}
 	pr := objpert.Problem{Loss: losses.Logistic{}, N: 1000, D: 5, K: 1, Kappa: 1, Lambda: 1}
 	for i := range 2000 {
-		budget := dp.Budget{Epsilon: math.Exp(7*rng.Float64() - 3), Delta: 1e-4 * rng.Float64()}
-		bs := 0.01 + 0.5*rng.Float64()
-		opts := Options{Mechanism: perturb.AMP, BoundsShare: bs, PCA: 2, PCAShare: 0.01 + (0.98-bs)*rng.Float64()}
-		if i%2 == 1 {
-			budget.Delta, opts.Mechanism, opts.PCA, opts.PCAShare = 0, perturb.Objective, 0, 0
-		}
-		pl, err := NewPlan(schema, budget, opts)
+		budget, opts := randomShares(rng, i)
+		pl, err := NewPlan(randomSharesSchema, budget, opts)
 		if err != nil {
 			t.Fatalf("%+v, %+v: %v", budget, opts, err)
 		}

@@ -6,7 +6,6 @@ import (
 	"math"
 	"slices"
 	"strconv"
-	"strings"
 
 	"gonum.org/v1/gonum/floats"
 	"gonum.org/v1/gonum/mat"
@@ -27,12 +26,19 @@ const Label = "label"
 // counterpart for a matrix of a table's datasets.Schema: the classes, the
 // feature names and the feature bounds. Everything in it is public: it is
 // written into the model file and costs no privacy.
+//
+// A Domain says nothing of the mechanism: with only the classes and a
+// budget, FitMatrix lets the public rule choose it, which may be objective
+// perturbation. To select features from the release
+// (featsel.SelectReleased), which needs noise added to the weights, name an
+// output-perturbation mechanism in Options.Mechanism (perturb.Gamma, say).
 type Domain struct {
 	// Classes are the label values of a classification task, in order:
 	// for two classes Classes[1] is the positive one; for more, the model
 	// is softmax and Classes[k] is class k. A private fit needs them (the
 	// classes are never read from the rows); the released model names them
-	// by strconv.FormatFloat(v, 'f', -1, 64) ("0", "1"). Nil means
+	// by strconv.FormatFloat(v, 'f', -1, 64) ("0", "1"; -0 is "0"), and a
+	// label y is of class c when it is written as c is (y == c). Nil means
 	// regression for a regression loss, and for a non-private fit the
 	// values the labels take.
 	Classes []float64
@@ -69,6 +75,18 @@ type Fitted struct {
 	Warnings []string
 }
 
+// Label returns the class that the released model predicts for the raw
+// features x (one value per column of the matrix it was fitted on), as the
+// number Domain.Classes declared: Released.Predict's class name read back.
+// A prediction is post-processing of the release.
+func (f *Fitted) Label(x []float64) (float64, error) {
+	name, err := f.Predict(x)
+	if err != nil {
+		return 0, err
+	}
+	return strconv.ParseFloat(name, 64)
+}
+
 // FitRows is FitMatrix on the rows of a [][]float64, row i holding the
 // features of label y[i]. Rows of different lengths are an error wrapping
 // ErrOptions.
@@ -89,15 +107,19 @@ func FitRows(ctx context.Context, rows [][]float64, y []float64, dom Domain, bud
 
 // FitMatrix is Fit on numeric data: the n x d features X and the n labels
 // y, with the declarations of dom. It builds the table of X and y (the
-// columns dom.Features and Label, every value written exactly) and the
-// schema of dom, and runs Fit on them: the same split, preprocessing,
-// release and certificate as a table's, and the same guarantee, for the
-// neighbouring relation of two matrices that differ in one row (features
-// and label). A NaN feature is a missing value (Fit's missing cell); an
-// infinite one, a label that is NaN or infinite, or for a classification
-// task a label that is not among dom.Classes is outside the domain of the
-// guarantee and an error wrapping ErrOptions, before anything is read for
-// the fit.
+// columns dom.Features and Label, every value v written as the cell
+// strconv.FormatFloat(v, 'f', -1, 64), which reads back as v, with -0
+// written "0") and the schema of dom, and runs Fit on them: the same split,
+// preprocessing, release and certificate as the CSV file of these cells,
+// and the same guarantee, for the neighbouring relation of two matrices
+// that differ in one row (features and label). Fit's rules decide every
+// cell, so whether FitMatrix refuses depends on a row only as Fit's does:
+// a NaN feature is a missing cell ("NaN"); an infinite one the text cell
+// "+Inf" or "-Inf" (Fit refuses it, datasets.ErrFormat, when the bounds
+// are declared, and otherwise decides its column's type); a label that is
+// NaN or infinite, or for a classification task not among dom.Classes, is
+// a null row (Fit's undeclared label). The shapes of X, y and dom are
+// checked first: errors wrap ErrOptions.
 //
 // With a budget and neither Options.Mechanism nor Options.Select, the
 // setting is chosen by the public rule (Options.Select the zero
@@ -171,23 +193,9 @@ func matrixTable(X mat.Matrix, y []float64, dom Domain) (*datasets.Table, datase
 	for i := range rows {
 		rows[i] = make([]string, d+1)
 		for j := range d {
-			switch v := X.At(i, j); {
-			case math.IsNaN(v):
-				// A missing cell, which the feature map reads as such.
-			case math.IsInf(v, 0):
-				return nil, datasets.Schema{}, fmt.Errorf("%w: X[%d][%d] = %v: want a finite value (NaN for a missing one)", ErrOptions, i, j, v)
-			default:
-				rows[i][j] = number(v)
-			}
+			rows[i][j] = number(X.At(i, j))
 		}
-		switch v := y[i]; {
-		case math.IsNaN(v) || math.IsInf(v, 0):
-			return nil, datasets.Schema{}, fmt.Errorf("%w: y[%d] = %v: want a finite label", ErrOptions, i, v)
-		case dom.Classes != nil && !slices.Contains(dom.Classes, v):
-			return nil, datasets.Schema{}, fmt.Errorf("%w: y[%d] = %v is not a declared class (%s)", ErrOptions, i, v, strings.Join(schema.Classes, ", "))
-		default:
-			rows[i][d] = number(v)
-		}
+		rows[i][d] = number(y[i])
 	}
 	t, err := datasets.NewTable("matrix", append(slices.Clone(names), Label), rows)
 	if err != nil {
@@ -196,8 +204,16 @@ func matrixTable(X mat.Matrix, y []float64, dom Domain) (*datasets.Table, datase
 	return t, schema, nil
 }
 
-// number writes v as a table cell that reads back as v exactly.
-func number(v float64) string { return strconv.FormatFloat(v, 'f', -1, 64) }
+// number writes v as a table cell that reads back as v exactly, -0 as 0
+// (the cell "-0" would not match the class "0"): a finite v as a number,
+// NaN as "NaN" (a missing cell), an infinite v as "+Inf" or "-Inf" (text
+// cells).
+func number(v float64) string {
+	if v == 0 {
+		v = 0 // +0 for -0
+	}
+	return strconv.FormatFloat(v, 'f', -1, 64)
+}
 
 // Warnings returns what the public values of a release say against its use,
 // post-processing at no privacy cost. For output perturbation, from the

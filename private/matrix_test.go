@@ -3,8 +3,11 @@ package private
 import (
 	"context"
 	"errors"
+	"fmt"
 	"math"
 	"reflect"
+	"slices"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -48,18 +51,7 @@ func TestFitMatrixIsFit(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	var csv strings.Builder
-	csv.WriteString("x1,x2,x3,x4,label\n")
-	for i, r := range rows {
-		for _, v := range r {
-			csv.WriteString(number(v) + ",")
-		}
-		csv.WriteString(number(y[i]) + "\n")
-	}
-	tab, err := datasets.ReadTable(strings.NewReader(csv.String()), "matrix")
-	if err != nil {
-		t.Fatal(err)
-	}
+	tab := csvTable(t, rows, y, -1, -1, "")
 	schema := datasets.Schema{Label: Label, Classes: []string{"-1", "1"}, All: &datasets.Bound{Lo: -1, Hi: 1}}
 	opts.Noise = perturb.Seeded(5)
 	want, err := Fit(context.Background(), tab, schema, dp.Budget{Epsilon: 1}, opts)
@@ -71,6 +63,112 @@ func TestFitMatrixIsFit(t *testing.T) {
 	}
 	if len(got.Warnings) != 0 {
 		t.Errorf("warnings on a useful release: %v", got.Warnings)
+	}
+}
+
+// csvTable returns the table read from the CSV text of rows and labels y
+// (the columns x1, ..., xd and label) that a user would write, with the
+// cell in row i and column j (d: the label) spelled cell when i >= 0.
+func csvTable(t *testing.T, rows [][]float64, y []float64, i, j int, cell string) *datasets.Table {
+	t.Helper()
+	var csv strings.Builder
+	d := len(rows[0])
+	for k := range d {
+		fmt.Fprintf(&csv, "x%d,", k+1)
+	}
+	csv.WriteString("label\n")
+	for r, row := range rows {
+		for k, v := range append(slices.Clone(row), y[r]) {
+			text := strconv.FormatFloat(v, 'f', -1, 64)
+			if r == i && k == j {
+				text = cell
+			}
+			csv.WriteString(text)
+			if k < d {
+				csv.WriteString(",")
+			}
+		}
+		csv.WriteString("\n")
+	}
+	tab, err := datasets.ReadTable(strings.NewReader(csv.String()), "matrix")
+	if err != nil {
+		t.Fatal(err)
+	}
+	return tab
+}
+
+// TestFitMatrixCellsAsFit checks that FitRows decides every value as Fit
+// decides the CSV cell a user would write for it, so that it refuses a row
+// only where Fit's documented rules refuse that cell: for one row of
+// neighbouring data sets holding an infinite or NaN feature, or a label
+// that is NaN, infinite, -0 or not a declared class, the same error or
+// the same release (seeded noise) and null rows as Fit on the CSV. Only
+// an infinite feature with declared bounds is refused (a text cell,
+// datasets.ErrFormat); without them, and for every label, both fits
+// release.
+func TestFitMatrixCellsAsFit(t *testing.T) {
+	const n, d, at = 120, 2, 7
+	rows, y := logisticRows(t, n, d, 6)
+	for _, tc := range []struct {
+		name string
+		j    int // column, d for the label
+		v    float64
+		cell string
+	}{
+		{"+inf feature", 1, math.Inf(1), "+Inf"},
+		{"-inf feature", 0, math.Inf(-1), "-Inf"},
+		{"nan feature", 0, math.NaN(), "NaN"},
+		{"empty feature", 0, math.NaN(), ""},
+		{"nan label", d, math.NaN(), "NaN"},
+		{"inf label", d, math.Inf(1), "+Inf"},
+		{"undeclared label", d, 2, "2"},
+		{"-0 label", d, math.Copysign(0, -1), "0"},
+	} {
+		for _, dc := range []struct {
+			name   string
+			dom    Domain
+			schema datasets.Schema
+			refuse bool // an infinite feature is refused
+		}{
+			{"norm", Domain{Classes: []float64{-1, 1}, Norm: 1}, datasets.Schema{Label: Label, Classes: []string{"-1", "1"}, All: &datasets.Bound{Lo: -1, Hi: 1}}, true},
+			{"estimated", Domain{Classes: []float64{-1, 1}}, datasets.Schema{Label: Label, Classes: []string{"-1", "1"}}, false},
+		} {
+			nrows, ny := slices.Clone(rows), slices.Clone(y)
+			if tc.j == d {
+				ny[at] = tc.v
+			} else {
+				nrows[at] = slices.Clone(rows[at])
+				nrows[at][tc.j] = tc.v
+			}
+			opts := Options{Mechanism: perturb.Gamma, Auto: true, Seed: 3, Diagnostics: true}
+			opts.Noise = perturb.Seeded(4)
+			got, err := FitRows(context.Background(), nrows, ny, dc.dom, dp.Budget{Epsilon: 1}, opts)
+			opts.Noise = perturb.Seeded(4)
+			want, werr := Fit(context.Background(), csvTable(t, rows, y, at, tc.j, tc.cell), dc.schema, dp.Budget{Epsilon: 1}, opts)
+			refused := dc.refuse && math.IsInf(tc.v, 0) && tc.j < d
+			switch {
+			case refused && (!errors.Is(err, datasets.ErrFormat) || werr == nil || err.Error() != werr.Error()):
+				t.Errorf("%s/%s: %v, want Fit's refusal %v", tc.name, dc.name, err, werr)
+			case refused:
+			case err != nil || werr != nil:
+				t.Errorf("%s/%s: refused on one row: %v (Fit on the CSV: %v)", tc.name, dc.name, err, werr)
+			case !reflect.DeepEqual(got.Model.W, want.Model.W) || got.Diagnostics.NullRows != want.Diagnostics.NullRows:
+				t.Errorf("%s/%s: weights %v, %d null rows; Fit on the CSV: %v, %d", tc.name, dc.name, got.Model.W, got.Diagnostics.NullRows, want.Model.W, want.Diagnostics.NullRows)
+			}
+		}
+	}
+}
+
+// TestNumber checks the cells of FitMatrix's table: -0 as "0", the
+// non-finite values as the texts Fit reads as missing or text cells.
+func TestNumber(t *testing.T) {
+	for v, want := range map[float64]string{math.Copysign(0, -1): "0", 0: "0", -1.5: "-1.5", 1e21: "1000000000000000000000", math.Inf(1): "+Inf", math.Inf(-1): "-Inf"} {
+		if got := number(v); got != want {
+			t.Errorf("number(%v) = %q, want %q", v, got, want)
+		}
+	}
+	if got := number(math.NaN()); got != "NaN" || !datasets.IsMissing(got) {
+		t.Errorf("number(NaN) = %q, want the missing cell NaN", got)
 	}
 }
 
@@ -101,9 +199,14 @@ func TestFitMatrixRule(t *testing.T) {
 	}
 	hit := 0
 	for i, x := range test {
-		if p, err := rel.Predict(x); err != nil {
+		p, err := rel.Predict(x)
+		if err != nil {
 			t.Fatal(err)
-		} else if p == number(ty[i]) {
+		}
+		// Label is Predict's class read back as the declared number.
+		if l, err := rel.Label(x); err != nil || number(l) != p || (l != -1 && l != 1) {
+			t.Fatalf("Label(%v) = %v, %v; Predict gives %q", x, l, err, p)
+		} else if l == ty[i] {
 			hit++
 		}
 	}
@@ -171,26 +274,14 @@ func TestWarningsConstant(t *testing.T) {
 	}
 }
 
-// TestFitMatrixRefuses checks that data outside the domain of the
-// guarantee is refused before any fit, with the reason.
+// TestFitMatrixRefuses checks that shapes and declarations that do not fit
+// are refused before any fit, with the reason (the values of the rows are
+// Fit's to decide: TestFitMatrixCellsAsFit).
 func TestFitMatrixRefuses(t *testing.T) {
 	rows, y := logisticRows(t, 20, 2, 5)
 	opts := Options{Mechanism: perturb.Gamma, Auto: true}
 	budget := dp.Budget{Epsilon: 1}
 	dom := Domain{Classes: []float64{-1, 1}, Norm: 1}
-	bad := func(i, j int, v float64) [][]float64 {
-		out := make([][]float64, len(rows))
-		for k, r := range rows {
-			out[k] = append([]float64(nil), r...)
-		}
-		out[i][j] = v
-		return out
-	}
-	label := func(i int, v float64) []float64 {
-		out := append([]float64(nil), y...)
-		out[i] = v
-		return out
-	}
 	for _, tc := range []struct {
 		name string
 		rows [][]float64
@@ -198,9 +289,7 @@ func TestFitMatrixRefuses(t *testing.T) {
 		dom  Domain
 		want string
 	}{
-		{"inf", bad(3, 1, math.Inf(1)), y, dom, "X[3][1] = +Inf"},
-		{"nan label", rows, label(2, math.NaN()), dom, "y[2] = NaN"},
-		{"class", rows, label(4, 2), dom, "y[4] = 2 is not a declared class (-1, 1)"},
+		{"class", rows, y, Domain{Classes: []float64{-1, math.Inf(1)}, Norm: 1}, "class +Inf, want a finite value"},
 		{"labels", rows, y[1:], dom, "20 rows of features but 19 labels"},
 		{"ragged", append(rows[:1:1], []float64{1}), y[:2], dom, "row 1 has 1 values, row 0 has 2"},
 		{"names", rows, y, Domain{Classes: dom.Classes, Features: []string{"a"}}, "1 feature names for 2 columns"},

@@ -7,6 +7,7 @@ import (
 
 	"github.com/stabpriv/stabpriv/datasets/preprocess"
 	"github.com/stabpriv/stabpriv/perturb"
+	"github.com/stabpriv/stabpriv/release"
 	"github.com/stabpriv/stabpriv/selection"
 	"github.com/stabpriv/stabpriv/trainer"
 )
@@ -21,6 +22,11 @@ type Options struct {
 	// amp. The empty string means a non-private fit: the trained weights
 	// are returned as they are, with no certificate.
 	Mechanism perturb.Mechanism
+	// Method is the release method itself, when the caller has looked it
+	// up already (the command line's flags do): NewPlan then holds it
+	// without looking Mechanism up again. Nil means release.Lookup of
+	// Mechanism. With both set, Mechanism must be Method's name.
+	Method release.Method
 	// Noise is the noise source of the release. Nil means perturb.Secure(),
 	// the only source whose release is private; perturb.Seeded gives a
 	// reproducible release whose certificate says it is not private and

@@ -19,7 +19,8 @@ import (
 // release keeping the rest. Errors wrap ErrOptions (a negative k, a share
 // without components, a fit that is not private) or dp.ErrBudget (no
 // delta, or a share that leaves nothing for the components or the
-// release).
+// release). The components are Analyze Gauss, the Gaussian mechanism:
+// (eps, delta)-DP, so a pure eps budget cannot pay for them.
 func (pl *Plan) planPCA() error {
 	opts := pl.Options
 	share := opts.PCAShare
@@ -31,22 +32,22 @@ func (pl *Plan) planPCA() error {
 	case opts.PCA == 0:
 		return nil
 	case opts.Mechanism == "" && opts.Select == nil:
-		return fmt.Errorf("%w: the private principal components spend a budget: they need a private fit (a mechanism or a selection, with eps and delta)", ErrOptions)
+		return fmt.Errorf("%w: the private principal components spend a budget: they need a private fit (a mechanism or a selection)", ErrOptions)
 	case opts.PrivacyID != "":
 		return fmt.Errorf("%w: the private principal components are for a single fit per row, not per privacy ID", ErrOptions)
 	case !(pl.Budget.Delta > 0):
-		return fmt.Errorf("%w: the private principal components (Analyze Gauss, the Gaussian mechanism) are (eps, delta)-DP and need delta > 0; a pure eps budget cannot pay for them", dp.ErrBudget)
+		return fmt.Errorf("%w: the private principal components (Analyze Gauss) are (eps, delta)-DP: they need delta > 0", dp.ErrBudget)
 	}
 	if share == 0 {
 		share = DefaultPCAShare
 	}
 	if !check.OpenUnit(share) {
-		return fmt.Errorf("%w: principal components share %v: want in (0, 1), so that both the components and the release get a positive part of the budget", dp.ErrBudget, share)
+		return fmt.Errorf("%w: principal components share %v: want in (0, 1), a positive part for the components and the release", dp.ErrBudget, share)
 	}
 	b := dp.Budget{Epsilon: share * pl.Budget.Epsilon, Delta: share * pl.Budget.Delta}
 	rel := dp.Budget{Epsilon: dp.Rest(pl.Release.Epsilon, b.Epsilon), Delta: dp.Rest(pl.Release.Delta, b.Delta)}
 	if !(b.Epsilon > 0 && b.Delta > 0) || !(rel.Epsilon > 0 && rel.Delta > 0) {
-		return fmt.Errorf("%w: principal components share %v of (eps, delta) = (%v, %v) leaves (%v, %v) for them and (%v, %v) for the release (after the bounds' eps = %v), want all > 0",
+		return fmt.Errorf("%w: components share %v of (%v, %v) leaves (%v, %v) for them, (%v, %v) for the release (bounds' eps %v): want all > 0",
 			dp.ErrBudget, share, pl.Budget.Epsilon, pl.Budget.Delta, b.Epsilon, b.Delta, rel.Epsilon, rel.Delta, pl.BoundsEpsilon)
 	}
 	if _, err := perturb.AnalyticGaussianSigma(b.Epsilon, b.Delta, dppca.Sensitivity); err != nil {
@@ -60,14 +61,16 @@ func (pl *Plan) planPCA() error {
 // checkPCA checks, before any row is read, that the private principal
 // components fit the rows of w entries they apply to (the mapped
 // features, or the random projection's k): 1 <= PCA <= w, and at most
-// dppca.MaxEntries second moments. Errors wrap ErrOptions.
+// dppca.MaxEntries second moments (their time grows as the cube of the
+// width: project wider rows first with a random projection, Project).
+// Errors wrap ErrOptions.
 func (pl *Plan) checkPCA(w int) error {
 	k := pl.Options.PCA
 	switch {
 	case k > w:
 		return fmt.Errorf("%w: %d principal components of rows of %d entries (the mapped features, or the random projection's k): want 1 <= k <= %d", ErrOptions, k, w, w)
 	case w > 0 && w*(w+1)/2 > dppca.MaxEntries:
-		return fmt.Errorf("%w: the principal components of rows of %d entries need %d second moments, more than %d (their time grows as the cube of the width): project the rows first with a random projection to k <= %d dimensions (Project, --project k)", ErrOptions, w, w*(w+1)/2, dppca.MaxEntries, dppca.MaxColumns)
+		return fmt.Errorf("%w: principal components of rows of %d entries, more than %d: project the rows first to k <= %d (--project k)", ErrOptions, w, dppca.MaxColumns, dppca.MaxColumns)
 	}
 	return nil
 }

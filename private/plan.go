@@ -48,12 +48,20 @@ type Plan struct {
 	// (Options.PCA > 0): PCAShare of epsilon and of delta, after the
 	// bounds' estimate and before the release; zero without them.
 	PCABudget dp.Budget
+	// ledger is the fit's account of Budget, opened by NewPlan: every
+	// private step takes its charge from it as it runs (account.go), and
+	// the certificate's claim is written from it.
+	ledger *dp.Ledger
 }
 
 // NewPlan checks the settings of a fit. Errors wrap datasets.ErrSchema,
 // dp.ErrBudget, release.ErrConfig or ErrOptions.
 func NewPlan(schema datasets.Schema, budget dp.Budget, opts Options) (*Plan, error) {
+	if m := opts.Method; m != nil && opts.Mechanism == "" {
+		opts.Mechanism = m.Name()
+	}
 	pl := &Plan{Schema: schema, Budget: budget, Release: budget, Options: opts, Loss: opts.Trainer.Loss}
+	pl.ledger, _ = dp.NewLedger(budget) // no charge yet: no refusal
 	if pl.Loss == nil {
 		pl.Loss = losses.Logistic{}
 		if len(schema.Classes) > 2 {
@@ -87,9 +95,9 @@ func NewPlan(schema datasets.Schema, budget dp.Budget, opts Options) (*Plan, err
 			return nil, err
 		}
 	} else if private {
-		m, err := release.Lookup(opts.Mechanism)
+		m, err := lookupMethod(opts)
 		if err != nil {
-			return nil, fmt.Errorf("%w: %w", ErrOptions, err)
+			return nil, err
 		}
 		if err := m.CheckBudget(budget); err != nil {
 			return nil, err
@@ -177,10 +185,11 @@ func (pl *Plan) Config(n, dim int, seed uint64) (trainer.Config, error) {
 		cfg.SkipObjective = true
 	}
 	if pl.Options.Auto {
-		tu, err := release.LookupTuner(pl.Method.Name())
-		if err != nil {
-			return cfg, err
+		tu, ok := pl.Method.(release.Tuner)
+		if !ok {
+			return cfg, fmt.Errorf("%w: the release method %s has no automatic knobs (release.Tuner)", ErrOptions, pl.Method.Name())
 		}
+		var err error
 		if cfg, _, err = tu.AutoScaled(cfg, n, dim, pl.Release, release.GroupScale(pl.Group())); err != nil {
 			return cfg, err
 		}
@@ -224,23 +233,17 @@ func (pl *Plan) CheckRows(train int) error {
 	return nil
 }
 
-// compose turns the certificate of the release into the pipeline's: the
-// private steps before the release (the bounds' estimate, the principal
-// components) in the ledger and the claim the whole budget
-// (modelfile.ComposePipeline).
-func (pl *Plan) compose(c *release.Certificate, prep *preprocess.RowMap) error {
-	return modelfile.ComposePipeline(c, prep, pl.Budget, pl.BoundsEpsilon, pl.PCABudget)
-}
-
 // stump reports whether the plan releases a decision stump, which reads
 // the rows of the stump map (release.TakesStumpRows).
 func (pl *Plan) stump() bool { return pl.Method != nil && release.TakesStumpRows(pl.Method) }
 
 // checkStump refuses, for a stump, what its map cannot have: a
 // preprocessing other than bounds (its threshold grid lies in the bounds'
-// mapped range [-1, 1]), a random projection, principal components, and a
-// fit per privacy ID (the group sensitivity is not implemented). Errors
-// wrap ErrOptions.
+// mapped range [-1, 1]), a random projection or principal components
+// (the stump decides on one mapped feature, which they mix), and a fit per
+// privacy ID (the stump's utility has sensitivity 1 for one row, a privacy
+// ID moves up to MaxRowsPerID rows, and the group sensitivity is not
+// implemented). Errors wrap ErrOptions.
 func (pl *Plan) checkStump() error {
 	if !pl.stump() {
 		return nil
@@ -248,11 +251,11 @@ func (pl *Plan) checkStump() error {
 	opts := pl.Options
 	switch {
 	case pl.Mode != preprocess.Bounds:
-		return fmt.Errorf("%w: the stump's thresholds are a grid of the bounds' mapped range [-1, 1]: it needs the preprocessing bounds (declared or estimated), not %s", ErrOptions, pl.Mode)
+		return fmt.Errorf("%w: the stump's thresholds are a grid of the bounds' range: it needs the preprocessing bounds, not %s", ErrOptions, pl.Mode)
 	case opts.Project > 0 || opts.PCA > 0:
-		return fmt.Errorf("%w: the stump decides on one mapped feature; a random projection (%d) or principal components (%d) mix them: leave them out", ErrOptions, opts.Project, opts.PCA)
+		return fmt.Errorf("%w: the stump decides on one mapped feature: leave out the random projection (%d) and principal components (%d)", ErrOptions, opts.Project, opts.PCA)
 	case opts.PrivacyID != "":
-		return fmt.Errorf("%w: the stump's utility has sensitivity 1 for one row; a privacy ID moves up to %d rows (group sensitivity), which is not implemented", ErrOptions, opts.MaxRowsPerID)
+		return fmt.Errorf("%w: a stump per privacy ID (up to %d rows each) needs a group sensitivity, which is not implemented", ErrOptions, opts.MaxRowsPerID)
 	}
 	return nil
 }
@@ -311,7 +314,7 @@ func (pl *Plan) useMechanism(mech perturb.Mechanism) error {
 		return err
 	}
 	pl.Method = m
-	pl.Options.Mechanism, pl.Options.Auto, pl.Options.Select = mech, true, nil
+	pl.Options.Mechanism, pl.Options.Method, pl.Options.Auto, pl.Options.Select = mech, m, true, nil
 	return nil
 }
 
@@ -330,7 +333,7 @@ func checkSelectable(cfg trainer.Config) error {
 		bad = append(bad, "a regression loss (the rule and the selections are for classification: name a mechanism)")
 	}
 	if len(bad) > 0 {
-		return fmt.Errorf("%w: without a mechanism the setting is chosen for you (the public rule or a private selection), knobs included; the options set %s", ErrOptions, strings.Join(bad, " and "))
+		return fmt.Errorf("%w: without a mechanism the setting is chosen for you (the rule or a selection), knobs included; the options set %s", ErrOptions, strings.Join(bad, " and "))
 	}
 	return nil
 }

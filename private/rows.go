@@ -79,6 +79,9 @@ func (pl *Plan) prepare(t *datasets.Table) (*preparedRows, error) {
 		if schema, logScale, textCols, err = pl.estimateBounds(enc.Features, numeric); err != nil {
 			return nil, err
 		}
+		if err := pl.spendBounds(logScale); err != nil {
+			return nil, err
+		}
 	} else if text == datasets.TextMark {
 		textCols = mostlyText(enc.Features, numeric, schema)
 	}
@@ -114,6 +117,9 @@ func (pl *Plan) prepare(t *datasets.Table) (*preparedRows, error) {
 	}
 	if opts.PCA > 0 {
 		if err := pl.components(prep, enc, trainIdx); err != nil {
+			return nil, err
+		}
+		if err := pl.spendComponents(); err != nil {
 			return nil, err
 		}
 	}

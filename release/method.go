@@ -207,7 +207,7 @@ var methods = func() []registered {
 		}
 		out = append(out, outputMethod{noise})
 	}
-	return append(out, objectiveMethod{perturb.Objective}, objectiveMethod{perturb.AMP}, stumpMethod{})
+	return append(out, objectiveMethod{perturb.Objective}, objectiveMethod{perturb.AMP}, stumpMethod{}, dpsgdMethod{})
 }()
 
 // Lookup returns the method named m, or an error wrapping

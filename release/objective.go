@@ -25,7 +25,9 @@ import (
 // of the objective (loss, n, d, K, L, beta_s, lambda) and of the solver.
 // Prepare checks the settings and the rows and calibrates the noise; each
 // Release minimizes the objective perturbed by fresh noise
-// (docs/DESIGN.md, section 11).
+// (docs/DESIGN.md, section 11). The solver factors the Hessian of the
+// K x d weights, so at most glm.MaxHessianWeights of them: project wider
+// rows first, or release by output perturbation (gamma).
 type objectiveMethod struct{ name perturb.Mechanism }
 
 func (m objectiveMethod) Name() perturb.Mechanism { return m.name }
@@ -120,7 +122,7 @@ func (m objectiveMethod) Prepare(ctx context.Context, rows Rows, b dp.Budget) (P
 	}
 	n, d := rows.X.Dims()
 	if k := max(1, rows.Config.Loss.Outputs(rows.Config.Classes)); k*d > glm.MaxHessianWeights {
-		return nil, fmt.Errorf("%w: %s solves for %d weights (%d x %d), more than the %d whose Hessian it factors (glm.MaxHessianWeights): project the rows first (--project k) or release by output perturbation (--mechanism gamma)", ErrConfig, m.name, k*d, k, d, glm.MaxHessianWeights)
+		return nil, fmt.Errorf("%w: %s solves for %d weights (%d x %d), over %d (glm.MaxHessianWeights): project the rows (--project k) or use gamma", ErrConfig, m.name, k*d, k, d, glm.MaxHessianWeights)
 	}
 	pr, err := objectiveProblem(rows.Config, n, d)
 	if err != nil {

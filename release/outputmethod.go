@@ -174,7 +174,10 @@ func (p *outputPrepared) Trained(_ context.Context, f func(*trainer.Model, train
 
 // Rebuild checks the run constants that follow from the loss and the
 // settings, analyzes the run's stability from its constants alone, and
-// returns the certificate Weights writes for that analysis.
+// returns the certificate Weights writes for that analysis. With pub.Auto
+// the run's knobs must be those AutoKnobs gives for its n, dim, K,
+// mechanism and budget (lambda scaled by the published scale, no L1 term,
+// the bounded-inverse-t schedule).
 func (m outputMethod) Rebuild(c *Certificate, pub Public) (*Certificate, *stability.Report, error) {
 	cr, err := certRun(c)
 	if err != nil {
@@ -192,8 +195,8 @@ func (m outputMethod) Rebuild(c *Certificate, pub Public) (*Certificate, *stabil
 		case err != nil:
 			errs = append(errs, fmt.Errorf("automatic knobs: %w", err))
 		case run.Lambda != k.Lambda || run.Clip != k.Clip || run.L1Ratio != 0 || run.Schedule != trainer.BoundedInverseT.String():
-			errs = append(errs, fmt.Errorf("the automatic knobs for n = %d, dim = %d, K = %d, %s at (%g, %g) are lambda = %v, clip %v, l1 ratio 0, bounded-inverse-t; the run has lambda = %v, clip %v, l1 ratio %v, %s",
-				run.N, run.D, run.K, c.Mechanism, c.Epsilon, c.Delta, k.Lambda, k.Clip, run.Lambda, run.Clip, run.L1Ratio, run.Schedule))
+			errs = append(errs, fmt.Errorf("the automatic knobs: lambda %v, clip %v, l1 ratio 0, bounded-inverse-t; the run's: lambda %v, clip %v, l1 ratio %v, %s",
+				k.Lambda, k.Clip, run.Lambda, run.Clip, run.L1Ratio, run.Schedule))
 		}
 	}
 	if err := errors.Join(errs...); err != nil {

@@ -309,6 +309,10 @@ func stumpCertificate(b dp.Budget, n, p, K int, seed uint64, source string, note
 
 // Rebuild recomputes a stump's certificate from its published constants
 // (budget, n, the model's inputs, the seed, the source) and pub's notes.
+// It refuses a model of another shape: a binary stump has one output for
+// two classes, a multiclass stump one output per class for 2 to
+// stump.MaxClasses classes, and either at least one feature besides the
+// bias.
 func (stumpMethod) Rebuild(c *Certificate, pub Public) (*Certificate, *stability.Report, error) {
 	run, err := certRun(c)
 	if err != nil {
@@ -320,7 +324,7 @@ func (stumpMethod) Rebuild(c *Certificate, pub Public) (*Certificate, *stability
 	}
 	switch {
 	case pub.D < 2 || (pub.K != 1 || pub.Classes != 2) && (pub.K != pub.Classes || pub.K < 2 || pub.K > stump.MaxClasses):
-		return nil, nil, fmt.Errorf("a stump has one output for two classes or one per class for 2 to %d, and at least one feature; the model has %d outputs, %d classes, %d inputs", stump.MaxClasses, pub.K, pub.Classes, pub.D)
+		return nil, nil, fmt.Errorf("a stump has 1 output (2 classes) or 1 per class (2 to %d) and a feature; the model: %d outputs, %d classes, %d inputs", stump.MaxClasses, pub.K, pub.Classes, pub.D)
 	case run.Loss != loss || run.D != pub.D:
 		return nil, nil, fmt.Errorf("a stump's run record has the loss %s and the model's %d inputs; it has %s and %d", loss, pub.D, run.Loss, run.D)
 	case pub.AutoScale != 0 && pub.AutoScale != 1:

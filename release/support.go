@@ -14,14 +14,16 @@ import (
 // method is refused with probability at most 2 exp(-t) = 2^-63.
 var SupportTail = 64 * math.Ln2
 
-// checkSupport refuses weights w off the lattice step (0: none) or of norm
-// above bound.
+// checkSupport refuses weights w off the lattice step (0: none), to which
+// the secure sampler rounds every released coordinate, or of norm above
+// bound, the bound on the trained weights plus a norm the noise exceeds
+// with probability below 2^-63: such weights are not a release of the run.
 func checkSupport(w []float64, step, bound float64) error {
 	if !perturb.OnLattice(w, step) {
-		return fmt.Errorf("the weights are not on the lattice of step %g that the secure sampler rounds every released coordinate to: they were not released by it", step)
+		return fmt.Errorf("the weights are not on the secure sampler's lattice of step %g: they were not released by it", step)
 	}
 	if nrm := floats.Norm(w, 2); nrm > bound {
-		return fmt.Errorf("||w|| = %.6g exceeds %.6g, the bound on the trained weights plus a norm the noise exceeds with probability below 2^-63: not a release of this run", nrm, bound)
+		return fmt.Errorf("||w|| = %.6g exceeds %.6g, the trained weights' bound plus the noise's 2^-63 tail: not a release of this run", nrm, bound)
 	}
 	return nil
 }

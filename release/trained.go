@@ -189,7 +189,9 @@ func (t *Trained) lock() (*trainedState, error) {
 // The weights are released once: Release wipes them from every copy of t,
 // and a second call returns an error wrapping ErrReleased. It also fails,
 // releasing nothing and keeping the weights, when no route applies or the
-// privacy parameters are invalid. Release, Simulate and Reveal of a zero
+// privacy parameters are invalid, and after Reveal or Simulate (whose
+// published seed gives the weights back): a release of revealed weights
+// would protect nothing. Release, Simulate and Reveal of a zero
 // Trained value return an error wrapping ErrConfig.
 func (t *Trained) Release(mech perturb.Mechanism, eps, delta float64, src perturb.Source, extraNotes ...string) (*trainer.Model, *Certificate, error) {
 	s, err := t.lock()
@@ -201,7 +203,7 @@ func (t *Trained) Release(mech perturb.Mechanism, eps, delta float64, src pertur
 		return nil, nil, fmt.Errorf("%w: a second release of the same weights needs its own budget and is refused", ErrReleased)
 	}
 	if s.revealed {
-		return nil, nil, fmt.Errorf("%w: the weights were revealed (Reveal, or Simulate, whose published seed gives them back); a release of them would protect nothing", ErrReleased)
+		return nil, nil, fmt.Errorf("%w: the weights were revealed (Reveal, or Simulate's published seed): a release would protect nothing", ErrReleased)
 	}
 	out, cert, err := s.release(s.model, mech, eps, delta, src, extraNotes)
 	if err != nil {

@@ -38,13 +38,15 @@ type Config struct {
 }
 
 // Check returns an error wrapping ErrSelect for a Config no fit can use:
-// an unknown method, or the rule (which selects nothing) with a fraction
-// or a law of the number of runs. A Plan's fractions and law are checked
+// an unknown method, or the rule (which selects nothing, so it takes no
+// tuning or validation fraction and no law of the number of runs: those
+// go with Holdout or RandomStopping) with a fraction or a law of the
+// number of runs. A Plan's fractions and law are checked
 // by NewPlan.
 func (c Config) Check() error {
 	switch {
 	case c.Method.IsRule() && c != (Config{Method: c.Method}):
-		return fmt.Errorf("%w: the rule (method %q) selects nothing, so it takes no tuning or validation fraction and no law of the number of runs (%+v); give the method %s or %s with them", ErrSelect, Rule, c, Holdout, RandomStopping)
+		return fmt.Errorf("%w: the rule (%q) takes no fraction and no law of the number of runs (%+v); give them with %s or %s", ErrSelect, Rule, c, Holdout, RandomStopping)
 	case !c.Method.IsRule() && !slices.Contains(Methods(), c.Method):
 		return fmt.Errorf("%w: method %q, want %s, %s or %s", ErrSelect, c.Method, Rule, Holdout, RandomStopping)
 	}

@@ -70,7 +70,9 @@ type SelectOptions struct {
 	// bound also holds for eta in (-1, 0), at a cost below twice one run,
 	// but that law draws K = 1 in about half the selections and its heavy
 	// tail puts mass at K beyond any feasible run count; measured on Adult
-	// it was worse, and it is not offered.)
+	// it was worse, and it is not offered.) A positive eta is at least
+	// 1e-300: a smaller one is the law of eta = 0 up to rounding, and
+	// below about 1e-300 its constants lose their precision.
 	Eta float64
 	// MeanRuns is E[K] > 1; gamma is solved from it. Zero means 10 times
 	// the number of candidates.
@@ -191,7 +193,7 @@ func Select(ctx context.Context, cands []Candidate, Xval mat.Matrix, yval []floa
 	}
 	eta := opts.Eta
 	if !(eta == 0 || eta >= minEta && eta <= 1) {
-		return nil, fmt.Errorf("%w: eta = %v, want 0 or in [%g, 1] (a smaller eta is the law of eta = 0 up to rounding, and below about 1e-300 its constants lose their precision)", ErrSelect, eta, minEta)
+		return nil, fmt.Errorf("%w: eta = %v, want 0 or in [%g, 1] (a smaller eta is eta = 0 up to rounding)", ErrSelect, eta, minEta)
 	}
 	mean := opts.MeanRuns
 	if mean == 0 {

@@ -172,11 +172,12 @@ func FromWeights(w []float64, T int) (Stump, error) {
 }
 
 // canonical returns an error wrapping ErrInput unless w is bit for bit
-// want, the weights Weights writes.
+// want, the weights Weights writes: a -0 or another encoding of the value
+// could carry what the mechanism did not choose.
 func canonical(w, want []float64) error {
 	for j := range want {
 		if math.Float64bits(w[j]) != math.Float64bits(want[j]) {
-			return fmt.Errorf("%w: weight %d is %v (bits %#016x), not %v as a stump writes it (bits %#016x): a -0 or another encoding of the value could carry what the mechanism did not choose",
+			return fmt.Errorf("%w: weight %d is %v (bits %#016x), not %v as a stump writes it (bits %#016x)",
 				ErrInput, j, w[j], math.Float64bits(w[j]), want[j], math.Float64bits(want[j]))
 		}
 	}

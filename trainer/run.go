@@ -83,6 +83,9 @@ type Run struct {
 	// UserModel reports a user-supplied graph: such runs are outside the
 	// class the stability package certifies.
 	UserModel bool `json:"user_model"`
+	// DPSGD holds the constants of a DP-SGD run (Trainer.TrainDPSGD); nil,
+	// and absent from the JSON, for every other run.
+	DPSGD *DPSGDRecord `json:"dp_sgd,omitempty"`
 
 	// Stats are the statistics of the data measured by the run. They are
 	// not constants of the run and never leave the process in a model file

@@ -56,8 +56,10 @@ type problem struct {
 // (Stride = d), all of them within Kappa, and Config.Model is nil, Train
 // reads the rows in place instead of copying them (no engine writes them).
 // It returns an error wrapping ErrData for
-// bad data (empty, NaN or Inf, a label the loss cannot use, b > n), and the
-// context's error if ctx is done before training ends.
+// bad data (empty, NaN or Inf, a label the loss cannot use, b > n), one
+// wrapping ErrConfig for a run of more than MaxSteps steps (the steps the
+// stability analysis evaluates), and the context's error if ctx is done
+// before training ends.
 func (t *Trainer) Train(ctx context.Context, X mat.Matrix, y []float64) (*Model, *Run, error) {
 	start := time.Now()
 	p, err := t.newProblem(X, y)
@@ -95,7 +97,7 @@ func (t *Trainer) newProblem(X mat.Matrix, y []float64) (*problem, error) {
 		return nil, fmt.Errorf("%w: batch size %d exceeds %d examples", ErrData, cfg.Batch, n)
 	}
 	if b := max(cfg.Batch, 1); cfg.Passes > 0 && uint64(cfg.Passes)*uint64((n+b-1)/b) > MaxSteps {
-		return nil, fmt.Errorf("%w: %d passes of %d steps (%d rows in batches of %d) are more than the %d steps the stability analysis evaluates (trainer.MaxSteps): raise the batch (--batch), lower the passes, or partition the fit (--partitions)", ErrConfig, cfg.Passes, (n+b-1)/b, n, b, uint64(MaxSteps))
+		return nil, fmt.Errorf("%w: %d passes of %d steps (%d rows, batch %d) exceed MaxSteps = %d: raise --batch, lower the passes or use --partitions", ErrConfig, cfg.Passes, (n+b-1)/b, n, b, uint64(MaxSteps))
 	}
 	p := &problem{cfg: cfg, loss: cfg.Loss, n: n, d: d, k: 1, y: hugepage.Make(n), log: cfg.Logger}
 	if p.log == nil {

@@ -9,8 +9,8 @@ import (
 	"strings"
 	"sync"
 
+	"github.com/stabpriv/stabpriv/cmd/runflags"
 	"github.com/stabpriv/stabpriv/datasets"
-	"github.com/stabpriv/stabpriv/internal/runflags"
 	"github.com/stabpriv/stabpriv/losses"
 	"github.com/stabpriv/stabpriv/modelfile"
 	"github.com/stabpriv/stabpriv/private"
@@ -63,7 +63,7 @@ type outcome struct {
 }
 
 // parseRun checks the train flags of the data set and args (the shared
-// flags of internal/runflags, checked by the same code) and returns the run
+// flags of cmd/runflags, checked by the same code) and returns the run
 // they make and the data set's table.
 func parseRun(ds dataSet, args []string) (*runflags.Run, *datasets.Table, error) {
 	var f runflags.Flags

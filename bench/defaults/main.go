@@ -38,7 +38,7 @@
 //	          targets.md, loo.md and project.md, the tables of
 //	          docs/RESULTS.md's section on the defaults
 //
-// Every fit is the train command's (internal/runflags, private.Fit) in
+// Every fit is the train command's (cmd/runflags, private.Fit) in
 // process, with --diagnostics for the test accuracy and seeded noise so that
 // the tables are reproducible; the accuracy of a seeded release has the law
 // of a secure one.

@@ -61,16 +61,16 @@ var csvRowFlow = []step{
 
 // epsilonFlow is the way of --epsilon from the command line to the noise.
 var epsilonFlow = []step{
-	{"internal/runflags.Flags.Register", "--epsilon and --delta are flags of internal/runflags"},
-	{"internal/runflags.Flags.Check", "they become a dp.Budget of the run"},
+	{"cmd/runflags.Flags.Register", "--epsilon and --delta are flags of cmd/runflags"},
+	{"cmd/runflags.Flags.Check", "they become a dp.Budget of the run; --mechanism is looked up once (release.Lookup) and held in the options (Method)"},
 	{"dp.Budget.Validate", "eps > 0 finite, 0 <= delta < 1"},
-	{"private.NewPlan", "the plan: the mechanism (release.Lookup) and the shares of the budget"},
-	{"dp.Rest", "what is left of eps after a share for private bounds (modelfile.BoundsCharge)"},
-	{"release.Method", "Prepare and Release of the chosen method with the release's share"},
+	{"private.NewPlan", "the plan holds the method and the shares, and opens the fit's one dp.Ledger on the budget"},
+	{"dp.Ledger.Spend", "the bounds' estimate and the principal components take their charges from the plan's ledger as they run"},
+	{"dp.Ledger.Left", "the release (or the selection) is handed what the ledger leaves"},
+	{"release.Method", "Prepare and Release of the chosen method at that budget"},
 	{"perturb.Calibrate", "eps and delta set the noise scale for Delta"},
 	{"perturb.Add", "the noise draw"},
-	{"dp.Ledger.Spend", "each step that spends budget takes a dp.Charge from the run's ledger, refused past the budget"},
-	{"dp.Claim.Account", "the ledger's charges become the certificate's Ledger"},
+	{"dp.Ledger.Charges", "the release's charges are taken from the same ledger; its charges, in order, are the certificate's Ledger"},
 	{"dp.Budget.Covers", "the ledger's exact sum stays within the budget (certify checks it again)"},
 }
 

@@ -8,7 +8,6 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
-	"slices"
 	"strconv"
 	"strings"
 	"testing"
@@ -21,14 +20,22 @@ import (
 // goes in the doc comment of the sentinel or the function.
 const maxErrorString = 120
 
-// unenforced lists the top-level directories whose long error strings are
-// only logged for now (other changes are editing them); a later change
-// removes them one by one. Every other directory, and every new one, must
-// keep its error strings within maxErrorString.
-var unenforced = []string{
-	"beam", "bench", "cmd", "dp", "dppca", "examples", "experiments", "featsel", "glm",
-	"graph", "internal", "losses", "modelfile", "objpert", "partition", "pdp", "perturb",
-	"private", "privbounds", "regularizers", "release", "selection", "stability", "stump", "trainer",
+// unenforced lists the directories (slash-separated, relative to the
+// root) whose long error strings are only logged for now, because another
+// change is moving their code; they are enforced once it lands. Every
+// other directory, and every new one, must keep its error strings within
+// maxErrorString.
+var unenforced = []string{"beam", "cmd", "internal/outfile", "internal/runflags"}
+
+// isEnforced reports whether the file (slash-separated, relative to the
+// root) lies outside every unenforced directory.
+func isEnforced(file string) bool {
+	for _, dir := range unenforced {
+		if strings.HasPrefix(file, dir+"/") {
+			return false
+		}
+	}
+	return true
 }
 
 // TestErrorStringLength scans the project's Go files (not tests) for error
@@ -41,8 +48,7 @@ func TestErrorStringLength(t *testing.T) {
 	}
 	logged := 0
 	for _, l := range long {
-		top, _, _ := strings.Cut(l.file, "/")
-		if slices.Contains(unenforced, top) {
+		if !isEnforced(l.file) {
 			logged++
 			t.Logf("%s (not enforced yet)", l)
 			continue
@@ -50,6 +56,29 @@ func TestErrorStringLength(t *testing.T) {
 		t.Errorf("%s: shorten it to %d characters; explain in the doc comment", l, maxErrorString)
 	}
 	t.Logf("%d error strings over %d characters in the unenforced directories", logged, maxErrorString)
+}
+
+// TestIsEnforced checks that only the files under an unenforced directory
+// escape the check: a sibling with a common prefix, or another package of
+// internal/, does not.
+func TestIsEnforced(t *testing.T) {
+	for file, want := range map[string]bool{
+		"cmd/stabpriv/main.go":          false,
+		"beam/config.go":                false,
+		"beam/cmd/stabpriv-beam/a.go":   false,
+		"internal/runflags/flags.go":    false,
+		"internal/outfile/outfile.go":   false,
+		"internal/safefile/safefile.go": true,
+		"internal/runflagsx/a.go":       true,
+		"beams/a.go":                    true,
+		"datasets/csv.go":               true,
+		"pdp/report/release.go":         true,
+		"main.go":                       true,
+	} {
+		if got := isEnforced(file); got != want {
+			t.Errorf("isEnforced(%q) = %v, want %v", file, got, want)
+		}
+	}
 }
 
 // TestLongErrorStrings checks the scanner on a file of each form.

@@ -26,7 +26,7 @@ func TestBudgetExtremes(t *testing.T) {
 		{"eps NaN", []string{"train", "--epsilon", "NaN"}, "eps = NaN, want finite > 0"},
 		{"eps negative", []string{"train", "--epsilon", "-1", "--mechanism", "gamma"}, "eps = -1, want finite > 0"},
 		{"eps infinite", []string{"train", "--epsilon", "Inf", "--mechanism", "laplace"}, "eps = +Inf, want finite > 0"},
-		{"delta 0.5 by the rule", []string{"train", "--delta", "0.5"}, "delta = 0.5 >= 1/n = 1/497 (training rows): a release could publish a training row outright; choose delta well below 1/n"},
+		{"delta 0.5 by the rule", []string{"train", "--delta", "0.5"}, "delta = 0.5 >= 1/n = 1/497 (training rows): a release could publish a training row outright; use delta << 1/n"},
 		{"delta 0.5, gaussian", []string{"train", "--delta", "0.5", "--mechanism", "gaussian-analytic"}, "1/n = 1/497"},
 		{"delta at 1/n", []string{"train", "--delta", "0.0022", "--mechanism", "amp"}, "1/n = 1/497"},
 		{"delta partitioned", []string{"train", "--delta", "0.01", "--mechanism", "gaussian-analytic", "--partitions", "2"}, "1/n = 1/497"},

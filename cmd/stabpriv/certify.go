@@ -6,11 +6,10 @@ import (
 	"flag"
 	"fmt"
 	"io"
-	"strconv"
-	"text/tabwriter"
 
-	"github.com/stabpriv/stabpriv/internal/runflags"
+	"github.com/stabpriv/stabpriv/cmd/runflags"
 	"github.com/stabpriv/stabpriv/modelfile"
+	"github.com/stabpriv/stabpriv/modelfile/describe"
 )
 
 // notPrivateError is returned by certify for a valid model file that makes
@@ -84,56 +83,13 @@ func runCertify(_ context.Context, args []string, stdout, stderr io.Writer) erro
 	if err != nil {
 		return fmt.Errorf("%s: %w", path, err)
 	}
-	if verdict == modelfile.NotPrivate {
-		fmt.Fprintf(stdout, "NOT A PRIVATE RELEASE: %s\n\n", why)
-	} else {
-		fmt.Fprintln(stdout, "VERIFIED PRIVATE RELEASE: the file equals the release its published inputs give (its provenance cannot be checked)")
-		fmt.Fprintln(stdout)
-	}
-	if err := printCertificate(stdout, path, r); err != nil {
+	if err := describe.Certificate(stdout, path, r, verdict, why); err != nil {
 		return err
-	}
-	fmt.Fprintln(stdout, "\nVerified in this file:")
-	for _, s := range modelfile.Checked {
-		fmt.Fprintf(stdout, "  - %s\n", s)
-	}
-	fmt.Fprintln(stdout, "Not verified (no file can show it):")
-	for _, s := range modelfile.Unchecked {
-		fmt.Fprintf(stdout, "  - %s\n", s)
 	}
 	if verdict == modelfile.NotPrivate {
 		return &notPrivateError{why}
 	}
 	return nil
-}
-
-// printCertificate writes the key numbers of the certificate, then the
-// certificate in words.
-func printCertificate(w io.Writer, path string, r *modelfile.Released) error {
-	c := r.Certificate
-	if c == nil {
-		fmt.Fprintf(w, "file\t%s\nno certificate: trained with --mechanism none\n", path)
-		return nil
-	}
-	g := func(v float64) string { return strconv.FormatFloat(v, 'g', 6, 64) }
-	tw := tabwriter.NewWriter(w, 0, 8, 2, ' ', 0)
-	row := func(name, value string) { fmt.Fprintf(tw, "%s\t%s\n", name, value) }
-	row("file", path)
-	row("private release", strconv.FormatBool(r.Private))
-	row("mechanism", string(c.Mechanism))
-	row("epsilon", g(c.Epsilon))
-	row("delta", g(c.Delta))
-	row("sensitivity", fmt.Sprintf("L2 = %s, route %s", g(c.L2Sensitivity), c.SensitivityRoute))
-	row("beta", g(c.Beta))
-	row("noise scale", fmt.Sprintf("%s = %s", c.NoiseScaleName, g(c.NoiseScale)))
-	row("noise source", c.Source)
-	row("weights", fmt.Sprintf("%d (%d x %d, %s loss), SHA-256 %s", c.Dim, r.Model.K, r.Model.D, r.Model.Loss, c.WeightsSHA256))
-	if err := tw.Flush(); err != nil {
-		return err
-	}
-	fmt.Fprintln(w)
-	_, err := io.WriteString(w, c.String())
-	return err
 }
 
 // readModel reads the model file at path (modelfile.ReadFile). A file

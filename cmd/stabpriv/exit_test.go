@@ -89,6 +89,7 @@ func TestExitStatusTable(t *testing.T) {
 		{0, paper("sweep", csv, "class", out("sweep0")), nil},
 		{0, paper("featsel", csv, "class", out("featsel0")), nil},
 		{0, []string{"pdp", "--data", csv, "--label", "class", "--out", out("pdp0")}, nil},
+		{0, []string{"account", "--sample-rate", "0.01", "--noise-multiplier", "1", "--steps", "100", "--delta", "1e-5"}, nil},
 
 		{1, []string{"train", "--mechanism", "none", "--batch", "100000"}, nil},
 
@@ -105,6 +106,7 @@ func TestExitStatusTable(t *testing.T) {
 		{2, paper("featsel", csv, "class", out("featsel2"), "--log-level", "loud"), nil},
 		{2, []string{"pdp", "--out", "-"}, nil},
 		{2, []string{"pdp", "--log-level", "loud", "--out", out("pdp2")}, nil},
+		{2, []string{"account", "--sample-rate", "2", "--noise-multiplier", "1", "--steps", "100", "--delta", "1e-5"}, nil},
 
 		{3, []string{"certify", notPrivate}, nil},
 

@@ -13,6 +13,7 @@
 //	sweep   run the paper's accuracy experiments (Figures 1 and 2) on a data set
 //	featsel run the paper's private feature-selection experiments (Figures 3 and 5)
 //	pdp     per-instance DP of an output-perturbation release over the training rows (confidential)
+//	account eps of DP-SGD's Poisson-subsampled Gaussian over many steps, or the noise for an eps
 //	version print the version of stabpriv and of the Go toolchain that built it
 //	help    list the commands, or show the flags of one: stabpriv help train
 //
@@ -45,10 +46,10 @@ import (
 
 	"github.com/sirupsen/logrus"
 
+	"github.com/stabpriv/stabpriv/cmd/runflags"
 	"github.com/stabpriv/stabpriv/datasets"
 	"github.com/stabpriv/stabpriv/experiments"
 	"github.com/stabpriv/stabpriv/internal/interrupt"
-	"github.com/stabpriv/stabpriv/internal/runflags"
 	"github.com/stabpriv/stabpriv/modelfile"
 	"github.com/stabpriv/stabpriv/pdp/publish"
 )
@@ -69,6 +70,7 @@ func commands() []command {
 		{"sweep", "run the paper's accuracy experiments (Figures 1 and 2) on a data set", runSweep},
 		{"featsel", "run the paper's private feature-selection experiments (Figures 3 and 5)", runFeatSel},
 		{"pdp", "per-instance DP of an output-perturbation release over the training rows (confidential)", runPDP},
+		{"account", "eps of DP-SGD's Poisson-subsampled Gaussian over many steps, or the noise for an eps", runAccount},
 	}
 }
 

@@ -2,7 +2,6 @@ package main
 
 import (
 	"context"
-	"encoding/csv"
 	"errors"
 	"flag"
 	"fmt"
@@ -12,13 +11,10 @@ import (
 	"strconv"
 	"strings"
 
-	"gonum.org/v1/gonum/mat"
-
+	"github.com/stabpriv/stabpriv/cmd/runflags"
 	"github.com/stabpriv/stabpriv/datasets"
 	"github.com/stabpriv/stabpriv/dp"
 	"github.com/stabpriv/stabpriv/internal/check"
-	"github.com/stabpriv/stabpriv/internal/inputcap"
-	"github.com/stabpriv/stabpriv/internal/runflags"
 	"github.com/stabpriv/stabpriv/losses"
 	"github.com/stabpriv/stabpriv/pdp"
 	"github.com/stabpriv/stabpriv/pdp/publish"
@@ -159,7 +155,7 @@ func parseRidge(s *pdpSettings, set map[string]bool) error {
 		if kind != report.RidgeGaussianCov {
 			return usagef("--precision applies to --mechanism gaussian-cov")
 		}
-		a, err := readPrecision(s.precision)
+		a, err := report.ReadPrecision(s.precision)
 		if err != nil {
 			return usagef("--precision: %w", err)
 		}
@@ -167,69 +163,6 @@ func parseRidge(s *pdpSettings, set map[string]bool) error {
 	}
 	s.ridge = rr
 	return nil
-}
-
-// The caps of the --precision file, a d x d matrix in CSV (checked as it
-// is read, a regular file's size before): room for d of about 1,700 at 20
-// bytes an entry.
-const (
-	// maxPrecisionBytes is the most bytes of the file.
-	maxPrecisionBytes = 64 << 20
-	// maxPrecisionLines is the most lines (rows) of the file.
-	maxPrecisionLines = datasets.MaxColumns
-)
-
-// precisionCaps are the caps of the --precision file.
-var precisionCaps = inputcap.Caps{Kind: "precision matrix", Bytes: maxPrecisionBytes, Line: datasets.MaxLineBytes, Lines: maxPrecisionLines}
-
-// readPrecision reads a symmetric positive definite matrix from a CSV file
-// without a header (parsePrecision), under precisionCaps. Errors name the
-// file.
-func readPrecision(path string) (*mat.SymDense, error) {
-	f, err := inputcap.Open(path, precisionCaps)
-	if err != nil {
-		return nil, err
-	}
-	defer f.Close()
-	a, err := parsePrecision(inputcap.NewReader(f, precisionCaps))
-	if err != nil {
-		return nil, fmt.Errorf("%s: %w", path, err)
-	}
-	return a, nil
-}
-
-// parsePrecision reads a symmetric positive definite matrix from CSV
-// without a header.
-func parsePrecision(r io.Reader) (*mat.SymDense, error) {
-	recs, err := csv.NewReader(r).ReadAll()
-	if err != nil {
-		return nil, err
-	}
-	d := len(recs)
-	if d == 0 {
-		return nil, errors.New("no rows")
-	}
-	a := mat.NewSymDense(d, nil)
-	for i, rec := range recs {
-		if len(rec) != d {
-			return nil, fmt.Errorf("row %d has %d entries, want %d (a square matrix)", i+1, len(rec), d)
-		}
-		for j, cell := range rec {
-			v, err := strconv.ParseFloat(strings.TrimSpace(cell), 64)
-			if err != nil || !check.Finite(v) {
-				return nil, fmt.Errorf("row %d, column %d: %q is not a finite number", i+1, j+1, cell)
-			}
-			if j < i && v != a.At(i, j) {
-				return nil, fmt.Errorf("not symmetric: entry (%d, %d) = %v, (%d, %d) = %v", i+1, j+1, v, j+1, i+1, a.At(i, j))
-			}
-			a.SetSym(i, j, v)
-		}
-	}
-	var c mat.Cholesky
-	if !c.Factorize(a) {
-		return nil, errors.New("not positive definite")
-	}
-	return a, nil
 }
 
 // replace is what --force allows: replacing output files that are not

@@ -9,13 +9,12 @@ import (
 	"io"
 	"os"
 	"path/filepath"
-	"slices"
-	"strings"
 
+	"github.com/stabpriv/stabpriv/cmd/outfile"
+	"github.com/stabpriv/stabpriv/cmd/runflags"
 	"github.com/stabpriv/stabpriv/datasets"
-	"github.com/stabpriv/stabpriv/internal/runflags"
-	"github.com/stabpriv/stabpriv/internal/safefile"
 	"github.com/stabpriv/stabpriv/modelfile"
+	"github.com/stabpriv/stabpriv/modelfile/describe"
 )
 
 // predictHelp is the help of the predict command, before its flags.
@@ -92,7 +91,7 @@ func runPredict(_ context.Context, args []string, stdout, stderr io.Writer) erro
 	if out == "" {
 		_, err = stdout.Write(buf.Bytes())
 	} else if err = os.MkdirAll(filepath.Dir(out), 0o755); err == nil {
-		err = safefile.WriteBytes(out, 0o644, writeMode(force), buf.Bytes())
+		err = outfile.Write(out, force, func(w io.Writer) error { _, err := w.Write(buf.Bytes()); return err })
 	}
 	if err != nil {
 		return outputError("--out", err)
@@ -100,49 +99,8 @@ func runPredict(_ context.Context, args []string, stdout, stderr io.Writer) erro
 	if score.Rows > 0 {
 		fmt.Fprintf(stderr, "%s on the %d rows with a usable label: %.4f\n", score.Name, score.Rows, score.Value)
 	}
-	if msg := unscored(r, t, score); msg != "" {
+	if msg := describe.Unscored(r, t, score); msg != "" {
 		fmt.Fprintln(stderr, msg)
 	}
 	return nil
-}
-
-// unscored explains the rows of t whose label the score left out: for a
-// classifier, the labels that are not among the model's classes (how many,
-// an example, and a hint when it differs from a class in case or spaces
-// only); for a regression, that no label is a number. It is "" when t has
-// no label column or every row was scored.
-func unscored(r *modelfile.Released, t *datasets.Table, score modelfile.Metric) string {
-	col := slices.Index(t.Columns, r.Schema.Label)
-	if col < 0 || score.Rows == t.Len() {
-		return ""
-	}
-	classes := r.Schema.Classes
-	if classes == nil {
-		if score.Rows > 0 {
-			return ""
-		}
-		return fmt.Sprintf("no accuracy: no label in column %q is a number (e.g. %q)", r.Schema.Label, t.Cell(0, col))
-	}
-	n, example, hint := 0, "", ""
-	for i := range t.Len() {
-		y := t.Cell(i, col)
-		if slices.Contains(classes, y) {
-			continue
-		}
-		n++
-		if example == "" && y != "" {
-			example = y
-		}
-		for _, c := range classes {
-			if hint == "" && y != c && strings.EqualFold(strings.TrimSpace(y), strings.TrimSpace(c)) {
-				hint = fmt.Sprintf("; %q differs from the class %q in case or spaces only", y, c)
-			}
-		}
-	}
-	what := fmt.Sprintf("%d of %d rows have a label in column %q that is not one of the model's classes %s (matched exactly: case and spaces count), e.g. %q%s",
-		n, t.Len(), r.Schema.Label, strings.Join(classes, ", "), example, hint)
-	if score.Rows == 0 {
-		return "no accuracy: " + what
-	}
-	return what + "; they are not scored"
 }

@@ -9,9 +9,9 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/stabpriv/stabpriv/cmd/outfile"
 	"github.com/stabpriv/stabpriv/dp"
 	"github.com/stabpriv/stabpriv/internal/check"
-	"github.com/stabpriv/stabpriv/internal/safefile"
 	"github.com/stabpriv/stabpriv/pdp"
 	"github.com/stabpriv/stabpriv/pdp/publish"
 	"github.com/stabpriv/stabpriv/pdp/report"
@@ -139,7 +139,7 @@ func summarizePDP(res *report.Result, ps *publishSettings) (*publish.Summary, er
 // one publishable file of pdp's output. An existing file is replaced only
 // with force.
 func writeSummary(dir string, s *publish.Summary, force bool) error {
-	return safefile.Write(filepath.Join(dir, summaryFile), 0o644, writeMode(force), s.Write)
+	return outfile.Write(filepath.Join(dir, summaryFile), force, s.Write)
 }
 
 // printSummary prints the summary's claims, and its warnings to stderr.
@@ -191,7 +191,7 @@ func printSummary(w, stderr io.Writer, path string, s *publish.Summary) {
 // isSummaryFile reports whether path is a regular file that begins like a
 // summary file.
 func isSummaryFile(path string) bool {
-	return publish.IsSummary(safefile.Head(path, 256))
+	return publish.IsSummaryFile(path)
 }
 
 // certifySummary is certify for a summary file: it verifies it

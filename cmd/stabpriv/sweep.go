@@ -14,8 +14,8 @@ import (
 
 	"github.com/sirupsen/logrus"
 
+	"github.com/stabpriv/stabpriv/cmd/runflags"
 	"github.com/stabpriv/stabpriv/experiments"
-	"github.com/stabpriv/stabpriv/internal/runflags"
 	"github.com/stabpriv/stabpriv/perturb"
 )
 

@@ -6,8 +6,6 @@ import (
 	"flag"
 	"fmt"
 	"io"
-	"maps"
-	"math"
 	"os"
 	"path/filepath"
 	"slices"
@@ -17,18 +15,16 @@ import (
 
 	"github.com/sirupsen/logrus"
 
-	// The graph engine of --engine graph registers itself with the trainer.
+	"github.com/stabpriv/stabpriv/cmd/runflags"
 	"github.com/stabpriv/stabpriv/datasets"
 	"github.com/stabpriv/stabpriv/datasets/preprocess"
+	// The graph engine of --engine graph registers itself with the trainer.
 	_ "github.com/stabpriv/stabpriv/graph"
-	"github.com/stabpriv/stabpriv/internal/runflags"
 	"github.com/stabpriv/stabpriv/losses"
 	"github.com/stabpriv/stabpriv/modelfile"
+	"github.com/stabpriv/stabpriv/modelfile/describe"
 	"github.com/stabpriv/stabpriv/partition"
-	"github.com/stabpriv/stabpriv/perturb"
 	"github.com/stabpriv/stabpriv/private"
-	"github.com/stabpriv/stabpriv/release"
-	"github.com/stabpriv/stabpriv/selection"
 )
 
 // trainFlags holds the flags of the train command: those it shares with
@@ -323,173 +319,6 @@ func (s *settings) readShards() error {
 	return nil
 }
 
-// forecast returns the warning of release.Predict for the run s asks for,
-// from public values only (the number of rows, the header, the classes,
-// the budget and the settings): "" when the noise is expected to leave a
-// useful model, or when the settings do not make a run (Fit reports it).
-func forecast(s *settings) string {
-	// The release's part of the budget: what the bounds estimate and the
-	// principal components leave. The advice names the flags: --epsilon
-	// (the release's eps over its part), the shares, --pca or --project.
-	budget := s.Budget
-	var terms release.Terms
-	if pl, err := private.NewPlan(s.Schema, s.Budget, s.Options); err == nil {
-		budget = pl.Release
-		if pl.EstimateBounds && allCategorical(s) {
-			// Nothing to estimate: the fit gives the bounds' part back.
-			budget.Epsilon += pl.BoundsEpsilon
-			pl.EstimateBounds = false
-		}
-		if e := s.Budget.Epsilon; e > 0 {
-			if pl.EstimateBounds {
-				terms.Shares = append(terms.Shares, release.Share{Name: "--bounds-share", Value: pl.BoundsEpsilon / e})
-			}
-			if s.Options.PCA > 0 {
-				terms.Shares = append(terms.Shares, release.Share{Name: "--pca-share", Value: pl.PCABudget.Epsilon / e})
-			}
-		}
-	}
-	rows := s.table.Len()
-	for _, t := range s.shards[min(1, len(s.shards)):] {
-		rows += t.Len()
-	}
-	n := rows - int(math.Round(s.Options.TestFrac*float64(rows)))
-	publicMap := false // every column on the public log map (BoundsFor)
-	if pl, err := private.NewPlan(s.Schema, s.Budget, s.Options); err == nil && pl.EstimateBounds && !allCategorical(s) && !s.partitioned() {
-		// The bounds' step by the fit's own public rule: the ranges, the
-		// centres at the share they need, or the public range for free.
-		numeric := len(s.table.Columns) - 1
-		for _, c := range s.Schema.Categories {
-			if slices.Contains(s.table.Columns, c.Column) {
-				numeric--
-			}
-		}
-		epsB, logScale := pl.BoundsFor(n, numeric)
-		publicMap = logScale && epsB == 0
-		budget.Epsilon = pl.Budget.Epsilon - epsB - pl.PCABudget.Epsilon
-		terms.Shares = slices.DeleteFunc(terms.Shares, func(sh release.Share) bool { return sh.Name == "--bounds-share" })
-		if epsB > 0 && pl.Budget.Epsilon > 0 {
-			terms.Shares = append([]release.Share{{Name: "--bounds-share", Value: epsB / pl.Budget.Epsilon}}, terms.Shares...)
-		}
-	}
-	// The features: the columns but the label. A text column that the fit
-	// finds (privately, after this forecast) widens the rows by its hash
-	// buckets, which a forecast from public values cannot know.
-	w := len(s.table.Columns) - 1
-	if id := s.Options.PrivacyID; id != "" {
-		// Per privacy ID, n is c times the training IDs (the set of IDs
-		// is public), and a user moves the weights c times as far as a
-		// row: the noise ratio of n/c rows.
-		ids := map[string]bool{}
-		for _, t := range append([]*datasets.Table{s.table}, s.shards...) {
-			for _, v := range t.LabelValues(id) {
-				ids[v] = true
-			}
-		}
-		c := s.Options.MaxRowsPerID
-		_, train, _, err := datasets.IDLayout(slices.Sorted(maps.Keys(ids)), s.Options.Seed, s.Options.TestFrac, c, max(1, s.Partitions))
-		if err != nil || c < 1 {
-			return ""
-		}
-		n, w = train/c, w-1 // the ID column is not a feature
-	}
-	for _, c := range s.Schema.Categories {
-		if slices.Contains(s.table.Columns, c.Column) {
-			w += len(c.Values) - 1
-		}
-	}
-	dim := w + 1 // and the bias
-	cfg := s.Options.Trainer
-	cfg.Classes = len(s.Schema.Classes)
-	outputs := 1
-	if cfg.Classes > 2 {
-		outputs = cfg.Classes
-	}
-	if k := s.Options.PCA; k > 0 {
-		dim = k + 1
-		terms.Inputs = "--pca %d"
-	} else if k := s.Options.Project; k > 0 {
-		dim = k + 1
-		terms.Inputs = "--project %d"
-	} else if s.Options.ProjectAuto && budget.Epsilon > 0 {
-		if k, err := preprocess.AutoProjectDim(n, w, outputs, budget.Epsilon); err == nil && k > 0 {
-			dim = k + 1
-		}
-	}
-	if cfg.Loss == nil {
-		cfg.Loss = losses.Logistic{}
-		if cfg.Classes > 2 {
-			cfg.Loss = losses.Softmax{}
-		}
-	}
-	var ms []release.Method
-	if s.Options.Mechanism != "" {
-		m, err := release.Lookup(s.Options.Mechanism)
-		if err != nil {
-			return ""
-		}
-		ms = []release.Method{m}
-	} else if sel := s.Options.Select; sel != nil && sel.Method.IsRule() {
-		k := cfg.Loss.Outputs(cfg.Classes)
-		mech := selection.RuleSetting(budget, cfg.Loss, k, n, dim, 1).Mechanism
-		if publicMap {
-			mech = selection.ObjectiveSetting(budget, k, dim).Mechanism
-		}
-		switch {
-		case s.partitioned():
-			mech = partition.RuleMechanism(budget)
-		case s.Options.PCA == 0 && s.Options.Project == 0 && cfg.Loss.Task() != losses.Regression && selection.StumpFirst(budget, k, n, w),
-			s.Options.PCA == 0 && s.Options.Project == 0 && cfg.Loss.Task() != losses.Regression && publicMap && selection.StumpUseful(budget, k, n, w):
-			mech = perturb.Stump // private.Plan's choice before the projection
-		}
-		m, err := release.Lookup(mech)
-		if err != nil {
-			return ""
-		}
-		ms = []release.Method{m}
-	} else if sel := s.Options.Select; sel != nil {
-		pl, err := selection.NewPlan(*sel, n, cfg.Loss, cfg.Classes, dim, budget, s.Options.Seed)
-		if err != nil {
-			return ""
-		}
-		n, budget = len(pl.ReleaseRows()), pl.ReleaseBudget()
-		terms.Pure = sel.Method == selection.RandomStopping
-		for _, st := range pl.Settings() {
-			if m, err := release.Lookup(st.Mechanism); err == nil {
-				ms = append(ms, m)
-			}
-		}
-	}
-	if s.Budget.Epsilon > 0 {
-		terms.EpsScale = min(1, budget.Epsilon/s.Budget.Epsilon)
-	}
-	f, err := release.PredictIn(ms, cfg, n, dim, budget, terms)
-	if err != nil {
-		return ""
-	}
-	if s.Options.PrivacyID != "" {
-		// n counted users: so does the advice.
-		return strings.ReplaceAll(f.Warning(), " training rows", " privacy IDs (users)")
-	}
-	return f.Warning()
-}
-
-// allCategorical reports whether every feature column of the run's table
-// (the columns but the label and the privacy ID) is declared categorical:
-// a private fit then estimates no bounds (private.Plan, from the header and
-// the schema, both public).
-func allCategorical(s *settings) bool {
-	for _, c := range s.table.Columns {
-		if c == s.Schema.Label || c == s.Options.PrivacyID {
-			continue
-		}
-		if _, ok := s.Schema.Categorical(c); !ok {
-			return false
-		}
-	}
-	return true
-}
-
 // progressAfter is how long a train run stays quiet at the default log
 // level before it logs its progress (info) on stderr.
 // (A variable for the tests.)
@@ -518,7 +347,7 @@ func runTrain(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 		log.Warn("--standardize train: the standardization statistics are fitted on the training split and are not private; the certificate does not cover the table, only the standardized rows")
 	}
 	if s.Private() {
-		if w := forecast(s); w != "" {
+		if w := private.Forecast(s.table, s.shards, s.Schema, s.Budget, s.Options, s.Partitions); w != "" {
 			log.Warn(w)
 		}
 	}
@@ -547,7 +376,8 @@ func runTrain(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 			return outputError("--out", err)
 		}
 	}
-	if err := printFit(stdout, s, rel); err != nil {
+	words := describe.Run{Source: s.table.Source, Shards: len(s.shards), Pattern: s.data, NoiseSeed: s.NoiseSeed, Auto: s.Options.Auto}
+	if err := describe.Fit(stdout, words, rel); err != nil {
 		return err
 	}
 	if s.out != "" {

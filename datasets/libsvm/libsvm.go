@@ -10,6 +10,7 @@ import (
 	"gonum.org/v1/gonum/mat"
 
 	"github.com/stabpriv/stabpriv/datasets"
+	"github.com/stabpriv/stabpriv/datasets/categorical"
 	"github.com/stabpriv/stabpriv/internal/check"
 )
 
@@ -159,7 +160,7 @@ func Read(r io.Reader, opts Options) (*datasets.Dataset, error) {
 		}
 		positive = formatLabel(v)
 	}
-	y, classes, err := datasets.EncodeClasses(names, positive)
+	y, classes, err := categorical.EncodeClasses(names, positive)
 	if err != nil {
 		return nil, fmt.Errorf("%w: %w", ErrFormat, err)
 	}

@@ -13,6 +13,7 @@ import (
 	"gonum.org/v1/gonum/mat"
 
 	"github.com/stabpriv/stabpriv/datasets"
+	"github.com/stabpriv/stabpriv/datasets/categorical"
 	"github.com/stabpriv/stabpriv/datasets/fetch"
 	"github.com/stabpriv/stabpriv/internal/check"
 )
@@ -173,7 +174,7 @@ func LoadAdult(dir string, opts AdultOptions) (*datasets.Dataset, error) {
 // The encoding: the six numeric attributes (age, fnlwgt, education-num,
 // capital-gain, capital-loss, hours-per-week) are kept as they are, first, in
 // that order; the eight categorical attributes follow one-hot encoded
-// (datasets.OneHotEncoder: sorted categories, fitted on both files together, all
+// (categorical.OneHotEncoder: sorted categories, fitted on both files together, all
 // categories kept). Labels: >50K is +1, <=50K is -1, Classes is
 // {"<=50K", ">50K"}. No scaling is done: standardize and clip rows to the
 // unit ball downstream.
@@ -231,7 +232,7 @@ func buildAdult(parts []adultPart, opts AdultOptions, fitParts ...adultPart) (*d
 			catRows = append(catRows, p.records[i].cat[:])
 		}
 	}
-	enc, err := datasets.FitOneHot(catNames, catRows)
+	enc, err := categorical.FitOneHot(catNames, catRows)
 	if err != nil {
 		return nil, err
 	}

@@ -14,6 +14,7 @@ import (
 	"strings"
 
 	"github.com/stabpriv/stabpriv/datasets"
+	"github.com/stabpriv/stabpriv/datasets/categorical"
 	"github.com/stabpriv/stabpriv/datasets/fetch"
 	"github.com/stabpriv/stabpriv/datasets/preprocess"
 	"github.com/stabpriv/stabpriv/internal/inputcap"
@@ -92,7 +93,7 @@ func LoadLastFM(dir string, opts LastFMOptions) (*datasets.Dataset, error) {
 	for i, t := range targets {
 		names[i] = strconv.Itoa(t)
 	}
-	y, classes, err := datasets.EncodeClasses(names, "")
+	y, classes, err := categorical.EncodeClasses(names, "")
 	if err != nil {
 		return nil, fmt.Errorf("%w: %s: %w", ErrLastFMFormat, LastFMTargetFile, err)
 	}

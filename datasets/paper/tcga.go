@@ -15,6 +15,7 @@ import (
 	"gonum.org/v1/gonum/mat"
 
 	"github.com/stabpriv/stabpriv/datasets"
+	"github.com/stabpriv/stabpriv/datasets/categorical"
 	"github.com/stabpriv/stabpriv/datasets/fetch"
 	"github.com/stabpriv/stabpriv/internal/check"
 )
@@ -111,7 +112,7 @@ func ReadTCGA(data, labels io.Reader, opts TCGAOptions) (*datasets.Dataset, erro
 		}
 		names[i] = lab
 	}
-	y, classes, err := datasets.EncodeClasses(names, opts.Positive)
+	y, classes, err := categorical.EncodeClasses(names, opts.Positive)
 	if err != nil {
 		return nil, fmt.Errorf("%w: %w", ErrTCGAFormat, err)
 	}

@@ -58,6 +58,8 @@ func run(w io.Writer, noise perturb.Source) error {
 	rows, y := data(5000)
 	// user code: begin
 	knobs := trainer.Config{Reg: regularizers.ElasticNet{Lambda: 0.02, L1Ratio: 0.5}, Schedule: trainer.BoundedInverseT, Passes: 10}
+	// Gamma on purpose: without a Mechanism the public rule may choose objective perturbation,
+	// whose noise is not added to the weights, and SelectReleased then refuses the release.
 	opts := private.Options{Mechanism: perturb.Gamma, Trainer: knobs, Noise: noise}
 	rel, err := private.FitRows(context.Background(), rows, y, private.Domain{Classes: []float64{0, 1}, Norm: 1}, dp.Budget{Epsilon: 1}, opts)
 	if err != nil {

@@ -17,7 +17,6 @@ import (
 	"log"
 	"math/rand/v2"
 	"os"
-	"strconv"
 
 	"github.com/stabpriv/stabpriv/dp"
 	"github.com/stabpriv/stabpriv/perturb"
@@ -58,7 +57,7 @@ func run(w io.Writer, noise perturb.Source) error {
 	}
 	hits := 0
 	for i, x := range test {
-		if p, err := rel.Predict(x); err == nil && p == strconv.FormatFloat(testY[i], 'f', -1, 64) {
+		if p, err := rel.Label(x); err == nil && p == testY[i] {
 			hits++
 		}
 	}

@@ -362,13 +362,14 @@ func publishAll(files []File, tmps []string) error {
 
 // linkNew publishes tmp at path by a hard link, which fails when path
 // exists, and removes tmp: New where renaming without replacing is not
-// supported.
+// supported. A file system with neither cannot publish without risking a
+// replaced file, so the error says so.
 func linkNew(tmp, path string) error {
 	if err := os.Link(tmp, path); err != nil {
 		if errors.Is(err, fs.ErrExist) {
 			return err
 		}
-		return fmt.Errorf("safefile: cannot publish %s without replacing a file (the file system supports neither renaming without replacing nor hard links): %w", path, err)
+		return fmt.Errorf("safefile: cannot publish %s without replacing a file: no rename without replacing, no hard links: %w", path, err)
 	}
 	return os.Remove(tmp)
 }

@@ -42,7 +42,9 @@ func (s *Summary) Write(w io.Writer) error {
 // carry anything, a statistic of the data included: such a file is
 // refused, as is one of another format, or one larger than MaxFileBytes
 // (a stream once it passes the cap). Read does not verify the summary
-// (Verify does).
+// (Verify does). The file must be byte for byte what Write writes for the
+// values read: a key twice or in another case, extra digits, other spacing
+// or data after the summary could carry what no check of the values sees.
 func Read(rd io.Reader) (*Summary, error) {
 	data, err := inputcap.ReadAll(rd, summaryCaps)
 	if err != nil {
@@ -65,7 +67,7 @@ func Read(rd io.Reader) (*Summary, error) {
 		return nil, fmt.Errorf("%w: %w", ErrFile, err)
 	}
 	if !bytes.Equal(canon, data) {
-		return nil, fmt.Errorf("%w: not in the form stabpriv writes (a key twice or in another case, extra digits, other spacing or data after the summary)", ErrFile)
+		return nil, fmt.Errorf("%w: not in the form stabpriv writes (a key twice or in another case, extra digits, spacing, data after it)", ErrFile)
 	}
 	return &s, nil
 }

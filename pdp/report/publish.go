@@ -62,10 +62,13 @@ func newPublicConstants(loss losses.Loss, dom losses.Domain, clip, lambda float6
 }
 
 // publicConstants returns the public constants of a simulated release on
-// n rows bounded by kappa, or why there are none.
+// n rows bounded by kappa, or why there are none: rows kept as they are
+// (no standardization, no bias) have a bound kappa that is assumed, not
+// enforced by clipping, so one row's influence has no data-independent
+// bound.
 func (sim *Simulation) publicConstants(kappa float64, classes, n, dim int, m pdp.PrivacyLoss) (*pdp.PublicConstants, error) {
 	if !sim.Bias && !sim.Standardize {
-		return nil, fmt.Errorf("the rows are kept as they are (no standardization, no bias): their bound kappa = %g is assumed, not enforced by clipping, so one row's influence has no data-independent bound", kappa)
+		return nil, fmt.Errorf("the rows are kept as they are (no standardization, no bias): their bound kappa = %g is assumed, not enforced", kappa)
 	}
 	pc, err := newPublicConstants(sim.Loss, labelDomain(kappa, sim.LabelBound, sim.Lambda, classes), 0, sim.Lambda, n, dim, m)
 	if err != nil {

@@ -120,6 +120,21 @@ type Release struct {
 // compared with the certified epsilon. The analysis is of the exact
 // minimizer of the objective the run optimized (AnalysedMinimizer), for
 // add/remove-one neighbours (NeighboursVersusCertificate).
+//
+// Refused (with the reason) are: a model file without a certificate
+// (trained without a mechanism, its weights published as trained: there
+// is no noise whose per-instance privacy could be analysed); a decision
+// stump (permute-and-flip over a finite class: no minimizer's objective
+// and no noise on weights for the Hessian identity); a run that projected
+// onto ||w|| <= R where the exact minimizer or a neighbour's reaches the
+// boundary (the constrained problem is not smooth there); and a run whose
+// objective the Hessian identity (Wang's Lemma 13) does not cover: an L1
+// term, s-dropout (each step used a randomly masked row, so the run
+// minimizes no fixed empirical objective whose exact minimizer could stand
+// for it), a loss with a parameter other than the default one (it cannot
+// be rebuilt from the certificate), or per-example clipping of a
+// multiclass loss below its Lipschitz constant (scaling a multiclass
+// gradient by its norm is not the gradient of any loss).
 func AnalyzeRelease(r *modelfile.Released, t *datasets.Table, opts Release) (*Result, error) {
 	if err := opts.check(); err != nil {
 		return nil, err
@@ -129,10 +144,10 @@ func AnalyzeRelease(r *modelfile.Released, t *datasets.Table, opts Release) (*Re
 	}
 	c := r.Certificate
 	if c == nil {
-		return nil, fmt.Errorf("%w: the model file has no certificate: it was trained without a mechanism (its weights are published as trained), so there is no noise whose per-instance privacy could be analysed", pdp.ErrInput)
+		return nil, fmt.Errorf("%w: the model file has no certificate: it was trained without a mechanism, so there is no noise to analyse", pdp.ErrInput)
 	}
 	if c.Mechanism == perturb.Stump {
-		return nil, fmt.Errorf("%w: the model file releases a decision stump (permute-and-flip over a finite class): there is no minimizer's objective and no noise on weights whose per-instance privacy the Hessian identity could analyse", pdp.ErrInput)
+		return nil, fmt.Errorf("%w: the model file releases a decision stump: no minimizer's objective and no noise on weights to analyse", pdp.ErrInput)
 	}
 	verdict, why, err := modelfile.Verify(r)
 	if err != nil {
@@ -194,7 +209,7 @@ func AnalyzeRelease(r *modelfile.Released, t *datasets.Table, opts Release) (*Re
 		}
 		wn := floats.Norm(sol.W, 2)
 		if !(wn+maxV < run.Radius) {
-			return nil, fmt.Errorf("%w: the run projected onto ||w|| <= R = %g and the exact minimizer (norm %.4g) or a neighbour's (up to %.4g further) reaches the boundary: the constrained problem is not smooth there", pdp.ErrNotSmooth, run.Radius, wn, maxV)
+			return nil, fmt.Errorf("%w: the exact minimizer (norm %.4g) or a neighbour's (up to %.4g further) reaches the run's ball ||w|| <= %g", pdp.ErrNotSmooth, wn, maxV, run.Radius)
 		}
 		notes = append(notes, fmt.Sprintf("the run projected onto ||w|| <= %g; the exact minimizer (norm %.4g) and its neighbours (at most %.4g away) lie inside, where the projection does not act", run.Radius, wn, maxV))
 	}
@@ -259,9 +274,9 @@ func releaseObjective(r *modelfile.Released) (pdp.Config, float64, []string, err
 	case run.UserModel:
 		return pdp.Config{}, 0, nil, fmt.Errorf("%w: the run trained a user-supplied graph model: its loss is not one whose smoothness is verified", pdp.ErrNotSmooth)
 	case run.L1Ratio > 0:
-		return pdp.Config{}, 0, nil, fmt.Errorf("l1_ratio = %g: %w; the per-instance analysis needs a smooth objective (Wang's Lemma 13), so it covers ridge releases (l1_ratio 0) only", run.L1Ratio, pdp.ErrNotSmooth)
+		return pdp.Config{}, 0, nil, fmt.Errorf("l1_ratio = %g: %w; the per-instance analysis covers ridge releases (l1_ratio 0) only", run.L1Ratio, pdp.ErrNotSmooth)
 	case run.Dropout < 1:
-		return pdp.Config{}, 0, nil, fmt.Errorf("%w: s-dropout (s = %g): each step used a randomly masked row, so the run minimizes no fixed empirical objective whose exact minimizer could stand for it", pdp.ErrNotSmooth, run.Dropout)
+		return pdp.Config{}, 0, nil, fmt.Errorf("%w: s-dropout (s = %g): the run minimizes no fixed empirical objective", pdp.ErrNotSmooth, run.Dropout)
 	}
 	loss, err := losses.ByName(run.Loss)
 	if err != nil {
@@ -272,7 +287,7 @@ func releaseObjective(r *modelfile.Released) (pdp.Config, float64, []string, err
 	// constants confirm.
 	cons, err := loss.Constants(losses.Domain{Kappa: run.Kappa, Radius: run.Radius, LabelBound: run.LabelBound})
 	if err != nil || cons.Lz != run.Lz || cons.Sz != run.Sz {
-		return pdp.Config{}, 0, nil, fmt.Errorf("%w: the run's loss constants (L_z = %g, S_z = %g) are not those of the %s loss of the default parameter: the loss cannot be rebuilt from the certificate", pdp.ErrInput, run.Lz, run.Sz, run.Loss)
+		return pdp.Config{}, 0, nil, fmt.Errorf("%w: the run's loss constants (L_z = %g, S_z = %g) are not the default %s loss's: it cannot be rebuilt", pdp.ErrInput, run.Lz, run.Sz, run.Loss)
 	}
 	var notes []string
 	cfg := pdp.Config{Loss: loss, Classes: len(r.Schema.Classes), Lambda: run.Lambda}
@@ -282,7 +297,7 @@ func releaseObjective(r *modelfile.Released) (pdp.Config, float64, []string, err
 		case run.Clip >= run.L:
 			notes = append(notes, fmt.Sprintf("per-example clipping G = %g is at least the loss's Lipschitz constant L = %g: it never acts, and the objective is the unclipped one", run.Clip, run.L))
 		case run.K > 1:
-			return pdp.Config{}, 0, nil, fmt.Errorf("per-example clipping (G = %g < L = %g) of the %s loss: %w; scaling a multiclass gradient by its norm is not the gradient of any loss, so the run has no objective for Wang's Lemma 13", run.Clip, run.L, run.Loss, pdp.ErrNotSmooth)
+			return pdp.Config{}, 0, nil, fmt.Errorf("per-example clipping (G = %g < L = %g) of the %s loss: %w; a clipped multiclass gradient is no loss's gradient", run.Clip, run.L, run.Loss, pdp.ErrNotSmooth)
 		default:
 			cfg.Clip, lip = run.Clip, run.Clip
 			notes = append(notes, fmt.Sprintf("per-example clipping G = %g: the objective is the Huberized %s loss the clipped trainer minimizes, its margin derivative clamped to [-G/||x||, G/||x||] (convex, with a Lipschitz derivative, so Lemma 13 applies)", run.Clip, run.Loss))

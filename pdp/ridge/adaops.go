@@ -60,7 +60,9 @@ func (e *CondError) Error() string {
 // AdaOPS is Wang's Algorithm 1 (Per-instance DP, Section 4.2), OPS with
 // adaptive regularization, with its (eps, delta)-DP guarantee
 // (Proposition 17) for rows with ||x|| <= 1 and |y| <= 1 (checked; an
-// error otherwise). Steps, with the changes made here to keep the
+// error otherwise: clip rows and labels first, a per-row map). A kappa
+// that leaves no room for the sampling step (even gamma -> 0 gives a
+// privacy loss above eps/2 with probability above delta/4) is refused. Steps, with the changes made here to keep the
 // guarantee exact:
 //
 //  1. lambda_min = lambda_min(X^T X), whose sensitivity is 1 (Weyl, rows of
@@ -119,7 +121,7 @@ func AdaOPS(x *mat.Dense, y []float64, cfg AdaOPSConfig) (*AdaOPSResult, error) 
 	}
 	for i := 0; i < n; i++ {
 		if nr := linalg.Norm2(x.RawRowView(i)); !(nr <= 1) || !(math.Abs(y[i]) <= 1) {
-			return nil, fmt.Errorf("%w: row %d has ||x|| = %v, |y| = %v; AdaOPS's guarantee needs ||x|| <= 1 and |y| <= 1 (clip rows and labels first, a per-row map)", pdp.ErrInput, i, nr, math.Abs(y[i]))
+			return nil, fmt.Errorf("%w: row %d has ||x|| = %v, |y| = %v; AdaOPS needs ||x|| <= 1 and |y| <= 1: clip rows and labels first", pdp.ErrInput, i, nr, math.Abs(y[i]))
 		}
 	}
 	// Step 1.
@@ -191,7 +193,7 @@ func adaOPSGamma(n, d int, eps, delta, kappa float64) (float64, error) {
 	}
 	tail := adaOPSTail(1/h, 1+math.Sqrt((nf-1)/h), eps/2)
 	if !(tail(0) <= delta/4) {
-		return 0, fmt.Errorf("%w: kappa = %v leaves no room for the sampling step: even gamma -> 0 gives a privacy loss above eps/2 with probability %.3g > delta/4", pdp.ErrInput, kappa, tail(0))
+		return 0, fmt.Errorf("%w: kappa = %v leaves no room for the sampling step: P(loss > eps/2) = %.3g > delta/4 at gamma -> 0", pdp.ErrInput, kappa, tail(0))
 	}
 	lo, hi := 0.0, 1e-6
 	for tail(hi) <= delta/4 {

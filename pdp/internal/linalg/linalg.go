@@ -18,14 +18,16 @@ const MaxCond = 1e13
 
 // Factor returns the Cholesky factorization of h, or an error wrapping
 // singular (the caller's sentinel) when h is not numerically positive
-// definite; what names h in the message.
+// definite; what names h in the message. With lambda = 0 that happens
+// when the rows do not span R^d or, for a classification loss, when the
+// classes are separable: lambda > 0 makes h positive definite.
 func Factor(h *mat.SymDense, what string, singular error) (*mat.Cholesky, error) {
 	var c mat.Cholesky
 	if !c.Factorize(h) {
-		return nil, fmt.Errorf("%w: %s is not positive definite; with lambda = 0 the rows must span R^d and, for a classification loss, the classes must not be separable (use lambda > 0)", singular, what)
+		return nil, fmt.Errorf("%w: %s is not positive definite: rows that do not span R^d or separable classes; use lambda > 0", singular, what)
 	}
 	if cond := c.Cond(); !(cond < MaxCond) {
-		return nil, fmt.Errorf("%w: %s has condition number %.3g (> %g); with lambda = 0 the rows must span R^d and, for a classification loss, the classes must not be separable (use lambda > 0)", singular, what, cond, MaxCond)
+		return nil, fmt.Errorf("%w: %s has condition number %.3g (> %g): rows near a subspace or separable classes; use lambda > 0", singular, what, cond, MaxCond)
 	}
 	return &c, nil
 }

@@ -1,8 +1,3 @@
-// Package outfile checks, before any work, the output paths of the
-// commands (stabpriv and stabpriv-beam): an output never replaces one of
-// the command's inputs, replaces an existing file only when the command's
-// --force allows it, and is never anything but a regular file. Refusals are
-// usage errors (runflags.UsageError): the commands exit with status 2.
 package outfile
 
 import (
@@ -13,7 +8,7 @@ import (
 	"path/filepath"
 	"strings"
 
-	"github.com/stabpriv/stabpriv/internal/runflags"
+	"github.com/stabpriv/stabpriv/cmd/runflags"
 	"github.com/stabpriv/stabpriv/internal/safefile"
 	"github.com/stabpriv/stabpriv/modelfile"
 )

@@ -1,4 +1,4 @@
-package main
+package describe
 
 import (
 	"fmt"
@@ -19,16 +19,18 @@ import (
 	"github.com/stabpriv/stabpriv/trainer"
 )
 
+// g6 formats v with 6 significant digits.
 func g6(v float64) string { return strconv.FormatFloat(v, 'g', 6, 64) }
 
-// stumpWords describes the released stump of r: the column it decides on
-// and the class of each side. A numeric feature with bounds is named by its
+// StumpWords describes the released stump of r: the column it decides on
+// and the class of each side (for a multiclass stump, K outputs, the
+// classes above, below and at the threshold, as the argmax decides). A numeric feature with bounds is named by its
 // column, with the threshold in the column's own units (from its public
 // bounds); a one-hot input by "column" = "category", with the class of the
 // rows of that category (z = 1) and of the others (z = 0, an undeclared
 // value included), each from the stump's own prediction. Another input is
 // named by its index among the mapped inputs.
-func stumpWords(r *modelfile.Released) string {
+func StumpWords(r *modelfile.Released) string {
 	classes := r.Schema.Classes
 	var st stump.Multi // a binary stump as the pair (Lo, Hi) of its sides
 	T := stump.MultiGrid
@@ -122,11 +124,29 @@ func stumpInput(p *preprocess.RowMap, i int) (column, category string, num int) 
 	return "", "", 0
 }
 
-// printFit writes the outcome of a fit: for a release, the release and its
-// certificate first, then the public stability analysis, and the
-// non-private statistics only with --diagnostics; for a non-private fit the
-// metrics, the constants and the analysis.
-func printFit(w io.Writer, s *settings, r *modelfile.Released) error {
+// Run is what the words of a fit say about its run beyond the model file:
+// where the rows came from and how the noise was drawn.
+type Run struct {
+	// Source names the table (datasets.Table.Source); Shards is the
+	// number of shards of a partitioned run and Pattern the glob that
+	// matched them (named when Shards > 1).
+	Source  string
+	Shards  int
+	Pattern string
+	// NoiseSeed is the seed of seeded noise, published in the words of a
+	// release that is not private.
+	NoiseSeed uint64
+	// Auto reports that the knobs were the mechanism's automatic ones
+	// (its rule is then named).
+	Auto bool
+}
+
+// Fit writes the outcome of a fit, as stabpriv train prints it: for a
+// release, the release and its certificate first, then the public
+// stability analysis, and the non-private statistics only when r has them
+// (--diagnostics); for a non-private fit the metrics, the constants and
+// the analysis.
+func Fit(w io.Writer, s Run, r *modelfile.Released) error {
 	if r.Certificate != nil {
 		if err := printRelease(w, s, r); err != nil {
 			return err
@@ -158,15 +178,15 @@ func printFit(w io.Writer, s *settings, r *modelfile.Released) error {
 }
 
 // printRelease writes the key numbers of the release and its certificate.
-func printRelease(w io.Writer, s *settings, r *modelfile.Released) error {
+func printRelease(w io.Writer, s Run, r *modelfile.Released) error {
 	c := r.Certificate
 	claim := fmt.Sprintf("%g-DP (pure)", c.Epsilon)
 	if c.Delta > 0 {
 		claim = fmt.Sprintf("(%g, %g)-DP", c.Epsilon, c.Delta)
 	}
-	source := s.table.Source
-	if len(s.shards) > 1 {
-		source = fmt.Sprintf("the %d shards %s", len(s.shards), s.data)
+	source := s.Source
+	if s.Shards > 1 {
+		source = fmt.Sprintf("the %d shards %s", s.Shards, s.Pattern)
 	}
 	switch {
 	case r.Private && r.Partitions != nil && r.Partitions.PrivacyID != "":
@@ -183,13 +203,13 @@ func printRelease(w io.Writer, s *settings, r *modelfile.Released) error {
 	row("weights", fmt.Sprintf("%d (%d x %d, %s loss), SHA-256 %s", c.Dim, r.Model.K, r.Model.D, r.Model.Loss, c.WeightsSHA256))
 	if c.Mechanism == perturb.Stump {
 		row("sensitivity", c.SensitivityRoute)
-		row("stump", stumpWords(r))
+		row("stump", StumpWords(r))
 	} else {
 		row("sensitivity", fmt.Sprintf("Delta = %s (route %s), beta = %s", g6(c.L2Sensitivity), c.SensitivityRoute, g6(c.Beta)))
 		row("noise scale", fmt.Sprintf("%s = %s", c.NoiseScaleName, g6(c.NoiseScale)))
 		row("knobs", fmt.Sprintf("lambda = %s, l1 ratio = %s, clip G = %s, schedule %s, %d passes, batch %d", g6(c.Lambda), g6(c.L1Ratio), g6(c.Clip), c.Schedule, c.Passes, c.Batch))
 	}
-	if (s.Options.Auto || r.AutoKnobs && r.Selection == nil) && c.Mechanism != perturb.Stump {
+	if (s.Auto || r.AutoKnobs && r.Selection == nil) && c.Mechanism != perturb.Stump {
 		k, err := release.AutoKnobs(r.Split.TrainRows, r.Model.D, r.Model.K, c.Mechanism, r.ReleaseBudget())
 		if p := r.Partitions; err == nil && p != nil && p.PrivacyID != "" && p.MaxRowsPerID > 1 {
 			k.Rule = fmt.Sprintf("sqrt(c) = %.4g times the rule's lambda for rows (a privacy ID moves c = %d rows: the rule at c times the sensitivity): %s", release.GroupScale(p.MaxRowsPerID), p.MaxRowsPerID, k.Rule)
@@ -222,8 +242,8 @@ func printRelease(w io.Writer, s *settings, r *modelfile.Released) error {
 }
 
 // printData writes the data and the metrics of a non-private fit.
-func printData(w io.Writer, s *settings, r *modelfile.Released) {
-	fmt.Fprintf(w, "data:   %s (label %q, %d rows, %d for training)\n", s.table.Source, r.Schema.Label, r.Split.Rows, r.Split.TrainRows)
+func printData(w io.Writer, s Run, r *modelfile.Released) {
+	fmt.Fprintf(w, "data:   %s (label %q, %d rows, %d for training)\n", s.Source, r.Schema.Label, r.Split.Rows, r.Split.TrainRows)
 	fmt.Fprintf(w, "model:  %s loss, %s task", r.Model.Loss, r.Model.Task)
 	if c := r.Schema.Classes; len(c) == 2 && r.Model.K == 1 {
 		fmt.Fprintf(w, " (%s = -1, %s = +1)", c[0], c[1])

@@ -1,14 +1,15 @@
-package datasets
+package categorical
 
 import (
 	"fmt"
 	"sort"
-	"strconv"
+
+	"github.com/stabpriv/stabpriv/datasets"
 )
 
 // ErrUnknownCategory is returned when a value to encode was not seen when the
-// encoder was fitted. It wraps ErrFormat.
-var ErrUnknownCategory = fmt.Errorf("%w: unknown category", ErrFormat)
+// encoder was fitted. It wraps datasets.ErrFormat.
+var ErrUnknownCategory = fmt.Errorf("%w: unknown category", datasets.ErrFormat)
 
 // OneHotEncoder maps categorical columns to indicator columns. The category
 // order is deterministic: the distinct values of each column, sorted
@@ -106,11 +107,12 @@ func (e *OneHotEncoder) Encode(dst []float64, row []string) error {
 }
 
 // EncodeClasses maps class names to labels for a classification task.
-// Classes are the distinct names sorted (numerically when every name parses
-// as a number, else byte-wise). With two classes the labels are -1/+1 and
-// positive (if not empty) names the +1 class, by default the second sorted
-// class; with more classes the labels are the class indices 0..K-1 and
-// positive must be empty. A single class is an error.
+// Classes are the distinct names sorted by datasets.SortClassNames
+// (numerically when every name parses as a number, else byte-wise). With
+// two classes the labels are -1/+1 and positive (if not empty) names the
+// +1 class, by default the second sorted class; with more classes the
+// labels are the class indices 0..K-1 and positive must be empty. A single
+// class is an error.
 func EncodeClasses(names []string, positive string) (y []float64, classes []string, err error) {
 	set := make(map[string]struct{})
 	for _, n := range names {
@@ -120,7 +122,7 @@ func EncodeClasses(names []string, positive string) (y []float64, classes []stri
 	for n := range set {
 		classes = append(classes, n)
 	}
-	SortClassNames(classes)
+	datasets.SortClassNames(classes)
 	switch {
 	case len(classes) < 2:
 		return nil, nil, fmt.Errorf("datasets: need at least two classes, found %d", len(classes))
@@ -156,29 +158,4 @@ func EncodeClasses(names []string, positive string) (y []float64, classes []stri
 		}
 		return y, classes, nil
 	}
-}
-
-// SortClassNames sorts class names in place: numerically when every name is
-// a number (so that "9" comes before "10"), byte-wise otherwise. It is the
-// order in which the loaders number classes.
-func SortClassNames(classes []string) {
-	numeric := true
-	for _, c := range classes {
-		if v, err := strconv.ParseFloat(c, 64); err != nil || v != v {
-			numeric = false
-			break
-		}
-	}
-	if !numeric {
-		sort.Strings(classes)
-		return
-	}
-	sort.Slice(classes, func(a, b int) bool {
-		va, _ := strconv.ParseFloat(classes[a], 64)
-		vb, _ := strconv.ParseFloat(classes[b], 64)
-		if va != vb {
-			return va < vb
-		}
-		return classes[a] < classes[b]
-	})
 }

@@ -7,7 +7,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/stabpriv/stabpriv/internal/runflags"
+	"github.com/stabpriv/stabpriv/cmd/runflags"
 )
 
 // TestURLRefused: an output path that begins as a URL ("scheme://", the

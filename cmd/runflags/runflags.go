@@ -1,8 +1,3 @@
-// Package runflags holds the command-line flags of a training run that
-// stabpriv train and stabpriv-beam share: the schema (label, classes,
-// bounds, feature map), the knobs, the seed and split, the mechanism, the
-// budget and the noise source, and the log level. Both commands read and
-// check them with the same code, so a flag means the same in both.
 package runflags
 
 import (
@@ -279,7 +274,7 @@ func (f *Flags) checkPrivacy(set map[string]bool, r *Run) error {
 			}
 		}
 	}
-	r.Options.Mechanism = m
+	r.Options.Mechanism, r.Options.Method = m, method
 	return f.checkNoise(set, r)
 }
 

@@ -1,4 +1,4 @@
-package datasets
+package categorical
 
 import (
 	"errors"

@@ -1,0 +1,150 @@
+package main
+
+import (
+	"encoding/json"
+	"math"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"testing"
+)
+
+// mnistAccount is the command line of TF Privacy's MNIST tutorial setting
+// (q = 256/60000, 60 epochs of 60000/256 steps, delta = 1e-5), without the
+// noise or the target.
+func mnistAccount(extra ...string) []string {
+	q := strconv.FormatFloat(256.0/60000, 'g', -1, 64)
+	return append([]string{"account", "--sample-rate", q, "--steps", "14062", "--delta", "1e-5"}, extra...)
+}
+
+// accountJSON runs account with --json and decodes its report.
+func accountJSON(t *testing.T, args ...string) accountReport {
+	t.Helper()
+	out, _, err := call(t, append(args, "--json")...)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var r accountReport
+	if err := json.Unmarshal([]byte(out), &r); err != nil {
+		t.Fatalf("%v\n%s", err, out)
+	}
+	return r
+}
+
+// TestAccount runs account on the MNIST tutorial setting: the published
+// eps of about 3.01 with the classical conversion, in words and as JSON;
+// the improved conversion's lower eps and its replace-one budget; the
+// noise multiplier for a target eps, which gives that eps back.
+func TestAccount(t *testing.T) {
+	out, _, err := call(t, mnistAccount("--noise-multiplier", "1.1", "--conversion", "classical")...)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, want := range []string{"eps = 3.00827 at delta = 1e-05 (RDP order 8.8, classical conversion)",
+		"14062 steps", "noise multiplier 1.1", "add/remove-one neighbours", "replace-one neighbours (group privacy): eps = 6.01654"} {
+		if !strings.Contains(out, want) {
+			t.Errorf("output does not say %q:\n%s", want, out)
+		}
+	}
+
+	r := accountJSON(t, mnistAccount("--noise-multiplier", "1.1")...)
+	if math.Abs(r.Epsilon-2.59655586896075) > 1e-8 || r.Order != 8.1 || r.Conversion != "improved" || r.Neighbours != "add/remove one" ||
+		r.NoiseMultiplier != 1.1 || r.Steps != 14062 || r.Delta != 1e-5 || r.TargetEpsilon != 0 || r.ExcludedOrders != nil {
+		t.Errorf("improved: %+v", r)
+	}
+	if b := r.ReplaceOne; b == nil || b.Epsilon != 2*r.Epsilon || math.Abs(b.Delta-(1+math.Exp(r.Epsilon))*1e-5) > 1e-15 {
+		t.Errorf("replace-one: %+v", b)
+	}
+
+	inv := accountJSON(t, mnistAccount("--epsilon", "2")...)
+	if inv.TargetEpsilon != 2 || inv.Epsilon > 2 || math.Abs(inv.NoiseMultiplier-1.29523) > 1e-5 {
+		t.Errorf("--epsilon 2: %+v", inv)
+	}
+	back := accountJSON(t, mnistAccount("--noise-multiplier", strconv.FormatFloat(inv.NoiseMultiplier, 'g', -1, 64))...)
+	if back.Epsilon != inv.Epsilon || back.Order != inv.Order {
+		t.Errorf("the noise multiplier of --epsilon 2 gives %+v, not %+v", back, inv)
+	}
+	out, _, err = call(t, mnistAccount("--epsilon", "2")...)
+	if err != nil || !strings.Contains(out, "noise multiplier = 1.29523: the smallest that meets eps = 2 at delta = 1e-05") {
+		t.Errorf("--epsilon 2 in words: %v\n%s", err, out)
+	}
+
+	// A large eps: (1 + e^eps) delta >= 1 gives no replace-one guarantee.
+	args := []string{"account", "--sample-rate", "0.5", "--noise-multiplier", "0.5", "--steps", "10", "--delta", "1e-5"}
+	if out, _, err = call(t, args...); err != nil || !strings.Contains(out, "replace-one neighbours: no guarantee") {
+		t.Errorf("large eps: %v\n%s", err, out)
+	}
+	if r := accountJSON(t, args...); r.ReplaceOne != nil {
+		t.Errorf("large eps: replace_one %+v", r.ReplaceOne)
+	}
+
+	if out, _, err = call(t, "help", "account"); err != nil || !strings.Contains(out, "Usage: stabpriv account") || !strings.Contains(out, "-noise-multiplier") {
+		t.Errorf("help account: %v\n%s", err, out)
+	}
+}
+
+// TestAccountUsageErrors checks that every bad command line of account is
+// a usage error (exit status 2) that names the reason, with nothing on
+// standard output.
+func TestAccountUsageErrors(t *testing.T) {
+	for _, tc := range []struct {
+		args []string
+		msg  string
+	}{
+		{[]string{"account"}, "missing --sample-rate, --steps, --delta, --noise-multiplier (for eps) or --epsilon (for the noise)"},
+		{[]string{"account", "--sample-rate", "0.1", "--steps", "10", "--delta", "1e-5"}, "missing --noise-multiplier (for eps) or --epsilon"},
+		{[]string{"account", "--sample-rate", "0.1", "--steps", "10", "--noise-multiplier", "1"}, "missing --delta (see stabpriv help account)"},
+		{mnistAccount("--noise-multiplier", "1", "--epsilon", "2"), "--noise-multiplier and --epsilon exclude each other"},
+		{mnistAccount("--noise-multiplier", "0"), "noise multiplier 0, want finite > 0"},
+		{mnistAccount("--noise-multiplier", "NaN"), "noise multiplier NaN"},
+		{mnistAccount("--noise-multiplier", "abc"), "--noise-multiplier"},
+		{mnistAccount("--noise-multiplier", "1", "--conversion", "tight"), `--conversion: accountant: invalid argument: conversion "tight"`},
+		{mnistAccount("--noise-multiplier", "1", "extra"), `unexpected argument "extra"`},
+		{[]string{"account", "--sample-rate", "1.5", "--steps", "10", "--delta", "1e-5", "--noise-multiplier", "1"}, "sample rate q = 1.5, want 0 <= q <= 1"},
+		{[]string{"account", "--sample-rate", "0.1", "--steps", "0", "--delta", "1e-5", "--noise-multiplier", "1"}, "0 steps, want at least 1"},
+		{[]string{"account", "--sample-rate", "0.1", "--steps", "10", "--delta", "1", "--noise-multiplier", "1"}, "delta = 1, want 0 < delta < 1"},
+		{[]string{"account", "--sample-rate", "0.1", "--steps", "10", "--delta", "0", "--noise-multiplier", "1"}, "delta = 0"},
+		{[]string{"account", "--sample-rate", "0", "--steps", "10", "--delta", "1e-5", "--epsilon", "1"}, "want 0 < q <= 1 to calibrate noise"},
+		{[]string{"account", "--sample-rate", "0.1", "--steps", "10", "--delta", "1e-5", "--epsilon", "-1"}, "target eps = -1"},
+		{[]string{"account", "--sample-rate", "0.1", "--steps", "10", "--delta", "1e-5", "--epsilon", "0.01", "--conversion", "classical"}, "raise eps or delta, or use the improved conversion"},
+		{[]string{"account", "--sample-rate", "0.1", "--steps", "10", "--delta", "1e-5", "--noise-multiplier", "1e-300"}, "no finite eps at any order: the RDP is +Inf at all 156 orders: add noise"},
+	} {
+		out, _, err := call(t, tc.args...)
+		if code := exitCode(err); code != 2 || !strings.Contains(err.Error(), tc.msg) {
+			t.Errorf("%q: exit %d, %v; want 2 and %q", tc.args, code, err, tc.msg)
+		}
+		if out != "" {
+			t.Errorf("%q: printed %q", tc.args, out)
+		}
+	}
+}
+
+// TestAccountGuide runs the command lines of docs/GUIDE.md's section on
+// account and checks that the numbers the section quotes are the ones
+// printed.
+func TestAccountGuide(t *testing.T) {
+	guide, err := os.ReadFile(filepath.Join("..", "..", "docs", "GUIDE.md"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, tc := range []struct {
+		line, extra  string // extra: flags the GUIDE names in words
+		printed, doc string
+	}{
+		{"account --sample-rate 0.0042667 --noise-multiplier 1.1 --steps 14062 --delta 1e-5", "",
+			"eps = 2.59658 at delta = 1e-05 (RDP order 8.1", "prints eps = 2.59658 at RDP order 8.1"},
+		{"account --sample-rate 0.0042667 --noise-multiplier 1.1 --steps 14062 --delta 1e-5", "--conversion classical",
+			"eps = 3.0083 at delta = 1e-05 (RDP order 8.8", "`--conversion classical`\nprints 3.0083 at order 8.8"},
+		{"account --sample-rate 0.0042667 --epsilon 2 --steps 14062 --delta 1e-5", "",
+			"noise multiplier = 1.29523:", "1.29523 here"},
+	} {
+		if !strings.Contains(string(guide), "stabpriv "+tc.line) || !strings.Contains(string(guide), tc.doc) {
+			t.Errorf("the GUIDE does not show %q and %q", tc.line, tc.doc)
+		}
+		out, _, err := call(t, strings.Fields(tc.line+" "+tc.extra)...)
+		if err != nil || !strings.Contains(out, tc.printed) {
+			t.Errorf("%s %s: %v\n%s\nwant %q", tc.line, tc.extra, err, out, tc.printed)
+		}
+	}
+}

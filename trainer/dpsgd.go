@@ -1,0 +1,314 @@
+package trainer
+
+import (
+	"context"
+	"fmt"
+	"math"
+	"math/bits"
+	"math/rand/v2"
+	"time"
+
+	"gonum.org/v1/gonum/mat"
+
+	"github.com/stabpriv/stabpriv/internal/check"
+	"github.com/stabpriv/stabpriv/internal/kernel"
+	"github.com/stabpriv/stabpriv/losses"
+)
+
+// SamplingPoisson is the Run.Sampling of a DP-SGD run (TrainDPSGD).
+const SamplingPoisson = "Poisson: each row in each step independently with probability q = b/n (exact coins, probability floor(q 2^64)/2^64 <= q); sums divided by the expected batch b"
+
+// GaussianNoise adds the Gaussian noise of a DP-SGD step: every w[i] gets
+// an independent N(0, sigma^2) draw. perturb.Source implements it.
+type GaussianNoise interface {
+	AddGaussian(w []float64, sigma float64) error
+}
+
+// DPSGD is what a DP-SGD run (TrainDPSGD) needs beside its Config: the
+// noise multiplier and the two sources of its randomness, both part of the
+// mechanism (for a release they must be secure).
+type DPSGD struct {
+	// NoiseMultiplier is sigma > 0, finite: each step adds N(0, (sigma
+	// C)^2) to every coordinate of its sum of clipped gradients, C the
+	// Config's Clip.
+	NoiseMultiplier float64
+	// Noise draws the Gaussian noise of every step. Required.
+	Noise GaussianNoise
+	// Coins draws the Poisson sampling: 64 uniform bits per Uint64.
+	// Required.
+	Coins rand.Source
+}
+
+// DPSGDRecord holds the constants of a DP-SGD run in its Run record
+// (Run.DPSGD): the sample rate q = b/n, the noise multiplier sigma, the
+// standard deviation sigma*C of the noise on each step's sum, and the
+// number of steps T = passes * ceil(n/b). The accountant's fields are set
+// by the release that accounts for the run (package release); the trainer
+// leaves them empty. Every field is public: a function of the settings, n
+// and the budget.
+type DPSGDRecord struct {
+	SampleRate      float64 `json:"sample_rate"`
+	NoiseMultiplier float64 `json:"noise_multiplier"`
+	NoiseStd        float64 `json:"noise_std"`
+	Steps           int     `json:"steps"`
+	// Accountant names the accountant and its orders, Conversion its
+	// conversion to (eps, delta), and AddRemove the (eps, delta) it gives
+	// for add/remove-one neighbours at the order Order.
+	Accountant         string  `json:"accountant,omitempty"`
+	Conversion         string  `json:"conversion,omitempty"`
+	Order              float64 `json:"order,omitempty"`
+	AddRemoveEpsilon   float64 `json:"add_remove_epsilon,omitempty"`
+	AddRemoveDelta     float64 `json:"add_remove_delta,omitempty"`
+	ReplaceOneEpsilon  float64 `json:"replace_one_epsilon,omitempty"`
+	ReplaceOneDelta    float64 `json:"replace_one_delta,omitempty"`
+	NeighbouringPolicy string  `json:"neighbouring_policy,omitempty"`
+}
+
+// CheckDPSGD returns an error wrapping ErrConfig for the settings of cfg
+// that a DP-SGD run does not take: no loss (a user graph model), an engine
+// other than Native, no clipping norm (Clip must be > 0: it bounds every
+// example's gradient), s-dropout, a tolerance (its stopping pass depends
+// on the data) and the Custom schedule (its steps cannot be recomputed
+// from a file).
+func CheckDPSGD(cfg Config) error {
+	var bad []string
+	switch {
+	case cfg.Loss == nil || cfg.Model != nil:
+		bad = append(bad, "a user graph model (DP-SGD runs the built-in GLM losses)")
+	case cfg.Engine != Native:
+		bad = append(bad, "the "+cfg.Engine.String()+" engine (DP-SGD runs on the native engine)")
+	}
+	if !check.Positive(cfg.Clip) {
+		bad = append(bad, fmt.Sprintf("clip G = %v (DP-SGD needs a finite clipping norm C > 0)", cfg.Clip))
+	}
+	if cfg.Dropout != 0 && cfg.Dropout != 1 {
+		bad = append(bad, "s-dropout")
+	}
+	if cfg.Tolerance != 0 {
+		bad = append(bad, "a tolerance (its stopping pass depends on the data)")
+	}
+	if cfg.Schedule == Custom {
+		bad = append(bad, "the custom schedule (a file's steps could not be recomputed)")
+	}
+	if len(bad) == 0 {
+		return nil
+	}
+	s := bad[0]
+	for _, b := range bad[1:] {
+		s += ", " + b
+	}
+	return fmt.Errorf("%w: DP-SGD does not take %s", ErrConfig, s)
+}
+
+// TrainDPSGD runs DP-SGD (Abadi et al. 2016, "Deep Learning with
+// Differential Privacy", Algorithm 1) on the rows of X with labels y: T =
+// Passes * ceil(n/b) steps, b = Batch the expected batch. Step t
+//
+//   - includes each row independently with probability q = b/n (Poisson
+//     sampling, from priv.Coins: the bits of row i decide against the
+//     binary expansion of floor(q 2^64)/2^64, so the probability is that
+//     number exactly, at most q, and the coins never depend on the rows);
+//   - sums the included examples' gradients l'(<w, x_i>, y_i) x_i^T, each
+//     clipped to L2 norm C = Clip (ClipScale);
+//   - adds N(0, (sigma C)^2) to every coordinate of the sum (priv.Noise);
+//   - makes the Config's step (Step.Update): the decay of the L2 part, the
+//     sum divided by b, the expected batch (b is public; dividing by the
+//     realized batch size would publish it), the L1 part's soft
+//     thresholding and the projection onto ||w|| <= R, all data-independent
+//     maps of the noisy sum.
+//
+// It returns the last iterate, or the average of the iterates with
+// Average (post-processing either way), and the Run record with
+// Run.Sampling = SamplingPoisson and Run.DPSGD filled but for the
+// accountant. Given the outputs of steps 1..t-1, the sum of step t
+// changes by at most C in L2 norm when a row is added or removed, and by
+// at most 2C when one is replaced: the privacy of the run is that of T
+// adaptive steps of the Poisson-subsampled Gaussian mechanism (package
+// accountant). The rows are clipped to Kappa first, as Train clips them.
+// Errors wrap ErrConfig (CheckDPSGD, sigma, missing sources) or ErrData.
+func (t *Trainer) TrainDPSGD(ctx context.Context, X mat.Matrix, y []float64, priv DPSGD) (*Model, *Run, error) {
+	return t.trainDPSGD(ctx, X, y, priv, nil)
+}
+
+// dpsgdHook is a test-only hook: called after the clipped sum of step t
+// is computed and before its noise, with the weights the gradients were
+// taken at, the indices of the batch and the sum (all read only).
+type dpsgdHook func(t int, w []float64, batch []int, sum []float64)
+
+func (t *Trainer) trainDPSGD(ctx context.Context, X mat.Matrix, y []float64, priv DPSGD, hook dpsgdHook) (*Model, *Run, error) {
+	start := time.Now()
+	if err := CheckDPSGD(t.cfg); err != nil {
+		return nil, nil, err
+	}
+	switch {
+	case !check.Positive(priv.NoiseMultiplier):
+		return nil, nil, fmt.Errorf("%w: noise multiplier %v, want finite > 0", ErrConfig, priv.NoiseMultiplier)
+	case priv.Noise == nil || priv.Coins == nil:
+		return nil, nil, fmt.Errorf("%w: DP-SGD needs a noise source and a source of sampling coins", ErrConfig)
+	}
+	p, err := t.newProblem(X, y)
+	if err != nil {
+		return nil, nil, err
+	}
+	r := newDPSGDRun(p, priv)
+	for step := 1; step <= r.steps; step++ {
+		if step%64 == 0 {
+			if err := ctx.Err(); err != nil {
+				return nil, nil, err
+			}
+		}
+		r.sample()
+		r.clippedSum()
+		if hook != nil {
+			hook(step, r.w, r.batch, r.sum)
+		}
+		if err := priv.Noise.AddGaussian(r.sum, r.std); err != nil {
+			return nil, nil, fmt.Errorf("trainer: the noise of DP-SGD step %d: %w", step, err)
+		}
+		eta, err := p.sgd.Eta(step)
+		if err != nil {
+			return nil, nil, err
+		}
+		p.sgd.Update(r.w, eta, r.sum)
+		if r.avg != nil {
+			p.sgd.Average(r.avg, r.w, step)
+		}
+	}
+	run := p.run
+	run.Sampling = SamplingPoisson
+	run.DPSGD = &DPSGDRecord{SampleRate: r.q, NoiseMultiplier: priv.NoiseMultiplier, NoiseStd: r.std, Steps: r.steps}
+	run.PassMaxStep, run.PassMinStep = make([]float64, run.Passes), make([]float64, run.Passes)
+	m := run.StepsPerPass
+	for j := range run.Passes {
+		// The schedules other than Custom are non-increasing in t.
+		run.PassMaxStep[j], _ = p.sgd.Eta(j*m + 1)
+		run.PassMinStep[j], _ = p.sgd.Eta((j + 1) * m)
+	}
+	run.Stats.PassesDone = run.Passes
+	run.Stats.Duration = time.Since(start)
+	w := r.w
+	if r.avg != nil {
+		w = r.avg
+	}
+	return &Model{Loss: run.Loss, Task: p.loss.Task(), K: p.k, D: p.d, W: w}, run, nil
+}
+
+// dpsgdRun is the state of a DP-SGD run.
+type dpsgdRun struct {
+	p      *problem
+	coins  rand.Source
+	margin losses.Margin // the scalar view of a K = 1 loss, nil for K > 1
+	q      float64       // b/n
+	thr    uint64        // floor(q 2^64); all rows when q = 1
+	all    bool
+	std    float64 // sigma*C
+	steps  int     // T
+	batch  []int   // the rows of the current step
+	w, avg []float64
+	sum    []float64
+	z, g   []float64
+}
+
+func newDPSGDRun(p *problem, priv DPSGD) *dpsgdRun {
+	b := p.cfg.Batch
+	q := float64(b) / float64(p.n)
+	r := &dpsgdRun{
+		p: p, coins: priv.Coins, q: q, all: b == p.n,
+		std:   priv.NoiseMultiplier * p.cfg.Clip,
+		steps: p.cfg.Passes * p.run.StepsPerPass,
+		batch: make([]int, 0, 2*b+64),
+		w:     make([]float64, p.k*p.d), sum: make([]float64, p.k*p.d),
+		z: make([]float64, p.k), g: make([]float64, p.k),
+	}
+	if !r.all {
+		// q < 1: q 2^64 < 2^64 is exact (a power-of-two scaling), and the
+		// conversion truncates: floor(q 2^64).
+		r.thr = uint64(math.Ldexp(q, 64))
+	}
+	if p.k == 1 {
+		r.margin, _ = p.loss.(losses.Margin)
+	}
+	if p.cfg.Average {
+		r.avg = make([]float64, len(r.w))
+	}
+	return r
+}
+
+// sample sets r.batch to the rows of a step: each row independently with
+// probability floor(q 2^64)/2^64 (all rows at q = 1).
+func (r *dpsgdRun) sample() {
+	r.batch = r.batch[:0]
+	n := r.p.n
+	if r.all {
+		for i := range n {
+			r.batch = append(r.batch, i)
+		}
+		return
+	}
+	for base := 0; base < n; base += 64 {
+		lanes := ^uint64(0)
+		if n-base < 64 {
+			lanes = uint64(1)<<uint(n-base) - 1
+		}
+		for in := bernoulli64(r.coins, r.thr) & lanes; in != 0; in &= in - 1 {
+			r.batch = append(r.batch, base+bits.TrailingZeros64(in))
+		}
+	}
+}
+
+// bernoulli64 returns 64 independent Bernoulli(thr/2^64) bits: lane j is
+// set when the uniform U_j = 0.u_1 u_2 ... (its bits drawn one word per
+// round, bit j of each word) is below p = thr/2^64, decided at the first
+// bit where U_j and p differ (U_j < p when that bit of p is 1); lanes
+// equal to p on all 64 bits are not set (U_j >= p). The result has
+// probability exactly p per lane; the number of words drawn depends on the
+// coins alone.
+func bernoulli64(coins rand.Source, thr uint64) uint64 {
+	var in, decided uint64
+	for k := 63; k >= 0 && decided != ^uint64(0); k-- {
+		u := coins.Uint64()
+		open := ^decided
+		if thr>>uint(k)&1 == 1 {
+			lo := open &^ u // u bit 0 < p bit 1
+			in |= lo
+			decided |= lo
+		} else {
+			decided |= open & u // u bit 1 > p bit 0
+		}
+	}
+	return in
+}
+
+// dpsgdAhead is how many examples ahead clippedSum hints the rows.
+const dpsgdAhead = 8
+
+// clippedSum sets r.sum to the sum over the batch of the gradients of the
+// loss at r.w, each clipped to norm C (Step.ClipScale of ||g|| ||x||).
+func (r *dpsgdRun) clippedSum() {
+	p := r.p
+	clear(r.sum)
+	d := p.d
+	for j, i := range r.batch {
+		if j+dpsgdAhead < len(r.batch) {
+			// The batch is spread over the rows: hint the row, norm and
+			// label a few examples ahead (kernel.PrefetchExample).
+			a := r.batch[j+dpsgdAhead]
+			kernel.PrefetchExample(&p.x[a*d], d, &p.norm[a], &p.y[a])
+		}
+		x := p.x[i*d : (i+1)*d]
+		if r.margin != nil {
+			g := r.margin.Deriv(dot(r.w, x), p.y[i])
+			c := p.sgd.ClipScale(math.Abs(g) * p.norm[i])
+			axpy(c*g, x, r.sum)
+			continue
+		}
+		for k := range r.z {
+			r.z[k] = dot(r.w[k*d:(k+1)*d], x)
+		}
+		p.loss.Grad(r.g, r.z, p.y[i])
+		c := p.sgd.ClipScale(math.Sqrt(sqNorm(r.g)) * p.norm[i])
+		for k, gk := range r.g {
+			axpy(c*gk, x, r.sum[k*d:(k+1)*d])
+		}
+	}
+}
