@@ -9,7 +9,6 @@ import (
 	"math"
 	"math/rand/v2"
 	"slices"
-	"sync"
 
 	"github.com/stabpriv/stabpriv/accountant"
 	"github.com/stabpriv/stabpriv/dp"
@@ -219,7 +218,9 @@ func (m dpsgdMethod) Prepare(ctx context.Context, rows Rows, b dp.Budget) (Prepa
 		return nil, fmt.Errorf("%w: %w", ErrConfig, err)
 	}
 	rows.Config = cfg
-	return &dpsgdPrepared{rows: rows, tr: tr, cal: cal, budget: b, k: cfg.Loss.Outputs(cfg.Classes), d: d}, nil
+	p := &dpsgdPrepared{rows: rows, tr: tr, cal: cal, budget: b, k: cfg.Loss.Outputs(cfg.Classes), d: d}
+	p.fresh = &fresh{what: "DP-SGD run", run: p.release}
+	return p, nil
 }
 
 // dpsgdPrepared is a calibrated DP-SGD run waiting for its release.
@@ -230,9 +231,7 @@ type dpsgdPrepared struct {
 	budget dp.Budget
 	k, d   int
 
-	mu       sync.Mutex
-	released bool
-	hold     *Hold // the selection holding it, nil for none
+	*fresh // Release once, and the holds of a selection
 }
 
 func (p *dpsgdPrepared) Mechanism() perturb.Mechanism { return perturb.DPSGD }
@@ -242,26 +241,6 @@ func (p *dpsgdPrepared) Describe() string {
 	return "a DP-SGD run (noise in every step) on the training part"
 }
 func (p *dpsgdPrepared) Stability() *stability.Report { return nil }
-
-// Release runs DP-SGD with the noise and the sampling coins of src (nil
-// means perturb.Secure(): the coins from ChaCha8 keyed by 256 bits of
-// crypto/rand; a seeded source keys them by its seed; any other source is
-// refused) and returns the weights and the certificate.
-func (p *dpsgdPrepared) Release(ctx context.Context, src perturb.Source, extra ...string) (*Outcome, error) {
-	p.mu.Lock()
-	defer p.mu.Unlock()
-	if p.hold != nil {
-		return nil, ErrHeld
-	}
-	if p.released {
-		return nil, fmt.Errorf("%w: a second DP-SGD run on the same rows needs its own budget and is refused", ErrReleased)
-	}
-	out, err := p.release(ctx, src, extra)
-	if err == nil {
-		p.released = true
-	}
-	return out, err
-}
 
 // release makes a DP-SGD run with the randomness of src.
 func (p *dpsgdPrepared) release(ctx context.Context, src perturb.Source, extra []string) (*Outcome, error) {
@@ -282,45 +261,6 @@ func (p *dpsgdPrepared) release(ctx context.Context, src perturb.Source, extra [
 		return nil, err
 	}
 	return finish(&Outcome{Model: model, Certificate: cert, Stats: run.Stats}, src), nil
-}
-
-// The Hold of a selection over DP-SGD releases: each run of the hold is a
-// fresh DP-SGD run; the prepared run is marked held, and only the Hold
-// releases it.
-
-func (p *dpsgdPrepared) acquire(h *Hold, _ bool) error {
-	p.mu.Lock()
-	defer p.mu.Unlock()
-	switch {
-	case p.hold != nil && p.hold != h:
-		return ErrHeld
-	case p.released:
-		return fmt.Errorf("%w: the DP-SGD run was released", ErrReleased)
-	}
-	p.hold = h
-	return nil
-}
-
-func (p *dpsgdPrepared) releaseCopy(ctx context.Context, h *Hold, src perturb.Source) (*Outcome, error) {
-	p.mu.Lock()
-	ok := p.hold == h && !p.released
-	p.mu.Unlock()
-	if !ok {
-		return nil, fmt.Errorf("%w: the hold does not hold this DP-SGD run", ErrReleased)
-	}
-	return p.release(ctx, src, nil)
-}
-
-func (p *dpsgdPrepared) unhold(h *Hold, usedUp bool) {
-	p.mu.Lock()
-	defer p.mu.Unlock()
-	if p.hold != h {
-		return
-	}
-	p.hold = nil
-	if usedUp {
-		p.released = true
-	}
 }
 
 // coinSalt keys the sampling coins of a seeded release apart from its noise.

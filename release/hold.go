@@ -143,3 +143,71 @@ func (h *Hold) Close() {
 	}
 	holdEnded.Broadcast()
 }
+
+// fresh is the release-once and hold state of a prepared release that
+// makes a fresh run for each draw from its prepared state (objective
+// perturbation minimizes afresh, DP-SGD trains afresh), so a Hold's copies
+// and the release itself are calls of run. what names the run in messages.
+// The prepared types embed it, which gives them Release and the held
+// methods.
+type fresh struct {
+	what string
+	run  func(ctx context.Context, src perturb.Source, extra []string) (*Outcome, error)
+
+	mu       sync.Mutex
+	released bool
+	hold     *Hold // the selection holding it, nil for none
+}
+
+// Release makes the run with the randomness of src once: a second release,
+// or one while a Hold holds it, is refused.
+func (f *fresh) Release(ctx context.Context, src perturb.Source, extra ...string) (*Outcome, error) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if f.hold != nil {
+		return nil, ErrHeld
+	}
+	if f.released {
+		return nil, fmt.Errorf("%w: a second %s on the same rows needs its own budget and is refused", ErrReleased, f.what)
+	}
+	out, err := f.run(ctx, src, extra)
+	if err == nil {
+		f.released = true
+	}
+	return out, err
+}
+
+func (f *fresh) acquire(h *Hold, _ bool) error {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	switch {
+	case f.hold != nil && f.hold != h:
+		return ErrHeld
+	case f.released:
+		return fmt.Errorf("%w: the %s was released", ErrReleased, f.what)
+	}
+	f.hold = h
+	return nil
+}
+
+func (f *fresh) releaseCopy(ctx context.Context, h *Hold, src perturb.Source) (*Outcome, error) {
+	f.mu.Lock()
+	ok := f.hold == h && !f.released
+	f.mu.Unlock()
+	if !ok {
+		return nil, fmt.Errorf("%w: the hold does not hold this %s", ErrReleased, f.what)
+	}
+	return f.run(ctx, src, nil)
+}
+
+func (f *fresh) unhold(h *Hold, usedUp bool) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if f.hold != h {
+		return
+	}
+	f.hold = nil
+	if usedUp {
+		f.released = true
+	}
+}

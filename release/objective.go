@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"sync"
 
 	"github.com/stabpriv/stabpriv/dp"
 	"github.com/stabpriv/stabpriv/glm"
@@ -146,7 +145,9 @@ func (m objectiveMethod) Prepare(ctx context.Context, rows Rows, b dp.Budget) (P
 		return nil, err
 	}
 	run := objpert.Run(cal, pr, cons, rows.Config.LabelBound, rows.Config.Seed)
-	return &objectivePrepared{rows: rows, pr: pr, cal: cal, run: run, budget: b}, nil
+	p := &objectivePrepared{rows: rows, pr: pr, cal: cal, run: run, budget: b}
+	p.fresh = &fresh{what: "release", run: p.release}
+	return p, nil
 }
 
 // objectivePrepared is a calibrated objective waiting for its release.
@@ -157,9 +158,7 @@ type objectivePrepared struct {
 	run    *trainer.Run
 	budget dp.Budget
 
-	mu       sync.Mutex
-	released bool
-	hold     *Hold // the selection holding it, nil for none
+	*fresh // Release once, and the holds of a selection
 }
 
 func (p *objectivePrepared) Mechanism() perturb.Mechanism { return p.cal.Mechanism }
@@ -169,22 +168,6 @@ func (p *objectivePrepared) Describe() string {
 	return "the perturbed objective minimized on the training part"
 }
 func (p *objectivePrepared) Stability() *stability.Report { return nil }
-
-func (p *objectivePrepared) Release(ctx context.Context, src perturb.Source, extra ...string) (*Outcome, error) {
-	p.mu.Lock()
-	defer p.mu.Unlock()
-	if p.hold != nil {
-		return nil, ErrHeld
-	}
-	if p.released {
-		return nil, fmt.Errorf("%w: a second release of the same rows needs its own budget and is refused", ErrReleased)
-	}
-	out, err := p.release(ctx, src, extra)
-	if err == nil {
-		p.released = true
-	}
-	return out, err
-}
 
 // release minimizes the objective perturbed by fresh noise from src.
 func (p *objectivePrepared) release(ctx context.Context, src perturb.Source, extra []string) (*Outcome, error) {
@@ -368,43 +351,4 @@ func joinWords(s []string) string {
 		out += w
 	}
 	return out
-}
-
-// The Hold of a selection over objective releases: each run minimizes
-// afresh; the prepared objective is marked held, and only the Hold
-// releases it.
-
-func (p *objectivePrepared) acquire(h *Hold, _ bool) error {
-	p.mu.Lock()
-	defer p.mu.Unlock()
-	switch {
-	case p.hold != nil && p.hold != h:
-		return ErrHeld
-	case p.released:
-		return fmt.Errorf("%w: the release was made", ErrReleased)
-	}
-	p.hold = h
-	return nil
-}
-
-func (p *objectivePrepared) releaseCopy(ctx context.Context, h *Hold, src perturb.Source) (*Outcome, error) {
-	p.mu.Lock()
-	ok := p.hold == h && !p.released
-	p.mu.Unlock()
-	if !ok {
-		return nil, fmt.Errorf("%w: the hold does not hold this objective", ErrReleased)
-	}
-	return p.release(ctx, src, nil)
-}
-
-func (p *objectivePrepared) unhold(h *Hold, usedUp bool) {
-	p.mu.Lock()
-	defer p.mu.Unlock()
-	if p.hold != h {
-		return
-	}
-	p.hold = nil
-	if usedUp {
-		p.released = true
-	}
 }
