@@ -118,7 +118,7 @@ func TestCLIPCARefused(t *testing.T) {
 		{[]string{"--epsilon", "1", "--delta", "1e-5", "--pca", "3"}, "want 1 <= k <= 2"},
 		{[]string{"--epsilon", "1", "--pca", "1"}, "give --delta > 0"},
 		{[]string{"--mechanism", "gamma", "--pca", "1"}, "must take delta"},
-		{[]string{"--mechanism", "objective", "--delta", "1e-5", "--pca", "1"}, "must take delta (gaussian, gaussian-analytic, amp)"},
+		{[]string{"--mechanism", "objective", "--delta", "1e-5", "--pca", "1"}, "must take delta (gaussian, gaussian-analytic, amp, dp-sgd)"},
 		{[]string{"--pca", "1", "--mechanism", "none"}, "a private run"},
 		{[]string{"--pca", "1"}, "give --delta > 0"},
 		{[]string{"--epsilon", "1", "--delta", "1e-5", "--pca", "1", "--pca-share", "1"}, "leaves nothing for the release"},
