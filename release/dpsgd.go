@@ -182,16 +182,10 @@ func calibrateDPSGD(bud dp.Budget, n, b, passes int) (dpsgdCalibration, error) {
 // Prepare checks the budget, the settings and the rows' shape, and finds
 // the noise multiplier; the run itself is made by Release, from its source.
 func (m dpsgdMethod) Prepare(ctx context.Context, rows Rows, b dp.Budget) (Prepared, error) {
-	if err := m.CheckBudget(b); err != nil {
+	n, d, err := checkPrepare(m, rows, b)
+	if err != nil {
 		return nil, err
 	}
-	if err := m.CheckConfig(rows.Config); err != nil {
-		return nil, err
-	}
-	if rows.X == nil {
-		return nil, fmt.Errorf("%w: no rows", ErrConfig)
-	}
-	n, d := rows.X.Dims()
 	if len(rows.Y) != n {
 		return nil, fmt.Errorf("%w: %d training rows, %d labels", ErrConfig, n, len(rows.Y))
 	}

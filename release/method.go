@@ -294,3 +294,20 @@ func finish(out *Outcome, src perturb.Source) *Outcome {
 	out.Certificate.WeightsSHA256 = dp.WeightsSHA256(out.Model.W)
 	return out
 }
+
+// checkPrepare runs the checks a Prepare that trains afresh starts with:
+// the budget and the settings by the method m, and rows present. It
+// returns the rows' shape.
+func checkPrepare(m Method, rows Rows, b dp.Budget) (n, d int, err error) {
+	if err := m.CheckBudget(b); err != nil {
+		return 0, 0, err
+	}
+	if err := m.CheckConfig(rows.Config); err != nil {
+		return 0, 0, err
+	}
+	if rows.X == nil {
+		return 0, 0, fmt.Errorf("%w: no rows", ErrConfig)
+	}
+	n, d = rows.X.Dims()
+	return n, d, nil
+}

@@ -110,16 +110,10 @@ func (m objectiveMethod) NoiseRatio(cfg trainer.Config, n, dim int, b dp.Budget)
 }
 
 func (m objectiveMethod) Prepare(ctx context.Context, rows Rows, b dp.Budget) (Prepared, error) {
-	if err := m.CheckBudget(b); err != nil {
+	n, d, err := checkPrepare(m, rows, b)
+	if err != nil {
 		return nil, err
 	}
-	if err := m.CheckConfig(rows.Config); err != nil {
-		return nil, err
-	}
-	if rows.X == nil {
-		return nil, fmt.Errorf("%w: no rows", ErrConfig)
-	}
-	n, d := rows.X.Dims()
 	if k := max(1, rows.Config.Loss.Outputs(rows.Config.Classes)); k*d > glm.MaxHessianWeights {
 		return nil, fmt.Errorf("%w: %s solves for %d weights (%d x %d), over %d (glm.MaxHessianWeights): project the rows (--project k) or use gamma", ErrConfig, m.name, k*d, k, d, glm.MaxHessianWeights)
 	}

@@ -131,16 +131,10 @@ func (stumpMethod) NoiseRatio(trainer.Config, int, int, dp.Budget) (float64, err
 // Prepare checks the rows (the stump map's [z, 1], null rows zero) and
 // computes every candidate's score: the work before the draw.
 func (m stumpMethod) Prepare(ctx context.Context, rows Rows, b dp.Budget) (Prepared, error) {
-	if err := m.CheckBudget(b); err != nil {
+	n, d, err := checkPrepare(m, rows, b)
+	if err != nil {
 		return nil, err
 	}
-	if err := m.CheckConfig(rows.Config); err != nil {
-		return nil, err
-	}
-	if rows.X == nil {
-		return nil, fmt.Errorf("%w: no rows", ErrConfig)
-	}
-	n, d := rows.X.Dims()
 	if d < 2 || len(rows.Y) != n {
 		return nil, fmt.Errorf("%w: %d rows of %d inputs and %d labels: the stump needs rows [z, 1] of at least one feature", ErrConfig, n, d, len(rows.Y))
 	}
@@ -157,7 +151,6 @@ func (m stumpMethod) Prepare(ctx context.Context, rows Rows, b dp.Budget) (Prepa
 	Z := rows.X.Slice(0, n, 0, d-1)
 	K := stumpClasses(rows.Config)
 	var scores []int64
-	var err error
 	if K > 0 {
 		scores, err = stump.MultiScores(Z, rows.Y, null, K, stump.MultiGrid)
 	} else {
