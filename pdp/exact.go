@@ -98,7 +98,7 @@ func (a *Analysis) refine(v view, px []float64, py, sign float64, start Diff, ch
 	// grad J = m grad F, m the neighbour's rows
 	m := float64(v.obj.Rows())
 	g := make([]float64, dim)
-	v.obj.FuncGrad(g, w)
+	v.obj.Grad(g, w)
 	gn := norm2(g)
 	steps := 0
 	for gn > p.tol {
@@ -113,7 +113,7 @@ func (a *Analysis) refine(v view, px []float64, py, sign float64, start Diff, ch
 			w[i] -= stepv[i]
 		}
 		steps++
-		v.obj.FuncGrad(g, w)
+		v.obj.Grad(g, w)
 		next := norm2(g)
 		if math.IsNaN(next) || next > gn/4 {
 			gn = next

@@ -4,8 +4,6 @@ import (
 	"fmt"
 	"math"
 	"math/rand/v2"
-	"runtime"
-	"sync"
 
 	"gonum.org/v1/gonum/mat"
 	"gonum.org/v1/gonum/stat"
@@ -91,7 +89,7 @@ func (m PrivacyLoss) Epsilon(d Diff) (float64, error) {
 		if d.L2 == 0 {
 			return 0, nil
 		}
-		e, err := perturb.AnalyticGaussianEpsilon(m.Scale, m.Delta, d.L2)
+		e, err := gaussianEpsilon(m.Scale, m.Delta, d.L2, 0)
 		if err != nil {
 			return 0, fmt.Errorf("%w: %w", ErrInput, err)
 		}
@@ -105,31 +103,38 @@ func (m PrivacyLoss) EpsilonAt(l2, l1 float64) (float64, error) {
 	return m.Epsilon(Diff{L2: l2, L1: l1})
 }
 
-// Epsilons returns Epsilon for every difference, on GOMAXPROCS goroutines.
+// Epsilons returns Epsilon for every difference (EpsilonsAt at their
+// norms).
 func (m PrivacyLoss) Epsilons(diffs []Diff) ([]float64, error) {
-	out := make([]float64, len(diffs))
-	workers := runtime.GOMAXPROCS(0)
-	errs := make([]error, workers)
-	var wg sync.WaitGroup
-	for w := 0; w < workers; w++ {
-		wg.Add(1)
-		go func(w int) {
-			defer wg.Done()
-			for i := w; i < len(diffs); i += workers {
-				e, err := m.Epsilon(diffs[i])
-				if err != nil {
-					errs[w] = err
-					return
-				}
-				out[i] = e
-			}
-		}(w)
+	l2, l1 := make([]float64, len(diffs)), make([]float64, len(diffs))
+	for i, d := range diffs {
+		l2[i], l1[i] = d.L2, d.L1
 	}
-	wg.Wait()
-	for _, err := range errs {
+	return m.EpsilonsAt(l2, l1)
+}
+
+// EpsilonsAt returns EpsilonAt(l2[i], l1[i]) for every i, the same bits:
+// for the Gaussian mechanisms on GOMAXPROCS goroutines, in increasing
+// order of l2, each search started from the previous epsilon
+// (gaussianEpsilons).
+func (m PrivacyLoss) EpsilonsAt(l2, l1 []float64) ([]float64, error) {
+	if len(l1) != len(l2) {
+		return nil, fmt.Errorf("%w: %d L2 norms and %d L1 norms", ErrInput, len(l2), len(l1))
+	}
+	if (m.Kind == perturb.Gaussian || m.Kind == perturb.AnalyticGaussian) && check.Positive(m.Scale) {
+		out, err := gaussianEpsilons(m.Scale, m.Delta, l2)
+		if err != nil {
+			return nil, fmt.Errorf("%w: %w", ErrInput, err)
+		}
+		return out, nil
+	}
+	out := make([]float64, len(l2))
+	for i := range l2 {
+		e, err := m.EpsilonAt(l2[i], l1[i])
 		if err != nil {
 			return nil, err
 		}
+		out[i] = e
 	}
 	return out, nil
 }
@@ -188,7 +193,7 @@ func (g GaussianCov) Epsilon(d Diff) (float64, error) {
 	if na == 0 {
 		return 0, nil
 	}
-	e, err := perturb.AnalyticGaussianEpsilon(1, g.Delta, math.Sqrt(g.Gamma)*na)
+	e, err := gaussianEpsilon(1, g.Delta, math.Sqrt(g.Gamma)*na, 0)
 	if err != nil {
 		return 0, fmt.Errorf("%w: %w", ErrInput, err)
 	}
@@ -197,13 +202,13 @@ func (g GaussianCov) Epsilon(d Diff) (float64, error) {
 
 // UpperEpsilons returns, for every difference, the epsilon at its upper
 // bounds (Diff.Upper: the exact value, a proven upper bound, or the
-// one-step estimate where there is none), on GOMAXPROCS goroutines.
+// one-step estimate where there is none), by EpsilonsAt.
 func (m PrivacyLoss) UpperEpsilons(diffs []Diff) ([]float64, error) {
-	up := make([]Diff, len(diffs))
+	l2, l1 := make([]float64, len(diffs)), make([]float64, len(diffs))
 	for i, d := range diffs {
-		up[i].L2, up[i].L1, _ = d.Upper()
+		l2[i], l1[i], _ = d.Upper()
 	}
-	return m.Epsilons(up)
+	return m.EpsilonsAt(l2, l1)
 }
 
 // OnAverageKL returns the mean over diffs of the KL divergence between the

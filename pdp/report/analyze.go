@@ -416,13 +416,12 @@ func analyse(a *pdp.Analysis, m pdp.PrivacyLoss, lambda float64, ids []int, opts
 	}
 	if ex.addBound > 0 {
 		res.Replace = make([]float64, len(diffs))
-		res.ReplaceEpsilons = make([]float64, len(diffs))
+		l1s := make([]float64, len(diffs))
 		for i, d := range diffs {
-			l2, l1 := pdp.ReplaceBound(d, ex.addBound)
-			res.Replace[i] = l2
-			if res.ReplaceEpsilons[i], err = m.EpsilonAt(l2, l1); err != nil {
-				return nil, nil, err
-			}
+			res.Replace[i], l1s[i] = pdp.ReplaceBound(d, ex.addBound)
+		}
+		if res.ReplaceEpsilons, err = m.EpsilonsAt(res.Replace, l1s); err != nil {
+			return nil, nil, err
 		}
 		s, err := pdp.Summarize(res.ReplaceEpsilons)
 		if err != nil {
