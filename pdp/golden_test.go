@@ -1,0 +1,147 @@
+package pdp
+
+import (
+	"encoding/json"
+	"flag"
+	"math"
+	"os"
+	"path/filepath"
+	"testing"
+
+	"github.com/stabpriv/stabpriv/losses"
+	"github.com/stabpriv/stabpriv/pdp/internal/pdptest"
+	"github.com/stabpriv/stabpriv/perturb"
+)
+
+var updateGolden = flag.Bool("update-golden", false, "rewrite testdata/onestep_golden.json")
+
+// goldenValues are the per-instance values of one fixed problem: every
+// batched kind of neighbour, the refined rows and the epsilons.
+type goldenValues struct {
+	Remove, Flip, Replace, Add [][3]float64 // L2, L1, ErrBound
+	Exact                      [][2]float64 // L2, ErrBound of the refined rows
+	Epsilons                   []float64
+}
+
+// goldenProblems are the fixed problems of testdata/onestep_golden.json.
+var goldenProblems = []struct {
+	name    string
+	loss    losses.Loss
+	classes int
+}{
+	{"logistic", losses.Logistic{}, 0},
+	{"softmax", losses.Softmax{}, 3},
+}
+
+// computeGolden returns the values of a problem.
+func computeGolden(t *testing.T, loss losses.Loss, classes int) goldenValues {
+	t.Helper()
+	const n, d = 400, 6
+	x, y := pdptest.Synth(n, d, loss, classes, 41)
+	a := mustAnalysis(t, x, y, Config{Loss: loss, Classes: classes, Lambda: 3e-3})
+	fx, fy := pdptest.Synth(50, d, loss, classes, 43)
+	rows := make([]int, 50)
+	for i := range rows {
+		rows[i] = 7 * i
+	}
+	norms := func(ds []Diff, err error) [][3]float64 {
+		t.Helper()
+		if err != nil {
+			t.Fatal(err)
+		}
+		out := make([][3]float64, len(ds))
+		for i, d := range ds {
+			out[i] = [3]float64{d.L2, d.L1, d.ErrBound}
+		}
+		return out
+	}
+	var g goldenValues
+	all, err := a.RemoveAll()
+	g.Remove = norms(all, err)
+	g.Flip = norms(a.FlipAll())
+	g.Replace = norms(a.ReplaceAll(rows, fx, fy))
+	g.Add = norms(a.AddAll(fx, fy))
+	top, err := a.RefineTop(all, 20)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, i := range top {
+		g.Exact = append(g.Exact, [2]float64{all[i].L2, all[i].ErrBound})
+	}
+	m, err := NewPrivacyLoss(perturb.AnalyticGaussian, 0.02, 1e-6)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if g.Epsilons, err = m.UpperEpsilons(all); err != nil {
+		t.Fatal(err)
+	}
+	return g
+}
+
+// TestOneStepGolden compares the per-instance values with those the
+// implementation before the batched rewrite gave on fixed data
+// (testdata/onestep_golden.json): the one-step values to 1e-12 relative
+// (the arithmetic's order changed: merged rows of a label flip, a 2 x 2
+// solve for a replacement), their error bounds to 1e-9, the refined exact
+// values within their solver tolerance (Diff.ErrBound, from ||grad F|| <=
+// 1e-10), and the epsilons to 1e-12 relative.
+func TestOneStepGolden(t *testing.T) {
+	path := filepath.Join("testdata", "onestep_golden.json")
+	got := map[string]goldenValues{}
+	for _, p := range goldenProblems {
+		got[p.name] = computeGolden(t, p.loss, p.classes)
+	}
+	if *updateGolden {
+		b, err := json.MarshalIndent(got, "", " ")
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(path, b, 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	b, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var want map[string]goldenValues
+	if err := json.Unmarshal(b, &want); err != nil {
+		t.Fatal(err)
+	}
+	near := func(what string, i int, g, w, rel float64) {
+		t.Helper()
+		if math.IsInf(w, 1) && math.IsInf(g, 1) {
+			return
+		}
+		if !(math.Abs(g-w) <= rel*math.Abs(w)) {
+			t.Errorf("%s %d: %.17g, before %.17g (relative %.3g > %g)", what, i, g, w, math.Abs(g-w)/math.Abs(w), rel)
+		}
+	}
+	for _, p := range goldenProblems {
+		g, w := got[p.name], want[p.name]
+		for _, c := range []struct {
+			what     string
+			got, was [][3]float64
+		}{{"remove", g.Remove, w.Remove}, {"flip", g.Flip, w.Flip}, {"replace", g.Replace, w.Replace}, {"add", g.Add, w.Add}} {
+			if len(c.got) != len(c.was) {
+				t.Fatalf("%s %s: %d values, before %d", p.name, c.what, len(c.got), len(c.was))
+			}
+			for i := range c.got {
+				near(p.name+" "+c.what+" L2", i, c.got[i][0], c.was[i][0], 1e-12)
+				near(p.name+" "+c.what+" L1", i, c.got[i][1], c.was[i][1], 1e-12)
+				near(p.name+" "+c.what+" error bound", i, c.got[i][2], c.was[i][2], 1e-9)
+			}
+		}
+		if len(g.Exact) != len(w.Exact) {
+			t.Fatalf("%s: %d refined, before %d", p.name, len(g.Exact), len(w.Exact))
+		}
+		for i := range g.Exact {
+			if tol := g.Exact[i][1] + w.Exact[i][1]; !(math.Abs(g.Exact[i][0]-w.Exact[i][0]) <= tol) {
+				t.Errorf("%s exact %d: %.17g, before %.17g (beyond the tolerance %.3g)", p.name, i, g.Exact[i][0], w.Exact[i][0], tol)
+			}
+		}
+		for i := range g.Epsilons {
+			near(p.name+" epsilon", i, g.Epsilons[i], w.Epsilons[i], 1e-12)
+		}
+	}
+}
