@@ -5,6 +5,7 @@ import (
 	"runtime"
 	"sync"
 
+	"gonum.org/v1/gonum/floats"
 	"gonum.org/v1/gonum/mat"
 )
 
@@ -16,7 +17,8 @@ const chunkRows = 2048
 // chunk of specs, one triangular solve pair for all their points, the
 // updates at O(r^2 K^2 d) each, and one product of Gw with all their
 // differences for the bounds: O(count K^2 d^2) in all, spread over
-// GOMAXPROCS goroutines.
+// GOMAXPROCS goroutines. The differences of a chunk share one backing
+// array (their V are slices of it).
 func (a *Analysis) batch(count int, spec func(i int) (nbSpec, error)) ([][]Diff, error) {
 	p := a.p
 	out := make([][]Diff, count)
@@ -26,9 +28,11 @@ func (a *Analysis) batch(count int, spec func(i int) (nbSpec, error)) ([][]Diff,
 	var wg sync.WaitGroup
 	for range runtime.GOMAXPROCS(0) {
 		wg.Go(func() {
+			var sc updScratch
 			for jb := range jobs {
 				specs := make([]nbSpec, 0, jb.hi-jb.lo)
 				var pts [][]float64
+				nd := 0
 				for i := jb.lo; i < jb.hi; i++ {
 					sp, err := spec(i)
 					if err != nil {
@@ -37,22 +41,26 @@ func (a *Analysis) batch(count int, spec func(i int) (nbSpec, error)) ([][]Diff,
 					}
 					specs = append(specs, sp)
 					pts = append(pts, sp.pts...)
+					nd += len(sp.sets)
 				}
 				if len(specs) < jb.hi-jb.lo {
 					continue
 				}
-				b, err := a.pointBasis(pts...)
+				bt, err := a.basisRows(pts)
 				if err != nil {
 					errs[jb.lo] = err
 					continue
 				}
-				var owns []float64
+				dim := p.dim()
+				vs := make([]float64, nd*dim)
+				owns := make([]float64, 0, nd)
 				col, failed := 0, false
 				for s, sp := range specs {
 					i := jb.lo + s
 					out[i] = make([]Diff, len(sp.sets))
 					for t, rows := range sp.sets {
-						d, own, err := a.update(sp.pts, rows, b, col)
+						v := vs[len(owns)*dim:][:dim:dim]
+						d, own, err := a.update(sp.pts, rows, bt, col, &sc, v)
 						if err != nil {
 							errs[i], failed = fmt.Errorf("row %d: %w", i, err), true
 							break
@@ -60,10 +68,13 @@ func (a *Analysis) batch(count int, spec func(i int) (nbSpec, error)) ([][]Diff,
 						out[i][t] = d
 						owns = append(owns, own)
 					}
+					if failed {
+						break
+					}
 					col += len(sp.pts) * p.k
 				}
 				if !failed {
-					a.boundChunk(out[jb.lo:jb.hi], owns)
+					a.boundChunk(out[jb.lo:jb.hi], vs, owns)
 				}
 			}
 		})
@@ -82,9 +93,10 @@ func (a *Analysis) batch(count int, spec func(i int) (nbSpec, error)) ([][]Diff,
 }
 
 // boundChunk sets the error bounds of a chunk's differences (owns in the
-// order of the differences): the quadratic forms of Gw as one matrix
-// product, Gw [V_c ...], over every block of every difference.
-func (a *Analysis) boundChunk(diffs [][]Diff, owns []float64) {
+// order of the differences, vs their V one after the other): the
+// quadratic forms of Gw as one matrix product, vs seen as the matrix of
+// the differences' K blocks of d, one a row, times Gw.
+func (a *Analysis) boundChunk(diffs [][]Diff, vs, owns []float64) {
 	if a.gw == nil {
 		for _, ds := range diffs {
 			for t := range ds {
@@ -94,32 +106,20 @@ func (a *Analysis) boundChunk(diffs [][]Diff, owns []float64) {
 		return
 	}
 	p := a.p
-	cols := 0
-	for _, ds := range diffs {
-		cols += len(ds) * p.k
-	}
-	if cols == 0 {
+	blocks := len(vs) / p.d
+	if blocks == 0 {
 		return
 	}
-	vd := mat.NewDense(p.d, cols, nil)
-	c := 0
-	for _, ds := range diffs {
-		for _, d := range ds {
-			for blk := 0; blk < p.k; blk++ {
-				vd.SetCol(c, d.V[blk*p.d:(blk+1)*p.d])
-				c++
-			}
-		}
-	}
+	vd := mat.NewDense(blocks, p.d, vs)
 	var gv mat.Dense
-	gv.Mul(a.gw, vd)
-	c, o := 0, 0
+	gv.Mul(vd, a.gw)
+	o := 0
 	for _, ds := range diffs {
 		for t := range ds {
 			var base float64
-			for range p.k {
-				base += mat.Dot(vd.ColView(c), gv.ColView(c))
-				c++
+			for c := range p.k {
+				r := o*p.k + c
+				base += floats.Dot(vd.RawRowView(r), gv.RawRowView(r))
 			}
 			a.oneStepBound(&ds[t], base, owns[o])
 			o++

@@ -4,13 +4,13 @@ import (
 	"fmt"
 	"math"
 	"runtime"
-	"sort"
 	"sync"
 
 	"gonum.org/v1/gonum/floats"
 	"gonum.org/v1/gonum/mat"
 
 	"github.com/stabpriv/stabpriv/internal/check"
+	"github.com/stabpriv/stabpriv/pdp/internal/linalg"
 )
 
 // RemoveExact returns the exact sensitivity for removing row i: the
@@ -354,15 +354,12 @@ func (a *Analysis) RefineTopTargets(diffs []Diff, x *mat.Dense, y []float64, k i
 // sensitivity by exact(i, check), checked for the first, on GOMAXPROCS
 // goroutines, and returns their indices, most exposed first.
 func refineTop(diffs []Diff, k int, exact func(i int, check bool) (Diff, error)) ([]int, error) {
-	order := make([]int, len(diffs))
 	up := make([]float64, len(diffs))
 	for i, d := range diffs {
-		order[i] = i
 		up[i], _, _ = d.Upper()
 	}
-	sort.SliceStable(order, func(i, j int) bool { return up[order[i]] > up[order[j]] })
-	k = max(0, min(k, len(order)))
-	top := order[:k]
+	top := linalg.Top(len(diffs), k, func(i, j int) bool { return up[i] > up[j] })
+	k = len(top)
 	errs := make([]error, k)
 	res := make([]Diff, k)
 	next := make(chan int)
