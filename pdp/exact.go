@@ -129,7 +129,7 @@ func (a *Analysis) refine(v view, px []float64, py, sign float64, start Diff, ch
 		steps += sol.Iterations
 		w, gn = sol.W, sol.GradNorm
 	}
-	d := Diff{V: make([]float64, dim), Leverage: start.Leverage, Residual: start.Residual, Exact: true, Steps: steps, ErrBound: math.Inf(1)}
+	d := Diff{V: make([]float64, dim), Dim: dim, Leverage: start.Leverage, Residual: start.Residual, Exact: true, Steps: steps, ErrBound: math.Inf(1)}
 	for i := range w {
 		d.V[i] = w[i] - a.sol.W[i]
 	}

@@ -3,6 +3,7 @@ package pdp
 import (
 	"encoding/json"
 	"flag"
+	"fmt"
 	"math"
 	"os"
 	"path/filepath"
@@ -154,6 +155,41 @@ func TestOneStepGolden(t *testing.T) {
 		}
 		for i := range g.Epsilons {
 			near(p.name+" epsilon", i, g.Epsilons[i], w.Epsilons[i], 1e-12, 0)
+		}
+	}
+}
+
+// TestNormsMatchAll checks RemoveNorms and FlipNorms against RemoveAll and
+// FlipAll: the same norms, bounds and upper bounds, V dropped, Dim kept.
+func TestNormsMatchAll(t *testing.T) {
+	x, y := pdptest.Synth(300, 5, losses.Softmax{}, 3, 8)
+	a := mustAnalysis(t, x, y, Config{Loss: losses.Softmax{}, Classes: 3, Lambda: 1e-3})
+	for _, c := range []struct {
+		name       string
+		all, norms func() ([]Diff, error)
+	}{{"remove", a.RemoveAll, a.RemoveNorms}, {"flip", a.FlipAll, a.FlipNorms}} {
+		all, err := c.all()
+		if err != nil {
+			t.Fatal(err)
+		}
+		norms, err := c.norms()
+		if err != nil {
+			t.Fatal(err)
+		}
+		for i, d := range all {
+			n := norms[i]
+			if n.V != nil || n.Dim != len(d.V) || n.Dim != 15 {
+				t.Fatalf("%s %d: V %v, Dim %d, want nil and %d", c.name, i, n.V, n.Dim, len(d.V))
+			}
+			n.V = d.V
+			if fmt.Sprintf("%+v", n) != fmt.Sprintf("%+v", d) { // NaN leverages: compare the printed values
+				t.Fatalf("%s %d: %+v, want %+v", c.name, i, n, d)
+			}
+			l2, l1, _ := norms[i].Upper()
+			w2, w1, _ := d.Upper()
+			if l2 != w2 || l1 != w1 {
+				t.Errorf("%s %d: upper %v %v, want %v %v", c.name, i, l2, l1, w2, w1)
+			}
 		}
 	}
 }

@@ -87,8 +87,12 @@ func (a *Analysis) Tolerance() float64 { return a.p.tol }
 // data set (see Neighbours): the change of the minimizer when one row is
 // removed, one target added, or one row replaced.
 type Diff struct {
-	// V is w_hat(neighbour) - w_hat(Z), length K*d.
+	// V is w_hat(neighbour) - w_hat(Z), length K*d; nil where only the
+	// norms were kept (RemoveNorms, FlipNorms).
 	V []float64
+	// Dim is the number of weights K*d (len(V) where V is kept); zero in
+	// a Diff made by hand, which then counts len(V).
+	Dim int
 	// L2 = ||V||_2 is the per-instance sensitivity Delta(Z, z); L1 = ||V||_1
 	// is what the Laplace mechanism's pDP depends on.
 	L2, L1 float64
@@ -162,12 +166,20 @@ func (d Diff) Upper() (l2, l1 float64, ok bool) {
 			return d.L2, d.L1, true
 		}
 	}
-	r := math.Sqrt(float64(len(d.V)))
+	r := math.Sqrt(float64(d.dim()))
 	l2, l1 = d.L2+d.ErrBound, d.L1+r*d.ErrBound
 	if d.SCBound > 0 && !d.Exact { // 0: the zero value, no bound computed
 		l2, l1 = math.Min(l2, d.SCBound), math.Min(l1, r*d.SCBound)
 	}
 	return l2, l1, true
+}
+
+// dim returns the number of weights of the difference (Dim, or len(V)).
+func (d Diff) dim() int {
+	if d.Dim > 0 {
+		return d.Dim
+	}
+	return len(d.V)
 }
 
 // nbRow is a row by which a neighbour's objective differs from J: the

@@ -131,7 +131,7 @@ func (a *Analysis) update(pts [][]float64, rows []nbRow, bt []float64, col0 int,
 	for i := range v {
 		v[i] = -v[i]
 	}
-	diff := Diff{V: v, Leverage: math.NaN()}
+	diff := Diff{V: v, Dim: dim, Leverage: math.NaN()}
 	diff.L2, diff.L1 = norm2(v), norm1(v)
 	if k == 1 {
 		diff.Leverage = sc.s0[0] * m[0]
