@@ -75,7 +75,8 @@ build:
 # Go benchmarks of the hot paths, BENCH_COUNT runs each (for benchstat:
 # the trainer's passes and fits, the graph engine's margin gradients, the
 # stability analysis of an Adult-sized run, objective perturbation's solver,
-# the CSV reader as ReadTable and as ReadCSV, and the truncated SVD) into
+# the CSV reader as ReadTable and as ReadCSV, the truncated SVD, and pDP's
+# analysis against a private fit, paired by round: pdp/report) into
 # $(OUT)/bench.txt; the side-by-side table with scikit-learn and pandas
 # (bench/compare.sh: whole one-epoch fits, Train's fixed cost, peak memory,
 # epochs at b = 1, 32, 256, the CSV reader both ways, the truncated SVD,
@@ -85,7 +86,7 @@ build:
 # idle machine: the figures are wall times.
 BENCH_COUNT ?= 6
 BENCH_RUNS = ./trainer/:. ./graph/:MarginGrads ./stability/:. ./objpert/:Logistic \
-	./datasets/:Read ./datasets/preprocess/:SVD
+	./datasets/:Read ./datasets/preprocess/:SVD ./pdp/report/:Analyze1e5x20
 bench:
 	@mkdir -p $(OUT)
 	@rm -f $(OUT)/bench.txt $(OUT)/sidebyside.md $(OUT)/sidebyside.env.jsonl

@@ -64,7 +64,7 @@ func build(tb testing.TB, lc lossCase, v variant, n, d int, seed uint64) *Object
 // TestDerivatives checks, for every built-in loss and every variant,
 // FuncGrad against central differences of Func, HessVec against central
 // differences of FuncGrad, Hess against HessVec, and Func against the
-// value FuncGrad returns (bit for bit).
+// value FuncGrad returns and Grad against its gradient (bit for bit).
 func TestDerivatives(t *testing.T) {
 	for _, lc := range allLosses() {
 		for _, v := range variants {
@@ -81,6 +81,10 @@ func TestDerivatives(t *testing.T) {
 				f := o.FuncGrad(g, w)
 				if fv := o.Func(w); math.Float64bits(fv) != math.Float64bits(f) {
 					t.Errorf("Func %v, FuncGrad's value %v", fv, f)
+				}
+				g2 := make([]float64, p)
+				if o.Grad(g2, w); !slices.Equal(g2, g) {
+					t.Errorf("Grad %v, FuncGrad's gradient %v", g2, g)
 				}
 				const h = 1e-6
 				for i := range p {

@@ -231,11 +231,16 @@ func (o *Objective) checkLen(vs ...[]float64) {
 // Func returns F(w), with the bits of the value FuncGrad returns.
 func (o *Objective) Func(w []float64) float64 {
 	o.checkLen(w)
-	return o.finish(w, nil, o.rowPass(nil, w, o.gradBlock()), true)
+	return o.finish(w, nil, o.rowPass(nil, w, o.gradBlock(true)), true)
 }
 
-// Grad writes grad F(w) into grad (gonum optimize's Grad).
-func (o *Objective) Grad(grad, w []float64) { o.FuncGrad(grad, w) }
+// Grad writes grad F(w) into grad (gonum optimize's Grad), with the bits
+// of FuncGrad's gradient; for the logistic loss it skips the losses'
+// values (a logarithm per row).
+func (o *Objective) Grad(grad, w []float64) {
+	o.checkLen(grad, w)
+	o.finish(w, grad, o.rowPass(grad, w, o.gradBlock(false)), true)
+}
 
 // FuncGrad writes grad F(w) into grad and returns F(w), in one pass over
 // the rows with the arithmetic of a loop over them: the losses summed one
@@ -249,7 +254,7 @@ func (o *Objective) Grad(grad, w []float64) { o.FuncGrad(grad, w) }
 // rows at a time by kernel.LogisticParts), with the bits of its Grad.
 func (o *Objective) FuncGrad(grad, w []float64) float64 {
 	o.checkLen(grad, w)
-	return o.finish(w, grad, o.rowPass(grad, w, o.gradBlock()), true)
+	return o.finish(w, grad, o.rowPass(grad, w, o.gradBlock(true)), true)
 }
 
 // finish returns F(w) from the sum of the losses, and completes grad (the

@@ -265,8 +265,10 @@ func (o *Objective) partScratch() {
 }
 
 // gradBlock returns FuncGrad's blockFunc: the losses in row order and the
-// coefficients l'(z_i)/m (see FuncGrad).
-func (o *Objective) gradBlock() blockFunc {
+// coefficients l'(z_i)/m (see FuncGrad). Without value, the logistic
+// loss's rows skip their values (Grad: the coefficients, hence the
+// gradient, are the same bits).
+func (o *Objective) gradBlock(value bool) blockFunc {
 	o.partScratch()
 	mf := float64(o.m)
 	if o.k > 1 {
@@ -294,7 +296,9 @@ func (o *Objective) gradBlock() blockFunc {
 		for r, sr := range s {
 			if o.logistic != nil && (y[r] == 1 || y[r] == -1) {
 				// Logistic.Grad: the value plus + log1p(e)
-				f += plus[r] + math.Log1p(e[r])
+				if value {
+					f += plus[r] + math.Log1p(e[r])
+				}
 				c[r] /= mf
 				continue
 			}

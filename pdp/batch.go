@@ -5,30 +5,34 @@ import (
 	"runtime"
 	"sync"
 
+	"gonum.org/v1/gonum/floats"
 	"gonum.org/v1/gonum/mat"
 )
 
 // chunkRows is the number of rows whose H^{-1} U are solved together.
 const chunkRows = 2048
 
-// batch returns the one-step differences of count specs (spec(i)), with
-// their error bounds, in order: out[i][t] is neighbour t of spec i. Per
+// batch computes the one-step differences of count specs (spec(i)), with
+// their error bounds, and calls emit(i, ds) with those of spec i (ds[t]
+// is its neighbour t), from GOMAXPROCS goroutines at once. Per
 // chunk of specs, one triangular solve pair for all their points, the
 // updates at O(r^2 K^2 d) each, and one product of Gw with all their
 // differences for the bounds: O(count K^2 d^2) in all, spread over
-// GOMAXPROCS goroutines.
-func (a *Analysis) batch(count int, spec func(i int) (nbSpec, error)) ([][]Diff, error) {
+// GOMAXPROCS goroutines. The differences of a chunk share one backing
+// array (their V are slices of it).
+func (a *Analysis) batch(count int, spec func(i int) (nbSpec, error), emit func(i int, ds []Diff)) error {
 	p := a.p
-	out := make([][]Diff, count)
 	type job struct{ lo, hi int }
 	jobs := make(chan job)
 	errs := make([]error, count)
 	var wg sync.WaitGroup
 	for range runtime.GOMAXPROCS(0) {
 		wg.Go(func() {
+			var sc updScratch
 			for jb := range jobs {
 				specs := make([]nbSpec, 0, jb.hi-jb.lo)
 				var pts [][]float64
+				nd := 0
 				for i := jb.lo; i < jb.hi; i++ {
 					sp, err := spec(i)
 					if err != nil {
@@ -37,33 +41,44 @@ func (a *Analysis) batch(count int, spec func(i int) (nbSpec, error)) ([][]Diff,
 					}
 					specs = append(specs, sp)
 					pts = append(pts, sp.pts...)
+					nd += len(sp.sets)
 				}
 				if len(specs) < jb.hi-jb.lo {
 					continue
 				}
-				b, err := a.pointBasis(pts...)
+				bt, err := a.basisRows(pts)
 				if err != nil {
 					errs[jb.lo] = err
 					continue
 				}
-				var owns []float64
+				dim := p.dim()
+				vs := make([]float64, nd*dim)
+				owns := make([]float64, 0, nd)
 				col, failed := 0, false
+				out := make([][]Diff, len(specs))
 				for s, sp := range specs {
 					i := jb.lo + s
-					out[i] = make([]Diff, len(sp.sets))
+					out[s] = make([]Diff, len(sp.sets))
 					for t, rows := range sp.sets {
-						d, own, err := a.update(sp.pts, rows, b, col)
+						v := vs[len(owns)*dim:][:dim:dim]
+						d, own, err := a.update(sp.pts, rows, bt, col, &sc, v)
 						if err != nil {
 							errs[i], failed = fmt.Errorf("row %d: %w", i, err), true
 							break
 						}
-						out[i][t] = d
+						out[s][t] = d
 						owns = append(owns, own)
+					}
+					if failed {
+						break
 					}
 					col += len(sp.pts) * p.k
 				}
 				if !failed {
-					a.boundChunk(out[jb.lo:jb.hi], owns)
+					a.boundChunk(out, vs, owns)
+					for s, ds := range out {
+						emit(jb.lo+s, ds)
+					}
 				}
 			}
 		})
@@ -75,16 +90,17 @@ func (a *Analysis) batch(count int, spec func(i int) (nbSpec, error)) ([][]Diff,
 	wg.Wait()
 	for _, err := range errs {
 		if err != nil {
-			return nil, err
+			return err
 		}
 	}
-	return out, nil
+	return nil
 }
 
 // boundChunk sets the error bounds of a chunk's differences (owns in the
-// order of the differences): the quadratic forms of Gw as one matrix
-// product, Gw [V_c ...], over every block of every difference.
-func (a *Analysis) boundChunk(diffs [][]Diff, owns []float64) {
+// order of the differences, vs their V one after the other): the
+// quadratic forms of Gw as one matrix product, vs seen as the matrix of
+// the differences' K blocks of d, one a row, times Gw.
+func (a *Analysis) boundChunk(diffs [][]Diff, vs, owns []float64) {
 	if a.gw == nil {
 		for _, ds := range diffs {
 			for t := range ds {
@@ -94,32 +110,20 @@ func (a *Analysis) boundChunk(diffs [][]Diff, owns []float64) {
 		return
 	}
 	p := a.p
-	cols := 0
-	for _, ds := range diffs {
-		cols += len(ds) * p.k
-	}
-	if cols == 0 {
+	blocks := len(vs) / p.d
+	if blocks == 0 {
 		return
 	}
-	vd := mat.NewDense(p.d, cols, nil)
-	c := 0
-	for _, ds := range diffs {
-		for _, d := range ds {
-			for blk := 0; blk < p.k; blk++ {
-				vd.SetCol(c, d.V[blk*p.d:(blk+1)*p.d])
-				c++
-			}
-		}
-	}
+	vd := mat.NewDense(blocks, p.d, vs)
 	var gv mat.Dense
-	gv.Mul(a.gw, vd)
-	c, o := 0, 0
+	gv.Mul(vd, a.gw)
+	o := 0
 	for _, ds := range diffs {
 		for t := range ds {
 			var base float64
-			for range p.k {
-				base += mat.Dot(vd.ColView(c), gv.ColView(c))
-				c++
+			for c := range p.k {
+				r := o*p.k + c
+				base += floats.Dot(vd.RawRowView(r), gv.RawRowView(r))
 			}
 			a.oneStepBound(&ds[t], base, owns[o])
 			o++
@@ -130,12 +134,26 @@ func (a *Analysis) boundChunk(diffs [][]Diff, owns []float64) {
 // RemoveAll returns the one-step estimate (see Remove) for every row, in
 // row order, with its error bound (batch).
 func (a *Analysis) RemoveAll() ([]Diff, error) {
-	return a.firstOfAll(a.p.n, func(i int) (nbSpec, error) { return a.removeSpec(i), nil })
+	return a.firstOfAll(a.p.n, func(i int) (nbSpec, error) { return a.removeSpec(i), nil }, true)
+}
+
+// RemoveNorms is RemoveAll without the differences' vectors (V nil, Dim
+// set): their norms, bounds (Diff.Upper, ReplaceBound) and epsilons are
+// RemoveAll's, at O(1) memory a row instead of O(K d). RefineTop refines
+// them as it does RemoveAll's.
+func (a *Analysis) RemoveNorms() ([]Diff, error) {
+	return a.firstOfAll(a.p.n, func(i int) (nbSpec, error) { return a.removeSpec(i), nil }, false)
 }
 
 // FlipAll returns ReplaceFlip for every row, in row order (batch).
 func (a *Analysis) FlipAll() ([]Diff, error) {
-	return a.firstOfAll(a.p.n, func(i int) (nbSpec, error) { return a.flipSpec(i), nil })
+	return a.firstOfAll(a.p.n, func(i int) (nbSpec, error) { return a.flipSpec(i), nil }, true)
+}
+
+// FlipNorms is FlipAll without the differences' vectors (see
+// RemoveNorms).
+func (a *Analysis) FlipNorms() ([]Diff, error) {
+	return a.firstOfAll(a.p.n, func(i int) (nbSpec, error) { return a.flipSpec(i), nil }, false)
 }
 
 // AddAll returns Add for every row of x (labels y), in order (batch).
@@ -146,7 +164,7 @@ func (a *Analysis) AddAll(x *mat.Dense, y []float64) ([]Diff, error) {
 	}
 	return a.firstOfAll(n, func(i int) (nbSpec, error) {
 		return nbSpec{pts: [][]float64{x.RawRowView(i)}, sets: [][]nbRow{{{0, y[i], 1}}}}, nil
-	})
+	}, true)
 }
 
 // ReplaceAll returns Replace(rows[t], x_t, y_t) for every row t of x, in
@@ -166,18 +184,21 @@ func (a *Analysis) ReplaceAll(rows []int, x *mat.Dense, y []float64) ([]Diff, er
 			return nbSpec{}, fmt.Errorf("%w: row %d of %d", ErrInput, i, p.n)
 		}
 		return nbSpec{pts: [][]float64{p.x.RawRowView(i), x.RawRowView(t)}, sets: [][]nbRow{{{0, p.y[i], -1}, {1, y[t], 1}}}}, nil
-	})
+	}, true)
 }
 
-// firstOfAll is batch for specs of one neighbour each.
-func (a *Analysis) firstOfAll(count int, spec func(i int) (nbSpec, error)) ([]Diff, error) {
-	all, err := a.batch(count, spec)
+// firstOfAll is batch for specs of one neighbour each, in order; without
+// keepV, the differences keep their norms and bounds, not V.
+func (a *Analysis) firstOfAll(count int, spec func(i int) (nbSpec, error), keepV bool) ([]Diff, error) {
+	out := make([]Diff, count)
+	err := a.batch(count, spec, func(i int, ds []Diff) {
+		out[i] = ds[0]
+		if !keepV {
+			out[i].V = nil
+		}
+	})
 	if err != nil {
 		return nil, err
-	}
-	out := make([]Diff, count)
-	for i, ds := range all {
-		out[i] = ds[0]
 	}
 	return out, nil
 }

@@ -21,8 +21,9 @@
 //     at stationary points only.
 //   - Per-instance sensitivities Delta(Z, z) = ||w_hat(Z) - w_hat(neighbour)||
 //     from Wang's Lemma 13 (the Hessian identity), for smooth losses:
-//     a one-step value for every row (RemoveAll; AddAll for targets,
-//     ReplaceAll and FlipAll for replace-one neighbours), the Hessian at
+//     a one-step value for every row (RemoveAll, or RemoveNorms without
+//     the vectors; AddAll for targets, ReplaceAll and FlipAll for
+//     replace-one neighbours), the Hessian at
 //     w_hat updated by Sherman-Morrison or Woodbury, O(K^2 d^2) per row after
 //     one factorization, with a proven error bound when the loss's curvature
 //     is Lipschitz (losses.Constants.LipHess) and lambda > 0
@@ -46,7 +47,8 @@
 //     (WorstCaseSensitivity).
 //   - The per-instance epsilon of output perturbation at those
 //     sensitivities (PrivacyLoss): Laplace and gamma-norm noise exactly,
-//     Gaussian noise on the exact (Balle & Wang) curve, and Gaussian noise
+//     Gaussian noise on the exact (Balle & Wang) curve (the bits of
+//     perturb.AnalyticGaussianEpsilon, found in a sixth of its steps), and Gaussian noise
 //     with a general covariance A^{-1}/gamma (GaussianCov, Wang's eq. 2-3).
 //   - Ridge regression in closed form, one posterior sample (OPS) and
 //     AdaOPS are package pdp/ridge's. The paper's misprints are corrected

@@ -4,13 +4,13 @@ import (
 	"fmt"
 	"math"
 	"runtime"
-	"sort"
 	"sync"
 
 	"gonum.org/v1/gonum/floats"
 	"gonum.org/v1/gonum/mat"
 
 	"github.com/stabpriv/stabpriv/internal/check"
+	"github.com/stabpriv/stabpriv/pdp/internal/linalg"
 )
 
 // RemoveExact returns the exact sensitivity for removing row i: the
@@ -98,7 +98,7 @@ func (a *Analysis) refine(v view, px []float64, py, sign float64, start Diff, ch
 	// grad J = m grad F, m the neighbour's rows
 	m := float64(v.obj.Rows())
 	g := make([]float64, dim)
-	v.obj.FuncGrad(g, w)
+	v.obj.Grad(g, w)
 	gn := norm2(g)
 	steps := 0
 	for gn > p.tol {
@@ -113,7 +113,7 @@ func (a *Analysis) refine(v view, px []float64, py, sign float64, start Diff, ch
 			w[i] -= stepv[i]
 		}
 		steps++
-		v.obj.FuncGrad(g, w)
+		v.obj.Grad(g, w)
 		next := norm2(g)
 		if math.IsNaN(next) || next > gn/4 {
 			gn = next
@@ -129,7 +129,7 @@ func (a *Analysis) refine(v view, px []float64, py, sign float64, start Diff, ch
 		steps += sol.Iterations
 		w, gn = sol.W, sol.GradNorm
 	}
-	d := Diff{V: make([]float64, dim), Leverage: start.Leverage, Residual: start.Residual, Exact: true, Steps: steps, ErrBound: math.Inf(1)}
+	d := Diff{V: make([]float64, dim), Dim: dim, Leverage: start.Leverage, Residual: start.Residual, Exact: true, Steps: steps, ErrBound: math.Inf(1)}
 	for i := range w {
 		d.V[i] = w[i] - a.sol.W[i]
 	}
@@ -354,15 +354,12 @@ func (a *Analysis) RefineTopTargets(diffs []Diff, x *mat.Dense, y []float64, k i
 // sensitivity by exact(i, check), checked for the first, on GOMAXPROCS
 // goroutines, and returns their indices, most exposed first.
 func refineTop(diffs []Diff, k int, exact func(i int, check bool) (Diff, error)) ([]int, error) {
-	order := make([]int, len(diffs))
 	up := make([]float64, len(diffs))
 	for i, d := range diffs {
-		order[i] = i
 		up[i], _, _ = d.Upper()
 	}
-	sort.SliceStable(order, func(i, j int) bool { return up[order[i]] > up[order[j]] })
-	k = max(0, min(k, len(order)))
-	top := order[:k]
+	top := linalg.Top(len(diffs), k, func(i, j int) bool { return up[i] > up[j] })
+	k = len(top)
 	errs := make([]error, k)
 	res := make([]Diff, k)
 	next := make(chan int)

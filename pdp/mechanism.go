@@ -4,8 +4,7 @@ import (
 	"fmt"
 	"math"
 	"math/rand/v2"
-	"runtime"
-	"sync"
+	"sync/atomic"
 
 	"gonum.org/v1/gonum/mat"
 	"gonum.org/v1/gonum/stat"
@@ -91,7 +90,7 @@ func (m PrivacyLoss) Epsilon(d Diff) (float64, error) {
 		if d.L2 == 0 {
 			return 0, nil
 		}
-		e, err := perturb.AnalyticGaussianEpsilon(m.Scale, m.Delta, d.L2)
+		e, err := gaussianEpsilon(m.Scale, m.Delta, d.L2, 0)
 		if err != nil {
 			return 0, fmt.Errorf("%w: %w", ErrInput, err)
 		}
@@ -105,31 +104,38 @@ func (m PrivacyLoss) EpsilonAt(l2, l1 float64) (float64, error) {
 	return m.Epsilon(Diff{L2: l2, L1: l1})
 }
 
-// Epsilons returns Epsilon for every difference, on GOMAXPROCS goroutines.
+// Epsilons returns Epsilon for every difference (EpsilonsAt at their
+// norms).
 func (m PrivacyLoss) Epsilons(diffs []Diff) ([]float64, error) {
-	out := make([]float64, len(diffs))
-	workers := runtime.GOMAXPROCS(0)
-	errs := make([]error, workers)
-	var wg sync.WaitGroup
-	for w := 0; w < workers; w++ {
-		wg.Add(1)
-		go func(w int) {
-			defer wg.Done()
-			for i := w; i < len(diffs); i += workers {
-				e, err := m.Epsilon(diffs[i])
-				if err != nil {
-					errs[w] = err
-					return
-				}
-				out[i] = e
-			}
-		}(w)
+	l2, l1 := make([]float64, len(diffs)), make([]float64, len(diffs))
+	for i, d := range diffs {
+		l2[i], l1[i] = d.L2, d.L1
 	}
-	wg.Wait()
-	for _, err := range errs {
+	return m.EpsilonsAt(l2, l1)
+}
+
+// EpsilonsAt returns EpsilonAt(l2[i], l1[i]) for every i, the same bits:
+// for the Gaussian mechanisms on GOMAXPROCS goroutines, in increasing
+// order of l2, each search started from the previous epsilon
+// (gaussianEpsilons).
+func (m PrivacyLoss) EpsilonsAt(l2, l1 []float64) ([]float64, error) {
+	if len(l1) != len(l2) {
+		return nil, fmt.Errorf("%w: %d L2 norms and %d L1 norms", ErrInput, len(l2), len(l1))
+	}
+	if (m.Kind == perturb.Gaussian || m.Kind == perturb.AnalyticGaussian) && check.Positive(m.Scale) {
+		out, err := gaussianEpsilons(m.Scale, m.Delta, l2)
+		if err != nil {
+			return nil, fmt.Errorf("%w: %w", ErrInput, err)
+		}
+		return out, nil
+	}
+	out := make([]float64, len(l2))
+	for i := range l2 {
+		e, err := m.EpsilonAt(l2[i], l1[i])
 		if err != nil {
 			return nil, err
 		}
+		out[i] = e
 	}
 	return out, nil
 }
@@ -188,7 +194,7 @@ func (g GaussianCov) Epsilon(d Diff) (float64, error) {
 	if na == 0 {
 		return 0, nil
 	}
-	e, err := perturb.AnalyticGaussianEpsilon(1, g.Delta, math.Sqrt(g.Gamma)*na)
+	e, err := gaussianEpsilon(1, g.Delta, math.Sqrt(g.Gamma)*na, 0)
 	if err != nil {
 		return 0, fmt.Errorf("%w: %w", ErrInput, err)
 	}
@@ -197,13 +203,13 @@ func (g GaussianCov) Epsilon(d Diff) (float64, error) {
 
 // UpperEpsilons returns, for every difference, the epsilon at its upper
 // bounds (Diff.Upper: the exact value, a proven upper bound, or the
-// one-step estimate where there is none), on GOMAXPROCS goroutines.
+// one-step estimate where there is none), by EpsilonsAt.
 func (m PrivacyLoss) UpperEpsilons(diffs []Diff) ([]float64, error) {
-	up := make([]Diff, len(diffs))
+	l2, l1 := make([]float64, len(diffs)), make([]float64, len(diffs))
 	for i, d := range diffs {
-		up[i].L2, up[i].L1, _ = d.Upper()
+		l2[i], l1[i], _ = d.Upper()
 	}
-	return m.Epsilons(up)
+	return m.EpsilonsAt(l2, l1)
 }
 
 // OnAverageKL returns the mean over diffs of the KL divergence between the
@@ -262,8 +268,9 @@ const onAverageMaxPairs = 1 << 17
 // release N(w_hat, sigma^2 I) of a (Wang, Lei & Fienberg, Definition 2:
 // E KL(A(Z) || A(Z')), Z' = Z with one row replaced by a fresh draw) by
 // averaging over replacements of training rows by fresh rows, each
-// replace-one difference computed in one step with its bound (ReplaceAll)
-// and OnAverageKL taken over the pairs. With n training rows and m fresh
+// replace-one difference computed in one step with its bound (ReplaceAll's,
+// without copying the rows or keeping the differences) and OnAverageKL
+// taken over the pairs. With n training rows and m fresh
 // rows it averages over all n m pairs when n m <= onAverageMaxPairs, and
 // otherwise over k = onAverageMaxPairs/n pairings (training row i with
 // fresh row pi((i + s) mod m), s < k, pi a permutation drawn from seed),
@@ -277,46 +284,51 @@ func OnAverageKLFresh(a *Analysis, fx *mat.Dense, fy []float64, sigma float64, s
 	if !check.Positive(sigma) {
 		return OnAverage{}, fmt.Errorf("%w: sigma = %v", ErrInput, sigma)
 	}
-	m, d := fx.Dims()
+	m, _ := fx.Dims()
 	if len(fy) != m {
 		return OnAverage{}, fmt.Errorf("%w: %d fresh rows, %d labels", ErrInput, m, len(fy))
 	}
 	n := a.p.n
 	k := min(m, max(1, onAverageMaxPairs/n))
 	perm := rand.New(rand.NewPCG(seed, 0x6f6e6176)).Perm(m)
-	px := mat.NewDense(n, d, nil)
-	py := make([]float64, n)
-	rows := make([]int, n)
-	for i := range rows {
-		rows[i] = i
+	for j := range m {
+		if err := a.checkTarget(fx.RawRowView(j), fy[j]); err != nil {
+			return OnAverage{}, fmt.Errorf("fresh row %d: %w", j, err)
+		}
 	}
 	rowSum := make([]float64, n) // sum over a training row's pairs
 	colSum := make([]float64, m) // sum over a fresh row's pairs
 	colCount := make([]int, m)
+	vals := make([]float64, n) // one pairing's values, summed in row order
+	var estimate atomic.Bool
 	kind := KindBound
 	var total float64
 	for s := range k {
-		for i := range n {
+		// ReplaceAll of row i by fresh row perm[(i+s) mod m], keeping the
+		// upper sensitivities only.
+		err := a.batch(n, func(i int) (nbSpec, error) {
 			j := perm[(i+s)%m]
-			px.SetRow(i, fx.RawRowView(j))
-			py[i] = fy[j]
-		}
-		diffs, err := a.ReplaceAll(rows, px, py)
+			return nbSpec{pts: [][]float64{a.p.x.RawRowView(i), fx.RawRowView(j)}, sets: [][]nbRow{{{0, a.p.y[i], -1}, {1, fy[j], 1}}}}, nil
+		}, func(i int, ds []Diff) {
+			l2, _, ok := ds[0].Upper()
+			if !ok {
+				estimate.Store(true)
+			}
+			vals[i] = l2 * l2 / (2 * sigma * sigma)
+		})
 		if err != nil {
 			return OnAverage{}, err
 		}
-		for i, df := range diffs {
-			l2, _, ok := df.Upper()
-			if !ok {
-				kind = KindEstimate
-			}
-			v := l2 * l2 / (2 * sigma * sigma)
+		for i, v := range vals {
 			j := perm[(i+s)%m]
 			rowSum[i] += v
 			colSum[j] += v
 			colCount[j]++
 			total += v
 		}
+	}
+	if estimate.Load() {
+		kind = KindEstimate
 	}
 	pairs := n * k
 	kl := total / float64(pairs)
@@ -371,7 +383,7 @@ func sampleVar(v []float64) float64 {
 // likewise in L1 with sqrt(K d) addBound.
 func ReplaceBound(d Diff, addBound float64) (l2, l1 float64) {
 	u2, u1, _ := d.Upper()
-	return u2 + addBound, u1 + math.Sqrt(float64(len(d.V)))*addBound
+	return u2 + addBound, u1 + math.Sqrt(float64(d.dim()))*addBound
 }
 
 // WorstCaseSensitivity returns the data-independent bounds on the

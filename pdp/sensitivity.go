@@ -9,7 +9,6 @@ import (
 
 	"github.com/stabpriv/stabpriv/internal/check"
 	"github.com/stabpriv/stabpriv/losses"
-	"github.com/stabpriv/stabpriv/pdp/internal/linalg"
 )
 
 // Analysis is the per-instance sensitivity analysis of the exact ERM
@@ -88,8 +87,12 @@ func (a *Analysis) Tolerance() float64 { return a.p.tol }
 // data set (see Neighbours): the change of the minimizer when one row is
 // removed, one target added, or one row replaced.
 type Diff struct {
-	// V is w_hat(neighbour) - w_hat(Z), length K*d.
+	// V is w_hat(neighbour) - w_hat(Z), length K*d; nil where only the
+	// norms were kept (RemoveNorms, FlipNorms).
 	V []float64
+	// Dim is the number of weights K*d (len(V) where V is kept); zero in
+	// a Diff made by hand, which then counts len(V).
+	Dim int
 	// L2 = ||V||_2 is the per-instance sensitivity Delta(Z, z); L1 = ||V||_1
 	// is what the Laplace mechanism's pDP depends on.
 	L2, L1 float64
@@ -163,12 +166,20 @@ func (d Diff) Upper() (l2, l1 float64, ok bool) {
 			return d.L2, d.L1, true
 		}
 	}
-	r := math.Sqrt(float64(len(d.V)))
+	r := math.Sqrt(float64(d.dim()))
 	l2, l1 = d.L2+d.ErrBound, d.L1+r*d.ErrBound
 	if d.SCBound > 0 && !d.Exact { // 0: the zero value, no bound computed
 		l2, l1 = math.Min(l2, d.SCBound), math.Min(l1, r*d.SCBound)
 	}
 	return l2, l1, true
+}
+
+// dim returns the number of weights of the difference (Dim, or len(V)).
+func (d Diff) dim() int {
+	if d.Dim > 0 {
+		return d.Dim
+	}
+	return len(d.V)
 }
 
 // nbRow is a row by which a neighbour's objective differs from J: the
@@ -203,127 +214,6 @@ func (a *Analysis) pointBasis(pts ...[]float64) (*mat.Dense, error) {
 		return nil, fmt.Errorf("%w: %w", ErrSingular, err)
 	}
 	return &b, nil
-}
-
-// update returns the one-step estimate of the change of w_hat for the
-// neighbour whose objective is J + sum_q sign_q l(., (x_q, y_q)) over rows
-// (points of pts), given B: the K columns from col0 + K pt of b hold
-// H^{-1} U for the point pt. It also returns
-// own = sum_q sign_q ||x_q|| ||U_q^T V||^2, the rows' share of the sum in
-// oneStepBound.
-//
-// The neighbour's Hessian at w_hat is H + U D U^T, U the rows' U_q side by
-// side and D = diag(sign_q S_q) (S_q the K x K margin Hessian of row q);
-// by the Woodbury identity its inverse times U is B (I + D M)^{-1} with
-// M = U^T B, so no inverse of D is needed (the softmax S is singular). One
-// Newton step from w_hat on the neighbour's objective, whose gradient at
-// w_hat is U gd with gd = (sign_q g_q) (g_q the margin gradient), moves by
-// -B (I + D M)^{-1} gd. Leverage and Residual describe the first row. A
-// removal that leaves a singular Hessian (with lambda = 0, no other row
-// spans the removed row's direction) is an error wrapping ErrSingular.
-func (a *Analysis) update(pts [][]float64, rows []nbRow, b *mat.Dense, col0 int) (Diff, float64, error) {
-	p := a.p
-	k, d := p.k, p.d
-	r := len(rows) * k
-	z, g, s := make([]float64, k), make([]float64, k), make([]float64, k*k)
-	gd := make([]float64, r)
-	dm := make([]float64, r*r)
-	var s0, g0 []float64
-	for q, row := range rows {
-		x := pts[row.pt]
-		p.obj.Margins(z, a.sol.W, x)
-		p.obj.MarginGrad(g, z, x, row.y)
-		p.obj.MarginHess(s, z, x, row.y)
-		for c := range k {
-			gd[q*k+c] = row.sign * g[c]
-			for e := range k {
-				dm[(q*k+c)*r+q*k+e] = row.sign * s[c*k+e]
-			}
-		}
-		if q == 0 {
-			s0, g0 = append([]float64(nil), s...), append([]float64(nil), g...)
-		}
-	}
-	// M[(q,c),(q2,c2)] = x_q . B[block c, column of (q2, c2)].
-	m := make([]float64, r*r)
-	for q, row := range rows {
-		x := pts[row.pt]
-		for c := range k {
-			for q2, row2 := range rows {
-				for c2 := range k {
-					col := col0 + row2.pt*k + c2
-					var acc float64
-					for j, v := range x {
-						acc += v * b.At(c*d+j, col)
-					}
-					m[(q*k+c)*r+q2*k+c2] = acc
-				}
-			}
-		}
-	}
-	coef := make([]float64, r)
-	if r == 1 {
-		den := 1 + dm[0]*m[0]
-		if !(den > 1e-12) {
-			return Diff{}, 0, fmt.Errorf("%w: removing the row leaves a singular Hessian (1 - D2l x^T H^{-1} x = %.3g); use lambda > 0", ErrSingular, den)
-		}
-		coef[0] = gd[0] / den
-	} else {
-		am := mat.NewDense(r, r, nil)
-		for i := range r {
-			for j := range r {
-				var acc float64
-				for e := range r {
-					acc += dm[i*r+e] * m[e*r+j]
-				}
-				if i == j {
-					acc++
-				}
-				am.Set(i, j, acc)
-			}
-		}
-		var lu mat.LU
-		lu.Factorize(am)
-		if c := lu.Cond(); !(c < linalg.MaxCond) {
-			return Diff{}, 0, fmt.Errorf("%w: the neighbour's Hessian at w_hat is singular (condition %.3g of I + D M)", ErrSingular, c)
-		}
-		var cv mat.VecDense
-		if err := lu.SolveVecTo(&cv, false, mat.NewVecDense(r, gd)); err != nil {
-			return Diff{}, 0, fmt.Errorf("%w: the neighbour's Hessian is singular: %w", ErrSingular, err)
-		}
-		copy(coef, cv.RawVector().Data)
-	}
-	dim := p.dim()
-	diff := Diff{V: make([]float64, dim), Leverage: math.NaN()}
-	for i := 0; i < dim; i++ {
-		var acc float64
-		for q, row := range rows {
-			for c := range k {
-				acc += b.At(i, col0+row.pt*k+c) * coef[q*k+c]
-			}
-		}
-		diff.V[i] = -acc
-	}
-	diff.L2, diff.L1 = norm2(diff.V), norm1(diff.V)
-	if k == 1 {
-		diff.Leverage = s0[0] * m[0]
-		diff.Residual = -g0[0]
-	} else {
-		diff.Residual = norm2(g0)
-	}
-	var own float64
-	grad := make([]float64, dim)
-	for q, row := range rows {
-		x := pts[row.pt]
-		p.obj.Margins(z, diff.V, x)
-		own += row.sign * norm2(x) * floats.Dot(z, z)
-		for c := range k {
-			floats.AddScaled(grad[c*d:(c+1)*d], gd[q*k+c], x)
-		}
-	}
-	// ||grad J'(w_hat) - grad J(w_hat)||, scaled by oneStepBound.
-	diff.SCBound = norm2(grad)
-	return diff, own, nil
 }
 
 // oneStepBound sets d.ErrBound for a one-step difference V with
@@ -382,13 +272,14 @@ func (a *Analysis) quadGw(v []float64) float64 {
 // single returns the one-step differences of the neighbours of one spec,
 // with their error bounds.
 func (a *Analysis) single(sp nbSpec) ([]Diff, error) {
-	b, err := a.pointBasis(sp.pts...)
+	bt, err := a.basisRows(sp.pts)
 	if err != nil {
 		return nil, err
 	}
 	out := make([]Diff, len(sp.sets))
+	var sc updScratch
 	for t, rows := range sp.sets {
-		d, own, err := a.update(sp.pts, rows, b, 0)
+		d, own, err := a.update(sp.pts, rows, bt, 0, &sc, make([]float64, a.p.dim()))
 		if err != nil {
 			return nil, err
 		}

@@ -26,13 +26,16 @@ type Result struct {
 	Report *Report
 	// IDs, Diffs and Epsilons describe the training rows: Epsilons[i] is
 	// the per-instance epsilon of row IDs[i] at its remove-one difference
-	// Diffs[i], exact, an upper bound or an estimate (pdp.Diff.Kind).
+	// Diffs[i], exact, an upper bound or an estimate (pdp.Diff.Kind). The
+	// differences keep their vectors V for the refined rows only
+	// (pdp.Analysis.RemoveNorms).
 	IDs      []int
 	Diffs    []pdp.Diff
 	Epsilons []float64
 	// Flips are the one-step differences of replacing each row by its
 	// label-flipped copy (pdp.Analysis.FlipLabel): estimates of how far one
-	// replace-one neighbour moves the minimizer.
+	// replace-one neighbour moves the minimizer; their norms and bounds,
+	// without V (pdp.Analysis.FlipNorms).
 	Flips []pdp.Diff
 	// Replace and ReplaceEpsilons bound each row's replace-one sensitivity
 	// and epsilon over every replacement in the domain (pdp.ReplaceBound); nil
@@ -370,7 +373,7 @@ type extras struct {
 // on-average KL-privacy of a Gaussian release, the data-dependent pDP for
 // all targets, and the report. It returns the refined rows too.
 func analyse(a *pdp.Analysis, m pdp.PrivacyLoss, lambda float64, ids []int, opts Rows, ex extras) (*Result, []int, error) {
-	diffs, err := a.RemoveAll()
+	diffs, err := a.RemoveNorms()
 	if err != nil {
 		return nil, nil, err
 	}
@@ -402,7 +405,7 @@ func analyse(a *pdp.Analysis, m pdp.PrivacyLoss, lambda float64, ids []int, opts
 
 	// Replace-one: the label-flipped copies, and the bound over every
 	// replacement.
-	if res.Flips, err = a.FlipAll(); err != nil {
+	if res.Flips, err = a.FlipNorms(); err != nil {
 		return nil, nil, err
 	}
 	var ratios []float64
@@ -416,13 +419,12 @@ func analyse(a *pdp.Analysis, m pdp.PrivacyLoss, lambda float64, ids []int, opts
 	}
 	if ex.addBound > 0 {
 		res.Replace = make([]float64, len(diffs))
-		res.ReplaceEpsilons = make([]float64, len(diffs))
+		l1s := make([]float64, len(diffs))
 		for i, d := range diffs {
-			l2, l1 := pdp.ReplaceBound(d, ex.addBound)
-			res.Replace[i] = l2
-			if res.ReplaceEpsilons[i], err = m.EpsilonAt(l2, l1); err != nil {
-				return nil, nil, err
-			}
+			res.Replace[i], l1s[i] = pdp.ReplaceBound(d, ex.addBound)
+		}
+		if res.ReplaceEpsilons, err = m.EpsilonsAt(res.Replace, l1s); err != nil {
+			return nil, nil, err
 		}
 		s, err := pdp.Summarize(res.ReplaceEpsilons)
 		if err != nil {

@@ -3,9 +3,9 @@ package report
 import (
 	"fmt"
 	"math"
-	"sort"
 
 	"github.com/stabpriv/stabpriv/pdp"
+	"github.com/stabpriv/stabpriv/pdp/internal/linalg"
 )
 
 // Confidential is the warning every report carries: per-instance epsilons
@@ -37,20 +37,14 @@ type Exposed struct {
 // by smaller id). ids[i], diffs[i] and eps[i] describe row i; the
 // sensitivity listed is the upper one (pdp.Diff.Upper), the one eps is at.
 func TopExposed(ids []int, diffs []pdp.Diff, eps []float64, k int) []Exposed {
-	order := make([]int, len(eps))
-	for i := range order {
-		order[i] = i
-	}
-	sort.SliceStable(order, func(a, b int) bool {
-		ea, eb := eps[order[a]], eps[order[b]]
-		if ea != eb {
-			return ea > eb
+	order := linalg.Top(len(eps), k, func(a, b int) bool {
+		if eps[a] != eps[b] {
+			return eps[a] > eps[b]
 		}
-		return ids[order[a]] < ids[order[b]]
+		return ids[a] < ids[b]
 	})
-	k = max(0, min(k, len(order)))
-	out := make([]Exposed, k)
-	for t, i := range order[:k] {
+	out := make([]Exposed, len(order))
+	for t, i := range order {
 		lev := diffs[i].Leverage
 		if math.IsNaN(lev) {
 			lev = 0
