@@ -56,22 +56,29 @@ type mlp struct {
 // does not fit).
 func buildMLP(d int, initSeed uint64) (*mlp, error) {
 	r := rand.New(rand.NewPCG(initSeed, 0))
-	g := gorgonia.NewGraph()
-	param := func(name string, fanIn int, shape ...int) *gorgonia.Node {
-		v := make([]float64, tensor.Shape(shape).TotalSize())
-		for i := range v {
-			v[i] = r.NormFloat64() / math.Sqrt(float64(fanIn))
+	// normal draws a parameter's initial values: N(0, 1/fanIn).
+	normal := func(fanIn int) gorgonia.InitWFn {
+		return func(_ tensor.Dtype, shape ...int) interface{} {
+			v := make([]float64, tensor.Shape(shape).TotalSize())
+			for i := range v {
+				v[i] = r.NormFloat64() / math.Sqrt(float64(fanIn))
+			}
+			return v
 		}
-		val := tensor.New(tensor.WithShape(shape...), tensor.WithBacking(v))
-		return gorgonia.NewTensor(g, tensor.Float64, len(shape), gorgonia.WithShape(shape...), gorgonia.WithName(name), gorgonia.WithValue(val))
 	}
-	w1, b1 := param("w1", d, hidden, d), param("b1", d, hidden)
-	w2, b2 := param("w2", hidden, 1, hidden), param("b2", hidden, 1)
+	g := gorgonia.NewGraph()
+	layer := func(name string, in, out int) (w, b *gorgonia.Node) {
+		w = gorgonia.NewMatrix(g, tensor.Float64, gorgonia.WithShape(out, in), gorgonia.WithName("w"+name), gorgonia.WithInit(normal(in)))
+		b = gorgonia.NewVector(g, tensor.Float64, gorgonia.WithShape(out), gorgonia.WithName("b"+name), gorgonia.WithInit(normal(in)))
+		return w, b
+	}
+	w1, b1 := layer("1", d, hidden)
+	w2, b2 := layer("2", hidden, 1)
 	x := gorgonia.NewVector(g, tensor.Float64, gorgonia.WithShape(d), gorgonia.WithName("x"))
 	y := gorgonia.NewScalar(g, tensor.Float64, gorgonia.WithName("y"))
 	must := gorgonia.Must
-	h := must(gorgonia.Tanh(must(gorgonia.Add(must(gorgonia.Mul(w1, x)), b1))))
-	logit := must(gorgonia.Add(must(gorgonia.Mul(w2, h)), b2))
+	// logit = w2 tanh(w1 x + b1) + b2, a vector of one element.
+	logit := must(gorgonia.Add(must(gorgonia.Mul(w2, must(gorgonia.Tanh(must(gorgonia.Add(must(gorgonia.Mul(w1, x)), b1)))))), b2))
 	// The logistic loss log(1 + exp(-y z)) of the logit, as the library
 	// builds it (graph.Expr of losses.Logistic).
 	loss, err := graph.Expr(losses.Logistic{}, logit, y)
