@@ -1,5 +1,6 @@
 // Package graph is the Gorgonia side of stabpriv: the entry point of a
-// program that trains its own Gorgonia graph privately (NewTrainer), the
+// program that trains its own Gorgonia graph privately (NewTrainer for a
+// linear model, TrainDPSGD for any differentiable graph), the
 // graph engine of the trainer, the Gorgonia expression of every built-in
 // loss (Expr, and the optional Expresser interface of a user loss), user
 // models (Model) and a gorgonia.Solver with the trainer's update (Solver).
@@ -24,6 +25,22 @@
 // declared non-convex) trains all the same, by Gorgonia's gradients in its
 // parameters, but its Release is refused with an error wrapping
 // ErrNoBound that says why. examples/gorgonia is a whole program.
+//
+// # DP-SGD on a program's own graph
+//
+// A graph that is not a convex linear model (a multilayer perceptron, any
+// differentiable per-example loss of any parameters) has no stability
+// bound, but DP-SGD needs none: TrainDPSGD runs the graph once per example
+// of each Poisson-sampled batch for the gradient of its loss in all the
+// parameters, clips it to L2 norm C, adds Gaussian noise calibrated by the
+// accountant (release.CalibrateDPSGD, as the dp-sgd release method) to
+// every step's sum, and returns the trained parameters, also set into the
+// graph's nodes, with the dp-sgd certificate (release.DPSGDCertificate).
+// The batches come from trainer.PoissonSampler with the release's coins
+// (release.DPSGDCoins). The graph is trusted to compute each example's
+// loss from that example alone; a probe on synthetic rows refuses a graph
+// that carries state from one example to the next (DPSGDNotes).
+// examples/gorgonia-mlp is a whole program.
 //
 // # A leaf package
 //

@@ -196,14 +196,12 @@ func (t *Trainer) trainDPSGD(ctx context.Context, X mat.Matrix, y []float64, pri
 // dpsgdRun is the state of a DP-SGD run.
 type dpsgdRun struct {
 	p      *problem
-	coins  rand.Source
+	coins  *PoissonSampler
 	margin losses.Margin // the scalar view of a K = 1 loss, nil for K > 1
 	q      float64       // b/n
-	thr    uint64        // floor(q 2^64); all rows when q = 1
-	all    bool
-	std    float64 // sigma*C
-	steps  int     // T
-	batch  []int   // the rows of the current step
+	std    float64       // sigma*C
+	steps  int           // T
+	batch  []int         // the rows of the current step
 	w, avg []float64
 	sum    []float64
 	z, g   []float64
@@ -213,17 +211,12 @@ func newDPSGDRun(p *problem, priv DPSGD) *dpsgdRun {
 	b := p.cfg.Batch
 	q := float64(b) / float64(p.n)
 	r := &dpsgdRun{
-		p: p, coins: priv.Coins, q: q, all: b == p.n,
+		p: p, coins: NewPoissonSampler(priv.Coins, p.n, b), q: q,
 		std:   priv.NoiseMultiplier * p.cfg.Clip,
 		steps: p.cfg.Passes * p.run.StepsPerPass,
 		batch: make([]int, 0, 2*b+64),
 		w:     make([]float64, p.k*p.d), sum: make([]float64, p.k*p.d),
 		z: make([]float64, p.k), g: make([]float64, p.k),
-	}
-	if !r.all {
-		// q < 1: q 2^64 < 2^64 is exact (a power-of-two scaling), and the
-		// conversion truncates: floor(q 2^64).
-		r.thr = uint64(math.Ldexp(q, 64))
 	}
 	if p.k == 1 {
 		r.margin, _ = p.loss.(losses.Margin)
@@ -234,26 +227,61 @@ func newDPSGDRun(p *problem, priv DPSGD) *dpsgdRun {
 	return r
 }
 
-// sample sets r.batch to the rows of a step: each row independently with
-// probability floor(q 2^64)/2^64 (all rows at q = 1).
-func (r *dpsgdRun) sample() {
-	r.batch = r.batch[:0]
-	n := r.p.n
-	if r.all {
+// sample sets r.batch to the rows of a step (PoissonSampler.Sample).
+func (r *dpsgdRun) sample() { r.batch = r.coins.Sample(r.batch) }
+
+// PoissonSampler draws the batches of DP-SGD by Poisson sampling with exact
+// coins: each of n rows independently with probability floor(q 2^64)/2^64
+// <= q = b/n (all rows when b = n), the bits of row i decided against the
+// binary expansion of that number (bernoulli64), so the batches never
+// depend on the rows. TrainDPSGD draws its batches with one, and so does
+// the DP-SGD of a program's own Gorgonia graph (package graph): the same
+// coins give the same batches.
+type PoissonSampler struct {
+	coins rand.Source
+	n     int
+	thr   uint64 // floor(q 2^64); unused when all
+	all   bool
+}
+
+// NewPoissonSampler returns the sampler of batches of expected size b from
+// n rows, drawing from coins (64 uniform bits per Uint64). It panics unless
+// 1 <= b <= n and coins is not nil (a programmer's error: the callers check
+// their settings first).
+func NewPoissonSampler(coins rand.Source, n, b int) *PoissonSampler {
+	if coins == nil || b < 1 || b > n {
+		panic(fmt.Sprintf("trainer: Poisson sampling of an expected %d of %d rows (coins %v)", b, n, coins != nil))
+	}
+	s := &PoissonSampler{coins: coins, n: n, all: b == n}
+	if !s.all {
+		// q < 1: q 2^64 < 2^64 is exact (a power-of-two scaling), and the
+		// conversion truncates: floor(q 2^64).
+		s.thr = uint64(math.Ldexp(float64(b)/float64(n), 64))
+	}
+	return s
+}
+
+// Sample returns the indices of the rows of the next step, in increasing
+// order, appended to batch[:0].
+func (s *PoissonSampler) Sample(batch []int) []int {
+	batch = batch[:0]
+	n := s.n
+	if s.all {
 		for i := range n {
-			r.batch = append(r.batch, i)
+			batch = append(batch, i)
 		}
-		return
+		return batch
 	}
 	for base := 0; base < n; base += 64 {
 		lanes := ^uint64(0)
 		if n-base < 64 {
 			lanes = uint64(1)<<uint(n-base) - 1
 		}
-		for in := bernoulli64(r.coins, r.thr) & lanes; in != 0; in &= in - 1 {
-			r.batch = append(r.batch, base+bits.TrailingZeros64(in))
+		for in := bernoulli64(s.coins, s.thr) & lanes; in != 0; in &= in - 1 {
+			batch = append(batch, base+bits.TrailingZeros64(in))
 		}
 	}
+	return batch
 }
 
 // bernoulli64 returns 64 independent Bernoulli(thr/2^64) bits: lane j is

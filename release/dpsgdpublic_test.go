@@ -1,0 +1,50 @@
+package release
+
+import (
+	"errors"
+	"testing"
+
+	"github.com/stabpriv/stabpriv/dp"
+	"github.com/stabpriv/stabpriv/losses"
+	"github.com/stabpriv/stabpriv/perturb"
+	"github.com/stabpriv/stabpriv/trainer"
+)
+
+// TestCalibrateDPSGD checks the exported calibration against the method's
+// (the same sigma, q, T and guarantee, within the budget), its refusal of
+// a pure budget, and that the exported certificate and coins are the
+// method's.
+func TestCalibrateDPSGD(t *testing.T) {
+	b := dp.Budget{Epsilon: 1, Delta: 1e-5}
+	got, err := CalibrateDPSGD(b, 500, 25, 4)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want, err := calibrateDPSGD(b, 500, 25, 4)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got.NoiseMultiplier != want.sigma || got.SampleRate != 0.05 || got.Steps != 80 || got.Guarantee.Epsilon != want.g.Epsilon || got.Guarantee.Order != want.g.Order {
+		t.Errorf("CalibrateDPSGD %+v, the method's %+v", got, want)
+	}
+	if r := got.Guarantee.ReplaceOne(); r.Epsilon > 1 || r.Delta > 1e-5 {
+		t.Errorf("replace-one %+v above the budget", r)
+	}
+	if _, err := CalibrateDPSGD(dp.Budget{Epsilon: 1}, 500, 25, 4); !errors.Is(err, dp.ErrBudget) {
+		t.Errorf("a pure budget: %v, want dp.ErrBudget", err)
+	}
+	run, err := dpsgdRunRecord(trainer.Config{Loss: losses.Logistic{}, Batch: 25, Passes: 4, Clip: 1, Schedule: trainer.Constant, Eta: 0.5}, 500, 3, got.NoiseMultiplier)
+	if err != nil {
+		t.Fatal(err)
+	}
+	c1, err1 := DPSGDCertificate(b, got, run, perturb.SourceSecure, nil)
+	c2, err2 := dpsgdCertificate(b, want, run, perturb.SourceSecure, nil)
+	if err1 != nil || err2 != nil || c1.String() != c2.String() {
+		t.Errorf("DPSGDCertificate differs from the method's (%v, %v)", err1, err2)
+	}
+	a, _ := DPSGDCoins(perturb.Seeded(4))
+	m, _ := dpsgdCoins(perturb.Seeded(4))
+	if a.Uint64() != m.Uint64() {
+		t.Error("DPSGDCoins draws other coins than the method")
+	}
+}
