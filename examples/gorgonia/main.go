@@ -26,9 +26,8 @@ import (
 	"gorgonia.org/gorgonia"
 	"gorgonia.org/tensor"
 
-	"github.com/stabpriv/stabpriv/datasets"
-	"github.com/stabpriv/stabpriv/datasets/preprocess"
 	"github.com/stabpriv/stabpriv/dp"
+	"github.com/stabpriv/stabpriv/examples/internal/demo"
 	"github.com/stabpriv/stabpriv/graph"
 	"github.com/stabpriv/stabpriv/losses"
 	"github.com/stabpriv/stabpriv/perturb"
@@ -77,15 +76,8 @@ func run(w io.Writer, noise perturb.Source) error {
 	// 569 examples, 30 features, labels benign = -1 and malignant = +1;
 	// 20% held out, the rows standardized with the training split's
 	// statistics and mapped into the unit ball with a bias feature.
-	ds, err := datasets.Default()
+	train, test, err := demo.UnitBall()
 	if err != nil {
-		return err
-	}
-	train, test, err := datasets.Split(ds, 0.2, 1, true)
-	if err != nil {
-		return err
-	}
-	if train, test, _, err = preprocess.PrepareUnitBall(train, test, preprocess.UnitBallOptions{}); err != nil {
 		return err
 	}
 	n, d := train.X.Dims()

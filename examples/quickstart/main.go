@@ -12,8 +12,7 @@ import (
 	"log"
 	"os"
 
-	"github.com/stabpriv/stabpriv/datasets"
-	"github.com/stabpriv/stabpriv/datasets/preprocess"
+	"github.com/stabpriv/stabpriv/examples/internal/demo"
 	"github.com/stabpriv/stabpriv/losses"
 	"github.com/stabpriv/stabpriv/regularizers"
 	"github.com/stabpriv/stabpriv/trainer"
@@ -26,22 +25,14 @@ func main() {
 }
 
 func run(w io.Writer) error {
-	// 569 examples, 30 features, labels benign = -1 and malignant = +1.
-	ds, err := datasets.Default()
+	// 569 examples, 30 features, labels benign = -1 and malignant = +1;
+	// 20% held out for testing (stratified, seed 1); the rows standardized
+	// with statistics of the training split only, then mapped to
+	// x' = [x, 1]/sqrt(2) inside the unit ball, so kappa = 1 holds with the
+	// bias feature counted in it (examples/internal/demo shows the three
+	// calls: datasets.Default, datasets.Split, preprocess.PrepareUnitBall).
+	train, test, err := demo.UnitBall()
 	if err != nil {
-		return err
-	}
-
-	// Hold out 20% for testing, keeping the class proportions; seed 1.
-	train, test, err := datasets.Split(ds, 0.2, 1, true)
-	if err != nil {
-		return err
-	}
-
-	// Standardize with statistics of the training split only, then map each
-	// row to x' = [x, 1]/sqrt(2) inside the unit ball, so kappa = 1 holds
-	// with the bias feature counted in it.
-	if train, test, _, err = preprocess.PrepareUnitBall(train, test, preprocess.UnitBallOptions{}); err != nil {
 		return err
 	}
 
