@@ -284,7 +284,7 @@ func (f *Flags) checkPrivacy(set map[string]bool, r *Run) error {
 			switch {
 			case !set[name] || release.TakesKnob(method, release.Knob(name)):
 			case len(taken) > 0:
-				return usagef("--%s does not apply to --mechanism %s, which takes --%s of the SGD knobs", name, m, joinKnobs(taken))
+				return usagef("--%s does not apply to --mechanism %s, which takes --%s", name, m, joinKnobs(taken))
 			default:
 				return usagef("--%s does not apply to --mechanism %s, which does not release the weights of an SGD run: the SGD knobs (--%s) apply to %s", name, m, strings.Join(sgdFlags, ", --"), release.SGDList())
 			}
