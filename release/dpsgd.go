@@ -62,6 +62,14 @@ func (dpsgdMethod) Name() perturb.Mechanism { return perturb.DPSGD }
 // knobs (expected batch, passes, clipping norm, step) are its own.
 func (dpsgdMethod) SGD() bool { return false }
 
+// Knobs are the SGD knobs of a DP-SGD run (KnobTaker): the expected batch,
+// the passes, the step and its schedule, the clipping norm C and the
+// averaging of the iterates. Any choice of them is public, so the
+// accountant's calibration covers it.
+func (dpsgdMethod) Knobs() []Knob {
+	return []Knob{KnobPasses, KnobBatch, KnobStep, KnobSchedule, KnobClip, KnobAverage}
+}
+
 // CheckBudget requires a valid budget with delta > 0 (the Gaussian noise
 // gives no pure eps) that the accountant can split into its add/remove
 // target (dpsgdTarget).

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"math"
+	"slices"
 	"testing"
 
 	"github.com/stabpriv/stabpriv/accountant"
@@ -157,5 +158,36 @@ func TestDPSGDRefuses(t *testing.T) {
 	}
 	if _, err := p.Release(context.Background(), customSource{perturb.Seeded(1)}); !errors.Is(err, ErrConfig) {
 		t.Errorf("a custom source: %v, want ErrConfig", err)
+	}
+}
+
+// TestTakenKnobs: a method that releases an SGD run takes every SGD knob,
+// DP-SGD takes its six (KnobTaker), the others none.
+func TestTakenKnobs(t *testing.T) {
+	all := []Knob{KnobPasses, KnobBatch, KnobStep, KnobSchedule, KnobClip, KnobAverage}
+	for _, m := range Methods() {
+		taken := TakenKnobs(m)
+		switch {
+		case m.SGD():
+			if taken != nil {
+				t.Errorf("%s: TakenKnobs %v, want nil", m.Name(), taken)
+			}
+			for _, k := range append(all, "engine", "dropout") {
+				if !TakesKnob(m, k) {
+					t.Errorf("%s does not take %s", m.Name(), k)
+				}
+			}
+		case m.Name() == perturb.DPSGD:
+			if !slices.Equal(taken, all) {
+				t.Errorf("dp-sgd takes %v, want %v", taken, all)
+			}
+			if TakesKnob(m, "engine") || TakesKnob(m, "dropout") || !TakesKnob(m, KnobBatch) {
+				t.Error("dp-sgd's TakesKnob disagrees with its knobs")
+			}
+		default:
+			if taken != nil || TakesKnob(m, KnobBatch) {
+				t.Errorf("%s takes %v", m.Name(), taken)
+			}
+		}
 	}
 }

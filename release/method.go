@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"math"
+	"slices"
 	"strings"
 
 	"gonum.org/v1/gonum/mat"
@@ -68,6 +69,47 @@ type Method interface {
 	// perturbation, the trained weights) behind the privacy boundary.
 	Prepare(ctx context.Context, rows Rows, b dp.Budget) (Prepared, error)
 }
+
+// Knob names one of the SGD knobs of trainer.Config by the command line's
+// flag for it.
+type Knob string
+
+// The SGD knobs a method that releases no SGD run may still take
+// (KnobTaker).
+const (
+	KnobPasses   Knob = "passes"   // Config.Passes
+	KnobBatch    Knob = "batch"    // Config.Batch
+	KnobStep     Knob = "step"     // Config.Eta
+	KnobSchedule Knob = "schedule" // Config.Schedule
+	KnobClip     Knob = "clip"     // Config.Clip
+	KnobAverage  Knob = "average"  // Config.Average
+)
+
+// KnobTaker is the optional interface of a method that releases no SGD run
+// (Method.SGD is false: no stability route, no partitioned fit) but whose
+// own run some SGD knobs of trainer.Config shape: DP-SGD's expected batch,
+// passes, step, schedule, clipping norm and averaging. Its Tuner's Auto
+// sets all of them; a caller that takes a user's value of one of them
+// uses the user's knobs, not Auto.
+type KnobTaker interface {
+	// Knobs returns the SGD knobs that shape the method's run.
+	Knobs() []Knob
+}
+
+// TakenKnobs returns the SGD knobs that shape the run of m when m releases
+// no SGD run (KnobTaker), nil for a method that takes none; a method that
+// releases an SGD run (Method.SGD) takes every SGD knob, and TakenKnobs
+// returns nil for it too.
+func TakenKnobs(m Method) []Knob {
+	if kt, ok := m.(KnobTaker); ok && !m.SGD() {
+		return slices.Clone(kt.Knobs())
+	}
+	return nil
+}
+
+// TakesKnob reports whether the SGD knob k shapes the run of m: every knob
+// for a method that releases an SGD run, those of TakenKnobs otherwise.
+func TakesKnob(m Method, k Knob) bool { return m.SGD() || slices.Contains(TakenKnobs(m), k) }
 
 // Tuner chooses a method's knobs from public values alone: it reads no
 // rows and costs no privacy.

@@ -63,8 +63,12 @@ type setting struct {
 }
 
 func (s setting) args() []string {
-	if s.mech == string(perturb.Stump) {
+	switch s.mech {
+	case string(perturb.Stump):
 		return []string{"--mechanism", s.mech} // no knobs
+	case string(perturb.DPSGD):
+		// Its automatic knobs (release's dp-sgd rule), lambda 0.
+		return []string{"--mechanism", s.mech, "--delta", strconv.FormatFloat(s.delta, 'g', -1, 64)}
 	}
 	a := []string{"--mechanism", s.mech, "--lambda", strconv.FormatFloat(s.lambda, 'g', -1, 64)}
 	if s.delta > 0 {
@@ -81,7 +85,8 @@ func (s setting) args() []string {
 // forms the d x d Hessian), clipping with more than two classes (a clipped
 // multiclass step has no sensitivity route: train refuses it). A binary
 // data set read with bounds (not --standardize none) also has the
-// decision stump, which has no lambda: one entry.
+// decision stump, which has no lambda: one entry; every data set has
+// DP-SGD at its automatic knobs (lambda 0): one entry.
 func gridSettings(ds dataSet, dim int) []setting {
 	clips := []float64{0, 0.1}
 	if len(ds.classes) > 2 {
@@ -91,6 +96,7 @@ func gridSettings(ds dataSet, dim int) []setting {
 	if len(ds.classes) <= 2 && !slices.Contains(ds.flags, "--standardize") {
 		out = append(out, setting{mech: string(perturb.Stump)})
 	}
+	out = append(out, setting{mech: string(perturb.DPSGD), delta: gridDelta})
 	for _, l := range gridLambdas() {
 		if dim <= maxObjectiveDim {
 			out = append(out, setting{mech: "objective", lambda: l}, setting{mech: "amp", delta: gridDelta, lambda: l})

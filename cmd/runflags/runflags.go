@@ -165,6 +165,15 @@ func ParseLogLevel(s string) (logrus.Level, error) {
 // methods that release one (release.Method.SGD).
 var sgdFlags = []string{"passes", "batch", "step", "schedule", "engine", "clip", "dropout", "radius", "average", "partitions", "l1-ratio", "privacy-id"}
 
+// joinKnobs returns the knobs' flag names joined by ", --".
+func joinKnobs(ks []release.Knob) string {
+	s := make([]string, len(ks))
+	for i, k := range ks {
+		s[i] = string(k)
+	}
+	return strings.Join(s, ", --")
+}
+
 // Run is what the flags ask for.
 type Run struct {
 	Schema  datasets.Schema
@@ -268,8 +277,15 @@ func (f *Flags) checkPrivacy(set map[string]bool, r *Run) error {
 	if !method.SGD() {
 		// The SGD knobs, and the partitions whose SGD runs a partitioned
 		// fit averages, apply to the methods that release an SGD run.
+		// A method may take some of them for a run of its own
+		// (release.KnobTaker: dp-sgd).
+		taken := release.TakenKnobs(method)
 		for _, name := range sgdFlags {
-			if set[name] {
+			switch {
+			case !set[name] || release.TakesKnob(method, release.Knob(name)):
+			case len(taken) > 0:
+				return usagef("--%s does not apply to --mechanism %s, which takes --%s", name, m, joinKnobs(taken))
+			default:
 				return usagef("--%s does not apply to --mechanism %s, which does not release the weights of an SGD run: the SGD knobs (--%s) apply to %s", name, m, strings.Join(sgdFlags, ", --"), release.SGDList())
 			}
 		}
@@ -400,7 +416,9 @@ func (f *Flags) checkKnobs(set map[string]bool, r *Run) error {
 	if r.Options.Select != nil {
 		lambda, alpha, autoClip = 0, 0, true // the selection chooses them
 	}
-	r.Options.Auto = r.Options.Mechanism != "" && autoLambda
+	// A method's rule sets the knobs it takes (release.KnobTaker); the
+	// user's value of one of them means the user's knobs, not the rule's.
+	r.Options.Auto = r.Options.Mechanism != "" && autoLambda && !slices.ContainsFunc(release.TakenKnobs(r.Options.Method), func(k release.Knob) bool { return set[string(k)] })
 	if r.Options.Auto {
 		for _, name := range []string{"clip", "l1-ratio", "schedule", "step"} {
 			if set[name] {

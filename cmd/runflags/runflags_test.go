@@ -132,8 +132,8 @@ func TestCheckAccepts(t *testing.T) {
 
 // TestSGDFlagsFollowMethod checks, for every release method, that the
 // flags of an SGD run are accepted when the method releases one
-// (release.Method.SGD) and refused, naming the flag and the mechanism,
-// when it does not.
+// (release.Method.SGD) or its own run takes them (release.TakesKnob:
+// dp-sgd) and refused, naming the flag and the mechanism, when not.
 func TestSGDFlagsFollowMethod(t *testing.T) {
 	embedded := &datasets.Schema{Label: "y", Classes: []string{"a", "b"}}
 	values := map[string][]string{
@@ -153,12 +153,29 @@ func TestSGDFlagsFollowMethod(t *testing.T) {
 			}
 			args := append(append(slices.Clone(budget), "--"+name), v...)
 			_, err := parse(t, args, embedded)
+			takes := release.TakesKnob(m, release.Knob(name))
 			switch {
-			case m.SGD() && err != nil:
-				t.Errorf("%q: %v, want it accepted (%s releases an SGD run)", args, err, m.Name())
-			case !m.SGD() && (!errors.Is(err, ErrUsage) || !strings.Contains(fmt.Sprint(err), "--"+name+" does not apply to --mechanism "+string(m.Name()))):
+			case takes && err != nil:
+				t.Errorf("%q: %v, want it accepted (%s's run takes it)", args, err, m.Name())
+			case !takes && (!errors.Is(err, ErrUsage) || !strings.Contains(fmt.Sprint(err), "--"+name+" does not apply to --mechanism "+string(m.Name()))):
 				t.Errorf("%q: %v, want a usage error naming --%s and %s", args, err, name, m.Name())
 			}
+		}
+	}
+}
+
+// TestKnobTakerAuto: with --lambda auto, dp-sgd's rule sets its knobs
+// unless one of them is given; then the run takes the given ones.
+func TestKnobTakerAuto(t *testing.T) {
+	embedded := &datasets.Schema{Label: "y", Classes: []string{"a", "b"}}
+	base := []string{"--mechanism", "dp-sgd", "--epsilon", "1", "--delta", "1e-6", "--standardize", "none"}
+	for _, tt := range []struct {
+		extra []string
+		auto  bool
+	}{{nil, true}, {[]string{"--batch", "64"}, false}, {[]string{"--average"}, false}, {[]string{"--clip", "0.5"}, false}} {
+		r, err := parse(t, append(slices.Clone(base), tt.extra...), embedded)
+		if err != nil || r.Options.Auto != tt.auto {
+			t.Errorf("%v: auto %v (%v), want %v", tt.extra, r != nil && r.Options.Auto, err, tt.auto)
 		}
 	}
 }

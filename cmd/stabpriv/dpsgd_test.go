@@ -1,0 +1,76 @@
+package main
+
+import (
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+// TestCLIDPSGDKnobs trains --mechanism dp-sgd with its own knobs (expected
+// batch, passes, clipping norm, constant step, averaging), which the file
+// records and certify verifies (exit 0); an edited noise multiplier or step
+// count is refused (exit 5), and an SGD knob that DP-SGD does not take is
+// refused before any row is read (exit 2), naming the knobs it takes.
+func TestCLIDPSGDKnobs(t *testing.T) {
+	dir := t.TempDir()
+	path := filepath.Join(dir, "m.json")
+	base := []string{"train", "--mechanism", "dp-sgd", "--epsilon", "1", "--delta", "1e-6"}
+	args := append(base, "--batch", "64", "--passes", "3", "--clip", "0.5", "--out", path)
+	if _, _, err := call(t, args...); err != nil {
+		t.Fatalf("%v: %v", args, err)
+	}
+	stdout, _, err := call(t, "certify", path)
+	if code := exitCode(err); code != 0 || !strings.HasPrefix(stdout, "VERIFIED PRIVATE RELEASE") {
+		t.Fatalf("certify: exit %d (%v)\n%s", code, err, stdout)
+	}
+	orig, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, knob := range []string{`"passes": 3,`, `"batch": 64,`, `"clip": 0.5,`, `"steps": 24,`} {
+		if !strings.Contains(string(orig), knob) {
+			t.Errorf("the file lacks %s", knob)
+		}
+	}
+	if strings.Contains(string(orig), `"auto_knobs": true`) {
+		t.Error("the user's knobs are recorded as the automatic ones")
+	}
+	for _, tt := range []struct{ from, to string }{
+		{`"noise_multiplier": `, `"noise_multiplier": 0.5, "x": `},
+		{`"steps": 24,`, `"steps": 12,`},
+		{`"clip": 0.5,`, `"clip": 0.25,`},
+	} {
+		bad := strings.Replace(string(orig), tt.from, tt.to, 1)
+		if bad == string(orig) {
+			t.Fatalf("pattern %q not in the file", tt.from)
+		}
+		_, _, err := call(t, "certify", writeFile(t, "bad.json", bad))
+		if code := exitCode(err); code != 5 {
+			t.Errorf("edited %q: certify exit %d (%v), want 5", tt.to, code, err)
+		}
+	}
+
+	// The constant step and the average are taken too; a file of the
+	// automatic knobs (no knob given) still verifies.
+	for _, extra := range [][]string{
+		{"--step", "2", "--schedule", "constant", "--average"},
+		{},
+	} {
+		p := filepath.Join(t.TempDir(), "m.json")
+		if _, _, err := call(t, append(append(base, extra...), "--out", p)...); err != nil {
+			t.Fatalf("%v: %v", extra, err)
+		}
+		if _, _, err := call(t, "certify", p); exitCode(err) != 0 {
+			t.Errorf("%v: certify: %v", extra, err)
+		}
+	}
+
+	for _, flag := range [][]string{{"--engine", "graph"}, {"--dropout", "0.5"}, {"--partitions", "2"}} {
+		_, _, err := call(t, append(append(base, flag...), "--out", filepath.Join(dir, "no.json"))...)
+		want := "--" + flag[0][2:] + " does not apply to --mechanism dp-sgd, which takes --passes, --batch, --step, --schedule, --clip, --average"
+		if code := exitCode(err); code != 2 || !strings.Contains(err.Error(), want) {
+			t.Errorf("%v: exit %d (%v), want 2 and %q", flag, code, err, want)
+		}
+	}
+}
