@@ -343,18 +343,9 @@ func deltaMethods() string {
 	return strings.Join(out, ", ")
 }
 
-// PrivacyHint says how to fix the privacy flags that gave err.
-func PrivacyHint(m perturb.Mechanism, err error) string {
-	switch {
-	case errors.Is(err, perturb.ErrClassicalRange):
-		return " (pass --epsilon below 1, or --mechanism gaussian-analytic)"
-	case errors.Is(err, perturb.ErrDelta) && m.Pure():
-		return " (laplace and gamma are pure eps-DP: leave --delta at 0, or choose a Gaussian mechanism)"
-	case errors.Is(err, perturb.ErrDelta):
-		return " (the Gaussian mechanisms need --delta in (0, 1), e.g. --delta 1e-5)"
-	}
-	return ""
-}
+// PrivacyHint says how to fix the privacy flags that gave err
+// (perturb.Hint).
+var PrivacyHint = perturb.Hint
 
 // floatFlag parses a numeric flag value that may be "auto".
 func floatFlag(name, v string, lo, hi float64) (float64, bool, error) {
