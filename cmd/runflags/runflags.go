@@ -542,8 +542,8 @@ func (f *Flags) checkBounds(set map[string]bool, embedded bool, r *Run) error {
 	return nil
 }
 
-// regression reports whether the run's loss is a regression loss.
-func (r *Run) regression() bool {
+// Regression reports whether the run's loss is a regression loss.
+func (r *Run) Regression() bool {
 	l := r.Options.Trainer.Loss
 	return l != nil && l.Task() == losses.Regression
 }
@@ -593,11 +593,11 @@ func (f *Flags) checkSchema(set map[string]bool, defaults *datasets.Schema, r *R
 		if r.Private() && r.Options.Preprocess == "" && !r.Schema.Declared() {
 			return usagef("%s needs public bounds (--bounds FILE or --bounds-all lo,hi) or --standardize none: the private estimate of the bounds is for a single fit per row", what)
 		}
-		if r.Schema.Classes == nil && !r.regression() {
+		if r.Schema.Classes == nil && !r.Regression() {
 			return usagef("%s needs --classes declared: the partitions must agree on them", what)
 		}
 	}
-	if r.Private() && r.Schema.Classes == nil && !r.regression() {
+	if r.Private() && r.Schema.Classes == nil && !r.Regression() {
 		return usagef("a private run needs --classes a,b,... declared in advance (classes read from the rows would leak them)")
 	}
 	return nil
