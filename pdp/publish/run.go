@@ -169,7 +169,7 @@ func (j *Job) simulate() (*report.Result, error) {
 		return nil, settingsf("--cond %v is above AdaOPS's limit %.6g = n eps/(4 d (1 + log(4/delta))) for n = %d training rows, d = %d weights, --epsilon %v, --delta %v: lower --cond or raise --epsilon", j.Cond, cond.Max, cond.N, cond.D, j.Epsilon, j.Delta)
 	case errors.Is(err, pdp.ErrNoBound):
 		return nil, settingsf("--epsilon %v: %w; pass --sigma S to analyse Gaussian noise of a fixed scale", j.Epsilon, err)
-	case errors.Is(err, pdp.ErrSingular) || errors.Is(err, pdp.ErrNotSmooth) || errors.Is(err, dp.ErrBudget):
+	case errors.Is(err, pdp.ErrSingular) || errors.Is(err, pdp.ErrNotSmooth) || errors.Is(err, pdp.ErrInput) || errors.Is(err, dp.ErrBudget):
 		return nil, &SettingsError{err}
 	}
 	return res, err
@@ -200,7 +200,12 @@ func (j *Job) analyzeModel() (*report.Result, error) {
 		return nil, err
 	}
 	res, err := report.AnalyzeRelease(r, tab, report.Release{Rows: report.Rows{ExactTop: j.ExactTop, Top: j.Top}, File: j.Model, Source: source})
-	if err != nil {
+	switch {
+	case errors.Is(err, pdp.ErrInput):
+		// A release with nothing to analyse (a decision stump, ...): an
+		// input that cannot make a run.
+		return nil, settingsf("--model %s: %w", j.Model, err)
+	case err != nil:
 		return nil, fmt.Errorf("--model %s: %w", j.Model, err)
 	}
 	return res, nil
