@@ -161,7 +161,7 @@ func (f *Flags) checkRun(fs *flag.FlagSet) error {
 			return usagef("--mechanism: %s repeated", mech)
 		}
 		if mech == perturb.Stump {
-			return usagef("--mechanism stump: %s sweeps lambda over released linear models, and the decision stump has no lambda; train one with 'stabpriv train --mechanism stump'", cmd)
+			return usagef("--mechanism stump: %s sweeps lambda, and a decision stump has no lambda; use 'stabpriv train --mechanism stump'", cmd)
 		}
 		if _, err := perturb.Lookup(mech); cmd != "sweep" && err != nil {
 			return usagef("--mechanism %s: %s releases trained weights by output perturbation; the training-time mechanisms run in sweep", mech, cmd)

@@ -206,8 +206,11 @@ func (f *Flags) Check(set map[string]bool, defaults *datasets.Schema) (*Run, err
 }
 
 // checkPCA checks --pca and --pca-share: k >= 1, a private run per row
-// with delta > 0 (Analyze Gauss is (eps, delta)-DP), and shares of the
-// budget that leave the release a positive part.
+// with delta > 0 (Analyze Gauss is (eps, delta)-DP: a pure eps budget
+// cannot pay for it), and shares of the budget that leave the release a
+// positive part. The directions spend a share of --delta and the release
+// the rest, so a named mechanism must take delta (without one, the rule
+// releases by AMP with --delta).
 func (f *Flags) checkPCA(set map[string]bool, r *Run) error {
 	switch {
 	case !set["pca"] && set["pca-share"]:
@@ -221,7 +224,7 @@ func (f *Flags) checkPCA(set map[string]bool, r *Run) error {
 	case f.Partitions > 1 || f.PrivacyID != "":
 		return usagef("--pca is for a single fit per row; a partitioned fit (--partitions, --privacy-id) takes --project k")
 	case !(r.Budget.Delta > 0):
-		return usagef("--pca: the private principal directions (Analyze Gauss, a Gaussian mechanism) are (eps, delta)-DP: give --delta > 0 (e.g. 1e-5); a pure eps budget cannot pay for them")
+		return usagef("--pca: the private directions (Analyze Gauss) are (eps, delta)-DP: give --delta > 0 (e.g. 1e-5)")
 	case !check.OpenUnit(f.PCAShare):
 		return usagef("--pca-share %v leaves nothing for the %s: want a share in (0, 1) of --epsilon and --delta", f.PCAShare, map[bool]string{true: "release", false: "principal directions"}[f.PCAShare >= 1])
 	}
@@ -230,7 +233,7 @@ func (f *Flags) checkPCA(set map[string]bool, r *Run) error {
 		bs = f.BoundsShare // the bounds are estimated
 	}
 	if bs+f.PCAShare >= 1 {
-		return usagef("--bounds-share %v and --pca-share %v spend %v of --epsilon: they must leave the release a positive part (their sum below 1)", bs, f.PCAShare, bs+f.PCAShare)
+		return usagef("--bounds-share %v and --pca-share %v spend %v of --epsilon: leave the release a positive part", bs, f.PCAShare, bs+f.PCAShare)
 	}
 	r.Options.PCA, r.Options.PCAShare = f.PCA, f.PCAShare
 	return nil
@@ -260,7 +263,7 @@ func (f *Flags) checkPrivacy(set map[string]bool, r *Run) error {
 	m := method.Name()
 	r.Budget = dp.Budget{Epsilon: f.Epsilon, Delta: f.Delta}
 	if set["pca"] && m.Pure() {
-		return usagef("--pca with --mechanism %s: the private principal directions spend a share of --delta and the release the rest, so the release's mechanism must take delta (%s), with --delta > 0; or leave --mechanism out (with --delta the rule releases by AMP)", m, deltaMethods())
+		return usagef("--pca with --mechanism %s: --pca spends a share of --delta, so the mechanism must take delta (%s)", m, deltaMethods())
 	}
 	if err := method.CheckBudget(r.Budget); err != nil {
 		return usagef("--mechanism %s --epsilon %v --delta %v: %w%s", m, f.Epsilon, f.Delta, err, PrivacyHint(m, err))
@@ -270,7 +273,7 @@ func (f *Flags) checkPrivacy(set map[string]bool, r *Run) error {
 		// fit averages, apply to the methods that release an SGD run.
 		for _, name := range sgdFlags {
 			if set[name] {
-				return usagef("--%s does not apply to --mechanism %s, which does not release the weights of an SGD run: the SGD knobs (--%s) apply to %s", name, m, strings.Join(sgdFlags, ", --"), release.SGDList())
+				return usagef("--%s does not apply to --mechanism %s (no SGD run): the SGD knobs (--%s) apply to %s", name, m, strings.Join(sgdFlags, ", --"), release.SGDList())
 			}
 		}
 	}
@@ -281,7 +284,13 @@ func (f *Flags) checkPrivacy(set map[string]bool, r *Run) error {
 // checkSelect checks a private run without --mechanism: the setting is
 // chosen by the public rule or a private selection (--select), which sets
 // the knobs itself; the SGD knobs are refused, as a named mechanism that
-// runs no SGD refuses them.
+// runs no SGD refuses them. A private selection is proven for a single fit,
+// where it tunes on a part of the training rows and releases on the rest
+// (holdout) or releases the best of several runs on the same rows
+// (random-stopping); a partitioned fit (--partitions, --privacy-id)
+// releases the average of the partitions' SGD runs once, by the public
+// rule (selection.OutputFamily: gamma, or the analytic Gaussian with
+// --delta) or a named mechanism, so --select is refused there.
 func (f *Flags) checkSelect(set map[string]bool, r *Run) error {
 	method := selection.Method(f.Select)
 	if method != selection.Rule && !slices.Contains(selection.Methods(), method) {
@@ -292,13 +301,11 @@ func (f *Flags) checkSelect(set map[string]bool, r *Run) error {
 		return usagef("--epsilon %v --delta %v: %w", f.Epsilon, f.Delta, err)
 	}
 	if method != selection.Rule && set["privacy-id"] {
-		return usagef("--select %s with --privacy-id: the private selection is proven for a single fit per row; a fit per privacy ID is a partitioned fit, which releases the average of the partitions' SGD runs once: leave --select out (the public rule: %s, or %s with --delta, at the automatic knobs for the ID's c rows) or give --mechanism",
-			method, selection.OutputFamily(dp.Budget{Epsilon: 1}), selection.OutputFamily(dp.Budget{Epsilon: 1, Delta: 1e-5}))
+		return usagef("--select %s with --privacy-id: a private selection is proven for a fit per row; leave --select out or give --mechanism", method)
 	}
 	if method != selection.Rule && f.Partitions > 1 {
 		// partition.UseRule's reason, in the flags' words.
-		return usagef("--select %s with --partitions %d: the private selection is proven for a single fit, where it tunes on a part of the training rows and releases on the rest (holdout) or releases the best of several runs on the same rows (random-stopping), with candidates that include objective perturbation and AMP; a partitioned fit releases the average of the partitions' SGD runs once: leave --select out (the public rule: %s, or %s with --delta) or give --mechanism",
-			method, f.Partitions, selection.OutputFamily(dp.Budget{Epsilon: 1}), selection.OutputFamily(dp.Budget{Epsilon: 1, Delta: 1e-5}))
+		return usagef("--select %s with --partitions %d: a private selection is proven for a single fit; leave --select out or give --mechanism", method, f.Partitions)
 	}
 	how := "by a public rule"
 	if method != selection.Rule {
@@ -306,7 +313,7 @@ func (f *Flags) checkSelect(set map[string]bool, r *Run) error {
 	}
 	for _, name := range append([]string{"lambda"}, sgdFlags...) {
 		if set[name] && name != "partitions" && name != "privacy-id" {
-			return usagef("--%s: without --mechanism the release chooses the mechanism and its knobs %s (--select %s), and the SGD knobs do not apply; give --mechanism to set them yourself", name, how, method)
+			return usagef("--%s: without --mechanism the release chooses the knobs %s (--select %s); give --mechanism to set them", name, how, method)
 		}
 	}
 	r.Options.Select = &selection.Config{Method: method}
@@ -395,7 +402,7 @@ func (f *Flags) checkKnobs(set map[string]bool, r *Run) error {
 	if r.Options.Auto {
 		for _, name := range []string{"clip", "l1-ratio", "schedule", "step"} {
 			if set[name] {
-				return usagef("--%s: with --lambda auto the release chooses lambda, --clip, --l1-ratio 0 and the schedule itself; give --lambda to set them", name)
+				return usagef("--%s: --lambda auto chooses lambda, --clip, --l1-ratio 0 and the schedule itself; give --lambda to set them", name)
 			}
 		}
 	} else if autoClip {
@@ -465,7 +472,7 @@ func (f *Flags) checkPrivacyID(set map[string]bool, r *Run) error {
 	case f.MaxRowsPerID < 1:
 		return usagef("--max-rows-per-id %d, want c >= 1", f.MaxRowsPerID)
 	case r.Options.Select != nil && !r.Options.Select.Method.IsRule():
-		return usagef("--privacy-id: a fit per privacy ID is a partitioned fit, which releases a named mechanism or the public rule; leave --select out or give --mechanism (the private selection is for a fit per row)")
+		return usagef("--privacy-id: a fit per privacy ID takes a named mechanism or the public rule; leave --select out or give --mechanism")
 	}
 	r.Options.PrivacyID, r.Options.MaxRowsPerID = f.PrivacyID, f.MaxRowsPerID
 	return nil
@@ -591,7 +598,7 @@ func (f *Flags) checkSchema(set map[string]bool, defaults *datasets.Schema, r *R
 			return usagef("%s: a standardization fitted on the rows is refused; give --bounds or --standardize none", what)
 		}
 		if r.Private() && r.Options.Preprocess == "" && !r.Schema.Declared() {
-			return usagef("%s needs public bounds (--bounds FILE or --bounds-all lo,hi) or --standardize none: the private estimate of the bounds is for a single fit per row", what)
+			return usagef("%s needs public bounds (--bounds FILE or --bounds-all lo,hi) or --standardize none: bounds are estimated per fit", what)
 		}
 		if r.Schema.Classes == nil && !r.Regression() {
 			return usagef("%s needs --classes declared: the partitions must agree on them", what)
@@ -611,7 +618,7 @@ func (f *Flags) checkProject(set map[string]bool, r *Run) error {
 	if f.Project == "auto" {
 		partitioned := f.Partitions > 1 || f.PrivacyID != ""
 		if partitioned && set["project"] {
-			return usagef("--project auto needs the number of training rows before the fit; a partitioned fit (--partitions, --privacy-id) takes --project k")
+			return usagef("--project auto needs the number of training rows before the fit; a partitioned fit takes --project k")
 		}
 		r.Options.ProjectAuto = !partitioned
 		return nil

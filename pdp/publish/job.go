@@ -149,7 +149,7 @@ func NewJob(opts Options) (*Job, error) {
 		return j, j.checkModel()
 	}
 	if j.lossFn, err = losses.ByName(j.Loss); err != nil {
-		return nil, settingsf("--loss: %w; the per-instance analysis needs a smooth loss (Wang's Lemma 13: differentiable with an absolutely continuous derivative), and the built-in ones are", err)
+		return nil, settingsf("--loss: %w; the per-instance analysis needs a smooth loss (Wang's Lemma 13)", err)
 	}
 	if err := j.checkOut(); err != nil {
 		return nil, err
@@ -186,7 +186,7 @@ func (j *Job) checkOut() error {
 func (j *Job) checkModel() error {
 	for name := range j.Set {
 		if !modelFlags[name] {
-			return settingsf("--%s with --model: the model file fixes the loss, lambda, clipping, preprocessing, split and noise; only --data, --exact-top, --top, --out, --force, --log-level and the --publish-* flags apply", name)
+			return settingsf("--%s with --model: the model file fixes it; only --data, --exact-top, --top, --out, --force, --log-level, --publish-*", name)
 		}
 	}
 	if err := j.checkOut(); err != nil {

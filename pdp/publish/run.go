@@ -76,8 +76,7 @@ func (f SummaryOptions) settings(set map[string]bool, warnings io.Writer) (*summ
 
 // standardizedFix names the ways to a summary that is private for the
 // table.
-const standardizedFix = "use --standardize none (rows clipped into the unit ball), or train the model with declared or estimated bounds " +
-	"(stabpriv train --bounds FILE, --bounds-all lo,hi or --bounds-share) and summarize it with pdp --model"
+const standardizedFix = "use --standardize none, or train with --bounds, --bounds-all or --bounds-share and use pdp --model"
 
 // checkSimulation refuses, before any work, a summary of a simulated
 // release that has no data-independent bound on a row's influence: lambda
@@ -91,9 +90,9 @@ func (ps *summarySettings) checkSimulation(lambda float64, standardize, bias str
 	case lambda == 0:
 		return settingsf("--publish-epsilon with --lambda 0: %v (a summary needs lambda > 0: strong convexity bounds every row's influence)", pdp.ErrNotPublishable)
 	case standardize == "train":
-		return settingsf("--publish-epsilon with --standardize train: %v (the features are standardized with statistics of the training rows: replacing one row changes every row, so no summary of them is private for the table); %s", pdp.ErrNotPublishable, standardizedFix)
+		return settingsf("--publish-epsilon with --standardize train: %v (features standardized on the training rows); %s", pdp.ErrNotPublishable, standardizedFix)
 	case standardize == "none" && bias == "false":
-		return settingsf("--publish-epsilon with --standardize none --bias false: %v (the rows are kept as they are, so their norm bound is assumed, not enforced)", pdp.ErrNotPublishable)
+		return settingsf("--publish-epsilon with --standardize none --bias false: %v (the rows' norm bound is not enforced)", pdp.ErrNotPublishable)
 	}
 	return nil
 }
@@ -143,7 +142,9 @@ func (j *Job) Run(ctx context.Context) (*Output, error) {
 	return out, nil
 }
 
-// simulate analyses a simulated release of the data.
+// simulate analyses a simulated release of the data. AdaOPS refuses a
+// kappa (--cond) above its limit n eps/(4 d (1 + log(4/delta))) for n
+// training rows and d weights (ridge.CondError).
 func (j *Job) simulate() (*report.Result, error) {
 	ds, source, err := j.loadData()
 	if err != nil {
@@ -166,7 +167,7 @@ func (j *Job) simulate() (*report.Result, error) {
 	var cond *ridge.CondError
 	switch {
 	case errors.As(err, &cond):
-		return nil, settingsf("--cond %v is above AdaOPS's limit %.6g = n eps/(4 d (1 + log(4/delta))) for n = %d training rows, d = %d weights, --epsilon %v, --delta %v: lower --cond or raise --epsilon", j.Cond, cond.Max, cond.N, cond.D, j.Epsilon, j.Delta)
+		return nil, settingsf("--cond %v is above AdaOPS's limit %.6g for n = %d rows, d = %d weights: lower --cond or raise --epsilon", j.Cond, cond.Max, cond.N, cond.D)
 	case errors.Is(err, pdp.ErrNoBound):
 		return nil, settingsf("--epsilon %v: %w; pass --sigma S to analyse Gaussian noise of a fixed scale", j.Epsilon, err)
 	case errors.Is(err, pdp.ErrSingular) || errors.Is(err, pdp.ErrNotSmooth) || errors.Is(err, pdp.ErrInput) || errors.Is(err, dp.ErrBudget):
@@ -176,7 +177,10 @@ func (j *Job) simulate() (*report.Result, error) {
 }
 
 // analyzeModel analyses the training rows of a model file's release,
-// against its certificate.
+// against its certificate. A summary of a model whose features were
+// standardized with statistics of the training rows is refused:
+// replacing one row changes every row, so no summary of them is private
+// for the table (checkSimulation says the same of a simulated release).
 func (j *Job) analyzeModel() (*report.Result, error) {
 	read := j.ReadModel
 	if read == nil {
@@ -187,7 +191,7 @@ func (j *Job) analyzeModel() (*report.Result, error) {
 		return nil, err
 	}
 	if j.summary != nil && !r.Preprocessing.Mode.Inside() {
-		return nil, settingsf("--publish-epsilon with --model %s: %v (the model's features were standardized with statistics of the training rows: replacing one row changes every row, so no summary of them is private for the table); %s", j.Model, pdp.ErrNotPublishable, standardizedFix)
+		return nil, settingsf("--publish-epsilon with --model %s: %v (features standardized on the training rows); %s", j.Model, pdp.ErrNotPublishable, standardizedFix)
 	}
 	tab, source := (*datasets.Table)(nil), j.Data
 	if j.Data != "" {
