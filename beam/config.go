@@ -139,7 +139,9 @@ func (c Config) Options() (datasets.Schema, dp.Budget, private.Options, error) {
 // (Options.Select the rule, no mechanism: a budget without --mechanism)
 // travel as the mechanism the rule names with the automatic knobs
 // (partition.UseRule), so the pipeline releases what `stabpriv train
-// --partitions` releases by the rule; a private selection is refused.
+// --partitions` releases by the rule; a private selection is refused, as
+// are a tolerance, a user model, a step function and a stratified split,
+// which a partitioned fit refuses too.
 func NewConfig(schema datasets.Schema, budget dp.Budget, opts private.Options, partitions int) (Config, error) {
 	opts, err := partition.UseRule(schema, budget, opts)
 	if err != nil {
@@ -159,7 +161,7 @@ func NewConfig(schema datasets.Schema, budget dp.Budget, opts private.Options, p
 		c.Loss = cfg.Loss.Name()
 	}
 	if cfg.Tolerance != 0 || cfg.Model != nil || cfg.StepFunc != nil || opts.Stratify {
-		return c, fmt.Errorf("stabbeam: a tolerance, a user model, a step function or a stratified split does not travel to the workers (a partitioned fit refuses them)")
+		return c, fmt.Errorf("stabbeam: a tolerance, user model, step function or stratified split does not travel to the workers")
 	}
 	switch src := opts.Noise; {
 	case src == nil || perturb.SourceName(src) == perturb.SourceSecure:

@@ -31,12 +31,17 @@ func (c *Certificate) String() string {
 }
 
 // runText says in words what the training run r was: three lines of
-// Certificate.String ("" for a nil run).
+// Certificate.String, two for a run without SGD ("" for a nil run).
 func runText(r *trainer.Run) string {
 	if r == nil {
 		return ""
 	}
-	return fmt.Sprintf("Training run: loss %s (%s), n = %d, d = %d, K = %d, kappa = %g, L = %g, smoothness = %g, lambda = %g, l1 ratio = %g, mu = %g,\n", r.Loss, r.Task, r.N, r.D, r.K, r.Kappa, r.L, r.BetaS, r.Lambda, r.L1Ratio, r.Mu) +
+	head := fmt.Sprintf("Training run: loss %s (%s), n = %d, d = %d, K = %d, kappa = %g, L = %g, smoothness = %g, lambda = %g, l1 ratio = %g, mu = %g,\n", r.Loss, r.Task, r.N, r.D, r.K, r.Kappa, r.L, r.BetaS, r.Lambda, r.L1Ratio, r.Mu)
+	if r.Schedule == "" {
+		// No SGD ran (a decision stump): no schedule, step or engine.
+		return head + fmt.Sprintf("  seed %d.\n", r.Seed)
+	}
+	return head +
 		fmt.Sprintf("  schedule %s, eta = %g, passes %d, batch %d, clip G = %g, dropout s = %g, radius R = %g, averaging %v, sampling %s,\n", r.Schedule, r.Eta, r.Passes, r.Batch, r.Clip, r.Dropout, r.Radius, r.Average, r.Sampling) +
 		fmt.Sprintf("  tolerance %g, engine %s, seed %d.\n", r.Tolerance, r.Engine, r.Seed)
 }

@@ -121,7 +121,7 @@ func urlScheme(path string) string {
 // of stabpriv write local files only.
 func checkURL(flag, path string) error {
 	if scheme := urlScheme(path); scheme != "" {
-		return usagef("%s %s is a URL (scheme %s); stabpriv writes local files only: give a local path (stabpriv-beam writes gs:// and s3:// objects)", flag, path, scheme)
+		return usagef("%s %s is a URL (scheme %s): stabpriv writes local files only (stabpriv-beam writes gs://, s3://)", flag, path, scheme)
 	}
 	return nil
 }

@@ -10,6 +10,7 @@ import (
 	"github.com/stabpriv/stabpriv/cmd/runflags"
 	"github.com/stabpriv/stabpriv/modelfile"
 	"github.com/stabpriv/stabpriv/modelfile/describe"
+	"github.com/stabpriv/stabpriv/pdp/publish"
 )
 
 // notPrivateError is returned by certify for a valid model file that makes
@@ -69,8 +70,12 @@ func runCertify(_ context.Context, args []string, stdout, stderr io.Writer) erro
 		return err // certify logs nothing; the flag is checked all the same
 	}
 	path := fs.Arg(0)
-	if isSummaryFile(path) {
-		return certifySummary(stdout, path, *model)
+	if publish.IsSummaryFile(path) {
+		private, why, err := publish.Certify(stdout, path, *model, readModel)
+		if err == nil && !private {
+			err = &notPrivateError{why}
+		}
+		return err
 	}
 	if *model != "" {
 		return usagef("--model applies to a summary file (summary.dp.json); %s is not one", path)

@@ -46,9 +46,9 @@ import (
 
 	"github.com/sirupsen/logrus"
 
+	"github.com/stabpriv/stabpriv/cmd/paper"
 	"github.com/stabpriv/stabpriv/cmd/runflags"
 	"github.com/stabpriv/stabpriv/datasets"
-	"github.com/stabpriv/stabpriv/experiments"
 	"github.com/stabpriv/stabpriv/internal/interrupt"
 	"github.com/stabpriv/stabpriv/modelfile"
 	"github.com/stabpriv/stabpriv/pdp/publish"
@@ -67,8 +67,8 @@ func commands() []command {
 		{"train", "train a linear model on a CSV file or the embedded breast-cancer data", runTrain},
 		{"certify", "verify a model file written by train and print its privacy certificate", runCertify},
 		{"predict", "apply a model file to the rows of a CSV file", runPredict},
-		{"sweep", "run the paper's accuracy experiments (Figures 1 and 2) on a data set", runSweep},
-		{"featsel", "run the paper's private feature-selection experiments (Figures 3 and 5)", runFeatSel},
+		{"sweep", "run the paper's accuracy experiments (Figures 1 and 2) on a data set", paper.Sweep},
+		{"featsel", "run the paper's private feature-selection experiments (Figures 3 and 5)", paper.FeatSel},
 		{"pdp", "per-instance DP of an output-perturbation release over the training rows (confidential)", runPDP},
 		{"account", "eps of DP-SGD's Poisson-subsampled Gaussian over many steps, or the noise for an eps", runAccount},
 	}
@@ -100,7 +100,7 @@ func exitCode(err error) int {
 		return 130
 	case errors.Is(err, modelfile.ErrFile), errors.Is(err, publish.ErrFile):
 		return 5
-	case errors.Is(err, datasets.ErrFormat), errors.Is(err, fs.ErrNotExist), errors.Is(err, experiments.ErrNoData):
+	case errors.Is(err, datasets.ErrFormat), errors.Is(err, fs.ErrNotExist), errors.Is(err, paper.ErrNoData):
 		return 4
 	}
 	return 1

@@ -37,15 +37,15 @@ func TestPDPPublish(t *testing.T) {
 	if !strings.Contains(stdout, "maximum: not bounded at this budget") {
 		t.Errorf("output does not say the maximum is not bounded:\n%s", stdout)
 	}
-	path := filepath.Join(dir, summaryFile)
+	path := filepath.Join(dir, publish.SummaryFile)
 	st, err := os.Stat(path)
 	if err != nil {
 		t.Fatal(err)
 	}
 	if st.Mode().Perm() != 0o644 {
-		t.Errorf("%s has mode %v, want 0644 (publishable)", summaryFile, st.Mode().Perm())
+		t.Errorf("%s has mode %v, want 0644 (publishable)", publish.SummaryFile, st.Mode().Perm())
 	}
-	for _, name := range pdpFiles {
+	for _, name := range publish.ReportFiles {
 		if st, err := os.Stat(filepath.Join(dir, name)); err != nil || st.Mode().Perm() != 0o600 {
 			t.Errorf("%s: %v %v, want mode 0600 (confidential)", name, st, err)
 		}
@@ -78,7 +78,7 @@ func TestPDPPublish(t *testing.T) {
 	if _, err := pdpRun(t, "pdp", "--lambda", "0.1", "--standardize", "none", "--exact-top", "0", "--publish-epsilon", "1", "--publish-seed", "4", "--out", seededDir); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := pdpRun(t, "certify", filepath.Join(seededDir, summaryFile)); exitCode(err) != 3 {
+	if _, err := pdpRun(t, "certify", filepath.Join(seededDir, publish.SummaryFile)); exitCode(err) != 3 {
 		t.Errorf("certify of a seeded summary: exit %d (%v), want 3", exitCode(err), err)
 	}
 }
@@ -96,7 +96,7 @@ func TestPDPPublishModel(t *testing.T) {
 	if _, err := pdpRun(t, "pdp", "--model", model, "--data", data, "--exact-top", "0", "--publish-epsilon", "4", "--out", dir); err != nil {
 		t.Fatal(err)
 	}
-	s, err := publish.ReadFile(filepath.Join(dir, summaryFile))
+	s, err := publish.ReadFile(filepath.Join(dir, publish.SummaryFile))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -113,7 +113,7 @@ func TestPDPPublishModel(t *testing.T) {
 	if s.Release.WeightsSHA256 != r.Certificate.WeightsSHA256 || s.Release.ReleaseEpsilon != r.Certificate.Epsilon {
 		t.Errorf("summary bound to %q (eps %g), the model file's weights are %q (eps %g)", s.Release.WeightsSHA256, s.Release.ReleaseEpsilon, r.Certificate.WeightsSHA256, r.Certificate.Epsilon)
 	}
-	path := filepath.Join(dir, summaryFile)
+	path := filepath.Join(dir, publish.SummaryFile)
 	for _, args := range [][]string{{"certify", path, "--model", model}, {"certify", "--model", model, path}} {
 		out, err := pdpRun(t, args...)
 		if exitCode(err) != 0 || !strings.Contains(out, "against the model file") || !strings.Contains(out, "Not verified") || !strings.Contains(out, r.Certificate.WeightsSHA256) {
@@ -151,8 +151,12 @@ func TestCertifyStandardizedSummary(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	path := filepath.Join(t.TempDir(), summaryFile)
-	if err := writeSummary(filepath.Dir(path), s, false); err != nil {
+	path := filepath.Join(t.TempDir(), publish.SummaryFile)
+	var b bytes.Buffer
+	if err := s.Write(&b); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(path, b.Bytes(), 0o644); err != nil {
 		t.Fatal(err)
 	}
 	out, err := pdpRun(t, "certify", path)

@@ -88,12 +88,16 @@ func testCLIStump(t *testing.T, k int) {
 	if code := exitCode(err); code != 0 || !strings.HasPrefix(stdout, "VERIFIED PRIVATE RELEASE") || !strings.Contains(stdout, "permute-and-flip") {
 		t.Errorf("certify: exit %d (%v)", code, err)
 	}
+	// No SGD ran: the certificate states no schedule, step or engine.
+	if strings.Contains(stdout, "schedule ,") || strings.Contains(stdout, "engine ,") || strings.Contains(stdout, "passes 0,") {
+		t.Errorf("certify of a stump prints the empty SGD constants:\n%s", stdout)
+	}
 	out, stderr, err := call(t, "predict", "--model", secure, "--data", filepath.Join(dir, "base.csv"))
 	if err != nil || strings.Contains(out, "p_c0") || !strings.Contains(stderr, "accuracy") {
 		t.Errorf("predict: %v\n%s\n%s", err, out, stderr)
 	}
-	if _, _, err := call(t, "pdp", "--model", secure, "--data", filepath.Join(dir, "base.csv"), "--out", filepath.Join(dir, "pdp")); err == nil || !strings.Contains(err.Error(), "decision stump") {
-		t.Errorf("pdp of a stump: %v, want a refusal naming the stump", err)
+	if _, _, err := call(t, "pdp", "--model", secure, "--data", filepath.Join(dir, "base.csv"), "--out", filepath.Join(dir, "pdp")); exitCode(err) != 2 || !strings.Contains(err.Error(), "decision stump") {
+		t.Errorf("pdp of a stump: %v (exit %d), want a usage error naming the stump", err, exitCode(err))
 	}
 	outputs := 1 // one margin for two classes, one per class for more
 	if k > 2 {

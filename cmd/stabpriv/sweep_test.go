@@ -6,10 +6,12 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/stabpriv/stabpriv/cmd/paper"
 )
 
 func TestPaperCommandUsageErrors(t *testing.T) {
-	t.Setenv(dataEnv, "")
+	t.Setenv(paper.DataEnv, "")
 	out := filepath.Join(t.TempDir(), "out")
 	csv := writeCSV(t, clusters(2, 20))
 	for _, tc := range []struct {
@@ -71,11 +73,11 @@ func TestPaperCommandUsageErrors(t *testing.T) {
 
 func TestPaperCommandMissingData(t *testing.T) {
 	empty := t.TempDir()
-	t.Setenv(dataEnv, filepath.Join(empty, "absent"))
+	t.Setenv(paper.DataEnv, filepath.Join(empty, "absent"))
 	for _, cmd := range []string{"sweep", "featsel"} {
 		_, _, err := call(t, cmd, "--dataset", "gene_all", "--out", filepath.Join(empty, "out"))
 		if code := exitCode(err); code != 4 || err == nil || !strings.Contains(err.Error(), "absent") {
-			t.Errorf("%s: exit code %d, error %v; want 4 and the directory from $%s named", cmd, code, err, dataEnv)
+			t.Errorf("%s: exit code %d, error %v; want 4 and the directory from $%s named", cmd, code, err, paper.DataEnv)
 		}
 	}
 }

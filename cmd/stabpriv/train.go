@@ -17,14 +17,8 @@ import (
 
 	"github.com/stabpriv/stabpriv/cmd/runflags"
 	"github.com/stabpriv/stabpriv/datasets"
-	"github.com/stabpriv/stabpriv/datasets/preprocess"
-	// The graph engine of --engine graph registers itself with the trainer.
-	_ "github.com/stabpriv/stabpriv/graph"
-	"github.com/stabpriv/stabpriv/losses"
 	"github.com/stabpriv/stabpriv/modelfile"
 	"github.com/stabpriv/stabpriv/modelfile/describe"
-	"github.com/stabpriv/stabpriv/partition"
-	"github.com/stabpriv/stabpriv/private"
 )
 
 // trainFlags holds the flags of the train command: those it shares with
@@ -160,8 +154,8 @@ func parseTrain(args []string, stderr io.Writer) (*settings, error) {
 	s.Options.Trainer.Tolerance = f.tolerance
 	// A run without a claim shows its metrics; a release only on request.
 	s.Options.Diagnostics = f.diagnostics || !priv
-	if l := s.Options.Trainer.Loss; l != nil && f.positive != "" && l.Task() != losses.Binary {
-		return nil, usagef("--positive applies to binary losses, not %s (%v)", l.Name(), l.Task())
+	if err := s.CheckPositive(f.positive); err != nil {
+		return nil, err
 	}
 	if f.positive != "" && s.Schema.Classes != nil {
 		return nil, usagef("--positive: with --classes the second declared class is +1")
@@ -186,8 +180,7 @@ func parseTrain(args []string, stderr io.Writer) (*settings, error) {
 		s.Options.Diagnostics = false
 		return s, nil
 	}
-	regression := s.Options.Trainer.Loss != nil && s.Options.Trainer.Loss.Task() == losses.Regression
-	if priv || regression {
+	if priv || s.Regression() {
 		return s, nil
 	}
 	// A non-private run may read its classes from the rows, and keeps the
@@ -271,51 +264,18 @@ func (s *settings) selectColumns() error {
 	return nil
 }
 
-// partitioned reports whether the run is a partitioned fit: --partitions
-// P > 1, or a fit per privacy ID (with one partition or more).
-func (s *settings) partitioned() bool { return s.Partitions > 1 || s.Options.PrivacyID != "" }
+// partitioned reports whether the run is a partitioned fit
+// (runflags.Run.Partitioned).
+func (s *settings) partitioned() bool { return s.Partitioned(s.Partitions) }
 
-// readShards reads --data: one CSV file, or with --partitions > 1 (or
-// --privacy-id) every file the glob matches (in name order), each a shard.
+// readShards reads --data (runflags.ReadData): one CSV file, or with
+// --partitions > 1 (or --privacy-id) every file the glob matches.
 func (s *settings) readShards() error {
-	if !s.partitioned() && strings.ContainsAny(s.data, "*?[") {
-		if _, err := os.Stat(s.data); err != nil {
-			return usagef("--data %q looks like a glob: shards are read with --partitions P > 1", s.data)
-		}
+	shards, err := runflags.ReadData(s.data, s.header, s.partitioned())
+	if err != nil {
+		return err
 	}
-	// A file the pattern matches that is not a CSV file at all (the
-	// model file of an earlier run written among the shards) is a usage
-	// error, found from its header line before any row is read. Without a
-	// header row (--header) the first line is a data row: not checked.
-	files, _ := filepath.Glob(filepath.Clean(s.data))
-	if s.header != "" {
-		files = nil
-	}
-	for _, f := range files {
-		if err := partition.CheckShardFile(f); err != nil {
-			return usagef("--data %q: %w", s.data, err)
-		}
-	}
-	var header []string
-	if s.header != "" {
-		header = strings.Split(s.header, ",")
-	}
-	if s.partitioned() {
-		// The shards' names are their paths relative to the input root,
-		// as stabpriv-beam names them (datasets.ReadShards).
-		shards, err := datasets.ReadShards(s.data, header)
-		if err != nil {
-			return fmt.Errorf("--data: %w", err)
-		}
-		s.shards = shards
-	} else {
-		t, err := datasets.ReadTableFileHeader(s.data, header)
-		if err != nil {
-			return err
-		}
-		s.shards = []*datasets.Table{t}
-	}
-	s.table = s.shards[0]
+	s.shards, s.table = shards, shards[0]
 	return nil
 }
 
@@ -343,11 +303,11 @@ func runTrain(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	log, settle := progressLogger(stderr, s.Level)
 	defer settle()
 	s.Options.Logger = log
-	if s.Options.Preprocess == preprocess.Standardize && s.Private() {
+	if s.StandardizedOnRows() {
 		log.Warn("--standardize train: the standardization statistics are fitted on the training split and are not private; the certificate does not cover the table, only the standardized rows")
 	}
 	if s.Private() {
-		if w := private.Forecast(s.table, s.shards, s.Schema, s.Budget, s.Options, s.Partitions); w != "" {
+		if w := s.Forecast(s.table, s.shards, s.Partitions); w != "" {
 			log.Warn(w)
 		}
 	}
@@ -417,24 +377,14 @@ func progressLogger(stderr io.Writer, level logrus.Level) (log *logrus.Logger, s
 	})
 }
 
-// fit runs the fit s asks for: partitioned (with a privacy ID too) or
-// not. Errors of settings that cannot make a run are usage errors.
+// fit runs the fit s asks for (runflags.Run.Fit): partitioned (with a
+// privacy ID too) or not. Errors of settings that cannot make a run are
+// usage errors.
 func fit(ctx context.Context, s *settings) (*modelfile.Released, error) {
-	var rel *modelfile.Released
-	var err error
-	if s.partitioned() {
-		if s.data == "" {
-			s.shards = []*datasets.Table{s.table}
-		}
-		rel, err = partition.Fit(ctx, s.shards, s.Schema, s.Budget, s.Options, s.Partitions)
-	} else {
-		rel, err = private.Fit(ctx, s.table, s.Schema, s.Budget, s.Options)
+	if s.partitioned() && s.data == "" {
+		s.shards = []*datasets.Table{s.table}
 	}
-	switch {
-	case runflags.IsSettingsError(err):
-		return nil, &usageError{Err: err}
-	}
-	return rel, err
+	return s.Fit(ctx, s.table, s.shards, s.Partitions)
 }
 
 // inputs returns the paths of the files the run reads: the data (every

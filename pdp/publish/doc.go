@@ -47,4 +47,11 @@
 // it does not cover), written by Write and read by Read, which refuses
 // unknown fields. Verify rebuilds everything but the mechanism's raw
 // outputs from the published inputs and requires the file to equal it.
+//
+// The command's verb. NewJob checks the settings of stabpriv pdp (Options,
+// in the words of its flags: a *SettingsError for settings or inputs that
+// cannot make a run), Job.Run analyses the release (package report) and
+// draws the summary without writing anything, Output.WriteDir writes the
+// confidential files and the summary, and Output.Print says what they
+// hold. Certify is stabpriv certify for a summary file.
 package publish

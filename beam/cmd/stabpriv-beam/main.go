@@ -258,7 +258,9 @@ func config(set map[string]bool) (stabbeam.Config, logrus.Level, error) {
 		return stabbeam.Config{}, 0, err
 	}
 	if run.Options.Preprocess == preprocess.Standardize {
-		return stabbeam.Config{}, 0, errors.New("--standardize train fits statistics on the rows of every partition: standardize the shards in a separate step, outside the guarantee, and give --bounds or --standardize none")
+		// Standardize the shards in a separate step, outside the
+		// guarantee, if need be.
+		return stabbeam.Config{}, 0, errors.New("--standardize train fits statistics on every partition's rows: give --bounds or --standardize none")
 	}
 	if run.Options.Preprocess == "" && run.Schema.Bounds == nil && run.Schema.All == nil {
 		return stabbeam.Config{}, 0, errors.New("a partitioned run needs public feature bounds (--bounds FILE or --bounds-all lo,hi) or --standardize none")

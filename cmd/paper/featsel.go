@@ -1,4 +1,4 @@
-package main
+package paper
 
 import (
 	"context"
@@ -9,8 +9,8 @@ import (
 	"strings"
 	"time"
 
+	"github.com/stabpriv/stabpriv/cmd/outfile"
 	"github.com/stabpriv/stabpriv/experiments"
-	"github.com/stabpriv/stabpriv/perturb"
 )
 
 const featselHelp = `Usage: stabpriv featsel --dataset adult|lastfm|gene_all|csv --out DIR [flags]
@@ -26,26 +26,27 @@ Writes DIR/featsel.csv, DIR/fig3.png (F1 vs lambda per eps, dynamic T) and DIR/f
 (F1 vs lambda per static T at eps = 1), and prints the mean F1 per lambda and eps.
 `
 
-// runFeatSel is the featsel command.
-func runFeatSel(ctx context.Context, args []string, stdout, stderr io.Writer) error {
-	var f paperFlags
-	fs := newPaperFlagSet("featsel", &f)
-	fs.Float64Var(&f.rate, "rate", experiments.DefaultRate, "dynamic threshold: probability q that a feature with zero true weights is selected")
-	fs.StringVar(&f.thresholds, "thresholds", "0.05,0.1,0.25,0.5,1", "comma-separated static thresholds T")
+// FeatSel is the featsel command of stabpriv: args are its flags;
+// results go to stdout, logs and help to stderr.
+func FeatSel(ctx context.Context, args []string, stdout, stderr io.Writer) error {
+	var f Flags
+	fs := newFlagSet("featsel", &f)
+	fs.Float64Var(&f.Rate, "rate", experiments.DefaultRate, "dynamic threshold: probability q that a feature with zero true weights is selected")
+	fs.StringVar(&f.ThresholdsFlag, "thresholds", "0.05,0.1,0.25,0.5,1", "comma-separated static thresholds T")
 	if err := parsePaper(fs, &f, args, stderr, featselHelp); err != nil {
 		if errors.Is(err, flag.ErrHelp) {
 			return nil
 		}
 		return err
 	}
-	if !(f.rate > 0 && f.rate < 1) {
-		return usagef("--rate %v, want in (0, 1)", f.rate)
+	if !(f.Rate > 0 && f.Rate < 1) {
+		return usagef("--rate %v, want in (0, 1)", f.Rate)
 	}
 	start := time.Now()
 	rows, err := experiments.FeatSel(ctx, experiments.FeatSelConfig{
-		Protocol: f.protocol, Splits: f.splits, Lambdas: f.lambdaList, Epsilons: f.epList,
-		Mechanism: perturb.Mechanism(f.mechanism), Delta: f.delta, L1Ratio: f.l1Ratio, Passes: f.passes,
-		Seed: f.seed, Rate: f.rate, Thresholds: f.thresholdList, Logger: f.logger(stderr),
+		Protocol: f.Protocol, Splits: f.Splits, Lambdas: f.Lambdas, Epsilons: f.Epsilons,
+		Mechanism: f.Mechanisms[0], Delta: f.Delta, L1Ratio: f.L1Ratio, Passes: f.Passes,
+		Seed: f.Seed, Rate: f.Rate, Thresholds: f.Thresholds, Logger: f.logger(stderr),
 	})
 	if err != nil {
 		return asUsage(err)
@@ -53,9 +54,9 @@ func runFeatSel(ctx context.Context, args []string, stdout, stderr io.Writer) er
 	if err := experiments.WriteFeatSelTable(stdout, rows); err != nil {
 		return err
 	}
-	paths, err := experiments.WriteFeatSel(f.out, rows, f.force)
+	paths, err := experiments.WriteFeatSel(f.Out, rows, f.Force)
 	if err != nil {
-		return outputError("--out", err)
+		return outfile.Error("--out", err)
 	}
 	fmt.Fprintf(stdout, "\n%d rows in %.1f s; wrote %s\n", len(rows), time.Since(start).Seconds(), strings.Join(paths, ", "))
 	return nil
