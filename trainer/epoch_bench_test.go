@@ -23,6 +23,13 @@ func BenchmarkEpochOverStream1Mx100(b *testing.B) {
 	benchEpochOverStream(b, 1_000_000, 100)
 }
 
+// BenchmarkEpochOverStream1Mx20 is BenchmarkEpochOverStream1Mx100 on rows
+// of 20 features (160 MB): narrow rows, where a step's own arithmetic is
+// short and its per-step costs show.
+func BenchmarkEpochOverStream1Mx20(b *testing.B) {
+	benchEpochOverStream(b, 1_000_000, 20)
+}
+
 // BenchmarkEpochOverStream100kx1000 is BenchmarkEpochOverStream1Mx100 on
 // rows of 1,000 features (the b = 1 loop beyond gatherMaxD features).
 func BenchmarkEpochOverStream100kx1000(b *testing.B) {

@@ -2,12 +2,44 @@ package trainer
 
 import (
 	"math"
+	"math/rand/v2"
 
 	"github.com/sirupsen/logrus"
 	gonumblas "gonum.org/v1/gonum/blas/gonum"
 
 	"github.com/stabpriv/stabpriv/internal/kernel"
 )
+
+// shuffle permutes order as rng.Shuffle does with a swap of two elements:
+// the same draws, rng.Uint64N(i+1) for i = n-1 down to 1, and the same
+// swaps in the same order, so the permutation is the same
+// (TestShuffleMatchesRand). On a pass order of millions of examples each
+// swap reads an element at a random place, a cache miss; here the draws
+// run shuffleAhead swaps ahead of the swaps, and the elements they will
+// swap are hinted to the cache a block at a time (kernel.HintIntsAt), so
+// that the misses overlap instead of coming one after another.
+func shuffle(rng *rand.Rand, order []int) {
+	var buf [2][shuffleAhead]int
+	// cur holds the draws of the swaps of positions top, top-1, ...; the
+	// draws for positions i, i-1, ... go into the other buffer.
+	var cur []int
+	top := 0
+	for i, b := len(order)-1, 0; i > 0 || len(cur) > 0; b ^= 1 {
+		nxt := buf[b][:min(shuffleAhead, i)]
+		for q := range nxt {
+			nxt[q] = int(rng.Uint64N(uint64(i - q + 1)))
+		}
+		kernel.HintIntsAt(order, nxt)
+		for q, j := range cur {
+			a := top - q
+			order[a], order[j] = order[j], order[a]
+		}
+		top, i, cur = i, i-len(nxt), nxt
+	}
+}
+
+// shuffleAhead is how many swaps ahead of the swaps shuffle draws and hints.
+const shuffleAhead = 64
 
 // gather copies the rows, norms and labels of the examples idx, which start
 // at position pos of the pass order, into the chunk buffers.
