@@ -43,7 +43,7 @@ import (
 // ahead cover, and the copies would only add work.
 // The copies hold the rows' bits, so a step computes the same either way
 // (TestPassFusedBlocks). A Constant schedule's step size is computed once
-// per pass. The update is the Step's: its move (the one updateOneGLM
+// per pass, and without a clip bound no step reads or hints the norms. The update is the Step's: its move (the one updateOneGLM
 // makes, without a projection), fused with the next margin, then Average.
 func (e *native) passFused(ctx context.Context, order []int) (lo, hi float64, err error) {
 	p, d, n, sgd := e.p, e.d, len(order), e.sgd
@@ -60,6 +60,15 @@ func (e *native) passFused(ctx context.Context, order []int) (lo, hi float64, er
 		}
 		lo, hi = eta, eta
 	}
+	// Without a clip bound a step reads no norm (ClipScale is 1, and g*1
+	// is g), and the hints fetch the label's line again instead: a load
+	// that misses the cache holds up every later step, even one whose
+	// value no step waits for.
+	clip := sgd.clip > 0
+	hintNorm := p.norm
+	if !clip {
+		hintNorm = p.y
+	}
 	// ddot: the margins in dot's order (kernel.ShrinkDdot).
 	ddot := d > gatherMaxD
 	// The examples are read from xs, ns and ys: at their index i in place,
@@ -73,7 +82,7 @@ func (e *native) passFused(ctx context.Context, order []int) (lo, hi float64, er
 		xs, ns, ys, r = cur.x, cur.norm, cur.y, 0
 	} else {
 		for _, i := range order[:min(fusedAhead, n)] {
-			kernel.PrefetchExample(&p.x[i*d], d, &p.norm[i], &p.y[i])
+			kernel.PrefetchExample(&p.x[i*d], d, &hintNorm[i], &p.y[i])
 		}
 	}
 	z := dot(w, xs[r*d:(r+1)*d])
@@ -88,7 +97,7 @@ func (e *native) passFused(ctx context.Context, order []int) (lo, hi float64, er
 			r = q
 		} else if s+fusedAhead < n {
 			j := order[s+fusedAhead]
-			kernel.PrefetchExample(&p.x[j*d], d, &p.norm[j], &p.y[j])
+			kernel.PrefetchExample(&p.x[j*d], d, &hintNorm[j], &p.y[j])
 		}
 		e.t++
 		if !constant {
@@ -104,7 +113,9 @@ func (e *native) passFused(ctx context.Context, order []int) (lo, hi float64, er
 		}
 		x := xs[r*d : (r+1)*d]
 		g := e.margin.Deriv(z, ys[r])
-		g *= sgd.ClipScale(math.Abs(g) * ns[r])
+		if clip {
+			g *= sgd.ClipScale(math.Abs(g) * ns[r])
+		}
 		if e.obs != nil && e.obs.example != nil {
 			e.gz[0] = g
 			e.obs.example(e.t, i, x, e.gz)
