@@ -85,6 +85,14 @@ func (e *native) passFused(ctx context.Context, order []int) (lo, hi float64, er
 			kernel.PrefetchExample(&p.x[i*d], d, &hintNorm[i], &p.y[i])
 		}
 	}
+	// The order of the next pass, drawn a round of fusedShuffle swaps
+	// every fusedShuffle steps (orderAhead).
+	a := e.ahead
+	ahead := a != nil && e.j+1 < p.cfg.Passes
+	drawing := ahead
+	if ahead {
+		a.start(e.smp.seed, e.j+1)
+	}
 	z := dot(w, xs[r*d:(r+1)*d])
 	q := 0 // position in cur
 	for s, i := range order {
@@ -98,6 +106,9 @@ func (e *native) passFused(ctx context.Context, order []int) (lo, hi float64, er
 		} else if s+fusedAhead < n {
 			j := order[s+fusedAhead]
 			kernel.PrefetchExample(&p.x[j*d], d, &hintNorm[j], &p.y[j])
+		}
+		if drawing && s%fusedShuffle == 0 {
+			drawing = a.round(fusedShuffle)
 		}
 		e.t++
 		if !constant {
@@ -147,6 +158,12 @@ func (e *native) passFused(ctx context.Context, order []int) (lo, hi float64, er
 		if e.obs != nil && e.obs.step != nil {
 			e.obs.step(e.t, eta, e.w)
 		}
+	}
+	if ahead {
+		for drawing {
+			drawing = a.round(shuffleAhead)
+		}
+		a.done = true
 	}
 	return lo, hi, nil
 }
@@ -221,3 +238,9 @@ var rowsOnHugePages = func(x []float64) bool { return hugepage.Share(x) >= 0.5 }
 // 16, and on 4 kB pages (BenchmarkPass100kx100/b=1,
 // BenchmarkNativePass36000x33) the two timed the same.
 const fusedAhead = 4
+
+// fusedShuffle is the number of swaps of the next pass's order that
+// passFused makes at once, every fusedShuffle steps: one per step on
+// average, so that the order is whole at the end of the pass, in rounds
+// small enough that they run while the steps wait on their arithmetic.
+const fusedShuffle = 16
