@@ -25,6 +25,11 @@ func synthData(n, d, classes int, seed uint64) (*mat.Dense, []float64) {
 // of cfg on (X, y).
 func benchEngine(b *testing.B, X *mat.Dense, y []float64, cfg Config) (*problem, *native) {
 	cfg.Passes = 1
+	return benchRun(b, X, y, cfg)
+}
+
+// benchRun is benchEngine for a run of cfg.Passes passes.
+func benchRun(b *testing.B, X *mat.Dense, y []float64, cfg Config) (*problem, *native) {
 	tr, err := New(cfg)
 	if err != nil {
 		b.Fatal(err)

@@ -95,8 +95,11 @@
 // rows, norms and labels of the next block of examples of the pass order
 // (64 kB of rows) into the other of two buffers, hinting the first line of
 // every row of the block at once, which overlaps the TLB misses of rows
-// that large better; its extra memory is two blocks, whatever n. The
-// unfused paths copy the rows of the next examples into a small buffer.
+// that large better; its extra memory is two blocks, whatever n. In a run
+// of more than one pass it also draws the next pass's order between its
+// steps, work that their wait on the chain hides (one order of n ints
+// more). The unfused paths copy the rows of the next examples into a small
+// buffer.
 //
 // A b = 1 step is such a chain (the margin needs the previous step's
 // weights, the update needs the loss derivative of that margin), so its

@@ -43,7 +43,7 @@ import (
 // ahead cover, and the copies would only add work.
 // The copies hold the rows' bits, so a step computes the same either way
 // (TestPassFusedBlocks). A Constant schedule's step size is computed once
-// per pass. The update is the Step's: its move (the one updateOneGLM
+// per pass, and without a clip bound no step reads or hints the norms. The update is the Step's: its move (the one updateOneGLM
 // makes, without a projection), fused with the next margin, then Average.
 func (e *native) passFused(ctx context.Context, order []int) (lo, hi float64, err error) {
 	p, d, n, sgd := e.p, e.d, len(order), e.sgd
@@ -60,6 +60,15 @@ func (e *native) passFused(ctx context.Context, order []int) (lo, hi float64, er
 		}
 		lo, hi = eta, eta
 	}
+	// Without a clip bound a step reads no norm (ClipScale is 1, and g*1
+	// is g), and the hints fetch the label's line again instead: a load
+	// that misses the cache holds up every later step, even one whose
+	// value no step waits for.
+	clip := sgd.clip > 0
+	hintNorm := p.norm
+	if !clip {
+		hintNorm = p.y
+	}
 	// ddot: the margins in dot's order (kernel.ShrinkDdot).
 	ddot := d > gatherMaxD
 	// The examples are read from xs, ns and ys: at their index i in place,
@@ -73,8 +82,16 @@ func (e *native) passFused(ctx context.Context, order []int) (lo, hi float64, er
 		xs, ns, ys, r = cur.x, cur.norm, cur.y, 0
 	} else {
 		for _, i := range order[:min(fusedAhead, n)] {
-			kernel.PrefetchExample(&p.x[i*d], d, &p.norm[i], &p.y[i])
+			kernel.PrefetchExample(&p.x[i*d], d, &hintNorm[i], &p.y[i])
 		}
+	}
+	// The order of the next pass, drawn a round of fusedShuffle swaps
+	// every fusedShuffle steps (orderAhead).
+	a := e.ahead
+	ahead := a != nil && e.j+1 < p.cfg.Passes
+	drawing := ahead
+	if ahead {
+		a.start(e.smp.seed, e.j+1)
 	}
 	z := dot(w, xs[r*d:(r+1)*d])
 	q := 0 // position in cur
@@ -88,7 +105,10 @@ func (e *native) passFused(ctx context.Context, order []int) (lo, hi float64, er
 			r = q
 		} else if s+fusedAhead < n {
 			j := order[s+fusedAhead]
-			kernel.PrefetchExample(&p.x[j*d], d, &p.norm[j], &p.y[j])
+			kernel.PrefetchExample(&p.x[j*d], d, &hintNorm[j], &p.y[j])
+		}
+		if drawing && s%fusedShuffle == 0 {
+			drawing = a.round(fusedShuffle)
 		}
 		e.t++
 		if !constant {
@@ -104,7 +124,9 @@ func (e *native) passFused(ctx context.Context, order []int) (lo, hi float64, er
 		}
 		x := xs[r*d : (r+1)*d]
 		g := e.margin.Deriv(z, ys[r])
-		g *= sgd.ClipScale(math.Abs(g) * ns[r])
+		if clip {
+			g *= sgd.ClipScale(math.Abs(g) * ns[r])
+		}
 		if e.obs != nil && e.obs.example != nil {
 			e.gz[0] = g
 			e.obs.example(e.t, i, x, e.gz)
@@ -136,6 +158,12 @@ func (e *native) passFused(ctx context.Context, order []int) (lo, hi float64, er
 		if e.obs != nil && e.obs.step != nil {
 			e.obs.step(e.t, eta, e.w)
 		}
+	}
+	if ahead {
+		for drawing {
+			drawing = a.round(shuffleAhead)
+		}
+		a.done = true
 	}
 	return lo, hi, nil
 }
@@ -210,3 +238,9 @@ var rowsOnHugePages = func(x []float64) bool { return hugepage.Share(x) >= 0.5 }
 // 16, and on 4 kB pages (BenchmarkPass100kx100/b=1,
 // BenchmarkNativePass36000x33) the two timed the same.
 const fusedAhead = 4
+
+// fusedShuffle is the number of swaps of the next pass's order that
+// passFused makes at once, every fusedShuffle steps: one per step on
+// average, so that the order is whole at the end of the pass, in rounds
+// small enough that they run while the steps wait on their arithmetic.
+const fusedShuffle = 16

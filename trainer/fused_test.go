@@ -215,3 +215,46 @@ func TestPassFusedWideMatchesStep(t *testing.T) {
 		}
 	}
 }
+
+// TestOrderAhead checks that the orders passFused draws during the pass
+// before (orderAhead) are the sampler's, pass by pass, on a pass of many
+// rounds of swaps that is not a multiple of a round, and that a run of one
+// pass draws none.
+func TestOrderAhead(t *testing.T) {
+	const n, d, passes = 1001, 3, 4
+	cfg := Config{Loss: losses.Logistic{}, Reg: regularizers.L2(0.01), Passes: passes, Seed: 9}
+	var drew []int
+	var a *orderAhead
+	_, visited, _ := stepTrace(t, cfg, n, d, func(e *native) {
+		a = e.ahead
+		if e.ahead == nil {
+			t.Fatal("no order drawn ahead")
+		}
+		e.obs.step = func(int, float64, []float64) {
+			if e.j+1 == passes {
+				return // the last pass draws none
+			}
+			if e.ahead.pass != e.j+1 {
+				t.Fatalf("pass %d draws the order of pass %d", e.j, e.ahead.pass)
+			}
+			if len(drew) == e.j {
+				drew = append(drew, e.ahead.pass)
+			}
+		}
+	}, false)
+	if len(drew) != passes-1 || a.pass != passes-1 {
+		t.Fatalf("orders drawn ahead in %d passes, want %d", len(drew), passes-1)
+	}
+	smp := testSampler(n, d, cfg.Seed)
+	for j := range passes {
+		if got, want := visited[j*n:(j+1)*n], smp.pass(j); !slices.Equal(got, want) {
+			t.Fatalf("pass %d: the order differs from the sampler's", j)
+		}
+	}
+	cfg.Passes = 1
+	stepTrace(t, cfg, n, d, func(e *native) {
+		if e.ahead != nil {
+			t.Fatal("an order drawn ahead in a run of one pass")
+		}
+	}, false)
+}

@@ -85,6 +85,9 @@ type native struct {
 	// The two buffers of passFused (fuse) and the number of examples of each.
 	fbuf   [2]rowBlock
 	fblock int
+	// The order of the next pass, which passFused draws between its steps
+	// (fuse, more than one pass), nil otherwise.
+	ahead *orderAhead
 
 	// The rows, norms and labels of the next chunk examples of the pass are
 	// copied into cx, cn and cy, starting at position c0 (chunk = 0: rows
@@ -192,6 +195,9 @@ func newNative(p *problem) (*native, error) {
 		(p.d <= gatherMaxD || gonumDdotPairs)
 	if e.fuseBatch {
 		e.gb = make([]float64, batchChunk)
+	}
+	if e.fuse && p.cfg.Passes > 1 {
+		e.ahead = newOrderAhead(p.n)
 	}
 	if e.fuse {
 		if e.fblock = fusedBlock(p.n, p.d, func() bool { return rowsOnHugePages(p.x) }); e.fblock > 0 {
@@ -339,7 +345,7 @@ const ctxSteps = 4096
 // smallest and largest step size used.
 func (e *native) pass(ctx context.Context, j int) (lo, hi float64, err error) {
 	p := e.p
-	order := e.smp.pass(j)
+	order := e.passOrder(j)
 	e.j = j
 	if e.fuse {
 		return e.passFused(ctx, order)

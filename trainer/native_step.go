@@ -2,12 +2,114 @@ package trainer
 
 import (
 	"math"
+	"math/rand/v2"
 
 	"github.com/sirupsen/logrus"
 	gonumblas "gonum.org/v1/gonum/blas/gonum"
 
 	"github.com/stabpriv/stabpriv/internal/kernel"
 )
+
+// shuffle permutes order as rng.Shuffle does with a swap of two elements:
+// the same draws, rng.Uint64N(i+1) for i = n-1 down to 1, and the same
+// swaps in the same order, so the permutation is the same
+// (TestShuffleMatchesRand). On a pass order of millions of examples each
+// swap reads an element at a random place, a cache miss; here the draws
+// run a round of shuffleAhead swaps ahead of the swaps, and the elements
+// they will swap are hinted to the cache a round at a time
+// (kernel.HintIntsAt), so that the misses overlap instead of coming one
+// after another.
+func shuffle(rng *rand.Rand, order []int) {
+	var f shuffler
+	f.reset(rng, order)
+	for f.round(shuffleAhead) {
+	}
+}
+
+// shuffleAhead is how many swaps ahead of the swaps shuffle draws and
+// hints, and the most a shuffler's round draws.
+const shuffleAhead = 64
+
+// shuffler is shuffle cut into rounds, so that a pass can draw the order
+// of the next pass a few swaps at a time between its own steps
+// (passFused).
+type shuffler struct {
+	rng   *rand.Rand
+	order []int
+	// buf[b^1][:ncur] holds the draws of the swaps of positions top,
+	// top-1, ...; the next round draws for positions i, i-1, ... into
+	// buf[b]. (Indices, not a slice of buf: a shuffler that pointed into
+	// itself would escape to the heap.)
+	buf          [2][shuffleAhead]int
+	ncur, top, i int
+	b            int
+}
+
+// reset starts the shuffle of order with the draws of rng.
+func (f *shuffler) reset(rng *rand.Rand, order []int) {
+	f.rng, f.order, f.ncur, f.top, f.i, f.b = rng, order, 0, 0, len(order)-1, 0
+}
+
+// round draws the next m (at most shuffleAhead) swaps and hints their
+// elements, makes the swaps the round before drew, and reports whether
+// swaps remain.
+func (f *shuffler) round(m int) bool {
+	i, order := f.i, f.order
+	nxt := f.buf[f.b][:max(min(m, i), 0)]
+	for q := range nxt {
+		nxt[q] = int(f.rng.Uint64N(uint64(i - q + 1)))
+	}
+	kernel.HintIntsAt(order, nxt)
+	for q, j := range f.buf[f.b^1][:f.ncur] {
+		a := f.top - q
+		order[a], order[j] = order[j], order[a]
+	}
+	f.top, f.i, f.ncur, f.b = i, i-len(nxt), len(nxt), f.b^1
+	return f.i > 0 || f.ncur > 0
+}
+
+// orderAhead is the order of the pass after the current one, which
+// passFused draws between its own steps: a b = 1 step waits on its chain
+// of dependent operations (the margin, the exponential, the update that
+// the next margin needs), and the draws and swaps of the next order, which
+// do not depend on it, fill the time. Only passFused draws ahead (one
+// order of n ints more), and only in a run of more than one pass.
+type orderAhead struct {
+	shuffler
+	pcg   rand.PCG
+	order []int
+	pass  int  // the pass whose order it draws or holds
+	done  bool // order is whole
+}
+
+// newOrderAhead returns the buffer of the orders of n examples.
+func newOrderAhead(n int) *orderAhead {
+	a := &orderAhead{order: make([]int, n)}
+	a.rng = rand.New(&a.pcg)
+	return a
+}
+
+// start begins drawing the order of pass j as sampler.pass draws it: the
+// identity permutation shuffled by the stream of (seed, j).
+func (a *orderAhead) start(seed uint64, j int) {
+	for i := range a.order {
+		a.order[i] = i
+	}
+	a.pcg.Seed(seed, uint64(j)+1)
+	a.reset(a.rng, a.order)
+	a.pass, a.done = j, false
+}
+
+// passOrder returns the example order of pass j: the one passFused drew
+// during pass j-1 if it is whole, otherwise the sampler's.
+func (e *native) passOrder(j int) []int {
+	if a := e.ahead; a != nil && a.done && a.pass == j {
+		a.done = false
+		e.smp.order, a.order = a.order, e.smp.order
+		return e.smp.order
+	}
+	return e.smp.pass(j)
+}
 
 // gather copies the rows, norms and labels of the examples idx, which start
 // at position pos of the pass order, into the chunk buffers.

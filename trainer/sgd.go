@@ -42,7 +42,7 @@ func (s *sampler) pass(j int) []int {
 		s.order[i] = i
 	}
 	s.pcg.Seed(s.seed, uint64(j)+1)
-	s.rng.Shuffle(len(s.order), func(a, b int) { s.order[a], s.order[b] = s.order[b], s.order[a] })
+	shuffle(s.rng, s.order)
 	return s.order
 }
 

@@ -153,3 +153,26 @@ func TestDotAxpy(t *testing.T) {
 		}
 	}
 }
+
+// TestShuffleMatchesRand holds shuffle to the permutation of rand.Shuffle
+// from the same stream, on orders shorter than, as long as and longer than
+// its blocks of draws.
+func TestShuffleMatchesRand(t *testing.T) {
+	for _, n := range []int{0, 1, 2, 3, 63, 64, 65, 66, 128, 129, 1000, 100_003} {
+		for seed := uint64(1); seed <= 3; seed++ {
+			want, got := make([]int, n), make([]int, n)
+			for i := range want {
+				want[i], got[i] = i, i
+			}
+			ref, rng := rand.New(rand.NewPCG(seed, 7)), rand.New(rand.NewPCG(seed, 7))
+			ref.Shuffle(n, func(a, b int) { want[a], want[b] = want[b], want[a] })
+			shuffle(rng, got)
+			if !slices.Equal(got, want) {
+				t.Fatalf("n=%d seed=%d: shuffle differs from rand.Shuffle", n, seed)
+			}
+			if rng.Uint64() != ref.Uint64() {
+				t.Fatalf("n=%d seed=%d: shuffle drew another number of values", n, seed)
+			}
+		}
+	}
+}

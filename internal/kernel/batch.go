@@ -77,3 +77,11 @@ func HintAt(v []float64, idx []int) {
 		hintAt(&v[0], &idx[0], len(idx))
 	}
 }
+
+// HintIntsAt is HintAt for the elements of an []int: the entries of a
+// permutation that a shuffle will swap next, which lie anywhere in it.
+func HintIntsAt(v, idx []int) {
+	if hasBatchKernels && len(v) > 0 && len(idx) > 0 {
+		hintIntsAt(&v[0], &idx[0], len(idx))
+	}
+}

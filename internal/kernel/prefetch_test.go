@@ -19,9 +19,14 @@ func TestPrefetchChangesNothing(t *testing.T) {
 			idx[q] = (7 * q) % len(row)
 		}
 		HintAt(row, idx)
+		ints := make([]int, len(row))
+		for j := range ints {
+			ints[j] = j
+		}
+		HintIntsAt(ints, idx)
 		for j := range row {
-			if row[j] != float64(j)+0.5 {
-				t.Fatalf("n=%d: row[%d] = %v after the hints", n, j, row[j])
+			if row[j] != float64(j)+0.5 || ints[j] != j {
+				t.Fatalf("n=%d: element %d = %v, %d after the hints", n, j, row[j], ints[j])
 			}
 		}
 	}

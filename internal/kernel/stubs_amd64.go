@@ -109,6 +109,11 @@ func addRowsAt8AVX(acc, x *float64, stride, m, n int, idx *int, c *float64)
 //go:noescape
 func hintAt(v *float64, idx *int, n int)
 
+// hintIntsAt is hintAt on the 8-byte elements of an []int.
+//
+//go:noescape
+func hintIntsAt(v *int, idx *int, n int)
+
 // fusedDots4FMA does FusedDots for groups of four rows (groups > 0, n >=
 // 4): the partial sums of each row in the lanes of one register, the
 // remaining elements fused into lane 0, then the lanes added as Ddot does.

@@ -42,6 +42,7 @@ func addRowsAt8AVX(acc, x *float64, stride, m, n int, idx *int, c *float64) {
 	panic(unreachable)
 }
 func hintAt(v *float64, idx *int, n int) { panic(unreachable) }
+func hintIntsAt(v *int, idx *int, n int) { panic(unreachable) }
 func fusedDots4FMA(z, w *float64, n int, x *float64, stride, groups int) {
 	panic(unreachable)
 }
