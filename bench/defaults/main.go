@@ -120,6 +120,11 @@ func run(ctx context.Context, dataDir, out, task, script string, names []string,
 			return err
 		}
 	}
+	if task == "all" || task == "dpsgd" {
+		if err := runDPSGD(ctx, dss, out, seeds, workers); err != nil {
+			return err
+		}
+	}
 	if task == "all" || task == "diffprivlib" {
 		switch src := os.Getenv("DIFFPRIVLIB"); {
 		case src != "":
