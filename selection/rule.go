@@ -118,7 +118,7 @@ func DPSGDFirst(b dp.Budget, k, n int) bool {
 // (digits at eps 0.5, 719), rounded to 256. Judged leave-one-data-set-out
 // (the threshold refitted without each table): the held-out choice was
 // within seed noise of the better of the two on every table and budget.
-const DPSGDFirstRows = 256
+const DPSGDFirstRows float64 = 256
 
 // ObjectiveSetting is the rule's setting per row before OutputFirst: the
 // first family of Settings at factor 1 (objective perturbation, or AMP with

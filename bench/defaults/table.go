@@ -96,8 +96,8 @@ func pureMech(m string) bool {
 // writeTable writes table.md under out from grid.csv and defaults.csv:
 // the defaults against the majority class, non-private regression and
 // the test-selected best fixed setting, and the fit of the automatic
-// rules; targets.md, issue 27's targets per data set; and loo.md from
-// loo.csv when the loo task ran. A missing grid.csv leaves the
+// rules; targets.md, issue 27's targets per data set; dpsgd.md from
+// dpsgd.csv and loo.md from loo.csv when their tasks ran. A missing grid.csv leaves the
 // test-selected column empty.
 func writeTable(out string, dss []dataSet, seeds int) error {
 	grid, err := readRows(filepath.Join(out, "grid.csv"))
@@ -171,6 +171,9 @@ func writeTable(out string, dss []dataSet, seeds int) error {
 		return err
 	}
 	if err := os.WriteFile(filepath.Join(out, "sets.md"), []byte(setsList(all, dss)), 0o644); err != nil {
+		return err
+	}
+	if err := writeDPSGDTable(out); err != nil {
 		return err
 	}
 	loo, err := readRows(filepath.Join(out, "loo.csv"))
