@@ -12,6 +12,7 @@ import (
 	"strings"
 
 	"github.com/stabpriv/stabpriv/dp"
+	"github.com/stabpriv/stabpriv/modelfile"
 	"github.com/stabpriv/stabpriv/perturb"
 	"github.com/stabpriv/stabpriv/selection"
 )
@@ -26,9 +27,10 @@ var dpsgdRuns = []string{looRule, string(perturb.DPSGD), string(perturb.AMP)}
 
 // runDPSGD writes dpsgd.csv: on every data set, at each budget of the grid
 // with delta gridDelta and each seed, the test accuracy of dpsgdRuns, with
-// the released mechanism and the data set's shape (training rows, model
-// inputs without a projection, classes): the data of the leave-one-out of
-// selection.DPSGDFirstFactor.
+// the released mechanism, the release's eps (the certificate's: what the
+// feature scales leave, the eps selection.DPSGDFirst reads) and the data
+// set's shape (training rows, model inputs without a projection, classes):
+// the data of the leave-one-out of selection.DPSGDFirstRows (dpsgdTable).
 func runDPSGD(ctx context.Context, dss []dataSet, out string, seeds, workers int) error {
 	f, err := os.Create(filepath.Join(out, "dpsgd.csv"))
 	if err != nil {
@@ -66,15 +68,28 @@ func runDPSGD(ctx context.Context, dss []dataSet, out string, seeds, workers int
 				w.Write(append(row, "", "", "", err.Error()))
 				return
 			}
-			relEps := ""
-			if c := o.rel.Certificate; c != nil {
-				relEps = fmt.Sprint(c.Epsilon)
-			}
-			w.Write(append(row, fmt.Sprint(o.released), o.mechanism, relEps, ""))
+			w.Write(append(row, fmt.Sprint(o.released), o.mechanism, releaseEpsilon(o.rel), ""))
 		})
 		w.Flush()
 	}
 	return w.Error()
+}
+
+// releaseEpsilon returns the eps of the release's own step: its entry in
+// the certificate's ledger (the last of its mechanism: the feature scales
+// are charged before it), or the claim's eps without a ledger; "" without
+// a certificate.
+func releaseEpsilon(rel *modelfile.Released) string {
+	c := rel.Certificate
+	if c == nil {
+		return ""
+	}
+	for i := len(c.Ledger) - 1; i >= 0; i-- {
+		if string(c.Ledger[i].Mechanism) == string(c.Mechanism) {
+			return fmt.Sprint(c.Ledger[i].Epsilon)
+		}
+	}
+	return fmt.Sprint(c.Epsilon)
 }
 
 // dpsgdUnit is a data set at a budget of dpsgd.csv: the test accuracy of
@@ -230,20 +245,8 @@ func dpsgdTable(rows []map[string]string) string {
 	fmt.Fprintf(&b, "On all of them the fitted threshold is %.4g.\n\n", dpsgdFit(units))
 	head := []string{"held out", "K", "n", "eps", "n eps", "dp-sgd", "rule's alternative", fmt.Sprintf("current rule (%g)", selection.DPSGDFirstRows), "threshold on the others", "held out under it", "better of the two", "within noise"}
 	fmt.Fprintf(&b, "| %s |\n|%s\n", strings.Join(head, " | "), strings.Repeat("---|", len(head)))
-	var sets []string
-	for _, u := range units {
-		if !slices.Contains(sets, u.set) {
-			sets = append(sets, u.set)
-		}
-	}
 	ok, all := 0, 0
-	for _, set := range sets {
-		var others []dpsgdUnit
-		for _, u := range units {
-			if u.set != set {
-				others = append(others, u)
-			}
-		}
+	heldOut(units, func(u dpsgdUnit) string { return u.set }, func(set string, others []dpsgdUnit) {
 		c := dpsgdFit(others)
 		for _, u := range units {
 			if u.set != set {
@@ -262,7 +265,7 @@ func dpsgdTable(rows []map[string]string) string {
 			fmt.Fprintf(&b, "| %s | %d | %d | %g | %.4g | %s | %s | %s | %.4g | %s | %.4f | %v |\n", u.set, u.classes, u.n, u.eps, u.x, u.dpsgd, alt,
 				u.choice(selection.DPSGDFirstRows), c, u.choice(c), bestMean, within)
 		}
-	}
+	})
 	fmt.Fprintf(&b, "\nThe held-out choice is within seed noise of the better of the two on %d of %d data sets and budgets (two classes: the rule never takes DP-SGD).", ok, all)
 	// Where the stump decides first, the threshold alone (declared bounds
 	// on a wider table could leave the stump out) against AMP.

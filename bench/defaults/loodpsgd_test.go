@@ -5,7 +5,10 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/stabpriv/stabpriv/dp"
+	"github.com/stabpriv/stabpriv/modelfile"
 	"github.com/stabpriv/stabpriv/perturb"
+	"github.com/stabpriv/stabpriv/release"
 )
 
 // dpsgdRows returns the rows of dpsgd.csv for a data set of n rows and
@@ -54,5 +57,22 @@ func TestDPSGDFit(t *testing.T) {
 	rows = append(rows, dpsgdRows("flat", 5000, 3, "dp-sgd", map[string]float64{"dp-sgd": 0.4, "amp": 0.6, "rule": 0.4})...)
 	if table := dpsgdTable(rows); !strings.Contains(table, "on 2 of 4") || !strings.Contains(table, "| flat | 3 | 5000 | 1 | 5000 | 0.4020 ± 0.0010 | 0.6020 ± 0.0010 (amp) | dp-sgd 0.4020 | 300 | dp-sgd 0.4020 | 0.6020 | false |") {
 		t.Errorf("a misjudged table not reported:\n%s", table)
+	}
+}
+
+// TestReleaseEpsilon: the release's eps is its own ledger entry's, after
+// the feature scales' charge, or the claim's without a ledger.
+func TestReleaseEpsilon(t *testing.T) {
+	cert := &release.Certificate{Claim: dp.Claim{Mechanism: perturb.DPSGD, Epsilon: 1, Ledger: []dp.Charge{
+		{Mechanism: "permute-and-flip", Epsilon: 0.184}, {Mechanism: dp.Mechanism(perturb.DPSGD), Epsilon: 0.816}}}}
+	if got := releaseEpsilon(&modelfile.Released{Certificate: cert}); got != "0.816" {
+		t.Errorf("with a ledger: %q, want 0.816", got)
+	}
+	cert.Ledger = nil
+	if got := releaseEpsilon(&modelfile.Released{Certificate: cert}); got != "1" {
+		t.Errorf("without a ledger: %q, want 1", got)
+	}
+	if got := releaseEpsilon(&modelfile.Released{}); got != "" {
+		t.Errorf("without a certificate: %q, want empty", got)
 	}
 }

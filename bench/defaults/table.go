@@ -16,6 +16,7 @@ import (
 	"github.com/stabpriv/stabpriv/losses"
 	"github.com/stabpriv/stabpriv/perturb"
 	"github.com/stabpriv/stabpriv/release"
+	"github.com/stabpriv/stabpriv/selection"
 	"github.com/stabpriv/stabpriv/trainer"
 )
 
@@ -127,7 +128,7 @@ func writeTable(out string, dss []dataSet, seeds int) error {
 		b.WriteString("diffprivlib's default was not run (set DIFFPRIVLIB to a diffprivlib source checkout to run it).\n\n")
 	}
 	b.WriteString(gridNote(grid))
-	head := []string{"data", "budget", "default: the rule (objective perturbation, or AMP with delta, at the automatic lambda; gamma or the analytic Gaussian above 4096 weights and, for two classes, above the curvature scale: `selection.OutputFirst`; the decision stump, marked, for two to ten classes with at least as many features as rows, `selection.StumpFirst`, or on the public log map where it is useful, `selection.StumpUseful`)", "holdout selection", "random stopping", "test-selected (setting)", "diffprivlib default", "majority", "non-private", "gap closed by the default"}
+	head := []string{"data", "budget", fmt.Sprintf("default: the rule (objective perturbation, or AMP with delta, at the automatic lambda; gamma or the analytic Gaussian above 4096 weights and, for two classes, above the curvature scale: `selection.OutputFirst`; the decision stump, marked, for two to ten classes with at least as many features as rows, `selection.StumpFirst`, or on the public log map where it is useful, `selection.StumpUseful`; DP-SGD for more than two classes with a delta and n eps >= %g, `selection.DPSGDFirst`)", selection.DPSGDFirstRows), "holdout selection", "random stopping", "test-selected (setting)", "diffprivlib default", "majority", "non-private", "gap closed by the default"}
 	fmt.Fprintf(&b, "| %s |\n|%s\n", strings.Join(head, " | "), strings.Repeat("---|", len(head)))
 	for _, ds := range dss {
 		np := variantStat(defs, ds.name, 0, 0, nonPrivate)
