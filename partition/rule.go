@@ -20,7 +20,8 @@ import (
 //
 // Why not selection.RuleSetting. The rule of a single fit may pick
 // objective perturbation or AMP, which perturb the objective of one
-// minimization over all the rows: a partitioned fit releases the average
+// minimization over all the rows, or DP-SGD (selection.DPSGDFirst), whose
+// noise is added inside one run: a partitioned fit releases the average
 // of the partitions' SGD runs (Fit), which only an output perturbation
 // (release.Method.SGD) can release. The rule's choice between the two
 // families is then made: what is left of it is the output family, which

@@ -93,6 +93,18 @@ func TestUseRule(t *testing.T) {
 	if err != nil || got.Mechanism != perturb.AnalyticGaussian || !got.Auto || got.Select != nil || got.Seed != 2 {
 		t.Errorf("the rule: %+v, %v", got, err)
 	}
+	// A multiclass model at a budget where a single fit's rule releases
+	// DP-SGD (selection.DPSGDFirst) keeps the output family: a partitioned
+	// fit averages SGD runs.
+	three := schema
+	three.Classes = []string{"a", "b", "c"}
+	big := dp.Budget{Epsilon: 1, Delta: 1e-9}
+	if !selection.DPSGDFirst(big, 3, 1e6) {
+		t.Fatal("the single fit's rule does not take dp-sgd at this budget")
+	}
+	if got, err := UseRule(three, big, private.Options{Select: &selection.Config{}}); err != nil || got.Mechanism != perturb.AnalyticGaussian {
+		t.Errorf("three classes, %+v: %s (%v), want %s", big, got.Mechanism, err, perturb.AnalyticGaussian)
+	}
 	for _, m := range selection.Methods() {
 		_, err := UseRule(schema, b, private.Options{Select: &selection.Config{Method: m}})
 		if !errors.Is(err, private.ErrOptions) || !strings.Contains(err.Error(), "proven for a single fit") {

@@ -132,7 +132,7 @@ func Forecast(table *datasets.Table, shards []*datasets.Table, schema datasets.S
 	} else if sel := opts.Select; sel != nil && sel.Method.IsRule() {
 		k := cfg.Loss.Outputs(cfg.Classes)
 		mech := selection.RuleSetting(budget, cfg.Loss, k, n, dim, 1).Mechanism
-		if publicMap {
+		if publicMap && mech != perturb.DPSGD {
 			mech = selection.ObjectiveSetting(budget, k, dim).Mechanism
 		}
 		switch {

@@ -284,14 +284,16 @@ func (pl *Plan) useStump() error {
 }
 
 // useRule makes pl the fit of selection.RuleSetting for models of dim
-// inputs trained on n rows: its mechanism with the automatic knobs, chosen
+// inputs trained on n rows (DP-SGD where selection.DPSGDFirst says so,
+// on the public log map too): its mechanism with the automatic knobs, chosen
 // from public values (the release's budget, the loss, the number of
 // outputs, n, dim) before any row is read for training, at no cost.
 func (pl *Plan) useRule(n, dim int) error {
 	st := selection.RuleSetting(pl.Release, pl.Loss, pl.Loss.Outputs(len(pl.Schema.Classes)), n, dim, pl.Group())
-	if pl.publicMap && pl.Group() <= 1 {
+	if pl.publicMap && pl.Group() <= 1 && st.Mechanism != perturb.DPSGD {
 		// The public log map squashes the features: objective
-		// perturbation's family (selection.ObjectiveSetting).
+		// perturbation's family (selection.ObjectiveSetting), where the
+		// rule does not release DP-SGD (selection.DPSGDFirst).
 		st = selection.ObjectiveSetting(pl.Release, pl.Loss.Outputs(len(pl.Schema.Classes)), dim)
 	}
 	return pl.useMechanism(st.Mechanism)

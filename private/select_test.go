@@ -236,8 +236,10 @@ func TestFitRule(t *testing.T) {
 		{dp.Budget{Epsilon: 1}, 1, 398, 31, perturb.Gamma},
 		{dp.Budget{Epsilon: 1, Delta: 1e-6}, 1, 398, 31, perturb.AnalyticGaussian},
 		// More outputs keep objective perturbation at any n (their output
-		// perturbation runs unclipped).
-		{dp.Budget{Epsilon: 1, Delta: 1e-6}, 3, 398, 31, perturb.AMP},
+		// perturbation runs unclipped), below DPSGDFirstRows with a delta.
+		{dp.Budget{Epsilon: 1, Delta: 1e-6}, 3, 200, 31, perturb.AMP},
+		{dp.Budget{Epsilon: 1, Delta: 1e-6}, 3, 398, 31, perturb.DPSGD},
+		{dp.Budget{Epsilon: 1}, 3, 398, 31, perturb.Objective},
 		{dp.Budget{Epsilon: 1}, 10, 100, 65, perturb.Objective},
 		{dp.Budget{Epsilon: 1}, 2, 36178, selection.MaxObjectiveInputs, perturb.Gamma},
 		{dp.Budget{Epsilon: 1, Delta: 1e-6}, 1, 36178, selection.MaxObjectiveInputs + 1, perturb.AnalyticGaussian},

@@ -17,7 +17,9 @@
 // When the user names neither the mechanism nor lambda, a private fit
 // (private.Options.Select) releases by default RuleSetting, a public rule
 // of the budget, the loss, the model's size and the number of training rows
-// (Rule: no selection, no cost). Plan
+// (Rule: no selection, no cost): objective perturbation or AMP, output
+// perturbation where OutputFirst says so, DP-SGD for more than two classes
+// with a delta where DPSGDFirst says so. Plan
 // is the private selection it runs instead on request: the candidates are
 // the mechanisms' automatic rules at a few factors (Settings), and with
 // Holdout Select runs on a disjoint tuning part of the training rows

@@ -63,3 +63,19 @@ func ExampleSelect() {
 	// Output:
 	// eps 4 = 2 (selection) + 2 (release)
 }
+
+func ExampleRuleSetting() {
+	// Ten classes, 65 inputs and a delta: the public rule releases AMP on
+	// 200 rows and DP-SGD on 1438 (n eps >= DPSGDFirstRows at eps 1); a
+	// pure budget never takes DP-SGD.
+	softmax := losses.Softmax{}
+	withDelta := dp.Budget{Epsilon: 1, Delta: 1e-5}
+	fmt.Println(selection.RuleSetting(withDelta, softmax, 10, 200, 65, 1).Mechanism)
+	fmt.Println(selection.RuleSetting(withDelta, softmax, 10, 1438, 65, 1).Mechanism)
+	fmt.Println(selection.RuleSetting(dp.Budget{Epsilon: 1}, softmax, 10, 1438, 65, 1).Mechanism)
+
+	// Output:
+	// amp
+	// dp-sgd
+	// objective
+}

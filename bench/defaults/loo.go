@@ -245,20 +245,8 @@ func looTable(loo []map[string]string, dss []dataSet) string {
 	fmt.Fprintf(&b, "On all of them the best factor is %g.\n\n", all)
 	head := []string{"held out", "eps", "r (mean over seeds)", "objective", "gamma", "current rule (f = 0.25)", "f chosen on the others", "held out under it", "difference"}
 	fmt.Fprintf(&b, "| %s |\n|%s\n", strings.Join(head, " | "), strings.Repeat("---|", len(head)))
-	var sets []string
-	for _, u := range free {
-		if !slices.Contains(sets, u.set) {
-			sets = append(sets, u.set)
-		}
-	}
 	worse, better := 0, 0
-	for _, set := range sets {
-		var others []looUnit
-		for _, u := range free {
-			if u.set != set {
-				others = append(others, u)
-			}
-		}
+	heldOut(free, func(u looUnit) string { return u.set }, func(set string, others []looUnit) {
 		f := selection.OutputFirstFactor
 		if len(others) > 0 {
 			f = looChoice(others)
@@ -283,7 +271,7 @@ func looTable(loo []map[string]string, dss []dataSet) string {
 			fmt.Fprintf(&b, "| %s | %g | %.3g | %s | %s | %.4f (%s) | %g | %.4f (%s) | %+.4f |\n", set, u.eps, r, statOf(obj), statOf(gam),
 				cur, u.family(selection.OutputFirstFactor), f, held, u.family(f), held-cur)
 		}
-	}
+	})
 	fmt.Fprintf(&b, "\nThe held-out accuracy under the factor chosen without the data set is above the current rule's on %d and below it on %d of %d data sets and budgets.", better, worse, len(free))
 	var fixed []string
 	for _, u := range units {
@@ -296,4 +284,25 @@ func looTable(loo []map[string]string, dss []dataSet) string {
 	}
 	b.WriteString("\n")
 	return b.String()
+}
+
+// heldOut calls f for each data set of units (setOf names a unit's), in
+// the order of their first unit, with the units of the other data sets:
+// the loop of a leave-one-data-set-out judgement.
+func heldOut[U any](units []U, setOf func(U) string, f func(set string, others []U)) {
+	var sets []string
+	for _, u := range units {
+		if s := setOf(u); !slices.Contains(sets, s) {
+			sets = append(sets, s)
+		}
+	}
+	for _, set := range sets {
+		var others []U
+		for _, u := range units {
+			if setOf(u) != set {
+				others = append(others, u)
+			}
+		}
+		f(set, others)
+	}
 }

@@ -7,7 +7,7 @@
 //
 // Usage:
 //
-//	go run ./bench/defaults -data-dir ../shared/datasets -out out/paper/defaults [-task all|grid|defaults|loo|diffprivlib|project|table] [-seeds 10] [-sets a,b] [-epsilons 1] [-mechanisms m,n]
+//	go run ./bench/defaults -data-dir ../shared/datasets -out out/paper/defaults [-task all|grid|defaults|loo|dpsgd|diffprivlib|project|table] [-seeds 10] [-sets a,b] [-epsilons 1] [-mechanisms m,n]
 //
 // It prepares the data sets as CSV files under -out (prepare.go; the
 // public tables of Debian's python3-sklearn and R packages, public.go,
@@ -26,6 +26,10 @@
 //	          on the binary data sets, the two families between which
 //	          selection.OutputFirst chooses: loo.csv, then loo.md, the
 //	          leave-one-data-set-out judgement of OutputFirstFactor
+//	dpsgd     the rule, DP-SGD and AMP at their automatic knobs at each
+//	          budget of the grid with delta 1e-5: dpsgd.csv, then
+//	          dpsgd.md, the leave-one-data-set-out judgement of
+//	          selection.DPSGDFirstRows
 //	diffprivlib  (only with $DIFFPRIVLIB, the directory of a diffprivlib
 //	          source checkout) IBM diffprivlib's default,
 //	          LogisticRegression(epsilon=E), on the same rows and splits,
@@ -35,7 +39,7 @@
 //	          and narrow data sets (the fit of preprocess.AutoProjectC):
 //	          project.csv, project.md
 //	table     (after the others, or alone on their files) table.md,
-//	          targets.md, loo.md and project.md, the tables of
+//	          targets.md, loo.md, dpsgd.md and project.md, the tables of
 //	          docs/RESULTS.md's section on the defaults
 //
 // Every fit is the train command's (cmd/runflags, private.Fit) in
@@ -62,7 +66,7 @@ func logf(format string, args ...any) {
 func main() {
 	dataDir := flag.String("data-dir", "../shared/datasets", "directory holding adult/, lastfm_asia/ and gene_all/")
 	out := flag.String("out", "out/paper/defaults", "output directory")
-	task := flag.String("task", "all", "all, grid, defaults, diffprivlib, project or table")
+	task := flag.String("task", "all", "all, grid, defaults, loo, dpsgd, diffprivlib, project or table")
 	script := flag.String("diffprivlib-script", "bench/diffprivlib_side.py", "the side script of the diffprivlib column (run when $DIFFPRIVLIB is set)")
 	sets := flag.String("sets", strings.Join(defaultSets, ","), "data sets")
 	epsilons := flag.String("epsilons", "", "only these `epsilons` (comma-separated) of the grid, defaults and loo tasks and of the tables; empty: all")
@@ -118,6 +122,17 @@ func run(ctx context.Context, dataDir, out, task, script string, names []string,
 	if task == "all" || task == "loo" {
 		if err := runLOO(ctx, dss, out, seeds, workers); err != nil {
 			return err
+		}
+	}
+	if task == "all" || task == "dpsgd" {
+		if err := runDPSGD(ctx, dss, out, seeds, workers); err != nil {
+			return err
+		}
+		if err := writeDPSGDTable(out); err != nil {
+			return err
+		}
+		if task == "dpsgd" {
+			return nil
 		}
 	}
 	if task == "all" || task == "diffprivlib" {

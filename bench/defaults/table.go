@@ -16,6 +16,7 @@ import (
 	"github.com/stabpriv/stabpriv/losses"
 	"github.com/stabpriv/stabpriv/perturb"
 	"github.com/stabpriv/stabpriv/release"
+	"github.com/stabpriv/stabpriv/selection"
 	"github.com/stabpriv/stabpriv/trainer"
 )
 
@@ -96,8 +97,8 @@ func pureMech(m string) bool {
 // writeTable writes table.md under out from grid.csv and defaults.csv:
 // the defaults against the majority class, non-private regression and
 // the test-selected best fixed setting, and the fit of the automatic
-// rules; targets.md, issue 27's targets per data set; and loo.md from
-// loo.csv when the loo task ran. A missing grid.csv leaves the
+// rules; targets.md, issue 27's targets per data set; dpsgd.md from
+// dpsgd.csv and loo.md from loo.csv when their tasks ran. A missing grid.csv leaves the
 // test-selected column empty.
 func writeTable(out string, dss []dataSet, seeds int) error {
 	grid, err := readRows(filepath.Join(out, "grid.csv"))
@@ -127,7 +128,7 @@ func writeTable(out string, dss []dataSet, seeds int) error {
 		b.WriteString("diffprivlib's default was not run (set DIFFPRIVLIB to a diffprivlib source checkout to run it).\n\n")
 	}
 	b.WriteString(gridNote(grid))
-	head := []string{"data", "budget", "default: the rule (objective perturbation, or AMP with delta, at the automatic lambda; gamma or the analytic Gaussian above 4096 weights and, for two classes, above the curvature scale: `selection.OutputFirst`; the decision stump, marked, for two to ten classes with at least as many features as rows, `selection.StumpFirst`, or on the public log map where it is useful, `selection.StumpUseful`)", "holdout selection", "random stopping", "test-selected (setting)", "diffprivlib default", "majority", "non-private", "gap closed by the default"}
+	head := []string{"data", "budget", fmt.Sprintf("default: the rule (objective perturbation, or AMP with delta, at the automatic lambda; gamma or the analytic Gaussian above 4096 weights and, for two classes, above the curvature scale: `selection.OutputFirst`; the decision stump, marked, for two to ten classes with at least as many features as rows, `selection.StumpFirst`, or on the public log map where it is useful, `selection.StumpUseful`; DP-SGD for more than two classes with a delta and n eps >= %g, `selection.DPSGDFirst`)", selection.DPSGDFirstRows), "holdout selection", "random stopping", "test-selected (setting)", "diffprivlib default", "majority", "non-private", "gap closed by the default"}
 	fmt.Fprintf(&b, "| %s |\n|%s\n", strings.Join(head, " | "), strings.Repeat("---|", len(head)))
 	for _, ds := range dss {
 		np := variantStat(defs, ds.name, 0, 0, nonPrivate)
@@ -171,6 +172,9 @@ func writeTable(out string, dss []dataSet, seeds int) error {
 		return err
 	}
 	if err := os.WriteFile(filepath.Join(out, "sets.md"), []byte(setsList(all, dss)), 0o644); err != nil {
+		return err
+	}
+	if err := writeDPSGDTable(out); err != nil {
 		return err
 	}
 	loo, err := readRows(filepath.Join(out, "loo.csv"))
