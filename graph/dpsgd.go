@@ -12,6 +12,7 @@ import (
 
 	"github.com/stabpriv/stabpriv/dp"
 	"github.com/stabpriv/stabpriv/internal/check"
+	"github.com/stabpriv/stabpriv/internal/clip"
 	"github.com/stabpriv/stabpriv/perturb"
 	"github.com/stabpriv/stabpriv/release"
 	"github.com/stabpriv/stabpriv/trainer"
@@ -84,6 +85,9 @@ type DPSGDStats struct {
 	// NonFinite counts those with a NaN or infinite element, which count
 	// as zero in their step's sum.
 	NonFinite int
+	// Failed counts the examples whose run of the graph failed (an error
+	// or a recovered panic), which count as zero in their step's sum.
+	Failed int
 	// Duration is the time of the run.
 	Duration time.Duration
 }
@@ -96,6 +100,7 @@ func DPSGDNotes(m int) []string {
 		fmt.Sprintf("the program's graph is trusted to compute each example's loss from that example's row and label alone (one run of the graph per example, only its row bound to the input node); checked on a public probe of %d synthetic rows (losses and gradients unchanged when another row changes or the order changes), not proven", m),
 		"the initial parameter values are the program's, taken to be chosen without reading the rows",
 		"a per-example gradient with a NaN or infinite element counts as zero in its step's sum (a map into the ball of radius C, which the sensitivity allows)",
+		"an example whose run of the graph fails (an error or a panic) counts as zero in its step's sum, the run going on and the failure's text never shown: whether and where a row fails is data",
 	}
 }
 
@@ -111,7 +116,7 @@ func DPSGDNotes(m int) []string {
 //     input node and its label to the label node, for the gradient of its
 //     loss in all the parameters, flattened in the order of Params, and
 //     scales it to L2 norm at most C (a gradient with a non-finite
-//     element counts as zero);
+//     element, or whose run of the graph fails, counts as zero);
 //   - adds N(0, (sigma C)^2) to every coordinate of the sum;
 //   - moves the parameters by -Eta times the noisy sum divided by the
 //     expected batch b = qn (never the realized batch size).
@@ -120,14 +125,18 @@ func DPSGDNotes(m int) []string {
 // row is added or removed and by 2C when one is replaced, whatever the
 // graph: no convexity is needed. Before it trains, TrainDPSGD checks on a
 // public probe of synthetic rows that the graph carries no state from
-// one example to the next (DPSGDNotes); a graph that fails the check is
-// refused with an error wrapping ErrGraph.
+// one example to the next (DPSGDNotes); a graph that fails the check, or
+// fails to run on those rows, is refused with an error wrapping ErrGraph.
+// Once training has started, a run of the graph that fails on a training
+// row is not an error: whether and where it fails depends on the row, so
+// the example counts as zero (DPSGDStats.Failed) and its error, which may
+// quote the row, is dropped.
 //
 // Errors wrap trainer.ErrConfig (the settings, a malformed graph),
 // trainer.ErrData (the rows), dp.ErrBudget, release.ErrConfig or ErrGraph
-// (a Gorgonia panic or failed run, recovered); no parameters are set then
-// unless the run had started (a failed run leaves the parameter nodes
-// at the values of its last step).
+// (a Gorgonia panic or failed run on the probe, recovered); no parameters
+// are set then unless the run had started (a cancelled run leaves the
+// parameter nodes at the values of its last step).
 func TrainDPSGD(ctx context.Context, cfg DPSGD, X mat.Matrix, y []float64) (*DPSGDResult, error) {
 	return trainDPSGD(ctx, cfg, X, y, nil)
 }
@@ -188,9 +197,7 @@ func trainDPSGD(ctx context.Context, cfg DPSGD, X mat.Matrix, y []float64, hook 
 			return nil, err
 		}
 		batch = sampler.Sample(batch)
-		if err := s.clippedSum(batch); err != nil {
-			return nil, fmt.Errorf("DP-SGD step %d: %w", step, err)
-		}
+		s.clippedSum(batch)
 		if hook != nil {
 			hook(step, s, batch)
 		}
@@ -302,16 +309,17 @@ type graphSGD struct {
 	labels []float64
 	d      int
 	w      []float64 // the parameters
+	bound  clip.Bound
 	g      []float64 // one example's gradient
 	cg     []float64 // g clipped
 	sum    []float64 // the step's sum of clipped gradients
 	stats  DPSGDStats
 }
 
-func newGraphSGD(kern trainer.ExampleKernel, clip float64, rows, labels []float64, d int) *graphSGD {
+func newGraphSGD(kern trainer.ExampleKernel, c float64, rows, labels []float64, d int) *graphSGD {
 	p := kern.Dim()
 	return &graphSGD{
-		kern: kern, clip: clip, rows: rows, labels: labels, d: d,
+		kern: kern, clip: c, bound: clip.New(c, p), rows: rows, labels: labels, d: d,
 		w: make([]float64, p), g: make([]float64, p), cg: make([]float64, p), sum: make([]float64, p),
 	}
 }
@@ -324,41 +332,35 @@ func (s *graphSGD) exampleGrad(i int) error {
 
 // clippedSum sets s.sum to the sum over the batch of the examples'
 // gradients at s.w, each clipped to norm C (clip), in the order of the
-// batch.
-func (s *graphSGD) clippedSum(batch []int) error {
+// batch. An example whose run of the graph fails counts as zero.
+func (s *graphSGD) clippedSum(batch []int) {
 	clear(s.sum)
 	for _, i := range batch {
-		if err := s.exampleGrad(i); err != nil {
-			return err
-		}
 		s.stats.Examples++
+		if err := s.exampleGrad(i); err != nil {
+			s.stats.Failed++
+			continue
+		}
 		if s.clipped() {
 			gfloats.Add(s.sum, s.cg)
 		}
 	}
-	return nil
 }
 
-// clipped sets s.cg to s.g scaled to L2 norm at most C, as computed:
-// c g with c = min(1, C/||g||), c lowered until the norm of c g, each
-// product rounded, is at most C. It returns false, and counts the
-// gradient as zero, when g has a non-finite element. The norms are taken
-// without overflow (gonum's floats.Norm).
+// clipped sets s.cg to s.g scaled to L2 norm at most C, exactly for the
+// rounded products c g_j: c = 1 when they are within C, else the scale of
+// clip.Bound.Scale (C/||g|| lowered until a bound on the exact norm of
+// the products holds). It returns false, and counts the gradient as zero,
+// when g has a non-finite element.
 func (s *graphSGD) clipped() bool {
-	norm := gfloats.Norm(s.g, 2)
-	switch {
-	case math.IsNaN(norm) || math.IsInf(norm, 0):
+	if check.FirstNonFinite(s.g) >= 0 {
 		s.stats.NonFinite++
 		return false
-	case norm <= s.clip:
-		copy(s.cg, s.g)
-		return true
 	}
-	s.stats.Clipped++
-	for c := s.clip / norm; ; c *= 1 - 0x1p-50 {
-		gfloats.ScaleTo(s.cg, c, s.g)
-		if gfloats.Norm(s.cg, 2) <= s.clip {
-			return true
-		}
+	c := [1]float64{1}
+	if s.bound.Scale(c[:], s.g) {
+		s.stats.Clipped++
 	}
+	gfloats.ScaleTo(s.cg, c[0], s.g)
+	return true
 }

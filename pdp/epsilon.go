@@ -36,8 +36,13 @@ const (
 // root, taking the others' side from the root, and finally evaluates it
 // at both ends of the final bracket. When an end disagrees (the root was
 // off by more than the margin), the bracket ends at 0, or the root is not
-// found, it calls perturb.AnalyticGaussianEpsilon itself.
+// found, it calls perturb.AnalyticGaussianEpsilon itself. It also does
+// where the predicate's curve is not smooth enough for a margin to
+// bound its rounding: a subnormal argument (smoothArgs).
 func gaussianEpsilon(sigma, delta, l2, start float64) (float64, error) {
+	if !smoothArgs(sigma, delta, l2) {
+		return perturb.AnalyticGaussianEpsilon(sigma, delta, l2)
+	}
 	root, margin, ok := gaussianRoot(sigma, delta, l2, start)
 	if !ok {
 		return perturb.AnalyticGaussianEpsilon(sigma, delta, l2)
@@ -90,6 +95,19 @@ func gaussianEpsilon(sigma, delta, l2, start float64) (float64, error) {
 	return hi, nil
 }
 
+// smoothArgs reports whether sigma, delta and l2 are normal numbers
+// (not subnormal, zero, infinite or NaN): below the smallest normal
+// number their few significant bits make the computed privacy curve a
+// staircase in eps, on which Newton's root does not locate the
+// predicate's switch within a margin.
+func smoothArgs(sigma, delta, l2 float64) bool {
+	return normal(sigma) && normal(delta) && normal(l2)
+}
+
+// normal reports whether x is a positive normal float64: at least 2^-1022
+// (the smallest normal number) and finite.
+func normal(x float64) bool { return x >= 0x1p-1022 && x <= math.MaxFloat64 }
+
 // gaussianRoot returns the eps at which the delta of the Gaussian
 // mechanism (Balle & Wang 2018, Theorem 8) with its rounding allowance,
 // the predicate's curve in gaussianEpsilon,
@@ -104,7 +122,9 @@ func gaussianEpsilon(sigma, delta, l2, start float64) (float64, error) {
 // square), and a margin beyond which the predicate is decided by the side
 // of the root: 1e-12 of the root plus the rounding of the terms (a
 // quarter of the allowance) over the slope. It reports false when the
-// root is not positive, not found in 100 steps, or the slope underflows.
+// root is not positive, not found in 100 steps, or the slope underflows
+// (as where delta is below the allowance: the curve with its allowance
+// then stays above delta until both terms are tiny).
 func gaussianRoot(sigma, delta, l2, start float64) (root, margin float64, ok bool) {
 	const ulp = 0x1p-52
 	a := l2 / (2 * sigma)

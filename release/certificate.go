@@ -2,6 +2,7 @@ package release
 
 import (
 	"fmt"
+	"strings"
 
 	"github.com/stabpriv/stabpriv/dp"
 	"github.com/stabpriv/stabpriv/perturb"
@@ -27,7 +28,15 @@ func (c *Certificate) String() string {
 	if c == nil {
 		return "<nil certificate>"
 	}
-	return c.Claim.Explain(perturb.Describe(c.Mechanism, c.NoiseScale, c.Dim), runText(c.Run))
+	text := c.Claim.Explain(perturb.Describe(c.Mechanism, c.NoiseScale, c.Dim), runText(c.Run))
+	if c.Mechanism == perturb.DPSGD {
+		// DP-SGD has no L1 sensitivity and no uniform stability: the claim
+		// stores 0 for both (the model file's JSON keeps them), which the
+		// text must not present as values.
+		old := fmt.Sprintf("Sensitivity: L2 = %g (L1 = %g), route: %s; uniform stability beta = %g.\n", c.L2Sensitivity, c.L1Sensitivity, c.SensitivityRoute, c.Beta)
+		text = strings.Replace(text, old, fmt.Sprintf("Sensitivity: L2 = %g per example's clipped gradient (L1 not applicable), route: %s; uniform stability beta: not applicable for dp-sgd.\n", c.L2Sensitivity, c.SensitivityRoute), 1)
+	}
+	return text
 }
 
 // runText says in words what the training run r was: three lines of

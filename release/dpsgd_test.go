@@ -6,6 +6,7 @@ import (
 	"errors"
 	"math"
 	"slices"
+	"strings"
 	"testing"
 
 	"github.com/stabpriv/stabpriv/accountant"
@@ -189,5 +190,21 @@ func TestTakenKnobs(t *testing.T) {
 				t.Errorf("%s takes %v", m.Name(), taken)
 			}
 		}
+	}
+}
+
+// TestDPSGDCertificateText checks that a dp-sgd certificate's text does
+// not print the L1 sensitivity and the uniform stability, which DP-SGD
+// does not have, as values (the JSON keeps its zeros).
+func TestDPSGDCertificateText(t *testing.T) {
+	r, _ := dpsgdRelease(t, 3)
+	s := r.Certificate.String()
+	for _, bad := range []string{"beta = 0", "L1 = 0"} {
+		if strings.Contains(s, bad) {
+			t.Errorf("the text prints %q:\n%s", bad, s)
+		}
+	}
+	if !strings.Contains(s, "uniform stability beta: not applicable for dp-sgd") || !strings.Contains(s, "L1 not applicable") {
+		t.Errorf("the text does not say what is not applicable:\n%s", s)
 	}
 }

@@ -11,6 +11,7 @@ import (
 	"gonum.org/v1/gonum/mat"
 
 	"github.com/stabpriv/stabpriv/internal/check"
+	"github.com/stabpriv/stabpriv/internal/clip"
 	"github.com/stabpriv/stabpriv/internal/kernel"
 	"github.com/stabpriv/stabpriv/losses"
 )
@@ -109,7 +110,9 @@ func CheckDPSGD(cfg Config) error {
 //     binary expansion of floor(q 2^64)/2^64, so the probability is that
 //     number exactly, at most q, and the coins never depend on the rows);
 //   - sums the included examples' gradients l'(<w, x_i>, y_i) x_i^T, each
-//     clipped to L2 norm C = Clip (ClipScale);
+//     clipped to L2 norm C = Clip: the exact norm of the rounded products
+//     the sum adds is at most C (internal/clip, which lowers the scale
+//     C/||g x|| until a bound on that norm holds);
 //   - adds N(0, (sigma C)^2) to every coordinate of the sum (priv.Noise);
 //   - makes the Config's step (Step.Update): the decay of the L2 part, the
 //     sum divided by b, the expected batch (b is public; dividing by the
@@ -198,6 +201,7 @@ type dpsgdRun struct {
 	p      *problem
 	coins  *PoissonSampler
 	margin losses.Margin // the scalar view of a K = 1 loss, nil for K > 1
+	bound  clip.Bound    // C for the K d products of a gradient
 	q      float64       // b/n
 	std    float64       // sigma*C
 	steps  int           // T
@@ -217,6 +221,7 @@ func newDPSGDRun(p *problem, priv DPSGD) *dpsgdRun {
 		batch: make([]int, 0, 2*b+64),
 		w:     make([]float64, p.k*p.d), sum: make([]float64, p.k*p.d),
 		z: make([]float64, p.k), g: make([]float64, p.k),
+		bound: clip.New(p.cfg.Clip, p.k*p.d),
 	}
 	if p.k == 1 {
 		r.margin, _ = p.loss.(losses.Margin)
@@ -311,7 +316,10 @@ func bernoulli64(coins rand.Source, thr uint64) uint64 {
 const dpsgdAhead = 8
 
 // clippedSum sets r.sum to the sum over the batch of the gradients of the
-// loss at r.w, each clipped to norm C (Step.ClipScale of ||g|| ||x||).
+// loss at r.w, each clipped to norm C: the margin gradient g is taken as
+// is when clip.Bound.Fast accepts ||g|| ||x|| (from the row's norm), and
+// scaled by clip.Bound.Scale otherwise, so that the products g_k x_j added
+// have exact norm at most C.
 func (r *dpsgdRun) clippedSum() {
 	p := r.p
 	clear(r.sum)
@@ -326,17 +334,23 @@ func (r *dpsgdRun) clippedSum() {
 		x := p.x[i*d : (i+1)*d]
 		if r.margin != nil {
 			g := r.margin.Deriv(dot(r.w, x), p.y[i])
-			c := p.sgd.ClipScale(math.Abs(g) * p.norm[i])
-			axpy(c*g, x, r.sum)
+			if !r.bound.Fast(math.Abs(g) * p.norm[i]) {
+				r.g[0] = g
+				r.bound.Scale(r.g[:1], x)
+				g = r.g[0]
+			}
+			axpy(g, x, r.sum)
 			continue
 		}
 		for k := range r.z {
 			r.z[k] = dot(r.w[k*d:(k+1)*d], x)
 		}
 		p.loss.Grad(r.g, r.z, p.y[i])
-		c := p.sgd.ClipScale(math.Sqrt(sqNorm(r.g)) * p.norm[i])
+		if !r.bound.Fast(math.Sqrt(sqNorm(r.g)) * p.norm[i]) {
+			r.bound.Scale(r.g, x)
+		}
 		for k, gk := range r.g {
-			axpy(c*gk, x, r.sum[k*d:(k+1)*d])
+			axpy(gk, x, r.sum[k*d:(k+1)*d])
 		}
 	}
 }
