@@ -336,7 +336,7 @@ func dpsgdCertificate(b dp.Budget, cal dpsgdCalibration, run *trainer.Run, sourc
 		L2Sensitivity:    C,
 		SensitivityRoute: fmt.Sprintf("per-example clipping: each example's gradient is clipped to L2 norm C = %g, so a step's sum moves by at most C when a row is added or removed (2C when one is replaced), given the earlier steps' outputs", C),
 		NoiseScale:       rec.NoiseStd,
-		NoiseScaleName:   fmt.Sprintf("sigma C: the standard deviation of the Gaussian noise on every coordinate of each step's sum, noise multiplier sigma = %v", rec.NoiseMultiplier),
+		NoiseScaleName:   fmt.Sprintf("the Gaussian noise's standard deviation on every coordinate of each step's sum, sigma C (noise multiplier sigma = %v, clip C = %v)", rec.NoiseMultiplier, C),
 		Neighbouring:     perturb.ReplaceOneText,
 		Source:           source,
 		Citation:         DPSGDCitation,

@@ -58,3 +58,26 @@ func TestDashRefused(t *testing.T) {
 		t.Errorf("CheckFile(./-): %v", err)
 	}
 }
+
+// TestExistingModelFile: an existing model file as the output is refused
+// by a command that may replace files with --force (Keep: the message
+// names --force) and by one that never replaces a model file (NotModels:
+// the message says so); AnyFile replaces it.
+func TestExistingModelFile(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "m.json")
+	if err := os.WriteFile(path, []byte(`{"format": "stabpriv-model/1"}`), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	for _, tc := range []struct {
+		rep  Replace
+		want string
+	}{{Keep, "exists; give a new path (or --force"}, {NotModels, "never replaces a model file"}, {AnyFile, ""}} {
+		err := CheckFile("--out", path, tc.rep)
+		switch {
+		case tc.want == "" && err != nil:
+			t.Errorf("%v: %v, want nil", tc.rep, err)
+		case tc.want != "" && (!errors.Is(err, runflags.ErrUsage) || !strings.Contains(err.Error(), tc.want)):
+			t.Errorf("%v: %v, want a usage error saying %q", tc.rep, err, tc.want)
+		}
+	}
+}

@@ -24,6 +24,14 @@ func TestCLIDPSGDKnobs(t *testing.T) {
 	if code := exitCode(err); code != 0 || !strings.HasPrefix(stdout, "VERIFIED PRIVATE RELEASE") {
 		t.Fatalf("certify: exit %d (%v)\n%s", code, err, stdout)
 	}
+	// The noise scale reads sigma C, with sigma and C named apart.
+	if !strings.Contains(stdout, "sigma C (noise multiplier sigma = ") || !strings.Contains(stdout, ", clip C = 0.5)") {
+		t.Errorf("certify does not name sigma and C apart:\n%s", stdout)
+	}
+	// pdp analyses output perturbation only: a usage error that says so.
+	if _, _, err := call(t, "pdp", "--model", path, "--data", filepath.Join("..", "..", "datasets", "data", "wdbc.csv"), "--out", filepath.Join(dir, "pdp")); exitCode(err) != 2 || !strings.Contains(err.Error(), "pdp analyses output perturbation, not dp-sgd") {
+		t.Errorf("pdp on a dp-sgd model: exit %d (%v), want 2 naming output perturbation", exitCode(err), err)
+	}
 	orig, err := os.ReadFile(path)
 	if err != nil {
 		t.Fatal(err)

@@ -125,7 +125,8 @@ type Release struct {
 // (trained without a mechanism, its weights published as trained: there
 // is no noise whose per-instance privacy could be analysed); a decision
 // stump (permute-and-flip over a finite class: no minimizer's objective
-// and no noise on weights for the Hessian identity); a run that projected
+// and no noise on weights for the Hessian identity); a release that adds
+// no noise to a minimizer's weights (objective perturbation, AMP, DP-SGD); a run that projected
 // onto ||w|| <= R where the exact minimizer or a neighbour's reaches the
 // boundary (the constrained problem is not smooth there); and a run whose
 // objective the Hessian identity (Wang's Lemma 13) does not cover: an L1
@@ -148,6 +149,12 @@ func AnalyzeRelease(r *modelfile.Released, t *datasets.Table, opts Release) (*Re
 	}
 	if c.Mechanism == perturb.Stump {
 		return nil, fmt.Errorf("%w: the model file releases a decision stump: no minimizer's objective and no noise on weights to analyse", pdp.ErrInput)
+	}
+	if _, err := perturb.Lookup(c.Mechanism); err != nil {
+		// Objective perturbation, AMP and DP-SGD add no noise to the
+		// weights of a minimizer: the Hessian identity has nothing to
+		// measure.
+		return nil, fmt.Errorf("%w: pdp analyses output perturbation, not %s: train with --mechanism gamma or gaussian-analytic", pdp.ErrInput, c.Mechanism)
 	}
 	verdict, why, err := modelfile.Verify(r)
 	if err != nil {
