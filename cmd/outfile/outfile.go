@@ -145,7 +145,9 @@ func checkExisting(flag, path string, rep Replace, inputs []string) error {
 	switch model := modelfile.IsModelFile(path); {
 	case model && rep == NotModels:
 		return usagef("%s %s is a model file; give another path (this command never replaces a model file; train --force does)", flag, path)
-	case rep == Keep && st.Mode().IsRegular():
+	case model && rep == Keep:
+		return usagef("%s %s is a model file; give a new path (or --force to replace it)", flag, path)
+	case !model && rep == Keep && st.Mode().IsRegular():
 		return usagef("%s %s exists; give a new path (or --force to replace it)", flag, path)
 	}
 	return nil

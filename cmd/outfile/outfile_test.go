@@ -71,7 +71,7 @@ func TestExistingModelFile(t *testing.T) {
 	for _, tc := range []struct {
 		rep  Replace
 		want string
-	}{{Keep, "exists; give a new path (or --force"}, {NotModels, "never replaces a model file"}, {AnyFile, ""}} {
+	}{{Keep, "is a model file; give a new path (or --force"}, {NotModels, "never replaces a model file"}, {AnyFile, ""}} {
 		err := CheckFile("--out", path, tc.rep)
 		switch {
 		case tc.want == "" && err != nil:
