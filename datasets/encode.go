@@ -16,9 +16,15 @@ import (
 type Encoded struct {
 	// Features names the feature columns, in table order.
 	Features []string
-	// X holds the N x D raw feature values, row-major: NaN for a missing
+	// X holds the N x D raw feature values, row-major with rows Stride
+	// apart (row i is X[i*Stride : i*Stride+D]): NaN for a missing
 	// numeric cell (IsMissing).
 	X []float64
+	// Stride is the distance in X between the starts of two rows: D from
+	// Encode and EncodeText; from EncodeInPlace the table's number of
+	// columns, D+1, so that every row has room for a bias after its
+	// features.
+	Stride int
 	// Y holds the encoded labels: -1 and +1 for a binary task, the class
 	// index for a multiclass task, the value (clamped to the label bound)
 	// for regression.
@@ -32,10 +38,19 @@ type Encoded struct {
 	// holds the index of the cell's category among them, or -1 for a cell
 	// that is not a declared category.
 	Categories [][]string
+
+	// texts holds the text of the cells of each feature (nil for a
+	// feature without any), by the table's row; rows maps row i of e to
+	// its row of the table (nil: row i), after Select.
+	texts []*rawcsv.Texts
+	rows  []int
 }
 
 // Row returns the raw feature values of row i.
-func (e *Encoded) Row(i int) []float64 { return e.X[i*e.D : (i+1)*e.D] }
+func (e *Encoded) Row(i int) []float64 {
+	s := e.stride()
+	return e.X[i*s : i*s+e.D]
+}
 
 // Encode parses the table against the schema. Feature cells must be finite
 // numbers or missing (IsMissing, kept as NaN), but in the columns the
@@ -74,34 +89,58 @@ const (
 // EncodeText is Encode with the text cells of the numeric feature columns
 // handled as text says.
 func (t *Table) EncodeText(s Schema, task losses.Task, text TextCells) (*Encoded, error) {
-	if t == nil || len(t.Columns) == 0 {
-		return nil, fmt.Errorf("%w: no table", ErrFormat)
+	e, label, cat, err := t.encodeHead(s)
+	if err != nil {
+		return nil, err
 	}
-	label := slices.Index(t.Columns, s.Label)
+	e.X = make([]float64, e.N*e.D)
+	for i := range t.n {
+		row := t.vals[i*t.ncol : (i+1)*t.ncol]
+		x := e.X[i*e.D : (i+1)*e.D]
+		copy(x, row[:label])
+		copy(x[label:], row[label+1:])
+		if err := t.checkRow(i, x, label, cat, text); err != nil {
+			return nil, err
+		}
+	}
+	t.encodeCategories(e, s, label, func(i, j int, v float64) { e.X[i*e.D+j] = v })
+	t.encodeLabels(e, s, task, label)
+	return e, nil
+}
+
+// encodeHead checks the table against the schema s and returns the
+// Encoded of its header (Features, N, D = Stride, Categories, the texts
+// of the feature columns), the label's column and which features are
+// categorical (nil when none is).
+func (t *Table) encodeHead(s Schema) (e *Encoded, label int, cat []bool, err error) {
+	if t == nil || len(t.Columns) == 0 {
+		return nil, 0, nil, fmt.Errorf("%w: no table", ErrFormat)
+	}
+	label = slices.Index(t.Columns, s.Label)
 	if label < 0 {
-		return nil, fmt.Errorf("%w: no label column %q; the columns are %s", ErrSchema, s.Label, strings.Join(t.Columns, ", "))
+		return nil, 0, nil, fmt.Errorf("%w: no label column %q; the columns are %s", ErrSchema, s.Label, strings.Join(t.Columns, ", "))
 	}
 	if len(t.Columns) < 2 {
-		return nil, fmt.Errorf("%w: no feature column besides the label %q", ErrSchema, s.Label)
+		return nil, 0, nil, fmt.Errorf("%w: no feature column besides the label %q", ErrSchema, s.Label)
 	}
 	if len(t.Columns) != t.ncol && t.n > 0 {
-		return nil, formatErr(t.Source, "the header has %d names for %d columns", len(t.Columns), t.ncol)
+		return nil, 0, nil, formatErr(t.Source, "the header has %d names for %d columns", len(t.Columns), t.ncol)
 	}
-	e := &Encoded{N: t.n, D: len(t.Columns) - 1}
+	e = &Encoded{N: t.n, D: len(t.Columns) - 1, Stride: len(t.Columns) - 1}
 	for j, c := range t.Columns {
 		if j != label {
 			e.Features = append(e.Features, c)
+			e.texts = append(e.texts, t.text[j])
 		}
 	}
 	for _, c := range s.Categories {
 		if !slices.Contains(e.Features, c.Column) {
-			return nil, fmt.Errorf("%w: the schema declares column %q categorical, but %s has no such feature column; the columns are %s", ErrSchema, c.Column, t.Source, strings.Join(t.Columns, ", "))
+			return nil, 0, nil, fmt.Errorf("%w: the schema declares column %q categorical, but %s has no such feature column; the columns are %s", ErrSchema, c.Column, t.Source, strings.Join(t.Columns, ", "))
 		}
 	}
 	if t.n == 0 {
-		return nil, formatErr(t.Source, "no data rows")
+		return nil, 0, nil, formatErr(t.Source, "no data rows")
 	}
-	var cat []bool // by feature
 	if len(s.Categories) > 0 {
 		cat = make([]bool, e.D)
 		e.Categories = make([][]string, e.D)
@@ -111,31 +150,43 @@ func (t *Table) EncodeText(s Schema, task losses.Task, text TextCells) (*Encoded
 			}
 		}
 	}
-	e.X = make([]float64, e.N*e.D)
-	for i := range t.n {
-		row := t.vals[i*t.ncol : (i+1)*t.ncol]
-		x := e.X[i*e.D : (i+1)*e.D]
-		copy(x, row[:label])
-		copy(x[label:], row[label+1:])
-		for j, v := range x {
-			if math.IsNaN(v) && (cat == nil || !cat[j]) {
-				c := j
-				if c >= label {
-					c++
-				}
-				switch {
-				case IsMissing(t.Cell(i, c)):
-					continue // NaN: a missing cell, which the feature map reads as such
-				case text == TextMark:
-					x[j] = math.Inf(1)
-					continue
-				case text == TextMissing:
-					continue
-				}
-				return nil, formatErr(t.Source, "%w", t.cellErr(i, c, "%q is not a finite number (a missing cell is empty, NA, ?, null, ...): declare its column categorical or leave it out", t.Cell(i, c)))
-			}
+	return e, label, cat, nil
+}
+
+// checkRow checks the features x of row i (its cells but the label's, in
+// order; label is the label's column) and keeps the text cells of the
+// numeric ones as text says: a missing cell stays NaN, a text cell
+// becomes +Inf (TextMark) or NaN (TextMissing), or is refused (TextError)
+// by an error that quotes it. The cells of the categorical features (cat)
+// are not read.
+func (t *Table) checkRow(i int, x []float64, label int, cat []bool, text TextCells) error {
+	for j, v := range x {
+		if !math.IsNaN(v) || cat != nil && cat[j] {
+			continue
 		}
+		c := j
+		if c >= label {
+			c++
+		}
+		switch {
+		case IsMissing(t.Cell(i, c)):
+			continue // NaN: a missing cell, which the feature map reads as such
+		case text == TextMark:
+			x[j] = math.Inf(1)
+			continue
+		case text == TextMissing:
+			continue
+		}
+		return formatErr(t.Source, "%w", t.cellErr(i, c, "%q is not a finite number (a missing cell is empty, NA, ?, null, ...): declare its column categorical or leave it out", t.Cell(i, c)))
 	}
+	return nil
+}
+
+// encodeCategories calls set(i, j, v) with the code v of the cell of every
+// row i in every categorical feature j of e: the index of its category
+// among the declared ones (s), -1 for another text. It reads the cells
+// before any call, column by column.
+func (t *Table) encodeCategories(e *Encoded, s Schema, label int, set func(i, j int, v float64)) {
 	for j, vals := range e.Categories {
 		if vals == nil {
 			continue
@@ -145,15 +196,24 @@ func (t *Table) EncodeText(s Schema, task losses.Task, text TextCells) (*Encoded
 			col++
 		}
 		if c, _ := s.Categorical(e.Features[j]); c.Hash > 0 {
+			codes := make([]int32, t.n)
 			for i := range t.n {
-				e.X[i*e.D+j] = float64(c.Index(t.cellView(i, col)))
+				codes[i] = int32(c.Index(t.cellView(i, col)))
+			}
+			for i, k := range codes {
+				set(i, j, float64(k))
 			}
 			continue
 		}
 		for i, k := range t.match(col, vals) {
-			e.X[i*e.D+j] = float64(k)
+			set(i, j, float64(k))
 		}
 	}
+}
+
+// encodeLabels sets the labels e.Y and the null rows e.Null from the label
+// column.
+func (t *Table) encodeLabels(e *Encoded, s Schema, task losses.Task, label int) {
 	e.Y = make([]float64, e.N)
 	e.Null = make([]bool, e.N)
 	if task == losses.Regression {
@@ -168,7 +228,7 @@ func (t *Table) EncodeText(s Schema, task losses.Task, text TextCells) (*Encoded
 			}
 			e.Y[i] = v
 		}
-		return e, nil
+		return
 	}
 	for i, k := range t.match(label, s.Classes) {
 		switch {
@@ -185,7 +245,6 @@ func (t *Table) EncodeText(s Schema, task losses.Task, text TextCells) (*Encoded
 			e.Y[i] = 1
 		}
 	}
-	return e, nil
 }
 
 // match returns, for every row, the index in names of the text of its

@@ -7,6 +7,7 @@ import (
 	"strings"
 
 	"github.com/stabpriv/stabpriv/datasets/internal/rawcsv"
+	"github.com/stabpriv/stabpriv/internal/hugepage"
 )
 
 // ReadTable reads a table from CSV (see TableReader for the format): a
@@ -191,7 +192,8 @@ const sizeSample = 16
 // number of rows there is room for. The estimate has a margin, so that the
 // matrix is allocated once rather than grown by copies (room never written
 // costs address space, not memory), and it is capped by the fewest bytes a
-// row can have (a one-byte cell and a separator per column).
+// row can have (a one-byte cell and a separator per column). The room is
+// advised onto huge pages.
 func (t *Table) reserve(rest int64, perRow float64, limit int) int {
 	more := int64(float64(rest)/perRow*1.25) + 16
 	more = max(1, min(more, rest/int64(2*t.ncol)+1))
@@ -199,5 +201,9 @@ func (t *Table) reserve(rest int64, perRow float64, limit int) int {
 		more = min(more, int64(limit-t.n))
 	}
 	t.vals = slices.Grow(t.vals, int(more)*t.ncol)
+	// The room, not written yet, onto huge pages: these values may become
+	// the rows the trainer reads in a random order (Table.EncodeInPlace,
+	// hugepage.Advise).
+	hugepage.Advise(t.vals[len(t.vals):cap(t.vals)])
 	return t.n + int(more)
 }
