@@ -160,7 +160,7 @@ func (p *RowMap) ComponentRows(enc *datasets.Encoded, idx []int) (*mat.Dense, er
 		}
 		row := Z.RawRowView(r)
 		if err := q.features(row, enc.Row(i), st); err != nil {
-			return nil, fmt.Errorf("data row %d: %w", i+1, err)
+			return nil, fmt.Errorf("data row %d: %w", enc.DataRow(i), err)
 		}
 		clipRow(row, 1)
 	}

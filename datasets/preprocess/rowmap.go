@@ -492,8 +492,43 @@ func (p *RowMap) Rows(enc *datasets.Encoded, idx []int) (*mat.Dense, []float64, 
 			continue
 		}
 		if err := apply(X.RawRowView(r), enc.Row(i)); err != nil {
-			return nil, nil, nil, fmt.Errorf("data row %d: %w", i+1, err)
+			return nil, nil, nil, fmt.Errorf("data row %d: %w", enc.DataRow(i), err)
 		}
 	}
 	return X, y, null, nil
+}
+
+// RowsInPlace maps the first n rows of enc as Rows does (a null row to
+// zero), in order, into enc's own storage when a model input fits in the
+// room of a raw row (Dim() <= enc.Stride, as for the rows of
+// datasets.Table.EncodeInPlace without one-hot blocks), and otherwise into
+// new storage advised onto huge pages. The result (n x Dim(), contiguous
+// rows) shares that storage; the labels and null marks are enc.Y and
+// enc.Null. The raw rows are gone either way: enc.X is set to nil, also
+// on an error (Apply's, naming the data row).
+func (p *RowMap) RowsInPlace(enc *datasets.Encoded, n int) (*mat.Dense, error) {
+	d, s := p.Dim(), max(enc.Stride, enc.D)
+	var out []float64
+	if d <= s {
+		// Row r's input ends at (r+1) d <= (r+1) s, where row r+1's raw
+		// values start: every raw row is read before its room is written.
+		out = enc.X[:n*d]
+	} else {
+		out = hugepage.Make(n * d) // advised before it is filled
+	}
+	defer func() { enc.X = nil }()
+	apply := p.mapper()
+	x := make([]float64, enc.D)
+	for r := range n {
+		dst := out[r*d : (r+1)*d]
+		if enc.Null[r] {
+			clear(dst)
+			continue
+		}
+		copy(x, enc.Row(r))
+		if err := apply(dst, x); err != nil {
+			return nil, fmt.Errorf("data row %d: %w", enc.DataRow(r), err)
+		}
+	}
+	return mat.NewDense(n, d, out), nil
 }
