@@ -17,16 +17,13 @@ type evalRows struct {
 	null []bool
 }
 
-// test maps the held-out rows.
+// test returns the held-out rows, mapped for the diagnostics (nil
+// without them).
 func (r *preparedRows) test() (*evalRows, error) {
-	if len(r.testIdx) == 0 {
+	if r.testX == nil {
 		return nil, nil
 	}
-	X, y, null, err := r.prep.Rows(r.enc, r.testIdx)
-	if err != nil {
-		return nil, err
-	}
-	return &evalRows{X, y, null}, nil
+	return &evalRows{r.testX, r.testY, r.testNull}, nil
 }
 
 // evaluate computes the metric of model on the held-out rows (the zero

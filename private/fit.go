@@ -50,7 +50,25 @@ import (
 // Errors: those of NewPlan, datasets.ErrFormat for a table outside the
 // domain of the guarantee, or the error of the release method, all before
 // anything is released.
+//
+// Fit leaves t as it was: it works on a copy of its values. FitInPlace
+// works in the table's own storage instead, for a caller that does not
+// need the table afterwards (the train command).
 func Fit(ctx context.Context, t *datasets.Table, schema datasets.Schema, budget dp.Budget, opts Options) (*modelfile.Released, error) {
+	if t != nil {
+		t = t.Clone()
+	}
+	return FitInPlace(ctx, t, schema, budget, opts)
+}
+
+// FitInPlace is Fit without a copy of the rows: the table's values become
+// the model inputs the release trains on, encoded and mapped where the
+// reader stored them (datasets.Table.EncodeInPlace, preprocess.RowMap.
+// RowsInPlace), so that the fit holds one copy of the rows, not two. It
+// takes t over: the caller must not use t afterwards but for its Columns
+// and Source (once the fit has read the rows, t has none left, Len 0).
+// The release, its certificate and the errors are Fit's, bit for bit.
+func FitInPlace(ctx context.Context, t *datasets.Table, schema datasets.Schema, budget dp.Budget, opts Options) (*modelfile.Released, error) {
 	var observed []string
 	if opts.Mechanism == "" && opts.Select == nil && t != nil && slices.Contains(t.Columns, schema.Label) && (opts.Trainer.Loss == nil || opts.Trainer.Loss.Task() != losses.Regression) {
 		// A non-private fit may take its classes, hence its default loss,
@@ -87,7 +105,7 @@ func Fit(ctx context.Context, t *datasets.Table, schema datasets.Schema, budget 
 	out := &modelfile.Released{
 		Schema:        modelfile.PublicSchema(pl.Schema),
 		Preprocessing: rows.prep,
-		Split:         modelfile.SplitInfo{TestFrac: opts.TestFrac, Seed: opts.Seed, Stratified: opts.Stratify, Rows: rows.enc.N, TrainRows: n},
+		Split:         modelfile.SplitInfo{TestFrac: opts.TestFrac, Seed: opts.Seed, Stratified: opts.Stratify, Rows: rows.rows, TrainRows: n},
 		AutoKnobs:     opts.Auto,
 	}
 	cfg, err := pl.Config(n, dim, opts.Seed)
@@ -101,7 +119,7 @@ func Fit(ctx context.Context, t *datasets.Table, schema datasets.Schema, budget 
 	if err != nil {
 		return nil, err
 	}
-	pl.log().WithFields(logrus.Fields{"rows": rows.enc.N, "train": n, "d": dim, "preprocess": pl.Mode, "mechanism": opts.Mechanism}).Debug("private: rows prepared")
+	pl.log().WithFields(logrus.Fields{"rows": rows.rows, "train": n, "d": dim, "preprocess": pl.Mode, "mechanism": opts.Mechanism}).Debug("private: rows prepared")
 	var diag *modelfile.Diagnostics
 	if opts.Diagnostics {
 		diag = &modelfile.Diagnostics{NullRows: countTrue(rows.null)}
@@ -110,11 +128,7 @@ func Fit(ctx context.Context, t *datasets.Table, schema datasets.Schema, budget 
 		}
 		if pl.Task != losses.Regression {
 			diag.MajorityTrain = majority(rows.y, rows.null)
-			ty, tn := make([]float64, len(rows.testIdx)), make([]bool, len(rows.testIdx))
-			for k, i := range rows.testIdx {
-				ty[k], tn[k] = rows.enc.Y[i], rows.enc.Null[i]
-			}
-			diag.MajorityTest = majority(ty, tn)
+			diag.MajorityTest = majority(rows.testY, rows.testNull)
 		}
 		out.Diagnostics = diag
 	}

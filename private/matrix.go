@@ -107,9 +107,11 @@ func FitRows(ctx context.Context, rows [][]float64, y []float64, dom Domain, bud
 
 // FitMatrix is Fit on numeric data: the n x d features X and the n labels
 // y, with the declarations of dom. It builds the table of X and y (the
-// columns dom.Features and Label, every value v written as the cell
-// strconv.FormatFloat(v, 'f', -1, 64), which reads back as v, with -0
-// written "0") and the schema of dom, and runs Fit on them: the same split,
+// columns dom.Features and Label, every value v the cell
+// strconv.FormatFloat(v, 'f', -1, 64) would be, which reads back as v,
+// with -0 written "0": datasets.NewTableValues, one copy of the values,
+// which the fit then maps in place, FitInPlace) and the schema of dom,
+// and runs Fit on them: the same split,
 // preprocessing, release and certificate as the CSV file of these cells,
 // and the same guarantee, for the neighbouring relation of two matrices
 // that differ in one row (features and label). Fit's rules decide every
@@ -137,7 +139,7 @@ func FitMatrix(ctx context.Context, X mat.Matrix, y []float64, dom Domain, budge
 	if opts.Mechanism == "" && opts.Select == nil && budget != (dp.Budget{}) {
 		opts.Select = &selection.Config{}
 	}
-	rel, err := Fit(ctx, t, schema, budget, opts)
+	rel, err := FitInPlace(ctx, t, schema, budget, opts)
 	if err != nil {
 		return nil, err
 	}
@@ -189,15 +191,20 @@ func matrixTable(X mat.Matrix, y []float64, dom Domain) (*datasets.Table, datase
 	if dom.Norm > 0 {
 		schema.All = &datasets.Bound{Lo: -dom.Norm, Hi: dom.Norm}
 	}
-	rows := make([][]string, n)
-	for i := range rows {
-		rows[i] = make([]string, d+1)
-		for j := range d {
-			rows[i][j] = number(X.At(i, j))
+	vals := make([]float64, 0, n*(d+1))
+	raw, _ := X.(mat.RawMatrixer)
+	for i := range n {
+		if raw != nil {
+			m := raw.RawMatrix()
+			vals = append(vals, m.Data[i*m.Stride:i*m.Stride+d]...)
+		} else {
+			for j := range d {
+				vals = append(vals, X.At(i, j))
+			}
 		}
-		rows[i][d] = number(y[i])
+		vals = append(vals, y[i])
 	}
-	t, err := datasets.NewTable("matrix", append(slices.Clone(names), Label), rows)
+	t, err := datasets.NewTableValues("matrix", append(slices.Clone(names), Label), vals)
 	if err != nil {
 		return nil, datasets.Schema{}, err
 	}

@@ -75,12 +75,16 @@ func (pl *Plan) checkPCA(w int) error {
 	return nil
 }
 
-// components computes the private principal directions of the training
-// rows idx of enc, mapped by prep (dppca.Components on
+// components computes the private principal directions of the first n
+// (training) rows of enc, mapped by prep (dppca.Components on
 // prep.ComponentRows, at PCABudget with the release's noise source: the
 // second private step, after the bounds' estimate and before the
 // release), and sets them in prep.
-func (pl *Plan) components(prep *preprocess.RowMap, enc *datasets.Encoded, idx []int) error {
+func (pl *Plan) components(prep *preprocess.RowMap, enc *datasets.Encoded, n int) error {
+	idx := make([]int, n)
+	for i := range idx {
+		idx[i] = i
+	}
 	Z, err := prep.ComponentRows(enc, idx)
 	if err != nil {
 		return err

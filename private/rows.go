@@ -2,8 +2,10 @@ package private
 
 import (
 	"fmt"
+	"slices"
 
 	"github.com/sirupsen/logrus"
+	"gonum.org/v1/gonum/blas/blas64"
 	"gonum.org/v1/gonum/mat"
 
 	"github.com/stabpriv/stabpriv/datasets"
@@ -11,25 +13,35 @@ import (
 	"github.com/stabpriv/stabpriv/losses"
 )
 
-// preparedRows are the training rows of a table as a fit receives them.
+// preparedRows are the rows of a table as a fit receives them: the
+// training rows first, then the held-out ones, one matrix of model inputs
+// in the storage the table's values were read into.
 type preparedRows struct {
-	enc               *datasets.Encoded
-	trainIdx, testIdx []int
-	prep              *preprocess.RowMap
+	// rows is the number of rows of the table.
+	rows int
+	prep *preprocess.RowMap
 	// X, y and null are the training rows mapped by prep, their labels and
 	// which of them are null rows.
 	X    *mat.Dense
 	y    []float64
 	null []bool
+	// testX, testY and testNull are the held-out rows: testX mapped only
+	// for the diagnostics (nil otherwise, or without held-out rows).
+	testX    *mat.Dense
+	testY    []float64
+	testNull []bool
 }
 
-// prepare parses the table against the schema, splits its rows by
-// position (or stratified, for a non-private fit that asks for it), builds
-// the preprocessing (a standardizer is fitted on the training rows) and
-// maps the training rows with it.
+// prepare parses the table against the schema in the storage of its values
+// (datasets.Table.EncodeInPlace: it takes t over), splits its rows by
+// position (or stratified, for a non-private fit that asks for it) and
+// moves the training rows before the held-out ones, builds the
+// preprocessing (a standardizer is fitted on the training rows) and maps
+// the rows with it in place: the training rows, and the held-out ones for
+// the diagnostics.
 func (pl *Plan) prepare(t *datasets.Table) (*preparedRows, error) {
 	text := pl.textCells()
-	enc, err := t.EncodeText(pl.Schema, pl.Task, text)
+	enc, err := t.EncodeInPlace(pl.Schema, pl.Task, text)
 	if err != nil {
 		return nil, err
 	}
@@ -59,10 +71,12 @@ func (pl *Plan) prepare(t *datasets.Table) (*preparedRows, error) {
 			return nil, err
 		}
 	}
-	rawTrain := mat.NewDense(len(trainIdx), enc.D, nil)
-	for r, i := range trainIdx {
-		rawTrain.SetRow(r, enc.Row(i))
+	rows, nTrain := enc.N, len(trainIdx)
+	if len(testIdx) > 0 {
+		// From here on the split is two ranges of rows.
+		enc.Select(slices.Concat(trainIdx, testIdx))
 	}
+	rawTrain := rawRows(enc, nTrain)
 	schema := pl.Schema
 	numeric := preprocess.NumericColumns(rawTrain, enc.Features, schema)
 	if pl.EstimateBounds && numeric == nil {
@@ -85,8 +99,9 @@ func (pl *Plan) prepare(t *datasets.Table) (*preparedRows, error) {
 	} else if text == datasets.TextMark {
 		textCols = mostlyText(enc.Features, numeric, schema)
 	}
+	numeric = nil
 	if text == datasets.TextMark {
-		if enc, rawTrain, err = pl.retype(t, enc, rawTrain, trainIdx, &schema, textCols); err != nil {
+		if err := pl.retype(enc, &schema, textCols); err != nil {
 			return nil, err
 		}
 	}
@@ -97,7 +112,7 @@ func (pl *Plan) prepare(t *datasets.Table) (*preparedRows, error) {
 	prep.Estimated, prep.Log, prep.Text = pl.EstimateBounds, logScale, text == datasets.TextMark
 	prep.Words = prep.Explain()
 	if sel := pl.Options.Select; sel != nil && sel.Method.IsRule() && opts.PCA == 0 && opts.Project == 0 && pl.Mode == preprocess.Bounds && pl.Task != losses.Regression && pl.Group() <= 1 &&
-		pl.stumpRule(len(trainIdx), prep.Width()) {
+		pl.stumpRule(nTrain, prep.Width()) {
 		if err := pl.useStump(); err != nil {
 			return nil, err
 		}
@@ -107,7 +122,7 @@ func (pl *Plan) prepare(t *datasets.Table) (*preparedRows, error) {
 		prep.Stump = true
 		prep.Words = prep.Explain()
 	} else {
-		k, err := pl.projectDim(len(trainIdx), prep.Width())
+		k, err := pl.projectDim(nTrain, prep.Width())
 		if err != nil {
 			return nil, err
 		}
@@ -116,18 +131,40 @@ func (pl *Plan) prepare(t *datasets.Table) (*preparedRows, error) {
 		}
 	}
 	if opts.PCA > 0 {
-		if err := pl.components(prep, enc, trainIdx); err != nil {
+		if err := pl.components(prep, enc, nTrain); err != nil {
 			return nil, err
 		}
 		if err := pl.spendComponents(); err != nil {
 			return nil, err
 		}
 	}
-	X, y, null, err := prep.Rows(enc, trainIdx)
+	mapped := nTrain
+	if opts.Diagnostics {
+		mapped = enc.N // the held-out rows too
+	}
+	y, null := enc.Y, enc.Null
+	X, err := prep.RowsInPlace(enc, mapped)
 	if err != nil {
 		return nil, err
 	}
-	return &preparedRows{enc: enc, trainIdx: trainIdx, testIdx: testIdx, prep: prep, X: X, y: y, null: null}, nil
+	out := &preparedRows{rows: rows, prep: prep, X: X, y: y[:nTrain], null: null[:nTrain], testY: y[nTrain:], testNull: null[nTrain:]}
+	if mapped > nTrain {
+		d := prep.Dim()
+		out.X = X.Slice(0, nTrain, 0, d).(*mat.Dense)
+		out.testX = X.Slice(nTrain, mapped, 0, d).(*mat.Dense)
+	}
+	return out, nil
+}
+
+// rawRows returns the first n raw rows of enc as a matrix (n x D) that
+// shares enc's storage, rows Stride apart: the training rows the bounds'
+// estimate, the type decision and the standardizer read before they are
+// mapped in place.
+func rawRows(enc *datasets.Encoded, n int) *mat.Dense {
+	s := max(enc.Stride, enc.D)
+	var X mat.Dense
+	X.SetRawMatrix(blas64.General{Rows: n, Cols: enc.D, Stride: s, Data: enc.X[:(n-1)*s+enc.D]})
+	return &X
 }
 
 // projectDim returns the dimension of the fit's projection for n training

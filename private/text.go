@@ -47,36 +47,27 @@ func mostlyText(features []string, X *mat.Dense, s datasets.Schema) []string {
 }
 
 // retype makes the columns textCols hashed categorical columns of schema
-// (Options.HashBuckets buckets) and encodes the table again with them,
-// every other text cell read as missing (datasets.TextMissing), and
-// returns the encoded rows and the raw training rows idx (raw, those of
-// enc, when no column is text: its text cells turn missing in place).
-func (pl *Plan) retype(t *datasets.Table, enc *datasets.Encoded, raw *mat.Dense, idx []int, schema *datasets.Schema, textCols []string) (*datasets.Encoded, *mat.Dense, error) {
+// (Options.HashBuckets buckets) and encodes them again in place, every
+// other text cell read as missing (datasets.Encoded.HashText, as
+// datasets.TextMissing encodes them).
+func (pl *Plan) retype(enc *datasets.Encoded, schema *datasets.Schema, textCols []string) error {
 	b := pl.Options.HashBuckets
 	if b == 0 {
 		b = datasets.DefaultHashBuckets
 	}
-	if len(textCols) == 0 {
-		// No text column: every text cell is missing, in place.
-		textMissing(enc.X)
-		textMissing(raw.RawMatrix().Data)
-		return enc, raw, nil
-	}
-	s := *schema
-	s.Categories = slices.Clone(s.Categories)
+	var hashed []datasets.Categorical
 	for _, f := range textCols {
-		s.Categories = append(s.Categories, datasets.Hashed(f, b))
+		hashed = append(hashed, datasets.Hashed(f, b))
 	}
-	enc, err := t.EncodeText(s, pl.Task, datasets.TextMissing)
-	if err != nil {
-		return nil, nil, err
+	if err := enc.HashText(hashed); err != nil {
+		return err
 	}
-	*schema = s
-	raw = mat.NewDense(len(idx), enc.D, nil)
-	for r, i := range idx {
-		raw.SetRow(r, enc.Row(i))
+	if len(hashed) > 0 {
+		s := *schema
+		s.Categories = slices.Concat(s.Categories, hashed)
+		*schema = s
 	}
-	return enc, raw, nil
+	return nil
 }
 
 // textMissing replaces every +Inf of x (a text cell, datasets.TextMark)
