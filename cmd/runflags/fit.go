@@ -47,15 +47,17 @@ func (r *Run) Forecast(table *datasets.Table, shards []*datasets.Table, partitio
 }
 
 // Fit runs the fit the flags ask for: partitioned over the shards
-// (partition.Fit) when Partitioned, else on table (private.Fit). Errors of
-// settings that cannot make a run (IsSettingsError) are *UsageError.
+// (partition.Fit) when Partitioned, else on table, which it takes over
+// (private.FitInPlace: the caller keeps only its Columns and Source).
+// Errors of settings that cannot make a run (IsSettingsError) are
+// *UsageError.
 func (r *Run) Fit(ctx context.Context, table *datasets.Table, shards []*datasets.Table, partitions int) (*modelfile.Released, error) {
 	var rel *modelfile.Released
 	var err error
 	if r.Partitioned(partitions) {
 		rel, err = partition.Fit(ctx, shards, r.Schema, r.Budget, r.Options, partitions)
 	} else {
-		rel, err = private.Fit(ctx, table, r.Schema, r.Budget, r.Options)
+		rel, err = private.FitInPlace(ctx, table, r.Schema, r.Budget, r.Options)
 	}
 	if IsSettingsError(err) {
 		return nil, &UsageError{Err: err}
