@@ -276,3 +276,34 @@ func TestNewTableValues(t *testing.T) {
 		}
 	}
 }
+
+// TestDropInPlace: DropInPlace leaves the table Drop returns, cell for
+// cell and line for line, in the table's own storage; an unknown column
+// leaves it as it was.
+func TestDropInPlace(t *testing.T) {
+	for _, names := range [][]string{{"y"}, {"a", "z"}, {"t", "c", "t"}, {}} {
+		tab := inPlaceTable(t, 100, 2)
+		want, err := tab.Drop(names)
+		if err != nil {
+			t.Fatal(err)
+		}
+		store := tab.vals
+		if err := tab.DropInPlace(names); err != nil {
+			t.Fatal(err)
+		}
+		if !slices.Equal(tab.Columns, want.Columns) || tab.Len() != want.Len() || &tab.vals[0] != &store[0] {
+			t.Fatalf("%v: columns %v, want %v; storage kept %v", names, tab.Columns, want.Columns, &tab.vals[0] == &store[0])
+		}
+		for i := range tab.Len() {
+			for j := range tab.Columns {
+				if tab.Cell(i, j) != want.Cell(i, j) || tab.Line(i) != want.Line(i) {
+					t.Fatalf("%v: cell (%d, %d) %q line %d, want %q line %d", names, i, j, tab.Cell(i, j), tab.Line(i), want.Cell(i, j), want.Line(i))
+				}
+			}
+		}
+	}
+	tab := inPlaceTable(t, 5, 2)
+	if err := tab.DropInPlace([]string{"a", "nope"}); !errors.Is(err, ErrSchema) || len(tab.Columns) != 5 || tab.Cell(0, 0) != inPlaceTable(t, 5, 2).Cell(0, 0) {
+		t.Errorf("unknown column: error %v, columns %v", err, tab.Columns)
+	}
+}

@@ -277,6 +277,31 @@ func (t *Table) Clone() *Table { return t.Slice(0, t.n) }
 // their names alone, so without reading a row. A name that is not a column
 // is an error wrapping ErrSchema.
 func (t *Table) Drop(names []string) (*Table, error) {
+	keep, err := t.keep(names)
+	if err != nil {
+		return nil, err
+	}
+	out := newTable(nil, t.Source, t.First)
+	out.n = t.n
+	out.vals = make([]float64, t.n*len(keep))
+	t.dropInto(out, keep)
+	return out, nil
+}
+
+// DropInPlace is Drop without a copy: it leaves the columns names out of t
+// itself, the cells kept moved within the rows' storage. On an error t is
+// left as it was.
+func (t *Table) DropInPlace(names []string) error {
+	keep, err := t.keep(names)
+	if err != nil {
+		return err
+	}
+	t.dropInto(t, keep)
+	return nil
+}
+
+// keep returns the columns of t that names does not name, in order.
+func (t *Table) keep(names []string) ([]int, error) {
 	drop := make([]bool, len(t.Columns))
 	for _, name := range names {
 		j := slices.Index(t.Columns, name)
@@ -291,24 +316,33 @@ func (t *Table) Drop(names []string) (*Table, error) {
 			keep = append(keep, j)
 		}
 	}
+	return keep, nil
+}
+
+// dropInto writes the columns keep of t into out, t itself or a table of
+// t's rows with room for their values: the header, the cells (row by
+// row, forward, so that t's storage can be out's), their texts and lines.
+func (t *Table) dropInto(out *Table, keep []int) {
 	cols := make([]string, len(keep))
+	text := make([]*rawcsv.Texts, len(keep))
 	for k, j := range keep {
-		cols[k] = t.Columns[j]
+		cols[k], text[k] = t.Columns[j], t.text[j]
+		if out != t {
+			text[k] = t.text[j].Slice(0, t.n)
+		}
 	}
-	out := newTable(cols, t.Source, t.First)
-	out.n = t.n
-	out.vals = make([]float64, t.n*len(keep))
 	for i := range t.n {
 		row := t.vals[i*t.ncol : (i+1)*t.ncol]
 		for k, j := range keep {
 			out.vals[i*len(keep)+k] = row[j]
 		}
 	}
-	for k, j := range keep {
-		out.text[k] = t.text[j].Slice(0, t.n)
+	if out != t {
+		out.lines = slices.Clone(t.lines)
+	} else {
+		out.vals = out.vals[:t.n*len(keep)]
 	}
-	out.lines = slices.Clone(t.lines)
-	return out, nil
+	out.Columns, out.ncol, out.text = cols, len(keep), text
 }
 
 // cellErr returns the ParseError of the cell in row i and column j: its

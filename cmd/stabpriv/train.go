@@ -250,8 +250,9 @@ func (s *settings) selectColumns() error {
 	if s.shards == nil {
 		s.shards = []*datasets.Table{s.table}
 	}
-	for i, t := range s.shards {
-		if s.shards[i], err = t.Drop(drop); err != nil {
+	for _, t := range s.shards {
+		// In place: the columns left out are never a second copy.
+		if err := t.DropInPlace(drop); err != nil {
 			return usagef("%w", err)
 		}
 	}
