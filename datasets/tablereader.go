@@ -204,6 +204,9 @@ func (t *Table) reserve(rest int64, perRow float64, limit int) int {
 	// The room, not written yet, onto huge pages: these values may become
 	// the rows the trainer reads in a random order (Table.EncodeInPlace,
 	// hugepage.Advise).
-	hugepage.Advise(t.vals[len(t.vals):cap(t.vals)])
+	adviseRoom(t.vals[len(t.vals):cap(t.vals)])
 	return t.n + int(more)
 }
+
+// adviseRoom is hugepage.Advise (a variable for the tests).
+var adviseRoom = hugepage.Advise
