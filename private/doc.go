@@ -13,13 +13,16 @@
 // declared schema, splits it by position, maps the rows with the public
 // preprocessing and hands them to the release method the options name
 // (release.Lookup). A fit without a mechanism is the trainer and the schema
-// alone.
+// alone. Fit works on a copy of the table's values; FitInPlace takes the
+// table over and maps its values where the reader stored them, so that a
+// fit holds one float64 copy of the rows (the train command's way).
 //
 // FitMatrix and FitRows are the numeric front door: a gonum matrix or a
 // [][]float64 of features, the labels, and a Domain of public declarations
 // (the classes, feature ranges or a norm bound, or none for the private
-// estimate). They write the table and the schema of that data and run Fit
-// on them: the same pipeline, rule and certificate. Their result carries
+// estimate). They build the table of that data (its values, one copy,
+// datasets.NewTableValues) and its schema and run FitInPlace on them: the
+// same pipeline, rule and certificate. Their result carries
 // Warnings, what the public values of the release say against its use
 // (noise that swamps the weights, a model constant over its domain).
 //
