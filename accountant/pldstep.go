@@ -144,7 +144,7 @@ func searchIndex(ok func(int) bool, start int) (int, error) {
 	lo, hi := 0, start // !ok(lo)
 	for !ok(hi) {
 		if hi > 2*MaxPLDSize {
-			return 0, fmt.Errorf("%w: the losses of one step reach beyond %d grid intervals", ErrWindow, 2*MaxPLDSize)
+			return 0, fmt.Errorf("%w: the losses of one step reach beyond %d grid intervals: raise the interval, or use RDP", ErrWindow, 2*MaxPLDSize)
 		}
 		lo, hi = hi, 2*hi
 	}
