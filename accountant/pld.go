@@ -36,28 +36,28 @@ const (
 type Discretization int
 
 const (
-	// Pessimistic is the connect-the-dots discretization (Doroshenko,
-	// Ghazi, Kamath, Kumar & Manurangsi 2022, "Connect the Dots: Tighter
-	// Discrete Approximations of Privacy Loss Distributions", Algorithm 1
-	// and Theorem 4.2): the masses on the grid whose hockey-stick curve,
-	// a function of e^eps, is the polygon through the exact curve's values
-	// at the grid points, the chord from (0, 1) below the first and the
-	// value at the last beyond it (that mass at +Inf). The curve of a
-	// divergence is convex in e^eps, so the polygon is above it at every
-	// eps: the grid pair dominates the mechanism's, and domination is kept
-	// by composition (Zhu, Dong & Wang 2022, "Optimal Accounting of
-	// Differential Privacy via Characteristic Function", Theorem 10). Its
-	// eps is an upper bound, second-order tight in the interval.
+	// Pessimistic is the connect-the-dots discretization (Doroshenko, Ghazi,
+	// Kamath, Kumar & Manurangsi 2022, "Connect the Dots: Tighter Discrete
+	// Approximations of Privacy Loss Distributions", Algorithm 1 and its
+	// pessimistic-estimate guarantee, Section 4): the masses on the grid whose
+	// hockey-stick curve, a function of e^eps, is the polygon through the
+	// exact curve's values at the grid points, the chord from (0, 1) below the
+	// first and the value at the last beyond it (that mass at +Inf). The curve
+	// of a divergence is convex in e^eps, so the polygon is above it at every
+	// eps: the grid pair dominates the mechanism's, and domination is kept by
+	// composition (Zhu, Dong & Wang 2022, "Optimal Accounting of Differential
+	// Privacy via Characteristic Function", the adaptive composition of
+	// dominating pairs, Section 3). Its eps is an upper bound, second-order
+	// tight in the interval.
 	Pessimistic Discretization = iota
-	// Optimistic rounds every privacy loss down to the grid (the losses
-	// above the last grid point to it, the mass below the first dropped;
-	// Koskela, Jalko & Honkela 2020, "Computing Tight Differential Privacy
-	// Guarantees Using FFT", Section 4, as dp_accounting's
-	// pessimistic_estimate=False): the composed loss is below the true one
-	// in every outcome, so its delta at each eps, hence its eps, is a
-	// lower bound, first-order in the interval times the steps. It is not
-	// a privacy guarantee: it says how far the pessimistic bound can be
-	// from the truth.
+	// Optimistic rounds every privacy loss down to the grid (the losses above
+	// the last grid point to it, the mass below the first dropped; Koskela,
+	// Jalko & Honkela 2020, "Computing Tight Differential Privacy Guarantees
+	// Using FFT", their discretization of the PLD, as dp_accounting's
+	// pessimistic_estimate=False): the composed loss is below the true one in
+	// every outcome, so its delta at each eps, hence its eps, is a lower
+	// bound, first-order in the interval times the steps. It is not a privacy
+	// guarantee: it says how far the pessimistic bound can be from the truth.
 	Optimistic
 )
 
@@ -80,8 +80,8 @@ func (d Discretization) String() string {
 // the eps read from the composed distribution at delta, for each of the two
 // directions of add/remove-one neighbours (the larger is the guarantee).
 //
-// The two directions (Zhu, Dong & Wang 2022, Section 5, Theorem 11, the
-// tight dominating pairs of Poisson subsampling under add/remove): with
+// The two directions (Zhu, Dong & Wang 2022, the tight dominating pairs of
+// Poisson subsampling under add/remove, their Section 5): with
 // P = N(1, sigma^2) and Q = N(0, sigma^2) (one step at sensitivity 1),
 // removing a row compares (1-q) Q + q P with Q, and adding one compares Q
 // with (1-q) Q + q P. The hockey-stick divergence of each, at e^eps, is
