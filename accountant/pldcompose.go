@@ -170,20 +170,10 @@ func compose(s stepPMF, steps int, p PLD) (composedPLD, error) {
 			ErrWindow, steps, float64(lo)*p.Interval, float64(hi)*p.Interval, w, p.Interval, MaxPLDSize)
 	}
 	n := fftLength(max(w, 2))
-	seq := make([]float64, n)
-	for k, m := range s.mass {
-		seq[mod(s.lo+k, n)] += m
-	}
-	fft := fourier.NewFFT(n)
-	coef := fft.Coefficients(nil, seq)
-	for i, z := range coef {
-		coef[i] = cpow(z, steps)
-	}
-	seq = fft.Sequence(seq, coef)
+	seq := s.cyclicPower(steps, n)
 	c := composedPLD{lo: lo, mass: make([]float64, w), interval: p.Interval, size: n}
-	scale := 1 / float64(n)
 	for k := range w {
-		c.mass[k] = seq[mod(lo+k, n)] * scale
+		c.mass[k] = seq[mod(lo+k, n)]
 	}
 	// The composed mass at +Inf: 1 - (1 - inf)^T.
 	infT := -math.Expm1(float64(steps) * math.Log1p(-s.inf))
@@ -202,6 +192,28 @@ func compose(s stepPMF, steps int, p PLD) (composedPLD, error) {
 		c.shift = c.tailDelta + c.roundDelta
 	}
 	return c, nil
+}
+
+// cyclicPower returns the steps-fold cyclic convolution of s's masses on
+// a cycle of n points (the mass at grid index i at position i mod n): the
+// masses folded onto the cycle, transformed, raised to the power steps,
+// transformed back and divided by n.
+func (s stepPMF) cyclicPower(steps, n int) []float64 {
+	seq := make([]float64, n)
+	for k, m := range s.mass {
+		seq[mod(s.lo+k, n)] += m
+	}
+	fft := fourier.NewFFT(n)
+	coef := fft.Coefficients(nil, seq)
+	for i, z := range coef {
+		coef[i] = cpow(z, steps)
+	}
+	seq = fft.Sequence(seq, coef)
+	scale := 1 / float64(n)
+	for i := range seq {
+		seq[i] *= scale
+	}
+	return seq
 }
 
 // mod returns i mod n in [0, n).
