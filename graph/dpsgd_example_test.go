@@ -49,5 +49,5 @@ func ExampleTrainDPSGD() {
 	fmt.Printf("q = %g, T = %d, C = %g, sigma = %.3f, %d parameters\n", rec.SampleRate, rec.Steps, c.Clip, rec.NoiseMultiplier, len(res.Model.W))
 	// Output:
 	// dp-sgd: eps = 1, delta = 1e-05, private = false
-	// q = 0.2, T = 25, C = 1, sigma = 8.457, 21 parameters
+	// q = 0.2, T = 25, C = 1, sigma = 7.786, 21 parameters
 }

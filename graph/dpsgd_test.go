@@ -327,7 +327,7 @@ func TestDPSGDCertificate(t *testing.T) {
 	case !c.UserModel || c.Convex || c.Loss != userGraphLoss || c.Sampling != trainer.SamplingPoisson:
 		t.Errorf("run record %+v", c.Run)
 	}
-	g, err := accountant.SampledGaussian{SampleRate: rec.SampleRate, NoiseMultiplier: rec.NoiseMultiplier, Steps: rec.Steps}.Epsilon(rec.AddRemoveDelta, accountant.Improved, nil)
+	g, err := accountant.PLD{}.Epsilon(accountant.SampledGaussian{SampleRate: rec.SampleRate, NoiseMultiplier: rec.NoiseMultiplier, Steps: rec.Steps}, rec.AddRemoveDelta)
 	if err != nil {
 		t.Fatal(err)
 	}

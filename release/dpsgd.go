@@ -10,7 +10,6 @@ import (
 	"math/rand/v2"
 	"slices"
 
-	"github.com/stabpriv/stabpriv/accountant"
 	"github.com/stabpriv/stabpriv/dp"
 	"github.com/stabpriv/stabpriv/internal/check"
 	"github.com/stabpriv/stabpriv/losses"
@@ -20,16 +19,8 @@ import (
 	"github.com/stabpriv/stabpriv/trainer"
 )
 
-// DPSGDCitation is the reference of a DP-SGD certificate.
-const DPSGDCitation = "Abadi, Chu, Goodfellow, McMahan, Mironov, Talwar & Zhang 2016, \"Deep Learning with Differential Privacy\", Algorithm 1; Mironov, Talwar & Zhang 2019, \"Renyi Differential Privacy of the Sampled Gaussian Mechanism\"; Balle, Barthe, Gaboardi, Hsu & Sato 2020, \"Hypothesis Testing Interpretations and Renyi Differential Privacy\", Theorem 21; group privacy for two rows (Vadhan 2017, Lemma 2.2)"
-
-// The accountant of a DP-SGD release, fixed so that a file's eps can be
-// recomputed: the RDP of the Poisson-subsampled Gaussian at
-// accountant.DefaultOrders, the improved conversion.
+// How a DP-SGD certificate reaches replace-one neighbours.
 const (
-	dpsgdConversion = accountant.Improved
-	// DPSGDAccountant names the accountant in a DP-SGD certificate.
-	DPSGDAccountant = "RDP of the Poisson-subsampled Gaussian (package accountant) at the orders of accountant.DefaultOrders (1.1 to 10.9 by 0.1, 11 to 63, 128, 256, 512, 1024)"
 	// DPSGDNeighbours says how a DP-SGD certificate reaches replace-one
 	// neighbours from the accountant's add/remove-one guarantee.
 	DPSGDNeighbours = "replace-one by group privacy of two: add/remove (eps', delta') gives replace-one (2 eps', (1 + exp(eps')) delta'); the noise is calibrated to eps' = eps/2, delta' = delta/(1 + exp(eps/2))"
@@ -44,15 +35,19 @@ const (
 // dpsgdMethod releases the weights of a DP-SGD run (trainer.TrainDPSGD):
 // Poisson sampling at q = b/n, per-example clipping to C, Gaussian noise
 // of standard deviation sigma C on every step's sum, T = passes ceil(n/b)
-// steps. The noise multiplier sigma is the smallest that the accountant
-// (package accountant: RDP of the sampled Gaussian, improved conversion)
-// finds for (eps/2, delta/(1 + exp(eps/2))) under add/remove-one
-// neighbours, which gives (eps, delta) under replace-one neighbours, the
-// module's relation, by group privacy of two (accountant.Guarantee.
-// ReplaceOne). The tighter route, the sampled Gaussian at sensitivity 2C
-// for replace-one, is not used: it is not proven here, and
-// google/differential-privacy's dp_accounting refuses Poisson sampling
-// under replace-one in its PLD accountant. (eps, delta)-DP, delta > 0.
+// steps. The noise multiplier sigma is the smallest that the tighter of
+// two accountants (package accountant: the PLD accountant, calibrated to
+// eps/2 (1 - 1e-7), or RDP of the sampled Gaussian with the improved
+// conversion; the PLD one in the usual settings) finds for (eps/2,
+// delta/(1 + exp(eps/2))) under add/remove-one neighbours, which gives
+// (eps, delta) under replace-one neighbours, the module's relation, by
+// group privacy of two (accountant.Guarantee.ReplaceOne). The certificate
+// names the accountant (DPSGDPLDAccountant or DPSGDAccountant); a file
+// from before the PLD accountant names RDP's and certifies as before. The
+// tighter route, the sampled Gaussian at sensitivity 2C for replace-one,
+// is not used: it is not proven here, and google/differential-privacy's
+// dp_accounting refuses Poisson sampling under replace-one in its PLD
+// accountant. (eps, delta)-DP, delta > 0.
 type dpsgdMethod struct{}
 
 func (dpsgdMethod) Name() perturb.Mechanism { return perturb.DPSGD }
@@ -157,36 +152,6 @@ func dpsgdTarget(b dp.Budget) (dp.Budget, error) {
 	return t, nil
 }
 
-// dpsgdCalibration is the noise of a DP-SGD run at a budget.
-type dpsgdCalibration struct {
-	q      float64
-	steps  int
-	sigma  float64
-	target dp.Budget            // the add/remove target
-	g      accountant.Guarantee // the accountant's add/remove guarantee at sigma
-}
-
-// calibrateDPSGD returns the noise multiplier of the run of n rows in
-// expected batches of b over passes passes at the replace-one budget bud.
-func calibrateDPSGD(bud dp.Budget, n, b, passes int) (dpsgdCalibration, error) {
-	if n < 1 || b < 1 || b > n || passes < 1 || uint64(passes)*uint64((n+b-1)/b) > trainer.MaxSteps {
-		return dpsgdCalibration{}, fmt.Errorf("%w: dp-sgd of %d rows in expected batches of %d for %d passes (at most %d steps)", ErrConfig, n, b, passes, uint64(trainer.MaxSteps))
-	}
-	t, err := dpsgdTarget(bud)
-	if err != nil {
-		return dpsgdCalibration{}, err
-	}
-	c := dpsgdCalibration{q: float64(b) / float64(n), steps: passes * ((n + b - 1) / b), target: t}
-	c.sigma, c.g, err = accountant.NoiseMultiplier(c.q, c.steps, t, dpsgdConversion, nil)
-	if err != nil {
-		return dpsgdCalibration{}, fmt.Errorf("%w: dp-sgd at q = %v for %d steps: %w", dp.ErrBudget, c.q, c.steps, err)
-	}
-	if r := c.g.ReplaceOne(); r.Epsilon > bud.Epsilon || r.Delta > bud.Delta {
-		return dpsgdCalibration{}, fmt.Errorf("%w: the accountant's replace-one (%v, %v) exceeds (%v, %v)", dp.ErrBudget, r.Epsilon, r.Delta, bud.Epsilon, bud.Delta)
-	}
-	return c, nil
-}
-
 // Prepare checks the budget, the settings and the rows' shape, and finds
 // the noise multiplier; the run itself is made by Release, from its source.
 func (m dpsgdMethod) Prepare(ctx context.Context, rows Rows, b dp.Budget) (Prepared, error) {
@@ -208,7 +173,7 @@ func (m dpsgdMethod) Prepare(ctx context.Context, rows Rows, b dp.Budget) (Prepa
 		cfg.Passes = 10
 	}
 	cfg.SkipObjective = true
-	cal, err := calibrateDPSGD(b, n, cfg.Batch, cfg.Passes)
+	cal, err := calibrateDPSGD(b, n, cfg.Batch, cfg.Passes, DPSGDPLDAccountant)
 	if err != nil {
 		return nil, err
 	}
@@ -319,9 +284,16 @@ func dpsgdCertificate(b dp.Budget, cal dpsgdCalibration, run *trainer.Run, sourc
 		return nil, fmt.Errorf("%w: the run record has no DP-SGD constants", ErrConfig)
 	}
 	rec := *run.DPSGD
-	rep := cal.g.ReplaceOne()
-	rec.Accountant, rec.Conversion, rec.Order = DPSGDAccountant, cal.g.Conversion.String(), cal.g.Order
-	rec.AddRemoveEpsilon, rec.AddRemoveDelta = cal.g.Epsilon, cal.g.Delta
+	rep := cal.replaceOne()
+	rec.Accountant, rec.Conversion, rec.Order = cal.acct, "", 0
+	citation := DPSGDPLDCitation
+	accounted := fmt.Sprintf("the accountant (%s) gives (%v, %v) for add/remove-one neighbours (the larger of its two directions)", cal.acct, cal.eps, cal.target.Delta)
+	if cal.acct == DPSGDAccountant {
+		rec.Conversion, rec.Order = dpsgdConversion.String(), cal.order
+		citation = DPSGDCitation
+		accounted = fmt.Sprintf("the accountant (%s, %s conversion) gives (%v, %v) for add/remove-one neighbours at order %v", cal.acct, rec.Conversion, cal.eps, cal.target.Delta, rec.Order)
+	}
+	rec.AddRemoveEpsilon, rec.AddRemoveDelta = cal.eps, cal.target.Delta
 	rec.ReplaceOneEpsilon, rec.ReplaceOneDelta = rep.Epsilon, rep.Delta
 	rec.NeighbouringPolicy = DPSGDNeighbours
 	r.DPSGD = &rec
@@ -339,7 +311,7 @@ func dpsgdCertificate(b dp.Budget, cal dpsgdCalibration, run *trainer.Run, sourc
 		NoiseScaleName:   fmt.Sprintf("the Gaussian noise's standard deviation on every coordinate of each step's sum, sigma C (noise multiplier sigma = %v, clip C = %v)", rec.NoiseMultiplier, C),
 		Neighbouring:     perturb.ReplaceOneText,
 		Source:           source,
-		Citation:         DPSGDCitation,
+		Citation:         citation,
 	}, Run: &r}
 	l, err := dp.NewLedger(b, dp.Charge{Step: fmt.Sprintf("DP-SGD: %d steps of the Poisson-subsampled Gaussian (q = %v, sigma = %v)", rec.Steps, rec.SampleRate, rec.NoiseMultiplier), Mechanism: perturb.DPSGD, Epsilon: b.Epsilon, Delta: b.Delta})
 	if err != nil {
@@ -347,7 +319,7 @@ func dpsgdCertificate(b dp.Budget, cal dpsgdCalibration, run *trainer.Run, sourc
 	}
 	c.Account(l)
 	c.Assumptions = []string{
-		fmt.Sprintf("the accountant (%s, %s conversion) gives (%v, %v) for add/remove-one neighbours at order %v; %s, (%v, %v) <= (%v, %v)", DPSGDAccountant, rec.Conversion, rec.AddRemoveEpsilon, rec.AddRemoveDelta, rec.Order, DPSGDNeighbours, rep.Epsilon, rep.Delta, b.Epsilon, b.Delta),
+		fmt.Sprintf("%s; %s, (%v, %v) <= (%v, %v)", accounted, DPSGDNeighbours, rep.Epsilon, rep.Delta, b.Epsilon, b.Delta),
 		fmt.Sprintf("Poisson sampling: in each of the T = %d steps every training row is in the batch independently with probability floor(q 2^64)/2^64 <= q = %v, from coins that never read the rows; each step's noisy sum is divided by the expected batch qn = %d, never by the realized batch size", rec.Steps, rec.SampleRate, run.Batch),
 		"the released weights are the last iterate, or the average of the iterates when the run record says averaging: post-processing of the noisy steps, as are the L2 decay, the L1 soft thresholding and the projection (data-independent maps)",
 		"the claim is about the rows the trainer received: what happened to them before (preprocessing, selection of the settings) is covered only as this list states",
@@ -427,8 +399,14 @@ func (m dpsgdMethod) Rebuild(c *Certificate, pub Public) (*Certificate, *stabili
 				cfg.Clip, cfg.Batch, cfg.Passes, cfg.Schedule, cfg.Average, run.N, auto.Clip, auto.Batch, auto.Passes, auto.Schedule, auto.Average)
 		}
 	}
-	cal, err := calibrateDPSGD(b, run.N, cfg.Batch, cfg.Passes)
+	// The file's accountant calibrates again (RDP for a file without
+	// one); the file's noise multiplier and eps are kept where another
+	// build's rounding explains their difference (matchFile).
+	cal, err := calibrateDPSGD(b, run.N, cfg.Batch, cfg.Passes, run.DPSGD.Accountant)
 	if err != nil {
+		return nil, nil, err
+	}
+	if cal, err = cal.matchFile(run.DPSGD.NoiseMultiplier, run.DPSGD.AddRemoveEpsilon); err != nil {
 		return nil, nil, err
 	}
 	want, err := dpsgdRunRecord(cfg, run.N, run.D, cal.sigma)
@@ -449,11 +427,11 @@ func (m dpsgdMethod) Rebuild(c *Certificate, pub Public) (*Certificate, *stabili
 	}
 	// The accountant's eps at the rebuilt noise multiplier, recomputed
 	// from the published constants alone.
-	g, err := accountant.SampledGaussian{SampleRate: cal.q, NoiseMultiplier: cal.sigma, Steps: cal.steps}.Epsilon(cal.target.Delta, dpsgdConversion, nil)
+	g, err := cal.epsilonAt(cal.sigma)
 	if err != nil {
 		return nil, nil, err
 	}
-	if r := g.ReplaceOne(); r.Epsilon > b.Epsilon || r.Delta > b.Delta {
+	if r := g.replaceOne(); r.Epsilon > b.Epsilon || r.Delta > b.Delta {
 		return nil, nil, fmt.Errorf("the accountant gives (%v, %v) under replace-one at the published constants, above the claim (%v, %v)", r.Epsilon, r.Delta, b.Epsilon, b.Delta)
 	}
 	return cert, nil, nil

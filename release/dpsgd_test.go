@@ -35,11 +35,12 @@ func dpsgdRelease(t *testing.T, seed uint64) (*Outcome, dp.Budget) {
 }
 
 // TestDPSGDAccountant checks the certificate's numbers against an
-// independent call of the accountant: the noise multiplier is the
-// smallest that meets (eps/2, delta/(1 + exp(eps/2))) under add/remove-one
-// neighbours, the eps it states is the accountant's at that multiplier,
-// tight to 1e-6 of eps/2, and its replace-one consequence is within the
-// claim.
+// independent call of the accountants: the noise multiplier is the
+// smallest that meets (eps/2 (1 - 1e-7), delta/(1 + exp(eps/2))) under
+// add/remove-one neighbours by the PLD accountant, below RDP's; the eps it
+// states is the PLD's at that multiplier, tight to 1e-6 of eps/2; its
+// replace-one consequence is within the claim; the accountant and its
+// citation are named.
 func TestDPSGDAccountant(t *testing.T) {
 	out, b := dpsgdRelease(t, 3)
 	rec := out.Certificate.Run.DPSGD
@@ -50,27 +51,119 @@ func TestDPSGDAccountant(t *testing.T) {
 		t.Errorf("record %+v, want q = 0.1, T = 40, noise std sigma C", rec)
 	}
 	dprime := b.Delta / (1 + math.Exp(b.Epsilon/2))
-	sigma, _, err := accountant.NoiseMultiplier(0.1, 40, dp.Budget{Epsilon: 0.5, Delta: dprime}, accountant.Improved, nil)
+	sigma, _, err := accountant.NoiseMultiplierPLD(0.1, 40, dp.Budget{Epsilon: 0.5 * (1 - 1e-7), Delta: dprime}, accountant.PLD{})
 	if err != nil {
 		t.Fatal(err)
 	}
-	g, err := accountant.SampledGaussian{SampleRate: 0.1, NoiseMultiplier: rec.NoiseMultiplier, Steps: 40}.Epsilon(rec.AddRemoveDelta, accountant.Improved, nil)
+	rdp, _, err := accountant.NoiseMultiplier(0.1, 40, dp.Budget{Epsilon: 0.5, Delta: dprime}, accountant.Improved, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	g, err := accountant.PLD{}.Epsilon(accountant.SampledGaussian{SampleRate: 0.1, NoiseMultiplier: rec.NoiseMultiplier, Steps: 40}, rec.AddRemoveDelta)
 	if err != nil {
 		t.Fatal(err)
 	}
 	rep := g.ReplaceOne()
 	switch {
-	case rec.NoiseMultiplier != sigma:
-		t.Errorf("noise multiplier %v, the accountant's %v", rec.NoiseMultiplier, sigma)
-	case rec.AddRemoveEpsilon != g.Epsilon || rec.Order != g.Order || rec.Conversion != "improved":
-		t.Errorf("add/remove eps %v at order %v (%s), the accountant's %v at %v", rec.AddRemoveEpsilon, rec.Order, rec.Conversion, g.Epsilon, g.Order)
+	case rec.NoiseMultiplier != sigma || sigma >= rdp:
+		t.Errorf("noise multiplier %v, the PLD accountant's %v, RDP's %v", rec.NoiseMultiplier, sigma, rdp)
+	case rec.AddRemoveEpsilon != g.Epsilon || rec.Order != 0 || rec.Conversion != "" || rec.Accountant != DPSGDPLDAccountant:
+		t.Errorf("add/remove eps %v by %q (order %v, %q), the PLD's %v", rec.AddRemoveEpsilon, rec.Accountant, rec.Order, rec.Conversion, g.Epsilon)
 	case g.Epsilon > 0.5 || g.Epsilon < 0.5*(1-1e-6):
 		t.Errorf("add/remove eps %v, want just below eps/2 = 0.5", g.Epsilon)
 	case rep.Epsilon > b.Epsilon || rep.Delta > b.Delta || rec.ReplaceOneEpsilon != rep.Epsilon || rec.ReplaceOneDelta != rep.Delta:
 		t.Errorf("replace-one %+v (record %v, %v) against the claim %+v", rep, rec.ReplaceOneEpsilon, rec.ReplaceOneDelta, b)
+	case out.Certificate.Citation != DPSGDPLDCitation || !strings.Contains(strings.Join(out.Certificate.Assumptions, "\n"), "the accountant (PLD of the Poisson-subsampled Gaussian"):
+		t.Errorf("citation %q, assumptions %q", out.Certificate.Citation, out.Certificate.Assumptions)
 	}
 	if math.Abs(rec.AddRemoveDelta-dprime) > 1e-20 {
 		t.Errorf("add/remove delta %v, want %v", rec.AddRemoveDelta, dprime)
+	}
+}
+
+// TestDPSGDRDPCertificate checks that a certificate of the RDP accountant
+// (every release before the PLD one) rebuilds as it was: its noise
+// multiplier RDP's, its order and conversion, its citation.
+func TestDPSGDRDPCertificate(t *testing.T) {
+	out, b := dpsgdRelease(t, 3)
+	cal, err := calibrateDPSGD(b, 300, 30, 4, DPSGDAccountant)
+	if err != nil {
+		t.Fatal(err)
+	}
+	run := *out.Certificate.Run
+	rec := *run.DPSGD
+	rec.NoiseMultiplier, rec.NoiseStd = cal.sigma, cal.sigma*run.Clip
+	run.DPSGD = &rec
+	old, err := dpsgdCertificate(b, cal, &run, out.Certificate.Source, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	old.NoiseSeed = out.Certificate.NoiseSeed
+	r := old.Run.DPSGD
+	if r.Accountant != DPSGDAccountant || r.Conversion != "improved" || r.Order == 0 || old.Citation != DPSGDCitation || r.NoiseMultiplier <= out.Certificate.Run.DPSGD.NoiseMultiplier {
+		t.Fatalf("the RDP certificate: %+v, %q", r, old.Citation)
+	}
+	js := func(c *Certificate) string { b, _ := json.Marshal(c); return string(b) }
+	again, _, err := dpsgdMethod{}.Rebuild(old, Public{Classes: 2, K: 1, D: 4})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if js(again) != js(old) {
+		t.Errorf("the RDP certificate rebuilds otherwise:\n%s\n%s", js(again), js(old))
+	}
+	// Without the field (a file from before it) the accountant is RDP's.
+	if _, err := calibrateDPSGD(b, 300, 30, 4, ""); err != nil {
+		t.Errorf("no accountant: %v", err)
+	}
+	if _, err := calibrateDPSGD(b, 300, 30, 4, "moments"); !errors.Is(err, ErrConfig) || !strings.Contains(err.Error(), `unknown dp-sgd accountant "moments"`) {
+		t.Errorf("an unknown accountant: %v", err)
+	}
+}
+
+// TestDPSGDRebuildTolerance checks how certify takes a file whose noise
+// multiplier or eps another build's rounding moved: by 1e-9 of them the
+// file's values are kept (and the accountant at the file's noise
+// multiplier is within the target), by 1e-4 the certificate differs.
+func TestDPSGDRebuildTolerance(t *testing.T) {
+	out, _ := dpsgdRelease(t, 3)
+	pub := Public{Classes: 2, K: 1, D: 4}
+	js := func(c *Certificate) string { b, _ := json.Marshal(c); return string(b) }
+	for _, tc := range []struct {
+		name  string
+		edit  func(r *trainer.DPSGDRecord)
+		equal bool
+	}{
+		{"sigma up 1e-9", func(r *trainer.DPSGDRecord) { r.NoiseMultiplier *= 1 + 1e-9 }, true},
+		{"eps down 1e-9", func(r *trainer.DPSGDRecord) { r.AddRemoveEpsilon *= 1 - 1e-9 }, true},
+		{"sigma up 1e-4", func(r *trainer.DPSGDRecord) { r.NoiseMultiplier *= 1 + 1e-4 }, false},
+		{"eps down 1e-4", func(r *trainer.DPSGDRecord) { r.AddRemoveEpsilon *= 1 - 1e-4 }, false},
+	} {
+		c := *out.Certificate
+		run := *c.Run
+		rec := *run.DPSGD
+		tc.edit(&rec)
+		rec.NoiseStd = rec.NoiseMultiplier * run.Clip
+		run.DPSGD = &rec
+		c.Run = &run
+		// The file as a release at those values would have written it.
+		cal, err := calibrateDPSGD(dp.Budget{Epsilon: c.Epsilon, Delta: c.Delta}, 300, 30, 4, rec.Accountant)
+		if err != nil {
+			t.Fatal(err)
+		}
+		cal.sigma, cal.eps = rec.NoiseMultiplier, rec.AddRemoveEpsilon
+		file, err := dpsgdCertificate(dp.Budget{Epsilon: c.Epsilon, Delta: c.Delta}, cal, &run, c.Source, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		file.NoiseSeed, file.WeightsSHA256 = c.NoiseSeed, c.WeightsSHA256
+		again, _, err := dpsgdMethod{}.Rebuild(file, pub)
+		if err != nil {
+			t.Fatalf("%s: %v", tc.name, err)
+		}
+		again.WeightsSHA256 = file.WeightsSHA256
+		if got := js(again) == js(file); got != tc.equal {
+			t.Errorf("%s: rebuilt equal %v, want %v", tc.name, got, tc.equal)
+		}
 	}
 }
 

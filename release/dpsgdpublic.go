@@ -3,7 +3,6 @@ package release
 import (
 	"math/rand/v2"
 
-	"github.com/stabpriv/stabpriv/accountant"
 	"github.com/stabpriv/stabpriv/dp"
 	"github.com/stabpriv/stabpriv/perturb"
 	"github.com/stabpriv/stabpriv/trainer"
@@ -11,7 +10,7 @@ import (
 
 // DPSGDNoise is the calibrated noise of a DP-SGD run, as the dp-sgd
 // release method finds it (CalibrateDPSGD): the sample rate, the number of
-// steps, the noise multiplier and the accountant's guarantee. A DP-SGD run
+// steps, the noise multiplier, the accountant and its guarantee. A DP-SGD run
 // outside this package (the DP-SGD of a program's own Gorgonia graph,
 // package graph) is calibrated and certified by the same code through it.
 type DPSGDNoise struct {
@@ -21,9 +20,13 @@ type DPSGDNoise struct {
 	SampleRate      float64
 	Steps           int
 	NoiseMultiplier float64
-	// Guarantee is the accountant's add/remove-one guarantee at
-	// NoiseMultiplier; Guarantee.ReplaceOne() is within the budget.
-	Guarantee accountant.Guarantee
+	// Accountant names the accountant that calibrated NoiseMultiplier:
+	// DPSGDPLDAccountant, or DPSGDAccountant where RDP was the tighter.
+	Accountant string
+	// AddRemove is the accountant's add/remove-one guarantee at
+	// NoiseMultiplier; its replace-one budget by group privacy of two,
+	// (2 eps, (1 + e^eps) delta), is within the budget.
+	AddRemove dp.Budget
 
 	cal dpsgdCalibration
 }
@@ -31,20 +34,21 @@ type DPSGDNoise struct {
 // CalibrateDPSGD returns the noise of a DP-SGD run of n rows in expected
 // batches of b over passes passes at the replace-one budget bud, as the
 // dp-sgd release method calibrates it: the smallest noise multiplier for
-// which the accountant (DPSGDAccountant, the improved conversion) gives
-// (eps/2, delta/(1 + exp(eps/2))) under add/remove-one neighbours, hence
-// (eps, delta) under replace-one by group privacy of two
-// (DPSGDNeighbours). Errors wrap ErrConfig (the shape of the run) or
+// which the tighter accountant (DPSGDPLDAccountant at eps/2 (1 - 1e-7),
+// or DPSGDAccountant, RDP with the improved conversion) gives (eps/2,
+// delta/(1 + exp(eps/2))) under add/remove-one neighbours, hence (eps,
+// delta) under replace-one by group privacy of two (DPSGDNeighbours). Errors wrap ErrConfig (the shape of the run) or
 // dp.ErrBudget.
 func CalibrateDPSGD(bud dp.Budget, n, b, passes int) (DPSGDNoise, error) {
 	if err := (dpsgdMethod{}).CheckBudget(bud); err != nil {
 		return DPSGDNoise{}, err
 	}
-	c, err := calibrateDPSGD(bud, n, b, passes)
+	c, err := calibrateDPSGD(bud, n, b, passes, DPSGDPLDAccountant)
 	if err != nil {
 		return DPSGDNoise{}, err
 	}
-	return DPSGDNoise{SampleRate: c.q, Steps: c.steps, NoiseMultiplier: c.sigma, Guarantee: c.g, cal: c}, nil
+	return DPSGDNoise{SampleRate: c.q, Steps: c.steps, NoiseMultiplier: c.sigma, Accountant: c.acct,
+		AddRemove: dp.Budget{Epsilon: c.eps, Delta: c.target.Delta}, cal: c}, nil
 }
 
 // DPSGDCertificate returns the certificate of a DP-SGD release at the

@@ -20,14 +20,15 @@ func TestCalibrateDPSGD(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	want, err := calibrateDPSGD(b, 500, 25, 4)
+	want, err := calibrateDPSGD(b, 500, 25, 4, DPSGDPLDAccountant)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if got.NoiseMultiplier != want.sigma || got.SampleRate != 0.05 || got.Steps != 80 || got.Guarantee.Epsilon != want.g.Epsilon || got.Guarantee.Order != want.g.Order {
+	if got.NoiseMultiplier != want.sigma || got.SampleRate != 0.05 || got.Steps != 80 || got.AddRemove.Epsilon != want.eps ||
+		got.AddRemove.Delta != want.target.Delta || got.Accountant != DPSGDPLDAccountant {
 		t.Errorf("CalibrateDPSGD %+v, the method's %+v", got, want)
 	}
-	if r := got.Guarantee.ReplaceOne(); r.Epsilon > 1 || r.Delta > 1e-5 {
+	if r := want.replaceOne(); r.Epsilon > 1 || r.Delta > 1e-5 {
 		t.Errorf("replace-one %+v above the budget", r)
 	}
 	if _, err := CalibrateDPSGD(dp.Budget{Epsilon: 1}, 500, 25, 4); !errors.Is(err, dp.ErrBudget) {

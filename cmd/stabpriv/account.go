@@ -7,6 +7,7 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"math"
 	"strings"
 
 	"github.com/stabpriv/stabpriv/accountant"
@@ -18,50 +19,75 @@ const accountHelp = "Usage: stabpriv account --sample-rate q --noise-multiplier 
 	"       stabpriv account --sample-rate q --epsilon E --steps T --delta d [--json]\n\n" +
 	"Accounts for T steps of the Poisson-subsampled Gaussian mechanism (DP-SGD: every row in\n" +
 	"a step's batch with probability q, per-example clipping to C, Gaussian noise of standard\n" +
-	"deviation s C on the sum): its Renyi DP at the orders 1.1 ... 1024 (Mironov, Talwar &\n" +
-	"Zhang 2019), converted to (eps, delta) at the best order. It prints eps and that order,\n" +
-	"or with --epsilon the smallest noise multiplier s that meets (E, delta). The neighbours\n" +
-	"are add/remove-one; the replace-one budget (2 eps, (1 + e^eps) delta) is printed too\n" +
-	"(when that delta is below 1).\n" +
-	"--conversion classical gives eps = rdp + log(1/delta)/(alpha-1), the number TF Privacy\n" +
-	"reports; the default, improved (Balle et al. 2020, Theorem 21), is always lower.\n" +
+	"deviation s C on the sum) by two accountants, and claims the tighter (the smaller eps, or\n" +
+	"with --epsilon the smaller noise multiplier s that meets (E, delta)):\n" +
+	"  pld: the privacy loss distribution of one step, on a grid of --pld-interval nats\n" +
+	"       (connect-the-dots, an upper bound), composed by FFT, both directions of\n" +
+	"       add/remove; its truncated masses and a rounding allowance count in delta;\n" +
+	"  rdp: Renyi DP at the orders 1.1 ... 1024 (Mironov, Talwar & Zhang 2019), converted\n" +
+	"       to (eps, delta) at the best order; --conversion classical gives\n" +
+	"       eps = rdp + log(1/delta)/(alpha-1), the number TF Privacy reports, the default\n" +
+	"       improved (Balle et al. 2020, Theorem 21) is always lower.\n" +
+	"--accountant pld or rdp runs one. The neighbours are add/remove-one; the replace-one\n" +
+	"budget (2 eps, (1 + e^eps) delta) is printed too (when that delta is below 1).\n" +
 	"Nothing is read or written but standard output; a bad value exits with status 2."
 
-// accountReport is what account prints with --json.
+// accountReport is what account prints with --json. Epsilon (and with
+// --epsilon NoiseMultiplier) is the claim, by Accountant; Order and
+// Conversion are the RDP accountant's, PLD the PLD accountant's details.
 type accountReport struct {
 	SampleRate      float64    `json:"sample_rate"`
 	NoiseMultiplier float64    `json:"noise_multiplier"`
 	Steps           int        `json:"steps"`
 	Epsilon         float64    `json:"epsilon"`
 	Delta           float64    `json:"delta"`
-	Order           float64    `json:"order"`
-	Conversion      string     `json:"conversion"`
+	Accountant      string     `json:"accountant"`
+	Order           float64    `json:"order,omitempty"`
+	Conversion      string     `json:"conversion,omitempty"`
+	RDPEpsilon      *float64   `json:"rdp_epsilon,omitempty"`
+	RDPNoise        float64    `json:"rdp_noise_multiplier,omitempty"`
+	PLD             *pldReport `json:"pld,omitempty"`
+	PLDError        string     `json:"pld_error,omitempty"`
 	Neighbours      string     `json:"neighbours"`
 	TargetEpsilon   float64    `json:"target_epsilon,omitempty"`
 	ReplaceOne      *dp.Budget `json:"replace_one,omitempty"` // nil when its delta is 1 or more
 	ExcludedOrders  []float64  `json:"excluded_orders,omitempty"`
 }
 
+// pldReport is the PLD accountant's part of an accountReport.
+type pldReport struct {
+	Epsilon         float64 `json:"epsilon"`
+	NoiseMultiplier float64 `json:"noise_multiplier"`
+	Remove          float64 `json:"remove_epsilon"`
+	Add             float64 `json:"add_epsilon"`
+	Interval        float64 `json:"interval"`
+	Tail            float64 `json:"tail"`
+	TailDelta       float64 `json:"tail_delta"`
+	RoundingDelta   float64 `json:"rounding_delta"`
+}
+
 // runAccount is the account command: the privacy of the
 // Poisson-subsampled Gaussian mechanism over many steps, or the noise for
-// a target budget.
+// a target budget, by the PLD and RDP accountants.
 func runAccount(_ context.Context, args []string, stdout, stderr io.Writer) error {
 	fs := flag.NewFlagSet("account", flag.ContinueOnError)
 	fs.SetOutput(io.Discard)
 	fs.Usage = func() {}
 	var (
-		q, sigma, eps, delta float64
-		steps                int
-		conversion           string
-		asJSON               bool
+		q, sigma, eps, delta, interval float64
+		steps                          int
+		conversion, which              string
+		asJSON                         bool
 	)
 	fs.Float64Var(&q, "sample-rate", 0, "probability `q` in [0, 1] that a row is in a step's batch (expected batch size / rows; > 0 with --epsilon)")
 	fs.Float64Var(&sigma, "noise-multiplier", 0, "noise standard deviation over the clipping norm, `s` > 0 (prints eps)")
 	fs.Float64Var(&eps, "epsilon", 0, "target `eps` > 0 (prints the smallest noise multiplier that meets it, instead of eps)")
 	fs.IntVar(&steps, "steps", 0, "number `T` >= 1 of steps")
 	fs.Float64Var(&delta, "delta", 0, "`delta` in (0, 1)")
+	fs.StringVar(&which, "accountant", "both", "`pld`, rdp, or both (the tighter is the claim)")
+	fs.Float64Var(&interval, "pld-interval", accountant.DefaultPLDInterval, "the PLD accountant's grid interval in nats, `h` > 0 (coarser: faster, looser)")
 	fs.StringVar(&conversion, "conversion", accountant.Improved.String(), "RDP to (eps, delta): improved (Balle et al. 2020) or classical (Mironov 2017)")
-	fs.BoolVar(&asJSON, "json", false, "print one JSON object (sample_rate, noise_multiplier, steps, epsilon, delta, order, ...)")
+	fs.BoolVar(&asJSON, "json", false, "print one JSON object (sample_rate, noise_multiplier, steps, epsilon, delta, accountant, ...)")
 	set, err := parseFlags(fs, args, stderr, accountHelp)
 	if err != nil {
 		if errors.Is(err, flag.ErrHelp) {
@@ -88,19 +114,59 @@ func runAccount(_ context.Context, args []string, stdout, stderr io.Writer) erro
 	if err != nil {
 		return usagef("--conversion: %w", err)
 	}
-	r := accountReport{SampleRate: q, Steps: steps, Delta: delta, Conversion: c.String(), Neighbours: "add/remove one"}
-	var g accountant.Guarantee
+	useRDP, usePLD := which == "both" || which == "rdp", which == "both" || which == "pld"
+	if !useRDP && !usePLD {
+		return usagef("--accountant %q, want pld, rdp or both", which)
+	}
+	pld := accountant.PLD{Interval: interval}
+	if !(interval > 0) || math.IsInf(interval, 1) {
+		return usagef("--pld-interval %v, want a finite interval > 0 (nats)", interval)
+	}
+	r := accountReport{SampleRate: q, Steps: steps, Delta: delta, Neighbours: "add/remove one", NoiseMultiplier: sigma}
 	if set["epsilon"] {
 		r.TargetEpsilon = eps
-		sigma, g, err = accountant.NoiseMultiplier(q, steps, dp.Budget{Epsilon: eps, Delta: delta}, c, nil)
-	} else {
-		g, err = accountant.SampledGaussian{SampleRate: q, NoiseMultiplier: sigma, Steps: steps}.Epsilon(delta, c, nil)
 	}
-	if err != nil {
-		return usagef("%w", err)
+	target := dp.Budget{Epsilon: eps, Delta: delta}
+	var rdp accountant.Guarantee
+	if useRDP {
+		if set["epsilon"] {
+			r.RDPNoise, rdp, err = accountant.NoiseMultiplier(q, steps, target, c, nil)
+		} else {
+			rdp, err = accountant.SampledGaussian{SampleRate: q, NoiseMultiplier: sigma, Steps: steps}.Epsilon(delta, c, nil)
+		}
+		if err != nil {
+			return usagef("%w", err)
+		}
+		e := rdp.Epsilon
+		r.RDPEpsilon, r.Order, r.Conversion, r.ExcludedOrders = &e, rdp.Order, c.String(), rdp.Excluded
+		r.Accountant, r.Epsilon = "rdp", e
+		if set["epsilon"] {
+			r.NoiseMultiplier = r.RDPNoise
+		}
 	}
-	r.NoiseMultiplier, r.Epsilon, r.Order, r.ExcludedOrders = sigma, g.Epsilon, g.Order, g.Excluded
-	if b := g.ReplaceOne(); b.Delta < 1 {
+	if usePLD {
+		var g accountant.PLDGuarantee
+		s := sigma
+		if set["epsilon"] {
+			s, g, err = accountant.NoiseMultiplierPLD(q, steps, target, pld)
+		} else {
+			g, err = pld.Epsilon(accountant.SampledGaussian{SampleRate: q, NoiseMultiplier: sigma, Steps: steps}, delta)
+		}
+		switch {
+		case err != nil && !useRDP:
+			return usagef("%w", err)
+		case err != nil:
+			// RDP keeps the claim; the PLD's reason is printed.
+			r.PLDError = err.Error()
+		default:
+			r.PLD = &pldReport{Epsilon: g.Epsilon, NoiseMultiplier: s, Remove: g.Remove, Add: g.Add, Interval: g.PLD.Interval,
+				Tail: g.PLD.Tail, TailDelta: g.TailDelta, RoundingDelta: g.RoundingDelta}
+			if !useRDP || set["epsilon"] && s < r.NoiseMultiplier || !set["epsilon"] && g.Epsilon < r.Epsilon {
+				r.Accountant, r.Epsilon, r.NoiseMultiplier = "pld", g.Epsilon, s
+			}
+		}
+	}
+	if b := (accountant.Guarantee{Epsilon: r.Epsilon, Delta: delta}).ReplaceOne(); b.Delta < 1 {
 		r.ReplaceOne = &b
 	}
 	if asJSON {
@@ -115,12 +181,44 @@ func runAccount(_ context.Context, args []string, stdout, stderr io.Writer) erro
 	return nil
 }
 
-// printAccount writes the report r in words.
+// printAccount writes the report r in words: the claim first, then the
+// other accountant's number.
 func printAccount(w io.Writer, r accountReport) {
 	if r.TargetEpsilon > 0 {
-		fmt.Fprintf(w, "noise multiplier = %.6g: the smallest that meets eps = %g at delta = %g\n", r.NoiseMultiplier, r.TargetEpsilon, r.Delta)
+		fmt.Fprintf(w, "noise multiplier = %.6g: the smallest that meets eps = %g at delta = %g (%s)\n", r.NoiseMultiplier, r.TargetEpsilon, r.Delta, strings.ToUpper(r.Accountant))
 	}
-	fmt.Fprintf(w, "eps = %.6g at delta = %g (RDP order %g, %s conversion)\n", r.Epsilon, r.Delta, r.Order, r.Conversion)
+	pldLine := func(prefix string) {
+		if p := r.PLD; p != nil {
+			fmt.Fprintf(w, "%seps = %.6g at delta = %g (PLD, grid interval %g: remove %.6g, add %.6g; delta includes %.2g for truncation and rounding)\n",
+				prefix, p.Epsilon, r.Delta, p.Interval, p.Remove, p.Add, p.TailDelta+p.RoundingDelta)
+		}
+	}
+	rdpLine := func(prefix string) {
+		if r.RDPEpsilon != nil {
+			fmt.Fprintf(w, "%seps = %.6g at delta = %g (RDP order %g, %s conversion)\n", prefix, *r.RDPEpsilon, r.Delta, r.Order, r.Conversion)
+		}
+	}
+	switch {
+	case r.Accountant == "pld" && r.TargetEpsilon > 0:
+		pldLine("")
+		if r.RDPEpsilon != nil {
+			fmt.Fprintf(w, "RDP needs noise multiplier %.6g for it\n", r.RDPNoise)
+		}
+	case r.Accountant == "pld":
+		pldLine("")
+		rdpLine("also: ")
+	case r.TargetEpsilon > 0:
+		rdpLine("")
+		if p := r.PLD; p != nil {
+			fmt.Fprintf(w, "PLD needs noise multiplier %.6g for it\n", p.NoiseMultiplier)
+		}
+	default:
+		rdpLine("")
+		pldLine("also: ")
+	}
+	if r.PLDError != "" {
+		fmt.Fprintf(w, "PLD: no bound (%s)\n", r.PLDError)
+	}
 	fmt.Fprintf(w, "for %d steps of the Poisson-subsampled Gaussian, sample rate %g, noise multiplier %.6g; add/remove-one neighbours\n",
 		r.Steps, r.SampleRate, r.NoiseMultiplier)
 	if b := r.ReplaceOne; b != nil {

@@ -32,42 +32,65 @@ func accountJSON(t *testing.T, args ...string) accountReport {
 	return r
 }
 
-// TestAccount runs account on the MNIST tutorial setting: the published
-// eps of about 3.01 with the classical conversion, in words and as JSON;
-// the improved conversion's lower eps and its replace-one budget; the
-// noise multiplier for a target eps, which gives that eps back.
+// TestAccount runs account on the MNIST tutorial setting: by default both
+// accountants, the PLD's 2.3817 the claim (dp_accounting's value, within
+// [0.7, 1] of RDP's), RDP's 2.5966 (improved) or the published 3.01
+// (classical) beside it, in words and as JSON; --accountant rdp alone; the
+// noise multiplier for a target eps by each, which gives that eps back.
 func TestAccount(t *testing.T) {
 	out, _, err := call(t, mnistAccount("--noise-multiplier", "1.1", "--conversion", "classical")...)
 	if err != nil {
 		t.Fatal(err)
 	}
-	for _, want := range []string{"eps = 3.00827 at delta = 1e-05 (RDP order 8.8, classical conversion)",
-		"14062 steps", "noise multiplier 1.1", "add/remove-one neighbours", "replace-one neighbours (group privacy): eps = 6.01654"} {
+	for _, want := range []string{"eps = 2.3817 at delta = 1e-05 (PLD, grid interval 0.0001: remove 2.3817, add 2.24366",
+		"also: eps = 3.00827 at delta = 1e-05 (RDP order 8.8, classical conversion)",
+		"14062 steps", "noise multiplier 1.1", "add/remove-one neighbours", "replace-one neighbours (group privacy): eps = 4.763"} {
 		if !strings.Contains(out, want) {
 			t.Errorf("output does not say %q:\n%s", want, out)
 		}
 	}
+	out, _, err = call(t, mnistAccount("--noise-multiplier", "1.1", "--conversion", "classical", "--accountant", "rdp")...)
+	if err != nil || !strings.HasPrefix(out, "eps = 3.00827 at delta = 1e-05 (RDP order 8.8, classical conversion)") ||
+		!strings.Contains(out, "replace-one neighbours (group privacy): eps = 6.01654") || strings.Contains(out, "PLD") {
+		t.Errorf("--accountant rdp: %v\n%s", err, out)
+	}
 
 	r := accountJSON(t, mnistAccount("--noise-multiplier", "1.1")...)
-	if math.Abs(r.Epsilon-2.59655586896075) > 1e-8 || r.Order != 8.1 || r.Conversion != "improved" || r.Neighbours != "add/remove one" ||
+	if r.RDPEpsilon == nil || math.Abs(*r.RDPEpsilon-2.59655586896075) > 1e-8 || r.Order != 8.1 || r.Conversion != "improved" || r.Neighbours != "add/remove one" ||
 		r.NoiseMultiplier != 1.1 || r.Steps != 14062 || r.Delta != 1e-5 || r.TargetEpsilon != 0 || r.ExcludedOrders != nil {
-		t.Errorf("improved: %+v", r)
+		t.Errorf("RDP: %+v", r)
+	}
+	if p := r.PLD; r.Accountant != "pld" || p == nil || r.Epsilon != p.Epsilon || math.Abs(p.Epsilon-2.381686) > 5e-5 || p.Epsilon != max(p.Remove, p.Add) ||
+		p.Interval != 1e-4 || p.Tail != 1e-15 || p.TailDelta <= 0 || p.RoundingDelta <= 0 || p.TailDelta+p.RoundingDelta > 1e-9 {
+		t.Errorf("PLD: %+v, %+v", r, r.PLD)
+	}
+	if ratio := r.Epsilon / *r.RDPEpsilon; ratio < 0.7 || ratio > 1 {
+		t.Errorf("PLD / RDP = %v, want in [0.7, 1]", ratio)
 	}
 	if b := r.ReplaceOne; b == nil || b.Epsilon != 2*r.Epsilon || math.Abs(b.Delta-(1+math.Exp(r.Epsilon))*1e-5) > 1e-15 {
 		t.Errorf("replace-one: %+v", b)
 	}
 
 	inv := accountJSON(t, mnistAccount("--epsilon", "2")...)
-	if inv.TargetEpsilon != 2 || inv.Epsilon > 2 || math.Abs(inv.NoiseMultiplier-1.29523) > 1e-5 {
+	if inv.TargetEpsilon != 2 || inv.Epsilon > 2 || inv.Accountant != "pld" || math.Abs(inv.NoiseMultiplier-1.22419) > 1e-5 || math.Abs(inv.RDPNoise-1.29523) > 1e-5 {
 		t.Errorf("--epsilon 2: %+v", inv)
 	}
 	back := accountJSON(t, mnistAccount("--noise-multiplier", strconv.FormatFloat(inv.NoiseMultiplier, 'g', -1, 64))...)
-	if back.Epsilon != inv.Epsilon || back.Order != inv.Order {
+	if back.Epsilon != inv.Epsilon || back.Accountant != "pld" {
 		t.Errorf("the noise multiplier of --epsilon 2 gives %+v, not %+v", back, inv)
 	}
 	out, _, err = call(t, mnistAccount("--epsilon", "2")...)
-	if err != nil || !strings.Contains(out, "noise multiplier = 1.29523: the smallest that meets eps = 2 at delta = 1e-05") {
+	if err != nil || !strings.Contains(out, "noise multiplier = 1.22419: the smallest that meets eps = 2 at delta = 1e-05 (PLD)") ||
+		!strings.Contains(out, "RDP needs noise multiplier 1.29523 for it") {
 		t.Errorf("--epsilon 2 in words: %v\n%s", err, out)
+	}
+	rdp := accountJSON(t, mnistAccount("--epsilon", "2", "--accountant", "rdp")...)
+	if math.Abs(rdp.NoiseMultiplier-1.29523) > 1e-5 || rdp.Accountant != "rdp" || rdp.PLD != nil {
+		t.Errorf("--epsilon 2 --accountant rdp: %+v", rdp)
+	}
+	pld := accountJSON(t, mnistAccount("--noise-multiplier", "1.1", "--accountant", "pld", "--pld-interval", "2e-4")...)
+	if pld.RDPEpsilon != nil || pld.PLD == nil || pld.PLD.Interval != 2e-4 || math.Abs(pld.Epsilon-2.3817) > 1e-3 || pld.Epsilon < r.Epsilon {
+		t.Errorf("--accountant pld --pld-interval 2e-4: %+v", pld)
 	}
 
 	// A large eps: (1 + e^eps) delta >= 1 gives no replace-one guarantee.
@@ -79,7 +102,18 @@ func TestAccount(t *testing.T) {
 		t.Errorf("large eps: replace_one %+v", r.ReplaceOne)
 	}
 
-	if out, _, err = call(t, "help", "account"); err != nil || !strings.Contains(out, "Usage: stabpriv account") || !strings.Contains(out, "-noise-multiplier") {
+	// A grid too wide for the PLD: RDP is the claim, the PLD's reason is
+	// printed (and with --accountant pld it is a usage error).
+	wide := []string{"account", "--sample-rate", "1", "--noise-multiplier", "0.01", "--steps", "1000", "--delta", "1e-5"}
+	out, _, err = call(t, wide...)
+	if err != nil || !strings.Contains(out, "(RDP order") || !strings.Contains(out, "PLD: no bound (accountant: privacy loss distribution too wide for its grid") {
+		t.Errorf("a grid too wide: %v\n%s", err, out)
+	}
+	if r := accountJSON(t, wide...); r.Accountant != "rdp" || r.PLD != nil || !strings.Contains(r.PLDError, "raise the interval, or use RDP") {
+		t.Errorf("a grid too wide, JSON: %+v", r)
+	}
+
+	if out, _, err = call(t, "help", "account"); err != nil || !strings.Contains(out, "Usage: stabpriv account") || !strings.Contains(out, "-noise-multiplier") || !strings.Contains(out, "-pld-interval") {
 		t.Errorf("help account: %v\n%s", err, out)
 	}
 }
@@ -109,6 +143,11 @@ func TestAccountUsageErrors(t *testing.T) {
 		{[]string{"account", "--sample-rate", "0.1", "--steps", "10", "--delta", "1e-5", "--epsilon", "-1"}, "target eps = -1"},
 		{[]string{"account", "--sample-rate", "0.1", "--steps", "10", "--delta", "1e-5", "--epsilon", "0.01", "--conversion", "classical"}, "raise eps or delta, or use the improved conversion"},
 		{[]string{"account", "--sample-rate", "0.1", "--steps", "10", "--delta", "1e-5", "--noise-multiplier", "1e-300"}, "no finite eps at any order: the RDP is +Inf at all 156 orders: add noise"},
+		{mnistAccount("--noise-multiplier", "1", "--accountant", "tight"), `--accountant "tight", want pld, rdp or both`},
+		{mnistAccount("--noise-multiplier", "1", "--pld-interval", "0"), "--pld-interval 0, want a finite interval > 0 (nats)"},
+		{mnistAccount("--noise-multiplier", "1", "--pld-interval", "NaN"), "--pld-interval NaN"},
+		{[]string{"account", "--sample-rate", "1", "--steps", "1000", "--delta", "1e-5", "--noise-multiplier", "0.01", "--accountant", "pld"}, "too wide for its grid"},
+		{[]string{"account", "--sample-rate", "0.1", "--steps", "10", "--delta", "1e-16", "--noise-multiplier", "1", "--accountant", "pld"}, "truncated masses and rounding allowance"},
 	} {
 		out, _, err := call(t, tc.args...)
 		if code := exitCode(err); code != 2 || !strings.Contains(err.Error(), tc.msg) {
@@ -133,11 +172,15 @@ func TestAccountGuide(t *testing.T) {
 		printed, doc string
 	}{
 		{"account --sample-rate 0.0042667 --noise-multiplier 1.1 --steps 14062 --delta 1e-5", "",
-			"eps = 2.59658 at delta = 1e-05 (RDP order 8.1", "prints eps = 2.59658 at RDP order 8.1"},
+			"eps = 2.38172 at delta = 1e-05 (PLD", "eps = 2.38172 by PLD (the claim)"},
+		{"account --sample-rate 0.0042667 --noise-multiplier 1.1 --steps 14062 --delta 1e-5", "",
+			"also: eps = 2.59658 at delta = 1e-05 (RDP order 8.1", "eps = 2.59658 at RDP order 8.1 beside"},
 		{"account --sample-rate 0.0042667 --noise-multiplier 1.1 --steps 14062 --delta 1e-5", "--conversion classical",
-			"eps = 3.0083 at delta = 1e-05 (RDP order 8.8", "`--conversion classical`\nprints 3.0083 at order 8.8"},
+			"eps = 3.0083 at delta = 1e-05 (RDP order 8.8", "`--conversion classical` prints 3.0083 at order 8.8"},
 		{"account --sample-rate 0.0042667 --epsilon 2 --steps 14062 --delta 1e-5", "",
-			"noise multiplier = 1.29523:", "1.29523 here"},
+			"noise multiplier = 1.22419:", "1.22419 by PLD here"},
+		{"account --sample-rate 0.0042667 --epsilon 2 --steps 14062 --delta 1e-5", "",
+			"RDP needs noise multiplier 1.29523", "where RDP needs\n1.29523"},
 	} {
 		if !strings.Contains(string(guide), "stabpriv "+tc.line) || !strings.Contains(string(guide), tc.doc) {
 			t.Errorf("the GUIDE does not show %q and %q", tc.line, tc.doc)

@@ -5,6 +5,9 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/stabpriv/stabpriv/modelfile"
+	"github.com/stabpriv/stabpriv/release"
 )
 
 // TestCLIDPSGDKnobs trains --mechanism dp-sgd with its own knobs (expected
@@ -81,4 +84,49 @@ func TestCLIDPSGDKnobs(t *testing.T) {
 			t.Errorf("%v: exit %d (%v), want 2 and %q", flag, code, err, want)
 		}
 	}
+}
+
+// TestCLIDPSGDAccountants checks the accountant a dp-sgd file records: a
+// file of the RDP accountant (testdata/older/dpsgd-rdp-v2.json, written by
+// the release before the PLD one with the command below) still certifies
+// (a seeded release: exit 3, a valid file) and refuses an edited noise
+// multiplier (exit 5); the same command now releases by the PLD
+// accountant, with a smaller noise multiplier, and certifies.
+func TestCLIDPSGDAccountants(t *testing.T) {
+	older := filepath.Join("testdata", "older", "dpsgd-rdp-v2.json")
+	orig, err := os.ReadFile(older)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(string(orig), `"accountant": "RDP of the Poisson-subsampled Gaussian`) {
+		t.Fatal("the older file does not name the RDP accountant")
+	}
+	if _, _, err := call(t, "certify", older); exitCode(err) != 3 {
+		t.Errorf("certify the RDP file: exit %d (%v), want 3 (valid, seeded)", exitCode(err), err)
+	}
+	bad := strings.Replace(string(orig), `"noise_multiplier": `, `"noise_multiplier": 1.5, "x": `, 1)
+	if _, _, err := call(t, "certify", writeFile(t, "bad.json", bad)); exitCode(err) != 5 {
+		t.Errorf("edited RDP file: exit %d (%v), want 5", exitCode(err), err)
+	}
+	path := filepath.Join(t.TempDir(), "m.json")
+	if _, stderr, err := call(t, "train", "--seed", "3", "--test-frac", "0.2", "--noise", "seeded", "--noise-seed", "11",
+		"--mechanism", "dp-sgd", "--epsilon", "1", "--delta", "1e-5", "--out", path); err != nil {
+		t.Fatalf("%v\n%s", err, stderr)
+	}
+	now, err := modelfile.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	then, err := modelfile.ReadFile(older)
+	if err != nil {
+		t.Fatal(err)
+	}
+	n, o := now.Certificate.Run.DPSGD, then.Certificate.Run.DPSGD
+	if n.Accountant != release.DPSGDPLDAccountant || n.Steps != o.Steps || n.SampleRate != o.SampleRate || !(n.NoiseMultiplier < o.NoiseMultiplier) {
+		t.Errorf("the PLD release: %q, sigma %v, T %d; the RDP file's sigma %v, T %d", n.Accountant, n.NoiseMultiplier, n.Steps, o.NoiseMultiplier, o.Steps)
+	}
+	if _, _, err := call(t, "certify", path); exitCode(err) != 3 {
+		t.Errorf("certify the PLD file: exit %d (%v), want 3", exitCode(err), err)
+	}
+	t.Logf("RDP sigma %v, PLD sigma %v (%d steps at q = %v)", o.NoiseMultiplier, n.NoiseMultiplier, n.Steps, n.SampleRate)
 }

@@ -141,7 +141,7 @@ func run(w io.Writer, noise perturb.Source, initSeed uint64) error {
 	c, rec := res.Certificate, res.Certificate.Run.DPSGD
 	fmt.Fprintf(w, "mlp %d -> %d tanh -> 1: n = %d, %d parameters\n", d, hidden, n, len(res.Model.W))
 	fmt.Fprintf(w, "dp-sgd: eps = %g, delta = %g, sigma = %.4g, q = %.4g, T = %d, C = %g, private = %v\n", c.Epsilon, c.Delta, rec.NoiseMultiplier, rec.SampleRate, rec.Steps, c.Clip, c.Private)
-	fmt.Fprintf(w, "accountant: replace-one eps = %.4g (add/remove %.4g at order %g)\n", rec.ReplaceOneEpsilon, rec.AddRemoveEpsilon, rec.Order)
+	fmt.Fprintf(w, "accountant: replace-one eps = %.4g (add/remove %.4g by %.3s)\n", rec.ReplaceOneEpsilon, rec.AddRemoveEpsilon, rec.Accountant)
 	acc, err := net.accuracy(test.X, test.Y)
 	if err != nil {
 		return err
