@@ -82,7 +82,7 @@ func (c Config) Options() (datasets.Schema, dp.Budget, private.Options, error) {
 	var budget dp.Budget
 	var opts private.Options
 	if c.Mechanism != "" && c.Mechanism != "none" {
-		var m perturb.Mechanism
+		var m dp.Mechanism
 		if err := m.UnmarshalText([]byte(c.Mechanism)); err != nil {
 			return schema, budget, opts, fmt.Errorf("stabbeam: %w", err)
 		}

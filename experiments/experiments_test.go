@@ -16,6 +16,7 @@ import (
 
 	"github.com/stabpriv/stabpriv/datasets"
 	"github.com/stabpriv/stabpriv/datasets/paper"
+	"github.com/stabpriv/stabpriv/dp"
 	"github.com/stabpriv/stabpriv/losses"
 	"github.com/stabpriv/stabpriv/objpert"
 	"github.com/stabpriv/stabpriv/perturb"
@@ -470,7 +471,7 @@ func TestKnobSweep(t *testing.T) {
 	cfg := smallSweep(t)
 	cfg.Splits = 2
 	cfg.Epsilons = []float64{1, 10}
-	cfg.Mechanisms = []perturb.Mechanism{perturb.Gamma, perturb.AnalyticGaussian}
+	cfg.Mechanisms = []dp.Mechanism{perturb.Gamma, perturb.AnalyticGaussian}
 	cfg.Knobs = Knobs{L1Ratios: []float64{0.15, 0}, Clips: []float64{0, 0.1}}
 	cfg.Select = SelectConfig{ValFrac: 0.2, Eta: 1, MeanRuns: 30}
 	cfg.FixedScale = -1
@@ -571,12 +572,12 @@ func TestKnobErrors(t *testing.T) {
 		}
 	}
 	cfg := smallSweep(t)
-	cfg.Mechanisms = []perturb.Mechanism{perturb.Gamma, perturb.Gamma}
+	cfg.Mechanisms = []dp.Mechanism{perturb.Gamma, perturb.Gamma}
 	if _, err := Sweep(context.Background(), cfg); !errors.Is(err, ErrConfig) {
 		t.Errorf("repeated mechanism: %v", err)
 	}
 	cfg = smallSweep(t)
-	cfg.Mechanisms = []perturb.Mechanism{perturb.AnalyticGaussian}
+	cfg.Mechanisms = []dp.Mechanism{perturb.AnalyticGaussian}
 	cfg.Select.ValFrac = 0.2
 	if _, err := Sweep(context.Background(), cfg); !errors.Is(err, ErrConfig) {
 		t.Errorf("selection without a pure mechanism: %v", err)
@@ -594,7 +595,7 @@ func TestSweepObjective(t *testing.T) {
 	// at eps = 1 and 7e-7 at eps = 10: at eps = 0.1, 1e-6 and 1e-3 are both
 	// below it and give one row, at the floor.
 	cfg.Lambdas = []float64{1e-6, 1e-3, 1e-2}
-	cfg.Mechanisms = []perturb.Mechanism{perturb.Gamma, perturb.Objective, perturb.AMP}
+	cfg.Mechanisms = []dp.Mechanism{perturb.Gamma, perturb.Objective, perturb.AMP}
 	cfg.Knobs = Knobs{Clips: []float64{0, 0.5}}
 	rows, err := Sweep(context.Background(), cfg)
 	if err != nil {
@@ -628,7 +629,7 @@ func TestSweepObjective(t *testing.T) {
 		if r.PrivacyDelta != delta {
 			t.Errorf("row %+v: delta %v, want %v", r, r.PrivacyDelta, delta)
 		}
-		floor, err := objpert.LambdaFloor(perturb.Mechanism(r.Mechanism), r.Epsilon, delta,
+		floor, err := objpert.LambdaFloor(dp.Mechanism(r.Mechanism), r.Epsilon, delta,
 			objpert.Problem{Loss: losses.Logistic{}, N: 2400, D: 9, K: 1, Kappa: 1})
 		if err != nil {
 			t.Fatal(err)
@@ -658,7 +659,7 @@ func TestSweepObjective(t *testing.T) {
 
 	// Training-time mechanisms only: no SGD runs, the lambda family only,
 	// no fixed-scale rows; a private selection needs an output mechanism.
-	cfg.Mechanisms = []perturb.Mechanism{perturb.Objective}
+	cfg.Mechanisms = []dp.Mechanism{perturb.Objective}
 	cfg.FixedScale = 0
 	only, err := Sweep(context.Background(), cfg)
 	if err != nil {
@@ -698,7 +699,7 @@ func TestSweepObjective(t *testing.T) {
 	}
 	// Mixed with trained candidates: every selected row is a gamma or an
 	// objective release.
-	cfg.Mechanisms = []perturb.Mechanism{perturb.Gamma, perturb.Objective, perturb.AMP}
+	cfg.Mechanisms = []dp.Mechanism{perturb.Gamma, perturb.Objective, perturb.AMP}
 	mixed, err := Sweep(context.Background(), cfg)
 	if err != nil {
 		t.Fatal(err)
@@ -712,7 +713,7 @@ func TestSweepObjective(t *testing.T) {
 	if chosen["gamma"]+chosen["objective"] != 6 || len(chosen) > 2 {
 		t.Errorf("mechanisms of the selected rows %v, want 6 gamma or objective", chosen)
 	}
-	cfg.Mechanisms = []perturb.Mechanism{perturb.AMP}
+	cfg.Mechanisms = []dp.Mechanism{perturb.AMP}
 	if _, err := Sweep(context.Background(), cfg); !errors.Is(err, ErrConfig) {
 		t.Errorf("selection with amp only: %v, want ErrConfig", err)
 	}

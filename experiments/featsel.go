@@ -15,9 +15,9 @@ import (
 	"github.com/sirupsen/logrus"
 
 	"github.com/stabpriv/stabpriv/datasets"
+	"github.com/stabpriv/stabpriv/dp"
 	"github.com/stabpriv/stabpriv/experiments/internal/chart"
 	"github.com/stabpriv/stabpriv/featsel"
-	"github.com/stabpriv/stabpriv/perturb"
 )
 
 // Defaults of FeatSel.
@@ -47,7 +47,7 @@ type FeatSelConfig struct {
 	Splits    int
 	Lambdas   []float64
 	Epsilons  []float64
-	Mechanism perturb.Mechanism
+	Mechanism dp.Mechanism
 	Delta     float64
 	Passes    int
 	Seed      uint64

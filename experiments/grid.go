@@ -13,6 +13,7 @@ import (
 
 	"github.com/stabpriv/stabpriv/datasets"
 	"github.com/stabpriv/stabpriv/datasets/paper"
+	"github.com/stabpriv/stabpriv/dp"
 	"github.com/stabpriv/stabpriv/internal/check"
 	"github.com/stabpriv/stabpriv/perturb"
 	"github.com/stabpriv/stabpriv/release"
@@ -399,6 +400,6 @@ func noiseSeed(seed uint64, parts ...int) uint64 {
 // certificate, which says it is not private: the sweep reports one accuracy
 // per eps, never a composition of the releases (each stands alone, as if it
 // were the only one).
-func releaseFit(f *fit, mech perturb.Mechanism, eps, delta float64, seed uint64) (*trainer.Model, *release.Certificate, error) {
+func releaseFit(f *fit, mech dp.Mechanism, eps, delta float64, seed uint64) (*trainer.Model, *release.Certificate, error) {
 	return f.trained.Simulate(mech, eps, delta, seed)
 }

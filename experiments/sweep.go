@@ -40,11 +40,11 @@ type SweepConfig struct {
 	Epsilons []float64
 	// Mechanism is the output-perturbation mechanism. The zero value means
 	// perturb.Gamma (pure eps-DP with the L2 sensitivity).
-	Mechanism perturb.Mechanism
+	Mechanism dp.Mechanism
 	// Mechanisms, when set, replaces Mechanism by a list: every trained
 	// model is released with each (pure and (eps, delta) mechanisms side
 	// by side, on the same training runs). Repeated names are an error.
-	Mechanisms []perturb.Mechanism
+	Mechanisms []dp.Mechanism
 	// Knobs are the stability knobs tuned besides lambda (nil lists: one
 	// value each). The grid is every lambda with every combination.
 	Knobs Knobs
@@ -148,21 +148,21 @@ type Result struct {
 // sweepSettings are the checked settings of a sweep.
 type sweepSettings struct {
 	epsilons []float64
-	mech     perturb.Mechanism
-	mechs    []perturb.Mechanism
+	mech     dp.Mechanism
+	mechs    []dp.Mechanism
 	delta    float64
 	scale    float64
 	// fixedMech is the first output-perturbation mechanism of mechs, the
 	// one of the fixed-scale releases ("" when every mechanism is a
 	// training-time one: no fixed-scale releases).
-	fixedMech perturb.Mechanism
+	fixedMech dp.Mechanism
 }
 
 // trainingTime reports whether m has no output-perturbation noise (the
 // training-time mechanisms of package objpert): its noise enters the
 // objective, so it trains per (split, lambda, eps) instead of releasing a
 // trained model at every eps.
-func trainingTime(m perturb.Mechanism) bool {
+func trainingTime(m dp.Mechanism) bool {
 	_, err := perturb.Lookup(m)
 	return err != nil
 }
@@ -172,7 +172,7 @@ func trainingTime(m perturb.Mechanism) bool {
 func (s sweepSettings) outputs() bool { return s.fixedMech != "" }
 
 // deltaOf returns the delta of mechanism m: 0 for a pure one.
-func (s sweepSettings) deltaOf(m perturb.Mechanism) float64 {
+func (s sweepSettings) deltaOf(m dp.Mechanism) float64 {
 	if m.Pure() {
 		return 0
 	}
@@ -188,7 +188,7 @@ func checkSweep(cfg SweepConfig) (sweepSettings, error) {
 		if s.mech == "" {
 			s.mech = perturb.Gamma
 		}
-		s.mechs = []perturb.Mechanism{s.mech}
+		s.mechs = []dp.Mechanism{s.mech}
 	}
 	s.mech = s.mechs[0]
 	if err := distinct("mechanism", s.mechs); err != nil {
@@ -348,7 +348,7 @@ func Sweep(ctx context.Context, cfg SweepConfig) ([]Result, error) {
 }
 
 // calibratedScale returns the noise scale that eps = 1 calibrates for f.
-func calibratedScale(f *fit, mech perturb.Mechanism, delta float64) (float64, error) {
+func calibratedScale(f *fit, mech dp.Mechanism, delta float64) (float64, error) {
 	cal, err := perturb.Calibrate(mech, 1, delta, f.sens, f.model.K*f.model.D)
 	if err != nil {
 		return 0, err
@@ -357,7 +357,7 @@ func calibratedScale(f *fit, mech perturb.Mechanism, delta float64) (float64, er
 }
 
 // releaseRow releases f at (eps, delta) and measures the test accuracy.
-func (g *grid) releaseRow(f *fit, mech perturb.Mechanism, eps, delta float64, seed uint64) (Result, error) {
+func (g *grid) releaseRow(f *fit, mech dp.Mechanism, eps, delta float64, seed uint64) (Result, error) {
 	m, cert, err := releaseFit(f, mech, eps, delta, seed)
 	if err != nil {
 		return Result{}, err
@@ -375,7 +375,7 @@ func (g *grid) releaseRow(f *fit, mech perturb.Mechanism, eps, delta float64, se
 // fixedRow releases f with the noise scale b: it computes the eps that b
 // buys for f's sensitivity (perturb.EpsilonForScale; for Laplace the L1
 // sensitivity) and releases at that eps, whose calibration gives back b.
-func (g *grid) fixedRow(f *fit, mech perturb.Mechanism, b, delta float64) (Result, error) {
+func (g *grid) fixedRow(f *fit, mech dp.Mechanism, b, delta float64) (Result, error) {
 	cal, err := perturb.Calibrate(mech, 1, delta, f.sens, f.model.K*f.model.D)
 	if err != nil {
 		return Result{}, err

@@ -6,6 +6,7 @@ import (
 	"github.com/sirupsen/logrus"
 
 	"github.com/stabpriv/stabpriv/datasets/preprocess"
+	"github.com/stabpriv/stabpriv/dp"
 	"github.com/stabpriv/stabpriv/perturb"
 	"github.com/stabpriv/stabpriv/release"
 	"github.com/stabpriv/stabpriv/selection"
@@ -21,7 +22,7 @@ type Options struct {
 	// output-perturbation mechanism of package perturb, or objective or
 	// amp. The empty string means a non-private fit: the trained weights
 	// are returned as they are, with no certificate.
-	Mechanism perturb.Mechanism
+	Mechanism dp.Mechanism
 	// Method is the release method itself, when the caller has looked it
 	// up already (the command line's flags do): NewPlan then holds it
 	// without looking Mechanism up again. Nil means release.Lookup of

@@ -302,7 +302,7 @@ func (pl *Plan) useRule(n, dim int) error {
 // useMechanism makes pl the fit of the mechanism mech, which a public rule
 // chose, with the automatic knobs: mech's budget and training settings
 // are checked first.
-func (pl *Plan) useMechanism(mech perturb.Mechanism) error {
+func (pl *Plan) useMechanism(mech dp.Mechanism) error {
 	m, err := release.Lookup(mech)
 	if err != nil {
 		return err

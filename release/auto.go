@@ -63,7 +63,7 @@ const (
 // fitted on the breast cancer data alone, made lambda 10 to 270 times too
 // large elsewhere.) A private selection (package selection) searches
 // factors of this rule.
-func AutoKnobs(n, dim, k int, mech perturb.Mechanism, b dp.Budget) (Knobs, error) {
+func AutoKnobs(n, dim, k int, mech dp.Mechanism, b dp.Budget) (Knobs, error) {
 	if n < 1 || dim < 1 || k < 1 {
 		return Knobs{}, fmt.Errorf("%w: automatic knobs for n = %d, dim = %d, K = %d", ErrConfig, n, dim, k)
 	}

@@ -27,7 +27,7 @@ const (
 // mechanisms it may use, and what would bring it below Weak.
 type Forecast struct {
 	// Mechanism has the smallest ratio, Ratio.
-	Mechanism perturb.Mechanism
+	Mechanism dp.Mechanism
 	Ratio     float64
 	// Advice names changes of the public settings that would bring the
 	// ratio below Weak (more eps, a delta, more rows, fewer dimensions).
@@ -187,7 +187,7 @@ func PredictIn(ms []Method, cfg trainer.Config, n, dim int, b dp.Budget, t Terms
 	}
 	if b.Delta == 0 && !t.Pure {
 		var approx []Method
-		for _, name := range []perturb.Mechanism{perturb.AMP, perturb.AnalyticGaussian} {
+		for _, name := range []dp.Mechanism{perturb.AMP, perturb.AnalyticGaussian} {
 			if m, err := Lookup(name); err == nil {
 				approx = append(approx, m)
 			}

@@ -44,7 +44,7 @@ var ErrConfig = errors.New("release: settings the method does not certify")
 type Method interface {
 	// Name is the mechanism's name, as certificates, model files and the
 	// command line carry it.
-	Name() perturb.Mechanism
+	Name() dp.Mechanism
 	// SGD reports whether the method releases the weights of an SGD run
 	// of package trainer (output perturbation): the SGD knobs of
 	// trainer.Config (passes, batch, step and schedule, engine, clipping,
@@ -204,7 +204,7 @@ type Public struct {
 // and a budget. The state is not private; it leaves only through Release.
 type Prepared interface {
 	// Mechanism names the release's method.
-	Mechanism() perturb.Mechanism
+	Mechanism() dp.Mechanism
 	// Budget is the budget the release was prepared for.
 	Budget() dp.Budget
 	// Shape returns the number of outputs K and of inputs D of the
@@ -254,16 +254,16 @@ var methods = func() []registered {
 
 // Lookup returns the method named m, or an error wrapping
 // perturb.ErrMechanism that lists the names.
-func Lookup(m perturb.Mechanism) (Method, error) { return lookup(m) }
+func Lookup(m dp.Mechanism) (Method, error) { return lookup(m) }
 
 // LookupTuner returns the Tuner of the method named m, or Lookup's error.
-func LookupTuner(m perturb.Mechanism) (Tuner, error) { return lookup(m) }
+func LookupTuner(m dp.Mechanism) (Tuner, error) { return lookup(m) }
 
 // LookupVerifier returns the Verifier of the method named m, or Lookup's
 // error.
-func LookupVerifier(m perturb.Mechanism) (Verifier, error) { return lookup(m) }
+func LookupVerifier(m dp.Mechanism) (Verifier, error) { return lookup(m) }
 
-func lookup(m perturb.Mechanism) (registered, error) {
+func lookup(m dp.Mechanism) (registered, error) {
 	for _, x := range methods {
 		if x.Name() == m {
 			return x, nil

@@ -24,7 +24,7 @@ func budgetOf(m Method) dp.Budget {
 }
 
 func TestMethodsRegistry(t *testing.T) {
-	var names []perturb.Mechanism
+	var names []dp.Mechanism
 	for _, m := range Methods() {
 		names = append(names, m.Name())
 		got, err := Lookup(m.Name())

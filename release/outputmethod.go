@@ -22,7 +22,7 @@ type outputMethod struct{ noise perturb.Noise }
 // OutputStep names the ledger entry of a release by output perturbation.
 const OutputStep = "release of the weights (output perturbation)"
 
-func (m outputMethod) Name() perturb.Mechanism { return m.noise.Name() }
+func (m outputMethod) Name() dp.Mechanism { return m.noise.Name() }
 
 // SGD is true: the method releases the weights of an SGD run.
 func (m outputMethod) SGD() bool { return true }
@@ -115,7 +115,7 @@ func (m outputMethod) Prepare(ctx context.Context, rows Rows, b dp.Budget) (Prep
 // are used up by the first that is not seeded). It fails when mech is not
 // an output-perturbation mechanism, b is not a budget it can spend, or no
 // sensitivity route applies to the run.
-func (t *Trained) Prepared(mech perturb.Mechanism, b dp.Budget) (Prepared, error) {
+func (t *Trained) Prepared(mech dp.Mechanism, b dp.Budget) (Prepared, error) {
 	if _, err := t.state(); err != nil {
 		return nil, err
 	}
@@ -139,11 +139,11 @@ func (t *Trained) Prepared(mech perturb.Mechanism, b dp.Budget) (Prepared, error
 // outputPrepared is a trained run waiting for its release.
 type outputPrepared struct {
 	tr     *Trained
-	mech   perturb.Mechanism
+	mech   dp.Mechanism
 	budget dp.Budget
 }
 
-func (p *outputPrepared) Mechanism() perturb.Mechanism { return p.mech }
+func (p *outputPrepared) Mechanism() dp.Mechanism      { return p.mech }
 func (p *outputPrepared) Budget() dp.Budget            { return p.budget }
 func (p *outputPrepared) Shape() (int, int)            { return p.tr.s.run.K, p.tr.s.run.D }
 func (p *outputPrepared) Describe() string             { return "output perturbation" }
@@ -350,7 +350,7 @@ func (p *outputPrepared) unhold(h *Hold, usedUp bool) {
 
 // accountOutput writes the ledger of an output-perturbation release at b
 // into its certificate: one charge, the noise of mech, taking all of b.
-func accountOutput(c *Certificate, mech perturb.Mechanism, b dp.Budget) error {
+func accountOutput(c *Certificate, mech dp.Mechanism, b dp.Budget) error {
 	l, err := dp.NewLedger(b, dp.Charge{Step: OutputStep, Mechanism: mech, Epsilon: b.Epsilon, Delta: b.Delta})
 	if err != nil {
 		return err

@@ -44,7 +44,7 @@ const StumpCitation = "Kasiviswanathan, Lee, Nissim, Raskhodnikova & Smith 2011,
 // (TakesStumpRows). Pure eps-DP: a delta in the budget is unused.
 type stumpMethod struct{}
 
-func (stumpMethod) Name() perturb.Mechanism { return perturb.Stump }
+func (stumpMethod) Name() dp.Mechanism { return perturb.Stump }
 
 // The claim is pure eps-DP (dp.Stump.Pure). CheckBudget accepts a delta,
 // which a pure claim implies and the certificate says is unused.
@@ -176,9 +176,9 @@ type stumpPrepared struct {
 	released bool
 }
 
-func (p *stumpPrepared) Mechanism() perturb.Mechanism { return perturb.Stump }
-func (p *stumpPrepared) Budget() dp.Budget            { return p.budget }
-func (p *stumpPrepared) Shape() (int, int)            { return max(p.classes, 1), p.p + 1 }
+func (p *stumpPrepared) Mechanism() dp.Mechanism { return perturb.Stump }
+func (p *stumpPrepared) Budget() dp.Budget       { return p.budget }
+func (p *stumpPrepared) Shape() (int, int)       { return max(p.classes, 1), p.p + 1 }
 func (p *stumpPrepared) Describe() string {
 	return "a decision stump chosen by permute-and-flip on the training part"
 }

@@ -38,7 +38,7 @@ type Candidate struct {
 // FromTrained returns the candidate that releases the weights tr holds by
 // the output-perturbation mechanism mech (release.Trained.Prepared). The
 // weights are trained once for every selection that uses them.
-func FromTrained(name string, tr *release.Trained, mech perturb.Mechanism) Candidate {
+func FromTrained(name string, tr *release.Trained, mech dp.Mechanism) Candidate {
 	return Candidate{Name: name, Prepare: func(_ context.Context, b dp.Budget) (release.Prepared, error) {
 		return tr.Prepared(mech, b)
 	}}
@@ -48,7 +48,7 @@ func FromTrained(name string, tr *release.Trained, mech perturb.Mechanism) Candi
 // on rows at each selection (release.Method.Prepare): for objective
 // perturbation, a calibration at the run's budget whose every run minimizes
 // afresh; for output perturbation, a training run.
-func FromRows(name string, mech perturb.Mechanism, rows release.Rows) Candidate {
+func FromRows(name string, mech dp.Mechanism, rows release.Rows) Candidate {
 	return Candidate{Name: name, Prepare: func(ctx context.Context, b dp.Budget) (release.Prepared, error) {
 		m, err := release.Lookup(mech)
 		if err != nil {

@@ -12,6 +12,7 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/stabpriv/stabpriv/dp"
 	"github.com/stabpriv/stabpriv/losses"
 	"github.com/stabpriv/stabpriv/perturb"
 	"github.com/stabpriv/stabpriv/privbounds"
@@ -22,7 +23,7 @@ import (
 // chooses for a pure budget, each at its automatic knobs (--mechanism and
 // no --lambda): objective perturbation, and output perturbation with the
 // gamma noise and the rule's clipping norm.
-var looMechanisms = []perturb.Mechanism{perturb.Objective, perturb.Gamma}
+var looMechanisms = []dp.Mechanism{perturb.Objective, perturb.Gamma}
 
 // looRule is the run of loo.csv without --mechanism: the rule's release.
 const looRule = "rule"

@@ -222,7 +222,7 @@ func fitTable(grid []map[string]string, dss []dataSet) string {
 					pdim = kp + 1
 					shape = fmt.Sprintf("%d, %d projected to %d, %d", n, dim, pdim, k)
 				}
-				rule, err := ruleLambda(perturb.Mechanism(m), n, pdim, k, dp.Budget{Epsilon: eps, Delta: delta})
+				rule, err := ruleLambda(dp.Mechanism(m), n, pdim, k, dp.Budget{Epsilon: eps, Delta: delta})
 				if err != nil {
 					continue
 				}
@@ -250,7 +250,7 @@ func modelOutputs(k int) int {
 }
 
 // ruleLambda returns the automatic lambda of mechanism m.
-func ruleLambda(m perturb.Mechanism, n, dim, k int, b dp.Budget) (float64, error) {
+func ruleLambda(m dp.Mechanism, n, dim, k int, b dp.Budget) (float64, error) {
 	meth, err := release.LookupTuner(m)
 	if err != nil {
 		return 0, err

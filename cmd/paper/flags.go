@@ -12,6 +12,7 @@ import (
 	"github.com/sirupsen/logrus"
 
 	"github.com/stabpriv/stabpriv/cmd/runflags"
+	"github.com/stabpriv/stabpriv/dp"
 	"github.com/stabpriv/stabpriv/experiments"
 	"github.com/stabpriv/stabpriv/perturb"
 )
@@ -46,7 +47,7 @@ type Flags struct {
 	PassList                      []int
 	Passes                        int
 	Lambdas, Epsilons, Thresholds []float64
-	Mechanisms                    []perturb.Mechanism
+	Mechanisms                    []dp.Mechanism
 	Level                         logrus.Level
 	Protocol                      experiments.ProtocolConfig
 }
