@@ -6,14 +6,6 @@ import (
 	"github.com/stabpriv/stabpriv/dp"
 )
 
-// Mechanism was a second name of dp.Mechanism, the name of a release's
-// noise law.
-//
-// Deprecated: use dp.Mechanism; the names are declared in package dp and
-// repeated in the mechanisms' files (Laplace, Gamma, Gaussian,
-// AnalyticGaussian).
-type Mechanism = dp.Mechanism
-
 // Calibration is the noise a mechanism adds for a privacy target and a
 // sensitivity, in a space of dimension Dim.
 type Calibration struct {
