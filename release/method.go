@@ -129,7 +129,7 @@ type Tuner interface {
 	// weights over the bound on the norm of the noiseless weights, for n
 	// training rows of dim inputs with the loss and classes of cfg and the
 	// method's automatic knobs at budget b: public values only, and the
-	// same for every lambda (Predict).
+	// same for every lambda (package release/forecast).
 	NoiseRatio(cfg trainer.Config, n, dim int, b dp.Budget) (float64, error)
 }
 
