@@ -15,8 +15,11 @@
 //	        objective perturbation (pure eps) and Approximate Minima
 //	        Perturbation ((eps, delta)): the minimizer of the objective plus
 //	        a random linear term (package objpert)
-//	stump   the private decision stump, chosen by permute-and-flip
-//	        (package stump)
+//	stump   the private decision stump, chosen by permute-and-flip:
+//	        package stump holds it and registers it when imported
+//	        (Register)
+//	dp-sgd  DP-SGD: Gaussian noise in every step of a Poisson-subsampled
+//	        SGD run, accounted by package accountant
 //
 // A release has two steps. Method.Prepare does the work on the rows that
 // precedes the noise (training and the stability analysis; or the checks and
@@ -31,7 +34,9 @@
 // refused with ErrReleased, and the weights are wiped). Weights and
 // OneVsRest are the primitives of output perturbation on trained weights,
 // with their certificates. Hold is a private selection's hold on several
-// prepared releases.
+// prepared releases. Package release/forecast says from the same public
+// values, before any row is read, whether a release is expected to be
+// useful.
 //
 // Neighbouring relation: replace-one (same n) for every certificate;
 // docs/DESIGN.md, sections 5 and 11, hold the proofs.
