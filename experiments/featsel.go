@@ -17,6 +17,7 @@ import (
 	"github.com/stabpriv/stabpriv/datasets"
 	"github.com/stabpriv/stabpriv/dp"
 	"github.com/stabpriv/stabpriv/experiments/internal/chart"
+	"github.com/stabpriv/stabpriv/experiments/protocol"
 	"github.com/stabpriv/stabpriv/featsel"
 )
 
@@ -40,7 +41,7 @@ const (
 // fields mean what they mean in SweepConfig.
 type FeatSelConfig struct {
 	// Protocol selects the data set and the preprocessing. Required.
-	Protocol ProtocolConfig
+	Protocol protocol.Config
 	// Splits, Lambdas, Epsilons, Mechanism, Delta, Passes, Seed and Logger
 	// are as in SweepConfig (zero: 10 splits, DefaultLambdasFor(dataset),
 	// DefaultEpsilons, gamma, 1e-5, 10 passes).

@@ -9,6 +9,7 @@ import (
 	"github.com/sirupsen/logrus"
 
 	"github.com/stabpriv/stabpriv/dp"
+	"github.com/stabpriv/stabpriv/experiments/protocol"
 	"github.com/stabpriv/stabpriv/internal/check"
 	"github.com/stabpriv/stabpriv/perturb"
 	"github.com/stabpriv/stabpriv/release"
@@ -28,7 +29,7 @@ const (
 // SweepConfig sets up Sweep. Every zero value is documented.
 type SweepConfig struct {
 	// Protocol selects the data set and the preprocessing. Required.
-	Protocol ProtocolConfig
+	Protocol protocol.Config
 	// Splits is the number of seeded 80/20 splits; split s uses seed
 	// Seed+s for the split, the SVD and the SGD permutations. Zero means 10.
 	Splits int
@@ -391,4 +392,12 @@ func (g *grid) fixedRow(f *fit, mech dp.Mechanism, b, delta float64) (Result, er
 	r, err := g.releaseRow(f, mech, eps, delta, noiseSeed(g.seed, f.split, f.li, -1))
 	r.Mode = FixedScale
 	return r, err
+}
+
+// ExperimentNotes are the notes shared by every sweep's outputs.
+var ExperimentNotes = []string{
+	"noise drawn from seeded sources (perturb.Seeded): reproducible, not for release",
+	"each eps is a separate release with its own certificate (of the same trained weights for output perturbation); the rows compare alternative releases, not a composition",
+	"the best lambda per eps is chosen on the test accuracy, as in the paper's tables: optimistic, and the choice itself is not private",
+	"output-perturbation rows: permutation SGD, step min(1/beta, 1/(mu t)), sensitivity by the strongly convex SGD route, Delta <= 2L/(mu n); objective and amp rows: the ridge objective with its linear noise minimized exactly (objpert), no SGD and no stability route",
 }
