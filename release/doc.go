@@ -38,6 +38,28 @@
 // values, before any row is read, whether a release is expected to be
 // useful.
 //
+// # Ledgers
+//
+// A prepared release (Prepared.Release) takes no ledger from its caller:
+// its certificate carries a ledger of its own, the release's charges (one for output perturbation,
+// one per part of objective perturbation's calibration, one for the stump
+// and for DP-SGD) taken from a dp.Ledger opened on the budget the release
+// was prepared for (Prepared.Budget). That sub-ledger is the right design
+// for three reasons. A release stands alone: a program that calls
+// Lookup, Prepare and Release (as package experiments does) owns no other
+// ledger, and its certificate must still state the account of its claim. A verifier has no caller: Verifier.Rebuild recomputes the
+// certificate, its ledger included, from the published constants alone,
+// so the ledger must be a function of those constants and of nothing a
+// caller held. And the budget keeps one owner: a caller that spends a
+// budget in several steps (private.Plan: the bounds' estimate, the
+// principal components, then the release or a selection) hands the
+// release what its own ledger leaves (dp.Ledger.Left) and then takes the
+// certificate's charges from that ledger (dp.Ledger.Spend), which refuses
+// any that do not fit; the published ledger is the owner's. A charge is
+// thus never written beside the owner's ledger: it is taken from it, in
+// the same exact arithmetic (dp.Budget.Covers). Package selection composes
+// its steps the same way (the selection's charge with the release's).
+//
 // Neighbouring relation: replace-one (same n) for every certificate;
 // docs/DESIGN.md, sections 5 and 11, hold the proofs.
 package release

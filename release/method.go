@@ -213,8 +213,10 @@ type Prepared interface {
 	// Describe says in words how the release makes its weights.
 	Describe() string
 	// Release draws the noise from src (nil means perturb.Secure()) and
-	// returns the released weights, their certificate (with the method's
-	// ledger, Neighbouring replace-one on the rows, extra appended to the
+	// returns the released weights, their certificate (with the ledger
+	// of the release's charges on Budget, which a caller that owns a
+	// larger budget takes from its own ledger: the package's doc,
+	// "Ledgers"; Neighbouring replace-one on the rows, extra appended to the
 	// not-covered notes, and the noise seed of a seeded source) and the
 	// run's statistics, which are not private. It may be called once: the
 	// trained weights are used up.

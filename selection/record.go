@@ -70,7 +70,9 @@ func (r *Record) Assumptions() []string {
 // released fit of a holdout selection, and labels the release's own
 // entries with the rows they read: all taken from a ledger of the
 // certificate's claim (parallel composition: the selection's rows and the
-// release's are disjoint). An error means they do not fit in it.
+// release's are disjoint), the selection's own ledger, which a verifier
+// rebuilds and the owner of the budget takes its charges from (package
+// release's doc, "Ledgers"). An error means they do not fit in it.
 func (r *Record) Finish(c *release.Certificate) error {
 	if r.Method != Holdout || r.Skipped {
 		return nil

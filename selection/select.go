@@ -279,7 +279,10 @@ func Select(ctx context.Context, cands []Candidate, Xval mat.Matrix, yval []floa
 // selection and the release (which add up to eps), the selection's
 // assumptions and its neighbouring relation. Select and a verifier
 // (Record.FinishSelected) share it. The selection and the release are
-// taken from a ledger of eps; an error means they do not fit in it.
+// taken from a ledger of eps, the selection's own (as a release's: package
+// release's doc, "Ledgers"): a verifier rebuilds it from the published
+// constants, and the owner of a larger budget (private.Plan) takes its
+// charges from its ledger. An error means they do not fit in it.
 func finishSelect(c *release.Certificate, eps, epsRun, eta, gamma, mean float64, ncand, nval int) error {
 	selectEps := dp.Rest(eps, epsRun) // at least (1 + eta) eps_run (runBudget); the parts add up to at most eps
 	l, err := dp.NewLedger(dp.Budget{Epsilon: eps, Delta: c.Delta},
