@@ -38,7 +38,7 @@ type Config struct {
 	// Loss names the loss ("" means logistic for 2 classes, softmax for more).
 	Loss string `json:"loss,omitempty"`
 	// Auto chooses lambda, the clipping norm, l1 ratio 0 and the schedule
-	// from (n, d, K, mechanism, budget) alone (release.AutoKnobs); it needs a
+	// from (n, d, K, mechanism, budget) alone (autoknobs.Choose); it needs a
 	// mechanism. Otherwise Lambda, L1Ratio, Clip, Schedule and Eta apply.
 	Auto     bool    `json:"auto,omitempty"`
 	Lambda   float64 `json:"lambda,omitempty"`

@@ -30,7 +30,7 @@ import (
 //
 // Per privacy ID (c rows per ID) it is selection.RuleSetting's mechanism
 // for a group of c rows, and its automatic lambda is
-// release.GroupScale(c) = sqrt(c) times the one for rows at the same n
+// autoknobs.GroupScale(c) = sqrt(c) times the one for rows at the same n
 // (private.Plan.Config): the rule's trade-off at the group's sensitivity,
 // c times a row's (docs/DESIGN.md, section 12.1).
 func RuleMechanism(b dp.Budget) dp.Mechanism { return selection.OutputFamily(b) }

@@ -108,11 +108,11 @@ type Options struct {
 	Trainer trainer.Config
 	// Auto chooses the knobs by the release method's rule from public
 	// values alone (release.Tuner.Auto: for output perturbation lambda, the
-	// clipping norm, the schedule and l1 ratio 0 by AutoKnobs; for
+	// clipping norm, the schedule and l1 ratio 0 by autoknobs.Choose; for
 	// objective perturbation and AMP lambda), overriding the values in
 	// Trainer. It needs a Mechanism. Per privacy ID the rule is taken at
-	// the group's sensitivity: lambda is release.GroupScale(MaxRowsPerID)
-	// times AutoKnobs' (Plan.Group).
+	// the group's sensitivity: lambda is autoknobs.GroupScale(MaxRowsPerID)
+	// times autoknobs.Choose's (Plan.Group).
 	Auto bool
 	// Diagnostics computes non-private statistics of the run (Released.
 	// Diagnostics): metrics of the trained and released weights on both

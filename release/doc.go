@@ -27,7 +27,8 @@
 // released weights with their Certificate (the claim of package dp with the
 // run record). Verifier.Rebuild recomputes that certificate from the
 // constants it publishes, which is how a model file is verified.
-// Tuner.Auto chooses the knobs from public values alone.
+// Tuner.Auto chooses the knobs from public values alone (for output
+// perturbation by package release/autoknobs).
 //
 // Trained holds the weights of an SGD run behind the privacy boundary:
 // they leave it only through a release, at most once (a second release is

@@ -8,6 +8,7 @@ import (
 	"github.com/stabpriv/stabpriv/losses"
 	"github.com/stabpriv/stabpriv/perturb"
 	"github.com/stabpriv/stabpriv/release"
+	"github.com/stabpriv/stabpriv/release/autoknobs"
 	"github.com/stabpriv/stabpriv/stump"
 	"github.com/stabpriv/stabpriv/trainer"
 )
@@ -58,17 +59,17 @@ func (m Method) IsRule() bool { return m == "" || m == Rule }
 //
 // Per group of c = group rows (the rows kept for one privacy ID; n is then
 // c times the training IDs, docs/DESIGN.md section 12.1): OutputFamily(b)
-// at the factor release.GroupScale(c) = sqrt(c) on the automatic lambda.
-// The factor is AutoKnobs' argument at the group's sensitivity, c times a
-// row's (release.GroupScale); the clipping norm is unchanged. The family
-// is output perturbation because only it releases a fit per privacy ID:
-// such a fit is partitioned (the average of SGD runs, whose group bound
-// is proven), while objective perturbation and AMP are proven for one
-// minimization per row. Between gamma and the Gaussian the choice is the
+// at the factor autoknobs.GroupScale(c) = sqrt(c) on the automatic lambda.
+// The factor is autoknobs.Choose's argument at the group's sensitivity, c
+// times a row's (autoknobs.GroupScale); the clipping norm is unchanged.
+// The family is output perturbation because only it releases a fit per
+// privacy ID: such a fit is partitioned (the average of SGD runs, whose
+// group bound is proven), while objective perturbation and AMP are proven
+// for one minimization per row. Between gamma and the Gaussian the choice is the
 // budget's alone, as per row: both noises grow by the same factor c.
 func RuleSetting(b dp.Budget, loss losses.Loss, k, n, dim, group int) Setting {
 	if group > 1 {
-		return Setting{Mechanism: OutputFamily(b), Scale: release.GroupScale(group)}
+		return Setting{Mechanism: OutputFamily(b), Scale: autoknobs.GroupScale(group)}
 	}
 	if DPSGDFirst(b, k, n) {
 		return Setting{Mechanism: perturb.DPSGD, Scale: 1}
