@@ -38,7 +38,7 @@ type Config struct {
 	// Loss names the loss ("" means logistic for 2 classes, softmax for more).
 	Loss string `json:"loss,omitempty"`
 	// Auto chooses lambda, the clipping norm, l1 ratio 0 and the schedule
-	// from (n, d, K, mechanism, budget) alone (release.AutoKnobs); it needs a
+	// from (n, d, K, mechanism, budget) alone (autoknobs.Choose); it needs a
 	// mechanism. Otherwise Lambda, L1Ratio, Clip, Schedule and Eta apply.
 	Auto     bool    `json:"auto,omitempty"`
 	Lambda   float64 `json:"lambda,omitempty"`
@@ -82,7 +82,7 @@ func (c Config) Options() (datasets.Schema, dp.Budget, private.Options, error) {
 	var budget dp.Budget
 	var opts private.Options
 	if c.Mechanism != "" && c.Mechanism != "none" {
-		var m perturb.Mechanism
+		var m dp.Mechanism
 		if err := m.UnmarshalText([]byte(c.Mechanism)); err != nil {
 			return schema, budget, opts, fmt.Errorf("stabbeam: %w", err)
 		}

@@ -12,7 +12,7 @@ import (
 	"github.com/stabpriv/stabpriv/datasets"
 	"github.com/stabpriv/stabpriv/partition"
 	"github.com/stabpriv/stabpriv/perturb"
-	"github.com/stabpriv/stabpriv/release"
+	"github.com/stabpriv/stabpriv/release/autoknobs"
 )
 
 // TestPipelinePrivacyIDRule runs the pipeline per privacy ID by the public
@@ -54,7 +54,7 @@ func TestPipelinePrivacyIDRule(t *testing.T) {
 	sameRelease(t, "the rule per privacy ID, pipeline against train", got, want)
 	checkClaim(t, "the rule per privacy ID", got)
 	c := got.Certificate
-	k, err := release.AutoKnobs(c.Run.N, c.Run.D, 1, perturb.Gamma, run.Budget)
+	k, err := autoknobs.Choose(c.Run.N, c.Run.D, 1, perturb.Gamma, run.Budget)
 	if err != nil {
 		t.Fatal(err)
 	}

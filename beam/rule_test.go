@@ -10,6 +10,7 @@ import (
 
 	"github.com/stabpriv/stabpriv/cmd/runflags"
 	"github.com/stabpriv/stabpriv/datasets"
+	"github.com/stabpriv/stabpriv/dp"
 	"github.com/stabpriv/stabpriv/partition"
 	"github.com/stabpriv/stabpriv/perturb"
 	"github.com/stabpriv/stabpriv/selection"
@@ -32,7 +33,7 @@ func TestPipelineRule(t *testing.T) {
 	for _, c := range []struct {
 		name string
 		args []string
-		want perturb.Mechanism
+		want dp.Mechanism
 	}{
 		{"pure", []string{"--epsilon", "1"}, perturb.Gamma},
 		{"delta", []string{"--epsilon", "0.5", "--delta", "1e-5"}, perturb.AnalyticGaussian},

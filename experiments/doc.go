@@ -5,24 +5,10 @@
 //
 // # Protocol
 //
-// NewProtocol loads a data set by name (adult, lastfm, gene_all, a CSV
-// file, or a matrix and its labels: Matrix) and Protocol.Split prepares
-// split s of a sweep (seed Seed+s) as the paper does (docs/DESIGN.md, section 9):
-//
-//  1. a stratified 80/20 split of the rows, seeded;
-//  2. a truncated SVD to 32 components fitted on the training rows (LastFM
-//     is reduced by its loader, on all nodes; gene_all's 12,625 probes are
-//     reduced like Adult's one-hot columns);
-//  3. column standardization fitted on the training rows;
-//  4. every row clipped to the unit ball and a constant feature appended,
-//     x' = [x, 1]/sqrt(2) (preprocess.UnitBallWithBias), so kappa = 1 holds
-//     with the bias counted.
-//
-// The SVD and standardization statistics are not privatized: the notes of
-// every output say so. Before step 4, RowScale may divide the standardized
-// rows by sqrt(d), a fixed map; by default (ScaleClipOnly) it does not, which
-// measured slightly better on Adult (see RowScale).
-//
+// Every experiment prepares its data by the paper's protocol (package
+// experiments/protocol: a data set by name, a CSV file or a matrix and its
+// labels; seeded stratified splits, a truncated SVD, standardization and
+// the unit-ball map fitted on each training split, not privatized).
 // Binary data sets are fitted with the logistic loss; LastFM's 18 classes
 // with the softmax loss as one K x d model, released once.
 //
@@ -68,8 +54,9 @@
 // for release". Training runs on runtime.GOMAXPROCS(0) workers; results come
 // in a fixed order. Progress is logged through a logrus.FieldLogger.
 //
-// Errors wrap ErrConfig (bad settings) or ErrNoData (missing data
-// directory or files), or come from the loaders, the trainer, the stability
-// analysis and the releases; nothing panics on user data (gonum/plot panics
+// Errors wrap ErrConfig (bad settings), protocol.ErrConfig (bad settings
+// of the data) or protocol.ErrNoData (missing data directory or files), or
+// come from the loaders, the trainer, the stability analysis and the
+// releases; nothing panics on user data (gonum/plot panics
 // are recovered into errors).
 package experiments

@@ -7,6 +7,7 @@ import (
 
 	"github.com/stabpriv/stabpriv/datasets"
 	"github.com/stabpriv/stabpriv/experiments"
+	"github.com/stabpriv/stabpriv/experiments/protocol"
 )
 
 // A reduced Figure 1 sweep on a planted logistic model: 2 splits, 2 lambdas,
@@ -19,7 +20,7 @@ func ExampleSweep() {
 		return
 	}
 	rows, err := experiments.Sweep(context.Background(), experiments.SweepConfig{
-		Protocol:   experiments.ProtocolConfig{Dataset: "planted", Data: ds},
+		Protocol:   protocol.Config{Dataset: "planted", Data: ds},
 		Splits:     2,
 		Lambdas:    []float64{1e-3, 1e-2},
 		Epsilons:   []float64{1, 10},

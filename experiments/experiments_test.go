@@ -7,6 +7,7 @@ import (
 	"math"
 	"os"
 	"path/filepath"
+	"reflect"
 	"slices"
 	"strings"
 	"sync"
@@ -16,6 +17,8 @@ import (
 
 	"github.com/stabpriv/stabpriv/datasets"
 	"github.com/stabpriv/stabpriv/datasets/paper"
+	"github.com/stabpriv/stabpriv/dp"
+	"github.com/stabpriv/stabpriv/experiments/protocol"
 	"github.com/stabpriv/stabpriv/losses"
 	"github.com/stabpriv/stabpriv/objpert"
 	"github.com/stabpriv/stabpriv/perturb"
@@ -31,13 +34,13 @@ var synthOnce = sync.OnceValues(func() (*datasets.Dataset, error) {
 })
 
 // synthetic returns a planted logistic data set (3000 x 8) for fast sweeps.
-func synthetic(t *testing.T) ProtocolConfig {
+func synthetic(t *testing.T) protocol.Config {
 	t.Helper()
 	ds, err := synthOnce()
 	if err != nil {
 		t.Fatal(err)
 	}
-	return ProtocolConfig{Dataset: "synthetic", Data: ds}
+	return protocol.Config{Dataset: "synthetic", Data: ds}
 }
 
 // smallSweep is the sweep of the synthetic tests.
@@ -64,7 +67,7 @@ func TestSweepSynthetic(t *testing.T) {
 		t.Fatalf("%d rows, want %d calibrated + %d fixed-scale", len(rows), nCal, nFix)
 	}
 	// The majority share of each split's test rows, recomputed.
-	proto, err := NewProtocol(cfg.Protocol)
+	proto, err := protocol.New(cfg.Protocol)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -196,13 +199,15 @@ func TestSweepErrors(t *testing.T) {
 		{"pure L1", func(c *SweepConfig) { c.L1Ratio = 1 }, ErrConfig},
 		{"negative splits", func(c *SweepConfig) { c.Splits = -1 }, ErrConfig},
 		{"infinite fixed scale", func(c *SweepConfig) { c.FixedScale = math.Inf(1) }, ErrConfig},
-		{"bad test fraction", func(c *SweepConfig) { c.Protocol.TestFrac = 1 }, ErrConfig},
-		{"unknown data set", func(c *SweepConfig) { c.Protocol = ProtocolConfig{Dataset: "mnist", DataDir: dir} }, ErrConfig},
-		{"no data set", func(c *SweepConfig) { c.Protocol = ProtocolConfig{} }, ErrConfig},
-		{"csv without label", func(c *SweepConfig) { c.Protocol = ProtocolConfig{Dataset: CSV, CSVFile: "x.csv"} }, ErrConfig},
-		{"no data directory", func(c *SweepConfig) { c.Protocol = ProtocolConfig{Dataset: Adult} }, ErrNoData},
-		{"missing data directory", func(c *SweepConfig) { c.Protocol = ProtocolConfig{Dataset: Adult, DataDir: filepath.Join(dir, "none")} }, ErrNoData},
-		{"data set not in directory", func(c *SweepConfig) { c.Protocol = ProtocolConfig{Dataset: GeneAll, DataDir: dir} }, ErrNoData},
+		{"bad test fraction", func(c *SweepConfig) { c.Protocol.TestFrac = 1 }, protocol.ErrConfig},
+		{"unknown data set", func(c *SweepConfig) { c.Protocol = protocol.Config{Dataset: "mnist", DataDir: dir} }, protocol.ErrConfig},
+		{"no data set", func(c *SweepConfig) { c.Protocol = protocol.Config{} }, protocol.ErrConfig},
+		{"csv without label", func(c *SweepConfig) { c.Protocol = protocol.Config{Dataset: protocol.CSV, CSVFile: "x.csv"} }, protocol.ErrConfig},
+		{"no data directory", func(c *SweepConfig) { c.Protocol = protocol.Config{Dataset: protocol.Adult} }, protocol.ErrNoData},
+		{"missing data directory", func(c *SweepConfig) {
+			c.Protocol = protocol.Config{Dataset: protocol.Adult, DataDir: filepath.Join(dir, "none")}
+		}, protocol.ErrNoData},
+		{"data set not in directory", func(c *SweepConfig) { c.Protocol = protocol.Config{Dataset: protocol.GeneAll, DataDir: dir} }, protocol.ErrNoData},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			cfg := smallSweep(t)
@@ -346,56 +351,33 @@ func TestFeatSelSynthetic(t *testing.T) {
 	}
 }
 
-func TestProtocolRowsInUnitBall(t *testing.T) {
-	ds, _, err := datasets.LogisticData(500, 40, 3, datasets.LogisticOptions{})
+// TestSweepMatrix: a sweep on the protocol of a matrix
+// (protocol.Matrix) gives the rows of the same sweep on the data set it
+// holds.
+func TestSweepMatrix(t *testing.T) {
+	ds, _, err := datasets.LogisticData(300, 3, 1, datasets.LogisticOptions{})
 	if err != nil {
 		t.Fatal(err)
 	}
-	for _, rs := range []RowScale{ScaleClipOnly, ScaleSqrtD} {
-		p, err := NewProtocol(ProtocolConfig{Data: ds, RowScale: rs})
-		if err != nil {
-			t.Fatal(err)
-		}
-		train, test, err := p.Split(7)
-		if err != nil {
-			t.Fatal(err)
-		}
-		for _, part := range []*datasets.Dataset{train, test} {
-			n, d := part.X.Dims()
-			if d != DefaultComponents+1 {
-				t.Fatalf("%v: %d columns, want 32 SVD components + bias", rs, d)
-			}
-			onSphere := 0
-			for i := range n {
-				norm := floats.Norm(part.X.RawRowView(i), 2)
-				if norm > 1+1e-12 {
-					t.Fatalf("%v: row %d has norm %v > 1", rs, i, norm)
-				}
-				if norm > 1-1e-9 {
-					onSphere++
-				}
-			}
-			// Clipping alone puts (nearly) every standardized row on the
-			// sphere; dividing by sqrt(d) first leaves many inside.
-			if frac := float64(onSphere) / float64(n); (rs == ScaleClipOnly) != (frac > 0.9) {
-				t.Errorf("%v: %.2f of the rows on the unit sphere", rs, frac)
-			}
-		}
-		if ntr, nte := len(train.Y), len(test.Y); ntr != 400 || nte != 100 {
-			t.Errorf("split %d/%d, want 400/100", ntr, nte)
-		}
+	p, err := protocol.Matrix("planted", ds.X, ds.Y)
+	if err != nil {
+		t.Fatal(err)
 	}
-}
-
-func TestParseRowScale(t *testing.T) {
-	for _, rs := range []RowScale{ScaleClipOnly, ScaleSqrtD} {
-		got, err := ParseRowScale(rs.String())
-		if err != nil || got != rs {
-			t.Errorf("ParseRowScale(%q) = %v, %v", rs.String(), got, err)
-		}
+	cfg := SweepConfig{Protocol: p, Splits: 1, Lambdas: []float64{1e-2}, Epsilons: []float64{1}, Passes: 2, Seed: 1, FixedScale: -1}
+	got, err := Sweep(context.Background(), cfg)
+	if err != nil {
+		t.Fatal(err)
 	}
-	if _, err := ParseRowScale("none"); !errors.Is(err, ErrConfig) {
-		t.Errorf("error %v, want ErrConfig", err)
+	cfg.Protocol = protocol.Config{Dataset: "planted", Data: ds}
+	want, err := Sweep(context.Background(), cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i := range got {
+		got[i].TrainTime, want[i].TrainTime = 0, 0
+	}
+	if !reflect.DeepEqual(got, want) || len(got) != 1 {
+		t.Errorf("sweep on the matrix %+v, on its data set %+v", got, want)
 	}
 }
 
@@ -414,9 +396,9 @@ func realDir(t *testing.T, name string) string {
 // non-private accuracy is near the reference 0.8457 and eps = 5 keeps most
 // of it.
 func TestSweepAdultSmoke(t *testing.T) {
-	dir := realDir(t, Adult)
+	dir := realDir(t, protocol.Adult)
 	rows, err := Sweep(context.Background(), SweepConfig{
-		Protocol: ProtocolConfig{Dataset: Adult, DataDir: dir},
+		Protocol: protocol.Config{Dataset: protocol.Adult, DataDir: dir},
 		Splits:   1, Lambdas: []float64{1e-4, 1e-3}, Epsilons: []float64{1, 5}, FixedScale: -1,
 	})
 	if err != nil {
@@ -438,26 +420,26 @@ func TestSweepAdultSmoke(t *testing.T) {
 // TestRegistryNames checks that the names of the paper's data sets are the
 // registry's, and that Adult's grid is DefaultLambdas.
 func TestRegistryNames(t *testing.T) {
-	if want := []string{Adult, LastFM, GeneAll, CSV}; !slices.Equal(DataSets, want) {
-		t.Errorf("DataSets = %v, want %v", DataSets, want)
+	if want := []string{protocol.Adult, protocol.LastFM, protocol.GeneAll, protocol.CSV}; !slices.Equal(protocol.DataSets, want) {
+		t.Errorf("DataSets = %v, want %v", protocol.DataSets, want)
 	}
-	for _, name := range []string{Adult, LastFM, GeneAll} {
+	for _, name := range []string{protocol.Adult, protocol.LastFM, protocol.GeneAll} {
 		if _, ok := paper.Lookup(name); !ok {
 			t.Errorf("%s is not in the registry", name)
 		}
 	}
-	if got := DefaultLambdasFor(Adult); !slices.Equal(got, DefaultLambdas) {
+	if got := DefaultLambdasFor(protocol.Adult); !slices.Equal(got, DefaultLambdas) {
 		t.Errorf("Adult's grid %v, want DefaultLambdas %v", got, DefaultLambdas)
 	}
-	if got := DefaultLambdasFor(CSV); !slices.Equal(got, DefaultLambdas) {
+	if got := DefaultLambdasFor(protocol.CSV); !slices.Equal(got, DefaultLambdas) {
 		t.Errorf("csv grid %v", got)
 	}
-	if got := DefaultLambdasFor(GeneAll); got[0] != 1e-3 || got[len(got)-1] != 1 {
+	if got := DefaultLambdasFor(protocol.GeneAll); got[0] != 1e-3 || got[len(got)-1] != 1 {
 		t.Errorf("gene_all grid %v", got)
 	}
 	// The grid is a copy.
-	DefaultLambdasFor(LastFM)[0] = -1
-	if DefaultLambdasFor(LastFM)[0] != 1e-4 {
+	DefaultLambdasFor(protocol.LastFM)[0] = -1
+	if DefaultLambdasFor(protocol.LastFM)[0] != 1e-4 {
 		t.Error("DefaultLambdasFor returned the registry's slice")
 	}
 }
@@ -470,7 +452,7 @@ func TestKnobSweep(t *testing.T) {
 	cfg := smallSweep(t)
 	cfg.Splits = 2
 	cfg.Epsilons = []float64{1, 10}
-	cfg.Mechanisms = []perturb.Mechanism{perturb.Gamma, perturb.AnalyticGaussian}
+	cfg.Mechanisms = []dp.Mechanism{perturb.Gamma, perturb.AnalyticGaussian}
 	cfg.Knobs = Knobs{L1Ratios: []float64{0.15, 0}, Clips: []float64{0, 0.1}}
 	cfg.Select = SelectConfig{ValFrac: 0.2, Eta: 1, MeanRuns: 30}
 	cfg.FixedScale = -1
@@ -571,12 +553,12 @@ func TestKnobErrors(t *testing.T) {
 		}
 	}
 	cfg := smallSweep(t)
-	cfg.Mechanisms = []perturb.Mechanism{perturb.Gamma, perturb.Gamma}
+	cfg.Mechanisms = []dp.Mechanism{perturb.Gamma, perturb.Gamma}
 	if _, err := Sweep(context.Background(), cfg); !errors.Is(err, ErrConfig) {
 		t.Errorf("repeated mechanism: %v", err)
 	}
 	cfg = smallSweep(t)
-	cfg.Mechanisms = []perturb.Mechanism{perturb.AnalyticGaussian}
+	cfg.Mechanisms = []dp.Mechanism{perturb.AnalyticGaussian}
 	cfg.Select.ValFrac = 0.2
 	if _, err := Sweep(context.Background(), cfg); !errors.Is(err, ErrConfig) {
 		t.Errorf("selection without a pure mechanism: %v", err)
@@ -594,7 +576,7 @@ func TestSweepObjective(t *testing.T) {
 	// at eps = 1 and 7e-7 at eps = 10: at eps = 0.1, 1e-6 and 1e-3 are both
 	// below it and give one row, at the floor.
 	cfg.Lambdas = []float64{1e-6, 1e-3, 1e-2}
-	cfg.Mechanisms = []perturb.Mechanism{perturb.Gamma, perturb.Objective, perturb.AMP}
+	cfg.Mechanisms = []dp.Mechanism{perturb.Gamma, perturb.Objective, perturb.AMP}
 	cfg.Knobs = Knobs{Clips: []float64{0, 0.5}}
 	rows, err := Sweep(context.Background(), cfg)
 	if err != nil {
@@ -628,7 +610,7 @@ func TestSweepObjective(t *testing.T) {
 		if r.PrivacyDelta != delta {
 			t.Errorf("row %+v: delta %v, want %v", r, r.PrivacyDelta, delta)
 		}
-		floor, err := objpert.LambdaFloor(perturb.Mechanism(r.Mechanism), r.Epsilon, delta,
+		floor, err := objpert.LambdaFloor(dp.Mechanism(r.Mechanism), r.Epsilon, delta,
 			objpert.Problem{Loss: losses.Logistic{}, N: 2400, D: 9, K: 1, Kappa: 1})
 		if err != nil {
 			t.Fatal(err)
@@ -658,7 +640,7 @@ func TestSweepObjective(t *testing.T) {
 
 	// Training-time mechanisms only: no SGD runs, the lambda family only,
 	// no fixed-scale rows; a private selection needs an output mechanism.
-	cfg.Mechanisms = []perturb.Mechanism{perturb.Objective}
+	cfg.Mechanisms = []dp.Mechanism{perturb.Objective}
 	cfg.FixedScale = 0
 	only, err := Sweep(context.Background(), cfg)
 	if err != nil {
@@ -698,7 +680,7 @@ func TestSweepObjective(t *testing.T) {
 	}
 	// Mixed with trained candidates: every selected row is a gamma or an
 	// objective release.
-	cfg.Mechanisms = []perturb.Mechanism{perturb.Gamma, perturb.Objective, perturb.AMP}
+	cfg.Mechanisms = []dp.Mechanism{perturb.Gamma, perturb.Objective, perturb.AMP}
 	mixed, err := Sweep(context.Background(), cfg)
 	if err != nil {
 		t.Fatal(err)
@@ -712,7 +694,7 @@ func TestSweepObjective(t *testing.T) {
 	if chosen["gamma"]+chosen["objective"] != 6 || len(chosen) > 2 {
 		t.Errorf("mechanisms of the selected rows %v, want 6 gamma or objective", chosen)
 	}
-	cfg.Mechanisms = []perturb.Mechanism{perturb.AMP}
+	cfg.Mechanisms = []dp.Mechanism{perturb.AMP}
 	if _, err := Sweep(context.Background(), cfg); !errors.Is(err, ErrConfig) {
 		t.Errorf("selection with amp only: %v, want ErrConfig", err)
 	}
@@ -727,7 +709,7 @@ func TestSweepObjective(t *testing.T) {
 
 func TestDataFile(t *testing.T) {
 	cfg := SweepConfig{
-		Protocol: ProtocolConfig{Dataset: CSV, CSVFile: filepath.Join("..", "datasets", "data", "wdbc.csv"), Label: "diagnosis"},
+		Protocol: protocol.Config{Dataset: protocol.CSV, CSVFile: filepath.Join("..", "datasets", "data", "wdbc.csv"), Label: "diagnosis"},
 		Splits:   1, Lambdas: []float64{1e-2}, Epsilons: []float64{1}, Passes: 1, FixedScale: -1,
 	}
 	rows, err := Sweep(context.Background(), cfg)
@@ -735,14 +717,14 @@ func TestDataFile(t *testing.T) {
 		t.Fatal(err)
 	}
 	for _, r := range rows {
-		if r.Dataset != CSV || r.DataFile != "wdbc.csv" {
+		if r.Dataset != protocol.CSV || r.DataFile != "wdbc.csv" {
 			t.Errorf("row names its data %q, %q; want csv, wdbc.csv", r.Dataset, r.DataFile)
 		}
 	}
 	if s := Summarize(rows); s.DataFile != "wdbc.csv" {
 		t.Errorf("summary names its data file %q, want wdbc.csv", s.DataFile)
 	}
-	p, err := NewProtocol(synthetic(t))
+	p, err := protocol.New(synthetic(t))
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -15,9 +15,10 @@ import (
 	"github.com/sirupsen/logrus"
 
 	"github.com/stabpriv/stabpriv/datasets"
+	"github.com/stabpriv/stabpriv/dp"
 	"github.com/stabpriv/stabpriv/experiments/internal/chart"
+	"github.com/stabpriv/stabpriv/experiments/protocol"
 	"github.com/stabpriv/stabpriv/featsel"
-	"github.com/stabpriv/stabpriv/perturb"
 )
 
 // Defaults of FeatSel.
@@ -40,14 +41,14 @@ const (
 // fields mean what they mean in SweepConfig.
 type FeatSelConfig struct {
 	// Protocol selects the data set and the preprocessing. Required.
-	Protocol ProtocolConfig
+	Protocol protocol.Config
 	// Splits, Lambdas, Epsilons, Mechanism, Delta, Passes, Seed and Logger
 	// are as in SweepConfig (zero: 10 splits, DefaultLambdasFor(dataset),
 	// DefaultEpsilons, gamma, 1e-5, 10 passes).
 	Splits    int
 	Lambdas   []float64
 	Epsilons  []float64
-	Mechanism perturb.Mechanism
+	Mechanism dp.Mechanism
 	Delta     float64
 	Passes    int
 	Seed      uint64

@@ -13,6 +13,8 @@ import (
 
 	"github.com/stabpriv/stabpriv/datasets"
 	"github.com/stabpriv/stabpriv/datasets/paper"
+	"github.com/stabpriv/stabpriv/dp"
+	"github.com/stabpriv/stabpriv/experiments/protocol"
 	"github.com/stabpriv/stabpriv/internal/check"
 	"github.com/stabpriv/stabpriv/perturb"
 	"github.com/stabpriv/stabpriv/release"
@@ -21,10 +23,6 @@ import (
 
 // ErrConfig is wrapped by every error about an invalid configuration.
 var ErrConfig = errors.New("experiments: invalid config")
-
-// ErrNoData is wrapped by the errors about a missing data directory or data
-// set files.
-var ErrNoData = errors.New("experiments: data not found")
 
 // Defaults of the sweeps.
 var (
@@ -66,7 +64,7 @@ const (
 // grid is what Sweep and FeatSel share: the data, the (split, setting)
 // grid and the training settings.
 type grid struct {
-	proto    *Protocol
+	proto    *protocol.Protocol
 	splits   int
 	lambdas  []float64
 	l1Ratio  float64
@@ -93,7 +91,7 @@ type grid struct {
 
 // gridConfig holds the user's settings of the grid, before defaults.
 type gridConfig struct {
-	Protocol ProtocolConfig
+	Protocol protocol.Config
 	Splits   int
 	Lambdas  []float64
 	L1Ratio  float64
@@ -161,7 +159,7 @@ func newGrid(c gridConfig) (*grid, error) {
 		return nil, fmt.Errorf("%w: validation fraction %v, want in (0, 1)", ErrConfig, g.valFrac)
 	}
 	start := time.Now()
-	if g.proto, err = NewProtocol(c.Protocol); err != nil {
+	if g.proto, err = protocol.New(c.Protocol); err != nil {
 		return nil, err
 	}
 	g.log.WithFields(logrus.Fields{"dataset": g.proto.Name(), "rows": g.proto.Rows(), "classes": g.proto.Classes(), "loss": g.proto.Loss().Name(),
@@ -399,6 +397,6 @@ func noiseSeed(seed uint64, parts ...int) uint64 {
 // certificate, which says it is not private: the sweep reports one accuracy
 // per eps, never a composition of the releases (each stands alone, as if it
 // were the only one).
-func releaseFit(f *fit, mech perturb.Mechanism, eps, delta float64, seed uint64) (*trainer.Model, *release.Certificate, error) {
+func releaseFit(f *fit, mech dp.Mechanism, eps, delta float64, seed uint64) (*trainer.Model, *release.Certificate, error) {
 	return f.trained.Simulate(mech, eps, delta, seed)
 }

@@ -9,6 +9,7 @@ import (
 	"gonum.org/v1/gonum/mat"
 
 	"github.com/stabpriv/stabpriv/datasets"
+	"github.com/stabpriv/stabpriv/experiments/protocol"
 	"github.com/stabpriv/stabpriv/internal/check"
 	"github.com/stabpriv/stabpriv/regularizers"
 	"github.com/stabpriv/stabpriv/selection"
@@ -239,7 +240,7 @@ func (k Knobs) settings(lambdas []float64) []Setting {
 
 // config returns the trainer settings of s: bounded inverse-t steps, for
 // which the strongly convex SGD route certifies every knob.
-func (s Setting) config(p *Protocol, seed uint64) trainer.Config {
+func (s Setting) config(p *protocol.Protocol, seed uint64) trainer.Config {
 	return trainer.Config{
 		Loss:     p.Loss(),
 		Classes:  p.Classes(),

@@ -41,7 +41,7 @@ func objectiveSetting(lambda float64) Setting { return Setting{Lambda: lambda, D
 // false when the job does not run this eps (a lower grid lambda whose
 // floor another job runs). nonPrivate caches the noise-free accuracy per
 // effective lambda within the job.
-func (g *grid) objectiveRow(ctx context.Context, f *fit, mech perturb.Mechanism, eps, delta float64, seed uint64, nonPrivate map[float64]float64) (Result, bool, error) {
+func (g *grid) objectiveRow(ctx context.Context, f *fit, mech dp.Mechanism, eps, delta float64, seed uint64, nonPrivate map[float64]float64) (Result, bool, error) {
 	n, d := f.train.X.Dims()
 	loss := g.proto.Loss()
 	pr := objpert.Problem{Loss: loss, N: n, D: d, K: loss.Outputs(g.proto.Classes()), Kappa: 1, Lambda: f.lambda}
@@ -89,7 +89,7 @@ func (g *grid) objectiveRow(ctx context.Context, f *fit, mech perturb.Mechanism,
 // simulate releases rows by the method of mech at budget b with noise
 // seeded by seed: a reproducible release whose certificate says it is not
 // private.
-func simulate(ctx context.Context, mech perturb.Mechanism, rows release.Rows, b dp.Budget, seed uint64) (*release.Outcome, error) {
+func simulate(ctx context.Context, mech dp.Mechanism, rows release.Rows, b dp.Budget, seed uint64) (*release.Outcome, error) {
 	m, err := release.Lookup(mech)
 	if err != nil {
 		return nil, err

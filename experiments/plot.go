@@ -10,9 +10,9 @@ import (
 	"gonum.org/v1/plot/vg"
 	"gonum.org/v1/plot/vg/draw"
 
+	"github.com/stabpriv/stabpriv/dp"
 	"github.com/stabpriv/stabpriv/experiments/internal/chart"
 	"github.com/stabpriv/stabpriv/internal/figure"
-	"github.com/stabpriv/stabpriv/perturb"
 )
 
 // lambdaAxis is the x label of the figures against lambda.
@@ -53,7 +53,7 @@ func fromCurve(name string, look int, c curve) chart.Series {
 
 // mechPhrase says how mechanism m of the summary adds its noise.
 func (s Summary) mechPhrase(m string) string {
-	if trainingTime(perturb.Mechanism(m)) {
+	if trainingTime(dp.Mechanism(m)) {
 		return s.mechLabel(m) + " perturbation, noise in the objective"
 	}
 	return s.mechLabel(m) + " noise calibrated to the stability sensitivity"

@@ -10,6 +10,7 @@ import (
 	"gonum.org/v1/plot/plotter"
 
 	"github.com/stabpriv/stabpriv/experiments/internal/chart"
+	"github.com/stabpriv/stabpriv/experiments/protocol"
 	"github.com/stabpriv/stabpriv/internal/figure"
 )
 
@@ -28,21 +29,21 @@ func spreadRows() []Result {
 				for mi, mech := range []string{"gamma", "laplace"} {
 					for _, eps := range []float64{0.123456, 1, 4.56789} {
 						rows = append(rows, Result{
-							Dataset: CSV, DataFile: "wdbc.csv", Mode: Calibrated, Split: split, Lambda: lambda, Setting: set,
+							Dataset: protocol.CSV, DataFile: "wdbc.csv", Mode: Calibrated, Split: split, Lambda: lambda, Setting: set,
 							Epsilon: eps, Mechanism: mech, AccPrivate: acc[mi][split], AccNonPrivate: acc[(li+1)%2][split], Majority: majority,
 						})
 					}
 				}
 			}
 			rows = append(rows, Result{
-				Dataset: CSV, DataFile: "wdbc.csv", Mode: FixedScale, Split: split, Lambda: lambda, Setting: Setting{Lambda: lambda},
+				Dataset: protocol.CSV, DataFile: "wdbc.csv", Mode: FixedScale, Split: split, Lambda: lambda, Setting: Setting{Lambda: lambda},
 				Epsilon: 0.0123456789 / lambda, Mechanism: "gamma", NoiseScaleName: "theta", NoiseScale: 5.1712345678,
 				AccPrivate: acc[li%2][split], AccNonPrivate: acc[(li+1)%2][split], Majority: majority,
 			})
 		}
 		for _, eps := range []float64{0.123456, 1, 4.56789} {
 			rows = append(rows, Result{
-				Dataset: CSV, DataFile: "wdbc.csv", Mode: Selected, Split: split, Lambda: 1e-4, Setting: Setting{Lambda: 1e-4},
+				Dataset: protocol.CSV, DataFile: "wdbc.csv", Mode: Selected, Split: split, Lambda: 1e-4, Setting: Setting{Lambda: 1e-4},
 				Epsilon: eps, EpsSelect: 2 * eps / 3, EpsRelease: eps / 3, Mechanism: "gamma", AccPrivate: acc[0][split], Majority: majority,
 			})
 		}
@@ -58,10 +59,10 @@ func spreadFeatSel() []FeatSelResult {
 	for split := range 2 {
 		for _, lambda := range []float64{1e-4, 2.1544e-4} {
 			for _, eps := range []float64{0.123456, 1} {
-				rows = append(rows, FeatSelResult{Dataset: CSV, DataFile: "wdbc.csv", Split: split, Lambda: lambda, Epsilon: eps,
+				rows = append(rows, FeatSelResult{Dataset: protocol.CSV, DataFile: "wdbc.csv", Split: split, Lambda: lambda, Epsilon: eps,
 					Mechanism: "gamma", Rule: RuleDynamic, Rate: 0.05, Threshold: 123.456789, F1: f1[split]})
 				for _, t := range []float64{0.05, 0.123456} {
-					rows = append(rows, FeatSelResult{Dataset: CSV, DataFile: "wdbc.csv", Split: split, Lambda: lambda, Epsilon: eps,
+					rows = append(rows, FeatSelResult{Dataset: protocol.CSV, DataFile: "wdbc.csv", Split: split, Lambda: lambda, Epsilon: eps,
 						Mechanism: "gamma", Rule: RuleStatic, Threshold: t, F1: f1[1-split]})
 				}
 			}

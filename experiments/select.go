@@ -28,7 +28,7 @@ func (g *grid) selectRows(ctx context.Context, fits []*fit, set sweepSettings, s
 	for _, f := range fits {
 		bySplit[f.split] = append(bySplit[f.split], f)
 	}
-	var pure []perturb.Mechanism
+	var pure []dp.Mechanism
 	for _, m := range set.mechs {
 		if selectable(m) {
 			pure = append(pure, m)
@@ -61,9 +61,9 @@ func (g *grid) selectRows(ctx context.Context, fits []*fit, set sweepSettings, s
 // selection: a pure mechanism (selection.Select accounts for pure runs): an
 // output-perturbation one, whose candidates are the trained settings, or
 // objective perturbation, whose candidates train at each run.
-func selectable(m perturb.Mechanism) bool { return m.Pure() }
+func selectable(m dp.Mechanism) bool { return m.Pure() }
 
-func (g *grid) selectSplit(ctx context.Context, fs []*fit, mechs []perturb.Mechanism, epsilons []float64, sc SelectConfig) ([]Result, error) {
+func (g *grid) selectSplit(ctx context.Context, fs []*fit, mechs []dp.Mechanism, epsilons []float64, sc SelectConfig) ([]Result, error) {
 	val := fs[0].val
 	var rows []Result
 	for ei, eps := range epsilons {

@@ -12,9 +12,8 @@ import (
 	"strings"
 	"text/tabwriter"
 
+	"github.com/stabpriv/stabpriv/dp"
 	"github.com/stabpriv/stabpriv/experiments/internal/chart"
-
-	"github.com/stabpriv/stabpriv/perturb"
 )
 
 // Stat is a mean and a sample standard deviation over N splits (Std is 0
@@ -439,7 +438,7 @@ func dataName(dataset, file string) string {
 
 // mechLabel names a mechanism with its delta when it has one.
 func (s Summary) mechLabel(m string) string {
-	if perturb.Mechanism(m).Pure() || s.PrivacyDelta == 0 {
+	if dp.Mechanism(m).Pure() || s.PrivacyDelta == 0 {
 		return m
 	}
 	return fmt.Sprintf("%s (delta %g)", m, s.PrivacyDelta)

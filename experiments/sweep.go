@@ -9,6 +9,7 @@ import (
 	"github.com/sirupsen/logrus"
 
 	"github.com/stabpriv/stabpriv/dp"
+	"github.com/stabpriv/stabpriv/experiments/protocol"
 	"github.com/stabpriv/stabpriv/internal/check"
 	"github.com/stabpriv/stabpriv/perturb"
 	"github.com/stabpriv/stabpriv/release"
@@ -28,7 +29,7 @@ const (
 // SweepConfig sets up Sweep. Every zero value is documented.
 type SweepConfig struct {
 	// Protocol selects the data set and the preprocessing. Required.
-	Protocol ProtocolConfig
+	Protocol protocol.Config
 	// Splits is the number of seeded 80/20 splits; split s uses seed
 	// Seed+s for the split, the SVD and the SGD permutations. Zero means 10.
 	Splits int
@@ -40,11 +41,11 @@ type SweepConfig struct {
 	Epsilons []float64
 	// Mechanism is the output-perturbation mechanism. The zero value means
 	// perturb.Gamma (pure eps-DP with the L2 sensitivity).
-	Mechanism perturb.Mechanism
+	Mechanism dp.Mechanism
 	// Mechanisms, when set, replaces Mechanism by a list: every trained
 	// model is released with each (pure and (eps, delta) mechanisms side
 	// by side, on the same training runs). Repeated names are an error.
-	Mechanisms []perturb.Mechanism
+	Mechanisms []dp.Mechanism
 	// Knobs are the stability knobs tuned besides lambda (nil lists: one
 	// value each). The grid is every lambda with every combination.
 	Knobs Knobs
@@ -148,21 +149,21 @@ type Result struct {
 // sweepSettings are the checked settings of a sweep.
 type sweepSettings struct {
 	epsilons []float64
-	mech     perturb.Mechanism
-	mechs    []perturb.Mechanism
+	mech     dp.Mechanism
+	mechs    []dp.Mechanism
 	delta    float64
 	scale    float64
 	// fixedMech is the first output-perturbation mechanism of mechs, the
 	// one of the fixed-scale releases ("" when every mechanism is a
 	// training-time one: no fixed-scale releases).
-	fixedMech perturb.Mechanism
+	fixedMech dp.Mechanism
 }
 
 // trainingTime reports whether m has no output-perturbation noise (the
 // training-time mechanisms of package objpert): its noise enters the
 // objective, so it trains per (split, lambda, eps) instead of releasing a
 // trained model at every eps.
-func trainingTime(m perturb.Mechanism) bool {
+func trainingTime(m dp.Mechanism) bool {
 	_, err := perturb.Lookup(m)
 	return err != nil
 }
@@ -172,7 +173,7 @@ func trainingTime(m perturb.Mechanism) bool {
 func (s sweepSettings) outputs() bool { return s.fixedMech != "" }
 
 // deltaOf returns the delta of mechanism m: 0 for a pure one.
-func (s sweepSettings) deltaOf(m perturb.Mechanism) float64 {
+func (s sweepSettings) deltaOf(m dp.Mechanism) float64 {
 	if m.Pure() {
 		return 0
 	}
@@ -188,7 +189,7 @@ func checkSweep(cfg SweepConfig) (sweepSettings, error) {
 		if s.mech == "" {
 			s.mech = perturb.Gamma
 		}
-		s.mechs = []perturb.Mechanism{s.mech}
+		s.mechs = []dp.Mechanism{s.mech}
 	}
 	s.mech = s.mechs[0]
 	if err := distinct("mechanism", s.mechs); err != nil {
@@ -348,7 +349,7 @@ func Sweep(ctx context.Context, cfg SweepConfig) ([]Result, error) {
 }
 
 // calibratedScale returns the noise scale that eps = 1 calibrates for f.
-func calibratedScale(f *fit, mech perturb.Mechanism, delta float64) (float64, error) {
+func calibratedScale(f *fit, mech dp.Mechanism, delta float64) (float64, error) {
 	cal, err := perturb.Calibrate(mech, 1, delta, f.sens, f.model.K*f.model.D)
 	if err != nil {
 		return 0, err
@@ -357,7 +358,7 @@ func calibratedScale(f *fit, mech perturb.Mechanism, delta float64) (float64, er
 }
 
 // releaseRow releases f at (eps, delta) and measures the test accuracy.
-func (g *grid) releaseRow(f *fit, mech perturb.Mechanism, eps, delta float64, seed uint64) (Result, error) {
+func (g *grid) releaseRow(f *fit, mech dp.Mechanism, eps, delta float64, seed uint64) (Result, error) {
 	m, cert, err := releaseFit(f, mech, eps, delta, seed)
 	if err != nil {
 		return Result{}, err
@@ -375,7 +376,7 @@ func (g *grid) releaseRow(f *fit, mech perturb.Mechanism, eps, delta float64, se
 // fixedRow releases f with the noise scale b: it computes the eps that b
 // buys for f's sensitivity (perturb.EpsilonForScale; for Laplace the L1
 // sensitivity) and releases at that eps, whose calibration gives back b.
-func (g *grid) fixedRow(f *fit, mech perturb.Mechanism, b, delta float64) (Result, error) {
+func (g *grid) fixedRow(f *fit, mech dp.Mechanism, b, delta float64) (Result, error) {
 	cal, err := perturb.Calibrate(mech, 1, delta, f.sens, f.model.K*f.model.D)
 	if err != nil {
 		return Result{}, err
@@ -391,4 +392,12 @@ func (g *grid) fixedRow(f *fit, mech perturb.Mechanism, b, delta float64) (Resul
 	r, err := g.releaseRow(f, mech, eps, delta, noiseSeed(g.seed, f.split, f.li, -1))
 	r.Mode = FixedScale
 	return r, err
+}
+
+// ExperimentNotes are the notes shared by every sweep's outputs.
+var ExperimentNotes = []string{
+	"noise drawn from seeded sources (perturb.Seeded): reproducible, not for release",
+	"each eps is a separate release with its own certificate (of the same trained weights for output perturbation); the rows compare alternative releases, not a composition",
+	"the best lambda per eps is chosen on the test accuracy, as in the paper's tables: optimistic, and the choice itself is not private",
+	"output-perturbation rows: permutation SGD, step min(1/beta, 1/(mu t)), sensitivity by the strongly convex SGD route, Delta <= 2L/(mu n); objective and amp rows: the ridge objective with its linear noise minimized exactly (objpert), no SGD and no stability route",
 }

@@ -5,6 +5,7 @@ import (
 	"math"
 	"testing"
 
+	"github.com/stabpriv/stabpriv/dp"
 	"github.com/stabpriv/stabpriv/featsel"
 	"github.com/stabpriv/stabpriv/perturb"
 )
@@ -139,7 +140,7 @@ func checkLaw(t lawT, n perturb.Noise, cal perturb.Calibration, law featsel.Nois
 
 // calibration returns the calibration of n that the kit releases with, for
 // the 3 x 2 model of checkLaw.
-func calibration(t *testing.T, m perturb.Mechanism) (perturb.Noise, perturb.Calibration) {
+func calibration(t *testing.T, m dp.Mechanism) (perturb.Noise, perturb.Calibration) {
 	n, err := perturb.Lookup(m)
 	if err != nil {
 		t.Fatal(err)

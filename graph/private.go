@@ -9,6 +9,7 @@ import (
 	"gonum.org/v1/gonum/mat"
 	"gorgonia.org/gorgonia"
 
+	"github.com/stabpriv/stabpriv/dp"
 	"github.com/stabpriv/stabpriv/internal/check"
 	"github.com/stabpriv/stabpriv/losses"
 	"github.com/stabpriv/stabpriv/perturb"
@@ -363,7 +364,7 @@ func (t *Trained) Report() *stability.Report {
 // of the grid), not part of the proof. A declaration that holds on the
 // checked range never lets it fire: the public bound on ||w|| then holds
 // at every step, and with it the range of the margins.
-func (t *Trained) Release(mech perturb.Mechanism, eps, delta float64, src perturb.Source, extraNotes ...string) (*trainer.Model, *release.Certificate, error) {
+func (t *Trained) Release(mech dp.Mechanism, eps, delta float64, src perturb.Source, extraNotes ...string) (*trainer.Model, *release.Certificate, error) {
 	if t.rel == nil {
 		return nil, nil, t.noBound
 	}

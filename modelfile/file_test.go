@@ -28,7 +28,7 @@ import (
 var update = flag.Bool("update", false, "rewrite the golden files in testdata")
 
 // goldenFit is a reproducible release: seeded noise, a small table.
-func goldenFit(t *testing.T, mech perturb.Mechanism) *modelfile.Released {
+func goldenFit(t *testing.T, mech dp.Mechanism) *modelfile.Released {
 	t.Helper()
 	tab := fittest.Blobs(24, 2, []string{"neg", "pos"}, 9)
 	schema := datasets.Schema{Label: "y", Classes: []string{"neg", "pos"}, Bounds: fittest.BoundsFor(tab, -2, 3)}
@@ -303,7 +303,7 @@ func TestVerifySupport(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	for _, mech := range []perturb.Mechanism{perturb.Laplace, perturb.Gamma, perturb.AnalyticGaussian, perturb.Objective, perturb.AMP} {
+	for _, mech := range []dp.Mechanism{perturb.Laplace, perturb.Gamma, perturb.AnalyticGaussian, perturb.Objective, perturb.AMP} {
 		budget := dp.Budget{Epsilon: 1}
 		if !mech.Pure() {
 			budget.Delta = 1e-5

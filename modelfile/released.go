@@ -257,14 +257,14 @@ func fitNotes(p *preprocess.RowMap, task losses.Task) []string {
 }
 
 // PartitionCharge is the ledger entry of a partitioned release.
-func PartitionCharge(m perturb.Mechanism, b dp.Budget) dp.Charge {
+func PartitionCharge(m dp.Mechanism, b dp.Budget) dp.Charge {
 	return dp.Charge{Step: "release of the averaged weights of the partitions (output perturbation, once)", Mechanism: m, Epsilon: b.Epsilon, Delta: b.Delta}
 }
 
 // AccountPartition writes the ledger of a partitioned release into its
 // certificate c: the one charge PartitionCharge(m, b), taken from a ledger
 // of c's claim. An error means it does not fit in the claim.
-func AccountPartition(c *release.Certificate, m perturb.Mechanism, b dp.Budget) error {
+func AccountPartition(c *release.Certificate, m dp.Mechanism, b dp.Budget) error {
 	l, err := dp.NewLedger(dp.Budget{Epsilon: c.Epsilon, Delta: c.Delta}, PartitionCharge(m, b))
 	if err != nil {
 		return err

@@ -12,6 +12,7 @@ import (
 	"github.com/stabpriv/stabpriv/perturb"
 	"github.com/stabpriv/stabpriv/privbounds"
 	"github.com/stabpriv/stabpriv/release"
+	"github.com/stabpriv/stabpriv/release/autoknobs"
 	"github.com/stabpriv/stabpriv/stability"
 	"github.com/stabpriv/stabpriv/trainer"
 )
@@ -329,11 +330,11 @@ func rebuild(r *Released, m release.Verifier, part *partitioned, sel *selected) 
 // publicOf returns the published inputs of r's release that its method
 // reads beside the certificate (without the notes). Per privacy ID the
 // automatic knobs are the rule's at the group's sensitivity
-// (release.GroupScale of c).
+// (autoknobs.GroupScale of c).
 func publicOf(r *Released) release.Public {
 	pub := release.Public{Classes: len(r.Schema.Classes), K: r.Model.K, D: r.Model.D, Auto: r.AutoKnobs}
 	if r.Partitions != nil && r.AutoKnobs {
-		pub.AutoScale = release.GroupScale(r.Partitions.group())
+		pub.AutoScale = autoknobs.GroupScale(r.Partitions.group())
 	}
 	return pub
 }

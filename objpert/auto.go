@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"math"
 
+	"github.com/stabpriv/stabpriv/dp"
 	"github.com/stabpriv/stabpriv/perturb"
 )
 
@@ -38,7 +39,7 @@ const AutoScale = 0.15
 // multiclass data sets measured (docs/RESULTS.md, the fit of the automatic
 // rules). A private selection (package selection) searches factors of
 // this rule.
-func AutoLambda(m perturb.Mechanism, eps, delta float64, pr Problem) (float64, string, error) {
+func AutoLambda(m dp.Mechanism, eps, delta float64, pr Problem) (float64, string, error) {
 	norm, c, err := noiseNorm(m, eps, delta, pr)
 	if err != nil {
 		return 0, "", err
@@ -55,7 +56,7 @@ func AutoLambda(m perturb.Mechanism, eps, delta float64, pr Problem) (float64, s
 // noiseNorm returns the expected norm of the objective's noise b at the
 // smallest noise budget the floor allows (EpsNoise = EpsObjective/2), and
 // the constants of pr.
-func noiseNorm(m perturb.Mechanism, eps, delta float64, pr Problem) (float64, Calibration, error) {
+func noiseNorm(m dp.Mechanism, eps, delta float64, pr Problem) (float64, Calibration, error) {
 	probe := pr
 	probe.Lambda = 1 // ignored: only the constants are read
 	c, err := constants(m, eps, delta, probe)
@@ -79,7 +80,7 @@ func noiseNorm(m perturb.Mechanism, eps, delta float64, pr Problem) (float64, Ca
 // the noiseless minimizer: a function of public values that does not
 // depend on lambda. Near 1 or above, the noise can outweigh any weights
 // the data can produce.
-func NoiseRatio(m perturb.Mechanism, eps, delta float64, pr Problem) (float64, error) {
+func NoiseRatio(m dp.Mechanism, eps, delta float64, pr Problem) (float64, error) {
 	norm, c, err := noiseNorm(m, eps, delta, pr)
 	if err != nil {
 		return 0, err

@@ -27,7 +27,7 @@ var (
 
 // Handles reports whether m is a mechanism of this package (objective or
 // amp).
-func Handles(m perturb.Mechanism) bool { return m == perturb.Objective || m == perturb.AMP }
+func Handles(m dp.Mechanism) bool { return m == perturb.Objective || m == perturb.AMP }
 
 // Constants of the calibration, fixed for every data set.
 const (
@@ -77,7 +77,7 @@ type Problem struct {
 // or AMP; it follows from (mechanism, eps, delta, Problem) alone. Doc
 // comment of Calibrate and docs/DESIGN.md, section 11, derive each field.
 type Calibration struct {
-	Mechanism perturb.Mechanism
+	Mechanism dp.Mechanism
 	Epsilon   float64
 	Delta     float64
 	N, P      int // rows and released weights (K*D)
@@ -169,7 +169,7 @@ func CheckLoss(l losses.Loss) error {
 // CheckBudget returns an error wrapping ErrBudget or ErrMechanism if (eps,
 // delta) is not a budget mechanism m can spend: eps finite > 0, delta = 0
 // for objective, delta in (0, 1) for amp.
-func CheckBudget(m perturb.Mechanism, eps, delta float64) error {
+func CheckBudget(m dp.Mechanism, eps, delta float64) error {
 	if !Handles(m) {
 		return fmt.Errorf("%w: %q", ErrMechanism, string(m))
 	}
@@ -344,7 +344,7 @@ func chiTail(k int, delta float64) float64 {
 //     one that always meets the threshold only on that event, whose
 //     probability is at most DeltaFail under both neighbours, which adds
 //     (1 + e^eps) DeltaFail = 0.1 delta to delta.
-func Calibrate(m perturb.Mechanism, eps, delta float64, pr Problem) (Calibration, error) {
+func Calibrate(m dp.Mechanism, eps, delta float64, pr Problem) (Calibration, error) {
 	c, err := constants(m, eps, delta, pr)
 	if err != nil {
 		return Calibration{}, err
@@ -445,7 +445,7 @@ func (c Calibration) solverEps() (atLambda, anyLambda float64, ok bool) {
 // the split of the budget, the Jacobian part at pr.Lambda, the floor and
 // (AMP) the chi tail. pr.Lambda must be finite and > 0, and may be below
 // the floor.
-func constants(m perturb.Mechanism, eps, delta float64, pr Problem) (Calibration, error) {
+func constants(m dp.Mechanism, eps, delta float64, pr Problem) (Calibration, error) {
 	if err := CheckBudget(m, eps, delta); err != nil {
 		return Calibration{}, err
 	}
@@ -509,7 +509,7 @@ func constants(m perturb.Mechanism, eps, delta float64, pr Problem) (Calibration
 // pr (its Lambda is ignored) with budget (eps, delta): the lambda at which
 // the Jacobian part Rank log(1 + Curv/(n lambda)) is half of the objective
 // part's eps. It reads only public constants.
-func LambdaFloor(m perturb.Mechanism, eps, delta float64, pr Problem) (float64, error) {
+func LambdaFloor(m dp.Mechanism, eps, delta float64, pr Problem) (float64, error) {
 	probe := pr
 	probe.Lambda = 1 // ignored: the floor is a function of the constants
 	c, err := constants(m, eps, delta, probe)
@@ -531,7 +531,7 @@ func LambdaFloor(m perturb.Mechanism, eps, delta float64, pr Problem) (float64, 
 // Lambda) only, so raising costs no privacy; the returned Lambda is what
 // the certificate's run record publishes. Calibrate itself never raises:
 // a lambda below the floor given to it (and so to private.Fit) is refused.
-func RaiseToFloor(m perturb.Mechanism, eps, delta float64, pr Problem) (Problem, float64, error) {
+func RaiseToFloor(m dp.Mechanism, eps, delta float64, pr Problem) (Problem, float64, error) {
 	floor, err := LambdaFloor(m, eps, delta, pr)
 	if err != nil {
 		return pr, 0, err

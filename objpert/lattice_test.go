@@ -10,6 +10,7 @@ import (
 
 	"gonum.org/v1/gonum/mat"
 
+	"github.com/stabpriv/stabpriv/dp"
 	"github.com/stabpriv/stabpriv/losses"
 	"github.com/stabpriv/stabpriv/perturb"
 )
@@ -152,7 +153,7 @@ func TestFloorSmallNEps(t *testing.T) {
 		eps  float64
 	}{{455, 31, 0.1}, {10, 1, 1}}
 	for _, tc := range cases {
-		for _, m := range []perturb.Mechanism{perturb.Objective, perturb.AMP} {
+		for _, m := range []dp.Mechanism{perturb.Objective, perturb.AMP} {
 			delta := 0.0
 			if m == perturb.AMP {
 				delta = 1e-5

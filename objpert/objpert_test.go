@@ -12,6 +12,7 @@ import (
 	"gonum.org/v1/gonum/floats"
 	"gonum.org/v1/gonum/mat"
 
+	"github.com/stabpriv/stabpriv/dp"
 	"github.com/stabpriv/stabpriv/glm"
 	"github.com/stabpriv/stabpriv/losses"
 	"github.com/stabpriv/stabpriv/perturb"
@@ -56,7 +57,7 @@ func TestRefusals(t *testing.T) {
 	pr := Problem{Loss: losses.Logistic{}, N: 100, D: 5, K: 1, Kappa: 1, Lambda: 0.1}
 	for _, tt := range []struct {
 		name  string
-		m     perturb.Mechanism
+		m     dp.Mechanism
 		eps   float64
 		delta float64
 		edit  func(*Problem)
@@ -343,7 +344,7 @@ func TestRaiseToFloor(t *testing.T) {
 	for i := range n {
 		X.Set(i, d-2, 0)
 	}
-	for _, m := range []perturb.Mechanism{perturb.Objective, perturb.AMP} {
+	for _, m := range []dp.Mechanism{perturb.Objective, perturb.AMP} {
 		eps, delta := 3.0, 0.0
 		if m == perturb.AMP {
 			delta = 1e-5

@@ -165,7 +165,7 @@ func Release(ctx context.Context, X *mat.Dense, y []float64, pr Problem, cal Cal
 }
 
 // Citation returns the references of mechanism m's guarantee.
-func Citation(m perturb.Mechanism) string {
+func Citation(m dp.Mechanism) string {
 	if m == perturb.AMP {
 		return "Iyengar, Near, Song, Thakkar, Thakurta & Wang (2019), Towards Practical Differentially Private Convex Optimization, IEEE S&P, Algorithm 1 (Approximate Minima Perturbation); objective part with Gaussian noise as in Kifer, Smith & Thakurta (2012), COLT, Theorem 2, calibrated by the derivation of docs/DESIGN.md, section 11; output part: Balle & Wang (2018), Theorem 8"
 	}

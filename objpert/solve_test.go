@@ -9,6 +9,7 @@ import (
 	"gonum.org/v1/gonum/floats"
 	"gonum.org/v1/gonum/mat"
 
+	"github.com/stabpriv/stabpriv/dp"
 	"github.com/stabpriv/stabpriv/glm"
 	"github.com/stabpriv/stabpriv/losses"
 	"github.com/stabpriv/stabpriv/perturb"
@@ -45,7 +46,7 @@ func TestMinimizeReachesThreshold(t *testing.T) {
 	ctx := context.Background()
 	for _, tt := range []struct {
 		n, d, k int
-		m       perturb.Mechanism
+		m       dp.Mechanism
 		eps     float64
 		above   float64 // lambda = above * floor
 	}{

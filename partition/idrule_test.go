@@ -18,7 +18,7 @@ import (
 	"github.com/stabpriv/stabpriv/perturb"
 	"github.com/stabpriv/stabpriv/private"
 	"github.com/stabpriv/stabpriv/regularizers"
-	"github.com/stabpriv/stabpriv/release"
+	"github.com/stabpriv/stabpriv/release/autoknobs"
 	"github.com/stabpriv/stabpriv/selection"
 	"github.com/stabpriv/stabpriv/trainer"
 )
@@ -56,8 +56,9 @@ func modelJSON(t *testing.T, r *modelfile.Released) string {
 // RuleMechanism named with the automatic knobs, and the weights and
 // certificate of the mechanism named with the knobs the rule picks
 // written out (selection.RuleSetting's mechanism, its factor
-// release.GroupScale(c) = sqrt(c) on AutoKnobs' lambda at n = c * training
-// IDs, AutoKnobs' clipping norm, the bounded inverse-t schedule); at c = 1
+// autoknobs.GroupScale(c) = sqrt(c) on autoknobs.Choose's lambda at
+// n = c * training IDs, its clipping norm, the bounded inverse-t
+// schedule); at c = 1
 // that is the rule for rows. Verify accepts the file, and refuses it when
 // its knobs are the rule's for rows at c > 1 (so Verify checks the factor).
 // The knobs depend on the layout's count of IDs, never on how many rows
@@ -82,7 +83,7 @@ func TestFitPrivacyIDRule(t *testing.T) {
 				if st.Mechanism != RuleMechanism(b) || st.Scale != math.Sqrt(float64(c)) || rule.Certificate.Mechanism != st.Mechanism {
 					t.Fatalf("c = %d, %+v: RuleSetting %v, the release's mechanism %s", c, b, st, rule.Certificate.Mechanism)
 				}
-				k, err := release.AutoKnobs(run.N, run.D, 1, st.Mechanism, b)
+				k, err := autoknobs.Choose(run.N, run.D, 1, st.Mechanism, b)
 				if err != nil {
 					t.Fatal(err)
 				}

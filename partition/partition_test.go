@@ -105,7 +105,7 @@ type partitionSetup struct {
 	mode    preprocess.Mode
 	cfg     trainer.Config
 	auto    bool
-	mech    perturb.Mechanism
+	mech    dp.Mechanism
 	parts   int
 	// rule fits by the public rule (no mechanism named), whose mechanism
 	// mech is (RuleMechanism).

@@ -5,7 +5,6 @@ import (
 
 	"github.com/stabpriv/stabpriv/datasets"
 	"github.com/stabpriv/stabpriv/dp"
-	"github.com/stabpriv/stabpriv/perturb"
 	"github.com/stabpriv/stabpriv/private"
 	"github.com/stabpriv/stabpriv/release"
 	"github.com/stabpriv/stabpriv/selection"
@@ -31,10 +30,10 @@ import (
 //
 // Per privacy ID (c rows per ID) it is selection.RuleSetting's mechanism
 // for a group of c rows, and its automatic lambda is
-// release.GroupScale(c) = sqrt(c) times the one for rows at the same n
+// autoknobs.GroupScale(c) = sqrt(c) times the one for rows at the same n
 // (private.Plan.Config): the rule's trade-off at the group's sensitivity,
 // c times a row's (docs/DESIGN.md, section 12.1).
-func RuleMechanism(b dp.Budget) perturb.Mechanism { return selection.OutputFamily(b) }
+func RuleMechanism(b dp.Budget) dp.Mechanism { return selection.OutputFamily(b) }
 
 // UseRule returns the options a partitioned fit runs with: when opts asks
 // for the public rule (Options.Select the rule or the zero

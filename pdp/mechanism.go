@@ -9,6 +9,7 @@ import (
 	"gonum.org/v1/gonum/mat"
 	"gonum.org/v1/gonum/stat"
 
+	"github.com/stabpriv/stabpriv/dp"
 	"github.com/stabpriv/stabpriv/internal/check"
 	"github.com/stabpriv/stabpriv/perturb"
 )
@@ -25,7 +26,7 @@ type PrivacyLoss struct {
 	// exp(-||b||_2/theta)), or perturb.Gaussian or perturb.AnalyticGaussian
 	// (N(0, sigma^2) per coordinate; the two differ only in how sigma was
 	// calibrated, not in their pDP).
-	Kind perturb.Mechanism
+	Kind dp.Mechanism
 	// Scale is b, theta or sigma (Kind.ScaleName()), finite > 0.
 	Scale float64
 	// Delta is the delta of a Gaussian mechanism's (eps, delta)-pDP, in
@@ -35,7 +36,7 @@ type PrivacyLoss struct {
 
 // NewPrivacyLoss checks and returns the privacy loss of the noise of
 // mechanism kind at the scale.
-func NewPrivacyLoss(kind perturb.Mechanism, scale, delta float64) (PrivacyLoss, error) {
+func NewPrivacyLoss(kind dp.Mechanism, scale, delta float64) (PrivacyLoss, error) {
 	m := PrivacyLoss{Kind: kind, Scale: scale, Delta: delta}
 	if _, err := perturb.ParseMechanism(string(kind)); err != nil {
 		return PrivacyLoss{}, fmt.Errorf("%w: %w", ErrInput, err)
@@ -57,7 +58,7 @@ func NewPrivacyLoss(kind perturb.Mechanism, scale, delta float64) (PrivacyLoss, 
 // the noise of a DP release, whose pDP this package then evaluates. The
 // sensitivity is for replace-one neighbours (docs/DESIGN.md, section 1: DP certificates are
 // replace-one); see WorstCaseSensitivity.
-func CalibratedLoss(kind perturb.Mechanism, eps, delta, sens float64, dim int) (PrivacyLoss, error) {
+func CalibratedLoss(kind dp.Mechanism, eps, delta, sens float64, dim int) (PrivacyLoss, error) {
 	c, err := perturb.Calibrate(kind, eps, delta, perturb.Sensitivity{L2: sens}, dim)
 	if err != nil {
 		return PrivacyLoss{}, fmt.Errorf("%w: %w", ErrInput, err)

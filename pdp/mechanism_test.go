@@ -9,6 +9,7 @@ import (
 	"gonum.org/v1/gonum/mat"
 	"gonum.org/v1/gonum/stat/distuv"
 
+	"github.com/stabpriv/stabpriv/dp"
 	"github.com/stabpriv/stabpriv/perturb"
 )
 
@@ -22,7 +23,7 @@ func TestMechanismEpsilon(t *testing.T) {
 		t.Fatal(err)
 	}
 	cases := []struct {
-		kind         perturb.Mechanism
+		kind         dp.Mechanism
 		scale, delta float64
 		want         float64
 	}{
@@ -48,7 +49,7 @@ func TestMechanismEpsilon(t *testing.T) {
 		}
 	}
 	for _, bad := range []struct {
-		kind         perturb.Mechanism
+		kind         dp.Mechanism
 		scale, delta float64
 	}{{perturb.Laplace, 0.1, 1e-5}, {perturb.AnalyticGaussian, 0.1, 0}, {perturb.Gamma, 0, 0}, {"cauchy", 1, 0}} {
 		if _, err := NewPrivacyLoss(bad.kind, bad.scale, bad.delta); !errors.Is(err, ErrInput) {
@@ -118,7 +119,7 @@ func TestGaussianCovLemma4(t *testing.T) {
 func TestNoiseRMSNorm(t *testing.T) {
 	const dim, draws = 5, 20000
 	rng := rand.New(rand.NewPCG(1, 2))
-	for _, kind := range []perturb.Mechanism{perturb.AnalyticGaussian, perturb.Laplace, perturb.Gamma} {
+	for _, kind := range []dp.Mechanism{perturb.AnalyticGaussian, perturb.Laplace, perturb.Gamma} {
 		m := PrivacyLoss{Kind: kind, Scale: 0.7}
 		var ms float64
 		for range draws {

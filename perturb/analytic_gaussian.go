@@ -17,9 +17,9 @@ const AnalyticGaussian = dp.AnalyticGaussian
 // analyticGaussianNoise is the Noise of AnalyticGaussian.
 type analyticGaussianNoise struct{}
 
-func (analyticGaussianNoise) Name() Mechanism   { return AnalyticGaussian }
-func (analyticGaussianNoise) Pure() bool        { return false }
-func (analyticGaussianNoise) ScaleName() string { return "sigma" }
+func (analyticGaussianNoise) Name() dp.Mechanism { return AnalyticGaussian }
+func (analyticGaussianNoise) Pure() bool         { return false }
+func (analyticGaussianNoise) ScaleName() string  { return "sigma" }
 func (analyticGaussianNoise) Citation() string {
 	return "Balle & Wang (2018), Improving the Gaussian mechanism for differential privacy: analytical calibration and optimal denoising, ICML, Theorem 8 and Algorithm 1"
 }

@@ -4,6 +4,8 @@ import (
 	"math"
 	"sort"
 	"testing"
+
+	"github.com/stabpriv/stabpriv/dp"
 )
 
 // auditAlpha is the confidence parameter of the privacy audit: if the
@@ -80,7 +82,7 @@ func TestPrivacyAudit(t *testing.T) {
 	// by the test) but by less than a threshold test on 200k draws resolves
 	// with confidence 1 - 1e-6. A quarter of the noise is caught.
 	cases := []struct {
-		m          Mechanism
+		m          dp.Mechanism
 		eps, delta float64
 		factor     float64
 	}{
@@ -131,7 +133,7 @@ func TestPrivacyAudit(t *testing.T) {
 func TestPrivacyAuditSecure(t *testing.T) {
 	const shift, n = 1.0, 40000
 	for _, tc := range []struct {
-		m          Mechanism
+		m          dp.Mechanism
 		eps, delta float64
 	}{
 		{Laplace, 1, 0},

@@ -1,10 +1,14 @@
 package perturb
 
-import "testing"
+import (
+	"testing"
+
+	"github.com/stabpriv/stabpriv/dp"
+)
 
 // benchmarkRelease calibrates the noise and adds it to a fresh vector of d
 // weights per iteration.
-func benchmarkRelease(b *testing.B, mech Mechanism, delta float64, src func() Source, d int) {
+func benchmarkRelease(b *testing.B, mech dp.Mechanism, delta float64, src func() Source, d int) {
 	sens := Sensitivity{L2: 0.01}
 	b.ReportAllocs()
 	for b.Loop() {

@@ -6,24 +6,17 @@ import (
 	"github.com/stabpriv/stabpriv/dp"
 )
 
-// Mechanism is dp.Mechanism: the name of a release's noise law, which the
-// claim, the command line and model files carry. The output-perturbation
-// law itself is a Noise value, found by Lookup; the names are declared in
-// package dp and repeated in the mechanisms' files (Laplace, Gamma,
-// Gaussian, AnalyticGaussian).
-type Mechanism = dp.Mechanism
-
 // Calibration is the noise a mechanism adds for a privacy target and a
 // sensitivity, in a space of dimension Dim.
 type Calibration struct {
-	Mechanism Mechanism
+	Mechanism dp.Mechanism
 	Epsilon   float64
 	Delta     float64
 	Dim       int
 	// L2 is the L2 sensitivity; L1 the L1 sensitivity used by Laplace
 	// (the smaller of the given L1 bound and sqrt(Dim)*L2).
 	L2, L1 float64
-	// Scale is b, theta or sigma (Mechanism.ScaleName).
+	// Scale is b, theta or sigma (dp.Mechanism.ScaleName).
 	Scale float64
 }
 
@@ -39,7 +32,7 @@ type Calibration struct {
 // Noise value). Pure mechanisms need delta = 0, the others delta in (0, 1).
 // The sensitivities are for replace-one neighbours. An unknown m gives an
 // error wrapping ErrMechanism.
-func Calibrate(m Mechanism, eps, delta float64, sens Sensitivity, dim int) (Calibration, error) {
+func Calibrate(m dp.Mechanism, eps, delta float64, sens Sensitivity, dim int) (Calibration, error) {
 	n, err := Lookup(m)
 	if err != nil {
 		return Calibration{}, err
@@ -74,7 +67,7 @@ func ClassicalGaussianSigma(eps, delta, l2 float64) (float64, error) {
 // All for replace-one neighbours; each line is the EpsilonForScale method of
 // the mechanism's Noise value, whose ScaleSensitivity names the sensitivity
 // it takes. An unknown m gives an error wrapping ErrMechanism.
-func EpsilonForScale(m Mechanism, scale, sensitivity, delta float64) (float64, error) {
+func EpsilonForScale(m dp.Mechanism, scale, sensitivity, delta float64) (float64, error) {
 	n, err := LookupTuning(m)
 	if err != nil {
 		return 0, err

@@ -144,7 +144,7 @@ func TestCalibrateScales(t *testing.T) {
 	const d2, d = 0.3, 16
 	sens := Sensitivity{L2: d2}
 	cases := []struct {
-		m     Mechanism
+		m     dp.Mechanism
 		eps   float64
 		delta float64
 		want  float64
@@ -209,7 +209,7 @@ func TestCalibrationErrors(t *testing.T) {
 	ok := Sensitivity{L2: 1}
 	cases := []struct {
 		name  string
-		m     Mechanism
+		m     dp.Mechanism
 		eps   float64
 		delta float64
 		sens  Sensitivity
@@ -260,7 +260,7 @@ func TestCalibrationErrors(t *testing.T) {
 func TestEpsilonForScaleErrors(t *testing.T) {
 	cases := []struct {
 		name  string
-		m     Mechanism
+		m     dp.Mechanism
 		scale float64
 		sens  float64
 		delta float64

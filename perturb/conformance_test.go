@@ -58,7 +58,7 @@ func kitBudget(n mechanism) (eps, delta float64) {
 // Lookup and ParseMechanism find, in the order of Mechanisms.
 func kitRegistry(t kitT, reg []mechanism) {
 	t.Helper()
-	seen := map[Mechanism]bool{}
+	seen := map[dp.Mechanism]bool{}
 	for _, n := range reg {
 		name := n.Name()
 		if name == "" || strings.TrimSpace(string(name)) != string(name) || seen[name] {
@@ -344,14 +344,14 @@ func TestConformance(t *testing.T) {
 // fakeNoise is an honest mechanism broken in one way, under its own name.
 type fakeNoise struct {
 	mechanism
-	name       Mechanism
+	name       dp.Mechanism
 	half       bool // Add draws half the calibrated scale
 	inverse2   bool // EpsilonForScale returns twice the eps
 	acceptAll  bool // CheckBudget accepts every budget
 	noCitation bool // no citation in the certificate
 }
 
-func (f fakeNoise) Name() Mechanism { return f.name }
+func (f fakeNoise) Name() dp.Mechanism { return f.name }
 
 func (f fakeNoise) Calibrate(eps, delta float64, sens Sensitivity, dim int) (Calibration, error) {
 	c, err := f.mechanism.Calibrate(eps, delta, sens, dim)

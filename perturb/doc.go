@@ -25,7 +25,7 @@
 //	gaussian-analytic  N(0, sigma^2) per coordinate, smallest sigma of the exact condition;
 //	                   (eps, delta)-DP for every eps > 0 (Balle & Wang 2018, Theorem 8)
 //
-// Mechanisms are values. Mechanism stays the name type: it is what
+// Mechanisms are values. Their names are dp.Mechanism, what
 // certificates, model files and the command line carry, so their formats do
 // not change. The mechanism itself is a value in three roles, each a small
 // interface: Noise (the budget check, the calibration, the sampler Add and

@@ -18,9 +18,9 @@ const Gamma = dp.Gamma
 // securegamma.go and exact.go (Source.AddGammaNorm).
 type gammaNormNoise struct{}
 
-func (gammaNormNoise) Name() Mechanism   { return Gamma }
-func (gammaNormNoise) Pure() bool        { return true }
-func (gammaNormNoise) ScaleName() string { return "theta" }
+func (gammaNormNoise) Name() dp.Mechanism { return Gamma }
+func (gammaNormNoise) Pure() bool         { return true }
+func (gammaNormNoise) ScaleName() string  { return "theta" }
 func (gammaNormNoise) Citation() string {
 	return "Chaudhuri, Monteleoni & Sarwate (2011), Differentially private empirical risk minimization, JMLR 12, Theorem 6 (output perturbation, noise density proportional to exp(-eps ||b|| / D2))"
 }

@@ -17,9 +17,9 @@ const Gaussian = dp.Gaussian
 // gaussianNoise is the Noise of Gaussian.
 type gaussianNoise struct{}
 
-func (gaussianNoise) Name() Mechanism   { return Gaussian }
-func (gaussianNoise) Pure() bool        { return false }
-func (gaussianNoise) ScaleName() string { return "sigma" }
+func (gaussianNoise) Name() dp.Mechanism { return Gaussian }
+func (gaussianNoise) Pure() bool         { return false }
+func (gaussianNoise) ScaleName() string  { return "sigma" }
 func (gaussianNoise) Citation() string {
 	return "Dwork & Roth (2014), The Algorithmic Foundations of Differential Privacy, Theorem A.1 (eps < 1)"
 }

@@ -1,12 +1,16 @@
 package perturb
 
-import "errors"
+import (
+	"errors"
+
+	"github.com/stabpriv/stabpriv/dp"
+)
 
 // Hint says how to fix the privacy settings that made Calibrate return
 // err for mechanism m, in the flag words the stabpriv commands share
 // (--epsilon, --delta, --mechanism), to be appended to the error's
 // message: "" when it has no advice.
-func Hint(m Mechanism, err error) string {
+func Hint(m dp.Mechanism, err error) string {
 	switch {
 	case errors.Is(err, ErrClassicalRange):
 		return " (pass --epsilon below 1, or --mechanism gaussian-analytic)"

@@ -17,9 +17,9 @@ const Laplace = dp.Laplace
 // laplaceNoise is the Noise of Laplace.
 type laplaceNoise struct{}
 
-func (laplaceNoise) Name() Mechanism   { return Laplace }
-func (laplaceNoise) Pure() bool        { return true }
-func (laplaceNoise) ScaleName() string { return "b" }
+func (laplaceNoise) Name() dp.Mechanism { return Laplace }
+func (laplaceNoise) Pure() bool         { return true }
+func (laplaceNoise) ScaleName() string  { return "b" }
 func (laplaceNoise) Citation() string {
 	return "Dwork, McSherry, Nissim & Smith (2006), Calibrating noise to sensitivity in private data analysis, TCC; Laplace mechanism with the L1 sensitivity"
 }

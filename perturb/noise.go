@@ -2,8 +2,9 @@ package perturb
 
 import (
 	"fmt"
-	"github.com/stabpriv/stabpriv/dp"
 	"strings"
+
+	"github.com/stabpriv/stabpriv/dp"
 
 	"github.com/stabpriv/stabpriv/internal/check"
 	"github.com/stabpriv/stabpriv/perturb/marginal"
@@ -17,8 +18,8 @@ import (
 // the inverse calibration. Each mechanism is one file (laplace.go,
 // gamma.go, gaussian.go, analytic_gaussian.go) implementing the three, and
 // one line of the registry (registry.go); nothing else names a mechanism.
-// Lookup, LookupStatement and LookupTuning return the roles of a Mechanism
-// name and refuse an unknown one.
+// Lookup, LookupStatement and LookupTuning return the roles of a
+// dp.Mechanism name and refuse an unknown one.
 //
 // Every method is for replace-one neighbours. Methods taking a Calibration
 // expect one made by the same mechanism's Calibrate (or a copy of it with
@@ -28,7 +29,7 @@ import (
 type Noise interface {
 	// Name is the mechanism's name, used on the command line, in
 	// certificates and in model files.
-	Name() Mechanism
+	Name() dp.Mechanism
 	// Pure reports whether the mechanism is pure eps-DP (delta must be 0);
 	// otherwise it is (eps, delta)-DP with delta in (0, 1).
 	Pure() bool
@@ -91,24 +92,24 @@ type mechanism interface {
 
 // Lookup returns the Noise of the registered mechanism named m, or an error
 // wrapping ErrMechanism: an unknown name is always an error.
-func Lookup(m Mechanism) (Noise, error) { return lookup(m) }
+func Lookup(m dp.Mechanism) (Noise, error) { return lookup(m) }
 
 // LookupStatement returns the Statement of the registered mechanism named
 // m, or Lookup's error.
-func LookupStatement(m Mechanism) (Statement, error) { return lookup(m) }
+func LookupStatement(m dp.Mechanism) (Statement, error) { return lookup(m) }
 
 // LookupTuning returns the Tuning of the registered mechanism named m, or
 // Lookup's error.
-func LookupTuning(m Mechanism) (Tuning, error) { return lookup(m) }
+func LookupTuning(m dp.Mechanism) (Tuning, error) { return lookup(m) }
 
-func lookup(m Mechanism) (mechanism, error) {
+func lookup(m dp.Mechanism) (mechanism, error) {
 	if _, ok := LookupTraining(m); ok {
 		return nil, trainingLookupError(m)
 	}
 	return lookupIn(registry, m)
 }
 
-func lookupIn(reg []mechanism, m Mechanism) (mechanism, error) {
+func lookupIn(reg []mechanism, m dp.Mechanism) (mechanism, error) {
 	for _, n := range reg {
 		if n.Name() == m {
 			return n, nil
@@ -119,8 +120,8 @@ func lookupIn(reg []mechanism, m Mechanism) (mechanism, error) {
 
 // Mechanisms returns the names of the registered mechanisms in the order
 // shown to users.
-func Mechanisms() []Mechanism {
-	out := make([]Mechanism, len(registry))
+func Mechanisms() []dp.Mechanism {
+	out := make([]dp.Mechanism, len(registry))
 	for i, n := range registry {
 		out[i] = n.Name()
 	}
@@ -143,7 +144,7 @@ func listNames(reg []mechanism) string {
 // output-perturbation mechanism or a training-time one (training.go), or an
 // error wrapping dp.ErrMechanism: it is dp.ParseMechanism, whose list of names
 // TestConformance checks against the registries.
-func ParseMechanism(name string) (Mechanism, error) { return dp.ParseMechanism(name) }
+func ParseMechanism(name string) (dp.Mechanism, error) { return dp.ParseMechanism(name) }
 
 // Helpers shared by the mechanisms.
 

@@ -52,7 +52,7 @@ const (
 // TrainingMechanism describes a mechanism that perturbs the training
 // objective instead of the trained weights (package objpert implements it).
 type TrainingMechanism struct {
-	Name Mechanism
+	Name dp.Mechanism
 	// Pure reports whether the mechanism is pure eps-DP (delta = 0).
 	Pure bool
 	// Words describe the mechanism in a certificate.
@@ -69,7 +69,7 @@ var trainingRegistry = []TrainingMechanism{
 }
 
 // LookupTraining returns the training-time mechanism named m.
-func LookupTraining(m Mechanism) (TrainingMechanism, bool) {
+func LookupTraining(m dp.Mechanism) (TrainingMechanism, bool) {
 	for _, t := range trainingRegistry {
 		if t.Name == m {
 			return t, true
@@ -79,8 +79,8 @@ func LookupTraining(m Mechanism) (TrainingMechanism, bool) {
 }
 
 // TrainingMechanisms returns the names of the training-time mechanisms.
-func TrainingMechanisms() []Mechanism {
-	out := make([]Mechanism, len(trainingRegistry))
+func TrainingMechanisms() []dp.Mechanism {
+	out := make([]dp.Mechanism, len(trainingRegistry))
 	for i, t := range trainingRegistry {
 		out[i] = t.Name
 	}
@@ -101,7 +101,7 @@ func ReleaseMechanismList() string {
 // trainingLookupError is Lookup's error for a training-time name: such a
 // mechanism has no output-perturbation noise (objective perturbation is
 // implemented by package objpert, and private.Fit routes it there).
-func trainingLookupError(m Mechanism) error {
+func trainingLookupError(m dp.Mechanism) error {
 	if m == DPSGD {
 		return fmt.Errorf("%w: %q adds its noise in every training step (release's dp-sgd method), not to trained weights", ErrMechanism, string(m))
 	}
@@ -115,7 +115,7 @@ func trainingLookupError(m Mechanism) error {
 // scale in dimension dim is: the Noise's Describe for an
 // output-perturbation mechanism, the registered words of a training-time
 // one, and a sentence saying so for an unknown name.
-func Describe(m Mechanism, scale float64, dim int) string {
+func Describe(m dp.Mechanism, scale float64, dim int) string {
 	if t, ok := LookupTraining(m); ok {
 		return t.Words
 	}

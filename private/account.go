@@ -18,7 +18,12 @@ import (
 // release certificate's), the release is handed what the ledger leaves
 // (Left), and the certificate's claim and ledger are written from it
 // (dp.Claim.Account). A step the budget cannot pay for is refused by the
-// ledger before anything is released.
+// ledger before anything is released. The release (or the selection)
+// writes its charges into its certificate's own ledger, on the budget it
+// is handed, so that it stands alone and a verifier rebuilds it from the
+// published constants (package release's doc, "Ledgers"); account takes
+// those charges from the plan's ledger, which refuses any that do not fit,
+// and the published ledger is the plan's.
 
 // ErrAccount is the error of a fit whose steps' charges do not add up to
 // the claim the certificate states: a bug, never the data's doing.

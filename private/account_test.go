@@ -123,3 +123,25 @@ func randomShares(rng *rand.Rand, i int) (dp.Budget, Options) {
 	}
 	return budget, opts
 }
+
+// TestAccountTakesTheReleasesCharges: the charges of a release's
+// certificate are taken from the plan's ledger (release's doc, "Ledgers"),
+// which refuses a release charged past what it leaves and then takes
+// nothing.
+func TestAccountTakesTheReleasesCharges(t *testing.T) {
+	pl, err := NewPlan(randomSharesSchema, dp.Budget{Epsilon: 1}, Options{Mechanism: perturb.Gamma})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := pl.spendBounds(0); err != nil {
+		t.Fatal(err)
+	}
+	over := &release.Certificate{Claim: dp.Claim{Ledger: []dp.Charge{
+		{Step: release.OutputStep, Mechanism: perturb.Gamma, Epsilon: math.Nextafter(pl.Release.Epsilon, 2)}}}}
+	if err := pl.account(over, nil); !errors.Is(err, dp.ErrBudget) {
+		t.Errorf("a release charged past what the ledger leaves: %v, want dp.ErrBudget", err)
+	}
+	if left := pl.ledger.Left(); left != pl.Release {
+		t.Errorf("after the refusal the ledger leaves %+v, want the untouched %+v", left, pl.Release)
+	}
+}

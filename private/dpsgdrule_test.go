@@ -48,7 +48,7 @@ func TestRuleDPSGDPublicMap(t *testing.T) {
 	b := dp.Budget{Epsilon: 1, Delta: 1e-6}
 	for _, c := range []struct {
 		n    int
-		want perturb.Mechanism
+		want dp.Mechanism
 	}{{600, perturb.DPSGD}, {200, perturb.AMP}} {
 		tab := table(c.n)
 		if selection.DPSGDFirst(b, classes, c.n) != (c.want == perturb.DPSGD) {

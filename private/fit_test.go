@@ -108,7 +108,7 @@ func TestFitNeighbours(t *testing.T) {
 		mode    preprocess.Mode
 		cfg     trainer.Config
 		auto    bool
-		mech    perturb.Mechanism
+		mech    dp.Mechanism
 	}
 	setups := []setup{
 		{name: "binary, bounds, auto", classes: []string{"a", "b"}, mode: preprocess.Bounds, auto: true, mech: perturb.Gamma},

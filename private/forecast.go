@@ -12,10 +12,11 @@ import (
 	"github.com/stabpriv/stabpriv/losses"
 	"github.com/stabpriv/stabpriv/perturb"
 	"github.com/stabpriv/stabpriv/release"
+	"github.com/stabpriv/stabpriv/release/forecast"
 	"github.com/stabpriv/stabpriv/selection"
 )
 
-// Forecast returns the warning of release.Predict for the fit of the
+// Forecast returns the warning of forecast.Predict for the fit of the
 // table (with the other shards of a partitioned fit: shards, the table
 // first) that the schema, the budget, the options and the number of
 // partitions ask for, from public values only (the number of rows, the
@@ -30,7 +31,7 @@ func Forecast(table *datasets.Table, shards []*datasets.Table, schema datasets.S
 	// The release's part of the budget: what the bounds estimate and the
 	// principal components leave. The advice names the flags: --epsilon
 	// (the release's eps over its part), the shares, --pca or --project.
-	var terms release.Terms
+	var terms forecast.Terms
 	pl, planErr := NewPlan(schema, total, opts)
 	estimate := planErr == nil && pl.EstimateBounds
 	if planErr == nil {
@@ -42,10 +43,10 @@ func Forecast(table *datasets.Table, shards []*datasets.Table, schema datasets.S
 		}
 		if e := total.Epsilon; e > 0 {
 			if pl.EstimateBounds {
-				terms.Shares = append(terms.Shares, release.Share{Name: "--bounds-share", Value: pl.BoundsEpsilon / e})
+				terms.Shares = append(terms.Shares, forecast.Share{Name: "--bounds-share", Value: pl.BoundsEpsilon / e})
 			}
 			if opts.PCA > 0 {
-				terms.Shares = append(terms.Shares, release.Share{Name: "--pca-share", Value: pl.PCABudget.Epsilon / e})
+				terms.Shares = append(terms.Shares, forecast.Share{Name: "--pca-share", Value: pl.PCABudget.Epsilon / e})
 			}
 		}
 	}
@@ -67,9 +68,9 @@ func Forecast(table *datasets.Table, shards []*datasets.Table, schema datasets.S
 		epsB, logScale := pl.BoundsFor(n, numeric)
 		publicMap = logScale && epsB == 0
 		budget.Epsilon = pl.Budget.Epsilon - epsB - pl.PCABudget.Epsilon
-		terms.Shares = slices.DeleteFunc(terms.Shares, func(sh release.Share) bool { return sh.Name == "--bounds-share" })
+		terms.Shares = slices.DeleteFunc(terms.Shares, func(sh forecast.Share) bool { return sh.Name == "--bounds-share" })
 		if epsB > 0 && pl.Budget.Epsilon > 0 {
-			terms.Shares = append([]release.Share{{Name: "--bounds-share", Value: epsB / pl.Budget.Epsilon}}, terms.Shares...)
+			terms.Shares = append([]forecast.Share{{Name: "--bounds-share", Value: epsB / pl.Budget.Epsilon}}, terms.Shares...)
 		}
 	}
 	// The features: the columns but the label. A text column that the fit
@@ -163,7 +164,7 @@ func Forecast(table *datasets.Table, shards []*datasets.Table, schema datasets.S
 	if total.Epsilon > 0 {
 		terms.EpsScale = min(1, budget.Epsilon/total.Epsilon)
 	}
-	f, err := release.PredictIn(ms, cfg, n, dim, budget, terms)
+	f, err := forecast.PredictIn(ms, cfg, n, dim, budget, terms)
 	if err != nil {
 		return ""
 	}

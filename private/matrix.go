@@ -15,6 +15,7 @@ import (
 	"github.com/stabpriv/stabpriv/modelfile"
 	"github.com/stabpriv/stabpriv/perturb"
 	"github.com/stabpriv/stabpriv/release"
+	"github.com/stabpriv/stabpriv/release/forecast"
 	"github.com/stabpriv/stabpriv/selection"
 )
 
@@ -226,10 +227,10 @@ func number(v float64) string {
 // post-processing at no privacy cost. For output perturbation, from the
 // certificate's noise (its expected norm E||b|| and RMS norm
 // sqrt(E||b||^2), perturb.Noise) and the released weights w~:
-//   - when E||b|| is at least release.Weak times the bound on the norm of
+//   - when E||b|| is at least forecast.Weak times the bound on the norm of
 //     the weights the run can produce (release.TrainedBound of the
-//     certificate's run), and at release.Useless or more near chance
-//     whatever the data (release.Forecast.Warning);
+//     certificate's run), and at forecast.Useless or more near chance
+//     whatever the data (forecast.Forecast.Warning);
 //   - otherwise, when ||w~||^2 < 2 E||b||^2: since E||w~||^2 = ||w||^2 +
 //     E||b||^2 for the trained weights w, the noise then holds about half
 //     of the release or more (hand-picked knobs with a large sensitivity,
@@ -269,7 +270,7 @@ func noiseWarning(c *release.Certificate, w []float64) string {
 	const help = "Options.Auto or the rule choose knobs of a smaller Delta"
 	if c.Run != nil {
 		if b := release.TrainedBound(c.Run); b > 0 && !math.IsInf(b, 1) {
-			f := release.Forecast{Mechanism: c.Mechanism, Ratio: noise.ExpectedNorm(cal) / b}
+			f := forecast.Forecast{Mechanism: c.Mechanism, Ratio: noise.ExpectedNorm(cal) / b}
 			if msg := f.Warning(); msg != "" {
 				return fmt.Sprintf("private: %s (Delta = %.3g); %s", msg, c.L2Sensitivity, help)
 			}

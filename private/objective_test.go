@@ -23,7 +23,7 @@ import (
 	"github.com/stabpriv/stabpriv/trainer"
 )
 
-func objectiveBudget(m perturb.Mechanism) dp.Budget {
+func objectiveBudget(m dp.Mechanism) dp.Budget {
 	if m == perturb.AMP {
 		return dp.Budget{Epsilon: 1, Delta: 1e-5}
 	}
@@ -38,7 +38,7 @@ func TestObjectiveFitVerify(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	for _, m := range []perturb.Mechanism{perturb.Objective, perturb.AMP} {
+	for _, m := range []dp.Mechanism{perturb.Objective, perturb.AMP} {
 		for _, seeded := range []bool{false, true} {
 			opts := Options{Mechanism: m, Auto: true, TestFrac: 0.2, Seed: 3}
 			if seeded {
@@ -329,7 +329,7 @@ func TestObjectiveAccuracy(t *testing.T) {
 		t.Fatal(err)
 	}
 	const seeds = 20
-	for _, m := range []perturb.Mechanism{perturb.Objective, perturb.AMP, perturb.Gamma} {
+	for _, m := range []dp.Mechanism{perturb.Objective, perturb.AMP, perturb.Gamma} {
 		var sum float64
 		for s := range seeds {
 			r, err := Fit(context.Background(), tab, schema, objectiveBudget(m), Options{

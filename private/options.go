@@ -6,6 +6,7 @@ import (
 	"github.com/sirupsen/logrus"
 
 	"github.com/stabpriv/stabpriv/datasets/preprocess"
+	"github.com/stabpriv/stabpriv/dp"
 	"github.com/stabpriv/stabpriv/perturb"
 	"github.com/stabpriv/stabpriv/release"
 	"github.com/stabpriv/stabpriv/selection"
@@ -21,7 +22,7 @@ type Options struct {
 	// output-perturbation mechanism of package perturb, or objective or
 	// amp. The empty string means a non-private fit: the trained weights
 	// are returned as they are, with no certificate.
-	Mechanism perturb.Mechanism
+	Mechanism dp.Mechanism
 	// Method is the release method itself, when the caller has looked it
 	// up already (the command line's flags do): NewPlan then holds it
 	// without looking Mechanism up again. Nil means release.Lookup of
@@ -107,11 +108,11 @@ type Options struct {
 	Trainer trainer.Config
 	// Auto chooses the knobs by the release method's rule from public
 	// values alone (release.Tuner.Auto: for output perturbation lambda, the
-	// clipping norm, the schedule and l1 ratio 0 by AutoKnobs; for
+	// clipping norm, the schedule and l1 ratio 0 by autoknobs.Choose; for
 	// objective perturbation and AMP lambda), overriding the values in
 	// Trainer. It needs a Mechanism. Per privacy ID the rule is taken at
-	// the group's sensitivity: lambda is release.GroupScale(MaxRowsPerID)
-	// times AutoKnobs' (Plan.Group).
+	// the group's sensitivity: lambda is autoknobs.GroupScale(MaxRowsPerID)
+	// times autoknobs.Choose's (Plan.Group).
 	Auto bool
 	// Diagnostics computes non-private statistics of the run (Released.
 	// Diagnostics): metrics of the trained and released weights on both

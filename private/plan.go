@@ -14,6 +14,7 @@ import (
 	"github.com/stabpriv/stabpriv/modelfile"
 	"github.com/stabpriv/stabpriv/perturb"
 	"github.com/stabpriv/stabpriv/release"
+	"github.com/stabpriv/stabpriv/release/autoknobs"
 	"github.com/stabpriv/stabpriv/selection"
 	"github.com/stabpriv/stabpriv/trainer"
 )
@@ -190,7 +191,7 @@ func (pl *Plan) Config(n, dim int, seed uint64) (trainer.Config, error) {
 			return cfg, fmt.Errorf("%w: the release method %s has no automatic knobs (release.Tuner)", ErrOptions, pl.Method.Name())
 		}
 		var err error
-		if cfg, _, err = tu.AutoScaled(cfg, n, dim, pl.Release, release.GroupScale(pl.Group())); err != nil {
+		if cfg, _, err = tu.AutoScaled(cfg, n, dim, pl.Release, autoknobs.GroupScale(pl.Group())); err != nil {
 			return cfg, err
 		}
 	}
@@ -200,7 +201,7 @@ func (pl *Plan) Config(n, dim int, seed uint64) (trainer.Config, error) {
 // Group returns the number of rows of one unit of privacy: MaxRowsPerID
 // for a fit per privacy ID, 1 (a row) otherwise. The automatic knobs are
 // the rule's at the unit's sensitivity, c times a row's: lambda is
-// release.GroupScale(c) times the rule's for rows (docs/DESIGN.md, section
+// autoknobs.GroupScale(c) times the rule's for rows (docs/DESIGN.md, section
 // 12.1), for the public rule and a named mechanism alike.
 func (pl *Plan) Group() int {
 	if pl.Options.PrivacyID != "" {
@@ -302,7 +303,7 @@ func (pl *Plan) useRule(n, dim int) error {
 // useMechanism makes pl the fit of the mechanism mech, which a public rule
 // chose, with the automatic knobs: mech's budget and training settings
 // are checked first.
-func (pl *Plan) useMechanism(mech perturb.Mechanism) error {
+func (pl *Plan) useMechanism(mech dp.Mechanism) error {
 	m, err := release.Lookup(mech)
 	if err != nil {
 		return err

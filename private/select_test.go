@@ -225,7 +225,7 @@ func TestFitRule(t *testing.T) {
 	for _, tc := range []struct {
 		b         dp.Budget
 		k, n, dim int
-		want      perturb.Mechanism
+		want      dp.Mechanism
 	}{
 		// Many rows per weight: the objective rule's lambda is far below
 		// the curvature scale S_z/(4 dim) (Adult's shape).

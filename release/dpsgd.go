@@ -50,7 +50,7 @@ const (
 // accountant. (eps, delta)-DP, delta > 0.
 type dpsgdMethod struct{}
 
-func (dpsgdMethod) Name() perturb.Mechanism { return perturb.DPSGD }
+func (dpsgdMethod) Name() dp.Mechanism { return perturb.DPSGD }
 
 // SGD is false: the DP-SGD run is not an SGD run whose stability an output
 // perturbation certifies, a partitioned fit cannot average it, and its
@@ -201,9 +201,9 @@ type dpsgdPrepared struct {
 	*fresh // Release once, and the holds of a selection
 }
 
-func (p *dpsgdPrepared) Mechanism() perturb.Mechanism { return perturb.DPSGD }
-func (p *dpsgdPrepared) Budget() dp.Budget            { return p.budget }
-func (p *dpsgdPrepared) Shape() (int, int)            { return p.k, p.d }
+func (p *dpsgdPrepared) Mechanism() dp.Mechanism { return perturb.DPSGD }
+func (p *dpsgdPrepared) Budget() dp.Budget       { return p.budget }
+func (p *dpsgdPrepared) Shape() (int, int)       { return p.k, p.d }
 func (p *dpsgdPrepared) Describe() string {
 	return "a DP-SGD run (noise in every step) on the training part"
 }

@@ -50,7 +50,7 @@ func ExampleLookup() {
 	cfg := trainer.Config{Loss: losses.Logistic{}, Classes: 2, Kappa: 1, Reg: regularizers.ElasticNet{Lambda: 0.1}, Schedule: trainer.BoundedInverseT, Passes: 5, Seed: 1}
 
 	budget := dp.Budget{Epsilon: 1}
-	for _, name := range []perturb.Mechanism{perturb.Gamma, perturb.Objective} {
+	for _, name := range []dp.Mechanism{perturb.Gamma, perturb.Objective} {
 		m, err := release.Lookup(name)
 		if err != nil {
 			fmt.Println(err)

@@ -44,7 +44,7 @@ var ErrConfig = errors.New("release: settings the method does not certify")
 type Method interface {
 	// Name is the mechanism's name, as certificates, model files and the
 	// command line carry it.
-	Name() perturb.Mechanism
+	Name() dp.Mechanism
 	// SGD reports whether the method releases the weights of an SGD run
 	// of package trainer (output perturbation): the SGD knobs of
 	// trainer.Config (passes, batch, step and schedule, engine, clipping,
@@ -129,7 +129,7 @@ type Tuner interface {
 	// weights over the bound on the norm of the noiseless weights, for n
 	// training rows of dim inputs with the loss and classes of cfg and the
 	// method's automatic knobs at budget b: public values only, and the
-	// same for every lambda (Predict).
+	// same for every lambda (package release/forecast).
 	NoiseRatio(cfg trainer.Config, n, dim int, b dp.Budget) (float64, error)
 }
 
@@ -204,7 +204,7 @@ type Public struct {
 // and a budget. The state is not private; it leaves only through Release.
 type Prepared interface {
 	// Mechanism names the release's method.
-	Mechanism() perturb.Mechanism
+	Mechanism() dp.Mechanism
 	// Budget is the budget the release was prepared for.
 	Budget() dp.Budget
 	// Shape returns the number of outputs K and of inputs D of the
@@ -213,8 +213,10 @@ type Prepared interface {
 	// Describe says in words how the release makes its weights.
 	Describe() string
 	// Release draws the noise from src (nil means perturb.Secure()) and
-	// returns the released weights, their certificate (with the method's
-	// ledger, Neighbouring replace-one on the rows, extra appended to the
+	// returns the released weights, their certificate (with the ledger
+	// of the release's charges on Budget, which a caller that owns a
+	// larger budget takes from its own ledger: the package's doc,
+	// "Ledgers"; Neighbouring replace-one on the rows, extra appended to the
 	// not-covered notes, and the noise seed of a seeded source) and the
 	// run's statistics, which are not private. It may be called once: the
 	// trained weights are used up.
@@ -237,9 +239,10 @@ type Outcome struct {
 	Stats trainer.Stats
 }
 
-// methods lists the methods in the order shown to users: the
-// output-perturbation mechanisms of package perturb, then the
-// training-time ones.
+// methods lists the registered methods in the order shown to users, the
+// order of dp.ReleaseMechanisms: the output-perturbation mechanisms of
+// package perturb, then the training-time ones. This package registers all
+// but the decision stump, which package stump registers when imported.
 var methods = func() []registered {
 	var out []registered
 	for _, n := range perturb.Mechanisms() {
@@ -249,25 +252,77 @@ var methods = func() []registered {
 		}
 		out = append(out, outputMethod{noise})
 	}
-	return append(out, objectiveMethod{perturb.Objective}, objectiveMethod{perturb.AMP}, stumpMethod{}, dpsgdMethod{})
+	return append(out, objectiveMethod{perturb.Objective}, objectiveMethod{perturb.AMP}, dpsgdMethod{})
 }()
 
+// Register adds m, a method in its three roles, to the registry, in the
+// place of its name among dp.ReleaseMechanisms. It is for the init function
+// of a package that holds a method of its own (package stump registers the
+// decision stump), and is not safe to call concurrently with Lookup. It
+// panics, a programmer's error, when the name is not a release mechanism
+// of package dp or is registered already.
+func Register(m interface {
+	Method
+	Tuner
+	Verifier
+}) {
+	order := dp.ReleaseMechanisms()
+	at := slices.Index(order, m.Name())
+	if at < 0 || slices.ContainsFunc(methods, func(x registered) bool { return x.Name() == m.Name() }) {
+		panic(fmt.Sprintf("release: Register(%q): not a release mechanism of package dp, or registered twice", m.Name()))
+	}
+	i := slices.IndexFunc(methods, func(x registered) bool { return slices.Index(order, x.Name()) > at })
+	if i < 0 {
+		i = len(methods)
+	}
+	methods = slices.Insert(methods, i, registered(m))
+}
+
+// StumpRowsTaker is the optional interface of a method that reads the rows
+// [z, 1] of the stump map (preprocess.RowMap.Stump: the per-feature map z,
+// each entry in [-1, 1], and the bias 1; a null row is zero, bias
+// included) instead of the unit-ball rows: the decision stump of package
+// stump, which decides on the per-feature values.
+type StumpRowsTaker interface {
+	// TakesStumpRows reports whether the method reads the stump map's rows.
+	TakesStumpRows() bool
+}
+
+// TakesStumpRows reports whether m reads the rows [z, 1] of the stump map
+// rather than the unit-ball rows (StumpRowsTaker).
+func TakesStumpRows(m Method) bool {
+	t, ok := m.(StumpRowsTaker)
+	return ok && t.TakesStumpRows()
+}
+
 // Lookup returns the method named m, or an error wrapping
-// perturb.ErrMechanism that lists the names.
-func Lookup(m perturb.Mechanism) (Method, error) { return lookup(m) }
+// perturb.ErrMechanism that lists the names (and, for a release mechanism
+// of package dp that no imported package registered, names the package to
+// import).
+func Lookup(m dp.Mechanism) (Method, error) { return lookup(m) }
 
 // LookupTuner returns the Tuner of the method named m, or Lookup's error.
-func LookupTuner(m perturb.Mechanism) (Tuner, error) { return lookup(m) }
+func LookupTuner(m dp.Mechanism) (Tuner, error) { return lookup(m) }
 
 // LookupVerifier returns the Verifier of the method named m, or Lookup's
 // error.
-func LookupVerifier(m perturb.Mechanism) (Verifier, error) { return lookup(m) }
+func LookupVerifier(m dp.Mechanism) (Verifier, error) { return lookup(m) }
 
-func lookup(m perturb.Mechanism) (registered, error) {
-	for _, x := range methods {
+func lookup(m dp.Mechanism) (registered, error) { return lookupIn(methods, m) }
+
+// providers names the package that registers a method registered outside
+// this package.
+var providers = map[dp.Mechanism]string{perturb.Stump: "github.com/stabpriv/stabpriv/stump"}
+
+// lookupIn returns the method of reg named m, or Lookup's error.
+func lookupIn(reg []registered, m dp.Mechanism) (registered, error) {
+	for _, x := range reg {
 		if x.Name() == m {
 			return x, nil
 		}
+	}
+	if pkg, ok := providers[m]; ok {
+		return nil, fmt.Errorf("%w: %q is not registered in this program: import %s", perturb.ErrMechanism, string(m), pkg)
 	}
 	return nil, fmt.Errorf("%w: %q, want one of %s", perturb.ErrMechanism, string(m), List())
 }

@@ -24,7 +24,7 @@ func budgetOf(m Method) dp.Budget {
 }
 
 func TestMethodsRegistry(t *testing.T) {
-	var names []perturb.Mechanism
+	var names []dp.Mechanism
 	for _, m := range Methods() {
 		names = append(names, m.Name())
 		got, err := Lookup(m.Name())
@@ -64,6 +64,47 @@ func TestMethodsRegistry(t *testing.T) {
 		t.Errorf("unknown verifier: %v", err)
 	}
 }
+
+// TestRegister: a method registered from another package takes its place
+// in dp's order (package stump's, imported by registry_test.go); a second
+// registration or a name that is not a release mechanism panics; and a
+// program that did not import the stump's package is told to import it.
+func TestRegister(t *testing.T) {
+	var names []dp.Mechanism
+	for _, m := range Methods() {
+		names = append(names, m.Name())
+	}
+	if want := dp.ReleaseMechanisms(); !slices.Equal(names, want) {
+		t.Fatalf("methods %v, want dp's order %v", names, want)
+	}
+	st, err := lookup(perturb.Stump)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, m := range []registered{st, fakeMethod{st, "permute-and-flip"}, fakeMethod{st, "nope"}} {
+		func() {
+			defer func() {
+				if recover() == nil {
+					t.Errorf("Register(%s) did not panic", m.Name())
+				}
+			}()
+			Register(m)
+		}()
+	}
+	without := slices.DeleteFunc(slices.Clone(methods), func(m registered) bool { return m.Name() == perturb.Stump })
+	_, err = lookupIn(without, perturb.Stump)
+	if !errors.Is(err, perturb.ErrMechanism) || !strings.Contains(err.Error(), "import github.com/stabpriv/stabpriv/stump") {
+		t.Errorf("the stump unregistered: %v, want the package to import", err)
+	}
+}
+
+// fakeMethod is a registered method under another name.
+type fakeMethod struct {
+	registered
+	name dp.Mechanism
+}
+
+func (f fakeMethod) Name() dp.Mechanism { return f.name }
 
 // TestMethodsRebuild releases with every method and checks that Rebuild
 // gives the certificate and the stability analysis of the release from

@@ -27,9 +27,9 @@ import (
 // (docs/DESIGN.md, section 11). The solver factors the Hessian of the
 // K x d weights, so at most glm.MaxHessianWeights of them: project wider
 // rows first, or release by output perturbation (gamma).
-type objectiveMethod struct{ name perturb.Mechanism }
+type objectiveMethod struct{ name dp.Mechanism }
 
-func (m objectiveMethod) Name() perturb.Mechanism { return m.name }
+func (m objectiveMethod) Name() dp.Mechanism { return m.name }
 
 // SGD is false: the method minimizes its perturbed objective exactly.
 func (m objectiveMethod) SGD() bool { return false }
@@ -155,9 +155,9 @@ type objectivePrepared struct {
 	*fresh // Release once, and the holds of a selection
 }
 
-func (p *objectivePrepared) Mechanism() perturb.Mechanism { return p.cal.Mechanism }
-func (p *objectivePrepared) Budget() dp.Budget            { return p.budget }
-func (p *objectivePrepared) Shape() (int, int)            { return p.pr.K, p.pr.D }
+func (p *objectivePrepared) Mechanism() dp.Mechanism { return p.cal.Mechanism }
+func (p *objectivePrepared) Budget() dp.Budget       { return p.budget }
+func (p *objectivePrepared) Shape() (int, int)       { return p.pr.K, p.pr.D }
 func (p *objectivePrepared) Describe() string {
 	return "the perturbed objective minimized on the training part"
 }
@@ -303,7 +303,7 @@ func objectiveCertificate(cal objpert.Calibration, run *trainer.Run, source stri
 
 // objectiveKnobs refuses the trainer settings that change the objective
 // (the mechanism minimizes F exactly, so the SGD knobs do not apply).
-func objectiveKnobs(cfg trainer.Config, m perturb.Mechanism) error {
+func objectiveKnobs(cfg trainer.Config, m dp.Mechanism) error {
 	var bad []string
 	if cfg.Clip != 0 {
 		bad = append(bad, "clipping (a clipped loss has a second derivative that jumps)")

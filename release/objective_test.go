@@ -48,7 +48,7 @@ func TestObjectiveMethodSeeded(t *testing.T) {
 	n, d := X.Dims()
 	cfg := trainer.Config{Loss: losses.Logistic{}, Classes: 2, Reg: regularizers.ElasticNet{Lambda: 0.05}, Kappa: 1}
 	ctx := context.Background()
-	for _, name := range []perturb.Mechanism{perturb.Objective, perturb.AMP} {
+	for _, name := range []dp.Mechanism{perturb.Objective, perturb.AMP} {
 		m, err := Lookup(name)
 		if err != nil {
 			t.Fatal(err)

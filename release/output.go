@@ -14,7 +14,7 @@ type Config struct {
 	// Mechanism is a registered output-perturbation mechanism
 	// (perturb.Mechanisms: Laplace, Gamma, Gaussian, AnalyticGaussian).
 	// The zero value is invalid.
-	Mechanism perturb.Mechanism
+	Mechanism dp.Mechanism
 	// Epsilon > 0 is the privacy parameter. The zero value is invalid.
 	Epsilon float64
 	// Delta in [0, 1) is the privacy parameter: 0 for the pure mechanisms,

@@ -10,6 +10,7 @@ import (
 	"github.com/stabpriv/stabpriv/dp"
 	"github.com/stabpriv/stabpriv/losses"
 	"github.com/stabpriv/stabpriv/perturb"
+	"github.com/stabpriv/stabpriv/release/autoknobs"
 	"github.com/stabpriv/stabpriv/stability"
 	"github.com/stabpriv/stabpriv/trainer"
 )
@@ -22,7 +23,7 @@ type outputMethod struct{ noise perturb.Noise }
 // OutputStep names the ledger entry of a release by output perturbation.
 const OutputStep = "release of the weights (output perturbation)"
 
-func (m outputMethod) Name() perturb.Mechanism { return m.noise.Name() }
+func (m outputMethod) Name() dp.Mechanism { return m.noise.Name() }
 
 // SGD is true: the method releases the weights of an SGD run.
 func (m outputMethod) SGD() bool { return true }
@@ -49,13 +50,13 @@ func (m outputMethod) CheckConfig(cfg trainer.Config) error {
 	return nil
 }
 
-// Auto sets the knobs of AutoKnobs: lambda, the clipping norm, l1 ratio 0
+// Auto sets the knobs of autoknobs.Choose: lambda, the clipping norm, l1 ratio 0
 // and the bounded inverse-t schedule.
 func (m outputMethod) Auto(cfg trainer.Config, n, dim int, b dp.Budget) (trainer.Config, string, error) {
 	return m.AutoScaled(cfg, n, dim, b, 1)
 }
 
-// AutoScaled is Auto with AutoKnobs' lambda multiplied by scale (every
+// AutoScaled is Auto with autoknobs.Choose's lambda multiplied by scale (every
 // lambda > 0 is certified).
 func (m outputMethod) AutoScaled(cfg trainer.Config, n, dim int, b dp.Budget, scale float64) (trainer.Config, string, error) {
 	if cfg.Loss == nil {
@@ -64,7 +65,7 @@ func (m outputMethod) AutoScaled(cfg trainer.Config, n, dim int, b dp.Budget, sc
 	if err := checkScale(scale); err != nil {
 		return cfg, "", err
 	}
-	k, err := AutoKnobs(n, dim, cfg.Loss.Outputs(cfg.Classes), m.Name(), b)
+	k, err := autoknobs.Choose(n, dim, cfg.Loss.Outputs(cfg.Classes), m.Name(), b)
 	if err != nil {
 		return cfg, "", err
 	}
@@ -72,7 +73,7 @@ func (m outputMethod) AutoScaled(cfg trainer.Config, n, dim int, b dp.Budget, sc
 		k.Lambda *= scale
 		k.Rule = fmt.Sprintf("%g times the rule's lambda: %s", scale, k.Rule)
 	}
-	k.apply(&cfg)
+	k.Apply(&cfg)
 	return cfg, k.Rule, nil
 }
 
@@ -115,7 +116,7 @@ func (m outputMethod) Prepare(ctx context.Context, rows Rows, b dp.Budget) (Prep
 // are used up by the first that is not seeded). It fails when mech is not
 // an output-perturbation mechanism, b is not a budget it can spend, or no
 // sensitivity route applies to the run.
-func (t *Trained) Prepared(mech perturb.Mechanism, b dp.Budget) (Prepared, error) {
+func (t *Trained) Prepared(mech dp.Mechanism, b dp.Budget) (Prepared, error) {
 	if _, err := t.state(); err != nil {
 		return nil, err
 	}
@@ -139,11 +140,11 @@ func (t *Trained) Prepared(mech perturb.Mechanism, b dp.Budget) (Prepared, error
 // outputPrepared is a trained run waiting for its release.
 type outputPrepared struct {
 	tr     *Trained
-	mech   perturb.Mechanism
+	mech   dp.Mechanism
 	budget dp.Budget
 }
 
-func (p *outputPrepared) Mechanism() perturb.Mechanism { return p.mech }
+func (p *outputPrepared) Mechanism() dp.Mechanism      { return p.mech }
 func (p *outputPrepared) Budget() dp.Budget            { return p.budget }
 func (p *outputPrepared) Shape() (int, int)            { return p.tr.s.run.K, p.tr.s.run.D }
 func (p *outputPrepared) Describe() string             { return "output perturbation" }
@@ -175,7 +176,7 @@ func (p *outputPrepared) Trained(_ context.Context, f func(*trainer.Model, train
 // Rebuild checks the run constants that follow from the loss and the
 // settings, analyzes the run's stability from its constants alone, and
 // returns the certificate Weights writes for that analysis. With pub.Auto
-// the run's knobs must be those AutoKnobs gives for its n, dim, K,
+// the run's knobs must be those autoknobs.Choose gives for its n, dim, K,
 // mechanism and budget (lambda scaled by the published scale, no L1 term,
 // the bounded-inverse-t schedule).
 func (m outputMethod) Rebuild(c *Certificate, pub Public) (*Certificate, *stability.Report, error) {
@@ -186,7 +187,7 @@ func (m outputMethod) Rebuild(c *Certificate, pub Public) (*Certificate, *stabil
 	run := *cr
 	errs := []error{checkRun(&run)}
 	if pub.Auto {
-		k, err := AutoKnobs(run.N, run.D, run.K, c.Mechanism, dp.Budget{Epsilon: c.Epsilon, Delta: c.Delta})
+		k, err := autoknobs.Choose(run.N, run.D, run.K, c.Mechanism, dp.Budget{Epsilon: c.Epsilon, Delta: c.Delta})
 		if err == nil {
 			err = checkScale(pub.scaleOf())
 			k.Lambda *= pub.scaleOf()
@@ -350,7 +351,7 @@ func (p *outputPrepared) unhold(h *Hold, usedUp bool) {
 
 // accountOutput writes the ledger of an output-perturbation release at b
 // into its certificate: one charge, the noise of mech, taking all of b.
-func accountOutput(c *Certificate, mech perturb.Mechanism, b dp.Budget) error {
+func accountOutput(c *Certificate, mech dp.Mechanism, b dp.Budget) error {
 	l, err := dp.NewLedger(b, dp.Charge{Step: OutputStep, Mechanism: mech, Epsilon: b.Epsilon, Delta: b.Delta})
 	if err != nil {
 		return err

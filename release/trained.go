@@ -8,6 +8,7 @@ import (
 
 	"gonum.org/v1/gonum/mat"
 
+	"github.com/stabpriv/stabpriv/dp"
 	"github.com/stabpriv/stabpriv/losses"
 	"github.com/stabpriv/stabpriv/perturb"
 	"github.com/stabpriv/stabpriv/stability"
@@ -193,7 +194,7 @@ func (t *Trained) lock() (*trainedState, error) {
 // published seed gives the weights back): a release of revealed weights
 // would protect nothing. Release, Simulate and Reveal of a zero
 // Trained value return an error wrapping ErrConfig.
-func (t *Trained) Release(mech perturb.Mechanism, eps, delta float64, src perturb.Source, extraNotes ...string) (*trainer.Model, *Certificate, error) {
+func (t *Trained) Release(mech dp.Mechanism, eps, delta float64, src perturb.Source, extraNotes ...string) (*trainer.Model, *Certificate, error) {
 	s, err := t.lock()
 	if err != nil {
 		return nil, nil, err
@@ -222,7 +223,7 @@ func (t *Trained) Release(mech perturb.Mechanism, eps, delta float64, src pertur
 // the release is not private (the seed is published). Anyone who knows the
 // seed can subtract the noise, so Simulate reveals the weights as Reveal
 // does: Release is refused from then on. It fails after Release.
-func (t *Trained) Simulate(mech perturb.Mechanism, eps, delta float64, noiseSeed uint64, extraNotes ...string) (*trainer.Model, *Certificate, error) {
+func (t *Trained) Simulate(mech dp.Mechanism, eps, delta float64, noiseSeed uint64, extraNotes ...string) (*trainer.Model, *Certificate, error) {
 	s, err := t.lock()
 	if err != nil {
 		return nil, nil, err
@@ -241,7 +242,7 @@ func (t *Trained) Simulate(mech perturb.Mechanism, eps, delta float64, noiseSeed
 	return out, cert, nil
 }
 
-func (s *trainedState) release(m *trainer.Model, mech perturb.Mechanism, eps, delta float64, src perturb.Source, extra []string) (*trainer.Model, *Certificate, error) {
+func (s *trainedState) release(m *trainer.Model, mech dp.Mechanism, eps, delta float64, src perturb.Source, extra []string) (*trainer.Model, *Certificate, error) {
 	if s.err != nil {
 		return nil, nil, s.err
 	}

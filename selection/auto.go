@@ -14,6 +14,7 @@ import (
 	"github.com/stabpriv/stabpriv/losses"
 	"github.com/stabpriv/stabpriv/perturb"
 	"github.com/stabpriv/stabpriv/release"
+	"github.com/stabpriv/stabpriv/release/forecast"
 	"github.com/stabpriv/stabpriv/trainer"
 )
 
@@ -85,7 +86,7 @@ func (pl *Plan) tuneRatio() (float64, error) {
 			ms = append(ms, m)
 		}
 	}
-	f, err := release.Predict(ms, trainer.Config{Loss: pl.loss, Classes: pl.classes}, len(pl.tune), pl.dim, dp.Budget{Epsilon: pl.runEps()})
+	f, err := forecast.Predict(ms, trainer.Config{Loss: pl.loss, Classes: pl.classes}, len(pl.tune), pl.dim, dp.Budget{Epsilon: pl.runEps()})
 	return f.Ratio, err
 }
 
@@ -107,7 +108,7 @@ func (pl *Plan) ruleIndex() int {
 // A holdout plan skips the tuning when its runs could not tell the
 // candidates apart, by a public rule: when the smallest noise ratio
 // (release.Tuner.NoiseRatio) of the runs, at the tuning rows' n and the
-// budget of one run, is at least release.Weak, the plan releases the
+// budget of one run, is at least forecast.Weak, the plan releases the
 // first family's automatic setting (factor 1) on every training row,
 // which costs nothing (the decision reads no row). On the data sets of
 // docs/RESULTS.md a selection from such runs lost to the rule alone
@@ -187,7 +188,7 @@ func NewPlan(cfg Config, n int, loss losses.Loss, classes, dim int, b dp.Budget,
 		if err != nil {
 			return nil, err
 		}
-		if r >= release.Weak {
+		if r >= forecast.Weak {
 			pl.skip, pl.ratio = true, r
 			pl.tune, pl.val, pl.rel = nil, nil, make([]int, n)
 			for i := range pl.rel {

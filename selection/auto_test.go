@@ -18,6 +18,7 @@ import (
 	"github.com/stabpriv/stabpriv/perturb"
 	"github.com/stabpriv/stabpriv/privbounds"
 	"github.com/stabpriv/stabpriv/release"
+	"github.com/stabpriv/stabpriv/release/autoknobs"
 	"github.com/stabpriv/stabpriv/stump"
 	"github.com/stabpriv/stabpriv/trainer"
 )
@@ -289,11 +290,11 @@ func TestRuleSettingGroup(t *testing.T) {
 	}
 	for _, c := range []int{2, 3, 7} {
 		n, dim := 3000*c, 20
-		row, err := release.AutoKnobs(n, dim, 1, perturb.Gamma, dp.Budget{Epsilon: 1})
+		row, err := autoknobs.Choose(n, dim, 1, perturb.Gamma, dp.Budget{Epsilon: 1})
 		if err != nil {
 			t.Fatal(err)
 		}
-		atEps, err := release.AutoKnobs(n, dim, 1, perturb.Gamma, dp.Budget{Epsilon: 1 / float64(c)})
+		atEps, err := autoknobs.Choose(n, dim, 1, perturb.Gamma, dp.Budget{Epsilon: 1 / float64(c)})
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -4,7 +4,10 @@
 // validation accuracy, and releases the best (Papernot & Steinke 2022,
 // "Hyperparameter Tuning with Renyi Differential Privacy", Theorem 2 in its
 // pure case; Liu & Talwar 2019 for the geometric law). The certificate's
-// ledger lists the selection and the release, which add up to eps.
+// ledger lists the selection and the release, which add up to eps: the
+// selection's own account of the budget it is handed, which a verifier
+// rebuilds and a caller that owns a larger budget (private.Plan) takes
+// from its ledger, as a release's (package release, "Ledgers").
 //
 // Candidates are release methods of package release prepared at the budget
 // of one run: trained weights released by output perturbation

@@ -9,6 +9,7 @@ import (
 	"github.com/stabpriv/stabpriv/losses"
 	"github.com/stabpriv/stabpriv/perturb"
 	"github.com/stabpriv/stabpriv/release"
+	"github.com/stabpriv/stabpriv/release/forecast"
 )
 
 // Record is what a model file publishes about the selection that chose
@@ -29,7 +30,7 @@ type Record struct {
 	ValRows     int `json:"val_rows"`
 	ReleaseRows int `json:"release_rows"`
 	// Skipped reports a holdout plan that did not tune (NewPlan's public
-	// rule): TuneRatio, at least release.Weak, is the noise ratio its runs
+	// rule): TuneRatio, at least forecast.Weak, is the noise ratio its runs
 	// would have had, and the chosen setting is the rule's.
 	Skipped   bool    `json:"skipped,omitempty"`
 	TuneRatio float64 `json:"tune_ratio,omitempty"`
@@ -55,7 +56,7 @@ func (r *Record) Assumptions() []string {
 	}
 	if r.Skipped {
 		return []string{fmt.Sprintf("the setting is the public rule's (%s), chosen without a selection: a holdout selection's runs on %g of the %d training rows would have had a noise ratio of %.3g (at least %g), too noisy to tell the candidates apart; the decision depends on public values only and costs nothing",
-			r.Settings[r.Chosen], r.TuneFrac, r.ReleaseRows, r.TuneRatio, release.Weak)}
+			r.Settings[r.Chosen], r.TuneFrac, r.ReleaseRows, r.TuneRatio, forecast.Weak)}
 	}
 	return []string{
 		fmt.Sprintf("the setting was chosen privately (holdout selection, docs/DESIGN.md section 12) among %d candidates on %d tuning and %d validation rows, disjoint by position from the %d release rows: "+
@@ -69,7 +70,9 @@ func (r *Record) Assumptions() []string {
 // released fit of a holdout selection, and labels the release's own
 // entries with the rows they read: all taken from a ledger of the
 // certificate's claim (parallel composition: the selection's rows and the
-// release's are disjoint). An error means they do not fit in it.
+// release's are disjoint), the selection's own ledger, which a verifier
+// rebuilds and the owner of the budget takes its charges from (package
+// release's doc, "Ledgers"). An error means they do not fit in it.
 func (r *Record) Finish(c *release.Certificate) error {
 	if r.Method != Holdout || r.Skipped {
 		return nil

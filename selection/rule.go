@@ -8,6 +8,7 @@ import (
 	"github.com/stabpriv/stabpriv/losses"
 	"github.com/stabpriv/stabpriv/perturb"
 	"github.com/stabpriv/stabpriv/release"
+	"github.com/stabpriv/stabpriv/release/autoknobs"
 	"github.com/stabpriv/stabpriv/stump"
 	"github.com/stabpriv/stabpriv/trainer"
 )
@@ -58,17 +59,17 @@ func (m Method) IsRule() bool { return m == "" || m == Rule }
 //
 // Per group of c = group rows (the rows kept for one privacy ID; n is then
 // c times the training IDs, docs/DESIGN.md section 12.1): OutputFamily(b)
-// at the factor release.GroupScale(c) = sqrt(c) on the automatic lambda.
-// The factor is AutoKnobs' argument at the group's sensitivity, c times a
-// row's (release.GroupScale); the clipping norm is unchanged. The family
-// is output perturbation because only it releases a fit per privacy ID:
-// such a fit is partitioned (the average of SGD runs, whose group bound
-// is proven), while objective perturbation and AMP are proven for one
-// minimization per row. Between gamma and the Gaussian the choice is the
+// at the factor autoknobs.GroupScale(c) = sqrt(c) on the automatic lambda.
+// The factor is autoknobs.Choose's argument at the group's sensitivity, c
+// times a row's (autoknobs.GroupScale); the clipping norm is unchanged.
+// The family is output perturbation because only it releases a fit per
+// privacy ID: such a fit is partitioned (the average of SGD runs, whose
+// group bound is proven), while objective perturbation and AMP are proven
+// for one minimization per row. Between gamma and the Gaussian the choice is the
 // budget's alone, as per row: both noises grow by the same factor c.
 func RuleSetting(b dp.Budget, loss losses.Loss, k, n, dim, group int) Setting {
 	if group > 1 {
-		return Setting{Mechanism: OutputFamily(b), Scale: release.GroupScale(group)}
+		return Setting{Mechanism: OutputFamily(b), Scale: autoknobs.GroupScale(group)}
 	}
 	if DPSGDFirst(b, k, n) {
 		return Setting{Mechanism: perturb.DPSGD, Scale: 1}
@@ -221,7 +222,7 @@ func StumpUseful(b dp.Budget, k, n, p int) bool {
 // output family for the budget b: the gamma-norm noise for a pure budget,
 // the analytic Gaussian mechanism with delta > 0. It reads the budget
 // alone.
-func OutputFamily(b dp.Budget) perturb.Mechanism {
+func OutputFamily(b dp.Budget) dp.Mechanism {
 	if b.Delta > 0 {
 		return perturb.AnalyticGaussian
 	}
@@ -250,7 +251,7 @@ func OutputFamily(b dp.Budget) perturb.Mechanism {
 // loss keeps objective perturbation: its output perturbation runs
 // unclipped (a clipped multiclass step is not certified). An error
 // computing the lambda (a budget or loss the mechanism refuses) keeps m.
-func OutputFirst(b dp.Budget, loss losses.Loss, m perturb.Mechanism, n, dim int) bool {
+func OutputFirst(b dp.Budget, loss losses.Loss, m dp.Mechanism, n, dim int) bool {
 	if loss == nil || n < 1 || dim < 1 {
 		return false
 	}
@@ -285,8 +286,8 @@ const OutputFirstFactor = 0.25
 // follow from the mechanism's public rule, which is how a setting chosen on
 // a few rows extrapolates to more.
 type Setting struct {
-	Mechanism perturb.Mechanism `json:"mechanism"`
-	Scale     float64           `json:"scale"`
+	Mechanism dp.Mechanism `json:"mechanism"`
+	Scale     float64      `json:"scale"`
 }
 
 // String describes the setting.
@@ -321,16 +322,16 @@ const MaxObjectiveInputs = 4096
 // times in ten, 0.759 against 0.804 for the rule alone.
 func Settings(b dp.Budget, k, dim int) []Setting {
 	obj, out := perturb.Objective, perturb.Gamma
-	var fams []perturb.Mechanism
+	var fams []dp.Mechanism
 	switch {
 	case b.Delta > 0 && k*dim <= MaxObjectiveInputs:
-		fams = []perturb.Mechanism{perturb.AMP, perturb.AnalyticGaussian}
+		fams = []dp.Mechanism{perturb.AMP, perturb.AnalyticGaussian}
 	case b.Delta > 0:
-		fams = []perturb.Mechanism{perturb.AnalyticGaussian}
+		fams = []dp.Mechanism{perturb.AnalyticGaussian}
 	case k*dim <= MaxObjectiveInputs:
-		fams = []perturb.Mechanism{obj}
+		fams = []dp.Mechanism{obj}
 	default:
-		fams = []perturb.Mechanism{out}
+		fams = []dp.Mechanism{out}
 	}
 	var s []Setting
 	for _, m := range fams {
@@ -344,7 +345,7 @@ func Settings(b dp.Budget, k, dim int) []Setting {
 // pureTwin returns the pure mechanism whose runs stand for m's in the
 // tuning of a holdout selection (Select accounts for pure runs): objective
 // for amp, gamma for the Gaussian mechanisms, m itself when pure.
-func pureTwin(m perturb.Mechanism) perturb.Mechanism {
+func pureTwin(m dp.Mechanism) dp.Mechanism {
 	switch m {
 	case perturb.AMP:
 		return perturb.Objective

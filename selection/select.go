@@ -38,7 +38,7 @@ type Candidate struct {
 // FromTrained returns the candidate that releases the weights tr holds by
 // the output-perturbation mechanism mech (release.Trained.Prepared). The
 // weights are trained once for every selection that uses them.
-func FromTrained(name string, tr *release.Trained, mech perturb.Mechanism) Candidate {
+func FromTrained(name string, tr *release.Trained, mech dp.Mechanism) Candidate {
 	return Candidate{Name: name, Prepare: func(_ context.Context, b dp.Budget) (release.Prepared, error) {
 		return tr.Prepared(mech, b)
 	}}
@@ -48,7 +48,7 @@ func FromTrained(name string, tr *release.Trained, mech perturb.Mechanism) Candi
 // on rows at each selection (release.Method.Prepare): for objective
 // perturbation, a calibration at the run's budget whose every run minimizes
 // afresh; for output perturbation, a training run.
-func FromRows(name string, mech perturb.Mechanism, rows release.Rows) Candidate {
+func FromRows(name string, mech dp.Mechanism, rows release.Rows) Candidate {
 	return Candidate{Name: name, Prepare: func(ctx context.Context, b dp.Budget) (release.Prepared, error) {
 		m, err := release.Lookup(mech)
 		if err != nil {
@@ -279,7 +279,10 @@ func Select(ctx context.Context, cands []Candidate, Xval mat.Matrix, yval []floa
 // selection and the release (which add up to eps), the selection's
 // assumptions and its neighbouring relation. Select and a verifier
 // (Record.FinishSelected) share it. The selection and the release are
-// taken from a ledger of eps; an error means they do not fit in it.
+// taken from a ledger of eps, the selection's own (as a release's: package
+// release's doc, "Ledgers"): a verifier rebuilds it from the published
+// constants, and the owner of a larger budget (private.Plan) takes its
+// charges from its ledger. An error means they do not fit in it.
 func finishSelect(c *release.Certificate, eps, epsRun, eta, gamma, mean float64, ncand, nval int) error {
 	selectEps := dp.Rest(eps, epsRun) // at least (1 + eta) eps_run (runBudget); the parts add up to at most eps
 	l, err := dp.NewLedger(dp.Budget{Epsilon: eps, Delta: c.Delta},

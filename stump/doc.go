@@ -46,4 +46,17 @@
 // Hi, the negation for Lo, -1 on the bias for every other class). The
 // utility, privacy argument and guarantee are the binary class's over its
 // p T K (K-1) candidates; the scores cost O(p n log n + p T K^2).
+//
+// # The release method
+//
+// Importing the package registers the stump's release method with package
+// release under the name perturb.Stump (release.Register), so that the
+// certified pipeline (package private), private model selection and the
+// verification of model files reach it as they reach every method: Prepare
+// computes the scores of the rows [z, 1] of the stump map
+// (release.TakesStumpRows), Release draws the stump (the weights on [z, 1]
+// of Stump.Weights or Multi.Weights) with its certificate, whose loss
+// names are Loss and MultiLoss (a margin classifier without class
+// probabilities) and whose citation is Citation, and Rebuild and
+// CheckWeights verify what a model file publishes.
 package stump

@@ -61,7 +61,7 @@ import (
 	"github.com/stabpriv/stabpriv/perturb"
 	"github.com/stabpriv/stabpriv/private"
 	"github.com/stabpriv/stabpriv/regularizers"
-	"github.com/stabpriv/stabpriv/release"
+	"github.com/stabpriv/stabpriv/release/autoknobs"
 	"github.com/stabpriv/stabpriv/trainer"
 )
 
@@ -441,7 +441,7 @@ func adultAccuracy() error {
 		return float64(hit) / float64(testTab.Len())
 	}
 	budget := dp.Budget{Epsilon: 1}
-	knobs, err := release.AutoKnobs(n, len(train.Features)+1, 1, perturb.Gamma, budget)
+	knobs, err := autoknobs.Choose(n, len(train.Features)+1, 1, perturb.Gamma, budget)
 	if err != nil {
 		return err
 	}

@@ -14,6 +14,7 @@ import (
 
 	"gonum.org/v1/gonum/mat"
 
+	"github.com/stabpriv/stabpriv/bench/defaults/internal/results"
 	"github.com/stabpriv/stabpriv/datasets"
 	"github.com/stabpriv/stabpriv/datasets/preprocess"
 )
@@ -156,7 +157,7 @@ func runProject(ctx context.Context, dss []dataSet, out string, seeds, workers i
 // errors: elsewhere every k is within noise of it, and the best k is
 // noise).
 func projectTable(out string) (string, error) {
-	rows, err := readRows(filepath.Join(out, "project.csv"))
+	rows, err := results.Read(filepath.Join(out, "project.csv"))
 	if err != nil {
 		return "", err
 	}
@@ -169,17 +170,17 @@ func projectTable(out string) (string, error) {
 	shapes := map[string][3]int{}
 	var order []key
 	for _, r := range rows {
-		kk := key{r["dataset"], fnum(r, "epsilon")}
+		kk := key{r["dataset"], results.Num(r, "epsilon")}
 		if acc[kk] == nil {
 			acc[kk] = map[int][]float64{}
 			order = append(order, kk)
 		}
-		k := int(fnum(r, "k"))
-		acc[kk][k] = append(acc[kk][k], fnum(r, "accuracy"))
+		k := int(results.Num(r, "k"))
+		acc[kk][k] = append(acc[kk][k], results.Num(r, "accuracy"))
 		if k == 0 {
-			maj[kk] = append(maj[kk], fnum(r, "majority"))
+			maj[kk] = append(maj[kk], results.Num(r, "majority"))
 		}
-		shapes[r["dataset"]] = [3]int{int(fnum(r, "n")), int(fnum(r, "w")), int(fnum(r, "outputs"))}
+		shapes[r["dataset"]] = [3]int{int(results.Num(r, "n")), int(results.Num(r, "w")), int(results.Num(r, "outputs"))}
 	}
 	var b strings.Builder
 	head := []string{"data", "n, w, K", "eps", "best k (accuracy)", "no projection", "rule's k (c = " + fmt.Sprint(preprocess.AutoProjectC) + ")", "accuracy at the grid k nearest the rule's", "majority", "c implied by the best k"}
@@ -194,7 +195,7 @@ func projectTable(out string) (string, error) {
 		slices.Sort(ks)
 		best := ks[0]
 		for _, k := range ks {
-			if above(statOf(acc[kk][k]).mean, statOf(acc[kk][best]).mean) {
+			if results.Above(results.StatOf(acc[kk][k]).Mean, results.StatOf(acc[kk][best]).Mean) {
 				best = k
 			}
 		}
@@ -203,7 +204,7 @@ func projectTable(out string) (string, error) {
 		if best > 0 {
 			implied = fmt.Sprintf("%.2g", float64(best)/scale)
 			all = append(all, math.Log(float64(best)/scale))
-			if b := statOf(acc[kk][best]); b.mean-statOf(maj[kk]).mean > 2*b.sd/math.Sqrt(float64(b.n)) {
+			if b := results.StatOf(acc[kk][best]); b.Mean-results.StatOf(maj[kk]).Mean > 2*b.SD/math.Sqrt(float64(b.N)) {
 				// The best k's accuracy is above the majority class by
 				// more than two standard errors: its k says something.
 				logs = append(logs, math.Log(float64(best)/scale))
@@ -232,12 +233,12 @@ func projectTable(out string) (string, error) {
 		if rule == 0 {
 			ruleName = "none"
 		}
-		fmt.Fprintf(&b, "| %s | %d, %d, %d | %g | %s (%s) | %s | %s | %s (k = %d) | %.3f | %s |\n", kk.set, sh[0], sh[1], sh[2], kk.eps, bestName, statOf(acc[kk][best]),
-			statOf(acc[kk][0]), ruleName, statOf(acc[kk][near]), near, statOf(maj[kk]).mean, implied)
+		fmt.Fprintf(&b, "| %s | %d, %d, %d | %g | %s (%s) | %s | %s | %s (k = %d) | %.3f | %s |\n", kk.set, sh[0], sh[1], sh[2], kk.eps, bestName, results.StatOf(acc[kk][best]),
+			results.StatOf(acc[kk][0]), ruleName, results.StatOf(acc[kk][near]), near, results.StatOf(maj[kk]).Mean, implied)
 	}
 	if len(logs) > 0 {
 		fmt.Fprintf(&b, "\nThe geometric mean of the implied c over the budgets whose best k projects and is above the majority class by more than two standard errors (preprocess.AutoProjectC, rounded to two digits): %.2g (%d budgets); over every budget whose best k projects: %.2g (%d budgets).\n",
-			math.Exp(statOf(logs).mean), len(logs), math.Exp(statOf(all).mean), len(all))
+			math.Exp(results.StatOf(logs).Mean), len(logs), math.Exp(results.StatOf(all).Mean), len(all))
 	}
 	return b.String(), nil
 }

@@ -1,88 +1,19 @@
 package main
 
 import (
-	"encoding/csv"
 	"fmt"
 	"maps"
 	"math"
 	"os"
 	"path/filepath"
 	"slices"
-	"strconv"
 	"strings"
 
+	"github.com/stabpriv/stabpriv/bench/defaults/internal/loo"
+	"github.com/stabpriv/stabpriv/bench/defaults/internal/results"
 	"github.com/stabpriv/stabpriv/perturb"
 	"github.com/stabpriv/stabpriv/selection"
 )
-
-// readRows reads a CSV file with a header into maps.
-func readRows(path string) ([]map[string]string, error) {
-	f, err := os.Open(path)
-	if err != nil {
-		return nil, err
-	}
-	defer f.Close()
-	r := csv.NewReader(f)
-	r.FieldsPerRecord = -1
-	recs, err := r.ReadAll()
-	if err != nil || len(recs) == 0 {
-		return nil, err
-	}
-	var out []map[string]string
-	for _, rec := range recs[1:] {
-		if len(rec) != len(recs[0]) {
-			continue // a line cut by an interrupted run
-		}
-		m := map[string]string{}
-		for j, h := range recs[0] {
-			m[h] = rec[j]
-		}
-		out = append(out, m)
-	}
-	return out, nil
-}
-
-func fnum(r map[string]string, k string) float64 {
-	v, _ := strconv.ParseFloat(r[k], 64)
-	return v
-}
-
-// stat is a mean and a standard deviation over seeds.
-type stat struct {
-	mean, sd float64
-	n        int
-}
-
-// above reports whether the mean accuracy a is above b by more than the
-// rounding of a mean: means of the same correct counts summed in another
-// order differ in their last bits, and are a tie.
-func above(a, b float64) bool { return a-b > 1e-9 }
-
-func statOf(xs []float64) stat {
-	if len(xs) == 0 {
-		return stat{mean: math.NaN()}
-	}
-	var s, ss float64
-	for _, x := range xs {
-		s += x
-	}
-	m := s / float64(len(xs))
-	for _, x := range xs {
-		ss += (x - m) * (x - m)
-	}
-	sd := 0.0
-	if len(xs) > 1 {
-		sd = math.Sqrt(ss / float64(len(xs)-1))
-	}
-	return stat{m, sd, len(xs)}
-}
-
-func (s stat) String() string {
-	if s.n == 0 {
-		return "-"
-	}
-	return fmt.Sprintf("%.4f ± %.4f", s.mean, s.sd)
-}
 
 // pureMech reports whether a grid mechanism spends a pure budget.
 func pureMech(m string) bool {
@@ -96,11 +27,11 @@ func pureMech(m string) bool {
 // dpsgd.csv and loo.md from loo.csv when their tasks ran. A missing grid.csv leaves the
 // test-selected column empty.
 func writeTable(out string, dss []dataSet, seeds int) error {
-	grid, err := readRows(filepath.Join(out, "grid.csv"))
+	grid, err := results.Read(filepath.Join(out, "grid.csv"))
 	if err != nil && !os.IsNotExist(err) {
 		return err
 	}
-	all, err := readRows(filepath.Join(out, "defaults.csv"))
+	all, err := results.Read(filepath.Join(out, "defaults.csv"))
 	if err != nil {
 		return err
 	}
@@ -108,7 +39,7 @@ func writeTable(out string, dss []dataSet, seeds int) error {
 	// targets27, kept out of every mean.
 	defs := slices.DeleteFunc(slices.Clone(all), func(r map[string]string) bool { return r["error"] != "" })
 	var b strings.Builder
-	dpl, err := readRows(filepath.Join(out, "diffprivlib.csv"))
+	dpl, err := results.Read(filepath.Join(out, "diffprivlib.csv"))
 	if err != nil && !os.IsNotExist(err) {
 		return err
 	}
@@ -136,7 +67,7 @@ func writeTable(out string, dss []dataSet, seeds int) error {
 			cells := []string{ds.name, budget}
 			for _, v := range variants {
 				xs := variantRows(defs, ds.name, eps, delta, v.name)
-				cell := statOf(column(xs, "accuracy")).String()
+				cell := results.StatOf(results.Column(xs, "accuracy")).String()
 				stumps := 0
 				for _, r := range xs {
 					if r["mechanism"] == string(perturb.Stump) {
@@ -153,9 +84,9 @@ func writeTable(out string, dss []dataSet, seeds int) error {
 			if best, name := bestSetting(grid, ds.name, eps, delta, seeds); name != "" {
 				tb = fmt.Sprintf("%s (%s)", best, name)
 			}
-			maj := statOf(column(variantRows(defs, ds.name, eps, delta, variants[0].name), "majority")).mean
+			maj := results.StatOf(results.Column(variantRows(defs, ds.name, eps, delta, variants[0].name), "majority")).Mean
 			def := variantStat(defs, ds.name, eps, delta, variants[0].name)
-			cells = append(cells, tb, dplCell(dpl, ds.name, eps), fmt.Sprintf("%.3f", maj), np.String(), gapCell(def.mean, maj, np.mean))
+			cells = append(cells, tb, dplCell(dpl, ds.name, eps), fmt.Sprintf("%.3f", maj), np.String(), gapCell(def.Mean, maj, np.Mean))
 			fmt.Fprintf(&b, "| %s |\n", strings.Join(cells, " | "))
 		}
 	}
@@ -172,14 +103,20 @@ func writeTable(out string, dss []dataSet, seeds int) error {
 	if err := writeDPSGDTable(out); err != nil {
 		return err
 	}
-	loo, err := readRows(filepath.Join(out, "loo.csv"))
+	looRows, err := results.Read(filepath.Join(out, "loo.csv"))
 	switch {
 	case os.IsNotExist(err):
 		return nil
 	case err != nil:
 		return err
 	}
-	return os.WriteFile(filepath.Join(out, "loo.md"), []byte(looTable(loo, dss)), 0o644)
+	var binary []string // OutputFirst is for a scalar loss
+	for _, ds := range dss {
+		if len(ds.classes) <= 2 {
+			binary = append(binary, ds.name)
+		}
+	}
+	return os.WriteFile(filepath.Join(out, "loo.md"), []byte(loo.OutputFirst(looRows, binary)), 0o644)
 }
 
 // setsList returns sets.md: each data set, its rows (defaults.csv's),
@@ -191,7 +128,7 @@ func setsList(all []map[string]string, dss []dataSet) string {
 		rows := ds.rows
 		for _, r := range all {
 			if r["dataset"] == ds.name {
-				rows = int(fnum(r, "rows"))
+				rows = int(results.Num(r, "rows"))
 				break
 			}
 		}
@@ -220,25 +157,16 @@ func setsList(all []map[string]string, dss []dataSet) string {
 func variantRows(defs []map[string]string, set string, eps, delta float64, variant string) []map[string]string {
 	var out []map[string]string
 	for _, r := range defs {
-		if r["dataset"] == set && fnum(r, "epsilon") == eps && fnum(r, "delta") == delta && r["variant"] == variant {
+		if r["dataset"] == set && results.Num(r, "epsilon") == eps && results.Num(r, "delta") == delta && r["variant"] == variant {
 			out = append(out, r)
 		}
 	}
 	return out
 }
 
-// column returns the numbers of a column of rows.
-func column(rows []map[string]string, key string) []float64 {
-	out := make([]float64, len(rows))
-	for i, r := range rows {
-		out[i] = fnum(r, key)
-	}
-	return out
-}
-
 // variantStat is the test accuracy over the seeds of a variant's rows.
-func variantStat(defs []map[string]string, set string, eps, delta float64, variant string) stat {
-	return statOf(column(variantRows(defs, set, eps, delta, variant), "accuracy"))
+func variantStat(defs []map[string]string, set string, eps, delta float64, variant string) results.Stat {
+	return results.StatOf(results.Column(variantRows(defs, set, eps, delta, variant), "accuracy"))
 }
 
 // gap returns the share of the gap from the majority class to the
@@ -263,27 +191,27 @@ func gapCell(acc, maj, np float64) string {
 // and budget (mean test accuracy over at least seeds seeds; pure
 // mechanisms only without delta) and its name, or "" when the grid has
 // none.
-func bestSetting(grid []map[string]string, set string, eps, delta float64, seeds int) (stat, string) {
-	best, bestName := stat{mean: math.NaN()}, ""
+func bestSetting(grid []map[string]string, set string, eps, delta float64, seeds int) (results.Stat, string) {
+	best, bestName := results.Stat{Mean: math.NaN()}, ""
 	bySetting := map[string][]float64{}
 	for _, r := range grid {
-		if r["dataset"] != set || fnum(r, "epsilon") != eps || (delta == 0 && !pureMech(r["mechanism"])) {
+		if r["dataset"] != set || results.Num(r, "epsilon") != eps || (delta == 0 && !pureMech(r["mechanism"])) {
 			continue
 		}
-		key := fmt.Sprintf("%s, lambda %.2g", r["mechanism"], fnum(r, "lambda"))
+		key := fmt.Sprintf("%s, lambda %.2g", r["mechanism"], results.Num(r, "lambda"))
 		if r["mechanism"] == string(perturb.Stump) {
 			key = r["mechanism"] // no lambda
 		}
-		if c := fnum(r, "clip"); c > 0 {
+		if c := results.Num(r, "clip"); c > 0 {
 			key += fmt.Sprintf(", G %g", c)
 		}
-		bySetting[key] = append(bySetting[key], fnum(r, "accuracy"))
+		bySetting[key] = append(bySetting[key], results.Num(r, "accuracy"))
 	}
 	// In the settings' name order, so that a tie keeps the same setting
 	// at every regeneration (a map's order is random).
 	for _, k := range slices.Sorted(maps.Keys(bySetting)) {
 		xs := bySetting[k]
-		if s := statOf(xs); len(xs) >= seeds && (math.IsNaN(best.mean) || above(s.mean, best.mean)) {
+		if s := results.StatOf(xs); len(xs) >= seeds && (math.IsNaN(best.Mean) || results.Above(s.Mean, best.Mean)) {
 			best, bestName = s, k
 		}
 	}

@@ -6,6 +6,7 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/stabpriv/stabpriv/bench/defaults/internal/results"
 	"github.com/stabpriv/stabpriv/datasets/preprocess"
 	"github.com/stabpriv/stabpriv/dp"
 	"github.com/stabpriv/stabpriv/losses"
@@ -46,7 +47,7 @@ func targets27(all, grid []map[string]string, dss []dataSet, seeds int) string {
 			if r["dataset"] != ds.name {
 				continue
 			}
-			rows = int(fnum(r, "rows"))
+			rows = int(results.Num(r, "rows"))
 			switch {
 			case r["variant"] == nonPrivate:
 			case r["error"] != "":
@@ -73,14 +74,14 @@ func targets27(all, grid []map[string]string, dss []dataSet, seeds int) string {
 		}
 		def := variantStat(defs, ds.name, eps, delta, variants[0].name)
 		np := variantStat(defs, ds.name, 0, 0, nonPrivate)
-		maj := statOf(column(variantRows(defs, ds.name, eps, delta, variants[0].name), "majority")).mean
+		maj := results.StatOf(results.Column(variantRows(defs, ds.name, eps, delta, variants[0].name), "majority")).Mean
 		budget := fmt.Sprintf("eps = %g", eps)
 		if delta > 0 {
 			budget += fmt.Sprintf(", delta = %g", delta)
 		}
-		g := gap(def.mean, maj, np.mean)
-		gcell := gapCell(def.mean, maj, np.mean)
-		if !math.IsNaN(g) && def.n > 0 {
+		g := gap(def.Mean, maj, np.Mean)
+		gcell := gapCell(def.Mean, maj, np.Mean)
+		if !math.IsNaN(g) && def.N > 0 {
 			gapAll++
 			if g >= want {
 				gapMet++
@@ -91,13 +92,13 @@ func targets27(all, grid []map[string]string, dss []dataSet, seeds int) string {
 		}
 		best, name := bestSetting(grid, ds.name, eps, delta, seeds)
 		bcell, ncell := "not run", "-"
-		if name != "" && def.n > 0 {
-			bcell = fmt.Sprintf("%.4f (%s)", best.mean, name)
+		if name != "" && def.N > 0 {
+			bcell = fmt.Sprintf("%.4f (%s)", best.Mean, name)
 			nearAll++
-			ncell = fmt.Sprintf("no (%+.4f)", def.mean-best.mean)
-			if def.mean >= best.mean-nearBest {
+			ncell = fmt.Sprintf("no (%+.4f)", def.Mean-best.Mean)
+			if def.Mean >= best.Mean-nearBest {
 				near++
-				ncell = fmt.Sprintf("yes (%+.4f)", def.mean-best.mean)
+				ncell = fmt.Sprintf("yes (%+.4f)", def.Mean-best.Mean)
 			}
 		}
 		fmt.Fprintf(&b, "| %s | %d | %d | %s | %.3f | %s | %s | %s | %s | %s | %d | %d of %d |\n", ds.name, rows, max(len(ds.classes), 2), budget,
@@ -126,7 +127,7 @@ func gridNote(grid []map[string]string) string {
 			order = append(order, r["dataset"])
 		}
 		if r["mechanism"] != string(perturb.Stump) { // no lambda
-			lams[r["dataset"]][fnum(r, "lambda")] = true
+			lams[r["dataset"]][results.Num(r, "lambda")] = true
 		}
 	}
 	var parts []string
@@ -151,8 +152,8 @@ func gridNote(grid []map[string]string) string {
 func dplAccuracies(dpl []map[string]string, set string, eps float64) []float64 {
 	var xs []float64
 	for _, r := range dpl {
-		if r["dataset"] == set && fnum(r, "epsilon") == eps {
-			xs = append(xs, fnum(r, "accuracy"))
+		if r["dataset"] == set && results.Num(r, "epsilon") == eps {
+			xs = append(xs, results.Num(r, "accuracy"))
 		}
 	}
 	return xs
@@ -163,7 +164,7 @@ func dplCell(dpl []map[string]string, set string, eps float64) string {
 	if len(dpl) == 0 {
 		return "not run"
 	}
-	return statOf(dplAccuracies(dpl, set, eps)).String()
+	return results.StatOf(dplAccuracies(dpl, set, eps)).String()
 }
 
 // fitTable compares the automatic lambda of each family with the best
@@ -177,7 +178,7 @@ func fitTable(grid []map[string]string, dss []dataSet) string {
 		var n, dim, k int
 		for _, r := range grid {
 			if r["dataset"] == ds.name {
-				n, dim, k = int(fnum(r, "n")), int(fnum(r, "dim")), int(fnum(r, "classes"))
+				n, dim, k = int(results.Num(r, "n")), int(results.Num(r, "dim")), int(results.Num(r, "classes"))
 				break
 			}
 		}
@@ -192,8 +193,8 @@ func fitTable(grid []map[string]string, dss []dataSet) string {
 			for _, m := range []string{"objective", "amp", "gamma"} {
 				acc := map[float64][]float64{}
 				for _, r := range grid {
-					if r["dataset"] == ds.name && fnum(r, "epsilon") == eps && r["mechanism"] == m && (m != "gamma" || fnum(r, "clip") == clip) {
-						acc[fnum(r, "lambda")] = append(acc[fnum(r, "lambda")], fnum(r, "accuracy"))
+					if r["dataset"] == ds.name && results.Num(r, "epsilon") == eps && r["mechanism"] == m && (m != "gamma" || results.Num(r, "clip") == clip) {
+						acc[results.Num(r, "lambda")] = append(acc[results.Num(r, "lambda")], results.Num(r, "accuracy"))
 					}
 				}
 				if len(acc) == 0 {
@@ -206,7 +207,7 @@ func fitTable(grid []map[string]string, dss []dataSet) string {
 				slices.Sort(lambdas)
 				bestL := lambdas[0]
 				for _, l := range lambdas {
-					if statOf(acc[l]).mean > statOf(acc[bestL]).mean {
+					if results.StatOf(acc[l]).Mean > results.StatOf(acc[bestL]).Mean {
 						bestL = l
 					}
 				}
@@ -222,7 +223,7 @@ func fitTable(grid []map[string]string, dss []dataSet) string {
 					pdim = kp + 1
 					shape = fmt.Sprintf("%d, %d projected to %d, %d", n, dim, pdim, k)
 				}
-				rule, err := ruleLambda(perturb.Mechanism(m), n, pdim, k, dp.Budget{Epsilon: eps, Delta: delta})
+				rule, err := ruleLambda(dp.Mechanism(m), n, pdim, k, dp.Budget{Epsilon: eps, Delta: delta})
 				if err != nil {
 					continue
 				}
@@ -233,7 +234,7 @@ func fitTable(grid []map[string]string, dss []dataSet) string {
 					}
 				}
 				fmt.Fprintf(&b, "| %s | %s | %g | %s | %.2g (%.4f) | %.2g | %.2g | %.4f |\n", ds.name, shape, eps, m,
-					bestL, statOf(acc[bestL]).mean, rule, rule/bestL, statOf(acc[near]).mean)
+					bestL, results.StatOf(acc[bestL]).Mean, rule, rule/bestL, results.StatOf(acc[near]).Mean)
 			}
 		}
 	}
@@ -250,7 +251,7 @@ func modelOutputs(k int) int {
 }
 
 // ruleLambda returns the automatic lambda of mechanism m.
-func ruleLambda(m perturb.Mechanism, n, dim, k int, b dp.Budget) (float64, error) {
+func ruleLambda(m dp.Mechanism, n, dim, k int, b dp.Budget) (float64, error) {
 	meth, err := release.LookupTuner(m)
 	if err != nil {
 		return 0, err
@@ -283,13 +284,13 @@ func targets(defs, dpl []map[string]string) string {
 		for _, v := range []string{variants[0].name, variants[1].name} {
 			var xs, maj []float64
 			for _, r := range defs {
-				if r["dataset"] == t.set && fnum(r, "epsilon") == t.eps && fnum(r, "delta") == 0 && r["variant"] == v {
-					xs = append(xs, fnum(r, "accuracy"))
-					maj = append(maj, fnum(r, "majority"))
+				if r["dataset"] == t.set && results.Num(r, "epsilon") == t.eps && results.Num(r, "delta") == 0 && r["variant"] == v {
+					xs = append(xs, results.Num(r, "accuracy"))
+					maj = append(maj, results.Num(r, "majority"))
 				}
 			}
-			s := statOf(xs)
-			if s.n == 0 {
+			s := results.StatOf(xs)
+			if s.N == 0 {
 				parts = append(parts, v+": not run")
 				continue
 			}
@@ -299,13 +300,13 @@ func targets(defs, dpl []map[string]string) string {
 				// Above the majority class: by more than two standard
 				// errors over the test rows' majority share (a release
 				// that predicts the majority class equals it).
-				if s.mean > statOf(maj).mean+2*s.sd/math.Sqrt(float64(s.n)) {
+				if s.Mean > results.StatOf(maj).Mean+2*s.SD/math.Sqrt(float64(s.N)) {
 					verdict = "met"
 				}
-			case s.mean >= t.want:
+			case s.Mean >= t.want:
 				verdict = "met"
 			}
-			parts = append(parts, fmt.Sprintf("%s %.4f (%s)", v, s.mean, verdict))
+			parts = append(parts, fmt.Sprintf("%s %.4f (%s)", v, s.Mean, verdict))
 		}
 		fmt.Fprintf(&b, "- %s, eps = %g, target %s: %s.\n", t.set, t.eps, t.what, strings.Join(parts, "; "))
 	}
@@ -321,25 +322,25 @@ func digitsTarget(defs, dpl []map[string]string) string {
 	const set, eps = "digits", 1.0
 	var xs []float64
 	for _, r := range defs {
-		if r["dataset"] == set && fnum(r, "epsilon") == eps && fnum(r, "delta") == gridDelta && r["variant"] == variants[0].name {
-			xs = append(xs, fnum(r, "accuracy"))
+		if r["dataset"] == set && results.Num(r, "epsilon") == eps && results.Num(r, "delta") == gridDelta && r["variant"] == variants[0].name {
+			xs = append(xs, results.Num(r, "accuracy"))
 		}
 	}
-	s, d := statOf(xs), statOf(dplAccuracies(dpl, set, eps))
+	s, d := results.StatOf(xs), results.StatOf(dplAccuracies(dpl, set, eps))
 	head := fmt.Sprintf("- %s, eps = %g, delta = %g, target clearly above diffprivlib's default", set, eps, gridDelta)
 	switch {
-	case s.n == 0:
+	case s.N == 0:
 		return head + ": not run.\n"
-	case d.n == 0:
-		return fmt.Sprintf("%s: %s %.4f; diffprivlib's default not run.\n", head, variants[0].name, s.mean)
+	case d.N == 0:
+		return fmt.Sprintf("%s: %s %.4f; diffprivlib's default not run.\n", head, variants[0].name, s.Mean)
 	}
-	se := math.Sqrt(s.sd*s.sd/float64(s.n) + d.sd*d.sd/float64(d.n))
+	se := math.Sqrt(s.SD*s.SD/float64(s.N) + d.SD*d.SD/float64(d.N))
 	verdict := "not met"
-	if s.mean-d.mean > 2*se {
+	if s.Mean-d.Mean > 2*se {
 		verdict = "met"
 	}
 	return fmt.Sprintf("%s (by more than two standard errors of the difference): %s %.4f against %.4f, difference %.4f, two standard errors %.4f (%s).\n",
-		head, variants[0].name, s.mean, d.mean, s.mean-d.mean, 2*se, verdict)
+		head, variants[0].name, s.Mean, d.Mean, s.Mean-d.Mean, 2*se, verdict)
 }
 
 // majorityCheck says, for the default (the rule) on every
@@ -355,18 +356,18 @@ func majorityCheck(defs []map[string]string, dss []dataSet) string {
 		for _, bud := range budgets(ds.name) {
 			var acc, maj []float64
 			for _, r := range defs {
-				if r["dataset"] == ds.name && fnum(r, "epsilon") == bud[0] && fnum(r, "delta") == bud[1] && r["variant"] == variants[0].name {
-					acc = append(acc, fnum(r, "accuracy"))
-					maj = append(maj, fnum(r, "majority"))
+				if r["dataset"] == ds.name && results.Num(r, "epsilon") == bud[0] && results.Num(r, "delta") == bud[1] && r["variant"] == variants[0].name {
+					acc = append(acc, results.Num(r, "accuracy"))
+					maj = append(maj, results.Num(r, "majority"))
 				}
 			}
 			if len(acc) == 0 {
 				continue
 			}
 			count++
-			s, m := statOf(acc), statOf(maj).mean
-			if se := s.sd / math.Sqrt(float64(s.n)); s.mean < m-2*se {
-				below = append(below, fmt.Sprintf("%s at eps = %g, delta = %g: %.4f against %.4f (two standard errors %.4f)", ds.name, bud[0], bud[1], s.mean, m, 2*se))
+			s, m := results.StatOf(acc), results.StatOf(maj).Mean
+			if se := s.SD / math.Sqrt(float64(s.N)); s.Mean < m-2*se {
+				below = append(below, fmt.Sprintf("%s at eps = %g, delta = %g: %.4f against %.4f (two standard errors %.4f)", ds.name, bud[0], bud[1], s.Mean, m, 2*se))
 			}
 		}
 	}

@@ -37,7 +37,7 @@ import (
 	"github.com/stabpriv/stabpriv/perturb"
 	"github.com/stabpriv/stabpriv/private"
 	"github.com/stabpriv/stabpriv/regularizers"
-	"github.com/stabpriv/stabpriv/release"
+	"github.com/stabpriv/stabpriv/release/autoknobs"
 	"github.com/stabpriv/stabpriv/selection"
 	"github.com/stabpriv/stabpriv/trainer"
 )
@@ -153,7 +153,7 @@ func run(path, label string, classes []string, cs []int, epss []float64, seeds i
 				}
 				ruleAcc += acc / float64(seeds)
 				ruleLambda = r.Certificate.Lambda
-				k, err := release.AutoKnobs(r.Split.TrainRows, r.Model.D, r.Model.K, r.Certificate.Mechanism, b)
+				k, err := autoknobs.Choose(r.Split.TrainRows, r.Model.D, r.Model.K, r.Certificate.Mechanism, b)
 				if err != nil {
 					return err
 				}

@@ -1,6 +1,6 @@
 package main
 
-// The Adult rows of the paper's protocol (experiments.Protocol), shared with
+// The Adult rows of the paper's protocol (protocol.Protocol), shared with
 // bench/diffprivlib_side.py so that both sides fit the very same rows:
 //
 //	paperrows  writes splits 0..splits-1 (seed + s, as stabpriv sweep does)
@@ -31,7 +31,7 @@ import (
 
 	"github.com/stabpriv/stabpriv/datasets"
 	"github.com/stabpriv/stabpriv/dp"
-	"github.com/stabpriv/stabpriv/experiments"
+	"github.com/stabpriv/stabpriv/experiments/protocol"
 	"github.com/stabpriv/stabpriv/losses"
 	"github.com/stabpriv/stabpriv/objpert"
 	"github.com/stabpriv/stabpriv/perturb"
@@ -81,7 +81,7 @@ func paperRowsTask(f flags) error {
 	if f.rows == "" {
 		return fmt.Errorf("paperrows needs -rows")
 	}
-	p, err := experiments.NewProtocol(experiments.ProtocolConfig{Dataset: "adult", DataDir: f.dataDir})
+	p, err := protocol.New(protocol.Config{Dataset: "adult", DataDir: f.dataDir})
 	if err != nil {
 		return err
 	}

@@ -6,13 +6,13 @@
 // experiments.FeatSel instead.
 //
 // Every error of the command line is a *runflags.UsageError (exit 2); an
-// input that is missing or does not read wraps experiments.ErrNoData or
+// input that is missing or does not read wraps protocol.ErrNoData or
 // the datasets error (exit 4), as the table "Exit statuses" in
 // docs/GUIDE.md says.
 package paper
 
-import "github.com/stabpriv/stabpriv/experiments"
+import "github.com/stabpriv/stabpriv/experiments/protocol"
 
-// ErrNoData is experiments.ErrNoData: a named data set that is not in its
+// ErrNoData is protocol.ErrNoData: a named data set that is not in its
 // directory (exit 4).
-var ErrNoData = experiments.ErrNoData
+var ErrNoData = protocol.ErrNoData

@@ -12,7 +12,9 @@ import (
 	"github.com/sirupsen/logrus"
 
 	"github.com/stabpriv/stabpriv/cmd/runflags"
+	"github.com/stabpriv/stabpriv/dp"
 	"github.com/stabpriv/stabpriv/experiments"
+	"github.com/stabpriv/stabpriv/experiments/protocol"
 	"github.com/stabpriv/stabpriv/perturb"
 )
 
@@ -46,15 +48,15 @@ type Flags struct {
 	PassList                      []int
 	Passes                        int
 	Lambdas, Epsilons, Thresholds []float64
-	Mechanisms                    []perturb.Mechanism
+	Mechanisms                    []dp.Mechanism
 	Level                         logrus.Level
-	Protocol                      experiments.ProtocolConfig
+	Protocol                      protocol.Config
 }
 
 // newFlagSet declares the shared flags of the command name.
 func newFlagSet(name string, f *Flags) *flag.FlagSet {
 	fs := flag.NewFlagSet(name, flag.ContinueOnError)
-	fs.StringVar(&f.Dataset, "dataset", "", "data set: "+strings.Join(experiments.DataSets, ", ")+" (required)")
+	fs.StringVar(&f.Dataset, "dataset", "", "data set: "+strings.Join(protocol.DataSets, ", ")+" (required)")
 	fs.StringVar(&f.DataDir, "data-dir", "", "`directory` holding adult/, lastfm_asia/ and gene_all/ (default: $"+DataEnv+")")
 	fs.StringVar(&f.Data, "data", "", "csv data set: the CSV `file` (header row, numeric features, a label of two classes (logistic) or more (softmax))")
 	fs.StringVar(&f.Label, "label", "", "csv data set: the label `column`")
@@ -65,8 +67,8 @@ func newFlagSet(name string, f *Flags) *flag.FlagSet {
 	fs.Float64Var(&f.Delta, "delta", experiments.DefaultDelta, "delta of the Gaussian mechanisms (ignored by gamma and laplace)")
 	fs.Float64Var(&f.L1Ratio, "l1-ratio", experiments.DefaultL1Ratio, "elastic-net L1 share alpha in [0, 1); mu = lambda*(1-alpha)")
 	fs.StringVar(&f.PassesFlag, "passes", strconv.Itoa(experiments.DefaultPasses), "SGD passes (sweep: a comma-separated list)")
-	fs.IntVar(&f.Components, "components", experiments.DefaultComponents, "truncated-SVD components fitted on each training split (the paper's protocol: 32; -1 keeps every feature; lastfm is reduced by its loader)")
-	fs.StringVar(&f.RowScale, "row-scale", experiments.ScaleClipOnly.String(), "map before clipping rows into the unit ball: clip or sqrt-d")
+	fs.IntVar(&f.Components, "components", protocol.DefaultComponents, "truncated-SVD components fitted on each training split (the paper's protocol: 32; -1 keeps every feature; lastfm is reduced by its loader)")
+	fs.StringVar(&f.RowScale, "row-scale", protocol.ScaleClipOnly.String(), "map before clipping rows into the unit ball: clip or sqrt-d")
 	fs.Uint64Var(&f.Seed, "seed", 1, "base seed of the splits, the training and the (seeded) noise")
 	fs.StringVar(&f.Out, "out", "", "output `directory` (created; required; existing files there are replaced only with --force, an input or a model file never)")
 	fs.BoolVar(&f.Force, "force", false, "replace existing output files in --out (never a model file, nor an input)")
@@ -127,14 +129,14 @@ func (f *Flags) checkRun(fs *flag.FlagSet) error {
 	if f.Level, err = runflags.ParseLogLevel(f.LogLevel); err != nil {
 		return err
 	}
-	rs, err := experiments.ParseRowScale(f.RowScale)
+	rs, err := protocol.ParseRowScale(f.RowScale)
 	if err != nil {
 		return usagef("--row-scale: %w", err)
 	}
 	if f.Components == 0 || f.Components < -1 {
 		return usagef("--components %d, want >= 1, or -1 for no SVD", f.Components)
 	}
-	if f.Components != experiments.DefaultComponents && f.Dataset == "lastfm" {
+	if f.Components != protocol.DefaultComponents && f.Dataset == "lastfm" {
 		return usagef("--components: lastfm is reduced by its loader (32 components, fitted on all nodes), not by the protocol")
 	}
 	if f.Splits < 1 {
@@ -148,7 +150,7 @@ func (f *Flags) checkRun(fs *flag.FlagSet) error {
 	if !(f.L1Ratio >= 0 && f.L1Ratio < 1) {
 		return usagef("--l1-ratio %v, want in [0, 1): the stability route needs mu = lambda(1 - l1 ratio) > 0", f.L1Ratio)
 	}
-	f.Protocol = experiments.ProtocolConfig{RowScale: rs, Components: f.Components}
+	f.Protocol = protocol.Config{RowScale: rs, Components: f.Components}
 	set := map[string]bool{}
 	fs.Visit(func(fl *flag.Flag) { set[fl.Name] = true })
 	pure := true
@@ -186,14 +188,14 @@ func (f *Flags) checkRun(fs *flag.FlagSet) error {
 func (f *Flags) checkData() error {
 	switch f.Dataset {
 	case "":
-		return usagef("--dataset is required: one of %s", strings.Join(experiments.DataSets, ", "))
-	case experiments.CSV:
+		return usagef("--dataset is required: one of %s", strings.Join(protocol.DataSets, ", "))
+	case protocol.CSV:
 		if f.Data == "" || f.Label == "" {
 			return usagef("--dataset csv needs --data FILE and --label COLUMN")
 		}
 	default:
-		if !slices.Contains(experiments.DataSets, f.Dataset) {
-			return usagef("--dataset %q, want one of %s", f.Dataset, strings.Join(experiments.DataSets, ", "))
+		if !slices.Contains(protocol.DataSets, f.Dataset) {
+			return usagef("--dataset %q, want one of %s", f.Dataset, strings.Join(protocol.DataSets, ", "))
 		}
 		if f.Data != "" || f.Label != "" {
 			return usagef("--data and --label apply to --dataset csv only")

@@ -3,11 +3,14 @@ package paper
 import (
 	"context"
 	"errors"
+	"fmt"
 	"io"
 	"strings"
 	"testing"
 
 	"github.com/stabpriv/stabpriv/cmd/runflags"
+	"github.com/stabpriv/stabpriv/experiments"
+	"github.com/stabpriv/stabpriv/experiments/protocol"
 )
 
 // TestUsageErrors: each command refuses a bad command line with a usage
@@ -28,6 +31,24 @@ func TestUsageErrors(t *testing.T) {
 		err := tc.run(context.Background(), tc.args, io.Discard, io.Discard)
 		if !errors.Is(err, runflags.ErrUsage) || !strings.Contains(err.Error(), tc.want) {
 			t.Errorf("%q: %v, want a usage error with %q", tc.args, err, tc.want)
+		}
+	}
+}
+
+// TestAsUsage: a refusal of the sweep's settings or of the protocol's (a
+// value the flag checks let through) is a usage error (exit 2); a missing
+// data set is not.
+func TestAsUsage(t *testing.T) {
+	for _, tc := range []struct {
+		err   error
+		usage bool
+	}{
+		{fmt.Errorf("%w: splits = 0", experiments.ErrConfig), true},
+		{fmt.Errorf("%w: test fraction 1", protocol.ErrConfig), true},
+		{fmt.Errorf("%w: no gene_all", protocol.ErrNoData), false},
+	} {
+		if got := asUsage(tc.err); errors.Is(got, runflags.ErrUsage) != tc.usage || !errors.Is(got, tc.err) {
+			t.Errorf("asUsage(%v) = %v, want a usage error: %v", tc.err, got, tc.usage)
 		}
 	}
 }

@@ -12,6 +12,7 @@ import (
 	"github.com/stabpriv/stabpriv/cmd/outfile"
 	"github.com/stabpriv/stabpriv/cmd/runflags"
 	"github.com/stabpriv/stabpriv/experiments"
+	"github.com/stabpriv/stabpriv/experiments/protocol"
 )
 
 // outputFiles are the files each paper command writes into --out
@@ -51,10 +52,10 @@ func parsePaper(fs *flag.FlagSet, f *Flags, args []string, stderr io.Writer, hel
 	return f.checkData()
 }
 
-// asUsage turns an experiments.ErrConfig error (a bad flag value the
-// shared checks did not catch) into a usage error.
+// asUsage turns an experiments.ErrConfig or protocol.ErrConfig error (a
+// bad flag value the shared checks did not catch) into a usage error.
 func asUsage(err error) error {
-	if errors.Is(err, experiments.ErrConfig) {
+	if errors.Is(err, experiments.ErrConfig) || errors.Is(err, protocol.ErrConfig) {
 		return &runflags.UsageError{Err: err}
 	}
 	return err

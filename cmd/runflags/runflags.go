@@ -15,7 +15,6 @@ import (
 	"github.com/stabpriv/stabpriv/dp"
 	"github.com/stabpriv/stabpriv/dppca"
 	"github.com/stabpriv/stabpriv/losses"
-	"github.com/stabpriv/stabpriv/perturb"
 	"github.com/stabpriv/stabpriv/private"
 	"github.com/stabpriv/stabpriv/release"
 	"github.com/stabpriv/stabpriv/selection"
@@ -78,7 +77,7 @@ type Flags struct {
 	TestFrac                     float64
 	LogLevel                     string
 	LabelBound                   float64
-	Mechanism                    *choice[perturb.Mechanism, *perturb.Mechanism]
+	Mechanism                    *choice[dp.Mechanism, *dp.Mechanism]
 	Noise                        string
 	NoiseSeed                    uint64
 	Epsilon, Delta               float64
@@ -121,7 +120,7 @@ func (f *Flags) Register(fs *flag.FlagSet) {
 	fs.Float64Var(&f.TestFrac, "test-frac", 0, "share of the rows held out for testing, in [0, 1) (0: every row trains)")
 	LogLevelVar(fs, &f.LogLevel)
 	fs.Float64Var(&f.LabelBound, "label-bound", 0, "regression: the bound `B` in |y| <= B (squared loss needs it; 0: none); a release clamps labels to it")
-	f.Mechanism = newChoice[perturb.Mechanism]("none", nil)
+	f.Mechanism = newChoice[dp.Mechanism]("none", nil)
 	fs.TextVar(f.Mechanism, "mechanism", f.Mechanism, "release mechanism; left out, the public rule (or --select) chooses it and its knobs: "+release.List()+" (objective and amp perturb the training objective: lambda auto or at least its floor, no SGD knobs), or none for a non-private model")
 	// Left out is not none: the help must not print "(default none)".
 	fs.Lookup("mechanism").DefValue = ""

@@ -8,6 +8,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/stabpriv/stabpriv/dp"
 	"github.com/stabpriv/stabpriv/perturb"
 )
 
@@ -52,7 +53,7 @@ func TestCLIPartitionedRule(t *testing.T) {
 	seeded := []string{"--noise", "seeded", "--noise-seed", "5"}
 	for _, c := range []struct {
 		budget []string
-		want   perturb.Mechanism
+		want   dp.Mechanism
 	}{
 		{[]string{"--epsilon", "1"}, perturb.Gamma},
 		{[]string{"--epsilon", "0.5", "--delta", "1e-5"}, perturb.AnalyticGaussian},

@@ -14,7 +14,7 @@ import (
 	"github.com/stabpriv/stabpriv/dp"
 	"github.com/stabpriv/stabpriv/modelfile"
 	"github.com/stabpriv/stabpriv/perturb"
-	"github.com/stabpriv/stabpriv/release"
+	"github.com/stabpriv/stabpriv/release/autoknobs"
 	"github.com/stabpriv/stabpriv/stability"
 )
 
@@ -176,8 +176,8 @@ func TestPrivacyIDForecast(t *testing.T) {
 // public rule): the model file is the one --mechanism gamma with the
 // automatic knobs writes, byte for byte with the same published noise
 // seed, its lambda is sqrt(c) times the rule's for rows (the output says
-// so, and the certificate's lambda is release.GroupScale(c) = sqrt(c)
-// times release.AutoKnobs' at the layout's n = c * training IDs, checked
+// so, and the certificate's lambda is autoknobs.GroupScale(c) = sqrt(c)
+// times autoknobs.Choose' at the layout's n = c * training IDs, checked
 // as a number: the rule and the named mechanism share the code that
 // scales lambda, and so does Verify), and a secure release certifies.
 func TestCLIPrivacyIDRule(t *testing.T) {
@@ -222,11 +222,11 @@ func TestCLIPrivacyIDRule(t *testing.T) {
 		if cert == nil || cert.Run == nil || r.Partitions == nil || r.Partitions.MaxRowsPerID != 3 || n%3 != 0 || cert.Run.N != n {
 			t.Fatalf("P = %s: certificate %v, partitions %+v, n = %d", parts, cert != nil, r.Partitions, n)
 		}
-		k, err := release.AutoKnobs(n, cert.Run.D, cert.Run.K, perturb.Gamma, dp.Budget{Epsilon: 1})
+		k, err := autoknobs.Choose(n, cert.Run.D, cert.Run.K, perturb.Gamma, dp.Budget{Epsilon: 1})
 		if err != nil {
 			t.Fatal(err)
 		}
-		want := release.GroupScale(3) * k.Lambda
+		want := autoknobs.GroupScale(3) * k.Lambda
 		if math.Abs(cert.Lambda-want) > 1e-12*want || math.Abs(cert.Lambda-math.Sqrt(3)*k.Lambda) > 1e-12*want {
 			t.Errorf("P = %s: lambda %v, want sqrt(3) x %v = %v (the rule for rows at n = %d)", parts, cert.Lambda, k.Lambda, want, n)
 		}

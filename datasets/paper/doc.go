@@ -34,6 +34,6 @@
 // Write one file holding the loader (a func(dir string) (*datasets.Dataset,
 // error) at the paper's options, with its tests beside it) and an unexported
 // DataSet value, and add one line to the registry in registry.go. The name
-// is then accepted by experiments.ProtocolConfig.Dataset and the sweep and
+// is then accepted by protocol.Config.Dataset and the sweep and
 // featsel commands, with its folder, marker, lambdas and notes.
 package paper

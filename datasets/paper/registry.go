@@ -22,7 +22,7 @@ var registry = []*DataSet{
 // line need to find, load and fetch one of the paper's data sets, and the
 // protocol settings that belong to it.
 type DataSet struct {
-	// Name is the name users give (experiments.ProtocolConfig.Dataset, the
+	// Name is the name users give (protocol.Config.Dataset, the
 	// --dataset flag): "adult", "lastfm", "gene_all".
 	Name string
 	// Title describes the data set in one line.

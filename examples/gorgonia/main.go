@@ -32,7 +32,7 @@ import (
 	"github.com/stabpriv/stabpriv/losses"
 	"github.com/stabpriv/stabpriv/perturb"
 	"github.com/stabpriv/stabpriv/regularizers"
-	"github.com/stabpriv/stabpriv/release"
+	"github.com/stabpriv/stabpriv/release/autoknobs"
 	"github.com/stabpriv/stabpriv/trainer"
 )
 
@@ -83,10 +83,10 @@ func run(w io.Writer, noise perturb.Source) error {
 	n, d := train.X.Dims()
 
 	// The knobs: lambda and the clipping norm G from the public n, d and
-	// budget alone (release.AutoKnobs), the bounded inverse-t steps, 10
+	// budget alone (autoknobs.Choose), the bounded inverse-t steps, 10
 	// passes in minibatches of 4, and the average of the iterates.
 	budget := dp.Budget{Epsilon: 1}
-	auto, err := release.AutoKnobs(n, d, 1, perturb.Gamma, budget)
+	auto, err := autoknobs.Choose(n, d, 1, perturb.Gamma, budget)
 	if err != nil {
 		return err
 	}

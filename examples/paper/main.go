@@ -20,6 +20,7 @@ import (
 
 	"github.com/stabpriv/stabpriv/datasets"
 	"github.com/stabpriv/stabpriv/experiments"
+	"github.com/stabpriv/stabpriv/experiments/protocol"
 )
 
 func main() {
@@ -32,7 +33,7 @@ func main() {
 }
 
 func run(ctx context.Context, dataDir, out string, w io.Writer) error {
-	proto := experiments.ProtocolConfig{Dataset: experiments.Adult, DataDir: dataDir}
+	proto := protocol.Config{Dataset: protocol.Adult, DataDir: dataDir}
 	lambdas := []float64{1e-4, 3e-4, 1e-3, 3e-3}
 	if dataDir == "" {
 		// 569 rows, 30 features: no SVD (at most 32 features), and a
@@ -41,7 +42,7 @@ func run(ctx context.Context, dataDir, out string, w io.Writer) error {
 		if err != nil {
 			return err
 		}
-		proto = experiments.ProtocolConfig{Dataset: "breast-cancer", Data: ds}
+		proto = protocol.Config{Dataset: "breast-cancer", Data: ds}
 		lambdas = []float64{1e-3, 1e-2, 3e-2, 1e-1}
 	}
 	start := time.Now()

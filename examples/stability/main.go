@@ -2,7 +2,7 @@
 // split, lambda and knob setting (the clipping norm G and the minibatch
 // size b here) it trains once, bounds the sensitivity Delta of the run by
 // its stability, and releases the weights at each eps with noise
-// calibrated to it (experiments.Sweep on experiments.Matrix). It prints
+// calibrated to it (experiments.Sweep on protocol.Matrix). It prints
 // the best test accuracy per eps, the winning settings and the frontier by
 // knob family: how much each knob buys at each privacy level. The noise is
 // seeded (experiments are reproducible, not releases), and the best
@@ -23,6 +23,7 @@ import (
 	"gonum.org/v1/gonum/mat"
 
 	"github.com/stabpriv/stabpriv/experiments"
+	"github.com/stabpriv/stabpriv/experiments/protocol"
 )
 
 func main() {
@@ -50,7 +51,7 @@ func data(n int) (*mat.Dense, []float64) {
 func run(w io.Writer) error {
 	X, y := data(1500)
 	// user code: begin
-	proto, err := experiments.Matrix("my data", X, y)
+	proto, err := protocol.Matrix("my data", X, y)
 	if err != nil {
 		return err
 	}

@@ -13,7 +13,7 @@ import (
 	"github.com/stabpriv/stabpriv/modelfile"
 	"github.com/stabpriv/stabpriv/perturb"
 	"github.com/stabpriv/stabpriv/privbounds"
-	"github.com/stabpriv/stabpriv/release"
+	"github.com/stabpriv/stabpriv/release/autoknobs"
 	"github.com/stabpriv/stabpriv/stability"
 	"github.com/stabpriv/stabpriv/stump"
 	"github.com/stabpriv/stabpriv/trainer"
@@ -210,9 +210,9 @@ func printRelease(w io.Writer, s Run, r *modelfile.Released) error {
 		row("knobs", fmt.Sprintf("lambda = %s, l1 ratio = %s, clip G = %s, schedule %s, %d passes, batch %d", g6(c.Lambda), g6(c.L1Ratio), g6(c.Clip), c.Schedule, c.Passes, c.Batch))
 	}
 	if (s.Auto || r.AutoKnobs && r.Selection == nil) && c.Mechanism != perturb.Stump {
-		k, err := release.AutoKnobs(r.Split.TrainRows, r.Model.D, r.Model.K, c.Mechanism, r.ReleaseBudget())
+		k, err := autoknobs.Choose(r.Split.TrainRows, r.Model.D, r.Model.K, c.Mechanism, r.ReleaseBudget())
 		if p := r.Partitions; err == nil && p != nil && p.PrivacyID != "" && p.MaxRowsPerID > 1 {
-			k.Rule = fmt.Sprintf("sqrt(c) = %.4g times the rule's lambda for rows (a privacy ID moves c = %d rows: the rule at c times the sensitivity): %s", release.GroupScale(p.MaxRowsPerID), p.MaxRowsPerID, k.Rule)
+			k.Rule = fmt.Sprintf("sqrt(c) = %.4g times the rule's lambda for rows (a privacy ID moves c = %d rows: the rule at c times the sensitivity): %s", autoknobs.GroupScale(p.MaxRowsPerID), p.MaxRowsPerID, k.Rule)
 		}
 		if err == nil {
 			row("knob rule", k.Rule)

@@ -6,7 +6,6 @@ import (
 
 	"github.com/stabpriv/stabpriv/dp"
 	"github.com/stabpriv/stabpriv/pdp"
-	"github.com/stabpriv/stabpriv/perturb"
 )
 
 // Format is the format name written into every summary file.
@@ -76,8 +75,8 @@ type Budget struct {
 // Release holds the public constants of the analysed release
 // (pdp.PublicConstants) as the file records them.
 type Release struct {
-	Mechanism  perturb.Mechanism `json:"mechanism"`
-	NoiseScale float64           `json:"noise_scale"`
+	Mechanism  dp.Mechanism `json:"mechanism"`
+	NoiseScale float64      `json:"noise_scale"`
 	// NoiseDelta is the delta of the Gaussian per-instance epsilons (0 for
 	// Laplace and gamma).
 	NoiseDelta float64 `json:"noise_delta"`

@@ -7,6 +7,7 @@ import (
 	"strconv"
 
 	"github.com/stabpriv/stabpriv/datasets"
+	"github.com/stabpriv/stabpriv/dp"
 	"github.com/stabpriv/stabpriv/internal/check"
 	"github.com/stabpriv/stabpriv/losses"
 	"github.com/stabpriv/stabpriv/modelfile"
@@ -114,7 +115,7 @@ func settingsf(format string, args ...any) error {
 type Job struct {
 	Options
 	lossFn losses.Loss
-	mech   perturb.Mechanism
+	mech   dp.Mechanism
 	fixed  bool                 // Sigma given
 	ridge  *report.RidgeRelease // ops, adaops or gaussian-cov
 	bias   bool
@@ -245,7 +246,7 @@ func (j *Job) checkModelSettings() error {
 // checkNoise checks the output perturbation of a simulated release.
 func (j *Job) checkNoise() error {
 	if j.Set["sigma"] {
-		mech := perturb.Mechanism(j.Mechanism)
+		mech := dp.Mechanism(j.Mechanism)
 		if j.Set["epsilon"] || (j.Set["mechanism"] && mech != perturb.AnalyticGaussian && mech != perturb.Gaussian) {
 			return settingsf("--sigma fixes Gaussian noise; it excludes --epsilon and --mechanism %s", j.Mechanism)
 		}
@@ -253,10 +254,10 @@ func (j *Job) checkNoise() error {
 			return settingsf("--sigma %v, want finite > 0", j.Sigma)
 		}
 		j.fixed, j.mech = true, perturb.AnalyticGaussian
-	} else if _, err := perturb.Lookup(perturb.Mechanism(j.Mechanism)); err != nil {
+	} else if _, err := perturb.Lookup(dp.Mechanism(j.Mechanism)); err != nil {
 		return settingsf("--mechanism %q, want one of %s (with --loss squared also ops, adaops, gaussian-cov)", j.Mechanism, perturb.MechanismList())
 	} else {
-		j.mech = perturb.Mechanism(j.Mechanism)
+		j.mech = dp.Mechanism(j.Mechanism)
 	}
 	if j.mech.Pure() {
 		if j.Set["delta"] && j.Delta != 0 {

@@ -86,7 +86,7 @@ type Simulation struct {
 	// replace-one sensitivity of the minimizer. A positive Sigma instead
 	// fixes Gaussian noise of that standard deviation per coordinate
 	// (Mechanism and Epsilon are then ignored).
-	Mechanism      perturb.Mechanism
+	Mechanism      dp.Mechanism
 	Epsilon, Delta float64
 	Sigma          float64
 	// TestFrac in [0, 1) of the rows are held out by position (SplitIndex

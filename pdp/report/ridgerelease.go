@@ -7,6 +7,7 @@ import (
 	"gonum.org/v1/gonum/mat"
 
 	"github.com/stabpriv/stabpriv/datasets"
+	"github.com/stabpriv/stabpriv/dp"
 	"github.com/stabpriv/stabpriv/internal/check"
 	"github.com/stabpriv/stabpriv/losses"
 	"github.com/stabpriv/stabpriv/pdp"
@@ -176,7 +177,7 @@ func SimulateRidge(ds *datasets.Dataset, sim Simulation, rr RidgeRelease) (*Resu
 		notes = append(notes, fmt.Sprintf("Gaussian output perturbation N(w_hat, A^{-1}/gamma), gamma = %g, A given (identity when none), fixed independently of the data: per-instance epsilons exact (Balle & Wang's curve at the whitened distance sqrt(gamma) ||V||_A; Wang's Lemma 4 with its misprint corrected)", gamma))
 	}
 	ids := rowNumbers(trainIdx)
-	rep, err := NewReport(a, pdp.PrivacyLoss{Kind: perturb.Mechanism(mechanism), Scale: gamma, Delta: delta}, reg/float64(ntr), ids, diffs, rowEps, sim.Top)
+	rep, err := NewReport(a, pdp.PrivacyLoss{Kind: dp.Mechanism(mechanism), Scale: gamma, Delta: delta}, reg/float64(ntr), ids, diffs, rowEps, sim.Top)
 	if err != nil {
 		return nil, err
 	}

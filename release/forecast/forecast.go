@@ -1,22 +1,28 @@
-package release
+package forecast
 
 import (
+	"errors"
 	"fmt"
 	"math"
 	"strings"
 
 	"github.com/stabpriv/stabpriv/dp"
 	"github.com/stabpriv/stabpriv/perturb"
+	"github.com/stabpriv/stabpriv/release"
 	"github.com/stabpriv/stabpriv/trainer"
 )
 
-// Forecast thresholds on the noise ratio (Tuner.NoiseRatio). At Useless
-// or above the expected noise is at least as large as any weights the data
-// can produce, so the release is expected to be near chance whatever the
-// data. Weak is a heuristic: the embedded breast cancer data at eps = 1
-// (objective perturbation, ratio 0.34) stayed within 0.02 of the
-// non-private accuracy, LastFM's 18 classes at eps = 1 (ratio 0.49) fell
-// to the majority class (docs/RESULTS.md).
+// ErrTerms is wrapped by the error of Terms that relate the release to
+// the caller's settings impossibly (a part of the eps outside (0, 1]).
+var ErrTerms = errors.New("forecast: invalid terms")
+
+// Forecast thresholds on the noise ratio (release.Tuner.NoiseRatio). At
+// Useless or above the expected noise is at least as large as any weights
+// the data can produce, so the release is expected to be near chance
+// whatever the data. Weak is a heuristic: the embedded breast cancer data
+// at eps = 1 (objective perturbation, ratio 0.34) stayed within 0.02 of
+// the non-private accuracy, LastFM's 18 classes at eps = 1 (ratio 0.49)
+// fell to the majority class (docs/RESULTS.md).
 const (
 	Useless = 1.0
 	Weak    = 0.4
@@ -27,7 +33,7 @@ const (
 // mechanisms it may use, and what would bring it below Weak.
 type Forecast struct {
 	// Mechanism has the smallest ratio, Ratio.
-	Mechanism perturb.Mechanism
+	Mechanism dp.Mechanism
 	Ratio     float64
 	// Advice names changes of the public settings that would bring the
 	// ratio below Weak (more eps, a delta, more rows, fewer dimensions).
@@ -103,9 +109,9 @@ type Share struct {
 // Predict returns the forecast for a release by the best of ms for n
 // training rows of dim model inputs, with the loss and classes of cfg, at
 // budget b: public values only, so it reads no rows and costs nothing.
-// The ratio of each mechanism is its NoiseRatio, which does not depend on
-// lambda. It is PredictIn with the zero Terms.
-func Predict(ms []Method, cfg trainer.Config, n, dim int, b dp.Budget) (Forecast, error) {
+// The ratio of each mechanism is its Tuner's NoiseRatio, which does not
+// depend on lambda. It is PredictIn with the zero Terms.
+func Predict(ms []release.Method, cfg trainer.Config, n, dim int, b dp.Budget) (Forecast, error) {
 	return PredictIn(ms, cfg, n, dim, b, Terms{})
 }
 
@@ -115,14 +121,14 @@ func Predict(ms []Method, cfg trainer.Config, n, dim int, b dp.Budget) (Forecast
 // 1 or more), and at least two model inputs (the bias and one more). When
 // no mechanism of ms accepts b the ratio is +Inf, and Warning says
 // nothing.
-func PredictIn(ms []Method, cfg trainer.Config, n, dim int, b dp.Budget, t Terms) (Forecast, error) {
-	best := func(n, dim int, b dp.Budget, ms []Method) (Forecast, error) {
+func PredictIn(ms []release.Method, cfg trainer.Config, n, dim int, b dp.Budget, t Terms) (Forecast, error) {
+	best := func(n, dim int, b dp.Budget, ms []release.Method) (Forecast, error) {
 		f := Forecast{Ratio: math.Inf(1)}
 		for _, m := range ms {
 			if m.CheckBudget(b) != nil {
 				continue
 			}
-			t, err := LookupTuner(m.Name())
+			t, err := release.LookupTuner(m.Name())
 			if err != nil {
 				return f, err
 			}
@@ -141,7 +147,7 @@ func PredictIn(ms []Method, cfg trainer.Config, n, dim int, b dp.Budget, t Terms
 		scale = 1
 	}
 	if !(scale > 0 && scale <= 1) {
-		return Forecast{}, fmt.Errorf("%w: the release's part %v of the given eps, want in (0, 1]", ErrConfig, scale)
+		return Forecast{}, fmt.Errorf("%w: the release's part %v of the given eps, want in (0, 1]", ErrTerms, scale)
 	}
 	f, err := best(n, dim, b, ms)
 	if err != nil || f.Ratio < Weak || math.IsInf(f.Ratio, 1) {
@@ -186,9 +192,9 @@ func PredictIn(ms []Method, cfg trainer.Config, n, dim int, b dp.Budget, t Terms
 		break
 	}
 	if b.Delta == 0 && !t.Pure {
-		var approx []Method
-		for _, name := range []perturb.Mechanism{perturb.AMP, perturb.AnalyticGaussian} {
-			if m, err := Lookup(name); err == nil {
+		var approx []release.Method
+		for _, name := range []dp.Mechanism{perturb.AMP, perturb.AnalyticGaussian} {
+			if m, err := release.Lookup(name); err == nil {
 				approx = append(approx, m)
 			}
 		}

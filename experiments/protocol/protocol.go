@@ -1,4 +1,4 @@
-package experiments
+package protocol
 
 import (
 	"errors"
@@ -14,6 +14,14 @@ import (
 	"github.com/stabpriv/stabpriv/losses"
 )
 
+// ErrConfig is wrapped by every error about invalid settings of the
+// protocol (Config, a row scale, a matrix and its labels).
+var ErrConfig = errors.New("protocol: invalid config")
+
+// ErrNoData is wrapped by the errors about a missing data directory or
+// data set files.
+var ErrNoData = errors.New("protocol: data not found")
+
 // Names of the data sets a Protocol knows: the paper's data sets of the
 // registry (datasets/paper) and CSV, a binary CSV file given by the user.
 // A data set added to the registry needs no constant here.
@@ -24,7 +32,7 @@ const (
 	CSV     = "csv"
 )
 
-// DataSets lists the data set names accepted by ProtocolConfig.Dataset, in
+// DataSets lists the data set names accepted by Config.Dataset, in
 // the order shown to users: the registry's, then CSV.
 var DataSets = append(paper.Names(), CSV)
 
@@ -79,9 +87,9 @@ const (
 	svdPowerIters = 4
 )
 
-// ProtocolConfig selects a data set and the paper's preprocessing. The zero
+// Config selects a data set and the paper's preprocessing. The zero
 // values of the optional fields are the paper's protocol.
-type ProtocolConfig struct {
+type Config struct {
 	// Dataset is one of DataSets: "adult", "lastfm", "gene_all" or "csv".
 	// It may be empty when Data is set. Required otherwise.
 	Dataset string
@@ -112,17 +120,17 @@ type ProtocolConfig struct {
 
 // Protocol holds a loaded data set and prepares its seeded splits.
 type Protocol struct {
-	cfg     ProtocolConfig
+	cfg     Config
 	name    string
 	full    *datasets.Dataset
 	loss    losses.Loss
 	classes int
 }
 
-// NewProtocol loads the data set of cfg. Errors wrap ErrConfig (bad
+// New loads the data set of cfg. Errors wrap ErrConfig (bad
 // settings), ErrNoData (the data directory or the data set's files are
 // missing) or the loader's error.
-func NewProtocol(cfg ProtocolConfig) (*Protocol, error) {
+func New(cfg Config) (*Protocol, error) {
 	if cfg.TestFrac == 0 {
 		cfg.TestFrac = DefaultTestFrac
 	}
@@ -160,7 +168,7 @@ func NewProtocol(cfg ProtocolConfig) (*Protocol, error) {
 }
 
 // load reads the data set named by cfg.Dataset.
-func load(cfg ProtocolConfig) (*datasets.Dataset, error) {
+func load(cfg Config) (*datasets.Dataset, error) {
 	switch cfg.Dataset {
 	case CSV:
 		if cfg.CSVFile == "" || cfg.Label == "" {
@@ -243,7 +251,7 @@ func (p *Protocol) Rows() int {
 
 // Split returns the preprocessed training and test sets of split seed:
 // a stratified split with TestFrac of the rows held out, a truncated SVD
-// fitted on the training rows (see ProtocolConfig.Components), column
+// fitted on the training rows (see Config.Components), column
 // standardization fitted on the training rows, the RowScale map, and
 // x' = [clip_1(x), 1]/sqrt(2) (preprocess.UnitBallWithBias), so that every row
 // has norm at most 1 with the bias counted. The SVD and the standardization
@@ -278,7 +286,7 @@ func (p *Protocol) Split(seed uint64) (train, test *datasets.Dataset, err error)
 // Notes describes the protocol for the outputs of an experiment: what was
 // fitted on what, which map put the rows into the unit ball, and what the
 // privacy guarantee does not cover.
-func (c ProtocolConfig) Notes() []string {
+func (c Config) Notes() []string {
 	k := c.Components
 	if k == 0 {
 		k = DefaultComponents
@@ -304,12 +312,4 @@ func (c ProtocolConfig) Notes() []string {
 		fmt.Sprintf("row map %q, then x' = [clip_1(x), 1]/sqrt(2): ||x'|| <= 1, kappa = 1 with the bias counted", c.RowScale),
 	)
 	return notes
-}
-
-// ExperimentNotes are the notes shared by every sweep's outputs.
-var ExperimentNotes = []string{
-	"noise drawn from seeded sources (perturb.Seeded): reproducible, not for release",
-	"each eps is a separate release with its own certificate (of the same trained weights for output perturbation); the rows compare alternative releases, not a composition",
-	"the best lambda per eps is chosen on the test accuracy, as in the paper's tables: optimistic, and the choice itself is not private",
-	"output-perturbation rows: permutation SGD, step min(1/beta, 1/(mu t)), sensitivity by the strongly convex SGD route, Delta <= 2L/(mu n); objective and amp rows: the ridge objective with its linear noise minimized exactly (objpert), no SGD and no stability route",
 }

@@ -1,7 +1,6 @@
-package experiments
+package protocol
 
 import (
-	"context"
 	"errors"
 	"math"
 	"reflect"
@@ -9,14 +8,10 @@ import (
 	"testing"
 
 	"gonum.org/v1/gonum/mat"
-
-	"github.com/stabpriv/stabpriv/datasets"
 )
 
 // TestMatrix checks the encoding of the labels (two classes: -1/+1 in
-// increasing order; more: indices), the refusals, and that a sweep on the
-// protocol of a matrix gives the rows of the same sweep on the data set
-// it holds.
+// increasing order; more: indices) and the refusals.
 func TestMatrix(t *testing.T) {
 	X := mat.NewDense(4, 2, []float64{1, 2, 3, 4, 5, 6, 7, 8})
 	p, err := Matrix("m", X, []float64{5, 0, 5, 0})
@@ -45,30 +40,5 @@ func TestMatrix(t *testing.T) {
 	X.Set(1, 1, math.Inf(-1))
 	if _, err := Matrix("m", X, []float64{1, 0, 1, 0}); err == nil || !strings.Contains(err.Error(), "X[1][1] = -Inf") {
 		t.Errorf("an infinite feature: %v", err)
-	}
-
-	ds, _, err := datasets.LogisticData(300, 3, 1, datasets.LogisticOptions{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	p, err = Matrix("planted", ds.X, ds.Y)
-	if err != nil {
-		t.Fatal(err)
-	}
-	cfg := SweepConfig{Protocol: p, Splits: 1, Lambdas: []float64{1e-2}, Epsilons: []float64{1}, Passes: 2, Seed: 1, FixedScale: -1}
-	got, err := Sweep(context.Background(), cfg)
-	if err != nil {
-		t.Fatal(err)
-	}
-	cfg.Protocol = ProtocolConfig{Dataset: "planted", Data: ds}
-	want, err := Sweep(context.Background(), cfg)
-	if err != nil {
-		t.Fatal(err)
-	}
-	for i := range got {
-		got[i].TrainTime, want[i].TrainTime = 0, 0
-	}
-	if !reflect.DeepEqual(got, want) || len(got) != 1 {
-		t.Errorf("sweep on the matrix %+v, on its data set %+v", got, want)
 	}
 }

@@ -1,4 +1,4 @@
-package experiments
+package protocol
 
 import (
 	"fmt"
@@ -12,7 +12,7 @@ import (
 )
 
 // Matrix returns the protocol of the n x d features X and the labels y,
-// named name ("custom" when empty): ProtocolConfig.Data holds them, with
+// named name ("custom" when empty): Config.Data holds them, with
 // the classes the distinct values of y in increasing order (two: a binary
 // task, the larger one +1; more: softmax, class k the k-th value, named
 // by strconv.FormatFloat(v, 'g', -1, 64)) and the columns named x1, ...,
@@ -21,27 +21,27 @@ import (
 // the rows, as for every data set of an experiment: not private (Notes).
 // A non-finite value, fewer than two classes or a label count other than
 // n is an error wrapping ErrConfig.
-func Matrix(name string, X mat.Matrix, y []float64) (ProtocolConfig, error) {
+func Matrix(name string, X mat.Matrix, y []float64) (Config, error) {
 	if X == nil {
-		return ProtocolConfig{}, fmt.Errorf("%w: no feature matrix", ErrConfig)
+		return Config{}, fmt.Errorf("%w: no feature matrix", ErrConfig)
 	}
 	n, d := X.Dims()
 	if len(y) != n {
-		return ProtocolConfig{}, fmt.Errorf("%w: %d rows of features but %d labels", ErrConfig, n, len(y))
+		return Config{}, fmt.Errorf("%w: %d rows of features but %d labels", ErrConfig, n, len(y))
 	}
 	ds := &datasets.Dataset{X: mat.DenseCopyOf(X), Y: make([]float64, n)}
 	for j := range d {
 		ds.Features = append(ds.Features, "x"+strconv.Itoa(j+1))
 	}
 	if k := check.FirstNonFinite(ds.X.RawMatrix().Data); k >= 0 {
-		return ProtocolConfig{}, fmt.Errorf("%w: X[%d][%d] = %v, want a finite value", ErrConfig, k/d, k%d, ds.X.RawMatrix().Data[k])
+		return Config{}, fmt.Errorf("%w: X[%d][%d] = %v, want a finite value", ErrConfig, k/d, k%d, ds.X.RawMatrix().Data[k])
 	}
 	if i := check.FirstNonFinite(y); i >= 0 {
-		return ProtocolConfig{}, fmt.Errorf("%w: y[%d] = %v, want a finite label", ErrConfig, i, y[i])
+		return Config{}, fmt.Errorf("%w: y[%d] = %v, want a finite label", ErrConfig, i, y[i])
 	}
 	classes := slices.Compact(slices.Sorted(slices.Values(y)))
 	if len(classes) < 2 {
-		return ProtocolConfig{}, fmt.Errorf("%w: the labels take %d value(s), want 2 classes or more", ErrConfig, len(classes))
+		return Config{}, fmt.Errorf("%w: the labels take %d value(s), want 2 classes or more", ErrConfig, len(classes))
 	}
 	for _, c := range classes {
 		ds.Classes = append(ds.Classes, strconv.FormatFloat(c, 'g', -1, 64))
@@ -53,5 +53,5 @@ func Matrix(name string, X mat.Matrix, y []float64) (ProtocolConfig, error) {
 			ds.Y[i] = float64(2*k - 1)
 		}
 	}
-	return ProtocolConfig{Dataset: name, Data: ds}, nil
+	return Config{Dataset: name, Data: ds}, nil
 }

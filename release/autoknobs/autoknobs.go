@@ -1,6 +1,17 @@
-package release
+// Package autoknobs chooses the knobs of a release by output perturbation
+// (package release: laplace, gamma, gaussian, gaussian-analytic) from
+// public values alone, so that choosing them costs no privacy: Choose
+// gives lambda and the clipping norm G for n training rows, the model's
+// shape, the mechanism and the budget, with the rule in words;
+// GroupScale is the factor on that lambda when the unit of privacy is a
+// group of rows (a privacy ID). The release methods' Tuner (Auto) sets
+// these knobs, and a verifier recomputes them from a model file's
+// published constants. Objective perturbation's automatic lambda is
+// package objpert's (AutoLambda).
+package autoknobs
 
 import (
+	"errors"
 	"fmt"
 	"math"
 
@@ -10,7 +21,11 @@ import (
 	"github.com/stabpriv/stabpriv/trainer"
 )
 
-// Knobs are the training settings AutoKnobs chooses.
+// ErrInput is wrapped by the error of a shape that has no knobs (no rows,
+// no input or no output).
+var ErrInput = errors.New("autoknobs: invalid input")
+
+// Knobs are the training settings Choose chooses.
 type Knobs struct {
 	// Lambda is the ridge strength (l1 ratio 0, so mu = Lambda).
 	Lambda float64 `json:"lambda"`
@@ -22,13 +37,13 @@ type Knobs struct {
 
 // The constants of the rule: the clipping norm G of a scalar loss and the
 // comparator norm R = R_0 sqrt(n), fixed once on public data (see
-// AutoKnobs).
+// Choose).
 const (
 	autoClip = 0.1
 	autoR0   = 0.57
 )
 
-// AutoKnobs chooses lambda and the clipping norm G for a release from the
+// Choose chooses lambda and the clipping norm G for a release from the
 // public quantities alone: n training rows, dim model inputs, K outputs,
 // the mechanism and the budget. It reads no data, so using it costs no
 // privacy.
@@ -63,9 +78,9 @@ const (
 // fitted on the breast cancer data alone, made lambda 10 to 270 times too
 // large elsewhere.) A private selection (package selection) searches
 // factors of this rule.
-func AutoKnobs(n, dim, k int, mech perturb.Mechanism, b dp.Budget) (Knobs, error) {
+func Choose(n, dim, k int, mech dp.Mechanism, b dp.Budget) (Knobs, error) {
 	if n < 1 || dim < 1 || k < 1 {
-		return Knobs{}, fmt.Errorf("%w: automatic knobs for n = %d, dim = %d, K = %d", ErrConfig, n, dim, k)
+		return Knobs{}, fmt.Errorf("%w: automatic knobs for n = %d, dim = %d, K = %d", ErrInput, n, dim, k)
 	}
 	p := k * dim
 	cal, err := perturb.Calibrate(mech, b.Epsilon, b.Delta, perturb.Sensitivity{L2: 1}, p)
@@ -87,11 +102,11 @@ func AutoKnobs(n, dim, k int, mech perturb.Mechanism, b dp.Budget) (Knobs, error
 	return Knobs{Lambda: mu, Clip: clip, Rule: rule}, nil
 }
 
-// GroupScale returns the factor on AutoKnobs' lambda when the unit of
+// GroupScale returns the factor on Choose's lambda when the unit of
 // privacy is a group of c >= 1 rows (the rows kept for one privacy ID,
 // docs/DESIGN.md sections 7.1 and 12.1): sqrt(c). It is 1 for c <= 1.
 //
-// Derivation, AutoKnobs' argument with the group's sensitivity. Neighbours
+// Derivation, Choose's argument with the group's sensitivity. Neighbours
 // differ in the c rows of one unit, which lie in one partition p*; along
 // c replace-one steps the average moves by at most
 // c max_p (n_p/n) Delta_p (group stability, the argument of group privacy
@@ -105,16 +120,16 @@ func AutoKnobs(n, dim, k int, mech perturb.Mechanism, b dp.Budget) (Knobs, error
 // condition reads Delta/sigma alone), so the noise costs at most
 // nu Delta_c = 2 (c nu)/(rho n) in the risk of the 1-Lipschitz h: the
 // rule's trade-off (Chaudhuri, Monteleoni & Sarwate 2011, Section 4, as in
-// AutoKnobs) with nu replaced by c nu, which moves nothing else (the
+// Choose) with nu replaced by c nu, which moves nothing else (the
 // ridge bias rho R^2/2 of a comparator of norm R = R_0 sqrt(n) is the
 // same function of the same n rows). Its minimizer is
 // rho* = (2/R) sqrt(c nu/n), so lambda = G (2/R_0) sqrt(c nu)/n = sqrt(c)
-// times AutoKnobs' lambda, with the same G: the minimizer depends on
+// times Choose's lambda, with the same G: the minimizer depends on
 // rho = mu/G alone, and the trade-off never involves G. For gamma and
 // Laplace, c nu at eps is nu at eps/c (their nu is proportional to 1/eps);
 // for the Gaussians it is not (sigma at eps/c grows faster than c), and
 // c nu, the sensitivity's factor, is the exact form. Public values only:
-// c, and the n, dim, K and budget of AutoKnobs.
+// c, and the n, dim, K and budget of Choose.
 func GroupScale(c int) float64 {
 	if c <= 1 {
 		return 1
@@ -122,8 +137,9 @@ func GroupScale(c int) float64 {
 	return math.Sqrt(float64(c))
 }
 
-// apply sets the knobs, l1 ratio 0 and the bounded inverse-t schedule.
-func (k Knobs) apply(cfg *trainer.Config) {
+// Apply sets the knobs in cfg, with l1 ratio 0 and the bounded inverse-t
+// schedule (the step of the strongly convex route Choose assumes).
+func (k Knobs) Apply(cfg *trainer.Config) {
 	cfg.Reg = regularizers.ElasticNet{Lambda: k.Lambda}
 	cfg.Clip = k.Clip
 	cfg.Schedule, cfg.Eta, cfg.StepFunc = trainer.BoundedInverseT, 0, nil

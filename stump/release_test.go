@@ -1,4 +1,4 @@
-package release
+package stump
 
 import (
 	"context"
@@ -13,7 +13,7 @@ import (
 	"github.com/stabpriv/stabpriv/dp"
 	"github.com/stabpriv/stabpriv/losses"
 	"github.com/stabpriv/stabpriv/perturb"
-	"github.com/stabpriv/stabpriv/stump"
+	"github.com/stabpriv/stabpriv/release"
 	"github.com/stabpriv/stabpriv/trainer"
 )
 
@@ -22,10 +22,11 @@ import (
 // the weights are in the public class and that weights outside it, a
 // second release and rows without the bias are refused.
 func TestStumpMethod(t *testing.T) {
-	m, err := lookup(perturb.Stump)
-	if err != nil || !TakesStumpRows(m) || m.SGD() || !m.Name().Pure() {
-		t.Fatalf("Lookup(stump) = %v, %v", m, err)
+	got, err := release.Lookup(perturb.Stump)
+	if m := (method{}); err != nil || got != m || !release.TakesStumpRows(got) || m.SGD() || !m.Name().Pure() {
+		t.Fatalf("Lookup(stump) = %v, %v: want the registered stump method", got, err)
 	}
+	m := method{}
 	X := mat.NewDense(5, 3, []float64{
 		-0.5, 0.2, 1,
 		0.6, -0.1, 1,
@@ -36,7 +37,7 @@ func TestStumpMethod(t *testing.T) {
 	y := []float64{-1, 1, -1, 1, -1}
 	cfg := trainer.Config{Loss: losses.Logistic{}, Classes: 2, Seed: 9}
 	b := dp.Budget{Epsilon: 2, Delta: 1e-6}
-	p, err := m.Prepare(context.Background(), Rows{X: X, Y: y, Config: cfg, Notes: []string{"note"}}, b)
+	p, err := m.Prepare(context.Background(), release.Rows{X: X, Y: y, Config: cfg, Notes: []string{"note"}}, b)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -44,10 +45,10 @@ func TestStumpMethod(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, err := p.Release(context.Background(), perturb.Seeded(4)); !errors.Is(err, ErrReleased) {
+	if _, err := p.Release(context.Background(), perturb.Seeded(4)); !errors.Is(err, release.ErrReleased) {
 		t.Errorf("second release: %v", err)
 	}
-	pub := Public{Classes: 2, K: 1, D: 3, Notes: []string{"note"}}
+	pub := release.Public{Classes: 2, K: 1, D: 3, Notes: []string{"note"}}
 	c := out.Certificate
 	re, rep, err := m.Rebuild(c, pub)
 	if err != nil || rep != nil {
@@ -67,7 +68,7 @@ func TestStumpMethod(t *testing.T) {
 	}
 	bad := mat.DenseCopyOf(X)
 	bad.Set(0, 2, 0.7)
-	if _, err := m.Prepare(context.Background(), Rows{X: bad, Y: y, Config: cfg}, b); !errors.Is(err, ErrConfig) {
+	if _, err := m.Prepare(context.Background(), release.Rows{X: bad, Y: y, Config: cfg}, b); !errors.Is(err, release.ErrConfig) {
 		t.Errorf("rows without the bias 1: %v", err)
 	}
 	if err := m.CheckBudget(dp.Budget{Epsilon: 0}); err == nil {
@@ -81,10 +82,7 @@ func TestStumpMethod(t *testing.T) {
 // and refusals of forgeries (one weight changed, a -0), of a published
 // shape that is not the release's, and of more classes than the cap.
 func TestMultiStumpMethod(t *testing.T) {
-	m, err := lookup(perturb.Stump)
-	if err != nil {
-		t.Fatal(err)
-	}
+	m := method{}
 	X := mat.NewDense(7, 3, []float64{
 		-0.8, 0.2, 1,
 		-0.6, -0.1, 1,
@@ -97,7 +95,7 @@ func TestMultiStumpMethod(t *testing.T) {
 	y := []float64{0, 0, 1, 1, 2, 2, 0}
 	cfg := trainer.Config{Loss: losses.Softmax{}, Classes: 3, Seed: 9}
 	b := dp.Budget{Epsilon: 2}
-	p, err := m.Prepare(context.Background(), Rows{X: X, Y: y, Config: cfg}, b)
+	p, err := m.Prepare(context.Background(), release.Rows{X: X, Y: y, Config: cfg}, b)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -108,10 +106,10 @@ func TestMultiStumpMethod(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if md := out.Model; md.K != 3 || md.D != 3 || md.Task != losses.Multiclass || md.Loss != MultiStumpLoss || len(md.W) != 9 {
+	if md := out.Model; md.K != 3 || md.D != 3 || md.Task != losses.Multiclass || md.Loss != MultiLoss || len(md.W) != 9 {
 		t.Fatalf("model %+v", md)
 	}
-	pub := Public{Classes: 3, K: 3, D: 3}
+	pub := release.Public{Classes: 3, K: 3, D: 3}
 	c := out.Certificate
 	if c.Dim != 9 {
 		t.Errorf("certificate dimension %d, want 9", c.Dim)
@@ -124,7 +122,7 @@ func TestMultiStumpMethod(t *testing.T) {
 	if !reflect.DeepEqual(re, c) {
 		t.Errorf("rebuilt certificate differs:\n%+v\n%+v", re, c)
 	}
-	for _, bad := range []Public{{Classes: 3, K: 1, D: 3}, {Classes: 4, K: 3, D: 3}, {Classes: 2, K: 1, D: 3}} {
+	for _, bad := range []release.Public{{Classes: 3, K: 1, D: 3}, {Classes: 4, K: 3, D: 3}, {Classes: 2, K: 1, D: 3}} {
 		if _, _, err := m.Rebuild(c, bad); err == nil {
 			t.Errorf("rebuilt for %+v", bad)
 		}
@@ -136,18 +134,18 @@ func TestMultiStumpMethod(t *testing.T) {
 		for _, v := range []float64{0.5, math.Copysign(0, -1)} {
 			w := slices.Clone(out.Model.W)
 			w[i] = v
-			if err := m.CheckWeights(c, pub, w); !errors.Is(err, ErrConfig) {
+			if err := m.CheckWeights(c, pub, w); !errors.Is(err, release.ErrConfig) {
 				t.Errorf("weight %d set to %v accepted: %v", i, v, err)
 			}
 		}
 	}
-	if err := m.CheckWeights(c, pub, out.Model.W[:6]); !errors.Is(err, ErrConfig) {
+	if err := m.CheckWeights(c, pub, out.Model.W[:6]); !errors.Is(err, release.ErrConfig) {
 		t.Errorf("6 weights for 3 x 3: %v", err)
 	}
-	if err := m.CheckConfig(trainer.Config{Loss: losses.Softmax{}, Classes: stump.MaxClasses + 1}); !errors.Is(err, ErrConfig) {
-		t.Errorf("%d classes: %v", stump.MaxClasses+1, err)
+	if err := m.CheckConfig(trainer.Config{Loss: losses.Softmax{}, Classes: MaxClasses + 1}); !errors.Is(err, release.ErrConfig) {
+		t.Errorf("%d classes: %v", MaxClasses+1, err)
 	}
-	if err := m.CheckConfig(trainer.Config{Loss: losses.Squared{}}); !errors.Is(err, ErrConfig) {
+	if err := m.CheckConfig(trainer.Config{Loss: losses.Squared{}}); !errors.Is(err, release.ErrConfig) {
 		t.Errorf("regression: %v", err)
 	}
 }

@@ -1,6 +1,7 @@
-package release
+package forecast
 
 import (
+	"errors"
 	"fmt"
 	"math"
 	"strings"
@@ -9,6 +10,7 @@ import (
 	"github.com/stabpriv/stabpriv/dp"
 	"github.com/stabpriv/stabpriv/losses"
 	"github.com/stabpriv/stabpriv/perturb"
+	"github.com/stabpriv/stabpriv/release"
 	"github.com/stabpriv/stabpriv/trainer"
 )
 
@@ -18,8 +20,8 @@ import (
 // helps, and stays silent for Adult-sized data.
 func TestPredict(t *testing.T) {
 	cfg := trainer.Config{Loss: losses.Logistic{}, Classes: 2}
-	all := Methods()
-	var pure []Method
+	all := release.Methods()
+	var pure []release.Method
 	for _, m := range all {
 		if m.Name().Pure() {
 			pure = append(pure, m)
@@ -46,7 +48,7 @@ func TestPredict(t *testing.T) {
 		t.Errorf("Adult shape: %+v, %q, %v", a, a.Warning(), err)
 	}
 	// The gamma ratio is 2 nu/n with nu = p/eps.
-	gm, _ := LookupTuner(perturb.Gamma)
+	gm, _ := release.LookupTuner(perturb.Gamma)
 	if r, err := gm.NoiseRatio(cfg, 1000, 10, dp.Budget{Epsilon: 2}); err != nil || math.Abs(r-2*5.0/1000) > 1e-12 {
 		t.Errorf("gamma ratio %v, want 2 (p/eps)/n = 0.01 (%v)", r, err)
 	}
@@ -60,11 +62,11 @@ func TestPredict(t *testing.T) {
 // is +Inf (no mechanism takes the budget) warns of nothing.
 func TestPredictIn(t *testing.T) {
 	cfg := trainer.Config{Loss: losses.Logistic{}, Classes: 2}
-	amp, err := Lookup(perturb.AMP)
+	amp, err := release.Lookup(perturb.AMP)
 	if err != nil {
 		t.Fatal(err)
 	}
-	ms := []Method{amp}
+	ms := []release.Method{amp}
 	b := dp.Budget{Epsilon: 0.01, Delta: 1e-9}
 	terms := Terms{EpsScale: 0.1, Shares: []Share{{"--bounds-share", 0.45}, {"--pca-share", 0.45}}, Inputs: "--pca %d"}
 	plain, err := Predict(ms, cfg, 4000, 3, b)
@@ -130,7 +132,7 @@ func TestPredictIn(t *testing.T) {
 	if w := (Forecast{Ratio: math.Inf(1)}).Warning(); w != "" {
 		t.Errorf("a +Inf forecast warns %q", w)
 	}
-	if _, err := PredictIn(ms, cfg, 10, 3, b, Terms{EpsScale: 2}); err == nil {
-		t.Error("EpsScale 2 accepted")
+	if _, err := PredictIn(ms, cfg, 10, 3, b, Terms{EpsScale: 2}); !errors.Is(err, ErrTerms) {
+		t.Errorf("EpsScale 2: %v, want ErrTerms", err)
 	}
 }
