@@ -42,9 +42,10 @@ const (
 )
 
 // dpsgdMethod releases the weights of a DP-SGD run (trainer.TrainDPSGD):
-// Poisson sampling at q = b/n, per-example clipping to C, Gaussian noise
-// of standard deviation sigma C on every step's sum, T = passes ceil(n/b)
-// steps. The noise multiplier sigma is the smallest that the accountant
+// Poisson sampling at q = trainer.PoissonRate(n, b) (b/n rounded down to
+// a multiple of 2^-64: the rate the batches are drawn at, which the
+// accountant takes), per-example clipping to C, Gaussian noise of standard
+// deviation sigma C on every step's sum, T = passes ceil(n/b) steps. The noise multiplier sigma is the smallest that the accountant
 // (package accountant: RDP of the sampled Gaussian, improved conversion)
 // finds for (eps/2, delta/(1 + exp(eps/2))) under add/remove-one
 // neighbours, which gives (eps, delta) under replace-one neighbours, the
@@ -176,7 +177,7 @@ func calibrateDPSGD(bud dp.Budget, n, b, passes int) (dpsgdCalibration, error) {
 	if err != nil {
 		return dpsgdCalibration{}, err
 	}
-	c := dpsgdCalibration{q: float64(b) / float64(n), steps: passes * ((n + b - 1) / b), target: t}
+	c := dpsgdCalibration{q: trainer.PoissonRate(n, b), steps: passes * ((n + b - 1) / b), target: t}
 	c.sigma, c.g, err = accountant.NoiseMultiplier(c.q, c.steps, t, dpsgdConversion, nil)
 	if err != nil {
 		return dpsgdCalibration{}, fmt.Errorf("%w: dp-sgd at q = %v for %d steps: %w", dp.ErrBudget, c.q, c.steps, err)
@@ -348,7 +349,7 @@ func dpsgdCertificate(b dp.Budget, cal dpsgdCalibration, run *trainer.Run, sourc
 	c.Account(l)
 	c.Assumptions = []string{
 		fmt.Sprintf("the accountant (%s, %s conversion) gives (%v, %v) for add/remove-one neighbours at order %v; %s, (%v, %v) <= (%v, %v)", DPSGDAccountant, rec.Conversion, rec.AddRemoveEpsilon, rec.AddRemoveDelta, rec.Order, DPSGDNeighbours, rep.Epsilon, rep.Delta, b.Epsilon, b.Delta),
-		fmt.Sprintf("Poisson sampling: in each of the T = %d steps every training row is in the batch independently with probability floor(q 2^64)/2^64 <= q = %v, from coins that never read the rows; each step's noisy sum is divided by the expected batch qn = %d, never by the realized batch size", rec.Steps, rec.SampleRate, run.Batch),
+		fmt.Sprintf("Poisson sampling: in each of the T = %d steps every training row is in the batch independently with probability q = %v exactly (b/n = %d/%d rounded down to a multiple of 2^-64; trainer.PoissonSampler), from coins that never read the rows; each step's noisy sum is divided by the expected batch b = %d, never by the realized batch size", rec.Steps, rec.SampleRate, run.Batch, run.N, run.Batch),
 		"the released weights are the last iterate, or the average of the iterates when the run record says averaging: post-processing of the noisy steps, as are the L2 decay, the L1 soft thresholding and the projection (data-independent maps)",
 		"the claim is about the rows the trainer received: what happened to them before (preprocessing, selection of the settings) is covered only as this list states",
 		"the run constants in this certificate (including n) are published in the clear",
@@ -493,7 +494,7 @@ func dpsgdRunRecord(cfg trainer.Config, n, d int, sigma float64) (*trainer.Run, 
 	if err != nil {
 		return nil, err
 	}
-	r.DPSGD = &trainer.DPSGDRecord{SampleRate: float64(cfg.Batch) / float64(n), NoiseMultiplier: sigma, NoiseStd: sigma * cfg.Clip, Steps: cfg.Passes * r.StepsPerPass}
+	r.DPSGD = &trainer.DPSGDRecord{SampleRate: trainer.PoissonRate(n, cfg.Batch), NoiseMultiplier: sigma, NoiseStd: sigma * cfg.Clip, Steps: cfg.Passes * r.StepsPerPass}
 	return &r, nil
 }
 

@@ -24,7 +24,7 @@ func TestCalibrateDPSGD(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if got.NoiseMultiplier != want.sigma || got.SampleRate != 0.05 || got.Steps != 80 || got.Guarantee.Epsilon != want.g.Epsilon || got.Guarantee.Order != want.g.Order {
+	if got.NoiseMultiplier != want.sigma || got.SampleRate != trainer.PoissonRate(500, 25) || got.Steps != 80 || got.Guarantee.Epsilon != want.g.Epsilon || got.Guarantee.Order != want.g.Order {
 		t.Errorf("CalibrateDPSGD %+v, the method's %+v", got, want)
 	}
 	if r := got.Guarantee.ReplaceOne(); r.Epsilon > 1 || r.Delta > 1e-5 {
