@@ -155,27 +155,15 @@ func (t *Trainer) trainDPSGD(ctx context.Context, X mat.Matrix, y []float64, pri
 		return nil, nil, err
 	}
 	r := newDPSGDRun(p, priv)
+	r.hook = hook
 	for step := 1; step <= r.steps; step++ {
 		if step%64 == 0 {
 			if err := ctx.Err(); err != nil {
 				return nil, nil, err
 			}
 		}
-		r.sample()
-		r.clippedSum()
-		if hook != nil {
-			hook(step, r.w, r.batch, r.sum)
-		}
-		if err := priv.Noise.AddGaussian(r.sum, r.std); err != nil {
-			return nil, nil, fmt.Errorf("trainer: the noise of DP-SGD step %d: %w", step, err)
-		}
-		eta, err := p.sgd.Eta(step)
-		if err != nil {
+		if err := r.step(step); err != nil {
 			return nil, nil, err
-		}
-		p.sgd.Update(r.w, eta, r.sum)
-		if r.avg != nil {
-			p.sgd.Average(r.avg, r.w, step)
 		}
 	}
 	run := p.run
@@ -201,6 +189,8 @@ func (t *Trainer) trainDPSGD(ctx context.Context, X mat.Matrix, y []float64, pri
 type dpsgdRun struct {
 	p      *problem
 	coins  *PoissonSampler
+	noise  GaussianNoise
+	hook   dpsgdHook     // test-only, nil in a run
 	margin losses.Margin // the scalar view of a K = 1 loss, nil for K > 1
 	bound  clip.Bound    // C for the K d products of a gradient
 	q      float64       // PoissonRate(n, b)
@@ -216,7 +206,7 @@ func newDPSGDRun(p *problem, priv DPSGD) *dpsgdRun {
 	b := p.cfg.Batch
 	coins := NewPoissonSampler(priv.Coins, p.n, b)
 	r := &dpsgdRun{
-		p: p, coins: coins, q: coins.Rate(),
+		p: p, coins: coins, noise: priv.Noise, q: coins.Rate(),
 		std:   priv.NoiseMultiplier * p.cfg.Clip,
 		steps: p.cfg.Passes * p.run.StepsPerPass,
 		batch: make([]int, 0, 2*b+64),
@@ -233,8 +223,34 @@ func newDPSGDRun(p *problem, priv DPSGD) *dpsgdRun {
 	return r
 }
 
-// sample sets r.batch to the rows of a step (PoissonSampler.Sample).
-func (r *dpsgdRun) sample() { r.batch = r.coins.Sample(r.batch) }
+// step makes step t of the run: the batch, its clipped sum, the noise
+// and the update.
+func (r *dpsgdRun) step(t int) error {
+	p := r.p
+	r.batch = r.coins.Sample(r.batch)
+	if i, ok := r.coins.Peek(); ok {
+		// The next step's first row, a step ahead: at small b the rows
+		// of a step are too few to hint each other.
+		d := p.d
+		kernel.PrefetchExample(&p.x[i*d], d, &p.norm[i], &p.y[i])
+	}
+	r.clippedSum()
+	if r.hook != nil {
+		r.hook(t, r.w, r.batch, r.sum)
+	}
+	if err := r.noise.AddGaussian(r.sum, r.std); err != nil {
+		return fmt.Errorf("trainer: the noise of DP-SGD step %d: %w", t, err)
+	}
+	eta, err := p.sgd.Eta(t)
+	if err != nil {
+		return err
+	}
+	p.sgd.Update(r.w, eta, r.sum)
+	if r.avg != nil {
+		p.sgd.Average(r.avg, r.w, t)
+	}
+	return nil
+}
 
 // dpsgdAhead is how many examples ahead clippedSum hints the rows.
 const dpsgdAhead = 8

@@ -73,7 +73,7 @@ type PoissonSampler struct {
 	q     float64 // m 2^-64
 	all   bool
 	a     uint64  // 2^64 - m: p = a 2^-64
-	lnp   float64 // log(p), for the guesses
+	inv   float64 // 1/log2(p), for the guesses
 	pow   *powTable
 	next  int64    // the position of the next selected row, from the start of the step
 	u     []uint64 // the words of the current uniform U drawn so far
@@ -95,7 +95,7 @@ func NewPoissonSampler(coins rand.Source, n, b int) *PoissonSampler {
 	s := &PoissonSampler{coins: coins, n: n, q: q, all: q == 1}
 	if !s.all {
 		s.a = -uint64(math.Ldexp(q, 64)) // 2^64 - m, m = q 2^64 < 2^64
-		s.lnp = math.Log1p(-q)
+		s.inv = math.Ln2 / math.Log1p(-q)
 		s.pow = newPowTable(s.a)
 		s.u = make([]uint64, 0, 4)
 		s.next = s.draw(0)
@@ -126,6 +126,16 @@ func (s *PoissonSampler) Sample(batch []int) []int {
 	return batch
 }
 
+// Peek returns the first row of the next step's batch when it is already
+// drawn (it is when ok), without drawing: a caller may hint that row to
+// the cache a step ahead.
+func (s *PoissonSampler) Peek() (row int, ok bool) {
+	if s.all {
+		return 0, true
+	}
+	return int(s.next), s.next < int64(s.n)
+}
+
 // draw returns the position of the first success among the coins from
 // position from on: from plus a Geometric(q) gap, drawn maxGap coins at a
 // time.
@@ -142,15 +152,24 @@ func (s *PoissonSampler) draw(from int64) int64 {
 // geometric returns min(G, maxGap) for a fresh Geometric(q) gap G and
 // whether G >= maxGap.
 func (s *PoissonSampler) geometric() (int64, bool) {
-	s.u = append(s.u[:0], s.coins.Uint64())
-	// The guess: G = floor(log U / log p), U about its first word.
-	x := math.Log((float64(s.u[0])+0.5)*0x1p-64) / s.lnp
+	w := s.coins.Uint64()
+	s.u = append(s.u[:0], w)
+	u := float64(w >> 11) // U in [u 2^-53, (u+1) 2^-53), exactly
+	// The guess: G = floor(log U / log p), U about its first bits.
+	x := log2Word(u) * s.inv
 	k := int64(maxGap)
 	switch {
 	case !(x > 0):
 		k = 0
 	case x < maxGap:
 		k = int64(x)
+	}
+	if k < maxGap {
+		// Most often U's first word settles U < p^k and U >= p^(k+1).
+		lo, hi := s.pow.bounds(k)
+		if under(u, lo) && over(u, up(hi*s.pow[0][1].hi)) {
+			return k, false
+		}
 	}
 	// G is the k in [0, maxGap] with U < p^k and, below maxGap, U >=
 	// p^(k+1); lo <= G < hi is known as the search goes: the guess and
@@ -184,16 +203,45 @@ func (s *PoissonSampler) below(k int64) bool {
 	}
 	if !s.exact {
 		lo, hi := s.pow.bounds(k)
-		u := s.u[0] // U in [u 2^-64, (u+1) 2^-64)
-		if u < uint64(lo*0x1p64) {
-			return true // U < (u+1) 2^-64 <= lo: lo < 1 for k >= 1
-		}
-		if h := hi * 0x1p64; h < 0x1p64 && u > uint64(h) {
-			return false // U >= u 2^-64 > hi
+		switch u := float64(s.u[0] >> 11); {
+		case under(u, lo):
+			return true
+		case over(u, hi):
+			return false
 		}
 	}
 	return s.belowExact(k)
 }
+
+// under reports whether U < lo is settled by u = float64 of U's first 53
+// bits: U < (u+1) 2^-53 <= lo. Every operation is exact.
+func under(u, lo float64) bool { return u+1 <= lo*0x1p53 }
+
+// over reports whether U >= hi is settled by u = float64 of U's first 53
+// bits: U >= u 2^-53 > hi. Every operation is exact.
+func over(u, hi float64) bool { return u > hi*0x1p53 }
+
+// log2Word returns log2((u + 1/2) 2^-53) for 0 <= u < 2^53 within about
+// 1e-10: the exponent, log2 of the first 8 bits beyond the leading one
+// from a table, and three terms of the series of log2(1 + t), 0 <= t <
+// 2^-8. It is a guess.
+func log2Word(u float64) float64 {
+	b := math.Float64bits(u + 0.5) // m 2^e, m in [1, 2)
+	e := int(b>>52) - 1023
+	i := b >> 44 & 255
+	m := math.Float64frombits(b&(1<<52-1) | 1023<<52)
+	t := (m - (1 + float64(i)/256)) * log2Tab[i].recip
+	return float64(e-53) + log2Tab[i].log2 + t*(1-t*(0.5-t/3))*math.Log2E
+}
+
+// log2Tab holds log2(1 + i/256) and 1/(1 + i/256).
+var log2Tab = func() (t [256]struct{ log2, recip float64 }) {
+	for i := range t {
+		x := 1 + float64(i)/256
+		t[i].log2, t[i].recip = math.Log2(x), 1/x
+	}
+	return t
+}()
 
 // belowExact reports whether U < p^k (k >= 1) by bounds on p^k at a
 // precision doubled until they settle it: at 64k bits they are p^k itself.
