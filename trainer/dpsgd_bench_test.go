@@ -57,15 +57,7 @@ func benchDPSGDOverEpoch(b *testing.B, n, d int) {
 			}
 			cfg := adultConfig()
 			cfg.Batch, cfg.Passes, cfg.Clip = batch, 1, 1
-			tr, err := New(cfg)
-			if err != nil {
-				b.Fatal(err)
-			}
-			p, err := tr.newProblem(X, y)
-			if err != nil {
-				b.Fatal(err)
-			}
-			r := newDPSGDRun(p, DPSGD{NoiseMultiplier: 1, Noise: seededNoise{rand.New(rand.NewPCG(1, 1))}, Coins: rand.NewChaCha8([32]byte{1})})
+			r := newDPSGDRun(benchProblem(b, X, y, cfg), DPSGD{NoiseMultiplier: 1, Noise: seededNoise{rand.New(rand.NewPCG(1, 1))}, Coins: rand.NewChaCha8([32]byte{1})})
 			t := 0
 			epochs[0] = func() {
 				for range (n + batch - 1) / batch {
