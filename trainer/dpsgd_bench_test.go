@@ -109,3 +109,29 @@ func benchDPSGDOverEpoch(b *testing.B, n, d int) {
 		})
 	}
 }
+
+// BenchmarkPoissonSample times the sampler's steps at b = 1 and 256 of
+// 36,000 rows (Adult's shape), expected O(qn + 1) each, and reports the
+// time per row drawn, also in the CPU time of the benchmark's thread.
+func BenchmarkPoissonSample(b *testing.B) {
+	for _, batch := range []int{1, 256} {
+		b.Run(fmt.Sprintf("b=%d", batch), func(b *testing.B) {
+			s := NewPoissonSampler(rand.NewChaCha8([32]byte{3}), 36000, batch)
+			var rows []int
+			drawn := 0
+			runtime.LockOSThread()
+			defer runtime.UnlockOSThread()
+			b.ReportAllocs()
+			b.ResetTimer()
+			c0 := threadCPU(b)
+			for range b.N {
+				rows = s.Sample(rows)
+				drawn += len(rows)
+			}
+			c1 := threadCPU(b)
+			b.StopTimer()
+			b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(drawn), "ns/row")
+			b.ReportMetric(float64(c1-c0)/float64(drawn), "cpu-ns/row")
+		})
+	}
+}

@@ -1,25 +1,24 @@
-package trainer
+package poisson
 
 import (
 	"fmt"
 	"math"
 	"math/big"
 	"math/rand/v2"
-	"runtime"
 	"slices"
 	"testing"
 
 	"gonum.org/v1/gonum/stat/distuv"
 )
 
-// TestPoissonRate checks the sample rate: b/n rounded down to a float64
+// TestRate checks the sample rate: b/n rounded down to a float64
 // that is a multiple of 2^-64, within a relative 2^-52 of b/n, 1 for b =
 // n, exact for a dyadic b/n, and a panic outside 1 <= b <= n (of the
 // sampler too).
-func TestPoissonRate(t *testing.T) {
+func TestRate(t *testing.T) {
 	for _, c := range [][2]int{{200, 20}, {36000, 1}, {36000, 190}, {100000, 256}, {3, 1}, {3, 2}, {7, 6}, {1 << 40, 3}, {8, 2}, {5, 5}} {
 		n, b := c[0], c[1]
-		q := PoissonRate(n, b)
+		q := Rate(n, b)
 		exact := big.NewRat(int64(b), int64(n))
 		got := new(big.Rat).SetFloat64(q)
 		scaled := new(big.Rat).Mul(got, new(big.Rat).SetInt(new(big.Int).Lsh(big.NewInt(1), 64)))
@@ -33,16 +32,16 @@ func TestPoissonRate(t *testing.T) {
 			t.Errorf("n = %d, b = %d: q = %v is %g below b/n", n, b, q, gap)
 		}
 	}
-	if q := PoissonRate(8, 2); q != 0.25 {
+	if q := Rate(8, 2); q != 0.25 {
 		t.Errorf("q(8, 2) = %v, want 0.25", q)
 	}
-	if q := PoissonRate(5, 5); q != 1 {
+	if q := Rate(5, 5); q != 1 {
 		t.Errorf("q(5, 5) = %v, want 1", q)
 	}
 	for _, bad := range [][2]int{{5, 0}, {5, 6}} {
 		for name, f := range map[string]func(){
-			"PoissonRate":       func() { PoissonRate(bad[0], bad[1]) },
-			"NewPoissonSampler": func() { NewPoissonSampler(rand.NewPCG(1, 1), bad[0], bad[1]) },
+			"Rate": func() { Rate(bad[0], bad[1]) },
+			"New":  func() { New(rand.NewPCG(1, 1), bad[0], bad[1]) },
 		} {
 			func() {
 				defer func() {
@@ -56,16 +55,16 @@ func TestPoissonRate(t *testing.T) {
 	}
 }
 
-// TestPoissonSampler checks b = n (every row, no coins), that a sampler
+// TestSampler checks b = n (every row, no coins), that a sampler
 // reports its rate, and that the batches are increasing indices in [0, n).
-func TestPoissonSampler(t *testing.T) {
-	all := NewPoissonSampler(rand.NewPCG(1, 1), 5, 5).Sample(nil)
+func TestSampler(t *testing.T) {
+	all := New(rand.NewPCG(1, 1), 5, 5).Sample(nil)
 	if !slices.Equal(all, []int{0, 1, 2, 3, 4}) {
 		t.Errorf("b = n: batch %v, want every row", all)
 	}
-	s := NewPoissonSampler(rand.NewPCG(2, 3), 150, 30)
-	if s.Rate() != PoissonRate(150, 30) {
-		t.Errorf("rate %v, want %v", s.Rate(), PoissonRate(150, 30))
+	s := New(rand.NewPCG(2, 3), 150, 30)
+	if s.Rate() != Rate(150, 30) {
+		t.Errorf("rate %v, want %v", s.Rate(), Rate(150, 30))
 	}
 	var batch []int
 	for range 200 {
@@ -84,13 +83,13 @@ type countingSource struct {
 
 func (c *countingSource) Uint64() uint64 { c.words++; return c.Source.Uint64() }
 
-// TestPoissonSamplerCost checks that a step costs O(qn + 1) coins, not
+// TestSamplerCost checks that a step costs O(qn + 1) coins, not
 // O(n): at n = 10^6 and b = 1, 2,000 steps draw about one word per row
 // drawn (one gap each, a second word about once in 2^45), far from the
 // n/64 words of a coin per row.
-func TestPoissonSamplerCost(t *testing.T) {
+func TestSamplerCost(t *testing.T) {
 	src := &countingSource{Source: rand.NewPCG(5, 6)}
-	s := NewPoissonSampler(src, 1_000_000, 1)
+	s := New(src, 1_000_000, 1)
 	rows := 0
 	var batch []int
 	for range 2000 {
@@ -109,7 +108,7 @@ func TestPoissonSamplerCost(t *testing.T) {
 func TestPowTableBounds(t *testing.T) {
 	r := rand.New(rand.NewPCG(3, 4))
 	for _, c := range [][2]int{{36000, 1}, {36000, 256}, {100000, 32}, {10, 3}, {7, 6}, {1 << 30, 1}} {
-		s := NewPoissonSampler(rand.NewPCG(1, 1), c[0], c[1])
+		s := New(rand.NewPCG(1, 1), c[0], c[1])
 		ks := []int64{1, 2, 7, 8, 255, 256, 257, 65535, 65536, 1 << 24, maxGap}
 		for range 300 {
 			ks = append(ks, r.Int64N(maxGap+1), r.Int64N(1<<10), r.Int64N(1<<20))
@@ -141,15 +140,15 @@ func TestPowTableBounds(t *testing.T) {
 // table, over 3,000 gaps at each rate.
 func TestGeometricExactPath(t *testing.T) {
 	for _, c := range [][2]int{{36000, 1}, {36000, 256}, {10, 3}, {7, 6}, {1 << 30, 1}} {
-		fast := NewPoissonSampler(rand.NewPCG(1, 1), c[0], c[1])
-		exact := NewPoissonSampler(rand.NewPCG(1, 1), c[0], c[1])
+		fast := New(rand.NewPCG(1, 1), c[0], c[1])
+		exact := New(rand.NewPCG(1, 1), c[0], c[1])
 		exact.exact = true
-		far := NewPoissonSampler(rand.NewPCG(1, 1), c[0], c[1])
-		near := NewPoissonSampler(rand.NewPCG(1, 1), c[0], c[1])
+		far := New(rand.NewPCG(1, 1), c[0], c[1])
+		near := New(rand.NewPCG(1, 1), c[0], c[1])
 		far.inv *= 1.7
 		near.inv *= 0.4
 		for seed := range uint64(3000) {
-			for name, other := range map[string]*PoissonSampler{"exactly": exact, "with a guess too low": far, "with a guess too high": near} {
+			for name, other := range map[string]*Sampler{"exactly": exact, "with a guess too low": far, "with a guess too high": near} {
 				fast.coins, other.coins = rand.NewPCG(seed, 9), rand.NewPCG(seed, 9)
 				g, f := fast.geometric()
 				if g2, f2 := other.geometric(); g != g2 || f != f2 {
@@ -179,7 +178,7 @@ func (s *scripted) Uint64() uint64 {
 // exact value (64k bits: beyond 128 for k >= 3).
 func TestBelowExactDeep(t *testing.T) {
 	for _, c := range [][2]int{{10, 3}, {36000, 190}, {7, 6}} {
-		s := NewPoissonSampler(rand.NewPCG(1, 1), c[0], c[1])
+		s := New(rand.NewPCG(1, 1), c[0], c[1])
 		for _, k := range []int64{1, 2, 3, 5, 9} {
 			// p^k = a^k 2^(-64k): its k words are a^k's, most significant first.
 			A := new(big.Int).Exp(new(big.Int).SetUint64(s.a), big.NewInt(k), nil)
@@ -212,17 +211,17 @@ func chiSquareLimit(dof int, alpha float64) float64 {
 	return distuv.ChiSquared{K: float64(dof)}.Quantile(1 - alpha)
 }
 
-// TestPoissonBatchSizeLaw checks the law of the batch size against
+// TestBatchSizeLaw checks the law of the batch size against
 // Binomial(n, q), q the sampler's rate, by a chi-square test on cells of
 // expected count at least 20 (the tails pooled), at a false-rejection
 // probability of 1e-6 per setting (5e-6 for the test), over 60,000 steps:
 // b = 1 of 36,000 (gaps that run over many steps), and small n where the
 // gaps cross the step's end about as often as they stay in it.
-func TestPoissonBatchSizeLaw(t *testing.T) {
+func TestBatchSizeLaw(t *testing.T) {
 	for _, c := range [][2]int{{36000, 1}, {36000, 32}, {40, 1}, {40, 13}, {12, 11}} {
 		n, b := c[0], c[1]
 		const steps = 60000
-		s := NewPoissonSampler(rand.NewChaCha8([32]byte{byte(n), byte(b)}), n, b)
+		s := New(rand.NewChaCha8([32]byte{byte(n), byte(b)}), n, b)
 		q := s.Rate()
 		counts := make([]float64, n+1)
 		var batch []int
@@ -253,16 +252,16 @@ func TestPoissonBatchSizeLaw(t *testing.T) {
 	}
 }
 
-// TestPoissonJointLaw checks the joint law of the coins of two
+// TestJointLaw checks the joint law of the coins of two
 // consecutive steps of n = 3 rows (six coins, 64 patterns, each of
 // probability q^r (1-q)^(6-r)) by a chi-square test on 63 degrees of
 // freedom, at a false-rejection probability of 1e-6 per rate, over
 // 100,000 pairs of steps: independence within a step and across the
 // step's end, where a gap carries over.
-func TestPoissonJointLaw(t *testing.T) {
+func TestJointLaw(t *testing.T) {
 	for _, b := range []int{1, 2} {
 		const n, pairs = 3, 100000
-		s := NewPoissonSampler(rand.NewChaCha8([32]byte{7, byte(b)}), n, b)
+		s := New(rand.NewChaCha8([32]byte{7, byte(b)}), n, b)
 		q := s.Rate()
 		counts := make([]float64, 64)
 		var batch []int
@@ -291,15 +290,15 @@ func TestPoissonJointLaw(t *testing.T) {
 	}
 }
 
-// TestPoissonPairwiseIndependence checks every pair of the 2n coins of
+// TestPairwiseIndependence checks every pair of the 2n coins of
 // two consecutive steps of n = 12 rows at b = 2 (q about 1/6): the 2 x 2
 // table of their outcomes against the product law (q^2, q(1-q), (1-q)q,
 // (1-q)^2) by a chi-square test on 3 degrees of freedom, over 100,000
 // pairs of steps, at a false-rejection probability of 1e-6 for all 276
 // pairs together (Bonferroni).
-func TestPoissonPairwiseIndependence(t *testing.T) {
+func TestPairwiseIndependence(t *testing.T) {
 	const n, b, pairs = 12, 2, 100000
-	s := NewPoissonSampler(rand.NewChaCha8([32]byte{9}), n, b)
+	s := New(rand.NewChaCha8([32]byte{9}), n, b)
 	q := s.Rate()
 	var both [2 * n][2 * n]float64
 	var one [2 * n]float64
@@ -335,31 +334,5 @@ func TestPoissonPairwiseIndependence(t *testing.T) {
 				t.Errorf("coins %d and %d: chi-square %.1f, above %.1f (%s)", i, j, stat, lim, fmt.Sprint(o11, o10, o01, o00))
 			}
 		}
-	}
-}
-
-// BenchmarkPoissonSample times the sampler's steps at b = 1 and 256 of
-// 36,000 rows (Adult's shape), expected O(qn + 1) each, and reports the
-// time per row drawn, also in the CPU time of the benchmark's thread.
-func BenchmarkPoissonSample(b *testing.B) {
-	for _, batch := range []int{1, 256} {
-		b.Run(fmt.Sprintf("b=%d", batch), func(b *testing.B) {
-			s := NewPoissonSampler(rand.NewChaCha8([32]byte{3}), 36000, batch)
-			var rows []int
-			drawn := 0
-			runtime.LockOSThread()
-			defer runtime.UnlockOSThread()
-			b.ReportAllocs()
-			b.ResetTimer()
-			c0 := threadCPU(b)
-			for range b.N {
-				rows = s.Sample(rows)
-				drawn += len(rows)
-			}
-			c1 := threadCPU(b)
-			b.StopTimer()
-			b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(drawn), "ns/row")
-			b.ReportMetric(float64(c1-c0)/float64(drawn), "cpu-ns/row")
-		})
 	}
 }
