@@ -54,14 +54,15 @@ func Rate(n, b int) float64 {
 // words (its binary expansion, drawn as needed) and p^k = (a 2^-64)^k, a =
 // 2^64 - m, a dyadic rational. The comparison first uses bounds lo <= p^k
 // <= hi in float64 (a table of p^(i 256^l), each entry rounded outward,
-// multiplied with outward rounding) against U's first word; when U's first
-// word does not settle it (probability about 2^-45), p^k is bounded at 128
+// multiplied with outward rounding) against U's first 53 bits, in float64
+// operations that are all exact; when they do not settle it (for p^k well
+// above 2^-53, about once in 2^44 comparisons), p^k is bounded at 128
 // bits, then 256, and so on, by math/big with directed rounding, against
 // as many words of U as that precision needs, up to the exact value (64k
-// bits), which always settles it. The first guess of G comes from
-// math.Log in floating point; it decides only which comparisons are made,
+// bits), which always settles it. The first guess of G comes from a table
+// of log2 in floating point; it decides only which comparisons are made,
 // and G is found by the exact comparisons alone (G = k when U < p^k and U
-// >= p^(k+1)), so the law does not depend on the accuracy of math.Log.
+// >= p^(k+1)), so the law does not depend on the guess's accuracy.
 // One gap is at most maxGap; a gap that reaches it (U < p^maxGap) skips
 // maxGap failures and draws the next gap afresh, which the independence
 // of the coins allows.

@@ -175,11 +175,12 @@ func (s *scripted) Uint64() uint64 {
 // on every bit but the last words: U equal to p^k (its 64k bits, then
 // zeros) is not below it, U one unit of its last word lower is, and one
 // unit of the last word higher is not; the comparison must reach p^k's
-// exact value (64k bits: beyond 128 for k >= 3).
+// exact value (64k bits: beyond 128 for k >= 3), past words of zeros when
+// p^k is below 2^-64 (q = 6/7, k = 40).
 func TestBelowExactDeep(t *testing.T) {
 	for _, c := range [][2]int{{10, 3}, {36000, 190}, {7, 6}} {
 		s := New(rand.NewPCG(1, 1), c[0], c[1])
-		for _, k := range []int64{1, 2, 3, 5, 9} {
+		for _, k := range []int64{1, 2, 3, 5, 9, 40} {
 			// p^k = a^k 2^(-64k): its k words are a^k's, most significant first.
 			A := new(big.Int).Exp(new(big.Int).SetUint64(s.a), big.NewInt(k), nil)
 			words := make([]uint64, k)
