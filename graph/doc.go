@@ -39,9 +39,10 @@
 // The batches come from trainer.PoissonSampler with the release's coins
 // (release.DPSGDCoins). modelfile.GraphRelease writes the release as a
 // file that `stabpriv certify` verifies, the accountant's eps rebuilt from
-// its constants (release.RebuildDPSGDGraph). The graph is trusted to compute each example's
-// loss from that example alone; a probe on synthetic rows refuses a graph
-// that carries state from one example to the next (DPSGDNotes).
+// its constants (release.RebuildDPSGDGraph). The graph is trusted to
+// compute each example's loss from that example alone; a probe on
+// synthetic rows refuses a graph that carries state from one example to
+// the next (DPSGDNotes).
 // examples/gorgonia-mlp is a whole program.
 //
 // # A leaf package
