@@ -45,7 +45,8 @@ const (
 // Poisson sampling at q = trainer.PoissonRate(n, b) (b/n rounded down to
 // a multiple of 2^-64: the rate the batches are drawn at, which the
 // accountant takes), per-example clipping to C, Gaussian noise of standard
-// deviation sigma C on every step's sum, T = passes ceil(n/b) steps. The noise multiplier sigma is the smallest that the accountant
+// deviation sigma C on every step's sum, T = passes ceil(n/b) steps.
+// The noise multiplier sigma is the smallest that the accountant
 // (package accountant: RDP of the sampled Gaussian, improved conversion)
 // finds for (eps/2, delta/(1 + exp(eps/2))) under add/remove-one
 // neighbours, which gives (eps, delta) under replace-one neighbours, the
