@@ -40,10 +40,6 @@ func runCertify(_ context.Context, args []string, stdout, stderr io.Writer) erro
 	if err != nil {
 		if errors.Is(err, flag.ErrHelp) {
 			fmt.Fprint(stderr, "Usage: stabpriv certify model.json\n       stabpriv certify summary.dp.json [--model model.json]\n       stabpriv certify graph.json\n\n"+
-				"A graph's release file (DP-SGD on a Go program's own Gorgonia graph,\n"+
-				"modelfile.GraphRelease) is verified the same way: the sample rate, the step\n"+
-				"count, the noise multiplier and the accountant's eps are rebuilt from its budget,\n"+
-				"n, b, passes and C; the program's notes are taken as written.\n\n"+
 				"A summary.dp.json (stabpriv pdp --publish-epsilon) is verified the same way: every\n"+
 				"number but the mechanism's draws is rebuilt from its published inputs. A summary of\n"+
 				"a model file's release (pdp --model) carries the file's weights SHA-256 and claim;\n"+
@@ -58,6 +54,10 @@ func runCertify(_ context.Context, args []string, stdout, stderr io.Writer) erro
 				"field can carry anything else, and checks that the weights lie in the support\n"+
 				"of the noise. Then it prints the certificate in words, and what it verified and\n"+
 				"what no file can show (provenance; the names of the label, classes and features).\n\n"+
+				"A graph's release file (DP-SGD on a Go program's own Gorgonia graph,\n"+
+				"modelfile.GraphRelease) is verified as a model file is: the sample rate, the step\n"+
+				"count, the noise multiplier and the accountant's eps are rebuilt from its budget,\n"+
+				"n, b, passes and C; the program's notes are taken as written.\n\n"+
 				"Exit status: 0 for a valid private release, 3 for a valid file that is not a\n"+
 				"private release (no mechanism, seeded noise, or standardization statistics\n"+
 				"in the file), 5 for a file that is invalid, inconsistent (each problem is\n"+
