@@ -37,9 +37,12 @@
 // every step's sum, and returns the trained parameters, also set into the
 // graph's nodes, with the dp-sgd certificate (release.DPSGDCertificate).
 // The batches come from trainer.PoissonSampler with the release's coins
-// (release.DPSGDCoins). The graph is trusted to compute each example's
-// loss from that example alone; a probe on synthetic rows refuses a graph
-// that carries state from one example to the next (DPSGDNotes).
+// (release.DPSGDCoins). modelfile.GraphRelease writes the release as a
+// file that `stabpriv certify` verifies, the accountant's eps rebuilt from
+// its constants (release.RebuildDPSGDGraph). The graph is trusted to
+// compute each example's loss from that example alone; a probe on
+// synthetic rows refuses a graph that carries state from one example to
+// the next (DPSGDNotes).
 // examples/gorgonia-mlp is a whole program.
 //
 // # A leaf package

@@ -42,7 +42,8 @@ type DPSGD struct {
 	// all the parameters together, in L2). Zero means 1.
 	Clip float64
 	// Batch is the expected batch b, 1 <= b <= n: every row is in a step's
-	// batch with probability q = b/n. Zero means ceil(sqrt(n)).
+	// batch with probability q = b/n (trainer.PoissonRate: rounded down to
+	// a multiple of 2^-64). Zero means ceil(sqrt(n)).
 	Batch int
 	// Passes sets the number of steps T = Passes ceil(n/b). Zero means 5.
 	Passes int
@@ -93,16 +94,9 @@ type DPSGDStats struct {
 }
 
 // DPSGDNotes returns what a DP-SGD certificate of a graph adds to the
-// list of what its claim does not cover, for a probe of m rows.
-func DPSGDNotes(m int) []string {
-	return []string{
-		"nothing about the graph's loss is assumed (convexity, smoothness, Lipschitz constants): the clipping bounds every example's gradient whatever the graph computes",
-		fmt.Sprintf("the program's graph is trusted to compute each example's loss from that example's row and label alone (one run of the graph per example, only its row bound to the input node); checked on a public probe of %d synthetic rows (losses and gradients unchanged when another row changes or the order changes), not proven", m),
-		"the initial parameter values are the program's, taken to be chosen without reading the rows",
-		"a per-example gradient with a NaN or infinite element counts as zero in its step's sum (a map into the ball of radius C, which the sensitivity allows)",
-		"an example whose run of the graph fails (an error or a panic) counts as zero in its step's sum, the run going on and the failure's text never shown: whether and where a row fails is data",
-	}
-}
+// list of what its claim does not cover, for a probe of m rows
+// (release.DPSGDGraphNotes).
+func DPSGDNotes(m int) []string { return release.DPSGDGraphNotes(m) }
 
 // TrainDPSGD trains the program's graph by DP-SGD (Abadi et al. 2016,
 // Algorithm 1) on the rows of X with labels y, and returns the trained
@@ -111,7 +105,8 @@ func DPSGDNotes(m int) []string {
 // Passes, as for the dp-sgd release method. Each of the T steps
 //
 //   - draws its batch by Poisson sampling (trainer.PoissonSampler, with the
-//     coins of release.DPSGDCoins): each row with probability q = b/n;
+//     coins of release.DPSGDCoins): each row with probability q =
+//     trainer.PoissonRate(n, b), b/n rounded down to a multiple of 2^-64;
 //   - runs the graph once per example of the batch, its row bound to the
 //     input node and its label to the label node, for the gradient of its
 //     loss in all the parameters, flattened in the order of Params, and
@@ -277,29 +272,20 @@ func dpsgdRows(X mat.Matrix, y []float64) (rows, labels []float64, n, d int, err
 
 // dpsgdCertificate returns the certificate of a DP-SGD run of a graph
 // with cfg on n rows and dim parameters, without the weights' hash and the
-// noise seed.
+// noise seed: release.DPSGDGraphRun's run record, release.DPSGDGraphNotes
+// and the program's notes, what release.RebuildDPSGDGraph rebuilds.
 func dpsgdCertificate(cfg DPSGD, b dp.Budget, noise release.DPSGDNoise, n, dim int, src perturb.Source) (*release.Certificate, error) {
-	run := trainer.Run{
-		Loss: userGraphLoss, Task: "user", D: dim, K: 1,
-		Schedule: trainer.Constant.String(), Eta: cfg.Eta, Passes: cfg.Passes, Batch: cfg.Batch,
-		Clip: cfg.Clip, Dropout: 1, Sampling: trainer.SamplingPoisson,
-		Engine: trainer.Graph.String(), UserModel: true,
-	}
-	run, err := run.OnRows(n, 0)
+	run, err := release.DPSGDGraphRun(n, dim, cfg.Batch, cfg.Passes, cfg.Eta, cfg.Clip, noise)
 	if err != nil {
 		return nil, err
 	}
-	if steps := cfg.Passes * run.StepsPerPass; steps != noise.Steps {
-		return nil, fmt.Errorf("%w: graph: %d steps run, the accountant's %d", ErrGraph, noise.Steps, steps)
-	}
-	run.DPSGD = &trainer.DPSGDRecord{SampleRate: noise.SampleRate, NoiseMultiplier: noise.NoiseMultiplier, NoiseStd: noise.NoiseMultiplier * cfg.Clip, Steps: noise.Steps}
 	notes := append(DPSGDNotes(probeRows), cfg.Notes...)
-	return release.DPSGDCertificate(b, noise, &run, perturb.SourceName(src), notes)
+	return release.DPSGDCertificate(b, noise, run, perturb.SourceName(src), notes)
 }
 
 // userGraphLoss is the loss name of a user model's run record
 // (trainer.Train's for a Model).
-const userGraphLoss = "user-graph"
+const userGraphLoss = release.DPSGDGraphLoss
 
 // graphSGD is the state of a DP-SGD run of a graph.
 type graphSGD struct {

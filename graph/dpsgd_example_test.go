@@ -46,7 +46,7 @@ func ExampleTrainDPSGD() {
 	}
 	c, rec := res.Certificate, res.Certificate.Run.DPSGD
 	fmt.Printf("%s: eps = %g, delta = %g, private = %v\n", c.Mechanism, c.Epsilon, c.Delta, c.Private)
-	fmt.Printf("q = %g, T = %d, C = %g, sigma = %.3f, %d parameters\n", rec.SampleRate, rec.Steps, c.Clip, rec.NoiseMultiplier, len(res.Model.W))
+	fmt.Printf("q = %.6g, T = %d, C = %g, sigma = %.3f, %d parameters\n", rec.SampleRate, rec.Steps, c.Clip, rec.NoiseMultiplier, len(res.Model.W))
 	// Output:
 	// dp-sgd: eps = 1, delta = 1e-05, private = false
 	// q = 0.2, T = 25, C = 1, sigma = 7.786, 21 parameters

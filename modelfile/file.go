@@ -37,8 +37,11 @@ type modelFile struct {
 // written. A file larger than MaxFileBytes, which Read refuses, is not
 // written: an error says so (fewer features, classes or principal
 // directions make it smaller).
-func (r *Released) Write(w io.Writer) error {
-	data, err := r.encode()
+func (r *Released) Write(w io.Writer) error { return writeDoc(w, r.encode) }
+
+// writeDoc writes the bytes of encode to w.
+func writeDoc(w io.Writer, encode func() ([]byte, error)) error {
+	data, err := encode()
 	if err != nil {
 		return err
 	}
@@ -48,13 +51,20 @@ func (r *Released) Write(w io.Writer) error {
 
 // encode returns the bytes Write writes.
 func (r *Released) encode() ([]byte, error) {
-	data, err := json.MarshalIndent(modelFile{Format: Format, Released: r}, "", "  ")
+	return encodeDoc(modelFile{Format: Format, Released: r}, "model file", ": use fewer features or classes")
+}
+
+// encodeDoc returns doc indented, with a final newline, or an error for a
+// file (named by kind) larger than MaxFileBytes, which says what to do
+// (advice).
+func encodeDoc(doc any, kind, advice string) ([]byte, error) {
+	data, err := json.MarshalIndent(doc, "", "  ")
 	if err != nil {
-		return nil, fmt.Errorf("modelfile: encoding the model: %w", err)
+		return nil, fmt.Errorf("modelfile: encoding the %s: %w", kind, err)
 	}
 	if int64(len(data))+1 > maxFileBytes {
-		return nil, fmt.Errorf("modelfile: the model file would be %s, more than the %s its readers accept: use fewer features or classes",
-			inputcap.Size(int64(len(data))+1), inputcap.Size(maxFileBytes))
+		return nil, fmt.Errorf("modelfile: the %s would be %s, more than the %s its readers accept%s",
+			kind, inputcap.Size(int64(len(data))+1), inputcap.Size(maxFileBytes), advice)
 	}
 	return append(data, '\n'), nil
 }
@@ -68,6 +78,11 @@ func (r *Released) encode() ([]byte, error) {
 // writers to a new path exactly one succeeds; the others' errors wrap
 // fs.ErrExist). Whatever was at path is left as it was on any error.
 func (r *Released) WriteFile(path string, replace bool) error {
+	return writeFile(path, replace, r.Write)
+}
+
+// writeFile writes path by write as Released.WriteFile says.
+func writeFile(path string, replace bool, write func(io.Writer) error) error {
 	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
 		return err
 	}
@@ -75,7 +90,7 @@ func (r *Released) WriteFile(path string, replace bool) error {
 	if replace {
 		mode = safefile.Replace
 	}
-	return safefile.Write(path, 0o644, mode, r.Write)
+	return safefile.Write(path, 0o644, mode, write)
 }
 
 // MaxFileBytes is the most bytes of a model file: Read refuses a larger
@@ -108,6 +123,54 @@ const head = "{\n  \"format\": \""
 // beyond those that give a weight, other spacing or anything after the
 // document could carry information that no check of the values sees.
 func Read(rd io.Reader) (*Released, error) {
+	data, err := readData(rd)
+	if err != nil {
+		return nil, err
+	}
+	var doc struct {
+		Format string `json:"format"`
+		Released
+	}
+	r := &doc.Released
+	if err := decode(data, &doc, &doc.Format, Format, "stabpriv model file", r.checkShape, r.encode); err != nil {
+		return nil, err
+	}
+	return r, nil
+}
+
+// decode decodes data into doc, whose format field is *format, and
+// refuses a field beyond those doc has, a format other than want, values
+// that check refuses, and bytes other than those encode writes for the
+// values read. kind names the file in a message.
+func decode(data []byte, doc any, format *string, want, kind string, check func() error, encode func() ([]byte, error)) error {
+	dec := json.NewDecoder(bytes.NewReader(data))
+	// A field this package does not write could carry anything, a
+	// statistic of the data included: such a file is refused.
+	dec.DisallowUnknownFields()
+	if err := dec.Decode(doc); err != nil {
+		return fmt.Errorf("%w: not a %s (%w)", ErrFile, kind, err)
+	}
+	if *format != want {
+		return fmt.Errorf("%w: format %q, want %q (a file of another program or version)", ErrFile, *format, want)
+	}
+	if err := check(); err != nil {
+		return err
+	}
+	canon, err := encode()
+	if err != nil {
+		return fmt.Errorf("%w: %w", ErrFile, err)
+	}
+	if !bytes.Equal(canon, data) {
+		return fmt.Errorf("%w: not in the form stabpriv writes (%s): its bytes could carry what no check of the values sees", ErrFile, firstDiff(data, canon))
+	}
+	return nil
+}
+
+// readData reads the bytes of a file this package writes (a model file or
+// a graph's release file): input that does not start as Write starts a
+// file, or larger than MaxFileBytes, is refused before more of it is read,
+// and so are weights that are not laid out one a line.
+func readData(rd io.Reader) ([]byte, error) {
 	if _, regular := inputcap.RegularSize(rd); !regular {
 		// A stream: its start first, so that another file (/dev/zero)
 		// is refused at once.
@@ -131,32 +194,7 @@ func Read(rd io.Reader) (*Released, error) {
 	if err := checkWeightLines(data); err != nil {
 		return nil, err
 	}
-	dec := json.NewDecoder(bytes.NewReader(data))
-	// A field this package does not write could carry anything, a
-	// statistic of the data included: such a file is refused.
-	dec.DisallowUnknownFields()
-	var doc struct {
-		Format string `json:"format"`
-		Released
-	}
-	if err := dec.Decode(&doc); err != nil {
-		return nil, fmt.Errorf("%w: not a stabpriv model file (%w)", ErrFile, err)
-	}
-	if doc.Format != Format {
-		return nil, fmt.Errorf("%w: format %q, want %q (a file of another program or version)", ErrFile, doc.Format, Format)
-	}
-	r := &doc.Released
-	if err := r.checkShape(); err != nil {
-		return nil, err
-	}
-	canon, err := r.encode()
-	if err != nil {
-		return nil, fmt.Errorf("%w: %w", ErrFile, err)
-	}
-	if !bytes.Equal(canon, data) {
-		return nil, fmt.Errorf("%w: not in the form stabpriv writes (%s): its bytes could carry what no check of the values sees", ErrFile, firstDiff(data, canon))
-	}
-	return r, nil
+	return data, nil
 }
 
 // checkHead refuses data whose start is not the start of every model file.
@@ -196,7 +234,10 @@ func firstDiff(got, want []byte) string {
 
 // ReadFile reads the model file at path with Read: a directory, or a
 // regular file larger than MaxFileBytes, is refused before it is read.
-func ReadFile(path string) (*Released, error) {
+func ReadFile(path string) (*Released, error) { return readFile(path, Read) }
+
+// readFile reads the file at path with read, as ReadFile says.
+func readFile[T any](path string, read func(io.Reader) (*T, error)) (*T, error) {
 	f, err := inputcap.Open(path, inputcap.Caps{Kind: "model file", Bytes: maxFileBytes})
 	if errors.Is(err, inputcap.ErrCap) {
 		return nil, fmt.Errorf("%w: %w", ErrFile, err)
@@ -205,7 +246,7 @@ func ReadFile(path string) (*Released, error) {
 		return nil, fmt.Errorf("modelfile: %w", err)
 	}
 	defer f.Close()
-	r, err := Read(f)
+	r, err := read(f)
 	if err != nil {
 		return nil, fmt.Errorf("%s: %w", path, err)
 	}

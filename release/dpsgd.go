@@ -33,7 +33,9 @@ const (
 )
 
 // dpsgdMethod releases the weights of a DP-SGD run (trainer.TrainDPSGD):
-// Poisson sampling at q = b/n, per-example clipping to C, Gaussian noise
+// Poisson sampling at q = trainer.PoissonRate(n, b) (b/n rounded down to
+// a multiple of 2^-64: the rate the batches are drawn at, which the
+// accountant takes), per-example clipping to C, Gaussian noise
 // of standard deviation sigma C on every step's sum, T = passes ceil(n/b)
 // steps. The noise multiplier sigma is the smallest that the tighter of
 // two accountants (package accountant: the PLD accountant, calibrated to
@@ -318,9 +320,13 @@ func dpsgdCertificate(b dp.Budget, cal dpsgdCalibration, run *trainer.Run, sourc
 		return nil, err
 	}
 	c.Account(l)
+	sampling := fmt.Sprintf("Poisson sampling: in each of the T = %d steps every training row is in the batch independently with probability q = %v exactly (b/n = %d/%d rounded down to a multiple of 2^-64; trainer.PoissonSampler), from coins that never read the rows; each step's noisy sum is divided by the expected batch b = %d, never by the realized batch size", rec.Steps, rec.SampleRate, run.Batch, run.N, run.Batch)
+	if legacyRate(run) {
+		sampling = fmt.Sprintf("Poisson sampling: in each of the T = %d steps every training row is in the batch independently with probability floor(q 2^64)/2^64 <= q = %v, from coins that never read the rows; each step's noisy sum is divided by the expected batch qn = %d, never by the realized batch size", rec.Steps, rec.SampleRate, run.Batch)
+	}
 	c.Assumptions = []string{
 		fmt.Sprintf("%s; %s, (%v, %v) <= (%v, %v)", accounted, DPSGDNeighbours, rep.Epsilon, rep.Delta, b.Epsilon, b.Delta),
-		fmt.Sprintf("Poisson sampling: in each of the T = %d steps every training row is in the batch independently with probability floor(q 2^64)/2^64 <= q = %v, from coins that never read the rows; each step's noisy sum is divided by the expected batch qn = %d, never by the realized batch size", rec.Steps, rec.SampleRate, run.Batch),
+		sampling,
 		"the released weights are the last iterate, or the average of the iterates when the run record says averaging: post-processing of the noisy steps, as are the L2 decay, the L1 soft thresholding and the projection (data-independent maps)",
 		"the claim is about the rows the trainer received: what happened to them before (preprocessing, selection of the settings) is covered only as this list states",
 		"the run constants in this certificate (including n) are published in the clear",
@@ -402,7 +408,11 @@ func (m dpsgdMethod) Rebuild(c *Certificate, pub Public) (*Certificate, *stabili
 	// The file's accountant calibrates again (RDP for a file without
 	// one); the file's noise multiplier and eps are kept where another
 	// build's rounding explains their difference (matchFile).
-	cal, err := calibrateDPSGD(b, run.N, cfg.Batch, cfg.Passes, run.DPSGD.Accountant)
+	q := trainer.PoissonRate(run.N, cfg.Batch)
+	if legacyRate(run) {
+		q = run.DPSGD.SampleRate
+	}
+	cal, err := calibrateDPSGDAt(b, run.N, cfg.Batch, cfg.Passes, run.DPSGD.Accountant, q)
 	if err != nil {
 		return nil, nil, err
 	}
@@ -412,6 +422,9 @@ func (m dpsgdMethod) Rebuild(c *Certificate, pub Public) (*Certificate, *stabili
 	want, err := dpsgdRunRecord(cfg, run.N, run.D, cal.sigma)
 	if err != nil {
 		return nil, nil, err
+	}
+	if legacyRate(run) {
+		want.Sampling, want.DPSGD.SampleRate = samplingPoissonV1, q
 	}
 	if c.Source == perturb.SourceSeeded && c.NoiseSeed == nil {
 		return nil, nil, errors.New("a seeded release without its noise seed")
@@ -471,7 +484,7 @@ func dpsgdRunRecord(cfg trainer.Config, n, d int, sigma float64) (*trainer.Run, 
 	if err != nil {
 		return nil, err
 	}
-	r.DPSGD = &trainer.DPSGDRecord{SampleRate: float64(cfg.Batch) / float64(n), NoiseMultiplier: sigma, NoiseStd: sigma * cfg.Clip, Steps: cfg.Passes * r.StepsPerPass}
+	r.DPSGD = &trainer.DPSGDRecord{SampleRate: trainer.PoissonRate(n, cfg.Batch), NoiseMultiplier: sigma, NoiseStd: sigma * cfg.Clip, Steps: cfg.Passes * r.StepsPerPass}
 	return &r, nil
 }
 

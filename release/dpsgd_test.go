@@ -47,19 +47,22 @@ func TestDPSGDAccountant(t *testing.T) {
 	if rec == nil {
 		t.Fatal("no dp_sgd record")
 	}
-	if rec.SampleRate != 0.1 || rec.Steps != 40 || rec.NoiseStd != rec.NoiseMultiplier*0.7 {
-		t.Errorf("record %+v, want q = 0.1, T = 40, noise std sigma C", rec)
+	// The rate the batches are drawn at: 30/300 rounded down to a
+	// multiple of 2^-64, just below the float64 0.1.
+	q := trainer.PoissonRate(300, 30)
+	if rec.SampleRate != q || q >= 0.1 || rec.Steps != 40 || rec.NoiseStd != rec.NoiseMultiplier*0.7 {
+		t.Errorf("record %+v, want q = %v, T = 40, noise std sigma C", rec, q)
 	}
 	dprime := b.Delta / (1 + math.Exp(b.Epsilon/2))
-	sigma, _, err := accountant.NoiseMultiplierPLD(0.1, 40, dp.Budget{Epsilon: 0.5 * (1 - 1e-7), Delta: dprime}, accountant.PLD{})
+	sigma, _, err := accountant.NoiseMultiplierPLD(q, 40, dp.Budget{Epsilon: 0.5 * (1 - 1e-7), Delta: dprime}, accountant.PLD{})
 	if err != nil {
 		t.Fatal(err)
 	}
-	rdp, _, err := accountant.NoiseMultiplier(0.1, 40, dp.Budget{Epsilon: 0.5, Delta: dprime}, accountant.Improved, nil)
+	rdp, _, err := accountant.NoiseMultiplier(q, 40, dp.Budget{Epsilon: 0.5, Delta: dprime}, accountant.Improved, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
-	g, err := accountant.PLD{}.Epsilon(accountant.SampledGaussian{SampleRate: 0.1, NoiseMultiplier: rec.NoiseMultiplier, Steps: 40}, rec.AddRemoveDelta)
+	g, err := accountant.PLD{}.Epsilon(accountant.SampledGaussian{SampleRate: q, NoiseMultiplier: rec.NoiseMultiplier, Steps: 40}, rec.AddRemoveDelta)
 	if err != nil {
 		t.Fatal(err)
 	}

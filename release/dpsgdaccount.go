@@ -72,6 +72,13 @@ func (c dpsgdCalibration) replaceOne() dp.Budget {
 // accountant's (at eps/2 (1 - dpsgdPLDMargin)), with the accountant that
 // gave it.
 func calibrateDPSGD(bud dp.Budget, n, b, passes int, acct string) (dpsgdCalibration, error) {
+	return calibrateDPSGDAt(bud, n, b, passes, acct, trainer.PoissonRate(n, b))
+}
+
+// calibrateDPSGDAt is calibrateDPSGD at the sample rate q: the rate the
+// batches are drawn at (trainer.PoissonRate), or, for a file written
+// before that rate (legacyRate), q = b/n.
+func calibrateDPSGDAt(bud dp.Budget, n, b, passes int, acct string, q float64) (dpsgdCalibration, error) {
 	if n < 1 || b < 1 || b > n || passes < 1 || uint64(passes)*uint64((n+b-1)/b) > trainer.MaxSteps {
 		return dpsgdCalibration{}, fmt.Errorf("%w: dp-sgd of %d rows in expected batches of %d for %d passes (at most %d steps)", ErrConfig, n, b, passes, uint64(trainer.MaxSteps))
 	}
@@ -82,7 +89,7 @@ func calibrateDPSGD(bud dp.Budget, n, b, passes int, acct string) (dpsgdCalibrat
 	if err != nil {
 		return dpsgdCalibration{}, err
 	}
-	c := dpsgdCalibration{q: float64(b) / float64(n), steps: passes * ((n + b - 1) / b), target: t, acct: DPSGDAccountant}
+	c := dpsgdCalibration{q: q, steps: passes * ((n + b - 1) / b), target: t, acct: DPSGDAccountant}
 	sigma, g, err := accountant.NoiseMultiplier(c.q, c.steps, t, dpsgdConversion, nil)
 	if err != nil {
 		return dpsgdCalibration{}, fmt.Errorf("%w: dp-sgd at q = %v for %d steps: %w", dp.ErrBudget, c.q, c.steps, err)
@@ -151,4 +158,23 @@ func (cal dpsgdCalibration) matchFile(fileSigma, fileEps float64) (dpsgdCalibrat
 		cal.eps = fileEps
 	}
 	return cal, nil
+}
+
+// samplingPoissonV1 is the run record's sampling note of the dp-sgd files
+// written before the sample rate was trainer.PoissonRate: their batches
+// were drawn with probability floor(q 2^64)/2^64 at most q = b/n, and the
+// accountant took q = b/n. The claim holds at the smaller drawn rate: the
+// Poisson subsample at rate q' <= q is the subsample at q followed by a
+// subsample at q'/q, and subsampling a mechanism never weakens its
+// guarantee at any (eps, delta) (Dong, Roth & Su 2022, Gaussian
+// Differential Privacy, section 4: the subsampled trade-off function is at
+// least the mechanism's), so the sampled Gaussian at q bounds the one at
+// q'. certify rebuilds such files as they were written.
+const samplingPoissonV1 = "Poisson: each row in each step independently with probability q = b/n (exact coins, probability floor(q 2^64)/2^64 <= q); sums divided by the expected batch b"
+
+// legacyRate reports whether a dp-sgd run record is a file's from before
+// trainer.PoissonRate (samplingPoissonV1).
+func legacyRate(run *trainer.Run) bool {
+	return run.Sampling == samplingPoissonV1 && run.DPSGD != nil && run.Batch > 0 && run.N > 0 &&
+		run.DPSGD.SampleRate == float64(run.Batch)/float64(run.N)
 }

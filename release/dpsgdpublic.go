@@ -14,7 +14,9 @@ import (
 // outside this package (the DP-SGD of a program's own Gorgonia graph,
 // package graph) is calibrated and certified by the same code through it.
 type DPSGDNoise struct {
-	// SampleRate is q = b/n, Steps is T = passes ceil(n/b), and
+	// SampleRate is q = trainer.PoissonRate(n, b), b/n rounded down to
+	// a multiple of 2^-64 (the rate the batches are drawn at), Steps is
+	// T = passes ceil(n/b), and
 	// NoiseMultiplier is sigma: each step adds N(0, (sigma C)^2) to every
 	// coordinate of its sum of clipped gradients.
 	SampleRate      float64

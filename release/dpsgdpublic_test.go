@@ -24,7 +24,7 @@ func TestCalibrateDPSGD(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if got.NoiseMultiplier != want.sigma || got.SampleRate != 0.05 || got.Steps != 80 || got.AddRemove.Epsilon != want.eps ||
+	if got.NoiseMultiplier != want.sigma || got.SampleRate != trainer.PoissonRate(500, 25) || got.Steps != 80 || got.AddRemove.Epsilon != want.eps ||
 		got.AddRemove.Delta != want.target.Delta || got.Accountant != DPSGDPLDAccountant {
 		t.Errorf("CalibrateDPSGD %+v, the method's %+v", got, want)
 	}

@@ -30,6 +30,16 @@ func benchEngine(b *testing.B, X *mat.Dense, y []float64, cfg Config) (*problem,
 
 // benchRun is benchEngine for a run of cfg.Passes passes.
 func benchRun(b *testing.B, X *mat.Dense, y []float64, cfg Config) (*problem, *native) {
+	p := benchProblem(b, X, y, cfg)
+	e, err := newNative(p)
+	if err != nil {
+		b.Fatal(err)
+	}
+	return p, e
+}
+
+// benchProblem returns the problem of a run of cfg on (X, y).
+func benchProblem(b *testing.B, X *mat.Dense, y []float64, cfg Config) *problem {
 	tr, err := New(cfg)
 	if err != nil {
 		b.Fatal(err)
@@ -38,11 +48,7 @@ func benchRun(b *testing.B, X *mat.Dense, y []float64, cfg Config) (*problem, *n
 	if err != nil {
 		b.Fatal(err)
 	}
-	e, err := newNative(p)
-	if err != nil {
-		b.Fatal(err)
-	}
-	return p, e
+	return p
 }
 
 // benchNative times one pass of the native engine over synthetic data of

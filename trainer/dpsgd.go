@@ -4,7 +4,6 @@ import (
 	"context"
 	"fmt"
 	"math"
-	"math/bits"
 	"math/rand/v2"
 	"time"
 
@@ -17,7 +16,7 @@ import (
 )
 
 // SamplingPoisson is the Run.Sampling of a DP-SGD run (TrainDPSGD).
-const SamplingPoisson = "Poisson: each row in each step independently with probability q = b/n (exact coins, probability floor(q 2^64)/2^64 <= q); sums divided by the expected batch b"
+const SamplingPoisson = "Poisson: each row in each step independently with probability q, b/n rounded down to a multiple of 2^-64 (exactly, by geometric gaps between the rows drawn); sums divided by the expected batch b"
 
 // GaussianNoise adds the Gaussian noise of a DP-SGD step: every w[i] gets
 // an independent N(0, sigma^2) draw. perturb.Source implements it.
@@ -41,7 +40,9 @@ type DPSGD struct {
 }
 
 // DPSGDRecord holds the constants of a DP-SGD run in its Run record
-// (Run.DPSGD): the sample rate q = b/n, the noise multiplier sigma, the
+// (Run.DPSGD): the sample rate q = PoissonRate(n, b) (b/n rounded down to
+// a multiple of 2^-64, the probability the batches are drawn with), the
+// noise multiplier sigma, the
 // standard deviation sigma*C of the noise on each step's sum, and the
 // number of steps T = passes * ceil(n/b). The accountant's fields are set
 // by the release that accounts for the run (package release); the trainer
@@ -105,10 +106,10 @@ func CheckDPSGD(cfg Config) error {
 // Differential Privacy", Algorithm 1) on the rows of X with labels y: T =
 // Passes * ceil(n/b) steps, b = Batch the expected batch. Step t
 //
-//   - includes each row independently with probability q = b/n (Poisson
-//     sampling, from priv.Coins: the bits of row i decide against the
-//     binary expansion of floor(q 2^64)/2^64, so the probability is that
-//     number exactly, at most q, and the coins never depend on the rows);
+//   - includes each row independently with probability q =
+//     PoissonRate(n, b), b/n rounded down to a multiple of 2^-64 (Poisson
+//     sampling by PoissonSampler, from priv.Coins: exactly that law, in
+//     expected O(qn + 1) time, and the coins never depend on the rows);
 //   - sums the included examples' gradients l'(<w, x_i>, y_i) x_i^T, each
 //     clipped to L2 norm C = Clip: the exact norm of the rounded products
 //     the sum adds is at most C (internal/clip, which lowers the scale
@@ -154,27 +155,15 @@ func (t *Trainer) trainDPSGD(ctx context.Context, X mat.Matrix, y []float64, pri
 		return nil, nil, err
 	}
 	r := newDPSGDRun(p, priv)
+	r.hook = hook
 	for step := 1; step <= r.steps; step++ {
 		if step%64 == 0 {
 			if err := ctx.Err(); err != nil {
 				return nil, nil, err
 			}
 		}
-		r.sample()
-		r.clippedSum()
-		if hook != nil {
-			hook(step, r.w, r.batch, r.sum)
-		}
-		if err := priv.Noise.AddGaussian(r.sum, r.std); err != nil {
-			return nil, nil, fmt.Errorf("trainer: the noise of DP-SGD step %d: %w", step, err)
-		}
-		eta, err := p.sgd.Eta(step)
-		if err != nil {
+		if err := r.step(step); err != nil {
 			return nil, nil, err
-		}
-		p.sgd.Update(r.w, eta, r.sum)
-		if r.avg != nil {
-			p.sgd.Average(r.avg, r.w, step)
 		}
 	}
 	run := p.run
@@ -200,9 +189,11 @@ func (t *Trainer) trainDPSGD(ctx context.Context, X mat.Matrix, y []float64, pri
 type dpsgdRun struct {
 	p      *problem
 	coins  *PoissonSampler
+	noise  GaussianNoise
+	hook   dpsgdHook     // test-only, nil in a run
 	margin losses.Margin // the scalar view of a K = 1 loss, nil for K > 1
 	bound  clip.Bound    // C for the K d products of a gradient
-	q      float64       // b/n
+	q      float64       // PoissonRate(n, b)
 	std    float64       // sigma*C
 	steps  int           // T
 	batch  []int         // the rows of the current step
@@ -213,9 +204,9 @@ type dpsgdRun struct {
 
 func newDPSGDRun(p *problem, priv DPSGD) *dpsgdRun {
 	b := p.cfg.Batch
-	q := float64(b) / float64(p.n)
+	coins := NewPoissonSampler(priv.Coins, p.n, b)
 	r := &dpsgdRun{
-		p: p, coins: NewPoissonSampler(priv.Coins, p.n, b), q: q,
+		p: p, coins: coins, noise: priv.Noise, q: coins.Rate(),
 		std:   priv.NoiseMultiplier * p.cfg.Clip,
 		steps: p.cfg.Passes * p.run.StepsPerPass,
 		batch: make([]int, 0, 2*b+64),
@@ -232,84 +223,33 @@ func newDPSGDRun(p *problem, priv DPSGD) *dpsgdRun {
 	return r
 }
 
-// sample sets r.batch to the rows of a step (PoissonSampler.Sample).
-func (r *dpsgdRun) sample() { r.batch = r.coins.Sample(r.batch) }
-
-// PoissonSampler draws the batches of DP-SGD by Poisson sampling with exact
-// coins: each of n rows independently with probability floor(q 2^64)/2^64
-// <= q = b/n (all rows when b = n), the bits of row i decided against the
-// binary expansion of that number (bernoulli64), so the batches never
-// depend on the rows. TrainDPSGD draws its batches with one, and so does
-// the DP-SGD of a program's own Gorgonia graph (package graph): the same
-// coins give the same batches.
-type PoissonSampler struct {
-	coins rand.Source
-	n     int
-	thr   uint64 // floor(q 2^64); unused when all
-	all   bool
-}
-
-// NewPoissonSampler returns the sampler of batches of expected size b from
-// n rows, drawing from coins (64 uniform bits per Uint64). It panics unless
-// 1 <= b <= n and coins is not nil (a programmer's error: the callers check
-// their settings first).
-func NewPoissonSampler(coins rand.Source, n, b int) *PoissonSampler {
-	if coins == nil || b < 1 || b > n {
-		panic(fmt.Sprintf("trainer: Poisson sampling of an expected %d of %d rows (coins %v)", b, n, coins != nil))
+// step makes step t of the run: the batch, its clipped sum, the noise
+// and the update.
+func (r *dpsgdRun) step(t int) error {
+	p := r.p
+	r.batch = r.coins.Sample(r.batch)
+	if i, ok := r.coins.Peek(); ok {
+		// The next step's first row, a step ahead: at small b the rows
+		// of a step are too few to hint each other.
+		d := p.d
+		kernel.PrefetchExample(&p.x[i*d], d, &p.norm[i], &p.y[i])
 	}
-	s := &PoissonSampler{coins: coins, n: n, all: b == n}
-	if !s.all {
-		// q < 1: q 2^64 < 2^64 is exact (a power-of-two scaling), and the
-		// conversion truncates: floor(q 2^64).
-		s.thr = uint64(math.Ldexp(float64(b)/float64(n), 64))
+	r.clippedSum()
+	if r.hook != nil {
+		r.hook(t, r.w, r.batch, r.sum)
 	}
-	return s
-}
-
-// Sample returns the indices of the rows of the next step, in increasing
-// order, appended to batch[:0].
-func (s *PoissonSampler) Sample(batch []int) []int {
-	batch = batch[:0]
-	n := s.n
-	if s.all {
-		for i := range n {
-			batch = append(batch, i)
-		}
-		return batch
+	if err := r.noise.AddGaussian(r.sum, r.std); err != nil {
+		return fmt.Errorf("trainer: the noise of DP-SGD step %d: %w", t, err)
 	}
-	for base := 0; base < n; base += 64 {
-		lanes := ^uint64(0)
-		if n-base < 64 {
-			lanes = uint64(1)<<uint(n-base) - 1
-		}
-		for in := bernoulli64(s.coins, s.thr) & lanes; in != 0; in &= in - 1 {
-			batch = append(batch, base+bits.TrailingZeros64(in))
-		}
+	eta, err := p.sgd.Eta(t)
+	if err != nil {
+		return err
 	}
-	return batch
-}
-
-// bernoulli64 returns 64 independent Bernoulli(thr/2^64) bits: lane j is
-// set when the uniform U_j = 0.u_1 u_2 ... (its bits drawn one word per
-// round, bit j of each word) is below p = thr/2^64, decided at the first
-// bit where U_j and p differ (U_j < p when that bit of p is 1); lanes
-// equal to p on all 64 bits are not set (U_j >= p). The result has
-// probability exactly p per lane; the number of words drawn depends on the
-// coins alone.
-func bernoulli64(coins rand.Source, thr uint64) uint64 {
-	var in, decided uint64
-	for k := 63; k >= 0 && decided != ^uint64(0); k-- {
-		u := coins.Uint64()
-		open := ^decided
-		if thr>>uint(k)&1 == 1 {
-			lo := open &^ u // u bit 0 < p bit 1
-			in |= lo
-			decided |= lo
-		} else {
-			decided |= open & u // u bit 1 > p bit 0
-		}
+	p.sgd.Update(r.w, eta, r.sum)
+	if r.avg != nil {
+		p.sgd.Average(r.avg, r.w, t)
 	}
-	return in
+	return nil
 }
 
 // dpsgdAhead is how many examples ahead clippedSum hints the rows.

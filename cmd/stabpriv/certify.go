@@ -39,7 +39,7 @@ func runCertify(_ context.Context, args []string, stdout, stderr io.Writer) erro
 	}
 	if err != nil {
 		if errors.Is(err, flag.ErrHelp) {
-			fmt.Fprint(stderr, "Usage: stabpriv certify model.json\n       stabpriv certify summary.dp.json [--model model.json]\n\n"+
+			fmt.Fprint(stderr, "Usage: stabpriv certify model.json\n       stabpriv certify summary.dp.json [--model model.json]\n       stabpriv certify graph.json\n\n"+
 				"A summary.dp.json (stabpriv pdp --publish-epsilon) is verified the same way: every\n"+
 				"number but the mechanism's draws is rebuilt from its published inputs. A summary of\n"+
 				"a model file's release (pdp --model) carries the file's weights SHA-256 and claim;\n"+
@@ -54,6 +54,10 @@ func runCertify(_ context.Context, args []string, stdout, stderr io.Writer) erro
 				"field can carry anything else, and checks that the weights lie in the support\n"+
 				"of the noise. Then it prints the certificate in words, and what it verified and\n"+
 				"what no file can show (provenance; the names of the label, classes and features).\n\n"+
+				"A graph's release file (DP-SGD on a Go program's own Gorgonia graph,\n"+
+				"modelfile.GraphRelease) is verified as a model file is: the sample rate, the step\n"+
+				"count, the noise multiplier and the accountant's eps are rebuilt from its budget,\n"+
+				"n, b, passes and C; the program's notes are taken as written.\n\n"+
 				"Exit status: 0 for a valid private release, 3 for a valid file that is not a\n"+
 				"private release (no mechanism, seeded noise, or standardization statistics\n"+
 				"in the file), 5 for a file that is invalid, inconsistent (each problem is\n"+
@@ -80,15 +84,28 @@ func runCertify(_ context.Context, args []string, stdout, stderr io.Writer) erro
 	if *model != "" {
 		return usagef("--model applies to a summary file (summary.dp.json); %s is not one", path)
 	}
-	r, err := readModel(path)
+	if modelfile.IsGraphFile(path) {
+		// A DP-SGD release of a program's own Gorgonia graph
+		// (modelfile.GraphRelease).
+		return certifyFile(stdout, path, modelfile.ReadGraphFile, modelfile.VerifyGraph, describe.GraphCertificate)
+	}
+	return certifyFile(stdout, path, readModel, modelfile.Verify, describe.Certificate)
+}
+
+// certifyFile reads the file at path, verifies it and prints its
+// certificate: an error for a file that does not read or verify, a
+// notPrivateError for a valid file that is not a private release.
+func certifyFile[F any](stdout io.Writer, path string, read func(string) (*F, error), verify func(*F) (modelfile.Verdict, string, error),
+	print func(io.Writer, string, *F, modelfile.Verdict, string) error) error {
+	f, err := read(path)
 	if err != nil {
 		return err
 	}
-	verdict, why, err := modelfile.Verify(r)
+	verdict, why, err := verify(f)
 	if err != nil {
 		return fmt.Errorf("%s: %w", path, err)
 	}
-	if err := describe.Certificate(stdout, path, r, verdict, why); err != nil {
+	if err := print(stdout, path, f, verdict, why); err != nil {
 		return err
 	}
 	if verdict == modelfile.NotPrivate {

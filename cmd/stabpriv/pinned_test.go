@@ -14,8 +14,9 @@ import (
 var updatePinned = flag.Bool("update-pinned", false, "rewrite the pinned model files in testdata/pinned")
 
 // pinnedRuns are seeded command lines whose model files are pinned in
-// testdata/pinned: every mechanism, both engines, the SGD knobs, a
-// partitioned fit, a non-private fit, multiclass and regression. A release
+// testdata/pinned: every mechanism (dp-sgd with its automatic knobs and
+// with its own), both engines, the SGD knobs, a partitioned fit, a
+// non-private fit, multiclass and regression. A release
 // made by SGD must keep its bits; one made by a solver (objective, amp)
 // must keep every field but its weights, which may move within the
 // solver's tolerance (pinnedSolverTol), and the weights' hash with them.
@@ -40,6 +41,8 @@ var pinnedRuns = []struct {
 	{"select-random-stopping", "multi", true, []string{"--label", "class", "--classes", "c0,c1,c2", "--standardize", "none", "--epsilon", "2", "--select", "random-stopping"}},
 	{"huber-regression", "regress", false, []string{"--label", "y", "--loss", "huber", "--label-bound", "3", "--standardize", "none", "--mechanism", "gamma", "--epsilon", "1", "--lambda", "0.1"}},
 	{"squared-radius", "regress", false, []string{"--label", "y", "--loss", "squared", "--radius", "2", "--label-bound", "3", "--standardize", "none", "--mechanism", "laplace", "--epsilon", "1", "--lambda", "0.1", "--schedule", "constant", "--step", "0.1"}},
+	{"dpsgd-auto", "", false, []string{"--mechanism", "dp-sgd", "--epsilon", "1", "--delta", "1e-5"}},
+	{"dpsgd-knobs", "", false, []string{"--mechanism", "dp-sgd", "--epsilon", "2", "--delta", "1e-6", "--batch", "16", "--passes", "3", "--clip", "0.5", "--average"}},
 }
 
 // pinnedSolverTol bounds how far a solver-based release's weights may move

@@ -7,6 +7,8 @@ import (
 	"text/tabwriter"
 
 	"github.com/stabpriv/stabpriv/modelfile"
+	"github.com/stabpriv/stabpriv/release"
+	"github.com/stabpriv/stabpriv/trainer"
 )
 
 // Certificate writes what stabpriv certify prints for the model file r at
@@ -15,21 +17,42 @@ import (
 // verified (modelfile.Checked) and what no file can show
 // (modelfile.Unchecked).
 func Certificate(w io.Writer, path string, r *modelfile.Released, verdict modelfile.Verdict, why string) error {
+	return certificate(w, path, file{r.Private, r.Model, r.Certificate}, verdict, why, modelfile.Checked, modelfile.Unchecked)
+}
+
+// GraphCertificate is Certificate for the graph's release file g
+// (modelfile.VerifyGraph), with modelfile.GraphChecked and
+// modelfile.GraphUnchecked.
+func GraphCertificate(w io.Writer, path string, g *modelfile.GraphRelease, verdict modelfile.Verdict, why string) error {
+	return certificate(w, path, file{g.Certificate.Private, g.Model, g.Certificate}, verdict, why, modelfile.GraphChecked, modelfile.GraphUnchecked)
+}
+
+// file is what certify prints of a file: whether it is a private release,
+// its weights and its certificate.
+type file struct {
+	private bool
+	model   *trainer.Model
+	cert    *release.Certificate
+}
+
+// certificate writes the verdict, the certificate (printCertificate) and
+// the lists of what was checked and what was not.
+func certificate(w io.Writer, path string, f file, verdict modelfile.Verdict, why string, checked, unchecked []string) error {
 	if verdict == modelfile.NotPrivate {
 		fmt.Fprintf(w, "NOT A PRIVATE RELEASE: %s\n\n", why)
 	} else {
 		fmt.Fprintln(w, "VERIFIED PRIVATE RELEASE: the file equals the release its published inputs give (its provenance cannot be checked)")
 		fmt.Fprintln(w)
 	}
-	if err := printCertificate(w, path, r); err != nil {
+	if err := printCertificate(w, path, f); err != nil {
 		return err
 	}
 	fmt.Fprintln(w, "\nVerified in this file:")
-	for _, s := range modelfile.Checked {
+	for _, s := range checked {
 		fmt.Fprintf(w, "  - %s\n", s)
 	}
 	fmt.Fprintln(w, "Not verified (no file can show it):")
-	for _, s := range modelfile.Unchecked {
+	for _, s := range unchecked {
 		fmt.Fprintf(w, "  - %s\n", s)
 	}
 	return nil
@@ -37,8 +60,8 @@ func Certificate(w io.Writer, path string, r *modelfile.Released, verdict modelf
 
 // printCertificate writes the key numbers of the certificate, then the
 // certificate in words.
-func printCertificate(w io.Writer, path string, r *modelfile.Released) error {
-	c := r.Certificate
+func printCertificate(w io.Writer, path string, f file) error {
+	c := f.cert
 	if c == nil {
 		fmt.Fprintf(w, "file\t%s\nno certificate: trained with --mechanism none\n", path)
 		return nil
@@ -46,7 +69,7 @@ func printCertificate(w io.Writer, path string, r *modelfile.Released) error {
 	tw := tabwriter.NewWriter(w, 0, 8, 2, ' ', 0)
 	row := func(name, value string) { fmt.Fprintf(tw, "%s\t%s\n", name, value) }
 	row("file", path)
-	row("private release", strconv.FormatBool(r.Private))
+	row("private release", strconv.FormatBool(f.private))
 	row("mechanism", string(c.Mechanism))
 	row("epsilon", g6(c.Epsilon))
 	row("delta", g6(c.Delta))
@@ -54,7 +77,7 @@ func printCertificate(w io.Writer, path string, r *modelfile.Released) error {
 	row("beta", g6(c.Beta))
 	row("noise scale", fmt.Sprintf("%s = %s", c.NoiseScaleName, g6(c.NoiseScale)))
 	row("noise source", c.Source)
-	row("weights", fmt.Sprintf("%d (%d x %d, %s loss), SHA-256 %s", c.Dim, r.Model.K, r.Model.D, r.Model.Loss, c.WeightsSHA256))
+	row("weights", fmt.Sprintf("%d (%d x %d, %s loss), SHA-256 %s", c.Dim, f.model.K, f.model.D, f.model.Loss, c.WeightsSHA256))
 	if err := tw.Flush(); err != nil {
 		return err
 	}
