@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"io"
 	"math"
+	"strconv"
 	"strings"
 
 	"github.com/stabpriv/stabpriv/accountant"
@@ -182,27 +183,29 @@ func runAccount(_ context.Context, args []string, stdout, stderr io.Writer) erro
 }
 
 // printAccount writes the report r in words: the claim first, then the
-// other accountant's number.
+// other accountant's number. Every number it computed is rounded up (up):
+// a printed eps or delta is never below the accountant's bound, and a
+// printed noise multiplier, copied into a run, still meets the target.
 func printAccount(w io.Writer, r accountReport) {
 	if r.TargetEpsilon > 0 {
-		fmt.Fprintf(w, "noise multiplier = %.6g: the smallest that meets eps = %g at delta = %g (%s)\n", r.NoiseMultiplier, r.TargetEpsilon, r.Delta, strings.ToUpper(r.Accountant))
+		fmt.Fprintf(w, "noise multiplier = %s: the smallest that meets eps = %g at delta = %g (%s)\n", up(r.NoiseMultiplier, 6), r.TargetEpsilon, r.Delta, strings.ToUpper(r.Accountant))
 	}
 	pldLine := func(prefix string) {
 		if p := r.PLD; p != nil {
-			fmt.Fprintf(w, "%seps = %.6g at delta = %g (PLD, grid interval %g: remove %.6g, add %.6g; delta includes %.2g for truncation and rounding)\n",
-				prefix, p.Epsilon, r.Delta, p.Interval, p.Remove, p.Add, p.TailDelta+p.RoundingDelta)
+			fmt.Fprintf(w, "%seps = %s at delta = %g (PLD, grid interval %g: remove %s, add %s; delta includes %s for truncation and rounding)\n",
+				prefix, up(p.Epsilon, 6), r.Delta, p.Interval, up(p.Remove, 6), up(p.Add, 6), up(p.TailDelta+p.RoundingDelta, 2))
 		}
 	}
 	rdpLine := func(prefix string) {
 		if r.RDPEpsilon != nil {
-			fmt.Fprintf(w, "%seps = %.6g at delta = %g (RDP order %g, %s conversion)\n", prefix, *r.RDPEpsilon, r.Delta, r.Order, r.Conversion)
+			fmt.Fprintf(w, "%seps = %s at delta = %g (RDP order %g, %s conversion)\n", prefix, up(*r.RDPEpsilon, 6), r.Delta, r.Order, r.Conversion)
 		}
 	}
 	switch {
 	case r.Accountant == "pld" && r.TargetEpsilon > 0:
 		pldLine("")
 		if r.RDPEpsilon != nil {
-			fmt.Fprintf(w, "RDP needs noise multiplier %.6g for it\n", r.RDPNoise)
+			fmt.Fprintf(w, "RDP needs noise multiplier %s for it\n", up(r.RDPNoise, 6))
 		}
 	case r.Accountant == "pld":
 		pldLine("")
@@ -210,7 +213,7 @@ func printAccount(w io.Writer, r accountReport) {
 	case r.TargetEpsilon > 0:
 		rdpLine("")
 		if p := r.PLD; p != nil {
-			fmt.Fprintf(w, "PLD needs noise multiplier %.6g for it\n", p.NoiseMultiplier)
+			fmt.Fprintf(w, "PLD needs noise multiplier %s for it\n", up(p.NoiseMultiplier, 6))
 		}
 	default:
 		rdpLine("")
@@ -219,14 +222,34 @@ func printAccount(w io.Writer, r accountReport) {
 	if r.PLDError != "" {
 		fmt.Fprintf(w, "PLD: no bound (%s)\n", r.PLDError)
 	}
-	fmt.Fprintf(w, "for %d steps of the Poisson-subsampled Gaussian, sample rate %g, noise multiplier %.6g; add/remove-one neighbours\n",
-		r.Steps, r.SampleRate, r.NoiseMultiplier)
+	fmt.Fprintf(w, "for %d steps of the Poisson-subsampled Gaussian, sample rate %g, noise multiplier %s; add/remove-one neighbours\n",
+		r.Steps, r.SampleRate, up(r.NoiseMultiplier, 6))
 	if b := r.ReplaceOne; b != nil {
-		fmt.Fprintf(w, "replace-one neighbours (group privacy): eps = %.6g, delta = %.3g\n", b.Epsilon, b.Delta)
+		fmt.Fprintf(w, "replace-one neighbours (group privacy): eps = %s, delta = %s\n", up(b.Epsilon, 6), up(b.Delta, 3))
 	} else {
 		fmt.Fprintf(w, "replace-one neighbours: no guarantee, (1 + e^eps) delta >= 1\n")
 	}
 	if len(r.ExcludedOrders) > 0 {
 		fmt.Fprintf(w, "orders left out (no finite RDP): %v\n", r.ExcludedOrders)
 	}
+}
+
+// up returns x with digits significant digits (as %.*g prints it), rounded
+// toward +Inf instead of to the nearest: never below x.
+func up(x float64, digits int) string {
+	s := strconv.FormatFloat(x, 'g', digits, 64)
+	for range 2 {
+		v, err := strconv.ParseFloat(s, 64)
+		if err != nil || !(v < x) || math.IsInf(v, 0) {
+			return s
+		}
+		// s is x rounded down: one unit of its last digit more.
+		e := strconv.FormatFloat(v, 'e', digits-1, 64)
+		exp, err := strconv.Atoi(e[strings.IndexByte(e, 'e')+1:])
+		if err != nil {
+			return s
+		}
+		s = strconv.FormatFloat(v+math.Pow10(exp-digits+1), 'g', digits, 64)
+	}
+	return s
 }
