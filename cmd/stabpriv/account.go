@@ -29,13 +29,15 @@ const accountHelp = "Usage: stabpriv account --sample-rate q --noise-multiplier 
 	"       to (eps, delta) at the best order; --conversion classical gives\n" +
 	"       eps = rdp + log(1/delta)/(alpha-1), the number TF Privacy reports, the default\n" +
 	"       improved (Balle et al. 2020, Theorem 21) is always lower.\n" +
-	"--accountant pld or rdp runs one. The neighbours are add/remove-one; the replace-one\n" +
+	"--accountant pld or rdp runs one; when one of the two has no bound, the other's is the\n" +
+	"claim and the reason is printed. The neighbours are add/remove-one; the replace-one\n" +
 	"budget (2 eps, (1 + e^eps) delta) is printed too (when that delta is below 1).\n" +
 	"Nothing is read or written but standard output; a bad value exits with status 2."
 
 // accountReport is what account prints with --json. Epsilon (and with
 // --epsilon NoiseMultiplier) is the claim, by Accountant; Order and
-// Conversion are the RDP accountant's, PLD the PLD accountant's details.
+// Conversion are the RDP accountant's, PLD the PLD accountant's details;
+// PLDError or RDPError says why one of the two gave no bound.
 type accountReport struct {
 	SampleRate      float64    `json:"sample_rate"`
 	NoiseMultiplier float64    `json:"noise_multiplier"`
@@ -47,6 +49,7 @@ type accountReport struct {
 	Conversion      string     `json:"conversion,omitempty"`
 	RDPEpsilon      *float64   `json:"rdp_epsilon,omitempty"`
 	RDPNoise        float64    `json:"rdp_noise_multiplier,omitempty"`
+	RDPError        string     `json:"rdp_error,omitempty"`
 	PLD             *pldReport `json:"pld,omitempty"`
 	PLDError        string     `json:"pld_error,omitempty"`
 	Neighbours      string     `json:"neighbours"`
@@ -129,20 +132,27 @@ func runAccount(_ context.Context, args []string, stdout, stderr io.Writer) erro
 	}
 	target := dp.Budget{Epsilon: eps, Delta: delta}
 	var rdp accountant.Guarantee
+	var rdpErr error
 	if useRDP {
 		if set["epsilon"] {
-			r.RDPNoise, rdp, err = accountant.NoiseMultiplier(q, steps, target, c, nil)
+			r.RDPNoise, rdp, rdpErr = accountant.NoiseMultiplier(q, steps, target, c, nil)
 		} else {
-			rdp, err = accountant.SampledGaussian{SampleRate: q, NoiseMultiplier: sigma, Steps: steps}.Epsilon(delta, c, nil)
+			rdp, rdpErr = accountant.SampledGaussian{SampleRate: q, NoiseMultiplier: sigma, Steps: steps}.Epsilon(delta, c, nil)
 		}
-		if err != nil {
-			return usagef("%w", err)
-		}
-		e := rdp.Epsilon
-		r.RDPEpsilon, r.Order, r.Conversion, r.ExcludedOrders = &e, rdp.Order, c.String(), rdp.Excluded
-		r.Accountant, r.Epsilon = "rdp", e
-		if set["epsilon"] {
-			r.NoiseMultiplier = r.RDPNoise
+		switch {
+		case rdpErr != nil && !usePLD:
+			return usagef("%w", rdpErr)
+		case rdpErr != nil:
+			// The PLD may still give the claim; the RDP's reason is
+			// printed beside it.
+			r.RDPError, r.RDPNoise = rdpErr.Error(), 0
+		default:
+			e := rdp.Epsilon
+			r.RDPEpsilon, r.Order, r.Conversion, r.ExcludedOrders = &e, rdp.Order, c.String(), rdp.Excluded
+			r.Accountant, r.Epsilon = "rdp", e
+			if set["epsilon"] {
+				r.NoiseMultiplier = r.RDPNoise
+			}
 		}
 	}
 	if usePLD {
@@ -154,6 +164,8 @@ func runAccount(_ context.Context, args []string, stdout, stderr io.Writer) erro
 			g, err = pld.Epsilon(accountant.SampledGaussian{SampleRate: q, NoiseMultiplier: sigma, Steps: steps}, delta)
 		}
 		switch {
+		case err != nil && rdpErr != nil:
+			return usagef("%w", rdpErr) // neither has a bound: the RDP's reason
 		case err != nil && !useRDP:
 			return usagef("%w", err)
 		case err != nil:
@@ -162,7 +174,7 @@ func runAccount(_ context.Context, args []string, stdout, stderr io.Writer) erro
 		default:
 			r.PLD = &pldReport{Epsilon: g.Epsilon, NoiseMultiplier: s, Remove: g.Remove, Add: g.Add, Interval: g.PLD.Interval,
 				Tail: g.PLD.Tail, TailDelta: g.TailDelta, RoundingDelta: g.RoundingDelta}
-			if !useRDP || set["epsilon"] && s < r.NoiseMultiplier || !set["epsilon"] && g.Epsilon < r.Epsilon {
+			if !useRDP || rdpErr != nil || set["epsilon"] && s < r.NoiseMultiplier || !set["epsilon"] && g.Epsilon < r.Epsilon {
 				r.Accountant, r.Epsilon, r.NoiseMultiplier = "pld", g.Epsilon, s
 			}
 		}
@@ -221,6 +233,9 @@ func printAccount(w io.Writer, r accountReport) {
 	}
 	if r.PLDError != "" {
 		fmt.Fprintf(w, "PLD: no bound (%s)\n", r.PLDError)
+	}
+	if r.RDPError != "" {
+		fmt.Fprintf(w, "RDP: no bound (%s)\n", r.RDPError)
 	}
 	fmt.Fprintf(w, "for %d steps of the Poisson-subsampled Gaussian, sample rate %g, noise multiplier %s; add/remove-one neighbours\n",
 		r.Steps, r.SampleRate, up(r.NoiseMultiplier, 6))

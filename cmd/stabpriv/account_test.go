@@ -115,6 +115,20 @@ func TestAccount(t *testing.T) {
 		t.Errorf("a grid too wide, JSON: %+v", r)
 	}
 
+	// A target the RDP cannot reach (classical conversion, even at the
+	// largest noise multiplier it searches) that the PLD meets: the PLD
+	// is the claim and the RDP's reason is printed.
+	hard := []string{"account", "--sample-rate", "0.1", "--steps", "10", "--delta", "1e-5", "--epsilon", "0.01", "--conversion", "classical"}
+	out, _, err = call(t, hard...)
+	if err != nil || !strings.HasPrefix(out, "noise multiplier = ") || !strings.Contains(out, "(PLD)") ||
+		!strings.Contains(out, "RDP: no bound (accountant: target budget unreachable") || strings.Contains(out, "RDP needs") {
+		t.Errorf("a target RDP cannot reach: %v\n%s", err, out)
+	}
+	if r := accountJSON(t, hard...); r.Accountant != "pld" || r.PLD == nil || r.Epsilon > 0.01 || r.NoiseMultiplier != r.PLD.NoiseMultiplier ||
+		r.RDPEpsilon != nil || r.RDPNoise != 0 || !strings.Contains(r.RDPError, "raise eps or delta, or use the improved conversion") {
+		t.Errorf("a target RDP cannot reach, JSON: %+v", r)
+	}
+
 	if out, _, err = call(t, "help", "account"); err != nil || !strings.Contains(out, "Usage: stabpriv account") || !strings.Contains(out, "-noise-multiplier") || !strings.Contains(out, "-pld-interval") {
 		t.Errorf("help account: %v\n%s", err, out)
 	}
@@ -143,7 +157,8 @@ func TestAccountUsageErrors(t *testing.T) {
 		{[]string{"account", "--sample-rate", "0.1", "--steps", "10", "--delta", "0", "--noise-multiplier", "1"}, "delta = 0"},
 		{[]string{"account", "--sample-rate", "0", "--steps", "10", "--delta", "1e-5", "--epsilon", "1"}, "want 0 < q <= 1 to calibrate noise"},
 		{[]string{"account", "--sample-rate", "0.1", "--steps", "10", "--delta", "1e-5", "--epsilon", "-1"}, "target eps = -1"},
-		{[]string{"account", "--sample-rate", "0.1", "--steps", "10", "--delta", "1e-5", "--epsilon", "0.01", "--conversion", "classical"}, "raise eps or delta, or use the improved conversion"},
+		{[]string{"account", "--sample-rate", "0.1", "--steps", "10", "--delta", "1e-5", "--epsilon", "0.01", "--conversion", "classical", "--accountant", "rdp"}, "raise eps or delta, or use the improved conversion"},
+		{[]string{"account", "--sample-rate", "0.1", "--steps", "10", "--delta", "1e-5", "--noise-multiplier", "1e-300", "--accountant", "both"}, "no finite eps at any order: the RDP is +Inf"},
 		{[]string{"account", "--sample-rate", "0.1", "--steps", "10", "--delta", "1e-5", "--noise-multiplier", "1e-300"}, "no finite eps at any order: the RDP is +Inf at all 156 orders: add noise"},
 		{mnistAccount("--noise-multiplier", "1", "--accountant", "tight"), `--accountant "tight", want pld, rdp or both`},
 		{mnistAccount("--noise-multiplier", "1", "--pld-interval", "0"), "--pld-interval 0, want a finite interval > 0 (nats)"},
