@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"io"
 	"math"
+	"strconv"
 	"strings"
 
 	"github.com/stabpriv/stabpriv/accountant"
@@ -28,13 +29,15 @@ const accountHelp = "Usage: stabpriv account --sample-rate q --noise-multiplier 
 	"       to (eps, delta) at the best order; --conversion classical gives\n" +
 	"       eps = rdp + log(1/delta)/(alpha-1), the number TF Privacy reports, the default\n" +
 	"       improved (Balle et al. 2020, Theorem 21) is always lower.\n" +
-	"--accountant pld or rdp runs one. The neighbours are add/remove-one; the replace-one\n" +
+	"--accountant pld or rdp runs one; when one of the two has no bound, the other's is the\n" +
+	"claim and the reason is printed. The neighbours are add/remove-one; the replace-one\n" +
 	"budget (2 eps, (1 + e^eps) delta) is printed too (when that delta is below 1).\n" +
 	"Nothing is read or written but standard output; a bad value exits with status 2."
 
 // accountReport is what account prints with --json. Epsilon (and with
 // --epsilon NoiseMultiplier) is the claim, by Accountant; Order and
-// Conversion are the RDP accountant's, PLD the PLD accountant's details.
+// Conversion are the RDP accountant's, PLD the PLD accountant's details;
+// PLDError or RDPError says why one of the two gave no bound.
 type accountReport struct {
 	SampleRate      float64    `json:"sample_rate"`
 	NoiseMultiplier float64    `json:"noise_multiplier"`
@@ -46,6 +49,7 @@ type accountReport struct {
 	Conversion      string     `json:"conversion,omitempty"`
 	RDPEpsilon      *float64   `json:"rdp_epsilon,omitempty"`
 	RDPNoise        float64    `json:"rdp_noise_multiplier,omitempty"`
+	RDPError        string     `json:"rdp_error,omitempty"`
 	PLD             *pldReport `json:"pld,omitempty"`
 	PLDError        string     `json:"pld_error,omitempty"`
 	Neighbours      string     `json:"neighbours"`
@@ -128,20 +132,27 @@ func runAccount(_ context.Context, args []string, stdout, stderr io.Writer) erro
 	}
 	target := dp.Budget{Epsilon: eps, Delta: delta}
 	var rdp accountant.Guarantee
+	var rdpErr error
 	if useRDP {
 		if set["epsilon"] {
-			r.RDPNoise, rdp, err = accountant.NoiseMultiplier(q, steps, target, c, nil)
+			r.RDPNoise, rdp, rdpErr = accountant.NoiseMultiplier(q, steps, target, c, nil)
 		} else {
-			rdp, err = accountant.SampledGaussian{SampleRate: q, NoiseMultiplier: sigma, Steps: steps}.Epsilon(delta, c, nil)
+			rdp, rdpErr = accountant.SampledGaussian{SampleRate: q, NoiseMultiplier: sigma, Steps: steps}.Epsilon(delta, c, nil)
 		}
-		if err != nil {
-			return usagef("%w", err)
-		}
-		e := rdp.Epsilon
-		r.RDPEpsilon, r.Order, r.Conversion, r.ExcludedOrders = &e, rdp.Order, c.String(), rdp.Excluded
-		r.Accountant, r.Epsilon = "rdp", e
-		if set["epsilon"] {
-			r.NoiseMultiplier = r.RDPNoise
+		switch {
+		case rdpErr != nil && !usePLD:
+			return usagef("%w", rdpErr)
+		case rdpErr != nil:
+			// The PLD may still give the claim; the RDP's reason is
+			// printed beside it.
+			r.RDPError, r.RDPNoise = rdpErr.Error(), 0
+		default:
+			e := rdp.Epsilon
+			r.RDPEpsilon, r.Order, r.Conversion, r.ExcludedOrders = &e, rdp.Order, c.String(), rdp.Excluded
+			r.Accountant, r.Epsilon = "rdp", e
+			if set["epsilon"] {
+				r.NoiseMultiplier = r.RDPNoise
+			}
 		}
 	}
 	if usePLD {
@@ -153,6 +164,8 @@ func runAccount(_ context.Context, args []string, stdout, stderr io.Writer) erro
 			g, err = pld.Epsilon(accountant.SampledGaussian{SampleRate: q, NoiseMultiplier: sigma, Steps: steps}, delta)
 		}
 		switch {
+		case err != nil && rdpErr != nil:
+			return usagef("%w", rdpErr) // neither has a bound: the RDP's reason
 		case err != nil && !useRDP:
 			return usagef("%w", err)
 		case err != nil:
@@ -161,7 +174,7 @@ func runAccount(_ context.Context, args []string, stdout, stderr io.Writer) erro
 		default:
 			r.PLD = &pldReport{Epsilon: g.Epsilon, NoiseMultiplier: s, Remove: g.Remove, Add: g.Add, Interval: g.PLD.Interval,
 				Tail: g.PLD.Tail, TailDelta: g.TailDelta, RoundingDelta: g.RoundingDelta}
-			if !useRDP || set["epsilon"] && s < r.NoiseMultiplier || !set["epsilon"] && g.Epsilon < r.Epsilon {
+			if !useRDP || rdpErr != nil || set["epsilon"] && s < r.NoiseMultiplier || !set["epsilon"] && g.Epsilon < r.Epsilon {
 				r.Accountant, r.Epsilon, r.NoiseMultiplier = "pld", g.Epsilon, s
 			}
 		}
@@ -182,27 +195,29 @@ func runAccount(_ context.Context, args []string, stdout, stderr io.Writer) erro
 }
 
 // printAccount writes the report r in words: the claim first, then the
-// other accountant's number.
+// other accountant's number. Every number it computed is rounded up (up):
+// a printed eps or delta is never below the accountant's bound, and a
+// printed noise multiplier, copied into a run, still meets the target.
 func printAccount(w io.Writer, r accountReport) {
 	if r.TargetEpsilon > 0 {
-		fmt.Fprintf(w, "noise multiplier = %.6g: the smallest that meets eps = %g at delta = %g (%s)\n", r.NoiseMultiplier, r.TargetEpsilon, r.Delta, strings.ToUpper(r.Accountant))
+		fmt.Fprintf(w, "noise multiplier = %s: the smallest that meets eps = %g at delta = %g (%s)\n", up(r.NoiseMultiplier, 6), r.TargetEpsilon, r.Delta, strings.ToUpper(r.Accountant))
 	}
 	pldLine := func(prefix string) {
 		if p := r.PLD; p != nil {
-			fmt.Fprintf(w, "%seps = %.6g at delta = %g (PLD, grid interval %g: remove %.6g, add %.6g; delta includes %.2g for truncation and rounding)\n",
-				prefix, p.Epsilon, r.Delta, p.Interval, p.Remove, p.Add, p.TailDelta+p.RoundingDelta)
+			fmt.Fprintf(w, "%seps = %s at delta = %g (PLD, grid interval %g: remove %s, add %s; delta includes %s for truncation and rounding)\n",
+				prefix, up(p.Epsilon, 6), r.Delta, p.Interval, up(p.Remove, 6), up(p.Add, 6), up(p.TailDelta+p.RoundingDelta, 2))
 		}
 	}
 	rdpLine := func(prefix string) {
 		if r.RDPEpsilon != nil {
-			fmt.Fprintf(w, "%seps = %.6g at delta = %g (RDP order %g, %s conversion)\n", prefix, *r.RDPEpsilon, r.Delta, r.Order, r.Conversion)
+			fmt.Fprintf(w, "%seps = %s at delta = %g (RDP order %g, %s conversion)\n", prefix, up(*r.RDPEpsilon, 6), r.Delta, r.Order, r.Conversion)
 		}
 	}
 	switch {
 	case r.Accountant == "pld" && r.TargetEpsilon > 0:
 		pldLine("")
 		if r.RDPEpsilon != nil {
-			fmt.Fprintf(w, "RDP needs noise multiplier %.6g for it\n", r.RDPNoise)
+			fmt.Fprintf(w, "RDP needs noise multiplier %s for it\n", up(r.RDPNoise, 6))
 		}
 	case r.Accountant == "pld":
 		pldLine("")
@@ -210,7 +225,7 @@ func printAccount(w io.Writer, r accountReport) {
 	case r.TargetEpsilon > 0:
 		rdpLine("")
 		if p := r.PLD; p != nil {
-			fmt.Fprintf(w, "PLD needs noise multiplier %.6g for it\n", p.NoiseMultiplier)
+			fmt.Fprintf(w, "PLD needs noise multiplier %s for it\n", up(p.NoiseMultiplier, 6))
 		}
 	default:
 		rdpLine("")
@@ -219,14 +234,37 @@ func printAccount(w io.Writer, r accountReport) {
 	if r.PLDError != "" {
 		fmt.Fprintf(w, "PLD: no bound (%s)\n", r.PLDError)
 	}
-	fmt.Fprintf(w, "for %d steps of the Poisson-subsampled Gaussian, sample rate %g, noise multiplier %.6g; add/remove-one neighbours\n",
-		r.Steps, r.SampleRate, r.NoiseMultiplier)
+	if r.RDPError != "" {
+		fmt.Fprintf(w, "RDP: no bound (%s)\n", r.RDPError)
+	}
+	fmt.Fprintf(w, "for %d steps of the Poisson-subsampled Gaussian, sample rate %g, noise multiplier %s; add/remove-one neighbours\n",
+		r.Steps, r.SampleRate, up(r.NoiseMultiplier, 6))
 	if b := r.ReplaceOne; b != nil {
-		fmt.Fprintf(w, "replace-one neighbours (group privacy): eps = %.6g, delta = %.3g\n", b.Epsilon, b.Delta)
+		fmt.Fprintf(w, "replace-one neighbours (group privacy): eps = %s, delta = %s\n", up(b.Epsilon, 6), up(b.Delta, 3))
 	} else {
 		fmt.Fprintf(w, "replace-one neighbours: no guarantee, (1 + e^eps) delta >= 1\n")
 	}
 	if len(r.ExcludedOrders) > 0 {
 		fmt.Fprintf(w, "orders left out (no finite RDP): %v\n", r.ExcludedOrders)
 	}
+}
+
+// up returns x with digits significant digits (as %.*g prints it), rounded
+// toward +Inf instead of to the nearest: never below x.
+func up(x float64, digits int) string {
+	s := strconv.FormatFloat(x, 'g', digits, 64)
+	for range 2 {
+		v, err := strconv.ParseFloat(s, 64)
+		if err != nil || !(v < x) || math.IsInf(v, 0) {
+			return s
+		}
+		// s is x rounded down: one unit of its last digit more.
+		e := strconv.FormatFloat(v, 'e', digits-1, 64)
+		exp, err := strconv.Atoi(e[strings.IndexByte(e, 'e')+1:])
+		if err != nil {
+			return s
+		}
+		s = strconv.FormatFloat(v+math.Pow10(exp-digits+1), 'g', digits, 64)
+	}
+	return s
 }

@@ -2,9 +2,11 @@ package main
 
 import (
 	"encoding/json"
+	"fmt"
 	"math"
 	"os"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"testing"
@@ -42,16 +44,16 @@ func TestAccount(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	for _, want := range []string{"eps = 2.3817 at delta = 1e-05 (PLD, grid interval 0.0001: remove 2.3817, add 2.24366",
-		"also: eps = 3.00827 at delta = 1e-05 (RDP order 8.8, classical conversion)",
+	for _, want := range []string{"eps = 2.3817 at delta = 1e-05 (PLD, grid interval 0.0001: remove 2.3817, add 2.24367",
+		"also: eps = 3.00828 at delta = 1e-05 (RDP order 8.8, classical conversion)",
 		"14062 steps", "noise multiplier 1.1", "add/remove-one neighbours", "replace-one neighbours (group privacy): eps = 4.763"} {
 		if !strings.Contains(out, want) {
 			t.Errorf("output does not say %q:\n%s", want, out)
 		}
 	}
 	out, _, err = call(t, mnistAccount("--noise-multiplier", "1.1", "--conversion", "classical", "--accountant", "rdp")...)
-	if err != nil || !strings.HasPrefix(out, "eps = 3.00827 at delta = 1e-05 (RDP order 8.8, classical conversion)") ||
-		!strings.Contains(out, "replace-one neighbours (group privacy): eps = 6.01654") || strings.Contains(out, "PLD") {
+	if err != nil || !strings.HasPrefix(out, "eps = 3.00828 at delta = 1e-05 (RDP order 8.8, classical conversion)") ||
+		!strings.Contains(out, "replace-one neighbours (group privacy): eps = 6.01655") || strings.Contains(out, "PLD") {
 		t.Errorf("--accountant rdp: %v\n%s", err, out)
 	}
 
@@ -113,6 +115,20 @@ func TestAccount(t *testing.T) {
 		t.Errorf("a grid too wide, JSON: %+v", r)
 	}
 
+	// A target the RDP cannot reach (classical conversion, even at the
+	// largest noise multiplier it searches) that the PLD meets: the PLD
+	// is the claim and the RDP's reason is printed.
+	hard := []string{"account", "--sample-rate", "0.1", "--steps", "10", "--delta", "1e-5", "--epsilon", "0.01", "--conversion", "classical"}
+	out, _, err = call(t, hard...)
+	if err != nil || !strings.HasPrefix(out, "noise multiplier = ") || !strings.Contains(out, "(PLD)") ||
+		!strings.Contains(out, "RDP: no bound (accountant: target budget unreachable") || strings.Contains(out, "RDP needs") {
+		t.Errorf("a target RDP cannot reach: %v\n%s", err, out)
+	}
+	if r := accountJSON(t, hard...); r.Accountant != "pld" || r.PLD == nil || r.Epsilon > 0.01 || r.NoiseMultiplier != r.PLD.NoiseMultiplier ||
+		r.RDPEpsilon != nil || r.RDPNoise != 0 || !strings.Contains(r.RDPError, "raise eps or delta, or use the improved conversion") {
+		t.Errorf("a target RDP cannot reach, JSON: %+v", r)
+	}
+
 	if out, _, err = call(t, "help", "account"); err != nil || !strings.Contains(out, "Usage: stabpriv account") || !strings.Contains(out, "-noise-multiplier") || !strings.Contains(out, "-pld-interval") {
 		t.Errorf("help account: %v\n%s", err, out)
 	}
@@ -141,7 +157,8 @@ func TestAccountUsageErrors(t *testing.T) {
 		{[]string{"account", "--sample-rate", "0.1", "--steps", "10", "--delta", "0", "--noise-multiplier", "1"}, "delta = 0"},
 		{[]string{"account", "--sample-rate", "0", "--steps", "10", "--delta", "1e-5", "--epsilon", "1"}, "want 0 < q <= 1 to calibrate noise"},
 		{[]string{"account", "--sample-rate", "0.1", "--steps", "10", "--delta", "1e-5", "--epsilon", "-1"}, "target eps = -1"},
-		{[]string{"account", "--sample-rate", "0.1", "--steps", "10", "--delta", "1e-5", "--epsilon", "0.01", "--conversion", "classical"}, "raise eps or delta, or use the improved conversion"},
+		{[]string{"account", "--sample-rate", "0.1", "--steps", "10", "--delta", "1e-5", "--epsilon", "0.01", "--conversion", "classical", "--accountant", "rdp"}, "raise eps or delta, or use the improved conversion"},
+		{[]string{"account", "--sample-rate", "0.1", "--steps", "10", "--delta", "1e-5", "--noise-multiplier", "1e-300", "--accountant", "both"}, "no finite eps at any order: the RDP is +Inf"},
 		{[]string{"account", "--sample-rate", "0.1", "--steps", "10", "--delta", "1e-5", "--noise-multiplier", "1e-300"}, "no finite eps at any order: the RDP is +Inf at all 156 orders: add noise"},
 		{mnistAccount("--noise-multiplier", "1", "--accountant", "tight"), `--accountant "tight", want pld, rdp or both`},
 		{mnistAccount("--noise-multiplier", "1", "--pld-interval", "0"), "--pld-interval 0, want a finite interval > 0 (nats)"},
@@ -178,9 +195,9 @@ func TestAccountGuide(t *testing.T) {
 		{"account --sample-rate 0.0042667 --noise-multiplier 1.1 --steps 14062 --delta 1e-5", "--conversion classical",
 			"eps = 3.0083 at delta = 1e-05 (RDP order 8.8", "`--conversion classical` prints 3.0083 at order 8.8"},
 		{"account --sample-rate 0.0042667 --epsilon 2 --steps 14062 --delta 1e-5", "",
-			"noise multiplier = 1.22419:", "1.22419 by PLD here"},
+			"noise multiplier = 1.2242:", "1.2242 by PLD here"},
 		{"account --sample-rate 0.0042667 --epsilon 2 --steps 14062 --delta 1e-5", "",
-			"RDP needs noise multiplier 1.29523", "where RDP needs\n1.29523"},
+			"RDP needs noise multiplier 1.29524", "where RDP needs\n1.29524"},
 	} {
 		if !strings.Contains(string(guide), "stabpriv "+tc.line) || !strings.Contains(string(guide), tc.doc) {
 			t.Errorf("the GUIDE does not show %q and %q", tc.line, tc.doc)
@@ -188,6 +205,61 @@ func TestAccountGuide(t *testing.T) {
 		out, _, err := call(t, strings.Fields(tc.line+" "+tc.extra)...)
 		if err != nil || !strings.Contains(out, tc.printed) {
 			t.Errorf("%s %s: %v\n%s\nwant %q", tc.line, tc.extra, err, out, tc.printed)
+		}
+	}
+}
+
+// TestAccountRoundsUp checks that the words never round a number below
+// the accountant's: the noise multiplier printed for a target eps, given
+// back as --noise-multiplier, meets the target by the same accountant (the
+// nearest 6 digits, 2.38225 for 2.382252..., did not), and every printed
+// eps and delta is at or above the JSON's.
+func TestAccountRoundsUp(t *testing.T) {
+	base := []string{"account", "--sample-rate", "0.01", "--steps", "1000", "--delta", "1e-5"}
+	for _, acct := range []string{"both", "rdp"} {
+		for _, eps := range []string{"0.5", "1"} {
+			args := append(slices.Clone(base), "--epsilon", eps, "--accountant", acct)
+			out, _, err := call(t, args...)
+			if err != nil {
+				t.Fatal(err)
+			}
+			var sigma string
+			if _, err := fmt.Sscanf(out, "noise multiplier = %s", &sigma); err != nil {
+				t.Fatalf("%v: %v\n%s", args, err, out)
+			}
+			sigma = strings.TrimSuffix(sigma, ":")
+			back := accountJSON(t, append(slices.Clone(base), "--noise-multiplier", sigma, "--accountant", acct)...)
+			if target, _ := strconv.ParseFloat(eps, 64); back.Epsilon > target {
+				t.Errorf("--accountant %s: the printed noise multiplier %s gives eps = %v, above %s", acct, sigma, back.Epsilon, eps)
+			}
+			words, _, err := call(t, append(slices.Clone(base), "--noise-multiplier", sigma, "--accountant", acct)...)
+			if err != nil {
+				t.Fatal(err)
+			}
+			var printed, rdelta, reps float64
+			if _, err := fmt.Sscanf(words, "eps = %g", &printed); err != nil || printed < back.Epsilon {
+				t.Errorf("--accountant %s: prints eps = %v for %v (%v)\n%s", acct, printed, back.Epsilon, err, words)
+			}
+			i := strings.Index(words, "replace-one neighbours (group privacy): ")
+			if i < 0 || back.ReplaceOne == nil {
+				t.Fatalf("no replace-one budget:\n%s", words)
+			}
+			if _, err := fmt.Sscanf(words[i:], "replace-one neighbours (group privacy): eps = %g, delta = %g", &reps, &rdelta); err != nil ||
+				reps < back.ReplaceOne.Epsilon || rdelta < back.ReplaceOne.Delta {
+				t.Errorf("--accountant %s: replace-one printed (%v, %v) for %+v (%v)", acct, reps, rdelta, *back.ReplaceOne, err)
+			}
+		}
+	}
+	for _, tc := range []struct {
+		x      float64
+		digits int
+		want   string
+	}{
+		{2.382252425041017, 6, "2.38226"}, {2.38225, 6, "2.38225"}, {9.9999951, 6, "10"}, {1.0000001, 6, "1.00001"},
+		{8.3912e-5, 3, "8.4e-05"}, {8.39e-5, 3, "8.39e-05"}, {0, 6, "0"}, {-1.5e-7, 2, "-1.5e-07"}, {math.Inf(1), 6, "+Inf"},
+	} {
+		if got := up(tc.x, tc.digits); got != tc.want {
+			t.Errorf("up(%v, %d) = %q, want %q", tc.x, tc.digits, got, tc.want)
 		}
 	}
 }
