@@ -123,7 +123,7 @@ func writeTable(out string, dss []dataSet, seeds int) error {
 		b.WriteString("diffprivlib's default was not run (set DIFFPRIVLIB to a diffprivlib source checkout to run it).\n\n")
 	}
 	b.WriteString(gridNote(grid))
-	head := []string{"data", "budget", fmt.Sprintf("default: the rule (objective perturbation, or AMP with delta, at the automatic lambda; gamma or the analytic Gaussian above 4096 weights and, for two classes, above the curvature scale: `selection.OutputFirst`; the decision stump, marked, for two to ten classes with at least as many features as rows, `selection.StumpFirst`, or on the public log map where it is useful, `selection.StumpUseful`; DP-SGD for more than two classes with a delta and n eps >= %g, `selection.DPSGDFirst`)", selection.DPSGDFirstRows), "holdout selection", "random stopping", "test-selected (setting)", "diffprivlib default", "majority", "non-private", "gap closed by the default"}
+	head := []string{"data", "budget", fmt.Sprintf("default: the rule (objective perturbation, or AMP with delta, at the automatic lambda; gamma or the analytic Gaussian above 4096 weights and, for two classes, above the curvature scale: `selection.OutputFirst`; the decision stump, marked, for two to ten classes with at least as many features as rows, `selection.StumpFirst`, or on the public log map where it is useful, `selection.StumpUseful`; DP-SGD, marked, for more than two classes with a delta and n eps >= %g, `selection.DPSGDFirst`)", selection.DPSGDFirstRows), "holdout selection", "random stopping", "test-selected (setting)", "diffprivlib default", "majority", "non-private", "gap closed by the default"}
 	fmt.Fprintf(&b, "| %s |\n|%s\n", strings.Join(head, " | "), strings.Repeat("---|", len(head)))
 	for _, ds := range dss {
 		np := variantStat(defs, ds.name, 0, 0, nonPrivate)
@@ -137,15 +137,18 @@ func writeTable(out string, dss []dataSet, seeds int) error {
 			for _, v := range variants {
 				xs := variantRows(defs, ds.name, eps, delta, v.name)
 				cell := statOf(column(xs, "accuracy")).String()
-				stumps := 0
-				for _, r := range xs {
-					if r["mechanism"] == string(perturb.Stump) {
-						stumps++
+				// The rule chose the decision stump (selection.StumpFirst
+				// or StumpUseful) or DP-SGD (selection.DPSGDFirst).
+				for _, m := range []perturb.Mechanism{perturb.Stump, perturb.DPSGD} {
+					k := 0
+					for _, r := range xs {
+						if r["mechanism"] == string(m) {
+							k++
+						}
 					}
-				}
-				if stumps > 0 {
-					// The rule chose the decision stump (selection.StumpFirst).
-					cell += fmt.Sprintf(" (stump, %d of %d)", stumps, len(xs))
+					if k > 0 {
+						cell += fmt.Sprintf(" (%s, %d of %d)", m, k, len(xs))
+					}
 				}
 				cells = append(cells, cell)
 			}
