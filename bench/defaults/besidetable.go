@@ -176,7 +176,7 @@ func besideTable(b besideSet) string {
 	dpsgd, amp, ga := string(perturb.DPSGD), string(perturb.AMP), string(perturb.AnalyticGaussian)
 	var t strings.Builder
 	fmt.Fprintf(&t, "At each budget of the grid with delta = %g: DP-SGD (`--mechanism dp-sgd`: its clipping norm, noise multiplier, sample rate and steps from n, d, eps and delta), AMP (`--mechanism amp`) and output perturbation with the analytic Gaussian (`--mechanism gaussian-analytic`, the rule's clipping norm), each at its automatic knobs, and the rule (no `--mechanism`: what train releases, named). "+
-		"Each cell: mean ± standard deviation of the test accuracy over the seeds, and the CPU seconds per fit (user and system, the fit alone as train runs it, one fit at a time, mean over the seeds; seeded noise). "+
+		"Each cell: mean ± standard deviation of the test accuracy over the seeds, and the CPU time per fit (user and system, the fit alone as train runs it, one fit at a time, mean over the seeds; seeded noise). "+
 		"The last column: DP-SGD minus the better of AMP and the analytic Gaussian, paired over the seeds, ± two standard errors of the paired difference (beyond it: ahead or behind).\n\n", gridDelta)
 	head := []string{"data", "K", "n", "eps", "majority", "non-private", "dp-sgd", "amp", "analytic Gaussian", "the rule (released)", "dp-sgd against the better other"}
 	fmt.Fprintf(&t, "| %s |\n|%s\n", strings.Join(head, " | "), strings.Repeat("---|", len(head)))
