@@ -36,9 +36,12 @@ func TestTargets27(t *testing.T) {
 		row("A", "600", "1", "0", rule, "1", "0.6", "0.5", "ok", ""),
 		row("A", "600", "1", "0", rule, "2", "", "", "", "refused"),
 		row("A", "600", "1", "0", variants[1].name, "1", "0.8", "0.5", "modelfile: bad", ""),
+		// B closes 49.8% of its gap: not the 50% its rounding would show.
+		row("B", "600", "0", "0", nonPrivate, "1", "0.9", "0.5", "", ""),
+		row("B", "600", "1", "0", rule, "1", "0.6992", "0.5", "ok", ""),
 	}
-	md := targets27(all, nil, []dataSet{twoClass("A")}, 1)
-	for _, want := range []string{"25% (not met: target 50%)", "not met (A (600 rows): 1)", "Every release certifies: 1 of 2", "not run"} {
+	md := targets27(all, nil, []dataSet{twoClass("A"), twoClass("B")}, 1)
+	for _, want := range []string{"25% (not met: target 50%)", "49.8% (not met: target 50%)", "not met (A (600 rows): 1)", "Every release certifies: 2 of 3", "not run"} {
 		if !strings.Contains(md, want) {
 			t.Errorf("targets.md lacks %q:\n%s", want, md)
 		}

@@ -13,6 +13,7 @@ import (
 
 	"github.com/stabpriv/stabpriv/datasets/preprocess"
 	"github.com/stabpriv/stabpriv/perturb"
+	"github.com/stabpriv/stabpriv/stump"
 )
 
 // gridLambdas are the fixed lambdas of the grid: 10^-6 to 1 in half
@@ -83,17 +84,18 @@ func (s setting) args() []string {
 // gridSettings returns the settings of a data set: objective perturbation
 // and AMP are skipped above maxObjectiveDim model inputs (their solver
 // forms the d x d Hessian), clipping with more than two classes (a clipped
-// multiclass step has no sensitivity route: train refuses it). A binary
-// data set read with bounds (not --standardize none) also has the
-// decision stump, which has no lambda: one entry; every data set has
-// DP-SGD at its automatic knobs (lambda 0): one entry.
+// multiclass step has no sensitivity route: train refuses it). A data set
+// of at most stump.MaxClasses classes read with bounds (not --standardize
+// none) also has the decision stump (binary or multiclass), which has no
+// lambda: one entry; every data set has DP-SGD at its automatic knobs
+// (lambda 0): one entry.
 func gridSettings(ds dataSet, dim int) []setting {
 	clips := []float64{0, 0.1}
 	if len(ds.classes) > 2 {
 		clips = clips[:1]
 	}
 	var out []setting
-	if len(ds.classes) <= 2 && !slices.Contains(ds.flags, "--standardize") {
+	if len(ds.classes) <= stump.MaxClasses && !slices.Contains(ds.flags, "--standardize") {
 		out = append(out, setting{mech: string(perturb.Stump)})
 	}
 	out = append(out, setting{mech: string(perturb.DPSGD), delta: gridDelta})

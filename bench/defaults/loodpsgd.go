@@ -64,21 +64,28 @@ func runDPSGD(ctx context.Context, dss []dataSet, out string, seeds, workers int
 	return w.Error()
 }
 
-// releaseEpsilon returns the eps of the release's own step: its entry in
-// the certificate's ledger (the last of its mechanism: the feature scales
-// are charged before it), or the claim's eps without a ledger; "" without
-// a certificate.
+// releaseEpsilon returns the eps of the release's own step: the sum of
+// the last run of its mechanism's entries in the certificate's ledger (the
+// feature scales are charged before it; AMP charges its objective and
+// output parts and its iteration budget as three entries), or the claim's
+// eps without such an entry; "" without a certificate.
 func releaseEpsilon(rel *modelfile.Released) string {
 	c := rel.Certificate
 	if c == nil {
 		return ""
 	}
-	for i := len(c.Ledger) - 1; i >= 0; i-- {
-		if string(c.Ledger[i].Mechanism) == string(c.Mechanism) {
-			return fmt.Sprint(c.Ledger[i].Epsilon)
-		}
+	i := len(c.Ledger) - 1
+	for i >= 0 && string(c.Ledger[i].Mechanism) != string(c.Mechanism) {
+		i--
 	}
-	return fmt.Sprint(c.Epsilon)
+	if i < 0 {
+		return fmt.Sprint(c.Epsilon)
+	}
+	eps := 0.0
+	for ; i >= 0 && string(c.Ledger[i].Mechanism) == string(c.Mechanism); i-- {
+		eps += c.Ledger[i].Epsilon
+	}
+	return fmt.Sprint(eps)
 }
 
 // writeDPSGDTable writes dpsgd.md under out from dpsgd.csv, when the

@@ -17,6 +17,13 @@ func TestReleaseEpsilon(t *testing.T) {
 	if got := releaseEpsilon(&modelfile.Released{Certificate: cert}); got != "0.816" {
 		t.Errorf("with a ledger: %q, want 0.816", got)
 	}
+	// AMP's three entries (objective part, output part, iteration budget)
+	// are one release: their sum, not the last entry's 0.
+	amp := &release.Certificate{Claim: dp.Claim{Mechanism: perturb.AMP, Epsilon: 1, Ledger: []dp.Charge{
+		{Mechanism: "permute-and-flip", Epsilon: 0.25}, {Mechanism: dp.AMP, Epsilon: 0.5}, {Mechanism: dp.AMP, Epsilon: 0.25}, {Mechanism: dp.AMP}}}}
+	if got := releaseEpsilon(&modelfile.Released{Certificate: amp}); got != "0.75" {
+		t.Errorf("AMP's entries: %q, want 0.75", got)
+	}
 	cert.Ledger = nil
 	if got := releaseEpsilon(&modelfile.Released{Certificate: cert}); got != "1" {
 		t.Errorf("without a ledger: %q, want 1", got)

@@ -7,7 +7,7 @@
 //
 // Usage:
 //
-//	go run ./bench/defaults -data-dir ../shared/datasets -out out/paper/defaults [-task all|grid|defaults|loo|dpsgd|diffprivlib|project|table] [-seeds 10] [-sets a,b] [-epsilons 1] [-mechanisms m,n]
+//	go run ./bench/defaults -data-dir ../shared/datasets -out out/paper/defaults [-task all|grid|defaults|loo|dpsgd|beside|diffprivlib|project|table] [-seeds 10] [-sets a,b] [-epsilons 1] [-mechanisms m,n]
 //
 // It prepares the data sets as CSV files under -out (prepare.go; the
 // public tables of Debian's python3-sklearn and R packages, public.go,
@@ -30,6 +30,14 @@
 //	          budget of the grid with delta 1e-5: dpsgd.csv, then
 //	          dpsgd.md, the leave-one-data-set-out judgement of
 //	          selection.DPSGDFirstRows
+//	beside    DP-SGD beside output and objective perturbation: the rule,
+//	          DP-SGD, AMP and the analytic Gaussian at their automatic
+//	          knobs at each budget of the grid with delta 1e-5, and on
+//	          Adult also objective perturbation, gamma and the rule at
+//	          the pure budget, with the non-private reference; each fit's
+//	          test accuracy and CPU seconds (one fit at a time, whatever
+//	          -workers says): beside.csv, then beside.md and
+//	          beside_adult.md (beside.go)
 //	diffprivlib  (only with $DIFFPRIVLIB, the directory of a diffprivlib
 //	          source checkout) IBM diffprivlib's default,
 //	          LogisticRegression(epsilon=E), on the same rows and splits,
@@ -39,8 +47,9 @@
 //	          and narrow data sets (the fit of preprocess.AutoProjectC):
 //	          project.csv, project.md
 //	table     (after the others, or alone on their files) table.md,
-//	          targets.md, loo.md, dpsgd.md and project.md, the tables of
-//	          docs/RESULTS.md's section on the defaults
+//	          targets.md, loo.md, dpsgd.md, beside.md, beside_adult.md and
+//	          project.md, the tables of docs/RESULTS.md's section on the
+//	          defaults
 //
 // Every fit is the train command's (cmd/runflags, private.Fit) in
 // process, with --diagnostics for the test accuracy and seeded noise so that
@@ -66,7 +75,7 @@ func logf(format string, args ...any) {
 func main() {
 	dataDir := flag.String("data-dir", "../shared/datasets", "directory holding adult/, lastfm_asia/ and gene_all/")
 	out := flag.String("out", "out/paper/defaults", "output directory")
-	task := flag.String("task", "all", "all, grid, defaults, loo, dpsgd, diffprivlib, project or table")
+	task := flag.String("task", "all", "all, grid, defaults, loo, dpsgd, beside, diffprivlib, project or table")
 	script := flag.String("diffprivlib-script", "bench/diffprivlib_side.py", "the side script of the diffprivlib column (run when $DIFFPRIVLIB is set)")
 	sets := flag.String("sets", strings.Join(defaultSets, ","), "data sets")
 	epsilons := flag.String("epsilons", "", "only these `epsilons` (comma-separated) of the grid, defaults and loo tasks and of the tables; empty: all")
@@ -135,6 +144,17 @@ func run(ctx context.Context, dataDir, out, task, script string, names []string,
 			return nil
 		}
 	}
+	if task == "all" || task == "beside" {
+		if err := runBeside(ctx, dss, out, seeds); err != nil {
+			return err
+		}
+		if err := writeBesideTables(out); err != nil {
+			return err
+		}
+		if task == "beside" {
+			return nil
+		}
+	}
 	if task == "all" || task == "diffprivlib" {
 		switch src := os.Getenv("DIFFPRIVLIB"); {
 		case src != "":
@@ -167,6 +187,9 @@ func run(ctx context.Context, dataDir, out, task, script string, names []string,
 	}
 	if task == "project" || task == "diffprivlib" {
 		return nil
+	}
+	if err := writeBesideTables(out); err != nil {
+		return err
 	}
 	return writeTable(out, dss, seeds)
 }

@@ -11,6 +11,7 @@ import (
 
 	"github.com/stabpriv/stabpriv/bench/defaults/internal/loo"
 	"github.com/stabpriv/stabpriv/bench/defaults/internal/results"
+	"github.com/stabpriv/stabpriv/dp"
 	"github.com/stabpriv/stabpriv/perturb"
 	"github.com/stabpriv/stabpriv/selection"
 )
@@ -43,7 +44,7 @@ func writeTable(out string, dss []dataSet, seeds int) error {
 	if err != nil && !os.IsNotExist(err) {
 		return err
 	}
-	fmt.Fprintf(&b, "Mean ± standard deviation of the test accuracy over %d seeds (the seed of the split by position and of the noise). The command is `stabpriv train --data F --label L --classes ... --epsilon E [--delta D]` with only the flags a data set needs to be read: `--standardize none` for the CSVs prepared by the paper's protocol (their rows are already scaled into the unit ball), `--schema` for raw Adult, `--bounds-all 0,16` for gene_all (its 102 training rows cannot pay for a private estimate of 12,625 ranges) and `--bounds-all 0,16` for digits (a pixel's public range), `--ignore` for the ID column of a public table (named in its description); the public tables are read raw, text and missing cells as their source has them. Non-private: `--mechanism none` (logistic or softmax regression, train's non-private defaults) on the same split; gap closed: (default - majority) / (non-private - majority). Test-selected: the best fixed setting of the grid (every mechanism the budget allows at 13 lambdas from 1e-6 to 1 and clipping norms none and 0.1, none only for more than two classes, chosen on the test accuracy: optimistic and not private). ", seeds)
+	fmt.Fprintf(&b, "Mean ± standard deviation of the test accuracy over %d seeds (the seed of the split by position and of the noise). The command is `stabpriv train --data F --label L --classes ... --epsilon E [--delta D]` with only the flags a data set needs to be read: `--standardize none` for the CSVs prepared by the paper's protocol (their rows are already scaled into the unit ball), `--schema` for raw Adult, `--bounds-all 0,16` for gene_all (its 102 training rows cannot pay for a private estimate of 12,625 ranges) and `--bounds-all 0,16` for digits (a pixel's public range), `--ignore` for the ID column of a public table (named in its description); the public tables are read raw, text and missing cells as their source has them. Non-private: `--mechanism none` (logistic or softmax regression, train's non-private defaults) on the same split; gap closed: (default - majority) / (non-private - majority). Test-selected: the best fixed setting of the grid (every mechanism the budget allows at 13 lambdas from 1e-6 to 1 and clipping norms none and 0.1, none only for more than two classes; the decision stump, no lambda, for up to ten classes read with bounds; DP-SGD at its automatic knobs where there is a delta; chosen on the test accuracy: optimistic and not private). ", seeds)
 	if len(dpl) > 0 {
 		ver := "diffprivlib"
 		if v := dpl[0]["version"]; v != "" {
@@ -54,7 +55,7 @@ func writeTable(out string, dss []dataSet, seeds int) error {
 		b.WriteString("diffprivlib's default was not run (set DIFFPRIVLIB to a diffprivlib source checkout to run it).\n\n")
 	}
 	b.WriteString(gridNote(grid))
-	head := []string{"data", "budget", fmt.Sprintf("default: the rule (objective perturbation, or AMP with delta, at the automatic lambda; gamma or the analytic Gaussian above 4096 weights and, for two classes, above the curvature scale: `selection.OutputFirst`; the decision stump, marked, for two to ten classes with at least as many features as rows, `selection.StumpFirst`, or on the public log map where it is useful, `selection.StumpUseful`; DP-SGD for more than two classes with a delta and n eps >= %g, `selection.DPSGDFirst`)", selection.DPSGDFirstRows), "holdout selection", "random stopping", "test-selected (setting)", "diffprivlib default", "majority", "non-private", "gap closed by the default"}
+	head := []string{"data", "budget", fmt.Sprintf("default: the rule (objective perturbation, or AMP with delta, at the automatic lambda; gamma or the analytic Gaussian above 4096 weights and, for two classes, above the curvature scale: `selection.OutputFirst`; the decision stump, marked, for two to ten classes with at least as many features as rows, `selection.StumpFirst`, or on the public log map where it is useful, `selection.StumpUseful`; DP-SGD, marked, for more than two classes with a delta and n eps >= %g, `selection.DPSGDFirst`)", selection.DPSGDFirstRows), "holdout selection", "random stopping", "test-selected (setting)", "diffprivlib default", "majority", "non-private", "gap closed by the default"}
 	fmt.Fprintf(&b, "| %s |\n|%s\n", strings.Join(head, " | "), strings.Repeat("---|", len(head)))
 	for _, ds := range dss {
 		np := variantStat(defs, ds.name, 0, 0, nonPrivate)
@@ -68,15 +69,18 @@ func writeTable(out string, dss []dataSet, seeds int) error {
 			for _, v := range variants {
 				xs := variantRows(defs, ds.name, eps, delta, v.name)
 				cell := results.StatOf(results.Column(xs, "accuracy")).String()
-				stumps := 0
-				for _, r := range xs {
-					if r["mechanism"] == string(perturb.Stump) {
-						stumps++
+				// The rule chose the decision stump (selection.StumpFirst
+				// or StumpUseful) or DP-SGD (selection.DPSGDFirst).
+				for _, m := range []dp.Mechanism{perturb.Stump, perturb.DPSGD} {
+					k := 0
+					for _, r := range xs {
+						if r["mechanism"] == string(m) {
+							k++
+						}
 					}
-				}
-				if stumps > 0 {
-					// The rule chose the decision stump (selection.StumpFirst).
-					cell += fmt.Sprintf(" (stump, %d of %d)", stumps, len(xs))
+					if k > 0 {
+						cell += fmt.Sprintf(" (%s, %d of %d)", m, k, len(xs))
+					}
 				}
 				cells = append(cells, cell)
 			}

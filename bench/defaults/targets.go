@@ -87,6 +87,10 @@ func targets27(all, grid []map[string]string, dss []dataSet, seeds int) string {
 				gapMet++
 				gcell += " (met)"
 			} else {
+				if math.Round(100*g) >= 100*want {
+					// Rounded, it would read as the target: one decimal.
+					gcell = fmt.Sprintf("%.1f%%", 100*g)
+				}
 				gcell += fmt.Sprintf(" (not met: target %.0f%%)", 100*want)
 			}
 		}

@@ -113,7 +113,7 @@ func readUnits(loo []map[string]string, sets []string) (units []unit, matched, c
 				want, acc := perturb.Objective, x.obj
 				switch {
 				case rule != nil && rule["mechanism"] == string(perturb.Stump):
-					u.fixed = "the rule's stump (selection.StumpFirst)"
+					u.fixed = "the rule's stump (selection.StumpFirst or StumpUseful)"
 				case o["public_map"] == "true":
 					u.fixed = "public log map: objective perturbation's family"
 				case int(dim) > selection.MaxObjectiveInputs:
