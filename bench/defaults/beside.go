@@ -13,6 +13,7 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/stabpriv/stabpriv/bench/defaults/internal/beside"
 	"github.com/stabpriv/stabpriv/bench/defaults/internal/loo"
 	"github.com/stabpriv/stabpriv/perturb"
 	"github.com/stabpriv/stabpriv/private"
@@ -29,7 +30,7 @@ type besideRun struct {
 // The runs of the beside task. At each budget of the grid with delta
 // gridDelta, on every data set: the rule (no --mechanism), DP-SGD, AMP
 // and output perturbation with the analytic Gaussian, each at its
-// automatic knobs. besidePure adds, on the data sets of besideEpsSets,
+// automatic knobs. besidePure adds, on the data sets of beside.EpsSets,
 // objective perturbation, gamma and the rule at the pure budget.
 var (
 	besideDelta = []besideRun{
@@ -45,14 +46,6 @@ var (
 	}
 )
 
-// besideEpsSets are the data sets of the accuracy-vs-eps table
-// (besideEps.md): Adult prepared by the paper's protocol.
-var besideEpsSets = []string{"adult"}
-
-// besideNone is the run name of the non-private reference in beside.csv
-// (nonPrivateArgs, once per seed, epsilon 0).
-const besideNone = "none"
-
 // besideJobs returns the fits of the beside task on a data set: the
 // non-private reference, then each budget's runs, seeds 1..seeds each.
 func besideJobs(ds dataSet, seeds int) []job {
@@ -62,12 +55,12 @@ func besideJobs(ds dataSet, seeds int) []job {
 			jobs = append(jobs, job{ds: ds, eps: eps, seed: seed, s: setting{mech: r.name, delta: delta}, args: args(seed)})
 		}
 	}
-	add(0, 0, besideRun{name: besideNone}, func(seed int) []string {
+	add(0, 0, besideRun{name: beside.None}, func(seed int) []string {
 		return append(slices.Clone(nonPrivateArgs), "--seed", strconv.Itoa(seed))
 	})
 	for _, eps := range gridEpsilons(ds.name) {
 		runs := besideDelta
-		if slices.Contains(besideEpsSets, ds.name) {
+		if slices.Contains(beside.EpsSets, ds.name) {
 			runs = append(slices.Clone(runs), besidePure...)
 		}
 		for _, r := range runs {
@@ -112,7 +105,7 @@ func runBeside(ctx context.Context, dss []dataSet, out string, seeds int) error 
 			}
 			mech := o.mechanism
 			if mech == "" {
-				mech = besideNone
+				mech = beside.None
 			}
 			w.Write(append(row, fmt.Sprint(o.released), fmt.Sprint(o.majority), mech, fmt.Sprint(o.lambda), releaseEpsilon(o.rel),
 				strconv.FormatFloat(cpu, 'g', 4, 64), certify(o.rel), ""))

@@ -66,6 +66,8 @@ import (
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/stabpriv/stabpriv/bench/defaults/internal/beside"
 )
 
 func logf(format string, args ...any) {
@@ -148,7 +150,7 @@ func run(ctx context.Context, dataDir, out, task, script string, names []string,
 		if err := runBeside(ctx, dss, out, seeds); err != nil {
 			return err
 		}
-		if err := writeBesideTables(out); err != nil {
+		if err := beside.WriteTables(out, gridDelta); err != nil {
 			return err
 		}
 		if task == "beside" {
@@ -188,7 +190,7 @@ func run(ctx context.Context, dataDir, out, task, script string, names []string,
 	if task == "project" || task == "diffprivlib" {
 		return nil
 	}
-	if err := writeBesideTables(out); err != nil {
+	if err := beside.WriteTables(out, gridDelta); err != nil {
 		return err
 	}
 	return writeTable(out, dss, seeds)

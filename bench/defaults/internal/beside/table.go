@@ -1,4 +1,8 @@
-package main
+// Package beside writes the tables of the defaults bench's beside task
+// (beside.csv: the rule, DP-SGD, AMP and the analytic Gaussian at their
+// automatic knobs on every data set, and the accuracy against eps on the
+// data sets of EpsSets): beside.md and beside_<set>.md.
+package beside
 
 import (
 	"fmt"
@@ -14,8 +18,14 @@ import (
 )
 
 // adultDPSGDTarget is issue 31's target for DP-SGD on Adult prepared by
-// the paper's protocol at eps = 1, delta = gridDelta.
+// the paper's protocol at eps = 1, delta = b.delta.
 const adultDPSGDTarget = 0.82
+
+// None is the run name of the non-private reference in beside.csv.
+const None = "none"
+
+// EpsSets are the data sets of the accuracy-vs-eps table.
+var EpsSets = []string{"adult"}
 
 // besideKey is a data set at a budget of beside.csv.
 type besideKey struct {
@@ -27,13 +37,14 @@ type besideKey struct {
 // rows of each (errors left out and counted), and the budgets in the
 // order of the file.
 type besideSet struct {
+	delta  float64 // the delta of the runs at (eps, delta)
 	keys   []besideKey
 	runs   map[besideKey]map[string][]map[string]string
 	errors map[besideKey]map[string]int
 }
 
-func readBeside(rows []map[string]string) besideSet {
-	b := besideSet{runs: map[besideKey]map[string][]map[string]string{}, errors: map[besideKey]map[string]int{}}
+func readBeside(rows []map[string]string, delta float64) besideSet {
+	b := besideSet{delta: delta, runs: map[besideKey]map[string][]map[string]string{}, errors: map[besideKey]map[string]int{}}
 	for _, r := range rows {
 		k := besideKey{r["dataset"], results.Num(r, "epsilon"), results.Num(r, "delta")}
 		if b.runs[k] == nil {
@@ -51,7 +62,7 @@ func readBeside(rows []map[string]string) besideSet {
 
 // none returns the non-private reference's rows of a data set.
 func (b besideSet) none(set string) []map[string]string {
-	return b.runs[besideKey{set: set}][besideNone]
+	return b.runs[besideKey{set: set}][None]
 }
 
 // cell is a run's cell: mean ± standard deviation of the test accuracy
@@ -179,7 +190,7 @@ func besideTable(b besideSet) string {
 	var t strings.Builder
 	fmt.Fprintf(&t, "At each budget of the grid with delta = %g: DP-SGD (`--mechanism dp-sgd`: its clipping norm, noise multiplier, sample rate and steps from n, d, eps and delta), AMP (`--mechanism amp`) and output perturbation with the analytic Gaussian (`--mechanism gaussian-analytic`, the rule's clipping norm), each at its automatic knobs, and the rule (no `--mechanism`: what train releases, named). "+
 		"Each cell: mean ± standard deviation of the test accuracy over the seeds, and the CPU time per fit (user and system, the fit alone as train runs it, one fit at a time, mean over the seeds; seeded noise). "+
-		"The last column: DP-SGD minus the better of AMP and the analytic Gaussian, paired over the seeds, ± two standard errors of the paired difference (beyond it: ahead or behind).\n\n", gridDelta)
+		"The last column: DP-SGD minus the better of AMP and the analytic Gaussian, paired over the seeds, ± two standard errors of the paired difference (beyond it: ahead or behind).\n\n", b.delta)
 	head := []string{"data", "K", "n", "eps", "majority", "non-private", "dp-sgd", "amp", "analytic Gaussian", "the rule (released)", "dp-sgd against the better other"}
 	fmt.Fprintf(&t, "| %s |\n|%s\n", strings.Join(head, " | "), strings.Repeat("---|", len(head)))
 	var ahead, behind, within, taken, takenWins []string
@@ -304,7 +315,7 @@ func certifiedLine(b besideSet) string {
 	var ok, all, sgdOK, sgdAll int
 	for _, k := range b.keys {
 		for run, rows := range b.runs[k] {
-			if run == besideNone {
+			if run == None {
 				continue
 			}
 			for _, r := range rows {
@@ -341,7 +352,7 @@ var besideEpsRuns = []struct {
 }
 
 // besideEpsTable returns the accuracy-vs-eps table of a data set of
-// besideEpsSets: a row per eps, each run's cell (delta = gridDelta where
+// EpsSets: a row per eps, each run's cell (delta = b.delta where
 // the run spends it), the non-private reference and, on Adult, issue 31's
 // target for DP-SGD at eps = 1.
 func besideEpsTable(b besideSet, set string) string {
@@ -350,7 +361,7 @@ func besideEpsTable(b besideSet, set string) string {
 	for _, c := range besideEpsRuns {
 		h := c.label
 		if c.delta {
-			h += fmt.Sprintf(" (delta %g)", gridDelta)
+			h += fmt.Sprintf(" (delta %g)", b.delta)
 		}
 		head = append(head, h)
 	}
@@ -382,26 +393,26 @@ func besideEpsTable(b besideSet, set string) string {
 		fmt.Fprintf(&t, "\nNon-private (`--mechanism none`): %s (%s).\n", results.StatOf(results.Column(np, "accuracy")), cpuText(np))
 	}
 	if set == "adult" {
-		k := besideKey{set, 1, gridDelta}
+		k := besideKey{set, 1, b.delta}
 		sgd := b.runs[k][string(perturb.DPSGD)]
 		switch s := results.StatOf(results.Column(sgd, "accuracy")); {
 		case s.N == 0:
-			fmt.Fprintf(&t, "\nIssue 31's target, DP-SGD >= %g at eps = 1, delta = %g: not run.\n", adultDPSGDTarget, gridDelta)
+			fmt.Fprintf(&t, "\nIssue 31's target, DP-SGD >= %g at eps = 1, delta = %g: not run.\n", adultDPSGDTarget, b.delta)
 		default:
 			verdict := "not met"
 			if s.Mean >= adultDPSGDTarget {
 				verdict = "met"
 			}
-			fmt.Fprintf(&t, "\nIssue 31's target, DP-SGD >= %g at eps = 1, delta = %g: %.4f (%s).\n", adultDPSGDTarget, gridDelta, s.Mean, verdict)
+			fmt.Fprintf(&t, "\nIssue 31's target, DP-SGD >= %g at eps = 1, delta = %g: %.4f (%s).\n", adultDPSGDTarget, b.delta, s.Mean, verdict)
 		}
 	}
 	return t.String()
 }
 
-// writeBesideTables writes beside.md and, for each data set of
-// besideEpsSets, beside_<set>.md under out from beside.csv, when the
+// WriteTables writes beside.md and, for each data set of
+// EpsSets, beside_<set>.md under out from beside.csv, when the
 // beside task ran (nothing otherwise).
-func writeBesideTables(out string) error {
+func WriteTables(out string, delta float64) error {
 	rows, err := results.Read(filepath.Join(out, "beside.csv"))
 	switch {
 	case os.IsNotExist(err):
@@ -409,11 +420,11 @@ func writeBesideTables(out string) error {
 	case err != nil:
 		return err
 	}
-	b := readBeside(rows)
+	b := readBeside(rows, delta)
 	if err := os.WriteFile(filepath.Join(out, "beside.md"), []byte(besideTable(b)), 0o644); err != nil {
 		return err
 	}
-	for _, set := range besideEpsSets {
+	for _, set := range EpsSets {
 		if err := os.WriteFile(filepath.Join(out, "beside_"+set+".md"), []byte(besideEpsTable(b, set)), 0o644); err != nil {
 			return err
 		}
