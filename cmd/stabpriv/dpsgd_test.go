@@ -1,14 +1,14 @@
 package main
 
 import (
-	"github.com/stabpriv/stabpriv/trainer"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
 
 	"github.com/stabpriv/stabpriv/modelfile"
-	"github.com/stabpriv/stabpriv/release"
+	"github.com/stabpriv/stabpriv/release/dpsgd"
+	"github.com/stabpriv/stabpriv/trainer"
 )
 
 // TestCLIDPSGDKnobs trains --mechanism dp-sgd with its own knobs (expected
@@ -123,7 +123,7 @@ func TestCLIDPSGDAccountants(t *testing.T) {
 		t.Fatal(err)
 	}
 	n, o := now.Certificate.Run.DPSGD, then.Certificate.Run.DPSGD
-	if n.Accountant != release.DPSGDPLDAccountant || n.Steps != o.Steps || n.SampleRate != trainer.PoissonRate(398, 20) || o.SampleRate != 20.0/398 || !(n.NoiseMultiplier < o.NoiseMultiplier) {
+	if n.Accountant != dpsgd.PLDAccountant || n.Steps != o.Steps || n.SampleRate != trainer.PoissonRate(398, 20) || o.SampleRate != 20.0/398 || !(n.NoiseMultiplier < o.NoiseMultiplier) {
 		t.Errorf("the PLD release: %q, sigma %v, T %d; the RDP file's sigma %v, T %d", n.Accountant, n.NoiseMultiplier, n.Steps, o.NoiseMultiplier, o.Steps)
 	}
 	if _, _, err := call(t, "certify", path); exitCode(err) != 3 {

@@ -1,4 +1,4 @@
-package release
+package dpsgd
 
 import (
 	"errors"
@@ -7,6 +7,7 @@ import (
 
 	"github.com/stabpriv/stabpriv/accountant"
 	"github.com/stabpriv/stabpriv/dp"
+	"github.com/stabpriv/stabpriv/release"
 	"github.com/stabpriv/stabpriv/trainer"
 )
 
@@ -14,109 +15,108 @@ import (
 // in its run record's dp_sgd.accountant (a file without it is RDP's), so
 // that certify recomputes its noise multiplier and eps by the same one.
 const (
-	dpsgdConversion = accountant.Improved
-	// DPSGDAccountant names the RDP accountant, which calibrated every
+	conversion = accountant.Improved
+	// RDPAccountant names the RDP accountant, which calibrated every
 	// release before the PLD one and still calibrates a release where it
 	// is the tighter.
-	DPSGDAccountant = "RDP of the Poisson-subsampled Gaussian (package accountant) at the orders of accountant.DefaultOrders (1.1 to 10.9 by 0.1, 11 to 63, 128, 256, 512, 1024)"
-	// DPSGDPLDAccountant names the PLD accountant of a release (the
-	// parameters of accountant.PLD's zero value), the tighter of the two
-	// in the usual settings.
-	DPSGDPLDAccountant = "PLD of the Poisson-subsampled Gaussian (package accountant): connect-the-dots (pessimistic) grid of interval 0.0001 nats, both directions of add/remove-one neighbours, truncated masses of at most 1e-15 each and a rounding allowance counted in delta, composed by FFT; calibrated to eps (1 - 1e-7)"
-	// DPSGDCitation is the reference of a DP-SGD certificate by the RDP
+	RDPAccountant = "RDP of the Poisson-subsampled Gaussian (package accountant) at the orders of accountant.DefaultOrders (1.1 to 10.9 by 0.1, 11 to 63, 128, 256, 512, 1024)"
+	// PLDAccountant names the PLD accountant of a release (the parameters
+	// of accountant.PLD's zero value), the tighter of the two in the usual
+	// settings.
+	PLDAccountant = "PLD of the Poisson-subsampled Gaussian (package accountant): connect-the-dots (pessimistic) grid of interval 0.0001 nats, both directions of add/remove-one neighbours, truncated masses of at most 1e-15 each and a rounding allowance counted in delta, composed by FFT; calibrated to eps (1 - 1e-7)"
+	// RDPCitation is the reference of a DP-SGD certificate by the RDP
 	// accountant.
-	DPSGDCitation = "Abadi, Chu, Goodfellow, McMahan, Mironov, Talwar & Zhang 2016, \"Deep Learning with Differential Privacy\", Algorithm 1; Mironov, Talwar & Zhang 2019, \"Renyi Differential Privacy of the Sampled Gaussian Mechanism\"; Balle, Barthe, Gaboardi, Hsu & Sato 2020, \"Hypothesis Testing Interpretations and Renyi Differential Privacy\", Theorem 21; group privacy for two rows (Vadhan 2017, Lemma 2.2)"
-	// DPSGDPLDCitation is the reference of a DP-SGD certificate by the PLD
+	RDPCitation = "Abadi, Chu, Goodfellow, McMahan, Mironov, Talwar & Zhang 2016, \"Deep Learning with Differential Privacy\", Algorithm 1; Mironov, Talwar & Zhang 2019, \"Renyi Differential Privacy of the Sampled Gaussian Mechanism\"; Balle, Barthe, Gaboardi, Hsu & Sato 2020, \"Hypothesis Testing Interpretations and Renyi Differential Privacy\", Theorem 21; group privacy for two rows (Vadhan 2017, Lemma 2.2)"
+	// PLDCitation is the reference of a DP-SGD certificate by the PLD
 	// accountant.
-	DPSGDPLDCitation = "Abadi, Chu, Goodfellow, McMahan, Mironov, Talwar & Zhang 2016, \"Deep Learning with Differential Privacy\", Algorithm 1; Koskela, Jalko & Honkela 2020, \"Computing Tight Differential Privacy Guarantees Using FFT\"; Doroshenko, Ghazi, Kamath, Kumar & Manurangsi 2022, \"Connect the Dots: Tighter Discrete Approximations of Privacy Loss Distributions\", Algorithm 1; Zhu, Dong & Wang 2022, \"Optimal Accounting of Differential Privacy via Characteristic Function\" (dominating pairs of Poisson subsampling); group privacy for two rows (Vadhan 2017, Lemma 2.2)"
+	PLDCitation = "Abadi, Chu, Goodfellow, McMahan, Mironov, Talwar & Zhang 2016, \"Deep Learning with Differential Privacy\", Algorithm 1; Koskela, Jalko & Honkela 2020, \"Computing Tight Differential Privacy Guarantees Using FFT\"; Doroshenko, Ghazi, Kamath, Kumar & Manurangsi 2022, \"Connect the Dots: Tighter Discrete Approximations of Privacy Loss Distributions\", Algorithm 1; Zhu, Dong & Wang 2022, \"Optimal Accounting of Differential Privacy via Characteristic Function\" (dominating pairs of Poisson subsampling); group privacy for two rows (Vadhan 2017, Lemma 2.2)"
 )
 
-// dpsgdPLDMargin is the relative margin below the add/remove eps at which
+// pldMargin is the relative margin below the add/remove eps at which
 // the PLD accountant calibrates: the eps of the same noise multiplier
 // recomputed by another build (fused multiply-adds under GOAMD64=v3,
 // math.Exp's other path, another GOARCH) moved by 3e-9 of it at the MNIST
 // tutorial's setting, so that it stays within the target.
-const dpsgdPLDMargin = 1e-7
+const pldMargin = 1e-7
 
-// dpsgdRebuildTol is how far (relative) a file's noise multiplier and
+// rebuildTol is how far (relative) a file's noise multiplier and
 // add/remove eps may be from the ones certify recomputes and still be
 // taken as the same: another build's rounding moves them by about 1e-8
 // (the calibration's tolerance on sigma is 1e-7 of it, the margin
-// dpsgdPLDMargin), an edit by far more. Within it, certify recomputes the
+// pldMargin), an edit by far more. Within it, certify recomputes the
 // accountant at the file's noise multiplier and requires it within the
 // budget.
-const dpsgdRebuildTol = 1e-6
+const rebuildTol = 1e-6
 
-// dpsgdCalibration is the noise of a DP-SGD run at a budget, and the
+// calibration is the noise of a DP-SGD run at a budget, and the
 // accountant's guarantee at it.
-type dpsgdCalibration struct {
+type calibration struct {
 	q      float64
 	steps  int
 	sigma  float64
 	target dp.Budget // the add/remove target
-	acct   string    // DPSGDAccountant or DPSGDPLDAccountant
+	acct   string    // RDPAccountant or PLDAccountant
 	eps    float64   // the accountant's add/remove eps at sigma, at target.Delta
 	order  float64   // RDP: the order of eps
 }
 
 // replaceOne is the replace-one budget of the calibration's add/remove
 // guarantee (group privacy of two).
-func (c dpsgdCalibration) replaceOne() dp.Budget {
+func (c calibration) replaceOne() dp.Budget {
 	return accountant.Guarantee{Epsilon: c.eps, Delta: c.target.Delta}.ReplaceOne()
 }
 
-// calibrateDPSGD returns the noise multiplier of the run of n rows in
-// expected batches of b over passes passes at the replace-one budget bud,
-// by the accountant acct: DPSGDAccountant (or "", a file from before the
-// field) gives RDP's; DPSGDPLDAccountant the smaller of RDP's and the PLD
-// accountant's (at eps/2 (1 - dpsgdPLDMargin)), with the accountant that
-// gave it.
-func calibrateDPSGD(bud dp.Budget, n, b, passes int, acct string) (dpsgdCalibration, error) {
-	return calibrateDPSGDAt(bud, n, b, passes, acct, trainer.PoissonRate(n, b))
+// calibrate returns the noise multiplier of the run of n rows in expected
+// batches of b over passes passes at the replace-one budget bud, by the
+// accountant acct: RDPAccountant (or "", a file from before the field)
+// gives RDP's; PLDAccountant the smaller of RDP's and the PLD accountant's
+// (at eps/2 (1 - pldMargin)), with the accountant that gave it.
+func calibrate(bud dp.Budget, n, b, passes int, acct string) (calibration, error) {
+	return calibrateAt(bud, n, b, passes, acct, trainer.PoissonRate(n, b))
 }
 
-// calibrateDPSGDAt is calibrateDPSGD at the sample rate q: the rate the
-// batches are drawn at (trainer.PoissonRate), or, for a file written
-// before that rate (legacyRate), q = b/n.
-func calibrateDPSGDAt(bud dp.Budget, n, b, passes int, acct string, q float64) (dpsgdCalibration, error) {
+// calibrateAt is calibrate at the sample rate q: the rate the batches are
+// drawn at (trainer.PoissonRate), or, for a file written before that rate
+// (legacyRate), q = b/n.
+func calibrateAt(bud dp.Budget, n, b, passes int, acct string, q float64) (calibration, error) {
 	if n < 1 || b < 1 || b > n || passes < 1 || uint64(passes)*uint64((n+b-1)/b) > trainer.MaxSteps {
-		return dpsgdCalibration{}, fmt.Errorf("%w: dp-sgd of %d rows in expected batches of %d for %d passes (at most %d steps)", ErrConfig, n, b, passes, uint64(trainer.MaxSteps))
+		return calibration{}, fmt.Errorf("%w: dp-sgd of %d rows in expected batches of %d for %d passes (at most %d steps)", release.ErrConfig, n, b, passes, uint64(trainer.MaxSteps))
 	}
-	if acct != "" && acct != DPSGDAccountant && acct != DPSGDPLDAccountant {
-		return dpsgdCalibration{}, fmt.Errorf("%w: unknown dp-sgd accountant %q: this version knows RDP and PLD", ErrConfig, acct)
+	if acct != "" && acct != RDPAccountant && acct != PLDAccountant {
+		return calibration{}, fmt.Errorf("%w: unknown dp-sgd accountant %q: this version knows RDP and PLD", release.ErrConfig, acct)
 	}
-	t, err := dpsgdTarget(bud)
+	t, err := addRemoveTarget(bud)
 	if err != nil {
-		return dpsgdCalibration{}, err
+		return calibration{}, err
 	}
-	c := dpsgdCalibration{q: q, steps: passes * ((n + b - 1) / b), target: t, acct: DPSGDAccountant}
-	sigma, g, err := accountant.NoiseMultiplier(c.q, c.steps, t, dpsgdConversion, nil)
+	c := calibration{q: q, steps: passes * ((n + b - 1) / b), target: t, acct: RDPAccountant}
+	sigma, g, err := accountant.NoiseMultiplier(c.q, c.steps, t, conversion, nil)
 	if err != nil {
-		return dpsgdCalibration{}, fmt.Errorf("%w: dp-sgd at q = %v for %d steps: %w", dp.ErrBudget, c.q, c.steps, err)
+		return calibration{}, fmt.Errorf("%w: dp-sgd at q = %v for %d steps: %w", dp.ErrBudget, c.q, c.steps, err)
 	}
 	c.sigma, c.eps, c.order = sigma, g.Epsilon, g.Order
-	if acct == DPSGDPLDAccountant {
-		pt := dp.Budget{Epsilon: t.Epsilon * (1 - dpsgdPLDMargin), Delta: t.Delta}
+	if acct == PLDAccountant {
+		pt := dp.Budget{Epsilon: t.Epsilon * (1 - pldMargin), Delta: t.Delta}
 		sigma, g, err := accountant.NoiseMultiplierPLD(c.q, c.steps, pt, accountant.PLD{})
 		switch {
 		case err == nil && sigma < c.sigma:
-			c.sigma, c.eps, c.order, c.acct = sigma, g.Epsilon, 0, DPSGDPLDAccountant
+			c.sigma, c.eps, c.order, c.acct = sigma, g.Epsilon, 0, PLDAccountant
 		case err != nil && !errors.Is(err, accountant.ErrUnreachable):
-			return dpsgdCalibration{}, fmt.Errorf("%w: dp-sgd's PLD accountant at q = %v for %d steps: %w", dp.ErrBudget, c.q, c.steps, err)
+			return calibration{}, fmt.Errorf("%w: dp-sgd's PLD accountant at q = %v for %d steps: %w", dp.ErrBudget, c.q, c.steps, err)
 		}
 	}
 	if r := c.replaceOne(); r.Epsilon > bud.Epsilon || r.Delta > bud.Delta {
-		return dpsgdCalibration{}, fmt.Errorf("%w: the accountant's replace-one (%v, %v) exceeds (%v, %v)", dp.ErrBudget, r.Epsilon, r.Delta, bud.Epsilon, bud.Delta)
+		return calibration{}, fmt.Errorf("%w: the accountant's replace-one (%v, %v) exceeds (%v, %v)", dp.ErrBudget, r.Epsilon, r.Delta, bud.Epsilon, bud.Delta)
 	}
 	return c, nil
 }
 
 // epsilonAt returns c with sigma and eps recomputed by c's accountant at
 // the noise multiplier sigma (the file's, in certify).
-func (c dpsgdCalibration) epsilonAt(sigma float64) (dpsgdCalibration, error) {
+func (c calibration) epsilonAt(sigma float64) (calibration, error) {
 	g := accountant.SampledGaussian{SampleRate: c.q, NoiseMultiplier: sigma, Steps: c.steps}
 	c.sigma = sigma
-	if c.acct == DPSGDPLDAccountant {
+	if c.acct == PLDAccountant {
 		r, err := accountant.PLD{}.Epsilon(g, c.target.Delta)
 		if err != nil {
 			return c, err
@@ -124,7 +124,7 @@ func (c dpsgdCalibration) epsilonAt(sigma float64) (dpsgdCalibration, error) {
 		c.eps = r.Epsilon
 		return c, nil
 	}
-	r, err := g.Epsilon(c.target.Delta, dpsgdConversion, nil)
+	r, err := g.Epsilon(c.target.Delta, conversion, nil)
 	if err != nil {
 		return c, err
 	}
@@ -132,18 +132,18 @@ func (c dpsgdCalibration) epsilonAt(sigma float64) (dpsgdCalibration, error) {
 	return c, nil
 }
 
-// near reports whether a and b agree to dpsgdRebuildTol (relative).
+// near reports whether a and b agree to rebuildTol (relative).
 func near(a, b float64) bool {
-	return math.Abs(a-b) <= dpsgdRebuildTol*math.Max(math.Abs(a), math.Abs(b))
+	return math.Abs(a-b) <= rebuildTol*math.Max(math.Abs(a), math.Abs(b))
 }
 
 // matchFile returns the rebuilt calibration cal with the file's noise
 // multiplier and add/remove eps (fileSigma, fileEps) where they are within
-// dpsgdRebuildTol of the rebuilt ones (another build's rounding): the
+// rebuildTol of the rebuilt ones (another build's rounding): the
 // accountant, recomputed at the file's noise multiplier, must then meet
 // the add/remove target. Values farther off are left as rebuilt, so that
 // the certificate differs from the file's.
-func (cal dpsgdCalibration) matchFile(fileSigma, fileEps float64) (dpsgdCalibration, error) {
+func (cal calibration) matchFile(fileSigma, fileEps float64) (calibration, error) {
 	if fileSigma != cal.sigma && near(fileSigma, cal.sigma) {
 		at, err := cal.epsilonAt(fileSigma)
 		if err != nil {
