@@ -32,20 +32,27 @@ const (
 	PLDCitation = "Abadi, Chu, Goodfellow, McMahan, Mironov, Talwar & Zhang 2016, \"Deep Learning with Differential Privacy\", Algorithm 1; Koskela, Jalko & Honkela 2020, \"Computing Tight Differential Privacy Guarantees Using FFT\"; Doroshenko, Ghazi, Kamath, Kumar & Manurangsi 2022, \"Connect the Dots: Tighter Discrete Approximations of Privacy Loss Distributions\", Algorithm 1; Zhu, Dong & Wang 2022, \"Optimal Accounting of Differential Privacy via Characteristic Function\" (dominating pairs of Poisson subsampling); group privacy for two rows (Vadhan 2017, Lemma 2.2)"
 )
 
-// pldMargin is the relative margin below the add/remove eps at which
-// the PLD accountant calibrates: the eps of the same noise multiplier
-// recomputed by another build (fused multiply-adds under GOAMD64=v3,
-// math.Exp's other path, another GOARCH) moved by 3e-9 of it at the MNIST
-// tutorial's setting, so that it stays within the target.
-const pldMargin = 1e-7
+// buildTol bounds how far (relative) another build puts the accountant's
+// add/remove eps at the same noise multiplier: fused multiply-adds under
+// GOAMD64=v3, math.Exp's pure-Go path under GOARCH=386 moved the PLD's by
+// at most 4.9e-8 of it (3.8e-8 and 4.9e-8 at the MNIST tutorial's 14,062
+// steps, 3e-9 or less at the 75 and 100 steps of the pinned releases);
+// RDP's far less.
+const buildTol = 1e-7
 
-// rebuildTol is how far (relative) a file's noise multiplier and
-// add/remove eps may be from the ones certify recomputes and still be
-// taken as the same: another build's rounding moves them by about 1e-8
-// (the calibration's tolerance on sigma is 1e-7 of it, the margin
-// pldMargin), an edit by far more. Within it, certify recomputes the
-// accountant at the file's noise multiplier and requires it within the
-// budget.
+// pldMargin is the relative margin below the add/remove eps at which the
+// PLD accountant calibrates, so that another build's eps of the same noise
+// multiplier stays within the target (buildTol).
+const pldMargin = buildTol
+
+// rebuildTol is how far (relative) a file's noise multiplier may be from
+// the one certify recomputes and still be taken as another build's
+// calibration: the search stops within 1e-7 of sigma, and the PLD's eps,
+// not monotone in sigma at that scale (its rounding allowance moves with
+// sigma, about 5e-7 of eps), lets another build's search stop elsewhere
+// (6e-8 of sigma away in the builds above); an edit moves it by far more.
+// Within it, certify recomputes the accountant at the file's noise
+// multiplier and requires it within the budget.
 const rebuildTol = 1e-6
 
 // calibration is the noise of a DP-SGD run at a budget, and the
@@ -132,19 +139,23 @@ func (c calibration) epsilonAt(sigma float64) (calibration, error) {
 	return c, nil
 }
 
-// near reports whether a and b agree to rebuildTol (relative).
-func near(a, b float64) bool {
-	return math.Abs(a-b) <= rebuildTol*math.Max(math.Abs(a), math.Abs(b))
+// near reports whether a and b agree to tol (relative).
+func near(a, b, tol float64) bool {
+	return math.Abs(a-b) <= tol*math.Max(math.Abs(a), math.Abs(b))
 }
 
 // matchFile returns the rebuilt calibration cal with the file's noise
-// multiplier and add/remove eps (fileSigma, fileEps) where they are within
-// rebuildTol of the rebuilt ones (another build's rounding): the
-// accountant, recomputed at the file's noise multiplier, must then meet
-// the add/remove target. Values farther off are left as rebuilt, so that
-// the certificate differs from the file's.
+// multiplier fileSigma where it is within rebuildTol of the rebuilt one
+// (another build's calibration): the accountant, recomputed at the file's
+// noise multiplier on this machine, must then meet the add/remove target.
+// A noise multiplier farther off is left as rebuilt, so that the
+// certificate differs from the file's. The file's add/remove eps fileEps
+// is kept where it is within the target and within buildTol of the
+// accountant's eps at the noise multiplier taken (another build's rounding
+// of the same computation); farther off it is an error, so that a file
+// cannot understate it by more.
 func (cal calibration) matchFile(fileSigma, fileEps float64) (calibration, error) {
-	if fileSigma != cal.sigma && near(fileSigma, cal.sigma) {
+	if fileSigma != cal.sigma && near(fileSigma, cal.sigma, rebuildTol) {
 		at, err := cal.epsilonAt(fileSigma)
 		if err != nil {
 			return cal, err
@@ -154,7 +165,10 @@ func (cal calibration) matchFile(fileSigma, fileEps float64) (calibration, error
 		}
 		cal = at
 	}
-	if fileEps != cal.eps && near(fileEps, cal.eps) && fileEps <= cal.target.Epsilon {
+	if fileEps != cal.eps {
+		if !near(fileEps, cal.eps, buildTol) || fileEps > cal.target.Epsilon {
+			return cal, fmt.Errorf("add/remove eps %v; the accountant's at the noise multiplier is %v (within %g of it, at most %v)", fileEps, cal.eps, buildTol, cal.target.Epsilon)
+		}
 		cal.eps = fileEps
 	}
 	return cal, nil
