@@ -9,10 +9,11 @@ import (
 	"github.com/stabpriv/stabpriv/internal/check"
 )
 
-// ErrNoBound is wrapped by the error of a conversion in which no order
-// gives a finite eps (every RDP is +Inf): more noise, fewer steps or a
-// lower sample rate.
-var ErrNoBound = errors.New("accountant: no finite eps at any order")
+// ErrNoBound is wrapped by the error of an accountant that finds no finite
+// eps: a conversion in which no order gives one (every RDP is +Inf: more
+// noise, fewer steps or a lower sample rate), or a PLD whose truncated
+// masses and rounding allowance alone reach delta (a larger delta).
+var ErrNoBound = errors.New("accountant: no finite eps")
 
 // DefaultOrders returns a new copy of the orders at which the RDP curve is
 // evaluated by default: 1.1, 1.2, ..., 10.9, then 11, 12, ..., 63, then 128,
@@ -139,7 +140,7 @@ func Convert(orders, rdp []float64, delta float64, c Conversion) (Guarantee, err
 		}
 	}
 	if math.IsInf(g.Epsilon, 1) {
-		return Guarantee{}, fmt.Errorf("%w: the RDP is +Inf at all %d orders: add noise, or take fewer steps or a lower sample rate", ErrNoBound, len(orders))
+		return Guarantee{}, fmt.Errorf("%w at any order: the RDP is +Inf at all %d orders: add noise, or take fewer steps or a lower sample rate", ErrNoBound, len(orders))
 	}
 	g.Epsilon = max(g.Epsilon, 0)
 	return g, nil

@@ -424,7 +424,7 @@ func TestPLDInvalid(t *testing.T) {
 		{"eps NaN", second(PLD{}.Delta(ok, math.NaN())), ErrInvalid, "eps = NaN"},
 		{"steps 0", second(PLD{}.Epsilon(SampledGaussian{0.01, 1, 0}, 1e-5)), ErrInvalid, "0 steps"},
 		{"too wide", second(PLD{}.Epsilon(SampledGaussian{1, 0.01, 1000}, 1e-5)), ErrWindow, "raise the interval, or use RDP"},
-		{"delta below the tails", second(PLD{}.Epsilon(ok, 1e-16)), ErrNoBound, "raise delta"},
+		{"delta below the tails", second(PLD{}.Epsilon(ok, 1e-16)), ErrNoBound, "accountant: no finite eps: the PLD's truncated masses and rounding allowance"},
 		{"optimistic calibration", third(NoiseMultiplierPLD(0.01, 10, target, PLD{Discretization: Optimistic})), ErrInvalid, "lower bound"},
 		{"calibration q 0", third(NoiseMultiplierPLD(0, 10, target, PLD{})), ErrInvalid, "0 < q <= 1"},
 		{"calibration pure", third(NoiseMultiplierPLD(0.1, 10, dp.Budget{Epsilon: 1}, PLD{})), ErrInvalid, "target eps"},
@@ -432,6 +432,11 @@ func TestPLDInvalid(t *testing.T) {
 	} {
 		if !errors.Is(tc.err, tc.want) || !strings.Contains(tc.err.Error(), tc.msg) {
 			t.Errorf("%s: %v, want %v naming %q", tc.name, tc.err, tc.want, tc.msg)
+		}
+		// The PLD has no orders: none of its messages speaks of them (RDP's
+		// wording).
+		if strings.Contains(tc.err.Error(), "order") {
+			t.Errorf("%s: %v speaks of orders", tc.name, tc.err)
 		}
 	}
 	if d, err := (PLD{}).Delta(SampledGaussian{0, 1, 10}, 0.1); d != 0 || err != nil {

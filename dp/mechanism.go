@@ -44,8 +44,8 @@ const (
 	// pure eps-DP (package stump).
 	Stump Mechanism = "stump"
 	// DPSGD is DP-SGD (Abadi et al. 2016): per-example clipping, Gaussian
-	// noise on every step's sum, Poisson sampling, accounted by RDP:
-	// (eps, delta)-DP (release.dpsgdMethod, accountant).
+	// noise on every step's sum, Poisson sampling, accounted by the PLD or
+	// RDP: (eps, delta)-DP (packages release/dpsgd, accountant).
 	DPSGD Mechanism = "dp-sgd"
 	// PermuteAndFlip is the private selection step of a ledger entry
 	// (McKenna & Sheldon 2020): pure eps-DP. It selects a candidate, it

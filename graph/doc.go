@@ -33,13 +33,13 @@
 // bound, but DP-SGD needs none: TrainDPSGD runs the graph once per example
 // of each Poisson-sampled batch for the gradient of its loss in all the
 // parameters, clips it to L2 norm C, adds Gaussian noise calibrated by the
-// accountant (release.CalibrateDPSGD, as the dp-sgd release method) to
+// accountant (dpsgd.Calibrate, as the dp-sgd release method) to
 // every step's sum, and returns the trained parameters, also set into the
-// graph's nodes, with the dp-sgd certificate (release.DPSGDCertificate).
+// graph's nodes, with the dp-sgd certificate (dpsgd.Certificate).
 // The batches come from trainer.PoissonSampler with the release's coins
-// (release.DPSGDCoins). modelfile.GraphRelease writes the release as a
+// (dpsgd.Coins). modelfile.GraphRelease writes the release as a
 // file that `stabpriv certify` verifies, the accountant's eps rebuilt from
-// its constants (release.RebuildDPSGDGraph). The graph is trusted to
+// its constants (dpsgd.RebuildGraph). The graph is trusted to
 // compute each example's loss from that example alone; a probe on
 // synthetic rows refuses a graph that carries state from one example to
 // the next (DPSGDNotes).

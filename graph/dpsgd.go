@@ -15,6 +15,7 @@ import (
 	"github.com/stabpriv/stabpriv/internal/clip"
 	"github.com/stabpriv/stabpriv/perturb"
 	"github.com/stabpriv/stabpriv/release"
+	"github.com/stabpriv/stabpriv/release/dpsgd"
 	"github.com/stabpriv/stabpriv/trainer"
 )
 
@@ -50,7 +51,7 @@ type DPSGD struct {
 	// Eta is the constant step size, finite and > 0. Required.
 	Eta float64
 	// Noise is the source of the Gaussian noise, and through
-	// release.DPSGDCoins of the sampling coins. Nil means perturb.Secure(),
+	// dpsgd.Coins of the sampling coins. Nil means perturb.Secure(),
 	// the only private choice; perturb.Seeded gives reproducible runs, not
 	// for release.
 	Noise perturb.Source
@@ -69,7 +70,7 @@ type DPSGDResult struct {
 	// Certificate is the claim (mechanism dp-sgd, the budget, the noise
 	// multiplier, q, T, C, the accountant, Poisson sampling, replace-one
 	// by group privacy of two) and the run record, with what it does not
-	// cover: release.DPSGDCertificate's list and this package's notes
+	// cover: dpsgd.Certificate's list and this package's notes
 	// (DPSGDNotes).
 	Certificate *release.Certificate
 	// Stats are statistics of the data measured by the run, outside the
@@ -95,17 +96,17 @@ type DPSGDStats struct {
 
 // DPSGDNotes returns what a DP-SGD certificate of a graph adds to the
 // list of what its claim does not cover, for a probe of m rows
-// (release.DPSGDGraphNotes).
-func DPSGDNotes(m int) []string { return release.DPSGDGraphNotes(m) }
+// (dpsgd.GraphNotes).
+func DPSGDNotes(m int) []string { return dpsgd.GraphNotes(m) }
 
 // TrainDPSGD trains the program's graph by DP-SGD (Abadi et al. 2016,
 // Algorithm 1) on the rows of X with labels y, and returns the trained
 // parameters and the certificate of their release. The noise multiplier
-// sigma is release.CalibrateDPSGD's for (Epsilon, Delta), n, b and
+// sigma is dpsgd.Calibrate's for (Epsilon, Delta), n, b and
 // Passes, as for the dp-sgd release method. Each of the T steps
 //
 //   - draws its batch by Poisson sampling (trainer.PoissonSampler, with the
-//     coins of release.DPSGDCoins): each row with probability q =
+//     coins of dpsgd.Coins): each row with probability q =
 //     trainer.PoissonRate(n, b), b/n rounded down to a multiple of 2^-64;
 //   - runs the graph once per example of the batch, its row bound to the
 //     input node and its label to the label node, for the gradient of its
@@ -159,7 +160,7 @@ func trainDPSGD(ctx context.Context, cfg DPSGD, X mat.Matrix, y []float64, hook 
 	if err := budget.CheckRows(n, "row"); err != nil {
 		return nil, err
 	}
-	noise, err := release.CalibrateDPSGD(budget, n, cfg.Batch, cfg.Passes)
+	noise, err := dpsgd.Calibrate(budget, n, cfg.Batch, cfg.Passes)
 	if err != nil {
 		return nil, err
 	}
@@ -167,7 +168,7 @@ func trainDPSGD(ctx context.Context, cfg DPSGD, X mat.Matrix, y []float64, hook 
 	if src == nil {
 		src = perturb.Secure()
 	}
-	coins, err := release.DPSGDCoins(src)
+	coins, err := dpsgd.Coins(src)
 	if err != nil {
 		return nil, err
 	}
@@ -272,20 +273,20 @@ func dpsgdRows(X mat.Matrix, y []float64) (rows, labels []float64, n, d int, err
 
 // dpsgdCertificate returns the certificate of a DP-SGD run of a graph
 // with cfg on n rows and dim parameters, without the weights' hash and the
-// noise seed: release.DPSGDGraphRun's run record, release.DPSGDGraphNotes
-// and the program's notes, what release.RebuildDPSGDGraph rebuilds.
-func dpsgdCertificate(cfg DPSGD, b dp.Budget, noise release.DPSGDNoise, n, dim int, src perturb.Source) (*release.Certificate, error) {
-	run, err := release.DPSGDGraphRun(n, dim, cfg.Batch, cfg.Passes, cfg.Eta, cfg.Clip, noise)
+// noise seed: dpsgd.GraphRun's run record, dpsgd.GraphNotes
+// and the program's notes, what dpsgd.RebuildGraph rebuilds.
+func dpsgdCertificate(cfg DPSGD, b dp.Budget, noise dpsgd.Noise, n, dim int, src perturb.Source) (*release.Certificate, error) {
+	run, err := dpsgd.GraphRun(n, dim, cfg.Batch, cfg.Passes, cfg.Eta, cfg.Clip, noise)
 	if err != nil {
 		return nil, err
 	}
 	notes := append(DPSGDNotes(probeRows), cfg.Notes...)
-	return release.DPSGDCertificate(b, noise, run, perturb.SourceName(src), notes)
+	return dpsgd.Certificate(b, noise, run, perturb.SourceName(src), notes)
 }
 
 // userGraphLoss is the loss name of a user model's run record
 // (trainer.Train's for a Model).
-const userGraphLoss = release.DPSGDGraphLoss
+const userGraphLoss = dpsgd.GraphLoss
 
 // graphSGD is the state of a DP-SGD run of a graph.
 type graphSGD struct {

@@ -5,12 +5,12 @@ import (
 	"math"
 	"math/rand/v2"
 
-	"github.com/stabpriv/stabpriv/release"
+	"github.com/stabpriv/stabpriv/release/dpsgd"
 	"github.com/stabpriv/stabpriv/trainer"
 )
 
 // probeRows is the number of synthetic rows of probeIndependence.
-const probeRows = release.DPSGDGraphProbeRows
+const probeRows = dpsgd.GraphProbeRows
 
 // probeIndependence checks that the graph of kern computes each example's
 // loss and gradient at the parameters w from that example alone, with no

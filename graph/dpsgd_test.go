@@ -23,7 +23,7 @@ import (
 	"github.com/stabpriv/stabpriv/internal/clip/cliptest"
 	"github.com/stabpriv/stabpriv/losses"
 	"github.com/stabpriv/stabpriv/perturb"
-	"github.com/stabpriv/stabpriv/release"
+	"github.com/stabpriv/stabpriv/release/dpsgd"
 	"github.com/stabpriv/stabpriv/trainer"
 )
 
@@ -293,7 +293,7 @@ func TestDPSGDExpectedBatch(t *testing.T) {
 // stepStd returns sigma C of cfg on the rows of X, from the calibration.
 func (s *graphSGD) stepStd(t *testing.T, cfg DPSGD, X mat.Matrix) float64 {
 	n, _ := X.Dims()
-	noise, err := release.CalibrateDPSGD(dp.Budget{Epsilon: cfg.Epsilon, Delta: cfg.Delta}, n, cfg.Batch, cfg.Passes)
+	noise, err := dpsgd.Calibrate(dp.Budget{Epsilon: cfg.Epsilon, Delta: cfg.Delta}, n, cfg.Batch, cfg.Passes)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -313,7 +313,7 @@ func TestDPSGDCertificate(t *testing.T) {
 	res := runDPSGD(t, cfg, X, y, nil)
 	c := res.Certificate
 	rec := c.Run.DPSGD
-	noise, err := release.CalibrateDPSGD(dp.Budget{Epsilon: 1, Delta: 1e-5}, 90, 10, 3)
+	noise, err := dpsgd.Calibrate(dp.Budget{Epsilon: 1, Delta: 1e-5}, 90, 10, 3)
 	if err != nil {
 		t.Fatal(err)
 	}

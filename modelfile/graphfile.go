@@ -11,6 +11,7 @@ import (
 	"github.com/stabpriv/stabpriv/internal/safefile"
 	"github.com/stabpriv/stabpriv/perturb"
 	"github.com/stabpriv/stabpriv/release"
+	"github.com/stabpriv/stabpriv/release/dpsgd"
 	"github.com/stabpriv/stabpriv/trainer"
 )
 
@@ -26,7 +27,7 @@ const GraphFormat = "stabpriv-graph-dpsgd/1"
 //
 //	(&modelfile.GraphRelease{Model: res.Model, Certificate: res.Certificate}).WriteFile(path, false)
 type GraphRelease struct {
-	// Model holds the trained parameters: loss release.DPSGDGraphLoss,
+	// Model holds the trained parameters: loss dpsgd.GraphLoss,
 	// K = 1, D parameters, W their values concatenated in the order of the
 	// graph's Params (evaluate the graph to predict).
 	Model *trainer.Model `json:"model"`
@@ -95,8 +96,8 @@ func (g *GraphRelease) checkShape() error {
 	switch {
 	case m == nil || g.Certificate == nil:
 		return fmt.Errorf("%w: a graph's release file without its parameters or certificate", ErrFile)
-	case m.Loss != release.DPSGDGraphLoss || m.Task != 0:
-		return fmt.Errorf("%w: the parameters are of loss %q, task %d; a graph's are of %q, task 0", ErrFile, m.Loss, m.Task, release.DPSGDGraphLoss)
+	case m.Loss != dpsgd.GraphLoss || m.Task != 0:
+		return fmt.Errorf("%w: the parameters are of loss %q, task %d; a graph's are of %q, task 0", ErrFile, m.Loss, m.Task, dpsgd.GraphLoss)
 	case m.K != 1 || m.D < 1 || len(m.W) != m.D:
 		return fmt.Errorf("%w: %d x %d parameters with %d values, want 1 x D", ErrFile, m.K, m.D, len(m.W))
 	}
@@ -112,7 +113,7 @@ func (g *GraphRelease) checkShape() error {
 // claim's range with delta below 1/n, the ledger within the claim, a
 // known source), a run no longer than a verification analyses
 // (checkWork), and the certificate rebuilt from the published inputs
-// (release.RebuildDPSGDGraph: the noise multiplier by the accountant, the
+// (dpsgd.RebuildGraph: the noise multiplier by the accountant, the
 // run record, the accountant's eps, the ledger, the notes), which the
 // file must equal field for field. It returns PrivateRelease, NotPrivate
 // with the reason (seeded noise), or an error wrapping ErrVerify that
@@ -143,7 +144,7 @@ func VerifyGraph(g *GraphRelease) (Verdict, string, error) {
 	if len(errs) > 0 {
 		return 0, "", fmt.Errorf("%w: %w", ErrVerify, errors.Join(errs...))
 	}
-	want, err := release.RebuildDPSGDGraph(c)
+	want, err := dpsgd.RebuildGraph(c)
 	if err != nil {
 		return 0, "", fmt.Errorf("%w: %w", ErrVerify, err)
 	}

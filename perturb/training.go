@@ -103,7 +103,7 @@ func ReleaseMechanismList() string {
 // implemented by package objpert, and private.Fit routes it there).
 func trainingLookupError(m dp.Mechanism) error {
 	if m == DPSGD {
-		return fmt.Errorf("%w: %q adds its noise in every training step (release's dp-sgd method), not to trained weights", ErrMechanism, string(m))
+		return fmt.Errorf("%w: %q adds its noise in every training step (package release/dpsgd), not to trained weights", ErrMechanism, string(m))
 	}
 	if m == Stump {
 		return fmt.Errorf("%w: %q selects a classifier privately (package stump, permute-and-flip): it has no output-perturbation noise", ErrMechanism, string(m))

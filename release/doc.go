@@ -19,7 +19,8 @@
 //	        package stump holds it and registers it when imported
 //	        (Register)
 //	dp-sgd  DP-SGD: Gaussian noise in every step of a Poisson-subsampled
-//	        SGD run, accounted by package accountant
+//	        SGD run, accounted by package accountant: package
+//	        release/dpsgd holds it and registers it when imported
 //
 // A release has two steps. Method.Prepare does the work on the rows that
 // precedes the noise (training and the stability analysis; or the checks and
@@ -35,7 +36,8 @@
 // refused with ErrReleased, and the weights are wiped). Weights and
 // OneVsRest are the primitives of output perturbation on trained weights,
 // with their certificates. Hold is a private selection's hold on several
-// prepared releases. Package release/forecast says from the same public
+// prepared releases; Fresh gives a method of another package that makes a
+// fresh run for each draw (release/dpsgd) its Release and the hold. Package release/forecast says from the same public
 // values, before any row is read, whether a release is expected to be
 // useful.
 //

@@ -144,13 +144,13 @@ func (h *Hold) Close() {
 	holdEnded.Broadcast()
 }
 
-// fresh is the release-once and hold state of a prepared release that
+// Fresh is the release-once and hold state of a prepared release that
 // makes a fresh run for each draw from its prepared state (objective
-// perturbation minimizes afresh, DP-SGD trains afresh), so a Hold's copies
-// and the release itself are calls of run. what names the run in messages.
-// The prepared types embed it, which gives them Release and the held
-// methods.
-type fresh struct {
+// perturbation minimizes afresh, DP-SGD trains afresh), so that a Hold's
+// copies and the release itself are calls of its run. A Prepared that
+// embeds a *Fresh (NewFresh) has Release and what a Hold needs of it, also
+// in another package (package release/dpsgd).
+type Fresh struct {
 	what string
 	run  func(ctx context.Context, src perturb.Source, extra []string) (*Outcome, error)
 
@@ -159,9 +159,29 @@ type fresh struct {
 	hold     *Hold // the selection holding it, nil for none
 }
 
+// NewFresh returns the state of a release whose draws are calls of run
+// (src never nil); what names the run in messages ("DP-SGD run").
+func NewFresh(what string, run func(ctx context.Context, src perturb.Source, extra []string) (*Outcome, error)) *Fresh {
+	return &Fresh{what: what, run: run}
+}
+
+// IfUnreleased calls do unless the release was made (by Release, or by a
+// Hold that used it up), holding the state so that no release starts
+// meanwhile, and returns its error; after the release it returns released,
+// which should wrap ErrReleased, without calling do. It is for
+// Prepared.Trained.
+func (f *Fresh) IfUnreleased(released error, do func() error) error {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if f.released {
+		return released
+	}
+	return do()
+}
+
 // Release makes the run with the randomness of src once: a second release,
 // or one while a Hold holds it, is refused.
-func (f *fresh) Release(ctx context.Context, src perturb.Source, extra ...string) (*Outcome, error) {
+func (f *Fresh) Release(ctx context.Context, src perturb.Source, extra ...string) (*Outcome, error) {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	if f.hold != nil {
@@ -177,7 +197,7 @@ func (f *fresh) Release(ctx context.Context, src perturb.Source, extra ...string
 	return out, err
 }
 
-func (f *fresh) acquire(h *Hold, _ bool) error {
+func (f *Fresh) acquire(h *Hold, _ bool) error {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	switch {
@@ -190,7 +210,7 @@ func (f *fresh) acquire(h *Hold, _ bool) error {
 	return nil
 }
 
-func (f *fresh) releaseCopy(ctx context.Context, h *Hold, src perturb.Source) (*Outcome, error) {
+func (f *Fresh) releaseCopy(ctx context.Context, h *Hold, src perturb.Source) (*Outcome, error) {
 	f.mu.Lock()
 	ok := f.hold == h && !f.released
 	f.mu.Unlock()
@@ -200,7 +220,7 @@ func (f *fresh) releaseCopy(ctx context.Context, h *Hold, src perturb.Source) (*
 	return f.run(ctx, src, nil)
 }
 
-func (f *fresh) unhold(h *Hold, usedUp bool) {
+func (f *Fresh) unhold(h *Hold, usedUp bool) {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	if f.hold != h {

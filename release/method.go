@@ -241,8 +241,10 @@ type Outcome struct {
 
 // methods lists the registered methods in the order shown to users, the
 // order of dp.ReleaseMechanisms: the output-perturbation mechanisms of
-// package perturb, then the training-time ones. This package registers all
-// but the decision stump, which package stump registers when imported.
+// package perturb, then the training-time ones. This package registers
+// output perturbation, objective perturbation and AMP; the decision stump
+// and DP-SGD are registered by their packages (stump, release/dpsgd) when
+// imported.
 var methods = func() []registered {
 	var out []registered
 	for _, n := range perturb.Mechanisms() {
@@ -252,13 +254,13 @@ var methods = func() []registered {
 		}
 		out = append(out, outputMethod{noise})
 	}
-	return append(out, objectiveMethod{perturb.Objective}, objectiveMethod{perturb.AMP}, dpsgdMethod{})
+	return append(out, objectiveMethod{perturb.Objective}, objectiveMethod{perturb.AMP})
 }()
 
 // Register adds m, a method in its three roles, to the registry, in the
 // place of its name among dp.ReleaseMechanisms. It is for the init function
 // of a package that holds a method of its own (package stump registers the
-// decision stump), and is not safe to call concurrently with Lookup. It
+// decision stump, package release/dpsgd DP-SGD), and is not safe to call concurrently with Lookup. It
 // panics, a programmer's error, when the name is not a release mechanism
 // of package dp or is registered already.
 func Register(m interface {
@@ -312,7 +314,10 @@ func lookup(m dp.Mechanism) (registered, error) { return lookupIn(methods, m) }
 
 // providers names the package that registers a method registered outside
 // this package.
-var providers = map[dp.Mechanism]string{perturb.Stump: "github.com/stabpriv/stabpriv/stump"}
+var providers = map[dp.Mechanism]string{
+	perturb.Stump: "github.com/stabpriv/stabpriv/stump",
+	perturb.DPSGD: "github.com/stabpriv/stabpriv/release/dpsgd",
+}
 
 // lookupIn returns the method of reg named m, or Lookup's error.
 func lookupIn(reg []registered, m dp.Mechanism) (registered, error) {
@@ -392,10 +397,11 @@ func finish(out *Outcome, src perturb.Source) *Outcome {
 	return out
 }
 
-// checkPrepare runs the checks a Prepare that trains afresh starts with:
-// the budget and the settings by the method m, and rows present. It
-// returns the rows' shape.
-func checkPrepare(m Method, rows Rows, b dp.Budget) (n, d int, err error) {
+// CheckPrepare runs the checks a Prepare that trains afresh starts with,
+// for the methods of this package and of others (release/dpsgd): the
+// budget and the settings by the method m, and rows present (an error
+// wrapping ErrConfig otherwise). It returns the rows' shape.
+func CheckPrepare(m Method, rows Rows, b dp.Budget) (n, d int, err error) {
 	if err := m.CheckBudget(b); err != nil {
 		return 0, 0, err
 	}

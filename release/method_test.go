@@ -66,9 +66,10 @@ func TestMethodsRegistry(t *testing.T) {
 }
 
 // TestRegister: a method registered from another package takes its place
-// in dp's order (package stump's, imported by registry_test.go); a second
-// registration or a name that is not a release mechanism panics; and a
-// program that did not import the stump's package is told to import it.
+// in dp's order (packages stump and release/dpsgd, imported by
+// registry_test.go); a second registration or a name that is not a release
+// mechanism panics; and a program that did not import the package of the
+// stump or of DP-SGD is told to import it.
 func TestRegister(t *testing.T) {
 	var names []dp.Mechanism
 	for _, m := range Methods() {
@@ -91,10 +92,12 @@ func TestRegister(t *testing.T) {
 			Register(m)
 		}()
 	}
-	without := slices.DeleteFunc(slices.Clone(methods), func(m registered) bool { return m.Name() == perturb.Stump })
-	_, err = lookupIn(without, perturb.Stump)
-	if !errors.Is(err, perturb.ErrMechanism) || !strings.Contains(err.Error(), "import github.com/stabpriv/stabpriv/stump") {
-		t.Errorf("the stump unregistered: %v, want the package to import", err)
+	for name, pkg := range map[dp.Mechanism]string{perturb.Stump: "stump", perturb.DPSGD: "release/dpsgd"} {
+		without := slices.DeleteFunc(slices.Clone(methods), func(m registered) bool { return m.Name() == name })
+		_, err = lookupIn(without, name)
+		if !errors.Is(err, perturb.ErrMechanism) || !strings.HasSuffix(err.Error(), "import github.com/stabpriv/stabpriv/"+pkg) {
+			t.Errorf("%s unregistered: %v, want the package to import", name, err)
+		}
 	}
 }
 
@@ -256,5 +259,36 @@ func TestMethodSGD(t *testing.T) {
 	}
 	if got, want := SGDList(), strings.Join(sgd, ", "); got != want {
 		t.Errorf("SGDList %q, want %q", got, want)
+	}
+}
+
+// TestTakenKnobs: a method that releases an SGD run takes every SGD knob,
+// DP-SGD takes its six (KnobTaker), the others none.
+func TestTakenKnobs(t *testing.T) {
+	all := []Knob{KnobPasses, KnobBatch, KnobStep, KnobSchedule, KnobClip, KnobAverage}
+	for _, m := range Methods() {
+		taken := TakenKnobs(m)
+		switch {
+		case m.SGD():
+			if taken != nil {
+				t.Errorf("%s: TakenKnobs %v, want nil", m.Name(), taken)
+			}
+			for _, k := range append(all, "engine", "dropout") {
+				if !TakesKnob(m, k) {
+					t.Errorf("%s does not take %s", m.Name(), k)
+				}
+			}
+		case m.Name() == perturb.DPSGD:
+			if !slices.Equal(taken, all) {
+				t.Errorf("dp-sgd takes %v, want %v", taken, all)
+			}
+			if TakesKnob(m, "engine") || TakesKnob(m, "dropout") || !TakesKnob(m, KnobBatch) {
+				t.Error("dp-sgd's TakesKnob disagrees with its knobs")
+			}
+		default:
+			if taken != nil || TakesKnob(m, KnobBatch) {
+				t.Errorf("%s takes %v", m.Name(), taken)
+			}
+		}
 	}
 }

@@ -110,7 +110,7 @@ func (m objectiveMethod) NoiseRatio(cfg trainer.Config, n, dim int, b dp.Budget)
 }
 
 func (m objectiveMethod) Prepare(ctx context.Context, rows Rows, b dp.Budget) (Prepared, error) {
-	n, d, err := checkPrepare(m, rows, b)
+	n, d, err := CheckPrepare(m, rows, b)
 	if err != nil {
 		return nil, err
 	}
@@ -140,7 +140,7 @@ func (m objectiveMethod) Prepare(ctx context.Context, rows Rows, b dp.Budget) (P
 	}
 	run := objpert.Run(cal, pr, cons, rows.Config.LabelBound, rows.Config.Seed)
 	p := &objectivePrepared{rows: rows, pr: pr, cal: cal, run: run, budget: b}
-	p.fresh = &fresh{what: "release", run: p.release}
+	p.Fresh = NewFresh("release", p.release)
 	return p, nil
 }
 
@@ -152,7 +152,7 @@ type objectivePrepared struct {
 	run    *trainer.Run
 	budget dp.Budget
 
-	*fresh // Release once, and the holds of a selection
+	*Fresh // Release once, and the holds of a selection
 }
 
 func (p *objectivePrepared) Mechanism() dp.Mechanism { return p.cal.Mechanism }
@@ -184,17 +184,15 @@ func (p *objectivePrepared) release(ctx context.Context, src perturb.Source, ext
 // minimizer; it fails after Release (or a Hold that used the release up),
 // as the Prepared interface states: the rows were released.
 func (p *objectivePrepared) Trained(ctx context.Context, f func(*trainer.Model, trainer.Stats)) error {
-	p.mu.Lock()
-	defer p.mu.Unlock()
-	if p.released {
-		return fmt.Errorf("%w: the release was made; its non-private weights are no longer available", ErrReleased)
-	}
-	w, st, err := objpert.Minimize(ctx, p.rows.X, p.rows.Y, p.pr, p.cal)
-	if err != nil {
-		return err
-	}
-	f(&trainer.Model{Loss: p.pr.Loss.Name(), Task: p.pr.Loss.Task(), K: p.pr.K, D: p.pr.D, W: w}, solverStats(st))
-	return nil
+	released := fmt.Errorf("%w: the release was made; its non-private weights are no longer available", ErrReleased)
+	return p.IfUnreleased(released, func() error {
+		w, st, err := objpert.Minimize(ctx, p.rows.X, p.rows.Y, p.pr, p.cal)
+		if err != nil {
+			return err
+		}
+		f(&trainer.Model{Loss: p.pr.Loss.Name(), Task: p.pr.Loss.Task(), K: p.pr.K, D: p.pr.D, W: w}, solverStats(st))
+		return nil
+	})
 }
 
 // solverStats are the solver's statistics in the trainer's terms.

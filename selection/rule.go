@@ -9,6 +9,7 @@ import (
 	"github.com/stabpriv/stabpriv/perturb"
 	"github.com/stabpriv/stabpriv/release"
 	"github.com/stabpriv/stabpriv/release/autoknobs"
+	_ "github.com/stabpriv/stabpriv/release/dpsgd" // registers dp-sgd, which the rule releases (DPSGDFirst)
 	"github.com/stabpriv/stabpriv/stump"
 	"github.com/stabpriv/stabpriv/trainer"
 )

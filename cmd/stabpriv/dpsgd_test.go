@@ -1,14 +1,16 @@
 package main
 
 import (
-	"github.com/stabpriv/stabpriv/trainer"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
 
+	"github.com/stabpriv/stabpriv/accountant"
 	"github.com/stabpriv/stabpriv/modelfile"
-	"github.com/stabpriv/stabpriv/release"
+	"github.com/stabpriv/stabpriv/release/dpsgd"
+	"github.com/stabpriv/stabpriv/trainer"
 )
 
 // TestCLIDPSGDKnobs trains --mechanism dp-sgd with its own knobs (expected
@@ -123,11 +125,51 @@ func TestCLIDPSGDAccountants(t *testing.T) {
 		t.Fatal(err)
 	}
 	n, o := now.Certificate.Run.DPSGD, then.Certificate.Run.DPSGD
-	if n.Accountant != release.DPSGDPLDAccountant || n.Steps != o.Steps || n.SampleRate != trainer.PoissonRate(398, 20) || o.SampleRate != 20.0/398 || !(n.NoiseMultiplier < o.NoiseMultiplier) {
+	if n.Accountant != dpsgd.PLDAccountant || n.Steps != o.Steps || n.SampleRate != trainer.PoissonRate(398, 20) || o.SampleRate != 20.0/398 || !(n.NoiseMultiplier < o.NoiseMultiplier) {
 		t.Errorf("the PLD release: %q, sigma %v, T %d; the RDP file's sigma %v, T %d", n.Accountant, n.NoiseMultiplier, n.Steps, o.NoiseMultiplier, o.Steps)
 	}
 	if _, _, err := call(t, "certify", path); exitCode(err) != 3 {
 		t.Errorf("certify the PLD file: exit %d (%v), want 3", exitCode(err), err)
 	}
 	t.Logf("RDP sigma %v, PLD sigma %v (%d steps at q = %v)", o.NoiseMultiplier, n.NoiseMultiplier, n.Steps, n.SampleRate)
+}
+
+// TestCLIDPSGDUnderstatedEpsilon edits the informational add/remove eps
+// of the pinned dp-sgd file (testdata/pinned/dpsgd-auto.json, a seeded
+// release: exit 3) consistently (its replace-one consequence and the
+// assumption that states them too): lowered by 1e-8 of it, another
+// build's rounding, the file still certifies; lowered by 5e-7, more than
+// any build's rounding, certify refuses it naming the eps (exit 5),
+// although the claim itself is unchanged.
+func TestCLIDPSGDUnderstatedEpsilon(t *testing.T) {
+	pinned := filepath.Join("testdata", "pinned", "dpsgd-auto.json")
+	for _, tc := range []struct {
+		by   float64
+		exit int
+	}{{1e-8, 3}, {5e-7, 5}} {
+		r, err := modelfile.ReadFile(pinned)
+		if err != nil {
+			t.Fatal(err)
+		}
+		rec := r.Certificate.Run.DPSGD
+		eps := rec.AddRemoveEpsilon * (1 - tc.by)
+		rep := accountant.Guarantee{Epsilon: eps, Delta: rec.AddRemoveDelta}.ReplaceOne()
+		a := &r.Certificate.Assumptions[0]
+		for _, v := range [][2]float64{{rec.AddRemoveEpsilon, eps}, {rec.ReplaceOneEpsilon, rep.Epsilon}, {rec.ReplaceOneDelta, rep.Delta}} {
+			from, to := fmt.Sprint(v[0]), fmt.Sprint(v[1])
+			if !strings.Contains(*a, from) {
+				t.Fatalf("the assumption does not state %s: %s", from, *a)
+			}
+			*a = strings.ReplaceAll(*a, from, to)
+		}
+		rec.AddRemoveEpsilon, rec.ReplaceOneEpsilon, rec.ReplaceOneDelta = eps, rep.Epsilon, rep.Delta
+		path := filepath.Join(t.TempDir(), "m.json")
+		if err := r.WriteFile(path, false); err != nil {
+			t.Fatal(err)
+		}
+		_, _, err = call(t, "certify", path)
+		if exitCode(err) != tc.exit || tc.exit == 5 && !strings.Contains(err.Error(), "add/remove eps ") {
+			t.Errorf("eps lowered by %g of it: certify exit %d (%v), want %d", tc.by, exitCode(err), err, tc.exit)
+		}
+	}
 }

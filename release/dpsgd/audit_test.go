@@ -1,4 +1,4 @@
-package release
+package dpsgd
 
 import (
 	"context"
@@ -12,6 +12,7 @@ import (
 	"github.com/stabpriv/stabpriv/dp"
 	"github.com/stabpriv/stabpriv/losses"
 	"github.com/stabpriv/stabpriv/perturb"
+	"github.com/stabpriv/stabpriv/release"
 	"github.com/stabpriv/stabpriv/trainer"
 )
 
@@ -35,15 +36,15 @@ func auditDPSGD(t *testing.T, y float64, b dp.Budget, scale float64, seed uint64
 	t.Helper()
 	X := mat.NewDense(4, 1, []float64{2, 0, 0, 0})
 	cfg := trainer.Config{Loss: losses.Logistic{}, Classes: 2, Kappa: 2, Batch: 4, Passes: 1, Clip: 1, Eta: 1, Seed: 1}
-	p, err := dpsgdMethod{}.Prepare(context.Background(), Rows{X: X, Y: []float64{y, 1, 1, 1}, Config: cfg}, b)
+	p, err := method{}.Prepare(context.Background(), release.Rows{X: X, Y: []float64{y, 1, 1, 1}, Config: cfg}, b)
 	if err != nil {
 		t.Fatal(err)
 	}
-	pr := p.(*dpsgdPrepared)
+	pr := p.(*prepared)
 	pr.cal.sigma *= scale
 	out := make([]float64, draws)
 	for i := range out {
-		o, err := pr.release(context.Background(), perturb.Seeded(seed+uint64(i)), nil)
+		o, err := pr.draw(context.Background(), perturb.Seeded(seed+uint64(i)), nil)
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -1,4 +1,4 @@
-package release
+package dpsgd
 
 import (
 	"errors"
@@ -8,26 +8,27 @@ import (
 	"github.com/stabpriv/stabpriv/dp"
 	"github.com/stabpriv/stabpriv/internal/check"
 	"github.com/stabpriv/stabpriv/perturb"
+	"github.com/stabpriv/stabpriv/release"
 	"github.com/stabpriv/stabpriv/trainer"
 )
 
 // The DP-SGD of a program's own Gorgonia graph (graph.TrainDPSGD) is
 // certified by the dp-sgd certificate with a run record of its own
-// (DPSGDGraphRun) and notes of its own (DPSGDGraphNotes); its release
-// file (modelfile.GraphRelease) is verified by RebuildDPSGDGraph.
+// (GraphRun) and notes of its own (GraphNotes); its release file
+// (modelfile.GraphRelease) is verified by RebuildGraph.
 const (
-	// DPSGDGraphLoss is the loss name of the run record of a graph's
-	// DP-SGD, as trainer.Train names a user model's.
-	DPSGDGraphLoss = "user-graph"
-	// DPSGDGraphProbeRows is the number of synthetic rows on which
-	// graph.TrainDPSGD checks that a graph keeps no state from one
-	// example to the next.
-	DPSGDGraphProbeRows = 4
+	// GraphLoss is the loss name of the run record of a graph's DP-SGD, as
+	// trainer.Train names a user model's.
+	GraphLoss = "user-graph"
+	// GraphProbeRows is the number of synthetic rows on which
+	// graph.TrainDPSGD checks that a graph keeps no state from one example
+	// to the next.
+	GraphProbeRows = 4
 )
 
-// DPSGDGraphNotes returns what the certificate of a graph's DP-SGD adds
-// to the list of what its claim does not cover, for a probe of m rows.
-func DPSGDGraphNotes(m int) []string {
+// GraphNotes returns what the certificate of a graph's DP-SGD adds to the
+// list of what its claim does not cover, for a probe of m rows.
+func GraphNotes(m int) []string {
 	return []string{
 		"nothing about the graph's loss is assumed (convexity, smoothness, Lipschitz constants): the clipping bounds every example's gradient whatever the graph computes",
 		fmt.Sprintf("the program's graph is trusted to compute each example's loss from that example's row and label alone (one run of the graph per example, only its row bound to the input node); checked on a public probe of %d synthetic rows (losses and gradients unchanged when another row changes or the order changes), not proven", m),
@@ -37,43 +38,43 @@ func DPSGDGraphNotes(m int) []string {
 	}
 }
 
-// DPSGDGraphRun returns the run record of a graph's DP-SGD on n rows with
-// dim parameters, the constant step eta, the expected batch, the passes
-// and the clipping norm clip, at the calibrated noise (CalibrateDPSGD for
-// n, batch and passes): every field a function of these public values.
-// Errors wrap ErrConfig.
-func DPSGDGraphRun(n, dim, batch, passes int, eta, clip float64, noise DPSGDNoise) (*trainer.Run, error) {
+// GraphRun returns the run record of a graph's DP-SGD on n rows with dim
+// parameters, the constant step eta, the expected batch, the passes and
+// the clipping norm clip, at the calibrated noise (Calibrate for n, batch
+// and passes): every field a function of these public values. Errors wrap
+// release.ErrConfig.
+func GraphRun(n, dim, batch, passes int, eta, clip float64, noise Noise) (*trainer.Run, error) {
 	if dim < 1 || !check.Positive(eta) || !check.Positive(clip) {
-		return nil, fmt.Errorf("%w: a graph's DP-SGD with %d parameters, step %v, clip %v: want >= 1, finite > 0, finite > 0", ErrConfig, dim, eta, clip)
+		return nil, fmt.Errorf("%w: a graph's DP-SGD with %d parameters, step %v, clip %v: want >= 1, finite > 0, finite > 0", release.ErrConfig, dim, eta, clip)
 	}
 	run := trainer.Run{
-		Loss: DPSGDGraphLoss, Task: "user", D: dim, K: 1,
+		Loss: GraphLoss, Task: "user", D: dim, K: 1,
 		Schedule: trainer.Constant.String(), Eta: eta, Passes: passes, Batch: batch,
 		Clip: clip, Dropout: 1, Sampling: trainer.SamplingPoisson,
 		Engine: trainer.Graph.String(), UserModel: true,
 	}
 	run, err := run.OnRows(n, 0)
 	if err != nil {
-		return nil, fmt.Errorf("%w: %w", ErrConfig, err)
+		return nil, fmt.Errorf("%w: %w", release.ErrConfig, err)
 	}
 	if steps := passes * run.StepsPerPass; steps != noise.Steps {
-		return nil, fmt.Errorf("%w: a graph's DP-SGD of %d steps, the accountant's %d", ErrConfig, steps, noise.Steps)
+		return nil, fmt.Errorf("%w: a graph's DP-SGD of %d steps, the accountant's %d", release.ErrConfig, steps, noise.Steps)
 	}
 	run.DPSGD = &trainer.DPSGDRecord{SampleRate: noise.SampleRate, NoiseMultiplier: noise.NoiseMultiplier, NoiseStd: noise.NoiseMultiplier * clip, Steps: noise.Steps}
 	return &run, nil
 }
 
-// RebuildDPSGDGraph returns the certificate that a graph's DP-SGD writes
-// for the published inputs of c: the budget, n, the number of parameters,
-// the step, the expected batch, the passes, the clipping norm and the
-// noise source. From them it recomputes the noise multiplier by the
-// accountant (CalibrateDPSGD), the run record (DPSGDGraphRun), the
-// accountant's eps, the ledger and the notes (DPSGDGraphNotes); the notes
-// the program added after those are taken as written. A certificate whose
-// noise multiplier, step count, sample rate or any other field was edited
-// differs from the one returned. The weights' hash and the noise seed are
-// copied from c (the caller checks the hash against the weights).
-func RebuildDPSGDGraph(c *Certificate) (*Certificate, error) {
+// RebuildGraph returns the certificate that a graph's DP-SGD writes for
+// the published inputs of c: the budget, n, the number of parameters, the
+// step, the expected batch, the passes, the clipping norm and the noise
+// source. From them it recomputes the noise multiplier by the accountant
+// (Calibrate), the run record (GraphRun), the accountant's eps, the ledger
+// and the notes (GraphNotes); the notes the program added after those are
+// taken as written. A certificate whose noise multiplier, step count,
+// sample rate or any other field was edited differs from the one returned.
+// The weights' hash and the noise seed are copied from c (the caller
+// checks the hash against the weights).
+func RebuildGraph(c *release.Certificate) (*release.Certificate, error) {
 	if c == nil || c.Run == nil || c.Run.DPSGD == nil {
 		return nil, errors.New("a graph's dp-sgd certificate without its run record and dp_sgd constants")
 	}
@@ -81,20 +82,20 @@ func RebuildDPSGDGraph(c *Certificate) (*Certificate, error) {
 	switch {
 	case c.Mechanism != perturb.DPSGD:
 		return nil, fmt.Errorf("mechanism %q: a graph's release file holds a dp-sgd release", c.Mechanism)
-	case run.Loss != DPSGDGraphLoss || !run.UserModel:
-		return nil, fmt.Errorf("loss %q (user model %v): a graph's dp-sgd run has the loss %q", run.Loss, run.UserModel, DPSGDGraphLoss)
+	case run.Loss != GraphLoss || !run.UserModel:
+		return nil, fmt.Errorf("loss %q (user model %v): a graph's dp-sgd run has the loss %q", run.Loss, run.UserModel, GraphLoss)
 	}
 	b := dp.Budget{Epsilon: c.Epsilon, Delta: c.Delta}
-	noise, err := CalibrateDPSGD(b, run.N, run.Batch, run.Passes)
+	noise, err := Calibrate(b, run.N, run.Batch, run.Passes)
 	if err != nil {
 		return nil, err
 	}
-	want, err := DPSGDGraphRun(run.N, run.D, run.Batch, run.Passes, run.Eta, run.Clip, noise)
+	want, err := GraphRun(run.N, run.D, run.Batch, run.Passes, run.Eta, run.Clip, noise)
 	if err != nil {
 		return nil, err
 	}
-	fixed := DPSGDGraphNotes(DPSGDGraphProbeRows)
-	base, err := dpsgdCertificate(b, noise.cal, want, c.Source, fixed)
+	fixed := GraphNotes(GraphProbeRows)
+	base, err := certificate(b, noise.cal, want, c.Source, fixed)
 	if err != nil {
 		return nil, err
 	}
@@ -102,7 +103,7 @@ func RebuildDPSGDGraph(c *Certificate) (*Certificate, error) {
 	if k := len(base.Assumptions); len(c.Assumptions) > k {
 		notes = c.Assumptions[k:] // the program's own notes
 	}
-	cert, err := dpsgdCertificate(b, noise.cal, want, c.Source, slices.Concat(fixed, notes))
+	cert, err := certificate(b, noise.cal, want, c.Source, slices.Concat(fixed, notes))
 	if err != nil {
 		return nil, err
 	}

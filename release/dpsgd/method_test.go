@@ -1,29 +1,32 @@
-package release
+package dpsgd
 
 import (
 	"context"
 	"encoding/json"
 	"errors"
 	"math"
-	"slices"
+	"math/rand/v2"
 	"strings"
 	"testing"
+
+	"gonum.org/v1/gonum/mat"
 
 	"github.com/stabpriv/stabpriv/accountant"
 	"github.com/stabpriv/stabpriv/dp"
 	"github.com/stabpriv/stabpriv/losses"
 	"github.com/stabpriv/stabpriv/perturb"
+	"github.com/stabpriv/stabpriv/release"
 	"github.com/stabpriv/stabpriv/trainer"
 )
 
-// dpsgdRelease makes a seeded DP-SGD release of objectiveRows: expected
+// seededRelease makes a seeded DP-SGD release of testRows: expected
 // batch 30 of 300 rows, 4 passes (T = 40), C = 0.7, at (1, 1e-5).
-func dpsgdRelease(t *testing.T, seed uint64) (*Outcome, dp.Budget) {
+func seededRelease(t *testing.T, seed uint64) (*release.Outcome, dp.Budget) {
 	t.Helper()
-	X, y := objectiveRows()
+	X, y := testRows()
 	b := dp.Budget{Epsilon: 1, Delta: 1e-5}
 	cfg := trainer.Config{Loss: losses.Logistic{}, Classes: 2, Kappa: 1, Batch: 30, Passes: 4, Clip: 0.7, Eta: 0.5, Seed: 2}
-	p, err := dpsgdMethod{}.Prepare(context.Background(), Rows{X: X, Y: y, Config: cfg}, b)
+	p, err := method{}.Prepare(context.Background(), release.Rows{X: X, Y: y, Config: cfg}, b)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -42,7 +45,7 @@ func dpsgdRelease(t *testing.T, seed uint64) (*Outcome, dp.Budget) {
 // replace-one consequence is within the claim; the accountant and its
 // citation are named.
 func TestDPSGDAccountant(t *testing.T) {
-	out, b := dpsgdRelease(t, 3)
+	out, b := seededRelease(t, 3)
 	rec := out.Certificate.Run.DPSGD
 	if rec == nil {
 		t.Fatal("no dp_sgd record")
@@ -70,13 +73,13 @@ func TestDPSGDAccountant(t *testing.T) {
 	switch {
 	case rec.NoiseMultiplier != sigma || sigma >= rdp:
 		t.Errorf("noise multiplier %v, the PLD accountant's %v, RDP's %v", rec.NoiseMultiplier, sigma, rdp)
-	case rec.AddRemoveEpsilon != g.Epsilon || rec.Order != 0 || rec.Conversion != "" || rec.Accountant != DPSGDPLDAccountant:
+	case rec.AddRemoveEpsilon != g.Epsilon || rec.Order != 0 || rec.Conversion != "" || rec.Accountant != PLDAccountant:
 		t.Errorf("add/remove eps %v by %q (order %v, %q), the PLD's %v", rec.AddRemoveEpsilon, rec.Accountant, rec.Order, rec.Conversion, g.Epsilon)
 	case g.Epsilon > 0.5 || g.Epsilon < 0.5*(1-1e-6):
 		t.Errorf("add/remove eps %v, want just below eps/2 = 0.5", g.Epsilon)
 	case rep.Epsilon > b.Epsilon || rep.Delta > b.Delta || rec.ReplaceOneEpsilon != rep.Epsilon || rec.ReplaceOneDelta != rep.Delta:
 		t.Errorf("replace-one %+v (record %v, %v) against the claim %+v", rep, rec.ReplaceOneEpsilon, rec.ReplaceOneDelta, b)
-	case out.Certificate.Citation != DPSGDPLDCitation || !strings.Contains(strings.Join(out.Certificate.Assumptions, "\n"), "the accountant (PLD of the Poisson-subsampled Gaussian"):
+	case out.Certificate.Citation != PLDCitation || !strings.Contains(strings.Join(out.Certificate.Assumptions, "\n"), "the accountant (PLD of the Poisson-subsampled Gaussian"):
 		t.Errorf("citation %q, assumptions %q", out.Certificate.Citation, out.Certificate.Assumptions)
 	}
 	if math.Abs(rec.AddRemoveDelta-dprime) > 1e-20 {
@@ -88,8 +91,8 @@ func TestDPSGDAccountant(t *testing.T) {
 // (every release before the PLD one) rebuilds as it was: its noise
 // multiplier RDP's, its order and conversion, its citation.
 func TestDPSGDRDPCertificate(t *testing.T) {
-	out, b := dpsgdRelease(t, 3)
-	cal, err := calibrateDPSGD(b, 300, 30, 4, DPSGDAccountant)
+	out, b := seededRelease(t, 3)
+	cal, err := calibrate(b, 300, 30, 4, RDPAccountant)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -97,17 +100,17 @@ func TestDPSGDRDPCertificate(t *testing.T) {
 	rec := *run.DPSGD
 	rec.NoiseMultiplier, rec.NoiseStd = cal.sigma, cal.sigma*run.Clip
 	run.DPSGD = &rec
-	old, err := dpsgdCertificate(b, cal, &run, out.Certificate.Source, nil)
+	old, err := certificate(b, cal, &run, out.Certificate.Source, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
 	old.NoiseSeed = out.Certificate.NoiseSeed
 	r := old.Run.DPSGD
-	if r.Accountant != DPSGDAccountant || r.Conversion != "improved" || r.Order == 0 || old.Citation != DPSGDCitation || r.NoiseMultiplier <= out.Certificate.Run.DPSGD.NoiseMultiplier {
+	if r.Accountant != RDPAccountant || r.Conversion != "improved" || r.Order == 0 || old.Citation != RDPCitation || r.NoiseMultiplier <= out.Certificate.Run.DPSGD.NoiseMultiplier {
 		t.Fatalf("the RDP certificate: %+v, %q", r, old.Citation)
 	}
-	js := func(c *Certificate) string { b, _ := json.Marshal(c); return string(b) }
-	again, _, err := dpsgdMethod{}.Rebuild(old, Public{Classes: 2, K: 1, D: 4})
+	js := func(c *release.Certificate) string { b, _ := json.Marshal(c); return string(b) }
+	again, _, err := method{}.Rebuild(old, release.Public{Classes: 2, K: 1, D: 4})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -115,22 +118,25 @@ func TestDPSGDRDPCertificate(t *testing.T) {
 		t.Errorf("the RDP certificate rebuilds otherwise:\n%s\n%s", js(again), js(old))
 	}
 	// Without the field (a file from before it) the accountant is RDP's.
-	if _, err := calibrateDPSGD(b, 300, 30, 4, ""); err != nil {
+	if _, err := calibrate(b, 300, 30, 4, ""); err != nil {
 		t.Errorf("no accountant: %v", err)
 	}
-	if _, err := calibrateDPSGD(b, 300, 30, 4, "moments"); !errors.Is(err, ErrConfig) || !strings.Contains(err.Error(), `unknown dp-sgd accountant "moments"`) {
+	if _, err := calibrate(b, 300, 30, 4, "moments"); !errors.Is(err, release.ErrConfig) || !strings.Contains(err.Error(), `unknown dp-sgd accountant "moments"`) {
 		t.Errorf("an unknown accountant: %v", err)
 	}
 }
 
 // TestDPSGDRebuildTolerance checks how certify takes a file whose noise
-// multiplier or eps another build's rounding moved: by 1e-9 of them the
-// file's values are kept (and the accountant at the file's noise
-// multiplier is within the target), by 1e-4 the certificate differs.
+// multiplier or eps another build's rounding moved: by 1e-9 of them, and
+// eps by 5e-8 (another build's rounding, buildTol), the file's values are
+// kept (and the accountant at the file's noise multiplier is within the
+// target); eps lowered by 5e-7 or 1e-4 is refused by name, and sigma
+// moved by 1e-4 gives another certificate: a file cannot understate its
+// eps by more than buildTol.
 func TestDPSGDRebuildTolerance(t *testing.T) {
-	out, _ := dpsgdRelease(t, 3)
-	pub := Public{Classes: 2, K: 1, D: 4}
-	js := func(c *Certificate) string { b, _ := json.Marshal(c); return string(b) }
+	out, _ := seededRelease(t, 3)
+	pub := release.Public{Classes: 2, K: 1, D: 4}
+	js := func(c *release.Certificate) string { b, _ := json.Marshal(c); return string(b) }
 	for _, tc := range []struct {
 		name  string
 		edit  func(r *trainer.DPSGDRecord)
@@ -138,6 +144,8 @@ func TestDPSGDRebuildTolerance(t *testing.T) {
 	}{
 		{"sigma up 1e-9", func(r *trainer.DPSGDRecord) { r.NoiseMultiplier *= 1 + 1e-9 }, true},
 		{"eps down 1e-9", func(r *trainer.DPSGDRecord) { r.AddRemoveEpsilon *= 1 - 1e-9 }, true},
+		{"eps down 5e-8", func(r *trainer.DPSGDRecord) { r.AddRemoveEpsilon *= 1 - 5e-8 }, true},
+		{"eps down 5e-7", func(r *trainer.DPSGDRecord) { r.AddRemoveEpsilon *= 1 - 5e-7 }, false},
 		{"sigma up 1e-4", func(r *trainer.DPSGDRecord) { r.NoiseMultiplier *= 1 + 1e-4 }, false},
 		{"eps down 1e-4", func(r *trainer.DPSGDRecord) { r.AddRemoveEpsilon *= 1 - 1e-4 }, false},
 	} {
@@ -149,19 +157,23 @@ func TestDPSGDRebuildTolerance(t *testing.T) {
 		run.DPSGD = &rec
 		c.Run = &run
 		// The file as a release at those values would have written it.
-		cal, err := calibrateDPSGD(dp.Budget{Epsilon: c.Epsilon, Delta: c.Delta}, 300, 30, 4, rec.Accountant)
+		cal, err := calibrate(dp.Budget{Epsilon: c.Epsilon, Delta: c.Delta}, 300, 30, 4, rec.Accountant)
 		if err != nil {
 			t.Fatal(err)
 		}
 		cal.sigma, cal.eps = rec.NoiseMultiplier, rec.AddRemoveEpsilon
-		file, err := dpsgdCertificate(dp.Budget{Epsilon: c.Epsilon, Delta: c.Delta}, cal, &run, c.Source, nil)
+		file, err := certificate(dp.Budget{Epsilon: c.Epsilon, Delta: c.Delta}, cal, &run, c.Source, nil)
 		if err != nil {
 			t.Fatal(err)
 		}
 		file.NoiseSeed, file.WeightsSHA256 = c.NoiseSeed, c.WeightsSHA256
-		again, _, err := dpsgdMethod{}.Rebuild(file, pub)
+		again, _, err := method{}.Rebuild(file, pub)
 		if err != nil {
-			t.Fatalf("%s: %v", tc.name, err)
+			// An eps off the accountant's is refused by name.
+			if tc.equal || !strings.HasPrefix(err.Error(), "add/remove eps ") {
+				t.Errorf("%s: %v", tc.name, err)
+			}
+			continue
 		}
 		again.WeightsSHA256 = file.WeightsSHA256
 		if got := js(again) == js(file); got != tc.equal {
@@ -175,11 +187,11 @@ func TestDPSGDRebuildTolerance(t *testing.T) {
 // multiplier, the steps, the sample rate, the passes, the expected batch
 // or the clipping norm is edited.
 func TestDPSGDRebuildRefusesEdits(t *testing.T) {
-	out, _ := dpsgdRelease(t, 3)
+	out, _ := seededRelease(t, 3)
 	got := out.Certificate
-	pub := Public{Classes: 2, K: 1, D: 4}
-	js := func(c *Certificate) string { b, _ := json.Marshal(c); return string(b) }
-	want, _, err := dpsgdMethod{}.Rebuild(got, pub)
+	pub := release.Public{Classes: 2, K: 1, D: 4}
+	js := func(c *release.Certificate) string { b, _ := json.Marshal(c); return string(b) }
+	want, _, err := method{}.Rebuild(got, pub)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -203,7 +215,7 @@ func TestDPSGDRebuildRefusesEdits(t *testing.T) {
 		run.DPSGD = &rec
 		edit(&run)
 		forged.Run = &run
-		again, _, err := dpsgdMethod{}.Rebuild(&forged, pub)
+		again, _, err := method{}.Rebuild(&forged, pub)
 		if err == nil {
 			again.WeightsSHA256 = got.WeightsSHA256
 			if js(again) == js(&forged) {
@@ -216,9 +228,9 @@ func TestDPSGDRebuildRefusesEdits(t *testing.T) {
 // TestDPSGDReproducibleRelease checks that a seeded release is
 // bit-reproducible and that another seed gives other weights.
 func TestDPSGDReproducibleRelease(t *testing.T) {
-	a, _ := dpsgdRelease(t, 3)
-	b, _ := dpsgdRelease(t, 3)
-	c, _ := dpsgdRelease(t, 4)
+	a, _ := seededRelease(t, 3)
+	b, _ := seededRelease(t, 3)
+	c, _ := seededRelease(t, 4)
 	if a.Certificate.WeightsSHA256 != b.Certificate.WeightsSHA256 {
 		t.Error("two releases with the same seed differ")
 	}
@@ -235,57 +247,26 @@ func (customSource) Kind() string { return "mine" }
 
 // TestDPSGDRefuses checks the budgets, settings and sources dp-sgd refuses.
 func TestDPSGDRefuses(t *testing.T) {
-	m := dpsgdMethod{}
+	m := method{}
 	if err := m.CheckBudget(dp.Budget{Epsilon: 1}); !errors.Is(err, dp.ErrBudget) {
 		t.Errorf("delta = 0: %v, want ErrBudget", err)
 	}
-	X, y := objectiveRows()
+	X, y := testRows()
 	cfg := trainer.Config{Loss: losses.Logistic{}, Classes: 2, Kappa: 1, Batch: 30, Passes: 4}
-	if _, err := m.Prepare(context.Background(), Rows{X: X, Y: y, Config: cfg}, dp.Budget{Epsilon: 1, Delta: 0.01}); !errors.Is(err, dp.ErrBudget) {
+	if _, err := m.Prepare(context.Background(), release.Rows{X: X, Y: y, Config: cfg}, dp.Budget{Epsilon: 1, Delta: 0.01}); !errors.Is(err, dp.ErrBudget) {
 		t.Errorf("delta >= 1/n: %v, want ErrBudget", err)
 	}
 	bad := cfg
 	bad.Tolerance = 1e-3
-	if err := m.CheckConfig(bad); !errors.Is(err, ErrConfig) {
-		t.Errorf("a tolerance: %v, want ErrConfig", err)
+	if err := m.CheckConfig(bad); !errors.Is(err, release.ErrConfig) {
+		t.Errorf("a tolerance: %v, want release.ErrConfig", err)
 	}
-	p, err := m.Prepare(context.Background(), Rows{X: X, Y: y, Config: cfg}, dp.Budget{Epsilon: 1, Delta: 1e-5})
+	p, err := m.Prepare(context.Background(), release.Rows{X: X, Y: y, Config: cfg}, dp.Budget{Epsilon: 1, Delta: 1e-5})
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, err := p.Release(context.Background(), customSource{perturb.Seeded(1)}); !errors.Is(err, ErrConfig) {
-		t.Errorf("a custom source: %v, want ErrConfig", err)
-	}
-}
-
-// TestTakenKnobs: a method that releases an SGD run takes every SGD knob,
-// DP-SGD takes its six (KnobTaker), the others none.
-func TestTakenKnobs(t *testing.T) {
-	all := []Knob{KnobPasses, KnobBatch, KnobStep, KnobSchedule, KnobClip, KnobAverage}
-	for _, m := range Methods() {
-		taken := TakenKnobs(m)
-		switch {
-		case m.SGD():
-			if taken != nil {
-				t.Errorf("%s: TakenKnobs %v, want nil", m.Name(), taken)
-			}
-			for _, k := range append(all, "engine", "dropout") {
-				if !TakesKnob(m, k) {
-					t.Errorf("%s does not take %s", m.Name(), k)
-				}
-			}
-		case m.Name() == perturb.DPSGD:
-			if !slices.Equal(taken, all) {
-				t.Errorf("dp-sgd takes %v, want %v", taken, all)
-			}
-			if TakesKnob(m, "engine") || TakesKnob(m, "dropout") || !TakesKnob(m, KnobBatch) {
-				t.Error("dp-sgd's TakesKnob disagrees with its knobs")
-			}
-		default:
-			if taken != nil || TakesKnob(m, KnobBatch) {
-				t.Errorf("%s takes %v", m.Name(), taken)
-			}
-		}
+	if _, err := p.Release(context.Background(), customSource{perturb.Seeded(1)}); !errors.Is(err, release.ErrConfig) {
+		t.Errorf("a custom source: %v, want release.ErrConfig", err)
 	}
 }
 
@@ -293,7 +274,7 @@ func TestTakenKnobs(t *testing.T) {
 // not print the L1 sensitivity and the uniform stability, which DP-SGD
 // does not have, as values (the JSON keeps its zeros).
 func TestDPSGDCertificateText(t *testing.T) {
-	r, _ := dpsgdRelease(t, 3)
+	r, _ := seededRelease(t, 3)
 	s := r.Certificate.String()
 	for _, bad := range []string{"beta = 0", "L1 = 0"} {
 		if strings.Contains(s, bad) {
@@ -303,4 +284,25 @@ func TestDPSGDCertificateText(t *testing.T) {
 	if !strings.Contains(s, "uniform stability beta: not applicable for dp-sgd") || !strings.Contains(s, "L1 not applicable") {
 		t.Errorf("the text does not say what is not applicable:\n%s", s)
 	}
+}
+
+// testRows returns 300 rows of three features uniform in [-1/2, 1/2]
+// and a bias 1/2 (norm at most 1), labelled by the sign of a linear
+// function with 5% of the labels flipped.
+func testRows() (*mat.Dense, []float64) {
+	rng := rand.New(rand.NewPCG(5, 7))
+	X := mat.NewDense(300, 4, nil)
+	y := make([]float64, 300)
+	for i := range y {
+		row := X.RawRowView(i)
+		for j := range 3 {
+			row[j] = rng.Float64() - 0.5
+		}
+		row[3] = 0.5
+		y[i] = math.Copysign(1, row[0]-0.5*row[1]+0.1)
+		if rng.Float64() < 0.05 {
+			y[i] = -y[i]
+		}
+	}
+	return X, y
 }
