@@ -328,7 +328,7 @@ func TestStumpFirst(t *testing.T) {
 		{1, 1, 569, 30, false},    // the breast cancer data
 		{1, 10, 1437, 64, false},  // digits: ten classes
 		{1, 18, 6099, 128, false}, // LastFM: eighteen classes
-		{1, 1, 20, 40, false},     // (2/eps)(ln(2 40 63) + 1) = 19 rows > n/2
+		{1, 1, 20, 40, false},     // (2/eps)(ln(2 40 1023) + 1) = 24.5 rows > n/2
 		{0, 1, 102, 12625, false},
 	} {
 		if got := StumpFirst(dp.Budget{Epsilon: c.eps}, c.k, c.n, c.p); got != c.want {
