@@ -50,3 +50,35 @@ func TestCLIStumpFineGrid(t *testing.T) {
 		t.Errorf("the stump's accuracy %v (%v), want >= 0.8 (the best stump 0.9, a constant 0.5)", acc, err)
 	}
 }
+
+// TestCLIMultiStumpPure: with declared bounds (no public log map) and
+// fewer features than rows, the rule releases the multiclass stump at a
+// pure budget (selection.MultiStumpFirst) and a linear mechanism with a
+// delta; the choice reads public values only, so a neighbouring table
+// (one row replaced by an extreme row of another class) gets the same
+// mechanism, and the stump's release verifies.
+func TestCLIMultiStumpPure(t *testing.T) {
+	base := clusters(3, 60)
+	lines := strings.Split(strings.TrimSuffix(base, "\n"), "\n")
+	lines[1] = "1e6,-1e6,c2" // the neighbour: row 0 replaced
+	neighbour := strings.Join(lines, "\n") + "\n"
+	dir := t.TempDir()
+	for i, c := range []struct {
+		data  string
+		delta []string
+		stump bool
+	}{{base, nil, true}, {neighbour, nil, true}, {base, []string{"--delta", "1e-5"}, false}, {neighbour, []string{"--delta", "1e-5"}, false}} {
+		out := filepath.Join(dir, fmt.Sprint(i, ".json"))
+		args := append([]string{"train", "--data", writeCSV(t, c.data), "--label", "class", "--classes", "c0,c1,c2", "--bounds-all", "-8,8", "--epsilon", "1", "--noise", "seeded", "--noise-seed", "2", "--out", out}, c.delta...)
+		stdout, stderr, err := call(t, args...)
+		if err != nil {
+			t.Fatalf("%d: %v\n%s", i, err, stderr)
+		}
+		if got := strings.Contains(stdout, ": stump"); got != c.stump {
+			t.Errorf("%d (delta %v): a stump %v, want %v:\n%.400s", i, c.delta, got, c.stump, stdout)
+		}
+		if _, _, err := call(t, "certify", out); exitCode(err) != 3 {
+			t.Errorf("%d: certify a seeded release: %v, want exit 3 (consistent, not private)", i, err)
+		}
+	}
+}
