@@ -61,10 +61,14 @@ func TestConstantClass(t *testing.T) {
 			// A multiclass stump: class Hi above t, Lo below, the smaller
 			// at t; on the one-hot input constant (Hi) below 0, and at
 			// t = 0 when Hi is the smaller class.
+			// (The binary grid is the finer one: only its points on the
+			// MultiGrid have a multiclass twin.)
 			for _, pr := range [][2]int{{0, 2}, {2, 1}} {
+				if k*(stump.MultiGrid+1)%(T+1) != 0 {
+					break
+				}
 				m := stump.Multi{Feature: c.feature, Index: k, Lo: pr[0], Hi: pr[1]}
 				three := []string{"no", "yes", "maybe"}
-				// T's thresholds are points of the finer MultiGrid too.
 				m.Index = (k * (stump.MultiGrid + 1)) / (T + 1)
 				r := &Released{Model: &trainer.Model{Task: losses.Multiclass, K: 3, D: 4, W: m.Weights(3, stump.MultiGrid, 3)}, Schema: datasets.Schema{Classes: three}, Preprocessing: p}
 				want := c.feature == 1 && (th < 0 || th == 0 && m.Hi < m.Lo)

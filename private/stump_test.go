@@ -20,7 +20,7 @@ import (
 // verifies, and keeps a linear mechanism on a narrow one and with a
 // projection.
 func TestFitRuleStump(t *testing.T) {
-	wide := fittest.Blobs(60, 300, []string{"a", "b"}, 3)
+	wide := fittest.Blobs(80, 300, []string{"a", "b"}, 3)
 	narrow := fittest.Blobs(400, 5, []string{"a", "b"}, 3)
 	for _, c := range []struct {
 		name  string

@@ -326,13 +326,24 @@ func TestStumpFirst(t *testing.T) {
 		{1, 11, 1000, 12625, false}, // more classes than stump.MaxClasses
 		{1, 1, 29000, 104, false},
 		{1, 1, 569, 30, false},    // the breast cancer data
-		{1, 10, 1437, 64, false},  // digits: ten classes
+		{1, 10, 1437, 64, true},   // digits: ten classes at a pure budget (MultiStumpFirst)
+		{1, 4, 2160, 29, true},    // Chile: four classes at a pure budget
+		{0.5, 4, 2160, 29, true},  // (4)(ln(29 255 12) + 1) = 49.6 rows <= n/4
+		{1, 2, 2160, 29, false},   // two outputs (softmax on two classes): p < n
+		{1, 1, 2160, 29, false},   // two classes: p < n
+		{1, 3, 20, 4, false},      // multiclass, pure, but not useful: 19.4 rows > n/3
 		{1, 18, 6099, 128, false}, // LastFM: eighteen classes
-		{1, 1, 20, 40, false},     // (2/eps)(ln(2 40 63) + 1) = 19 rows > n/2
+		{1, 1, 20, 40, false},     // (2/eps)(ln(2 40 1023) + 1) = 24.5 rows > n/2
 		{0, 1, 102, 12625, false},
 	} {
 		if got := StumpFirst(dp.Budget{Epsilon: c.eps}, c.k, c.n, c.p); got != c.want {
 			t.Errorf("eps %v, k %d, n %d, p %d: %v, want %v", c.eps, c.k, c.n, c.p, got, c.want)
+		}
+		// With a delta, only p >= n releases the stump (MultiStumpFirst
+		// holds at pure budgets only).
+		want := c.want && c.p >= c.n
+		if got := StumpFirst(dp.Budget{Epsilon: c.eps, Delta: 1e-6}, c.k, c.n, c.p); got != want {
+			t.Errorf("eps %v, delta 1e-6, k %d, n %d, p %d: %v, want %v", c.eps, c.k, c.n, c.p, got, want)
 		}
 	}
 }

@@ -19,7 +19,7 @@
 // privately estimated bounds, every entry z_j in [-1, 1]) before its
 // unit-ball map, so the grid t_k = -1 + 2k/(T+1), k = 1..T, is the same
 // public grid of interior points of every column's range (for the default
-// T = 63 the points are the multiples of 1/32, exact in float64). A stump
+// T = 1023 the points are the multiples of 1/512, exact in float64). A stump
 // is a linear classifier on [z, 1] with the weight s on feature j, -s t on
 // the bias and zero elsewhere (Stump.Weights); the model file stores those
 // weights, and a reader that computes the margin <w, [z, 1]> in float64

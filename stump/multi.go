@@ -23,9 +23,10 @@ const MaxMultiCandidates = 1 << 24
 
 // MultiGrid is the number T of thresholds per column of a multiclass
 // stump when Config.Grid is zero: the 255 interior multiples of 1/128 in
-// (-1, 1), exact in float64. It is finer than the binary DefaultGrid: on
+// (-1, 1), exact in float64. It is finer than the binary LegacyGrid (and
+// coarser than today's DefaultGrid, whose class has no K (K-1) factor): on
 // the public log map (private.Plan, every column read as
-// clamp(sign(x) log2(1 + |x|)/32, -1, 1)) the binary grid's thresholds fall
+// clamp(sign(x) log2(1 + |x|)/32, -1, 1)) LegacyGrid's thresholds fall
 // at x = 2^k - 1, a factor 2 apart, which the small multiclass tables'
 // columns (sodium 11 to 17, calcium 5 to 16 in fgl's glass) span at most
 // once; MultiGrid's fall a factor 2^(1/4) apart. A finer grid costs ln 4

@@ -218,7 +218,7 @@ func (p *prepared) Release(ctx context.Context, src perturb.Source, extra ...str
 	w := p.model(r)
 	clear(p.scores)
 	notes := append(slices.Clone(p.notes), extra...)
-	cert, err := certificate(p.budget, p.n, p.p, p.classes, p.seed, perturb.SourceName(src), notes)
+	cert, err := certificate(p.budget, p.n, p.p, p.classes, DefaultGrid, p.seed, perturb.SourceName(src), notes)
 	if err != nil {
 		return nil, err
 	}
@@ -258,20 +258,36 @@ func (p *prepared) Trained(_ context.Context, f func(*trainer.Model, trainer.Sta
 	return nil
 }
 
+// binaryClass is the certificate's sentence on the public class of a
+// binary stump of p mapped features on a grid of T thresholds.
+func binaryClass(p, T int) string {
+	return fmt.Sprintf("the class is public: the %d mapped features (from the header and the schema) x the %d thresholds t_k = -1 + 2k/%d, k = 1..%d, of the grid (interior points of every column's mapped range [-1, 1], that is of its declared or privately estimated bounds) x 2 signs = %d candidates h(z) = +1 if s (z_j - t) >= 0, else -1; the released weights are the chosen candidate's on [z, 1] (s on feature j, -s t on the bias, zeros elsewhere), a member of that class", p, T, T+1, T, Candidates(p, T))
+}
+
+// binaryGrid returns the grid of the binary stump whose certificate c
+// has p mapped features: LegacyGrid when c names that grid's class (a
+// model file written before DefaultGrid changed), else DefaultGrid. The
+// grid is a public constant of the class either way; reading it from the
+// certificate changes no claim.
+func binaryGrid(c *release.Certificate, p int) int {
+	if c != nil && slices.Contains(c.Assumptions, binaryClass(p, LegacyGrid)) {
+		return LegacyGrid
+	}
+	return DefaultGrid
+}
+
 // certificate returns the certificate of a stump released at b from
 // n training rows of p mapped features (K classes for a multiclass stump,
-// 0 for a binary one) with the trainer seed seed, the noise source kind
+// 0 for a binary one, whose grid has T thresholds) with the trainer seed seed, the noise source kind
 // and the notes, without the weights' hash and the noise seed: a function
 // of published constants, which Rebuild calls too.
-func certificate(b dp.Budget, n, p, K int, seed uint64, source string, notes []string) (*release.Certificate, error) {
-	T := DefaultGrid
-	cands := Candidates(p, T)
+func certificate(b dp.Budget, n, p, K, T int, seed uint64, source string, notes []string) (*release.Certificate, error) {
 	run := &trainer.Run{Loss: Loss, Task: losses.Binary.String(), N: n, D: p + 1, K: 1, Seed: seed}
-	class := fmt.Sprintf("the class is public: the %d mapped features (from the header and the schema) x the %d thresholds t_k = -1 + 2k/%d, k = 1..%d, of the grid (interior points of every column's mapped range [-1, 1], that is of its declared or privately estimated bounds) x 2 signs = %d candidates h(z) = +1 if s (z_j - t) >= 0, else -1; the released weights are the chosen candidate's on [z, 1] (s on feature j, -s t on the bias, zeros elsewhere), a member of that class", p, T, T+1, T, cands)
+	class := binaryClass(p, T)
 	loss := Loss + ") only makes readers apply the weights as a margin classifier without probabilities"
 	if K > 0 {
 		T = MultiGrid
-		cands = MultiCandidates(p, T, K)
+		cands := MultiCandidates(p, T, K)
 		run = &trainer.Run{Loss: MultiLoss, Task: losses.Multiclass.String(), N: n, D: p + 1, K: K, Seed: seed}
 		class = fmt.Sprintf("the class is public: the %d mapped features (from the header and the schema) x the %d thresholds t_k = -1 + 2k/%d, k = 1..%d, of the grid (interior points of every column's mapped range [-1, 1], that is of its declared or privately estimated bounds) x the %d ordered pairs (a, b) of distinct classes among the %d = %d candidates h(z) = b if z_j > t, a if z_j < t, the first of a and b (in the schema's order) if z_j = t; the released weights are the chosen candidate's %d outputs on [z, 1] (class b: 1 on feature j and -t on the bias; class a: their negation; every other class: -1 on the bias; zeros elsewhere), whose argmax (the first of equal margins) is h, a member of that class", p, T, T+1, T, K*(K-1), K, cands, K)
 		loss = MultiLoss + ") only makes readers apply the weights by their argmax; they are not log-odds and give no class probabilities"
@@ -345,7 +361,7 @@ func (method) Rebuild(c *release.Certificate, pub release.Public) (*release.Cert
 		return nil, nil, errors.New("a seeded release without its noise seed")
 	}
 	notes := append(slices.Clone(pub.Notes), pub.Extra...)
-	cert, err := certificate(dp.Budget{Epsilon: c.Epsilon, Delta: c.Delta}, run.N, pub.D-1, K, run.Seed, c.Source, notes)
+	cert, err := certificate(dp.Budget{Epsilon: c.Epsilon, Delta: c.Delta}, run.N, pub.D-1, K, binaryGrid(c, pub.D-1), run.Seed, c.Source, notes)
 	if err != nil {
 		return nil, nil, err
 	}
@@ -358,11 +374,11 @@ func (method) Rebuild(c *release.Certificate, pub release.Public) (*release.Cert
 
 // CheckWeights requires w to be a member of the stump's public class, bit
 // for bit: for one output (FromWeights, the grid of DefaultGrid
-// thresholds) one feature weight +1 or -1, zeros, and a bias -s t_k on
+// thresholds, or LegacyGrid's for a certificate that names it) one feature weight +1 or -1, zeros, and a bias -s t_k on
 // the grid; for K outputs (MultiFromWeights, the grid of MultiGrid) the
 // weights of a multiclass stump. Weights outside the class cannot come
 // from the mechanism.
-func (method) CheckWeights(_ *release.Certificate, pub release.Public, w []float64) error {
+func (method) CheckWeights(c *release.Certificate, pub release.Public, w []float64) error {
 	if pub.K < 1 || len(w) != pub.K*pub.D {
 		return fmt.Errorf("%w: %d weights for %d outputs of %d inputs", release.ErrConfig, len(w), pub.K, pub.D)
 	}
@@ -370,7 +386,7 @@ func (method) CheckWeights(_ *release.Certificate, pub release.Public, w []float
 	if pub.K > 1 {
 		_, err = MultiFromWeights(w, pub.K, MultiGrid)
 	} else {
-		_, err = FromWeights(w, DefaultGrid)
+		_, err = FromWeights(w, binaryGrid(c, pub.D-1))
 	}
 	if err != nil {
 		return fmt.Errorf("%w: the weights are not a stump of the public class: %w", release.ErrConfig, err)

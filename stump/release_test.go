@@ -149,3 +149,54 @@ func TestMultiStumpMethod(t *testing.T) {
 		t.Errorf("regression: %v", err)
 	}
 }
+
+// TestStumpLegacyGrid: a certificate of the 63-point grid (a model file
+// written before DefaultGrid became 1023) rebuilds on that grid, and its
+// weights are checked against it: a stump on a point of the new grid that
+// the old one lacks is refused under the old certificate and accepted
+// under the new; a new release names the new grid.
+func TestStumpLegacyGrid(t *testing.T) {
+	m := method{}
+	b := dp.Budget{Epsilon: 1}
+	pub := release.Public{Classes: 2, K: 1, D: 3}
+	legacy, err := certificate(b, 40, 2, 0, LegacyGrid, 5, perturb.SourceSecure, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	re, _, err := m.Rebuild(legacy, pub)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !reflect.DeepEqual(re, legacy) {
+		t.Errorf("the legacy certificate rebuilds as\n%+v\nnot\n%+v", re, legacy)
+	}
+	current, err := certificate(b, 40, 2, 0, DefaultGrid, 5, perturb.SourceSecure, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if reflect.DeepEqual(current.Assumptions, legacy.Assumptions) {
+		t.Fatal("the two grids' certificates say the same")
+	}
+	old := Stump{Feature: 1, Index: 31, Sign: -1}.Weights(2, LegacyGrid)
+	fine := Stump{Feature: 1, Index: 1, Sign: 1}.Weights(2, DefaultGrid)
+	for _, c := range []struct {
+		cert *release.Certificate
+		w    []float64
+		ok   bool
+	}{{legacy, old, true}, {legacy, fine, false}, {current, old, true}, {current, fine, true}} {
+		if err := m.CheckWeights(c.cert, pub, c.w); (err == nil) != c.ok {
+			t.Errorf("weights %v under the grid of %d: %v, want accepted %v", c.w, binaryGrid(c.cert, 2), err, c.ok)
+		}
+	}
+	p, err := m.Prepare(context.Background(), release.Rows{X: mat.NewDense(2, 3, []float64{-0.5, 0.2, 1, 0.6, -0.1, 1}), Y: []float64{-1, 1}, Config: trainer.Config{Loss: losses.Logistic{}, Classes: 2}}, b)
+	if err != nil {
+		t.Fatal(err)
+	}
+	out, err := p.Release(context.Background(), perturb.Seeded(1))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if binaryGrid(out.Certificate, 2) != DefaultGrid || !slices.Contains(out.Certificate.Assumptions, binaryClass(2, DefaultGrid)) {
+		t.Errorf("a new release's certificate does not name the grid of %d", DefaultGrid)
+	}
+}

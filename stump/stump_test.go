@@ -322,3 +322,58 @@ func TestFitFindsSignal(t *testing.T) {
 		t.Errorf("the informative column chosen in %d of 10 seeds, want >= 7", hits)
 	}
 }
+
+// TestNeighboursDefaultGrid: on the grid of DefaultGrid thresholds, the
+// replacement of one row by an adversarial row (on a threshold, just off
+// one, at the ends of the range, between two points of LegacyGrid, each
+// label, a null row) moves every candidate's score by at most
+// Sensitivity, and some score by exactly that (the bound is tight).
+func TestNeighboursDefaultGrid(t *testing.T) {
+	const T = DefaultGrid
+	base := mat.NewDense(5, 2, []float64{
+		0.25, 0.26,
+		0.251, -0.3,
+		0.2509765625, 0.9,
+		-1, 1,
+		0.7, 0.2,
+	})
+	y := []float64{1, -1, 1, -1, 1}
+	s1, err := Scores(base, y, nil, T)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t0 := Threshold(641, T) // 0.251953125
+	vals := []float64{-1, 1, t0, math.Nextafter(t0, 0), math.Nextafter(t0, 1), Threshold(1, T), Threshold(T, T), 0.2509765625, 0.253}
+	moved := int64(0)
+	for i := range 5 {
+		for _, a := range vals {
+			for _, label := range []float64{-1, 1, 0} {
+				Z2 := mat.DenseCopyOf(base)
+				Z2.Set(i, 0, a)
+				Z2.Set(i, 1, -a)
+				y2 := append([]float64(nil), y...)
+				var null []bool
+				if label == 0 {
+					null = make([]bool, 5)
+					null[i] = true
+				} else {
+					y2[i] = label
+				}
+				s2, err := Scores(Z2, y2, null, T)
+				if err != nil {
+					t.Fatal(err)
+				}
+				for r := range s1 {
+					d := s1[r] - s2[r]
+					if d > Sensitivity || -d > Sensitivity {
+						t.Fatalf("row %d replaced by (%v, %v, %v): candidate %d moves by %d", i, a, -a, label, r, d)
+					}
+					moved = max(moved, d, -d)
+				}
+			}
+		}
+	}
+	if moved != Sensitivity {
+		t.Errorf("the largest move is %d, want %d", moved, Sensitivity)
+	}
+}

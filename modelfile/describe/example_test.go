@@ -24,5 +24,5 @@ func ExampleStumpWords() {
 	st := stump.Stump{Feature: 0, Index: stump.DefaultGrid / 2, Sign: 1}
 	r := &modelfile.Released{Model: &trainer.Model{W: st.Weights(1, stump.DefaultGrid)}, Schema: schema, Preprocessing: rm}
 	fmt.Println(describe.StumpWords(r))
-	// Output: feature "age", threshold 48.4375 in its units (z = -0.03125): class yes when z >= t, else no
+	// Output: feature "age", threshold 49.9023 in its units (z = -0.00195312): class yes when z >= t, else no
 }

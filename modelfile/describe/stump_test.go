@@ -39,7 +39,7 @@ func TestStumpWordsMixed(t *testing.T) {
 	p := len(inputs)
 	three := []string{"no", "yes", "maybe"}
 	for j, in := range inputs {
-		for _, k := range []int{1, T / 2, (T + 1) / 2, T} {
+		for _, k := range []int{1, 4, T / 2, (T + 1) / 2, T - 3, T} {
 			// The binary stumps of both signs, and multiclass stumps of
 			// three classes (classes and the class at z = t on either side).
 			type stumpCase struct {
@@ -55,8 +55,12 @@ func TestStumpWordsMixed(t *testing.T) {
 					func(z []float64) string { return schema.Classes[(int(st.Predict(z, T))+1)/2] }})
 			}
 			for _, pr := range [][2]int{{0, 2}, {2, 1}, {1, 0}} {
-				// The same threshold on the multiclass stump's finer grid.
+				// The same threshold on the multiclass stump's grid, where
+				// the binary grid's point is one of its points.
 				const MT = stump.MultiGrid
+				if k*(MT+1)%(T+1) != 0 {
+					break
+				}
 				m := stump.Multi{Feature: j, Index: k * (MT + 1) / (T + 1), Lo: pr[0], Hi: pr[1]}
 				cases = append(cases, stumpCase{fmt.Sprintf("classes %d below, %d above", pr[0], pr[1]), &trainer.Model{K: 3, D: p + 1, W: m.Weights(p, MT, 3)}, three,
 					func(z []float64) string { return three[m.Predict(z, MT)] }})
