@@ -173,3 +173,34 @@ func TestCLIDPSGDUnderstatedEpsilon(t *testing.T) {
 		}
 	}
 }
+
+// TestCLIDPSGDAccountantSwapped relabels a dp-sgd file's accountant:
+// the pinned PLD release named RDP (whose noise multiplier the RDP
+// accountant would not accept at that budget) and the older RDP file
+// named PLD. certify refuses both (exit 5), naming the file's noise
+// multiplier beside the one its named accountant gives.
+func TestCLIDPSGDAccountantSwapped(t *testing.T) {
+	read := func(name string) (string, string) {
+		b, err := os.ReadFile(filepath.Join("testdata", name))
+		if err != nil {
+			t.Fatal(err)
+		}
+		i := strings.Index(string(b), `"accountant": "`)
+		if i < 0 {
+			t.Fatalf("%s names no accountant", name)
+		}
+		j := i + len(`"accountant": "`)
+		return string(b), string(b)[i : j+strings.IndexByte(string(b)[j:], '"')+1]
+	}
+	pld, pldName := read("pinned/dpsgd-auto.json")
+	rdp, rdpName := read("older/dpsgd-rdp-v2.json")
+	for _, c := range []struct{ name, forged string }{
+		{"PLD named RDP", strings.Replace(pld, pldName, rdpName, 1)},
+		{"RDP named PLD", strings.Replace(rdp, rdpName, pldName, 1)},
+	} {
+		_, _, err := call(t, "certify", writeFile(t, "swapped.json", c.forged))
+		if exitCode(err) != 5 || !strings.Contains(err.Error(), "(the file's ") {
+			t.Errorf("%s: exit %d (%v), want 5 naming the file's noise multiplier", c.name, exitCode(err), err)
+		}
+	}
+}
