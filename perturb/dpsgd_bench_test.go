@@ -96,7 +96,7 @@ func BenchmarkSecureGaussianPerCoord(b *testing.B) {
 		b.Run(fmt.Sprintf("d=%d", d), func(b *testing.B) {
 			w := make([]float64, d)
 			const reps = 200
-			job := func(src interface{ AddGaussian([]float64, float64) error }) func() {
+			job := func(src trainer.GaussianNoise) func() {
 				return func() {
 					for range reps {
 						if err := src.AddGaussian(w, 3.7); err != nil {
