@@ -33,12 +33,14 @@
 // of width 2^-8 covering [0, 2047/256) and a tail of unit pieces, each of
 // constant height at least f(x) = exp(-x^2/2) on it (Walker's alias table
 // picks a piece with probability exactly proportional to its integer
-// weight: one 64-bit word); x is uniform on the piece and accepted when a
-// uniform y satisfies y H < F(x), F a fixed dyadic multiple of f, which
-// gives the accepted x the density proportional to f. The test is decided
-// by a flat squeeze and two lines bounding F on the piece (integer
-// comparisons with 64-bit words of x and y, which settle all but about
-// 1e-5 of the draws), and otherwise by brackets of exp computed in integer
+// weight, from 43 bits of a 64-bit word whose other 21 bits start the
+// uniform y below); x is uniform on the piece and accepted when a uniform
+// y satisfies y H < F(x), F a fixed dyadic multiple of f, which gives the
+// accepted x the density proportional to f. The test is decided by a flat
+// squeeze on the first 21 bits of y, then by two lines bounding F on the
+// piece (integer comparisons with the first 64 bits of x and y; together
+// they settle all but about 1e-5 of the draws), and otherwise by brackets
+// of exp computed in integer
 // arithmetic (alternating Taylor series with outward rounding) at growing
 // precision, drawing further words of x and y until they decide. No test
 // decides on a rounded value: every bound in the tables is built with those
@@ -49,7 +51,7 @@
 // "Precision-based attacks and interval refining"; Canonne, Kamath &
 // Steinke (2020) and Karney (2016) sample Gaussian laws exactly in the
 // same spirit with von Neumann's method, which costs about 30 random words
-// a deviate where the proposal here takes three.
+// a deviate where the proposal here takes about two.
 //
 // Randomness. Every bit comes from a ChaCha8 generator (math/rand/v2, a
 // cryptographically strong generator) keyed by the caller; perturb keys

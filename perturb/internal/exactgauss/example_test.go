@@ -22,7 +22,7 @@ func Example() {
 	}
 	// Output:
 	// step 4.76837158203125e-07
-	// 1.436095 on the lattice: true
-	// 1.576725 on the lattice: true
-	// 3.282846 on the lattice: true
+	// 0.563905 on the lattice: true
+	// 1.480877 on the lattice: true
+	// 3.341877 on the lattice: true
 }

@@ -100,12 +100,13 @@ func (s *Sampler) bit() bool {
 func (s *Sampler) magnitude() (b, width uint64) {
 	t := s.t
 	for {
+		// u = [column: colBits][v: thrBits][the first yBits of y].
 		u := s.rng.Uint64()
 		j := u >> (64 - colBits)
 		c := &t.cols[j]
-		e, y32 := j, c.yOwn
-		if u&(colCap-1) >= c.thr {
-			e, y32 = uint64(c.alias), c.yAlias
+		e, ytop := j, c.yOwn
+		if uint32(u>>yBits) >= c.thr {
+			e, ytop = uint64(c.alias), c.yAlias
 		}
 		if e == nCore {
 			if b, ok := s.tail(); ok {
@@ -113,13 +114,16 @@ func (s *Sampler) magnitude() (b, width uint64) {
 			}
 			continue
 		}
-		t0, y0 := s.rng.Uint64(), s.rng.Uint64()
+		t0 := s.rng.Uint64()
 		s.t0, s.tw = t0, s.tw[:0]
+		yhi := u & (1<<yBits - 1)
+		// y < (yhi + 1) 2^-yBits <= ytop 2^-yBits <= y_e 2^-64 <= L_e / H_e.
+		if !s.exact && yhi < uint64(ytop) {
+			return e, 1
+		}
+		// The first word of y: its yBits bits from u, the rest fresh.
+		y0 := yhi<<(64-yBits) | s.rng.Uint64()>>yBits
 		if !s.exact {
-			// y < (y0 + 1) 2^-64 <= y32 2^-32 <= y_e 2^-64 <= L_e / H_e.
-			if y0>>32 < uint64(y32) {
-				return e, 1
-			}
 			switch squeeze(&t.pieces[e], t0, y0) {
 			case 1:
 				return e, 1
@@ -172,7 +176,7 @@ func squeeze(p *piece, t0, y0 uint64) int {
 // dead mass) it draws a tail piece and its acceptance test (tailPiece),
 // reporting whether a deviate was accepted, and its b (see magnitude).
 func (s *Sampler) tail() (uint64, bool) {
-	if uniform(s.rng, s.t.rest) >= s.t.tail {
+	if uniform(s.rng, s.t.rest<<s.t.tailShift) >= s.t.tail {
 		return 0, false // the dead mass
 	}
 	return s.tailPiece()

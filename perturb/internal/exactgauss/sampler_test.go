@@ -212,7 +212,9 @@ func roundedNormal(w, sigma, lambda float64, lo, hi int) []float64 {
 // law of the rounded Gaussian, P(k) = Phi(((k + 1/2) lambda - w)/sigma) -
 // Phi(((k - 1/2) lambda - w)/sigma), on a coarse lattice (lambda = sigma/2)
 // where the rounding shows, with every decision by the exact paths; the
-// same counts against the law of w + 0.1 lambda must fail.
+// same counts against the law of w + lambda/4, and against that of
+// sigma 1.1, must fail (noncentralities about 300 and 400, against a
+// critical value near 42).
 func TestSnappedLaw(t *testing.T) {
 	const n, sigma, w = 20000, 1.0, 0.3
 	s := newTest(5)
@@ -236,8 +238,10 @@ func TestSnappedLaw(t *testing.T) {
 	if x2, ok := chiSquare(counts, roundedNormal(w, sigma, lambda, lo, hi)); !ok {
 		t.Errorf("chi-square %.1f: not the rounded N(%v, %v^2) on multiples of %v", x2, w, sigma, lambda)
 	}
-	if x2, ok := chiSquare(counts, roundedNormal(w+0.1*lambda, sigma, lambda, lo, hi)); ok {
-		t.Errorf("chi-square %.1f against a shifted law passes: no power", x2)
+	for _, wrong := range [][2]float64{{w + lambda/4, sigma}, {w, 1.1 * sigma}} {
+		if x2, ok := chiSquare(counts, roundedNormal(wrong[0], wrong[1], lambda, lo, hi)); ok {
+			t.Errorf("chi-square %.1f against the law of w %v, sigma %v passes: no power", x2, wrong[0], wrong[1])
+		}
 	}
 }
 

@@ -13,27 +13,34 @@ import (
 // 2^-pieceBits, piece i on [a_i, a_i + 2^-pieceBits) with a_i = i 2^-pieceBits,
 // and a tail from tailStart = nCore 2^-pieceBits made of unit pieces
 // [tailStart + k, tailStart + k + 1), k = 0, 1, .... Heights are in units
-// where F(x) = kappa 2^53 f(x), kappa = table.k / 2^20 (an integer over a
+// where F(x) = kappa 2^fBits f(x), kappa = table.k / 2^20 (an integer over a
 // power of two, so every quantity below is an integer or a dyadic
 // rational). Piece i has height H_i >= F(a_i) >= F on the piece (f
 // decreases on [0, inf)); tail piece k has height 2^(q-k) >= F(tailStart + k)
 // >= F on it, since F(tailStart + k)/F(tailStart) = exp(-tailStart k - k^2/2)
 // <= 2^-k. A piece is chosen with probability proportional to its height
 // times its width: in units of (height unit) x 2^-pieceBits, core piece i
-// weighs H_i and the whole tail 2^pieceBits sum_k 2^(q-k) = 2^(q+pieceBits+1).
+// weighs H_i and the whole tail 2^pieceBits sum_k 2^(q-k) = 2^(q+pieceBits+1)
+// (q may be negative: the tail weighs less than a unit, and the rest entry
+// is split between it and the dead mass in units 2^-tailShift).
 // The weights, with a rest entry (the tail plus an unused "dead" mass that
-// makes them add up to exactly 2^64), fill an alias table (Walker 1977,
-// Vose 1991) of nCols = 2^colBits columns of capacity 2^(64-colBits), built
-// in integer arithmetic, so one 64-bit word picks an entry with probability
-// exactly its weight / 2^64.
+// makes them add up to exactly 2^totalBits), fill an alias table (Walker
+// 1977, Vose 1991) of nCols = 2^colBits columns of capacity colCap =
+// 2^thrBits, built in integer arithmetic, so that totalBits uniform bits
+// pick an entry with probability exactly its weight / 2^totalBits. A 64-bit
+// word gives them (its top bits) and the first 64 - totalBits bits of the
+// acceptance test's uniform (its low bits), which are independent of them.
 const (
 	pieceBits = 8
 	colBits   = 11
+	thrBits   = 32
+	totalBits = colBits + thrBits
+	yBits     = 64 - totalBits // the bits of the uniform y in the first word
 	nCols     = 1 << colBits
 	nCore     = nCols - 1 // pieces 0 .. nCore-1; entry nCore is the rest
-	colCap    = 1 << (64 - colBits)
+	colCap    = 1 << thrBits
 	kappaBits = 20  // kappa = k / 2^kappaBits
-	fBits     = 53  // F = kappa 2^fBits f
+	fBits     = 32  // F = kappa 2^fBits f
 	bracketP  = 128 // the precision of the table's brackets of f
 )
 
@@ -42,29 +49,33 @@ const (
 //
 //	h        H_i, the height, >= F(a_i)
 //	y        floor(2^64 L_i / H_i) with L_i <= F(a_{i+1}) <= F on the piece:
-//	         a uniform y with first word below it is accepted at once
-//	al - dl t <= F(x) <= au - dl t ... the lower line al - dl t and the upper
-//	         line au - du t (al, dl, au, du >= 0) of F on the piece
+//	         a uniform y below y 2^-64 is accepted at once
+//	al, dl   the lower line al - dl t <= F(a_i + t 2^-pieceBits)
+//	au, du   the upper line au - du t >= F(a_i + t 2^-pieceBits)
 type piece struct {
 	h, y           uint64
 	al, dl, au, du uint64
 }
 
 // column is one column of the alias table: a draw v uniform on
-// [0, colCap) picks entry col if v < thr, else alias. yOwn and yAlias are
-// floor(y / 2^32) of the two entries' pieces (0 for the rest entry), kept
-// here so that the usual draw reads one table line.
+// [0, colCap) picks entry col if v < thr, else alias (a full column has
+// thr 0 and itself as alias). yOwn and yAlias are floor(y / 2^(64-yBits))
+// of the two entries' pieces (0 for the rest entry), kept here so that the
+// usual draw reads one 16-byte column.
 type column struct {
-	thr          uint64
+	thr          uint32
 	yOwn, yAlias uint32
 	alias        uint16
 }
 
 type tables struct {
 	k      uint64 // kappa = k / 2^kappaBits
-	q      int    // the tail's first height is 2^q
-	tail   uint64 // the tail's weight, 2^(q+pieceBits+1)
-	rest   uint64 // the rest entry's weight: the tail and the dead mass
+	q      int    // the tail's first height is 2^q, at least F(tailStart)
+	rest   uint64 // the rest entry's weight: the tail and the dead mass, 2^totalBits - sum H_i
+	// In units of 2^-tailShift, the rest weighs rest 2^tailShift and the
+	// tail tail = 2^(q+pieceBits+1+tailShift).
+	tailShift uint
+	tail      uint64
 	pieces [nCore]piece
 	cols   [nCols]column
 }
@@ -120,9 +131,9 @@ func buildTables() (*tables, error) {
 			sum.Add(sum, his[i])
 		}
 	}
-	// kappa fills 2^64 but for a margin of 2^21 (the tail and the
-	// ceilings): k = floor((2^64 - 2^21) 2^fShift / sum) - 1.
-	num := new(big.Int).Lsh(big.NewInt(1), 64)
+	// kappa fills 2^totalBits but for a margin of 2^21 (the tail and the
+	// ceilings): k = floor((2^totalBits - 2^21) 2^fShift / sum) - 1.
+	num := new(big.Int).Lsh(big.NewInt(1), totalBits)
 	num.Sub(num, big.NewInt(1<<21))
 	num.Lsh(num, fShift)
 	num.Quo(num, sum)
@@ -141,18 +152,20 @@ func buildTables() (*tables, error) {
 		}
 		fLo[i], fHi[i] = lo.Uint64(), hi.Uint64()
 	}
-	t.q = bits.Len64(fHi[nCore]) // 2^q > F(tailStart)
-	t.tail = 1 << (t.q + pieceBits + 1)
+	// 2^q > F(tailStart) <= k his[nCore] 2^-fShift.
+	t.q = new(big.Int).Mul(new(big.Int).SetUint64(t.k), his[nCore]).BitLen() - fShift
+	t.tailShift = uint(max(0, -(t.q + pieceBits + 1)))
+	t.tail = 1 << (t.q + pieceBits + 1 + int(t.tailShift))
 
-	var total, carry uint64
+	var total uint64
 	for i := range nCore {
-		total, carry = bits.Add64(total, fHi[i], 0)
-		if carry != 0 {
-			return nil, fmt.Errorf("exactgauss: the weights overflow 2^64")
-		}
+		total += fHi[i] // each < 2^(fBits+3): no overflow
 	}
-	t.rest = -total // 2^64 - total
-	if total == 0 || t.rest < t.tail {
+	if total > 1<<totalBits {
+		return nil, fmt.Errorf("exactgauss: the weights %d exceed 2^%d", total, totalBits)
+	}
+	t.rest = 1<<totalBits - total
+	if t.rest<<t.tailShift < t.tail || t.rest >= 1<<(63-t.tailShift) {
 		return nil, fmt.Errorf("exactgauss: the rest %d is below the tail %d", t.rest, t.tail)
 	}
 
@@ -197,21 +210,15 @@ func buildTables() (*tables, error) {
 	if err := t.buildAlias(w); err != nil {
 		return nil, err
 	}
-	y32 := func(e int) uint32 {
-		if e == nCore {
-			return 0
-		}
-		return uint32(t.pieces[e].y >> 32)
-	}
 	for j := range t.cols {
 		c := &t.cols[j]
-		c.yOwn, c.yAlias = y32(j), y32(int(c.alias))
+		c.yOwn, c.yAlias = t.yTop(j), t.yTop(int(c.alias))
 	}
 	return t, nil
 }
 
 // buildAlias fills the columns from the weights w (nCols entries adding up
-// to exactly 2^64) by Vose's method in integer arithmetic: while a column is
+// to exactly 2^totalBits) by Vose's method in integer arithmetic: while a column is
 // left, an entry s below the capacity takes a column of its own with
 // threshold w_s, topped up by an entry l at or above it, whose weight drops
 // by colCap - w_s. Every step keeps the weights left equal to colCap times
@@ -229,7 +236,7 @@ func (t *tables) buildAlias(w []uint64) error {
 		s := small[len(small)-1]
 		small = small[:len(small)-1]
 		l := large[len(large)-1]
-		t.cols[s] = column{thr: w[s], alias: uint16(l)}
+		t.cols[s] = column{thr: uint32(w[s]), alias: uint16(l)}
 		w[l] -= colCap - w[s]
 		if w[l] < colCap {
 			large = large[:len(large)-1]
@@ -240,7 +247,15 @@ func (t *tables) buildAlias(w []uint64) error {
 		if w[i] != colCap {
 			return fmt.Errorf("exactgauss: alias entry %d left with %d, want %d", i, w[i], uint64(colCap))
 		}
-		t.cols[i] = column{thr: colCap, alias: uint16(i)}
+		t.cols[i] = column{thr: 0, alias: uint16(i)} // always the alias: itself
 	}
 	return nil
+}
+
+// yTop returns floor(y / 2^(64-yBits)) of entry e's piece, 0 for the rest.
+func (t *tables) yTop(e int) uint32 {
+	if e == nCore {
+		return 0
+	}
+	return uint32(t.pieces[e].y >> (64 - yBits))
 }

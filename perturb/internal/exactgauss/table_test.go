@@ -3,7 +3,6 @@ package exactgauss
 import (
 	"fmt"
 	"math/big"
-	"math/bits"
 	"testing"
 )
 
@@ -51,31 +50,30 @@ func tableProblems(tb *tables) []string {
 	bad := func(format string, args ...any) { out = append(out, fmt.Sprintf(format, args...)) }
 	got := make([]uint64, nCols)
 	for j, c := range tb.cols {
-		if c.thr > colCap {
-			bad("column %d: threshold %d > capacity", j, c.thr)
-			continue
-		}
-		got[j] += c.thr
-		got[c.alias] += colCap - c.thr
-		if c.yOwn != uint32(tb.y(j)>>32) || c.yAlias != uint32(tb.y(int(c.alias))>>32) {
+		got[j] += uint64(c.thr)
+		got[c.alias] += colCap - uint64(c.thr)
+		if c.yOwn != tb.yTop(j) || c.yAlias != tb.yTop(int(c.alias)) {
 			bad("column %d: squeezes %d, %d, want those of entries %d and %d", j, c.yOwn, c.yAlias, j, c.alias)
 		}
 	}
-	var sum, carry uint64
+	var sum uint64
 	for i := range nCore {
 		if got[i] != tb.pieces[i].h {
 			bad("piece %d: weight %d in the alias table, want H = %d", i, got[i], tb.pieces[i].h)
 		}
-		sum, carry = bits.Add64(sum, got[i], carry)
+		sum += got[i]
 	}
-	if got[nCore] != tb.rest || -sum != tb.rest || carry != 0 {
-		bad("rest: %d in the table, %d stated, 2^64 - sum H = %d", got[nCore], tb.rest, -sum)
+	if got[nCore] != tb.rest || 1<<totalBits-sum != tb.rest {
+		bad("rest: %d in the table, %d stated, 2^%d - sum H = %d", got[nCore], tb.rest, totalBits, 1<<totalBits-sum)
 	}
-	if tb.rest < tb.tail || tb.tail != 1<<(tb.q+pieceBits+1) {
-		bad("tail %d (q = %d) above the rest %d", tb.tail, tb.q, tb.rest)
+	if tb.rest<<tb.tailShift < tb.tail || tb.tail != 1<<(tb.q+pieceBits+1+int(tb.tailShift)) {
+		bad("tail %d (q = %d, shift %d) above the rest %d", tb.tail, tb.q, tb.tailShift, tb.rest)
 	}
-	if lo, _ := fAt(tb.k, nCore, 0); lo.Cmp(new(big.Int).Lsh(big.NewInt(1), uint(tb.q))) > 0 {
-		bad("F(tailStart) >= %v above the tail's height 2^%d", lo, tb.q)
+	// F(tailStart) = k f 2^-fShift <= 2^q, with f's bracket at a precision of
+	// its own: k lo 2^-(fShift + 64) (lo of 2^(bracketP+64) f) at most 2^q.
+	lo, _ := expBracket(big.NewInt(nCore*nCore), 2*pieceBits+1, bracketP+64)
+	if k := new(big.Int).Mul(lo, new(big.Int).SetUint64(tb.k)); k.BitLen()-(fShift+64) > tb.q {
+		bad("F(tailStart) above the tail's height 2^%d", tb.q)
 	}
 
 	for i := range nCore {
