@@ -69,15 +69,15 @@ type column struct {
 }
 
 type tables struct {
-	k      uint64 // kappa = k / 2^kappaBits
-	q      int    // the tail's first height is 2^q, at least F(tailStart)
-	rest   uint64 // the rest entry's weight: the tail and the dead mass, 2^totalBits - sum H_i
+	k    uint64 // kappa = k / 2^kappaBits
+	q    int    // the tail's first height is 2^q, at least F(tailStart)
+	rest uint64 // the rest entry's weight: the tail and the dead mass, 2^totalBits - sum H_i
 	// In units of 2^-tailShift, the rest weighs rest 2^tailShift and the
 	// tail tail = 2^(q+pieceBits+1+tailShift).
 	tailShift uint
 	tail      uint64
-	pieces [nCore]piece
-	cols   [nCols]column
+	pieces    [nCore]piece
+	cols      [nCols]column
 }
 
 var (
