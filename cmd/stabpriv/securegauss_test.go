@@ -13,24 +13,32 @@ import (
 )
 
 // TestCLISecureGaussian trains with secure Gaussian noise (output
-// perturbation, analytic calibration, and DP-SGD): certify verifies each
-// (exit 0); the certificate names the exact sampler; the weights of the
-// output perturbation lie on its lattice; a file of the releases before the
-// exact sampler (its note in place of the new one) still verifies, and a
-// note edited otherwise does not (exit 5).
+// perturbation, analytic calibration, DP-SGD, and a graph's DP-SGD):
+// certify verifies each (exit 0); the certificate names the exact sampler;
+// the weights of the output perturbation lie on its lattice; a file of the
+// releases before the exact sampler (its note in place of the new one)
+// still verifies, and a note edited otherwise does not (exit 5).
 func TestCLISecureGaussian(t *testing.T) {
-	for _, tc := range []struct {
-		mechanism string
-		note      string
-	}{
-		{"gaussian-analytic", perturb.SecureGaussianNote},
-		{"dp-sgd", perturb.SecureDPSGDNote},
-	} {
-		t.Run(tc.mechanism, func(t *testing.T) {
+	train := func(mechanism string) func(*testing.T) string {
+		return func(t *testing.T) string {
 			path := filepath.Join(t.TempDir(), "m.json")
-			if _, _, err := call(t, "train", "--mechanism", tc.mechanism, "--epsilon", "1", "--delta", "1e-6", "--out", path); err != nil {
+			if _, _, err := call(t, "train", "--mechanism", mechanism, "--epsilon", "1", "--delta", "1e-6", "--out", path); err != nil {
 				t.Fatal(err)
 			}
+			return path
+		}
+	}
+	for _, tc := range []struct {
+		name string
+		make func(*testing.T) string
+		note string
+	}{
+		{"gaussian-analytic", train("gaussian-analytic"), perturb.SecureGaussianNote},
+		{"dp-sgd", train("dp-sgd"), perturb.SecureDPSGDNote},
+		{"graph dp-sgd", func(t *testing.T) string { return graphRelease(t, nil) }, perturb.SecureDPSGDNote},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			path := tc.make(t)
 			if _, _, err := call(t, "certify", path); exitCode(err) != 0 {
 				t.Fatalf("certify: exit %d (%v), want 0", exitCode(err), err)
 			}
@@ -52,7 +60,7 @@ func TestCLISecureGaussian(t *testing.T) {
 			if f.Certificate.Source != perturb.SourceSecure || !slices.Contains(f.Certificate.Assumptions, tc.note) {
 				t.Fatalf("source %q, assumptions %q: want the exact sampler's note", f.Certificate.Source, f.Certificate.Assumptions)
 			}
-			if tc.mechanism == "gaussian-analytic" {
+			if tc.name == "gaussian-analytic" {
 				step := perturb.SecureGaussianLattice(f.Certificate.NoiseScale)
 				for _, w := range f.Model.W {
 					if q := w / step; q != math.Trunc(q) {
