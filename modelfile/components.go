@@ -62,7 +62,7 @@ func ComposeComponents(c *release.Certificate, p *preprocess.RowMap, total, pca 
 	}
 	sampler := ""
 	if c.Private {
-		sampler = "; the noise came from the secure Gaussian sampler of google/differential-privacy, a discretized approximation of N(0, sigma^2): the proof is for the exact Gaussian law, and the discretization is not covered"
+		sampler = perturb.SecurePCANote
 	}
 	c.Assumptions = append(c.Assumptions, fmt.Sprintf("the preprocessing's %d principal directions (of rows of %d entries) were computed privately from the training rows at (eps_pca, delta_pca) = (%g, %g) (ledger): "+
 		"Analyze Gauss on the rows clip_1(z) (norm at most 1 by the clip; a null row is zero), the analytic Gaussian mechanism with sigma = %.17g on the %d entries of the upper triangle of Z^T Z "+

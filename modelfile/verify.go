@@ -112,7 +112,7 @@ func Verify(r *Released) (Verdict, string, error) {
 	if err != nil {
 		return 0, "", fmt.Errorf("%w: %w", ErrVerify, err)
 	}
-	if diffs := diffJSON(want, r); len(diffs) > 0 && (part == nil || r.Partitions.group() > 1 || diffJSON(withGroupCitation(want), r) != "") {
+	if diffs := diffJSON(want, r); len(diffs) > 0 && (part == nil || r.Partitions.group() > 1 || diffJSON(withGroupCitation(want), r) != "") && diffJSON(withFormerNotes(want), r) != "" {
 		return 0, "", fmt.Errorf("%w: the file differs from the release its published constants give: %s", ErrVerify, diffs)
 	}
 	pre, _ := preSteps(r) // checked by rebuild
@@ -347,6 +347,20 @@ func publicOf(r *Released) release.Public {
 // verifies. Verify applies it to units of one row only (rows, or privacy
 // IDs with c = 1): a file of larger units already cites the step once.
 func withGroupCitation(want *Released) *Released {
+	return withReplaced(want, perturb.FormerNote{Now: stability.PartitionedCitation, Then: stability.PartitionedCitation + "; " + stability.GroupCitation})
+}
+
+// withFormerNotes returns a copy of want whose notes on the secure
+// Gaussian noise are those of the releases before the exact sampler
+// (perturb.FormerNotes): such a file, its noise drawn by
+// google/differential-privacy's sampler, verifies.
+func withFormerNotes(want *Released) *Released {
+	return withReplaced(want, perturb.FormerNotes...)
+}
+
+// withReplaced returns a copy of want with every text Now of its JSON
+// replaced by Then (want itself if the copy cannot be made).
+func withReplaced(want *Released, rs ...perturb.FormerNote) *Released {
 	b, err := json.Marshal(want)
 	if err != nil {
 		return want
@@ -355,7 +369,9 @@ func withGroupCitation(want *Released) *Released {
 		q, _ := json.Marshal(s)
 		return q[1 : len(q)-1]
 	}
-	b = bytes.ReplaceAll(b, quoted(stability.PartitionedCitation), quoted(stability.PartitionedCitation+"; "+stability.GroupCitation))
+	for _, r := range rs {
+		b = bytes.ReplaceAll(b, quoted(r.Now), quoted(r.Then))
+	}
 	var old Released
 	if err := json.Unmarshal(b, &old); err != nil {
 		return want

@@ -226,7 +226,7 @@ func (c Calibration) Notes(sourceKind string) []string {
 	case c.Mechanism == perturb.Objective:
 		notes = append(notes, fmt.Sprintf("b and xi are drawn by perturb's exact gamma-norm sampler from crypto/rand bits; b is the exact draw rounded to its lattice (step at most %.3g) before the minimization, and the claim covers that rounding: the objective part is for the minimizer w* of the objective with the exact draw, the iterate is a function of (data, w*) within r = %.3g of w*, and xi (L2 sensitivity 2r) hides where in that ball it lies", c.BStep, c.Radius))
 	default:
-		notes = append(notes, "b_1 and b_2 come from the secure Gaussian sampler of google/differential-privacy, a discretized approximation of N(0, sigma^2): the objective part's proof is for the exact Gaussian law, and the discretization of b_1 is not covered")
+		notes = append(notes, perturb.SecureAMPNote)
 	}
 	return notes
 }

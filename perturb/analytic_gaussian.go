@@ -56,7 +56,7 @@ func (analyticGaussianNoise) Describe(scale float64, dim int) string {
 	return fmt.Sprintf("Independent Gaussian noise with standard deviation sigma = %g (analytic calibration) was added to each of the %d weights.", scale, dim)
 }
 
-func (analyticGaussianNoise) SamplerNote(Calibration) string { return secureSamplerNote }
+func (analyticGaussianNoise) SamplerNote(Calibration) string { return SecureGaussianNote }
 func (analyticGaussianNoise) Notes(Calibration) []string     { return nil }
 
 // Marginal: independent N(0, sigma^2) coordinates.

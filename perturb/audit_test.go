@@ -126,8 +126,9 @@ func TestPrivacyAudit(t *testing.T) {
 	}
 }
 
-// TestPrivacyAuditSecure runs the audit on the secure source for the
-// mechanisms it delegates to google/differential-privacy, with fewer draws.
+// TestPrivacyAuditSecure runs the audit on the secure source's Laplace
+// (google/differential-privacy's sampler) and Gaussian (the exact sampler)
+// noise, with fewer draws.
 // With any outcome of the secure source a correct mechanism fails it with
 // probability at most auditAlpha = 1e-6.
 func TestPrivacyAuditSecure(t *testing.T) {

@@ -86,10 +86,13 @@
 // Randomness is injected through a Source: Secure for releases, and Seeded
 // for reproducible experiments, whose certificates make no claim (Private
 // false: the seed can be published). Every secure mechanism resists
-// floating-point attacks: Laplace and Gaussian noise are delegated to
-// github.com/google/differential-privacy/go/v3, and the gamma-norm noise is
-// sampled exactly, with integer arithmetic on crypto/rand bits, and snapped
-// to a lattice fixed in advance (see the Source method AddGammaNorm).
+// floating-point attacks: Laplace noise is delegated to
+// github.com/google/differential-privacy/go/v3; the Gaussian noise is
+// drawn exactly (package perturb/internal/exactgauss, ChaCha8 keyed by
+// crypto/rand) and the gamma-norm noise exactly from crypto/rand bits, both
+// with integer arithmetic and snapped to a lattice fixed in advance, so
+// that the release is post-processing of the exact mechanism (see
+// securegauss.go and the Source method AddGammaNorm).
 //
 // Private selection: PermuteAndFlip chooses one of finitely many candidates
 // with integer utilities by permute-and-flip (McKenna & Sheldon 2020), eps-DP

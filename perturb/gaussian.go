@@ -68,7 +68,7 @@ func (gaussianNoise) Describe(scale float64, dim int) string {
 	return fmt.Sprintf("Independent Gaussian noise with standard deviation sigma = %g (classical calibration, eps < 1) was added to each of the %d weights.", scale, dim)
 }
 
-func (gaussianNoise) SamplerNote(Calibration) string { return secureSamplerNote }
+func (gaussianNoise) SamplerNote(Calibration) string { return SecureGaussianNote }
 func (gaussianNoise) Notes(Calibration) []string     { return nil }
 
 // Marginal: independent N(0, sigma^2) coordinates.

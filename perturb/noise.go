@@ -233,5 +233,6 @@ func checkInverse(n mechanism, scale, sensitivity, delta float64) error {
 }
 
 // secureSamplerNote is the certificate's note on the secure samplers that
-// google/differential-privacy provides (Laplace and Gaussian).
+// google/differential-privacy provides: Laplace's, and the Gaussian one of
+// the releases before SecureGaussianNote (FormerSamplerNotes).
 const secureSamplerNote = "the secure Laplace and Gaussian samplers of google/differential-privacy round each coordinate to a grid and account for that rounding once per call; over the released coordinates the claim holds up to that rounding (a relative excess of order dim * 2^-40 in epsilon for Laplace), and the Gaussian noise is their discretized approximation of the calibrated sigma"

@@ -75,31 +75,23 @@ type secureSource struct {
 //     input rounded to the grid and the sensitivity enlarged by the grid step)
 //     resists floating-point attacks on the Laplace mechanism. That library
 //     refuses eps < 2^-50; AddLaplace then returns an error wrapping ErrSource.
-//   - AddGaussian draws with noise.Gaussian(), whose binomial sampler on a
-//     power-of-two grid resists floating-point attacks. That API takes
-//     (l0, lInf, eps, delta), not sigma: it derives sigma itself with
-//     noise.SigmaForGaussian, a bisection on the analytic Gaussian condition
-//     with 1e-3 relative accuracy, using l2 = sqrt(l0)*lInf. The calibration
-//     of sigma stays in this package (to 1e-12 relative, see
-//     AnalyticGaussianSigma); only sampling is delegated. To sample at a
-//     given sigma the call uses fixed reference parameters (l0 = 1,
-//     eps = 1, delta = 1e-5) and lInf = sigma/SigmaForGaussian(1, 1, 1, 1e-5)
-//     (SigmaForGaussian is homogeneous in the sensitivity); the sigma the
-//     library will use is recomputed with the exported noise.SigmaForGaussian
-//     and lInf is raised until it is >= the requested sigma, so the noise is
-//     never smaller than calibrated (it may exceed it by at most the 1e-3
-//     bisection accuracy, which only strengthens the guarantee).
 //
-// The delegated samplers draw from crypto/rand for every coordinate, which
-// makes them far slower per weight than Seeded
-// (BenchmarkReleaseLaplaceSecure_D10000 and
-// BenchmarkReleaseAnalyticGaussianSecure_D10000 against
-// BenchmarkReleaseAnalyticGaussianSeeded_D10000).
+// What is not delegated: AddGaussian draws every coordinate's noise
+// exactly from N(0, sigma^2), with integer arithmetic on the bits of a
+// ChaCha8 generator keyed by 32 bytes of crypto/rand, and rounds the noisy
+// value to a power-of-two lattice (step about 2^-21 sigma): the release is
+// post-processing of the exact Gaussian mechanism, so its (eps, delta)
+// holds with no allowance for rounding (see securegauss.go and package
+// perturb/internal/exactgauss). It costs a few times math/rand/v2's
+// NormFloat64 per coordinate (BenchmarkSecureAddGaussian_D*); the
+// delegated Laplace sampler reads crypto/rand for every coordinate, which
+// makes it far slower per weight than Seeded
+// (BenchmarkReleaseLaplaceSecure_D10000).
 //
-// What is not delegated: AddGammaNorm samples the gamma-norm noise exactly
-// from crypto/rand bits, with integer arithmetic only, and snaps each
-// released weight to a power-of-two lattice (step about 2^-20 of the noise
-// scale l2/eps); the result is exactly eps-DP, with no allowance for
+// AddGammaNorm samples the gamma-norm noise exactly from crypto/rand bits,
+// with integer arithmetic only, and snaps each released weight to a
+// power-of-two lattice (step about 2^-20 of the noise scale l2/eps); the
+// result is exactly eps-DP, with no allowance for
 // floating-point rounding, and floating-point attacks (Mironov 2012) do not
 // apply. See the comment at the top of securegamma.go for the mechanism and
 // the proof. BenchmarkSecureGammaNorm_D* measures its cost per weight,
@@ -127,8 +119,9 @@ func (secureSource) AddLaplace(w []float64, l1, eps float64) error {
 	return nil
 }
 
-// Reference parameters through which a target sigma is passed to
-// noise.Gaussian(); see Secure.
+// Reference parameters through which a target sigma was passed to
+// noise.Gaussian(), the secure Gaussian sampler before the exact one
+// (securegauss.go): Lattice and TailNorm still cover the releases it made.
 const (
 	refEpsilon = 1.0
 	refDelta   = 1e-5
@@ -153,23 +146,11 @@ func googleLInf(sigma float64) (lInf, used float64, err error) {
 	return 0, 0, fmt.Errorf("%w: cannot map sigma = %v onto the secure Gaussian sampler", ErrSource, sigma)
 }
 
+// AddGaussian adds exact N(0, sigma^2) noise to every w[i] and rounds the
+// result to the lattice of step 2^exactgauss.Lattice(sigma): see
+// securegauss.go.
 func (secureSource) AddGaussian(w []float64, sigma float64) error {
-	if !check.Positive(sigma) {
-		return fmt.Errorf("%w: sigma = %v, want finite > 0", ErrScale, sigma)
-	}
-	lInf, _, err := googleLInf(sigma)
-	if err != nil {
-		return err
-	}
-	g := noise.Gaussian()
-	for i, x := range w {
-		y, err := g.AddNoiseFloat64(x, 1, lInf, refEpsilon, refDelta)
-		if err != nil {
-			return fmt.Errorf("%w: %w", ErrSource, err)
-		}
-		w[i] = y
-	}
-	return nil
+	return addGaussianSecure(w, sigma)
 }
 
 // AddGammaNorm draws the gamma-norm noise exactly and snaps the result to a

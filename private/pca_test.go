@@ -83,10 +83,10 @@ func TestFitPCA(t *testing.T) {
 		if src != nil {
 			want = modelfile.NotPrivate
 		}
-		// The directions' note names the sampler's discretization for
+		// The directions' note names the exact sampler's rounding for
 		// secure noise, as the release's note does for its noise.
 		note := pcaNote(t, c)
-		if got := strings.Contains(note, "the discretization is not covered"); got != (src == nil) {
+		if got := strings.Contains(note, perturb.SecurePCANote); got != (src == nil) {
 			t.Errorf("secure noise %v: the directions' note %q", src == nil, note)
 		}
 		if strings.Contains(note, "standardized") {

@@ -78,7 +78,7 @@ func certificate(b dp.Budget, cal calibration, run *trainer.Run, source string, 
 	case source == perturb.SourceSeeded:
 		c.Assumptions = append(c.Assumptions, "the noise and the sampling coins were drawn from seeded generators and can be recomputed from the seed: not for release")
 	case source == perturb.SourceSecure:
-		c.Assumptions = append(c.Assumptions, "the noise of every step is drawn by the secure Gaussian sampler of google/differential-privacy (perturb.Secure), at a standard deviation at least sigma C; the sampling coins come from ChaCha8 keyed by 256 bits of crypto/rand")
+		c.Assumptions = append(c.Assumptions, perturb.SecureDPSGDNote)
 	default:
 		c.Assumptions = append(c.Assumptions, "the noise came from a caller-supplied source whose quality is not verified")
 	}
