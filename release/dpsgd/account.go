@@ -167,7 +167,7 @@ func (cal calibration) matchFile(fileSigma, fileEps float64) (calibration, error
 	}
 	if fileEps != cal.eps {
 		if !near(fileEps, cal.eps, buildTol) || fileEps > cal.target.Epsilon {
-			return cal, fmt.Errorf("file's add/remove eps %v; its accountant gives %v at sigma %v (file's %v): want within %g, at most %v",
+			return cal, fmt.Errorf("add/remove eps %v; its accountant gives %v at sigma %v (the file's %v): want within %g, at most %v",
 				fileEps, cal.eps, cal.sigma, fileSigma, buildTol, cal.target.Epsilon)
 		}
 		cal.eps = fileEps
