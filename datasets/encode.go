@@ -4,7 +4,6 @@ import (
 	"fmt"
 	"math"
 	"slices"
-	"strconv"
 	"strings"
 
 	"github.com/stabpriv/stabpriv/datasets/internal/rawcsv"
@@ -253,9 +252,10 @@ func (t *Table) encodeLabels(e *Encoded, s Schema, task losses.Task, label int) 
 func (t *Table) match(j int, names []string) []int32 {
 	byText := make(map[string]int32, len(names))
 	byValue := make(map[uint64]int32, len(names))
+	c := t.text[j]
 	for k, name := range names {
 		byText[name] = int32(k)
-		if v, kind := rawcsv.ParseCell(name); kind == rawcsv.Number {
+		if v, ok := c.Uncoded(name); ok {
 			byValue[math.Float64bits(v)] = int32(k)
 		}
 	}
@@ -268,7 +268,6 @@ func (t *Table) match(j int, names []string) []int32 {
 			out[i] = k
 		}
 	}
-	c := t.text[j]
 	if c == nil {
 		return out
 	}
@@ -318,7 +317,7 @@ func (t *Table) values(j int) []string {
 		out = append(out, strings.Clone(s))
 	}
 	for b := range nums {
-		out = append(out, strconv.FormatFloat(math.Float64frombits(b), 'f', -1, 64))
+		out = append(out, string(c.AppendNumber(nil, math.Float64frombits(b))))
 	}
 	SortClassNames(out)
 	return out
