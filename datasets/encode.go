@@ -2,9 +2,9 @@ package datasets
 
 import (
 	"fmt"
+	"iter"
 	"math"
 	"slices"
-	"strconv"
 	"strings"
 
 	"github.com/stabpriv/stabpriv/datasets/internal/rawcsv"
@@ -184,8 +184,8 @@ func (t *Table) checkRow(i int, x []float64, label int, cat []bool, text TextCel
 
 // encodeCategories calls set(i, j, v) with the code v of the cell of every
 // row i in every categorical feature j of e: the index of its category
-// among the declared ones (s), -1 for another text. It reads the cells
-// before any call, column by column.
+// among the declared ones (s), -1 for another text. Column by column, it
+// reads the cell of row i before the call for it, which may write over it.
 func (t *Table) encodeCategories(e *Encoded, s Schema, label int, set func(i, j int, v float64)) {
 	for j, vals := range e.Categories {
 		if vals == nil {
@@ -247,48 +247,67 @@ func (t *Table) encodeLabels(e *Encoded, s Schema, task losses.Task, label int) 
 	}
 }
 
-// match returns, for every row, the index in names of the text of its
-// cell in column j, or -1 if no name is that text. If a text is named
-// twice, the last index is given.
-func (t *Table) match(j int, names []string) []int32 {
-	byText := make(map[string]int32, len(names))
-	byValue := make(map[uint64]int32, len(names))
-	for k, name := range names {
-		byText[name] = int32(k)
-		if v, kind := rawcsv.ParseCell(name); kind == rawcsv.Number {
-			byValue[math.Float64bits(v)] = int32(k)
-		}
-	}
-	out := make([]int32, t.n)
-	for i := range t.n {
-		out[i] = -1
-		// A cell with a text (a NaN value, or a number spelled
-		// otherwise) is matched by the text below.
-		if k, ok := byValue[math.Float64bits(t.vals[i*t.ncol+j])]; ok {
-			out[i] = k
-		}
-	}
-	c := t.text[j]
-	if c == nil {
-		return out
-	}
-	byCode := make([]int32, c.Len()+1) // code -> index+1, 0 unknown
-	c.Each(0, t.n, func(i int, code int32) {
-		m := byCode[code]
-		if m == 0 {
-			m = -1
-			if k, ok := byText[c.Text(code)]; ok {
-				m = k + 1
+// match yields, for every row i in order, the index k in names of the
+// text of its cell in column j, or -1 if no name is that text. If a text
+// is named twice, the last index is given. It reads the cell of row i (if
+// at all) before it yields i, so the loop may write over it.
+func (t *Table) match(j int, names []string) iter.Seq2[int, int32] {
+	return func(yield func(int, int32) bool) {
+		byText := make(map[string]int32, len(names))
+		byValue := make(map[uint64]int32, len(names))
+		c := t.text[j]
+		for k, name := range names {
+			byText[name] = int32(k)
+			if v, ok := c.Uncoded(name); ok {
+				byValue[math.Float64bits(v)] = int32(k)
 			}
-			byCode[code] = m
 		}
-		if m < 0 {
-			out[i] = -1
-		} else {
-			out[i] = m - 1
+		// The rows from next to hi have no text: their value is their
+		// text's.
+		next := 0
+		byValues := func(hi int) bool {
+			for ; next < hi; next++ {
+				k, ok := byValue[math.Float64bits(t.vals[next*t.ncol+j])]
+				if !ok {
+					k = -1
+				}
+				if !yield(next, k) {
+					return false
+				}
+			}
+			return true
 		}
-	})
-	return out
+		var byCode []int32 // code -> index+1, 0 unknown, -1 none
+		if c != nil {
+			byCode = make([]int32, c.Len()+1)
+		}
+		more := true
+		c.Each(0, t.n, func(i int, code int32) {
+			if !more {
+				return
+			}
+			if more = byValues(i); !more {
+				return
+			}
+			m := byCode[code]
+			if m == 0 {
+				m = -1
+				if k, ok := byText[c.Text(code)]; ok {
+					m = k + 1
+				}
+				byCode[code] = m
+			}
+			next = i + 1
+			if m < 0 {
+				more = yield(i, -1)
+			} else {
+				more = yield(i, m-1)
+			}
+		})
+		if more {
+			byValues(t.n)
+		}
+	}
 }
 
 // values returns the distinct texts of column j, sorted by SortClassNames.
@@ -318,7 +337,7 @@ func (t *Table) values(j int) []string {
 		out = append(out, strings.Clone(s))
 	}
 	for b := range nums {
-		out = append(out, strconv.FormatFloat(math.Float64frombits(b), 'f', -1, 64))
+		out = append(out, string(c.AppendNumber(nil, math.Float64frombits(b))))
 	}
 	SortClassNames(out)
 	return out

@@ -88,7 +88,7 @@ func (e *Encoded) HashText(hashed []Categorical) error {
 			if code := e.texts[j].At(e.tableRow(i)); code != 0 {
 				text = e.texts[j].Text(code)
 			} else {
-				buf = strconv.AppendFloat(buf[:0], *x, 'f', -1, 64)
+				buf = e.texts[j].AppendNumber(buf[:0], *x)
 				text = rawcsv.BytesString(buf)
 			}
 			*x = float64(c.Index(text))

@@ -1,7 +1,6 @@
 package datasets
 
 import (
-	"bytes"
 	"errors"
 	"math"
 	"math/rand/v2"
@@ -306,36 +305,5 @@ func TestDropInPlace(t *testing.T) {
 	tab := inPlaceTable(t, 5, 2)
 	if err := tab.DropInPlace([]string{"a", "nope"}); !errors.Is(err, ErrSchema) || len(tab.Columns) != 5 || tab.Cell(0, 0) != inPlaceTable(t, 5, 2).Cell(0, 0) {
 		t.Errorf("unknown column: error %v, columns %v", err, tab.Columns)
-	}
-}
-
-// TestReadTableAdvisesRoom: the room the reader reserves for the rows of
-// a file, which EncodeInPlace turns into the rows the trainer reads in a
-// random order, is advised onto huge pages before it is written.
-func TestReadTableAdvisesRoom(t *testing.T) {
-	var advised [][]float64
-	old := adviseRoom
-	written := false
-	adviseRoom = func(s []float64) int {
-		advised = append(advised, s)
-		written = written || slices.ContainsFunc(s, func(v float64) bool { return v != 0 })
-		return 0
-	}
-	t.Cleanup(func() { adviseRoom = old })
-	data := benchLabels(20000, 20, "neg", "pos")
-	tab, err := ReadTable(bytes.NewReader(data), "bench")
-	if err != nil {
-		t.Fatal(err)
-	}
-	if len(advised) == 0 {
-		t.Fatal("no room advised")
-	}
-	last := advised[len(advised)-1]
-	end := tab.vals[:cap(tab.vals)]
-	if &last[:cap(last)][cap(last)-1] != &end[len(end)-1] || len(last) < len(end)-sizeSample*len(tab.Columns) {
-		t.Errorf("advised %d values ending elsewhere than the table's room of %d", len(last), len(end))
-	}
-	if written {
-		t.Error("room advised after it was written")
 	}
 }

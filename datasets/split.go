@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"math"
 	"math/rand/v2"
+	"slices"
 	"sort"
 
 	"gonum.org/v1/gonum/mat"
@@ -93,11 +94,8 @@ func Split(ds *Dataset, testFrac float64, seed uint64, stratified bool) (train, 
 // Errors wrap ErrInvalid: n < 1, testFrac outside [0, 1), or a split that
 // leaves the training side empty or, for testFrac > 0, the test side.
 func SplitIndex(n int, testFrac float64, seed uint64) (train, test []int, err error) {
-	if n < 1 {
-		return nil, nil, fmt.Errorf("%w: %d rows to split", ErrInvalid, n)
-	}
-	if !check.HalfOpenUnit(testFrac) {
-		return nil, nil, fmt.Errorf("%w: test fraction %v, want in [0, 1)", ErrInvalid, testFrac)
+	if err := checkSplit(n, testFrac); err != nil {
+		return nil, nil, err
 	}
 	all := make([]int, n)
 	for i := range all {
@@ -149,6 +147,17 @@ func testQuotas(groups [][]int, testFrac float64, n int) []int {
 	return quota
 }
 
+// checkSplit returns SplitIndex's error about its arguments, if any.
+func checkSplit(n int, testFrac float64) error {
+	if n < 1 {
+		return fmt.Errorf("%w: %d rows to split", ErrInvalid, n)
+	}
+	if !check.HalfOpenUnit(testFrac) {
+		return fmt.Errorf("%w: test fraction %v, want in [0, 1)", ErrInvalid, testFrac)
+	}
+	return nil
+}
+
 // subset returns a deep copy of the rows idx of ds.
 func subset(ds *Dataset, idx []int) *Dataset {
 	_, d := ds.X.Dims()
@@ -185,4 +194,25 @@ func (e *Encoded) Split(testFrac float64, seed uint64, stratified bool) (train, 
 		return out
 	}
 	return pos(tr), pos(te), nil
+}
+
+// SplitInPlace is Split followed by Select of the training rows, then the
+// held-out ones: it returns the number of training rows, which are rows
+// 0..nTrain-1 of e afterwards (in the order Split gives them), the
+// held-out rows after them. With testFrac = 0 every row trains: nothing
+// moves and no index of the rows is made. Errors are Split's, before any
+// change.
+func (e *Encoded) SplitInPlace(testFrac float64, seed uint64, stratified bool) (nTrain int, err error) {
+	if testFrac == 0 {
+		if err := checkSplit(e.N, testFrac); err != nil {
+			return 0, err
+		}
+		return e.N, nil
+	}
+	train, test, err := e.Split(testFrac, seed, stratified)
+	if err != nil {
+		return 0, err
+	}
+	e.Select(slices.Concat(train, test))
+	return len(train), nil
 }

@@ -7,6 +7,8 @@ import (
 	"testing"
 
 	"gonum.org/v1/gonum/mat"
+
+	"github.com/stabpriv/stabpriv/losses"
 )
 
 // toy returns a classification data set whose feature is the row index, so
@@ -179,5 +181,50 @@ func TestSplitIndexIsSplitWithoutStrata(t *testing.T) {
 	}
 	if _, _, err := SplitIndex(1, 0.5, 1); !errors.Is(err, ErrInvalid) {
 		t.Errorf("one row split in half: err %v", err)
+	}
+}
+
+// TestSplitInPlace: SplitInPlace gives the rows of Split, the training
+// rows first, as Select of both sides does; with every row training it
+// moves nothing and allocates nothing (no index of the rows), and its
+// errors are Split's, the rows left as they were.
+func TestSplitInPlace(t *testing.T) {
+	s := Schema{Label: "y", Classes: []string{"p", "q"}}
+	encode := func() *Encoded {
+		enc, err := inPlaceTable(t, 60, 3).EncodeInPlace(s, losses.Binary, TextMark)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return enc
+	}
+	for _, frac := range []float64{0, 0.25} {
+		for _, stratified := range []bool{false, true} {
+			want, got := encode(), encode()
+			train, test, err := want.Split(frac, 7, stratified)
+			if err != nil {
+				t.Fatal(err)
+			}
+			want.Select(slices.Concat(train, test))
+			nTrain, err := got.SplitInPlace(frac, 7, stratified)
+			if err != nil || nTrain != len(train) {
+				t.Fatalf("frac %v, stratified %v: %d training rows, error %v; want %d", frac, stratified, nTrain, err, len(train))
+			}
+			if d := sameEncoded(got, want); d != "" {
+				t.Errorf("frac %v, stratified %v: %s", frac, stratified, d)
+			}
+		}
+	}
+	enc := encode()
+	if a := testing.AllocsPerRun(10, func() { enc.SplitInPlace(0, 7, false) }); a != 0 {
+		t.Errorf("SplitInPlace with every row training: %v allocations, want 0", a)
+	}
+	for _, frac := range []float64{-0.1, 1, 0.001} {
+		enc, want := encode(), encode()
+		if _, err := enc.SplitInPlace(frac, 7, false); !errors.Is(err, ErrInvalid) {
+			t.Errorf("frac %v: error %v, want ErrInvalid", frac, err)
+		}
+		if d := sameEncoded(enc, want); d != "" {
+			t.Errorf("frac %v: the rows changed on an error: %s", frac, d)
+		}
 	}
 }

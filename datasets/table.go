@@ -4,7 +4,6 @@ import (
 	"fmt"
 	"math"
 	"slices"
-	"strconv"
 	"strings"
 
 	"github.com/stabpriv/stabpriv/datasets/internal/rawcsv"
@@ -18,10 +17,12 @@ import (
 // A Table is read before anything says which column is the label, and it
 // keeps every cell: its value, in a float64 matrix (one value per cell, row
 // by row), when the cell is a finite number, and its text when the value
-// does not give it back (a class name, an empty cell, "NaN", a number
-// spelled "1.0" or "1e3"; see Cell). So a class "1" and a label "1.0" stay
-// distinct, an error can quote a malformed cell, and a file of numbers
-// takes about 8 bytes a cell.
+// does not give it back as its column writes numbers (a class name, an
+// empty cell, "NaN", a number spelled "1.0" or "1e3", or "0.5" in a column
+// of numbers written with 6 decimals; see Cell). So a class "1" and a
+// label "1.0" stay distinct, an error can quote a malformed cell, and a
+// file of numbers takes about 8 bytes a cell, whether they are written as
+// the shortest decimals of their values or all with p decimals ("%.6f").
 //
 // Read a Table with ReadTable, ReadTableFile or, in chunks of rows, a
 // TableReader; build one with NewTable.
@@ -102,11 +103,9 @@ func formatErr(source, format string, args ...any) error {
 // for.
 func (t *Table) appendRow(cells []string, line, capRows int) {
 	for j, s := range cells {
-		v, k := rawcsv.ParseCell(s)
+		v, k, p := rawcsv.ParseDecimals(s)
 		t.vals = append(t.vals, v)
-		if k != rawcsv.Number {
-			t.addText(j, s, capRows)
-		}
+		t.addCell(j, s, v, k, p, capRows)
 	}
 	t.endRow(line)
 }
@@ -120,7 +119,7 @@ var comma = []byte{','}
 func (t *Table) appendLine(line []byte, num, capRows int) {
 	rest := rawcsv.BytesString(line)
 	for j := range t.ncol {
-		v, k, n := rawcsv.ScanNumber(rest)
+		v, k, n, p := rawcsv.ScanNumber(rest)
 		if n < 0 || n < len(rest) && rest[n] != ',' {
 			// Not a plain number up to the comma: the cell, trimmed.
 			n = strings.IndexByte(rest, ',')
@@ -128,11 +127,10 @@ func (t *Table) appendLine(line []byte, num, capRows int) {
 				n = len(rest)
 			}
 			s := strings.TrimSpace(rest[:n])
-			if v, k = rawcsv.ParseCell(s); k != rawcsv.Number {
-				t.addText(j, s, capRows)
-			}
-		} else if k != rawcsv.Number {
-			t.addText(j, rest[:n], capRows)
+			v, k, p = rawcsv.ParseDecimals(s)
+			t.addCell(j, s, v, k, p, capRows)
+		} else if c := t.text[j]; c == nil || !c.Spelling().Quick(k, p) {
+			t.addCell(j, rest[:n], v, k, p, capRows)
 		}
 		t.vals = append(t.vals, v)
 		if n < len(rest) {
@@ -141,6 +139,35 @@ func (t *Table) appendLine(line []byte, num, capRows int) {
 		rest = rest[n:]
 	}
 	t.endRow(num)
+}
+
+// addCell keeps what column j needs of the cell of the row being added:
+// text s, of value v, kind k and decimals p (rawcsv.ScanNumber). The
+// column's first number sets its spelling: Decimals(p) for a number of p
+// decimals, else Shortest. A number that the spelling does not write back
+// keeps its text, unless it is the shortest decimal in a column of
+// decimals: the column then becomes Shortest (the rows before that it
+// does not write back get their texts).
+func (t *Table) addCell(j int, s string, v float64, k rawcsv.Kind, p, capRows int) {
+	c := t.text[j]
+	if k != rawcsv.Text {
+		if c.Spelling() == rawcsv.Unset {
+			if c == nil {
+				c = new(rawcsv.Texts)
+				t.text[j] = c
+			}
+			c.Spell(rawcsv.Decimals(p))
+		}
+		sp := c.Spelling()
+		if sp.Writes(s, v, k, p) {
+			return
+		}
+		if sp > 0 && k == rawcsv.Number {
+			t.text[j] = c.Shortest(t.n, capRows, func(i int) float64 { return t.vals[i*t.ncol+j] })
+			return
+		}
+	}
+	t.addText(j, s, capRows)
 }
 
 // addText keeps text s of the cell of the row being added in column j.
@@ -195,23 +222,24 @@ func IsMissing(text string) bool { return text == "" || slices.Contains(missingT
 
 // Cell returns the text of the cell in row i and column j, as the file
 // holds it (trimmed of surrounding white space). The text of a number v is
-// kept only when it is not strconv.FormatFloat(v, 'f', -1, 64); otherwise
-// Cell writes it again from v.
+// kept only when the column's spelling of numbers does not give it back;
+// otherwise Cell writes it again from v. That spelling is
+// strconv.FormatFloat(v, 'f', -1, 64), or FormatFloat(v, 'f', p, 64) in a
+// column whose first number has p digits after the point (as "%.6f"
+// writes 0.5: 0.500000) and whose shortest decimals all have p too.
 func (t *Table) Cell(i, j int) string {
 	t.check(i, j)
-	if k := t.text[j].At(i); k != 0 {
-		return strings.Clone(t.text[j].Text(k))
-	}
-	return strconv.FormatFloat(t.vals[i*t.ncol+j], 'f', -1, 64)
+	return strings.Clone(t.cellView(i, j))
 }
 
 // cellView is Cell without the copy of a stored text, for a caller that
 // does not keep it.
 func (t *Table) cellView(i, j int) string {
-	if k := t.text[j].At(i); k != 0 {
-		return t.text[j].Text(k)
+	c := t.text[j]
+	if k := c.At(i); k != 0 {
+		return c.Text(k)
 	}
-	return strconv.FormatFloat(t.vals[i*t.ncol+j], 'f', -1, 64)
+	return string(c.AppendNumber(nil, t.vals[i*t.ncol+j]))
 }
 
 // Value returns the value of the cell in row i and column j and true if it
@@ -229,10 +257,10 @@ func (t *Table) Value(i, j int) (float64, bool) {
 func (t *Table) SetCell(i, j int, text string) {
 	t.check(i, j)
 	text = strings.TrimSpace(text)
-	v, k := rawcsv.ParseCell(text)
-	t.vals[i*t.ncol+j] = v
 	c := t.text[j]
-	if k == rawcsv.Number {
+	v, number := c.Uncoded(text)
+	t.vals[i*t.ncol+j] = v
+	if number {
 		if c != nil {
 			c.Set(i, 0)
 		}

@@ -282,6 +282,39 @@ func TestParseCellKind(t *testing.T) {
 	}
 }
 
+// TestParseDecimals checks the decimals rawcsv.ParseDecimals reports: p >=
+// 0 only for a cell strconv.FormatFloat(v, 'f', p, 64) writes, and for
+// every such cell of at most 15 significant digits and 22 decimals (the
+// fast path's), NoDecimals only for a number no decimals write.
+func TestParseDecimals(t *testing.T) {
+	r := rand.New(rand.NewPCG(7, 8))
+	try := func(s string) {
+		t.Helper()
+		v, k, p := rawcsv.ParseDecimals(s)
+		writes := -1 // the decimals that write s, if any
+		for q := range 30 {
+			if k != rawcsv.Text && strconv.FormatFloat(v, 'f', q, 64) == s {
+				writes = q
+			}
+		}
+		digits := strings.TrimLeft(strings.NewReplacer("-", "", ".", "").Replace(s), "0")
+		_, frac, _ := strings.Cut(s, ".")
+		switch {
+		case p >= 0 && p != writes, p == rawcsv.NoDecimals && k != rawcsv.Text && writes >= 0,
+			writes >= 0 && len(digits) <= 15 && len(frac) <= 22 && p != writes:
+			t.Fatalf("rawcsv.ParseDecimals(%q) = %v, %v, %d; FormatFloat writes it with %d decimals", s, v, k, p, writes)
+		}
+	}
+	for _, s := range []string{"0", "-0", "0.0", "-0.000000", "1.50", "1.5", "0.500000", "01.5", "+1.5", "1.", ".5", "1e3",
+		"1234567890123456.00", "123456789012345.0", "0.100000000000000005551", "NaN", ""} {
+		try(s)
+	}
+	for range 20000 {
+		try(randomCell(r))
+		try(strconv.FormatFloat(2*r.Float64()-1, 'f', r.IntN(12), 64))
+	}
+}
+
 func FuzzParseCell(f *testing.F) {
 	for _, s := range []string{"1", "1.0", "-0", "0.30000000000000004", "1e22", "x"} {
 		f.Add(s)

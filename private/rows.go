@@ -2,7 +2,6 @@ package private
 
 import (
 	"fmt"
-	"slices"
 
 	"github.com/sirupsen/logrus"
 	"gonum.org/v1/gonum/blas/blas64"
@@ -46,11 +45,14 @@ func (pl *Plan) prepare(t *datasets.Table) (*preparedRows, error) {
 		return nil, err
 	}
 	opts := pl.Options
-	trainIdx, testIdx, err := enc.Split(opts.TestFrac, opts.Seed, opts.Stratify)
+	rows := enc.N
+	// From here on the split is two ranges of rows: the training rows
+	// first.
+	nTrain, err := enc.SplitInPlace(opts.TestFrac, opts.Seed, opts.Stratify)
 	if err != nil {
 		return nil, err
 	}
-	if err := pl.CheckRows(len(trainIdx)); err != nil {
+	if err := pl.CheckRows(nTrain); err != nil {
 		return nil, err
 	}
 	if opts.PCA > 0 {
@@ -70,11 +72,6 @@ func (pl *Plan) prepare(t *datasets.Table) (*preparedRows, error) {
 		if err := pl.checkPCA(w); err != nil {
 			return nil, err
 		}
-	}
-	rows, nTrain := enc.N, len(trainIdx)
-	if len(testIdx) > 0 {
-		// From here on the split is two ranges of rows.
-		enc.Select(slices.Concat(trainIdx, testIdx))
 	}
 	rawTrain := rawRows(enc, nTrain)
 	schema := pl.Schema

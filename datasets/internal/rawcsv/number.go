@@ -25,17 +25,39 @@ const (
 // ParseCell returns the value of cell s (NaN unless it is a finite number,
 // check.ParseFinite deciding) and its kind.
 func ParseCell(s string) (float64, Kind) {
-	v, k, n := ScanNumber(s)
+	v, k, _ := ParseDecimals(s)
+	return v, k
+}
+
+// ParseDecimals is ParseCell that also returns the decimals of s, as
+// ScanNumber does: p >= 0 when strconv.FormatFloat(v, 'f', p, 64) writes
+// s ("0.500000" has 6, "12" has 0), NoDecimals when it writes no number
+// so, MaybeDecimals when only writing v tells.
+func ParseDecimals(s string) (float64, Kind, int) {
+	v, k, n, p := ScanNumber(s)
 	switch n {
 	case len(s):
-		return v, k
+		return v, k, p
 	case noDigits:
 		// strconv.ParseFloat reads no finite number without a digit
 		// before an exponent or the end ("inf" and "nan" are not finite).
-		return math.NaN(), Text
+		return math.NaN(), Text, NoDecimals
 	}
-	return parseSlow(s)
+	v, k = parseSlow(s)
+	return v, k, MaybeDecimals
 }
+
+// The decimals ScanNumber and ParseDecimals report for a number that is
+// not written with a number of decimals they can tell from its form.
+const (
+	// NoDecimals: no strconv.FormatFloat(v, 'f', p, 64) writes the
+	// number as it is written (an exponent, a sign +, a leading zero, a
+	// point without a digit on either side).
+	NoDecimals = -1
+	// MaybeDecimals: the form is FormatFloat's, but with more than 15
+	// significant digits (or beyond the fast path): writing v tells.
+	MaybeDecimals = -2
+)
 
 // The lengths ScanNumber returns when it reads no number.
 const (
@@ -53,14 +75,23 @@ const (
 // -?(0|[1-9][0-9]*)(.[0-9]*[1-9])? with at most 15 significant digits is
 // the shortest that reads back as its value (two decimals of 15 digits
 // read as distinct float64 values), so it is a number without being
-// formatted again.
-func ScanNumber(s string) (float64, Kind, int) {
+// formatted again. The last result is the number's decimals p when it is
+// written -?(0|[1-9][0-9]*)(.[0-9]+)? with p digits after the point and at
+// most 15 significant digits: strconv.FormatFloat(v, 'f', p, 64) then
+// writes it back, trailing zeros and all (the decimal's last digit is at
+// least 10^-15 of it, and the float64 nearest it within 2^-53 of it, well
+// inside half that digit's unit); MaybeDecimals for that form with more
+// digits, NoDecimals for another form or no number.
+func ScanNumber(s string) (float64, Kind, int, int) {
+	// plain: the shortest decimal's form so far; fixed: the form of
+	// FormatFloat with decimals, trailing zeros allowed.
 	i, neg, plain := 0, false, true
 	if i < len(s) && (s[i] == '+' || s[i] == '-') {
 		neg = s[i] == '-'
 		plain = neg
 		i++
 	}
+	fixed := plain
 	// mant collects the digits from the first that is not 0; past 19 of
 	// them it wraps, and the count sends the cell to the slow path.
 	var mant uint64
@@ -74,7 +105,7 @@ func ScanNumber(s string) (float64, Kind, int) {
 	}
 	digits, intDigits := i-sig, i-start
 	if intDigits == 0 || intDigits > 1 && s[start] == '0' {
-		plain = false
+		plain, fixed = false, false
 	}
 	exp, fracDigits := 0, 0
 	if i < len(s) && s[i] == '.' {
@@ -92,18 +123,20 @@ func ScanNumber(s string) (float64, Kind, int) {
 		digits += i - sig
 		fracDigits = i - f
 		exp = -fracDigits
-		if fracDigits == 0 || s[i-1] == '0' {
+		if fracDigits == 0 {
+			plain, fixed = false, false
+		} else if s[i-1] == '0' {
 			plain = false
 		}
 	}
 	if intDigits+fracDigits == 0 {
-		return 0, Text, noDigits
+		return 0, Text, noDigits, NoDecimals
 	}
 	if digits > 19 {
-		return 0, Text, slowPath
+		return 0, Text, slowPath, MaybeDecimals
 	}
 	if i < len(s) && (s[i] == 'e' || s[i] == 'E') {
-		plain = false
+		plain, fixed = false, false
 		i++
 		eneg := false
 		if i < len(s) && (s[i] == '+' || s[i] == '-') {
@@ -116,7 +149,7 @@ func ScanNumber(s string) (float64, Kind, int) {
 			ed++
 		}
 		if ed == 0 || ed == 4 {
-			return 0, Text, slowPath
+			return 0, Text, slowPath, MaybeDecimals
 		}
 		if eneg {
 			e = -e
@@ -124,7 +157,7 @@ func ScanNumber(s string) (float64, Kind, int) {
 		exp += e
 	}
 	if mant >= 1<<53 || exp < -22 || exp > 22 {
-		return 0, Text, slowPath
+		return 0, Text, slowPath, MaybeDecimals
 	}
 	v := float64(mant)
 	if exp >= 0 {
@@ -135,13 +168,20 @@ func ScanNumber(s string) (float64, Kind, int) {
 	if neg {
 		v = -v
 	}
+	p := NoDecimals
+	switch {
+	case fixed && digits <= 15:
+		p = fracDigits
+	case fixed:
+		p = MaybeDecimals
+	}
 	switch {
 	case !plain:
-		return v, Spelled, i
+		return v, Spelled, i, p
 	case digits <= 15:
-		return v, Number, i
+		return v, Number, i, p
 	}
-	return v, kindOf(s[:i], v), i
+	return v, kindOf(s[:i], v), i, p
 }
 
 // parseSlow is ParseCell by strconv.ParseFloat.
