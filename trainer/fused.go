@@ -27,9 +27,9 @@ import (
 // Rows are read in place, with the row, norm and label of the example
 // fusedAhead positions on hinted to the cache at every step
 // (kernel.PrefetchExample), unless they take fusedBlockMinBytes or more
-// and do not lie on huge pages (rowsOnHugePages; package trainer and the
-// command's reader advise the matrices they build onto them,
-// hugepage.Advise). Then they are read from copies made block by block
+// and do not lie on huge pages (rowsOnHugePages; package trainer and
+// datasets/preprocess advise the matrices they build onto them,
+// hugepage.Advise; the command's reader does not, see datasets). Then they are read from copies made block by block
 // (rowBlock.gather):
 // the next fblock examples of the pass order are copied, in that order,
 // into the other of two buffers when the step before the block needs its
