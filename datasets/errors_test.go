@@ -11,6 +11,7 @@ import (
 	"github.com/stabpriv/stabpriv/datasets/libsvm"
 	"github.com/stabpriv/stabpriv/datasets/paper"
 	"github.com/stabpriv/stabpriv/datasets/preprocess"
+	"github.com/stabpriv/stabpriv/datasets/synthetic"
 )
 
 func TestSentinelsWrapPackageErrors(t *testing.T) {
@@ -26,7 +27,7 @@ func TestSentinelsWrapPackageErrors(t *testing.T) {
 		{"checksum", fetch.ErrChecksum, datasets.ErrFormat},
 		{"unknown category", categorical.ErrUnknownCategory, datasets.ErrFormat},
 		{"SVD", preprocess.ErrSVD, datasets.ErrInvalid},
-		{"synthetic", datasets.ErrSyntheticConfig, datasets.ErrInvalid},
+		{"synthetic", synthetic.ErrConfig, datasets.ErrInvalid},
 		{"fetch config", fetch.ErrConfig, datasets.ErrInvalid},
 		{"no checksum", fetch.ErrNoChecksum, datasets.ErrInvalid},
 	}

@@ -5,7 +5,7 @@ import (
 	"fmt"
 	"os"
 
-	"github.com/stabpriv/stabpriv/datasets"
+	"github.com/stabpriv/stabpriv/datasets/synthetic"
 	"github.com/stabpriv/stabpriv/experiments"
 	"github.com/stabpriv/stabpriv/experiments/protocol"
 )
@@ -14,7 +14,7 @@ import (
 // 2 privacy levels, gamma-norm noise calibrated to the stability sensitivity
 // 2L/(mu n) of each run, seeded.
 func ExampleSweep() {
-	ds, _, err := datasets.LogisticData(2000, 5, 1, datasets.LogisticOptions{ThetaNorm: 10})
+	ds, _, err := synthetic.Logistic(2000, 5, 1, synthetic.LogisticOptions{ThetaNorm: 10})
 	if err != nil {
 		fmt.Println(err)
 		return

@@ -17,6 +17,7 @@ import (
 
 	"github.com/stabpriv/stabpriv/datasets"
 	"github.com/stabpriv/stabpriv/datasets/paper"
+	"github.com/stabpriv/stabpriv/datasets/synthetic"
 	"github.com/stabpriv/stabpriv/dp"
 	"github.com/stabpriv/stabpriv/experiments/protocol"
 	"github.com/stabpriv/stabpriv/losses"
@@ -29,12 +30,12 @@ import (
 var pngHeader = []byte("\x89PNG\r\n\x1a\n")
 
 var synthOnce = sync.OnceValues(func() (*datasets.Dataset, error) {
-	ds, _, err := datasets.LogisticData(3000, 8, 11, datasets.LogisticOptions{ThetaNorm: 12})
+	ds, _, err := synthetic.Logistic(3000, 8, 11, synthetic.LogisticOptions{ThetaNorm: 12})
 	return ds, err
 })
 
-// synthetic returns a planted logistic data set (3000 x 8) for fast sweeps.
-func synthetic(t *testing.T) protocol.Config {
+// syntheticProtocol returns a planted logistic data set (3000 x 8) for fast sweeps.
+func syntheticProtocol(t *testing.T) protocol.Config {
 	t.Helper()
 	ds, err := synthOnce()
 	if err != nil {
@@ -46,7 +47,7 @@ func synthetic(t *testing.T) protocol.Config {
 // smallSweep is the sweep of the synthetic tests.
 func smallSweep(t *testing.T) SweepConfig {
 	return SweepConfig{
-		Protocol: synthetic(t),
+		Protocol: syntheticProtocol(t),
 		Splits:   3,
 		Lambdas:  []float64{1e-3, 1e-2},
 		Epsilons: []float64{0.1, 1, 10},
@@ -306,7 +307,7 @@ func TestSummaryBest(t *testing.T) {
 
 func TestFeatSelSynthetic(t *testing.T) {
 	cfg := FeatSelConfig{
-		Protocol:   synthetic(t),
+		Protocol:   syntheticProtocol(t),
 		Splits:     2,
 		Lambdas:    []float64{1e-3, 1e-2},
 		Epsilons:   []float64{1, 10},
@@ -355,7 +356,7 @@ func TestFeatSelSynthetic(t *testing.T) {
 // (protocol.Matrix) gives the rows of the same sweep on the data set it
 // holds.
 func TestSweepMatrix(t *testing.T) {
-	ds, _, err := datasets.LogisticData(300, 3, 1, datasets.LogisticOptions{})
+	ds, _, err := synthetic.Logistic(300, 3, 1, synthetic.LogisticOptions{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -724,7 +725,7 @@ func TestDataFile(t *testing.T) {
 	if s := Summarize(rows); s.DataFile != "wdbc.csv" {
 		t.Errorf("summary names its data file %q, want wdbc.csv", s.DataFile)
 	}
-	p, err := protocol.New(synthetic(t))
+	p, err := protocol.New(syntheticProtocol(t))
 	if err != nil {
 		t.Fatal(err)
 	}

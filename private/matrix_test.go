@@ -17,6 +17,7 @@ import (
 
 	"github.com/stabpriv/stabpriv/datasets"
 	"github.com/stabpriv/stabpriv/datasets/preprocess"
+	"github.com/stabpriv/stabpriv/datasets/synthetic"
 	"github.com/stabpriv/stabpriv/dp"
 	"github.com/stabpriv/stabpriv/losses"
 	"github.com/stabpriv/stabpriv/modelfile"
@@ -26,10 +27,10 @@ import (
 )
 
 // logisticRows returns n rows of d features uniform in the unit ball and
-// their labels -1/+1 of a planted logistic model (datasets.LogisticData).
+// their labels -1/+1 of a planted logistic model (synthetic.Logistic).
 func logisticRows(t *testing.T, n, d int, seed uint64) ([][]float64, []float64) {
 	t.Helper()
-	ds, _, err := datasets.LogisticData(n, d, seed, datasets.LogisticOptions{})
+	ds, _, err := synthetic.Logistic(n, d, seed, synthetic.LogisticOptions{})
 	if err != nil {
 		t.Fatal(err)
 	}

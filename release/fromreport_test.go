@@ -8,7 +8,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/stabpriv/stabpriv/datasets"
+	"github.com/stabpriv/stabpriv/datasets/synthetic"
 	"github.com/stabpriv/stabpriv/losses"
 	"github.com/stabpriv/stabpriv/perturb"
 	"github.com/stabpriv/stabpriv/regularizers"
@@ -20,7 +20,7 @@ import (
 // norm <= 1 in 5 dimensions and returns the model and its run record.
 func trainSynthetic(t *testing.T, cfg trainer.Config) (*trainer.Model, *trainer.Run) {
 	t.Helper()
-	ds, _, err := datasets.LogisticData(300, 5, 3, datasets.LogisticOptions{})
+	ds, _, err := synthetic.Logistic(300, 5, 3, synthetic.LogisticOptions{})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -14,6 +14,7 @@ import (
 	"github.com/stabpriv/stabpriv/datasets"
 	"github.com/stabpriv/stabpriv/datasets/paper"
 	"github.com/stabpriv/stabpriv/datasets/preprocess"
+	"github.com/stabpriv/stabpriv/datasets/synthetic"
 )
 
 // dataSet is one data set of the tables: a CSV file the train command
@@ -142,11 +143,11 @@ func prepareOne(name, dataDir, dir string) (dataSet, error) {
 	case "digits":
 		return prepareDigits(digitsFile, path)
 	case "synthetic":
-		ds, _, err := datasets.LogisticData(syntheticN, syntheticD, syntheticSeed, datasets.LogisticOptions{})
+		ds, _, err := synthetic.Logistic(syntheticN, syntheticD, syntheticSeed, synthetic.LogisticOptions{})
 		if err != nil {
 			return dataSet{}, err
 		}
-		return writeSet(ds, name, path, "y", fmt.Sprintf("planted logistic model (datasets.LogisticData, n = %d, d = %d, seed %d), rows uniform in the unit ball", syntheticN, syntheticD, syntheticSeed))
+		return writeSet(ds, name, path, "y", fmt.Sprintf("planted logistic model (synthetic.Logistic, n = %d, d = %d, seed %d), rows uniform in the unit ball", syntheticN, syntheticD, syntheticSeed))
 	}
 	if t, ok := sklearnTables[name]; ok {
 		return prepareSklearn(name, t, path)

@@ -7,10 +7,11 @@ import (
 	"gonum.org/v1/gonum/floats"
 
 	"github.com/stabpriv/stabpriv/datasets"
+	"github.com/stabpriv/stabpriv/datasets/synthetic"
 )
 
 func TestProtocolRowsInUnitBall(t *testing.T) {
-	ds, _, err := datasets.LogisticData(500, 40, 3, datasets.LogisticOptions{})
+	ds, _, err := synthetic.Logistic(500, 40, 3, synthetic.LogisticOptions{})
 	if err != nil {
 		t.Fatal(err)
 	}

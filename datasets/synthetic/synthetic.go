@@ -1,4 +1,4 @@
-package datasets
+package synthetic
 
 import (
 	"fmt"
@@ -7,14 +7,15 @@ import (
 
 	"gonum.org/v1/gonum/mat"
 
+	"github.com/stabpriv/stabpriv/datasets"
 	"github.com/stabpriv/stabpriv/internal/check"
 )
 
-// ErrSyntheticConfig is returned (wrapped) for invalid arguments of the
-// synthetic generators. It wraps ErrInvalid.
-var ErrSyntheticConfig = fmt.Errorf("%w: synthetic data configuration", ErrInvalid)
+// ErrConfig is returned (wrapped) for invalid arguments of the generators.
+// It wraps datasets.ErrInvalid.
+var ErrConfig = fmt.Errorf("%w: synthetic data configuration", datasets.ErrInvalid)
 
-// LogisticOptions configures LogisticData. The zero value plants a
+// LogisticOptions configures Logistic. The zero value plants a
 // parameter of norm 2*sqrt(d).
 type LogisticOptions struct {
 	// ThetaNorm is the norm of the planted parameter. With rows uniform in
@@ -24,19 +25,19 @@ type LogisticOptions struct {
 	ThetaNorm float64
 }
 
-// LogisticData draws n examples in d dimensions from a planted logistic
+// Logistic draws n examples in d dimensions from a planted logistic
 // model: rows x_i uniform in the unit ball (so ||x_i|| <= 1 = kappa without
 // clipping), theta uniform on the sphere of radius opts.ThetaNorm, and
 // P(y_i = +1 | x_i) = 1/(1+exp(-<theta, x_i>)), labels -1/+1. Randomness is
 // a PCG source seeded with seed: the same arguments give the same data. It
 // returns the data set and theta.
-func LogisticData(n, d int, seed uint64, opts LogisticOptions) (*Dataset, []float64, error) {
-	if err := checkSyntheticShape(n, d); err != nil {
+func Logistic(n, d int, seed uint64, opts LogisticOptions) (*datasets.Dataset, []float64, error) {
+	if err := checkShape(n, d); err != nil {
 		return nil, nil, err
 	}
 	norm := opts.ThetaNorm
 	if !check.NonNegative(norm) {
-		return nil, nil, fmt.Errorf("%w: ThetaNorm = %v", ErrSyntheticConfig, norm)
+		return nil, nil, fmt.Errorf("%w: ThetaNorm = %v", ErrConfig, norm)
 	}
 	if norm == 0 {
 		norm = 2 * math.Sqrt(float64(d))
@@ -55,10 +56,10 @@ func LogisticData(n, d int, seed uint64, opts LogisticOptions) (*Dataset, []floa
 			y[i] = 1
 		}
 	}
-	return &Dataset{
+	return &datasets.Dataset{
 		X:        x,
 		Y:        y,
-		Features: syntheticFeatureNames(d),
+		Features: featureNames(d),
 		Classes:  []string{"-1", "+1"},
 		Notes: []string{fmt.Sprintf("synthetic: planted logistic model, n = %d, d = %d, ||theta|| = %g, rows uniform in the unit ball, seed %d",
 			n, d, norm, seed)},
@@ -71,12 +72,12 @@ func LogisticData(n, d int, seed uint64, opts LogisticOptions) (*Dataset, []floa
 // in the unit ball and theta uniform on the unit sphere. Labels are real
 // values (Classes nil). Randomness is a PCG source seeded with seed. It
 // returns the data set and theta.
-func LinearGaussian(n, d int, sigma float64, seed uint64) (*Dataset, []float64, error) {
-	if err := checkSyntheticShape(n, d); err != nil {
+func LinearGaussian(n, d int, sigma float64, seed uint64) (*datasets.Dataset, []float64, error) {
+	if err := checkShape(n, d); err != nil {
 		return nil, nil, err
 	}
 	if !check.NonNegative(sigma) {
-		return nil, nil, fmt.Errorf("%w: sigma = %v", ErrSyntheticConfig, sigma)
+		return nil, nil, fmt.Errorf("%w: sigma = %v", ErrConfig, sigma)
 	}
 	rng := rand.New(rand.NewPCG(seed, seed^0x2545f4914f6cdd1d))
 	theta := randomUnitVector(rng, d)
@@ -86,21 +87,21 @@ func LinearGaussian(n, d int, sigma float64, seed uint64) (*Dataset, []float64, 
 	for i := range n {
 		y[i] = mat.Dot(mat.NewVecDense(d, x.RawRowView(i)), tv) + sigma*rng.NormFloat64()
 	}
-	return &Dataset{
+	return &datasets.Dataset{
 		X:        x,
 		Y:        y,
-		Features: syntheticFeatureNames(d),
+		Features: featureNames(d),
 		Notes: []string{fmt.Sprintf("synthetic: linear Gaussian model y = <theta, x> + N(0, %g^2), n = %d, d = %d, ||theta|| = 1, rows uniform in the unit ball, seed %d",
 			sigma, n, d, seed)},
 	}, theta, nil
 }
 
-func checkSyntheticShape(n, d int) error {
+func checkShape(n, d int) error {
 	if n < 1 || d < 1 {
-		return fmt.Errorf("%w: n = %d, d = %d, want both >= 1", ErrSyntheticConfig, n, d)
+		return fmt.Errorf("%w: n = %d, d = %d, want both >= 1", ErrConfig, n, d)
 	}
 	if n > math.MaxInt32/d {
-		return fmt.Errorf("%w: n*d = %d*%d is too large", ErrSyntheticConfig, n, d)
+		return fmt.Errorf("%w: n*d = %d*%d is too large", ErrConfig, n, d)
 	}
 	return nil
 }
@@ -139,7 +140,7 @@ func unitBallRows(rng *rand.Rand, n, d int) *mat.Dense {
 	return x
 }
 
-func syntheticFeatureNames(d int) []string {
+func featureNames(d int) []string {
 	names := make([]string, d)
 	for j := range names {
 		names[j] = fmt.Sprintf("x%d", j+1)

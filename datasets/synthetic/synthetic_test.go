@@ -1,8 +1,7 @@
-package datasets
+package synthetic
 
 import (
 	"errors"
-	"fmt"
 	"math"
 	"testing"
 
@@ -34,9 +33,9 @@ func checkUnitBallRows(t *testing.T, x *mat.Dense) {
 	}
 }
 
-func TestLogisticData(t *testing.T) {
+func TestLogistic(t *testing.T) {
 	const n, d = 20000, 5
-	ds, theta, err := LogisticData(n, d, 3, LogisticOptions{})
+	ds, theta, err := Logistic(n, d, 3, LogisticOptions{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -70,14 +69,14 @@ func TestLogisticData(t *testing.T) {
 		t.Errorf("on %d rows with margin > 1, positives minus expected = %.1f", hi, hiDiff)
 	}
 
-	again, theta2, err := LogisticData(n, d, 3, LogisticOptions{})
+	again, theta2, err := Logistic(n, d, 3, LogisticOptions{})
 	if err != nil {
 		t.Fatal(err)
 	}
 	if !mat.Equal(ds.X, again.X) || !floats.Equal(ds.Y, again.Y) || !floats.Equal(theta, theta2) {
 		t.Error("same seed gave different data")
 	}
-	other, _, err := LogisticData(n, d, 4, LogisticOptions{ThetaNorm: 1})
+	other, _, err := Logistic(n, d, 4, LogisticOptions{ThetaNorm: 1})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -127,38 +126,24 @@ func TestLinearGaussian(t *testing.T) {
 	}
 }
 
-func TestSyntheticErrors(t *testing.T) {
+func TestErrors(t *testing.T) {
 	tests := []struct {
 		name string
 		fn   func() error
 	}{
-		{"logistic n zero", func() error { _, _, err := LogisticData(0, 2, 1, LogisticOptions{}); return err }},
-		{"logistic d negative", func() error { _, _, err := LogisticData(5, -1, 1, LogisticOptions{}); return err }},
-		{"logistic NaN norm", func() error { _, _, err := LogisticData(5, 2, 1, LogisticOptions{ThetaNorm: math.NaN()}); return err }},
-		{"logistic negative norm", func() error { _, _, err := LogisticData(5, 2, 1, LogisticOptions{ThetaNorm: -1}); return err }},
+		{"logistic n zero", func() error { _, _, err := Logistic(0, 2, 1, LogisticOptions{}); return err }},
+		{"logistic d negative", func() error { _, _, err := Logistic(5, -1, 1, LogisticOptions{}); return err }},
+		{"logistic NaN norm", func() error { _, _, err := Logistic(5, 2, 1, LogisticOptions{ThetaNorm: math.NaN()}); return err }},
+		{"logistic negative norm", func() error { _, _, err := Logistic(5, 2, 1, LogisticOptions{ThetaNorm: -1}); return err }},
 		{"gaussian negative sigma", func() error { _, _, err := LinearGaussian(5, 2, -1, 1); return err }},
 		{"gaussian infinite sigma", func() error { _, _, err := LinearGaussian(5, 2, math.Inf(1), 1); return err }},
 		{"gaussian too large", func() error { _, _, err := LinearGaussian(math.MaxInt32, 4, 1, 1); return err }},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
-			if err := tc.fn(); !errors.Is(err, ErrSyntheticConfig) {
-				t.Fatalf("err = %v, want ErrSyntheticConfig", err)
+			if err := tc.fn(); !errors.Is(err, ErrConfig) {
+				t.Fatalf("err = %v, want ErrConfig", err)
 			}
 		})
 	}
-}
-
-func ExampleLogisticData() {
-	ds, theta, err := LogisticData(1000, 3, 42, LogisticOptions{ThetaNorm: 4})
-	if err != nil {
-		fmt.Println(err)
-		return
-	}
-	n, d := ds.X.Dims()
-	fmt.Println(n, d, ds.Classes)
-	fmt.Printf("||theta|| = %.1f\n", floats.Norm(theta, 2))
-	// Output:
-	// 1000 3 [-1 +1]
-	// ||theta|| = 4.0
 }
