@@ -18,6 +18,7 @@ import (
 	"github.com/apache/beam/sdks/v2/go/pkg/beam"
 
 	"github.com/stabpriv/stabpriv/datasets"
+	"github.com/stabpriv/stabpriv/datasets/placement"
 	"github.com/stabpriv/stabpriv/modelfile"
 )
 
@@ -316,7 +317,7 @@ func TestPipelineQuotedBlocks(t *testing.T) {
 	if err := os.WriteFile(filepath.Join(dir, "quoted-1.csv"), []byte(bad.String()), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	_, want := datasets.ReadShards(glob, nil)
+	_, want := placement.ReadShards(glob, nil)
 	if want == nil {
 		t.Fatal("the in-process read of a shard with an unclosed quote did not fail")
 	}

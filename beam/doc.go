@@ -29,7 +29,7 @@
 //	          give each row the partition PartitionOf(seed, shard name, row
 //	          number) and the held-out flag HeldOut(...): hashes of the
 //	          position, never of the content. A shard's name is its path
-//	          relative to the input root (datasets.InputRoot: the pattern's
+//	          relative to the input root (placement.InputRoot: the pattern's
 //	          directories before its first wildcard), so Hive-style layouts
 //	          (dt=1/part-0.csv, dt=2/part-0.csv) are distinct shards. The
 //	          training rows travel packed (Pack): one element holds up to
@@ -51,7 +51,7 @@
 //	          the repeats across blocks and shards are removed per ID
 //	          (filter.Distinct: keyed by the ID, combined per key), and one
 //	          combine adds each distinct ID's partition and held-out flag
-//	          into a count of P + 1 integers (datasets.IDCounts), the side
+//	          into a count of P + 1 integers (placement.IDCounts), the side
 //	          input of the layout and the release; no worker holds the list
 //	          of IDs
 //	group     by partition

@@ -9,7 +9,7 @@ import (
 	"testing"
 
 	"github.com/stabpriv/stabpriv/cmd/runflags"
-	"github.com/stabpriv/stabpriv/datasets"
+	"github.com/stabpriv/stabpriv/datasets/placement"
 	"github.com/stabpriv/stabpriv/partition"
 	"github.com/stabpriv/stabpriv/perturb"
 	"github.com/stabpriv/stabpriv/release/autoknobs"
@@ -43,7 +43,7 @@ func TestPipelinePrivacyIDRule(t *testing.T) {
 		t.Fatal(err)
 	}
 	got := pipelineFile(t, cfg, glob, filepath.Join(dir, "rule.json"))
-	tables, err := datasets.ReadShards(glob, nil)
+	tables, err := placement.ReadShards(glob, nil)
 	if err != nil {
 		t.Fatal(err)
 	}

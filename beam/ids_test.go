@@ -14,13 +14,13 @@ import (
 	"github.com/apache/beam/sdks/v2/go/pkg/beam/testing/passert"
 	"github.com/apache/beam/sdks/v2/go/pkg/beam/testing/ptest"
 
-	"github.com/stabpriv/stabpriv/datasets"
+	"github.com/stabpriv/stabpriv/datasets/placement"
 )
 
 // TestCountIDs counts privacy IDs that repeat (an ID read in several
 // blocks or shards is emitted once by each) with countIDs: the count is
 // that of the distinct IDs, each once, as the in-process fit counts them
-// (datasets.CountIDs); an empty ID fails the pipeline with the layout's
+// (placement.CountIDs); an empty ID fails the pipeline with the layout's
 // error.
 func TestCountIDs(t *testing.T) {
 	cfg := testConfig(2, 3)
@@ -34,7 +34,7 @@ func TestCountIDs(t *testing.T) {
 		}
 	}
 	rng.Shuffle(len(emitted), func(i, j int) { emitted[i], emitted[j] = emitted[j], emitted[i] })
-	want, err := datasets.CountIDs(distinct, cfg.Seed, cfg.TestFrac, cfg.Partitions)
+	want, err := placement.CountIDs(distinct, cfg.Seed, cfg.TestFrac, cfg.Partitions)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -47,7 +47,7 @@ func TestCountIDs(t *testing.T) {
 		t.Fatal(err)
 	}
 
-	_, _, _, layoutErr := datasets.IDLayout([]string{""}, cfg.Seed, cfg.TestFrac, 2, cfg.Partitions)
+	_, _, _, layoutErr := placement.IDLayout([]string{""}, cfg.Seed, cfg.TestFrac, 2, cfg.Partitions)
 	p, s = beam.NewPipelineWithRoot()
 	countIDs(s, cfg, beam.CreateList(s, []string{"a", "", "b"}))
 	if err := ptest.Run(p); err == nil || layoutErr == nil || !strings.Contains(err.Error(), layoutErr.Error()) {
@@ -71,7 +71,7 @@ func TestIDCountsAccumulator(t *testing.T) {
 			t.Errorf("%s returns %v, which can hold strings", name, at)
 		}
 	}
-	if holdsString(reflect.TypeOf(Count{}), map[reflect.Type]bool{reflect.TypeOf(datasets.Shard{}): true}) {
+	if holdsString(reflect.TypeOf(Count{}), map[reflect.Type]bool{reflect.TypeOf(placement.Shard{}): true}) {
 		t.Error("Count holds strings other than the shards' names")
 	}
 	acc := fn.CreateAccumulator()
@@ -144,7 +144,7 @@ func TestPipelineIDInTwoShards(t *testing.T) {
 	got := pipelineFile(t, cfg, glob, filepath.Join(dir, "model.json"))
 	want := fitInProcess(t, cfg, glob)
 	sameRelease(t, "an ID in two shards", got, want)
-	rows, train, sizes, err := datasets.IDLayout(users, cfg.Seed, cfg.TestFrac, 2, 3)
+	rows, train, sizes, err := placement.IDLayout(users, cfg.Seed, cfg.TestFrac, 2, 3)
 	if err != nil {
 		t.Fatal(err)
 	}

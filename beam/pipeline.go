@@ -17,6 +17,7 @@ import (
 
 	"github.com/stabpriv/stabpriv/cmd/runflags"
 	"github.com/stabpriv/stabpriv/datasets"
+	"github.com/stabpriv/stabpriv/datasets/placement"
 	"github.com/stabpriv/stabpriv/internal/safefile"
 	"github.com/stabpriv/stabpriv/partition"
 )
@@ -32,9 +33,9 @@ func init() {
 	beam.RegisterType(reflect.TypeOf((*results)(nil)).Elem())
 	register.DoFn5x1[context.Context, Block, func(int, Pack), func(Count), func(string), error](&readShardFn{})
 	register.Emitter1[string]()
-	beam.RegisterType(reflect.TypeOf((*datasets.IDCounts)(nil)).Elem())
-	register.Combiner3[datasets.IDCounts, string, datasets.IDCounts](&idCountsFn{})
-	register.DoFn4x1[context.Context, Count, datasets.IDCounts, func(partition.Layout), error](&layoutFn{})
+	beam.RegisterType(reflect.TypeOf((*placement.IDCounts)(nil)).Elem())
+	register.Combiner3[placement.IDCounts, string, placement.IDCounts](&idCountsFn{})
+	register.DoFn4x1[context.Context, Count, placement.IDCounts, func(partition.Layout), error](&layoutFn{})
 	register.Emitter1[partition.Layout]()
 	register.Emitter2[int, Pack]()
 	register.Emitter1[Count]()
@@ -44,7 +45,7 @@ func init() {
 	register.Emitter1[[]byte]()
 	register.Combiner3[results, []byte, results](&combineFn{})
 	register.Function2x1(addCounts)
-	register.DoFn5x1[context.Context, results, Count, datasets.IDCounts, func(int, []byte), error](&releaseFn{})
+	register.DoFn5x1[context.Context, results, Count, placement.IDCounts, func(int, []byte), error](&releaseFn{})
 	register.Emitter2[int, []byte]()
 	register.DoFn3x1[context.Context, int, func(*[]byte) bool, error](&sinkFn{})
 	register.Function2x2(keyByID)
@@ -58,22 +59,22 @@ func init() {
 // worker, of a size that grows with the shards, not the rows.
 //
 // A fit per privacy ID is laid out and released from the counts of its
-// distinct IDs (datasets.IDCounts, idCountsFn), not from Count: the
+// distinct IDs (placement.IDCounts, idCountsFn), not from Count: the
 // shards' row counts depend on how many rows each ID has.
 type Count struct {
 	Rows, Train int
-	Shards      []datasets.Shard
+	Shards      []placement.Shard
 }
 
 func addCounts(a, b Count) Count {
-	return Count{Rows: a.Rows + b.Rows, Train: a.Train + b.Train, Shards: append(append([]datasets.Shard(nil), a.Shards...), b.Shards...)}
+	return Count{Rows: a.Rows + b.Rows, Train: a.Train + b.Train, Shards: append(append([]placement.Shard(nil), a.Shards...), b.Shards...)}
 }
 
 // shards returns the shards of c in name order, each once with its rows:
 // the blocks of a shard count its rows in parts.
-func (c Count) shards() []datasets.Shard {
+func (c Count) shards() []placement.Shard {
 	byName := make(map[string]int)
-	var out []datasets.Shard
+	var out []placement.Shard
 	for _, sh := range c.Shards {
 		if i, ok := byName[sh.Name]; ok {
 			out[i].Rows += sh.Rows
@@ -82,7 +83,7 @@ func (c Count) shards() []datasets.Shard {
 		byName[sh.Name] = len(out)
 		out = append(out, sh)
 	}
-	slices.SortFunc(out, func(a, b datasets.Shard) int { return strings.Compare(a.Name, b.Name) })
+	slices.SortFunc(out, func(a, b placement.Shard) int { return strings.Compare(a.Name, b.Name) })
 	return out
 }
 
@@ -118,7 +119,7 @@ var ErrInput = errors.New("stabbeam: bad input")
 //	       -> read (per block: parse, preprocess, partition by position)
 //	       -> counts -> layout (checked before any training)
 //	       [per privacy ID: the blocks' IDs -> distinct -> counted
-//	        (datasets.IDCounts) -> layout and release]
+//	        (placement.IDCounts) -> layout and release]
 //	       [-> group by privacy ID -> bound (c rows per ID, padded), per ID]
 //	       -> group by partition -> train (per partition, rows in position order)
 //	       -> combine (all results into one) -> release (noise once)
@@ -145,7 +146,7 @@ func Release(s beam.Scope, cfg Config, header []string, shards []ShardFile) beam
 	rows, counts, idList := beam.ParDo3(s, &readShardFn{Cfg: cfg, Header: header}, blocks)
 	total := beam.Combine(s, addCounts, counts)
 	// A fit per row counts no privacy ID.
-	ids := beam.Create(s, datasets.IDCounts{})
+	ids := beam.Create(s, placement.IDCounts{})
 	if cfg.PrivacyID != "" {
 		ids = countIDs(s, cfg, idList)
 	}

@@ -19,6 +19,7 @@ import (
 	_ "github.com/apache/beam/sdks/v2/go/pkg/beam/runners/prism"
 	"github.com/apache/beam/sdks/v2/go/pkg/beam/testing/ptest"
 	"github.com/stabpriv/stabpriv/datasets"
+	"github.com/stabpriv/stabpriv/datasets/placement"
 	"github.com/stabpriv/stabpriv/modelfile"
 	"github.com/stabpriv/stabpriv/partition"
 	"github.com/stabpriv/stabpriv/private"
@@ -94,10 +95,10 @@ func runPipeline(t *testing.T, cfg Config, glob, out string) error {
 }
 
 // fitInProcess runs partition.Fit on the same shards, read as stabpriv
-// train reads them (datasets.ReadShards).
+// train reads them (placement.ReadShards).
 func fitInProcess(t *testing.T, cfg Config, glob string) *modelfile.Released {
 	t.Helper()
-	tables, err := datasets.ReadShards(glob, nil)
+	tables, err := placement.ReadShards(glob, nil)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -8,7 +8,7 @@ import (
 
 	"github.com/apache/beam/sdks/v2/go/pkg/beam"
 
-	"github.com/stabpriv/stabpriv/datasets"
+	"github.com/stabpriv/stabpriv/datasets/placement"
 	"github.com/stabpriv/stabpriv/modelfile"
 	"github.com/stabpriv/stabpriv/partition"
 )
@@ -42,7 +42,7 @@ type releaseFn struct {
 // draws again counts twice; only one draw is ever committed).
 var releases = beam.NewCounter("stabpriv", "releases-drawn")
 
-func (f *releaseFn) ProcessElement(ctx context.Context, rs results, total Count, ids datasets.IDCounts, emit func(int, []byte)) error {
+func (f *releaseFn) ProcessElement(ctx context.Context, rs results, total Count, ids placement.IDCounts, emit func(int, []byte)) error {
 	plan, err := f.Cfg.Plan(f.Header)
 	if err != nil {
 		return err

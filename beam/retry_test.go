@@ -14,7 +14,7 @@ import (
 	"github.com/apache/beam/sdks/v2/go/pkg/beam/register"
 	"github.com/apache/beam/sdks/v2/go/pkg/beam/testing/ptest"
 
-	"github.com/stabpriv/stabpriv/datasets"
+	"github.com/stabpriv/stabpriv/datasets/placement"
 	"github.com/stabpriv/stabpriv/internal/safefile"
 	"github.com/stabpriv/stabpriv/modelfile"
 	"github.com/stabpriv/stabpriv/partition"
@@ -111,7 +111,7 @@ func TestReleaseRetrySafe(t *testing.T) {
 	rel := &releaseFn{Cfg: cfg, Header: header}
 	var draws [][]byte
 	for range 2 {
-		if err := rel.ProcessElement(context.Background(), rs, total, datasets.IDCounts{}, func(_ int, b []byte) { draws = append(draws, b) }); err != nil {
+		if err := rel.ProcessElement(context.Background(), rs, total, placement.IDCounts{}, func(_ int, b []byte) { draws = append(draws, b) }); err != nil {
 			t.Fatal(err)
 		}
 	}

@@ -10,6 +10,7 @@ import (
 
 	"github.com/stabpriv/stabpriv/cmd/runflags"
 	"github.com/stabpriv/stabpriv/datasets"
+	"github.com/stabpriv/stabpriv/datasets/placement"
 	"github.com/stabpriv/stabpriv/dp"
 	"github.com/stabpriv/stabpriv/partition"
 	"github.com/stabpriv/stabpriv/perturb"
@@ -26,7 +27,7 @@ import (
 func TestPipelineRule(t *testing.T) {
 	dir := t.TempDir()
 	glob := writeShards(t, dir, 3, 200, 3, 5)
-	tables, err := datasets.ReadShards(glob, nil)
+	tables, err := placement.ReadShards(glob, nil)
 	if err != nil {
 		t.Fatal(err)
 	}

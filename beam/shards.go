@@ -12,11 +12,12 @@ import (
 	"sync"
 
 	"github.com/stabpriv/stabpriv/datasets"
+	"github.com/stabpriv/stabpriv/datasets/placement"
 	"github.com/stabpriv/stabpriv/partition"
 )
 
 // ShardFile is a shard: its path (local, or a URL) and its name, the path
-// relative to the input root (datasets.ShardNames), which enters the
+// relative to the input root (placement.ShardNames), which enters the
 // position of each of its rows.
 type ShardFile struct {
 	Path, Name string
@@ -25,7 +26,7 @@ type ShardFile struct {
 // Shards expands the pattern (a local glob or a URL such as
 // gs://bucket/dir/dt=*/part-*.csv) to the shard files, sorted by path,
 // each named by its path relative to the input root
-// (datasets.InputRoot): Hive-style layouts, where files in different
+// (placement.InputRoot): Hive-style layouts, where files in different
 // directories share a base name, are distinct shards. No file under the
 // root, or two with the same name, is an error wrapping ErrInput.
 func Shards(ctx context.Context, pattern string) ([]ShardFile, error) {
@@ -41,12 +42,12 @@ func Shards(ctx context.Context, pattern string) ([]ShardFile, error) {
 	if err != nil {
 		return nil, fmt.Errorf("%w: --data %s: %w", ErrInput, pattern, err)
 	}
-	root := datasets.InputRoot(pattern)
+	root := placement.InputRoot(pattern)
 	if len(files) == 0 {
 		return nil, fmt.Errorf("%w: %w: --data %s matches no shard (input root %q)", ErrInput, datasets.ErrFormat, pattern, root)
 	}
 	sort.Strings(files)
-	names, err := datasets.ShardNames(root, files)
+	names, err := placement.ShardNames(root, files)
 	if err != nil {
 		return nil, fmt.Errorf("%w: --data %s: %w", ErrInput, pattern, err)
 	}
@@ -214,7 +215,7 @@ func (f *readShardFn) ProcessElement(ctx context.Context, b Block, emit func(int
 				pk.add(r.Shard, r.Row, r.X, r.Y)
 			}
 			for _, id := range order {
-				emit(datasets.IDPartition(f.Cfg.Seed, id, f.Cfg.Partitions), *byID[id])
+				emit(placement.IDPartition(f.Cfg.Seed, id, f.Cfg.Partitions), *byID[id])
 			}
 		} else {
 			for _, r := range rows {
@@ -243,7 +244,7 @@ func (f *readShardFn) ProcessElement(ctx context.Context, b Block, emit func(int
 	for p := range packs {
 		flush(p)
 	}
-	c.Shards = []datasets.Shard{{Name: name, Rows: c.Rows}}
+	c.Shards = []placement.Shard{{Name: name, Rows: c.Rows}}
 	count(c)
 	return nil
 }

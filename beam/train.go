@@ -11,7 +11,7 @@ import (
 	"github.com/apache/beam/sdks/v2/go/pkg/beam/transforms/filter"
 	"gonum.org/v1/gonum/mat"
 
-	"github.com/stabpriv/stabpriv/datasets"
+	"github.com/stabpriv/stabpriv/datasets/placement"
 	"github.com/stabpriv/stabpriv/partition"
 )
 
@@ -26,7 +26,7 @@ type layoutFn struct {
 	Header []string `json:"header"`
 }
 
-func (f *layoutFn) ProcessElement(ctx context.Context, total Count, ids datasets.IDCounts, emit func(partition.Layout)) error {
+func (f *layoutFn) ProcessElement(ctx context.Context, total Count, ids placement.IDCounts, emit func(partition.Layout)) error {
 	plan, err := f.Cfg.Plan(f.Header)
 	if err != nil {
 		return err
@@ -165,7 +165,7 @@ func (f *boundFn) Setup() error {
 }
 
 func (f *boundFn) ProcessElement(ctx context.Context, id string, packs func(*Pack) bool, emit func(int, Pack)) error {
-	part := datasets.IDPartition(f.Cfg.Seed, id, f.Cfg.Partitions)
+	part := placement.IDPartition(f.Cfg.Seed, id, f.Cfg.Partitions)
 	var in []partition.Row
 	var pk Pack
 	for packs(&pk) {
@@ -190,9 +190,9 @@ func (f *boundFn) ProcessElement(ctx context.Context, id string, packs func(*Pac
 	return nil
 }
 
-// idCountsFn counts distinct privacy IDs (datasets.IDCounts): each input
+// idCountsFn counts distinct privacy IDs (placement.IDCounts): each input
 // ID, which must come once (countIDs removes the repeats), adds its
-// datasets.CountID (IDCounts.AddID). The accumulator is the count, P + 1 integers whatever
+// placement.CountID (IDCounts.AddID). The accumulator is the count, P + 1 integers whatever
 // the number of IDs, so no worker holds the list of IDs: a runner adds
 // each bundle's IDs into one accumulator and merges the accumulators. The
 // sum does not depend on the order. An empty ID fails it with the error
@@ -203,22 +203,22 @@ type idCountsFn struct {
 	Partitions int     `json:"partitions"`
 }
 
-func (idCountsFn) CreateAccumulator() datasets.IDCounts { return datasets.IDCounts{} }
-func (f idCountsFn) AddInput(n datasets.IDCounts, id string) (datasets.IDCounts, error) {
+func (idCountsFn) CreateAccumulator() placement.IDCounts { return placement.IDCounts{} }
+func (f idCountsFn) AddInput(n placement.IDCounts, id string) (placement.IDCounts, error) {
 	err := n.AddID(id, f.Seed, f.TestFrac, f.Partitions)
 	return n, err
 }
-func (idCountsFn) MergeAccumulators(a, b datasets.IDCounts) datasets.IDCounts {
+func (idCountsFn) MergeAccumulators(a, b placement.IDCounts) placement.IDCounts {
 	a.Add(b)
 	return a
 }
-func (idCountsFn) ExtractOutput(n datasets.IDCounts) datasets.IDCounts { return n }
+func (idCountsFn) ExtractOutput(n placement.IDCounts) placement.IDCounts { return n }
 
 // countIDs counts the distinct IDs of ids (a PCollection of strings, an ID
 // of several blocks once per block) with Beam's transforms: the repeats
 // are removed per ID (filter.Distinct: keyed by the ID's text, combined
 // per key), and the distinct IDs are counted by one global combine
-// (idCountsFn), whose output is a single datasets.IDCounts.
+// (idCountsFn), whose output is a single placement.IDCounts.
 func countIDs(s beam.Scope, cfg Config, ids beam.PCollection) beam.PCollection {
 	s = s.Scope("stabpriv.ids")
 	return beam.Combine(s, &idCountsFn{Seed: cfg.Seed, TestFrac: cfg.TestFrac, Partitions: cfg.Partitions}, filter.Distinct(s, ids))

@@ -20,8 +20,8 @@
 //     numeric features, one label column), the Schema with its bounds and
 //     schema files, the order of class names (SortClassNames), Split and
 //     SplitIndex (seeded, optionally stratified), Default (the embedded
-//     Wisconsin diagnostic breast cancer set, 569 x 30) and synthetic data
-//     (LogisticData, LinearGaussian). The layer every other one builds on. Its records
+//     Wisconsin diagnostic breast cancer set, 569 x 30). The layer every
+//     other one builds on. Its records
 //     are split and its cells parsed by datasets/internal/rawcsv.
 //   - datasets/libsvm: the sparse LibSVM text format, another file format.
 //   - datasets/categorical: class names to labels (EncodeClasses) and
@@ -36,6 +36,12 @@
 //     layout): each one file with its loader, folder, marker file, default
 //     lambdas, protocol notes and canonical sources. A new data set is one
 //     file and one registry line; the experiments read the registry.
+//   - datasets/placement: where each row of a partitioned fit goes (its
+//     partition, its side of the split, the rows kept per privacy ID), by
+//     seeded hashes of its position or its privacy ID, never of a cell;
+//     the shard names and the reader of a partitioned fit's shards.
+//   - datasets/synthetic: data sets drawn from planted models (Logistic,
+//     LinearGaussian), with their planted parameter.
 //   - datasets/fetch: the verified download cache and archive extraction,
 //     the only part that touches the network; it imports neither this
 //     package nor gonum.

@@ -380,3 +380,29 @@ func (t *Table) cellErr(i, j int, format string, args ...any) *ParseError {
 	pe.Row = t.First + i + 1
 	return pe
 }
+
+// Without returns a copy of t without column j (the privacy-ID column, say,
+// which is not a feature). It panics unless 0 <= j < len(t.Columns).
+func (t *Table) Without(j int) *Table {
+	if j < 0 || j >= len(t.Columns) {
+		panic(fmt.Sprintf("datasets: column %d of %d", j, len(t.Columns)))
+	}
+	cols := slices.Delete(slices.Clone(t.Columns), j, j+1)
+	out := newTable(cols, t.Source, t.First)
+	out.n = t.n
+	if t.ncol == 0 {
+		return out
+	}
+	out.vals = make([]float64, 0, t.n*(t.ncol-1))
+	for i := range t.n {
+		row := t.vals[i*t.ncol : (i+1)*t.ncol]
+		out.vals = append(out.vals, row[:j]...)
+		out.vals = append(out.vals, row[j+1:]...)
+	}
+	out.text = slices.Delete(slices.Clone(t.text), j, j+1)
+	for k, c := range out.text {
+		out.text[k] = c.Slice(0, t.n)
+	}
+	out.lines = slices.Clone(t.lines)
+	return out
+}

@@ -600,3 +600,17 @@ func TestDrop(t *testing.T) {
 		t.Errorf("an unknown column: %v", err)
 	}
 }
+
+func TestTableWithout(t *testing.T) {
+	tab, err := NewTable("t.csv", []string{"a", "id", "b"}, [][]string{{"1", "u1", "x"}, {"2.5", "7", "3"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	w := tab.Without(1)
+	if !slices.Equal(w.Columns, []string{"a", "b"}) || w.Len() != 2 || w.Cell(0, 1) != "x" || w.Cell(1, 0) != "2.5" || w.Cell(1, 1) != "3" || w.Line(1) != 3 {
+		t.Errorf("without column 1: %v, rows %d, cells %q %q %q", w.Columns, w.Len(), w.Cell(0, 1), w.Cell(1, 0), w.Cell(1, 1))
+	}
+	if tab.Cell(0, 1) != "u1" {
+		t.Error("Without changed the table")
+	}
+}

@@ -6,6 +6,7 @@ import (
 	"strings"
 
 	"github.com/stabpriv/stabpriv/datasets"
+	"github.com/stabpriv/stabpriv/datasets/placement"
 	"github.com/stabpriv/stabpriv/datasets/preprocess"
 	"github.com/stabpriv/stabpriv/dp"
 	"github.com/stabpriv/stabpriv/losses"
@@ -78,12 +79,12 @@ type PartitionInfo struct {
 	// and n depend on, so Verify recomputes the sizes from them. A fit per
 	// privacy ID publishes none: its shards' row counts depend on how many
 	// rows each ID has.
-	Shards []datasets.Shard `json:"shards"`
+	Shards []placement.Shard `json:"shards"`
 	// PrivacyID names the privacy-ID column of a fit per privacy ID, which
 	// keeps MaxRowsPerID = c rows of each of its IDs privacy IDs (padded
 	// with null rows): n = c * (training IDs) and each n_p is c times the
 	// IDs of partition p, functions of the set of IDs and the seed
-	// (datasets.IDLayout). Empty, 0 and 0 when the unit of privacy is a
+	// (placement.IDLayout). Empty, 0 and 0 when the unit of privacy is a
 	// row.
 	PrivacyID    string `json:"privacy_id,omitempty"`
 	MaxRowsPerID int    `json:"max_rows_per_id,omitempty"`
@@ -303,7 +304,7 @@ func PartitionNotes(part stability.Partitioned, info *PartitionInfo, seed uint64
 		if info.MaxRowsPerID < 1 || info.IDs < 1 || part.Group != info.MaxRowsPerID {
 			return nil, fmt.Errorf("%w: partition notes of %d privacy IDs with c = %d, for a bound with %d rows per unit", ErrFile, info.IDs, info.MaxRowsPerID, part.Group)
 		}
-		partNote = fmt.Sprintf("training per privacy ID (column %q, not a feature): of the rows of each ID, at most c = %d are kept, a seeded choice (seed %d) by their order among the ID's rows (datasets.BoundContributions), and the ID is padded to exactly c rows with null rows (zero input, zero gradient), so each of the %d IDs contributes c rows; "+
+		partNote = fmt.Sprintf("training per privacy ID (column %q, not a feature): of the rows of each ID, at most c = %d are kept, a seeded choice (seed %d) by their order among the ID's rows (placement.BoundContributions), and the ID is padded to exactly c rows with null rows (zero input, zero gradient), so each of the %d IDs contributes c rows; "+
 			"the ID's partition, and whether it is held out, are seeded hashes of the ID alone, so all its rows lie in one partition and the sizes are public: n = %d, n_p = %v. "+
 			"Each partition was trained with the run constants below on its n_p rows ordered by ID and slot (ceil(n_p/b) steps per pass, trainer seed = seed + p * 0x9e3779b97f4a7c15 mod 2^64), "+
 			"and the released weights are sum_p (n_p/n) w_p plus the noise, added once; the sensitivity is c times the bound for one row of the worst partition (group stability)",

@@ -5,7 +5,7 @@ import (
 	"math"
 	"slices"
 
-	"github.com/stabpriv/stabpriv/datasets"
+	"github.com/stabpriv/stabpriv/datasets/placement"
 	"github.com/stabpriv/stabpriv/dp"
 	"github.com/stabpriv/stabpriv/internal/check"
 	"github.com/stabpriv/stabpriv/losses"
@@ -57,7 +57,7 @@ func checkPartitions(r *Released, bad func(format string, args ...any)) *partiti
 		bad("the shards %v hold %d rows; the file says %d", info.Shards, total, r.Split.Rows)
 		return nil
 	}
-	rows, train, sizes, err := datasets.PartitionLayout(info.Shards, r.Split.Seed, r.Split.TestFrac, info.Count)
+	rows, train, sizes, err := placement.PartitionLayout(info.Shards, r.Split.Seed, r.Split.TestFrac, info.Count)
 	switch {
 	case err != nil:
 		bad("partitions: %v", err)
@@ -89,7 +89,7 @@ func checkIDLayout(r *Released, bad func(format string, args ...any)) bool {
 		bad("partitions: %d privacy IDs with c = %d rows each: want c >= 1 and 1 to %d rows", info.IDs, c, MaxVerifyRows)
 	case r.Split.Rows != c*info.IDs:
 		bad("partitions: %d privacy IDs of %d rows give %d rows; the file says %d", info.IDs, c, c*info.IDs, r.Split.Rows)
-	case len(info.Sizes) != info.Count || info.Count < 1 || info.Count > datasets.MaxPartitions:
+	case len(info.Sizes) != info.Count || info.Count < 1 || info.Count > placement.MaxPartitions:
 		bad("partitions: %d sizes for %d partitions", len(info.Sizes), info.Count)
 	default:
 		total := 0
@@ -114,7 +114,7 @@ func checkIDLayout(r *Released, bad func(format string, args ...any)) bool {
 func analyzePartitions(r *Released, bad func(format string, args ...any)) *partitioned {
 	info := r.Partitions
 	run := *r.Certificate.Run
-	part, err := stability.AnalyzePartitioned(run, info.Sizes, info.group(), func(p int) uint64 { return datasets.PartitionSeed(r.Split.Seed, p) })
+	part, err := stability.AnalyzePartitioned(run, info.Sizes, info.group(), func(p int) uint64 { return placement.PartitionSeed(r.Split.Seed, p) })
 	if err != nil {
 		bad("partitions: %v", err)
 		return nil

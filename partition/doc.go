@@ -1,6 +1,6 @@
 // Package partition is partitioned training: Fit assigns the rows of
 // several shards to partitions by a seeded hash of their positions
-// (datasets.PartitionOf), trains each partition by SGD, and releases the
+// (placement.PartitionOf), trains each partition by SGD, and releases the
 // weighted average of the partitions' weights once, by output perturbation,
 // with the sensitivity of the average (stability.AnalyzePartitioned). Plan
 // holds the same algorithm in the steps that a distributed runner (the

@@ -8,6 +8,7 @@ import (
 	"sync"
 
 	"github.com/stabpriv/stabpriv/datasets"
+	"github.com/stabpriv/stabpriv/datasets/placement"
 	"github.com/stabpriv/stabpriv/dp"
 	"github.com/stabpriv/stabpriv/modelfile"
 	"github.com/stabpriv/stabpriv/private"
@@ -16,10 +17,10 @@ import (
 // Fit is the partitioned form of private.Fit, the algorithm of the Beam
 // pipeline (github.com/stabpriv/stabpriv/beam) run in one process: tables
 // are the shards, each named by its Source: its path relative to the input
-// root (datasets.ReadShards reads a pattern so, as the pipeline names its
-// shards; a clean relative path, datasets.CheckShardName), the names
-// distinct and the order of the list irrelevant, all with the same header; every row goes to the partition datasets.PartitionOf(Seed, shard,
-// row, partitions) and is held out when datasets.HeldOut(Seed, shard, row,
+// root (placement.ReadShards reads a pattern so, as the pipeline names its
+// shards; a clean relative path, placement.CheckShardName), the names
+// distinct and the order of the list irrelevant, all with the same header; every row goes to the partition placement.PartitionOf(Seed, shard,
+// row, partitions) and is held out when placement.HeldOut(Seed, shard, row,
 // TestFrac);
 // each partition is trained on its rows in position order
 // (TrainPartition), and the weighted average of the partitions' weights is
@@ -99,13 +100,13 @@ func Fit(ctx context.Context, tables []*datasets.Table, schema datasets.Schema, 
 	byID := make(map[string][]Row)
 	idSeen := make(map[string]bool)
 	var ids []string
-	var shards []datasets.Shard
+	var shards []placement.Shard
 	for i, t := range tables {
 		if t == nil {
 			return nil, fmt.Errorf("%w: shard %d is nil", datasets.ErrFormat, i+1)
 		}
 		name := t.Source
-		if err := datasets.CheckShardName(name); err != nil {
+		if err := placement.CheckShardName(name); err != nil {
 			return nil, fmt.Errorf("shard %d (Table.Source is its name): %w", i+1, err)
 		}
 		if j, dup := seen[name]; dup {
@@ -119,7 +120,7 @@ func Fit(ctx context.Context, tables []*datasets.Table, schema datasets.Schema, 
 		if err != nil {
 			return nil, err
 		}
-		shards = append(shards, datasets.Shard{Name: name, Rows: t.Len()})
+		shards = append(shards, placement.Shard{Name: name, Rows: t.Len()})
 		if pl.idCol >= 0 {
 			for _, id := range pl.IDs(t) {
 				if !idSeen[id] {
@@ -148,9 +149,9 @@ func Fit(ctx context.Context, tables []*datasets.Table, schema datasets.Schema, 
 	}
 	// Every check of the layout runs before any partition is trained.
 	var layout Layout
-	var counts datasets.IDCounts
+	var counts placement.IDCounts
 	if pl.idCol >= 0 {
-		if counts, err = datasets.CountIDs(ids, opts.Seed, opts.TestFrac, partitions); err != nil {
+		if counts, err = placement.CountIDs(ids, opts.Seed, opts.TestFrac, partitions); err != nil {
 			return nil, err
 		}
 		layout, err = pl.LayoutIDs(counts)

@@ -11,6 +11,7 @@ import (
 	"gonum.org/v1/gonum/mat"
 
 	"github.com/stabpriv/stabpriv/datasets"
+	"github.com/stabpriv/stabpriv/datasets/placement"
 	"github.com/stabpriv/stabpriv/datasets/preprocess"
 	"github.com/stabpriv/stabpriv/dp"
 	"github.com/stabpriv/stabpriv/losses"
@@ -56,14 +57,14 @@ type Plan struct {
 // Options.Project), a release method that does not release an SGD run
 // (release.Method.SGD; a partitioned fit releases the average of the
 // partitions' SGD runs); and partitions
-// outside [1, datasets.MaxPartitions]. Options.Select asks for the public
+// outside [1, placement.MaxPartitions]. Options.Select asks for the public
 // rule of a partitioned fit (UseRule: RuleMechanism with the automatic
 // knobs); a private selection is refused (UseRule says why).
 // Errors wrap private.ErrOptions,
 // datasets.ErrSchema, dp.ErrBudget or release.ErrConfig.
 func NewPlan(header []string, schema datasets.Schema, budget dp.Budget, opts private.Options, partitions int) (*Plan, error) {
-	if partitions < 1 || partitions > datasets.MaxPartitions {
-		return nil, fmt.Errorf("%w: %d partitions, want 1 to %d", private.ErrOptions, partitions, datasets.MaxPartitions)
+	if partitions < 1 || partitions > placement.MaxPartitions {
+		return nil, fmt.Errorf("%w: %d partitions, want 1 to %d", private.ErrOptions, partitions, placement.MaxPartitions)
 	}
 	if opts.Preprocess == "" && !schema.Declared() {
 		return nil, fmt.Errorf("%w: a partitioned fit needs declared feature bounds (preprocessing bounds) or the preprocessing none", private.ErrOptions)
@@ -193,7 +194,7 @@ func (pl *Plan) reference(n int) (trainer.Run, error) {
 
 // Layout is the public layout of a partitioned fit: the number of data
 // rows read, of training rows, and each partition's size, functions of the
-// shards' names and row counts and the seed (datasets.PartitionLayout).
+// shards' names and row counts and the seed (placement.PartitionLayout).
 type Layout struct {
 	Rows, Train int
 	Sizes       []int
@@ -204,14 +205,14 @@ type Layout struct {
 // partitions as training rows (training IDs, for LayoutIDs), the batch size at most every non-empty
 // partition's size, and a sensitivity route for every partition's run.
 // Errors wrap private.ErrOptions or datasets.ErrFormat.
-func (pl *Plan) Layout(shards []datasets.Shard) (Layout, error) {
+func (pl *Plan) Layout(shards []placement.Shard) (Layout, error) {
 	shards = slices.Clone(shards)
-	slices.SortFunc(shards, func(a, b datasets.Shard) int { return cmp.Compare(a.Name, b.Name) })
+	slices.SortFunc(shards, func(a, b placement.Shard) int { return cmp.Compare(a.Name, b.Name) })
 	if pl.idCol >= 0 {
 		return Layout{}, fmt.Errorf("%w: a fit per privacy ID is laid out by its IDs (LayoutIDs), not by the shards' row counts, which are not public", private.ErrOptions)
 	}
 	opts := pl.plan.Options
-	rows, train, sizes, err := datasets.PartitionLayout(shards, opts.Seed, opts.TestFrac, pl.partitions)
+	rows, train, sizes, err := placement.PartitionLayout(shards, opts.Seed, opts.TestFrac, pl.partitions)
 	if err != nil {
 		return Layout{}, err
 	}
@@ -219,11 +220,11 @@ func (pl *Plan) Layout(shards []datasets.Shard) (Layout, error) {
 }
 
 // LayoutIDs is Layout for a fit per privacy ID (private.Options.PrivacyID):
-// the layout of the distinct IDs counted in ids (datasets.IDCounts.Layout
+// the layout of the distinct IDs counted in ids (placement.IDCounts.Layout
 // with c = MaxRowsPerID rows per ID; the counts, with the plan's seed, test
-// fraction and partitions, of datasets.CountID or CountIDs), checked as
+// fraction and partitions, of placement.CountID or CountIDs), checked as
 // Layout checks it. Errors wrap private.ErrOptions or datasets.ErrFormat.
-func (pl *Plan) LayoutIDs(ids datasets.IDCounts) (Layout, error) {
+func (pl *Plan) LayoutIDs(ids placement.IDCounts) (Layout, error) {
 	if err := pl.check(); err != nil {
 		return Layout{}, err
 	}
@@ -258,7 +259,7 @@ func (pl *Plan) checkLayout(rows, train int, sizes []int) (Layout, error) {
 		if err != nil {
 			return Layout{}, err
 		}
-		part, err := stability.AnalyzePartitioned(ref, sizes, pl.group, func(p int) uint64 { return datasets.PartitionSeed(opts.Seed, p) })
+		part, err := stability.AnalyzePartitioned(ref, sizes, pl.group, func(p int) uint64 { return placement.PartitionSeed(opts.Seed, p) })
 		if err != nil {
 			return Layout{}, err
 		}
@@ -275,7 +276,7 @@ func (pl *Plan) checkLayout(rows, train int, sizes []int) (Layout, error) {
 // than units leave some empty; at most as many do not prevent it (units
 // go to partitions by a seeded hash, and a partition may get none: it
 // then adds nothing to the average, and the bound holds). The count of training IDs is public: the
-// layout of the IDs alone gives it (datasets.IDCounts.Layout), and the
+// layout of the IDs alone gives it (placement.IDCounts.Layout), and the
 // certificate publishes it (c and the sizes).
 func (pl *Plan) checkPartitions(train int) error {
 	if pl.idCol >= 0 {

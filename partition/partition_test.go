@@ -15,6 +15,7 @@ import (
 	"gonum.org/v1/gonum/mat"
 
 	"github.com/stabpriv/stabpriv/datasets"
+	"github.com/stabpriv/stabpriv/datasets/placement"
 	"github.com/stabpriv/stabpriv/datasets/preprocess"
 	"github.com/stabpriv/stabpriv/dp"
 	"github.com/stabpriv/stabpriv/internal/fittest"
@@ -51,8 +52,8 @@ func cloneShards(ts []*datasets.Table) []*datasets.Table {
 func TestPartitionHashIsPositional(t *testing.T) {
 	counts := make([]int, 8)
 	for row := 1; row <= 80000; row++ {
-		p := datasets.PartitionOf(3, "a.csv", row, 8)
-		if p != datasets.PartitionOf(3, "a.csv", row, 8) || p < 0 || p >= 8 {
+		p := placement.PartitionOf(3, "a.csv", row, 8)
+		if p != placement.PartitionOf(3, "a.csv", row, 8) || p < 0 || p >= 8 {
 			t.Fatalf("row %d: partition %d", row, p)
 		}
 		counts[p]++
@@ -64,12 +65,12 @@ func TestPartitionHashIsPositional(t *testing.T) {
 			t.Errorf("partition %d has %d of 80000 rows", p, c)
 		}
 	}
-	if datasets.PartitionOf(3, "a.csv", 5, 1<<20) == datasets.PartitionOf(4, "a.csv", 5, 1<<20) && datasets.PartitionOf(3, "a.csv", 6, 1<<20) == datasets.PartitionOf(4, "a.csv", 6, 1<<20) {
+	if placement.PartitionOf(3, "a.csv", 5, 1<<20) == placement.PartitionOf(4, "a.csv", 5, 1<<20) && placement.PartitionOf(3, "a.csv", 6, 1<<20) == placement.PartitionOf(4, "a.csv", 6, 1<<20) {
 		t.Error("the seed does not change the partitions")
 	}
 	held := 0
 	for row := 1; row <= 10000; row++ {
-		if datasets.HeldOut(1, "b.csv", row, 0.2) {
+		if placement.HeldOut(1, "b.csv", row, 0.2) {
 			held++
 		}
 	}
@@ -349,10 +350,10 @@ func TestVerifyPartitionedTampered(t *testing.T) {
 		"one size grown": func() { sizes[2] += 5 },
 		"1e15 rows":      func() { r.Partitions.Shards[0].Rows, r.Split.Rows = 1e15, 1e15 },
 		"max rows twice": func() {
-			r.Partitions.Shards = []datasets.Shard{{Name: "a", Rows: math.MaxInt}, {Name: "b", Rows: math.MaxInt}}
+			r.Partitions.Shards = []placement.Shard{{Name: "a", Rows: math.MaxInt}, {Name: "b", Rows: math.MaxInt}}
 		},
 		"rows overflow to n": func() {
-			r.Partitions.Shards = []datasets.Shard{{Name: "a", Rows: math.MaxInt}, {Name: "b", Rows: rows + 1}}
+			r.Partitions.Shards = []placement.Shard{{Name: "a", Rows: math.MaxInt}, {Name: "b", Rows: rows + 1}}
 		},
 	} {
 		saved, savedSizes, savedShards := r.Partitions, slices.Clone(sizes), slices.Clone(r.Partitions.Shards)
@@ -366,7 +367,7 @@ func TestVerifyPartitionedTampered(t *testing.T) {
 		r.Partitions.Shards = savedShards
 		r.Split.Rows = rows
 	}
-	if _, _, _, err := datasets.PartitionLayout([]datasets.Shard{{Name: "a", Rows: math.MaxInt}, {Name: "b", Rows: 1}}, 1, 0, 2); !errors.Is(err, datasets.ErrFormat) {
+	if _, _, _, err := placement.PartitionLayout([]placement.Shard{{Name: "a", Rows: math.MaxInt}, {Name: "b", Rows: 1}}, 1, 0, 2); !errors.Is(err, datasets.ErrFormat) {
 		t.Errorf("PartitionLayout of rows that overflow: %v, want ErrFormat", err)
 	}
 }
@@ -466,7 +467,7 @@ func TestRowsAllHeldOut(t *testing.T) {
 	schema := datasets.Schema{Label: "y", Classes: []string{"a", "b"}, Bounds: fittest.BoundsFor(tab, -3, 4)}
 	for _, first := range []int{0, 4096} {
 		seed := uint64(0)
-		for !datasets.HeldOut(seed, "s.csv", first+1, 0.2) {
+		for !placement.HeldOut(seed, "s.csv", first+1, 0.2) {
 			seed++
 		}
 		opts := private.Options{Seed: seed, TestFrac: 0.2, Trainer: trainer.Config{Reg: regularizers.ElasticNet{Lambda: 0.1}}}
@@ -495,7 +496,7 @@ func TestReleaseRefusesSettingsFirst(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, err := pl.Release(context.Background(), nil, []datasets.Shard{{Name: "s0", Rows: tab.Len()}}); !errors.Is(err, private.ErrOptions) || errors.Is(err, datasets.ErrFormat) {
+	if _, err := pl.Release(context.Background(), nil, []placement.Shard{{Name: "s0", Rows: tab.Len()}}); !errors.Is(err, private.ErrOptions) || errors.Is(err, datasets.ErrFormat) {
 		t.Errorf("10 partitions for %d rows, no results: %v, want ErrOptions alone", tab.Len(), err)
 	}
 }

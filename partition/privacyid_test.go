@@ -15,6 +15,7 @@ import (
 	"gonum.org/v1/gonum/floats"
 
 	"github.com/stabpriv/stabpriv/datasets"
+	"github.com/stabpriv/stabpriv/datasets/placement"
 	"github.com/stabpriv/stabpriv/datasets/preprocess"
 	"github.com/stabpriv/stabpriv/dp"
 	"github.com/stabpriv/stabpriv/modelfile"
@@ -356,7 +357,7 @@ func TestFitPrivacyIDPartitions(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, err := pl.LayoutIDs(datasets.IDCounts{IDs: 4, Train: []int{1, 1, 1, 0, 0, 0}}); !errors.Is(err, private.ErrOptions) {
+	if _, err := pl.LayoutIDs(placement.IDCounts{IDs: 4, Train: []int{1, 1, 1, 0, 0, 0}}); !errors.Is(err, private.ErrOptions) {
 		t.Errorf("LayoutIDs of 3 training IDs in 6 partitions: %v, want ErrOptions", err)
 	}
 	opts.PrivacyID, opts.MaxRowsPerID = "", 0
@@ -364,7 +365,7 @@ func TestFitPrivacyIDPartitions(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, err := rows.Layout([]datasets.Shard{{Name: "s0.csv", Rows: 6}}); err != nil {
+	if _, err := rows.Layout([]placement.Shard{{Name: "s0.csv", Rows: 6}}); err != nil {
 		t.Errorf("6 partitions for 6 training rows without a privacy ID: %v", err)
 	}
 }
@@ -384,7 +385,7 @@ func TestVerifyPrivacyIDTampered(t *testing.T) {
 		{"a size not a multiple of c", func(r *modelfile.Released) { r.Partitions.Sizes[0]++; r.Partitions.Sizes[1]-- }},
 		{"the IDs", func(r *modelfile.Released) { r.Partitions.IDs++ }},
 		{"no privacy ID", func(r *modelfile.Released) { r.Partitions.PrivacyID = "" }},
-		{"shards", func(r *modelfile.Released) { r.Partitions.Shards = []datasets.Shard{{Name: "a.csv", Rows: 40}} }},
+		{"shards", func(r *modelfile.Released) { r.Partitions.Shards = []placement.Shard{{Name: "a.csv", Rows: 40}} }},
 	} {
 		var buf bytes.Buffer
 		if err := r.Write(&buf); err != nil {

@@ -8,6 +8,7 @@ import (
 	"slices"
 
 	"github.com/stabpriv/stabpriv/datasets"
+	"github.com/stabpriv/stabpriv/datasets/placement"
 	"github.com/stabpriv/stabpriv/modelfile"
 	"github.com/stabpriv/stabpriv/private"
 	"github.com/stabpriv/stabpriv/release"
@@ -24,7 +25,7 @@ import (
 // for the proof. Errors: datasets.ErrFormat for inconsistent results, and
 // the stability analysis' or the release's errors, all before anything is
 // released; private.ErrOptions for a zero Plan.
-func (pl *Plan) Release(ctx context.Context, results []Result, shards []datasets.Shard) (*modelfile.Released, error) {
+func (pl *Plan) Release(ctx context.Context, results []Result, shards []placement.Shard) (*modelfile.Released, error) {
 	if err := pl.check(); err != nil {
 		return nil, err
 	}
@@ -33,8 +34,8 @@ func (pl *Plan) Release(ctx context.Context, results []Result, shards []datasets
 	}
 	opts := pl.plan.Options
 	shards = slices.Clone(shards)
-	slices.SortFunc(shards, func(a, b datasets.Shard) int { return cmp.Compare(a.Name, b.Name) })
-	rows, trainRows, wantSizes, err := datasets.PartitionLayout(shards, opts.Seed, opts.TestFrac, pl.partitions)
+	slices.SortFunc(shards, func(a, b placement.Shard) int { return cmp.Compare(a.Name, b.Name) })
+	rows, trainRows, wantSizes, err := placement.PartitionLayout(shards, opts.Seed, opts.TestFrac, pl.partitions)
 	if err != nil {
 		return nil, err
 	}
@@ -44,11 +45,11 @@ func (pl *Plan) Release(ctx context.Context, results []Result, shards []datasets
 
 // ReleaseIDs is Release for a fit per privacy ID: ids counts the distinct
 // privacy IDs of the shards, held out or not (as LayoutIDs takes them),
-// whose layout (datasets.IDCounts.Layout) gives the partition sizes. The
+// whose layout (placement.IDCounts.Layout) gives the partition sizes. The
 // certificate publishes the number of IDs, c and the sizes, not the
 // shards' row counts (which depend on how many rows each ID has), nor any
 // ID. The proof is in Fit.
-func (pl *Plan) ReleaseIDs(ctx context.Context, results []Result, ids datasets.IDCounts) (*modelfile.Released, error) {
+func (pl *Plan) ReleaseIDs(ctx context.Context, results []Result, ids placement.IDCounts) (*modelfile.Released, error) {
 	if err := pl.check(); err != nil {
 		return nil, err
 	}
@@ -93,8 +94,8 @@ func (pl *Plan) release(ctx context.Context, results []Result, rows, trainRows i
 			return nil, fmt.Errorf("%w: result of partition %d: %d rows, run of %d rows, %d weights for %d x %d", datasets.ErrFormat, r.Partition, r.N, r.Run.N, len(r.W), r.Run.K, r.Run.D)
 		case !sameSettings(first, r.Run):
 			return nil, fmt.Errorf("%w: partitions %d and %d were trained with different settings", datasets.ErrFormat, results[0].Partition, r.Partition)
-		case r.Run.Seed != datasets.PartitionSeed(opts.Seed, r.Partition):
-			return nil, fmt.Errorf("%w: partition %d was trained with seed %d, want %d", datasets.ErrFormat, r.Partition, r.Run.Seed, datasets.PartitionSeed(opts.Seed, r.Partition))
+		case r.Run.Seed != placement.PartitionSeed(opts.Seed, r.Partition):
+			return nil, fmt.Errorf("%w: partition %d was trained with seed %d, want %d", datasets.ErrFormat, r.Partition, r.Run.Seed, placement.PartitionSeed(opts.Seed, r.Partition))
 		}
 		n += r.N
 		sizes[r.Partition] = r.N
@@ -122,7 +123,7 @@ func (pl *Plan) release(ctx context.Context, results []Result, rows, trainRows i
 	// Every partition's record is the reference run on its own rows and
 	// seed: Verify recomputes the partitioned sensitivity from it.
 	for _, r := range results {
-		want, err := first.OnRows(r.N, datasets.PartitionSeed(opts.Seed, r.Partition))
+		want, err := first.OnRows(r.N, placement.PartitionSeed(opts.Seed, r.Partition))
 		if err != nil {
 			return nil, err
 		}
@@ -132,7 +133,7 @@ func (pl *Plan) release(ctx context.Context, results []Result, rows, trainRows i
 			return nil, fmt.Errorf("%w: partition %d's run record is not the settings' run on its %d rows", datasets.ErrFormat, r.Partition, r.N)
 		}
 	}
-	part, err := stability.AnalyzePartitioned(ref, sizes, pl.group, func(p int) uint64 { return datasets.PartitionSeed(opts.Seed, p) })
+	part, err := stability.AnalyzePartitioned(ref, sizes, pl.group, func(p int) uint64 { return placement.PartitionSeed(opts.Seed, p) })
 	if err != nil {
 		return nil, err
 	}

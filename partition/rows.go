@@ -7,6 +7,7 @@ import (
 	"strings"
 
 	"github.com/stabpriv/stabpriv/datasets"
+	"github.com/stabpriv/stabpriv/datasets/placement"
 	"github.com/stabpriv/stabpriv/losses"
 	"github.com/stabpriv/stabpriv/private"
 )
@@ -92,9 +93,9 @@ func (pl *Plan) Rows(chunk *datasets.Table, shard string) ([]Row, int, error) {
 	held := 0
 	opts := pl.plan.Options
 	for i := range enc.N {
-		out := datasets.HeldOut(opts.Seed, shard, chunk.First+i+1, opts.TestFrac)
+		out := placement.HeldOut(opts.Seed, shard, chunk.First+i+1, opts.TestFrac)
 		if ids != nil {
-			out = datasets.IDHeldOut(opts.Seed, ids[i], opts.TestFrac)
+			out = placement.IDHeldOut(opts.Seed, ids[i], opts.TestFrac)
 		}
 		if out {
 			held++
@@ -119,16 +120,16 @@ func (pl *Plan) Rows(chunk *datasets.Table, shard string) ([]Row, int, error) {
 		row := chunk.First + i + 1
 		out[r] = Row{Shard: shard, Row: row, X: X.RawRowView(r), Y: y[r]}
 		if ids != nil {
-			out[r].ID, out[r].Partition = ids[i], datasets.IDPartition(opts.Seed, ids[i], pl.partitions)
+			out[r].ID, out[r].Partition = ids[i], placement.IDPartition(opts.Seed, ids[i], pl.partitions)
 		} else {
-			out[r].Partition = datasets.PartitionOf(opts.Seed, shard, row, pl.partitions)
+			out[r].Partition = placement.PartitionOf(opts.Seed, shard, row, pl.partitions)
 		}
 	}
 	return out, held, nil
 }
 
 // IDs returns the distinct privacy IDs of a chunk's rows (held out or
-// not), in the order of their first row, whose counts (datasets.CountIDs
+// not), in the order of their first row, whose counts (placement.CountIDs
 // over all chunks, each ID once) LayoutIDs and ReleaseIDs take. It
 // returns nil for a plan without a privacy ID, a zero Plan, or a chunk of
 // another header (Rows reports those).
@@ -150,7 +151,7 @@ func (pl *Plan) IDs(chunk *datasets.Table) []string {
 // Bound bounds the contribution of one privacy ID in a fit per privacy ID:
 // from all the training rows of the ID (as Rows returns them, in any
 // order) it returns exactly c = MaxRowsPerID rows in slot order, the rows
-// datasets.BoundContributions keeps (by their rank in position order) in
+// placement.BoundContributions keeps (by their rank in position order) in
 // slots 0, 1, ..., then null rows (zero input, the null label of the task,
 // no position) up to c. Every row of the result has the ID's partition.
 // The result depends on the ID, the seed, the number of the ID's rows and
@@ -178,12 +179,12 @@ func (pl *Plan) Bound(rows []Row) ([]Row, error) {
 			return nil, fmt.Errorf("%w: row %s:%d appears twice", datasets.ErrFormat, r.Shard, r.Row)
 		}
 	}
-	if id == "" || p != datasets.IDPartition(pl.plan.Options.Seed, id, pl.partitions) {
+	if id == "" || p != placement.IDPartition(pl.plan.Options.Seed, id, pl.partitions) {
 		return nil, fmt.Errorf("%w: privacy ID %q in partition %d", datasets.ErrFormat, id, p)
 	}
 	c := pl.group
 	out := make([]Row, 0, c)
-	for _, k := range datasets.BoundContributions(pl.plan.Options.Seed, id, len(rows), c) {
+	for _, k := range placement.BoundContributions(pl.plan.Options.Seed, id, len(rows), c) {
 		r := rows[k]
 		r.Slot = len(out)
 		out = append(out, r)

@@ -10,6 +10,7 @@ import (
 	"gonum.org/v1/gonum/mat"
 
 	"github.com/stabpriv/stabpriv/datasets"
+	"github.com/stabpriv/stabpriv/datasets/placement"
 	"github.com/stabpriv/stabpriv/private"
 	"github.com/stabpriv/stabpriv/trainer"
 )
@@ -27,7 +28,7 @@ type Result struct {
 // config returns the trainer settings of partition p with n training rows
 // in all: the fit's settings with the trainer seed of p.
 func (pl *Plan) config(p, n int) (trainer.Config, error) {
-	return pl.plan.Config(n, pl.prep.Dim(), datasets.PartitionSeed(pl.plan.Options.Seed, p))
+	return pl.plan.Config(n, pl.prep.Dim(), placement.PartitionSeed(pl.plan.Options.Seed, p))
 }
 
 // TrainPartition trains partition p on its rows, sorted by position first

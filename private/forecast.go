@@ -7,6 +7,7 @@ import (
 	"strings"
 
 	"github.com/stabpriv/stabpriv/datasets"
+	"github.com/stabpriv/stabpriv/datasets/placement"
 	"github.com/stabpriv/stabpriv/datasets/preprocess"
 	"github.com/stabpriv/stabpriv/dp"
 	"github.com/stabpriv/stabpriv/losses"
@@ -88,7 +89,7 @@ func Forecast(table *datasets.Table, shards []*datasets.Table, schema datasets.S
 			}
 		}
 		c := opts.MaxRowsPerID
-		_, train, _, err := datasets.IDLayout(slices.Sorted(maps.Keys(ids)), opts.Seed, opts.TestFrac, c, max(1, partitions))
+		_, train, _, err := placement.IDLayout(slices.Sorted(maps.Keys(ids)), opts.Seed, opts.TestFrac, c, max(1, partitions))
 		if err != nil || c < 1 {
 			return ""
 		}

@@ -130,7 +130,7 @@ type Options struct {
 	Select *selection.Config
 	// PrivacyID names the column that holds each row's privacy ID (a user,
 	// say): the unit of privacy becomes all the rows of one ID, of which at
-	// most MaxRowsPerID are kept (datasets.BoundContributions). The column
+	// most MaxRowsPerID are kept (placement.BoundContributions). The column
 	// is not a feature. Only a partitioned fit (partition.Fit, with one
 	// partition or more) trains per privacy ID; Fit refuses it. The empty
 	// string means the unit of privacy is a row.

@@ -54,6 +54,7 @@ import (
 	stabbeam "github.com/stabpriv/stabpriv/beam"
 	"github.com/stabpriv/stabpriv/datasets"
 	"github.com/stabpriv/stabpriv/datasets/paper"
+	"github.com/stabpriv/stabpriv/datasets/placement"
 	"github.com/stabpriv/stabpriv/datasets/preprocess"
 	"github.com/stabpriv/stabpriv/dp"
 	"github.com/stabpriv/stabpriv/modelfile"
@@ -219,7 +220,7 @@ func scale() error {
 	// reading included, after the pipeline (its memory is not measured
 	// apart: the peak above is the process's).
 	t2 := time.Now()
-	tables, err := datasets.ReadShards(filepath.Join(dir, "part-*.csv"), nil)
+	tables, err := placement.ReadShards(filepath.Join(dir, "part-*.csv"), nil)
 	if err != nil {
 		return err
 	}

@@ -30,6 +30,7 @@ import (
 
 	"github.com/stabpriv/stabpriv/cmd/runflags"
 	"github.com/stabpriv/stabpriv/datasets"
+	"github.com/stabpriv/stabpriv/datasets/placement"
 	"github.com/stabpriv/stabpriv/datasets/preprocess"
 	"github.com/stabpriv/stabpriv/dp"
 	"github.com/stabpriv/stabpriv/modelfile"
@@ -96,7 +97,7 @@ func accuracy(r *modelfile.Released, t *datasets.Table, label string, seed uint6
 	x := make([]float64, len(cols))
 	right, all := 0, 0
 	for i := range t.Len() {
-		if !datasets.IDHeldOut(seed, t.Cell(i, 0), testFrac) {
+		if !placement.IDHeldOut(seed, t.Cell(i, 0), testFrac) {
 			continue
 		}
 		for k, j := range cols {

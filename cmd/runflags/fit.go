@@ -8,6 +8,7 @@ import (
 	"strings"
 
 	"github.com/stabpriv/stabpriv/datasets"
+	"github.com/stabpriv/stabpriv/datasets/placement"
 	"github.com/stabpriv/stabpriv/datasets/preprocess"
 	// The graph engine of --engine graph registers itself with the trainer.
 	_ "github.com/stabpriv/stabpriv/graph"
@@ -68,7 +69,7 @@ func (r *Run) Fit(ctx context.Context, table *datasets.Table, shards []*datasets
 // ReadData reads --data: one CSV file, or when partitioned (--partitions
 // > 1 or --privacy-id) every file the glob matches (in name order), each
 // a shard named by its path relative to the input root, as stabpriv-beam
-// names them (datasets.ReadShards). header, when not "", names the columns
+// names them (placement.ReadShards). header, when not "", names the columns
 // of files without a header row ("a,b,..."). A file the pattern matches
 // that is not a CSV file at all (the model file of an earlier run written
 // among the shards) is a usage error, found from its header line before
@@ -94,7 +95,7 @@ func ReadData(data, header string, partitioned bool) ([]*datasets.Table, error) 
 		names = strings.Split(header, ",")
 	}
 	if partitioned {
-		shards, err := datasets.ReadShards(data, names)
+		shards, err := placement.ReadShards(data, names)
 		if err != nil {
 			return nil, fmt.Errorf("--data: %w", err)
 		}

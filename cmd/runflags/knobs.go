@@ -5,7 +5,7 @@ import (
 	"slices"
 	"strconv"
 
-	"github.com/stabpriv/stabpriv/datasets"
+	"github.com/stabpriv/stabpriv/datasets/placement"
 	"github.com/stabpriv/stabpriv/internal/check"
 	"github.com/stabpriv/stabpriv/losses"
 	"github.com/stabpriv/stabpriv/regularizers"
@@ -81,8 +81,8 @@ func (f *Flags) checkKnobs(set map[string]bool, r *Run) error {
 	if err := f.checkProject(set, r); err != nil {
 		return err
 	}
-	if f.Partitions < 1 || f.Partitions > datasets.MaxPartitions {
-		return usagef("--partitions %d, want 1 to %d", f.Partitions, datasets.MaxPartitions)
+	if f.Partitions < 1 || f.Partitions > placement.MaxPartitions {
+		return usagef("--partitions %d, want 1 to %d", f.Partitions, placement.MaxPartitions)
 	}
 	if err := f.checkPrivacyID(set, r); err != nil {
 		return err

@@ -1,4 +1,4 @@
-package datasets
+package placement
 
 import (
 	"errors"
@@ -7,6 +7,8 @@ import (
 	"slices"
 	"strings"
 	"testing"
+
+	"github.com/stabpriv/stabpriv/datasets"
 )
 
 func TestInputRoot(t *testing.T) {
@@ -48,7 +50,7 @@ func TestShardNames(t *testing.T) {
 		{"gs://b/", []string{"gs://b/a//x.csv"}, "clean relative path"},
 	} {
 		_, err := ShardNames(c.root, c.files)
-		if !errors.Is(err, ErrFormat) || !strings.Contains(err.Error(), c.want) {
+		if !errors.Is(err, datasets.ErrFormat) || !strings.Contains(err.Error(), c.want) {
 			t.Errorf("ShardNames(%q, %q): %v, want %q", c.root, c.files, err, c.want)
 		}
 	}
@@ -83,7 +85,15 @@ func TestReadShardsHive(t *testing.T) {
 	if same > 1 { // two rows collide among 2^20 partitions with probability below 64/2^20
 		t.Errorf("the two shards' rows share %d of 64 partitions: the directory does not enter the position", same)
 	}
-	if _, err := ReadShards(filepath.Join(dir, "none", "*.csv"), nil); !errors.Is(err, ErrFormat) || !strings.Contains(err.Error(), "matches no file") {
+	if _, err := ReadShards(filepath.Join(dir, "none", "*.csv"), nil); !errors.Is(err, datasets.ErrFormat) || !strings.Contains(err.Error(), "matches no file") {
 		t.Errorf("no file: %v", err)
+	}
+}
+
+// TestCheckShardNameLatin1: a shard name that is not UTF-8 is refused, and
+// the error says what to do.
+func TestCheckShardNameLatin1(t *testing.T) {
+	if err := CheckShardName("dt=1/part-\xe9.csv"); !errors.Is(err, datasets.ErrFormat) || !strings.Contains(err.Error(), "rename the file") {
+		t.Errorf("a Latin-1 shard name: %v", err)
 	}
 }

@@ -1,4 +1,4 @@
-package datasets
+package placement
 
 import (
 	"cmp"
@@ -6,15 +6,9 @@ import (
 	"math"
 	"math/bits"
 	"slices"
-)
 
-// Per-user privacy: every row carries a privacy ID (the text of one
-// column), and the unit of privacy is the set of rows of one ID. A fit per
-// privacy ID keeps at most c rows of each ID (BoundContributions), pads
-// every ID to exactly c rows with null rows, and assigns all the rows of
-// one ID to one partition and to one side of the split by seeded hashes of
-// the ID's text (IDPartition, IDHeldOut). None of these reads a cell other
-// than the ID, nor the rows of another ID.
+	"github.com/stabpriv/stabpriv/datasets"
+)
 
 // IDPartition returns the partition in [0, partitions) of every row of the
 // privacy ID id: the seeded hash of PartitionOf, under its own domain tag,
@@ -51,7 +45,7 @@ func IDHeldOut(seed uint64, id string, testFrac float64) bool {
 // for m < 0 or c < 1 (a programmer error: the callers check c).
 func BoundContributions(seed uint64, id string, m, c int) []int {
 	if m < 0 || c < 1 {
-		panic(fmt.Sprintf("datasets: %d rows of an ID, at most %d kept", m, c))
+		panic(fmt.Sprintf("placement: %d rows of an ID, at most %d kept", m, c))
 	}
 	ranks := make([]int, m)
 	for k := range ranks {
@@ -92,12 +86,12 @@ type IDCounts struct {
 // badID is the error for an ID that cannot be counted: empty, or (in a
 // list of IDs) repeated.
 func badID(id string) error {
-	return fmt.Errorf("%w: privacy ID %q empty or repeated", ErrFormat, id)
+	return fmt.Errorf("%w: privacy ID %q empty or repeated", datasets.ErrFormat, id)
 }
 
 // CountID returns the counts of the one privacy ID id: one ID, training in
 // partition IDPartition(seed, id, partitions) unless IDHeldOut(seed, id,
-// testFrac). Errors wrap ErrFormat: an empty ID, or partitions outside
+// testFrac). Errors wrap datasets.ErrFormat: an empty ID, or partitions outside
 // [1, MaxPartitions].
 func CountID(id string, seed uint64, testFrac float64, partitions int) (IDCounts, error) {
 	var n IDCounts
@@ -106,17 +100,17 @@ func CountID(id string, seed uint64, testFrac float64, partitions int) (IDCounts
 }
 
 // AddID adds to n the privacy ID id, which n does not count: n.Add(CountID(
-// id, ...)) without its allocation. Errors wrap ErrFormat, and leave n as
+// id, ...)) without its allocation. Errors wrap datasets.ErrFormat, and leave n as
 // it was: an empty ID, partitions outside [1, MaxPartitions], or n counted
 // in another number of partitions.
 func (n *IDCounts) AddID(id string, seed uint64, testFrac float64, partitions int) error {
 	switch {
 	case partitions < 1 || partitions > MaxPartitions:
-		return fmt.Errorf("%w: %d partitions of privacy IDs, want 1 to %d", ErrFormat, partitions, MaxPartitions)
+		return fmt.Errorf("%w: %d partitions of privacy IDs, want 1 to %d", datasets.ErrFormat, partitions, MaxPartitions)
 	case id == "":
 		return badID(id)
 	case n.Train != nil && len(n.Train) != partitions:
-		return fmt.Errorf("%w: a privacy ID of %d partitions added to counts of %d", ErrFormat, partitions, len(n.Train))
+		return fmt.Errorf("%w: a privacy ID of %d partitions added to counts of %d", datasets.ErrFormat, partitions, len(n.Train))
 	}
 	if n.Train == nil {
 		n.Train = make([]int, partitions)
@@ -129,7 +123,7 @@ func (n *IDCounts) AddID(id string, seed uint64, testFrac float64, partitions in
 }
 
 // CountIDs returns the counts of the distinct IDs ids (in any order): the
-// sum of their CountID. Errors wrap ErrFormat: an empty or repeated ID, or
+// sum of their CountID. Errors wrap datasets.ErrFormat: an empty or repeated ID, or
 // partitions outside [1, MaxPartitions].
 func CountIDs(ids []string, seed uint64, testFrac float64, partitions int) (IDCounts, error) {
 	var n IDCounts
@@ -163,24 +157,24 @@ func (n *IDCounts) Add(m IDCounts) {
 // Layout returns the public layout of a fit per privacy ID of the counted
 // IDs with c rows per ID: the number of rows c * IDs, of training rows
 // c * (IDs not held out) and each partition's size, c times its training
-// IDs. Errors wrap ErrFormat: no ID, c < 1, partitions outside
+// IDs. Errors wrap datasets.ErrFormat: no ID, c < 1, partitions outside
 // [1, MaxPartitions], counts of another number of partitions, or counts
 // that no set of IDs has (negative, more training IDs than IDs, c * IDs
 // beyond an int).
 func (n IDCounts) Layout(c, partitions int) (rows, train int, sizes []int, err error) {
 	if partitions < 1 || partitions > MaxPartitions || n.IDs < 1 || c < 1 {
-		return 0, 0, nil, fmt.Errorf("%w: %d partitions of %d privacy IDs, %d rows per ID", ErrFormat, partitions, n.IDs, c)
+		return 0, 0, nil, fmt.Errorf("%w: %d partitions of %d privacy IDs, %d rows per ID", datasets.ErrFormat, partitions, n.IDs, c)
 	}
 	if len(n.Train) != partitions {
-		return 0, 0, nil, fmt.Errorf("%w: privacy IDs counted in %d partitions, laid out in %d", ErrFormat, len(n.Train), partitions)
+		return 0, 0, nil, fmt.Errorf("%w: privacy IDs counted in %d partitions, laid out in %d", datasets.ErrFormat, len(n.Train), partitions)
 	}
 	if n.IDs > math.MaxInt/c {
-		return 0, 0, nil, fmt.Errorf("%w: %d privacy IDs of %d rows each overflow the row count", ErrFormat, n.IDs, c)
+		return 0, 0, nil, fmt.Errorf("%w: %d privacy IDs of %d rows each overflow the row count", datasets.ErrFormat, n.IDs, c)
 	}
 	ids := 0
 	for _, k := range n.Train {
 		if k < 0 || k > n.IDs-ids {
-			return 0, 0, nil, fmt.Errorf("%w: %d privacy IDs with training IDs %v per partition", ErrFormat, n.IDs, n.Train)
+			return 0, 0, nil, fmt.Errorf("%w: %d privacy IDs with training IDs %v per partition", datasets.ErrFormat, n.IDs, n.Train)
 		}
 		ids += k
 	}
@@ -193,41 +187,15 @@ func (n IDCounts) Layout(c, partitions int) (rows, train int, sizes []int, err e
 
 // IDLayout returns the public layout of a fit per privacy ID from the
 // distinct IDs (in any order), with c rows per ID: the Layout of their
-// counts (CountIDs). Errors wrap ErrFormat: no ID, an empty or repeated
+// counts (CountIDs). Errors wrap datasets.ErrFormat: no ID, an empty or repeated
 // ID, c < 1, or partitions outside [1, MaxPartitions].
 func IDLayout(ids []string, seed uint64, testFrac float64, c, partitions int) (rows, train int, sizes []int, err error) {
 	if partitions < 1 || partitions > MaxPartitions || len(ids) == 0 || c < 1 {
-		return 0, 0, nil, fmt.Errorf("%w: %d partitions of %d privacy IDs, %d rows per ID", ErrFormat, partitions, len(ids), c)
+		return 0, 0, nil, fmt.Errorf("%w: %d partitions of %d privacy IDs, %d rows per ID", datasets.ErrFormat, partitions, len(ids), c)
 	}
 	n, err := CountIDs(ids, seed, testFrac, partitions)
 	if err != nil {
 		return 0, 0, nil, err
 	}
 	return n.Layout(c, partitions)
-}
-
-// Without returns a copy of t without column j (the privacy-ID column, say,
-// which is not a feature). It panics unless 0 <= j < len(t.Columns).
-func (t *Table) Without(j int) *Table {
-	if j < 0 || j >= len(t.Columns) {
-		panic(fmt.Sprintf("datasets: column %d of %d", j, len(t.Columns)))
-	}
-	cols := slices.Delete(slices.Clone(t.Columns), j, j+1)
-	out := newTable(cols, t.Source, t.First)
-	out.n = t.n
-	if t.ncol == 0 {
-		return out
-	}
-	out.vals = make([]float64, 0, t.n*(t.ncol-1))
-	for i := range t.n {
-		row := t.vals[i*t.ncol : (i+1)*t.ncol]
-		out.vals = append(out.vals, row[:j]...)
-		out.vals = append(out.vals, row[j+1:]...)
-	}
-	out.text = slices.Delete(slices.Clone(t.text), j, j+1)
-	for k, c := range out.text {
-		out.text[k] = c.Slice(0, t.n)
-	}
-	out.lines = slices.Clone(t.lines)
-	return out
 }

@@ -1,4 +1,4 @@
-package datasets
+package placement
 
 import (
 	"encoding/binary"
@@ -9,23 +9,12 @@ import (
 	"path/filepath"
 	"slices"
 	"strings"
-)
 
-// Partitioned data: shards (files) of rows, each row at a position (shard
-// name, data row number), assigned to a partition and held out for testing
-// by seeded hashes of its position alone. A distributed reader knows a
-// row's position but not its global index, so these play the part that
-// SplitIndex plays for one table.
+	"github.com/stabpriv/stabpriv/datasets"
+)
 
 // MaxPartitions bounds the number of partitions of a partitioned fit.
 const MaxPartitions = 1 << 20
-
-// Shard identity. A shard's name, which enters the position of each of its
-// rows, is its path relative to the input root: the directories of the
-// input pattern before its first element with a wildcard (InputRoot). So
-// the Hive-style shards dt=1/part-0.csv and dt=2/part-0.csv under data/ are
-// distinct, and the same files read through another mount point, bucket
-// or file system keep their rows' positions (and so their partitions).
 
 // InputRoot returns the input root of a shard pattern (a local glob, or a
 // URL such as gs://bucket/dir/*/part-*.csv): its directories before the
@@ -67,7 +56,7 @@ func splitScheme(pattern string) (prefix, rest string) {
 // (InputRoot of the pattern that listed them): each file's path relative
 // to root, slash separated. A file outside root, a name that is not a
 // clean relative path (CheckShardName) and two files with the same name are
-// errors wrapping ErrFormat.
+// errors wrapping datasets.ErrFormat.
 func ShardNames(root string, files []string) ([]string, error) {
 	names := make([]string, len(files))
 	seen := make(map[string]string, len(files))
@@ -76,18 +65,18 @@ func ShardNames(root string, files []string) ([]string, error) {
 		if !strings.Contains(f, "://") {
 			name = filepath.ToSlash(filepath.Clean(f))
 			if root == "" && strings.HasPrefix(name, "/") {
-				return nil, fmt.Errorf("%w: shard %s is absolute and the input root is the working directory", ErrFormat, f)
+				return nil, fmt.Errorf("%w: shard %s is absolute and the input root is the working directory", datasets.ErrFormat, f)
 			}
 		}
 		if !strings.HasPrefix(name, root) {
-			return nil, fmt.Errorf("%w: shard %s is not under the input root %q", ErrFormat, f, root)
+			return nil, fmt.Errorf("%w: shard %s is not under the input root %q", datasets.ErrFormat, f, root)
 		}
 		name = strings.TrimPrefix(name, root)
 		if err := CheckShardName(name); err != nil {
 			return nil, fmt.Errorf("shard %s: %w", f, err)
 		}
 		if g, dup := seen[name]; dup {
-			return nil, fmt.Errorf("%w: shards %s and %s have the same name %q under the input root %q", ErrFormat, g, f, name, root)
+			return nil, fmt.Errorf("%w: shards %s and %s have the same name %q under the input root %q", datasets.ErrFormat, g, f, name, root)
 		}
 		seen[name] = f
 		names[i] = name
@@ -95,17 +84,17 @@ func ShardNames(root string, files []string) ([]string, error) {
 	return names, nil
 }
 
-// CheckShardName returns an error wrapping ErrFormat unless name can be a
+// CheckShardName returns an error wrapping datasets.ErrFormat unless name can be a
 // shard's name: a clean, slash-separated relative path (no ".", ".." or
 // empty element, no leading slash, no backslash), a name a model file can
-// hold (CheckName: valid UTF-8 without control characters).
+// hold (datasets.CheckName: valid UTF-8 without control characters).
 func CheckShardName(name string) error {
 	if name == "" || strings.HasPrefix(name, "/") || strings.Contains(name, `\`) || path.Clean(name) != name || name == "." ||
 		slices.Contains(strings.Split(name, "/"), "..") {
-		return fmt.Errorf("%w: shard name %q, want a clean relative path under the input root (e.g. dt=1/part-0.csv)", ErrFormat, name)
+		return fmt.Errorf("%w: shard name %q, want a clean relative path under the input root (e.g. dt=1/part-0.csv)", datasets.ErrFormat, name)
 	}
-	if err := CheckName(name); err != nil {
-		return fmt.Errorf("%w: shard name %w: rename the file", ErrFormat, err)
+	if err := datasets.CheckName(name); err != nil {
+		return fmt.Errorf("%w: shard name %w: rename the file", datasets.ErrFormat, err)
 	}
 	return nil
 }
@@ -115,24 +104,24 @@ func CheckShardName(name string) error {
 // its shard name (ShardNames under InputRoot(pattern)). It is the reader of
 // the in-process twin of the Beam pipeline (stabpriv train --partitions),
 // which names its shards the same way. A non-nil header names the columns
-// of files without a header row (ReadTableFileHeader). No match is an
-// error wrapping ErrFormat.
-func ReadShards(pattern string, header []string) ([]*Table, error) {
+// of files without a header row (datasets.ReadTableFileHeader). No match is an
+// error wrapping datasets.ErrFormat.
+func ReadShards(pattern string, header []string) ([]*datasets.Table, error) {
 	files, err := filepath.Glob(filepath.Clean(pattern))
 	if err != nil {
-		return nil, fmt.Errorf("%w: %q: %w", ErrFormat, pattern, err)
+		return nil, fmt.Errorf("%w: %q: %w", datasets.ErrFormat, pattern, err)
 	}
 	if len(files) == 0 {
-		return nil, fmt.Errorf("%w: %q matches no file under the input root %q", ErrFormat, pattern, InputRoot(pattern))
+		return nil, fmt.Errorf("%w: %q matches no file under the input root %q", datasets.ErrFormat, pattern, InputRoot(pattern))
 	}
 	slices.Sort(files)
 	names, err := ShardNames(InputRoot(pattern), files)
 	if err != nil {
 		return nil, err
 	}
-	out := make([]*Table, len(files))
+	out := make([]*datasets.Table, len(files))
 	for i, f := range files {
-		t, err := ReadTableFileHeader(f, header)
+		t, err := datasets.ReadTableFileHeader(f, header)
 		if err != nil {
 			return nil, err
 		}
@@ -220,11 +209,11 @@ type Shard struct {
 // and the seed.
 func PartitionLayout(shards []Shard, seed uint64, testFrac float64, partitions int) (rows, train int, sizes []int, err error) {
 	if partitions < 1 || partitions > MaxPartitions || len(shards) == 0 {
-		return 0, 0, nil, fmt.Errorf("%w: %d partitions of %d shards", ErrFormat, partitions, len(shards))
+		return 0, 0, nil, fmt.Errorf("%w: %d partitions of %d shards", datasets.ErrFormat, partitions, len(shards))
 	}
 	for i, sh := range shards {
 		if sh.Rows < 1 || sh.Rows > math.MaxInt-rows || sh.Name == "" || i > 0 && shards[i-1].Name >= sh.Name {
-			return 0, 0, nil, fmt.Errorf("%w: shard %q with %d rows: shards need distinct names in order and rows, %d in all at most", ErrFormat, sh.Name, sh.Rows, math.MaxInt)
+			return 0, 0, nil, fmt.Errorf("%w: shard %q with %d rows: shards need distinct names in order and rows, %d in all at most", datasets.ErrFormat, sh.Name, sh.Rows, math.MaxInt)
 		}
 		rows += sh.Rows
 	}

@@ -1,4 +1,4 @@
-package datasets
+package placement
 
 import (
 	"errors"
@@ -8,6 +8,8 @@ import (
 	"slices"
 	"strconv"
 	"testing"
+
+	"github.com/stabpriv/stabpriv/datasets"
 )
 
 func TestBoundContributions(t *testing.T) {
@@ -54,7 +56,7 @@ func TestIDLayout(t *testing.T) {
 		ids  []string
 		c, p int
 	}{{nil, 1, 1}, {[]string{"a", "a"}, 1, 1}, {[]string{""}, 1, 1}, {ids, 0, 1}, {ids, 1, 0}} {
-		if _, _, _, err := IDLayout(tc.ids, 1, 0, tc.c, tc.p); !errors.Is(err, ErrFormat) {
+		if _, _, _, err := IDLayout(tc.ids, 1, 0, tc.c, tc.p); !errors.Is(err, datasets.ErrFormat) {
 			t.Errorf("%v, c = %d, P = %d: %v", tc.ids, tc.c, tc.p, err)
 		}
 	}
@@ -115,7 +117,7 @@ func TestIDCounts(t *testing.T) {
 }
 
 // TestIDCountsErrors: no ID, an empty or repeated ID, c < 1, partitions
-// out of range and counts no set of IDs has are errors wrapping ErrFormat;
+// out of range and counts no set of IDs has are errors wrapping datasets.ErrFormat;
 // an empty ID counted alone gives IDLayout's error.
 func TestIDCountsErrors(t *testing.T) {
 	a, err := CountID("a", 1, 0, 2)
@@ -123,15 +125,15 @@ func TestIDCountsErrors(t *testing.T) {
 		t.Fatal(err)
 	}
 	_, _, _, want := IDLayout([]string{"a", ""}, 1, 0, 1, 2)
-	if _, err := CountID("", 1, 0, 2); !errors.Is(err, ErrFormat) || want == nil || err.Error() != want.Error() {
+	if _, err := CountID("", 1, 0, 2); !errors.Is(err, datasets.ErrFormat) || want == nil || err.Error() != want.Error() {
 		t.Errorf("an empty ID: %v, want %v", err, want)
 	}
 	for _, p := range []int{0, -1, MaxPartitions + 1} {
-		if _, err := CountID("a", 1, 0, p); !errors.Is(err, ErrFormat) {
+		if _, err := CountID("a", 1, 0, p); !errors.Is(err, datasets.ErrFormat) {
 			t.Errorf("CountID, P = %d: %v", p, err)
 		}
 	}
-	if _, err := CountIDs([]string{"a", "b", "a"}, 1, 0, 2); !errors.Is(err, ErrFormat) {
+	if _, err := CountIDs([]string{"a", "b", "a"}, 1, 0, 2); !errors.Is(err, datasets.ErrFormat) {
 		t.Errorf("a repeated ID: %v", err)
 	}
 	n := IDCounts{IDs: 1, Train: []int{1, 0}}
@@ -139,7 +141,7 @@ func TestIDCountsErrors(t *testing.T) {
 		id string
 		p  int
 	}{{"b", 3}, {"", 2}, {"b", 0}} {
-		if err := n.AddID(tc.id, 1, 0, tc.p); !errors.Is(err, ErrFormat) || n.IDs != 1 || !slices.Equal(n.Train, []int{1, 0}) {
+		if err := n.AddID(tc.id, 1, 0, tc.p); !errors.Is(err, datasets.ErrFormat) || n.IDs != 1 || !slices.Equal(n.Train, []int{1, 0}) {
 			t.Errorf("AddID(%q) with P = %d to counts of 2 partitions: %v, counts %+v", tc.id, tc.p, err, n)
 		}
 	}
@@ -159,25 +161,11 @@ func TestIDCountsErrors(t *testing.T) {
 		{"more training IDs than IDs", IDCounts{IDs: 2, Train: []int{2, 1}}, 1, 2},
 		{"overflow", IDCounts{IDs: math.MaxInt / 2, Train: []int{0, 0}}, 3, 2},
 	} {
-		if _, _, _, err := tc.n.Layout(tc.c, tc.p); !errors.Is(err, ErrFormat) {
+		if _, _, _, err := tc.n.Layout(tc.c, tc.p); !errors.Is(err, datasets.ErrFormat) {
 			t.Errorf("%s: %v", tc.name, err)
 		}
 	}
 	if _, _, _, err := a.Layout(1, 2); err != nil {
 		t.Errorf("one ID: %v", err)
-	}
-}
-
-func TestTableWithout(t *testing.T) {
-	tab, err := NewTable("t.csv", []string{"a", "id", "b"}, [][]string{{"1", "u1", "x"}, {"2.5", "7", "3"}})
-	if err != nil {
-		t.Fatal(err)
-	}
-	w := tab.Without(1)
-	if !slices.Equal(w.Columns, []string{"a", "b"}) || w.Len() != 2 || w.Cell(0, 1) != "x" || w.Cell(1, 0) != "2.5" || w.Cell(1, 1) != "3" || w.Line(1) != 3 {
-		t.Errorf("without column 1: %v, rows %d, cells %q %q %q", w.Columns, w.Len(), w.Cell(0, 1), w.Cell(1, 0), w.Cell(1, 1))
-	}
-	if tab.Cell(0, 1) != "u1" {
-		t.Error("Without changed the table")
 	}
 }
