@@ -9,8 +9,6 @@ import (
 
 	"github.com/stabpriv/stabpriv/datasets"
 	"github.com/stabpriv/stabpriv/datasets/preprocess"
-	// The graph engine of --engine graph registers itself with the trainer.
-	_ "github.com/stabpriv/stabpriv/graph"
 	"github.com/stabpriv/stabpriv/losses"
 	"github.com/stabpriv/stabpriv/modelfile"
 	"github.com/stabpriv/stabpriv/partition"
