@@ -3,9 +3,10 @@
 package trainer_test
 
 // The Gorgonia engine registers itself for the graph engine's cases of
-// BenchmarkEpoch36000x33. The kernel-variant runs of make test (GOAMD64=v3,
-// where the compiler may fuse products, and the purego loops), which check
-// the bits of the native kernels and run no benchmark, leave it out:
-// Gorgonia, its tensor package and their protobuf and Arrow dependencies
-// would be most of those builds.
+// TestStepReplaysEveryPath and BenchmarkEpoch36000x33. The kernel-variant
+// runs of make test (GOAMD64=v3, where the compiler may fuse products, and
+// the purego loops) leave it out: Gorgonia, its tensor package and their
+// protobuf and Arrow dependencies would be most of those builds, and a
+// margin kernel of plain Go stands in for it there
+// (engines_variant_test.go).
 import _ "github.com/stabpriv/stabpriv/graph"
