@@ -147,7 +147,7 @@ func parseTrain(args []string, stderr io.Writer) (*settings, error) {
 	if s.Run, err = f.Check(set, defaults); err != nil {
 		return nil, err
 	}
-	if err := checkEngine(f.Engine); err != nil {
+	if err := f.CheckEngine(graphEngine); err != nil {
 		return nil, err
 	}
 	priv := s.Private()
