@@ -10,21 +10,29 @@ OUT     ?= out
 run:
 	$(GO) run ./cmd/stabpriv train --mechanism gamma --epsilon 1 --out $(OUT)/model.json --force
 
-# The whole test suite (under 10 minutes on 2 cores), then the packages
-# with assembly kernels on the other builds whose bits they promise: the Go
+# The whole test suite (under 10 minutes on 2 cores), then the command's
+# tests of --engine graph in a stabpriv built with -tags graph (the default
+# build links no Gorgonia), the nested Beam module, and the packages with
+# assembly kernels on the other builds whose bits they promise: the Go
 # loops (purego), GOAMD64=v3 (where the compiler may fuse products) and a
-# processor reported without AVX (math.Exp's other path).
+# processor reported without AVX (math.Exp's other path). go vet ./... has
+# run every analyzer on every package and its tests, so the test runs of
+# the same files skip go test's own vet (-vet=off), as does the graph build,
+# which adds one file of an import and a constant that its compile checks;
+# the purego build, whose kernel files differ, keeps it.
 KERNEL_PKGS = ./internal/kernel/ ./glm/ ./objpert/ ./trainer/
+GRAPH_TESTS = ^(TestEngineGraphBuild|TestPinnedModels|TestTrainLosses)$$
 # Without cgo, as the Beam workers are built: the tests and the workers
 # then share one build of the standard library and of the Beam SDK.
 test: export CGO_ENABLED = 0
 test: vet tidy-check
-	$(GO) test -count=1 -timeout 9m ./...
+	$(GO) test -count=1 -vet=off -timeout 9m ./...
+	$(GO) test -count=1 -vet=off -tags graph -run '$(GRAPH_TESTS)' ./cmd/stabpriv/
 	$(MAKE) test-beam
 	$(GO) test -count=1 -tags purego $(KERNEL_PKGS)
-	GOAMD64=v3 $(GO) test -count=1 $(KERNEL_PKGS)
-	GODEBUG=cpu.avx=off $(GO) test -count=1 $(KERNEL_PKGS)
-	$(MAKE) fuzz FUZZTIME=3s
+	GOAMD64=v3 $(GO) test -count=1 -vet=off $(KERNEL_PKGS)
+	GODEBUG=cpu.avx=off $(GO) test -count=1 -vet=off $(KERNEL_PKGS)
+	$(MAKE) fuzz FUZZTIME=3s FUZZVET=-vet=off
 
 # The fuzz targets of the parsers (model files, their Verify and the names
 # they hold, bounds and schema files, CSV tables and headers, summary files of
@@ -34,6 +42,9 @@ test: vet tidy-check
 # first model files a target finds, left it no time to explore.
 FUZZTIME ?= 2m
 FUZZMINIMIZETIME ?= 1s
+# make test has vetted the packages (go vet ./...): its fuzz runs skip go
+# test's vet, which would run again over the instrumented build.
+FUZZVET ?=
 FUZZ_TARGETS = ./modelfile/:FuzzRead ./modelfile/:FuzzReadVerify ./modelfile/:FuzzNamesRoundTrip \
 	./datasets/:FuzzReadBounds ./datasets/:FuzzReadCategories ./datasets/:FuzzReadTable ./datasets/:FuzzTableHeader \
 	./pdp/publish/:FuzzReadSummary ./cmd/stabpriv/:FuzzCommandLine
@@ -44,7 +55,7 @@ FUZZ_TARGETS = ./modelfile/:FuzzRead ./modelfile/:FuzzReadVerify ./modelfile/:Fu
 # passed over; any other failure, or a failing input written, fails.
 fuzz:
 	@for t in $(FUZZ_TARGETS); do \
-		out=$$($(GO) test -count=1 -run '^$$' -fuzz "^$${t#*:}$$" -fuzztime $(FUZZTIME) -fuzzminimizetime $(FUZZMINIMIZETIME) "$${t%%:*}" 2>&1); rc=$$?; \
+		out=$$($(GO) test -count=1 $(FUZZVET) -run '^$$' -fuzz "^$${t#*:}$$" -fuzztime $(FUZZTIME) -fuzzminimizetime $(FUZZMINIMIZETIME) "$${t%%:*}" 2>&1); rc=$$?; \
 		echo "$$out"; \
 		if [ $$rc -ne 0 ]; then \
 			if echo "$$out" | grep -q 'context deadline exceeded' && ! echo "$$out" | grep -q 'Failing input written'; then \
@@ -186,7 +197,23 @@ paper:
 # the Adult accuracy of P = 1, 4, 8, 16 against the centralized fit).
 .PHONY: beam beam-workers test-beam beam-bench
 beam:
-	cd beam && $(GO) vet ./... && $(GO) build -o $(abspath $(OUT))/stabpriv-beam ./cmd/stabpriv-beam
+	cd beam && $(GO) vet ./...
+	$(call GO_BUILD,beam,,-o $(abspath $(OUT))/stabpriv-beam ./cmd/stabpriv-beam,stabpriv-beam)
+
+# $(call GO_BUILD,dir,env,args,what) runs go build args in dir with the
+# environment settings env, and instead of silence while the packages
+# compile (the Beam SDK is about 1,000 packages, minutes on 2 cores cold), a
+# line every 100 of them: go build -v names each package it compiles (none
+# the build cache holds), and the awk program counts the names and passes
+# every other line (the compiler's errors) through. The line BUILD_FAILED,
+# echoed when go build fails, makes it fail.
+BUILD_FAILED = go build failed
+GO_BUILD = @echo "cd $(1) && $(2) $(GO) build $(3)"; \
+	cd $(1) && { $(2) $(GO) build -v $(3) 2>&1 || echo "$(BUILD_FAILED)"; } | \
+	awk '$$0 == "$(BUILD_FAILED)" { failed = 1; next } \
+	/^[A-Za-z0-9._~\/-]+$$/ { if (++n % 100 == 0) { printf "$(4): packages compiled: %d\n", n; fflush() } next } \
+	{ print; fflush() } \
+	END { if (n % 100) printf "$(4): packages compiled: %d\n", n; if (failed) { print "$(4): go build failed"; exit 1 } }'
 
 # The binaries a portable runner's workers run, static (CGO_ENABLED=0) for
 # any Linux container: stabpriv-beam, which a job stages with
@@ -195,8 +222,8 @@ beam:
 BEAM_BIN = $(abspath $(OUT))/beam
 beam-workers:
 	@mkdir -p $(BEAM_BIN)
-	cd beam && CGO_ENABLED=0 GOOS=linux $(GO) build -ldflags='-s -w' -o $(BEAM_BIN)/stabpriv-beam ./cmd/stabpriv-beam
-	cd beam && CGO_ENABLED=0 GOOS=linux $(GO) build -ldflags='-s -w' -o $(BEAM_BIN)/boot github.com/apache/beam/sdks/v2/go/container
+	$(call GO_BUILD,beam,CGO_ENABLED=0 GOOS=linux,-ldflags='-s -w' -o $(BEAM_BIN)/stabpriv-beam ./cmd/stabpriv-beam,stabpriv-beam worker)
+	$(call GO_BUILD,beam,CGO_ENABLED=0 GOOS=linux,-ldflags='-s -w' -o $(BEAM_BIN)/boot github.com/apache/beam/sdks/v2/go/container,Beam boot loader)
 
 test-beam: beam-workers
 	cd beam && STABPRIV_BEAM_BIN=$(BEAM_BIN) $(GO) test -count=1 ./...

@@ -4,10 +4,8 @@ import (
 	"fmt"
 	"math"
 
-	// The Gorgonia engine registers itself with the trainer (--engine graph).
 	"github.com/stabpriv/stabpriv/datasets"
 	"github.com/stabpriv/stabpriv/dp"
-	_ "github.com/stabpriv/stabpriv/graph"
 	"github.com/stabpriv/stabpriv/losses"
 	"github.com/stabpriv/stabpriv/partition"
 	"github.com/stabpriv/stabpriv/perturb"

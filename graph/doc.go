@@ -59,7 +59,8 @@
 // this package registers its kernel as trainer.Graph (as a database/sql
 // driver registers itself), so trainer.Config.Engine stays an enum, the
 // engine's name in Run records and model files stays "graph", and the
-// stabpriv command's --engine graph works by one import. A program that sets
+// stabpriv command's --engine graph works by one import (in a stabpriv
+// built with -tags graph). A program that sets
 // Engine Graph without linking this package gets an error from trainer.New
 // that names it. Both engines go through the same driver, so a seeded run
 // gives the same weights with either up to rounding (1e-10 in the tests).

@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"testing"
 
-	_ "github.com/stabpriv/stabpriv/graph" // registers trainer.Graph
 	"github.com/stabpriv/stabpriv/internal/benchdata"
 	"github.com/stabpriv/stabpriv/losses"
 	"github.com/stabpriv/stabpriv/regularizers"

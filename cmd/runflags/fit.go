@@ -10,13 +10,23 @@ import (
 	"github.com/stabpriv/stabpriv/datasets"
 	"github.com/stabpriv/stabpriv/datasets/placement"
 	"github.com/stabpriv/stabpriv/datasets/preprocess"
-	// The graph engine of --engine graph registers itself with the trainer.
-	_ "github.com/stabpriv/stabpriv/graph"
 	"github.com/stabpriv/stabpriv/losses"
 	"github.com/stabpriv/stabpriv/modelfile"
 	"github.com/stabpriv/stabpriv/partition"
 	"github.com/stabpriv/stabpriv/private"
+	"github.com/stabpriv/stabpriv/trainer"
 )
+
+// CheckEngine refuses --engine graph in a command built without the
+// Gorgonia engine (graphLinked false: stabpriv and stabpriv-beam link it
+// only when built with -tags graph), naming the tag that links it. Its
+// error is a *UsageError.
+func (f *Flags) CheckEngine(graphLinked bool) error {
+	if f.Engine == trainer.Graph && !graphLinked {
+		return usagef("--engine graph: this build has no Gorgonia engine; build the command with -tags graph")
+	}
+	return nil
+}
 
 // StandardizedOnRows reports whether a private run standardizes the
 // features with statistics of the training rows (--standardize train):

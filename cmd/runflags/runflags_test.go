@@ -12,6 +12,7 @@ import (
 	"github.com/stabpriv/stabpriv/datasets"
 	"github.com/stabpriv/stabpriv/release"
 	"github.com/stabpriv/stabpriv/selection"
+	"github.com/stabpriv/stabpriv/trainer"
 )
 
 // parse registers the flags on a fresh set, parses args and checks them.
@@ -230,6 +231,29 @@ func TestCheckPrivacyID(t *testing.T) {
 		args = append(slices.Clone(base), args...)
 		if _, err := parse(t, args, nil); !errors.Is(err, ErrUsage) {
 			t.Errorf("%q: %v, want a usage error", args, err)
+		}
+	}
+}
+
+// TestCheckEngine checks that --engine graph is refused, as a usage error
+// that names the build tag, exactly when the command links no Gorgonia
+// engine.
+func TestCheckEngine(t *testing.T) {
+	for _, c := range []struct {
+		engine      trainer.Engine
+		graphLinked bool
+		refused     bool
+	}{
+		{trainer.Graph, false, true},
+		{trainer.Graph, true, false},
+		{trainer.Native, false, false},
+		{trainer.Native, true, false},
+	} {
+		f := Flags{Engine: c.engine}
+		err := f.CheckEngine(c.graphLinked)
+		var ue *UsageError
+		if c.refused != (err != nil) || (err != nil && (!errors.As(err, &ue) || !strings.Contains(err.Error(), "-tags graph"))) {
+			t.Errorf("engine %v, graph linked %v: err = %v", c.engine, c.graphLinked, err)
 		}
 	}
 }

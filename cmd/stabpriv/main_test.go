@@ -8,6 +8,7 @@ import (
 	"math/rand/v2"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -130,6 +131,9 @@ func TestTrainLosses(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
+			if slices.Contains(tt.args, "graph") {
+				requireGraphEngine(t)
+			}
 			stdout, _, err := call(t, append([]string{"train", "--mechanism", "none", "--test-frac", "0.2", "--data", writeCSV(t, tt.data)}, tt.args...)...)
 			if err != nil {
 				t.Fatal(err)

@@ -7,6 +7,7 @@ import (
 	"math"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 )
@@ -59,6 +60,9 @@ func TestPinnedModels(t *testing.T) {
 	csvs := map[string]string{"multi": clusters(3, 40), "regress": clusters(0, 90)}
 	for _, r := range pinnedRuns {
 		t.Run(r.name, func(t *testing.T) {
+			if slices.Contains(r.args, "graph") {
+				requireGraphEngine(t)
+			}
 			out := filepath.Join(t.TempDir(), "model.json")
 			args := []string{"train", "--seed", "3", "--test-frac", "0.2", "--out", out}
 			if a := strings.Join(r.args, " "); !strings.Contains(a, "--mechanism none") {

@@ -147,6 +147,9 @@ func parseTrain(args []string, stderr io.Writer) (*settings, error) {
 	if s.Run, err = f.Check(set, defaults); err != nil {
 		return nil, err
 	}
+	if err := f.CheckEngine(graphEngine); err != nil {
+		return nil, err
+	}
 	priv := s.Private()
 	if priv && f.tolerance != 0 {
 		return nil, usagef("--tolerance stops a run at a data-dependent pass, which no release certifies; drop it for a private run")

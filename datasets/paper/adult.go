@@ -2,10 +2,8 @@ package paper
 
 import (
 	"bufio"
-	"context"
 	"fmt"
 	"io"
-	"net/http"
 	"os"
 	"path/filepath"
 	"strings"
@@ -14,7 +12,6 @@ import (
 
 	"github.com/stabpriv/stabpriv/datasets"
 	"github.com/stabpriv/stabpriv/datasets/categorical"
-	"github.com/stabpriv/stabpriv/datasets/fetch"
 	"github.com/stabpriv/stabpriv/internal/check"
 )
 
@@ -280,33 +277,6 @@ func buildAdult(parts []adultPart, opts AdultOptions, fitParts ...adultPart) (*d
 	}, nil
 }
 
-// The canonical sources of the UCI Adult files.
-var (
-	// AdultDataSource is UCI Adult's training file (32,561 records).
-	AdultDataSource = fetch.Source{
-		Name:   "adult.data",
-		URL:    "https://archive.ics.uci.edu/ml/machine-learning-databases/adult/adult.data",
-		SHA256: "5b00264637dbfec36bdeaab5676b0b309ff9eb788d63554ca0a249491c86603d",
-	}
-	// AdultTestSource is UCI Adult's test file (16,281 records).
-	AdultTestSource = fetch.Source{
-		Name:   "adult.test",
-		URL:    "https://archive.ics.uci.edu/ml/machine-learning-databases/adult/adult.test",
-		SHA256: "a2a9044bc167a35b2361efbabec64e89d69ce82d9790d2980119aac5fd7e9c05",
-	}
-)
-
-// FetchAdult downloads adult.data and adult.test (verified against their
-// recorded SHA-256) into dir, ready for LoadAdult(dir, ...).
-func FetchAdult(ctx context.Context, dir string, client *http.Client) error {
-	for _, s := range []fetch.Source{AdultDataSource, AdultTestSource} {
-		if _, err := s.Fetch(ctx, dir, "", client); err != nil {
-			return err
-		}
-	}
-	return nil
-}
-
 // adult is UCI Adult in the registry.
 var adult = DataSet{
 	Name:   "adult",
@@ -314,10 +284,6 @@ var adult = DataSet{
 	Dir:    "adult",
 	Marker: AdultTrainFile,
 	Load:   func(dir string) (*datasets.Dataset, error) { return LoadAdult(dir, AdultOptions{}) },
-	Fetch: func(ctx context.Context, dir string, client *http.Client) (string, error) {
-		return dir, FetchAdult(ctx, dir, client)
-	},
-	Sources: []fetch.Source{AdultDataSource, AdultTestSource},
 	// 7 values log-spaced from 1e-4 to 1e-2, a third of a decade apart,
 	// which brackets the best lambda of every eps in 0.1..5.
 	Lambdas: []float64{1e-4, 2.1544e-4, 4.6416e-4, 1e-3, 2.1544e-3, 4.6416e-3, 1e-2},

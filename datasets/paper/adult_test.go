@@ -12,24 +12,17 @@ import (
 	"gonum.org/v1/gonum/floats"
 
 	"github.com/stabpriv/stabpriv/datasets"
+	"github.com/stabpriv/stabpriv/datasets/internal/fetchtest"
 	"github.com/stabpriv/stabpriv/datasets/preprocess"
 )
 
-// realDatasetDir returns the directory of one of the shared real data sets:
-// $STABPRIV_DATA/sub when STABPRIV_DATA is set, else ../../../shared/datasets/sub
-// (the shared folder beside the repository). It skips the test when the
-// directory is absent.
+// realDatasetDir returns the directory of one of the shared real data sets
+// (fetchtest.SharedDir): $STABPRIV_DATA/sub, else
+// ../../../shared/datasets/sub. It skips the test when the directory is
+// absent.
 func realDatasetDir(t testing.TB, sub string) string {
 	t.Helper()
-	root := os.Getenv("STABPRIV_DATA")
-	if root == "" {
-		root = filepath.Join("..", "..", "..", "shared", "datasets")
-	}
-	dir := filepath.Join(root, sub)
-	if _, err := os.Stat(dir); err != nil {
-		t.Skipf("real data set %s not available (set STABPRIV_DATA to the folder holding it): %v", sub, err)
-	}
-	return dir
+	return fetchtest.SharedDir(t, filepath.Join("..", ".."), sub)
 }
 
 // writeTestFiles writes name -> content files into a temporary directory.

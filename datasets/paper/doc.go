@@ -5,8 +5,7 @@
 // name, its folder under a data directory and the marker file that
 // identifies the folder, Load with the paper's options, its default lambda
 // grid, whether the loader already reduces the features, the protocol notes
-// the outputs must carry, and its canonical sources (with Fetch when a sum
-// of the download is recorded). The experiments package and the command
+// the outputs must carry. The experiments package and the command
 // line read the registry (All, Names, Lookup) instead of keeping their own
 // per-data-set tables.
 //
@@ -25,15 +24,17 @@
 //     layout (data.csv or data.csv.gz, labels.csv), which the gene_all
 //     folder also uses.
 //
-// FetchAdult, FetchLastFM and FetchTCGA download (datasets/fetch, every
-// download verified by its SHA-256) and extract a whole data set, ready for
-// its loader; Sources lists every canonical source.
+// Package datasets/paper/download downloads (datasets/fetch, every download
+// verified by its SHA-256) and extracts a whole data set, ready for its
+// loader, and lists every canonical source: apart from this package, so that
+// a program that only reads the data sets links no HTTP client.
 //
 // # Adding a data set
 //
 // Write one file holding the loader (a func(dir string) (*datasets.Dataset,
 // error) at the paper's options, with its tests beside it) and an unexported
-// DataSet value, and add one line to the registry in registry.go. The name
-// is then accepted by protocol.Config.Dataset and the sweep and
-// featsel commands, with its folder, marker, lambdas and notes.
+// DataSet value, add one line to the registry in registry.go and its
+// canonical sources to package download. The name is then accepted by
+// protocol.Config.Dataset and the sweep and featsel commands,
+// with its folder, marker, lambdas and notes.
 package paper

@@ -1,12 +1,10 @@
 package paper
 
 import (
-	"context"
 	"encoding/csv"
 	"encoding/json"
 	"fmt"
 	"io"
-	"net/http"
 	"os"
 	"path/filepath"
 	"sort"
@@ -15,7 +13,6 @@ import (
 
 	"github.com/stabpriv/stabpriv/datasets"
 	"github.com/stabpriv/stabpriv/datasets/categorical"
-	"github.com/stabpriv/stabpriv/datasets/fetch"
 	"github.com/stabpriv/stabpriv/datasets/preprocess"
 	"github.com/stabpriv/stabpriv/internal/inputcap"
 )
@@ -303,42 +300,11 @@ func readLastFMArtists(r io.Reader, index map[int]int) (*sparseRowMatrix, []stri
 	return newSparseIndicator(len(artists), rows), names, nil
 }
 
-// The canonical source of the SNAP LastFM Asia files.
-var (
-	// LastFMSource is SNAP's LastFM Asia archive (edges, target and the
-	// artist-likes JSON). No SHA-256 of the archive is recorded here: pass
-	// one to FetchLastFM (the sums of the extracted edges and target files
-	// are LastFMEdgesSHA256 and LastFMTargetSHA256).
-	LastFMSource = fetch.Source{
-		Name: "lastfm_asia.zip",
-		URL:  "https://snap.stanford.edu/data/lastfm_asia.zip",
-	}
-)
-
 // SHA-256 sums of the extracted LastFM Asia files.
 const (
 	LastFMEdgesSHA256  = "548eacff61bff564ab5007831fa4a7a30e1a3956075ffd24e43310ed33555842"
 	LastFMTargetSHA256 = "91f19215f6eca8321feec038bd32900cf13fd4f7e041a9976cf202807c72ac16"
 )
-
-// FetchLastFM downloads the SNAP LastFM Asia archive into cacheDir, verified
-// against zipSHA256 (required: no sum of the archive is recorded), extracts
-// its edges, target and artist-likes files, and returns the directory that
-// holds them, ready for LoadLastFM.
-func FetchLastFM(ctx context.Context, cacheDir, zipSHA256 string, client *http.Client) (string, error) {
-	if zipSHA256 == "" {
-		return "", fmt.Errorf("%w: FetchLastFM needs the archive's SHA-256", fetch.ErrNoChecksum)
-	}
-	archive, err := LastFMSource.Fetch(ctx, cacheDir, zipSHA256, client)
-	if err != nil {
-		return "", err
-	}
-	written, err := fetch.ExtractZip(archive, cacheDir, LastFMEdgesFile, LastFMTargetFile, LastFMFeaturesFile)
-	if err != nil {
-		return "", err
-	}
-	return fetch.MemberDir(written, LastFMEdgesFile, LastFMTargetFile)
-}
 
 // lastFM is SNAP's LastFM Asia in the registry.
 var lastFM = DataSet{
@@ -347,8 +313,6 @@ var lastFM = DataSet{
 	Dir:    "lastfm_asia",
 	Marker: LastFMTargetFile,
 	Load:   func(dir string) (*datasets.Dataset, error) { return LoadLastFM(dir, LastFMOptions{}) },
-	// No SHA-256 of the archive is recorded: FetchLastFM takes one.
-	Sources: []fetch.Source{LastFMSource},
 	// 6,099 training rows and an 18 x 33 softmax model: 7 values half a
 	// decade apart from 1e-4 to 1e-1.
 	Lambdas: []float64{1e-4, 3.1623e-4, 1e-3, 3.1623e-3, 1e-2, 3.1623e-2, 1e-1},

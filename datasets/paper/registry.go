@@ -1,17 +1,14 @@
 package paper
 
 import (
-	"context"
-	"net/http"
 	"slices"
 
 	"github.com/stabpriv/stabpriv/datasets"
-	"github.com/stabpriv/stabpriv/datasets/fetch"
 )
 
 // registry lists the paper's data sets in the order shown to users. Adding
 // a data set is one file (its loader and its DataSet value) and one line
-// here.
+// here, and its sources in package download.
 var registry = []*DataSet{
 	&adult,
 	&lastFM,
@@ -19,8 +16,8 @@ var registry = []*DataSet{
 }
 
 // DataSet is an entry of the registry: what the experiments and the command
-// line need to find, load and fetch one of the paper's data sets, and the
-// protocol settings that belong to it.
+// line need to find and load one of the paper's data sets, and the protocol
+// settings that belong to it (package download fetches it).
 type DataSet struct {
 	// Name is the name users give (protocol.Config.Dataset, the
 	// --dataset flag): "adult", "lastfm", "gene_all".
@@ -34,13 +31,6 @@ type DataSet struct {
 	Marker string
 	// Load reads the data set from its folder with the paper's options.
 	Load func(dir string) (*datasets.Dataset, error)
-	// Fetch downloads the data set into cacheDir, verified against its
-	// recorded SHA-256, and returns the folder ready for Load. Nil when no
-	// sum of the download is recorded (the caller then uses the data set's
-	// own fetch function with a sum it trusts).
-	Fetch func(ctx context.Context, cacheDir string, client *http.Client) (string, error)
-	// Sources lists the canonical online sources of the files.
-	Sources []fetch.Source
 	// Lambdas is the default regularization grid of the sweeps, increasing.
 	// The sensitivity 2L/(mu n) grows as n shrinks, so smaller data sets
 	// need larger lambdas.
@@ -57,7 +47,6 @@ type DataSet struct {
 // clone returns a copy of d that shares no slice with the registry.
 func (d *DataSet) clone() DataSet {
 	c := *d
-	c.Sources = slices.Clone(d.Sources)
 	c.Lambdas = slices.Clone(d.Lambdas)
 	c.Notes = slices.Clone(d.Notes)
 	return c
@@ -90,13 +79,4 @@ func Lookup(name string) (DataSet, bool) {
 		}
 	}
 	return DataSet{}, false
-}
-
-// Sources lists the canonical sources of every registered data set.
-func Sources() []fetch.Source {
-	var out []fetch.Source
-	for _, d := range registry {
-		out = append(out, d.Sources...)
-	}
-	return out
 }

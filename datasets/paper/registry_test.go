@@ -20,14 +20,6 @@ func TestRegistryEntries(t *testing.T) {
 		if len(d.Lambdas) == 0 || !slices.IsSorted(d.Lambdas) || d.Lambdas[0] <= 0 {
 			t.Errorf("%s: lambdas %v, want increasing and > 0", d.Name, d.Lambdas)
 		}
-		if len(d.Sources) == 0 {
-			t.Errorf("%s: no sources", d.Name)
-		}
-		for _, s := range d.Sources {
-			if s.Name == "" || s.URL == "" {
-				t.Errorf("%s: source %+v", d.Name, s)
-			}
-		}
 		// A folder without the files is an error, not a panic.
 		if _, err := d.Load(t.TempDir()); !errors.Is(err, os.ErrNotExist) {
 			t.Errorf("%s: Load of an empty folder: err = %v, want a missing file", d.Name, err)
@@ -42,9 +34,6 @@ func TestRegistryEntries(t *testing.T) {
 	}
 	if _, ok := Lookup("csv"); ok {
 		t.Error("Lookup(csv) found an entry")
-	}
-	if n := len(Sources()); n != 4 {
-		t.Errorf("%d sources, want 4", n)
 	}
 }
 

@@ -2,12 +2,10 @@ package paper
 
 import (
 	"compress/gzip"
-	"context"
 	"encoding/csv"
 	"errors"
 	"fmt"
 	"io"
-	"net/http"
 	"os"
 	"path/filepath"
 	"strings"
@@ -16,7 +14,6 @@ import (
 
 	"github.com/stabpriv/stabpriv/datasets"
 	"github.com/stabpriv/stabpriv/datasets/categorical"
-	"github.com/stabpriv/stabpriv/datasets/fetch"
 	"github.com/stabpriv/stabpriv/internal/check"
 )
 
@@ -227,44 +224,17 @@ func readTCGAData(r io.Reader) (ids, genes []string, values []float64, err error
 	return ids, genes, values, nil
 }
 
-// TCGASource is UCI's "gene expression cancer RNA-Seq" archive (TCGA
-// PANCAN, 801 x 20,531, data.csv and labels.csv).
-var TCGASource = fetch.Source{
-	Name:   "TCGA-PANCAN-HiSeq-801x20531.tar.gz",
-	URL:    "https://archive.ics.uci.edu/ml/machine-learning-databases/00401/TCGA-PANCAN-HiSeq-801x20531.tar.gz",
-	SHA256: "e6ea3628f9656efa2d7cf382bf5a403e2cc214df3d90312b1928f5650b43a559",
-}
-
-// FetchTCGA downloads UCI's TCGA PANCAN archive into cacheDir (verified
-// against its recorded SHA-256), extracts data.csv and labels.csv, and
-// returns the directory that holds them, ready for LoadTCGA.
-func FetchTCGA(ctx context.Context, cacheDir string, client *http.Client) (string, error) {
-	archive, err := TCGASource.Fetch(ctx, cacheDir, "", client)
-	if err != nil {
-		return "", err
-	}
-	written, err := fetch.ExtractTarGz(archive, cacheDir, TCGADataFile, TCGALabelsFile)
-	if err != nil {
-		return "", err
-	}
-	return fetch.MemberDir(written, TCGADataFile, TCGALabelsFile)
-}
-
 // geneAll is the gene expression data set in the TCGA layout in the
 // registry: the offline stand-in for the paper's TCGA PANCAN (Bioconductor
 // ALL, 128 patients, B or T cell lineage), and TCGA PANCAN itself when the
-// folder holds it. Fetch downloads TCGA PANCAN (801 x 20,531, five tumour
-// types), the only one of the two with a canonical online source.
+// folder holds it. download.TCGA downloads TCGA PANCAN (801 x 20,531, five
+// tumour types), the only one of the two with a canonical online source.
 var geneAll = DataSet{
 	Name:   "gene_all",
 	Title:  "gene expression in the UCI TCGA layout (data.csv or data.csv.gz, labels.csv)",
 	Dir:    "gene_all",
 	Marker: TCGALabelsFile,
 	Load:   func(dir string) (*datasets.Dataset, error) { return LoadTCGA(dir, TCGAOptions{}) },
-	Fetch: func(ctx context.Context, cacheDir string, client *http.Client) (string, error) {
-		return FetchTCGA(ctx, cacheDir, client)
-	},
-	Sources: []fetch.Source{TCGASource},
 	// About 100 training rows: 7 values half a decade apart from 1e-3 to 1.
 	Lambdas: []float64{1e-3, 3.1623e-3, 1e-2, 3.1623e-2, 1e-1, 3.1623e-1, 1},
 }

@@ -257,6 +257,9 @@ func config(set map[string]bool) (stabbeam.Config, logrus.Level, error) {
 	if err != nil {
 		return stabbeam.Config{}, 0, err
 	}
+	if err := shared.CheckEngine(graphEngine); err != nil {
+		return stabbeam.Config{}, 0, err
+	}
 	if run.Options.Preprocess == preprocess.Standardize {
 		// Standardize the shards in a separate step, outside the
 		// guarantee, if need be.

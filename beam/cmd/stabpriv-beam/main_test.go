@@ -174,6 +174,8 @@ func TestExitCodes(t *testing.T) {
 		{"no shard matches", nil, []string{"--data-glob", "none-*.csv"}, 4, false},
 		{"a missing privacy-ID column", nil, []string{"--privacy-id", "user", "--max-rows-per-id", "2"}, 2, false},
 		{"more partitions than rows", nil, []string{"--partitions", "500"}, 2, false},
+		// Both commands are built without -tags graph here.
+		{"the graph engine in a build without it", nil, []string{"--engine", "graph"}, 2, false},
 		// Three IDs, all training, of c = 2 rows: 6 training rows, 3
 		// training IDs, and an ID trains in one partition.
 		{"more partitions than training IDs", withIDs(3), []string{"--privacy-id", "user", "--max-rows-per-id", "2", "--test-frac", "0", "--partitions", "5"}, 2, true},
@@ -220,6 +222,9 @@ func TestExitCodes(t *testing.T) {
 			beamCode, beamErr := exitOf(t, beam)
 			if trainCode != c.want || beamCode != c.want {
 				t.Errorf("exit %d from stabpriv train, %d from stabpriv-beam, want %d for both\ntrain: %s\nbeam: %s", trainCode, beamCode, c.want, tail(trainErr), tail(beamErr))
+			}
+			if c.flags != nil && c.flags[0] == "--engine" && (!strings.Contains(trainErr, "-tags graph") || !strings.Contains(beamErr, "-tags graph")) {
+				t.Errorf("the refusal does not name the build tag\ntrain: %s\nbeam: %s", tail(trainErr), tail(beamErr))
 			}
 			if c.want != 0 {
 				if m, _ := filepath.Glob(filepath.Join(dir, "out", "*")); len(m) > 0 {

@@ -1,6 +1,7 @@
 // Package fetchtest holds the helpers of the download tests of the datasets
-// packages: a client that sends every request to a local test server, and
-// in-memory zip and tar.gz archives. It is for tests only.
+// packages: a client that sends every request to a local test server,
+// in-memory zip and tar.gz archives, and the folder of the shared real data
+// sets. It is for tests only.
 package fetchtest
 
 import (
@@ -15,6 +16,7 @@ import (
 	"net/http/httptest"
 	"net/url"
 	"os"
+	"path/filepath"
 	"sort"
 	"sync/atomic"
 	"testing"
@@ -141,4 +143,22 @@ func DirNames(t *testing.T, dir string) []string {
 	}
 	sort.Strings(names)
 	return names
+}
+
+// SharedDir returns the directory of one of the shared real data sets:
+// $STABPRIV_DATA/sub when STABPRIV_DATA is set, else shared/datasets/sub
+// in the folder beside the repository, whose root is up directories above
+// the test's package ("../.." for datasets/paper). It skips the test when
+// the directory is absent.
+func SharedDir(t testing.TB, up, sub string) string {
+	t.Helper()
+	root := os.Getenv("STABPRIV_DATA")
+	if root == "" {
+		root = filepath.Join(up, "..", "shared", "datasets")
+	}
+	dir := filepath.Join(root, sub)
+	if _, err := os.Stat(dir); err != nil {
+		t.Skipf("real data set %s not available (set STABPRIV_DATA to the folder holding it): %v", sub, err)
+	}
+	return dir
 }
