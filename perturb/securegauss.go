@@ -63,6 +63,12 @@ func addGaussianSecure(w []float64, sigma float64) error {
 	s := samplers.Get().(*exactgauss.Sampler)
 	s.AddSnapped(w, sigma)
 	samplers.Put(s)
+	// A value near the float64 range with a sigma near it can round past
+	// it: refused rather than released as an infinity. The check reads
+	// the noisy values only (post-processing of the exact draw).
+	if i := check.FirstNonFinite(w); i >= 0 {
+		return fmt.Errorf("%w: noisy value %d overflowed float64 at sigma = %v", ErrModel, i, sigma)
+	}
 	return nil
 }
 

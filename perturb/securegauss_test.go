@@ -41,3 +41,32 @@ func TestSecureGaussianLattice(t *testing.T) {
 		}
 	}
 }
+
+// TestSecureGaussianOverflow: a sigma near the float64 range makes noisy
+// values past it; the secure source refuses them (ErrModel) instead of
+// releasing an infinity. At sigma = MaxFloat64/2 a value overflows when
+// |Z| > 2 (probability 0.0455), so none of 64 does with probability
+// 0.9545^64 < 0.06, and none in 16 repetitions with probability below
+// 1e-19: the false-failure probability of the last check.
+func TestSecureGaussianOverflow(t *testing.T) {
+	refused := 0
+	for rep := 0; rep < 16; rep++ {
+		w := make([]float64, 64)
+		err := Secure().AddGaussian(w, math.MaxFloat64/2)
+		switch {
+		case err == nil:
+			for i, x := range w {
+				if math.IsInf(x, 0) || math.IsNaN(x) {
+					t.Fatalf("released %v at %d with no error", x, i)
+				}
+			}
+		case errors.Is(err, ErrModel):
+			refused++
+		default:
+			t.Fatalf("error %v, want ErrModel", err)
+		}
+	}
+	if refused == 0 {
+		t.Error("no overflow in 16 draws of 64 values at sigma = MaxFloat64/2")
+	}
+}
