@@ -108,7 +108,7 @@ func ReadCSVFile(path string, opts CSVOptions) (*Dataset, error) {
 func featureColumns(header []string, label string) (int, []string, error) {
 	labelCol := slices.Index(header, label)
 	if labelCol < 0 {
-		return 0, nil, fmt.Errorf("%w: no label column %q; the columns are %s", ErrFormat, label, strings.Join(header, ", "))
+		return 0, nil, fmt.Errorf("%w: no label column %q; the columns are %s", ErrSchema, label, strings.Join(header, ", "))
 	}
 	if len(header) < 2 {
 		return 0, nil, fmt.Errorf("%w: header: no feature column besides the label %q", ErrFormat, label)

@@ -29,7 +29,7 @@ func TestReadCSVErrors(t *testing.T) {
 		{"NaN feature", "a,y\n1,p\nNaN,q\n", CSVOptions{Label: "y"}, ErrFormat, `line 3, column "a"`},
 		{"Inf feature", "a,y\n+Inf,p\n1,q\n", CSVOptions{Label: "y"}, ErrFormat, `line 2, column "a"`},
 		{"empty feature", "a,y\n,p\n1,q\n", CSVOptions{Label: "y"}, ErrFormat, `line 2, column "a"`},
-		{"missing label column", "a,b\n1,2\n", CSVOptions{Label: "y"}, ErrFormat, "the columns are a, b"},
+		{"missing label column", "a,b\n1,2\n", CSVOptions{Label: "y"}, ErrSchema, "the columns are a, b"},
 		{"one class", "a,y\n1,p\n2,p\n", CSVOptions{Label: "y"}, ErrFormat, "single class"},
 		{"one class multiclass", "a,y\n1,p\n2,p\n", CSVOptions{Label: "y", Task: losses.Multiclass}, ErrFormat, "single class"},
 		{"three classes binary", "a,y\n1,p\n2,q\n3,r\n", CSVOptions{Label: "y"}, ErrFormat, "has 3 classes"},
@@ -127,8 +127,8 @@ func TestReadCSVFile(t *testing.T) {
 	if _, err := ReadCSVFile(filepath.Join(dir, "missing.csv"), CSVOptions{Label: "y"}); !errors.Is(err, os.ErrNotExist) {
 		t.Errorf("missing file: error %v, want os.ErrNotExist", err)
 	}
-	if _, err := ReadCSVFile(path, CSVOptions{Label: "z"}); !errors.Is(err, ErrFormat) || !strings.Contains(err.Error(), path) {
-		t.Errorf("bad label: error %v, want ErrFormat naming the file", err)
+	if _, err := ReadCSVFile(path, CSVOptions{Label: "z"}); !errors.Is(err, ErrSchema) || !strings.Contains(err.Error(), path) {
+		t.Errorf("bad label: error %v, want ErrSchema naming the file", err)
 	}
 }
 

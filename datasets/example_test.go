@@ -45,5 +45,5 @@ func ExampleReadCSV() {
 	fmt.Println(err)
 	// Output:
 	// [height weight] [bird cat dog] [1 2 0]
-	// datasets: bad data format: no label column "kind"; the columns are height, weight, species
+	// datasets: invalid schema: no label column "kind"; the columns are height, weight, species
 }

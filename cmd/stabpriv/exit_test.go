@@ -106,6 +106,11 @@ func TestExitStatusTable(t *testing.T) {
 		{2, paper("featsel", csv, "class", out("featsel2"), "--log-level", "loud"), nil},
 		{2, []string{"pdp", "--out", "-"}, nil},
 		{2, []string{"pdp", "--log-level", "loud", "--out", out("pdp2")}, nil},
+		// A --label that names no column of the file is a usage error in every command.
+		{2, []string{"train", "--mechanism", "none", "--data", csv, "--label", "nosuch", "--out", out("t2l.json")}, nil},
+		{2, paper("sweep", csv, "nosuch", out("sweep2l")), nil},
+		{2, paper("featsel", csv, "nosuch", out("featsel2l")), nil},
+		{2, []string{"pdp", "--data", csv, "--label", "nosuch", "--out", out("pdp2l")}, nil},
 		{2, []string{"account", "--sample-rate", "2", "--noise-multiplier", "1", "--steps", "100", "--delta", "1e-5"}, nil},
 
 		{3, []string{"certify", notPrivate}, nil},

@@ -90,7 +90,7 @@ func exitCode(err error) int {
 	switch {
 	case err == nil:
 		return 0
-	case errors.As(err, &ue):
+	case errors.As(err, &ue), errors.Is(err, datasets.ErrSchema):
 		return 2
 	case errors.As(err, &np):
 		return 3
