@@ -52,7 +52,7 @@ func (r *Released) splitRows(t *datasets.Table, held bool) (X *mat.Dense, y []fl
 		return nil, nil, nil, err
 	}
 	if t != nil && !slices.Contains(t.Columns, r.Schema.Label) {
-		return nil, nil, nil, fmt.Errorf("%w: %s has no column %q, the model's label: not the table of this model", datasets.ErrSchema, t.Source, r.Schema.Label)
+		return nil, nil, nil, fmt.Errorf("%w: %s has no column %q, the model's label: not the table of this model", datasets.ErrFormat, t.Source, r.Schema.Label)
 	}
 	// The columns the fit left out by name (train --ignore, --features) are
 	// left out again: the model's features, in order, must remain.

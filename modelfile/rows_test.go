@@ -183,7 +183,7 @@ func TestTrainingRowsWrongTable(t *testing.T) {
 		{"a row fewer", r, shorter, datasets.ErrFormat},
 		{"a renamed feature", r, renamed, datasets.ErrFormat},
 		{"features in another order", r, swapped, datasets.ErrFormat},
-		{"no label column", r, noLabel, datasets.ErrSchema},
+		{"no label column", r, noLabel, datasets.ErrFormat},
 		{"split record of another table", &badSplit, tab, datasets.ErrFormat},
 	} {
 		if _, _, _, err := c.r.TrainingRows(c.tab); !errors.Is(err, c.want) {

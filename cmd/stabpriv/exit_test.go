@@ -63,8 +63,10 @@ func TestExitStatusTable(t *testing.T) {
 	dir := t.TempDir()
 	csv := writeCSV(t, clusters(2, 100))
 	model, notPrivate := filepath.Join(dir, "m.json"), filepath.Join(dir, "np.json")
+	gamma := filepath.Join(dir, "gamma.json") // a release whose minimizer pdp analyses
 	for _, args := range [][]string{
 		{"train", "--data", csv, "--label", "class", "--classes", "c0,c1", "--bounds-all", "-9,9", "--out", model},
+		{"train", "--data", csv, "--label", "class", "--classes", "c0,c1", "--bounds-all", "-9,9", "--mechanism", "gamma", "--out", gamma},
 		{"train", "--mechanism", "none", "--data", csv, "--label", "class", "--out", notPrivate},
 	} {
 		if _, _, err := call(t, args...); err != nil {
@@ -72,6 +74,7 @@ func TestExitStatusTable(t *testing.T) {
 		}
 	}
 	bad := writeFile(t, "bad.json", "{}\n")
+	noLabel := writeFile(t, "nolabel.csv", "x1,x2\n1,2\n")
 	none := filepath.Join(dir, "none")
 	out := func(name string) string { return filepath.Join(dir, name) }
 	paper := func(cmd, data, label, outDir string, extra ...string) []string {
@@ -120,6 +123,8 @@ func TestExitStatusTable(t *testing.T) {
 		{4, paper("sweep", none+".csv", "y", out("sweep4")), nil},
 		{4, paper("featsel", none+".csv", "y", out("featsel4")), nil},
 		{4, []string{"pdp", "--data", none + ".csv", "--label", "y", "--out", out("pdp4")}, nil},
+		// A table that is not the model's (its label column missing) is the wrong input data, as in predict.
+		{4, []string{"pdp", "--model", gamma, "--data", noLabel, "--out", out("pdp4l")}, nil},
 
 		{5, []string{"certify", none + ".json"}, nil},
 		{5, []string{"certify", bad}, nil},
