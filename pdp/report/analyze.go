@@ -8,7 +8,6 @@ import (
 	"gonum.org/v1/gonum/mat"
 
 	"github.com/stabpriv/stabpriv/datasets"
-	"github.com/stabpriv/stabpriv/datasets/preprocess"
 	"github.com/stabpriv/stabpriv/dp"
 	"github.com/stabpriv/stabpriv/internal/check"
 	"github.com/stabpriv/stabpriv/losses"
@@ -117,6 +116,10 @@ func Simulate(ds *datasets.Dataset, sim Simulation) (*Result, error) {
 	if err := sim.check(); err != nil {
 		return nil, err
 	}
+	// Nothing below reads ds once its rows are prepared: a caller that
+	// drops it lets the collector take its rows while the analysis runs
+	// (the pdp command's peak memory).
+	classes := len(ds.Classes)
 	l, err := sim.load(ds)
 	if err != nil {
 		return nil, err
@@ -124,7 +127,7 @@ func Simulate(ds *datasets.Dataset, sim Simulation) (*Result, error) {
 	train, test, kappa, notes, trainIdx, testIdx := l.train, l.test, l.kappa, l.notes, l.trainIdx, l.testIdx
 	xtr, ytr := train.X, train.Y
 	_, d := xtr.Dims()
-	a, err := pdp.New(xtr, ytr, pdp.Config{Loss: sim.Loss, Classes: len(ds.Classes), Lambda: sim.Lambda, LabelBound: sim.LabelBound})
+	a, err := pdp.New(xtr, ytr, pdp.Config{Loss: sim.Loss, Classes: classes, Lambda: sim.Lambda, LabelBound: sim.LabelBound})
 	if err != nil {
 		return nil, err
 	}
@@ -155,7 +158,7 @@ func Simulate(ds *datasets.Dataset, sim Simulation) (*Result, error) {
 	if err != nil {
 		return nil, err
 	}
-	res.public, res.publicErr = sim.publicConstants(kappa, len(ds.Classes), len(trainIdx), dim, m)
+	res.public, res.publicErr = sim.publicConstants(kappa, classes, len(trainIdx), dim, m)
 	rep := res.Report
 	if dpErr == nil {
 		dpEps := sim.Epsilon
@@ -254,76 +257,6 @@ func (sim *Simulation) load(ds *datasets.Dataset) (*loaded, error) {
 	}
 	l.notes = append(append([]string{"data: " + sim.Source}, ds.Notes...), prepNotes...)
 	return l, nil
-}
-
-// prepare builds the training and test rows (positions trainIdx and testIdx
-// of ds) and returns the row bound kappa of the worst-case comparison.
-func (sim *Simulation) prepare(ds *datasets.Dataset, trainIdx, testIdx []int) (train, test *datasets.Dataset, kappa float64, notes []string, err error) {
-	_, d := ds.X.Dims()
-	pick := func(idx []int) *datasets.Dataset {
-		x := mat.NewDense(max(1, len(idx)), d, nil)
-		y := make([]float64, len(idx))
-		for r, i := range idx {
-			x.SetRow(r, ds.X.RawRowView(i))
-			y[r] = ds.Y[i]
-		}
-		return &datasets.Dataset{X: x, Y: y, Classes: ds.Classes}
-	}
-	train = pick(trainIdx)
-	if len(testIdx) > 0 {
-		test = pick(testIdx)
-	}
-	notes = append(notes, fmt.Sprintf("split: %d training rows, %d held out (test fraction %v, seed %d; positions only, labels not used)", len(trainIdx), len(testIdx), sim.TestFrac, sim.Seed))
-	sets := []*datasets.Dataset{train}
-	if test != nil {
-		sets = append(sets, test)
-	}
-	if sim.Standardize {
-		std, err := preprocess.FitStandardizer(train.X)
-		if err != nil {
-			return nil, nil, 0, nil, err
-		}
-		for _, ds := range sets {
-			if ds.X, err = std.Apply(ds.X); err != nil {
-				return nil, nil, 0, nil, err
-			}
-		}
-		notes = append(notes, "features standardized with statistics of the training rows (not private)")
-	}
-	kappa = 1
-	switch {
-	case sim.Bias:
-		for _, ds := range sets {
-			n, _ := ds.X.Dims()
-			x := mat.NewDense(n, d+1, nil)
-			for i := range n {
-				if err := preprocess.UnitBallRow(x.RawRowView(i), ds.X.RawRowView(i)); err != nil {
-					return nil, nil, 0, nil, err
-				}
-			}
-			ds.X = x
-		}
-		notes = append(notes, "rows mapped to x' = [clip_1(x), 1]/sqrt(2): ||x'|| <= 1 with the bias")
-	case sim.Standardize:
-		for _, ds := range sets {
-			if _, err := preprocess.ScaleRows(ds.X, 1); err != nil {
-				return nil, nil, 0, nil, err
-			}
-		}
-		notes = append(notes, "standardized rows clipped into the unit ball (kappa = 1), no bias")
-	default:
-		kappa = sim.Kappa
-		notes = append(notes, fmt.Sprintf("rows are the features as they are (no bias, no clipping); the worst-case comparison assumes ||x|| <= %g", kappa))
-	}
-	if sim.LabelBound > 0 {
-		for _, ds := range sets {
-			for i, v := range ds.Y {
-				ds.Y[i] = math.Max(-sim.LabelBound, math.Min(sim.LabelBound, v))
-			}
-		}
-		notes = append(notes, fmt.Sprintf("labels clipped into [-%g, %g] (a per-row map)", sim.LabelBound, sim.LabelBound))
-	}
-	return train, test, kappa, notes, nil
 }
 
 // worstCase returns the data-independent sensitivity bounds of the exact
