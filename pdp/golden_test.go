@@ -7,6 +7,7 @@ import (
 	"math"
 	"os"
 	"path/filepath"
+	"runtime"
 	"testing"
 
 	"github.com/stabpriv/stabpriv/losses"
@@ -161,8 +162,10 @@ func TestOneStepGolden(t *testing.T) {
 
 // TestNormsMatchAll checks RemoveNorms and FlipNorms against RemoveAll and
 // FlipAll: the same norms, bounds and upper bounds, V dropped, Dim kept.
+// The rows make at least two chunks for every goroutine of batch, so that
+// the norms come from chunks in reused memory (batchScratch).
 func TestNormsMatchAll(t *testing.T) {
-	x, y := pdptest.Synth(300, 5, losses.Softmax{}, 3, 8)
+	x, y := pdptest.Synth(2*chunkRows*runtime.GOMAXPROCS(0)+17, 5, losses.Softmax{}, 3, 8)
 	a := mustAnalysis(t, x, y, Config{Loss: losses.Softmax{}, Classes: 3, Lambda: 1e-3})
 	for _, c := range []struct {
 		name       string
