@@ -31,11 +31,11 @@ type Result struct {
 	IDs      []int
 	Diffs    []pdp.Diff
 	Epsilons []float64
-	// Flips are the one-step differences of replacing each row by its
-	// label-flipped copy (pdp.Analysis.FlipLabel): estimates of how far one
-	// replace-one neighbour moves the minimizer; their norms and bounds,
-	// without V (pdp.Analysis.FlipNorms).
-	Flips []pdp.Diff
+	// FlipSensitivities are the norms of the one-step differences of
+	// replacing each row by its label-flipped copy (pdp.Analysis.FlipLabel):
+	// estimates of how far one replace-one neighbour moves the minimizer
+	// (pdp.Analysis.FlipSensitivities).
+	FlipSensitivities []float64
 	// Replace and ReplaceEpsilons bound each row's replace-one sensitivity
 	// and epsilon over every replacement in the domain (pdp.ReplaceBound); nil
 	// when there is no data-independent bound on an added row.
@@ -338,13 +338,13 @@ func analyse(a *pdp.Analysis, m pdp.PrivacyLoss, lambda float64, ids []int, opts
 
 	// Replace-one: the label-flipped copies, and the bound over every
 	// replacement.
-	if res.Flips, err = a.FlipNorms(); err != nil {
+	if res.FlipSensitivities, err = a.FlipSensitivities(); err != nil {
 		return nil, nil, err
 	}
 	var ratios []float64
-	for i, f := range res.Flips {
+	for i, f := range res.FlipSensitivities {
 		if one[i] > 0 {
-			ratios = append(ratios, f.L2/one[i])
+			ratios = append(ratios, f/one[i])
 		}
 	}
 	if s, err := pdp.Summarize(ratios); err == nil {
