@@ -195,14 +195,21 @@ func (a *Analysis) FlipSensitivities() ([]float64, error) {
 }
 
 // AddAll returns Add for every row of x (labels y), in order (batch).
-func (a *Analysis) AddAll(x *mat.Dense, y []float64) ([]Diff, error) {
+func (a *Analysis) AddAll(x *mat.Dense, y []float64) ([]Diff, error) { return a.addAll(x, y, true) }
+
+// AddNorms is AddAll without the differences' vectors (see RemoveNorms);
+// RefineTopTargets refines them as it does AddAll's.
+func (a *Analysis) AddNorms(x *mat.Dense, y []float64) ([]Diff, error) { return a.addAll(x, y, false) }
+
+// addAll is AddAll, with the vectors when keepV is set.
+func (a *Analysis) addAll(x *mat.Dense, y []float64, keepV bool) ([]Diff, error) {
 	n, err := a.checkTargets(x, y)
 	if err != nil {
 		return nil, err
 	}
 	return a.firstOfAll(n, func(i int) (nbSpec, error) {
 		return nbSpec{pts: [][]float64{x.RawRowView(i)}, sets: [][]nbRow{{{0, y[i], 1}}}}, nil
-	}, true)
+	}, keepV)
 }
 
 // ReplaceAll returns Replace(rows[t], x_t, y_t) for every row t of x, in

@@ -160,13 +160,14 @@ func TestOneStepGolden(t *testing.T) {
 	}
 }
 
-// TestNormsMatchAll checks RemoveNorms and FlipNorms against RemoveAll and
-// FlipAll: the same norms, bounds and upper bounds, V dropped, Dim kept;
+// TestNormsMatchAll checks RemoveNorms, FlipNorms and AddNorms against
+// RemoveAll, FlipAll and AddAll: the same norms, bounds and upper bounds, V dropped, Dim kept;
 // FlipSensitivities against FlipNorms' L2. The rows make at least two chunks for every goroutine of batch, so that
 // the norms come from chunks in reused memory (batchScratch).
 func TestNormsMatchAll(t *testing.T) {
 	x, y := pdptest.Synth(2*chunkRows*runtime.GOMAXPROCS(0)+17, 5, losses.Softmax{}, 3, 8)
 	a := mustAnalysis(t, x, y, Config{Loss: losses.Softmax{}, Classes: 3, Lambda: 1e-3})
+	fx, fy := pdptest.Synth(chunkRows+5, 5, losses.Softmax{}, 3, 9)
 	flipL2, err := a.FlipSensitivities()
 	if err != nil {
 		t.Fatal(err)
@@ -174,7 +175,8 @@ func TestNormsMatchAll(t *testing.T) {
 	for _, c := range []struct {
 		name       string
 		all, norms func() ([]Diff, error)
-	}{{"remove", a.RemoveAll, a.RemoveNorms}, {"flip", a.FlipAll, a.FlipNorms}} {
+	}{{"remove", a.RemoveAll, a.RemoveNorms}, {"flip", a.FlipAll, a.FlipNorms},
+		{"add", func() ([]Diff, error) { return a.AddAll(fx, fy) }, func() ([]Diff, error) { return a.AddNorms(fx, fy) }}} {
 		all, err := c.all()
 		if err != nil {
 			t.Fatal(err)

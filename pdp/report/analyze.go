@@ -42,6 +42,8 @@ type Result struct {
 	Replace, ReplaceEpsilons []float64
 	// TargetIDs, TargetDiffs and TargetEpsilons describe the held-out rows
 	// analysed as targets added to the data set; nil when there are none.
+	// The differences keep their vectors V for the refined targets only
+	// (pdp.Analysis.AddNorms).
 	TargetIDs      []int
 	TargetDiffs    []pdp.Diff
 	TargetEpsilons []float64
@@ -379,7 +381,7 @@ func analyse(a *pdp.Analysis, m pdp.PrivacyLoss, lambda float64, ids []int, opts
 
 	// Held-out rows: targets, and fresh rows for the on-average KL.
 	if ex.testX != nil {
-		if res.TargetDiffs, err = a.AddAll(ex.testX, ex.testY); err != nil {
+		if res.TargetDiffs, err = a.AddNorms(ex.testX, ex.testY); err != nil {
 			return nil, nil, err
 		}
 		if _, err := a.RefineTopTargets(res.TargetDiffs, ex.testX, ex.testY, opts.ExactTop); err != nil {
