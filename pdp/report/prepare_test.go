@@ -16,11 +16,9 @@ import (
 // give its bits.
 func pickPrepare(t *testing.T, sim Simulation, ds *datasets.Dataset, idx []int) (*mat.Dense, []float64) {
 	t.Helper()
-	_, d := ds.X.Dims()
-	x := mat.NewDense(len(idx), d, nil)
+	x := mat.DenseCopyOf(rowsAt{ds.X, idx})
 	y := make([]float64, len(idx))
 	for r, i := range idx {
-		x.SetRow(r, ds.X.RawRowView(i))
 		y[r] = ds.Y[i]
 		if sim.LabelBound > 0 {
 			y[r] = math.Max(-sim.LabelBound, math.Min(sim.LabelBound, y[r]))
