@@ -97,7 +97,7 @@ build:
 # idle machine: the figures are wall times.
 BENCH_COUNT ?= 6
 BENCH_RUNS = ./trainer/:. ./graph/:MarginGrads ./stability/:. ./objpert/:Logistic \
-	./datasets/:Read ./datasets/preprocess/:SVD ./pdp/report/:Analyze1e5x20
+	./datasets/:Read ./datasets/preprocess/:SVD ./pdp/report/:Analyze1e[56]x20
 bench:
 	@mkdir -p $(OUT)
 	@rm -f $(OUT)/bench.txt $(OUT)/sidebyside.md $(OUT)/sidebyside.env.jsonl

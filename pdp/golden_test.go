@@ -7,6 +7,7 @@ import (
 	"math"
 	"os"
 	"path/filepath"
+	"runtime"
 	"testing"
 
 	"github.com/stabpriv/stabpriv/losses"
@@ -159,15 +160,23 @@ func TestOneStepGolden(t *testing.T) {
 	}
 }
 
-// TestNormsMatchAll checks RemoveNorms and FlipNorms against RemoveAll and
-// FlipAll: the same norms, bounds and upper bounds, V dropped, Dim kept.
+// TestNormsMatchAll checks RemoveNorms, FlipNorms and AddNorms against
+// RemoveAll, FlipAll and AddAll: the same norms, bounds and upper bounds, V dropped, Dim kept;
+// FlipSensitivities against FlipNorms' L2. The rows make at least two chunks for every goroutine of batch, so that
+// the norms come from chunks in reused memory (batchScratch).
 func TestNormsMatchAll(t *testing.T) {
-	x, y := pdptest.Synth(300, 5, losses.Softmax{}, 3, 8)
+	x, y := pdptest.Synth(2*chunkRows*runtime.GOMAXPROCS(0)+17, 5, losses.Softmax{}, 3, 8)
 	a := mustAnalysis(t, x, y, Config{Loss: losses.Softmax{}, Classes: 3, Lambda: 1e-3})
+	fx, fy := pdptest.Synth(chunkRows+5, 5, losses.Softmax{}, 3, 9)
+	flipL2, err := a.FlipSensitivities()
+	if err != nil {
+		t.Fatal(err)
+	}
 	for _, c := range []struct {
 		name       string
 		all, norms func() ([]Diff, error)
-	}{{"remove", a.RemoveAll, a.RemoveNorms}, {"flip", a.FlipAll, a.FlipNorms}} {
+	}{{"remove", a.RemoveAll, a.RemoveNorms}, {"flip", a.FlipAll, a.FlipNorms},
+		{"add", func() ([]Diff, error) { return a.AddAll(fx, fy) }, func() ([]Diff, error) { return a.AddNorms(fx, fy) }}} {
 		all, err := c.all()
 		if err != nil {
 			t.Fatal(err)
@@ -184,6 +193,9 @@ func TestNormsMatchAll(t *testing.T) {
 			n.V = d.V
 			if fmt.Sprintf("%+v", n) != fmt.Sprintf("%+v", d) { // NaN leverages: compare the printed values
 				t.Fatalf("%s %d: %+v, want %+v", c.name, i, n, d)
+			}
+			if c.name == "flip" && flipL2[i] != n.L2 {
+				t.Errorf("flip %d: FlipSensitivities %v, want %v", i, flipL2[i], n.L2)
 			}
 			l2, l1, _ := norms[i].Upper()
 			w2, w1, _ := d.Upper()

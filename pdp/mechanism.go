@@ -316,7 +316,7 @@ func OnAverageKLFresh(a *Analysis, fx *mat.Dense, fy []float64, sigma float64, s
 				estimate.Store(true)
 			}
 			vals[i] = l2 * l2 / (2 * sigma * sigma)
-		})
+		}, false)
 		if err != nil {
 			return OnAverage{}, err
 		}

@@ -3,6 +3,7 @@ package pdp
 import (
 	"fmt"
 	"math"
+	"slices"
 
 	"gonum.org/v1/gonum/floats"
 	"gonum.org/v1/gonum/mat"
@@ -13,15 +14,39 @@ import (
 // basisRows returns B^T for B = pointBasis(pts...), row-major (rK rows of
 // K*d): row q K + c is H^{-1} U_q's column c, contiguous for update.
 func (a *Analysis) basisRows(pts [][]float64) ([]float64, error) {
-	b, err := a.pointBasis(pts...)
-	if err != nil {
-		return nil, err
+	var sc basisScratch
+	return a.basisRowsInto(pts, &sc)
+}
+
+// basisScratch is the memory of basisRowsInto, reused by one goroutine.
+type basisScratch struct {
+	rhs, b, bt []float64
+}
+
+// basisRowsInto is basisRows in the memory of sc: the result is sc's
+// until the next call. The solve is pointBasis's, in buffers of the same
+// shape, so the bits are the same.
+func (a *Analysis) basisRowsInto(pts [][]float64, sc *basisScratch) ([]float64, error) {
+	p := a.p
+	dim, cols := p.dim(), len(pts)*p.k
+	sc.rhs = grow(sc.rhs, dim*cols)
+	rhs := mat.NewDense(dim, cols, sc.rhs)
+	for q, x := range pts {
+		for c := 0; c < p.k; c++ {
+			for j, v := range x {
+				rhs.Set(c*p.d+j, q*p.k+c, v)
+			}
+		}
 	}
-	dim, cols := b.Dims()
-	bt := make([]float64, cols*dim)
-	raw := b.RawMatrix()
+	sc.b = slices.Grow(sc.b[:0], dim*cols)[:dim*cols]
+	b := mat.NewDense(dim, cols, sc.b)
+	if err := a.chol.SolveTo(b, rhs); err != nil {
+		return nil, fmt.Errorf("%w: %w", ErrSingular, err)
+	}
+	sc.bt = slices.Grow(sc.bt[:0], cols*dim)[:cols*dim]
+	bt := sc.bt
 	for i := range dim {
-		row := raw.Data[i*raw.Stride : i*raw.Stride+cols]
+		row := sc.b[i*cols : (i+1)*cols]
 		for j, v := range row {
 			bt[j*dim+i] = v
 		}

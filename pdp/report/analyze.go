@@ -8,7 +8,6 @@ import (
 	"gonum.org/v1/gonum/mat"
 
 	"github.com/stabpriv/stabpriv/datasets"
-	"github.com/stabpriv/stabpriv/datasets/preprocess"
 	"github.com/stabpriv/stabpriv/dp"
 	"github.com/stabpriv/stabpriv/internal/check"
 	"github.com/stabpriv/stabpriv/losses"
@@ -32,17 +31,19 @@ type Result struct {
 	IDs      []int
 	Diffs    []pdp.Diff
 	Epsilons []float64
-	// Flips are the one-step differences of replacing each row by its
-	// label-flipped copy (pdp.Analysis.FlipLabel): estimates of how far one
-	// replace-one neighbour moves the minimizer; their norms and bounds,
-	// without V (pdp.Analysis.FlipNorms).
-	Flips []pdp.Diff
+	// FlipSensitivities are the norms of the one-step differences of
+	// replacing each row by its label-flipped copy (pdp.Analysis.FlipLabel):
+	// estimates of how far one replace-one neighbour moves the minimizer
+	// (pdp.Analysis.FlipSensitivities).
+	FlipSensitivities []float64
 	// Replace and ReplaceEpsilons bound each row's replace-one sensitivity
 	// and epsilon over every replacement in the domain (pdp.ReplaceBound); nil
 	// when there is no data-independent bound on an added row.
 	Replace, ReplaceEpsilons []float64
 	// TargetIDs, TargetDiffs and TargetEpsilons describe the held-out rows
 	// analysed as targets added to the data set; nil when there are none.
+	// The differences keep their vectors V for the refined targets only
+	// (pdp.Analysis.AddNorms).
 	TargetIDs      []int
 	TargetDiffs    []pdp.Diff
 	TargetEpsilons []float64
@@ -117,6 +118,10 @@ func Simulate(ds *datasets.Dataset, sim Simulation) (*Result, error) {
 	if err := sim.check(); err != nil {
 		return nil, err
 	}
+	// Nothing below reads ds once its rows are prepared: a caller that
+	// drops it lets the collector take its rows while the analysis runs
+	// (the pdp command's peak memory).
+	classes := len(ds.Classes)
 	l, err := sim.load(ds)
 	if err != nil {
 		return nil, err
@@ -124,7 +129,7 @@ func Simulate(ds *datasets.Dataset, sim Simulation) (*Result, error) {
 	train, test, kappa, notes, trainIdx, testIdx := l.train, l.test, l.kappa, l.notes, l.trainIdx, l.testIdx
 	xtr, ytr := train.X, train.Y
 	_, d := xtr.Dims()
-	a, err := pdp.New(xtr, ytr, pdp.Config{Loss: sim.Loss, Classes: len(ds.Classes), Lambda: sim.Lambda, LabelBound: sim.LabelBound})
+	a, err := pdp.New(xtr, ytr, pdp.Config{Loss: sim.Loss, Classes: classes, Lambda: sim.Lambda, LabelBound: sim.LabelBound})
 	if err != nil {
 		return nil, err
 	}
@@ -155,7 +160,7 @@ func Simulate(ds *datasets.Dataset, sim Simulation) (*Result, error) {
 	if err != nil {
 		return nil, err
 	}
-	res.public, res.publicErr = sim.publicConstants(kappa, len(ds.Classes), len(trainIdx), dim, m)
+	res.public, res.publicErr = sim.publicConstants(kappa, classes, len(trainIdx), dim, m)
 	rep := res.Report
 	if dpErr == nil {
 		dpEps := sim.Epsilon
@@ -256,76 +261,6 @@ func (sim *Simulation) load(ds *datasets.Dataset) (*loaded, error) {
 	return l, nil
 }
 
-// prepare builds the training and test rows (positions trainIdx and testIdx
-// of ds) and returns the row bound kappa of the worst-case comparison.
-func (sim *Simulation) prepare(ds *datasets.Dataset, trainIdx, testIdx []int) (train, test *datasets.Dataset, kappa float64, notes []string, err error) {
-	_, d := ds.X.Dims()
-	pick := func(idx []int) *datasets.Dataset {
-		x := mat.NewDense(max(1, len(idx)), d, nil)
-		y := make([]float64, len(idx))
-		for r, i := range idx {
-			x.SetRow(r, ds.X.RawRowView(i))
-			y[r] = ds.Y[i]
-		}
-		return &datasets.Dataset{X: x, Y: y, Classes: ds.Classes}
-	}
-	train = pick(trainIdx)
-	if len(testIdx) > 0 {
-		test = pick(testIdx)
-	}
-	notes = append(notes, fmt.Sprintf("split: %d training rows, %d held out (test fraction %v, seed %d; positions only, labels not used)", len(trainIdx), len(testIdx), sim.TestFrac, sim.Seed))
-	sets := []*datasets.Dataset{train}
-	if test != nil {
-		sets = append(sets, test)
-	}
-	if sim.Standardize {
-		std, err := preprocess.FitStandardizer(train.X)
-		if err != nil {
-			return nil, nil, 0, nil, err
-		}
-		for _, ds := range sets {
-			if ds.X, err = std.Apply(ds.X); err != nil {
-				return nil, nil, 0, nil, err
-			}
-		}
-		notes = append(notes, "features standardized with statistics of the training rows (not private)")
-	}
-	kappa = 1
-	switch {
-	case sim.Bias:
-		for _, ds := range sets {
-			n, _ := ds.X.Dims()
-			x := mat.NewDense(n, d+1, nil)
-			for i := range n {
-				if err := preprocess.UnitBallRow(x.RawRowView(i), ds.X.RawRowView(i)); err != nil {
-					return nil, nil, 0, nil, err
-				}
-			}
-			ds.X = x
-		}
-		notes = append(notes, "rows mapped to x' = [clip_1(x), 1]/sqrt(2): ||x'|| <= 1 with the bias")
-	case sim.Standardize:
-		for _, ds := range sets {
-			if _, err := preprocess.ScaleRows(ds.X, 1); err != nil {
-				return nil, nil, 0, nil, err
-			}
-		}
-		notes = append(notes, "standardized rows clipped into the unit ball (kappa = 1), no bias")
-	default:
-		kappa = sim.Kappa
-		notes = append(notes, fmt.Sprintf("rows are the features as they are (no bias, no clipping); the worst-case comparison assumes ||x|| <= %g", kappa))
-	}
-	if sim.LabelBound > 0 {
-		for _, ds := range sets {
-			for i, v := range ds.Y {
-				ds.Y[i] = math.Max(-sim.LabelBound, math.Min(sim.LabelBound, v))
-			}
-		}
-		notes = append(notes, fmt.Sprintf("labels clipped into [-%g, %g] (a per-row map)", sim.LabelBound, sim.LabelBound))
-	}
-	return train, test, kappa, notes, nil
-}
-
 // worstCase returns the data-independent sensitivity bounds of the exact
 // minimizer (pdp.WorstCaseSensitivity), or why there are none.
 func (sim *Simulation) worstCase(kappa float64, x *mat.Dense) (replace, remove float64, err error) {
@@ -405,13 +340,13 @@ func analyse(a *pdp.Analysis, m pdp.PrivacyLoss, lambda float64, ids []int, opts
 
 	// Replace-one: the label-flipped copies, and the bound over every
 	// replacement.
-	if res.Flips, err = a.FlipNorms(); err != nil {
+	if res.FlipSensitivities, err = a.FlipSensitivities(); err != nil {
 		return nil, nil, err
 	}
 	var ratios []float64
-	for i, f := range res.Flips {
+	for i, f := range res.FlipSensitivities {
 		if one[i] > 0 {
-			ratios = append(ratios, f.L2/one[i])
+			ratios = append(ratios, f/one[i])
 		}
 	}
 	if s, err := pdp.Summarize(ratios); err == nil {
@@ -446,7 +381,7 @@ func analyse(a *pdp.Analysis, m pdp.PrivacyLoss, lambda float64, ids []int, opts
 
 	// Held-out rows: targets, and fresh rows for the on-average KL.
 	if ex.testX != nil {
-		if res.TargetDiffs, err = a.AddAll(ex.testX, ex.testY); err != nil {
+		if res.TargetDiffs, err = a.AddNorms(ex.testX, ex.testY); err != nil {
 			return nil, nil, err
 		}
 		if _, err := a.RefineTopTargets(res.TargetDiffs, ex.testX, ex.testY, opts.ExactTop); err != nil {

@@ -104,8 +104,8 @@ func (r *Result) writeCSV(out io.Writer) error {
 		if r.Replace != nil {
 			rep, repEps = g(r.Replace[i]), g(r.ReplaceEpsilons[i])
 		}
-		if r.Flips != nil {
-			flip = g(r.Flips[i].L2)
+		if r.FlipSensitivities != nil {
+			flip = g(r.FlipSensitivities[i])
 		}
 		fmt.Fprintf(w, "%d,%s,%s,%s,%s,%s,%s,%s,%s,%s,%t\n", r.IDs[i], g(up), g(r.Epsilons[i]), d.Kind(), g(d.L2), rep, repEps, flip, leverage(d), g(d.Residual), d.Exact)
 	}
