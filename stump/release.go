@@ -108,7 +108,7 @@ func classesOf(cfg trainer.Config) int {
 }
 
 // rule is the sentence of the stump's Auto.
-var rule = fmt.Sprintf("the stump has no knobs: its class is fixed (every mapped feature, the %d thresholds -1 + 2k/%d of the grid, both signs)", DefaultGrid, DefaultGrid+1)
+var rule = fmt.Sprintf("the stump has no knobs: its class is fixed (every mapped feature and, for two classes and at most %d features, every difference of two, the %d thresholds -1 + 2k/%d of the grid, both signs)", MaxPairFeatures, DefaultGrid, DefaultGrid+1)
 
 // Auto returns cfg as it is: a stump has no knobs.
 func (m method) Auto(cfg trainer.Config, n, dim int, b dp.Budget) (trainer.Config, string, error) {
@@ -164,7 +164,7 @@ func (m method) Prepare(ctx context.Context, rows release.Rows, b dp.Budget) (re
 	if K > 0 {
 		scores, err = MultiScores(Z, rows.Y, null, K, MultiGrid)
 	} else {
-		scores, err = Scores(Z, rows.Y, null, DefaultGrid)
+		scores, err = BinaryScores(Z, rows.Y, null, DefaultGrid)
 	}
 	if err != nil {
 		return nil, fmt.Errorf("%w: %w", release.ErrConfig, err)
@@ -218,7 +218,7 @@ func (p *prepared) Release(ctx context.Context, src perturb.Source, extra ...str
 	w := p.model(r)
 	clear(p.scores)
 	notes := append(slices.Clone(p.notes), extra...)
-	cert, err := certificate(p.budget, p.n, p.p, p.classes, DefaultGrid, p.seed, perturb.SourceName(src), notes)
+	cert, err := certificate(p.budget, p.n, p.p, p.classes, currentFamily(p.p), p.seed, perturb.SourceName(src), notes)
 	if err != nil {
 		return nil, err
 	}
@@ -236,7 +236,7 @@ func (p *prepared) model(r int) *trainer.Model {
 		m, _ := MultiFromIndex(r, MultiGrid, K)
 		return &trainer.Model{Loss: MultiLoss, Task: losses.Multiclass, K: K, D: p.p + 1, W: m.Weights(p.p, MultiGrid, K)}
 	}
-	s, _ := FromIndex(r, DefaultGrid)
+	s, _ := BinaryFromIndex(r, p.p, DefaultGrid)
 	return &trainer.Model{Loss: Loss, Task: losses.Binary, K: 1, D: p.p + 1, W: s.Weights(p.p, DefaultGrid)}
 }
 
@@ -264,26 +264,14 @@ func binaryClass(p, T int) string {
 	return fmt.Sprintf("the class is public: the %d mapped features (from the header and the schema) x the %d thresholds t_k = -1 + 2k/%d, k = 1..%d, of the grid (interior points of every column's mapped range [-1, 1], that is of its declared or privately estimated bounds) x 2 signs = %d candidates h(z) = +1 if s (z_j - t) >= 0, else -1; the released weights are the chosen candidate's on [z, 1] (s on feature j, -s t on the bias, zeros elsewhere), a member of that class", p, T, T+1, T, Candidates(p, T))
 }
 
-// binaryGrid returns the grid of the binary stump whose certificate c
-// has p mapped features: LegacyGrid when c names that grid's class (a
-// model file written before DefaultGrid changed), else DefaultGrid. The
-// grid is a public constant of the class either way; reading it from the
-// certificate changes no claim.
-func binaryGrid(c *release.Certificate, p int) int {
-	if c != nil && slices.Contains(c.Assumptions, binaryClass(p, LegacyGrid)) {
-		return LegacyGrid
-	}
-	return DefaultGrid
-}
-
 // certificate returns the certificate of a stump released at b from
 // n training rows of p mapped features (K classes for a multiclass stump,
-// 0 for a binary one, whose grid has T thresholds) with the trainer seed seed, the noise source kind
+// 0 for a binary one, whose class is fam) with the trainer seed seed, the noise source kind
 // and the notes, without the weights' hash and the noise seed: a function
 // of published constants, which Rebuild calls too.
-func certificate(b dp.Budget, n, p, K, T int, seed uint64, source string, notes []string) (*release.Certificate, error) {
+func certificate(b dp.Budget, n, p, K int, fam family, seed uint64, source string, notes []string) (*release.Certificate, error) {
 	run := &trainer.Run{Loss: Loss, Task: losses.Binary.String(), N: n, D: p + 1, K: 1, Seed: seed}
-	class := binaryClass(p, T)
+	class, T := fam.class(p), fam.T
 	loss := Loss + ") only makes readers apply the weights as a margin classifier without probabilities"
 	if K > 0 {
 		T = MultiGrid
@@ -361,7 +349,7 @@ func (method) Rebuild(c *release.Certificate, pub release.Public) (*release.Cert
 		return nil, nil, errors.New("a seeded release without its noise seed")
 	}
 	notes := append(slices.Clone(pub.Notes), pub.Extra...)
-	cert, err := certificate(dp.Budget{Epsilon: c.Epsilon, Delta: c.Delta}, run.N, pub.D-1, K, binaryGrid(c, pub.D-1), run.Seed, c.Source, notes)
+	cert, err := certificate(dp.Budget{Epsilon: c.Epsilon, Delta: c.Delta}, run.N, pub.D-1, K, binaryFamily(c, pub.D-1), run.Seed, c.Source, notes)
 	if err != nil {
 		return nil, nil, err
 	}
@@ -373,9 +361,10 @@ func (method) Rebuild(c *release.Certificate, pub release.Public) (*release.Cert
 }
 
 // CheckWeights requires w to be a member of the stump's public class, bit
-// for bit: for one output (FromWeights, the grid of DefaultGrid
-// thresholds, or LegacyGrid's for a certificate that names it) one feature weight +1 or -1, zeros, and a bias -s t_k on
-// the grid; for K outputs (MultiFromWeights, the grid of MultiGrid) the
+// for bit: for one output (BinaryFromWeights on the binary class the
+// certificate names, binaryFamily: the grid of DefaultGrid thresholds with
+// or without the pairs, or LegacyGrid's) one feature weight +1 or -1, or a
+// pair's +s and -s, zeros, and a bias -s t_k on the grid; for K outputs (MultiFromWeights, the grid of MultiGrid) the
 // weights of a multiclass stump. Weights outside the class cannot come
 // from the mechanism.
 func (method) CheckWeights(c *release.Certificate, pub release.Public, w []float64) error {
@@ -386,7 +375,8 @@ func (method) CheckWeights(c *release.Certificate, pub release.Public, w []float
 	if pub.K > 1 {
 		_, err = MultiFromWeights(w, pub.K, MultiGrid)
 	} else {
-		_, err = FromWeights(w, binaryGrid(c, pub.D-1))
+		f := binaryFamily(c, pub.D-1)
+		_, err = BinaryFromWeights(w, f.T, f.pairs)
 	}
 	if err != nil {
 		return fmt.Errorf("%w: the weights are not a stump of the public class: %w", release.ErrConfig, err)
