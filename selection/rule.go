@@ -201,7 +201,9 @@ func MultiStumpFirst(b dp.Budget, k int) bool {
 // features (StumpFirst's condition without p >= n). The model has K
 // classes: K = 2 for a binary model (k = 1), K = k for a multiclass one
 // (k >= 2, at most stump.MaxClasses; above the cap: false). The class has
-// N = 2 p T candidates (binary, T = stump.DefaultGrid) or p T K (K-1)
+// N = stump.BinaryCandidates(p, T) candidates (binary, T =
+// stump.DefaultGrid: 2 p T one-feature stumps and, for 2 to
+// stump.MaxPairFeatures features, p (p - 1) T pairs) or p T K (K-1)
 // (multiclass, T = stump.MultiGrid, at most stump.MaxMultiCandidates;
 // above: false), and the stump's expected excess error over the best
 // candidate is at most (2/eps)(ln N + 1) rows (the exponential mechanism's
@@ -235,7 +237,7 @@ func StumpUseful(b dp.Budget, k, n, p int) bool {
 	if k < 1 || k > stump.MaxClasses || n < 1 || p < 1 || !(b.Epsilon > 0) {
 		return false
 	}
-	K, cands := 2, float64(stump.Candidates(1, stump.DefaultGrid))*float64(p)
+	K, cands := 2, float64(stump.BinaryCandidates(p, stump.DefaultGrid))
 	if k > 1 {
 		K, cands = k, float64(stump.MultiCandidates(1, stump.MultiGrid, k))*float64(p)
 		if cands > stump.MaxMultiCandidates {

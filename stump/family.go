@@ -33,8 +33,8 @@ func (f family) class(p int) string {
 // pairClass is the certificate's sentence on the public binary class with
 // the pairs for p mapped features on a grid of T thresholds.
 func pairClass(p, T int) string {
-	return fmt.Sprintf("the class is public (version 2: one-feature stumps and pairs): the %d mapped features (from the header and the schema) x the %d thresholds t_k = -1 + 2k/%d, k = 1..%d, of the grid (interior points of every column's mapped range [-1, 1], that is of its declared or privately estimated bounds) x 2 signs = %d candidates h(z) = +1 if s (z_j - t) >= 0, else -1, and the %d pairs a < b of mapped features (at most %d features) x the same thresholds x 2 signs = %d candidates h(z) = +1 if s (fl(z_a - z_b) - t) >= 0, else -1, %d in all; the released weights are the chosen candidate's on [z, 1] (s on feature j, or s on a and -s on b; -s t on the bias; zeros elsewhere), a member of that class",
-		p, T, T+1, T, Candidates(p, T), p*(p-1)/2, MaxPairFeatures, PairCandidates(p, T), BinaryCandidates(p, T))
+	return fmt.Sprintf("the class is public (version 2: one-feature stumps and pairs): the %d mapped features (from the header and the schema) x the %d thresholds t_k = -1 + 2k/%d, k = 1..%d, of the grid (interior points of every column's mapped range [-1, 1], that is of its declared or privately estimated bounds) x 2 signs = %d candidates h(z) = +1 if s (z_j - t) >= 0, else -1, and the %d x %d / 2 = %d pairs (a, b), a < b, of mapped features (pairs for 2 to %d features) x the same thresholds x 2 signs = %d candidates h(z) = +1 if s (fl(z_a - z_b) - t) >= 0, else -1, %d in all; the released weights are the chosen candidate's on [z, 1] (s on feature j, or s on a and -s on b; -s t on the bias; zeros elsewhere), a member of that class",
+		p, T, T+1, T, Candidates(p, T), p, p-1, p*(p-1)/2, MaxPairFeatures, PairCandidates(p, T), BinaryCandidates(p, T))
 }
 
 // binaryFamily returns the binary class of the stump whose certificate c

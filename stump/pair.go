@@ -171,7 +171,10 @@ func BinaryFromWeights(w []float64, T int, pairs bool) (Binary, error) {
 			nz = append(nz, j)
 		}
 	}
-	if len(nz) != 2 || (w[nz[0]] != 1 && w[nz[0]] != -1) || w[nz[1]] != -w[nz[0]] {
+	switch {
+	case len(nz) < 2:
+		return Binary{}, err // a one-feature stump's shape: FromWeights says what is wrong
+	case len(nz) > 2 || (w[nz[0]] != 1 && w[nz[0]] != -1) || w[nz[1]] != -w[nz[0]]:
 		return Binary{}, fmt.Errorf("%w: the weights are neither a stump's (one feature weight +1 or -1) nor a pair's (+s and -s on two features); %d nonzero feature weights", ErrInput, len(nz))
 	}
 	q := Pair{A: nz[0], B: nz[1], Sign: int(w[nz[0]])}

@@ -81,7 +81,7 @@ func testCLIStump(t *testing.T, k int) {
 	}
 
 	secure, r := fit("secure", base)
-	if !strings.Contains(summary, "PRIVATE RELEASE: stump") || !strings.Contains(summary, "in its units") {
+	if !strings.Contains(summary, "PRIVATE RELEASE: stump") || !(strings.Contains(summary, "in its units") || strings.Contains(summary, "the difference of column \"x1\" and column \"x2\"")) {
 		t.Errorf("the summary does not describe the stump:\n%s", summary)
 	}
 	stdout, _, err := call(t, "certify", secure)
