@@ -201,9 +201,7 @@ func MultiStumpFirst(b dp.Budget, k int) bool {
 // features (StumpFirst's condition without p >= n). The model has K
 // classes: K = 2 for a binary model (k = 1), K = k for a multiclass one
 // (k >= 2, at most stump.MaxClasses; above the cap: false). The class has
-// N = stump.BinaryCandidates(p, T) candidates (binary, T =
-// stump.DefaultGrid: 2 p T one-feature stumps and, for 2 to
-// stump.MaxPairFeatures features, p (p - 1) T pairs) or p T K (K-1)
+// N = 2 p T candidates (binary, T = stump.DefaultGrid) or p T K (K-1)
 // (multiclass, T = stump.MultiGrid, at most stump.MaxMultiCandidates;
 // above: false), and the stump's expected excess error over the best
 // candidate is at most (2/eps)(ln N + 1) rows (the exponential mechanism's
@@ -214,7 +212,12 @@ func MultiStumpFirst(b dp.Budget, k int) bool {
 // guess among the K classes gets right: then the guarantee keeps at least
 // the best stump's lead over chance less that share (for two classes, half
 // the rows, the binary rule's margin). The expression reads public values
-// only (the budget, K, n, p and the grid).
+// only (the budget, K, n, p and the grid). It judges the one-feature
+// (one-threshold) class: the stump adds its pairs of features (two
+// classes, stump.PairsUseful) or its two-threshold intervals (three or
+// more, stump.IntervalsUseful) only where the larger class's guarantee
+// passes the same test, so the guarantee judged here holds for the class
+// released.
 //
 // A private fit whose rows are too few to estimate any feature scale
 // (private.Plan, the public log map, privbounds.PublicRange) releases the
@@ -237,7 +240,7 @@ func StumpUseful(b dp.Budget, k, n, p int) bool {
 	if k < 1 || k > stump.MaxClasses || n < 1 || p < 1 || !(b.Epsilon > 0) {
 		return false
 	}
-	K, cands := 2, float64(stump.BinaryCandidates(p, stump.DefaultGrid))
+	K, cands := 2, float64(stump.Candidates(1, stump.DefaultGrid))*float64(p)
 	if k > 1 {
 		K, cands = k, float64(stump.MultiCandidates(1, stump.MultiGrid, k))*float64(p)
 		if cands > stump.MaxMultiCandidates {

@@ -22,6 +22,22 @@ const MaxPairFeatures = 32
 // pair candidates: 2 <= p <= MaxPairFeatures.
 func Pairs(p int) bool { return p >= 2 && p <= MaxPairFeatures }
 
+// PairsUseful reports whether the binary class for eps, n training rows
+// (null ones included: the published count), p mapped features and T
+// thresholds holds the pairs: when Pairs(p) and the guarantee of the
+// larger class is not vacuous, (2/eps)(ln N + 1) <= n/2 for its N =
+// BinaryCandidates(p, T) candidates (the condition of
+// selection.StumpUseful: the expected excess error over the best candidate
+// at most the half of the rows a coin gets right). Every input is public,
+// so the class is public too; where the pairs would void the guarantee the
+// class is the one-feature stumps', whose guarantee the rule checked.
+func PairsUseful(eps float64, n, p, T int) bool {
+	if !Pairs(p) || !(eps > 0) || n < 1 {
+		return false
+	}
+	return 2/eps*(math.Log(float64(BinaryCandidates(p, T)))+1) <= float64(n)/2
+}
+
 // PairCandidates returns the number of pair candidates for p mapped
 // features and T thresholds: p (p - 1) / 2 pairs x T x 2 signs, or 0
 // when the class has none (Pairs).
@@ -241,7 +257,7 @@ func BinaryScores(Z mat.Matrix, y []float64, null []bool, T int) ([]int64, error
 }
 
 // FitBinary chooses a member of the binary class (the one-feature stumps
-// and, when Pairs(p), the pairs) for the rows Z (n x p), labels y (+1 or
+// and, when PairsUseful(cfg.Epsilon, n, p, T), the pairs) for the rows Z (n x p), labels y (+1 or
 // -1) and null flags (Fit's inputs) by permute-and-flip at cfg.Epsilon,
 // utility BinaryScores, drawing from src (nil means perturb.Secure()).
 //
@@ -251,18 +267,24 @@ func BinaryScores(Z mat.Matrix, y []float64, null []bool, T int) ([]int64, error
 // replaced row is counted correct or not by each candidate, a pair as a
 // one-feature stump (its decision reads that row's z alone), so every
 // score moves by at most Sensitivity = 1, and permute-and-flip with
-// sensitivity 1 is cfg.Epsilon-DP. The class is public: p (from the
-// header and the schema), the grid, MaxPairFeatures; no row decides which
-// pairs or thresholds are candidates. The guarantee's excess error over
+// sensitivity 1 is cfg.Epsilon-DP. The class is public: eps, n and p
+// (from the header and the schema), the grid, MaxPairFeatures
+// (PairsUseful); no row decides which pairs or thresholds are candidates. The guarantee's excess error over
 // the best candidate is 2 (ln BinaryCandidates(p, T) + ln(1/beta)) / eps
 // rows: the pairs add at most ln(p) to the one-feature class's ln(2 p T).
 //
 // Errors wrap ErrInput (before any draw) or perturb.ErrSource.
 func FitBinary(Z mat.Matrix, y []float64, null []bool, cfg Config, src perturb.Source) (Binary, error) {
-	r, T, err := choose(cfg, src, func(T int) ([]int64, error) { return BinaryScores(Z, y, null, T) })
+	n, p := Z.Dims()
+	pairs := PairsUseful(cfg.Epsilon, n, p, cfg.grid())
+	r, T, err := choose(cfg, src, func(T int) ([]int64, error) {
+		if !pairs {
+			return Scores(Z, y, null, T)
+		}
+		return BinaryScores(Z, y, null, T)
+	})
 	if err != nil {
 		return Binary{}, err
 	}
-	_, p := Z.Dims()
 	return BinaryFromIndex(r, p, T)
 }

@@ -225,7 +225,7 @@ func TestStumpFamilies(t *testing.T) {
 	m := method{}
 	b := dp.Budget{Epsilon: 1}
 	pub := release.Public{Classes: 2, K: 1, D: 4}
-	v1, err := certificate(b, 40, 3, 0, family{T: DefaultGrid}, 5, perturb.SourceSecure, nil)
+	v1, err := certificate(b, 400, 3, 0, family{T: DefaultGrid}, 5, perturb.SourceSecure, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -233,7 +233,10 @@ func TestStumpFamilies(t *testing.T) {
 	if err != nil || !reflect.DeepEqual(re, v1) {
 		t.Fatalf("the one-feature certificate rebuilds as %+v (%v)", re, err)
 	}
-	v2, err := certificate(b, 40, 3, 0, currentFamily(3), 5, perturb.SourceSecure, nil)
+	if !currentFamily(b, 400, 3, 0).pairs || currentFamily(b, 20, 3, 0).pairs {
+		t.Fatal("the pairs are not in the class of 400 rows, or are in that of 20 rows, of 3 features at eps 1")
+	}
+	v2, err := certificate(b, 400, 3, 0, currentFamily(b, 400, 3, 0), 5, perturb.SourceSecure, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -247,7 +250,7 @@ func TestStumpFamilies(t *testing.T) {
 	if err := m.CheckWeights(v2, pub, w); err != nil {
 		t.Errorf("a pair under the pair certificate: %v", err)
 	}
-	if f := currentFamily(MaxPairFeatures + 1); f.pairs || f.class(MaxPairFeatures+1) != binaryClass(MaxPairFeatures+1, DefaultGrid) {
+	if f := currentFamily(b, 1e6, MaxPairFeatures+1, 0); f.pairs || f.class(MaxPairFeatures+1, 0) != binaryClass(MaxPairFeatures+1, DefaultGrid) {
 		t.Errorf("%d features: the class %+v, want the one-feature class", MaxPairFeatures+1, f)
 	}
 }
