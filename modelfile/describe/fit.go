@@ -38,6 +38,9 @@ func StumpWords(r *modelfile.Released) string {
 	if r.Model.K > 1 {
 		m, err := stump.MultiFromWeights(r.Model.W, r.Model.K, stump.MultiGrid)
 		if err != nil {
+			if v, verr := stump.IntervalFromWeights(r.Model.W, r.Model.K, stump.MultiGrid); verr == nil {
+				return intervalWords(r, v)
+			}
 			return err.Error()
 		}
 		st, tie = m, min(m.Lo, m.Hi)
@@ -114,6 +117,21 @@ func pairWords(r *modelfile.Released, q stump.Pair) string {
 	classes := r.Schema.Classes
 	return fmt.Sprintf("the difference of %s and %s, t = %s: class %s when z_%d - z_%d %s t, else %s",
 		name(q.A), name(q.B), g6(stump.Threshold(q.Index, stump.DefaultGrid)), classes[1], q.A, q.B, side, classes[0])
+}
+
+// intervalWords describes a released interval (stump.Interval): its
+// column, its two thresholds on the map and the class of each interval.
+func intervalWords(r *modelfile.Released, v stump.Interval) string {
+	name := fmt.Sprintf("mapped input %d", v.Feature)
+	if column, category, _ := stumpInput(r.Preprocessing, v.Feature); category != "" {
+		name = fmt.Sprintf("column %q = %q", column, category)
+	} else if column != "" {
+		name = fmt.Sprintf("column %q", column)
+	}
+	c := r.Schema.Classes
+	t1, t2 := g6(stump.Threshold(v.Lo, stump.MultiGrid)), g6(stump.Threshold(v.Hi, stump.MultiGrid))
+	return fmt.Sprintf("three intervals of %s (z = its mapped value): class %s when z < %s, %s between, %s when z > %s",
+		name, c[v.A], t1, c[v.B], c[v.C], t2)
 }
 
 // stumpInput returns what mapped input i of the per-feature map of p holds
