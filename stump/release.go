@@ -108,7 +108,7 @@ func classesOf(cfg trainer.Config) int {
 }
 
 // rule is the sentence of the stump's Auto.
-var rule = fmt.Sprintf("the stump has no knobs: its class is fixed (every mapped feature and, for two classes and at most %d features, every difference of two, the %d thresholds -1 + 2k/%d of the grid, both signs)", MaxPairFeatures, DefaultGrid, DefaultGrid+1)
+var rule = fmt.Sprintf("the stump has no knobs: its class is fixed by public values (every mapped feature, the %d thresholds -1 + 2k/%d of the grid, both signs; the pairs of features or the intervals where their guarantee holds)", DefaultGrid, DefaultGrid+1)
 
 // Auto returns cfg as it is: a stump has no knobs.
 func (m method) Auto(cfg trainer.Config, n, dim int, b dp.Budget) (trainer.Config, string, error) {
