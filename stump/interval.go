@@ -185,16 +185,10 @@ func IntervalFromWeights(w []float64, K, T int) (Interval, error) {
 	if v.B < 0 || v.C < 0 {
 		return Interval{}, fmt.Errorf("%w: no all-zero output or no output with a feature weight +1: not an interval", ErrInput)
 	}
-	for c := range K {
-		if c != v.C && w[c*d+v.Feature] == -1 {
-			v.A = c
-			break
-		}
-	}
-	if v.A < 0 {
-		return Interval{}, fmt.Errorf("%w: output %d has weight +1 on feature %d, but no other output has -1 there", ErrInput, v.C, v.Feature)
-	}
 	var err error
+	if v.A, err = negatedOutput(w, K, v.Feature, v.C); err != nil {
+		return Interval{}, err
+	}
 	if v.Lo, err = gridIndex(w[v.A*d+p], T); err != nil {
 		return Interval{}, err
 	}
@@ -220,8 +214,9 @@ func firstNonzero(x []float64) int {
 	return -1
 }
 
-// gridIndex returns the k with Threshold(k, T) == t exactly, or an error
-// wrapping ErrInput.
+// gridIndex returns the k with Threshold(k, T) == t exactly (the grid's
+// points are the multiples of 2/(T+1) in (-1, 1)), or an error wrapping
+// ErrInput.
 func gridIndex(t float64, T int) (int, error) {
 	k := int(math.Round((t + 1) * float64(T+1) / 2))
 	if k < 1 || k > T || Threshold(k, T) != t {

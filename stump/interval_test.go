@@ -118,32 +118,10 @@ func TestIntervalScoresNeighbour(t *testing.T) {
 	rng := rand.New(rand.NewPCG(9, 10))
 	const n, p, K, T = 25, 2, 3, 9
 	Z, y := multiRows(rng, n, p, K, T)
-	base, err := IntervalScores(Z, y, nil, K, T)
-	if err != nil {
-		t.Fatal(err)
-	}
-	for trial := range 30 {
-		Z2, y2 := mat.DenseCopyOf(Z), slices.Clone(y)
-		var null []bool
-		i := rng.IntN(n)
-		y2[i] = float64((int(y[i]) + 1 + rng.IntN(K-1)) % K)
-		for j := range p {
-			Z2.Set(i, j, []float64{-1, 1, Threshold(1+rng.IntN(T), T), Z.At(i, j)}[rng.IntN(4)])
-		}
-		if trial%4 == 0 {
-			null = make([]bool, n)
-			null[i] = true
-		}
-		got, err := IntervalScores(Z2, y2, null, K, T)
-		if err != nil {
-			t.Fatal(err)
-		}
-		for r := range got {
-			if d := got[r] - base[r]; d > Sensitivity || d < -Sensitivity {
-				t.Fatalf("trial %d, row %d replaced: interval %d moved by %d", trial, i, r, d)
-			}
-		}
-	}
+	relabel := func(v float64) float64 { return float64((int(v) + 1 + rng.IntN(K-1)) % K) }
+	checkNeighbours(t, rng, Z, y, T, 30, relabel, func(Z mat.Matrix, y []float64, null []bool) ([]int64, error) {
+		return IntervalScores(Z, y, null, K, T)
+	})
 }
 
 // TestIntervalFromWeightsRefuses: weights outside the interval class
@@ -217,24 +195,12 @@ func TestStumpMultiFamilies(t *testing.T) {
 	b := dp.Budget{Epsilon: 1}
 	const n, p, K = 300, 2, 3
 	pub := release.Public{Classes: K, K: K, D: p + 1}
-	v1, err := certificate(b, n, p, K, family{T: MultiGrid}, 5, perturb.SourceSecure, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if re, _, err := m.Rebuild(v1, pub); err != nil || !reflect.DeepEqual(re, v1) {
-		t.Fatalf("the one-threshold certificate rebuilds as %+v (%v)", re, err)
-	}
 	fam := currentFamily(b, n, p, K)
 	if !fam.intervals {
 		t.Fatalf("no intervals for %d rows of %d features, %d classes at eps 1", n, p, K)
 	}
-	v2, err := certificate(b, n, p, K, fam, 5, perturb.SourceSecure, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if re, _, err := m.Rebuild(v2, pub); err != nil || !reflect.DeepEqual(re, v2) {
-		t.Fatalf("the interval certificate rebuilds as %+v (%v)", re, err)
-	}
+	v1 := rebuiltAsIs(t, b, n, K, family{T: MultiGrid}, pub)
+	v2 := rebuiltAsIs(t, b, n, K, fam, pub)
 	w := Interval{Feature: 0, Lo: 10, Hi: 200, A: 1, B: 2, C: 0}.Weights(p, MultiGrid, K)
 	if err := m.CheckWeights(v1, pub, w); !errors.Is(err, release.ErrConfig) {
 		t.Errorf("an interval under the one-threshold certificate: %v, want refused", err)

@@ -200,13 +200,9 @@ func BinaryFromWeights(w []float64, T int, pairs bool) (Binary, error) {
 		return Binary{}, fmt.Errorf("%w: the weights are neither a stump's (one feature weight +1 or -1) nor a pair's (+s and -s on two features); %d nonzero feature weights", ErrInput, len(nz))
 	}
 	q := Pair{A: nz[0], B: nz[1], Sign: int(w[nz[0]])}
-	t := -w[p] * float64(q.Sign)
-	// The grid's points are the multiples of 2/(T+1) in (-1, 1).
-	k := int(math.Round((t + 1) * float64(T+1) / 2))
-	if k < 1 || k > T || Threshold(k, T) != t {
-		return Binary{}, fmt.Errorf("%w: threshold %v is not a point of the grid of %d thresholds", ErrInput, t, T)
+	if q.Index, err = gridIndex(-w[p]*float64(q.Sign), T); err != nil {
+		return Binary{}, err
 	}
-	q.Index = k
 	if err := canonical(w, q.Weights(p, T)); err != nil {
 		return Binary{}, err
 	}

@@ -94,23 +94,35 @@ func TestPairScoresNeighbour(t *testing.T) {
 	rng := rand.New(rand.NewPCG(3, 4))
 	const n, p, T = 30, 5, 15
 	Z, y := pairRows(rng, n, p, T)
-	base, err := BinaryScores(Z, y, nil, T)
+	checkNeighbours(t, rng, Z, y, T, 40, func(v float64) float64 { return -v }, func(Z mat.Matrix, y []float64, null []bool) ([]int64, error) {
+		return BinaryScores(Z, y, null, T)
+	})
+}
+
+// checkNeighbours replaces, trials times, one row of (Z, y) by an
+// adversarial one (its label by relabel, each feature by -1, 1, a point of
+// the grid of T or its own value; every few trials the row null) and
+// fails the test when a score of scores moves by more than Sensitivity.
+func checkNeighbours(t *testing.T, rng *rand.Rand, Z *mat.Dense, y []float64, T, trials int, relabel func(float64) float64, scores func(mat.Matrix, []float64, []bool) ([]int64, error)) {
+	t.Helper()
+	base, err := scores(Z, y, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
-	for trial := range 40 {
+	n, p := Z.Dims()
+	for trial := range trials {
 		Z2, y2 := mat.DenseCopyOf(Z), slices.Clone(y)
 		var null []bool
 		i := rng.IntN(n)
-		y2[i] = -y2[i]
+		y2[i] = relabel(y[i])
 		for j := range p {
-			Z2.Set(i, j, []float64{-1, 1, 0, Z.At(i, j)}[rng.IntN(4)])
+			Z2.Set(i, j, []float64{-1, 1, Threshold(1+rng.IntN(T), T), Z.At(i, j)}[rng.IntN(4)])
 		}
-		if trial%5 == 0 {
+		if trial%4 == 0 {
 			null = make([]bool, n)
 			null[i] = true
 		}
-		got, err := BinaryScores(Z2, y2, null, T)
+		got, err := scores(Z2, y2, null)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -225,24 +237,11 @@ func TestStumpFamilies(t *testing.T) {
 	m := method{}
 	b := dp.Budget{Epsilon: 1}
 	pub := release.Public{Classes: 2, K: 1, D: 4}
-	v1, err := certificate(b, 400, 3, 0, family{T: DefaultGrid}, 5, perturb.SourceSecure, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	re, _, err := m.Rebuild(v1, pub)
-	if err != nil || !reflect.DeepEqual(re, v1) {
-		t.Fatalf("the one-feature certificate rebuilds as %+v (%v)", re, err)
-	}
 	if !currentFamily(b, 400, 3, 0).pairs || currentFamily(b, 20, 3, 0).pairs {
 		t.Fatal("the pairs are not in the class of 400 rows, or are in that of 20 rows, of 3 features at eps 1")
 	}
-	v2, err := certificate(b, 400, 3, 0, currentFamily(b, 400, 3, 0), 5, perturb.SourceSecure, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if re, _, err := m.Rebuild(v2, pub); err != nil || !reflect.DeepEqual(re, v2) {
-		t.Fatalf("the pair certificate rebuilds as %+v (%v)", re, err)
-	}
+	v1 := rebuiltAsIs(t, b, 400, 0, family{T: DefaultGrid}, pub)
+	v2 := rebuiltAsIs(t, b, 400, 0, currentFamily(b, 400, 3, 0), pub)
 	w := Pair{A: 0, B: 2, Index: 600, Sign: 1}.Weights(3, DefaultGrid)
 	if err := m.CheckWeights(v1, pub, w); !errors.Is(err, release.ErrConfig) {
 		t.Errorf("a pair under the one-feature certificate: %v, want refused", err)
@@ -253,4 +252,20 @@ func TestStumpFamilies(t *testing.T) {
 	if f := currentFamily(b, 1e6, MaxPairFeatures+1, 0); f.pairs || f.class(MaxPairFeatures+1, 0) != binaryClass(MaxPairFeatures+1, DefaultGrid) {
 		t.Errorf("%d features: the class %+v, want the one-feature class", MaxPairFeatures+1, f)
 	}
+}
+
+// rebuiltAsIs returns the certificate of a secure release at b from n rows
+// of the model pub (K classes, 0 for binary) on the class fam, after
+// checking that Rebuild gives it back as it is (the class read from the
+// certificate).
+func rebuiltAsIs(t *testing.T, b dp.Budget, n, K int, fam family, pub release.Public) *release.Certificate {
+	t.Helper()
+	c, err := certificate(b, n, pub.D-1, K, fam, 5, perturb.SourceSecure, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if re, _, err := (method{}).Rebuild(c, pub); err != nil || !reflect.DeepEqual(re, c) {
+		t.Fatalf("the certificate of the class %+v rebuilds as %+v (%v)", fam, re, err)
+	}
+	return c
 }

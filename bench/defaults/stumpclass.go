@@ -30,17 +30,31 @@ import (
 // accuracy (null test rows count as errors); then stumpClassTable, which
 // also judges the families leave-one-data-set-out.
 func runStumpClass(ctx context.Context, dss []dataSet, out string, seeds, workers int) error {
-	path := filepath.Join(out, "stumpclass.csv")
-	f, err := os.Create(path)
+	header := []string{"dataset", "epsilon", "seed", "class", "families", "accuracy"}
+	keep := func(ds dataSet) bool { return len(ds.classes) <= stump.MaxClasses }
+	rows, err := runStumpRefits(ctx, dss, filepath.Join(out, "stumpclass.csv"), header, keep, seeds, workers, stumpClasses)
 	if err != nil {
 		return err
 	}
+	return os.WriteFile(filepath.Join(out, "stumpclass.md"), []byte(stumpClassTable(rows)), 0o644)
+}
+
+// runStumpRefits runs the rule (seeded, budgetArgs) on every data set that
+// keep accepts, at every pure budget of the grid and seed, and for each
+// release of a stump calls refit with the rows the stump saw
+// (ruleStumpRows); refit writes its rows to the CSV file at path (with
+// header), which is read back and returned.
+func runStumpRefits(ctx context.Context, dss []dataSet, path string, header []string, keep func(dataSet) bool, seeds, workers int, refit func(job, *stumpRows, *csv.Writer) error) ([]map[string]string, error) {
+	f, err := os.Create(path)
+	if err != nil {
+		return nil, err
+	}
 	defer f.Close()
 	w := csv.NewWriter(f)
-	w.Write([]string{"dataset", "epsilon", "seed", "class", "families", "accuracy"})
+	w.Write(header)
 	var jobs []job
 	for _, ds := range dss {
-		if len(ds.classes) > stump.MaxClasses {
+		if !keep(ds) {
 			continue
 		}
 		for _, eps := range gridEpsilons(ds.name) {
@@ -51,93 +65,117 @@ func runStumpClass(ctx context.Context, dss []dataSet, out string, seeds, worker
 	}
 	var firstErr error
 	runJobs(ctx, jobs, workers, func(j job, o outcome, err error) {
+		var r *stumpRows
 		if err == nil {
-			err = stumpClasses(j, o, w)
+			r, err = ruleStumpRows(j, o)
+		}
+		if err == nil && r != nil {
+			err = refit(j, r, w)
 		}
 		if err != nil && firstErr == nil {
 			firstErr = fmt.Errorf("%s eps %g seed %d: %w", j.ds.name, j.eps, j.seed, err)
 		}
 	})
 	if firstErr != nil {
-		return firstErr
+		return nil, firstErr
 	}
 	w.Flush()
 	if err := w.Error(); err != nil {
-		return err
+		return nil, err
 	}
-	rows, err := results.Read(path)
-	if err != nil {
-		return err
-	}
-	return os.WriteFile(filepath.Join(out, "stumpclass.md"), []byte(stumpClassTable(rows)), 0o644)
+	return results.Read(path)
 }
 
-// stumpClasses refits the rule's stump of the job's outcome from the
-// one-feature class and from today's class and writes a row for each to
-// w; nothing when the rule released another mechanism.
-func stumpClasses(j job, o outcome, w *csv.Writer) error {
+// stumpRows are the rows a rule's stump saw: its budget's eps, the
+// number K of classes, the training rows' per-feature map Z (the stump
+// map's rows without the bias), labels and null marks, and the test rows
+// of the stump map ([z, 1]) with theirs.
+type stumpRows struct {
+	eps      float64
+	K        int
+	Z        mat.Matrix
+	y        []float64
+	null     []bool
+	Xte      *mat.Dense
+	yte      []float64
+	nullTest []bool
+}
+
+// ruleStumpRows returns the rows the rule's stump of the job's outcome
+// saw (the released schema, with any column the fit typed categorical,
+// and a text cell in a numeric column missing, as the fit read them; the
+// same split and stump map), or nil when the rule released another
+// mechanism.
+func ruleStumpRows(j job, o outcome) (*stumpRows, error) {
 	rel := o.rel
 	if rel == nil || rel.Certificate == nil || rel.Certificate.Mechanism != perturb.Stump || rel.Preprocessing == nil {
-		return nil
+		return nil, nil
 	}
 	eps, err := strconv.ParseFloat(releaseEpsilon(rel), 64)
 	if err != nil {
-		return err
+		return nil, err
 	}
 	run, t, err := parseRun(j.ds, j.args)
 	if err != nil {
-		return err
+		return nil, err
 	}
-	K := len(rel.Schema.Classes)
+	r := &stumpRows{eps: eps, K: len(rel.Schema.Classes)}
 	task := losses.Binary
-	if K > 2 {
+	if r.K > 2 {
 		task = losses.Multiclass
 	}
 	enc, err := t.EncodeText(rel.Schema, task, datasets.TextMissing)
 	if err != nil {
-		return err
+		return nil, err
 	}
 	train, test, err := enc.Split(run.Options.TestFrac, run.Options.Seed, false)
 	if err != nil {
-		return err
+		return nil, err
 	}
-	Xtr, ytr, ntr, err := rel.Preprocessing.Rows(enc, train)
+	Xtr, y, null, err := rel.Preprocessing.Rows(enc, train)
 	if err != nil {
-		return err
+		return nil, err
 	}
-	Xte, yte, nte, err := rel.Preprocessing.Rows(enc, test)
-	if err != nil {
-		return err
+	if r.Xte, r.yte, r.nullTest, err = rel.Preprocessing.Rows(enc, test); err != nil {
+		return nil, err
 	}
 	n, d := Xtr.Dims()
-	Z := Xtr.Slice(0, n, 0, d-1) // the stump map's rows [z, 1]
-	cfg := stump.Config{Epsilon: eps}
+	r.Z, r.y, r.null = Xtr.Slice(0, n, 0, d-1), y, null
+	return r, nil
+}
+
+// stumpClasses refits the rule's stump from the one-feature class and
+// from today's class on the rows r and writes a row for each to w.
+func stumpClasses(j job, r *stumpRows, w *csv.Writer) error {
+	n, p := r.Z.Dims()
+	cfg := stump.Config{Epsilon: r.eps}
 	write := func(class string, families bool, predict func(z []float64) float64) {
-		w.Write([]string{j.ds.name, fmt.Sprint(j.eps), strconv.Itoa(j.seed), class, strconv.FormatBool(families), fmt.Sprint(stumpAccuracy(predict, Xte, yte, nte))})
+		w.Write([]string{j.ds.name, fmt.Sprint(j.eps), strconv.Itoa(j.seed), class, strconv.FormatBool(families), fmt.Sprint(stumpAccuracy(predict, r.Xte, r.yte, r.nullTest))})
 	}
-	if K > 2 {
-		one, err := stump.FitMulti(Z, ytr, ntr, K, cfg, perturb.Seeded(uint64(j.seed)))
+	src := func() perturb.Source { return perturb.Seeded(uint64(j.seed)) }
+	if K := r.K; K > 2 {
+		one, err := stump.FitMulti(r.Z, r.y, r.null, K, cfg, src())
 		if err != nil {
 			return err
 		}
 		write("one-feature", false, func(z []float64) float64 { return float64(one.Predict(z, stump.MultiGrid)) })
-		cur, err := stump.FitMultiClass(Z, ytr, ntr, K, cfg, perturb.Seeded(uint64(j.seed)))
+		cur, err := stump.FitMultiClass(r.Z, r.y, r.null, K, cfg, src())
 		if err != nil {
 			return err
 		}
-		write("current", stump.IntervalsUseful(eps, n, d-1, stump.MultiGrid, K), func(z []float64) float64 { return float64(cur.Predict(z, stump.MultiGrid)) })
+		write("current", stump.IntervalsUseful(r.eps, n, p, stump.MultiGrid, K), func(z []float64) float64 { return float64(cur.Predict(z, stump.MultiGrid)) })
 		return nil
 	}
-	one, err := stump.Fit(Z, ytr, ntr, cfg, perturb.Seeded(uint64(j.seed)))
+	one, err := stump.Fit(r.Z, r.y, r.null, cfg, src())
 	if err != nil {
 		return err
 	}
 	write("one-feature", false, func(z []float64) float64 { return one.Predict(z, stump.DefaultGrid) })
-	cur, err := stump.FitBinary(Z, ytr, ntr, cfg, perturb.Seeded(uint64(j.seed)))
+	cur, err := stump.FitBinary(r.Z, r.y, r.null, cfg, src())
 	if err != nil {
 		return err
 	}
-	write("current", stump.PairsUseful(eps, n, d-1, stump.DefaultGrid), func(z []float64) float64 { return cur.Predict(z, stump.DefaultGrid) })
+	write("current", stump.PairsUseful(r.eps, n, p, stump.DefaultGrid), func(z []float64) float64 { return cur.Predict(z, stump.DefaultGrid) })
 	return nil
 }
 
