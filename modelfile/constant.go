@@ -74,11 +74,18 @@ func (r *Released) constantStump() (string, bool) {
 	var feature int
 	var predict func(z []float64) int // the class index
 	if K := r.Model.K; K > 1 {
-		m, err := stump.MultiFromWeights(r.Model.W, K, stump.MultiGrid)
-		if err != nil || K != len(r.Schema.Classes) {
+		if K != len(r.Schema.Classes) {
 			return "", false
 		}
-		feature, predict = m.Feature, func(z []float64) int { return m.Predict(z, stump.MultiGrid) }
+		if m, err := stump.MultiFromWeights(r.Model.W, K, stump.MultiGrid); err == nil {
+			feature, predict = m.Feature, func(z []float64) int { return m.Predict(z, stump.MultiGrid) }
+		} else if v, err := stump.IntervalFromWeights(r.Model.W, K, stump.MultiGrid); err == nil {
+			// An interval (three classes along a feature) is constant on
+			// an indicator whose two values fall in one interval.
+			feature, predict = v.Feature, func(z []float64) int { return v.Predict(z, stump.MultiGrid) }
+		} else {
+			return "", false
+		}
 	} else {
 		st, err := stump.FromWeights(r.Model.W, stump.DefaultGrid)
 		if err != nil {

@@ -78,4 +78,19 @@ func TestConstantClass(t *testing.T) {
 			}
 		}
 	}
+	// Intervals (class 2 below t1, 0 between, 1 above t2): on the one-hot
+	// input constant when 0 and 1 fall in one interval (both above t2 < 0),
+	// never on the numeric input (its ends -1 and 1 are below t1 and above
+	// t2).
+	three := []string{"no", "yes", "maybe"}
+	for _, c := range []struct {
+		feature, lo, hi int
+		class           string
+	}{{1, 10, 100, "yes"}, {1, 10, 127, "yes"}, {1, 10, 128, ""}, {1, 140, 250, ""}, {1, 10, 200, ""}, {2, 10, 100, ""}, {2, 140, 250, ""}} {
+		v := stump.Interval{Feature: c.feature, Lo: c.lo, Hi: c.hi, A: 2, B: 0, C: 1}
+		r := &Released{Model: &trainer.Model{Task: losses.Multiclass, K: 3, D: 4, W: v.Weights(3, stump.MultiGrid, 3)}, Schema: datasets.Schema{Classes: three}, Preprocessing: p}
+		if class, ok := r.ConstantClass(); class != c.class || ok != (c.class != "") {
+			t.Errorf("interval %+v: %q %v, want %q", v, class, ok, c.class)
+		}
+	}
 }

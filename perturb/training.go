@@ -64,7 +64,7 @@ type TrainingMechanism struct {
 var trainingRegistry = []TrainingMechanism{
 	{Name: Objective, Pure: true, Words: "Objective perturbation: the released weights minimize the regularized objective plus a random linear term <b, w>/n, b with density proportional to exp(-||b||/theta) (norm Gamma(dim, theta), uniform direction)."},
 	{Name: AMP, Pure: false, Words: "Approximate Minima Perturbation: an approximate minimizer (gradient norm at most gamma) of the regularized objective plus a random linear term <b_1, w>/n with b_1 ~ N(0, sigma_1^2 I), plus Gaussian noise b_2 on the result."},
-	{Name: Stump, Pure: true, Words: "Private decision stump: one classifier of a public finite class (every mapped feature j, thresholds t on a public grid; s * sign(z_j - t) for both signs s, or for K classes one class below t and another above) chosen by permute-and-flip with utility the number of training rows it classifies correctly; no noise is added to weights."},
+	{Name: Stump, Pure: true, Words: "Private decision stump: one classifier of a public finite class (every mapped feature j, thresholds t on a public grid; s * sign(z_j - t) for both signs s, or for K classes one class below t and another above; where the class holds them, s * sign(z_a - z_b - t) on two features, or three classes below, between and above two thresholds) chosen by permute-and-flip with utility the number of training rows it classifies correctly; no noise is added to weights."},
 	{Name: DPSGD, Pure: false, Words: "DP-SGD: SGD on Poisson-sampled rows (each row in each step with probability q), every example's gradient clipped to L2 norm C, Gaussian noise N(0, (sigma C)^2 I) added to each step's sum, divided by the expected batch qn; the noise scale is sigma C."},
 }
 

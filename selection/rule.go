@@ -212,7 +212,12 @@ func MultiStumpFirst(b dp.Budget, k int) bool {
 // guess among the K classes gets right: then the guarantee keeps at least
 // the best stump's lead over chance less that share (for two classes, half
 // the rows, the binary rule's margin). The expression reads public values
-// only (the budget, K, n, p and the grid).
+// only (the budget, K, n, p and the grid). It judges the one-feature
+// (one-threshold) class: the stump adds its pairs of features (two
+// classes, stump.PairsUseful) or its two-threshold intervals (three or
+// more, stump.IntervalsUseful) only where the larger class's guarantee
+// passes the same test, so the guarantee judged here holds for the class
+// released.
 //
 // A private fit whose rows are too few to estimate any feature scale
 // (private.Plan, the public log map, privbounds.PublicRange) releases the

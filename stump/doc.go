@@ -47,6 +47,21 @@
 // utility, privacy argument and guarantee are the binary class's over its
 // p T K (K-1) candidates; the scores cost O(p n log n + p T K^2).
 //
+// # Pairs and intervals
+//
+// Where the guarantee below still holds for the larger class (PairsUseful,
+// IntervalsUseful: (2/eps)(ln N + 1) <= n/K for its N candidates, public
+// values), the binary class also holds the pairs (Pair: a threshold of
+// the grid on fl(z_a - z_b), for 2 to MaxPairFeatures features; on the
+// public log map the log of a ratio of two columns), and the multiclass
+// class the intervals (Interval: two thresholds t1 < t2 of the grid on one
+// feature and three distinct classes below, between and above, at most
+// MaxMultiCandidates candidates in all). Both are scored as the stump (a
+// row counts once for each candidate: sensitivity 1) and written as
+// weights whose margins decide as the candidate; the certificate names the
+// class drawn from, and a file written before them verifies on its own
+// class.
+//
 // # The release method
 //
 // Importing the package registers the stump's release method with package

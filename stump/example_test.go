@@ -65,3 +65,32 @@ func ExampleFitMulti() {
 	// weights on [z, 1]: [-1 0 0 0 0 -1 1 0 0]
 	// class of z = (0.7, 0): 2
 }
+
+// A pair on 8 rows of 2 mapped features whose difference separates the
+// labels (the log of a ratio on the public log map) while neither
+// feature alone does: FitBinary draws from the one-feature stumps and the
+// pairs, which the class holds where their guarantee does
+// (stump.PairsUseful: here a large eps).
+func ExampleFitBinary() {
+	Z := mat.NewDense(8, 2, []float64{
+		0.20, 0.10,
+		0.40, 0.30,
+		0.60, 0.50,
+		0.80, 0.70,
+		0.10, 0.20,
+		0.30, 0.40,
+		0.50, 0.60,
+		0.70, 0.80,
+	})
+	y := []float64{1, 1, 1, 1, -1, -1, -1, -1}
+	c, err := stump.FitBinary(Z, y, nil, stump.Config{Epsilon: 40, Grid: 3}, perturb.Seeded(1))
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	fmt.Printf("pair (%d, %d), threshold %g, sign %+d\n", c.Pair.A, c.Pair.B, stump.Threshold(c.Pair.Index, 3), c.Pair.Sign)
+	fmt.Println("weights on [z, 1]:", c.Weights(2, 3))
+	// Output:
+	// pair (0, 1), threshold 0, sign +1
+	// weights on [z, 1]: [1 -1 0]
+}

@@ -176,14 +176,9 @@ func MultiFromWeights(w []float64, K, T int) (Multi, error) {
 	if m.Hi < 0 {
 		return Multi{}, fmt.Errorf("%w: no output has a feature weight +1: a multiclass stump has one", ErrInput)
 	}
-	for c := range K {
-		if c != m.Hi && w[c*d+m.Feature] == -1 {
-			m.Lo = c
-			break
-		}
-	}
-	if m.Lo < 0 {
-		return Multi{}, fmt.Errorf("%w: output %d has weight +1 on feature %d, but no other output has -1 there", ErrInput, m.Hi, m.Feature)
+	var err error
+	if m.Lo, err = negatedOutput(w, K, m.Feature, m.Hi); err != nil {
+		return Multi{}, err
 	}
 	t := -w[m.Hi*d+p]
 	for k := 1; k <= T; k++ {
@@ -196,6 +191,20 @@ func MultiFromWeights(w []float64, K, T int) (Multi, error) {
 		}
 	}
 	return Multi{}, fmt.Errorf("%w: threshold %v is not a point of the grid of %d thresholds", ErrInput, t, T)
+}
+
+// negatedOutput returns the first output of the K outputs w (rows of
+// len(w)/K weights) other than hi whose weight on feature is -1, or an
+// error wrapping ErrInput when there is none: the low side of a stump (or
+// an interval) whose output hi has +1 there.
+func negatedOutput(w []float64, K, feature, hi int) (int, error) {
+	d := len(w) / K
+	for c := range K {
+		if c != hi && w[c*d+feature] == -1 {
+			return c, nil
+		}
+	}
+	return -1, fmt.Errorf("%w: output %d has weight +1 on feature %d, but no other output has -1 there", ErrInput, hi, feature)
 }
 
 // MultiScores returns the utility of every multiclass candidate (in the

@@ -108,7 +108,7 @@ func classesOf(cfg trainer.Config) int {
 }
 
 // rule is the sentence of the stump's Auto.
-var rule = fmt.Sprintf("the stump has no knobs: its class is fixed (every mapped feature, the %d thresholds -1 + 2k/%d of the grid, both signs)", DefaultGrid, DefaultGrid+1)
+var rule = fmt.Sprintf("the stump has no knobs: its class is fixed by public values (every mapped feature, the %d thresholds -1 + 2k/%d of the grid, both signs; the pairs of features or the intervals where their guarantee holds)", DefaultGrid, DefaultGrid+1)
 
 // Auto returns cfg as it is: a stump has no knobs.
 func (m method) Auto(cfg trainer.Config, n, dim int, b dp.Budget) (trainer.Config, string, error) {
@@ -159,17 +159,21 @@ func (m method) Prepare(ctx context.Context, rows release.Rows, b dp.Budget) (re
 	}
 	Z := rows.X.Slice(0, n, 0, d-1)
 	K := classesOf(rows.Config)
+	fam := currentFamily(b, n, d-1, K)
 	var scores []int64
 	var err error
-	if K > 0 {
-		scores, err = MultiScores(Z, rows.Y, null, K, MultiGrid)
-	} else {
-		scores, err = Scores(Z, rows.Y, null, DefaultGrid)
+	switch {
+	case K > 0:
+		scores, err = MultiClassScores(Z, rows.Y, null, K, fam.T, fam.intervals)
+	case fam.pairs:
+		scores, err = BinaryScores(Z, rows.Y, null, fam.T)
+	default:
+		scores, err = Scores(Z, rows.Y, null, fam.T)
 	}
 	if err != nil {
 		return nil, fmt.Errorf("%w: %w", release.ErrConfig, err)
 	}
-	return &prepared{scores: scores, n: n, p: d - 1, classes: K, budget: b, notes: slices.Clone(rows.Notes), seed: rows.Config.Seed}, nil
+	return &prepared{scores: scores, n: n, p: d - 1, classes: K, family: fam, budget: b, notes: slices.Clone(rows.Notes), seed: rows.Config.Seed}, nil
 }
 
 // prepared holds the scores of the candidates until the draw.
@@ -178,9 +182,11 @@ type prepared struct {
 	n, p   int
 	// classes is K for a multiclass stump, 0 for a binary one.
 	classes int
-	budget  dp.Budget
-	notes   []string
-	seed    uint64
+	// family is the class the scores are of (currentFamily).
+	family family
+	budget dp.Budget
+	notes  []string
+	seed   uint64
 
 	mu       sync.Mutex
 	released bool
@@ -218,7 +224,7 @@ func (p *prepared) Release(ctx context.Context, src perturb.Source, extra ...str
 	w := p.model(r)
 	clear(p.scores)
 	notes := append(slices.Clone(p.notes), extra...)
-	cert, err := certificate(p.budget, p.n, p.p, p.classes, DefaultGrid, p.seed, perturb.SourceName(src), notes)
+	cert, err := certificate(p.budget, p.n, p.p, p.classes, p.family, p.seed, perturb.SourceName(src), notes)
 	if err != nil {
 		return nil, err
 	}
@@ -233,11 +239,11 @@ func (p *prepared) Release(ctx context.Context, src perturb.Source, extra ...str
 // model returns the model of candidate r.
 func (p *prepared) model(r int) *trainer.Model {
 	if K := p.classes; K > 0 {
-		m, _ := MultiFromIndex(r, MultiGrid, K)
-		return &trainer.Model{Loss: MultiLoss, Task: losses.Multiclass, K: K, D: p.p + 1, W: m.Weights(p.p, MultiGrid, K)}
+		m, _ := MultiMemberFromIndex(r, p.p, p.family.T, K, p.family.intervals)
+		return &trainer.Model{Loss: MultiLoss, Task: losses.Multiclass, K: K, D: p.p + 1, W: m.Weights(p.p, p.family.T, K)}
 	}
-	s, _ := FromIndex(r, DefaultGrid)
-	return &trainer.Model{Loss: Loss, Task: losses.Binary, K: 1, D: p.p + 1, W: s.Weights(p.p, DefaultGrid)}
+	s, _ := BinaryFromIndex(r, p.p, p.family.T)
+	return &trainer.Model{Loss: Loss, Task: losses.Binary, K: 1, D: p.p + 1, W: s.Weights(p.p, p.family.T)}
 }
 
 // Trained calls f with the best stump (the first of the largest score):
@@ -264,32 +270,17 @@ func binaryClass(p, T int) string {
 	return fmt.Sprintf("the class is public: the %d mapped features (from the header and the schema) x the %d thresholds t_k = -1 + 2k/%d, k = 1..%d, of the grid (interior points of every column's mapped range [-1, 1], that is of its declared or privately estimated bounds) x 2 signs = %d candidates h(z) = +1 if s (z_j - t) >= 0, else -1; the released weights are the chosen candidate's on [z, 1] (s on feature j, -s t on the bias, zeros elsewhere), a member of that class", p, T, T+1, T, Candidates(p, T))
 }
 
-// binaryGrid returns the grid of the binary stump whose certificate c
-// has p mapped features: LegacyGrid when c names that grid's class (a
-// model file written before DefaultGrid changed), else DefaultGrid. The
-// grid is a public constant of the class either way; reading it from the
-// certificate changes no claim.
-func binaryGrid(c *release.Certificate, p int) int {
-	if c != nil && slices.Contains(c.Assumptions, binaryClass(p, LegacyGrid)) {
-		return LegacyGrid
-	}
-	return DefaultGrid
-}
-
 // certificate returns the certificate of a stump released at b from
 // n training rows of p mapped features (K classes for a multiclass stump,
-// 0 for a binary one, whose grid has T thresholds) with the trainer seed seed, the noise source kind
+// 0 for a binary one, whose class is fam) with the trainer seed seed, the noise source kind
 // and the notes, without the weights' hash and the noise seed: a function
 // of published constants, which Rebuild calls too.
-func certificate(b dp.Budget, n, p, K, T int, seed uint64, source string, notes []string) (*release.Certificate, error) {
+func certificate(b dp.Budget, n, p, K int, fam family, seed uint64, source string, notes []string) (*release.Certificate, error) {
 	run := &trainer.Run{Loss: Loss, Task: losses.Binary.String(), N: n, D: p + 1, K: 1, Seed: seed}
-	class := binaryClass(p, T)
+	class := fam.class(p, K)
 	loss := Loss + ") only makes readers apply the weights as a margin classifier without probabilities"
 	if K > 0 {
-		T = MultiGrid
-		cands := MultiCandidates(p, T, K)
 		run = &trainer.Run{Loss: MultiLoss, Task: losses.Multiclass.String(), N: n, D: p + 1, K: K, Seed: seed}
-		class = fmt.Sprintf("the class is public: the %d mapped features (from the header and the schema) x the %d thresholds t_k = -1 + 2k/%d, k = 1..%d, of the grid (interior points of every column's mapped range [-1, 1], that is of its declared or privately estimated bounds) x the %d ordered pairs (a, b) of distinct classes among the %d = %d candidates h(z) = b if z_j > t, a if z_j < t, the first of a and b (in the schema's order) if z_j = t; the released weights are the chosen candidate's %d outputs on [z, 1] (class b: 1 on feature j and -t on the bias; class a: their negation; every other class: -1 on the bias; zeros elsewhere), whose argmax (the first of equal margins) is h, a member of that class", p, T, T+1, T, K*(K-1), K, cands, K)
 		loss = MultiLoss + ") only makes readers apply the weights by their argmax; they are not log-odds and give no class probabilities"
 	}
 	c := &release.Certificate{Claim: dp.Claim{
@@ -361,7 +352,7 @@ func (method) Rebuild(c *release.Certificate, pub release.Public) (*release.Cert
 		return nil, nil, errors.New("a seeded release without its noise seed")
 	}
 	notes := append(slices.Clone(pub.Notes), pub.Extra...)
-	cert, err := certificate(dp.Budget{Epsilon: c.Epsilon, Delta: c.Delta}, run.N, pub.D-1, K, binaryGrid(c, pub.D-1), run.Seed, c.Source, notes)
+	cert, err := certificate(dp.Budget{Epsilon: c.Epsilon, Delta: c.Delta}, run.N, pub.D-1, K, certifiedFamily(c, run.N, pub.D-1, K), run.Seed, c.Source, notes)
 	if err != nil {
 		return nil, nil, err
 	}
@@ -373,20 +364,29 @@ func (method) Rebuild(c *release.Certificate, pub release.Public) (*release.Cert
 }
 
 // CheckWeights requires w to be a member of the stump's public class, bit
-// for bit: for one output (FromWeights, the grid of DefaultGrid
-// thresholds, or LegacyGrid's for a certificate that names it) one feature weight +1 or -1, zeros, and a bias -s t_k on
-// the grid; for K outputs (MultiFromWeights, the grid of MultiGrid) the
-// weights of a multiclass stump. Weights outside the class cannot come
+// for bit: for one output (BinaryFromWeights on the binary class the
+// certificate names, certifiedFamily: the grid of DefaultGrid thresholds
+// with or without the pairs, or LegacyGrid's) one feature weight +1 or -1,
+// or a pair's +s and -s, zeros, and a bias -s t_k on the grid; for K
+// outputs (MultiMemberFromWeights, the grid of MultiGrid, with the
+// intervals where the certificate's class holds them) the weights of a
+// multiclass stump or interval. Weights outside the class cannot come
 // from the mechanism.
 func (method) CheckWeights(c *release.Certificate, pub release.Public, w []float64) error {
 	if pub.K < 1 || len(w) != pub.K*pub.D {
 		return fmt.Errorf("%w: %d weights for %d outputs of %d inputs", release.ErrConfig, len(w), pub.K, pub.D)
 	}
+	n := 0
+	if c != nil && c.Run != nil {
+		n = c.Run.N
+	}
 	var err error
 	if pub.K > 1 {
-		_, err = MultiFromWeights(w, pub.K, MultiGrid)
+		f := certifiedFamily(c, n, pub.D-1, pub.K)
+		_, err = MultiMemberFromWeights(w, pub.K, f.T, f.intervals)
 	} else {
-		_, err = FromWeights(w, binaryGrid(c, pub.D-1))
+		f := certifiedFamily(c, n, pub.D-1, 0)
+		_, err = BinaryFromWeights(w, f.T, f.pairs)
 	}
 	if err != nil {
 		return fmt.Errorf("%w: the weights are not a stump of the public class: %w", release.ErrConfig, err)

@@ -159,7 +159,7 @@ func TestStumpLegacyGrid(t *testing.T) {
 	m := method{}
 	b := dp.Budget{Epsilon: 1}
 	pub := release.Public{Classes: 2, K: 1, D: 3}
-	legacy, err := certificate(b, 40, 2, 0, LegacyGrid, 5, perturb.SourceSecure, nil)
+	legacy, err := certificate(b, 40, 2, 0, family{T: LegacyGrid}, 5, perturb.SourceSecure, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -170,7 +170,7 @@ func TestStumpLegacyGrid(t *testing.T) {
 	if !reflect.DeepEqual(re, legacy) {
 		t.Errorf("the legacy certificate rebuilds as\n%+v\nnot\n%+v", re, legacy)
 	}
-	current, err := certificate(b, 40, 2, 0, DefaultGrid, 5, perturb.SourceSecure, nil)
+	current, err := certificate(b, 40, 2, 0, currentFamily(b, 40, 2, 0), 5, perturb.SourceSecure, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -185,7 +185,7 @@ func TestStumpLegacyGrid(t *testing.T) {
 		ok   bool
 	}{{legacy, old, true}, {legacy, fine, false}, {current, old, true}, {current, fine, true}} {
 		if err := m.CheckWeights(c.cert, pub, c.w); (err == nil) != c.ok {
-			t.Errorf("weights %v under the grid of %d: %v, want accepted %v", c.w, binaryGrid(c.cert, 2), err, c.ok)
+			t.Errorf("weights %v under the grid of %d: %v, want accepted %v", c.w, certifiedFamily(c.cert, 40, 2, 0).T, err, c.ok)
 		}
 	}
 	p, err := m.Prepare(context.Background(), release.Rows{X: mat.NewDense(2, 3, []float64{-0.5, 0.2, 1, 0.6, -0.1, 1}), Y: []float64{-1, 1}, Config: trainer.Config{Loss: losses.Logistic{}, Classes: 2}}, b)
@@ -196,7 +196,9 @@ func TestStumpLegacyGrid(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if binaryGrid(out.Certificate, 2) != DefaultGrid || !slices.Contains(out.Certificate.Assumptions, binaryClass(2, DefaultGrid)) {
-		t.Errorf("a new release's certificate does not name the grid of %d", DefaultGrid)
+	// Two rows: the pairs would void the guarantee, the class is the
+	// one-feature stumps' on the new grid.
+	if f := certifiedFamily(out.Certificate, 2, 2, 0); f != (family{T: DefaultGrid}) || !slices.Contains(out.Certificate.Assumptions, binaryClass(2, DefaultGrid)) {
+		t.Errorf("a new release's certificate does not name the one-feature class of the grid of %d: %+v", DefaultGrid, f)
 	}
 }

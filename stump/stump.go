@@ -224,12 +224,7 @@ func Scores(Z mat.Matrix, y []float64, null []bool, T int) ([]int64, error) {
 		return nil, err
 	}
 	n, p := Z.Dims()
-	var negTotal int64
-	for i := range n {
-		if (null == nil || !null[i]) && y[i] < 0 {
-			negTotal++
-		}
-	}
+	negTotal := negatives(y, null)
 	scores := make([]int64, Candidates(p, T))
 	col := make([]cell, 0, n)
 	for j := range p {
@@ -240,36 +235,56 @@ func Scores(Z mat.Matrix, y []float64, null []bool, T int) ([]int64, error) {
 			}
 			col = append(col, cell{Z.At(i, j), int(max(y[i], 0))})
 		}
-		sortCells(col)
-		// lt counts the rows with z < t, le those with z <= t, by label.
-		var ltPos, ltNeg, lePos, leNeg int64
-		a, b := 0, 0
-		for k := 1; k <= T; k++ {
-			t := Threshold(k, T)
-			for ; a < len(col) && col[a].v < t; a++ {
-				if col[a].c == 1 {
-					ltPos++
-				} else {
-					ltNeg++
-				}
-			}
-			for ; b < len(col) && col[b].v <= t; b++ {
-				if col[b].c == 1 {
-					lePos++
-				} else {
-					leNeg++
-				}
-			}
-			posTotal := int64(len(col)) - negTotal
-			r := (j*T + k - 1) * 2
-			// Sign +1: +1 when z >= t, so the +1 rows at or above t
-			// and the -1 rows below t are correct.
-			scores[r] = (posTotal - ltPos) + ltNeg
-			// Sign -1: +1 when z <= t.
-			scores[r+1] = lePos + (negTotal - leNeg)
-		}
+		sweep(col, negTotal, T, scores[j*T*2:(j+1)*T*2])
 	}
 	return scores, nil
+}
+
+// negatives returns the number of rows with null[i] false and label -1.
+func negatives(y []float64, null []bool) int64 {
+	var neg int64
+	for i := range y {
+		if (null == nil || !null[i]) && y[i] < 0 {
+			neg++
+		}
+	}
+	return neg
+}
+
+// sweep sorts col (one value per counted row and its class, 1 for the
+// label +1) and writes into dst (2 T entries) the score of each threshold
+// of the grid of T and each sign (+1 then -1) of the stump "+1 if
+// s (v - t) >= 0": the rows it classifies as their label. negTotal is the
+// number of -1 rows in col.
+func sweep(col []cell, negTotal int64, T int, dst []int64) {
+	sortCells(col)
+	// lt counts the rows with v < t, le those with v <= t, by label.
+	var ltPos, ltNeg, lePos, leNeg int64
+	a, b := 0, 0
+	posTotal := int64(len(col)) - negTotal
+	for k := 1; k <= T; k++ {
+		t := Threshold(k, T)
+		for ; a < len(col) && col[a].v < t; a++ {
+			if col[a].c == 1 {
+				ltPos++
+			} else {
+				ltNeg++
+			}
+		}
+		for ; b < len(col) && col[b].v <= t; b++ {
+			if col[b].c == 1 {
+				lePos++
+			} else {
+				leNeg++
+			}
+		}
+		r := (k - 1) * 2
+		// Sign +1: +1 when v >= t, so the +1 rows at or above t and the
+		// -1 rows below t are correct.
+		dst[r] = (posTotal - ltPos) + ltNeg
+		// Sign -1: +1 when v <= t.
+		dst[r+1] = lePos + (negTotal - leNeg)
+	}
 }
 
 // cell is a row's value in one column and its class (for Scores, 1 for

@@ -42,6 +42,11 @@
 //	          of loo.StumpGrids on the same rows: stumpgrid.csv, then
 //	          stumpgrid.md, the leave-one-data-set-out judgement of
 //	          stump.DefaultGrid (stumpgrid.go)
+//	stumpclass (only by name) the rule's stump refitted from the
+//	          one-feature class and from today's (with the pairs or
+//	          intervals where their guarantee holds) on the same rows:
+//	          stumpclass.csv, then stumpclass.md, with the
+//	          leave-one-data-set-out judgement (stumpclass.go)
 //	diffprivlib  (only with $DIFFPRIVLIB, the directory of a diffprivlib
 //	          source checkout) IBM diffprivlib's default,
 //	          LogisticRegression(epsilon=E), on the same rows and splits,
@@ -81,7 +86,7 @@ func logf(format string, args ...any) {
 func main() {
 	dataDir := flag.String("data-dir", "../shared/datasets", "directory holding adult/, lastfm_asia/ and gene_all/")
 	out := flag.String("out", "out/paper/defaults", "output directory")
-	task := flag.String("task", "all", "all, grid, defaults, loo, dpsgd, beside, stumpgrid, diffprivlib, project or table")
+	task := flag.String("task", "all", "all, grid, defaults, loo, dpsgd, beside, stumpgrid, stumpclass, diffprivlib, project or table")
 	script := flag.String("diffprivlib-script", "bench/diffprivlib_side.py", "the side script of the diffprivlib column (run when $DIFFPRIVLIB is set)")
 	sets := flag.String("sets", strings.Join(defaultSets, ","), "data sets")
 	epsilons := flag.String("epsilons", "", "only these `epsilons` (comma-separated) of the grid, defaults and loo tasks and of the tables; empty: all")
@@ -141,6 +146,9 @@ func run(ctx context.Context, dataDir, out, task, script string, names []string,
 	}
 	if task == "stumpgrid" {
 		return runStumpGrid(ctx, dss, out, seeds, workers)
+	}
+	if task == "stumpclass" {
+		return runStumpClass(ctx, dss, out, seeds, workers)
 	}
 	if task == "all" || task == "dpsgd" {
 		if err := runDPSGD(ctx, dss, out, seeds, workers); err != nil {

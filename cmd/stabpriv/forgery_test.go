@@ -29,6 +29,20 @@ var genuineKinds = map[string][]string{
 	"centres":     {"--label", "class", "--classes", "c0,c1", "--mechanism", "objective"},
 }
 
+// withColumn returns the CSV text with a first column of the given name
+// and the same value on every row.
+func withColumn(text, name, value string) string {
+	lines := strings.Split(strings.TrimSuffix(text, "\n"), "\n")
+	for i := range lines {
+		v := value
+		if i == 0 {
+			v = name
+		}
+		lines[i] = v + "," + lines[i]
+	}
+	return strings.Join(lines, "\n") + "\n"
+}
+
 // trainGenuine trains every genuineKinds line with the secure source into
 // dir and returns the files by kind, each checked to certify as a private
 // release.
@@ -36,7 +50,9 @@ func trainGenuine(t *testing.T, dir string) map[string]string {
 	t.Helper()
 	small := filepath.Join(dir, "small.csv")
 	big := filepath.Join(dir, "big.csv")
-	if err := os.WriteFile(small, []byte(clusters(2, 15)), 0o644); err != nil {
+	// A third, constant column: the binary stump (a one-feature stump or
+	// a pair of features) leaves a zero weight for the -0 forgery.
+	if err := os.WriteFile(small, []byte(withColumn(clusters(2, 15), "x3", "0")), 0o644); err != nil {
 		t.Fatal(err)
 	}
 	if err := os.WriteFile(big, []byte(clusters(2, 1500)), 0o644); err != nil {

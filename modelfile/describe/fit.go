@@ -38,6 +38,9 @@ func StumpWords(r *modelfile.Released) string {
 	if r.Model.K > 1 {
 		m, err := stump.MultiFromWeights(r.Model.W, r.Model.K, stump.MultiGrid)
 		if err != nil {
+			if v, verr := stump.IntervalFromWeights(r.Model.W, r.Model.K, stump.MultiGrid); verr == nil {
+				return intervalWords(r, v)
+			}
 			return err.Error()
 		}
 		st, tie = m, min(m.Lo, m.Hi)
@@ -45,6 +48,9 @@ func StumpWords(r *modelfile.Released) string {
 	} else {
 		b, err := stump.FromWeights(r.Model.W, stump.DefaultGrid)
 		if err != nil {
+			if c, perr := stump.BinaryFromWeights(r.Model.W, stump.DefaultGrid, true); perr == nil && c.Pair != nil {
+				return pairWords(r, *c.Pair)
+			}
 			return err.Error()
 		}
 		st, T = stump.Multi{Feature: b.Feature, Index: b.Index, Lo: 0, Hi: 1}, stump.DefaultGrid
@@ -88,6 +94,44 @@ func StumpWords(r *modelfile.Released) string {
 		what = fmt.Sprintf("feature %q, threshold %s in its units", column, g6(v))
 	}
 	return fmt.Sprintf("%s (z = %s): %s", what, g6(t), rest)
+}
+
+// pairWords describes a released pair (stump.Pair): the two mapped inputs
+// whose difference it thresholds, by column (and category for a one-hot
+// input), and the class of each side.
+func pairWords(r *modelfile.Released, q stump.Pair) string {
+	name := func(i int) string {
+		column, category, _ := stumpInput(r.Preprocessing, i)
+		switch {
+		case column == "":
+			return fmt.Sprintf("mapped input %d", i)
+		case category != "":
+			return fmt.Sprintf("column %q = %q", column, category)
+		}
+		return fmt.Sprintf("column %q", column)
+	}
+	side := ">="
+	if q.Sign < 0 {
+		side = "<="
+	}
+	classes := r.Schema.Classes
+	return fmt.Sprintf("the difference of %s and %s, t = %s: class %s when z_%d - z_%d %s t, else %s",
+		name(q.A), name(q.B), g6(stump.Threshold(q.Index, stump.DefaultGrid)), classes[1], q.A, q.B, side, classes[0])
+}
+
+// intervalWords describes a released interval (stump.Interval): its
+// column, its two thresholds on the map and the class of each interval.
+func intervalWords(r *modelfile.Released, v stump.Interval) string {
+	name := fmt.Sprintf("mapped input %d", v.Feature)
+	if column, category, _ := stumpInput(r.Preprocessing, v.Feature); category != "" {
+		name = fmt.Sprintf("column %q = %q", column, category)
+	} else if column != "" {
+		name = fmt.Sprintf("column %q", column)
+	}
+	c := r.Schema.Classes
+	t1, t2 := g6(stump.Threshold(v.Lo, stump.MultiGrid)), g6(stump.Threshold(v.Hi, stump.MultiGrid))
+	return fmt.Sprintf("three intervals of %s (z = its mapped value): class %s when z < %s, %s between, %s when z > %s",
+		name, c[v.A], t1, c[v.B], c[v.C], t2)
 }
 
 // stumpInput returns what mapped input i of the per-feature map of p holds

@@ -1,0 +1,180 @@
+package main
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"math"
+	"math/rand/v2"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/stabpriv/stabpriv/modelfile"
+)
+
+// ratioTable returns n rows whose class is told by the ratio of two
+// measurements (width / depth 1.3 or 1.5, as MASS's crabs' colour forms)
+// while each measurement alone spreads over a factor five with the
+// animal's size, and a third column of noise.
+func ratioTable(n int) string {
+	rng := rand.New(rand.NewPCG(8, 1))
+	var b strings.Builder
+	b.WriteString("width,depth,noise,form\n")
+	for i := range n {
+		size := 10 + 40*rng.Float64()
+		form, ratio := "B", 1.3
+		if i%2 == 1 {
+			form, ratio = "O", 1.5
+		}
+		fmt.Fprintf(&b, "%.2f,%.2f,%.2f,%s\n", size*ratio*math.Exp(0.02*rng.NormFloat64()), size, 20*rng.Float64(), form)
+	}
+	return b.String()
+}
+
+// speciesTable returns n rows of three species that follow each other
+// along one measurement (petal lengths about 1.5, 4.3 and 5.6, as Fisher's
+// iris) beside a measurement of noise.
+func speciesTable(n int) string {
+	rng := rand.New(rand.NewPCG(3, 9))
+	var b strings.Builder
+	b.WriteString("petal,noise,species\n")
+	centre := []float64{1.5, 4.3, 5.6}
+	for i := range n {
+		c := i % 3
+		fmt.Fprintf(&b, "%.2f,%.2f,s%d\n", centre[c]*(1+0.06*rng.NormFloat64()), 2+3*rng.Float64(), c)
+	}
+	return b.String()
+}
+
+// TestCLIStumpFamilies: with nothing but the budget (train --data --label
+// --classes --epsilon), on small tables (the public log map) that a
+// one-feature stump cannot read, the rule's stump is a member of the
+// larger class: a pair (the difference of two mapped columns, the log of
+// their ratio) where two forms differ by a ratio of two measurements, an
+// interval (two thresholds, three classes) where three species follow
+// each other along one measurement. The summary names the columns, predict
+// scores far above the one-feature class's best, certify verifies a secure
+// release (exit 0), and on neighbouring tables (one row replaced by each
+// of neighbourEdits) the seeded files differ in the weights and their hash
+// only: the class, and every published constant, is the same.
+func TestCLIStumpFamilies(t *testing.T) {
+	for _, c := range []struct {
+		name, table, label string
+		classes            []string
+		words              string
+		minAcc             float64 // the one-feature class's best: about 0.6 and 2/3
+	}{
+		{"pair", ratioTable(200), "form", []string{"B", "O"}, `the difference of column "width" and column "depth"`, 0.9},
+		{"interval", speciesTable(150), "species", []string{"s0", "s1", "s2"}, `three intervals of column "petal"`, 0.85},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			dir := t.TempDir()
+			fit := func(name, text string, extra ...string) (string, string, *modelfile.Released) {
+				t.Helper()
+				data := filepath.Join(dir, name+".csv")
+				if err := os.WriteFile(data, []byte(text), 0o644); err != nil {
+					t.Fatal(err)
+				}
+				out := filepath.Join(dir, name+".json")
+				args := append([]string{"train", "--data", data, "--label", c.label, "--classes", strings.Join(c.classes, ","), "--epsilon", "1", "--out", out}, extra...)
+				stdout, stderr, err := call(t, args...)
+				if err != nil {
+					t.Fatalf("%s: %v\n%s", name, err, stderr)
+				}
+				r, err := modelfile.ReadFile(out)
+				if err != nil {
+					t.Fatal(err)
+				}
+				return out, stdout, r
+			}
+			secure, stdout, _ := fit("secure", c.table)
+			if !strings.Contains(stdout, "PRIVATE RELEASE: stump") || !strings.Contains(stdout, c.words) {
+				t.Fatalf("the rule did not release %s:\n%.1500s", c.words, stdout)
+			}
+			if out, _, err := call(t, "certify", secure); exitCode(err) != 0 || !strings.HasPrefix(out, "VERIFIED PRIVATE RELEASE") {
+				t.Errorf("certify the secure release: exit %d (%v)", exitCode(err), err)
+			}
+			_, stderr, err := call(t, "predict", "--model", secure, "--data", filepath.Join(dir, "secure.csv"))
+			if err != nil {
+				t.Fatalf("predict: %v\n%s", err, stderr)
+			}
+			n := strings.Count(c.table, "\n") - 1
+			head := fmt.Sprintf("accuracy on the %d rows with a usable label: ", n)
+			var acc float64
+			if i := strings.Index(stderr, head); i < 0 {
+				t.Fatalf("predict reports no accuracy: %s", stderr)
+			} else if _, err := fmt.Sscan(stderr[i+len(head):], &acc); err != nil || acc < c.minAcc {
+				t.Errorf("accuracy %v (%v), want >= %v", acc, err, c.minAcc)
+			}
+			seeded := []string{"--noise", "seeded", "--noise-seed", "5"}
+			_, _, r0 := fit("base", c.table, seeded...)
+			for i, e := range neighbourEdits {
+				_, _, r1 := fit(fmt.Sprint("n", i), editCSV(t, c.table, e.row(n), func(rec []string) []string { return e.edit(rec, c.classes) }), seeded...)
+				r1.Certificate.WeightsSHA256, r1.Model.W = r0.Certificate.WeightsSHA256, r0.Model.W
+				j0, _ := json.Marshal(r0)
+				j1, _ := json.Marshal(r1)
+				if string(j0) != string(j1) {
+					t.Errorf("%s: the model files differ beyond the weights:\n%s\n%s", e.name, j0, j1)
+				}
+			}
+		})
+	}
+}
+
+// certifyOlderForged certifies the model file older (exit 0, a private
+// release), then the file with its weights changed by edit and their hash
+// recomputed, as a forger would, and returns certify's error on it.
+func certifyOlderForged(t *testing.T, older string, edit func(r *modelfile.Released)) error {
+	t.Helper()
+	if stdout, _, err := call(t, "certify", older); exitCode(err) != 0 || !strings.HasPrefix(stdout, "VERIFIED PRIVATE RELEASE") {
+		t.Fatalf("certify %s: exit %d (%v)\n%.300s", older, exitCode(err), err, stdout)
+	}
+	r, err := modelfile.ReadFile(older)
+	if err != nil {
+		t.Fatal(err)
+	}
+	edit(r)
+	rehash(r)
+	var b bytes.Buffer
+	if err := r.Write(&b); err != nil {
+		t.Fatal(err)
+	}
+	forged := filepath.Join(t.TempDir(), "forged.json")
+	if err := os.WriteFile(forged, b.Bytes(), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	_, _, err = call(t, "certify", forged)
+	return err
+}
+
+// TestCLIStumpOlderClasses certifies stumps written before the pairs and
+// the intervals joined the class, by the build before them with
+// --mechanism stump --bounds-all -8,8 --seed 3 and the secure source:
+// testdata/older/stump-grid1023-v1.json (two classes, 40 rows of two
+// columns) and stump3-grid255-v1.json (three classes, 300 rows of two
+// columns, where today's class would hold the intervals). Each verifies
+// as a private release, and its weights turned into a pair or an interval
+// (valid members of today's class) are refused, since its certificate
+// names the class before them.
+func TestCLIStumpOlderClasses(t *testing.T) {
+	err := certifyOlderForged(t, filepath.Join("testdata", "older", "stump-grid1023-v1.json"), func(r *modelfile.Released) {
+		w := r.Model.W
+		if len(w) != 3 || w[1] != 0 || (w[0] != 1 && w[0] != -1) {
+			t.Fatalf("the file's weights %v are not a stump on the first of two features", w)
+		}
+		w[1] = -w[0] // the pair (0, 1) at the same threshold
+	})
+	if exitCode(err) != 5 || !strings.Contains(fmt.Sprint(err), "one feature weight") {
+		t.Errorf("a pair under the one-feature class: exit %d (%v), want 5 naming one feature weight", exitCode(err), err)
+	}
+	err = certifyOlderForged(t, filepath.Join("testdata", "older", "stump3-grid255-v1.json"), func(r *modelfile.Released) {
+		// The second feature's interval: class 1 below -0.5, class 0
+		// between, class 2 above 0.5 (rows of 3 weights: x1, x2, bias).
+		r.Model.W = []float64{0, 0, 0, 0, -1, -0.5, 0, 1, -0.5}
+	})
+	if exitCode(err) != 5 || !strings.Contains(fmt.Sprint(err), "stump") {
+		t.Errorf("an interval under the one-threshold class: exit %d (%v), want 5", exitCode(err), err)
+	}
+}
