@@ -197,7 +197,7 @@ func BinaryFromWeights(w []float64, T int, pairs bool) (Binary, error) {
 	case len(nz) < 2:
 		return Binary{}, err // a one-feature stump's shape: FromWeights says what is wrong
 	case len(nz) > 2 || (w[nz[0]] != 1 && w[nz[0]] != -1) || w[nz[1]] != -w[nz[0]]:
-		return Binary{}, fmt.Errorf("%w: the weights are neither a stump's (one feature weight +1 or -1) nor a pair's (+s and -s on two features); %d nonzero feature weights", ErrInput, len(nz))
+		return Binary{}, fmt.Errorf("%w: %d nonzero feature weights: a stump has one (+1 or -1), a pair two (+s and -s)", ErrInput, len(nz))
 	}
 	q := Pair{A: nz[0], B: nz[1], Sign: int(w[nz[0]])}
 	if q.Index, err = gridIndex(-w[p]*float64(q.Sign), T); err != nil {
