@@ -24,6 +24,17 @@ type GaussianNoise interface {
 	AddGaussian(w []float64, sigma float64) error
 }
 
+// NormalFiller is a GaussianNoise that also draws standard normal
+// deviates in bulk: FillNormal sets every z[i] to an independent N(0, 1)
+// draw. A DP-SGD run whose noise has it adds sigma C z_i to every
+// coordinate of a step's sum, z drawn in blocks (the law of AddGaussian,
+// without a call per step); perturb.Seeded's source has it, the secure
+// source does not (its AddGaussian rounds each noisy sum to a lattice).
+type NormalFiller interface {
+	GaussianNoise
+	FillNormal(z []float64)
+}
+
 // DPSGD is what a DP-SGD run (TrainDPSGD) needs beside its Config: the
 // noise multiplier and the two sources of its randomness, both part of the
 // mechanism (for a release they must be secure).
@@ -32,7 +43,8 @@ type DPSGD struct {
 	// C)^2) to every coordinate of its sum of clipped gradients, C the
 	// Config's Clip.
 	NoiseMultiplier float64
-	// Noise draws the Gaussian noise of every step. Required.
+	// Noise draws the Gaussian noise of every step. Required. If it is
+	// a NormalFiller, the run draws with FillNormal.
 	Noise GaussianNoise
 	// Coins draws the Poisson sampling: 64 uniform bits per Uint64.
 	// Required.
@@ -190,6 +202,9 @@ type dpsgdRun struct {
 	p      *problem
 	coins  *PoissonSampler
 	noise  GaussianNoise
+	normal NormalFiller  // noise as a NormalFiller, or nil
+	zbuf   []float64     // a block of standard normals from normal
+	zpos   int           // the first of zbuf not used yet
 	hook   dpsgdHook     // test-only, nil in a run
 	margin losses.Margin // the scalar view of a K = 1 loss, nil for K > 1
 	bound  clip.Bound    // C for the K d products of a gradient
@@ -197,6 +212,8 @@ type dpsgdRun struct {
 	std    float64       // sigma*C
 	steps  int           // T
 	batch  []int         // the rows of the current step
+	ahead  [][]int       // at b <= aheadBatch: the batches of the next aheadSteps steps, a ring
+	head   int           // the ring's slot of the next step
 	w, avg []float64
 	sum    []float64
 	z, g   []float64
@@ -214,6 +231,19 @@ func newDPSGDRun(p *problem, priv DPSGD) *dpsgdRun {
 		z: make([]float64, p.k), g: make([]float64, p.k),
 		bound: clip.New(p.cfg.Clip, p.k*p.d),
 	}
+	if b <= aheadBatch {
+		// The batches are drawn aheadSteps steps ahead, in the coins'
+		// order: the same batches, with time to hint their rows.
+		r.ahead = make([][]int, aheadSteps)
+		for j := range r.ahead {
+			r.ahead[j] = coins.Sample(make([]int, 0, 2*b+64))
+		}
+	}
+	if nf, ok := priv.Noise.(NormalFiller); ok {
+		r.normal = nf
+		r.zbuf = make([]float64, max(normalBlock, len(r.sum)))
+		r.zpos = len(r.zbuf)
+	}
 	if p.k == 1 {
 		r.margin, _ = p.loss.(losses.Margin)
 	}
@@ -227,18 +257,30 @@ func newDPSGDRun(p *problem, priv DPSGD) *dpsgdRun {
 // and the update.
 func (r *dpsgdRun) step(t int) error {
 	p := r.p
-	r.batch = r.coins.Sample(r.batch)
-	if i, ok := r.coins.Peek(); ok {
-		// The next step's first row, a step ahead: at small b the rows
-		// of a step are too few to hint each other.
-		d := p.d
-		kernel.PrefetchExample(&p.x[i*d], d, &p.norm[i], &p.y[i])
+	d := p.d
+	switch {
+	case r.ahead != nil:
+		// This step's batch was drawn aheadSteps steps ago; draw the
+		// one aheadSteps steps on in its slot and hint its rows: at
+		// small b a step is too short for a row to arrive in time.
+		next := r.coins.Sample(r.batch)
+		r.batch, r.ahead[r.head] = r.ahead[r.head], next
+		r.head = (r.head + 1) % len(r.ahead)
+		for _, i := range next {
+			kernel.PrefetchExample(&p.x[i*d], d, &p.norm[i], &p.y[i])
+		}
+	default:
+		r.batch = r.coins.Sample(r.batch)
+		if i, ok := r.coins.Peek(); ok {
+			// The next step's first row, a step ahead.
+			kernel.PrefetchExample(&p.x[i*d], d, &p.norm[i], &p.y[i])
+		}
 	}
 	r.clippedSum()
 	if r.hook != nil {
 		r.hook(t, r.w, r.batch, r.sum)
 	}
-	if err := r.noise.AddGaussian(r.sum, r.std); err != nil {
+	if err := r.addNoise(); err != nil {
 		return fmt.Errorf("trainer: the noise of DP-SGD step %d: %w", t, err)
 	}
 	eta, err := p.sgd.Eta(t)
@@ -248,6 +290,38 @@ func (r *dpsgdRun) step(t int) error {
 	p.sgd.Update(r.w, eta, r.sum)
 	if r.avg != nil {
 		p.sgd.Average(r.avg, r.w, t)
+	}
+	return nil
+}
+
+// At an expected batch b <= aheadBatch a run draws its batches aheadSteps
+// steps ahead of the step that uses them (dpsgdRun.ahead).
+const (
+	aheadBatch = 4
+	aheadSteps = 8
+)
+
+// normalBlock is how many standard normals a run draws at a time from a
+// NormalFiller (more if a step's sum is longer).
+const normalBlock = 1024
+
+// addNoise adds N(0, (sigma C)^2) to every coordinate of the sum: sigma C
+// z_i, z_i the next standard normals of the block, from a NormalFiller
+// (a fresh block when fewer are left than the sum has coordinates: the
+// ones left are never used), else by AddGaussian.
+func (r *dpsgdRun) addNoise() error {
+	if r.normal == nil {
+		return r.noise.AddGaussian(r.sum, r.std)
+	}
+	if len(r.zbuf)-r.zpos < len(r.sum) {
+		r.normal.FillNormal(r.zbuf)
+		r.zpos = 0
+	}
+	z := r.zbuf[r.zpos : r.zpos+len(r.sum)]
+	r.zpos += len(r.sum)
+	std := r.std
+	for i := range r.sum {
+		r.sum[i] += std * z[i]
 	}
 	return nil
 }
