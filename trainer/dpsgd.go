@@ -199,24 +199,25 @@ func (t *Trainer) trainDPSGD(ctx context.Context, X mat.Matrix, y []float64, pri
 
 // dpsgdRun is the state of a DP-SGD run.
 type dpsgdRun struct {
-	p      *problem
-	coins  *PoissonSampler
-	noise  GaussianNoise
-	normal NormalFiller  // noise as a NormalFiller, or nil
-	zbuf   []float64     // a block of standard normals from normal
-	zpos   int           // the first of zbuf not used yet
-	hook   dpsgdHook     // test-only, nil in a run
-	margin losses.Margin // the scalar view of a K = 1 loss, nil for K > 1
-	bound  clip.Bound    // C for the K d products of a gradient
-	q      float64       // PoissonRate(n, b)
-	std    float64       // sigma*C
-	steps  int           // T
-	batch  []int         // the rows of the current step
-	ahead  [][]int       // at b <= aheadBatch: the batches of the next aheadSteps steps, a ring
-	head   int           // the ring's slot of the next step
-	w, avg []float64
-	sum    []float64
-	z, g   []float64
+	p       *problem
+	coins   *PoissonSampler
+	noise   GaussianNoise
+	normal  NormalFiller  // noise as a NormalFiller, or nil
+	zbuf    []float64     // a block of standard normals from normal
+	zpos    int           // the first of zbuf not used yet
+	unfused bool          // test-only: addNoise and Step.Update, not noisyUpdate
+	hook    dpsgdHook     // test-only, nil in a run
+	margin  losses.Margin // the scalar view of a K = 1 loss, nil for K > 1
+	bound   clip.Bound    // C for the K d products of a gradient
+	q       float64       // PoissonRate(n, b)
+	std     float64       // sigma*C
+	steps   int           // T
+	batch   []int         // the rows of the current step
+	ahead   [][]int       // at b <= aheadBatch: the batches of the next aheadSteps steps, a ring
+	head    int           // the ring's slot of the next step
+	w, avg  []float64
+	sum     []float64
+	z, g    []float64
 }
 
 func newDPSGDRun(p *problem, priv DPSGD) *dpsgdRun {
@@ -280,14 +281,18 @@ func (r *dpsgdRun) step(t int) error {
 	if r.hook != nil {
 		r.hook(t, r.w, r.batch, r.sum)
 	}
-	if err := r.addNoise(); err != nil {
-		return fmt.Errorf("trainer: the noise of DP-SGD step %d: %w", t, err)
-	}
 	eta, err := p.sgd.Eta(t)
 	if err != nil {
 		return err
 	}
-	p.sgd.Update(r.w, eta, r.sum)
+	if r.normal != nil && !r.unfused {
+		r.noisyUpdate(eta, r.normals())
+	} else {
+		if err := r.addNoise(); err != nil {
+			return fmt.Errorf("trainer: the noise of DP-SGD step %d: %w", t, err)
+		}
+		p.sgd.Update(r.w, eta, r.sum)
+	}
 	if r.avg != nil {
 		p.sgd.Average(r.avg, r.w, t)
 	}
@@ -313,17 +318,41 @@ func (r *dpsgdRun) addNoise() error {
 	if r.normal == nil {
 		return r.noise.AddGaussian(r.sum, r.std)
 	}
+	z := r.normals()
+	std := r.std
+	for i := range r.sum {
+		r.sum[i] += float64(std * z[i])
+	}
+	return nil
+}
+
+// normals returns the next len(r.sum) standard normals of the block of a
+// NormalFiller (see addNoise).
+func (r *dpsgdRun) normals() []float64 {
 	if len(r.zbuf)-r.zpos < len(r.sum) {
 		r.normal.FillNormal(r.zbuf)
 		r.zpos = 0
 	}
 	z := r.zbuf[r.zpos : r.zpos+len(r.sum)]
 	r.zpos += len(r.sum)
-	std := r.std
-	for i := range r.sum {
-		r.sum[i] += std * z[i]
+	return z
+}
+
+// noisyUpdate is addNoise with the normals z followed by Step.Update of
+// size eta, in one pass over the weights with the same operations on each
+// (TestDPSGDNoisyUpdateBits): the noisy coordinate sum_j + sigma C z_j,
+// the decay, the move and the soft thresholding, then the projection.
+func (r *dpsgdRun) noisyUpdate(eta float64, z []float64) {
+	s := &r.p.sgd
+	a, thr := s.decay(eta)
+	c, std := s.sumScale(eta), r.std
+	w := r.w[:len(r.sum)]
+	z = z[:len(r.sum)]
+	for j, v := range r.sum {
+		v += float64(std * z[j])
+		w[j] = kernel.SoftThreshold(float64(a*w[j])-float64(c*v), thr)
 	}
-	return nil
+	s.project(r.w)
 }
 
 // dpsgdAhead is how many examples ahead clippedSum hints the rows.

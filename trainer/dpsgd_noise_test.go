@@ -99,3 +99,51 @@ func TestDPSGDBatchesAhead(t *testing.T) {
 		}
 	}
 }
+
+// TestDPSGDNoisyUpdateBits checks that the fused step of a NormalFiller
+// (noisyUpdate) gives the bits of the noise added to the sum followed by
+// Step.Update, with the elastic net's decay and soft thresholding, the
+// projection and the average of the iterates, at b = 1 and b = 20.
+func TestDPSGDNoisyUpdateBits(t *testing.T) {
+	X, y := synthData(200, 5, 0, 3)
+	for _, b := range []int{1, 20} {
+		cfg := dpsgdConfig()
+		cfg.Batch, cfg.Radius, cfg.Average = b, 0.8, true
+		tr, err := New(cfg)
+		if err != nil {
+			t.Fatal(err)
+		}
+		run := func(unfused bool) ([]float64, []float64) {
+			p, err := tr.newProblem(X, y)
+			if err != nil {
+				t.Fatal(err)
+			}
+			r := newDPSGDRun(p, DPSGD{NoiseMultiplier: 0.7, Noise: seededFiller{rand.New(rand.NewPCG(6, 6))}, Coins: rand.NewPCG(7, 7)})
+			r.unfused = unfused
+			for step := 1; step <= r.steps; step++ {
+				if err := r.step(step); err != nil {
+					t.Fatal(err)
+				}
+			}
+			return r.w, r.avg
+		}
+		w, avg := run(false)
+		wRef, avgRef := run(true)
+		if !sameBits(w, wRef) || !sameBits(avg, avgRef) {
+			t.Errorf("b = %d: the fused step gives %v (average %v), the noise then Step.Update %v (%v)", b, w, avg, wRef, avgRef)
+		}
+	}
+}
+
+// seededFiller is a NormalFiller from a seeded generator (the tests' own).
+type seededFiller struct{ r *rand.Rand }
+
+func (s seededFiller) FillNormal(z []float64) {
+	for i := range z {
+		z[i] = s.r.NormFloat64()
+	}
+}
+
+func (s seededFiller) AddGaussian(w []float64, sigma float64) error {
+	return seededNoise{s.r}.AddGaussian(w, sigma)
+}
