@@ -168,6 +168,9 @@ func (t *Trainer) trainDPSGD(ctx context.Context, X mat.Matrix, y []float64, pri
 	}
 	r := newDPSGDRun(p, priv)
 	r.hook = hook
+	if hook != nil {
+		r.merge = false // the hook reads the weights of every step
+	}
 	for step := 1; step <= r.steps; step++ {
 		if step%64 == 0 {
 			if err := ctx.Err(); err != nil {
@@ -178,6 +181,7 @@ func (t *Trainer) trainDPSGD(ctx context.Context, X mat.Matrix, y []float64, pri
 			return nil, nil, err
 		}
 	}
+	r.settle()
 	run := p.run
 	run.Sampling = SamplingPoisson
 	run.DPSGD = &DPSGDRecord{SampleRate: r.q, NoiseMultiplier: priv.NoiseMultiplier, NoiseStd: r.std, Steps: r.steps}
@@ -202,22 +206,26 @@ type dpsgdRun struct {
 	p       *problem
 	coins   *PoissonSampler
 	noise   GaussianNoise
-	normal  NormalFiller  // noise as a NormalFiller, or nil
-	zbuf    []float64     // a block of standard normals from normal
-	zpos    int           // the first of zbuf not used yet
-	unfused bool          // test-only: addNoise and Step.Update, not noisyUpdate
-	hook    dpsgdHook     // test-only, nil in a run
-	margin  losses.Margin // the scalar view of a K = 1 loss, nil for K > 1
-	bound   clip.Bound    // C for the K d products of a gradient
-	q       float64       // PoissonRate(n, b)
-	std     float64       // sigma*C
-	steps   int           // T
-	batch   []int         // the rows of the current step
-	ahead   [][]int       // at b <= aheadBatch: the batches of the next aheadSteps steps, a ring
-	head    int           // the ring's slot of the next step
-	w, avg  []float64
-	sum     []float64
-	z, g    []float64
+	normal  NormalFiller // noise as a NormalFiller, or nil
+	zbuf    []float64    // a block of standard normals from normal
+	zpos    int          // the first of zbuf not used yet
+	unfused bool         // test-only: addNoise and Step.Update, not noisyUpdate
+	// merge: the noise waits while the batches are empty (mergedStep);
+	// the weights are then scale w + N(0, v) on every coordinate.
+	merge    bool
+	scale, v float64
+	hook     dpsgdHook     // test-only, nil in a run
+	margin   losses.Margin // the scalar view of a K = 1 loss, nil for K > 1
+	bound    clip.Bound    // C for the K d products of a gradient
+	q        float64       // PoissonRate(n, b)
+	std      float64       // sigma*C
+	steps    int           // T
+	batch    []int         // the rows of the current step
+	ahead    [][]int       // at b <= aheadBatch: the batches of the next aheadSteps steps, a ring
+	head     int           // the ring's slot of the next step
+	w, avg   []float64
+	sum      []float64
+	z, g     []float64
 }
 
 func newDPSGDRun(p *problem, priv DPSGD) *dpsgdRun {
@@ -244,6 +252,10 @@ func newDPSGDRun(p *problem, priv DPSGD) *dpsgdRun {
 		r.normal = nf
 		r.zbuf = make([]float64, max(normalBlock, len(r.sum)))
 		r.zpos = len(r.zbuf)
+		// The update is affine in w (no L1 part, no projection) and only
+		// the last iterate is released: the noise can wait (mergedStep).
+		r.merge = p.sgd.l1 == 0 && p.sgd.radius == 0 && !p.cfg.Average
+		r.scale = 1
 	}
 	if p.k == 1 {
 		r.margin, _ = p.loss.(losses.Margin)
@@ -277,13 +289,17 @@ func (r *dpsgdRun) step(t int) error {
 			kernel.PrefetchExample(&p.x[i*d], d, &p.norm[i], &p.y[i])
 		}
 	}
-	r.clippedSum()
-	if r.hook != nil {
-		r.hook(t, r.w, r.batch, r.sum)
-	}
 	eta, err := p.sgd.Eta(t)
 	if err != nil {
 		return err
+	}
+	if r.merge && !r.unfused {
+		r.mergedStep(eta)
+		return nil
+	}
+	r.clippedSum()
+	if r.hook != nil {
+		r.hook(t, r.w, r.batch, r.sum)
 	}
 	if r.normal != nil && !r.unfused {
 		r.noisyUpdate(eta, r.normals())
@@ -336,6 +352,66 @@ func (r *dpsgdRun) normals() []float64 {
 	z := r.zbuf[r.zpos : r.zpos+len(r.sum)]
 	r.zpos += len(r.sum)
 	return z
+}
+
+// mergedStep makes a step of size eta of a run that merges the noise of
+// the steps without rows (dpsgdRun.merge: a NormalFiller, no L1 part, no
+// projection, the last iterate released). The weights are held as scale w
+// + sqrt(v) zeta, zeta a standard normal vector not drawn yet. A step
+// whose batch is empty only updates the constants: the step maps the
+// weights to a (scale w + sqrt(v) zeta) - c sigma C z' (a = 1 - eta mu
+// the decay, c = eta/b, z' its noise), so scale becomes a scale and v
+// becomes a^2 v + (c sigma C)^2. A step with rows first draws the waiting
+// noise (settle), then takes the clipped sum at those weights and moves
+// them by Step.Update without noise, whose part (c sigma C)^2 starts the
+// next wait.
+//
+// The law is exact: between two steps with rows the update is affine in
+// the weights with constants fixed in advance (the schedule's step, b,
+// the decay; with no L1 part the soft thresholding is the identity and
+// there is no projection), so the weights that the next step with rows
+// reads, or the run returns, are the deterministic part plus a sum of the
+// noises drawn since, each scaled by a constant: a Gaussian vector with
+// independent coordinates of variance v, independent of everything
+// before, since those noises are read nowhere else. Drawing it as one
+// normal per coordinate gives the same joint law of the batches (the
+// coins never see the noise), the weights every gradient is taken at and
+// the weights returned as the step-by-step run, in exact arithmetic. Only
+// the last iterate is released, and the run record holds no iterate and
+// no batch size (its time grows with the batches, a timing channel the
+// certificates already leave out), so the release has the law of the
+// step-by-step run and its accountant's guarantee (TestDPSGDMergedLaw). A
+// step with rows at b = 1 costs one pass more than without merging; a
+// step without rows costs no pass over the weights.
+func (r *dpsgdRun) mergedStep(eta float64) {
+	s := &r.p.sgd
+	c := float64(s.sumScale(eta) * r.std)
+	if len(r.batch) == 0 {
+		a, _ := s.decay(eta)
+		r.scale *= a
+		r.v = float64(float64(a*a)*r.v) + float64(c*c)
+		return
+	}
+	r.settle()
+	r.clippedSum()
+	s.Update(r.w, eta, r.sum)
+	r.v = c * c
+}
+
+// settle draws the noise a merging run has deferred: w = scale w +
+// sqrt(v) z, z the next standard normals of the block. It does nothing
+// otherwise.
+func (r *dpsgdRun) settle() {
+	if !r.merge || r.v == 0 && r.scale == 1 {
+		return
+	}
+	z := r.normals()
+	sd, a := math.Sqrt(r.v), r.scale
+	w := r.w[:len(z)]
+	for j := range w {
+		w[j] = float64(a*w[j]) + float64(sd*z[j])
+	}
+	r.scale, r.v = 1, 0
 }
 
 // noisyUpdate is addNoise with the normals z followed by Step.Update of

@@ -37,27 +37,34 @@ func BenchmarkDPSGDOverEpoch100kx100(b *testing.B) { benchDPSGDOverEpoch(b, 100_
 // non-private epoch at b (cpu-ratio) and at b = 1 (b1-cpu-ratio), and the
 // median of the ratio at b in wall time. The DP-SGD epochs draw their
 // noise from perturb.Seeded (b=...) and from perturb.Secure, the source of
-// a release (secure/b=...). Run it with GOMAXPROCS=1.
+// a release (secure/b=...); l1=0/b=... is the seeded one with the L1
+// ratio 0 on both sides (the one stabpriv train takes with --mechanism),
+// where the DP-SGD run merges the noise of the steps without rows. Run it
+// with GOMAXPROCS=1.
 func benchDPSGDOverEpoch(b *testing.B, n, d int) {
 	X, y := synthData(n, d, 0, 1)
+	seeded := func() GaussianNoise { return perturb.Seeded(1) }
 	for _, c := range []struct {
 		name  string
 		noise func() GaussianNoise
-	}{{"", func() GaussianNoise { return perturb.Seeded(1) }}, {"secure/", func() GaussianNoise { return perturb.Secure() }}} {
+		l1    float64
+	}{{"", seeded, 0.15}, {"secure/", func() GaussianNoise { return perturb.Secure() }, 0.15}, {"l1=0/", seeded, 0}} {
 		for _, batch := range []int{1, 32, 256} {
-			benchDPSGDRounds(b, c.name, batch, X, y, c.noise())
+			cfg := adultConfig()
+			cfg.Reg.L1Ratio = c.l1
+			benchDPSGDRounds(b, c.name, cfg, batch, X, y, c.noise())
 		}
 	}
 }
 
 // benchDPSGDRounds is benchDPSGDOverEpoch at the expected batch batch
-// with the noise of noise.
-func benchDPSGDRounds(b *testing.B, prefix string, batch int, X *mat.Dense, y []float64, noise GaussianNoise) {
+// with the noise of noise and the settings of base.
+func benchDPSGDRounds(b *testing.B, prefix string, base Config, batch int, X *mat.Dense, y []float64, noise GaussianNoise) {
 	n, _ := X.Dims()
 	ctx := context.Background()
 	// nonPrivate returns an epoch of the native engine at batch.
 	nonPrivate := func(b *testing.B, batch int) func() {
-		cfg := adultConfig()
+		cfg := base
 		cfg.Batch = batch
 		cfg.Passes = min(MaxPasses, MaxSteps/((n+batch-1)/batch)) // as many as a run may have
 		_, e := benchRun(b, X, y, cfg)
@@ -74,7 +81,7 @@ func benchDPSGDRounds(b *testing.B, prefix string, batch int, X *mat.Dense, y []
 		if batch > 1 {
 			epochs = append(epochs, nonPrivate(b, 1))
 		}
-		cfg := adultConfig()
+		cfg := base
 		cfg.Batch, cfg.Passes, cfg.Clip = batch, 1, 1
 		r := newDPSGDRun(benchProblem(b, X, y, cfg), DPSGD{NoiseMultiplier: 1, Noise: noise, Coins: rand.NewChaCha8([32]byte{1})})
 		t := 0
