@@ -381,8 +381,8 @@ func (r *dpsgdRun) normals() []float64 {
 // no batch size (its time grows with the batches, a timing channel the
 // certificates already leave out), so the release has the law of the
 // step-by-step run and its accountant's guarantee (TestDPSGDMergedLaw). A
-// step with rows at b = 1 costs one pass more than without merging; a
-// step without rows costs no pass over the weights.
+// step without rows costs no pass over the weights; a step with one row
+// and a K = 1 loss costs two (oneRow).
 func (r *dpsgdRun) mergedStep(eta float64) {
 	s := &r.p.sgd
 	c := float64(s.sumScale(eta) * r.std)
@@ -392,10 +392,63 @@ func (r *dpsgdRun) mergedStep(eta float64) {
 		r.v = float64(float64(a*a)*r.v) + float64(c*c)
 		return
 	}
-	r.settle()
-	r.clippedSum()
-	s.Update(r.w, eta, r.sum)
+	if len(r.batch) == 1 && r.margin != nil {
+		r.oneRow(eta)
+	} else {
+		r.settle()
+		r.clippedSum()
+		s.Update(r.w, eta, r.sum)
+	}
 	r.v = c * c
+}
+
+// oneRow is the settle, clipped sum and Update of mergedStep for a batch
+// of one row and a K = 1 loss, in two passes over the weights: the
+// settling with the row's margin, then the move. It makes the operations
+// of clippedSum and Update on each weight (the product g x_j rounded, then
+// the decay and the move; the soft thresholding at 0 is the identity),
+// but for the margin, whose products are summed in four chains.
+func (r *dpsgdRun) oneRow(eta float64) {
+	p := r.p
+	i, d := r.batch[0], p.d
+	x := p.x[i*d : (i+1)*d]
+	w := r.w[:d]
+	var m0, m1, m2, m3 float64
+	if r.v == 0 && r.scale == 1 {
+		m0 = dot(w, x)
+	} else {
+		z := r.normals()[:d]
+		sd, a := math.Sqrt(r.v), r.scale
+		j := 0
+		for ; j+4 <= d; j += 4 {
+			w0 := float64(a*w[j]) + float64(sd*z[j])
+			w1 := float64(a*w[j+1]) + float64(sd*z[j+1])
+			w2 := float64(a*w[j+2]) + float64(sd*z[j+2])
+			w3 := float64(a*w[j+3]) + float64(sd*z[j+3])
+			w[j], w[j+1], w[j+2], w[j+3] = w0, w1, w2, w3
+			m0 += float64(w0 * x[j])
+			m1 += float64(w1 * x[j+1])
+			m2 += float64(w2 * x[j+2])
+			m3 += float64(w3 * x[j+3])
+		}
+		for ; j < d; j++ {
+			w[j] = float64(a*w[j]) + float64(sd*z[j])
+			m0 += float64(w[j] * x[j])
+		}
+		r.scale, r.v = 1, 0
+	}
+	g := r.margin.Deriv((m0+m1)+(m2+m3), p.y[i])
+	if !r.bound.Fast(math.Abs(g) * p.norm[i]) {
+		r.g[0] = g
+		r.bound.Scale(r.g[:1], x)
+		g = r.g[0]
+	}
+	s := &p.sgd
+	a, _ := s.decay(eta)
+	c := s.sumScale(eta)
+	for j, xj := range x {
+		w[j] = float64(a*w[j]) - float64(c*float64(g*xj))
+	}
 }
 
 // settle draws the noise a merging run has deferred: w = scale w +
