@@ -163,7 +163,7 @@ func (secureSource) AddGammaNorm(w []float64, l2, eps float64) error {
 type seededSource struct {
 	r    *rand.Rand
 	seed uint64
-	zig  *rand.PCG // FillNormal's generator, made on first use
+	zig  *pcg // FillNormal's generator (rand.NewPCG's stream), made on first use
 }
 
 // Seeded returns a reproducible Source driven by a math/rand/v2 PCG generator
@@ -189,7 +189,7 @@ const normalSalt = 0x7a69_6767_7572_6174 // "ziggurat"
 // Seeded).
 func (s *seededSource) FillNormal(z []float64) {
 	if s.zig == nil {
-		s.zig = rand.NewPCG(s.seed, normalSalt)
+		s.zig = &pcg{s.seed, normalSalt}
 	}
 	zigFill(s.zig, z)
 }

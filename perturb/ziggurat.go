@@ -2,7 +2,7 @@ package perturb
 
 import (
 	"math"
-	"math/rand/v2"
+	"math/bits"
 )
 
 // The seeded source's bulk Gaussian sampler (FillNormal), for DP-SGD: the
@@ -63,9 +63,12 @@ func init() {
 
 // zigFill sets every z[i] to a standard normal draw by the ziggurat from
 // the words of g.
-func zigFill(g *rand.PCG, z []float64) {
+func zigFill(g *pcg, z []float64) {
+	hi, lo := g.hi, g.lo // the state in registers through the loop
 	for k := range z {
-		u := g.Uint64()
+		st := pcg{hi, lo}
+		u := st.Uint64()
+		hi, lo = st.hi, st.lo
 		i := u & 0xff
 		j := int64(u) >> 10 // the top 54 bits, signed
 		a := j
@@ -76,13 +79,42 @@ func zigFill(g *rand.PCG, z []float64) {
 			z[k] = float64(j) * zigW[i]
 			continue
 		}
+		g.hi, g.lo = hi, lo
 		z[k] = zigSlow(g, i, j)
+		hi, lo = g.hi, g.lo
 	}
+	g.hi, g.lo = hi, lo
+}
+
+// pcg is math/rand/v2's PCG generator (a 128-bit LCG with the DXSM
+// output), the stream of rand.NewPCG(hi, lo) (TestPCGMatchesRand), in a
+// form whose state zigFill keeps in registers.
+type pcg struct{ hi, lo uint64 }
+
+// Uint64 returns the next word, as rand.PCG's Uint64 does.
+func (p *pcg) Uint64() uint64 {
+	const (
+		mulHi    = 2549297995355413924
+		mulLo    = 4865540595714422341
+		incHi    = 6364136223846793005
+		incLo    = 1442695040888963407
+		cheapMul = 0xda942042e4dd58b5
+	)
+	hi, lo := bits.Mul64(p.lo, mulLo)
+	hi += p.hi*mulLo + p.lo*mulHi
+	lo, c := bits.Add64(lo, incLo, 0)
+	hi, _ = bits.Add64(hi, incHi, c)
+	p.lo, p.hi = lo, hi
+	hi ^= hi >> 32
+	hi *= cheapMul
+	hi ^= hi >> 48
+	hi *= lo | 1
+	return hi
 }
 
 // zigSlow finishes a draw whose first word (layer i, integer j) fell
 // outside the rectangle parts: the tail or the wedge, then fresh words.
-func zigSlow(g *rand.PCG, i uint64, j int64) float64 {
+func zigSlow(g *pcg, i uint64, j int64) float64 {
 	for {
 		x := float64(j) * zigW[i]
 		if i == 0 {

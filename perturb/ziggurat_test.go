@@ -139,7 +139,7 @@ func TestFillNormalStream(t *testing.T) {
 // Kolmogorov-Smirnov test at level ksAlpha that must also reject the
 // same law beyond r scaled by 1.05.
 func TestZigguratTail(t *testing.T) {
-	g := rand.NewPCG(1, 2)
+	g := &pcg{1, 2}
 	x := make([]float64, 50_000)
 	for i := range x {
 		x[i] = zigSlow(g, 0, 1<<53-1) // layer 0 past its rectangle: the tail, positive
@@ -148,4 +148,39 @@ func TestZigguratTail(t *testing.T) {
 	law := func(x float64) float64 { return max(0, 1-q(x)/q(zigR)) }
 	wrong := func(x float64) float64 { return law(zigR + (x-zigR)/1.05) }
 	checkFit(t, "tail", x, law, wrong)
+}
+
+// TestPCGMatchesRand checks that the ziggurat's generator gives the words
+// of math/rand/v2's PCG on the same seeds, and that zigFill leaves it
+// where the words it drew leave rand's (its tail and wedges included).
+func TestPCGMatchesRand(t *testing.T) {
+	g, ref := &pcg{7, normalSalt}, rand.NewPCG(7, normalSalt)
+	for i := range 10000 {
+		if a, b := g.Uint64(), ref.Uint64(); a != b {
+			t.Fatalf("word %d: %#x, rand.PCG's %#x", i, a, b)
+		}
+	}
+	// zigFill with the state in registers, against a copy drawing word by
+	// word through the method.
+	z := make([]float64, 5000)
+	zigFill(g, z)
+	h := &pcg{7, normalSalt}
+	for range 10000 {
+		h.Uint64()
+	}
+	for k := range z {
+		u := h.Uint64()
+		i, j := u&0xff, int64(u)>>10
+		a := max(j, -j)
+		want := float64(j) * zigW[i]
+		if uint64(a) >= zigK[i] {
+			want = zigSlow(h, i, j)
+		}
+		if z[k] != want {
+			t.Fatalf("draw %d: %v, word by word %v", k, z[k], want)
+		}
+	}
+	if *g != *h {
+		t.Error("zigFill leaves its generator elsewhere than the words it drew")
+	}
 }
