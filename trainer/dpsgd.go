@@ -28,8 +28,12 @@ type GaussianNoise interface {
 // deviates in bulk: FillNormal sets every z[i] to an independent N(0, 1)
 // draw. A DP-SGD run whose noise has it adds sigma C z_i to every
 // coordinate of a step's sum, z drawn in blocks (the law of AddGaussian,
-// without a call per step); perturb.Seeded's source has it, the secure
-// source does not (its AddGaussian rounds each noisy sum to a lattice).
+// without a call per step), and with no L1 part, no projection and the
+// last iterate it merges the noise of the steps without rows into the
+// next draw (exact in law: see dpsgdRun.mergedStep). perturb.Seeded's
+// source has it; the secure source does not (its AddGaussian rounds each
+// step's noisy sum to a lattice, part of the mechanism that a merged draw
+// would change).
 type NormalFiller interface {
 	GaussianNoise
 	FillNormal(z []float64)
@@ -126,7 +130,9 @@ func CheckDPSGD(cfg Config) error {
 //     clipped to L2 norm C = Clip: the exact norm of the rounded products
 //     the sum adds is at most C (internal/clip, which lowers the scale
 //     C/||g x|| until a bound on that norm holds);
-//   - adds N(0, (sigma C)^2) to every coordinate of the sum (priv.Noise);
+//   - adds N(0, (sigma C)^2) to every coordinate of the sum (priv.Noise;
+//     a NormalFiller's noise of the steps without rows may come merged
+//     into one draw, with the same law of the weights returned);
 //   - makes the Config's step (Step.Update): the decay of the L2 part, the
 //     sum divided by b, the expected batch (b is public; dividing by the
 //     realized batch size would publish it), the L1 part's soft
@@ -209,7 +215,7 @@ type dpsgdRun struct {
 	normal  NormalFiller // noise as a NormalFiller, or nil
 	zbuf    []float64    // a block of standard normals from normal
 	zpos    int          // the first of zbuf not used yet
-	unfused bool         // test-only: addNoise and Step.Update, not noisyUpdate
+	unfused bool         // test-only: step by step (addNoise, Step.Update), not noisyUpdate or mergedStep
 	// merge: the noise waits while the batches are empty (mergedStep);
 	// the weights are then scale w + N(0, v) on every coordinate.
 	merge    bool
