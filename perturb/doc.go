@@ -85,7 +85,8 @@
 //
 // Randomness is injected through a Source: Secure for releases, and Seeded
 // for reproducible experiments, whose certificates make no claim (Private
-// false: the seed can be published). Every secure mechanism resists
+// false: the seed can be published); Seeded's source also fills blocks of
+// standard normals (FillNormal, a ziggurat: ziggurat.go) for DP-SGD. Every secure mechanism resists
 // floating-point attacks: Laplace noise is delegated to
 // github.com/google/differential-privacy/go/v3; the Gaussian noise is
 // drawn exactly (package perturb/internal/exactgauss, ChaCha8 keyed by

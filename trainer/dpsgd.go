@@ -24,6 +24,21 @@ type GaussianNoise interface {
 	AddGaussian(w []float64, sigma float64) error
 }
 
+// NormalFiller is a GaussianNoise that also draws standard normal
+// deviates in bulk: FillNormal sets every z[i] to an independent N(0, 1)
+// draw. A DP-SGD run whose noise has it adds sigma C z_i to every
+// coordinate of a step's sum, z drawn in blocks (the law of AddGaussian,
+// without a call per step), and with no L1 part, no projection and the
+// last iterate it merges the noise of the steps without rows into the
+// next draw (exact in law: see dpsgdRun.mergedStep). perturb.Seeded's
+// source has it; the secure source does not (its AddGaussian rounds each
+// step's noisy sum to a lattice, part of the mechanism that a merged draw
+// would change).
+type NormalFiller interface {
+	GaussianNoise
+	FillNormal(z []float64)
+}
+
 // DPSGD is what a DP-SGD run (TrainDPSGD) needs beside its Config: the
 // noise multiplier and the two sources of its randomness, both part of the
 // mechanism (for a release they must be secure).
@@ -32,7 +47,8 @@ type DPSGD struct {
 	// C)^2) to every coordinate of its sum of clipped gradients, C the
 	// Config's Clip.
 	NoiseMultiplier float64
-	// Noise draws the Gaussian noise of every step. Required.
+	// Noise draws the Gaussian noise of every step. Required. If it is
+	// a NormalFiller, the run draws with FillNormal.
 	Noise GaussianNoise
 	// Coins draws the Poisson sampling: 64 uniform bits per Uint64.
 	// Required.
@@ -114,7 +130,9 @@ func CheckDPSGD(cfg Config) error {
 //     clipped to L2 norm C = Clip: the exact norm of the rounded products
 //     the sum adds is at most C (internal/clip, which lowers the scale
 //     C/||g x|| until a bound on that norm holds);
-//   - adds N(0, (sigma C)^2) to every coordinate of the sum (priv.Noise);
+//   - adds N(0, (sigma C)^2) to every coordinate of the sum (priv.Noise;
+//     a NormalFiller's noise of the steps without rows may come merged
+//     into one draw, with the same law of the weights returned);
 //   - makes the Config's step (Step.Update): the decay of the L2 part, the
 //     sum divided by b, the expected batch (b is public; dividing by the
 //     realized batch size would publish it), the L1 part's soft
@@ -156,6 +174,9 @@ func (t *Trainer) trainDPSGD(ctx context.Context, X mat.Matrix, y []float64, pri
 	}
 	r := newDPSGDRun(p, priv)
 	r.hook = hook
+	if hook != nil {
+		r.merge = false // the hook reads the weights of every step
+	}
 	for step := 1; step <= r.steps; step++ {
 		if step%64 == 0 {
 			if err := ctx.Err(); err != nil {
@@ -166,6 +187,7 @@ func (t *Trainer) trainDPSGD(ctx context.Context, X mat.Matrix, y []float64, pri
 			return nil, nil, err
 		}
 	}
+	r.settle()
 	run := p.run
 	run.Sampling = SamplingPoisson
 	run.DPSGD = &DPSGDRecord{SampleRate: r.q, NoiseMultiplier: priv.NoiseMultiplier, NoiseStd: r.std, Steps: r.steps}
@@ -187,19 +209,29 @@ func (t *Trainer) trainDPSGD(ctx context.Context, X mat.Matrix, y []float64, pri
 
 // dpsgdRun is the state of a DP-SGD run.
 type dpsgdRun struct {
-	p      *problem
-	coins  *PoissonSampler
-	noise  GaussianNoise
-	hook   dpsgdHook     // test-only, nil in a run
-	margin losses.Margin // the scalar view of a K = 1 loss, nil for K > 1
-	bound  clip.Bound    // C for the K d products of a gradient
-	q      float64       // PoissonRate(n, b)
-	std    float64       // sigma*C
-	steps  int           // T
-	batch  []int         // the rows of the current step
-	w, avg []float64
-	sum    []float64
-	z, g   []float64
+	p       *problem
+	coins   *PoissonSampler
+	noise   GaussianNoise
+	normal  NormalFiller // noise as a NormalFiller, or nil
+	zbuf    []float64    // a block of standard normals from normal
+	zpos    int          // the first of zbuf not used yet
+	unfused bool         // test-only: step by step (addNoise, Step.Update), not noisyUpdate or mergedStep
+	// merge: the noise waits while the batches are empty (mergedStep);
+	// the weights are then scale w + N(0, v) on every coordinate.
+	merge    bool
+	scale, v float64
+	hook     dpsgdHook     // test-only, nil in a run
+	margin   losses.Margin // the scalar view of a K = 1 loss, nil for K > 1
+	bound    clip.Bound    // C for the K d products of a gradient
+	q        float64       // PoissonRate(n, b)
+	std      float64       // sigma*C
+	steps    int           // T
+	batch    []int         // the rows of the current step
+	ahead    [][]int       // at b <= aheadBatch: the batches of the next aheadSteps steps, a ring
+	head     int           // the ring's slot of the next step
+	w, avg   []float64
+	sum      []float64
+	z, g     []float64
 }
 
 func newDPSGDRun(p *problem, priv DPSGD) *dpsgdRun {
@@ -214,6 +246,23 @@ func newDPSGDRun(p *problem, priv DPSGD) *dpsgdRun {
 		z: make([]float64, p.k), g: make([]float64, p.k),
 		bound: clip.New(p.cfg.Clip, p.k*p.d),
 	}
+	if b <= aheadBatch {
+		// The batches are drawn aheadSteps steps ahead, in the coins'
+		// order: the same batches, with time to hint their rows.
+		r.ahead = make([][]int, aheadSteps)
+		for j := range r.ahead {
+			r.ahead[j] = coins.Sample(make([]int, 0, 2*b+64))
+		}
+	}
+	if nf, ok := priv.Noise.(NormalFiller); ok {
+		r.normal = nf
+		r.zbuf = make([]float64, max(normalBlock, len(r.sum)))
+		r.zpos = len(r.zbuf)
+		// The update is affine in w (no L1 part, no projection) and only
+		// the last iterate is released: the noise can wait (mergedStep).
+		r.merge = p.sgd.l1 == 0 && p.sgd.radius == 0 && !p.cfg.Average
+		r.scale = 1
+	}
 	if p.k == 1 {
 		r.margin, _ = p.loss.(losses.Margin)
 	}
@@ -227,29 +276,218 @@ func newDPSGDRun(p *problem, priv DPSGD) *dpsgdRun {
 // and the update.
 func (r *dpsgdRun) step(t int) error {
 	p := r.p
-	r.batch = r.coins.Sample(r.batch)
-	if i, ok := r.coins.Peek(); ok {
-		// The next step's first row, a step ahead: at small b the rows
-		// of a step are too few to hint each other.
-		d := p.d
-		kernel.PrefetchExample(&p.x[i*d], d, &p.norm[i], &p.y[i])
-	}
-	r.clippedSum()
-	if r.hook != nil {
-		r.hook(t, r.w, r.batch, r.sum)
-	}
-	if err := r.noise.AddGaussian(r.sum, r.std); err != nil {
-		return fmt.Errorf("trainer: the noise of DP-SGD step %d: %w", t, err)
+	d := p.d
+	switch {
+	case r.ahead != nil:
+		// This step's batch was drawn aheadSteps steps ago; draw the
+		// one aheadSteps steps on in its slot and hint its rows: at
+		// small b a step is too short for a row to arrive in time.
+		next := r.coins.Sample(r.batch)
+		r.batch, r.ahead[r.head] = r.ahead[r.head], next
+		r.head = (r.head + 1) % len(r.ahead)
+		for _, i := range next {
+			kernel.PrefetchExample(&p.x[i*d], d, &p.norm[i], &p.y[i])
+		}
+	default:
+		r.batch = r.coins.Sample(r.batch)
+		if i, ok := r.coins.Peek(); ok {
+			// The next step's first row, a step ahead.
+			kernel.PrefetchExample(&p.x[i*d], d, &p.norm[i], &p.y[i])
+		}
 	}
 	eta, err := p.sgd.Eta(t)
 	if err != nil {
 		return err
 	}
-	p.sgd.Update(r.w, eta, r.sum)
+	if r.merge && !r.unfused {
+		r.mergedStep(eta)
+		return nil
+	}
+	r.clippedSum()
+	if r.hook != nil {
+		r.hook(t, r.w, r.batch, r.sum)
+	}
+	if r.normal != nil && !r.unfused {
+		r.noisyUpdate(eta, r.normals())
+	} else {
+		if err := r.addNoise(); err != nil {
+			return fmt.Errorf("trainer: the noise of DP-SGD step %d: %w", t, err)
+		}
+		p.sgd.Update(r.w, eta, r.sum)
+	}
 	if r.avg != nil {
 		p.sgd.Average(r.avg, r.w, t)
 	}
 	return nil
+}
+
+// At an expected batch b <= aheadBatch a run draws its batches aheadSteps
+// steps ahead of the step that uses them (dpsgdRun.ahead).
+const (
+	aheadBatch = 4
+	aheadSteps = 8
+)
+
+// normalBlock is how many standard normals a run draws at a time from a
+// NormalFiller (more if a step's sum is longer).
+const normalBlock = 1024
+
+// addNoise adds N(0, (sigma C)^2) to every coordinate of the sum: sigma C
+// z_i, z_i the next standard normals of the block, from a NormalFiller
+// (a fresh block when fewer are left than the sum has coordinates: the
+// ones left are never used), else by AddGaussian.
+func (r *dpsgdRun) addNoise() error {
+	if r.normal == nil {
+		return r.noise.AddGaussian(r.sum, r.std)
+	}
+	z := r.normals()
+	std := r.std
+	for i := range r.sum {
+		r.sum[i] += float64(std * z[i])
+	}
+	return nil
+}
+
+// normals returns the next len(r.sum) standard normals of the block of a
+// NormalFiller (see addNoise).
+func (r *dpsgdRun) normals() []float64 {
+	if len(r.zbuf)-r.zpos < len(r.sum) {
+		r.normal.FillNormal(r.zbuf)
+		r.zpos = 0
+	}
+	z := r.zbuf[r.zpos : r.zpos+len(r.sum)]
+	r.zpos += len(r.sum)
+	return z
+}
+
+// mergedStep makes a step of size eta of a run that merges the noise of
+// the steps without rows (dpsgdRun.merge: a NormalFiller, no L1 part, no
+// projection, the last iterate released). The weights are held as scale w
+// + sqrt(v) zeta, zeta a standard normal vector not drawn yet. A step
+// whose batch is empty only updates the constants: the step maps the
+// weights to a (scale w + sqrt(v) zeta) - c sigma C z' (a = 1 - eta mu
+// the decay, c = eta/b, z' its noise), so scale becomes a scale and v
+// becomes a^2 v + (c sigma C)^2. A step with rows first draws the waiting
+// noise (settle), then takes the clipped sum at those weights and moves
+// them by Step.Update without noise, whose part (c sigma C)^2 starts the
+// next wait.
+//
+// The law is exact: between two steps with rows the update is affine in
+// the weights with constants fixed in advance (the schedule's step, b,
+// the decay; with no L1 part the soft thresholding is the identity and
+// there is no projection), so the weights that the next step with rows
+// reads, or the run returns, are the deterministic part plus a sum of the
+// noises drawn since, each scaled by a constant: a Gaussian vector with
+// independent coordinates of variance v, independent of everything
+// before, since those noises are read nowhere else. Drawing it as one
+// normal per coordinate gives the same joint law of the batches (the
+// coins never see the noise), the weights every gradient is taken at and
+// the weights returned as the step-by-step run, in exact arithmetic. Only
+// the last iterate is released, and the run record holds no iterate and
+// no batch size (its time grows with the batches, a timing channel the
+// certificates already leave out), so the release has the law of the
+// step-by-step run and its accountant's guarantee (TestDPSGDMergedLaw). A
+// step without rows costs no pass over the weights; a step with one row
+// and a K = 1 loss costs two (oneRow).
+func (r *dpsgdRun) mergedStep(eta float64) {
+	s := &r.p.sgd
+	c := float64(s.sumScale(eta) * r.std)
+	if len(r.batch) == 0 {
+		a, _ := s.decay(eta)
+		r.scale *= a
+		r.v = float64(float64(a*a)*r.v) + float64(c*c)
+		return
+	}
+	if len(r.batch) == 1 && r.margin != nil {
+		r.oneRow(eta)
+	} else {
+		r.settle()
+		r.clippedSum()
+		s.Update(r.w, eta, r.sum)
+	}
+	r.v = c * c
+}
+
+// oneRow is the settle, clipped sum and Update of mergedStep for a batch
+// of one row and a K = 1 loss, in two passes over the weights: the
+// settling with the row's margin, then the move. It makes the operations
+// of clippedSum and Update on each weight (the product g x_j rounded, then
+// the decay and the move; the soft thresholding at 0 is the identity),
+// but for the margin, whose products are summed in four chains.
+func (r *dpsgdRun) oneRow(eta float64) {
+	p := r.p
+	i, d := r.batch[0], p.d
+	x := p.x[i*d : (i+1)*d]
+	w := r.w[:d]
+	var m0, m1, m2, m3 float64
+	if r.v == 0 && r.scale == 1 {
+		m0 = dot(w, x)
+	} else {
+		z := r.normals()[:d]
+		sd, a := math.Sqrt(r.v), r.scale
+		j := 0
+		for ; j+4 <= d; j += 4 {
+			w0 := float64(a*w[j]) + float64(sd*z[j])
+			w1 := float64(a*w[j+1]) + float64(sd*z[j+1])
+			w2 := float64(a*w[j+2]) + float64(sd*z[j+2])
+			w3 := float64(a*w[j+3]) + float64(sd*z[j+3])
+			w[j], w[j+1], w[j+2], w[j+3] = w0, w1, w2, w3
+			m0 += float64(w0 * x[j])
+			m1 += float64(w1 * x[j+1])
+			m2 += float64(w2 * x[j+2])
+			m3 += float64(w3 * x[j+3])
+		}
+		for ; j < d; j++ {
+			w[j] = float64(a*w[j]) + float64(sd*z[j])
+			m0 += float64(w[j] * x[j])
+		}
+		r.scale, r.v = 1, 0
+	}
+	g := r.margin.Deriv((m0+m1)+(m2+m3), p.y[i])
+	if !r.bound.Fast(math.Abs(g) * p.norm[i]) {
+		r.g[0] = g
+		r.bound.Scale(r.g[:1], x)
+		g = r.g[0]
+	}
+	s := &p.sgd
+	a, _ := s.decay(eta)
+	c := s.sumScale(eta)
+	for j, xj := range x {
+		w[j] = float64(a*w[j]) - float64(c*float64(g*xj))
+	}
+}
+
+// settle draws the noise a merging run has deferred: w = scale w +
+// sqrt(v) z, z the next standard normals of the block. It does nothing
+// otherwise.
+func (r *dpsgdRun) settle() {
+	if !r.merge || r.v == 0 && r.scale == 1 {
+		return
+	}
+	z := r.normals()
+	sd, a := math.Sqrt(r.v), r.scale
+	w := r.w[:len(z)]
+	for j := range w {
+		w[j] = float64(a*w[j]) + float64(sd*z[j])
+	}
+	r.scale, r.v = 1, 0
+}
+
+// noisyUpdate is addNoise with the normals z followed by Step.Update of
+// size eta, in one pass over the weights with the same operations on each
+// (TestDPSGDNoisyUpdateBits): the noisy coordinate sum_j + sigma C z_j,
+// the decay, the move and the soft thresholding, then the projection.
+func (r *dpsgdRun) noisyUpdate(eta float64, z []float64) {
+	s := &r.p.sgd
+	a, thr := s.decay(eta)
+	c, std := s.sumScale(eta), r.std
+	w := r.w[:len(r.sum)]
+	z = z[:len(r.sum)]
+	for j, v := range r.sum {
+		v += float64(std * z[j])
+		w[j] = kernel.SoftThreshold(float64(a*w[j])-float64(c*v), thr)
+	}
+	s.project(r.w)
 }
 
 // dpsgdAhead is how many examples ahead clippedSum hints the rows.

@@ -8,6 +8,10 @@ import (
 	"slices"
 	"testing"
 	"time"
+
+	"gonum.org/v1/gonum/mat"
+
+	"github.com/stabpriv/stabpriv/perturb"
 )
 
 // BenchmarkDPSGDOverEpoch36000x33 times DP-SGD epochs against non-private
@@ -22,8 +26,8 @@ func BenchmarkDPSGDOverEpoch100kx100(b *testing.B) { benchDPSGDOverEpoch(b, 100_
 
 // benchDPSGDOverEpoch times, in each round, one epoch of DP-SGD at the
 // expected batch b (ceil(n/b) steps of TrainDPSGD's loop: Poisson
-// sampling at q = b/n, the gradients clipped to C = 1, seeded Gaussian
-// noise on every step's sum, the update), one epoch of the native
+// sampling at q = b/n, the gradients clipped to C = 1, Gaussian noise on
+// every step's sum, the update), one epoch of the native
 // engine's non-private SGD at the same b (the Adult configuration of
 // adultConfig, no clipping: BenchmarkNativePass's pass) and, for b > 1,
 // one at b = 1, in an order that turns from one round to the next, after
@@ -31,13 +35,36 @@ func BenchmarkDPSGDOverEpoch100kx100(b *testing.B) { benchDPSGDOverEpoch(b, 100_
 // the benchmark's thread (Linux; wall time elsewhere) and the min and
 // median over the rounds of the per-round ratio of DP-SGD to the
 // non-private epoch at b (cpu-ratio) and at b = 1 (b1-cpu-ratio), and the
-// median of the ratio at b in wall time. Run it with GOMAXPROCS=1.
+// median of the ratio at b in wall time. The DP-SGD epochs draw their
+// noise from perturb.Seeded (b=...) and from perturb.Secure, the source of
+// a release (secure/b=...); l1=0/b=... is the seeded one with the L1
+// ratio 0 on both sides (the one stabpriv train takes with --mechanism),
+// where the DP-SGD run merges the noise of the steps without rows. Run it
+// with GOMAXPROCS=1.
 func benchDPSGDOverEpoch(b *testing.B, n, d int) {
 	X, y := synthData(n, d, 0, 1)
+	seeded := func() GaussianNoise { return perturb.Seeded(1) }
+	for _, c := range []struct {
+		name  string
+		noise func() GaussianNoise
+		l1    float64
+	}{{"", seeded, 0.15}, {"secure/", func() GaussianNoise { return perturb.Secure() }, 0.15}, {"l1=0/", seeded, 0}} {
+		for _, batch := range []int{1, 32, 256} {
+			cfg := adultConfig()
+			cfg.Reg.L1Ratio = c.l1
+			benchDPSGDRounds(b, c.name, cfg, batch, X, y, c.noise())
+		}
+	}
+}
+
+// benchDPSGDRounds is benchDPSGDOverEpoch at the expected batch batch
+// with the noise of noise and the settings of base.
+func benchDPSGDRounds(b *testing.B, prefix string, base Config, batch int, X *mat.Dense, y []float64, noise GaussianNoise) {
+	n, _ := X.Dims()
 	ctx := context.Background()
 	// nonPrivate returns an epoch of the native engine at batch.
 	nonPrivate := func(b *testing.B, batch int) func() {
-		cfg := adultConfig()
+		cfg := base
 		cfg.Batch = batch
 		cfg.Passes = min(MaxPasses, MaxSteps/((n+batch-1)/batch)) // as many as a run may have
 		_, e := benchRun(b, X, y, cfg)
@@ -49,65 +76,63 @@ func benchDPSGDOverEpoch(b *testing.B, n, d int) {
 			pass++
 		}
 	}
-	for _, batch := range []int{1, 32, 256} {
-		b.Run(fmt.Sprintf("b=%d", batch), func(b *testing.B) {
-			epochs := []func(){nil, nonPrivate(b, batch)} // DP-SGD, non-private at b, at b = 1
-			if batch > 1 {
-				epochs = append(epochs, nonPrivate(b, 1))
-			}
-			cfg := adultConfig()
-			cfg.Batch, cfg.Passes, cfg.Clip = batch, 1, 1
-			r := newDPSGDRun(benchProblem(b, X, y, cfg), DPSGD{NoiseMultiplier: 1, Noise: seededNoise{rand.New(rand.NewPCG(1, 1))}, Coins: rand.NewChaCha8([32]byte{1})})
-			t := 0
-			epochs[0] = func() {
-				for range (n + batch - 1) / batch {
-					t++
-					if err := r.step(t); err != nil {
-						b.Fatal(err)
-					}
+	b.Run(fmt.Sprintf("%sb=%d", prefix, batch), func(b *testing.B) {
+		epochs := []func(){nil, nonPrivate(b, batch)} // DP-SGD, non-private at b, at b = 1
+		if batch > 1 {
+			epochs = append(epochs, nonPrivate(b, 1))
+		}
+		cfg := base
+		cfg.Batch, cfg.Passes, cfg.Clip = batch, 1, 1
+		r := newDPSGDRun(benchProblem(b, X, y, cfg), DPSGD{NoiseMultiplier: 1, Noise: noise, Coins: rand.NewChaCha8([32]byte{1})})
+		t := 0
+		epochs[0] = func() {
+			for range (n + batch - 1) / batch {
+				t++
+				if err := r.step(t); err != nil {
+					b.Fatal(err)
 				}
 			}
-			for _, epoch := range epochs {
-				epoch()
+		}
+		for _, epoch := range epochs {
+			epoch()
+		}
+		var ratios, ratios1, wallRatios []float64
+		cpu := make([]time.Duration, len(epochs))
+		runtime.LockOSThread()
+		defer runtime.UnlockOSThread()
+		b.ResetTimer()
+		for j := 0; j < b.N; j++ {
+			c := make([]time.Duration, len(epochs))
+			w := make([]time.Duration, len(epochs))
+			for k := range epochs {
+				which := (j + k) % len(epochs) // turn the order
+				t0, c0 := time.Now(), threadCPU(b)
+				epochs[which]()
+				w[which], c[which] = time.Since(t0), threadCPU(b)-c0
+				cpu[which] += c[which]
 			}
-			var ratios, ratios1, wallRatios []float64
-			cpu := make([]time.Duration, len(epochs))
-			runtime.LockOSThread()
-			defer runtime.UnlockOSThread()
-			b.ResetTimer()
-			for j := 0; j < b.N; j++ {
-				c := make([]time.Duration, len(epochs))
-				w := make([]time.Duration, len(epochs))
-				for k := range epochs {
-					which := (j + k) % len(epochs) // turn the order
-					t0, c0 := time.Now(), threadCPU(b)
-					epochs[which]()
-					w[which], c[which] = time.Since(t0), threadCPU(b)-c0
-					cpu[which] += c[which]
-				}
-				ratios = append(ratios, float64(c[0])/float64(c[1]))
-				wallRatios = append(wallRatios, float64(w[0])/float64(w[1]))
-				if len(c) > 2 {
-					ratios1 = append(ratios1, float64(c[0])/float64(c[2]))
-				}
+			ratios = append(ratios, float64(c[0])/float64(c[1]))
+			wallRatios = append(wallRatios, float64(w[0])/float64(w[1]))
+			if len(c) > 2 {
+				ratios1 = append(ratios1, float64(c[0])/float64(c[2]))
 			}
-			b.StopTimer()
-			ms := func(d time.Duration) float64 { return float64(d.Microseconds()) / 1e3 / float64(b.N) }
-			b.ReportMetric(ms(cpu[0]), "dpsgd-cpu-ms")
-			b.ReportMetric(ms(cpu[1]), "sgd-cpu-ms")
-			report := func(r []float64, name string) {
-				if len(r) > 0 {
-					slices.Sort(r)
-					b.ReportMetric(r[0], "min-"+name)
-					b.ReportMetric(r[len(r)/2], "median-"+name)
-				}
+		}
+		b.StopTimer()
+		ms := func(d time.Duration) float64 { return float64(d.Microseconds()) / 1e3 / float64(b.N) }
+		b.ReportMetric(ms(cpu[0]), "dpsgd-cpu-ms")
+		b.ReportMetric(ms(cpu[1]), "sgd-cpu-ms")
+		report := func(r []float64, name string) {
+			if len(r) > 0 {
+				slices.Sort(r)
+				b.ReportMetric(r[0], "min-"+name)
+				b.ReportMetric(r[len(r)/2], "median-"+name)
 			}
-			report(ratios, "cpu-ratio")
-			report(ratios1, "b1-cpu-ratio")
-			slices.Sort(wallRatios)
-			b.ReportMetric(wallRatios[len(wallRatios)/2], "median-ratio")
-		})
-	}
+		}
+		report(ratios, "cpu-ratio")
+		report(ratios1, "b1-cpu-ratio")
+		slices.Sort(wallRatios)
+		b.ReportMetric(wallRatios[len(wallRatios)/2], "median-ratio")
+	})
 }
 
 // BenchmarkPoissonSample times the sampler's steps at b = 1 and 256 of

@@ -15,8 +15,8 @@ import (
 var updatePinned = flag.Bool("update-pinned", false, "rewrite the pinned model files in testdata/pinned")
 
 // pinnedRuns are seeded command lines whose model files are pinned in
-// testdata/pinned: every mechanism (dp-sgd with its automatic knobs and
-// with its own), both engines, the SGD knobs, a partitioned fit, a
+// testdata/pinned: every mechanism (dp-sgd with its automatic knobs, with
+// its own, and at b = 1 where its seeded noise merges), both engines, the SGD knobs, a partitioned fit, a
 // non-private fit, multiclass and regression. A release
 // made by SGD must keep its bits; one made by a solver (objective, amp)
 // must keep every field but its weights, which may move within the
@@ -44,6 +44,7 @@ var pinnedRuns = []struct {
 	{"squared-radius", "regress", false, []string{"--label", "y", "--loss", "squared", "--radius", "2", "--label-bound", "3", "--standardize", "none", "--mechanism", "laplace", "--epsilon", "1", "--lambda", "0.1", "--schedule", "constant", "--step", "0.1"}},
 	{"dpsgd-auto", "", false, []string{"--mechanism", "dp-sgd", "--epsilon", "1", "--delta", "1e-5"}},
 	{"dpsgd-knobs", "", false, []string{"--mechanism", "dp-sgd", "--epsilon", "2", "--delta", "1e-6", "--batch", "16", "--passes", "3", "--clip", "0.5", "--average"}},
+	{"dpsgd-b1-merged", "", false, []string{"--mechanism", "dp-sgd", "--epsilon", "1", "--delta", "1e-5", "--batch", "1", "--passes", "2", "--lambda", "0.01"}},
 }
 
 // pinnedSolverTol bounds how far a solver-based release's weights may move

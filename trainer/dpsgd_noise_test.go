@@ -1,0 +1,279 @@
+package trainer
+
+import (
+	"math"
+	"math/rand/v2"
+	"slices"
+	"testing"
+
+	"github.com/stabpriv/stabpriv/losses"
+	"github.com/stabpriv/stabpriv/regularizers"
+)
+
+// countingNormals is a NormalFiller whose "normals" are 0, 1, 2, ... in
+// the order drawn, so that a test can tell which draw went where. Its
+// AddGaussian must not be called.
+type countingNormals struct {
+	t     *testing.T
+	next  float64
+	fills int
+}
+
+func (c *countingNormals) FillNormal(z []float64) {
+	for i := range z {
+		z[i] = c.next
+		c.next++
+	}
+	c.fills++
+}
+
+func (c *countingNormals) AddGaussian([]float64, float64) error {
+	c.t.Error("AddGaussian called on a NormalFiller")
+	return nil
+}
+
+// TestDPSGDNormalFiller checks how a run uses a NormalFiller: step t adds
+// sigma C z to its sum with z the next d draws of the block, and a block
+// with fewer than d draws left is dropped for a fresh one. With no
+// regularization and w_1 = 0, w_{t+1} = w_t - (eta/b)(sum_t + sigma C
+// z_t), which gives z_t back from the hook's sums and weights.
+func TestDPSGDNormalFiller(t *testing.T) {
+	cfg := dpsgdConfig()
+	cfg.Reg = regularizers.ElasticNet{}
+	cfg.Batch, cfg.Passes = 2, 3 // 300 steps: the block of 1024 serves 204 steps of d = 5
+	X, y := synthData(200, 5, 0, 3)
+	const sigma = 1e-3
+	std := sigma * cfg.Clip
+	noise := &countingNormals{t: t}
+	var prevW, prevSum []float64
+	checked := 0
+	trainDP(t, cfg, X, y, DPSGD{NoiseMultiplier: sigma, Noise: noise, Coins: rand.NewPCG(2, 2)}, func(step int, w []float64, _ []int, sum []float64) {
+		if step > 1 {
+			// The draws of step s = step-1: 5(s-1) + i in the first
+			// block, and from 1024 on in the second.
+			s := step - 1
+			first := 5 * (s - 1)
+			if s > normalBlock/5 {
+				first = normalBlock + 5*(s-1-normalBlock/5)
+			}
+			for i := range w {
+				z := ((prevW[i]-w[i])*float64(cfg.Batch)/cfg.Eta - prevSum[i]) / std
+				if want := float64(first + i); math.Abs(z-want) > 1e-6*max(1, want) {
+					t.Fatalf("step %d, coordinate %d: noise %v sigma C, want draw %v", s, i, z, want)
+				}
+			}
+			checked++
+		}
+		prevW, prevSum = slices.Clone(w), slices.Clone(sum)
+	})
+	if checked < normalBlock/5+5 || noise.fills != 2 {
+		t.Fatalf("%d steps checked, %d blocks drawn: the test does not reach a second block", checked, noise.fills)
+	}
+}
+
+// TestDPSGDBatchesAhead checks that a run at a small expected batch, which
+// draws its batches steps ahead of their use, uses the batches of a
+// sampler on the same coins in their order, at b = 1 (drawn ahead) and b
+// = 20 (not).
+func TestDPSGDBatchesAhead(t *testing.T) {
+	X, y := synthData(200, 5, 0, 3)
+	for _, b := range []int{1, aheadBatch, 20} {
+		cfg := dpsgdConfig()
+		cfg.Batch, cfg.Passes = b, 1
+		var got [][]int
+		trainDP(t, cfg, X, y, DPSGD{NoiseMultiplier: 1, Noise: zeroNoise{}, Coins: rand.NewPCG(4, 4)}, func(_ int, _ []float64, batch []int, _ []float64) {
+			got = append(got, slices.Clone(batch))
+		})
+		s := NewPoissonSampler(rand.NewPCG(4, 4), 200, b)
+		empty := 0
+		for step, batch := range got {
+			want := s.Sample(nil)
+			if !slices.Equal(batch, want) {
+				t.Fatalf("b = %d, step %d: batch %v, the sampler's %v", b, step+1, batch, want)
+			}
+			if len(want) == 0 {
+				empty++
+			}
+		}
+		if want := (200 + b - 1) / b; len(got) != want || b == 1 && empty == 0 {
+			t.Fatalf("b = %d: %d steps (%d empty), want %d and empty ones at b = 1", b, len(got), empty, want)
+		}
+	}
+}
+
+// TestDPSGDNoisyUpdateBits checks that the fused step of a NormalFiller
+// (noisyUpdate) gives the bits of the noise added to the sum followed by
+// Step.Update, with the elastic net's decay and soft thresholding, the
+// projection and the average of the iterates, at b = 1 and b = 20.
+func TestDPSGDNoisyUpdateBits(t *testing.T) {
+	X, y := synthData(200, 5, 0, 3)
+	for _, b := range []int{1, 20} {
+		cfg := dpsgdConfig()
+		cfg.Batch, cfg.Radius, cfg.Average = b, 0.8, true
+		tr, err := New(cfg)
+		if err != nil {
+			t.Fatal(err)
+		}
+		run := func(unfused bool) ([]float64, []float64) {
+			p, err := tr.newProblem(X, y)
+			if err != nil {
+				t.Fatal(err)
+			}
+			r := newDPSGDRun(p, DPSGD{NoiseMultiplier: 0.7, Noise: seededFiller{rand.New(rand.NewPCG(6, 6))}, Coins: rand.NewPCG(7, 7)})
+			r.unfused = unfused
+			for step := 1; step <= r.steps; step++ {
+				if err := r.step(step); err != nil {
+					t.Fatal(err)
+				}
+			}
+			return r.w, r.avg
+		}
+		w, avg := run(false)
+		wRef, avgRef := run(true)
+		if !sameBits(w, wRef) || !sameBits(avg, avgRef) {
+			t.Errorf("b = %d: the fused step gives %v (average %v), the noise then Step.Update %v (%v)", b, w, avg, wRef, avgRef)
+		}
+	}
+}
+
+// seededFiller is a NormalFiller from a seeded generator (the tests' own).
+type seededFiller struct{ r *rand.Rand }
+
+func (s seededFiller) FillNormal(z []float64) {
+	for i := range z {
+		z[i] = s.r.NormFloat64()
+	}
+}
+
+func (s seededFiller) AddGaussian(w []float64, sigma float64) error {
+	return seededNoise{s.r}.AddGaussian(w, sigma)
+}
+
+// mergeConfig is a small DP-SGD setting whose noise merges (no L1 part,
+// no projection, the last iterate) at b = 1 of n rows: about a third of
+// the steps have no row, and the decay a = 1 - eta lambda = 0.5 weighs
+// the noises of a wait unequally.
+func mergeConfig() Config {
+	return Config{Loss: losses.Logistic{}, Reg: regularizers.ElasticNet{Lambda: 1}, Eta: 0.5, Batch: 1, Passes: 3, Clip: 0.5, Seed: 7}
+}
+
+// finalWeights runs DP-SGD on p runs times and returns the weights of
+// each run: merging the noise of the steps without rows (as TrainDPSGD
+// does), or step by step. The runs share one sampler and one noise, whose
+// draws are independent from run to run: independent runs.
+func finalWeights(t *testing.T, p *problem, priv DPSGD, merged bool, runs int) [][]float64 {
+	t.Helper()
+	r := newDPSGDRun(p, priv)
+	if !r.merge {
+		t.Fatal("the run does not merge its noise")
+	}
+	r.unfused = !merged // addNoise and Step.Update every step
+	var out [][]float64
+	for range runs {
+		clear(r.w)
+		for step := 1; step <= r.steps; step++ {
+			if err := r.step(step); err != nil {
+				t.Fatal(err)
+			}
+		}
+		r.settle()
+		out = append(out, slices.Clone(r.w))
+	}
+	return out
+}
+
+// TestDPSGDMergedLaw checks that merging the noise of the steps without
+// rows keeps the law of the weights a run returns: 40,000 seeded runs
+// (18 steps at b = 1 of 6 rows, about 6 of them without a row) each way,
+// and for each of the 2 weights a two-sample Kolmogorov-Smirnov test at
+// level 1e-4 (Wei & Dudley 2012: for m = n >= 458 samples, P(D > t) <=
+// 2 exp(-n t^2)). The same test must reject the step-by-step law with a
+// noise multiplier 1.1 times larger: it has the power to see a wrong
+// variance. Deterministic (seeded).
+func TestDPSGDMergedLaw(t *testing.T) {
+	X, y := synthData(6, 2, 0, 3)
+	cfg := mergeConfig()
+	tr, err := New(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	p, err := tr.newProblem(X, y)
+	if err != nil {
+		t.Fatal(err)
+	}
+	const runs, alpha = 40000, 1e-4
+	draw := func(merged bool, sigma float64, seed uint64) [2][]float64 {
+		var w [2][]float64
+		priv := DPSGD{NoiseMultiplier: sigma, Noise: seededFiller{rand.New(rand.NewPCG(seed, 1))}, Coins: rand.NewPCG(seed, 2)}
+		for _, v := range finalWeights(t, p, priv, merged, runs) {
+			w[0], w[1] = append(w[0], v[0]), append(w[1], v[1])
+		}
+		return w
+	}
+	crit := math.Sqrt(math.Log(2/alpha) / runs)
+	merged, stepwise, wider := draw(true, 1, 1), draw(false, 1, 3), draw(false, 1.1, 5)
+	for j := range 2 {
+		if d := twoSampleKS(merged[j], stepwise[j]); d > crit {
+			t.Errorf("weight %d: KS D = %v > %v between the merged and the step-by-step runs", j, d, crit)
+		}
+		if d := twoSampleKS(wider[j], stepwise[j]); d <= crit {
+			t.Errorf("weight %d: KS D = %v <= %v against 1.1 times the noise: the test has no power", j, d, crit)
+		}
+	}
+}
+
+// twoSampleKS returns sup_x |F_a(x) - F_b(x)| of two samples of one size
+// (sorted in place).
+func twoSampleKS(a, b []float64) float64 {
+	slices.Sort(a)
+	slices.Sort(b)
+	var d float64
+	i, j := 0, 0
+	for i < len(a) && j < len(b) {
+		x := min(a[i], b[j])
+		for i < len(a) && a[i] == x {
+			i++
+		}
+		for j < len(b) && b[j] == x {
+			j++
+		}
+		d = max(d, math.Abs(float64(i)/float64(len(a))-float64(j)/float64(len(b))))
+	}
+	return d
+}
+
+// TestDPSGDMergedZeroNoise checks the deterministic part of a merging
+// run: with normals that are all zero it returns, within rounding, the
+// weights of the step-by-step run without noise (the decays of the steps
+// without rows applied through the scale), at b = 1 with a clipping norm
+// that binds, and for softmax.
+func TestDPSGDMergedZeroNoise(t *testing.T) {
+	for _, classes := range []int{0, 3} {
+		X, y := synthData(40, 4, classes, 3)
+		cfg := mergeConfig()
+		cfg.Clip = 0.05
+		if classes > 0 {
+			cfg.Loss, cfg.Classes = losses.Softmax{}, classes
+		}
+		tr, err := New(cfg)
+		if err != nil {
+			t.Fatal(err)
+		}
+		p, err := tr.newProblem(X, y)
+		if err != nil {
+			t.Fatal(err)
+		}
+		got := finalWeights(t, p, DPSGD{NoiseMultiplier: 1, Noise: zeroFiller{}, Coins: rand.NewPCG(8, 8)}, true, 1)[0]
+		want := finalWeights(t, p, DPSGD{NoiseMultiplier: 1, Noise: zeroFiller{}, Coins: rand.NewPCG(8, 8)}, false, 1)[0]
+		for i := range want {
+			if math.Abs(got[i]-want[i]) > 1e-12*(1+math.Abs(want[i])) || want[i] == 0 {
+				t.Errorf("%d classes, weight %d: merged %v, step by step %v", classes, i, got[i], want[i])
+			}
+		}
+	}
+}
+
+// zeroFiller is a NormalFiller whose normals are all zero.
+type zeroFiller struct{ zeroNoise }
+
+func (zeroFiller) FillNormal(z []float64) { clear(z) }
