@@ -2,12 +2,15 @@ package main
 
 import (
 	"bytes"
+	"encoding/csv"
 	"encoding/json"
 	"fmt"
 	"math"
 	"math/rand/v2"
 	"os"
 	"path/filepath"
+	"regexp"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -65,9 +68,31 @@ func TestCLIStumpFamilies(t *testing.T) {
 		classes            []string
 		words              string
 		minAcc             float64 // the one-feature class's best: about 0.6 and 2/3
+		// rule reads the summary's words in the columns' units: the
+		// pattern's groups, and the class they give a row.
+		rule   *regexp.Regexp
+		decide func(g []string, row map[string]float64) string
 	}{
-		{"pair", ratioTable(200), "form", []string{"B", "O"}, `the difference of column "width" and column "depth"`, 0.9},
-		{"interval", speciesTable(150), "species", []string{"s0", "s1", "s2"}, `three intervals of column "petal"`, 0.85},
+		{"pair", ratioTable(200), "form", []string{"B", "O"}, `the difference of column "width" and column "depth"`, 0.9,
+			regexp.MustCompile(`class (\S+) when \(1 \+ width\)/\(1 \+ depth\) (<=|>=) (\S+) .*, else (\S+)$`),
+			func(g []string, row map[string]float64) string {
+				ratio, bound := (1+row["width"])/(1+row["depth"]), parseFloat(g[3])
+				if g[2] == "<=" && ratio <= bound || g[2] == ">=" && ratio >= bound {
+					return g[1]
+				}
+				return g[4]
+			}},
+		{"interval", speciesTable(150), "species", []string{"s0", "s1", "s2"}, `three intervals of column "petal"`, 0.85,
+			regexp.MustCompile(`thresholds (\S+) and (\S+) in its units .*: class (\S+) below \S+, (\S+) between, (\S+) above`),
+			func(g []string, row map[string]float64) string {
+				switch x := row["petal"]; {
+				case x < parseFloat(g[1]):
+					return g[3]
+				case x > parseFloat(g[2]):
+					return g[5]
+				}
+				return g[4]
+			}},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			dir := t.TempDir()
@@ -96,10 +121,12 @@ func TestCLIStumpFamilies(t *testing.T) {
 			if out, _, err := call(t, "certify", secure); exitCode(err) != 0 || !strings.HasPrefix(out, "VERIFIED PRIVATE RELEASE") {
 				t.Errorf("certify the secure release: exit %d (%v)", exitCode(err), err)
 			}
-			_, stderr, err := call(t, "predict", "--model", secure, "--data", filepath.Join(dir, "secure.csv"))
+			preds := filepath.Join(dir, "predictions.csv")
+			_, stderr, err := call(t, "predict", "--model", secure, "--data", filepath.Join(dir, "secure.csv"), "--out", preds)
 			if err != nil {
 				t.Fatalf("predict: %v\n%s", err, stderr)
 			}
+			summaryAgrees(t, stdout, c.table, preds, c.rule, c.decide)
 			n := strings.Count(c.table, "\n") - 1
 			head := fmt.Sprintf("accuracy on the %d rows with a usable label: ", n)
 			var acc float64
@@ -121,6 +148,57 @@ func TestCLIStumpFamilies(t *testing.T) {
 			}
 		})
 	}
+}
+
+// parseFloat returns the number s, or NaN.
+func parseFloat(s string) float64 {
+	v, err := strconv.ParseFloat(s, 64)
+	if err != nil {
+		return math.NaN()
+	}
+	return v
+}
+
+// summaryAgrees checks that the class the stump line of train's summary
+// gives each row of the table (its words matched by rule, the row's
+// numeric cells by column, decide) is predict's (the CSV preds): a user
+// who reads the summary knows what the model does.
+func summaryAgrees(t *testing.T, summary, table, preds string, rule *regexp.Regexp, decide func([]string, map[string]float64) string) {
+	t.Helper()
+	var line string
+	for _, l := range strings.Split(summary, "\n") {
+		if strings.HasPrefix(strings.TrimSpace(l), "stump ") {
+			line = l
+		}
+	}
+	g := rule.FindStringSubmatch(line)
+	if g == nil {
+		t.Fatalf("the stump line does not read in the columns' units (%v):\n%s", rule, line)
+	}
+	rows, err := csv.NewReader(strings.NewReader(table)).ReadAll()
+	if err != nil {
+		t.Fatal(err)
+	}
+	text, err := os.ReadFile(preds)
+	if err != nil {
+		t.Fatal(err)
+	}
+	got, err := csv.NewReader(bytes.NewReader(text)).ReadAll()
+	if err != nil || len(got) != len(rows) {
+		t.Fatalf("%d predictions (%v) for %d rows", len(got)-1, err, len(rows)-1)
+	}
+	bad := 0
+	for i, rec := range rows[1:] {
+		row := make(map[string]float64)
+		for j, v := range rec {
+			row[rows[0][j]] = parseFloat(v)
+		}
+		if want := decide(g, row); got[i+1][1] != want {
+			bad++
+			t.Errorf("row %d (%v): predict says %s, the summary %s", i+1, rec, got[i+1][1], want)
+		}
+	}
+	t.Logf("%s: %d of %d rows as the summary says", line, len(rows)-1-bad, len(rows)-1)
 }
 
 // certifyOlderForged certifies the model file older (exit 0, a private

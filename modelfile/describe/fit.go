@@ -82,26 +82,43 @@ func StumpWords(r *modelfile.Released) string {
 			rest = fmt.Sprintf("class %s whatever %q is", class(1), column)
 		}
 		return fmt.Sprintf("one-hot input %d of column %q (z = 1 when it is %q, else 0; t = %s): %s", st.Feature, column, category, g6(t), rest)
-	case column != "" && num < len(p.Lo) && num < len(p.Hi):
-		lo, hi := p.Lo[num], p.Hi[num]
-		v := lo + (t+1)*(hi-lo)/2
-		if p.Log > 0 {
-			// z = g((x - m)/s)/W: the raw threshold is m + s g^-1(t W),
-			// g^-1(u) = sign(u) (2^|u| - 1).
-			u := t * p.Log
-			v = (lo/2 + hi/2) + (hi/2-lo/2)*math.Copysign(math.Exp2(math.Abs(u))-1, u)
+	case column != "":
+		if v, ok := rawThreshold(p, num, t); ok {
+			what = fmt.Sprintf("feature %q, threshold %s in its units", column, g6(v))
 		}
-		what = fmt.Sprintf("feature %q, threshold %s in its units", column, g6(v))
 	}
 	return fmt.Sprintf("%s (z = %s): %s", what, g6(t), rest)
 }
 
+// rawThreshold returns the value of numeric feature num (its index among
+// the numeric features, that of p.Lo and p.Hi) whose map z is t: the
+// inverse of the monotone map of the Bounds mode, linear or log, so that
+// a threshold on z reads in the column's units. ok is false without
+// bounds for that feature.
+func rawThreshold(p *preprocess.RowMap, num int, t float64) (v float64, ok bool) {
+	if p == nil || num < 0 || num >= len(p.Lo) || num >= len(p.Hi) {
+		return 0, false
+	}
+	lo, hi := p.Lo[num], p.Hi[num]
+	if p.Log > 0 {
+		// z = g((x - m)/s)/W: the raw threshold is m + s g^-1(t W),
+		// g^-1(u) = sign(u) (2^|u| - 1).
+		u := t * p.Log
+		return (lo/2 + hi/2) + (hi/2-lo/2)*math.Copysign(math.Exp2(math.Abs(u))-1, u), true
+	}
+	return lo + (t+1)*(hi-lo)/2, true
+}
+
 // pairWords describes a released pair (stump.Pair): the two mapped inputs
 // whose difference it thresholds, by column (and category for a one-hot
-// input), and the class of each side.
+// input), and the class of each side. On the public log map (m = 0,
+// s = 1: z = g(x)/W) the difference of two numeric columns is
+// log2((1 + x_a)/(1 + x_b))/W for values >= 0, so the pair also reads as
+// a bound on that ratio in the columns' units.
 func pairWords(r *modelfile.Released, q stump.Pair) string {
+	p := r.Preprocessing
 	name := func(i int) string {
-		column, category, _ := stumpInput(r.Preprocessing, i)
+		column, category, _ := stumpInput(p, i)
 		switch {
 		case column == "":
 			return fmt.Sprintf("mapped input %d", i)
@@ -115,23 +132,53 @@ func pairWords(r *modelfile.Released, q stump.Pair) string {
 		side = "<="
 	}
 	classes := r.Schema.Classes
-	return fmt.Sprintf("the difference of %s and %s, t = %s: class %s when z_%d - z_%d %s t, else %s",
-		name(q.A), name(q.B), g6(stump.Threshold(q.Index, stump.DefaultGrid)), classes[1], q.A, q.B, side, classes[0])
+	t := stump.Threshold(q.Index, stump.DefaultGrid)
+	rest := fmt.Sprintf("class %s when z_%d - z_%d %s t, else %s", classes[1], q.A, q.B, side, classes[0])
+	ca, cata, na := stumpInput(p, q.A)
+	cb, catb, nb := stumpInput(p, q.B)
+	if ca != "" && cb != "" && cata == "" && catb == "" && publicLog(p, na) && publicLog(p, nb) {
+		rest = fmt.Sprintf("class %s when (1 + %s)/(1 + %s) %s %s (for values >= 0; z_%d - z_%d %s t on the map), else %s",
+			classes[1], ca, cb, side, g6(math.Exp2(t*p.Log)), q.A, q.B, side, classes[0])
+	}
+	return fmt.Sprintf("the difference of %s and %s, t = %s: %s", name(q.A), name(q.B), g6(t), rest)
+}
+
+// publicLog reports whether numeric feature num is read on the public log
+// map z = clamp(g(x)/W, -1, 1) (centre 0, spread 1).
+func publicLog(p *preprocess.RowMap, num int) bool {
+	return p != nil && p.Log > 0 && num < len(p.Lo) && num < len(p.Hi) && p.Lo[num] == -1 && p.Hi[num] == 1
 }
 
 // intervalWords describes a released interval (stump.Interval): its
-// column, its two thresholds on the map and the class of each interval.
+// column, the class of each interval and its two thresholds, in the
+// column's units for a numeric column with bounds (rawThreshold) and on
+// the map z otherwise; for a one-hot input, the class of the rows of its
+// category (z = 1) and of the others (z = 0).
 func intervalWords(r *modelfile.Released, v stump.Interval) string {
-	name := fmt.Sprintf("mapped input %d", v.Feature)
-	if column, category, _ := stumpInput(r.Preprocessing, v.Feature); category != "" {
-		name = fmt.Sprintf("column %q = %q", column, category)
-	} else if column != "" {
-		name = fmt.Sprintf("column %q", column)
-	}
 	c := r.Schema.Classes
-	t1, t2 := g6(stump.Threshold(v.Lo, stump.MultiGrid)), g6(stump.Threshold(v.Hi, stump.MultiGrid))
-	return fmt.Sprintf("three intervals of %s (z = its mapped value): class %s when z < %s, %s between, %s when z > %s",
-		name, c[v.A], t1, c[v.B], c[v.C], t2)
+	t1, t2 := stump.Threshold(v.Lo, stump.MultiGrid), stump.Threshold(v.Hi, stump.MultiGrid)
+	column, category, num := stumpInput(r.Preprocessing, v.Feature)
+	at := func(z float64) string {
+		x := make([]float64, v.Feature+1)
+		x[v.Feature] = z
+		return c[v.Predict(x, stump.MultiGrid)]
+	}
+	switch {
+	case column == "":
+		return fmt.Sprintf("three intervals of mapped input %d: class %s when z < %s, %s between, %s when z > %s",
+			v.Feature, c[v.A], g6(t1), c[v.B], c[v.C], g6(t2))
+	case category != "":
+		return fmt.Sprintf("three intervals of column %q = %q (z = 1 when it is %q, else 0; t1 = %s, t2 = %s): class %s when it is, else %s",
+			column, category, category, g6(t1), g6(t2), at(1), at(0))
+	}
+	x1, ok1 := rawThreshold(r.Preprocessing, num, t1)
+	x2, ok2 := rawThreshold(r.Preprocessing, num, t2)
+	if !ok1 || !ok2 {
+		return fmt.Sprintf("three intervals of column %q (z = its mapped value): class %s when z < %s, %s between, %s when z > %s",
+			column, c[v.A], g6(t1), c[v.B], c[v.C], g6(t2))
+	}
+	return fmt.Sprintf("three intervals of column %q, thresholds %s and %s in its units (z = %s and %s): class %s below %s, %s between, %s above %s (at a threshold, the one declared first)",
+		column, g6(x1), g6(x2), g6(t1), g6(t2), c[v.A], g6(x1), c[v.B], c[v.C], g6(x2))
 }
 
 // stumpInput returns what mapped input i of the per-feature map of p holds

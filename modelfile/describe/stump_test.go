@@ -2,6 +2,7 @@ package describe
 
 import (
 	"fmt"
+	"math"
 	"strings"
 	"testing"
 
@@ -86,6 +87,63 @@ func TestStumpWordsMixed(t *testing.T) {
 					t.Errorf("input %d, threshold %d, %s: %q, want it to contain %q", j, k, c.name, got, want)
 				}
 			}
+		}
+	}
+}
+
+// TestIntervalAndPairWords: an interval on a numeric column reads its two
+// thresholds in the column's units (the inverse of the linear and of the
+// log map), an interval on a one-hot input the class of its category and
+// of the others, and a pair on the public log map the bound on the ratio
+// (1 + x_a)/(1 + x_b) it is; each agrees with the member's own prediction.
+func TestIntervalAndPairWords(t *testing.T) {
+	classes := []string{"a", "b", "c"}
+	schema := datasets.Schema{Label: "y", Classes: classes,
+		Bounds:     []datasets.Bound{{Column: "age", Lo: 0, Hi: 100}},
+		Categories: []datasets.Categorical{{Column: "colour", Values: []string{"red", "blue"}}}}
+	linear, err := preprocess.NewRowMap(preprocess.Bounds, []string{"age", "colour"}, schema, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	const T = stump.MultiGrid
+	v := stump.Interval{Feature: 0, Lo: 64, Hi: 192, A: 2, B: 0, C: 1} // z = -0.5 and 0.5: ages 25 and 75
+	words := func(m *trainer.Model, rm *preprocess.RowMap, cl []string) string {
+		sc := schema
+		sc.Classes = cl
+		return StumpWords(&modelfile.Released{Model: m, Schema: sc, Preprocessing: rm})
+	}
+	model := func(v stump.Interval) *trainer.Model { return &trainer.Model{K: 3, D: 4, W: v.Weights(3, T, 3)} }
+	for _, c := range []struct {
+		name string
+		got  string
+		want string
+	}{
+		{"linear", words(model(v), linear, classes), `three intervals of column "age", thresholds 25 and 75 in its units (z = -0.5 and 0.5): class c below 25, a between, b above 75`},
+		{"one-hot", words(model(stump.Interval{Feature: 2, Lo: 64, Hi: 192, A: 2, B: 0, C: 1}), linear, classes), `column "colour" = "blue" (z = 1 when it is "blue", else 0; t1 = -0.5, t2 = 0.5): class b when it is, else a`},
+	} {
+		if !strings.Contains(c.got, c.want) {
+			t.Errorf("%s: %q, want it to contain %q", c.name, c.got, c.want)
+		}
+	}
+	// The public log map z = g(x)/32 (centre 0, spread 1): z = 1/8 is
+	// x = 2^4 - 1 = 15, z = 3/16 is 63.
+	lo, hi := []float64{-1, -1}, []float64{1, 1}
+	logMap := &preprocess.RowMap{Mode: preprocess.Bounds, Features: []string{"w", "d"}, Lo: lo, Hi: hi, Log: 32, Stump: true}
+	got := words(model(stump.Interval{Feature: 1, Lo: 144, Hi: 152, A: 0, B: 2, C: 1}), logMap, classes)
+	if want := `three intervals of column "d", thresholds 15 and 63 in its units`; !strings.Contains(got, want) {
+		t.Errorf("log map: %q, want it to contain %q", got, want)
+	}
+	// A pair w - d >= t = 1/32 on that map: (1 + w)/(1 + d) >= 2.
+	q := stump.Pair{A: 0, B: 1, Index: (stump.DefaultGrid + 1) / 2 * 33 / 32, Sign: 1}
+	pm := &trainer.Model{K: 1, D: 3, W: q.Weights(2, stump.DefaultGrid)}
+	got = words(pm, logMap, []string{"no", "yes"})
+	if want := `class yes when (1 + w)/(1 + d) >= 2 (for values >= 0`; !strings.Contains(got, want) {
+		t.Errorf("pair: %q, want it to contain %q", got, want)
+	}
+	for _, x := range [][2]float64{{3, 1}, {2.9, 1}, {100, 49}, {100, 51}, {0, 0}} {
+		z := []float64{math.Log2(1+x[0]) / 32, math.Log2(1+x[1]) / 32}
+		if ratio := (1 + x[0]) / (1 + x[1]); (ratio >= 2) != (q.Predict(z, stump.DefaultGrid) > 0) {
+			t.Errorf("pair at %v: the words say %v, the pair %v", x, ratio >= 2, q.Predict(z, stump.DefaultGrid))
 		}
 	}
 }
