@@ -345,7 +345,9 @@ func MultiMemberFromIndex(r, p, T, K int, intervals bool) (MultiMember, error) {
 
 // MultiMemberFromWeights returns the member whose weights are w
 // (MultiFromWeights, or IntervalFromWeights when intervals is true), or an
-// error wrapping ErrInput.
+// error wrapping ErrInput that gives the reason of the member w is shaped
+// as: an interval's when intervals is true and an output is zero (its
+// middle class), a one-threshold stump's otherwise.
 func MultiMemberFromWeights(w []float64, K, T int, intervals bool) (MultiMember, error) {
 	m, err := MultiFromWeights(w, K, T)
 	if err == nil {
@@ -355,10 +357,28 @@ func MultiMemberFromWeights(w []float64, K, T int, intervals bool) (MultiMember,
 		return MultiMember{}, err
 	}
 	v, ierr := IntervalFromWeights(w, K, T)
-	if ierr != nil {
-		return MultiMember{}, fmt.Errorf("%w (nor an interval: %w)", err, ierr)
+	switch {
+	case ierr == nil:
+		return MultiMember{Interval: &v}, nil
+	case zeroOutput(w, K):
+		return MultiMember{}, ierr
 	}
-	return MultiMember{Interval: &v}, nil
+	return MultiMember{}, err
+}
+
+// zeroOutput reports whether one of the K outputs of w is all zero (+0 or
+// -0), as an interval's middle class is and no one-threshold stump's is.
+func zeroOutput(w []float64, K int) bool {
+	if K < 1 || len(w)%K != 0 {
+		return false
+	}
+	d := len(w) / K
+	for c := range K {
+		if firstNonzero(w[c*d:(c+1)*d]) < 0 {
+			return true
+		}
+	}
+	return false
 }
 
 // MultiClassScores returns the utility of every candidate of the

@@ -6,6 +6,7 @@ import (
 	"math/rand/v2"
 	"reflect"
 	"slices"
+	"strings"
 	"testing"
 
 	"gonum.org/v1/gonum/mat"
@@ -207,5 +208,34 @@ func TestStumpMultiFamilies(t *testing.T) {
 	}
 	if err := m.CheckWeights(v2, pub, w); err != nil {
 		t.Errorf("an interval under the interval certificate: %v", err)
+	}
+}
+
+// TestMultiMemberFromWeightsReason: weights refused by the class with the
+// intervals give the reason of the member they are shaped as, once, in
+// under 120 characters: an interval's when an output is zero, a
+// one-threshold stump's otherwise.
+func TestMultiMemberFromWeightsReason(t *testing.T) {
+	const p, K, T = 2, 3, 7
+	d := p + 1
+	iv := Interval{Feature: 0, Lo: 2, Hi: 5, A: 1, B: 0, C: 2}.Weights(p, T, K)
+	st := Multi{Feature: 1, Index: 3, Lo: 0, Hi: 2}.Weights(p, T, K)
+	for _, c := range []struct {
+		name string
+		w    []float64
+		edit func(w []float64)
+		want string
+	}{
+		{"an interval's thresholds equal", iv, func(w []float64) { w[2*d+p] = -w[1*d+p] }, "not increasing"},
+		{"an interval's threshold off the grid", iv, func(w []float64) { w[2*d+p] = math.Nextafter(w[2*d+p], 0) }, "not a point of the grid"},
+		{"a stump's threshold off the grid", st, func(w []float64) { w[2*d+p] = math.Nextafter(w[2*d+p], 0) }, "grid of 7"},
+		{"a stump's other class at -0.5", st, func(w []float64) { w[1*d+p] = -0.5 }, "as a stump writes it"},
+	} {
+		w := slices.Clone(c.w)
+		c.edit(w)
+		_, err := MultiMemberFromWeights(w, K, T, true)
+		if !errors.Is(err, ErrInput) || !strings.Contains(err.Error(), c.want) || strings.Count(err.Error(), "stump:") != 1 || len(err.Error()) > 120 {
+			t.Errorf("%s: %v, want one reason naming %q in under 120 characters", c.name, err, c.want)
+		}
 	}
 }

@@ -196,8 +196,10 @@ func BinaryFromWeights(w []float64, T int, pairs bool) (Binary, error) {
 	switch {
 	case len(nz) < 2:
 		return Binary{}, err // a one-feature stump's shape: FromWeights says what is wrong
-	case len(nz) > 2 || (w[nz[0]] != 1 && w[nz[0]] != -1) || w[nz[1]] != -w[nz[0]]:
+	case len(nz) > 2:
 		return Binary{}, fmt.Errorf("%w: %d nonzero feature weights: a stump has one (+1 or -1), a pair two (+s and -s)", ErrInput, len(nz))
+	case (w[nz[0]] != 1 && w[nz[0]] != -1) || w[nz[1]] != -w[nz[0]]:
+		return Binary{}, fmt.Errorf("%w: feature weights %v and %v: a pair has +s and -s, s = +1 or -1", ErrInput, w[nz[0]], w[nz[1]])
 	}
 	q := Pair{A: nz[0], B: nz[1], Sign: int(w[nz[0]])}
 	if q.Index, err = gridIndex(-w[p]*float64(q.Sign), T); err != nil {

@@ -2,10 +2,12 @@ package stump
 
 import (
 	"errors"
+	"fmt"
 	"math"
 	"math/rand/v2"
 	"reflect"
 	"slices"
+	"strings"
 	"testing"
 
 	"gonum.org/v1/gonum/mat"
@@ -178,8 +180,12 @@ func TestBinaryFromWeights(t *testing.T) {
 	} {
 		w := slices.Clone(good)
 		edit(w)
-		if _, err := BinaryFromWeights(w, T, true); !errors.Is(err, ErrInput) {
+		_, err := BinaryFromWeights(w, T, true)
+		if !errors.Is(err, ErrInput) {
 			t.Errorf("%s: %v, want ErrInput", name, err)
+		}
+		if name == "same signs" && !strings.Contains(fmt.Sprint(err), "feature weights -1 and -1: a pair has +s and -s") {
+			t.Errorf("same signs: %v, want the two weights named", err)
 		}
 	}
 }
