@@ -27,6 +27,9 @@ var genuineKinds = map[string][]string{
 	"stump":       {"--label", "class", "--classes", "c0,c1", "--mechanism", "stump", "--bounds-all", "-8,8"},
 	"stump3":      {"--label", "class", "--classes", "c0,c1,c2", "--mechanism", "stump", "--bounds-all", "-8,8"},
 	"centres":     {"--label", "class", "--classes", "c0,c1", "--mechanism", "objective"},
+	// The rule's stumps of the larger classes, with nothing but the budget.
+	"pair":     {"--label", "form", "--classes", "B,O", "--epsilon", "1"},
+	"interval": {"--label", "species", "--classes", "s0,s1,s2", "--epsilon", "1"},
 }
 
 // withColumn returns the CSV text with a first column of the given name
@@ -62,17 +65,19 @@ func trainGenuine(t *testing.T, dir string) map[string]string {
 	if err := os.WriteFile(small3, []byte(clusters(3, 10)), 0o644); err != nil {
 		t.Fatal(err)
 	}
+	tables := map[string]string{"stump": small, "stump3": small3, "centres": big,
+		"pair": filepath.Join(dir, "ratio.csv"), "interval": filepath.Join(dir, "species.csv")}
+	for name, text := range map[string]string{"pair": ratioTable(200), "interval": speciesTable(150)} {
+		if err := os.WriteFile(tables[name], []byte(text), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
 	files := make(map[string]string)
 	for kind, args := range genuineKinds {
 		out := filepath.Join(dir, kind+".json")
 		full := append([]string{"train", "--seed", "3", "--out", out}, args...)
-		switch kind {
-		case "stump":
-			full = append(full, "--data", small)
-		case "stump3":
-			full = append(full, "--data", small3)
-		case "centres":
-			full = append(full, "--data", big)
+		if data, ok := tables[kind]; ok {
+			full = append(full, "--data", data)
 		}
 		if _, stderr, err := call(t, full...); err != nil {
 			t.Fatalf("%s: %v\n%s", kind, err, stderr)
@@ -165,7 +170,7 @@ func TestCertifyForgeries(t *testing.T) {
 		}
 	}
 	var forgeries []forgery
-	for _, kind := range []string{"gamma", "stump", "stump3", "objective", "partitioned"} {
+	for _, kind := range []string{"gamma", "stump", "stump3", "pair", "interval", "objective", "partitioned"} {
 		forgeries = append(forgeries, every(kind)...)
 	}
 	forgeries = append(forgeries,
@@ -226,6 +231,43 @@ func TestCertifyForgeries(t *testing.T) {
 				}
 			}
 		}, nil, "grid"},
+		// The larger classes (pairs: 4 weights [width, depth, noise, 1];
+		// intervals: 3 outputs of [petal, noise, 1]): weights outside
+		// them, or the certificate's class words edited.
+		forgery{"pair", "a pair's weights +1 and +1", func(r *modelfile.Released) { r.Model.W = []float64{1, 1, 0, 0} }, nil, "feature weights 1 and 1: a pair has +s and -s"},
+		forgery{"pair", "three feature weights", func(r *modelfile.Released) { r.Model.W = []float64{1, -1, 1, 0} }, nil, "3 nonzero feature weights"},
+		forgery{"pair", "a pair's bias off the grid by an ulp", func(r *modelfile.Released) {
+			r.Model.W = []float64{1, 0, -1, math.Nextafter(-0.5, 0)}
+		}, nil, "grid"},
+		forgery{"pair", "a pair's zero weight -0", func(r *modelfile.Released) { r.Model.W = []float64{-1, negZero, 1, 0.5} }, nil, "-0"},
+		forgery{"pair", "the pairs' number of features edited in the class", func(r *modelfile.Released) {
+			editClass(t, r, "pairs for 2 to 32 features", "pairs for 2 to 64 features")
+		}, nil, "not_covered"},
+		forgery{"interval", "the interval's thresholds equal", func(r *modelfile.Released) {
+			r.Model.W = []float64{0, 0, 0, -1, 0, 0.5, 1, 0, -0.5}
+		}, nil, "not increasing"},
+		forgery{"interval", "the middle class's output -1 on the bias", func(r *modelfile.Released) {
+			r.Model.W = []float64{0, 0, -1, -1, 0, -0.5, 1, 0, -0.5}
+		}, nil, "as a stump writes it"},
+		forgery{"interval", "the middle class's output a feature weight", func(r *modelfile.Released) {
+			r.Model.W = []float64{0, 1, 0, -1, 0, -0.5, 1, 0, -0.5}
+		}, nil, "no other output has -1"},
+		forgery{"interval", "the low class's output on another feature", func(r *modelfile.Released) {
+			r.Model.W = []float64{0, 0, 0, 0, -1, -0.5, 1, 0, -0.5}
+		}, nil, "stump"},
+		forgery{"interval", "the upper threshold off the grid by an ulp", func(r *modelfile.Released) {
+			r.Model.W = []float64{0, 0, 0, -1, 0, -0.5, 1, 0, math.Nextafter(-0.5, 0)}
+		}, nil, "grid"},
+		forgery{"interval", "an interval under the class words without the intervals", func(r *modelfile.Released) {
+			r.Model.W = []float64{0, 0, 0, -1, 0, -0.5, 1, 0, -0.5}
+			for i, a := range r.Certificate.Assumptions {
+				if before, _, ok := strings.Cut(a, "; and (version 2: intervals)"); ok {
+					r.Certificate.Assumptions[i] = before
+					return
+				}
+			}
+			t.Fatal("the interval file's certificate names no intervals")
+		}, nil, "stump"},
 		// Noisy releases: off the sampler's lattice, or far beyond the noise.
 		forgery{"gamma", "a weight off the lattice", func(r *modelfile.Released) { r.Model.W[2] = math.Nextafter(r.Model.W[2], 10) }, nil, "lattice"},
 		forgery{"objective", "the weights a million times larger", func(r *modelfile.Released) {
@@ -310,6 +352,19 @@ func TestCertifyForgeries(t *testing.T) {
 			t.Errorf("%s, %s: certify exit %d (%v), want 5 naming %q\n%.200s", f.kind, f.name, code, err, f.want, stdout)
 		}
 	}
+}
+
+// editClass replaces old by repl in the certificate's sentence on the
+// stump's class (the assumption that names "the class is public").
+func editClass(t *testing.T, r *modelfile.Released, old, repl string) {
+	t.Helper()
+	for i, a := range r.Certificate.Assumptions {
+		if strings.HasPrefix(a, "the class is public") && strings.Contains(a, old) {
+			r.Certificate.Assumptions[i] = strings.Replace(a, old, repl, 1)
+			return
+		}
+	}
+	t.Fatalf("no class sentence with %q", old)
 }
 
 // TestGenuineFilesVerify certifies every model file a genuine run wrote
