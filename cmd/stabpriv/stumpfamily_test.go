@@ -10,6 +10,7 @@ import (
 	"os"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"strconv"
 	"strings"
 	"testing"
@@ -51,17 +52,43 @@ func speciesTable(n int) string {
 	return b.String()
 }
 
+// stumpEdits are replacements of a row beside neighbourEdits that the
+// public log map reads (a text cell is missing there; declared bounds
+// refuse it): infinities, an overflow, text, a value whose map is a
+// point of the grid (log2(1 + 1)/32 = 1/32, a threshold on every grid)
+// and a subnormal.
+var stumpEdits = []struct {
+	name string
+	row  func(n int) int
+	edit func(rec []string, classes []string) []string
+}{
+	{"infinity and text, first row", func(int) int { return 0 }, func(r, c []string) []string {
+		return append([]string{"-Infinity", "abc"}, r[2:]...)
+	}},
+	{"an overflow and +inf, label flipped, last row", func(n int) int { return n - 1 }, func(r, c []string) []string {
+		return flipLabel(append([]string{"1e400", "+inf"}, r[2:]...), c)
+	}},
+	{"on a threshold, middle row", func(n int) int { return n / 2 }, func(r, c []string) []string {
+		return append([]string{"1", "1"}, r[2:]...)
+	}},
+	{"a subnormal and NaN, undeclared label, first row", func(int) int { return 0 }, func(r, c []string) []string {
+		return append(append([]string{"0x1p-1074", "NaN"}, r[2:len(r)-1]...), "")
+	}},
+}
+
 // TestCLIStumpFamilies: with nothing but the budget (train --data --label
 // --classes --epsilon), on small tables (the public log map) that a
 // one-feature stump cannot read, the rule's stump is a member of the
 // larger class: a pair (the difference of two mapped columns, the log of
 // their ratio) where two forms differ by a ratio of two measurements, an
 // interval (two thresholds, three classes) where three species follow
-// each other along one measurement. The summary names the columns, predict
-// scores far above the one-feature class's best, certify verifies a secure
-// release (exit 0), and on neighbouring tables (one row replaced by each
-// of neighbourEdits) the seeded files differ in the weights and their hash
-// only: the class, and every published constant, is the same.
+// each other along one measurement. The summary names the columns and
+// reads in their units, predict agrees with it on every row and scores far
+// above the one-feature class's best, certify verifies a secure release
+// (exit 0), and on neighbouring tables (one row replaced by each of
+// neighbourEdits and stumpEdits) the seeded files differ in the weights
+// and their hash only: the class, and every published constant, is the
+// same.
 func TestCLIStumpFamilies(t *testing.T) {
 	for _, c := range []struct {
 		name, table, label string
@@ -137,7 +164,7 @@ func TestCLIStumpFamilies(t *testing.T) {
 			}
 			seeded := []string{"--noise", "seeded", "--noise-seed", "5"}
 			_, _, r0 := fit("base", c.table, seeded...)
-			for i, e := range neighbourEdits {
+			for i, e := range append(slices.Clone(neighbourEdits), stumpEdits...) {
 				_, _, r1 := fit(fmt.Sprint("n", i), editCSV(t, c.table, e.row(n), func(rec []string) []string { return e.edit(rec, c.classes) }), seeded...)
 				r1.Certificate.WeightsSHA256, r1.Model.W = r0.Certificate.WeightsSHA256, r0.Model.W
 				j0, _ := json.Marshal(r0)
