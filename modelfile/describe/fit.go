@@ -144,9 +144,11 @@ func pairWords(r *modelfile.Released, q stump.Pair) string {
 }
 
 // publicLog reports whether numeric feature num is read on the public log
-// map z = clamp(g(x)/W, -1, 1) (centre 0, spread 1).
+// map z = clamp(g(x)/W, -1, 1) (centre 0, spread 1, W =
+// privbounds.PublicHalfWidth: the clamp binds only beyond 2^32 - 1).
 func publicLog(p *preprocess.RowMap, num int) bool {
-	return p != nil && p.Log > 0 && num < len(p.Lo) && num < len(p.Hi) && p.Lo[num] == -1 && p.Hi[num] == 1
+	lo, hi, w := privbounds.PublicRange()
+	return p != nil && !p.Estimated && p.Log == w && num < len(p.Lo) && num < len(p.Hi) && p.Lo[num] == lo && p.Hi[num] == hi
 }
 
 // intervalWords describes a released interval (stump.Interval): its
