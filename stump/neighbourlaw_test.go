@@ -55,6 +55,19 @@ func counts(t *testing.T, events []event, draw func(seed uint64) memberView) []i
 	return n
 }
 
+// releaseDraws returns Release's draw on the scores q at eps from the
+// seeded source of each seed: permute-and-flip, and member's view of the
+// candidate it returns.
+func releaseDraws(t *testing.T, q []int64, eps float64, member func(r int) memberView) func(seed uint64) memberView {
+	return func(seed uint64) memberView {
+		r, err := perturb.PermuteAndFlip(perturb.Seeded(seed), q, eps, Sensitivity)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return member(r)
+	}
+}
+
 // ratioViolations returns the events whose frequencies a (from one data
 // set) and b (from its neighbour) reject P_a(E) <= e^eps P_b(E) or
 // P_b(E) <= e^eps P_a(E): with Hoeffding's bound c = sqrt(ln(1/alpha) /
@@ -141,14 +154,10 @@ func TestNeighbourLawPairs(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		return func(seed uint64) memberView {
-			r, err := perturb.PermuteAndFlip(perturb.Seeded(seed), q, eps, Sensitivity)
-			if err != nil {
-				t.Fatal(err)
-			}
+		return releaseDraws(t, q, eps, func(r int) memberView {
 			c, _ := BinaryFromIndex(r, p, T)
 			return memberView{func(z []float64) float64 { return c.Predict(z, T) }, c.Pair != nil}
-		}
+		})
 	}
 	for s := range uint64(20) {
 		pr, err := method{}.Prepare(context.Background(), release.Rows{X: adv, Y: yAdv, Config: cfg}, b)
@@ -217,17 +226,13 @@ func TestNeighbourLawIntervals(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		return func(seed uint64) memberView {
-			r, err := perturb.PermuteAndFlip(perturb.Seeded(seed), q, eps, Sensitivity)
-			if err != nil {
-				t.Fatal(err)
-			}
+		return releaseDraws(t, q, eps, func(r int) memberView {
 			m, err := MultiMemberFromIndex(r, p, T, K, true)
 			if err != nil {
 				t.Fatal(err)
 			}
 			return memberView{func(z []float64) float64 { return float64(m.Predict(z, T)) }, m.Interval != nil}
-		}
+		})
 	}
 	z0, y0 := []float64{Z.At(0, 0)}, y[0]
 	for _, nb := range []struct {
