@@ -24,12 +24,14 @@ func g6(v float64) string { return strconv.FormatFloat(v, 'g', 6, 64) }
 
 // StumpWords describes the released stump of r: the column it decides on
 // and the class of each side (for a multiclass stump, K outputs, the
-// classes above, below and at the threshold, as the argmax decides). A numeric feature with bounds is named by its
-// column, with the threshold in the column's own units (from its public
-// bounds); a one-hot input by "column" = "category", with the class of the
-// rows of that category (z = 1) and of the others (z = 0, an undeclared
-// value included), each from the stump's own prediction. Another input is
-// named by its index among the mapped inputs.
+// classes above, below and at the threshold, as the argmax decides). A
+// numeric feature with bounds is named by its column, with the threshold
+// in the column's own units (from its public bounds); a one-hot input by
+// "column" = "category", with the class of the rows of that category
+// (z = 1) and of the others (z = 0, an undeclared value included), each
+// from the stump's own prediction. Another input is named by its index
+// among the mapped inputs. A pair and an interval of the larger classes
+// are described alike (pairWords, intervalWords).
 func StumpWords(r *modelfile.Released) string {
 	classes := r.Schema.Classes
 	var st stump.Multi // a binary stump as the pair (Lo, Hi) of its sides
