@@ -203,8 +203,8 @@ func TestNeighbourLawPairs(t *testing.T) {
 // IntervalsUseful holds, against row 0 moved to z = 1 with another class
 // and row 0 on a threshold of the grid with another class. Each draw is
 // Release's: permute-and-flip on MultiClassScores and the member
-// MultiMemberFromIndex. 8 one-sided tests: a false-rejection probability
-// of at most 1.6e-7.
+// MultiMemberFromIndex. 16 one-sided tests: a false-rejection probability
+// of at most 3.2e-7.
 func TestNeighbourLawIntervals(t *testing.T) {
 	if testing.Short() {
 		t.Skip("seeded draws: about 3 s")
