@@ -296,7 +296,7 @@ func TestDPSGDSecureDrawsEveryStep(t *testing.T) {
 		t.Fatal(err)
 	}
 	if c := out.Certificate; c.Source != perturb.SourceSecure || !c.Private || c.NoiseSeed != nil {
-		t.Errorf("a release without a source: source %q, private %v, noise seed %v; want the secure source's private release", c.Source, c.Private, c.NoiseSeed)
+		t.Errorf("a release without a source: source %q, private %v, a noise seed %v; want the secure source's private release", c.Source, c.Private, c.NoiseSeed != nil)
 	}
 }
 
