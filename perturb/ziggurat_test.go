@@ -54,6 +54,15 @@ func TestZigguratLayers(t *testing.T) {
 			}
 		}
 	}
+	// The share of the words accepted at once (the doc's 98.5%): layer i
+	// accepts |j| < k_i of its 2^53 magnitudes.
+	var fast float64
+	for _, k := range zigK {
+		fast += float64(k) / m / 256
+	}
+	if math.Abs(fast-0.985) > 5e-4 {
+		t.Errorf("%v of the words accepted at once, want about 98.5%%", fast)
+	}
 	// The tail beyond r has the area the base leaves: v - r f(r).
 	tail := math.Sqrt(math.Pi/2) * math.Erfc(zigR/math.Sqrt2)
 	if d := math.Abs(zigV - zigR*f(zigR) - tail); d > 1e-12 {
