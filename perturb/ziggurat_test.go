@@ -128,7 +128,8 @@ func TestFillNormalLaw(t *testing.T) {
 // TestFillNormalStream checks that FillNormal draws from a stream of its
 // own: reproducible from the seed, another seed gives other draws, and the
 // source's other draws (Normal, AddGaussian) are those of a source that
-// never called it.
+// never called it, and the other way round: its normals do not depend on
+// how the calls to the two streams interleave.
 func TestFillNormalStream(t *testing.T) {
 	a, b := make([]float64, 100), make([]float64, 100)
 	fillNormal(3, a)
@@ -151,6 +152,13 @@ func TestFillNormalStream(t *testing.T) {
 	}
 	if !slices.Equal(w, wref) || s.Normal() != ref.Normal() {
 		t.Error("FillNormal moved the stream of AddGaussian and Normal")
+	}
+	// ref drew from the other stream first: its normals are s's next.
+	s.(interface{ FillNormal([]float64) }).FillNormal(a)
+	ref.(interface{ FillNormal([]float64) }).FillNormal(b)
+	ref.(interface{ FillNormal([]float64) }).FillNormal(b)
+	if !slices.Equal(a, b) {
+		t.Error("AddGaussian and Normal moved the stream of FillNormal")
 	}
 }
 
