@@ -208,14 +208,7 @@ func TestDPSGDMergedLaw(t *testing.T) {
 		X, y := synthData(6, 2, tc.classes, 3)
 		cfg := mergeConfig()
 		tc.edit(&cfg)
-		tr, err := New(cfg)
-		if err != nil {
-			t.Fatal(err)
-		}
-		p, err := tr.newProblem(X, y)
-		if err != nil {
-			t.Fatal(err)
-		}
+		p := newTestProblem(t, cfg, X, y)
 		const runs, alpha = 40000, 1e-4
 		draw := func(merged bool, sigma float64, seed uint64) [][]float64 {
 			w := make([][]float64, p.k*p.d)
@@ -273,14 +266,7 @@ func TestDPSGDMergedZeroNoise(t *testing.T) {
 		if classes > 0 {
 			cfg.Loss, cfg.Classes = losses.Softmax{}, classes
 		}
-		tr, err := New(cfg)
-		if err != nil {
-			t.Fatal(err)
-		}
-		p, err := tr.newProblem(X, y)
-		if err != nil {
-			t.Fatal(err)
-		}
+		p := newTestProblem(t, cfg, X, y)
 		got := finalWeights(t, p, DPSGD{NoiseMultiplier: 1, Noise: zeroFiller{}, Coins: rand.NewPCG(8, 8)}, true, 1)[0]
 		want := finalWeights(t, p, DPSGD{NoiseMultiplier: 1, Noise: zeroFiller{}, Coins: rand.NewPCG(8, 8)}, false, 1)[0]
 		for i := range want {
@@ -328,11 +314,7 @@ func TestDPSGDMergeGate(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		p, err := tr.newProblem(X, y)
-		if err != nil {
-			t.Fatal(err)
-		}
-		r := newDPSGDRun(p, priv())
+		r := newDPSGDRun(newTestProblem(t, cfg, X, y), priv())
 		if r.merge != tc.merge {
 			t.Errorf("%s: merge %v, want %v", tc.name, r.merge, tc.merge)
 		}
