@@ -187,6 +187,25 @@ func TestZigguratTail(t *testing.T) {
 	checkFit(t, "tail", x, law, wrong)
 }
 
+// TestZigguratAfresh checks the draws that a wedge test sends back to
+// fresh words: started at the outer edge of layer 255 (x = r (1 -
+// 2^-53), where f(x) - f(r) is 2e-15 of the layer's height, the wedge's
+// acceptance probability), zigSlow returns the law of a
+// whole new draw, N(0, 1): a Kolmogorov-Smirnov test at level ksAlpha on
+// 200,000 draws that must also reject N(0, 1.05^2).
+func TestZigguratAfresh(t *testing.T) {
+	g := &pcg{3, 4}
+	x := make([]float64, 200_000)
+	for i := range x {
+		j := int64(1<<53 - 1)
+		if i%2 == 1 {
+			j = -1 << 53
+		}
+		x[i] = zigSlow(g, 255, j)
+	}
+	checkFit(t, "afresh", x, distuv.UnitNormal.CDF, distuv.Normal{Sigma: 1.05}.CDF)
+}
+
 // TestPCGMatchesRand checks that the ziggurat's generator gives the words
 // of math/rand/v2's PCG on the same seeds, and that zigFill leaves it
 // where the words it drew leave rand's (its tail and wedges included).
