@@ -18,7 +18,8 @@ func fillNormal(seed uint64, z []float64) {
 // definition: every layer i >= 1 has area x_i (f(x_{i-1}) - f(x_i)) = v,
 // the top one closing at f(x_0) = 1, the base's rectangle of width v/f(r)
 // and height f(r) has area v, the widths increase up to x_255 = r, and the
-// acceptance bounds are 2^53 x_{i-1}/x_i rounded down.
+// acceptance bounds are 2^53 x_{i-1}/x_i rounded down (2^53 r f(r)/v for
+// the base).
 func TestZigguratLayers(t *testing.T) {
 	const m = 0x1p53
 	x := func(i int) float64 { return zigW[i] * m }
@@ -28,6 +29,10 @@ func TestZigguratLayers(t *testing.T) {
 	}
 	if a := x(0) * f(zigR); math.Abs(a-zigV) > 1e-15 {
 		t.Errorf("base rectangle area %v, want v = %v", a, zigV)
+	}
+	// The base accepts at once below r: |j| < 2^53 r/(v/f(r)).
+	if k, want := float64(zigK[0]), zigR*f(zigR)/zigV*m; k > want || k < want-2 {
+		t.Errorf("base: k = %v, want floor(2^53 r f(r)/v) = %v", k, want)
 	}
 	for i := 1; i < 256; i++ {
 		top := 1.0
@@ -49,6 +54,15 @@ func TestZigguratLayers(t *testing.T) {
 			}
 		}
 	}
+	// The share of the words accepted at once (the doc's 98.5%): layer i
+	// accepts |j| < k_i of its 2^53 magnitudes.
+	var fast float64
+	for _, k := range zigK {
+		fast += float64(k) / m / 256
+	}
+	if math.Abs(fast-0.985) > 5e-4 {
+		t.Errorf("%v of the words accepted at once, want about 98.5%%", fast)
+	}
 	// The tail beyond r has the area the base leaves: v - r f(r).
 	tail := math.Sqrt(math.Pi/2) * math.Erfc(zigR/math.Sqrt2)
 	if d := math.Abs(zigV - zigR*f(zigR) - tail); d > 1e-12 {
@@ -59,10 +73,11 @@ func TestZigguratLayers(t *testing.T) {
 // TestFillNormalLaw checks FillNormal's draws against N(0, 1): a
 // Kolmogorov-Smirnov test at level ksAlpha (false rejection at most 1e-4
 // by the DKW inequality) that must also reject N(0, 1.05^2) on the same
-// draws; the share beyond r (the tail path) and the share in each layer's
-// wedge region (|x| between x_{i-1} and x_i for the widest layers),
-// each inside the two-sided exact Clopper-Pearson interval at level 1e-6
-// (with the 40 intervals, a false rejection at most 4e-5); and the
+// draws; the shares beyond r and below -r (the tail path, each sign: a
+// tail of one sign moves the mean by only 1e-3) and the share in each
+// layer's wedge region (|x| between x_{i-1} and x_i for the widest
+// layers), each inside the two-sided exact Clopper-Pearson interval at
+// level 1e-6 (with the 41 intervals, a false rejection at most 5e-5); and the
 // sample's mean and variance within 6 standard errors (false rejection
 // below 1e-8 each by the CLT). The draws are seeded: deterministic.
 func TestFillNormalLaw(t *testing.T) {
@@ -79,26 +94,32 @@ func TestFillNormalLaw(t *testing.T) {
 		t.Errorf("mean %v, variance %v over %d draws, want 0 and 1", mean, vr, n)
 	}
 	norm := distuv.UnitNormal
-	count := func(lo, hi float64) int { // draws with lo <= |x| < hi
-		c := 0
+	// checkShare checks the share of the draws with lo <= s x < hi for
+	// a sign s (+1 or -1), or lo <= |x| < hi for s = 0.
+	checkShare := func(what string, s, lo, hi float64) {
+		t.Helper()
+		k := 0
 		for _, v := range z {
-			if a := math.Abs(v); lo <= a && a < hi {
-				c++
+			a := s * v
+			if s == 0 {
+				a = math.Abs(v)
+			}
+			if lo <= a && a < hi {
+				k++
 			}
 		}
-		return c
-	}
-	checkShare := func(what string, lo, hi float64) {
-		t.Helper()
-		k := count(lo, hi)
-		p := 2 * (norm.CDF(hi) - norm.CDF(lo))
+		p := norm.CDF(hi) - norm.CDF(lo)
+		if s == 0 {
+			p *= 2
+		}
 		if a, b := clopperPearson(k, n, 1e-6); p < a || p > b {
-			t.Errorf("%s: %d of %d draws with |x| in [%v, %v), share %v outside [%v, %v] around P = %v", what, k, n, lo, hi, float64(k)/n, a, b, p)
+			t.Errorf("%s: %d of %d draws in [%v, %v), share %v outside [%v, %v] around P = %v", what, k, n, lo, hi, float64(k)/n, a, b, p)
 		}
 	}
-	checkShare("tail", zigR, math.Inf(1))
+	checkShare("tail, x", 1, zigR, math.Inf(1))
+	checkShare("tail, -x", -1, zigR, math.Inf(1))
 	for i := 216; i < 255; i++ {
-		checkShare("layer wedge", zigW[i]*0x1p53, zigW[i+1]*0x1p53)
+		checkShare("layer wedge, |x|", 0, zigW[i]*0x1p53, zigW[i+1]*0x1p53)
 	}
 	sample := slices.Clone(z[:200_000])
 	checkFit(t, "FillNormal", sample, norm.CDF, distuv.Normal{Sigma: 1.05}.CDF)
@@ -107,7 +128,8 @@ func TestFillNormalLaw(t *testing.T) {
 // TestFillNormalStream checks that FillNormal draws from a stream of its
 // own: reproducible from the seed, another seed gives other draws, and the
 // source's other draws (Normal, AddGaussian) are those of a source that
-// never called it.
+// never called it, and the other way round: its normals do not depend on
+// how the calls to the two streams interleave.
 func TestFillNormalStream(t *testing.T) {
 	a, b := make([]float64, 100), make([]float64, 100)
 	fillNormal(3, a)
@@ -131,23 +153,57 @@ func TestFillNormalStream(t *testing.T) {
 	if !slices.Equal(w, wref) || s.Normal() != ref.Normal() {
 		t.Error("FillNormal moved the stream of AddGaussian and Normal")
 	}
+	// ref drew from the other stream first: its normals are s's next.
+	s.(interface{ FillNormal([]float64) }).FillNormal(a)
+	ref.(interface{ FillNormal([]float64) }).FillNormal(b)
+	ref.(interface{ FillNormal([]float64) }).FillNormal(b)
+	if !slices.Equal(a, b) {
+		t.Error("AddGaussian and Normal moved the stream of FillNormal")
+	}
 }
 
 // TestZigguratTail checks the tail path alone (the draws the base layer
-// sends beyond r, a quarter of a percent of them in FillNormal) against
-// the law of |Z| given |Z| > r, 1 - Q(x)/Q(r) for the normal tail Q, by a
-// Kolmogorov-Smirnov test at level ksAlpha that must also reject the
-// same law beyond r scaled by 1.05.
+// sends beyond r, 2.6e-4 of FillNormal's draws) against the law of |Z|
+// given |Z| > r, 1 - Q(x)/Q(r) for the normal tail Q, by a
+// Kolmogorov-Smirnov test at level ksAlpha on 600,000 draws, half of
+// either sign (the sign of the layer's integer, kept), that must also
+// reject the same law beyond r scaled by 1.01.
 func TestZigguratTail(t *testing.T) {
 	g := &pcg{1, 2}
-	x := make([]float64, 50_000)
+	x := make([]float64, 600_000)
 	for i := range x {
-		x[i] = zigSlow(g, 0, 1<<53-1) // layer 0 past its rectangle: the tail, positive
+		// Layer 0 past its rectangle: the tail, of j's sign.
+		j, s := int64(1<<53-1), 1.0
+		if i%2 == 1 {
+			j, s = -1<<53, -1
+		}
+		if x[i] = s * zigSlow(g, 0, j); !(x[i] > zigR) {
+			t.Fatalf("draw %d of sign %v: %v, not beyond r in that sign", i, s, s*x[i])
+		}
 	}
 	q := func(x float64) float64 { return math.Erfc(x / math.Sqrt2) }
 	law := func(x float64) float64 { return max(0, 1-q(x)/q(zigR)) }
-	wrong := func(x float64) float64 { return law(zigR + (x-zigR)/1.05) }
+	wrong := func(x float64) float64 { return law(zigR + (x-zigR)/1.01) }
 	checkFit(t, "tail", x, law, wrong)
+}
+
+// TestZigguratAfresh checks the draws that a wedge test sends back to
+// fresh words: started at the outer edge of layer 255 (x = r (1 -
+// 2^-53), where f(x) - f(r) is 2e-15 of the layer's height, the wedge's
+// acceptance probability), zigSlow returns the law of a
+// whole new draw, N(0, 1): a Kolmogorov-Smirnov test at level ksAlpha on
+// 200,000 draws that must also reject N(0, 1.05^2).
+func TestZigguratAfresh(t *testing.T) {
+	g := &pcg{3, 4}
+	x := make([]float64, 200_000)
+	for i := range x {
+		j := int64(1<<53 - 1)
+		if i%2 == 1 {
+			j = -1 << 53
+		}
+		x[i] = zigSlow(g, 255, j)
+	}
+	checkFit(t, "afresh", x, distuv.UnitNormal.CDF, distuv.Normal{Sigma: 1.05}.CDF)
 }
 
 // TestPCGMatchesRand checks that the ziggurat's generator gives the words

@@ -1,6 +1,7 @@
 package trainer
 
 import (
+	"context"
 	"math"
 	"math/rand/v2"
 	"slices"
@@ -185,39 +186,49 @@ func finalWeights(t *testing.T, p *problem, priv DPSGD, merged bool, runs int) [
 // TestDPSGDMergedLaw checks that merging the noise of the steps without
 // rows keeps the law of the weights a run returns: 40,000 seeded runs
 // (18 steps at b = 1 of 6 rows, about 6 of them without a row) each way,
-// and for each of the 2 weights a two-sample Kolmogorov-Smirnov test at
-// level 1e-4 (Wei & Dudley 2012: for m = n >= 458 samples, P(D > t) <=
-// 2 exp(-n t^2)). The same test must reject the step-by-step law with a
-// noise multiplier 1.1 times larger: it has the power to see a wrong
-// variance. Deterministic (seeded).
+// and for each weight a two-sample Kolmogorov-Smirnov test at level 1e-4
+// (Wei & Dudley 2012: for m = n >= 458 samples, P(D > t) <= 2 exp(-n
+// t^2)); at the constant step, at the inverse-t step (its first decay
+// 0, and a decay and a noise that change every step: a mix-up of two
+// steps' constants changes the variance) and for softmax (3 classes, 6
+// weights). With 10 tests, a false rejection at most 1e-3. The same test
+// must reject the step-by-step law with a noise multiplier 1.1 times
+// larger: it has the power to see a wrong variance. Deterministic
+// (seeded).
 func TestDPSGDMergedLaw(t *testing.T) {
-	X, y := synthData(6, 2, 0, 3)
-	cfg := mergeConfig()
-	tr, err := New(cfg)
-	if err != nil {
-		t.Fatal(err)
-	}
-	p, err := tr.newProblem(X, y)
-	if err != nil {
-		t.Fatal(err)
-	}
-	const runs, alpha = 40000, 1e-4
-	draw := func(merged bool, sigma float64, seed uint64) [2][]float64 {
-		var w [2][]float64
-		priv := DPSGD{NoiseMultiplier: sigma, Noise: seededFiller{rand.New(rand.NewPCG(seed, 1))}, Coins: rand.NewPCG(seed, 2)}
-		for _, v := range finalWeights(t, p, priv, merged, runs) {
-			w[0], w[1] = append(w[0], v[0]), append(w[1], v[1])
+	for _, tc := range []struct {
+		name    string
+		classes int
+		edit    func(*Config)
+	}{
+		{"constant", 0, func(*Config) {}},
+		{"inverse-t", 0, func(c *Config) { c.Schedule = InverseT }},
+		{"softmax", 3, func(c *Config) { c.Loss, c.Classes = losses.Softmax{}, 3 }},
+	} {
+		X, y := synthData(6, 2, tc.classes, 3)
+		cfg := mergeConfig()
+		tc.edit(&cfg)
+		p := newTestProblem(t, cfg, X, y)
+		const runs, alpha = 40000, 1e-4
+		draw := func(merged bool, sigma float64, seed uint64) [][]float64 {
+			w := make([][]float64, p.k*p.d)
+			priv := DPSGD{NoiseMultiplier: sigma, Noise: seededFiller{rand.New(rand.NewPCG(seed, 1))}, Coins: rand.NewPCG(seed, 2)}
+			for _, v := range finalWeights(t, p, priv, merged, runs) {
+				for j := range w {
+					w[j] = append(w[j], v[j])
+				}
+			}
+			return w
 		}
-		return w
-	}
-	crit := math.Sqrt(math.Log(2/alpha) / runs)
-	merged, stepwise, wider := draw(true, 1, 1), draw(false, 1, 3), draw(false, 1.1, 5)
-	for j := range 2 {
-		if d := twoSampleKS(merged[j], stepwise[j]); d > crit {
-			t.Errorf("weight %d: KS D = %v > %v between the merged and the step-by-step runs", j, d, crit)
-		}
-		if d := twoSampleKS(wider[j], stepwise[j]); d <= crit {
-			t.Errorf("weight %d: KS D = %v <= %v against 1.1 times the noise: the test has no power", j, d, crit)
+		crit := math.Sqrt(math.Log(2/alpha) / runs)
+		merged, stepwise, wider := draw(true, 1, 1), draw(false, 1, 3), draw(false, 1.1, 5)
+		for j := range merged {
+			if d := twoSampleKS(merged[j], stepwise[j]); d > crit {
+				t.Errorf("%s, weight %d: KS D = %v > %v between the merged and the step-by-step runs", tc.name, j, d, crit)
+			}
+			if d := twoSampleKS(wider[j], stepwise[j]); d <= crit {
+				t.Errorf("%s, weight %d: KS D = %v <= %v against 1.1 times the noise: the test has no power", tc.name, j, d, crit)
+			}
 		}
 	}
 }
@@ -255,14 +266,7 @@ func TestDPSGDMergedZeroNoise(t *testing.T) {
 		if classes > 0 {
 			cfg.Loss, cfg.Classes = losses.Softmax{}, classes
 		}
-		tr, err := New(cfg)
-		if err != nil {
-			t.Fatal(err)
-		}
-		p, err := tr.newProblem(X, y)
-		if err != nil {
-			t.Fatal(err)
-		}
+		p := newTestProblem(t, cfg, X, y)
 		got := finalWeights(t, p, DPSGD{NoiseMultiplier: 1, Noise: zeroFiller{}, Coins: rand.NewPCG(8, 8)}, true, 1)[0]
 		want := finalWeights(t, p, DPSGD{NoiseMultiplier: 1, Noise: zeroFiller{}, Coins: rand.NewPCG(8, 8)}, false, 1)[0]
 		for i := range want {
@@ -277,3 +281,56 @@ func TestDPSGDMergedZeroNoise(t *testing.T) {
 type zeroFiller struct{ zeroNoise }
 
 func (zeroFiller) FillNormal(z []float64) { clear(z) }
+
+// TestDPSGDMergeGate checks which runs of TrainDPSGD merge the noise of
+// the steps without rows: with a NormalFiller, no L1 part, no projection
+// and the last iterate it returns the bits of the merging run settled at
+// its end; with an L1 part, a projection or the average of the iterates
+// (maps that are not affine, or iterates that are read) the bits of the
+// step-by-step run, whose noise a merge would change.
+func TestDPSGDMergeGate(t *testing.T) {
+	X, y := synthData(40, 4, 0, 3)
+	for _, tc := range []struct {
+		name  string
+		edit  func(*Config)
+		merge bool
+	}{
+		{"affine", func(*Config) {}, true},
+		{"affine, inverse-t", func(c *Config) { c.Schedule = InverseT }, true},
+		{"l1 part", func(c *Config) { c.Reg.L1Ratio = 0.5 }, false},
+		{"projection", func(c *Config) { c.Radius = 0.3 }, false},
+		{"average", func(c *Config) { c.Average = true }, false},
+	} {
+		cfg := mergeConfig()
+		tc.edit(&cfg)
+		tr, err := New(cfg)
+		if err != nil {
+			t.Fatal(err)
+		}
+		priv := func() DPSGD {
+			return DPSGD{NoiseMultiplier: 0.8, Noise: seededFiller{rand.New(rand.NewPCG(9, 9))}, Coins: rand.NewPCG(10, 10)}
+		}
+		m, _, err := tr.TrainDPSGD(context.Background(), X, y, priv())
+		if err != nil {
+			t.Fatal(err)
+		}
+		r := newDPSGDRun(newTestProblem(t, cfg, X, y), priv())
+		if r.merge != tc.merge {
+			t.Errorf("%s: merge %v, want %v", tc.name, r.merge, tc.merge)
+		}
+		r.unfused = !tc.merge // the reference: step by step unless it merges
+		for step := 1; step <= r.steps; step++ {
+			if err := r.step(step); err != nil {
+				t.Fatal(err)
+			}
+		}
+		r.settle()
+		want := r.w
+		if r.avg != nil {
+			want = r.avg
+		}
+		if !sameBits(m.W, want) {
+			t.Errorf("%s: TrainDPSGD returns %v, the %s run %v", tc.name, m.W, map[bool]string{true: "merging", false: "step-by-step"}[tc.merge], want)
+		}
+	}
+}

@@ -15,6 +15,7 @@ import (
 	"github.com/stabpriv/stabpriv/dp"
 	"github.com/stabpriv/stabpriv/losses"
 	"github.com/stabpriv/stabpriv/perturb"
+	"github.com/stabpriv/stabpriv/regularizers"
 	"github.com/stabpriv/stabpriv/release"
 	"github.com/stabpriv/stabpriv/trainer"
 )
@@ -267,6 +268,35 @@ func TestDPSGDRefuses(t *testing.T) {
 	}
 	if _, err := p.Release(context.Background(), customSource{perturb.Seeded(1)}); !errors.Is(err, release.ErrConfig) {
 		t.Errorf("a custom source: %v, want release.ErrConfig", err)
+	}
+}
+
+// TestDPSGDSecureDrawsEveryStep checks that a secure release draws the
+// noise of every step by AddGaussian (exact, rounded to its lattice):
+// perturb.Secure() is not a trainer.NormalFiller, so its runs neither
+// merge the noise of the steps without rows nor use the seeded source's
+// ziggurat (perturb.Seeded's source is one); and a release given no
+// source is a secure one, private by its certificate, on knobs whose
+// seeded run would merge (b = 1, no L1 part, projection or average).
+func TestDPSGDSecureDrawsEveryStep(t *testing.T) {
+	if _, ok := perturb.Secure().(trainer.NormalFiller); ok {
+		t.Error("the secure source is a NormalFiller: its DP-SGD runs would merge and skip the lattice")
+	}
+	if _, ok := perturb.Seeded(1).(trainer.NormalFiller); !ok {
+		t.Error("the seeded source is not a NormalFiller")
+	}
+	X, y := testRows()
+	cfg := trainer.Config{Loss: losses.Logistic{}, Reg: regularizers.ElasticNet{Lambda: 0.01}, Kappa: 1, Batch: 1, Passes: 1, Clip: 0.7, Eta: 0.5}
+	p, err := method{}.Prepare(context.Background(), release.Rows{X: X, Y: y, Config: cfg}, dp.Budget{Epsilon: 1, Delta: 1e-5})
+	if err != nil {
+		t.Fatal(err)
+	}
+	out, err := p.Release(context.Background(), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if c := out.Certificate; c.Source != perturb.SourceSecure || !c.Private || c.NoiseSeed != nil {
+		t.Errorf("a release without a source: source %q, private %v, a noise seed %v; want the secure source's private release", c.Source, c.Private, c.NoiseSeed != nil)
 	}
 }
 
