@@ -130,8 +130,10 @@ func zigSlow(g *pcg, i uint64, j int64) float64 {
 				}
 			}
 		}
-		// The wedge of layer i.
-		if zigF[i]+openUnit(g.Uint64())*(zigF[i-1]-zigF[i]) < math.Exp(-0.5*x*x) {
+		// The wedge of layer i; the product is rounded before its sum (the
+		// explicit conversion: no fused multiply-add under GOAMD64=v3 or
+		// on arm64), so the draws are the same on every build.
+		if zigF[i]+float64(openUnit(g.Uint64())*(zigF[i-1]-zigF[i])) < math.Exp(-0.5*x*x) {
 			return x
 		}
 		u := g.Uint64()
