@@ -129,11 +129,11 @@ func limitPDPMemory(j *publish.Job) (restore func()) {
 }
 
 // pdpMemoryLimit returns the soft memory limit of an analysis whose live
-// heap peaks at about peak bytes: that, a sixteenth more and 8 MiB for
+// heap peaks at about peak bytes: that, a sixteenth more and 4 MiB for
 // the runtime and the estimate's error. A live heap above it costs the
 // collector's CPU time (at most about half of it, the runtime's limiter),
 // never a failure.
-func pdpMemoryLimit(peak int64) int64 { return peak + peak/16 + 8<<20 }
+func pdpMemoryLimit(peak int64) int64 { return peak + peak/16 + 4<<20 }
 
 // runPDP is the pdp command.
 func runPDP(ctx context.Context, args []string, stdout, stderr io.Writer) error {

@@ -54,7 +54,7 @@ func TestPDPMemoryLimit(t *testing.T) {
 			}
 		})
 	}
-	if want >= before || want < 8<<20 {
+	if want >= before || want < 4<<20 {
 		t.Fatalf("limit %d for 569 x 30", want)
 	}
 
