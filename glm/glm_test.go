@@ -660,3 +660,26 @@ func TestErrors(t *testing.T) {
 		}
 	}
 }
+
+// TestNeighbourCopiesNoRows checks that a neighbour with an added row
+// (clipped, so with its cap) allocates a few words for it, not a copy of
+// the n labels or caps (the pdp analysis makes one per target).
+func TestNeighbourCopiesNoRows(t *testing.T) {
+	const n, d = 100_000, 4
+	lc := allLosses()[0]
+	X, y := rows(n, d, lc.loss, lc.classes, 8)
+	o := mustNew(t, X, y, Config{Loss: lc.loss, Classes: lc.classes, Lambda: 0.01, Clip: 0.5})
+	ex, ey := rows(1, d, lc.loss, lc.classes, 9)
+	var before, after runtime.MemStats
+	runtime.ReadMemStats(&before)
+	const calls = 10
+	for range calls {
+		if _, err := o.Neighbour(3, ex, ey); err != nil {
+			t.Fatal(err)
+		}
+	}
+	runtime.ReadMemStats(&after)
+	if b := (after.TotalAlloc - before.TotalAlloc) / calls; b > n {
+		t.Errorf("Neighbour allocated %d bytes per call on %d rows, want a few hundred", b, n)
+	}
+}

@@ -81,9 +81,9 @@ func (o *Objective) segmentCurvature(w0, w1 []float64) []float64 {
 		a, b, s := z0[i*k:(i+1)*k], z1[i*k:(i+1)*k], h[i*kk:(i+1)*kk]
 		if o.margin != nil {
 			if dz := b[0] - a[0]; math.Abs(dz) > 1e-6*(1+math.Abs(a[0])) {
-				c, y := math.Inf(1), o.y[i]
+				c, y := math.Inf(1), o.label(i)
 				if o.clip > 0 {
-					c = o.caps[i]
+					c = o.capAt(i)
 				}
 				s[0] = (o.deriv(b[0], y, c) - o.deriv(a[0], y, c)) / dz
 				return

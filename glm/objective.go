@@ -70,8 +70,9 @@ type Config struct {
 // another one on the same rows, which may be used concurrently with it.
 type Objective struct {
 	x        *mat.Dense // the n x d rows, read only
-	y        []float64  // the labels of the view: the n rows of x, then the extra rows
+	y        []float64  // the labels of the n rows of x (label, labels)
 	ex       *mat.Dense // the extra rows (E x d), nil for none
+	ey       []float64  // the labels of the extra rows, read in place
 	skip     int        // the row of x left out of every sum, -1 for none
 	loss     losses.Loss
 	margin   losses.Margin        // the scalar view (K = 1), nil otherwise
@@ -81,7 +82,8 @@ type Objective struct {
 	lambda   float64
 	b        []float64
 	clip     float64
-	caps     []float64 // G/||x_i|| for the rows of the view (clipping only)
+	caps     []float64 // G/||x_i|| for the n rows of x (clipping only; capAt)
+	ecaps    []float64 // the same for the extra rows
 	cfg      Config
 
 	s scratch
@@ -147,7 +149,8 @@ func New(X *mat.Dense, y []float64, cfg Config) (*Objective, error) {
 // its ridge weight n Lambda and its linear term, so the neighbour's lambda
 // is Lambda n/m' for its m' rows (docs/DESIGN.md, section 8). o must be an
 // Objective that New returned. The neighbour shares o's rows and clipping
-// caps and has its own scratch. Errors wrap ErrConfig.
+// caps, reads X and y in place (they must not change while the neighbour
+// is in use) and has its own scratch. Errors wrap ErrConfig.
 func (o *Objective) Neighbour(skip int, X *mat.Dense, y []float64) (*Objective, error) {
 	if o.skip >= 0 || o.e > 0 {
 		return nil, fmt.Errorf("%w: a neighbour of a neighbour", ErrConfig)
@@ -176,12 +179,13 @@ func (o *Objective) Neighbour(skip int, X *mat.Dense, y []float64) (*Objective, 
 		n: o.n, d: o.d, k: o.k, e: e, m: m, lambda: o.lambda * float64(o.n) / float64(m),
 		b: o.b, clip: o.clip, caps: o.caps, cfg: o.cfg}
 	if e > 0 {
-		nb.ex = X
-		nb.y = append(append(make([]float64, 0, o.n+e), o.y...), y...)
+		// The extra rows' labels and caps are kept apart (label, capAt): a
+		// neighbour copies nothing of o's n rows.
+		nb.ex, nb.ey = X, y
 		if o.caps != nil {
-			nb.caps = append(append(make([]float64, 0, o.n+e), o.caps...), make([]float64, e)...)
+			nb.ecaps = make([]float64, e)
 			for r := range e {
-				nb.caps[o.n+r] = o.capOf(X.RawRowView(r))
+				nb.ecaps[r] = o.capOf(X.RawRowView(r))
 			}
 		}
 	}
@@ -207,6 +211,32 @@ func (o *Objective) row(i int) []float64 {
 		return o.x.RawRowView(i)
 	}
 	return o.ex.RawRowView(i - o.n)
+}
+
+// label returns the label of row i of the view's index space.
+func (o *Objective) label(i int) float64 {
+	if i < o.n {
+		return o.y[i]
+	}
+	return o.ey[i-o.n]
+}
+
+// labels returns the labels of the m rows of the view's index space from
+// lo on, all of x's rows or all extra rows (as the passes' blocks are).
+func (o *Objective) labels(lo, m int) []float64 {
+	if lo < o.n {
+		return o.y[lo : lo+m]
+	}
+	return o.ey[lo-o.n : lo-o.n+m]
+}
+
+// capAt returns the clipping cap G/||x|| of row i of the view's index
+// space (clipping only).
+func (o *Objective) capAt(i int) float64 {
+	if i < o.n {
+		return o.caps[i]
+	}
+	return o.ecaps[i-o.n]
 }
 
 // viewRows calls f for the index of every row of the view, in order.
@@ -322,7 +352,7 @@ func (o *Objective) MarginHess(dst, z, x []float64, y float64) {
 // l_G(z).
 func (o *Objective) rowGrad1(z, y float64, i int, g []float64) float64 {
 	if o.clip > 0 {
-		c := o.caps[i]
+		c := o.capAt(i)
 		g[0] = o.deriv(z, y, c)
 		return o.value1(z, y, c)
 	}
@@ -334,18 +364,18 @@ func (o *Objective) rowGrad1(z, y float64, i int, g []float64) float64 {
 // into h.
 func (o *Objective) rowHess(h, z []float64, i int) {
 	if o.clip > 0 {
-		h[0] = o.deriv2(z[0], o.y[i], o.caps[i])
+		h[0] = o.deriv2(z[0], o.label(i), o.capAt(i))
 		return
 	}
-	o.loss.Hess(h, z, o.y[i])
+	o.loss.Hess(h, z, o.label(i))
 }
 
 // rowValue returns l_G at the row i of the view with margins z.
 func (o *Objective) rowValue(z []float64, i int) float64 {
 	if o.clip > 0 {
-		return o.value1(z[0], o.y[i], o.caps[i])
+		return o.value1(z[0], o.label(i), o.capAt(i))
 	}
-	return o.loss.Value(z, o.y[i])
+	return o.loss.Value(z, o.label(i))
 }
 
 // capOf returns the bound G/||x|| that clipping the per-example gradient

@@ -276,7 +276,7 @@ func (o *Objective) gradBlock(value bool) blockFunc {
 			k, gz := o.k, o.s.gz[part]
 			f := *sum
 			for r := range len(s) / k {
-				f += o.loss.Grad(gz, s[r*k:(r+1)*k], o.y[lo+r])
+				f += o.loss.Grad(gz, s[r*k:(r+1)*k], o.label(lo+r))
 				for cl, g := range gz {
 					c[r*k+cl] = g / mf
 				}
@@ -285,7 +285,7 @@ func (o *Objective) gradBlock(value bool) blockFunc {
 		}
 	}
 	return func(part, lo int, s, c []float64, sum *float64) {
-		y, gz := o.y[lo:lo+len(s)], o.s.gz[part]
+		y, gz := o.labels(lo, len(s)), o.s.gz[part]
 		var plus, e []float64
 		if o.logistic != nil {
 			buf := o.s.parts1[part*partsStride:]
@@ -343,7 +343,7 @@ func (o *Objective) eval(w, grad []float64) float64 {
 		var logs [rowParts]logProduct
 		sum = o.rowPass(grad, w, func(part, lo int, s, c []float64, sum *float64) {
 			copy(z[lo:], s)
-			y, hz, lp := o.y[lo:lo+len(s)], hz[lo:lo+len(s)], &logs[part]
+			y, hz, lp := o.labels(lo, len(s)), hz[lo:lo+len(s)], &logs[part]
 			buf := o.s.parts1[part*partsStride:]
 			plus, e := buf[:len(s)], buf[passRows:passRows+len(s)]
 			// Parts1's bits (the kernel's for the labels -1 and +1)
@@ -368,7 +368,7 @@ func (o *Objective) eval(w, grad []float64) float64 {
 			copy(z[lo:], s)
 			gz := o.s.gz[part]
 			for r, sr := range s {
-				*sum += o.rowGrad1(sr, o.y[lo+r], lo+r, gz)
+				*sum += o.rowGrad1(sr, o.label(lo+r), lo+r, gz)
 				c[r] = gz[0]
 			}
 		})
@@ -376,7 +376,7 @@ func (o *Objective) eval(w, grad []float64) float64 {
 		sum = o.rowPass(grad, w, func(_, lo int, s, c []float64, sum *float64) {
 			copy(z[lo*k:], s)
 			for r := range len(s) / k {
-				*sum += o.loss.Grad(c[r*k:(r+1)*k], s[r*k:(r+1)*k], o.y[lo+r])
+				*sum += o.loss.Grad(c[r*k:(r+1)*k], s[r*k:(r+1)*k], o.label(lo+r))
 			}
 		})
 	}

@@ -194,6 +194,23 @@ func (a *Analysis) FlipSensitivities() ([]float64, error) {
 	return out, nil
 }
 
+// RemoveNormsFlips returns RemoveNorms and FlipSensitivities together, bit
+// for bit, from one batch over the rows: each row's point is solved once
+// (H^{-1} U) for both of its neighbours, the row removed and the row with
+// its label flipped, where the two calls solve it twice.
+func (a *Analysis) RemoveNormsFlips() ([]Diff, []float64, error) {
+	n := a.p.n
+	diffs, flips := make([]Diff, n), make([]float64, n)
+	err := a.batch(n, func(i int) (nbSpec, error) { return a.removeFlipSpec(i), nil }, func(i int, ds []Diff) {
+		diffs[i], flips[i] = ds[0], ds[1].L2
+		diffs[i].V = nil
+	}, false)
+	if err != nil {
+		return nil, nil, err
+	}
+	return diffs, flips, nil
+}
+
 // AddAll returns Add for every row of x (labels y), in order (batch).
 func (a *Analysis) AddAll(x *mat.Dense, y []float64) ([]Diff, error) { return a.addAll(x, y, true) }
 

@@ -162,7 +162,8 @@ func TestOneStepGolden(t *testing.T) {
 
 // TestNormsMatchAll checks RemoveNorms, FlipNorms and AddNorms against
 // RemoveAll, FlipAll and AddAll: the same norms, bounds and upper bounds, V dropped, Dim kept;
-// FlipSensitivities against FlipNorms' L2. The rows make at least two chunks for every goroutine of batch, so that
+// FlipSensitivities against FlipNorms' L2, and RemoveNormsFlips against
+// RemoveNorms and FlipSensitivities, bit for bit. The rows make at least two chunks for every goroutine of batch, so that
 // the norms come from chunks in reused memory (batchScratch).
 func TestNormsMatchAll(t *testing.T) {
 	x, y := pdptest.Synth(2*chunkRows*runtime.GOMAXPROCS(0)+17, 5, losses.Softmax{}, 3, 8)
@@ -172,6 +173,9 @@ func TestNormsMatchAll(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	checkRemoveFlips(t, a, flipL2)
+	lx, ly := pdptest.Synth(chunkRows*runtime.GOMAXPROCS(0)+33, 4, losses.Logistic{}, 0, 10)
+	checkRemoveFlips(t, mustAnalysis(t, lx, ly, Config{Loss: losses.Logistic{}, Lambda: 1e-3}), nil)
 	for _, c := range []struct {
 		name       string
 		all, norms func() ([]Diff, error)
@@ -202,6 +206,31 @@ func TestNormsMatchAll(t *testing.T) {
 			if l2 != w2 || l1 != w1 {
 				t.Errorf("%s %d: upper %v %v, want %v %v", c.name, i, l2, l1, w2, w1)
 			}
+		}
+	}
+}
+
+// checkRemoveFlips checks RemoveNormsFlips against RemoveNorms and
+// FlipSensitivities (flipL2, nil: computed), bit for bit.
+func checkRemoveFlips(t *testing.T, a *Analysis, flipL2 []float64) {
+	t.Helper()
+	var err error
+	if flipL2 == nil {
+		if flipL2, err = a.FlipSensitivities(); err != nil {
+			t.Fatal(err)
+		}
+	}
+	removed, err := a.RemoveNorms()
+	if err != nil {
+		t.Fatal(err)
+	}
+	both, flips, err := a.RemoveNormsFlips()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i, d := range removed {
+		if fmt.Sprintf("%+v", both[i]) != fmt.Sprintf("%+v", d) || math.Float64bits(flips[i]) != math.Float64bits(flipL2[i]) {
+			t.Fatalf("row %d: RemoveNormsFlips %+v, %v; want %+v, %v", i, both[i], flips[i], d, flipL2[i])
 		}
 	}
 }

@@ -397,6 +397,13 @@ func (a *Analysis) flipSpec(i int) nbSpec {
 	return nbSpec{pts: [][]float64{x}, sets: [][]nbRow{{{0, y, -1}, {0, a.FlipLabel(x, y), 1}}}}
 }
 
+// removeFlipSpec is removeSpec's and flipSpec's neighbours of row i in
+// one spec, on the row's one point: removed (set 0), flipped (set 1).
+func (a *Analysis) removeFlipSpec(i int) nbSpec {
+	x, y := a.p.x.RawRowView(i), a.p.y[i]
+	return nbSpec{pts: [][]float64{x}, sets: [][]nbRow{{{0, y, -1}}, {{0, y, -1}, {0, a.FlipLabel(x, y), 1}}}}
+}
+
 func (a *Analysis) checkTarget(x []float64, y float64) error {
 	if len(x) != a.p.d {
 		return fmt.Errorf("%w: target of %d features, want %d", ErrInput, len(x), a.p.d)

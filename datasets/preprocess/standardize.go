@@ -37,17 +37,40 @@ type Standardizer struct {
 // or a NaN or infinite entry.
 func FitStandardizer(X mat.Matrix) (*Standardizer, error) { return fitStandardizer(X, false) }
 
+// rowViewer is a matrix whose rows can be read as slices (*mat.Dense):
+// FitStandardizer reads it a row at a time instead of through At.
+type rowViewer interface {
+	mat.Matrix
+	RawRowView(i int) []float64
+}
+
 // fitStandardizer is FitStandardizer; with missing, a NaN entry is a
 // missing value: skipped, each column's statistics taken over its other
-// entries (mean 0 and scale 1 for a column with none).
+// entries (mean 0 and scale 1 for a column with none). A rowViewer is
+// read a row at a time (fitRows), any other matrix a column at a time
+// through At; the statistics are the same bit for bit, since each
+// column's sums run over its entries in row order either way.
 func fitStandardizer(X mat.Matrix, missing bool) (*Standardizer, error) {
 	if X == nil {
 		return nil, fmt.Errorf("%w: nil matrix", datasets.ErrInvalid)
 	}
-	n, d := X.Dims()
+	n, _ := X.Dims()
 	if n == 0 {
 		return nil, fmt.Errorf("%w: no rows to fit a standardizer on", datasets.ErrInvalid)
 	}
+	if rv, ok := X.(rowViewer); ok {
+		if s, ok := fitRows(rv, missing); ok {
+			return s, nil
+		}
+		// A non-finite entry: the column pass names the first one in
+		// column order, as it always has.
+	}
+	return fitColumns(X, missing)
+}
+
+// fitColumns is fitStandardizer through At, one column at a time.
+func fitColumns(X mat.Matrix, missing bool) (*Standardizer, error) {
+	n, d := X.Dims()
 	s := &Standardizer{Mean: make([]float64, d), Scale: make([]float64, d), N: n}
 	for j := 0; j < d; j++ {
 		var maxAbs float64
@@ -67,13 +90,7 @@ func fitStandardizer(X mat.Matrix, missing bool) (*Standardizer, error) {
 			s.Mean[j], s.Scale[j] = 0, 1
 			continue
 		}
-		// The sums run on the column divided by its largest magnitude, so
-		// that entries near the float64 range (above about 1e154 their
-		// squares overflow) give a finite mean and scale.
-		m := maxAbs
-		if m == 0 {
-			m = 1
-		}
+		m := colScale(maxAbs)
 		var sum float64
 		for i := 0; i < n; i++ {
 			if v := X.At(i, j); !math.IsNaN(v) {
@@ -88,14 +105,86 @@ func fitStandardizer(X mat.Matrix, missing bool) (*Standardizer, error) {
 				ss += r * r
 			}
 		}
-		sd := math.Sqrt(ss/float64(rows)) * m
-		mean *= m
-		if sd <= 10*eps*maxAbs || math.IsInf(sd, 0) {
-			sd = 1
-		}
-		s.Mean[j], s.Scale[j] = mean, sd
+		s.Mean[j], s.Scale[j] = colStats(mean, ss, rows, m, maxAbs)
 	}
 	return s, nil
+}
+
+// fitRows is fitStandardizer over the rows of X read as slices, with one
+// accumulator per column; ok is false at a non-finite entry (not a
+// missing one).
+func fitRows(X rowViewer, missing bool) (s *Standardizer, ok bool) {
+	n, d := X.Dims()
+	s = &Standardizer{Mean: make([]float64, d), Scale: make([]float64, d), N: n}
+	maxAbs, sum, ss := make([]float64, d), make([]float64, d), make([]float64, d)
+	rows := make([]int, d)
+	for i := range n {
+		for j, v := range X.RawRowView(i)[:d] {
+			if missing && math.IsNaN(v) {
+				continue
+			}
+			if !check.Finite(v) {
+				return nil, false
+			}
+			maxAbs[j] = math.Max(maxAbs[j], math.Abs(v))
+			rows[j]++
+		}
+	}
+	m := make([]float64, d)
+	for j := range m {
+		m[j] = colScale(maxAbs[j])
+	}
+	for i := range n {
+		for j, v := range X.RawRowView(i)[:d] {
+			if !math.IsNaN(v) {
+				sum[j] += v / m[j]
+			}
+		}
+	}
+	mean := make([]float64, d)
+	for j := range mean {
+		if rows[j] > 0 {
+			mean[j] = sum[j] / float64(rows[j])
+		}
+	}
+	for i := range n {
+		for j, v := range X.RawRowView(i)[:d] {
+			if !math.IsNaN(v) {
+				r := v/m[j] - mean[j]
+				ss[j] += r * r
+			}
+		}
+	}
+	for j := range d {
+		if rows[j] == 0 {
+			s.Mean[j], s.Scale[j] = 0, 1
+			continue
+		}
+		s.Mean[j], s.Scale[j] = colStats(mean[j], ss[j], rows[j], m[j], maxAbs[j])
+	}
+	return s, true
+}
+
+// colScale is the divisor of a column's sums: its largest magnitude, so
+// that entries near the float64 range (above about 1e154 their squares
+// overflow) give a finite mean and scale; 1 for a zero column.
+func colScale(maxAbs float64) float64 {
+	if maxAbs == 0 {
+		return 1
+	}
+	return maxAbs
+}
+
+// colStats returns a column's mean and scale from its sums over its rows
+// entries divided by m: the mean of the quotients, and the sum of their
+// squared deviations ss. The scale is 1 for a constant column.
+func colStats(mean, ss float64, rows int, m, maxAbs float64) (float64, float64) {
+	sd := math.Sqrt(ss/float64(rows)) * m
+	mean *= m
+	if sd <= 10*eps*maxAbs || math.IsInf(sd, 0) {
+		sd = 1
+	}
+	return mean, sd
 }
 
 // eps is the machine epsilon of float64.

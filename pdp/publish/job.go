@@ -86,6 +86,11 @@ type Options struct {
 	CheckOut func(files []string) error
 	// ReadModel reads Model (nil: modelfile.ReadFile).
 	ReadModel func(path string) (*modelfile.Released, error)
+	// PeakHeap, when not nil, is called once the data of a simulated
+	// release are read (not with Model), before the analysis, with
+	// report.PeakHeap's estimate of the live heap the analysis will peak
+	// at: the pdp command sizes its soft memory limit from it.
+	PeakHeap func(bytes int64)
 }
 
 // SummaryOptions are the settings of the DP summary of a Job, given

@@ -150,6 +150,10 @@ func (j *Job) simulate() (*report.Result, error) {
 	if err != nil {
 		return nil, err
 	}
+	if j.PeakHeap != nil {
+		n, d := ds.X.Dims()
+		j.PeakHeap(report.PeakHeap(n, d, j.lossFn.Outputs(len(ds.Classes))))
+	}
 	sim := report.Simulation{
 		Rows: report.Rows{ExactTop: j.ExactTop, Top: j.Top}, Loss: j.lossFn, Lambda: j.Lambda,
 		Mechanism: j.mech, Epsilon: j.Epsilon, Delta: j.Delta, TestFrac: j.TestFrac, Seed: j.Seed,

@@ -308,7 +308,9 @@ type extras struct {
 // on-average KL-privacy of a Gaussian release, the data-dependent pDP for
 // all targets, and the report. It returns the refined rows too.
 func analyse(a *pdp.Analysis, m pdp.PrivacyLoss, lambda float64, ids []int, opts Rows, ex extras) (*Result, []int, error) {
-	diffs, err := a.RemoveNorms()
+	// The label-flipped copies come from the same batch (each row's point
+	// solved once for both).
+	diffs, flips, err := a.RemoveNormsFlips()
 	if err != nil {
 		return nil, nil, err
 	}
@@ -336,13 +338,10 @@ func analyse(a *pdp.Analysis, m pdp.PrivacyLoss, lambda float64, ids []int, opts
 			rep.IdentityGap = &g
 		}
 	}
-	res := &Result{Report: rep, IDs: ids, Diffs: diffs, Epsilons: eps, a: a}
+	res := &Result{Report: rep, IDs: ids, Diffs: diffs, Epsilons: eps, FlipSensitivities: flips, a: a}
 
 	// Replace-one: the label-flipped copies, and the bound over every
 	// replacement.
-	if res.FlipSensitivities, err = a.FlipSensitivities(); err != nil {
-		return nil, nil, err
-	}
 	var ratios []float64
 	for i, f := range res.FlipSensitivities {
 		if one[i] > 0 {

@@ -100,7 +100,7 @@ func (sim *Simulation) mapRows(ds *datasets.Dataset, idx []int, std *preprocess.
 
 // rowsAt is the matrix of the rows of x at the positions idx, in that
 // order, read in place: the training rows for FitStandardizer without a
-// copy of them.
+// copy of them, read a row at a time.
 type rowsAt struct {
 	x   *mat.Dense
 	idx []int
@@ -114,6 +114,10 @@ func (m rowsAt) Dims() (r, c int) {
 
 // At returns entry j of the row at position i.
 func (m rowsAt) At(i, j int) float64 { return m.x.At(m.idx[i], j) }
+
+// RawRowView returns the row at position i, in place: FitStandardizer
+// reads the rows as slices.
+func (m rowsAt) RawRowView(i int) []float64 { return m.x.RawRowView(m.idx[i]) }
 
 // T returns the transpose.
 func (m rowsAt) T() mat.Matrix { return mat.Transpose{Matrix: m} }

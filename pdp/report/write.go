@@ -3,7 +3,6 @@ package report
 import (
 	"bufio"
 	"encoding/json"
-	"fmt"
 	"io"
 	"math"
 	"os"
@@ -91,23 +90,48 @@ var CSVColumns = []string{"id", "sensitivity", "eps", "kind", "sensitivity_one_s
 // upper bound, their kind and the one-step value.
 var TargetColumns = []string{"id", "sensitivity", "eps", "kind", "sensitivity_one_step", "leverage", "residual"}
 
-// g formats a number for the CSV files.
-func g(v float64) string { return strconv.FormatFloat(v, 'g', 10, 64) }
+// field appends a comma and v formatted for the CSV files (10
+// significant digits, strconv's 'g').
+func field(b []byte, v float64) []byte {
+	return strconv.AppendFloat(append(b, ','), v, 'g', 10, 64)
+}
 
-// writeCSV writes a row per training row (CSVColumns).
+// text appends a comma and s.
+func text(b []byte, s string) []byte { return append(append(b, ','), s...) }
+
+// leverage appends a comma and a difference's leverage, nothing after the
+// comma when it has none (K > 1).
+func leverage(b []byte, d pdp.Diff) []byte {
+	if math.IsNaN(d.Leverage) {
+		return append(b, ',')
+	}
+	return field(b, d.Leverage)
+}
+
+// writeCSV writes a row per training row (CSVColumns), each appended into
+// one reused buffer.
 func (r *Result) writeCSV(out io.Writer) error {
 	w := bufio.NewWriter(out)
-	fmt.Fprintln(w, strings.Join(CSVColumns, ","))
+	w.WriteString(strings.Join(CSVColumns, ",") + "\n")
+	var b []byte
 	for i, d := range r.Diffs {
 		up, _, _ := d.Upper()
-		rep, repEps, flip := "", "", ""
+		b = strconv.AppendInt(b[:0], int64(r.IDs[i]), 10)
+		b = text(field(field(b, up), r.Epsilons[i]), d.Kind())
+		b = field(b, d.L2)
 		if r.Replace != nil {
-			rep, repEps = g(r.Replace[i]), g(r.ReplaceEpsilons[i])
+			b = field(field(b, r.Replace[i]), r.ReplaceEpsilons[i])
+		} else {
+			b = append(b, ",,"...)
 		}
 		if r.FlipSensitivities != nil {
-			flip = g(r.FlipSensitivities[i])
+			b = field(b, r.FlipSensitivities[i])
+		} else {
+			b = append(b, ',')
 		}
-		fmt.Fprintf(w, "%d,%s,%s,%s,%s,%s,%s,%s,%s,%s,%t\n", r.IDs[i], g(up), g(r.Epsilons[i]), d.Kind(), g(d.L2), rep, repEps, flip, leverage(d), g(d.Residual), d.Exact)
+		b = field(leverage(b, d), d.Residual)
+		b = append(strconv.AppendBool(append(b, ','), d.Exact), '\n')
+		w.Write(b)
 	}
 	return w.Flush()
 }
@@ -115,18 +139,14 @@ func (r *Result) writeCSV(out io.Writer) error {
 // writeTargets writes a row per held-out target (TargetColumns).
 func (r *Result) writeTargets(out io.Writer) error {
 	w := bufio.NewWriter(out)
-	fmt.Fprintln(w, strings.Join(TargetColumns, ","))
+	w.WriteString(strings.Join(TargetColumns, ",") + "\n")
+	var b []byte
 	for i, d := range r.TargetDiffs {
 		up, _, _ := d.Upper()
-		fmt.Fprintf(w, "%d,%s,%s,%s,%s,%s,%s\n", r.TargetIDs[i], g(up), g(r.TargetEpsilons[i]), d.Kind(), g(d.L2), leverage(d), g(d.Residual))
+		b = strconv.AppendInt(b[:0], int64(r.TargetIDs[i]), 10)
+		b = text(field(field(b, up), r.TargetEpsilons[i]), d.Kind())
+		b = field(leverage(field(b, d.L2), d), d.Residual)
+		w.Write(append(b, '\n'))
 	}
 	return w.Flush()
-}
-
-// leverage formats a difference's leverage, empty when it has none (K > 1).
-func leverage(d pdp.Diff) string {
-	if math.IsNaN(d.Leverage) {
-		return ""
-	}
-	return g(d.Leverage)
 }
