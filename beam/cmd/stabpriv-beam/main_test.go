@@ -350,3 +350,37 @@ func TestInputAlias(t *testing.T) {
 		t.Errorf("--input and --data: exit %d, want 2; stderr:\n%s", code, tail(stderr))
 	}
 }
+
+// TestRunners: a runner the command does not link (dot, which beamx would
+// add) is refused at launch with exit 2, naming the runners it offers,
+// instead of Beam's fatal "not registered" once the pipeline is built; a
+// linked runner other than the default (direct) runs and writes the model.
+func TestRunners(t *testing.T) {
+	self, err := os.Executable()
+	if err != nil {
+		t.Fatal(err)
+	}
+	dir := t.TempDir()
+	for k := range 2 {
+		if err := os.WriteFile(filepath.Join(dir, fmt.Sprintf("shard-%d.csv", k)), []byte(shardRows(k, 60)), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	run := func(runner, out string) (int, string) {
+		cmd := exec.Command(self, "--runner", runner, "--data", filepath.Join(dir, "shard-*.csv"), "--out", out,
+			"--label", "y", "--classes", "neg,pos", "--bounds-all", "-3,5", "--epsilon", "1", "--partitions", "2", "--log-level", "error")
+		cmd.Env = append(os.Environ(), runMainEnv+"=1")
+		return exitOf(t, cmd)
+	}
+	want := "--runner dot: not a runner of this command; use one of prism, direct, universal, flink, spark, dataflow"
+	if code, stderr := run("dot", filepath.Join(dir, "dot.json")); code != 2 || !strings.Contains(stderr, want) {
+		t.Errorf("--runner dot: exit %d, want 2 and %q; stderr:\n%s", code, want, tail(stderr))
+	}
+	out := filepath.Join(dir, "direct.json")
+	if code, stderr := run("direct", out); code != 0 {
+		t.Errorf("--runner direct: exit %d, want 0; stderr:\n%s", code, tail(stderr))
+	}
+	if _, err := modelfile.ReadFile(out); err != nil {
+		t.Errorf("--runner direct wrote no model file: %v", err)
+	}
+}
