@@ -16,12 +16,14 @@ run:
 # assembly kernels on the other builds whose bits they promise: the Go
 # loops (purego), GOAMD64=v3 (where the compiler may fuse products) and a
 # processor reported without AVX (math.Exp's other path). go vet ./... has
-# run every analyzer on every package and its tests, so the test runs of
-# the same files skip go test's own vet (-vet=off), as does the graph build,
-# which adds one file of an import and a constant that its compile checks;
-# the purego build, whose kernel files differ, keeps it.
+# run every analyzer on every package and its tests, and go vet -tags graph
+# on the command's files of that build (the engine's registration and the
+# test of a program's own Gorgonia graph, which keeps Gorgonia out of the
+# default test and fuzz builds), so the test runs of the same files skip go
+# test's own vet (-vet=off); the purego build, whose kernel files differ,
+# keeps it.
 KERNEL_PKGS = ./internal/kernel/ ./glm/ ./objpert/ ./trainer/
-GRAPH_TESTS = ^(TestEngineGraphBuild|TestPinnedModels|TestTrainLosses)$$
+GRAPH_TESTS = ^(TestEngineGraphBuild|TestPinnedModels|TestTrainLosses|TestCertifyGraphDPSGD|TestCLISecureGaussian)$$
 # Without cgo, as the Beam workers are built: the tests and the workers
 # then share one build of the standard library and of the Beam SDK.
 test: export CGO_ENABLED = 0
@@ -66,6 +68,7 @@ fuzz:
 
 vet:
 	$(GO) vet ./...
+	$(GO) vet -tags graph ./cmd/stabpriv/
 
 # go.mod and go.sum of both modules (the root and beam/) as go mod tidy
 # leaves them: -diff prints what tidy would change and fails without
