@@ -228,8 +228,14 @@ beam-workers:
 	$(call GO_BUILD,beam,CGO_ENABLED=0 GOOS=linux,-ldflags='-s -w' -o $(BEAM_BIN)/stabpriv-beam ./cmd/stabpriv-beam,stabpriv-beam worker)
 	$(call GO_BUILD,beam,CGO_ENABLED=0 GOOS=linux,-ldflags='-s -w' -o $(BEAM_BIN)/boot github.com/apache/beam/sdks/v2/go/container,Beam boot loader)
 
+# go vet ./... (every analyzer, as make vet at the root) and not go test's
+# own vet (a subset): vet's facts of a package are cached by its analyzers,
+# so the facts of the standard library, gonum and stabpriv that make vet
+# computed serve here, and only the Beam SDK's are computed (about 15 CPU-s
+# less in a cold make test).
 test-beam: beam-workers
-	cd beam && STABPRIV_BEAM_BIN=$(BEAM_BIN) $(GO) test -count=1 ./...
+	cd beam && $(GO) vet ./...
+	cd beam && STABPRIV_BEAM_BIN=$(BEAM_BIN) $(GO) test -count=1 -vet=off ./...
 
 beam-bench:
 	cd beam && $(GO) run ./bench --adult $(abspath $(DATA))/adult
