@@ -16,20 +16,34 @@ run:
 # assembly kernels on the other builds whose bits they promise: the Go
 # loops (purego), GOAMD64=v3 (where the compiler may fuse products) and a
 # processor reported without AVX (math.Exp's other path). go vet ./... has
-# run every analyzer on every package and its tests, so the test runs of
-# the same files skip go test's own vet (-vet=off), as does the graph build,
-# which adds one file of an import and a constant that its compile checks;
-# the purego build, whose kernel files differ, keeps it.
+# run every analyzer on every package and its tests, and go vet -tags graph
+# on the command's files of that build (the engine's registration and the
+# test of a program's own Gorgonia graph, which keeps Gorgonia out of the
+# default test and fuzz builds), so the test runs of the same files skip go
+# test's own vet (-vet=off); the purego build, whose kernel files differ,
+# is vetted by go vet -tags purego, whose facts of the packages it shares
+# with the default build are the ones go vet ./... cached (go test's vet, a
+# subset of analyzers, would compute its own for all of them).
 KERNEL_PKGS = ./internal/kernel/ ./glm/ ./objpert/ ./trainer/
-GRAPH_TESTS = ^(TestEngineGraphBuild|TestPinnedModels|TestTrainLosses)$$
+GRAPH_TESTS = ^(TestEngineGraphBuild|TestPinnedModels|TestTrainLosses|TestCertifyGraphDPSGD|TestCLISecureGaussian)$$
 # Without cgo, as the Beam workers are built: the tests and the workers
 # then share one build of the standard library and of the Beam SDK.
 test: export CGO_ENABLED = 0
+# make test, the Beam tests and the workers compile without DWARF (NODWARF,
+# added to the go command's GOFLAGS): no check reads it (a panic's trace
+# and runtime.Caller use the line tables, which stay), the workers are
+# linked with -w, which drops it, and it is 10 to 30% of each package's
+# compile (about 60 CPU-s of a cold make test). The three targets share
+# one build; a go test or go build by hand (with DWARF) builds its own.
+NODWARF = -gcflags=all=-dwarf=false
+TEST_GOFLAGS := $(strip $(filter-out $(NODWARF),$(shell $(GO) env GOFLAGS)) $(NODWARF))
+test test-beam beam-workers: export GOFLAGS = $(TEST_GOFLAGS)
 test: vet tidy-check
 	$(GO) test -count=1 -vet=off -timeout 9m ./...
 	$(GO) test -count=1 -vet=off -tags graph -run '$(GRAPH_TESTS)' ./cmd/stabpriv/
 	$(MAKE) test-beam
-	$(GO) test -count=1 -tags purego $(KERNEL_PKGS)
+	$(GO) vet -tags purego $(KERNEL_PKGS)
+	$(GO) test -count=1 -vet=off -tags purego $(KERNEL_PKGS)
 	GOAMD64=v3 $(GO) test -count=1 -vet=off $(KERNEL_PKGS)
 	GODEBUG=cpu.avx=off $(GO) test -count=1 -vet=off $(KERNEL_PKGS)
 	$(MAKE) fuzz FUZZTIME=3s FUZZVET=-vet=off
@@ -66,6 +80,7 @@ fuzz:
 
 vet:
 	$(GO) vet ./...
+	$(GO) vet -tags graph ./cmd/stabpriv/
 
 # go.mod and go.sum of both modules (the root and beam/) as go mod tidy
 # leaves them: -diff prints what tidy would change and fails without
@@ -225,8 +240,14 @@ beam-workers:
 	$(call GO_BUILD,beam,CGO_ENABLED=0 GOOS=linux,-ldflags='-s -w' -o $(BEAM_BIN)/stabpriv-beam ./cmd/stabpriv-beam,stabpriv-beam worker)
 	$(call GO_BUILD,beam,CGO_ENABLED=0 GOOS=linux,-ldflags='-s -w' -o $(BEAM_BIN)/boot github.com/apache/beam/sdks/v2/go/container,Beam boot loader)
 
+# go vet ./... (every analyzer, as make vet at the root) and not go test's
+# own vet (a subset): vet's facts of a package are cached by its analyzers,
+# so the facts of the standard library, gonum and stabpriv that make vet
+# computed serve here, and only the Beam SDK's are computed (about 15 CPU-s
+# less in a cold make test).
 test-beam: beam-workers
-	cd beam && STABPRIV_BEAM_BIN=$(BEAM_BIN) $(GO) test -count=1 ./...
+	cd beam && $(GO) vet ./...
+	cd beam && STABPRIV_BEAM_BIN=$(BEAM_BIN) $(GO) test -count=1 -vet=off ./...
 
 beam-bench:
 	cd beam && $(GO) run ./bench --adult $(abspath $(DATA))/adult

@@ -49,7 +49,7 @@
 //	          noise c times the bound for one row (docs/DESIGN.md, 7.1).
 //	          The IDs are counted, not gathered: each block emits its IDs,
 //	          the repeats across blocks and shards are removed per ID
-//	          (filter.Distinct: keyed by the ID, combined per key), and one
+//	          (distinctIDs: keyed by the ID, combined per key), and one
 //	          combine adds each distinct ID's partition and held-out flag
 //	          into a count of P + 1 integers (placement.IDCounts), the side
 //	          input of the layout and the release; no worker holds the list

@@ -80,7 +80,7 @@ func (c *idCountsIs) ProcessElement(_ []byte, counts func(*placement.IDCounts) b
 // combine that counts the distinct IDs holds no ID: its accumulator and
 // output have no string anywhere in their type, and after 10^4 IDs the
 // accumulator is still P + 1 integers. The other elements of the per-ID
-// path hold one ID each (an ID read from a block; filter.Distinct's pair
+// path hold one ID each (an ID read from a block; distinctIDs' pair
 // of an ID and 1; a pack of one ID's rows), and Count, the other global
 // combine, has no field for IDs, so no element or accumulator of the
 // pipeline holds the list of IDs.

@@ -54,6 +54,8 @@ func init() {
 	register.Emitter1[[]byte]()
 	register.Combiner3[results, []byte, results](&combineFn{})
 	register.Function2x1(addCounts)
+	register.Function1x2(idOnce)
+	register.Function2x1(oneID)
 	beam.RegisterType(reflect.TypeOf((*releaseFn)(nil)).Elem())
 	register.Emitter2[int, []byte]()
 	beam.RegisterType(reflect.TypeOf((*sinkFn)(nil)).Elem())

@@ -8,7 +8,6 @@ import (
 	"sync"
 
 	"github.com/apache/beam/sdks/v2/go/pkg/beam"
-	"github.com/apache/beam/sdks/v2/go/pkg/beam/transforms/filter"
 	"gonum.org/v1/gonum/mat"
 
 	"github.com/stabpriv/stabpriv/datasets/placement"
@@ -216,10 +215,26 @@ func (idCountsFn) ExtractOutput(n placement.IDCounts) placement.IDCounts { retur
 
 // countIDs counts the distinct IDs of ids (a PCollection of strings, an ID
 // of several blocks once per block) with Beam's transforms: the repeats
-// are removed per ID (filter.Distinct: keyed by the ID's text, combined
-// per key), and the distinct IDs are counted by one global combine
+// are removed per ID (distinctIDs: keyed by the ID's text, combined per
+// key), and the distinct IDs are counted by one global combine
 // (idCountsFn), whose output is a single placement.IDCounts.
 func countIDs(s beam.Scope, cfg Config, ids beam.PCollection) beam.PCollection {
 	s = s.Scope("stabpriv.ids")
-	return beam.Combine(s, &idCountsFn{Seed: cfg.Seed, TestFrac: cfg.TestFrac, Partitions: cfg.Partitions}, filter.Distinct(s, ids))
+	return beam.Combine(s, &idCountsFn{Seed: cfg.Seed, TestFrac: cfg.TestFrac, Partitions: cfg.Partitions}, distinctIDs(s, ids))
 }
+
+// distinctIDs is Beam's filter.Distinct for strings: each ID keyed by
+// itself, the repeats combined per key, the key kept. The SDK's filter
+// package registers a generic DoFn whose wrappers cost 7 CPU-s to compile
+// in every cold build of the worker; these two functions have plain
+// generated callers (register.Function1x2, Function2x1).
+func distinctIDs(s beam.Scope, ids beam.PCollection) beam.PCollection {
+	s = s.Scope("stabpriv.distinct")
+	return beam.DropValue(s, beam.CombinePerKey(s, oneID, beam.ParDo(s, idOnce, ids)))
+}
+
+// idOnce keys an ID by itself.
+func idOnce(id string) (string, int) { return id, 1 }
+
+// oneID combines the repeats of an ID into one.
+func oneID(_, _ int) int { return 1 }

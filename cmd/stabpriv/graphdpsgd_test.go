@@ -1,3 +1,11 @@
+//go:build graph
+
+// A program's own Gorgonia graph: built with -tags graph (make test runs
+// TestCertifyGraphDPSGD and TestCLISecureGaussian's graph case there), so
+// that the command's default test binary, and the fuzz build of
+// FuzzCommandLine that instruments every package it links, hold no
+// Gorgonia, tensor, protobuf or Arrow (about 45 CPU-s of make test).
+
 package main
 
 import (
@@ -18,6 +26,10 @@ import (
 	"github.com/stabpriv/stabpriv/modelfile"
 	"github.com/stabpriv/stabpriv/perturb"
 )
+
+func init() {
+	graphSecureRelease = func(t *testing.T) string { return graphRelease(t, nil) }
+}
 
 // graphRelease trains a Go program's own Gorgonia graph (the logistic
 // loss of <w, x>, 3 inputs) by DP-SGD on 200 rows, with noise from src,

@@ -44,12 +44,22 @@ import (
 	"io/fs"
 	"log/slog"
 	"os"
+	"slices"
 	"strings"
 
 	"github.com/apache/beam/sdks/v2/go/pkg/beam"
 	beamlog "github.com/apache/beam/sdks/v2/go/pkg/beam/log"
 	"github.com/apache/beam/sdks/v2/go/pkg/beam/runners"
-	_ "github.com/apache/beam/sdks/v2/go/pkg/beam/x/beamx" // registers every runner
+	// The runners the command offers (linkedRunners), registered by their
+	// imports: not beamx, which adds the dot runner and the SDK's
+	// reflection-optimized callers (about 7 CPU-s of a cold worker build)
+	// that the pipeline's registered functions do not use.
+	_ "github.com/apache/beam/sdks/v2/go/pkg/beam/runners/dataflow"
+	_ "github.com/apache/beam/sdks/v2/go/pkg/beam/runners/direct"
+	_ "github.com/apache/beam/sdks/v2/go/pkg/beam/runners/flink"
+	_ "github.com/apache/beam/sdks/v2/go/pkg/beam/runners/prism"
+	_ "github.com/apache/beam/sdks/v2/go/pkg/beam/runners/spark"
+	_ "github.com/apache/beam/sdks/v2/go/pkg/beam/runners/universal"
 	"github.com/sirupsen/logrus"
 
 	stabbeam "github.com/stabpriv/stabpriv/beam"
@@ -95,6 +105,9 @@ var (
 		return f
 	}()
 )
+
+// linkedRunners are the values of --runner, the runners imported above.
+var linkedRunners = []string{"prism", "direct", "universal", "flink", "spark", "dataflow"}
 
 // notPartitioned are train's flags that a partitioned fit never accepts
 // (a private selection, the private bounds estimate, the private principal
@@ -252,6 +265,9 @@ func config(set map[string]bool) (stabbeam.Config, logrus.Level, error) {
 		return stabbeam.Config{}, 0, errors.New("--data GLOB is required")
 	case *out == "":
 		return stabbeam.Config{}, 0, errors.New("--out FILE is required")
+	case *runners.Runner != "" && !slices.Contains(linkedRunners, *runners.Runner):
+		return stabbeam.Config{}, 0, fmt.Errorf("--runner %s: not a runner of this command; use one of %s",
+			*runners.Runner, strings.Join(linkedRunners, ", "))
 	}
 	run, err := shared.Check(set, nil)
 	if err != nil {

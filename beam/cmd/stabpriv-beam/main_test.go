@@ -316,20 +316,28 @@ func TestSignalStops(t *testing.T) {
 	}
 }
 
-// TestInputAlias: --input, the old name of --data, still runs (with a
-// warning that names --data); --input and --data that differ are refused.
-func TestInputAlias(t *testing.T) {
+// twoShards writes two shards of 60 rows (shardRows) into a new directory
+// and returns this test binary (which runs main with runMainEnv set), the
+// directory and the shards' glob.
+func twoShards(t *testing.T) (self, dir, glob string) {
+	t.Helper()
 	self, err := os.Executable()
 	if err != nil {
 		t.Fatal(err)
 	}
-	dir := t.TempDir()
+	dir = t.TempDir()
 	for k := range 2 {
 		if err := os.WriteFile(filepath.Join(dir, fmt.Sprintf("shard-%d.csv", k)), []byte(shardRows(k, 60)), 0o644); err != nil {
 			t.Fatal(err)
 		}
 	}
-	glob := filepath.Join(dir, "shard-*.csv")
+	return self, dir, filepath.Join(dir, "shard-*.csv")
+}
+
+// TestInputAlias: --input, the old name of --data, still runs (with a
+// warning that names --data); --input and --data that differ are refused.
+func TestInputAlias(t *testing.T) {
+	self, dir, glob := twoShards(t)
 	flags := []string{"--label", "y", "--classes", "neg,pos", "--bounds-all", "-3,5", "--mechanism", "gamma",
 		"--epsilon", "1", "--noise", "seeded", "--noise-seed", "9", "--partitions", "2", "--log-level", "error"}
 	run := func(args ...string) (int, string) {
@@ -348,5 +356,30 @@ func TestInputAlias(t *testing.T) {
 	code, stderr = run("--input", glob, "--data", filepath.Join(dir, "other-*.csv"), "--out", filepath.Join(dir, "m2.json"))
 	if code != 2 || !strings.Contains(stderr, "give --data alone") {
 		t.Errorf("--input and --data: exit %d, want 2; stderr:\n%s", code, tail(stderr))
+	}
+}
+
+// TestRunners: a runner the command does not link (dot, which beamx would
+// add) is refused at launch with exit 2, naming the runners it offers,
+// instead of Beam's fatal "not registered" once the pipeline is built; a
+// linked runner other than the default (direct) runs and writes the model.
+func TestRunners(t *testing.T) {
+	self, dir, glob := twoShards(t)
+	run := func(runner, out string) (int, string) {
+		cmd := exec.Command(self, "--runner", runner, "--data", glob, "--out", out,
+			"--label", "y", "--classes", "neg,pos", "--bounds-all", "-3,5", "--epsilon", "1", "--partitions", "2", "--log-level", "error")
+		cmd.Env = append(os.Environ(), runMainEnv+"=1")
+		return exitOf(t, cmd)
+	}
+	want := "--runner dot: not a runner of this command; use one of prism, direct, universal, flink, spark, dataflow"
+	if code, stderr := run("dot", filepath.Join(dir, "dot.json")); code != 2 || !strings.Contains(stderr, want) {
+		t.Errorf("--runner dot: exit %d, want 2 and %q; stderr:\n%s", code, want, tail(stderr))
+	}
+	out := filepath.Join(dir, "direct.json")
+	if code, stderr := run("direct", out); code != 0 {
+		t.Errorf("--runner direct: exit %d, want 0; stderr:\n%s", code, tail(stderr))
+	}
+	if _, err := modelfile.ReadFile(out); err != nil {
+		t.Errorf("--runner direct wrote no model file: %v", err)
 	}
 }
