@@ -177,7 +177,11 @@ func TestNumber(t *testing.T) {
 // budget and no mechanism the public rule chooses the setting, without
 // declared bounds they are estimated privately (the first charge of the
 // ledger), the release verifies, and it predicts held-out rows of the planted
-// model better than chance.
+// model better than chance. The release's noise is secure (fresh), so its
+// accuracy is random: a single fit falls below 0.65 with probability about
+// 1/300 (10 of 3,000 fits measured; median 0.763). The test makes three
+// fits and fails when two of them fall below: false-rejection probability
+// about 3p^2 = 3e-5 (1.3e-4 at p's 99% upper bound, 0.0065).
 func TestFitMatrixRule(t *testing.T) {
 	all, ally := logisticRows(t, 3000, 3, 2)
 	rows, y, test, ty := all[:2000], ally[:2000], all[2000:], ally[2000:]
@@ -185,6 +189,21 @@ func TestFitMatrixRule(t *testing.T) {
 	for i, r := range rows {
 		X.SetRow(i, r)
 	}
+	var low []float64
+	for range 3 {
+		if acc := fitMatrixRuleAccuracy(t, X, y, test, ty); acc < 0.65 {
+			low = append(low, acc)
+		}
+	}
+	if len(low) >= 2 {
+		t.Errorf("accuracies %v of 3 fits on held-out rows, want at least two >= 0.65", low)
+	}
+}
+
+// fitMatrixRuleAccuracy makes one fit of TestFitMatrixRule, checks what
+// does not depend on its noise and returns its accuracy on the test rows.
+func fitMatrixRuleAccuracy(t *testing.T, X *mat.Dense, y []float64, test [][]float64, ty []float64) float64 {
+	t.Helper()
 	rel, err := FitMatrix(context.Background(), X, y, Domain{Classes: []float64{-1, 1}, Features: []string{"a", "b", "c"}}, dp.Budget{Epsilon: 1}, Options{Seed: 1})
 	if err != nil {
 		t.Fatal(err)
@@ -211,9 +230,7 @@ func TestFitMatrixRule(t *testing.T) {
 			hit++
 		}
 	}
-	if acc := float64(hit) / float64(len(test)); acc < 0.65 {
-		t.Errorf("accuracy %v on held-out rows, want >= 0.65", acc)
-	}
+	return float64(hit) / float64(len(test))
 }
 
 // TestFitMatrixWarnsNoise checks that a release whose noise swamps the
