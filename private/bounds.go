@@ -128,10 +128,17 @@ func (pl *Plan) estimateBounds(features []string, rawTrain *mat.Dense) (s datase
 		if lo, hi, text, err = privbounds.EstimateCentres(rawTrain, pl.BoundsEpsilon, pl.Options.Noise); err != nil {
 			return datasets.Schema{}, 0, nil, err
 		}
+		// Why the centres: the default method, or too few rows for the
+		// ranges asked for; the message does not call rows too few that
+		// would pay for the ranges.
+		why := fmt.Sprintf("%d training rows are too few for the feature ranges of %d columns (%d needed)", n, d, minRows)
+		if pl.Options.BoundsMethod != BoundsRanges {
+			why = fmt.Sprintf("no bounds declared for %d columns (%d training rows)", d, n)
+		}
 		log.WithFields(logrus.Fields{"eps": epsB, "share": epsB / eps, "columns": d, "rows": n}).Warnf(
-			"private: %d training rows are too few for the feature ranges of %d columns (%d needed): each column is standardized by a centre and a spread estimated privately, at eps = %.3g (a share %.3g of eps), and read on the log scale g((x - m)/s); "+
+			"private: %s: each column is standardized by a centre and a spread estimated privately, at eps = %.3g (a share %.3g of eps), and read on the log scale g((x - m)/s); "+
 				"each centre or spread is off the data with probability at most %.2g (for a column without missing cells; a column's missing cells count as absent rows); declared bounds (--bounds, --bounds-all) cost nothing",
-			n, d, minRows, epsB, epsB/eps, privbounds.MissProbability(n, d, epsB))
+			why, epsB, epsB/eps, privbounds.MissProbability(n, d, epsB))
 	} else {
 		pl.EstimateBounds, pl.BoundsEpsilon, pl.publicMap = false, 0, true
 		pl.setRelease()
