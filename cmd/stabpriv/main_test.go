@@ -179,6 +179,8 @@ func TestUsageErrors(t *testing.T) {
 		{"positive for multiclass", []string{"train", "--mechanism", "none", "--data", good, "--label", "class", "--loss", "softmax", "--positive", "c1"}, "binary losses"},
 		{"regression on default data", []string{"train", "--mechanism", "none", "--loss", "squared", "--radius", "1"}, "no classes"},
 		{"missing label column", []string{"train", "--mechanism", "none", "--data", good, "--label", "species"}, "the columns are x1, x2, class"},
+		{"sweep of a CSV without --dataset", []string{"sweep", "--data", good, "--label", "class", "--out", t.TempDir()}, "needs --dataset csv"},
+		{"featsel of a CSV without --dataset", []string{"featsel", "--data", good, "--label", "class", "--out", t.TempDir()}, "needs --dataset csv"},
 		{"one class", []string{"train", "--data", good, "--label", "class", "--classes", "c0"}, "--classes c0 declares one class"},
 		{"private without classes", []string{"train", "--data", good, "--label", "class", "--mechanism", "gamma", "--bounds", bounds}, "--classes"},
 		{"bounds share leaves nothing", []string{"train", "--data", good, "--label", "class", "--mechanism", "gamma", "--classes", "c0,c1", "--bounds-share", "1"}, "leaves nothing for the release"},
