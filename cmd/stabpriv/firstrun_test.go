@@ -21,6 +21,38 @@ func TestCentresWarningGivesItsReason(t *testing.T) {
 	if !strings.Contains(stderr, "no bounds declared for 2 columns (2600 training rows)") || strings.Contains(stderr, "too few") {
 		t.Errorf("the centres' warning does not give the default method as its reason:\n%s", stderr)
 	}
+	checkShortWarnings(t, stderr)
+}
+
+// TestPublicMapWarningIsShort is a first run on a small table (120 rows,
+// too few for any feature scale): its one warning names the public map and
+// what to do, in a line a terminal shows whole.
+func TestPublicMapWarningIsShort(t *testing.T) {
+	setProgressAfter(t, quietRun)
+	data := writeCSV(t, clusters(2, 60))
+	out := filepath.Join(t.TempDir(), "m.json")
+	_, stderr, err := call(t, "train", "--data", data, "--label", "class", "--classes", "c0,c1", "--out", out)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(stderr, "public log scale") || !strings.Contains(stderr, "declare --bounds") {
+		t.Errorf("the warning does not name the public map and the remedy:\n%s", stderr)
+	}
+	checkShortWarnings(t, stderr)
+}
+
+// checkShortWarnings fails the test when a line of stderr has a message
+// longer than 300 characters.
+func checkShortWarnings(t *testing.T, stderr string) {
+	t.Helper()
+	for line := range strings.Lines(stderr) {
+		if i := strings.Index(line, `msg="`); i >= 0 {
+			msg, _, _ := strings.Cut(line[i+5:], `"`)
+			if len(msg) > 300 {
+				t.Errorf("a warning of %d characters:\n%s", len(msg), msg)
+			}
+		}
+	}
 }
 
 // TestHelpNamesMulticlassStump checks the help of train against the rule:
