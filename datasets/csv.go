@@ -103,12 +103,23 @@ func ReadCSVFile(path string, opts CSVOptions) (*Dataset, error) {
 	return ds, nil
 }
 
+// noLabel is the error, wrapping ErrSchema, of a label that names no
+// column of the header: it lists the columns and, for a header of one
+// column holding a ';' or a tab, says the file is not comma-separated.
+func noLabel(label string, header []string) error {
+	hint := ""
+	if len(header) == 1 && strings.ContainsAny(header[0], ";\t") {
+		hint = " (one column: the file is separated by ';' or tabs, not commas; save it as CSV)"
+	}
+	return fmt.Errorf("%w: no label column %q; the columns are %s%s", ErrSchema, label, strings.Join(header, ", "), hint)
+}
+
 // featureColumns returns the index of the label column of a header and
 // the feature names.
 func featureColumns(header []string, label string) (int, []string, error) {
 	labelCol := slices.Index(header, label)
 	if labelCol < 0 {
-		return 0, nil, fmt.Errorf("%w: no label column %q; the columns are %s", ErrSchema, label, strings.Join(header, ", "))
+		return 0, nil, noLabel(label, header)
 	}
 	if len(header) < 2 {
 		return 0, nil, fmt.Errorf("%w: header: no feature column besides the label %q", ErrFormat, label)

@@ -181,6 +181,8 @@ func TestUsageErrors(t *testing.T) {
 		{"missing label column", []string{"train", "--mechanism", "none", "--data", good, "--label", "species"}, "the columns are x1, x2, class"},
 		{"sweep of a CSV without --dataset", []string{"sweep", "--data", good, "--label", "class", "--out", t.TempDir()}, "needs --dataset csv"},
 		{"featsel of a CSV without --dataset", []string{"featsel", "--data", good, "--label", "class", "--out", t.TempDir()}, "needs --dataset csv"},
+		{"semicolon-separated file", []string{"train", "--data", writeFile(t, "semi.csv", strings.ReplaceAll(clusters(2, 20), ",", ";")), "--label", "class", "--classes", "c0,c1"},
+			"separated by ';' or tabs, not commas"},
 		{"one class", []string{"train", "--data", good, "--label", "class", "--classes", "c0"}, "--classes c0 declares one class"},
 		{"private without classes", []string{"train", "--data", good, "--label", "class", "--mechanism", "gamma", "--bounds", bounds}, "--classes"},
 		{"bounds share leaves nothing", []string{"train", "--data", good, "--label", "class", "--mechanism", "gamma", "--classes", "c0,c1", "--bounds-share", "1"}, "leaves nothing for the release"},
