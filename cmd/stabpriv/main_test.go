@@ -263,6 +263,7 @@ func TestRuntimeErrors(t *testing.T) {
 		{"empty file", []string{"train", "--mechanism", "none", "--data", writeCSV(t, ""), "--label", "y"}, datasets.ErrFormat, "empty", 4},
 		{"missing model", []string{"certify", filepath.Join(dir, "none.json")}, modelfile.ErrFile, "none.json", 5},
 		{"batch above n", []string{"train", "--mechanism", "none", "--batch", "100000"}, nil, "batch size", 1},
+		{"dp-sgd batch above n", []string{"train", "--mechanism", "dp-sgd", "--delta", "1e-5", "--batch", "100000"}, nil, "above the 497 training rows", 2},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
