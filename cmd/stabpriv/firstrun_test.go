@@ -80,3 +80,20 @@ func TestHelpNamesMulticlassStump(t *testing.T) {
 		}
 	}
 }
+
+// TestHoldoutSkipSaysSo is a holdout selection on 120 rows at eps = 1,
+// too few to tune: the summary says the tuning was skipped, not that a
+// setting was chosen among the candidates.
+func TestHoldoutSkipSaysSo(t *testing.T) {
+	setProgressAfter(t, quietRun)
+	data := writeCSV(t, clusters(3, 40))
+	out := filepath.Join(t.TempDir(), "m.json")
+	stdout, stderr, err := call(t, "train", "--data", data, "--label", "class", "--classes", "c0,c1,c2", "--bounds-all", "-9,9",
+		"--epsilon", "1", "--select", "holdout", "--out", out)
+	if err != nil {
+		t.Fatalf("%v\n%s", err, stderr)
+	}
+	if !strings.Contains(stdout, "holdout: tuning skipped") || strings.Contains(stdout, "tuned on 0 rows") {
+		t.Errorf("the summary does not say the tuning was skipped:\n%s", stdout)
+	}
+}
