@@ -97,3 +97,21 @@ func TestHoldoutSkipSaysSo(t *testing.T) {
 		t.Errorf("the summary does not say the tuning was skipped:\n%s", stdout)
 	}
 }
+
+// TestHelpListsFlags checks that the help of every command with flags
+// lists them, certify's --model and --log-level among them.
+func TestHelpListsFlags(t *testing.T) {
+	for _, cmd := range []string{"train", "certify", "predict", "sweep", "featsel", "pdp", "account"} {
+		stdout, stderr, err := call(t, "help", cmd)
+		help := stdout + stderr
+		if err != nil || !strings.Contains(help, "\nFlags:\n  -") {
+			t.Errorf("help %s lists no flags: %v\n%s", cmd, err, help)
+		}
+	}
+	stdout, stderr, _ := call(t, "help", "certify")
+	for _, flag := range []string{"  -model file\n", "  -log-level string\n"} {
+		if !strings.Contains(stdout+stderr, flag) {
+			t.Errorf("help certify does not list %q", flag)
+		}
+	}
+}
