@@ -183,6 +183,8 @@ func TestUsageErrors(t *testing.T) {
 		{"featsel of a CSV without --dataset", []string{"featsel", "--data", good, "--label", "class", "--out", t.TempDir()}, "needs --dataset csv"},
 		{"semicolon-separated file", []string{"train", "--data", writeFile(t, "semi.csv", strings.ReplaceAll(clusters(2, 20), ",", ";")), "--label", "class", "--classes", "c0,c1"},
 			"separated by ';' or tabs, not commas"},
+		{"file without a header row", []string{"train", "--data", writeFile(t, "nohdr.csv", "1.5,2,c0\n2.5,3,c1\n"), "--label", "class", "--classes", "c0,c1"},
+			"the first line is a data row"},
 		{"one class", []string{"train", "--data", good, "--label", "class", "--classes", "c0"}, "--classes c0 declares one class"},
 		{"private without classes", []string{"train", "--data", good, "--label", "class", "--mechanism", "gamma", "--bounds", bounds}, "--classes"},
 		{"bounds share leaves nothing", []string{"train", "--data", good, "--label", "class", "--mechanism", "gamma", "--classes", "c0,c1", "--bounds-share", "1"}, "leaves nothing for the release"},
