@@ -107,7 +107,7 @@ func ReadCSVFile(path string, opts CSVOptions) (*Dataset, error) {
 // noLabel is the error, wrapping ErrSchema, of a label that names no
 // column of the header: it lists the columns and, for a header of one
 // column holding a ';' or a tab, says the file is not comma-separated,
-// and for a header of mostly numbers, that it is a data row.
+// and for a header of a quarter numbers or more, that it may be a data row.
 func noLabel(label string, header []string) error {
 	hint := ""
 	numbers := 0
@@ -119,8 +119,8 @@ func noLabel(label string, header []string) error {
 	switch {
 	case len(header) == 1 && strings.ContainsAny(header[0], ";\t"):
 		hint = " (one column: the file is separated by ';' or tabs, not commas; save it as CSV)"
-	case 2*numbers > len(header):
-		hint = " (the first line is a data row: name the columns, as with train --header a,b,...)"
+	case 4*numbers >= len(header):
+		hint = " (the first line holds numbers: if it is a data row, name the columns, as with train --header a,b,...)"
 	}
 	return fmt.Errorf("%w: no label column %q; the columns are %s%s", ErrSchema, label, strings.Join(header, ", "), hint)
 }
