@@ -1,6 +1,7 @@
 package main
 
 import (
+	"fmt"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -11,13 +12,7 @@ import (
 // default share): the warning about the estimated centres gives the default
 // method as the reason, not too few rows, which the row count contradicts.
 func TestCentresWarningGivesItsReason(t *testing.T) {
-	setProgressAfter(t, quietRun)
-	data := writeCSV(t, clusters(2, 1300))
-	out := filepath.Join(t.TempDir(), "m.json")
-	_, stderr, err := call(t, "train", "--data", data, "--label", "class", "--classes", "c0,c1", "--out", out)
-	if err != nil {
-		t.Fatal(err)
-	}
+	_, stderr := firstRun(t, 2, 1300)
 	if !strings.Contains(stderr, "no bounds declared for 2 columns (2600 training rows)") || strings.Contains(stderr, "too few") {
 		t.Errorf("the centres' warning does not give the default method as its reason:\n%s", stderr)
 	}
@@ -28,17 +23,30 @@ func TestCentresWarningGivesItsReason(t *testing.T) {
 // too few for any feature scale): its one warning names the public map and
 // what to do, in a line a terminal shows whole.
 func TestPublicMapWarningIsShort(t *testing.T) {
-	setProgressAfter(t, quietRun)
-	data := writeCSV(t, clusters(2, 60))
-	out := filepath.Join(t.TempDir(), "m.json")
-	_, stderr, err := call(t, "train", "--data", data, "--label", "class", "--classes", "c0,c1", "--out", out)
-	if err != nil {
-		t.Fatal(err)
-	}
+	_, stderr := firstRun(t, 2, 60)
 	if !strings.Contains(stderr, "public log scale") || !strings.Contains(stderr, "declare --bounds") {
 		t.Errorf("the warning does not name the public map and the remedy:\n%s", stderr)
 	}
 	checkShortWarnings(t, stderr)
+}
+
+// firstRun runs train quietly on clusters(k, perClass), label class
+// and classes c0, c1, ..., with the flags args, and returns its stdout and
+// stderr; an error fails the test.
+func firstRun(t *testing.T, k, perClass int, args ...string) (stdout, stderr string) {
+	t.Helper()
+	setProgressAfter(t, quietRun)
+	classes := make([]string, k)
+	for i := range classes {
+		classes[i] = fmt.Sprintf("c%d", i)
+	}
+	args = append([]string{"train", "--data", writeCSV(t, clusters(k, perClass)), "--label", "class", "--classes", strings.Join(classes, ","),
+		"--out", filepath.Join(t.TempDir(), "m.json")}, args...)
+	stdout, stderr, err := call(t, args...)
+	if err != nil {
+		t.Fatalf("%v\n%s", err, stderr)
+	}
+	return stdout, stderr
 }
 
 // checkShortWarnings fails the test when a line of stderr has a message
@@ -59,13 +67,7 @@ func checkShortWarnings(t *testing.T, stderr string) {
 // three classes at a pure budget with declared bounds, far fewer features
 // than rows, release the decision stump, and the help says where it does.
 func TestHelpNamesMulticlassStump(t *testing.T) {
-	setProgressAfter(t, quietRun)
-	data := writeCSV(t, clusters(3, 40))
-	out := filepath.Join(t.TempDir(), "m.json")
-	stdout, stderr, err := call(t, "train", "--data", data, "--label", "class", "--classes", "c0,c1,c2", "--bounds-all", "-9,9", "--out", out)
-	if err != nil {
-		t.Fatalf("%v\n%s", err, stderr)
-	}
+	stdout, _ := firstRun(t, 3, 40, "--bounds-all", "-9,9")
 	if !strings.HasPrefix(stdout, "PRIVATE RELEASE: stump,") {
 		t.Fatalf("the rule did not release the stump:\n%s", stdout)
 	}
@@ -85,14 +87,7 @@ func TestHelpNamesMulticlassStump(t *testing.T) {
 // too few to tune: the summary says the tuning was skipped, not that a
 // setting was chosen among the candidates.
 func TestHoldoutSkipSaysSo(t *testing.T) {
-	setProgressAfter(t, quietRun)
-	data := writeCSV(t, clusters(3, 40))
-	out := filepath.Join(t.TempDir(), "m.json")
-	stdout, stderr, err := call(t, "train", "--data", data, "--label", "class", "--classes", "c0,c1,c2", "--bounds-all", "-9,9",
-		"--epsilon", "1", "--select", "holdout", "--out", out)
-	if err != nil {
-		t.Fatalf("%v\n%s", err, stderr)
-	}
+	stdout, _ := firstRun(t, 3, 40, "--bounds-all", "-9,9", "--epsilon", "1", "--select", "holdout")
 	if !strings.Contains(stdout, "holdout: tuning skipped") || strings.Contains(stdout, "tuned on 0 rows") {
 		t.Errorf("the summary does not say the tuning was skipped:\n%s", stdout)
 	}
