@@ -169,6 +169,8 @@ func TestUsageErrors(t *testing.T) {
 		{"test fraction", []string{"train", "--test-frac", "1"}, "--test-frac"},
 		{"dropout", []string{"train", "--dropout", "0"}, "--dropout"},
 		{"passes", []string{"train", "--passes", "0"}, "--passes"},
+		{"zero passes", []string{"train", "--mechanism", "gamma", "--passes", "0"}, "train: --passes 0, want >= 1"},
+		{"batch", []string{"train", "--mechanism", "gamma", "--batch", "0"}, "train: --batch 0, want >= 1"},
 		{"log level", []string{"train", "--log-level", "loud"}, "--log-level"},
 		{"negative lambda", []string{"train", "--lambda", "-1"}, "lambda"},
 		{"inverse-t without mu", []string{"train", "--mechanism", "none", "--schedule", "inverse-t", "--lambda", "0"}, "mu"},
