@@ -36,7 +36,7 @@ type trainFlags struct {
 func newTrainFlagSet(f *trainFlags) *flag.FlagSet {
 	fs := flag.NewFlagSet("train", flag.ContinueOnError)
 	f.Register(fs)
-	fs.StringVar(&f.data, "data", "", "CSV `file` with a header row and numeric features (default: the embedded breast-cancer data, label diagnosis); with --partitions P > 1 or --privacy-id, a glob of CSV shards")
+	fs.StringVar(&f.data, "data", "", "CSV `file` with a header row (or --header), the feature columns (numbers, missing cells, text: see --hash-buckets and --schema) and the label (default: the embedded breast-cancer data, label diagnosis); with --partitions P > 1 or --privacy-id, a glob of CSV shards")
 	fs.StringVar(&f.header, "header", "", "the column `names` a,b,... of a --data file without a header row (its first line is then a data row), such as UCI Adult's adult.data")
 	fs.StringVar(&f.ignore, "ignore", "", "leave the columns `a,b,...` out of the features (an ID, free text): chosen by name, so it reads no row")
 	fs.StringVar(&f.features, "features", "", "use only the columns `a,b,...` as features (the label and --privacy-id are kept, named or not): chosen by name, so it reads no row; the bounds and categories declared for the other columns are dropped with them")
