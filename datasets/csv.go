@@ -173,9 +173,10 @@ func (t *Table) checkFeatures(label int, name string) error {
 	return nil
 }
 
-// cellError says that cell (i, j) is not a finite number.
+// cellError says that cell (i, j) is not a finite number, and that this
+// reader takes numbers only.
 func (t *Table) cellError(i, j int) error {
-	return formatErr("", "%w", lineErr(t.Line(i), j+1, t.Columns[j], "%q is not a finite number", t.Cell(i, j)))
+	return formatErr("", "%w", lineErr(t.Line(i), j+1, t.Columns[j], "%q is not a finite number (this reader takes numeric features, none missing)", t.Cell(i, j)))
 }
 
 // dropColumn returns the matrix of the table's values without column j,
