@@ -218,7 +218,7 @@ func encodeLabels(t *Table, j int, opts CSVOptions) ([]float64, []string, string
 		return y, classes, fmt.Sprintf("label %q encoded as class indices 0..%d in sorted order: %s", opts.Label, len(classes)-1, strings.Join(classes, ", ")), nil
 	}
 	if len(classes) != 2 {
-		return nil, nil, "", fmt.Errorf("%w: binary label column %q has %d classes (%s), want 2", ErrFormat, opts.Label, len(classes), strings.Join(classes, ", "))
+		return nil, nil, "", fmt.Errorf("%w: binary label column %q has %d classes (%s), want 2 (more classes take the softmax loss)", ErrFormat, opts.Label, len(classes), strings.Join(classes, ", "))
 	}
 	if opts.Positive != "" {
 		switch opts.Positive {

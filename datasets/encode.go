@@ -372,7 +372,7 @@ func ObservedClasses(t *Table, label, positive string, loss losses.Loss) ([]stri
 	case len(c) < 2:
 		return nil, fmt.Errorf("%w: label column %q has a single class %q", ErrSchema, label, c[0])
 	case binary && len(c) != 2:
-		return nil, fmt.Errorf("%w: binary label column %q has %d classes (%s), want 2", ErrSchema, label, len(c), strings.Join(c, ", "))
+		return nil, fmt.Errorf("%w: binary label column %q has %d classes (%s), want 2 (more classes take the softmax loss)", ErrSchema, label, len(c), strings.Join(c, ", "))
 	case positive != "" && !binary:
 		return nil, fmt.Errorf("%w: a positive class applies to binary tasks", ErrSchema)
 	case positive != "":
