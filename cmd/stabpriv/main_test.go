@@ -265,6 +265,8 @@ func TestRuntimeErrors(t *testing.T) {
 		{"bad cell", []string{"train", "--mechanism", "none", "--bounds-all", "0,2", "--data", writeCSV(t, "a,y\n1,p\nx,q\n"), "--label", "y"}, datasets.ErrFormat, `data row 2, column "a"`, 4},
 		{"ragged row", []string{"train", "--mechanism", "none", "--data", writeCSV(t, "a,y\n1,p\n2\n"), "--label", "y"}, datasets.ErrFormat, "line 3", 4},
 		{"empty file", []string{"train", "--mechanism", "none", "--data", writeCSV(t, ""), "--label", "y"}, datasets.ErrFormat, "empty", 4},
+		{"shards matching no file", []string{"train", "--data", "nomatch*.csv", "--label", "y", "--classes", "p,q", "--partitions", "2", "--bounds-all", "0,1"},
+			datasets.ErrFormat, `"nomatch*.csv" matches no file under the input root "."`, 4},
 		{"pdp of three classes by the logistic loss", []string{"pdp", "--data", writeCSV(t, clusters(3, 10)), "--label", "class", "--out", filepath.Join(dir, "pd")},
 			datasets.ErrFormat, "has 3 classes (c0, c1, c2), want 2 (more classes take the softmax loss)", 4},
 		{"sweep of a text column", []string{"sweep", "--dataset", "csv", "--data", writeCSV(t, "a,y\n1,p\nx,q\n"), "--label", "y", "--out", filepath.Join(dir, "sw")},
