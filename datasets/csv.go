@@ -6,6 +6,7 @@ import (
 	"io"
 	"math"
 	"slices"
+	"strconv"
 	"strings"
 
 	"gonum.org/v1/gonum/mat"
@@ -103,12 +104,33 @@ func ReadCSVFile(path string, opts CSVOptions) (*Dataset, error) {
 	return ds, nil
 }
 
+// noLabel is the error, wrapping ErrSchema, of a label that names no
+// column of the header: it lists the columns and, for a header of one
+// column holding a ';' or a tab, says the file is not comma-separated,
+// and for a header of a quarter numbers or more, that it may be a data row.
+func noLabel(label string, header []string) error {
+	hint := ""
+	numbers := 0
+	for _, c := range header {
+		if _, err := strconv.ParseFloat(strings.TrimSpace(c), 64); err == nil {
+			numbers++
+		}
+	}
+	switch {
+	case len(header) == 1 && strings.ContainsAny(header[0], ";\t"):
+		hint = " (one column: the file is separated by ';' or tabs, not commas; save it as CSV)"
+	case 4*numbers >= len(header):
+		hint = " (the first line holds numbers: if it is a data row, name the columns, as with train --header a,b,...)"
+	}
+	return fmt.Errorf("%w: no label column %q; the columns are %s%s", ErrSchema, label, strings.Join(header, ", "), hint)
+}
+
 // featureColumns returns the index of the label column of a header and
 // the feature names.
 func featureColumns(header []string, label string) (int, []string, error) {
 	labelCol := slices.Index(header, label)
 	if labelCol < 0 {
-		return 0, nil, fmt.Errorf("%w: no label column %q; the columns are %s", ErrSchema, label, strings.Join(header, ", "))
+		return 0, nil, noLabel(label, header)
 	}
 	if len(header) < 2 {
 		return 0, nil, fmt.Errorf("%w: header: no feature column besides the label %q", ErrFormat, label)
@@ -151,9 +173,10 @@ func (t *Table) checkFeatures(label int, name string) error {
 	return nil
 }
 
-// cellError says that cell (i, j) is not a finite number.
+// cellError says that cell (i, j) is not a finite number, and that this
+// reader takes numbers only.
 func (t *Table) cellError(i, j int) error {
-	return formatErr("", "%w", lineErr(t.Line(i), j+1, t.Columns[j], "%q is not a finite number", t.Cell(i, j)))
+	return formatErr("", "%w", lineErr(t.Line(i), j+1, t.Columns[j], "%q is not a finite number (this reader takes numeric features, none missing)", t.Cell(i, j)))
 }
 
 // dropColumn returns the matrix of the table's values without column j,
@@ -195,7 +218,7 @@ func encodeLabels(t *Table, j int, opts CSVOptions) ([]float64, []string, string
 		return y, classes, fmt.Sprintf("label %q encoded as class indices 0..%d in sorted order: %s", opts.Label, len(classes)-1, strings.Join(classes, ", ")), nil
 	}
 	if len(classes) != 2 {
-		return nil, nil, "", fmt.Errorf("%w: binary label column %q has %d classes (%s), want 2", ErrFormat, opts.Label, len(classes), strings.Join(classes, ", "))
+		return nil, nil, "", fmt.Errorf("%w: binary label column %q has %d classes (%s), want 2 (more classes take the softmax loss)", ErrFormat, opts.Label, len(classes), strings.Join(classes, ", "))
 	}
 	if opts.Positive != "" {
 		switch opts.Positive {

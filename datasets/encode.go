@@ -118,7 +118,7 @@ func (t *Table) encodeHead(s Schema) (e *Encoded, label int, cat []bool, err err
 	}
 	label = slices.Index(t.Columns, s.Label)
 	if label < 0 {
-		return nil, 0, nil, fmt.Errorf("%w: no label column %q; the columns are %s", ErrSchema, s.Label, strings.Join(t.Columns, ", "))
+		return nil, 0, nil, noLabel(s.Label, t.Columns)
 	}
 	if len(t.Columns) < 2 {
 		return nil, 0, nil, fmt.Errorf("%w: no feature column besides the label %q", ErrSchema, s.Label)
@@ -362,7 +362,7 @@ func (t *Table) LabelValues(label string) []string {
 // means logistic for two classes and softmax for more.
 func ObservedClasses(t *Table, label, positive string, loss losses.Loss) ([]string, error) {
 	if slices.Index(t.Columns, label) < 0 {
-		return nil, fmt.Errorf("%w: no label column %q; the columns are %s", ErrSchema, label, strings.Join(t.Columns, ", "))
+		return nil, noLabel(label, t.Columns)
 	}
 	c := t.LabelValues(label)
 	binary := loss != nil && loss.Task() == losses.Binary || loss == nil && len(c) == 2
@@ -372,7 +372,7 @@ func ObservedClasses(t *Table, label, positive string, loss losses.Loss) ([]stri
 	case len(c) < 2:
 		return nil, fmt.Errorf("%w: label column %q has a single class %q", ErrSchema, label, c[0])
 	case binary && len(c) != 2:
-		return nil, fmt.Errorf("%w: binary label column %q has %d classes (%s), want 2", ErrSchema, label, len(c), strings.Join(c, ", "))
+		return nil, fmt.Errorf("%w: binary label column %q has %d classes (%s), want 2 (more classes take the softmax loss)", ErrSchema, label, len(c), strings.Join(c, ", "))
 	case positive != "" && !binary:
 		return nil, fmt.Errorf("%w: a positive class applies to binary tasks", ErrSchema)
 	case positive != "":

@@ -54,6 +54,11 @@ func (r *Released) splitRows(t *datasets.Table, held bool) (X *mat.Dense, y []fl
 	if t != nil && !slices.Contains(t.Columns, r.Schema.Label) {
 		return nil, nil, nil, fmt.Errorf("%w: %s has no column %q, the model's label: not the table of this model", datasets.ErrFormat, t.Source, r.Schema.Label)
 	}
+	for _, f := range r.Preprocessing.Features {
+		if t != nil && !slices.Contains(t.Columns, f) {
+			return nil, nil, nil, fmt.Errorf("%w: %s has no column %q, a feature of the model: not the table of this model", datasets.ErrFormat, t.Source, f)
+		}
+	}
 	// The columns the fit left out by name (train --ignore, --features) are
 	// left out again: the model's features, in order, must remain.
 	var extra []string

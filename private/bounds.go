@@ -128,10 +128,17 @@ func (pl *Plan) estimateBounds(features []string, rawTrain *mat.Dense) (s datase
 		if lo, hi, text, err = privbounds.EstimateCentres(rawTrain, pl.BoundsEpsilon, pl.Options.Noise); err != nil {
 			return datasets.Schema{}, 0, nil, err
 		}
+		// Why the centres: the default method, or too few rows for the
+		// ranges asked for; the message does not call rows too few that
+		// would pay for the ranges.
+		why := fmt.Sprintf("%d training rows are too few for the feature ranges of %d columns (%d needed)", n, d, minRows)
+		if pl.Options.BoundsMethod != BoundsRanges {
+			why = fmt.Sprintf("no bounds declared for %d columns (%d training rows)", d, n)
+		}
 		log.WithFields(logrus.Fields{"eps": epsB, "share": epsB / eps, "columns": d, "rows": n}).Warnf(
-			"private: %d training rows are too few for the feature ranges of %d columns (%d needed): each column is standardized by a centre and a spread estimated privately, at eps = %.3g (a share %.3g of eps), and read on the log scale g((x - m)/s); "+
-				"each centre or spread is off the data with probability at most %.2g (for a column without missing cells; a column's missing cells count as absent rows); declared bounds (--bounds, --bounds-all) cost nothing",
-			n, d, minRows, epsB, epsB/eps, privbounds.MissProbability(n, d, epsB))
+			"private: %s: their centres and spreads are estimated privately at eps = %.3g (a share %.3g), "+
+				"each off the data with probability at most %.2g (for a column without missing cells); declared bounds cost nothing",
+			why, epsB, epsB/eps, privbounds.MissProbability(n, d, epsB))
 	} else {
 		pl.EstimateBounds, pl.BoundsEpsilon, pl.publicMap = false, 0, true
 		pl.setRelease()
@@ -143,10 +150,11 @@ func (pl *Plan) estimateBounds(features []string, rawTrain *mat.Dense) (s datase
 		}
 		given := ""
 		if pl.Options.BoundsShare != 0 {
-			given = fmt.Sprintf(", and the share given is %g", pl.Options.BoundsShare)
+			given = fmt.Sprintf("; given %g", pl.Options.BoundsShare)
 		}
-		log.Warnf("private: %d training rows are too few to estimate the scale of %d feature columns at eps = %g (the centres need a share %.3g of it, at most %g by default%s): "+
-			"every column is read on the public log scale z = g(x)/%g with g(x) = sign(x) log2(1 + |x|), at no cost, which can flatten a column far from 0 or of a small scale, and a cell that is not a number is read as missing (for a classification the rule then releases a private decision stump where it is useful, which needs only the features' order); declare the bounds (--bounds, --bounds-all) and the categorical columns (--schema) for a better model",
+		log.Warnf("private: %d training rows are too few to estimate the scale of %d feature columns at eps = %g (a share %.3g needed, at most %g%s): "+
+			"each is read on the public log scale sign(x) log2(1 + |x|)/%g at no cost, a text cell as missing; "+
+			"declare --bounds or --bounds-all (and --schema) for a better model",
 			n, d, eps, privbounds.CentreShare(n, d, eps), MaxCentreShare, given, w)
 	}
 	s = pl.Schema

@@ -188,6 +188,9 @@ func (f *Flags) checkRun(fs *flag.FlagSet) error {
 func (f *Flags) checkData() error {
 	switch f.Dataset {
 	case "":
+		if f.Data != "" {
+			return usagef("--data %s needs --dataset csv (the other data sets are read by name)", f.Data)
+		}
 		return usagef("--dataset is required: one of %s", strings.Join(protocol.DataSets, ", "))
 	case protocol.CSV:
 		if f.Data == "" || f.Label == "" {

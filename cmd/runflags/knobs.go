@@ -72,8 +72,11 @@ func (f *Flags) checkKnobs(set map[string]bool, r *Run) error {
 	cfg.Reg = regularizers.ElasticNet{Lambda: lambda, L1Ratio: alpha}
 	cfg.Clip, cfg.Dropout, cfg.Radius, cfg.Average = clip, f.Dropout, f.Radius, f.Average
 	cfg.Passes, cfg.Batch, cfg.LabelBound = f.Passes, f.Batch, f.LabelBound
-	if f.Passes <= 0 || f.Batch <= 0 {
-		return usagef("--passes %d, --batch %d, want >= 1", f.Passes, f.Batch)
+	if f.Passes <= 0 {
+		return usagef("--passes %d, want >= 1", f.Passes)
+	}
+	if f.Batch <= 0 {
+		return usagef("--batch %d, want >= 1", f.Batch)
 	}
 	if f.Dropout <= 0 || f.Dropout > 1 || math.IsNaN(f.Dropout) {
 		return usagef("--dropout %v, want in (0, 1]", f.Dropout)

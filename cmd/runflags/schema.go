@@ -110,6 +110,9 @@ func (f *Flags) checkSchema(set map[string]bool, defaults *datasets.Schema, r *R
 			for _, c := range strings.Split(f.Classes, ",") {
 				r.Schema.Classes = append(r.Schema.Classes, strings.TrimSpace(c))
 			}
+			if len(r.Schema.Classes) == 1 {
+				return usagef("--classes %s declares one class: name every class of the label, at least 2 (a,b: the second is +1)", f.Classes)
+			}
 		}
 	}
 	if f.Categories != "" {

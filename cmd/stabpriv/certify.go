@@ -25,7 +25,7 @@ func runCertify(_ context.Context, args []string, stdout, stderr io.Writer) erro
 	fs := flag.NewFlagSet("certify", flag.ContinueOnError)
 	fs.SetOutput(io.Discard)
 	fs.Usage = func() {}
-	model := fs.String("model", "", "")
+	model := fs.String("model", "", "with a summary.dp.json: the model `file` whose release the summary analyses (pdp --model); its weights SHA-256, claim and constants are checked against it")
 	var logLevel string
 	runflags.LogLevelVar(fs, &logLevel)
 	err := fs.Parse(args)
@@ -40,12 +40,6 @@ func runCertify(_ context.Context, args []string, stdout, stderr io.Writer) erro
 	if err != nil {
 		if errors.Is(err, flag.ErrHelp) {
 			fmt.Fprint(stderr, "Usage: stabpriv certify model.json\n       stabpriv certify summary.dp.json [--model model.json]\n       stabpriv certify graph.json\n\n"+
-				"A summary.dp.json (stabpriv pdp --publish-epsilon) is verified the same way: every\n"+
-				"number but the mechanism's draws is rebuilt from its published inputs. A summary of\n"+
-				"a model file's release (pdp --model) carries the file's weights SHA-256 and claim;\n"+
-				"with --model, certify checks them and the summary's constants against that file\n"+
-				"(which must verify). A summary of rows standardized with their own statistics is\n"+
-				"NOT PRIVATE FOR THE TABLE (exit 3). It lists what no file can show.\n\n"+
 				"Verifies a model file written by 'stabpriv train --out model.json' from what it\n"+
 				"publishes: it rebuilds everything beside the weights from the published inputs\n"+
 				"(the run constants that follow from the loss, the step of every pass, the\n"+
@@ -54,6 +48,12 @@ func runCertify(_ context.Context, args []string, stdout, stderr io.Writer) erro
 				"field can carry anything else, and checks that the weights lie in the support\n"+
 				"of the noise. Then it prints the certificate in words, and what it verified and\n"+
 				"what no file can show (provenance; the names of the label, classes and features).\n\n"+
+				"A summary.dp.json (stabpriv pdp --publish-epsilon) is verified the same way: every\n"+
+				"number but the mechanism's draws is rebuilt from its published inputs. A summary of\n"+
+				"a model file's release (pdp --model) carries the file's weights SHA-256 and claim;\n"+
+				"with --model, certify checks them and the summary's constants against that file\n"+
+				"(which must verify). A summary of rows standardized with their own statistics is\n"+
+				"NOT PRIVATE FOR THE TABLE (exit 3). It lists what no file can show.\n\n"+
 				"A graph's release file (DP-SGD on a Go program's own Gorgonia graph,\n"+
 				"modelfile.GraphRelease) is verified as a model file is: the sample rate, the step\n"+
 				"count, the noise multiplier and the accountant's eps are rebuilt from its budget,\n"+
@@ -62,7 +62,10 @@ func runCertify(_ context.Context, args []string, stdout, stderr io.Writer) erro
 				"private release (no mechanism, seeded noise, or standardization statistics\n"+
 				"in the file), 5 for a file that is invalid, inconsistent (each problem is\n"+
 				"named) or cannot be read (missing among them), 2 for a usage error; see the\n"+
-				"exit-status table in docs/GUIDE.md.\n")
+				"exit-status table in docs/GUIDE.md.\n\nFlags:\n")
+			fs.SetOutput(stderr)
+			fs.PrintDefaults()
+			fs.SetOutput(io.Discard)
 			return nil
 		}
 		return usagef("%w (run 'stabpriv help certify')", err)

@@ -563,13 +563,16 @@ func TestPDPModelErrors(t *testing.T) {
 		args  []string
 		want  string
 		usage bool
+		code  int // the exit status, when the case checks it
 	}{
-		{"wrong CSV (a row fewer)", []string{"--model", release, "--data", other}, "not the table of this model", false},
-		{"embedded data for a model of another table", []string{"--model", release}, "not the table of this model", false},
-		{"no certificate", []string{"--model", plain, "--data", data}, "has no certificate", true},
-		{"elastic net", []string{"--model", elastic, "--data", data}, "l1_ratio = 0.5", false},
-		{"a flag the model fixes", []string{"--model", release, "--data", data, "--lambda", "1"}, "--lambda with --model", true},
-		{"missing model file", []string{"--model", filepath.Join(dir, "none.json"), "--data", data}, "no such file", false},
+		{"wrong CSV (a row fewer)", []string{"--model", release, "--data", other}, "not the table of this model", false, 4},
+		{"another table with the model's label", []string{"--model", release, "--data", writeFile(t, "o.csv", "u,v,class\n1,2,a\n3,4,b\n")},
+			`has no column "x1", a feature of the model`, false, 4},
+		{"embedded data for a model of another table", []string{"--model", release}, "not the table of this model", false, 4},
+		{"no certificate", []string{"--model", plain, "--data", data}, "has no certificate", true, 0},
+		{"elastic net", []string{"--model", elastic, "--data", data}, "l1_ratio = 0.5", false, 0},
+		{"a flag the model fixes", []string{"--model", release, "--data", data, "--lambda", "1"}, "--lambda with --model", true, 0},
+		{"missing model file", []string{"--model", filepath.Join(dir, "none.json"), "--data", data}, "no such file", false, 5},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
@@ -580,6 +583,9 @@ func TestPDPModelErrors(t *testing.T) {
 			var ue *usageError
 			if errors.As(err, &ue) != tc.usage {
 				t.Errorf("usage error %v, want %v: %v", !tc.usage, tc.usage, err)
+			}
+			if code := exitCode(err); tc.code != 0 && code != tc.code {
+				t.Errorf("exit status %d, want %d: %v", code, tc.code, err)
 			}
 			t.Log(err)
 		})

@@ -36,7 +36,7 @@ type trainFlags struct {
 func newTrainFlagSet(f *trainFlags) *flag.FlagSet {
 	fs := flag.NewFlagSet("train", flag.ContinueOnError)
 	f.Register(fs)
-	fs.StringVar(&f.data, "data", "", "CSV `file` with a header row and numeric features (default: the embedded breast-cancer data, label diagnosis); with --partitions P > 1 or --privacy-id, a glob of CSV shards")
+	fs.StringVar(&f.data, "data", "", "CSV `file` with a header row (or --header), the feature columns (numbers, missing cells, text: see --hash-buckets and --schema) and the label (default: the embedded breast-cancer data, label diagnosis); with --partitions P > 1 or --privacy-id, a glob of CSV shards")
 	fs.StringVar(&f.header, "header", "", "the column `names` a,b,... of a --data file without a header row (its first line is then a data row), such as UCI Adult's adult.data")
 	fs.StringVar(&f.ignore, "ignore", "", "leave the columns `a,b,...` out of the features (an ID, free text): chosen by name, so it reads no row")
 	fs.StringVar(&f.features, "features", "", "use only the columns `a,b,...` as features (the label and --privacy-id are kept, named or not): chosen by name, so it reads no row; the bounds and categories declared for the other columns are dropped with them")
@@ -72,11 +72,13 @@ const trainHelp = "Usage: stabpriv train [flags]\n\n" +
 	"instead where the rows pay for them.\n" +
 	"With --epsilon and no --mechanism, the release chooses the mechanism and lambda\n" +
 	"by a public rule (--select rule, the default) or a private selection inside the\n" +
-	"budget (--select holdout or random-stopping); for two classes with at least as\n" +
-	"many mapped features as training rows and the bounds preprocessing, the rule\n" +
-	"releases a private decision stump (--mechanism stump): in practice with declared\n" +
-	"bounds or categorical columns, as the bounds estimate needs far more rows than\n" +
-	"numeric columns (without them, on the public log map). The rule cannot see whether\n" +
+	"budget (--select holdout or random-stopping). Where its guarantee is not vacuous,\n" +
+	"the rule releases a private decision stump (--mechanism stump) for two to ten\n" +
+	"classes with at least as many mapped features as training rows and the bounds\n" +
+	"preprocessing (in practice declared bounds or categorical columns, as the bounds\n" +
+	"estimate needs far more rows than numeric columns), for three to ten classes at a\n" +
+	"pure budget (no --delta) whatever the width, and on the public log map (rows too\n" +
+	"few for the feature scales) whatever the width. The rule cannot see whether\n" +
 	"the signal is sparse: on data whose\n" +
 	"signal is spread over many features a linear release can beat the stump at a large\n" +
 	"eps; name it (--mechanism objective, ...) there. With --partitions P > 1 the rule\n" +

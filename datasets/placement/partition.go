@@ -112,7 +112,11 @@ func ReadShards(pattern string, header []string) ([]*datasets.Table, error) {
 		return nil, fmt.Errorf("%w: %q: %w", datasets.ErrFormat, pattern, err)
 	}
 	if len(files) == 0 {
-		return nil, fmt.Errorf("%w: %q matches no file under the input root %q", datasets.ErrFormat, pattern, InputRoot(pattern))
+		root := InputRoot(pattern)
+		if root == "" {
+			root = "." // the working directory
+		}
+		return nil, fmt.Errorf("%w: %q matches no file under the input root %q", datasets.ErrFormat, pattern, root)
 	}
 	slices.Sort(files)
 	names, err := ShardNames(InputRoot(pattern), files)

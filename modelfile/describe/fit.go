@@ -313,7 +313,10 @@ func printRelease(w io.Writer, s Run, r *modelfile.Released) error {
 			row("knob rule", k.Rule)
 		}
 	}
-	if sel := r.Selection; sel != nil {
+	if sel := r.Selection; sel != nil && sel.Skipped {
+		row("selection", fmt.Sprintf("%s: tuning skipped, too noisy to tell the %d candidates apart (a public forecast): the rule's %s, trained on %d rows",
+			sel.Method, len(sel.Settings), sel.Settings[sel.Chosen], sel.ReleaseRows))
+	} else if sel != nil {
 		row("selection", fmt.Sprintf("%s: chose %s among %d candidates (tuned on %d rows, scored on %d; the release trained on %d)",
 			sel.Method, sel.Settings[sel.Chosen], len(sel.Settings), sel.TuneRows, sel.ValRows, sel.ReleaseRows))
 	}

@@ -79,6 +79,13 @@ func (c calibration) replaceOne() dp.Budget {
 // gives RDP's; PLDAccountant the smaller of RDP's and the PLD accountant's
 // (at eps/2 (1 - pldMargin)), with the accountant that gave it.
 func calibrate(bud dp.Budget, n, b, passes int, acct string) (calibration, error) {
+	if n >= 1 && b > n {
+		return calibration{}, fmt.Errorf("%w: dp-sgd's expected batch %d is above the %d training rows; give a batch of at most %d", release.ErrConfig, b, n, n)
+	}
+	if n < 1 || b < 1 {
+		// The rate has no value there; calibrateAt refuses the settings.
+		return calibrateAt(bud, n, b, passes, acct, 0)
+	}
 	return calibrateAt(bud, n, b, passes, acct, trainer.PoissonRate(n, b))
 }
 
