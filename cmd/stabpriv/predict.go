@@ -9,6 +9,7 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"strings"
 
 	"github.com/stabpriv/stabpriv/cmd/outfile"
 	"github.com/stabpriv/stabpriv/cmd/runflags"
@@ -18,7 +19,7 @@ import (
 )
 
 // predictHelp is the help of the predict command, before its flags.
-const predictHelp = "Usage: stabpriv predict --model model.json --data rows.csv [--out predictions.csv]\n\n" +
+const predictHelp = "Usage: stabpriv predict --model model.json --data rows.csv [--header a,b,...] [--out predictions.csv]\n\n" +
 	"Verifies the model file (as certify does; a file that does not verify is refused\n" +
 	"unless --unverified), applies its bundled preprocessing and weights to every row and\n" +
 	"writes one line per row: row (the data row's number, from 1 after the header, as in\n" +
@@ -34,10 +35,11 @@ func runPredict(_ context.Context, args []string, stdout, stderr io.Writer) erro
 	fs := flag.NewFlagSet("predict", flag.ContinueOnError)
 	fs.SetOutput(io.Discard)
 	fs.Usage = func() {}
-	var model, data, out, logLevel string
+	var model, data, header, out, logLevel string
 	var unverified, force bool
 	fs.StringVar(&model, "model", "", "model `file` written by train --out")
 	fs.StringVar(&data, "data", "", "CSV `file` with a header naming the model's feature columns (other columns are ignored)")
+	fs.StringVar(&header, "header", "", "the column `names` a,b,... of a --data file without a header row (its first line is then a data row), such as UCI Adult's adult.test")
 	fs.StringVar(&out, "out", "", "write the predictions as CSV to this `file` (default, or -: standard output); an existing file is replaced only with --force, a model file never")
 	fs.BoolVar(&unverified, "unverified", false, "use a model file that does not verify (a warning is printed)")
 	fs.BoolVar(&force, "force", false, "replace an existing file at --out (never a model file, nor an input)")
@@ -51,6 +53,13 @@ func runPredict(_ context.Context, args []string, stdout, stderr io.Writer) erro
 	}
 	if model == "" || data == "" {
 		return usagef("predict needs --model FILE and --data FILE.csv")
+	}
+	var names []string
+	if header != "" {
+		if err := checkHeader(header); err != nil {
+			return err
+		}
+		names = strings.Split(header, ",")
 	}
 	warnings, err := warningsTo(stderr, logLevel)
 	if err != nil {
@@ -79,7 +88,7 @@ func runPredict(_ context.Context, args []string, stdout, stderr io.Writer) erro
 		}
 		fmt.Fprintf(warnings, "WARNING: %s does not verify; its predictions are those of an unverified file: %v\n", model, err)
 	}
-	t, err := datasets.ReadTableFile(data)
+	t, err := datasets.ReadTableFileHeader(data, names)
 	if err != nil {
 		return err
 	}

@@ -2,6 +2,7 @@ package main
 
 import (
 	"errors"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -133,5 +134,40 @@ func TestLongOutName(t *testing.T) {
 	stdout, _, err := call(t, "train", "--mechanism", "none", "--out", long[:len(long)-5]+"x.json")
 	if exitCode(err) != 2 || !strings.Contains(err.Error(), "256 bytes, above the 255") || stdout != "" {
 		t.Errorf("a 256-byte name: %v (exit %d), stdout %q; want a usage error before any work", err, exitCode(err), stdout)
+	}
+}
+
+// TestPredictHeader: predict --header reads a file without a header row
+// (its first line a data row), as train --header does: one prediction per
+// line of the file, the first included; without --header that first row
+// is taken for the header and the model's features are missing (exit 4);
+// a --header with a repeated name is a usage error.
+func TestPredictHeader(t *testing.T) {
+	var b strings.Builder
+	for i := range 60 {
+		fmt.Fprintf(&b, "c%d,%d.5,0.%d\n", i%2, 2*(i%2)-1, i%5)
+	}
+	data := writeCSV(t, b.String())
+	dir := t.TempDir()
+	model := filepath.Join(dir, "m.json")
+	if _, stderr, err := call(t, "train", "--data", data, "--header", "class,x1,x2", "--label", "class", "--classes", "c0,c1",
+		"--bounds-all", "-2,2", "--mechanism", "none", "--out", model); err != nil {
+		t.Fatalf("%v\n%s", err, stderr)
+	}
+	stdout, stderr, err := call(t, "predict", "--model", model, "--data", data, "--header", "class,x1,x2")
+	if err != nil {
+		t.Fatalf("%v\n%s", err, stderr)
+	}
+	if lines := strings.Split(strings.TrimSpace(stdout), "\n"); len(lines) != 61 || !strings.HasPrefix(lines[1], "1,") {
+		t.Errorf("%d lines (want the header and 60 rows, from row 1):\n%s", len(lines), stdout)
+	}
+	if !strings.Contains(stderr, "on the 60 rows with a usable label") {
+		t.Errorf("stderr does not score the 60 rows:\n%s", stderr)
+	}
+	if _, _, err := call(t, "predict", "--model", model, "--data", data); exitCode(err) != 4 {
+		t.Errorf("without --header: exit %d (%v), want 4", exitCode(err), err)
+	}
+	if _, _, err := call(t, "predict", "--model", model, "--data", data, "--header", "class,x1,x1"); exitCode(err) != 2 {
+		t.Errorf("a repeated name in --header: exit %d (%v), want 2", exitCode(err), err)
 	}
 }

@@ -128,12 +128,8 @@ func parseTrain(args []string, stderr io.Writer) (*settings, error) {
 		if f.data == "" {
 			return nil, usagef("--header names the columns of a --data file without a header row")
 		}
-		seen := map[string]bool{}
-		for _, c := range strings.Split(f.header, ",") {
-			if c = strings.TrimSpace(c); c == "" || seen[c] {
-				return nil, usagef("--header %q: the column names must be non-empty and distinct", f.header)
-			}
-			seen[c] = true
+		if err := checkHeader(f.header); err != nil {
+			return nil, err
 		}
 	}
 	if f.data == "" {
@@ -403,4 +399,17 @@ func (s *settings) inputs() []string {
 		in = append(in, m...)
 	}
 	return in
+}
+
+// checkHeader checks the column names of --header a,b,...: non-empty and
+// distinct (a usage error otherwise).
+func checkHeader(header string) error {
+	seen := map[string]bool{}
+	for _, c := range strings.Split(header, ",") {
+		if c = strings.TrimSpace(c); c == "" || seen[c] {
+			return usagef("--header %q: the column names must be non-empty and distinct", header)
+		}
+		seen[c] = true
+	}
+	return nil
 }
