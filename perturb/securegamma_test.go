@@ -33,13 +33,13 @@ func secureGammaDraws(t *testing.T, r io.Reader, w []float64, l2, eps float64, n
 
 // checkFitSlack is checkFit for samples that may each be moved by the
 // lattice: it fails t if the KS statistic exceeds the DKW critical value at
-// level ksAlpha plus slack, a bound on how much the lattice can move the
+// level alpha plus slack, a bound on how much the lattice can move the
 // empirical CDF (see the callers). The false-rejection probability is at
-// most ksAlpha = 1e-4. With a non-nil wrong it also fails t if the samples
-// pass against it.
-func checkFitSlack(t *testing.T, what string, x []float64, cdf, wrong func(float64) float64, slack float64) {
+// most alpha. With a non-nil wrong it also fails t if the samples pass
+// against it.
+func checkFitSlack(t *testing.T, what string, x []float64, cdf, wrong func(float64) float64, alpha, slack float64) {
 	t.Helper()
-	crit := ksCritical(len(x), ksAlpha) + slack
+	crit := ksCritical(len(x), alpha) + slack
 	d := ksStatistic(x, cdf)
 	t.Logf("%s: KS D = %.4f, critical %.4f (slack %.2g)", what, d, crit, slack)
 	if d > crit {
@@ -65,10 +65,11 @@ func checkFitSlack(t *testing.T, what string, x []float64, cdf, wrong func(float
 // For d >= 3, u_1 = 2B - 1 with B ~ Beta((d-1)/2, (d-1)/2), whose density
 // is bounded; the projection onto a fixed unit vector has the same law. The
 // weights w are arbitrary floats, so the rounding of w + N is exercised
-// away from the lattice. Each KS test has false-rejection probability at
-// most ksAlpha = 1e-4 (DKW). Runs with seeded bits are deterministic and
+// away from the lattice. Runs with seeded bits are deterministic and
 // include negative controls (a scale off by 10%, the direction law of
-// dimension 3d/2 + 1); the run with crypto/rand bits is smaller.
+// dimension 3d/2 + 1); the run with crypto/rand bits is smaller and fresh:
+// each of its three KS tests is at level ksAlpha/3 (DKW), so it rejects a
+// correct sampler with probability at most ksAlpha = 1e-4.
 func TestSecureGammaNormFit(t *testing.T) {
 	const l2, eps = 0.8, 0.5
 	theta := l2 / eps
@@ -77,11 +78,12 @@ func TestSecureGammaNormFit(t *testing.T) {
 		r        io.Reader
 		d, n     int
 		controls bool
+		alpha    float64
 	}{
-		{"d=1/seeded", seededBits(11), 1, 20000, true},
-		{"d=4/seeded", seededBits(12), 4, 20000, true},
-		{"d=33/seeded", seededBits(13), 33, 4000, true},
-		{"d=5/crypto", crand.Reader, 5, 5000, false},
+		{"d=1/seeded", seededBits(11), 1, 20000, true, ksAlpha},
+		{"d=4/seeded", seededBits(12), 4, 20000, true, ksAlpha},
+		{"d=33/seeded", seededBits(13), 33, 4000, true, ksAlpha},
+		{"d=5/crypto", crand.Reader, 5, 5000, false, ksAlpha / 3},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			w := make([]float64, tc.d)
@@ -120,7 +122,7 @@ func TestSecureGammaNormFit(t *testing.T) {
 			if tc.controls {
 				wrong = distuv.Gamma{Alpha: float64(tc.d), Beta: 1 / (1.1 * theta)}.CDF
 			}
-			checkFitSlack(t, "norm", norms, gamma.CDF, wrong, s/theta)
+			checkFitSlack(t, "norm", norms, gamma.CDF, wrong, tc.alpha, s/theta)
 			if tc.d < 3 {
 				return
 			}
@@ -135,8 +137,8 @@ func TestSecureGammaNormFit(t *testing.T) {
 			if tc.controls {
 				wrongDir = dir(tc.d + tc.d/2 + 1)
 			}
-			checkFitSlack(t, "direction, first coordinate", first, dir(tc.d), wrongDir, slack)
-			checkFitSlack(t, "direction, projection", proj, dir(tc.d), nil, slack)
+			checkFitSlack(t, "direction, first coordinate", first, dir(tc.d), wrongDir, tc.alpha, slack)
+			checkFitSlack(t, "direction, projection", proj, dir(tc.d), nil, tc.alpha, slack)
 		})
 	}
 }
@@ -179,7 +181,7 @@ func TestSecureGammaNormRefinement(t *testing.T) {
 			}
 			norms[i] = math.Sqrt(sq)
 		}
-		checkFitSlack(t, "norm", norms, distuv.Gamma{Alpha: float64(tc.d), Beta: eps / l2}.CDF, nil, 1e-6)
+		checkFitSlack(t, "norm", norms, distuv.Gamma{Alpha: float64(tc.d), Beta: eps / l2}.CDF, nil, ksAlpha, 1e-6)
 	}
 }
 

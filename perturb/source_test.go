@@ -21,7 +21,15 @@ func zeros(n int) []float64 { return make([]float64, n) }
 // to tell the two apart.
 func checkFit(t *testing.T, what string, x []float64, cdf, wrong func(float64) float64) {
 	t.Helper()
-	crit := ksCritical(len(x), ksAlpha)
+	checkFitAt(t, what, x, cdf, wrong, ksAlpha)
+}
+
+// checkFitAt is checkFit at level alpha: a test that makes k checks of
+// fresh (secure) samples gives each ksAlpha/k, so that together they reject
+// a correct sampler with probability at most ksAlpha.
+func checkFitAt(t *testing.T, what string, x []float64, cdf, wrong func(float64) float64, alpha float64) {
+	t.Helper()
+	crit := ksCritical(len(x), alpha)
 	if d := ksStatistic(x, cdf); d > crit {
 		t.Errorf("%s: KS D = %v > critical %v", what, d, crit)
 	}
@@ -35,7 +43,9 @@ func checkFit(t *testing.T, what string, x []float64, cdf, wrong func(float64) f
 // TestNoiseGoodnessOfFit checks the per-coordinate Laplace and Gaussian
 // samples of both sources against their laws. On the seeded samples a law
 // with a scale off by 10% must be rejected (for Laplace at n = 50000 the
-// CDFs differ by up to ~0.017, well above the critical value ~0.010).
+// CDFs differ by up to ~0.017, well above the critical value ~0.010). The
+// two secure samples are fresh: each is tested at level ksAlpha/2, so the
+// test rejects correct samplers with probability at most ksAlpha = 1e-4.
 func TestNoiseGoodnessOfFit(t *testing.T) {
 	const l1, eps, sigma = 2.0, 0.5, 3.7
 	b := l1 / eps
@@ -47,18 +57,19 @@ func TestNoiseGoodnessOfFit(t *testing.T) {
 		n          int
 		draw       func(Source, []float64) error
 		law, wrong func(float64) float64
+		alpha      float64
 	}{
-		{"laplace/seeded", Seeded(1), 50000, laplace, distuv.Laplace{Scale: b}.CDF, distuv.Laplace{Scale: 1.1 * b}.CDF},
-		{"laplace/secure", Secure(), 20000, laplace, distuv.Laplace{Scale: b}.CDF, nil},
-		{"gaussian/seeded", Seeded(2), 50000, gaussian, distuv.Normal{Sigma: sigma}.CDF, distuv.Normal{Sigma: 1.1 * sigma}.CDF},
-		{"gaussian/secure", Secure(), 20000, gaussian, distuv.Normal{Sigma: sigma}.CDF, nil},
+		{"laplace/seeded", Seeded(1), 50000, laplace, distuv.Laplace{Scale: b}.CDF, distuv.Laplace{Scale: 1.1 * b}.CDF, ksAlpha},
+		{"laplace/secure", Secure(), 20000, laplace, distuv.Laplace{Scale: b}.CDF, nil, ksAlpha / 2},
+		{"gaussian/seeded", Seeded(2), 50000, gaussian, distuv.Normal{Sigma: sigma}.CDF, distuv.Normal{Sigma: 1.1 * sigma}.CDF, ksAlpha},
+		{"gaussian/secure", Secure(), 20000, gaussian, distuv.Normal{Sigma: sigma}.CDF, nil, ksAlpha / 2},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			x := zeros(tc.n)
 			if err := tc.draw(tc.src, x); err != nil {
 				t.Fatal(err)
 			}
-			checkFit(t, tc.name, x, tc.law, tc.wrong)
+			checkFitAt(t, tc.name, x, tc.law, tc.wrong, tc.alpha)
 		})
 	}
 }
@@ -107,15 +118,21 @@ func gammaNoise(t *testing.T, src Source, n, d int, theta float64) (norms, first
 	return norms, first, proj
 }
 
+// TestGammaNormGoodnessOfFit checks the norm and the direction of the
+// gamma mechanism's noise vectors of both sources against their laws, with
+// negative controls on the seeded samples. The secure samples are fresh:
+// each of their three checks is at level ksAlpha/3, so the test rejects a
+// correct sampler with probability at most ksAlpha = 1e-4.
 func TestGammaNormGoodnessOfFit(t *testing.T) {
 	const d, theta = 5, 0.8
 	for _, tc := range []struct {
-		name string
-		src  Source
-		n    int
+		name  string
+		src   Source
+		n     int
+		alpha float64
 	}{
-		{"seeded", Seeded(3), 30000},
-		{"secure", Secure(), 10000},
+		{"seeded", Seeded(3), 30000, ksAlpha},
+		{"secure", Secure(), 10000, ksAlpha / 3},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			norms, first, proj := gammaNoise(t, tc.src, tc.n, d, theta)
@@ -129,9 +146,9 @@ func TestGammaNormGoodnessOfFit(t *testing.T) {
 				wrongDir = distuv.Beta{Alpha: 0.5, Beta: float64(d) / 2}.CDF
 			}
 			beta := distuv.Beta{Alpha: 0.5, Beta: float64(d-1) / 2}
-			checkFit(t, "norm", norms, distuv.Gamma{Alpha: d, Beta: 1 / theta}.CDF, wrongNorm)
-			checkFit(t, "direction, first coordinate", first, beta.CDF, wrongDir)
-			checkFit(t, "direction, projection", proj, beta.CDF, nil)
+			checkFitAt(t, "norm", norms, distuv.Gamma{Alpha: d, Beta: 1 / theta}.CDF, wrongNorm, tc.alpha)
+			checkFitAt(t, "direction, first coordinate", first, beta.CDF, wrongDir, tc.alpha)
+			checkFitAt(t, "direction, projection", proj, beta.CDF, nil, tc.alpha)
 		})
 	}
 }

@@ -642,7 +642,9 @@ const adultHeader = "age,workclass,fnlwgt,education,education-num,marital-status
 // header row (--header), categorical columns declared (--schema
 // datasets/data/adult.schema, one-hot), the numeric columns' bounds
 // estimated privately; the model file verifies. It skips without
-// ../shared/datasets/adult (or $STABPRIV_DATA/adult).
+// ../shared/datasets/adult (or $STABPRIV_DATA/adult). The estimate's noise
+// is secure (fresh), so the trained accuracy is random: over 300 runs it
+// lay in [0.8475, 0.849], so its check (>= 0.83) fails far below 1e-4.
 func TestCLIAdultRaw(t *testing.T) {
 	root := os.Getenv("STABPRIV_DATA")
 	if root == "" {
