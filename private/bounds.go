@@ -159,12 +159,26 @@ func (pl *Plan) estimateBounds(features []string, rawTrain *mat.Dense) (s datase
 	}
 	s = pl.Schema
 	s.Bounds = make([]datasets.Bound, 0, len(features))
+	decides := pl.textCells() == datasets.TextMark
+	var asNumbers []string
 	for j, f := range features {
 		if text != nil && text[j] {
-			textCols = append(textCols, f)
-			continue
+			if decides {
+				textCols = append(textCols, f)
+				continue
+			}
+			// A fit that reads every column as numbers (--pca) has no
+			// use for a text choice: the column keeps the public
+			// constants m = 0, s = 1 (lo, hi = -1, 1, among the
+			// estimate's outputs), post-processing of the private choice.
+			lo[j], hi[j] = -1, 1
+			asNumbers = append(asNumbers, f)
 		}
 		s.Bounds = append(s.Bounds, datasets.Bound{Column: f, Lo: lo[j], Hi: hi[j]})
+	}
+	if len(asNumbers) > 0 {
+		log.WithField("columns", asNumbers).Warnf("private: the private type choice found %d column(s) mostly text, which this fit reads as numbers: "+
+			"each keeps the public centre 0 and spread 1 (no cost); declare --bounds for a better map", len(asNumbers))
 	}
 	if len(textCols) > 0 {
 		// Post-processing of the centres, which the model file publishes.

@@ -393,3 +393,30 @@ func TestCLIPCACategoricalOnly(t *testing.T) {
 		t.Errorf("eps = %v leaves the release %v, --pca-share %v leaves it %v: want the same to rounding", e, r1, s, r2)
 	}
 }
+
+// TestCLIPCATextChoiceKeepsNumbers: with --pca every column is read as
+// numbers, but the private centres still choose each column's type; at a
+// small bounds budget the noise can call a numeric column text (noise seed
+// 108 does for x1 here; about 1 run in 100 with fresh noise). The run must
+// not refuse (it did: "no bound declared for feature column(s)"): the
+// column keeps the public constants m = 0, s = 1 and a warning names it.
+func TestCLIPCATextChoiceKeepsNumbers(t *testing.T) {
+	data := writeCSV(t, clusters(2, 2500))
+	out := filepath.Join(t.TempDir(), "m.json")
+	_, stderr, err := call(t, "train", "--data", data, "--label", "class", "--classes", "c0,c1", "--epsilon", "0.1", "--delta", "1e-9", "--test-frac", "0.2",
+		"--bounds-share", "0.45", "--pca-share", "0.45", "--pca", "2", "--log-level", "warn", "--noise", "seeded", "--noise-seed", "108", "--out", out)
+	if err != nil {
+		t.Fatalf("%v\n%s", err, stderr)
+	}
+	if !strings.Contains(stderr, "found 1 column(s) mostly text, which this fit reads as numbers") || !strings.Contains(stderr, "x1") {
+		t.Errorf("no warning naming x1:\n%s", stderr)
+	}
+	r, err := modelfile.ReadFile(out)
+	if err != nil {
+		t.Fatal(err)
+	}
+	p := r.Preprocessing
+	if j := slices.Index(p.Features, "x1"); j < 0 || j >= len(p.Lo) || p.Lo[j] != -1 || p.Hi[j] != 1 {
+		t.Errorf("the model file's features %v, lo %v, hi %v: want x1 on the public constants [-1, 1]", p.Features, p.Lo, p.Hi)
+	}
+}
