@@ -9,6 +9,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 
@@ -36,9 +37,10 @@ func runDiffprivlib(ctx context.Context, dss []dataSet, out, src, script string,
 	var sets []string
 	for _, ds := range dss {
 		if err := writeRows(ds, filepath.Join(dir, ds.name), seeds); errors.Is(err, datasets.ErrFormat) {
-			// A text column that the table does not declare categorical:
-			// diffprivlib takes numbers only, and a user would have to
-			// encode it by hand first; the column stays empty for the set.
+			// A text column that the table does not declare categorical,
+			// or missing cells: diffprivlib takes numbers only, and a user
+			// would have to encode or impute them by hand first; the
+			// column stays empty (-) for the set.
 			logf("diffprivlib's default: %s skipped: its rows are not all numbers (%v)", ds.name, err)
 			continue
 		} else if err != nil {
@@ -81,6 +83,9 @@ func writeRows(ds dataSet, p string, seeds int) error {
 	}
 	x := oneHot(enc)
 	d := len(x) / enc.N
+	if slices.ContainsFunc(x, math.IsNaN) {
+		return fmt.Errorf("%w: missing cells, which diffprivlib's LogisticRegression does not take", datasets.ErrFormat)
+	}
 	y := make([]float64, enc.N)
 	for i := range y {
 		y[i] = enc.Y[i]

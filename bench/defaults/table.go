@@ -50,7 +50,7 @@ func writeTable(out string, dss []dataSet, seeds int) error {
 		if v := dpl[0]["version"]; v != "" {
 			ver += " " + v
 		}
-		b.WriteString("diffprivlib's default: IBM " + ver + "'s `LogisticRegression(epsilon=E)` and nothing else (bench/diffprivlib_side.py, task defaults; `make paper DIFFPRIVLIB=DIR`; with the script's mean-loss patch where the installed scikit-learn sums the loss (before 1.4; without it the noise is n times too small)), on the same rows (as train reads them, categorical columns one-hot), splits and seeds: with no `data_norm` it takes the largest row norm of the training rows, a data-dependent choice outside its guarantee, and says so (PrivacyLeakWarning); C = 1, an intercept, one-vs-rest with eps/K per class. It is pure eps: the delta rows repeat its eps = 1 figure.\n\n")
+		b.WriteString("diffprivlib's default: IBM " + ver + "'s `LogisticRegression(epsilon=E)` and nothing else (bench/diffprivlib_side.py, task defaults; `make paper DIFFPRIVLIB=DIR`; with the script's mean-loss patch where the installed scikit-learn sums the loss (before 1.4; without it the noise is n times too small)), on the same rows (as train reads them, categorical columns one-hot), splits and seeds: with no `data_norm` it takes the largest row norm of the training rows, a data-dependent choice outside its guarantee, and says so (PrivacyLeakWarning); C = 1, an intercept, one-vs-rest with eps/K per class. It is pure eps: the delta rows repeat its eps = 1 figure. A table with an undeclared text column or missing cells shows -: diffprivlib takes numbers only, and a user would encode or impute them first.\n\n")
 	} else {
 		b.WriteString("diffprivlib's default was not run (set DIFFPRIVLIB to a diffprivlib source checkout to run it).\n\n")
 	}
