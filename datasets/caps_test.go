@@ -4,6 +4,7 @@ import (
 	"errors"
 	"io"
 	"os"
+	"path/filepath"
 	"runtime"
 	"strings"
 	"testing"
@@ -202,5 +203,21 @@ func checkNames(t *testing.T, tr *TableReader, err error) {
 			t.Fatalf("column name %q read (%v)", c, CheckName(c))
 		}
 		seen[c] = true
+	}
+}
+
+// TestReadTableFileHeaderRepeated: names given for a file without a header
+// row, whose first line repeats them, is a file with a header row: refused
+// naming line 1, not read as a data row of text cells.
+func TestReadTableFileHeaderRepeated(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "h.csv")
+	if err := os.WriteFile(path, []byte("a,b,y\n1,2,x\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := ReadTableFileHeader(path, []string{"a", " b", "y"}); !errors.Is(err, ErrFormat) || !strings.Contains(err.Error(), "line 1: the first line repeats the given column names") {
+		t.Errorf("a header row read with names: %v", err)
+	}
+	if tb, err := ReadTableFileHeader(path, []string{"a", "b", "z"}); err != nil || tb.Len() != 2 {
+		t.Errorf("a first line that differs from the names: %v, want 2 data rows", err)
 	}
 }

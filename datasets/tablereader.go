@@ -31,7 +31,9 @@ func ReadTableFile(path string) (*Table, error) { return ReadTableFileHeader(pat
 // ReadTableFileHeader reads the CSV file at path as ReadTableFile does, or,
 // when columns is not nil, as a file without a header row whose columns
 // are named by columns (the header rule applies to them: trimmed,
-// non-empty, distinct); its first record is then a data row.
+// non-empty, distinct); its first record is then a data row. A first
+// record that repeats the names (a header row) is an error wrapping
+// ErrFormat.
 func ReadTableFileHeader(path string, columns []string) (*Table, error) {
 	f, err := OpenData(path)
 	if err != nil {
@@ -51,7 +53,21 @@ func ReadTableFileHeader(path string, columns []string) (*Table, error) {
 	if err == io.EOF {
 		return nil, formatErr(path, "no data rows")
 	}
+	if err == nil && columns != nil && repeatsNames(t) {
+		return nil, formatErr(path, "%w", lineErr(t.Line(0), 0, "", "the first line repeats the given column names: the file has a header row, read it without --header"))
+	}
 	return t, err
+}
+
+// repeatsNames reports whether the first data row of t holds its column
+// names, cell by cell: a file with a header row read as one without.
+func repeatsNames(t *Table) bool {
+	for j, c := range t.Columns {
+		if t.cellView(0, j) != c {
+			return false
+		}
+	}
+	return true
 }
 
 // NewTableReaderHeader returns a TableReader of r, a CSV file without a

@@ -176,7 +176,9 @@ func releasePart(c *release.Certificate, pre preRelease) *release.Certificate {
 		return c
 	}
 	s := *c
-	s.Epsilon = dp.Rest(c.Epsilon, pre.bounds, pre.pca.Epsilon)
+	// Rounded as composePre composes: the components' part, then the
+	// bounds' from that rest (one rounding can leave an ulp more).
+	s.Epsilon = dp.Rest(dp.Rest(c.Epsilon, pre.pca.Epsilon), pre.bounds)
 	s.Delta = dp.Rest(c.Delta, pre.pca.Delta)
 	s.Ledger = c.Ledger[pre.steps:]
 	s.EstimatedBounds, s.ComponentsSHA256 = nil, ""

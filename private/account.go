@@ -3,6 +3,7 @@ package private
 import (
 	"errors"
 	"fmt"
+	"math"
 	"slices"
 
 	"github.com/stabpriv/stabpriv/datasets/preprocess"
@@ -76,19 +77,22 @@ func (pl *Plan) spendComponents() error {
 	return pl.spend(modelfile.ComponentsCharge(pl.PCABudget))
 }
 
-// left returns what the ledger leaves for the release once the steps
-// before it took their charges: the budget the release is handed. It is
-// the plan's Release, which NewPlan and the bounds' step forecast from
-// public values; a difference is an ErrAccount.
+// left returns the budget the release is handed once the steps before it
+// took their charges: the plan's Release, which NewPlan and the bounds'
+// step forecast from public values. The ledger may leave a little more
+// (it rounds the rest once, setRelease twice, in the certificate's order);
+// leaving less, or more than those roundings, is an ErrAccount.
 func (pl *Plan) left() (dp.Budget, error) {
 	if pl.ledger == nil {
 		return dp.Budget{}, fmt.Errorf("%w: a Plan without a ledger (use NewPlan)", ErrOptions)
 	}
-	left := pl.ledger.Left()
-	if left != pl.Release {
-		return left, fmt.Errorf("%w: the ledger leaves (%v, %v) for the release, the plan (%v, %v)", ErrAccount, left.Epsilon, left.Delta, pl.Release.Epsilon, pl.Release.Delta)
+	left, r := pl.ledger.Left(), pl.Release
+	// Two roundings down each lose less than an ulp of the budget.
+	ulp := math.Nextafter(pl.Budget.Epsilon, math.Inf(1)) - pl.Budget.Epsilon
+	if left.Delta != r.Delta || left.Epsilon < r.Epsilon || left.Epsilon-r.Epsilon > 2*ulp {
+		return left, fmt.Errorf("%w: the ledger leaves (%v, %v) for the release, the plan (%v, %v)", ErrAccount, left.Epsilon, left.Delta, r.Epsilon, r.Delta)
 	}
-	return left, nil
+	return r, nil
 }
 
 // account takes the release's charges (the ledger of its certificate c,

@@ -216,7 +216,7 @@ func TestPCARefused(t *testing.T) {
 	pl, err := NewPlan(schema, budget, Options{Mechanism: ag, PCA: 2})
 	eps, delta, bs, ps := budget.Epsilon, budget.Delta, DefaultBoundsShare, DefaultPCAShare // float64 arithmetic, as the plan's
 	if err != nil || pl.PCABudget != (dp.Budget{Epsilon: ps * eps, Delta: ps * delta}) ||
-		pl.Release != (dp.Budget{Epsilon: dp.Rest(eps, bs*eps, ps*eps), Delta: dp.Rest(delta, ps*delta)}) {
+		pl.Release != (dp.Budget{Epsilon: dp.Rest(dp.Rest(eps, ps*eps), bs*eps), Delta: dp.Rest(delta, ps*delta)}) {
 		t.Errorf("default shares: %v, %+v", err, pl)
 	}
 	tab, _ := boundsTable(t, 300)

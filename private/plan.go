@@ -149,12 +149,16 @@ func NewPlan(schema datasets.Schema, budget dp.Budget, opts Options) (*Plan, err
 // leave of the budget: epsilon less the bounds' BoundsEpsilon and the
 // principal components' PCABudget.Epsilon, delta less PCABudget.Delta,
 // each rounded down (dp.Rest) so that the ledger's charges never add up
-// to more than the budget. It is the one place Release is derived, so
-// that taking a step back (the bounds of an all-categorical table) gives
-// back that step's part only.
+// to more than the budget. Epsilon is rounded down in the order of the
+// certificate's composition (modelfile.ComposePipeline): the components'
+// part first, then the bounds' from that rest, each time, so that the
+// release fits in both roundings (with one, eps = 2 less 0.4 and 0.2 left
+// 1.4, which the composition found an ulp too much). It is the one place
+// Release is derived, so that taking a step back (the bounds of an
+// all-categorical table) gives back that step's part only.
 func (pl *Plan) setRelease() {
 	pl.Release = dp.Budget{
-		Epsilon: dp.Rest(pl.Budget.Epsilon, pl.BoundsEpsilon, pl.PCABudget.Epsilon),
+		Epsilon: dp.Rest(dp.Rest(pl.Budget.Epsilon, pl.PCABudget.Epsilon), pl.BoundsEpsilon),
 		Delta:   dp.Rest(pl.Budget.Delta, pl.PCABudget.Delta),
 	}
 }

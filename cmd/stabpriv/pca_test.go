@@ -420,3 +420,23 @@ func TestCLIPCATextChoiceKeepsNumbers(t *testing.T) {
 		t.Errorf("the model file's features %v, lo %v, hi %v: want x1 on the public constants [-1, 1]", p.Features, p.Lo, p.Hi)
 	}
 }
+
+// TestCLIPCARoundBudget: eps = 2 with --pca and estimated bounds spends
+// 0.2 on the bounds and 0.4 on the directions; the release's 1.4 must fit
+// in what the certificate's composition leaves it (it refused: the
+// composition rounds 2 - 0.4 down, then that minus 0.2 down again, to
+// 1.3999999999999997), and the file must verify.
+func TestCLIPCARoundBudget(t *testing.T) {
+	data := writeCSV(t, clusters(2, 1250))
+	out := filepath.Join(t.TempDir(), "m.json")
+	for _, mech := range []string{"amp", "gaussian-analytic"} {
+		_, stderr, err := call(t, "train", "--data", data, "--label", "class", "--classes", "c0,c1", "--epsilon", "2", "--delta", "1e-6",
+			"--pca", "2", "--mechanism", mech, "--log-level", "error", "--out", out, "--force")
+		if err != nil {
+			t.Fatalf("%s: %v\n%s", mech, err, stderr)
+		}
+		if _, stderr, err := call(t, "certify", out); err != nil {
+			t.Errorf("%s: certify: %v\n%s", mech, err, stderr)
+		}
+	}
+}

@@ -39,7 +39,7 @@ func runPredict(_ context.Context, args []string, stdout, stderr io.Writer) erro
 	var unverified, force bool
 	fs.StringVar(&model, "model", "", "model `file` written by train --out")
 	fs.StringVar(&data, "data", "", "CSV `file` with a header naming the model's feature columns (other columns are ignored)")
-	fs.StringVar(&header, "header", "", "the column `names` a,b,... of a --data file without a header row (its first line is then a data row), such as UCI Adult's adult.test")
+	fs.StringVar(&header, "header", "", "the column `names` a,b,... of a --data file without a header row (its first line is then a data row), such as UCI Adult's adult.test once its first line, |1x3 Cross validator, is dropped")
 	fs.StringVar(&out, "out", "", "write the predictions as CSV to this `file` (default, or -: standard output); an existing file is replaced only with --force, a model file never")
 	fs.BoolVar(&unverified, "unverified", false, "use a model file that does not verify (a warning is printed)")
 	fs.BoolVar(&force, "force", false, "replace an existing file at --out (never a model file, nor an input)")

@@ -170,4 +170,18 @@ func TestPredictHeader(t *testing.T) {
 	if _, _, err := call(t, "predict", "--model", model, "--data", data, "--header", "class,x1,x1"); exitCode(err) != 2 {
 		t.Errorf("a repeated name in --header: exit %d (%v), want 2", exitCode(err), err)
 	}
+	// A file with a header row given --header too: its header would be
+	// read as a data row, refused for its text (the model's declared
+	// bounds) under another name, or read as missing cells and a null row
+	// (train's private estimate decides the types) with no error at all.
+	headed := writeCSV(t, "class,x1,x2\n"+b.String())
+	for _, args := range [][]string{
+		{"predict", "--model", model},
+		{"train", "--label", "class", "--classes", "c0,c1", "--epsilon", "1", "--noise", "seeded", "--noise-seed", "1", "--out", filepath.Join(dir, "h.json")},
+	} {
+		_, _, err := call(t, append(args, "--data", headed, "--header", " class, x1,x2")...)
+		if exitCode(err) != 4 || err == nil || !strings.Contains(err.Error(), "line 1: the first line repeats the given column names") {
+			t.Errorf("%s of a file with a header row and --header: exit %d (%v), want 4 naming line 1", args[0], exitCode(err), err)
+		}
+	}
 }
