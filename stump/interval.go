@@ -254,13 +254,7 @@ func IntervalScores(Z mat.Matrix, y []float64, null []bool, K, T int) ([]int64, 
 	lt, eq := make([]int64, T*K), make([]int64, T*K) // rows below and at t_k, by class
 	r := 0
 	for j := range p {
-		col = col[:0]
-		for i := range n {
-			if null == nil || !null[i] {
-				col = append(col, cell{Z.At(i, j), int(y[i])})
-			}
-		}
-		sortCells(col)
+		col = classColumn(col, Z, y, null, j)
 		clear(lt)
 		clear(eq)
 		a := 0

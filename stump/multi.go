@@ -235,13 +235,7 @@ func MultiScores(Z mat.Matrix, y []float64, null []bool, K, T int) ([]int64, err
 	col := make([]cell, 0, n)
 	lt, le := make([]int64, K), make([]int64, K)
 	for j := range p {
-		col = col[:0]
-		for i := range n {
-			if null == nil || !null[i] {
-				col = append(col, cell{Z.At(i, j), int(y[i])})
-			}
-		}
-		sortCells(col)
+		col = classColumn(col, Z, y, null, j)
 		clear(lt)
 		clear(le)
 		a, b := 0, 0

@@ -307,6 +307,21 @@ func sortCells(col []cell) {
 	})
 }
 
+// classColumn refills col with column j of Z and the classes y (class
+// indices, 0..K-1), the null rows left out, sorted by value: the sweep's
+// input of the multiclass scores (MultiScores, IntervalScores).
+func classColumn(col []cell, Z mat.Matrix, y []float64, null []bool, j int) []cell {
+	n, _ := Z.Dims()
+	col = col[:0]
+	for i := range n {
+		if null == nil || !null[i] {
+			col = append(col, cell{Z.At(i, j), int(y[i])})
+		}
+	}
+	sortCells(col)
+	return col
+}
+
 // checkRows checks the inputs of Scores and Fit.
 func checkRows(Z mat.Matrix, y []float64, null []bool, T int) error {
 	if Z == nil {
