@@ -26,13 +26,25 @@ func CentresCharge(epsBounds float64) dp.Charge {
 	return dp.Charge{Step: privbounds.CentreStep, Mechanism: perturb.PermuteAndFlipName, Epsilon: epsBounds}
 }
 
+// CentresChargePCA is CentresCharge for a fit with private principal
+// components, which reads every column as numbers: its step is
+// privbounds.CentreStepPCA.
+func CentresChargePCA(epsBounds float64) dp.Charge {
+	c := CentresCharge(epsBounds)
+	c.Step = privbounds.CentreStepPCA
+	return c
+}
+
 // estimateCharge is the ledger entry of the estimate that gave p's
-// bounds: the centres for a map on the log scale (in the words of step
-// when not empty: an earlier version's, privbounds.CentreStepV1), the
-// ranges otherwise.
+// bounds: the centres for a map on the log scale (CentresChargePCA when p
+// has principal components; in the words of step when not empty: an
+// earlier version's, preSteps), the ranges otherwise.
 func estimateCharge(p *preprocess.RowMap, epsBounds float64, step string) dp.Charge {
 	if p.Log > 0 {
 		c := CentresCharge(epsBounds)
+		if p.PCA != nil {
+			c = CentresChargePCA(epsBounds)
+		}
 		if step != "" {
 			c.Step = step
 		}
@@ -122,9 +134,11 @@ type preRelease struct {
 	pca    dp.Budget
 	// steps is the number of their ledger entries, first in the ledger.
 	steps int
-	// centreStep is an earlier version's words for the centres' step
-	// (privbounds.CentreStepV1) when the file has them and no text
-	// columns (which that version could not make); empty otherwise.
+	// centreStep is an earlier version's words for the centres' step when
+	// the file has them: privbounds.CentreStepV1 without text columns
+	// (which that version could not make), or privbounds.CentreStep with
+	// principal components (written before CentreStepPCA); empty
+	// otherwise.
 	centreStep string
 }
 
@@ -149,8 +163,10 @@ func preSteps(r *Released) (preRelease, error) {
 			return pre, fmt.Errorf("the bounds' charge is eps = %v of the claim's %v: it must leave some for the release", e, c.Epsilon)
 		}
 		pre.bounds, pre.steps = e, 1
-		if c.Ledger[0].Step == privbounds.CentreStepV1 && !p.Text {
-			pre.centreStep = privbounds.CentreStepV1
+		switch step := c.Ledger[0].Step; {
+		case step == privbounds.CentreStepV1 && !p.Text,
+			step == privbounds.CentreStep && p.PCA != nil:
+			pre.centreStep = step
 		}
 	}
 	if p.PCA != nil {

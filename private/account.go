@@ -59,7 +59,8 @@ func (pl *Plan) spend(c dp.Charge) error {
 
 // spendBounds takes the charge of the bounds' estimate, when the fit made
 // one (EstimateBounds): the centres and spreads read on the log scale
-// (logScale > 0) or the ranges, at BoundsEpsilon.
+// (logScale > 0; in the words of a fit with principal components when it
+// has them) or the ranges, at BoundsEpsilon.
 func (pl *Plan) spendBounds(logScale float64) error {
 	if !pl.EstimateBounds {
 		return nil
@@ -67,6 +68,9 @@ func (pl *Plan) spendBounds(logScale float64) error {
 	c := modelfile.BoundsCharge(pl.BoundsEpsilon)
 	if logScale > 0 {
 		c = modelfile.CentresCharge(pl.BoundsEpsilon)
+		if pl.Options.PCA > 0 {
+			c = modelfile.CentresChargePCA(pl.BoundsEpsilon)
+		}
 	}
 	return pl.spend(c)
 }

@@ -71,7 +71,20 @@ const CentreStepV1 = "private feature centres and spreads: for every feature col
 // CentreStep is the ledger entry's description of the centre-and-spread
 // estimate.
 const CentreStep = "private feature types, centres and spreads: for every feature column, its type, text if its text cells outnumber its numbers (utility the two counts, sensitivity 1; a text column is one-hot encoded by hashing its cells into public buckets, and a text cell of a numeric column is read as missing), chosen by permute-and-flip at eps_bounds/(9d); for a numeric column, " +
-	"the part that holds the median of its numbers among 16 equal parts of each bin of the public log2 grid (bins (2^(e-1), 2^e] of either sign, e up to 40, and [-2^-24, 2^-24] as one part), the centre m the part's middle; then the bin that holds the median of max(|x - m|, 2^-24 and 2^-40 of m's magnitude), the spread s its upper end; each chosen by permute-and-flip " +
+	centreWords
+
+// CentreStepPCA is the ledger entry's description of the centre-and-spread
+// estimate of a fit that reads every column as numbers (private principal
+// components): there a text cell stops the run before any noise, so the
+// type choice is text only by the noise, and such a column keeps the
+// public centre 0 and spread 1 instead of being hashed. Files of such fits
+// written with CentreStep still verify.
+const CentreStepPCA = "private feature types, centres and spreads, every column read as numbers (for the principal components): for every numeric feature column, its type, text if its text cells outnumber its numbers (utility the two counts, sensitivity 1), chosen by permute-and-flip at eps_bounds/(9d); a text cell stops the run before any noise, so a column chosen text (by the noise alone) keeps the public centre m = 0 and spread s = 1; for a column chosen numeric, " +
+	centreWords
+
+// centreWords describes the centre and the spread of a numeric column and
+// its map: the common tail of CentreStep and CentreStepPCA.
+const centreWords = "the part that holds the median of its numbers among 16 equal parts of each bin of the public log2 grid (bins (2^(e-1), 2^e] of either sign, e up to 40, and [-2^-24, 2^-24] as one part), the centre m the part's middle; then the bin that holds the median of max(|x - m|, 2^-24 and 2^-40 of m's magnitude), the spread s its upper end; each chosen by permute-and-flip " +
 	"(utility -max(0, 2 #{rows below the candidate} - n, n - 2 #{rows up to it}), sensitivity 2 under replace-one) at 4 eps_bounds/(9d); the map z = clamp(g((x - m)/s)/3, -1, 1), g(t) = sign(t) log2(1 + |t|)"
 
 // PublicRange returns the constants [lo, hi] = [m - s, m + s] and the

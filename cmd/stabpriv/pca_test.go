@@ -19,6 +19,7 @@ import (
 	"github.com/stabpriv/stabpriv/dp"
 	"github.com/stabpriv/stabpriv/dppca"
 	"github.com/stabpriv/stabpriv/modelfile"
+	"github.com/stabpriv/stabpriv/privbounds"
 )
 
 // TestCLIPCA runs --pca through the command line on two files that differ
@@ -418,6 +419,53 @@ func TestCLIPCATextChoiceKeepsNumbers(t *testing.T) {
 	p := r.Preprocessing
 	if j := slices.Index(p.Features, "x1"); j < 0 || j >= len(p.Lo) || p.Lo[j] != -1 || p.Hi[j] != 1 {
 		t.Errorf("the model file's features %v, lo %v, hi %v: want x1 on the public constants [-1, 1]", p.Features, p.Lo, p.Hi)
+	}
+	// The certificate says what happened to x1, and the file verifies
+	// (the seeded noise makes it no private release).
+	if step := r.Certificate.Ledger[0].Step; !strings.Contains(step, "a column chosen text (by the noise alone) keeps the public centre m = 0 and spread s = 1") {
+		t.Errorf("the centres' step does not say that a column chosen text keeps the public constants:\n%s", step)
+	}
+	if _, _, err := call(t, "certify", out); err == nil || !strings.Contains(err.Error(), "not a private release: the noise was drawn from a seeded generator") {
+		t.Errorf("certify: %v, want only the seeded noise's refusal", err)
+	}
+}
+
+// TestCLIPCATextColumnWords: with --pca every column is read as numbers,
+// and the centres' step in the certificate says so
+// (privbounds.CentreStepPCA), not that a text column is hashed: without
+// a schema a text column stops the run before any noise, naming it;
+// declared in --schema it is one-hot encoded, and the release certifies.
+// A file of the earlier words (testdata/older/pca-centres-v2.json) still
+// verifies (TestOlderModelFilesVerify).
+func TestCLIPCATextColumnWords(t *testing.T) {
+	data := writeCSV(t, editCSV(t, textTable(1500), 5, func(rec []string) []string { rec[1] = "5"; return rec }))
+	args := []string{"train", "--data", data, "--label", "class", "--classes", "c0,c1", "--epsilon", "1", "--delta", "1e-5", "--pca", "2", "--log-level", "error"}
+	if _, _, err := call(t, args...); err == nil || !strings.Contains(err.Error(), `column "city"`) {
+		t.Errorf("--pca, a text column without a schema: %v, want a refusal naming city", err)
+	}
+	schema := writeFile(t, "schema.csv", "city,Oslo,Rome,Lima,Pune,Kobe,Bonn\n")
+	out := filepath.Join(t.TempDir(), "m.json")
+	if _, stderr, err := call(t, append(args, "--schema", schema, "--out", out)...); err != nil {
+		t.Fatalf("%v\n%s", err, stderr)
+	}
+	r, err := modelfile.ReadFile(out)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if step := r.Certificate.Ledger[0].Step; step != privbounds.CentreStepPCA {
+		t.Errorf("the centres' step is\n%s\nwant privbounds.CentreStepPCA", step)
+	}
+	stdout, _, err := call(t, "certify", out)
+	if err != nil || !strings.HasPrefix(stdout, "VERIFIED PRIVATE RELEASE") {
+		t.Fatalf("certify: %v\n%s", err, stdout)
+	}
+	for _, want := range []string{"every column read as numbers", "a text cell stops the run before any noise", "categorical columns city one-hot"} {
+		if !strings.Contains(stdout, want) {
+			t.Errorf("the certificate does not say %q:\n%s", want, stdout)
+		}
+	}
+	if strings.Contains(stdout, "hashing") {
+		t.Errorf("the certificate says a column is hashed, which --pca never does:\n%s", stdout)
 	}
 }
 
