@@ -3,7 +3,10 @@ package main
 import (
 	"context"
 	"encoding/csv"
+	"errors"
 	"fmt"
+	"maps"
+	"math"
 	"os"
 	"path/filepath"
 	"slices"
@@ -27,10 +30,12 @@ import (
 // (stump.Fit, stump.FitMulti: the class before the pairs and intervals)
 // and from today's class (stump.FitBinary, stump.FitMultiClass: with the
 // pairs or intervals where their guarantee holds), and each one's test
-// accuracy (null test rows count as errors); then stumpClassTable, which
-// also judges the families leave-one-data-set-out.
+// accuracy (null test rows count as errors) with the release's eps, the
+// training rows n, the mapped features p and the classes; then
+// stumpClassTable, which also judges the families leave-one-data-set-out,
+// and a stricter rule for the pairs (pairsLossTable).
 func runStumpClass(ctx context.Context, dss []dataSet, out string, seeds, workers int) error {
-	header := []string{"dataset", "epsilon", "seed", "class", "families", "accuracy"}
+	header := []string{"dataset", "epsilon", "seed", "class", "families", "accuracy", "release_epsilon", "n", "p", "classes"}
 	keep := func(ds dataSet) bool { return len(ds.classes) <= stump.MaxClasses }
 	rows, err := runStumpRefits(ctx, dss, filepath.Join(out, "stumpclass.csv"), header, keep, seeds, workers, stumpClasses)
 	if err != nil {
@@ -150,7 +155,8 @@ func stumpClasses(j job, r *stumpRows, w *csv.Writer) error {
 	n, p := r.Z.Dims()
 	cfg := stump.Config{Epsilon: r.eps}
 	write := func(class string, families bool, predict func(z []float64) float64) {
-		w.Write([]string{j.ds.name, fmt.Sprint(j.eps), strconv.Itoa(j.seed), class, strconv.FormatBool(families), fmt.Sprint(stumpAccuracy(predict, r.Xte, r.yte, r.nullTest))})
+		w.Write([]string{j.ds.name, fmt.Sprint(j.eps), strconv.Itoa(j.seed), class, strconv.FormatBool(families), fmt.Sprint(stumpAccuracy(predict, r.Xte, r.yte, r.nullTest)),
+			fmt.Sprint(r.eps), strconv.Itoa(n), strconv.Itoa(p), strconv.Itoa(r.K)})
 	}
 	src := func() perturb.Source { return perturb.Seeded(uint64(j.seed)) }
 	if K := r.K; K > 2 {
@@ -276,6 +282,115 @@ func stumpClassTable(rows []map[string]string) string {
 			chosen = classes[1]
 		}
 		fmt.Fprintf(&b, "| %s | %s | %.4f | %.4f |\n", h, chosen, setMean[key{h, "", chosen}], setMean[key{h, "", classes[1]}])
+	}
+	b.WriteString(pairsLossTable(rows))
+	return b.String()
+}
+
+// pairsLoss is the extra expected loss, as a share of the n training rows,
+// that the pairs add to the binary selection's guarantee at eps for p
+// mapped features: (2/eps) ln(N/N1) / n for the exponential mechanism's
+// bound (2/eps) ln N on the expected excess errors over the best of N
+// candidates (Dwork & Roth 2014, Theorem 3.11; permute-and-flip's is no
+// larger), N = stump.BinaryCandidates and N1 = stump.Candidates on
+// stump.DefaultGrid. Public values only.
+func pairsLoss(eps float64, n, p int) float64 {
+	T := stump.DefaultGrid
+	return 2 / eps * math.Log(float64(stump.BinaryCandidates(p, T))/float64(stump.Candidates(p, T))) / float64(n)
+}
+
+// pairsLossGrid are the shares g of the rule judged by pairsLossTable: 0
+// to 0.1 by 0.001.
+var pairsLossGrid = func() []float64 {
+	g := make([]float64, 101)
+	for i := range g {
+		g[i] = float64(i) / 1000
+	}
+	return g
+}()
+
+// pairsLossTable returns the leave-one-data-set-out judgement of a rule
+// stricter than today's for the pairs (two classes): offer them only where
+// today's rule does and pairsLoss <= g, the pairs' extra loss at most a
+// share g of the rows. From the binary rows of stumpclass.csv with their
+// release's eps, n, p and classes (none: ""), for each seed the accuracy of today's
+// class where the rule offers the pairs and of the one-feature class
+// elsewhere; g is fitted on the other data sets (the interval of g with
+// the best mean of their means; the held-out mean at its lower end, the
+// rule that offers the pairs least, and at its middle), beside today's.
+func pairsLossTable(rows []map[string]string) string {
+	type draw struct {
+		loss     float64
+		one, cur float64
+	}
+	bySet := map[string][]draw{}
+	type seedKey struct{ set, eps, seed string }
+	one, cur := map[seedKey]float64{}, map[seedKey]map[string]string{}
+	for _, r := range rows {
+		if r["families"] == "" || r["n"] == "" {
+			continue
+		}
+		k := seedKey{r["dataset"], r["epsilon"], r["seed"]}
+		a, err := strconv.ParseFloat(r["accuracy"], 64)
+		if err != nil {
+			continue
+		}
+		if r["class"] == "one-feature" {
+			one[k] = a
+		} else if r["class"] == "current" {
+			cur[k] = r
+		}
+	}
+	for k, r := range cur {
+		o, ok := one[k]
+		eps, err1 := strconv.ParseFloat(r["release_epsilon"], 64)
+		n, err2 := strconv.Atoi(r["n"])
+		p, err3 := strconv.Atoi(r["p"])
+		c, err4 := strconv.ParseFloat(r["accuracy"], 64)
+		if !ok || errors.Join(err1, err2, err3, err4) != nil || r["classes"] != "2" {
+			continue
+		}
+		loss := math.Inf(1) // today's rule leaves the pairs out: so does every g
+		if r["families"] == "true" {
+			loss = pairsLoss(eps, n, p)
+		}
+		bySet[k.set] = append(bySet[k.set], draw{loss, o, c})
+	}
+	if len(bySet) == 0 {
+		return ""
+	}
+	sets := slices.Sorted(maps.Keys(bySet))
+	mean := func(set string, g float64) float64 {
+		var a []float64
+		for _, d := range bySet[set] {
+			if d.loss <= g {
+				a = append(a, d.cur)
+			} else {
+				a = append(a, d.one)
+			}
+		}
+		return avg(a)
+	}
+	var b strings.Builder
+	b.WriteString("\nA stricter rule for the pairs (two classes): offer them where today's rule does and their extra expected loss, (2/eps) ln(N/N1) for N candidates with the pairs and N1 without (the exponential mechanism's bound), is at most g n, a public function of eps, n and p. g (0 to 0.1 by 0.001) fitted on the other binary data sets: the interval of g with their best mean; the held-out mean at its lower end (the pairs offered least) and at its middle, and under today's rule (g unbounded).\n\n| held out | best g on the others | held-out (lower end) | held-out (middle) | held-out (today's) |\n|---|---|---|---|---|\n")
+	for _, h := range sets {
+		best, lo, hi := math.Inf(-1), 0, 0
+		for i, g := range pairsLossGrid {
+			t := 0.0
+			for _, s := range sets {
+				if s != h {
+					t += mean(s, g)
+				}
+			}
+			switch {
+			case t > best+1e-12:
+				best, lo, hi = t, i, i
+			case t > best-1e-12 && hi == i-1:
+				hi = i
+			}
+		}
+		mid := (lo + hi) / 2
+		fmt.Fprintf(&b, "| %s | [%.3f, %.3f] | %.4f | %.4f | %.4f |\n", h, pairsLossGrid[lo], pairsLossGrid[hi], mean(h, pairsLossGrid[lo]), mean(h, pairsLossGrid[mid]), mean(h, math.Inf(1)))
 	}
 	return b.String()
 }
