@@ -283,3 +283,41 @@ func TestCLIStumpOlderClasses(t *testing.T) {
 		t.Errorf("an interval under the one-threshold class: exit %d (%v), want 5", exitCode(err), err)
 	}
 }
+
+// TestCLICertifyRewrittenOlderClass pins the limit the GUIDE states:
+// certify checks consistency, not provenance. A release from today's
+// binary class (one-feature stumps and pairs) rewritten to the sentence of
+// the class before the pairs (testdata/older/stump-grid1023-v1.json's,
+// the same 2 features and grid), its weights a one-feature stump (a member
+// of both classes) and their hash recomputed, still verifies as a private
+// release with the same claim.
+func TestCLICertifyRewrittenOlderClass(t *testing.T) {
+	older, err := modelfile.ReadFile(filepath.Join("testdata", "older", "stump-grid1023-v1.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	i := slices.IndexFunc(older.Certificate.Assumptions, func(s string) bool { return strings.HasPrefix(s, "the class is public: the 2 mapped features") })
+	if i < 0 {
+		t.Fatal("the older file names no class of 2 features")
+	}
+	oneFeature := older.Certificate.Assumptions[i]
+	out := filepath.Join(t.TempDir(), "m.json")
+	if _, stderr, err := call(t, "train", "--data", writeCSV(t, ratioTable(400)), "--label", "form", "--classes", "B,O", "--ignore", "noise",
+		"--mechanism", "stump", "--epsilon", "1", "--log-level", "error", "--out", out); err != nil {
+		t.Fatalf("%v\n%s", err, stderr)
+	}
+	err = certifyOlderForged(t, out, func(r *modelfile.Released) {
+		a := r.Certificate.Assumptions
+		j := slices.IndexFunc(a, func(s string) bool {
+			return strings.HasPrefix(s, "the class is public (version 2: one-feature stumps and pairs)")
+		})
+		if j < 0 {
+			t.Fatalf("the release's class is not today's with the pairs:\n%s", strings.Join(a, "\n"))
+		}
+		a[j] = oneFeature
+		r.Model.W = []float64{1, 0, 0.5} // +1 where width's z >= -0.5
+	})
+	if err != nil {
+		t.Errorf("the file rewritten to the class before the pairs: %v, want it verified (certify cannot tell)", err)
+	}
+}
