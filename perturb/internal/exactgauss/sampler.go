@@ -24,6 +24,8 @@ func Lattice(sigma float64) int {
 // caller. It is not safe for concurrent use.
 type Sampler struct {
 	rng   *rand.ChaCha8
+	buf   [bufWords]uint64 // words of rng not used yet: buf[pos:]
+	pos   int
 	t     *tables
 	sign  uint64 // sign bits not used yet
 	nsign uint
@@ -40,7 +42,42 @@ type Sampler struct {
 
 // New returns a Sampler whose generator is ChaCha8 keyed by key.
 func New(key [32]byte) *Sampler {
-	return &Sampler{rng: rand.NewChaCha8(key), t: theTables()}
+	return &Sampler{rng: rand.NewChaCha8(key), pos: bufWords, t: theTables()}
+}
+
+// bufWords is how many words of the generator a Sampler holds drawn ahead.
+const bufWords = 64
+
+// usualWords is the most words the usual draw of AddSnapped takes: the
+// proposal's word, the fraction's first word and a word of sign bits.
+const usualWords = 3
+
+// next returns the next word of the generator. The words come out in the
+// order of rng.Uint64, each once: the buffer only draws them ahead (refill),
+// so that the sampler's loops make no call for them.
+func (s *Sampler) next() uint64 {
+	if s.pos >= bufWords {
+		s.refill()
+	}
+	return s.take()
+}
+
+// take is next when the buffer holds a word (s.pos < bufWords): short
+// enough to be inlined.
+func (s *Sampler) take() uint64 {
+	v := s.buf[s.pos]
+	s.pos++
+	return v
+}
+
+// refill moves the words not used yet to the front of s.buf and fills the
+// rest with the next words of the generator, keeping their order.
+func (s *Sampler) refill() {
+	n := copy(s.buf[:], s.buf[s.pos:])
+	for i := n; i < bufWords; i++ {
+		s.buf[i] = s.rng.Uint64()
+	}
+	s.pos = 0
 }
 
 // AddSnapped sets every w[i] to lambda round((w[i] + sigma Z_i) / lambda),
@@ -60,31 +97,63 @@ func (s *Sampler) AddSnapped(w []float64, sigma float64) {
 	// le is in [-1022, 970]: then float64(k) scale is latticeInt(k, le).
 	scaled := -1022 <= le && le <= 970
 	scale := math.Ldexp(1, le)
+	t := s.t
 	for i, x := range w {
-		b, width := s.magnitude()
-		neg := s.bit()
-		if fast && width == 1 {
-			if k, ok := roundFast(x, ms, le, b, s.t0, neg); ok {
+		// The usual draw, inline: a core piece accepted by the flat
+		// squeeze of its first word (magnitudeFrom's first proposal, its
+		// words in the same order), then the sign and the int64 rounding.
+		if s.pos > bufWords-usualWords {
+			s.refill()
+		}
+		u := s.take()
+		b, ytop := t.entry(u)
+		if s.exact || b == nCore || u&(1<<yBits-1) >= ytop {
+			b, width := s.magnitudeFrom(u)
+			w[i] = s.snap(x, ms, e, le, b, width, s.bit(), fast)
+			continue
+		}
+		t0 := s.take()
+		if s.nsign == 0 {
+			s.sign, s.nsign = s.take(), 64
+		}
+		neg := s.popSign()
+		if fast {
+			if k, ok := roundFast(x, ms, le, b, t0, neg); ok {
 				if scaled {
-					w[i] = float64(k) * scale
-					if k == 0 {
-						w[i] = 0
-					}
+					w[i] = float64(k) * scale // float64(0) is +0
 				} else {
 					w[i] = latticeInt(k, le)
 				}
 				continue
 			}
 		}
-		w[i] = latticeFloat(s.roundExact(x, ms, e-53, le, b, width, neg), le)
+		s.t0, s.tw = t0, s.tw[:0]
+		w[i] = latticeFloat(s.roundExact(x, ms, e-53, le, b, 1, neg), le)
 	}
+}
+
+// snap returns the lattice point of x + s sigma |Z| for sigma = ms 2^(e-53),
+// |Z| as magnitude returns it (b, width) and s the sign (negative if neg),
+// as AddSnapped writes it; fast allows roundFast.
+func (s *Sampler) snap(x float64, ms uint64, e, le int, b, width uint64, neg, fast bool) float64 {
+	if fast && width == 1 {
+		if k, ok := roundFast(x, ms, le, b, s.t0, neg); ok {
+			return latticeInt(k, le)
+		}
+	}
+	return latticeFloat(s.roundExact(x, ms, e-53, le, b, width, neg), le)
 }
 
 // bit returns a fair random bit.
 func (s *Sampler) bit() bool {
 	if s.nsign == 0 {
-		s.sign, s.nsign = s.rng.Uint64(), 64
+		s.sign, s.nsign = s.next(), 64
 	}
+	return s.popSign()
+}
+
+// popSign returns the next of the sign bits, s.nsign > 0.
+func (s *Sampler) popSign() bool {
 	b := s.sign&1 != 0
 	s.sign >>= 1
 	s.nsign--
@@ -98,31 +167,29 @@ func (s *Sampler) bit() bool {
 // bits. The first word is s.t0; s.tw holds all the words drawn when there
 // are more than that one (see words).
 func (s *Sampler) magnitude() (b, width uint64) {
+	return s.magnitudeFrom(s.next())
+}
+
+// magnitudeFrom is magnitude with u the first word of its first proposal.
+func (s *Sampler) magnitudeFrom(u uint64) (b, width uint64) {
 	t := s.t
-	for {
-		// u = [column: colBits][v: thrBits][the first yBits of y].
-		u := s.rng.Uint64()
-		j := u >> (64 - colBits)
-		c := &t.cols[j]
-		e, ytop := j, c.yOwn
-		if uint32(u>>yBits) >= c.thr {
-			e, ytop = uint64(c.alias), c.yAlias
-		}
+	for ; ; u = s.next() {
+		e, ytop := t.entry(u)
 		if e == nCore {
 			if b, ok := s.tail(); ok {
 				return b, 1 << pieceBits
 			}
 			continue
 		}
-		t0 := s.rng.Uint64()
+		t0 := s.next()
 		s.t0, s.tw = t0, s.tw[:0]
 		yhi := u & (1<<yBits - 1)
 		// y < (yhi + 1) 2^-yBits <= ytop 2^-yBits <= y_e 2^-64 <= L_e / H_e.
-		if !s.exact && yhi < uint64(ytop) {
+		if !s.exact && yhi < ytop {
 			return e, 1
 		}
 		// The first word of y: its yBits bits from u, the rest fresh.
-		y0 := yhi<<(64-yBits) | s.rng.Uint64()>>yBits
+		y0 := yhi<<(64-yBits) | s.next()>>yBits
 		if !s.exact {
 			switch squeeze(&t.pieces[e], t0, y0) {
 			case 1:
@@ -137,6 +204,18 @@ func (s *Sampler) magnitude() (b, width uint64) {
 			return e, 1
 		}
 	}
+}
+
+// entry returns the entry of the alias table that the word u picks and the
+// flat squeeze of its piece (0 for the rest entry): u = [column: colBits]
+// [v: thrBits][the first yBits of the uniform y].
+func (t *tables) entry(u uint64) (e, ytop uint64) {
+	j := u >> (64 - colBits)
+	c := &t.cols[j]
+	if uint32(u>>yBits) >= c.thr {
+		return uint64(c.alias), uint64(c.yAlias)
+	}
+	return j, uint64(c.yOwn)
 }
 
 // words makes s.tw hold the words of the fraction drawn so far.
@@ -176,7 +255,7 @@ func squeeze(p *piece, t0, y0 uint64) int {
 // dead mass) it draws a tail piece and its acceptance test (tailPiece),
 // reporting whether a deviate was accepted, and its b (see magnitude).
 func (s *Sampler) tail() (uint64, bool) {
-	if uniform(s.rng, s.t.rest<<s.t.tailShift) >= s.t.tail {
+	if s.uniform(s.t.rest<<s.t.tailShift) >= s.t.tail {
 		return 0, false // the dead mass
 	}
 	return s.tailPiece()
@@ -188,27 +267,27 @@ func (s *Sampler) tail() (uint64, bool) {
 func (s *Sampler) tailPiece() (uint64, bool) {
 	var k uint64
 	for {
-		u := s.rng.Uint64()
+		u := s.next()
 		k += uint64(bits.TrailingZeros64(u))
 		if u != 0 {
 			break
 		}
 	}
 	b := uint64(nCore) + k<<pieceBits
-	s.t0 = s.rng.Uint64()
+	s.t0 = s.next()
 	s.tw = append(s.tw[:0], s.t0)
-	s.yw = append(s.yw[:0], s.rng.Uint64())
+	s.yw = append(s.yw[:0], s.next())
 	return b, s.accept(b, 1<<pieceBits, big.NewInt(1), s.t.q-int(k))
 }
 
 // uniform returns an integer uniform on [0, n), n >= 1, by rejection.
-func uniform(r *rand.ChaCha8, n uint64) uint64 {
+func (s *Sampler) uniform(n uint64) uint64 {
 	sh := uint(bits.LeadingZeros64(n - 1))
 	if n == 1 {
 		return 0
 	}
 	for {
-		if v := r.Uint64() >> sh; v < n {
+		if v := s.next() >> sh; v < n {
 			return v
 		}
 	}
@@ -217,7 +296,7 @@ func uniform(r *rand.ChaCha8, n uint64) uint64 {
 // word returns the i-th word (0-based) of ws, drawing the words up to it.
 func (s *Sampler) word(ws *[]uint64, i int) {
 	for len(*ws) <= i {
-		*ws = append(*ws, s.rng.Uint64())
+		*ws = append(*ws, s.next())
 	}
 }
 
