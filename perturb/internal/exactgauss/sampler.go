@@ -26,6 +26,7 @@ type Sampler struct {
 	rng   *rand.ChaCha8
 	buf   [bufWords]uint64 // words of rng not used yet: buf[pos:]
 	pos   int
+	drawn uint64 // words drawn from rng so far (benchmarks: used = drawn - unused)
 	t     *tables
 	sign  uint64 // sign bits not used yet
 	nsign uint
@@ -77,14 +78,24 @@ func (s *Sampler) refill() {
 	for i := n; i < bufWords; i++ {
 		s.buf[i] = s.rng.Uint64()
 	}
+	s.drawn += uint64(bufWords - n)
 	s.pos = 0
 }
 
 // AddSnapped sets every w[i] to lambda round((w[i] + sigma Z_i) / lambda),
 // written as a float64 (see latticeFloat), with Z_i independent exact
 // standard normal deviates and lambda = 2^Lattice(sigma). sigma must be
-// finite and > 0 and every w[i] finite: the caller checks.
-func (s *Sampler) AddSnapped(w []float64, sigma float64) {
+// finite and > 0 and every w[i] finite: the caller checks. It returns the
+// index of the first value that rounded past the float64 range (written
+// as an infinity), -1 if none did.
+//
+// The usual draw (a core piece accepted by the flat squeeze of its first
+// word, then the int64 rounding) runs inline, its words taken from the
+// buffer in the order magnitude and bit would take them; every other case
+// goes through magnitudeFrom and snap with the same words, so the output
+// is the same function of the generator's words as magnitude, bit and the
+// roundings called one after the other.
+func (s *Sampler) AddSnapped(w []float64, sigma float64) int {
 	fr, e := math.Frexp(sigma)
 	ms := uint64(math.Ldexp(fr, 53)) // sigma = ms 2^(e-53), ms in [2^52, 2^53)
 	lb := LatticeBits
@@ -94,42 +105,42 @@ func (s *Sampler) AddSnapped(w []float64, sigma float64) {
 	le := e - lb - 1
 	fast := !s.exact && lb == LatticeBits
 	// scale = 2^le is exact and k 2^le normal for 0 < |k| < 2^44 when
-	// le is in [-1022, 970]: then float64(k) scale is latticeInt(k, le).
-	scaled := -1022 <= le && le <= 970
+	// le is in [-1022, 970]: then float64(k) scale is latticeInt(k, le),
+	// and finite (roundFastScaled's |k| is below 2^43).
+	scaled := fast && -1022 <= le && le <= 970
 	scale := math.Ldexp(1, le)
+	sw := unitScale(le)
 	t := s.t
+	over := -1
 	for i, x := range w {
-		// The usual draw, inline: a core piece accepted by the flat
-		// squeeze of its first word (magnitudeFrom's first proposal, its
-		// words in the same order), then the sign and the int64 rounding.
 		if s.pos > bufWords-usualWords {
 			s.refill()
 		}
 		u := s.take()
 		b, ytop := t.entry(u)
-		if s.exact || b == nCore || u&(1<<yBits-1) >= ytop {
+		if !s.exact && b != nCore && u&(1<<yBits-1) < ytop {
+			t0 := s.take() // the fraction's first word, then the sign
+			if s.nsign == 0 {
+				s.sign, s.nsign = s.take(), 64
+			}
+			neg := s.popSign()
+			if scaled {
+				if k, ok := roundFastScaled(x, sw, ms, b, t0, neg); ok {
+					w[i] = float64(k) * scale // float64(0) is +0
+					continue
+				}
+			}
+			s.t0, s.tw = t0, s.tw[:0]
+			w[i] = s.snap(x, ms, e, le, b, 1, neg, fast)
+		} else {
 			b, width := s.magnitudeFrom(u)
 			w[i] = s.snap(x, ms, e, le, b, width, s.bit(), fast)
-			continue
 		}
-		t0 := s.take()
-		if s.nsign == 0 {
-			s.sign, s.nsign = s.take(), 64
+		if over < 0 && math.IsInf(w[i], 0) {
+			over = i
 		}
-		neg := s.popSign()
-		if fast {
-			if k, ok := roundFast(x, ms, le, b, t0, neg); ok {
-				if scaled {
-					w[i] = float64(k) * scale // float64(0) is +0
-				} else {
-					w[i] = latticeInt(k, le)
-				}
-				continue
-			}
-		}
-		s.t0, s.tw = t0, s.tw[:0]
-		w[i] = latticeFloat(s.roundExact(x, ms, e-53, le, b, 1, neg), le)
 	}
+	return over
 }
 
 // snap returns the lattice point of x + s sigma |Z| for sigma = ms 2^(e-53),
@@ -358,53 +369,70 @@ func cmpShifted(a *big.Int, as int, b *big.Int, bs int) int {
 // roundFast returns round((w + s sigma x)/lambda) for sigma = ms 2^(le+32)
 // (ms in [2^52, 2^53): sigma/lambda = ms 2^-32), lambda = 2^le, s the sign
 // (negative if neg) and x in [i 2^64 + t0, i 2^64 + t0 + 1] 2^-(pieceBits +
-// 64), i < nCore, when int64 arithmetic in units of 2^-20 lambda settles
-// it, and false otherwise. sigma x / lambda = ms x' 2^-104 with x' in
-// [X, X + 1], X = i 2^64 + t0, lies in [P, P + 2) 2^-20 for
-// P = floor(ms X 2^-84) (ms X < 2^128, and ms < 2^53 adds less than one
-// unit); w/lambda is bracketed in the same units when |w| < 2^42 lambda.
+// 64), i < nCore, when int64 arithmetic in units of 2^-fastBits lambda
+// settles it, and false otherwise: see roundFastScaled.
 func roundFast(w float64, ms uint64, le int, i, t0 uint64, neg bool) (int64, bool) {
-	const f = 20
+	return roundFastScaled(w, unitScale(le), ms, i, t0, neg)
+}
+
+// fastBits is the fraction of a lattice step that roundFast keeps: it
+// counts in units of 2^-fastBits lambda.
+const fastBits = 20
+
+// unitScale returns 2^(fastBits - le), the factor that writes w/lambda in
+// units of 2^-fastBits for lambda = 2^le, or 0 when that is not a normal
+// float64 (roundFastScaled then answers for w = 0 only).
+func unitScale(le int) float64 {
+	if e := fastBits - le; -1022 <= e && e <= 1023 {
+		return math.Ldexp(1, e)
+	}
+	return 0
+}
+
+// roundFastScaled is roundFast with sw = unitScale(le), hoisted out of
+// AddSnapped's loop; it has no branch on the draw (the sign is arithmetic).
+// sigma x / lambda = ms x' 2^-104 with x' in [X, X + 1], X = i 2^64 + t0,
+// lies in [P, P + 2) 2^-fastBits for P = floor(ms X 2^-84) (ms X < 2^128,
+// and ms < 2^53 adds less than one unit). w/lambda in those units is
+// v = w sw, exact when v is a normal float64 (a product by a power of
+// two), and when it is subnormal but not 0 its floor and ceiling are still
+// those of the exact value (both are within (-1, 1) with its sign); it is
+// bracketed by [floor v, ceil v] when |v| < 2^62, and the answer is false
+// otherwise, or when v is 0 for a w that is not (an underflow, or sw = 0).
+func roundFastScaled(w, sw float64, ms, i, t0 uint64, neg bool) (int64, bool) {
+	const f = fastBits
 	hi, _ := bits.Mul64(ms, t0)
 	hi += ms * i                // < 2^53 + 2^53 (nCore - 1) < 2^64: no carry
 	p := int64(hi >> (84 - 64)) // floor(ms X 2^-84)
-	// w/lambda in units of 2^-f, from w = mw 2^ew read off its bits.
-	var w0, w1 int64
-	if w != 0 {
-		mw, ew := split(w)
-		sh := ew - le + f
-		switch {
-		case sh >= 0:
-			if sh > 62-53 {
-				return 0, false
-			}
-			w0 = mw << sh
-			w1 = w0
-		case sh > -63:
-			w0 = mw >> -sh // floor
-			w1 = w0
-			if mw != w0<<-sh {
-				w1++
-			}
-		default:
-			w0, w1 = -1, 0
-			if mw > 0 {
-				w0, w1 = 0, 1
-			}
-		}
+	v := w * sw
+	if !(math.Abs(v) < 0x1p62) || v == 0 && w != 0 {
+		return 0, false
 	}
-	var v0, v1 int64
-	if neg {
-		v0, v1 = w0-p-2, w1-p
-	} else {
-		v0, v1 = w0+p, w1+p+2
-	}
-	k0 := (v0 + 1<<(f-1)) >> f
-	k1 := (v1 + 1<<(f-1)) >> f
+	// floor and ceil of v, without math.Floor's call on CPUs without
+	// SSE4.1: float64(w0) is exact (v is an integer when |v| >= 2^53).
+	w0 := int64(v) // toward 0
+	w0 -= b2i(float64(w0) > v)
+	w1 := w0 + b2i(float64(w0) != v)
+	// The value is in [w0 + P, w1 + P + 2] for s = +1 and in
+	// [w0 - P - 2, w1 - P] for s = -1: with n = 1 for s = -1, 0 else,
+	// [w0 + sP - 2n, w1 + sP + 2 - 2n].
+	n := b2i(neg)
+	sp := (p ^ -n) + n // p or -p
+	k0 := (w0 + sp - 2*n + 1<<(f-1)) >> f
+	k1 := (w1 + sp + 2 - 2*n + 1<<(f-1)) >> f
 	if k0 != k1 {
 		return 0, false
 	}
 	return k0, true
+}
+
+// b2i returns 1 for true, 0 for false (without a branch).
+func b2i(b bool) int64 {
+	var n int64
+	if b {
+		n = 1
+	}
+	return n
 }
 
 // roundExact returns round((w + s sigma x)/lambda) for sigma = ms 2^es,
