@@ -408,11 +408,12 @@ func roundFastScaled(w, sw float64, ms, i, t0 uint64, neg bool) (int64, bool) {
 	if !(math.Abs(v) < 0x1p62) || v == 0 && w != 0 {
 		return 0, false
 	}
-	// floor and ceil of v, without math.Floor's call on CPUs without
-	// SSE4.1: float64(w0) is exact (v is an integer when |v| >= 2^53).
-	w0 := int64(v) // toward 0
-	w0 -= b2i(float64(w0) > v)
-	w1 := w0 + b2i(float64(w0) != v)
+	// floor and ceil of v from its truncation, without math.Floor's call
+	// on CPUs without SSE4.1: float64(c) is exact (v is an integer when
+	// |v| >= 2^53).
+	c := int64(v) // toward 0
+	fc := float64(c)
+	w0, w1 := c-b2i(fc > v), c+b2i(fc < v)
 	// The value is in [w0 + P, w1 + P + 2] for s = +1 and in
 	// [w0 - P - 2, w1 - P] for s = -1: with n = 1 for s = -1, 0 else,
 	// [w0 + sP - 2n, w1 + sP + 2 - 2n].
