@@ -125,7 +125,8 @@ func (s *Sampler) AddSnapped(w []float64, sigma float64) int {
 			}
 			neg := s.popSign()
 			if scaled {
-				if k, ok := roundFastScaled(x, sw, ms, b, t0, neg); ok {
+				w0, w1, wok := wUnits(x, sw) // roundFastScaled, inline
+				if k, ok := roundUnits(w0, w1, ms, b, t0, neg); ok && wok {
 					w[i] = float64(k) * scale // float64(0) is +0
 					continue
 				}
@@ -390,7 +391,8 @@ func unitScale(le int) float64 {
 }
 
 // roundFastScaled is roundFast with sw = unitScale(le), hoisted out of
-// AddSnapped's loop; it has no branch on the draw (the sign is arithmetic).
+// AddSnapped's loop (wUnits, then roundUnits, which has no branch: the
+// sign is arithmetic).
 // sigma x / lambda = ms x' 2^-104 with x' in [X, X + 1], X = i 2^64 + t0,
 // lies in [P, P + 2) 2^-fastBits for P = floor(ms X 2^-84) (ms X < 2^128,
 // and ms < 2^53 adds less than one unit). w/lambda in those units is
@@ -400,31 +402,40 @@ func unitScale(le int) float64 {
 // bracketed by [floor v, ceil v] when |v| < 2^62, and the answer is false
 // otherwise, or when v is 0 for a w that is not (an underflow, or sw = 0).
 func roundFastScaled(w, sw float64, ms, i, t0 uint64, neg bool) (int64, bool) {
+	w0, w1, wok := wUnits(w, sw)
+	k, ok := roundUnits(w0, w1, ms, i, t0, neg)
+	return k, ok && wok
+}
+
+// wUnits returns floor(v) and ceil(v) for v = w sw, and whether they
+// bracket w/lambda in units of 2^-fastBits (see roundFastScaled); the two
+// parts of roundFastScaled are short enough to be inlined in AddSnapped.
+// The floor and ceiling come from v's truncation, without math.Floor's
+// call on CPUs without SSE4.1: float64(c) is exact (v is an integer when
+// |v| >= 2^53).
+func wUnits(w, sw float64) (w0, w1 int64, ok bool) {
+	v := w * sw
+	c := int64(v) // toward 0
+	fc := float64(c)
+	return c - b2i(fc > v), c + b2i(fc < v), -0x1p62 < v && v < 0x1p62 && (v != 0 || w == 0)
+}
+
+// roundUnits returns round((w + s sigma x)/lambda) and whether the
+// interval below settles it, for w/lambda in [w0, w1] 2^-fastBits and
+// sigma x/lambda in [P, P + 2) 2^-fastBits (see roundFastScaled). The
+// value is in [w0 + P, w1 + P + 2] for s = +1 and in [w0 - P - 2, w1 - P]
+// for s = -1: with n = 1 for s = -1, 0 else, [w0 + sP - 2n,
+// w1 + sP + 2 - 2n]. It has no branch.
+func roundUnits(w0, w1 int64, ms, i, t0 uint64, neg bool) (int64, bool) {
 	const f = fastBits
 	hi, _ := bits.Mul64(ms, t0)
 	hi += ms * i                // < 2^53 + 2^53 (nCore - 1) < 2^64: no carry
 	p := int64(hi >> (84 - 64)) // floor(ms X 2^-84)
-	v := w * sw
-	if !(math.Abs(v) < 0x1p62) || v == 0 && w != 0 {
-		return 0, false
-	}
-	// floor and ceil of v from its truncation, without math.Floor's call
-	// on CPUs without SSE4.1: float64(c) is exact (v is an integer when
-	// |v| >= 2^53).
-	c := int64(v) // toward 0
-	fc := float64(c)
-	w0, w1 := c-b2i(fc > v), c+b2i(fc < v)
-	// The value is in [w0 + P, w1 + P + 2] for s = +1 and in
-	// [w0 - P - 2, w1 - P] for s = -1: with n = 1 for s = -1, 0 else,
-	// [w0 + sP - 2n, w1 + sP + 2 - 2n].
 	n := b2i(neg)
-	sp := (p ^ -n) + n // p or -p
-	k0 := (w0 + sp - 2*n + 1<<(f-1)) >> f
-	k1 := (w1 + sp + 2 - 2*n + 1<<(f-1)) >> f
-	if k0 != k1 {
-		return 0, false
-	}
-	return k0, true
+	// sP - 2n = (p ^ -n) + n - 2n, plus the half of the rounding.
+	lo := (p ^ -n) - n + 1<<(f-1)
+	k0, k1 := (w0+lo)>>f, (w1+lo+2)>>f
+	return k0, k0 == k1
 }
 
 // b2i returns 1 for true, 0 for false (without a branch).
