@@ -61,12 +61,13 @@ func addGaussianSecure(w []float64, sigma float64) error {
 		return fmt.Errorf("%w: value %d is %v: the secure Gaussian noise needs finite values", ErrModel, i, w[i])
 	}
 	s := samplers.Get().(*exactgauss.Sampler)
-	s.AddSnapped(w, sigma)
+	i := s.AddSnapped(w, sigma)
 	samplers.Put(s)
 	// A value near the float64 range with a sigma near it can round past
 	// it: refused rather than released as an infinity. The check reads
-	// the noisy values only (post-processing of the exact draw).
-	if i := check.FirstNonFinite(w); i >= 0 {
+	// the noisy values only (post-processing of the exact draw); the
+	// sampler reports it, sparing a second pass over w.
+	if i >= 0 {
 		return fmt.Errorf("%w: noisy value %d overflowed float64 at sigma = %v", ErrModel, i, sigma)
 	}
 	return nil

@@ -24,6 +24,9 @@ func Lattice(sigma float64) int {
 // caller. It is not safe for concurrent use.
 type Sampler struct {
 	rng   *rand.ChaCha8
+	buf   [bufWords]uint64 // words of rng not used yet: buf[pos:]
+	pos   int
+	drawn uint64 // words drawn from rng so far (benchmarks: used = drawn - unused)
 	t     *tables
 	sign  uint64 // sign bits not used yet
 	nsign uint
@@ -40,14 +43,59 @@ type Sampler struct {
 
 // New returns a Sampler whose generator is ChaCha8 keyed by key.
 func New(key [32]byte) *Sampler {
-	return &Sampler{rng: rand.NewChaCha8(key), t: theTables()}
+	return &Sampler{rng: rand.NewChaCha8(key), pos: bufWords, t: theTables()}
+}
+
+// bufWords is how many words of the generator a Sampler holds drawn ahead.
+const bufWords = 64
+
+// usualWords is the most words the usual draw of AddSnapped takes: the
+// proposal's word, the fraction's first word and a word of sign bits.
+const usualWords = 3
+
+// next returns the next word of the generator. The words come out in the
+// order of rng.Uint64, each once: the buffer only draws them ahead (refill),
+// so that the sampler's loops make no call for them.
+func (s *Sampler) next() uint64 {
+	if s.pos >= bufWords {
+		s.refill()
+	}
+	return s.take()
+}
+
+// take is next when the buffer holds a word (s.pos < bufWords): short
+// enough to be inlined.
+func (s *Sampler) take() uint64 {
+	v := s.buf[s.pos]
+	s.pos++
+	return v
+}
+
+// refill moves the words not used yet to the front of s.buf and fills the
+// rest with the next words of the generator, keeping their order.
+func (s *Sampler) refill() {
+	n := copy(s.buf[:], s.buf[s.pos:])
+	for i := n; i < bufWords; i++ {
+		s.buf[i] = s.rng.Uint64()
+	}
+	s.drawn += uint64(bufWords - n)
+	s.pos = 0
 }
 
 // AddSnapped sets every w[i] to lambda round((w[i] + sigma Z_i) / lambda),
 // written as a float64 (see latticeFloat), with Z_i independent exact
 // standard normal deviates and lambda = 2^Lattice(sigma). sigma must be
-// finite and > 0 and every w[i] finite: the caller checks.
-func (s *Sampler) AddSnapped(w []float64, sigma float64) {
+// finite and > 0 and every w[i] finite: the caller checks. It returns the
+// index of the first value that rounded past the float64 range (written
+// as an infinity), -1 if none did.
+//
+// The usual draw (a core piece accepted by the flat squeeze of its first
+// word, then the int64 rounding) runs inline, its words taken from the
+// buffer in the order magnitude and bit would take them; every other case
+// goes through magnitudeFrom and snap with the same words, so the output
+// is the same function of the generator's words as magnitude, bit and the
+// roundings called one after the other.
+func (s *Sampler) AddSnapped(w []float64, sigma float64) int {
 	fr, e := math.Frexp(sigma)
 	ms := uint64(math.Ldexp(fr, 53)) // sigma = ms 2^(e-53), ms in [2^52, 2^53)
 	lb := LatticeBits
@@ -57,34 +105,67 @@ func (s *Sampler) AddSnapped(w []float64, sigma float64) {
 	le := e - lb - 1
 	fast := !s.exact && lb == LatticeBits
 	// scale = 2^le is exact and k 2^le normal for 0 < |k| < 2^44 when
-	// le is in [-1022, 970]: then float64(k) scale is latticeInt(k, le).
-	scaled := -1022 <= le && le <= 970
+	// le is in [-1022, 970]: then float64(k) scale is latticeInt(k, le),
+	// and finite (roundFastScaled's |k| is below 2^43).
+	scaled := fast && -1022 <= le && le <= 970
 	scale := math.Ldexp(1, le)
+	sw := unitScale(le)
+	t := s.t
+	over := -1
 	for i, x := range w {
-		b, width := s.magnitude()
-		neg := s.bit()
-		if fast && width == 1 {
-			if k, ok := roundFast(x, ms, le, b, s.t0, neg); ok {
-				if scaled {
-					w[i] = float64(k) * scale
-					if k == 0 {
-						w[i] = 0
-					}
-				} else {
-					w[i] = latticeInt(k, le)
-				}
-				continue
-			}
+		if s.pos > bufWords-usualWords {
+			s.refill()
 		}
-		w[i] = latticeFloat(s.roundExact(x, ms, e-53, le, b, width, neg), le)
+		u := s.take()
+		b, ytop := t.entry(u)
+		if !s.exact && b != nCore && u&(1<<yBits-1) < ytop {
+			t0 := s.take() // the fraction's first word, then the sign
+			if s.nsign == 0 {
+				s.sign, s.nsign = s.take(), 64
+			}
+			neg := s.popSign()
+			if scaled {
+				w0, w1, wok := wUnits(x, sw) // roundFastScaled, inline
+				if k, ok := roundUnits(w0, w1, ms, b, t0, neg); ok && wok {
+					w[i] = float64(k) * scale // float64(0) is +0
+					continue
+				}
+			}
+			s.t0, s.tw = t0, s.tw[:0]
+			w[i] = s.snap(x, ms, e, le, b, 1, neg, fast)
+		} else {
+			b, width := s.magnitudeFrom(u)
+			w[i] = s.snap(x, ms, e, le, b, width, s.bit(), fast)
+		}
+		if over < 0 && math.IsInf(w[i], 0) {
+			over = i
+		}
 	}
+	return over
+}
+
+// snap returns the lattice point of x + s sigma |Z| for sigma = ms 2^(e-53),
+// |Z| as magnitude returns it (b, width) and s the sign (negative if neg),
+// as AddSnapped writes it; fast allows roundFast.
+func (s *Sampler) snap(x float64, ms uint64, e, le int, b, width uint64, neg, fast bool) float64 {
+	if fast && width == 1 {
+		if k, ok := roundFast(x, ms, le, b, s.t0, neg); ok {
+			return latticeInt(k, le)
+		}
+	}
+	return latticeFloat(s.roundExact(x, ms, e-53, le, b, width, neg), le)
 }
 
 // bit returns a fair random bit.
 func (s *Sampler) bit() bool {
 	if s.nsign == 0 {
-		s.sign, s.nsign = s.rng.Uint64(), 64
+		s.sign, s.nsign = s.next(), 64
 	}
+	return s.popSign()
+}
+
+// popSign returns the next of the sign bits, s.nsign > 0.
+func (s *Sampler) popSign() bool {
 	b := s.sign&1 != 0
 	s.sign >>= 1
 	s.nsign--
@@ -98,31 +179,29 @@ func (s *Sampler) bit() bool {
 // bits. The first word is s.t0; s.tw holds all the words drawn when there
 // are more than that one (see words).
 func (s *Sampler) magnitude() (b, width uint64) {
+	return s.magnitudeFrom(s.next())
+}
+
+// magnitudeFrom is magnitude with u the first word of its first proposal.
+func (s *Sampler) magnitudeFrom(u uint64) (b, width uint64) {
 	t := s.t
-	for {
-		// u = [column: colBits][v: thrBits][the first yBits of y].
-		u := s.rng.Uint64()
-		j := u >> (64 - colBits)
-		c := &t.cols[j]
-		e, ytop := j, c.yOwn
-		if uint32(u>>yBits) >= c.thr {
-			e, ytop = uint64(c.alias), c.yAlias
-		}
+	for ; ; u = s.next() {
+		e, ytop := t.entry(u)
 		if e == nCore {
 			if b, ok := s.tail(); ok {
 				return b, 1 << pieceBits
 			}
 			continue
 		}
-		t0 := s.rng.Uint64()
+		t0 := s.next()
 		s.t0, s.tw = t0, s.tw[:0]
 		yhi := u & (1<<yBits - 1)
 		// y < (yhi + 1) 2^-yBits <= ytop 2^-yBits <= y_e 2^-64 <= L_e / H_e.
-		if !s.exact && yhi < uint64(ytop) {
+		if !s.exact && yhi < ytop {
 			return e, 1
 		}
 		// The first word of y: its yBits bits from u, the rest fresh.
-		y0 := yhi<<(64-yBits) | s.rng.Uint64()>>yBits
+		y0 := yhi<<(64-yBits) | s.next()>>yBits
 		if !s.exact {
 			switch squeeze(&t.pieces[e], t0, y0) {
 			case 1:
@@ -137,6 +216,18 @@ func (s *Sampler) magnitude() (b, width uint64) {
 			return e, 1
 		}
 	}
+}
+
+// entry returns the entry of the alias table that the word u picks and the
+// flat squeeze of its piece (0 for the rest entry): u = [column: colBits]
+// [v: thrBits][the first yBits of the uniform y].
+func (t *tables) entry(u uint64) (e, ytop uint64) {
+	j := u >> (64 - colBits)
+	c := &t.cols[j]
+	if uint32(u>>yBits) >= c.thr {
+		return uint64(c.alias), uint64(c.yAlias)
+	}
+	return j, uint64(c.yOwn)
 }
 
 // words makes s.tw hold the words of the fraction drawn so far.
@@ -176,7 +267,7 @@ func squeeze(p *piece, t0, y0 uint64) int {
 // dead mass) it draws a tail piece and its acceptance test (tailPiece),
 // reporting whether a deviate was accepted, and its b (see magnitude).
 func (s *Sampler) tail() (uint64, bool) {
-	if uniform(s.rng, s.t.rest<<s.t.tailShift) >= s.t.tail {
+	if s.uniform(s.t.rest<<s.t.tailShift) >= s.t.tail {
 		return 0, false // the dead mass
 	}
 	return s.tailPiece()
@@ -188,27 +279,27 @@ func (s *Sampler) tail() (uint64, bool) {
 func (s *Sampler) tailPiece() (uint64, bool) {
 	var k uint64
 	for {
-		u := s.rng.Uint64()
+		u := s.next()
 		k += uint64(bits.TrailingZeros64(u))
 		if u != 0 {
 			break
 		}
 	}
 	b := uint64(nCore) + k<<pieceBits
-	s.t0 = s.rng.Uint64()
+	s.t0 = s.next()
 	s.tw = append(s.tw[:0], s.t0)
-	s.yw = append(s.yw[:0], s.rng.Uint64())
+	s.yw = append(s.yw[:0], s.next())
 	return b, s.accept(b, 1<<pieceBits, big.NewInt(1), s.t.q-int(k))
 }
 
 // uniform returns an integer uniform on [0, n), n >= 1, by rejection.
-func uniform(r *rand.ChaCha8, n uint64) uint64 {
+func (s *Sampler) uniform(n uint64) uint64 {
 	sh := uint(bits.LeadingZeros64(n - 1))
 	if n == 1 {
 		return 0
 	}
 	for {
-		if v := r.Uint64() >> sh; v < n {
+		if v := s.next() >> sh; v < n {
 			return v
 		}
 	}
@@ -217,7 +308,7 @@ func uniform(r *rand.ChaCha8, n uint64) uint64 {
 // word returns the i-th word (0-based) of ws, drawing the words up to it.
 func (s *Sampler) word(ws *[]uint64, i int) {
 	for len(*ws) <= i {
-		*ws = append(*ws, s.rng.Uint64())
+		*ws = append(*ws, s.next())
 	}
 }
 
@@ -279,53 +370,81 @@ func cmpShifted(a *big.Int, as int, b *big.Int, bs int) int {
 // roundFast returns round((w + s sigma x)/lambda) for sigma = ms 2^(le+32)
 // (ms in [2^52, 2^53): sigma/lambda = ms 2^-32), lambda = 2^le, s the sign
 // (negative if neg) and x in [i 2^64 + t0, i 2^64 + t0 + 1] 2^-(pieceBits +
-// 64), i < nCore, when int64 arithmetic in units of 2^-20 lambda settles
-// it, and false otherwise. sigma x / lambda = ms x' 2^-104 with x' in
-// [X, X + 1], X = i 2^64 + t0, lies in [P, P + 2) 2^-20 for
-// P = floor(ms X 2^-84) (ms X < 2^128, and ms < 2^53 adds less than one
-// unit); w/lambda is bracketed in the same units when |w| < 2^42 lambda.
+// 64), i < nCore, when int64 arithmetic in units of 2^-fastBits lambda
+// settles it, and false otherwise: see roundFastScaled.
 func roundFast(w float64, ms uint64, le int, i, t0 uint64, neg bool) (int64, bool) {
-	const f = 20
+	return roundFastScaled(w, unitScale(le), ms, i, t0, neg)
+}
+
+// fastBits is the fraction of a lattice step that roundFast keeps: it
+// counts in units of 2^-fastBits lambda.
+const fastBits = 20
+
+// unitScale returns 2^(fastBits - le), the factor that writes w/lambda in
+// units of 2^-fastBits for lambda = 2^le, or 0 when that is not a normal
+// float64 (roundFastScaled then answers for w = 0 only).
+func unitScale(le int) float64 {
+	if e := fastBits - le; -1022 <= e && e <= 1023 {
+		return math.Ldexp(1, e)
+	}
+	return 0
+}
+
+// roundFastScaled is roundFast with sw = unitScale(le), hoisted out of
+// AddSnapped's loop (wUnits, then roundUnits, which has no branch: the
+// sign is arithmetic).
+// sigma x / lambda = ms x' 2^-104 with x' in [X, X + 1], X = i 2^64 + t0,
+// lies in [P, P + 2) 2^-fastBits for P = floor(ms X 2^-84) (ms X < 2^128,
+// and ms < 2^53 adds less than one unit). w/lambda in those units is
+// v = w sw, exact when v is a normal float64 (a product by a power of
+// two), and when it is subnormal but not 0 its floor and ceiling are still
+// those of the exact value (both are within (-1, 1) with its sign); it is
+// bracketed by [floor v, ceil v] when |v| < 2^62, and the answer is false
+// otherwise, or when v is 0 for a w that is not (an underflow, or sw = 0).
+func roundFastScaled(w, sw float64, ms, i, t0 uint64, neg bool) (int64, bool) {
+	w0, w1, wok := wUnits(w, sw)
+	k, ok := roundUnits(w0, w1, ms, i, t0, neg)
+	return k, ok && wok
+}
+
+// wUnits returns floor(v) and ceil(v) for v = w sw, and whether they
+// bracket w/lambda in units of 2^-fastBits (see roundFastScaled); the two
+// parts of roundFastScaled are short enough to be inlined in AddSnapped.
+// The floor and ceiling come from v's truncation, without math.Floor's
+// call on CPUs without SSE4.1: float64(c) is exact (v is an integer when
+// |v| >= 2^53).
+func wUnits(w, sw float64) (w0, w1 int64, ok bool) {
+	v := w * sw
+	c := int64(v) // toward 0
+	fc := float64(c)
+	return c - b2i(fc > v), c + b2i(fc < v), -0x1p62 < v && v < 0x1p62 && (v != 0 || w == 0)
+}
+
+// roundUnits returns round((w + s sigma x)/lambda) and whether the
+// interval below settles it, for w/lambda in [w0, w1] 2^-fastBits and
+// sigma x/lambda in [P, P + 2) 2^-fastBits (see roundFastScaled). The
+// value is in [w0 + P, w1 + P + 2] for s = +1 and in [w0 - P - 2, w1 - P]
+// for s = -1: with n = 1 for s = -1, 0 else, [w0 + sP - 2n,
+// w1 + sP + 2 - 2n]. It has no branch.
+func roundUnits(w0, w1 int64, ms, i, t0 uint64, neg bool) (int64, bool) {
+	const f = fastBits
 	hi, _ := bits.Mul64(ms, t0)
 	hi += ms * i                // < 2^53 + 2^53 (nCore - 1) < 2^64: no carry
 	p := int64(hi >> (84 - 64)) // floor(ms X 2^-84)
-	// w/lambda in units of 2^-f, from w = mw 2^ew read off its bits.
-	var w0, w1 int64
-	if w != 0 {
-		mw, ew := split(w)
-		sh := ew - le + f
-		switch {
-		case sh >= 0:
-			if sh > 62-53 {
-				return 0, false
-			}
-			w0 = mw << sh
-			w1 = w0
-		case sh > -63:
-			w0 = mw >> -sh // floor
-			w1 = w0
-			if mw != w0<<-sh {
-				w1++
-			}
-		default:
-			w0, w1 = -1, 0
-			if mw > 0 {
-				w0, w1 = 0, 1
-			}
-		}
+	n := b2i(neg)
+	// sP - 2n = (p ^ -n) + n - 2n, plus the half of the rounding.
+	lo := (p ^ -n) - n + 1<<(f-1)
+	k0, k1 := (w0+lo)>>f, (w1+lo+2)>>f
+	return k0, k0 == k1
+}
+
+// b2i returns 1 for true, 0 for false (without a branch).
+func b2i(b bool) int64 {
+	var n int64
+	if b {
+		n = 1
 	}
-	var v0, v1 int64
-	if neg {
-		v0, v1 = w0-p-2, w1-p
-	} else {
-		v0, v1 = w0+p, w1+p+2
-	}
-	k0 := (v0 + 1<<(f-1)) >> f
-	k1 := (v1 + 1<<(f-1)) >> f
-	if k0 != k1 {
-		return 0, false
-	}
-	return k0, true
+	return n
 }
 
 // roundExact returns round((w + s sigma x)/lambda) for sigma = ms 2^es,

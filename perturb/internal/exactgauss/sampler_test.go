@@ -19,6 +19,9 @@ const alpha = 1e-4
 // newTest returns a Sampler keyed by seed.
 func newTest(seed byte) *Sampler { return New([32]byte{seed, 's', 'e', 'e', 'd'}) }
 
+// wordsUsed returns how many words of its generator s has used.
+func (s *Sampler) wordsUsed() uint64 { return s.drawn - uint64(bufWords-s.pos) }
+
 // draw returns the float64 nearest (to 2^-64 of a piece) to an exact
 // standard normal deviate of s.
 func (s *Sampler) draw() float64 {
@@ -294,6 +297,80 @@ func TestLatticeFloat(t *testing.T) {
 			if math.Float64bits(a) != math.Float64bits(b) || math.Float64bits(a) != math.Float64bits(c) {
 				t.Errorf("k %d, le %d: %v, %v, nearest %v", k, le, a, b, c)
 			}
+		}
+	}
+}
+
+// TestAddSnappedOverflowIndex checks AddSnapped's result: the index of the
+// first infinity it wrote, -1 for none, at sigma = 3.7 (never) and at
+// sigma = 2^990 (the largest lattice that the float64(k) scale path
+// takes) and MaxFloat64/2, with values at the ends of the float64 range.
+// At sigma = 2^990 the value MaxFloat64 overflows when Z > 2^-21 (its
+// lattice point is the largest float64 of the lattice), probability about
+// 1/2: none of the 32 draws at it does so with probability 2^-32, the
+// false-failure probability of the last check.
+func TestAddSnappedOverflowIndex(t *testing.T) {
+	s := newTest(10)
+	overflows := 0
+	for _, sigma := range []float64{3.7, 0x1p990, math.MaxFloat64 / 2} {
+		for range 16 {
+			w := []float64{0, 1, -3, math.MaxFloat64, -math.MaxFloat64, 2, math.MaxFloat64}
+			got := s.AddSnapped(w, sigma)
+			want := -1
+			for i, v := range w {
+				if math.IsNaN(v) {
+					t.Fatalf("sigma %v: NaN at %d", sigma, i)
+				}
+				if math.IsInf(v, 0) && want < 0 {
+					want = i
+				}
+			}
+			if got != want {
+				t.Fatalf("sigma %v: AddSnapped says %d, the first infinity is at %d (%v)", sigma, got, want, w)
+			}
+			if sigma == 3.7 && got >= 0 {
+				t.Fatalf("an overflow at sigma 3.7: %v", w)
+			}
+			if got >= 0 {
+				overflows++
+			}
+		}
+	}
+	if overflows == 0 {
+		t.Error("no overflow in 32 draws near the float64 range")
+	}
+}
+
+// TestAddSnappedSameWords checks that AddSnapped's inline usual draw is the
+// same function of the generator's words as the reference composition:
+// magnitude, bit, then roundExact and latticeFloat, on a Sampler with the
+// same key, bit for bit over 20000 values at each sigma (the usual scale,
+// tiny and huge ones where the lattice leaves the float64 k scale path),
+// and that both used the same number of words.
+func TestAddSnappedSameWords(t *testing.T) {
+	r := rand.New(rand.NewPCG(11, 11))
+	for _, sigma := range []float64{3.7, 1e-310, 1e-300, 0.25, 1e300} {
+		a, ref := newTest(11), newTest(11)
+		w := make([]float64, 20000)
+		for i := range w {
+			w[i] = sigma * r.NormFloat64() * math.Ldexp(1, r.IntN(30)-10)
+		}
+		want := make([]float64, len(w))
+		fr, e := math.Frexp(sigma)
+		ms, le := uint64(math.Ldexp(fr, 53)), e-LatticeBits-1
+		for i, x := range w {
+			b, width := ref.magnitude()
+			neg := ref.bit()
+			want[i] = latticeFloat(ref.roundExact(x, ms, e-53, le, b, width, neg), le)
+		}
+		a.AddSnapped(w, sigma)
+		for i := range w {
+			if math.Float64bits(w[i]) != math.Float64bits(want[i]) {
+				t.Fatalf("sigma %v, value %d: AddSnapped %v, reference %v", sigma, i, w[i], want[i])
+			}
+		}
+		if a.wordsUsed() != ref.wordsUsed() {
+			t.Errorf("sigma %v: AddSnapped used %d words, the reference %d", sigma, a.wordsUsed(), ref.wordsUsed())
 		}
 	}
 }
