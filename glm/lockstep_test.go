@@ -99,3 +99,33 @@ func TestGradsPanics(t *testing.T) {
 	}
 	Grads(nil, nil, nil) // nothing to do
 }
+
+// benchGrads times the gradients of b neighbours of a logistic objective
+// on n rows of d features, one pass for all (Grads) or one each (Grad).
+func benchGrads(bt *testing.B, n, d, b int, together bool) {
+	X, y := rows(n, d, losses.Logistic{}, 0, 1)
+	o := mustNew(bt, X, y, Config{Loss: losses.Logistic{}, Lambda: 1e-3})
+	r := rand.New(rand.NewPCG(1, 2))
+	obs, grads, ws := make([]*Objective, b), make([][]float64, b), make([][]float64, b)
+	for i := range obs {
+		nb, err := o.Neighbour(r.IntN(n), nil, nil)
+		if err != nil {
+			bt.Fatal(err)
+		}
+		obs[i], grads[i], ws[i] = nb, make([]float64, d), randVec(r, d, 1)
+	}
+	bt.ResetTimer()
+	for range bt.N {
+		if together {
+			Grads(obs, grads, ws)
+			continue
+		}
+		for i, ob := range obs {
+			ob.Grad(grads[i], ws[i])
+		}
+	}
+	bt.ReportMetric(float64(bt.Elapsed().Nanoseconds())/float64(bt.N*n*b), "ns/row")
+}
+
+func BenchmarkGrads80kx20x8(b *testing.B)        { benchGrads(b, 80000, 20, 8, true) }
+func BenchmarkGradOneByOne80kx20x8(b *testing.B) { benchGrads(b, 80000, 20, 8, false) }

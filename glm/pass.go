@@ -324,6 +324,13 @@ func (o *Objective) gradBlock(value bool) blockFunc {
 			buf := o.s.parts1[part*partsStride:]
 			plus, e = buf[:len(s)], buf[passRows:passRows+len(s)]
 			kernel.LogisticParts(s, y, plus, e, c, buf[2*passRows:2*passRows+len(s)])
+			if o.signs && !value {
+				// Grad on labels -1 and +1: every row the kernel's, no values.
+				for r := range c[:len(s)] {
+					c[r] /= mf
+				}
+				return
+			}
 		}
 		f := *sum
 		for r, sr := range s {
@@ -340,6 +347,16 @@ func (o *Objective) gradBlock(value bool) blockFunc {
 		}
 		*sum = f
 	}
+}
+
+// signs reports whether every label of y is -1 or +1.
+func signs(y []float64) bool {
+	for _, v := range y {
+		if v != 1 && v != -1 {
+			return false
+		}
+	}
+	return true
 }
 
 // eval is the solver's FuncGrad (grad not nil) and Func: faster, to other
