@@ -42,6 +42,9 @@
 // (kernel.LogisticParts). From 16384 rows on, a pass runs in two fixed
 // parts of the rows on two goroutines, added in part order, so that its
 // bits depend on the rows and their number alone, not on GOMAXPROCS.
+// Grads takes the gradients of several neighbours at their own points in
+// one pass, each block of rows read once for all of them, with the bits of
+// each one's Grad (pdp refines its most exposed rows so, in lockstep).
 //
 // The package imports only losses, internal/kernel and internal/check of
 // this module: none of the packages that use it.

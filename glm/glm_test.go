@@ -168,7 +168,7 @@ func objectiveByRow(X *mat.Dense, y []float64, l losses.Loss, k int, w []float64
 // TestFuncGradRowOrder checks FuncGrad's arithmetic (no ridge, no linear
 // term) against objectiveByRow bit for bit, for every loss, on row counts
 // around multiples of 4 and weights that put the logistic margins past the
-// kernel's range.
+// kernel's range; and Grad's gradient too.
 func TestFuncGradRowOrder(t *testing.T) {
 	for _, lc := range allLosses() {
 		for _, n := range []int{1, 3, 4, 5, 11, 64, 65, 131} {
@@ -185,6 +185,11 @@ func TestFuncGradRowOrder(t *testing.T) {
 					wf, wg := objectiveByRow(X, y, lc.loss, o.Outputs(), w)
 					if math.Float64bits(f) != math.Float64bits(wf) || !sameBits(g, wg) {
 						t.Errorf("%s %dx%d, w x %v: FuncGrad (%v, %v), row by row (%v, %v)", lc.name, n, d, s, f, g, wf, wg)
+					}
+					// Grad, without the values (for logistic on labels -1
+					// and +1, the kernel's coefficients alone).
+					if o.Grad(g, w); !sameBits(g, wg) {
+						t.Errorf("%s %dx%d, w x %v: Grad %v, row by row %v", lc.name, n, d, s, g, wg)
 					}
 				}
 			}

@@ -77,6 +77,7 @@ type Objective struct {
 	loss     losses.Loss
 	margin   losses.Margin        // the scalar view (K = 1), nil otherwise
 	logistic losses.LogisticParts // the fused logistic path, nil when absent or clipped
+	signs    bool                 // logistic is set and every label is -1 or +1 (the kernel's rows)
 	n, d, k  int                  // rows of x, features, outputs
 	e, m     int                  // extra rows, rows of the view
 	lambda   float64
@@ -137,6 +138,7 @@ func New(X *mat.Dense, y []float64, cfg Config) (*Objective, error) {
 		}
 	} else if lp, ok := cfg.Loss.(losses.LogisticParts); ok && k == 1 {
 		o.logistic = lp
+		o.signs = signs(y)
 	}
 	return o, nil
 }
@@ -177,8 +179,9 @@ func (o *Objective) Neighbour(skip int, X *mat.Dense, y []float64) (*Objective, 
 	}
 	nb := &Objective{x: o.x, y: o.y, skip: skip, loss: o.loss, margin: o.margin, logistic: o.logistic,
 		n: o.n, d: o.d, k: o.k, e: e, m: m, lambda: o.lambda * float64(o.n) / float64(m),
-		b: o.b, clip: o.clip, caps: o.caps, cfg: o.cfg}
+		b: o.b, clip: o.clip, caps: o.caps, cfg: o.cfg, signs: o.signs}
 	if e > 0 {
+		nb.signs = nb.signs && signs(y)
 		// The extra rows' labels and caps are kept apart (label, capAt): a
 		// neighbour copies nothing of o's n rows.
 		nb.ex, nb.ey = X, y

@@ -68,42 +68,69 @@ type blockFunc func(part, lo int, s, c []float64, sum *float64)
 // With acc nil, only the values are summed.
 func (o *Objective) rowPass(acc, v []float64, f blockFunc) float64 {
 	parts := o.parts()
-	stride := partStride(o.k * o.d)
-	if acc != nil && len(o.s.partAcc) < parts*stride {
-		o.s.partAcc = make([]float64, rowParts*stride)
-	}
-	if len(o.s.blk) < parts*2*passRows*o.k {
-		o.s.blk = make([]float64, rowParts*2*passRows*o.k)
-	}
+	o.passScratch(acc != nil)
 	var sums [rowParts]float64
-	var wg sync.WaitGroup
-	for p := range parts {
-		lo, hi := partBounds(o.n, p, parts)
-		var pa []float64
-		if acc != nil {
-			pa = o.s.partAcc[p*stride : p*stride+len(acc)]
-		}
-		if p == parts-1 {
-			sums[p] = o.rowRange(pa, v, p, lo, hi, f)
-			continue
-		}
-		wg.Go(func() { sums[p] = o.rowRange(pa, v, p, lo, hi, f) })
-	}
-	wg.Wait()
-	sum := sums[0]
-	if acc != nil {
-		copy(acc, o.s.partAcc[:len(acc)])
-	}
-	for p := 1; p < parts; p++ {
-		if acc != nil {
-			add(acc, o.s.partAcc[p*stride:p*stride+len(acc)])
-		}
-		sum += sums[p]
-	}
+	runParts(o.n, parts, func(p, lo, hi int) {
+		sums[p] = o.rowRange(o.partAcc(acc, p), v, p, lo, hi, f)
+	})
+	sum := o.addParts(acc, &sums, parts)
 	if o.e > 0 {
 		sum = o.extraRows(acc, v, f, sum)
 	}
 	return sum
+}
+
+// passScratch makes the scratch of rowPass: every part's block buffer,
+// and its sums of K*d when acc is set.
+func (o *Objective) passScratch(acc bool) {
+	if acc && len(o.s.partAcc) < rowParts*partStride(o.k*o.d) {
+		o.s.partAcc = make([]float64, rowParts*partStride(o.k*o.d))
+	}
+	if len(o.s.blk) < rowParts*2*passRows*o.k {
+		o.s.blk = make([]float64, rowParts*2*passRows*o.k)
+	}
+}
+
+// partAcc returns part p's sum of the K*d weights of acc in the scratch
+// (nil for acc nil).
+func (o *Objective) partAcc(acc []float64, p int) []float64 {
+	if acc == nil {
+		return nil
+	}
+	stride := partStride(o.k * o.d)
+	return o.s.partAcc[p*stride : p*stride+len(acc)]
+}
+
+// addParts sets acc to the parts' sums added in part order and returns
+// the sum of their values, in the same order.
+func (o *Objective) addParts(acc []float64, sums *[rowParts]float64, parts int) float64 {
+	sum := sums[0]
+	if acc != nil {
+		copy(acc, o.partAcc(acc, 0))
+	}
+	for p := 1; p < parts; p++ {
+		if acc != nil {
+			add(acc, o.partAcc(acc, p))
+		}
+		sum += sums[p]
+	}
+	return sum
+}
+
+// runParts calls f(p, lo, hi) for each part p of n rows in parts parts,
+// the last on the calling goroutine and the others on their own, and
+// returns when all are done.
+func runParts(n, parts int, f func(p, lo, hi int)) {
+	var wg sync.WaitGroup
+	for p := range parts {
+		lo, hi := partBounds(n, p, parts)
+		if p == parts-1 {
+			f(p, lo, hi)
+			continue
+		}
+		wg.Go(func() { f(p, lo, hi) })
+	}
+	wg.Wait()
 }
 
 // partBounds returns the rows lo..hi-1 of part p of n rows in parts parts.
@@ -148,15 +175,22 @@ func (o *Objective) blocks(lo, hi int, f func(b0, m int)) {
 // rowRange is rowPass over the rows lo..hi-1 of X into acc.
 func (o *Objective) rowRange(acc, v []float64, part, lo, hi int, f blockFunc) float64 {
 	clear(acc)
+	var sum float64
+	o.rowBlocks(acc, v, part, lo, hi, f, &sum)
+	return sum
+}
+
+// rowBlocks adds the rows lo..hi-1 of X (leaving out o.skip) into acc
+// and their values into *sum, block by block: rowRange without clearing.
+func (o *Objective) rowBlocks(acc, v []float64, part, lo, hi int, f blockFunc, sum *float64) {
 	x := o.x.RawMatrix()
 	kb := passRows * o.k
 	buf := o.s.blk[part*2*kb : (part+1)*2*kb]
-	var sum float64
 	o.blocks(lo, hi, func(b0, m int) {
 		blk := x.Data[b0*x.Stride:]
 		s, c := buf[:m*o.k], buf[kb:kb+m*o.k]
 		o.dots(s, v, blk, x.Stride)
-		f(part, b0, s, c, &sum)
+		f(part, b0, s, c, sum)
 		if acc != nil {
 			o.addRows(acc, c, blk, x.Stride)
 		}
@@ -164,7 +198,6 @@ func (o *Objective) rowRange(acc, v []float64, part, lo, hi int, f blockFunc) fl
 			o.s.blockHook(part, b0, m, hi)
 		}
 	})
-	return sum
 }
 
 // extraRows is rowPass over a neighbour's extra rows, added into acc and
@@ -291,6 +324,13 @@ func (o *Objective) gradBlock(value bool) blockFunc {
 			buf := o.s.parts1[part*partsStride:]
 			plus, e = buf[:len(s)], buf[passRows:passRows+len(s)]
 			kernel.LogisticParts(s, y, plus, e, c, buf[2*passRows:2*passRows+len(s)])
+			if o.signs && !value {
+				// Grad on labels -1 and +1: every row the kernel's, no values.
+				for r := range c[:len(s)] {
+					c[r] /= mf
+				}
+				return
+			}
 		}
 		f := *sum
 		for r, sr := range s {
@@ -307,6 +347,16 @@ func (o *Objective) gradBlock(value bool) blockFunc {
 		}
 		*sum = f
 	}
+}
+
+// signs reports whether every label of y is -1 or +1.
+func signs(y []float64) bool {
+	for _, v := range y {
+		if v != 1 && v != -1 {
+			return false
+		}
+	}
+	return true
 }
 
 // eval is the solver's FuncGrad (grad not nil) and Func: faster, to other

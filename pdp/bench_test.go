@@ -103,3 +103,9 @@ const wideN, wideD = 36178, 300
 func BenchmarkSolve36kx300(b *testing.B)        { benchSolve(b, wideN, wideD) }
 func BenchmarkOneStep36kx300(b *testing.B)      { benchOneStep(b, wideN, wideD) }
 func BenchmarkExactTop100_36kx300(b *testing.B) { benchExact(b, wideN, wideD, 100) }
+
+// The pdp command's shape at 1e5 x 20: 80,000 training rows (a 20%
+// split), d = 20.
+const cmdN, cmdD = 80000, 20
+
+func BenchmarkExactTop100_80kx20(b *testing.B) { benchExact(b, cmdN, cmdD, 100) }

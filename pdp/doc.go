@@ -32,10 +32,11 @@
 //     bound or a labelled estimate (Diff.Kind, Diff.Upper); and the exact
 //     value (RemoveExact, AddExact, RefineTop, RefineTopTargets), the
 //     neighbour's minimizer refined by simplified Newton steps from the
-//     one-step value and checked against the lemma's integral form by
-//     conjugate gradients with products of the mean segment Hessian
-//     (glm.Objective.SegmentHessVec; RefineTop checks its most exposed
-//     row).
+//     one-step value (RefineTop: 8 neighbours in lockstep, their
+//     gradients from one pass over the rows, glm.Grads) and checked
+//     against the lemma's integral form by conjugate gradients with
+//     products of the mean segment Hessian (glm.Objective.SegmentHessVec;
+//     RefineTop checks its most exposed row).
 //   - Replace-one per row (the DP certificates' relation): a bound over
 //     every replacement in the domain, the removal's bound plus the largest
 //     move an added row can cause (ReplaceBound), and the move of the
