@@ -198,6 +198,8 @@ paper:
 	fi
 	@echo "== what train gives with a data set and a budget only (bench/defaults: the defaults against the rule and the test-selected setting, the fit of the automatic rules)"
 	DIFFPRIVLIB=$(DIFFPRIVLIB) $(GO) run ./bench/defaults -data-dir $(DATA) -out $(OUT)/paper/defaults
+	$(GO) run ./bench/defaults -data-dir $(DATA) -out $(OUT)/paper/defaults -task stumpclass
+	$(GO) run ./bench/defaults -data-dir $(DATA) -out $(OUT)/paper/defaults -task stumpgrid
 	@mkdir -p $(OUT)/paper/idrule
 	$(GO) run ./bench/idrule -data $(OUT)/paper/defaults/data/adult.csv -seeds 5 > $(OUT)/paper/idrule/table.md
 	@mkdir -p $(OUT)/paper/boundsfail
