@@ -220,11 +220,12 @@ func straddle(ms, b uint64, off int64) uint64 {
 // TestAddSnappedEdges) with crafted words put in the stream of both at
 // every offset 0 to 64 of the buffer: a proposal of the rest entry
 // followed by an accepted tail piece; a core proposal that the flat
-// squeeze leaves to the lines (y's bits all ones); and usual draws whose
-// fraction puts w + sigma x at a half-lattice point, just below or just
-// above it (roundUnits cannot settle them, roundExact draws more words
-// after the sign's). It checks that the crafted tail draw was accepted (its
-// output is beyond 7.99 sigma) and that roundFast leaves the straddles.
+// squeeze leaves to the lines (y's bits all ones, or just at its bound);
+// and usual draws whose fraction puts w + sigma x at a half-lattice
+// point, just below or just above it (roundUnits cannot settle them,
+// roundExact draws more words after the sign's). It checks that the
+// crafted tail draw was accepted (its output is beyond 7.99 sigma) and
+// that roundFast leaves the straddles.
 func TestAddSnappedCraftedWords(t *testing.T) {
 	const sigma = 3.7
 	tb := theTables()
@@ -233,6 +234,9 @@ func TestAddSnappedCraftedWords(t *testing.T) {
 	rest := wordFor(tb, 0, func(e, _ uint64) bool { return e == nCore })
 	lines := wordFor(tb, 1<<yBits-1, func(e, ytop uint64) bool { return e < nCore && ytop < 1<<yBits })
 	usual := wordFor(tb, 0, func(e, ytop uint64) bool { return e > 100 && e < nCore && ytop > 0 })
+	edge := wordFor(tb, 0, func(e, ytop uint64) bool { return e < nCore && 0 < ytop && ytop < 1<<yBits })
+	_, ytop := tb.entry(edge)
+	edge |= ytop // y's first bits at the flat squeeze: left to the lines
 	b, _ := tb.entry(usual)
 	kinds := []struct {
 		name  string
@@ -241,6 +245,7 @@ func TestAddSnappedCraftedWords(t *testing.T) {
 	}{
 		{"tail", []uint64{rest, 0, 1, 1 << 63, 0}, func(out float64) bool { return math.Abs(out) > 7.99*sigma }},
 		{"lines", []uint64{lines}, func(float64) bool { return true }},
+		{"flat squeeze's edge", []uint64{edge}, func(float64) bool { return true }},
 	}
 	for _, off := range []int64{-2, -1, 0} {
 		t0 := straddle(ms, b, off)
