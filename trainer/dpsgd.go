@@ -232,6 +232,7 @@ type dpsgdRun struct {
 	w, avg   []float64
 	sum      []float64
 	z, g     []float64
+	gb       []float64 // marginSum's margins and derivatives of a chunk
 }
 
 func newDPSGDRun(p *problem, priv DPSGD) *dpsgdRun {
@@ -265,6 +266,7 @@ func newDPSGDRun(p *problem, priv DPSGD) *dpsgdRun {
 	}
 	if p.k == 1 {
 		r.margin, _ = p.loss.(losses.Margin)
+		r.gb = make([]float64, dpsgdChunk)
 	}
 	if p.cfg.Average {
 		r.avg = make([]float64, len(r.w))
@@ -501,6 +503,10 @@ const dpsgdAhead = 8
 func (r *dpsgdRun) clippedSum() {
 	p := r.p
 	clear(r.sum)
+	if r.margin != nil && gonumDdotPairs {
+		r.marginSum()
+		return
+	}
 	d := p.d
 	for j, i := range r.batch {
 		if j+dpsgdAhead < len(r.batch) {
@@ -532,3 +538,39 @@ func (r *dpsgdRun) clippedSum() {
 		}
 	}
 }
+
+// marginSum is clippedSum for a K = 1 loss where kernel.DotsAt gives the
+// bits of dot (gonumDdotPairs), a chunk of dpsgdChunk rows at a time: the
+// margins of the chunk (kernel.DotsAt, which hints the next chunk's rows),
+// their derivatives, each clipped as clippedSum clips it, and the sum
+// (kernel.AddRowsAt, the bits of axpy row after row in the batch's
+// order). The margins and derivatives of a chunk do not wait on each
+// other, and the result has clippedSum's bits.
+func (r *dpsgdRun) marginSum() {
+	p := r.p
+	d, n := p.d, len(r.batch)
+	w, x, norm, y := r.w[:d], p.x, p.norm, p.y
+	for c0 := 0; c0 < n; c0 += dpsgdChunk {
+		c1 := min(c0+dpsgdChunk, n)
+		rows := r.batch[c0:c1]
+		ahead := r.batch[c1:min(c1+dpsgdChunk, n)]
+		g := r.gb[:len(rows)]
+		kernel.DotsAt(g, w, x, d, rows, ahead)
+		kernel.HintAt(norm, ahead)
+		kernel.HintAt(y, ahead)
+		for q, i := range rows {
+			gq := r.margin.Deriv(g[q], y[i])
+			if !r.bound.Fast(math.Abs(gq) * norm[i]) {
+				r.g[0] = gq
+				r.bound.Scale(r.g[:1], x[i*d:(i+1)*d])
+				gq = r.g[0]
+			}
+			g[q] = gq
+		}
+		kernel.AddRowsAt(r.sum[:d], g, x, d, rows)
+	}
+}
+
+// dpsgdChunk is how many rows marginSum takes through the margins, the
+// derivatives and the sum at once.
+const dpsgdChunk = 16
