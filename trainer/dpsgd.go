@@ -301,21 +301,31 @@ func (r *dpsgdRun) step(t int) error {
 	if err != nil {
 		return err
 	}
-	if r.merge && !r.unfused {
+	switch {
+	case r.merge && !r.unfused:
 		r.mergedStep(eta)
 		return nil
-	}
-	r.clippedSum()
-	if r.hook != nil {
-		r.hook(t, r.w, r.batch, r.sum)
-	}
-	if r.normal != nil && !r.unfused {
-		r.noisyUpdate(eta, r.normals())
-	} else {
-		if err := r.addNoise(); err != nil {
-			return fmt.Errorf("trainer: the noise of DP-SGD step %d: %w", t, err)
+	case r.normal != nil && !r.unfused && r.hook == nil && r.margin != nil && len(r.batch) == 1:
+		r.noisyOneRow(eta)
+	default:
+		r.clippedSum()
+		if r.hook != nil {
+			r.hook(t, r.w, r.batch, r.sum)
 		}
-		p.sgd.Update(r.w, eta, r.sum)
+		switch {
+		case r.normal != nil && !r.unfused:
+			r.noisyUpdate(eta, r.normals())
+		case r.unfused:
+			if err := r.addNoise(); err != nil {
+				return fmt.Errorf("trainer: the noise of DP-SGD step %d: %w", t, err)
+			}
+			p.sgd.Update(r.w, eta, r.sum)
+		default:
+			if err := r.addNoise(); err != nil {
+				return fmt.Errorf("trainer: the noise of DP-SGD step %d: %w", t, err)
+			}
+			r.update(eta)
+		}
 	}
 	if r.avg != nil {
 		p.sgd.Average(r.avg, r.w, t)
@@ -405,7 +415,7 @@ func (r *dpsgdRun) mergedStep(eta float64) {
 	} else {
 		r.settle()
 		r.clippedSum()
-		s.Update(r.w, eta, r.sum)
+		r.update(eta)
 	}
 	r.v = c * c
 }
@@ -476,19 +486,50 @@ func (r *dpsgdRun) settle() {
 }
 
 // noisyUpdate is addNoise with the normals z followed by Step.Update of
-// size eta, in one pass over the weights with the same operations on each
+// size eta, with the same operations on each weight
 // (TestDPSGDNoisyUpdateBits): the noisy coordinate sum_j + sigma C z_j,
-// the decay, the move and the soft thresholding, then the projection.
+// then update's decay, move, soft thresholding and projection.
 func (r *dpsgdRun) noisyUpdate(eta float64, z []float64) {
+	std := r.std
+	z = z[:len(r.sum)]
+	for j := range r.sum {
+		r.sum[j] += float64(std * z[j])
+	}
+	r.update(eta)
+}
+
+// noisyOneRow is clippedSum, noisyUpdate and their bits for a batch of
+// one row, a K = 1 loss and a NormalFiller (TestDPSGDNoisyUpdateBits):
+// the row's margin by dot, its derivative clipped as clippedSum clips it,
+// the sum 0 + g x_j (the clear, then axpy's product added) with the noise
+// sigma C z_j in one pass, then update.
+func (r *dpsgdRun) noisyOneRow(eta float64) {
+	p := r.p
+	i, d := r.batch[0], p.d
+	x := p.x[i*d : (i+1)*d]
+	g := r.margin.Deriv(dot(r.w[:d], x), p.y[i])
+	if !r.bound.Fast(math.Abs(g) * p.norm[i]) {
+		r.g[0] = g
+		r.bound.Scale(r.g[:1], x)
+		g = r.g[0]
+	}
+	z := r.normals()[:d]
+	sum, std := r.sum[:d], r.std
+	for j, xj := range x {
+		var zero float64 // the cleared sum: 0 + (-0) is +0
+		sum[j] = float64(zero+float64(g*xj)) + float64(std*z[j])
+	}
+	r.update(eta)
+}
+
+// update is Step.Update(r.w, eta, r.sum) with its bits: the decay, the
+// move by the sum and the soft thresholding by kernel.ShrinkDot (whose
+// weights are kernel.Shrink's, four at a time; the margin it returns is
+// not needed), then the projection.
+func (r *dpsgdRun) update(eta float64) {
 	s := &r.p.sgd
 	a, thr := s.decay(eta)
-	c, std := s.sumScale(eta), r.std
-	w := r.w[:len(r.sum)]
-	z = z[:len(r.sum)]
-	for j, v := range r.sum {
-		v += float64(std * z[j])
-		w[j] = kernel.SoftThreshold(float64(a*w[j])-float64(c*v), thr)
-	}
+	kernel.ShrinkDot(r.w, r.sum, a, s.sumScale(eta), thr, r.sum)
 	s.project(r.w)
 }
 
