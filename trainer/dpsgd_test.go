@@ -12,6 +12,7 @@ import (
 
 	"github.com/stabpriv/stabpriv/internal/clip"
 	"github.com/stabpriv/stabpriv/losses"
+	"github.com/stabpriv/stabpriv/perturb"
 	"github.com/stabpriv/stabpriv/regularizers"
 )
 
@@ -259,5 +260,44 @@ func TestDPSGDMarginSumBits(t *testing.T) {
 	}
 	if fast == 0 || scaled == 0 {
 		t.Fatalf("%d rows within the clipping norm, %d clipped: the test shows nothing", fast, scaled)
+	}
+}
+
+// TestDPSGDStepAllocs checks that a DP-SGD step allocates nothing once the
+// run is set up: at b = 1 and b = 20, with the noise of perturb.Seeded
+// (merged with no L1 part, step by step with one) and of perturb.Secure.
+func TestDPSGDStepAllocs(t *testing.T) {
+	X, y := synthData(300, 7, 0, 5)
+	for _, tc := range []struct {
+		name  string
+		noise func() GaussianNoise
+		l1    float64
+	}{
+		{"seeded", func() GaussianNoise { return perturb.Seeded(1) }, 0.1},
+		{"seeded-merged", func() GaussianNoise { return perturb.Seeded(1) }, 0},
+		{"secure", func() GaussianNoise { return perturb.Secure() }, 0.1},
+	} {
+		for _, b := range []int{1, 20} {
+			cfg := dpsgdConfig()
+			cfg.Batch, cfg.Passes, cfg.Reg.L1Ratio = b, 50, tc.l1
+			tr, err := New(cfg)
+			if err != nil {
+				t.Fatal(err)
+			}
+			p, err := tr.newProblem(X, y)
+			if err != nil {
+				t.Fatal(err)
+			}
+			r := newDPSGDRun(p, DPSGD{NoiseMultiplier: 1, Noise: tc.noise(), Coins: rand.NewPCG(3, 3)})
+			step := 0
+			if a := testing.AllocsPerRun(200, func() {
+				step++
+				if err := r.step(step); err != nil {
+					t.Fatal(err)
+				}
+			}); a != 0 {
+				t.Errorf("%s, b = %d: %v allocations a step", tc.name, b, a)
+			}
+		}
 	}
 }
