@@ -227,7 +227,7 @@ type dpsgdRun struct {
 	std      float64       // sigma*C
 	steps    int           // T
 	batch    []int         // the rows of the current step
-	ahead    [][]int       // at b <= aheadBatch: the batches of the next aheadSteps steps, a ring
+	ahead    [][]int       // the batches of the next aheadSteps steps (1 above aheadBatch), a ring
 	head     int           // the ring's slot of the next step
 	w, avg   []float64
 	sum      []float64
@@ -247,13 +247,16 @@ func newDPSGDRun(p *problem, priv DPSGD) *dpsgdRun {
 		z: make([]float64, p.k), g: make([]float64, p.k),
 		bound: clip.New(p.cfg.Clip, p.k*p.d),
 	}
-	if b <= aheadBatch {
-		// The batches are drawn aheadSteps steps ahead, in the coins'
-		// order: the same batches, with time to hint their rows.
-		r.ahead = make([][]int, aheadSteps)
-		for j := range r.ahead {
-			r.ahead[j] = coins.Sample(make([]int, 0, 2*b+64))
-		}
+	// The batches are drawn steps ahead, in the coins' order: the same
+	// batches, with time to hint their rows (step). Above aheadBatch one
+	// step ahead is time enough and a ring of aheadSteps batches would
+	// hold many rows.
+	r.ahead = make([][]int, aheadSteps)
+	if b > aheadBatch {
+		r.ahead = r.ahead[:1]
+	}
+	for j := range r.ahead {
+		r.ahead[j] = coins.Sample(make([]int, 0, 2*b+64))
 	}
 	if nf, ok := priv.Noise.(NormalFiller); ok {
 		r.normal = nf
@@ -279,23 +282,18 @@ func newDPSGDRun(p *problem, priv DPSGD) *dpsgdRun {
 func (r *dpsgdRun) step(t int) error {
 	p := r.p
 	d := p.d
-	switch {
-	case r.ahead != nil:
-		// This step's batch was drawn aheadSteps steps ago; draw the
-		// one aheadSteps steps on in its slot and hint its rows: at
-		// small b a step is too short for a row to arrive in time.
-		next := r.coins.Sample(r.batch)
-		r.batch, r.ahead[r.head] = r.ahead[r.head], next
-		r.head = (r.head + 1) % len(r.ahead)
-		for _, i := range next {
-			kernel.PrefetchExample(&p.x[i*d], d, &p.norm[i], &p.y[i])
-		}
-	default:
-		r.batch = r.coins.Sample(r.batch)
-		if i, ok := r.coins.Peek(); ok {
-			// The next step's first row, a step ahead.
-			kernel.PrefetchExample(&p.x[i*d], d, &p.norm[i], &p.y[i])
-		}
+	// This step's batch was drawn len(r.ahead) steps ago; draw the one
+	// len(r.ahead) steps on in its slot and hint its first rows (all of
+	// them at b <= aheadBatch, where a step is too short for a row to
+	// arrive in time; the first chunk of marginSum above, which hints the
+	// others a chunk ahead).
+	next := r.coins.Sample(r.batch)
+	r.batch, r.ahead[r.head] = r.ahead[r.head], next
+	if r.head++; r.head == len(r.ahead) {
+		r.head = 0
+	}
+	for _, i := range next[:min(len(next), dpsgdChunk)] {
+		kernel.PrefetchExample(&p.x[i*d], d, &p.norm[i], &p.y[i])
 	}
 	eta, err := p.sgd.Eta(t)
 	if err != nil {

@@ -72,10 +72,10 @@ func TestDPSGDNormalFiller(t *testing.T) {
 	}
 }
 
-// TestDPSGDBatchesAhead checks that a run at a small expected batch, which
-// draws its batches steps ahead of their use, uses the batches of a
-// sampler on the same coins in their order, at b = 1 (drawn ahead) and b
-// = 20 (not).
+// TestDPSGDBatchesAhead checks that a run, which draws its batches steps
+// ahead of their use, uses the batches of a sampler on the same coins in
+// their order, at b = 1 and aheadBatch (aheadSteps ahead) and b = 20 (one
+// step ahead).
 func TestDPSGDBatchesAhead(t *testing.T) {
 	X, y := synthData(200, 5, 0, 3)
 	for _, b := range []int{1, aheadBatch, 20} {
