@@ -455,9 +455,7 @@ func (r *dpsgdRun) oneRow(eta float64) {
 	}
 	g := r.margin.Deriv((m0+m1)+(m2+m3), p.y[i])
 	if !r.bound.Fast(math.Abs(g) * p.norm[i]) {
-		r.g[0] = g
-		r.bound.Scale(r.g[:1], x)
-		g = r.g[0]
+		g = r.scaleMargin(g, x)
 	}
 	s := &p.sgd
 	a, _ := s.decay(eta)
@@ -507,9 +505,7 @@ func (r *dpsgdRun) noisyOneRow(eta float64) {
 	x := p.x[i*d : (i+1)*d]
 	g := r.margin.Deriv(dot(r.w[:d], x), p.y[i])
 	if !r.bound.Fast(math.Abs(g) * p.norm[i]) {
-		r.g[0] = g
-		r.bound.Scale(r.g[:1], x)
-		g = r.g[0]
+		g = r.scaleMargin(g, x)
 	}
 	z := r.normals()[:d]
 	sum, std := r.sum[:d], r.std
@@ -558,9 +554,7 @@ func (r *dpsgdRun) clippedSum() {
 		if r.margin != nil {
 			g := r.margin.Deriv(dot(r.w, x), p.y[i])
 			if !r.bound.Fast(math.Abs(g) * p.norm[i]) {
-				r.g[0] = g
-				r.bound.Scale(r.g[:1], x)
-				g = r.g[0]
+				g = r.scaleMargin(g, x)
 			}
 			axpy(g, x, r.sum)
 			continue
@@ -600,9 +594,7 @@ func (r *dpsgdRun) marginSum() {
 		for q, i := range rows {
 			gq := r.margin.Deriv(g[q], y[i])
 			if !r.bound.Fast(math.Abs(gq) * norm[i]) {
-				r.g[0] = gq
-				r.bound.Scale(r.g[:1], x[i*d:(i+1)*d])
-				gq = r.g[0]
+				gq = r.scaleMargin(gq, x[i*d:(i+1)*d])
 			}
 			g[q] = gq
 		}
@@ -613,3 +605,12 @@ func (r *dpsgdRun) marginSum() {
 // dpsgdChunk is how many rows marginSum takes through the margins, the
 // derivatives and the sum at once.
 const dpsgdChunk = 16
+
+// scaleMargin returns the margin derivative g of the row x scaled by
+// clip.Bound.Scale, so that the products g x_j have exact norm at most C:
+// the clipping of g where clip.Bound.Fast does not accept |g| ||x||.
+func (r *dpsgdRun) scaleMargin(g float64, x []float64) float64 {
+	r.g[0] = g
+	r.bound.Scale(r.g[:1], x)
+	return r.g[0]
+}

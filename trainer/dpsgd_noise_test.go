@@ -118,15 +118,8 @@ func TestDPSGDNoisyUpdateBits(t *testing.T) {
 		for _, b := range []int{1, 20} {
 			cfg := dpsgdConfig()
 			cfg.Batch, cfg.Radius, cfg.Average = b, 0.8, true
-			tr, err := New(cfg)
-			if err != nil {
-				t.Fatal(err)
-			}
 			run := func(unfused bool) ([]float64, []float64) {
-				p, err := tr.newProblem(X, y)
-				if err != nil {
-					t.Fatal(err)
-				}
+				p := newTestProblem(t, cfg, X, y)
 				var noise GaussianNoise = seededNoise{rand.New(rand.NewPCG(6, 6))}
 				if filler {
 					noise = seededFiller{rand.New(rand.NewPCG(6, 6))}

@@ -221,14 +221,7 @@ func TestDPSGDMarginSumBits(t *testing.T) {
 	X, y := synthData(n, d, 0, 5)
 	cfg := dpsgdConfig()
 	cfg.Clip = 0.3
-	tr, err := New(cfg)
-	if err != nil {
-		t.Fatal(err)
-	}
-	p, err := tr.newProblem(X, y)
-	if err != nil {
-		t.Fatal(err)
-	}
+	p := newTestProblem(t, cfg, X, y)
 	r := newDPSGDRun(p, dpsgdPriv(1, 1))
 	rng := rand.New(rand.NewPCG(5, 5))
 	for j := range r.w {
@@ -280,15 +273,7 @@ func TestDPSGDStepAllocs(t *testing.T) {
 		for _, b := range []int{1, 20} {
 			cfg := dpsgdConfig()
 			cfg.Batch, cfg.Passes, cfg.Reg.L1Ratio = b, 50, tc.l1
-			tr, err := New(cfg)
-			if err != nil {
-				t.Fatal(err)
-			}
-			p, err := tr.newProblem(X, y)
-			if err != nil {
-				t.Fatal(err)
-			}
-			r := newDPSGDRun(p, DPSGD{NoiseMultiplier: 1, Noise: tc.noise(), Coins: rand.NewPCG(3, 3)})
+			r := newDPSGDRun(newTestProblem(t, cfg, X, y), DPSGD{NoiseMultiplier: 1, Noise: tc.noise(), Coins: rand.NewPCG(3, 3)})
 			step := 0
 			if a := testing.AllocsPerRun(200, func() {
 				step++
