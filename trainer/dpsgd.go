@@ -215,7 +215,7 @@ type dpsgdRun struct {
 	normal  NormalFiller // noise as a NormalFiller, or nil
 	zbuf    []float64    // a block of standard normals from normal
 	zpos    int          // the first of zbuf not used yet
-	unfused bool         // test-only: step by step (addNoise, Step.Update), not noisyUpdate or mergedStep
+	unfused bool         // test-only: step by step (clippedSum, addNoise, Step.Update), not the fused steps
 	// merge: the noise waits while the batches are empty (mergedStep);
 	// the weights are then scale w + N(0, v) on every coordinate.
 	merge    bool
@@ -283,10 +283,10 @@ func (r *dpsgdRun) step(t int) error {
 	p := r.p
 	d := p.d
 	// This step's batch was drawn len(r.ahead) steps ago; draw the one
-	// len(r.ahead) steps on in its slot and hint its first rows (all of
-	// them at b <= aheadBatch, where a step is too short for a row to
-	// arrive in time; the first chunk of marginSum above, which hints the
-	// others a chunk ahead).
+	// len(r.ahead) steps on in its slot and hint its first dpsgdChunk
+	// rows: all of them at b <= aheadBatch, where a step is too short for
+	// a row to arrive in time; above it, marginSum hints the others a
+	// chunk ahead.
 	next := r.coins.Sample(r.batch)
 	r.batch, r.ahead[r.head] = r.ahead[r.head], next
 	if r.head++; r.head == len(r.ahead) {
