@@ -332,7 +332,8 @@ func (r *dpsgdRun) step(t int) error {
 }
 
 // At an expected batch b <= aheadBatch a run draws its batches aheadSteps
-// steps ahead of the step that uses them (dpsgdRun.ahead).
+// steps ahead of the step that uses them, above it one step ahead
+// (dpsgdRun.ahead).
 const (
 	aheadBatch = 4
 	aheadSteps = 8
