@@ -215,7 +215,7 @@ type dpsgdRun struct {
 	normal  NormalFiller // noise as a NormalFiller, or nil
 	zbuf    []float64    // a block of standard normals from normal
 	zpos    int          // the first of zbuf not used yet
-	unfused bool         // test-only: step by step (addNoise, Step.Update), not noisyUpdate or mergedStep
+	unfused bool         // test-only: step by step (clippedSum, addNoise, Step.Update), not the fused steps
 	// merge: the noise waits while the batches are empty (mergedStep);
 	// the weights are then scale w + N(0, v) on every coordinate.
 	merge    bool
@@ -227,11 +227,12 @@ type dpsgdRun struct {
 	std      float64       // sigma*C
 	steps    int           // T
 	batch    []int         // the rows of the current step
-	ahead    [][]int       // at b <= aheadBatch: the batches of the next aheadSteps steps, a ring
+	ahead    [][]int       // the batches of the next aheadSteps steps (1 above aheadBatch), a ring
 	head     int           // the ring's slot of the next step
 	w, avg   []float64
 	sum      []float64
 	z, g     []float64
+	gb       []float64 // marginSum's margins and derivatives of a chunk
 }
 
 func newDPSGDRun(p *problem, priv DPSGD) *dpsgdRun {
@@ -246,13 +247,16 @@ func newDPSGDRun(p *problem, priv DPSGD) *dpsgdRun {
 		z: make([]float64, p.k), g: make([]float64, p.k),
 		bound: clip.New(p.cfg.Clip, p.k*p.d),
 	}
-	if b <= aheadBatch {
-		// The batches are drawn aheadSteps steps ahead, in the coins'
-		// order: the same batches, with time to hint their rows.
-		r.ahead = make([][]int, aheadSteps)
-		for j := range r.ahead {
-			r.ahead[j] = coins.Sample(make([]int, 0, 2*b+64))
-		}
+	// The batches are drawn steps ahead, in the coins' order: the same
+	// batches, with time to hint their rows (step). Above aheadBatch one
+	// step ahead is time enough and a ring of aheadSteps batches would
+	// hold many rows.
+	r.ahead = make([][]int, aheadSteps)
+	if b > aheadBatch {
+		r.ahead = r.ahead[:1]
+	}
+	for j := range r.ahead {
+		r.ahead[j] = coins.Sample(make([]int, 0, 2*b+64))
 	}
 	if nf, ok := priv.Noise.(NormalFiller); ok {
 		r.normal = nf
@@ -265,6 +269,7 @@ func newDPSGDRun(p *problem, priv DPSGD) *dpsgdRun {
 	}
 	if p.k == 1 {
 		r.margin, _ = p.loss.(losses.Margin)
+		r.gb = make([]float64, dpsgdChunk)
 	}
 	if p.cfg.Average {
 		r.avg = make([]float64, len(r.w))
@@ -277,43 +282,48 @@ func newDPSGDRun(p *problem, priv DPSGD) *dpsgdRun {
 func (r *dpsgdRun) step(t int) error {
 	p := r.p
 	d := p.d
-	switch {
-	case r.ahead != nil:
-		// This step's batch was drawn aheadSteps steps ago; draw the
-		// one aheadSteps steps on in its slot and hint its rows: at
-		// small b a step is too short for a row to arrive in time.
-		next := r.coins.Sample(r.batch)
-		r.batch, r.ahead[r.head] = r.ahead[r.head], next
-		r.head = (r.head + 1) % len(r.ahead)
-		for _, i := range next {
-			kernel.PrefetchExample(&p.x[i*d], d, &p.norm[i], &p.y[i])
-		}
-	default:
-		r.batch = r.coins.Sample(r.batch)
-		if i, ok := r.coins.Peek(); ok {
-			// The next step's first row, a step ahead.
-			kernel.PrefetchExample(&p.x[i*d], d, &p.norm[i], &p.y[i])
-		}
+	// This step's batch was drawn len(r.ahead) steps ago; draw the one
+	// len(r.ahead) steps on in its slot and hint its first dpsgdChunk
+	// rows: all of them at b <= aheadBatch, where a step is too short for
+	// a row to arrive in time; above it, marginSum hints the others a
+	// chunk ahead.
+	next := r.coins.Sample(r.batch)
+	r.batch, r.ahead[r.head] = r.ahead[r.head], next
+	if r.head++; r.head == len(r.ahead) {
+		r.head = 0
+	}
+	for _, i := range next[:min(len(next), dpsgdChunk)] {
+		kernel.PrefetchExample(&p.x[i*d], d, &p.norm[i], &p.y[i])
 	}
 	eta, err := p.sgd.Eta(t)
 	if err != nil {
 		return err
 	}
-	if r.merge && !r.unfused {
+	switch {
+	case r.merge && !r.unfused:
 		r.mergedStep(eta)
 		return nil
-	}
-	r.clippedSum()
-	if r.hook != nil {
-		r.hook(t, r.w, r.batch, r.sum)
-	}
-	if r.normal != nil && !r.unfused {
-		r.noisyUpdate(eta, r.normals())
-	} else {
-		if err := r.addNoise(); err != nil {
-			return fmt.Errorf("trainer: the noise of DP-SGD step %d: %w", t, err)
+	case r.normal != nil && !r.unfused && r.hook == nil && r.margin != nil && len(r.batch) == 1:
+		r.noisyOneRow(eta)
+	default:
+		r.clippedSum()
+		if r.hook != nil {
+			r.hook(t, r.w, r.batch, r.sum)
 		}
-		p.sgd.Update(r.w, eta, r.sum)
+		switch {
+		case r.normal != nil && !r.unfused:
+			r.noisyUpdate(eta, r.normals())
+		case r.unfused:
+			if err := r.addNoise(); err != nil {
+				return fmt.Errorf("trainer: the noise of DP-SGD step %d: %w", t, err)
+			}
+			p.sgd.Update(r.w, eta, r.sum)
+		default:
+			if err := r.addNoise(); err != nil {
+				return fmt.Errorf("trainer: the noise of DP-SGD step %d: %w", t, err)
+			}
+			r.update(eta)
+		}
 	}
 	if r.avg != nil {
 		p.sgd.Average(r.avg, r.w, t)
@@ -322,7 +332,8 @@ func (r *dpsgdRun) step(t int) error {
 }
 
 // At an expected batch b <= aheadBatch a run draws its batches aheadSteps
-// steps ahead of the step that uses them (dpsgdRun.ahead).
+// steps ahead of the step that uses them, above it one step ahead
+// (dpsgdRun.ahead).
 const (
 	aheadBatch = 4
 	aheadSteps = 8
@@ -403,7 +414,7 @@ func (r *dpsgdRun) mergedStep(eta float64) {
 	} else {
 		r.settle()
 		r.clippedSum()
-		s.Update(r.w, eta, r.sum)
+		r.update(eta)
 	}
 	r.v = c * c
 }
@@ -445,9 +456,7 @@ func (r *dpsgdRun) oneRow(eta float64) {
 	}
 	g := r.margin.Deriv((m0+m1)+(m2+m3), p.y[i])
 	if !r.bound.Fast(math.Abs(g) * p.norm[i]) {
-		r.g[0] = g
-		r.bound.Scale(r.g[:1], x)
-		g = r.g[0]
+		g = r.scaleMargin(g, x)
 	}
 	s := &p.sgd
 	a, _ := s.decay(eta)
@@ -474,19 +483,48 @@ func (r *dpsgdRun) settle() {
 }
 
 // noisyUpdate is addNoise with the normals z followed by Step.Update of
-// size eta, in one pass over the weights with the same operations on each
+// size eta, with the same operations on each weight
 // (TestDPSGDNoisyUpdateBits): the noisy coordinate sum_j + sigma C z_j,
-// the decay, the move and the soft thresholding, then the projection.
+// then update's decay, move, soft thresholding and projection.
 func (r *dpsgdRun) noisyUpdate(eta float64, z []float64) {
+	std := r.std
+	z = z[:len(r.sum)]
+	for j := range r.sum {
+		r.sum[j] += float64(std * z[j])
+	}
+	r.update(eta)
+}
+
+// noisyOneRow is clippedSum, noisyUpdate and their bits for a batch of
+// one row, a K = 1 loss and a NormalFiller (TestDPSGDNoisyUpdateBits):
+// the row's margin by dot, its derivative clipped as clippedSum clips it,
+// the sum 0 + g x_j (the clear, then axpy's product added) with the noise
+// sigma C z_j in one pass, then update.
+func (r *dpsgdRun) noisyOneRow(eta float64) {
+	p := r.p
+	i, d := r.batch[0], p.d
+	x := p.x[i*d : (i+1)*d]
+	g := r.margin.Deriv(dot(r.w[:d], x), p.y[i])
+	if !r.bound.Fast(math.Abs(g) * p.norm[i]) {
+		g = r.scaleMargin(g, x)
+	}
+	z := r.normals()[:d]
+	sum, std := r.sum[:d], r.std
+	for j, xj := range x {
+		var zero float64 // the cleared sum: 0 + (-0) is +0
+		sum[j] = float64(zero+float64(g*xj)) + float64(std*z[j])
+	}
+	r.update(eta)
+}
+
+// update is Step.Update(r.w, eta, r.sum) with its bits: the decay, the
+// move by the sum and the soft thresholding by kernel.ShrinkDot (whose
+// weights are kernel.Shrink's, four at a time; the margin it returns is
+// not needed), then the projection.
+func (r *dpsgdRun) update(eta float64) {
 	s := &r.p.sgd
 	a, thr := s.decay(eta)
-	c, std := s.sumScale(eta), r.std
-	w := r.w[:len(r.sum)]
-	z = z[:len(r.sum)]
-	for j, v := range r.sum {
-		v += float64(std * z[j])
-		w[j] = kernel.SoftThreshold(float64(a*w[j])-float64(c*v), thr)
-	}
+	kernel.ShrinkDot(r.w, r.sum, a, s.sumScale(eta), thr, r.sum)
 	s.project(r.w)
 }
 
@@ -501,6 +539,10 @@ const dpsgdAhead = 8
 func (r *dpsgdRun) clippedSum() {
 	p := r.p
 	clear(r.sum)
+	if r.margin != nil && gonumDdotPairs {
+		r.marginSum()
+		return
+	}
 	d := p.d
 	for j, i := range r.batch {
 		if j+dpsgdAhead < len(r.batch) {
@@ -513,9 +555,7 @@ func (r *dpsgdRun) clippedSum() {
 		if r.margin != nil {
 			g := r.margin.Deriv(dot(r.w, x), p.y[i])
 			if !r.bound.Fast(math.Abs(g) * p.norm[i]) {
-				r.g[0] = g
-				r.bound.Scale(r.g[:1], x)
-				g = r.g[0]
+				g = r.scaleMargin(g, x)
 			}
 			axpy(g, x, r.sum)
 			continue
@@ -531,4 +571,47 @@ func (r *dpsgdRun) clippedSum() {
 			axpy(gk, x, r.sum[k*d:(k+1)*d])
 		}
 	}
+}
+
+// marginSum is clippedSum for a K = 1 loss where kernel.DotsAt gives the
+// bits of dot (gonumDdotPairs), a chunk of dpsgdChunk rows at a time: the
+// margins of the chunk (kernel.DotsAt, which hints the next chunk's rows),
+// their derivatives, each clipped as clippedSum clips it, and the sum
+// (kernel.AddRowsAt, the bits of axpy row after row in the batch's
+// order). The margins and derivatives of a chunk do not wait on each
+// other, and the result has clippedSum's bits.
+func (r *dpsgdRun) marginSum() {
+	p := r.p
+	d, n := p.d, len(r.batch)
+	w, x, norm, y := r.w[:d], p.x, p.norm, p.y
+	for c0 := 0; c0 < n; c0 += dpsgdChunk {
+		c1 := min(c0+dpsgdChunk, n)
+		rows := r.batch[c0:c1]
+		ahead := r.batch[c1:min(c1+dpsgdChunk, n)]
+		g := r.gb[:len(rows)]
+		kernel.DotsAt(g, w, x, d, rows, ahead)
+		kernel.HintAt(norm, ahead)
+		kernel.HintAt(y, ahead)
+		for q, i := range rows {
+			gq := r.margin.Deriv(g[q], y[i])
+			if !r.bound.Fast(math.Abs(gq) * norm[i]) {
+				gq = r.scaleMargin(gq, x[i*d:(i+1)*d])
+			}
+			g[q] = gq
+		}
+		kernel.AddRowsAt(r.sum[:d], g, x, d, rows)
+	}
+}
+
+// dpsgdChunk is how many rows marginSum takes through the margins, the
+// derivatives and the sum at once.
+const dpsgdChunk = 16
+
+// scaleMargin returns the margin derivative g of the row x scaled by
+// clip.Bound.Scale, so that the products g x_j have exact norm at most C:
+// the clipping of g where clip.Bound.Fast does not accept |g| ||x||.
+func (r *dpsgdRun) scaleMargin(g float64, x []float64) float64 {
+	r.g[0] = g
+	r.bound.Scale(r.g[:1], x)
+	return r.g[0]
 }

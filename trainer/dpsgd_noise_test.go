@@ -72,10 +72,10 @@ func TestDPSGDNormalFiller(t *testing.T) {
 	}
 }
 
-// TestDPSGDBatchesAhead checks that a run at a small expected batch, which
-// draws its batches steps ahead of their use, uses the batches of a
-// sampler on the same coins in their order, at b = 1 (drawn ahead) and b
-// = 20 (not).
+// TestDPSGDBatchesAhead checks that a run, which draws its batches steps
+// ahead of their use, uses the batches of a sampler on the same coins in
+// their order, at b = 1 and aheadBatch (aheadSteps ahead) and b = 20 (one
+// step ahead).
 func TestDPSGDBatchesAhead(t *testing.T) {
 	X, y := synthData(200, 5, 0, 3)
 	for _, b := range []int{1, aheadBatch, 20} {
@@ -102,37 +102,42 @@ func TestDPSGDBatchesAhead(t *testing.T) {
 	}
 }
 
-// TestDPSGDNoisyUpdateBits checks that the fused step of a NormalFiller
-// (noisyUpdate) gives the bits of the noise added to the sum followed by
-// Step.Update, with the elastic net's decay and soft thresholding, the
-// projection and the average of the iterates, at b = 1 and b = 20.
+// TestDPSGDNoisyUpdateBits checks that the steps of a run (noisyUpdate and
+// noisyOneRow for a NormalFiller, update after AddGaussian for a noise
+// that is not one) give the bits of the clipped sum, the noise added to
+// it and Step.Update, step by step (unfused), with the elastic net's
+// decay and soft thresholding, the projection and the average of the
+// iterates, at b = 1 (steps of no row, one row and more) and b = 20, on
+// rows of 7 features (not a multiple of 4) of which one is 0 everywhere.
 func TestDPSGDNoisyUpdateBits(t *testing.T) {
-	X, y := synthData(200, 5, 0, 3)
-	for _, b := range []int{1, 20} {
-		cfg := dpsgdConfig()
-		cfg.Batch, cfg.Radius, cfg.Average = b, 0.8, true
-		tr, err := New(cfg)
-		if err != nil {
-			t.Fatal(err)
-		}
-		run := func(unfused bool) ([]float64, []float64) {
-			p, err := tr.newProblem(X, y)
-			if err != nil {
-				t.Fatal(err)
-			}
-			r := newDPSGDRun(p, DPSGD{NoiseMultiplier: 0.7, Noise: seededFiller{rand.New(rand.NewPCG(6, 6))}, Coins: rand.NewPCG(7, 7)})
-			r.unfused = unfused
-			for step := 1; step <= r.steps; step++ {
-				if err := r.step(step); err != nil {
-					t.Fatal(err)
+	X, y := synthData(200, 7, 0, 3)
+	for i := range 200 {
+		X.Set(i, 2, 0)
+	}
+	for _, filler := range []bool{true, false} {
+		for _, b := range []int{1, 20} {
+			cfg := dpsgdConfig()
+			cfg.Batch, cfg.Radius, cfg.Average = b, 0.8, true
+			run := func(unfused bool) ([]float64, []float64) {
+				p := newTestProblem(t, cfg, X, y)
+				var noise GaussianNoise = seededNoise{rand.New(rand.NewPCG(6, 6))}
+				if filler {
+					noise = seededFiller{rand.New(rand.NewPCG(6, 6))}
 				}
+				r := newDPSGDRun(p, DPSGD{NoiseMultiplier: 0.7, Noise: noise, Coins: rand.NewPCG(7, 7)})
+				r.unfused = unfused
+				for step := 1; step <= r.steps; step++ {
+					if err := r.step(step); err != nil {
+						t.Fatal(err)
+					}
+				}
+				return r.w, r.avg
 			}
-			return r.w, r.avg
-		}
-		w, avg := run(false)
-		wRef, avgRef := run(true)
-		if !sameBits(w, wRef) || !sameBits(avg, avgRef) {
-			t.Errorf("b = %d: the fused step gives %v (average %v), the noise then Step.Update %v (%v)", b, w, avg, wRef, avgRef)
+			w, avg := run(false)
+			wRef, avgRef := run(true)
+			if !sameBits(w, wRef) || !sameBits(avg, avgRef) {
+				t.Errorf("b = %d, NormalFiller %v: the run gives %v (average %v), step by step %v (%v)", b, filler, w, avg, wRef, avgRef)
+			}
 		}
 	}
 }

@@ -10,7 +10,9 @@ import (
 
 	"gonum.org/v1/gonum/mat"
 
+	"github.com/stabpriv/stabpriv/internal/clip"
 	"github.com/stabpriv/stabpriv/losses"
+	"github.com/stabpriv/stabpriv/perturb"
 	"github.com/stabpriv/stabpriv/regularizers"
 )
 
@@ -204,6 +206,83 @@ func TestDPSGDRefuses(t *testing.T) {
 		tr := &Trainer{cfg: cfg.withDefaults()}
 		if _, _, err := tr.TrainDPSGD(context.Background(), X, y, tc.priv); !errors.Is(err, ErrConfig) {
 			t.Errorf("%s: %v, want ErrConfig", name, err)
+		}
+	}
+}
+
+// TestDPSGDMarginSumBits checks that the clipped sum of a K = 1 loss
+// (marginSum where it runs, a chunk of rows at a time) has the bits of the
+// loop of clippedSum's doc, row after row in the batch's order: dot, the
+// derivative, clip.Bound's Fast test or Scale, axpy; on batches of 0 to
+// 100 rows (chunks full, partial and of fewer than 4 rows) of 7 features,
+// with a clipping norm that binds on some rows and not on others.
+func TestDPSGDMarginSumBits(t *testing.T) {
+	const n, d = 300, 7
+	X, y := synthData(n, d, 0, 5)
+	cfg := dpsgdConfig()
+	cfg.Clip = 0.3
+	p := newTestProblem(t, cfg, X, y)
+	r := newDPSGDRun(p, dpsgdPriv(1, 1))
+	rng := rand.New(rand.NewPCG(5, 5))
+	for j := range r.w {
+		r.w[j] = 3 * rng.NormFloat64()
+	}
+	margin := p.loss.(losses.Margin)
+	bound, g := clip.New(cfg.Clip, d), make([]float64, 1)
+	fast, scaled := 0, 0
+	for _, m := range []int{0, 1, 2, 3, 4, 5, 15, 16, 17, 33, 100} {
+		batch := rng.Perm(n)[:m]
+		slices.Sort(batch)
+		r.batch = append(r.batch[:0], batch...)
+		r.clippedSum()
+		want := make([]float64, d)
+		for _, i := range batch {
+			x := p.x[i*d : (i+1)*d]
+			g[0] = margin.Deriv(dot(r.w, x), p.y[i])
+			if bound.Fast(math.Abs(g[0]) * p.norm[i]) {
+				fast++
+			} else {
+				bound.Scale(g, x)
+				scaled++
+			}
+			axpy(g[0], x, want)
+		}
+		if !sameBits(r.sum, want) {
+			t.Errorf("%d rows: the clipped sum is %v, row by row %v", m, r.sum, want)
+		}
+	}
+	if fast == 0 || scaled == 0 {
+		t.Fatalf("%d rows within the clipping norm, %d clipped: the test shows nothing", fast, scaled)
+	}
+}
+
+// TestDPSGDStepAllocs checks that a DP-SGD step allocates nothing once the
+// run is set up: at b = 1 and b = 20, with the noise of perturb.Seeded
+// (merged with no L1 part, step by step with one) and of perturb.Secure.
+func TestDPSGDStepAllocs(t *testing.T) {
+	X, y := synthData(300, 7, 0, 5)
+	for _, tc := range []struct {
+		name  string
+		noise func() GaussianNoise
+		l1    float64
+	}{
+		{"seeded", func() GaussianNoise { return perturb.Seeded(1) }, 0.1},
+		{"seeded-merged", func() GaussianNoise { return perturb.Seeded(1) }, 0},
+		{"secure", func() GaussianNoise { return perturb.Secure() }, 0.1},
+	} {
+		for _, b := range []int{1, 20} {
+			cfg := dpsgdConfig()
+			cfg.Batch, cfg.Passes, cfg.Reg.L1Ratio = b, 50, tc.l1
+			r := newDPSGDRun(newTestProblem(t, cfg, X, y), DPSGD{NoiseMultiplier: 1, Noise: tc.noise(), Coins: rand.NewPCG(3, 3)})
+			step := 0
+			if a := testing.AllocsPerRun(200, func() {
+				step++
+				if err := r.step(step); err != nil {
+					t.Fatal(err)
+				}
+			}); a != 0 {
+				t.Errorf("%s, b = %d: %v allocations a step", tc.name, b, a)
+			}
 		}
 	}
 }
