@@ -26,13 +26,13 @@ run:
 # subset of analyzers, would compute its own for all of them).
 # Cold (fresh clone, empty GOCACHE, module cache warm, 2 shared cores) it
 # took 594 CPU-s (user+sys) against 638 before its links dropped -s -w and
-# its fuzzing went to one worker. Where the CPU goes (-toolexec and -exec
-# timings): the Beam module about 165 (the SDK's compile, 133, and its vet
-# facts), the root's compile, vet and links about 150, the kernel
-# packages' other builds about 35 (GOAMD64=v3 recompiles the standard
-# library), the fuzz runs' instrumented build of the command's closure
-# about 60, the tests' and fuzz targets' runs about 140, the go command
-# the rest.
+# its fuzzing went to one worker. Where it went before (-toolexec and
+# -exec timings): the Beam module about 165 (the SDK's compile, 133, and
+# its vet facts), the root's compile, vet and links about 150, the kernel
+# packages' other builds 35 (GOAMD64=v3 recompiles the standard library),
+# the fuzz runs' instrumented build of the command's closure 60, the
+# test binaries' runs 120 and the fuzz targets' 35, the go command the
+# rest.
 KERNEL_PKGS = ./internal/kernel/ ./glm/ ./objpert/ ./trainer/
 GRAPH_TESTS = ^(TestEngineGraphBuild|TestPinnedModels|TestTrainLosses|TestCertifyGraphDPSGD|TestCLISecureGaussian)$$
 # Without cgo, as the Beam workers are built: the tests and the workers
