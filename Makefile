@@ -24,6 +24,15 @@ run:
 # is vetted by go vet -tags purego, whose facts of the packages it shares
 # with the default build are the ones go vet ./... cached (go test's vet, a
 # subset of analyzers, would compute its own for all of them).
+# Cold (fresh clone, empty GOCACHE, module cache warm, 2 shared cores) it
+# took 594 CPU-s (user+sys) against 638 before its links dropped -s -w and
+# its fuzzing went to one worker. Where it went before (-toolexec and
+# -exec timings): the Beam module about 165 (the SDK's compile, 133, and
+# its vet facts), the root's compile, vet and links about 150, the kernel
+# packages' other builds 35 (GOAMD64=v3 recompiles the standard library),
+# the fuzz runs' instrumented build of the command's closure 60, the
+# test binaries' runs 120 and the fuzz targets' 35, the go command the
+# rest.
 KERNEL_PKGS = ./internal/kernel/ ./glm/ ./objpert/ ./trainer/
 GRAPH_TESTS = ^(TestEngineGraphBuild|TestPinnedModels|TestTrainLosses|TestCertifyGraphDPSGD|TestCLISecureGaussian)$$
 # Without cgo, as the Beam workers are built: the tests and the workers
@@ -38,15 +47,21 @@ test: export CGO_ENABLED = 0
 NODWARF = -gcflags=all=-dwarf=false
 TEST_GOFLAGS := $(strip $(filter-out $(NODWARF),$(shell $(GO) env GOFLAGS)) $(NODWARF))
 test test-beam beam-workers: export GOFLAGS = $(TEST_GOFLAGS)
+# The test binaries of the root module are linked without a symbol table
+# or DWARF (-s -w): a panic's trace, runtime.Caller and debug.ReadBuildInfo
+# use the pclntab and the build info, which stay; about a third of each
+# link's CPU. Its fuzz runs use one worker each (-parallel 1): every
+# target still fuzzes for FUZZTIME, on half the CPU of two workers.
+TEST_LDFLAGS = -ldflags='-s -w'
 test: vet tidy-check
-	$(GO) test -count=1 -vet=off -timeout 9m ./...
-	$(GO) test -count=1 -vet=off -tags graph -run '$(GRAPH_TESTS)' ./cmd/stabpriv/
+	$(GO) test -count=1 -vet=off $(TEST_LDFLAGS) -timeout 9m ./...
+	$(GO) test -count=1 -vet=off $(TEST_LDFLAGS) -tags graph -run '$(GRAPH_TESTS)' ./cmd/stabpriv/
 	$(MAKE) test-beam
 	$(GO) vet -tags purego $(KERNEL_PKGS)
-	$(GO) test -count=1 -vet=off -tags purego $(KERNEL_PKGS)
-	GOAMD64=v3 $(GO) test -count=1 -vet=off $(KERNEL_PKGS)
-	GODEBUG=cpu.avx=off $(GO) test -count=1 -vet=off $(KERNEL_PKGS)
-	$(MAKE) fuzz FUZZTIME=3s FUZZVET=-vet=off
+	$(GO) test -count=1 -vet=off $(TEST_LDFLAGS) -tags purego $(KERNEL_PKGS)
+	GOAMD64=v3 $(GO) test -count=1 -vet=off $(TEST_LDFLAGS) $(KERNEL_PKGS)
+	GODEBUG=cpu.avx=off $(GO) test -count=1 -vet=off $(TEST_LDFLAGS) $(KERNEL_PKGS)
+	$(MAKE) fuzz FUZZTIME=3s FUZZFLAGS="-vet=off -parallel 1 $(TEST_LDFLAGS)"
 
 # The fuzz targets of the parsers (model files, their Verify and the names
 # they hold, bounds and schema files, CSV tables and headers, summary files of
@@ -56,9 +71,11 @@ test: vet tidy-check
 # first model files a target finds, left it no time to explore.
 FUZZTIME ?= 2m
 FUZZMINIMIZETIME ?= 1s
-# make test has vetted the packages (go vet ./...): its fuzz runs skip go
-# test's vet, which would run again over the instrumented build.
-FUZZVET ?=
+# FUZZFLAGS are more go test flags of each run. make test has vetted the
+# packages (go vet ./...), so its fuzz runs skip go test's vet (-vet=off),
+# which would run again over the instrumented build; they fuzz with one
+# worker (-parallel 1; all cores by default) and link as its tests do.
+FUZZFLAGS ?=
 FUZZ_TARGETS = ./modelfile/:FuzzRead ./modelfile/:FuzzReadVerify ./modelfile/:FuzzNamesRoundTrip \
 	./datasets/:FuzzReadBounds ./datasets/:FuzzReadCategories ./datasets/:FuzzReadTable ./datasets/:FuzzTableHeader \
 	./pdp/publish/:FuzzReadSummary ./cmd/stabpriv/:FuzzCommandLine
@@ -69,7 +86,7 @@ FUZZ_TARGETS = ./modelfile/:FuzzRead ./modelfile/:FuzzReadVerify ./modelfile/:Fu
 # passed over; any other failure, or a failing input written, fails.
 fuzz:
 	@for t in $(FUZZ_TARGETS); do \
-		out=$$($(GO) test -count=1 $(FUZZVET) -run '^$$' -fuzz "^$${t#*:}$$" -fuzztime $(FUZZTIME) -fuzzminimizetime $(FUZZMINIMIZETIME) "$${t%%:*}" 2>&1); rc=$$?; \
+		out=$$($(GO) test -count=1 $(FUZZFLAGS) -run '^$$' -fuzz "^$${t#*:}$$" -fuzztime $(FUZZTIME) -fuzzminimizetime $(FUZZMINIMIZETIME) "$${t%%:*}" 2>&1); rc=$$?; \
 		echo "$$out"; \
 		if [ $$rc -ne 0 ]; then \
 			if echo "$$out" | grep -q 'context deadline exceeded' && ! echo "$$out" | grep -q 'Failing input written'; then \
