@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"slices"
 
+	"github.com/stabpriv/stabpriv/datasets"
 	"github.com/stabpriv/stabpriv/datasets/preprocess"
 	"github.com/stabpriv/stabpriv/dp"
 	"github.com/stabpriv/stabpriv/perturb"
@@ -175,8 +176,10 @@ func checkHeader(r *Released, bad func(format string, args ...any)) {
 
 // checkPipeline checks the run constants that the model, the schema, the
 // preprocessing and the split fix, whatever the method: the loss and the
-// shape of the model, kappa = 1 (every row map ends in the unit ball), the
-// label bound, n and the seed of the split.
+// shape of the model, kappa = 1 (every row map ends in the unit ball), no
+// text read under principal components (a fit with them reads every column
+// as numbers: privbounds.CentreStepPCA), the label bound, n and the seed of
+// the split.
 func checkPipeline(r *Released, bad func(format string, args ...any)) {
 	run := r.Certificate.Run
 	if run.Loss != r.Model.Loss || run.K != r.Model.K || run.D != r.Model.D {
@@ -212,6 +215,9 @@ func checkPipeline(r *Released, bad func(format string, args ...any)) {
 	}
 	if r.Preprocessing.PCA != nil && r.Partitions != nil {
 		bad("private principal directions in a partitioned fit: only a single fit computes them")
+	}
+	if p := r.Preprocessing; p.PCA != nil && (p.Text || slices.ContainsFunc(p.Categories, func(c datasets.Categorical) bool { return c.Hash > 0 })) {
+		bad("private principal directions with text cells read as missing or hashed text columns: a fit with them reads every column as numbers")
 	}
 	switch stump := r.Certificate.Mechanism == perturb.Stump; {
 	case r.Preprocessing.Stump != stump:

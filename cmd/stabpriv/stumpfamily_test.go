@@ -236,7 +236,15 @@ func certifyOlderForged(t *testing.T, older string, edit func(r *modelfile.Relea
 	if stdout, _, err := call(t, "certify", older); exitCode(err) != 0 || !strings.HasPrefix(stdout, "VERIFIED PRIVATE RELEASE") {
 		t.Fatalf("certify %s: exit %d (%v)\n%.300s", older, exitCode(err), err, stdout)
 	}
-	r, err := modelfile.ReadFile(older)
+	return certifyForged(t, older, edit)
+}
+
+// certifyForged certifies the model file in with edit applied and the
+// hashes recomputed (rehash), written back in the canonical form, as a
+// forger would, and returns certify's error.
+func certifyForged(t *testing.T, in string, edit func(r *modelfile.Released)) error {
+	t.Helper()
+	r, err := modelfile.ReadFile(in)
 	if err != nil {
 		t.Fatal(err)
 	}
