@@ -5,6 +5,7 @@ package figure
 
 import (
 	"fmt"
+	"image/png"
 	"io"
 	"math"
 	"regexp"
@@ -125,8 +126,10 @@ func WritePNG(w io.Writer, height vg.Length, panels ...Panel) (boxes []Box, err 
 	width, h := Size(height, panels...)
 	img := vgimg.NewWith(vgimg.UseWH(width, h), vgimg.UseDPI(DPI))
 	boxes = Draw(draw.New(img), panels...)
-	_, err = vgimg.PngCanvas{Canvas: img}.WriteTo(w)
-	return boxes, err
+	// The fastest deflate level: a figure of flat colours compresses
+	// nearly as well, at a fraction of the default level's CPU.
+	enc := png.Encoder{CompressionLevel: png.BestSpeed}
+	return boxes, enc.Encode(w, img.Image())
 }
 
 // Short formats a number for titles, labels and ticks: 3 significant
