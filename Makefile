@@ -24,9 +24,10 @@ run:
 # is vetted by go vet -tags purego, whose facts of the packages it shares
 # with the default build are the ones go vet ./... cached (go test's vet, a
 # subset of analyzers, would compute its own for all of them).
-# Cold (fresh clone, empty GOCACHE, module cache warm, 2 shared cores) it
-# took 594 CPU-s (user+sys) against 638 before its links dropped -s -w and
-# its fuzzing went to one worker. Where it went before (-toolexec and
+# Cold (fresh clone, empty GOCACHE, module cache warm, 2 cores) it takes
+# about 600 to 630 CPU-s (user+sys; 630 and 5m58s wall on an idle machine
+# at the commit that wrote this), about 45 less than before its links
+# dropped -s -w and its fuzzing went to one worker. Where it went before (-toolexec and
 # -exec timings): the Beam module about 165 (the SDK's compile, 133, and
 # its vet facts), the root's compile, vet and links about 150, the kernel
 # packages' other builds 35 (GOAMD64=v3 recompiles the standard library),
