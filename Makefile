@@ -25,9 +25,9 @@ run:
 # with the default build are the ones go vet ./... cached (go test's vet, a
 # subset of analyzers, would compute its own for all of them).
 # Cold (fresh clone, empty GOCACHE, module cache warm, 2 cores) it takes
-# about 600 to 650 CPU-s (user+sys; 630 to 650 and 6 minutes wall on an idle machine
-# at the commit that wrote this), about 45 less than before its links
-# dropped -s -w and its fuzzing went to one worker. Where it went before (-toolexec and
+# about 600 to 650 CPU-s (user+sys; 630 to 650 and 6 minutes wall on an
+# idle machine at the commit that wrote this); linking with -s -w and
+# fuzzing with one worker saved about 45 when they came. Where it went (-toolexec and
 # -exec timings): the Beam module about 165 (the SDK's compile, 133, and
 # its vet facts), the root's compile, vet and links about 150, the kernel
 # packages' other builds 35 (GOAMD64=v3 recompiles the standard library),
