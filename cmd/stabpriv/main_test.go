@@ -39,6 +39,27 @@ func writeFile(t *testing.T, name, content string) string {
 
 func writeCSV(t *testing.T, content string) string { return writeFile(t, "data.csv", content) }
 
+// trainText writes text as dir/name.csv, runs train on it with the flags
+// into dir/name.json and returns that path, train's stdout and the model
+// file read back; any failure fails the test.
+func trainText(t *testing.T, dir, name, text string, flags ...string) (string, string, *modelfile.Released) {
+	t.Helper()
+	data := filepath.Join(dir, name+".csv")
+	if err := os.WriteFile(data, []byte(text), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	out := filepath.Join(dir, name+".json")
+	stdout, stderr, err := call(t, append([]string{"train", "--data", data, "--out", out}, flags...)...)
+	if err != nil {
+		t.Fatalf("%s: %v\n%s", name, err, stderr)
+	}
+	r, err := modelfile.ReadFile(out)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return out, stdout, r
+}
+
 // setProgressAfter sets progressAfter to d for the test. A test that
 // asserts a train run at the default log level is silent sets it to
 // quietRun: with the default 2 s, a loaded machine could stretch the run

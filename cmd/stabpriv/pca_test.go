@@ -36,20 +36,7 @@ func TestCLIPCA(t *testing.T) {
 	flags := []string{"--label", "class", "--classes", "c0,c1", "--bounds-all", "-8,8", "--epsilon", "1", "--delta", "1e-5", "--pca", "1", "--pca-share", "0.3", "--seed", "3"}
 	fit := func(name, text string, extra ...string) (*modelfile.Released, string, string) {
 		t.Helper()
-		data := filepath.Join(dir, name+".csv")
-		if err := os.WriteFile(data, []byte(text), 0o644); err != nil {
-			t.Fatal(err)
-		}
-		out := filepath.Join(dir, name+".json")
-		args := append(append([]string{"train", "--data", data, "--out", out}, flags...), extra...)
-		stdout, stderr, err := call(t, args...)
-		if err != nil {
-			t.Fatalf("%s: %v\n%s", name, err, stderr)
-		}
-		r, err := modelfile.ReadFile(out)
-		if err != nil {
-			t.Fatal(err)
-		}
+		out, stdout, r := trainText(t, dir, name, text, append(slices.Clone(flags), extra...)...)
 		return r, out, stdout
 	}
 	seeded := []string{"--noise", "seeded", "--noise-seed", "17"}

@@ -125,21 +125,7 @@ func TestCLIStumpFamilies(t *testing.T) {
 			dir := t.TempDir()
 			fit := func(name, text string, extra ...string) (string, string, *modelfile.Released) {
 				t.Helper()
-				data := filepath.Join(dir, name+".csv")
-				if err := os.WriteFile(data, []byte(text), 0o644); err != nil {
-					t.Fatal(err)
-				}
-				out := filepath.Join(dir, name+".json")
-				args := append([]string{"train", "--data", data, "--label", c.label, "--classes", strings.Join(c.classes, ","), "--epsilon", "1", "--out", out}, extra...)
-				stdout, stderr, err := call(t, args...)
-				if err != nil {
-					t.Fatalf("%s: %v\n%s", name, err, stderr)
-				}
-				r, err := modelfile.ReadFile(out)
-				if err != nil {
-					t.Fatal(err)
-				}
-				return out, stdout, r
+				return trainText(t, dir, name, text, append([]string{"--label", c.label, "--classes", strings.Join(c.classes, ","), "--epsilon", "1"}, extra...)...)
 			}
 			secure, stdout, _ := fit("secure", c.table)
 			if !strings.Contains(stdout, "PRIVATE RELEASE: stump") || !strings.Contains(stdout, c.words) {
